@@ -1,0 +1,1 @@
+"""The `bench` command: one module per subcommand, each only parsing arguments and calling the stages."""

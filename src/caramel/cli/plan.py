@@ -1,0 +1,63 @@
+"""`bench plan FILE`: list every workpackage before anything runs (nothing is written)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from caramel.cli.common import add_benchmark_args
+from caramel.expand.plan import make_plan
+from caramel.spec.loader import load
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("plan", help="list the workpackages a run would create")
+    add_benchmark_args(parser)
+    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    benchmarks = load(args.file, set(args.tag), args.include_path, only=args.only_bench or None)
+    plans = [make_plan(bench) for bench in benchmarks]
+    if args.format == "json":
+        docs = [plan_json(plan) for plan in plans]
+        json.dump(docs[0] if len(docs) == 1 else docs, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    for plan in plans:
+        print_table(plan)
+    return 0
+
+
+def plan_json(plan) -> dict:
+    return {
+        "benchmark": plan.benchmark.name,
+        "workpackages": [
+            {"id": wp.id, "step": wp.step.name, "iteration": wp.iteration,
+             "parents": [p.id for p in wp.parents], "parameters": wp.parameters()}
+            for wp in plan.workpackages
+        ],
+    }
+
+
+def print_table(plan) -> None:
+    """One line per workpackage: id, step, iteration, parents and the values that vary."""
+    wps = plan.workpackages
+    print(f"benchmark {plan.benchmark.name}: {len(wps)} workpackages")
+    varying: list[str] = []
+    by_step: dict[str, list] = {}
+    for wp in wps:
+        by_step.setdefault(wp.step.name, []).append(wp)
+    for group in by_step.values():
+        first = group[0].parameters()
+        for name in first:
+            if name not in varying and any(wp.parameters().get(name) != first[name] for wp in group[1:]):
+                varying.append(name)
+    header = ["id", "step", "iter", "parents"] + varying
+    rows = [[str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)] +
+            [str(wp.parameters().get(n, "")).strip()[:30] for n in varying] for wp in wps]
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    for row in [header] + rows:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())

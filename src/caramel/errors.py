@@ -1,0 +1,55 @@
+"""Errors that reach the user: each names where it happened and what was expected.
+
+The CLI prints `str(error)` and exits non-zero; no traceback unless `--debug`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a benchmark file: path and 1-based line (0 when unknown)."""
+
+    file: str
+    line: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}" if self.line else self.file
+
+
+class CaramelError(Exception):
+    """An error meant for the user, optionally tied to a file location."""
+
+    def __init__(self, message: str, where: Location | None = None, hint: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.where = where
+        self.hint = hint
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class SpecError(CaramelError):
+    """The benchmark file is malformed or inconsistent."""
+
+
+class ExpandError(CaramelError):
+    """A parameter could not be evaluated while expanding the parameter space."""
+
+
+class RunError(CaramelError):
+    """A run directory or its state cannot be used."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """A 'did you mean' hint for a misspelt name, or '' when nothing is close."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    return f"did you mean '{close[0]}'?" if close else ""

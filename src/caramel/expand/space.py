@@ -1,0 +1,62 @@
+"""Parameter spaces: splitting templates into their cartesian product (or zips), in JUBE's order."""
+
+from __future__ import annotations
+
+import itertools
+
+from caramel.errors import ExpandError
+from caramel.expand.values import Value, expand_template, settle
+from caramel.spec.model import Zip
+
+
+def expand_space(values: dict[str, Value], zips: list[Zip], tags) -> list[dict[str, Value]]:
+    """All fully expanded parameter sets reachable from `values`.
+
+    Templates present at the same time vary as a product, the first one slowest (JUBE's order);
+    templates named together in a `zip` vary together. A python result that holds the separator
+    becomes a new template and is split in a later round, as in JUBE.
+    """
+    done: list[dict[str, Value]] = []
+    work = [values]
+    while work:
+        current = work.pop()
+        settle(current, tags)
+        groups = _groups(current, zips)
+        if not groups:
+            done.append(current)
+            continue
+        expanded = []
+        for combo in itertools.product(*(choices for _, choices in groups)):
+            new = dict(current)
+            for (names, _), picked in zip(groups, combo):
+                for name, value in zip(names, picked):
+                    new[name] = value
+            expanded.append(new)
+        work.extend(reversed(expanded))
+    return done
+
+
+def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], list[tuple[Value, ...]]]]:
+    """Template groups in parameter order: single templates, or zipped templates expanded jointly."""
+    templates = [name for name, v in values.items() if v.choices is not None]
+    if not templates:
+        return []
+    zipped: dict[str, Zip] = {}
+    for z in zips:
+        for name in z.names:
+            zipped[name] = z
+    groups = []
+    seen: set[str] = set()
+    for name in templates:
+        if name in seen:
+            continue
+        z = zipped.get(name)
+        members = [n for n in z.names if n in values and values[n].choices is not None] if z else [name]
+        seen.update(members)
+        expansions = [expand_template(values[n]) for n in members]
+        lengths = {len(e) for e in expansions}
+        if len(lengths) > 1:
+            sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions))
+            raise ExpandError(f"zipped parameters must have as many values each: {sizes}", z.where if z else None)
+        groups.append((members, list(zip(*expansions))))
+    return groups

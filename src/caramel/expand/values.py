@@ -1,0 +1,204 @@
+"""Parameter values during expansion, and their evaluation (JUBE's substitution loop).
+
+A `Value` is one parameter of one (partial) workpackage: still a template (several choices),
+still a script (python/shell/...) waiting for its inputs, or a plain text. `settle()` substitutes
+and evaluates a whole set in dependency order, as far as it can before a template must be split.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import os
+import re
+import subprocess
+from dataclasses import dataclass, replace
+
+from caramel.errors import ExpandError
+from caramel.expand.substitute import escape, has_placeholder, references, substitute
+from caramel.spec.model import SCRIPT_MODES, Parameter
+
+MAX_PASSES = 5  # JUBE's MAX_RECURSIVE_SUB
+SHELL_TIMEOUT = 600
+
+
+@dataclass(slots=True)
+class Value:
+    """One parameter's state inside one workpackage's parameter set."""
+
+    definition: Parameter  # where it came from: mode, type, update_mode, export, source line
+    text: str  # current text (a template's joined choices while it is a template)
+    mode: str  # the definition's mode until evaluated, then "text"
+    choices: tuple[str, ...] | None = None  # set while it is a template (a space of values)
+    idx: int = -1  # which choice of the root template this value is
+    derived: bool = False  # changed from its definition (substituted, evaluated or chosen)
+    fixed: bool = False  # final value of a created workpackage: `$` in it is literal
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def is_template(self) -> bool:
+        return self.choices is not None
+
+    @property
+    def is_script(self) -> bool:
+        return self.mode in SCRIPT_MODES
+
+    @property
+    def update_mode(self) -> str:
+        return self.definition.update_mode
+
+    def root_text(self) -> str:
+        d = self.definition
+        parts = d.value.split(d.separator) if d.separator and d.mode not in SCRIPT_MODES else [d.value]
+        return d.separator.join(p.strip() for p in parts) if len(parts) > 1 else d.value
+
+    def equivalent(self, other: Value) -> bool:
+        """JUBE's notion: same definition, and when both were resolved, the same value and choice."""
+        if self.root_text() != other.root_text():
+            return False
+        if self.derived and other.derived:
+            return self.text == other.text and self.idx == other.idx
+        if not self.derived and not other.derived:
+            return self.text == other.text
+        return True
+
+
+def from_definition(param: Parameter) -> Value:
+    """A fresh value for a definition: a template when its text splits into several values."""
+    return _make(param, param.value, param.mode, derived=False)
+
+
+def _make(param: Parameter, text: str, mode: str, derived: bool, idx: int = -1) -> Value:
+    if mode not in SCRIPT_MODES and param.separator and param.separator in text:
+        parts = tuple(p.strip() for p in text.split(param.separator))
+        if len(parts) > 1:
+            return Value(param, param.separator.join(parts), mode, parts, idx, derived)
+    return Value(param, text, mode, None, idx, derived)
+
+
+def expand_template(value: Value) -> list[Value]:
+    """The static values of a template, in order."""
+    assert value.choices is not None
+    indices = range(len(value.choices)) if value.idx == -1 else [value.idx]
+    return [Value(value.definition, value.choices[i], "text", None, i, True) for i in indices]
+
+
+def constants(values: dict[str, Value]) -> dict[str, str]:
+    """Values usable for substitution now: resolved texts (fixed ones made literal)."""
+    out = {}
+    for name, v in values.items():
+        if v.choices is None and v.mode not in SCRIPT_MODES:
+            out[name] = escape(v.text) if v.fixed and "$" in v.text else v.text
+    return out
+
+
+def _order(values: dict[str, Value]) -> list[str]:
+    """Names in dependency order (a parameter after those it refers to); cycles left out as JUBE does."""
+    deps = {}
+    for name, v in values.items():
+        if v.choices is None:
+            deps[name] = {r for r in references(v.text) if r in values and r != name}
+    order: list[str] = []
+    done: set[str] = set()
+    remaining = dict(deps)
+    while remaining:
+        ready = [n for n, d in remaining.items() if d <= done]
+        if not ready:
+            break
+        for n in ready:
+            del remaining[n]
+        order += ready
+        done.update(ready)
+    return order
+
+
+def settle(values: dict[str, Value], tags: set[str] | frozenset[str] = frozenset()) -> None:
+    """Substitute and evaluate in place until nothing changes or a template appears."""
+    for _ in range(MAX_PASSES):
+        if any(v.choices is not None for v in values.values()):
+            return
+        order = _order(values)
+        changed = _pass(values, order, tags, force=False)
+        if not changed:
+            changed = _pass(values, order, tags, force=True)
+        if not changed:
+            return
+
+
+def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool:
+    changed = False
+    for name in order:
+        v = values[name]
+        if v.fixed or v.choices is not None:
+            continue
+        refs = references(v.text)
+        if any(r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES) for r in refs):
+            continue
+        text = substitute(v.text, constants(values))
+        mode = v.mode
+        if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
+                and not any(r.startswith("jube_wp_") for r in refs):
+            try:
+                text = escape(evaluate(substitute(text, {}, final=True), mode, v.definition, tags))
+                mode = "text"
+            except ExpandError:
+                if not force:
+                    raise
+        if text != v.text or mode != v.mode:
+            values[name] = _make(v.definition, text, mode, True, v.idx)
+            changed = True
+    return changed
+
+
+def finalise(values: dict[str, Value], tags) -> None:
+    """The last pass when a workpackage is created: unescape `$$`, evaluate what is left, fix values."""
+    settle(values, tags)
+    for name, v in list(values.items()):
+        if v.fixed:
+            continue
+        if v.choices is not None:
+            values[name] = replace(v, fixed=True)
+            continue
+        text = substitute(v.text, {}, final=True)
+        mode = v.mode
+        if mode in SCRIPT_MODES:
+            text = evaluate(text, mode, v.definition, tags)
+            mode = "text"
+        values[name] = Value(v.definition, text, mode, None, v.idx, v.derived or text != v.text, True)
+
+
+_PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
+
+
+def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
+    """Run a script parameter; errors name the parameter, its expression and its definition."""
+    if mode == "python":
+        try:
+            return str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307 - the file declared mode="python"
+        except Exception as exc:  # any error in user code is reported, not raised as a traceback
+            raise ExpandError(f"parameter '{param.name}': python expression {code!r} failed: "
+                              f"{type(exc).__name__}: {exc}", param.where,
+                              hint="check the expression after substitution of its $ references") from None
+    if mode in ("shell", "perl"):
+        shell = os.environ.get("JUBE_EXEC_SHELL", "").strip() or "/bin/sh"
+        cmd = code if mode == "shell" else f'perl -e "print {code}"'
+        try:
+            proc = subprocess.run([shell, "-c", cmd], capture_output=True, timeout=SHELL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise ExpandError(f"parameter '{param.name}': shell command {cmd!r} did not end within "
+                              f"{SHELL_TIMEOUT} s", param.where) from None
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip()
+            raise ExpandError(f"parameter '{param.name}': shell command {cmd!r} exited {proc.returncode}"
+                              + (f": {err}" if err else ""), param.where)
+        return proc.stdout.decode(errors="ignore")
+    if mode == "env":
+        if code not in os.environ:
+            raise ExpandError(f"parameter '{param.name}': environment variable {code!r} is not set", param.where)
+        return os.environ[code]
+    if mode == "tag":
+        return code if code in tags else ""
+    return code

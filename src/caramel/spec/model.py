@@ -1,0 +1,253 @@
+"""The typed model of a benchmark: what every later stage works from.
+
+It does not know XML or YAML. Elements whose `tag` does not hold for the chosen tags are already
+gone; every node keeps `where` (file and line) for the errors of later stages.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from caramel.errors import Location
+
+NOWHERE = Location("<builtin>")
+
+PARAMETER_MODES = ("text", "python", "shell", "env", "tag", "perl")
+SCRIPT_MODES = ("python", "shell", "perl", "env", "tag")
+UPDATE_MODES = ("never", "use", "step", "cycle", "always")
+PARAMETER_TYPES = ("int", "float", "string", "str")
+DUPLICATE_MODES = ("none", "replace", "concat", "error")
+
+
+@dataclass
+class Parameter:
+    name: str
+    value: str
+    separator: str = ","
+    type: str = "string"
+    mode: str = "text"
+    unit: str = ""
+    export: bool = False
+    update_mode: str = "never"
+    duplicate: str = "none"
+    where: Location = NOWHERE
+
+    @property
+    def is_script(self) -> bool:
+        return self.mode in SCRIPT_MODES
+
+
+@dataclass
+class Zip:
+    """caramel addition: parameters whose values vary together (the i-th values go together)."""
+
+    names: list[str]
+    where: Location = NOWHERE
+
+
+@dataclass
+class Exclude:
+    """caramel addition: drop a combination when this Python condition holds after substitution."""
+
+    condition: str
+    where: Location = NOWHERE
+
+
+@dataclass
+class Parameterset:
+    name: str
+    parameters: list[Parameter] = field(default_factory=list)
+    duplicate: str = "replace"
+    zips: list[Zip] = field(default_factory=list)
+    excludes: list[Exclude] = field(default_factory=list)
+    where: Location = NOWHERE
+
+
+@dataclass
+class IOFile:
+    source: str
+    dest: str
+    out_mode: str = "w"
+    where: Location = NOWHERE
+
+
+@dataclass
+class Sub:
+    source: str
+    dest: str
+    mode: str = "text"
+    where: Location = NOWHERE
+
+
+@dataclass
+class Substituteset:
+    name: str
+    iofiles: list[IOFile] = field(default_factory=list)
+    subs: list[Sub] = field(default_factory=list)
+    where: Location = NOWHERE
+
+
+@dataclass
+class FileEntry:
+    """A `copy` or `link` entry (path relative to `base_dir`) or a `prepare` command."""
+
+    kind: str  # copy | link | prepare
+    path: str
+    name: str = ""
+    rel_path_ref: str = "external"
+    base_dir: str = "."
+    separator: str = ","
+    source_dir: str = ""
+    target_dir: str = ""
+    active: str = "true"
+    # prepare only
+    stdout: str = ""
+    stderr: str = ""
+    work_dir: str = ""
+    where: Location = NOWHERE
+
+
+@dataclass
+class Fileset:
+    name: str
+    entries: list[FileEntry] = field(default_factory=list)
+    where: Location = NOWHERE
+
+
+@dataclass
+class Do:
+    command: str
+    done_file: str = ""
+    error_file: str = ""
+    break_file: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    shared: bool = False
+    active: str = "true"
+    work_dir: str = ""
+    where: Location = NOWHERE
+
+    @property
+    def is_async(self) -> bool:
+        return bool(self.done_file)
+
+
+@dataclass
+class Use:
+    """A `<use>` entry: set names, from this file or from another (`from=FILE[:NAME]`)."""
+
+    names: list[str]
+    from_file: str = ""
+    where: Location = NOWHERE
+
+
+@dataclass
+class Step:
+    name: str
+    depend: list[str] = field(default_factory=list)
+    uses: list[Use] = field(default_factory=list)
+    dos: list[Do] = field(default_factory=list)
+    iterations: int = 1
+    cycles: int = 1
+    procs: int = 1
+    shared: str = ""
+    suffix: str = ""
+    active: str = "true"
+    export: bool = False
+    max_async: str = "0"
+    work_dir: str = ""
+    do_log_file: str = ""
+    where: Location = NOWHERE
+
+
+@dataclass
+class Pattern:
+    name: str
+    regex: str
+    type: str = "string"
+    mode: str = "pattern"
+    unit: str = ""
+    default: str | None = None
+    dotall: bool = False
+    reduce: str = "first"
+    where: Location = NOWHERE
+
+
+@dataclass
+class Patternset:
+    name: str
+    patterns: list[Pattern] = field(default_factory=list)
+    where: Location = NOWHERE
+
+
+@dataclass
+class AnalyseFile:
+    path: str
+    uses: list[str] = field(default_factory=list)
+    where: Location = NOWHERE
+
+
+@dataclass
+class Analyse:
+    step: str
+    files: list[AnalyseFile] = field(default_factory=list)
+    where: Location = NOWHERE
+
+
+@dataclass
+class Analyser:
+    name: str
+    uses: list[str] = field(default_factory=list)
+    analyses: list[Analyse] = field(default_factory=list)
+    reduce: bool = True
+    where: Location = NOWHERE
+
+
+@dataclass
+class Column:
+    name: str
+    title: str = ""
+    format: str = ""
+    colw: str = ""
+    where: Location = NOWHERE
+
+
+@dataclass
+class Table:
+    name: str
+    kind: str = "table"  # table | database | syslog
+    style: str = "csv"
+    sort: list[str] = field(default_factory=list)
+    separator: str = ","
+    transpose: bool = False
+    filter: str = ""
+    columns: list[Column] = field(default_factory=list)
+    primekeys: list[str] = field(default_factory=list)
+    db_file: str = ""
+    where: Location = NOWHERE
+
+
+@dataclass
+class Result:
+    uses: list[str] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    result_dir: str = ""
+    where: Location = NOWHERE
+
+
+@dataclass
+class Benchmark:
+    name: str
+    outpath: str
+    comment: str = ""
+    file: str = ""
+    home: str = "."
+    tags: set[str] = field(default_factory=set)
+    parametersets: dict[str, Parameterset] = field(default_factory=dict)
+    substitutesets: dict[str, Substituteset] = field(default_factory=dict)
+    filesets: dict[str, Fileset] = field(default_factory=dict)
+    patternsets: dict[str, Patternset] = field(default_factory=dict)
+    steps: dict[str, Step] = field(default_factory=dict)
+    analysers: dict[str, Analyser] = field(default_factory=dict)
+    results: list[Result] = field(default_factory=list)
+    where: Location = NOWHERE
