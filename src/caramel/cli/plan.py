@@ -60,4 +60,4 @@ def print_table(plan) -> None:
             [str(wp.parameters().get(n, "")).strip()[:30] for n in varying] for wp in wps]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for row in [header] + rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip())

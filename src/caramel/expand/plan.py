@@ -296,9 +296,10 @@ class Planner:
                 f"jube_wp_parent_{parent.step.name}_id", str(parent.id), "int")
         exported = sorted((n for n, v in values.items() if v.definition.export), key=str.lower)
         values["jube_wp_envlist"] = _builtin("jube_wp_envlist", ",".join(exported))
+        envstr = Parameter("jube_wp_envstr", "", separator="", mode="export", update_mode="jube")
+        text = "".join(f"export {n}=${n}\n" for n in exported)
+        values["jube_wp_envstr"] = Value(envstr, text, "export", None, -1, False, False)
         finalise(values, self.tags)
-        values["jube_wp_envstr"] = _builtin("jube_wp_envstr", export_string(
-            {n: values[n].text for n in exported}))
         for name, v in values.items():
             if v.definition.type in ("int", "float") and not name.startswith("jube_"):
                 try:
@@ -315,21 +316,6 @@ class Planner:
                 return None
         self.next_id += 1
         return Workpackage(wp_id, step, iteration, list(parents), values, local_names)
-
-
-def export_string(values: dict[str, str]) -> str:
-    """`export NAME="value"` lines, quoted as JUBE quotes them."""
-    lines = []
-    for name, value in values.items():
-        value = value.strip()
-        if not value:
-            lines.append(f'export {name}=""')
-        elif value[0] == value[-1] and value[0] in "'\"" and len(value) > 1:
-            lines.append(f"export {name}={value}")
-        else:
-            escaped = value.replace('"', '\\"')
-            lines.append(f'export {name}="{escaped}"')
-    return "".join(line + "\n" for line in lines)
 
 
 def eval_bool(text: str, what: str, where) -> bool:

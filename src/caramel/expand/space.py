@@ -28,8 +28,8 @@ def expand_space(values: dict[str, Value], zips: list[Zip], tags) -> list[dict[s
         expanded = []
         for combo in itertools.product(*(choices for _, choices in groups)):
             new = dict(current)
-            for (names, _), picked in zip(groups, combo):
-                for name, value in zip(names, picked):
+            for (names, _), picked in zip(groups, combo, strict=False):
+                for name, value in zip(names, picked, strict=False):
                     new[name] = value
             expanded.append(new)
         work.extend(reversed(expanded))
@@ -56,7 +56,7 @@ def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], 
         expansions = [expand_template(values[n]) for n in members]
         lengths = {len(e) for e in expansions}
         if len(lengths) > 1:
-            sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions))
+            sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False))
             raise ExpandError(f"zipped parameters must have as many values each: {sizes}", z.where if z else None)
-        groups.append((members, list(zip(*expansions))))
+        groups.append((members, list(zip(*expansions, strict=False))))
     return groups

@@ -138,6 +138,8 @@ def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool
         if any(r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES) for r in refs):
             continue
         text = substitute(v.text, constants(values))
+        if v.mode == "export":  # jube_wp_envstr: quote the exported values once they are known
+            text = export_string(text)
         mode = v.mode
         if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
                 and not any(r.startswith("jube_wp_") for r in refs):
@@ -167,7 +169,9 @@ def finalise(values: dict[str, Value], tags) -> None:
         if mode in SCRIPT_MODES:
             text = evaluate(text, mode, v.definition, tags)
             mode = "text"
-        values[name] = Value(v.definition, text, mode, None, v.idx, v.derived or text != v.text, True)
+        if text == v.text and mode == v.mode:
+            continue  # JUBE fixes only what the final pass changed; the rest stays substitutable
+        values[name] = Value(v.definition, text, mode, None, v.idx, True, True)
 
 
 _PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
@@ -202,3 +206,18 @@ def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
     if mode == "tag":
         return code if code in tags else ""
     return code
+
+
+def export_string(text: str) -> str:
+    """Quote the values of `export NAME=value` lines as JUBE quotes them in `jube_wp_envstr`."""
+    lines = []
+    for name, value in re.findall(r"^export (.+?)\s*=\s*?(.+?)?\s*?$", text, re.MULTILINE):
+        value = (value or "").strip()
+        if not value:
+            lines.append(f'export {name}=""')
+        elif value[0] == value[-1] and value[0] in "'\"" and len(value) > 1:
+            lines.append(f"export {name}={value}")
+        else:
+            escaped = value.replace('"', '\\"')
+            lines.append(f'export {name}="{escaped}"')
+    return "".join(line + "\n" for line in lines)

@@ -327,18 +327,20 @@ class Builder:
             return m.Use(names, "", node.where)
         resolved = []
         for set_name in names:
-            internal = ""
+            # JUBE: `from="file:a:b"` loads sets a and b; the use names one of them, maybe through
+            # a parameter (`set$index`), so each is registered as `<name>@<file>`.
             for file_part in source.split(","):
                 filename, *alts = [p.strip() for p in file_part.split(":")]
                 filename = filename or bench.file
-                search = set_name if not alts or set_name in alts else alts[0]
-                kind = self.find_set_kind(filename, search, node.where)
-                internal = f"{set_name}@{filename}"
-                pool = getattr(bench, kind + "s")
-                if internal not in pool:
-                    pool[internal] = self.extern_set(kind, filename, search, node.where, set_name)
-                break
-            resolved.append(internal)
+                for search in alts or [set_name]:
+                    if "$" in search:
+                        continue
+                    internal = f"{search}@{filename}"
+                    kind = self.find_set_kind(filename, search, node.where)
+                    pool = getattr(bench, kind + "s")
+                    if internal not in pool:
+                        pool[internal] = self.extern_set(kind, filename, search, node.where, search)
+            resolved.append(f"{set_name}@{source.split(',')[0].split(':')[0].strip() or bench.file}")
         return m.Use(resolved, source, node.where)
 
     def step(self, node: Node, bench: m.Benchmark) -> m.Step:

@@ -82,11 +82,13 @@ class _YamlReader:
         if document is None:
             return root
         value = self._value(document)
+        if isinstance(value, list):  # a list of benchmarks
+            value = {"benchmark": (document, value)}
         if not isinstance(value, dict):
             raise SpecError("a benchmark file must be a mapping (name:, parameterset:, step:, ...)",
                             self._where(document), hint="see docs/file-format.md")
         if "benchmark" in value:
-            for key, (knode, items) in value.items():
+            for key, (_knode, items) in value.items():
                 if key in CHILD_TAGS["jube"]:
                     for item, inode in items:
                         self._make(key, item, inode, root)
@@ -165,7 +167,7 @@ class _YamlReader:
         parent.children.append(node)
         children = CHILD_TAGS.get(tag)
         if isinstance(data, dict):
-            for key, (knode, items) in data.items():
+            for key, (_knode, items) in data.items():
                 for item, inode in items:
                     if children is not None and key in children:
                         self._make(key, item, inode, node)
