@@ -89,8 +89,14 @@ class Plan:
         return out
 
 
+_BUILTIN_DEFS: dict[tuple[str, str], Parameter] = {}
+
+
 def _builtin(name: str, value: str, ptype: str = "string") -> Value:
-    param = Parameter(name, value, separator="", type=ptype, update_mode="jube")
+    """A jube_* built-in value (its definition shared: only the text differs per workpackage)."""
+    param = _BUILTIN_DEFS.get((name, ptype))
+    if param is None:
+        param = _BUILTIN_DEFS[(name, ptype)] = Parameter(name, "", separator="", type=ptype, update_mode="jube")
     return Value(param, value, "text", None, -1, False, False)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import lru_cache
 
 _PLACEHOLDER = re.compile(r"\$(?:(\$)|\{([_a-zA-Z][_a-zA-Z0-9]*)\}|([_a-zA-Z][_a-zA-Z0-9]*))")
 # JUBE also counts `$1abc`-style names (\w) as references when ordering parameters.
@@ -32,15 +33,16 @@ def substitute(text: str, values: Mapping[str, str], final: bool = False) -> str
     return _PLACEHOLDER.sub(replace, text)
 
 
-def references(text: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def references(text: str) -> frozenset[str]:
     """Names that `text` refers to with `$name` or `${name}` (escaped `$$` not counted)."""
     if "$" not in text:
-        return set()
+        return frozenset()
     found = set()
     for match in _REFERENCE.finditer(text):
         if not match.group(1):
             found.add(match.group(2) or match.group(3))
-    return found
+    return frozenset(found)
 
 
 def has_placeholder(text: str) -> bool:

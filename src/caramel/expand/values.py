@@ -96,14 +96,15 @@ def constants(values: dict[str, Value]) -> dict[str, str]:
 
 
 def _order(values: dict[str, Value]) -> list[str]:
-    """Names in dependency order (a parameter after those it refers to); cycles left out as JUBE does."""
-    deps = {}
-    for name, v in values.items():
-        if v.choices is None:
-            deps[name] = {r for r in references(v.text) if r in values and r != name}
+    """Names still to resolve, in dependency order (after what they refer to); cycles left out as JUBE does.
+
+    Only texts holding a `$` or a script can change, so only those are ordered.
+    """
+    deps = {name: references(v.text) for name, v in values.items()
+            if v.choices is None and not v.fixed and ("$" in v.text or v.mode in SCRIPT_MODES)}
     order: list[str] = []
+    remaining = {name: {r for r in refs if r in deps and r != name} for name, refs in deps.items()}
     done: set[str] = set()
-    remaining = dict(deps)
     while remaining:
         ready = [n for n, d in remaining.items() if d <= done]
         if not ready:
@@ -130,14 +131,19 @@ def settle(values: dict[str, Value], tags: set[str] | frozenset[str] = frozenset
 
 def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool:
     changed = False
+    consts: dict[str, str] | None = None  # built once per pass, kept current as values change
     for name in order:
         v = values[name]
         if v.fixed or v.choices is not None:
             continue
+        if "$" not in v.text and v.mode not in SCRIPT_MODES:
+            continue  # nothing to substitute or evaluate
         refs = references(v.text)
         if any(r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES) for r in refs):
             continue
-        text = substitute(v.text, constants(values))
+        if consts is None:
+            consts = constants(values)
+        text = substitute(v.text, consts)
         if v.mode == "export":  # jube_wp_envstr: quote the exported values once they are known
             text = export_string(text)
         mode = v.mode
@@ -150,7 +156,11 @@ def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool
                 if not force:
                     raise
         if text != v.text or mode != v.mode:
-            values[name] = _make(v.definition, text, mode, True, v.idx)
+            new = values[name] = _make(v.definition, text, mode, True, v.idx)
+            if new.choices is None and new.mode not in SCRIPT_MODES:
+                consts[name] = new.text
+            else:
+                consts.pop(name, None)
             changed = True
     return changed
 
