@@ -50,7 +50,7 @@ def write_json(doc, out) -> None:
             out.write(",\n" if i < len(doc) - 1 else "\n")
         out.write("]\n")
         return
-    out.write('{"benchmark": %s, "workpackages": [\n' % json.dumps(doc["benchmark"]))
+    out.write('{"benchmark": ' + json.dumps(doc["benchmark"]) + ', "workpackages": [\n')
     wps = doc["workpackages"]
     for i, wp in enumerate(wps):
         out.write("  " + json.dumps(wp) + (",\n" if i < len(wps) - 1 else "\n"))

@@ -124,7 +124,8 @@ def check_steps(bench: Benchmark) -> list[Step]:
         for dep in step.depend:
             if dep not in bench.steps:
                 raise SpecError(f"step '{step.name}' depends on unknown step '{dep}'", step.where,
-                                hint=did_you_mean(dep, bench.steps) or "steps: " + ", ".join(bench.steps))
+                                hint=did_you_mean(dep, [n for n in bench.steps if n != step.name]) or
+                                "steps: " + ", ".join(bench.steps))
             visit(bench.steps[dep], path + [step.name])
         state[step.name] = 2
         order.append(step)

@@ -57,6 +57,7 @@ def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], 
         lengths = {len(e) for e in expansions}
         if len(lengths) > 1:
             sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False))
-            raise ExpandError(f"zipped parameters must have as many values each: {sizes}", z.where if z else None)
+            raise ExpandError(f"zipped parameters must have as many values each: {sizes}", z.where if z else None,
+                              hint="give every parameter named in the <zip> the same number of values")
         groups.append((members, list(zip(*expansions, strict=False))))
     return groups

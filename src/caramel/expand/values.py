@@ -14,7 +14,7 @@ import re
 import subprocess
 from dataclasses import dataclass, replace
 
-from caramel.errors import ExpandError
+from caramel.errors import ExpandError, did_you_mean
 from caramel.expand.substitute import escape, has_placeholder, references, substitute
 from caramel.spec.model import SCRIPT_MODES, Parameter
 
@@ -150,7 +150,7 @@ def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool
         if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
                 and not any(r.startswith("jube_wp_") for r in refs):
             try:
-                text = escape(evaluate(substitute(text, {}, final=True), mode, v.definition, tags))
+                text = escape(_evaluate_in(values, v, substitute(text, {}, final=True), mode, tags))
                 mode = "text"
             except ExpandError:
                 if not force:
@@ -177,7 +177,7 @@ def finalise(values: dict[str, Value], tags) -> None:
         text = substitute(v.text, {}, final=True)
         mode = v.mode
         if mode in SCRIPT_MODES:
-            text = evaluate(text, mode, v.definition, tags)
+            text = _evaluate_in(values, v, text, mode, tags)
             mode = "text"
         if text == v.text and mode == v.mode:
             continue  # JUBE fixes only what the final pass changed; the rest stays substitutable
@@ -185,6 +185,35 @@ def finalise(values: dict[str, Value], tags) -> None:
 
 
 _PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
+
+
+def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags) -> str:
+    """`evaluate` for one value of `values`; when it fails, hint a misspelt `$name` (did you mean)."""
+    try:
+        return evaluate(code, mode, v.definition, tags)
+    except ExpandError as exc:
+        hint = reference_hint(v.definition.value, mode, exc.message, values)
+        if not hint:
+            raise
+        raise ExpandError(exc.message, exc.where, hint=hint) from None
+
+
+def reference_hint(text: str, mode: str, message: str, known) -> str:
+    """Why a script may have failed: a `$name` in `text` that is not a parameter, or (python) a bare
+    name that looks like a parameter without its `$`. Shell variables pass through unless close to one."""
+    names = set(known)
+    for ref in sorted(references(text) - names):
+        close = did_you_mean("$" + ref, ("$" + n for n in names))
+        if close:
+            return f"'${ref}' is not a parameter; {close}"
+        if mode == "python":
+            return f"'${ref}' is not a parameter, so it stays in the expression as written"
+    match = re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
+    if match:
+        close = did_you_mean("$" + match.group(1), ("$" + n for n in names))
+        if close:
+            return f"'{match.group(1)}' is not a Python name; {close}"
+    return ""
 
 
 def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
@@ -207,11 +236,13 @@ def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip()
             raise ExpandError(f"parameter '{param.name}': shell command {cmd!r} exited {proc.returncode}"
-                              + (f": {err}" if err else ""), param.where)
+                              + (f": {err}" if err else ""), param.where,
+                              hint=f"a mode=\"{mode}\" parameter's command must exit 0; its output is the value")
         return proc.stdout.decode(errors="ignore")
     if mode == "env":
         if code not in os.environ:
-            raise ExpandError(f"parameter '{param.name}': environment variable {code!r} is not set", param.where)
+            raise ExpandError(f"parameter '{param.name}': environment variable {code!r} is not set", param.where,
+                              hint=f"export {code} before running bench")
         return os.environ[code]
     if mode == "tag":
         return code if code in tags else ""

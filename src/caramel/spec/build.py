@@ -37,7 +37,8 @@ def _int(node: Node, attr: str, default: int) -> int:
     try:
         return int(value.strip())
     except ValueError:
-        raise SpecError(f"{attr}={value!r} on <{node.tag}> is not a whole number", node.where) from None
+        raise SpecError(f"{attr}={value!r} on <{node.tag}> is not a whole number", node.where,
+                        hint=f'expected digits, e.g. {attr}="2"') from None
 
 
 def _choice(node: Node, attr: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -138,7 +139,8 @@ class Builder:
         found = [n for n in tree.iter(kind) if n.attrs.get("name", "").strip() == search]
         if not found:
             names = [n.attrs.get("name", "") for n in tree.iter(kind)]
-            raise SpecError(f"{kind} '{search}' not found in {path}", where, hint=did_you_mean(search, names))
+            raise SpecError(f"{kind} '{search}' not found in {path}", where, hint=did_you_mean(search, names) or (
+                f"its {kind}s: " + ", ".join(sorted(set(names))) if names else f"that file has no {kind}"))
         if len(found) > 1:
             raise SpecError(f"{kind} '{search}' is defined {len(found)} times in {path}", where)
         node = found[0]
@@ -153,7 +155,8 @@ class Builder:
         kinds = {n.tag for n in tree.iter() if n.tag in SET_KINDS and n.attrs.get("name", "").strip() == name}
         if not kinds:
             names = [n.attrs.get("name", "") for n in tree.iter() if n.tag in SET_KINDS]
-            raise SpecError(f"no set named '{name}' in {path}", where, hint=did_you_mean(name, names))
+            raise SpecError(f"no set named '{name}' in {path}", where, hint=did_you_mean(name, names) or (
+                "its sets: " + ", ".join(sorted(set(names))) if names else "that file has no sets"))
         if len(kinds) > 1:
             raise SpecError(f"'{name}' names sets of several kinds in {path}: {', '.join(sorted(kinds))}", where)
         return kinds.pop()
@@ -249,7 +252,8 @@ class Builder:
                 continue
             text = child.text.strip()
             if not text:
-                raise SpecError(f"<{child.tag}> needs a file name", child.where)
+                raise SpecError(f"<{child.tag}> needs a file name", child.where,
+                                hint=f"write <{child.tag}>file.in</{child.tag}>")
             rel = child.attrs.get("rel_path_ref", "external").strip()
             if rel not in ("external", "internal"):
                 raise SpecError(f"rel_path_ref={rel!r} is not allowed", child.where, hint="expected external or internal")
@@ -332,7 +336,7 @@ class Builder:
             for file_part in source.split(","):
                 filename, *alts = [p.strip() for p in file_part.split(":")]
                 filename = filename or bench.file
-                for search in alts or [set_name]:
+                for search in [a for a in alts if a] or [set_name]:
                     if "$" in search:
                         continue
                     internal = f"{search}@{filename}"
@@ -353,8 +357,10 @@ class Builder:
             export=_bool(node, "export", False), max_async=node.attrs.get("max_async", "0").strip() or "0",
             work_dir=node.attrs.get("work_dir", "").strip(), do_log_file=node.attrs.get("do_log_file", "").strip(),
             where=node.where)
-        if step.iterations < 1 or step.cycles < 1 or step.procs < 1:
-            raise SpecError(f"step '{name}': iterations, cycles and procs must be at least 1", node.where)
+        for attr in ("iterations", "cycles", "procs"):
+            if getattr(step, attr) < 1:
+                raise SpecError(f"step '{name}': {attr}={getattr(step, attr)} is less than 1", node.where,
+                                hint=f"{attr} must be at least 1")
         for child in node.children:
             if child.tag == "use":
                 step.uses.append(self.use(child, bench))

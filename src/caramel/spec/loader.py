@@ -40,7 +40,8 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
     cli_paths = [os.path.abspath(p) for p in include_path or []]
     raw = read_tree(path, cli_paths + env_include_path() + [home])
     if raw.tag != "jube":
-        raise SpecError(f"the root element must be <jube>, found <{raw.tag}>", raw.where)
+        raise SpecError(f"the root element must be <jube>, found <{raw.tag}>", raw.where,
+                        hint="put the benchmark inside <jube> ... </jube>")
 
     # <selection><tag> adds tags before anything is filtered (JUBE does the same).
     only_names: set[str] = set()

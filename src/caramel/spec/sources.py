@@ -35,8 +35,11 @@ def read_tree(path: str, include_path: list[str] | None = None) -> Node:
         return read_xml(path)
     if path.endswith((".yaml", ".yml")):
         return read_yaml(path, include_path)
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        head = handle.read(200).lstrip()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            head = handle.read(200).lstrip()
+    except OSError as exc:
+        raise SpecError(f"cannot read the file: {exc.strerror or exc}", Location(path)) from None
     return read_xml(path) if head.startswith("<") else read_yaml(path, include_path)
 
 
@@ -54,11 +57,11 @@ class IncludePath:
         self.folders = folders
 
     def find(self, filename: str, where: Location) -> str:
-        if os.path.isabs(filename) and os.path.exists(filename):
+        if os.path.isabs(filename) and os.path.isfile(filename):
             return filename
         for folder in self.folders:
             candidate = os.path.join(folder, filename)
-            if os.path.exists(candidate):
+            if os.path.isfile(candidate):
                 return candidate
         raise SpecError(f"'{filename}' not found in the include path", where,
                         hint="searched: " + ", ".join(self.folders) +

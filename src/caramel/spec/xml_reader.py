@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from lxml import etree
 
 from caramel.errors import Location, SpecError
@@ -15,7 +17,8 @@ def read_xml(path: str) -> Node:
         root = etree.parse(path, parser).getroot()
     except etree.XMLSyntaxError as exc:
         line = exc.lineno or 0
-        raise SpecError(f"not well-formed XML: {exc.msg}", Location(path, line)) from None
+        msg = re.sub(r", line \d+, column (\d+)$", r" (column \1)", exc.msg)  # the line is in the location
+        raise SpecError(f"not well-formed XML: {msg}", Location(path, line)) from None
     except OSError as exc:
         raise SpecError(f"cannot read the file: {exc.strerror or exc}", Location(path)) from None
     return _convert(root, path)

@@ -13,7 +13,7 @@ import os
 
 import yaml
 
-from caramel.errors import Location, SpecError
+from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec.tree import Node
 
 # Which keys open child elements, per parent element (everything else is an attribute).
@@ -41,6 +41,10 @@ CHILD_TAGS: dict[str, set[str]] = {
 }
 # Keys that stay at the top when a file has no `benchmark:` key.
 ROOT_ONLY = {"selection", "include-path", "check_tags", "tags"}
+# Elements that are written as mappings (a name and settings); a plain text there is a mistake.
+MAPPING_TAGS = {"benchmark", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser",
+                "analyzer", "table", "database", "syslog", "parameter", "pattern", "iofile", "sub",
+                "analyse"}
 
 
 class _Loader(yaml.SafeLoader):
@@ -52,32 +56,37 @@ _Loader.add_constructor("!include", lambda loader, node: loader.construct_scalar
 
 def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
     """Parse `path`; syntax errors name the file, line and the problem YAML reports."""
-    try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise SpecError(f"cannot read the file: {exc.strerror or exc}", Location(path)) from None
+    text = _read_text(path, Location(path))
     reader = _YamlReader(path, list(include_path or []) + [os.path.dirname(os.path.abspath(path))])
     return reader.read(text)
 
 
+def _read_text(path: str, where: Location) -> str:
+    """The file's text; unreadable or non-UTF-8 files are errors naming the file (and line)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise SpecError(f"cannot read the file: {exc.strerror or exc}", where) from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SpecError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
+                        Location(path, line), hint="save the file as UTF-8") from None
+
+
 class _YamlReader:
-    def __init__(self, path: str, include_path: list[str]) -> None:
+    def __init__(self, path: str, include_path: list[str], chain: tuple[str, ...] = ()) -> None:
         self.path = path
         self.include_path = include_path
         self.loader: _Loader | None = None
+        self.chain = chain + (os.path.abspath(path),)  # files being read, to refuse an !include loop
 
     def read(self, text: str) -> Node:
         loader = _Loader(text)
         self.loader = loader
-        try:
-            document = loader.get_single_node()
-        except yaml.MarkedYAMLError as exc:
-            mark = exc.problem_mark or exc.context_mark
-            line = mark.line + 1 if mark else 0
-            raise SpecError(f"not valid YAML: {exc.problem or exc.context}", Location(self.path, line)) from None
-        finally:
-            loader.dispose()
+        document = self._parse(loader, self.path)
         root = Node("jube", where=Location(self.path, 1))
         if document is None:
             return root
@@ -85,13 +94,16 @@ class _YamlReader:
         if isinstance(value, list):  # a list of benchmarks
             value = {"benchmark": (document, value)}
         if not isinstance(value, dict):
-            raise SpecError("a benchmark file must be a mapping (name:, parameterset:, step:, ...)",
-                            self._where(document), hint="see docs/file-format.md")
+            raise SpecError(f"the file holds the single value {_text(value)!r}, not a mapping", self._where(document),
+                            hint="a benchmark file is a mapping: name:, outpath:, parameterset:, step: ...")
         if "benchmark" in value:
-            for key, (_knode, items) in value.items():
+            for key, (knode, items) in value.items():
                 if key in CHILD_TAGS["jube"]:
                     for item, inode in items:
                         self._make(key, item, inode, root)
+                elif any(isinstance(item, (dict, list)) for item, _ in items) and did_you_mean(key, CHILD_TAGS["jube"]):
+                    raise SpecError(f"unknown key '{key}' at the top level", self._where(knode),
+                                    hint=did_you_mean(key, CHILD_TAGS["jube"]))
         else:
             bench_items: dict = {}
             for key, entry in value.items():
@@ -103,18 +115,46 @@ class _YamlReader:
             self._make("benchmark", bench_items, document, root)
         return root
 
+    @staticmethod
+    def _parse(loader: _Loader, path: str) -> yaml.Node | None:
+        """The document's node tree; a YAML syntax error names the file, line and problem."""
+        try:
+            return loader.get_single_node()
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            line = mark.line + 1 if mark else 0
+            raise SpecError(f"not valid YAML: {exc.problem or exc.context}", Location(path, line)) from None
+        finally:
+            loader.dispose()
+
     # --- YAML values as (python value, node) pairs --------------------------------------------
     def _where(self, node: yaml.Node) -> Location:
         return Location(self.path, node.start_mark.line + 1)
+
+    def _construct(self, node: yaml.Node):
+        """A scalar's Python value; a value its YAML tag cannot make (`!!int abc`) is an error."""
+        try:
+            return self.loader.construct_object(node, deep=True)  # type: ignore[union-attr]
+        except yaml.constructor.ConstructorError as exc:
+            raise SpecError(f"cannot read this YAML value: {exc.problem}", self._where(node),
+                            hint="caramel reads plain YAML (safe_load) plus !include") from None
+        except (ValueError, TypeError, AttributeError):
+            raise SpecError(f"cannot read {node.value!r} as {node.tag}", self._where(node),
+                            hint="remove the tag or fix the value") from None
 
     def _value(self, node: yaml.Node):
         """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar → str."""
         if node.tag == "!include":
             return self._include(node)
         if isinstance(node, yaml.MappingNode):
+            try:
+                self.loader.flatten_mapping(node)  # type: ignore[union-attr]  # `<<: *anchor` merge keys
+            except yaml.constructor.ConstructorError as exc:
+                raise SpecError(f"cannot merge with '<<': {exc.problem}", self._where(node),
+                                hint="'<<' takes an alias of a mapping (<<: *name) or a list of them") from None
             out: dict = {}
             for knode, vnode in node.value:
-                key = str(self.loader.construct_object(knode, deep=True))  # type: ignore[union-attr]
+                key = str(self._construct(knode))
                 val = self._value(vnode)
                 items = [(v, n) for v, n in val] if isinstance(val, list) else [(val, vnode)]
                 if key == "<<":
@@ -130,24 +170,28 @@ class _YamlReader:
                 else:
                     out_list.append((val, item))
             return out_list
-        return self.loader.construct_object(node, deep=True)  # type: ignore[union-attr]
+        return self._construct(node)
 
     def _include(self, node: yaml.Node):
         """`!include file.yaml:["key"][0]`: data from another file, subscripts applied."""
+        if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
+            raise SpecError("!include needs a file name", self._where(node),
+                            hint='write !include file.yaml or !include file.yaml:["key"]')
         spec = str(node.value)
         filename, _, subscript = spec.partition(":")
         found = next((os.path.join(p, filename.strip()) for p in self.include_path
-                      if os.path.exists(os.path.join(p, filename.strip()))), None)
+                      if os.path.isfile(os.path.join(p, filename.strip()))), None)
         if found is None:
             raise SpecError(f"!include: '{filename.strip()}' not found in the include path",
                             self._where(node), hint="add its folder with --include-path or <include-path>")
-        sub = _YamlReader(found, self.include_path)
-        loader = _Loader(open(found, encoding="utf-8").read())
+        if os.path.abspath(found) in self.chain:
+            raise SpecError(f"!include: '{filename.strip()}' includes itself", self._where(node),
+                            hint="include chain: " + " -> ".join(self.chain + (os.path.abspath(found),)))
+        sub = _YamlReader(found, self.include_path, self.chain)
+        loader = _Loader(_read_text(found, self._where(node)))
         sub.loader = loader
-        try:
-            data = sub._value(loader.get_single_node())
-        finally:
-            loader.dispose()
+        document = self._parse(loader, found)
+        data = sub._value(document) if document is not None else None
         for key in _subscripts(subscript, self._where(node)):
             try:
                 data = data[key][1] if isinstance(data, dict) else data[key][0]
@@ -163,14 +207,26 @@ class _YamlReader:
             for item, inode in data:
                 self._make(tag, item, inode, parent)
             return
+        if tag in MAPPING_TAGS and not isinstance(data, dict):
+            found = "an empty value" if data is None else f"{_text(data)!r}"
+            raise SpecError(f"{tag}: found {found} where a mapping was expected", self._where(ynode),
+                            hint=f"write {tag}: {{name: ..., ...}} (or a list of such mappings)")
         node = Node(tag, where=self._where(ynode))
         parent.children.append(node)
         children = CHILD_TAGS.get(tag)
         if isinstance(data, dict):
-            for key, (_knode, items) in data.items():
+            for key, (knode, items) in data.items():
                 for item, inode in items:
                     if children is not None and key in children:
                         self._make(key, item, inode, node)
+                    elif isinstance(item, (dict, list)) and key == "_":
+                        raise SpecError(f"{tag}: the text (_) holds a {'mapping' if isinstance(item, dict) else 'list'}",
+                                        self._where(knode), hint="expected a single text value, e.g. _: \"1,2,4\"")
+                    elif isinstance(item, (dict, list)) and did_you_mean(key, children or ()):
+                        # a misspelt child element (other unknown keys are ignored as JUBE ignores them,
+                        # e.g. a key that only holds a `&anchor`)
+                        raise SpecError(f"unknown key '{key}' in {tag}", self._where(knode),
+                                        hint=did_you_mean(key, children or ()))
                     elif key == "_" and children is None:
                         node.text = _text(item)
                     else:
@@ -195,6 +251,9 @@ def _subscripts(text: str, where: Location) -> list:
         if not rest.startswith("["):
             raise SpecError(f"!include: cannot read subscript {text!r}", where, hint='write file.yaml:["key"]')
         end = rest.find("]")
+        if end < 0:
+            raise SpecError(f"!include: cannot read subscript {text!r}: missing ']'", where,
+                            hint='write file.yaml:["key"]')
         try:
             keys.append(ast.literal_eval(rest[1:end]))
         except (ValueError, SyntaxError):
