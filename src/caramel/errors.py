@@ -49,7 +49,7 @@ class RunError(CaramelError):
     """A run directory or its state cannot be used."""
 
 
-def did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    """A 'did you mean' hint for a misspelt name, or '' when nothing is close."""
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
+    """A 'did you mean' hint for a misspelt name, or '' when nothing is close (similarity below `cutoff`)."""
+    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=cutoff)
     return f"did you mean '{close[0]}'?" if close else ""

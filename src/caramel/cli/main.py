@@ -40,6 +40,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug in caramel: say so plainly, keep the traceback for --debug
+        if args.debug:
+            raise
+        print(f"internal error: {type(exc).__name__}: {exc}\n  hint: this is a bug in caramel; rerun with "
+              "--debug and report the traceback", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -136,9 +136,14 @@ def check_steps(bench: Benchmark) -> list[Step]:
             for name in use.names:
                 if "$" not in name and name not in all_sets:
                     raise SpecError(f"step '{step.name}' uses unknown set '{name}'", use.where,
-                                    hint=did_you_mean(name, all_sets) or "sets: " + ", ".join(sorted(all_sets)))
+                                    hint=did_you_mean(name, all_sets) or _known_sets(all_sets))
         visit(step, [])
     return order
+
+
+def _known_sets(names: set[str]) -> str:
+    local = sorted(n for n in names if "@" not in n)  # `name@file` are sets taken with use from=
+    return "sets: " + ", ".join(local) if local else "this benchmark defines no sets"
 
 
 class Planner:
@@ -334,7 +339,7 @@ def eval_bool(text: str, what: str, where) -> bool:
         return False
     try:
         return bool(eval(stripped, {"__builtins__": __builtins__}))  # noqa: S307 - a condition the file declares
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # exit() in a condition is an error too
         raise ExpandError(f"{what}: cannot evaluate {stripped!r}: {type(exc).__name__}: {exc}", where,
                           hint="write true, false or a Python condition") from None
 

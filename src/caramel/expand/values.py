@@ -203,14 +203,14 @@ def reference_hint(text: str, mode: str, message: str, known) -> str:
     name that looks like a parameter without its `$`. Shell variables pass through unless close to one."""
     names = set(known)
     for ref in sorted(references(text) - names):
-        close = did_you_mean("$" + ref, ("$" + n for n in names))
+        close = did_you_mean("$" + ref, ("$" + n for n in names), cutoff=0.75)
         if close:
             return f"'${ref}' is not a parameter; {close}"
         if mode == "python":
-            return f"'${ref}' is not a parameter, so it stays in the expression as written"
+            return f"'${ref}' is not a parameter here (not defined, or its tag does not hold), so it stays as written"
     match = re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
     if match:
-        close = did_you_mean("$" + match.group(1), ("$" + n for n in names))
+        close = did_you_mean("$" + match.group(1), ("$" + n for n in names), cutoff=0.75)
         if close:
             return f"'{match.group(1)}' is not a Python name; {close}"
     return ""
@@ -221,7 +221,7 @@ def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
     if mode == "python":
         try:
             return str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307 - the file declared mode="python"
-        except Exception as exc:  # any error in user code is reported, not raised as a traceback
+        except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
             raise ExpandError(f"parameter '{param.name}': python expression {code!r} failed: "
                               f"{type(exc).__name__}: {exc}", param.where,
                               hint="check the expression after substitution of its $ references") from None

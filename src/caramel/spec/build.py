@@ -53,7 +53,8 @@ def _choice(node: Node, attr: str, default: str, allowed: tuple[str, ...]) -> st
 def _name(node: Node, what: str | None = None) -> str:
     name = node.attrs.get("name", "").strip()
     if not name:
-        raise SpecError(f"<{what or node.tag}> needs a name", node.where, hint=f'write <{node.tag} name="...">')
+        raise SpecError(f"<{what or node.tag}> needs a name", node.where,
+                        hint=f'write <{node.tag} name="..."> (YAML: name: ...)')
     return name
 
 
@@ -226,7 +227,9 @@ class Builder:
                 src = child.attrs.get("in", "").strip()
                 dest = child.attrs.get("out", "").strip()
                 if not src or not dest:
-                    raise SpecError("<iofile> needs in= and out=", child.where, hint='<iofile in="x.in" out="x"/>')
+                    missing = " and ".join(a + "=" for a, v in (("in", src), ("out", dest)) if not v)
+                    raise SpecError(f"<iofile> has no {missing}", child.where,
+                                    hint='write <iofile in="job.in" out="job.sh"/> (YAML: iofile: {in: job.in, out: job.sh})')
                 sset.iofiles = [f for f in sset.iofiles if f.dest != dest]
                 sset.iofiles.append(m.IOFile(src, dest, child.attrs.get("out_mode", "w").strip(), child.where))
             else:

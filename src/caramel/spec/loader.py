@@ -59,7 +59,7 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
                 not_names.update(values)
             else:
                 raise SpecError(f"unknown element <{item.tag}> in <selection>", item.where,
-                                hint="expected <only>, <not> or <tag>")
+                                hint=did_you_mean(item.tag, ("only", "not", "tag")) or "expected <only>, <not> or <tag>")
 
     tree = raw.copy()
     remove_inactive(tree, tags)

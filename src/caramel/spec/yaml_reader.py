@@ -123,7 +123,10 @@ class _YamlReader:
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark else 0
-            raise SpecError(f"not valid YAML: {exc.problem or exc.context}", Location(path, line)) from None
+            hint = ""
+            if exc.problem and exc.context and exc.context_mark and exc.context_mark.line + 1 != line:
+                hint = f"{exc.context} that starts at line {exc.context_mark.line + 1}"
+            raise SpecError(f"not valid YAML: {exc.problem or exc.context}", Location(path, line), hint=hint) from None
         finally:
             loader.dispose()
 
@@ -146,6 +149,9 @@ class _YamlReader:
         """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar → str."""
         if node.tag == "!include":
             return self._include(node)
+        if not isinstance(node, yaml.ScalarNode) and node.tag not in _Loader.yaml_constructors:
+            raise SpecError(f"cannot read this YAML value: the tag {node.tag!r} is not supported", self._where(node),
+                            hint="caramel reads plain YAML (safe_load) plus !include")
         if isinstance(node, yaml.MappingNode):
             try:
                 self.loader.flatten_mapping(node)  # type: ignore[union-attr]  # `<<: *anchor` merge keys
@@ -182,16 +188,22 @@ class _YamlReader:
         found = next((os.path.join(p, filename.strip()) for p in self.include_path
                       if os.path.isfile(os.path.join(p, filename.strip()))), None)
         if found is None:
-            raise SpecError(f"!include: '{filename.strip()}' not found in the include path",
-                            self._where(node), hint="add its folder with --include-path or <include-path>")
+            raise SpecError(f"!include: '{filename.strip()}' not found in the include path", self._where(node),
+                            hint="searched: " + ", ".join(dict.fromkeys(self.include_path)) +
+                            "; add a folder with --include-path or JUBE_INCLUDE_PATH")
         if os.path.abspath(found) in self.chain:
-            raise SpecError(f"!include: '{filename.strip()}' includes itself", self._where(node),
+            raise SpecError(f"!include: '{filename.strip()}' is already being read (an include loop)",
+                            self._where(node),
                             hint="include chain: " + " -> ".join(self.chain + (os.path.abspath(found),)))
         sub = _YamlReader(found, self.include_path, self.chain)
         loader = _Loader(_read_text(found, self._where(node)))
         sub.loader = loader
-        document = self._parse(loader, found)
-        data = sub._value(document) if document is not None else None
+        try:
+            document = self._parse(loader, found)
+            data = sub._value(document) if document is not None else None
+        except SpecError as exc:
+            hint = "; ".join(h for h in (exc.hint, f"included from {self._where(node)}") if h)
+            raise SpecError(exc.message, exc.where, hint=hint) from None
         for key in _subscripts(subscript, self._where(node)):
             try:
                 data = data[key][1] if isinstance(data, dict) else data[key][0]
@@ -239,8 +251,18 @@ def _text(value) -> str:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
-        return str(value)
+        return str(_plain(value))  # as JUBE writes it: str() of the YAML value
     return str(value)
+
+
+def _plain(value):
+    """A `_value()` result without its YAML nodes: plain dicts, lists and scalars."""
+    if isinstance(value, dict):
+        return {k: _plain(items[0][0]) if len(items) == 1 else [_plain(i) for i, _ in items]
+                for k, (_knode, items) in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item, _node in value]
+    return value
 
 
 def _subscripts(text: str, where: Location) -> list:
