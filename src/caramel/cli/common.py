@@ -14,3 +14,19 @@ def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
                         help="folder searched for init_with/use from= files (repeatable)")
     parser.add_argument("--only-bench", action="append", default=[], metavar="NAME",
                         help="only the benchmark of this name (a file may hold several)")
+
+
+def add_run_args(parser: argparse.ArgumentParser) -> None:
+    """DIR and -i ID|last: which run a command works on (as `jube continue DIR -i ID` takes them).
+
+    DIR is a run folder or the outpath holding runs; without DIR, the runs started from the current
+    folder (remembered by bench run) are meant."""
+    parser.add_argument("dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs")
+    parser.add_argument("-i", "--id", default=None, metavar="ID|last", help="run id (default: last)")
+
+
+def resolve_run(args: argparse.Namespace) -> str:
+    """The run folder `add_run_args` arguments name."""
+    from caramel.state.registry import resolve
+
+    return resolve(args.dir, args.id)

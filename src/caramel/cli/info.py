@@ -1,0 +1,90 @@
+"""`bench info [DIR] [-i ID|last] [-w WP]`: a run's settings, parameters and workpackages."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from caramel.cli.common import add_run_args, resolve_run
+from caramel.errors import RunError
+from caramel.state.store import Store, WpRow, db_path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("info", help="a run's benchmark, settings, parameters and workpackages")
+    add_run_args(parser)
+    parser.add_argument("-w", "--workpackage", type=int, metavar="WP", help="every parameter of one workpackage")
+    parser.add_argument("--format", choices=["text", "json"], default="text")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    run_dir = resolve_run(args)
+    store = Store(db_path(run_dir), readonly=True)
+    try:
+        info = store.info()
+        rows = store.workpackages()
+        if args.workpackage is not None:
+            return _one(store, run_dir, rows, args.workpackage, args.format)
+        params = {wp.id: store.params(wp.id) for wp in rows}
+    finally:
+        store.close()
+    varying: dict[str, list[str]] = {}
+    firsts: dict[str, dict[str, str]] = {}
+    for wp in rows:
+        names = varying.setdefault(wp.step, [])
+        first = firsts.setdefault(wp.step, params[wp.id])
+        for name, value in params[wp.id].items():
+            if not name.startswith("jube_") and name not in names and first.get(name) != value:
+                names.append(name)
+    if args.format == "json":
+        print(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "file": info.file, "dir": run_dir,
+                          "tags": info.tags, "created": info.created, "cwd": info.cwd, "settings": info.settings,
+                          "workpackages": [{"id": wp.id, "step": wp.step, "iteration": wp.iteration,
+                                            "parents": list(wp.parents), "state": wp.state,
+                                            "parameters": {k: v for k, v in params[wp.id].items()
+                                                           if not k.startswith("jube_")}} for wp in rows]}))
+        return 0
+    print(f"run        {info.run_id:06d}\nbenchmark  {info.benchmark}\nfile       {info.file}\ndir        {run_dir}")
+    print(f"tags       {', '.join(info.tags) or '-'}\ncreated    "
+          f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} (from {info.cwd})")
+    print(f"settings   {', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}")
+    for step in dict.fromkeys(wp.step for wp in rows):
+        group = [wp for wp in rows if wp.step == step]
+        names = varying[step]
+        fixed = {k: v for k, v in params[group[0].id].items() if not k.startswith("jube_") and k not in names}
+        print(f"\nstep {step}: {len(group)} workpackages")
+        for name, value in fixed.items():
+            print(f"  {name} = {_short(value)}")
+        header = ["id", "iter", "parents", "state"] + names
+        table = [header] + [[str(wp.id), str(wp.iteration), ",".join(map(str, wp.parents)) or "-", wp.state]
+                            + [_short(params[wp.id].get(n, "")) for n in names] for wp in group]
+        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+        for row in table:
+            print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return 0
+
+
+def _short(value: str, width: int = 40) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= width else value[: width - 3] + "..."
+
+
+def _one(store: Store, run_dir: str, rows: list[WpRow], wp_id: int, fmt: str) -> int:
+    wp = next((w for w in rows if w.id == wp_id), None)
+    if wp is None:
+        raise RunError(f"run {run_dir} has no workpackage {wp_id}")
+    params = store.params(wp_id)
+    if fmt == "json":
+        print(json.dumps({"id": wp.id, "step": wp.step, "iteration": wp.iteration, "parents": list(wp.parents),
+                          "state": wp.state, "reason": wp.reason, "exit_code": wp.exit_code, "attempt": wp.attempt,
+                          "dir": f"{run_dir}/{wp.dirname}", "parameters": params}))
+        return 0
+    print(f"workpackage {wp.id} of step {wp.step} (iteration {wp.iteration}, parents "
+          f"{','.join(map(str, wp.parents)) or '-'})\nstate  {wp.state}" + (f": {wp.reason}" if wp.reason else ""))
+    print(f"dir    {run_dir}/{wp.dirname}\nparameters:")
+    width = max((len(n) for n in params), default=0)
+    for name, value in sorted(params.items()):
+        print(f"  {name.ljust(width)} = {value.rstrip()}")
+    return 0

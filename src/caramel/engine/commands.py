@@ -1,0 +1,120 @@
+"""A step's `do`s for one workpackage, substituted: what a script runs next.
+
+A workpackage runs its `do`s cycle after cycle (`cycles=`). A run of the script stops early at a
+shared `do` (it runs once for all workpackages of the step, when they all reached it), at a
+missing done file, at a break file or at a failure; it is resumed later from the next `do`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from caramel.engine.script import Command
+from caramel.errors import RunError
+from caramel.expand.plan import eval_bool
+from caramel.expand.substitute import substitute
+from caramel.expand.values import evaluate
+from caramel.spec.model import Benchmark, Do, Step
+
+CYCLE_UPDATED = ("cycle", "always")
+
+
+def sub(text: str, texts: dict[str, str]) -> str:
+    """JUBE's substitution of a final text (`$$` becomes `$`)."""
+    return substitute(text, texts, final=True)
+
+
+def path_text(text: str, texts: dict[str, str]) -> str:
+    """A file or folder name: substituted, then `~` and environment variables expanded (as JUBE does)."""
+    return os.path.expandvars(os.path.expanduser(sub(text, texts)))
+
+
+def cycle_texts(bench: Benchmark, texts: dict[str, str], cycle: int) -> dict[str, str]:
+    """The parameter texts of cycle `cycle`: `jube_wp_cycle` and the `update_mode="cycle"` parameters."""
+    if cycle == 0:
+        return texts
+    out = dict(texts)
+    out["jube_wp_cycle"] = str(cycle)
+    for pset in bench.parametersets.values():
+        for param in pset.parameters:
+            if param.update_mode in CYCLE_UPDATED and param.name in texts:
+                text = sub(param.value, out)
+                if param.is_script:
+                    text = evaluate(text, param.mode, param, frozenset(bench.tags))
+                out[param.name] = text
+    return out
+
+
+@dataclass
+class Segment:
+    """Commands to run in one script, and where it stops: a shared do at (cycle, op), or the end."""
+
+    commands: list[Command]
+    shared_stop: tuple[int, int] | None = None
+
+
+def do_active(do: Do, texts: dict[str, str]) -> bool:
+    return eval_bool(sub(do.active, texts), "active= of a <do>", do.where)
+
+
+def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, kind: str = "do") -> Command:
+    """One do as a Command. stdout/stderr files live in the step's work folder (JUBE names them
+    before it changes to the do's own `work_dir`); done/error/break files are relative to that one."""
+    text = sub(do.command, texts).strip(";").strip()
+    stdout = os.path.join(work, path_text(do.stdout, texts) if do.stdout else "stdout")
+    stderr = os.path.join(work, path_text(do.stderr, texts) if do.stderr else "stderr")
+    cwd = work
+    if do.work_dir:
+        cwd = os.path.join(work, path_text(do.work_dir, texts))
+        if "$" in cwd:
+            raise RunError(f"work_dir {cwd!r} of a <do> names an unknown parameter or variable", do.where)
+
+    def at(name: str) -> str:
+        return os.path.join(cwd, path_text(name, texts)) if name else ""
+
+    return Command(op, cycle, text, cwd, stdout, stderr, kind, at(do.done_file), at(do.error_file),
+                   at(do.break_file), make_cwd=bool(do.work_dir))
+
+
+def segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int) -> Segment:
+    """The do's from (cycle, op) on, up to the first active shared do (not included)."""
+    commands: list[Command] = []
+    for c in range(cycle, step.cycles):
+        ctexts = cycle_texts(bench, texts, c)
+        for k, do in enumerate(step.dos):
+            if c == cycle and k < op:
+                continue
+            if not do_active(do, ctexts):
+                continue
+            if do.shared:
+                return Segment(commands, (c, k))
+            commands.append(command_for(do, k, c, ctexts, work))
+    return Segment(commands)
+
+
+def shared_texts(texts: dict[str, str]) -> dict[str, str]:
+    """A shared do sees no workpackage's own `jube_wp_*` values (JUBE removes them)."""
+    return {name: value for name, value in texts.items() if not name.startswith("jube_wp_")}
+
+
+def check_step(step: Step) -> None:
+    """Constraints JUBE enforces on shared do's."""
+    for do in step.dos:
+        if do.shared and not step.shared:
+            raise RunError(f"step '{step.name}': <do shared=\"true\"> needs shared= on its step", do.where,
+                           hint='add shared="shared" (the name of the shared folder link) to the <step>')
+        if do.shared and step.procs != 1:
+            raise RunError(f"step '{step.name}': a shared <do> is not allowed in a step with procs > 1", do.where)
+
+
+def used_sets(step: Step, texts: dict[str, str], available: dict) -> list[str]:
+    """Names of `available` sets the step uses, in use order (names may hold `$parameters`)."""
+    names: list[str] = []
+    for use in step.uses:
+        for raw in use.names:
+            for name in sub(raw, texts).split(","):
+                name = name.strip()
+                if name in available and name not in names:
+                    names.append(name)
+    return names

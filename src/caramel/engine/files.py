@@ -1,0 +1,100 @@
+"""Filesets (`copy`, `link`) and substitutesets (`iofile` + `sub`), applied to a work folder.
+
+`prepare` entries are shell commands: the engine runs them through its runner, in fileset order.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+
+from caramel.engine.commands import sub
+from caramel.errors import RunError
+from caramel.expand.plan import eval_bool
+from caramel.spec.model import FileEntry, Substituteset
+
+
+def _text(text: str, texts: dict[str, str], env: dict[str, str]) -> str:
+    """A path part: parameters, then `~`, then the workpackage's environment (JUBE's order)."""
+    return sub(os.path.expanduser(sub(text, texts)), env)
+
+
+def split_entry(entry: FileEntry) -> list[tuple[str, str]]:
+    """(path, name) pairs of one <copy>/<link>: several paths split by `separator=`, names by `,`."""
+    paths = [p.strip() for p in (entry.path.split(entry.separator) if entry.separator else [entry.path])]
+    if not entry.name:
+        return [(p, "") for p in paths]
+    names = [n.strip() for n in entry.name.split(",")]
+    if len(names) != len(paths):
+        raise RunError(f"<{entry.kind}> has {len(paths)} files but {len(names)} names", entry.where,
+                       hint="give one name= per file, separated by commas")
+    return list(zip(paths, names, strict=True))
+
+
+def place(entry: FileEntry, texts: dict[str, str], env: dict[str, str], work: str, target_work: str) -> None:
+    """Copy or link the files of one entry into `target_work` (the step's work_dir, or `work`)."""
+    if not eval_bool(sub(entry.active, texts), f"active= of a <{entry.kind}>", entry.where):
+        return
+    source_dir = _text(entry.source_dir, texts, env)
+    target_dir = _text(entry.target_dir, texts, env)
+    for raw_path, raw_name in split_entry(entry):
+        pathname = os.path.join(source_dir, _text(raw_path, texts, env))
+        if entry.rel_path_ref == "internal":
+            pathname = os.path.join(work, pathname)
+        else:
+            pathname = os.path.normpath(os.path.join(entry.base_dir, pathname))
+        name = _text(raw_name, texts, env) if raw_name else os.path.basename(pathname)
+        matches = sorted(glob.glob(pathname))
+        if not matches:
+            raise RunError(f"<{entry.kind}>: no file matches {pathname!r}", entry.where,
+                           hint="check the path (relative to the benchmark file, or to the work folder "
+                                "with rel_path_ref=\"internal\")")
+        for path in matches:
+            # Several matches (a glob) keep their own names; a name= applies to a single file.
+            if len(matches) > 1 or (pathname != path and name == os.path.basename(pathname)):
+                name = os.path.basename(path)
+            target = os.path.join(target_work, target_dir, name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            if os.path.lexists(target):
+                continue
+            try:
+                if entry.kind == "link":
+                    os.symlink(path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)),
+                               target)
+                elif os.path.isdir(path):
+                    shutil.copytree(path, target, symlinks=True)
+                else:
+                    shutil.copy2(path, target)
+            except OSError as exc:
+                raise RunError(f"<{entry.kind}> {path} -> {target}: {exc.strerror or exc}", entry.where) from None
+
+
+def apply_substituteset(sset: Substituteset, texts: dict[str, str], folder: str) -> None:
+    """Write each iofile's `out` from its `in`, with every `sub` applied (text or regex)."""
+    subs: dict[str, tuple[str, str]] = {}
+    for s in sset.subs:
+        source = sub(s.source, texts)
+        subs[source] = (s.mode, sub(s.dest, texts))  # a later sub of the same source wins, as in JUBE
+    for iofile in sset.iofiles:
+        infile = os.path.join(folder, sub(iofile.source, texts))
+        outfile = os.path.join(folder, sub(iofile.dest, texts))
+        if not os.path.isfile(infile):
+            raise RunError(f"substituteset '{sset.name}': file {infile} not found", iofile.where,
+                           hint="copy or link it into the work folder with a fileset the step uses")
+        with open(infile, encoding="utf-8") as handle:
+            text = handle.read()
+        for source, (mode, dest) in subs.items():
+            if mode == "text":
+                text = text.replace(source, dest)
+            else:
+                try:
+                    text = re.sub(source, dest, text)
+                except re.error as exc:
+                    raise RunError(f"substituteset '{sset.name}': bad regex {source!r}: {exc}", sset.where) from None
+        mode = iofile.out_mode if iofile.out_mode in ("w", "a") else "w"
+        with open(outfile, mode, encoding="utf-8") as handle:
+            handle.write(text)
+        if os.path.abspath(infile) != os.path.abspath(outfile):
+            shutil.copymode(infile, outfile)

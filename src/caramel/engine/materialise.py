@@ -1,0 +1,91 @@
+"""A workpackage's first start: its environment, folders, links, files and substitutions.
+
+JUBE's order: create the folders and parent links, take the exported environment of parent steps
+with `export="true"` and the `export="true"` parameters, link the shared folder, then the filesets
+(copy / link / prepare, in file order) and the substitutesets, all before the first do.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable
+
+from caramel.engine import files, workdir
+from caramel.engine.commands import command_for, do_active, path_text, used_sets
+from caramel.engine.script import Command, Outcome
+from caramel.errors import RunError
+from caramel.spec.model import Benchmark, Do, FileEntry, Step
+
+
+def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], texts: dict[str, str]) -> dict[str, str]:
+    env = dict(base)
+    for parent_env in parent_envs:
+        env.update(parent_env)
+    for name in texts.get("jube_wp_envlist", "").split(","):
+        if name and name in texts:
+            env[name] = texts[name]
+    return env
+
+
+def prepare_command(entry: FileEntry, texts: dict[str, str], base: str) -> Command:
+    do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,
+            where=entry.where)
+    return command_for(do, 0, 0, texts, base, kind="prepare")
+
+
+def materialise(bench: Benchmark, step: Step, texts: dict[str, str], paths: workdir.WpPaths, run_dir: str,
+                parent_links: list[tuple[str, str]], env: dict[str, str],
+                run_prepare: Callable[[Command, dict[str, str]], Outcome]) -> dict[str, str]:
+    """Make the work folder ready; returns the environment after the `prepare` commands."""
+    workdir.clean(paths.wp_dir)
+    workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, texts))
+    for name in used_sets(step, texts, bench.filesets):
+        for entry in bench.filesets[name].entries:
+            if entry.kind != "prepare":
+                files.place(entry, texts, env, paths.work, paths.base)
+                continue
+            if not do_active(Do(entry.path, active=entry.active, where=entry.where), texts):
+                continue
+            command = prepare_command(entry, texts, paths.base)
+            if not command.text:
+                continue
+            outcome = run_prepare(command, env)
+            if outcome.status != "done":
+                raise RunError(f"<prepare> {command.text!r} exited with {outcome.exit_code}"
+                               + (f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""), entry.where)
+            if outcome.env is not None:
+                env = outcome.env
+    for name in used_sets(step, texts, bench.substitutesets):
+        files.apply_substituteset(bench.substitutesets[name], texts, paths.base)
+    return env
+
+
+def write_do_log(step: Step, paths: workdir.WpPaths, texts: dict[str, str], env: dict[str, str],
+                 commands: list[Command], shared: bool = False) -> None:
+    """`do_log_file=`: a shell script replaying what ran (environment first), like JUBE's do log."""
+    if not step.do_log_file or not commands:
+        return
+    name = path_text(step.do_log_file, texts)
+    if name.endswith("/"):
+        raise RunError(f"do_log_file {name!r} of step '{step.name}' names a folder", step.where)
+    if os.path.isabs(name):
+        path = name
+    elif "/" not in name:
+        path = os.path.join(paths.wp_dir, name)
+    else:
+        path = os.path.join(os.getcwd(), name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    lines: list[str] = []
+    if not os.path.exists(path):
+        lines.append("#!/bin/sh\n\n")
+        lines += [f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k.isidentifier()]
+        lines.append("\n")
+    cwd = None
+    for command in commands:
+        if command.cwd != cwd:
+            lines.append(f"cd {command.cwd}\n")
+            cwd = command.cwd
+        lines.append(command.text + (" # shared execution" if shared else "") + "\n")
+    with open(path, "a") as handle:
+        handle.write("".join(lines))

@@ -1,0 +1,355 @@
+"""The engine: runs a stored run's workpackages in dependency order until nothing more can run.
+
+Order is JUBE's: the lowest workpackage id whose parents are done goes first (the plan numbers
+workpackages in JUBE's queue order). One workpackage at a time, unless its step has `procs=N`:
+then up to N of that step's workpackages run together. `max_async=N` holds back new workpackages
+of a step while N of them are started and not done (running, or waiting for a done file).
+
+Every state change is one transaction of the run's store; a workpackage found `running` when the
+engine starts was interrupted (bench was killed) and starts again from scratch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import os
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from caramel.backends import Backend
+from caramel.engine import materialise, shared, waiting
+from caramel.engine.commands import check_step, segment, sub
+from caramel.engine.progress import Progress
+from caramel.engine.runner import Runner
+from caramel.engine.script import Command, Outcome, failure_reason
+from caramel.engine.workdir import WpPaths, wp_paths
+from caramel.errors import CaramelError
+from caramel.spec.model import Step
+from caramel.state.store import CommandRow, Store, WpRow
+
+ACTIVE = ("running", "waiting")
+
+
+@dataclass
+class Settings:
+    """Per-run settings, stored with the run (`bench continue` may change them)."""
+
+    timeout: float | None = None  # seconds a workpackage may wait for its done file
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Settings:
+        return cls(timeout=data.get("timeout"))
+
+    def to_dict(self) -> dict:
+        return {"timeout": self.timeout}
+
+
+@dataclass
+class Summary:
+    run_dir: str
+    run_id: int
+    benchmark: str
+    counts: dict[str, dict[str, int]]
+    failed: list[tuple[int, str, str]] = field(default_factory=list)  # id, step, reason
+    waiting: list[tuple[int, str, str]] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failed or any(c.get("cancelled") for c in self.counts.values()) else 0
+
+
+@dataclass
+class Started:
+    """What the engine keeps about a workpackage whose script is running."""
+
+    wp: WpRow
+    step: Step
+    texts: dict[str, str]
+    paths: WpPaths
+    env: dict[str, str]
+    shared_stop: tuple[int, int] | None = None
+    rows: list[CommandRow] = field(default_factory=list)  # prepare commands, recorded with the end state
+
+
+class Engine:
+    def __init__(self, store: Store, backend: Backend, settings: Settings | None = None,
+                 progress: Progress | None = None) -> None:
+        self.store = store
+        self.info = store.info()
+        self.bench = store.model()
+        self.backend = backend
+        self.settings = settings or Settings()
+        self.progress = progress or Progress()
+        self.base_env = dict(os.environ)
+        self.runner = Runner(backend, self.base_env)
+        self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
+        self.children: dict[int, list[int]] = defaultdict(list)
+        self.by_step: dict[str, list[int]] = defaultdict(list)
+        for wp in self.wps.values():
+            self.by_step[wp.step].append(wp.id)
+            for parent in wp.parents:
+                self.children[parent].append(wp.id)
+        self.counts = Counter(wp.state for wp in self.wps.values())
+        self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE)
+        # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
+        self.settled = Counter(wp.step for wp in self.wps.values() if _settled(wp))
+        self.heap: list[int] = []
+        self.resume: dict[int, tuple[int, int]] = {}  # waiting workpackage -> (cycle, op) to go on from
+        self.deferred: dict[str, list[int]] = defaultdict(list)  # held back by max_async
+        self.started: dict[int, Started] = {}
+        self.running_step: str | None = None
+
+    # --- the loop ---------------------------------------------------------------------------
+    def run(self) -> Summary:
+        for step in self.bench.steps.values():
+            check_step(step)
+        self._recover()
+        self._settle_cancelled()
+        self.heap = [wp.id for wp in self.wps.values() if wp.state == "open" and self._parents_done(wp)]
+        heapq.heapify(self.heap)
+        waiting.check(self)
+        self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
+        try:
+            while True:
+                self._fill()
+                if self.runner:
+                    for active, outcome in self.runner.wait():
+                        self._finish(active.key, outcome, active.commands)
+                    continue
+                self.running_step = None
+                if shared.run_barriers(self) or waiting.check(self):
+                    continue
+                break
+        except BaseException:
+            self._interrupted()
+            raise
+        finally:
+            self.progress.stop()
+            self.runner.close()
+        return self.summary()
+
+    def _fill(self) -> None:
+        """Start what may start now: one workpackage, or up to `procs` of one step."""
+        while self.heap:
+            wp = self.wps[self.heap[0]]
+            if wp.state not in ("open", "waiting") or (wp.state == "waiting" and wp.id not in self.resume):
+                heapq.heappop(self.heap)  # stale entry
+                continue
+            step = self.bench.steps[wp.step]
+            if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):
+                return
+            heapq.heappop(self.heap)
+            if wp.state == "open" and not self._async_slot(wp, step):
+                self.deferred[wp.step].append(wp.id)
+                continue
+            self._start(wp, step)
+
+    def _async_slot(self, wp: WpRow, step: Step) -> bool:
+        limit = step.max_async.strip()
+        if limit in ("", "0"):
+            return True
+        if "$" in limit:
+            limit = sub(limit, self.store.params(wp.id))
+        try:
+            n = int(limit)
+        except ValueError:
+            return True
+        return n <= 0 or self.inflight[wp.step] < n
+
+    def _parents_done(self, wp: WpRow) -> bool:
+        return all(self.wps[p].state == "done" for p in wp.parents)
+
+    # --- starting ----------------------------------------------------------------------------
+    def _start(self, wp: WpRow, step: Step) -> None:
+        texts = self.store.params(wp.id)
+        texts.setdefault("jube_wp_status", "RUNNING")  # JUBE's value while the workpackage runs
+        try:
+            paths = wp_paths(self.info.run_dir, wp.dirname, step, texts, self.bench.home)
+        except CaramelError as exc:
+            with self.store.transaction():
+                self.fail(wp, str(exc))
+            return
+        if wp.id in self.resume:
+            cycle, op = self.resume.pop(wp.id)
+            with self.store.transaction():
+                self.set_state(wp, "running", reason="", wait_kind="", wait_files={})
+            env = self.store.env(wp.id) or materialise.initial_env(self.base_env, [], texts)
+            started = Started(wp, step, texts, paths, env)
+        else:
+            cycle, op = 0, 0
+            with self.store.transaction():
+                self.set_state(wp, "running", attempt=wp.attempt + 1, started=time.time(), ended=None, exit_code=None,
+                          reason="", cycle=0, wait_op=-1, wait_kind="", wait_files={}, wait_since=None, env=None)
+            parent_envs = [self.store.env(p) or {} for p in wp.parents
+                           if self.bench.steps[self.wps[p].step].export]
+            env = materialise.initial_env(self.base_env, parent_envs, texts)
+            started = Started(wp, step, texts, paths, env)
+            links = [(self.wps[p].step, os.path.join(self.info.run_dir, self.wps[p].dirname, "work"))
+                     for p in wp.parents]
+            try:
+                started.env = materialise.materialise(self.bench, step, texts, paths, self.info.run_dir, links,
+                                                      env, lambda cmd, e: self._prepare(started, cmd, e))
+            except (CaramelError, OSError) as exc:
+                with self.store.transaction():
+                    self.fail(wp, f"cannot prepare the work folder: {exc}", rows=started.rows)
+                return
+        self._launch(started, cycle, op)
+
+    def _prepare(self, started: Started, command: Command, env: dict[str, str]) -> Outcome:
+        outcome = self.runner.run([command], env, started.paths.carry_file, dump_env=True)
+        started.rows += self.command_rows(started.wp, [command], outcome)
+        return outcome
+
+    def _launch(self, started: Started, cycle: int, op: int) -> None:
+        wp, step = started.wp, started.step
+        try:
+            seg = segment(self.bench, step, started.texts, started.paths.base, cycle, op)
+        except CaramelError as exc:
+            with self.store.transaction():
+                self.fail(wp, str(exc), rows=started.rows)
+            return
+        started.shared_stop = seg.shared_stop
+        self.started[wp.id] = started
+        if not seg.commands:
+            self._finish(wp.id, Outcome("done"), [])
+            return
+        self.runner.start(wp.id, seg.commands, started.env, started.paths.carry_file,
+                          dump_env=step.export or seg.shared_stop is not None)
+        self.running_step = wp.step
+        self.progress.update(dict(self.counts), current=f"{wp.dirname}")
+
+    # --- ending ------------------------------------------------------------------------------
+    def _finish(self, wp_id: int, outcome: Outcome, commands: list[Command]) -> None:
+        barrier = False
+        started = self.started.pop(wp_id)
+        wp, step = started.wp, started.step
+        rows = started.rows + self.command_rows(wp, commands, outcome)
+        if len(commands) > 1 or started.rows:
+            with contextlib.suppress(OSError):
+                os.unlink(started.paths.carry_file)  # the environment does not stay on disk
+        materialise.write_do_log(step, started.paths, started.texts, started.env,
+                                 [commands[r.index] for r in outcome.ran])
+        env = outcome.env if outcome.env is not None else started.env
+        with self.store.transaction():
+            if outcome.status in ("done", "break"):
+                if outcome.status == "done" and started.shared_stop is not None:
+                    cycle, op = started.shared_stop
+                    self.set_state(wp, "waiting", cycle=cycle, wait_op=op, wait_kind="shared", wait_files={},
+                              wait_since=time.time(), env=env,
+                              reason=f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})")
+                    self.store.add_commands(rows)
+                    # The last one to arrive runs the shared do at once, as in JUBE (not after
+                    # whatever else could start meanwhile).
+                    barrier = self.settled[step.name] == len(self.by_step[step.name])
+                else:
+                    self.mark_done(wp, rows, env if step.export else None)
+            elif outcome.status == "waiting":
+                cmd = commands[outcome.index]
+                self.set_state(wp, "waiting", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
+                          wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
+                          env=env, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}")
+                self.store.add_commands(rows)
+            elif outcome.status == "error_file":
+                cmd = commands[outcome.index]
+                self.fail(wp, f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
+                               f"do {cmd.op + 1}: {cmd.text}", rows=rows)
+            else:
+                self.fail(wp, failure_reason(outcome, commands), outcome.exit_code, rows)
+        self.progress.update(dict(self.counts))
+        if barrier:
+            shared.run_barriers(self, only=step.name)
+
+    def command_rows(self, wp: WpRow, commands: list[Command], outcome: Outcome) -> list[CommandRow]:
+        return [CommandRow(wp.id, wp.attempt, commands[r.index].cycle, commands[r.index].op,
+                           commands[r.index].kind, commands[r.index].text, commands[r.index].cwd, r.exit_code,
+                           r.started, r.ended) for r in outcome.ran]
+
+    def set_state(self, wp: WpRow, state: str, **fields) -> None:
+        """Change a workpackage's state, in the store (inside a transaction) and in memory."""
+        self.store.update(wp.id, state=state, **fields)
+        if wp.state != state:
+            self.counts[wp.state] -= 1
+            self.counts[state] += 1
+            if (wp.state in ACTIVE) != (state in ACTIVE):
+                self.inflight[wp.step] += 1 if state in ACTIVE else -1
+            self.store.event(wp.id, state, fields.get("reason", ""))
+        was_settled = _settled(wp)
+        wp.state = state
+        for name, value in fields.items():
+            if hasattr(wp, name):
+                setattr(wp, name, value)
+        self.settled[wp.step] += _settled(wp) - was_settled
+
+    def mark_done(self, wp: WpRow, rows: list[CommandRow], env: dict[str, str] | None) -> None:
+        self.set_state(wp, "done", ended=time.time(), exit_code=0, reason="", wait_kind="", wait_files={}, env=env)
+        self.store.add_commands(rows)
+        for child in self.children[wp.id]:
+            if self.wps[child].state == "open" and self._parents_done(self.wps[child]):
+                heapq.heappush(self.heap, child)
+        self._release(wp.step)
+
+    def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: list[CommandRow] = ()) -> None:
+        """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
+        self.set_state(wp, "failed", ended=time.time(), exit_code=exit_code, reason=reason)
+        self.store.add_commands(rows)
+        todo = list(self.children[wp.id])
+        while todo:
+            child = self.wps[todo.pop()]
+            if child.state == "open":
+                self.set_state(child, "cancelled", reason=f"not run: workpackage {wp.id} ({wp.step}) failed")
+                todo += self.children[child.id]
+        self._release(wp.step)
+
+    def _release(self, step: str) -> None:
+        """A workpackage of `step` ended: those held back by max_async may start."""
+        for wp_id in self.deferred.pop(step, []):
+            heapq.heappush(self.heap, wp_id)
+
+    # --- recovery ----------------------------------------------------------------------------
+    def _recover(self) -> None:
+        """Workpackages left `running` by a bench that died start again from scratch."""
+        stale = [wp for wp in self.wps.values() if wp.state == "running"]
+        with self.store.transaction():
+            for wp in stale:
+                self.set_state(wp, "open", reason="interrupted: bench ended while it ran; it starts again", cycle=0,
+                          wait_op=-1, wait_kind="", wait_files={}, env=None)
+            self.store.db.execute("DELETE FROM shared_ops WHERE state='running'")
+
+    def _settle_cancelled(self) -> None:
+        """Cancel what depends on a failure; reopen what was cancelled for a failure since removed."""
+        with self.store.transaction():
+            for wp_id in sorted(self.wps):
+                wp = self.wps[wp_id]
+                if wp.state not in ("open", "cancelled"):
+                    continue
+                bad = [p for p in wp.parents if self.wps[p].state in ("failed", "cancelled")]
+                if bad and wp.state == "open":
+                    self.set_state(wp, "cancelled", reason=f"not run: workpackage {bad[0]} failed or was not run")
+                elif not bad and wp.state == "cancelled":
+                    self.set_state(wp, "open", reason="")
+
+    def _interrupted(self) -> None:
+        """bench is stopping (Ctrl-C, SIGTERM): kill running scripts, leave their workpackages open."""
+        killed = self.runner.kill_all()
+        try:
+            with self.store.transaction():
+                for entry in killed:
+                    wp = self.wps[entry.key]
+                    self.set_state(wp, "open", reason="interrupted: bench was stopped while it ran")
+        except Exception:  # the store is what recovery relies on; never hide the interruption
+            pass
+
+    def summary(self) -> Summary:
+        counts: dict[str, dict[str, int]] = {}
+        for wp in self.wps.values():
+            step = counts.setdefault(wp.step, {})
+            step[wp.state] = step.get(wp.state, 0) + 1
+        failed = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == "failed"]
+        waits = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == "waiting"]
+        return Summary(self.info.run_dir, self.info.run_id, self.info.benchmark, counts, failed, waits)
+
+
+def _settled(wp: WpRow) -> bool:
+    return wp.state == "done" or (wp.state == "waiting" and wp.wait_kind == "shared")

@@ -1,0 +1,254 @@
+"""One script per workpackage run: all its `do`s in sequence, reporting through markers.
+
+JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
+next. caramel sends each workpackage's script to a long-lived shell (see backends.local), as one
+subshell `( ... )`, and keeps JUBE's semantics where they matter:
+
+- the workpackage's environment is set at the top of the subshell (only what differs from the
+  shell's own, so a plain workpackage costs nothing there);
+- each `do` runs in a nested subshell, in its work folder, from its own `eval`: a `cd`, an
+  `exit`, a `set -e` or a syntax error stays inside that `do`, as with JUBE's separate shells
+  (the last `do` needs no nested subshell: nothing follows it);
+- what a `do` exports is carried to the next one (`export -p` written by its subshell, read back);
+- the script writes `@caramel ...` markers (start, exit code, waiting, break, error, environment,
+  end) on its stdout and bench stamps their times when they arrive.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+MARK = "@caramel"
+
+DUMP_ENV = f"printf '{MARK} ENV\\n'; export -p; printf '\\n{MARK} ENDENV\\n'\n"
+
+
+@dataclass
+class Command:
+    """One `do` (or `prepare`) ready to run: substituted text and absolute paths."""
+
+    op: int  # index of the do in its step (of the entry in its fileset, for a prepare)
+    cycle: int
+    text: str  # "" when there is nothing to run (the files are still checked)
+    cwd: str
+    stdout: str
+    stderr: str
+    kind: str = "do"  # do | prepare | shared
+    done_file: str = ""
+    error_file: str = ""
+    break_file: str = ""
+    make_cwd: bool = False
+
+
+def build_script(commands: list[Command], carry_file: str, dump_env: bool,
+                 env: dict[str, str] | None = None, base_env: dict[str, str] | None = None) -> str:
+    """The subshell running `commands` in order, in environment `env` (given as its difference from
+    `base_env`, the shell's own); `dump_env` prints the final environment."""
+    q = shlex.quote
+    out = ["( exec 0</dev/null\n__caramel_mark() { printf '@caramel %s\\n' \"$*\"; }\n"]
+    if env is not None and base_env is not None:
+        out += [f"unset {name}\n" for name in base_env if name not in env and name.isidentifier()]
+        out += [f"export {name}={q(value)}\n" for name, value in env.items()
+                if base_env.get(name) != value and name.isidentifier()]
+    for i, cmd in enumerate(commands):
+        last = i == len(commands) - 1
+        if cmd.text:
+            if cmd.make_cwd:
+                out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
+            out.append(f"__caramel_mark B {i}\n")
+            if last:
+                # Nothing follows: no nested subshell needed. An `exit` here ends the script;
+                # bench then takes the script's exit code as this do's.
+                out.append(f"cd {q(cmd.cwd)} || exit 1\n{{ eval {q(cmd.text)}\n}} >>{q(cmd.stdout)} 2>>{q(cmd.stderr)}\n")
+            else:
+                # `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one.
+                out.append(f": >{q(carry_file)}\n( cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)} && export -p >{q(carry_file)}\n"
+                           f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)}\n")
+            out.append("__caramel_rc=$?\n")
+            if not last:
+                out.append(f"[ $__caramel_rc -ne 0 ] || . {q(carry_file)}\n")
+            out.append(f"__caramel_mark E {i} $__caramel_rc\n[ $__caramel_rc -eq 0 ] || exit $__caramel_rc\n")
+        out.append(_file_checks(i, cmd, dump_env))
+    if dump_env:
+        out.append(DUMP_ENV)
+    out.append("__caramel_mark END\n)\nprintf '@caramel EXIT %d\\n' $?\n")
+    return "".join(out)
+
+
+def _file_checks(i: int, cmd: Command, dump_env: bool) -> str:
+    """JUBE's order: note the break file, fail on the error file, wait for the done file, then break."""
+    q = shlex.quote
+    out = []
+    if cmd.break_file:
+        out.append(f"__caramel_b=0; [ ! -e {q(cmd.break_file)} ] || __caramel_b=1\n")
+    if cmd.error_file:
+        out.append(f"if [ -e {q(cmd.error_file)} ]; then __caramel_mark X {i}; exit 0; fi\n")
+    if cmd.done_file:
+        out.append(f"if [ ! -e {q(cmd.done_file)} ]; then {DUMP_ENV.strip()}; __caramel_mark W {i}; exit 0; fi\n")
+    if cmd.break_file:
+        dump = DUMP_ENV.strip() + "; " if dump_env else ""
+        out.append(f"if [ $__caramel_b = 1 ]; then {dump}__caramel_mark K {i}; exit 0; fi\n")
+    return "".join(out)
+
+
+@dataclass
+class Ran:
+    """A command that started: when, and how it ended (exit_code None: it never ended)."""
+
+    index: int
+    started: float
+    ended: float | None = None
+    exit_code: int | None = None
+
+
+@dataclass
+class Outcome:
+    """How a script ended.
+
+    status: done (all commands ran), failed, waiting (a done file is missing), break (a break
+    file was found: the workpackage is done), error_file (an error file was found: failed).
+    """
+
+    status: str
+    index: int | None = None
+    exit_code: int | None = None
+    ran: list[Ran] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    diagnostics: list[str] = field(default_factory=list)
+
+
+class Transcript:
+    """Reads a script's markers as they arrive (bytes in any chunks) and tells its outcome."""
+
+    def __init__(self, commands: list[Command]) -> None:
+        self.commands = commands
+        self.ran: list[Ran] = []
+        self.terminal: tuple[str, int] | None = None
+        self.finished = False
+        self.env_lines: list[str] | None = None
+        self.env: dict[str, str] | None = None
+        self.diagnostics: list[str] = []
+        self.exit_status: int | None = None  # the script's exit status, once its EXIT marker came
+        self._rest = b""
+
+    def feed(self, data: bytes, now: float) -> None:
+        data = self._rest + data
+        lines = data.split(b"\n")
+        self._rest = lines.pop()
+        for raw in lines:
+            if self.exit_status is not None:
+                break  # the script has ended; nothing after its EXIT marker belongs to it
+            self._line(raw.decode(errors="replace"), now)
+
+    def _line(self, line: str, now: float) -> None:
+        if self.env_lines is not None:
+            if line == f"{MARK} ENDENV":
+                self.env = parse_exports("\n".join(self.env_lines))
+                self.env_lines = None
+            else:
+                self.env_lines.append(line)
+            return
+        if not line.startswith(MARK + " "):
+            if line.strip():
+                self.diagnostics = (self.diagnostics + [line])[-5:]  # the shell's own complaints
+            return
+        parts = line.split()
+        kind = parts[1]
+        if kind == "B":
+            self.ran.append(Ran(int(parts[2]), now))
+        elif kind == "E" and self.ran:
+            self.ran[-1].ended = now
+            self.ran[-1].exit_code = int(parts[3])
+        elif kind in ("W", "K", "X"):
+            self.terminal = (kind, int(parts[2]))
+        elif kind == "ENV":
+            self.env_lines = []
+        elif kind == "END":
+            self.finished = True
+        elif kind == "EXIT":
+            self.exit_status = int(parts[2])
+
+    def close(self, returncode: int, now: float) -> Outcome:
+        """The outcome; `returncode` is the shell's if it died before the script's EXIT marker."""
+        if self._rest and self.exit_status is None:
+            self._line(self._rest.decode(errors="replace"), now)
+        self._rest = b""
+        if self.exit_status is not None:
+            returncode = self.exit_status
+        out = Outcome("done", ran=self.ran, env=self.env, diagnostics=self.diagnostics)
+        if self.terminal:
+            kind, index = self.terminal
+            out.status = {"W": "waiting", "K": "break", "X": "error_file"}[kind]
+            out.index = index
+            return out
+        if self.ran and self.ran[-1].exit_code not in (None, 0):
+            out.status, out.index, out.exit_code = "failed", self.ran[-1].index, self.ran[-1].exit_code
+            return out
+        if self.finished:
+            return out
+        # The script ended without END: the last do called `exit`, or the shell was killed.
+        if self.ran and self.ran[-1].exit_code is None:
+            last = self.ran[-1]
+            last.ended, last.exit_code = now, returncode
+            if returncode == 0 and last.index == len(self.commands) - 1:
+                # `exit 0` in the last do: it succeeded; check its files here, the script could not.
+                return check_files(self.commands[last.index], last.index, out)
+            out.status, out.index, out.exit_code = "failed", last.index, returncode
+            return out
+        out.status, out.exit_code = "failed", returncode if returncode else 1
+        return out
+
+
+def check_files(cmd: Command, index: int, out: Outcome) -> Outcome:
+    """The file checks of `_file_checks`, done by bench (for a do that ended its script)."""
+    broke = bool(cmd.break_file) and os.path.exists(cmd.break_file)
+    if cmd.error_file and os.path.exists(cmd.error_file):
+        out.status, out.index = "error_file", index
+    elif cmd.done_file and not os.path.exists(cmd.done_file):
+        out.status, out.index = "waiting", index
+    elif broke:
+        out.status, out.index = "break", index
+    return out
+
+
+def parse_exports(text: str) -> dict[str, str]:
+    """The variables of `export -p` output (dash: `export A='x'`; bash: `declare -x A="x"`)."""
+    env: dict[str, str] = {}
+    try:
+        tokens = shlex.split(text, posix=True)
+    except ValueError:
+        return env
+    for token in tokens:
+        if token in ("export", "declare") or token.startswith("-"):
+            continue
+        name, eq, value = token.partition("=")
+        if eq and name.isidentifier():
+            env[name] = value
+    return env
+
+
+def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
+    if outcome.index is None:
+        detail = f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""
+        return f"the shell ended unexpectedly (exit code {outcome.exit_code}){detail}"
+    cmd = commands[outcome.index]
+    code = outcome.exit_code
+    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
+    what = "do" if cmd.kind == "do" else f"{cmd.kind} do" if cmd.kind == "shared" else cmd.kind
+    reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.kind != "prepare" else f"prepare {how}: {cmd.text}"
+    tail = _tail(cmd.stderr)
+    return reason + (f"\n  stderr: {tail}" if tail else "")
+
+
+def _tail(path: str, lines: int = 3) -> str:
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 2048))
+            text = handle.read().decode(errors="replace")
+    except OSError:
+        return ""
+    return " | ".join(line for line in text.strip().splitlines()[-lines:])

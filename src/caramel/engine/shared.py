@@ -1,0 +1,111 @@
+"""Shared do's: run once per step, in the step's shared folder, when all its workpackages reached it.
+
+As JUBE does it: every workpackage of the step runs up to the shared do and waits; when all of
+them are there (and every workpackage of the steps it depends on is done), the shared do runs
+once, with the parameters of the last one to arrive minus its own `jube_wp_*` values, in
+`<run dir>/<step>_<shared name>`; then each workpackage goes on with its next do. A shared do
+that already ran (the step was partly removed and redone) is not run again.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import time
+from typing import TYPE_CHECKING
+
+from caramel.engine import materialise
+from caramel.engine.commands import command_for, cycle_texts, shared_texts
+from caramel.engine.script import failure_reason
+from caramel.engine.workdir import shared_folder, wp_paths
+from caramel.errors import CaramelError
+from caramel.state.store import WpRow
+
+if TYPE_CHECKING:
+    from caramel.engine.scheduler import Engine
+
+
+def depend_history(engine: Engine, step_name: str) -> set[str]:
+    seen: set[str] = set()
+    todo = list(engine.bench.steps[step_name].depend)
+    while todo:
+        name = todo.pop()
+        if name not in seen:
+            seen.add(name)
+            todo += engine.bench.steps[name].depend
+    return seen
+
+
+def run_barriers(engine: Engine, only: str | None = None) -> bool:
+    """Run the shared do's whose workpackages all arrived (of step `only`, or of all steps);
+    True when something moved."""
+    moved = False
+    for step_name, ids in engine.by_step.items():
+        if only is not None and step_name != only:
+            continue
+        at = [engine.wps[i] for i in ids if engine.wps[i].state == "waiting" and engine.wps[i].wait_kind == "shared"
+              and i not in engine.resume]
+        if not at:
+            continue
+        point = min((wp.cycle, wp.wait_op) for wp in at)
+        group = [wp for wp in at if (wp.cycle, wp.wait_op) == point]
+        members = {wp.id for wp in group}
+        if any(engine.wps[i].state != "done" for i in ids if i not in members):
+            continue  # not all there yet (or one failed: then the shared do cannot run)
+        if any(engine.wps[i].state != "done" for name in depend_history(engine, step_name)
+               for i in engine.by_step[name]):
+            continue
+        _run(engine, step_name, group, *point)
+        moved = True
+    return moved
+
+
+def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int) -> None:
+    step = engine.bench.steps[step_name]
+    store = engine.store
+    outcome = None
+    command = None
+    if store.shared_state(step_name, cycle, op) != "done":
+        trigger = max(group, key=lambda wp: (wp.wait_since or 0, wp.id))
+        texts = store.params(trigger.id)
+        try:
+            ctexts = shared_texts(cycle_texts(engine.bench, texts, cycle))
+            located = shared_folder(engine.info.run_dir, step, texts)
+            assert located is not None
+            folder = located[1]
+            os.makedirs(folder, exist_ok=True)
+            command = command_for(step.dos[op], op, cycle, ctexts, folder, kind="shared")
+        except CaramelError as exc:
+            with store.transaction():
+                for wp in group:
+                    engine.fail(wp, f"shared do {op + 1}: {exc}")
+            return
+        env = store.env(trigger.id) or dict(engine.base_env)
+        with store.transaction():
+            store.set_shared_state(step_name, cycle, op, "running")
+        outcome = engine.runner.run([command], env, os.path.join(folder, ".caramel_env"), dump_env=False)
+        paths = wp_paths(engine.info.run_dir, trigger.dirname, step, texts, engine.bench.home)
+        materialise.write_do_log(step, paths, texts, env, [command] if outcome.ran else [], shared=True)
+        rows = engine.command_rows(trigger, [command], outcome)
+        with store.transaction():
+            store.add_commands(rows)
+            if outcome.status in ("done", "break", "waiting"):
+                store.set_shared_state(step_name, cycle, op, "done")
+    with store.transaction():
+        for wp in group:
+            if outcome is None or outcome.status == "done":
+                engine.resume[wp.id] = (cycle, op + 1)
+                heapq.heappush(engine.heap, wp.id)
+            elif outcome.status == "break":
+                engine.mark_done(wp, [], store.env(wp.id) if step.export else None)
+            elif outcome.status == "waiting":
+                assert command is not None
+                engine.set_state(wp, "waiting", wait_kind="file", wait_since=time.time(), reason=f"waits for {command.done_file}",
+                            wait_files={"done": command.done_file, "error": command.error_file,
+                                        "break": command.break_file})
+            else:
+                assert command is not None
+                reason = (failure_reason(outcome, [command]) if outcome.status == "failed"
+                          else f"error file {command.error_file} found after the shared do")
+                engine.fail(wp, reason, outcome.exit_code)
+    engine.progress.update(dict(engine.counts))

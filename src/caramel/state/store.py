@@ -1,0 +1,294 @@
+"""The run state: one SQLite database per run, `<run dir>/caramel.db`.
+
+Every state change is one transaction (WAL journal), so after a crash the database still tells
+which workpackages are done; work folders are outputs, never the truth. The plan (workpackages,
+parents, final parameter texts) and the benchmark model are stored when the run starts, so
+`bench continue` never expands the benchmark again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from caramel.errors import RunError
+from caramel.spec.model import Benchmark
+
+DB_NAME = "caramel.db"
+SCHEMA_VERSION = 1
+STATES = ("open", "running", "waiting", "done", "failed", "cancelled")
+
+SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY, benchmark TEXT, file TEXT, home TEXT, run_dir TEXT, tags TEXT,
+    cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model BLOB);
+CREATE TABLE workpackages (
+    id INTEGER PRIMARY KEY, step TEXT NOT NULL, iteration INTEGER NOT NULL, parents TEXT NOT NULL,
+    dirname TEXT NOT NULL, params TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'open', reason TEXT NOT NULL DEFAULT '', exit_code INTEGER,
+    job_id TEXT NOT NULL DEFAULT '', attempt INTEGER NOT NULL DEFAULT 0, started REAL, ended REAL,
+    cycle INTEGER NOT NULL DEFAULT 0, wait_op INTEGER NOT NULL DEFAULT -1, wait_kind TEXT NOT NULL DEFAULT '',
+    wait_files TEXT NOT NULL DEFAULT '', wait_since REAL, env TEXT);
+CREATE TABLE commands (
+    id INTEGER PRIMARY KEY, wp INTEGER, attempt INTEGER, cycle INTEGER, op INTEGER, kind TEXT,
+    command TEXT, cwd TEXT, exit_code INTEGER, started REAL, ended REAL);
+CREATE INDEX commands_wp ON commands(wp);
+CREATE TABLE events (id INTEGER PRIMARY KEY, time REAL, wp INTEGER, kind TEXT, message TEXT);
+CREATE TABLE shared_ops (step TEXT, cycle INTEGER, op INTEGER, state TEXT, ended REAL,
+    PRIMARY KEY (step, cycle, op));
+"""
+
+
+@dataclass
+class RunInfo:
+    """What a run is: which benchmark, from which file and folder, with which settings."""
+
+    run_id: int
+    benchmark: str
+    file: str
+    home: str
+    run_dir: str
+    tags: list[str] = field(default_factory=list)
+    cwd: str = ""
+    created: float = 0.0
+    settings: dict = field(default_factory=dict)
+    version: str = ""
+
+
+@dataclass
+class WpRow:
+    """A workpackage's scheduling state (its parameters and environment are read on demand)."""
+
+    id: int
+    step: str
+    iteration: int
+    parents: tuple[int, ...]
+    dirname: str
+    state: str = "open"
+    reason: str = ""
+    exit_code: int | None = None
+    job_id: str = ""
+    attempt: int = 0
+    started: float | None = None
+    ended: float | None = None
+    cycle: int = 0
+    wait_op: int = -1
+    wait_kind: str = ""  # "file" (done file of an asynchronous do) or "shared" (a shared do's barrier)
+    wait_files: dict = field(default_factory=dict)
+    wait_since: float | None = None
+
+
+@dataclass
+class CommandRow:
+    wp: int | None
+    attempt: int
+    cycle: int
+    op: int
+    kind: str
+    command: str
+    cwd: str
+    exit_code: int | None
+    started: float | None
+    ended: float | None
+
+
+_WP_COLUMNS = ("id, step, iteration, parents, dirname, state, reason, exit_code, job_id, attempt, started, "
+               "ended, cycle, wait_op, wait_kind, wait_files, wait_since")
+_UPDATABLE = {"state", "reason", "exit_code", "job_id", "attempt", "started", "ended", "cycle", "wait_op",
+              "wait_kind", "wait_files", "wait_since", "env"}
+
+
+def db_path(run_dir: str) -> str:
+    return os.path.join(run_dir, DB_NAME)
+
+
+def is_run_dir(path: str) -> bool:
+    return os.path.isfile(db_path(path))
+
+
+class Store:
+    """Access to one run's database. Writes happen inside `with store.transaction():`."""
+
+    def __init__(self, path: str, readonly: bool = False) -> None:
+        self.path = path
+        try:
+            if readonly:
+                self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
+                                          check_same_thread=False)
+            else:
+                self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA busy_timeout=10000")
+            if not readonly:
+                # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
+                # loss of the machine), without an fsync per state change.
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as exc:
+            raise RunError(f"cannot open the run state {path}: {exc}") from None
+        self._depth = 0
+
+    # --- creation ---------------------------------------------------------------------------
+    @classmethod
+    def create(cls, run_dir: str, info: RunInfo, model: object, rows: Iterable[tuple]) -> Store:
+        """A new database holding the run, its model and its workpackages (id, step, iteration,
+        parents, dirname, params dict). Written under a temporary name and renamed when complete:
+        `caramel.db` exists only once the whole plan is in it."""
+        path = db_path(run_dir)
+        tmp = path + ".new"
+        for leftover in (tmp, tmp + "-journal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+        db = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            db.execute("BEGIN")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(
+                "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (info.run_id, info.benchmark, info.file, info.home, info.run_dir, json.dumps(info.tags),
+                 info.cwd, info.created or time.time(), json.dumps(info.settings), info.version, SCHEMA_VERSION,
+                 pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)))
+            db.executemany(
+                "INSERT INTO workpackages (id, step, iteration, parents, dirname, params) VALUES (?,?,?,?,?,?)",
+                ((wp_id, step, it, ",".join(map(str, parents)), dirname, json.dumps(params))
+                 for wp_id, step, it, parents, dirname, params in rows))
+            db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
+                       (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"))
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        os.rename(tmp, path)
+        return cls(path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic change (nested uses join the outer transaction)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self.db.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        self.db.execute("COMMIT")
+
+    # --- the run -----------------------------------------------------------------------------
+    def info(self) -> RunInfo:
+        try:
+            row = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
+                                  "version FROM runs").fetchone()
+        except sqlite3.Error as exc:
+            raise RunError(f"{self.path} is not a caramel run state: {exc}") from None
+        if row is None:
+            raise RunError(f"{self.path} holds no run")
+        return RunInfo(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7],
+                       json.loads(row[8]), row[9])
+
+    def model(self) -> Benchmark:
+        """The benchmark model stored at run start (never re-read from the file)."""
+        blob = self.db.execute("SELECT model FROM runs").fetchone()[0]
+        try:
+            return pickle.loads(blob)
+        except Exception as exc:  # a model pickled by another caramel version
+            raise RunError(f"the run state {self.path} was written by another caramel version: {exc}",
+                           hint="finish it with the caramel version that started it") from None
+
+    def update_settings(self, settings: dict) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE runs SET settings=?", (json.dumps(settings),))
+
+    # --- workpackages -------------------------------------------------------------------------
+    def workpackages(self) -> list[WpRow]:
+        out = []
+        for r in self.db.execute(f"SELECT {_WP_COLUMNS} FROM workpackages ORDER BY id"):
+            parents = tuple(int(p) for p in r[3].split(",")) if r[3] else ()
+            out.append(WpRow(r[0], r[1], r[2], parents, r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
+                             r[13], r[14], json.loads(r[15]) if r[15] else {}, r[16]))
+        return out
+
+    def params(self, wp_id: int) -> dict[str, str]:
+        row = self.db.execute("SELECT params FROM workpackages WHERE id=?", (wp_id,)).fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def env(self, wp_id: int) -> dict[str, str] | None:
+        row = self.db.execute("SELECT env FROM workpackages WHERE id=?", (wp_id,)).fetchone()
+        return json.loads(row[0]) if row and row[0] else None
+
+    def update(self, wp_id: int, **fields) -> None:
+        """Change columns of one workpackage (call inside a transaction)."""
+        bad = set(fields) - _UPDATABLE
+        if bad:
+            raise ValueError(f"not updatable: {bad}")
+        values = []
+        for name, value in fields.items():
+            if name == "env":
+                value = json.dumps(value) if value is not None else None
+            elif name == "wait_files":
+                value = json.dumps(value) if value else ""
+            values.append(value)
+        sets = ", ".join(f"{name}=?" for name in fields)
+        self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
+
+    def event(self, wp_id: int | None, kind: str, message: str = "") -> None:
+        self.db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
+                        (time.time(), wp_id, kind, message))
+
+    def add_commands(self, rows: Iterable[CommandRow]) -> None:
+        self.db.executemany(
+            "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?)",
+            ((r.wp, r.attempt, r.cycle, r.op, r.kind, r.command, r.cwd, r.exit_code, r.started, r.ended)
+             for r in rows))
+
+    def commands(self, wp_id: int | None = None) -> list[CommandRow]:
+        query = "SELECT wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended FROM commands"
+        args: tuple = ()
+        if wp_id is not None:
+            query += " WHERE wp=?"
+            args = (wp_id,)
+        return [CommandRow(*r) for r in self.db.execute(query + " ORDER BY id", args)]
+
+    def events(self, wp_id: int | None = None) -> list[tuple]:
+        query = "SELECT time, wp, kind, message FROM events"
+        if wp_id is not None:
+            return list(self.db.execute(query + " WHERE wp=? ORDER BY id", (wp_id,)))
+        return list(self.db.execute(query + " ORDER BY id"))
+
+    # --- shared operations ----------------------------------------------------------------------
+    def shared_state(self, step: str, cycle: int, op: int) -> str:
+        row = self.db.execute("SELECT state FROM shared_ops WHERE step=? AND cycle=? AND op=?",
+                              (step, cycle, op)).fetchone()
+        return row[0] if row else ""
+
+    def set_shared_state(self, step: str, cycle: int, op: int, state: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO shared_ops VALUES (?,?,?,?,?)", (step, cycle, op, state, time.time()))
+
+    def clear_shared(self, step: str) -> None:
+        self.db.execute("DELETE FROM shared_ops WHERE step=?", (step,))
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{step: {state: count}} in step order of first appearance."""
+        out: dict[str, dict[str, int]] = {}
+        for step, state, n in self.db.execute(
+                "SELECT step, state, count(*) FROM workpackages GROUP BY step, state ORDER BY min(id)"):
+            out.setdefault(step, {})[state] = n
+        return out

@@ -1,0 +1,54 @@
+"""Helpers for end-to-end tests: the real `bench` command on caramel's own benchmark files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+SKIP = {"caramel.db", "caramel.db-wal", "caramel.db-shm", "caramel.lock"}
+
+
+def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """The environment for bench: its own registry of recent runs, no JUBE settings from outside."""
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
+    out["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
+    return out
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    """A copy of tests/e2e/data to run in (runs are created next to the benchmark files)."""
+    target = tmp_path / "bench"
+    shutil.copytree(DATA, target, ignore=shutil.ignore_patterns("expected", "runs"))
+    return target
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """Every file under `folder` (links as `-> target`), the folder itself written <ROOT>."""
+    out: dict[str, str] = {}
+    root = str(folder.parent)
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in sorted(dirnames + filenames):
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, folder)
+            if name in SKIP:
+                continue
+            if os.path.islink(full):
+                out[rel] = "-> " + os.readlink(full).replace(root, "<ROOT>")
+                if name in dirnames:
+                    dirnames.remove(name)
+            elif os.path.isfile(full):
+                out[rel] = Path(full).read_text(errors="replace").replace(root, "<ROOT>")
+    return dict(sorted(out.items()))

@@ -1,0 +1,52 @@
+"""Two `bench` on one run at once: the second says the run is busy (or waits with --wait); the
+state stays consistent and every workpackage runs once."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from tests.e2e.conftest import bench
+
+SLOW = """<?xml version="1.0" encoding="UTF-8"?>
+<jube>
+  <benchmark name="slow" outpath="runs">
+    <parameterset name="p"><parameter name="n" type="int">1,2,3,4</parameter></parameterset>
+    <step name="submit">
+      <use>p</use>
+      <do done_file="ready">echo submitted</do>
+      <do>sleep 0.2; echo "$jube_wp_id" >> $jube_benchmark_home/counter.txt</do>
+    </step>
+  </benchmark>
+</jube>
+"""
+
+
+def test_two_continues_at_once(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "slow.xml").write_text(SLOW)
+    assert bench("run", "slow.xml", cwd=tmp_path, env=env).returncode == 0
+    for work in (tmp_path / "runs" / "000000").glob("*/work"):
+        (work / "ready").touch()
+    cmd = [sys.executable, "-m", "caramel", "continue", "-i", "last"]
+    first = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    lock = tmp_path / "runs" / "000000" / "caramel.lock"
+    deadline = time.monotonic() + 20
+    while f"pid {first.pid}" not in (lock.read_text() if lock.exists() else ""):  # first holds the run
+        assert time.monotonic() < deadline and first.poll() is None
+        time.sleep(0.02)
+    second = bench("continue", "-i", "last", cwd=tmp_path, env=env)
+    third = subprocess.Popen(cmd + ["--wait", "30"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    out, err = first.communicate(timeout=30)
+    assert first.returncode == 0, out + err
+    assert second.returncode == 2 and "is busy" in second.stderr and f"pid {first.pid}" in second.stderr
+    out, err = third.communicate(timeout=30)
+    assert third.returncode == 0 and "4 done" in out  # it waited, then found nothing left to do
+    counts = Counter((tmp_path / "counter.txt").read_text().split())
+    assert counts == {"0": 1, "1": 1, "2": 1, "3": 1}
+    doc = json.loads(bench("status", "--format", "json", cwd=tmp_path, env=env).stdout)
+    assert [(wp["state"], wp["attempt"]) for wp in doc["workpackages"]] == [("done", 1)] * 4

@@ -1,0 +1,76 @@
+"""The run store, the lock and the registry of recent runs."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from caramel.errors import RunError
+from caramel.state import registry
+from caramel.state.lock import RunLock
+from caramel.state.store import CommandRow, RunInfo, Store, db_path
+
+
+def make(tmp_path: Path, n: int = 3) -> Store:
+    rows = [(i, "s", 0, [i - 1] if i else [], f"{i:06d}_s", {"x": str(i)}) for i in range(n)]
+    return Store.create(str(tmp_path), RunInfo(0, "b", "f.xml", str(tmp_path), str(tmp_path), ["t"]), {"m": 1}, rows)
+
+
+def test_create_then_read_back(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    assert [(w.id, w.parents, w.state) for w in store.workpackages()] == [(0, (), "open"), (1, (0,), "open"),
+                                                                          (2, (1,), "open")]
+    assert store.params(2) == {"x": "2"} and store.model() == {"m": 1} and store.info().tags == ["t"]
+    assert not os.path.exists(db_path(str(tmp_path)) + ".new")
+
+
+def test_a_failed_transaction_changes_nothing(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    with pytest.raises(ZeroDivisionError), store.transaction():
+        store.update(0, state="done", env={"A": "1"})
+        store.add_commands([CommandRow(0, 1, 0, 0, "do", "echo", "/", 0, 1.0, 2.0)])
+        raise ZeroDivisionError
+    assert store.workpackages()[0].state == "open" and store.commands() == [] and store.env(0) is None
+    with store.transaction():
+        store.update(0, state="done", env={"A": "1"}, wait_files={"done": "x"})
+    other = Store(db_path(str(tmp_path)), readonly=True)  # another process's view
+    assert other.workpackages()[0].state == "done" and other.env(0) == {"A": "1"}
+    assert other.counts() == {"s": {"done": 1, "open": 2}}
+
+
+def test_not_a_run(tmp_path: Path) -> None:
+    sqlite3.connect(tmp_path / "caramel.db").close()
+    with pytest.raises(RunError, match="not a caramel run state"):
+        Store(str(tmp_path / "caramel.db")).info()
+
+
+def test_lock_is_exclusive_and_released(tmp_path: Path) -> None:
+    with RunLock(str(tmp_path)):
+        with pytest.raises(RunError, match=f"busy: another bench \\(pid {os.getpid()}\\)"):
+            RunLock(str(tmp_path), wait=0.2).acquire()
+    with RunLock(str(tmp_path)):
+        pass
+
+
+def test_registry_resolves_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CARAMEL_DATA_DIR", str(tmp_path / "data"))
+    out = tmp_path / "here" / "out"
+    for i in (0, 1):
+        (out / f"{i:06d}").mkdir(parents=True)
+        make(out / f"{i:06d}")
+    here = str(tmp_path / "here")
+    assert registry.resolve(str(out), None) == str(out / "000001")  # an outpath: its last run
+    assert registry.resolve(str(out), "0") == str(out / "000000")
+    assert registry.resolve(str(out / "000000"), None) == str(out / "000000")
+    assert registry.resolve(None, "last", cwd=here) in (str(out / "000000"), str(out / "000001"))  # found below
+    registry.remember(str(out / "000000"), here, "b", 0)
+    assert registry.resolve(None, "last", cwd=here) == str(out / "000000")  # the registry knows better
+    with pytest.raises(RunError, match="no run 5"):
+        registry.resolve(None, "5", cwd=here)
+    with pytest.raises(RunError, match="not a run id"):
+        registry.resolve(None, "x", cwd=here)
+    with pytest.raises(RunError, match="no run was started"):
+        registry.resolve(None, None, cwd=str(tmp_path / "data"))
