@@ -21,19 +21,9 @@ import sys
 import tempfile
 import time
 
+from spaces import factors  # perf/spaces.py, beside this file
+
 JUBE = os.environ.get("JUBE", "/tmp/jube-parity/jube-venv/bin/jube")
-
-
-def factors(n: int) -> tuple[int, int, int]:
-    """Three sizes whose product is n, as close to a cube as divisors allow."""
-    best = (n, 1, 1)
-    for a in range(1, n + 1):
-        if n % a:
-            continue
-        for b in range(1, n // a + 1):
-            if (n // a) % b == 0 and max(a, b, n // a // b) < max(best):
-                best = (a, b, n // a // b)
-    return best
 
 
 def write_benchmark(folder: str, n: int) -> str:

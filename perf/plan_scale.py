@@ -17,19 +17,7 @@ import sys
 import tempfile
 import time
 
-
-def factors(n: int) -> tuple[int, int, int]:
-    """Three sizes whose product is n (as close to a cube as divisors allow)."""
-    best = (n, 1, 1)
-    for a in range(1, n + 1):
-        if n % a:
-            continue
-        for b in range(1, n // a + 1):
-            if (n // a) % b == 0:
-                c = n // a // b
-                if max(a, b, c) < max(best):
-                    best = (a, b, c)
-    return best
+from spaces import factors  # perf/spaces.py, beside this file
 
 
 def write_benchmark(folder: str, n: int) -> str:
