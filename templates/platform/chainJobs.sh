@@ -1,17 +1,33 @@
 #!/usr/bin/env bash
-# Submit a job that starts only after the previous job of the same shared folder ended.
-#   chainJobs.sh SUBMIT_CMD NEEDS_SUBMIT JOB_INFO_FILE SCRIPT
-# The id of the job submitted last is kept in JOB_INFO_FILE.
-submit_cmd=$1
-needs_submit=$2
-info_file=$3
-script=$4
-previous=""
-[ -s "$info_file" ] && previous=$(cat "$info_file")
-if [ -n "$previous" ]; then
-    out=$($submit_cmd --dependency=afterany:"$previous" "$script")
-elif [ "$needs_submit" = "true" ] || [ -z "$previous" ]; then
-    out=$($submit_cmd "$script")
+# caramel: submit a SLURM job that waits for the job submitted before it from the same shared folder.
+#
+#   chainJobs.sh JOBID_FILE SBATCH_ARGS...     e.g. (in a shared do)  $chainjob_script $shared_job_info $submit_script
+#
+# JOBID_FILE holds the id of the previous job of the chain (first line); when it exists the new job gets
+# --dependency=afterany:<that id>. Afterwards the new job's id (the last word sbatch printed) replaces it.
+# Prints the sbatch command and, after "RETURN: ", what sbatch answered; sbatch's exit code is kept.
+
+if (( $# < 2 )); then
+    echo "$0: needs a job-id file and the sbatch arguments (got $# arguments)" >&2
+    exit 1
 fi
-echo "$out"
-echo "$out" | grep -oE '[0-9]+' | tail -n 1 > "$info_file"
+
+id_file=$1
+shift
+
+cmd=(sbatch)
+if [[ -f $id_file ]]; then
+    read -r previous < "$id_file"
+    cmd+=("--dependency=afterany:${previous}")
+fi
+# the remaining arguments are passed word by word, as the caller's shell split them
+cmd+=("$@")
+
+echo "${cmd[*]}"
+answer=$("${cmd[@]}")
+status=$?
+(( status == 0 )) || exit "$status"
+
+echo "RETURN: $answer"
+echo "${answer##* }" > "$id_file"
+exit 0
