@@ -1,0 +1,165 @@
+"""The notebook API: a run's results as a pandas DataFrame.
+
+    import caramel
+    df = caramel.results("bench_run/000003")            # every value of every row
+    df = caramel.results("bench_run", table="result")   # one <table>: its columns, titles, sort, filter
+    df.attrs["units"]                                     # {"runtime": "s", ...}
+
+Columns are typed: int parameters and patterns become nullable Int64, floats float64, the rest
+strings (object); missing values are NA/NaN, never "". Every row has `status` (done, failed,
+open, ... as in `bench result`) and `workpackage` (the id of the row's last workpackage), so a failed
+run never looks like a success in a plot.
+"""
+
+from __future__ import annotations
+
+import os
+
+from caramel.analyse.inputs import AnalysisInput, from_run, param_type
+from caramel.report.dataset import STATUS, Row, build_rows, units
+from caramel.report.results import analyse_for, produce
+
+
+def results(run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False):
+    """The results of the run in `run_dir` (a run folder, or an outpath with `run_id`, default the last).
+
+    With `table`, the columns of that `<table>` (or `<database>`) in its order, named by their
+    titles, sorted and filtered as the table is; values keep their type (no `format=`). Without it,
+    all values of every row: analysed values, statistics, and parameters (also as `name_<step>`).
+    """
+    import pandas as pd
+
+    from caramel.state.registry import resolve
+
+    run = resolve(run_dir, None if run_id is None else str(run_id))
+    inp = from_run(run)
+    if table is not None:
+        return _table_frame(pd, inp, table, reanalyse)
+    analysed = analyse_for(inp, use_cache=not reanalyse)
+    uses: list[str] = []
+    for result in inp.benchmark.results:
+        uses += [u for u in result.uses if u not in uses]
+    if not uses:
+        uses = list(analysed)
+    rows: list[Row] = build_rows(inp, analysed, uses)
+    records = []
+    columns: list[str] = []
+    seen: set[str] = set()
+    for row in rows:
+        record = row.as_dict()
+        record[STATUS] = row.status
+        record["workpackage"] = row.leaf.id
+        for name in record:
+            if name not in seen:
+                seen.add(name)
+                columns.append(name)
+        records.append(record)
+    patterns = _patterns(inp, uses)
+    kinds = {c: _kind(inp, c, patterns) for c in columns}
+    frame = _frame(pd, records, columns, kinds)
+    frame.attrs["units"] = units(inp, analysed, uses, columns)
+    frame.attrs["run_dir"] = inp.run_dir
+    return frame
+
+
+def _table_frame(pd, inp: AnalysisInput, table: str, reanalyse: bool):
+    """One table's columns (named by their titles; caramel's status column left to `status`)."""
+    (made,) = produce(inp, [table], use_cache=not reanalyse).made
+    data = made.data
+    shown = [i for i, k in enumerate(data.keys) if k.name != STATUS]
+    columns = [data.keys[i].title or data.keys[i].name for i in shown]
+    records = []
+    for vals, status, leaf in zip(data.values, data.statuses, data.leaves, strict=True):
+        record = {column: vals[i] for column, i in zip(columns, shown, strict=True)}
+        record[STATUS] = status
+        record["workpackage"] = leaf
+        records.append(record)
+    patterns = _patterns(inp, made.result.uses)
+    kinds = {column: _kind(inp, data.keys[i].name, patterns) for column, i in zip(columns, shown, strict=True)}
+    frame = _frame(pd, records, columns + [STATUS, "workpackage"], kinds)
+    frame.attrs["units"] = {column: data.keys[i].unit for column, i in zip(columns, shown, strict=True)
+                            if data.keys[i].unit}
+    frame.attrs["run_dir"] = inp.run_dir
+    return frame
+
+
+def _patterns(inp: AnalysisInput, uses: list[str]) -> dict:
+    bench = inp.benchmark
+    out = {}
+    for name in uses:
+        analyser = bench.analysers.get(name)
+        if analyser is None:
+            continue
+        sets = list(analyser.uses) + [u for a in analyser.analyses for f in a.files for u in f.uses]
+        for set_name in sets:
+            for p in bench.patternsets[set_name].patterns if set_name in bench.patternsets else []:
+                out[p.name] = p
+    return out
+
+
+_FLOAT_STATS = ("avg", "std")
+_SAME_STATS = ("first", "last", "min", "max", "sum")
+
+
+def _kind(inp: AnalysisInput, name: str, patterns: dict) -> str:
+    """The declared type behind a column: a pattern's type (and its statistics'), else a parameter's."""
+    if name in (STATUS, "jube_res_analyser"):
+        return "string"
+    if name == "workpackage":
+        return "int"
+    if name in patterns:
+        return _ptype(patterns[name])
+    for stat in _FLOAT_STATS + _SAME_STATS + ("cnt", "sum2"):
+        if name.endswith("_" + stat) and name[:-len(stat) - 1] in patterns:
+            base = _ptype(patterns[name[:-len(stat) - 1]])
+            if stat == "cnt":
+                return "int"
+            return "float" if stat in _FLOAT_STATS and base != "string" else base
+    types = inp.param_types()
+    if name in types or name.startswith("jube_"):
+        return param_type(types, name)
+    for wp_step in inp.benchmark.steps:  # name_<step>
+        suffix = "_" + wp_step
+        if name.endswith(suffix) and name[:-len(suffix)] in types:
+            return param_type(types, name[:-len(suffix)])
+    return "auto"
+
+
+def _ptype(pattern) -> str:
+    return pattern.type if pattern.type in ("int", "float") else "string"
+
+
+def _frame(pd, records: list[dict], columns: list[str], kinds: dict[str, str]):
+    frame = pd.DataFrame.from_records(records, columns=columns) if records else pd.DataFrame(columns=columns)
+    for column in columns:
+        kind = kinds.get(column, "auto")
+        try:
+            if kind == "int":
+                frame[column] = pd.array([_int_or_na(v) for v in frame[column]], dtype="Int64")
+            elif kind == "float":
+                frame[column] = pd.to_numeric(frame[column], errors="raise").astype("float64")
+            elif kind == "string":
+                frame[column] = frame[column].astype(object).where(frame[column].notna(), None)
+        except (TypeError, ValueError):
+            pass  # a value that is not of the declared type: keep the column as it came
+    return frame
+
+
+def _int_or_na(value):
+    import math
+
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int):
+        return value
+    raise ValueError(value)
+
+
+__all__ = ["results"]
+
+if __name__ == "__main__":  # pragma: no cover - quick look from a shell
+    import sys
+
+    print(results(sys.argv[1] if len(sys.argv) > 1 else os.getcwd()).to_string())

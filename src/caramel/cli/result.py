@@ -1,0 +1,96 @@
+"""`bench result [DIR] [-i ID|last] [--style S] [-o FILE] [--only NAME]`: the run's result tables.
+
+Analyses what changed since the last call (analysed values are kept per workpackage in the run's
+analyse.db), then prints every `<table>` of the benchmark and writes every `<database>`, as
+`jube result` does; each table is also written to `<run dir>/result/<name>.dat`. `-a` (JUBE's
+"analyse first") is accepted: caramel always analyses what is not analysed yet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from caramel.cli.common import add_run_args, resolve_run
+
+STYLES = ("csv", "pretty", "aligned", "markdown", "json")  # caramel.report.table.STYLES (not imported: startup)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("result", help="analyse the run's logs and print its result tables")
+    add_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_run_args(parser)
+    parser.add_argument("--style", "-s", choices=STYLES, default=None,
+                        help="output style for every table (default: each table's own style)")
+    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the tables to FILE")
+    parser.add_argument("--only", "--table", nargs="+", action="extend", default=None, metavar="NAME",
+                        help="only these tables or databases")
+    parser.add_argument("-a", "--analyse", action="store_true",
+                        help="accepted for JUBE users: the analysis always runs on what changed")
+    parser.add_argument("--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls")
+    parser.add_argument("--no-files", action="store_true", help="do not write result/<table>.dat files")
+
+
+def run(args: argparse.Namespace) -> int:
+    from caramel.analyse import from_run
+    from caramel.report.database import write_database
+    from caramel.report.results import produce, result_dir
+    from caramel.report.table import clashes, render, table_dict
+
+    run_dir = resolve_run(args)
+    inp = from_run(run_dir)
+    produced = produce(inp, args.only, use_cache=not args.reanalyse)
+    made = produced.made
+    for line in produced.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    if not made:
+        print(f"benchmark '{inp.benchmark.name}' defines no result table", file=sys.stderr)
+        return 0
+    chunks: list[str] = []
+    documents: list[dict] = []
+    for item in made:
+        folder = result_dir(inp, item.result)
+        if item.table.kind == "database":
+            path = write_database(item.table, item.data, os.path.join(folder, f"{item.table.name}.dat"))
+            print(f"database {item.table.name} of run {os.path.basename(run_dir)}: {path}", file=sys.stderr)
+            continue
+        style = args.style or item.data.style
+        if style == "json":
+            documents.append(table_dict(item.data))
+            text = json.dumps(table_dict(item.data), indent=1) + "\n"
+        else:
+            text = render(item.data, style)
+            chunks.append(text)
+            bad = clashes(item.data) if style in ("csv", "aligned") else []
+            if bad:
+                print(f"warning: table '{item.table.name}': cells of {', '.join(bad)} contain the separator "
+                      f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; read the table "
+                      "with --style json, or give the table another separator=", file=sys.stderr)
+        if not args.no_files:
+            _write_quietly(os.path.join(folder, f"{item.table.name}.dat"), text)
+    if documents:
+        output = json.dumps(documents if len(documents) > 1 else documents[0], indent=1) + "\n"
+    else:
+        output = "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
+    if args.output:
+        with open(args.output, "w") as handle:
+            handle.write(output)
+    elif output:
+        sys.stdout.write(output)
+    return 0
+
+
+def _write_quietly(path: str, text: str) -> None:
+    """Result files are a convenience (JUBE writes them too): a read-only run folder is no error."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as handle:
+            handle.write(text)
+    except OSError:
+        pass

@@ -1,0 +1,179 @@
+"""From a run to its filled result tables: what `bench result` and `caramel.results()` share.
+
+    made = make_results(inp)                  # every <table>/<database> of the benchmark, in file order
+    for item in made: print(render(item.data))
+
+Only the analysers the results use are run; each keeps its values in the run's analyse.db, so a
+second call reads only what changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from dataclasses import dataclass
+
+from caramel import __version__
+from caramel.analyse import AnalyserResult, AnalysisCache, AnalysisInput, analyse_all
+from caramel.analyse.analyser import Prepared, prepare, run
+from caramel.analyse.inputs import AnalyseError
+from caramel.errors import did_you_mean
+from caramel.report.dataset import Row, build_rows, units
+from caramel.report.table import TableData, make_table
+from caramel.spec.model import Result, Table
+
+
+@dataclass
+class Made:
+    result: Result
+    table: Table
+    data: TableData
+
+
+def table_names(inp: AnalysisInput) -> list[str]:
+    return [t.name for r in inp.benchmark.results for t in r.tables]
+
+
+def check_uses(inp: AnalysisInput) -> None:
+    for result in inp.benchmark.results:
+        for name in result.uses:
+            if name not in inp.benchmark.analysers:
+                raise AnalyseError(f"<result> uses analyser '{name}', which is not defined", result.where,
+                                   hint=did_you_mean(name, inp.benchmark.analysers) or
+                                   "analysers: " + (", ".join(inp.benchmark.analysers) or "none"))
+
+
+def analyser_names(inp: AnalysisInput, only: list[str] | None = None) -> list[str]:
+    """The analysers the selected results use (all analysers when the benchmark has no result)."""
+    check_uses(inp)
+    if not inp.benchmark.results:
+        return list(inp.benchmark.analysers)
+    names: list[str] = []
+    for result in inp.benchmark.results:
+        if only is not None and not any(t.name in only for t in result.tables):
+            continue
+        names += [n for n in result.uses if n not in names]
+    return names
+
+
+def analyse_for(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> dict[str, AnalyserResult]:
+    """Run the analysers the selected results use."""
+    return analyse_all(inp, analyser_names(inp, only), use_cache)
+
+
+@dataclass
+class Produced:
+    made: list[Made]
+    warnings: list[str]
+    scanned: int  # result groups analysed by this call
+    reused: int  # result groups whose analysed values were kept
+    from_cache: bool  # the finished tables were kept: nothing changed since they were made
+
+
+def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> Produced:
+    """The selected tables of the run, analysing only what changed; an unchanged run is answered
+    from the tables kept by the last call (the key covers definitions, files and states)."""
+    _check_only(inp, only)
+    prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
+    cache = AnalysisCache(inp.cache_path if use_cache else None)
+    try:
+        key = _key(inp, prepared, only)
+        kept = cache.load_tables(key)
+        if kept is not None:
+            made, notes = kept
+            return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True)
+        analysed = {p.name: run(p, cache) for p in prepared}
+        made = make_results(inp, only, analysed=analysed)
+        notes = warnings(analysed)
+        cache.store_tables(key, (made, notes))
+        return Produced(made, notes, sum(a.scanned for a in analysed.values()),
+                        sum(a.reused for a in analysed.values()), False)
+    finally:
+        cache.close()
+
+
+def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
+    digest = hashlib.sha1()
+    digest.update(repr((__version__, inp.run_dir, only, inp.benchmark.results, [p.config for p in prepared],
+                        [(p.name, len(p.plans)) for p in prepared], sorted(inp.param_types().items()),
+                        sorted(inp.param_units().items()))).encode())
+    for p in prepared:
+        for _members, signature, _reads in p.plans:
+            digest.update(signature)
+    digest.update(repr([(wp.id, wp.state, wp.reason) for wp in inp.workpackages]).encode())
+    return digest.hexdigest()
+
+
+def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
+    if not only:
+        return
+    known = table_names(inp)
+    for name in only:
+        if name not in known:
+            raise AnalyseError(f"no table or database named '{name}' in benchmark '{inp.benchmark.name}'",
+                               hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"))
+
+
+def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True,
+                 analysed: dict[str, AnalyserResult] | None = None) -> list[Made]:
+    _check_only(inp, only)
+    if analysed is None:
+        analysed = analyse_for(inp, only, use_cache)
+    made: list[Made] = []
+    for result in inp.benchmark.results:
+        base_rows: list[Row] | None = None
+        for table in result.tables:
+            if only is not None and table.name not in only:
+                continue
+            if table.kind == "syslog":
+                print(f"warning: <syslog name=\"{table.name}\"> is not supported by caramel; skipped",
+                      file=sys.stderr)
+                continue
+            if table.filter:
+                rows = build_rows(inp, analysed, result.uses, table.filter, table.where)
+            else:
+                if base_rows is None:
+                    base_rows = build_rows(inp, analysed, result.uses)
+                rows = list(base_rows)
+            names = [c.name for c in table.columns]
+            data = make_table(table, rows, units(inp, analysed, result.uses, names))
+            made.append(Made(result, table, data))
+    return made
+
+
+def result_dir(inp: AnalysisInput, result: Result) -> str:
+    """JUBE's place for result files: <run dir>/result, or result_dir=/<run id> next to the file."""
+    if not result.result_dir:
+        return os.path.join(inp.run_dir, "result")
+    folder = os.path.expandvars(os.path.expanduser(result.result_dir))
+    run_id = os.path.basename(inp.run_dir.rstrip("/"))
+    return os.path.join(inp.benchmark.home, folder, run_id)
+
+
+def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
+    """What the analysis could not do, once per pattern: derived patterns that failed with all their
+    inputs present, and matches that are not of the pattern's type."""
+    out: list[str] = []
+    for result in analysed.values():
+        failed: dict[str, list] = {}
+        dropped: dict[str, list] = {}
+        for group in result.groups.values():
+            for problem in group.problems:
+                failed.setdefault(problem.pattern.name, []).append(problem)
+            for name, (count, first) in group.dropped.items():
+                entry = dropped.setdefault(name, [0, first, 0])
+                entry[0] += count
+                entry[2] += 1
+        for name, problems in list(failed.items())[:limit]:
+            p = problems[0]
+            more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
+            out.append(f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression {p.expression!r} failed "
+                       f"for workpackage {p.wp_id}: {p.message}{more}; its value is nan")
+        for name, (count, first, groups) in list(dropped.items())[:limit]:
+            pattern = result.patterns.get(name)
+            where = f"{pattern.where}: " if pattern is not None else ""
+            kind = pattern.type if pattern is not None else "?"
+            out.append(f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are not a {kind} "
+                       f"(first: {first!r}) and were left out")
+    return out

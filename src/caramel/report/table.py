@@ -1,0 +1,244 @@
+"""Result tables: columns, units, sorting and formatting as JUBE does them, and the output styles.
+
+    data = make_table(table, rows, units)      # a <table> (or <database>) of the benchmark, filled
+    text = render(data, style="csv")           # csv | pretty | aligned | markdown | json
+
+JUBE's rules kept here: a column shows `title` (else the name) followed by `[unit]` when the pattern
+or parameter has a unit; `format` is a Python format spec (`.2f`); a row in which none of the
+columns exists is left out; `sort` orders by typed values, a sort key that does not exist is
+ignored (JUBE's CompType: comparing with a missing value is never "less"). caramel adds the
+`status` column when a row is not simply done, so a failed or unfinished workpackage never looks
+like a success.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+
+from caramel.report.dataset import MISSING, STATUS, Row, text_of
+from caramel.spec.model import Table
+
+STYLES = ("csv", "pretty", "aligned", "markdown", "json")
+
+
+@dataclass
+class Key:
+    name: str
+    title: str | None
+    format: str
+    colw: int
+    unit: str = ""
+
+    @property
+    def heading(self) -> str:
+        text = self.title if self.title is not None else self.name
+        return f"{text}[{self.unit}]" if self.unit else text
+
+
+@dataclass
+class TableData:
+    name: str
+    style: str
+    separator: str
+    transpose: bool
+    keys: list[Key]
+    values: list[list[object]]  # typed values (None: no value)
+    cells: list[list[str]]  # formatted text
+    statuses: list[str] = field(default_factory=list)  # each row's status (see report.dataset)
+    leaves: list[int] = field(default_factory=list)  # each row's last workpackage id
+
+    @property
+    def headings(self) -> list[str]:
+        return [k.heading for k in self.keys]
+
+
+class _Ordered:
+    """JUBE's CompType: comparisons involving None or incomparable types are False."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Ordered) -> bool:
+        if self.value is None or other.value is None:
+            return False
+        try:
+            return self.value < other.value
+        except TypeError:
+            return False
+
+    def __eq__(self, other) -> bool:
+        if self.value is None or other.value is None:
+            return False
+        try:
+            return self.value == other.value
+        except TypeError:
+            return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def make_table(table: Table, rows: list[Row], units: dict[str, str], status: bool | None = None) -> TableData:
+    """Fill `table` from `rows` (already filtered). `status`: add the status column (default: when
+    some row is not done; never for a database)."""
+    keys = []
+    for col in table.columns:
+        try:
+            colw = int(col.colw) if col.colw else 0
+        except ValueError:
+            colw = 0
+        keys.append(Key(col.name, col.title or None, col.format, colw, units.get(col.name, "")))
+    for row in rows:
+        for name in table.sort:
+            if not row.has(name):
+                row.extra[name] = None
+    if table.sort:
+        rows = sorted(rows, key=lambda r: [_Ordered(r.get(n, None)) for n in table.sort])
+    if status is None:
+        status = table.kind == "table" and any(r.status != "done" for r in rows)
+    if status and not any(k.name == STATUS for k in keys):
+        keys.append(Key(STATUS, None, "", 0))
+    values: list[list[object]] = []
+    cells: list[list[str]] = []
+    kept: list[Row] = []
+    for row in rows:
+        vals: list[object] = []
+        texts: list[str] = []
+        present = 0
+        for key in keys:
+            value = row.status if key.name == STATUS and status else row.get(key.name)
+            if value is MISSING:
+                vals.append(None)
+                texts.append("")
+                continue
+            if key.name != STATUS:
+                present += 1
+            vals.append(value)
+            texts.append("" if value is None else format_value(key.format, value) if key.format else text_of(value))
+        if present:
+            values.append(vals)
+            cells.append(texts)
+            kept.append(row)
+    return TableData(table.name, table.style, table.separator, table.transpose, keys, values, cells,
+                     [r.status for r in kept], [r.leaf.id for r in kept])
+
+
+def format_value(spec: str, value) -> str:
+    """JUBE's format_value: integer codes convert to int, float codes to float; a value that does not
+    convert is shown as it is (JUBE stops with a traceback)."""
+    try:
+        if not isinstance(value, int) and any(c in spec for c in "dbcoxX"):
+            value = int(float(value))
+        elif not isinstance(value, float) and any(c in spec for c in "eEfFgG"):
+            value = float(value)
+        return format(value, spec)
+    except (ValueError, TypeError, OverflowError):
+        return text_of(value)
+
+
+def render(data: TableData, style: str | None = None) -> str:
+    """The table as text. JUBE's styles (csv, pretty, aligned) reproduce its output; markdown and
+    json are caramel's. Like JUBE, csv does not quote cells (see `clashes`)."""
+    style = style or data.style
+    if style == "json":
+        return to_json(data)
+    if style == "markdown":
+        return _markdown(data)
+    return text_table(data, style)
+
+
+def text_table(data: TableData, style: str) -> str:
+    separator = data.separator if style != "pretty" else None
+    entries = [data.headings] + [list(r) for r in data.cells]
+    widths_min = [k.colw for k in data.keys]
+    header_line = style == "pretty"
+    if data.transpose:
+        entries = [list(col) for col in zip(*entries, strict=True)] if entries and entries[0] else entries
+        header_line = False
+        widths_min = []
+    if style == "csv":
+        sep = separator if separator is not None else ","
+        if "\n" in sep:
+            lines = [sep.join(_quote(cell, sep) for cell in entry) for entry in entries]
+        else:
+            lines = [line.replace("\n", " ") if "\n" in line else line for line in map(sep.join, entries)]
+        return "\n".join(lines) + "\n"
+    ncols = max((len(e) for e in entries), default=0)
+    widths = [0] * ncols
+    for entry in entries:
+        for i, cell in enumerate(entry):
+            for line in cell.splitlines() or [""]:
+                widths[i] = max(widths[i], len(line))
+    for i, w in enumerate(widths_min[:ncols]):
+        widths[i] = max(widths[i], w)
+    out = []
+    for n, entry in enumerate(entries):
+        wrapped = [cell.splitlines() if style == "pretty" else [cell.replace("\n", " ")] for cell in entry]
+        height = max((len(w) for w in wrapped), default=1) or 1
+        for h in range(height):
+            parts = []
+            for i, lines in enumerate(wrapped):
+                text = lines[h] if h < len(lines) else ""
+                parts.append(text.rjust(widths[i]) if h == 0 else text.ljust(widths[i]))
+            if style == "pretty":
+                out.append("| " + " | ".join(parts) + " |")
+            else:
+                out.append((separator if separator is not None else ",").join(parts))
+        if n == 0 and header_line:
+            out.append("|-" + "-|-".join("-" * w for w in widths) + "-|")
+    text = "\n".join(out) + "\n"
+    return f"{data.name}:\n{text}" if style == "pretty" else text
+
+
+def _quote(cell: str, sep: str) -> str:
+    """JUBE writes cells as they are (newlines become spaces), even when they hold the separator;
+    caramel keeps that for identical output and `clashes` lets the caller warn about it."""
+    return cell.replace("\n", " ")
+
+
+def clashes(data: TableData) -> list[str]:
+    """Headings of the columns whose csv cells hold the separator (such rows cannot be read back)."""
+    sep = data.separator or ","
+    bad = {i for i, heading in enumerate(data.headings) if sep in heading}
+    for row in data.cells:
+        if sep in "\0".join(row):  # the rare row with a clash: find its columns
+            bad.update(i for i, cell in enumerate(row) if sep in cell)
+    return [h for i, h in enumerate(data.headings) if i in bad]
+
+
+def _markdown(data: TableData) -> str:
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", "<br>")
+
+    numeric = [all(isinstance(v, (int, float)) or v is None for v in col) and any(v is not None for v in col)
+               for col in zip(*data.values, strict=True)] if data.values else [False] * len(data.keys)
+    lines = [f"**{data.name}**", "", "| " + " | ".join(esc(h) for h in data.headings) + " |",
+             "|" + "|".join("---:" if num else "---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in data.cells]
+    return "\n".join(lines) + "\n"
+
+
+def json_value(value):
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
+
+
+def to_json(data: TableData) -> str:
+    return json.dumps(table_dict(data), indent=1)
+
+
+def table_dict(data: TableData) -> dict:
+    """A table as plain data: typed values (nan/inf as null), units and each row's provenance."""
+    names = data.headings
+    rows = []
+    for vals, status, leaf in zip(data.values, data.statuses, data.leaves, strict=True):
+        item = {name: json_value(v) for name, v in zip(names, vals, strict=True)}
+        item.setdefault(STATUS, status)
+        item["_workpackage"] = leaf
+        rows.append(item)
+    return {"name": data.name, "columns": names, "units": {k.heading: k.unit for k in data.keys if k.unit},
+            "rows": rows}
