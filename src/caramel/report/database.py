@@ -32,7 +32,7 @@ def write_database(table: Table, data: TableData, default_path: str) -> str:
     headings = data.headings
     primekeys = list(dict.fromkeys(table.primekeys + [key.heading for key, col in zip(data.keys, table.columns,
                                                                                        strict=False)
-                                                      if getattr(col, "primekey", False)]))
+                                                      if col.primekey]))
     unknown = [k for k in primekeys if k not in headings]
     if unknown:
         raise AnalyseError(f"database '{table.name}': primary key {', '.join(unknown)} is not one of its keys "

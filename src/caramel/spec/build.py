@@ -420,6 +420,6 @@ class Builder:
                                     hint="expected <column> (or <key> in a database)")
                 table.columns.append(m.Column(col.text.strip(), col.attrs.get("title", "").strip(),
                                               col.attrs.get("format", "").strip(), col.attrs.get("colw", "").strip(),
-                                              col.where))
+                                              col.where, primekey=_bool(col, "primekey", False)))
             result.tables.append(table)
         return result

@@ -210,6 +210,7 @@ class Column:
     format: str = ""
     colw: str = ""
     where: Location = NOWHERE
+    primekey: bool = False  # a database <key primekey="true">: part of the table's primary key
 
 
 @dataclass
