@@ -85,7 +85,7 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
             return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True)
         analysed = {p.name: run(p, cache) for p in prepared}
         made = make_results(inp, only, analysed=analysed)
-        notes = warnings(analysed)
+        notes = warnings(analysed) + unknown_columns(inp, analysed, made)
         cache.store_tables(key, (made, notes))
         return Produced(made, notes, sum(a.scanned for a in analysed.values()),
                         sum(a.reused for a in analysed.values()), False)
@@ -140,6 +140,30 @@ def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: b
             data = make_table(table, rows, units(inp, analysed, result.uses, names))
             made.append(Made(result, table, data))
     return made
+
+
+STATISTICS = ("first", "last", "min", "max", "avg", "sum", "cnt", "std")
+
+
+def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], made: list[Made]) -> list[str]:
+    """Columns that name no parameter or pattern: JUBE prints them empty without a word, which
+    hides a typo; the table stays as JUBE makes it, the warning says why the column is empty."""
+    known = set(inp.param_types())
+    for result in analysed.values():
+        for name in result.patterns:
+            known.add(name)
+            known.update(f"{name}_{stat}" for stat in STATISTICS)
+    out = []
+    for item in made:
+        for index, column in enumerate(item.table.columns):
+            name = column.name
+            if name in known or name.startswith("jube_") or any(
+                    index < len(row) and row[index] is not None for row in item.data.values):
+                continue
+            hint = did_you_mean(name, sorted(known))
+            out.append(f"{column.where}: column '{name}' of '{item.table.name}' names no parameter or pattern; "
+                       f"it stays empty" + (f" ({hint})" if hint else ""))
+    return out
 
 
 def result_dir(inp: AnalysisInput, result: Result) -> str:
