@@ -1,4 +1,4 @@
-"""Two `bench` on one run at once: the second says the run is busy (or waits with --wait); the
+"""Two `bench` on one run at once: the second says the run is busy (or waits with --lock-wait); the
 state stays consistent and every workpackage runs once."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def test_two_continues_at_once(tmp_path: Path, env: dict[str, str]) -> None:
         assert time.monotonic() < deadline and first.poll() is None
         time.sleep(0.02)
     second = bench("continue", "-i", "last", cwd=tmp_path, env=env)
-    third = subprocess.Popen(cmd + ["--wait", "30"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+    third = subprocess.Popen(cmd + ["--lock-wait", "30"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     out, err = first.communicate(timeout=30)
     assert first.returncode == 0, out + err

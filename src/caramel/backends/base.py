@@ -43,7 +43,11 @@ class JobState:
     """What a batch scheduler says about the job a waiting workpackage submitted."""
 
     state: str  # pending | running | done | failed | gone
-    reason: str = ""
+    reason: str = ""  # what to tell the user: "TIMEOUT", "FAILED (exit 3)", "CANCELLED by 0"
+    slurm_state: str = ""  # the scheduler's own word for it
+    exit_code: int | None = None
+    nodes: str = ""
+    ended: float | None = None  # when the scheduler says the job ended (epoch seconds)
 
 
 class Backend(abc.ABC):
@@ -56,6 +60,10 @@ class Backend(abc.ABC):
         """A new shell with environment `env`, ready for `send`."""
 
     def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
-        """Hook for batch schedulers: the state of these jobs, one query for all. A waiting
-        workpackage whose job is `failed` or `gone` (and wrote no done file) fails. Local: nothing known."""
+        """The state of the jobs waiting workpackages submitted, one scheduler query for all. A waiting
+        workpackage whose job ended (`done`, `failed` or `gone`) without its done file fails."""
         return {}
+
+    def cancel(self, job_ids: list[str]) -> tuple[bool, str]:
+        """Cancel these jobs; (ok, message)."""
+        return (not job_ids, "this backend has no jobs to cancel" if job_ids else "")

@@ -36,7 +36,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
                           "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,
-                                            "exit_code": wp.exit_code, "attempt": wp.attempt} for wp in rows]}))
+                                            "exit_code": wp.exit_code, "attempt": wp.attempt, "job_id": wp.job_id}
+                                           for wp in rows]}))
         return 0
     print(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}")
     print_counts(counts)

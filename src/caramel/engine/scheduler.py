@@ -19,6 +19,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
+from caramel.backends.slurm import job_id_in
 from caramel.engine import materialise, shared, waiting
 from caramel.engine.commands import check_step, segment, sub
 from caramel.engine.progress import Progress
@@ -80,6 +81,8 @@ class Engine:
         self.info = store.info()
         self.bench = store.model()
         self.backend = backend
+        self.version = 0  # grows with every state change: a poll with nothing new since the last is skipped
+        self.checked_version = -1
         self.settings = settings or Settings()
         self.progress = progress or Progress()
         self.base_env = dict(os.environ)
@@ -247,9 +250,11 @@ class Engine:
                     self.mark_done(wp, rows, env if step.export else None)
             elif outcome.status == "waiting":
                 cmd = commands[outcome.index]
+                job = job_id_in(cmd.stdout)  # `Submitted batch job N`: followed through the scheduler
                 self.set_state(wp, "waiting", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
-                          env=env, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}")
+                          env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
+                          + (f" (job {job})" if job else ""))
                 self.store.add_commands(rows)
             elif outcome.status == "error_file":
                 cmd = commands[outcome.index]
@@ -269,6 +274,7 @@ class Engine:
     def set_state(self, wp: WpRow, state: str, **fields) -> None:
         """Change a workpackage's state, in the store (inside a transaction) and in memory."""
         self.store.update(wp.id, state=state, **fields)
+        self.version += 1
         if wp.state != state:
             self.counts[wp.state] -= 1
             self.counts[state] += 1
@@ -327,7 +333,8 @@ class Engine:
                 bad = [p for p in wp.parents if self.wps[p].state in ("failed", "cancelled")]
                 if bad and wp.state == "open":
                     self.set_state(wp, "cancelled", reason=f"not run: workpackage {bad[0]} failed or was not run")
-                elif not bad and wp.state == "cancelled":
+                elif not bad and wp.state == "cancelled" and wp.reason.startswith("not run"):
+                    # cancelled for a parent's failure that was since removed; not one cancelled by the user
                     self.set_state(wp, "open", reason="")
 
     def _interrupted(self) -> None:

@@ -113,3 +113,28 @@ def dry_run(bench: Benchmark) -> Iterator[str]:
             yield f"    $ {command.text}"
         if seg.shared_stop:
             yield f"    (then the shared do {seg.shared_stop[1] + 1}, once for the step)"
+
+
+def cancel_run(run_dir: str, wait_lock: float = 30.0) -> tuple[list[tuple[int, str]], str]:
+    """Cancel the scheduler jobs of every waiting workpackage and mark them cancelled (their
+    dependants are cancelled by the next `continue`). Returns [(workpackage id, job id)] and the
+    scheduler's message when it refused."""
+    if not is_run_dir(run_dir):
+        raise RunError(f"{run_dir} is not a caramel run folder (no caramel.db)")
+    with RunLock(run_dir, wait=wait_lock):
+        store = Store(db_path(run_dir))
+        try:
+            backend = get_backend(store.info().settings.get("backend", "local"))
+            waiting = [wp for wp in store.workpackages() if wp.state == "waiting" and wp.job_id]
+            ok, message = backend.cancel([wp.job_id for wp in waiting])
+            if not ok:
+                raise RunError(f"could not cancel the jobs of {run_dir}: {message}",
+                               hint="nothing was marked cancelled; bench status shows the jobs")
+            with store.transaction():
+                for wp in waiting:
+                    store.update(wp.id, state="cancelled", ended=time.time(),
+                                 reason=f"cancelled with bench cancel (job {wp.job_id})")
+                    store.event(wp.id, "cancelled", f"bench cancel: scancel {wp.job_id}")
+            return [(wp.id, wp.job_id) for wp in waiting], message
+        finally:
+            store.close()

@@ -16,37 +16,73 @@ if TYPE_CHECKING:
     from caramel.engine.scheduler import Engine
 
 
+# A job that ended without its done file fails only once it has been over this long: the file may
+# reach a login node's view of a shared file system a little after the job's end.
+DONE_FILE_GRACE = float(os.environ.get("CARAMEL_DONE_FILE_GRACE", "5"))
+
+
 def check(engine: Engine) -> bool:
     """Move on what can move; True when some workpackage changed (or may start now)."""
     now = time.time()
     waits = [wp for wp in engine.wps.values()
              if wp.state == "waiting" and wp.wait_kind == "file" and wp.id not in engine.resume]
-    if not waits:
-        return False
-    jobs = [wp.job_id for wp in waits if wp.job_id]
-    states = engine.backend.job_states(jobs) if jobs else {}
+    if not waits or engine.checked_version == engine.version:
+        return False  # nothing changed since the last poll of this continue: one scheduler query is enough
+    engine.checked_version = engine.version
     timeout = engine.settings.timeout
     changed = False
+    pending_jobs = []
     with engine.store.transaction():
         for wp in waits:
             files = wp.wait_files
             step = engine.bench.steps[wp.step]
             if files.get("error") and os.path.exists(files["error"]):
-                engine.fail(wp, f"error file {files['error']} appeared")
+                engine.fail(wp, f"error file {files['error']} appeared" + _job_note(wp))
             elif files.get("done") and os.path.exists(files["done"]):
                 if files.get("break") and os.path.exists(files["break"]):
                     engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
                 else:
                     engine.resume[wp.id] = (wp.cycle, wp.wait_op + 1)
                     heapq.heappush(engine.heap, wp.id)
-            elif wp.job_id and wp.job_id in states and states[wp.job_id].state in ("failed", "gone"):
-                job = states[wp.job_id]
-                engine.fail(wp, f"job {wp.job_id} {job.state} without writing {files.get('done')}"
-                                 + (f": {job.reason}" if job.reason else ""))
             elif timeout is not None and wp.wait_since is not None and now - wp.wait_since > timeout:
                 engine.fail(wp, f"timed out: no done file {files.get('done')} after {timeout:g} s "
-                                 f"(waiting since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})")
+                                 f"(waiting since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
+                                 + _job_note(wp))
             else:
+                if wp.job_id:
+                    pending_jobs.append(wp)
                 continue
             changed = True
+    if pending_jobs:
+        changed |= _follow_jobs(engine, pending_jobs, now)
+    return changed
+
+
+def _job_note(wp) -> str:
+    return f" (job {wp.job_id})" if wp.job_id else ""
+
+
+def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
+    """One scheduler query for every job still without its done file: fail the ones whose job ended,
+    and show the others' scheduler state in their reason."""
+    states = engine.backend.job_states([wp.job_id for wp in waits])
+    changed = False
+    with engine.store.transaction():
+        for wp in waits:
+            job = states.get(wp.job_id)
+            if job is None:
+                continue
+            done = wp.wait_files.get("done")
+            if job.state in ("failed", "gone") or (job.state == "done" and (
+                    job.ended is None or now - job.ended > DONE_FILE_GRACE)):
+                ended = "ended" if job.state != "gone" else "left the queue"
+                engine.fail(wp, f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
+                                f"{job.reason or job.state}", job.exit_code)
+                changed = True
+            elif job.state in ("pending", "running"):
+                reason = f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}" + (
+                    f" on {job.nodes}" if job.nodes and job.state == "running" else "") + ")"
+                if reason != wp.reason:
+                    engine.store.update(wp.id, reason=reason)
+                    wp.reason = reason
     return changed

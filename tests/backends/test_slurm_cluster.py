@@ -1,0 +1,140 @@
+"""caramel against a real SLURM (tests/cluster/localcluster.sh): jobs submitted by do's, followed
+through sacct, each end state recorded with its reason, cancel, one query per poll, two nodes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+
+
+def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def status(cwd: Path, env: dict[str, str]) -> dict[int, dict]:
+    done = bench("status", "-i", "last", "--format", "json", cwd=cwd, env=env)
+    assert done.returncode == 0, done.stderr
+    return {wp["id"]: wp for wp in json.loads(done.stdout)["workpackages"]}
+
+
+def sacct_state(job: str, env: dict[str, str]) -> str:
+    out = subprocess.run(["sacct", "-X", "-n", "-P", "-o", "State", "-j", job], env=env, capture_output=True,
+                         text=True, timeout=30).stdout.split()
+    return out[0] if out else ""
+
+
+def copy(name: str, tmp_path: Path) -> Path:
+    shutil.copy(DATA / name, tmp_path / name)
+    return tmp_path
+
+
+def test_each_end_state_is_recorded_with_its_reason(env, tmp_path):
+    """COMPLETED (and its dependant runs after the job), FAILED with exit 3, a job killed before
+    its done file, TIMEOUT (a minute: SLURM's shortest limit); then the result table."""
+    cwd = copy("end_states.yaml", tmp_path)
+    started = bench("run", "end_states.yaml", cwd=cwd, env=env)
+    assert started.returncode == 0, started.stderr
+    wps = status(cwd, env)
+    jobs = {wps[i]["job_id"] for i in range(4)}
+    assert all(job.isdigit() for job in jobs) and len(jobs) == 4  # the id sbatch printed, for each
+    followed = bench("continue", "-i", "last", "--wait", cwd=cwd, env=env, timeout=400)
+    assert followed.returncode == 1, followed.stdout + followed.stderr  # failures → exit 1
+    assert "poll" in followed.stderr  # the progress view
+    wps = status(cwd, env)
+    assert [wps[i]["state"] for i in range(8)] == ["done", "failed", "failed", "failed",
+                                                  "done", "cancelled", "cancelled", "cancelled"]
+    assert sacct_state(wps[0]["job_id"], env) == "COMPLETED"
+    assert wps[1]["reason"] == f"job {wps[1]['job_id']} ended without writing ready: FAILED (exit 3)"
+    assert wps[1]["exit_code"] == 3
+    assert wps[2]["reason"] == f"job {wps[2]['job_id']} ended without writing ready: FAILED (signal 9)"
+    assert wps[3]["reason"] == f"job {wps[3]['job_id']} ended without writing ready: TIMEOUT"
+    assert "after completed" in (cwd / "runs/000000/000004_after/work/stdout").read_text()
+    table = bench("result", "-i", "last", cwd=cwd, env=env)
+    assert table.returncode == 0, table.stderr
+    lines = table.stdout.splitlines()
+    assert lines[0] == "ending,jobid,node,status"
+    assert lines[1].startswith(f"completed,{wps[0]['job_id']},n") and lines[1].endswith(",done")
+    assert lines[2].startswith(f"failed,{wps[1]['job_id']},n") and lines[2].endswith(",failed")
+
+
+def test_cancel_cancels_the_jobs_and_their_dependants(env, tmp_path):
+    (tmp_path / "c.yaml").write_text(
+        "name: cancel\noutpath: runs\nstep:\n"
+        "  - name: submit\n    do:\n      - {done_file: ready, _: 'sbatch --wrap \"sleep 300; touch ready\"'}\n"
+        "  - name: after\n    depend: submit\n    do: echo after\n")
+    assert bench("run", "c.yaml", cwd=tmp_path, env=env).returncode == 0
+    job = status(tmp_path, env)[0]["job_id"]
+    cancelled = bench("cancel", "-i", "last", cwd=tmp_path, env=env)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert f"cancelled job {job}" in cancelled.stdout
+    follow = bench("continue", "-i", "last", cwd=tmp_path, env=env)
+    assert follow.returncode == 1
+    wps = status(tmp_path, env)
+    assert wps[0]["state"] == "cancelled" and wps[0]["reason"] == f"cancelled with bench cancel (job {job})"
+    assert wps[1]["state"] == "cancelled"
+    for _ in range(30):
+        if sacct_state(job, env).startswith("CANCELLED"):
+            break
+        time.sleep(1)
+    assert sacct_state(job, env).startswith("CANCELLED")
+    again = bench("continue", "-i", "last", cwd=tmp_path, env=env)  # nothing is submitted again
+    assert status(tmp_path, env)[0]["job_id"] == job and again.returncode == 1
+
+
+def test_refused_submission_fails_with_slurms_message(env, tmp_path):
+    (tmp_path / "r.yaml").write_text(
+        "name: refused\noutpath: runs\nparameterset:\n  - name: p\n    parameter: {name: part, _: 'nosuch,debug'}\n"
+        "step:\n  - name: submit\n    use: p\n"
+        "    do:\n      - {done_file: ready, _: 'sbatch -p $part --wrap \"touch ready\"'}\n")
+    bench("run", "r.yaml", cwd=tmp_path, env=env)
+    done = bench("continue", "-i", "last", "--wait", "--interval", "1", cwd=tmp_path, env=env)
+    wps = status(tmp_path, env)
+    assert wps[0]["state"] == "failed" and "invalid partition" in wps[0]["reason"].lower(), wps[0]
+    assert wps[1]["state"] == "done", done.stdout + done.stderr  # the other went on
+
+
+def test_one_scheduler_query_per_poll_for_200_jobs(env, tmp_path):
+    (tmp_path / "many.yaml").write_text(
+        "name: many\noutpath: runs\nparameterset:\n  - name: p\n    parameter: {name: i, type: int, mode: python,"
+        " _: \"','.join(str(i) for i in range(200))\"}\n"
+        "step:\n  - name: submit\n    use: p\n    procs: 2\n"
+        "    do:\n      - {done_file: ready, _: 'sbatch --hold -J many$i --wrap \"touch ready\"'}\n")
+    log = tmp_path / "calls.log"
+    started = bench("run", "many.yaml", cwd=tmp_path, env=env, timeout=600)
+    assert started.returncode == 0, started.stderr
+    try:
+        last = max(int(wp["job_id"]) for wp in status(tmp_path, env).values())
+        for _ in range(60):  # accounting learns of a job a moment after sbatch: until then it just waits
+            if sacct_state(str(last), env):
+                break
+            time.sleep(0.5)
+        env = dict(env, CARAMEL_SCHEDULER_LOG=str(log))
+        for _ in range(3):
+            polled = bench("continue", "-i", "last", cwd=tmp_path, env=env)
+            assert polled.returncode == 0 and "200 waiting" in polled.stdout
+        calls = log.read_text().splitlines()
+        assert len(calls) == 3, calls  # one sacct per continue, for all 200 jobs
+        assert all(line.split()[1:] == ["sacct", "10"] for line in calls)  # a single -j list
+        reasons = [wp["reason"] for wp in status(tmp_path, env).values()]
+        assert all(r.startswith("waits for ready (job ") for r in reasons), reasons
+        assert any("PENDING: JobHeldUser" in r for r in reasons), reasons
+    finally:
+        cancelled = bench("cancel", "-i", "last", cwd=tmp_path, env=env)
+        assert "200 job(s) cancelled" in cancelled.stdout
+
+
+def test_multi_node_job_runs_a_task_on_each_node(env, tmp_path):
+    cwd = copy("multinode.yaml", tmp_path)
+    started = bench("run", "multinode.yaml", cwd=cwd, env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    done = bench("continue", "-i", "last", "--wait", "--interval", "1", cwd=cwd, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    table = bench("result", "-i", "last", cwd=cwd, env=env).stdout.splitlines()
+    assert table[:2] == ["nodes,node_first,node_last,node_cnt", "2,n1,n2,2"], table
