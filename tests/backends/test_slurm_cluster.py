@@ -138,3 +138,22 @@ def test_multi_node_job_runs_a_task_on_each_node(env, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     table = bench("result", "-i", "last", cwd=cwd, env=env).stdout.splitlines()
     assert table[:2] == ["nodes,node_first,node_last,node_cnt", "2,n1,n2,2"], table
+
+
+def test_submit_step_is_a_job_from_the_template_with_the_systems_settings(env, tmp_path):
+    """A `submit: true` step becomes one job (templates/slurm/job.sh.j2) with the partition and
+    account of systems/localcluster.yaml and the nodes of its parameters; `report` runs after it."""
+    cwd = copy("native_job.yaml", tmp_path)
+    started = bench("run", "native_job.yaml", "--tag", "localcluster", cwd=cwd, env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    script = (cwd / "runs/000000/000001_train/work/caramel_job.sh").read_text()
+    for line in ("#SBATCH --nodes=2", "#SBATCH --partition=debug", "#SBATCH --account=caramel",
+                 "#SBATCH --time=00:05:00", "export CARAMEL_LAUNCHER='srun --ntasks-per-node=1'"):
+        assert line + "\n" in script
+    done = bench("continue", "-i", "last", "--wait", "--interval", "1", cwd=cwd, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "nodes 2 done" in (cwd / "runs/000000/000003_report/work/stdout").read_text()
+    rows = bench("result", "-i", "last", cwd=cwd, env=env).stdout.splitlines()
+    assert rows[1] == "1,1,n1,n1"
+    count, first, last = rows[2].split(",")[1:]
+    assert count == "2" and {first, last} == {"n1", "n2"}

@@ -14,6 +14,18 @@ def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
                         help="folder searched for init_with/use from= files (repeatable)")
     parser.add_argument("--only-bench", action="append", default=[], metavar="NAME",
                         help="only the benchmark of this name (a file may hold several)")
+    parser.add_argument("--systems", action="append", default=[], metavar="DIR",
+                        help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's systems/")
+
+
+def load_benchmarks(args: argparse.Namespace) -> list:
+    """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
+    from caramel.spec.loader import load
+    from caramel.systems import find_system, with_system
+
+    system = find_system(set(args.tag), args.systems)
+    benchmarks = load(args.file, set(args.tag), args.include_path, only=args.only_bench or None)
+    return [with_system(bench, system) for bench in benchmarks]
 
 
 def add_run_args(parser: argparse.ArgumentParser) -> None:

@@ -6,9 +6,8 @@ import argparse
 import json
 import sys
 
-from caramel.cli.common import add_benchmark_args
+from caramel.cli.common import add_benchmark_args, load_benchmarks
 from caramel.expand.plan import make_plan
-from caramel.spec.loader import load
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    benchmarks = load(args.file, set(args.tag), args.include_path, only=args.only_bench or None)
+    benchmarks = load_benchmarks(args)
     plans = [make_plan(bench) for bench in benchmarks]
     if args.format == "json":
         docs = [plan_json(plan) for plan in plans]

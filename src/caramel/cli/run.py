@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 
-from caramel.cli.common import add_benchmark_args
+from caramel.cli.common import add_benchmark_args, load_benchmarks
 from caramel.cli.status import print_summary
 from caramel.engine.scheduler import Settings
 from caramel.engine.session import dry_run, start_run
-from caramel.spec.loader import load
+from caramel.errors import RunError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,8 +25,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+def backend_for(bench) -> str:
+    """The system's scheduler; its commands must be here (a login node), or the run does not start."""
+    system = bench.system
+    if system is None or system.scheduler == "local":
+        return "local"
+    missing = [c for c in ("sbatch", "sacct", "scancel") if shutil.which(c) is None]
+    if missing:
+        raise RunError(f"system '{system.name}' uses {system.scheduler}, but {', '.join(missing)} "
+                       f"{'is' if len(missing) == 1 else 'are'} not on PATH", system.where,
+                       hint="run on a login node of that system, or pick another system tag (bench run ... --tag local)")
+    return system.scheduler
+
+
 def run(args: argparse.Namespace) -> int:
-    benchmarks = load(args.file, set(args.tag), args.include_path, only=args.only_bench or None)
+    benchmarks = load_benchmarks(args)
     outpath = args.outpath or os.environ.get("JUBE_BENCHMARK_OUTPATH")
     code = 0
     for bench in benchmarks:
@@ -35,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             for line in dry_run(bench):
                 print(line)
             continue
-        summary = start_run(bench, Settings(timeout=args.timeout), quiet=args.quiet)
+        summary = start_run(bench, Settings(timeout=args.timeout), quiet=args.quiet, backend=backend_for(bench))
         print_summary(summary)
         code = max(code, summary.exit_code)
     return code

@@ -79,6 +79,8 @@ def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, k
 
 def segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int) -> Segment:
     """The do's from (cycle, op) on, up to the first active shared do (not included)."""
+    if step.submit:
+        return _job_segment(bench, step, texts, work, cycle, op)
     commands: list[Command] = []
     for c in range(cycle, step.cycles):
         ctexts = cycle_texts(bench, texts, c)
@@ -118,3 +120,21 @@ def used_sets(step: Step, texts: dict[str, str], available: dict) -> list[str]:
                 if name in available and name not in names:
                     names.append(name)
     return names
+
+
+def _job_segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int) -> Segment:
+    """A `submit` step: every active do of every cycle in one job script; nothing after its job."""
+    from caramel.engine.jobscript import submit_command
+
+    if (cycle, op) != (0, 0):
+        return Segment([])  # the job wrote its done file: the step is complete
+    body = []
+    for c in range(step.cycles):
+        ctexts = cycle_texts(bench, texts, c)
+        for do in step.dos:
+            if do_active(do, ctexts):
+                if do.done_file or do.shared:
+                    raise RunError("a do of a submit step has no done_file= or shared= (the job is the step)",
+                                   do.where, hint="remove submit=, or those attributes")
+                body.append(sub(do.command, ctexts).strip(";").strip())
+    return Segment([submit_command(bench, step, texts, body, work)])

@@ -359,7 +359,7 @@ class Builder:
             suffix=node.attrs.get("suffix", "").strip(), active=node.attrs.get("active", "true").strip(),
             export=_bool(node, "export", False), max_async=node.attrs.get("max_async", "0").strip() or "0",
             work_dir=node.attrs.get("work_dir", "").strip(), do_log_file=node.attrs.get("do_log_file", "").strip(),
-            where=node.where)
+            where=node.where, submit=_bool(node, "submit", False))
         for attr in ("iterations", "cycles", "procs"):
             if getattr(step, attr) < 1:
                 raise SpecError(f"step '{name}': {attr}={getattr(step, attr)} is less than 1", node.where,

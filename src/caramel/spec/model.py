@@ -158,6 +158,7 @@ class Step:
     work_dir: str = ""
     do_log_file: str = ""
     where: Location = NOWHERE
+    submit: bool = False  # caramel: the do's form one SLURM job script (templates/slurm/job.sh.j2)
 
 
 @dataclass
@@ -252,3 +253,4 @@ class Benchmark:
     analysers: dict[str, Analyser] = field(default_factory=dict)
     results: list[Result] = field(default_factory=list)
     where: Location = NOWHERE
+    system: object | None = None  # the caramel.systems.System a tag selected (None: no system file)

@@ -1,0 +1,69 @@
+"""Steps that are SLURM jobs (`submit="true"`): the do's become a job script, rendered from
+`templates/slurm/job.sh.j2`, written into the work folder and submitted with `sbatch --parsable`.
+
+The job's resources are the workpackage's parameters under the names JUBE's platform uses
+(`nodes`, `taskspernode`, `threadspertask`, `timelimit`, `queue`, `account`, `gres`), so a file
+written for JUBE's platform keeps its parameters; what a file does not set comes from the
+system file the tag selected, then from SLURM's defaults. The script writes the done file when
+every do succeeded; a failing do ends the job with its exit code, which sacct reports.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import jinja2
+
+from caramel.engine.script import Command
+from caramel.spec.model import Benchmark, Step
+from caramel.spec.sources import templates_dir
+
+DONE_FILE = "caramel.done"
+JOB_FILE = "caramel_job.sh"
+_END = "CARAMEL_JOB_SCRIPT_END"
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / "slurm")),
+                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env.filters["shquote"] = lambda value: shlex.quote(str(value))
+    return env
+
+
+def resources(bench: Benchmark, texts: dict[str, str]) -> dict[str, object]:
+    """The job's resources: the workpackage's JUBE-named parameters, else the system's values."""
+    system = bench.system
+
+    def pick(param: str, attr: str, default: object = "") -> object:
+        if texts.get(param, "").strip():
+            return texts[param].strip()
+        value = getattr(system, attr, None) if system is not None else None
+        return value if value not in (None, "") else default
+
+    return {"nodes": pick("nodes", "nodes", 1), "tasks_per_node": pick("taskspernode", "tasks_per_node", 1),
+            "cpus_per_task": pick("threadspertask", "cpus_per_task", 1), "time_limit": pick("timelimit", "time_limit"),
+            "partition": pick("queue", "partition"), "account": pick("account", "account"),
+            "gres": pick("gres", "gres")}
+
+
+def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str) -> str:
+    system = bench.system
+    launcher = " ".join(x for x in (getattr(system, "launcher", ""), getattr(system, "launcher_args", "")) if x)
+    values = dict(resources(bench, texts), wp_id=texts.get("jube_wp_id", "?"), step=step.name,
+                  benchmark=bench.name, job_name=f"{bench.name}.{step.name}.{texts.get('jube_wp_id', '0')}",
+                  job_out=os.path.join(work, "job.out"), job_err=os.path.join(work, "job.err"),
+                  extra_sbatch=list(getattr(system, "extra_sbatch", []) or []),
+                  modules=list(getattr(system, "modules", []) or []), env=dict(getattr(system, "env", {}) or {}),
+                  system=getattr(system, "name", "none"), launcher=launcher, body="\n".join(body),
+                  done_file=os.path.join(work, DONE_FILE))
+    return _environment().get_template("job.sh.j2").render(**values)
+
+
+def submit_command(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str) -> Command:
+    """One command that writes the job script and submits it; the workpackage then waits for the
+    done file while its job is followed through the scheduler."""
+    script = render(bench, step, texts, body, work)
+    text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}\nsbatch --parsable {JOB_FILE}"
+    return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"),
+                   done_file=os.path.join(work, DONE_FILE))

@@ -1,0 +1,106 @@
+"""Finding and reading system files, with errors that name the file and line."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import fields
+from pathlib import Path
+
+import yaml
+
+from caramel.errors import Location, SpecError, did_you_mean
+from caramel.spec.sources import templates_dir
+from caramel.systems.model import ENERGY, RUNTIMES, SCHEDULERS, System
+
+SHIPPED = templates_dir().parent / "systems"  # beside templates/: the checkout's systems/ folder
+_FIELDS = {f.name: f for f in fields(System) if f.name not in ("file", "where")}
+
+
+def search_path(extra: list[str] | None = None) -> list[Path]:
+    folders = [Path(p) for p in (extra or [])]
+    folders += [Path(p) for p in os.environ.get("CARAMEL_SYSTEMS_PATH", "").split(os.pathsep) if p]
+    return folders + [SHIPPED]
+
+
+def system_names(extra: list[str] | None = None) -> list[str]:
+    names: list[str] = []
+    for folder in search_path(extra):
+        if folder.is_dir():
+            names += [p.stem for p in sorted(folder.glob("*.yaml")) if p.stem not in names]
+    return names
+
+
+def find_system(tags: set[str], extra: list[str] | None = None) -> System | None:
+    """The system named by one of `tags` (a tag naming two systems is an error), or None."""
+    found: list[Path] = []
+    for tag in sorted(tags):
+        for folder in search_path(extra):
+            path = folder / f"{tag}.yaml"
+            if path.is_file():
+                found.append(path)
+                break
+    if len(found) > 1:
+        raise SpecError(f"the tags name {len(found)} systems: {', '.join(p.stem for p in found)}",
+                        hint="give one system tag per run (" + ", ".join(str(p) for p in found) + ")")
+    return load_system(found[0]) if found else None
+
+
+def _line(node: yaml.Node | None, key: str) -> int:
+    if isinstance(node, yaml.MappingNode):
+        for k, v in node.value:
+            if k.value == key:
+                return v.start_mark.line + 1
+    return node.start_mark.line + 1 if node is not None else 0
+
+
+def load_system(path: Path | str) -> System:
+    path = Path(path)
+    text = path.read_text()
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise SpecError(f"not valid YAML: {getattr(exc, 'problem', exc)}",
+                        Location(str(path), mark.line + 1 if mark else 0)) from None
+    if not isinstance(data, dict):
+        raise SpecError("a system file is a mapping of settings", Location(str(path), 1),
+                        hint="for example: scheduler: slurm, partition: gpu, account: myproject")
+    where = Location(str(path), 1)
+    values: dict = {"name": path.stem}
+    for key, value in data.items():
+        at = Location(str(path), _line(node, str(key)))
+        spec = _FIELDS.get(str(key))
+        if spec is None:
+            raise SpecError(f"unknown setting '{key}' in system file", at,
+                            hint=did_you_mean(str(key), _FIELDS) or "settings: " + ", ".join(_FIELDS))
+        values[str(key)] = _check(str(key), value, spec.type, at)
+    if values["name"] != path.stem:
+        raise SpecError(f"name '{values['name']}' differs from the file name '{path.stem}'",
+                        Location(str(path), _line(node, "name")), hint="the tag that selects a system is its file name")
+    for key, allowed in (("scheduler", SCHEDULERS), ("container_runtime", RUNTIMES), ("energy_method", ENERGY)):
+        if key in values and values[key] not in allowed:
+            raise SpecError(f"{key}: '{values[key]}' is not known", Location(str(path), _line(node, key)),
+                            hint="expected one of " + ", ".join(a or "''" for a in allowed))
+    return System(**values, file=str(path), where=where)
+
+
+def _check(key: str, value, kind, at: Location):
+    kind = str(kind)
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise SpecError(f"{key}: expected a whole number, got {value!r}", at)
+        return value
+    if kind.startswith("list"):
+        if isinstance(value, str):
+            return [value]
+        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+            raise SpecError(f"{key}: expected a list of texts", at)
+        return [str(v) for v in value]
+    if kind.startswith("dict"):
+        if not isinstance(value, dict):
+            raise SpecError(f"{key}: expected a mapping NAME: VALUE", at)
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, (dict, list)):
+        raise SpecError(f"{key}: expected a text, got a {'mapping' if isinstance(value, dict) else 'list'}", at)
+    return "" if value is None else str(value)

@@ -1,0 +1,75 @@
+"""System files: found by tag, validated with file and line, turned into the `system` parameterset."""
+
+from __future__ import annotations
+
+import pytest
+
+from caramel.errors import SpecError
+from caramel.spec.model import Benchmark
+from caramel.systems import find_system, load_system, system_names, with_system
+
+CARAML = ["A100", "GC200", "GH200", "H100", "JEDI", "MI250", "WAIH100"]
+
+
+def test_shipped_systems_load_and_carry_carmls_queues():
+    names = system_names()
+    assert set(CARAML + ["local", "localcluster"]) <= set(names)
+    for name in names:
+        system = load_system(find_system({name}).file)
+        assert system.name == name
+    queues = {n: find_system({n}).partition for n in CARAML}
+    assert queues == {"A100": "dc-gpu", "GC200": "dc-ipu", "GH200": "dc-gh", "H100": "dc-h100", "JEDI": "all",
+                      "MI250": "dc-mi200", "WAIH100": "dc-wai"}
+    assert find_system({"local"}).scheduler == "local"
+
+
+def test_tag_selects_system_and_user_folder_wins(tmp_path, monkeypatch):
+    assert find_system({"800M", "nothing"}) is None
+    (tmp_path / "A100.yaml").write_text("scheduler: slurm\npartition: mygpu\n")
+    assert find_system({"800M", "A100"}, [str(tmp_path)]).partition == "mygpu"
+    monkeypatch.setenv("CARAMEL_SYSTEMS_PATH", str(tmp_path))
+    assert find_system({"A100"}).partition == "mygpu"
+    with pytest.raises(SpecError, match="the tags name 2 systems"):
+        find_system({"A100", "MI250"})
+
+
+@pytest.mark.parametrize("text, line, message", [
+    ("scheduler: slurm\npartiton: x\n", 2, "unknown setting 'partiton'"),
+    ("scheduler: pbs\n", 1, "scheduler: 'pbs' is not known"),
+    ("nodes: two\n", 1, "nodes: expected a whole number"),
+    ("modules: {a: 1}\n", 1, "modules: expected a list"),
+    ("name: other\n", 1, "differs from the file name"),
+    ("- a\n", 1, "a system file is a mapping"),
+    ("a: [\n", 2, "not valid YAML"),
+])
+def test_bad_system_files_name_file_and_line(tmp_path, text, line, message):
+    path = tmp_path / "site.yaml"
+    path.write_text(text)
+    with pytest.raises(SpecError, match=message) as err:
+        load_system(path)
+    assert err.value.where.file == str(path) and err.value.where.line == line
+
+
+def test_system_parameterset_keeps_commas_and_yields_to_the_files_own():
+    system = find_system({"MI250"})
+    bench = with_system(Benchmark("b", "out"), system)
+    params = {p.name: p.value for p in bench.parametersets["system"].parameters}
+    assert params["system_launcher_args"] == "--cpu_bind=none,v --mpi=pspmix env PMIX_SECURITY_MODE=native"
+    assert bench.system is system
+    own = Benchmark("b", "out")
+    own.parametersets = {"system": object()}
+    assert with_system(own, system).parametersets["system"] is own.parametersets["system"]
+
+
+def test_slurm_system_without_scheduler_commands_names_the_system_file(monkeypatch):
+    from caramel.cli import run as run_cmd
+    from caramel.errors import RunError
+
+    bench = with_system(Benchmark("b", "out"), find_system({"A100"}))
+    monkeypatch.setattr(run_cmd.shutil, "which", lambda name: None)
+    with pytest.raises(RunError, match="system 'A100' uses slurm, but sbatch, sacct, scancel are not on PATH") as err:
+        run_cmd.backend_for(bench)
+    assert err.value.where.file.endswith("systems/A100.yaml")
+    monkeypatch.setattr(run_cmd.shutil, "which", lambda name: "/usr/bin/" + name)
+    assert run_cmd.backend_for(bench) == "slurm"
+    assert run_cmd.backend_for(with_system(Benchmark("b", "out"), find_system({"local"}))) == "local"
