@@ -157,3 +157,19 @@ def test_submit_step_is_a_job_from_the_template_with_the_systems_settings(env, t
     assert rows[1] == "1,1,n1,n1"
     count, first, last = rows[2].split(",")[1:]
     assert count == "2" and {first, last} == {"n1", "n2"}
+
+
+def test_platform_job_with_gpu_system_resources_is_accepted_and_runs(env, tmp_path):
+    """caramel's own platform.xml + submit.job.in, filled with CARAML's A100 values (partition
+    dc-gpu, 4 GPUs, 128 cores): sbatch accepts the script as written and the job runs."""
+    cwd = copy("platform_job.yaml", tmp_path)
+    assert bench("run", "platform_job.yaml", cwd=cwd, env=env).returncode == 0
+    work = cwd / "runs/000000/000000_benchmark/work"
+    script = (work / "submit.job").read_text()
+    for line in ("#SBATCH --partition=dc-gpu", "#SBATCH --gres=gpu:4", "#SBATCH --cpus-per-task=128",
+                 "#SBATCH --account=zam", "#SBATCH --time=00:15:00"):
+        assert line + "\n" in script
+    done = bench("continue", "-i", "last", "--wait", "--interval", "1", cwd=cwd, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (work / "job.out").read_text().strip() == "gpus 4 cpus 128"
+    assert status(cwd, env)[0]["job_id"].isdigit()

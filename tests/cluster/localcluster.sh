@@ -22,6 +22,10 @@
 #                            +6 MariaDB, +17 slurmctld, +18 slurmd (1 node),
 #                            +19 slurmdbd, +21/+22 slurmd n1/n2
 #   CARAMEL_SLURM_TIMEOUT    seconds for each readiness wait (default 60)
+#   CARAMEL_SLURM_SITE_SIZE  1 (default): nodes claim 128 cores, 512 GB, 8 GPUs (counted
+#                            only), so GPU-system job scripts are accepted; 0: real size
+#   CARAMEL_SLURM_PARTITIONS further partition names (default: CARAML's dc-gpu dc-h100
+#                            dc-wai dc-gh dc-mi200 dc-ipu all)
 #   CARAMEL_SLURM_NO_INSTALL=1   make `start` fail instead of installing
 #
 # Every wait is bounded; on failure the script prints what it waited for and
@@ -39,6 +43,10 @@ DIR=${CARAMEL_SLURM_DIR:-/tmp/caramel-slurm}
 NODES=1
 PORT_BASE=${CARAMEL_SLURM_PORT_BASE:-16800}
 WAIT=${CARAMEL_SLURM_TIMEOUT:-60}
+# further partitions over the same nodes: by default the ones CARAML's benchmark files ask for,
+# so their job scripts are accepted here as written
+EXTRA_PARTITIONS=${CARAMEL_SLURM_PARTITIONS-dc-gpu dc-h100 dc-wai dc-gh dc-mi200 dc-ipu all}
+FAKE_GPUS=8
 
 log() { printf 'localcluster: %s\n' "$*" >&2; }
 
@@ -221,7 +229,23 @@ write_configs() {
     mem=$(sed -n 's/.* RealMemory=\([0-9]*\).*/\1/p' <<<"$hw")
     [[ -n $cpus && -n $mem ]] || die "could not read the hardware from 'slurmd -C' (got: $hw)"
     mem=$((mem * 95 / 100))
-    local nodehw="CPUs=$cpus Boards=${boards:-1} SocketsPerBoard=${sockets:-1} CoresPerSocket=${cores:-$cpus} ThreadsPerCore=${threads:-1} RealMemory=$mem State=UNKNOWN"
+    # Gres=gpu:8 (counted, no devices): job scripts written for GPU systems (--gres=gpu:4) are accepted
+    # With CARAMEL_SLURM_SITE_SIZE=1 (the default) the nodes claim the size of a GPU node of the
+    # systems caramel ships (128 cores, 512 GB: SlurmdParameters=config_overrides), so job scripts
+    # written for them are accepted as written; the jobs still share this machine's real cores.
+    if [[ ${CARAMEL_SLURM_SITE_SIZE:-1} == 1 ]]; then
+        cpus=128 boards=1 sockets=2 cores=64 threads=1 mem=512000
+    fi
+    local nodehw="CPUs=$cpus Boards=${boards:-1} SocketsPerBoard=${sockets:-1} CoresPerSocket=${cores:-$cpus} ThreadsPerCore=${threads:-1} RealMemory=$mem Gres=gpu:$FAKE_GPUS State=UNKNOWN"
+    # SLURM drops GPUs without a device file and takes only character devices: stand-ins of
+    # /dev/null's kind (1,3), so nothing can be done with them but count them
+    mkdir -p "$DIR/dev"
+    local i
+    for ((i = 0; i < FAKE_GPUS; i++)); do
+        [[ -c $DIR/dev/gpu$i ]] || mknod "$DIR/dev/gpu$i" c 1 3 || die "mknod $DIR/dev/gpu$i failed"
+    done
+    printf '# Written by caramel tests/cluster/localcluster.sh: GPUs that are only counted.\nAutoDetect=off\nName=gpu File=%s/dev/gpu[0-%d]\n' \
+        "$DIR" $((FAKE_GPUS - 1)) >"$ETC/gres.conf"
 
     local nodelines
     if [[ $nodes == 2 ]]; then
@@ -234,6 +258,8 @@ NodeName=n2 NodeHostname=localhost NodeAddr=127.0.0.1 Port=$N2_PORT $nodehw"
     cat >"$CONF.new" <<EOF
 # Written by caramel tests/cluster/localcluster.sh; do not edit (rewritten on start).
 ClusterName=$CLUSTER_NAME
+GresTypes=gpu
+SlurmdParameters=config_overrides
 SlurmctldHost=localhost
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
@@ -275,6 +301,7 @@ $nodelines
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 PartitionName=batch Nodes=ALL Default=NO MaxTime=INFINITE State=UP
 PartitionName=compute Nodes=ALL Default=NO MaxTime=INFINITE State=UP
+$(for p in $EXTRA_PARTITIONS; do echo "PartitionName=$p Nodes=ALL Default=NO MaxTime=INFINITE State=UP"; done)
 EOF
     mv -f "$CONF.new" "$CONF"
 
@@ -500,6 +527,10 @@ cmd_start() {
     else
         start_slurmd localhost "$SLURMD_PORT"
     fi
+    # a node drained under an earlier configuration keeps that state across restarts: resume it
+    for n in $want; do
+        SLURM_CONF=$CONF timeout 10 scontrol update nodename="$n" state=resume >/dev/null 2>&1 || true
+    done
     if ! wait_until "$WAIT" "nodes idle" nodes_idle "$want"; then
         local logs=("$CTLD_LOG")
         for n in $want; do logs+=("$(slurmd_log "$n")" "$LOGS/slurmd-$n.out"); done
