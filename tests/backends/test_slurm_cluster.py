@@ -173,3 +173,35 @@ def test_platform_job_with_gpu_system_resources_is_accepted_and_runs(env, tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert (work / "job.out").read_text().strip() == "gpus 4 cpus 128"
     assert status(cwd, env)[0]["job_id"].isdigit()
+
+
+def test_history_keeps_the_provenance_of_a_cluster_run(env, tmp_path):
+    """caramel version, git commit of the benchmark files, host and node list, job ids, container
+    image with its digest, energy method, start and end: from a run on the test cluster."""
+    import hashlib
+
+    from caramel.history.store import History
+
+    cwd = copy("native_job.yaml", tmp_path)
+    (cwd / "image.sif").write_bytes(b"not really an image")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(cwd)]
+    subprocess.run(git + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "native_job.yaml"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "benchmark"], check=True)
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    env = dict(env, CARAMEL_HISTORY=str(tmp_path / "history.db"))
+    assert bench("run", "native_job.yaml", "--tag", "localcluster", cwd=cwd, env=env).returncode == 0
+    assert bench("continue", "-i", "last", "--wait", "--interval", "1", cwd=cwd, env=env).returncode == 0
+    assert bench("result", "-i", "last", cwd=cwd, env=env).returncode == 0
+    with History.open(str(tmp_path / "history.db")) as history:
+        (run,) = history.runs()
+        metrics = history.metrics(run.run_key)
+    jobs = sorted(wp["job_id"] for wp in status(cwd, env).values() if wp["job_id"])
+    assert run.job_ids == jobs and len(jobs) == 2
+    assert run.system == "localcluster" and run.energy_method == "none" and run.tags == ["localcluster"]
+    assert set(run.nodes.split(",")) >= {"n1"} and run.host
+    assert run.git_commit == commit  # runs/ and the image are untracked: not "dirty"
+    digest = hashlib.sha256(b"not really an image").hexdigest()
+    assert run.container == f"{cwd}/image.sif@sha256:{digest}"
+    assert run.caramel_version and run.started < run.ended
+    assert {m.name for m in metrics} == {"node_cnt"}

@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="accepted for JUBE users: the analysis always runs on what changed")
     parser.add_argument("--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls")
     parser.add_argument("--no-files", action="store_true", help="do not write result/<table>.dat files")
+    parser.add_argument("--history", metavar="FILE", default=None,
+                        help="history database to add the run to (default $CARAMEL_HISTORY or the data folder)")
+    parser.add_argument("--no-history", action="store_true", help="do not add the run to the history")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,6 +86,10 @@ def run(args: argparse.Namespace) -> int:
             handle.write(output)
     elif output:
         sys.stdout.write(output)
+    if not args.no_history and not args.only and getattr(args, "history_enabled", True):
+        from caramel.history.record import add_quietly
+
+        add_quietly(args.history, inp, made, produced.from_cache)
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import shutil
 
@@ -21,6 +22,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--dry-run", action="store_true", help="show the workpackages and their do's; create nothing")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="fail a workpackage that waits longer than this for its done file")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run every workpackage N times (N iterations of each step; tables give the mean, "
+                             "the history and bench compare the spread)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     parser.set_defaults(func=run)
 
@@ -38,11 +42,21 @@ def backend_for(bench) -> str:
     return system.scheduler
 
 
+def repeat(bench, times: int) -> None:
+    """Each step `times` as many iterations (JUBE's way of running a workpackage again)."""
+    bench.steps = {name: dataclasses.replace(step, iterations=step.iterations * times)
+                   for name, step in bench.steps.items()}
+
+
 def run(args: argparse.Namespace) -> int:
     benchmarks = load_benchmarks(args)
     outpath = args.outpath or os.environ.get("JUBE_BENCHMARK_OUTPATH")
+    if args.repeat < 1:
+        raise RunError(f"--repeat {args.repeat}: expected a number of runs of at least 1")
     code = 0
     for bench in benchmarks:
+        if args.repeat > 1:
+            repeat(bench, args.repeat)
         if outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
         if args.dry_run:

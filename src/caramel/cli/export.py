@@ -1,0 +1,59 @@
+"""`bench export [-o FILE] [DIR -i ID ...]` and `bench import FILE`: results as JSON lines, so sites
+can merge their results into one history (importing a run twice adds nothing)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from caramel.errors import RunError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    out = sub.add_parser("export", help="write the history (or some runs) as JSON lines")
+    out.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
+    out.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
+    out.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    out.set_defaults(func=run_export)
+    into = sub.add_parser("import", help="add runs exported by bench export to the history")
+    into.add_argument("file", metavar="FILE")
+    into.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    into.set_defaults(func=run_import)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    from caramel.history.store import History
+
+    with History.open(args.history) as history:
+        keys = [r.run_key for r in history.runs(args.benchmark)] if args.benchmark else None
+        lines = [json.dumps(record) + "\n" for record in history.export(keys)]
+    if args.output:
+        with open(args.output, "w") as handle:
+            handle.writelines(lines)
+        print(f"{len(lines)} run(s) written to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.writelines(lines)
+    return 0
+
+
+def run_import(args: argparse.Namespace) -> int:
+    from caramel.history.store import History
+
+    records = []
+    where = 0
+    try:
+        with open(args.file) as handle:
+            for number, line in enumerate(handle, 1):
+                where = number
+                if line.strip():
+                    records.append(json.loads(line))
+                    if not {"run", "metrics"} <= set(records[-1]):
+                        raise ValueError("expected the keys 'run' and 'metrics'")
+    except (OSError, ValueError) as exc:
+        raise RunError(f"{args.file}:{where}: not a bench export: {exc}",
+                       hint="make the file with bench export") from None
+    with History.open(args.history) as history:
+        runs, metrics = history.import_records(records)
+    print(f"{runs} new run(s), {metrics} new figure(s) from {args.file}")
+    return 0

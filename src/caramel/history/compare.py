@@ -1,0 +1,87 @@
+"""Baseline against current, per metric: a verdict from the spread of both sides.
+
+The rule (docs/history.md): with repeats on both sides, Welch's t statistic
+|mean_c - mean_b| / sqrt(sd_c²/n_c + sd_b²/n_b) must exceed the two-sided 99 % quantile of
+Student's t for Welch's degrees of freedom, and the change must be at least `threshold` % (default
+2 %): a difference the noise explains, or too small to matter, is "within noise". With a single
+sample on a side there is no spread to judge by, so the change must exceed the threshold alone
+(default 5 % then). Direction decides improved or regressed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from caramel.history.metrics import Metric
+
+# two-sided 99 % quantiles of Student's t by degrees of freedom (1..30), then the normal's
+_T99 = [63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
+        2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763,
+        2.756, 2.750]
+
+
+def t99(df: float) -> float:
+    if df < 1:
+        return _T99[0]
+    return _T99[min(int(df), 30) - 1] if df <= 30 else 2.576
+
+
+@dataclass
+class Verdict:
+    metric: Metric  # current
+    baseline_mean: float
+    baseline_sd: float
+    baseline_n: int
+    diff_pct: float
+    verdict: str  # improved | regressed | within noise | no baseline
+    why: str = ""
+
+
+def judge(current: Metric, base_mean: float, base_sd: float, base_n: int, threshold: float | None) -> Verdict:
+    mean = current.mean
+    if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
+        return Verdict(current, base_mean, base_sd, base_n, math.nan, "no baseline")
+    diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.inf * (mean - base_mean)
+    better = (mean > base_mean) == (current.direction == "higher")
+    if current.n > 1 and base_n > 1:
+        limit = 2.0 if threshold is None else threshold
+        va, vb = current.sd ** 2 / current.n, base_sd ** 2 / base_n
+        se = math.sqrt(va + vb)
+        if se > 0:
+            t = abs(mean - base_mean) / se
+            df = (va + vb) ** 2 / ((va ** 2 / (current.n - 1) if va else 0) + (vb ** 2 / (base_n - 1) if vb else 0)
+                                   or 1e-300)
+            significant = t > t99(df)
+            why = f"t={t:.2f} vs {t99(df):.2f} (df {df:.1f}), change {diff_pct:+.1f}% vs {limit:g}%"
+        else:
+            significant, why = mean != base_mean, "no spread on either side"
+    else:
+        limit = 5.0 if threshold is None else threshold
+        significant, why = True, f"single sample: change {diff_pct:+.1f}% vs {limit:g}%"
+    if not significant or abs(diff_pct) < limit:
+        return Verdict(current, base_mean, base_sd, base_n, diff_pct, "within noise", why)
+    return Verdict(current, base_mean, base_sd, base_n, diff_pct, "improved" if better else "regressed", why)
+
+
+def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float | None) -> list[Verdict]:
+    base = {(m.table, m.key, m.name): m for m in baseline}
+    out = []
+    for metric in current:
+        b = base.get((metric.table, metric.key, metric.name))
+        out.append(judge(metric, b.mean if b else math.nan, b.sd if b else 0.0, b.n if b else 0, threshold))
+    return out
+
+
+def compare_targets(current: list[Metric], targets: dict, threshold: float | None) -> list[Verdict]:
+    """Targets from a file (`{"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}`), as the
+    Mila training benchmarks' baselines.json: every row of a metric against its target value."""
+    out = []
+    for metric in current:
+        target = targets.get(f"{metric.table}/{metric.name}", targets.get(metric.name))
+        if target is None:
+            continue
+        value = target.get("value") if isinstance(target, dict) else target
+        limit = target.get("threshold", threshold) if isinstance(target, dict) else threshold
+        out.append(judge(metric, float(value), 0.0, 1, 5.0 if limit is None else float(limit)))
+    return out

@@ -1,0 +1,122 @@
+"""From a run's tables to metrics with their repeats: one sample per iteration of a workpackage.
+
+A table row (with `reduce`, JUBE's default) merges the iterations of a workpackage; the history
+wants each iteration's value to know the spread. So the tables are built a second time with
+`reduce` off, and the rows are grouped by the table's parameter columns: each group is one
+configuration, each of its rows one repeat.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from caramel.analyse.inputs import AnalysisInput
+from caramel.report.results import make_results
+
+# Names that say "less is better"; everything else (throughput, TFLOPs, tokens/s, images/s) is
+# taken as "more is better". A pattern can say otherwise in its unit: `unit: s` is a time.
+_LOWER = ("time", "elapsed", "latency", "runtime", "duration", "energy", "(s)", "_s", "seconds", "wh", "joule",
+          "power", "memory", "loss")
+_LOWER_UNITS = {"s", "ms", "us", "min", "h", "wh", "j", "kj", "w", "b", "kb", "mb", "gb"}
+UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
+
+
+def direction(name: str, unit: str = "") -> str:
+    """'lower' or 'higher' (which way is better) for a metric."""
+    lowered = name.lower()
+    if unit.strip().lower() in _LOWER_UNITS:
+        return "lower"
+    if any(word in lowered for word in ("/s", "per_s", "persec", "per second", "throughput", "tflops", "/j")):
+        return "higher"
+    return "lower" if any(word in lowered for word in _LOWER) else "higher"
+
+
+@dataclass
+class Metric:
+    table: str
+    row: dict[str, str]  # the configuration: the table's parameter columns
+    name: str
+    unit: str = ""
+    direction: str = "higher"
+    samples: list[float] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.row.items())
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.samples) if self.samples else math.nan
+
+    @property
+    def sd(self) -> float:
+        return statistics.stdev(self.samples) if len(self.samples) > 1 else 0.0
+
+    @property
+    def sd_pct(self) -> float:
+        return 100.0 * self.sd / abs(self.mean) if self.samples and self.mean else 0.0
+
+    @property
+    def unstable(self) -> bool:
+        return self.n > 1 and self.sd_pct > 100 * UNSTABLE_CV
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(float(value)) else None
+    return None
+
+
+def _label(key) -> str:
+    return key.title if key.title is not None else key.name
+
+
+def collect(inp: AnalysisInput, made: list | None = None) -> list[Metric]:
+    """Every numeric pattern column of every table, per configuration, with one sample per repeat.
+    `made`: the tables `bench result` just made; enough when no step repeats (no second analysis)."""
+    if made is None or any(step.iterations > 1 for step in inp.benchmark.steps.values()):
+        made = make_results(_unreduced(inp))
+    params = set(inp.param_types())
+    out: dict[tuple, Metric] = {}
+    for item in made:
+        if item.table.kind != "table":
+            continue
+        keys = item.data.keys
+        columns = item.table.columns
+        is_param = [c.name in params for c in columns]
+        for values, status in zip(item.data.values, item.data.statuses, strict=True):
+            if not status.startswith("done"):
+                continue
+            row = {_label(keys[i]): str(values[i]) for i in range(len(columns)) if is_param[i]}
+            for i in range(len(columns)):
+                number = _number(values[i]) if not is_param[i] else None
+                if number is None:
+                    continue
+                name = _label(keys[i])
+                entry = out.get((item.table.name, tuple(row.items()), name))
+                if entry is None:
+                    unit = keys[i].unit or ""
+                    entry = Metric(item.table.name, row, name, unit, direction(name, unit))
+                    out[(item.table.name, tuple(row.items()), name)] = entry
+                entry.samples.append(number)
+    return list(out.values())
+
+
+def _unreduced(inp: AnalysisInput) -> AnalysisInput:
+    """The same run with every analyser's `reduce` off: one row per iteration."""
+    bench = copy.copy(inp.benchmark)
+    bench.analysers = {name: copy.copy(a) for name, a in bench.analysers.items()}
+    for analyser in bench.analysers.values():
+        analyser.reduce = False
+    unreduced = copy.copy(inp)
+    unreduced.benchmark = bench
+    return unreduced

@@ -1,0 +1,46 @@
+"""The verdict rule: spread on both sides, a threshold, direction."""
+
+from __future__ import annotations
+
+from caramel.history.compare import judge
+from caramel.history.metrics import Metric, direction
+
+
+def metric(samples, name="rate", unit=""):
+    return Metric("t", {"n": "1"}, name, unit, direction(name, unit), list(samples))
+
+
+def test_noise_explains_a_small_difference():
+    current = metric([100, 104, 96, 101, 99])
+    assert judge(current, 101.0, 3.0, 5, None).verdict == "within noise"
+
+
+def test_clear_drop_in_throughput_is_a_regression_and_a_rise_an_improvement():
+    assert judge(metric([80, 81, 79, 80, 80]), 100.0, 1.0, 5, None).verdict == "regressed"
+    assert judge(metric([120, 121, 119, 120, 120]), 100.0, 1.0, 5, None).verdict == "improved"
+
+
+def test_time_is_better_lower():
+    slower = metric([1.3, 1.31, 1.29], name="elapsed", unit="s")
+    assert slower.direction == "lower"
+    assert judge(slower, 1.0, 0.01, 3, None).verdict == "regressed"
+
+
+def test_significant_but_tiny_change_is_within_the_threshold():
+    assert judge(metric([100.5, 100.5, 100.5]), 100.0, 0.0001, 3, None).verdict == "within noise"
+
+
+def test_single_samples_use_the_threshold():
+    assert judge(metric([96]), 100.0, 0.0, 1, None).verdict == "within noise"  # -4 % < 5 %
+    assert judge(metric([94]), 100.0, 0.0, 1, None).verdict == "regressed"
+    assert judge(metric([94]), 100.0, 0.0, 1, 10).verdict == "within noise"
+    assert judge(metric([94]), float("nan"), 0.0, 0, None).verdict == "no baseline"
+
+
+def test_directions():
+    assert direction("Tokens/second") == "higher"
+    assert direction("Time/iteration(s)") == "lower"
+    assert direction("Avg_TFLOPs/GPU") == "higher"
+    assert direction("Energy(Wh)") == "lower"
+    assert direction("Tokens/J") == "higher"
+    assert direction("runtime", "s") == "lower"
