@@ -184,6 +184,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="caramel-result-scale-")
+    ENV["CARAMEL_HISTORY"] = os.path.join(folder, "history.db")  # the figures include adding to the history
     bench = [sys.executable, "-m", "caramel"]
     start = time.perf_counter()
     run_dir = make_run(folder, args.workpackages)

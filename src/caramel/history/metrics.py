@@ -9,6 +9,7 @@ configuration, each of its rows one repeat.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import statistics
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ _LOWER_UNITS = {"s", "ms", "us", "min", "h", "wh", "j", "kj", "w", "b", "kb", "m
 UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
 
 
+@functools.lru_cache(maxsize=1024)
 def direction(name: str, unit: str = "") -> str:
     """'lower' or 'higher' (which way is better) for a metric."""
     lowered = name.lower()
@@ -53,6 +55,8 @@ class Metric:
 
     @property
     def mean(self) -> float:
+        if len(self.samples) == 1:
+            return self.samples[0]
         return statistics.fmean(self.samples) if self.samples else math.nan
 
     @property
@@ -87,26 +91,32 @@ def collect(inp: AnalysisInput, made: list | None = None) -> list[Metric]:
         made = make_results(_unreduced(inp))
     params = set(inp.param_types())
     out: dict[tuple, Metric] = {}
+    shared: dict[tuple, dict[str, str]] = {}
     for item in made:
         if item.table.kind != "table":
             continue
         keys = item.data.keys
         columns = item.table.columns
-        is_param = [c.name in params for c in columns]
+        labels = [_label(keys[i]) for i in range(len(columns))]
+        units = [keys[i].unit or "" for i in range(len(columns))]
+        param_cols = [i for i, c in enumerate(columns) if c.name in params]
+        metric_cols = [i for i, c in enumerate(columns) if c.name not in params]
+        table = item.table.name
         for values, status in zip(item.data.values, item.data.statuses, strict=True):
             if not status.startswith("done"):
                 continue
-            row = {_label(keys[i]): str(values[i]) for i in range(len(columns)) if is_param[i]}
-            for i in range(len(columns)):
-                number = _number(values[i]) if not is_param[i] else None
+            config = tuple((labels[i], str(values[i])) for i in param_cols)
+            row = shared.get(config)
+            if row is None:
+                row = shared[config] = dict(config)  # one dict per configuration, shared by its metrics
+            for i in metric_cols:
+                number = _number(values[i])
                 if number is None:
                     continue
-                name = _label(keys[i])
-                entry = out.get((item.table.name, tuple(row.items()), name))
+                entry = out.get((table, config, i))
                 if entry is None:
-                    unit = keys[i].unit or ""
-                    entry = Metric(item.table.name, row, name, unit, direction(name, unit))
-                    out[(item.table.name, tuple(row.items()), name)] = entry
+                    entry = out[(table, config, i)] = Metric(table, row, labels[i], units[i],
+                                                             direction(labels[i], units[i]))
                 entry.samples.append(number)
     return list(out.values())
 

@@ -28,6 +28,11 @@ CREATE TABLE IF NOT EXISTS baselines (name TEXT PRIMARY KEY, run_key TEXT);
 """
 
 
+def _samples(values: list[float]) -> str:
+    """A JSON list of finite floats (repr is JSON for them, and much faster than json.dumps)."""
+    return "[" + ",".join(map(repr, values)) + "]"
+
+
 def default_path() -> str:
     """$CARAMEL_HISTORY, else history.db in the user's data folder (where the run registry is)."""
     from caramel.state.registry import data_dir
@@ -86,12 +91,17 @@ class History:
                 self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run.run_key,))
             self.db.execute(f"INSERT OR {verb} INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                             list(row.values()))
+            configs: dict[int, str] = {}  # metrics of one row share their configuration: dump it once
+            rows = []
             for m in metrics:
-                cur = self.db.execute(
-                    f"INSERT OR {verb} INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (run.run_key, m.table, json.dumps(m.row), m.name, m.unit, m.direction, m.n, m.mean, m.sd,
-                     min(m.samples), max(m.samples), json.dumps(m.samples)))
-                added += cur.rowcount
+                config = configs.get(id(m.row))
+                if config is None:
+                    config = configs[id(m.row)] = json.dumps(m.row)
+                rows.append((run.run_key, m.table, config, m.name, m.unit, m.direction, m.n, m.mean, m.sd,
+                             min(m.samples), max(m.samples), _samples(m.samples)))
+            before = self.db.total_changes
+            self.db.executemany(f"INSERT OR {verb} INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+            added = self.db.total_changes - before
         return added
 
     def run(self, run_key: str) -> RunRecord | None:
