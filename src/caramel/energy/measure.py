@@ -96,7 +96,8 @@ class Sampler:
 
 def integrate_wh(timestamps: list[float], watts: list[float]) -> float:
     """Trapezoid integral of power over time, in Wh."""
-    joules = sum((t1 - t0) * (p0 + p1) / 2 for t0, t1, p0, p1 in zip(timestamps, timestamps[1:], watts, watts[1:]))
+    pairs = zip(zip(timestamps, watts, strict=True), zip(timestamps[1:], watts[1:], strict=True), strict=False)
+    joules = sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in pairs)
     return joules / 3600.0
 
 
