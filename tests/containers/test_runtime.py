@@ -1,0 +1,39 @@
+import shutil
+import subprocess
+
+import pytest
+
+from caramel.containers.runtime import Apptainer, Charliecloud, runtime, shell_line
+
+
+def test_apptainer_line_as_caramel_systems_use_it() -> None:
+    line = Apptainer(gpu_flag="--nv").command("/c/pytorch.sif", ["bash", "-c", "echo hi"], ["/work"])
+    assert shell_line(line) == "apptainer exec --bind=/work --nv /c/pytorch.sif bash -c 'echo hi'"
+
+
+def test_charliecloud_line_binds_and_separates_the_command() -> None:
+    line = Charliecloud().command("/img/rootfs", ["/bin/sh", "-c", "ls /mnt"], ["/data:/mnt", "/scratch"])
+    assert line == ["ch-run", "-b", "/data:/mnt", "-b", "/scratch:/scratch", "/img/rootfs", "--",
+                    "/bin/sh", "-c", "ls /mnt"]
+
+
+def test_unknown_runtime_is_named() -> None:
+    with pytest.raises(ValueError, match="unknown container runtime 'docker'; expected one of apptainer, charliecloud"):
+        runtime("docker")
+
+
+@pytest.mark.skipif(shutil.which("ch-run") is None or shutil.which("busybox") is None,
+                    reason="charliecloud-runtime and busybox-static not installed")
+def test_charliecloud_runs_a_step_in_a_busybox_rootfs(tmp_path, monkeypatch) -> None:
+    rootfs = tmp_path / "rootfs"
+    for folder in ("bin", "proc", "dev", "sys", "tmp", "etc", "mnt"):
+        (rootfs / folder).mkdir(parents=True)
+    shutil.copy(shutil.which("busybox"), rootfs / "bin" / "busybox")
+    (rootfs / "bin" / "sh").symlink_to("busybox")
+    (rootfs / "etc" / "passwd").write_text("root:x:0:0:root:/:/bin/sh\n")
+    (rootfs / "etc" / "group").write_text("root:x:0:\n")
+    (tmp_path / "host").mkdir()
+    monkeypatch.setenv("USER", "root")
+    line = Charliecloud().command(str(rootfs), ["/bin/sh", "-c", "echo inside > /mnt/out"], [f"{tmp_path / 'host'}:/mnt"])
+    subprocess.run(line, check=True, timeout=60)
+    assert (tmp_path / "host" / "out").read_text() == "inside\n"
