@@ -10,7 +10,7 @@ from caramel import __version__
 from caramel.errors import CaramelError
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
-COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "result", "analyse"]
+COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "result", "analyse", "container"]
 
 
 def build_parser() -> argparse.ArgumentParser:
