@@ -10,6 +10,7 @@ generator with a Zipf-like frequency, which is enough for a throughput benchmark
 from __future__ import annotations
 
 import argparse
+import os
 import struct
 from pathlib import Path
 
@@ -28,16 +29,20 @@ def write_corpus(prefix: Path, documents: int = 256, vocab_size: int = 512, mean
     lengths = rng.integers(mean_length // 2, mean_length * 3 // 2, size=documents).astype(np.int32)
     prefix.parent.mkdir(parents=True, exist_ok=True)
     bin_path, idx_path = Path(f"{prefix}.bin"), Path(f"{prefix}.idx")
-    with open(bin_path, "wb") as out:
+    # written under temporary names and renamed, .idx last: a reader never sees half a corpus
+    bin_tmp, idx_tmp = Path(f"{bin_path}.{os.getpid()}.tmp"), Path(f"{idx_path}.{os.getpid()}.tmp")
+    with open(bin_tmp, "wb") as out:
         for length in lengths:
             out.write(rng.choice(vocab_size, size=int(length), p=weights).astype(np.uint16).tobytes())
     pointers = np.zeros(documents, dtype=np.int64)
     pointers[1:] = np.cumsum(lengths[:-1].astype(np.int64) * 2)
     doc_idx = np.arange(documents + 1, dtype=np.int64)
-    with open(idx_path, "wb") as out:
+    with open(idx_tmp, "wb") as out:
         out.write(MAGIC + struct.pack("<Q", 1) + struct.pack("<B", UINT16_CODE))
         out.write(struct.pack("<Q", documents) + struct.pack("<Q", len(doc_idx)))
         out.write(lengths.tobytes() + pointers.tobytes() + doc_idx.tobytes())
+    os.replace(bin_tmp, bin_path)
+    os.replace(idx_tmp, idx_path)
     return bin_path, idx_path
 
 
