@@ -49,3 +49,9 @@ def test_charliecloud_runs_a_step_in_a_busybox_rootfs(charliecloud, tmp_path, mo
     line = Charliecloud().command(str(rootfs), ["/bin/sh", "-c", "echo inside > /mnt/out"], [f"{tmp_path / 'host'}:/mnt"])
     subprocess.run(line, check=True, timeout=60)
     assert (tmp_path / "host" / "out").read_text() == "inside\n"
+
+
+def test_prefix_is_what_benchmark_files_put_before_the_command() -> None:
+    from caramel.containers.runtime import container_prefix
+    assert container_prefix("apptainer", "/c/p.sif", "/root", "--nv") == "apptainer exec --bind=/root --nv /c/p.sif"
+    assert container_prefix("charliecloud", "/img", "/root") == "ch-run -b /root:/root /img --"

@@ -48,3 +48,10 @@ def runtime(name: str, **options: str):
 
 def shell_line(words: list[str]) -> str:
     return shlex.join(words)
+
+
+def container_prefix(name: str, image: str, bind: str = "", gpu_flag: str = "") -> str:
+    """The runtime's command line up to the command, as one shell string: what benchmark files put
+    before the command they run (`container_prefix('apptainer', IMG, ROOT, '--nv')`)."""
+    chosen = runtime(name, gpu_flag=gpu_flag) if (gpu_flag and name == "apptainer") else runtime(name)
+    return shell_line(chosen.command(image, [], (bind,) if bind else ()))
