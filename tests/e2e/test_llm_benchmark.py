@@ -95,3 +95,10 @@ def test_large_models_derive_parallel_sizes_as_caramel_does(tmp_path: Path, env:
     p = json.loads(planned.stdout)["workpackages"][0]["parameters"]
     assert (p["nodes"], p["total_devices"], p["tp_size"], p["pp_size"], p["dp_size"]) == (16, 64, 8, 8, 1)
     assert p["global_batch_size"] == 1 * 2 * 64
+
+
+def test_a_missing_size_tag_is_named_not_a_python_error(tmp_path: Path, env: dict[str, str]) -> None:
+    planned = bench("plan", str(BENCHMARKS / "llm.yaml"), "--tag", "local", cwd=tmp_path, env=env)
+    assert planned.returncode == 2
+    assert "llm.yaml:7: this benchmark needs tags matching '(A100|H100|GH200|WAIH100|JEDI|MI250|local)+" in planned.stderr
+    assert "given: local" in planned.stderr and "KeyError" not in planned.stderr
