@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -87,6 +88,8 @@ def test_gpu_systems_render_megatron_in_apptainer(tmp_path: Path, env: dict[str,
     assert "pretrain_gpt.py --num-layers 16 --hidden-size 2048 --num-attention-heads 8" in script
     assert f"#SBATCH --partition={p['queue']}" in script
     assert ("#SBATCH --gres=gpu:" in script) == (system != "MI250")
+    # the job tells the asynchronous step it ended (done_file ready, error_file error)
+    assert re.search(r"\|\| touch \S+_benchmark/work/error\ntouch \S+_benchmark/work/ready$", script.rstrip())
 
 
 def test_large_models_derive_parallel_sizes_as_caramel_does(tmp_path: Path, env: dict[str, str]) -> None:
