@@ -82,3 +82,8 @@ def test_a_meter_that_hangs_is_given_up_not_waited_for() -> None:
 def test_unknown_method_is_named(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     main(["--method", "rapl", "--out-dir", str(tmp_path), "--", "true"])
     assert "unknown energy method 'rapl'" in capsys.readouterr().err
+
+
+def test_method_none_runs_the_command_and_says_why(tmp_path: Path) -> None:
+    assert main(["--method", "none", "--out-dir", str(tmp_path / "e"), "--", "true"]) == 0
+    assert combine(tmp_path / "e", tmp_path / "c.csv")[-1] == "Energy status: unavailable: this system has no energy method"

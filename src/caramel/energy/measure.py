@@ -24,6 +24,8 @@ METHODS = ("pynvml", "rocm", "gh", "gc")
 
 def load_method(name: str, hwmon_base: str | None = None):
     """An instance of jpwr's power class for `name`; raises with the reason when it cannot load."""
+    if name == "none":  # a system that declares no meter (systems/*.yaml `energy_method: none`)
+        raise RuntimeError("this system has no energy method")
     if name not in METHODS:
         raise ValueError(f"unknown energy method {name!r}; expected one of {', '.join(METHODS)}")
     try:
