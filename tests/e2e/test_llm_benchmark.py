@@ -85,6 +85,7 @@ def test_gpu_systems_render_megatron_in_apptainer(tmp_path: Path, env: dict[str,
     assert f"{srun} apptainer exec --bind={root} {gpu_flag} {image} bash -c".replace("  ", " ") in script
     assert f"python -m caramel.energy.measure --method {method} --interval 100" in script
     assert f"--nproc_per_node {p['gpus_per_node']} --nnodes 1" in script
+    assert f"bash -c 'cd {'/opt/Megatron-LM-ROCm' if system == 'MI250' else '/opt/Megatron-LM'} && " in script
     assert "pretrain_gpt.py --num-layers 16 --hidden-size 2048 --num-attention-heads 8" in script
     assert f"#SBATCH --partition={p['queue']}" in script
     assert ("#SBATCH --gres=gpu:" in script) == (system != "MI250")
