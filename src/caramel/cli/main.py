@@ -10,7 +10,8 @@ from caramel import __version__
 from caramel.errors import CaramelError
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
-COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse", "compare", "baseline", "report", "export"]
+COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
+            "compare", "baseline", "report", "export", "container"]
 
 
 def build_parser() -> argparse.ArgumentParser:

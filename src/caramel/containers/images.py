@@ -1,0 +1,48 @@
+"""Building and pulling Apptainer images through spython (which runs the `singularity` command;
+Apptainer installs it as a link to itself)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from caramel.errors import CaramelError
+
+
+def _client():
+    try:
+        from spython.main import Client
+        from spython.utils import check_install
+    except ImportError as error:
+        raise CaramelError("spython is not installed", hint="pip install spython (caramel's [container] extra)") from error
+    if not check_install("singularity", quiet=True):
+        raise CaramelError("neither apptainer nor singularity is installed here (spython runs `singularity`)",
+                           hint="run this on a system with Apptainer, or use --dry-run to see the command")
+    return Client
+
+
+def build_command(definition: Path, image: Path, fakeroot: bool = True) -> list[str]:
+    """The exact command spython runs for `build`."""
+    return ["singularity", "build", *(["--fakeroot"] if fakeroot else []), str(image), str(definition)]
+
+
+def pull_command(uri: str, image: Path) -> list[str]:
+    return ["singularity", "pull", "--name", str(image.parent.resolve() / image.name), uri]
+
+
+def build(definition: Path, image: Path, fakeroot: bool = True) -> Path:
+    if not definition.is_file():
+        raise CaramelError(f"{definition}: no such definition file", hint="the files in containers/ end in .def")
+    client = _client()
+    client.build(recipe=str(definition), image=str(image), sudo=False, options=["--fakeroot"] if fakeroot else [],
+                 quiet=True)
+    if not image.exists():
+        raise CaramelError(f"building {image} from {definition} failed", hint="see the messages above")
+    return image
+
+
+def pull(uri: str, image: Path) -> Path:
+    client = _client()
+    client.pull(uri, name=image.name, pull_folder=str(image.parent.resolve()), quiet=True)
+    if not image.exists():
+        raise CaramelError(f"pulling {uri} to {image} failed", hint="see the messages above")
+    return image

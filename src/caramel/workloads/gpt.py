@@ -1,0 +1,129 @@
+"""A decoder-only GPT in plain PyTorch that takes Megatron-LM's arguments and prints its log lines.
+
+    torchrun --nproc_per_node 2 -m caramel.workloads.gpt --num-layers 2 --hidden-size 64 \
+        --num-attention-heads 4 --seq-length 64 --micro-batch-size 2 --global-batch-size 8 \
+        --train-iters 10 --data-path data/corpus_text_document
+
+Data parallel over torchrun ranks (DDP, gloo); tensor and pipeline parallel sizes are accepted for
+compatibility and must be 1. Warm-up iterations (--warmup-iters) run first and print no
+iteration line, so the analysed figures exclude them; every line covers one iteration.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from caramel.workloads.common import finish, init_distributed, synchronised_time
+
+
+class Block(nn.Module):
+    def __init__(self, hidden: int, heads: int, ffn: int) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.attention = nn.MultiheadAttention(hidden, heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(hidden, ffn), nn.GELU(), nn.Linear(ffn, hidden))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, attn_mask=mask, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, vocab: int, seq: int, hidden: int, layers: int, heads: int, ffn: int) -> None:
+        super().__init__()
+        self.embed, self.position = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
+        self.blocks = nn.ModuleList(Block(hidden, heads, ffn) for _ in range(layers))
+        self.norm, self.head = nn.LayerNorm(hidden), nn.Linear(hidden, vocab, bias=False)
+        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), 1), persistent=False)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens) + self.position(torch.arange(tokens.shape[1]))
+        for block in self.blocks:
+            x = block(x, self.mask)
+        return self.head(self.norm(x))
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="caramel's small GPT trainer (Megatron-LM arguments)")
+    for name, default in [("num-layers", 2), ("hidden-size", 64), ("num-attention-heads", 4),
+                          ("seq-length", 64), ("micro-batch-size", 2), ("global-batch-size", 8),
+                          ("train-iters", 10), ("warmup-iters", 2), ("tensor-model-parallel-size", 1),
+                          ("pipeline-model-parallel-size", 1), ("vocab-size", 512), ("seed", 1234),
+                          ("ffn-hidden-size", 0), ("max-position-embeddings", 0), ("log-interval", 1)]:
+        p.add_argument(f"--{name}", type=int, default=default)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--data-path", type=Path, default=None, help="prefix of a .bin/.idx corpus; synthetic without")
+    args, _megatron_only = p.parse_known_args(argv)  # other Megatron flags (--fp16, ...) are ignored
+    return args
+
+
+def batches(args: argparse.Namespace, rank: int, micro: int):
+    """Endless (input, target) micro-batches for this rank, from the corpus or synthetic tokens."""
+    rng = np.random.default_rng(args.seed + rank)
+    if args.data_path is not None:
+        from caramel.workloads.data import read_tokens
+        tokens = read_tokens(args.data_path).astype(np.int64) % args.vocab_size
+    else:
+        tokens = rng.integers(0, args.vocab_size, size=args.seq_length * 64 + 1)
+    while True:
+        starts = rng.integers(0, len(tokens) - args.seq_length - 1, size=micro)
+        chunk = torch.from_numpy(np.stack([tokens[s:s + args.seq_length + 1] for s in starts]))
+        yield chunk[:, :-1], chunk[:, 1:]
+
+
+def flops_per_iteration(args: argparse.Namespace) -> float:
+    """Megatron's model-FLOPs estimate (forward + backward, no recomputation) for one global batch."""
+    b, s, layers, h, v = args.global_batch_size, args.seq_length, args.num_layers, args.hidden_size, args.vocab_size
+    return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * h * layers))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.tensor_model_parallel_size != 1 or args.pipeline_model_parallel_size != 1:
+        raise SystemExit("caramel's GPT trainer runs data parallel only: tensor/pipeline parallel size must be 1")
+    rank, world = init_distributed()
+    if args.global_batch_size % (args.micro_batch_size * world):
+        raise SystemExit(f"--global-batch-size {args.global_batch_size} is not a multiple of "
+                         f"micro batch {args.micro_batch_size} x data parallel {world}")
+    accumulation = args.global_batch_size // (args.micro_batch_size * world)
+    torch.manual_seed(args.seed)
+    model = GPT(args.vocab_size, args.seq_length, args.hidden_size, args.num_layers, args.num_attention_heads,
+                args.ffn_hidden_size or 4 * args.hidden_size)
+    if world > 1:
+        model = torch.nn.parallel.DistributedDataParallel(model)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    data = batches(args, rank, args.micro_batch_size)
+    if rank == 0:
+        print(f"> GPT: {sum(p.numel() for p in model.parameters())} parameters, data parallel {world}, "
+              f"gradient accumulation {accumulation}", flush=True)
+    for step in range(args.warmup_iters + args.train_iters):
+        start = synchronised_time()
+        optimiser.zero_grad(set_to_none=True)
+        for _ in range(accumulation):
+            inputs, targets = next(data)
+            loss = nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten()) / accumulation
+            loss.backward()
+        optimiser.step()
+        elapsed = synchronised_time() - start
+        if rank != 0:
+            continue
+        if step < args.warmup_iters:
+            print(f" warm-up {step + 1} of {args.warmup_iters} (not counted): {elapsed:.3f} s", flush=True)
+            continue
+        done = step + 1 - args.warmup_iters
+        tflops = flops_per_iteration(args) / elapsed / world / 1e12
+        print(f" iteration {done:8d}/{args.train_iters:8d} | consumed samples: {done * args.global_batch_size:12d}"
+              f" | elapsed time per iteration (s): {elapsed:.4f} | learning rate: {args.lr:.3E}"
+              f" | global batch size: {args.global_batch_size:5d} | lm loss: {loss.item() * accumulation:.6E}"
+              f" | TFLOPs: {tflops:.6f} |", flush=True)
+    finish()
+
+
+if __name__ == "__main__":
+    main()
