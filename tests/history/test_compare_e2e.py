@@ -59,3 +59,8 @@ def test_history_export_import_adds_a_run_once(steady, env, tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"run": {}}\n')
     bad = bench("import", str(tmp_path / "bad.jsonl"), cwd=steady, env=other)
     assert bad.returncode == 2 and "bad.jsonl:1: not a bench export" in bad.stderr
+    none = bench("export", "--benchmark", "nothing-of-that-name", cwd=steady, env=env)
+    assert none.returncode == 0 and none.stdout == ""
+    unknown = bench("compare", "-i", "last", "--baseline", "nosuch", cwd=steady, env=env)
+    assert unknown.returncode == 2 and "baseline 'nosuch' is no run id, baseline name or file" in unknown.stderr
+    assert unknown.stderr.count("hint:") == 1

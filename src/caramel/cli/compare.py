@@ -10,7 +10,7 @@ import math
 import os
 
 from caramel.cli.common import add_run_args, resolve_run
-from caramel.errors import RunError
+from caramel.errors import CaramelError, RunError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
             if key is None:
                 try:
                     base_dir = resolve(args.dir, args.baseline)
-                except Exception as exc:  # noqa: BLE001 - say what a baseline can be
-                    raise RunError(f"baseline '{args.baseline}' is no run id, baseline name or file ({exc})",
-                                   hint="bench baseline set NAME -i ID names one") from None
+                except CaramelError as exc:
+                    raise RunError(f"baseline '{args.baseline}' is no run id, baseline name or file "
+                                   f"({exc.message})", hint="bench baseline set NAME -i ID names one") from None
                 key = imported(history, base_dir)
             verdicts = compare_runs(current, history.metrics(key), args.threshold)
             against = args.baseline

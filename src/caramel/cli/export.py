@@ -51,7 +51,8 @@ def run_import(args: argparse.Namespace) -> int:
                     if not {"run", "metrics"} <= set(records[-1]):
                         raise ValueError("expected the keys 'run' and 'metrics'")
     except (OSError, ValueError) as exc:
-        raise RunError(f"{args.file}:{where}: not a bench export: {exc}",
+        place = f"{args.file}:{where}" if where else args.file
+        raise RunError(f"{place}: not a bench export: {exc}",
                        hint="make the file with bench export") from None
     with History.open(args.history) as history:
         runs, metrics = history.import_records(records)

@@ -139,7 +139,7 @@ class History:
     def export(self, run_keys: list[str] | None = None) -> Iterator[dict]:
         """One JSON-ready record per run, with its metrics: the portable form (JSON lines)."""
         for run in self.runs():
-            if run_keys and run.run_key not in run_keys:
+            if run_keys is not None and run.run_key not in run_keys:
                 continue
             yield {"run": asdict(run), "metrics": [asdict(m) for m in self.metrics(run.run_key)]}
 
