@@ -52,12 +52,24 @@ def _table(name: str, headings: list[str], rows: list[list[str]]) -> str:
     return f"<h3>{escape(name)}</h3><table><tr>{head}</tr>{body}</table>"
 
 
+_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12}
+
+
+def _axis_value(text: str) -> float | None:
+    """A number, or a size such as a model's `117M`, `13B` (so throughput plots against model size)."""
+    number = _number(text)
+    if number is None and len(text) > 1 and text[-1] in _SCALE:
+        number = _number(text[:-1])
+        return None if number is None else number * _SCALE[text[-1]]
+    return number
+
+
 def _sweeps(metrics: list[Metric]) -> list[str]:
     """Parameters of the rows that take several numeric values: the axes worth plotting against."""
     values: dict[str, set[float]] = {}
     for m in metrics:
         for k, v in m.row.items():
-            number = _number(v)
+            number = _axis_value(v)
             if number is not None:
                 values.setdefault(k, set()).add(number)
     return [k for k, v in values.items() if len(v) > 1]
@@ -72,7 +84,7 @@ def _sweep_plots(metrics: list[Metric]) -> list[str]:
         for (_table, name), group in by_name.items():
             series: dict[str, list] = {}
             for m in group:
-                x = _number(m.row.get(param, ""))
+                x = _axis_value(m.row.get(param, ""))
                 if x is None:
                     continue
                 rest = ", ".join(f"{k}={v}" for k, v in m.row.items() if k != param) or name
