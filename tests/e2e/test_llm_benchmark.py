@@ -104,5 +104,5 @@ def test_large_models_derive_parallel_sizes_as_caramel_does(tmp_path: Path, env:
 def test_a_missing_size_tag_is_named_not_a_python_error(tmp_path: Path, env: dict[str, str]) -> None:
     planned = bench("plan", str(BENCHMARKS / "llm.yaml"), "--tag", "local", cwd=tmp_path, env=env)
     assert planned.returncode == 2
-    assert "llm.yaml:7: this benchmark needs tags matching '(A100|H100|GH200|WAIH100|JEDI|MI250|local|localcluster)+" in planned.stderr
+    assert "llm.yaml:7: this benchmark needs tags matching '(A100|H100|GH200|WAIH100|JEDI|MI250|local|localcluster|localgpu)+" in planned.stderr
     assert "given: local" in planned.stderr and "KeyError" not in planned.stderr
