@@ -9,9 +9,11 @@ import shutil
 
 from caramel.cli.common import add_benchmark_args, load_benchmarks
 from caramel.cli.status import print_summary
+from caramel.engine.copies import apply_copies
 from caramel.engine.scheduler import Settings
 from caramel.engine.session import dry_run, start_run
 from caramel.errors import RunError
+from caramel.spec.limits import parse_copies, parse_duration
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +27,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run every workpackage N times (N iterations of each step; tables give the mean, "
                              "the history and bench compare the spread)")
+    parser.add_argument("--time-limit", metavar="SECONDS|HH:MM:SS", default=None,
+                        help="time limit of every step's do's, over the file's timeout and metadata (0: none)")
+    parser.add_argument("--copies", metavar="N|all", default=None,
+                        help="run N copies of each workpackage at once, each on its share of cores and devices")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     parser.set_defaults(func=run)
 
@@ -48,13 +54,22 @@ def repeat(bench, times: int) -> None:
                    for name, step in bench.steps.items()}
 
 
+def run_options(args: argparse.Namespace) -> tuple[float | None, str | None]:
+    """--time-limit in seconds and --copies, checked."""
+    limit = None if args.time_limit is None else parse_duration(args.time_limit, "--time-limit")
+    copies = None if args.copies is None else parse_copies(args.copies)
+    return limit, copies
+
+
 def run(args: argparse.Namespace) -> int:
     benchmarks = load_benchmarks(args)
     outpath = args.outpath or os.environ.get("JUBE_BENCHMARK_OUTPATH")
     if args.repeat < 1:
         raise RunError(f"--repeat {args.repeat}: expected a number of runs of at least 1")
+    limit, copies = run_options(args)
     code = 0
     for bench in benchmarks:
+        bench = apply_copies(bench, copies)
         if args.repeat > 1:
             repeat(bench, args.repeat)
         if outpath:
@@ -63,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
             for line in dry_run(bench):
                 print(line)
             continue
-        summary = start_run(bench, Settings(timeout=args.timeout), quiet=args.quiet, backend=backend_for(bench))
+        summary = start_run(bench, Settings(timeout=args.timeout, time_limit=limit), quiet=args.quiet, backend=backend_for(bench))
         print_summary(summary)
         code = max(code, summary.exit_code)
     return code
