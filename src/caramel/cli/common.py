@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 
 
-def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
+def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
     """FILE, --tag and --include-path, as `jube run` takes them."""
-    parser.add_argument("file", metavar="FILE", help="benchmark file (JUBE XML or YAML)")
+    parser.add_argument("file", metavar="FILE", nargs="?" if file_optional else None,
+                        help="benchmark file (JUBE XML or YAML)")
     parser.add_argument("--tag", "-t", nargs="+", action="extend", default=[], metavar="TAG",
                         help="tags selecting parameters, steps and the system")
     parser.add_argument("--include-path", action="append", default=[], metavar="DIR",
@@ -35,6 +36,8 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     folder (remembered by bench run) are meant."""
     parser.add_argument("dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs")
     parser.add_argument("-i", "--id", default=None, metavar="ID|last", help="run id (default: last)")
+    parser.add_argument("-c", "--campaign", default=None, metavar="ID|last",
+                        help="every run of a campaign (bench run --suite): its id, or last")
 
 
 def resolve_run(args: argparse.Namespace) -> str:
