@@ -74,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
             repeat(bench, args.repeat)
         if outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
+        elif getattr(args, "by_name", False):  # a benchmark run by name: never beside an installed file
+            bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
         if args.dry_run:
             for line in dry_run(bench):
                 print(line)

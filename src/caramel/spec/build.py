@@ -12,6 +12,7 @@ import re
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec import model as m
 from caramel.spec.limits import parse_copies, parse_duration
+from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.sources import IncludePath, expand_includes, read_tree, remove_inactive
 from caramel.spec.tree import Node
 
@@ -289,7 +290,7 @@ class Builder:
     # --- benchmark ----------------------------------------------------------------------------
     def benchmark(self, node: Node, global_sets: dict[str, dict], path: str) -> m.Benchmark:
         _only(node, {"parameterset", "substituteset", "fileset", "patternset", "step", "comment", "analyser",
-                     "analyzer", "result"})
+                     "analyzer", "result", "meta"})
         name = _name(node, "benchmark")
         outpath = node.attrs.get("outpath", "").strip()
         if not outpath:
@@ -302,7 +303,7 @@ class Builder:
         local = self.sets(node, home)
         bench = m.Benchmark(name, outpath=os.path.normpath(os.path.join(
             self.home, os.path.expandvars(os.path.expanduser(outpath)))), comment=comment, file=path, home=home,
-            tags=set(self.tags), where=node.where)
+            tags=set(self.tags), where=node.where, meta=read_meta(find_meta_node(node)))
         for kind, attr in (("parameterset", "parametersets"), ("substituteset", "substitutesets"),
                            ("fileset", "filesets"), ("patternset", "patternsets")):
             merged = dict(global_sets[kind])
