@@ -35,6 +35,10 @@ def for_campaign(args: argparse.Namespace) -> int:
         raise RunError(f"campaign {campaign} has no run left on disk")
     if args.command == "result":
         return campaign_result(args, campaign, runs)
+    if args.command == "compare" and getattr(args, "targets", None):
+        from caramel.cli.methodology import methodology
+
+        return methodology(args, runs)
     code = 0
     for run_dir in runs:
         print(f"== {run_dir}", flush=True)
@@ -94,7 +98,8 @@ def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
 
     inp = from_run(run_dir)
     record = run_record(run_dir)
-    prov = {"system": record.system, "tags": " ".join(record.tags), "benchmark": record.benchmark,
+    tags = [*getattr(inp.benchmark.meta, "tags", ()), *record.tags]
+    prov = {"system": record.system, "tags": " ".join(dict.fromkeys(tags)), "benchmark": record.benchmark,
             "run_id": os.path.basename(run_dir), "run_dir": record.run_dir, "file": record.file,
             "caramel_version": record.caramel_version, "git_commit": record.git_commit, "host": record.host,
             "nodes": record.nodes, "job_ids": " ".join(record.job_ids), "container": record.container,

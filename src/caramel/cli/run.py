@@ -18,7 +18,9 @@ from caramel.spec.limits import parse_copies, parse_duration
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("run", help="run a benchmark: create its run folder and run every workpackage")
-    add_benchmark_args(parser)
+    add_benchmark_args(parser, file_optional=True)
+    parser.add_argument("--suite", nargs="+", metavar="TAG", default=None,
+                        help="run every benchmark with any of these tags (MAD's rule) as one campaign")
     parser.add_argument("-o", "--outpath", metavar="OUTPATH",
                         help="folder for the run folders instead of the file's outpath (relative to the current folder)")
     parser.add_argument("--dry-run", action="store_true", help="show the workpackages and their do's; create nothing")
@@ -62,6 +64,13 @@ def run_options(args: argparse.Namespace) -> tuple[float | None, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.suite:
+        from caramel.cli.suite import run_suite
+
+        return run_suite(args, run)
+    if not args.file:
+        raise RunError("bench run needs a benchmark file or name, or --suite TAG",
+                       hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local")
     benchmarks = load_benchmarks(args)
     outpath = args.outpath or os.environ.get("JUBE_BENCHMARK_OUTPATH")
     if args.repeat < 1:
@@ -74,13 +83,14 @@ def run(args: argparse.Namespace) -> int:
             repeat(bench, args.repeat)
         if outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
-        elif getattr(args, "by_name", False):  # a benchmark run by name: never beside an installed file
+        elif getattr(args, "by_name", False) or getattr(args, "campaign_outpath", False):  # a benchmark run by name: never beside an installed file
             bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
         if args.dry_run:
             for line in dry_run(bench):
                 print(line)
             continue
-        summary = start_run(bench, Settings(timeout=args.timeout, time_limit=limit), quiet=args.quiet, backend=backend_for(bench))
+        summary = start_run(bench, Settings(timeout=args.timeout, time_limit=limit), quiet=args.quiet,
+                            backend=backend_for(bench), on_created=getattr(args, "on_created", None))
         print_summary(summary)
         code = max(code, summary.exit_code)
     return code

@@ -161,6 +161,8 @@ def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], mad
             known.update(f"{name}_{stat}" for stat in STATISTICS)
     out = []
     for item in made:
+        if item.data.config_columns:  # a table caramel made (performance lines), not one of the file
+            continue
         for index, column in enumerate(item.table.columns):
             name = column.name
             if name in known or name.startswith("jube_") or any(
