@@ -150,3 +150,29 @@ def test_time_limit_option_overrides_and_zero_means_none(tmp_path: Path, env: di
     assert out.returncode == 1 and "timed out after 1 s" in out.stdout
     out = bench("run", "slow.yaml", "-q", "--time-limit", "0", cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="matmul_users runs two copies, one per core")
+def test_shipped_cpu_smoke_suite_runs_here(tmp_path: Path, env: dict[str, str]) -> None:
+    """The shipped `cpu-smoke` suite: GPT and ResNet trainers in two sizes and two users at once."""
+    listed = bench("list", "--tags", "cpu-smoke", "--format", "json", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    names = {entry["name"] for entry in json.loads(listed.stdout)}
+    assert names == {"gpt_smoke", "resnet_smoke", "matmul_users"}
+    ran = bench("run", "--suite", "cpu-smoke", "--tag", "local", cwd=tmp_path, env=env, timeout=280)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    result = bench("result", "-c", "last", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    with open(tmp_path / "perf.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    by_metric: dict[str, list[dict[str, str]]] = {}
+    for row in rows:
+        assert row["status"] == "SUCCESS", row
+        assert float(row["performance"]) > 0, row
+        by_metric.setdefault(row["metric"], []).append(row)
+    assert len(by_metric["tokens/s"]) == 2 and len(by_metric["images/s"]) == 2
+    copies = {row["model"] for row in by_metric["GFLOP/s"]}
+    assert {"matmul_users[caramel_copy=0]", "matmul_users[caramel_copy=1]",
+            "matmul_users[caramel_copy=sum]"} <= copies
+    # runs of shipped benchmarks go under the current folder, never into the package
+    assert (tmp_path / "gpt_smoke_run").is_dir() and (tmp_path / "matmul_users_run").is_dir()
