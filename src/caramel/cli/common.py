@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 
 
-def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
+def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
     """FILE, --tag and --include-path, as `jube run` takes them."""
-    parser.add_argument("file", metavar="FILE|NAME",
+    parser.add_argument("file", metavar="FILE|NAME", nargs="?" if file_optional else None,
                         help="benchmark file (JUBE XML or YAML), or the name of a shipped or user benchmark "
                              "(bench benchmarks lists them)")
     parser.add_argument("--tag", "-t", nargs="+", action="extend", default=[], metavar="TAG",
@@ -42,6 +42,8 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     folder (remembered by bench run) are meant."""
     parser.add_argument("dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs")
     parser.add_argument("-i", "--id", default=None, metavar="ID|last", help="run id (default: last)")
+    parser.add_argument("-c", "--campaign", default=None, metavar="ID|last",
+                        help="every run of a campaign (bench run --suite): its id, or last")
 
 
 def resolve_run(args: argparse.Namespace) -> str:

@@ -30,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "campaign", None):
+            from caramel.cli.campaign import for_campaign
+
+            return for_campaign(args)
         return int(args.func(args) or 0)
     except CaramelError as exc:
         if args.debug:

@@ -3,12 +3,17 @@
 The runner keeps a few long-lived shells (one per workpackage running at the same time). The
 engine starts a script with `start()` and collects ended ones with `wait()`; `run()` is the
 blocking form used for `prepare` entries and shared do's.
+
+A script may have a time limit: when it passes it, `kill_process_group` ends the shell running it
+with everything it started (SIGTERM, then SIGKILL after a grace period) and the script's outcome
+is `timed_out`. A script may be bound to some cores (copies of a workpackage run side by side).
 """
 
 from __future__ import annotations
 
 import os
 import selectors
+import signal
 import time
 from dataclasses import dataclass
 
@@ -23,6 +28,62 @@ class Active:
     shell: Shell
     transcript: Transcript
     started: float
+    limit: float = 0.0  # seconds the script may run (0: no limit)
+
+    @property
+    def deadline(self) -> float | None:
+        return self.started + self.limit if self.limit > 0 else None
+
+
+KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL ($CARAMEL_KILL_GRACE)
+
+
+def kill_process_group(pgid: int, grace: float | None = None) -> None:
+    """End a do's process group: SIGTERM, then SIGKILL for whatever is left after `grace` seconds."""
+    if grace is None:
+        grace = float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.05)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (zombies waiting for their parent do not count)."""
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    return False
+
+
+def _bind(shell: Shell, cpus: set[int] | None) -> None:
+    """Bind the shell (so the script it forks next) to `cpus`, or to every core this process may use."""
+    try:
+        os.sched_setaffinity(shell.pid, cpus or os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
 
 
 class Runner:
@@ -37,10 +98,11 @@ class Runner:
     def __len__(self) -> int:
         return len(self.active)
 
-    def _send(self, script: str) -> Shell:
-        """An idle shell (or a new one) that took `script`."""
+    def _send(self, script: str, cpus: set[int] | None = None) -> Shell:
+        """An idle shell (or a new one) that took `script` (to run on `cpus`, default all)."""
         for _attempt in range(2):
             shell = self.idle.pop() if self.idle else self.backend.open_shell(self.base_env)
+            _bind(shell, cpus)
             try:
                 shell.send(script)
                 return shell
@@ -49,9 +111,9 @@ class Runner:
         raise OSError("cannot start a shell")
 
     def start(self, key: object, commands: list[Command], env: dict[str, str], carry_file: str,
-              dump_env: bool) -> Active:
-        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env))
-        entry = Active(key, commands, shell, Transcript(commands), time.time())
+              dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None) -> Active:
+        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env), cpus)
+        entry = Active(key, commands, shell, Transcript(commands), time.time(), limit)
         self.active[shell.fileno()] = entry
         self.selector.register(shell.fileno(), selectors.EVENT_READ)
         return entry
@@ -62,17 +124,40 @@ class Runner:
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.active and not done:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            limits = [e.deadline for e in self.active.values() if e.deadline is not None]
+            if limits:
+                left = max(0.0, min(limits) - time.time()) if left is None else min(left, max(0.0, min(limits) - time.time()))
             events = self.selector.select(left)
-            if not events and deadline is not None:
+            done += self._expire()
+            if not events and deadline is not None and time.monotonic() >= deadline:
                 break
             for key, _mask in events:
-                entry = self.active[key.fd]
+                entry = self.active.get(key.fd)
+                if entry is None:
+                    continue  # timed out above
                 ended = self._read(entry)
                 if ended is not None:
                     self.selector.unregister(key.fd)
                     del self.active[key.fd]
                     done.append((entry, ended))
         return done
+
+    def _expire(self) -> list[tuple[Active, Outcome]]:
+        """Kill the scripts past their time limit; their outcome is `timed_out`."""
+        now = time.time()
+        out = []
+        for fd, entry in list(self.active.items()):
+            if entry.deadline is None or now < entry.deadline:
+                continue
+            kill_process_group(entry.shell.pid)
+            self.selector.unregister(fd)
+            del self.active[fd]
+            entry.shell.kill()
+            outcome = entry.transcript.close(-9, time.time())
+            outcome.status = "timed_out"
+            outcome.timed_out = entry.limit
+            out.append((entry, outcome))
+        return out
 
     def _read(self, entry: Active) -> Outcome | None:
         """Feed what the shell wrote; the outcome once the script ended (or the shell died)."""

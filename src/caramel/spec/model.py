@@ -159,6 +159,8 @@ class Step:
     do_log_file: str = ""
     where: Location = NOWHERE
     submit: bool = False  # caramel: the do's form one SLURM job script (templates/slurm/job.sh.j2)
+    timeout: float | None = None  # caramel: time limit of the step's do's in seconds (None: not set; 0: none)
+    copies: str = ""  # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
 
 
 @dataclass
