@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's main command, timed: install into a fresh venv, run benchmarks/llm.yaml on `local`.
+"""The README's main command, timed: install into a fresh venv, run the shipped `llm` on `local`.
 
     python perf/main_command.py               # fresh venv from a clone of this checkout
     python perf/main_command.py --no-install  # only the benchmark, with this interpreter
@@ -47,9 +47,9 @@ def main() -> None:
         else:
             venv = Path(tmp) / "venv"
             install, _ = timed(f"{sys.executable} -m venv {venv} && . {venv}/bin/activate && "
-                               "pip install -q -e '.[train]'", clone, env)
+                               "pip install -q '.[train]'", clone, env)
             env["PATH"] = f"{venv}/bin:{env['PATH']}"
-        run, _ = timed(f"{bench} run benchmarks/llm.yaml --tag 117M local", clone, env)
+        run, _ = timed(f"{bench} run llm --tag 117M local", clone, env)
         result, table = timed(f"{bench} result -i last", clone, env)
     print(table)
     print(f"install: {install:.1f} s   bench run: {run:.1f} s   bench result: {result:.1f} s   "
