@@ -16,6 +16,18 @@ def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
                         help="only the benchmark of this name (a file may hold several)")
     parser.add_argument("--systems", action="append", default=[], metavar="DIR",
                         help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's systems/")
+    parser.add_argument("--max-workpackages", type=_positive, default=None, metavar="N",
+                        help="refuse a plan of more than N workpackages before making them (default 1,000,000)")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
 
 
 def load_benchmarks(args: argparse.Namespace) -> list:

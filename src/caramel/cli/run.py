@@ -60,10 +60,11 @@ def run(args: argparse.Namespace) -> int:
         if outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
         if args.dry_run:
-            for line in dry_run(bench):
+            for line in dry_run(bench, max_workpackages=args.max_workpackages):
                 print(line)
             continue
-        summary = start_run(bench, Settings(timeout=args.timeout), quiet=args.quiet, backend=backend_for(bench))
+        summary = start_run(bench, Settings(timeout=args.timeout), quiet=args.quiet, backend=backend_for(bench),
+                            max_workpackages=args.max_workpackages)
         print_summary(summary)
         code = max(code, summary.exit_code)
     return code
