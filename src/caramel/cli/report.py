@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from caramel.cli.common import add_run_args
 
@@ -36,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
                     tables.append((item.table.name, item.data.headings, item.data.cells))
             pages.append((history.run(key), tables))
         text = render(history, pages)
+        for note in dict.fromkeys(history.skipped):
+            print(f"warning: {note} (bench history remove RUN drops that run)", file=sys.stderr)
     with open(args.html, "w") as handle:
         handle.write(text)
     print(f"report of {len(pages)} run(s): {args.html}")
