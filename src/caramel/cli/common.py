@@ -18,6 +18,13 @@ def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
                         help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's systems/")
     parser.add_argument("--max-workpackages", type=_positive, default=None, metavar="N",
                         help="refuse a plan of more than N workpackages before making them (default 1,000,000)")
+    add_no_eval(parser)
+
+
+def add_no_eval(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-eval", action="store_true",
+                        help="refuse a file that needs anything evaluated as code (python/shell parameters, "
+                             "exclude, active=, filter=, python patterns); see docs/security.md")
 
 
 def _positive(text: str) -> int:
@@ -37,7 +44,13 @@ def load_benchmarks(args: argparse.Namespace) -> list:
 
     system = find_system(set(args.tag), args.systems)
     benchmarks = load(args.file, set(args.tag), args.include_path, only=args.only_bench or None)
-    return [with_system(bench, system) for bench in benchmarks]
+    benchmarks = [with_system(bench, system) for bench in benchmarks]
+    if getattr(args, "no_eval", False):
+        from caramel.spec.evaluation import refuse_evaluation
+
+        for bench in benchmarks:
+            refuse_evaluation(bench)
+    return benchmarks
 
 
 def add_run_args(parser: argparse.ArgumentParser) -> None:

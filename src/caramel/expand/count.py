@@ -64,8 +64,8 @@ def count_workpackages(bench: Benchmark, order: list[Step]) -> list[StepCount]:
             seen.update(members)
             size = max(sizes[n] for n in members)
             if size > 1:
-                label = " + ".join(members) if len(members) > 1 else name
-                factors.append((owners[name], label + (" (zipped)" if len(members) > 1 else ""), size))
+                label = f"zip({', '.join(members)})" if len(members) > 1 else name
+                factors.append((owners[name], label, size))
         if step.iterations > 1:
             factors.append(("", "iterations", step.iterations))
         if parent_total > 1:
