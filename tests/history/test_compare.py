@@ -44,3 +44,21 @@ def test_directions():
     assert direction("Energy(Wh)") == "lower"
     assert direction("Tokens/J") == "higher"
     assert direction("runtime", "s") == "lower"
+
+
+def test_equal_values_are_never_a_change_even_zero():
+    """A run compared with itself: a metric 0 on both sides was 'regressed' (issue 12)."""
+    for samples, base, sd, n in (([0.0], 0.0, 0.0, 1), ([0.0, 0.0], 0.0, 0.0, 2), ([5.0], 5.0, 0.0, 1),
+                                 ([1.0, 3.0], 2.0, 1.4142135623730951, 2)):
+        for name in ("rate", "elapsed"):
+            verdict = judge(metric(samples, name=name), base, sd, n, None)
+            assert (verdict.verdict, verdict.diff_pct) == ("within noise", 0.0), (samples, name)
+
+
+def test_a_zero_baseline_gives_a_verdict_without_a_percentage():
+    slower = judge(metric([1.0], name="elapsed", unit="s"), 0.0, 0.0, 1, None)
+    assert slower.verdict == "regressed" and slower.diff_pct != slower.diff_pct  # NaN: no % of 0
+    assert "the baseline is 0" in slower.why
+    assert judge(metric([2.0], name="rate"), 0.0, 0.0, 1, None).verdict == "improved"
+    noisy = judge(metric([0.0, 0.1, 0.2], name="elapsed"), 0.0, 0.1, 3, None)
+    assert noisy.verdict == "within noise" and "the baseline is 0" in noisy.why

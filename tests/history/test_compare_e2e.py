@@ -64,3 +64,23 @@ def test_history_export_import_adds_a_run_once(steady, env, tmp_path):
     unknown = bench("compare", "-i", "last", "--baseline", "nosuch", cwd=steady, env=env)
     assert unknown.returncode == 2 and "baseline 'nosuch' is no run id, baseline name or file" in unknown.stderr
     assert unknown.stderr.count("hint:") == 1
+
+
+def test_a_run_compared_with_itself_has_no_regression_even_for_zeros(tmp_path, env):
+    """Issue 12: a metric 0 on both sides was 'regressed' (exit 1)."""
+    (tmp_path / "zero.yaml").write_text(
+        "name: zero\noutpath: runs\nparameterset: {name: p, parameter: {name: n, _: \"1,2\"}}\n"
+        "step: {name: work, use: p, do: 'echo errors 0; echo loss 0.0; echo rate 5'}\n"
+        "patternset:\n  name: p\n  pattern:\n"
+        "    - {name: errors, type: int, _: \"errors $jube_pat_int\"}\n"
+        "    - {name: loss, type: float, _: \"loss $jube_pat_fp\"}\n"
+        "    - {name: rate, type: float, _: \"rate $jube_pat_fp\"}\n"
+        "analyser: {name: a, use: p, analyse: {step: work, file: stdout}}\n"
+        "result: {use: a, table: {name: t, column: [n, errors, loss, rate]}}\n")
+    assert bench("run", "zero.yaml", "-q", cwd=tmp_path, env=env).returncode == 0
+    assert bench("result", "-i", "last", cwd=tmp_path, env=env).returncode == 0
+    same = bench("compare", "-i", "last", "--baseline", "0", "--format", "json", cwd=tmp_path, env=env)
+    assert same.returncode == 0, same.stdout + same.stderr
+    verdicts = json.loads(same.stdout)
+    assert len(verdicts) == 6 and {v["verdict"] for v in verdicts} == {"within noise"}
+    assert {v["diff_pct"] for v in verdicts} == {0.0}

@@ -4,8 +4,9 @@ Every case in `bad_inputs/` is a benchmark file `NN_description.xml|yaml` with a
 `NN_description.expected` holding the whole stderr `bench plan FILE` must print. In the expected
 text `{file}` is the case file's absolute path, `{dir}` the corpus folder and `{platform}` caramel's
 shipped platform folder, so the corpus is location independent. A `.expected` without a benchmark
-file is run on `NN_description.xml`, which does not exist. Files in `bad_inputs/include/` are only
-read by cases (init_with=, use from=, !include), never run themselves.
+file is run on `NN_description.xml`, which does not exist. A case with a `NN_description.args` runs
+`bench plan ARGS FILE` (e.g. `--no-eval`, `--max-workpackages 20`). Files in `bad_inputs/include/`
+are only read by cases (init_with=, use from=, !include), never run themselves.
 
 After an intended change of a message, rewrite the expected files and review the diff:
 
@@ -35,6 +36,11 @@ def bench_file(case: str) -> Path:
         if path.exists():
             return path
     return CORPUS / (case + ".xml")  # a case about a missing file
+
+
+def plan_args(case: str) -> list[str]:
+    extra = CORPUS / f"{case}.args"
+    return ["plan", *(extra.read_text().split() if extra.exists() else []), str(bench_file(case))]
 
 
 def placeholders(case: str) -> dict[str, str]:
@@ -67,7 +73,7 @@ def test_corpus_is_complete() -> None:
 
 @pytest.mark.parametrize("case", cases())
 def test_bad_input(case: str) -> None:
-    proc = run_bench("plan", str(bench_file(case)))
+    proc = run_bench(*plan_args(case))
     assert "Traceback" not in proc.stderr
     assert proc.stderr == expected_stderr(case)
     assert proc.returncode == 2
@@ -86,7 +92,7 @@ def regenerate() -> None:
     """Rewrite every .expected from what `bench plan` prints now (review the diff before keeping it)."""
     for case in cases() + sorted(p.stem for p in CORPUS.iterdir()
                                  if p.suffix in FORMATS and not (CORPUS / f"{p.stem}.expected").exists()):
-        text = run_bench("plan", str(bench_file(case))).stderr
+        text = run_bench(*plan_args(case)).stderr
         for key, value in sorted(placeholders(case).items(), key=lambda kv: -len(kv[1])):
             text = text.replace(value, key)
         (CORPUS / f"{case}.expected").write_text(text, encoding="utf-8")

@@ -9,12 +9,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_no_eval, add_run_args, resolve_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("analyse", aliases=["analyze"], help="analyse the run's logs (bench result does it too)")
     add_run_args(parser)
+    add_no_eval(parser)
     parser.add_argument("--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls")
     parser.set_defaults(func=run)
 
@@ -25,6 +26,10 @@ def run(args: argparse.Namespace) -> int:
 
     run_dir = resolve_run(args)
     inp = from_run(run_dir)
+    if args.no_eval:
+        from caramel.spec.evaluation import refuse_evaluation
+
+        refuse_evaluation(inp.benchmark, analysis_only=True)
     analysed = analyse_all(inp, use_cache=not args.reanalyse)
     for line in warnings(analysed):
         print(f"warning: {line}", file=sys.stderr)

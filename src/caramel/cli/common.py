@@ -20,6 +20,25 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
                         help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's systems/")
     parser.add_argument("--benchmarks", action="append", default=[], metavar="DIR",
                         help="folder of benchmark files searched by name before $CARAMEL_BENCHMARKS_PATH")
+    parser.add_argument("--max-workpackages", type=_positive, default=None, metavar="N",
+                        help="refuse a plan of more than N workpackages before making them (default 1,000,000)")
+    add_no_eval(parser)
+
+
+def add_no_eval(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--no-eval", action="store_true",
+                        help="refuse a file that needs anything evaluated as code (python/shell parameters, "
+                             "exclude, active=, filter=, python patterns); see docs/security.md")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected at least 1, got {value}")
+    return value
 
 
 def load_benchmarks(args: argparse.Namespace) -> list:
@@ -32,7 +51,13 @@ def load_benchmarks(args: argparse.Namespace) -> list:
     args.by_name = path != args.file  # a name: runs go under the current folder, not beside the file
     system = find_system(set(args.tag), args.systems)
     benchmarks = load(path, set(args.tag), args.include_path, only=args.only_bench or None)
-    return [with_system(bench, system) for bench in benchmarks]
+    benchmarks = [with_system(bench, system) for bench in benchmarks]
+    if getattr(args, "no_eval", False):
+        from caramel.spec.evaluation import refuse_evaluation
+
+        for bench in benchmarks:
+            refuse_evaluation(bench)
+    return benchmarks
 
 
 def add_run_args(parser: argparse.ArgumentParser) -> None:

@@ -28,6 +28,8 @@ def run_export(args: argparse.Namespace) -> int:
     with History.open(args.history) as history:
         keys = [r.run_key for r in history.runs(args.benchmark)] if args.benchmark else None
         lines = [json.dumps(record) + "\n" for record in history.export(keys)]
+        for note in history.skipped:
+            print(f"warning: {note} (bench history remove RUN drops that run)", file=sys.stderr)
     if args.output:
         with open(args.output, "w") as handle:
             handle.writelines(lines)
@@ -38,22 +40,20 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
+    """Check every line first (file and line in any error), then add the whole file in one transaction."""
+    from caramel.errors import Location
     from caramel.history.store import History
+    from caramel.history.validate import parse_line
 
     records = []
-    where = 0
     try:
-        with open(args.file) as handle:
-            for number, line in enumerate(handle, 1):
-                where = number
-                if line.strip():
-                    records.append(json.loads(line))
-                    if not {"run", "metrics"} <= set(records[-1]):
-                        raise ValueError("expected the keys 'run' and 'metrics'")
-    except (OSError, ValueError) as exc:
-        place = f"{args.file}:{where}" if where else args.file
-        raise RunError(f"{place}: not a bench export: {exc}",
-                       hint="make the file with bench export") from None
+        with open(args.file, "rb") as handle:
+            for number, raw in enumerate(handle, 1):
+                parsed = parse_line(raw, Location(args.file, number))
+                if parsed is not None:
+                    records.append((*parsed, Location(args.file, number)))
+    except OSError as exc:
+        raise RunError(f"cannot read {args.file}: {exc.strerror or exc}") from None
     with History.open(args.history) as history:
         runs, metrics = history.import_records(records)
     print(f"{runs} new run(s), {metrics} new figure(s) from {args.file}")

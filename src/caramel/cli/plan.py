@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     benchmarks = load_benchmarks(args)
-    plans = [make_plan(bench) for bench in benchmarks]
+    plans = [make_plan(bench, max_workpackages=args.max_workpackages) for bench in benchmarks]
     if args.format == "json":
         docs = [plan_json(plan) for plan in plans]
         write_json(docs[0] if len(docs) == 1 else docs, sys.stdout)

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_no_eval, add_run_args, resolve_run
 
 STYLES = ("csv", "pretty", "aligned", "markdown", "json")  # caramel.report.table.STYLES (not imported: startup)
 
@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_args(parser)
+    add_no_eval(parser)
     parser.add_argument("--style", "-s", choices=STYLES, default=None,
                         help="output style for every table (default: each table's own style)")
     parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the tables to FILE")
@@ -50,6 +51,10 @@ def run(args: argparse.Namespace) -> int:
 
     run_dir = resolve_run(args)
     inp = from_run(run_dir)
+    if args.no_eval:
+        from caramel.spec.evaluation import refuse_evaluation
+
+        refuse_evaluation(inp.benchmark, analysis_only=True)
     produced = produce(inp, args.only, use_cache=not args.reanalyse)
     made = produced.made
     for line in produced.warnings:

@@ -86,11 +86,12 @@ def run(args: argparse.Namespace) -> int:
         elif getattr(args, "by_name", False) or getattr(args, "campaign_outpath", False):  # a benchmark run by name: never beside an installed file
             bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
         if args.dry_run:
-            for line in dry_run(bench):
+            for line in dry_run(bench, max_workpackages=args.max_workpackages):
                 print(line)
             continue
         summary = start_run(bench, Settings(timeout=args.timeout, time_limit=limit), quiet=args.quiet,
-                            backend=backend_for(bench), on_created=getattr(args, "on_created", None))
+                            backend=backend_for(bench), on_created=getattr(args, "on_created", None),
+                            max_workpackages=args.max_workpackages)
         print_summary(summary)
         code = max(code, summary.exit_code)
     return code

@@ -30,14 +30,15 @@ from caramel.state.store import RunInfo, Store, db_path, is_run_dir
 
 
 def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, backend: str = "local",
-              cwd: str | None = None, on_created: Callable[[str], None] | None = None) -> Summary:
+              cwd: str | None = None, on_created: Callable[[str], None] | None = None,
+              max_workpackages: int | None = None) -> Summary:
     """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it exists)."""
     settings = settings or Settings()
     cwd = cwd or os.getcwd()
     for step in bench.steps.values():
         check_step(step)
     get_backend(backend)  # an unknown backend fails before anything is created
-    plan = make_plan(bench)
+    plan = make_plan(bench, max_workpackages=max_workpackages)
     run_dir = os.path.abspath(plan.run_dir)
     os.makedirs(bench.outpath, exist_ok=True)
     try:
@@ -99,11 +100,11 @@ def _terminate_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def dry_run(bench: Benchmark) -> Iterator[str]:
+def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[str]:
     """What a run would do, without creating anything: each workpackage and its do's (first cycle)."""
     for step in bench.steps.values():
         check_step(step)
-    plan = make_plan(bench)
+    plan = make_plan(bench, max_workpackages=max_workpackages)
     yield f"benchmark {bench.name}: {len(plan.workpackages)} workpackages in {plan.run_dir}"
     for wp in plan.workpackages:
         texts = wp.texts()

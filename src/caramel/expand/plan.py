@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from caramel.errors import ExpandError, SpecError, did_you_mean
+from caramel.expand.count import DEFAULT_MAX_WORKPACKAGES, check_limit
 from caramel.expand.space import expand_space
 from caramel.expand.substitute import substitute
 from caramel.expand.values import Value, constants, finalise, from_definition
@@ -149,8 +150,10 @@ def _known_sets(names: set[str]) -> str:
 class Planner:
     """Creates workpackages step by step, in JUBE's queue order."""
 
-    def __init__(self, bench: Benchmark, run_id: int, start: str | None = None) -> None:
+    def __init__(self, bench: Benchmark, run_id: int, start: str | None = None,
+                 max_workpackages: int = DEFAULT_MAX_WORKPACKAGES) -> None:
         self.bench = bench
+        self.limit = max_workpackages
         self.run_id = run_id
         self.run_dir = os.path.join(bench.outpath, f"{run_id:06d}")
         self.next_id = 0
@@ -165,7 +168,7 @@ class Planner:
         }
 
     def plan(self) -> Plan:
-        check_steps(self.bench)
+        check_limit(self.bench, check_steps(self.bench), self.limit)
         by_step: dict[str, list[Workpackage]] = {name: [] for name in self.bench.steps}
         done: set[int] = set()
         queued: set[int] = set()
@@ -272,7 +275,7 @@ class Planner:
             if name in glob:
                 glob[name] = value
         out: list[Workpackage] = []
-        for space in expand_space(glob, zips, self.tags):
+        for space in expand_space(glob, zips, self.tags, self.limit - self.next_id, step.where):
             wp_local = {n: space.get(n, v) for n, v in (local or {}).items()}
             if new:
                 out += self._expand(step, space, wp_local, used, {}, set(incompatible), parents, base)
@@ -327,6 +330,10 @@ class Planner:
             if eval_bool(substitute(exclude.condition, texts, final=True), "<exclude>", exclude.where):
                 return None
         self.next_id += 1
+        if self.next_id > self.limit:  # python values that became lists: sizes the count could not see
+            raise ExpandError(f"benchmark '{self.bench.name}' makes more than {self.limit:,} workpackages "
+                              f"(step '{step.name}' is at {self.next_id:,})", step.where,
+                              hint="use fewer values, or raise the limit with --max-workpackages N")
         return Workpackage(wp_id, step, iteration, list(parents), values, local_names)
 
 
@@ -344,8 +351,9 @@ def eval_bool(text: str, what: str, where) -> bool:
                           hint="write true, false or a Python condition") from None
 
 
-def make_plan(bench: Benchmark, run_id: int | None = None) -> Plan:
-    """Expand `bench` into its workpackages (run id: the next free one in its outpath)."""
+def make_plan(bench: Benchmark, run_id: int | None = None, max_workpackages: int | None = None) -> Plan:
+    """Expand `bench` into its workpackages (run id: the next free one in its outpath); more than
+    `max_workpackages` (default DEFAULT_MAX_WORKPACKAGES) is refused before they are made."""
     if run_id is None:
         run_id = next_run_id(bench.outpath)
-    return Planner(bench, run_id).plan()
+    return Planner(bench, run_id, max_workpackages=max_workpackages or DEFAULT_MAX_WORKPACKAGES).plan()

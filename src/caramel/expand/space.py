@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import itertools
 
-from caramel.errors import ExpandError
+from caramel.errors import ExpandError, Location
+from caramel.expand.count import DEFAULT_MAX_WORKPACKAGES, check_product
 from caramel.expand.values import Value, expand_template, settle
 from caramel.spec.model import Zip
 
 
-def expand_space(values: dict[str, Value], zips: list[Zip], tags) -> list[dict[str, Value]]:
+def expand_space(values: dict[str, Value], zips: list[Zip], tags, limit: int = DEFAULT_MAX_WORKPACKAGES,
+                 where: Location | None = None) -> list[dict[str, Value]]:
     """All fully expanded parameter sets reachable from `values`.
 
     Templates present at the same time vary as a product, the first one slowest (JUBE's order);
     templates named together in a `zip` vary together. A python result that holds the separator
-    becomes a new template and is split in a later round, as in JUBE.
+    becomes a new template and is split in a later round, as in JUBE. More than `limit` sets in
+    all is refused before the product is built.
     """
     done: list[dict[str, Value]] = []
     work = [values]
@@ -25,6 +28,7 @@ def expand_space(values: dict[str, Value], zips: list[Zip], tags) -> list[dict[s
         if not groups:
             done.append(current)
             continue
+        check_product(groups, max(1, limit - len(done) - len(work)), where)
         expanded = []
         for combo in itertools.product(*(choices for _, choices in groups)):
             new = dict(current)

@@ -6,6 +6,10 @@ Student's t for Welch's degrees of freedom, and the change must be at least `thr
 2 %): a difference the noise explains, or too small to matter, is "within noise". With a single
 sample on a side there is no spread to judge by, so the change must exceed the threshold alone
 (default 5 % then). Direction decides improved or regressed.
+
+Equal means are never a change ("within noise", whatever the direction or a zero). A baseline
+of 0 has no percentage change (diff_pct is NaN): with repeats on both sides the t test alone
+decides, with a single sample any change from 0 counts, and `why` says so.
 """
 
 from __future__ import annotations
@@ -42,7 +46,9 @@ def judge(current: Metric, base_mean: float, base_sd: float, base_n: int, thresh
     mean = current.mean
     if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
         return Verdict(current, base_mean, base_sd, base_n, math.nan, "no baseline")
-    diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.inf * (mean - base_mean)
+    if mean == base_mean:
+        return Verdict(current, base_mean, base_sd, base_n, 0.0, "within noise", "the same value on both sides")
+    diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
     better = (mean > base_mean) == (current.direction == "higher")
     if current.n > 1 and base_n > 1:
         limit = 2.0 if threshold is None else threshold
@@ -53,15 +59,21 @@ def judge(current: Metric, base_mean: float, base_sd: float, base_n: int, thresh
             df = (va + vb) ** 2 / ((va ** 2 / (current.n - 1) if va else 0) + (vb ** 2 / (base_n - 1) if vb else 0)
                                    or 1e-300)
             significant = t > t99(df)
-            why = f"t={t:.2f} vs {t99(df):.2f} (df {df:.1f}), change {diff_pct:+.1f}% vs {limit:g}%"
+            why = f"t={t:.2f} vs {t99(df):.2f} (df {df:.1f}), " + _change(diff_pct, limit, mean)
         else:
             significant, why = mean != base_mean, "no spread on either side"
     else:
         limit = 5.0 if threshold is None else threshold
-        significant, why = True, f"single sample: change {diff_pct:+.1f}% vs {limit:g}%"
-    if not significant or abs(diff_pct) < limit:
+        significant, why = True, "single sample: " + _change(diff_pct, limit, mean)
+    if not significant or (base_mean and abs(diff_pct) < limit):
         return Verdict(current, base_mean, base_sd, base_n, diff_pct, "within noise", why)
     return Verdict(current, base_mean, base_sd, base_n, diff_pct, "improved" if better else "regressed", why)
+
+
+def _change(diff_pct: float, limit: float, mean: float) -> str:
+    if math.isnan(diff_pct):
+        return f"the baseline is 0 (now {mean:g}): no % change, any change counts"
+    return f"change {diff_pct:+.1f}% vs {limit:g}%"
 
 
 def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float | None) -> list[Verdict]:

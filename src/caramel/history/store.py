@@ -8,11 +8,13 @@ same run twice adds nothing.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
+from caramel.errors import Location, RunError
 from caramel.history.metrics import Metric
 
 SCHEMA = """
@@ -66,6 +68,7 @@ class History:
         os.makedirs(folder, exist_ok=True)
         self.db = sqlite3.connect(path, timeout=30)
         self.db.executescript(SCHEMA)
+        self.skipped: list[str] = []  # figures left out while reading (not finite numbers)
 
     @classmethod
     def open(cls, path: str | None = None) -> History:
@@ -81,28 +84,30 @@ class History:
         """Add a run and its metrics (returns the metrics added). An import keeps what is there
         (`replace` false: the same run twice adds nothing); `bench result` on a run that changed
         since (more workpackages finished) replaces the run's figures."""
+        with self.db:
+            return self._insert(run, metrics, replace)
+
+    def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool) -> int:
+        """`add` inside the caller's transaction."""
         verb = "REPLACE" if replace else "IGNORE"
         row = asdict(run)
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
-        added = 0
-        with self.db:
-            if replace:
-                self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run.run_key,))
-            self.db.execute(f"INSERT OR {verb} INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                            list(row.values()))
-            configs: dict[int, str] = {}  # metrics of one row share their configuration: dump it once
-            rows = []
-            for m in metrics:
-                config = configs.get(id(m.row))
-                if config is None:
-                    config = configs[id(m.row)] = json.dumps(m.row)
-                rows.append((run.run_key, m.table, config, m.name, m.unit, m.direction, m.n, m.mean, m.sd,
-                             min(m.samples), max(m.samples), _samples(m.samples)))
-            before = self.db.total_changes
-            self.db.executemany(f"INSERT OR {verb} INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-            added = self.db.total_changes - before
-        return added
+        if replace:
+            self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run.run_key,))
+        self.db.execute(f"INSERT OR {verb} INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
+                        list(row.values()))
+        configs: dict[int, str] = {}  # metrics of one row share their configuration: dump it once
+        rows = []
+        for m in metrics:
+            config = configs.get(id(m.row))
+            if config is None:
+                config = configs[id(m.row)] = json.dumps(m.row)
+            rows.append((run.run_key, m.table, config, m.name, m.unit, m.direction, m.n, m.mean, m.sd,
+                         min(m.samples), max(m.samples), _samples(m.samples)))
+        before = self.db.total_changes
+        self.db.executemany(f"INSERT OR {verb} INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        return self.db.total_changes - before
 
     def run(self, run_key: str) -> RunRecord | None:
         cur = self.db.execute("SELECT * FROM runs WHERE run_key = ?", (run_key,))
@@ -121,12 +126,27 @@ class History:
         return [r for r in (self.run(k) for k in keys) if r is not None]
 
     def metrics(self, run_key: str) -> list[Metric]:
+        """The run's metrics; a sample that is not a finite number (written by an older caramel's
+        import) is left out and noted in `self.skipped`, so one bad figure never hides the history."""
         out = []
         for tbl, config, name, unit, direction, samples in self.db.execute(
                 "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
                 "ORDER BY rowid", (run_key,)):
-            out.append(Metric(tbl, json.loads(config), name, unit, direction, json.loads(samples)))
+            values = _finite_samples(samples)
+            if values is None or len(values) < samples.count(",") + 1:
+                self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
+                                    + ("; left out" if not values else "; that sample is left out"))
+            if values:
+                out.append(Metric(tbl, json.loads(config), name, unit, direction, values))
         return out
+
+    def remove(self, run_key: str) -> int:
+        """Remove a run, its metrics and the baselines that name it; returns the metrics removed."""
+        with self.db:
+            removed = self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run_key,)).rowcount
+            self.db.execute("DELETE FROM baselines WHERE run_key = ?", (run_key,))
+            self.db.execute("DELETE FROM runs WHERE run_key = ?", (run_key,))
+        return removed
 
     def set_baseline(self, name: str, run_key: str) -> None:
         with self.db:
@@ -143,11 +163,47 @@ class History:
                 continue
             yield {"run": asdict(run), "metrics": [asdict(m) for m in self.metrics(run.run_key)]}
 
-    def import_records(self, records: Iterable[dict]) -> tuple[int, int]:
+    def import_records(self, records: Iterable[tuple[RunRecord, list[Metric], Location]]) -> tuple[int, int]:
+        """Add validated (run, metrics, where) records all in one transaction: a run already here
+        with the same figures adds nothing; one with other figures is refused (CaramelError naming
+        `where`, the file and line) and nothing of the file is added. Returns (new runs, new figures)."""
         runs = added = 0
-        for record in records:
-            run = RunRecord(**record["run"])
-            known = self.run(run.run_key) is not None
-            added += self.add(run, [Metric(**m) for m in record["metrics"]])
-            runs += not known
+        seen: dict[str, tuple[dict, Location]] = {}
+        with self.db:
+            for run, metrics, where in records:
+                figures = _figures(metrics)
+                if run.run_key in seen:
+                    _same_figures(run.run_key, seen[run.run_key][0], figures, where,
+                                  f"line {seen[run.run_key][1].line} of this file")
+                    continue
+                if self.run(run.run_key) is not None:
+                    _same_figures(run.run_key, _figures(self.metrics(run.run_key)), figures, where, "the history")
+                else:
+                    runs += 1
+                seen[run.run_key] = (figures, where)
+                added += self._insert(run, metrics, replace=False)
         return runs, added
+
+
+def _figures(metrics: Iterable[Metric]) -> dict:
+    return {(m.table, json.dumps(m.row, sort_keys=True), m.name): m.samples for m in metrics}
+
+
+def _same_figures(run_key: str, known: dict, new: dict, where: Location, first: str) -> None:
+    for key, samples in new.items():
+        if key in known and known[key] != samples:
+            raise RunError(f"run {run_key} is already in {first} with other figures: {key[0]}/{key[2]} "
+                           f"({key[1]}) is {known[key]} there, {samples} here; nothing was imported", where,
+                           hint=f"if this file is right, remove the run first: bench history remove {run_key}")
+
+
+def _finite_samples(text: str) -> list[float] | None:
+    """The finite numbers of a stored samples list (`[1.0,inf]` is not JSON: read it by hand then)."""
+    try:
+        values = json.loads(text)
+    except ValueError:
+        try:
+            values = [float(v) for v in text.strip("[]").split(",") if v.strip()]
+        except ValueError:
+            return None
+    return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec import model as m
@@ -57,6 +58,28 @@ def _name(node: Node, what: str | None = None) -> str:
     if not name:
         raise SpecError(f"<{what or node.tag}> needs a name", node.where,
                         hint=f'write <{node.tag} name="..."> (YAML: name: ...)')
+    return name
+
+
+def _type(node: Node, what: str, name: str) -> str:
+    """The type= of a parameter or pattern; any other name is a string, as JUBE treats it (with a warning)."""
+    ptype = node.attrs.get("type", "string").strip()
+    if ptype in m.PARAMETER_TYPES:
+        return ptype
+    hint = did_you_mean(ptype, m.PARAMETER_TYPES)
+    print(f"warning: {node.where}: type={ptype!r} of {what} '{name}' is not int, float or string; treated as a "
+          f"string, as JUBE does" + (f" ({hint})" if hint else ""), file=sys.stderr)
+    return "string"
+
+
+def _file_name(name: str, what: str, folder: str, where: Location) -> str:
+    """A name that becomes a file or folder name must stay inside `folder`: no separator, no `..`."""
+    bad = next((part for part in ("/", "\\", "..", "\0") if part in name), None)
+    if bad is not None or name == ".":
+        shown = "the NUL character" if bad == "\0" else repr(bad or name)
+        raise SpecError(f"{what} name {name!r} would be a file outside {folder}: it holds {shown}", where,
+                        hint="a name that becomes a file name holds no /, \\ or ..; put folders in result_dir= "
+                             "or the database's file=")
     return name
 
 
@@ -203,10 +226,7 @@ class Builder:
                             hint="names start with a letter or _ and hold letters, digits and _")
         value_node = node.find("value")
         text = (value_node.text if value_node is not None else node.text) or ""
-        ptype = node.attrs.get("type", "string").strip()
-        if ptype not in m.PARAMETER_TYPES:
-            raise SpecError(f"type={ptype!r} of parameter '{name}' is not a type", node.where,
-                            hint=did_you_mean(ptype, m.PARAMETER_TYPES) or "expected int, float or string")
+        ptype = _type(node, "parameter", name)
         return m.Parameter(
             name=name,
             value=text.strip(),
@@ -275,10 +295,7 @@ class Builder:
         pset = m.Patternset(name, list(base.patterns) if base else [], node.where)
         for child in node.children:
             pname = _name(child, "pattern")
-            ptype = child.attrs.get("type", "string").strip()
-            if ptype not in m.PARAMETER_TYPES:
-                raise SpecError(f"type={ptype!r} of pattern '{pname}' is not a type", child.where,
-                                hint=did_you_mean(ptype, m.PARAMETER_TYPES) or "expected int, float or string")
+            ptype = _type(child, "pattern", pname)
             pattern = m.Pattern(
                 pname, child.text.strip(), ptype,
                 _choice(child, "mode", "pattern", ("pattern", "text", "python", "perl", "shell")),
@@ -354,7 +371,7 @@ class Builder:
 
     def step(self, node: Node, bench: m.Benchmark) -> m.Step:
         _only(node, {"use", "do"})
-        name = _name(node, "step")
+        name = _file_name(_name(node, "step"), "step", "the run folder", node.where)
         step = m.Step(
             name, depend=_split(node.attrs.get("depend", "")), iterations=_int(node, "iterations", 1),
             cycles=_int(node, "cycles", 1), procs=_int(node, "procs", 1), shared=node.attrs.get("shared", "").strip(),
@@ -409,7 +426,8 @@ class Builder:
             if child.tag == "use":
                 result.uses += _split(child.text)
                 continue
-            table = m.Table(_name(child, child.tag), kind=child.tag, where=child.where,
+            name = _file_name(_name(child, child.tag), child.tag, "the result folder", child.where)
+            table = m.Table(name, kind=child.tag, where=child.where,
                             style=child.attrs.get("style", "csv").strip(),
                             sort=_split(child.attrs.get("sort", "")),
                             separator=child.attrs.get("separator", ","),

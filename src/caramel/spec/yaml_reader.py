@@ -4,6 +4,10 @@ JUBE's mapping rules: a key naming a child element known for its parent becomes 
 (one per list item), `_` is the element text, any other key is an attribute (`str()` of its value).
 A file without a top-level `benchmark:` key is itself the benchmark. Only `safe_load` semantics
 are used; `!include FILE[:["key"]...]` is resolved by caramel itself, never by `eval`.
+
+Aliases (`*name`) share the value of their anchor, they are not copied, and a document whose
+aliases would expand it beyond `MAX_EXPANDED_NODES` values is refused before it is built (nine
+levels of nine aliases each would otherwise be 387 million values).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ CHILD_TAGS: dict[str, set[str]] = {
     "database": {"key"},
     "zip": {"param"},
 }
+# How many YAML values (scalars, lists, mappings) a file may hold once its aliases are expanded.
+MAX_EXPANDED_NODES = 100_000
 # Keys that stay at the top when a file has no `benchmark:` key.
 ROOT_ONLY = {"selection", "include-path", "check_tags", "tags"}
 # Elements that are written as mappings (a name and settings); a plain text there is a mistake.
@@ -58,7 +64,11 @@ def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
     """Parse `path`; syntax errors name the file, line and the problem YAML reports."""
     text = _read_text(path, Location(path))
     reader = _YamlReader(path, list(include_path or []) + [os.path.dirname(os.path.abspath(path))])
-    return reader.read(text)
+    try:
+        return reader.read(text)
+    except RecursionError:
+        raise SpecError("the file nests lists or mappings too deeply to be read", Location(path),
+                        hint="a benchmark file needs a few levels of nesting, not hundreds") from None
 
 
 def _read_text(path: str, where: Location) -> str:
@@ -82,11 +92,13 @@ class _YamlReader:
         self.include_path = include_path
         self.loader: _Loader | None = None
         self.chain = chain + (os.path.abspath(path),)  # files being read, to refuse an !include loop
+        self._values: dict[int, object] = {}  # YAML node id -> its value: an alias is read once, then shared
 
     def read(self, text: str) -> Node:
         loader = _Loader(text)
         self.loader = loader
         document = self._parse(loader, self.path)
+        _check_expanded_size(document, self.path)
         root = Node("jube", where=Location(self.path, 1))
         if document is None:
             return root
@@ -146,7 +158,15 @@ class _YamlReader:
                             hint="remove the tag or fix the value") from None
 
     def _value(self, node: yaml.Node):
-        """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar → str."""
+        """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar → str.
+
+        The value of a node reached again through an alias is the same object (never changed later)."""
+        key = id(node)
+        if key not in self._values:
+            self._values[key] = self._read_value(node)
+        return self._values[key]
+
+    def _read_value(self, node: yaml.Node):
         if node.tag == "!include":
             return self._include(node)
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _Loader.yaml_constructors:
@@ -200,6 +220,7 @@ class _YamlReader:
         sub.loader = loader
         try:
             document = self._parse(loader, found)
+            _check_expanded_size(document, found)
             data = sub._value(document) if document is not None else None
         except SpecError as exc:
             hint = "; ".join(h for h in (exc.hint, f"included from {self._where(node)}") if h)
@@ -265,6 +286,30 @@ class _YamlReader:
                     raise SpecError(f"meta: '{key}' holds a {'mapping' if isinstance(item, dict) else 'nested list'}",
                                     self._where(inode), hint="expected a text, a number or a list of texts")
                 node.children.append(Node(key, text=_text(item), where=self._where(inode)))
+def _check_expanded_size(document: yaml.Node | None, path: str) -> None:
+    """Refuse a document whose aliases expand it beyond MAX_EXPANDED_NODES values, naming the line of
+    the innermost list or mapping that crosses the limit; counted once per node, so it is fast."""
+    sizes: dict[int, int] = {}
+    culprit: list[yaml.Node] = []
+
+    def size(node: yaml.Node) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        sizes[id(node)] = 1  # a cycle (not possible from the composer) counts once
+        total = 1
+        if isinstance(node, yaml.SequenceNode):
+            total += sum(size(item) for item in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            total += sum(size(k) + size(v) for k, v in node.value)
+        if total > MAX_EXPANDED_NODES and not culprit:
+            culprit.append(node)
+        sizes[id(node)] = total
+        return total
+
+    if document is not None and size(document) > MAX_EXPANDED_NODES:
+        raise SpecError(f"the aliases (*name) of this file expand it to {size(document):,} YAML values, more "
+                        f"than the {MAX_EXPANDED_NODES:,} allowed", Location(path, culprit[0].start_mark.line + 1),
+                        hint="an alias repeats its anchor's whole value; is this file an alias bomb?")
 
 
 def _text(value) -> str:

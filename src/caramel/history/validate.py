@@ -1,0 +1,141 @@
+"""The schema of `bench export` lines, checked line by line before `bench import` adds anything.
+
+One line is one run: `{"run": {...}, "metrics": [{...}, ...]}`. Every key, type and number is
+checked (numbers finite and representable as a float; `true` is not a number), so a hostile or
+damaged file is refused with its file and line and nothing of it is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import fields
+
+from caramel.errors import Location, RunError, did_you_mean
+from caramel.history.metrics import Metric
+from caramel.history.store import RunRecord
+
+_TEXT = "text"
+_TEXTS = "list of texts"
+_TIME = "number or null"
+# The run's keys and what each holds; run_key and benchmark are required.
+RUN_KEYS: dict[str, str] = {
+    "run_key": _TEXT, "benchmark": _TEXT, "file": _TEXT, "run_dir": _TEXT, "tags": _TEXTS, "system": _TEXT,
+    "caramel_version": _TEXT, "git_commit": _TEXT, "host": _TEXT, "nodes": _TEXT, "job_ids": _TEXTS,
+    "container": _TEXT, "energy_method": _TEXT, "started": _TIME, "ended": _TIME,
+    "site": _TEXT, "fingerprint": "object of texts and numbers",  # optional, written by newer exports
+}
+RUN_REQUIRED = ("run_key", "benchmark")
+METRIC_KEYS = {"table": _TEXT, "row": "object of texts and numbers", "name": _TEXT, "unit": _TEXT,
+               "direction": "higher or lower", "samples": "non-empty list of numbers"}
+METRIC_REQUIRED = ("table", "row", "name", "samples")
+
+
+class _Bad(Exception):
+    """What is wrong with a value, and where in the line (a JSON path)."""
+
+
+def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | None:
+    """One line of an export as a run and its metrics; None for a blank line; RunError when malformed."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunError(f"not a bench export: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} is not UTF-8 "
+                       "text", where, hint="bench export writes UTF-8 JSON, one run per line") from None
+    if not text.strip():
+        return None
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number of over 4300 digits, deep nesting
+        problem = (f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else
+                   "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0])
+        raise RunError(f"not a bench export: not JSON: {problem}", where,
+                       hint="bench export writes one JSON object per line; was the file cut short?") from None
+    try:
+        return _record(doc)
+    except _Bad as exc:
+        raise RunError(f"not a bench export: {exc}", where, hint="make the file with bench export") from None
+
+
+def _record(doc) -> tuple[RunRecord, list[Metric]]:
+    _object(doc, "the line", {"run": "object", "metrics": "list"}, ("run", "metrics"))
+    run = doc["run"]
+    _object(run, "run", RUN_KEYS, RUN_REQUIRED)
+    for key, value in run.items():
+        _check(value, RUN_KEYS[key], f"run.{key}")
+    if not run["run_key"].strip():
+        raise _Bad("run.run_key is empty")
+    known = {f.name for f in fields(RunRecord)}  # site/fingerprint are kept only where the history has them
+    record = RunRecord(**{k: v for k, v in run.items() if k in known})
+    if not isinstance(doc["metrics"], list):
+        raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
+    metrics = []
+    for i, metric in enumerate(doc["metrics"]):
+        _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
+        for key, value in metric.items():
+            _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
+        metrics.append(Metric(metric["table"], metric["row"], metric["name"], metric.get("unit", ""),
+                              metric.get("direction", "higher"), [float(v) for v in metric["samples"]]))
+    return record, metrics
+
+
+def _object(value, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
+    if not isinstance(value, dict):
+        raise _Bad(f"{what} holds {_kind(value)}, expected an object with " + ", ".join(repr(k) for k in required))
+    for key in value:
+        if key not in keys:
+            hint = did_you_mean(key, keys)
+            raise _Bad(f"{what} has the unknown key {key!r}" + (f" ({hint})" if hint else ""))
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise _Bad(f"{what} lacks the key{'s' if len(missing) > 1 else ''} " + ", ".join(repr(k) for k in missing))
+
+
+def _check(value, expected: str, path: str) -> None:
+    """Raise _Bad naming the innermost wrong value (`metrics[0].samples[1]`) and what was expected."""
+    if expected == _TEXT and not isinstance(value, str):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a text")
+    if expected == _TIME and value is not None and not _finite(value, path):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
+    if expected == "higher or lower" and value not in ("higher", "lower"):
+        raise _Bad(f'{path} holds {_kind(value)}, expected "higher" or "lower"')
+    if expected in (_TEXTS, "non-empty list of numbers"):
+        if not isinstance(value, list):
+            raise _Bad(f"{path} holds {_kind(value)}, expected a {expected}")
+        if expected != _TEXTS and not value:
+            raise _Bad(f"{path} is empty, expected at least one number")
+        for n, item in enumerate(value):
+            if expected == _TEXTS and not isinstance(item, str):
+                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a text")
+            if expected != _TEXTS and not _finite(item, f"{path}[{n}]"):
+                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a finite number")
+    if expected == "object of texts and numbers":
+        if not isinstance(value, dict):
+            raise _Bad(f"{path} holds {_kind(value)}, expected an object of texts and numbers")
+        for key, item in value.items():
+            if not isinstance(item, str) and not _finite(item, f"{path}.{key}"):
+                raise _Bad(f"{path}.{key} holds {_kind(item)}, expected a text or a number")
+
+
+def _finite(value, path: str) -> bool:
+    """A JSON number that is a finite float; NaN, Infinity, 1e999 and 10**400 are errors here."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _Bad(f"{path} holds a number too large for a float ({str(value)[:20]}...)") from None
+    if not math.isfinite(number):
+        raise _Bad(f"{path} holds {value!r}, expected a finite number")
+    return True
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return "an object" if isinstance(value, dict) else "a list"
+    text = json.dumps(value) if isinstance(value, str) else repr(value)
+    return f"{'the text' if isinstance(value, str) else 'the number'} {text[:40]}"
