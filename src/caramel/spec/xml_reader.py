@@ -8,9 +8,8 @@ an element (mixed content, which JUBE ignores) is an error.
 
 from __future__ import annotations
 
-import sys
-
 import re
+import sys
 
 from lxml import etree
 
