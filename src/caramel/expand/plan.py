@@ -348,4 +348,8 @@ def make_plan(bench: Benchmark, run_id: int | None = None) -> Plan:
     """Expand `bench` into its workpackages (run id: the next free one in its outpath)."""
     if run_id is None:
         run_id = next_run_id(bench.outpath)
-    return Planner(bench, run_id).plan()
+    plan = Planner(bench, run_id).plan()
+    from caramel.expand.fit import check_system  # fit reads Plan: imported here, not at the top
+
+    check_system(plan)
+    return plan
