@@ -29,21 +29,23 @@ def check_system(plan: Plan) -> None:
         for do in wp.step.dos:
             if not eval_bool(substitute(do.active, texts, final=True), "active= of a <do>", do.where):
                 continue
-            found = _UNRESOLVED.search(substitute(do.command, texts, final=True))
-            if found:
-                _missing(system, found.group(1), plan, do.where)
+            for found in _UNRESOLVED.finditer(substitute(do.command, texts, final=True)):
+                key = found.group(1)[len("system_"):]
+                if hasattr(system, key) or key.startswith("image_") or key == "container_prefix":
+                    _missing(system, found.group(1), plan, do.where)
 
 
 def _missing(system, name: str, plan: Plan, fallback: Location) -> None:
     key = name[len("system_"):]
-    where = fallback
-    for pset in plan.benchmark.parametersets.values():
-        for param in pset.parameters:
-            if re.search(r"\$\{?" + name + r"\b", str(param.value)):
-                where = param.where
-                break
+    if key.startswith("image_"):  # one stack of `images:`
+        key = f"images: {{{key[len('image_'):]}: FILE}}"
+    if key == "container_prefix":  # built from the runtime
+        key = "container_runtime"
+    used = re.compile(r"\$\{?" + name + r"\b")
+    where = next((param.where for pset in plan.benchmark.parametersets.values() for param in pset.parameters
+                  if used.search(str(param.value))), fallback)
     raise SpecError(f"the system file {system.file} has no '{key}', which this benchmark needs ({name})", where,
-                    hint=f"add '{key}: ...' to {system.file} (see docs/systems.md)")
+                    hint=f"add '{key if ':' in key else key + ': ...'}' to {system.file} (see docs/systems.md)")
 
 
 def _check_devices(system, wp, texts: dict[str, str]) -> None:

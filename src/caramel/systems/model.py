@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, fields
 
+from caramel.containers.runtime import container_prefix
 from caramel.errors import Location, SpecError
 from caramel.spec import model as m
 from caramel.spec.model import NOWHERE
@@ -70,8 +71,6 @@ class System:
     def container_prefix(self) -> str:
         """The container command line up to the command, from this system's runtime: the image is
         the benchmark's `${container_image}`, the bound folder its `${root_dir}`."""
-        from caramel.containers.runtime import container_prefix
-
         flag = "--nv" if self.accelerator == "nvidia" else ""
         line = container_prefix(self.container_runtime, "CARAMEL_IMAGE", "CARAMEL_BIND", flag)
         return line.replace("CARAMEL_IMAGE", "${container_image}").replace("CARAMEL_BIND", "${root_dir}")
