@@ -44,7 +44,7 @@ class System:
     images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
     energy_method: str = ""
     extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
-    given: frozenset[str] = frozenset(ALWAYS)  # the settings the file states
+    given: frozenset[str] | None = None  # the settings the file states (None: all of them)
     file: str = ""
     where: Location = NOWHERE
 
@@ -53,8 +53,9 @@ class System:
         A setting the file does not state is left out unless it has a meaningful default (ALWAYS),
         so a benchmark that needs it keeps `$system_account` unresolved and the plan names it."""
         out = {}
+        given = self.given if self.given is not None else frozenset(f.name for f in fields(self))
         for f in fields(self):
-            if f.name in ("file", "where", "given", "images") or f.name not in self.given | ALWAYS:
+            if f.name in ("file", "where", "given", "images") or f.name not in given | ALWAYS:
                 continue
             value = getattr(self, f.name)
             if isinstance(value, list):
@@ -64,7 +65,7 @@ class System:
             out["system_name" if f.name == "name" else f"system_{f.name}"] = str(value)
         out["system_images"] = " ".join(self.images)
         out.update({f"system_image_{stack}": image for stack, image in self.images.items()})
-        if "container_runtime" in self.given and self.container_runtime:
+        if self.container_runtime:
             out["system_container_prefix"] = self.container_prefix()
         return out
 
