@@ -73,3 +73,15 @@ def test_slurm_system_without_scheduler_commands_names_the_system_file(monkeypat
     monkeypatch.setattr(run_cmd.shutil, "which", lambda name: "/usr/bin/" + name)
     assert run_cmd.backend_for(bench) == "slurm"
     assert run_cmd.backend_for(with_system(Benchmark("b", "out"), find_system({"local"}))) == "local"
+
+
+def test_system_parameters_carry_the_container_line_and_leave_out_what_the_file_does_not_state():
+    a100 = find_system({"A100"}).parameters()
+    assert a100["system_container_prefix"] == "apptainer exec --bind=${root_dir} --nv ${container_image}"
+    assert a100["system_image_pytorch"] == "pytorch_ngc2406_x86.sif" and a100["system_images"] == "pytorch tensorflow"
+    assert find_system({"MI250"}).parameters()["system_container_prefix"] == (
+        "apptainer exec --bind=${root_dir} ${container_image}")
+    local = find_system({"local"}).parameters()
+    assert "system_account" not in local and "system_partition" not in local
+    assert "system_container_prefix" not in local
+    assert (local["system_gpus_per_node"], local["system_gres"], local["system_scheduler"]) == ("0", "", "local")

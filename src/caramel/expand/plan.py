@@ -356,4 +356,8 @@ def make_plan(bench: Benchmark, run_id: int | None = None, max_workpackages: int
     `max_workpackages` (default DEFAULT_MAX_WORKPACKAGES) is refused before they are made."""
     if run_id is None:
         run_id = next_run_id(bench.outpath)
-    return Planner(bench, run_id, max_workpackages=max_workpackages or DEFAULT_MAX_WORKPACKAGES).plan()
+    plan = Planner(bench, run_id, max_workpackages=max_workpackages or DEFAULT_MAX_WORKPACKAGES).plan()
+    from caramel.expand.fit import check_system  # fit reads Plan: imported here, not at the top
+
+    check_system(plan)
+    return plan

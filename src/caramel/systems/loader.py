@@ -10,10 +10,10 @@ import yaml
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.resources import shipped
-from caramel.systems.model import ENERGY, RUNTIMES, SCHEDULERS, System
+from caramel.systems.model import ALWAYS, ENERGY, RUNTIMES, SCHEDULERS, System
 
 SHIPPED = shipped("systems")
-_FIELDS = {f.name: f for f in fields(System) if f.name not in ("file", "where")}
+_FIELDS = {f.name: f for f in fields(System) if f.name not in ("file", "where", "given")}
 
 
 def search_path(extra: list[str] | None = None) -> list[Path]:
@@ -82,7 +82,7 @@ def load_system(path: Path | str) -> System:
         if key in values and values[key] not in allowed:
             raise SpecError(f"{key}: '{values[key]}' is not known", Location(str(path), _line(node, key)),
                             hint="expected one of " + ", ".join(a or "''" for a in allowed))
-    return System(**values, file=str(path), where=where)
+    return System(**values, given=frozenset(values) | ALWAYS, file=str(path), where=where)
 
 
 def _check(key: str, value, kind, at: Location):

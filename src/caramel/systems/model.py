@@ -5,13 +5,18 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field, fields
 
-from caramel.errors import Location
+from caramel.containers.runtime import container_prefix
+from caramel.errors import Location, SpecError
 from caramel.spec import model as m
 from caramel.spec.model import NOWHERE
 
 SCHEDULERS = ("slurm", "local")
 RUNTIMES = ("", "apptainer", "charliecloud")
 ENERGY = ("", "none", "pynvml", "rocm", "gh", "gc")
+# settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
+ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
+                    "cpus_per_task", "cpus_per_device", "tasks_per_node", "gres", "launcher_args", "modules", "env",
+                    "container_runtime", "extra_sbatch"})
 
 
 @dataclass
@@ -22,8 +27,11 @@ class System:
     partition: str = ""
     account: str = ""
     nodes: int = 1
+    max_nodes: int = 0  # the most nodes a job may take here (0: not stated); checked at plan time
     gpus_per_node: int = 0
+    accelerator: str = ""  # nvidia, amd, ...: what the container runtime must expose (apptainer --nv)
     cpus_per_task: int = 1
+    cpus_per_device: int = 0  # cores for one task per device (0: cpus_per_task shared by the tasks)
     tasks_per_node: int = 1
     gres: str = ""
     time_limit: str = ""
@@ -33,16 +41,21 @@ class System:
     env: dict[str, str] = field(default_factory=dict)
     container_runtime: str = ""
     image_dir: str = ""
+    images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
     energy_method: str = ""
     extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
+    given: frozenset[str] | None = None  # the settings the file states (None: all of them)
     file: str = ""
     where: Location = NOWHERE
 
     def parameters(self) -> dict[str, str]:
-        """The system as parameters (`system_partition`, ...): what `use: system` brings into a step."""
+        """The system as parameters (`system_partition`, ...): what `use: system` brings into a step.
+        A setting the file does not state is left out unless it has a meaningful default (ALWAYS),
+        so a benchmark that needs it keeps `$system_account` unresolved and the plan names it."""
         out = {}
+        given = self.given if self.given is not None else frozenset(f.name for f in fields(self))
         for f in fields(self):
-            if f.name in ("file", "where"):
+            if f.name in ("file", "where", "given", "images") or f.name not in given | ALWAYS:
                 continue
             value = getattr(self, f.name)
             if isinstance(value, list):
@@ -50,13 +63,25 @@ class System:
             elif isinstance(value, dict):
                 value = " ".join(f"{k}={v}" for k, v in value.items())
             out["system_name" if f.name == "name" else f"system_{f.name}"] = str(value)
+        out["system_images"] = " ".join(self.images)
+        out.update({f"system_image_{stack}": image for stack, image in self.images.items()})
+        if self.container_runtime:
+            out["system_container_prefix"] = self.container_prefix()
         return out
+
+    def container_prefix(self) -> str:
+        """The container command line up to the command, from this system's runtime: the image is
+        the benchmark's `${container_image}`, the bound folder its `${root_dir}`."""
+        flag = "--nv" if self.accelerator == "nvidia" else ""
+        line = container_prefix(self.container_runtime, "CARAMEL_IMAGE", "CARAMEL_BIND", flag)
+        return line.replace("CARAMEL_IMAGE", "${container_image}").replace("CARAMEL_BIND", "${root_dir}")
 
 
 def with_system(bench: m.Benchmark, system: System | None) -> m.Benchmark:
     """`bench` knowing its system: `bench.system`, and a parameterset `system` (unless the file has
     its own of that name) that steps can `use`."""
     if system is None:
+        _needs_no_system(bench)
         return bench
     bench = copy.copy(bench)
     bench.system = system
@@ -67,3 +92,18 @@ def with_system(bench: m.Benchmark, system: System | None) -> m.Benchmark:
             pset.parameters.append(m.Parameter(name, value, separator="\x1f", where=system.where))
         bench.parametersets = dict(bench.parametersets, system=pset)
     return bench
+
+
+def _needs_no_system(bench: m.Benchmark) -> None:
+    """A benchmark whose steps use the `system` parameterset (and that has none of its own) takes its
+    per-system facts from a system file: without a system tag it cannot plan."""
+    if "system" in bench.parametersets:
+        return
+    for step in bench.steps.values():
+        for use in step.uses:
+            if "system" in (n.strip() for raw in use.names for n in raw.split(",")):
+                from caramel.systems.loader import system_names
+
+                raise SpecError(f"step '{step.name}' uses the system's settings, but no tag names a system file",
+                                use.where, hint="add a system tag, one of: " + ", ".join(system_names())
+                                + " (or a file of your own with --systems DIR, see docs/systems.md)")
