@@ -25,7 +25,14 @@ CREATE TABLE IF NOT EXISTS metrics (
     mean REAL, sd REAL, min REAL, max REAL, samples TEXT,
     PRIMARY KEY (run_key, tbl, config, name));
 CREATE TABLE IF NOT EXISTS baselines (name TEXT PRIMARY KEY, run_key TEXT);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+INSERT OR IGNORE INTO meta VALUES ('schema', '2');
 """
+# the history's layout; 2 added runs.site, runs.fingerprint and the meta table (additive: a history
+# of schema 1 gains the columns on open, and older caramels ignore them)
+SCHEMA_VERSION = 2
+# columns added after schema 1: added to an older history when it is opened
+ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT"}
 
 
 def _samples(values: list[float]) -> str:
@@ -57,6 +64,8 @@ class RunRecord:
     energy_method: str = ""
     started: float | None = None
     ended: float | None = None
+    site: str = ""  # where the run ran (docs/dashboard.md): $CARAMEL_SITE, the SLURM cluster or the host
+    fingerprint: dict = field(default_factory=dict)  # CPU/GPU models and counts, driver, CUDA/ROCm
 
 
 class History:
@@ -66,6 +75,10 @@ class History:
         os.makedirs(folder, exist_ok=True)
         self.db = sqlite3.connect(path, timeout=30)
         self.db.executescript(SCHEMA)
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        for name, kind in ADDED_COLUMNS.items():
+            if name not in have:
+                self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
     @classmethod
     def open(cls, path: str | None = None) -> History:
@@ -85,6 +98,7 @@ class History:
         row = asdict(run)
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
+        row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
         added = 0
         with self.db:
             if replace:
@@ -112,6 +126,8 @@ class History:
         data = dict(zip([d[0] for d in cur.description], found, strict=True))
         data["tags"] = json.loads(data["tags"] or "[]")
         data["job_ids"] = json.loads(data["job_ids"] or "[]")
+        data["site"] = data.get("site") or ""
+        data["fingerprint"] = json.loads(data.get("fingerprint") or "{}")
         return RunRecord(**data)
 
     def runs(self, benchmark: str | None = None) -> list[RunRecord]:
@@ -141,12 +157,18 @@ class History:
         for run in self.runs():
             if run_keys is not None and run.run_key not in run_keys:
                 continue
-            yield {"run": asdict(run), "metrics": [asdict(m) for m in self.metrics(run.run_key)]}
+            record = asdict(run)
+            site, fingerprint = record.pop("site"), record.pop("fingerprint")
+            # site and fingerprint are optional keys beside "run", so older caramels read the export
+            yield {"run": record, "metrics": [asdict(m) for m in self.metrics(run.run_key)], "site": site,
+                   "fingerprint": fingerprint}
 
     def import_records(self, records: Iterable[dict]) -> tuple[int, int]:
         runs = added = 0
         for record in records:
             run = RunRecord(**record["run"])
+            run.site = str(record.get("site") or run.site or "")
+            run.fingerprint = dict(record.get("fingerprint") or run.fingerprint or {})
             known = self.run(run.run_key) is not None
             added += self.add(run, [Metric(**m) for m in record["metrics"]])
             runs += not known
