@@ -2,6 +2,7 @@
 # the job script on the job's first node (and by `bench result` on this host for local runs);
 # every probe is optional, a missing tool leaves its keys out.
 echo "host=$(hostname 2>/dev/null)"
+echo "node=${SLURMD_NODENAME:-}"
 echo "cpu_model=$(grep -m1 -E '^(model name|Model|cpu model)' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
 echo "cpu_count=$(getconf _NPROCESSORS_ONLN 2>/dev/null || nproc 2>/dev/null)"
 echo "memory_gb=$(awk '/^MemTotal/ {printf "%.0f", $2/1048576}' /proc/meminfo 2>/dev/null)"

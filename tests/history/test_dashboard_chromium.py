@@ -109,3 +109,11 @@ def test_screenshot_shows_the_plots_in_colour(dashboard, browser):
         assert share_near(view.locator("#summary-table").screenshot(), (220, 250, 230), 12) > 0.003  # "improved"
     finally:
         opened.close()
+
+
+def test_bench_result_records_site_and_fingerprint(two_sites):
+    _base, lab, _cluster = two_sites
+    with History.open(str(lab)) as h:
+        runs = h.runs()
+    assert [r.site for r in runs] == ["lab"] * 3
+    assert all(r.fingerprint["cpu_count"] >= 1 and r.fingerprint["detected_on"].endswith("(local run)") for r in runs)

@@ -54,7 +54,7 @@ def from_run(run_dir: str, job_ids: list[str]) -> dict[str, str | int]:
             except OSError:
                 continue
             if found:
-                return dict(found, detected_on=f"job node {found.get('host', '?')}")
+                return dict(found, detected_on=f"job node {found.get('node') or found.get('host', '?')}")
         found = probe_here()
         return dict(found, detected_on=f"{socket.gethostname()} (submitting host: the job left no probe file)")
     return dict(probe_here(), detected_on=f"{socket.gethostname()} (local run)")
