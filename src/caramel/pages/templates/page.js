@@ -7,6 +7,7 @@
   var runs = D.runs, plots = {}, drawn = {};
   D.plots.forEach(function (p) { plots[p.id] = p; });
   var COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#aec7e8"];
+  var SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "star", "hexagon", "triangle-down"];
   var groups = Array.from(new Set(runs.map(function (r) { return r.g; }))).sort();
 
   function esc(s) { return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
@@ -45,19 +46,23 @@
     return lines.join("<br>");
   }
   function traces(p) {
-    var out = [], bad = {x: [], y: [], text: []}, ideal = [];
+    var out = [], bad = {x: [], y: [], text: []}, ideal = [], rests = [];
     p.series.forEach(function (s, n) {
       var keep = [];
       for (var k = 0; k < s.run.length; k++) { if (allowed(s.run[k])) { keep.push(k); } }
       if (!keep.length) { return; }
+      // a system keeps its colour in every plot; its configurations differ by marker and dash
       var colour = COLOURS[(p.kind === "history" ? n : groups.indexOf(s.group)) % COLOURS.length];
+      if (rests.indexOf(s.config) < 0) { rests.push(s.config); }
+      var variant = p.kind === "sweep" ? rests.indexOf(s.config) : 0;
       var xs = keep.map(function (k) { return p.kind === "history" ? new Date(runs[s.run[k]].t) : s.x[k]; });
       var ys = keep.map(function (k) { return s.y[k]; });
       var text = keep.map(function (k) { return hover(p, s, k); });
       out.push({type: "scatter", mode: p.lines === false ? "markers" : "lines+markers", name: esc(s.name),
         legendgroup: esc(s.group), x: xs, y: ys, text: text, hovertemplate: "%{text}<extra></extra>",
         error_y: {type: "data", array: keep.map(function (k) { return s.sd[k]; }), visible: true, thickness: 1, width: 3},
-        marker: {color: colour, size: 7}, line: {color: colour, width: 2, dash: p.kind === "sweep" && s.config ? "dot" : "solid"},
+        marker: {color: colour, size: 7, symbol: SYMBOLS[variant % SYMBOLS.length]},
+        line: {color: colour, width: 2, dash: ["solid", "dot", "dashdot", "longdash"][variant % 4]},
         meta: {group: s.group, config: s.config}});
       keep.forEach(function (k, j) { if (s.bad.indexOf(k) >= 0) { bad.x.push(xs[j]); bad.y.push(ys[j]); bad.text.push(text[j]); } });
       if (p.ideal && keep.length > 1) {
