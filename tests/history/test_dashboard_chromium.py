@@ -117,3 +117,26 @@ def test_bench_result_records_site_and_fingerprint(two_sites):
         runs = h.runs()
     assert [r.site for r in runs] == ["lab"] * 3
     assert all(r.fingerprint["cpu_count"] >= 1 and r.fingerprint["detected_on"].endswith("(local run)") for r in runs)
+
+
+def test_tables_sort_and_plots_download_their_data(dashboard, browser):
+    opened = Opened(browser, dashboard.as_uri())
+    try:
+        view = opened.page
+        column = "#summary-table tbody tr td:nth-child(4)"  # latest figure
+        view.locator("#summary-table thead th").nth(3).click()
+        values = [float(v.replace(",", "")) for v in view.locator(column).all_text_contents()]
+        assert values == sorted(values) and values != values[::-1]
+        view.locator("#summary-table thead th").nth(3).click()
+        assert [float(v.replace(",", "")) for v in view.locator(column).all_text_contents()] == values[::-1]
+        with view.expect_download() as download:
+            view.locator("button.csv").first.click()
+        lines = open(download.value.path()).read().splitlines()
+        assert lines[0].startswith("series,system,configuration,items,elapsed [s],sd,run started,site,job ids")
+        assert len(lines) == 1 + 4 and any(",lab," in line for line in lines) and opened.network() == []
+        view.fill("#date-from", "2999-01-01")
+        view.dispatch_event("#date-from", "change")
+        assert view.locator("#summary-table tbody tr:not(.hidden)").count() == 0
+        assert view.locator("figure.card:not(.hidden)").count() == 0
+    finally:
+        opened.close()
