@@ -42,16 +42,24 @@ def _swept(figures: list[Figure]) -> dict[str, dict[float, str]]:
     return {k: v for k, v in values.items() if len(v) > 1}
 
 
+def plotted(name: str) -> bool:
+    """Numbers that are labels, not measurements (a job id), are not plotted."""
+    lowered = name.lower().replace(" ", "").replace("_", "")
+    return not (lowered.endswith("id") and len(lowered) <= 6)
+
+
 def _metrics(figures: list[Figure]) -> dict[tuple[str, str], list[Figure]]:
+    """Each plotted metric's figures; a metric with one value throughout (a fixed iteration count)
+    has nothing to show and is left to the summary."""
     out: dict[tuple[str, str], list[Figure]] = defaultdict(list)
     for f in figures:
         out[(f.table, f.name)].append(f)
-    return out
+    return {k: v for k, v in out.items() if plotted(k[1]) and len({f.mean for f in v}) > 1}
 
 
-def _series(name: str, group: str, config: str, points: list[tuple]) -> dict:
+def _series(name: str, group: str, config: str, points: list[tuple], params: str = "") -> dict:
     points.sort(key=lambda p: p[0])
-    return {"name": name, "group": group, "config": config, "x": [p[0] for p in points],
+    return {"name": name, "group": group, "config": config, "params": params, "x": [p[0] for p in points],
             "y": [_num(p[1]) for p in points], "sd": [_num(p[2]) for p in points], "run": [p[3] for p in points],
             "bad": []}
 
@@ -62,11 +70,13 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
     for param, texts in _swept(figures).items():
         for (_table, name), group in by_metric.items():
             series: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+            params: dict[tuple[str, str], str] = {}
             for f in group:
                 x = axis_value(f.row.get(param, ""))
                 if x is not None:
-                    rest = ", ".join(f"{k}={v}" for k, v in f.row.items() if k != param)
+                    rest = ",".join(kv for kv in f.label.split(",") if kv and not kv.startswith(param + "="))
                     series[(coll.runs[f.run].label, rest)].append((x, f.mean, f.sd, f.run))
+                    params[(coll.runs[f.run].label, rest)] = _constant(f, param)
             if sum(len(p) for p in series.values()) < 2:
                 continue
             used = {x for pts in series.values() for x, *_ in pts}
@@ -74,9 +84,15 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
                           "xaxis": x_axis(param, {x: texts[x] for x in used}),
                           "yaxis": y_axis(name, group[0].unit), "ideal": is_scaling(param),
                           "higher": group[0].direction == "higher",
-                          "series": [_series(label + (f" · {rest}" if rest else ""), label, rest, pts)
-                                     for (label, rest), pts in sorted(series.items())]})
+                          "series": [_series(label + (f" · {rest}" if rest else ""), label, rest, pts,
+                                             params[(label, rest)]) for (label, rest), pts in sorted(series.items())]})
     return plots
+
+
+def _constant(f: Figure, param: str = "") -> str:
+    """The parameters of a configuration that its label leaves out (they are the same throughout)."""
+    shown = {kv.split("=", 1)[0] for kv in f.label.split(",") if kv}
+    return ",".join(f"{k}={v}" for k, v in f.row.items() if k not in shown and k != param)
 
 
 def _energy_pair(names: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[str, str]] | None:
@@ -102,14 +118,15 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
         e = efficiency.get((f.run, f.config))
         if e is not None:
             series[coll.runs[f.run].label].append((_num(f.mean), e.mean, e.sd, f.run))
-            configs[coll.runs[f.run].label].append(f.config)
+            configs[coll.runs[f.run].label].append(f.label)
+            constant = _constant(f)
     if not series:
         return []
     unit = by_metric[pair[0]][0].unit
     out = []
     for label, pts in sorted(series.items()):
         order = sorted(range(len(pts)), key=lambda i: pts[i][0])
-        s = _series(label, label, "", [pts[i] for i in order])
+        s = _series(label, label, "", [pts[i] for i in order], constant)
         s["configs"] = [configs[label][i] for i in order]  # each point is another configuration
         out.append(s)
     return [{"kind": "energy", "title": f"{eff_name} against {rate_name}", "xaxis": {"title": {"text": titled(
@@ -126,11 +143,13 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
         if max(len(v) for v in series.values()) < 2:
             continue  # one run each: nothing over time
         out = []
-        for (label, config), items in sorted(series.items()):
+        for (label, _config), items in sorted(series.items()):
             items.sort(key=lambda f: coll.runs[f.run].record.started or 0)
             bad = [i for i in range(1, len(items)) if judge(items[i], items[i - 1].mean, items[i - 1].sd,
                                                             items[i - 1].n, None).verdict == "regressed"]
-            out.append({"name": label + (f" · {config}" if config else ""), "group": label, "config": config,
+            shown = items[0].label
+            out.append({"name": label + (f" · {shown}" if shown else ""), "group": label, "config": shown,
+                        "params": _constant(items[0]),
                         "y": [_num(f.mean) for f in items], "sd": [_num(f.sd) for f in items],
                         "run": [f.run for f in items], "bad": bad})
         plots.append({"kind": "history", "title": f"history of {name}", "xaxis": date_axis(),

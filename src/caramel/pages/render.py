@@ -35,6 +35,7 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined)
     env.filters["num"] = _fmt
     env.filters["pct"] = lambda v: "" if v is None or not math.isfinite(v) else f"{v:+.1f} %"
+    env.filters["day"] = lambda t: time.strftime("%y-%m-%d %H:%M", time.localtime(t)) if t else ""
     env.filters["date"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
     return env
 

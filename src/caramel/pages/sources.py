@@ -42,6 +42,7 @@ class Figure:
     n: int
     mean: float
     sd: float
+    label: str = ""  # the configuration by the parameters that vary in its benchmark ("" when none do)
 
     @property
     def unstable(self) -> bool:
@@ -176,3 +177,27 @@ def _filter(out: Collection, paths: list[str], benchmark: str | None, system: st
     for run in out.runs:
         name = run.record.system or "no system"
         run.label = f"{name} @ {run.site}" if several else name
+    _label_configs(out)
+
+
+def _label_configs(out: Collection) -> None:
+    """Name each configuration by what varies among one system's runs of its benchmark: CARAML's
+    tables repeat a dozen columns that are constant (Version) or follow the system (System, Queue),
+    which would bury the one that changes (GlobalBatchSize)."""
+    values: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for f in out.figures:
+        run = out.runs[f.run]
+        per = values.setdefault((run.record.benchmark, run.label), {})
+        for k, v in f.row.items():
+            per.setdefault(k, set()).add(v)
+    varying: dict[str, list[str]] = {}
+    for (bench, _label), per in values.items():
+        names = varying.setdefault(bench, [])
+        names.extend(k for k, v in per.items() if len(v) > 1 and k not in names)
+    labels: dict[tuple[str, str], str] = {}
+    for f in out.figures:
+        bench = out.runs[f.run].record.benchmark
+        label = labels.get((bench, f.config))
+        if label is None:
+            label = labels[(bench, f.config)] = ",".join(f"{k}={f.row[k]}" for k in f.row if k in varying[bench])
+        f.label = label

@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from caramel.history.compare import judge
+from caramel.pages.figures import plotted
 from caramel.pages.sources import Collection, Figure
 
 
@@ -77,6 +78,8 @@ def _baseline(coll: Collection, label: str, bench: str, wanted: str | None) -> t
 def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
     grouped: dict[tuple, dict[int, list[Figure]]] = defaultdict(lambda: defaultdict(list))
     for f in coll.figures:
+        if not plotted(f.name):
+            continue
         run = coll.runs[f.run]
         grouped[(run.record.benchmark, run.label, f.table, f.name)][f.run].append(f)
     out = []

@@ -35,7 +35,11 @@
   function hover(p, s, k) {
     var r = runs[s.run[k]], lines = ["<b>" + esc(s.group) + "</b>"];
     var config = s.configs ? s.configs[k] : s.config;
-    if (config) { config.split(",").forEach(function (kv) { lines.push(esc(kv)); }); }
+    if (config) { config.split(",").forEach(function (kv) { lines.push("<b>" + esc(kv) + "</b>"); }); }
+    if (s.params) {  // the parameters that are the same throughout, a few per line
+      var rest = s.params.split(",");
+      for (var i = 0; i < rest.length; i += 4) { lines.push('<span style="font-size:10px">' + esc(rest.slice(i, i + 4).join(", ")) + "</span>"); }
+    }
     var y = p.yaxis.title.text;
     lines.push(esc(y) + ": <b>" + fmt(s.y[k]) + "</b>" + (s.sd[k] ? " ± " + fmt(s.sd[k]) + " (sd)" : ""));
     if (p.kind !== "history") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
@@ -79,11 +83,15 @@
     return out.concat(ideal);
   }
   function layout(p, n) {
-    return {margin: {l: 64, r: 12, t: 8, b: 48}, xaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.xaxis),
+    // the legend goes under the plot, which grows by its rows, so many traces never squeeze it
+    var legend = n > 1 && n <= 24, rows = legend ? Math.ceil(n / 2) : 0;
+    return {height: 330 + (n > 2 ? 22 * rows : 0), margin: {l: 64, r: 12, t: 12, b: 48}, xaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.xaxis),
       yaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.yaxis), hovermode: "closest",
-      showlegend: n > 1 && n <= 14, legend: {font: {size: 11}, bgcolor: "rgba(255,255,255,0.7)"},
+      showlegend: legend, legend: n > 2 ? {font: {size: 11}, orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom"}
+        : {font: {size: 11}, bgcolor: "rgba(255,255,255,0.7)"},
       font: {family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12, color: "#1d2330"},
-      paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff", hoverlabel: {align: "left"}};
+      paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff",
+      hoverlabel: {align: "left", bgcolor: "#ffffff", bordercolor: "#98a2b3", font: {color: "#1d2330", size: 12}}};
   }
   function draw(id) {
     var p = plots[id], t = traces(p), el = document.getElementById(id);
