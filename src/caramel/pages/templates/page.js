@@ -116,12 +116,30 @@
       var el = document.getElementById(id);
       if (!el.closest("section.hidden") && visibleNow(el)) { draw(id); }
     });
+    drawRest();
+  }
+  // the plots out of view are drawn one at a time when the browser is idle, so the page paints
+  // at once and is complete for printing or a full-page screenshot soon after
+  var pending = null;
+  function drawRest() {
+    if (pending !== null) { return; }
+    var idle = window.requestIdleCallback || function (f) { return setTimeout(f, 1); };
+    pending = idle(function step() {
+      var next = Object.keys(plots).find(function (id) {
+        return !drawn[id] && !document.getElementById(id).closest("section.hidden");
+      });
+      if (next === undefined) { pending = null; document.documentElement.setAttribute("data-drawn", "1"); return; }
+      draw(next);
+      pending = idle(step);
+    });
   }
   var observer = new IntersectionObserver(function (entries) {
     entries.forEach(function (e) { if (e.isIntersecting && !drawn[e.target.id]) { draw(e.target.id); } });
   }, {rootMargin: "300px"});
   document.querySelectorAll(".plot").forEach(function (el) { observer.observe(el); });
-  document.getElementById("filters").addEventListener("change", apply);
+  document.getElementById("filters").addEventListener("change", function () {
+    document.documentElement.removeAttribute("data-drawn"); apply();
+  });
   document.getElementById("reset").addEventListener("click", function () {
     document.querySelectorAll("#filters input[type=checkbox]").forEach(function (b) { b.checked = true; });
     document.getElementById("date-from").value = ""; document.getElementById("date-to").value = "";
