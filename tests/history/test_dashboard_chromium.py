@@ -140,3 +140,25 @@ def test_tables_sort_and_plots_download_their_data(dashboard, browser):
         assert view.locator("figure.card:not(.hidden)").count() == 0
     finally:
         opened.close()
+
+
+def test_ideal_scaling_line_against_nodes(tmp_path, browser):
+    history = tmp_path / "h.db"
+    with History.open(str(history)) as h:
+        h.add(RunRecord("k", "llm", system="A100", started=1.0),
+              [Metric("t", {"Nodes": str(n)}, "Tokens/second", "", "higher", [900.0 * n, 1000.0 * n])
+               for n in (1, 2, 4, 8)])
+    page = tmp_path / "d.html"
+    assert bench("dashboard", "--history", str(history), "-o", str(page), cwd=tmp_path,
+                 env=bench_env(tmp_path, history)).returncode == 0
+    opened = Opened(browser, page.as_uri())
+    try:
+        data = opened.page.evaluate("document.querySelector('figure[data-kind=sweep] .plot').data")
+        ideal = next(t for t in data if t["name"] == "ideal scaling")
+        assert ideal["x"] == [1, 2, 4, 8] and ideal["y"] == [950.0, 1900.0, 3800.0, 7600.0]
+        measured = next(t for t in data if t["name"] == "A100")
+        assert [round(v, 3) for v in measured["error_y"]["array"]] == [70.711, 141.421, 282.843, 565.685]  # sd
+        axis = opened.page.evaluate("document.querySelector('figure[data-kind=sweep] .plot').layout.xaxis")
+        assert axis["type"] == "log" and axis["tickvals"] == [1, 2, 4, 8]
+    finally:
+        opened.close()

@@ -78,7 +78,11 @@ class History:
         have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
         for name, kind in ADDED_COLUMNS.items():
             if name not in have:
-                self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+                try:
+                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError as exc:  # another process added it just now
+                    if "duplicate column" not in str(exc):
+                        raise
 
     @classmethod
     def open(cls, path: str | None = None) -> History:
