@@ -110,23 +110,24 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
     pair = _energy_pair(list(by_metric))
     if pair is None:
         return []
-    (rate_table, rate_name), (eff_table, eff_name) = pair
+    (_rate_table, rate_name), (_eff_table, eff_name) = pair
     efficiency = {(f.run, f.config): f for f in by_metric[pair[1]]}
     series: dict[str, list[tuple]] = defaultdict(list)
     configs: dict[str, list[str]] = defaultdict(list)
+    constant: dict[str, str] = {}
     for f in by_metric[pair[0]]:
         e = efficiency.get((f.run, f.config))
         if e is not None:
             series[coll.runs[f.run].label].append((_num(f.mean), e.mean, e.sd, f.run))
             configs[coll.runs[f.run].label].append(f.label)
-            constant = _constant(f)
+            constant[coll.runs[f.run].label] = _constant(f)
     if not series:
         return []
     unit = by_metric[pair[0]][0].unit
     out = []
     for label, pts in sorted(series.items()):
         order = sorted(range(len(pts)), key=lambda i: pts[i][0])
-        s = _series(label, label, "", [pts[i] for i in order], constant)
+        s = _series(label, label, "", [pts[i] for i in order], constant[label])
         s["configs"] = [configs[label][i] for i in order]  # each point is another configuration
         out.append(s)
     return [{"kind": "energy", "title": f"{eff_name} against {rate_name}", "xaxis": {"title": {"text": titled(
