@@ -205,3 +205,6 @@ def test_history_keeps_the_provenance_of_a_cluster_run(env, tmp_path):
     assert run.container == f"{cwd}/image.sif@sha256:{digest}"
     assert run.caramel_version and run.started < run.ended
     assert {m.name for m in metrics} == {"node_cnt"}
+    # the fingerprint is the job node's (the job script ran the probe there), the site the cluster's
+    assert run.fingerprint["detected_on"] in ("job node n1", "job node n2") and run.fingerprint["cpu_count"] >= 1
+    assert run.site == "caramel" and (cwd / "runs/000000/000001_train/work/caramel_fingerprint.txt").is_file()

@@ -30,3 +30,30 @@ def steady(tmp_path: Path) -> Path:
 def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=timeout)
+
+
+from .browser import browser, chromium  # noqa: E402,F401 - fixtures of the page tests
+
+
+def bench_env(base: Path, history: Path, **extra: str) -> dict[str, str]:
+    """An environment of `bench` with its own registry and history under `base`."""
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_", "SLOWDOWN"))}
+    out.update(CARAMEL_DATA_DIR=str(base / "data"), CARAMEL_HISTORY=str(history), **extra)
+    return out
+
+
+@pytest.fixture(scope="module")
+def two_sites(tmp_path_factory) -> tuple[Path, Path, Path]:
+    """Two histories as two sites would have them (steady.yaml, `--tag local`, 3 repeats): site
+    "lab" with three runs, the middle one 30 % slower (a regression), site "cluster" with one run.
+    Returns the work folder and the two history files."""
+    base = tmp_path_factory.mktemp("sites")
+    shutil.copy(DATA / "steady.yaml", base / "steady.yaml")
+    lab, cluster = base / "lab.db", base / "cluster.db"
+    for history, site, slowdowns in ((lab, "lab", ("1", "1.3", "1")), (cluster, "cluster", ("1.1",))):
+        for slowdown in slowdowns:
+            env = bench_env(base, history, CARAMEL_SITE=site, SLOWDOWN=slowdown)
+            assert bench("run", "steady.yaml", "--tag", "local", "--repeat", "3", "-q", cwd=base, env=env).returncode == 0
+            done = bench("result", "-i", "last", cwd=base, env=env)
+            assert done.returncode == 0, done.stderr
+    return base, lab, cluster

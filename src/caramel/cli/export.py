@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import socket
 import sys
 
 from caramel.errors import RunError
@@ -15,6 +16,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
     out.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
     out.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    out.add_argument("--site", metavar="NAME",
+                     help="name this site in the export: replaces the site of the runs recorded on this host "
+                          "(default: what each run recorded: $CARAMEL_SITE, the SLURM cluster or the host)")
     out.set_defaults(func=run_export)
     into = sub.add_parser("import", help="add runs exported by bench export to the history")
     into.add_argument("file", metavar="FILE")
@@ -27,9 +31,15 @@ def run_export(args: argparse.Namespace) -> int:
 
     with History.open(args.history) as history:
         keys = [r.run_key for r in history.runs(args.benchmark)] if args.benchmark else None
-        lines = [json.dumps(record) + "\n" for record in history.export(keys)]
+        records = list(history.export(keys))
         for note in history.skipped:
             print(f"warning: {note} (bench history remove RUN drops that run)", file=sys.stderr)
+    if args.site:
+        here = socket.gethostname()
+        for record in records:  # imported runs (recorded on another host) keep their site
+            if record["run"].get("host") in ("", here):
+                record["site"] = args.site
+    lines = [json.dumps(record) + "\n" for record in records]
     if args.output:
         with open(args.output, "w") as handle:
             handle.writelines(lines)

@@ -11,7 +11,8 @@ from caramel.errors import CaramelError
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
-            "compare", "baseline", "report", "export", "history_cmd", "container", "benchmarks", "system"]
+            "compare", "baseline", "report", "dashboard", "export", "history_cmd", "container", "benchmarks",
+            "system"]
 
 
 def build_parser() -> argparse.ArgumentParser:

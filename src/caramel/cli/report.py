@@ -1,9 +1,9 @@
-"""`bench report [DIR] [-i ID ...] --html FILE`: a self-contained HTML report of runs."""
+"""`bench report [DIR] [-i ID ...] --html FILE`: a self-contained HTML report of a few runs, drawn
+as the dashboard is (plotly.js inlined), with each run's provenance and tables."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 
 from caramel.cli.common import add_no_eval, add_run_args
 
@@ -20,13 +20,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from caramel.analyse import from_run
     from caramel.cli.compare import imported
-    from caramel.history.store import History
-    from caramel.report.html import render
+    from caramel.history.store import History, default_path
+    from caramel.pages.render import page
+    from caramel.pages.sources import load
     from caramel.report.results import produce
     from caramel.state.registry import resolve
 
     ids = args.id.split(",") if args.id else [None]
-    pages = []
+    chosen = []
     with History.open(args.history) as history:
         for run_id in ids:
             run_dir = resolve(args.dir, run_id)
@@ -36,15 +37,28 @@ def run(args: argparse.Namespace) -> int:
 
                 refuse_evaluation(inp.benchmark, analysis_only=True)
             key = imported(history, run_dir)
-            tables = []
-            for item in produce(inp).made:
-                if item.table.kind == "table":
-                    tables.append((item.table.name, item.data.headings, item.data.cells))
-            pages.append((history.run(key), tables))
-        text = render(history, pages)
-        for note in dict.fromkeys(history.skipped):
-            print(f"warning: {note} (bench history remove RUN drops that run)", file=sys.stderr)
-    with open(args.html, "w") as handle:
+            tables = [(item.table.name, item.data.headings, item.data.cells)
+                      for item in produce(inp).made if item.table.kind == "table"]
+            chosen.append((key, history.run(key).benchmark, tables))
+    collection = load([args.history or default_path()])
+    benchmarks = {bench for _, bench, _ in chosen}
+    _keep_benchmarks(collection, benchmarks)
+    index = {r.record.run_key: r.index for r in collection.runs}
+    text = page(collection, f"caramel report: {', '.join(sorted(benchmarks))}",
+                runs=[(index[key], tables) for key, _, tables in chosen])
+    with open(args.html, "w", encoding="utf-8") as handle:
         handle.write(text)
-    print(f"report of {len(pages)} run(s): {args.html}")
+    print(f"report of {len(chosen)} run(s): {args.html}")
     return 0
+
+
+def _keep_benchmarks(collection, benchmarks: set[str]) -> None:
+    """Only the chosen runs' benchmarks (their history stays, for the plots over time)."""
+    keep = [r for r in collection.runs if r.record.benchmark in benchmarks]
+    remap = {r.index: i for i, r in enumerate(keep)}
+    for i, run in enumerate(keep):
+        run.index = i
+    collection.runs = keep
+    collection.figures = [f for f in collection.figures if f.run in remap]
+    for f in collection.figures:
+        f.run = remap[f.run]

@@ -22,6 +22,7 @@ from caramel.spec.sources import templates_dir
 
 DONE_FILE = "caramel.done"
 JOB_FILE = "caramel_job.sh"
+FINGERPRINT_FILE = "caramel_fingerprint.txt"  # written by the job (templates/slurm/fingerprint.sh)
 _END = "CARAMEL_JOB_SCRIPT_END"
 
 
@@ -60,7 +61,8 @@ def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str],
                   extra_sbatch=list(getattr(system, "extra_sbatch", []) or []),
                   modules=list(getattr(system, "modules", []) or []), env=dict(getattr(system, "env", {}) or {}),
                   system=getattr(system, "name", "none"), launcher=launcher, body="\n".join(body),
-                  done_file=os.path.join(work, DONE_FILE))
+                  done_file=os.path.join(work, DONE_FILE),
+                  fingerprint_file=os.path.join(work, FINGERPRINT_FILE))
     return _environment().get_template("job.sh.j2").render(**values)
 
 

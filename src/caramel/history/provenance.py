@@ -9,6 +9,7 @@ import socket
 import subprocess
 
 from caramel import __version__
+from caramel.history import fingerprint
 from caramel.history.store import RunRecord
 from caramel.state.store import Store, db_path
 
@@ -86,4 +87,5 @@ def run_record(run_dir: str) -> RunRecord:
         run_dir=os.path.abspath(run_dir), tags=list(info.tags), system=getattr(system, "name", ""),
         caramel_version=info.version or __version__, git_commit=_git_commit(info.home), host=host,
         nodes=_nodes(job_ids), job_ids=job_ids, container=container,
-        energy_method=getattr(system, "energy_method", "") or "none", started=info.created, ended=ended)
+        energy_method=getattr(system, "energy_method", "") or "none", started=info.created, ended=ended,
+        site=fingerprint.site_name(job_ids), fingerprint=fingerprint.from_run(run_dir, job_ids))

@@ -27,7 +27,14 @@ CREATE TABLE IF NOT EXISTS metrics (
     mean REAL, sd REAL, min REAL, max REAL, samples TEXT,
     PRIMARY KEY (run_key, tbl, config, name));
 CREATE TABLE IF NOT EXISTS baselines (name TEXT PRIMARY KEY, run_key TEXT);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+INSERT OR IGNORE INTO meta VALUES ('schema', '2');
 """
+# the history's layout; 2 added runs.site, runs.fingerprint and the meta table (additive: a history
+# of schema 1 gains the columns on open, and older caramels ignore them)
+SCHEMA_VERSION = 2
+# columns added after schema 1: added to an older history when it is opened
+ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT"}
 
 
 def _samples(values: list[float]) -> str:
@@ -59,6 +66,8 @@ class RunRecord:
     energy_method: str = ""
     started: float | None = None
     ended: float | None = None
+    site: str = ""  # where the run ran (docs/dashboard.md): $CARAMEL_SITE, the SLURM cluster or the host
+    fingerprint: dict = field(default_factory=dict)  # CPU/GPU models and counts, driver, CUDA/ROCm
 
 
 class History:
@@ -69,6 +78,14 @@ class History:
         self.db = sqlite3.connect(path, timeout=30)
         self.db.executescript(SCHEMA)
         self.skipped: list[str] = []  # figures left out while reading (not finite numbers)
+        have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        for name, kind in ADDED_COLUMNS.items():
+            if name not in have:
+                try:
+                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError as exc:  # another process added it just now
+                    if "duplicate column" not in str(exc):
+                        raise
 
     @classmethod
     def open(cls, path: str | None = None) -> History:
@@ -93,6 +110,7 @@ class History:
         row = asdict(run)
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
+        row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
         if replace:
             self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run.run_key,))
         self.db.execute(f"INSERT OR {verb} INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
@@ -117,6 +135,8 @@ class History:
         data = dict(zip([d[0] for d in cur.description], found, strict=True))
         data["tags"] = json.loads(data["tags"] or "[]")
         data["job_ids"] = json.loads(data["job_ids"] or "[]")
+        data["site"] = data.get("site") or ""
+        data["fingerprint"] = json.loads(data.get("fingerprint") or "{}")
         return RunRecord(**data)
 
     def runs(self, benchmark: str | None = None) -> list[RunRecord]:
@@ -161,7 +181,11 @@ class History:
         for run in self.runs():
             if run_keys is not None and run.run_key not in run_keys:
                 continue
-            yield {"run": asdict(run), "metrics": [asdict(m) for m in self.metrics(run.run_key)]}
+            record = asdict(run)
+            site, fingerprint = record.pop("site"), record.pop("fingerprint")
+            # site and fingerprint are optional keys beside "run", so older caramels read the export
+            yield {"run": record, "metrics": [asdict(m) for m in self.metrics(run.run_key)], "site": site,
+                   "fingerprint": fingerprint}
 
     def import_records(self, records: Iterable[tuple[RunRecord, list[Metric], Location]]) -> tuple[int, int]:
         """Add validated (run, metrics, where) records all in one transaction: a run already here

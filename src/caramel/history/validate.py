@@ -58,15 +58,22 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | 
 
 
 def _record(doc) -> tuple[RunRecord, list[Metric]]:
-    _object(doc, "the line", {"run": "object", "metrics": "list"}, ("run", "metrics"))
-    run = doc["run"]
+    # site and fingerprint stand beside "run" (bench export writes them there) or inside it
+    _object(doc, "the line", {"run": "object", "metrics": "list", "site": _TEXT,
+                              "fingerprint": RUN_KEYS["fingerprint"]}, ("run", "metrics"))
+    for key in ("site", "fingerprint"):
+        if doc.get(key) is not None:
+            _check(doc[key], RUN_KEYS[key], key)
+    run = dict(doc["run"]) if isinstance(doc["run"], dict) else doc["run"]
     _object(run, "run", RUN_KEYS, RUN_REQUIRED)
     for key, value in run.items():
         _check(value, RUN_KEYS[key], f"run.{key}")
     if not run["run_key"].strip():
         raise _Bad("run.run_key is empty")
-    known = {f.name for f in fields(RunRecord)}  # site/fingerprint are kept only where the history has them
+    known = {f.name for f in fields(RunRecord)}
     record = RunRecord(**{k: v for k, v in run.items() if k in known})
+    record.site = str(doc.get("site") or record.site or "")
+    record.fingerprint = dict(doc.get("fingerprint") or record.fingerprint or {})
     if not isinstance(doc["metrics"], list):
         raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
     metrics = []

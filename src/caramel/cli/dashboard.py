@@ -1,0 +1,36 @@
+"""`bench dashboard [--history FILE ...] [--benchmark B] [--system S] -o FILE.html`: one page over
+every run of one or more histories (one per site), drawn with plotly.js inlined (docs/dashboard.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("dashboard", help="write one self-contained HTML dashboard over the whole history")
+    parser.add_argument("--history", action="append", default=[], metavar="FILE",
+                        help="history database; repeat to merge several sites' histories "
+                             "(default $CARAMEL_HISTORY, else the user's history.db)")
+    parser.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
+    parser.add_argument("--system", metavar="NAME", help="only runs on this system")
+    parser.add_argument("--baseline", metavar="NAME",
+                        help="the named baseline (bench baseline set) the summary compares with "
+                             "(default: any baseline set for the benchmark and system)")
+    parser.add_argument("--title", default="caramel dashboard", help="the page's title")
+    parser.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the page to write")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from caramel.history.store import default_path
+    from caramel.pages.render import page
+    from caramel.pages.sources import load
+
+    collection = load(args.history or [default_path()], args.benchmark, args.system)
+    text = page(collection, args.title, baseline=args.baseline)
+    with open(args.output, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {args.output}",
+          file=sys.stderr)
+    return 0

@@ -1,0 +1,67 @@
+"""Plot axes as plotly layout dicts: units in titles, integer ticks for integers, log axes for sizes
+that double (nodes 1, 2, 4, 8) or span decades (model sizes 117M … 175B)."""
+
+from __future__ import annotations
+
+import math
+
+_SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12}
+# parameters where more means more hardware: plots against them get an ideal-scaling line
+_SCALING = ("node", "gpu", "device", "rank", "world", "ntask", "tasks", "procs", "accelerator")
+
+
+def axis_value(text: str) -> float | None:
+    """A number, or a size such as a model's `117M`, `13B` (so throughput plots against model size)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        value = None
+        if isinstance(text, str) and len(text) > 1 and text[-1] in _SCALE:
+            try:
+                value = float(text[:-1]) * _SCALE[text[-1]]
+            except ValueError:
+                return None
+    return value if value is not None and math.isfinite(value) else None
+
+
+def is_scaling(param: str) -> bool:
+    lowered = param.lower()
+    return any(word in lowered for word in _SCALING)
+
+
+def titled(name: str, unit: str) -> str:
+    return f"{name} [{unit}]" if unit and f"[{unit}]" not in name and f"({unit})" not in name else name
+
+
+def _doubling(values: list[float]) -> bool:
+    if len(values) < 3 or values[0] <= 0:
+        return False
+    ratios = [b / a for a, b in zip(values, values[1:], strict=False)]
+    return all(abs(math.log2(r) - round(math.log2(r))) < 1e-9 and r >= 2 for r in ratios)
+
+
+def x_axis(param: str, texts: dict[float, str], unit: str = "") -> dict:
+    """The axis of a swept parameter: `texts` maps each plotted value to how the table wrote it."""
+    values = sorted(texts)
+    axis: dict = {"title": {"text": titled(param, unit)}, "zeroline": False}
+    positive = values and values[0] > 0
+    if positive and (_doubling(values) or values[-1] / values[0] >= 100):
+        axis["type"] = "log"
+    integers = all(v == int(v) for v in values)
+    if len(values) <= 16 and (integers or axis.get("type") == "log"):
+        axis["tickvals"] = values
+        axis["ticktext"] = [texts[v] for v in values]
+    elif integers:
+        axis["tickformat"] = ",d"
+    return axis
+
+
+def y_axis(name: str, unit: str, integers: bool = False) -> dict:
+    axis: dict = {"title": {"text": titled(name, unit)}, "rangemode": "tozero"}
+    if integers:
+        axis["tickformat"] = ",d"
+    return axis
+
+
+def date_axis() -> dict:
+    return {"title": {"text": "run started (date)"}, "type": "date"}

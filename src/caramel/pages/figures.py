@@ -1,0 +1,165 @@
+"""The plots of one benchmark, as data for the page's script (which draws them with plotly.js):
+each metric against each swept parameter (one trace per system), energy against throughput, and
+each metric's history (one trace per configuration) with regressions marked.
+
+A plot is a dict: `kind`, `title`, plotly `xaxis`/`yaxis`, and `series`, each with its points'
+`x` (absent for history plots: the run's date), `y`, `sd`, `run` (index into the page's runs,
+which hold the provenance shown on hover) and `bad` (indices of points that regressed).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from caramel.history.compare import judge
+from caramel.pages.axes import axis_value, date_axis, is_scaling, titled, x_axis, y_axis
+from caramel.pages.sources import Collection, Figure
+
+
+def _num(value: float) -> float:
+    """Six significant digits: what a plot can show, and a third of the page's bytes."""
+    return float(f"{value:.6g}")
+
+
+def current(coll: Collection, figures: list[Figure]) -> list[Figure]:
+    """Per system, table, configuration and metric: the figure of the latest run that has it."""
+    latest: dict[tuple, Figure] = {}
+    for f in figures:
+        key = (coll.runs[f.run].label, f.table, f.config, f.name)
+        held = latest.get(key)
+        if held is None or (coll.runs[f.run].record.started or 0) >= (coll.runs[held.run].record.started or 0):
+            latest[key] = f
+    return list(latest.values())
+
+
+def _swept(figures: list[Figure]) -> dict[str, dict[float, str]]:
+    values: dict[str, dict[float, str]] = defaultdict(dict)
+    for f in figures:
+        for k, v in f.row.items():
+            number = axis_value(v)
+            if number is not None:
+                values[k][number] = v
+    return {k: v for k, v in values.items() if len(v) > 1}
+
+
+def plotted(name: str) -> bool:
+    """Numbers that are labels, not measurements (a job id), are not plotted."""
+    lowered = name.lower().replace(" ", "").replace("_", "")
+    return not (lowered.endswith("id") and len(lowered) <= 6)
+
+
+def _metrics(figures: list[Figure]) -> dict[tuple[str, str], list[Figure]]:
+    """Each plotted metric's figures; a metric with one value throughout (a fixed iteration count)
+    has nothing to show and is left to the summary."""
+    out: dict[tuple[str, str], list[Figure]] = defaultdict(list)
+    for f in figures:
+        out[(f.table, f.name)].append(f)
+    return {k: v for k, v in out.items() if plotted(k[1]) and len({f.mean for f in v}) > 1}
+
+
+def _series(name: str, group: str, config: str, points: list[tuple], params: str = "") -> dict:
+    points.sort(key=lambda p: p[0])
+    return {"name": name, "group": group, "config": config, "params": params, "x": [p[0] for p in points],
+            "y": [_num(p[1]) for p in points], "sd": [_num(p[2]) for p in points], "run": [p[3] for p in points],
+            "bad": []}
+
+
+def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
+    plots = []
+    by_metric = _metrics(figures)
+    for param, texts in _swept(figures).items():
+        for (_table, name), group in by_metric.items():
+            series: dict[tuple[str, str], list[tuple]] = defaultdict(list)
+            params: dict[tuple[str, str], str] = {}
+            for f in group:
+                x = axis_value(f.row.get(param, ""))
+                if x is not None:
+                    rest = ",".join(kv for kv in f.label.split(",") if kv and not kv.startswith(param + "="))
+                    series[(coll.runs[f.run].label, rest)].append((x, f.mean, f.sd, f.run))
+                    params[(coll.runs[f.run].label, rest)] = _constant(f, param)
+            if sum(len(p) for p in series.values()) < 2:
+                continue
+            used = {x for pts in series.values() for x, *_ in pts}
+            plots.append({"kind": "sweep", "title": f"{name} against {param}", "param": param,
+                          "xaxis": x_axis(param, {x: texts[x] for x in used}),
+                          "yaxis": y_axis(name, group[0].unit), "ideal": is_scaling(param),
+                          "higher": group[0].direction == "higher",
+                          "series": [_series(label + (f" · {rest}" if rest else ""), label, rest, pts,
+                                             params[(label, rest)]) for (label, rest), pts in sorted(series.items())]})
+    return plots
+
+
+def _constant(f: Figure, param: str = "") -> str:
+    """The parameters of a configuration that its label leaves out (they are the same throughout)."""
+    shown = {kv.split("=", 1)[0] for kv in f.label.split(",") if kv}
+    return ",".join(f"{k}={v}" for k, v in f.row.items() if k not in shown and k != param)
+
+
+def _energy_pair(names: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[str, str]] | None:
+    lowered = {key: key[1].lower() for key in names}
+    rate = next((k for k, n in lowered.items() if "/j" not in n and ("/s" in n or "second" in n or "/sec" in n)
+                 and "time" not in n), None)
+    efficiency = next((k for k, n in lowered.items() if "/j" in n), None)
+    if efficiency is None:
+        efficiency = next((k for k, n in lowered.items() if "energy" in n and "status" not in n), None)
+    return (rate, efficiency) if rate and efficiency else None
+
+
+def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
+    by_metric = _metrics(figures)
+    pair = _energy_pair(list(by_metric))
+    if pair is None:
+        return []
+    (_rate_table, rate_name), (_eff_table, eff_name) = pair
+    efficiency = {(f.run, f.config): f for f in by_metric[pair[1]]}
+    series: dict[str, list[tuple]] = defaultdict(list)
+    configs: dict[str, list[str]] = defaultdict(list)
+    constant: dict[str, str] = {}
+    for f in by_metric[pair[0]]:
+        e = efficiency.get((f.run, f.config))
+        if e is not None:
+            series[coll.runs[f.run].label].append((_num(f.mean), e.mean, e.sd, f.run))
+            configs[coll.runs[f.run].label].append(f.label)
+            constant[coll.runs[f.run].label] = _constant(f)
+    if not series:
+        return []
+    unit = by_metric[pair[0]][0].unit
+    out = []
+    for label, pts in sorted(series.items()):
+        order = sorted(range(len(pts)), key=lambda i: pts[i][0])
+        s = _series(label, label, "", [pts[i] for i in order], constant[label])
+        s["configs"] = [configs[label][i] for i in order]  # each point is another configuration
+        out.append(s)
+    return [{"kind": "energy", "title": f"{eff_name} against {rate_name}", "xaxis": {"title": {"text": titled(
+        rate_name, unit)}, "rangemode": "tozero"}, "yaxis": y_axis(eff_name, by_metric[pair[1]][0].unit),
+        "ideal": False, "higher": True, "series": out, "lines": False}]
+
+
+def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
+    plots = []
+    for (_table, name), group in _metrics(figures).items():
+        series: dict[tuple[str, str], list[Figure]] = defaultdict(list)
+        for f in group:
+            series[(coll.runs[f.run].label, f.config)].append(f)
+        if max(len(v) for v in series.values()) < 2:
+            continue  # one run each: nothing over time
+        out = []
+        for (label, _config), items in sorted(series.items()):
+            items.sort(key=lambda f: coll.runs[f.run].record.started or 0)
+            bad = [i for i in range(1, len(items)) if judge(items[i], items[i - 1].mean, items[i - 1].sd,
+                                                            items[i - 1].n, None).verdict == "regressed"]
+            shown = items[0].label
+            out.append({"name": label + (f" · {shown}" if shown else ""), "group": label, "config": shown,
+                        "params": _constant(items[0]),
+                        "y": [_num(f.mean) for f in items], "sd": [_num(f.sd) for f in items],
+                        "run": [f.run for f in items], "bad": bad})
+        plots.append({"kind": "history", "title": f"history of {name}", "xaxis": date_axis(),
+                      "yaxis": y_axis(name, group[0].unit), "ideal": False,
+                      "higher": group[0].direction == "higher", "series": out})
+    return plots
+
+
+def benchmark_plots(coll: Collection, figures: list[Figure], focus: set[int] | None = None) -> list[dict]:
+    """Every plot of one benchmark's figures; `focus` (bench report): the runs the sweeps are drawn from."""
+    latest = current(coll, [f for f in figures if focus is None or f.run in focus])
+    return sweep_plots(coll, latest) + energy_plot(coll, latest) + history_plots(coll, figures)

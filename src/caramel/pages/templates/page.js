@@ -1,0 +1,194 @@
+// caramel's page script: draws the plots with plotly.js (when they scroll into view), applies the
+// filters, writes hover texts with each point's parameters and provenance, sorts tables and
+// downloads the data behind a plot as CSV. Everything it shows from the data is escaped.
+(function () {
+  "use strict";
+  var D = JSON.parse(document.getElementById("caramel-data").textContent);
+  var runs = D.runs, plots = {}, drawn = {};
+  D.plots.forEach(function (p) { plots[p.id] = p; });
+  var COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#aec7e8"];
+  var SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "star", "hexagon", "triangle-down"];
+  var groups = Array.from(new Set(runs.map(function (r) { return r.g; }))).sort();
+
+  function esc(s) { return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
+  function fmt(v) { return v === null || v === undefined ? "" : Number(v).toPrecision(5).replace(/\.?0+$/, "").replace(/\.?0+e/, "e"); }
+  function day(t) { return new Date(t).toISOString().slice(0, 16).replace("T", " "); }
+
+  // --- filters --------------------------------------------------------------------------------
+  function checked(name) {
+    var boxes = document.querySelectorAll('fieldset[data-filter="' + name + '"] input');
+    return new Set(Array.from(boxes).filter(function (b) { return b.checked; }).map(function (b) { return b.value; }));
+  }
+  var state;
+  function readFilters() {
+    var from = document.getElementById("date-from").value, to = document.getElementById("date-to").value;
+    state = {bench: checked("bench"), group: checked("group"), tag: checked("tag"),
+             from: from ? Date.parse(from) : -Infinity, to: to ? Date.parse(to) + 86400000 : Infinity};
+  }
+  function allowed(i) {
+    var r = runs[i];
+    return state.bench.has(r.b) && state.group.has(r.g) && r.t >= state.from && r.t < state.to &&
+      r.tags.some(function (t) { return state.tag.has(t); });
+  }
+
+  // --- traces ---------------------------------------------------------------------------------
+  function hover(p, s, k) {
+    var r = runs[s.run[k]], lines = ["<b>" + esc(s.group) + "</b>"];
+    var config = s.configs ? s.configs[k] : s.config;
+    if (config) { config.split(",").forEach(function (kv) { lines.push("<b>" + esc(kv) + "</b>"); }); }
+    if (s.params) {  // the parameters that are the same throughout, a few per line
+      var rest = s.params.split(",");
+      for (var i = 0; i < rest.length; i += 4) { lines.push('<span style="font-size:10px">' + esc(rest.slice(i, i + 4).join(", ")) + "</span>"); }
+    }
+    var y = p.yaxis.title.text;
+    lines.push(esc(y) + ": <b>" + fmt(s.y[k]) + "</b>" + (s.sd[k] ? " ± " + fmt(s.sd[k]) + " (sd)" : ""));
+    if (p.kind !== "history") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
+    lines.push("run " + day(r.t) + (r.site ? " at site " + esc(r.site) : ""));
+    [["job", r.job], ["nodes", r.nodes], ["hardware", r.fp], ["container", r.ctr], ["git commit", r.git],
+     ["caramel", r.ver]].forEach(function (kv) { if (kv[1]) { lines.push(kv[0] + ": " + esc(kv[1])); } });
+    if (s.bad.indexOf(k) >= 0) { lines.push('<span style="color:#c4320a">regressed against the run before</span>'); }
+    return lines.join("<br>");
+  }
+  function traces(p) {
+    var out = [], bad = {x: [], y: [], text: []}, ideal = [], rests = [];
+    p.series.forEach(function (s, n) {
+      var keep = [];
+      for (var k = 0; k < s.run.length; k++) { if (allowed(s.run[k])) { keep.push(k); } }
+      if (!keep.length) { return; }
+      // a system keeps its colour in every plot; its configurations differ by marker and dash
+      var colour = COLOURS[(p.kind === "history" ? n : groups.indexOf(s.group)) % COLOURS.length];
+      if (rests.indexOf(s.config) < 0) { rests.push(s.config); }
+      var variant = p.kind === "sweep" ? rests.indexOf(s.config) : 0;
+      var xs = keep.map(function (k) { return p.kind === "history" ? new Date(runs[s.run[k]].t) : s.x[k]; });
+      var ys = keep.map(function (k) { return s.y[k]; });
+      var text = keep.map(function (k) { return hover(p, s, k); });
+      out.push({type: "scatter", mode: p.lines === false ? "markers" : "lines+markers", name: esc(s.name),
+        legendgroup: esc(s.group), x: xs, y: ys, text: text, hovertemplate: "%{text}<extra></extra>",
+        error_y: {type: "data", array: keep.map(function (k) { return s.sd[k]; }), visible: true, thickness: 1, width: 3},
+        marker: {color: colour, size: 7, symbol: SYMBOLS[variant % SYMBOLS.length]},
+        line: {color: colour, width: 2, dash: ["solid", "dot", "dashdot", "longdash"][variant % 4]},
+        meta: {group: s.group, config: s.config}});
+      keep.forEach(function (k, j) { if (s.bad.indexOf(k) >= 0) { bad.x.push(xs[j]); bad.y.push(ys[j]); bad.text.push(text[j]); } });
+      if (p.ideal && keep.length > 1) {
+        var x0 = xs[0], y0 = ys[0];
+        ideal.push({type: "scatter", mode: "lines", name: "ideal scaling", legendgroup: "ideal", showlegend: !ideal.length,
+          x: xs, y: xs.map(function (x) { return p.higher ? y0 * x / x0 : y0 * x0 / x; }), hoverinfo: "skip",
+          line: {color: colour, width: 1, dash: "dash"}, opacity: 0.6});
+      }
+    });
+    if (bad.x.length) {
+      out.push({type: "scatter", mode: "markers", name: "regressed", x: bad.x, y: bad.y, text: bad.text,
+        hovertemplate: "%{text}<extra></extra>", marker: {symbol: "x-thin-open", size: 15, color: "#c4320a", line: {width: 3}}});
+    }
+    return out.concat(ideal);
+  }
+  function layout(p, n) {
+    // the legend goes under the plot, which grows by its rows, so many traces never squeeze it
+    var legend = n > 1 && n <= 24, rows = legend ? Math.ceil(n / 2) : 0;
+    return {height: 330 + (n > 2 ? 22 * rows : 0), margin: {l: 64, r: 12, t: 12, b: 48}, xaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.xaxis),
+      yaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.yaxis), hovermode: "closest",
+      showlegend: legend, legend: n > 2 ? {font: {size: 11}, orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom"}
+        : {font: {size: 11}, bgcolor: "rgba(255,255,255,0.7)"},
+      font: {family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12, color: "#1d2330"},
+      paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff",
+      hoverlabel: {align: "left", bgcolor: "#ffffff", bordercolor: "#98a2b3", font: {color: "#1d2330", size: 12}}};
+  }
+  function draw(id) {
+    var p = plots[id], t = traces(p), el = document.getElementById(id);
+    Plotly.react(el, t, layout(p, t.length), {displaylogo: false, responsive: true,
+      modeBarButtonsToRemove: ["select2d", "lasso2d"]});
+    el.closest("figure").classList.toggle("hidden", !t.length);
+    drawn[id] = true;
+  }
+
+  // --- what is shown --------------------------------------------------------------------------
+  function visibleNow(el) { var r = el.getBoundingClientRect(); return r.top < window.innerHeight + 300 && r.bottom > -300; }
+  function apply() {
+    readFilters();
+    document.querySelectorAll("[data-bench]").forEach(function (el) {
+      var run = el.getAttribute("data-run"), group = el.getAttribute("data-group");
+      var show = state.bench.has(el.getAttribute("data-bench")) && (group === null || state.group.has(group)) &&
+        (run === null || allowed(+run));
+      el.classList.toggle("hidden", !show);
+    });
+    Object.keys(drawn).forEach(function (id) { drawn[id] = false; });
+    Object.keys(plots).forEach(function (id) {
+      var el = document.getElementById(id);
+      if (!el.closest("section.hidden") && visibleNow(el)) { draw(id); }
+    });
+    drawRest();
+  }
+  // the plots out of view are drawn one at a time when the browser is idle, so the page paints
+  // at once and is complete for printing or a full-page screenshot soon after
+  var pending = null;
+  function drawRest() {
+    if (pending !== null) { return; }
+    var idle = window.requestIdleCallback || function (f) { return setTimeout(f, 1); };
+    pending = idle(function step() {
+      var next = Object.keys(plots).find(function (id) {
+        return !drawn[id] && !document.getElementById(id).closest("section.hidden");
+      });
+      if (next === undefined) { pending = null; document.documentElement.setAttribute("data-drawn", "1"); return; }
+      draw(next);
+      pending = idle(step);
+    });
+  }
+  var observer = new IntersectionObserver(function (entries) {
+    entries.forEach(function (e) { if (e.isIntersecting && !drawn[e.target.id]) { draw(e.target.id); } });
+  }, {rootMargin: "300px"});
+  document.querySelectorAll(".plot").forEach(function (el) { observer.observe(el); });
+  document.getElementById("filters").addEventListener("change", function () {
+    document.documentElement.removeAttribute("data-drawn"); apply();
+  });
+  document.getElementById("reset").addEventListener("click", function () {
+    document.querySelectorAll("#filters input[type=checkbox]").forEach(function (b) { b.checked = true; });
+    document.getElementById("date-from").value = ""; document.getElementById("date-to").value = "";
+    apply();
+  });
+
+  // --- sortable tables ------------------------------------------------------------------------
+  document.querySelectorAll("table.sortable thead th").forEach(function (th, col) {
+    th.addEventListener("click", function () {
+      var table = th.closest("table"), body = table.tBodies[0], index = Array.from(th.parentNode.children).indexOf(th);
+      var up = th.getAttribute("aria-sort") !== "ascending";
+      th.parentNode.querySelectorAll("th").forEach(function (h) { h.removeAttribute("aria-sort"); });
+      th.setAttribute("aria-sort", up ? "ascending" : "descending");
+      function key(row) {
+        var cell = row.children[index], v = cell.getAttribute("data-v"), text = cell.textContent.trim();
+        var n = v !== null && v !== "" ? parseFloat(v) : parseFloat(text.replace(/,/g, ""));
+        return isNaN(n) || (v === null && !/^[-+]?[\d,.]+(e[-+]?\d+)?$/i.test(text)) ? text.toLowerCase() : n;
+      }
+      Array.from(body.rows).sort(function (a, b) {
+        var x = key(a), y = key(b), c = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : (typeof x === "number" ? -1 : 1);
+        return up ? c : -c;
+      }).forEach(function (row) { body.appendChild(row); });
+    });
+  });
+
+  // --- CSV of a plot's data (what the filters show) ---------------------------------------------
+  function csvCell(v) { v = v === undefined || v === null ? "" : String(v); return /[",\n]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v; }
+  document.querySelectorAll("button.csv").forEach(function (button) {
+    button.addEventListener("click", function () {
+      readFilters();
+      var p = plots[button.getAttribute("data-plot")];
+      var head = ["series", "system", "configuration", p.kind === "history" ? "date" : p.xaxis.title.text,
+                  p.yaxis.title.text, "sd", "run started", "site", "job ids", "nodes", "git commit", "container", "regressed"];
+      var lines = [head.map(csvCell).join(",")];
+      p.series.forEach(function (s) {
+        s.run.forEach(function (i, k) {
+          if (!allowed(i)) { return; }
+          var r = runs[i];
+          lines.push([s.name, s.group, s.configs ? s.configs[k] : s.config, p.kind === "history" ? day(r.t) : s.x[k], s.y[k],
+                      s.sd[k], day(r.t), r.site, r.job, r.nodes, r.git, r.ctr, s.bad.indexOf(k) >= 0 ? "yes" : ""].map(csvCell).join(","));
+        });
+      });
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], {type: "text/csv"}));
+      a.download = p.title.replace(/[^\w.-]+/g, "_") + ".csv";
+      document.body.appendChild(a); a.click(); a.remove();
+    });
+  });
+
+  apply();
+  document.documentElement.setAttribute("data-ready", "1");
+})();
