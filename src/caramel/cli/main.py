@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
 import sys
 
 from caramel import __version__
-from caramel.errors import CaramelError
+from caramel.errors import CaramelError, Interrupted
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
@@ -26,7 +28,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum, frame) -> None:
+    raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    # SIGTERM ends any command as Ctrl-C does: one line, exit 143 (a run's engine refines this).
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGTERM, _terminated)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -36,9 +45,12 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        run_dir = getattr(exc, "run_dir", "")
+        where = f": run {run_dir} stopped, `bench continue {run_dir}` goes on" if run_dir else ""
+        print(f"interrupted by {signal.Signals(signum).name}{where}", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug in caramel: say so plainly, keep the traceback for --debug

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from caramel.backends import Backend, Shell
 from caramel.engine.script import Command, Outcome, Transcript, build_script
 
+# Seconds a stopped script has to end on SIGTERM (and record the do's that finished) before SIGKILL.
+STOP_GRACE = float(os.environ.get("CARAMEL_STOP_GRACE", "5"))
+
 
 @dataclass
 class Active:
@@ -49,8 +52,8 @@ class Runner:
         raise OSError("cannot start a shell")
 
     def start(self, key: object, commands: list[Command], env: dict[str, str], carry_file: str,
-              dump_env: bool) -> Active:
-        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env))
+              dump_env: bool, record: tuple[str, int] | None = None) -> Active:
+        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record))
         entry = Active(key, commands, shell, Transcript(commands), time.time())
         self.active[shell.fileno()] = entry
         self.selector.register(shell.fileno(), selectors.EVENT_READ)
@@ -88,9 +91,10 @@ class Runner:
         entry.shell.kill()
         return entry.transcript.close(returncode, time.time())
 
-    def run(self, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool) -> Outcome:
+    def run(self, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
+            record: tuple[str, int] | None = None) -> Outcome:
         """Run one script to its end on its own shell (other shells are not read meanwhile)."""
-        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env))
+        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record))
         entry = Active(None, commands, shell, Transcript(commands), time.time())
         self.blocking = shell
         try:
@@ -101,17 +105,47 @@ class Runner:
         finally:
             self.blocking = None
 
-    def kill_all(self) -> list[Active]:
-        """Stop every running script with its shell's whole process group (bench is interrupted)."""
-        killed = list(self.active.values())
-        for fd, entry in list(self.active.items()):
+    def stop(self, entries: list[Active], grace: float = STOP_GRACE) -> list[tuple[Active, Outcome]]:
+        """End these scripts with their shells' whole process groups: SIGTERM first (a do ends, its
+        script records what finished and exits), SIGKILL for what is left after `grace` seconds.
+        Their markers are read to the end, so each outcome tells which do's finished."""
+        for entry in entries:
+            self._forget(entry)
+            entry.shell.terminate()
+        pending = {entry.shell.fileno(): entry for entry in entries}
+        deadline = time.monotonic() + grace
+        with selectors.DefaultSelector() as selector:
+            for fd in pending:
+                selector.register(fd, selectors.EVENT_READ)
+            while pending and time.monotonic() < deadline:
+                for key, _mask in selector.select(max(0.0, deadline - time.monotonic())):
+                    entry = pending[key.fd]
+                    data = os.read(key.fd, 65536)
+                    if data:
+                        entry.transcript.feed(data, time.time())
+                    else:  # every process of the script has ended
+                        selector.unregister(key.fd)
+                        del pending[key.fd]
+        done = []
+        for entry in entries:
+            entry.shell.kill()  # what is left of the group (background processes, a do ignoring SIGTERM)
+            done.append((entry, entry.transcript.close(entry.shell.returncode(), time.time())))
+        return done
+
+    def _forget(self, entry: Active) -> None:
+        """No longer read `entry`'s shell in `wait` (idempotent: a second stop is harmless)."""
+        fd = entry.shell.fileno()
+        if self.active.pop(fd, None) is not None:
             self.selector.unregister(fd)
-            entry.shell.kill()
-        self.active.clear()
+
+    def kill_all(self, grace: float = STOP_GRACE) -> list[tuple[Active, Outcome]]:
+        """Stop every running script (bench is interrupted); see `stop`."""
+        stopped = self.stop(list(self.active.values()), grace)
         if self.blocking is not None:
+            self.blocking.terminate()
             self.blocking.kill()
             self.blocking = None
-        return killed
+        return stopped
 
     def close(self) -> None:
         self.kill_all()

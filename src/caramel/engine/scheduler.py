@@ -6,7 +6,8 @@ then up to N of that step's workpackages run together. `max_async=N` holds back 
 of a step while N of them are started and not done (running, or waiting for a done file).
 
 Every state change is one transaction of the run's store; a workpackage found `running` when the
-engine starts was interrupted (bench was killed) and starts again from scratch.
+engine starts (bench was killed), or stopped by an interruption, goes on after the last do its
+shell recorded as ended (engine.recovery), or starts again from scratch when none had ended.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from dataclasses import dataclass, field
 
 from caramel.backends import Backend
 from caramel.backends.slurm import job_id_in
-from caramel.engine import materialise, shared, waiting
-from caramel.engine.commands import check_step, segment, sub
+from caramel.engine import materialise, recovery, shared, waiting
+from caramel.engine.commands import check_step, command_for, cycle_texts, segment, sub
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
-from caramel.engine.script import Command, Outcome, failure_reason
+from caramel.engine.script import Command, Outcome, carry_path, failure_reason
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.spec.model import Step
@@ -219,7 +220,8 @@ class Engine:
             self._finish(wp.id, Outcome("done"), [])
             return
         self.runner.start(wp.id, seg.commands, started.env, started.paths.carry_file,
-                          dump_env=step.export or seg.shared_stop is not None)
+                          dump_env=step.export or seg.shared_stop is not None,
+                          record=(recovery.record_file(started.paths.wp_dir), wp.attempt))
         self.running_step = wp.step
         self.progress.update(dict(self.counts), current=f"{wp.dirname}")
 
@@ -229,9 +231,9 @@ class Engine:
         started = self.started.pop(wp_id)
         wp, step = started.wp, started.step
         rows = started.rows + self.command_rows(wp, commands, outcome)
-        if len(commands) > 1 or started.rows:
+        for command in commands[:-1]:  # the environment does not stay on disk
             with contextlib.suppress(OSError):
-                os.unlink(started.paths.carry_file)  # the environment does not stay on disk
+                os.unlink(carry_path(started.paths.carry_file, command))
         materialise.write_do_log(step, started.paths, started.texts, started.env,
                                  [commands[r.index] for r in outcome.ran])
         env = outcome.env if outcome.env is not None else started.env
@@ -315,13 +317,57 @@ class Engine:
 
     # --- recovery ----------------------------------------------------------------------------
     def _recover(self) -> None:
-        """Workpackages left `running` by a bench that died start again from scratch."""
-        stale = [wp for wp in self.wps.values() if wp.state == "running"]
+        """Workpackages left `running` by a bench that died, or stopped by an interruption, go on after
+        the last do their shell recorded as ended; from scratch when none had ended."""
+        stale = [wp for wp in self.wps.values() if wp.state == "running" or (
+            wp.state == "open" and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED))]
         with self.store.transaction():
             for wp in stale:
-                self.set_state(wp, "open", reason="interrupted: bench ended while it ran; it starts again", cycle=0,
-                          wait_op=-1, wait_kind="", wait_files={}, env=None)
+                self._recover_one(wp)
             self.store.db.execute("DELETE FROM shared_ops WHERE state='running'")
+
+    def _recover_one(self, wp: WpRow) -> None:
+        step = self.bench.steps[wp.step]
+        texts = self.store.params(wp.id)
+        texts.setdefault("jube_wp_status", "RUNNING")
+        ended = None
+        with contextlib.suppress(CaramelError):
+            paths = wp_paths(self.info.run_dir, wp.dirname, step, texts, self.bench.home)
+            ended = recovery.last_ended(paths.wp_dir, wp.attempt)
+        if ended is None:
+            self.set_state(wp, "open", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again",
+                           cycle=0, wait_op=-1, wait_kind="", wait_files={}, env=None)
+            return
+        cmd = self._recorded_command(step, texts, paths, ended)
+        outcome = recovery.outcome_of(cmd, paths, ended)
+        rows = [CommandRow(wp.id, wp.attempt, cmd.cycle, cmd.op, cmd.kind, cmd.text, cmd.cwd, ended.status, None,
+                           ended.when)]
+        env = outcome.env or self.store.env(wp.id)
+        note = "(its end was recorded by its shell while bench stopped)"
+        if outcome.status == "failed":
+            self.fail(wp, f"do {cmd.op + 1} exited with {ended.status}: {cmd.text} {note}", ended.status, rows)
+        elif outcome.status == "error_file":
+            self.fail(wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows)
+        elif outcome.status == "waiting":
+            self.set_state(wp, "waiting", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=ended.when,
+                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
+                           env=env, reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}")
+            self.store.add_commands(rows)
+        elif outcome.status == "break":
+            self.mark_done(wp, rows, env if step.export else None)
+        else:
+            self.set_state(wp, "open", reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
+                           cycle=cmd.cycle, wait_op=cmd.op, wait_kind="", wait_files={}, env=env)
+            self.store.add_commands(rows)
+            self.resume[wp.id] = (cmd.cycle, cmd.op + 1)
+
+    def _recorded_command(self, step: Step, texts: dict[str, str], paths: WpPaths,
+                          ended: recovery.Ended) -> Command:
+        """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
+        if step.submit:
+            return segment(self.bench, step, texts, paths.base, 0, 0).commands[0]
+        ctexts = cycle_texts(self.bench, texts, ended.cycle)
+        return command_for(step.dos[ended.op], ended.op, ended.cycle, ctexts, paths.base)
 
     def _settle_cancelled(self) -> None:
         """Cancel what depends on a failure; reopen what was cancelled for a failure since removed."""
@@ -338,14 +384,20 @@ class Engine:
                     self.set_state(wp, "open", reason="")
 
     def _interrupted(self) -> None:
-        """bench is stopping (Ctrl-C, SIGTERM): kill running scripts, leave their workpackages open."""
-        killed = self.runner.kill_all()
+        """bench is stopping (Ctrl-C, SIGTERM): end running scripts (their shells record the do's that
+        finished), and leave no workpackage `running`: the next continue goes on from the records."""
+        stopped = self.runner.kill_all()
+        reason = f"{recovery.INTERRUPTED}: bench was stopped while it ran"
         try:
+            if self.store.db.in_transaction:  # the interruption came inside a change: it did not happen
+                self.store.db.execute("ROLLBACK")
+                self.store.reset_transaction()
             with self.store.transaction():
-                for entry in killed:
-                    wp = self.wps[entry.key]
-                    self.set_state(wp, "open", reason="interrupted: bench was stopped while it ran")
-        except Exception:  # the store is what recovery relies on; never hide the interruption
+                for entry, _outcome in stopped:
+                    self.store.event(entry.key, "open", reason)
+                self.store.db.execute("UPDATE workpackages SET state='open', reason=? WHERE state='running'",
+                                      (reason,))
+        except Exception:  # a full disk: the records in the work folders still tell what finished
             pass
 
     def summary(self) -> Summary:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pickle
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -19,15 +18,17 @@ from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.spec.model import Benchmark
+from caramel.state.codec import CodecError, decode_model, encode_model
 
 DB_NAME = "caramel.db"
-SCHEMA_VERSION = 1
+# 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
+SCHEMA_VERSION = 2
 STATES = ("open", "running", "waiting", "done", "failed", "cancelled")
 
 SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY, benchmark TEXT, file TEXT, home TEXT, run_dir TEXT, tags TEXT,
-    cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model BLOB);
+    cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model TEXT);
 CREATE TABLE workpackages (
     id INTEGER PRIMARY KEY, step TEXT NOT NULL, iteration INTEGER NOT NULL, parents TEXT NOT NULL,
     dirname TEXT NOT NULL, params TEXT NOT NULL,
@@ -135,7 +136,7 @@ class Store:
 
     # --- creation ---------------------------------------------------------------------------
     @classmethod
-    def create(cls, run_dir: str, info: RunInfo, model: object, rows: Iterable[tuple]) -> Store:
+    def create(cls, run_dir: str, info: RunInfo, model: Benchmark, rows: Iterable[tuple]) -> Store:
         """A new database holding the run, its model and its workpackages (id, step, iteration,
         parents, dirname, params dict). Written under a temporary name and renamed when complete:
         `caramel.db` exists only once the whole plan is in it."""
@@ -154,7 +155,7 @@ class Store:
                 "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (info.run_id, info.benchmark, info.file, info.home, info.run_dir, json.dumps(info.tags),
                  info.cwd, info.created or time.time(), json.dumps(info.settings), info.version, SCHEMA_VERSION,
-                 pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)))
+                 encode_model(model)))
             db.executemany(
                 "INSERT INTO workpackages (id, step, iteration, parents, dirname, params) VALUES (?,?,?,?,?,?)",
                 ((wp_id, step, it, ",".join(map(str, parents)), dirname, json.dumps(params))
@@ -191,26 +192,39 @@ class Store:
         self._depth = 0
         self.db.execute("COMMIT")
 
+    def reset_transaction(self) -> None:
+        """Forget a transaction an interruption left open (after its ROLLBACK)."""
+        self._depth = 0
+
     # --- the run -----------------------------------------------------------------------------
     def info(self) -> RunInfo:
         try:
             row = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
-                                  "version FROM runs").fetchone()
+                                  "version, schema FROM runs").fetchone()
         except sqlite3.Error as exc:
             raise RunError(f"{self.path} is not a caramel run state: {exc}") from None
         if row is None:
             raise RunError(f"{self.path} holds no run")
-        return RunInfo(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7],
-                       json.loads(row[8]), row[9])
+        if row[10] != SCHEMA_VERSION:
+            made = f"caramel {row[9]}" if row[9] else "another caramel"
+            raise RunError(f"{self.path} was written by {made} (run state version {row[10]}); this caramel "
+                           f"reads version {SCHEMA_VERSION} only",
+                           hint=f"finish or read that run with {made}, or start it again with this one")
+        try:
+            return RunInfo(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7],
+                           json.loads(row[8]), row[9])
+        except (TypeError, ValueError) as exc:
+            raise RunError(f"the run state {self.path} is damaged: {exc}") from None
 
     def model(self) -> Benchmark:
         """The benchmark model stored at run start (never re-read from the file)."""
-        blob = self.db.execute("SELECT model FROM runs").fetchone()[0]
+        self.info()  # checks the version first
         try:
-            return pickle.loads(blob)
-        except Exception as exc:  # a model pickled by another caramel version
-            raise RunError(f"the run state {self.path} was written by another caramel version: {exc}",
-                           hint="finish it with the caramel version that started it") from None
+            text = self.db.execute("SELECT model FROM runs").fetchone()[0]
+            return decode_model(text)
+        except (CodecError, TypeError) as exc:
+            raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
+                           hint="the run state is damaged or was not written by caramel; start the run again") from None
 
     def update_settings(self, settings: dict) -> None:
         with self.transaction():

@@ -1,0 +1,71 @@
+"""Exactly once: a do that finished is never run again, whatever happened to bench meanwhile.
+
+The script running a workpackage's do's appends `E <attempt> <cycle> <op> <status>` to
+`<workpackage folder>/.caramel_ended` when a do ends (engine.script), itself, in the shell that ran
+it: that line survives bench being stopped or killed at any moment, when the run's database has not
+heard of that end. When bench starts again, a workpackage that was `running` (bench died) or was
+stopped by an interruption goes on from these lines: after the last do that finished, with the
+environment that do exported (its carry file), or failed when that do failed. With no line it
+starts again from scratch (nothing of it finished).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+
+from caramel.engine.script import Command, Outcome, Ran, carry_path, check_files, parse_exports
+from caramel.engine.workdir import WpPaths
+
+RECORD_NAME = ".caramel_ended"
+INTERRUPTED = "interrupted"  # how the reason of a workpackage stopped by bench begins
+
+
+def record_file(folder: str) -> str:
+    return os.path.join(folder, RECORD_NAME)
+
+
+@dataclass
+class Ended:
+    """The last do of an attempt whose end its shell recorded."""
+
+    cycle: int
+    op: int
+    status: int
+    when: float  # the record file's time: when that line was written (bench did not see the end)
+
+
+def last_ended(folder: str, attempt: int) -> Ended | None:
+    """The latest (cycle, op) of `attempt` recorded in `folder`, or None."""
+    path = record_file(folder)
+    try:
+        with open(path, encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+        when = os.path.getmtime(path)
+    except OSError:
+        return None
+    best: Ended | None = None
+    for line in lines:
+        parts = line.split()
+        if len(parts) != 5 or parts[0] != "E" or not all(p.lstrip("-").isdigit() for p in parts[1:]):
+            continue  # a line cut short by a full disk or a crash of the machine
+        a, cycle, op, status = (int(p) for p in parts[1:])
+        if a == attempt and (best is None or (cycle, op) >= (best.cycle, best.op)):
+            best = Ended(cycle, op, status, when)
+    return best
+
+
+def outcome_of(cmd: Command, paths: WpPaths, ended: Ended) -> Outcome:
+    """What the recorded end of `cmd` means: it failed, or it finished and its files say done,
+    waiting, break or error_file (checked now, as its script would have), with its exports."""
+    ran = [Ran(0, ended.when, ended.when, ended.status)]
+    if ended.status != 0:
+        return Outcome("failed", 0, ended.status, ran)
+    out = check_files(cmd, 0, Outcome("done", ran=ran))
+    with contextlib.suppress(OSError):
+        with open(carry_path(paths.carry_file, cmd), encoding="utf-8", errors="replace") as handle:
+            exports = parse_exports(handle.read())
+        if exports:
+            out.env = exports
+    return out
