@@ -19,6 +19,8 @@ from caramel.engine.script import Command, Outcome, Ran, carry_path, check_files
 from caramel.engine.workdir import WpPaths
 
 RECORD_NAME = ".caramel_ended"
+SPARE_NAME = ".caramel_spare"
+SPARE_BYTES = 512 * 1024
 INTERRUPTED = "interrupted"  # how the reason of a workpackage stopped by bench begins
 
 
@@ -69,3 +71,25 @@ def outcome_of(cmd: Command, paths: WpPaths, ended: Ended) -> Outcome:
         if exports:
             out.env = exports
     return out
+
+
+def reserve(run_dir: str) -> str:
+    """Space kept while bench runs (a file of SPARE_BYTES): when the disk fills, bench frees it to
+    record that it stopped, so no workpackage stays `running`. '' when there is no room for it."""
+    path = os.path.join(run_dir, SPARE_NAME)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            os.posix_fallocate(fd, 0, SPARE_BYTES)
+        finally:
+            os.close(fd)
+    except (OSError, AttributeError):
+        release(path)
+        return ""
+    return path
+
+
+def release(spare: str) -> None:
+    if spare:
+        with contextlib.suppress(OSError):
+            os.unlink(spare)

@@ -115,6 +115,7 @@ class Engine:
         heapq.heapify(self.heap)
         waiting.check(self)
         self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
+        spare = recovery.reserve(self.info.run_dir)
         try:
             while True:
                 self._fill()
@@ -127,11 +128,12 @@ class Engine:
                     continue
                 break
         except BaseException:
-            self._interrupted()
+            self._interrupted(spare)
             raise
         finally:
             self.progress.stop()
             self.runner.close()
+            recovery.release(spare)
         return self.summary()
 
     def _fill(self) -> None:
@@ -383,22 +385,26 @@ class Engine:
                     # cancelled for a parent's failure that was since removed; not one cancelled by the user
                     self.set_state(wp, "open", reason="")
 
-    def _interrupted(self) -> None:
+    def _interrupted(self, spare: str = "") -> None:
         """bench is stopping (Ctrl-C, SIGTERM): end running scripts (their shells record the do's that
         finished), and leave no workpackage `running`: the next continue goes on from the records."""
         stopped = self.runner.kill_all()
         reason = f"{recovery.INTERRUPTED}: bench was stopped while it ran"
-        try:
-            if self.store.db.in_transaction:  # the interruption came inside a change: it did not happen
-                self.store.db.execute("ROLLBACK")
-                self.store.reset_transaction()
-            with self.store.transaction():
-                for entry, _outcome in stopped:
-                    self.store.event(entry.key, "open", reason)
-                self.store.db.execute("UPDATE workpackages SET state='open', reason=? WHERE state='running'",
-                                      (reason,))
-        except Exception:  # a full disk: the records in the work folders still tell what finished
-            pass
+        for _attempt in range(2):
+            try:
+                if self.store.db.in_transaction:  # the interruption came inside a change: it did not happen
+                    self.store.db.execute("ROLLBACK")
+                    self.store.reset_transaction()
+                with self.store.transaction():
+                    for entry, _outcome in stopped:
+                        self.store.event(entry.key, "open", reason)
+                    self.store.db.execute("UPDATE workpackages SET state='open', reason=? WHERE state='running'",
+                                          (reason,))
+                return
+            except Exception:  # a full disk: the space kept for this moment (else the records still tell)
+                recovery.release(spare)
+                with contextlib.suppress(Exception):
+                    self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def summary(self) -> Summary:
         counts: dict[str, dict[str, int]] = {}

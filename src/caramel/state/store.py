@@ -11,14 +11,15 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.spec.model import Benchmark
+from caramel.state import dbfile
 from caramel.state.codec import CodecError, decode_model, encode_model
+from caramel.state.dbfile import StorageError
 
 DB_NAME = "caramel.db"
 # 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
@@ -118,20 +119,22 @@ class Store:
 
     def __init__(self, path: str, readonly: bool = False) -> None:
         self.path = path
+        after = f"then `bench continue {os.path.dirname(path)}` finishes the run"
         try:
-            if readonly:
-                self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
-                                          check_same_thread=False)
-            else:
-                self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA busy_timeout=10000")
-            if not readonly:
-                # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
-                # loss of the machine), without an fsync per state change.
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.Error as exc:
-            raise RunError(f"cannot open the run state {path}: {exc}") from None
+            empty = os.path.getsize(path) == 0
+        except OSError:
+            empty = False
+        if empty:
+            raise StorageError(f"the run state {path} is empty (0 bytes): it was cut short",
+                               hint="a full disk or a copy that failed? the work folders are intact, but the "
+                                    "run's state is lost: start the run again")
+        self.db = dbfile.connect(path, "run state", after, readonly, isolation_level=None, check_same_thread=False)
+        self.db.execute(f"PRAGMA busy_timeout={int(dbfile.BUSY_TIMEOUT * 1000)}")
+        if not readonly:
+            # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
+            # loss of the machine), without an fsync per state change.
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
 
     # --- creation ---------------------------------------------------------------------------
@@ -145,7 +148,7 @@ class Store:
         for leftover in (tmp, tmp + "-journal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-        db = sqlite3.connect(tmp, isolation_level=None)
+        db = dbfile.connect(tmp, "run state", "then run again", isolation_level=None)
         try:
             db.execute("BEGIN")
             for statement in SCHEMA.split(";"):
@@ -163,8 +166,13 @@ class Store:
             db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
                        (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"))
             db.execute("COMMIT")
-        finally:
+        except BaseException:
             db.close()
+            for leftover in (tmp, tmp + "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+            raise
+        db.close()
         os.rename(tmp, path)
         return cls(path)
 
@@ -201,8 +209,11 @@ class Store:
         try:
             row = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
                                   "version, schema FROM runs").fetchone()
-        except sqlite3.Error as exc:
-            raise RunError(f"{self.path} is not a caramel run state: {exc}") from None
+        except StorageError as exc:
+            if dbfile.problem(exc) != "foreign":
+                raise
+            raise StorageError(f"{self.path} is not a caramel run state",
+                               hint="another program wrote it, or it is not what bench expects there") from None
         if row is None:
             raise RunError(f"{self.path} holds no run")
         if row[10] != SCHEMA_VERSION:
