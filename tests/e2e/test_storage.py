@@ -16,7 +16,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from tests.e2e.conftest import bench
 
 SMALL = """<?xml version="1.0" encoding="UTF-8"?>
