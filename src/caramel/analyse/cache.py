@@ -19,6 +19,7 @@ The cached values are pickles, each sealed with an HMAC-SHA256 under a key only 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import os
@@ -26,6 +27,7 @@ import pickle
 import sqlite3
 import time
 
+from caramel.state.dbfile import problem
 from caramel.state.registry import data_dir
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
@@ -41,13 +43,18 @@ class AnalysisCache:
         self.path = path
         self.db: sqlite3.Connection | None = None
         if path and os.path.isdir(os.path.dirname(path) or "."):
-            try:
-                self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
-                self.db.execute("PRAGMA journal_mode=WAL")
-                for statement in SCHEMA.split(";"):
-                    self.db.execute(statement)
-            except sqlite3.Error:
-                self.db = None
+            for _attempt in range(2):
+                try:
+                    self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                    for statement in SCHEMA.split(";"):
+                        self.db.execute(statement)
+                    break
+                except sqlite3.Error as exc:
+                    self.close()
+                    if problem(exc) != "damaged":
+                        break  # full, read-only, locked: not used this time
+                    _remove(path)  # damaged (it is only a cache): made again
 
     def load(self, analyser: str, config: str) -> dict[int, tuple[bytes, bytes]]:
         """root -> (signature, data) of the groups cached for this analyser definition."""
@@ -99,6 +106,12 @@ class AnalysisCache:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+
+def _remove(path: str) -> None:
+    for name in (path, path + "-wal", path + "-shm"):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
 
 
 class Unsealed(ValueError):

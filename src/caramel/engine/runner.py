@@ -26,6 +26,7 @@ class Active:
     shell: Shell
     transcript: Transcript
     started: float
+    stopped: bool = False  # `Runner.stop` ended it (a second stop does nothing)
 
 
 class Runner:
@@ -108,8 +109,11 @@ class Runner:
     def stop(self, entries: list[Active], grace: float = STOP_GRACE) -> list[tuple[Active, Outcome]]:
         """End these scripts with their shells' whole process groups: SIGTERM first (a do ends, its
         script records what finished and exits), SIGKILL for what is left after `grace` seconds.
-        Their markers are read to the end, so each outcome tells which do's finished."""
+        Their markers are read to the end, so each outcome tells which do's finished. Entries already
+        stopped are left out (stopping twice is harmless)."""
+        entries = [entry for entry in entries if not entry.stopped]
         for entry in entries:
+            entry.stopped = True
             self._forget(entry)
             entry.shell.terminate()
         pending = {entry.shell.fileno(): entry for entry in entries}

@@ -104,6 +104,7 @@ class Engine:
         self.deferred: dict[str, list[int]] = defaultdict(list)  # held back by max_async
         self.started: dict[int, Started] = {}
         self.running_step: str | None = None
+        self.shared_interrupted: set[tuple[str, int, int]] = set()
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -326,6 +327,9 @@ class Engine:
         with self.store.transaction():
             for wp in stale:
                 self._recover_one(wp)
+            # a shared do bench was running: shared._run reads whether its shell recorded its end
+            self.shared_interrupted = {(step, cycle, op) for step, cycle, op in self.store.db.execute(
+                "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
             self.store.db.execute("DELETE FROM shared_ops WHERE state='running'")
 
     def _recover_one(self, wp: WpRow) -> None:
