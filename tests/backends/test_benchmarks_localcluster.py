@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import csv
 import io
-import shutil
 from pathlib import Path
+
+from tests.shipped import copy_benchmarks
 
 from .test_slurm_cluster import bench, status
 
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_llm_benchmark_runs_as_a_job_on_the_test_cluster(env, tmp_path):
-    shutil.copytree(ROOT / "benchmarks", tmp_path / "benchmarks")
+    copy_benchmarks(tmp_path / "benchmarks")
     started = bench("run", "benchmarks/llm.yaml", "--tag", "117M", "localcluster", cwd=tmp_path, env=env,
                     timeout=300)
     assert started.returncode == 0, started.stdout + started.stderr
@@ -29,7 +30,7 @@ def test_llm_benchmark_runs_as_a_job_on_the_test_cluster(env, tmp_path):
 
 
 def test_resnet_benchmark_runs_as_a_job_on_the_test_cluster(env, tmp_path):
-    shutil.copytree(ROOT / "benchmarks", tmp_path / "benchmarks")
+    copy_benchmarks(tmp_path / "benchmarks")
     started = bench("run", "benchmarks/resnet50.xml", "--tag", "localcluster", cwd=tmp_path, env=env, timeout=300)
     assert started.returncode == 0, started.stdout + started.stderr
     job = status(tmp_path, env)[0]["job_id"]

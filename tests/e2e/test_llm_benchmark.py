@@ -6,11 +6,11 @@ import csv
 import io
 import json
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 from tests.energy.fake_hwmon import make_hwmon
+from tests.shipped import copy_benchmarks
 
 from .conftest import bench
 
@@ -25,7 +25,7 @@ ENERGY_COLUMNS = ["Energy(Wh)", "Energy/device(Wh)", "Tokens/J", "AvgPower(W)", 
 
 
 def run_llm(tmp_path: Path, env: dict[str, str], hwmon: Path | None = None) -> list[dict[str, str]]:
-    shutil.copytree(BENCHMARKS, tmp_path / "benchmarks")
+    copy_benchmarks(tmp_path / "benchmarks")
     if hwmon is not None:  # the local system's meter reads the fake tree instead of /sys/class/hwmon
         spec = tmp_path / "benchmarks" / "llm.yaml"
         spec.write_text(spec.read_text().replace('"--method $energy_method --interval 100"',
@@ -49,7 +49,7 @@ def test_local_gpt_has_tokens_per_second_and_energy_unavailable(tmp_path: Path, 
     assert Path(row["EnergyFile"]).is_file()
     assert row["EnergyStatus"].startswith("unavailable")
     assert all(row[c] == "" for c in ["Energy(Wh)", "Energy/device(Wh)", "Tokens/J", "AvgPower(W)"])
-    assert (tmp_path / "data" / "corpus_text_document.idx").is_file()
+    assert list(tmp_path.glob("benchmarks/llm_benchmark_run/000000/data/corpus_text_document.idx"))
 
 
 def test_local_gpt_with_a_fake_power_source(tmp_path: Path, env: dict[str, str]) -> None:
@@ -104,5 +104,5 @@ def test_large_models_derive_parallel_sizes_as_caramel_does(tmp_path: Path, env:
 def test_a_missing_size_tag_is_named_not_a_python_error(tmp_path: Path, env: dict[str, str]) -> None:
     planned = bench("plan", str(BENCHMARKS / "llm.yaml"), "--tag", "local", cwd=tmp_path, env=env)
     assert planned.returncode == 2
-    assert "llm.yaml:7: this benchmark needs tags matching '(A100|H100|GH200|WAIH100|JEDI|MI250|local|localcluster)+" in planned.stderr
+    assert "llm.yaml:7: this benchmark needs tags matching '(A100|H100|GH200|WAIH100|JEDI|MI250|local|localcluster|localgpu)+" in planned.stderr
     assert "given: local" in planned.stderr and "KeyError" not in planned.stderr

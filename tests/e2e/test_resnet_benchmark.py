@@ -5,11 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 from tests.energy.fake_hwmon import make_hwmon
+from tests.shipped import copy_benchmarks
 
 from .conftest import bench
 
@@ -20,7 +20,7 @@ BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 
 
 def test_local_resnet_images_per_second_and_energy(tmp_path: Path, env: dict[str, str]) -> None:
-    shutil.copytree(BENCHMARKS, tmp_path / "benchmarks")
+    copy_benchmarks(tmp_path / "benchmarks")
     hwmon = make_hwmon(tmp_path / "hwmon", {"Module0": 120.0})
     spec = tmp_path / "benchmarks" / "resnet50.xml"
     spec.write_text(spec.read_text().replace("--interval 100</parameter>",

@@ -91,7 +91,7 @@ def _trial(rng: random.Random, folder: Path, env: dict[str, str]) -> dict:
 
 
 def test_signals_at_random_moments_every_do_ends_once(tmp_path: Path, env: dict[str, str]) -> None:
-    env = dict(env, CARAMEL_STOP_GRACE="5")
+    env = dict(env, CARAMEL_KILL_GRACE="5")
     rng = random.Random(SEED)
     results = []
     for n in range(TRIALS):

@@ -81,3 +81,48 @@ def test_after_bench_was_killed_continue_goes_on_after_the_last_do_that_ended(tm
     db = sqlite3.connect(run_dir / "caramel.db")
     assert db.execute("SELECT state, attempt FROM workpackages WHERE id=1").fetchone() == ("done", 1)
     db.close()
+
+
+HOLDER = """import os, sqlite3, sys, time
+db_path, record, pid, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+db = sqlite3.connect(db_path, isolation_level=None, timeout=30)
+db.execute("BEGIN EXCLUSIVE")  # bench cannot record the shared do's end
+open(ready, "w").close()
+while not (os.path.exists(record) and open(record).read().startswith("E 0")):
+    time.sleep(0.01)
+time.sleep(0.3)
+os.kill(pid, 9)  # bench dies after the shell recorded the end, before the database heard of it
+db.execute("ROLLBACK")
+"""
+
+SHARED = """<?xml version="1.0" encoding="UTF-8"?>
+<jube>
+  <benchmark name="shared" outpath="runs">
+    <parameterset name="p"><parameter name="n" type="int">0,1</parameter></parameterset>
+    <step name="s" shared="shared">
+      <use>p</use>
+      <do>echo "end 1 $n" >> {ledger}</do>
+      <do shared="true">if [ ! -e {flag} ]; then touch {flag}; setsid {python} {holder} $jube_benchmark_rundir/caramel.db $jube_benchmark_rundir/s_shared/.caramel_ended $$PPID {ready} >/dev/null 2>&amp;1 &lt;/dev/null &amp; while [ ! -e {ready} ]; do sleep 0.05; done; fi; echo "end shared" >> {ledger}</do>
+      <do>echo "end 3 $n" >> {ledger}</do>
+    </step>
+  </benchmark>
+</jube>
+"""
+
+
+def test_a_shared_do_that_ended_while_bench_died_is_not_run_again(tmp_path: Path) -> None:
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
+    env["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
+    ledger = tmp_path / "ledger.txt"
+    (tmp_path / "holder.py").write_text(HOLDER)
+    (tmp_path / "s.xml").write_text(SHARED.format(ledger=ledger, flag=tmp_path / "flag", python=sys.executable,
+                                                  holder=tmp_path / "holder.py", ready=tmp_path / "ready"))
+    assert bench("run", "-q", "s.xml", cwd=tmp_path, env=env, timeout=60).returncode == -9
+    assert "end shared" in ledger.read_text()
+    run_dir = tmp_path / "runs" / "000000"
+    done = bench("continue", "-q", str(run_dir), cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert Counter(ledger.read_text().splitlines()) == Counter(
+        ["end 1 0", "end 1 1", "end shared", "end 3 0", "end 3 1"])

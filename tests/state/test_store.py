@@ -45,9 +45,17 @@ def test_a_failed_transaction_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_not_a_run(tmp_path: Path) -> None:
-    sqlite3.connect(tmp_path / "caramel.db").close()
+    db = sqlite3.connect(tmp_path / "caramel.db")
+    db.execute("CREATE TABLE photos (id INTEGER)")
+    db.close()
     with pytest.raises(RunError, match="not a caramel run state"):
         Store(str(tmp_path / "caramel.db")).info()
+
+
+def test_an_empty_file_is_a_run_state_cut_short(tmp_path: Path) -> None:
+    (tmp_path / "caramel.db").write_bytes(b"")
+    with pytest.raises(RunError, match=r"is empty \(0 bytes\)"):
+        Store(str(tmp_path / "caramel.db"))
 
 
 def test_lock_is_exclusive_and_released(tmp_path: Path) -> None:

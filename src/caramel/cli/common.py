@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 
 
-def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
+def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
     """FILE, --tag and --include-path, as `jube run` takes them."""
-    parser.add_argument("file", metavar="FILE", help="benchmark file (JUBE XML or YAML)")
+    parser.add_argument("file", metavar="FILE|NAME", nargs="?" if file_optional else None,
+                        help="benchmark file (JUBE XML or YAML), or the name of a shipped or user benchmark "
+                             "(bench benchmarks lists them)")
     parser.add_argument("--tag", "-t", nargs="+", action="extend", default=[], metavar="TAG",
                         help="tags selecting parameters, steps and the system")
     parser.add_argument("--include-path", action="append", default=[], metavar="DIR",
@@ -16,15 +18,20 @@ def add_benchmark_args(parser: argparse.ArgumentParser) -> None:
                         help="only the benchmark of this name (a file may hold several)")
     parser.add_argument("--systems", action="append", default=[], metavar="DIR",
                         help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's systems/")
+    parser.add_argument("--benchmarks", action="append", default=[], metavar="DIR",
+                        help="folder of benchmark files searched by name before $CARAMEL_BENCHMARKS_PATH")
 
 
 def load_benchmarks(args: argparse.Namespace) -> list:
     """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
+    from caramel.catalog import resolve_benchmark
     from caramel.spec.loader import load
     from caramel.systems import find_system, with_system
 
+    path = resolve_benchmark(args.file, args.benchmarks)
+    args.by_name = path != args.file  # a name: runs go under the current folder, not beside the file
     system = find_system(set(args.tag), args.systems)
-    benchmarks = load(args.file, set(args.tag), args.include_path, only=args.only_bench or None)
+    benchmarks = load(path, set(args.tag), args.include_path, only=args.only_bench or None)
     return [with_system(bench, system) for bench in benchmarks]
 
 
@@ -35,6 +42,8 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     folder (remembered by bench run) are meant."""
     parser.add_argument("dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs")
     parser.add_argument("-i", "--id", default=None, metavar="ID|last", help="run id (default: last)")
+    parser.add_argument("-c", "--campaign", default=None, metavar="ID|last",
+                        help="every run of a campaign (bench run --suite): its id, or last")
 
 
 def resolve_run(args: argparse.Namespace) -> str:

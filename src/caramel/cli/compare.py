@@ -16,13 +16,17 @@ from caramel.errors import CaramelError, RunError
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("compare", help="compare a run with a baseline run, a named baseline or targets")
     add_run_args(parser)
-    parser.add_argument("--baseline", "-b", required=True, metavar="ID|NAME|FILE",
+    parser.add_argument("--targets", metavar="FILE", default=None,
+                        help="the methodology table against Mila-style targets JSON {name: value} (exit 1 on a fail)")
+    parser.add_argument("--max-sd", type=float, default=None, metavar="PERCENT",
+                        help="with --targets: most the 80%% quantile of sd%% may be (default 5)")
+    parser.add_argument("--baseline", "-b", metavar="ID|NAME|FILE",
                         help="a run id (of the same outpath), a name given by `bench baseline set`, "
                              "or a JSON file of targets {metric: value}")
     parser.add_argument("--threshold", type=float, metavar="PERCENT",
                         help="smallest change that counts (default 2 %% with repeats on both sides, else 5 %%)")
     parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
-    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.add_argument("--format", choices=["table", "json", "markdown"], default="table")
     parser.set_defaults(func=run)
 
 
@@ -39,6 +43,12 @@ def run(args: argparse.Namespace) -> int:
     from caramel.history.store import History
     from caramel.state.registry import resolve
 
+    if args.targets:
+        from caramel.cli.methodology import methodology
+
+        return methodology(args, [resolve_run(args)])
+    if not args.baseline:
+        raise RunError("bench compare needs --baseline ID|NAME|FILE or --targets FILE")
     run_dir = resolve_run(args)
     with History.open(args.history) as history:
         current = history.metrics(imported(history, run_dir))

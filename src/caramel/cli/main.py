@@ -15,7 +15,7 @@ from caramel.state.dbfile import STORAGE_ERRNOS, storage_error
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
-            "compare", "baseline", "report", "export", "container"]
+            "compare", "baseline", "report", "export", "container", "benchmarks", "system"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,6 +53,10 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if getattr(args, "campaign", None):
+            from caramel.cli.campaign import for_campaign
+
+            return for_campaign(args)
         return int(args.func(args) or 0)
     except CaramelError as exc:
         if args.debug:

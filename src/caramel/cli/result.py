@@ -38,6 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--history", metavar="FILE", default=None,
                         help="history database to add the run to (default $CARAMEL_HISTORY or the data folder)")
     parser.add_argument("--no-history", action="store_true", help="do not add the run to the history")
+    parser.add_argument("--perf-csv", metavar="FILE", default=None,
+                        help="with -c: where to write the campaign's MAD-style perf.csv (default ./perf.csv)")
 
 
 def run(args: argparse.Namespace) -> int:

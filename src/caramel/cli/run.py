@@ -9,14 +9,18 @@ import shutil
 
 from caramel.cli.common import add_benchmark_args, load_benchmarks
 from caramel.cli.status import print_summary
+from caramel.engine.copies import apply_copies
 from caramel.engine.scheduler import Settings
 from caramel.engine.session import dry_run, start_run
 from caramel.errors import RunError
+from caramel.spec.limits import parse_copies, parse_duration
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("run", help="run a benchmark: create its run folder and run every workpackage")
-    add_benchmark_args(parser)
+    add_benchmark_args(parser, file_optional=True)
+    parser.add_argument("--suite", nargs="+", metavar="TAG", default=None,
+                        help="run every benchmark with any of these tags (MAD's rule) as one campaign")
     parser.add_argument("-o", "--outpath", metavar="OUTPATH",
                         help="folder for the run folders instead of the file's outpath (relative to the current folder)")
     parser.add_argument("--dry-run", action="store_true", help="show the workpackages and their do's; create nothing")
@@ -25,6 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--repeat", type=int, default=1, metavar="N",
                         help="run every workpackage N times (N iterations of each step; tables give the mean, "
                              "the history and bench compare the spread)")
+    parser.add_argument("--time-limit", metavar="SECONDS|HH:MM:SS", default=None,
+                        help="time limit of every step's do's, over the file's timeout and metadata (0: none)")
+    parser.add_argument("--copies", metavar="N|all", default=None,
+                        help="run N copies of each workpackage at once, each on its share of cores and devices")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     parser.set_defaults(func=run)
 
@@ -48,22 +56,41 @@ def repeat(bench, times: int) -> None:
                    for name, step in bench.steps.items()}
 
 
+def run_options(args: argparse.Namespace) -> tuple[float | None, str | None]:
+    """--time-limit in seconds and --copies, checked."""
+    limit = None if args.time_limit is None else parse_duration(args.time_limit, "--time-limit")
+    copies = None if args.copies is None else parse_copies(args.copies)
+    return limit, copies
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.suite:
+        from caramel.cli.suite import run_suite
+
+        return run_suite(args, run)
+    if not args.file:
+        raise RunError("bench run needs a benchmark file or name, or --suite TAG",
+                       hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local")
     benchmarks = load_benchmarks(args)
     outpath = args.outpath or os.environ.get("JUBE_BENCHMARK_OUTPATH")
     if args.repeat < 1:
         raise RunError(f"--repeat {args.repeat}: expected a number of runs of at least 1")
+    limit, copies = run_options(args)
     code = 0
     for bench in benchmarks:
+        bench = apply_copies(bench, copies)
         if args.repeat > 1:
             repeat(bench, args.repeat)
         if outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
+        elif getattr(args, "by_name", False) or getattr(args, "campaign_outpath", False):  # a benchmark run by name: never beside an installed file
+            bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
         if args.dry_run:
             for line in dry_run(bench):
                 print(line)
             continue
-        summary = start_run(bench, Settings(timeout=args.timeout), quiet=args.quiet, backend=backend_for(bench))
+        summary = start_run(bench, Settings(timeout=args.timeout, time_limit=limit), quiet=args.quiet,
+                            backend=backend_for(bench), on_created=getattr(args, "on_created", None))
         print_summary(summary)
         code = max(code, summary.exit_code)
     return code

@@ -77,10 +77,11 @@ def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, k
                    at(do.break_file), make_cwd=bool(do.work_dir))
 
 
-def segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int) -> Segment:
+def segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int,
+            time_limit: float = 0.0) -> Segment:
     """The do's from (cycle, op) on, up to the first active shared do (not included)."""
     if step.submit:
-        return _job_segment(bench, step, texts, work, cycle, op)
+        return _job_segment(bench, step, texts, work, cycle, op, time_limit)
     commands: list[Command] = []
     for c in range(cycle, step.cycles):
         ctexts = cycle_texts(bench, texts, c)
@@ -122,7 +123,8 @@ def used_sets(step: Step, texts: dict[str, str], available: dict) -> list[str]:
     return names
 
 
-def _job_segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int) -> Segment:
+def _job_segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int,
+                 time_limit: float = 0.0) -> Segment:
     """A `submit` step: every active do of every cycle in one job script; nothing after its job."""
     from caramel.engine.jobscript import submit_command
 
@@ -137,4 +139,4 @@ def _job_segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str,
                     raise RunError("a do of a submit step has no done_file= or shared= (the job is the step)",
                                    do.where, hint="remove submit=, or those attributes")
                 body.append(sub(do.command, ctexts).strip(";").strip())
-    return Segment([submit_command(bench, step, texts, body, work)])
+    return Segment([submit_command(bench, step, texts, body, work, time_limit)])

@@ -16,6 +16,7 @@ import shlex
 import jinja2
 
 from caramel.engine.script import Command
+from caramel.spec.limits import slurm_time
 from caramel.spec.model import Benchmark, Step
 from caramel.spec.sources import templates_dir
 
@@ -31,8 +32,9 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def resources(bench: Benchmark, texts: dict[str, str]) -> dict[str, object]:
-    """The job's resources: the workpackage's JUBE-named parameters, else the system's values."""
+def resources(bench: Benchmark, texts: dict[str, str], time_limit: float = 0.0) -> dict[str, object]:
+    """The job's resources: the workpackage's JUBE-named parameters, else the system's values. The
+    step's time limit (caramel's `timeout`) becomes the job's --time unless `timelimit` is set."""
     system = bench.system
 
     def pick(param: str, attr: str, default: object = "") -> object:
@@ -42,15 +44,17 @@ def resources(bench: Benchmark, texts: dict[str, str]) -> dict[str, object]:
         return value if value not in (None, "") else default
 
     return {"nodes": pick("nodes", "nodes", 1), "tasks_per_node": pick("taskspernode", "tasks_per_node", 1),
-            "cpus_per_task": pick("threadspertask", "cpus_per_task", 1), "time_limit": pick("timelimit", "time_limit"),
+            "cpus_per_task": pick("threadspertask", "cpus_per_task", 1), "time_limit": (texts["timelimit"].strip() if texts.get("timelimit", "").strip() else
+                           slurm_time(time_limit) if time_limit > 0 else pick("timelimit", "time_limit")),
             "partition": pick("queue", "partition"), "account": pick("account", "account"),
             "gres": pick("gres", "gres")}
 
 
-def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str) -> str:
+def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str,
+           time_limit: float = 0.0) -> str:
     system = bench.system
     launcher = " ".join(x for x in (getattr(system, "launcher", ""), getattr(system, "launcher_args", "")) if x)
-    values = dict(resources(bench, texts), wp_id=texts.get("jube_wp_id", "?"), step=step.name,
+    values = dict(resources(bench, texts, time_limit), wp_id=texts.get("jube_wp_id", "?"), step=step.name,
                   benchmark=bench.name, job_name=f"{bench.name}.{step.name}.{texts.get('jube_wp_id', '0')}",
                   job_out=os.path.join(work, "job.out"), job_err=os.path.join(work, "job.err"),
                   extra_sbatch=list(getattr(system, "extra_sbatch", []) or []),
@@ -60,10 +64,11 @@ def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str],
     return _environment().get_template("job.sh.j2").render(**values)
 
 
-def submit_command(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str) -> Command:
+def submit_command(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str,
+                   time_limit: float = 0.0) -> Command:
     """One command that writes the job script and submits it; the workpackage then waits for the
     done file while its job is followed through the scheduler."""
-    script = render(bench, step, texts, body, work)
+    script = render(bench, step, texts, body, work, time_limit)
     text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}\nsbatch --parsable {JOB_FILE}"
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"),
                    done_file=os.path.join(work, DONE_FILE))

@@ -3,20 +3,22 @@
 The runner keeps a few long-lived shells (one per workpackage running at the same time). The
 engine starts a script with `start()` and collects ended ones with `wait()`; `run()` is the
 blocking form used for `prepare` entries and shared do's.
+
+A script may have a time limit: when it passes it, `kill_process_group` ends the shell running it
+with everything it started (SIGTERM, then SIGKILL after a grace period) and the script's outcome
+is `timed_out`. A script may be bound to some cores (copies of a workpackage run side by side).
 """
 
 from __future__ import annotations
 
 import os
 import selectors
+import signal
 import time
 from dataclasses import dataclass
 
 from caramel.backends import Backend, Shell
 from caramel.engine.script import Command, Outcome, Transcript, build_script
-
-# Seconds a stopped script has to end on SIGTERM (and record the do's that finished) before SIGKILL.
-STOP_GRACE = float(os.environ.get("CARAMEL_STOP_GRACE", "5"))
 
 
 @dataclass
@@ -26,7 +28,63 @@ class Active:
     shell: Shell
     transcript: Transcript
     started: float
+    limit: float = 0.0  # seconds the script may run (0: no limit)
     stopped: bool = False  # `Runner.stop` ended it (a second stop does nothing)
+
+    @property
+    def deadline(self) -> float | None:
+        return self.started + self.limit if self.limit > 0 else None
+
+
+KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL ($CARAMEL_KILL_GRACE)
+
+
+def kill_process_group(pgid: int, grace: float | None = None) -> None:
+    """End a do's process group: SIGTERM, then SIGKILL for whatever is left after `grace` seconds."""
+    if grace is None:
+        grace = float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    end = time.monotonic() + grace
+    while time.monotonic() < end:
+        if not _group_alive(pgid):
+            return
+        time.sleep(0.05)
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group still runs (zombies waiting for their parent do not count)."""
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[2]) == pgid:
+            return True
+    if not os.path.isdir("/proc"):
+        try:
+            os.killpg(pgid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+    return False
+
+
+def _bind(shell: Shell, cpus: set[int] | None) -> None:
+    """Bind the shell (so the script it forks next) to `cpus`, or to every core this process may use."""
+    try:
+        os.sched_setaffinity(shell.pid, cpus or os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        pass
 
 
 class Runner:
@@ -41,10 +99,11 @@ class Runner:
     def __len__(self) -> int:
         return len(self.active)
 
-    def _send(self, script: str) -> Shell:
-        """An idle shell (or a new one) that took `script`."""
+    def _send(self, script: str, cpus: set[int] | None = None) -> Shell:
+        """An idle shell (or a new one) that took `script` (to run on `cpus`, default all)."""
         for _attempt in range(2):
             shell = self.idle.pop() if self.idle else self.backend.open_shell(self.base_env)
+            _bind(shell, cpus)
             try:
                 shell.send(script)
                 return shell
@@ -53,9 +112,10 @@ class Runner:
         raise OSError("cannot start a shell")
 
     def start(self, key: object, commands: list[Command], env: dict[str, str], carry_file: str,
-              dump_env: bool, record: tuple[str, int] | None = None) -> Active:
-        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record))
-        entry = Active(key, commands, shell, Transcript(commands), time.time())
+              dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None,
+              record: tuple[str, int] | None = None) -> Active:
+        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record), cpus)
+        entry = Active(key, commands, shell, Transcript(commands), time.time(), limit)
         self.active[shell.fileno()] = entry
         self.selector.register(shell.fileno(), selectors.EVENT_READ)
         return entry
@@ -66,17 +126,40 @@ class Runner:
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.active and not done:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            limits = [e.deadline for e in self.active.values() if e.deadline is not None]
+            if limits:
+                left = max(0.0, min(limits) - time.time()) if left is None else min(left, max(0.0, min(limits) - time.time()))
             events = self.selector.select(left)
-            if not events and deadline is not None:
+            done += self._expire()
+            if not events and deadline is not None and time.monotonic() >= deadline:
                 break
             for key, _mask in events:
-                entry = self.active[key.fd]
+                entry = self.active.get(key.fd)
+                if entry is None:
+                    continue  # timed out above
                 ended = self._read(entry)
                 if ended is not None:
                     self.selector.unregister(key.fd)
                     del self.active[key.fd]
                     done.append((entry, ended))
         return done
+
+    def _expire(self) -> list[tuple[Active, Outcome]]:
+        """Kill the scripts past their time limit; their outcome is `timed_out`."""
+        now = time.time()
+        out = []
+        for fd, entry in list(self.active.items()):
+            if entry.deadline is None or now < entry.deadline:
+                continue
+            kill_process_group(entry.shell.pid)
+            self.selector.unregister(fd)
+            del self.active[fd]
+            entry.shell.kill()
+            outcome = entry.transcript.close(-9, time.time())
+            outcome.status = "timed_out"
+            outcome.timed_out = entry.limit
+            out.append((entry, outcome))
+        return out
 
     def _read(self, entry: Active) -> Outcome | None:
         """Feed what the shell wrote; the outcome once the script ended (or the shell died)."""
@@ -106,11 +189,13 @@ class Runner:
         finally:
             self.blocking = None
 
-    def stop(self, entries: list[Active], grace: float = STOP_GRACE) -> list[tuple[Active, Outcome]]:
+    def stop(self, entries: list[Active], grace: float | None = None) -> list[tuple[Active, Outcome]]:
         """End these scripts with their shells' whole process groups: SIGTERM first (a do ends, its
         script records what finished and exits), SIGKILL for what is left after `grace` seconds.
         Their markers are read to the end, so each outcome tells which do's finished. Entries already
         stopped are left out (stopping twice is harmless)."""
+        if grace is None:
+            grace = float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
         entries = [entry for entry in entries if not entry.stopped]
         for entry in entries:
             entry.stopped = True
@@ -142,7 +227,7 @@ class Runner:
         if self.active.pop(fd, None) is not None:
             self.selector.unregister(fd)
 
-    def kill_all(self, grace: float = STOP_GRACE) -> list[tuple[Active, Outcome]]:
+    def kill_all(self, grace: float | None = None) -> list[tuple[Active, Outcome]]:
         """Stop every running script (bench is interrupted); see `stop`."""
         stopped = self.stop(list(self.active.values()), grace)
         if self.blocking is not None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from caramel.backends import Backend
 from caramel.backends.slurm import job_id_in
-from caramel.engine import materialise, recovery, shared, waiting
+from caramel.engine import copies, materialise, recovery, shared, waiting
 from caramel.engine.commands import check_step, command_for, cycle_texts, segment, sub
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
@@ -39,13 +39,26 @@ class Settings:
     """Per-run settings, stored with the run (`bench continue` may change them)."""
 
     timeout: float | None = None  # seconds a workpackage may wait for its done file
+    time_limit: float | None = None  # `--time-limit`: seconds a step's do's may run, over the file's (0: none)
 
     @classmethod
     def from_dict(cls, data: dict) -> Settings:
-        return cls(timeout=data.get("timeout"))
+        return cls(timeout=data.get("timeout"), time_limit=data.get("time_limit"))
 
     def to_dict(self) -> dict:
-        return {"timeout": self.timeout}
+        return {"timeout": self.timeout, "time_limit": self.time_limit}
+
+    def limit_for(self, bench, step: Step) -> float:
+        """The time limit of `step`'s do's: --time-limit, else the step's, else the benchmark's metadata."""
+        return time_limit(bench, step, self.time_limit)
+
+
+def time_limit(bench, step: Step, override: float | None = None) -> float:
+    """Seconds `step`'s do's may run (0: no limit): the override, the step's `timeout`, the metadata's."""
+    for value in (override, step.timeout, getattr(getattr(bench, "meta", None), "time_limit", None)):
+        if value is not None:
+            return float(value)
+    return 0.0
 
 
 @dataclass
@@ -212,7 +225,8 @@ class Engine:
     def _launch(self, started: Started, cycle: int, op: int) -> None:
         wp, step = started.wp, started.step
         try:
-            seg = segment(self.bench, step, started.texts, started.paths.base, cycle, op)
+            limit = self.settings.limit_for(self.bench, step)
+            seg = segment(self.bench, step, started.texts, started.paths.base, cycle, op, limit)
         except CaramelError as exc:
             with self.store.transaction():
                 self.fail(wp, str(exc), rows=started.rows)
@@ -222,8 +236,11 @@ class Engine:
         if not seg.commands:
             self._finish(wp.id, Outcome("done"), [])
             return
-        self.runner.start(wp.id, seg.commands, started.env, started.paths.carry_file,
+        place = copies.placement(step, started.texts, copies.device_count(self.bench))
+        env = dict(started.env, **place.env) if place else started.env
+        self.runner.start(wp.id, seg.commands, env, started.paths.carry_file,
                           dump_env=step.export or seg.shared_stop is not None,
+                          limit=0.0 if step.submit else limit, cpus=place.cpus if place else None,
                           record=(recovery.record_file(started.paths.wp_dir), wp.attempt))
         self.running_step = wp.step
         self.progress.update(dict(self.counts), current=f"{wp.dirname}")

@@ -133,12 +133,13 @@ class Outcome:
     file was found: the workpackage is done), error_file (an error file was found: failed).
     """
 
-    status: str
+    status: str  # or timed_out: killed at its time limit (engine.runner)
     index: int | None = None
     exit_code: int | None = None
     ran: list[Ran] = field(default_factory=list)
     env: dict[str, str] | None = None
     diagnostics: list[str] = field(default_factory=list)
+    timed_out: float = 0.0  # the time limit (seconds) the script passed; status is then `timed_out`
 
 
 class Transcript:
@@ -252,6 +253,10 @@ def parse_exports(text: str) -> dict[str, str]:
 
 
 def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
+    if outcome.status == "timed_out":
+        last = commands[outcome.ran[-1].index] if outcome.ran else None
+        where = f" (do {last.op + 1}: {last.text})" if last is not None and last.kind == "do" else ""
+        return f"timed out after {outcome.timed_out:g} s{where}"
     if outcome.index is None:
         detail = f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""
         return f"the shell ended unexpectedly (exit code {outcome.exit_code}){detail}"

@@ -13,7 +13,7 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from caramel import __version__
 from caramel.backends import get_backend
@@ -30,8 +30,8 @@ from caramel.state.store import RunInfo, Store, db_path, is_run_dir
 
 
 def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, backend: str = "local",
-              cwd: str | None = None) -> Summary:
-    """Create `<outpath>/<run id>/`, store the plan and run it."""
+              cwd: str | None = None, on_created: Callable[[str], None] | None = None) -> Summary:
+    """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it exists)."""
     settings = settings or Settings()
     cwd = cwd or os.getcwd()
     for step in bench.steps.values():
@@ -52,6 +52,8 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
         store = Store.create(run_dir, info, bench, rows)
         del plan, rows  # from here on the store is the plan
         registry.remember(run_dir, cwd, bench.name, info.run_id)
+        if on_created is not None:
+            on_created(run_dir)
         try:
             engine = Engine(store, get_backend(backend), settings, make_progress(quiet))
             with _signals_as_interrupt(run_dir):

@@ -99,8 +99,9 @@ def collect(inp: AnalysisInput, made: list | None = None) -> list[Metric]:
         columns = item.table.columns
         labels = [_label(keys[i]) for i in range(len(columns))]
         units = [keys[i].unit or "" for i in range(len(columns))]
-        param_cols = [i for i, c in enumerate(columns) if c.name in params]
-        metric_cols = [i for i, c in enumerate(columns) if c.name not in params]
+        config = params | set(item.data.config_columns)
+        param_cols = [i for i, c in enumerate(columns) if c.name in config]
+        metric_cols = [i for i, c in enumerate(columns) if c.name not in config]
         table = item.table.name
         for values, status in zip(item.data.values, item.data.statuses, strict=True):
             if not status.startswith("done"):

@@ -18,8 +18,11 @@ from caramel import __version__
 from caramel.analyse import AnalyserResult, AnalysisCache, AnalysisInput, analyse_all
 from caramel.analyse.analyser import Prepared, prepare, run
 from caramel.analyse.inputs import AnalyseError
+from caramel.analyse.performance import uses_performance_lines
 from caramel.errors import did_you_mean
 from caramel.report.dataset import Row, build_rows, units
+from caramel.report.performance import TABLE as PERFORMANCE_TABLE
+from caramel.report.performance import performance_table
 from caramel.report.table import TableData, make_table
 from caramel.spec.model import Result, Table
 
@@ -85,7 +88,8 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
             return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True)
         analysed = {p.name: run(p, cache) for p in prepared}
         made = make_results(inp, only, analysed=analysed)
-        notes = warnings(analysed) + unknown_columns(inp, analysed, made)
+        notes = warnings(analysed) + unknown_columns(inp, analysed, made) + [
+            note for item in made for note in item.data.notes]
         cache.store_tables(key, (made, notes))
         return Produced(made, notes, sum(a.scanned for a in analysed.values()),
                         sum(a.reused for a in analysed.values()), False)
@@ -108,7 +112,7 @@ def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -
 def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
     if not only:
         return
-    known = table_names(inp)
+    known = table_names(inp) + ([PERFORMANCE_TABLE] if uses_performance_lines(inp) else [])
     for name in only:
         if name not in known:
             raise AnalyseError(f"no table or database named '{name}' in benchmark '{inp.benchmark.name}'",
@@ -139,6 +143,8 @@ def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: b
             names = [c.name for c in table.columns]
             data = make_table(table, rows, units(inp, analysed, result.uses, names))
             made.append(Made(result, table, data))
+    if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
+        made.append(Made(*performance_table(inp)))
     return made
 
 
@@ -155,6 +161,8 @@ def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], mad
             known.update(f"{name}_{stat}" for stat in STATISTICS)
     out = []
     for item in made:
+        if item.data.config_columns:  # a table caramel made (performance lines), not one of the file
+            continue
         for index, column in enumerate(item.table.columns):
             name = column.name
             if name in known or name.startswith("jube_") or any(

@@ -48,6 +48,8 @@ class TableData:
     cells: list[list[str]]  # formatted text
     statuses: list[str] = field(default_factory=list)  # each row's status (see report.dataset)
     leaves: list[int] = field(default_factory=list)  # each row's last workpackage id
+    config_columns: list[str] = field(default_factory=list)  # columns naming a configuration, not parameters
+    notes: list[str] = field(default_factory=list)  # what could not be read while filling it
 
     @property
     def headings(self) -> list[str]:

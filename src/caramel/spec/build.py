@@ -11,6 +11,8 @@ import re
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec import model as m
+from caramel.spec.limits import parse_copies, parse_duration
+from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.sources import IncludePath, expand_includes, read_tree, remove_inactive
 from caramel.spec.tree import Node
 
@@ -288,7 +290,7 @@ class Builder:
     # --- benchmark ----------------------------------------------------------------------------
     def benchmark(self, node: Node, global_sets: dict[str, dict], path: str) -> m.Benchmark:
         _only(node, {"parameterset", "substituteset", "fileset", "patternset", "step", "comment", "analyser",
-                     "analyzer", "result"})
+                     "analyzer", "result", "meta"})
         name = _name(node, "benchmark")
         outpath = node.attrs.get("outpath", "").strip()
         if not outpath:
@@ -301,7 +303,7 @@ class Builder:
         local = self.sets(node, home)
         bench = m.Benchmark(name, outpath=os.path.normpath(os.path.join(
             self.home, os.path.expandvars(os.path.expanduser(outpath)))), comment=comment, file=path, home=home,
-            tags=set(self.tags), where=node.where)
+            tags=set(self.tags), where=node.where, meta=read_meta(find_meta_node(node)))
         for kind, attr in (("parameterset", "parametersets"), ("substituteset", "substitutesets"),
                            ("fileset", "filesets"), ("patternset", "patternsets")):
             merged = dict(global_sets[kind])
@@ -360,6 +362,10 @@ class Builder:
             export=_bool(node, "export", False), max_async=node.attrs.get("max_async", "0").strip() or "0",
             work_dir=node.attrs.get("work_dir", "").strip(), do_log_file=node.attrs.get("do_log_file", "").strip(),
             where=node.where, submit=_bool(node, "submit", False))
+        if node.attrs.get("timeout", "").strip():
+            step.timeout = parse_duration(node.attrs["timeout"], f"step '{name}': timeout", node.where)
+        if "copies" in node.attrs:
+            step.copies = parse_copies(node.attrs["copies"], node.where)
         for attr in ("iterations", "cycles", "procs"):
             if getattr(step, attr) < 1:
                 raise SpecError(f"step '{name}': {attr}={getattr(step, attr)} is less than 1", node.where,

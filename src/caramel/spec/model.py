@@ -159,6 +159,8 @@ class Step:
     do_log_file: str = ""
     where: Location = NOWHERE
     submit: bool = False  # caramel: the do's form one SLURM job script (templates/slurm/job.sh.j2)
+    timeout: float | None = None  # caramel: time limit of the step's do's in seconds (None: not set; 0: none)
+    copies: str = ""  # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
 
 
 @dataclass
@@ -237,6 +239,25 @@ class Result:
     where: Location = NOWHERE
 
 
+@dataclass(frozen=True)
+class BenchmarkMeta:
+    """What a benchmark says about itself for catalogs and campaigns (caramel addition, docs/file-format.md).
+
+    None means "not declared"; `time_limit` is in seconds (0: no limit); empty `systems`: any system.
+    """
+
+    description: str = ""
+    tags: tuple[str, ...] = ()
+    owner: str = ""
+    precision: str = ""
+    devices: int | None = None
+    time_limit: float | None = None
+    url: str = ""
+    systems: tuple[str, ...] = ()
+    multiple_results: str | None = None  # MAD's multiple-results CSV file name
+    where: Location = NOWHERE
+
+
 @dataclass
 class Benchmark:
     name: str
@@ -254,3 +275,4 @@ class Benchmark:
     results: list[Result] = field(default_factory=list)
     where: Location = NOWHERE
     system: object | None = None  # the caramel.systems.System a tag selected (None: no system file)
+    meta: BenchmarkMeta = field(default_factory=BenchmarkMeta)

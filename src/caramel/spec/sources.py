@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from caramel.errors import Location, SpecError
+from caramel.resources import shipped
 from caramel.spec.tags import TagSyntaxError, tag_matches
 from caramel.spec.tree import Node
 from caramel.spec.xml_reader import read_xml
@@ -18,15 +19,8 @@ from caramel.spec.yaml_reader import read_yaml
 
 
 def templates_dir() -> Path:
-    """caramel's `templates/` folder (a checkout's, or the one named by CARAMEL_TEMPLATES)."""
-    env = os.environ.get("CARAMEL_TEMPLATES")
-    if env:
-        return Path(env)
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "templates" / "platform").is_dir():
-            return parent / "templates"
-    return here.parent.parent / "templates"
+    """caramel's `templates/` folder (a checkout's, the wheel's, or the one named by CARAMEL_TEMPLATES)."""
+    return shipped("templates")
 
 
 def read_tree(path: str, include_path: list[str] | None = None) -> Node:

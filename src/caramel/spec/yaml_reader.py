@@ -21,7 +21,7 @@ CHILD_TAGS: dict[str, set[str]] = {
     "jube": {"benchmark", "parameterset", "fileset", "substituteset", "patternset", "selection",
              "include-path", "check_tags", "tags"},
     "benchmark": {"parameterset", "comment", "step", "fileset", "substituteset", "analyser", "analyzer",
-                  "result", "patternset"},
+                  "result", "patternset", "meta"},
     "analyse": {"file"},
     "analyser": {"use", "analyse"},
     "analyzer": {"use", "analyse"},
@@ -219,6 +219,9 @@ class _YamlReader:
             for item, inode in data:
                 self._make(tag, item, inode, parent)
             return
+        if tag == "meta":
+            self._make_meta(data, ynode, parent)
+            return
         if tag in MAPPING_TAGS and not isinstance(data, dict):
             found = "an empty value" if data is None else f"{_text(data)!r}"
             raise SpecError(f"{tag}: found {found} where a mapping was expected", self._where(ynode),
@@ -245,6 +248,23 @@ class _YamlReader:
                         node.attrs[key] = _text(item)
         else:
             node.text = _text(data)
+
+
+    def _make_meta(self, data, ynode: yaml.Node, parent: Node) -> None:
+        """`meta:` (caramel): one child per key and list item, so XML's `<meta>` reads the same."""
+        node = Node("meta", where=self._where(ynode))
+        parent.children.append(node)
+        if data is None:
+            return
+        if not isinstance(data, dict):
+            raise SpecError(f"meta: found {_text(data)!r} where a mapping was expected", self._where(ynode),
+                            hint="write meta: {description: ..., tags: [a, b], time_limit: \"01:00:00\"}")
+        for key, (_knode, items) in data.items():
+            for item, inode in items:
+                if isinstance(item, (dict, list)):
+                    raise SpecError(f"meta: '{key}' holds a {'mapping' if isinstance(item, dict) else 'nested list'}",
+                                    self._where(inode), hint="expected a text, a number or a list of texts")
+                node.children.append(Node(key, text=_text(item), where=self._where(inode)))
 
 
 def _text(value) -> str:

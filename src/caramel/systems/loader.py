@@ -9,10 +9,10 @@ from pathlib import Path
 import yaml
 
 from caramel.errors import Location, SpecError, did_you_mean
-from caramel.spec.sources import templates_dir
+from caramel.resources import shipped
 from caramel.systems.model import ENERGY, RUNTIMES, SCHEDULERS, System
 
-SHIPPED = templates_dir().parent / "systems"  # beside templates/: the checkout's systems/ folder
+SHIPPED = shipped("systems")
 _FIELDS = {f.name: f for f in fields(System) if f.name not in ("file", "where")}
 
 

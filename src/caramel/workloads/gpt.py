@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from caramel.workloads.common import finish, init_distributed, synchronised_time
+from caramel.workloads.common import finish, init_distributed, synchronised_time, wrap
 
 
 class Block(nn.Module):
@@ -58,6 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                           ("ffn-hidden-size", 0), ("max-position-embeddings", 0), ("log-interval", 1)]:
         p.add_argument(f"--{name}", type=int, default=default)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
     p.add_argument("--data-path", type=Path, default=None, help="prefix of a .bin/.idx corpus; synthetic without")
     args, _megatron_only = p.parse_known_args(argv)  # other Megatron flags (--fp16, ...) are ignored
     return args
@@ -87,7 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.tensor_model_parallel_size != 1 or args.pipeline_model_parallel_size != 1:
         raise SystemExit("caramel's GPT trainer runs data parallel only: tensor/pipeline parallel size must be 1")
-    rank, world = init_distributed()
+    rank, world, device = init_distributed(args.device)
     if args.global_batch_size % (args.micro_batch_size * world):
         raise SystemExit(f"--global-batch-size {args.global_batch_size} is not a multiple of "
                          f"micro batch {args.micro_batch_size} x data parallel {world}")
@@ -95,8 +96,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.manual_seed(args.seed)
     model = GPT(args.vocab_size, args.seq_length, args.hidden_size, args.num_layers, args.num_attention_heads,
                 args.ffn_hidden_size or 4 * args.hidden_size)
-    if world > 1:
-        model = torch.nn.parallel.DistributedDataParallel(model)
+    model = wrap(model, device, world)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr)
     data = batches(args, rank, args.micro_batch_size)
     if rank == 0:
@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> None:
         start = synchronised_time()
         optimiser.zero_grad(set_to_none=True)
         for _ in range(accumulation):
-            inputs, targets = next(data)
+            inputs, targets = (t.to(device, non_blocking=True) for t in next(data))
             loss = nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten()) / accumulation
             loss.backward()
         optimiser.step()

@@ -14,7 +14,7 @@ import argparse
 import torch
 from torch import nn
 
-from caramel.workloads.common import finish, init_distributed, synchronised_time
+from caramel.workloads.common import finish, init_distributed, synchronised_time, wrap
 
 
 class BasicBlock(nn.Module):
@@ -62,15 +62,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--width", type=int, default=16)
     p.add_argument("--display_every", type=int, default=1)
     p.add_argument("--model", default="resnet_small")
+    p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
     args, _tf_only = p.parse_known_args(argv)  # --variable_update, --use_fp16, ... are ignored
-    rank, world = init_distributed()
+    rank, world, device = init_distributed(args.device)
     torch.manual_seed(1234 + rank)
     model = ResNet(width=args.width)
-    if world > 1:
-        model = torch.nn.parallel.DistributedDataParallel(model)
+    model = wrap(model, device, world)
     optimiser = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    images = torch.randn(args.batch_size, 3, args.image_size, args.image_size)
-    labels = torch.randint(0, 100, (args.batch_size,))
+    images = torch.randn(args.batch_size, 3, args.image_size, args.image_size).to(device)
+    labels = torch.randint(0, 100, (args.batch_size,)).to(device)
     if rank == 0:
         print(f"Model:       {args.model}\nBatch size:  {args.batch_size * world} global\n"
               f"             {args.batch_size} per device\nNum devices: {world}\n"

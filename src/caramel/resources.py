@@ -1,0 +1,35 @@
+"""Where caramel's shipped folders are: `benchmarks/`, `systems/`, `templates/`, `containers/`.
+
+The repository keeps them at its top level; the wheel carries copies in `caramel/_shipped/`
+(setup.py maps them there at build time). A checkout (or an editable install) finds the top-level
+folders, an installed wheel its own copies. Nothing here writes into either.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SHIPPED_FOLDERS = ("benchmarks", "systems", "templates", "containers")
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def shipped(folder: str) -> Path:
+    """The shipped folder `folder` (one of SHIPPED_FOLDERS); `$CARAMEL_TEMPLATES` overrides templates/."""
+    if folder not in SHIPPED_FOLDERS:
+        raise ValueError(f"not a shipped folder: {folder!r}")
+    if folder == "templates" and os.environ.get("CARAMEL_TEMPLATES"):
+        return Path(os.environ["CARAMEL_TEMPLATES"])
+    packaged = _PACKAGE / "_shipped" / folder
+    if packaged.is_dir():
+        return packaged
+    for parent in _PACKAGE.parents:  # src/caramel -> src -> the checkout
+        if (parent / "templates" / "platform").is_dir():
+            return parent / folder
+    return packaged
+
+
+def is_shipped(path: str | os.PathLike) -> bool:
+    """Whether `path` lies inside one of the shipped folders (a run must not write there when installed)."""
+    resolved = Path(path).resolve()
+    return any(resolved.is_relative_to(shipped(f).resolve()) for f in SHIPPED_FOLDERS)

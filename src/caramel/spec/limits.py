@@ -1,0 +1,50 @@
+"""caramel additions on a step: a time limit (`timeout`) and parallel copies (`copies`).
+
+A time limit is seconds (`90`, `1.5`) or `[[HH:]MM:]SS` (`01:30:00`); `0` means none. `copies`
+is a count of at least 1 or `all` (one copy per device of the system).
+"""
+
+from __future__ import annotations
+
+import re
+
+from caramel.errors import Location, SpecError
+
+_CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+
+
+def parse_duration(text: str, what: str, where: Location | None = None) -> float:
+    """Seconds of `text` (seconds or HH:MM:SS); a SpecError naming `what` and the place when malformed."""
+    value = text.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        match = _CLOCK.match(value)
+        if not match:
+            raise SpecError(f"{what} {text!r} is not a time limit", where,
+                            hint="expected seconds (90) or HH:MM:SS (01:30:00); 0 means no limit") from None
+        hours, minutes, secs = match.groups()
+        seconds = int(hours or 0) * 3600 + int(minutes) * 60 + float(secs)
+    if seconds < 0 or seconds != seconds or seconds == float("inf"):
+        raise SpecError(f"{what} {text!r} is not a time limit", where,
+                        hint="expected a number of seconds of at least 0 (0 means no limit)")
+    return seconds
+
+
+def parse_copies(text: str, where: Location | None = None) -> str:
+    """`copies` as written, checked: a whole number of at least 1, or `all`."""
+    value = text.strip().lower()
+    if value == "all":
+        return value
+    if value.isdigit() and int(value) >= 1:
+        return str(int(value))
+    raise SpecError(f"copies={text!r} is neither a whole number of at least 1 nor 'all'", where,
+                    hint="expected copies: 2 (two copies of each workpackage at once) or copies: all (one per device)")
+
+
+def slurm_time(seconds: float) -> str:
+    """A time limit as SLURM's --time takes it (whole minutes are too coarse: [D-]HH:MM:SS)."""
+    whole = max(1, int(-(-seconds // 1)))
+    days, rest = divmod(whole, 86400)
+    text = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{text}" if days else text

@@ -1,0 +1,31 @@
+"""A step's time limit becomes the SLURM job's --time unless the workpackage sets `timelimit`."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from caramel.engine.jobscript import resources
+from caramel.spec.limits import slurm_time
+
+
+def _bench(time_limit: str = "00:15:00") -> SimpleNamespace:
+    system = SimpleNamespace(nodes=1, tasks_per_node=1, cpus_per_task=4, time_limit=time_limit,
+                             partition="batch", account="", gres="")
+    return SimpleNamespace(system=system)
+
+
+def test_step_limit_becomes_the_job_time() -> None:
+    assert resources(_bench(), {}, 90)["time_limit"] == "00:01:30"
+
+
+def test_timelimit_parameter_wins_over_the_step_limit() -> None:
+    assert resources(_bench(), {"timelimit": "00:35:00"}, 90)["time_limit"] == "00:35:00"
+
+
+def test_without_a_limit_the_system_default_stays() -> None:
+    assert resources(_bench(), {}, 0)["time_limit"] == "00:15:00"
+
+
+def test_slurm_time_rounds_up_and_counts_days() -> None:
+    assert slurm_time(0.2) == "00:00:01"
+    assert slurm_time(2 * 86400 + 3661) == "2-01:01:01"
