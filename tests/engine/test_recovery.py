@@ -126,3 +126,16 @@ def test_a_shared_do_that_ended_while_bench_died_is_not_run_again(tmp_path: Path
     assert done.returncode == 0, done.stderr
     assert Counter(ledger.read_text().splitlines()) == Counter(
         ["end 1 0", "end 1 1", "end shared", "end 3 0", "end 3 1"])
+
+
+def test_stopping_a_script_whose_shell_was_already_released_is_harmless(tmp_path: Path) -> None:
+    """An interruption between a dead shell's release and its removal from the active scripts
+    (once `ValueError: I/O operation on closed file` when bench stopped)."""
+    runner = Runner(get_backend("local"), dict(os.environ))
+    try:
+        entry = runner.start("wp", cmds(tmp_path, "sleep 30"), dict(os.environ), str(tmp_path / "carry"), False)
+        entry.shell.kill()  # released, still listed as running
+        [(stopped, outcome)] = runner.kill_all(grace=1)
+        assert stopped is entry and outcome.status == "failed" and len(runner) == 0
+    finally:
+        runner.close()

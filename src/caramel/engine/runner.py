@@ -11,6 +11,7 @@ is `timed_out`. A script may be bound to some cores (copies of a workpackage run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -30,6 +31,7 @@ class Active:
     started: float
     limit: float = 0.0  # seconds the script may run (0: no limit)
     stopped: bool = False  # `Runner.stop` ended it (a second stop does nothing)
+    fd: int = -1  # where its markers come from (kept: the shell's pipe may be closed when it is stopped)
 
     @property
     def deadline(self) -> float | None:
@@ -87,6 +89,25 @@ def _bind(shell: Shell, cpus: set[int] | None) -> None:
         pass
 
 
+def _drain(pending: dict[int, Active | None], deadline: float) -> None:
+    """Read these shells' output (markers into their transcripts) until each ends or `deadline`."""
+    with selectors.DefaultSelector() as selector:
+        for fd in pending:
+            selector.register(fd, selectors.EVENT_READ)
+        while pending and time.monotonic() < deadline:
+            for key, _mask in selector.select(max(0.0, deadline - time.monotonic())):
+                try:
+                    data = os.read(key.fd, 65536)
+                except OSError:
+                    data = b""
+                entry = pending[key.fd]
+                if data and entry is not None:
+                    entry.transcript.feed(data, time.time())
+                elif not data:  # every process of the script has ended
+                    selector.unregister(key.fd)
+                    del pending[key.fd]
+
+
 class Runner:
     def __init__(self, backend: Backend, base_env: dict[str, str]) -> None:
         self.backend = backend
@@ -115,7 +136,7 @@ class Runner:
               dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None,
               record: tuple[str, int] | None = None) -> Active:
         shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record), cpus)
-        entry = Active(key, commands, shell, Transcript(commands), time.time(), limit)
+        entry = Active(key, commands, shell, Transcript(commands), time.time(), limit, fd=shell.fileno())
         self.active[shell.fileno()] = entry
         self.selector.register(shell.fileno(), selectors.EVENT_READ)
         return entry
@@ -201,20 +222,11 @@ class Runner:
             entry.stopped = True
             self._forget(entry)
             entry.shell.terminate()
-        pending = {entry.shell.fileno(): entry for entry in entries}
-        deadline = time.monotonic() + grace
-        with selectors.DefaultSelector() as selector:
-            for fd in pending:
-                selector.register(fd, selectors.EVENT_READ)
-            while pending and time.monotonic() < deadline:
-                for key, _mask in selector.select(max(0.0, deadline - time.monotonic())):
-                    entry = pending[key.fd]
-                    data = os.read(key.fd, 65536)
-                    if data:
-                        entry.transcript.feed(data, time.time())
-                    else:  # every process of the script has ended
-                        selector.unregister(key.fd)
-                        del pending[key.fd]
+        pending = {}
+        for entry in entries:
+            with contextlib.suppress(ValueError):  # a shell already released (it had died) has nothing to read
+                pending[entry.shell.fileno()] = entry
+        _drain(pending, time.monotonic() + grace)
         done = []
         for entry in entries:
             entry.shell.kill()  # what is left of the group (background processes, a do ignoring SIGTERM)
@@ -223,17 +235,23 @@ class Runner:
 
     def _forget(self, entry: Active) -> None:
         """No longer read `entry`'s shell in `wait` (idempotent: a second stop is harmless)."""
-        fd = entry.shell.fileno()
-        if self.active.pop(fd, None) is not None:
-            self.selector.unregister(fd)
+        if self.active.get(entry.fd) is entry:
+            del self.active[entry.fd]
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(entry.fd)
 
     def kill_all(self, grace: float | None = None) -> list[tuple[Active, Outcome]]:
-        """Stop every running script (bench is interrupted); see `stop`."""
+        """Stop every running script (bench is interrupted); see `stop`. A blocking `run()` in progress
+        (a prepare or a shared do) is stopped the same way."""
+        if grace is None:
+            grace = float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
         stopped = self.stop(list(self.active.values()), grace)
         if self.blocking is not None:
-            self.blocking.terminate()
-            self.blocking.kill()
-            self.blocking = None
+            shell, self.blocking = self.blocking, None
+            shell.terminate()
+            with contextlib.suppress(ValueError):
+                _drain({shell.fileno(): None}, time.monotonic() + grace)
+            shell.kill()
         return stopped
 
     def close(self) -> None:

@@ -409,7 +409,10 @@ class Engine:
     def _interrupted(self, spare: str = "") -> None:
         """bench is stopping (Ctrl-C, SIGTERM): end running scripts (their shells record the do's that
         finished), and leave no workpackage `running`: the next continue goes on from the records."""
-        stopped = self.runner.kill_all()
+        try:
+            stopped = self.runner.kill_all()
+        except Exception:  # whatever the interruption left half done: the shells' watchers end the rest
+            stopped = []
         reason = f"{recovery.INTERRUPTED}: bench was stopped while it ran"
         for _attempt in range(2):
             try:
