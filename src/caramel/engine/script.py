@@ -82,7 +82,11 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
             else:
                 # `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one.
                 carry = q(carry_path(carry_file, cmd))
-                out.append(f": >{carry}\n( cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)} && export -p >{carry}\n"
+                # Once the do's text has ended, SIGTERM no longer ends its subshell: a do that finished
+                # is recorded as finished, whatever the moment bench stops the run.
+                keep = (f"\n__caramel_rc=$?; trap '' TERM; [ $__caramel_rc -ne 0 ] || export -p >{carry}; "
+                        "exit $__caramel_rc") if record is not None else f" && export -p >{carry}"
+                out.append(f": >{carry}\n( cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}{keep}\n"
                            f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)}\n__caramel_rc=$?\n")
             if record is not None:
                 # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
