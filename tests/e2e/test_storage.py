@@ -33,7 +33,7 @@ SMALL = """<?xml version="1.0" encoding="UTF-8"?>
 </jube>
 """
 
-COMMANDS = [["status"], ["info"], ["result", "--no-history"], ["log"], ["continue", "-q"]]
+COMMANDS = [["status"], ["info"], ["result", "--no-history"], ["log"], ["continue", "-q"], ["remove", "-w", "1", "-f"]]
 
 
 def write(folder: Path, n: int = 6, extra: str = "", ledger: Path | None = None) -> Path:
@@ -207,6 +207,7 @@ def test_a_full_disk_at_run_start_is_an_error(small_disk: Path, env: dict[str, s
     write(small_disk, n=2000)
     (small_disk / "fill").write_bytes(b"\0" * (3 * 1024 * 1024 - 200 * 1024))
     user_error(bench("run", "-q", "small.xml", cwd=small_disk, env=env), "disk is full")
+    assert not (small_disk / "runs" / "000000").exists()  # no half-made run left behind
 
 
 def test_a_read_only_file_system_is_an_error_and_continue_finishes_once_writable(

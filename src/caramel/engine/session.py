@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -49,7 +50,11 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
                 for wp in plan.workpackages)
         info = RunInfo(plan.run_id, bench.name, bench.file, bench.home, run_dir, sorted(bench.tags), cwd,
                        time.time(), dict(settings.to_dict(), backend=backend), __version__)
-        store = Store.create(run_dir, info, bench, rows)
+        try:
+            store = Store.create(run_dir, info, bench, rows)
+        except BaseException:  # no run was made (a full disk?): its id is free again
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise
         del plan, rows  # from here on the store is the plan
         registry.remember(run_dir, cwd, bench.name, info.run_id)
         if on_created is not None:

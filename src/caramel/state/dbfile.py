@@ -77,7 +77,7 @@ def _damaged_hint(what: str, path: str) -> str:
     if what == "history":
         return (f"move it away (mv {path} {path}.damaged): bench starts a new history; sqlite3 {path} .recover "
                 "may save the runs it held")
-    return ("the run's work folders are intact: bench result cannot read its state; start the run again "
+    return ("the run's work folders are intact, but bench cannot read its state: start the run again "
             "(sqlite3 .recover may save the state)")
 
 
