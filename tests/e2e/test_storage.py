@@ -219,7 +219,6 @@ def test_a_read_only_file_system_is_an_error_and_continue_finishes_once_writable
     db.execute("UPDATE workpackages SET state='open' WHERE id=3")  # one left to do
     db.commit()
     db.close()
-    os.unlink(small_disk / "runs" / "000000" / "000003_s" / ".caramel_ended")
     with open(ledger) as handle:
         kept = [line for line in handle if not line.endswith(" 3\n")]
     ledger.write_text("".join(kept))

@@ -20,18 +20,18 @@ def test_the_script_records_each_do_that_ended(tmp_path: Path) -> None:
     runner = Runner(get_backend("local"), dict(os.environ))
     try:
         c = cmds(tmp_path, "true", "exit 3", "echo never")
-        runner.run(c, dict(os.environ), str(tmp_path / "carry"), False, record=(record_file(str(tmp_path)), 7))
-        assert Path(record_file(str(tmp_path))).read_text() == "E 7 0 0 0\nE 7 0 1 3\n"
-        ended = last_ended(str(tmp_path), 7)
+        runner.run(c, dict(os.environ), str(tmp_path / "carry"), False, record=(record_file(str(tmp_path)), "3.7"))
+        assert Path(record_file(str(tmp_path))).read_text() == "E 3.7 0 0 0\nE 3.7 0 1 3\n"
+        ended = last_ended(record_file(str(tmp_path)), "3.7")
         assert ended is not None and (ended.cycle, ended.op, ended.status) == (0, 1, 3)
-        assert last_ended(str(tmp_path), 6) is None  # another attempt's lines do not count
+        assert last_ended(record_file(str(tmp_path)), "3.6") is None  # another attempt's lines do not count
     finally:
         runner.close()
 
 
 def test_a_cut_line_is_ignored(tmp_path: Path) -> None:
-    Path(record_file(str(tmp_path))).write_text("E 1 0 0 0\nE 1 0 1 0\nE 1 0 2")
-    ended = last_ended(str(tmp_path), 1)
+    Path(record_file(str(tmp_path))).write_text("E 0.1 0 0 0\nE 0.1 0 1 0\nE 0.1 0 2")
+    ended = last_ended(record_file(str(tmp_path)), "0.1")
     assert ended is not None and ended.op == 1
 
 
@@ -40,14 +40,14 @@ def test_stopping_ends_the_running_do_records_what_finished_and_a_second_stop_is
     try:
         c = cmds(tmp_path, "true", f"sleep 30; touch {tmp_path}/late", "echo never")
         runner.start("wp", c, dict(os.environ), str(tmp_path / "carry"), False,
-                     record=(record_file(str(tmp_path)), 1))
+                     record=(record_file(str(tmp_path)), "0.1"))
         time.sleep(0.5)
         began = time.monotonic()
         [(entry, outcome)] = runner.kill_all(grace=5)
         assert time.monotonic() - began < 3  # the do ended on SIGTERM, not after the grace
         assert runner.kill_all() == [] and runner.stop([entry]) == []  # again: nothing, no error
         assert outcome.ran[0].exit_code == 0 and outcome.status == "failed"
-        assert Path(record_file(str(tmp_path))).read_text() == "E 1 0 0 0\n"  # the stopped do is not recorded
+        assert Path(record_file(str(tmp_path))).read_text() == "E 0.1 0 0 0\n"  # the stopped do is not recorded
         assert not (tmp_path / "late").exists()
     finally:
         runner.close()
@@ -88,7 +88,7 @@ db_path, record, pid, ready = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.ar
 db = sqlite3.connect(db_path, isolation_level=None, timeout=30)
 db.execute("BEGIN EXCLUSIVE")  # bench cannot record the shared do's end
 open(ready, "w").close()
-while not (os.path.exists(record) and open(record).read().startswith("E 0")):
+while not (os.path.exists(record) and open(record).read().startswith("E shared")):
     time.sleep(0.01)
 time.sleep(0.3)
 os.kill(pid, 9)  # bench dies after the shell recorded the end, before the database heard of it

@@ -1,8 +1,9 @@
 """Exactly once: a do that finished is never run again, whatever happened to bench meanwhile.
 
-The script running a workpackage's do's appends `E <attempt> <cycle> <op> <status>` to
-`<workpackage folder>/.caramel_ended` when a do ends (engine.script), itself, in the shell that ran
-it: that line survives bench being stopped or killed at any moment, when the run's database has not
+The script running a workpackage's do's appends `E <wp>.<attempt> <cycle> <op> <status>` to
+`<run folder>/.caramel_ended` when a do ends (engine.script), itself, in the shell that ran it (one
+file for the run: appending to it costs no file creation per workpackage; a shared do's line,
+`E shared ...`, goes to its shared folder's `.caramel_ended`): that line survives bench being stopped or killed at any moment, when the run's database has not
 heard of that end. When bench starts again, a workpackage that was `running` (bench died) or was
 stopped by an interruption goes on from these lines: after the last do that finished, with the
 environment that do exported (its carry file), or failed when that do failed. With no line it
@@ -28,6 +29,11 @@ def record_file(folder: str) -> str:
     return os.path.join(folder, RECORD_NAME)
 
 
+def wp_tag(wp_id: int, attempt: int) -> str:
+    """How a workpackage's attempt is named in the run's record file."""
+    return f"{wp_id}.{attempt}"
+
+
 @dataclass
 class Ended:
     """The last do of an attempt whose end its shell recorded."""
@@ -35,27 +41,32 @@ class Ended:
     cycle: int
     op: int
     status: int
-    when: float  # the record file's time: when that line was written (bench did not see the end)
+    when: float  # the record file's time: about when that line was written (bench did not see the end)
 
 
-def last_ended(folder: str, attempt: int) -> Ended | None:
-    """The latest (cycle, op) of `attempt` recorded in `folder`, or None."""
-    path = record_file(folder)
+def read_ended(path: str) -> dict[str, Ended]:
+    """The latest (cycle, op) recorded in file `path` for each tag."""
     try:
         with open(path, encoding="ascii", errors="replace") as handle:
             lines = handle.read().splitlines()
         when = os.path.getmtime(path)
     except OSError:
-        return None
-    best: Ended | None = None
+        return {}
+    out: dict[str, Ended] = {}
     for line in lines:
         parts = line.split()
-        if len(parts) != 5 or parts[0] != "E" or not all(p.lstrip("-").isdigit() for p in parts[1:]):
+        if len(parts) != 5 or parts[0] != "E" or not all(p.lstrip("-").isdigit() for p in parts[2:]):
             continue  # a line cut short by a full disk or a crash of the machine
-        a, cycle, op, status = (int(p) for p in parts[1:])
-        if a == attempt and (best is None or (cycle, op) >= (best.cycle, best.op)):
-            best = Ended(cycle, op, status, when)
-    return best
+        cycle, op, status = (int(p) for p in parts[2:])
+        best = out.get(parts[1])
+        if best is None or (cycle, op) >= (best.cycle, best.op):
+            out[parts[1]] = Ended(cycle, op, status, when)
+    return out
+
+
+def last_ended(path: str, tag: str) -> Ended | None:
+    """The latest (cycle, op) recorded in `path` for `tag`, or None."""
+    return read_ended(path).get(tag)
 
 
 def outcome_of(cmd: Command, paths: WpPaths, ended: Ended) -> Outcome:

@@ -134,7 +134,7 @@ class Runner:
 
     def start(self, key: object, commands: list[Command], env: dict[str, str], carry_file: str,
               dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None,
-              record: tuple[str, int] | None = None) -> Active:
+              record: tuple[str, str] | None = None) -> Active:
         shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record), cpus)
         entry = Active(key, commands, shell, Transcript(commands), time.time(), limit, fd=shell.fileno())
         self.active[shell.fileno()] = entry
@@ -197,7 +197,7 @@ class Runner:
         return entry.transcript.close(returncode, time.time())
 
     def run(self, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
-            record: tuple[str, int] | None = None) -> Outcome:
+            record: tuple[str, str] | None = None) -> Outcome:
         """Run one script to its end on its own shell (other shells are not read meanwhile)."""
         shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record))
         entry = Active(None, commands, shell, Transcript(commands), time.time())

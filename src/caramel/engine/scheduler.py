@@ -118,6 +118,7 @@ class Engine:
         self.started: dict[int, Started] = {}
         self.running_step: str | None = None
         self.shared_interrupted: set[tuple[str, int, int]] = set()
+        self.record_file = recovery.record_file(self.info.run_dir)  # where the shells record each do's end
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -241,7 +242,7 @@ class Engine:
         self.runner.start(wp.id, seg.commands, env, started.paths.carry_file,
                           dump_env=step.export or seg.shared_stop is not None,
                           limit=0.0 if step.submit else limit, cpus=place.cpus if place else None,
-                          record=(recovery.record_file(started.paths.wp_dir), wp.attempt))
+                          record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)))
         self.running_step = wp.step
         self.progress.update(dict(self.counts), current=f"{wp.dirname}")
 
@@ -341,22 +342,23 @@ class Engine:
         the last do their shell recorded as ended; from scratch when none had ended."""
         stale = [wp for wp in self.wps.values() if wp.state == "running" or (
             wp.state == "open" and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED))]
+        ended = recovery.read_ended(self.record_file) if stale else {}
         with self.store.transaction():
             for wp in stale:
-                self._recover_one(wp)
+                self._recover_one(wp, ended.get(recovery.wp_tag(wp.id, wp.attempt)))
             # a shared do bench was running: shared._run reads whether its shell recorded its end
             self.shared_interrupted = {(step, cycle, op) for step, cycle, op in self.store.db.execute(
                 "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
             self.store.db.execute("DELETE FROM shared_ops WHERE state='running'")
 
-    def _recover_one(self, wp: WpRow) -> None:
+    def _recover_one(self, wp: WpRow, ended: recovery.Ended | None) -> None:
         step = self.bench.steps[wp.step]
         texts = self.store.params(wp.id)
         texts.setdefault("jube_wp_status", "RUNNING")
-        ended = None
-        with contextlib.suppress(CaramelError):
+        try:
             paths = wp_paths(self.info.run_dir, wp.dirname, step, texts, self.bench.home)
-            ended = recovery.last_ended(paths.wp_dir, wp.attempt)
+        except CaramelError:
+            ended = None
         if ended is None:
             self.set_state(wp, "open", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again",
                            cycle=0, wait_op=-1, wait_kind="", wait_files={}, env=None)

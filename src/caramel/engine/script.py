@@ -50,11 +50,11 @@ def carry_path(carry_file: str, cmd: Command) -> str:
 
 def build_script(commands: list[Command], carry_file: str, dump_env: bool,
                  env: dict[str, str] | None = None, base_env: dict[str, str] | None = None,
-                 record: tuple[str, int] | None = None) -> str:
+                 record: tuple[str, str] | None = None) -> str:
     """The subshell running `commands` in order, in environment `env` (given as its difference from
     `base_env`, the shell's own); `dump_env` prints the final environment.
 
-    `record` (file, attempt): after each do the subshell itself appends `E attempt cycle op status`
+    `record` (file, tag): after each do the subshell itself appends `E tag cycle op status`
     to that file, so a do's end survives bench (see engine.recovery). SIGTERM (bench stopping the
     run) ends the running do; the subshell notes it, records what finished and starts no further do."""
     q = shlex.quote

@@ -85,7 +85,7 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
             store.set_shared_state(step_name, cycle, op, "running")
         outcome = _recorded(engine, step_name, command, folder) or engine.runner.run(
             [command], env, os.path.join(folder, ".caramel_env"), dump_env=False,
-            record=(recovery.record_file(folder), 0))
+            record=(recovery.record_file(folder), "shared"))
         paths = wp_paths(engine.info.run_dir, trigger.dirname, step, texts, engine.bench.home)
         materialise.write_do_log(step, paths, texts, env, [command] if outcome.ran else [], shared=True)
         rows = engine.command_rows(trigger, [command], outcome)
@@ -117,7 +117,7 @@ def _recorded(engine: Engine, step_name: str, command: Command, folder: str) -> 
     """The outcome of a shared do that ended while bench was stopped (its shell recorded it), or None."""
     if (step_name, command.cycle, command.op) not in engine.shared_interrupted:
         return None
-    ended = recovery.last_ended(folder, 0)
+    ended = recovery.last_ended(recovery.record_file(folder), "shared")
     if ended is None or (ended.cycle, ended.op) != (command.cycle, command.op):
         return None
     outcome = Outcome("failed", 0, ended.status, [Ran(0, ended.when, ended.when, ended.status)])
