@@ -55,9 +55,9 @@ def _trial(rng: random.Random, folder: Path, env: dict[str, str]) -> dict:
     (folder / "h.xml").write_text(HUNDRED.format(values=",".join(map(str, range(100))), procs=procs,
                                                  ledger=ledger))
     signals = [rng.choice([signal.SIGINT, signal.SIGTERM]) for _ in range(rng.choice([1, 2]))]
-    first = rng.uniform(0.0, 0.8 if procs > 1 else 2.5)  # within the run
+    first = rng.uniform(0.0, 0.5 if procs > 1 else 1.5)  # within the run (it lasts ~1 s or ~3 s)
     gap = rng.uniform(0.0, 0.3)
-    proc = subprocess.Popen([sys.executable, "-m", "caramel", "run", "-q", "h.xml"], cwd=folder, env=env,
+    proc = subprocess.Popen([sys.executable, "-m", "caramel", "--debug", "run", "-q", "h.xml"], cwd=folder, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     run_dir = folder / "runs" / "000000"
     while not (run_dir / "caramel.db").exists() and proc.poll() is None:  # moments of the run itself

@@ -139,3 +139,15 @@ def test_stopping_a_script_whose_shell_was_already_released_is_harmless(tmp_path
         assert stopped is entry and outcome.status == "failed" and len(runner) == 0
     finally:
         runner.close()
+
+
+def test_stopping_a_script_that_just_ended_leaves_no_released_shell_to_reuse(tmp_path: Path) -> None:
+    """An interruption after a script's end was read (its shell idle again) but before it left the
+    running ones (once `ValueError: I/O operation on closed file` when bench closed its shells)."""
+    runner = Runner(get_backend("local"), dict(os.environ))
+    entry = runner.start("wp", cmds(tmp_path, "true"), dict(os.environ), str(tmp_path / "carry"), False)
+    time.sleep(0.3)
+    assert runner._read(entry) is not None and entry.shell in runner.idle
+    runner.kill_all(grace=1)
+    assert entry.shell not in runner.idle
+    runner.close()

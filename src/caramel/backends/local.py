@@ -61,7 +61,7 @@ class LocalShell:
             self.send('kill "$__caramel_watcher" 2>/dev/null; exit 0\n')
             assert self.process.stdin is not None
             self.process.stdin.close()
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError):  # ValueError: it was killed and released already
             pass
         self._release()
 

@@ -221,6 +221,8 @@ class Runner:
         for entry in entries:
             entry.stopped = True
             self._forget(entry)
+            if entry.shell in self.idle:  # an interruption right after its script ended
+                self.idle.remove(entry.shell)
             entry.shell.terminate()
         pending = {}
         for entry in entries:
