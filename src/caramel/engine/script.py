@@ -76,9 +76,13 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
             if last:
                 # Nothing follows: no nested subshell needed. An `exit` here ends the script;
                 # bench then takes the script's exit code as this do's. SIGTERM ends it as any do.
-                untrap, retrap = ("trap - TERM; ", "; trap '__caramel_stop=1' TERM") if record else ("", "")
-                out.append(f"cd {q(cmd.cwd)} || exit 1\n{untrap}{{ eval {q(cmd.text)}\n}} >>{q(cmd.stdout)} "
-                           f"2>>{q(cmd.stderr)}\n__caramel_rc=$?{retrap}\n")
+                # The trap comes back right after the do's text, before anything else runs: a do that
+                # finished is recorded as finished (a window of a few microseconds remains).
+                untrap, retrap = ("trap - TERM; ", "\n__caramel_rc=$?; trap '__caramel_stop=1' TERM") \
+                    if record else ("", "")
+                out.append(f"cd {q(cmd.cwd)} || exit 1\n{untrap}{{ eval {q(cmd.text)}{retrap}\n}} >>{q(cmd.stdout)} "
+                           f"2>>{q(cmd.stderr)}" + (" || { __caramel_rc=$?; trap '__caramel_stop=1' TERM; }\n"
+                                                    if record else "\n__caramel_rc=$?\n"))
             else:
                 # `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one.
                 carry = q(carry_path(carry_file, cmd))
