@@ -49,6 +49,15 @@ class RunError(CaramelError):
     """A run directory or its state cannot be used."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """bench was stopped by a signal (SIGINT, SIGTERM); `run_dir` is the run it stopped, if any."""
+
+    def __init__(self, signum: int, run_dir: str = "") -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.run_dir = run_dir
+
+
 def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
     """A 'did you mean' hint for a misspelt name, or '' when nothing is close (similarity below `cutoff`)."""
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=cutoff)

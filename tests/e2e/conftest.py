@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
-SKIP = {"caramel.db", "caramel.db-wal", "caramel.db-shm", "caramel.lock"}
+SKIP = {"caramel.db", "caramel.db-wal", "caramel.db-shm", "caramel.lock", ".caramel_ended"}
 
 
 def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:

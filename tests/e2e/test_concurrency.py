@@ -50,3 +50,36 @@ def test_two_continues_at_once(tmp_path: Path, env: dict[str, str]) -> None:
     assert counts == {"0": 1, "1": 1, "2": 1, "3": 1}
     doc = json.loads(bench("status", "--format", "json", cwd=tmp_path, env=env).stdout)
     assert [(wp["state"], wp["attempt"]) for wp in doc["workpackages"]] == [("done", 1)] * 4
+
+
+MANY = """<?xml version="1.0" encoding="UTF-8"?>
+<jube>
+  <benchmark name="many" outpath="runs">
+    <parameterset name="p"><parameter name="n" type="int">{values}</parameter></parameterset>
+    <step name="s"><use>p</use><do>echo "$jube_benchmark_id $n" >> $jube_benchmark_home/ids.txt</do></step>
+  </benchmark>
+</jube>
+"""
+
+
+def _runs_at_once(tmp_path: Path, env: dict[str, str], count: int, n: int) -> None:
+    """`count` bench run of an `n`-workpackage file into one outpath, started together: all succeed,
+    each with its own id, each workpackage ran once in its own run."""
+    (tmp_path / "many.xml").write_text(MANY.format(values=",".join(map(str, range(n)))))
+    cmd = [sys.executable, "-m", "caramel", "run", "-q", "many.xml"]
+    procs = [subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(count)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == [f"{i:06d}" for i in range(count)]
+    seen = Counter(tuple(line.split()) for line in (tmp_path / "ids.txt").read_text().splitlines())
+    assert seen == Counter({(str(run), str(k)): 1 for run in range(count) for k in range(n)})
+
+
+def test_six_runs_at_once_into_one_outpath_get_distinct_ids(tmp_path: Path, env: dict[str, str]) -> None:
+    _runs_at_once(tmp_path, env, 6, 5)
+
+
+def test_two_runs_of_a_thousand_workpackages_at_the_same_moment(tmp_path: Path, env: dict[str, str]) -> None:
+    _runs_at_once(tmp_path, env, 2, 1000)

@@ -9,21 +9,24 @@ from pathlib import Path
 import pytest
 
 from caramel.errors import RunError
+from caramel.spec.model import Benchmark
 from caramel.state import registry
 from caramel.state.lock import RunLock
 from caramel.state.store import CommandRow, RunInfo, Store, db_path
 
+MODEL = Benchmark("b", "runs", tags={"t"})
+
 
 def make(tmp_path: Path, n: int = 3) -> Store:
     rows = [(i, "s", 0, [i - 1] if i else [], f"{i:06d}_s", {"x": str(i)}) for i in range(n)]
-    return Store.create(str(tmp_path), RunInfo(0, "b", "f.xml", str(tmp_path), str(tmp_path), ["t"]), {"m": 1}, rows)
+    return Store.create(str(tmp_path), RunInfo(0, "b", "f.xml", str(tmp_path), str(tmp_path), ["t"]), MODEL, rows)
 
 
 def test_create_then_read_back(tmp_path: Path) -> None:
     store = make(tmp_path)
     assert [(w.id, w.parents, w.state) for w in store.workpackages()] == [(0, (), "open"), (1, (0,), "open"),
                                                                           (2, (1,), "open")]
-    assert store.params(2) == {"x": "2"} and store.model() == {"m": 1} and store.info().tags == ["t"]
+    assert store.params(2) == {"x": "2"} and store.model() == MODEL and store.info().tags == ["t"]
     assert not os.path.exists(db_path(str(tmp_path)) + ".new")
 
 
@@ -42,9 +45,17 @@ def test_a_failed_transaction_changes_nothing(tmp_path: Path) -> None:
 
 
 def test_not_a_run(tmp_path: Path) -> None:
-    sqlite3.connect(tmp_path / "caramel.db").close()
+    db = sqlite3.connect(tmp_path / "caramel.db")
+    db.execute("CREATE TABLE photos (id INTEGER)")
+    db.close()
     with pytest.raises(RunError, match="not a caramel run state"):
         Store(str(tmp_path / "caramel.db")).info()
+
+
+def test_an_empty_file_is_a_run_state_cut_short(tmp_path: Path) -> None:
+    (tmp_path / "caramel.db").write_bytes(b"")
+    with pytest.raises(RunError, match=r"is empty \(0 bytes\)"):
+        Store(str(tmp_path / "caramel.db"))
 
 
 def test_lock_is_exclusive_and_released(tmp_path: Path) -> None:

@@ -126,10 +126,14 @@ def run(prepared: Prepared, cache: AnalysisCache | None = None) -> AnalyserResul
     for members, signature, reads in prepared.plans:
         root = members[0]
         hit = cached.get(root.id)
+        group = None
         if hit is not None and hit[0] == signature:
-            group = loads(hit[1])
-            result.reused += 1
-        else:
+            try:
+                group = loads(hit[1])
+                result.reused += 1
+            except Exception:  # not this user's seal, or damaged: analyse again
+                group = None
+        if group is None:
             group = _analyse_group(root, members, prepared.base, reads)
             fresh.append((root.id, signature, dumps(group)))
             result.scanned += 1

@@ -11,14 +11,24 @@ costs only the stats of its files.
 
 The run's own `caramel.db` is not touched: the engine owns it, and a result may be made while the
 run goes on.
+
+The cached values are pickles, each sealed with an HMAC-SHA256 under a key only this user can read
+(`<data dir>/cache.key`, mode 0600): a run folder may sit in a shared project folder, and an
+`analyse.db` written by anyone else (or damaged) fails the check and is a miss, never unpickled.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import hmac
 import os
 import pickle
 import sqlite3
 import time
+
+from caramel.state.dbfile import problem
+from caramel.state.registry import data_dir
 
 SCHEMA = ("CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
           "signature BLOB NOT NULL, data BLOB NOT NULL, PRIMARY KEY (analyser, root));"
@@ -33,13 +43,18 @@ class AnalysisCache:
         self.path = path
         self.db: sqlite3.Connection | None = None
         if path and os.path.isdir(os.path.dirname(path) or "."):
-            try:
-                self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
-                self.db.execute("PRAGMA journal_mode=WAL")
-                for statement in SCHEMA.split(";"):
-                    self.db.execute(statement)
-            except sqlite3.Error:
-                self.db = None
+            for _attempt in range(2):
+                try:
+                    self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                    for statement in SCHEMA.split(";"):
+                        self.db.execute(statement)
+                    break
+                except sqlite3.Error as exc:
+                    self.close()
+                    if problem(exc) != "damaged":
+                        break  # full, read-only, locked: not used this time
+                    _remove(path)  # damaged (it is only a cache): made again
 
     def load(self, analyser: str, config: str) -> dict[int, tuple[bytes, bytes]]:
         """root -> (signature, data) of the groups cached for this analyser definition."""
@@ -93,9 +108,52 @@ class AnalysisCache:
             self.db = None
 
 
+def _remove(path: str) -> None:
+    for name in (path, path + "-wal", path + "-shm"):
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+class Unsealed(ValueError):
+    """A cached value without this user's seal: not read."""
+
+
+_KEY: bytes | None = None
+_DIGEST = 32
+
+
+def _key() -> bytes:
+    """This user's cache key, made on first use (a random key per process when none can be kept)."""
+    global _KEY
+    if _KEY is None:
+        path = os.path.join(data_dir(), "cache.key")
+        try:
+            with open(path, "rb") as handle:
+                _KEY = handle.read()
+        except OSError:
+            _KEY = b""
+        if len(_KEY) < 32:
+            _KEY = os.urandom(32)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(_KEY)
+            except OSError:
+                pass  # a read-only home: the cache lives as long as this bench
+    return _KEY
+
+
 def dumps(obj) -> bytes:
-    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    return hmac.new(_key(), blob, hashlib.sha256).digest() + blob
 
 
-def loads(blob: bytes):
+def loads(sealed: bytes):
+    """The value of a sealed blob; Unsealed when its seal is not this user's (then it is not unpickled)."""
+    if not isinstance(sealed, bytes) or len(sealed) < _DIGEST:
+        raise Unsealed("not a sealed value")
+    seal, blob = sealed[:_DIGEST], sealed[_DIGEST:]
+    if not hmac.compare_digest(seal, hmac.new(_key(), blob, hashlib.sha256).digest()):
+        raise Unsealed("sealed by someone else")
     return pickle.loads(blob)

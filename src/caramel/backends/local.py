@@ -24,7 +24,8 @@ class LocalShell:
         os.close(alive_r)
         self.pid = self.process.pid
         # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
-        self.send(f"{{ read __caramel_x </dev/fd/{alive_r}; kill -KILL 0; }} </dev/null >/dev/null 2>&1 &\n"
+        # The watcher ignores SIGTERM: bench's own stop (`terminate`) must not leave the group unwatched.
+        self.send(f"{{ trap '' TERM; read __caramel_x </dev/fd/{alive_r}; kill -KILL 0; }} </dev/null >/dev/null 2>&1 &\n"
                   "__caramel_watcher=$!\n")
 
     def send(self, script: str) -> None:
@@ -37,6 +38,14 @@ class LocalShell:
 
     def returncode(self) -> int:
         return self.process.wait()
+
+    def terminate(self) -> None:
+        """Ask the shell's process group to end (SIGTERM): running do's end, the script records what
+        finished (engine.script) and exits. `kill` follows when it does not end in time."""
+        try:
+            os.killpg(self.pid, signal.SIGTERM)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def kill(self) -> None:
         """The shell and everything it started (its process group)."""
@@ -52,7 +61,7 @@ class LocalShell:
             self.send('kill "$__caramel_watcher" 2>/dev/null; exit 0\n')
             assert self.process.stdin is not None
             self.process.stdin.close()
-        except (BrokenPipeError, OSError):
+        except (BrokenPipeError, OSError, ValueError):  # ValueError: it was killed and released already
             pass
         self._release()
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import signal
+import sqlite3
 import sys
 
 from caramel import __version__
-from caramel.errors import CaramelError
+from caramel.errors import CaramelError, Interrupted
+from caramel.state.dbfile import STORAGE_ERRNOS, storage_error
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
@@ -27,7 +31,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _terminated(signum, frame) -> None:
+    raise Interrupted(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is not None:  # called from Python (tests, scripts): the caller's process, its signals
+        return _main(argv)
+    try:
+        return _main(argv)
+    finally:
+        # bench's answer is decided: a signal arriving while Python shuts down must not turn it into a
+        # death by signal (exit -15). Blocked signals are dropped when the process exits.
+        with contextlib.suppress(ValueError, OSError):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _main(argv: list[str] | None) -> int:
+    # SIGTERM ends any command as Ctrl-C does: one line, exit 143 (a run's engine refines this).
+    with contextlib.suppress(ValueError):  # not the main thread
+        signal.signal(signal.SIGTERM, _terminated)
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -41,11 +64,28 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        run_dir = getattr(exc, "run_dir", "")
+        where = f": run {run_dir} stopped, `bench continue {run_dir}` goes on" if run_dir else ""
+        print(f"interrupted by {signal.Signals(signum).name}{where}", file=sys.stderr)
+        return 128 + signum
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if exc.errno not in STORAGE_ERRNOS or args.debug:
+            raise
+        # A full disk, a read-only folder: never a bug. The file it concerns, and how to go on.
+        error = storage_error(exc.filename or "?", exc, "file", "then run the command again "
+                              "(bench continue finishes a run)")
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except sqlite3.Error as exc:  # a database caramel did not wrap (state.dbfile): still the disk's doing
+        if args.debug:
+            raise
+        print(f"error: a database could not be used: {exc}\n  hint: check the free space and the permissions of "
+              "the run folder and of the history", file=sys.stderr)
+        return 2
     except Exception as exc:  # a bug in caramel: say so plainly, keep the traceback for --debug
         if args.debug:
             raise

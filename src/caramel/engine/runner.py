@@ -11,6 +11,7 @@ is `timed_out`. A script may be bound to some cores (copies of a workpackage run
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -29,6 +30,8 @@ class Active:
     transcript: Transcript
     started: float
     limit: float = 0.0  # seconds the script may run (0: no limit)
+    stopped: bool = False  # `Runner.stop` ended it (a second stop does nothing)
+    fd: int = -1  # where its markers come from (kept: the shell's pipe may be closed when it is stopped)
 
     @property
     def deadline(self) -> float | None:
@@ -86,6 +89,25 @@ def _bind(shell: Shell, cpus: set[int] | None) -> None:
         pass
 
 
+def _drain(pending: dict[int, Active | None], deadline: float) -> None:
+    """Read these shells' output (markers into their transcripts) until each ends or `deadline`."""
+    with selectors.DefaultSelector() as selector:
+        for fd in pending:
+            selector.register(fd, selectors.EVENT_READ)
+        while pending and time.monotonic() < deadline:
+            for key, _mask in selector.select(max(0.0, deadline - time.monotonic())):
+                try:
+                    data = os.read(key.fd, 65536)
+                except OSError:
+                    data = b""
+                entry = pending[key.fd]
+                if data and entry is not None:
+                    entry.transcript.feed(data, time.time())
+                elif not data:  # every process of the script has ended
+                    selector.unregister(key.fd)
+                    del pending[key.fd]
+
+
 class Runner:
     def __init__(self, backend: Backend, base_env: dict[str, str]) -> None:
         self.backend = backend
@@ -111,9 +133,10 @@ class Runner:
         raise OSError("cannot start a shell")
 
     def start(self, key: object, commands: list[Command], env: dict[str, str], carry_file: str,
-              dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None) -> Active:
-        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env), cpus)
-        entry = Active(key, commands, shell, Transcript(commands), time.time(), limit)
+              dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None,
+              record: tuple[str, str] | None = None) -> Active:
+        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record), cpus)
+        entry = Active(key, commands, shell, Transcript(commands), time.time(), limit, fd=shell.fileno())
         self.active[shell.fileno()] = entry
         self.selector.register(shell.fileno(), selectors.EVENT_READ)
         return entry
@@ -173,9 +196,10 @@ class Runner:
         entry.shell.kill()
         return entry.transcript.close(returncode, time.time())
 
-    def run(self, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool) -> Outcome:
+    def run(self, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
+            record: tuple[str, str] | None = None) -> Outcome:
         """Run one script to its end on its own shell (other shells are not read meanwhile)."""
-        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env))
+        shell = self._send(build_script(commands, carry_file, dump_env, env, self.base_env, record))
         entry = Active(None, commands, shell, Transcript(commands), time.time())
         self.blocking = shell
         try:
@@ -186,17 +210,51 @@ class Runner:
         finally:
             self.blocking = None
 
-    def kill_all(self) -> list[Active]:
-        """Stop every running script with its shell's whole process group (bench is interrupted)."""
-        killed = list(self.active.values())
-        for fd, entry in list(self.active.items()):
-            self.selector.unregister(fd)
-            entry.shell.kill()
-        self.active.clear()
+    def stop(self, entries: list[Active], grace: float | None = None) -> list[tuple[Active, Outcome]]:
+        """End these scripts with their shells' whole process groups: SIGTERM first (a do ends, its
+        script records what finished and exits), SIGKILL for what is left after `grace` seconds.
+        Their markers are read to the end, so each outcome tells which do's finished. Entries already
+        stopped are left out (stopping twice is harmless)."""
+        if grace is None:
+            grace = float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
+        entries = [entry for entry in entries if not entry.stopped]
+        for entry in entries:
+            entry.stopped = True
+            self._forget(entry)
+            if entry.shell in self.idle:  # an interruption right after its script ended
+                self.idle.remove(entry.shell)
+            entry.shell.terminate()
+        pending = {}
+        for entry in entries:
+            with contextlib.suppress(ValueError):  # a shell already released (it had died) has nothing to read
+                pending[entry.shell.fileno()] = entry
+        _drain(pending, time.monotonic() + grace)
+        done = []
+        for entry in entries:
+            entry.shell.kill()  # what is left of the group (background processes, a do ignoring SIGTERM)
+            done.append((entry, entry.transcript.close(entry.shell.returncode(), time.time())))
+        return done
+
+    def _forget(self, entry: Active) -> None:
+        """No longer read `entry`'s shell in `wait` (idempotent: a second stop is harmless)."""
+        if self.active.get(entry.fd) is entry:
+            del self.active[entry.fd]
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(entry.fd)
+
+    def kill_all(self, grace: float | None = None) -> list[tuple[Active, Outcome]]:
+        """Stop every running script (bench is interrupted); see `stop`. A blocking `run()` in progress
+        (a prepare or a shared do) is stopped the same way."""
+        if grace is None:
+            grace = float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
+        stopped = self.stop(list(self.active.values()), grace)
         if self.blocking is not None:
-            self.blocking.kill()
-            self.blocking = None
-        return killed
+            shell, self.blocking = self.blocking, None
+            shell.terminate()
+            with contextlib.suppress(ValueError):
+                _drain({shell.fileno(): None}, time.monotonic() + grace)
+            shell.kill()
+        return stopped
 
     def close(self) -> None:
         self.kill_all()

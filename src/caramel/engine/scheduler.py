@@ -6,7 +6,8 @@ then up to N of that step's workpackages run together. `max_async=N` holds back 
 of a step while N of them are started and not done (running, or waiting for a done file).
 
 Every state change is one transaction of the run's store; a workpackage found `running` when the
-engine starts was interrupted (bench was killed) and starts again from scratch.
+engine starts (bench was killed), or stopped by an interruption, goes on after the last do its
+shell recorded as ended (engine.recovery), or starts again from scratch when none had ended.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from dataclasses import dataclass, field
 
 from caramel.backends import Backend
 from caramel.backends.slurm import job_id_in
-from caramel.engine import copies, materialise, shared, waiting
-from caramel.engine.commands import check_step, segment, sub
+from caramel.engine import copies, materialise, recovery, shared, waiting
+from caramel.engine.commands import check_step, command_for, cycle_texts, segment, sub
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
-from caramel.engine.script import Command, Outcome, failure_reason
+from caramel.engine.script import Command, Outcome, carry_path, failure_reason
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.spec.model import Step
@@ -116,6 +117,8 @@ class Engine:
         self.deferred: dict[str, list[int]] = defaultdict(list)  # held back by max_async
         self.started: dict[int, Started] = {}
         self.running_step: str | None = None
+        self.shared_interrupted: set[tuple[str, int, int]] = set()
+        self.record_file = recovery.record_file(self.info.run_dir)  # where the shells record each do's end
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -127,6 +130,7 @@ class Engine:
         heapq.heapify(self.heap)
         waiting.check(self)
         self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
+        spare = recovery.reserve(self.info.run_dir)
         try:
             while True:
                 self._fill()
@@ -139,11 +143,12 @@ class Engine:
                     continue
                 break
         except BaseException:
-            self._interrupted()
+            self._interrupted(spare)
             raise
         finally:
             self.progress.stop()
             self.runner.close()
+            recovery.release(spare)
         return self.summary()
 
     def _fill(self) -> None:
@@ -236,7 +241,8 @@ class Engine:
         env = dict(started.env, **place.env) if place else started.env
         self.runner.start(wp.id, seg.commands, env, started.paths.carry_file,
                           dump_env=step.export or seg.shared_stop is not None,
-                          limit=0.0 if step.submit else limit, cpus=place.cpus if place else None)
+                          limit=0.0 if step.submit else limit, cpus=place.cpus if place else None,
+                          record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)))
         self.running_step = wp.step
         self.progress.update(dict(self.counts), current=f"{wp.dirname}")
 
@@ -246,9 +252,9 @@ class Engine:
         started = self.started.pop(wp_id)
         wp, step = started.wp, started.step
         rows = started.rows + self.command_rows(wp, commands, outcome)
-        if len(commands) > 1 or started.rows:
+        for command in commands[:-1]:  # the environment does not stay on disk
             with contextlib.suppress(OSError):
-                os.unlink(started.paths.carry_file)  # the environment does not stay on disk
+                os.unlink(carry_path(started.paths.carry_file, command))
         materialise.write_do_log(step, started.paths, started.texts, started.env,
                                  [commands[r.index] for r in outcome.ran])
         env = outcome.env if outcome.env is not None else started.env
@@ -332,13 +338,61 @@ class Engine:
 
     # --- recovery ----------------------------------------------------------------------------
     def _recover(self) -> None:
-        """Workpackages left `running` by a bench that died start again from scratch."""
-        stale = [wp for wp in self.wps.values() if wp.state == "running"]
+        """Workpackages left `running` by a bench that died, or stopped by an interruption, go on after
+        the last do their shell recorded as ended; from scratch when none had ended."""
+        stale = [wp for wp in self.wps.values() if wp.state == "running" or (
+            wp.state == "open" and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED))]
+        ended = recovery.read_ended(self.record_file) if stale else {}
         with self.store.transaction():
             for wp in stale:
-                self.set_state(wp, "open", reason="interrupted: bench ended while it ran; it starts again", cycle=0,
-                          wait_op=-1, wait_kind="", wait_files={}, env=None)
+                self._recover_one(wp, ended.get(recovery.wp_tag(wp.id, wp.attempt)))
+            # a shared do bench was running: shared._run reads whether its shell recorded its end
+            self.shared_interrupted = {(step, cycle, op) for step, cycle, op in self.store.db.execute(
+                "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
             self.store.db.execute("DELETE FROM shared_ops WHERE state='running'")
+
+    def _recover_one(self, wp: WpRow, ended: recovery.Ended | None) -> None:
+        step = self.bench.steps[wp.step]
+        texts = self.store.params(wp.id)
+        texts.setdefault("jube_wp_status", "RUNNING")
+        try:
+            paths = wp_paths(self.info.run_dir, wp.dirname, step, texts, self.bench.home)
+        except CaramelError:
+            ended = None
+        if ended is None:
+            self.set_state(wp, "open", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again",
+                           cycle=0, wait_op=-1, wait_kind="", wait_files={}, env=None)
+            return
+        cmd = self._recorded_command(step, texts, paths, ended)
+        outcome = recovery.outcome_of(cmd, paths, ended)
+        rows = [CommandRow(wp.id, wp.attempt, cmd.cycle, cmd.op, cmd.kind, cmd.text, cmd.cwd, ended.status, None,
+                           ended.when)]
+        env = outcome.env or self.store.env(wp.id)
+        note = "(its end was recorded by its shell while bench stopped)"
+        if outcome.status == "failed":
+            self.fail(wp, f"do {cmd.op + 1} exited with {ended.status}: {cmd.text} {note}", ended.status, rows)
+        elif outcome.status == "error_file":
+            self.fail(wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows)
+        elif outcome.status == "waiting":
+            self.set_state(wp, "waiting", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=ended.when,
+                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
+                           env=env, reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}")
+            self.store.add_commands(rows)
+        elif outcome.status == "break":
+            self.mark_done(wp, rows, env if step.export else None)
+        else:
+            self.set_state(wp, "open", reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
+                           cycle=cmd.cycle, wait_op=cmd.op, wait_kind="", wait_files={}, env=env)
+            self.store.add_commands(rows)
+            self.resume[wp.id] = (cmd.cycle, cmd.op + 1)
+
+    def _recorded_command(self, step: Step, texts: dict[str, str], paths: WpPaths,
+                          ended: recovery.Ended) -> Command:
+        """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
+        if step.submit:
+            return segment(self.bench, step, texts, paths.base, 0, 0).commands[0]
+        ctexts = cycle_texts(self.bench, texts, ended.cycle)
+        return command_for(step.dos[ended.op], ended.op, ended.cycle, ctexts, paths.base)
 
     def _settle_cancelled(self) -> None:
         """Cancel what depends on a failure; reopen what was cancelled for a failure since removed."""
@@ -354,16 +408,29 @@ class Engine:
                     # cancelled for a parent's failure that was since removed; not one cancelled by the user
                     self.set_state(wp, "open", reason="")
 
-    def _interrupted(self) -> None:
-        """bench is stopping (Ctrl-C, SIGTERM): kill running scripts, leave their workpackages open."""
-        killed = self.runner.kill_all()
+    def _interrupted(self, spare: str = "") -> None:
+        """bench is stopping (Ctrl-C, SIGTERM): end running scripts (their shells record the do's that
+        finished), and leave no workpackage `running`: the next continue goes on from the records."""
         try:
-            with self.store.transaction():
-                for entry in killed:
-                    wp = self.wps[entry.key]
-                    self.set_state(wp, "open", reason="interrupted: bench was stopped while it ran")
-        except Exception:  # the store is what recovery relies on; never hide the interruption
-            pass
+            stopped = self.runner.kill_all()
+        except Exception:  # whatever the interruption left half done: the shells' watchers end the rest
+            stopped = []
+        reason = f"{recovery.INTERRUPTED}: bench was stopped while it ran"
+        for _attempt in range(2):
+            try:
+                if self.store.db.in_transaction:  # the interruption came inside a change: it did not happen
+                    self.store.db.execute("ROLLBACK")
+                    self.store.reset_transaction()
+                with self.store.transaction():
+                    for entry, _outcome in stopped:
+                        self.store.event(entry.key, "open", reason)
+                    self.store.db.execute("UPDATE workpackages SET state='open', reason=? WHERE state='running'",
+                                          (reason,))
+                return
+            except Exception:  # a full disk: the space kept for this moment (else the records still tell)
+                recovery.release(spare)
+                with contextlib.suppress(Exception):
+                    self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def summary(self) -> Summary:
         counts: dict[str, dict[str, int]] = {}

@@ -42,12 +42,25 @@ class Command:
     make_cwd: bool = False
 
 
+def carry_path(carry_file: str, cmd: Command) -> str:
+    """Where do `cmd` leaves its exports: one file per do, so recovery finds the environment after the
+    last do that finished (see engine.recovery)."""
+    return f"{carry_file}.{cmd.cycle}.{cmd.op}"
+
+
 def build_script(commands: list[Command], carry_file: str, dump_env: bool,
-                 env: dict[str, str] | None = None, base_env: dict[str, str] | None = None) -> str:
+                 env: dict[str, str] | None = None, base_env: dict[str, str] | None = None,
+                 record: tuple[str, str] | None = None) -> str:
     """The subshell running `commands` in order, in environment `env` (given as its difference from
-    `base_env`, the shell's own); `dump_env` prints the final environment."""
+    `base_env`, the shell's own); `dump_env` prints the final environment.
+
+    `record` (file, tag): after each do the subshell itself appends `E tag cycle op status`
+    to that file, so a do's end survives bench (see engine.recovery). SIGTERM (bench stopping the
+    run) ends the running do; the subshell notes it, records what finished and starts no further do."""
     q = shlex.quote
     out = ["( exec 0</dev/null\n__caramel_mark() { printf '@caramel %s\\n' \"$*\"; }\n"]
+    if record is not None:
+        out.append("trap '__caramel_stop=1' TERM\n")
     if env is not None and base_env is not None:
         out += [f"unset {name}\n" for name in base_env if name not in env and name.isidentifier()]
         out += [f"export {name}={q(value)}\n" for name, value in env.items()
@@ -57,18 +70,35 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
         if cmd.text:
             if cmd.make_cwd:
                 out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
+            if record is not None:
+                out.append("[ -z \"$__caramel_stop\" ] || exit 143\n")
             out.append(f"__caramel_mark B {i}\n")
             if last:
                 # Nothing follows: no nested subshell needed. An `exit` here ends the script;
-                # bench then takes the script's exit code as this do's.
-                out.append(f"cd {q(cmd.cwd)} || exit 1\n{{ eval {q(cmd.text)}\n}} >>{q(cmd.stdout)} 2>>{q(cmd.stderr)}\n")
+                # bench then takes the script's exit code as this do's. SIGTERM ends it as any do.
+                # The trap comes back right after the do's text, before anything else runs: a do that
+                # finished is recorded as finished (a window of a few microseconds remains).
+                untrap, retrap = ("trap - TERM; ", "\n__caramel_rc=$?; trap '__caramel_stop=1' TERM") \
+                    if record else ("", "")
+                out.append(f"cd {q(cmd.cwd)} || exit 1\n{untrap}{{ eval {q(cmd.text)}{retrap}\n}} >>{q(cmd.stdout)} "
+                           f"2>>{q(cmd.stderr)}" + (" || { __caramel_rc=$?; trap '__caramel_stop=1' TERM; }\n"
+                                                    if record else "\n__caramel_rc=$?\n"))
             else:
                 # `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one.
-                out.append(f": >{q(carry_file)}\n( cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)} && export -p >{q(carry_file)}\n"
-                           f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)}\n")
-            out.append("__caramel_rc=$?\n")
+                carry = q(carry_path(carry_file, cmd))
+                # Once the do's text has ended, SIGTERM no longer ends its subshell: a do that finished
+                # is recorded as finished, whatever the moment bench stops the run.
+                keep = (f"\n__caramel_rc=$?; trap '' TERM; [ $__caramel_rc -ne 0 ] || export -p >{carry}; "
+                        "exit $__caramel_rc") if record is not None else f" && export -p >{carry}"
+                out.append(f": >{carry}\n( cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}{keep}\n"
+                           f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)}\n__caramel_rc=$?\n")
+            if record is not None:
+                # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
+                line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
+                out.append(f"[ -n \"$__caramel_stop\" ] && [ $__caramel_rc -ne 0 ] || "
+                           f"printf {line} $__caramel_rc >>{q(record[0])}\n")
             if not last:
-                out.append(f"[ $__caramel_rc -ne 0 ] || . {q(carry_file)}\n")
+                out.append(f"[ $__caramel_rc -ne 0 ] || . {carry}\n")
             out.append(f"__caramel_mark E {i} $__caramel_rc\n[ $__caramel_rc -eq 0 ] || exit $__caramel_rc\n")
         out.append(_file_checks(i, cmd, dump_env))
     if dump_env:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import time
 from collections.abc import Callable, Iterator
@@ -21,8 +22,8 @@ from caramel.engine.commands import check_step, segment
 from caramel.engine.progress import make_progress
 from caramel.engine.scheduler import Engine, Settings, Summary
 from caramel.engine.workdir import wp_paths
-from caramel.errors import RunError
-from caramel.expand.plan import make_plan
+from caramel.errors import Interrupted, RunError
+from caramel.expand.plan import make_plan, next_run_id
 from caramel.spec.model import Benchmark
 from caramel.state import registry
 from caramel.state.lock import RunLock
@@ -38,30 +39,55 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
     for step in bench.steps.values():
         check_step(step)
     get_backend(backend)  # an unknown backend fails before anything is created
-    plan = make_plan(bench, max_workpackages=max_workpackages)
-    run_dir = os.path.abspath(plan.run_dir)
-    os.makedirs(bench.outpath, exist_ok=True)
+    run_id, run_dir = reserve_run_dir(bench.outpath)
     try:
-        os.mkdir(run_dir)
-    except FileExistsError:
-        raise RunError(f"run folder {run_dir} already exists (another bench started a run at the same time?)",
-                       hint="run again: it takes the next free id") from None
+        plan = make_plan(bench, run_id, max_workpackages=max_workpackages)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.rmdir(run_dir)  # the id is free again
+        raise
     with RunLock(run_dir):
         rows = ((wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.texts())
                 for wp in plan.workpackages)
         info = RunInfo(plan.run_id, bench.name, bench.file, bench.home, run_dir, sorted(bench.tags), cwd,
                        time.time(), dict(settings.to_dict(), backend=backend), __version__)
-        store = Store.create(run_dir, info, bench, rows)
+        try:
+            store = Store.create(run_dir, info, bench, rows)
+        except BaseException:  # no run was made (a full disk?): its id is free again
+            shutil.rmtree(run_dir, ignore_errors=True)
+            raise
         del plan, rows  # from here on the store is the plan
         registry.remember(run_dir, cwd, bench.name, info.run_id)
         if on_created is not None:
             on_created(run_dir)
         try:
             engine = Engine(store, get_backend(backend), settings, make_progress(quiet))
-            with _terminate_as_interrupt():
+            with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
             store.close()
+
+
+def reserve_run_dir(outpath: str) -> tuple[int, str]:
+    """The next free run id and its new, empty folder. `mkdir` is atomic: of several bench starting
+    at once, each gets its own id (one that lost the race takes the next)."""
+    try:
+        os.makedirs(outpath, exist_ok=True)
+    except OSError as exc:
+        raise RunError(f"cannot create the outpath {outpath}: {exc.strerror}",
+                       hint="check the outpath= of the benchmark and the permissions of its folder") from None
+    run_id = next_run_id(outpath)
+    for _attempt in range(10000):
+        run_dir = os.path.abspath(os.path.join(outpath, f"{run_id:06d}"))
+        try:
+            os.mkdir(run_dir)
+            return run_id, run_dir
+        except FileExistsError:
+            run_id += 1
+        except OSError as exc:
+            raise RunError(f"cannot create the run folder {run_dir}: {exc.strerror}",
+                           hint="check the permissions and free space of the outpath") from None
+    raise RunError(f"no free run id in {outpath}")
 
 
 def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False, wait_lock: float = 0.0) -> Summary:
@@ -77,27 +103,38 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
                 settings.timeout = timeout
                 store.update_settings(dict(info.settings, **settings.to_dict()))
             engine = Engine(store, get_backend(info.settings.get("backend", "local")), settings, make_progress(quiet))
-            with _terminate_as_interrupt():
+            with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
             store.close()
 
 
 @contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM (a batch system ending bench) stops the run as Ctrl-C does: running workpackages are
-    killed and left open for `bench continue`."""
+def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
+    """SIGINT and SIGTERM (Ctrl-C, `timeout`, a batch system ending bench) stop the run: the first
+    raises `Interrupted` (the engine ends the running do's and records their state); any further
+    one while bench stops is ignored, so a second Ctrl-C cannot cut that short."""
+    stopping = False
+
     def handler(signum, frame):
-        raise KeyboardInterrupt
+        nonlocal stopping
+        if stopping:
+            return
+        stopping = True
+        raise Interrupted(signum, run_dir)
+
     try:
-        previous = signal.signal(signal.SIGTERM, handler)
+        previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # Once interrupted, the handlers stay (ignoring further signals) until bench has exited.
+        if not stopping:
+            for signum, old in previous.items():
+                signal.signal(signum, old)
 
 
 def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[str]:

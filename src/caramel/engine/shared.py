@@ -14,9 +14,9 @@ import os
 import time
 from typing import TYPE_CHECKING
 
-from caramel.engine import materialise
+from caramel.engine import materialise, recovery
 from caramel.engine.commands import command_for, cycle_texts, shared_texts
-from caramel.engine.script import failure_reason
+from caramel.engine.script import Command, Outcome, Ran, check_files, failure_reason
 from caramel.engine.workdir import shared_folder, wp_paths
 from caramel.errors import CaramelError
 from caramel.state.store import WpRow
@@ -83,7 +83,9 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
         env = store.env(trigger.id) or dict(engine.base_env)
         with store.transaction():
             store.set_shared_state(step_name, cycle, op, "running")
-        outcome = engine.runner.run([command], env, os.path.join(folder, ".caramel_env"), dump_env=False)
+        outcome = _recorded(engine, step_name, command, folder) or engine.runner.run(
+            [command], env, os.path.join(folder, ".caramel_env"), dump_env=False,
+            record=(recovery.record_file(folder), "shared"))
         paths = wp_paths(engine.info.run_dir, trigger.dirname, step, texts, engine.bench.home)
         materialise.write_do_log(step, paths, texts, env, [command] if outcome.ran else [], shared=True)
         rows = engine.command_rows(trigger, [command], outcome)
@@ -109,3 +111,14 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
                           else f"error file {command.error_file} found after the shared do")
                 engine.fail(wp, reason, outcome.exit_code)
     engine.progress.update(dict(engine.counts))
+
+
+def _recorded(engine: Engine, step_name: str, command: Command, folder: str) -> Outcome | None:
+    """The outcome of a shared do that ended while bench was stopped (its shell recorded it), or None."""
+    if (step_name, command.cycle, command.op) not in engine.shared_interrupted:
+        return None
+    ended = recovery.last_ended(recovery.record_file(folder), "shared")
+    if ended is None or (ended.cycle, ended.op) != (command.cycle, command.op):
+        return None
+    outcome = Outcome("failed", 0, ended.status, [Ran(0, ended.when, ended.when, ended.status)])
+    return outcome if ended.status else check_files(command, 0, Outcome("done", ran=outcome.ran))

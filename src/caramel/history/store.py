@@ -10,12 +10,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from caramel.errors import Location, RunError
 from caramel.history.metrics import Metric
+from caramel.state import dbfile
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -75,7 +75,7 @@ class History:
         self.path = path
         folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
-        self.db = sqlite3.connect(path, timeout=30)
+        self.db = dbfile.connect(path, "history", timeout=30)  # its errors name the file (state.dbfile)
         self.db.executescript(SCHEMA)
         self.skipped: list[str] = []  # figures left out while reading (not finite numbers)
         have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}

@@ -11,23 +11,25 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pickle
-import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.spec.model import Benchmark
+from caramel.state import dbfile
+from caramel.state.codec import CodecError, decode_model, encode_model
+from caramel.state.dbfile import StorageError
 
 DB_NAME = "caramel.db"
-SCHEMA_VERSION = 1
+# 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
+SCHEMA_VERSION = 2
 STATES = ("open", "running", "waiting", "done", "failed", "cancelled")
 
 SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY, benchmark TEXT, file TEXT, home TEXT, run_dir TEXT, tags TEXT,
-    cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model BLOB);
+    cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model TEXT);
 CREATE TABLE workpackages (
     id INTEGER PRIMARY KEY, step TEXT NOT NULL, iteration INTEGER NOT NULL, parents TEXT NOT NULL,
     dirname TEXT NOT NULL, params TEXT NOT NULL,
@@ -117,25 +119,27 @@ class Store:
 
     def __init__(self, path: str, readonly: bool = False) -> None:
         self.path = path
+        after = f"then `bench continue {os.path.dirname(path)}` finishes the run"
         try:
-            if readonly:
-                self.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None,
-                                          check_same_thread=False)
-            else:
-                self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self.db.execute("PRAGMA busy_timeout=10000")
-            if not readonly:
-                # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
-                # loss of the machine), without an fsync per state change.
-                self.db.execute("PRAGMA journal_mode=WAL")
-                self.db.execute("PRAGMA synchronous=NORMAL")
-        except sqlite3.Error as exc:
-            raise RunError(f"cannot open the run state {path}: {exc}") from None
+            empty = os.path.getsize(path) == 0
+        except OSError:
+            empty = False
+        if empty:
+            raise StorageError(f"the run state {path} is empty (0 bytes): it was cut short",
+                               hint="a full disk or a copy that failed? the work folders are intact, but the "
+                                    "run's state is lost: start the run again")
+        self.db = dbfile.connect(path, "run state", after, readonly, isolation_level=None, check_same_thread=False)
+        self.db.execute(f"PRAGMA busy_timeout={int(dbfile.BUSY_TIMEOUT * 1000)}")
+        if not readonly:
+            # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
+            # loss of the machine), without an fsync per state change.
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
 
     # --- creation ---------------------------------------------------------------------------
     @classmethod
-    def create(cls, run_dir: str, info: RunInfo, model: object, rows: Iterable[tuple]) -> Store:
+    def create(cls, run_dir: str, info: RunInfo, model: Benchmark, rows: Iterable[tuple]) -> Store:
         """A new database holding the run, its model and its workpackages (id, step, iteration,
         parents, dirname, params dict). Written under a temporary name and renamed when complete:
         `caramel.db` exists only once the whole plan is in it."""
@@ -144,7 +148,7 @@ class Store:
         for leftover in (tmp, tmp + "-journal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-        db = sqlite3.connect(tmp, isolation_level=None)
+        db = dbfile.connect(tmp, "run state", "then run again", isolation_level=None)
         try:
             db.execute("BEGIN")
             for statement in SCHEMA.split(";"):
@@ -154,7 +158,7 @@ class Store:
                 "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (info.run_id, info.benchmark, info.file, info.home, info.run_dir, json.dumps(info.tags),
                  info.cwd, info.created or time.time(), json.dumps(info.settings), info.version, SCHEMA_VERSION,
-                 pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)))
+                 encode_model(model)))
             db.executemany(
                 "INSERT INTO workpackages (id, step, iteration, parents, dirname, params) VALUES (?,?,?,?,?,?)",
                 ((wp_id, step, it, ",".join(map(str, parents)), dirname, json.dumps(params))
@@ -162,8 +166,13 @@ class Store:
             db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
                        (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"))
             db.execute("COMMIT")
-        finally:
+        except BaseException:
             db.close()
+            for leftover in (tmp, tmp + "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+            raise
+        db.close()
         os.rename(tmp, path)
         return cls(path)
 
@@ -191,26 +200,42 @@ class Store:
         self._depth = 0
         self.db.execute("COMMIT")
 
+    def reset_transaction(self) -> None:
+        """Forget a transaction an interruption left open (after its ROLLBACK)."""
+        self._depth = 0
+
     # --- the run -----------------------------------------------------------------------------
     def info(self) -> RunInfo:
         try:
             row = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
-                                  "version FROM runs").fetchone()
-        except sqlite3.Error as exc:
-            raise RunError(f"{self.path} is not a caramel run state: {exc}") from None
+                                  "version, schema FROM runs").fetchone()
+        except StorageError as exc:
+            if dbfile.problem(exc) != "foreign":
+                raise
+            raise StorageError(f"{self.path} is not a caramel run state",
+                               hint="another program wrote it, or it is not what bench expects there") from None
         if row is None:
             raise RunError(f"{self.path} holds no run")
-        return RunInfo(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7],
-                       json.loads(row[8]), row[9])
+        if row[10] != SCHEMA_VERSION:
+            made = f"caramel {row[9]}" if row[9] else "another caramel"
+            raise RunError(f"{self.path} was written by {made} (run state version {row[10]}); this caramel "
+                           f"reads version {SCHEMA_VERSION} only",
+                           hint=f"finish or read that run with {made}, or start it again with this one")
+        try:
+            return RunInfo(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7],
+                           json.loads(row[8]), row[9])
+        except (TypeError, ValueError) as exc:
+            raise RunError(f"the run state {self.path} is damaged: {exc}") from None
 
     def model(self) -> Benchmark:
         """The benchmark model stored at run start (never re-read from the file)."""
-        blob = self.db.execute("SELECT model FROM runs").fetchone()[0]
+        self.info()  # checks the version first
         try:
-            return pickle.loads(blob)
-        except Exception as exc:  # a model pickled by another caramel version
-            raise RunError(f"the run state {self.path} was written by another caramel version: {exc}",
-                           hint="finish it with the caramel version that started it") from None
+            text = self.db.execute("SELECT model FROM runs").fetchone()[0]
+            return decode_model(text)
+        except (CodecError, TypeError) as exc:
+            raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
+                           hint="the run state is damaged or was not written by caramel; start the run again") from None
 
     def update_settings(self, settings: dict) -> None:
         with self.transaction():

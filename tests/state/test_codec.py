@@ -1,0 +1,45 @@
+"""The model stored with a run: typed JSON that reads back equal, and refuses what is not it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from caramel.spec.loader import load
+from caramel.state.codec import CodecError, decode_model, encode_model
+from caramel.systems import find_system, system_names, with_system
+
+ROOT = Path(__file__).resolve().parents[2]
+FILES = sorted((ROOT / "benchmarks").glob("*.*")) + sorted((ROOT / "tests" / "e2e" / "data").glob("*.*"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_every_benchmark_reads_back_equal(path: Path) -> None:
+    tags = {"local", "117M"} if path.name in ("llm.yaml", "resnet50.xml") else set()
+    for bench in load(str(path), tags):
+        text = encode_model(bench)
+        assert "pickle" not in text and decode_model(text) == bench
+
+
+def test_a_benchmark_with_its_system_reads_back_equal() -> None:
+    name = sorted(system_names())[0]
+    bench = with_system(load(str(ROOT / "benchmarks" / "quickstart.yaml"))[0], find_system({name}))
+    back = decode_model(encode_model(bench))
+    assert back == bench and type(back.system).__name__ == "System"
+
+
+@pytest.mark.parametrize("text", [
+    "not json", "[]", '{"name": 1, "outpath": "x"}', '{"name": "b", "outpath": "x", "evil": 1}',
+    '{"name": "b", "outpath": "x", "system": {"__class__": "os.system"}}',
+    '{"name": "b", "outpath": "x", "steps": {"s": {"name": "s", "dos": [{"command": ["rm"]}]}}}',
+    '{"outpath": "x"}',
+])
+def test_what_is_not_a_stored_model_is_refused(text: str) -> None:
+    with pytest.raises(CodecError):
+        decode_model(text)
+
+
+def test_missing_fields_of_an_older_model_take_their_defaults() -> None:
+    assert decode_model(json.dumps({"name": "b", "outpath": "x"})).steps == {}
