@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
