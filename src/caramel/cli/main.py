@@ -11,7 +11,7 @@ from caramel.errors import CaramelError
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
-            "compare", "baseline", "report", "export", "container"]
+            "compare", "baseline", "report", "export", "container", "predict"]
 
 
 def build_parser() -> argparse.ArgumentParser:

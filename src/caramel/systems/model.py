@@ -34,6 +34,7 @@ class System:
     container_runtime: str = ""
     image_dir: str = ""
     energy_method: str = ""
+    peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
     extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
     file: str = ""
     where: Location = NOWHERE
