@@ -39,6 +39,22 @@ def history_path(args: argparse.Namespace) -> str:
     return args.history or default_path()
 
 
+def predicted_time(bench, args: argparse.Namespace):
+    """`bench run --time-from-prediction`: the benchmark with its jobs' --time predicted (SLURM only)."""
+    from caramel.predict.cost import job_costs
+    from caramel.predict.service import make_forecast
+    from caramel.predict.timelimit import with_predicted_time
+
+    system = getattr(bench, "system", None)
+    if system is None or system.scheduler != "slurm":
+        print("note: --time-from-prediction: not a SLURM system, nothing to set", file=sys.stderr)
+        return bench
+    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
+    bench, line = with_predicted_time(bench, job_costs(forecast), args.time_margin / 100)
+    print(f"note: {line}" + (f" ({learned_line(forecast)})" if forecast.learned_from else ""), file=sys.stderr)
+    return bench
+
+
 def run(args: argparse.Namespace) -> int:
     from caramel.predict.service import make_forecast
 
@@ -158,3 +174,42 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
     rows = [["id", "parameters", "why"]] + [[str(t.id), ",".join(f"{k}={v}" for k, v in t.config.items()), why]
                                             for t, why in chosen]
     print_rows(rows)
+
+
+def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
+    return f"{v[0]:{fmt}} (90 %: {v[1]:{fmt}} .. {v[2]:{fmt}})"
+
+
+def print_cost(bench, plan, args: argparse.Namespace) -> None:
+    """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
+    from caramel.cli.plan import plan_json, print_table
+    from caramel.predict.cost import job_costs, total
+    from caramel.predict.service import make_forecast
+
+    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
+    costs = job_costs(forecast)
+    campaign = {"node_hours": total(costs, "node_hours"), "energy_wh": total(costs, "energy_wh")}
+    if args.format == "json":
+        doc = plan_json(plan)
+        doc["cost"] = _finite({"system": forecast.system, "learned_from": forecast.learned_from,
+                               "peak_ratio": forecast.ratio, **campaign,
+                               "jobs": [{"id": c.id, "nodes": c.nodes, "seconds": c.seconds, "node_hours": c.node_hours,
+                                         "energy_wh": c.energy_wh, "capped": c.capped, "model": c.model,
+                                         "extrapolated": c.extrapolated} for c in costs]})
+        print(json.dumps(doc, indent=1))
+        return
+    print_table(plan)
+    print(f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):")
+    if forecast.learned_from:
+        print("  " + learned_line(forecast))
+    rows = [["id", "nodes", "job time (s)", "node-hours", "model", "note"]]
+    for c in costs:
+        note = ("capped by predict_job_limit; " if c.capped else "") + ("extrapolated" if c.extrapolated else "")
+        rows.append([str(c.id), str(c.nodes), _span(c.seconds), _span(c.node_hours), c.model, note.strip("; ")])
+    print_rows(rows)
+    hours = campaign["node_hours"]
+    print(f"campaign: {_span(hours) if hours else '?'} node-hours" if hours else
+          "campaign: no workpackage could be predicted")
+    energy = campaign["energy_wh"]
+    print(f"energy: {_span(energy)} Wh" if energy else "energy: not predicted (the history holds no energy figure "
+          "for this benchmark and system)")

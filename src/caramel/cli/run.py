@@ -8,6 +8,7 @@ import os
 import shutil
 
 from caramel.cli.common import add_benchmark_args, load_benchmarks
+from caramel.cli.predict import add_predict_args, predicted_time
 from caramel.cli.status import print_summary
 from caramel.engine.scheduler import Settings
 from caramel.engine.session import dry_run, start_run
@@ -26,6 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="run every workpackage N times (N iterations of each step; tables give the mean, "
                              "the history and bench compare the spread)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    parser.add_argument("--time-from-prediction", action="store_true",
+                        help="on a SLURM system, a job's --time from bench predict (+ --time-margin) where the file "
+                             "sets no timelimit")
+    parser.add_argument("--time-margin", type=float, default=25.0, metavar="PERCENT",
+                        help="added to the predicted job time's 90 %% high end (default 25)")
+    add_predict_args(parser)
     parser.set_defaults(func=run)
 
 
@@ -57,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
     for bench in benchmarks:
         if args.repeat > 1:
             repeat(bench, args.repeat)
+        if args.time_from_prediction:
+            bench = predicted_time(bench, args)
         if outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
         if args.dry_run:

@@ -24,9 +24,16 @@ from caramel.predict.regression import Z90, Prediction, rows, transformer
 class GaussianProcess:
     name = "gaussian-process"
 
-    def __init__(self) -> None:
+    def __init__(self, kernel=None) -> None:
         self.encoder = Encoder()
         self.pipeline = None
+        self.kernel = kernel  # given: fixed hyperparameters (leave-one-out after the full fit)
+
+    def validation_maker(self):
+        """Leave-one-out keeps the hyperparameters of the fit on all points (Rasmussen & Williams,
+        5.4.2): twelve optimisations would cost minutes and change little."""
+        kernel = self.pipeline[-1].kernel_ if self.pipeline is not None else None
+        return lambda: GaussianProcess(kernel)
 
     def fit(self, points: list[Point]) -> bool:
         self.encoder = Encoder.fit([p.config for p in points])
@@ -34,10 +41,12 @@ class GaussianProcess:
         if width == 0 or len(points) < width + 3:
             return False
         configs, y = rows(points, lambda p: p.config)
-        kernel = (DotProduct(sigma_0=1.0, sigma_0_bounds=(1e-3, 1e3))
-                  + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
-                  + WhiteKernel(1e-2, (1e-6, 1.0)))
-        regressor = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=1, random_state=0)
+        kernel = self.kernel or (DotProduct(sigma_0=1.0, sigma_0_bounds=(1e-3, 1e3))
+                                 + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
+                                 + WhiteKernel(1e-2, (1e-6, 1.0)))
+        regressor = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0,
+                                             n_restarts_optimizer=0 if self.kernel else 1,
+                                             optimizer=None if self.kernel else "fmin_l_bfgs_b")
         self.pipeline = make_pipeline(transformer(self.encoder.numeric, list(self.encoder.categories)), regressor)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -18,9 +18,10 @@ class PowerLaw:
         self.regression: LogLinear | None = None
 
     def minimum_points(self, encoder: Encoder) -> int:
+        """The products need more configurations than terms; the plain law, with BayesianRidge's prior
+        holding the exponents near zero, fits any two (unvalidated until there are three)."""
         k = len(encoder.numeric)
-        width = encoder.width + (k * (k - 1) // 2 if self.products else 0)
-        return width + 2
+        return encoder.width + k * (k - 1) // 2 + 2 if self.products else 2
 
     def fit(self, points: list[Point]) -> bool:
         self.encoder = Encoder.fit([p.config for p in points])

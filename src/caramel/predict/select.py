@@ -88,18 +88,22 @@ class Choice:
 
 
 def choose(data: MetricData, validate: bool = True) -> Choice:
-    """Validate every candidate (when there are at least 3 configurations) and fit them on all."""
+    """Fit every candidate on all points; validate those that fit (with at least 3 configurations)."""
     points = [p for p in data.points if p.samples and min(p.samples) > 0]
     makers = {m.name: (lambda m=m: type(m)(*_args(m))) for m in candidates(data)}
-    validations = [leave_one_out(make, points) for make in makers.values()] if validate and len(points) >= 3 else []
-    scores = {v.model: v.score for v in validations}
-    order = sorted(makers, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name)))
-    fitted = []
-    for name in order:
-        model = makers[name]()
+    fitted = {}
+    for name, make in makers.items():
+        model = make()
         if model.fit(points):
-            fitted.append(model)
-    return Choice(data, fitted, validations)
+            fitted[name] = model
+    validations = []
+    if validate and len(points) >= 3:
+        for name, model in fitted.items():
+            make = model.validation_maker() if hasattr(model, "validation_maker") else makers[name]
+            validations.append(leave_one_out(make, points))
+    scores = {v.model: v.score for v in validations}
+    order = sorted(fitted, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name)))
+    return Choice(data, [fitted[name] for name in order], validations)
 
 
 def _args(model) -> tuple:
