@@ -111,9 +111,10 @@ def print_predictions(forecast) -> None:
         print(learned_line(forecast))
     rows = [["id", "parameters", "metric", "value", "90% interval", "points", "model", "extrapolated"]]
     for p in forecast.predictions:
+        outside = ",".join(p.outside[:5]) + (f",+{len(p.outside) - 5}" if len(p.outside) > 5 else "")
         rows.append([str(p.id), ",".join(f"{k}={v}" for k, v in p.parameters.items())[:60],
                      p.metric + (f"[{p.unit}]" if p.unit else ""), _g(p.value), f"{_g(p.low)} .. {_g(p.high)}",
-                     str(p.points), p.model, ("yes: " + ",".join(p.outside)) if p.extrapolated else ""])
+                     str(p.points), p.model, ("yes: " + outside) if p.extrapolated else ""])
     print_rows(rows)
     thin = [c for c in forecast.choices if c.models and not c.validated]
     if thin:
@@ -188,12 +189,14 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
 
     forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
     costs = job_costs(forecast)
-    campaign = {"node_hours": total(costs, "node_hours"), "energy_wh": total(costs, "energy_wh")}
+    campaign = {"node_hours": total(costs, "node_hours"), "energy_wh": total(costs, "energy_wh"),
+                "node_hours_without_limit": total(costs, "uncapped_node_hours")}
     if args.format == "json":
         doc = plan_json(plan)
         doc["cost"] = _finite({"system": forecast.system, "learned_from": forecast.learned_from,
                                "peak_ratio": forecast.ratio, **campaign,
                                "jobs": [{"id": c.id, "nodes": c.nodes, "seconds": c.seconds, "node_hours": c.node_hours,
+                                         "seconds_without_limit": c.uncapped or c.seconds,
                                          "energy_wh": c.energy_wh, "capped": c.capped, "model": c.model,
                                          "extrapolated": c.extrapolated} for c in costs]})
         print(json.dumps(doc, indent=1))
@@ -208,8 +211,10 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
         rows.append([str(c.id), str(c.nodes), _span(c.seconds), _span(c.node_hours), c.model, note.strip("; ")])
     print_rows(rows)
     hours = campaign["node_hours"]
-    print(f"campaign: {_span(hours) if hours else '?'} node-hours" if hours else
-          "campaign: no workpackage could be predicted")
+    print(f"campaign: {_span(hours)} node-hours" if hours else "campaign: no workpackage could be predicted")
+    if any(c.capped for c in costs):
+        print(f"  (jobs stop at predict_job_limit; run to their end: {_span(campaign['node_hours_without_limit'])} "
+              "node-hours)")
     energy = campaign["energy_wh"]
     print(f"energy: {_span(energy)} Wh" if energy else "energy: not predicted (the history holds no energy figure "
           "for this benchmark and system)")

@@ -25,10 +25,15 @@ class JobCost:
     energy_wh: tuple[float, float, float] | None = None
     model: str = ""
     extrapolated: bool = False
+    uncapped: tuple[float, float, float] | None = None  # the job time without predict_job_limit
 
     @property
     def node_hours(self) -> tuple[float, float, float]:
         return tuple(self.nodes * s / 3600 for s in self.seconds)  # type: ignore[return-value]
+
+    @property
+    def uncapped_node_hours(self) -> tuple[float, float, float]:
+        return tuple(self.nodes * s / 3600 for s in (self.uncapped or self.seconds))  # type: ignore[return-value]
 
 
 def _time_metric(forecast: Forecast) -> str:
@@ -66,7 +71,8 @@ def job_costs(forecast: Forecast) -> list[JobCost]:
             seconds = (units / value, units / high, units / low)
         else:
             seconds = (units * value, units * low, units * high)
-        capped = decl is not None and decl.job_limit is not None and seconds[0] > decl.job_limit
+        uncapped = seconds
+        capped = decl is not None and decl.job_limit is not None and seconds[2] > decl.job_limit
         if decl is not None and decl.job_limit is not None:
             seconds = tuple(min(s, decl.job_limit) for s in seconds)
         try:
@@ -74,7 +80,7 @@ def job_costs(forecast: Forecast) -> list[JobCost]:
         except ValueError:
             nodes = 1
         cost = JobCost(wp_id, nodes, seconds, capped, _bounds(found[energy]) if energy in found else None,
-                       found[metric].model, found[metric].extrapolated)
+                       found[metric].model, found[metric].extrapolated, uncapped)
         out.append(cost)
     return out
 

@@ -19,9 +19,12 @@ class PowerLaw:
 
     def minimum_points(self, encoder: Encoder) -> int:
         """The products need more configurations than terms; the plain law, with BayesianRidge's prior
-        holding the exponents near zero, fits any two (unvalidated until there are three)."""
+        holding the exponents near zero, fits any two (unvalidated until there are three); with nothing
+        varying it is the mean of the repeats."""
         k = len(encoder.numeric)
-        return encoder.width + k * (k - 1) // 2 + 2 if self.products else 2
+        if self.products:
+            return encoder.width + k * (k - 1) // 2 + 2
+        return 2 if encoder.width else 1
 
     def fit(self, points: list[Point]) -> bool:
         self.encoder = Encoder.fit([p.config for p in points])
