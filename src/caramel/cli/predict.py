@@ -128,10 +128,12 @@ def print_validation(forecast, fmt: str) -> None:
         for v in choice.validations:
             entries.append({"metric": choice.data.name, "model": v.model, "configurations": v.held_out,
                             "predicted": len(v.errors), "median_ape": v.median, "p90_ape": v.p90,
-                            "used": v.model == choice.chosen})
+                            "used": v.model == choice.chosen,
+                            "used_outside_range": bool(choice.outward) and v.model == choice.outward[0].name})
         if not choice.validations:
             entries.append({"metric": choice.data.name, "model": choice.chosen, "configurations":
-                            len(choice.data.points), "predicted": 0, "median_ape": None, "p90_ape": None, "used": True})
+                            len(choice.data.points), "predicted": 0, "median_ape": None, "p90_ape": None, "used": True,
+                            "used_outside_range": True})
     if fmt == "json":
         print(json.dumps(_finite({"benchmark": forecast.benchmark, "system": forecast.system,
                                   "validation": entries}), indent=1))
@@ -142,8 +144,10 @@ def print_validation(forecast, fmt: str) -> None:
         print(learned_line(forecast))
     rows = [["metric", "model", "held out", "predicted", "median %", "p90 %", "used by predict"]]
     for e in entries:
+        used = ["inside the measured range"] if e["used"] else []
+        used += ["outside it"] if e["used_outside_range"] else []
         rows.append([e["metric"], e["model"], str(e["configurations"]), str(e["predicted"]),
-                     _g(e["median_ape"]), _g(e["p90_ape"]), "<- used" if e["used"] else ""])
+                     _g(e["median_ape"]), _g(e["p90_ape"]), ("<- used " + " and ".join(used)) if used else ""])
     print_rows(rows)
 
 

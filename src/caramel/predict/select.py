@@ -15,14 +15,16 @@ import statistics
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats
 
 from caramel.predict.analytic import Analytic
 from caramel.predict.gp import GaussianProcess
+from caramel.predict.overhead import AnalyticOverhead
 from caramel.predict.points import MetricData, Point
 from caramel.predict.powerlaw import PowerLaw
 
 COVERAGE = 0.8
-UNVALIDATED_ORDER = ("analytic", "powerlaw", "powerlaw×products", "gaussian-process")
+UNVALIDATED_ORDER = ("analytic", "analytic+overhead", "powerlaw", "powerlaw×products", "gaussian-process")
 
 
 def is_time(data: MetricData) -> bool:
@@ -30,7 +32,8 @@ def is_time(data: MetricData) -> bool:
 
 
 def candidates(data: MetricData) -> list:
-    return [PowerLaw(False), PowerLaw(True), GaussianProcess(), Analytic(data.name, is_time(data))]
+    return [PowerLaw(False), PowerLaw(True), GaussianProcess(), Analytic(data.name, is_time(data)),
+            AnalyticOverhead(data.name, is_time(data))]
 
 
 @dataclass
@@ -38,6 +41,7 @@ class Validation:
     model: str
     errors: list[float] = field(default_factory=list)  # absolute % error per held-out configuration
     held_out: int = 0
+    which: list[int] = field(default_factory=list)  # the held-out configuration of each error
 
     @property
     def median(self) -> float:
@@ -67,7 +71,21 @@ def leave_one_out(make, points: list[Point]) -> Validation:
         if found is None or not math.isfinite(found[0]) or measured <= 0:
             continue
         validation.errors.append(100.0 * abs(math.exp(found[0]) - measured) / measured)
+        validation.which.append(i)
     return validation
+
+
+def tied(a: Validation, b: Validation) -> bool:
+    """Leave-one-out cannot tell a from b: their errors on the same configurations do not differ
+    (Wilcoxon's signed-rank test, scipy, two-sided 5 %)."""
+    if not (a.ranked and b.ranked):
+        return False
+    mine, theirs = dict(zip(a.which, a.errors, strict=True)), dict(zip(b.which, b.errors, strict=True))
+    common = sorted(set(mine) & set(theirs))
+    differences = [mine[i] - theirs[i] for i in common]
+    if len(common) < 5 or not any(differences):
+        return len(common) >= 5
+    return bool(stats.wilcoxon(differences).pvalue >= 0.05)
 
 
 @dataclass
@@ -77,6 +95,7 @@ class Choice:
     data: MetricData
     models: list = field(default_factory=list)
     validations: list[Validation] = field(default_factory=list)
+    outward: list = field(default_factory=list)  # the order for targets outside the measured range
 
     @property
     def chosen(self) -> str:
@@ -103,7 +122,14 @@ def choose(data: MetricData, validate: bool = True) -> Choice:
             validations.append(leave_one_out(make, points))
     scores = {v.model: v.score for v in validations}
     order = sorted(fitted, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name)))
-    return Choice(data, [fitted[name] for name in order], validations)
+    by_name = {v.model: v for v in validations}
+    best = by_name.get(order[0]) if order else None
+    # Outside the measured range, a model whose form comes from the declared work goes first when
+    # leave-one-out cannot tell it from the best one: a data-driven model knows only the range.
+    outward = [n for n in order if n.startswith("analytic") and best is not None and n in by_name
+               and (n == best.model or tied(best, by_name[n]))]
+    outward += [n for n in order if n not in outward]
+    return Choice(data, [fitted[name] for name in order], validations, [fitted[name] for name in outward])
 
 
 def _args(model) -> tuple:

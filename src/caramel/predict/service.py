@@ -72,9 +72,10 @@ def pick_metrics(data: list[MetricData], wanted: list[str] | None) -> list[Metri
 def predict(choice: Choice, targets: list[Target], factor: float = 1.0) -> tuple[list[Prediction], list[str]]:
     """Each target by the best model of `choice` that can say something about it."""
     out, declined = [], []
-    found = [model.predict(targets) for model in choice.models]
+    found = {id(model): model.predict(targets) for model in choice.models}
     for i, target in enumerate(targets):
-        best = next(((m, f[i]) for m, f in zip(choice.models, found, strict=True) if f[i] is not None), None)
+        order = choice.outward if choice.outward and _outside(choice, target) else choice.models
+        best = next(((m, found[id(m)][i]) for m in order if found[id(m)][i] is not None), None)
         if best is None:
             why = choice.models[0].encoder.declines(target.config) if choice.models and hasattr(
                 choice.models[0], "encoder") else "no model could be fitted"
