@@ -98,3 +98,42 @@ def test_too_thin_a_history_is_unvalidated_and_still_predicts() -> None:
     assert not choice.validated
     found, declined = predict(choice, [Target({"a": "1", "b": "1", "c": "1"}, id=0)])
     assert len(found) == 1 and not declined
+
+
+def _overhead_points(hidden: list[int], noise: float = 0.02) -> list[Point]:
+    """Time = 50 ms + work / 2e10: overhead-dominated for small models, work-dominated for large."""
+    rng = np.random.default_rng(3)
+    out = []
+    for h, layers in itertools.product(hidden, [1, 2, 4]):
+        work = 6.0 * 12 * layers * h * h * 256
+        params = {"predict_work": work, "predict_work_metric": "t", "predict_devices": 1}
+        out.append(Point({"h": str(h), "L": str(layers)}, params,
+                         samples=list((0.05 + work / 2e10) * rng.normal(1, noise, 3))))
+    return out
+
+
+def test_analytic_overhead_carries_the_work_beyond_the_measured_range() -> None:
+    from caramel.predict.overhead import AnalyticOverhead
+
+    model = AnalyticOverhead("t", is_time=True)
+    assert model.fit(_overhead_points([32, 48, 64, 96]))
+    target = _overhead_points([384], noise=0)[2]  # four times the largest hidden size, 4 layers
+    log_value, half = model.predict([target])[0]
+    assert math.exp(log_value) == pytest.approx(target.samples[0], rel=0.10)
+    power = PowerLaw(False)
+    assert power.fit(_overhead_points([32, 48, 64, 96]))
+    assert math.exp(power.predict([target])[0][0]) < 0.8 * target.samples[0]  # the power law falls short
+
+
+def test_outside_the_range_a_tied_analytic_model_goes_first() -> None:
+    choice = choose(MetricData("t", "t", "s", "lower", _overhead_points([32, 48, 64, 96])))
+    assert choice.validated
+    assert choice.outward[0].name.startswith("analytic")
+    found, _ = predict(choice, [_overhead_points([384], noise=0)[2]])
+    assert found[0].model == choice.outward[0].name and found[0].extrapolated
+
+
+def test_one_sample_predicts_without_an_interval() -> None:
+    choice = choose(MetricData("t", "elapsed", "s", "lower", [Point({"a": "1"}, samples=[0.5])]))
+    found, _ = predict(choice, [Target({"a": "1"}, id=3)])
+    assert found[0].value == pytest.approx(0.5) and found[0].low is None and found[0].high is None

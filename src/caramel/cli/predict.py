@@ -179,9 +179,13 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
     rows = [["id", "parameters", "why"]] + [[str(t.id), ",".join(f"{k}={v}" for k, v in t.config.items()), why]
                                             for t, why in chosen]
     print_rows(rows)
+    if not chosen:
+        print("  nothing: every configuration of the plan was measured (other tags give other candidates)")
 
 
 def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
+    if not (math.isfinite(v[1]) and math.isfinite(v[2])):
+        return f"{v[0]:{fmt}} (no interval: one sample)"
     return f"{v[0]:{fmt}} (90 %: {v[1]:{fmt}} .. {v[2]:{fmt}})"
 
 

@@ -52,7 +52,7 @@ class Analytic:
                                 else math.log(sample) + math.log(decl.work) - math.log(decl.devices))
                     decls.append(decl)
                     ys.append(log_rate)
-        if len(ys) < 2:
+        if not ys:
             return False
         for name, values in (("work", [d.work for d in decls]), ("devices", [d.devices for d in decls])):
             self.ranges[name] = (min(values), max(values))

@@ -31,7 +31,7 @@ class PowerLaw:
         if len(points) < self.minimum_points(self.encoder) or (self.products and len(self.encoder.numeric) < 2):
             return False
         configs, y = rows(points, lambda p: p.config)
-        if len(y) < 2:
+        if len(y) == 0:
             return False
         self.regression = LogLinear(self.encoder.numeric, list(self.encoder.categories), self.products)
         self.regression.fit(self.encoder.frame(configs), y)

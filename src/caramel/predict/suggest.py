@@ -63,8 +63,8 @@ def _greedy(model: PowerLaw, pool: list[Target], targets: list[Target], n: int) 
         sx = cov @ xs[best]
         cov = cov - np.outer(sx, sx) / (noise + xs[best] @ sx)
         after = float(np.einsum("ij,jk,ik->", ts, cov, ts))
-        out.append((pool[best], f"the requested predictions' model variance -{100 * (1 - after / before):.0f} %"
-                    if before > 0 else "most informative"))
+        out.append((pool[best], f"with those above: the requested predictions' model variance "
+                    f"-{100 * (1 - after / before):.0f} %" if before > 0 else "most informative"))
         left.remove(best)
     return out
 
