@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from caramel.expand.plan import make_plan
 from caramel.history.metrics import Metric
 from caramel.history.store import History, RunRecord
@@ -150,3 +152,20 @@ def test_time_from_prediction_sets_the_job_time_where_the_file_sets_none(tmp_pat
     kept = bench("run", "job.yaml", "--tag", "localcluster", "--dry-run", "--time-from-prediction", cwd=tmp_path,
                  env=env)
     assert "#SBATCH --time=00:09:00" in kept.stdout and "the file sets timelimit" in kept.stderr
+
+
+def test_plan_predict_gives_node_hours_and_energy_with_intervals(data: Path, env: dict) -> None:
+    history = Path(env["CARAMEL_HISTORY"])
+    record(history, "law", _grid([1, 2, 4]), table="law")
+    record(history, "law", [(c, [s[0] * 300 / 3600] * 2) for c, s in _grid([1, 2, 4])], metric="Energy(Wh)",
+           unit="Wh", table="law", key="run2")
+    done = bench("plan", "law.yaml", "--tag", "test", "--predict", cwd=data, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "campaign:" in done.stdout and "node-hours" in done.stdout
+    energy = next(line for line in done.stdout.splitlines() if line.startswith("energy:"))
+    assert "(90 %:" in energy and energy.endswith("Wh")
+    doc = json.loads(bench("plan", "law.yaml", "--tag", "test", "--predict", "--format", "json", cwd=data,
+                           env=env).stdout)
+    expected = sum(law(3, b, c) for b in (2, 3) for c in (2, 3)) / 3600
+    assert doc["cost"]["node_hours"][0] == pytest.approx(expected, rel=0.10)
+    assert doc["cost"]["energy_wh"][0] == pytest.approx(expected * 300, rel=0.10)

@@ -166,7 +166,8 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
             raise
         print(f"note: {exc.message}: any configuration teaches something", file=sys.stderr)
         data = []
-    metric = data[0] if data else None
+    timed = [d for d in data if d.direction == "lower" and ("time" in d.name.lower() or d.unit.strip() == "s")]
+    metric = (timed or data or [None])[0]
     table = metric.table if metric else next(iter(targets), "")
     chosen = suggest(metric.points if metric else [], targets.get(table, []), targets.get(table, []), args.suggest)
     if args.format == "json":
