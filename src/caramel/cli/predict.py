@@ -154,13 +154,14 @@ def print_validation(forecast, fmt: str) -> None:
 def print_suggestions(bench, args: argparse.Namespace) -> None:
     from caramel.expand.plan import make_plan
     from caramel.predict.points import PredictError, load_points, targets_of
-    from caramel.predict.service import pick_metrics
+    from caramel.predict.service import pick_metrics, record_command
     from caramel.predict.suggest import suggest
 
     system = getattr(getattr(bench, "system", None), "name", "") or ""
     targets = targets_of(bench, make_plan(bench, run_id=0))
     try:
-        data = pick_metrics(load_points(history_path(args), bench.name, system, args.learn_from), args.metric)
+        data = pick_metrics(load_points(history_path(args), bench.name, system, args.learn_from,
+                                        record_command(bench)), args.metric)
     except PredictError as exc:
         if args.metric:
             raise

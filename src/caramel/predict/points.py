@@ -99,34 +99,32 @@ def _expanded(run, cache: dict) -> dict[str, dict[str, dict]]:
     return cache[ident]
 
 
-def _missing(path: str, benchmark: str, system: str, what: str, hint: str = "") -> PredictError:
-    tag = system or "SYSTEM"
-    record = f"bench run FILE --tag ... {tag} --repeat 3 && bench result --history {path}"
-    return PredictError(f"no history of benchmark '{benchmark}' {what} (history {path})",
-                        hint=hint or f"record some: {record}")
+def _missing(path: str, benchmark: str, source: str, what: str, hint: str) -> PredictError:
+    return PredictError(f"no history of benchmark '{benchmark}' {what}(history {path})".replace("  ", " "), hint=hint)
 
 
-def load_points(path: str, benchmark: str, system: str, learn_from: str | None = None) -> list[MetricData]:
-    """Every metric of `benchmark` measured on `learn_from` (default: `system`), with its points."""
+def load_points(path: str, benchmark: str, system: str, learn_from: str | None = None,
+                record: str = "") -> list[MetricData]:
+    """Every metric of `benchmark` measured on `learn_from` (default: `system`), with its points.
+    `record`: the command that would record some (named in the error when there is no history)."""
     from caramel.history.store import History
 
     source = learn_from if learn_from is not None else system
+    record = (record or f"bench run FILE --tag ... {source or 'SYSTEM'}") + " --repeat 3 && bench result"
     if not os.path.isfile(path):
-        raise _missing(path, benchmark, source, "(the history file does not exist)")
+        raise _missing(path, benchmark, source, "(the history file does not exist) ", f"record some: {record}")
     with History.open(path) as history:
         runs = history.runs(benchmark)
         if not runs:
             known = sorted({r.benchmark for r in history.runs()})
-            raise _missing(path, benchmark, source, "",
-                           hint=("it holds: " + ", ".join(known) + "; " if known else "") +
-                           f"record some: bench run FILE --tag ... {source or 'SYSTEM'} && bench result")
+            held = "it holds: " + ", ".join(known) + "; " if known else ""
+            raise _missing(path, benchmark, source, "", f"{held}record some: {record}")
         here = [r for r in runs if r.system == source]
         if not here:
             systems = sorted({r.system or "(none)" for r in runs})
             hint = (f"it has runs on {', '.join(systems)}; learn across systems with --from {systems[0]} "
-                    f"(scaled by the systems' peak rates), or record some: bench run FILE --tag ... "
-                    f"{source or 'SYSTEM'} && bench result")
-            raise _missing(path, benchmark, source, f"on system '{source or '(none)'}'", hint=hint)
+                    f"(scaled by the systems' peak rates), or record some: {record}")
+            raise _missing(path, benchmark, source, f"on system '{source or '(none)'}' ", hint)
         return _gather(history, here)
 
 

@@ -105,7 +105,7 @@ def make_forecast(bench, history: str, metrics: list[str] | None = None, learn_f
     system = getattr(getattr(bench, "system", None), "name", "") or ""
     source = learn_from if learn_from not in (None, system) else None
     ratio = peak_ratio(system, source, systems) if source else 1.0
-    data = pick_metrics(load_points(history, bench.name, system, source), metrics)
+    data = pick_metrics(load_points(history, bench.name, system, source, record_command(bench)), metrics)
     forecast = Forecast(bench.name, system, source, ratio, targets=targets_of(bench, make_plan(bench, run_id=0)))
     for metric in data:
         choice = choose(metric, validate)
@@ -115,6 +115,12 @@ def make_forecast(bench, history: str, metrics: list[str] | None = None, learn_f
         forecast.declined += declined
     forecast.predictions.sort(key=lambda p: p.id)
     return forecast
+
+
+def record_command(bench) -> str:
+    """`bench run FILE --tag ...`: how to record what the history lacks for this benchmark."""
+    tags = " ".join(sorted(bench.tags))
+    return f"bench run {bench.file or 'FILE'}" + (f" --tag {tags}" if tags else "")
 
 
 def validate(data: list[MetricData]) -> list[Choice]:
