@@ -16,7 +16,7 @@ from caramel.state.dbfile import STORAGE_ERRNOS, storage_error
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
             "compare", "baseline", "report", "dashboard", "export", "history_cmd", "container", "benchmarks",
-            "system"]
+            "system", "predict"]
 
 
 def build_parser() -> argparse.ArgumentParser:

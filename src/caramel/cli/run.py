@@ -8,6 +8,7 @@ import os
 import shutil
 
 from caramel.cli.common import add_benchmark_args, load_benchmarks
+from caramel.cli.predict import add_predict_args, predicted_time
 from caramel.cli.status import print_summary
 from caramel.engine.copies import apply_copies
 from caramel.engine.scheduler import Settings
@@ -34,6 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--copies", metavar="N|all", default=None,
                         help="run N copies of each workpackage at once, each on its share of cores and devices")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    parser.add_argument("--time-from-prediction", action="store_true",
+                        help="on a SLURM system, a job's --time from bench predict (+ --time-margin) where the file "
+                             "sets no timelimit")
+    parser.add_argument("--time-margin", type=float, default=25.0, metavar="PERCENT",
+                        help="added to the predicted job time's 90 %% high end (default 25)")
+    add_predict_args(parser)
     parser.set_defaults(func=run)
 
 
@@ -81,6 +88,8 @@ def run(args: argparse.Namespace) -> int:
         bench = apply_copies(bench, copies)
         if args.repeat > 1:
             repeat(bench, args.repeat)
+        if args.time_from_prediction:
+            bench = predicted_time(bench, args)
         if outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
         elif getattr(args, "by_name", False) or getattr(args, "campaign_outpath", False):  # a benchmark run by name: never beside an installed file

@@ -91,6 +91,10 @@ def _check(key: str, value, kind, at: Location):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SpecError(f"{key}: expected a whole number, got {value!r}", at)
         return value
+    if kind == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise SpecError(f"{key}: expected a number, got {value!r}", at)
+        return float(value)
     if kind.startswith("list"):
         if isinstance(value, str):
             return [value]

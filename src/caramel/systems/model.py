@@ -43,6 +43,7 @@ class System:
     image_dir: str = ""
     images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
     energy_method: str = ""
+    peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
     extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
     given: frozenset[str] | None = None  # the settings the file states (None: all of them)
     file: str = ""

@@ -1,0 +1,230 @@
+"""`bench predict FILE --tag ...`: every workpackage's metrics predicted from the history, with
+90 % intervals, before anything runs; `--validate` says how well each model predicts what was
+measured, `--suggest N` what to measure next, `--from SYSTEM` learns from another system.
+docs/predict.md describes the models."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from caramel.cli.common import add_benchmark_args, load_benchmarks
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("predict", help="predict the metrics of a benchmark's workpackages from the history")
+    add_benchmark_args(parser)
+    add_predict_args(parser)
+    parser.add_argument("--metric", "-m", nargs="+", action="extend", default=[], metavar="M",
+                        help="only these metrics (table column titles)")
+    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser.add_argument("--validate", action="store_true",
+                        help="leave-one-out over the history: each model's median and 90th-percentile error")
+    parser.add_argument("--suggest", type=int, metavar="N",
+                        help="the N configurations of the plan that would most reduce the uncertainty")
+    parser.set_defaults(func=run)
+
+
+def add_predict_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY or the data folder)")
+    parser.add_argument("--from", dest="learn_from", metavar="SYSTEM",
+                        help="learn from this system's history, scaled by the systems' peak rates (peak_tflops)")
+
+
+def history_path(args: argparse.Namespace) -> str:
+    from caramel.history.store import default_path
+
+    return args.history or default_path()
+
+
+def predicted_time(bench, args: argparse.Namespace):
+    """`bench run --time-from-prediction`: the benchmark with its jobs' --time predicted (SLURM only)."""
+    from caramel.predict.cost import job_costs
+    from caramel.predict.service import make_forecast
+    from caramel.predict.timelimit import with_predicted_time
+
+    system = getattr(bench, "system", None)
+    if system is None or system.scheduler != "slurm":
+        print("note: --time-from-prediction: not a SLURM system, nothing to set", file=sys.stderr)
+        return bench
+    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
+    bench, line = with_predicted_time(bench, job_costs(forecast), args.time_margin / 100)
+    print(f"note: {line}" + (f" ({learned_line(forecast)})" if forecast.learned_from else ""), file=sys.stderr)
+    return bench
+
+
+def run(args: argparse.Namespace) -> int:
+    from caramel.predict.service import make_forecast
+
+    for bench in load_benchmarks(args):
+        if args.suggest is not None:
+            print_suggestions(bench, args)
+            continue
+        forecast = make_forecast(bench, history_path(args), args.metric, args.learn_from, args.systems,
+                                 validate=True)
+        if args.validate:
+            print_validation(forecast, args.format)
+        elif args.format == "json":
+            doc = {"benchmark": forecast.benchmark, "system": forecast.system,
+                   "predictions": [p.as_json() for p in forecast.predictions]}
+            if forecast.learned_from:
+                doc["learned_from"] = {"system": forecast.learned_from, "peak_ratio": forecast.ratio}
+            print(json.dumps(_finite(doc), indent=1))
+        else:
+            print_predictions(forecast)
+        for line in forecast.declined:
+            print(f"warning: not predicted: {line}", file=sys.stderr)
+    return 0
+
+
+def _finite(doc):
+    if isinstance(doc, dict):
+        return {k: _finite(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_finite(v) for v in doc]
+    return None if isinstance(doc, float) and not math.isfinite(doc) else doc
+
+
+def _g(value: float | None) -> str:
+    return "?" if value is None or not math.isfinite(value) else f"{value:.4g}"
+
+
+def print_rows(rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def learned_line(forecast) -> str:
+    if not forecast.learned_from:
+        return ""
+    return (f"learned across systems: from the history of {forecast.learned_from}, times and rates scaled by the "
+            f"peak rates {forecast.system}/{forecast.learned_from} = {forecast.ratio:.4g} (docs/predict.md: limits)")
+
+
+def print_predictions(forecast) -> None:
+    print(f"benchmark {forecast.benchmark} on {forecast.system or '(no system)'}: "
+          f"{len({p.id for p in forecast.predictions})} workpackages predicted")
+    if forecast.learned_from:
+        print(learned_line(forecast))
+    rows = [["id", "parameters", "metric", "value", "90% interval", "points", "model", "extrapolated"]]
+    for p in forecast.predictions:
+        outside = ",".join(p.outside[:5]) + (f",+{len(p.outside) - 5}" if len(p.outside) > 5 else "")
+        rows.append([str(p.id), ",".join(f"{k}={v}" for k, v in p.parameters.items())[:60],
+                     p.metric + (f"[{p.unit}]" if p.unit else ""), _g(p.value), f"{_g(p.low)} .. {_g(p.high)}",
+                     str(p.points), p.model, ("yes: " + outside) if p.extrapolated else ""])
+    print_rows(rows)
+    thin = [c for c in forecast.choices if c.models and not c.validated]
+    if thin:
+        print(f"note: too few measured configurations to validate a model for {', '.join(c.data.name for c in thin)}; "
+              "bench predict ... --suggest 3 says what to measure next")
+
+
+def print_validation(forecast, fmt: str) -> None:
+    entries = []
+    for choice in forecast.choices:
+        for v in choice.validations:
+            entries.append({"metric": choice.data.name, "model": v.model, "configurations": v.held_out,
+                            "predicted": len(v.errors), "median_ape": v.median, "p90_ape": v.p90,
+                            "used": v.model == choice.chosen,
+                            "used_outside_range": bool(choice.outward) and v.model == choice.outward[0].name})
+        if not choice.validations:
+            entries.append({"metric": choice.data.name, "model": choice.chosen, "configurations":
+                            len(choice.data.points), "predicted": 0, "median_ape": None, "p90_ape": None, "used": True,
+                            "used_outside_range": True})
+    if fmt == "json":
+        print(json.dumps(_finite({"benchmark": forecast.benchmark, "system": forecast.system,
+                                  "validation": entries}), indent=1))
+        return
+    print(f"leave-one-out over the history of {forecast.benchmark} on {forecast.system or '(no system)'} "
+          "(absolute percentage error of each held-out configuration's mean):")
+    if forecast.learned_from:
+        print(learned_line(forecast))
+    rows = [["metric", "model", "held out", "predicted", "median %", "p90 %", "used by predict"]]
+    for e in entries:
+        used = ["inside the measured range"] if e["used"] else []
+        used += ["outside it"] if e["used_outside_range"] else []
+        rows.append([e["metric"], e["model"], str(e["configurations"]), str(e["predicted"]),
+                     _g(e["median_ape"]), _g(e["p90_ape"]), ("<- used " + " and ".join(used)) if used else ""])
+    print_rows(rows)
+
+
+def print_suggestions(bench, args: argparse.Namespace) -> None:
+    from caramel.expand.plan import make_plan
+    from caramel.predict.points import PredictError, load_points, targets_of
+    from caramel.predict.service import pick_metrics, record_command
+    from caramel.predict.suggest import suggest
+
+    system = getattr(getattr(bench, "system", None), "name", "") or ""
+    targets = targets_of(bench, make_plan(bench, run_id=0))
+    try:
+        data = pick_metrics(load_points(history_path(args), bench.name, system, args.learn_from,
+                                        record_command(bench)), args.metric)
+    except PredictError as exc:
+        if args.metric:
+            raise
+        print(f"note: {exc.message}: any configuration teaches something", file=sys.stderr)
+        data = []
+    timed = [d for d in data if d.direction == "lower" and ("time" in d.name.lower() or d.unit.strip() == "s")]
+    metric = (timed or data or [None])[0]
+    table = metric.table if metric else next(iter(targets), "")
+    chosen = suggest(metric.points if metric else [], targets.get(table, []), targets.get(table, []), args.suggest)
+    if args.format == "json":
+        print(json.dumps({"benchmark": bench.name, "system": system, "metric": metric.name if metric else None,
+                          "suggestions": [{"id": t.id, "parameters": t.config, "why": why} for t, why in chosen]},
+                         indent=1))
+        return
+    print(f"measure next ({bench.name} on {system or '(no system)'}"
+          + (f", for {metric.name}" if metric else "") + "):")
+    rows = [["id", "parameters", "why"]] + [[str(t.id), ",".join(f"{k}={v}" for k, v in t.config.items()), why]
+                                            for t, why in chosen]
+    print_rows(rows)
+    if not chosen:
+        print("  nothing: every configuration of the plan was measured (other tags give other candidates)")
+
+
+def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
+    if not (math.isfinite(v[1]) and math.isfinite(v[2])):
+        return f"{v[0]:{fmt}} (no interval: one sample)"
+    return f"{v[0]:{fmt}} (90 %: {v[1]:{fmt}} .. {v[2]:{fmt}})"
+
+
+def print_cost(bench, plan, args: argparse.Namespace) -> None:
+    """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
+    from caramel.cli.plan import plan_json, print_table
+    from caramel.predict.cost import job_costs, total
+    from caramel.predict.service import make_forecast
+
+    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
+    costs = job_costs(forecast)
+    campaign = {"node_hours": total(costs, "node_hours"), "energy_wh": total(costs, "energy_wh"),
+                "node_hours_without_limit": total(costs, "uncapped_node_hours")}
+    if args.format == "json":
+        doc = plan_json(plan)
+        doc["cost"] = _finite({"system": forecast.system, "learned_from": forecast.learned_from,
+                               "peak_ratio": forecast.ratio, **campaign,
+                               "jobs": [{"id": c.id, "nodes": c.nodes, "seconds": c.seconds, "node_hours": c.node_hours,
+                                         "seconds_without_limit": c.uncapped or c.seconds,
+                                         "energy_wh": c.energy_wh, "capped": c.capped, "model": c.model,
+                                         "extrapolated": c.extrapolated} for c in costs]})
+        print(json.dumps(doc, indent=1))
+        return
+    print_table(plan)
+    print(f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):")
+    if forecast.learned_from:
+        print("  " + learned_line(forecast))
+    rows = [["id", "nodes", "job time (s)", "node-hours", "model", "note"]]
+    for c in costs:
+        note = ("capped by predict_job_limit; " if c.capped else "") + ("extrapolated" if c.extrapolated else "")
+        rows.append([str(c.id), str(c.nodes), _span(c.seconds), _span(c.node_hours), c.model, note.strip("; ")])
+    print_rows(rows)
+    hours = campaign["node_hours"]
+    print(f"campaign: {_span(hours)} node-hours" if hours else "campaign: no workpackage could be predicted")
+    if any(c.capped for c in costs):
+        print(f"  (jobs stop at predict_job_limit; run to their end: {_span(campaign['node_hours_without_limit'])} "
+              "node-hours)")
+    energy = campaign["energy_wh"]
+    print(f"energy: {_span(energy)} Wh" if energy else "energy: not predicted (the history holds no energy figure "
+          "for this benchmark and system)")

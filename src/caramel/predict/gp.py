@@ -1,0 +1,63 @@
+"""A Gaussian process over the log parameters (scikit-learn's GaussianProcessRegressor).
+
+Kernel: a linear term (DotProduct: a power law, which is what it extrapolates to), a smooth
+correction (an RBF with a length per parameter) and the measurement noise (WhiteKernel). Its
+predictive standard deviation includes the noise, so mean ± 1.645 sd is a 90 % prediction interval.
+Hyperparameters by maximum likelihood, from a fixed seed: the same history gives the same model.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
+from sklearn.pipeline import make_pipeline
+
+from caramel.predict.features import Encoder
+from caramel.predict.points import Point, Target
+from caramel.predict.regression import Z90, Prediction, rows, transformer
+
+
+class GaussianProcess:
+    name = "gaussian-process"
+
+    def __init__(self, kernel=None) -> None:
+        self.encoder = Encoder()
+        self.pipeline = None
+        self.kernel = kernel  # given: fixed hyperparameters (leave-one-out after the full fit)
+
+    def validation_maker(self):
+        """Leave-one-out keeps the hyperparameters of the fit on all points (Rasmussen & Williams,
+        5.4.2): twelve optimisations would cost minutes and change little."""
+        kernel = self.pipeline[-1].kernel_ if self.pipeline is not None else None
+        return lambda: GaussianProcess(kernel)
+
+    def fit(self, points: list[Point]) -> bool:
+        self.encoder = Encoder.fit([p.config for p in points])
+        width = self.encoder.width
+        if width == 0 or len(points) < width + 3:
+            return False
+        configs, y = rows(points, lambda p: p.config)
+        kernel = self.kernel or (DotProduct(sigma_0=1.0, sigma_0_bounds=(1e-3, 1e3))
+                                 + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
+                                 + WhiteKernel(1e-2, (1e-6, 1.0)))
+        regressor = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0,
+                                             n_restarts_optimizer=0 if self.kernel else 1,
+                                             optimizer=None if self.kernel else "fmin_l_bfgs_b")
+        self.pipeline = make_pipeline(transformer(self.encoder.numeric, list(self.encoder.categories)), regressor)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            self.pipeline.fit(self.encoder.frame(configs), y)
+        return True
+
+    def predict(self, targets: list[Target]) -> list[Prediction]:
+        out: list[Prediction] = [None] * len(targets)
+        usable = [i for i, t in enumerate(targets) if not self.encoder.declines(t.config)]
+        if usable and self.pipeline is not None:
+            mean, sd = self.pipeline.predict(self.encoder.frame([targets[i].config for i in usable]), return_std=True)
+            for i, m, s in zip(usable, mean, sd, strict=True):
+                out[i] = (float(m), float(Z90 * s))
+        return out

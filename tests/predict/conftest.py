@@ -1,0 +1,48 @@
+"""Helpers: histories written through caramel.history (the public API), temporary folders only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from caramel.history.metrics import Metric
+from caramel.history.store import History, RunRecord
+
+DATA = Path(__file__).parent / "data"
+
+
+def record(path: Path, benchmark: str, rows: list[tuple[dict, list[float]]], metric: str = "elapsed",
+           unit: str = "s", system: str = "", file: str = "", tags: list[str] | None = None,
+           table: str = "t", key: str = "run1", direction: str = "lower") -> None:
+    """One run of `benchmark` in the history at `path`: per configuration its samples of `metric`."""
+    with History.open(str(path)) as history:
+        run = RunRecord(run_key=key, benchmark=benchmark, file=file, tags=list(tags or []), system=system,
+                        started=1.0)
+        history.add(run, [Metric(table, {k: str(v) for k, v in config.items()}, metric, unit, direction, samples)
+                          for config, samples in rows], replace=True)
+
+
+def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
+    out["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
+    out["CARAMEL_HISTORY"] = str(tmp_path / "history.db")
+    return out
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    """A copy of tests/predict/data to run in."""
+    target = tmp_path / "bench"
+    shutil.copytree(DATA, target)
+    return target
