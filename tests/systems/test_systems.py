@@ -82,6 +82,6 @@ def test_system_parameters_carry_the_container_line_and_leave_out_what_the_file_
     assert find_system({"MI250"}).parameters()["system_container_prefix"] == (
         "apptainer exec --bind=${root_dir} ${container_image}")
     local = find_system({"local"}).parameters()
-    assert "system_account" not in local and "system_partition" not in local
+    assert "system_account" not in local and local["system_partition"] == "local"  # the Queue column of tables
     assert "system_container_prefix" not in local
     assert (local["system_gpus_per_node"], local["system_gres"], local["system_scheduler"]) == ("0", "", "local")
