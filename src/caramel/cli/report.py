@@ -54,11 +54,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _keep_benchmarks(collection, benchmarks: set[str]) -> None:
     """Only the chosen runs' benchmarks (their history stays, for the plots over time)."""
-    keep = [r for r in collection.runs if r.record.benchmark in benchmarks]
-    remap = {r.index: i for i, r in enumerate(keep)}
-    for i, run in enumerate(keep):
-        run.index = i
-    collection.runs = keep
-    collection.figures = [f for f in collection.figures if f.run in remap]
-    for f in collection.figures:
-        f.run = remap[f.run]
+    from caramel.pages.sources import keep_runs
+
+    keep_runs(collection, [r for r in collection.runs if r.record.benchmark in benchmarks])

@@ -166,13 +166,7 @@ def _filter(out: Collection, paths: list[str], benchmark: str | None, system: st
             and (not system or r.record.system == system)]
     if not keep:
         raise RunError(f"no runs of benchmark '{benchmark}' on system '{system}' in {where}")
-    remap = {r.index: i for i, r in enumerate(keep)}
-    for i, run in enumerate(keep):
-        run.index = i
-    out.runs = keep
-    out.figures = [f for f in out.figures if f.run in remap]
-    for f in out.figures:
-        f.run = remap[f.run]
+    keep_runs(out, keep)
     several = len(out.sites) > 1
     for run in out.runs:
         name = run.record.system or "no system"
@@ -201,3 +195,14 @@ def _label_configs(out: Collection) -> None:
         if label is None:
             label = labels[(bench, f.config)] = ",".join(f"{k}={f.row[k]}" for k in f.row if k in varying[bench])
         f.label = label
+
+
+def keep_runs(collection, keep: list) -> None:
+    """Only the runs in `keep` (and their figures), renumbered in order."""
+    remap = {r.index: i for i, r in enumerate(keep)}
+    for i, run in enumerate(keep):
+        run.index = i
+    collection.runs = keep
+    collection.figures = [f for f in collection.figures if f.run in remap]
+    for f in collection.figures:
+        f.run = remap[f.run]
