@@ -40,10 +40,19 @@ def start(nodes: int) -> dict[str, str]:
     return env
 
 
+def _running() -> bool:
+    done = subprocess.run(["bash", str(SCRIPT), "status", "--dir", CLUSTER_DIR], capture_output=True, timeout=60)
+    return done.returncode == 0
+
+
 @pytest.fixture(scope="session")
 def cluster_env() -> Iterator[dict[str, str]]:
-    """Two nodes (n1, n2: two slurmd on this machine) so multi-node jobs run; one-node jobs too."""
+    """Two nodes (n1, n2: two slurmd on this machine) so multi-node jobs run; one-node jobs too.
+    A cluster this session started is stopped when the session ends; one already running stays."""
+    started_here = not _can_run_cluster() and not _running()
     yield start(2)
+    if started_here:
+        subprocess.run(["bash", str(SCRIPT), "stop", "--dir", CLUSTER_DIR], capture_output=True, timeout=300)
 
 
 @pytest.fixture
