@@ -1,34 +1,23 @@
 """caramel additions on a step: a time limit (`timeout`) and parallel copies (`copies`).
 
-A time limit is seconds (`90`, `1.5`) or `[[HH:]MM:]SS` (`01:30:00`); `0` means none. `copies`
+A time limit is seconds (`90`, `1.5`), `MM:SS`, `HH:MM:SS` or `D-HH:MM:SS`; `0` means none. `copies`
 is a count of at least 1 or `all` (one copy per device of the system).
 """
 
 from __future__ import annotations
 
-import re
-
 from caramel.errors import Location, SpecError
-
-_CLOCK = re.compile(r"^(?:(\d+):)?(\d+):(\d+(?:\.\d+)?)$")
+from caramel.spec import meta
 
 
 def parse_duration(text: str, what: str, where: Location | None = None) -> float:
-    """Seconds of `text` (seconds or HH:MM:SS); a SpecError naming `what` and the place when malformed."""
-    value = text.strip()
+    """Seconds of `text` (the meta block's duration syntax: seconds, MM:SS, HH:MM:SS, D-HH:MM:SS);
+    a SpecError naming `what` and the place when malformed."""
     try:
-        seconds = float(value)
+        return meta.parse_duration(text)
     except ValueError:
-        match = _CLOCK.match(value)
-        if not match:
-            raise SpecError(f"{what} {text!r} is not a time limit", where,
-                            hint="expected seconds (90) or HH:MM:SS (01:30:00); 0 means no limit") from None
-        hours, minutes, secs = match.groups()
-        seconds = int(hours or 0) * 3600 + int(minutes) * 60 + float(secs)
-    if seconds < 0 or seconds != seconds or seconds == float("inf"):
         raise SpecError(f"{what} {text!r} is not a time limit", where,
-                        hint="expected a number of seconds of at least 0 (0 means no limit)")
-    return seconds
+                        hint="expected seconds (90) or HH:MM:SS (01:30:00); 0 means no limit") from None
 
 
 def parse_copies(text: str, where: Location | None = None) -> str:

@@ -42,7 +42,7 @@ def parse_duration(text: str) -> float:
         else:
             seconds = int(first) * 3600 + int(second) * 60 + float(third)
         seconds += int(days or 0) * 86400
-    if seconds < 0 or seconds != seconds:
+    if seconds < 0 or seconds != seconds or seconds == float("inf"):
         raise ValueError(f"{text!r} is not a duration; expected a number of seconds of at least 0")
     return seconds
 
