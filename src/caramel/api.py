@@ -18,6 +18,7 @@ import os
 from caramel.analyse.inputs import AnalysisInput, from_run, param_type
 from caramel.report.dataset import STATUS, Row, build_rows, units
 from caramel.report.results import analyse_for, produce
+from caramel.vocabulary import FLOAT_STATISTICS, SAME_TYPE_STATISTICS
 
 
 def results(run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False):
@@ -97,8 +98,6 @@ def _patterns(inp: AnalysisInput, uses: list[str]) -> dict:
     return out
 
 
-_FLOAT_STATS = ("avg", "std")
-_SAME_STATS = ("first", "last", "min", "max", "sum")
 
 
 def _kind(inp: AnalysisInput, name: str, patterns: dict) -> str:
@@ -109,12 +108,12 @@ def _kind(inp: AnalysisInput, name: str, patterns: dict) -> str:
         return "int"
     if name in patterns:
         return _ptype(patterns[name])
-    for stat in _FLOAT_STATS + _SAME_STATS + ("cnt", "sum2"):
+    for stat in FLOAT_STATISTICS + SAME_TYPE_STATISTICS + ("cnt", "sum2"):
         if name.endswith("_" + stat) and name[:-len(stat) - 1] in patterns:
             base = _ptype(patterns[name[:-len(stat) - 1]])
             if stat == "cnt":
                 return "int"
-            return "float" if stat in _FLOAT_STATS and base != "string" else base
+            return "float" if stat in FLOAT_STATISTICS and base != "string" else base
     types = inp.param_types()
     if name in types or name.startswith("jube_"):
         return param_type(types, name)

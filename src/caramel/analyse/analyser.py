@@ -28,6 +28,7 @@ from caramel.analyse.inputs import AnalyseError, AnalysisInput, WPRecord
 from caramel.analyse.patterns import Compiler, combine, is_derived, kind
 from caramel.analyse.stats import Accumulator, default_values
 from caramel.errors import did_you_mean
+from caramel.expand import layout
 from caramel.expand.substitute import substitute
 from caramel.spec.model import AnalyseFile, Analyser, Pattern
 
@@ -173,8 +174,7 @@ def _groups(wps: list[WPRecord], iterations: int, reduce: bool) -> list[list[WPR
 def _base_dir(inp: AnalysisInput, wp: WPRecord, work_dir: str) -> str:
     if not work_dir:
         return wp.work_dir
-    alt = os.path.expandvars(os.path.expanduser(substitute(work_dir, wp.params, final=True)))
-    return os.path.join(inp.benchmark.home, alt)
+    return layout.step_work_dir(inp.benchmark.home, layout.resolve_path_text(substitute(work_dir, wp.params, final=True)))
 
 
 Read = tuple[WPRecord, _Spec, list[str]]  # a member, a file spec, the paths found for it

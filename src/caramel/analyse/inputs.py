@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from caramel.errors import CaramelError
+from caramel.expand import layout
 from caramel.spec.model import Benchmark
 
 # JUBE's built-in parameters that are typed int (everything else built in is a string).
@@ -140,7 +141,7 @@ def from_plan(plan, states: dict[int, str] | None = None, cache_path: str | None
     records = []
     for wp in plan.workpackages:
         state = (states or {}).get(wp.id)
-        work = os.path.join(run_dir, wp.dirname, "work")
+        work = layout.work_folder(run_dir, wp.dirname)
         if state is None:
             state = "done" if os.path.isdir(work) else "open"
         records.append(WPRecord(wp.id, wp.step.name, wp.iteration, tuple(p.id for p in wp.parents),
@@ -148,7 +149,7 @@ def from_plan(plan, states: dict[int, str] | None = None, cache_path: str | None
     return AnalysisInput(plan.benchmark, run_dir, records, cache_path)
 
 
-CACHE_NAME = "analyse.db"
+CACHE_NAME = layout.ANALYSIS_CACHE
 
 
 def from_run(run_dir: str) -> AnalysisInput:
@@ -169,8 +170,8 @@ def from_run(run_dir: str) -> AnalysisInput:
         store.close()
     run_dir = os.path.abspath(run_dir)
     source = ParamSource(db_path(run_dir))
-    join = os.path.join
+    work_folder = layout.work_folder
     records = [WPRecord(wp_id, step, it, tuple(int(p) for p in parents.split(",")) if parents else (), None,
-                        join(run_dir, dirname, "work"), state, reason, source)
+                        work_folder(run_dir, dirname), state, reason, source)
                for wp_id, step, it, parents, dirname, state, reason in rows]
     return AnalysisInput(bench, run_dir, records, os.path.join(run_dir, CACHE_NAME))

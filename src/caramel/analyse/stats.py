@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import math
 
-STAT_NAMES = ("first", "last", "min", "max", "avg", "sum", "cnt", "std")
-NUMERIC_ONLY = ("min", "max", "avg", "sum", "std")
-
 
 def convert(text: str, kind: str):
     """One match as `kind`; raises ValueError (or OverflowError) when it is not one."""

@@ -6,8 +6,8 @@ import argparse
 
 from caramel.cli.common import add_run_args, resolve_run
 from caramel.cli.status import print_summary
+from caramel.engine.engine import Summary
 from caramel.engine.follow import Pace, follow
-from caramel.engine.scheduler import Summary
 from caramel.engine.session import continue_run
 from caramel.errors import RunError
 

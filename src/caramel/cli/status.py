@@ -7,10 +7,11 @@ import json
 from typing import TYPE_CHECKING
 
 from caramel.cli.common import add_run_args, resolve_run
-from caramel.state.store import STATES, Store, db_path
+from caramel.state.store import Store, db_path
+from caramel.vocabulary import STATES
 
 if TYPE_CHECKING:
-    from caramel.engine.scheduler import Summary
+    from caramel.engine.engine import Summary
 
 MAX_LISTED = 20  # failed / waiting workpackages listed by reason before "... and N more"
 

@@ -1,7 +1,7 @@
 """Running a plan: work folders, do's, waiting, recovery.
 
     session.py     start_run / continue_run / dry_run: the entry points (a run = store the plan, then continue)
-    scheduler.py   the Engine: dependency order, procs, max_async, failures, recovery after a crash
+    engine.py      the Engine: dependency order, procs, max_async, failures, recovery after a crash
     shared.py      shared do's (once per step, when all its workpackages reached them)
     waiting.py     workpackages waiting for a done file: files, time limit, the backend's job states
     materialise.py a workpackage's first start: environment, folders, filesets, substitutesets

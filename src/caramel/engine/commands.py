@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from caramel.engine.script import Command
 from caramel.errors import RunError
+from caramel.expand import layout
 from caramel.expand.plan import eval_bool
 from caramel.expand.substitute import substitute
 from caramel.expand.values import evaluate
@@ -27,7 +28,7 @@ def sub(text: str, texts: dict[str, str]) -> str:
 
 def path_text(text: str, texts: dict[str, str]) -> str:
     """A file or folder name: substituted, then `~` and environment variables expanded (as JUBE does)."""
-    return os.path.expandvars(os.path.expanduser(sub(text, texts)))
+    return layout.resolve_path_text(sub(text, texts))
 
 
 def cycle_texts(bench: Benchmark, texts: dict[str, str], cycle: int) -> dict[str, str]:

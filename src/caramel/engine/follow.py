@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from caramel.engine.scheduler import Summary
-from caramel.state.store import STATES
+from caramel.engine.engine import Summary
+from caramel.vocabulary import STATES
 
 
 @dataclass

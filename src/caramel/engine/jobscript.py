@@ -16,13 +16,14 @@ import shlex
 import jinja2
 
 from caramel.engine.script import Command
+from caramel.expand import layout
 from caramel.spec.limits import slurm_time
 from caramel.spec.model import Benchmark, Step
 from caramel.spec.sources import templates_dir
 
 DONE_FILE = "caramel.done"
 JOB_FILE = "caramel_job.sh"
-FINGERPRINT_FILE = "caramel_fingerprint.txt"  # written by the job (templates/slurm/fingerprint.sh)
+FINGERPRINT_FILE = layout.FINGERPRINT_FILE
 _END = "CARAMEL_JOB_SCRIPT_END"
 
 

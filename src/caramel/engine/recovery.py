@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 from caramel.engine.script import Command, Outcome, Ran, carry_path, check_files, parse_exports
 from caramel.engine.workdir import WpPaths
+from caramel.expand import layout
 
-RECORD_NAME = ".caramel_ended"
+RECORD_NAME = layout.ENDED_RECORD
 SPARE_NAME = ".caramel_spare"
 SPARE_BYTES = 512 * 1024
 INTERRUPTED = "interrupted"  # how the reason of a workpackage stopped by bench begins

@@ -19,10 +19,11 @@ from caramel.engine.commands import command_for, cycle_texts, shared_texts
 from caramel.engine.script import Command, Outcome, Ran, check_files, failure_reason
 from caramel.engine.workdir import shared_folder, wp_paths
 from caramel.errors import CaramelError
+from caramel.expand import layout
 from caramel.state.store import WpRow
 
 if TYPE_CHECKING:
-    from caramel.engine.scheduler import Engine
+    from caramel.engine.engine import Engine
 
 
 def depend_history(engine: Engine, step_name: str) -> set[str]:
@@ -84,7 +85,7 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
         with store.transaction():
             store.set_shared_state(step_name, cycle, op, "running")
         outcome = _recorded(engine, step_name, command, folder) or engine.runner.run(
-            [command], env, os.path.join(folder, ".caramel_env"), dump_env=False,
+            [command], env, os.path.join(folder, layout.CARRY_FILE), dump_env=False,
             record=(recovery.record_file(folder), "shared"))
         paths = wp_paths(engine.info.run_dir, trigger.dirname, step, texts, engine.bench.home)
         materialise.write_do_log(step, paths, texts, env, [command] if outcome.ran else [], shared=True)

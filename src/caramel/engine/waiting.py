@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from caramel.engine.scheduler import Engine
+    from caramel.engine.engine import Engine
 
 
 # A job that ended without its done file fails only once it has been over this long: the file may

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from caramel.engine.commands import path_text, sub
 from caramel.errors import RunError
+from caramel.expand import layout
 from caramel.spec.model import Step
 
 
@@ -26,15 +27,15 @@ class WpPaths:
     @property
     def carry_file(self) -> str:
         """Where a do's subshell leaves its exports for the next do (see engine.script)."""
-        return os.path.join(self.wp_dir, ".caramel_env")
+        return os.path.join(self.wp_dir, layout.CARRY_FILE)
 
 
 def wp_paths(run_dir: str, dirname: str, step: Step, texts: dict[str, str], home: str) -> WpPaths:
-    wp_dir = os.path.join(run_dir, dirname)
-    work = os.path.join(wp_dir, "work")
+    wp_dir = layout.wp_folder(run_dir, dirname)
+    work = layout.work_folder(run_dir, dirname)
     base = work
     if step.work_dir:
-        base = os.path.normpath(os.path.join(home, path_text(step.work_dir, texts)))
+        base = layout.step_work_dir(home, path_text(step.work_dir, texts))
         if "$" in base:
             raise RunError(f"work_dir {base!r} of step '{step.name}' names an unknown parameter or variable",
                            step.where, hint="define the parameter, or write the folder without $")
@@ -46,7 +47,7 @@ def shared_folder(run_dir: str, step: Step, texts: dict[str, str]) -> tuple[str,
     if not step.shared:
         return None
     name = sub(step.shared, texts)
-    return name, os.path.join(run_dir, f"{step.name}_{name}")
+    return name, layout.shared_folder(run_dir, step.name, name)
 
 
 def clean(wp_dir: str) -> None:

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 
 from caramel.errors import ExpandError, SpecError, did_you_mean
+from caramel.expand import layout
 from caramel.expand.count import DEFAULT_MAX_WORKPACKAGES, check_limit
 from caramel.expand.space import expand_space
 from caramel.expand.substitute import substitute
@@ -46,7 +47,7 @@ class Workpackage:
     @property
     def dirname(self) -> str:
         suffix = self.values["jube_wp_suffix"].text if "jube_wp_suffix" in self.values else ""
-        return f"{self.padid}_{self.step.name}{suffix}"
+        return layout.wp_dirname(self.id, self.step.name, suffix)
 
     def text(self, name: str) -> str:
         return self.values[name].text
@@ -295,8 +296,8 @@ class Planner:
         suffix = ""
         if step.suffix:
             suffix = "_" + os.path.expandvars(os.path.expanduser(substitute(step.suffix, consts, final=True)))
-        work = os.path.join(self.run_dir, f"{wp_id:06d}_{step.name}{suffix}", "work")
-        if step.work_dir:
+        work = layout.work_folder(self.run_dir, layout.wp_dirname(wp_id, step.name, suffix))
+        if step.work_dir:  # its text as written: the plan's values are not final yet
             work = os.path.join(self.bench.home, step.work_dir)
         values.update({
             "jube_wp_id": _builtin("jube_wp_id", str(wp_id), "int"),

@@ -15,7 +15,7 @@ import os
 import socket
 import subprocess
 
-from caramel.engine.jobscript import FINGERPRINT_FILE
+from caramel.expand import layout
 from caramel.spec.sources import templates_dir
 
 _NUMBERS = ("cpu_count", "gpu_count", "memory_gb")
@@ -47,7 +47,7 @@ def probe_here() -> dict[str, str | int]:
 def from_run(run_dir: str, job_ids: list[str]) -> dict[str, str | int]:
     """The fingerprint of the nodes the run's workpackages ran on."""
     if job_ids:
-        for path in glob.iglob(os.path.join(glob.escape(run_dir), "*", "work", FINGERPRINT_FILE)):
+        for path in glob.iglob(os.path.join(glob.escape(run_dir), "*", layout.WORK, layout.FINGERPRINT_FILE)):
             try:
                 with open(path) as handle:
                     found = parse(handle.read())

@@ -17,6 +17,7 @@ from caramel.analyse.analyser import AnalyserResult
 from caramel.analyse.derived import to_type
 from caramel.analyse.inputs import AnalysisInput, WPRecord, param_type
 from caramel.expand.substitute import references, substitute
+from caramel.vocabulary import UNIT_STATISTICS
 
 # Worst first: a chain is as good as its worst workpackage.
 STATE_RANK = {"failed": 0, "cancelled": 1, "running": 2, "waiting": 3, "open": 4, "done": 5}
@@ -193,7 +194,6 @@ def text_of(value) -> str:
     return str(value)
 
 
-_UNIT_STATS = ("first", "last", "min", "max", "avg", "sum", "std")  # JUBE gives _cnt no unit
 
 
 def units(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[str], names: list[str]) -> dict[str, str]:
@@ -207,7 +207,7 @@ def units(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[st
     out: dict[str, str] = {}
     for name in names:
         base = name
-        for stat in _UNIT_STATS:
+        for stat in UNIT_STATISTICS:
             if name.endswith("_" + stat) and name not in patterns:
                 base = name[:-len(stat) - 1]
                 break

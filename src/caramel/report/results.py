@@ -25,6 +25,7 @@ from caramel.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.report.performance import performance_table
 from caramel.report.table import TableData, make_table
 from caramel.spec.model import Result, Table
+from caramel.vocabulary import STATISTICS
 
 
 @dataclass
@@ -148,7 +149,6 @@ def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: b
     return made
 
 
-STATISTICS = ("first", "last", "min", "max", "avg", "sum", "cnt", "std")
 
 
 def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], made: list[Made]) -> list[str]:

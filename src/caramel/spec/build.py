@@ -16,6 +16,7 @@ from caramel.spec.limits import parse_copies, parse_duration
 from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.sources import IncludePath, expand_includes, read_tree, remove_inactive
 from caramel.spec.tree import Node
+from caramel.vocabulary import plain_bool
 
 NAME_RE = re.compile(r"^[^\d\W]\w*$")
 SET_KINDS = ("parameterset", "substituteset", "fileset", "patternset")
@@ -25,11 +26,9 @@ def _bool(node: Node, attr: str, default: bool) -> bool:
     value = node.attrs.get(attr)
     if value is None:
         return default
-    text = value.strip().lower()
-    if text in ("true", "1", "yes"):
-        return True
-    if text in ("false", "0", "no", ""):
-        return False
+    plain = plain_bool(value) if value.strip() else False
+    if plain is not None:
+        return plain
     raise SpecError(f"{attr}={value!r} on <{node.tag}> is not a boolean", node.where, hint="expected true or false")
 
 

@@ -16,15 +16,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
+from caramel.expand import layout
 from caramel.spec.model import Benchmark
 from caramel.state import dbfile
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 
-DB_NAME = "caramel.db"
+DB_NAME = layout.RUN_DB
 # 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
 SCHEMA_VERSION = 2
-STATES = ("open", "running", "waiting", "done", "failed", "cancelled")
 
 SCHEMA = """
 CREATE TABLE runs (

@@ -28,10 +28,10 @@ from caramel.engine.runner import Runner
 from caramel.engine.script import Command, Outcome, carry_path, failure_reason
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
+from caramel.expand import layout
 from caramel.spec.model import Step
 from caramel.state.store import CommandRow, Store, WpRow
-
-ACTIVE = ("running", "waiting")
+from caramel.vocabulary import ACTIVE_STATES
 
 
 @dataclass
@@ -109,7 +109,7 @@ class Engine:
             for parent in wp.parents:
                 self.children[parent].append(wp.id)
         self.counts = Counter(wp.state for wp in self.wps.values())
-        self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE)
+        self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE_STATES)
         # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
         self.settled = Counter(wp.step for wp in self.wps.values() if _settled(wp))
         self.heap: list[int] = []
@@ -207,7 +207,7 @@ class Engine:
                            if self.bench.steps[self.wps[p].step].export]
             env = materialise.initial_env(self.base_env, parent_envs, texts)
             started = Started(wp, step, texts, paths, env)
-            links = [(self.wps[p].step, os.path.join(self.info.run_dir, self.wps[p].dirname, "work"))
+            links = [(self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))
                      for p in wp.parents]
             try:
                 started.env = materialise.materialise(self.bench, step, texts, paths, self.info.run_dir, links,
@@ -301,8 +301,8 @@ class Engine:
         if wp.state != state:
             self.counts[wp.state] -= 1
             self.counts[state] += 1
-            if (wp.state in ACTIVE) != (state in ACTIVE):
-                self.inflight[wp.step] += 1 if state in ACTIVE else -1
+            if (wp.state in ACTIVE_STATES) != (state in ACTIVE_STATES):
+                self.inflight[wp.step] += 1 if state in ACTIVE_STATES else -1
             self.store.event(wp.id, state, fields.get("reason", ""))
         was_settled = _settled(wp)
         wp.state = state

@@ -1,0 +1,63 @@
+"""Where a run keeps what: the one owner of the run folder's layout.
+
+A run folder (JUBE's layout, so JUBE users find their files where they expect them):
+
+    <run dir>/caramel.db                    the run's state (state.store)
+    <run dir>/analyse.db                    analysed values kept between `bench result` calls
+    <run dir>/.caramel_ended                each do's end, appended by the shell that ran it
+    <run dir>/<6-digit id>_<step>[_suffix]/         a workpackage's folder (bench's own files)
+    <run dir>/<6-digit id>_<step>[_suffix]/work/    its work folder (the do's run here)
+    <run dir>/<step>_<name>/                a step's `shared=` folder, linked as <name> from each work folder
+
+A step with `work_dir=` runs its do's in that folder, relative to the benchmark file's folder.
+Every stage that needs one of these paths asks this module; nothing else joins them.
+"""
+
+from __future__ import annotations
+
+import os
+
+RUN_DB = "caramel.db"
+ANALYSIS_CACHE = "analyse.db"
+ENDED_RECORD = ".caramel_ended"
+CARRY_FILE = ".caramel_env"  # a do's subshell leaves its exports here for the next do
+FINGERPRINT_FILE = "caramel_fingerprint.txt"  # written by the job (templates/slurm/fingerprint.sh)
+WORK = "work"
+
+
+def wp_dirname(wp_id: int, step: str, suffix: str = "") -> str:
+    """The workpackage folder's name: `000042_train` or `000042_train_<suffix>` (suffix with its `_`)."""
+    return f"{wp_id:06d}_{step}{suffix}"
+
+
+def wp_folder(run_dir: str, dirname: str) -> str:
+    return os.path.join(run_dir, dirname)
+
+
+def work_folder(run_dir: str, dirname: str) -> str:
+    """`<run dir>/<dirname>/work`: where a workpackage's do's run unless its step has `work_dir=`."""
+    return os.path.join(run_dir, dirname, WORK)
+
+
+def shared_folder(run_dir: str, step: str, name: str) -> str:
+    """The one folder of a step with `shared="name"`."""
+    return os.path.join(run_dir, f"{step}_{name}")
+
+
+def step_work_dir(home: str, resolved: str) -> str:
+    """The folder a step's `work_dir=` names, given its text already substituted (relative to `home`,
+    the benchmark file's folder; an absolute text stays)."""
+    return os.path.normpath(os.path.join(home, resolved))
+
+
+def resolve_path_text(text: str) -> str:
+    """`~` and environment variables in a substituted file or folder name, as JUBE expands them."""
+    return os.path.expandvars(os.path.expanduser(text))
+
+
+def run_db(run_dir: str) -> str:
+    return os.path.join(run_dir, RUN_DB)
+
+
+def analysis_cache(run_dir: str) -> str:
+    return os.path.join(run_dir, ANALYSIS_CACHE)
