@@ -1,0 +1,192 @@
+"""Layers that only point down: every import inside src/caramel goes to the same layer or a lower one,
+and no two packages import each other.
+
+The imports are read with Python's `ast` (at any depth: inside functions and `if TYPE_CHECKING:` blocks
+too; relative imports resolved), so an import hidden in a function body counts like one at the top.
+`CARAMEL_LAYERS_ROOT` points the test at another tree's `src/caramel` (to show it failing on an old one).
+docs/architecture.md explains the order.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from pathlib import Path
+
+import pytest
+
+import caramel
+
+# Low to high (docs/architecture.md says why); a module may import from its own rank or a lower one. The
+# rank of a module is the rank of its package (first name under caramel) or of the top-level module itself.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("errors", "vocabulary", "resources", "__version__"),
+    ("spec",),
+    ("expand",),
+    ("systems", "containers", "energy"),  # facts about the site a run is planned for
+    ("state",),
+    ("backends",),
+    ("engine",),
+    ("analyse",),
+    ("history",),  # what runs measured, kept across runs (docs/architecture.md: why below report)
+    ("report",),
+    ("pages", "predict", "catalog", "workloads"),
+    ("api", "cli", "__main__", "__init__"),
+)
+RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
+
+# Modules of caramel.backends that other packages may import: the interface and the registries. A
+# concrete scheduler or launcher (slurm, local shell...) is reached by name through a registry, never
+# imported outside backends/, so a new scheduler is one module there and nothing else changes.
+BACKEND_INTERFACE = ("base", "registry", "schedulers", "launchers")
+
+# Edges another helper of issue 13 is removing, each named (importing module, imported module). The test
+# fails on every other problem, and each of these is a strict xfail: once it is gone the test says so and
+# the entry is deleted, so this list only shrinks.
+PENDING: dict[tuple[str, str], str] = {
+    ("caramel.history.metrics", "caramel.report.results"):
+        "v13: history collects figures from the typed run record, not from report's tables",
+    ("caramel.engine.engine", "caramel.backends.slurm"): "b13: the job id comes from the scheduler interface",
+    ("caramel.history.provenance", "caramel.backends.slurm"): "b13: job states come from the scheduler interface",
+}
+
+
+def source_root() -> Path:
+    return Path(os.environ.get("CARAMEL_LAYERS_ROOT") or Path(caramel.__file__).parent)
+
+
+def module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(["caramel", *parts])
+
+
+def is_module(root: Path, module: str) -> bool:
+    path = root.joinpath(*module.split(".")[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def imported_modules(root: Path, path: Path) -> list[tuple[int, str]]:
+    """(line, caramel module) for every import of caramel in one file, at any depth."""
+    name = module_name(root, path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            # `from caramel.spec import model` imports a module when there is one by that name
+            # (and `from caramel import __version__` a name with a layer of its own)
+            out += [(node.lineno, f"{target}.{alias.name}"
+                     if target == "caramel" or is_module(root, f"{target}.{alias.name}") else target)
+                    for alias in node.names]
+    return [(line, target) for line, target in out if target == "caramel" or target.startswith("caramel.")]
+
+
+def unit(module: str) -> str:
+    """The layer unit of a module: its package under caramel, or the top-level module's name.
+    `caramel.__version__` is a base fact that lives in caramel/__init__.py because packaging reads it there."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def all_edges(root: Path) -> list[tuple[str, int, str]]:
+    """(importing module:line, imported module) for every caramel import under root."""
+    edges = []
+    for path in sorted(root.rglob("*.py")):
+        source = module_name(root, path)
+        for line, target in imported_modules(root, path):
+            edges.append((f"{source}:{line}", line, target))
+    return edges
+
+
+def rank_of(module: str) -> int:
+    name = unit(module)
+    if name not in RANK:
+        pytest.fail(f"{module}: package {name!r} has no layer in tests/test_layers.py (add it, and to "
+                    "docs/architecture.md)")
+    return RANK[name]
+
+
+def is_backend_interface(module: str) -> bool:
+    parts = module.split(".")
+    return len(parts) <= 2 or parts[2] in BACKEND_INTERFACE and (len(parts) == 3 or parts[-1] in BACKEND_INTERFACE)
+
+
+def layer_problems(root: Path) -> list[tuple[str, str, str]]:
+    """(importing module, imported module, what is wrong) for every import against the layers."""
+    problems = []
+    edges = all_edges(root)
+    for where, _, target in edges:
+        source = where.partition(":")[0]
+        if rank_of(target) > rank_of(source):
+            problems.append((source, target, f"{where} imports {target}: layer {unit(source)!r} is below "
+                                             f"{unit(target)!r}"))
+        elif unit(target) == "backends" != unit(source) and not is_backend_interface(target):
+            problems.append((source, target, f"{where} imports {target}: outside backends/, only its interface "
+                                             f"({', '.join(BACKEND_INTERFACE)}) is imported"))
+    between: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for where, _, target in edges:
+        source = where.partition(":")[0]
+        if unit(source) != unit(target):
+            between.setdefault((unit(source), unit(target)), (source, target, f"{where} imports {target}"))
+    for (a, b), first in sorted(between.items()):
+        if a < b and (b, a) in between:
+            problems.append((first[0], first[1], f"packages {a!r} and {b!r} import each other: {first[2]}; "
+                                                 f"{between[(b, a)][2]}"))
+    return problems
+
+
+def messages(problems: list[tuple[str, str, str]]) -> list[str]:
+    return [message for _, _, message in problems]
+
+
+def test_the_layer_list_names_every_package() -> None:
+    root = source_root()
+    units = {unit(module_name(root, path)) for path in root.rglob("*.py")}
+    assert units <= set(RANK), f"no layer for {sorted(units - set(RANK))}"
+
+
+def test_imports_only_point_down() -> None:
+    problems = [message for source, target, message in layer_problems(source_root())
+                if (source, target) not in PENDING]
+    assert not problems, "imports against the layers:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("edge", sorted(PENDING), ids="->".join)
+@pytest.mark.xfail(strict=True, reason="another helper of issue 13 removes this edge")
+def test_pending_edge_is_gone(edge: tuple[str, str]) -> None:
+    found = [message for source, target, message in layer_problems(source_root()) if (source, target) == edge]
+    assert not found, f"{PENDING[edge]}: " + "; ".join(found)
+
+
+def test_the_reader_sees_hidden_and_relative_imports(tmp_path: Path) -> None:
+    """An import inside a function, in a TYPE_CHECKING block and a relative one all count."""
+    pkg = tmp_path / "caramel"
+    (pkg / "spec").mkdir(parents=True)
+    (pkg / "engine").mkdir()
+    for folder in (pkg, pkg / "spec", pkg / "engine"):
+        (folder / "__init__.py").write_text("")
+    (pkg / "engine" / "engine.py").write_text("X = 1\n")
+    (pkg / "spec" / "model.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from caramel.engine import engine\n"
+        "def f():\n"
+        "    from ..engine.engine import X\n"
+        "    return X\n")
+    assert messages(layer_problems(pkg)) == [
+        "caramel.spec.model:3 imports caramel.engine.engine: layer 'spec' is below 'engine'",
+        "caramel.spec.model:5 imports caramel.engine.engine: layer 'spec' is below 'engine'",
+    ]
+    (pkg / "engine" / "engine.py").write_text("from caramel.spec import model\n")
+    cycle = [p for p in messages(layer_problems(pkg)) if p.startswith("packages")]
+    assert cycle == ["packages 'engine' and 'spec' import each other: caramel.engine.engine:1 imports "
+                     "caramel.spec.model; caramel.spec.model:3 imports caramel.engine.engine"]
