@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from caramel.engine.script import Command
 from caramel.errors import RunError
 from caramel.expand import layout
-from caramel.expand.plan import eval_bool
+from caramel.expand.conditions import eval_bool
 from caramel.expand.substitute import substitute
 from caramel.expand.values import evaluate
 from caramel.spec.model import Benchmark, Do, Step

@@ -12,7 +12,7 @@ import shutil
 
 from caramel.engine.commands import sub
 from caramel.errors import RunError
-from caramel.expand.plan import eval_bool
+from caramel.expand.conditions import eval_bool
 from caramel.spec.model import FileEntry, Substituteset
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 
 from caramel.errors import Location, SpecError
-from caramel.expand.plan import Plan, eval_bool
+from caramel.expand.conditions import eval_bool
+from caramel.expand.plan import Plan
 from caramel.expand.substitute import substitute
 
 _UNRESOLVED = re.compile(r"\$\{?(system_\w+?)\}?(?![\w])")

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from caramel.errors import ExpandError, SpecError, did_you_mean
 from caramel.expand import layout
+from caramel.expand.conditions import eval_bool
 from caramel.expand.count import DEFAULT_MAX_WORKPACKAGES, check_limit
 from caramel.expand.space import expand_space
 from caramel.expand.substitute import substitute
@@ -336,20 +337,6 @@ class Planner:
                               f"(step '{step.name}' is at {self.next_id:,})", step.where,
                               hint="use fewer values, or raise the limit with --max-workpackages N")
         return Workpackage(wp_id, step, iteration, list(parents), values, local_names)
-
-
-def eval_bool(text: str, what: str, where) -> bool:
-    """`true`/`false` or a Python condition (JUBE's active= and caramel's exclude)."""
-    stripped = text.strip()
-    if stripped.lower() in ("true", ""):
-        return True
-    if stripped.lower() == "false":
-        return False
-    try:
-        return bool(eval(stripped, {"__builtins__": __builtins__}))  # noqa: S307 - a condition the file declares
-    except (Exception, SystemExit) as exc:  # exit() in a condition is an error too
-        raise ExpandError(f"{what}: cannot evaluate {stripped!r}: {type(exc).__name__}: {exc}", where,
-                          hint="write true, false or a Python condition") from None
 
 
 def make_plan(bench: Benchmark, run_id: int | None = None, max_workpackages: int | None = None) -> Plan:

@@ -170,7 +170,7 @@ def _status(inp: AnalysisInput, chain: list[WPRecord], groups, missing: list[str
 def keep(row: Row, condition: str, where=None) -> bool:
     """A table's filter= for one row: `$name` substituted with the row's values, then evaluated."""
     from caramel.analyse.inputs import AnalyseError
-    from caramel.expand.plan import eval_bool
+    from caramel.expand.conditions import eval_bool
 
     values = {}
     for name in references(condition):
