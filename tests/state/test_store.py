@@ -33,12 +33,12 @@ def test_create_then_read_back(tmp_path: Path) -> None:
 def test_a_failed_transaction_changes_nothing(tmp_path: Path) -> None:
     store = make(tmp_path)
     with pytest.raises(ZeroDivisionError), store.transaction():
-        store.update(0, state="done", env={"A": "1"})
+        store.move(store.workpackages()[0], "finish", env={"A": "1"})
         store.add_commands([CommandRow(0, 1, 0, 0, "do", "echo", "/", 0, 1.0, 2.0)])
         raise ZeroDivisionError
     assert store.workpackages()[0].state == "open" and store.commands() == [] and store.env(0) is None
     with store.transaction():
-        store.update(0, state="done", env={"A": "1"}, wait_files={"done": "x"})
+        store.move(store.workpackages()[0], "finish", env={"A": "1"}, wait_files={"done": "x"})
     other = Store(db_path(str(tmp_path)), readonly=True)  # another process's view
     assert other.workpackages()[0].state == "done" and other.env(0) == {"A": "1"}
     assert other.counts() == {"s": {"done": 1, "open": 2}}
@@ -85,3 +85,56 @@ def test_registry_resolves_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         registry.resolve(None, "x", cwd=here)
     with pytest.raises(RunError, match="no run was started"):
         registry.resolve(None, None, cwd=str(tmp_path / "data"))
+
+
+def test_a_state_moves_only_as_the_store_allows(tmp_path: Path) -> None:
+    """Store.move is the one way to change a state: a move that does not start from the workpackage's
+    state is refused and changes nothing; `update` refuses the state column."""
+    from caramel.state.transitions import TransitionError
+
+    store = make(tmp_path)
+    wp = store.workpackages()[0]
+    with store.transaction():
+        store.move(wp, "start", attempt=1, started=5.0)
+        store.move(wp, "fail", reason="exit 1", exit_code=1, ended=6.0)
+    with pytest.raises(TransitionError, match=r"workpackage 0 is failed: the move 'resume' .* does not start there"):
+        with store.transaction():
+            store.move(wp, "resume")
+    with pytest.raises(TransitionError, match="no state move named 'explode'"):
+        store.move(wp, "explode")
+    with pytest.raises(ValueError, match="a state changes through Store.move"), store.transaction():
+        store.update(0, state="done")
+    assert store.workpackages()[0].state == wp.state == "failed"
+    assert [(kind, message) for _, _, kind, message in store.events(0)] == [("running", ""), ("failed", "exit 1")]
+
+
+def test_a_retry_resets_what_the_last_attempt_left(tmp_path: Path) -> None:
+    """The fields a new attempt and a removal reset are one list (state.transitions.FRESH)."""
+    store = make(tmp_path)
+    wp = store.workpackages()[0]
+    with store.transaction():
+        store.move(wp, "start", attempt=1, started=5.0)
+        store.move(wp, "wait", wait_kind="file", wait_files={"done": "d"}, wait_since=6.0, job_id="42",
+                   cycle=2, wait_op=1, env={"A": "1"}, reason="waits")
+        store.move(wp, "remove", message="", reason="removed: will run again")
+    row = store.workpackages()[0]
+    assert (row.state, row.reason, row.job_id, row.cycle, row.wait_op, row.wait_kind, row.wait_files,
+            row.wait_since, row.started, row.attempt) == ("open", "removed: will run again", "", 0, -1, "", {},
+                                                          None, None, 1)
+    assert store.env(0) is None and (wp.state, wp.job_id, wp.wait_files) == ("open", "", {})
+    assert store.events(0)[-1][2:] == ("removed", "")
+    with store.transaction():
+        store.move(wp, "start", attempt=2, started=7.0)
+    assert store.workpackages()[0].reason == ""
+
+
+def test_interrupt_moves_every_running_workpackage(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    first, second, third = store.workpackages()
+    with store.transaction():
+        store.move(first, "start", attempt=1, started=1.0)
+        store.move(second, "start", attempt=1, started=1.0)
+        store.move(third, "fail", reason="no")
+        store.interrupt_running("interrupted: stopped", recorded=[1])
+    assert [w.state for w in store.workpackages()] == ["open", "open", "failed"]
+    assert store.events(1)[-1][2:] == ("open", "interrupted: stopped")

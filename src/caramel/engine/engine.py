@@ -95,8 +95,8 @@ class Engine:
         self.info = store.info()
         self.bench = store.model()
         self.backend = backend
-        self.version = 0  # grows with every state change: a poll with nothing new since the last is skipped
-        self.checked_version = -1
+        self._version = 0  # grows with every state change: a poll with nothing new since the last is skipped
+        self._checked_version = -1
         self.settings = settings or Settings()
         self.progress = progress or Progress()
         self.base_env = dict(os.environ)
@@ -112,12 +112,12 @@ class Engine:
         self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE_STATES)
         # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
         self.settled = Counter(wp.step for wp in self.wps.values() if _settled(wp))
-        self.heap: list[int] = []
-        self.resume: dict[int, tuple[int, int]] = {}  # waiting workpackage -> (cycle, op) to go on from
+        self._heap: list[int] = []
+        self._resume: dict[int, tuple[int, int]] = {}  # waiting workpackage -> (cycle, op) to go on from
         self.deferred: dict[str, list[int]] = defaultdict(list)  # held back by max_async
         self.started: dict[int, Started] = {}
         self.running_step: str | None = None
-        self.shared_interrupted: set[tuple[str, int, int]] = set()
+        self._shared_interrupted: set[tuple[str, int, int]] = set()
         self.record_file = recovery.record_file(self.info.run_dir)  # where the shells record each do's end
 
     # --- the loop ---------------------------------------------------------------------------
@@ -126,8 +126,8 @@ class Engine:
             check_step(step)
         self._recover()
         self._settle_cancelled()
-        self.heap = [wp.id for wp in self.wps.values() if wp.state == "open" and self._parents_done(wp)]
-        heapq.heapify(self.heap)
+        self._heap = [wp.id for wp in self.wps.values() if wp.state == "open" and self._parents_done(wp)]
+        heapq.heapify(self._heap)
         waiting.check(self)
         self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
         spare = recovery.reserve(self.info.run_dir)
@@ -153,15 +153,15 @@ class Engine:
 
     def _fill(self) -> None:
         """Start what may start now: one workpackage, or up to `procs` of one step."""
-        while self.heap:
-            wp = self.wps[self.heap[0]]
-            if wp.state not in ("open", "waiting") or (wp.state == "waiting" and wp.id not in self.resume):
-                heapq.heappop(self.heap)  # stale entry
+        while self._heap:
+            wp = self.wps[self._heap[0]]
+            if wp.state not in ("open", "waiting") or (wp.state == "waiting" and wp.id not in self._resume):
+                heapq.heappop(self._heap)  # stale entry
                 continue
             step = self.bench.steps[wp.step]
             if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):
                 return
-            heapq.heappop(self.heap)
+            heapq.heappop(self._heap)
             if wp.state == "open" and not self._async_slot(wp, step):
                 self.deferred[wp.step].append(wp.id)
                 continue
@@ -192,17 +192,16 @@ class Engine:
             with self.store.transaction():
                 self.fail(wp, str(exc))
             return
-        if wp.id in self.resume:
-            cycle, op = self.resume.pop(wp.id)
+        if wp.id in self._resume:
+            cycle, op = self._resume.pop(wp.id)
             with self.store.transaction():
-                self.set_state(wp, "running", reason="", wait_kind="", wait_files={})
+                self.move(wp, "resume")
             env = self.store.env(wp.id) or materialise.initial_env(self.base_env, [], texts)
             started = Started(wp, step, texts, paths, env)
         else:
             cycle, op = 0, 0
             with self.store.transaction():
-                self.set_state(wp, "running", attempt=wp.attempt + 1, started=time.time(), ended=None, exit_code=None,
-                          reason="", cycle=0, wait_op=-1, wait_kind="", wait_files={}, wait_since=None, env=None)
+                self.move(wp, "start", attempt=wp.attempt + 1, started=time.time())
             parent_envs = [self.store.env(p) or {} for p in wp.parents
                            if self.bench.steps[self.wps[p].step].export]
             env = materialise.initial_env(self.base_env, parent_envs, texts)
@@ -262,7 +261,7 @@ class Engine:
             if outcome.status in ("done", "break"):
                 if outcome.status == "done" and started.shared_stop is not None:
                     cycle, op = started.shared_stop
-                    self.set_state(wp, "waiting", cycle=cycle, wait_op=op, wait_kind="shared", wait_files={},
+                    self.move(wp, "wait", cycle=cycle, wait_op=op, wait_kind="shared", wait_files={},
                               wait_since=time.time(), env=env,
                               reason=f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})")
                     self.store.add_commands(rows)
@@ -274,7 +273,7 @@ class Engine:
             elif outcome.status == "waiting":
                 cmd = commands[outcome.index]
                 job = job_id_in(cmd.stdout)  # `Submitted batch job N`: followed through the scheduler
-                self.set_state(wp, "waiting", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
+                self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
                           env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
                           + (f" (job {job})" if job else ""))
@@ -294,47 +293,76 @@ class Engine:
                            commands[r.index].kind, commands[r.index].text, commands[r.index].cwd, r.exit_code,
                            r.started, r.ended) for r in outcome.ran]
 
-    def set_state(self, wp: WpRow, state: str, **fields) -> None:
-        """Change a workpackage's state, in the store (inside a transaction) and in memory."""
-        self.store.update(wp.id, state=state, **fields)
-        self.version += 1
-        if wp.state != state:
-            self.counts[wp.state] -= 1
-            self.counts[state] += 1
-            if (wp.state in ACTIVE_STATES) != (state in ACTIVE_STATES):
-                self.inflight[wp.step] += 1 if state in ACTIVE_STATES else -1
-            self.store.event(wp.id, state, fields.get("reason", ""))
-        was_settled = _settled(wp)
-        wp.state = state
-        for name, value in fields.items():
-            if hasattr(wp, name):
-                setattr(wp, name, value)
+    def move(self, wp: WpRow, name: str, **fields) -> None:
+        """Make the state move `name` (state.transitions) for `wp`, in the store (inside a transaction) and
+        in memory, and keep the engine's counts."""
+        before, was_settled = wp.state, _settled(wp)
+        self.store.move(wp, name, **fields)
+        self._version += 1
+        if wp.state != before:
+            self.counts[before] -= 1
+            self.counts[wp.state] += 1
+            if (before in ACTIVE_STATES) != (wp.state in ACTIVE_STATES):
+                self.inflight[wp.step] += 1 if wp.state in ACTIVE_STATES else -1
         self.settled[wp.step] += _settled(wp) - was_settled
 
+    # --- what engine.shared and engine.waiting use ------------------------------------------------
+    def waiting_at(self, wait_kind: str, step: str | None = None) -> list[WpRow]:
+        """Workpackages waiting for a done file ("file") or their step's shared do ("shared"), of `step`
+        or of all steps, that are not already going on."""
+        ids = self.by_step.get(step, []) if step is not None else self.wps
+        return [self.wps[i] for i in ids if self.wps[i].state == "waiting" and self.wps[i].wait_kind == wait_kind
+                and i not in self._resume]
+
+    def ready(self, wp: WpRow, cycle: int, op: int) -> None:
+        """`wp` goes on with do `op` of `cycle` when its turn comes (its wait is over)."""
+        self._resume[wp.id] = (cycle, op)
+        heapq.heappush(self._heap, wp.id)
+
+    def changed_since_last_poll(self) -> bool:
+        """True once after every batch of state changes: a poll with nothing new since the last is skipped."""
+        if self._checked_version == self._version:
+            return False
+        self._checked_version = self._version
+        return True
+
+    def note(self, wp: WpRow, reason: str) -> None:
+        """What a waiting workpackage waits on, in words (not a state move; call inside a transaction)."""
+        if reason != wp.reason:
+            self.store.update(wp.id, reason=reason)
+            wp.reason = reason
+
+    def was_running_shared(self, step: str, cycle: int, op: int) -> bool:
+        """Whether the shared do (cycle, op) of `step` was running when the last bench stopped."""
+        return (step, cycle, op) in self._shared_interrupted
+
+    def show_progress(self) -> None:
+        self.progress.update(dict(self.counts))
+
     def mark_done(self, wp: WpRow, rows: list[CommandRow], env: dict[str, str] | None) -> None:
-        self.set_state(wp, "done", ended=time.time(), exit_code=0, reason="", wait_kind="", wait_files={}, env=env)
+        self.move(wp, "finish", ended=time.time(), env=env)
         self.store.add_commands(rows)
         for child in self.children[wp.id]:
             if self.wps[child].state == "open" and self._parents_done(self.wps[child]):
-                heapq.heappush(self.heap, child)
+                heapq.heappush(self._heap, child)
         self._release(wp.step)
 
     def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: list[CommandRow] = ()) -> None:
         """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
-        self.set_state(wp, "failed", ended=time.time(), exit_code=exit_code, reason=reason)
+        self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
         self.store.add_commands(rows)
         todo = list(self.children[wp.id])
         while todo:
             child = self.wps[todo.pop()]
             if child.state == "open":
-                self.set_state(child, "cancelled", reason=f"not run: workpackage {wp.id} ({wp.step}) failed")
+                self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) failed")
                 todo += self.children[child.id]
         self._release(wp.step)
 
     def _release(self, step: str) -> None:
         """A workpackage of `step` ended: those held back by max_async may start."""
         for wp_id in self.deferred.pop(step, []):
-            heapq.heappush(self.heap, wp_id)
+            heapq.heappush(self._heap, wp_id)
 
     # --- recovery ----------------------------------------------------------------------------
     def _recover(self) -> None:
@@ -347,9 +375,7 @@ class Engine:
             for wp in stale:
                 self._recover_one(wp, ended.get(recovery.wp_tag(wp.id, wp.attempt)))
             # a shared do bench was running: shared._run reads whether its shell recorded its end
-            self.shared_interrupted = {(step, cycle, op) for step, cycle, op in self.store.db.execute(
-                "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
-            self.store.db.execute("DELETE FROM shared_ops WHERE state='running'")
+            self._shared_interrupted = self.store.take_running_shared()
 
     def _recover_one(self, wp: WpRow, ended: recovery.Ended | None) -> None:
         step = self.bench.steps[wp.step]
@@ -360,8 +386,7 @@ class Engine:
         except CaramelError:
             ended = None
         if ended is None:
-            self.set_state(wp, "open", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again",
-                           cycle=0, wait_op=-1, wait_kind="", wait_files={}, env=None)
+            self.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again")
             return
         cmd = self._recorded_command(step, texts, paths, ended)
         outcome = recovery.outcome_of(cmd, paths, ended)
@@ -374,17 +399,17 @@ class Engine:
         elif outcome.status == "error_file":
             self.fail(wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows)
         elif outcome.status == "waiting":
-            self.set_state(wp, "waiting", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=ended.when,
+            self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=ended.when,
                            wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
                            env=env, reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}")
             self.store.add_commands(rows)
         elif outcome.status == "break":
             self.mark_done(wp, rows, env if step.export else None)
         else:
-            self.set_state(wp, "open", reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
-                           cycle=cmd.cycle, wait_op=cmd.op, wait_kind="", wait_files={}, env=env)
+            self.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
+                      cycle=cmd.cycle, wait_op=cmd.op, env=env)
             self.store.add_commands(rows)
-            self.resume[wp.id] = (cmd.cycle, cmd.op + 1)
+            self._resume[wp.id] = (cmd.cycle, cmd.op + 1)  # pushed when run() builds the heap
 
     def _recorded_command(self, step: Step, texts: dict[str, str], paths: WpPaths,
                           ended: recovery.Ended) -> Command:
@@ -403,10 +428,10 @@ class Engine:
                     continue
                 bad = [p for p in wp.parents if self.wps[p].state in ("failed", "cancelled")]
                 if bad and wp.state == "open":
-                    self.set_state(wp, "cancelled", reason=f"not run: workpackage {bad[0]} failed or was not run")
+                    self.move(wp, "cancel", reason=f"not run: workpackage {bad[0]} failed or was not run")
                 elif not bad and wp.state == "cancelled" and wp.reason.startswith("not run"):
                     # cancelled for a parent's failure that was since removed; not one cancelled by the user
-                    self.set_state(wp, "open", reason="")
+                    self.move(wp, "reopen")
 
     def _interrupted(self, spare: str = "") -> None:
         """bench is stopping (Ctrl-C, SIGTERM): end running scripts (their shells record the do's that
@@ -418,19 +443,14 @@ class Engine:
         reason = f"{recovery.INTERRUPTED}: bench was stopped while it ran"
         for _attempt in range(2):
             try:
-                if self.store.db.in_transaction:  # the interruption came inside a change: it did not happen
-                    self.store.db.execute("ROLLBACK")
-                    self.store.reset_transaction()
+                self.store.abandon_transaction()  # the interruption came inside a change: it did not happen
                 with self.store.transaction():
-                    for entry, _outcome in stopped:
-                        self.store.event(entry.key, "open", reason)
-                    self.store.db.execute("UPDATE workpackages SET state='open', reason=? WHERE state='running'",
-                                          (reason,))
+                    self.store.interrupt_running(reason, [entry.key for entry, _outcome in stopped])
                 return
             except Exception:  # a full disk: the space kept for this moment (else the records still tell)
                 recovery.release(spare)
                 with contextlib.suppress(Exception):
-                    self.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                    self.store.checkpoint()
 
     def summary(self) -> Summary:
         counts: dict[str, dict[str, int]] = {}

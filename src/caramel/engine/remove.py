@@ -12,6 +12,7 @@ import shutil
 
 from caramel.engine.workdir import clean, shared_folder
 from caramel.errors import RunError
+from caramel.expand import layout
 from caramel.state import registry
 from caramel.state.lock import RunLock
 from caramel.state.store import Store, db_path
@@ -52,13 +53,10 @@ def _remove(store: Store, run_dir: str, ids: list[int]) -> list[int]:
     # State first: if bench dies in between, an open workpackage's leftover folder is cleaned at its start.
     with store.transaction():
         for wp_id in sorted(chosen):
-            store.update(wp_id, state="open", reason="removed: will run again", exit_code=None, job_id="",
-                         started=None, ended=None, cycle=0, wait_op=-1, wait_kind="", wait_files={},
-                         wait_since=None, env=None)
-            store.event(wp_id, "removed", "")
+            store.move(wps[wp_id], "remove", message="", reason="removed: will run again")
     model = store.model()
     for wp_id in sorted(chosen):
-        clean(os.path.join(run_dir, wps[wp_id].dirname))
+        clean(layout.wp_folder(run_dir, wps[wp_id].dirname))
     for step_name in {wps[i].step for i in chosen}:
         step = model.steps.get(step_name)
         if step is None or not step.shared:

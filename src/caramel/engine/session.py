@@ -172,9 +172,8 @@ def cancel_run(run_dir: str, wait_lock: float = 30.0) -> tuple[list[tuple[int, s
                                hint="nothing was marked cancelled; bench status shows the jobs")
             with store.transaction():
                 for wp in waiting:
-                    store.update(wp.id, state="cancelled", ended=time.time(),
-                                 reason=f"cancelled with bench cancel (job {wp.job_id})")
-                    store.event(wp.id, "cancelled", f"bench cancel: scancel {wp.job_id}")
+                    store.move(wp, "cancel", message=f"bench cancel: scancel {wp.job_id}", ended=time.time(),
+                               reason=f"cancelled with bench cancel (job {wp.job_id})")
             return [(wp.id, wp.job_id) for wp in waiting], message
         finally:
             store.close()

@@ -9,7 +9,6 @@ that already ran (the step was partly removed and redone) is not run again.
 
 from __future__ import annotations
 
-import heapq
 import os
 import time
 from typing import TYPE_CHECKING
@@ -44,8 +43,7 @@ def run_barriers(engine: Engine, only: str | None = None) -> bool:
     for step_name, ids in engine.by_step.items():
         if only is not None and step_name != only:
             continue
-        at = [engine.wps[i] for i in ids if engine.wps[i].state == "waiting" and engine.wps[i].wait_kind == "shared"
-              and i not in engine.resume]
+        at = engine.waiting_at("shared", step_name)
         if not at:
             continue
         point = min((wp.cycle, wp.wait_op) for wp in at)
@@ -97,13 +95,13 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
     with store.transaction():
         for wp in group:
             if outcome is None or outcome.status == "done":
-                engine.resume[wp.id] = (cycle, op + 1)
-                heapq.heappush(engine.heap, wp.id)
+                engine.ready(wp, cycle, op + 1)
             elif outcome.status == "break":
                 engine.mark_done(wp, [], store.env(wp.id) if step.export else None)
             elif outcome.status == "waiting":
                 assert command is not None
-                engine.set_state(wp, "waiting", wait_kind="file", wait_since=time.time(), reason=f"waits for {command.done_file}",
+                engine.move(wp, "wait", wait_kind="file", wait_since=time.time(),
+                            reason=f"waits for {command.done_file}",
                             wait_files={"done": command.done_file, "error": command.error_file,
                                         "break": command.break_file})
             else:
@@ -111,12 +109,12 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
                 reason = (failure_reason(outcome, [command]) if outcome.status == "failed"
                           else f"error file {command.error_file} found after the shared do")
                 engine.fail(wp, reason, outcome.exit_code)
-    engine.progress.update(dict(engine.counts))
+    engine.show_progress()
 
 
 def _recorded(engine: Engine, step_name: str, command: Command, folder: str) -> Outcome | None:
     """The outcome of a shared do that ended while bench was stopped (its shell recorded it), or None."""
-    if (step_name, command.cycle, command.op) not in engine.shared_interrupted:
+    if not engine.was_running_shared(step_name, command.cycle, command.op):
         return None
     ended = recovery.last_ended(recovery.record_file(folder), "shared")
     if ended is None or (ended.cycle, ended.op) != (command.cycle, command.op):

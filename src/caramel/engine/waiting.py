@@ -7,7 +7,6 @@ failed or gone (`Backend.job_states`, one query for all waiting jobs).
 
 from __future__ import annotations
 
-import heapq
 import os
 import time
 from typing import TYPE_CHECKING
@@ -24,11 +23,9 @@ DONE_FILE_GRACE = float(os.environ.get("CARAMEL_DONE_FILE_GRACE", "5"))
 def check(engine: Engine) -> bool:
     """Move on what can move; True when some workpackage changed (or may start now)."""
     now = time.time()
-    waits = [wp for wp in engine.wps.values()
-             if wp.state == "waiting" and wp.wait_kind == "file" and wp.id not in engine.resume]
-    if not waits or engine.checked_version == engine.version:
+    waits = engine.waiting_at("file")
+    if not waits or not engine.changed_since_last_poll():
         return False  # nothing changed since the last poll of this continue: one scheduler query is enough
-    engine.checked_version = engine.version
     timeout = engine.settings.timeout
     changed = False
     pending_jobs = []
@@ -42,8 +39,7 @@ def check(engine: Engine) -> bool:
                 if files.get("break") and os.path.exists(files["break"]):
                     engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
                 else:
-                    engine.resume[wp.id] = (wp.cycle, wp.wait_op + 1)
-                    heapq.heappush(engine.heap, wp.id)
+                    engine.ready(wp, wp.cycle, wp.wait_op + 1)
             elif timeout is not None and wp.wait_since is not None and now - wp.wait_since > timeout:
                 engine.fail(wp, f"timed out: no done file {files.get('done')} after {timeout:g} s "
                                  f"(waiting since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
@@ -82,7 +78,5 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
             elif job.state in ("pending", "running"):
                 reason = f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}" + (
                     f" on {job.nodes}" if job.nodes and job.state == "running" else "") + ")"
-                if reason != wp.reason:
-                    engine.store.update(wp.id, reason=reason)
-                    wp.reason = reason
+                engine.note(wp, reason)
     return changed

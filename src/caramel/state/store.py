@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.spec.model import Benchmark
-from caramel.state import dbfile
+from caramel.state import dbfile, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 
@@ -100,9 +100,10 @@ class CommandRow:
     ended: float | None
 
 
+# A workpackage's state changes only through `Store.move` (state.transitions), never `update`.
 _WP_COLUMNS = ("id, step, iteration, parents, dirname, state, reason, exit_code, job_id, attempt, started, "
                "ended, cycle, wait_op, wait_kind, wait_files, wait_since")
-_UPDATABLE = {"state", "reason", "exit_code", "job_id", "attempt", "started", "ended", "cycle", "wait_op",
+_UPDATABLE = {"reason", "exit_code", "job_id", "attempt", "started", "ended", "cycle", "wait_op",
               "wait_kind", "wait_files", "wait_since", "env"}
 
 
@@ -200,9 +201,15 @@ class Store:
         self._depth = 0
         self.db.execute("COMMIT")
 
-    def reset_transaction(self) -> None:
-        """Forget a transaction an interruption left open (after its ROLLBACK)."""
+    def abandon_transaction(self) -> None:
+        """Roll back a transaction an interruption left open (its change did not happen), and forget it."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
         self._depth = 0
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it (frees disk space)."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # --- the run -----------------------------------------------------------------------------
     def info(self) -> RunInfo:
@@ -259,10 +266,42 @@ class Store:
         return json.loads(row[0]) if row and row[0] else None
 
     def update(self, wp_id: int, **fields) -> None:
-        """Change columns of one workpackage (call inside a transaction)."""
+        """Change columns of one workpackage other than its state (call inside a transaction)."""
+        bad = set(fields) - _UPDATABLE
+        if bad:
+            raise ValueError(f"not updatable: {bad}" + (" (a state changes through Store.move)"
+                                                         if "state" in bad else ""))
+        self._write(wp_id, fields)
+
+    def move(self, wp: WpRow, name: str, message: str | None = None, **fields) -> None:
+        """Make the state move `name` of state.transitions for `wp` (call inside a transaction): its new
+        state and the fields the move resets (`fields` given here win) go to the database and to `wp`,
+        and the move's event is recorded (`message`: the reason unless given). A move that does not start
+        from `wp`'s state raises TransitionError, and nothing changes."""
+        move = transitions.check(name, wp.id, wp.state)
         bad = set(fields) - _UPDATABLE
         if bad:
             raise ValueError(f"not updatable: {bad}")
+        changes = {key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
+                   for key, value in {**move.resets, **fields}.items()}
+        self._write(wp.id, {"state": move.target, **changes})
+        if move.always_record or wp.state != move.target:
+            self.event(wp.id, move.event_kind, fields.get("reason", "") if message is None else message)
+        wp.state = move.target
+        for field_name, value in changes.items():
+            if hasattr(wp, field_name):
+                setattr(wp, field_name, value)
+
+    def interrupt_running(self, reason: str, recorded: Iterable[int] = ()) -> None:
+        """Move every running workpackage to open (the move "interrupt": bench is stopping), in one
+        statement that needs nothing read first; events for the ids `recorded` (whose scripts bench ended)."""
+        move = transitions.MOVES["interrupt"]
+        for wp_id in recorded:
+            self.event(wp_id, move.event_kind, reason)
+        self.db.execute(f"UPDATE workpackages SET state=?, reason=? WHERE state IN "
+                        f"({','.join('?' * len(move.sources))})", (move.target, reason, *sorted(move.sources)))
+
+    def _write(self, wp_id: int, fields: dict) -> None:
         values = []
         for name, value in fields.items():
             if name == "env":
@@ -306,6 +345,14 @@ class Store:
 
     def set_shared_state(self, step: str, cycle: int, op: int, state: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO shared_ops VALUES (?,?,?,?,?)", (step, cycle, op, state, time.time()))
+
+    def take_running_shared(self) -> set[tuple[str, int, int]]:
+        """The shared do's (step, cycle, op) a bench was running when it died, forgotten here: the engine
+        reads from their shells' records whether they ended (call inside a transaction)."""
+        running = {(step, cycle, op) for step, cycle, op in self.db.execute(
+            "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
+        self.db.execute("DELETE FROM shared_ops WHERE state='running'")
+        return running
 
     def clear_shared(self, step: str) -> None:
         self.db.execute("DELETE FROM shared_ops WHERE step=?", (step,))
