@@ -24,8 +24,8 @@ from caramel.spec.model import (
 )
 
 
-def entry(kind: str, path: str, base: Path, **kw) -> FileEntry:
-    return FileEntry(kind, path, base_dir=str(base), **kw)
+def entry(action: str, path: str, base: Path, **kw) -> FileEntry:
+    return FileEntry(action, path, base_dir=str(base), **kw)
 
 
 def test_copy_link_names_globs_and_targets(tmp_path: Path) -> None:

@@ -43,3 +43,13 @@ def test_what_is_not_a_stored_model_is_refused(text: str) -> None:
 
 def test_missing_fields_of_an_older_model_take_their_defaults() -> None:
     assert decode_model(json.dumps({"name": "b", "outpath": "x"})).steps == {}
+
+
+def test_a_run_stored_before_a_field_was_renamed_reads_back() -> None:
+    """FileEntry.kind is now `action`, Table.kind `output`: a run stored before still continues."""
+    data = json.loads(encode_model(load(str(ROOT / "benchmarks" / "quickstart.yaml"))[0]))
+    data["filesets"] = {"f": {"name": "f", "entries": [{"kind": "copy", "path": "a.txt"}]}}
+    data["results"] = [{"tables": [{"name": "t", "kind": "database"}]}]
+    bench = decode_model(json.dumps(data))
+    assert bench.filesets["f"].entries[0].action == "copy"
+    assert bench.results[0].tables[0].output == "database"

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
         store.close()
     if args.format == "json":
         print(json.dumps([{"wp": r.wp, "step": steps.get(r.wp), "attempt": r.attempt, "cycle": r.cycle,
-                           "do": r.op + 1, "kind": r.kind, "command": r.command, "cwd": r.cwd,
+                           "do": r.op + 1, "kind": r.role, "command": r.command, "cwd": r.cwd,
                            "exit_code": r.exit_code, "started": r.started, "ended": r.ended} for r in rows]))
         return 0
     for r in rows:
@@ -51,8 +51,8 @@ def run(args: argparse.Namespace) -> int:
         code = "?" if r.exit_code is None else str(r.exit_code)
         where = f"{r.wp} {steps.get(r.wp, '')}"
         extra = (f" attempt {r.attempt}" if r.attempt > 1 else "") + (f" cycle {r.cycle}" if r.cycle else "")
-        kind = "" if r.kind == "do" else f" [{r.kind}]"
-        print(f"{_when(r.started)}  {where}{extra}  do {r.op + 1}{kind}  exit {code}  {took}")
+        role = "" if r.role == "do" else f" [{r.role}]"
+        print(f"{_when(r.started)}  {where}{extra}  do {r.op + 1}{role}  exit {code}  {took}")
         for line in r.command.splitlines() or [""]:
             print(f"    $ {line}")
     return 0

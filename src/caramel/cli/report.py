@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
                 refuse_evaluation(inp.benchmark, analysis_only=True)
             key = imported(history, run_dir)
             tables = [(item.table.name, item.data.headings, item.data.cells)
-                      for item in produce(inp).made if item.table.kind == "table"]
+                      for item in produce(inp).made if item.table.output == "table"]
             chosen.append((key, history.run(key).benchmark, tables))
     collection = load([args.history or default_path()])
     benchmarks = {bench for _, bench, _ in chosen}

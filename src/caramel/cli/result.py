@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     documents: list[dict] = []
     for item in made:
         folder = result_dir(inp, item.result)
-        if item.table.kind == "database":
+        if item.table.output == "database":
             path = write_database(item.table, item.data, os.path.join(folder, f"{item.table.name}.dat"))
             print(f"database {item.table.name} of run {os.path.basename(run_dir)}: {path}", file=sys.stderr)
             continue

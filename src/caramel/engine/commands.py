@@ -21,14 +21,14 @@ from caramel.spec.model import Benchmark, Do, Step
 CYCLE_UPDATED = ("cycle", "always")
 
 
-def sub(text: str, texts: dict[str, str]) -> str:
+def final_text(text: str, texts: dict[str, str]) -> str:
     """JUBE's substitution of a final text (`$$` becomes `$`)."""
     return substitute(text, texts, final=True)
 
 
 def path_text(text: str, texts: dict[str, str]) -> str:
     """A file or folder name: substituted, then `~` and environment variables expanded (as JUBE does)."""
-    return layout.resolve_path_text(sub(text, texts))
+    return layout.resolve_path_text(final_text(text, texts))
 
 
 def cycle_texts(bench: Benchmark, texts: dict[str, str], cycle: int) -> dict[str, str]:
@@ -40,7 +40,7 @@ def cycle_texts(bench: Benchmark, texts: dict[str, str], cycle: int) -> dict[str
     for pset in bench.parametersets.values():
         for param in pset.parameters:
             if param.update_mode in CYCLE_UPDATED and param.name in texts:
-                text = sub(param.value, out)
+                text = final_text(param.value, out)
                 if param.is_script:
                     text = evaluate(text, param.mode, param, frozenset(bench.tags))
                 out[param.name] = text
@@ -56,13 +56,13 @@ class Segment:
 
 
 def do_active(do: Do, texts: dict[str, str]) -> bool:
-    return eval_bool(sub(do.active, texts), "active= of a <do>", do.where)
+    return eval_bool(final_text(do.active, texts), "active= of a <do>", do.where)
 
 
-def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, kind: str = "do") -> Command:
+def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, role: str = "do") -> Command:
     """One do as a Command. stdout/stderr files live in the step's work folder (JUBE names them
     before it changes to the do's own `work_dir`); done/error/break files are relative to that one."""
-    text = sub(do.command, texts).strip(";").strip()
+    text = final_text(do.command, texts).strip(";").strip()
     stdout = os.path.join(work, path_text(do.stdout, texts) if do.stdout else "stdout")
     stderr = os.path.join(work, path_text(do.stderr, texts) if do.stderr else "stderr")
     cwd = work
@@ -74,7 +74,7 @@ def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, k
     def at(name: str) -> str:
         return os.path.join(cwd, path_text(name, texts)) if name else ""
 
-    return Command(op, cycle, text, cwd, stdout, stderr, kind, at(do.done_file), at(do.error_file),
+    return Command(op, cycle, text, cwd, stdout, stderr, role, at(do.done_file), at(do.error_file),
                    at(do.break_file), make_cwd=bool(do.work_dir))
 
 
@@ -117,7 +117,7 @@ def used_sets(step: Step, texts: dict[str, str], available: dict) -> list[str]:
     names: list[str] = []
     for use in step.uses:
         for raw in use.names:
-            for name in sub(raw, texts).split(","):
+            for name in final_text(raw, texts).split(","):
                 name = name.strip()
                 if name in available and name not in names:
                     names.append(name)
@@ -139,5 +139,5 @@ def _job_segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str,
                 if do.done_file or do.shared:
                     raise RunError("a do of a submit step has no done_file= or shared= (the job is the step)",
                                    do.where, hint="remove submit=, or those attributes")
-                body.append(sub(do.command, ctexts).strip(";").strip())
+                body.append(final_text(do.command, ctexts).strip(";").strip())
     return Segment([submit_command(bench, step, texts, body, work, time_limit)])

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from caramel.backends import Backend
 from caramel.backends.slurm import job_id_in
 from caramel.engine import copies, materialise, recovery, shared, waiting
-from caramel.engine.commands import check_step, command_for, cycle_texts, segment, sub
+from caramel.engine.commands import check_step, command_for, cycle_texts, final_text, segment
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
 from caramel.engine.script import Command, Outcome, carry_path, failure_reason
@@ -172,7 +172,7 @@ class Engine:
         if limit in ("", "0"):
             return True
         if "$" in limit:
-            limit = sub(limit, self.store.params(wp.id))
+            limit = final_text(limit, self.store.params(wp.id))
         try:
             n = int(limit)
         except ValueError:
@@ -290,7 +290,7 @@ class Engine:
 
     def command_rows(self, wp: WpRow, commands: list[Command], outcome: Outcome) -> list[CommandRow]:
         return [CommandRow(wp.id, wp.attempt, commands[r.index].cycle, commands[r.index].op,
-                           commands[r.index].kind, commands[r.index].text, commands[r.index].cwd, r.exit_code,
+                           commands[r.index].role, commands[r.index].text, commands[r.index].cwd, r.exit_code,
                            r.started, r.ended) for r in outcome.ran]
 
     def move(self, wp: WpRow, name: str, **fields) -> None:
@@ -390,7 +390,7 @@ class Engine:
             return
         cmd = self._recorded_command(step, texts, paths, ended)
         outcome = recovery.outcome_of(cmd, paths, ended)
-        rows = [CommandRow(wp.id, wp.attempt, cmd.cycle, cmd.op, cmd.kind, cmd.text, cmd.cwd, ended.status, None,
+        rows = [CommandRow(wp.id, wp.attempt, cmd.cycle, cmd.op, cmd.role, cmd.text, cmd.cwd, ended.status, None,
                            ended.when)]
         env = outcome.env or self.store.env(wp.id)
         note = "(its end was recorded by its shell while bench stopped)"

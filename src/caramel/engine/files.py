@@ -10,7 +10,7 @@ import os
 import re
 import shutil
 
-from caramel.engine.commands import sub
+from caramel.engine.commands import final_text
 from caramel.errors import RunError
 from caramel.expand.conditions import eval_bool
 from caramel.spec.model import FileEntry, Substituteset
@@ -18,7 +18,7 @@ from caramel.spec.model import FileEntry, Substituteset
 
 def _text(text: str, texts: dict[str, str], env: dict[str, str]) -> str:
     """A path part: parameters, then `~`, then the workpackage's environment (JUBE's order)."""
-    return sub(os.path.expanduser(sub(text, texts)), env)
+    return final_text(os.path.expanduser(final_text(text, texts)), env)
 
 
 def split_entry(entry: FileEntry) -> list[tuple[str, str]]:
@@ -28,14 +28,14 @@ def split_entry(entry: FileEntry) -> list[tuple[str, str]]:
         return [(p, "") for p in paths]
     names = [n.strip() for n in entry.name.split(",")]
     if len(names) != len(paths):
-        raise RunError(f"<{entry.kind}> has {len(paths)} files but {len(names)} names", entry.where,
+        raise RunError(f"<{entry.action}> has {len(paths)} files but {len(names)} names", entry.where,
                        hint="give one name= per file, separated by commas")
     return list(zip(paths, names, strict=True))
 
 
 def place(entry: FileEntry, texts: dict[str, str], env: dict[str, str], work: str, target_work: str) -> None:
     """Copy or link the files of one entry into `target_work` (the step's work_dir, or `work`)."""
-    if not eval_bool(sub(entry.active, texts), f"active= of a <{entry.kind}>", entry.where):
+    if not eval_bool(final_text(entry.active, texts), f"active= of a <{entry.action}>", entry.where):
         return
     source_dir = _text(entry.source_dir, texts, env)
     target_dir = _text(entry.target_dir, texts, env)
@@ -48,7 +48,7 @@ def place(entry: FileEntry, texts: dict[str, str], env: dict[str, str], work: st
         name = _text(raw_name, texts, env) if raw_name else os.path.basename(pathname)
         matches = sorted(glob.glob(pathname))
         if not matches:
-            raise RunError(f"<{entry.kind}>: no file matches {pathname!r}", entry.where,
+            raise RunError(f"<{entry.action}>: no file matches {pathname!r}", entry.where,
                            hint="check the path (relative to the benchmark file, or to the work folder "
                                 "with rel_path_ref=\"internal\")")
         for path in matches:
@@ -60,7 +60,7 @@ def place(entry: FileEntry, texts: dict[str, str], env: dict[str, str], work: st
             if os.path.lexists(target):
                 continue
             try:
-                if entry.kind == "link":
+                if entry.action == "link":
                     os.symlink(path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)),
                                target)
                 elif os.path.isdir(path):
@@ -68,18 +68,18 @@ def place(entry: FileEntry, texts: dict[str, str], env: dict[str, str], work: st
                 else:
                     shutil.copy2(path, target)
             except OSError as exc:
-                raise RunError(f"<{entry.kind}> {path} -> {target}: {exc.strerror or exc}", entry.where) from None
+                raise RunError(f"<{entry.action}> {path} -> {target}: {exc.strerror or exc}", entry.where) from None
 
 
 def apply_substituteset(sset: Substituteset, texts: dict[str, str], folder: str) -> None:
     """Write each iofile's `out` from its `in`, with every `sub` applied (text or regex)."""
     subs: dict[str, tuple[str, str]] = {}
     for s in sset.subs:
-        source = sub(s.source, texts)
-        subs[source] = (s.mode, sub(s.dest, texts))  # a later sub of the same source wins, as in JUBE
+        source = final_text(s.source, texts)
+        subs[source] = (s.mode, final_text(s.dest, texts))  # a later sub of the same source wins, as in JUBE
     for iofile in sset.iofiles:
-        infile = os.path.join(folder, sub(iofile.source, texts))
-        outfile = os.path.join(folder, sub(iofile.dest, texts))
+        infile = os.path.join(folder, final_text(iofile.source, texts))
+        outfile = os.path.join(folder, final_text(iofile.dest, texts))
         if not os.path.isfile(infile):
             raise RunError(f"substituteset '{sset.name}': file {infile} not found", iofile.where,
                            hint="copy or link it into the work folder with a fileset the step uses")

@@ -31,7 +31,7 @@ def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], texts: 
 def prepare_command(entry: FileEntry, texts: dict[str, str], base: str) -> Command:
     do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,
             where=entry.where)
-    return command_for(do, 0, 0, texts, base, kind="prepare")
+    return command_for(do, 0, 0, texts, base, role="prepare")
 
 
 def materialise(bench: Benchmark, step: Step, texts: dict[str, str], paths: workdir.WpPaths, run_dir: str,
@@ -42,7 +42,7 @@ def materialise(bench: Benchmark, step: Step, texts: dict[str, str], paths: work
     workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, texts))
     for name in used_sets(step, texts, bench.filesets):
         for entry in bench.filesets[name].entries:
-            if entry.kind != "prepare":
+            if entry.action != "prepare":
                 files.place(entry, texts, env, paths.work, paths.base)
                 continue
             if not do_active(Do(entry.path, active=entry.active, where=entry.where), texts):

@@ -35,7 +35,7 @@ class Command:
     cwd: str
     stdout: str
     stderr: str
-    kind: str = "do"  # do | prepare | shared
+    role: str = "do"  # do | prepare | shared: what it is to its step
     done_file: str = ""
     error_file: str = ""
     break_file: str = ""
@@ -186,19 +186,19 @@ class Transcript:
                 self.diagnostics = (self.diagnostics + [line])[-5:]  # the shell's own complaints
             return
         parts = line.split()
-        kind = parts[1]
-        if kind == "B":
+        marker = parts[1]
+        if marker == "B":
             self.ran.append(Ran(int(parts[2]), now))
-        elif kind == "E" and self.ran:
+        elif marker == "E" and self.ran:
             self.ran[-1].ended = now
             self.ran[-1].exit_code = int(parts[3])
-        elif kind in ("W", "K", "X"):
-            self.terminal = (kind, int(parts[2]))
-        elif kind == "ENV":
+        elif marker in ("W", "K", "X"):
+            self.terminal = (marker, int(parts[2]))
+        elif marker == "ENV":
             self.env_lines = []
-        elif kind == "END":
+        elif marker == "END":
             self.finished = True
-        elif kind == "EXIT":
+        elif marker == "EXIT":
             self.exit_status = int(parts[2])
 
     def close(self, returncode: int, now: float) -> Outcome:
@@ -210,8 +210,8 @@ class Transcript:
             returncode = self.exit_status
         out = Outcome("done", ran=self.ran, env=self.env, diagnostics=self.diagnostics)
         if self.terminal:
-            kind, index = self.terminal
-            out.status = {"W": "waiting", "K": "break", "X": "error_file"}[kind]
+            marker, index = self.terminal
+            out.status = {"W": "waiting", "K": "break", "X": "error_file"}[marker]
             out.index = index
             return out
         if self.ran and self.ran[-1].exit_code not in (None, 0):
@@ -263,7 +263,7 @@ def parse_exports(text: str) -> dict[str, str]:
 def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
     if outcome.status == "timed_out":
         last = commands[outcome.ran[-1].index] if outcome.ran else None
-        where = f" (do {last.op + 1}: {last.text})" if last is not None and last.kind == "do" else ""
+        where = f" (do {last.op + 1}: {last.text})" if last is not None and last.role == "do" else ""
         return f"timed out after {outcome.timed_out:g} s{where}"
     if outcome.index is None:
         detail = f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""
@@ -271,8 +271,8 @@ def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
     cmd = commands[outcome.index]
     code = outcome.exit_code
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
-    what = "do" if cmd.kind == "do" else f"{cmd.kind} do" if cmd.kind == "shared" else cmd.kind
-    reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.kind != "prepare" else f"prepare {how}: {cmd.text}"
+    what = "do" if cmd.role == "do" else f"{cmd.role} do" if cmd.role == "shared" else cmd.role
+    reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.role != "prepare" else f"prepare {how}: {cmd.text}"
     tail = _tail(cmd.stderr)
     return reason + (f"\n  stderr: {tail}" if tail else "")
 

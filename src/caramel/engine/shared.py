@@ -73,7 +73,7 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
             assert located is not None
             folder = located[1]
             os.makedirs(folder, exist_ok=True)
-            command = command_for(step.dos[op], op, cycle, ctexts, folder, kind="shared")
+            command = command_for(step.dos[op], op, cycle, ctexts, folder, role="shared")
         except CaramelError as exc:
             with store.transaction():
                 for wp in group:

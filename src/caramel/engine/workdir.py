@@ -12,7 +12,7 @@ import os
 import shutil
 from dataclasses import dataclass
 
-from caramel.engine.commands import path_text, sub
+from caramel.engine.commands import final_text, path_text
 from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.spec.model import Step
@@ -46,7 +46,7 @@ def shared_folder(run_dir: str, step: Step, texts: dict[str, str]) -> tuple[str,
     """(link name, folder) of the step's shared folder, or None."""
     if not step.shared:
         return None
-    name = sub(step.shared, texts)
+    name = final_text(step.shared, texts)
     return name, layout.shared_folder(run_dir, step.name, name)
 
 

@@ -93,7 +93,7 @@ def collect(inp: AnalysisInput, made: list | None = None) -> list[Metric]:
     out: dict[tuple, Metric] = {}
     shared: dict[tuple, dict[str, str]] = {}
     for item in made:
-        if item.table.kind != "table":
+        if item.table.output != "table":
             continue
         keys = item.data.keys
         columns = item.table.columns

@@ -56,7 +56,7 @@ def table_columns(bench) -> dict[str, list[tuple[str, str]]]:
     out: dict[str, list[tuple[str, str]]] = {}
     for result in bench.results:
         for table in result.tables:
-            if table.kind == "table":
+            if table.output == "table":
                 out[table.name] = [(c.title or c.name, c.name) for c in table.columns]
     return out
 

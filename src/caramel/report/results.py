@@ -131,7 +131,7 @@ def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: b
         for table in result.tables:
             if only is not None and table.name not in only:
                 continue
-            if table.kind == "syslog":
+            if table.output == "syslog":
                 print(f"warning: <syslog name=\"{table.name}\"> is not supported by caramel; skipped",
                       file=sys.stderr)
                 continue

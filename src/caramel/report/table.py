@@ -100,7 +100,7 @@ def make_table(table: Table, rows: list[Row], units: dict[str, str], status: boo
     if table.sort:
         rows = sorted(rows, key=lambda r: [_Ordered(r.get(n, None)) for n in table.sort])
     if status is None:
-        status = table.kind == "table" and any(r.status != "done" for r in rows)
+        status = table.output == "table" and any(r.status != "done" for r in rows)
     if status and not any(k.name == STATUS for k in keys):
         keys.append(Key(STATUS, None, "", 0))
     values: list[list[object]] = []

@@ -426,7 +426,7 @@ class Builder:
                 result.uses += _split(child.text)
                 continue
             name = _file_name(_name(child, child.tag), child.tag, "the result folder", child.where)
-            table = m.Table(name, kind=child.tag, where=child.where,
+            table = m.Table(name, output=child.tag, where=child.where,
                             style=child.attrs.get("style", "csv").strip(),
                             sort=_split(child.attrs.get("sort", "")),
                             separator=child.attrs.get("separator", ","),
@@ -434,7 +434,7 @@ class Builder:
                             filter=child.attrs.get("filter", "").strip(),
                             primekeys=_split(child.attrs.get("primekeys", "")),
                             db_file=child.attrs.get("file", "").strip())
-            if table.kind == "table" and table.style not in ("csv", "pretty", "aligned", "markdown", "json"):
+            if table.output == "table" and table.style not in ("csv", "pretty", "aligned", "markdown", "json"):
                 raise SpecError(f"style={table.style!r} is not a table style", child.where,
                                 hint="expected csv, pretty, aligned, markdown or json")
             for col in child.children:

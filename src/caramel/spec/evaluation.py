@@ -42,7 +42,7 @@ def evaluated(bench: Benchmark, analysis_only: bool = False) -> list[tuple[Locat
     for result in bench.results:
         for table in result.tables:
             if table.filter.strip():
-                found.append((table.where, f"filter={table.filter!r} of {table.kind} '{table.name}' is a Python "
+                found.append((table.where, f"filter={table.filter!r} of {table.output} '{table.name}' is a Python "
                                            "condition"))
     return found
 
@@ -66,7 +66,7 @@ def _planning(bench: Benchmark, found: list[tuple[Location, str]]) -> None:
     for fset in _used(step_sets, bench.filesets):
         for entry in fset.entries:
             if not _plain(entry.active):
-                found.append((entry.where, f"active={entry.active!r} of a <{entry.kind}> is a Python condition"))
+                found.append((entry.where, f"active={entry.active!r} of a <{entry.action}> is a Python condition"))
 
 
 def refuse_evaluation(bench: Benchmark, analysis_only: bool = False) -> None:

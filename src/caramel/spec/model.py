@@ -91,7 +91,7 @@ class Substituteset:
 class FileEntry:
     """A `copy` or `link` entry (path relative to `base_dir`) or a `prepare` command."""
 
-    kind: str  # copy | link | prepare
+    action: str  # copy | link | prepare: the element it was read from
     path: str
     name: str = ""
     rel_path_ref: str = "external"
@@ -219,7 +219,7 @@ class Column:
 @dataclass
 class Table:
     name: str
-    kind: str = "table"  # table | database | syslog
+    output: str = "table"  # table | database | syslog: the element it was read from
     style: str = "csv"
     sort: list[str] = field(default_factory=list)
     separator: str = ","

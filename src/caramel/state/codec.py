@@ -24,6 +24,9 @@ class CodecError(ValueError):
     """The stored model does not match the model of this caramel."""
 
 
+# Fields renamed since runs were stored: {class: {stored name: field}} (a run made before still continues).
+_RENAMED = {"FileEntry": {"kind": "action"}, "Table": {"kind": "output"}}
+
 # Classes a field typed `object` may hold (Benchmark.system), by name.
 _OPEN_FIELDS = {"System": System}
 
@@ -110,6 +113,8 @@ def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise CodecError(f"{where}: a {cls.__name__} was expected")
     hints = _hints(cls)
+    renamed = _RENAMED.get(cls.__name__, {})
+    data = {renamed.get(key, key): value for key, value in data.items()}
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = set(data) - names
     if unknown:

@@ -92,7 +92,7 @@ class CommandRow:
     attempt: int
     cycle: int
     op: int
-    kind: str
+    role: str  # do | prepare | shared (column `kind`)
     command: str
     cwd: str
     exit_code: int | None
@@ -320,7 +320,7 @@ class Store:
         self.db.executemany(
             "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
             "VALUES (?,?,?,?,?,?,?,?,?,?)",
-            ((r.wp, r.attempt, r.cycle, r.op, r.kind, r.command, r.cwd, r.exit_code, r.started, r.ended)
+            ((r.wp, r.attempt, r.cycle, r.op, r.role, r.command, r.cwd, r.exit_code, r.started, r.ended)
              for r in rows))
 
     def commands(self, wp_id: int | None = None) -> list[CommandRow]:
