@@ -46,10 +46,13 @@ def test_missing_fields_of_an_older_model_take_their_defaults() -> None:
 
 
 def test_a_run_stored_before_a_field_was_renamed_reads_back() -> None:
-    """FileEntry.kind is now `action`, Table.kind `output`: a run stored before still continues."""
+    """FileEntry.kind is now `action`, Table.kind `output`, Use.from_file is gone: a run stored before
+    still continues."""
     data = json.loads(encode_model(load(str(ROOT / "benchmarks" / "quickstart.yaml"))[0]))
     data["filesets"] = {"f": {"name": "f", "entries": [{"kind": "copy", "path": "a.txt"}]}}
+    data["steps"] = {"s": {"name": "s", "uses": [{"names": ["p@x.xml"], "from_file": "x.xml"}]}}
     data["results"] = [{"tables": [{"name": "t", "kind": "database"}]}]
     bench = decode_model(json.dumps(data))
     assert bench.filesets["f"].entries[0].action == "copy"
     assert bench.results[0].tables[0].output == "database"
+    assert bench.steps["s"].uses[0].names == ["p@x.xml"]

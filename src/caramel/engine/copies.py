@@ -69,7 +69,7 @@ def apply_copies(bench: m.Benchmark, override: str | None = None) -> m.Benchmark
         psets[pset_name] = m.Parameterset(pset_name, [m.Parameter(COPY_PARAM, ",".join(map(str, range(count))),
                                                                  type="int", where=step.where)], where=step.where)
         steps[name] = dataclasses.replace(step, copies=str(count), procs=max(step.procs, count),
-                                          uses=[*step.uses, m.Use([pset_name], "", step.where)])
+                                          uses=[*step.uses, m.Use([pset_name], step.where)])
     out = _copy.copy(bench)
     out.steps, out.parametersets = steps, psets
     return out

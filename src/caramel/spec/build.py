@@ -349,7 +349,7 @@ class Builder:
         if not names:
             raise SpecError("<use> names no set", node.where, hint="write <use>setname</use>")
         if not source:
-            return m.Use(names, "", node.where)
+            return m.Use(names, node.where)
         resolved = []
         for set_name in names:
             # JUBE: `from="file:a:b"` loads sets a and b; the use names one of them, maybe through
@@ -366,7 +366,7 @@ class Builder:
                     if internal not in pool:
                         pool[internal] = self.extern_set(kind, filename, search, node.where, search)
             resolved.append(f"{set_name}@{source.split(',')[0].split(':')[0].strip() or bench.file}")
-        return m.Use(resolved, source, node.where)
+        return m.Use(resolved, node.where)
 
     def step(self, node: Node, bench: m.Benchmark) -> m.Step:
         _only(node, {"use", "do"})

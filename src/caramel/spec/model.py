@@ -127,17 +127,12 @@ class Do:
     work_dir: str = ""
     where: Location = NOWHERE
 
-    @property
-    def is_async(self) -> bool:
-        return bool(self.done_file)
-
 
 @dataclass
 class Use:
-    """A `<use>` entry: set names, from this file or from another (`from=FILE[:NAME]`)."""
+    """A `<use>` entry: set names; a set from another file (`from=FILE[:NAME]`) is named `NAME@FILE`."""
 
     names: list[str]
-    from_file: str = ""
     where: Location = NOWHERE
 
 

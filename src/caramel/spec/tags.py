@@ -84,8 +84,3 @@ def tag_matches(expr: str | None, tags: Collection[str]) -> bool:
     if expr is None or expr.strip() == "":
         return True
     return _holds(_parse(expr), tags)
-
-
-def check_tag_expression(expr: str) -> None:
-    """Raise TagSyntaxError when `expr` cannot be parsed."""
-    _parse(expr)

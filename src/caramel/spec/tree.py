@@ -23,9 +23,6 @@ class Node:
     children: list[Node] = field(default_factory=list)
     where: Location = field(default_factory=lambda: Location("<memory>"))
 
-    def get(self, name: str, default: str | None = None) -> str | None:
-        return self.attrs.get(name, default)
-
     def find(self, tag: str) -> Node | None:
         return next((c for c in self.children if c.tag == tag), None)
 

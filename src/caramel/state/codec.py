@@ -24,8 +24,10 @@ class CodecError(ValueError):
     """The stored model does not match the model of this caramel."""
 
 
-# Fields renamed since runs were stored: {class: {stored name: field}} (a run made before still continues).
-_RENAMED = {"FileEntry": {"kind": "action"}, "Table": {"kind": "output"}}
+# Fields renamed or dropped since runs were stored: {class: {stored name: field, or None}} (a run made
+# before still continues).
+_RENAMED: dict[str, dict[str, str | None]] = {"FileEntry": {"kind": "action"}, "Table": {"kind": "output"},
+                                              "Use": {"from_file": None}}
 
 # Classes a field typed `object` may hold (Benchmark.system), by name.
 _OPEN_FIELDS = {"System": System}
@@ -114,7 +116,7 @@ def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
         raise CodecError(f"{where}: a {cls.__name__} was expected")
     hints = _hints(cls)
     renamed = _RENAMED.get(cls.__name__, {})
-    data = {renamed.get(key, key): value for key, value in data.items()}
+    data = {renamed.get(key, key): value for key, value in data.items() if renamed.get(key, key) is not None}
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = set(data) - names
     if unknown:
