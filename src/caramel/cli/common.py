@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from caramel.state.store import Store
 
 
 def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
@@ -69,6 +75,28 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-i", "--id", default=None, metavar="ID|last", help="run id (default: last)")
     parser.add_argument("-c", "--campaign", default=None, metavar="ID|last",
                         help="every run of a campaign (bench run --suite): its id, or last")
+
+
+def add_run_reader(sub: argparse._SubParsersAction, name: str, help: str,
+                   formats: tuple[str, ...]) -> argparse.ArgumentParser:
+    """A subcommand that reads one run: DIR, -i, -c and `--format` (the first of `formats` by default)."""
+    parser = sub.add_parser(name, help=help)
+    add_run_args(parser)
+    parser.add_argument("--format", choices=list(formats), default=formats[0])
+    return parser
+
+
+@contextlib.contextmanager
+def open_run(args: argparse.Namespace) -> Iterator[tuple[str, Store]]:
+    """The run folder `add_run_args` arguments name, and its store read-only (closed afterwards)."""
+    from caramel.state.store import Store, db_path
+
+    run_dir = resolve_run(args)
+    store = Store(db_path(run_dir), readonly=True)
+    try:
+        yield run_dir, store
+    finally:
+        store.close()
 
 
 def resolve_run(args: argparse.Namespace) -> str:

@@ -6,30 +6,24 @@ import argparse
 import json
 import time
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_run_reader, open_run
 from caramel.errors import RunError
-from caramel.state.store import Store, WpRow, db_path
+from caramel.state.store import Store, WpRow
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("info", help="a run's benchmark, settings, parameters and workpackages")
-    add_run_args(parser)
+    parser = add_run_reader(sub, "info", "a run's benchmark, settings, parameters and workpackages", ("text", "json"))
     parser.add_argument("-w", "--workpackage", type=int, metavar="WP", help="every parameter of one workpackage")
-    parser.add_argument("--format", choices=["text", "json"], default="text")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    run_dir = resolve_run(args)
-    store = Store(db_path(run_dir), readonly=True)
-    try:
+    with open_run(args) as (run_dir, store):
         info = store.info()
         rows = store.workpackages()
         if args.workpackage is not None:
             return _one(store, run_dir, rows, args.workpackage, args.format)
         params = {wp.id: store.params(wp.id) for wp in rows}
-    finally:
-        store.close()
     varying: dict[str, list[str]] = {}
     firsts: dict[str, dict[str, str]] = {}
     for wp in rows:

@@ -6,8 +6,7 @@ import argparse
 import json
 import time
 
-from caramel.cli.common import add_run_args, resolve_run
-from caramel.state.store import Store, db_path
+from caramel.cli.common import add_run_args, open_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,8 +25,7 @@ def _when(t: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    store = Store(db_path(resolve_run(args)), readonly=True)
-    try:
+    with open_run(args) as (_run_dir, store):
         steps = {wp.id: wp.step for wp in store.workpackages()}
         wanted = set(args.workpackage)
         if args.events:
@@ -39,8 +37,6 @@ def run(args: argparse.Namespace) -> int:
             return 0
         rows = [r for r in store.commands() if (not wanted or r.wp in wanted)
                 and (not args.failed or r.exit_code not in (0,))]
-    finally:
-        store.close()
     if args.format == "json":
         print(json.dumps([{"wp": r.wp, "step": steps.get(r.wp), "attempt": r.attempt, "cycle": r.cycle,
                            "do": r.op + 1, "kind": r.role, "command": r.command, "cwd": r.cwd,

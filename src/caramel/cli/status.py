@@ -6,8 +6,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING
 
-from caramel.cli.common import add_run_args, resolve_run
-from caramel.state.store import Store, db_path
+from caramel.cli.common import add_run_reader, open_run
 from caramel.vocabulary import STATES
 
 if TYPE_CHECKING:
@@ -17,21 +16,15 @@ MAX_LISTED = 20  # failed / waiting workpackages listed by reason before "... an
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("status", help="count workpackages per step and state; show failures")
-    add_run_args(parser)
-    parser.add_argument("--format", choices=["table", "json"], default="table")
+    parser = add_run_reader(sub, "status", "count workpackages per step and state; show failures", ("table", "json"))
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    run_dir = resolve_run(args)
-    store = Store(db_path(run_dir), readonly=True)
-    try:
+    with open_run(args) as (run_dir, store):
         info = store.info()
         counts = store.counts()
         rows = store.workpackages()
-    finally:
-        store.close()
     failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "failed"]
     waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "waiting"]
     if args.format == "json":

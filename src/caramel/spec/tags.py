@@ -39,18 +39,19 @@ def _parse(expr: str):
 
 
 def _or(tokens):
-    left, tokens = _and(tokens)
-    while tokens and tokens[0] == "|":
-        right, tokens = _and(tokens[1:])
-        left = ("or", left, right)
-    return left, tokens
+    return _chain(tokens, "|", "or", _and)
 
 
 def _and(tokens):
-    left, tokens = _not(tokens)
-    while tokens and tokens[0] == "+":
-        right, tokens = _not(tokens[1:])
-        left = ("and", left, right)
+    return _chain(tokens, "+", "and", _not)
+
+
+def _chain(tokens, operator: str, name: str, operand):
+    """`operand (operator operand)*`, grouped from the left: `a|b|c` is `(a|b)|c`."""
+    left, tokens = operand(tokens)
+    while tokens and tokens[0] == operator:
+        right, tokens = operand(tokens[1:])
+        left = (name, left, right)
     return left, tokens
 
 
