@@ -18,7 +18,7 @@ from sklearn.pipeline import make_pipeline
 
 from caramel.predict.features import Encoder
 from caramel.predict.points import Point, Target
-from caramel.predict.regression import Z90, Prediction, rows, transformer
+from caramel.predict.regression import Z90, Prediction, per_target, rows, transformer
 
 
 class GaussianProcess:
@@ -54,10 +54,11 @@ class GaussianProcess:
         return True
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
-        out: list[Prediction] = [None] * len(targets)
-        usable = [i for i, t in enumerate(targets) if not self.encoder.declines(t.config)]
-        if usable and self.pipeline is not None:
-            mean, sd = self.pipeline.predict(self.encoder.frame([targets[i].config for i in usable]), return_std=True)
-            for i, m, s in zip(usable, mean, sd, strict=True):
-                out[i] = (float(m), float(Z90 * s))
-        return out
+        if self.pipeline is None:
+            return [None] * len(targets)
+
+        def with_interval(frame) -> list[Prediction]:
+            mean, sd = self.pipeline.predict(frame, return_std=True)
+            return [(float(m), float(Z90 * s)) for m, s in zip(mean, sd, strict=True)]
+
+        return per_target(self.encoder, targets, with_interval)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from caramel.predict.features import Encoder
 from caramel.predict.points import Point, Target
-from caramel.predict.regression import LogLinear, Prediction, rows
+from caramel.predict.regression import LogLinear, Prediction, per_target, rows
 
 
 class PowerLaw:
@@ -38,10 +38,6 @@ class PowerLaw:
         return True
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
-        out: list[Prediction] = [None] * len(targets)
-        usable = [i for i, t in enumerate(targets) if not self.encoder.declines(t.config)]
-        if usable and self.regression is not None:
-            found = self.regression.predict(self.encoder.frame([targets[i].config for i in usable]))
-            for i, prediction in zip(usable, found, strict=True):
-                out[i] = prediction
-        return out
+        if self.regression is None:
+            return [None] * len(targets)
+        return per_target(self.encoder, targets, self.regression.predict)

@@ -35,6 +35,18 @@ def rows(points, values) -> tuple[list, np.ndarray]:
     return xs, np.asarray(ys)
 
 
+def per_target(encoder, targets: list, predict_frame) -> list[Prediction]:
+    """Each target's prediction (None where the encoder declines its configuration): the ones it
+    takes are predicted in one call of `predict_frame(frame)`, which returns a Prediction per row."""
+    out: list[Prediction] = [None] * len(targets)
+    usable = [i for i, t in enumerate(targets) if not encoder.declines(t.config)]
+    if usable:
+        found = predict_frame(encoder.frame([targets[i].config for i in usable]))
+        for i, prediction in zip(usable, found, strict=True):
+            out[i] = prediction
+    return out
+
+
 def transformer(numeric: list[str], categories: list[str], products: bool = False) -> ColumnTransformer:
     steps = [PolynomialFeatures(2, interaction_only=True, include_bias=False)] if products else []
     return ColumnTransformer([("num", make_pipeline(*steps, StandardScaler()), numeric),
