@@ -23,9 +23,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "vocabulary", "resources", "__version__"),
     ("spec",),
     ("expand",),
+    ("backends",),  # schedulers and launchers by name: system files are checked against them
     ("systems", "containers", "energy"),  # facts about the site a run is planned for
     ("state",),
-    ("backends",),
     ("engine",),
     ("analyse",),
     ("history",),  # what runs measured, kept across runs (docs/architecture.md: why below report)
