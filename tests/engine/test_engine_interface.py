@@ -1,4 +1,4 @@
-"""engine.shared and engine.waiting reach the engine through its methods: they read its public
+"""engine.shared, engine.waiting and engine.restart reach the engine through its methods: they read its public
 attributes and call its methods, never assign to them or touch its queue (heap, resume) themselves."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def engine_uses(path: Path) -> tuple[set[str], list[str]]:
     return read, changed
 
 
-@pytest.mark.parametrize("module", ["shared.py", "waiting.py"])
+@pytest.mark.parametrize("module", ["shared.py", "waiting.py", "restart.py"])
 def test_helpers_use_the_engine_through_its_interface(module: str) -> None:
     read, changed = engine_uses(ENGINE_DIR / module)
     assert not changed, changed

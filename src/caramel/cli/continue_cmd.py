@@ -6,9 +6,9 @@ import argparse
 
 from caramel.cli.common import add_run_args, resolve_run
 from caramel.cli.status import print_summary
-from caramel.engine.engine import Summary
 from caramel.engine.follow import Pace, follow
 from caramel.engine.session import continue_run
+from caramel.engine.settings import Summary
 from caramel.errors import RunError
 
 

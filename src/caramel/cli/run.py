@@ -11,8 +11,8 @@ from caramel.cli.common import add_benchmark_args, load_benchmarks
 from caramel.cli.predict import add_predict_args, predicted_time
 from caramel.cli.status import print_summary
 from caramel.engine.copies import apply_copies
-from caramel.engine.engine import Settings
 from caramel.engine.session import dry_run, start_run
+from caramel.engine.settings import Settings
 from caramel.errors import RunError
 from caramel.spec.limits import parse_copies, parse_duration
 

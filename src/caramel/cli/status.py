@@ -10,7 +10,7 @@ from caramel.cli.common import add_run_reader, open_run
 from caramel.vocabulary import STATES
 
 if TYPE_CHECKING:
-    from caramel.engine.engine import Summary
+    from caramel.engine.settings import Summary
 
 MAX_LISTED = 20  # failed / waiting workpackages listed by reason before "... and N more"
 

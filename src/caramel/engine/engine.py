@@ -21,58 +21,18 @@ from dataclasses import dataclass, field
 
 from caramel.backends import Backend
 from caramel.backends.slurm import job_id_in
-from caramel.engine import copies, materialise, recovery, shared, waiting
-from caramel.engine.commands import check_step, command_for, cycle_texts, final_text, segment
+from caramel.engine import copies, materialise, recovery, restart, shared, waiting
+from caramel.engine.commands import check_step, final_text, segment
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
 from caramel.engine.script import Command, Outcome, carry_path, failure_reason
+from caramel.engine.settings import Settings, Summary
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand import layout
 from caramel.spec.model import Step
 from caramel.state.store import CommandRow, Store, WpRow
 from caramel.vocabulary import ACTIVE_STATES
-
-
-@dataclass
-class Settings:
-    """Per-run settings, stored with the run (`bench continue` may change them)."""
-
-    timeout: float | None = None  # seconds a workpackage may wait for its done file
-    time_limit: float | None = None  # `--time-limit`: seconds a step's do's may run, over the file's (0: none)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Settings:
-        return cls(timeout=data.get("timeout"), time_limit=data.get("time_limit"))
-
-    def to_dict(self) -> dict:
-        return {"timeout": self.timeout, "time_limit": self.time_limit}
-
-    def limit_for(self, bench, step: Step) -> float:
-        """The time limit of `step`'s do's: --time-limit, else the step's, else the benchmark's metadata."""
-        return time_limit(bench, step, self.time_limit)
-
-
-def time_limit(bench, step: Step, override: float | None = None) -> float:
-    """Seconds `step`'s do's may run (0: no limit): the override, the step's `timeout`, the metadata's."""
-    for value in (override, step.timeout, getattr(getattr(bench, "meta", None), "time_limit", None)):
-        if value is not None:
-            return float(value)
-    return 0.0
-
-
-@dataclass
-class Summary:
-    run_dir: str
-    run_id: int
-    benchmark: str
-    counts: dict[str, dict[str, int]]
-    failed: list[tuple[int, str, str]] = field(default_factory=list)  # id, step, reason
-    waiting: list[tuple[int, str, str]] = field(default_factory=list)
-
-    @property
-    def exit_code(self) -> int:
-        return 1 if self.failed or any(c.get("cancelled") for c in self.counts.values()) else 0
 
 
 @dataclass
@@ -124,8 +84,8 @@ class Engine:
     def run(self) -> Summary:
         for step in self.bench.steps.values():
             check_step(step)
-        self._recover()
-        self._settle_cancelled()
+        self._shared_interrupted = restart.recover(self)
+        restart.settle_cancelled(self)
         self._heap = [wp.id for wp in self.wps.values() if wp.state == "open" and self._parents_done(wp)]
         heapq.heapify(self._heap)
         waiting.check(self)
@@ -143,7 +103,7 @@ class Engine:
                     continue
                 break
         except BaseException:
-            self._interrupted(spare)
+            restart.stop(self, spare)
             raise
         finally:
             self.progress.stop()
@@ -363,94 +323,6 @@ class Engine:
         """A workpackage of `step` ended: those held back by max_async may start."""
         for wp_id in self.deferred.pop(step, []):
             heapq.heappush(self._heap, wp_id)
-
-    # --- recovery ----------------------------------------------------------------------------
-    def _recover(self) -> None:
-        """Workpackages left `running` by a bench that died, or stopped by an interruption, go on after
-        the last do their shell recorded as ended; from scratch when none had ended."""
-        stale = [wp for wp in self.wps.values() if wp.state == "running" or (
-            wp.state == "open" and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED))]
-        ended = recovery.read_ended(self.record_file) if stale else {}
-        with self.store.transaction():
-            for wp in stale:
-                self._recover_one(wp, ended.get(recovery.wp_tag(wp.id, wp.attempt)))
-            # a shared do bench was running: shared._run reads whether its shell recorded its end
-            self._shared_interrupted = self.store.take_running_shared()
-
-    def _recover_one(self, wp: WpRow, ended: recovery.Ended | None) -> None:
-        step = self.bench.steps[wp.step]
-        texts = self.store.params(wp.id)
-        texts.setdefault("jube_wp_status", "RUNNING")
-        try:
-            paths = wp_paths(self.info.run_dir, wp.dirname, step, texts, self.bench.home)
-        except CaramelError:
-            ended = None
-        if ended is None:
-            self.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again")
-            return
-        cmd = self._recorded_command(step, texts, paths, ended)
-        outcome = recovery.outcome_of(cmd, paths, ended)
-        rows = [CommandRow(wp.id, wp.attempt, cmd.cycle, cmd.op, cmd.role, cmd.text, cmd.cwd, ended.status, None,
-                           ended.when)]
-        env = outcome.env or self.store.env(wp.id)
-        note = "(its end was recorded by its shell while bench stopped)"
-        if outcome.status == "failed":
-            self.fail(wp, f"do {cmd.op + 1} exited with {ended.status}: {cmd.text} {note}", ended.status, rows)
-        elif outcome.status == "error_file":
-            self.fail(wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows)
-        elif outcome.status == "waiting":
-            self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=ended.when,
-                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
-                           env=env, reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}")
-            self.store.add_commands(rows)
-        elif outcome.status == "break":
-            self.mark_done(wp, rows, env if step.export else None)
-        else:
-            self.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
-                      cycle=cmd.cycle, wait_op=cmd.op, env=env)
-            self.store.add_commands(rows)
-            self._resume[wp.id] = (cmd.cycle, cmd.op + 1)  # pushed when run() builds the heap
-
-    def _recorded_command(self, step: Step, texts: dict[str, str], paths: WpPaths,
-                          ended: recovery.Ended) -> Command:
-        """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
-        if step.submit:
-            return segment(self.bench, step, texts, paths.base, 0, 0).commands[0]
-        ctexts = cycle_texts(self.bench, texts, ended.cycle)
-        return command_for(step.dos[ended.op], ended.op, ended.cycle, ctexts, paths.base)
-
-    def _settle_cancelled(self) -> None:
-        """Cancel what depends on a failure; reopen what was cancelled for a failure since removed."""
-        with self.store.transaction():
-            for wp_id in sorted(self.wps):
-                wp = self.wps[wp_id]
-                if wp.state not in ("open", "cancelled"):
-                    continue
-                bad = [p for p in wp.parents if self.wps[p].state in ("failed", "cancelled")]
-                if bad and wp.state == "open":
-                    self.move(wp, "cancel", reason=f"not run: workpackage {bad[0]} failed or was not run")
-                elif not bad and wp.state == "cancelled" and wp.reason.startswith("not run"):
-                    # cancelled for a parent's failure that was since removed; not one cancelled by the user
-                    self.move(wp, "reopen")
-
-    def _interrupted(self, spare: str = "") -> None:
-        """bench is stopping (Ctrl-C, SIGTERM): end running scripts (their shells record the do's that
-        finished), and leave no workpackage `running`: the next continue goes on from the records."""
-        try:
-            stopped = self.runner.kill_all()
-        except Exception:  # whatever the interruption left half done: the shells' watchers end the rest
-            stopped = []
-        reason = f"{recovery.INTERRUPTED}: bench was stopped while it ran"
-        for _attempt in range(2):
-            try:
-                self.store.abandon_transaction()  # the interruption came inside a change: it did not happen
-                with self.store.transaction():
-                    self.store.interrupt_running(reason, [entry.key for entry, _outcome in stopped])
-                return
-            except Exception:  # a full disk: the space kept for this moment (else the records still tell)
-                recovery.release(spare)
-                with contextlib.suppress(Exception):
-                    self.store.checkpoint()
 
     def summary(self) -> Summary:
         counts: dict[str, dict[str, int]] = {}

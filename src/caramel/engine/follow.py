@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from caramel.engine.engine import Summary
+from caramel.engine.settings import Summary
 from caramel.vocabulary import STATES
 
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator
 from caramel import __version__
 from caramel.backends import get_backend
 from caramel.engine.commands import check_step, segment
-from caramel.engine.engine import Engine, Settings, Summary
+from caramel.engine.engine import Engine
 from caramel.engine.progress import make_progress
+from caramel.engine.settings import Settings, Summary
 from caramel.engine.workdir import wp_paths
 from caramel.errors import Interrupted, RunError
 from caramel.expand.plan import make_plan, next_run_id
