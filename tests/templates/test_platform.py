@@ -170,7 +170,7 @@ def test_the_template_is_found_in_caramels_own_platform_folder(load):
 def test_defaults(load):
     _, plan = load(DEFAULTS)
     (wp,) = plan.workpackages
-    params = wp.parameters()
+    params = wp.params().typed_values()
     expected = {
         # executeset
         "submit": "sbatch", "submit_script": "submit.job", "done_file": "ready", "error_file": "error",
@@ -190,7 +190,7 @@ def test_defaults(load):
 
 def test_overrides_reach_the_derived_parameters(load):
     _, plan = load(SIZED)
-    params = plan.workpackages[0].parameters()
+    params = plan.workpackages[0].params().typed_values()
     assert params["tasks"] == 8  # nodes * taskspernode, after the overrides
     assert params["OMP_NUM_THREADS"] == 8
     assert params["account_slurm"] == "#SBATCH --account=proj42"
@@ -307,7 +307,7 @@ def test_engine_writes_the_same_job_script(load, tmp_path):
 def test_yaml_benchmark(load):
     bench, plan = load(YAML, "bench.yaml")
     wp = plan.workpackages[0]
-    assert wp.parameters()["tasks"] == 8
+    assert wp.params().typed_values()["tasks"] == 8
     lines = render(bench, wp).splitlines()
     assert '#SBATCH --job-name="platform_user_job_0"' in lines
     assert "#SBATCH --ntasks=8" in lines and "#SBATCH --partition=gpus" in lines

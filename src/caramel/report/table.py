@@ -244,3 +244,24 @@ def table_dict(data: TableData) -> dict:
         rows.append(item)
     return {"name": data.name, "columns": names, "units": {k.heading: k.unit for k in data.keys if k.unit},
             "rows": rows}
+
+
+def table_data_record(data: TableData) -> list:
+    """A filled table as plain JSON data (the analysis cache keeps finished tables this way)."""
+    return [data.name, data.style, data.separator, data.transpose,
+            [[k.name, k.title, k.format, k.colw, k.unit] for k in data.keys], data.values, data.cells,
+            data.statuses, data.leaves, data.config_columns, data.notes]
+
+
+def table_data_from_record(record: list) -> TableData:
+    """The table `table_data_record` wrote; ValueError (or TypeError) when it is anything else."""
+    name, style, separator, transpose, keys, values, cells, statuses, leaves, config_columns, notes = record
+    data = TableData(str(name), str(style), str(separator), bool(transpose),
+                     [Key(str(n), None if t is None else str(t), str(f), int(w), str(u)) for n, t, f, w, u in keys],
+                     values, cells, statuses, leaves, config_columns, notes)
+    width = len(data.keys)
+    if not (len(values) == len(cells) == len(statuses) == len(leaves)) or any(
+            len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True)) or not all(
+            isinstance(t, str) for c in cells for t in c):
+        raise ValueError("a kept table of another shape")
+    return data
