@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from caramel.engine.commands import segment, shared_texts, used_sets
-from caramel.expand.params import Params
 from caramel.engine.files import apply_substituteset, place
 from caramel.errors import RunError
+from caramel.expand.params import Params
 from caramel.spec.model import (
     Benchmark,
     Do,
