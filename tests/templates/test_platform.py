@@ -143,7 +143,7 @@ def load(tmp_path, monkeypatch):
 def render(bench, wp) -> str:
     """The job script of `wp`, made as JUBE's executesub does: each sub's source (after `$`
     substitution) replaced by its dest, one after the other in the substituteset's order."""
-    texts = wp.texts()
+    texts = wp.params()
     jobfiles = bench.filesets["jobfiles@platform.xml"]
     executesub = bench.substitutesets["executesub@platform.xml"]
     (entry,) = jobfiles.entries
@@ -300,7 +300,7 @@ def test_engine_writes_the_same_job_script(load, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(PLATFORM / "submit.job.in", work / "submit.job.in")
-    apply_substituteset(bench.substitutesets["executesub@platform.xml"], wp.texts(), str(work))
+    apply_substituteset(bench.substitutesets["executesub@platform.xml"], wp.params(), str(work))
     assert (work / "submit.job").read_text() == render(bench, wp)
 
 
