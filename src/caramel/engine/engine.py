@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from caramel.backends import Backend
 from caramel.backends.slurm import job_id_in
 from caramel.engine import copies, materialise, recovery, shared, waiting
-from caramel.engine.commands import check_step, command_for, cycle_texts, segment, sub
+from caramel.engine.commands import check_step, command_for, segment, sub
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
 from caramel.engine.script import Command, Outcome, carry_path, failure_reason
@@ -391,7 +391,7 @@ class Engine:
         """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
         if step.submit:
             return segment(self.bench, step, texts, paths.base, 0, 0).commands[0]
-        ctexts = cycle_texts(self.bench, texts, ended.cycle)
+        ctexts = texts.at_cycle(ended.cycle)
         return command_for(step.dos[ended.op], ended.op, ended.cycle, ctexts, paths.base)
 
     def _settle_cancelled(self) -> None:
