@@ -103,7 +103,7 @@ def make_run(folder: str, n: int) -> str:
         plan = make_plan(bench, run_id=0)
         run_dir = os.path.abspath(plan.run_dir)
         os.makedirs(run_dir)
-        rows = [(wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.texts())
+        rows = [(wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
                 for wp in plan.workpackages]
         info = RunInfo(0, bench.name, path, bench.home, run_dir, [], folder, time.time(), {}, __version__)
         store = Store.create(run_dir, info, bench, rows)

@@ -44,8 +44,6 @@ BACKEND_INTERFACE = ("base", "registry", "schedulers", "launchers")
 # fails on every other problem, and each of these is a strict xfail: once it is gone the test says so and
 # the entry is deleted, so this list only shrinks.
 PENDING: dict[tuple[str, str], str] = {
-    ("caramel.history.metrics", "caramel.report.results"):
-        "v13: history collects figures from the typed run record, not from report's tables",
     ("caramel.engine.engine", "caramel.backends.slurm"): "b13: the job id comes from the scheduler interface",
     ("caramel.history.provenance", "caramel.backends.slurm"): "b13: job states come from the scheduler interface",
 }

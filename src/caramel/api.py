@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from caramel.analyse.inputs import AnalysisInput, from_run, param_type
+from caramel.analyse.inputs import AnalysisInput, from_run
+from caramel.analyse.patterns import kind as pattern_type
 from caramel.report.dataset import STATUS, Row, build_rows, units
 from caramel.report.results import analyse_for, produce
 from caramel.vocabulary import FLOAT_STATISTICS, SAME_TYPE_STATISTICS
@@ -56,7 +57,8 @@ def results(run_dir: str, table: str | None = None, run_id: int | str | None = N
                 columns.append(name)
         records.append(record)
     patterns = _patterns(inp, uses)
-    kinds = {c: _kind(inp, c, patterns) for c in columns}
+    params = _param_kinds(inp, [wp for row in rows for wp in row.chain])
+    kinds = {c: _kind(c, patterns, params) for c in columns}
     frame = _frame(pd, records, columns, kinds)
     frame.attrs["units"] = units(inp, analysed, uses, columns)
     frame.attrs["run_dir"] = inp.run_dir
@@ -76,7 +78,8 @@ def _table_frame(pd, inp: AnalysisInput, table: str, reanalyse: bool):
         record["workpackage"] = leaf
         records.append(record)
     patterns = _patterns(inp, made.result.uses)
-    kinds = {column: _kind(inp, data.keys[i].name, patterns) for column, i in zip(columns, shown, strict=True)}
+    params = _param_kinds(inp, inp.workpackages)
+    kinds = {column: _kind(data.keys[i].name, patterns, params) for column, i in zip(columns, shown, strict=True)}
     frame = _frame(pd, records, columns + [STATUS, "workpackage"], kinds)
     frame.attrs["units"] = {column: data.keys[i].unit for column, i in zip(columns, shown, strict=True)
                             if data.keys[i].unit}
@@ -98,34 +101,39 @@ def _patterns(inp: AnalysisInput, uses: list[str]) -> dict:
     return out
 
 
+def _param_kinds(inp: AnalysisInput, wps: list) -> dict[str, str]:
+    """Each parameter column's type as the workpackages' records declare it (`name` and `name_<step>`);
+    "auto" where workpackages declare a name with different types (a column has one dtype)."""
+    out: dict[str, str] = {}
+    seen: set[tuple[str, int]] = set()
+    for wp in wps:
+        if (wp.step, wp.id) in seen:
+            continue
+        seen.add((wp.step, wp.id))
+        params = wp.params
+        for name in params:
+            kind = params.type_of(name)
+            for column in (name, f"{name}_{wp.step}"):
+                if out.setdefault(column, kind) != kind:
+                    out[column] = "auto"
+    return out
 
 
-def _kind(inp: AnalysisInput, name: str, patterns: dict) -> str:
+def _kind(name: str, patterns: dict, params: dict[str, str]) -> str:
     """The declared type behind a column: a pattern's type (and its statistics'), else a parameter's."""
     if name in (STATUS, "jube_res_analyser"):
         return "string"
     if name == "workpackage":
         return "int"
     if name in patterns:
-        return _ptype(patterns[name])
+        return pattern_type(patterns[name])
     for stat in FLOAT_STATISTICS + SAME_TYPE_STATISTICS + ("cnt", "sum2"):
         if name.endswith("_" + stat) and name[:-len(stat) - 1] in patterns:
-            base = _ptype(patterns[name[:-len(stat) - 1]])
+            base = pattern_type(patterns[name[:-len(stat) - 1]])
             if stat == "cnt":
                 return "int"
             return "float" if stat in FLOAT_STATISTICS and base != "string" else base
-    types = inp.param_types()
-    if name in types or name.startswith("jube_"):
-        return param_type(types, name)
-    for wp_step in inp.benchmark.steps:  # name_<step>
-        suffix = "_" + wp_step
-        if name.endswith(suffix) and name[:-len(suffix)] in types:
-            return param_type(types, name[:-len(suffix)])
-    return "auto"
-
-
-def _ptype(pattern) -> str:
-    return pattern.type if pattern.type in ("int", "float") else "string"
+    return params.get(name, "auto")
 
 
 def _frame(pd, records: list[dict], columns: list[str], kinds: dict[str, str]):

@@ -26,7 +26,7 @@ RESULT_CREATION = """
 def test_files_with_their_own_patternsets_accumulate(ws):
     plan = ws.plan(RESULT_CREATION)
     for wp in plan.workpackages:
-        n = wp.parameters()["number"]
+        n = wp.params().typed_values()["number"]
         ws.write(plan, wp.id, "en", f"Number: {n}\n")
         ws.write(plan, wp.id, "de", f"Zahl: {n}\n")
     result = analyse_all(ws.input(plan))["a"]
@@ -114,7 +114,7 @@ def test_cache_is_dropped_when_the_analyser_changes(ws):
 def test_unwritable_cache_is_not_an_error(ws, tmp_path):
     cache = AnalysisCache(str(tmp_path / "no" / "such" / "dir" / "analyse.db"))
     assert cache.load("a", "x") == {}
-    cache.store("a", "x", [(0, b"", b"")])
+    cache.store("a", "x", [(0, "", "")])
 
 
 def test_alternative_work_dir_and_substituted_file_name(ws):

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from caramel.engine.commands import cycle_texts, segment, shared_texts, used_sets
+from caramel.engine.commands import segment, shared_texts, used_sets
 from caramel.engine.files import apply_substituteset, place
 from caramel.errors import RunError
+from caramel.expand.params import Params
 from caramel.spec.model import (
     Benchmark,
     Do,
@@ -74,7 +75,7 @@ def test_segment_cycles_active_and_shared_stop(tmp_path: Path) -> None:
                 cycles=2, shared="sh")
     bench = Benchmark("b", str(tmp_path), parametersets={"p": Parameterset("p", [
         Parameter("x", "v$jube_wp_cycle", update_mode="cycle")])})
-    texts = {"x": "v0", "jube_wp_cycle": "0"}
+    texts = Params({"x": "v0", "jube_wp_cycle": "0"}, cycles=({"x": "v1", "jube_wp_cycle": "1"},))  # as the plan records it
     seg = segment(bench, step, texts, str(tmp_path), 0, 0)
     assert [c.text for c in seg.commands] == ["echo 0 v0"] and seg.shared_stop == (0, 2)
     seg = segment(bench, step, texts, str(tmp_path), 0, 3)
@@ -83,7 +84,7 @@ def test_segment_cycles_active_and_shared_stop(tmp_path: Path) -> None:
     after = seg.commands[0]
     assert after.stdout == str(tmp_path / "o_v0") and after.cwd == str(tmp_path / "d" / "v0")
     assert after.done_file == str(tmp_path / "d" / "v0" / "ready") and after.make_cwd
-    assert cycle_texts(bench, texts, 1) == {"x": "v1", "jube_wp_cycle": "1"}
+    assert texts.at_cycle(1) == {"x": "v1", "jube_wp_cycle": "1"}
     assert shared_texts({"jube_wp_id": "3", "jube_step_name": "s", "x": "1"}) == {"jube_step_name": "s", "x": "1"}
 
 

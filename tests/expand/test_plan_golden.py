@@ -33,7 +33,7 @@ def case_id(name: str, tags: list[str]) -> str:
 def plan_doc(name: str, tags: list[str]) -> list[dict]:
     plan = make_plan(load_one(str(DATA / name), set(tags)), run_id=0)
     return [{"id": wp.id, "step": wp.step.name, "iteration": wp.iteration,
-             "parents": [p.id for p in wp.parents], "parameters": wp.parameters()}
+             "parents": [p.id for p in wp.parents], "parameters": wp.params().typed_values()}
             for wp in plan.workpackages]
 
 

@@ -44,7 +44,7 @@ def test_zip_and_exclude(tmp_path, suffix, text):
     path = tmp_path / f"bench{suffix}"
     path.write_text(textwrap.dedent(text))
     plan = make_plan(load_one(str(path)), run_id=0)
-    got = [(wp.id, wp.parameters()["nodes"], wp.parameters()["batch"], wp.parameters()["prec"])
+    got = [(wp.id, wp.params().typed_values()["nodes"], wp.params().typed_values()["batch"], wp.params().typed_values()["prec"])
            for wp in plan.workpackages]
     assert got == [(0, 1, 32, "fp16"), (1, 1, 32, "bf16"), (2, 2, 64, "fp16"), (3, 2, 64, "bf16"),
                    (4, 4, 128, "fp16")]

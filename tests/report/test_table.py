@@ -1,14 +1,15 @@
 """Table mechanics: JUBE's sort with missing values, format fallbacks, styles, transpose, colw."""
 
 from caramel.analyse.inputs import WPRecord
+from caramel.expand.params import Params
 from caramel.report.dataset import Row
 from caramel.report.table import format_value, make_table, render
 from caramel.spec.model import Column, Table
 
 
 def row(wp_id, values, params=None, status="done"):
-    wp = WPRecord(wp_id, "s", 0, (), params or {}, f"/r/{wp_id}/work", status)
-    return Row("a", [wp], values, status, "", {"n": "int"})
+    wp = WPRecord(wp_id, "s", 0, (), Params(params or {}, {"n": "int"}), f"/r/{wp_id}/work", status)
+    return Row("a", [wp], values, status, "")
 
 
 def table(**kw):

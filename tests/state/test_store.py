@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from caramel.errors import RunError
+from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
 from caramel.state import registry
 from caramel.state.lock import RunLock
@@ -18,7 +19,9 @@ MODEL = Benchmark("b", "runs", tags={"t"})
 
 
 def make(tmp_path: Path, n: int = 3) -> Store:
-    rows = [(i, "s", 0, [i - 1] if i else [], f"{i:06d}_s", {"x": str(i)}) for i in range(n)]
+    rows = [(i, "s", 0, [i - 1] if i else [], f"{i:06d}_s",
+             Params({"x": str(i), "y": "a"}, {"x": "int"}, ({"y": "b", "jube_wp_cycle": "1"},) if i == 2 else ()))
+            for i in range(n)]
     return Store.create(str(tmp_path), RunInfo(0, "b", "f.xml", str(tmp_path), str(tmp_path), ["t"]), MODEL, rows)
 
 
@@ -26,8 +29,27 @@ def test_create_then_read_back(tmp_path: Path) -> None:
     store = make(tmp_path)
     assert [(w.id, w.parents, w.state) for w in store.workpackages()] == [(0, (), "open"), (1, (0,), "open"),
                                                                           (2, (1,), "open")]
-    assert store.params(2) == {"x": "2"} and store.model() == MODEL and store.info().tags == ["t"]
+    assert store.params(2) == {"x": "2", "y": "a"} and store.model() == MODEL and store.info().tags == ["t"]
     assert not os.path.exists(db_path(str(tmp_path)) + ".new")
+
+
+def test_params_keep_their_declared_types_and_cycles(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    params = store.params(2)
+    assert params.typed("x") == 2 and params.typed("y") == "a" and params.type_of("y") == "string"
+    assert params.at_cycle(1) == {"x": "2", "y": "b", "jube_wp_cycle": "1"} and store.params(1).cycles == ()
+    assert store.all_params()[1] == {"x": "1", "y": "a"} and store.all_params()[1].typed("x") == 1
+
+
+def test_a_run_of_the_previous_schema_is_refused_naming_its_version(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    store.close()
+    db = sqlite3.connect(db_path(str(tmp_path)))
+    db.execute("UPDATE runs SET schema=2, version='0.9.0'")
+    db.commit()
+    db.close()
+    with pytest.raises(RunError, match=r"caramel 0\.9\.0 \(run state version 2\); this caramel reads version 3"):
+        Store(db_path(str(tmp_path)), readonly=True).info()
 
 
 def test_a_failed_transaction_changes_nothing(tmp_path: Path) -> None:

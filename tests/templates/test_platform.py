@@ -143,7 +143,7 @@ def load(tmp_path, monkeypatch):
 def render(bench, wp) -> str:
     """The job script of `wp`, made as JUBE's executesub does: each sub's source (after `$`
     substitution) replaced by its dest, one after the other in the substituteset's order."""
-    texts = wp.texts()
+    texts = wp.params()
     jobfiles = bench.filesets["jobfiles@platform.xml"]
     executesub = bench.substitutesets["executesub@platform.xml"]
     (entry,) = jobfiles.entries
@@ -170,7 +170,7 @@ def test_the_template_is_found_in_caramels_own_platform_folder(load):
 def test_defaults(load):
     _, plan = load(DEFAULTS)
     (wp,) = plan.workpackages
-    params = wp.parameters()
+    params = wp.params().typed_values()
     expected = {
         # executeset
         "submit": "sbatch", "submit_script": "submit.job", "done_file": "ready", "error_file": "error",
@@ -190,7 +190,7 @@ def test_defaults(load):
 
 def test_overrides_reach_the_derived_parameters(load):
     _, plan = load(SIZED)
-    params = plan.workpackages[0].parameters()
+    params = plan.workpackages[0].params().typed_values()
     assert params["tasks"] == 8  # nodes * taskspernode, after the overrides
     assert params["OMP_NUM_THREADS"] == 8
     assert params["account_slurm"] == "#SBATCH --account=proj42"
@@ -300,14 +300,14 @@ def test_engine_writes_the_same_job_script(load, tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     shutil.copy(PLATFORM / "submit.job.in", work / "submit.job.in")
-    apply_substituteset(bench.substitutesets["executesub@platform.xml"], wp.texts(), str(work))
+    apply_substituteset(bench.substitutesets["executesub@platform.xml"], wp.params(), str(work))
     assert (work / "submit.job").read_text() == render(bench, wp)
 
 
 def test_yaml_benchmark(load):
     bench, plan = load(YAML, "bench.yaml")
     wp = plan.workpackages[0]
-    assert wp.parameters()["tasks"] == 8
+    assert wp.params().typed_values()["tasks"] == 8
     lines = render(bench, wp).splitlines()
     assert '#SBATCH --job-name="platform_user_job_0"' in lines
     assert "#SBATCH --ntasks=8" in lines and "#SBATCH --partition=gpus" in lines

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from caramel import __version__
 from caramel.analyse import scan as scanning
-from caramel.analyse.cache import AnalysisCache, dumps, loads
+from caramel.analyse.cache import AnalysisCache, Damaged, decode_group, encode_group
 from caramel.analyse.derived import Problem, evaluate_derived
 from caramel.analyse.inputs import AnalyseError, AnalysisInput, WPRecord
 from caramel.analyse.patterns import Compiler, combine, is_derived, kind
@@ -81,7 +81,7 @@ class Prepared:
     base: dict[str, Pattern]
     every: dict[str, Pattern]
     config: str
-    plans: list[tuple[list[WPRecord], bytes, list[Read]]]  # members, signature, reads
+    plans: list[tuple[list[WPRecord], str, list[Read]]]  # members, signature, reads
 
 
 def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
@@ -123,20 +123,20 @@ def run(prepared: Prepared, cache: AnalysisCache | None = None) -> AnalyserResul
     """Analyse the groups whose files changed since they were cached; take the others from the cache."""
     cached = cache.load(prepared.name, prepared.config) if cache else {}
     result = AnalyserResult(prepared.name, [], {}, prepared.every)
-    fresh: list[tuple[int, bytes, bytes]] = []
+    fresh: list[tuple[int, str, str]] = []
     for members, signature, reads in prepared.plans:
         root = members[0]
         hit = cached.get(root.id)
         group = None
         if hit is not None and hit[0] == signature:
             try:
-                group = loads(hit[1])
+                group = decode_group(hit[1], Group, prepared.every)
                 result.reused += 1
-            except Exception:  # not this user's seal, or damaged: analyse again
+            except Damaged:  # written by something else, or damaged: analysed again
                 group = None
         if group is None:
             group = _analyse_group(root, members, prepared.base, reads)
-            fresh.append((root.id, signature, dumps(group)))
+            fresh.append((root.id, signature, encode_group(group)))
             result.scanned += 1
         result.groups[root.id] = group
     if cache and fresh:
@@ -180,13 +180,13 @@ def _base_dir(inp: AnalysisInput, wp: WPRecord, work_dir: str) -> str:
 Read = tuple[WPRecord, _Spec, list[str]]  # a member, a file spec, the paths found for it
 
 
-def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], work_dir: str) -> tuple[bytes, list[Read]]:
+def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], work_dir: str) -> tuple[str, list[Read]]:
     """The files each member would read now, with size and mtime (in JUBE's reading order)."""
-    parts: list = []
+    parts: list[str] = []
     reads: list[Read] = []
     for wp in members:
         if not wp.started:
-            parts.append((wp.id, None))
+            parts.append(f"{wp.id} -")
             continue
         base = _base_dir(inp, wp, work_dir) + os.sep
         for spec in specs:
@@ -207,11 +207,11 @@ def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], 
                     continue
                 if stat.S_ISREG(st.st_mode):  # JUBE reads regular files only (os.path.isfile)
                     found.append(p)
-                    parts.append((wp.id, p, st.st_size, st.st_mtime_ns))
+                    parts.append(f"{wp.id} {st.st_size} {st.st_mtime_ns} {p}")
             if not found:
-                parts.append((wp.id, spec.file.path, -1))
+                parts.append(f"{wp.id} -1 {spec.file.path}")
             reads.append((wp, spec, found))
-    return dumps(parts), reads
+    return "\n".join(parts), reads
 
 
 def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Pattern], reads: list[Read]) -> Group:

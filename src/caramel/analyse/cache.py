@@ -2,37 +2,38 @@
 
 Table `analysis`: one row per analyser and result group (root workpackage): the signature of the
 files read (path, size, modification time in ns, in reading order) and the values computed from
-them. A group is analysed again when its signature changes (a log grew, a job finished, a file
-appeared) or when the analyser's definition (`config`) differs.
+them, as JSON. A group is analysed again when its signature changes (a log grew, a job finished, a
+file appeared) or when the analyser's definition (`config`) differs.
 
-Table `tables`: the finished tables of the last calls, keyed by everything they depend on
-(definitions, every group's signature, every workpackage's state), so a call on an unchanged run
-costs only the stats of its files.
+Table `tables`: the finished tables of the last calls (JSON made by report.results), keyed by
+everything they depend on (definitions, every group's signature, every workpackage's state), so a
+call on an unchanged run costs only the stats of its files.
 
-The run's own `caramel.db` is not touched: the engine owns it, and a result may be made while the
-run goes on.
-
-The cached values are pickles, each sealed with an HMAC-SHA256 under a key only this user can read
-(`<data dir>/cache.key`, mode 0600): a run folder may sit in a shared project folder, and an
-`analyse.db` written by anyone else (or damaged) fails the check and is a miss, never unpickled.
+Everything stored is data, never code: a run folder may sit in a shared project folder, and an
+`analyse.db` written by anyone else is read as JSON and checked. A cache of another layout
+(`meta.schema` is not SCHEMA_VERSION), a damaged file or an entry that does not decode is a miss:
+the values are analysed again, never an error. The run's own `caramel.db` is not touched: the
+engine owns it, and a result may be made while the run goes on.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import hmac
+import json
 import os
-import pickle
 import sqlite3
 import time
 
+from caramel.analyse.derived import Problem
+from caramel.spec.model import Pattern
 from caramel.state.dbfile import problem
-from caramel.state.registry import data_dir
 
-SCHEMA = ("CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
-          "signature BLOB NOT NULL, data BLOB NOT NULL, PRIMARY KEY (analyser, root));"
-          "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data BLOB)")
+# 2: JSON values (1 held sealed pickles: never read again)
+SCHEMA_VERSION = 2
+SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
+          "CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
+          "signature TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (analyser, root));"
+          "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT)")
 KEEP_TABLES = 4  # finished tables kept (one per combination of options used lately)
 
 
@@ -47,8 +48,8 @@ class AnalysisCache:
                 try:
                     self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
                     self.db.execute("PRAGMA journal_mode=WAL")
-                    for statement in SCHEMA.split(";"):
-                        self.db.execute(statement)
+                    if not self._current():
+                        self._make()
                     break
                 except sqlite3.Error as exc:
                     self.close()
@@ -56,7 +57,29 @@ class AnalysisCache:
                         break  # full, read-only, locked: not used this time
                     _remove(path)  # damaged (it is only a cache): made again
 
-    def load(self, analyser: str, config: str) -> dict[int, tuple[bytes, bytes]]:
+    def _current(self) -> bool:
+        try:
+            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.OperationalError:  # no meta table: new, or written by another layout
+            return False
+        return row is not None and row[0] == str(SCHEMA_VERSION)
+
+    def _make(self) -> None:
+        """A fresh cache of this layout (what another layout held is dropped: it was only a cache)."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for table in ("analysis", "tables", "meta"):
+                self.db.execute(f"DROP TABLE IF EXISTS {table}")
+            for statement in SCHEMA.split(";"):
+                self.db.execute(statement)
+            self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+            self.db.execute("COMMIT")
+        except BaseException:
+            with contextlib.suppress(sqlite3.Error):
+                self.db.execute("ROLLBACK")
+            raise
+
+    def load(self, analyser: str, config: str) -> dict[int, tuple[str, str]]:
         """root -> (signature, data) of the groups cached for this analyser definition."""
         if self.db is None:
             return {}
@@ -67,7 +90,7 @@ class AnalysisCache:
             return {}
         return {root: (sig, data) for root, sig, data in rows}
 
-    def store(self, analyser: str, config: str, entries: list[tuple[int, bytes, bytes]]) -> None:
+    def store(self, analyser: str, config: str, entries: list[tuple[int, str, str]]) -> None:
         if self.db is None or not entries:
             return
         try:
@@ -77,26 +100,24 @@ class AnalysisCache:
                                 ((analyser, root, config, sig, data) for root, sig, data in entries))
             self.db.execute("COMMIT")
         except sqlite3.Error:
-            try:
+            with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
 
-    def load_tables(self, key: str):
-        """Finished tables made from exactly this state of the run (see report.results), or None."""
+    def load_tables(self, key: str) -> str | None:
+        """The JSON of the finished tables made from exactly this state of the run, or None."""
         if self.db is None:
             return None
         try:
             row = self.db.execute("SELECT data FROM tables WHERE key=?", (key,)).fetchone()
-            return loads(row[0]) if row else None
-        except Exception:  # an unreadable entry is a miss
+        except sqlite3.Error:
             return None
+        return row[0] if row and isinstance(row[0], str) else None
 
-    def store_tables(self, key: str, data) -> None:
+    def store_tables(self, key: str, data: str) -> None:
         if self.db is None:
             return
         try:
-            self.db.execute("INSERT OR REPLACE INTO tables VALUES (?,?,?)", (key, time.time(), dumps(data)))
+            self.db.execute("INSERT OR REPLACE INTO tables VALUES (?,?,?)", (key, time.time(), data))
             self.db.execute("DELETE FROM tables WHERE key NOT IN (SELECT key FROM tables ORDER BY created DESC "
                             "LIMIT ?)", (KEEP_TABLES,))
         except sqlite3.Error:
@@ -114,46 +135,34 @@ def _remove(path: str) -> None:
             os.unlink(name)
 
 
-class Unsealed(ValueError):
-    """A cached value without this user's seal: not read."""
+class Damaged(ValueError):
+    """A cached entry that is not what this caramel writes: a miss."""
 
 
-_KEY: bytes | None = None
-_DIGEST = 32
+_SCALARS = (int, float, str)
 
 
-def _key() -> bytes:
-    """This user's cache key, made on first use (a random key per process when none can be kept)."""
-    global _KEY
-    if _KEY is None:
-        path = os.path.join(data_dir(), "cache.key")
-        try:
-            with open(path, "rb") as handle:
-                _KEY = handle.read()
-        except OSError:
-            _KEY = b""
-        if len(_KEY) < 32:
-            _KEY = os.urandom(32)
-            try:
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                with os.fdopen(fd, "wb") as handle:
-                    handle.write(_KEY)
-            except OSError:
-                pass  # a read-only home: the cache lives as long as this bench
-    return _KEY
+def encode_group(group) -> str:
+    """A result group (analyse.analyser.Group) as JSON; problems name their pattern."""
+    return json.dumps([group.root, group.members, group.values, group.missing, group.started,
+                       [[p.pattern.name, p.expression, p.wp_id, p.message] for p in group.problems],
+                       {name: list(entry) for name, entry in group.dropped.items()}], separators=(",", ":"))
 
 
-def dumps(obj) -> bytes:
-    blob = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    return hmac.new(_key(), blob, hashlib.sha256).digest() + blob
+def decode_group(text: str, make, patterns: dict[str, Pattern]):
+    """The group `encode_group` wrote (`make`: the Group class); Damaged when it is anything else."""
+    try:
+        root, members, values, missing, started, problems, dropped = json.loads(text)
+        ok = (type(root) is int and all(type(m) is int for m in members) and isinstance(values, dict)
+              and all(v is None or type(v) in _SCALARS or type(v) is bool for v in values.values())
+              and all(type(m) is str for m in missing) and type(started) is bool)
+        group = make(root, members, values, missing, started,
+                     [Problem(patterns[name], str(expression), int(wp_id), str(message))
+                      for name, expression, wp_id, message in problems],
+                     {str(name): (int(count), str(first)) for name, (count, first) in dropped.items()})
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        raise Damaged(str(exc)) from None
+    if not ok:
+        raise Damaged("unexpected values")
+    return group
 
-
-def loads(sealed: bytes):
-    """The value of a sealed blob; Unsealed when its seal is not this user's (then it is not unpickled)."""
-    if not isinstance(sealed, bytes) or len(sealed) < _DIGEST:
-        raise Unsealed("not a sealed value")
-    seal, blob = sealed[:_DIGEST], sealed[_DIGEST:]
-    if not hmac.compare_digest(seal, hmac.new(_key(), blob, hashlib.sha256).digest()):
-        raise Unsealed("sealed by someone else")
-    return pickle.loads(blob)

@@ -11,15 +11,15 @@ the expression and the workpackage so the user learns why the cell is nan.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
 from caramel.analyse.patterns import BUILTIN_PATTERNS, kind
 from caramel.errors import CaramelError
+from caramel.expand.params import to_type
 from caramel.expand.substitute import has_placeholder, references, substitute
-from caramel.expand.values import evaluate
-from caramel.spec.model import Parameter, Pattern
+from caramel.expand.values import run_script
+from caramel.spec.model import Pattern
 
 MAX_PASSES = 5
 SCRIPTS = ("python", "shell", "perl")
@@ -33,18 +33,6 @@ class Problem:
     message: str
 
 
-def to_type(text: str, type_: str):
-    """JUBE's convert_type without stopping: a value that does not convert stays text."""
-    try:
-        if type_ == "int":
-            return math.nan if text == "nan" else int(float(text))
-        if type_ == "float":
-            return float(text)
-    except (ValueError, OverflowError):
-        return text
-    return text
-
-
 def _fallback(pattern: Pattern) -> str:
     if pattern.default is not None:
         return pattern.default
@@ -52,8 +40,7 @@ def _fallback(pattern: Pattern) -> str:
 
 
 def _run(pattern: Pattern, code: str) -> str:
-    proxy = Parameter(pattern.name, pattern.regex, separator="", mode=pattern.mode, where=pattern.where)
-    return evaluate(code, pattern.mode, proxy, frozenset())
+    return run_script(code, pattern.mode, f"pattern '{pattern.name}'", pattern.where)
 
 
 class _Lookup:

@@ -3,23 +3,19 @@
     inp = from_plan(plan)          # a plan and work folders (tests, JUBE run folders)
     inp = from_run(run_dir)        # a run made by `bench run` (its caramel.db)
 
-Each workpackage is a `WPRecord`: id, step, iteration, parents, final parameter texts, work folder
+Each workpackage is a `WPRecord`: id, step, iteration, parents, params (the run's record), work folder
 and state. The analysis reads files below `work_dir` and nothing else of the run.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
 from caramel.errors import CaramelError
 from caramel.expand import layout
+from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
-
-# JUBE's built-in parameters that are typed int (everything else built in is a string).
-_INT_BUILTINS = {"jube_benchmark_id", "jube_step_iterations", "jube_step_cycles", "jube_wp_cycle",
-                 "jube_wp_id", "jube_wp_iteration"}
 
 
 class AnalyseError(CaramelError):
@@ -27,14 +23,14 @@ class AnalyseError(CaramelError):
 
 
 class WPRecord:
-    """One workpackage as the analysis sees it. Parameter texts may be given as the run store's
-    JSON text (`raw`): they are decoded only when needed, which an unchanged run rarely does."""
+    """One workpackage as the analysis sees it. Its params may come from a `ParamsSource` (the run's
+    record): they are read only when needed, which an unchanged run rarely does."""
 
-    __slots__ = ("id", "step", "iteration", "parents", "work_dir", "state", "reason", "_params", "_raw")
+    __slots__ = ("id", "step", "iteration", "parents", "work_dir", "state", "reason", "_params", "_source")
 
     def __init__(self, id: int, step: str, iteration: int, parents: tuple[int, ...],  # noqa: A002
-                 params: dict[str, str] | None, work_dir: str, state: str = "done", reason: str = "",
-                 raw: str | ParamSource | None = None) -> None:
+                 params: Params | None, work_dir: str, state: str = "done", reason: str = "",
+                 source: ParamsSource | None = None) -> None:
         self.id = id
         self.step = step
         self.iteration = iteration
@@ -42,15 +38,14 @@ class WPRecord:
         self.work_dir = work_dir  # absolute <run dir>/<id>_<step>/work
         self.state = state  # open | running | waiting | done | failed | cancelled
         self.reason = reason
-        self._params = params
-        self._raw = raw
+        self._params = params if params is None or isinstance(params, Params) else Params(params)
+        self._source = source
 
     @property
-    def params(self) -> dict[str, str]:
-        """Final parameter texts, stripped (see `stripped`), jube_* built-ins included."""
+    def params(self) -> Params:
+        """The workpackage's params as the analysis sees them (Params.stripped), jube_* built-ins included."""
         if self._params is None:
-            raw = self._raw.get(self.id) if isinstance(self._raw, ParamSource) else self._raw
-            self._params = stripped(json.loads(raw)) if raw else {}
+            self._params = self._source.get(self.id) if self._source is not None else Params()
         return self._params
 
     @property
@@ -61,33 +56,25 @@ class WPRecord:
     def __repr__(self) -> str:
         return f"WPRecord({self.id}, {self.step!r}, state={self.state!r})"
 
-    def __getstate__(self):
-        return (self.id, self.step, self.iteration, self.parents, self.work_dir, self.state, self.reason,
-                self.params, None)
 
-    def __setstate__(self, state) -> None:
-        (self.id, self.step, self.iteration, self.parents, self.work_dir, self.state, self.reason,
-         self._params, self._raw) = state
-
-
-class ParamSource:
-    """The parameter texts of a run's workpackages, read from its database on first use (one query),
-    so a call that finds nothing changed never reads them."""
+class ParamsSource:
+    """The params of a run's workpackages, read from its record on first use (one query), so a call
+    that finds nothing changed never reads them."""
 
     def __init__(self, db_file: str) -> None:
         self.db_file = db_file
-        self.texts: dict[int, str] | None = None
+        self.params: dict[int, Params] | None = None
 
-    def get(self, wp_id: int) -> str | None:
-        if self.texts is None:
+    def get(self, wp_id: int) -> Params:
+        if self.params is None:
             from caramel.state.store import Store
 
             store = Store(self.db_file, readonly=True)
             try:
-                self.texts = dict(store.db.execute("SELECT id, params FROM workpackages"))
+                self.params = {wp_id: params.stripped() for wp_id, params in store.all_params().items()}
             finally:
                 store.close()
-        return self.texts.get(wp_id)
+        return self.params.get(wp_id) or Params()
 
 
 @dataclass
@@ -104,15 +91,9 @@ class AnalysisInput:
     def wp(self, wp_id: int) -> WPRecord:
         return self._by_id[wp_id]
 
-    def param_types(self) -> dict[str, str]:
-        """Declared type of each parameter name (the last definition wins), built-ins included."""
-        types: dict[str, str] = {}
-        for pset in self.benchmark.parametersets.values():
-            for param in pset.parameters:
-                types[param.name] = "string" if param.type == "str" else param.type
-        for name in _INT_BUILTINS:
-            types[name] = "int"
-        return types
+    def param_names(self) -> set[str]:
+        """The names of the parameters the benchmark defines (built-ins not included)."""
+        return {param.name for pset in self.benchmark.parametersets.values() for param in pset.parameters}
 
     def param_units(self) -> dict[str, str]:
         units: dict[str, str] = {}
@@ -121,18 +102,6 @@ class AnalysisInput:
                 if param.unit:
                     units[param.name] = param.unit
         return units
-
-
-def stripped(texts: dict[str, str]) -> dict[str, str]:
-    """Parameter texts as JUBE's analysis sees them: `jube result` reloads the workpackages from
-    workpackages.xml, which strips every value (a shell parameter's trailing newline is gone)."""
-    return {name: text.strip() for name, text in texts.items()}
-
-
-def param_type(types: dict[str, str], name: str) -> str:
-    if name.startswith("jube_wp_parent_") and name.endswith("_id"):
-        return "int"
-    return types.get(name, "string")
 
 
 def from_plan(plan, states: dict[int, str] | None = None, cache_path: str | None = None) -> AnalysisInput:
@@ -145,7 +114,7 @@ def from_plan(plan, states: dict[int, str] | None = None, cache_path: str | None
         if state is None:
             state = "done" if os.path.isdir(work) else "open"
         records.append(WPRecord(wp.id, wp.step.name, wp.iteration, tuple(p.id for p in wp.parents),
-                                stripped(wp.texts()), work, state))
+                                wp.params().stripped(), work, state))
     return AnalysisInput(plan.benchmark, run_dir, records, cache_path)
 
 
@@ -162,16 +131,12 @@ def from_run(run_dir: str) -> AnalysisInput:
     store = Store(db_path(run_dir), readonly=True)
     try:
         bench = store.model()
-        # One query for what the analysis needs; parameter texts are read when first needed (decoding
-        # them all costs more than the rest of an unchanged run's result).
-        rows = store.db.execute("SELECT id, step, iteration, parents, dirname, state, reason "
-                                "FROM workpackages ORDER BY id").fetchall()
+        rows = store.analysis_rows()  # params are read when first needed (ParamsSource)
     finally:
         store.close()
     run_dir = os.path.abspath(run_dir)
-    source = ParamSource(db_path(run_dir))
+    source = ParamsSource(db_path(run_dir))
     work_folder = layout.work_folder
-    records = [WPRecord(wp_id, step, it, tuple(int(p) for p in parents.split(",")) if parents else (), None,
-                        work_folder(run_dir, dirname), state, reason, source)
+    records = [WPRecord(wp_id, step, it, parents, None, work_folder(run_dir, dirname), state, reason, source)
                for wp_id, step, it, parents, dirname, state, reason in rows]
     return AnalysisInput(bench, run_dir, records, os.path.join(run_dir, CACHE_NAME))

@@ -94,7 +94,7 @@ def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
     from caramel.analyse import from_run
     from caramel.history.metrics import collect
     from caramel.history.provenance import run_record
-    from caramel.report.results import produce
+    from caramel.report.results import history_tables, produce
 
     inp = from_run(run_dir)
     record = run_record(run_dir)
@@ -105,7 +105,7 @@ def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
             "nodes": record.nodes, "job_ids": " ".join(record.job_ids), "container": record.container,
             "started": record.started or "", "ended": record.ended or ""}
     out = []
-    for metric in collect(inp, produce(inp).made):
+    for metric in collect(inp, history_tables(inp, produce(inp).made)):
         config = {k: v for k, v in metric.row.items() if k not in ("model", "metric")}
         model = metric.row.get("model") or inp.benchmark.name
         detail = ",".join(f"{k}={v}" for k, v in config.items())

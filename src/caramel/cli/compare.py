@@ -34,8 +34,10 @@ def imported(history, run_dir: str) -> str:
     """The run's key in the history, adding the run first when it is not there."""
     from caramel.analyse import from_run
     from caramel.history.record import add_run
+    from caramel.report.results import history_tables
 
-    return add_run(history, from_run(run_dir), quiet_if_known=True)
+    inp = from_run(run_dir)
+    return add_run(history, inp, lambda: history_tables(inp), quiet_if_known=True)
 
 
 def run(args: argparse.Namespace) -> int:

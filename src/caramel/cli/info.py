@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         rows = store.workpackages()
         if args.workpackage is not None:
             return _one(store, run_dir, rows, args.workpackage, args.format)
-        params = {wp.id: store.params(wp.id) for wp in rows}
+        params = store.all_params()
     varying: dict[str, list[str]] = {}
     firsts: dict[str, dict[str, str]] = {}
     for wp in rows:

@@ -29,12 +29,12 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
     from caramel.analyse import from_run
     from caramel.history.methodology import judge
     from caramel.history.metrics import collect
-    from caramel.report.results import produce
+    from caramel.report.results import history_tables, produce
 
     figures = []
     for run_dir in runs:
         inp = from_run(run_dir)
-        figures += [(inp.benchmark.name, m) for m in collect(inp, produce(inp).made)]
+        figures += [(inp.benchmark.name, m) for m in collect(inp, history_tables(inp, produce(inp).made))]
     result = judge(figures, load_targets(args.targets), args.threshold, args.max_sd)
     if args.format == "json":
         print(json.dumps({"benchmarks": [dict(vars(x), passed=x.passed) for x in result.lines],

@@ -45,7 +45,7 @@ def plan_json(plan) -> dict:
         "benchmark": plan.benchmark.name,
         "workpackages": [
             {"id": wp.id, "step": wp.step.name, "iteration": wp.iteration,
-             "parents": [p.id for p in wp.parents], "parameters": wp.parameters()}
+             "parents": [p.id for p in wp.parents], "parameters": wp.params().typed_values()}
             for wp in plan.workpackages
         ],
     }
@@ -76,13 +76,13 @@ def print_table(plan) -> None:
     for wp in wps:
         by_step.setdefault(wp.step.name, []).append(wp)
     for group in by_step.values():
-        first = group[0].parameters()
+        first = group[0].params().typed_values()
         for name in first:
-            if name not in varying and any(wp.parameters().get(name) != first[name] for wp in group[1:]):
+            if name not in varying and any(wp.params().typed_values().get(name) != first[name] for wp in group[1:]):
                 varying.append(name)
     header = ["id", "step", "iter", "parents"] + varying
     rows = [[str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)] +
-            [str(wp.parameters().get(n, "")).strip()[:30] for n in varying] for wp in wps]
+            [str(wp.params().typed_values().get(n, "")).strip()[:30] for n in varying] for wp in wps]
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     for row in [header] + rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip())

@@ -14,11 +14,9 @@ from caramel.engine.script import Command
 from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.expand.conditions import eval_bool
+from caramel.expand.params import Params
 from caramel.expand.substitute import substitute
-from caramel.expand.values import evaluate
 from caramel.spec.model import Benchmark, Do, Step
-
-CYCLE_UPDATED = ("cycle", "always")
 
 
 def final_text(text: str, texts: dict[str, str]) -> str:
@@ -29,22 +27,6 @@ def final_text(text: str, texts: dict[str, str]) -> str:
 def path_text(text: str, texts: dict[str, str]) -> str:
     """A file or folder name: substituted, then `~` and environment variables expanded (as JUBE does)."""
     return layout.resolve_path_text(final_text(text, texts))
-
-
-def cycle_texts(bench: Benchmark, texts: dict[str, str], cycle: int) -> dict[str, str]:
-    """The parameter texts of cycle `cycle`: `jube_wp_cycle` and the `update_mode="cycle"` parameters."""
-    if cycle == 0:
-        return texts
-    out = dict(texts)
-    out["jube_wp_cycle"] = str(cycle)
-    for pset in bench.parametersets.values():
-        for param in pset.parameters:
-            if param.update_mode in CYCLE_UPDATED and param.name in texts:
-                text = final_text(param.value, out)
-                if param.is_script:
-                    text = evaluate(text, param.mode, param, frozenset(bench.tags))
-                out[param.name] = text
-    return out
 
 
 @dataclass
@@ -78,14 +60,14 @@ def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, r
                    at(do.break_file), make_cwd=bool(do.work_dir))
 
 
-def segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int,
+def segment(bench: Benchmark, step: Step, texts: Params, work: str, cycle: int, op: int,
             time_limit: float = 0.0) -> Segment:
     """The do's from (cycle, op) on, up to the first active shared do (not included)."""
     if step.submit:
         return _job_segment(bench, step, texts, work, cycle, op, time_limit)
     commands: list[Command] = []
     for c in range(cycle, step.cycles):
-        ctexts = cycle_texts(bench, texts, c)
+        ctexts = texts.at_cycle(c)  # the plan evaluated each cycle's values: read, never evaluated here
         for k, do in enumerate(step.dos):
             if c == cycle and k < op:
                 continue
@@ -124,7 +106,7 @@ def used_sets(step: Step, texts: dict[str, str], available: dict) -> list[str]:
     return names
 
 
-def _job_segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str, cycle: int, op: int,
+def _job_segment(bench: Benchmark, step: Step, texts: Params, work: str, cycle: int, op: int,
                  time_limit: float = 0.0) -> Segment:
     """A `submit` step: every active do of every cycle in one job script; nothing after its job."""
     from caramel.engine.jobscript import submit_command
@@ -133,7 +115,7 @@ def _job_segment(bench: Benchmark, step: Step, texts: dict[str, str], work: str,
         return Segment([])  # the job wrote its done file: the step is complete
     body = []
     for c in range(step.cycles):
-        ctexts = cycle_texts(bench, texts, c)
+        ctexts = texts.at_cycle(c)
         for do in step.dos:
             if do_active(do, ctexts):
                 if do.done_file or do.shared:

@@ -9,10 +9,11 @@ import os
 from typing import TYPE_CHECKING
 
 from caramel.engine import recovery
-from caramel.engine.commands import command_for, cycle_texts, segment
+from caramel.engine.commands import command_for, segment
 from caramel.engine.script import Command
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
+from caramel.expand.params import Params
 from caramel.spec.model import Step
 from caramel.state.store import CommandRow, WpRow
 
@@ -69,12 +70,12 @@ def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> Non
         engine.ready(wp, cmd.cycle, cmd.op + 1)
 
 
-def _recorded_command(engine: Engine, step: Step, texts: dict[str, str], paths: WpPaths,
+def _recorded_command(engine: Engine, step: Step, texts: Params, paths: WpPaths,
                       ended: recovery.Ended) -> Command:
     """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
     if step.submit:
         return segment(engine.bench, step, texts, paths.base, 0, 0).commands[0]
-    ctexts = cycle_texts(engine.bench, texts, ended.cycle)
+    ctexts = texts.at_cycle(ended.cycle)
     return command_for(step.dos[ended.op], ended.op, ended.cycle, ctexts, paths.base)
 
 

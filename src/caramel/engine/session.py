@@ -48,7 +48,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
             os.rmdir(run_dir)  # the id is free again
         raise
     with RunLock(run_dir):
-        rows = ((wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.texts())
+        rows = ((wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
                 for wp in plan.workpackages)
         info = RunInfo(plan.run_id, bench.name, bench.file, bench.home, run_dir, sorted(bench.tags), cwd,
                        time.time(), dict(settings.to_dict(), backend=backend), __version__)
@@ -145,7 +145,7 @@ def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[s
     plan = make_plan(bench, max_workpackages=max_workpackages)
     yield f"benchmark {bench.name}: {len(plan.workpackages)} workpackages in {plan.run_dir}"
     for wp in plan.workpackages:
-        texts = wp.texts()
+        texts = wp.params()
         paths = wp_paths(plan.run_dir, wp.dirname, wp.step, texts, bench.home)
         parents = ",".join(str(p.id) for p in wp.parents)
         yield f"{wp.dirname}" + (f"  (after {parents})" if parents else "")

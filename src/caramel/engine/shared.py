@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from caramel.engine import materialise, recovery
-from caramel.engine.commands import command_for, cycle_texts, shared_texts
+from caramel.engine.commands import command_for, shared_texts
 from caramel.engine.script import Command, Outcome, Ran, check_files, failure_reason
 from caramel.engine.workdir import shared_folder, wp_paths
 from caramel.errors import CaramelError
@@ -68,7 +68,7 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
         trigger = max(group, key=lambda wp: (wp.wait_since or 0, wp.id))
         texts = store.params(trigger.id)
         try:
-            ctexts = shared_texts(cycle_texts(engine.bench, texts, cycle))
+            ctexts = shared_texts(texts.at_cycle(cycle))
             located = shared_folder(engine.info.run_dir, step, texts)
             assert located is not None
             folder = located[1]

@@ -25,7 +25,7 @@ def check_system(plan: Plan) -> None:
     if system is None:
         return
     for wp in plan.workpackages:
-        texts = wp.texts()
+        texts = wp.params()
         _check_devices(system, wp, texts)
         for do in wp.step.dos:
             if not eval_bool(substitute(do.active, texts, final=True), "active= of a <do>", do.where):

@@ -20,13 +20,15 @@ from caramel.errors import ExpandError, SpecError, did_you_mean
 from caramel.expand import layout
 from caramel.expand.conditions import eval_bool
 from caramel.expand.count import DEFAULT_MAX_WORKPACKAGES, check_limit
+from caramel.expand.params import Params, declared_type
 from caramel.expand.space import expand_space
 from caramel.expand.substitute import substitute
-from caramel.expand.values import Value, constants, finalise, from_definition
+from caramel.expand.values import ENVSTR, Value, constants, evaluate, finalise, from_definition
 from caramel.spec.model import Benchmark, Parameter, Step
 
 JUBE_UPDATABLE = ("step", "always")
 USE_UPDATABLE = ("use", "step", "always")
+CYCLE_UPDATABLE = ("cycle", "always")
 
 
 @dataclass(eq=False)
@@ -37,8 +39,8 @@ class Workpackage:
     step: Step
     iteration: int
     parents: list[Workpackage]
-    values: dict[str, Value]
-    local_names: list[str]
+    values: dict[str, Value]  # expansion's state of each value; `params()` is what later stages read
+    cycles: tuple[dict[str, str], ...] = ()  # per cycle after the first: the texts that change in it
     children: list[Workpackage] = field(default_factory=list)
 
     @property
@@ -53,29 +55,15 @@ class Workpackage:
     def text(self, name: str) -> str:
         return self.values[name].text
 
-    def texts(self) -> dict[str, str]:
-        return {n: v.text for n, v in self.values.items()}
-
-    def parameters(self, include_builtin: bool = False) -> dict[str, object]:
-        """Parameter values typed by their declared type (int, float or text)."""
-        out: dict[str, object] = {}
+    def params(self) -> Params:
+        """The workpackage's parameter values with their declared types and per-cycle texts: the
+        record the run stores (state.store) and every later stage reads."""
+        types = {}
         for name, v in self.values.items():
-            if not include_builtin and name.startswith("jube_"):
-                continue
-            out[name] = typed(v)
-        return out
-
-
-def typed(value: Value) -> object:
-    kind = value.definition.type
-    try:
-        if kind == "int":
-            return int(value.text.strip())
-        if kind == "float":
-            return float(value.text.strip())
-    except ValueError:
-        return value.text
-    return value.text
+            kind = declared_type(v.definition)
+            if kind != "string":
+                types[name] = kind
+        return Params({n: v.text for n, v in self.values.items()}, types, self.cycles)
 
 
 @dataclass
@@ -92,15 +80,20 @@ class Plan:
         return out
 
 
-_BUILTIN_DEFS: dict[tuple[str, str], Parameter] = {}
+_BUILTIN_DEFS: dict[tuple[str, str], Parameter] = {("jube_wp_envstr", "string"): ENVSTR}
 
 
 def _builtin(name: str, value: str, ptype: str = "string") -> Value:
     """A jube_* built-in value (its definition shared: only the text differs per workpackage)."""
     param = _BUILTIN_DEFS.get((name, ptype))
     if param is None:
-        param = _BUILTIN_DEFS[(name, ptype)] = Parameter(name, "", separator="", type=ptype, update_mode="jube")
+        param = _BUILTIN_DEFS[(name, ptype)] = Parameter(name, "", separator="", type=ptype)
     return Value(param, value, "text", None, -1, False, False)
+
+
+def is_builtin(value: Value) -> bool:
+    """A value caramel made (jube_*), not one of the file: a child never inherits it from a parent."""
+    return _BUILTIN_DEFS.get((value.name, value.definition.type)) is value.definition
 
 
 def next_run_id(outpath: str) -> int:
@@ -209,7 +202,7 @@ class Planner:
         incompatible: set[str] = set()
         for parent in parents:
             for name, v in parent.values.items():
-                if v.update_mode == "jube":
+                if is_builtin(v):
                     continue
                 if name in glob and not glob[name].equivalent(v):
                     incompatible.add(name)
@@ -285,12 +278,12 @@ class Planner:
             if incompatible:
                 return out
             for i in range(step.iterations):
-                wp = self._workpackage(step, space, list(wp_local), parents, base * step.iterations + i, excludes)
+                wp = self._workpackage(step, space, parents, base * step.iterations + i, excludes)
                 if wp is not None:
                     out.append(wp)
         return out
 
-    def _workpackage(self, step, space, local_names, parents, iteration, excludes) -> Workpackage | None:
+    def _workpackage(self, step, space, parents, iteration, excludes) -> Workpackage | None:
         wp_id = self.next_id
         values = dict(space)
         consts = constants(values)
@@ -313,9 +306,7 @@ class Planner:
                 f"jube_wp_parent_{parent.step.name}_id", str(parent.id), "int")
         exported = sorted((n for n, v in values.items() if v.definition.export), key=str.lower)
         values["jube_wp_envlist"] = _builtin("jube_wp_envlist", ",".join(exported))
-        envstr = Parameter("jube_wp_envstr", "", separator="", mode="export", update_mode="jube")
-        text = "".join(f"export {n}=${n}\n" for n in exported)
-        values["jube_wp_envstr"] = Value(envstr, text, "export", None, -1, False, False)
+        values["jube_wp_envstr"] = _builtin("jube_wp_envstr", "".join(f"export {n}=${n}\n" for n in exported))
         finalise(values, self.tags)
         for name, v in values.items():
             if v.definition.type in ("int", "float") and not name.startswith("jube_"):
@@ -336,7 +327,26 @@ class Planner:
             raise ExpandError(f"benchmark '{self.bench.name}' makes more than {self.limit:,} workpackages "
                               f"(step '{step.name}' is at {self.next_id:,})", step.where,
                               hint="use fewer values, or raise the limit with --max-workpackages N")
-        return Workpackage(wp_id, step, iteration, list(parents), values, local_names)
+        return Workpackage(wp_id, step, iteration, list(parents), values, self._cycles(step, values))
+
+    def _cycles(self, step: Step, values: dict[str, Value]) -> tuple[dict[str, str], ...]:
+        """The texts of the `update_mode="cycle"`/`"always"` values in each cycle after the first,
+        evaluated here once, so the engine only reads them (JUBE evaluates them as each cycle starts)."""
+        updated = [v.definition for v in values.values() if v.update_mode in CYCLE_UPDATABLE]
+        if step.cycles <= 1 or not updated:
+            return ()
+        base = {n: v.text for n, v in values.items()}
+        out = []
+        for cycle in range(1, step.cycles):
+            texts = dict(base, jube_wp_cycle=str(cycle))
+            changed = {"jube_wp_cycle": str(cycle)}
+            for param in updated:
+                text = substitute(param.value, texts, final=True)
+                if param.is_script:
+                    text = evaluate(text, param.mode, param, self.tags)
+                texts[param.name] = changed[param.name] = text
+            out.append(changed)
+        return tuple(out)
 
 
 def make_plan(bench: Benchmark, run_id: int | None = None, max_workpackages: int | None = None) -> Plan:

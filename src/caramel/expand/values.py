@@ -20,6 +20,8 @@ from caramel.spec.model import SCRIPT_MODES, Parameter
 
 MAX_PASSES = 5  # JUBE's MAX_RECURSIVE_SUB
 SHELL_TIMEOUT = 600
+# `jube_wp_envstr`'s definition: once its `export NAME=$NAME` lines are substituted, the values are quoted
+ENVSTR = Parameter("jube_wp_envstr", "", separator="")
 
 
 @dataclass(slots=True)
@@ -37,10 +39,6 @@ class Value:
     @property
     def name(self) -> str:
         return self.definition.name
-
-    @property
-    def is_template(self) -> bool:
-        return self.choices is not None
 
     @property
     def is_script(self) -> bool:
@@ -144,7 +142,7 @@ def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool
         if consts is None:
             consts = constants(values)
         text = substitute(v.text, consts)
-        if v.mode == "export":  # jube_wp_envstr: quote the exported values once they are known
+        if v.definition is ENVSTR:  # quote the exported values once they are known
             text = export_string(text)
         mode = v.mode
         if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
@@ -218,12 +216,17 @@ def reference_hint(text: str, mode: str, message: str, known) -> str:
 
 def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
     """Run a script parameter; errors name the parameter, its expression and its definition."""
+    return run_script(code, mode, f"parameter '{param.name}'", param.where, tags)
+
+
+def run_script(code: str, mode: str, what: str, where, tags=frozenset()) -> str:
+    """The text a `mode=` script gives (python, shell, perl, env, tag; any other mode: the code
+    itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its line."""
     if mode == "python":
         try:
             return str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307 - the file declared mode="python"
         except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
-            raise ExpandError(f"parameter '{param.name}': python expression {code!r} failed: "
-                              f"{type(exc).__name__}: {exc}", param.where,
+            raise ExpandError(f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}", where,
                               hint="check the expression after substitution of its $ references") from None
     if mode in ("shell", "perl"):
         shell = os.environ.get("JUBE_EXEC_SHELL", "").strip() or "/bin/sh"
@@ -231,17 +234,15 @@ def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
         try:
             proc = subprocess.run([shell, "-c", cmd], capture_output=True, timeout=SHELL_TIMEOUT)
         except subprocess.TimeoutExpired:
-            raise ExpandError(f"parameter '{param.name}': shell command {cmd!r} did not end within "
-                              f"{SHELL_TIMEOUT} s", param.where) from None
+            raise ExpandError(f"{what}: shell command {cmd!r} did not end within {SHELL_TIMEOUT} s", where) from None
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip()
-            raise ExpandError(f"parameter '{param.name}': shell command {cmd!r} exited {proc.returncode}"
-                              + (f": {err}" if err else ""), param.where,
-                              hint=f"a mode=\"{mode}\" parameter's command must exit 0; its output is the value")
+            raise ExpandError(f"{what}: shell command {cmd!r} exited {proc.returncode}" + (f": {err}" if err else ""),
+                              where, hint=f"a mode=\"{mode}\" {what.split(' ')[0]}'s command must exit 0; its output is the value")
         return proc.stdout.decode(errors="ignore")
     if mode == "env":
         if code not in os.environ:
-            raise ExpandError(f"parameter '{param.name}': environment variable {code!r} is not set", param.where,
+            raise ExpandError(f"{what}: environment variable {code!r} is not set", where,
                               hint=f"export {code} before running bench")
         return os.environ[code]
     if mode == "tag":

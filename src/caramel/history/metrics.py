@@ -1,21 +1,20 @@
 """From a run's tables to metrics with their repeats: one sample per iteration of a workpackage.
 
 A table row (with `reduce`, JUBE's default) merges the iterations of a workpackage; the history
-wants each iteration's value to know the spread. So the tables are built a second time with
-`reduce` off, and the rows are grouped by the table's parameter columns: each group is one
+wants each iteration's value to know the spread. So the caller gives the tables built with `reduce`
+off when a step repeats (report.results.history_tables: the report stage makes tables, the history
+only reads them), and the rows are grouped by the table's parameter columns: each group is one
 configuration, each of its rows one repeat.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 import statistics
 from dataclasses import dataclass, field
 
 from caramel.analyse.inputs import AnalysisInput
-from caramel.report.results import make_results
 
 # Names that say "less is better"; everything else (throughput, TFLOPs, tokens/s, images/s) is
 # taken as "more is better". A pattern can say otherwise in its unit: `unit: s` is a time.
@@ -84,12 +83,10 @@ def _label(key) -> str:
     return key.title if key.title is not None else key.name
 
 
-def collect(inp: AnalysisInput, made: list | None = None) -> list[Metric]:
+def collect(inp: AnalysisInput, made: list) -> list[Metric]:
     """Every numeric pattern column of every table, per configuration, with one sample per repeat.
-    `made`: the tables `bench result` just made; enough when no step repeats (no second analysis)."""
-    if made is None or any(step.iterations > 1 for step in inp.benchmark.steps.values()):
-        made = make_results(_unreduced(inp))
-    params = set(inp.param_types())
+    `made`: the run's tables, one row per repeat (report.results.history_tables)."""
+    params = inp.param_names()
     out: dict[tuple, Metric] = {}
     shared: dict[tuple, dict[str, str]] = {}
     for item in made:
@@ -100,8 +97,8 @@ def collect(inp: AnalysisInput, made: list | None = None) -> list[Metric]:
         labels = [_label(keys[i]) for i in range(len(columns))]
         units = [keys[i].unit or "" for i in range(len(columns))]
         config = params | set(item.data.config_columns)
-        param_cols = [i for i, c in enumerate(columns) if c.name in config]
-        metric_cols = [i for i, c in enumerate(columns) if c.name not in config]
+        param_cols = [i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")]
+        metric_cols = [i for i in range(len(columns)) if i not in param_cols]
         table = item.table.name
         for values, status in zip(item.data.values, item.data.statuses, strict=True):
             if not status.startswith("done"):
@@ -121,13 +118,3 @@ def collect(inp: AnalysisInput, made: list | None = None) -> list[Metric]:
                 entry.samples.append(number)
     return list(out.values())
 
-
-def _unreduced(inp: AnalysisInput) -> AnalysisInput:
-    """The same run with every analyser's `reduce` off: one row per iteration."""
-    bench = copy.copy(inp.benchmark)
-    bench.analysers = {name: copy.copy(a) for name, a in bench.analysers.items()}
-    for analyser in bench.analysers.values():
-        analyser.reduce = False
-    unreduced = copy.copy(inp)
-    unreduced.benchmark = bench
-    return unreduced

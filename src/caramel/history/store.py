@@ -99,9 +99,9 @@ class History:
         self.db.close()
 
     def add(self, run: RunRecord, metrics: Iterable[Metric], replace: bool = False) -> int:
-        """Add a run and its metrics (returns the metrics added). An import keeps what is there
-        (`replace` false: the same run twice adds nothing); `bench result` on a run that changed
-        since (more workpackages finished) replaces the run's figures."""
+        """Add a run and its metrics (returns the metrics added or changed). An import keeps what is
+        there (`replace` false: the same run twice adds nothing); `bench result` on a run that changed
+        since (more workpackages finished) replaces the run's figures that changed, and only those."""
         with self.db:
             return self._insert(run, metrics, replace)
 
@@ -112,8 +112,6 @@ class History:
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        if replace:
-            self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run.run_key,))
         self.db.execute(f"INSERT OR {verb} INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
                         list(row.values()))
         configs: dict[int, str] = {}  # metrics of one row share their configuration: dump it once
@@ -125,8 +123,24 @@ class History:
             rows.append((run.run_key, m.table, config, m.name, m.unit, m.direction, m.n, m.mean, m.sd,
                          min(m.samples), max(m.samples), _samples(m.samples)))
         before = self.db.total_changes
+        if replace:
+            rows = self._changed(run.run_key, rows)
         self.db.executemany(f"INSERT OR {verb} INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         return self.db.total_changes - before
+
+    def _changed(self, run_key: str, rows: list[tuple]) -> list[tuple]:
+        """The rows that differ from the run's figures stored now; figures no longer made are removed."""
+        stored = {(tbl, config, name): (unit, direction, samples) for tbl, config, name, unit, direction, samples in
+                  self.db.execute("SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ?",
+                                  (run_key,))}
+        changed = []
+        for row in rows:
+            key = (row[1], row[2], row[3])
+            if stored.pop(key, None) != (row[4], row[5], row[11]):
+                changed.append(row)
+        self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
+                            ((run_key, *key) for key in stored))
+        return changed
 
     def run(self, run_key: str) -> RunRecord | None:
         cur = self.db.execute("SELECT * FROM runs WHERE run_key = ?", (run_key,))

@@ -72,7 +72,7 @@ def targets_of(bench, plan) -> dict[str, list[Target]]:
     for wp in plan.workpackages:
         if wp.step.name not in steps or wp.iteration:
             continue
-        params = wp.parameters()
+        params = wp.params().typed_values()
         for table, columns in table_columns(bench).items():
             config = {title: str(params[name]) for title, name in columns if name in params}
             out.setdefault(table, []).append(Target(config, params, wp.id))

@@ -3,8 +3,8 @@
 For each analyser a result uses: the analysed workpackages (result groups) without an analysed
 descendant are the leaves; a row is the leaf with all its ancestors. Its values are the analysed
 values merged along the chain, every parameter of every workpackage of the chain as
-`<name>_<step>`, the leaf's parameters under their own names (typed by their declared type, as
-JUBE's convert_type does) and `jube_res_analyser`. caramel adds the row's status: the worst state
+`<name>_<step>`, the leaf's parameters under their own names (typed by the type each workpackage's
+record declares, as JUBE's convert_type does) and `jube_res_analyser`. caramel adds the row's status: the worst state
 along the chain, plus the files that were missing in a finished workpackage.
 """
 
@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass, field
 
 from caramel.analyse.analyser import AnalyserResult
-from caramel.analyse.derived import to_type
-from caramel.analyse.inputs import AnalysisInput, WPRecord, param_type
+from caramel.analyse.inputs import AnalysisInput, WPRecord
+from caramel.expand.params import Params
 from caramel.expand.substitute import references, substitute
 from caramel.vocabulary import UNIT_STATISTICS
 
@@ -34,9 +34,8 @@ class Row:
     values: dict[str, object]  # analysed values merged along the chain
     status: str
     reason: str
-    types: dict[str, str] = field(repr=False, default_factory=dict)
     extra: dict[str, object] = field(default_factory=dict)  # sort keys JUBE adds as None
-    _params: list[dict[str, str]] | None = field(default=None, repr=False)  # the chain's parameters
+    _params: list[Params] | None = field(default=None, repr=False)  # the chain's params
 
     @property
     def leaf(self) -> WPRecord:
@@ -50,14 +49,13 @@ class Row:
             self._params = [wp.params for wp in chain]
         params = self._params[-1]
         if name in params:
-            return _typed(params[name], name, self.types)
+            return params.typed(name)
         for wp, wp_params in zip(reversed(chain), reversed(self._params), strict=True):
             step = wp.step
             if name.endswith(step) and name[-len(step) - 1:-len(step)] == "_":
                 base = name[:-len(step) - 1]
-                found = wp_params.get(base)
-                if found is not None:
-                    return _typed(found, base, self.types)
+                if base in wp_params:
+                    return wp_params.typed(base)
         value = self.values.get(name, MISSING)
         if value is not MISSING:
             return value
@@ -70,27 +68,19 @@ class Row:
         """Every name of the row (JUBE's analyse_dict), for the notebook API."""
         out: dict[str, object] = dict(self.values)
         for wp in self.chain:
-            for name, text in wp.params.items():
-                out[f"{name}_{wp.step}"] = to_type(text, param_type(self.types, name))
-        for name, text in self.leaf.params.items():
-            out[name] = to_type(text, param_type(self.types, name))
+            params = wp.params
+            for name in params:
+                out[f"{name}_{wp.step}"] = params.typed(name)
+        leaf = self.leaf.params
+        for name in leaf:
+            out[name] = leaf.typed(name)
         out["jube_res_analyser"] = self.analyser
         return out
-
-
-def _typed(text: str, name: str, types: dict[str, str]):
-    kind = types.get(name)
-    if kind is None:
-        kind = param_type(types, name)
-    if kind == "string":
-        return text
-    return to_type(text, kind)
 
 
 def build_rows(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[str],
                row_filter: str = "", where=None) -> list[Row]:
     """The rows of a result that uses the analysers `uses` (in that order), leaves in id order."""
-    types = inp.param_types()
     children: dict[int, list[int]] = {}
     for wp in inp.workpackages:
         for parent in wp.parents:
@@ -114,7 +104,7 @@ def build_rows(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: li
                     if wp.state == "done" or all(inp.wp(m).state == "done" for m in group.members):
                         missing += [m for m in group.missing if m not in missing]
             status, reason = _status(inp, chain, groups, missing)
-            rows.append(Row(name, chain, values, status, reason, types))
+            rows.append(Row(name, chain, values, status, reason))
     if row_filter:
         rows = [row for row in rows if keep(row, row_filter, where)]
     return rows

@@ -9,7 +9,9 @@ second call reads only what changed.
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -23,8 +25,9 @@ from caramel.errors import did_you_mean
 from caramel.report.dataset import Row, build_rows, units
 from caramel.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.report.performance import performance_table
-from caramel.report.table import TableData, make_table
+from caramel.report.table import TableData, make_table, table_data_from_record, table_data_record
 from caramel.spec.model import Result, Table
+from caramel.state.codec import CodecError, decode, encode
 from caramel.vocabulary import STATISTICS
 
 
@@ -83,7 +86,7 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
     cache = AnalysisCache(inp.cache_path if use_cache else None)
     try:
         key = _key(inp, prepared, only)
-        kept = cache.load_tables(key)
+        kept = _kept_tables(cache.load_tables(key))
         if kept is not None:
             made, notes = kept
             return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True)
@@ -91,7 +94,7 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
         made = make_results(inp, only, analysed=analysed)
         notes = warnings(analysed) + unknown_columns(inp, analysed, made) + [
             note for item in made for note in item.data.notes]
-        cache.store_tables(key, (made, notes))
+        cache.store_tables(key, _tables_json(made, notes))
         return Produced(made, notes, sum(a.scanned for a in analysed.values()),
                         sum(a.reused for a in analysed.values()), False)
     finally:
@@ -101,13 +104,47 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
 def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
     digest = hashlib.sha1()
     digest.update(repr((__version__, inp.run_dir, only, inp.benchmark.results, [p.config for p in prepared],
-                        [(p.name, len(p.plans)) for p in prepared], sorted(inp.param_types().items()),
-                        sorted(inp.param_units().items()))).encode())
+                        [(p.name, len(p.plans)) for p in prepared], sorted(inp.param_units().items()))).encode())
     for p in prepared:
         for _members, signature, _reads in p.plans:
-            digest.update(signature)
+            digest.update(signature.encode())
     digest.update(repr([(wp.id, wp.state, wp.reason) for wp in inp.workpackages]).encode())
     return digest.hexdigest()
+
+
+def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[Made]:
+    """The tables the history's figures come from, one row per repeat: `made` (the tables `bench
+    result` just made) when no step repeats, else the tables made again with every analyser's
+    `reduce` off."""
+    if made is not None and not any(step.iterations > 1 for step in inp.benchmark.steps.values()):
+        return made
+    bench = copy.copy(inp.benchmark)
+    bench.analysers = {name: copy.copy(a) for name, a in bench.analysers.items()}
+    for analyser in bench.analysers.values():
+        analyser.reduce = False
+    unreduced = copy.copy(inp)
+    unreduced.benchmark = bench
+    return make_results(unreduced)
+
+
+def _tables_json(made: list[Made], notes: list[str]) -> str:
+    return json.dumps([[[encode(m.result), encode(m.table), table_data_record(m.data)] for m in made], notes],
+                      separators=(",", ":"))
+
+
+def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
+    """The tables `_tables_json` wrote; None (a miss) for anything else: they are made again."""
+    if text is None:
+        return None
+    try:
+        items, notes = json.loads(text)
+        made = [Made(decode(Result, result, "result"), decode(Table, table, "table"), table_data_from_record(data))
+                for result, table, data in items]
+        if not all(isinstance(note, str) for note in notes):
+            return None
+        return made, notes
+    except (ValueError, TypeError, CodecError):
+        return None
 
 
 def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
@@ -154,7 +191,7 @@ def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: b
 def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], made: list[Made]) -> list[str]:
     """Columns that name no parameter or pattern: JUBE prints them empty without a word, which
     hides a typo; the table stays as JUBE makes it, the warning says why the column is empty."""
-    known = set(inp.param_types())
+    known = inp.param_names()
     for result in analysed.values():
         for name in result.patterns:
             known.add(name)

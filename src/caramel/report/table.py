@@ -106,20 +106,21 @@ def make_table(table: Table, rows: list[Row], units: dict[str, str], status: boo
     values: list[list[object]] = []
     cells: list[list[str]] = []
     kept: list[Row] = []
+    formats = [(key.name, key.format, _format_kind(key.format)) for key in keys]
     for row in rows:
         vals: list[object] = []
         texts: list[str] = []
         present = 0
-        for key in keys:
-            value = row.status if key.name == STATUS and status else row.get(key.name)
+        for name, spec, kind in formats:
+            value = row.status if name == STATUS and status else row.get(name)
             if value is MISSING:
                 vals.append(None)
                 texts.append("")
                 continue
-            if key.name != STATUS:
+            if name != STATUS:
                 present += 1
             vals.append(value)
-            texts.append("" if value is None else format_value(key.format, value) if key.format else text_of(value))
+            texts.append("" if value is None else format_value(spec, value, kind) if spec else text_of(value))
         if present:
             values.append(vals)
             cells.append(texts)
@@ -128,13 +129,19 @@ def make_table(table: Table, rows: list[Row], units: dict[str, str], status: boo
                      [r.status for r in kept], [r.leaf.id for r in kept])
 
 
-def format_value(spec: str, value) -> str:
+def _format_kind(spec: str) -> tuple[bool, bool]:
+    """Whether a format spec holds integer codes, and float codes."""
+    return any(c in spec for c in "dbcoxX"), any(c in spec for c in "eEfFgG")
+
+
+def format_value(spec: str, value, kind: tuple[bool, bool] | None = None) -> str:
     """JUBE's format_value: integer codes convert to int, float codes to float; a value that does not
-    convert is shown as it is (JUBE stops with a traceback)."""
+    convert is shown as it is (JUBE stops with a traceback). `kind`: `_format_kind(spec)`, if known."""
+    int_codes, float_codes = kind or _format_kind(spec)
     try:
-        if not isinstance(value, int) and any(c in spec for c in "dbcoxX"):
+        if int_codes and not isinstance(value, int):
             value = int(float(value))
-        elif not isinstance(value, float) and any(c in spec for c in "eEfFgG"):
+        elif float_codes and not isinstance(value, float):
             value = float(value)
         return format(value, spec)
     except (ValueError, TypeError, OverflowError):
@@ -244,3 +251,24 @@ def table_dict(data: TableData) -> dict:
         rows.append(item)
     return {"name": data.name, "columns": names, "units": {k.heading: k.unit for k in data.keys if k.unit},
             "rows": rows}
+
+
+def table_data_record(data: TableData) -> list:
+    """A filled table as plain JSON data (the analysis cache keeps finished tables this way)."""
+    return [data.name, data.style, data.separator, data.transpose,
+            [[k.name, k.title, k.format, k.colw, k.unit] for k in data.keys], data.values, data.cells,
+            data.statuses, data.leaves, data.config_columns, data.notes]
+
+
+def table_data_from_record(record: list) -> TableData:
+    """The table `table_data_record` wrote; ValueError (or TypeError) when it is anything else."""
+    name, style, separator, transpose, keys, values, cells, statuses, leaves, config_columns, notes = record
+    data = TableData(str(name), str(style), str(separator), bool(transpose),
+                     [Key(str(n), None if t is None else str(t), str(f), int(w), str(u)) for n, t, f, w, u in keys],
+                     values, cells, statuses, leaves, config_columns, notes)
+    width = len(data.keys)
+    if not (len(values) == len(cells) == len(statuses) == len(leaves)) or any(
+            len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True)) or not all(
+            isinstance(t, str) for c in cells for t in c):
+        raise ValueError("a kept table of another shape")
+    return data

@@ -3,12 +3,15 @@
 Every state change is one transaction (WAL journal), so after a crash the database still tells
 which workpackages are done; work folders are outputs, never the truth. The plan (workpackages,
 parents, final parameter texts) and the benchmark model are stored when the run starts, so
-`bench continue` never expands the benchmark again.
+`bench continue` never expands the benchmark again. Each workpackage's params (expand.params: final
+texts, declared types, the texts of later cycles) are stored as typed JSON: every later stage reads
+them from here, none evaluates a definition again.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -17,14 +20,16 @@ from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.expand import layout
+from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
 from caramel.state import dbfile, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 
 DB_NAME = layout.RUN_DB
+# 3: each workpackage's params carry their declared types and per-cycle texts (expand.params);
 # 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE runs (
@@ -32,7 +37,7 @@ CREATE TABLE runs (
     cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model TEXT);
 CREATE TABLE workpackages (
     id INTEGER PRIMARY KEY, step TEXT NOT NULL, iteration INTEGER NOT NULL, parents TEXT NOT NULL,
-    dirname TEXT NOT NULL, params TEXT NOT NULL,
+    dirname TEXT NOT NULL, params TEXT NOT NULL, types TEXT NOT NULL DEFAULT '{}', cycles TEXT NOT NULL DEFAULT '',
     state TEXT NOT NULL DEFAULT 'open', reason TEXT NOT NULL DEFAULT '', exit_code INTEGER,
     job_id TEXT NOT NULL DEFAULT '', attempt INTEGER NOT NULL DEFAULT 0, started REAL, ended REAL,
     cycle INTEGER NOT NULL DEFAULT 0, wait_op INTEGER NOT NULL DEFAULT -1, wait_kind TEXT NOT NULL DEFAULT '',
@@ -107,6 +112,20 @@ _UPDATABLE = {"reason", "exit_code", "job_id", "attempt", "started", "ended", "c
               "wait_kind", "wait_files", "wait_since", "env"}
 
 
+@functools.lru_cache(maxsize=64)
+def _types(text: str) -> dict[str, str]:
+    """Declared types as stored (few distinct ones in a run: decoded once each; never mutated)."""
+    return json.loads(text)
+
+
+def _params(texts: str, types: str, cycles: str) -> Params:
+    try:
+        return Params(json.loads(texts), _types(types), tuple(json.loads(cycles)) if cycles else ())
+    except (TypeError, ValueError) as exc:
+        raise RunError(f"the parameters stored in the run state are damaged: {exc}",
+                       hint="the run state was not written by this caramel, or was changed by hand") from None
+
+
 def db_path(run_dir: str) -> str:
     return os.path.join(run_dir, DB_NAME)
 
@@ -142,7 +161,7 @@ class Store:
     @classmethod
     def create(cls, run_dir: str, info: RunInfo, model: Benchmark, rows: Iterable[tuple]) -> Store:
         """A new database holding the run, its model and its workpackages (id, step, iteration,
-        parents, dirname, params dict). Written under a temporary name and renamed when complete:
+        parents, dirname, Params). Written under a temporary name and renamed when complete:
         `caramel.db` exists only once the whole plan is in it."""
         path = db_path(run_dir)
         tmp = path + ".new"
@@ -161,8 +180,10 @@ class Store:
                  info.cwd, info.created or time.time(), json.dumps(info.settings), info.version, SCHEMA_VERSION,
                  encode_model(model)))
             db.executemany(
-                "INSERT INTO workpackages (id, step, iteration, parents, dirname, params) VALUES (?,?,?,?,?,?)",
-                ((wp_id, step, it, ",".join(map(str, parents)), dirname, json.dumps(params))
+                "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, cycles) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                ((wp_id, step, it, ",".join(map(str, parents)), dirname, json.dumps(params),
+                  json.dumps(params.types, sort_keys=True), json.dumps(params.cycles) if params.cycles else "")
                  for wp_id, step, it, parents, dirname, params in rows))
             db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
                        (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"))
@@ -257,9 +278,22 @@ class Store:
                              r[13], r[14], json.loads(r[15]) if r[15] else {}, r[16]))
         return out
 
-    def params(self, wp_id: int) -> dict[str, str]:
-        row = self.db.execute("SELECT params FROM workpackages WHERE id=?", (wp_id,)).fetchone()
-        return json.loads(row[0]) if row else {}
+    def params(self, wp_id: int) -> Params:
+        """The workpackage's params as the plan recorded them (texts, declared types, later cycles)."""
+        row = self.db.execute("SELECT params, types, cycles FROM workpackages WHERE id=?", (wp_id,)).fetchone()
+        return _params(*row) if row else Params()
+
+    def all_params(self) -> dict[int, Params]:
+        """Every workpackage's params, in one query."""
+        return {row[0]: _params(*row[1:])
+                for row in self.db.execute("SELECT id, params, types, cycles FROM workpackages")}
+
+    def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
+        """What the analysis needs of each workpackage besides its params, in id order:
+        (id, step, iteration, parents, dirname, state, reason)."""
+        return [(wp_id, step, it, tuple(int(p) for p in parents.split(",")) if parents else (), dirname, state, reason)
+                for wp_id, step, it, parents, dirname, state, reason in self.db.execute(
+                    "SELECT id, step, iteration, parents, dirname, state, reason FROM workpackages ORDER BY id")]
 
     def env(self, wp_id: int) -> dict[str, str] | None:
         row = self.db.execute("SELECT env FROM workpackages WHERE id=?", (wp_id,)).fetchone()

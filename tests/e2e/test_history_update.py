@@ -1,0 +1,58 @@
+"""`bench result` after one log changed updates only that workpackage's figures in the history."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from tests.e2e.conftest import bench
+
+BENCH = """<?xml version="1.0" encoding="UTF-8"?>
+<jube>
+  <benchmark name="h" outpath="runs">
+    <parameterset name="p"><parameter name="n" type="int">1,2,3</parameter></parameterset>
+    <patternset name="t"><pattern name="time" type="float" unit="s">time $jube_pat_fp</pattern>
+      <pattern name="rate" type="float" mode="python">$n / $time_avg</pattern></patternset>
+    <step name="s"><use>p</use><do>echo time $n.5</do></step>
+    <analyser name="a"><use>t</use><analyse step="s"><file>stdout</file></analyse></analyser>
+    <result><use>a</use><table name="r" style="csv"><column>n</column><column>time_avg</column>
+      <column>rate</column></table></result>
+  </benchmark>
+</jube>
+"""
+
+
+def figures(history: Path) -> dict[tuple, tuple]:
+    db = sqlite3.connect(history)
+    try:
+        return {(tbl, config, name): (rowid, samples) for rowid, tbl, config, name, samples in
+                db.execute("SELECT rowid, tbl, config, name, samples FROM metrics")}
+    finally:
+        db.close()
+
+
+def test_one_log_changed_changes_only_its_figures(tmp_path: Path, env: dict[str, str]) -> None:
+    history = tmp_path / "history.db"
+    (tmp_path / "h.xml").write_text(BENCH)
+    assert bench("run", "h.xml", cwd=tmp_path, env=env).returncode == 0
+    proc = bench("result", "runs", "--history", str(history), "--no-files", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    before = figures(history)
+    assert len(before) == 6  # time and rate of three workpackages
+    db = sqlite3.connect(history)  # note every figure written from now on
+    db.executescript("CREATE TABLE written (name TEXT); CREATE TRIGGER note AFTER INSERT ON metrics "
+                     "BEGIN INSERT INTO written VALUES (NEW.config || ' ' || NEW.name); END;")
+    db.close()
+    with open(tmp_path / "runs" / "000000" / "000001_s" / "work" / "stdout", "a") as handle:
+        handle.write("time 4.5\n")
+    proc = bench("result", "runs", "--history", str(history), "--no-files", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    after = figures(history)
+    assert after.keys() == before.keys()
+    changed = {key for key in before if before[key] != after[key]}
+    assert changed == {("r", '{"n": "2"}', "time_avg"), ("r", '{"n": "2"}', "rate")}
+    assert after[("r", '{"n": "2"}', "time_avg")][1] == "[3.5]"
+    db = sqlite3.connect(history)
+    written = sorted(name for (name,) in db.execute("SELECT name FROM written"))
+    db.close()
+    assert written == ['{"n": "2"} rate', '{"n": "2"} time_avg']  # the others were not written again
