@@ -78,6 +78,8 @@ def selected(inp: AnalysisInput, only: list[str] | None) -> list[tuple[Result, l
     out = []
     for result in inp.benchmark.results:
         tables = [t for t in result.tables if only is None or t.name in only]
+        if only is not None and not tables:
+            continue  # its analysers are not run (report.results.analyser_names)
         for table in tables:
             if table.kind == "syslog":
                 print(f"warning: <syslog name=\"{table.name}\"> is not supported by caramel; skipped", file=sys.stderr)
