@@ -40,14 +40,6 @@ RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 # imported outside backends/, so a new scheduler is one module there and nothing else changes.
 BACKEND_INTERFACE = ("base", "registry", "schedulers", "launchers")
 
-# Edges another helper of issue 13 is removing, each named (importing module, imported module). The test
-# fails on every other problem, and each of these is a strict xfail: once it is gone the test says so and
-# the entry is deleted, so this list only shrinks.
-PENDING: dict[tuple[str, str], str] = {
-    ("caramel.engine.engine", "caramel.backends.slurm"): "b13: the job id comes from the scheduler interface",
-    ("caramel.history.provenance", "caramel.backends.slurm"): "b13: job states come from the scheduler interface",
-}
-
 
 def source_root() -> Path:
     return Path(os.environ.get("CARAMEL_LAYERS_ROOT") or Path(caramel.__file__).parent)
@@ -153,16 +145,8 @@ def test_the_layer_list_names_every_package() -> None:
 
 
 def test_imports_only_point_down() -> None:
-    problems = [message for source, target, message in layer_problems(source_root())
-                if (source, target) not in PENDING]
+    problems = messages(layer_problems(source_root()))
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
-
-
-@pytest.mark.parametrize("edge", sorted(PENDING), ids="->".join)
-@pytest.mark.xfail(strict=True, reason="another helper of issue 13 removes this edge")
-def test_pending_edge_is_gone(edge: tuple[str, str]) -> None:
-    found = [message for source, target, message in layer_problems(source_root()) if (source, target) == edge]
-    assert not found, f"{PENDING[edge]}: " + "; ".join(found)
 
 
 def test_the_reader_sees_hidden_and_relative_imports(tmp_path: Path) -> None:

@@ -56,3 +56,27 @@ def test_one_log_changed_changes_only_its_figures(tmp_path: Path, env: dict[str,
     written = sorted(name for (name,) in db.execute("SELECT name FROM written"))
     db.close()
     assert written == ['{"n": "2"} rate', '{"n": "2"} time_avg']  # the others were not written again
+
+
+def contents(history: Path) -> set[tuple]:
+    db = sqlite3.connect(history)
+    try:
+        return set(db.execute("SELECT tbl, config, name, unit, direction, n, mean, sd, min, max, samples FROM metrics"))
+    finally:
+        db.close()
+
+
+def test_history_after_changes_equals_a_fresh_one(tmp_path: Path, env: dict[str, str]) -> None:
+    history = tmp_path / "history.db"
+    (tmp_path / "h.xml").write_text(BENCH.replace("1,2,3", ",".join(str(i) for i in range(1, 31))))
+    assert bench("run", "h.xml", cwd=tmp_path, env=env).returncode == 0
+    args = ["result", "runs", "--no-files", "--history"]
+    for wp in (0, 7, 7, 29, 13):
+        with open(tmp_path / "runs" / "000000" / f"{wp:06d}_s" / "work" / "stdout", "a") as handle:
+            handle.write(f"time {wp + 0.25}\n")
+        proc = bench(*args, str(history), cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+        fresh = tmp_path / f"fresh{wp}.db"
+        full = bench(*args, str(fresh), "--reanalyse", cwd=tmp_path, env=env)
+        assert full.stdout == proc.stdout
+        assert contents(history) == contents(fresh)

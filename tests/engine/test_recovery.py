@@ -11,13 +11,13 @@ from pathlib import Path
 from tests.e2e.conftest import bench
 from tests.engine.test_script import cmds
 
-from caramel.backends import get_backend
+from caramel.backends import launchers
 from caramel.engine.recovery import last_ended, record_file
 from caramel.engine.runner import Runner
 
 
 def test_the_script_records_each_do_that_ended(tmp_path: Path) -> None:
-    runner = Runner(get_backend("local"), dict(os.environ))
+    runner = Runner(launchers.get("local"), dict(os.environ))
     try:
         c = cmds(tmp_path, "true", "exit 3", "echo never")
         runner.run(c, dict(os.environ), str(tmp_path / "carry"), False, record=(record_file(str(tmp_path)), "3.7"))
@@ -36,7 +36,7 @@ def test_a_cut_line_is_ignored(tmp_path: Path) -> None:
 
 
 def test_stopping_ends_the_running_do_records_what_finished_and_a_second_stop_is_harmless(tmp_path: Path) -> None:
-    runner = Runner(get_backend("local"), dict(os.environ))
+    runner = Runner(launchers.get("local"), dict(os.environ))
     try:
         c = cmds(tmp_path, "true", f"sleep 30; touch {tmp_path}/late", "echo never")
         runner.start("wp", c, dict(os.environ), str(tmp_path / "carry"), False,
@@ -131,7 +131,7 @@ def test_a_shared_do_that_ended_while_bench_died_is_not_run_again(tmp_path: Path
 def test_stopping_a_script_whose_shell_was_already_released_is_harmless(tmp_path: Path) -> None:
     """An interruption between a dead shell's release and its removal from the active scripts
     (once `ValueError: I/O operation on closed file` when bench stopped)."""
-    runner = Runner(get_backend("local"), dict(os.environ))
+    runner = Runner(launchers.get("local"), dict(os.environ))
     try:
         entry = runner.start("wp", cmds(tmp_path, "sleep 30"), dict(os.environ), str(tmp_path / "carry"), False)
         entry.shell.kill()  # released, still listed as running
@@ -144,7 +144,7 @@ def test_stopping_a_script_whose_shell_was_already_released_is_harmless(tmp_path
 def test_stopping_a_script_that_just_ended_leaves_no_released_shell_to_reuse(tmp_path: Path) -> None:
     """An interruption after a script's end was read (its shell idle again) but before it left the
     running ones (once `ValueError: I/O operation on closed file` when bench closed its shells)."""
-    runner = Runner(get_backend("local"), dict(os.environ))
+    runner = Runner(launchers.get("local"), dict(os.environ))
     entry = runner.start("wp", cmds(tmp_path, "true"), dict(os.environ), str(tmp_path / "carry"), False)
     time.sleep(0.3)
     assert runner._read(entry) is not None and entry.shell in runner.idle

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from caramel.backends import get_backend
+from caramel.backends import launchers
 from caramel.engine.runner import Runner
 from caramel.engine.script import Command, Transcript, build_script, parse_exports
 
 
 @pytest.fixture
 def runner():
-    r = Runner(get_backend("local"), dict(os.environ))
+    r = Runner(launchers.get("local"), dict(os.environ))
     yield r
     r.close()
 

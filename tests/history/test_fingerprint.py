@@ -36,3 +36,5 @@ def test_site_name(monkeypatch):
     assert fingerprint.site_name(["1"]) == "jureca"
     monkeypatch.delenv("CARAMEL_SITE")
     assert fingerprint.site_name([]) == socket.gethostname().split(".")[0]
+    assert fingerprint.site_name(["1"], lambda jobs: "cluster-of-" + jobs[0]) == "cluster-of-1"  # the scheduler's answer
+    assert fingerprint.site_name(["1"], lambda jobs: "") == socket.gethostname().split(".")[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from caramel.backends import schedulers
 from caramel.errors import SpecError
 from caramel.spec.model import Benchmark
 from caramel.systems import find_system, load_system, system_names, with_system
@@ -66,13 +67,16 @@ def test_slurm_system_without_scheduler_commands_names_the_system_file(monkeypat
     from caramel.errors import RunError
 
     bench = with_system(Benchmark("b", "out"), find_system({"A100"}))
-    monkeypatch.setattr(run_cmd.shutil, "which", lambda name: None)
+    monkeypatch.setattr(schedulers.shutil, "which", lambda name: None)
+    local = with_system(Benchmark("b", "out"), find_system({"local"}))
     with pytest.raises(RunError, match="system 'A100' uses slurm, but sbatch, sacct, scancel are not on PATH") as err:
-        run_cmd.backend_for(bench)
+        run_cmd.scheduler_for(bench)
     assert err.value.where.file.endswith("systems/A100.yaml")
-    monkeypatch.setattr(run_cmd.shutil, "which", lambda name: "/usr/bin/" + name)
-    assert run_cmd.backend_for(bench) == "slurm"
-    assert run_cmd.backend_for(with_system(Benchmark("b", "out"), find_system({"local"}))) == "local"
+    assert run_cmd.scheduler_for(local) == "none"  # no scheduler here: the local system needs none
+    monkeypatch.setattr(schedulers.shutil, "which", lambda name: "/usr/bin/" + name)
+    assert run_cmd.scheduler_for(bench) == "slurm"
+    # on a login node a local run follows the jobs its do's submit through the scheduler found there
+    assert run_cmd.scheduler_for(local) == "slurm"
 
 
 def test_system_parameters_carry_the_container_line_and_leave_out_what_the_file_does_not_state():

@@ -119,13 +119,16 @@ def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
     return Prepared(analyser.name, base, every, config, plans)
 
 
-def run(prepared: Prepared, cache: AnalysisCache | None = None) -> AnalyserResult:
-    """Analyse the groups whose files changed since they were cached; take the others from the cache."""
-    cached = cache.load(prepared.name, prepared.config) if cache else {}
+def run(prepared: Prepared, cache: AnalysisCache | None = None, roots: set[int] | None = None) -> AnalyserResult:
+    """Analyse the groups whose files changed since they were cached; take the others from the cache.
+    `roots`: only these result groups (the others are not read at all)."""
+    cached = cache.load(prepared.name, prepared.config, roots) if cache else {}
     result = AnalyserResult(prepared.name, [], {}, prepared.every)
     fresh: list[tuple[int, str, str]] = []
     for members, signature, reads in prepared.plans:
         root = members[0]
+        if roots is not None and root.id not in roots:
+            continue
         hit = cached.get(root.id)
         group = None
         if hit is not None and hit[0] == signature:

@@ -9,6 +9,10 @@ Table `tables`: the finished tables of the last calls (JSON made by report.resul
 everything they depend on (definitions, every group's signature, every workpackage's state), so a
 call on an unchanged run costs only the stats of its files.
 
+Table `rows`: what each row of those tables was made from (report.incremental), keyed by the
+definitions and the run's shape only, so a call after a few logs changed makes again only the rows
+whose result groups or workpackage states changed.
+
 Everything stored is data, never code: a run folder may sit in a shared project folder, and an
 `analyse.db` written by anyone else is read as JSON and checked. A cache of another layout
 (`meta.schema` is not SCHEMA_VERSION), a damaged file or an entry that does not decode is a miss:
@@ -28,12 +32,13 @@ from caramel.analyse.derived import Problem
 from caramel.spec.model import Pattern
 from caramel.state.dbfile import problem
 
-# 2: JSON values (1 held sealed pickles: never read again)
-SCHEMA_VERSION = 2
+# 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`)
+SCHEMA_VERSION = 3
 SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
           "CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
           "signature TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (analyser, root));"
-          "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT)")
+          "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT);"
+          "CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, created REAL, data TEXT)")
 KEEP_TABLES = 4  # finished tables kept (one per combination of options used lately)
 
 
@@ -68,7 +73,7 @@ class AnalysisCache:
         """A fresh cache of this layout (what another layout held is dropped: it was only a cache)."""
         self.db.execute("BEGIN IMMEDIATE")
         try:
-            for table in ("analysis", "tables", "meta"):
+            for table in ("analysis", "tables", "rows", "meta"):
                 self.db.execute(f"DROP TABLE IF EXISTS {table}")
             for statement in SCHEMA.split(";"):
                 self.db.execute(statement)
@@ -79,13 +84,18 @@ class AnalysisCache:
                 self.db.execute("ROLLBACK")
             raise
 
-    def load(self, analyser: str, config: str) -> dict[int, tuple[str, str]]:
-        """root -> (signature, data) of the groups cached for this analyser definition."""
+    def load(self, analyser: str, config: str, roots: set[int] | None = None) -> dict[int, tuple[str, str]]:
+        """root -> (signature, data) of the groups cached for this analyser definition (`roots`: only
+        these groups)."""
         if self.db is None:
             return {}
+        query = "SELECT root, signature, data FROM analysis WHERE analyser=? AND config=?"
         try:
-            rows = self.db.execute("SELECT root, signature, data FROM analysis WHERE analyser=? AND config=?",
-                                   (analyser, config)).fetchall()
+            if roots is not None and len(roots) <= 500:
+                rows = self.db.execute(query + f" AND root IN ({','.join('?' * len(roots))})",
+                                       (analyser, config, *sorted(roots))).fetchall()
+            else:
+                rows = self.db.execute(query, (analyser, config)).fetchall()
         except sqlite3.Error:
             return {}
         return {root: (sig, data) for root, sig, data in rows}
@@ -105,20 +115,33 @@ class AnalysisCache:
 
     def load_tables(self, key: str) -> str | None:
         """The JSON of the finished tables made from exactly this state of the run, or None."""
+        return self._get("tables", key)
+
+    def store_tables(self, key: str, data: str) -> None:
+        self._put("tables", key, data)
+
+    def load_rows(self, key: str) -> str | None:
+        """The JSON of the rows kept for tables of this shape (report.incremental), or None."""
+        return self._get("rows", key)
+
+    def store_rows(self, key: str, data: str) -> None:
+        self._put("rows", key, data)
+
+    def _get(self, table: str, key: str) -> str | None:
         if self.db is None:
             return None
         try:
-            row = self.db.execute("SELECT data FROM tables WHERE key=?", (key,)).fetchone()
+            row = self.db.execute(f"SELECT data FROM {table} WHERE key=?", (key,)).fetchone()
         except sqlite3.Error:
             return None
         return row[0] if row and isinstance(row[0], str) else None
 
-    def store_tables(self, key: str, data: str) -> None:
+    def _put(self, table: str, key: str, data: str) -> None:
         if self.db is None:
             return
         try:
-            self.db.execute("INSERT OR REPLACE INTO tables VALUES (?,?,?)", (key, time.time(), data))
-            self.db.execute("DELETE FROM tables WHERE key NOT IN (SELECT key FROM tables ORDER BY created DESC "
+            self.db.execute(f"INSERT OR REPLACE INTO {table} VALUES (?,?,?)", (key, time.time(), data))
+            self.db.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM {table} ORDER BY created DESC "
                             "LIMIT ?)", (KEEP_TABLES,))
         except sqlite3.Error:
             pass

@@ -58,24 +58,36 @@ class WPRecord:
 
 
 class ParamsSource:
-    """The params of a run's workpackages, read from its record on first use (one query), so a call
-    that finds nothing changed never reads them."""
+    """The params of a run's workpackages, read from its record when first needed, so a call that
+    finds nothing changed never reads them: the first few one by one (a call that makes a few rows
+    again reads only theirs), then all in one query."""
+
+    SINGLY = 64  # workpackages read one by one before all are read
 
     def __init__(self, db_file: str) -> None:
         self.db_file = db_file
         self.params: dict[int, Params] | None = None
+        self._some: dict[int, Params] = {}
+        self._store = None
 
     def get(self, wp_id: int) -> Params:
         if self.params is None:
+            found = self._some.get(wp_id)
+            if found is not None:
+                return found
             from caramel.state.store import Store
 
-            store = Store(self.db_file, readonly=True)
+            if self._store is None:
+                self._store = Store(self.db_file, readonly=True)
+            if len(self._some) < self.SINGLY:
+                found = self._some[wp_id] = self._store.params(wp_id).stripped()
+                return found
             try:
-                self.params = {wp_id: params.stripped() for wp_id, params in store.all_params().items()}
+                self.params = {wp_id: params.stripped() for wp_id, params in self._store.all_params().items()}
             finally:
-                store.close()
+                self._store.close()
+                self._store = None
         return self.params.get(wp_id) or Params()
-
 
 @dataclass
 class AnalysisInput:

@@ -1,27 +1,46 @@
-"""How a workpackage's commands run. One module per backend, registered by name (ReFrame-style):
-adding SLURM later is a new `slurm.py` with `@register("slurm")`, nothing else changes.
+"""How a run's workpackages run: a launcher (how a script runs: `backends.launchers`) and a
+scheduler (who answers for the jobs its do's submit: `backends.schedulers`), as ReFrame separates
+them. Each is found by name in its registry; nothing outside this package names a concrete one.
 
-    backend = get_backend("local")
+    backend = backends.for_system(bench.system)       # a new run: the system's scheduler
+    backend = backends.for_run(store.info().settings)  # a stored run: the names it was started with
 """
 
 from __future__ import annotations
 
-import importlib
+from dataclasses import dataclass
+from typing import Any
 
-from caramel.backends.base import Backend, JobState, Shell, register, registered
-from caramel.errors import RunError
+from caramel.backends import launchers, schedulers
+from caramel.backends.launchers import Launcher, Shell
+from caramel.backends.schedulers import JobState, Scheduler
 
-__all__ = ["Backend", "JobState", "Shell", "get_backend", "register", "registered"]
+__all__ = ["Backend", "JobState", "Launcher", "Scheduler", "Shell", "for_run", "for_system"]
 
 
-def get_backend(name: str = "local", **options) -> Backend:
-    """An instance of the backend registered as `name` (its module is imported on first use)."""
-    if name not in registered():
-        try:
-            importlib.import_module(f"caramel.backends.{name}")
-        except ImportError:
-            pass
-    cls = registered().get(name)
-    if cls is None:
-        raise RunError(f"no backend named {name!r}", hint="backends: " + ", ".join(sorted(registered()) or ["local"]))
-    return cls(**options)
+@dataclass(frozen=True)
+class Backend:
+    """A run's launcher and scheduler."""
+
+    launcher: Launcher
+    scheduler: Scheduler
+
+    def settings(self) -> dict[str, str]:
+        """The names a run stores, so `continue` and `cancel` find the same ones."""
+        return {"launcher": self.launcher.name, "scheduler": self.scheduler.name}
+
+
+def for_system(system: Any, scheduler: str | None = None, launcher: str = "local") -> Backend:
+    """The backend of a new run on `system`: `scheduler` when given, else the system's (see
+    `schedulers.for_system`)."""
+    chosen = schedulers.get(scheduler) if scheduler else schedulers.for_system(system)
+    return Backend(launchers.get(launcher), chosen)
+
+
+def for_run(settings: dict[str, Any]) -> Backend:
+    """The backend a stored run was started with. Runs stored before launchers and schedulers were
+    apart name a `backend` (`local` or `slurm`): `slurm` is that scheduler, `local` followed the
+    jobs of this host's scheduler."""
+    name = settings.get("scheduler") or ("slurm" if settings.get("backend") == "slurm" else None)
+    return Backend(launchers.get(settings.get("launcher") or "local"),
+                   schedulers.get(name) if name else schedulers.on_this_host())

@@ -9,7 +9,7 @@ from caramel.engine.session import cancel_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("cancel", help="cancel the jobs a run waits on (scancel) and mark them cancelled")
+    parser = sub.add_parser("cancel", help="cancel the jobs a run waits on (through its scheduler) and mark them cancelled")
     add_run_args(parser)
     parser.add_argument("--lock-wait", type=float, default=30.0, metavar="SECONDS",
                         help="wait this long for a bench working on the run (default 30)")

@@ -19,15 +19,27 @@ COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "c
             "system", "predict"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands whose module has another name (the others: caramel.cli.<command>).
+MODULES = {"continue": "continue_cmd", "history": "history_cmd", "import": "export"}
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given the arguments, only their command's module is imported when it is known
+    (importing all twenty costs every call 0.1 s), else every command (`bench --help` lists them)."""
     parser = argparse.ArgumentParser(prog="bench", description="caramel: JUBE-compatible benchmarks for ML on HPC")
     parser.add_argument("--version", action="version", version=f"caramel {__version__}")
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    command = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
+    module = MODULES.get(command or "", command)
+    if module in COMMANDS:
+        importlib.import_module(f"caramel.cli.{module}").register(sub)
+        if command in sub.choices:
+            return parser
+        return build_parser()
     for name in COMMANDS:
-        module = importlib.import_module(f"caramel.cli.{name}")
-        module.register(sub)
+        importlib.import_module(f"caramel.cli.{name}").register(sub)
     return parser
 
 
@@ -51,7 +63,7 @@ def _main(argv: list[str] | None) -> int:
     # SIGTERM ends any command as Ctrl-C does: one line, exit 143 (a run's engine refines this).
     with contextlib.suppress(ValueError):  # not the main thread
         signal.signal(signal.SIGTERM, _terminated)
-    parser = build_parser()
+    parser = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
         if getattr(args, "campaign", None):

@@ -95,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(output)
     if not args.no_history and not args.only and getattr(args, "history_enabled", True):
         from caramel.history.record import add_quietly
-        from caramel.report.results import history_tables
+        from caramel.report.results import history_change, history_tables
 
-        add_quietly(args.history, inp, lambda: history_tables(inp, made), produced.from_cache)
+        add_quietly(args.history, inp, lambda: history_tables(inp, made), produced.from_cache,
+                    history_change(inp, produced))
     return 0
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-import shutil
 
+from caramel.backends import schedulers
 from caramel.cli.common import add_benchmark_args, load_benchmarks
 from caramel.cli.predict import add_predict_args, predicted_time
 from caramel.cli.status import print_summary
@@ -44,17 +44,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def backend_for(bench) -> str:
-    """The system's scheduler; its commands must be here (a login node), or the run does not start."""
+def scheduler_for(bench) -> str:
+    """The name of the run's scheduler (backends.schedulers.for_system). One the system file names
+    must have its commands here (a login node), or the run does not start."""
     system = bench.system
-    if system is None or system.scheduler == "local":
-        return "local"
-    missing = [c for c in ("sbatch", "sacct", "scancel") if shutil.which(c) is None]
-    if missing:
-        raise RunError(f"system '{system.name}' uses {system.scheduler}, but {', '.join(missing)} "
+    scheduler = schedulers.for_system(system)
+    missing = scheduler.missing()
+    if system is not None and system.scheduler not in schedulers.NO_SCHEDULER and missing:
+        raise RunError(f"system '{system.name}' uses {scheduler.name}, but {', '.join(missing)} "
                        f"{'is' if len(missing) == 1 else 'are'} not on PATH", system.where,
                        hint="run on a login node of that system, or pick another system tag (bench run ... --tag local)")
-    return system.scheduler
+    return scheduler.name
 
 
 def repeat(bench, times: int) -> None:
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 print(line)
             continue
         summary = start_run(bench, Settings(timeout=args.timeout, time_limit=limit), quiet=args.quiet,
-                            backend=backend_for(bench), on_created=getattr(args, "on_created", None),
+                            scheduler=scheduler_for(bench), on_created=getattr(args, "on_created", None),
                             max_workpackages=args.max_workpackages)
         print_summary(summary)
         code = max(code, summary.exit_code)

@@ -3,7 +3,7 @@
     python -m caramel.containers.exec --runtime charliecloud --image ROOTFS --bind HOST:/mnt -- CMD ...
 
 Replaces itself with the runtime's command line (so signals and the exit code are the command's).
-Standard library only: it runs on the host, outside any image.
+Standard library only (and caramel's own): it runs on the host, outside any image.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 
+from caramel.backends.launchers import wrapped_command
 from caramel.containers.runtime import runtime, shell_line
 
 
@@ -22,11 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bind", action="append", default=[], help="HOST[:GUEST], repeatable")
     parser.add_argument("--gpu-flag", default="", help="apptainer only: --nv or --rocm")
     parser.add_argument("--print", action="store_true", help="print the command line instead of running it")
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("no command given after --")
+    args, command = wrapped_command(parser, argv)
     try:
         chosen = runtime(args.runtime, **({"gpu_flag": args.gpu_flag} if args.gpu_flag else {}))
     except (ValueError, TypeError) as error:

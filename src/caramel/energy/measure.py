@@ -19,12 +19,15 @@ import threading
 import time
 from pathlib import Path
 
-METHODS = ("pynvml", "rocm", "gh", "gc")
+from caramel.backends.launchers import wrapped_command
+
+METHODS = ("pynvml", "rocm", "gh", "gc")  # jpwr's meters: the energy_method values of system files
+NO_METHOD = "none"  # a system that declares no meter
 
 
 def load_method(name: str, hwmon_base: str | None = None):
     """An instance of jpwr's power class for `name`; raises with the reason when it cannot load."""
-    if name == "none":  # a system that declares no meter (systems/*.yaml `energy_method: none`)
+    if name == NO_METHOD:  # systems/*.yaml `energy_method: none`
         raise RuntimeError("this system has no energy method")
     if name not in METHODS:
         raise ValueError(f"unknown energy method {name!r}; expected one of {', '.join(METHODS)}")
@@ -132,11 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rank", type=int, default=0)
     parser.add_argument("--hwmon-base", default=None, help="root of a (fake) hwmon tree for the gh method")
     parser.add_argument("--meter-timeout", type=float, default=10.0)
-    parser.add_argument("command", nargs=argparse.REMAINDER)
-    args = parser.parse_args(argv)
-    command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    if not command:
-        parser.error("no command given after --")
+    args, command = wrapped_command(parser, argv)
     try:
         sampler = Sampler(load_method(args.method, args.hwmon_base), args.interval / 1000)
         sampler.start()

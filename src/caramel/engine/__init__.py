@@ -5,11 +5,11 @@
     settings.py    what a run is told (Settings) and tells at its end (Summary)
     restart.py     what a stopped bench left: recovery from the shells' records, the interruption
     shared.py      shared do's (once per step, when all its workpackages reached them)
-    waiting.py     workpackages waiting for a done file: files, time limit, the backend's job states
+    waiting.py     workpackages waiting for a done file: files, time limit, the scheduler's job states
     materialise.py a workpackage's first start: environment, folders, filesets, substitutesets
     workdir.py     folder layout and links;  files.py  copy / link / substitute
     commands.py    a step's do's for one workpackage, substituted (cycles, active=, shared stops)
     script.py      the shell script running them, its markers and outcomes
-    runner.py      long-lived shells of a backend running those scripts
+    runner.py      long-lived shells of a launcher running those scripts
     remove.py      `bench remove`;  progress.py  the progress display
 """

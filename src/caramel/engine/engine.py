@@ -20,7 +20,6 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
-from caramel.backends.slurm import job_id_in
 from caramel.engine import copies, materialise, recovery, restart, shared, waiting
 from caramel.engine.commands import check_step, final_text, segment
 from caramel.engine.progress import Progress
@@ -60,7 +59,7 @@ class Engine:
         self.settings = settings or Settings()
         self.progress = progress or Progress()
         self.base_env = dict(os.environ)
-        self.runner = Runner(backend, self.base_env)
+        self.runner = Runner(backend.launcher, self.base_env)
         self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
         self.children: dict[int, list[int]] = defaultdict(list)
         self.by_step: dict[str, list[int]] = defaultdict(list)
@@ -232,7 +231,7 @@ class Engine:
                     self.mark_done(wp, rows, env if step.export else None)
             elif outcome.status == "waiting":
                 cmd = commands[outcome.index]
-                job = job_id_in(cmd.stdout)  # `Submitted batch job N`: followed through the scheduler
+                job = self.backend.scheduler.job_id_in(cmd.stdout)  # the job it submitted: followed through the scheduler
                 self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
                           env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"

@@ -1,25 +1,22 @@
-"""Steps that are SLURM jobs (`submit="true"`): the do's become a job script, rendered from
-`templates/slurm/job.sh.j2`, written into the work folder and submitted with `sbatch --parsable`.
+"""Steps that are batch jobs (`submit="true"`): the do's become a job script, rendered from the
+run's scheduler's template (`templates/slurm/job.sh.j2` for SLURM), written into the work folder and
+submitted with the scheduler's submit line (backends.schedulers owns both).
 
 The job's resources are the workpackage's parameters under the names JUBE's platform uses
 (`nodes`, `taskspernode`, `threadspertask`, `timelimit`, `queue`, `account`, `gres`), so a file
 written for JUBE's platform keeps its parameters; what a file does not set comes from the
-system file the tag selected, then from SLURM's defaults. The script writes the done file when
-every do succeeded; a failing do ends the job with its exit code, which sacct reports.
+system file the tag selected, then from the scheduler's defaults. The script writes the done file
+when every do succeeded; a failing do ends the job with its exit code, which the scheduler reports.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 
-import jinja2
-
+from caramel.backends import Scheduler, schedulers
 from caramel.engine.script import Command
 from caramel.expand import layout
-from caramel.spec.limits import slurm_time
 from caramel.spec.model import Benchmark, Step
-from caramel.spec.sources import templates_dir
 
 DONE_FILE = "caramel.done"
 JOB_FILE = "caramel_job.sh"
@@ -27,17 +24,12 @@ FINGERPRINT_FILE = layout.FINGERPRINT_FILE
 _END = "CARAMEL_JOB_SCRIPT_END"
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / "slurm")),
-                             undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-    env.filters["shquote"] = lambda value: shlex.quote(str(value))
-    return env
-
-
-def resources(bench: Benchmark, texts: dict[str, str], time_limit: float = 0.0) -> dict[str, object]:
+def resources(bench: Benchmark, texts: dict[str, str], time_limit: float = 0.0,
+              scheduler: Scheduler | None = None) -> dict[str, object]:
     """The job's resources: the workpackage's JUBE-named parameters, else the system's values. The
     step's time limit (caramel's `timeout`) becomes the job's --time unless `timelimit` is set."""
     system = bench.system
+    scheduler = scheduler or schedulers.for_system(system)
 
     def pick(param: str, attr: str, default: object = "") -> object:
         if texts.get(param, "").strip():
@@ -47,16 +39,17 @@ def resources(bench: Benchmark, texts: dict[str, str], time_limit: float = 0.0) 
 
     return {"nodes": pick("nodes", "nodes", 1), "tasks_per_node": pick("taskspernode", "tasks_per_node", 1),
             "cpus_per_task": pick("threadspertask", "cpus_per_task", 1), "time_limit": (texts["timelimit"].strip() if texts.get("timelimit", "").strip() else
-                           slurm_time(time_limit) if time_limit > 0 else pick("timelimit", "time_limit")),
+                           scheduler.time_text(time_limit) if time_limit > 0 else pick("timelimit", "time_limit")),
             "partition": pick("queue", "partition"), "account": pick("account", "account"),
             "gres": pick("gres", "gres")}
 
 
 def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str,
-           time_limit: float = 0.0) -> str:
+           time_limit: float = 0.0, scheduler: Scheduler | None = None) -> str:
     system = bench.system
+    scheduler = scheduler or schedulers.for_system(system)
     launcher = " ".join(x for x in (getattr(system, "launcher", ""), getattr(system, "launcher_args", "")) if x)
-    values = dict(resources(bench, texts, time_limit), wp_id=texts.get("jube_wp_id", "?"), step=step.name,
+    values = dict(resources(bench, texts, time_limit, scheduler), wp_id=texts.get("jube_wp_id", "?"), step=step.name,
                   benchmark=bench.name, job_name=f"{bench.name}.{step.name}.{texts.get('jube_wp_id', '0')}",
                   job_out=os.path.join(work, "job.out"), job_err=os.path.join(work, "job.err"),
                   extra_sbatch=list(getattr(system, "extra_sbatch", []) or []),
@@ -64,14 +57,16 @@ def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str],
                   system=getattr(system, "name", "none"), launcher=launcher, body="\n".join(body),
                   done_file=os.path.join(work, DONE_FILE),
                   fingerprint_file=os.path.join(work, FINGERPRINT_FILE))
-    return _environment().get_template("job.sh.j2").render(**values)
+    return scheduler.job_script(values)
 
 
 def submit_command(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str,
                    time_limit: float = 0.0) -> Command:
     """One command that writes the job script and submits it; the workpackage then waits for the
     done file while its job is followed through the scheduler."""
-    script = render(bench, step, texts, body, work, time_limit)
-    text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}\nsbatch --parsable {JOB_FILE}"
+    scheduler = schedulers.for_system(bench.system)
+    submit = scheduler.submit_line(JOB_FILE)  # first: a run without a batch scheduler says so here
+    script = render(bench, step, texts, body, work, time_limit, scheduler)
+    text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}\n{submit}"
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"),
                    done_file=os.path.join(work, DONE_FILE))

@@ -1,4 +1,4 @@
-"""Runs workpackage scripts on the backend's shells and follows their markers.
+"""Runs workpackage scripts on the launcher's shells and follows their markers.
 
 The runner keeps a few long-lived shells (one per workpackage running at the same time). The
 engine starts a script with `start()` and collects ended ones with `wait()`; `run()` is the
@@ -18,7 +18,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from caramel.backends import Backend, Shell
+from caramel.backends.launchers import Launcher, Shell
 from caramel.engine.script import Command, Outcome, Transcript, build_script
 
 
@@ -109,8 +109,8 @@ def _drain(pending: dict[int, Active | None], deadline: float) -> None:
 
 
 class Runner:
-    def __init__(self, backend: Backend, base_env: dict[str, str]) -> None:
-        self.backend = backend
+    def __init__(self, launcher: Launcher, base_env: dict[str, str]) -> None:
+        self.launcher = launcher
         self.base_env = base_env
         self.selector = selectors.DefaultSelector()
         self.active: dict[int, Active] = {}  # by the fd the shell's markers come from
@@ -123,7 +123,7 @@ class Runner:
     def _send(self, script: str, cpus: set[int] | None = None) -> Shell:
         """An idle shell (or a new one) that took `script` (to run on `cpus`, default all)."""
         for _attempt in range(2):
-            shell = self.idle.pop() if self.idle else self.backend.open_shell(self.base_env)
+            shell = self.idle.pop() if self.idle else self.launcher.open_shell(self.base_env)
             _bind(shell, cpus)
             try:
                 shell.send(script)

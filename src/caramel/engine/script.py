@@ -1,7 +1,7 @@
 """One script per workpackage run: all its `do`s in sequence, reporting through markers.
 
 JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
-next. caramel sends each workpackage's script to a long-lived shell (see backends.local), as one
+next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local), as one
 subshell `( ... )`, and keeps JUBE's semantics where they matter:
 
 - the workpackage's environment is set at the top of the subshell (only what differs from the

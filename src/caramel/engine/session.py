@@ -16,8 +16,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 
-from caramel import __version__
-from caramel.backends import get_backend
+from caramel import __version__, backends
 from caramel.engine.commands import check_step, segment
 from caramel.engine.engine import Engine
 from caramel.engine.progress import make_progress
@@ -31,15 +30,16 @@ from caramel.state.lock import RunLock
 from caramel.state.store import RunInfo, Store, db_path, is_run_dir
 
 
-def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, backend: str = "local",
+def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, scheduler: str | None = None,
               cwd: str | None = None, on_created: Callable[[str], None] | None = None,
               max_workpackages: int | None = None) -> Summary:
-    """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it exists)."""
+    """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it exists).
+    `scheduler`: the name of the run's scheduler (default: its system's, backends.for_system)."""
     settings = settings or Settings()
     cwd = cwd or os.getcwd()
     for step in bench.steps.values():
         check_step(step)
-    get_backend(backend)  # an unknown backend fails before anything is created
+    backend = backends.for_system(bench.system, scheduler)  # an unknown one fails before anything is created
     run_id, run_dir = reserve_run_dir(bench.outpath)
     try:
         plan = make_plan(bench, run_id, max_workpackages=max_workpackages)
@@ -51,7 +51,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
         rows = ((wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
                 for wp in plan.workpackages)
         info = RunInfo(plan.run_id, bench.name, bench.file, bench.home, run_dir, sorted(bench.tags), cwd,
-                       time.time(), dict(settings.to_dict(), backend=backend), __version__)
+                       time.time(), dict(settings.to_dict(), **backend.settings()), __version__)
         try:
             store = Store.create(run_dir, info, bench, rows)
         except BaseException:  # no run was made (a full disk?): its id is free again
@@ -62,7 +62,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
         if on_created is not None:
             on_created(run_dir)
         try:
-            engine = Engine(store, get_backend(backend), settings, make_progress(quiet))
+            engine = Engine(store, backend, settings, make_progress(quiet))
             with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
@@ -103,7 +103,7 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
             if timeout is not None:
                 settings.timeout = timeout
                 store.update_settings(dict(info.settings, **settings.to_dict()))
-            engine = Engine(store, get_backend(info.settings.get("backend", "local")), settings, make_progress(quiet))
+            engine = Engine(store, backends.for_run(info.settings), settings, make_progress(quiet))
             with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
@@ -165,16 +165,16 @@ def cancel_run(run_dir: str, wait_lock: float = 30.0) -> tuple[list[tuple[int, s
     with RunLock(run_dir, wait=wait_lock):
         store = Store(db_path(run_dir))
         try:
-            backend = get_backend(store.info().settings.get("backend", "local"))
+            scheduler = backends.for_run(store.info().settings).scheduler
             waiting = [wp for wp in store.workpackages() if wp.state == "waiting" and wp.job_id]
-            ok, message = backend.cancel([wp.job_id for wp in waiting])
+            ok, message = scheduler.cancel([wp.job_id for wp in waiting])
             if not ok:
                 raise RunError(f"could not cancel the jobs of {run_dir}: {message}",
                                hint="nothing was marked cancelled; bench status shows the jobs")
             with store.transaction():
                 for wp in waiting:
-                    store.move(wp, "cancel", message=f"bench cancel: scancel {wp.job_id}", ended=time.time(),
-                               reason=f"cancelled with bench cancel (job {wp.job_id})")
+                    store.move(wp, "cancel", message=f"bench cancel: {scheduler.cancel_command or 'cancel'} {wp.job_id}",
+                               ended=time.time(), reason=f"cancelled with bench cancel (job {wp.job_id})")
             return [(wp.id, wp.job_id) for wp in waiting], message
         finally:
             store.close()

@@ -2,7 +2,7 @@
 
 JUBE keeps a workpackage pending for ever when its job dies before writing the done file. caramel
 fails it when the run's time limit (`--timeout`) has passed, or when the backend reports its job
-failed or gone (`Backend.job_states`, one query for all waiting jobs).
+failed or gone (`Scheduler.job_states`, one query for all waiting jobs).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _job_note(wp) -> str:
 def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
     """One scheduler query for every job still without its done file: fail the ones whose job ended,
     and show the others' scheduler state in their reason."""
-    states = engine.backend.job_states([wp.job_id for wp in waits])
+    states = engine.backend.scheduler.job_states([wp.job_id for wp in waits])
     changed = False
     with engine.store.transaction():
         for wp in waits:

@@ -14,6 +14,7 @@ import glob
 import os
 import socket
 import subprocess
+from collections.abc import Callable
 
 from caramel.expand import layout
 from caramel.spec.sources import templates_dir
@@ -60,17 +61,10 @@ def from_run(run_dir: str, job_ids: list[str]) -> dict[str, str | int]:
     return dict(probe_here(), detected_on=f"{socket.gethostname()} (local run)")
 
 
-def site_name(job_ids: list[str]) -> str:
-    """$CARAMEL_SITE, else the SLURM cluster the jobs ran on, else this host's short name."""
+def site_name(job_ids: list[str], cluster_of: Callable[[list[str]], str] | None = None) -> str:
+    """$CARAMEL_SITE, else the cluster the jobs ran on (`cluster_of`: the run's scheduler's
+    `site`), else this host's short name."""
     if os.environ.get("CARAMEL_SITE"):
         return os.environ["CARAMEL_SITE"]
-    if job_ids:
-        try:
-            done = subprocess.run(["sacct", "-X", "-n", "-P", "-o", "Cluster", "-j", job_ids[0]],
-                                  capture_output=True, text=True, timeout=15)
-            cluster = done.stdout.strip().splitlines()[0].strip() if done.stdout.strip() else ""
-            if cluster:
-                return cluster
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-    return socket.gethostname().split(".")[0]
+    cluster = cluster_of(job_ids) if job_ids and cluster_of is not None else ""
+    return cluster or socket.gethostname().split(".")[0]

@@ -83,27 +83,25 @@ def _label(key) -> str:
     return key.title if key.title is not None else key.name
 
 
-def collect(inp: AnalysisInput, made: list) -> list[Metric]:
+def collect(inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None) -> list[Metric]:
     """Every numeric pattern column of every table, per configuration, with one sample per repeat.
-    `made`: the run's tables, one row per repeat (report.results.history_tables)."""
+    `made`: the run's tables, one row per repeat (report.results.history_tables). `configs`: only
+    these tables (by index) and configurations (`configuration`)."""
     params = inp.param_names()
     out: dict[tuple, Metric] = {}
     shared: dict[tuple, dict[str, str]] = {}
-    for item in made:
-        if item.table.output != "table":
+    for index, item in enumerate(made):
+        if item.table.output != "table" or (configs is not None and index not in configs):
             continue
-        keys = item.data.keys
-        columns = item.table.columns
-        labels = [_label(keys[i]) for i in range(len(columns))]
-        units = [keys[i].unit or "" for i in range(len(columns))]
-        config = params | set(item.data.config_columns)
-        param_cols = [i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")]
-        metric_cols = [i for i in range(len(columns)) if i not in param_cols]
+        wanted = None if configs is None else configs[index]
+        labels, units, param_cols, metric_cols = _layout(item, params)
         table = item.table.name
         for values, status in zip(item.data.values, item.data.statuses, strict=True):
             if not status.startswith("done"):
                 continue
             config = tuple((labels[i], str(values[i])) for i in param_cols)
+            if wanted is not None and tuple(dict(config).items()) not in wanted:
+                continue
             row = shared.get(config)
             if row is None:
                 row = shared[config] = dict(config)  # one dict per configuration, shared by its metrics
@@ -118,3 +116,35 @@ def collect(inp: AnalysisInput, made: list) -> list[Metric]:
                 entry.samples.append(number)
     return list(out.values())
 
+
+def _layout(item, params: set[str]) -> tuple[list[str], list[str], list[int], list[int]]:
+    """A table's labels and units, and which columns name its configuration and which are figures."""
+    keys = item.data.keys
+    columns = item.table.columns
+    labels = [_label(keys[i]) for i in range(len(columns))]
+    units = [keys[i].unit or "" for i in range(len(columns))]
+    config = params | set(item.data.config_columns)
+    param_cols = [i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")]
+    metric_cols = [i for i in range(len(columns)) if i not in param_cols]
+    return labels, units, param_cols, metric_cols
+
+
+def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict[int, set[tuple]] | None:
+    """The configurations (as `collect` names them, per table index) of the rows made again, before
+    and after (report.incremental.Delta); None when a table's change is not known row by row."""
+    params = inp.param_names()
+    out: dict[int, set[tuple]] = {}
+    names = [item.table.name for item in made if item.table.output == "table"]
+    if len(set(names)) != len(names) or len(deltas) != len(made):
+        return None
+    for index, (item, delta) in enumerate(zip(made, deltas, strict=True)):
+        if item.table.output != "table":
+            continue
+        if delta is None:
+            return None
+        labels, _units, param_cols, _metrics = _layout(item, params)
+        rows = [values for values, _status in delta.before] + [item.data.values[k] for k in delta.after]
+        found = {tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows}
+        if found:
+            out[index] = found
+    return out

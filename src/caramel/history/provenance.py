@@ -8,7 +8,8 @@ import os
 import socket
 import subprocess
 
-from caramel import __version__
+from caramel import __version__, backends
+from caramel.backends import Scheduler
 from caramel.history import fingerprint
 from caramel.history.store import RunRecord
 from caramel.state.store import Store, db_path
@@ -37,13 +38,11 @@ def _digest(path: str) -> str:
     return "sha256:" + sha.hexdigest()
 
 
-def _nodes(job_ids: list[str]) -> str:
-    """The node lists of the run's jobs, from accounting (one query), or this host."""
+def _nodes(scheduler: Scheduler, job_ids: list[str]) -> str:
+    """The node lists of the run's jobs, from its scheduler (one query), or this host."""
     if not job_ids:
         return socket.gethostname()
-    from caramel.backends.slurm import job_states
-
-    states = job_states(job_ids)
+    states = scheduler.job_states(job_ids)
     nodes = sorted({s.nodes for s in states.values() if s.nodes and s.nodes not in ("None assigned",)})
     return ",".join(nodes)
 
@@ -76,6 +75,7 @@ def run_record(run_dir: str) -> RunRecord:
     finally:
         store.close()
     job_ids = sorted({wp.job_id for wp in wps if wp.job_id}, key=lambda j: (len(j), j))
+    scheduler = backends.for_run(info.settings).scheduler
     container = ""
     if image:
         container = image + (f"@{_digest(image)}" if os.path.isfile(image) else "")
@@ -86,6 +86,6 @@ def run_record(run_dir: str) -> RunRecord:
         run_key=key(run_dir, info.created), benchmark=info.benchmark, file=info.file,
         run_dir=os.path.abspath(run_dir), tags=list(info.tags), system=getattr(system, "name", ""),
         caramel_version=info.version or __version__, git_commit=_git_commit(info.home), host=host,
-        nodes=_nodes(job_ids), job_ids=job_ids, container=container,
+        nodes=_nodes(scheduler, job_ids), job_ids=job_ids, container=container,
         energy_method=getattr(system, "energy_method", "") or "none", started=info.created, ended=ended,
-        site=fingerprint.site_name(job_ids), fingerprint=fingerprint.from_run(run_dir, job_ids))
+        site=fingerprint.site_name(job_ids, scheduler.site), fingerprint=fingerprint.from_run(run_dir, job_ids))

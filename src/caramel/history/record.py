@@ -2,33 +2,50 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 
 from caramel.analyse.inputs import AnalysisInput
-from caramel.history.metrics import collect
+from caramel.history.metrics import changed_configurations, collect
 from caramel.history.provenance import run_key, run_record
 from caramel.history.store import History
 
 
-def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], quiet_if_known: bool = False) -> str:
+def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], quiet_if_known: bool = False,
+            change: tuple[str, str | None, list | None] | None = None) -> str:
     """Add the run of `inp` (its provenance and metrics) unless it is there; returns its key.
     `tables`: makes the tables the figures come from (report.results.history_tables), called only
     when needed. `quiet_if_known`: nothing changed since the last result, so a run already there is
-    left as is. A run already there keeps the figures that did not change."""
+    left as is. A run already there keeps the figures that did not change. `change`: (the tables'
+    key, the key of the tables they were made again from, the rows made again:
+    report.results.history_change): when the history's figures were made from that earlier table,
+    only the configurations of those rows are made again."""
+    key, base, deltas = change or ("", None, None)
     if quiet_if_known:
         known = run_key(inp.run_dir)
-        if history.run(known) is not None:
+        if history.run(known) is not None and (change is None or history.made_from(known) == key):
             return known
     record = run_record(inp.run_dir)
-    history.add(record, collect(inp, tables()), replace=True)
+    made = tables()
+    configs = None
+    if deltas is not None and base is not None and history.run(record.run_key) is not None \
+            and history.made_from(record.run_key) == base:
+        configs = changed_configurations(inp, made, deltas)
+    if configs is None:
+        history.add(record, collect(inp, made), replace=True)
+    else:
+        pairs = {(made[i].table.name, json.dumps(dict(config))) for i, found in configs.items() for config in found}
+        history.replace_configurations(record, pairs, collect(inp, made, configs))
+    history.set_made_from(record.run_key, key or None)
     return record.run_key
 
 
-def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list], unchanged: bool) -> None:
+def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list], unchanged: bool,
+                change: tuple[str, str | None, list | None] | None = None) -> None:
     """`bench result`'s part: a history that cannot be written is a warning, never a failed result."""
     try:
         with History.open(path) as history:
-            add_run(history, inp, tables, quiet_if_known=unchanged)
+            add_run(history, inp, tables, quiet_if_known=unchanged, change=change)
     except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
         print(f"warning: the run was not added to the history ({path or 'default'}): {exc}", file=sys.stderr)

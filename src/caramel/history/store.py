@@ -105,7 +105,7 @@ class History:
         with self.db:
             return self._insert(run, metrics, replace)
 
-    def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool) -> int:
+    def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True) -> int:
         """`add` inside the caller's transaction."""
         verb = "REPLACE" if replace else "IGNORE"
         row = asdict(run)
@@ -123,7 +123,7 @@ class History:
             rows.append((run.run_key, m.table, config, m.name, m.unit, m.direction, m.n, m.mean, m.sd,
                          min(m.samples), max(m.samples), _samples(m.samples)))
         before = self.db.total_changes
-        if replace:
+        if replace and compare:
             rows = self._changed(run.run_key, rows)
         self.db.executemany(f"INSERT OR {verb} INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
         return self.db.total_changes - before
@@ -141,6 +141,27 @@ class History:
         self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
                             ((run_key, *key) for key in stored))
         return changed
+
+    def replace_configurations(self, run: RunRecord, configs: Iterable[tuple[str, str]],
+                               metrics: Iterable[Metric]) -> int:
+        """Replace the figures of some configurations of a run: (table, configuration JSON) pairs, and
+        the metrics they have now; the run's other figures stay as they are."""
+        with self.db:
+            self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ?",
+                                ((run.run_key, tbl, config) for tbl, config in configs))
+            return self._insert(run, metrics, replace=True, compare=False)
+
+    def made_from(self, run_key: str) -> str | None:
+        """The key of the tables the run's figures were last made from (report.results), if known."""
+        found = self.db.execute("SELECT value FROM meta WHERE key = ?", ("tables:" + run_key,)).fetchone()
+        return found[0] if found else None
+
+    def set_made_from(self, run_key: str, key: str | None) -> None:
+        with self.db:
+            if key is None:
+                self.db.execute("DELETE FROM meta WHERE key = ?", ("tables:" + run_key,))
+            else:
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("tables:" + run_key, key))
 
     def run(self, run_key: str) -> RunRecord | None:
         cur = self.db.execute("SELECT * FROM runs WHERE run_key = ?", (run_key,))
@@ -181,6 +202,7 @@ class History:
             removed = self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run_key,)).rowcount
             self.db.execute("DELETE FROM baselines WHERE run_key = ?", (run_key,))
             self.db.execute("DELETE FROM runs WHERE run_key = ?", (run_key,))
+            self.db.execute("DELETE FROM meta WHERE key = ?", ("tables:" + run_key,))
         return removed
 
     def set_baseline(self, name: str, run_key: str) -> None:

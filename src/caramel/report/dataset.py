@@ -81,33 +81,55 @@ class Row:
 def build_rows(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[str],
                row_filter: str = "", where=None) -> list[Row]:
     """The rows of a result that uses the analysers `uses` (in that order), leaves in id order."""
+    roots = {name: analysed[name].groups.keys() for name in uses}
+    rows = [make_row(inp, analysed[name].groups, name, root) for name, root in row_leaves(inp, roots, uses)]
+    if row_filter:
+        rows = [row for row in rows if keep(row, row_filter, where)]
+    return rows
+
+
+def row_leaves(inp: AnalysisInput, roots: dict, uses: list[str]) -> list[tuple[str, int]]:
+    """(analyser, leaf root) of each row of a result, in row order: per analyser of `uses`, its result
+    groups (`roots[name]`: their root ids) that have no analysed descendant, in id order."""
     children: dict[int, list[int]] = {}
     for wp in inp.workpackages:
         for parent in wp.parents:
             children.setdefault(parent, []).append(wp.id)
-    rows: list[Row] = []
+    out: list[tuple[str, int]] = []
     for name in uses:
-        result = analysed[name]
-        groups = result.groups
+        groups = roots[name]
         below: dict[int, bool] = {}
+        out += [(name, root) for root in sorted(groups)
+                if not _has_analysed_descendant(root, children, groups, below)]
+    return out
 
-        for root in sorted(groups):
-            if _has_analysed_descendant(root, children, groups, below):
-                continue
-            chain = _chain(inp, root)
-            values: dict[str, object] = {}
-            missing: list[str] = []
-            for wp in chain:
-                group = groups.get(wp.id)
-                if group is not None:
-                    values.update(group.values)
-                    if wp.state == "done" or all(inp.wp(m).state == "done" for m in group.members):
-                        missing += [m for m in group.missing if m not in missing]
-            status, reason = _status(inp, chain, groups, missing)
-            rows.append(Row(name, chain, values, status, reason))
-    if row_filter:
-        rows = [row for row in rows if keep(row, row_filter, where)]
-    return rows
+
+def make_row(inp: AnalysisInput, groups: dict, name: str, root: int) -> Row:
+    """The row ending in result group `root` of analyser `name` (`groups`: at least the groups of
+    its chain)."""
+    chain = _chain(inp, root)
+    values: dict[str, object] = {}
+    missing: list[str] = []
+    for wp in chain:
+        group = groups.get(wp.id)
+        if group is not None:
+            values.update(group.values)
+            if wp.state == "done" or all(inp.wp(m).state == "done" for m in group.members):
+                missing += [m for m in group.missing if m not in missing]
+    status, reason = _status(inp, chain, groups, missing)
+    return Row(name, chain, values, status, reason)
+
+
+def row_depends(row: Row, roots: dict[int, list[int]]) -> list[int]:
+    """The workpackages whose state or result group the row depends on: its chain and the members
+    of the result groups along it (`roots`: root id -> member ids)."""
+    out: list[int] = []
+    for wp in row.chain:
+        out.append(wp.id)
+        members = roots.get(wp.id)
+        if members is not None:
+            out += [m for m in members if m != wp.id]
+    return out
 
 
 def _has_analysed_descendant(wp_id: int, children: dict[int, list[int]], groups, below: dict[int, bool]) -> bool:

@@ -13,19 +13,18 @@ import copy
 import hashlib
 import json
 import os
-import sys
 from dataclasses import dataclass
 
 from caramel import __version__
 from caramel.analyse import AnalyserResult, AnalysisCache, AnalysisInput, analyse_all
-from caramel.analyse.analyser import Prepared, prepare, run
+from caramel.analyse.analyser import Prepared, prepare
 from caramel.analyse.inputs import AnalyseError
 from caramel.analyse.performance import uses_performance_lines
 from caramel.errors import did_you_mean
-from caramel.report.dataset import Row, build_rows, units
+from caramel.report.incremental import Built, Delta, build, shape_key
 from caramel.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.report.performance import performance_table
-from caramel.report.table import TableData, make_table, table_data_from_record, table_data_record
+from caramel.report.table import TableData, table_data_from_record, table_data_record
 from caramel.spec.model import Result, Table
 from caramel.state.codec import CodecError, decode, encode
 from caramel.vocabulary import STATISTICS
@@ -76,11 +75,15 @@ class Produced:
     scanned: int  # result groups analysed by this call
     reused: int  # result groups whose analysed values were kept
     from_cache: bool  # the finished tables were kept: nothing changed since they were made
+    key: str = ""  # what the tables were made from (definitions, files' signatures, states)
+    base_key: str | None = None  # with `deltas`: the key of the tables they were made again from
+    deltas: list[Delta | None] | None = None  # per table, the rows made again; None: all made
 
 
 def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> Produced:
     """The selected tables of the run, analysing only what changed; an unchanged run is answered
-    from the tables kept by the last call (the key covers definitions, files and states)."""
+    from the tables kept by the last call (the key covers definitions, files and states), a run
+    where a few things changed from the rows kept by the last call (report.incremental)."""
     _check_only(inp, only)
     prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
     cache = AnalysisCache(inp.cache_path if use_cache else None)
@@ -89,14 +92,16 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
         kept = _kept_tables(cache.load_tables(key))
         if kept is not None:
             made, notes = kept
-            return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True)
-        analysed = {p.name: run(p, cache) for p in prepared}
-        made = make_results(inp, only, analysed=analysed)
-        notes = warnings(analysed) + unknown_columns(inp, analysed, made) + [
+            return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True, key)
+        shape = shape_key(inp, prepared, only, __version__)
+        built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
+        made = _with_performance(inp, only, built)
+        notes = warnings(built.for_notes) + unknown_columns(inp, built.for_notes, made) + [
             note for item in made for note in item.data.notes]
         cache.store_tables(key, _tables_json(made, notes))
-        return Produced(made, notes, sum(a.scanned for a in analysed.values()),
-                        sum(a.reused for a in analysed.values()), False)
+        cache.store_rows(shape, built.record)
+        deltas = None if built.deltas is None else built.deltas + [None] * (len(made) - len(built.deltas))
+        return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
     finally:
         cache.close()
 
@@ -110,6 +115,22 @@ def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -
             digest.update(signature.encode())
     digest.update(repr([(wp.id, wp.state, wp.reason) for wp in inp.workpackages]).encode())
     return digest.hexdigest()
+
+
+def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) -> list[Made]:
+    made = [Made(*table) for table in built.tables]
+    if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
+        made.append(Made(*performance_table(inp)))
+    return made
+
+
+def history_change(inp: AnalysisInput, produced: Produced) -> tuple[str, str | None, list | None]:
+    """What the history needs to update only the figures of the rows made again: (the tables' key,
+    the key they were made again from, the deltas). No deltas when the history's tables are not
+    these (a step repeats: history_tables makes them without reduce)."""
+    if any(step.iterations > 1 for step in inp.benchmark.steps.values()):
+        return produced.key, None, None
+    return produced.key, produced.base_key, produced.deltas
 
 
 def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[Made]:
@@ -157,35 +178,15 @@ def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
                                hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"))
 
 
-def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True,
-                 analysed: dict[str, AnalyserResult] | None = None) -> list[Made]:
+def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> list[Made]:
+    """Every selected table made from every row (the analysed values may come from the cache)."""
     _check_only(inp, only)
-    if analysed is None:
-        analysed = analyse_for(inp, only, use_cache)
-    made: list[Made] = []
-    for result in inp.benchmark.results:
-        base_rows: list[Row] | None = None
-        for table in result.tables:
-            if only is not None and table.name not in only:
-                continue
-            if table.output == "syslog":
-                print(f"warning: <syslog name=\"{table.name}\"> is not supported by caramel; skipped",
-                      file=sys.stderr)
-                continue
-            if table.filter:
-                rows = build_rows(inp, analysed, result.uses, table.filter, table.where)
-            else:
-                if base_rows is None:
-                    base_rows = build_rows(inp, analysed, result.uses)
-                rows = list(base_rows)
-            names = [c.name for c in table.columns]
-            data = make_table(table, rows, units(inp, analysed, result.uses, names))
-            made.append(Made(result, table, data))
-    if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
-        made.append(Made(*performance_table(inp)))
-    return made
-
-
+    prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
+    cache = AnalysisCache(inp.cache_path if use_cache else None)
+    try:
+        return _with_performance(inp, only, build(inp, only, prepared, cache, None))
+    finally:
+        cache.close()
 
 
 def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], made: list[Made]) -> list[str]:

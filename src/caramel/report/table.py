@@ -86,6 +86,13 @@ class _Ordered:
 def make_table(table: Table, rows: list[Row], units: dict[str, str], status: bool | None = None) -> TableData:
     """Fill `table` from `rows` (already filtered). `status`: add the status column (default: when
     some row is not done; never for a database)."""
+    keys = table_keys(table, units)
+    formats = entry_formats(keys)
+    return assemble(table, keys, [row_entry(table, formats, row) for row in rows], status)
+
+
+def table_keys(table: Table, units: dict[str, str]) -> list[Key]:
+    """The table's columns as keys (without the status column `assemble` may add)."""
     keys = []
     for col in table.columns:
         try:
@@ -93,40 +100,102 @@ def make_table(table: Table, rows: list[Row], units: dict[str, str], status: boo
         except ValueError:
             colw = 0
         keys.append(Key(col.name, col.title or None, col.format, colw, units.get(col.name, "")))
-    for row in rows:
-        for name in table.sort:
-            if not row.has(name):
-                row.extra[name] = None
+    return keys
+
+
+def entry_formats(keys: list[Key]) -> list[tuple[str, str, tuple[bool, bool]]]:
+    return [(key.name, key.format, _format_kind(key.format)) for key in keys]
+
+
+# What one row gives a table, decided by the row alone (so a kept table can take it again, JSON):
+# [sort values, typed values, cells, status, leaf id, whether any column exists].
+Entry = list
+
+
+def row_entry(table: Table, formats: list[tuple[str, str, tuple[bool, bool]]], row: Row) -> Entry:
+    """One row's part of the table. A sort key the row lacks becomes None in it (JUBE adds it), also
+    for the later tables that share the row."""
+    for name in table.sort:
+        if not row.has(name):
+            row.extra[name] = None
+    vals: list[object] = []
+    texts: list[str] = []
+    present = False
+    for name, spec, kind in formats:
+        value = row.get(name)
+        if value is MISSING:
+            vals.append(None)
+            texts.append("")
+            continue
+        if name != STATUS:
+            present = True
+        vals.append(value)
+        texts.append("" if value is None else format_value(spec, value, kind) if spec else text_of(value))
+    return [[row.get(n, None) for n in table.sort], vals, texts, row.status, row.leaf.id, present]
+
+
+def assemble(table: Table, keys: list[Key], entries: list[Entry], status: bool | None = None,
+             rebuilt: set[int] | None = None, placed: list[int] | None = None) -> TableData:
+    """The table from its rows' entries (in row order): sorted, the status column added when some row
+    is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives the
+    table rows they became."""
+    order = range(len(entries))
     if table.sort:
-        rows = sorted(rows, key=lambda r: [_Ordered(r.get(n, None)) for n in table.sort])
+        if _plainly_ordered(entries, len(table.sort)):
+            order = sorted(order, key=lambda i: entries[i][0])
+        else:
+            order = sorted(order, key=lambda i: [_Ordered(v) for v in entries[i][0]])
     if status is None:
-        status = table.output == "table" and any(r.status != "done" for r in rows)
-    if status and not any(k.name == STATUS for k in keys):
+        status = table.output == "table" and any(e[3] != "done" for e in entries)
+    keys = list(keys)
+    named = [i for i, key in enumerate(keys) if key.name == STATUS]
+    add = status and not named
+    if add:
         keys.append(Key(STATUS, None, "", 0))
     values: list[list[object]] = []
     cells: list[list[str]] = []
-    kept: list[Row] = []
-    formats = [(key.name, key.format, _format_kind(key.format)) for key in keys]
-    for row in rows:
-        vals: list[object] = []
-        texts: list[str] = []
-        present = 0
-        for name, spec, kind in formats:
-            value = row.status if name == STATUS and status else row.get(name)
-            if value is MISSING:
-                vals.append(None)
-                texts.append("")
-                continue
-            if name != STATUS:
-                present += 1
-            vals.append(value)
-            texts.append("" if value is None else format_value(spec, value, kind) if spec else text_of(value))
-        if present:
-            values.append(vals)
-            cells.append(texts)
-            kept.append(row)
+    statuses: list[str] = []
+    leaves: list[int] = []
+    for i in order:
+        _sort, vals, texts, row_status, leaf, present = entries[i]
+        if not present:
+            continue
+        if add:
+            vals = [*vals, row_status]
+            texts = [*texts, row_status]
+        elif status:  # a column of the table is named status: it shows the row's status
+            vals, texts = list(vals), list(texts)
+            for n in named:
+                vals[n] = row_status
+                spec = keys[n].format
+                texts[n] = format_value(spec, row_status) if spec else text_of(row_status)
+        if rebuilt is not None and placed is not None and i in rebuilt:
+            placed.append(len(values))
+        values.append(vals)
+        cells.append(texts)
+        statuses.append(row_status)
+        leaves.append(leaf)
     return TableData(table.name, table.style, table.separator, table.transpose, keys, values, cells,
-                     [r.status for r in kept], [r.leaf.id for r in kept])
+                     statuses, leaves)
+
+
+def _plainly_ordered(entries: list[Entry], width: int) -> bool:
+    """Whether the sort values compare as they are exactly as `_Ordered` compares them: each sort
+    column all numbers without nan, or all texts (no None, no mixed types)."""
+    for column in range(width):
+        texts = numbers = False
+        for entry in entries:
+            value = entry[0][column]
+            kind = type(value)
+            if kind is str:
+                texts = True
+            elif kind is int or kind is bool or (kind is float and value == value):
+                numbers = True
+            else:
+                return False
+            if texts and numbers:
+                return False
+    return True
 
 
 def _format_kind(spec: str) -> tuple[bool, bool]:

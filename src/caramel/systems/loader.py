@@ -8,9 +8,12 @@ from pathlib import Path
 
 import yaml
 
+from caramel.backends import schedulers
+from caramel.containers.runtime import RUNTIMES
+from caramel.energy.measure import METHODS, NO_METHOD
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.resources import shipped
-from caramel.systems.model import ALWAYS, ENERGY, RUNTIMES, SCHEDULERS, System
+from caramel.systems.model import ALWAYS, System
 
 SHIPPED = shipped("systems")
 _FIELDS = {f.name: f for f in fields(System) if f.name not in ("file", "where", "given")}
@@ -78,11 +81,19 @@ def load_system(path: Path | str) -> System:
     if values["name"] != path.stem:
         raise SpecError(f"name '{values['name']}' differs from the file name '{path.stem}'",
                         Location(str(path), _line(node, "name")), hint="the tag that selects a system is its file name")
-    for key, allowed in (("scheduler", SCHEDULERS), ("container_runtime", RUNTIMES), ("energy_method", ENERGY)):
+    for key, allowed in known_values().items():
         if key in values and values[key] not in allowed:
             raise SpecError(f"{key}: '{values[key]}' is not known", Location(str(path), _line(node, key)),
-                            hint="expected one of " + ", ".join(a or "''" for a in allowed))
+                            hint=did_you_mean(values[key], allowed) or "expected one of "
+                            + ", ".join(a or "''" for a in allowed))
     return System(**values, given=frozenset(values) | ALWAYS, file=str(path), where=where)
+
+
+def known_values() -> dict[str, list[str]]:
+    """The values a system file may give the settings that name a registered thing: schedulers from
+    their registry, container runtimes and energy methods from their own packages ('' : none)."""
+    return {"scheduler": schedulers.names(), "container_runtime": ["", *RUNTIMES],
+            "energy_method": ["", NO_METHOD, *METHODS]}
 
 
 def _check(key: str, value, kind, at: Location):

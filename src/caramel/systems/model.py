@@ -10,9 +10,6 @@ from caramel.errors import Location, SpecError
 from caramel.spec import model as m
 from caramel.spec.model import NOWHERE
 
-SCHEDULERS = ("slurm", "local")
-RUNTIMES = ("", "apptainer", "charliecloud")
-ENERGY = ("", "none", "pynvml", "rocm", "gh", "gc")
 # settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
 ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
                     "cpus_per_task", "cpus_per_device", "tasks_per_node", "gres", "launcher_args", "modules", "env",

@@ -15,10 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from caramel.backends import schedulers
+from caramel.containers.runtime import RUNTIMES
+from caramel.energy.measure import NO_METHOD
 from caramel.errors import CaramelError, did_you_mean
 from caramel.systems.model import System
 
-RUNTIME_COMMANDS = {"apptainer": "apptainer", "charliecloud": "ch-run"}
+RUNTIME_COMMANDS = {name: cls().executable for name, cls in RUNTIMES.items()}  # apptainer, ch-run
 
 
 def ask(*command: str, timeout: float = 30) -> str | None:
@@ -112,7 +115,7 @@ def detect(name: str, partition: str | None = None) -> str:
     vendor, model = gpu_model()
     account = user_account()
     runtime = next((r for r, cmd in RUNTIME_COMMANDS.items() if shutil.which(cmd)), "")
-    energy = {"nvidia": "pynvml", "amd": "rocm"}.get(vendor, "none")
+    energy = {"nvidia": "pynvml", "amd": "rocm"}.get(vendor, NO_METHOD)
     cpu = cpu_model()
     time_limit = chosen.time_limit if re.match(r"^[\d:-]+$", chosen.time_limit) else "01:00:00"
     lines = [
@@ -157,9 +160,12 @@ def check(system: System, load_energy: Callable[[str], object] | None = None) ->
     """What holds of `system` on this machine: scheduler, partition, account, launcher, runtime, images,
     and (with `load_energy`, caramel.energy.measure.load_method) whether the energy method loads."""
     out: list[Finding] = []
+    commands = ("sinfo",) if system.scheduler == "slurm" else ()  # sinfo: the partitions checked below
+    if system.scheduler not in schedulers.NO_SCHEDULER:
+        commands += schedulers.get(system.scheduler).commands
+    for cmd in commands:
+        out.append(Finding(f"command {cmd}", shutil.which(cmd) is not None, shutil.which(cmd) or "not on PATH"))
     if system.scheduler == "slurm":
-        for cmd in ("sinfo", "sbatch", "sacct", "scancel"):
-            out.append(Finding(f"command {cmd}", shutil.which(cmd) is not None, shutil.which(cmd) or "not on PATH"))
         if system.partition:
             known = [p.name for p in partitions()]
             out.append(Finding(f"partition {system.partition}", system.partition in known,
@@ -182,7 +188,7 @@ def check(system: System, load_energy: Callable[[str], object] | None = None) ->
         folder = Path(os.path.expandvars(os.path.expanduser(system.image_dir)))
         out.append(Finding(f"image folder {system.image_dir}", folder.is_dir(),
                            "exists" if folder.is_dir() else f"{folder.resolve()} does not exist"))
-    if load_energy is not None and system.energy_method and system.energy_method != "none":
+    if load_energy is not None and system.energy_method and system.energy_method != NO_METHOD:
         try:
             load_energy(system.energy_method)
             out.append(Finding(f"energy method {system.energy_method}", True, "jpwr loads it"))

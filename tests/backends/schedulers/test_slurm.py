@@ -1,8 +1,10 @@
-"""What caramel reads from SLURM's commands: job ids from sbatch, states from sacct lines."""
+"""What caramel reads from SLURM's commands: job ids from sbatch, states from sacct lines; what it
+writes: the submit line. The whole path against a real SLURM is tests/backends/test_slurm_cluster.py."""
 
 from __future__ import annotations
 
-from caramel.backends import slurm
+from caramel.backends import schedulers
+from caramel.backends.schedulers import slurm
 from caramel.engine.follow import Pace
 
 
@@ -43,7 +45,7 @@ def test_failing_scheduler_command_is_retried_then_nothing_known(monkeypatch):
     monkeypatch.setattr(slurm, "call", broken)
     monkeypatch.setattr(slurm.time, "sleep", lambda s: None)
     monkeypatch.setattr(slurm.shutil, "which", lambda name: "/usr/bin/" + name)
-    assert slurm.job_states(["1", "2"]) == {}  # never taken as a job failure
+    assert schedulers.get("slurm").job_states(["1", "2"]) == {}  # never taken as a job failure
     assert calls == ["sacct", "sacct"]
 
 

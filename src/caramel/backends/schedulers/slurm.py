@@ -1,14 +1,16 @@
 """SLURM: job ids from what `sbatch` printed, job states from one `sacct` call per poll, `scancel`.
 
-The do's of a JUBE-style step run on the login node (the local shell) and submit with
-`$submit $submit_script`; what makes a run a SLURM run is the job id the do printed. So the
-`slurm` backend is the local one plus a scheduler that answers for those jobs:
+The do's of a JUBE-style step run on the login node (the local launcher) and submit with
+`$submit $submit_script`; what makes a run a SLURM run is the job id the do printed. This module is
+the only one that names SLURM's commands:
 
 - one `sacct -j ID,ID,...` for every job the run waits on, however many (ReFrame's habit too);
   where accounting is off (`sacct` says so), one `squeue` instead;
 - a query that fails or times out is tried once more and then counted as "nothing known":
   a scheduler hiccup never fails a workpackage;
-- every call is appended to `$CARAMEL_SCHEDULER_LOG` when it is set, so tests count the calls.
+- every call is appended to `$CARAMEL_SCHEDULER_LOG` when it is set, so tests count the calls;
+- caramel's own job scripts (`submit: true`) are `templates/slurm/job.sh.j2`, submitted with
+  `sbatch --parsable`.
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-from caramel.backends.base import JobState, register
-from caramel.backends.local import LocalBackend
+from caramel.backends.schedulers import JobState, Scheduler, register
 
 _SUBMITTED = re.compile(rb"Submitted batch job (\d+)")
 _PARSABLE = re.compile(rb"^(\d+)(?:;[\w.-]+)?\s*$", re.M)  # sbatch --parsable: "ID" or "ID;cluster"
@@ -95,7 +96,7 @@ def _job_state(name: str, exit_text: str, reason: str, nodes: str, end: str) -> 
             ended = time.mktime(time.strptime(end, "%Y-%m-%dT%H:%M:%S"))
         except ValueError:
             ended = None
-    return JobState(kind, detail, slurm_state=name, exit_code=code, nodes=nodes, ended=ended)
+    return JobState(kind, detail, exit_code=code, nodes=nodes, ended=ended)
 
 
 def query_sacct(job_ids: list[str]) -> dict[str, JobState] | None:
@@ -138,32 +139,51 @@ def query_squeue(job_ids: list[str]) -> dict[str, JobState]:
     return {}
 
 
-def job_states(job_ids: list[str]) -> dict[str, JobState]:
-    """One scheduler query for all `job_ids` (two when accounting is off: sacct says so, squeue answers)."""
-    ids = sorted({j for j in job_ids if j})
-    if not ids or shutil.which("sacct") is None and shutil.which("squeue") is None:
-        return {}
-    if shutil.which("sacct") is not None:
-        found = query_sacct(ids)
-        if found is not None:
-            return found
-    return query_squeue(ids) if shutil.which("squeue") else {}
-
-
-def cancel(job_ids: list[str]) -> tuple[bool, str]:
-    """scancel every job; (ok, message)."""
-    ids = sorted({j for j in job_ids if j})
-    if not ids:
-        return True, ""
-    if shutil.which("scancel") is None:
-        return False, "scancel is not on PATH"
-    done = call(["scancel", *ids])
-    if done is None:
-        return False, "scancel did not answer"
-    return done.returncode == 0, (done.stderr or done.stdout).strip()
-
-
 @register("slurm")
-class SlurmBackend(LocalBackend):
-    """Do's run in local shells on the login node; the jobs they submit are followed through SLURM
-    (the local backend does the same when a do prints a job id; this name says it in a run's info)."""
+class Slurm(Scheduler):
+    commands = ("sbatch", "sacct", "scancel")
+    template = "slurm"
+    cancel_command = "scancel"
+
+    def found_here(self) -> bool:
+        return shutil.which("sbatch") is not None  # a login node: do's may submit here
+
+    def submit_line(self, job_file: str) -> str:
+        return f"sbatch --parsable {job_file}"
+
+    def job_id_in(self, path: str) -> str:
+        return job_id_in(path)
+
+    def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
+        """One scheduler query for all `job_ids` (two when accounting is off: sacct says so, squeue answers)."""
+        ids = sorted({j for j in job_ids if j})
+        if not ids or shutil.which("sacct") is None and shutil.which("squeue") is None:
+            return {}
+        if shutil.which("sacct") is not None:
+            found = query_sacct(ids)
+            if found is not None:
+                return found
+        return query_squeue(ids) if shutil.which("squeue") else {}
+
+    def cancel(self, job_ids: list[str]) -> tuple[bool, str]:
+        """scancel every job; (ok, message)."""
+        ids = sorted({j for j in job_ids if j})
+        if not ids:
+            return True, ""
+        if shutil.which("scancel") is None:
+            return False, "scancel is not on PATH"
+        done = call(["scancel", *ids])
+        if done is None:
+            return False, "scancel did not answer"
+        return done.returncode == 0, (done.stderr or done.stdout).strip()
+
+    def site(self, job_ids: list[str]) -> str:
+        """The SLURM cluster the first job ran on (accounting's Cluster)."""
+        if not job_ids:
+            return ""
+        try:
+            done = subprocess.run(["sacct", "-X", "-n", "-P", "-o", "Cluster", "-j", job_ids[0]],
+                                  capture_output=True, text=True, timeout=15)
+        except (OSError, subprocess.TimeoutExpired):
+            return ""
+        return done.stdout.strip().splitlines()[0].strip() if done.stdout.strip() else ""

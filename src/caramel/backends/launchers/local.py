@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 
-from caramel.backends.base import Backend, JobState, Shell, register
+from caramel.backends.launchers import Launcher, Shell, register
 
 
 class LocalShell:
@@ -80,19 +80,9 @@ class LocalShell:
 
 
 @register("local")
-class LocalBackend(Backend):
+class LocalLauncher(Launcher):
     def __init__(self, shell: str | None = None) -> None:
         self.shell = shell or os.environ.get("JUBE_EXEC_SHELL", "").strip() or "/bin/sh"
 
     def open_shell(self, env: dict[str, str]) -> Shell:
         return LocalShell(self.shell, env)
-
-    # A do on this machine may submit to a batch system (JUBE's `$submit $submit_script` on a login
-    # node): the job ids it printed are followed through that scheduler, whichever backend ran the do.
-    def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
-        from caramel.backends import slurm
-        return slurm.job_states(job_ids)
-
-    def cancel(self, job_ids: list[str]) -> tuple[bool, str]:
-        from caramel.backends import slurm
-        return slurm.cancel(job_ids)
