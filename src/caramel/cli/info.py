@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 
 from caramel.cli.common import add_run_reader, open_run
@@ -29,9 +30,9 @@ def run(args: argparse.Namespace) -> int:
     for wp in rows:
         names = varying.setdefault(wp.step, [])
         first = firsts.setdefault(wp.step, params[wp.id])
-        for name, value in params[wp.id].items():
-            if not name.startswith("jube_") and name not in names and first.get(name) != value:
-                names.append(name)
+        changed = {n for n, _ in params[wp.id].items() - first.items() if not n.startswith("jube_")}  # C speed
+        if not changed.issubset(names):  # new ones, in this workpackage's order (as they were always listed)
+            names += [n for n in params[wp.id] if n in changed and n not in names]
     if args.format == "json":
         print(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "file": info.file, "dir": run_dir,
                           "tags": info.tags, "created": info.created, "cwd": info.cwd, "settings": info.settings,
@@ -40,24 +41,26 @@ def run(args: argparse.Namespace) -> int:
                                             "parameters": {k: v for k, v in params[wp.id].items()
                                                            if not k.startswith("jube_")}} for wp in rows]}))
         return 0
-    print(f"run        {info.run_id:06d}\nbenchmark  {info.benchmark}\nfile       {info.file}\ndir        {run_dir}")
-    print(f"tags       {', '.join(info.tags) or '-'}\ncreated    "
-          f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} (from {info.cwd})")
-    print(f"settings   {', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}")
+    lines = [f"run        {info.run_id:06d}", f"benchmark  {info.benchmark}", f"file       {info.file}",
+             f"dir        {run_dir}", f"tags       {', '.join(info.tags) or '-'}",
+             f"created    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} (from {info.cwd})",
+             f"settings   {', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}"]
     for step in dict.fromkeys(wp.step for wp in rows):
-        group = [wp for wp in rows if wp.step == step]
-        names = varying[step]
-        fixed = {k: v for k, v in params[group[0].id].items() if not k.startswith("jube_") and k not in names}
-        print(f"\nstep {step}: {len(group)} workpackages")
-        for name, value in fixed.items():
-            print(f"  {name} = {_short(value)}")
-        header = ["id", "iter", "parents", "state"] + names
-        table = [header] + [[str(wp.id), str(wp.iteration), ",".join(map(str, wp.parents)) or "-", wp.state]
-                            + [_short(params[wp.id].get(n, "")) for n in names] for wp in group]
-        widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-        for row in table:
-            print("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        lines += _step_lines(step, [wp for wp in rows if wp.step == step], varying[step], params)
+    sys.stdout.write("\n".join(lines) + "\n")  # one write: 10,000 print calls cost more than the table
     return 0
+
+
+def _step_lines(step: str, group: list[WpRow], names: list[str], params: dict) -> list[str]:
+    """A step's fixed parameters, then one aligned row per workpackage with the varying ones."""
+    fixed = {k: v for k, v in params[group[0].id].items() if not k.startswith("jube_") and k not in names}
+    lines = ["", f"step {step}: {len(group)} workpackages"] + [f"  {k} = {_short(v)}" for k, v in fixed.items()]
+    header = ["id", "iter", "parents", "state"] + names
+    table = [header] + [[str(wp.id), str(wp.iteration), ",".join(map(str, wp.parents)) or "-", wp.state]
+                        + [_short(params[wp.id].get(n, "")) for n in names] for wp in group]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
+    return lines
 
 
 def _short(value: str, width: int = 40) -> str:

@@ -1,22 +1,16 @@
-"""Reading history files for a page: read-only, checked, several at once (one per site).
-
-A file that is missing, not SQLite, of another caramel's layout or locked is a user error naming
-the file (exit 2): a page is never drawn from nothing.
-"""
+"""History files gathered for a page: several at once (one per site), each read by history.reader
+(read-only, checked: a missing, foreign or locked file is a user error naming it; a page is never
+drawn from nothing)."""
 
 from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
-from caramel.history.store import SCHEMA_VERSION, RunRecord
-
-_RUN_COLUMNS = {"run_key", "benchmark", "tags", "system", "started", "job_ids", "nodes", "container", "git_commit"}
-_METRIC_COLUMNS = {"run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd"}
-LOCK_WAIT_S = 3.0  # a `bench result` writing holds the lock for well under a second
+from caramel.history.reader import HistoryContents, read_history
+from caramel.history.store import RunRecord
 
 
 @dataclass
@@ -61,58 +55,16 @@ class Collection:
         return sorted({r.site for r in self.runs})
 
 
-def _check_file(path: str) -> None:
-    if not os.path.isfile(path):
-        raise RunError(f"{path}: no such history file", hint="give --history FILE, or set $CARAMEL_HISTORY")
-    with open(path, "rb") as handle:
-        head = handle.read(16)
-    if not head:
-        raise RunError(f"{path}: an empty file, not a caramel history",
-                       hint="a history is made by bench result (or bench import)")
-    if head != b"SQLite format 3\x00":
-        raise RunError(f"{path}: not a caramel history (not an SQLite database)",
-                       hint="a history is made by bench result (or bench import); an export is read by bench import")
-
-
-def _columns(db: sqlite3.Connection, table: str) -> set[str]:
-    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-
-
-def _check_layout(path: str, db: sqlite3.Connection) -> None:
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    if not {"runs", "metrics"} <= tables:
-        raise RunError(f"{path}: an SQLite database, but not a caramel history (no runs and metrics tables)")
-    if "meta" in tables:
-        found = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if found and str(found[0]).isdigit() and int(found[0]) > SCHEMA_VERSION:
-            raise RunError(f"{path}: a history of a newer caramel (layout {found[0]}; this caramel reads up to "
-                           f"{SCHEMA_VERSION})", hint="build the page with the caramel that wrote the history")
-    missing = sorted(_RUN_COLUMNS - _columns(db, "runs")) + sorted(_METRIC_COLUMNS - _columns(db, "metrics"))
-    if missing:
-        raise RunError(f"{path}: a history of another caramel version (missing columns {', '.join(missing)})",
-                       hint="export it with that caramel (bench export) and import it here")
-
-
-def _read(path: str, db: sqlite3.Connection, out: Collection, seen: set[str], default_site: str) -> None:
-    cursor = db.execute("SELECT * FROM runs ORDER BY started")
-    names = [d[0] for d in cursor.description]
-    known = set(RunRecord.__dataclass_fields__)
+def _add(contents: HistoryContents, out: Collection, seen: set[str], default_site: str, path: str) -> None:
     by_key: dict[str, int] = {}
-    for row in cursor:
-        data = {k: v for k, v in zip(names, row, strict=True) if k in known}
-        if data["run_key"] in seen:  # the same run imported into two histories: shown once
+    for record in contents.runs:
+        if record.run_key in seen:  # the same run imported into two histories: shown once
             continue
-        data["tags"] = json.loads(data.get("tags") or "[]")
-        data["job_ids"] = json.loads(data.get("job_ids") or "[]")
-        data["fingerprint"] = json.loads(data.get("fingerprint") or "{}")
-        data["site"] = data.get("site") or ""
-        record = RunRecord(**data)
         seen.add(record.run_key)
         by_key[record.run_key] = len(out.runs)
         out.runs.append(Run(len(out.runs), record, record.site or default_site, path))
     configs: dict[str, tuple[str, dict]] = {}
-    for key, tbl, config, name, unit, direction, n, mean, sd in db.execute(
-            "SELECT run_key, tbl, config, name, unit, direction, n, mean, sd FROM metrics ORDER BY rowid"):
+    for key, tbl, config, name, unit, direction, n, mean, sd in contents.figures:
         index = by_key.get(key)
         if index is None or mean is None:
             continue
@@ -122,7 +74,7 @@ def _read(path: str, db: sqlite3.Connection, out: Collection, seen: set[str], de
             parsed = configs[config] = (",".join(f"{k}={v}" for k, v in row.items()), row)
         out.figures.append(Figure(index, tbl, parsed[0], parsed[1], name, unit or "", direction or "higher",
                                   n or 1, mean, sd or 0.0))
-    for name, key in db.execute("SELECT name, run_key FROM baselines"):
+    for name, key in contents.baselines:
         out.baselines.setdefault(name, key)
 
 
@@ -131,22 +83,8 @@ def load(paths: list[str], benchmark: str | None = None, system: str | None = No
     out = Collection(list(paths))
     seen: set[str] = set()
     for path in paths:
-        _check_file(path)
-        try:
-            db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True, timeout=LOCK_WAIT_S)
-            try:
-                _check_layout(path, db)
-                # a run without a recorded site (older histories) belongs to the file it was read from
-                _read(path, db, out, seen, os.path.splitext(os.path.basename(path))[0])
-            finally:
-                db.close()
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                raise RunError(f"{path}: the history is locked by another process (a bench result or import "
-                               f"writing to it) for more than {LOCK_WAIT_S:g} s", hint="try again when it is done") from None
-            raise RunError(f"{path}: cannot read the history: {exc}") from None
-        except sqlite3.DatabaseError as exc:
-            raise RunError(f"{path}: not a caramel history ({exc})") from None
+        # a run without a recorded site (older histories) belongs to the file it was read from
+        _add(read_history(path), out, seen, os.path.splitext(os.path.basename(path))[0], path)
     _filter(out, paths, benchmark, system)
     return out
 

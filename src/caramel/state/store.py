@@ -284,9 +284,17 @@ class Store:
         return _params(*row) if row else Params()
 
     def all_params(self) -> dict[int, Params]:
-        """Every workpackage's params, in one query."""
-        return {row[0]: _params(*row[1:])
-                for row in self.db.execute("SELECT id, params, types, cycles FROM workpackages")}
+        """Every workpackage's params, in one query. The texts are decoded as one JSON array: one
+        decoder call instead of one per workpackage is a third of `bench info` on a large run."""
+        rows = self.db.execute("SELECT id, params, types, cycles FROM workpackages").fetchall()
+        try:
+            texts = json.loads("[" + ",".join(row[1] for row in rows) + "]")
+        except ValueError:
+            return {row[0]: _params(*row[1:]) for row in rows}  # names what is damaged
+        if len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
+            return {row[0]: _params(*row[1:]) for row in rows}
+        return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
+                for row, found in zip(rows, texts, strict=True)}
 
     def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
         """What the analysis needs of each workpackage besides its params, in id order:
