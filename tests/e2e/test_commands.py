@@ -76,3 +76,31 @@ def test_errors_are_messages_not_tracebacks(tmp_path: Path, env: dict[str, str])
         '<jube><benchmark name="s" outpath="o"><step name="a"><do shared="true">x</do></step></benchmark></jube>')
     proc = bench("run", "shared.xml", cwd=tmp_path, env=env)
     assert proc.returncode == 2 and "needs shared=" in proc.stderr and "Traceback" not in proc.stderr
+
+
+ZIPPED = """name: zipped
+outpath: out
+parameterset:
+  - name: p
+    parameter:
+      - {name: b, _: "x,x,y"}
+      - {name: a, _: "1,2"}
+      - {name: fixed, _: same}
+step:
+  - name: s
+    use: p
+    do: echo $a $b
+"""
+
+
+def test_info_lists_the_varying_parameters_in_the_order_they_first_vary(tmp_path: Path, env: dict[str, str]) -> None:
+    """`a` varies from the second workpackage on, `b` only later: the columns are a, then b, and the
+    parameter that never varies is shown once above the table."""
+    (tmp_path / "zipped.yaml").write_text(ZIPPED)
+    assert bench("run", "zipped.yaml", cwd=tmp_path, env=env).returncode == 0
+    lines = bench("info", "-i", "0", cwd=tmp_path, env=env).stdout.splitlines()
+    at = lines.index("step s: 6 workpackages")
+    assert lines[at + 1] == "  fixed = same"
+    assert lines[at + 2].split() == ["id", "iter", "parents", "state", "a", "b"]
+    assert [line.split()[-2:] for line in lines[at + 3:]] == [["1", "x"], ["2", "x"], ["1", "x"], ["2", "x"],
+                                                              ["1", "y"], ["2", "y"]]
