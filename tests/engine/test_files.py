@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from caramel.engine.commands import segment, shared_texts, used_sets
+from caramel.engine.commands import segment, shared_params, used_sets
 from caramel.engine.files import apply_substituteset, place
 from caramel.errors import RunError
 from caramel.expand.params import Params
@@ -85,7 +85,7 @@ def test_segment_cycles_active_and_shared_stop(tmp_path: Path) -> None:
     assert after.stdout == str(tmp_path / "o_v0") and after.cwd == str(tmp_path / "d" / "v0")
     assert after.done_file == str(tmp_path / "d" / "v0" / "ready") and after.make_cwd
     assert texts.at_cycle(1) == {"x": "v1", "jube_wp_cycle": "1"}
-    assert shared_texts({"jube_wp_id": "3", "jube_step_name": "s", "x": "1"}) == {"jube_step_name": "s", "x": "1"}
+    assert shared_params({"jube_wp_id": "3", "jube_step_name": "s", "x": "1"}) == {"jube_step_name": "s", "x": "1"}
 
 
 def test_used_sets_follow_use_order_and_parameters() -> None:

@@ -19,14 +19,14 @@ from caramel.expand.substitute import substitute
 from caramel.spec.model import Benchmark, Do, Step
 
 
-def final_text(text: str, texts: dict[str, str]) -> str:
+def final_text(text: str, params: dict[str, str]) -> str:
     """JUBE's substitution of a final text (`$$` becomes `$`)."""
-    return substitute(text, texts, final=True)
+    return substitute(text, params, final=True)
 
 
-def path_text(text: str, texts: dict[str, str]) -> str:
+def path_text(text: str, params: dict[str, str]) -> str:
     """A file or folder name: substituted, then `~` and environment variables expanded (as JUBE does)."""
-    return layout.resolve_path_text(final_text(text, texts))
+    return layout.resolve_path_text(final_text(text, params))
 
 
 @dataclass
@@ -37,51 +37,51 @@ class Segment:
     shared_stop: tuple[int, int] | None = None
 
 
-def do_active(do: Do, texts: dict[str, str]) -> bool:
-    return eval_bool(final_text(do.active, texts), "active= of a <do>", do.where)
+def do_active(do: Do, params: dict[str, str]) -> bool:
+    return eval_bool(final_text(do.active, params), "active= of a <do>", do.where)
 
 
-def command_for(do: Do, op: int, cycle: int, texts: dict[str, str], work: str, role: str = "do") -> Command:
+def command_for(do: Do, op: int, cycle: int, params: dict[str, str], work: str, role: str = "do") -> Command:
     """One do as a Command. stdout/stderr files live in the step's work folder (JUBE names them
     before it changes to the do's own `work_dir`); done/error/break files are relative to that one."""
-    text = final_text(do.command, texts).strip(";").strip()
-    stdout = os.path.join(work, path_text(do.stdout, texts) if do.stdout else "stdout")
-    stderr = os.path.join(work, path_text(do.stderr, texts) if do.stderr else "stderr")
+    text = final_text(do.command, params).strip(";").strip()
+    stdout = os.path.join(work, path_text(do.stdout, params) if do.stdout else "stdout")
+    stderr = os.path.join(work, path_text(do.stderr, params) if do.stderr else "stderr")
     cwd = work
     if do.work_dir:
-        cwd = os.path.join(work, path_text(do.work_dir, texts))
+        cwd = os.path.join(work, path_text(do.work_dir, params))
         if "$" in cwd:
             raise RunError(f"work_dir {cwd!r} of a <do> names an unknown parameter or variable", do.where)
 
     def at(name: str) -> str:
-        return os.path.join(cwd, path_text(name, texts)) if name else ""
+        return os.path.join(cwd, path_text(name, params)) if name else ""
 
     return Command(op, cycle, text, cwd, stdout, stderr, role, at(do.done_file), at(do.error_file),
                    at(do.break_file), make_cwd=bool(do.work_dir))
 
 
-def segment(bench: Benchmark, step: Step, texts: Params, work: str, cycle: int, op: int,
+def segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int, op: int,
             time_limit: float = 0.0) -> Segment:
     """The do's from (cycle, op) on, up to the first active shared do (not included)."""
     if step.submit:
-        return _job_segment(bench, step, texts, work, cycle, op, time_limit)
+        return _job_segment(bench, step, params, work, cycle, op, time_limit)
     commands: list[Command] = []
     for c in range(cycle, step.cycles):
-        ctexts = texts.at_cycle(c)  # the plan evaluated each cycle's values: read, never evaluated here
+        cycle_params = params.at_cycle(c)  # the plan evaluated each cycle's values: read, never evaluated here
         for k, do in enumerate(step.dos):
             if c == cycle and k < op:
                 continue
-            if not do_active(do, ctexts):
+            if not do_active(do, cycle_params):
                 continue
             if do.shared:
                 return Segment(commands, (c, k))
-            commands.append(command_for(do, k, c, ctexts, work))
+            commands.append(command_for(do, k, c, cycle_params, work))
     return Segment(commands)
 
 
-def shared_texts(texts: dict[str, str]) -> dict[str, str]:
+def shared_params(params: dict[str, str]) -> dict[str, str]:
     """A shared do sees no workpackage's own `jube_wp_*` values (JUBE removes them)."""
-    return {name: value for name, value in texts.items() if not name.startswith("jube_wp_")}
+    return {name: value for name, value in params.items() if not name.startswith("jube_wp_")}
 
 
 def check_step(step: Step) -> None:
@@ -94,19 +94,19 @@ def check_step(step: Step) -> None:
             raise RunError(f"step '{step.name}': a shared <do> is not allowed in a step with procs > 1", do.where)
 
 
-def used_sets(step: Step, texts: dict[str, str], available: dict) -> list[str]:
+def used_sets(step: Step, params: dict[str, str], available: dict) -> list[str]:
     """Names of `available` sets the step uses, in use order (names may hold `$parameters`)."""
     names: list[str] = []
     for use in step.uses:
         for raw in use.names:
-            for name in final_text(raw, texts).split(","):
+            for name in final_text(raw, params).split(","):
                 name = name.strip()
                 if name in available and name not in names:
                     names.append(name)
     return names
 
 
-def _job_segment(bench: Benchmark, step: Step, texts: Params, work: str, cycle: int, op: int,
+def _job_segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int, op: int,
                  time_limit: float = 0.0) -> Segment:
     """A `submit` step: every active do of every cycle in one job script; nothing after its job."""
     from caramel.engine.jobscript import submit_command
@@ -115,11 +115,11 @@ def _job_segment(bench: Benchmark, step: Step, texts: Params, work: str, cycle: 
         return Segment([])  # the job wrote its done file: the step is complete
     body = []
     for c in range(step.cycles):
-        ctexts = texts.at_cycle(c)
+        cycle_params = params.at_cycle(c)
         for do in step.dos:
-            if do_active(do, ctexts):
+            if do_active(do, cycle_params):
                 if do.done_file or do.shared:
                     raise RunError("a do of a submit step has no done_file= or shared= (the job is the step)",
                                    do.where, hint="remove submit=, or those attributes")
-                body.append(final_text(do.command, ctexts).strip(";").strip())
-    return Segment([submit_command(bench, step, texts, body, work, time_limit)])
+                body.append(final_text(do.command, cycle_params).strip(";").strip())
+    return Segment([submit_command(bench, step, params, body, work, time_limit)])

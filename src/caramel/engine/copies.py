@@ -82,11 +82,11 @@ class Placement:
     env: dict[str, str]
 
 
-def placement(step: m.Step, texts: dict[str, str], devices: int) -> Placement | None:
+def placement(step: m.Step, params: dict[str, str], devices: int) -> Placement | None:
     """Where copy k of a workpackage runs: its cores, its devices and CARAMEL_COPY (None: no copies)."""
-    if not step.copies or step.copies in ("1", "all") or COPY_PARAM not in texts:
+    if not step.copies or step.copies in ("1", "all") or COPY_PARAM not in params:
         return None
-    count, k = int(step.copies), int(texts[COPY_PARAM])
+    count, k = int(step.copies), int(params[COPY_PARAM])
     cores = usable_cores()
     per = max(1, len(cores) // count)
     cpus = set(cores[k * per:(k + 1) * per]) or {cores[k % len(cores)]}

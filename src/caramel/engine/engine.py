@@ -40,7 +40,7 @@ class Started:
 
     wp: WpRow
     step: Step
-    texts: dict[str, str]
+    params: dict[str, str]
     paths: WpPaths
     env: dict[str, str]
     shared_stop: tuple[int, int] | None = None
@@ -143,10 +143,10 @@ class Engine:
 
     # --- starting ----------------------------------------------------------------------------
     def _start(self, wp: WpRow, step: Step) -> None:
-        texts = self.store.params(wp.id)
-        texts.setdefault("jube_wp_status", "RUNNING")  # JUBE's value while the workpackage runs
+        params = self.store.params(wp.id)
+        params.setdefault("jube_wp_status", "RUNNING")  # JUBE's value while the workpackage runs
         try:
-            paths = wp_paths(self.info.run_dir, wp.dirname, step, texts, self.bench.home)
+            paths = wp_paths(self.info.run_dir, wp.dirname, step, params, self.bench.home)
         except CaramelError as exc:
             with self.store.transaction():
                 self.fail(wp, str(exc))
@@ -155,20 +155,20 @@ class Engine:
             cycle, op = self._resume.pop(wp.id)
             with self.store.transaction():
                 self.move(wp, "resume")
-            env = self.store.env(wp.id) or materialise.initial_env(self.base_env, [], texts)
-            started = Started(wp, step, texts, paths, env)
+            env = self.store.env(wp.id) or materialise.initial_env(self.base_env, [], params)
+            started = Started(wp, step, params, paths, env)
         else:
             cycle, op = 0, 0
             with self.store.transaction():
                 self.move(wp, "start", attempt=wp.attempt + 1, started=time.time())
             parent_envs = [self.store.env(p) or {} for p in wp.parents
                            if self.bench.steps[self.wps[p].step].export]
-            env = materialise.initial_env(self.base_env, parent_envs, texts)
-            started = Started(wp, step, texts, paths, env)
+            env = materialise.initial_env(self.base_env, parent_envs, params)
+            started = Started(wp, step, params, paths, env)
             links = [(self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))
                      for p in wp.parents]
             try:
-                started.env = materialise.materialise(self.bench, step, texts, paths, self.info.run_dir, links,
+                started.env = materialise.materialise(self.bench, step, params, paths, self.info.run_dir, links,
                                                       env, lambda cmd, e: self._prepare(started, cmd, e))
             except (CaramelError, OSError) as exc:
                 with self.store.transaction():
@@ -185,7 +185,7 @@ class Engine:
         wp, step = started.wp, started.step
         try:
             limit = self.settings.limit_for(self.bench, step)
-            seg = segment(self.bench, step, started.texts, started.paths.base, cycle, op, limit)
+            seg = segment(self.bench, step, started.params, started.paths.base, cycle, op, limit)
         except CaramelError as exc:
             with self.store.transaction():
                 self.fail(wp, str(exc), rows=started.rows)
@@ -195,7 +195,7 @@ class Engine:
         if not seg.commands:
             self._finish(wp.id, Outcome("done"), [])
             return
-        place = copies.placement(step, started.texts, copies.device_count(self.bench))
+        place = copies.placement(step, started.params, copies.device_count(self.bench))
         env = dict(started.env, **place.env) if place else started.env
         self.runner.start(wp.id, seg.commands, env, started.paths.carry_file,
                           dump_env=step.export or seg.shared_stop is not None,
@@ -213,7 +213,7 @@ class Engine:
         for command in commands[:-1]:  # the environment does not stay on disk
             with contextlib.suppress(OSError):
                 os.unlink(carry_path(started.paths.carry_file, command))
-        materialise.write_do_log(step, started.paths, started.texts, started.env,
+        materialise.write_do_log(step, started.paths, started.params, started.env,
                                  [commands[r.index] for r in outcome.ran])
         env = outcome.env if outcome.env is not None else started.env
         with self.store.transaction():

@@ -16,9 +16,9 @@ from caramel.expand.conditions import eval_bool
 from caramel.spec.model import FileEntry, Substituteset
 
 
-def _text(text: str, texts: dict[str, str], env: dict[str, str]) -> str:
+def _text(text: str, params: dict[str, str], env: dict[str, str]) -> str:
     """A path part: parameters, then `~`, then the workpackage's environment (JUBE's order)."""
-    return final_text(os.path.expanduser(final_text(text, texts)), env)
+    return final_text(os.path.expanduser(final_text(text, params)), env)
 
 
 def split_entry(entry: FileEntry) -> list[tuple[str, str]]:
@@ -33,19 +33,19 @@ def split_entry(entry: FileEntry) -> list[tuple[str, str]]:
     return list(zip(paths, names, strict=True))
 
 
-def place(entry: FileEntry, texts: dict[str, str], env: dict[str, str], work: str, target_work: str) -> None:
+def place(entry: FileEntry, params: dict[str, str], env: dict[str, str], work: str, target_work: str) -> None:
     """Copy or link the files of one entry into `target_work` (the step's work_dir, or `work`)."""
-    if not eval_bool(final_text(entry.active, texts), f"active= of a <{entry.action}>", entry.where):
+    if not eval_bool(final_text(entry.active, params), f"active= of a <{entry.action}>", entry.where):
         return
-    source_dir = _text(entry.source_dir, texts, env)
-    target_dir = _text(entry.target_dir, texts, env)
+    source_dir = _text(entry.source_dir, params, env)
+    target_dir = _text(entry.target_dir, params, env)
     for raw_path, raw_name in split_entry(entry):
-        pathname = os.path.join(source_dir, _text(raw_path, texts, env))
+        pathname = os.path.join(source_dir, _text(raw_path, params, env))
         if entry.rel_path_ref == "internal":
             pathname = os.path.join(work, pathname)
         else:
             pathname = os.path.normpath(os.path.join(entry.base_dir, pathname))
-        name = _text(raw_name, texts, env) if raw_name else os.path.basename(pathname)
+        name = _text(raw_name, params, env) if raw_name else os.path.basename(pathname)
         matches = sorted(glob.glob(pathname))
         if not matches:
             raise RunError(f"<{entry.action}>: no file matches {pathname!r}", entry.where,
@@ -71,15 +71,15 @@ def place(entry: FileEntry, texts: dict[str, str], env: dict[str, str], work: st
                 raise RunError(f"<{entry.action}> {path} -> {target}: {exc.strerror or exc}", entry.where) from None
 
 
-def apply_substituteset(sset: Substituteset, texts: dict[str, str], folder: str) -> None:
+def apply_substituteset(sset: Substituteset, params: dict[str, str], folder: str) -> None:
     """Write each iofile's `out` from its `in`, with every `sub` applied (text or regex)."""
     subs: dict[str, tuple[str, str]] = {}
     for s in sset.subs:
-        source = final_text(s.source, texts)
-        subs[source] = (s.mode, final_text(s.dest, texts))  # a later sub of the same source wins, as in JUBE
+        source = final_text(s.source, params)
+        subs[source] = (s.mode, final_text(s.dest, params))  # a later sub of the same source wins, as in JUBE
     for iofile in sset.iofiles:
-        infile = os.path.join(folder, final_text(iofile.source, texts))
-        outfile = os.path.join(folder, final_text(iofile.dest, texts))
+        infile = os.path.join(folder, final_text(iofile.source, params))
+        outfile = os.path.join(folder, final_text(iofile.dest, params))
         if not os.path.isfile(infile):
             raise RunError(f"substituteset '{sset.name}': file {infile} not found", iofile.where,
                            hint="copy or link it into the work folder with a fileset the step uses")

@@ -24,7 +24,7 @@ FINGERPRINT_FILE = layout.FINGERPRINT_FILE
 _END = "CARAMEL_JOB_SCRIPT_END"
 
 
-def resources(bench: Benchmark, texts: dict[str, str], time_limit: float = 0.0,
+def resources(bench: Benchmark, params: dict[str, str], time_limit: float = 0.0,
               scheduler: Scheduler | None = None) -> dict[str, object]:
     """The job's resources: the workpackage's JUBE-named parameters, else the system's values. The
     step's time limit (caramel's `timeout`) becomes the job's --time unless `timelimit` is set."""
@@ -32,25 +32,25 @@ def resources(bench: Benchmark, texts: dict[str, str], time_limit: float = 0.0,
     scheduler = scheduler or schedulers.for_system(system)
 
     def pick(param: str, attr: str, default: object = "") -> object:
-        if texts.get(param, "").strip():
-            return texts[param].strip()
+        if params.get(param, "").strip():
+            return params[param].strip()
         value = getattr(system, attr, None) if system is not None else None
         return value if value not in (None, "") else default
 
     return {"nodes": pick("nodes", "nodes", 1), "tasks_per_node": pick("taskspernode", "tasks_per_node", 1),
-            "cpus_per_task": pick("threadspertask", "cpus_per_task", 1), "time_limit": (texts["timelimit"].strip() if texts.get("timelimit", "").strip() else
+            "cpus_per_task": pick("threadspertask", "cpus_per_task", 1), "time_limit": (params["timelimit"].strip() if params.get("timelimit", "").strip() else
                            scheduler.time_text(time_limit) if time_limit > 0 else pick("timelimit", "time_limit")),
             "partition": pick("queue", "partition"), "account": pick("account", "account"),
             "gres": pick("gres", "gres")}
 
 
-def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str,
+def render(bench: Benchmark, step: Step, params: dict[str, str], body: list[str], work: str,
            time_limit: float = 0.0, scheduler: Scheduler | None = None) -> str:
     system = bench.system
     scheduler = scheduler or schedulers.for_system(system)
     launcher = " ".join(x for x in (getattr(system, "launcher", ""), getattr(system, "launcher_args", "")) if x)
-    values = dict(resources(bench, texts, time_limit, scheduler), wp_id=texts.get("jube_wp_id", "?"), step=step.name,
-                  benchmark=bench.name, job_name=f"{bench.name}.{step.name}.{texts.get('jube_wp_id', '0')}",
+    values = dict(resources(bench, params, time_limit, scheduler), wp_id=params.get("jube_wp_id", "?"), step=step.name,
+                  benchmark=bench.name, job_name=f"{bench.name}.{step.name}.{params.get('jube_wp_id', '0')}",
                   job_out=os.path.join(work, "job.out"), job_err=os.path.join(work, "job.err"),
                   extra_sbatch=list(getattr(system, "extra_sbatch", []) or []),
                   modules=list(getattr(system, "modules", []) or []), env=dict(getattr(system, "env", {}) or {}),
@@ -60,13 +60,13 @@ def render(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str],
     return scheduler.job_script(values)
 
 
-def submit_command(bench: Benchmark, step: Step, texts: dict[str, str], body: list[str], work: str,
+def submit_command(bench: Benchmark, step: Step, params: dict[str, str], body: list[str], work: str,
                    time_limit: float = 0.0) -> Command:
     """One command that writes the job script and submits it; the workpackage then waits for the
     done file while its job is followed through the scheduler."""
     scheduler = schedulers.for_system(bench.system)
     submit = scheduler.submit_line(JOB_FILE)  # first: a run without a batch scheduler says so here
-    script = render(bench, step, texts, body, work, time_limit, scheduler)
+    script = render(bench, step, params, body, work, time_limit, scheduler)
     text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}\n{submit}"
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"),
                    done_file=os.path.join(work, DONE_FILE))

@@ -18,36 +18,36 @@ from caramel.errors import RunError
 from caramel.spec.model import Benchmark, Do, FileEntry, Step
 
 
-def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], texts: dict[str, str]) -> dict[str, str]:
+def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], params: dict[str, str]) -> dict[str, str]:
     env = dict(base)
     for parent_env in parent_envs:
         env.update(parent_env)
-    for name in texts.get("jube_wp_envlist", "").split(","):
-        if name and name in texts:
-            env[name] = texts[name]
+    for name in params.get("jube_wp_envlist", "").split(","):
+        if name and name in params:
+            env[name] = params[name]
     return env
 
 
-def prepare_command(entry: FileEntry, texts: dict[str, str], base: str) -> Command:
+def prepare_command(entry: FileEntry, params: dict[str, str], base: str) -> Command:
     do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,
             where=entry.where)
-    return command_for(do, 0, 0, texts, base, role="prepare")
+    return command_for(do, 0, 0, params, base, role="prepare")
 
 
-def materialise(bench: Benchmark, step: Step, texts: dict[str, str], paths: workdir.WpPaths, run_dir: str,
+def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: workdir.WpPaths, run_dir: str,
                 parent_links: list[tuple[str, str]], env: dict[str, str],
                 run_prepare: Callable[[Command, dict[str, str]], Outcome]) -> dict[str, str]:
     """Make the work folder ready; returns the environment after the `prepare` commands."""
     workdir.clean(paths.wp_dir)
-    workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, texts))
-    for name in used_sets(step, texts, bench.filesets):
+    workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, params))
+    for name in used_sets(step, params, bench.filesets):
         for entry in bench.filesets[name].entries:
             if entry.action != "prepare":
-                files.place(entry, texts, env, paths.work, paths.base)
+                files.place(entry, params, env, paths.work, paths.base)
                 continue
-            if not do_active(Do(entry.path, active=entry.active, where=entry.where), texts):
+            if not do_active(Do(entry.path, active=entry.active, where=entry.where), params):
                 continue
-            command = prepare_command(entry, texts, paths.base)
+            command = prepare_command(entry, params, paths.base)
             if not command.text:
                 continue
             outcome = run_prepare(command, env)
@@ -56,17 +56,17 @@ def materialise(bench: Benchmark, step: Step, texts: dict[str, str], paths: work
                                + (f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""), entry.where)
             if outcome.env is not None:
                 env = outcome.env
-    for name in used_sets(step, texts, bench.substitutesets):
-        files.apply_substituteset(bench.substitutesets[name], texts, paths.base)
+    for name in used_sets(step, params, bench.substitutesets):
+        files.apply_substituteset(bench.substitutesets[name], params, paths.base)
     return env
 
 
-def write_do_log(step: Step, paths: workdir.WpPaths, texts: dict[str, str], env: dict[str, str],
+def write_do_log(step: Step, paths: workdir.WpPaths, params: dict[str, str], env: dict[str, str],
                  commands: list[Command], shared: bool = False) -> None:
     """`do_log_file=`: a shell script replaying what ran (environment first), like JUBE's do log."""
     if not step.do_log_file or not commands:
         return
-    name = path_text(step.do_log_file, texts)
+    name = path_text(step.do_log_file, params)
     if name.endswith("/"):
         raise RunError(f"do_log_file {name!r} of step '{step.name}' names a folder", step.where)
     if os.path.isabs(name):

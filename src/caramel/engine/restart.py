@@ -37,16 +37,16 @@ def recover(engine: Engine) -> set[tuple[str, int, int]]:
 
 def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> None:
     step = engine.bench.steps[wp.step]
-    texts = engine.store.params(wp.id)
-    texts.setdefault("jube_wp_status", "RUNNING")
+    params = engine.store.params(wp.id)
+    params.setdefault("jube_wp_status", "RUNNING")
     try:
-        paths = wp_paths(engine.info.run_dir, wp.dirname, step, texts, engine.bench.home)
+        paths = wp_paths(engine.info.run_dir, wp.dirname, step, params, engine.bench.home)
     except CaramelError:
         ended = None
     if ended is None:
         engine.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again")
         return
-    cmd = _recorded_command(engine, step, texts, paths, ended)
+    cmd = _recorded_command(engine, step, params, paths, ended)
     outcome = recovery.outcome_of(cmd, paths, ended)
     rows = [CommandRow(wp.id, wp.attempt, cmd.cycle, cmd.op, cmd.role, cmd.text, cmd.cwd, ended.status, None,
                        ended.when)]
@@ -70,13 +70,13 @@ def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> Non
         engine.ready(wp, cmd.cycle, cmd.op + 1)
 
 
-def _recorded_command(engine: Engine, step: Step, texts: Params, paths: WpPaths,
+def _recorded_command(engine: Engine, step: Step, params: Params, paths: WpPaths,
                       ended: recovery.Ended) -> Command:
     """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
     if step.submit:
-        return segment(engine.bench, step, texts, paths.base, 0, 0).commands[0]
-    ctexts = texts.at_cycle(ended.cycle)
-    return command_for(step.dos[ended.op], ended.op, ended.cycle, ctexts, paths.base)
+        return segment(engine.bench, step, params, paths.base, 0, 0).commands[0]
+    cycle_params = params.at_cycle(ended.cycle)
+    return command_for(step.dos[ended.op], ended.op, ended.cycle, cycle_params, paths.base)
 
 
 def settle_cancelled(engine: Engine) -> None:

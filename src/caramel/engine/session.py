@@ -145,11 +145,11 @@ def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[s
     plan = make_plan(bench, max_workpackages=max_workpackages)
     yield f"benchmark {bench.name}: {len(plan.workpackages)} workpackages in {plan.run_dir}"
     for wp in plan.workpackages:
-        texts = wp.params()
-        paths = wp_paths(plan.run_dir, wp.dirname, wp.step, texts, bench.home)
+        params = wp.params()
+        paths = wp_paths(plan.run_dir, wp.dirname, wp.step, params, bench.home)
         parents = ",".join(str(p.id) for p in wp.parents)
         yield f"{wp.dirname}" + (f"  (after {parents})" if parents else "")
-        seg = segment(bench, wp.step, texts, paths.base, 0, 0)
+        seg = segment(bench, wp.step, params, paths.base, 0, 0)
         for command in seg.commands:
             yield f"    $ {command.text}"
         if seg.shared_stop:

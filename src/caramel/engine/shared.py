@@ -14,7 +14,7 @@ import time
 from typing import TYPE_CHECKING
 
 from caramel.engine import materialise, recovery
-from caramel.engine.commands import command_for, shared_texts
+from caramel.engine.commands import command_for, shared_params
 from caramel.engine.script import Command, Outcome, Ran, check_files, failure_reason
 from caramel.engine.workdir import shared_folder, wp_paths
 from caramel.errors import CaramelError
@@ -66,14 +66,14 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
     command = None
     if store.shared_state(step_name, cycle, op) != "done":
         trigger = max(group, key=lambda wp: (wp.wait_since or 0, wp.id))
-        texts = store.params(trigger.id)
+        params = store.params(trigger.id)
         try:
-            ctexts = shared_texts(texts.at_cycle(cycle))
-            located = shared_folder(engine.info.run_dir, step, texts)
+            cycle_params = shared_params(params.at_cycle(cycle))
+            located = shared_folder(engine.info.run_dir, step, params)
             assert located is not None
             folder = located[1]
             os.makedirs(folder, exist_ok=True)
-            command = command_for(step.dos[op], op, cycle, ctexts, folder, role="shared")
+            command = command_for(step.dos[op], op, cycle, cycle_params, folder, role="shared")
         except CaramelError as exc:
             with store.transaction():
                 for wp in group:
@@ -85,8 +85,8 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
         outcome = _recorded(engine, step_name, command, folder) or engine.runner.run(
             [command], env, os.path.join(folder, layout.CARRY_FILE), dump_env=False,
             record=(recovery.record_file(folder), "shared"))
-        paths = wp_paths(engine.info.run_dir, trigger.dirname, step, texts, engine.bench.home)
-        materialise.write_do_log(step, paths, texts, env, [command] if outcome.ran else [], shared=True)
+        paths = wp_paths(engine.info.run_dir, trigger.dirname, step, params, engine.bench.home)
+        materialise.write_do_log(step, paths, params, env, [command] if outcome.ran else [], shared=True)
         rows = engine.command_rows(trigger, [command], outcome)
         with store.transaction():
             store.add_commands(rows)

@@ -30,23 +30,23 @@ class WpPaths:
         return os.path.join(self.wp_dir, layout.CARRY_FILE)
 
 
-def wp_paths(run_dir: str, dirname: str, step: Step, texts: dict[str, str], home: str) -> WpPaths:
+def wp_paths(run_dir: str, dirname: str, step: Step, params: dict[str, str], home: str) -> WpPaths:
     wp_dir = layout.wp_folder(run_dir, dirname)
     work = layout.work_folder(run_dir, dirname)
     base = work
     if step.work_dir:
-        base = layout.step_work_dir(home, path_text(step.work_dir, texts))
+        base = layout.step_work_dir(home, path_text(step.work_dir, params))
         if "$" in base:
             raise RunError(f"work_dir {base!r} of step '{step.name}' names an unknown parameter or variable",
                            step.where, hint="define the parameter, or write the folder without $")
     return WpPaths(wp_dir, work, base)
 
 
-def shared_folder(run_dir: str, step: Step, texts: dict[str, str]) -> tuple[str, str] | None:
+def shared_folder(run_dir: str, step: Step, params: dict[str, str]) -> tuple[str, str] | None:
     """(link name, folder) of the step's shared folder, or None."""
     if not step.shared:
         return None
-    name = final_text(step.shared, texts)
+    name = final_text(step.shared, params)
     return name, layout.shared_folder(run_dir, step.name, name)
 
 
