@@ -108,8 +108,8 @@ def make_run(folder: str, n: int) -> str:
         info = RunInfo(0, bench.name, path, bench.home, run_dir, [], folder, time.time(), {}, __version__)
         store = Store.create(run_dir, info, bench, rows)
         with store.transaction():
-            for wp in plan.workpackages:
-                store.update(wp.id, state="done")
+            for row in store.workpackages():
+                store.move(row, "finish")
         store.close()
         for wp in plan.workpackages:
             work = os.path.join(run_dir, wp.dirname, "work")

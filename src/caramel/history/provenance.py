@@ -65,22 +65,17 @@ def run_record(run_dir: str) -> RunRecord:
     try:
         info = store.info()
         bench = store.model()
-        wps = store.workpackages()
-        image = ""
-        for wp in wps[:100]:  # every workpackage of a containerised step names the image: a few suffice
-            params = store.params(wp.id)
-            image = next((params[p] for p in IMAGE_PARAMS if params.get(p)), "")
-            if image:
-                break
+        found_ids, ended = store.jobs_and_end()
+        # every workpackage of a containerised step names the image: a few suffice
+        image = next((params[p] for params in store.first_params(100) for p in IMAGE_PARAMS if params.get(p)), "")
     finally:
         store.close()
-    job_ids = sorted({wp.job_id for wp in wps if wp.job_id}, key=lambda j: (len(j), j))
+    job_ids = sorted(found_ids, key=lambda j: (len(j), j))
     scheduler = backends.for_run(info.settings).scheduler
     container = ""
     if image:
         container = image + (f"@{_digest(image)}" if os.path.isfile(image) else "")
     system = getattr(bench, "system", None)
-    ended = max((wp.ended for wp in wps if wp.ended), default=None)
     host = socket.gethostname()
     return RunRecord(
         run_key=key(run_dir, info.created), benchmark=info.benchmark, file=info.file,

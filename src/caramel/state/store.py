@@ -283,6 +283,17 @@ class Store:
         row = self.db.execute("SELECT params, types, cycles FROM workpackages WHERE id=?", (wp_id,)).fetchone()
         return _params(*row) if row else Params()
 
+    def jobs_and_end(self) -> tuple[list[str], float | None]:
+        """The run's scheduler job ids (each once) and when its last workpackage ended: what a run's
+        provenance needs, without reading every workpackage."""
+        ids = [row[0] for row in self.db.execute("SELECT DISTINCT job_id FROM workpackages WHERE job_id != ''")]
+        return ids, self.db.execute("SELECT MAX(ended) FROM workpackages").fetchone()[0]
+
+    def first_params(self, count: int) -> list[Params]:
+        """The params of the first `count` workpackages, in id order, in one query."""
+        return [_params(*row) for row in self.db.execute(
+            "SELECT params, types, cycles FROM workpackages ORDER BY id LIMIT ?", (count,))]
+
     def all_params(self) -> dict[int, Params]:
         """Every workpackage's params, in one query. The texts are decoded as one JSON array: one
         decoder call instead of one per workpackage is a third of `bench info` on a large run."""

@@ -8,7 +8,19 @@ Search order: `--systems DIR` (repeatable), `$CARAMEL_SYSTEMS_PATH` (colon-separ
 override a shipped system by adding its own folder.
 """
 
-from caramel.systems.loader import find_system, load_system, search_path, system_names
-from caramel.systems.model import System, with_system
+from __future__ import annotations
 
-__all__ = ["System", "find_system", "load_system", "search_path", "system_names", "with_system"]
+import importlib
+
+# Imported when first asked for: reading a stored run needs systems.model only, and the loader
+# (YAML, the backends' registries, energy methods) costs every `bench result` a share of its budget.
+_WHERE = {"find_system": "loader", "load_system": "loader", "search_path": "loader", "system_names": "loader",
+          "System": "model", "with_system": "model"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str):
+    if name in _WHERE:
+        return getattr(importlib.import_module(f"caramel.systems.{_WHERE[name]}"), name)
+    raise AttributeError(f"module 'caramel.systems' has no attribute {name!r}")
