@@ -54,8 +54,12 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
                        time.time(), dict(settings.to_dict(), **backend.settings()), __version__)
         try:
             store = Store.create(run_dir, info, bench, rows)
-        except BaseException:  # no run was made (a full disk?): its id is free again
-            shutil.rmtree(run_dir, ignore_errors=True)
+        except BaseException:
+            if not os.path.exists(db_path(run_dir)):  # no run was made (a full disk?): its id is free again
+                shutil.rmtree(run_dir, ignore_errors=True)
+            else:  # stopped just after the run was made (Ctrl-C): it stays, `bench continue` runs it
+                with contextlib.suppress(Exception):
+                    registry.remember(run_dir, cwd, bench.name, info.run_id)
             raise
         del plan, rows  # from here on the store is the plan
         registry.remember(run_dir, cwd, bench.name, info.run_id)
