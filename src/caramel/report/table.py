@@ -13,6 +13,7 @@ like a success.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -337,7 +338,7 @@ def table_data_from_record(record: list) -> TableData:
                      values, cells, statuses, leaves, config_columns, notes)
     width = len(data.keys)
     if not (len(values) == len(cells) == len(statuses) == len(leaves)) or any(
-            len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True)) or not all(
-            isinstance(t, str) for c in cells for t in c):
+            len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True)) or not set(
+            map(type, itertools.chain.from_iterable(cells))) <= {str}:  # C speed: 80,000 cells on a large run
         raise ValueError("a kept table of another shape")
     return data
