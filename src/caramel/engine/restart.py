@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from typing import TYPE_CHECKING
 
 from caramel.engine import recovery
@@ -102,13 +103,19 @@ def stop(engine: Engine, spare: str = "") -> None:
     except Exception:  # whatever the interruption left half done: the shells' watchers end the rest
         stopped = []
     reason = f"{recovery.INTERRUPTED}: bench was stopped while it ran"
+    problem: Exception | None = None
     for _attempt in range(2):
         try:
             engine.store.abandon_transaction()  # the interruption came inside a change: it did not happen
             with engine.store.transaction():
                 engine.store.interrupt_running(reason, [entry.key for entry, _outcome in stopped])
             return
-        except Exception:  # a full disk: the space kept for this moment (else the records still tell)
+        except Exception as exc:  # a full disk: the space kept for this moment (else the records still tell)
+            problem = exc
             recovery.release(spare)
             with contextlib.suppress(Exception):
                 engine.store.checkpoint()
+    # Said, not hidden: the run state still shows `running`, and the next continue recovers those
+    # workpackages from their shells' records as after a bench that died.
+    print(f"warning: bench could not record that it stopped ({problem}); `bench continue` recovers the "
+          "workpackages it was running from their shells' records", file=sys.stderr)
