@@ -88,7 +88,8 @@ def make_run(folder: str, n: int) -> str:
     from caramel import __version__
     from caramel.expand.plan import make_plan
     from caramel.spec.loader import load_one
-    from caramel.state.store import RunInfo, Store
+    from caramel.state.rows import RunInfo
+    from caramel.state.store import Store
 
     a, b, c = factors(n)
     path = os.path.join(folder, "scale.yaml")

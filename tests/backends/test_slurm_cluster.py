@@ -6,16 +6,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from tests.run_bench import bench
+
 DATA = Path(__file__).parent / "data"
-
-
-def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def status(cwd: Path, env: dict[str, str]) -> dict[int, dict]:

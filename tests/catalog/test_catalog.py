@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.run_bench import isolated_env
 
 from caramel.catalog import CatalogError, find_benchmarks, resolve_benchmark, select_by_tags
 from caramel.resources import shipped
@@ -80,8 +81,7 @@ def test_broken_file_is_listed_with_its_error(folder: Path) -> None:
 
 
 def bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-    env["CARAMEL_DATA_DIR"] = str(cwd / "data")
+    env = isolated_env(cwd)
     return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=60)
 

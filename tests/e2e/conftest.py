@@ -4,27 +4,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.run_bench import isolated_env
 
 DATA = Path(__file__).parent / "data"
 SKIP = {"caramel.db", "caramel.db-wal", "caramel.db-shm", "caramel.lock", ".caramel_ended"}
 
 
-def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """The environment for bench: its own registry of recent runs, no JUBE settings from outside."""
-    out = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-    out["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
-    return out
+    return isolated_env(tmp_path)
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 import time
 from pathlib import Path
 
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 ASYNC = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from .conftest import bench
+from tests.run_bench import bench
 
 SPEC = """name: in_container
 outpath: runs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 FAIL = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 BENCH = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

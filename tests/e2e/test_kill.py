@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 KILL = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

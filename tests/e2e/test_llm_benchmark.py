@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 from tests.energy.fake_hwmon import make_hwmon
+from tests.run_bench import bench
 from tests.shipped import copy_benchmarks
-
-from .conftest import bench
 
 pytest.importorskip("torch")
 pytest.importorskip("jpwr")

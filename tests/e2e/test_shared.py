@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 
 def test_redo_one_workpackage_of_a_shared_step(workdir: Path, env: dict[str, str]) -> None:

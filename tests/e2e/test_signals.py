@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 TRIALS = int(os.environ.get("CARAMEL_SIGNAL_TRIALS", "3"))
 SEED = int(os.environ.get("CARAMEL_SIGNAL_SEED", "12"))

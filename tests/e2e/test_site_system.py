@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import bench
+from tests.run_bench import bench
 
 SITE = """\
 description: a site no shipped file knows

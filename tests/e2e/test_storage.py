@@ -16,7 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 SMALL = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

@@ -7,7 +7,7 @@ import csv
 import io
 from pathlib import Path
 
-from tests.e2e.conftest import bench
+from tests.run_bench import bench
 
 ONCE = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

@@ -9,7 +9,6 @@ root written <ROOT>, links as `-> target`) were written from bench after that ch
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sys
@@ -19,7 +18,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent.parent.parent))
-from tests.e2e.conftest import DATA, bench, snapshot  # noqa: E402
+from tests.e2e.conftest import DATA, snapshot  # noqa: E402
+from tests.run_bench import bench, isolated_env
 
 CASES = ["basics.xml", "files.yaml", "env.xml", "shared_cycle.xml", "workdir.xml", "parallel.yaml"]
 
@@ -51,8 +51,7 @@ if __name__ == "__main__":
         with tempfile.TemporaryDirectory() as tmp:
             folder = Path(tmp) / "bench"
             shutil.copytree(DATA, folder, ignore=shutil.ignore_patterns("expected", "runs"))
-            environ = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-            environ["CARAMEL_DATA_DIR"] = str(Path(tmp) / "data")
+            environ = isolated_env(Path(tmp))
             path = DATA / "expected" / f"{case.replace('.', '_')}.json"
             path.write_text(json.dumps(run_case(case, folder, environ), indent=1) + "\n")
             print("wrote", path)

@@ -8,8 +8,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from tests.e2e.conftest import bench
 from tests.engine.test_script import cmds
+from tests.run_bench import bench, isolated_env
 
 from caramel.backends import launchers
 from caramel.engine.recovery import last_ended, record_file
@@ -69,8 +69,7 @@ KILLED = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 def test_after_bench_was_killed_continue_goes_on_after_the_last_do_that_ended(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-    env["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
+    env = isolated_env(tmp_path)
     ledger = tmp_path / "ledger.txt"
     (tmp_path / "k.xml").write_text(KILLED.format(ledger=ledger, flag=tmp_path / "flag"))
     assert bench("run", "-q", "k.xml", cwd=tmp_path, env=env).returncode == -9  # its do killed it
@@ -113,8 +112,7 @@ SHARED = """<?xml version="1.0" encoding="UTF-8"?>
 def test_a_shared_do_that_ended_while_bench_died_is_not_run_again(tmp_path: Path) -> None:
     import sys
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-    env["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
+    env = isolated_env(tmp_path)
     ledger = tmp_path / "ledger.txt"
     (tmp_path / "holder.py").write_text(HOLDER)
     (tmp_path / "s.xml").write_text(SHARED.format(ledger=ledger, flag=tmp_path / "flag", python=sys.executable,

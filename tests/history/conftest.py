@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.run_bench import bench, isolated_env
 
 DATA = Path(__file__).parent / "data"
 
@@ -27,19 +26,12 @@ def steady(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
 from .browser import browser, chromium  # noqa: E402,F401 - fixtures of the page tests
 
 
 def bench_env(base: Path, history: Path, **extra: str) -> dict[str, str]:
     """An environment of `bench` with its own registry and history under `base`."""
-    out = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_", "SLOWDOWN"))}
-    out.update(CARAMEL_DATA_DIR=str(base / "data"), CARAMEL_HISTORY=str(history), **extra)
-    return out
+    return isolated_env(base, CARAMEL_HISTORY=str(history), **extra)
 
 
 @pytest.fixture(scope="module")

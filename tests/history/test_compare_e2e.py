@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from .conftest import bench
+from tests.run_bench import bench
 
 
 def test_slowdown_is_a_regression_and_a_rerun_is_noise(steady, env):

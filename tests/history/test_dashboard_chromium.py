@@ -5,12 +5,13 @@ provenance, text from a history holding `<script>` stays text, and the pixels sh
 from __future__ import annotations
 
 import pytest
+from tests.run_bench import bench
 
 from caramel.history.metrics import Metric
 from caramel.history.store import History, RunRecord
 
 from .browser import Opened, share_near
-from .conftest import bench, bench_env
+from .conftest import bench_env
 
 
 @pytest.fixture(scope="module")

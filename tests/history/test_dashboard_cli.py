@@ -7,11 +7,12 @@ import json
 import sqlite3
 
 import pytest
+from tests.run_bench import bench
 
 from caramel.history.metrics import Metric
 from caramel.history.store import History, RunRecord
 
-from .conftest import bench, bench_env
+from .conftest import bench_env
 
 
 def _dashboard(tmp_path, *args: str):

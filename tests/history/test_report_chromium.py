@@ -3,8 +3,9 @@ request, plotly drew the plots, the slowed run is marked, a log line holding `<s
 
 from __future__ import annotations
 
+from tests.run_bench import bench
+
 from .browser import Opened, non_white_share
-from .conftest import bench
 
 
 def test_report_renders_plots_and_escapes_log_text(steady, env, tmp_path, browser):

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from tests.run_bench import isolated_env
 
 from caramel.history.metrics import Metric
 from caramel.history.store import History, RunRecord
@@ -27,17 +25,9 @@ def record(path: Path, benchmark: str, rows: list[tuple[dict, list[float]]], met
                           for config, samples in rows], replace=True)
 
 
-def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
-
-
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-    out["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
-    out["CARAMEL_HISTORY"] = str(tmp_path / "history.db")
-    return out
+    return isolated_env(tmp_path, CARAMEL_HISTORY=str(tmp_path / "history.db"))
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.run_bench import bench
 
 from caramel.expand.plan import make_plan
 from caramel.history.metrics import Metric
@@ -14,7 +15,7 @@ from caramel.predict.points import targets_of
 from caramel.spec.loader import load
 from caramel.systems import find_system, with_system
 
-from .conftest import bench, record
+from .conftest import record
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM = ROOT / "benchmarks" / "llm.yaml"

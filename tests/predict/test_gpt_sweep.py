@@ -8,9 +8,9 @@ import json
 import statistics
 from pathlib import Path
 
-from caramel.history.store import History
+from tests.run_bench import bench
 
-from .conftest import bench
+from caramel.history.store import History
 
 
 def test_gpt_sweep_validates_and_predicts_twice_the_hidden_size(data: Path, env: dict) -> None:

@@ -5,16 +5,16 @@ entities expanded as JUBE expands them, YAML aliases shared, lenient type= with 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+from tests.run_bench import isolated_env
+
 
 def bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-    env["CARAMEL_DATA_DIR"] = str(cwd / "data")
+    env = isolated_env(cwd)
     return subprocess.run([sys.executable, "-m", "caramel", *args], capture_output=True, text=True, cwd=cwd,
                           env=env, timeout=120)
 

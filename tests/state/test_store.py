@@ -13,7 +13,8 @@ from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
 from caramel.state import registry
 from caramel.state.lock import RunLock
-from caramel.state.store import CommandRow, RunInfo, Store, db_path
+from caramel.state.rows import CommandRow, RunInfo
+from caramel.state.store import Store, db_path
 
 MODEL = Benchmark("b", "runs", tags={"t"})
 

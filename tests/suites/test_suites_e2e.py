@@ -9,24 +9,16 @@ import json
 import os
 import re
 import subprocess
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
-
-
-def bench(*args: str, cwd: Path, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=timeout)
+from tests.run_bench import bench, isolated_env
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    out = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
-    out.update(CARAMEL_DATA_DIR=str(tmp_path / "data"), CARAMEL_HISTORY=str(tmp_path / "history.db"),
-               CARAMEL_KILL_GRACE="1")
-    return out
+    return isolated_env(tmp_path, CARAMEL_HISTORY=str(tmp_path / "history.db"), CARAMEL_KILL_GRACE="1")
 
 
 def write_zoo(folder: Path, marker: str) -> None:

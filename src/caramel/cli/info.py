@@ -9,7 +9,8 @@ import time
 
 from caramel.cli.common import add_run_reader, open_run
 from caramel.errors import RunError
-from caramel.state.store import Store, WpRow
+from caramel.state.rows import WpRow
+from caramel.state.store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

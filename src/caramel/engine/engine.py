@@ -30,7 +30,8 @@ from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand import layout
 from caramel.spec.model import Step
-from caramel.state.store import CommandRow, Store, WpRow
+from caramel.state.rows import CommandRow, WpRow
+from caramel.state.store import Store
 from caramel.vocabulary import ACTIVE_STATES
 
 

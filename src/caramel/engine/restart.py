@@ -16,7 +16,7 @@ from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand.params import Params
 from caramel.spec.model import Step
-from caramel.state.store import CommandRow, WpRow
+from caramel.state.rows import CommandRow, WpRow
 
 if TYPE_CHECKING:
     from caramel.engine.engine import Engine

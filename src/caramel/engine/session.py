@@ -27,7 +27,8 @@ from caramel.expand.plan import make_plan, next_run_id
 from caramel.spec.model import Benchmark
 from caramel.state import registry
 from caramel.state.lock import RunLock
-from caramel.state.store import RunInfo, Store, db_path, is_run_dir
+from caramel.state.rows import RunInfo
+from caramel.state.store import Store, db_path, is_run_dir
 
 
 def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, scheduler: str | None = None,

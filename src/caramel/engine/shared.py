@@ -19,7 +19,7 @@ from caramel.engine.script import Command, Outcome, Ran, check_files, failure_re
 from caramel.engine.workdir import shared_folder, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand import layout
-from caramel.state.store import WpRow
+from caramel.state.rows import WpRow
 
 if TYPE_CHECKING:
     from caramel.engine.engine import Engine

@@ -21,6 +21,7 @@ import json
 import sys
 from dataclasses import dataclass, field
 
+from caramel import __version__
 from caramel.analyse.analyser import AnalyserResult, Group, Prepared, run
 from caramel.analyse.cache import AnalysisCache
 from caramel.analyse.derived import Problem
@@ -62,11 +63,16 @@ class _Kept:
     changed: set[int] = field(default_factory=set)  # workpackages whose group or state changed
 
 
-def shape_key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None, version: str) -> str:
+def definitions(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> bytes:
+    """What every kept table or row depends on besides the files and states: caramel's version,
+    the run, the selected results, the analysers' configuration and the parameters' units."""
+    return repr((__version__, inp.run_dir, only, inp.benchmark.results, [p.config for p in prepared],
+                 sorted(inp.param_units().items()))).encode()
+
+
+def shape_key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
     """What the kept rows' positions and meaning depend on (not the files nor the states)."""
-    digest = hashlib.sha1()
-    digest.update(repr((version, inp.run_dir, only, inp.benchmark.results, [p.config for p in prepared],
-                        sorted(inp.param_units().items()))).encode())
+    digest = hashlib.sha1(definitions(inp, prepared, only))
     for p in prepared:
         digest.update(repr((p.name, [[m.id for m in members] for members, _s, _r in p.plans])).encode())
     digest.update(repr([(wp.id, wp.step, wp.iteration, wp.parents) for wp in inp.workpackages]).encode())

@@ -15,13 +15,12 @@ import json
 import os
 from dataclasses import dataclass
 
-from caramel import __version__
 from caramel.analyse import AnalyserResult, AnalysisCache, AnalysisInput, analyse_all
 from caramel.analyse.analyser import Prepared, prepare
 from caramel.analyse.inputs import AnalyseError
 from caramel.analyse.performance import uses_performance_lines
 from caramel.errors import did_you_mean
-from caramel.report.incremental import Built, Delta, build, shape_key
+from caramel.report.incremental import Built, Delta, build, definitions, shape_key
 from caramel.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.report.performance import performance_table
 from caramel.report.table import TableData, table_data_from_record, table_data_record
@@ -93,7 +92,7 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
         if kept is not None:
             made, notes = kept
             return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True, key)
-        shape = shape_key(inp, prepared, only, __version__)
+        shape = shape_key(inp, prepared, only)
         built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
         made = _with_performance(inp, only, built)
         notes = warnings(built.for_notes) + unknown_columns(inp, built.for_notes, made) + [
@@ -107,9 +106,9 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
 
 
 def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
-    digest = hashlib.sha1()
-    digest.update(repr((__version__, inp.run_dir, only, inp.benchmark.results, [p.config for p in prepared],
-                        [(p.name, len(p.plans)) for p in prepared], sorted(inp.param_units().items()))).encode())
+    """What the finished tables depend on: the definitions, every file's signature, every state."""
+    digest = hashlib.sha1(definitions(inp, prepared, only))
+    digest.update(repr([(p.name, len(p.plans)) for p in prepared]).encode())
     for p in prepared:
         for _members, signature, _reads in p.plans:
             digest.update(signature.encode())
@@ -124,11 +123,16 @@ def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) 
     return made
 
 
+def _repeats(inp: AnalysisInput) -> bool:
+    """A step repeats: the history's figures come from tables without reduce (one row per repeat)."""
+    return any(step.iterations > 1 for step in inp.benchmark.steps.values())
+
+
 def history_change(inp: AnalysisInput, produced: Produced) -> tuple[str, str | None, list | None]:
     """What the history needs to update only the figures of the rows made again: (the tables' key,
     the key they were made again from, the deltas). No deltas when the history's tables are not
     these (a step repeats: history_tables makes them without reduce)."""
-    if any(step.iterations > 1 for step in inp.benchmark.steps.values()):
+    if _repeats(inp):
         return produced.key, None, None
     return produced.key, produced.base_key, produced.deltas
 
@@ -137,7 +141,7 @@ def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[M
     """The tables the history's figures come from, one row per repeat: `made` (the tables `bench
     result` just made) when no step repeats, else the tables made again with every analyser's
     `reduce` off."""
-    if made is not None and not any(step.iterations > 1 for step in inp.benchmark.steps.values()):
+    if made is not None and not _repeats(inp):
         return made
     bench = copy.copy(inp.benchmark)
     bench.analysers = {name: copy.copy(a) for name, a in bench.analysers.items()}

@@ -16,7 +16,6 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.expand import layout
@@ -25,91 +24,9 @@ from caramel.spec.model import Benchmark
 from caramel.state import dbfile, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
+from caramel.state.rows import SCHEMA, SCHEMA_VERSION, UPDATABLE, WP_COLUMNS, CommandRow, RunInfo, WpRow
 
 DB_NAME = layout.RUN_DB
-# 3: each workpackage's params carry their declared types and per-cycle texts (expand.params);
-# 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
-SCHEMA_VERSION = 3
-
-SCHEMA = """
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY, benchmark TEXT, file TEXT, home TEXT, run_dir TEXT, tags TEXT,
-    cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model TEXT);
-CREATE TABLE workpackages (
-    id INTEGER PRIMARY KEY, step TEXT NOT NULL, iteration INTEGER NOT NULL, parents TEXT NOT NULL,
-    dirname TEXT NOT NULL, params TEXT NOT NULL, types TEXT NOT NULL DEFAULT '{}', cycles TEXT NOT NULL DEFAULT '',
-    state TEXT NOT NULL DEFAULT 'open', reason TEXT NOT NULL DEFAULT '', exit_code INTEGER,
-    job_id TEXT NOT NULL DEFAULT '', attempt INTEGER NOT NULL DEFAULT 0, started REAL, ended REAL,
-    cycle INTEGER NOT NULL DEFAULT 0, wait_op INTEGER NOT NULL DEFAULT -1, wait_kind TEXT NOT NULL DEFAULT '',
-    wait_files TEXT NOT NULL DEFAULT '', wait_since REAL, env TEXT);
-CREATE TABLE commands (
-    id INTEGER PRIMARY KEY, wp INTEGER, attempt INTEGER, cycle INTEGER, op INTEGER, kind TEXT,
-    command TEXT, cwd TEXT, exit_code INTEGER, started REAL, ended REAL);
-CREATE INDEX commands_wp ON commands(wp);
-CREATE TABLE events (id INTEGER PRIMARY KEY, time REAL, wp INTEGER, kind TEXT, message TEXT);
-CREATE TABLE shared_ops (step TEXT, cycle INTEGER, op INTEGER, state TEXT, ended REAL,
-    PRIMARY KEY (step, cycle, op));
-"""
-
-
-@dataclass
-class RunInfo:
-    """What a run is: which benchmark, from which file and folder, with which settings."""
-
-    run_id: int
-    benchmark: str
-    file: str
-    home: str
-    run_dir: str
-    tags: list[str] = field(default_factory=list)
-    cwd: str = ""
-    created: float = 0.0
-    settings: dict = field(default_factory=dict)
-    version: str = ""
-
-
-@dataclass
-class WpRow:
-    """A workpackage's scheduling state (its parameters and environment are read on demand)."""
-
-    id: int
-    step: str
-    iteration: int
-    parents: tuple[int, ...]
-    dirname: str
-    state: str = "open"
-    reason: str = ""
-    exit_code: int | None = None
-    job_id: str = ""
-    attempt: int = 0
-    started: float | None = None
-    ended: float | None = None
-    cycle: int = 0
-    wait_op: int = -1
-    wait_kind: str = ""  # "file" (done file of an asynchronous do) or "shared" (a shared do's barrier)
-    wait_files: dict = field(default_factory=dict)
-    wait_since: float | None = None
-
-
-@dataclass
-class CommandRow:
-    wp: int | None
-    attempt: int
-    cycle: int
-    op: int
-    role: str  # do | prepare | shared (column `kind`)
-    command: str
-    cwd: str
-    exit_code: int | None
-    started: float | None
-    ended: float | None
-
-
-# A workpackage's state changes only through `Store.move` (state.transitions), never `update`.
-_WP_COLUMNS = ("id, step, iteration, parents, dirname, state, reason, exit_code, job_id, attempt, started, "
-               "ended, cycle, wait_op, wait_kind, wait_files, wait_since")
-_UPDATABLE = {"reason", "exit_code", "job_id", "attempt", "started", "ended", "cycle", "wait_op",
-              "wait_kind", "wait_files", "wait_since", "env"}
 
 
 @functools.lru_cache(maxsize=64)
@@ -272,7 +189,7 @@ class Store:
     # --- workpackages -------------------------------------------------------------------------
     def workpackages(self) -> list[WpRow]:
         out = []
-        for r in self.db.execute(f"SELECT {_WP_COLUMNS} FROM workpackages ORDER BY id"):
+        for r in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
             parents = tuple(int(p) for p in r[3].split(",")) if r[3] else ()
             out.append(WpRow(r[0], r[1], r[2], parents, r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
                              r[13], r[14], json.loads(r[15]) if r[15] else {}, r[16]))
@@ -301,9 +218,9 @@ class Store:
         try:
             texts = json.loads("[" + ",".join(row[1] for row in rows) + "]")
         except ValueError:
-            return {row[0]: _params(*row[1:]) for row in rows}  # names what is damaged
-        if len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
-            return {row[0]: _params(*row[1:]) for row in rows}
+            texts = None
+        if texts is None or len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
+            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
         return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
                 for row, found in zip(rows, texts, strict=True)}
 
@@ -320,7 +237,7 @@ class Store:
 
     def update(self, wp_id: int, **fields) -> None:
         """Change columns of one workpackage other than its state (call inside a transaction)."""
-        bad = set(fields) - _UPDATABLE
+        bad = set(fields) - UPDATABLE
         if bad:
             raise ValueError(f"not updatable: {bad}" + (" (a state changes through Store.move)"
                                                          if "state" in bad else ""))
@@ -332,7 +249,7 @@ class Store:
         and the move's event is recorded (`message`: the reason unless given). A move that does not start
         from `wp`'s state raises TransitionError, and nothing changes."""
         move = transitions.check(name, wp.id, wp.state)
-        bad = set(fields) - _UPDATABLE
+        bad = set(fields) - UPDATABLE
         if bad:
             raise ValueError(f"not updatable: {bad}")
         changes = {key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
