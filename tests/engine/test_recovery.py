@@ -53,6 +53,44 @@ def test_stopping_ends_the_running_do_records_what_finished_and_a_second_stop_is
         runner.close()
 
 
+def test_a_do_whose_last_command_ended_as_the_stop_came_is_recorded_as_finished(tmp_path: Path) -> None:
+    """The exactly-once window: the signal arrives after a do's last command, before its shell records it.
+    `kill -TERM 0` sends bench's stop signal to the whole group from inside the do's last command
+    (a builtin), so it lands exactly there. The do finished: its end is recorded, it never runs again;
+    nothing after it starts. First and last do (nested subshell, and the script's own shell)."""
+    for texts in (("echo one >> ledger; kill -TERM 0", "echo two >> ledger"), ("echo one >> ledger; kill -TERM 0",)):
+        runner = Runner(launchers.get("local"), dict(os.environ))
+        folder = tmp_path / str(len(texts))
+        folder.mkdir()
+        try:
+            runner.run(cmds(folder, *texts), dict(os.environ), str(folder / "carry"), False,
+                       record=(record_file(str(folder)), "0.1"))
+            assert Path(record_file(str(folder))).read_text() == "E 0.1 0 0 0\n"
+            assert (folder / "ledger").read_text() == "one\n"
+        finally:
+            runner.close()
+
+
+def test_a_stop_between_two_commands_ends_the_do_at_its_next_command(tmp_path: Path) -> None:
+    """A signal that finds a do between commands (a loop of builtins here) lets it go on; the next
+    command it starts is signalled in turn: the do ends there, unrecorded, long before the grace."""
+    runner = Runner(launchers.get("local"), dict(os.environ))
+    try:
+        busy = "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done"
+        c = cmds(tmp_path, f"touch began; {busy}; sleep 30; touch late", "echo never")
+        runner.start("wp", c, dict(os.environ), str(tmp_path / "carry"), False,
+                     record=(record_file(str(tmp_path)), "0.1"))
+        while not (tmp_path / "began").exists():
+            time.sleep(0.01)
+        began = time.monotonic()
+        [(_entry, outcome)] = runner.kill_all(grace=20)
+        assert time.monotonic() - began < 10, "the sleep started after the signal was not signalled"
+        assert outcome.status == "failed" and not (tmp_path / "late").exists()
+        assert not Path(record_file(str(tmp_path))).exists()
+    finally:
+        runner.close()
+
+
 KILLED = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>
   <benchmark name="killed" outpath="runs">

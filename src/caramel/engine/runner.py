@@ -39,19 +39,51 @@ class Active:
 
 
 KILL_GRACE = 5.0  # seconds between SIGTERM and SIGKILL ($CARAMEL_KILL_GRACE)
+NUDGE = 0.05  # seconds between looks for processes a stopped do started after the signal
+
+
+class GroupStop:
+    """SIGTERM to process groups, and to each process that starts in them afterwards.
+
+    A do the signal reached between two of its commands goes on (engine.script ON_TERM): its next
+    command is a new process, which `nudge` signals with its parent (the do's shell), so the do ends
+    there. Other processes are signalled once: a program shutting down cleanly is not interrupted
+    by a second SIGTERM."""
+
+    def __init__(self, pgids: list[int]) -> None:
+        self.seen = {pgid: set(pids) for pgid, pids in group_members(pgids).items()}
+        self.pgids = []
+        for pgid in pgids:
+            try:
+                os.killpg(pgid, signal.SIGTERM)
+                self.pgids.append(pgid)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+    def nudge(self) -> bool:
+        """Signal the groups' processes started since; whether any process of the groups still runs."""
+        alive = False
+        for pgid, pids in group_members(self.pgids).items():
+            alive = alive or bool(pids)
+            seen = self.seen.setdefault(pgid, set())
+            new = set(pids) - seen
+            for pid in new | {pids[pid] for pid in new if pids[pid] in pids}:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGTERM)
+            seen.update(new)
+        return alive
 
 
 def kill_process_group(pgid: int, grace: float | None = None) -> None:
     """End a do's process group: SIGTERM, then SIGKILL for whatever is left after `grace` seconds."""
     if grace is None:
         grace = float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
-    try:
-        os.killpg(pgid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
+    stopping = GroupStop([pgid])
+    if not stopping.pgids:
         return
     end = time.monotonic() + grace
     while time.monotonic() < end:
-        if not _group_alive(pgid):
+        if not stopping.nudge():
             return
         time.sleep(0.05)
     try:
@@ -60,9 +92,13 @@ def kill_process_group(pgid: int, grace: float | None = None) -> None:
         pass
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of the group still runs (zombies waiting for their parent do not count)."""
-    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+def group_members(pgids: list[int]) -> dict[int, dict[int, int]]:
+    """The processes (not zombies) of each of these process groups with their parents' ids, from /proc
+    (none without it)."""
+    members: dict[int, dict[int, int]] = {pgid: {} for pgid in pgids}
+    if not pgids or not os.path.isdir("/proc"):
+        return members
+    for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
@@ -70,15 +106,10 @@ def _group_alive(pgid: int) -> bool:
                 fields = handle.read().rsplit(")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if fields[0] != "Z" and int(fields[2]) == pgid:
-            return True
-    if not os.path.isdir("/proc"):
-        try:
-            os.killpg(pgid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
-    return False
+        group = members.get(int(fields[2]))
+        if group is not None and fields[0] != "Z":
+            group[int(entry)] = int(fields[1])
+    return members
 
 
 def _bind(shell: Shell, cpus: set[int] | None) -> None:
@@ -89,13 +120,18 @@ def _bind(shell: Shell, cpus: set[int] | None) -> None:
         pass
 
 
-def _drain(pending: dict[int, Active | None], deadline: float) -> None:
-    """Read these shells' output (markers into their transcripts) until each ends or `deadline`."""
+def _drain(pending: dict[int, Active | None], deadline: float, stopping: GroupStop) -> None:
+    """Read these shells' output (markers into their transcripts) until each ends or `deadline`,
+    signalling what their groups start meanwhile (`GroupStop.nudge`)."""
     with selectors.DefaultSelector() as selector:
         for fd in pending:
             selector.register(fd, selectors.EVENT_READ)
+        nudged = 0.0
         while pending and time.monotonic() < deadline:
-            for key, _mask in selector.select(max(0.0, deadline - time.monotonic())):
+            if time.monotonic() - nudged >= NUDGE:  # a look at /proc costs a few ms: not on every read
+                stopping.nudge()
+                nudged = time.monotonic()
+            for key, _mask in selector.select(min(NUDGE, max(0.0, deadline - time.monotonic()))):
                 try:
                     data = os.read(key.fd, 65536)
                 except OSError:
@@ -223,12 +259,12 @@ class Runner:
             self._forget(entry)
             if entry.shell in self.idle:  # an interruption right after its script ended
                 self.idle.remove(entry.shell)
-            entry.shell.terminate()
+        stopping = GroupStop([entry.shell.pid for entry in entries])
         pending = {}
         for entry in entries:
             with contextlib.suppress(ValueError):  # a shell already released (it had died) has nothing to read
                 pending[entry.shell.fileno()] = entry
-        _drain(pending, time.monotonic() + grace)
+        _drain(pending, time.monotonic() + grace, stopping)
         done = []
         for entry in entries:
             entry.shell.kill()  # what is left of the group (background processes, a do ignoring SIGTERM)
@@ -250,9 +286,9 @@ class Runner:
         stopped = self.stop(list(self.active.values()), grace)
         if self.blocking is not None:
             shell, self.blocking = self.blocking, None
-            shell.terminate()
+            stopping = GroupStop([shell.pid])
             with contextlib.suppress(ValueError):
-                _drain({shell.fileno(): None}, time.monotonic() + grace)
+                _drain({shell.fileno(): None}, time.monotonic() + grace, stopping)
             shell.kill()
         return stopped
 

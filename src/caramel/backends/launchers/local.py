@@ -24,7 +24,7 @@ class LocalShell:
         os.close(alive_r)
         self.pid = self.process.pid
         # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
-        # The watcher ignores SIGTERM: bench's own stop (`terminate`) must not leave the group unwatched.
+        # The watcher ignores SIGTERM: bench's own stop (engine.runner) must not leave the group unwatched.
         self.send(f"{{ trap '' TERM; read __caramel_x </dev/fd/{alive_r}; kill -KILL 0; }} </dev/null >/dev/null 2>&1 &\n"
                   "__caramel_watcher=$!\n")
 
@@ -38,14 +38,6 @@ class LocalShell:
 
     def returncode(self) -> int:
         return self.process.wait()
-
-    def terminate(self) -> None:
-        """Ask the shell's process group to end (SIGTERM): running do's end, the script records what
-        finished (engine.script) and exits. `kill` follows when it does not end in time."""
-        try:
-            os.killpg(self.pid, signal.SIGTERM)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def kill(self) -> None:
         """The shell and everything it started (its process group)."""
