@@ -65,7 +65,7 @@ class GroupStop:
         alive = False
         for pgid, pids in group_members(self.pgids).items():
             alive = alive or bool(pids)
-            seen = self.seen.setdefault(pgid, set())
+            seen = self.seen[pgid]
             new = set(pids) - seen
             for pid in new | {pids[pid] for pid in new if pids[pid] in pids}:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -85,7 +85,7 @@ def kill_process_group(pgid: int, grace: float | None = None) -> None:
     while time.monotonic() < end:
         if not stopping.nudge():
             return
-        time.sleep(0.05)
+        time.sleep(NUDGE)
     try:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

@@ -26,7 +26,7 @@ MARK = "@caramel"
 # signal ended (status 128 or more: it died of it, or of the kill that follows) ends the do, which
 # then has not finished and runs again. A signal that arrives between two commands, or after the
 # last, is noted and the do goes on: bench signals every process it starts later (engine.runner
-# `Stopping`), so its next command ends the same way, and a do whose last command has ended has
+# `GroupStop`), so its next command ends the same way, and a do whose last command has ended has
 # finished, whatever the moment of the signal. Closing the window the default action leaves
 # (between a do's last command and its record) is the point: a shell can tell "killed inside a
 # command" from "between commands" only from the status, not where in the text it stands.
@@ -71,7 +71,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
     q = shlex.quote
     out = ["( exec 0</dev/null\n__caramel_mark() { printf '@caramel %s\\n' \"$*\"; }\n"]
     if record is not None:
-        out.append(f"__caramel_on_term={q(ON_TERM)}\ntrap '__caramel_stop=1' TERM\n")
+        out.append("trap '__caramel_stop=1' TERM\n")
     if env is not None and base_env is not None:
         out += [f"unset {name}\n" for name in base_env if name not in env and name.isidentifier()]
         out += [f"export {name}={q(value)}\n" for name, value in env.items()
@@ -87,7 +87,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
             if last:
                 # Nothing follows: no nested subshell needed. An `exit` here ends the script;
                 # bench then takes the script's exit code as this do's. SIGTERM ends it as any do.
-                untrap, retrap = ('trap "$__caramel_on_term" TERM; ', "\n__caramel_rc=$?; trap '__caramel_stop=1' TERM") \
+                untrap, retrap = (f"trap {q(ON_TERM)} TERM; ", "\n__caramel_rc=$?; trap '__caramel_stop=1' TERM") \
                     if record else ("", "")
                 out.append(f"cd {q(cmd.cwd)} || exit 1\n{untrap}{{ eval {q(cmd.text)}{retrap}\n}} >>{q(cmd.stdout)} "
                            f"2>>{q(cmd.stderr)}" + (" || { __caramel_rc=$?; trap '__caramel_stop=1' TERM; }\n"
@@ -95,7 +95,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
             else:
                 # `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one.
                 carry = q(carry_path(carry_file, cmd))
-                on_term, keep = ('trap "$__caramel_on_term" TERM; ', f"\n__caramel_rc=$?; trap '' TERM; "
+                on_term, keep = (f"trap {q(ON_TERM)} TERM; ", f"\n__caramel_rc=$?; trap '' TERM; "
                                  f"[ $__caramel_rc -ne 0 ] || export -p >{carry}; exit $__caramel_rc") \
                     if record is not None else ("", f" && export -p >{carry}")
                 out.append(f": >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}{keep}\n"

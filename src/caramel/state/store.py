@@ -237,10 +237,6 @@ class Store:
 
     def update(self, wp_id: int, **fields) -> None:
         """Change columns of one workpackage other than its state (call inside a transaction)."""
-        bad = set(fields) - UPDATABLE
-        if bad:
-            raise ValueError(f"not updatable: {bad}" + (" (a state changes through Store.move)"
-                                                         if "state" in bad else ""))
         self._write(wp_id, fields)
 
     def move(self, wp: WpRow, name: str, message: str | None = None, **fields) -> None:
@@ -249,12 +245,9 @@ class Store:
         and the move's event is recorded (`message`: the reason unless given). A move that does not start
         from `wp`'s state raises TransitionError, and nothing changes."""
         move = transitions.check(name, wp.id, wp.state)
-        bad = set(fields) - UPDATABLE
-        if bad:
-            raise ValueError(f"not updatable: {bad}")
         changes = {key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
                    for key, value in {**move.resets, **fields}.items()}
-        self._write(wp.id, {"state": move.target, **changes})
+        self._write(wp.id, changes, state=move.target)
         if move.always_record or wp.state != move.target:
             self.event(wp.id, move.event_kind, fields.get("reason", "") if message is None else message)
         wp.state = move.target
@@ -271,7 +264,14 @@ class Store:
         self.db.execute(f"UPDATE workpackages SET state=?, reason=? WHERE state IN "
                         f"({','.join('?' * len(move.sources))})", (move.target, reason, *sorted(move.sources)))
 
-    def _write(self, wp_id: int, fields: dict) -> None:
+    def _write(self, wp_id: int, fields: dict, state: str | None = None) -> None:
+        """Columns of one workpackage; its `state` only from `move`."""
+        bad = set(fields) - UPDATABLE
+        if bad:
+            raise ValueError(f"not updatable: {bad}" + (" (a state changes through Store.move)"
+                                                         if "state" in bad else ""))
+        if state is not None:
+            fields = {"state": state, **fields}
         values = []
         for name, value in fields.items():
             if name == "env":
