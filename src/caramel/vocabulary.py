@@ -5,6 +5,8 @@ One list of each, so a new state or statistic is added in one place and every st
 
 from __future__ import annotations
 
+from enum import Enum
+
 # A workpackage's states in the run record (state.store), in the order `bench status` shows them.
 STATES = ("open", "running", "waiting", "done", "failed", "cancelled")
 ACTIVE_STATES = ("running", "waiting")  # a bench or a job is working on it
@@ -29,3 +31,18 @@ def plain_bool(text: str) -> bool | None:
     if word in FALSE_WORDS:
         return False
     return None
+
+
+class Direction(str, Enum):
+    """Which way a figure is better. UNKNOWN: neither its declaration, its unit nor its name decides,
+    so a verdict on it says it cannot judge instead of guessing (docs/history.md)."""
+
+    HIGHER = "higher"
+    LOWER = "lower"
+    UNKNOWN = "unknown"
+
+
+# The rows of a table of copies (`caramel_copy` column) that are not one copy's figure: the aggregate
+# a benchmark declares (its result) and the spread over the copies (never judged as a benchmark).
+COPY_AGGREGATES = ("sum", "mean")
+COPY_SPREADS = ("sd", "sem")
