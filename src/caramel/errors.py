@@ -59,6 +59,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
-    """A 'did you mean' hint for a misspelt name, or '' when nothing is close (similarity below `cutoff`)."""
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=cutoff)
+    """A 'did you mean' hint for a misspelt name, or '' when nothing is close (similarity below `cutoff`).
+    The name itself is never suggested: when it is among the candidates it was not misspelt."""
+    close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=1, cutoff=cutoff)
     return f"did you mean '{close[0]}'?" if close else ""

@@ -208,7 +208,9 @@ def reference_hint(text: str, mode: str, message: str, known) -> str:
             return f"'${ref}' is not a parameter here (not defined, or its tag does not hold), so it stays as written"
     match = re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
     if match:
-        close = did_you_mean("$" + match.group(1), ("$" + n for n in names), cutoff=0.75)
+        bare = match.group(1)
+        close = f"did you mean '${bare}'?" if bare in names else did_you_mean("$" + bare, ("$" + n for n in names),
+                                                                               cutoff=0.75)
         if close:
             return f"'{match.group(1)}' is not a Python name; {close}"
     return ""

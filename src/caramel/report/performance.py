@@ -2,7 +2,9 @@
 
 One row per figure: model, performance, metric, and the copy when the step ran copies, then, per
 model and repeat, the sum, mean and sd over its copies (numpy). A workpackage that failed or gave
-no figure keeps a row with its status, so a failure never looks like a missing benchmark.
+no figure keeps a row with its status, so a failure never looks like a missing benchmark: a finished
+workpackage without a figure is `failed: no figure: ...` (MAD's FAILURE row). The further columns
+of a `multiple_results` CSV follow the status column.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from caramel.analyse.inputs import AnalysisInput
-from caramel.analyse.performance import Figure, collect_figures, model_name, varying_parameters
+from caramel.analyse.performance import Figure, collect, model_name, varying_parameters
 from caramel.report.table import Key, TableData
 from caramel.spec.model import Column, Result, Table
 
@@ -25,22 +27,25 @@ def _status(state: str, reason: str) -> str:
 
 def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
     """The table (as a <result><table>) and its data; `data.notes`: the lines that could not be read."""
-    figures, problems = collect_figures(inp)
+    found = collect(inp)
+    figures, problems = found.figures, found.problems
     with_copies = any(COPY in wp.params for wp in inp.workpackages)
-    names = ["model"] + ([COPY] if with_copies else []) + ["performance", "metric", "status"]
+    extras = list(dict.fromkeys(k for fig in figures for k in fig.extra))
+    names = ["model"] + ([COPY] if with_copies else []) + ["performance", "metric", "status"] + extras
     table = Table(TABLE, columns=[Column(n) for n in names], where=inp.benchmark.where)
     rows: list[tuple[list[object], str, int]] = []
     groups: dict[tuple, list[Figure]] = defaultdict(list)
     for fig in figures:
         status = _status(fig.wp.state, fig.wp.reason)
         copy = [int(fig.wp.params[COPY])] if with_copies and COPY in fig.wp.params else [None] * with_copies
-        rows.append(([fig.model, *copy, fig.performance, fig.metric, status], status, fig.wp.id))
+        rows.append(([fig.model, *copy, fig.performance, fig.metric, status, *(fig.extra.get(k) for k in extras)],
+                     status, fig.wp.id))
         if with_copies and COPY in fig.wp.params:
             groups[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration)].append(fig)
     with_figures = {fig.wp.id for fig in figures}
     for wp in inp.workpackages:
-        if wp.id not in with_figures and wp.state != "done" and wp.started:
-            status = _status(wp.state, wp.reason)
+        if wp.id in found.missing or (wp.id not in with_figures and wp.state != "done" and wp.started):
+            status = f"failed: {found.missing[wp.id]}" if wp.id in found.missing else _status(wp.state, wp.reason)
             copy = [int(wp.params[COPY]) if COPY in wp.params else None] * with_copies
             model = model_name(inp.benchmark.name, wp, varying_parameters(inp, wp.step))
             rows.append(([model, *copy, None, "", status], status, wp.id))
@@ -53,6 +58,8 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
         for name, value in zip(AGGREGATES, stats, strict=True):
             status = f"done ({name} of {count} copies)"
             rows.append(([model, name, float(value), metric, status], status, members[-1].wp.id))
+    for values, _status_text, _wp in rows:  # rows without the CSV's further columns
+        values += [None] * (len(names) - len(values))
     keys = [Key(n, None, "", 0) for n in names]
     data = TableData(TABLE, "pretty", ",", False, keys, [r[0] for r in rows],
                      [["" if v is None else str(v) for v in r[0]] for r in rows],

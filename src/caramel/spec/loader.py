@@ -13,6 +13,7 @@ import os
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec import build
+from caramel.spec.mad import is_models_json, read_models_json
 from caramel.spec.model import Benchmark
 from caramel.spec.sources import (
     IncludePath,
@@ -38,7 +39,10 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
     tags = set(tags or ())
     home = os.path.dirname(path)
     cli_paths = [os.path.abspath(p) for p in include_path or []]
-    raw = read_tree(path, cli_paths + env_include_path() + [home])
+    if is_models_json(path):  # MAD's model zoo: its entries (those `only` names) as benchmarks
+        raw = read_models_json(path, only)
+    else:
+        raw = read_tree(path, cli_paths + env_include_path() + [home])
     if raw.tag != "jube":
         raise SpecError(f"the root element must be <jube>, found <{raw.tag}>", raw.where,
                         hint="put the benchmark inside <jube> ... </jube>")

@@ -19,6 +19,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS campaigns (id TEXT PRIMARY KEY, cwd TEXT, suite TEXT, tags TEXT, created REAL);
 CREATE TABLE IF NOT EXISTS campaign_runs (campaign TEXT, position INTEGER, run_dir TEXT, benchmark TEXT,
                                           PRIMARY KEY (campaign, position));
+CREATE TABLE IF NOT EXISTS campaign_failures (campaign TEXT, benchmark TEXT, file TEXT, error TEXT);
 """
 
 
@@ -45,6 +46,22 @@ def add_run(campaign: str, run_dir: str, benchmark: str) -> None:
         (count,) = db.execute("SELECT COUNT(*) FROM campaign_runs WHERE campaign=?", (campaign,)).fetchone()
         db.execute("INSERT INTO campaign_runs VALUES (?,?,?,?)", (campaign, count, os.path.abspath(run_dir), benchmark))
     db.close()
+
+
+def add_failure(campaign: str, benchmark: str, file: str, error: str) -> None:
+    """A member of the campaign that has no run: its file could not be read (or its run not made)."""
+    with _connect() as db:
+        db.execute("INSERT INTO campaign_failures VALUES (?,?,?,?)", (campaign, benchmark, os.path.abspath(file), error))
+    db.close()
+
+
+def failures(campaign: str) -> list[tuple[str, str, str]]:
+    """(benchmark, file, error) of each member that has no run, in the order they were recorded."""
+    with _connect() as db:
+        rows = db.execute("SELECT benchmark, file, error FROM campaign_failures WHERE campaign=? ORDER BY rowid",
+                          (campaign,)).fetchall()
+    db.close()
+    return [tuple(r) for r in rows]
 
 
 def resolve_campaign(name: str, cwd: str | None = None) -> tuple[str, list[str]]:

@@ -1,0 +1,300 @@
+"""MAD's `models.json` read natively: each entry one benchmark, built like a YAML file's.
+
+    tree = read_models_json("zoo/models.json", only=["pyt_huggingface_gpt2"])   # a <jube> tree
+    entries = read_entries("zoo/models.json")    # per entry: a MadEntry, or the SpecError that entry gives
+
+An entry becomes a benchmark named after it, with one step `run` whose do, run in the
+workpackage's work folder, clones `url` into the folder MAD names (the URL's last part), copies
+the entry's `scripts` folder into it, and runs `run.sh` (or the script `scripts` names) there with
+`args`, as MAD does, under MAD's variables (`MAD_MODEL_NAME`, `MAD_RUNTIME_NGPUS`,
+`MAD_SYSTEM_NGPUS`, `MAD_GPU_VENDOR`, `MAD_SYSTEM_GPU_ARCHITECTURE`, `MAD_OUTPUT_CSV`). The step
+uses the system's settings (`gpus_per_node`, `accelerator`), so a run names a system tag.
+
+Every text of an entry is data: it reaches the shell only through `shlex.quote` (with `$` doubled,
+so JUBE's substitution leaves it alone), `args` is split into words by `shlex.split` and joined
+back quoted, and the names that become folders and files pass `spec.attributes.file_name`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from dataclasses import dataclass
+
+from caramel.errors import Location, SpecError, did_you_mean
+from caramel.spec.attributes import file_name
+from caramel.spec.tree import Node
+
+FILE_NAME = "models.json"
+DEFAULT_TIMEOUT = 7200  # MAD's two hours; 0 is no limit
+# the keys MAD's README and madengine's models know; those caramel does not use are kept as data
+USED_KEYS = ("name", "url", "dockerfile", "scripts", "data", "n_gpus", "timeout", "owner", "training_precision",
+             "tags", "multiple_results", "args")
+KNOWN_KEYS = USED_KEYS + ("cred", "skip_gpu_arch", "additional_docker_run_options", "distributed", "env_vars",
+                          "description")
+MODEL_DIR_PARAMETER = "mad_model_dir"
+STEP = "run"
+
+
+@dataclass(frozen=True)
+class MadEntry:
+    """One checked entry of a models.json."""
+
+    name: str
+    index: int
+    where: Location
+    url: str = ""
+    dockerfile: str = ""
+    scripts: str = ""
+    n_gpus: str = "1"  # "-1": every device of the system
+    timeout: float = DEFAULT_TIMEOUT
+    owner: str = ""
+    training_precision: str = ""
+    tags: tuple[str, ...] = ()
+    multiple_results: str = ""
+    args: str = ""
+    data: str = ""
+
+    @property
+    def model_dir(self) -> str:
+        """The folder the script runs in: the clone (named as `git clone URL` names it), MAD's
+        `run_directory` without a url."""
+        if not self.url:
+            return "run_directory"
+        last = self.url.rstrip("/").split("/")[-1].split(":")[-1]
+        return last[:-4] if last.endswith(".git") else last
+
+
+def is_models_json(path: str) -> bool:
+    return os.path.basename(path).endswith(".json")
+
+
+def read_entries(path: str) -> list[MadEntry | SpecError]:
+    """Each entry of the file checked on its own: a bad entry is its error, the others stay usable.
+    A file that is not a JSON list raises."""
+    text = _read(path)
+    items = _items(text, path)
+    out: list[MadEntry | SpecError] = []
+    for index, (item, start, end) in enumerate(items):
+        try:
+            out.append(_entry(item, index, path, text, start, end))
+        except SpecError as exc:
+            out.append(exc)
+    return out
+
+
+def read_models_json(path: str, only: list[str] | None = None) -> Node:
+    """The `<jube>` tree of the entries (those named in `only`, when given); a bad selected entry raises."""
+    root = Node("jube", where=Location(path, 1))
+    home = os.path.dirname(os.path.abspath(path))
+    for found in read_entries(path):
+        name = found.name if isinstance(found, MadEntry) else getattr(found, "entry_name", "")
+        if only and name not in only:
+            continue
+        if isinstance(found, SpecError):
+            raise found
+        root.children.append(benchmark_node(found, home))
+    return root
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", Location(path)) from None
+
+
+def _items(text: str, path: str) -> list[tuple[object, int, int]]:
+    """The top-level list's items with their start and end offsets (for the line an entry is on)."""
+    decoder = json.JSONDecoder()
+    try:
+        whole = decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"not valid JSON: {exc.msg}", Location(path, exc.lineno),
+                        hint="models.json is a JSON list of model entries ([{\"name\": ...}, ...])") from None
+    if not isinstance(whole, list):
+        raise SpecError(f"expected a JSON list of model entries, found a {type(whole).__name__}", Location(path, 1),
+                        hint="MAD's models.json is [{\"name\": ..., \"scripts\": ...}, ...]")
+    out, pos = [], text.index("[") + 1
+    for _ in whole:
+        pos = _skip(text, pos)
+        item, end = decoder.raw_decode(text, pos)
+        out.append((item, pos, end))
+        pos = _skip(text, end)
+        pos += text[pos] == ","
+    return out
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _entry(item: object, index: int, path: str, text: str, start: int, end: int) -> MadEntry:
+    where = Location(path, _line(text, start))
+    if not isinstance(item, dict):
+        raise _error(f"entry {index}: expected an object {{\"name\": ...}}, found {type(item).__name__}", where, "")
+    raw_name = item.get("name")
+    name = raw_name.strip() if isinstance(raw_name, str) else ""
+    label = f"entry {index} ({name})" if name else f"entry {index}"
+    raw_tags = item.get("tags", [])
+    known_tags = tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
+
+    def field_where(key: str) -> Location:
+        found = re.compile(r'"' + re.escape(key) + r'"\s*:').search(text, start, end)
+        return Location(path, _line(text, found.start())) if found else where
+
+    def fail(key: str, message: str, hint: str = "") -> SpecError:
+        return _error(f"{label}: '{key}': {message}", field_where(key), hint, name, known_tags)
+
+    for key in item:
+        if key not in KNOWN_KEYS:
+            raise fail(key, "unknown key", did_you_mean(key, KNOWN_KEYS) or "keys: " + ", ".join(KNOWN_KEYS))
+    if not name:
+        raise _error(f"{label}: no 'name'", where, 'every entry needs "name": "framework_project_workload"', "")
+    try:
+        file_name(name, "model", "the run folder", where)
+    except SpecError as exc:
+        raise fail("name", exc.message, exc.hint) from None
+    texts = {}
+    for key in ("url", "dockerfile", "scripts", "owner", "training_precision", "multiple_results", "args", "data"):
+        value = item.get(key, "")
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise fail(key, f"expected a text, found {json.dumps(value)}")
+        texts[key] = value.strip()
+    tags = item.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() and "," not in t for t in tags):
+        raise fail("tags", f"expected a list of words, found {json.dumps(tags)}", 'e.g. "tags": ["pyt", "fp16"]')
+    entry = MadEntry(name, index, where, n_gpus=_n_gpus(item, fail), timeout=_timeout(item, fail),
+                     tags=tuple(t.strip() for t in tags), **texts)
+    _check_paths(entry, fail)
+    return entry
+
+
+def _error(message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()) -> SpecError:
+    error = SpecError(message, where, hint=hint)
+    error.entry_name = name  # so a selection by name finds the entry's own error
+    error.entry_tags = (name, *tags) if name else None  # what a suite selecting by tag can still know
+    return error
+
+
+def _n_gpus(item: dict, fail) -> str:
+    value = item.get("n_gpus", "1")
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not re.fullmatch(r"-1|\d+", text):
+        raise fail("n_gpus", f"{json.dumps(value)} is not a number of GPUs",
+                   'expected a whole number as a string, "-1" for every GPU of the system')
+    return text
+
+
+def _timeout(item: dict, fail) -> float:
+    value = item.get("timeout", DEFAULT_TIMEOUT)
+    if value is None:
+        return DEFAULT_TIMEOUT
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+        number = float(value)
+    if number is None or number < 0 or number != number or number == float("inf"):
+        raise fail("timeout", f"{json.dumps(value)} is not a number of seconds",
+                   f"expected seconds of at least 0 (0: no limit; without it {DEFAULT_TIMEOUT} s, MAD's default)")
+    return float(number)
+
+
+def _check_paths(entry: MadEntry, fail) -> None:
+    """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are names."""
+    if not entry.scripts:
+        raise fail("scripts", "missing", 'e.g. "scripts": "scripts/my_model" (a folder with run.sh) or a script')
+    parts = entry.scripts.replace("\\", "/").split("/")
+    if os.path.isabs(entry.scripts) or ".." in parts or "\0" in entry.scripts:
+        raise fail("scripts", f"{entry.scripts!r} leaves the folder of models.json",
+                   "write a path relative to models.json's folder, without ..")
+    if entry.multiple_results:
+        try:
+            file_name(entry.multiple_results, "multiple_results", "the work folder", entry.where)
+        except SpecError as exc:
+            raise fail("multiple_results", exc.message, "a CSV file name; MAD's scripts write ../NAME.csv "
+                       "from the clone, which is the work folder") from None
+    try:
+        file_name(entry.model_dir, "the clone's folder", "the work folder", entry.where)
+    except SpecError as exc:
+        raise fail("url", exc.message) from None
+
+
+def script_parts(entry: MadEntry, home: str) -> tuple[str, list[str]]:
+    """The folder copied into the clone and the command that runs the script (MAD's rule: a `.sh` or
+    `.py` file is that script in its folder, a folder runs its run.sh)."""
+    scripts = os.path.normpath(os.path.join(home, entry.scripts))
+    if entry.scripts.endswith((".sh", ".slurm")):
+        return os.path.dirname(scripts), ["bash", os.path.basename(scripts)]
+    if entry.scripts.endswith(".py"):
+        return os.path.dirname(scripts), ["python3", os.path.basename(scripts)]
+    return scripts, ["bash", "run.sh"]
+
+
+def _quote(text: str) -> str:
+    """Shell-quoted, with `$` doubled: JUBE's substitution turns `$$` back into `$`."""
+    return shlex.quote(text).replace("$", "$$")
+
+
+def run_command(entry: MadEntry, home: str) -> str:
+    """The do: clone, copy the scripts in, run the script with MAD's variables. Entry text is quoted."""
+    folder, script = script_parts(entry, home)
+    url = entry.url
+    if url and not re.match(r"^[a-z][a-z0-9+.-]*://", url) and not url.startswith("/") and ":" not in url:
+        url = os.path.normpath(os.path.join(home, url))  # a local path relative to models.json
+    model_dir = _quote(entry.model_dir)
+    lines = ["set -e", f"rm -rf {model_dir}"]
+    if url:
+        lines.append(f"git -c protocol.ext.allow=never clone --quiet -- {_quote(url)} {model_dir}")
+    else:
+        lines.append(f"mkdir -p {model_dir}")
+    lines.append(f"cp -R {_quote(folder)}/. {model_dir}/")
+    ngpus = "$system_gpus_per_node" if entry.n_gpus == "-1" else entry.n_gpus
+    env = {"MAD_MODEL_NAME": _quote(entry.name), "MAD_SYSTEM_NGPUS": "$system_gpus_per_node",
+           "MAD_RUNTIME_NGPUS": ngpus, "MAD_GPU_VENDOR": "$$(echo $system_accelerator | tr a-z A-Z)"}
+    if entry.multiple_results:
+        env["MAD_OUTPUT_CSV"] = _quote(entry.multiple_results)
+    lines.append("export " + " ".join(f"{k}={v}" for k, v in env.items()))
+    lines.append('if [ -z "$${MAD_SYSTEM_GPU_ARCHITECTURE:-}" ]; then MAD_SYSTEM_GPU_ARCHITECTURE=$$( '
+                 "(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*') || "
+                 "(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1) || true); fi")
+    lines.append("export MAD_SYSTEM_GPU_ARCHITECTURE")
+    words = [_quote(w) for w in script + shlex.split(entry.args)]
+    lines.append(f"cd {model_dir} && {' '.join(words)}")
+    return "\n".join(lines)
+
+
+def benchmark_node(entry: MadEntry, home: str) -> Node:
+    """The entry as the `<benchmark>` element a YAML file would give."""
+    where = entry.where
+
+    def leaf(tag: str, text: str = "", **attrs: str) -> Node:
+        return Node(tag, dict(attrs), text, [], where)
+
+    meta = leaf("meta")
+    meta_values = {"description": f"MAD model {entry.name} ({FILE_NAME} entry {entry.index})",
+                   "tags": ",".join(entry.tags), "owner": entry.owner, "precision": entry.training_precision,
+                   "url": entry.url, "multiple_results": entry.multiple_results, "time_limit": f"{entry.timeout:g}"}
+    if entry.n_gpus not in ("-1", "0"):
+        meta_values["devices"] = entry.n_gpus
+    meta.children = [leaf(k, v) for k, v in meta_values.items() if v]
+    params = leaf("parameterset", name="mad")
+    params.children = [leaf("parameter", entry.model_dir, name=MODEL_DIR_PARAMETER, separator="\x1f"),
+                       leaf("parameter", entry.n_gpus, name="mad_n_gpus", separator="\x1f"),
+                       leaf("parameter", entry.dockerfile.replace("$", "$$"), name="mad_dockerfile",
+                            separator="\x1f")]
+    step = leaf("step", name=STEP)
+    step.children = [leaf("use", "mad"), leaf("use", "system"), leaf("do", run_command(entry, home))]
+    node = leaf("benchmark", name=entry.name, outpath=f"{entry.name}_runs")
+    node.children = [leaf("comment", meta_values["description"]), meta, params, step]
+    return node
