@@ -22,10 +22,11 @@ import re
 from dataclasses import dataclass, field
 
 from caramel.analyse.inputs import AnalysisInput, WPRecord
+from caramel.spec.mad import ENV_FILE as MAD_ENV_FILE
+from caramel.spec.mad import MODEL_DIR_PARAMETER
 
 LINE = re.compile(r"^\s*performance:\s*(\S+)\s*(.*?)\s*$")
 MODEL_COLUMNS = ("model", "models")  # madengine and MAD's scripts write `model`, MAD's README `models`
-MODEL_DIR_PARAMETER = "mad_model_dir"  # where a models.json entry's script runs, relative to the work folder
 
 
 @dataclass
@@ -104,6 +105,16 @@ def results_csv_path(wp: WPRecord, csv_name: str) -> str:
         if os.path.isfile(path):
             return path
     return ""
+
+
+def mad_environment(wp: WPRecord) -> dict[str, str]:
+    """The MAD_* variables a models.json entry's script was given (its work folder's mad.env), or {}."""
+    try:
+        with open(os.path.join(wp.work_dir, MAD_ENV_FILE), errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return {}
+    return dict(line.split("=", 1) for line in lines if "=" in line)
 
 
 def model_name(benchmark: str, wp: WPRecord, varying: list[str]) -> str:

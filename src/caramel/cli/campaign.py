@@ -2,8 +2,11 @@
 
 `bench status/continue/cancel/... -c ID` runs the command on each run of the campaign in turn;
 `bench result -c ID` prints one combined table per metric kind, then each benchmark's own tables,
-and writes `perf.csv` in MAD's shape (model, performance, metric, status) plus the system, the
-tags and the run's provenance, so a campaign's figures can go where MAD's go.
+and writes `perf.csv`: madengine's 29 columns in its order (model, n_gpus, ..., performance,
+metric, relative_change, status, ..., test_duration, ...), each filled where caramel knows the value,
+then caramel's own (system, provenance, sd, n, reason), then the further columns of MAD results
+CSVs. A finished workpackage without a figure, a failed one and a member whose file could not be
+read are FAILURE rows with their reason. docs/mad.md lists where each value comes from.
 """
 
 from __future__ import annotations
@@ -18,9 +21,15 @@ import sys
 
 from caramel.errors import CaramelError, RunError
 
-PERF_COLUMNS = ["model", "performance", "metric", "status", "system", "tags", "benchmark", "run_id", "run_dir",
-                "file", "caramel_version", "git_commit", "host", "nodes", "job_ids", "container", "started",
-                "ended", "sd", "n", "reason"]
+# madengine's perf.csv columns, in its order (deployment/base.py); a value caramel does not know is empty
+MADENGINE_COLUMNS = ["model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
+                     "docker_file", "base_docker", "docker_sha", "docker_image", "git_commit", "machine_name",
+                     "deployment_type", "launcher", "gpu_architecture", "performance", "metric", "relative_change",
+                     "status", "build_duration", "test_duration", "dataname", "data_provider_type", "data_size",
+                     "data_download_duration", "build_number", "additional_docker_run_options"]
+CARAMEL_COLUMNS = ["system", "benchmark", "run_id", "run_dir", "file", "caramel_version", "host", "nodes", "job_ids",
+                   "container", "started", "ended", "sd", "n", "reason"]
+PERF_COLUMNS = MADENGINE_COLUMNS + CARAMEL_COLUMNS
 
 
 def for_campaign(args: argparse.Namespace) -> int:
@@ -55,10 +64,14 @@ def for_campaign(args: argparse.Namespace) -> int:
 def campaign_result(args: argparse.Namespace, campaign: str, runs: list[str]) -> int:
     """Combined tables per metric kind, each benchmark's tables, and perf.csv."""
     from caramel.cli import result as result_cmd
+    from caramel.state.campaigns import failures
 
     rows, own = [], io.StringIO()
     for run_dir in runs:
         rows += _perf_rows(run_dir, args)
+    for benchmark, file, error in failures(campaign):
+        rows.append(dict(model=benchmark, benchmark=benchmark, file=file, status="FAILURE", n=0,
+                         reason="cannot read: " + " ".join(error.split())))
     kinds: dict[str, list[dict]] = {}
     for row in rows:
         kinds.setdefault(row["metric"] or "(no figure)", []).append(row)
@@ -81,29 +94,32 @@ def campaign_result(args: argparse.Namespace, campaign: str, runs: list[str]) ->
             sys.stdout = stdout
     sys.stdout.write(own.getvalue())
     path = args.perf_csv or "perf.csv"
+    extra = list(dict.fromkeys(k for row in rows for k in row if k not in PERF_COLUMNS))
     with open(path, "w", newline="") as handle:
-        writer = csv.DictWriter(handle, PERF_COLUMNS)
+        writer = csv.DictWriter(handle, PERF_COLUMNS + extra, restval="")
         writer.writeheader()
         writer.writerows(rows)
     print(f"\nwrote {path} ({len(rows)} rows)", file=sys.stderr)
-    return 0
+    return 2 if failures(campaign) else 0
 
 
 def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
-    """One perf.csv row per figure of the run (mean over repeats), and one per failed workpackage."""
+    """One perf.csv row per figure of the run (mean over repeats), one per failed workpackage and one per
+    finished workpackage without a figure (MAD's FAILURE row)."""
     from caramel.analyse import from_run
+    from caramel.analyse.performance import collect as collect_figures
+    from caramel.analyse.performance import uses_performance_lines
     from caramel.history.metrics import collect
     from caramel.history.provenance import run_record
     from caramel.report.results import history_tables, produce
 
     inp = from_run(run_dir)
     record = run_record(run_dir)
-    tags = [*getattr(inp.benchmark.meta, "tags", ()), *record.tags]
-    prov = {"system": record.system, "tags": " ".join(dict.fromkeys(tags)), "benchmark": record.benchmark,
-            "run_id": os.path.basename(run_dir), "run_dir": record.run_dir, "file": record.file,
-            "caramel_version": record.caramel_version, "git_commit": record.git_commit, "host": record.host,
-            "nodes": record.nodes, "job_ids": " ".join(record.job_ids), "container": record.container,
-            "started": record.started or "", "ended": record.ended or ""}
+    found = collect_figures(inp) if uses_performance_lines(inp) else None
+    extras = {(f.model, f.metric): f.extra for f in found.figures} if found else {}
+    by_wp = {wp.id: wp for wp in inp.workpackages}
+    prov = _provenance(inp, record, run_dir)
+    previous = _previous_figures(record, args)
     out = []
     for metric in collect(inp, history_tables(inp, produce(inp).made)):
         config = {k: v for k, v in metric.row.items() if k not in ("model", "metric")}
@@ -111,14 +127,75 @@ def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
         detail = ",".join(f"{k}={v}" for k, v in config.items())
         unit = metric.row.get("metric") or metric.unit
         name = metric.name if metric.name != "performance" else ""
-        out.append(dict(prov, model=model + (f"[{detail}]" if detail else ""),
+        before = previous.get((metric.table, metric.key, metric.name))
+        change = "" if not before or math.isnan(metric.mean) else _num((metric.mean / before - 1) * 100)
+        out.append(dict(prov, **extras.get((model, unit), {}), model=model + (f"[{detail}]" if detail else ""),
                         performance=_num(metric.mean), metric=" ".join(x for x in (name, unit) if x),
-                        status="SUCCESS", sd=_num(metric.sd), n=metric.n, reason=""))
+                        relative_change=change, status="SUCCESS", sd=_num(metric.sd), n=metric.n, reason=""))
+    missing = found.missing if found else {}
     for wp in inp.workpackages:
-        if wp.state in ("failed", "cancelled", "open", "running", "waiting"):
-            out.append(dict(prov, model=f"{inp.benchmark.name}[wp {wp.id} {wp.step}]", performance="", metric="",
-                            status="FAILURE" if wp.state in ("failed", "cancelled") else wp.state.upper(),
-                            sd="", n=0, reason=wp.reason))
+        if wp.state in ("failed", "cancelled", "open", "running", "waiting") or wp.id in missing:
+            state = "failed" if wp.id in missing else wp.state
+            model = inp.benchmark.name if len(by_wp) == 1 else f"{inp.benchmark.name}[wp {wp.id} {wp.step}]"
+            out.append(dict(prov, model=model, performance="", metric="",
+                            status="FAILURE" if state in ("failed", "cancelled") else state.upper(),
+                            sd="", n=0, reason=missing.get(wp.id) or wp.reason))
+    _add_workpackage_facts(out, by_wp, inp)
+    return out
+
+
+def _provenance(inp, record, run_dir: str) -> dict:
+    """The columns every row of a run shares: madengine's where caramel knows them, and caramel's own."""
+    meta = inp.benchmark.meta
+    system = getattr(inp.benchmark, "system", None)
+    tags = [*getattr(meta, "tags", ()), *record.tags]
+    image, _, digest = (record.container or "").partition("@")
+    gpus = getattr(system, "gpus_per_node", 0) or ""
+    duration = _num(record.ended - record.started) if record.started and record.ended else ""
+    return {"n_gpus": meta.devices or gpus, "nnodes": len(record.nodes.split()) if record.nodes else "",
+            "gpus_per_node": gpus, "training_precision": meta.precision, "tags": ",".join(dict.fromkeys(tags)),
+            "docker_image": image, "docker_sha": digest, "git_commit": record.git_commit, "machine_name": record.host,
+            "deployment_type": getattr(system, "scheduler", "") or "local", "launcher": getattr(system, "launcher", ""),
+            "test_duration": duration, "system": record.system, "benchmark": record.benchmark,
+            "run_id": os.path.basename(run_dir), "run_dir": record.run_dir, "file": record.file,
+            "caramel_version": record.caramel_version, "host": record.host, "nodes": record.nodes,
+            "job_ids": " ".join(record.job_ids), "container": record.container,
+            "started": record.started or "", "ended": record.ended or ""}
+
+
+def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
+    """A models.json entry's own facts (args, dockerfile, data, the GPUs and architecture its script was
+    given), from its one workpackage."""
+    from caramel.analyse.performance import mad_environment
+
+    mad = [wp for wp in by_wp.values() if "mad_model_dir" in wp.params]
+    if not mad:
+        return
+    wp = mad[-1]
+    env = mad_environment(wp)
+    facts = {"args": wp.params.get("mad_args", ""), "docker_file": wp.params.get("mad_dockerfile", ""),
+             "dataname": wp.params.get("mad_data", ""), "gpu_architecture": env.get("MAD_SYSTEM_GPU_ARCHITECTURE", "")}
+    if env.get("MAD_RUNTIME_NGPUS"):
+        facts["n_gpus"] = env["MAD_RUNTIME_NGPUS"]
+    for row in rows:
+        row.update(facts)
+
+
+def _previous_figures(record, args: argparse.Namespace) -> dict[tuple, float]:
+    """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the history:
+    what relative_change compares with (percent)."""
+    from caramel.history.store import History, default_path
+
+    path = getattr(args, "history", None) or default_path()
+    if not os.path.isfile(path):
+        return {}
+    with History.open(path) as history:
+        earlier = [r for r in history.runs(record.benchmark)
+                   if r.run_key != record.run_key and (r.started or 0) < (record.started or math.inf)]
+        out: dict[tuple, float] = {}
+        for run in earlier:  # oldest first: the newest run's figure stays
+            out.update({(m.table, m.key, m.name): m.mean for m in history.metrics(run.run_key)
+                        if m.samples and m.mean})
     return out
 
 

@@ -35,6 +35,7 @@ USED_KEYS = ("name", "url", "dockerfile", "scripts", "data", "n_gpus", "timeout"
 KNOWN_KEYS = USED_KEYS + ("cred", "skip_gpu_arch", "additional_docker_run_options", "distributed", "env_vars",
                           "description")
 MODEL_DIR_PARAMETER = "mad_model_dir"
+ENV_FILE = "mad.env"  # MAD's variables as the script got them, in the work folder
 STEP = "run"
 
 
@@ -269,6 +270,7 @@ def run_command(entry: MadEntry, home: str) -> str:
                  "(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*') || "
                  "(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1) || true); fi")
     lines.append("export MAD_SYSTEM_GPU_ARCHITECTURE")
+    lines.append(f"env | grep '^MAD_' > {ENV_FILE}")  # what the script was given: perf.csv reads it
     words = [_quote(w) for w in script + shlex.split(entry.args)]
     lines.append(f"cd {model_dir} && {' '.join(words)}")
     return "\n".join(lines)
@@ -292,7 +294,9 @@ def benchmark_node(entry: MadEntry, home: str) -> Node:
     params.children = [leaf("parameter", entry.model_dir, name=MODEL_DIR_PARAMETER, separator="\x1f"),
                        leaf("parameter", entry.n_gpus, name="mad_n_gpus", separator="\x1f"),
                        leaf("parameter", entry.dockerfile.replace("$", "$$"), name="mad_dockerfile",
-                            separator="\x1f")]
+                            separator="\x1f"),
+                       leaf("parameter", entry.args.replace("$", "$$"), name="mad_args", separator="\x1f"),
+                       leaf("parameter", entry.data.replace("$", "$$"), name="mad_data", separator="\x1f")]
     step = leaf("step", name=STEP)
     step.children = [leaf("use", "mad"), leaf("use", "system"), leaf("do", run_command(entry, home))]
     node = leaf("benchmark", name=entry.name, outpath=f"{entry.name}_runs")
