@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from tests.run_bench import bench, isolated_env
 
+from caramel.cli.campaign import MADENGINE_COLUMNS
+
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
@@ -64,11 +66,11 @@ def test_suite_campaign_time_limit_result_and_perf_csv(tmp_path: Path, env: dict
     assert "mad_runs/000000" in result.stdout and "hang_runs/000000" in result.stdout  # each run's own tables
     with open(tmp_path / "perf.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0])[:4] == ["model", "performance", "metric", "status"]
+    assert list(rows[0])[:len(MADENGINE_COLUMNS)] == MADENGINE_COLUMNS  # madengine's columns, in its order
     by_model = {r["model"]: r for r in rows}
     assert by_model["mad"]["performance"] == "3.0637" and by_model["mad"]["metric"] == "examples/sec"
     assert by_model["mad"]["status"] == "SUCCESS" and by_model["mad"]["system"] == "local"
-    assert "smoke" in by_model["mad"]["tags"].split()
+    assert "smoke" in by_model["mad"]["tags"].split(",")  # comma-separated, as madengine writes them
     hang = [r for r in rows if r["benchmark"] == "hang"]
     assert hang and hang[0]["status"] == "FAILURE" and "timed out after 2 s" in hang[0]["reason"]
 

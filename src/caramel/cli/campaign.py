@@ -70,7 +70,8 @@ def campaign_result(args: argparse.Namespace, campaign: str, runs: list[str]) ->
     for run_dir in runs:
         rows += _perf_rows(run_dir, args)
     for benchmark, file, error in failures(campaign):
-        rows.append(dict(model=benchmark, benchmark=benchmark, file=file, status="FAILURE", n=0,
+        rows.append(dict(dict.fromkeys(PERF_COLUMNS, ""), model=benchmark, benchmark=benchmark, file=file,
+                         status="FAILURE", n=0,
                          reason="cannot read: " + " ".join(error.split())))
     kinds: dict[str, list[dict]] = {}
     for row in rows:
