@@ -168,3 +168,32 @@ def test_results_csv_with_models_header_and_a_silent_workpackage(tmp_path: Path,
     assert [c.strip() for c in result.stdout.split("\n")[3].split("|")[1:5]] == ["a", "1.5", "img/s", "done"]
     assert ("failed: no figure: the script printed no 'performance: NUMBER UNIT' line; "
             "no res.csv in the work folder") in result.stdout
+
+
+def test_dockerfile_runs_in_the_image_the_system_names_else_bare(tmp_path: Path, env) -> None:
+    """The entry's dockerfile `docker/pyt_huggingface` runs in the system's image `pyt_huggingface`
+    through its container runtime (a stand-in ch-run that records its arguments); on a system with
+    no image for it the script runs bare. A model also runs by its name."""
+    write_zoo(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ch-run").write_text(
+        f'#!/bin/sh\necho "ch-run $*" >> {tmp_path}/ch-run.log\n'
+        'while [ "$1" != "--" ]; do shift; done\nshift\nexec "$@"\n')
+    (bin_dir / "ch-run").chmod(0o755)
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    (systems / "boxed.yaml").write_text(
+        "description: images per stack\nscheduler: local\ngpus_per_node: 4\naccelerator: amd\n"
+        f"container_runtime: charliecloud\nimage_dir: {tmp_path}/images\nimages: {{pyt_huggingface: hf_rootfs}}\n")
+    env = dict(env, PATH=f"{bin_dir}:{env['PATH']}")
+    ran = bench("run", "pyt_one", "--benchmarks", "zoo", "--systems", "systems", "--tag", "boxed", "-q",
+                cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    logged = (tmp_path / "ch-run.log").read_text()
+    assert f"{tmp_path}/images/hf_rootfs" in logged and "bash run_one.sh" in logged
+    assert "-b " in logged and "pyt_one_runs/000000/000000_run" in logged  # the workpackage's folder bound
+    (tmp_path / "ch-run.log").unlink()
+    bare = bench("run", "pyt_one", "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
+    assert bare.returncode == 0, bare.stderr
+    assert not (tmp_path / "ch-run.log").exists()

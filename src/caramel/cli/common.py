@@ -51,13 +51,16 @@ def load_benchmarks(args: argparse.Namespace) -> list:
     """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
     from caramel.catalog import resolve_benchmark
     from caramel.spec.loader import load
+    from caramel.spec.mad import in_container, is_models_json
     from caramel.systems import find_system, with_system
 
     path = resolve_benchmark(args.file, args.benchmarks)
     args.by_name = path != args.file  # a name: runs go under the current folder, not beside the file
+    if args.by_name and is_models_json(path) and not args.only_bench:
+        args.only_bench = [args.file]  # a MAD model by name: that entry of its models.json
     system = find_system(set(args.tag), args.systems)
     benchmarks = load(path, set(args.tag), args.include_path, only=args.only_bench or None)
-    benchmarks = [with_system(bench, system) for bench in benchmarks]
+    benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if getattr(args, "no_eval", False):
         from caramel.spec.evaluation import refuse_evaluation
 

@@ -17,10 +17,13 @@ back quoted, and the names that become folders and files pass `spec.attributes.f
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import json
 import os
 import re
 import shlex
+import sys
 from dataclasses import dataclass
 
 from caramel.errors import Location, SpecError, did_you_mean
@@ -35,6 +38,7 @@ USED_KEYS = ("name", "url", "dockerfile", "scripts", "data", "n_gpus", "timeout"
 KNOWN_KEYS = USED_KEYS + ("cred", "skip_gpu_arch", "additional_docker_run_options", "distributed", "env_vars",
                           "description")
 MODEL_DIR_PARAMETER = "mad_model_dir"
+CONTAINER_PARAMETER = "mad_container"  # the container command line before the script; empty: bare
 ENV_FILE = "mad.env"  # MAD's variables as the script got them, in the work folder
 STEP = "run"
 
@@ -272,7 +276,7 @@ def run_command(entry: MadEntry, home: str) -> str:
     lines.append("export MAD_SYSTEM_GPU_ARCHITECTURE")
     lines.append(f"env | grep '^MAD_' > {ENV_FILE}")  # what the script was given: perf.csv reads it
     words = [_quote(w) for w in script + shlex.split(entry.args)]
-    lines.append(f"cd {model_dir} && {' '.join(words)}")
+    lines.append(f"cd {model_dir} && ${CONTAINER_PARAMETER} {' '.join(words)}")
     return "\n".join(lines)
 
 
@@ -296,9 +300,38 @@ def benchmark_node(entry: MadEntry, home: str) -> Node:
                        leaf("parameter", entry.dockerfile.replace("$", "$$"), name="mad_dockerfile",
                             separator="\x1f"),
                        leaf("parameter", entry.args.replace("$", "$$"), name="mad_args", separator="\x1f"),
-                       leaf("parameter", entry.data.replace("$", "$$"), name="mad_data", separator="\x1f")]
+                       leaf("parameter", entry.data.replace("$", "$$"), name="mad_data", separator="\x1f"),
+                       leaf("parameter", "", name=CONTAINER_PARAMETER, separator="\x1f")]
     step = leaf("step", name=STEP)
     step.children = [leaf("use", "mad"), leaf("use", "system"), leaf("do", run_command(entry, home))]
     node = leaf("benchmark", name=entry.name, outpath=f"{entry.name}_runs")
     node.children = [leaf("comment", meta_values["description"]), meta, params, step]
     return node
+
+
+def in_container(bench, system):
+    """A models.json benchmark on a system whose `container_runtime` and `images` name an image for the
+    entry's dockerfile (the stack is the dockerfile's file name: `docker/pyt_huggingface` is
+    `pyt_huggingface`) runs its script in that image, through `caramel.containers.exec`, with the
+    workpackage's folder bound. Any other benchmark, or no such image, is returned as it is: bare.
+    The system is read by its attributes (this stage imports no systems code)."""
+    pset = bench.parametersets.get("mad")
+    runtime_name = getattr(system, "container_runtime", "") if system is not None else ""
+    if pset is None or not runtime_name:
+        return bench
+    dockerfile = next((p.value for p in pset.parameters if p.name == "mad_dockerfile"), "").replace("$$", "$")
+    image = (getattr(system, "images", {}) or {}).get(os.path.basename(dockerfile.rstrip("/")))
+    if not image:
+        return bench
+    image = os.path.expandvars(os.path.expanduser(image))
+    folder = os.path.expandvars(os.path.expanduser(getattr(system, "image_dir", "") or ""))
+    path = os.path.abspath(image if os.path.isabs(image) or not folder else os.path.join(folder, image))
+    words = [sys.executable, "-m", "caramel.containers.exec", "--runtime", runtime_name, "--image", path]
+    accelerator = getattr(system, "accelerator", "")
+    if runtime_name == "apptainer" and accelerator in ("nvidia", "amd"):
+        words += ["--gpu-flag", "--nv" if accelerator == "nvidia" else "--rocm"]
+    line = " ".join(_quote(w) for w in words) + " --bind $jube_wp_abspath --"
+    bench = copy.copy(bench)
+    params = [dataclasses.replace(p, value=line) if p.name == CONTAINER_PARAMETER else p for p in pset.parameters]
+    bench.parametersets = dict(bench.parametersets, mad=dataclasses.replace(pset, parameters=params))
+    return bench
