@@ -187,12 +187,15 @@ def test_dockerfile_runs_in_the_image_the_system_names_else_bare(tmp_path: Path,
         "description: images per stack\nscheduler: local\ngpus_per_node: 4\naccelerator: amd\n"
         f"container_runtime: charliecloud\nimage_dir: {tmp_path}/images\nimages: {{pyt_huggingface: hf_rootfs}}\n")
     env = dict(env, PATH=f"{bin_dir}:{env['PATH']}")
-    ran = bench("run", "pyt_one", "--benchmarks", "zoo", "--systems", "systems", "--tag", "boxed", "-q",
+    ran = bench("run", "--suite", "pyt_one", "--benchmarks", "zoo", "--systems", "systems", "--tag", "boxed", "-q",
                 cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     logged = (tmp_path / "ch-run.log").read_text()
     assert f"{tmp_path}/images/hf_rootfs" in logged and "bash run_one.sh" in logged
     assert "-b " in logged and "pyt_one_runs/000000/000000_run" in logged  # the workpackage's folder bound
+    assert bench("result", "-c", "last", cwd=tmp_path, env=env).returncode == 0
+    (row,) = perf_rows(tmp_path / "perf.csv")
+    assert row["docker_image"] == f"{tmp_path}/images/hf_rootfs" and row["performance"] == "42.5"
     (tmp_path / "ch-run.log").unlink()
     bare = bench("run", "pyt_one", "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
     assert bare.returncode == 0, bare.stderr

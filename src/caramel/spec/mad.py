@@ -301,7 +301,8 @@ def benchmark_node(entry: MadEntry, home: str) -> Node:
                             separator="\x1f"),
                        leaf("parameter", entry.args.replace("$", "$$"), name="mad_args", separator="\x1f"),
                        leaf("parameter", entry.data.replace("$", "$$"), name="mad_data", separator="\x1f"),
-                       leaf("parameter", "", name=CONTAINER_PARAMETER, separator="\x1f")]
+                       leaf("parameter", "", name=CONTAINER_PARAMETER, separator="\x1f"),
+                       leaf("parameter", "", name="container_image", separator="\x1f")]  # the run's provenance
     step = leaf("step", name=STEP)
     step.children = [leaf("use", "mad"), leaf("use", "system"), leaf("do", run_command(entry, home))]
     node = leaf("benchmark", name=entry.name, outpath=f"{entry.name}_runs")
@@ -332,6 +333,7 @@ def in_container(bench, system):
         words += ["--gpu-flag", "--nv" if accelerator == "nvidia" else "--rocm"]
     line = " ".join(_quote(w) for w in words) + " --bind $jube_wp_abspath --"
     bench = copy.copy(bench)
-    params = [dataclasses.replace(p, value=line) if p.name == CONTAINER_PARAMETER else p for p in pset.parameters]
+    values = {CONTAINER_PARAMETER: line, "container_image": path.replace("$", "$$")}
+    params = [dataclasses.replace(p, value=values[p.name]) if p.name in values else p for p in pset.parameters]
     bench.parametersets = dict(bench.parametersets, mad=dataclasses.replace(pset, parameters=params))
     return bench
