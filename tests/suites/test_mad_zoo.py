@@ -125,6 +125,8 @@ def write_suite_with_broken_files(folder: Path) -> None:
 
 def test_suite_with_unreadable_files_lists_them_as_failed_and_exits_non_zero(tmp_path: Path, env) -> None:
     write_suite_with_broken_files(tmp_path / "zoo")
+    listed = bench("list", "zoo", "--tags", "smoke", cwd=tmp_path, env=env)
+    assert "misspelt" in listed.stdout and "cannot read" in listed.stdout
     ran = bench("run", "--suite", "smoke", "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
     assert ran.returncode == 2, ran.stdout + ran.stderr
     assert "2 could not be read: gpt2_allgpus, misspelt" in ran.stdout

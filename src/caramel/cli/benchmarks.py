@@ -1,4 +1,7 @@
-"""`bench benchmarks` and `bench list`: the benchmarks one can run by name (caramel.catalog)."""
+"""`bench benchmarks` and `bench list`: the benchmarks one can run by name (caramel.catalog).
+
+A folder's MAD models.json lists one row per model. `bench list --tags` also shows the files that
+could not be read and that the tags may mean (a suite with those tags reports them as failed)."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import argparse
 import json
 import os
 
-from caramel.catalog import BenchmarkEntry, find_benchmarks, select_by_tags
+from caramel.catalog import BenchmarkEntry, find_benchmarks, select_by_tags, unreadable_members
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,7 +36,8 @@ def run_list(args: argparse.Namespace) -> int:
     dirs = args.dirs + [t for t in args.tags if os.path.isdir(t)]
     args.tags = [t for t in args.tags if not os.path.isdir(t)]
     entries = find_benchmarks(dirs)
-    show(select_by_tags(entries, args.tags) if args.tags else entries, args.format)
+    chosen = select_by_tags(entries, args.tags) + unreadable_members(entries, args.tags) if args.tags else entries
+    show(chosen, args.format)
     return 0
 
 
