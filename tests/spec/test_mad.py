@@ -93,3 +93,24 @@ def test_entry_text_reaches_the_shell_only_as_quoted_words(args, name, url_tail,
     assert words[at + 1:] == [*args, dollar]
     at = words.index("clone")
     assert words[at + 1:at + 5] == ["--quiet", "--", f"https://h/{url_tail}$x", entry.model_dir]
+
+
+json_value = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                       max_size=3), max_leaves=6)
+entry_like = st.fixed_dictionaries({}, optional={k: json_value for k in ("name", "n_gpus", "timeout", "tags",
+                                                                         "scripts", "args", "url")})
+
+
+@settings(max_examples=60, deadline=None)
+@given(items=st.lists(entry_like | json_value, max_size=4))
+def test_any_json_list_gives_entries_or_errors_never_a_crash(tmp_path_factory, items) -> None:
+    path = tmp_path_factory.mktemp("zoo") / "models.json"
+    path.write_text(json.dumps(items, indent=1))
+    found = read_entries(str(path))
+    assert len(found) == len(items)
+    for item in found:
+        if isinstance(item, SpecError):
+            assert str(path) in str(item) and "entry " in str(item)
+        else:
+            assert item.name and item.n_gpus.lstrip("-").isdigit() and item.timeout >= 0
