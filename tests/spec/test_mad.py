@@ -86,7 +86,8 @@ def test_entry_text_reaches_the_shell_only_as_quoted_words(args, name, url_tail,
     """Whatever the args hold ($(...), quotes, $name references), the script gets exactly those words."""
     entry = MadEntry(name if name not in (".", "..") else "m", 0, None, url=f"https://h/{url_tail}$x",  # type: ignore[arg-type]
                      scripts="scripts/a", args=shlex.join(args + [dollar]))
-    command = final_text(run_command(entry, "/zoo"), {"system_gpus_per_node": "4", "system_accelerator": "amd"})
+    command = final_text(run_command(entry, "/zoo"), {"system_gpus_per_node": "4", "system_accelerator": "amd",
+                                                         "mad_container": ""})
     words = shlex.split(command)  # the generated lines quote every word: the shell splits them the same way
     at = words.index("run.sh")
     assert words[at - 4:at] == ["cd", entry.model_dir, "&&", "bash"]
