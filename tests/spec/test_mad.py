@@ -32,6 +32,7 @@ def entries_file(tmp_path: Path, *entries: dict) -> Path:
     ({"tags": "pyt"}, "entry 1 (bad): 'tags': expected a list of words", '"tags"'),
     ({"scripts": "../../etc"}, "entry 1 (bad): 'scripts': '../../etc' leaves the folder", '"scripts"'),
     ({"multiple_results": "../x.csv"}, "entry 1 (bad): 'multiple_results'", '"multiple_results"'),
+    ({"url": "https://h/$(reboot)"}, "entry 1 (bad): 'url': the clone's folder '$(reboot)'", '"url"'),
 ])
 def test_a_malformed_entry_names_file_entry_field_and_line(tmp_path: Path, change: dict, needle: str,
                                                            field: str) -> None:
@@ -84,7 +85,7 @@ text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters=
        url_tail=st.from_regex(r"[A-Za-z0-9_-]{1,10}", fullmatch=True), dollar=text)
 def test_entry_text_reaches_the_shell_only_as_quoted_words(args, name, url_tail, dollar) -> None:
     """Whatever the args hold ($(...), quotes, $name references), the script gets exactly those words."""
-    entry = MadEntry(name if name not in (".", "..") else "m", 0, None, url=f"https://h/{url_tail}$x",  # type: ignore[arg-type]
+    entry = MadEntry(name if name not in (".", "..") else "m", 0, None, url=f"https://h/$x/{url_tail}",  # type: ignore[arg-type]
                      scripts="scripts/a", args=shlex.join(args + [dollar]))
     command = final_text(run_command(entry, "/zoo"), {"system_gpus_per_node": "4", "system_accelerator": "amd",
                                                          "mad_container": ""})
@@ -93,7 +94,7 @@ def test_entry_text_reaches_the_shell_only_as_quoted_words(args, name, url_tail,
     assert words[at - 4:at] == ["cd", entry.model_dir, "&&", "bash"]
     assert words[at + 1:] == [*args, dollar]
     at = words.index("clone")
-    assert words[at + 1:at + 5] == ["--quiet", "--", f"https://h/{url_tail}$x", entry.model_dir]
+    assert words[at + 1:at + 5] == ["--quiet", "--", f"https://h/$x/{url_tail}", entry.model_dir]
 
 
 json_value = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

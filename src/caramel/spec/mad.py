@@ -12,7 +12,8 @@ uses the system's settings (`gpus_per_node`, `accelerator`), so a run names a sy
 
 Every text of an entry is data: it reaches the shell only through `shlex.quote` (with `$` doubled,
 so JUBE's substitution leaves it alone), `args` is split into words by `shlex.split` and joined
-back quoted, and the names that become folders and files pass `spec.attributes.file_name`.
+back quoted, the results CSV's name passes `spec.attributes.file_name` (no separator, no `..`), and a
+model's name and its clone's folder hold only letters, digits and `_ . + -` (madengine refuses others too).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ MODEL_DIR_PARAMETER = "mad_model_dir"
 CONTAINER_PARAMETER = "mad_container"  # the container command line before the script; empty: bare
 ENV_FILE = "mad.env"  # MAD's variables as the script got them, in the work folder
 STEP = "run"
+SAFE_NAME = re.compile(r"[\w.+-]+", re.ASCII)  # a model's name and its clone's folder: folder and parameter names
 
 
 @dataclass(frozen=True)
@@ -165,10 +167,9 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
             raise fail(key, "unknown key", did_you_mean(key, KNOWN_KEYS) or "keys: " + ", ".join(KNOWN_KEYS))
     if not name:
         raise _error(f"{label}: no 'name'", where, 'every entry needs "name": "framework_project_workload"', "")
-    try:
-        file_name(name, "model", "the run folder", where)
-    except SpecError as exc:
-        raise fail("name", exc.message, exc.hint) from None
+    if not SAFE_NAME.fullmatch(name) or name in (".", ".."):
+        raise fail("name", f"{name!r} holds characters other than letters, digits, _ . + -",
+                   "MAD's names are framework_project_workload, e.g. pyt_huggingface_gpt2")
     texts = {}
     for key in ("url", "dockerfile", "scripts", "owner", "training_precision", "multiple_results", "args", "data"):
         value = item.get(key, "")
@@ -229,10 +230,9 @@ def _check_paths(entry: MadEntry, fail) -> None:
         except SpecError as exc:
             raise fail("multiple_results", exc.message, "a CSV file name; MAD's scripts write ../NAME.csv "
                        "from the clone, which is the work folder") from None
-    try:
-        file_name(entry.model_dir, "the clone's folder", "the work folder", entry.where)
-    except SpecError as exc:
-        raise fail("url", exc.message) from None
+    if not SAFE_NAME.fullmatch(entry.model_dir):  # a folder name in shell lines and parameters (madengine's rule too)
+        raise fail("url", f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
+                   "than letters, digits, _ . + -", "name the repository plainly, e.g. https://host/org/model.git")
 
 
 def script_parts(entry: MadEntry, home: str) -> tuple[str, list[str]]:
