@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from caramel.analyse.inputs import AnalysisInput, WPRecord
+from caramel.spec.units import unreadable_units
 
 LINE = re.compile(r"^\s*performance:\s*(\S+)\s*(.*?)\s*$")
 
@@ -50,6 +51,7 @@ def collect_figures(inp: AnalysisInput) -> tuple[list[Figure], list[str]]:
             path = os.path.join(wp.work_dir, csv_name)
             if os.path.isfile(path):
                 figures += _from_csv(wp, path, problems)
+    problems += unreadable_units(figures)  # a unit that cannot be read names its file:line (spec.units)
     return figures, problems
 
 
