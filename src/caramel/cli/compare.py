@@ -120,7 +120,7 @@ def _baseline_run(baseline: str, run_dir: str) -> str:
 def _show(args: argparse.Namespace, run_dir: str, verdicts: list) -> None:
     if args.format == "json":
         print(json.dumps([{"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name,
-                           "unit": v.metric.unit, "direction": str(v.metric.direction),
+                           "unit": v.metric.unit, "direction": getattr(v.metric.direction, "value", v.metric.direction),
                            "baseline": _json(v.baseline_mean), "baseline_sd": _json(v.baseline_sd),
                            "baseline_n": v.baseline_n, "current": _json(v.metric.mean),
                            "current_sd": _json(v.metric.sd), "current_n": v.metric.n,
