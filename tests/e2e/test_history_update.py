@@ -12,7 +12,7 @@ BENCH = """<?xml version="1.0" encoding="UTF-8"?>
   <benchmark name="h" outpath="runs">
     <parameterset name="p"><parameter name="n" type="int">1,2,3</parameter></parameterset>
     <patternset name="t"><pattern name="time" type="float" unit="s">time $jube_pat_fp</pattern>
-      <pattern name="rate" type="float" mode="python">$n / $time_avg</pattern></patternset>
+      <pattern name="rate" type="float" mode="python" direction="higher">$n / $time_avg</pattern></patternset>
     <step name="s"><use>p</use><do>echo time $n.5</do></step>
     <analyser name="a"><use>t</use><analyse step="s"><file>stdout</file></analyse></analyser>
     <result><use>a</use><table name="r" style="csv"><column>n</column><column>time_avg</column>

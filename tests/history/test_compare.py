@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from caramel.history.compare import judge
+import math
+
+from caramel.history.compare import compare_targets, judge
 from caramel.history.metrics import Metric, direction
 
 
-def metric(samples, name="rate", unit=""):
+def metric(samples, name="rate", unit=None):
+    unit = {"rate": "items/s", "elapsed": "s"}.get(name, "") if unit is None else unit
     return Metric("t", {"n": "1"}, name, unit, direction(name, unit), list(samples))
 
 
@@ -62,3 +65,33 @@ def test_a_zero_baseline_gives_a_verdict_without_a_percentage():
     assert judge(metric([2.0], name="rate"), 0.0, 0.0, 1, None).verdict == "improved"
     noisy = judge(metric([0.0, 0.1, 0.2], name="elapsed"), 0.0, 0.1, 3, None)
     assert noisy.verdict == "within noise" and "the baseline is 0" in noisy.why
+
+
+def test_a_change_of_a_figure_of_unknown_direction_cannot_be_judged():
+    """Never improved/regressed by a guess (issue 21): the verdict says why and what to declare."""
+    for samples, base, sd, n in (([120.0], 100.0, 0.0, 1), ([120, 121, 119], 100.0, 1.0, 3), ([80.0], 100.0, 0.0, 1)):
+        unknown = judge(metric(samples, name="performance", unit=""), base, sd, n, None)
+        assert unknown.verdict == "cannot judge", unknown
+        assert "direction unknown" in unknown.why and "direction: lower|higher" in unknown.why
+    same = judge(metric([100.0, 101.0, 99.0], name="performance", unit=""), 100.0, 1.0, 3, None)
+    assert same.verdict == "within noise"  # no change to judge: the direction does not matter
+
+
+def test_one_sample_is_no_spread_not_a_spread_of_0():
+    one = metric([120.0], name="latency", unit="ms")
+    assert one.direction == "lower" and one.sd != one.sd and one.sd_pct != one.sd_pct  # NaN, not 0
+    verdict = judge(one, 100.0, float("nan"), 1, None)
+    assert verdict.verdict == "regressed" and "single sample (both sides): cannot judge spread" in verdict.why
+    assert "single sample (the run)" in judge(one, 100.0, 1.0, 5, None).why
+    assert "single sample (the baseline)" in judge(metric([120.0, 121.0], "latency", "ms"), 100.0, math.nan, 1, None).why
+
+
+def test_a_latency_rise_of_20_percent_is_a_regression_and_a_throughput_rise_an_improvement():
+    assert judge(metric([120.0], name="performance", unit="ms"), 100.0, math.nan, 1, None).verdict == "regressed"
+    assert judge(metric([120.0], name="performance", unit="samples/s"), 100.0, math.nan, 1, None).verdict == "improved"
+
+
+def test_targets_judge_the_stored_direction():
+    latency = metric([120.0], name="performance", unit="ms")
+    assert [v.verdict for v in compare_targets([latency], {"performance": 100}, None)] == ["regressed"]
+    assert "against a target" in compare_targets([latency], {"performance": 100}, None)[0].why

@@ -72,9 +72,9 @@ def test_a_run_compared_with_itself_has_no_regression_even_for_zeros(tmp_path, e
         "name: zero\noutpath: runs\nparameterset: {name: p, parameter: {name: n, _: \"1,2\"}}\n"
         "step: {name: work, use: p, do: 'echo errors 0; echo loss 0.0; echo rate 5'}\n"
         "patternset:\n  name: p\n  pattern:\n"
-        "    - {name: errors, type: int, _: \"errors $jube_pat_int\"}\n"
-        "    - {name: loss, type: float, _: \"loss $jube_pat_fp\"}\n"
-        "    - {name: rate, type: float, _: \"rate $jube_pat_fp\"}\n"
+        "    - {name: errors, type: int, direction: lower, _: \"errors $jube_pat_int\"}\n"
+        "    - {name: loss, type: float, direction: lower, _: \"loss $jube_pat_fp\"}\n"
+        "    - {name: rate, type: float, unit: items/s, _: \"rate $jube_pat_fp\"}\n"
         "analyser: {name: a, use: p, analyse: {step: work, file: stdout}}\n"
         "result: {use: a, table: {name: t, column: [n, errors, loss, rate]}}\n")
     assert bench("run", "zero.yaml", "-q", cwd=tmp_path, env=env).returncode == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from caramel.cli.common import add_run_args, resolve_run
 
@@ -25,5 +26,11 @@ def run(args: argparse.Namespace) -> int:
     with History.open(args.history) as history:
         key = imported(history, run_dir)
         history.set_baseline(args.name, key)
-    print(f"baseline '{args.name}': {run_dir}")
+        record, figures = history.run(key), len(history.metrics(key))
+    benchmark = f" (benchmark {record.benchmark}, {figures} figure(s))" if record is not None else ""
+    print(f"baseline '{args.name}': {run_dir}{benchmark}")
+    if not figures:
+        from caramel.cli.compare import NO_FIGURE_HINT
+
+        print(f"warning: the run has no figure, so nothing can be compared with it; {NO_FIGURE_HINT}", file=sys.stderr)
     return 0

@@ -41,9 +41,8 @@ def imported(history, run_dir: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from caramel.history.compare import compare_runs, compare_targets
+    from caramel.history.compare import CANNOT_JUDGE
     from caramel.history.store import History
-    from caramel.state.registry import resolve
 
     if args.targets:
         from caramel.cli.methodology import methodology
@@ -53,52 +52,101 @@ def run(args: argparse.Namespace) -> int:
         raise RunError("bench compare needs --baseline ID|NAME|FILE or --targets FILE")
     run_dir = resolve_run(args)
     with History.open(args.history) as history:
-        current = history.metrics(imported(history, run_dir))
-        if os.path.isfile(args.baseline):
-            try:
-                with open(args.baseline) as handle:
-                    targets = json.load(handle)
-            except (OSError, ValueError) as exc:
-                raise RunError(f"{args.baseline}: not a JSON file of targets: {exc}",
-                               hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}') from None
-            verdicts = compare_targets(current, targets, args.threshold)
-            against = args.baseline
-        else:
-            key = history.baseline(args.baseline)
-            if key is None:
-                try:
-                    base_dir = resolve(args.dir, args.baseline)
-                except CaramelError as exc:
-                    raise RunError(f"baseline '{args.baseline}' is no run id, baseline name or file "
-                                   f"({exc.message})", hint="bench baseline set NAME -i ID names one") from None
-                key = imported(history, base_dir)
-            verdicts = compare_runs(current, history.metrics(key), args.threshold)
-            against = args.baseline
-    if args.format == "json":
-        print(json.dumps([{"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name,
-                           "unit": v.metric.unit, "direction": v.metric.direction,
-                           "baseline": v.baseline_mean, "baseline_sd": v.baseline_sd, "baseline_n": v.baseline_n,
-                           "current": v.metric.mean, "current_sd": v.metric.sd, "current_n": v.metric.n,
-                           "diff_pct": None if math.isnan(v.diff_pct) else v.diff_pct, "verdict": v.verdict,
-                           "why": v.why} for v in verdicts], indent=1))
-    else:
-        print(f"{os.path.basename(run_dir)} against {against}:")
-        rows = [["metric", "config", "baseline", "current", "diff", "verdict"]]
-        for v in verdicts:
-            rows.append([v.metric.name + (f"[{v.metric.unit}]" if v.metric.unit else ""), v.metric.key,
-                         _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
-                         _fmt(v.metric.mean, v.metric.sd, v.metric.n) + (" unstable" if v.metric.unstable else ""),
-                         "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", v.verdict])
-        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-        for r in rows:
-            print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        key = imported(history, run_dir)
+        current = history.metrics(key)
+        if not current:
+            raise RunError(f"{run_dir}: the run has no figure to compare", hint=NO_FIGURE_HINT)
+        verdicts = _verdicts(args, history, key, run_dir, current)
+    _show(args, run_dir, verdicts)
     regressed = [v for v in verdicts if v.verdict == "regressed"]
-    if regressed and args.format != "json":
-        print(f"{len(regressed)} metric(s) regressed")
+    unjudged = [v for v in verdicts if v.verdict == CANNOT_JUDGE]
+    if args.format != "json":
+        if unjudged:
+            print(f"{len(unjudged)} metric(s) changed but cannot be judged: their direction is unknown "
+                  "(declare direction: lower|higher on the pattern)")
+        if regressed:
+            print(f"{len(regressed)} metric(s) regressed")
     return 1 if regressed else 0
 
 
+NO_FIGURE_HINT = ("a column is a figure when its pattern has a unit (unit: s, unit: tokens/s) or a direction "
+                  "(direction: lower|higher), or it is a `performance: N UNIT` line (docs/history.md)")
+
+
+def _verdicts(args: argparse.Namespace, history, key: str, run_dir: str, current: list) -> list:
+    """The verdicts against the baseline `args.baseline` names: a targets file, a baseline name or a
+    run id of the run's own outpath. Comparing nothing, or another benchmark's run, is an error."""
+    from caramel.history.compare import compare_runs, compare_targets
+
+    if os.path.isfile(args.baseline):
+        try:
+            with open(args.baseline) as handle:
+                targets = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise RunError(f"{args.baseline}: not a JSON file of targets: {exc}",
+                           hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}') from None
+        verdicts = compare_targets(current, targets, args.threshold)
+        if not verdicts:
+            raise RunError(f"{args.baseline}: no target names a figure of the run; nothing was compared",
+                           hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12]))
+        return verdicts
+    base_key = history.baseline(args.baseline) or imported(history, _baseline_run(args.baseline, run_dir))
+    mine, theirs = history.run(key), history.run(base_key)
+    if mine is not None and theirs is not None and mine.benchmark != theirs.benchmark:
+        raise RunError(f"baseline '{args.baseline}' is a run of benchmark '{theirs.benchmark}' ({theirs.run_dir}), "
+                       f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
+                       hint="compare runs of one benchmark: bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK")
+    verdicts = compare_runs(current, history.metrics(base_key), args.threshold)
+    if all(v.verdict == "no baseline" for v in verdicts):
+        raise RunError(f"the run and baseline '{args.baseline}' have no figure in common; nothing was compared",
+                       hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12])
+                       + "; the baseline's: " + (", ".join(sorted({m.name for m in history.metrics(base_key)})[:12])
+                                                or "none"))
+    return verdicts
+
+
+def _baseline_run(baseline: str, run_dir: str) -> str:
+    """The run folder a run id names, looked up in the run's own outpath (never another benchmark's)."""
+    from caramel.state.registry import resolve
+
+    try:
+        return resolve(os.path.dirname(run_dir), baseline)
+    except CaramelError as exc:
+        raise RunError(f"baseline '{baseline}' is no run id, baseline name or file ({exc.message}; a run id is "
+                       f"looked up in the run's own outpath {os.path.dirname(run_dir)})",
+                       hint="bench baseline set NAME -i ID names one") from None
+
+
+def _show(args: argparse.Namespace, run_dir: str, verdicts: list) -> None:
+    if args.format == "json":
+        print(json.dumps([{"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name,
+                           "unit": v.metric.unit, "direction": getattr(v.metric.direction, "value", v.metric.direction),
+                           "baseline": _json(v.baseline_mean), "baseline_sd": _json(v.baseline_sd),
+                           "baseline_n": v.baseline_n, "current": _json(v.metric.mean),
+                           "current_sd": _json(v.metric.sd), "current_n": v.metric.n,
+                           "diff_pct": _json(v.diff_pct), "verdict": v.verdict, "why": v.why} for v in verdicts],
+                         indent=1))
+        return
+    print(f"{os.path.basename(run_dir)} against {args.baseline}:")
+    rows = [["metric", "config", "baseline", "current", "diff", "verdict"]]
+    for v in verdicts:
+        rows.append([v.metric.name + (f"[{v.metric.unit}]" if v.metric.unit else ""), v.metric.key,
+                     _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
+                     _fmt(v.metric.mean, v.metric.sd, v.metric.n) + (" unstable" if v.metric.unstable else ""),
+                     "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", v.verdict])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for r in rows:
+        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def _json(value: float) -> float | None:
+    """A number for JSON; NaN (no baseline, no spread with one sample) is null."""
+    return None if value is None or math.isnan(value) else value
+
+
 def _fmt(mean: float, sd: float, n: int) -> str:
+    """mean ± sd (n=N); with one sample the sd is unknown: '-' (cannot judge spread), never 0."""
     if not n or math.isnan(mean):
         return "-"
-    return f"{mean:.4g}" + (f" ± {sd:.2g} (n={n})" if n > 1 else "")
+    spread = "-" if n < 2 or math.isnan(sd) else f"{sd:.2g}"
+    return f"{mean:.4g} ± {spread} (n={n})"

@@ -156,6 +156,7 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
     from caramel.predict.points import PredictError, load_points, targets_of
     from caramel.predict.service import pick_metrics, record_command
     from caramel.predict.suggest import suggest
+    from caramel.spec.units import is_time_unit
 
     system = getattr(getattr(bench, "system", None), "name", "") or ""
     targets = targets_of(bench, make_plan(bench, run_id=0))
@@ -167,7 +168,7 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
             raise
         print(f"note: {exc.message}: any configuration teaches something", file=sys.stderr)
         data = []
-    timed = [d for d in data if d.direction == "lower" and ("time" in d.name.lower() or d.unit.strip() == "s")]
+    timed = [d for d in data if d.direction == "lower" and ("time" in d.name.lower() or is_time_unit(d.unit))]
     metric = (timed or data or [None])[0]
     table = metric.table if metric else next(iter(targets), "")
     chosen = suggest(metric.points if metric else [], targets.get(table, []), targets.get(table, []), args.suggest)

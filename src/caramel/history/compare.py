@@ -4,8 +4,10 @@ The rule (docs/history.md): with repeats on both sides, Welch's t statistic
 |mean_c - mean_b| / sqrt(sd_c²/n_c + sd_b²/n_b) must exceed the two-sided 99 % quantile of
 Student's t for Welch's degrees of freedom, and the change must be at least `threshold` % (default
 2 %): a difference the noise explains, or too small to matter, is "within noise". With a single
-sample on a side there is no spread to judge by, so the change must exceed the threshold alone
-(default 5 % then). Direction decides improved or regressed.
+sample on a side there is no spread to judge by ("cannot judge spread": its sd is unknown, not 0),
+so the change must exceed the threshold alone (default 5 % then). The metric's stored direction
+decides improved or regressed; a change of a figure whose direction is unknown is "cannot judge",
+never a guess.
 
 Equal means are never a change ("within noise", whatever the direction or a zero). A baseline
 of 0 has no percentage change (diff_pct is NaN): with repeats on both sides the t test alone
@@ -18,6 +20,10 @@ import math
 from dataclasses import dataclass
 
 from caramel.history.metrics import Metric
+from caramel.vocabulary import Direction
+
+CANNOT_JUDGE = "cannot judge"
+UNKNOWN_DIRECTION = "direction unknown; declare direction: lower|higher on the pattern (or a unit such as s or items/s)"
 
 # two-sided 99 % quantiles of Student's t by degrees of freedom (1..30), then the normal's
 _T99 = [63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
@@ -38,36 +44,50 @@ class Verdict:
     baseline_sd: float
     baseline_n: int
     diff_pct: float
-    verdict: str  # improved | regressed | within noise | no baseline
+    verdict: str  # improved | regressed | within noise | no baseline | cannot judge
     why: str = ""
 
 
-def judge(current: Metric, base_mean: float, base_sd: float, base_n: int, threshold: float | None) -> Verdict:
+def judge(current: Metric, base_mean: float, base_sd: float, base_n: int, threshold: float | None,
+          target: bool = False) -> Verdict:
+    """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value, no sample)."""
     mean = current.mean
     if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
         return Verdict(current, base_mean, base_sd, base_n, math.nan, "no baseline")
     if mean == base_mean:
         return Verdict(current, base_mean, base_sd, base_n, 0.0, "within noise", "the same value on both sides")
     diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
-    better = (mean > base_mean) == (current.direction == "higher")
-    if current.n > 1 and base_n > 1:
+    if current.n > 1 and base_n > 1 and not target:
         limit = 2.0 if threshold is None else threshold
-        va, vb = current.sd ** 2 / current.n, base_sd ** 2 / base_n
-        se = math.sqrt(va + vb)
-        if se > 0:
-            t = abs(mean - base_mean) / se
-            df = (va + vb) ** 2 / ((va ** 2 / (current.n - 1) if va else 0) + (vb ** 2 / (base_n - 1) if vb else 0)
-                                   or 1e-300)
-            significant = t > t99(df)
-            why = f"t={t:.2f} vs {t99(df):.2f} (df {df:.1f}), " + _change(diff_pct, limit, mean)
-        else:
-            significant, why = mean != base_mean, "no spread on either side"
+        significant, why = _t_test(current, base_mean, base_sd, base_n, diff_pct, limit)
     else:
         limit = 5.0 if threshold is None else threshold
-        significant, why = True, "single sample: " + _change(diff_pct, limit, mean)
+        if target:
+            why = "against a target: " + _change(diff_pct, limit, mean)
+        else:
+            side = "the run" if current.n < 2 and base_n > 1 else "the baseline" if current.n > 1 else "both sides"
+            why = f"single sample ({side}): cannot judge spread; " + _change(diff_pct, limit, mean)
+        significant = True
     if not significant or (base_mean and abs(diff_pct) < limit):
         return Verdict(current, base_mean, base_sd, base_n, diff_pct, "within noise", why)
+    if current.direction not in (Direction.HIGHER, Direction.LOWER):
+        return Verdict(current, base_mean, base_sd, base_n, diff_pct, CANNOT_JUDGE, f"{UNKNOWN_DIRECTION}; {why}")
+    better = (mean > base_mean) == (current.direction == Direction.HIGHER)
     return Verdict(current, base_mean, base_sd, base_n, diff_pct, "improved" if better else "regressed", why)
+
+
+def _t_test(current: Metric, base_mean: float, base_sd: float, base_n: int, diff_pct: float,
+            limit: float) -> tuple[bool, str]:
+    """Welch's t test at 99 %: whether the difference exceeds the noise, and why."""
+    mean = current.mean
+    va, vb = current.sd ** 2 / current.n, base_sd ** 2 / base_n
+    se = math.sqrt(va + vb)
+    if not se > 0:
+        return mean != base_mean, "no spread on either side"
+    t = abs(mean - base_mean) / se
+    df = (va + vb) ** 2 / ((va ** 2 / (current.n - 1) if va else 0) + (vb ** 2 / (base_n - 1) if vb else 0)
+                           or 1e-300)
+    return t > t99(df), f"t={t:.2f} vs {t99(df):.2f} (df {df:.1f}), " + _change(diff_pct, limit, mean)
 
 
 def _change(diff_pct: float, limit: float, mean: float) -> str:
@@ -81,7 +101,7 @@ def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float
     out = []
     for metric in current:
         b = base.get((metric.table, metric.key, metric.name))
-        out.append(judge(metric, b.mean if b else math.nan, b.sd if b else 0.0, b.n if b else 0, threshold))
+        out.append(judge(metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0, threshold))
     return out
 
 
@@ -95,5 +115,5 @@ def compare_targets(current: list[Metric], targets: dict, threshold: float | Non
             continue
         value = target.get("value") if isinstance(target, dict) else target
         limit = target.get("threshold", threshold) if isinstance(target, dict) else threshold
-        out.append(judge(metric, float(value), 0.0, 1, 5.0 if limit is None else float(limit)))
+        out.append(judge(metric, float(value), math.nan, 1, 5.0 if limit is None else float(limit), target=True))
     return out

@@ -5,34 +5,32 @@ wants each iteration's value to know the spread. So the caller gives the tables 
 off when a step repeats (report.results.history_tables: the report stage makes tables, the history
 only reads them), and the rows are grouped by the table's parameter columns: each group is one
 configuration, each of its rows one repeat.
+
+Figures are declared, not guessed (docs/history.md): a column enters the history only when it is a
+pattern with a unit or a declared direction (or one of its statistics `_first/_last/_min/_max/_avg/_sum`;
+`_cnt` is a count and `_std` a spread, never a figure), or the `performance` column of the table of
+`performance:` lines, whose `metric` column is the figure's unit. Job ids, iteration counts,
+parameters and patterns without unit or direction stay out. Each figure carries its unit and its
+direction (spec.units), decided here once and stored; compare, pages and predict read it.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 import statistics
 from dataclasses import dataclass, field
 
 from caramel.analyse.inputs import AnalysisInput
+from caramel.analyse.performance import uses_performance_lines
+from caramel.spec.model import Pattern
+from caramel.spec.units import direction, readable_unit, unit_in_name
+from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
 
-# Names that say "less is better"; everything else (throughput, TFLOPs, tokens/s, images/s) is
-# taken as "more is better". A pattern can say otherwise in its unit: `unit: s` is a time.
-_LOWER = ("time", "elapsed", "latency", "runtime", "duration", "energy", "(s)", "_s", "seconds", "wh", "joule",
-          "power", "memory", "loss")
-_LOWER_UNITS = {"s", "ms", "us", "min", "h", "wh", "j", "kj", "w", "b", "kb", "mb", "gb"}
 UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
-
-
-@functools.lru_cache(maxsize=1024)
-def direction(name: str, unit: str = "") -> str:
-    """'lower' or 'higher' (which way is better) for a metric."""
-    lowered = name.lower()
-    if unit.strip().lower() in _LOWER_UNITS:
-        return "lower"
-    if any(word in lowered for word in ("/s", "per_s", "persec", "per second", "throughput", "tflops", "/j")):
-        return "higher"
-    return "lower" if any(word in lowered for word in _LOWER) else "higher"
+PERFORMANCE_TABLE = "performance"  # the table of `performance:` lines (report.performance.TABLE)
+PERFORMANCE_COLUMN, UNIT_COLUMN = "performance", "metric"  # its figure and that figure's unit
+COPY_COLUMN = "caramel_copy"  # a copies table's copy column (engine.copies): a number, or an aggregate's name
+FIGURE_STATISTICS = (*SAME_TYPE_STATISTICS, "avg")  # statistics of a figure that are figures too
 
 
 @dataclass
@@ -41,7 +39,7 @@ class Metric:
     row: dict[str, str]  # the configuration: the table's parameter columns
     name: str
     unit: str = ""
-    direction: str = "higher"
+    direction: str = Direction.UNKNOWN.value  # a Direction's value (a history of an older caramel: as it was stored)
     samples: list[float] = field(default_factory=list)
 
     @property
@@ -60,11 +58,12 @@ class Metric:
 
     @property
     def sd(self) -> float:
-        return statistics.stdev(self.samples) if len(self.samples) > 1 else 0.0
+        """The sample standard deviation (ddof 1); NaN with one sample: no spread to judge by."""
+        return statistics.stdev(self.samples) if len(self.samples) > 1 else math.nan
 
     @property
     def sd_pct(self) -> float:
-        return 100.0 * self.sd / abs(self.mean) if self.samples and self.mean else 0.0
+        return 100.0 * self.sd / abs(self.mean) if self.n > 1 and self.mean else math.nan
 
     @property
     def unstable(self) -> bool:
@@ -84,55 +83,127 @@ def _label(key) -> str:
 
 
 def collect(inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None) -> list[Metric]:
-    """Every numeric pattern column of every table, per configuration, with one sample per repeat.
-    `made`: the run's tables, one row per repeat (report.results.history_tables). `configs`: only
-    these tables (by index) and configurations (`configuration`)."""
+    """Every figure column of every table (the module's doc says which are figures), per configuration,
+    with one sample per repeat. `made`: the run's tables, one row per repeat
+    (report.results.history_tables). `configs`: only these tables (by index) and configurations."""
     params = inp.param_names()
+    patterns = _patterns(inp)
+    lines = uses_performance_lines(inp)
     out: dict[tuple, Metric] = {}
     shared: dict[tuple, dict[str, str]] = {}
     for index, item in enumerate(made):
         if item.table.output != "table" or (configs is not None and index not in configs):
             continue
         wanted = None if configs is None else configs[index]
-        labels, units, param_cols, metric_cols = _layout(item, params)
+        layout = _layout(item, params, patterns, lines)
         table = item.table.name
         for values, status in zip(item.data.values, item.data.statuses, strict=True):
-            if not status.startswith("done"):
+            if not status.startswith("done") or layout.spread_row(values):
                 continue
-            config = tuple((labels[i], str(values[i])) for i in param_cols)
+            config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
             if wanted is not None and tuple(dict(config).items()) not in wanted:
                 continue
             row = shared.get(config)
             if row is None:
                 row = shared[config] = dict(config)  # one dict per configuration, shared by its metrics
-            for i in metric_cols:
+            for i, (unit, way) in layout.figures.items():
                 number = _number(values[i])
                 if number is None:
                     continue
-                entry = out.get((table, config, i))
+                if layout.unit_col is not None:  # the `performance:` line's own unit
+                    unit = readable_unit(str(values[layout.unit_col] or ""))
+                    way = direction(layout.labels[i], unit)
+                entry = out.get((table, config, i, unit))
                 if entry is None:
-                    entry = out[(table, config, i)] = Metric(table, row, labels[i], units[i],
-                                                             direction(labels[i], units[i]))
+                    entry = out[(table, config, i, unit)] = Metric(table, row, layout.labels[i], unit, way.value)
                 entry.samples.append(number)
-    return list(out.values())
+    return _distinct_names(list(out.values()))
 
 
-def _layout(item, params: set[str]) -> tuple[list[str], list[str], list[int], list[int]]:
-    """A table's labels and units, and which columns name its configuration and which are figures."""
+@dataclass
+class _Layout:
+    """Which columns of a table name its configuration and which are figures, with their unit and direction."""
+
+    labels: list[str]
+    param_cols: list[int]
+    figures: dict[int, tuple[str, Direction]]
+    unit_col: int | None = None  # the table of `performance:` lines: the column of each row's unit
+    copy_col: int | None = None  # a copies table: the column naming the copy (or the aggregate)
+
+    def spread_row(self, values: list) -> bool:
+        """A row of the spread over copies (sd, sem): never a figure."""
+        return self.copy_col is not None and str(values[self.copy_col]) in COPY_SPREADS
+
+
+def _patterns(inp: AnalysisInput) -> dict[str, Pattern]:
+    """The benchmark's patterns by name; where two sets name one, the one declared a figure."""
+    out: dict[str, Pattern] = {}
+    for pset in inp.benchmark.patternsets.values():
+        for pattern in pset.patterns:
+            if pattern.name not in out or pattern.unit or pattern.direction:
+                out[pattern.name] = pattern
+    return out
+
+
+def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
+    """The pattern a column shows when it is a figure: declared (unit or direction), itself or one of
+    its statistics that are figures."""
+    pattern = patterns.get(name)
+    if pattern is None:
+        stat = next((s for s in STATISTICS if name.endswith("_" + s) and name[:-len(s) - 1] in patterns), None)
+        if stat is None or stat not in FIGURE_STATISTICS:
+            return None
+        pattern = patterns[name[:-len(stat) - 1]]
+    return pattern if pattern.unit or pattern.direction else None
+
+
+def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -> _Layout:
+    """A table's labels, the columns that name its configuration and its figures (unit, direction)."""
     keys = item.data.keys
     columns = item.table.columns
     labels = [_label(keys[i]) for i in range(len(columns))]
-    units = [keys[i].unit or "" for i in range(len(columns))]
-    config = params | set(item.data.config_columns)
+    performance = lines and item.table.name == PERFORMANCE_TABLE
+    config = (params | set(item.data.config_columns)) - ({UNIT_COLUMN} if performance else set())
     param_cols = [i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")]
-    metric_cols = [i for i in range(len(columns)) if i not in param_cols]
-    return labels, units, param_cols, metric_cols
+    figures: dict[int, tuple[str, Direction]] = {}
+    for i, column in enumerate(columns):
+        if i in param_cols:
+            continue
+        if performance:
+            if column.name == PERFORMANCE_COLUMN:
+                figures[i] = ("", Direction.UNKNOWN)  # unit and direction: each row's own
+            continue
+        pattern = _figure_pattern(column.name, patterns)
+        if pattern is None:
+            continue
+        unit = readable_unit(keys[i].unit or "") or unit_in_name(labels[i])
+        way = direction(labels[i], unit, pattern.direction)
+        if way is Direction.UNKNOWN:  # the title says nothing: maybe the pattern's own name does
+            way = direction(column.name, unit, pattern.direction)
+        figures[i] = (unit, way)
+    names = [c.name for c in columns]
+    return _Layout(labels, param_cols, figures,
+                   names.index(UNIT_COLUMN) if performance and UNIT_COLUMN in names else None,
+                   names.index(COPY_COLUMN) if COPY_COLUMN in names else None)
+
+
+def _distinct_names(metrics: list[Metric]) -> list[Metric]:
+    """One name per figure of a configuration: a model printing lines in two units keeps both, as
+    `performance[ms]` and `performance[samples/s]` (the history keys a figure by its name)."""
+    units: dict[tuple, set[str]] = {}
+    for m in metrics:
+        units.setdefault((m.table, id(m.row), m.name), set()).add(m.unit)
+    for m in metrics:
+        if len(units[(m.table, id(m.row), m.name)]) > 1:
+            m.name = f"{m.name}[{m.unit}]"
+    return metrics
 
 
 def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict[int, set[tuple]] | None:
     """The configurations (as `collect` names them, per table index) of the rows made again, before
     and after (report.incremental.Delta); None when a table's change is not known row by row."""
     params = inp.param_names()
+    lines = uses_performance_lines(inp)
     out: dict[int, set[tuple]] = {}
     names = [item.table.name for item in made if item.table.output == "table"]
     if len(set(names)) != len(names) or len(deltas) != len(made):
@@ -142,7 +213,8 @@ def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict
             continue
         if delta is None:
             return None
-        labels, _units, param_cols, _metrics = _layout(item, params)
+        layout = _layout(item, params, {}, lines)
+        labels, param_cols = layout.labels, layout.param_cols
         rows = [values for values, _status in delta.before] + [item.data.values[k] for k in delta.after]
         found = {tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows}
         if found:

@@ -120,8 +120,9 @@ class History:
             config = configs.get(id(m.row))
             if config is None:
                 config = configs[id(m.row)] = json.dumps(m.row)
-            rows.append((run.run_key, m.table, config, m.name, m.unit, m.direction, m.n, m.mean, m.sd,
-                         min(m.samples), max(m.samples), _samples(m.samples)))
+            # the direction as its plain text; sd NULL with one sample (no spread known, not 0)
+            rows.append((run.run_key, m.table, config, m.name, m.unit, str(getattr(m.direction, "value", m.direction)),
+                         m.n, m.mean, m.sd if m.n > 1 else None, min(m.samples), max(m.samples), _samples(m.samples)))
         before = self.db.total_changes
         if replace and compare:
             rows = self._changed(run.run_key, rows)

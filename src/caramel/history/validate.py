@@ -27,7 +27,7 @@ RUN_KEYS: dict[str, str] = {
 }
 RUN_REQUIRED = ("run_key", "benchmark")
 METRIC_KEYS = {"table": _TEXT, "row": "object of texts and numbers", "name": _TEXT, "unit": _TEXT,
-               "direction": "higher or lower", "samples": "non-empty list of numbers"}
+               "direction": "higher, lower or unknown", "samples": "non-empty list of numbers"}
 METRIC_REQUIRED = ("table", "row", "name", "samples")
 
 
@@ -82,7 +82,7 @@ def _record(doc) -> tuple[RunRecord, list[Metric]]:
         for key, value in metric.items():
             _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
         metrics.append(Metric(metric["table"], metric["row"], metric["name"], metric.get("unit", ""),
-                              metric.get("direction", "higher"), [float(v) for v in metric["samples"]]))
+                              metric.get("direction", "unknown"), [float(v) for v in metric["samples"]]))
     return record, metrics
 
 
@@ -104,8 +104,8 @@ def _check(value, expected: str, path: str) -> None:
         raise _Bad(f"{path} holds {_kind(value)}, expected a text")
     if expected == _TIME and value is not None and not _finite(value, path):
         raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
-    if expected == "higher or lower" and value not in ("higher", "lower"):
-        raise _Bad(f'{path} holds {_kind(value)}, expected "higher" or "lower"')
+    if expected == "higher, lower or unknown" and value not in ("higher", "lower", "unknown"):
+        raise _Bad(f'{path} holds {_kind(value)}, expected "higher", "lower" or "unknown"')
     if expected in (_TEXTS, "non-empty list of numbers"):
         if not isinstance(value, list):
             raise _Bad(f"{path} holds {_kind(value)}, expected a {expected}")

@@ -82,7 +82,8 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
             used = {x for pts in series.values() for x, *_ in pts}
             plots.append({"kind": "sweep", "title": f"{name} against {param}", "param": param,
                           "xaxis": x_axis(param, {x: texts[x] for x in used}),
-                          "yaxis": y_axis(name, group[0].unit), "ideal": is_scaling(param),
+                          "yaxis": y_axis(name, group[0].unit),
+                          "ideal": is_scaling(param) and group[0].direction in ("higher", "lower"),
                           "higher": group[0].direction == "higher",
                           "series": [_series(label + (f" · {rest}" if rest else ""), label, rest, pts,
                                              params[(label, rest)]) for (label, rest), pts in sorted(series.items())]})

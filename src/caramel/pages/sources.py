@@ -72,7 +72,7 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
         if parsed is None:
             row = json.loads(config)
             parsed = configs[config] = (",".join(f"{k}={v}" for k, v in row.items()), row)
-        out.figures.append(Figure(index, tbl, parsed[0], parsed[1], name, unit or "", direction or "higher",
+        out.figures.append(Figure(index, tbl, parsed[0], parsed[1], name, unit or "", direction or "unknown",
                                   n or 1, mean, sd or 0.0))
     for name, key in contents.baselines:
         out.baselines.setdefault(name, key)

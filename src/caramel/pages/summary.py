@@ -38,8 +38,11 @@ class Row:
 
 
 def _best(figures: list[Figure]) -> Figure:
-    higher = figures[0].direction == "higher"
-    return max(figures, key=lambda f: f.mean if higher else -f.mean)
+    """The configuration the row shows: the best by the stored direction (the first when it is unknown)."""
+    way = figures[0].direction
+    if way not in ("higher", "lower"):
+        return figures[0]
+    return max(figures, key=lambda f: f.mean if way == "higher" else -f.mean)
 
 
 def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) -> tuple[str, int, float]:
@@ -59,6 +62,8 @@ def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) 
         word = "unstable"
     elif "improved" in verdicts:
         word = "improved"
+    elif "cannot judge" in verdicts:  # changed, but its direction is unknown (history.compare)
+        word = "cannot judge"
     else:
         word = "within noise"
     return word, regressed, change

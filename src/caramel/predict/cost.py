@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from caramel.predict.declaration import declaration
 from caramel.predict.service import Forecast, Prediction
+from caramel.spec.units import is_time_unit
 
 
 @dataclass
@@ -39,7 +40,8 @@ class JobCost:
 def _time_metric(forecast: Forecast) -> str:
     for choice in forecast.choices:
         name = choice.data.name.lower()
-        if choice.data.direction == "lower" and (choice.data.unit.strip().lower() == "s" or "time" in name
+        # the stored direction and unit decide; the name only for a history whose units were not kept
+        if choice.data.direction == "lower" and (is_time_unit(choice.data.unit) or "time" in name
                                                  or "elapsed" in name or "(s)" in name):
             return choice.data.name
     return ""

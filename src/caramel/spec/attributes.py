@@ -92,3 +92,29 @@ def only_children(node: Node, allowed: set[str]) -> None:
         if child.tag not in allowed:
             hint = did_you_mean(child.tag, allowed) or "expected " + ", ".join(f"<{a}>" for a in sorted(allowed))
             raise SpecError(f"unknown element <{child.tag}> in <{node.tag}>", child.where, hint=hint)
+
+
+DIRECTIONS = ("lower", "higher")  # a pattern's direction=: which way its figure is better
+
+
+def pattern_direction(node: Node, name: str) -> str:
+    """A pattern's declared direction= (lower or higher), '' when it declares none."""
+    value = node.attrs.get("direction", "").strip()
+    if value and value not in DIRECTIONS:
+        raise SpecError(f"direction={value!r} of pattern '{name}' is not lower or higher", node.where,
+                        hint=did_you_mean(value, DIRECTIONS) or "expected direction=\"lower\" (a time, energy...) or "
+                        "direction=\"higher\" (a rate, a throughput)")
+    return value
+
+
+def pattern_unit(node: Node, name: str) -> str:
+    """A pattern's unit=, which must be readable as a unit (spec.units): the history stores it and
+    decides from it which way the figure is better."""
+    from caramel.spec.units import MAX_UNIT_CHARS, unit_problem
+
+    unit = node.attrs.get("unit", "")
+    problem = unit_problem(unit)
+    if problem is not None:
+        raise SpecError(f"unit={unit[:MAX_UNIT_CHARS + 10]!r} of pattern '{name}' cannot be read: {problem}",
+                        node.where, hint='write a unit such as unit="s", "ms", "tokens/s", "images/s", "Wh" or "%"')
+    return unit.strip()

@@ -169,6 +169,7 @@ class Pattern:
     dotall: bool = False
     reduce: str = "first"
     where: Location = NOWHERE
+    direction: str = ""  # declared: "lower" | "higher"; "": from the unit, else the name (spec.units)
 
 
 @dataclass

@@ -6,7 +6,17 @@ import os
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec import model as m
-from caramel.spec.attributes import NAME_RE, boolean, choice, name_of, only_children, split_list, type_of
+from caramel.spec.attributes import (
+    NAME_RE,
+    boolean,
+    choice,
+    name_of,
+    only_children,
+    pattern_direction,
+    pattern_unit,
+    split_list,
+    type_of,
+)
 from caramel.spec.sources import IncludePath, expand_includes, read_tree, remove_inactive
 from caramel.spec.tree import Node
 
@@ -217,7 +227,8 @@ class SetBuilder:
             pattern = m.Pattern(
                 pname, child.text.strip(), ptype,
                 choice(child, "mode", "pattern", ("pattern", "text", "python", "perl", "shell")),
-                child.attrs.get("unit", "").strip(), child.attrs.get("default"),
-                boolean(child, "dotall", False), child.attrs.get("reduce", "first").strip(), child.where)
+                pattern_unit(child, pname), child.attrs.get("default"),
+                boolean(child, "dotall", False), child.attrs.get("reduce", "first").strip(), child.where,
+                pattern_direction(child, pname))
             pset.patterns = [p for p in pset.patterns if p.name != pname] + [pattern]
         return pset
