@@ -38,8 +38,8 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
         declared = {s.estimator for s in inp.benchmark.steps.values() if s.estimator}
         estimators[name] = override or estimator_of(declared.pop() if len(declared) == 1 else "")
         record = run_record(run_dir)
-        systems += [n for n in [record.system, *record.tags] if n and n not in systems]
-    result = judge(figures, targets, args.threshold, args.max_sd, systems, estimators, _catalogue())
+        systems = list(dict.fromkeys([*systems, record.system, *record.tags]))
+    result = judge(figures, targets, args.threshold, args.max_sd, [n for n in systems if n], estimators, _catalogue())
     if args.format == "json":
         print(_json(result))
     else:

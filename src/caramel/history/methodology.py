@@ -140,7 +140,7 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
             if bench not in referenced:
                 out.lines.append(Line(bench, math.nan, math.nan, math.nan, math.nan, math.nan, threshold, 0,
                                       verdict=Verdict.NO_REFERENCE,
-                                      why=f"no reference for system {system or ' or '.join(system_names or ['?'])}"))
+                                      why=f"no reference for system {system or (system_names or ['?'])[0]}"))
     _statistics(out)
     out.captions = list(dict.fromkeys(out.captions))
     return out

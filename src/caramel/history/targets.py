@@ -110,6 +110,10 @@ def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Lined:
     return out
 
 
+def _line(mapping: _Lined, key) -> int:
+    return mapping.lines.get(str(key), mapping.line)
+
+
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 
 
@@ -136,7 +140,7 @@ def read_targets(path: str) -> Targets:
         raise RunError("a targets file is a mapping", Location(path, 1),
                        hint="systems: {SYSTEM: {BENCHMARK: {value: N, lower: -5%, upper: +20%}}}")
     if SYSTEMS_KEY not in doc:
-        return Targets(path, [entry_from(path, name, spec, ANY_SYSTEM, doc.lines[name]) for name, spec in doc.items()], {})
+        return Targets(path, [entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name)) for name, spec in doc.items()], {})
     systems = doc[SYSTEMS_KEY]
     if len(doc) > 1 or not isinstance(systems, _Lined):
         raise RunError("with `systems:`, a targets file holds only `systems: {SYSTEM: {BENCHMARK: ...}}`",
@@ -146,9 +150,9 @@ def read_targets(path: str) -> Targets:
     for system, benchmarks in systems.items():
         if not isinstance(benchmarks, _Lined):
             raise RunError(f"system '{system}': expected a mapping of benchmarks to references",
-                           Location(path, systems.lines[system]))
-        entries += [entry_from(path, name, spec, system, benchmarks.lines[name]) for name, spec in benchmarks.items()]
-    return Targets(path, entries, {s: Location(path, systems.lines[s]) for s in systems})
+                           Location(path, _line(systems, system)))
+        entries += [entry_from(path, name, spec, str(system), _line(benchmarks, name)) for name, spec in benchmarks.items()]
+    return Targets(path, entries, {str(s): Location(path, _line(systems, s)) for s in systems})
 
 
 def entry_from(path: str, name: str, spec, system: str, line: int) -> Entry:
@@ -156,7 +160,7 @@ def entry_from(path: str, name: str, spec, system: str, line: int) -> Entry:
     entry = Entry(str(name), system, where=at)
     if isinstance(spec, _Lined) and "value" not in spec:  # one reference per figure
         for key, value in spec.items():
-            where = Location(path, spec.lines[key])
+            where = Location(path, _line(spec, key))
             if key == MAX_SD_KEY:
                 entry.max_sd = _percent(value, where, MAX_SD_KEY)
             else:

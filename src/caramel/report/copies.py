@@ -80,10 +80,13 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     if count < expected or any(c.wp.state != "done" for c in copies):
         status = f"incomplete: {aggregate} of {count} of {expected} copies"
         return [([model, aggregate, result, metric, status], status, leaf)]
-    flags = [f"copy {c.index}: {loads[c.wp.id]}" for c in copies if c.wp.id in loads]
+    flags = []
+    loaded = [str(c.index) for c in copies if c.wp.id in loads]
+    if loaded:
+        flags.append(f"node loaded at cop{'ies' if len(loaded) > 1 else 'y'} {', '.join(loaded)}")
     if over.has_spread and over.sd_pct > SPREAD_LIMIT:
         flags.append(f"sd {over.sd_pct:.1f}% over the copies > {SPREAD_LIMIT:g}%")
-    status = _with_notes("done", [f"{aggregate} of {count} copies"] + [f"flag: {f}" for f in flags])
+    status = _with_notes("done", [f"{aggregate} of {count} copies"] + (["flag: " + ", ".join(flags)] if flags else []))
     rows = [([model, aggregate, result, metric, status], status, leaf)]
     if over.has_spread:
         for name, value in zip(COPY_SPREADS, (over.sd, over.sem), strict=True):
@@ -116,6 +119,6 @@ def _loads(inp: AnalysisInput) -> dict[int, str]:
     except (CaramelError, OSError):
         return {}
     try:
-        return {wp: f"node loaded: {why}" for wp, why in overloaded(store.events()).items()}
+        return {wp: f"flag: node loaded, {why}" for wp, why in overloaded(store.events()).items()}
     finally:
         store.close()
