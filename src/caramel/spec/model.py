@@ -158,6 +158,7 @@ class Step:
     copies: str = ""  # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
     copies_aggregate: str = ""  # caramel: the result over the copies: "sum" (default) or "mean" (vocabulary)
     estimator: str = ""  # caramel: how a mean and sd are taken (spec/estimator.py); "" is `all`
+    repeats: int = 1  # caramel: N of `bench run --repeat N` (iterations holds N times the file's)
 
 
 @dataclass
