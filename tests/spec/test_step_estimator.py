@@ -54,3 +54,11 @@ def test_declarations_are_kept_on_the_step(tmp_path: Path) -> None:
     [bench] = load(str(path))
     step = bench.steps["run"]
     assert (step.copies_aggregate, step.estimator) == ("mean", "trimmed ddof=0")
+
+
+def test_xml_attributes(tmp_path: Path) -> None:
+    path = tmp_path / "b.xml"
+    path.write_text('<jube><benchmark name="b" outpath="runs"><step name="run" copies="2" copies_aggregate="mean" '
+                    'estimator="trimmed ddof=0"><do>echo</do></step></benchmark></jube>')
+    [bench] = load(str(path))
+    assert (bench.steps["run"].copies_aggregate, bench.steps["run"].estimator) == ("mean", "trimmed ddof=0")

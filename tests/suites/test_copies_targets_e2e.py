@@ -54,6 +54,9 @@ def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, 
     assert "estimator: mean of all samples, sd ddof=1" in result.stderr  # csv keeps its shape: caption on stderr
     pretty = bench("result", "-i", "last", "users_runs", cwd=tmp_path, env=env)
     assert "estimator: mean of all samples, sd ddof=1" in pretty.stdout
+    if os.path.exists("/proc/loadavg"):  # the engine kept the node's load at each copy's start and end
+        events = bench("log", "-i", "last", "users_runs", "--events", cwd=tmp_path, env=env).stdout
+        assert events.count("loadavg: start") == 2 and events.count("loadavg: end") == 2, events
     mean = rows_of(bench("result", "-i", "last", "devices_runs", "--style", "csv", cwd=tmp_path, env=env).stdout)
     assert float(mean["mean"]["performance"]) == 12.5 and "sum" not in mean
 
