@@ -6,10 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
 from tests.run_bench import bench
+
+from caramel.state.store import Store, db_path
 
 # each repeat prints its own value: the first repeat's is 1, the mean of 3 is 2
 COUNTER = """name: counter
@@ -26,7 +29,9 @@ result: {{use: a, table: {{name: t, style: csv, column: [value]}}}}
 def table(tmp_path: Path, env: dict[str, str], *extra: str) -> list[dict[str, str]]:
     out = bench("result", "-i", "last", *extra, cwd=tmp_path, env=env)
     assert out.returncode == 0, out.stderr
-    return list(csv.DictReader(io.StringIO(out.stdout)))
+    rows = list(csv.DictReader(io.StringIO(out.stdout)))
+    assert all(None not in row for row in rows), out.stdout  # no status holds the separator (csv is unquoted)
+    return rows
 
 
 def test_repeat_tables_show_the_mean_n_and_sd(tmp_path: Path, env: dict[str, str]) -> None:
@@ -39,6 +44,13 @@ def test_repeat_tables_show_the_mean_n_and_sd(tmp_path: Path, env: dict[str, str
     assert "flag: sd 50.0% of value > 5% over the repeats" in row["status"]
     doc = json.loads(bench("result", "-i", "last", "--style", "json", cwd=tmp_path, env=env).stdout)
     assert doc["caption"].startswith("mean of 3 repeats (bench run --repeat 3); estimator: mean of all samples")
+    # a repeat that ran on a node loaded above its cores (engine/loadavg.py's events) is flagged
+    store = Store(db_path(str(tmp_path / "runs" / "000000")))
+    with store.transaction():
+        store.event(1, "loadavg", "end 99.00 cores=2")
+    store.close()
+    [row] = table(tmp_path, env, "--reanalyse")
+    assert re.search(r"flag: node loaded at repeats? [\d ]*2", row["status"]), row  # (others: this node's own load)
     # the history keeps each repeat's value
     compare = bench("compare", "-i", "last", "--baseline", "0", "--format", "json", cwd=tmp_path, env=env)
     [metric] = json.loads(compare.stdout)

@@ -33,7 +33,9 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def rows_of(out: str) -> dict[str, dict[str, str]]:
-    return {row["caramel_copy"]: row for row in csv.DictReader(io.StringIO(out))}
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert all(None not in row for row in rows), out  # no status holds the separator (csv is unquoted)
+    return {row["caramel_copy"]: row for row in rows}
 
 
 def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, env: dict[str, str]) -> None:

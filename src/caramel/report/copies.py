@@ -8,7 +8,8 @@ metric and repeat, the aggregate the step declares over the copies' figures (`co
 the benchmark's result. The spread over the copies follows in rows `sd` and `sem` (vocabulary's
 COPY_SPREADS): their status says `spread`, so they never enter the history and are never judged.
 
-A row is flagged (in its status) when the node was too loaded to measure: the load average above
+A row is flagged (in its status, without commas: csv tables are not quoted, as JUBE's) when the node
+was too loaded to measure: the load average above
 the cores bench may use at a copy's start or end (engine/loadavg.py), or an sd over the copies
 above SPREAD_LIMIT % of their aggregate's mean.
 """
@@ -41,7 +42,7 @@ class _Copy:
 def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]:
     """The rows of the figures of copies: one per copy (and repeat), then per model, metric and repeat
     the declared aggregate and the spread. `status_of(wp)`: a workpackage's status text."""
-    loads = _loads(inp)
+    loads = load_flags(inp)
     lines: dict[tuple, list[Figure]] = defaultdict(list)
     for fig in figures:
         lines[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))].append(fig)
@@ -83,10 +84,10 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     flags = []
     loaded = [str(c.index) for c in copies if c.wp.id in loads]
     if loaded:
-        flags.append(f"node loaded at cop{'ies' if len(loaded) > 1 else 'y'} {', '.join(loaded)}")
+        flags.append(f"node loaded at cop{'ies' if len(loaded) > 1 else 'y'} {' '.join(loaded)}")
     if over.has_spread and over.sd_pct > SPREAD_LIMIT:
         flags.append(f"sd {over.sd_pct:.1f}% over the copies > {SPREAD_LIMIT:g}%")
-    status = _with_notes("done", [f"{aggregate} of {count} copies"] + (["flag: " + ", ".join(flags)] if flags else []))
+    status = _with_notes("done", [f"{aggregate} of {count} copies"] + (["flag: " + " and ".join(flags)] if flags else []))
     rows = [([model, aggregate, result, metric, status], status, leaf)]
     if over.has_spread:
         for name, value in zip(COPY_SPREADS, (over.sd, over.sem), strict=True):
@@ -98,8 +99,9 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
 def _lines_note(summary: Summary) -> str:
     if summary.n < 2:
         return ""
-    trimmed = f", {summary.used} after dropping the min and max" if summary.used != summary.n else ""
-    return f"mean of {summary.n} lines{trimmed}"
+    if summary.used != summary.n:
+        return f"mean of {summary.used} of {summary.n} lines without the min and max"
+    return f"mean of {summary.n} lines"
 
 
 def _with_notes(status: str, notes: list[str]) -> str:
@@ -107,7 +109,7 @@ def _with_notes(status: str, notes: list[str]) -> str:
     return f"{status} ({'; '.join(notes)})" if notes else status
 
 
-def _loads(inp: AnalysisInput) -> dict[int, str]:
+def load_flags(inp: AnalysisInput) -> dict[int, str]:
     """Why a workpackage ran on a node too loaded to measure (engine/loadavg.py), per workpackage id."""
     from caramel.errors import CaramelError
     from caramel.state.store import Store, db_path, is_run_dir
@@ -119,6 +121,6 @@ def _loads(inp: AnalysisInput) -> dict[int, str]:
     except (CaramelError, OSError):
         return {}
     try:
-        return {wp: f"flag: node loaded, {why}" for wp, why in overloaded(store.events()).items()}
+        return {wp: f"flag: node loaded ({why})" for wp, why in overloaded(store.events()).items()}
     finally:
         store.close()

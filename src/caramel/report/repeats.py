@@ -6,7 +6,8 @@ table is made from its rows without reduce (one row per repeat) grouped by confi
 parameter columns, as the history groups them): a numeric figure column shows the mean over the
 repeats (analyse/estimators.py, all samples), followed by a column `<name>_sd` (sd with ddof=1, empty
 with one sample: no spread to judge), and a column `n` counts the repeats. A row whose sd is above
-copies.SPREAD_LIMIT % of its mean is flagged in its status. Files run without `--repeat` (JUBE's
+copies.SPREAD_LIMIT % of its mean, or a repeat of which ran on a node loaded above its cores
+(engine/loadavg.py), is flagged in its status. Files run without `--repeat` (JUBE's
 own `iterations=` included) keep JUBE's tables exactly.
 """
 
@@ -17,7 +18,7 @@ from collections import defaultdict
 
 from caramel.analyse.estimators import summarise
 from caramel.analyse.inputs import AnalysisInput
-from caramel.report.copies import SPREAD_LIMIT
+from caramel.report.copies import SPREAD_LIMIT, load_flags
 from caramel.report.dataset import STATUS, text_of
 from caramel.report.table import Key, TableData, format_value
 from caramel.spec.estimator import DEFAULT
@@ -68,7 +69,8 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
             title = None if key.title is None else f"{key.title}_sd"
             out_keys.append(Key(f"{key.name}_sd", title, key.format, 0, key.unit))
     out_keys.append(Key(COUNT, None, "", 0))
-    made = [_group_row(data, rows, numeric, status_at) for rows in groups.values()]
+    loads = load_flags(inp)
+    made = [_group_row(data, rows, numeric, status_at, loads) for rows in groups.values()]
     with_status = bool(status_at) or any(status != "done" for _values, status, _leaf in made)
     if with_status:
         out_keys.append(keys[status_at[0]] if status_at else Key(STATUS, None, "", 0))
@@ -85,7 +87,8 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
     return out
 
 
-def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: list[int]) -> tuple[list, str, int]:
+def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: list[int],
+               loads: dict[int, str]) -> tuple[list, str, int]:
     """One configuration's row: its values (means, sds, n), its status and its last workpackage."""
     first = data.values[rows[0]]
     values: list[object] = []
@@ -103,6 +106,10 @@ def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: 
     values.append(len(rows))
     statuses = [data.statuses[r] for r in rows]
     status = next((s for s in statuses if not s.startswith("done")), statuses[0])
-    if flags and status.startswith("done"):
-        status = f"done (flag: {', '.join(flags)} > {SPREAD_LIMIT:g}% over the repeats)"
+    notes = [f"flag: {' and '.join(flags)} > {SPREAD_LIMIT:g}% over the repeats"] if flags else []
+    loaded = sorted({r + 1 for r, row in enumerate(rows) if data.leaves[row] in loads})
+    if loaded:
+        notes.append(f"flag: node loaded at repeat{'s' if len(loaded) > 1 else ''} {' '.join(map(str, loaded))}")
+    if notes and status.startswith("done"):
+        status = f"done ({'; '.join(notes)})"
     return values, status, max(data.leaves[r] for r in rows)
