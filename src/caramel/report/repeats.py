@@ -108,8 +108,8 @@ def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: 
     status = next((s for s in statuses if not s.startswith("done")), statuses[0])
     notes = [f"flag: {' and '.join(flags)} > {SPREAD_LIMIT:g}% over the repeats"] if flags else []
     loaded = sorted({r + 1 for r, row in enumerate(rows) if data.leaves[row] in loads})
-    if loaded:
+    if loaded and "node loaded" not in status:  # a copies table says it per copy already
         notes.append(f"flag: node loaded at repeat{'s' if len(loaded) > 1 else ''} {' '.join(map(str, loaded))}")
-    if notes and status.startswith("done"):
-        status = f"done ({'; '.join(notes)})"
+    if notes and status.startswith("done"):  # keep the first repeat's own notes (`sum of 2 copies`)
+        status = f"{status[:-1]}; {'; '.join(notes)})" if status.endswith(")") else f"{status} ({'; '.join(notes)})"
     return values, status, max(data.leaves[r] for r in rows)
