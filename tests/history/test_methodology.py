@@ -101,3 +101,10 @@ def test_unknown_entries_are_errors_with_did_you_mean(tmp_path: Path, text: str,
     with pytest.raises(RunError) as caught:
         judge(copies_metrics(), targets(tmp_path, text), system_names=["local"])
     assert says in str(caught.value) and "did you mean" in str(caught.value)
+
+
+def test_a_benchmark_without_figures_is_still_reported(tmp_path: Path) -> None:
+    result = judge(copies_metrics(), targets(tmp_path, "systems:\n  local:\n    users: 21\n    broken: 3\n"),
+                   system_names=["local"], benchmarks=["users", "broken", "hang"])
+    assert [(x.name, x.verdict) for x in result.lines] == [
+        ("users", Verdict.PASS), ("broken", Verdict.NO_FIGURE), ("hang", Verdict.NO_REFERENCE)]

@@ -39,7 +39,8 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
         estimators[name] = override or estimator_of(declared.pop() if len(declared) == 1 else "")
         record = run_record(run_dir)
         systems = list(dict.fromkeys([*systems, record.system, *record.tags]))
-    result = judge(figures, targets, args.threshold, args.max_sd, [n for n in systems if n], estimators, _catalogue())
+    result = judge(figures, targets, args.threshold, args.max_sd, [n for n in systems if n], estimators, _catalogue(),
+                   list(estimators))
     if args.format == "json":
         print(_json(result))
     else:

@@ -105,9 +105,11 @@ def is_result(metric: Metric) -> bool:
 
 def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold: float | None = None,
           max_sd: float | None = None, system_names: list[str] | None = None,
-          estimators: dict[str, Estimator] | None = None, known: set[str] | None = None) -> Methodology:
+          estimators: dict[str, Estimator] | None = None, known: set[str] | None = None,
+          benchmarks: list[str] | None = None) -> Methodology:
     """`figures`: (benchmark, metric) of the runs; `system_names`: the run's system, then its tags;
-    `estimators`: per benchmark; `known`: the benchmark names besides the runs' (the catalogue)."""
+    `estimators`: per benchmark; `known`: the benchmark names besides the runs' (the catalogue);
+    `benchmarks`: the runs' benchmarks, those without a figure too (default: the figures')."""
     if isinstance(targets, dict):  # the flat form, as a mapping (tests and the API)
         from caramel.history.targets import entry_from
 
@@ -115,10 +117,11 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
     figures = [(bench, m) for bench, m in figures if is_result(m)]
     system, entries = targets.for_system(system_names or [])
-    _check(targets, figures, system_names or [], known or set())
+    benchmarks = list(dict.fromkeys([*(benchmarks or []), *(b for b, _m in figures)]))
+    _check(targets, figures, system_names or [], (known or set()) | set(benchmarks))
     out = Methodology([], max_sd=DEFAULT_MAX_SD if max_sd is None else max_sd, threshold=threshold, system=system)
     estimators = estimators or {}
-    referenced: set[str] = set()
+    referenced = {entry.name for entry in entries}
     for entry in entries:
         for key, reference in entry.figures.items():
             found = [(b, m) for b, m in figures if entry.name in _names(b, m) and m.samples
@@ -136,7 +139,7 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
                 name = label + (f" [{metric.key}]" if len(found) > 1 else "")
                 out.lines.append(_line(name, reference, entry, metric, summarise(metric.samples, estimator), threshold))
     if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
-        for bench in dict.fromkeys(b for b, _m in figures):
+        for bench in benchmarks:
             if bench not in referenced:
                 out.lines.append(Line(bench, math.nan, math.nan, math.nan, math.nan, math.nan, threshold, 0,
                                       verdict=Verdict.NO_REFERENCE,
