@@ -98,3 +98,13 @@ def test_a_system_without_references_is_reported_never_passed(tmp_path: Path, en
     (tmp_path / "typo.yaml").write_text("systems:\n  local:\n    user: 25\n")
     typo = bench("compare", "-i", "last", "--targets", "typo.yaml", cwd=tmp_path, env=env)
     assert typo.returncode != 0 and "typo.yaml:3" in typo.stderr and "did you mean 'users'?" in typo.stderr
+
+
+def test_a_failed_copy_leaves_the_aggregate_incomplete(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "half.yaml").write_text(
+        "name: half\noutpath: runs\nstep:\n  name: run\n  copies: 2\n"
+        "  do: 'echo \"performance: 5 img/s\"; test $CARAMEL_COPY = 0'\n")
+    assert bench("run", "half.yaml", "-q", cwd=tmp_path, env=env).returncode == 1
+    rows = rows_of(bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env).stdout)
+    assert rows["sum"]["status"] == "incomplete: sum of 1 of 2 copies" and rows["sum"]["performance"] == ""
+    assert rows["1"]["status"].startswith("failed") and "sd" not in rows  # no spread of an incomplete set

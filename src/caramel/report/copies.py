@@ -78,9 +78,10 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     result = float(np.sum(values)) if aggregate == "sum" else over.mean
     count, expected = len(copies), copy_count(step) or len(copies)
     leaf = max(c.wp.id for c in copies)
-    if count < expected or any(c.wp.state != "done" for c in copies):
-        status = f"incomplete: {aggregate} of {count} of {expected} copies"
-        return [([model, aggregate, result, metric, status], status, leaf)]
+    done = sum(c.wp.state == "done" for c in copies)
+    if done < expected:  # no result: a sum or mean of the copies that ran would not be the node's
+        status = f"incomplete: {aggregate} of {done} of {expected} copies"
+        return [([model, aggregate, None, metric, status], status, leaf)]
     flags = []
     loaded = [str(c.index) for c in copies if c.wp.id in loads]
     if loaded:
