@@ -84,7 +84,9 @@ def test_the_targets_judge_a_latency_above_its_target(folder, env, tmp_path):
     assert above.returncode == 1 and "-20.00%" in above.stdout, above.stdout + above.stderr
     targets.write_text(json.dumps({"throughput": 1000}))
     better = bench("compare", "throughput_run", "-i", "last", "--targets", str(targets), cwd=folder, env=env)
-    assert better.returncode == 0 and "+25.00%" in better.stdout, better.stdout + better.stderr
+    # the throughput passes its target; one sample cannot judge the spread, so the campaign is not passed
+    assert "+25.00%  pass" in better.stdout, better.stdout + better.stderr
+    assert better.returncode == 1 and "cannot judge" in better.stdout
 
 
 def test_a_comparison_of_nothing_is_an_error(tmp_path, env):

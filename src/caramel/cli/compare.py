@@ -17,7 +17,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("compare", help="compare a run with a baseline run, a named baseline or targets")
     add_run_args(parser)
     parser.add_argument("--targets", metavar="FILE", default=None,
-                        help="the methodology table against Mila-style targets JSON {name: value} (exit 1 on a fail)")
+                        help="the methodology table against a targets file (YAML or JSON): references per system "
+                             "with tolerances, or the flat {name: value} (exit 1 on a fail or a cannot-judge)")
+    parser.add_argument("--estimator", metavar="all|trimmed|milabench[ ddof=N]", default=None,
+                        help="with --targets: how means and sds are taken, over the steps' `estimator` "
+                             "(default: the benchmark's, else all samples with ddof=1)")
     parser.add_argument("--max-sd", type=float, default=None, metavar="PERCENT",
                         help="with --targets: most the 80%% quantile of sd%% may be (default 5)")
     parser.add_argument("--baseline", "-b", metavar="ID|NAME|FILE",

@@ -77,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             text = render(item.data, style)
             chunks.append(text)
+            if item.data.caption and style in ("csv", "aligned"):
+                print(f"note: table '{item.table.name}': {item.data.caption}", file=sys.stderr)
             bad = clashes(item.data) if style in ("csv", "aligned") else []
             if bad:
                 print(f"warning: table '{item.table.name}': cells of {', '.join(bad)} contain the separator "

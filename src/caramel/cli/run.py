@@ -59,7 +59,7 @@ def scheduler_for(bench) -> str:
 
 def repeat(bench, times: int) -> None:
     """Each step `times` as many iterations (JUBE's way of running a workpackage again)."""
-    bench.steps = {name: dataclasses.replace(step, iterations=step.iterations * times)
+    bench.steps = {name: dataclasses.replace(step, iterations=step.iterations * times, repeats=times)
                    for name, step in bench.steps.items()}
 
 

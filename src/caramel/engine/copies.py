@@ -16,6 +16,7 @@ import os
 
 from caramel.errors import SpecError
 from caramel.spec import model as m
+from caramel.vocabulary import COPY_AGGREGATES
 
 COPY_PARAM = "caramel_copy"
 DEVICE_VARIABLES = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
@@ -96,3 +97,14 @@ def placement(step: m.Step, params: dict[str, str], devices: int) -> Placement |
         visible = ",".join(str(d) for d in range(k * share, min(devices, (k + 1) * share)))
         env.update({name: visible for name in DEVICE_VARIABLES})
     return Placement(k, cpus, env)
+
+
+def aggregate_of(step: m.Step) -> str:
+    """What a benchmark's result over its copies is: the step's `copies_aggregate`, else `sum` (the
+    node's throughput); `mean` is the figure per copy, as the Mila suite reports it."""
+    return step.copies_aggregate or COPY_AGGREGATES[0]
+
+
+def copy_count(step: m.Step) -> int | None:
+    """How many copies of each workpackage the step ran (None: not known as a number, or none)."""
+    return int(step.copies) if step.copies.isdigit() and int(step.copies) > 1 else None

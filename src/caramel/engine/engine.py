@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
-from caramel.engine import copies, materialise, recovery, restart, shared, waiting
+from caramel.engine import copies, loadavg, materialise, recovery, restart, shared, waiting
 from caramel.engine.commands import check_step, final_text, segment
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
@@ -162,6 +162,7 @@ class Engine:
             cycle, op = 0, 0
             with self.store.transaction():
                 self.move(wp, "start", attempt=wp.attempt + 1, started=time.time())
+                self._record_load(wp, "start")
             parent_envs = [self.store.env(p) or {} for p in wp.parents
                            if self.bench.steps[self.wps[p].step].export]
             env = materialise.initial_env(self.base_env, parent_envs, params)
@@ -301,15 +302,23 @@ class Engine:
 
     def mark_done(self, wp: WpRow, rows: list[CommandRow], env: dict[str, str] | None) -> None:
         self.move(wp, "finish", ended=time.time(), env=env)
+        self._record_load(wp, "end")
         self.store.add_commands(rows)
         for child in self.children[wp.id]:
             if self.wps[child].state == "open" and self._parents_done(self.wps[child]):
                 heapq.heappush(self._heap, child)
         self._release(wp.step)
 
+    def _record_load(self, wp: WpRow, when: str) -> None:
+        """The node's load at `wp`'s start or end (engine.loadavg), where its do's run on this node."""
+        step = self.bench.steps.get(wp.step)
+        if step is not None and not step.submit:
+            loadavg.record(self.store, wp.id, when)
+
     def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: list[CommandRow] = ()) -> None:
         """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
         self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
+        self._record_load(wp, "end")
         self.store.add_commands(rows)
         todo = list(self.children[wp.id])
         while todo:

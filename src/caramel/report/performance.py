@@ -1,7 +1,7 @@
 """The `performance` table of a benchmark without patterns (MAD's `performance:` lines).
 
-One row per figure: model, performance, metric, and the copy when the step ran copies, then, per
-model and repeat, the sum, mean and sd over its copies (numpy). A workpackage that failed or gave
+One row per figure: model, performance, metric; when the step ran copies, one row per copy, its
+declared aggregate and the spread over the copies (report/copies.py). A workpackage that failed or gave
 no figure keeps a row with its status, so a failure never looks like a missing benchmark: a finished
 workpackage without a figure is `failed: no figure: ...` (MAD's FAILURE row). The further columns
 of a `multiple_results` CSV follow the status column.
@@ -9,16 +9,14 @@ of a `multiple_results` CSV follow the status column.
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from caramel.analyse.inputs import AnalysisInput
-from caramel.analyse.performance import Figure, collect, model_name, varying_parameters
+from caramel.analyse.performance import collect, model_name, varying_parameters
+from caramel.report.copies import copies_caption, copy_rows
 from caramel.report.table import Key, TableData
 from caramel.spec.model import Column, Result, Table
 
 TABLE = "performance"
 COPY = "caramel_copy"
-AGGREGATES = ("sum", "mean", "sd")
 
 
 def _status(state: str, reason: str) -> str:
@@ -34,14 +32,13 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
     names = ["model"] + ([COPY] if with_copies else []) + ["performance", "metric", "status"] + extras
     table = Table(TABLE, columns=[Column(n) for n in names], where=inp.benchmark.where)
     rows: list[tuple[list[object], str, int]] = []
-    groups: dict[tuple, list[Figure]] = defaultdict(list)
+    copied = [fig for fig in figures if with_copies and COPY in fig.wp.params]
     for fig in figures:
-        status = _status(fig.wp.state, fig.wp.reason)
-        copy = [int(fig.wp.params[COPY])] if with_copies and COPY in fig.wp.params else [None] * with_copies
-        rows.append(([fig.model, *copy, fig.performance, fig.metric, status, *(fig.extra.get(k) for k in extras)],
-                     status, fig.wp.id))
         if with_copies and COPY in fig.wp.params:
-            groups[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration)].append(fig)
+            continue  # report/copies.py: one figure per copy, the declared aggregate, the spread
+        status = _status(fig.wp.state, fig.wp.reason)
+        rows.append(([fig.model, *[None] * with_copies, fig.performance, fig.metric, status,
+                      *(fig.extra.get(k) for k in extras)], status, fig.wp.id))
     with_figures = {fig.wp.id for fig in figures}
     for wp in inp.workpackages:
         if wp.id in found.missing or (wp.id not in with_figures and wp.state != "done" and wp.started):
@@ -49,15 +46,7 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
             copy = [int(wp.params[COPY]) if COPY in wp.params else None] * with_copies
             model = model_name(inp.benchmark.name, wp, varying_parameters(inp, wp.step))
             rows.append(([model, *copy, None, "", status], status, wp.id))
-    if groups:
-        import numpy as np  # here: importing it costs every `bench result` 0.15 s
-    for (model, metric, _step, _iteration), members in groups.items():
-        values = np.array([f.performance for f in members])
-        count = len(values)
-        stats = (values.sum(), values.mean(), values.std(ddof=1) if count > 1 else 0.0)
-        for name, value in zip(AGGREGATES, stats, strict=True):
-            status = f"done ({name} of {count} copies)"
-            rows.append(([model, name, float(value), metric, status], status, members[-1].wp.id))
+    rows += copy_rows(inp, copied, lambda wp: _status(wp.state, wp.reason))
     for values, _status_text, _wp in rows:  # rows without the CSV's further columns
         values += [None] * (len(names) - len(values))
     keys = [Key(n, None, "", 0) for n in names]
@@ -66,4 +55,5 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
                      [r[1] for r in rows], [r[2] for r in rows])
     data.config_columns = ["model", "metric"] + ([COPY] if with_copies else [])
     data.notes = problems
+    data.caption = copies_caption(inp, copied)
     return Result([], [table], where=inp.benchmark.where), table, data

@@ -23,6 +23,7 @@ from caramel.errors import did_you_mean
 from caramel.report.incremental import Built, Delta, build, definitions, shape_key
 from caramel.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.report.performance import performance_table
+from caramel.report.repeats import repeat_count, repeat_means
 from caramel.report.table import TableData, table_data_from_record, table_data_record
 from caramel.spec.model import Result, Table
 from caramel.state.codec import CodecError, decode, encode
@@ -95,11 +96,14 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
         shape = shape_key(inp, prepared, only)
         built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
         made = _with_performance(inp, only, built)
+        repeated = repeat_count(inp) > 1
+        if repeated:  # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
+            made = repeat_means(inp, made, history_tables(inp))
         notes = warnings(built.for_notes) + unknown_columns(inp, built.for_notes, made) + [
             note for item in made for note in item.data.notes]
         cache.store_tables(key, _tables_json(made, notes))
         cache.store_rows(shape, built.record)
-        deltas = None if built.deltas is None else built.deltas + [None] * (len(made) - len(built.deltas))
+        deltas = None if built.deltas is None or repeated else built.deltas + [None] * (len(made) - len(built.deltas))
         return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
     finally:
         cache.close()

@@ -51,6 +51,7 @@ class TableData:
     leaves: list[int] = field(default_factory=list)  # each row's last workpackage id
     config_columns: list[str] = field(default_factory=list)  # columns naming a configuration, not parameters
     notes: list[str] = field(default_factory=list)  # what could not be read while filling it
+    caption: str = ""  # how its means and sds were taken (`estimator: ...`); shown by pretty, markdown, json
 
     @property
     def headings(self) -> list[str]:
@@ -269,7 +270,9 @@ def text_table(data: TableData, style: str) -> str:
         if n == 0 and header_line:
             out.append("|-" + "-|-".join("-" * w for w in widths) + "-|")
     text = "\n".join(out) + "\n"
-    return f"{data.name}:\n{text}" if style == "pretty" else text
+    if style != "pretty":
+        return text  # csv and aligned keep JUBE's shape; `bench result` prints the caption on stderr
+    return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + text
 
 
 def _quote(cell: str, sep: str) -> str:
@@ -294,7 +297,7 @@ def _markdown(data: TableData) -> str:
 
     numeric = [all(isinstance(v, (int, float)) or v is None for v in col) and any(v is not None for v in col)
                for col in zip(*data.values, strict=True)] if data.values else [False] * len(data.keys)
-    lines = [f"**{data.name}**", "", "| " + " | ".join(esc(h) for h in data.headings) + " |",
+    lines = [f"**{data.name}**", ""] + ([f"*{esc(data.caption)}*", ""] if data.caption else []) + ["| " + " | ".join(esc(h) for h in data.headings) + " |",
              "|" + "|".join("---:" if num else "---" for num in numeric) + "|"]
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in data.cells]
     return "\n".join(lines) + "\n"
@@ -319,23 +322,26 @@ def table_dict(data: TableData) -> dict:
         item.setdefault(STATUS, status)
         item["_workpackage"] = leaf
         rows.append(item)
-    return {"name": data.name, "columns": names, "units": {k.heading: k.unit for k in data.keys if k.unit},
-            "rows": rows}
+    out = {"name": data.name, "columns": names, "units": {k.heading: k.unit for k in data.keys if k.unit},
+           "rows": rows}
+    if data.caption:
+        out["caption"] = data.caption
+    return out
 
 
 def table_data_record(data: TableData) -> list:
     """A filled table as plain JSON data (the analysis cache keeps finished tables this way)."""
     return [data.name, data.style, data.separator, data.transpose,
             [[k.name, k.title, k.format, k.colw, k.unit] for k in data.keys], data.values, data.cells,
-            data.statuses, data.leaves, data.config_columns, data.notes]
+            data.statuses, data.leaves, data.config_columns, data.notes, data.caption]
 
 
 def table_data_from_record(record: list) -> TableData:
     """The table `table_data_record` wrote; ValueError (or TypeError) when it is anything else."""
-    name, style, separator, transpose, keys, values, cells, statuses, leaves, config_columns, notes = record
+    name, style, separator, transpose, keys, values, cells, statuses, leaves, config_columns, notes, caption = record
     data = TableData(str(name), str(style), str(separator), bool(transpose),
                      [Key(str(n), None if t is None else str(t), str(f), int(w), str(u)) for n, t, f, w, u in keys],
-                     values, cells, statuses, leaves, config_columns, notes)
+                     values, cells, statuses, leaves, config_columns, notes, str(caption))
     width = len(data.keys)
     if not (len(values) == len(cells) == len(statuses) == len(leaves)) or any(
             len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True)) or not set(

@@ -10,7 +10,8 @@ import re
 from caramel.errors import SpecError
 from caramel.spec import model as m
 from caramel.spec.attributes import boolean, file_name, name_of, only_children, split_list, whole_number
-from caramel.spec.limits import parse_copies, parse_duration
+from caramel.spec.estimator import parse_estimator
+from caramel.spec.limits import parse_copies, parse_copies_aggregate, parse_duration
 from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.sets import SetBuilder
 from caramel.spec.tree import Node
@@ -97,6 +98,10 @@ class Builder(SetBuilder):
             step.timeout = parse_duration(node.attrs["timeout"], f"step '{name}': timeout", node.where)
         if "copies" in node.attrs:
             step.copies = parse_copies(node.attrs["copies"], node.where)
+        if "copies_aggregate" in node.attrs:
+            step.copies_aggregate = parse_copies_aggregate(node.attrs["copies_aggregate"], node.where)
+        if "estimator" in node.attrs:
+            step.estimator = parse_estimator(node.attrs["estimator"], node.where).text
         for attr in ("iterations", "cycles", "procs"):
             if getattr(step, attr) < 1:
                 raise SpecError(f"step '{name}': {attr}={getattr(step, attr)} is less than 1", node.where,

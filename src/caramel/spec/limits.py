@@ -1,4 +1,5 @@
-"""caramel additions on a step: a time limit (`timeout`) and parallel copies (`copies`).
+"""caramel additions on a step: a time limit (`timeout`), parallel copies (`copies`) and their result
+(`copies_aggregate`).
 
 A time limit is seconds (`90`, `1.5`), `MM:SS`, `HH:MM:SS` or `D-HH:MM:SS`; `0` means none. `copies`
 is a count of at least 1 or `all` (one copy per device of the system).
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from caramel.errors import Location, SpecError
 from caramel.spec import meta
+from caramel.vocabulary import COPY_AGGREGATES
 
 
 def parse_duration(text: str, what: str, where: Location | None = None) -> float:
@@ -29,6 +31,17 @@ def parse_copies(text: str, where: Location | None = None) -> str:
         return str(int(value))
     raise SpecError(f"copies={text!r} is neither a whole number of at least 1 nor 'all'", where,
                     hint="expected copies: 2 (two copies of each workpackage at once) or copies: all (one per device)")
+
+
+def parse_copies_aggregate(text: str, where: Location | None = None) -> str:
+    """`copies_aggregate`: what a benchmark's result over its copies is (`sum`: the node's throughput,
+    `mean`: per device, as the Mila suite reports)."""
+    value = text.strip().lower()
+    if value in COPY_AGGREGATES:
+        return value
+    raise SpecError(f"copies_aggregate={text!r} is neither " + " nor ".join(COPY_AGGREGATES), where,
+                    hint="expected copies_aggregate: sum (the node's throughput, the default) or "
+                         "copies_aggregate: mean (per copy, as the Mila suite reports)")
 
 
 def slurm_time(seconds: float) -> str:

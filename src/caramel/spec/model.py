@@ -156,6 +156,9 @@ class Step:
     submit: bool = False  # caramel: the do's form one SLURM job script (templates/slurm/job.sh.j2)
     timeout: float | None = None  # caramel: time limit of the step's do's in seconds (None: not set; 0: none)
     copies: str = ""  # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
+    copies_aggregate: str = ""  # caramel: the result over the copies: "sum" (default) or "mean" (vocabulary)
+    estimator: str = ""  # caramel: how a mean and sd are taken (spec/estimator.py); "" is `all`
+    repeats: int = 1  # caramel: N of `bench run --repeat N` (iterations holds N times the file's)
 
 
 @dataclass
