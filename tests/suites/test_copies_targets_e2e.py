@@ -108,3 +108,19 @@ def test_a_failed_copy_leaves_the_aggregate_incomplete(tmp_path: Path, env: dict
     rows = rows_of(bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env).stdout)
     assert rows["sum"]["status"] == "incomplete: sum of 1 of 2 copies" and rows["sum"]["performance"] == ""
     assert rows["1"]["status"].startswith("failed") and "sd" not in rows  # no spread of an incomplete set
+
+
+def test_a_suites_targets_file_may_name_its_other_benchmarks(tmp_path: Path, env: dict[str, str]) -> None:
+    """One run judged against a whole suite's targets: a benchmark known from a file beside it or from
+    the history is no 'unknown benchmark' (it has no figure in this run); a name nothing knows still is."""
+    (tmp_path / "fast.yaml").write_text(LINES.format(name="fast", extra=""))
+    (tmp_path / "slow.yaml").write_text(LINES.format(name="slow", extra="").replace("fast", "slow"))
+    assert bench("run", "fast.yaml", "--tag", "local", "-q", cwd=tmp_path, env=env).returncode == 0
+    targets = tmp_path / "targets.yaml"
+    targets.write_text("systems:\n  local:\n    fast: {value: 25, lower: -10%, upper: 10%}\n    slow: 50\n")
+    judged = bench("compare", "fast_runs", "-i", "last", "--targets", str(targets), cwd=tmp_path, env=env)
+    assert "unknown benchmark" not in judged.stderr, judged.stderr
+    assert "Traceback" not in judged.stderr and judged.returncode == 1, judged.stdout + judged.stderr
+    targets.write_text("systems:\n  local:\n    fast: 25\n    slwo: 50\n")
+    typo = bench("compare", "fast_runs", "-i", "last", "--targets", str(targets), cwd=tmp_path, env=env)
+    assert typo.returncode == 2 and "unknown benchmark 'slwo'" in typo.stderr and "slow" in typo.stderr

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 
 from caramel.errors import CaramelError
 
@@ -30,7 +31,7 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
     chosen = getattr(args, "estimator", None)
     override = parse_estimator(chosen) if chosen else None
     targets = load_targets(args.targets)
-    figures, estimators, systems = [], {}, []
+    figures, estimators, systems, folders = [], {}, [], [os.getcwd()]
     for run_dir in runs:
         inp = from_run(run_dir)
         name = inp.benchmark.name
@@ -39,7 +40,9 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
         estimators[name] = override or estimator_of(declared.pop() if len(declared) == 1 else "")
         record = run_record(run_dir)
         systems = list(dict.fromkeys([*systems, record.system, *record.tags]))
-    result = judge(figures, targets, args.threshold, args.max_sd, [n for n in systems if n], estimators, _catalogue(),
+        folders.append(os.path.dirname(os.path.abspath(record.file)) if record.file else "")
+    known = _catalogue([f for f in dict.fromkeys(folders) if f]) | _recorded(getattr(args, "history", None))
+    result = judge(figures, targets, args.threshold, args.max_sd, [n for n in systems if n], estimators, known,
                    list(estimators))
     if args.format == "json":
         print(_json(result))
@@ -62,12 +65,24 @@ def _json(result) -> str:
                       indent=1)
 
 
-def _catalogue() -> set[str]:
-    """The benchmark names caramel knows besides the runs' (a targets file may cover a whole suite)."""
+def _catalogue(folders: list[str]) -> set[str]:
+    """The benchmark names caramel knows besides the runs' (a targets file may cover a whole suite): the
+    catalogue's, and the benchmark files beside the runs' files and in the current folder."""
     from caramel.catalog import find_benchmarks
 
     try:
-        return {entry.name for entry in find_benchmarks()}
+        return {entry.name for entry in find_benchmarks(folders)}
+    except (OSError, CaramelError):
+        return set()
+
+
+def _recorded(path: str | None) -> set[str]:
+    """The benchmarks the history holds runs of (a suite's other members were judged before)."""
+    from caramel.history.store import History
+
+    try:
+        with History.open(path) as history:
+            return {run.benchmark for run in history.runs()}
     except (OSError, CaramelError):
         return set()
 
