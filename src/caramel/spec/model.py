@@ -128,6 +128,22 @@ class Do:
     where: Location = NOWHERE
 
 
+SANITY_KINDS = ("expect", "reject", "expr")
+
+
+@dataclass
+class Sanity:
+    """caramel addition: a check a workpackage must pass for its row to count (spec/sanity.py).
+
+    `expect`: the regex must match somewhere in `file`; `reject`: it must match nowhere; `expr`: the
+    expression over the row's figures and parameters must hold. `file` is relative to the work folder."""
+
+    kind: str  # expect | reject | expr (SANITY_KINDS)
+    text: str  # the regex, or the expression
+    file: str = "stdout"
+    where: Location = NOWHERE
+
+
 @dataclass
 class Use:
     """A `<use>` entry: set names; a set from another file (`from=FILE[:NAME]`) is named `NAME@FILE`."""
@@ -156,6 +172,7 @@ class Step:
     submit: bool = False  # caramel: the do's form one SLURM job script (templates/slurm/job.sh.j2)
     timeout: float | None = None  # caramel: time limit of the step's do's in seconds (None: not set; 0: none)
     copies: str = ""  # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
+    sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each workpackage's output
 
 
 @dataclass
@@ -199,6 +216,7 @@ class Analyser:
     analyses: list[Analyse] = field(default_factory=list)
     reduce: bool = True
     where: Location = NOWHERE
+    sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each analysed workpackage
 
 
 @dataclass

@@ -27,15 +27,15 @@ CHILD_TAGS: dict[str, set[str]] = {
     "benchmark": {"parameterset", "comment", "step", "fileset", "substituteset", "analyser", "analyzer",
                   "result", "patternset", "meta"},
     "analyse": {"file"},
-    "analyser": {"use", "analyse"},
-    "analyzer": {"use", "analyse"},
+    "analyser": {"use", "analyse", "sanity"},
+    "analyzer": {"use", "analyse", "sanity"},
     "fileset": {"link", "copy", "prepare"},
     "include-path": {"path"},
     "parameterset": {"parameter", "zip", "exclude"},
     "patternset": {"pattern"},
     "result": {"use", "table", "syslog", "database"},
     "selection": {"not", "only", "tag"},
-    "step": {"use", "do"},
+    "step": {"use", "do", "sanity"},
     "substituteset": {"iofile", "sub"},
     "syslog": {"key"},
     "table": {"column"},
@@ -50,7 +50,7 @@ ROOT_ONLY = {"selection", "include-path", "check_tags", "tags"}
 # Elements that are written as mappings (a name and settings); a plain text there is a mistake.
 MAPPING_TAGS = {"benchmark", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser",
                 "analyzer", "table", "database", "syslog", "parameter", "pattern", "iofile", "sub",
-                "analyse"}
+                "analyse", "sanity"}
 # Elements whose value is a text (a command, a file name): the attributes each may have in a mapping.
 # A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in the text.
 TEXT_TAGS: dict[str, set[str]] = {
