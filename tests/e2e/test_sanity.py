@@ -1,0 +1,71 @@
+"""Declared sanity checks end to end: a workpackage whose log holds what it must not, or whose
+figures break the declared expression, is a failed row with its reason, and its figures never
+enter the history; fixing the check with `bench result -u` makes the row count again (issue 21)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from tests.run_bench import bench
+
+SANE = """name: sane
+outpath: runs
+parameterset:
+  name: p
+  parameter: {name: n, type: int, _: "1,2,3"}
+patternset:
+  name: pat
+  pattern:
+    - {name: tokens_per_s, type: float, unit: tokens/s, _: "tokens/s: $jube_pat_fp"}
+    - {name: loss, type: float, _: "loss: $jube_pat_fp"}
+step:
+  name: train
+  use: p
+  do: "python3 -c \\"n=$n; print('tokens/s:', 100*n); print('loss:', 5*n); print('Traceback' if n==2 else 'ok')\\" > job.out 2>&1"
+  sanity:
+    - {expect: "tokens/s", file: job.out}
+    - {reject: "NaN|Traceback", file: job.out}
+analyser:
+  name: a
+  use: pat
+  analyse: {step: train, file: job.out}
+  sanity:
+    - expr: "tokens_per_s > 0 and loss < 12"
+result:
+  use: a
+  table: {name: t, style: csv, column: [n, tokens_per_s, loss]}
+"""
+
+
+def history_rows(history: Path) -> set[tuple]:
+    db = sqlite3.connect(history)
+    try:
+        return {(config, name) for config, name in db.execute("SELECT config, name FROM metrics")}
+    finally:
+        db.close()
+
+
+def test_failed_sanity_is_a_failed_row_outside_the_history(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "b.yaml").write_text(SANE)
+    assert bench("run", "b.yaml", "-q", cwd=tmp_path, env=env).returncode == 0
+    history = tmp_path / "history.db"
+    proc = bench("result", "--history", str(history), cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "n,tokens_per_s[tokens/s],loss,status",
+        "1,100.0,5.0,done",
+        "2,200.0,10.0,failed (sanity of step 'train': reject /NaN|Traceback/ found in job.out of 1_train: "
+        "'Traceback')",
+        "3,300.0,15.0,failed (sanity of analyser 'a': expr 'tokens_per_s > 0 and loss < 12' is false "
+        "(tokens_per_s=300; loss=15))",
+        "",
+    ]
+    assert {config for config, _name in history_rows(history)} == {'{"n": "1"}'}
+
+    # the check was too strict: fixed in the file, the run's rows are judged again (bench result -u)
+    (tmp_path / "b.yaml").write_text(SANE.replace("loss < 12", "loss < 20"))
+    proc = bench("result", "-u", "b.yaml", "--history", str(history), cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "3,300.0,15.0,done" in proc.stdout and "2,200.0,10.0,failed (sanity of step" in proc.stdout
+    assert {config for config, _name in history_rows(history)} == {'{"n": "1"}', '{"n": "3"}'}
