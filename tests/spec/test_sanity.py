@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from caramel.errors import SpecError
 from caramel.spec.loader import load_one
@@ -91,3 +93,15 @@ def test_a_comment_check_must_name_an_existing_step(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="names no step") as caught:
         load(tmp_path, XML.replace('step="train" reject', 'step="trian" reject'), "b.xml")
     assert "did you mean 'train'?" in caught.value.hint and caught.value.where.line == 4
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40) | st.just("a\x00b"))
+def test_any_expression_text_is_read_or_refused_with_a_spec_error(text: str) -> None:
+    from caramel.spec.sanity import parse_expression
+    from caramel.spec.tree import Node
+
+    try:
+        parse_expression(text, Node("sanity"))
+    except SpecError as exc:
+        assert exc.where is not None

@@ -119,6 +119,10 @@ class Builder(SetBuilder):
             elif child.tag == "sanity":
                 step.sanity.append(read_sanity(child))
             else:
+                if child.children:  # XML: `<do>a <b> c</do>` would run "a " only
+                    raise SpecError(f"<do> holds an element <{child.children[0].tag}>, not only text",
+                                    child.children[0].where, hint="a do is one shell command: write < as &lt; "
+                                    "and & as &amp;, or put the command in a CDATA section")
                 step.dos.append(m.Do(
                     child.text.strip(), done_file=child.attrs.get("done_file", "").strip(),
                     error_file=child.attrs.get("error_file", "").strip(),

@@ -76,8 +76,8 @@ def parse_expression(text: str, node: Node) -> ast.Expression:
     """The expression's tree, refused (naming file and line) when it is not valid or leaves the grammar."""
     try:
         tree = ast.parse(plain_names(text), mode="eval")
-    except SyntaxError as exc:
-        raise SpecError(f"<sanity expr={text!r}>: not a valid expression: {exc.msg}", node.where,
+    except (SyntaxError, ValueError) as exc:  # ValueError: a NUL character
+        raise SpecError(f"<sanity expr={text!r}>: not a valid expression: {getattr(exc, 'msg', exc)}", node.where,
                         hint="e.g. expr=\"tokens_per_s > 0 and loss < 10\"") from None
     for part in ast.walk(tree):
         if not isinstance(part, ALLOWED_NODES):
