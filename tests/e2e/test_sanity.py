@@ -69,3 +69,37 @@ def test_failed_sanity_is_a_failed_row_outside_the_history(tmp_path: Path, env: 
     assert proc.returncode == 0, proc.stderr
     assert "3,300.0,15.0,done" in proc.stdout and "2,200.0,10.0,failed (sanity of step" in proc.stdout
     assert {config for config, _name in history_rows(history)} == {'{"n": "1"}', '{"n": "3"}'}
+
+
+PERF = """name: perf
+outpath: runs
+parameterset:
+  name: p
+  parameter: {name: n, type: int, _: "1,2"}
+step:
+  name: run
+  use: p
+  do: "echo performance: $(( $n * 50 )) samples_per_second; [ $n = 2 ] && echo 'loss: NaN' || true"
+  sanity:
+    - {reject: "NaN"}
+    - {expr: "performance > 60"}
+"""
+
+
+def test_sanity_of_performance_lines(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "b.yaml").write_text(PERF)
+    assert bench("run", "b.yaml", "-q", cwd=tmp_path, env=env).returncode == 0
+    history = tmp_path / "history.db"
+    proc = bench("result", "--style", "csv", "--history", str(history), cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[1].endswith("50.0,samples_per_second,failed (sanity of step 'run': expr 'performance > 60' is "
+                             "false (performance=50))"), lines
+    assert lines[2].endswith("100.0,samples_per_second,failed (sanity of step 'run': reject /NaN/ found in "
+                             "stdout of 1_run: 'NaN')"), lines
+    assert history_rows(history) == set()
+    # the table kept in analyse.db is not served after the checks changed
+    (tmp_path / "b.yaml").write_text(PERF.replace("performance > 60", "performance > 10"))
+    proc = bench("result", "-u", "b.yaml", "--style", "csv", "--history", str(history), cwd=tmp_path, env=env)
+    assert proc.stdout.splitlines()[1].endswith("50.0,samples_per_second,done"), proc.stdout
+    assert len(history_rows(history)) == 1

@@ -166,6 +166,23 @@ def row_failure(inp: AnalysisInput, analyser: str, chain: list[WPRecord], groups
     return ""
 
 
+def workpackage_failure(inp: AnalysisInput, wp: WPRecord, values: dict[str, object]) -> str:
+    """The first sanity check of `wp`'s step that fails for it ('' when all hold): for a figure of a
+    `performance:` line, whose `values` are its own (performance, metric) and the parameters."""
+
+    def lookup(name: str) -> object:
+        if name in values:
+            return values[name]
+        return wp.params.typed(name) if name in wp.params else MISSING
+
+    step = inp.benchmark.steps.get(wp.step)
+    for check in step.sanity if step is not None else []:
+        why = check_expression(check, lookup) if check.kind == "expr" else check_file(check, wp)
+        if why:
+            return f"sanity of step '{wp.step}': {why}"
+    return ""
+
+
 def _members(inp: AnalysisInput, wp: WPRecord, groups: dict) -> list[WPRecord]:
     group = groups.get(wp.id)
     if group is None:

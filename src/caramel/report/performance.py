@@ -11,6 +11,7 @@ from collections import defaultdict
 
 from caramel.analyse.inputs import AnalysisInput
 from caramel.analyse.performance import Figure, collect_figures, model_name, varying_parameters
+from caramel.analyse.sanity import workpackage_failure
 from caramel.report.table import Key, TableData
 from caramel.spec.model import Column, Result, Table
 
@@ -33,6 +34,9 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
     groups: dict[tuple, list[Figure]] = defaultdict(list)
     for fig in figures:
         status = _status(fig.wp.state, fig.wp.reason)
+        if status == "done":  # declared sanity checks of the step (analyse/sanity.py): a failed row
+            failure = workpackage_failure(inp, fig.wp, {"performance": fig.performance, "metric": fig.metric})
+            status = "failed (" + failure.replace(",", ";") + ")" if failure else status
         copy = [int(fig.wp.params[COPY])] if with_copies and COPY in fig.wp.params else [None] * with_copies
         rows.append(([fig.model, *copy, fig.performance, fig.metric, status], status, fig.wp.id))
         if with_copies and COPY in fig.wp.params:
