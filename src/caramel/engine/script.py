@@ -284,4 +284,4 @@ def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
     what = "do" if cmd.role == "do" else f"{cmd.role} do" if cmd.role == "shared" else cmd.role
     reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.role != "prepare" else f"prepare {how}: {cmd.text}"
     tails = output_tails(cmd.text, cmd.cwd, cmd.stdout, cmd.stderr)
-    return reason + "".join(f"\n  {label}: {text}" for label, text in tails)
+    return reason + "".join(f"\n    {label}: {text}" for label, text in tails)
