@@ -91,3 +91,24 @@ def test_check_expression_reasons() -> None:
 def test_the_grammar_refuses_everything_else(text: str) -> None:
     with pytest.raises(SpecError):
         tree(text)
+
+
+def test_log_checks_read_inside_the_work_folder_only(tmp_path) -> None:
+    import os
+
+    from caramel.analyse.inputs import WPRecord
+    from caramel.analyse.sanity import check_file
+
+    work = tmp_path / "000003_run" / "work"
+    work.mkdir(parents=True)
+    (work / "log_4.txt").write_text("step 1\nFinal loss 0.3\n")
+    (tmp_path / "secret.txt").write_text("Final loss\n")
+    os.symlink(tmp_path / "secret.txt", work / "link.txt")
+    wp = WPRecord(3, "run", 0, (), {"n": "4"}, str(work))
+    assert check_file(Sanity("expect", "^Final loss", "log_$n.txt"), wp) == ""
+    assert check_file(Sanity("reject", "loss [1-9]", "log_${n}.txt"), wp) == ""
+    assert check_file(Sanity("reject", "loss 0", "log_$n.txt"), wp) == \
+        "reject /loss 0/ found in log_4.txt of 3_run: 'loss 0'"
+    assert check_file(Sanity("expect", "x", "missing.txt"), wp) == "expect /x/: missing.txt of 3_run is missing"
+    assert check_file(Sanity("reject", "x", "missing.txt"), wp) == ""
+    assert check_file(Sanity("expect", "Final", "link.txt"), wp) == "link.txt is outside the work folder of 3_run"

@@ -73,3 +73,13 @@ def test_a_change_of_the_run_itself_is_refused_naming_it(tmp_path: Path, env: di
         proc = result(tmp_path, env, "-u", "edited.xml")
         assert proc.returncode == 2 and message in proc.stderr and f"edited.xml{line}" in proc.stderr, proc.stderr
     assert result(tmp_path, env).stdout == JUBE_BEFORE  # nothing of a refused update was kept
+
+
+def test_no_eval_refuses_an_update_that_needs_evaluation_before_keeping_it(tmp_path: Path, env: dict[str, str]) -> None:
+    (tmp_path / "wrong.xml").write_text(WRONG)
+    (tmp_path / "python.xml").write_text(FIXED.replace(
+        "</patternset>", '  <pattern name="twice" mode="python" type="float">2 * $rate</pattern>\n    </patternset>'))
+    assert bench("run", "-q", "wrong.xml", cwd=tmp_path, env=env).returncode == 0
+    proc = result(tmp_path, env, "-u", "python.xml", "--no-eval")
+    assert proc.returncode == 2 and "twice" in proc.stderr, proc.stderr
+    assert result(tmp_path, env).stdout == JUBE_BEFORE

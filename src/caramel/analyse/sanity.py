@@ -24,6 +24,7 @@ from collections.abc import Callable
 from caramel.analyse.inputs import AnalysisInput, WPRecord
 from caramel.analyse.patterns import Probe
 from caramel.analyse.scan import scan_file
+from caramel.expand.substitute import substitute
 from caramel.spec.model import Sanity
 from caramel.spec.sanity import expression_names, plain_names
 
@@ -124,11 +125,12 @@ def _short(value: object) -> str:
 
 def check_file(check: Sanity, wp: WPRecord) -> str:
     """'' when the log check holds in `wp`'s work folder, else why not."""
-    label = f"{check.file} of {wp.id}_{wp.step}"
+    name = substitute(check.file, wp.params, final=True) if "$" in check.file else check.file
+    label = f"{name} of {wp.id}_{wp.step}"
     folder = os.path.realpath(wp.work_dir)
-    path = os.path.realpath(os.path.join(wp.work_dir, check.file))
+    path = os.path.realpath(os.path.join(wp.work_dir, name))
     if os.path.commonpath([path, folder]) != folder:
-        return f"{check.file} is outside the work folder of {wp.id}_{wp.step}"
+        return f"{name} is outside the work folder of {wp.id}_{wp.step}"
     found = []
     try:
         scan_file(path, [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],

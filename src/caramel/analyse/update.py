@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
+from collections.abc import Callable
 
 from caramel.errors import CaramelError
 from caramel.spec.loader import load
@@ -22,8 +23,10 @@ from caramel.spec.update import no_benchmark, updated
 from caramel.state.store import Store, db_path
 
 
-def update_run(run_dir: str, path: str, include_path: list[str] | None = None) -> Benchmark:
-    """Take the analysis definitions of `path` into the run at `run_dir`; the model now stored."""
+def update_run(run_dir: str, path: str, include_path: list[str] | None = None,
+               check: Callable[[Benchmark], None] | None = None) -> Benchmark:
+    """Take the analysis definitions of `path` into the run at `run_dir`; the model now stored.
+    `check(model)` may refuse the updated model (raise) before it is stored (--no-eval)."""
     store = Store(db_path(run_dir), readonly=True)
     try:
         info = store.info()
@@ -35,6 +38,8 @@ def update_run(run_dir: str, path: str, include_path: list[str] | None = None) -
     if match is None:
         raise no_benchmark(path, stored.name, [b.name for b in edited])
     model = updated(stored, match)
+    if check is not None:
+        check(model)
     try:
         store = Store(db_path(run_dir))
         try:

@@ -93,7 +93,13 @@ def analysis_input(args: argparse.Namespace, run_dir: str):
     if getattr(args, "update", None):
         from caramel.analyse.update import update_run
 
-        return from_run(run_dir, update_run(run_dir, args.update, args.include_path))
+        def no_eval(model) -> None:
+            if getattr(args, "no_eval", False):
+                from caramel.spec.evaluation import refuse_evaluation
+
+                refuse_evaluation(model, analysis_only=True)
+
+        return from_run(run_dir, update_run(run_dir, args.update, args.include_path, no_eval))
     return from_run(run_dir)
 
 
