@@ -66,6 +66,7 @@ class _Spec:
     names: set[str]  # every pattern name it uses (scanned and derived)
     literal: bool = False  # a plain file name: no $, ~ or glob characters
     absolute: bool = False
+    sanity_only: bool = False  # a file only a sanity check reads: in the signature, not scanned
 
     def __post_init__(self) -> None:
         self.literal = not any(c in self.file.path for c in "$~*?[")
@@ -105,6 +106,7 @@ def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
             for p in extra:
                 every[p.name] = p
             files.append(_Spec(file, Compiler(list(local.values())), extra, set(local)))
+    _add_sanity_files(specs, analyser, bench)
     config = _config(analyser, every, bench.steps)
     by_step: dict[str, list[WPRecord]] = {name: [] for name in specs}
     for wp in inp.workpackages:
@@ -151,10 +153,20 @@ def analyse(inp: AnalysisInput, analyser: Analyser, cache: AnalysisCache | None 
     return run(prepare(inp, analyser), cache)
 
 
+def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench) -> None:
+    """The files the sanity checks of the analysed steps and of the analyser read join each group's
+    signature, so a row is checked again when one of them changes (analyse/sanity.py)."""
+    for step_name, files in specs.items():
+        for check in bench.steps[step_name].sanity + analyser.sanity:
+            if check.kind != "expr" and not any(s.file.path == check.file for s in files):
+                files.append(_Spec(AnalyseFile(check.file, [], check.where), Compiler([]), [], set(),
+                                   sanity_only=True))
+
+
 def _config(analyser: Analyser, patterns: dict[str, Pattern], steps) -> str:
     """What the cached values depend on besides the files: the definitions and caramel's version."""
     text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, analyser, sorted(patterns.items()),
-                 sorted((n, s.work_dir, s.iterations) for n, s in steps.items())))
+                 sorted((n, s.work_dir, s.iterations, repr(s.sanity)) for n, s in steps.items())))
     return hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -228,6 +240,8 @@ def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Patt
         accs[name].add(texts)
 
     for wp, spec, paths in reads:
+        if spec.sanity_only:
+            continue
         if not paths:
             if spec.file.path not in group.missing:
                 group.missing.append(spec.file.path)

@@ -133,8 +133,9 @@ def from_plan(plan, states: dict[int, str] | None = None, cache_path: str | None
 CACHE_NAME = layout.ANALYSIS_CACHE
 
 
-def from_run(run_dir: str) -> AnalysisInput:
-    """An input from a run folder made by `bench run` (its state database is the truth)."""
+def from_run(run_dir: str, benchmark: Benchmark | None = None) -> AnalysisInput:
+    """An input from a run folder made by `bench run` (its state database is the truth); `benchmark`:
+    the model to analyse with instead of the stored one (an update that could not be stored)."""
     from caramel.state.store import Store, db_path, is_run_dir
 
     if not is_run_dir(run_dir):
@@ -142,7 +143,7 @@ def from_run(run_dir: str) -> AnalysisInput:
                            hint="give the folder bench run printed, or its outpath")
     store = Store(db_path(run_dir), readonly=True)
     try:
-        bench = store.model()
+        bench = store.model() if benchmark is None else benchmark
         rows = store.analysis_rows()  # params are read when first needed (ParamsSource)
     finally:
         store.close()

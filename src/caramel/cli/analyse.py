@@ -9,23 +9,24 @@ from __future__ import annotations
 import argparse
 import sys
 
-from caramel.cli.common import add_no_eval, add_run_args, resolve_run
+from caramel.cli.common import add_no_eval, add_run_args, add_update, analysis_input, resolve_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("analyse", aliases=["analyze"], help="analyse the run's logs (bench result does it too)")
     add_run_args(parser)
     add_no_eval(parser)
+    add_update(parser)
     parser.add_argument("--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from caramel.analyse import analyse_all, from_run
+    from caramel.analyse import analyse_all
     from caramel.report.results import warnings
 
     run_dir = resolve_run(args)
-    inp = from_run(run_dir)
+    inp = analysis_input(args, run_dir)
     if args.no_eval:
         from caramel.spec.evaluation import refuse_evaluation
 

@@ -80,6 +80,32 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
                         help="every run of a campaign (bench run --suite): its id, or last")
 
 
+def add_update(parser: argparse.ArgumentParser) -> None:
+    """-u FILE (JUBE's update): the run's patterns, analysers, results and sanity checks from FILE."""
+    parser.add_argument("-u", "--update", metavar="FILE", default=None,
+                        help="take patterns, analysers, results and sanity checks from this edited file "
+                             "(kept for later calls, as JUBE does); a change of the run itself is refused")
+    parser.add_argument("--include-path", nargs="+", action="extend", default=None, metavar="DIR",
+                        help="with -u: folders searched for files the edited file includes")
+
+
+def analysis_input(args: argparse.Namespace, run_dir: str):
+    """The run's analysis input, with the edited definitions of -u FILE taken first."""
+    from caramel.analyse import from_run
+
+    if getattr(args, "update", None):
+        from caramel.analyse.update import update_run
+
+        def no_eval(model) -> None:
+            if getattr(args, "no_eval", False):
+                from caramel.spec.evaluation import refuse_evaluation
+
+                refuse_evaluation(model, analysis_only=True)
+
+        return from_run(run_dir, update_run(run_dir, args.update, args.include_path, no_eval))
+    return from_run(run_dir)
+
+
 def add_run_reader(sub: argparse._SubParsersAction, name: str, help: str,
                    formats: tuple[str, ...]) -> argparse.ArgumentParser:
     """A subcommand that reads one run: DIR, -i, -c and `--format` (the first of `formats` by default)."""

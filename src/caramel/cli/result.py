@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from caramel.cli.common import add_no_eval, add_run_args, resolve_run
+from caramel.cli.common import add_no_eval, add_run_args, add_update, analysis_input, resolve_run
 
 STYLES = ("csv", "pretty", "aligned", "markdown", "json")  # caramel.report.table.STYLES (not imported: startup)
 
@@ -27,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_args(parser)
     add_no_eval(parser)
+    add_update(parser)
     parser.add_argument("--style", "-s", choices=STYLES, default=None,
                         help="output style for every table (default: each table's own style)")
     parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the tables to FILE")
@@ -44,13 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from caramel.analyse import from_run
     from caramel.report.database import write_database
     from caramel.report.results import produce, result_dir
     from caramel.report.table import clashes, render, table_dict
 
     run_dir = resolve_run(args)
-    inp = from_run(run_dir)
+    inp = analysis_input(args, run_dir)
     if args.no_eval:
         from caramel.spec.evaluation import refuse_evaluation
 

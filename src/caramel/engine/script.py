@@ -20,6 +20,8 @@ import os
 import shlex
 from dataclasses import dataclass, field
 
+from caramel.engine.tails import output_tails
+
 MARK = "@caramel"
 
 # What SIGTERM does while a do's text runs (bench stops the run; engine.runner). A command the
@@ -281,17 +283,5 @@ def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
     what = "do" if cmd.role == "do" else f"{cmd.role} do" if cmd.role == "shared" else cmd.role
     reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.role != "prepare" else f"prepare {how}: {cmd.text}"
-    tail = _tail(cmd.stderr)
-    return reason + (f"\n  stderr: {tail}" if tail else "")
-
-
-def _tail(path: str, lines: int = 3) -> str:
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 2048))
-            text = handle.read().decode(errors="replace")
-    except OSError:
-        return ""
-    return " | ".join(line for line in text.strip().splitlines()[-lines:])
+    tails = output_tails(cmd.text, cmd.cwd, cmd.stdout, cmd.stderr)
+    return reason + "".join(f"\n    {label}: {text}" for label, text in tails)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 
 import yaml
@@ -115,6 +116,10 @@ def _line(mapping: _Lined, key) -> int:
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+# YAML 1.1 reads `1e3` and `-5e-324` (no dot) as text; JSON and YAML 1.2 read them as numbers, and a
+# targets file written by json.dump has them: a float of that form is a float here too
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?[eE][-+]?[0-9]+$"),
+                              list("-+0123456789"))
 
 
 def read_targets(path: str) -> Targets:

@@ -37,6 +37,7 @@ class _Copy:
     index: int
     wp: WPRecord
     summary: Summary
+    counted: bool  # its row is done: a copy that failed (or failed its sanity checks) is no part of the result
 
 
 def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]:
@@ -56,7 +57,7 @@ def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]
         if status == "done":
             status = _with_notes("done", [_lines_note(summary), loads.get(wp.id, "")])
         rows.append(([model, index, summary.mean, metric, status], status, wp.id))
-        groups[(model, metric, step_name, iteration)].append(_Copy(index, wp, summary))
+        groups[(model, metric, step_name, iteration)].append(_Copy(index, wp, summary, status.startswith("done")))
     for (model, metric, step_name, _iteration), copies in groups.items():
         rows += _aggregate_rows(inp.benchmark.steps[step_name], model, metric, copies, loads)
     return rows
@@ -73,12 +74,12 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     import numpy as np  # here: importing it costs every `bench result` 0.15 s
 
     aggregate = aggregate_of(step)
-    values = [c.summary.mean for c in copies]
+    values = [c.summary.mean for c in copies if c.counted]
     over = summarise(values, estimator_of(step.estimator))
     result = float(np.sum(values)) if aggregate == "sum" else over.mean
     count, expected = len(copies), copy_count(step) or len(copies)
     leaf = max(c.wp.id for c in copies)
-    done = sum(c.wp.state == "done" for c in copies)
+    done = sum(c.counted for c in copies)
     if done < expected:  # no result: a sum or mean of the copies that ran would not be the node's
         status = f"incomplete: {aggregate} of {done} of {expected} copies"
         return [([model, aggregate, None, metric, status], status, leaf)]

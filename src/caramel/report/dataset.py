@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from caramel.analyse.analyser import AnalyserResult
 from caramel.analyse.inputs import AnalysisInput, WPRecord
+from caramel.analyse.sanity import MISSING as SANITY_MISSING
+from caramel.analyse.sanity import row_failure
 from caramel.expand.params import Params
 from caramel.expand.substitute import references, substitute
 from caramel.vocabulary import UNIT_STATISTICS
@@ -117,7 +119,13 @@ def make_row(inp: AnalysisInput, groups: dict, name: str, root: int) -> Row:
             if wp.state == "done" or all(inp.wp(m).state == "done" for m in group.members):
                 missing += [m for m in group.missing if m not in missing]
     status, reason = _status(inp, chain, groups, missing)
-    return Row(name, chain, values, status, reason)
+    row = Row(name, chain, values, status, reason)
+    if status.startswith("done"):
+        failure = row_failure(inp, name, chain, groups, lambda key: row.get(key, SANITY_MISSING))
+        if failure:  # a failed row: its figures never enter the history (history.metrics takes done rows)
+            row.reason = f"{chain[-1].id}_{chain[-1].step}: {failure}"
+            row.status = "failed (" + failure.replace(",", ";") + ")"  # no comma: csv cells are not quoted
+    return row
 
 
 def row_depends(row: Row, roots: dict[int, list[int]]) -> list[int]:

@@ -65,9 +65,11 @@ class _Kept:
 
 def definitions(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> bytes:
     """What every kept table or row depends on besides the files and states: caramel's version,
-    the run, the selected results, the analysers' configuration and the parameters' units."""
+    the run, the selected results, the analysers' configuration, the parameters' units and the
+    steps' sanity checks (a `performance:` table has no analyser to carry them)."""
+    sanity = [(name, step.sanity) for name, step in inp.benchmark.steps.items() if step.sanity]
     return repr((__version__, inp.run_dir, only, inp.benchmark.results, [p.config for p in prepared],
-                 sorted(inp.param_units().items()))).encode()
+                 sorted(inp.param_units().items()), sanity)).encode()
 
 
 def shape_key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:

@@ -10,7 +10,8 @@ of a `multiple_results` CSV follow the status column.
 from __future__ import annotations
 
 from caramel.analyse.inputs import AnalysisInput
-from caramel.analyse.performance import collect, model_name, varying_parameters
+from caramel.analyse.performance import Figure, collect, model_name, varying_parameters
+from caramel.analyse.sanity import workpackage_failure
 from caramel.report.copies import copies_caption, copy_rows
 from caramel.report.table import Key, TableData
 from caramel.spec.model import Column, Result, Table
@@ -21,6 +22,24 @@ COPY = "caramel_copy"
 
 def _status(state: str, reason: str) -> str:
     return "done" if state == "done" else f"{state}: {reason}" if reason else state
+
+
+def _checked_status(inp: AnalysisInput, wp, performance: float | None, metric: str) -> str:
+    """A workpackage's status, a failed row when a declared sanity check of its step fails
+    (analyse/sanity.py; its figure is then kept out of the history)."""
+    status = _status(wp.state, wp.reason)
+    if status == "done":
+        failure = workpackage_failure(inp, wp, {"performance": performance, "metric": metric})
+        status = "failed (" + failure.replace(",", ";") + ")" if failure else status
+    return status
+
+
+def _copy_means(figures: list[Figure]) -> dict[int, tuple[float, str]]:
+    """Each copy's mean over its lines and its unit: what its sanity expression sees as `performance`."""
+    lines: dict[int, list[Figure]] = {}
+    for fig in figures:
+        lines.setdefault(fig.wp.id, []).append(fig)
+    return {wp: (sum(f.performance for f in found) / len(found), found[0].metric) for wp, found in lines.items()}
 
 
 def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
@@ -36,7 +55,7 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
     for fig in figures:
         if with_copies and COPY in fig.wp.params:
             continue  # report/copies.py: one figure per copy, the declared aggregate, the spread
-        status = _status(fig.wp.state, fig.wp.reason)
+        status = _checked_status(inp, fig.wp, fig.performance, fig.metric)
         rows.append(([fig.model, *[None] * with_copies, fig.performance, fig.metric, status,
                       *(fig.extra.get(k) for k in extras)], status, fig.wp.id))
     with_figures = {fig.wp.id for fig in figures}
@@ -46,7 +65,8 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
             copy = [int(wp.params[COPY]) if COPY in wp.params else None] * with_copies
             model = model_name(inp.benchmark.name, wp, varying_parameters(inp, wp.step))
             rows.append(([model, *copy, None, "", status], status, wp.id))
-    rows += copy_rows(inp, copied, lambda wp: _status(wp.state, wp.reason))
+    own = _copy_means(copied)
+    rows += copy_rows(inp, copied, lambda wp: _checked_status(inp, wp, *own.get(wp.id, (None, ""))))
     for values, _status_text, _wp in rows:  # rows without the CSV's further columns
         values += [None] * (len(names) - len(values))
     keys = [Key(n, None, "", 0) for n in names]

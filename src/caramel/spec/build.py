@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import re
 
-from caramel.errors import SpecError
+from caramel.errors import SpecError, did_you_mean
 from caramel.spec import model as m
 from caramel.spec.attributes import boolean, file_name, name_of, only_children, split_list, whole_number
 from caramel.spec.estimator import parse_estimator
 from caramel.spec.limits import parse_copies, parse_copies_aggregate, parse_duration
 from caramel.spec.meta import find_meta_node, read_meta
+from caramel.spec.sanity import from_comment, read_sanity
 from caramel.spec.sets import SetBuilder
 from caramel.spec.tree import Node
 
@@ -57,7 +58,18 @@ class Builder(SetBuilder):
             bench.analysers[analyser.name] = analyser
         for child in node.findall("result"):
             bench.results.append(self.result(child, bench))
+        self.comment_sanity(node, bench)
         return bench
+
+    @staticmethod
+    def comment_sanity(node: Node, bench: m.Benchmark) -> None:
+        """`<sanity step=... | analyser=...>` inside `<comment>` (spec/sanity.py): added to its owner."""
+        for owner, name, child in from_comment(node):
+            pool = bench.steps if owner == "step" else bench.analysers
+            if name not in pool:
+                raise SpecError(f"<sanity {owner}={name!r}> names no {owner} of benchmark '{bench.name}'",
+                                child.where, hint=did_you_mean(name, pool) or f"{owner}s: " + (", ".join(pool) or "none"))
+            pool[name].sanity.append(read_sanity(child))
 
     def use(self, node: Node, bench: m.Benchmark) -> m.Use:
         names = split_list(node.text)
@@ -85,7 +97,7 @@ class Builder(SetBuilder):
         return m.Use(resolved, node.where)
 
     def step(self, node: Node, bench: m.Benchmark) -> m.Step:
-        only_children(node, {"use", "do"})
+        only_children(node, {"use", "do", "sanity"})
         name = file_name(name_of(node, "step"), "step", "the run folder", node.where)
         step = m.Step(
             name, depend=split_list(node.attrs.get("depend", "")), iterations=whole_number(node, "iterations", 1),
@@ -109,7 +121,13 @@ class Builder(SetBuilder):
         for child in node.children:
             if child.tag == "use":
                 step.uses.append(self.use(child, bench))
+            elif child.tag == "sanity":
+                step.sanity.append(read_sanity(child))
             else:
+                if child.children:  # XML: `<do>a <b> c</do>` would run "a " only
+                    raise SpecError(f"<do> holds an element <{child.children[0].tag}>, not only text",
+                                    child.children[0].where, hint="a do is one shell command: write < as &lt; "
+                                    "and & as &amp;, or put the command in a CDATA section")
                 step.dos.append(m.Do(
                     child.text.strip(), done_file=child.attrs.get("done_file", "").strip(),
                     error_file=child.attrs.get("error_file", "").strip(),
@@ -120,11 +138,14 @@ class Builder(SetBuilder):
         return step
 
     def analyser(self, node: Node, bench: m.Benchmark) -> m.Analyser:
-        only_children(node, {"use", "analyse"})
+        only_children(node, {"use", "analyse", "sanity"})
         analyser = m.Analyser(name_of(node, "analyser"), reduce=boolean(node, "reduce", True), where=node.where)
         for child in node.children:
             if child.tag == "use":
                 analyser.uses += self.use(child, bench).names
+                continue
+            if child.tag == "sanity":
+                analyser.sanity.append(read_sanity(child))
                 continue
             only_children(child, {"file"})
             step = child.attrs.get("step", "").strip()

@@ -128,6 +128,22 @@ class Do:
     where: Location = NOWHERE
 
 
+SANITY_KINDS = ("expect", "reject", "expr")
+
+
+@dataclass
+class Sanity:
+    """caramel addition: a check a workpackage must pass for its row to count (spec/sanity.py).
+
+    `expect`: the regex must match somewhere in `file`; `reject`: it must match nowhere; `expr`: the
+    expression over the row's figures and parameters must hold. `file` is relative to the work folder."""
+
+    kind: str  # expect | reject | expr (SANITY_KINDS)
+    text: str  # the regex, or the expression
+    file: str = "stdout"
+    where: Location = NOWHERE
+
+
 @dataclass
 class Use:
     """A `<use>` entry: set names; a set from another file (`from=FILE[:NAME]`) is named `NAME@FILE`."""
@@ -159,6 +175,7 @@ class Step:
     copies_aggregate: str = ""  # caramel: the result over the copies: "sum" (default) or "mean" (vocabulary)
     estimator: str = ""  # caramel: how a mean and sd are taken (spec/estimator.py); "" is `all`
     repeats: int = 1  # caramel: N of `bench run --repeat N` (iterations holds N times the file's)
+    sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each workpackage's output
 
 
 @dataclass
@@ -203,6 +220,7 @@ class Analyser:
     analyses: list[Analyse] = field(default_factory=list)
     reduce: bool = True
     where: Location = NOWHERE
+    sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each analysed workpackage
 
 
 @dataclass

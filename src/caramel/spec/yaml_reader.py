@@ -27,15 +27,15 @@ CHILD_TAGS: dict[str, set[str]] = {
     "benchmark": {"parameterset", "comment", "step", "fileset", "substituteset", "analyser", "analyzer",
                   "result", "patternset", "meta"},
     "analyse": {"file"},
-    "analyser": {"use", "analyse"},
-    "analyzer": {"use", "analyse"},
+    "analyser": {"use", "analyse", "sanity"},
+    "analyzer": {"use", "analyse", "sanity"},
     "fileset": {"link", "copy", "prepare"},
     "include-path": {"path"},
     "parameterset": {"parameter", "zip", "exclude"},
     "patternset": {"pattern"},
     "result": {"use", "table", "syslog", "database"},
     "selection": {"not", "only", "tag"},
-    "step": {"use", "do"},
+    "step": {"use", "do", "sanity"},
     "substituteset": {"iofile", "sub"},
     "syslog": {"key"},
     "table": {"column"},
@@ -50,7 +50,16 @@ ROOT_ONLY = {"selection", "include-path", "check_tags", "tags"}
 # Elements that are written as mappings (a name and settings); a plain text there is a mistake.
 MAPPING_TAGS = {"benchmark", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser",
                 "analyzer", "table", "database", "syslog", "parameter", "pattern", "iofile", "sub",
-                "analyse"}
+                "analyse", "sanity"}
+# Elements whose value is a text (a command, a file name): the attributes each may have in a mapping.
+# A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in the text.
+TEXT_TAGS: dict[str, set[str]] = {
+    "do": {"done_file", "error_file", "break_file", "stdout", "stderr", "shared", "active", "work_dir", "tag"},
+    "prepare": {"stdout", "stderr", "work_dir", "active", "tag"},
+    "copy": {"name", "rel_path_ref", "separator", "source_dir", "directory", "target_dir", "active", "tag"},
+    "link": {"name", "rel_path_ref", "separator", "source_dir", "directory", "target_dir", "active", "tag"},
+    "column": {"title", "format", "colw", "tag"},
+}
 
 
 class _Loader(yaml.SafeLoader):
@@ -247,6 +256,8 @@ class _YamlReader:
             found = "an empty value" if data is None else f"{_text(data)!r}"
             raise SpecError(f"{tag}: found {found} where a mapping was expected", self._where(ynode),
                             hint=f"write {tag}: {{name: ..., ...}} (or a list of such mappings)")
+        if tag in TEXT_TAGS:
+            self._check_text_element(tag, data, ynode)
         node = Node(tag, where=self._where(ynode))
         parent.children.append(node)
         children = CHILD_TAGS.get(tag)
@@ -270,6 +281,32 @@ class _YamlReader:
         else:
             node.text = _text(data)
 
+    def _check_text_element(self, tag: str, data, ynode: yaml.Node) -> None:
+        """A command or file name that YAML did not read as text is an error, never an empty element:
+        `- echo 'sanity: failed'` is the mapping {"echo 'sanity": "failed'"} to YAML."""
+        if data is None:
+            raise SpecError(f"{tag}: found an empty value where a text was expected", self._where(ynode),
+                            hint=f"write the {tag}'s text, or remove the empty entry")
+        if not isinstance(data, dict) or "_" in data:
+            return
+        stray = [key for key in data if key not in TEXT_TAGS[tag]]
+        if not stray:
+            return
+        key = stray[0]
+        item = data[key][1][0][0]
+        value = _text(item)
+        misspelt = did_you_mean(key, TEXT_TAGS[tag])
+        if misspelt:
+            raise SpecError(f"{tag}: unknown key '{key}' and no text (_)", self._where(data[key][0]), hint=misspelt)
+        if isinstance(item, (dict, list)):
+            cause = f"its key {key!r} holds a {'mapping' if isinstance(item, dict) else 'list'}"
+        else:
+            cause = f"of ': ' (it read {key!r} as a key and {value!r} as its value)"
+        raise SpecError(f"{tag}: YAML read this {tag} as a mapping, not as a text, because {cause}",
+                        self._where(data[key][0]),
+                        hint=f"quote the {tag}'s whole text" + (f': "{key}: {value}"' if '"' not in key + value else "")
+                        + f", or write it as a block (| and the text on the next lines); a {tag} mapping takes "
+                        "only " + ", ".join(sorted(TEXT_TAGS[tag] | {"_"})))
 
     def _make_meta(self, data, ynode: yaml.Node, parent: Node) -> None:
         """`meta:` (caramel): one child per key and list item, so XML's `<meta>` reads the same."""

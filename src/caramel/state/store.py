@@ -182,6 +182,12 @@ class Store:
             raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
                            hint="the run state is damaged or was not written by caramel; start the run again") from None
 
+    def replace_model(self, model: Benchmark) -> None:
+        """Store `model` as the run's benchmark: the analysis definitions of `bench result -u` (only
+        analysis/update.py calls it, after checking nothing that made the run changed)."""
+        with self.transaction():
+            self.db.execute("UPDATE runs SET model=?", (encode_model(model),))
+
     def update_settings(self, settings: dict) -> None:
         with self.transaction():
             self.db.execute("UPDATE runs SET settings=?", (json.dumps(settings),))
