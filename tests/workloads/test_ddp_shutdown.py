@@ -1,0 +1,51 @@
+"""caramel's trainers under torchrun, two ranks on a loaded CPU: they end with exit code 0 and nothing on
+stderr but torchrun's own notice (no `terminate called without an active exception` at shutdown)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+SRC = Path(__file__).parents[2] / "src"
+TORCHRUN_NOTICE = "Setting OMP_NUM_THREADS environment variable"
+
+
+def run_two_ranks(module: str, args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": f"{SRC}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])  # load on a core while the ranks run
+    try:
+        return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+                               "-m", module, *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=240)
+    finally:
+        busy.kill()
+        busy.wait()
+
+
+def unexpected_stderr(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.strip("* ") and TORCHRUN_NOTICE not in line]
+
+
+def test_resnet_two_ranks_end_cleanly_under_load(tmp_path: Path) -> None:
+    done = run_two_ranks("caramel.workloads.resnet", ["--batch_size", "2", "--num_batches", "3",
+                                                      "--num_warmup_batches", "1", "--image_size", "16",
+                                                      "--width", "4"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "total images/sec:" in done.stdout and "> layout: 2 process(es) x 1 thread(s)" in done.stdout
+    assert unexpected_stderr(done.stderr) == []
+
+
+def test_gpt_two_ranks_accumulating_end_cleanly_under_load(tmp_path: Path) -> None:
+    done = run_two_ranks("caramel.workloads.gpt", ["--num-layers", "1", "--hidden-size", "16",
+                                                   "--num-attention-heads", "2", "--seq-length", "8",
+                                                   "--micro-batch-size", "1", "--global-batch-size", "4",
+                                                   "--train-iters", "3", "--warmup-iters", "1"], tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "data parallel 2, gradient accumulation 2" in done.stdout and "> MFU:" in done.stdout
+    assert unexpected_stderr(done.stderr) == []
