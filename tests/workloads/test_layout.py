@@ -63,3 +63,18 @@ def test_tasks_running_elsewhere_leave_this_process_out(tmp_path: Path) -> None:
     loadavg.write_text("3.10 2.00 1.50 3/250 12345\n")
     assert running_elsewhere(samples=3, interval_s=0, loadavg=loadavg) == 2
     assert running_elsewhere(samples=1, loadavg=tmp_path / "absent") == 0
+
+
+def test_the_layout_can_be_pinned(monkeypatch) -> None:
+    from caramel.workloads import layout
+
+    layout.node_layout.cache_clear()
+    monkeypatch.setenv("CARAMEL_CPU_LAYOUT", "2x3")
+    try:
+        assert layout.node_layout() == Layout(2, 3)
+    finally:
+        layout.node_layout.cache_clear()
+    assert layout.parse_layout(" 1 x 4 ") == Layout(1, 4)
+    for bad in ["0x2", "2x0", "two", "1x", "2*2"]:
+        with pytest.raises(ValueError, match="expected PROCESSESxTHREADS"):
+            layout.parse_layout(bad)

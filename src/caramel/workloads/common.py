@@ -5,6 +5,7 @@ the node's GEMM rate and the model FLOP utilisation (MFU) against it, and a clea
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import time
 from dataclasses import dataclass
@@ -137,8 +138,12 @@ def layout_line(world: int, device: torch.device) -> str:
 
 
 def finish() -> None:
-    """End the run so no thread outlives it: every rank reaches the same point, then the process
-    group (gloo's and NCCL's worker threads, the store's connection) is torn down before exit."""
+    """End the run so no thread outlives it. Call it once the DDP model is gone (its reducer holds the
+    process group and gloo's pending work): what is left of it is collected now, every rank reaches
+    the same point, then the process group (gloo's or NCCL's worker threads, the store's connection)
+    is torn down while the interpreter is whole. A group left to interpreter shutdown can abort
+    there (`terminate called without an active exception`) after the result was printed."""
+    gc.collect()
     if dist.is_initialized():
         dist.barrier()
         dist.destroy_process_group()

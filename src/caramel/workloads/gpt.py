@@ -116,6 +116,14 @@ def main(argv: list[str] | None = None) -> None:
     if args.global_batch_size % (args.micro_batch_size * world):
         raise SystemExit(f"--global-batch-size {args.global_batch_size} is not a multiple of "
                          f"micro batch {args.micro_batch_size} x data parallel {world}")
+    times, gemm = train(args, rank, world, device)
+    finish()  # after train() returned: its DDP model, which holds the process group, is gone
+    if rank == 0:
+        print(utilisation(flops_per_iteration(args), times, gemm).line(), flush=True)
+
+
+def train(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> tuple[list[float], float]:
+    """Model, warm-up, the node's GEMM rate, the timed iterations: (their seconds, the GEMM rate)."""
     accumulation = args.global_batch_size // (args.micro_batch_size * world)
     torch.manual_seed(args.seed)
     model = GPT(args.vocab_size, args.seq_length, args.hidden_size, args.num_layers, args.num_attention_heads,
@@ -136,10 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     gemm = gemm_rate(device)
     if rank == 0:
         print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s (float32, all {world} process(es) at once)", flush=True)
-    times = timed_iterations(args, model, optimiser, data, device, accumulation, rank, world)
-    finish()
-    if rank == 0:
-        print(utilisation(flops_per_iteration(args), times, gemm).line(), flush=True)
+    return timed_iterations(args, model, optimiser, data, device, accumulation, rank, world), gemm
 
 
 def timed_iterations(args: argparse.Namespace, model: nn.Module, optimiser: torch.optim.Optimizer, data,

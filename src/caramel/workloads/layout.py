@@ -25,6 +25,7 @@ from pathlib import Path
 
 NUMA_ROOT = Path("/sys/devices/system/node")
 LOADAVG = Path("/proc/loadavg")
+LAYOUT_VARIABLE = "CARAMEL_CPU_LAYOUT"
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,21 @@ def numa_nodes_holding(cpus: set[int], root: Path = NUMA_ROOT) -> int:
     return max(1, holding)
 
 
+def parse_layout(text: str) -> Layout:
+    """`PxT` (processes x threads), as $CARAMEL_CPU_LAYOUT gives it."""
+    match = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", text)
+    processes, threads = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
+    if processes < 1 or threads < 1:
+        raise ValueError(f"{LAYOUT_VARIABLE}={text!r}: expected PROCESSESxTHREADS, both at least 1 (e.g. 1x4)")
+    return Layout(processes, threads)
+
+
 @functools.lru_cache(maxsize=1)
 def node_layout() -> Layout:
     """The rule applied to this node now: its usable cores, the NUMA nodes that hold them and the
-    tasks running elsewhere (measured once per process: a plan asks for it once per parameter)."""
+    tasks running elsewhere (measured once per process: a plan asks for it once per parameter).
+    $CARAMEL_CPU_LAYOUT=PxT sets the layout instead (to compare layouts, or pin one)."""
+    if os.environ.get(LAYOUT_VARIABLE):
+        return parse_layout(os.environ[LAYOUT_VARIABLE])
     cpus = usable_cpus()
     return cpu_layout(len(cpus), numa_nodes_holding(cpus), running_elsewhere())

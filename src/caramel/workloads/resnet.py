@@ -100,6 +100,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     rank, world, device = init_distributed(args.device, args.threads)
+    times, gemm, flops = train(args, rank, world, device)
+    finish()  # after train() returned: its DDP model, which holds the process group, is gone
+    if rank == 0:
+        print("-" * 40 + f"\ntotal images/sec: {args.batch_size * world * args.num_batches / sum(times):.2f}\n"
+              + "-" * 40 + "\n" + utilisation(flops, times, gemm).line(), flush=True)
+
+
+def train(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> tuple[list[float], float, float]:
+    """Model, warm-up, the node's GEMM rate, the timed batches: (their seconds, GEMM rate, FLOPs a batch)."""
     torch.manual_seed(1234 + rank)
     model = ResNet(width=args.width)
     images = torch.randn(args.batch_size, 3, args.image_size, args.image_size)
@@ -136,10 +145,7 @@ def main(argv: list[str] | None = None) -> None:
         if rank == 0 and done % args.display_every == 0:
             print(f"{done}\timages/sec: {args.batch_size * world / elapsed:.1f} +/- 0.0 (jitter = 0.0)\t"
                   f"{loss.item():.3f}", flush=True)
-    finish()
-    if rank == 0:
-        print("-" * 40 + f"\ntotal images/sec: {args.batch_size * world * args.num_batches / sum(times):.2f}\n"
-              + "-" * 40 + "\n" + utilisation(flops, times, gemm).line(), flush=True)
+    return times, gemm, flops
 
 
 if __name__ == "__main__":
