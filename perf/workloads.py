@@ -10,6 +10,9 @@
   bench      `bench run llm --tag 117M local` (the same commands, through bench)
   fixed      the energy wrapper around `python -c pass`, against `python -c pass` alone
 
+First, in one process, caramel's timed loop against the plain loop in alternating blocks
+(perf/plain_gpt.py --ab): the loops' difference without the noise of separate processes.
+
     python perf/workloads.py                   # 5 rounds, the layout the rule chooses now
     python perf/workloads.py --rounds 7 --layout 1x1
 
@@ -130,6 +133,10 @@ def main() -> None:
           f"{cores} usable cores; load average at start {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         h = Harness(Path(tmp), layout.processes, layout.threads, args.iters)
+        # the loops alone, in one process (caramel's timed loop against the plain one, alternating blocks)
+        _, ab = run([PY, str(ROOT / "perf" / "plain_gpt.py"), "--ab", "15", "--threads", str(layout.threads)],
+                    h.work, h.env)
+        print("in-process, alternating blocks of 20 iterations (15 each):\n" + ab, flush=True)
         variants = {"trainer": h.trainer, "plain": lambda: h.plain(layout.processes, layout.threads),
                     "plain-1x1": lambda: h.plain(1, 1), "plain-ddp": lambda: h.plain(cores, 1),
                     "wrapped": lambda: h.trainer(wrapped=True), "job": h.job, "bench": h.bench, "fixed": h.fixed}

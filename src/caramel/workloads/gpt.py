@@ -4,9 +4,12 @@
         --num-attention-heads 4 --seq-length 64 --micro-batch-size 2 --global-batch-size 8 \
         --train-iters 10 --data-path data/corpus_text_document
 
-Data parallel over torchrun ranks (DDP, gloo); tensor and pipeline parallel sizes are accepted for
-compatibility and must be 1. Warm-up iterations (--warmup-iters) run first and print no
-iteration line, so the analysed figures exclude them; every line covers one iteration.
+One process with `--threads` intra-op threads, or data parallel over torchrun ranks (DDP: gloo on
+the CPU, NCCL on GPUs; gradients exchanged once per iteration, not per micro-batch); tensor and
+pipeline parallel sizes are accepted for compatibility and must be 1. Warm-up iterations
+(--warmup-iters) run first and print no iteration line, so the analysed figures exclude them; every
+line covers one iteration, timed from the end of the one before (no barrier). Then `> MFU:` (model
+FLOPs against the GEMM rate the same processes measured, `> GEMM rate:`).
 """
 
 from __future__ import annotations

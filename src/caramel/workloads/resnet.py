@@ -2,9 +2,10 @@
 
     torchrun --nproc_per_node 2 -m caramel.workloads.resnet --batch_size 4 --num_batches 10
 
-Synthetic images and labels (as CARAML's `synthetic` runs), data parallel over torchrun ranks (DDP,
-gloo). `--batch_size` is per device, as in tf_cnn_benchmarks. Warm-up batches (--num_warmup_batches)
-are timed but excluded; the figure is `total images/sec` over the counted batches, all devices.
+Synthetic images and labels (as CARAML's `synthetic` runs), one process with `--threads` threads or
+data parallel over torchrun ranks (DDP, gloo). `--batch_size` is per device, as in tf_cnn_benchmarks.
+Warm-up batches (--num_warmup_batches) are excluded; the figure is `total images/sec` over the
+counted batches, all devices, then `> MFU:` against the measured `> GEMM rate:`.
 """
 
 from __future__ import annotations
