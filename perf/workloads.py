@@ -147,6 +147,10 @@ def main() -> None:
                 results[name].append(variants[name]())
             print(f"round {r + 1}: " + ", ".join(f"{n} {results[n][-1]['wall']:.2f}s" for n in names), flush=True)
     report(results, cores)
+    if (layout.processes, layout.threads) == (1, 1):  # then `plain` and `plain-1x1` are the same command
+        same = [statistics.median(r["tokens"] for r in results[n]) for n in ("plain", "plain-1x1")]
+        print(f"noise floor: plain and plain-1x1 are the same command here; their medians differ by "
+              f"{100 * abs(same[0] - same[1]) / min(same):.1f} %")
     print(f"load average at end {os.getloadavg()}")
 
 
