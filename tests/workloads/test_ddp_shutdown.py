@@ -20,14 +20,14 @@ TORCHRUN_NOTICE = "Setting OMP_NUM_THREADS environment variable"
 AT_EXIT = "at exit: process group gone, other threads []"
 # each rank runs the trainer's main() and, at interpreter exit, says what is left of the run
 DRIVER = """
-import atexit, sys, threading
+import atexit, os, sys, threading
 import torch.distributed as dist
 from caramel.workloads import {module}
 
 def left_over():
     others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
-    print(f"at exit: process group {{'alive' if dist.is_initialized() else 'gone'}}, other threads {{others}}",
-          file=sys.stderr, flush=True)
+    line = f"at exit: process group {{'alive' if dist.is_initialized() else 'gone'}}, other threads {{others}}\\n"
+    os.write(2, line.encode())  # one write: the two ranks share the pipe, and their lines must not mix
 
 atexit.register(left_over)
 {module}.main(sys.argv[1:])
