@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from pathlib import Path
 
@@ -21,6 +22,7 @@ CARAML_COLUMNS = ("JobID,System,Version,Queue,JobTime,Runtime(min),Model,ModelSi
                   "GlobalBatchSize,PipelineParallel,TensorParallel,DataParallel,Iterations,Time/iteration(s),"
                   "Tokens/second,Avg_TFLOPs/GPU,EnergyFile").split(",")
 ENERGY_COLUMNS = ["Energy(Wh)", "Energy/device(Wh)", "Tokens/J", "AvgPower(W)", "EnergyStatus"]
+CARAMEL_COLUMNS = ["Parameters", "Processes", "Threads/Process", "GEMM(GFLOP/s)", "MFU(%)"]
 
 
 def run_llm(tmp_path: Path, env: dict[str, str], hwmon: Path | None = None) -> list[dict[str, str]]:
@@ -34,7 +36,7 @@ def run_llm(tmp_path: Path, env: dict[str, str], hwmon: Path | None = None) -> l
     shown = bench("result", "-i", "last", cwd=tmp_path, env=env)
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.strip().splitlines()
-    assert lines[0].split(",") == CARAML_COLUMNS + ENERGY_COLUMNS
+    assert lines[0].split(",") == CARAML_COLUMNS + ENERGY_COLUMNS + CARAMEL_COLUMNS
     return list(csv.DictReader(io.StringIO("\n".join(lines))))
 
 
@@ -42,9 +44,14 @@ def test_local_gpt_has_tokens_per_second_and_energy_unavailable(tmp_path: Path, 
     rows = run_llm(tmp_path, env)
     assert len(rows) == 1
     row = rows[0]
-    assert row["System"] == "local" and row["ModelSize"] == "117M" and row["DataParallel"] == "2"
-    assert row["Iterations"] == "10"
+    # the tiny CPU shape is named as such, with its counted parameters (not CARAML's "117M")
+    assert row["System"] == "local" and row["ModelSize"] == "tiny-2x64" and row["Parameters"] == "169728"
+    # the layout the rule chose for this node, the same in the plan and in the trainer's log
+    processes, threads = int(row["Processes"]), int(row["Threads/Process"])
+    assert row["DataParallel"] == row["Devices"] == str(processes) and processes * threads <= (os.cpu_count() or 1)
+    assert row["Iterations"] == "200"
     assert float(row["Tokens/second"]) > 0
+    assert float(row["GEMM(GFLOP/s)"]) > 0 and 0 < float(row["MFU(%)"]) < 100
     assert Path(row["EnergyFile"]).is_file()
     assert row["EnergyStatus"].startswith("unavailable")
     assert all(row[c] == "" for c in ["Energy(Wh)", "Energy/device(Wh)", "Tokens/J", "AvgPower(W)"])
@@ -58,7 +65,7 @@ def test_local_gpt_with_a_fake_power_source(tmp_path: Path, env: dict[str, str])
     energy_files = list(tmp_path.glob("benchmarks/llm_benchmark_run/*/*_benchmark/work/energy/energy.*.csv"))
     seconds = float(dict(r.split(",", 1) for r in energy_files[0].read_text().splitlines())["seconds"])
     assert float(row["Energy(Wh)"]) == pytest.approx(300.0 * seconds / 3600, rel=0.02)
-    assert float(row["Energy/device(Wh)"]) == pytest.approx(float(row["Energy(Wh)"]) / 2, rel=0.01)
+    assert float(row["Energy/device(Wh)"]) == pytest.approx(float(row["Energy(Wh)"]) / 2, rel=0.01)  # 2 meters
     assert float(row["AvgPower(W)"]) == pytest.approx(300.0, rel=0.01)
     assert float(row["Tokens/J"]) == pytest.approx(float(row["Tokens/second"]) / 300.0, rel=0.02)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -30,8 +31,11 @@ def test_local_resnet_images_per_second_and_energy(tmp_path: Path, env: dict[str
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert len(rows) == 1
     row = rows[0]
-    assert (row["System"], row["Devices"], row["GlobalBatchSize"], row["BatchSize/Device"]) == ("local", "2", "8", "4")
+    devices = int(row["Devices"])  # the processes of the layout rule (caramel.workloads.layout)
+    assert (row["System"], row["GlobalBatchSize"], row["BatchSize/Device"]) == ("local", "8", str(8 // devices))
+    assert devices * int(row["Threads/Task"]) <= (os.cpu_count() or 1)
     assert float(row["Images/second"]) > 0
+    assert float(row["GEMM(GFLOP/s)"]) > 0 and 0 < float(row["MFU(%)"]) < 100
     assert row["EnergyStatus"] == "ok"
     assert float(row["AvgPower(W)"]) == pytest.approx(120.0, rel=0.01)
     assert float(row["Images/J"]) == pytest.approx(float(row["Images/second"]) / 120.0, rel=0.02)

@@ -87,3 +87,34 @@ def test_unknown_method_is_named(tmp_path: Path, capsys: pytest.CaptureFixture) 
 def test_method_none_runs_the_command_and_says_why(tmp_path: Path) -> None:
     assert main(["--method", "none", "--out-dir", str(tmp_path / "e"), "--", "true"]) == 0
     assert combine(tmp_path / "e", tmp_path / "c.csv")[-1] == "Energy status: unavailable: this system has no energy method"
+
+
+@pytest.mark.parametrize(("method", "env", "reason"), [
+    ("gh", {}, "cannot read {absent} (No such file or directory)"),
+    ("rocm", {"ROCM_PATH": "{absent}"}, "no ROCm at {absent} (ROCM_PATH)"),
+])
+def test_no_meter_costs_no_jpwr_or_pandas_import(tmp_path: Path, method: str, env: dict[str, str],
+                                                 reason: str) -> None:
+    """Where the node has no meter the wrapper says why without importing jpwr's method (which imports
+    pandas, most of the wrapper's start-up): nothing heavy before the command starts."""
+    import json
+    import os
+    import subprocess
+
+    absent = str(tmp_path / "absent")
+    code = ("import json, sys\nfrom caramel.energy.measure import main\n"
+            f"main(['--method', {method!r}, '--hwmon-base', {absent!r}, '--out-dir', {str(tmp_path / 'e')!r}, '--', "
+            "sys.executable, '-c', 'pass'])\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('jpwr', 'pandas', 'numpy'))))")
+    full_env = {**os.environ, **{k: v.format(absent=absent) for k, v in env.items()}}
+    done = subprocess.run([sys.executable, "-c", code], env=full_env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+    assert f"caramel-energy: status unavailable: {reason.format(absent=absent)}" in done.stderr
+
+
+def test_an_empty_hwmon_folder_is_no_meter(tmp_path: Path) -> None:
+    (tmp_path / "hwmon" / "hwmon0").mkdir(parents=True)  # a sensor without power files (a laptop's)
+    main(["--hwmon-base", str(tmp_path / "hwmon"), "--out-dir", str(tmp_path / "e"), "--", sys.executable, "-c", ""])
+    status = dict(r.split(",", 1) for r in (tmp_path / "e" / "energy.0.csv").read_text().splitlines())["status"]
+    assert status == f"unavailable: no power meter under {tmp_path / 'hwmon'} (no hwmon*/device/power1_oem_info)"

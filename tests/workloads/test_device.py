@@ -40,6 +40,33 @@ def test_llm_localgpu_plans_one_process_per_gpu_with_nccl_and_pynvml(tmp_path) -
     command = p["local_command"]
     assert "--method pynvml" in command and "--nproc_per_node 4" in command
     assert command.endswith("--device cuda") and "sbatch" not in command
+    assert p["model_size"] == "800M"  # the size's own dimensions run on GPUs: CARAML's name is right
+
+
+def plan_local(tmp_path, benchmark: str, tags: list[str], layout: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_"))}
+    env["CARAMEL_CPU_LAYOUT"] = layout
+    done = subprocess.run([sys.executable, "-m", "caramel", "plan", benchmark, "--tag", *tags, "--format", "json"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["workpackages"][0]["parameters"]
+
+
+@pytest.mark.parametrize(("layout", "launcher"), [("1x2", " -m caramel.workloads.gpt "),
+                                                  ("2x1", " -m torch.distributed.run --standalone --nproc_per_node 2 ")])
+def test_llm_local_follows_the_layout_and_names_the_tiny_shape(tmp_path, layout: str, launcher: str) -> None:
+    p = plan_local(tmp_path, "llm", ["117M", "local"], layout)
+    processes, threads = map(int, layout.split("x"))
+    assert p["model_size"] == "tiny-2x64" and p["llm_model_size"] == "117M"  # the tag is not the model's size
+    assert (p["gpus_per_node"], p["dp_size"], p["global_batch_size"]) == (processes, processes, 8)
+    assert launcher in p["local_command"] and p["local_command"].endswith(f"--threads {threads} --warmup-iters 5")
+    assert p["train_iters"] == 200
+
+
+def test_resnet_local_follows_the_layout(tmp_path) -> None:
+    p = plan_local(tmp_path, "resnet50", ["local"], "1x2")
+    assert (p["taskspernode"], p["threadspertask"], p["batch_size_per_device"]) == (1, 2, 8)
+    assert "torch.distributed.run" not in p["local_command"] and "--threads 2" in p["local_command"]
 
 
 def test_cuda_without_a_gpu_is_a_clear_error(tmp_path) -> None:

@@ -36,3 +36,88 @@ def test_resnet_prints_tf_cnn_total(capsys) -> None:
     out = capsys.readouterr().out
     assert re.search(r"^total images/sec: [\d.]+$", out, re.MULTILINE)
     assert len(re.findall(r"^\d+\timages/sec:", out, re.MULTILINE)) == 2
+
+
+MFU = re.compile(r"^> MFU: ([\d.]+) % \(model ([\d.]+) GFLOP/s of the measured GEMM rate ([\d.]+) GFLOP/s\)$", re.MULTILINE)
+
+
+def test_mfu_is_the_model_flop_rate_over_the_measured_gemm_rate() -> None:
+    from caramel.workloads.common import utilisation
+
+    measured = utilisation(4.5e8, [0.1, 0.2, 0.3], 1.0e10)
+    assert measured.model_flops_per_s == pytest.approx(4.5e8 * 3 / 0.6)
+    assert measured.percent == pytest.approx(22.5)
+    assert measured.line() == "> MFU: 22.50 % (model 2.250 GFLOP/s of the measured GEMM rate 10.000 GFLOP/s)"
+    assert utilisation(1.0, [0.1], 0.0).percent == 0.0
+
+
+def test_gpt_logs_its_layout_parameters_gemm_rate_and_mfu(capsys) -> None:
+    args = ["--num-layers", "1", "--hidden-size", "32", "--num-attention-heads", "2", "--seq-length", "16",
+            "--micro-batch-size", "2", "--global-batch-size", "4", "--train-iters", "3", "--warmup-iters", "1",
+            "--threads", "1"]
+    gpt.main(args)
+    out = capsys.readouterr().out
+    model = gpt.GPT(512, 16, 32, 1, 2, 128)
+    assert f"> GPT: {sum(p.numel() for p in model.parameters())} parameters, data parallel 1" in out
+    assert "> layout: 1 process(es) x 1 thread(s)" in out
+    gemm = float(re.search(r"^> GEMM rate: ([\d.]+) GFLOP/s", out, re.MULTILINE).group(1))
+    percent, model_rate, rate = map(float, MFU.search(out).groups())
+    seconds = [float(t) for *_, t, _ in ITERATION.findall(out)]
+    flops = gpt.flops_per_iteration(gpt.parse_args(args))
+    assert rate == gemm > 0
+    assert model_rate == pytest.approx(flops * 3 / sum(seconds) / 1e9, rel=0.05)  # printed times are rounded
+    assert percent == pytest.approx(100 * model_rate / rate, rel=0.01, abs=0.006)
+
+
+def test_resnet_counts_its_training_flops_and_logs_mfu(capsys) -> None:
+    import torch
+
+    one = resnet.training_flops(resnet.ResNet(width=4), torch.randn(1, 3, 16, 16))
+    assert resnet.training_flops(resnet.ResNet(width=4), torch.randn(2, 3, 16, 16)) == pytest.approx(2 * one)
+    # the stem alone: 3x3 convolution 3 -> 4 channels on 16x16, 2 FLOPs a multiply-add, forward + backward x3
+    stem = resnet.ResNet(width=4).stem
+    assert resnet.training_flops(stem, torch.randn(1, 3, 16, 16)) == 3 * 2 * (4 * 16 * 16) * 3 * 9
+    resnet.main(["--batch_size", "2", "--num_batches", "2", "--num_warmup_batches", "1", "--image_size", "16",
+                 "--width", "4", "--threads", "1"])
+    out = capsys.readouterr().out
+    assert "> layout: 1 process(es) x 1 thread(s)" in out and MFU.search(out)
+
+
+def test_micro_batches_exchange_gradients_once_per_iteration(tmp_path) -> None:
+    """DDP (one rank, gloo) with 4 micro-batches: the gradient all-reduce runs on the last one only."""
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        args = gpt.parse_args(["--num-layers", "1", "--hidden-size", "16", "--num-attention-heads", "2",
+                               "--seq-length", "8", "--micro-batch-size", "1", "--global-batch-size", "4"])
+        model = torch.nn.parallel.DistributedDataParallel(gpt.GPT(512, 8, 16, 1, 2, 64))
+        exchanged = []
+
+        def count(state, bucket):
+            exchanged.append(bucket.index())
+            future = torch.futures.Future()
+            future.set_result(bucket.buffer())
+            return future
+
+        model.register_comm_hook(None, count)
+        optimiser = torch.optim.SGD(model.parameters(), lr=0.1)
+        gpt.train_step(model, optimiser, gpt.batches(args, 0, 1), torch.device("cpu"), accumulation=1)
+        buckets = len(exchanged)  # one all-reduce per gradient bucket
+        gpt.train_step(model, optimiser, gpt.batches(args, 0, 1), torch.device("cpu"), accumulation=4)
+        assert buckets >= 1 and len(exchanged) == 2 * buckets  # not 4 x buckets for 4 micro-batches
+    finally:
+        dist.destroy_process_group()
+
+
+def test_threads_come_from_the_layout_unless_given(monkeypatch) -> None:
+    from caramel.workloads import common, layout
+
+    monkeypatch.setattr(layout, "node_layout", lambda: layout.Layout(1, 3))
+    assert common.thread_count(2, under_torchrun=False) == 2
+    assert common.thread_count(0, under_torchrun=False) == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    assert common.thread_count(0, under_torchrun=True) == 4
+    monkeypatch.delenv("OMP_NUM_THREADS")
+    assert common.thread_count(0, under_torchrun=True) == 1

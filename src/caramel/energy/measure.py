@@ -13,6 +13,7 @@ covers the command's whole wall time.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import threading
@@ -23,6 +24,25 @@ from caramel.backends.launchers import wrapped_command
 
 METHODS = ("pynvml", "rocm", "gh", "gc")  # jpwr's meters: the energy_method values of system files
 NO_METHOD = "none"  # a system that declares no meter
+HWMON_BASE = "/sys/class/hwmon/"  # where jpwr's gh method reads (jpwr.sys.gh.power.hwmon_base)
+
+
+def absent_meter(name: str, hwmon_base: str | None = None) -> str | None:
+    """Why the meter of `name` cannot be on this node, found without importing jpwr (whose `gh` and
+    `rocm` methods import pandas: most of the wrapper's start-up), or None where it may be."""
+    if name == "gh":
+        base = Path(hwmon_base or HWMON_BASE)
+        try:
+            hwmons = list(base.iterdir())
+        except OSError as error:
+            return f"cannot read {base} ({error.strerror or error})"
+        if not any((h / "device" / "power1_oem_info").is_file() for h in hwmons):
+            return f"no power meter under {base} (no hwmon*/device/power1_oem_info)"
+    if name == "rocm":
+        rocm = Path(os.environ.get("ROCM_PATH") or "/opt/rocm")
+        if not rocm.is_dir():
+            return f"no ROCm at {rocm} (ROCM_PATH)"
+    return None
 
 
 def load_method(name: str, hwmon_base: str | None = None):
@@ -31,6 +51,9 @@ def load_method(name: str, hwmon_base: str | None = None):
         raise RuntimeError("this system has no energy method")
     if name not in METHODS:
         raise ValueError(f"unknown energy method {name!r}; expected one of {', '.join(METHODS)}")
+    absent = absent_meter(name, hwmon_base)
+    if absent:
+        raise RuntimeError(absent)
     try:
         if name == "pynvml":
             from jpwr.gpu.pynvml import power

@@ -1,13 +1,20 @@
 """What both trainers share: the device (CPU, or one CUDA GPU per process), the torchrun/DDP setup
-(gloo on the CPU, NCCL on GPUs) and a timer that waits for all ranks."""
+(gloo on the CPU, NCCL on GPUs), the threads of a CPU process, the clock of the timed iterations,
+the node's GEMM rate and the model FLOP utilisation (MFU) against it, and a clean shutdown."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import time
+from dataclasses import dataclass
 
 import torch
 import torch.distributed as dist
+
+GEMM_SIZE = {"cpu": 512, "cuda": 4096}  # square float32 matmuls: large enough to run near the peak
+GEMM_SECONDS = 0.2  # the whole measurement, all ranks at once (cheap beside the timed iterations)
 
 
 def device_plan(requested: str, cuda_devices: int, local_rank: int) -> tuple[str, str]:
@@ -26,9 +33,20 @@ def device_plan(requested: str, cuda_devices: int, local_rank: int) -> tuple[str
     return f"cuda:{local_rank}", "nccl"
 
 
-def init_distributed(requested: str = "cpu") -> tuple[int, int, torch.device]:
+def thread_count(requested: int, under_torchrun: bool) -> int:
+    """Intra-op threads of this process: `--threads` when given (the layout the benchmark file chose,
+    caramel.workloads.layout), else torchrun's OMP_NUM_THREADS (1 unless set), else the layout rule's."""
+    if requested > 0:
+        return requested
+    if under_torchrun:
+        return max(1, int(os.environ.get("OMP_NUM_THREADS", "1")))
+    from caramel.workloads.layout import node_layout
+    return node_layout().threads
+
+
+def init_distributed(requested: str = "cpu", threads: int = 0) -> tuple[int, int, torch.device]:
     """(rank, world size, device); joins the torchrun process group when started by torchrun."""
-    torch.set_num_threads(1 if "LOCAL_RANK" in os.environ else max(1, torch.get_num_threads()))
+    torch.set_num_threads(thread_count(threads, "LOCAL_RANK" in os.environ))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     cuda_devices = torch.cuda.device_count() if requested != "cpu" and torch.cuda.is_available() else 0
     name, backend = device_plan(requested, cuda_devices, local_rank)
@@ -50,16 +68,82 @@ def wrap(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.M
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
 
 
-def synchronised_time() -> float:
-    """Wall time after every rank reached this point (and its GPU finished its work), so one
-    iteration's time is the slowest rank's."""
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
-        torch.cuda.synchronize()
-    if dist.is_initialized():
-        dist.barrier()
+def accumulating(model: torch.nn.Module, last: bool):
+    """The context of one micro-batch's backward: DDP exchanges gradients only on the last micro-batch
+    of an iteration (`no_sync` on the others); a single process has nothing to exchange."""
+    if last or not hasattr(model, "no_sync"):
+        return contextlib.nullcontext()
+    return model.no_sync()
+
+
+def device_time(device: torch.device) -> float:
+    """Wall time once this process's device finished its queued work. No barrier: the gradient
+    all-reduce of every iteration already keeps the ranks in step."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     return time.perf_counter()
 
 
-def finish() -> None:
+def barrier() -> None:
     if dist.is_initialized():
+        dist.barrier()
+
+
+def gemm_rate(device: torch.device, seconds: float = GEMM_SECONDS) -> float:
+    """The node's float32 GEMM rate in FLOP/s as this layout runs it: every rank multiplies square
+    matrices at the same time for about `seconds` (the best repeat counts), and the ranks' rates add up."""
+    n = GEMM_SIZE["cuda" if device.type == "cuda" else "cpu"]
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    torch.matmul(a, b)  # the first call allocates and picks a kernel
+    barrier()
+    best = float("inf")
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline or best == float("inf"):
+        start = device_time(device)
+        torch.matmul(a, b)
+        best = min(best, device_time(device) - start)
+    rate = torch.tensor([2.0 * n ** 3 / best], dtype=torch.float64, device=device)
+    if dist.is_initialized():
+        dist.all_reduce(rate)
+    return float(rate.item())
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    model_flops_per_s: float
+    gemm_flops_per_s: float
+
+    @property
+    def percent(self) -> float:
+        """Model FLOP utilisation: the model's FLOP/s over the node's measured GEMM rate, in %."""
+        return 100.0 * self.model_flops_per_s / self.gemm_flops_per_s if self.gemm_flops_per_s > 0 else 0.0
+
+    def line(self) -> str:
+        return (f"> MFU: {self.percent:.2f} % (model {self.model_flops_per_s / 1e9:.3f} GFLOP/s of the "
+                f"measured GEMM rate {self.gemm_flops_per_s / 1e9:.3f} GFLOP/s)")
+
+
+def utilisation(flops_per_iteration: float, iteration_seconds: list[float], gemm_flops_per_s: float) -> Utilisation:
+    """MFU over the timed iterations: all their model FLOPs over all their time (the mean rate, as the
+    table's throughput is), against the GEMM rate of the same processes and threads."""
+    total = sum(iteration_seconds)
+    return Utilisation(flops_per_iteration * len(iteration_seconds) / total if total > 0 else 0.0, gemm_flops_per_s)
+
+
+def layout_line(world: int, device: torch.device) -> str:
+    """What the log shows of the layout: processes and threads per process (or GPUs)."""
+    if device.type == "cuda":
+        return f"> layout: {world} process(es), one GPU each"
+    return f"> layout: {world} process(es) x {torch.get_num_threads()} thread(s)"
+
+
+def finish() -> None:
+    """End the run so no thread outlives it. Call it once the DDP model is gone (its reducer holds the
+    process group and gloo's pending work): what is left of it is collected now, every rank reaches
+    the same point, then the process group (gloo's or NCCL's worker threads, the store's connection)
+    is torn down while the interpreter is whole. A group left to interpreter shutdown can abort
+    there (`terminate called without an active exception`) after the result was printed."""
+    gc.collect()
+    if dist.is_initialized():
+        dist.barrier()
         dist.destroy_process_group()

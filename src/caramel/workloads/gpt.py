@@ -4,9 +4,12 @@
         --num-attention-heads 4 --seq-length 64 --micro-batch-size 2 --global-batch-size 8 \
         --train-iters 10 --data-path data/corpus_text_document
 
-Data parallel over torchrun ranks (DDP, gloo); tensor and pipeline parallel sizes are accepted for
-compatibility and must be 1. Warm-up iterations (--warmup-iters) run first and print no
-iteration line, so the analysed figures exclude them; every line covers one iteration.
+One process with `--threads` intra-op threads, or data parallel over torchrun ranks (DDP: gloo on
+the CPU, NCCL on GPUs; gradients exchanged once per iteration, not per micro-batch); tensor and
+pipeline parallel sizes are accepted for compatibility and must be 1. Warm-up iterations
+(--warmup-iters) run first and print no iteration line, so the analysed figures exclude them; every
+line covers one iteration, timed from the end of the one before (no barrier). Then `> MFU:` (model
+FLOPs against the GEMM rate the same processes measured, `> GEMM rate:`).
 """
 
 from __future__ import annotations
@@ -18,7 +21,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from caramel.workloads.common import finish, init_distributed, synchronised_time, wrap
+from caramel.workloads.common import (
+    accumulating,
+    barrier,
+    device_time,
+    finish,
+    gemm_rate,
+    init_distributed,
+    layout_line,
+    utilisation,
+    wrap,
+)
 
 
 class Block(nn.Module):
@@ -59,6 +72,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.add_argument(f"--{name}", type=int, default=default)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
+    p.add_argument("--threads", type=int, default=0, help="intra-op threads per process (0: see docs/benchmarks.md)")
     p.add_argument("--data-path", type=Path, default=None, help="prefix of a .bin/.idx corpus; synthetic without")
     args, _megatron_only = p.parse_known_args(argv)  # other Megatron flags (--fp16, ...) are ignored
     return args
@@ -84,45 +98,75 @@ def flops_per_iteration(args: argparse.Namespace) -> float:
     return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * h * layers))
 
 
+def train_step(model: nn.Module, optimiser: torch.optim.Optimizer, data, device: torch.device,
+               accumulation: int) -> torch.Tensor:
+    """One iteration: `accumulation` micro-batches, gradients exchanged once (on the last), one step."""
+    optimiser.zero_grad(set_to_none=True)
+    for micro in range(accumulation):
+        inputs, targets = (t.to(device, non_blocking=True) for t in next(data))
+        with accumulating(model, last=micro == accumulation - 1):
+            loss = nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten()) / accumulation
+            loss.backward()
+    optimiser.step()
+    return loss.detach() * accumulation
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.tensor_model_parallel_size != 1 or args.pipeline_model_parallel_size != 1:
         raise SystemExit("caramel's GPT trainer runs data parallel only: tensor/pipeline parallel size must be 1")
-    rank, world, device = init_distributed(args.device)
+    rank, world, device = init_distributed(args.device, args.threads)
     if args.global_batch_size % (args.micro_batch_size * world):
         raise SystemExit(f"--global-batch-size {args.global_batch_size} is not a multiple of "
                          f"micro batch {args.micro_batch_size} x data parallel {world}")
+    times, gemm = train(args, rank, world, device)
+    finish()  # after train() returned: its DDP model, which holds the process group, is gone
+    if rank == 0:
+        print(utilisation(flops_per_iteration(args), times, gemm).line(), flush=True)
+
+
+def train(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> tuple[list[float], float]:
+    """Model, warm-up, the node's GEMM rate, the timed iterations: (their seconds, the GEMM rate)."""
     accumulation = args.global_batch_size // (args.micro_batch_size * world)
     torch.manual_seed(args.seed)
     model = GPT(args.vocab_size, args.seq_length, args.hidden_size, args.num_layers, args.num_attention_heads,
                 args.ffn_hidden_size or 4 * args.hidden_size)
+    parameters = sum(p.numel() for p in model.parameters())
     model = wrap(model, device, world)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr)
     data = batches(args, rank, args.micro_batch_size)
     if rank == 0:
-        print(f"> GPT: {sum(p.numel() for p in model.parameters())} parameters, data parallel {world}, "
-              f"gradient accumulation {accumulation}", flush=True)
-    for step in range(args.warmup_iters + args.train_iters):
-        start = synchronised_time()
-        optimiser.zero_grad(set_to_none=True)
-        for _ in range(accumulation):
-            inputs, targets = (t.to(device, non_blocking=True) for t in next(data))
-            loss = nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten()) / accumulation
-            loss.backward()
-        optimiser.step()
-        elapsed = synchronised_time() - start
-        if rank != 0:
-            continue
-        if step < args.warmup_iters:
-            print(f" warm-up {step + 1} of {args.warmup_iters} (not counted): {elapsed:.3f} s", flush=True)
-            continue
-        done = step + 1 - args.warmup_iters
-        tflops = flops_per_iteration(args) / elapsed / world / 1e12
-        print(f" iteration {done:8d}/{args.train_iters:8d} | consumed samples: {done * args.global_batch_size:12d}"
-              f" | elapsed time per iteration (s): {elapsed:.4f} | learning rate: {args.lr:.3E}"
-              f" | global batch size: {args.global_batch_size:5d} | lm loss: {loss.item() * accumulation:.6E}"
-              f" | TFLOPs: {tflops:.6f} |", flush=True)
-    finish()
+        print(f"> GPT: {parameters} parameters, data parallel {world}, gradient accumulation {accumulation}\n"
+              f"{layout_line(world, device)}", flush=True)
+    for step in range(args.warmup_iters):
+        start = device_time(device)
+        train_step(model, optimiser, data, device, accumulation)
+        if rank == 0:
+            print(f" warm-up {step + 1} of {args.warmup_iters} (not counted): {device_time(device) - start:.3f} s",
+                  flush=True)
+    gemm = gemm_rate(device)
+    if rank == 0:
+        print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s (float32, all {world} process(es) at once)", flush=True)
+    return timed_iterations(args, model, optimiser, data, device, accumulation, rank, world), gemm
+
+
+def timed_iterations(args: argparse.Namespace, model: nn.Module, optimiser: torch.optim.Optimizer, data,
+                     device: torch.device, accumulation: int, rank: int, world: int) -> list[float]:
+    """The counted iterations, each timed from the end of the one before; rank 0 prints Megatron's line."""
+    barrier()
+    times, last = [], device_time(device)
+    for done in range(1, args.train_iters + 1):
+        loss = train_step(model, optimiser, data, device, accumulation)
+        now = device_time(device)
+        elapsed, last = now - last, now
+        times.append(elapsed)
+        if rank == 0:
+            tflops = flops_per_iteration(args) / elapsed / world / 1e12
+            print(f" iteration {done:8d}/{args.train_iters:8d} | consumed samples: {done * args.global_batch_size:12d}"
+                  f" | elapsed time per iteration (s): {elapsed:.4f} | learning rate: {args.lr:.3E}"
+                  f" | global batch size: {args.global_batch_size:5d} | lm loss: {loss.item():.6E}"
+                  f" | TFLOPs: {tflops:.6f} |", flush=True)
+    return times
 
 
 if __name__ == "__main__":

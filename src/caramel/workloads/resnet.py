@@ -2,9 +2,10 @@
 
     torchrun --nproc_per_node 2 -m caramel.workloads.resnet --batch_size 4 --num_batches 10
 
-Synthetic images and labels (as CARAML's `synthetic` runs), data parallel over torchrun ranks (DDP,
-gloo). `--batch_size` is per device, as in tf_cnn_benchmarks. Warm-up batches (--num_warmup_batches)
-are timed but excluded; the figure is `total images/sec` over the counted batches, all devices.
+Synthetic images and labels (as CARAML's `synthetic` runs), one process with `--threads` threads or
+data parallel over torchrun ranks (DDP, gloo). `--batch_size` is per device, as in tf_cnn_benchmarks.
+Warm-up batches (--num_warmup_batches) are excluded; the figure is `total images/sec` over the
+counted batches, all devices, then `> MFU:` against the measured `> GEMM rate:`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,16 @@ import argparse
 import torch
 from torch import nn
 
-from caramel.workloads.common import finish, init_distributed, synchronised_time, wrap
+from caramel.workloads.common import (
+    barrier,
+    device_time,
+    finish,
+    gemm_rate,
+    init_distributed,
+    layout_line,
+    utilisation,
+    wrap,
+)
 
 
 class BasicBlock(nn.Module):
@@ -53,7 +63,27 @@ class ResNet(nn.Module):
         return self.head(self.stages(self.stem(x)).mean(dim=(2, 3)))
 
 
-def main(argv: list[str] | None = None) -> None:
+def training_flops(model: nn.Module, images: torch.Tensor) -> float:
+    """FLOPs of one training step on `images`: the forward pass's convolutions and linear layers
+    (2 x multiply-adds) counted with hooks, times 3 (the backward pass costs about twice the forward)."""
+    counted = [0.0]
+
+    def count(module: nn.Module, inputs: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
+        if isinstance(module, nn.Conv2d):
+            kh, kw = module.kernel_size
+            counted[0] += 2.0 * output.numel() * module.in_channels // module.groups * kh * kw
+        elif isinstance(module, nn.Linear):
+            counted[0] += 2.0 * output.numel() * module.in_features
+
+    hooks = [m.register_forward_hook(count) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+    with torch.no_grad():
+        model(images)
+    for hook in hooks:
+        hook.remove()
+    return 3.0 * counted[0]
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="caramel's small ResNet trainer (tf_cnn_benchmarks arguments)")
     p.add_argument("--batch_size", type=int, default=4, help="per device")
     p.add_argument("--num_batches", type=int, default=10)
@@ -63,36 +93,60 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--display_every", type=int, default=1)
     p.add_argument("--model", default="resnet_small")
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
+    p.add_argument("--threads", type=int, default=0, help="intra-op threads per process (0: see docs/benchmarks.md)")
     args, _tf_only = p.parse_known_args(argv)  # --variable_update, --use_fp16, ... are ignored
-    rank, world, device = init_distributed(args.device)
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    rank, world, device = init_distributed(args.device, args.threads)
+    times, gemm, flops = train(args, rank, world, device)
+    finish()  # after train() returned: its DDP model, which holds the process group, is gone
+    if rank == 0:
+        print("-" * 40 + f"\ntotal images/sec: {args.batch_size * world * args.num_batches / sum(times):.2f}\n"
+              + "-" * 40 + "\n" + utilisation(flops, times, gemm).line(), flush=True)
+
+
+def train(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> tuple[list[float], float, float]:
+    """Model, warm-up, the node's GEMM rate, the timed batches: (their seconds, GEMM rate, FLOPs a batch)."""
     torch.manual_seed(1234 + rank)
     model = ResNet(width=args.width)
+    images = torch.randn(args.batch_size, 3, args.image_size, args.image_size)
+    flops = training_flops(model, images) * world  # every rank trains its own batch
     model = wrap(model, device, world)
     optimiser = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    images = torch.randn(args.batch_size, 3, args.image_size, args.image_size).to(device)
+    images = images.to(device)
     labels = torch.randint(0, 100, (args.batch_size,)).to(device)
     if rank == 0:
         print(f"Model:       {args.model}\nBatch size:  {args.batch_size * world} global\n"
-              f"             {args.batch_size} per device\nNum devices: {world}\n"
-              f"Step\tImg/sec\ttotal_loss", flush=True)
-    counted = 0.0
-    for step in range(args.num_warmup_batches + args.num_batches):
-        start = synchronised_time()
+              f"             {args.batch_size} per device\nNum devices: {world}\n{layout_line(world, device)}",
+              flush=True)
+
+    def step() -> torch.Tensor:
         optimiser.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(images), labels)
         loss.backward()
         optimiser.step()
-        elapsed = synchronised_time() - start
-        if step >= args.num_warmup_batches:
-            counted += elapsed
-            done = step + 1 - args.num_warmup_batches
-            if rank == 0 and done % args.display_every == 0:
-                print(f"{done}\timages/sec: {args.batch_size * world / elapsed:.1f} +/- 0.0 (jitter = 0.0)\t"
-                      f"{loss.item():.3f}", flush=True)
+        return loss.detach()
+
+    for _ in range(args.num_warmup_batches):
+        step()
+    gemm = gemm_rate(device)
     if rank == 0:
-        print("-" * 40 + f"\ntotal images/sec: {args.batch_size * world * args.num_batches / counted:.2f}\n"
-              + "-" * 40, flush=True)
-    finish()
+        print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s (float32, all {world} process(es) at once)\n"
+              f"Step\tImg/sec\ttotal_loss", flush=True)
+    barrier()
+    times, last = [], device_time(device)
+    for done in range(1, args.num_batches + 1):
+        loss = step()
+        now = device_time(device)
+        elapsed, last = now - last, now
+        times.append(elapsed)
+        if rank == 0 and done % args.display_every == 0:
+            print(f"{done}\timages/sec: {args.batch_size * world / elapsed:.1f} +/- 0.0 (jitter = 0.0)\t"
+                  f"{loss.item():.3f}", flush=True)
+    return times, gemm, flops
 
 
 if __name__ == "__main__":
