@@ -47,24 +47,7 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
         raise SpecError(f"the root element must be <jube>, found <{raw.tag}>", raw.where,
                         hint="put the benchmark inside <jube> ... </jube>")
 
-    # <selection><tag> adds tags before anything is filtered (JUBE does the same).
-    only_names: set[str] = set()
-    not_names: set[str] = set()
-    for selection in raw.findall("selection"):
-        if not _holds(selection, tags):
-            continue
-        for item in selection.children:
-            values = [v.strip() for v in item.text.split(",") if v.strip()]
-            if item.tag == "tag":
-                tags.update(values)
-            elif item.tag == "only":
-                only_names.update(values)
-            elif item.tag == "not":
-                not_names.update(values)
-            else:
-                raise SpecError(f"unknown element <{item.tag}> in <selection>", item.where,
-                                hint=did_you_mean(item.tag, ("only", "not", "tag")) or "expected <only>, <not> or <tag>")
-
+    only_names, not_names = _selection(raw, tags)
     tree = raw.copy()
     remove_inactive(tree, tags)
     folders = list(cli_paths)
@@ -109,6 +92,28 @@ def load_one(path: str, tags: set[str] | None = None, include_path: list[str] | 
     if not benchmarks:
         raise SpecError(f"no benchmark named '{name}'" if name else "no benchmark selected", Location(path))
     return benchmarks[0]
+
+
+def _selection(raw: Node, tags: set[str]) -> tuple[set[str], set[str]]:
+    """The benchmark names `<selection>` keeps (`<only>`) and drops (`<not>`); its `<tag>`s are added to
+    `tags` before anything is filtered (JUBE does the same)."""
+    only_names: set[str] = set()
+    not_names: set[str] = set()
+    for selection in raw.findall("selection"):
+        if not _holds(selection, tags):
+            continue
+        for item in selection.children:
+            values = [v.strip() for v in item.text.split(",") if v.strip()]
+            if item.tag == "tag":
+                tags.update(values)
+            elif item.tag == "only":
+                only_names.update(values)
+            elif item.tag == "not":
+                not_names.update(values)
+            else:
+                raise SpecError(f"unknown element <{item.tag}> in <selection>", item.where,
+                                hint=did_you_mean(item.tag, ("only", "not", "tag")) or "expected <only>, <not> or <tag>")
+    return only_names, not_names
 
 
 def _holds(node: Node, tags: set[str]) -> bool:
