@@ -42,7 +42,8 @@ class _Copy:
 
 def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]:
     """The rows of the figures of copies: one per copy (and repeat), then per model, metric and repeat
-    the declared aggregate and the spread. `status_of(wp)`: a workpackage's status text."""
+    the declared aggregate and the spread. `status_of(wp, figure, metric)`: a copy's status text, given its
+    own figure (what its sanity expression sees)."""
     loads = load_flags(inp)
     lines: dict[tuple, list[Figure]] = defaultdict(list)
     for fig in figures:
@@ -53,7 +54,7 @@ def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]
         step = inp.benchmark.steps[step_name]
         wp = found[-1].wp
         summary = summarise([f.performance for f in found], estimator_of(step.estimator))
-        status = status_of(wp)
+        status = status_of(wp, summary.mean, metric)
         if status == "done":
             status = _with_notes("done", [_lines_note(summary), loads.get(wp.id, "")])
         rows.append(([model, index, summary.mean, metric, status], status, wp.id))

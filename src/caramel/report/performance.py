@@ -10,7 +10,7 @@ of a `multiple_results` CSV follow the status column.
 from __future__ import annotations
 
 from caramel.analyse.inputs import AnalysisInput
-from caramel.analyse.performance import Figure, collect, model_name, varying_parameters
+from caramel.analyse.performance import collect, model_name, varying_parameters
 from caramel.analyse.sanity import workpackage_failure
 from caramel.report.copies import copies_caption, copy_rows
 from caramel.report.table import Key, TableData
@@ -32,14 +32,6 @@ def _checked_status(inp: AnalysisInput, wp, performance: float | None, metric: s
         failure = workpackage_failure(inp, wp, {"performance": performance, "metric": metric})
         status = "failed (" + failure.replace(",", ";") + ")" if failure else status
     return status
-
-
-def _copy_means(figures: list[Figure]) -> dict[int, tuple[float, str]]:
-    """Each copy's mean over its lines and its unit: what its sanity expression sees as `performance`."""
-    lines: dict[int, list[Figure]] = {}
-    for fig in figures:
-        lines.setdefault(fig.wp.id, []).append(fig)
-    return {wp: (sum(f.performance for f in found) / len(found), found[0].metric) for wp, found in lines.items()}
 
 
 def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
@@ -65,8 +57,7 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
             copy = [int(wp.params[COPY]) if COPY in wp.params else None] * with_copies
             model = model_name(inp.benchmark.name, wp, varying_parameters(inp, wp.step))
             rows.append(([model, *copy, None, "", status], status, wp.id))
-    own = _copy_means(copied)
-    rows += copy_rows(inp, copied, lambda wp: _checked_status(inp, wp, *own.get(wp.id, (None, ""))))
+    rows += copy_rows(inp, copied, lambda wp, figure, metric: _checked_status(inp, wp, figure, metric))
     for values, _status_text, _wp in rows:  # rows without the CSV's further columns
         values += [None] * (len(names) - len(values))
     keys = [Key(n, None, "", 0) for n in names]
