@@ -6,6 +6,8 @@ import pytest
 
 pytest.importorskip("torch")
 
+import torch  # noqa: E402
+
 from caramel.workloads import gpt, resnet  # noqa: E402
 from caramel.workloads.data import write_corpus  # noqa: E402
 
@@ -121,3 +123,33 @@ def test_threads_come_from_the_layout_unless_given(monkeypatch) -> None:
     assert common.thread_count(0, under_torchrun=True) == 4
     monkeypatch.delenv("OMP_NUM_THREADS")
     assert common.thread_count(0, under_torchrun=True) == 1
+
+
+def test_gpt_makes_its_positions_on_the_tokens_device(monkeypatch) -> None:
+    """On a GPU the position indices must live where the tokens do (an H100 run failed with
+    'index is on cpu'): the CPU cannot show a device mismatch, so the call's device is checked."""
+
+
+    asked = []
+    real_arange = torch.arange
+
+    def arange(*args, **kwargs):
+        asked.append(kwargs.get("device"))
+        return real_arange(*args, **kwargs)
+
+    monkeypatch.setattr(gpt.torch, "arange", arange)
+    tokens = torch.zeros(2, 8, dtype=torch.long)
+    gpt.GPT(32, 8, 16, 1, 2, 32)(tokens)
+    assert asked == [tokens.device]
+
+
+def test_megatron_precision_flags_choose_the_gpu_compute_dtype() -> None:
+    from caramel.workloads import common
+
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    assert common.compute_dtype(cuda, fp16=True, bf16=False) == torch.float16
+    assert common.compute_dtype(cuda, fp16=False, bf16=True) == torch.bfloat16
+    assert common.compute_dtype(cuda, fp16=False, bf16=False) == torch.float32
+    assert common.compute_dtype(cpu, fp16=True, bf16=False) == torch.float32  # flags ignored on the CPU
+    args = gpt.parse_args(["--fp16", "--use-flash-attn"])  # other Megatron flags still accepted
+    assert args.fp16 and not args.bf16

@@ -89,11 +89,12 @@ def barrier() -> None:
         dist.barrier()
 
 
-def gemm_rate(device: torch.device, seconds: float = GEMM_SECONDS) -> float:
-    """The node's float32 GEMM rate in FLOP/s as this layout runs it: every rank multiplies square
-    matrices at the same time for about `seconds` (the best repeat counts), and the ranks' rates add up."""
+def gemm_rate(device: torch.device, seconds: float = GEMM_SECONDS, dtype: torch.dtype = torch.float32) -> float:
+    """The node's GEMM rate in FLOP/s, in the precision the model computes in, as this layout runs it:
+    every rank multiplies square matrices at the same time for about `seconds` (the best repeat
+    counts), and the ranks' rates add up."""
     n = GEMM_SIZE["cuda" if device.type == "cuda" else "cpu"]
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
+    a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
     torch.matmul(a, b)  # the first call allocates and picks a kernel
     barrier()
     best = float("inf")
@@ -106,6 +107,15 @@ def gemm_rate(device: torch.device, seconds: float = GEMM_SECONDS) -> float:
     if dist.is_initialized():
         dist.all_reduce(rate)
     return float(rate.item())
+
+
+def compute_dtype(device: torch.device, fp16: bool, bf16: bool) -> torch.dtype:
+    """The precision the model's matrix work runs in: Megatron's --fp16/--bf16 (mixed precision
+    through autocast) on a GPU; float32 on the CPU, whose half-precision GEMMs are mostly emulated
+    and slower (docs/benchmarks.md), so the flags are accepted and ignored there."""
+    if device.type != "cuda":
+        return torch.float32
+    return torch.bfloat16 if bf16 else torch.float16 if fp16 else torch.float32
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from torch import nn
 from caramel.workloads.common import (
     accumulating,
     barrier,
+    compute_dtype,
     device_time,
     finish,
     gemm_rate,
@@ -56,7 +57,7 @@ class GPT(nn.Module):
         self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), 1), persistent=False)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        x = self.embed(tokens) + self.position(torch.arange(tokens.shape[1]))
+        x = self.embed(tokens) + self.position(torch.arange(tokens.shape[1], device=tokens.device))
         for block in self.blocks:
             x = block(x, self.mask)
         return self.head(self.norm(x))
@@ -74,7 +75,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
     p.add_argument("--threads", type=int, default=0, help="intra-op threads per process (0: see docs/benchmarks.md)")
     p.add_argument("--data-path", type=Path, default=None, help="prefix of a .bin/.idx corpus; synthetic without")
-    args, _megatron_only = p.parse_known_args(argv)  # other Megatron flags (--fp16, ...) are ignored
+    p.add_argument("--fp16", action="store_true", help="mixed precision, float16 (on a GPU; see compute_dtype)")
+    p.add_argument("--bf16", action="store_true", help="mixed precision, bfloat16 (on a GPU; see compute_dtype)")
+    args, _megatron_only = p.parse_known_args(argv)  # other Megatron flags are accepted and ignored
     return args
 
 
@@ -98,16 +101,32 @@ def flops_per_iteration(args: argparse.Namespace) -> float:
     return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * h * layers))
 
 
+class Precision:
+    """Mixed precision as Megatron's --fp16/--bf16 ask: autocast to `dtype`, and for float16 a
+    gradient scaler (its range is too small for unscaled gradients); float32 is a no-op."""
+
+    def __init__(self, device: torch.device, dtype: torch.dtype) -> None:
+        self.device, self.dtype = device, dtype
+        self.scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
+
+    def autocast(self):
+        return torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32)
+
+
 def train_step(model: nn.Module, optimiser: torch.optim.Optimizer, data, device: torch.device,
-               accumulation: int) -> torch.Tensor:
+               accumulation: int, precision: Precision | None = None) -> torch.Tensor:
     """One iteration: `accumulation` micro-batches, gradients exchanged once (on the last), one step."""
+    precision = precision or Precision(device, torch.float32)
     optimiser.zero_grad(set_to_none=True)
     for micro in range(accumulation):
         inputs, targets = (t.to(device, non_blocking=True) for t in next(data))
         with accumulating(model, last=micro == accumulation - 1):
-            loss = nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten()) / accumulation
-            loss.backward()
-    optimiser.step()
+            with precision.autocast():
+                logits = model(inputs).flatten(0, 1)
+            loss = nn.functional.cross_entropy(logits.float(), targets.flatten()) / accumulation
+            precision.scaler.scale(loss).backward()
+    precision.scaler.step(optimiser)
+    precision.scaler.update()
     return loss.detach() * accumulation
 
 
@@ -135,28 +154,31 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
     model = wrap(model, device, world)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr)
     data = batches(args, rank, args.micro_batch_size)
+    precision = Precision(device, compute_dtype(device, args.fp16, args.bf16))
     if rank == 0:
         print(f"> GPT: {parameters} parameters, data parallel {world}, gradient accumulation {accumulation}\n"
               f"{layout_line(world, device)}", flush=True)
     for step in range(args.warmup_iters):
         start = device_time(device)
-        train_step(model, optimiser, data, device, accumulation)
+        train_step(model, optimiser, data, device, accumulation, precision)
         if rank == 0:
             print(f" warm-up {step + 1} of {args.warmup_iters} (not counted): {device_time(device) - start:.3f} s",
                   flush=True)
-    gemm = gemm_rate(device)
+    gemm = gemm_rate(device, dtype=precision.dtype)
     if rank == 0:
-        print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s (float32, all {world} process(es) at once)", flush=True)
-    return timed_iterations(args, model, optimiser, data, device, accumulation, rank, world), gemm
+        dtype = str(precision.dtype).removeprefix("torch.")
+        print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s ({dtype}, all {world} process(es) at once)", flush=True)
+    return timed_iterations(args, model, optimiser, data, device, accumulation, rank, world, precision), gemm
 
 
 def timed_iterations(args: argparse.Namespace, model: nn.Module, optimiser: torch.optim.Optimizer, data,
-                     device: torch.device, accumulation: int, rank: int, world: int) -> list[float]:
+                     device: torch.device, accumulation: int, rank: int, world: int,
+                     precision: Precision | None = None) -> list[float]:
     """The counted iterations, each timed from the end of the one before; rank 0 prints Megatron's line."""
     barrier()
     times, last = [], device_time(device)
     for done in range(1, args.train_iters + 1):
-        loss = train_step(model, optimiser, data, device, accumulation)
+        loss = train_step(model, optimiser, data, device, accumulation, precision)
         now = device_time(device)
         elapsed, last = now - last, now
         times.append(elapsed)
