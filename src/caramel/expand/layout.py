@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import os
 
+from caramel.errors import Location
+from caramel.fs import paths
+
 RUN_DB = "caramel.db"
 ANALYSIS_CACHE = "analyse.db"
 ENDED_RECORD = ".caramel_ended"
@@ -31,16 +34,21 @@ def wp_dirname(wp_id: int, step: str, suffix: str = "") -> str:
 
 
 def wp_folder(run_dir: str, dirname: str) -> str:
-    return os.path.join(run_dir, dirname)
+    """A workpackage's folder; its name (made from a step's suffix=, read back from the run record)
+    is one name inside the run folder, or refused (fs.paths)."""
+    return os.path.join(run_dir, paths.name(dirname, "workpackage folder", run_dir, f"the run record of {run_dir}"))
 
 
 def work_folder(run_dir: str, dirname: str) -> str:
     """`<run dir>/<dirname>/work`: where a workpackage's do's run unless its step has `work_dir=`."""
-    return os.path.join(run_dir, dirname, WORK)
+    return os.path.join(wp_folder(run_dir, dirname), WORK)
 
 
-def shared_folder(run_dir: str, step: str, name: str) -> str:
-    """The one folder of a step with `shared="name"`."""
+def shared_folder(run_dir: str, step: str, name: str, source: Location | str | None = None) -> str:
+    """The one folder of a step with `shared="name"`: `name` (substituted) is one name, or refused
+    naming `source` (the step's file and line)."""
+    paths.name(step, "step", run_dir, source)
+    paths.name(name, f"shared name of step '{step}'", run_dir, source)
     return os.path.join(run_dir, f"{step}_{name}")
 
 
