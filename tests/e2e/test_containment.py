@@ -44,3 +44,121 @@ def test_a_shared_name_made_by_a_parameter_is_refused_and_remove_deletes_nothing
     assert "shared name" in out.stderr + out.stdout and "outside" in out.stderr + out.stdout, out.stderr
     bench("remove", "-i", "last", "-w", "0", "-f", cwd=tmp_path, env=env)
     assert (kept / "thesis.tex").read_text() == "years of work\n"
+
+
+DATABASE = """<?xml version="1.0" encoding="UTF-8"?>
+<jube>
+  <benchmark name="db" outpath="runs">
+    <parameterset name="p"><parameter name="bname">nightly</parameter>
+      <parameter name="rk">planted</parameter></parameterset>
+    <patternset name="pat"><pattern name="v" type="int">v=$jube_pat_int</pattern></patternset>
+    <step name="s"><use>p</use><do>echo v=1</do></step>
+    <analyser name="a"><use>pat</use><analyse step="s"><file>stdout</file></analyse></analyser>
+    <result><use>a</use>
+      <database name="baselines" primekeys="name" file="{file}">
+        <key title="name">bname</key><key title="run_key">rk</key>
+      </database>
+    </result>
+  </benchmark>
+</jube>
+"""
+
+
+def history_with_baseline(path: Path) -> None:
+    import sqlite3
+
+    from caramel.history.store import History
+
+    with History.open(str(path)):
+        pass
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO baselines VALUES ('nightly', 'the-real-run')")
+    db.commit()
+    db.close()
+
+
+def baselines(path: Path) -> list[tuple]:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        return db.execute("SELECT * FROM baselines").fetchall()
+    finally:
+        db.close()
+
+
+def test_a_stored_database_file_never_replaces_rows_of_the_readers_history(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    history_with_baseline(history)
+    (tmp_path / "b.xml").write_text(DATABASE.format(file="$CARAMEL_HISTORY"))
+    env = isolated_env(tmp_path, CARAMEL_HISTORY=str(history))
+    assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
+    out = bench("result", "-i", "last", cwd=tmp_path, env=env)
+    assert out.returncode == 2, out.stderr
+    assert "b.xml:" in out.stderr and "is a caramel history" in out.stderr
+    assert baselines(history) == [("nightly", "the-real-run")]
+
+
+def test_a_foreign_database_file_is_not_expanded_and_stays_in_the_run_folder(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    (tmp_path / "b.xml").write_text(DATABASE.format(file="$CARAMEL_HISTORY"))
+    env = isolated_env(tmp_path, CARAMEL_HISTORY=str(history))
+    assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
+    out = bench("result", "--no-eval", "--no-history", "runs", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "runs" / "000000" / "$CARAMEL_HISTORY").is_file()  # the text as written, in the run
+    assert not history.exists()
+
+
+def test_a_foreign_database_file_outside_the_run_folder_is_refused_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "b.xml").write_text(DATABASE.format(file="../../elsewhere.db"))
+    env = isolated_env(tmp_path)
+    assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
+    out = bench("result", "--no-eval", "--no-history", "runs", cwd=tmp_path, env=env)
+    assert out.returncode == 2 and "b.xml:" in out.stderr and "outside" in out.stderr, out.stderr
+    assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_bench_result_on_a_foreign_run_never_writes_through_a_linked_result_file(tmp_path: Path) -> None:
+    (tmp_path / "b.xml").write_text(TABLE)
+    env = isolated_env(tmp_path)
+    assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
+    bashrc = tmp_path / "reader" / ".bashrc"
+    bashrc.parent.mkdir()
+    bashrc.write_text("export PATH=/usr/bin\n")
+    result = tmp_path / "runs" / "000000" / "result"
+    result.mkdir(exist_ok=True)
+    (result / "t.dat").unlink(missing_ok=True)
+    (result / "t.dat").symlink_to(bashrc)
+    out = bench("result", "--no-eval", "--no-history", "runs", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert bashrc.read_text() == "export PATH=/usr/bin\n"
+    assert not (result / "t.dat").is_symlink() and "hello" in (result / "t.dat").read_text()
+
+
+TABLE = """<?xml version="1.0" encoding="UTF-8"?>
+<jube>
+  <benchmark name="tb" outpath="runs">
+    <parameterset name="p"><parameter name="word">hello</parameter></parameterset>
+    <patternset name="pat"><pattern name="v" type="int">v=$jube_pat_int</pattern></patternset>
+    <step name="s"><use>p</use><do>echo v=1</do></step>
+    <analyser name="a"><use>pat</use><analyse step="s"><file>stdout</file></analyse></analyser>
+    <result><use>a</use><table name="t" style="csv"><column>word</column><column>v</column></table></result>
+  </benchmark>
+</jube>
+"""
+
+
+def test_an_output_naming_the_history_it_reads_is_refused(tmp_path: Path) -> None:
+    history = tmp_path / "history.db"
+    history_with_baseline(history)
+    before = history.read_bytes()
+    env = isolated_env(tmp_path, CARAMEL_HISTORY=str(history))
+    for command in (["dashboard", "--history", str(history), "-o", str(history)],
+                    ["dashboard", "-o", str(history)],
+                    ["export", "-o", str(history)],
+                    ["export", "--history", str(history), "-o", str(tmp_path / "." / "history.db")]):
+        out = bench(*command, cwd=tmp_path, env=env)
+        assert out.returncode == 2, (command, out.stderr)
+        assert "an output may never be one of the command's inputs" in out.stderr
+    assert history.read_bytes() == before
