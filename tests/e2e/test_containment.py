@@ -162,3 +162,71 @@ def test_an_output_naming_the_history_it_reads_is_refused(tmp_path: Path) -> Non
         assert out.returncode == 2, (command, out.stderr)
         assert "an output may never be one of the command's inputs" in out.stderr
     assert history.read_bytes() == before
+
+
+def two_runs(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    (tmp_path / "b.xml").write_text(TABLE)
+    env = isolated_env(tmp_path)
+    for _ in range(2):
+        assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
+    return env, tmp_path / "runs"
+
+
+def test_remove_refuses_a_folder_that_merely_holds_a_caramel_db(tmp_path: Path) -> None:
+    env, runs = two_runs(tmp_path)
+    for name, content in (("empty", b""), ("copied", (runs / "000000" / "caramel.db").read_bytes())):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "caramel.db").write_bytes(content)
+        (folder / "notes.txt").write_text("mine\n")
+        out = bench("remove", "-f", str(folder), cwd=tmp_path, env=env)
+        assert out.returncode == 2, out.stderr
+        assert "is not a run caramel made" in out.stderr and "nothing was removed" in out.stderr
+        assert (folder / "notes.txt").exists()
+
+
+def test_a_caramel_db_copied_into_an_outpath_does_not_make_it_a_run(tmp_path: Path) -> None:
+    env, runs = two_runs(tmp_path)
+    (runs / "caramel.db").write_bytes((runs / "000000" / "caramel.db").read_bytes())
+    out = bench("remove", "-f", "runs", "-i", "last", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert (runs / "000000").is_dir() and not (runs / "000001").exists()
+
+
+def test_last_is_the_run_made_last_not_the_newest_mtime(tmp_path: Path) -> None:
+    import os
+    import time
+
+    _env, runs = two_runs(tmp_path)
+    future = time.time() + 86400
+    os.utime(runs / "000000", (future, future))  # what cp -p of a folder from a clock ahead leaves
+    fresh = isolated_env(tmp_path / "elsewhere")  # no registry: bench looks at the outpaths below the folder
+    out = bench("remove", "-f", "-i", "last", cwd=tmp_path, env=fresh)
+    assert out.returncode == 0, out.stderr
+    assert (runs / "000000").is_dir() and not (runs / "000001").exists()
+
+
+def test_remove_without_a_terminal_and_without_f_deletes_nothing(tmp_path: Path) -> None:
+    env, runs = two_runs(tmp_path)
+    for extra in ([], ["-w", "0"]):
+        out = bench("remove", "runs", "-i", "last", *extra, cwd=tmp_path, env=env)
+        assert out.returncode == 2 and "cannot ask" in out.stderr and "-f" in out.stderr, out.stderr
+    assert (runs / "000001" / "000000_s").is_dir()
+
+
+def test_remove_is_refused_while_another_bench_holds_the_run(tmp_path: Path) -> None:
+    from caramel.state.lock import RunLock
+
+    env, runs = two_runs(tmp_path)
+    with RunLock(str(runs / "000001")):
+        out = bench("remove", "-f", "runs", "-i", "last", cwd=tmp_path, env=env)
+    assert out.returncode == 2 and "busy" in out.stderr, out.stderr
+    assert (runs / "000001").is_dir()
+
+
+def test_a_run_folder_carries_its_identity(tmp_path: Path) -> None:
+    import json
+
+    _env, runs = two_runs(tmp_path)
+    made = json.loads((runs / "000001" / ".caramel_identity").read_text())
+    assert made["run_id"] == 1 and made["benchmark"] == "tb" and made["created"] > 0

@@ -5,6 +5,7 @@ A run folder (JUBE's layout, so JUBE users find their files where they expect th
     <run dir>/caramel.db                    the run's state (state.store)
     <run dir>/analyse.db                    analysed values kept between `bench result` calls
     <run dir>/.caramel_ended                each do's end, appended by the shell that ran it
+    <run dir>/.caramel_identity             the run's identity (id, benchmark, creation time): what `remove` checks
     <run dir>/<6-digit id>_<step>[_suffix]/         a workpackage's folder (bench's own files)
     <run dir>/<6-digit id>_<step>[_suffix]/work/    its work folder (the do's run here)
     <run dir>/<step>_<name>/                a step's `shared=` folder, linked as <name> from each work folder
@@ -23,6 +24,7 @@ from caramel.fs import paths
 RUN_DB = "caramel.db"
 ANALYSIS_CACHE = "analyse.db"
 ENDED_RECORD = ".caramel_ended"
+IDENTITY_FILE = ".caramel_identity"  # written once when the run is made (state.identity)
 CARRY_FILE = ".caramel_env"  # a do's subshell leaves its exports here for the next do
 FINGERPRINT_FILE = "caramel_fingerprint.txt"  # written by the job (templates/slurm/fingerprint.sh)
 WORK = "work"
@@ -65,6 +67,10 @@ def resolve_path_text(text: str) -> str:
 
 def run_db(run_dir: str) -> str:
     return os.path.join(run_dir, RUN_DB)
+
+
+def identity_file(run_dir: str) -> str:
+    return os.path.join(run_dir, IDENTITY_FILE)
 
 
 def analysis_cache(run_dir: str) -> str:
