@@ -135,12 +135,16 @@ class Store:
         self._depth = 1
         try:
             yield
+            self.db.execute("COMMIT")
         except BaseException:
-            self._depth = 0
-            self.db.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk ends the transaction): a ROLLBACK then
+            # fails with "no transaction is active", which must not hide the error that got here.
+            if self.db.in_transaction:
+                with contextlib.suppress(StorageError):
+                    self.db.execute("ROLLBACK")
             raise
-        self._depth = 0
-        self.db.execute("COMMIT")
+        finally:
+            self._depth = 0
 
     def abandon_transaction(self) -> None:
         """Roll back a transaction an interruption left open (its change did not happen), and forget it."""
