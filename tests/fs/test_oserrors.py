@@ -19,7 +19,7 @@ def test_each_cause_in_words_with_the_path(code, words):
 def test_no_path_known_says_so_instead_of_a_question_mark():
     error = file_error(OSError(errno.ENOSPC, "No space left on device"))
     assert "?" not in str(error) and "the system did not say which" in str(error)
-    assert "df -h its folder" in error.hint
+    assert "df -h shows which" in error.hint
 
 
 def test_the_errors_own_filename_is_used():

@@ -82,7 +82,10 @@ def file_error(exc: BaseException, path: str | None = None, action: str = "write
     if other:
         message += f" (with {other})"
     hint = ""
-    if code in HINTS:
-        folder = os.path.dirname(os.path.abspath(target)) if target else "its folder"
-        hint = HINTS[code].format(path=target or "the file", folder=folder)
+    if code in HINTS and target:
+        hint = HINTS[code].format(path=target, folder=os.path.dirname(os.path.abspath(target)))
+    elif code in (errno.ENOSPC, errno.EDQUOT):
+        hint = "free space (df -h shows which file system is full); files written before are intact"
+    elif code in (errno.EMFILE, errno.ENFILE):
+        hint = HINTS[code]
     return FileError(message, hint=hint, errno_=code)
