@@ -230,3 +230,14 @@ def test_a_run_folder_carries_its_identity(tmp_path: Path) -> None:
     _env, runs = two_runs(tmp_path)
     made = json.loads((runs / "000001" / ".caramel_identity").read_text())
     assert made["run_id"] == 1 and made["benchmark"] == "tb" and made["created"] > 0
+
+
+def test_a_foreign_runs_result_dir_never_leads_the_readers_writes_out_of_the_run(tmp_path: Path) -> None:
+    reader = tmp_path / "reader_config"
+    (tmp_path / "b.xml").write_text(TABLE.replace("<result>", f'<result result_dir="{reader}">'))
+    env = isolated_env(tmp_path)
+    assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
+    out = bench("result", "--no-eval", "--no-history", "runs", cwd=tmp_path, env=env)
+    assert out.returncode == 0, out.stderr
+    assert not reader.exists()
+    assert "hello" in (tmp_path / "runs" / "000000" / "result" / "t.dat").read_text()

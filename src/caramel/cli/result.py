@@ -45,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from caramel.fs.paths import is_within
     from caramel.history.store import default_path
     from caramel.report.database import write_database
     from caramel.report.results import produce, result_dir
@@ -65,11 +66,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     chunks: list[str] = []
     documents: list[dict] = []
+    foreign = _foreign(args, run_dir)
     for item in made:
         folder = result_dir(inp, item.result)
+        if foreign and not is_within(run_dir, folder):  # a stored result_dir= never leads a reader's writes out
+            folder = os.path.join(run_dir, "result")
         if item.table.output == "database":
             path = write_database(item.table, item.data, os.path.join(folder, f"{item.table.name}.dat"), run_dir,
-                                  foreign=_foreign(args, run_dir), history=args.history or default_path())
+                                  foreign=foreign, history=args.history or default_path())
             print(f"database {item.table.name} of run {os.path.basename(run_dir)}: {path}", file=sys.stderr)
             continue
         style = args.style or item.data.style
