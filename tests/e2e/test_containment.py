@@ -241,3 +241,14 @@ def test_a_foreign_runs_result_dir_never_leads_the_readers_writes_out_of_the_run
     assert out.returncode == 0, out.stderr
     assert not reader.exists()
     assert "hello" in (tmp_path / "runs" / "000000" / "result" / "t.dat").read_text()
+
+
+def test_result_output_naming_the_runs_own_state_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "b.xml").write_text(TABLE)
+    env = isolated_env(tmp_path)
+    assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
+    state = tmp_path / "runs" / "000000" / "caramel.db"
+    before = state.read_bytes()
+    out = bench("result", "--no-history", "runs", "-o", str(state), cwd=tmp_path, env=env)
+    assert out.returncode == 2 and "the run's state" in out.stderr, out.stderr
+    assert state.read_bytes() == before

@@ -52,6 +52,10 @@ def run(args: argparse.Namespace) -> int:
     from caramel.report.table import clashes, render, table_dict
 
     run_dir = resolve_run(args)
+    if args.output:
+        from caramel.cli.outputs import refuse_inputs
+
+        refuse_inputs(args.output, run_dir=run_dir, history=args.history)
     inp = analysis_input(args, run_dir)
     if args.no_eval:
         from caramel.spec.evaluation import refuse_evaluation
@@ -97,10 +101,8 @@ def run(args: argparse.Namespace) -> int:
     else:
         output = "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
     if args.output:
-        from caramel.cli.outputs import refuse_inputs
         from caramel.fs.writes import write_text
 
-        refuse_inputs(args.output, run_dir=run_dir, history=args.history)
         write_text(args.output, output)
     elif output:
         sys.stdout.write(output)
@@ -119,7 +121,7 @@ def _foreign(args: argparse.Namespace, run_dir: str) -> bool:
         owner = os.stat(run_dir).st_uid
     except OSError:
         return True
-    return bool(args.no_eval) or owner != os.getuid()
+    return bool(getattr(args, "no_eval", False)) or owner != os.getuid()
 
 
 def _write_quietly(path: str, text: str, run_dir: str) -> None:

@@ -48,7 +48,7 @@ def database_file(table: Table, default_path: str, run_dir: str, foreign: bool, 
         path = inside(run_dir, table.db_file, f"file= of database '{table.name}'", table.where, absolute_ok=True)
     else:
         path = os.path.abspath(os.path.expanduser(os.path.expandvars(table.db_file)))
-    if same_file(path, history) or _is_history(path):
+    if (history and same_file(path, history)) or _is_history(path):
         raise AnalyseError(f"database '{table.name}': file {path} is a caramel history; a result table never "
                            "writes into a history", table.where,
                            hint="give the <database> another file=; bench result adds the run to the history itself")
@@ -61,7 +61,7 @@ def database_file(table: Table, default_path: str, run_dir: str, foreign: bool, 
     if table.db_file:
         root = run_dir if is_within(run_dir, default_path) else None
         write_text(default_path, table.db_file, root=root)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     return path
 
 
