@@ -50,7 +50,7 @@ def shared_folder(run_dir: str, step: str, name: str, source: Location | str | N
     """The one folder of a step with `shared="name"`: `name` (substituted) is one name, or refused
     naming `source` (the step's file and line)."""
     paths.name(step, "step", run_dir, source)
-    paths.name(name, f"shared name of step '{step}'", run_dir, source)
+    paths.name(name, f"step '{step}': shared name", run_dir, source)
     return os.path.join(run_dir, f"{step}_{name}")
 
 

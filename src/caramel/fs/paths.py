@@ -56,7 +56,7 @@ def inside(root: str, text: str, what: str, source: Location | str | None = None
     path = os.path.normpath(os.path.join(base, text))
     if not is_within(base, path):
         raise PathError(f"{what} {text!r}{said} would be outside {root} ({path})", where,
-                        hint=f"a {what} stays inside {root}: no .. that leaves it, no absolute path elsewhere")
+                        hint=f"give a path inside {root} (no .. that leaves it, no absolute path elsewhere)")
     return path
 
 
