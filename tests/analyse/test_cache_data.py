@@ -81,3 +81,23 @@ def test_a_cache_file_of_garbage_is_a_miss(ws) -> None:
             os.unlink(name)
     Path(inp.cache_path).write_bytes(b"\x80\x04not a database at all" * 100)
     assert analyse_all(inp)["a"].scanned == 2
+
+
+def test_a_linked_analysis_cache_is_not_used_so_it_never_writes_the_file_it_points_at(tmp_path: Path) -> None:
+    """A run folder someone else made may link analyse.db to the reader's history (an SQLite file with
+    a `meta` table the cache would write its schema into)."""
+    from caramel.analyse.cache import AnalysisCache
+
+    history = tmp_path / "history.db"
+    db = sqlite3.connect(history)
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    db.commit()
+    db.close()
+    before = history.read_bytes()
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "analyse.db").symlink_to(history)
+    cache = AnalysisCache(str(run / "analyse.db"))
+    assert cache.db is None
+    cache.close()
+    assert history.read_bytes() == before

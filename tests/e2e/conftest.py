@@ -10,7 +10,7 @@ import pytest
 from tests.run_bench import isolated_env
 
 DATA = Path(__file__).parent / "data"
-SKIP = {"caramel.db", "caramel.db-wal", "caramel.db-shm", "caramel.lock", ".caramel_ended"}
+SKIP = {"caramel.db", "caramel.db-wal", "caramel.db-shm", "caramel.lock", ".caramel_ended", ".caramel_identity"}
 
 
 @pytest.fixture

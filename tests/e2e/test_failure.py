@@ -46,7 +46,7 @@ def test_failure_is_recorded_and_stops_only_its_dependants(tmp_path: Path, env: 
 
     # fix the cause, remove the failed workpackage (its dependants go with it), continue
     (tmp_path / "fixed").touch()
-    proc = bench("remove", "-w", str(failed[0]["id"]), cwd=tmp_path, env=env)
+    proc = bench("remove", "-f", "-w", str(failed[0]["id"]), cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "runs" / "000000" / f"{failed[0]['id']:06d}_compute").exists()
     proc = bench("continue", cwd=tmp_path, env=env)
@@ -59,7 +59,7 @@ def test_remove_a_done_workpackage_redoes_it_and_its_dependants(tmp_path: Path, 
     (tmp_path / "fixed").touch()
     assert bench("run", "fail.xml", cwd=tmp_path, env=env).returncode == 0
     before = {wp["id"]: wp["attempt"] for wp in doc(tmp_path, env)["workpackages"]}
-    proc = bench("remove", "runs", "-i", "last", "-w", "0", cwd=tmp_path, env=env)
+    proc = bench("remove", "runs", "-i", "last", "-w", "0", "-f", cwd=tmp_path, env=env)
     assert "removed workpackages 0, 3, 6" in proc.stdout
     assert bench("continue", cwd=tmp_path, env=env).returncode == 0
     after = {wp["id"]: wp["attempt"] for wp in doc(tmp_path, env)["workpackages"]}

@@ -9,7 +9,7 @@ import pytest
 
 from caramel.engine.commands import segment, shared_params, used_sets
 from caramel.engine.files import apply_substituteset, place
-from caramel.errors import RunError
+from caramel.errors import CaramelError, RunError
 from caramel.expand.params import Params
 from caramel.spec.model import (
     Benchmark,
@@ -91,3 +91,42 @@ def test_segment_cycles_active_and_shared_stop(tmp_path: Path) -> None:
 def test_used_sets_follow_use_order_and_parameters() -> None:
     step = Step("s", uses=[Use(["files_$kind", "p"]), Use(["other,files_a"])])
     assert used_sets(step, {"kind": "b"}, {"files_a": 1, "files_b": 2, "other": 3}) == ["files_b", "other", "files_a"]
+
+
+def test_copying_the_benchmark_folder_into_a_run_inside_it_is_a_clear_error(tmp_path: Path) -> None:
+    work = tmp_path / "runs" / "000000" / "000000_s" / "work"
+    work.mkdir(parents=True)
+    (tmp_path / "input.txt").write_text("x")
+    with pytest.raises(RunError, match="inside the folder it copies"):
+        place(entry("copy", ".", tmp_path, name="bench"), {}, {}, str(work), str(work))
+
+
+def test_a_full_disk_during_a_copy_names_the_files_and_the_cause(tmp_path: Path, monkeypatch) -> None:
+    import errno
+    import shutil
+
+    src, work = tmp_path / "src", tmp_path / "work"
+    (src / "data").mkdir(parents=True)
+    (src / "data" / "big.bin").write_text("x")
+    work.mkdir()
+
+    def full(source, target, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device", target)
+
+    monkeypatch.setattr(shutil, "copyfile", full)  # what copy2 and copytree call
+    with pytest.raises(RunError) as caught:
+        place(entry("copy", "src/data", tmp_path), {}, {}, str(work), str(work))
+    assert "no space left on device" in str(caught.value) and "big.bin" in str(caught.value)
+    with pytest.raises(RunError) as caught:
+        place(entry("copy", "src/data/big.bin", tmp_path), {}, {}, str(work), str(work))
+    assert "no space left on the device" in str(caught.value) and str(work) in str(caught.value)
+    assert "free space" in caught.value.hint
+
+
+def test_a_copy_target_named_by_a_parameter_stays_in_the_work_folder(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (tmp_path / "a.txt").write_text("a")
+    with pytest.raises(CaramelError, match="outside"):
+        place(entry("copy", "a.txt", tmp_path, name="$n"), {"n": "../../escaped.txt"}, {}, str(work), str(work))
+    assert not (tmp_path.parent / "escaped.txt").exists()

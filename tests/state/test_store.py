@@ -161,3 +161,18 @@ def test_interrupt_moves_every_running_workpackage(tmp_path: Path) -> None:
         store.interrupt_running("interrupted: stopped", recorded=[1])
     assert [w.state for w in store.workpackages()] == ["open", "open", "failed"]
     assert store.events(1)[-1][2:] == ("open", "interrupted: stopped")
+
+
+def test_a_transaction_sqlite_ended_itself_keeps_the_error_that_ended_it(tmp_path: Path) -> None:
+    """A full disk makes SQLite roll back on its own; the ROLLBACK after it ("no transaction is active")
+    must not replace the real error."""
+    store = make(tmp_path)
+
+    class DiskFull(Exception):
+        pass
+
+    with pytest.raises(DiskFull), store.transaction():
+        store.db.execute("ROLLBACK")  # what SQLite does itself on SQLITE_FULL
+        raise DiskFull
+    with store.transaction():  # the store is usable again
+        store.set_shared_state("s", 0, 0, "done")

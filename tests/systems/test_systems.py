@@ -34,6 +34,14 @@ def test_tag_selects_system_and_user_folder_wins(tmp_path, monkeypatch):
         find_system({"A100", "MI250"})
 
 
+def test_a_tag_holding_a_path_names_no_system_file(tmp_path):
+    """A tag becomes `<folder>/<tag>.yaml`: one with / or .. would read a file outside the systems folder."""
+    systems = tmp_path / "systems"
+    systems.mkdir()
+    (tmp_path / "evil.yaml").write_text("scheduler: slurm\npartition: outside\n")
+    assert find_system({"../evil"}, [str(systems)]) is None
+
+
 @pytest.mark.parametrize("text, line, message", [
     ("scheduler: slurm\npartiton: x\n", 2, "unknown setting 'partiton'"),
     ("scheduler: pbs\n", 1, "scheduler: 'pbs' is not known"),

@@ -48,6 +48,10 @@ class AnalysisCache:
     def __init__(self, path: str | None) -> None:
         self.path = path
         self.db: sqlite3.Connection | None = None
+        # A link in a run folder someone else made could point the cache at the reader's history
+        # (another SQLite file whose `meta` table it would write): a linked cache is not used.
+        if path and any(os.path.islink(name) for name in (path, path + "-wal", path + "-shm")):
+            return
         if path and os.path.isdir(os.path.dirname(path) or "."):
             for _attempt in range(2):
                 try:

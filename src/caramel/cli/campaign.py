@@ -96,7 +96,9 @@ def campaign_result(args: argparse.Namespace, campaign: str, runs: list[str]) ->
     sys.stdout.write(own.getvalue())
     path = args.perf_csv or "perf.csv"
     extra = list(dict.fromkeys(k for row in rows for k in row if k not in PERF_COLUMNS))
-    with open(path, "w", newline="") as handle:
+    from caramel.fs.writes import replacing
+
+    with replacing(path, newline="") as handle:  # whole or not at all, never through a link
         writer = csv.DictWriter(handle, PERF_COLUMNS + extra, restval="")
         writer.writeheader()
         writer.writerows(rows)

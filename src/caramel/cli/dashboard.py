@@ -23,14 +23,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from caramel.cli.outputs import refuse_inputs
+    from caramel.fs.writes import write_text
     from caramel.history.store import default_path
     from caramel.pages.render import page
     from caramel.pages.sources import load
 
-    collection = load(args.history or [default_path()], args.benchmark, args.system)
+    histories = args.history or [default_path()]
+    refuse_inputs(args.output, history=histories)
+    collection = load(histories, args.benchmark, args.system)
     text = page(collection, args.title, baseline=args.baseline)
-    with open(args.output, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    write_text(args.output, text)
     print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {args.output}",
           file=sys.stderr)
     return 0

@@ -27,7 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from caramel.cli.outputs import refuse_inputs
+    from caramel.fs.writes import write_text
     from caramel.history.store import History
+
+    if args.output:
+        refuse_inputs(args.output, history=args.history)
 
     with History.open(args.history) as history:
         keys = [r.run_key for r in history.runs(args.benchmark)] if args.benchmark else None
@@ -41,8 +46,7 @@ def run_export(args: argparse.Namespace) -> int:
                 record["site"] = args.site
     lines = [json.dumps(record) + "\n" for record in records]
     if args.output:
-        with open(args.output, "w") as handle:
-            handle.writelines(lines)
+        write_text(args.output, "".join(lines))
         print(f"{len(lines)} run(s) written to {args.output}", file=sys.stderr)
     else:
         sys.stdout.writelines(lines)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import importlib
 import signal
 import sqlite3
@@ -11,7 +12,6 @@ import sys
 
 from caramel import __version__
 from caramel.errors import CaramelError, Interrupted
-from caramel.state.dbfile import STORAGE_ERRNOS, storage_error
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
@@ -85,12 +85,13 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:
-        if exc.errno not in STORAGE_ERRNOS or args.debug:
+        if args.debug:
             raise
-        # A full disk, a read-only folder: never a bug. The file it concerns, and how to go on.
-        error = storage_error(exc.filename or "?", exc, "file", "then run the command again "
-                              "(bench continue finishes a run)")
-        print(f"error: {error}", file=sys.stderr)
+        if exc.errno in PROGRAM_ERRNOS:  # a bad descriptor or argument is caramel's doing
+            return _internal(exc)
+        # A full disk, a missing or busy file, too many open files: never a bug. The path it
+        # concerns (when the system said) and the real cause, never "?" nor the current folder.
+        print(f"error: {os_error(exc)}", file=sys.stderr)
         return 2
     except sqlite3.Error as exc:  # a database caramel did not wrap (state.dbfile): still the disk's doing
         if args.debug:
@@ -101,9 +102,28 @@ def _main(argv: list[str] | None) -> int:
     except Exception as exc:  # a bug in caramel: say so plainly, keep the traceback for --debug
         if args.debug:
             raise
-        print(f"internal error: {type(exc).__name__}: {exc}\n  hint: this is a bug in caramel; rerun with "
-              "--debug and report the traceback", file=sys.stderr)
-        return 3
+        return _internal(exc)
+
+
+# OSErrors that mean caramel misused the system (a bug), not that a file or the disk is in the way.
+PROGRAM_ERRNOS = {errno.EBADF, errno.EINVAL, errno.EFAULT}
+
+
+def _internal(exc: BaseException) -> int:
+    print(f"internal error: {type(exc).__name__}: {exc}\n  hint: this is a bug in caramel; rerun with "
+          "--debug and report the traceback", file=sys.stderr)
+    return 3
+
+
+def os_error(exc: OSError) -> str:
+    """An OSError no caramel code wrapped: the path, the cause, and how to go on."""
+    from caramel.fs.oserrors import file_error
+
+    writing = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
+    error = file_error(exc, action="write" if writing else "use")
+    then = "then run the command again (bench continue finishes a run)"
+    error.hint = f"{error.hint}; {then}" if error.hint else then
+    return str(error)
 
 
 if __name__ == "__main__":

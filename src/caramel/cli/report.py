@@ -20,17 +20,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from caramel.analyse import from_run
     from caramel.cli.compare import imported
+    from caramel.cli.outputs import refuse_inputs
+    from caramel.fs.writes import write_text
     from caramel.history.store import History, default_path
     from caramel.pages.render import page
     from caramel.pages.sources import load
     from caramel.report.results import produce
     from caramel.state.registry import resolve
 
+    refuse_inputs(args.html, history=args.history, option="--html")
     ids = args.id.split(",") if args.id else [None]
     chosen = []
     with History.open(args.history) as history:
         for run_id in ids:
             run_dir = resolve(args.dir, run_id)
+            refuse_inputs(args.html, run_dir=run_dir, history=args.history, option="--html")
             inp = from_run(run_dir)
             if args.no_eval:
                 from caramel.spec.evaluation import refuse_evaluation
@@ -46,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     index = {r.record.run_key: r.index for r in collection.runs}
     text = page(collection, f"caramel report: {', '.join(sorted(benchmarks))}",
                 runs=[(index[key], tables) for key, _, tables in chosen])
-    with open(args.html, "w", encoding="utf-8") as handle:
-        handle.write(text)
+    write_text(args.html, text)
     print(f"report of {len(chosen)} run(s): {args.html}")
     return 0
 

@@ -45,11 +45,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from caramel.fs.paths import is_within
+    from caramel.history.store import default_path
     from caramel.report.database import write_database
     from caramel.report.results import produce, result_dir
     from caramel.report.table import clashes, render, table_dict
 
     run_dir = resolve_run(args)
+    if args.output:
+        from caramel.cli.outputs import refuse_inputs
+
+        refuse_inputs(args.output, run_dir=run_dir, history=args.history)
     inp = analysis_input(args, run_dir)
     if args.no_eval:
         from caramel.spec.evaluation import refuse_evaluation
@@ -64,10 +70,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     chunks: list[str] = []
     documents: list[dict] = []
+    foreign = _foreign(args, run_dir)
     for item in made:
         folder = result_dir(inp, item.result)
+        if foreign and not is_within(run_dir, folder):  # a stored result_dir= never leads a reader's writes out
+            folder = os.path.join(run_dir, "result")
         if item.table.output == "database":
-            path = write_database(item.table, item.data, os.path.join(folder, f"{item.table.name}.dat"))
+            path = write_database(item.table, item.data, os.path.join(folder, f"{item.table.name}.dat"), run_dir,
+                                  foreign=foreign, history=args.history or default_path())
             print(f"database {item.table.name} of run {os.path.basename(run_dir)}: {path}", file=sys.stderr)
             continue
         style = args.style or item.data.style
@@ -85,14 +95,15 @@ def run(args: argparse.Namespace) -> int:
                       f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; read the table "
                       "with --style json, or give the table another separator=", file=sys.stderr)
         if not args.no_files:
-            _write_quietly(os.path.join(folder, f"{item.table.name}.dat"), text)
+            _write_quietly(os.path.join(folder, f"{item.table.name}.dat"), text, run_dir)
     if documents:
         output = json.dumps(documents if len(documents) > 1 else documents[0], indent=1) + "\n"
     else:
         output = "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
     if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(output)
+        from caramel.fs.writes import write_text
+
+        write_text(args.output, output)
     elif output:
         sys.stdout.write(output)
     if not args.no_history and not args.only and getattr(args, "history_enabled", True):
@@ -104,11 +115,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_quietly(path: str, text: str) -> None:
-    """Result files are a convenience (JUBE writes them too): a read-only run folder is no error."""
+def _foreign(args: argparse.Namespace, run_dir: str) -> bool:
+    """A run read as someone else's: `--no-eval`, or a run folder another user owns (docs/security.md)."""
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as handle:
-            handle.write(text)
+        owner = os.stat(run_dir).st_uid
     except OSError:
-        pass
+        return True
+    return bool(getattr(args, "no_eval", False)) or owner != os.getuid()
+
+
+def _write_quietly(path: str, text: str, run_dir: str) -> None:
+    """Result files are a convenience (JUBE writes them too): a read-only run folder is no error, any
+    other failure a warning. Inside the run folder no link is followed (the run may be someone else's)."""
+    import errno
+
+    from caramel.fs.oserrors import FileError
+    from caramel.fs.paths import is_within
+    from caramel.fs.writes import write_text
+
+    try:
+        write_text(path, text, root=run_dir if is_within(run_dir, path) else None)
+    except FileError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            print(f"warning: result file not written: {exc.message}", file=sys.stderr)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import re
@@ -13,6 +14,8 @@ import shutil
 from caramel.engine.commands import final_text
 from caramel.errors import RunError
 from caramel.expand.conditions import eval_bool
+from caramel.fs.oserrors import cause
+from caramel.fs.paths import inside, is_within
 from caramel.spec.model import FileEntry, Substituteset
 
 
@@ -55,20 +58,49 @@ def place(entry: FileEntry, params: dict[str, str], env: dict[str, str], work: s
             # Several matches (a glob) keep their own names; a name= applies to a single file.
             if len(matches) > 1 or (pathname != path and name == os.path.basename(pathname)):
                 name = os.path.basename(path)
-            target = os.path.join(target_work, target_dir, name)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if os.path.lexists(target):
-                continue
-            try:
-                if entry.action == "link":
-                    os.symlink(path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)),
-                               target)
-                elif os.path.isdir(path):
-                    shutil.copytree(path, target, symlinks=True)
-                else:
-                    shutil.copy2(path, target)
-            except OSError as exc:
-                raise RunError(f"<{entry.action}> {path} -> {target}: {exc.strerror or exc}", entry.where) from None
+            # a name made of parameters stays in the work folder (fs.paths), as target_dir= does
+            target = inside(target_work, os.path.join(target_dir, name), f"<{entry.action}> target", entry.where,
+                            absolute_ok=True)
+            _put(entry, path, target)
+
+
+def _put(entry: FileEntry, path: str, target: str) -> None:
+    """Copy or link one file or folder; every failure names both paths and the real cause."""
+    if os.path.lexists(target):
+        return
+    if entry.action == "copy" and os.path.isdir(path) and is_within(os.path.realpath(path), os.path.realpath(target)):
+        raise RunError(f"<copy> {path} -> {target}: the target is inside the folder it copies (it would copy "
+                       "itself for ever)", entry.where,
+                       hint="copy only the files the step needs, or put the outpath outside the benchmark's folder")
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        if entry.action == "link":
+            os.symlink(path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)), target)
+        elif os.path.isdir(path):
+            shutil.copytree(path, target, symlinks=True)
+        else:
+            shutil.copy2(path, target)
+    except shutil.Error as exc:  # copytree gathers its failures: (source, target, why) each
+        failures = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+        first = failures[0] if failures else (path, target, str(exc))
+        more = f" (and {len(failures) - 1} more files)" if len(failures) > 1 else ""
+        raise RunError(f"<{entry.action}> {path} -> {target}: cannot copy {first[0]}: {_why(first[2])}{more}",
+                       entry.where) from None
+    except OSError as exc:
+        named = f" ({exc.filename})" if exc.filename and exc.filename not in (path, target) else ""
+        raise RunError(f"<{entry.action}> {path} -> {target}: {cause(exc)}{named}", entry.where,
+                       hint=_hint(exc)) from None
+
+
+def _why(text: str) -> str:
+    """copytree's reason text ("[Errno 28] No space left on device: '...'") without the errno noise."""
+    return re.sub(r"^\[Errno \d+\] ", "", str(text)).split(": '")[0].lower() or "unknown cause"
+
+
+def _hint(exc: OSError) -> str:
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "free space where the run folder is (df -h), then bench continue copies again"
+    return ""
 
 
 def apply_substituteset(sset: Substituteset, params: dict[str, str], folder: str) -> None:

@@ -3,6 +3,11 @@
 Removing a workpackage removes its dependants too (they used its results), as JUBE does; their
 folders go, their state becomes `open`. When no workpackage of a step with a shared folder is left
 started, the shared folder goes as well and its shared do's will run again.
+
+Only what caramel made and can prove goes: the run's identity is checked first (state.identity: a
+folder that merely holds a file named caramel.db is refused), removal waits for no one (another
+bench holding the run's lock makes it an error), and every folder removed is a name the layout
+checked inside the run folder (expand.layout); `shutil.rmtree` never follows a link out of it.
 """
 
 from __future__ import annotations
@@ -13,19 +18,23 @@ import shutil
 from caramel.engine.workdir import clean, shared_folder
 from caramel.errors import RunError
 from caramel.expand import layout
-from caramel.state import registry
+from caramel.state import identity, registry
 from caramel.state.lock import RunLock
 from caramel.state.store import Store, db_path
 
 
 def remove_run(run_dir: str) -> None:
+    """Delete a whole run: its identity proven, while no other bench holds it."""
+    identity.proven(run_dir)
     with RunLock(run_dir):
+        identity.proven(run_dir)  # still the same run now that it is ours
         shutil.rmtree(run_dir)
     registry.forget(run_dir)
 
 
 def remove_workpackages(run_dir: str, ids: list[int]) -> list[int]:
     """Reset `ids` and everything depending on them; returns the ids reset."""
+    identity.proven(run_dir)
     with RunLock(run_dir):
         store = Store(db_path(run_dir))
         try:

@@ -47,7 +47,7 @@ def shared_folder(run_dir: str, step: Step, params: dict[str, str]) -> tuple[str
     if not step.shared:
         return None
     name = final_text(step.shared, params)
-    return name, layout.shared_folder(run_dir, step.name, name)
+    return name, layout.shared_folder(run_dir, step.name, name, step.where)
 
 
 def clean(wp_dir: str) -> None:

@@ -5,6 +5,7 @@ A run folder (JUBE's layout, so JUBE users find their files where they expect th
     <run dir>/caramel.db                    the run's state (state.store)
     <run dir>/analyse.db                    analysed values kept between `bench result` calls
     <run dir>/.caramel_ended                each do's end, appended by the shell that ran it
+    <run dir>/.caramel_identity             the run's identity (id, benchmark, creation time): what `remove` checks
     <run dir>/<6-digit id>_<step>[_suffix]/         a workpackage's folder (bench's own files)
     <run dir>/<6-digit id>_<step>[_suffix]/work/    its work folder (the do's run here)
     <run dir>/<step>_<name>/                a step's `shared=` folder, linked as <name> from each work folder
@@ -17,9 +18,13 @@ from __future__ import annotations
 
 import os
 
+from caramel.errors import Location
+from caramel.fs import paths
+
 RUN_DB = "caramel.db"
 ANALYSIS_CACHE = "analyse.db"
 ENDED_RECORD = ".caramel_ended"
+IDENTITY_FILE = ".caramel_identity"  # written once when the run is made (state.identity)
 CARRY_FILE = ".caramel_env"  # a do's subshell leaves its exports here for the next do
 FINGERPRINT_FILE = "caramel_fingerprint.txt"  # written by the job (templates/slurm/fingerprint.sh)
 WORK = "work"
@@ -31,16 +36,21 @@ def wp_dirname(wp_id: int, step: str, suffix: str = "") -> str:
 
 
 def wp_folder(run_dir: str, dirname: str) -> str:
-    return os.path.join(run_dir, dirname)
+    """A workpackage's folder; its name (made from a step's suffix=, read back from the run record)
+    is one name inside the run folder, or refused (fs.paths)."""
+    return os.path.join(run_dir, paths.name(dirname, "workpackage folder", run_dir, f"the run record of {run_dir}"))
 
 
 def work_folder(run_dir: str, dirname: str) -> str:
     """`<run dir>/<dirname>/work`: where a workpackage's do's run unless its step has `work_dir=`."""
-    return os.path.join(run_dir, dirname, WORK)
+    return os.path.join(wp_folder(run_dir, dirname), WORK)
 
 
-def shared_folder(run_dir: str, step: str, name: str) -> str:
-    """The one folder of a step with `shared="name"`."""
+def shared_folder(run_dir: str, step: str, name: str, source: Location | str | None = None) -> str:
+    """The one folder of a step with `shared="name"`: `name` (substituted) is one name, or refused
+    naming `source` (the step's file and line)."""
+    paths.name(step, "step", run_dir, source)
+    paths.name(name, f"step '{step}': shared name", run_dir, source)
     return os.path.join(run_dir, f"{step}_{name}")
 
 
@@ -57,6 +67,10 @@ def resolve_path_text(text: str) -> str:
 
 def run_db(run_dir: str) -> str:
     return os.path.join(run_dir, RUN_DB)
+
+
+def identity_file(run_dir: str) -> str:
+    return os.path.join(run_dir, IDENTITY_FILE)
 
 
 def analysis_cache(run_dir: str) -> str:

@@ -6,6 +6,13 @@ are the keys' titles (or names), typed after the first row (int, float, text); t
 `primekeys=` plus the keys marked `primekey="true"`; rows are written with REPLACE, so running the
 result again updates rows instead of adding duplicates. Columns that are no longer keys are dropped,
 new keys are added, and a changed primary key is an error (SQLite cannot alter it).
+
+Where the rows go is decided by `database_file` (docs/security.md, "Run folders you did not make"):
+the model is read from the run's record, so for a run someone else made (`foreign`: `--no-eval`, or
+a run folder another user owns) `file=` is taken as written, without `~` or `$VAR` from the reader's
+environment, and must name a file inside the run folder. In every case the file is never a caramel
+history (the reader's or any other: a history's rows are not a result table's to replace), and a
+link inside the run folder is never followed.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ import os
 import sqlite3
 
 from caramel.analyse.inputs import AnalyseError
+from caramel.fs.paths import inside, is_within, same_file
+from caramel.fs.writes import open_folder, write_text
 from caramel.report.table import TableData
 from caramel.spec.model import Table
 
@@ -27,8 +36,52 @@ def _sql_type(value) -> str:
     return type(value).__name__.replace("str", "text")
 
 
-def write_database(table: Table, data: TableData, default_path: str) -> str:
-    """Write `data` into the database file; returns its path."""
+HISTORY_TABLES = {"runs", "metrics", "baselines", "meta"}  # history.store's schema: a file having them is a history
+
+
+def database_file(table: Table, default_path: str, run_dir: str, foreign: bool, history: str) -> str:
+    """The file the rows of `table` go to (see the module), made ready: its folder exists, its `.dat`
+    (which then names the file, as in JUBE) is written. Refused with the table's file and line."""
+    if not table.db_file:
+        path = default_path
+    elif foreign:
+        path = inside(run_dir, table.db_file, f"file= of database '{table.name}'", table.where, absolute_ok=True)
+    else:
+        path = os.path.abspath(os.path.expanduser(os.path.expandvars(table.db_file)))
+    if (history and same_file(path, history)) or _is_history(path):
+        raise AnalyseError(f"database '{table.name}': file {path} is a caramel history; a result table never "
+                           "writes into a history", table.where,
+                           hint="give the <database> another file=; bench result adds the run to the history itself")
+    for target in (default_path, path):
+        if is_within(run_dir, target):
+            os.close(open_folder(os.path.dirname(target), root=run_dir))  # no link on the way
+            if os.path.islink(target):
+                raise AnalyseError(f"database '{table.name}': {target} is a symbolic link; caramel does not write "
+                                   "through links in a run folder", table.where, hint=f"remove the link {target}")
+    if table.db_file:
+        root = run_dir if is_within(run_dir, default_path) else None
+        write_text(default_path, table.db_file, root=root)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return path
+
+
+def _is_history(path: str) -> bool:
+    if not os.path.isfile(path):
+        return False
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return False
+    return HISTORY_TABLES <= names
+
+
+def write_database(table: Table, data: TableData, default_path: str, run_dir: str | None = None,
+                   foreign: bool = False, history: str = "") -> str:
+    """Write `data` into the database file (`database_file`); returns its path."""
     headings = data.headings
     primekeys = list(dict.fromkeys(table.primekeys + [key.heading for key, col in zip(data.keys, table.columns,
                                                                                        strict=False)
@@ -38,16 +91,8 @@ def write_database(table: Table, data: TableData, default_path: str) -> str:
         raise AnalyseError(f"database '{table.name}': primary key {', '.join(unknown)} is not one of its keys "
                            f"({', '.join(headings)})", table.where,
                            hint="primekeys= names the keys' titles (or names when they have no title)")
-    if table.db_file:
-        path = os.path.expanduser(os.path.expandvars(table.db_file))
-        os.makedirs(os.path.dirname(default_path) or ".", exist_ok=True)
-        with open(default_path, "w") as handle:
-            handle.write(table.db_file)
-        if os.path.dirname(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-    else:
-        path = default_path
-        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    path = database_file(table, default_path, run_dir or os.path.dirname(os.path.dirname(default_path)),
+                         foreign, history)
     if not data.values:
         return path
     first = data.values[0]

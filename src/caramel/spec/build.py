@@ -96,12 +96,19 @@ class Builder(SetBuilder):
             resolved.append(f"{set_name}@{source.split(',')[0].split(':')[0].strip() or bench.file}")
         return m.Use(resolved, node.where)
 
+    @staticmethod
+    def shared_name(node: Node, step: str) -> str:
+        """A step's shared= names a folder in the run folder: no separator, no `..` (after substitution too:
+        engine.workdir checks the final name)."""
+        shared = node.attrs.get("shared", "").strip()
+        return file_name(shared, f"shared (of step '{step}')", "the run folder", node.where) if shared else ""
+
     def step(self, node: Node, bench: m.Benchmark) -> m.Step:
         only_children(node, {"use", "do", "sanity"})
         name = file_name(name_of(node, "step"), "step", "the run folder", node.where)
         step = m.Step(
             name, depend=split_list(node.attrs.get("depend", "")), iterations=whole_number(node, "iterations", 1),
-            cycles=whole_number(node, "cycles", 1), procs=whole_number(node, "procs", 1), shared=node.attrs.get("shared", "").strip(),
+            cycles=whole_number(node, "cycles", 1), procs=whole_number(node, "procs", 1), shared=self.shared_name(node, name),
             suffix=node.attrs.get("suffix", "").strip(), active=node.attrs.get("active", "true").strip(),
             export=boolean(node, "export", False), max_async=node.attrs.get("max_async", "0").strip() or "0",
             work_dir=node.attrs.get("work_dir", "").strip(), do_log_file=node.attrs.get("do_log_file", "").strip(),

@@ -13,6 +13,7 @@ import sqlite3
 import time
 
 from caramel.errors import RunError
+from caramel.state import identity
 from caramel.state.store import is_run_dir
 
 KEEP = 200  # runs remembered per folder
@@ -93,12 +94,17 @@ def parse_id(text: str | None) -> int | None:
 
 
 def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -> str:
-    """The run directory meant by a DIR argument (run or outpath folder) and `-i ID|last`."""
+    """The run directory meant by a DIR argument (run or outpath folder) and `-i ID|last`.
+
+    `last` is the run made last: the highest id in an outpath, the newest entry of the registry, else
+    the newest creation time the runs below `cwd` recorded (never a folder's mtime, which a `bench
+    result` or a `cp -p` changes). A folder holding a caramel.db that is no proven run (state.identity)
+    but holding runs is taken as their outpath."""
     wanted = parse_id(run_id)
     cwd = cwd or os.getcwd()
     if directory:
         directory = os.path.abspath(directory)
-        if is_run_dir(directory):
+        if is_run_dir(directory) and (identity.is_proven(directory) or not runs_in(directory)):
             if wanted is not None and os.path.basename(directory) != f"{wanted:06d}":
                 raise RunError(f"{directory} is run {os.path.basename(directory)}, not {wanted}")
             return directory
@@ -113,7 +119,7 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
         # No registry entry (another machine, another data folder): outpaths right below cwd.
         for name in sorted(os.listdir(cwd)):
             found += runs_in(os.path.join(cwd, name))
-        found.sort(key=lambda item: (os.path.getmtime(item[0]), item[1]), reverse=True)
+        found.sort(key=lambda item: (identity.created(item[0]) or 0.0, item[1]), reverse=True)
     if not found:
         raise RunError(f"no run was started from {cwd}",
                        hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last")

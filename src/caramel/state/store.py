@@ -21,7 +21,7 @@ from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
-from caramel.state import dbfile, transitions
+from caramel.state import dbfile, identity, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 from caramel.state.rows import SCHEMA, SCHEMA_VERSION, UPDATABLE, WP_COLUMNS, CommandRow, RunInfo, WpRow
@@ -82,6 +82,7 @@ class Store:
         `caramel.db` exists only once the whole plan is in it."""
         path = db_path(run_dir)
         tmp = path + ".new"
+        info.created = info.created or time.time()
         for leftover in (tmp, tmp + "-journal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
@@ -94,7 +95,7 @@ class Store:
             db.execute(
                 "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 (info.run_id, info.benchmark, info.file, info.home, info.run_dir, json.dumps(info.tags),
-                 info.cwd, info.created or time.time(), json.dumps(info.settings), info.version, SCHEMA_VERSION,
+                 info.cwd, info.created, json.dumps(info.settings), info.version, SCHEMA_VERSION,
                  encode_model(model)))
             db.executemany(
                 "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, cycles) "
@@ -112,6 +113,8 @@ class Store:
                     os.unlink(leftover)
             raise
         db.close()
+        # The identity `bench remove` checks, before the record takes its name (state.identity)
+        identity.write(run_dir, identity.Identity(info.run_id, info.benchmark, info.created))
         os.rename(tmp, path)
         return cls(path)
 
@@ -132,12 +135,16 @@ class Store:
         self._depth = 1
         try:
             yield
+            self.db.execute("COMMIT")
         except BaseException:
-            self._depth = 0
-            self.db.execute("ROLLBACK")
+            # SQLite may have rolled back already (a full disk ends the transaction): a ROLLBACK then
+            # fails with "no transaction is active", which must not hide the error that got here.
+            if self.db.in_transaction:
+                with contextlib.suppress(StorageError):
+                    self.db.execute("ROLLBACK")
             raise
-        self._depth = 0
-        self.db.execute("COMMIT")
+        finally:
+            self._depth = 0
 
     def abandon_transaction(self) -> None:
         """Roll back a transaction an interruption left open (its change did not happen), and forget it."""

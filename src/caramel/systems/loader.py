@@ -12,6 +12,7 @@ from caramel.backends import schedulers
 from caramel.containers.runtime import RUNTIMES
 from caramel.energy.measure import METHODS, NO_METHOD
 from caramel.errors import Location, SpecError, did_you_mean
+from caramel.fs.paths import PathError, name
 from caramel.resources import shipped
 from caramel.systems.model import ALWAYS, System
 
@@ -33,10 +34,20 @@ def system_names(extra: list[str] | None = None) -> list[str]:
     return names
 
 
+def is_name(tag: str) -> bool:
+    try:
+        name(tag, "tag", "a systems folder")
+    except PathError:
+        return False
+    return True
+
+
 def find_system(tags: set[str], extra: list[str] | None = None) -> System | None:
     """The system named by one of `tags` (a tag naming two systems is an error), or None."""
     found: list[Path] = []
     for tag in sorted(tags):
+        if not is_name(tag):  # a tag holding / or .. names no file of a systems folder (fs.paths)
+            continue
         for folder in search_path(extra):
             path = folder / f"{tag}.yaml"
             if path.is_file():
