@@ -37,7 +37,7 @@ def _data(html: str) -> dict:
 def _summary_cells(html: str) -> list[list[str]]:
     body = html.split('<tbody>', 1)[1].split('</tbody>', 1)[0]
     rows = re.findall(r"<tr .*?</tr>", body, re.S)
-    return [[re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)] for r in rows]
+    return [[re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", r, re.S)] for r in rows]
 
 
 def test_a_copies_aggregate_is_its_own_metric_never_the_best_configuration(tmp_path: Path) -> None:
