@@ -101,3 +101,24 @@ def test_dates_are_iso_8601(tmp_path: Path) -> None:
     day = time.strftime("%Y-%m-%d %H:%M", time.gmtime(STARTED))
     assert _summary_cells(html)[0][-1] == day and f"{day} UTC" in html
     assert not re.search(r"\b\d{2}-\d{2}-\d{2} \d{2}:\d{2}", html.replace(day, ""))  # no `26-11-24 19:46`
+
+
+def test_the_regressions_of_a_series_at_once_match_the_verdict_of_each_pair() -> None:
+    """pages.figures.regressions (numpy, for a million figures) says what judged() says pair by pair."""
+    import random
+
+    from caramel.pages.figures import regressions
+    from caramel.pages.judging import judged
+    from caramel.pages.sources import Figure
+
+    rng = random.Random(24)
+    for trial in range(300):
+        way = ("higher", "lower", "unknown")[trial % 3]
+        items = []
+        for _ in range(rng.randint(0, 12)):
+            n = rng.choice([1, 2, 3, 5, 40])
+            mean = rng.choice([0.0, 100.0, 100.0 * rng.uniform(0.7, 1.3), 100.5])
+            sd = rng.choice([0.0, 0.5, 3.0, 20.0]) if n > 1 else 0.0
+            items.append(Figure(0, "t", "c", {}, "m", "", way, n, mean, sd))
+        expected = [i for i in range(1, len(items)) if judged(items[i], items[i - 1])[0] == "regressed"]
+        assert regressions(items) == expected, items

@@ -4,6 +4,7 @@ drawn from nothing)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -54,14 +55,20 @@ class Figure:
     @property
     def metric(self) -> tuple[str, str, str, str]:
         """What is one quantity on the page: table, name, unit (a `performance` table holds a unit per
-        row) and the copy aggregate, never compared with one copy's figure."""
-        return self.table, self.name, self.unit, self.aggregate
+        row) and the copy aggregate, never compared with one copy's figure. (Not cached on the figure:
+        an attribute added after __init__ costs a million figures their shared-key dicts.)"""
+        return _metric(self.table, self.name, self.unit, self.aggregate)
 
     @property
     def title(self) -> str:
         """The metric as the page names it: `performance [GFLOP/s] · sum of copies`."""
         unit = f" [{self.unit}]" if self.unit and f"[{self.unit}]" not in self.name else ""
         return self.name + unit + (f" · {self.aggregate} of copies" if self.aggregate else "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _metric(table: str, name: str, unit: str, aggregate: str) -> tuple[str, str, str, str]:
+    return table, name, unit, aggregate  # one tuple per metric, shared by its figures
 
 
 @dataclass
