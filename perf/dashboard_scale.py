@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long `bench dashboard` takes on a big history, how big the page is, and how fast it paints.
 
-    python perf/dashboard_scale.py [--runs 1000] [--figures-per-run 100] [--keep DIR]
+    python perf/dashboard_scale.py [--runs 1000] [--figures-per-run 100] [--keep DIR] [--no-browser]
 
 The history is written directly (no benchmark runs): two benchmarks, two systems at two sites
 (two history files, as two sites would merge them), each run with 10 configurations (nodes 1..16 ×
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -34,8 +35,12 @@ METRICS = [("Tokens/second", "", "higher"), ("TFLOPs", "", "higher"), ("Time/ite
 
 def make_histories(folder: str, runs: int, per_run: int) -> list[str]:
     rng = random.Random(15)
-    configs = [{"Nodes": str(n), "GlobalBatch": str(b)} for n in (1, 2, 4, 8, 16) for b in (256, 512)]
-    metrics = METRICS[:max(1, per_run // len(configs))]
+    # 10 configurations (nodes 1..16 × two batch sizes), times sequence lengths past 100 figures a
+    # run: 1,000 figures a run = 100 configurations × 10 metrics (the 1,000,000-figure history)
+    lengths = [str(1024 * (k + 1)) for k in range(max(1, per_run // 100))]
+    configs = [{"Nodes": str(n), "GlobalBatch": str(b), **({"Seq": q} if len(lengths) > 1 else {})}
+               for n in (1, 2, 4, 8, 16) for b in (256, 512) for q in lengths]
+    metrics = METRICS[:max(1, min(len(METRICS), per_run // len(configs)))]
     paths = [os.path.join(folder, "siteA.db"), os.path.join(folder, "siteB.db")]
     histories = [History.open(p) for p in paths]
     for i in range(runs):
@@ -80,12 +85,15 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--figures-per-run", type=int, default=100)
     parser.add_argument("--keep", metavar="DIR", help="write the histories and page here (kept)")
+    parser.add_argument("--no-browser", action="store_true", help="build the page only (no paint times)")
     args = parser.parse_args()
     folder = args.keep or tempfile.mkdtemp(prefix="caramel-dashboard-")
     os.makedirs(folder, exist_ok=True)
     try:
         t = time.perf_counter()
-        paths = make_histories(folder, args.runs, args.figures_per_run)
+        paths = [os.path.join(folder, "siteA.db"), os.path.join(folder, "siteB.db")]
+        if not all(os.path.exists(p) for p in paths):  # --keep DIR of an earlier call: the same history
+            paths = make_histories(folder, args.runs, args.figures_per_run)
         print(f"history: {args.runs} runs, {args.runs * args.figures_per_run} figures in 2 files "
               f"({time.perf_counter() - t:.1f} s to write)")
         page = os.path.join(folder, "dashboard.html")
@@ -96,8 +104,12 @@ def main() -> int:
         if done.returncode:
             print(done.stderr, file=sys.stderr)
             return 1
-        print(f"bench dashboard: {build:.2f} s (target 10 s); {done.stderr.strip()}")
-        print(f"page size: {os.path.getsize(page) / 1e6:.2f} MB (target 10 MB)")
+        peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # kB on Linux
+        print(f"bench dashboard: {build:.2f} s, peak memory {peak:.0f} MB (targets: 5 s and 300 MB at "
+              f"1,000,000 figures); {done.stderr.strip()}")
+        print(f"page size: {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB)")
+        if args.no_browser:
+            return 0
         fcp, ready, everything = paint(page)
         print(f"chromium: first contentful paint {fcp:.2f} s (target 3 s), plots in view drawn after {ready:.2f} s, "
               f"every plot after {everything:.2f} s")

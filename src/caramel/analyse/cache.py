@@ -30,6 +30,7 @@ import time
 
 from caramel.analyse.derived import Problem
 from caramel.spec.model import Pattern
+from caramel.state import sharedfs
 from caramel.state.dbfile import problem
 
 # 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`)
@@ -55,8 +56,9 @@ class AnalysisCache:
         if path and os.path.isdir(os.path.dirname(path) or "."):
             for _attempt in range(2):
                 try:
+                    journal = sharedfs.set_journal(path, "analysis cache")  # WAL only where it is safe
                     self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
-                    self.db.execute("PRAGMA journal_mode=WAL")
+                    self.db.execute(f"PRAGMA journal_mode={journal}")
                     if not self._current():
                         self._make()
                     break

@@ -64,4 +64,9 @@ def y_axis(name: str, unit: str, integers: bool = False) -> dict:
 
 
 def date_axis() -> dict:
-    return {"title": {"text": "run started (date)"}, "type": "date"}
+    """Run dates in ISO 8601 (UTC: the script hands plotly UTC texts), never plotly's `Nov 24, 2026`."""
+    minute, day = 60_000, 86_400_000
+    return {"title": {"text": "run started (UTC)"}, "type": "date", "hoverformat": "%Y-%m-%d %H:%M:%S",
+            "tickformatstops": [{"dtickrange": [None, minute], "value": "%H:%M:%S<br>%Y-%m-%d"},
+                                {"dtickrange": [minute, day], "value": "%H:%M<br>%Y-%m-%d"},
+                                {"dtickrange": [day, None], "value": "%Y-%m-%d"}]}

@@ -1,6 +1,10 @@
 """The plots of one benchmark, as data for the page's script (which draws them with plotly.js):
 each metric against each swept parameter (one trace per system), energy against throughput, and
-each metric's history (one trace per configuration) with regressions marked.
+each metric's history (one trace per configuration) with regressions marked; a metric that none of
+these shows (one run, nothing swept) gets a plot of its latest figure per configuration, so every
+figure the summary lists is drawn. A metric is a table, name, unit and copy aggregate
+(sources.Figure.metric): a `performance` table's rows of different units, and a copies table's sum,
+are separate plots.
 
 A plot is a dict: `kind`, `title`, plotly `xaxis`/`yaxis`, and `series`, each with its points'
 `x` (absent for history plots: the run's date), `y`, `sd`, `run` (index into the page's runs,
@@ -9,11 +13,14 @@ which hold the provenance shown on hover) and `bad` (indices of points that regr
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 
-from caramel.history.compare import judge
+import numpy as np
+
+from caramel.history.compare import t99
 from caramel.pages.axes import axis_value, date_axis, is_scaling, titled, x_axis, y_axis
-from caramel.pages.sources import Collection, Figure
+from caramel.pages.sources import COPY, Collection, Figure
 
 
 def _num(value: float) -> float:
@@ -36,25 +43,28 @@ def _swept(figures: list[Figure]) -> dict[str, dict[float, str]]:
     values: dict[str, dict[float, str]] = defaultdict(dict)
     for f in figures:
         for k, v in f.row.items():
+            if k == COPY:
+                continue  # copy 0, 1, 2 are users at once, not a size swept
             number = axis_value(v)
             if number is not None:
                 values[k][number] = v
     return {k: v for k, v in values.items() if len(v) > 1}
 
 
+@functools.lru_cache(maxsize=4096)
 def plotted(name: str) -> bool:
     """Numbers that are labels, not measurements (a job id), are not plotted."""
     lowered = name.lower().replace(" ", "").replace("_", "")
     return not (lowered.endswith("id") and len(lowered) <= 6)
 
 
-def _metrics(figures: list[Figure]) -> dict[tuple[str, str], list[Figure]]:
-    """Each plotted metric's figures; a metric with one value throughout (a fixed iteration count)
-    has nothing to show and is left to the summary."""
-    out: dict[tuple[str, str], list[Figure]] = defaultdict(list)
+def _metrics(figures: list[Figure], constant: bool = False) -> dict[tuple[str, str, str, str], list[Figure]]:
+    """Each plotted metric's figures (Figure.metric); a metric with one value throughout (a fixed
+    iteration count) has nothing to show over time or a sweep and is left out unless `constant`."""
+    out: dict[tuple[str, str, str, str], list[Figure]] = defaultdict(list)
     for f in figures:
-        out[(f.table, f.name)].append(f)
-    return {k: v for k, v in out.items() if plotted(k[1]) and len({f.mean for f in v}) > 1}
+        out[f.metric].append(f)
+    return {k: v for k, v in out.items() if plotted(k[1]) and (constant or len({f.mean for f in v}) > 1)}
 
 
 def _series(name: str, group: str, config: str, points: list[tuple], params: str = "") -> dict:
@@ -68,7 +78,7 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
     plots = []
     by_metric = _metrics(figures)
     for param, texts in _swept(figures).items():
-        for (_table, name), group in by_metric.items():
+        for metric, group in by_metric.items():
             series: dict[tuple[str, str], list[tuple]] = defaultdict(list)
             params: dict[tuple[str, str], str] = {}
             for f in group:
@@ -80,9 +90,9 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
             if sum(len(p) for p in series.values()) < 2:
                 continue
             used = {x for pts in series.values() for x, *_ in pts}
-            plots.append({"kind": "sweep", "title": f"{name} against {param}", "param": param,
-                          "xaxis": x_axis(param, {x: texts[x] for x in used}),
-                          "yaxis": y_axis(name, group[0].unit),
+            plots.append({"kind": "sweep", "title": f"{group[0].title} against {param}", "param": param,
+                          "metric": list(metric), "xaxis": x_axis(param, {x: texts[x] for x in used}),
+                          "yaxis": y_axis(_named(group[0]), group[0].unit),
                           "ideal": is_scaling(param) and group[0].direction in ("higher", "lower"),
                           "higher": group[0].direction == "higher",
                           "series": [_series(label + (f" · {rest}" if rest else ""), label, rest, pts,
@@ -108,15 +118,16 @@ def _energy_pair(names: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[s
 
 def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
     by_metric = _metrics(figures)
-    pair = _energy_pair(list(by_metric))
+    pair = _energy_pair([(k[0], k[1]) for k in by_metric if not k[3]])
     if pair is None:
         return []
     (_rate_table, rate_name), (_eff_table, eff_name) = pair
-    efficiency = {(f.run, f.config): f for f in by_metric[pair[1]]}
+    by_name = {(k[0], k[1]): v for k, v in by_metric.items() if not k[3]}
+    efficiency = {(f.run, f.config): f for f in by_name[pair[1]]}
     series: dict[str, list[tuple]] = defaultdict(list)
     configs: dict[str, list[str]] = defaultdict(list)
     constant: dict[str, str] = {}
-    for f in by_metric[pair[0]]:
+    for f in by_name[pair[0]]:
         e = efficiency.get((f.run, f.config))
         if e is not None:
             series[coll.runs[f.run].label].append((_num(f.mean), e.mean, e.sd, f.run))
@@ -124,7 +135,7 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
             constant[coll.runs[f.run].label] = _constant(f)
     if not series:
         return []
-    unit = by_metric[pair[0]][0].unit
+    unit = by_name[pair[0]][0].unit
     out = []
     for label, pts in sorted(series.items()):
         order = sorted(range(len(pts)), key=lambda i: pts[i][0])
@@ -132,13 +143,44 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
         s["configs"] = [configs[label][i] for i in order]  # each point is another configuration
         out.append(s)
     return [{"kind": "energy", "title": f"{eff_name} against {rate_name}", "xaxis": {"title": {"text": titled(
-        rate_name, unit)}, "rangemode": "tozero"}, "yaxis": y_axis(eff_name, by_metric[pair[1]][0].unit),
-        "ideal": False, "higher": True, "series": out, "lines": False}]
+        rate_name, unit)}, "rangemode": "tozero"}, "yaxis": y_axis(eff_name, by_name[pair[1]][0].unit),
+        "ideal": False, "higher": True, "series": out, "lines": False, "metric": list(by_name[pair[1]][0].metric)}]
+
+
+# Student's t two-sided 99 % quantile by degrees of freedom, as history.compare.t99 gives it: index 0
+# for df < 1, 1..30 for its integer part, 31 past 30
+_T99 = np.array([t99(k) for k in range(31)] + [t99(31)])
+
+
+def regressions(items: list[Figure]) -> list[int]:
+    """The indices of the figures (in date order, one configuration) that regressed against the one
+    before, by pages.judging.judged's rule, for a whole series at once (numpy: a history of a
+    million figures is judged in a second, not a minute). Equal to
+    `[i for i in range(1, len(items)) if judged(items[i], items[i - 1])[0] == "regressed"]`."""
+    way = items[0].direction if items else ""
+    if len(items) < 2 or way not in ("higher", "lower"):
+        return []
+    values = np.array([(f.mean, f.sd, f.n) for f in items], dtype=float)
+    mean, sd, n = values[1:, 0], values[1:, 1], values[1:, 2]
+    base_mean, base_sd, base_n = values[:-1, 0], values[:-1, 1], values[:-1, 2]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        va, vb = sd ** 2 / n, base_sd ** 2 / base_n
+        se = np.sqrt(va + vb)
+        t = np.abs(mean - base_mean) / se
+        below = np.where(va > 0, va ** 2 / (n - 1), 0) + np.where(vb > 0, vb ** 2 / (base_n - 1), 0)
+        df = (va + vb) ** 2 / np.where(below > 0, below, 1e-300)
+        index = np.where(df > 30, 31, np.clip(np.floor(np.nan_to_num(df, nan=0.0)), 0, 30)).astype(int)
+        significant = np.where(se > 0, t > _T99[index], True)
+        diff_pct = np.where(base_mean != 0, 100.0 * (mean - base_mean) / np.abs(base_mean), np.nan)
+    noise = ~significant | ((base_mean != 0) & (np.abs(diff_pct) < 2.0))
+    worse = (mean < base_mean) if way == "higher" else (mean > base_mean)
+    judged_pair = (n > 1) & (base_n > 1) & np.isfinite(mean) & np.isfinite(base_mean) & (mean != base_mean)
+    return [int(i) + 1 for i in np.flatnonzero(judged_pair & ~noise & worse)]
 
 
 def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
     plots = []
-    for (_table, name), group in _metrics(figures).items():
+    for metric, group in _metrics(figures).items():
         series: dict[tuple[str, str], list[Figure]] = defaultdict(list)
         for f in group:
             series[(coll.runs[f.run].label, f.config)].append(f)
@@ -147,20 +189,48 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
         out = []
         for (label, _config), items in sorted(series.items()):
             items.sort(key=lambda f: coll.runs[f.run].record.started or 0)
-            bad = [i for i in range(1, len(items)) if judge(items[i], items[i - 1].mean, items[i - 1].sd,
-                                                            items[i - 1].n, None).verdict == "regressed"]
+            bad = regressions(items)
             shown = items[0].label
             out.append({"name": label + (f" · {shown}" if shown else ""), "group": label, "config": shown,
                         "params": _constant(items[0]),
                         "y": [_num(f.mean) for f in items], "sd": [_num(f.sd) for f in items],
                         "run": [f.run for f in items], "bad": bad})
-        plots.append({"kind": "history", "title": f"history of {name}", "xaxis": date_axis(),
-                      "yaxis": y_axis(name, group[0].unit), "ideal": False,
+        plots.append({"kind": "history", "title": f"history of {group[0].title}", "metric": list(metric),
+                      "xaxis": date_axis(), "yaxis": y_axis(_named(group[0]), group[0].unit), "ideal": False,
                       "higher": group[0].direction == "higher", "series": out})
+    return plots
+
+
+def _named(f: Figure) -> str:
+    """The metric's name on an axis (the unit is added by axes.titled; the plot's title says the rest)."""
+    return f.name
+
+
+def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> list[dict]:
+    """For each metric no other plot shows: its latest figure per configuration and system, a point
+    each with its sd, so a benchmark of one run still shows what the summary lists."""
+    plots = []
+    for metric, group in _metrics(figures, constant=True).items():
+        if metric in shown:
+            continue
+        series: dict[str, list[tuple]] = defaultdict(list)
+        for f in group:
+            series[coll.runs[f.run].label].append((f.label or "(one configuration)", f.mean, f.sd, f.run, f))
+        out = []
+        for label, points in sorted(series.items()):
+            s = _series(label, label, "", [p[:4] for p in points], _constant(points[0][4]))
+            s["configs"] = s["x"]
+            out.append(s)
+        plots.append({"kind": "latest", "title": f"latest {group[0].title}", "metric": list(metric),
+                      "xaxis": {"title": {"text": "configuration"}, "type": "category", "automargin": True},
+                      "yaxis": y_axis(_named(group[0]), group[0].unit), "ideal": False,
+                      "higher": group[0].direction == "higher", "series": out, "lines": False})
     return plots
 
 
 def benchmark_plots(coll: Collection, figures: list[Figure], focus: set[int] | None = None) -> list[dict]:
     """Every plot of one benchmark's figures; `focus` (bench report): the runs the sweeps are drawn from."""
     latest = current(coll, [f for f in figures if focus is None or f.run in focus])
-    return sweep_plots(coll, latest) + energy_plot(coll, latest) + history_plots(coll, figures)
+    plots = sweep_plots(coll, latest) + energy_plot(coll, latest) + history_plots(coll, figures)
+    shown = {tuple(p["metric"]) for p in plots if p["kind"] != "energy"}
+    return plots + latest_plots(coll, latest, shown)

@@ -35,8 +35,9 @@ def _environment() -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined)
     env.filters["num"] = _fmt
     env.filters["pct"] = lambda v: "" if v is None or not math.isfinite(v) else f"{v:+.1f} %"
-    env.filters["day"] = lambda t: time.strftime("%y-%m-%d %H:%M", time.localtime(t)) if t else ""
-    env.filters["date"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.localtime(t)) if t else ""
+    # ISO 8601 in UTC, as the page's script writes dates (a reader elsewhere sees the same text)
+    env.filters["day"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else ""
+    env.filters["date"] = lambda t: time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t)) if t else ""
     return env
 
 

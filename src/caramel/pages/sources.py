@@ -4,6 +4,7 @@ drawn from nothing)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import dataclass, field
@@ -11,6 +12,9 @@ from dataclasses import dataclass, field
 from caramel.errors import RunError
 from caramel.history.reader import HistoryContents, read_history
 from caramel.history.store import RunRecord
+from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS
+
+COPY = "caramel_copy"  # the copy column of a copies table (engine.copies)
 
 
 @dataclass
@@ -42,6 +46,30 @@ class Figure:
     def unstable(self) -> bool:
         return self.n > 1 and bool(self.mean) and self.sd / abs(self.mean) > 0.05
 
+    @property
+    def aggregate(self) -> str:
+        """`sum` or `mean` on a copies table's aggregate row, else "" (one copy's figure, or no copies)."""
+        copy = self.row.get(COPY, "")
+        return copy if copy in COPY_AGGREGATES else ""
+
+    @property
+    def metric(self) -> tuple[str, str, str, str]:
+        """What is one quantity on the page: table, name, unit (a `performance` table holds a unit per
+        row) and the copy aggregate, never compared with one copy's figure. (Not cached on the figure:
+        an attribute added after __init__ costs a million figures their shared-key dicts.)"""
+        return _metric(self.table, self.name, self.unit, self.aggregate)
+
+    @property
+    def title(self) -> str:
+        """The metric as the page names it: `performance [GFLOP/s] · sum of copies`."""
+        unit = f" [{self.unit}]" if self.unit and f"[{self.unit}]" not in self.name else ""
+        return self.name + unit + (f" · {self.aggregate} of copies" if self.aggregate else "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _metric(table: str, name: str, unit: str, aggregate: str) -> tuple[str, str, str, str]:
+    return table, name, unit, aggregate  # one tuple per metric, shared by its figures
+
 
 @dataclass
 class Collection:
@@ -72,6 +100,8 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
         if parsed is None:
             row = json.loads(config)
             parsed = configs[config] = (",".join(f"{k}={v}" for k, v in row.items()), row)
+        if parsed[1].get(COPY) in COPY_SPREADS:
+            continue  # the spread over the copies (sd, sem): no figure of its own, never a headline
         out.figures.append(Figure(index, tbl, parsed[0], parsed[1], name, unit or "", direction or "unknown",
                                   n or 1, mean, sd or 0.0))
     for name, key in contents.baselines:

@@ -5,6 +5,11 @@ The latest figure is the best configuration of the latest run (the headline a re
 the verdict covers every configuration: "regressed" when any regressed against the run before,
 else "unstable" when the headline's spread is above 5 % of its mean, else "improved" when any
 improved, else "within noise" ("first run" without a run before).
+
+A figure of one sample (or one against a single sample) has no spread to judge a change by: its
+pair is "cannot judge spread" and never a regression, whatever the change (a loaded node makes
+±20 % of one sample). A copies table's aggregate (`caramel_copy=sum|mean`) is a metric of its own,
+never a configuration that competes with one copy's figure; its spread rows are no figures at all.
 """
 
 from __future__ import annotations
@@ -13,8 +18,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from caramel.history.compare import judge
 from caramel.pages.figures import plotted
+from caramel.pages.judging import NO_SPREAD, judged
 from caramel.pages.sources import Collection, Figure
 
 
@@ -23,7 +28,7 @@ class Row:
     benchmark: str
     label: str
     table: str
-    metric: str
+    metric: str  # as the page names it, with its unit (Figure.title)
     unit: str
     run: int
     runs: int
@@ -50,7 +55,7 @@ def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) 
     for f in latest:
         b = before.get(f.config)
         if b is not None:
-            verdicts.append(judge(f, b.mean, b.sd, b.n, None).verdict)
+            verdicts.append(judged(f, b)[0])
     b = before.get(headline.config)
     change = 100.0 * (headline.mean - b.mean) / abs(b.mean) if b is not None and b.mean else math.nan
     regressed = verdicts.count("regressed")
@@ -64,6 +69,8 @@ def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) 
         word = "improved"
     elif "cannot judge" in verdicts:  # changed, but its direction is unknown (history.compare)
         word = "cannot judge"
+    elif NO_SPREAD in verdicts:
+        word = NO_SPREAD
     else:
         word = "within noise"
     return word, regressed, change
@@ -86,9 +93,9 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
         if not plotted(f.name):
             continue
         run = coll.runs[f.run]
-        grouped[(run.record.benchmark, run.label, f.table, f.name)][f.run].append(f)
+        grouped[(run.record.benchmark, run.label, f.metric)][f.run].append(f)
     out = []
-    for (bench, label, table, name), per_run in sorted(grouped.items()):
+    for (bench, label, (table, _name, _unit, _aggregate)), per_run in sorted(grouped.items()):
         order = sorted(per_run, key=lambda i: coll.runs[i].record.started or 0)
         latest = per_run[order[-1]]
         headline = _best(latest)
@@ -100,8 +107,7 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
             base_name = found[0]
             b = next((f for f in per_run.get(found[1], []) if f.config == headline.config), None)
             if b is not None:
-                judged = judge(headline, b.mean, b.sd, b.n, None)
-                base_pct, base_verdict = judged.diff_pct, judged.verdict
-        out.append(Row(bench, label, table, name, headline.unit, headline.run, len(order), headline, len(latest),
+                base_verdict, base_pct = judged(headline, b)
+        out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, len(order), headline, len(latest),
                        regressed, change, verdict, base_name, base_pct, base_verdict))
     return out

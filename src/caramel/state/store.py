@@ -1,6 +1,7 @@
 """The run state: one SQLite database per run, `<run dir>/caramel.db`.
 
-Every state change is one transaction (WAL journal), so after a crash the database still tells
+Every state change is one transaction (WAL journal on a local disk, the rollback journal on a
+filesystem shared between hosts: state.sharedfs), so after a crash the database still tells
 which workpackages are done; work folders are outputs, never the truth. The plan (workpackages,
 parents, final parameter texts) and the benchmark model are stored when the run starts, so
 `bench continue` never expands the benchmark again. Each workpackage's params (expand.params: final
@@ -14,6 +15,7 @@ import contextlib
 import functools
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Iterable, Iterator
 
@@ -21,7 +23,7 @@ from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
-from caramel.state import dbfile, identity, transitions
+from caramel.state import dbfile, identity, sharedfs, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 from caramel.state.rows import SCHEMA, SCHEMA_VERSION, UPDATABLE, WP_COLUMNS, CommandRow, RunInfo, WpRow
@@ -41,6 +43,15 @@ def _params(texts: str, types: str, cycles: str) -> Params:
     except (TypeError, ValueError) as exc:
         raise RunError(f"the parameters stored in the run state are damaged: {exc}",
                        hint="the run state was not written by this caramel, or was changed by hand") from None
+
+
+def _set_journal(path: str, after: str) -> str:
+    """The journal of the run state (state.sharedfs: WAL on a local disk, the rollback journal on a
+    filesystem shared between hosts or one that refuses WAL's shared memory map)."""
+    try:
+        return sharedfs.set_journal(path, "run state", dbfile.BUSY_TIMEOUT)
+    except sqlite3.Error as exc:
+        raise dbfile.storage_error(path, exc, "run state", after) from None
 
 
 def db_path(run_dir: str) -> str:
@@ -65,13 +76,16 @@ class Store:
             raise StorageError(f"the run state {path} is empty (0 bytes): it was cut short",
                                hint="a full disk or a copy that failed? the work folders are intact, but the "
                                     "run's state is lost: start the run again")
+        self.journal = "" if readonly else _set_journal(path, after)
         self.db = dbfile.connect(path, "run state", after, readonly, isolation_level=None, check_same_thread=False)
         self.db.execute(f"PRAGMA busy_timeout={int(dbfile.BUSY_TIMEOUT * 1000)}")
         if not readonly:
             # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
-            # loss of the machine), without an fsync per state change.
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
+            # loss of the machine), without an fsync per state change. The rollback journal (shared
+            # filesystems, state.sharedfs) keeps synchronous=FULL: its commits are durable only so.
+            self.db.execute(f"PRAGMA journal_mode={self.journal}")
+            if self.journal == "wal":
+                self.db.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
 
     # --- creation ---------------------------------------------------------------------------

@@ -12,7 +12,25 @@
 
   function esc(s) { return String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
   function fmt(v) { return v === null || v === undefined ? "" : Number(v).toPrecision(5).replace(/\.?0+$/, "").replace(/\.?0+e/, "e"); }
+  // dates in ISO 8601, UTC (as the page's tables): never the viewer's locale's `11/24/26`
   function day(t) { return new Date(t).toISOString().slice(0, 16).replace("T", " "); }
+  function instant(t) { return new Date(t).toISOString().slice(0, 19).replace("T", " "); }
+  // Legend entries of at most LONGEST characters: what the names of one plot share at their start
+  // is left out ("…"), then a name still too long loses its middle; the whole name is in the hover.
+  var LONGEST = 60;
+  function shortNames(names) {
+    var long = names.some(function (n) { return n.length > LONGEST; }), cut = 0;
+    if (long && names.length > 1) {
+      var first = names[0];
+      while (cut < first.length && names.every(function (n) { return n[cut] === first[cut]; })) { cut += 1; }
+      while (cut > 0 && ",· ".indexOf(first[cut - 1]) < 0) { cut -= 1; }  // back to a key=value boundary
+      if (cut < 12) { cut = 0; }
+    }
+    return names.map(function (n) {
+      var s = cut ? "…" + n.slice(cut) : n;
+      return s.length > LONGEST ? s.slice(0, 18) + "…" + s.slice(s.length - (LONGEST - 19)) : s;
+    });
+  }
 
   // --- filters --------------------------------------------------------------------------------
   function checked(name) {
@@ -22,8 +40,10 @@
   var state;
   function readFilters() {
     var from = document.getElementById("date-from").value, to = document.getElementById("date-to").value;
+    // YYYY-MM-DD (ISO 8601, UTC days as the page shows them); anything else is no limit
+    var iso = /^\d{4}-\d{2}-\d{2}$/;
     state = {bench: checked("bench"), group: checked("group"), tag: checked("tag"),
-             from: from ? Date.parse(from) : -Infinity, to: to ? Date.parse(to) + 86400000 : Infinity};
+             from: iso.test(from) ? Date.parse(from) : -Infinity, to: iso.test(to) ? Date.parse(to) + 86400000 : Infinity};
   }
   function allowed(i) {
     var r = runs[i];
@@ -33,7 +53,7 @@
 
   // --- traces ---------------------------------------------------------------------------------
   function hover(p, s, k) {
-    var r = runs[s.run[k]], lines = ["<b>" + esc(s.group) + "</b>"];
+    var r = runs[s.run[k]], lines = [];
     var config = s.configs ? s.configs[k] : s.config;
     if (config) { config.split(",").forEach(function (kv) { lines.push("<b>" + esc(kv) + "</b>"); }); }
     if (s.params) {  // the parameters that are the same throughout, a few per line
@@ -42,7 +62,8 @@
     }
     var y = p.yaxis.title.text;
     lines.push(esc(y) + ": <b>" + fmt(s.y[k]) + "</b>" + (s.sd[k] ? " ± " + fmt(s.sd[k]) + " (sd)" : ""));
-    if (p.kind !== "history") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
+    lines.unshift("<b>" + esc(s.name) + "</b>");
+    if (p.kind !== "history" && p.kind !== "latest") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
     lines.push("run " + day(r.t) + (r.site ? " at site " + esc(r.site) : ""));
     [["job", r.job], ["nodes", r.nodes], ["hardware", r.fp], ["container", r.ctr], ["git commit", r.git],
      ["caramel", r.ver]].forEach(function (kv) { if (kv[1]) { lines.push(kv[0] + ": " + esc(kv[1])); } });
@@ -51,6 +72,7 @@
   }
   function traces(p) {
     var out = [], bad = {x: [], y: [], text: []}, ideal = [], rests = [];
+    var legendNames = shortNames(p.series.map(function (s) { return s.name; }));
     p.series.forEach(function (s, n) {
       var keep = [];
       for (var k = 0; k < s.run.length; k++) { if (allowed(s.run[k])) { keep.push(k); } }
@@ -59,10 +81,10 @@
       var colour = COLOURS[(p.kind === "history" ? n : groups.indexOf(s.group)) % COLOURS.length];
       if (rests.indexOf(s.config) < 0) { rests.push(s.config); }
       var variant = p.kind === "sweep" ? rests.indexOf(s.config) : 0;
-      var xs = keep.map(function (k) { return p.kind === "history" ? new Date(runs[s.run[k]].t) : s.x[k]; });
+      var xs = keep.map(function (k) { return p.kind === "history" ? instant(runs[s.run[k]].t) : s.x[k]; });
       var ys = keep.map(function (k) { return s.y[k]; });
       var text = keep.map(function (k) { return hover(p, s, k); });
-      out.push({type: "scatter", mode: p.lines === false ? "markers" : "lines+markers", name: esc(s.name),
+      out.push({type: "scatter", mode: p.lines === false ? "markers" : "lines+markers", name: esc(legendNames[n]),
         legendgroup: esc(s.group), x: xs, y: ys, text: text, hovertemplate: "%{text}<extra></extra>",
         error_y: {type: "data", array: keep.map(function (k) { return s.sd[k]; }), visible: true, thickness: 1, width: 3},
         marker: {color: colour, size: 7, symbol: SYMBOLS[variant % SYMBOLS.length]},
@@ -82,21 +104,44 @@
     }
     return out.concat(ideal);
   }
-  function layout(p, n) {
-    // the legend goes under the plot, which grows by its rows, so many traces never squeeze it
-    var legend = n > 1 && n <= 24, rows = legend ? Math.ceil(n / 2) : 0;
-    return {height: 330 + (n > 2 ? 22 * rows : 0), margin: {l: 64, r: 12, t: 12, b: 48}, xaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.xaxis),
+  // Rows a horizontal legend of these names takes in `width` pixels (plotly wraps its entries: a
+  // symbol of about 40 px and the text at 11 px, about 6.4 px a character).
+  function legendRows(names, width) {
+    var rows = 1, used = 0;
+    names.forEach(function (name) {
+      var w = 46 + 6.4 * name.length;
+      if (used > 0 && used + w > width) { rows += 1; used = 0; }
+      used += w;
+    });
+    return rows;
+  }
+  function layout(p, t, width) {
+    // the legend goes under the plot, where the toolbar (top right) never covers it, and the plot
+    // grows by its rows, so a dozen long entries are neither cut off nor squeeze the plot
+    var n = t.length, names = t.filter(function (x) { return x.showlegend !== false; }).map(function (x) { return x.name; });
+    var legend = n > 1 && n <= 24, rows = legend ? legendRows(names, width - 20) : 0, below = legend ? 20 * rows + 8 : 0;
+    return {height: 330 + below, margin: {l: 64, r: 12, t: 28, b: 48 + below},
+      xaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.xaxis),
       yaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.yaxis), hovermode: "closest",
-      showlegend: legend, legend: n > 2 ? {font: {size: 11}, orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom"}
-        : {font: {size: 11}, bgcolor: "rgba(255,255,255,0.7)"},
+      showlegend: legend, legend: {font: {size: 11}, orientation: "h", x: 0, xanchor: "left", xref: "container",
+        y: 0, yanchor: "bottom", yref: "container", tracegroupgap: 4},
       font: {family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12, color: "#1d2330"},
       paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff",
       hoverlabel: {align: "left", bgcolor: "#ffffff", bordercolor: "#98a2b3", font: {color: "#1d2330", size: 12}}};
   }
   function draw(id) {
     var p = plots[id], t = traces(p), el = document.getElementById(id);
-    Plotly.react(el, t, layout(p, t.length), {displaylogo: false, responsive: true,
+    var shape = layout(p, t, el.clientWidth || 460);
+    Plotly.react(el, t, shape, {displaylogo: false, responsive: true,
       modeBarButtonsToRemove: ["select2d", "lasso2d"]});
+    // the estimate of the legend's rows made room; the legend drawn tells its real height
+    var legend = shape.showlegend && el.querySelector(".legend");
+    if (legend) {
+      var below = Math.ceil(legend.getBoundingClientRect().height) + 8;
+      if (Math.abs(below - (shape.margin.b - 48)) > 2) {
+        Plotly.relayout(el, {height: 330 + below, "margin.b": 48 + below});
+      }
+    }
     el.closest("figure").classList.toggle("hidden", !t.length);
     drawn[id] = true;
   }
@@ -137,7 +182,7 @@
     entries.forEach(function (e) { if (e.isIntersecting && !drawn[e.target.id]) { draw(e.target.id); } });
   }, {rootMargin: "300px"});
   document.querySelectorAll(".plot").forEach(function (el) { observer.observe(el); });
-  document.getElementById("filters").addEventListener("change", function () {
+  document.getElementById("filters").addEventListener("change", function () {  // a date: when typed and left
     document.documentElement.removeAttribute("data-drawn"); apply();
   });
   document.getElementById("reset").addEventListener("click", function () {

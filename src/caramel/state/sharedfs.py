@@ -1,0 +1,227 @@
+"""Which SQLite journal a file gets, from the filesystem that holds it.
+
+SQLite's write-ahead log (WAL) keeps its index in a `-shm` file that every connection maps into memory
+with a shared writable mapping; that works only among processes of one host, and some filesystems
+(FUSE with direct I/O, some network mounts) refuse the mapping outright. A run folder in $HOME,
+$PROJECT or $SCRATCH is on NFS, Lustre, GPFS, BeeGFS or CephFS and read from a dozen login and compute
+nodes: there a bench on another node would read a stale index. So:
+
+- on a networked or parallel filesystem the journal is the rollback journal (`delete`), whose
+  consistency rests on POSIX byte-range locks that these filesystems carry between hosts;
+- elsewhere WAL is tried, and if the shared-memory file cannot be mapped the file falls back to the
+  rollback journal with a one-line notice (`set_journal`);
+- `CARAMEL_SQLITE_JOURNAL=wal|delete|truncate|persist` overrides both.
+
+The filesystem is told by `statfs(2)`'s `f_type` (asked through ctypes) rather than by matching the
+path against /proc/self/mountinfo: statfs asks the kernel about the very folder (bind mounts,
+automounts, symlinks and mount namespaces included) in one call, with no prefix matching of escaped
+mount points. FUSE filesystems all share one magic number, so for them the mount's `fuse.<kind>` type
+is read from mountinfo, found by the folder's device number (exact, again no prefix matching).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import mmap
+import os
+import sqlite3
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from caramel.errors import RunError
+
+JOURNAL_ENV = "CARAMEL_SQLITE_JOURNAL"
+_NOTED: set[str] = set()  # files whose fallback was told already (one notice a process)
+JOURNALS = ("wal", "delete", "truncate", "persist")  # `memory`/`off` lose a run on a crash: not offered
+
+# statfs f_type of filesystems shared between hosts (linux/magic.h and the vendors' headers).
+SHARED_MAGIC: dict[int, str] = {
+    0x6969: "nfs",
+    0x517B: "smb",
+    0xFF534D42: "cifs",
+    0xFE534D42: "smb2",
+    0x0BD00BD0: "lustre",
+    0x47504653: "gpfs",  # IBM Spectrum Scale ("GPFS")
+    0x19830326: "beegfs",
+    0x00C36400: "ceph",
+    0x5346414F: "afs",
+    0x6B414653: "afs",  # kAFS
+    0x7461636F: "ocfs2",
+    0x01161970: "gfs2",
+    0x01021997: "9p",
+    0xAAD7AAEA: "panfs",
+    0x20030528: "orangefs",
+    0x73757245: "coda",
+}
+FUSE_MAGIC = 0x65735546
+# FUSE filesystems whose files live on another host (the `fuse.<name>` of /proc/self/mountinfo).
+REMOTE_FUSE = frozenset({"sshfs", "s3fs", "gcsfuse", "rclone", "glusterfs", "ceph", "ceph-fuse", "beegfs",
+                         "lustre", "juicefs", "davfs", "davfs2", "goofys", "blobfuse", "blobfuse2", "cvmfs",
+                         "mountpoint-s3", "geesefs", "seaweedfs", "moosefs", "mfs", "lizardfs", "nfs",
+                         "curlftpfs", "smbnetfs", "weka", "objectivefs"})
+
+
+@dataclass(frozen=True)
+class Filesystem:
+    """What holds a folder: its type name (`nfs`, `fuse.sshfs`, `ext4`...) and whether several hosts share it."""
+
+    name: str
+    shared: bool
+
+
+def _statfs_type(folder: str) -> int | None:
+    """`f_type` of statfs(2) on `folder`, or None where it cannot be asked (not Linux, no libc)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+    buffer = ctypes.create_string_buffer(256)  # struct statfs is 120 bytes on 64-bit Linux
+    if libc.statfs(os.fsencode(folder), buffer) != 0:
+        return None
+    # f_type is the first member, a word (__fsword_t); magic numbers fit its low 32 bits.
+    return ctypes.c_ulong.from_buffer(buffer).value & 0xFFFFFFFF
+
+
+def _mount_type(folder: str) -> str | None:
+    """The fstype column of /proc/self/mountinfo for the mount holding `folder` (by device number)."""
+    try:
+        dev = os.stat(folder).st_dev
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as lines:
+            for line in lines:
+                fields = line.split()
+                if " - " not in line or len(fields) < 3:
+                    continue
+                major, _, minor = fields[2].partition(":")
+                if (int(major), int(minor)) == (os.major(dev), os.minor(dev)):
+                    return line.split(" - ", 1)[1].split()[0]
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def filesystem(folder: str) -> Filesystem:
+    """The filesystem holding `folder` (an existing folder; a file's folder for a file)."""
+    magic = _statfs_type(folder)
+    if magic in SHARED_MAGIC:
+        return Filesystem(SHARED_MAGIC[magic], True)
+    mount = _mount_type(folder) or ""
+    if magic == FUSE_MAGIC or mount.startswith("fuse"):
+        kind = mount.partition(".")[2]
+        return Filesystem(mount or "fuse", kind.lower() in REMOTE_FUSE)
+    if mount in SHARED_MAGIC.values() or mount in ("nfs4", "lustre", "gpfs", "beegfs", "ceph", "cifs"):
+        return Filesystem(mount, True)  # no statfs (another libc): the mount table tells
+    return Filesystem(mount or (f"0x{magic:x}" if magic is not None else "unknown"), False)
+
+
+def requested_journal() -> str | None:
+    """The journal `CARAMEL_SQLITE_JOURNAL` asks for, or None; anything else is an error naming it."""
+    text = os.environ.get(JOURNAL_ENV, "").strip().lower()
+    if not text:
+        return None
+    if text not in JOURNALS:
+        raise RunError(f"{JOURNAL_ENV}={text!r} is not a journal caramel uses",
+                       hint=f"give one of {', '.join(JOURNALS)}, or unset it to let caramel choose from the "
+                            "filesystem")
+    return text
+
+
+def chosen_journal(path: str) -> tuple[str, str]:
+    """The journal for the SQLite file `path` and why (a few words)."""
+    requested = requested_journal()
+    if requested:
+        return requested, f"{JOURNAL_ENV}={requested}"
+    found = filesystem(os.path.dirname(os.path.abspath(path)) or ".")
+    if found.shared:
+        return "delete", f"{found.name} is shared between hosts"
+    return "wal", f"{found.name} is local"
+
+
+def maps_shared(folder: str) -> bool:
+    """Whether files in `folder` can be mapped shared and writable (what WAL's -shm index needs),
+    tried on a page-sized temporary file; a folder where the probe cannot even be made says yes (the
+    WAL attempt itself is the second net)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".caramel-mmap-", dir=folder)
+    except OSError:
+        return True
+    try:
+        os.unlink(probe)
+        os.ftruncate(fd, mmap.PAGESIZE)
+        mmap.mmap(fd, mmap.PAGESIZE, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE).close()
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def set_journal(path: str, what: str = "run state", timeout: float = 10.0) -> str:
+    """Put the SQLite file `path` (made if missing) in its journal mode (`chosen_journal`) before the
+    caller opens it; returns the mode in force. Where the shared-memory file of WAL cannot be mapped
+    (probed first, and caught if WAL fails all the same) the file gets the rollback journal, with a
+    one-line notice on stderr (once a process); other errors propagate (sqlite3.Error). `wal` and
+    `delete` are kept in the file; a caller asking `truncate` or `persist` sets it again on its own
+    connection (`PRAGMA journal_mode=...`)."""
+    mode, _why = chosen_journal(path)
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    refused = mode == "wal" and requested_journal() is None and not maps_shared(folder)
+    if refused or mode != "wal":
+        _leave_wal(path, "delete" if refused else mode, timeout)
+    elif _try_wal(path, timeout):
+        return "wal"
+    else:
+        refused = True
+        _leave_wal(path, "delete", timeout)
+        for leftover in (path + "-shm", path + "-wal"):
+            with contextlib.suppress(OSError):
+                if leftover.endswith("-shm") or os.path.getsize(leftover) == 0:
+                    os.unlink(leftover)  # the index nobody could map; an empty log
+    if refused and path not in _NOTED:
+        _NOTED.add(path)
+        print(f"note: the {what} {path} uses a rollback journal: its filesystem ({filesystem(folder).name}) "
+              "refuses the shared memory map SQLite's WAL needs", file=sys.stderr)
+    return "delete" if refused else mode
+
+
+def _try_wal(path: str, timeout: float) -> bool:
+    """Whether `path` works in WAL mode (False: its -shm index cannot be mapped)."""
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL").fetchall()
+        db.execute("SELECT count(*) FROM sqlite_master").fetchall()  # maps the -shm file: fails here if refused
+        return True
+    except sqlite3.OperationalError as exc:
+        if "i/o" not in str(exc).lower():
+            raise
+        return False
+    finally:
+        db.close()
+
+
+def _leave_wal(path: str, mode: str, timeout: float) -> None:
+    """Set `mode` on a file that may hold the WAL mark already (made on a local disk, then moved, or
+    marked by a WAL attempt that failed). A connection in exclusive locking
+    mode from its first access reads a WAL file without the shared-memory index, so the switch works
+    where the index cannot be mapped; on a file in rollback mode already it is a plain switch."""
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    try:
+        current = db.execute("PRAGMA journal_mode").fetchone()[0]
+        db.execute("SELECT count(*) FROM sqlite_master").fetchall()  # a WAL mark fails here where -shm is refused
+        if current == mode:
+            return
+    except sqlite3.OperationalError:
+        current = "wal"  # the WAL mark, and an index that cannot be mapped
+    finally:
+        db.close()
+    db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
+    try:
+        if current == "wal":
+            db.execute("PRAGMA locking_mode=EXCLUSIVE").fetchall()
+        db.execute(f"PRAGMA journal_mode={mode}").fetchall()
+    finally:
+        db.close()
