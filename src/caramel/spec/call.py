@@ -26,6 +26,7 @@ import os
 import pkgutil
 import re
 import sys
+import typing
 from collections.abc import Iterator
 
 from caramel.errors import Location, SpecError, did_you_mean
@@ -136,7 +137,26 @@ def check_target(target: str, where: Location, home: str = ".") -> object:
         found = getattr(found, part)
     if not callable(found):
         raise SpecError(f"call {target!r}: {attr} is a {type(found).__name__}, not a function", where)
+    _check_return(found, target, where)
     return found
+
+
+NOT_MAPPINGS = (list, tuple, set, frozenset, int, float, complex, str, bytes, bool, type(None))
+
+
+def _check_return(function: object, target: str, where: Location) -> None:
+    """A function annotated to return something that is not a mapping is refused before it runs."""
+    try:
+        returns = typing.get_type_hints(function).get("return", None)
+    except Exception:  # no hints, or hints that name what is not importable here: checked when it returns
+        return
+    if returns is None and "return" not in getattr(function, "__annotations__", {}):
+        return
+    origin = typing.get_origin(returns) or returns
+    if returns is None or returns is type(None) or origin in NOT_MAPPINGS:
+        shown = "None" if returns in (None, type(None)) else getattr(returns, "__name__", str(returns))
+        raise SpecError(f"call {target!r} is declared to return {shown}, not a mapping of figure names to "
+                        "numbers or texts", where, hint="return a dict such as {\"tokens_per_s\": 1234.5}")
 
 
 @contextlib.contextmanager
