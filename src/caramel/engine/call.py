@@ -30,7 +30,8 @@ def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_l
     system = bench.system
     scheduler = getattr(system, "scheduler", "local") or "local"
     call = {"target": step.call, "home": os.path.abspath(bench.home), "kwargs": params.typed_values(),
-            "scheduler": scheduler, "executor": executor_parameters(system, time_limit), "file": CALL_FILE,
+            "scheduler": scheduler, "executor": executor_parameters(system, time_limit, f"{bench.name}.{step.name}"),
+            "file": CALL_FILE,
             "where": str(step.call_where)}
     text = f"{shlex.quote(sys.executable)} -m caramel.engine.call_job {shlex.quote(json.dumps(call, sort_keys=True))}"
     waits = scheduler != "local"
@@ -38,12 +39,12 @@ def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_l
                    os.path.join(work, DONE_FILE) if waits else "", os.path.join(work, ERROR_FILE) if waits else "")
 
 
-def executor_parameters(system: object | None, time_limit: float) -> dict[str, object]:
+def executor_parameters(system: object | None, time_limit: float, job_name: str = "caramel") -> dict[str, object]:
     """submitit's parameters from the system file: partition, account, GPUs, tasks, time limit (minutes)."""
     minutes = time_limit / 60.0 if time_limit > 0 else _minutes(getattr(system, "time_limit", ""))
     if system is None or getattr(system, "scheduler", "local") == "local":
         return {"timeout_min": minutes or LOCAL_FOREVER_MIN}
-    out: dict[str, object] = {"nodes": system.nodes, "ntasks_per_node": system.tasks_per_node,
+    out: dict[str, object] = {"job_name": job_name, "nodes": system.nodes, "ntasks_per_node": system.tasks_per_node,
                               "cpus_per_task": system.cpus_per_task}
     if minutes:
         out["time"] = max(1, int(round(minutes)))
