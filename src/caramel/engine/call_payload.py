@@ -90,7 +90,7 @@ class CallPayload:
             figures = figures_of(function(**accepted(function, self.kwargs)), self.target)  # type: ignore[operator]
         except Exception as exc:  # a BaseException (submitit's requeue, an exit) is not the function failing
             self._write({"status": "failed", "error": last_line(exc), "where": self.where})
-            _touch(self.error_file)
+            _touch(self.error_file, last_line(exc))
             return 1
         self._write({"status": "done", "figures": figures})
         with open(os.path.join(self.work, "figures.txt"), "w") as handle:
@@ -119,7 +119,7 @@ class CheckpointedCallPayload(CallPayload):
         return submitit.helpers.DelayedSubmission(self)
 
 
-def _touch(path: str) -> None:
+def _touch(path: str, text: str = "") -> None:
     if path:
-        with contextlib.suppress(OSError), open(path, "w"):
-            pass
+        with contextlib.suppress(OSError), open(path, "w") as handle:
+            handle.write(text + "\n" if text else "")
