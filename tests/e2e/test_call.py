@@ -130,3 +130,21 @@ def test_the_xml_spelling_is_a_call_element_and_figure_elements_in_the_step(tmp_
     ran = bench("run", "call.xml", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert [float(r["items_per_s[items/s]"]) for r in table(tmp_path, env)] == [2.0, 4.0]
+
+
+def test_the_shipped_gpt_function_benchmark_runs_on_local(tmp_path, env):
+    from tests.shipped import copy_benchmarks
+
+    copy_benchmarks(tmp_path / "benchmarks")
+    shipped = tmp_path / "benchmarks" / "gpt_function.yaml"
+    text = shipped.read_text()
+    assert '_: "32,64,96"' in text
+    shipped.write_text(text.replace('_: "32,64,96"', '_: "32"'))  # one size keeps the test short
+    ran = bench("run", "benchmarks/gpt_function.yaml", "--tag", "local", cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    shown = bench("result", "benchmarks/gpt_function_run", "--style", "csv", cwd=tmp_path, env=env)
+    rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
+    assert [row["hidden_size"] for row in rows] == ["32"]
+    for row in rows:
+        assert float(row["tokens_per_s[tokens/s]"]) > 0 and 0 < float(row["mfu[%]"])
+        assert float(row["iteration_s[s]"]) > 0 and float(row["gemm_gflops[GFLOP/s]"]) > 0
