@@ -15,8 +15,10 @@ state as status: `bench continue --wait OUTPATH`, then `caramel.results`).
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 
 import yaml
 
@@ -46,7 +48,8 @@ def run_sweep(function: Callable | str, space: Mapping[str, object], system: str
     found = find_system(tags, systems)
     (bench,) = [with_system(b, found) for b in load(path, tags)]
     bench.outpath = os.path.abspath(outpath)
-    summary = start_run(bench, Settings(), quiet=True, scheduler=scheduler_for(bench))
+    with _importable(function):
+        summary = start_run(bench, Settings(), quiet=True, scheduler=scheduler_for(bench))
     if record:
         _add_to_history(summary.run_dir, history)
     return summary.run_dir, name
@@ -72,6 +75,29 @@ def _target(function: Callable | str) -> str:
                         hint="define the function in a module (a .py file the job can import), not in the "
                         "notebook or inside another function; or pass 'package.module:function'")
     return f"{module}:{qualname}"
+
+
+@contextlib.contextmanager
+def _importable(function: Callable | str) -> Iterator[None]:
+    """The folder the function's module is imported from on the jobs' PYTHONPATH while the run starts:
+    this process found it on its own sys.path (a notebook's folder), the job's Python must too."""
+    module = sys.modules.get(getattr(function, "__module__", "") or "")
+    path = getattr(module, "__file__", None)
+    if module is None or not path:
+        yield
+        return
+    root = os.path.dirname(os.path.abspath(path))
+    for _part in range(module.__name__.count(".") + (os.path.basename(path) == "__init__.py")):
+        root = os.path.dirname(root)
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join([root] + ([before] if before else []))
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = before
 
 
 def _parameter(key: str, values: object) -> dict:
