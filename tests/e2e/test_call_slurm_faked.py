@@ -65,6 +65,7 @@ def test_a_call_step_goes_to_slurm_through_submitit_and_is_followed_like_a_job(t
     assert "Submitted batch job" not in started.stderr, started.stderr
     assert sorted(p.name for p in (tmp_path / "jobs").iterdir()) == ["4242", "4243", "4244"]  # one job each
     done = bench("continue", "runs", "--wait", "--interval", "1", cwd=tmp_path, env=env, timeout=120)
+    assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr  # the raising one
     status = bench("status", "runs", cwd=tmp_path, env=env).stdout
     assert "call.error appeared (job 4244): RuntimeError: size 3 does not fit" in status, status
     shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
