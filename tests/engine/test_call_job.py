@@ -48,8 +48,9 @@ def call_job(work: Path, target: str, scheduler: str, executor: dict, env: dict 
 
 def test_a_function_that_checkpoints_is_requeued_when_its_time_runs_out_and_resumes(tmp_path):
     (tmp_path / "slow.py").write_text(SLOW)
-    # submitit's local time limit: 3 s, its warning signal 2 s before: the first call is stopped after 1 s
-    done = call_job(tmp_path, "slow:slow", "local", {"timeout_min": 0.05, "signal_delay_s": 2})
+    # submitit's local time limit: 15 s, its warning signal 10 s before: the first call is stopped after 5 s
+    # (time for the job's Python to start and install submitit's handler on a busy machine)
+    done = call_job(tmp_path, "slow:slow", "local", {"timeout_min": 0.25, "signal_delay_s": 10})
     assert done.returncode == 0, done.stderr
     record = json.loads((tmp_path / "figures.json").read_text())
     assert record == {"status": "done", "figures": {"resumed": 1.0, "size": 3, "saved": 30.0}}
@@ -57,7 +58,7 @@ def test_a_function_that_checkpoints_is_requeued_when_its_time_runs_out_and_resu
 
 def test_a_function_that_cannot_checkpoint_fails_when_its_time_runs_out(tmp_path):
     (tmp_path / "slow.py").write_text(SLOW)
-    done = call_job(tmp_path, "slow:stubborn", "local", {"timeout_min": 0.05, "signal_delay_s": 2})
+    done = call_job(tmp_path, "slow:stubborn", "local", {"timeout_min": 0.25, "signal_delay_s": 10})
     assert done.returncode == 1
     assert "not requeued because: timed-out and not checkpointable" in done.stderr
     assert json.loads((tmp_path / "figures.json").read_text())["status"] == "failed"
