@@ -38,7 +38,7 @@ def test_a_sweep_runs_every_point_and_returns_its_typed_table(tmp_path):
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["rows"] == [[s, c, s * c] for s in (1, 2, 3) for c in (1.0, 2.0)]
-    assert out["units"] == {"rate": "items/s", "ms": "ms"} and out["dtypes"] == ["Int64", "float64", "float64"]
+    assert out["units"] == {"rate": "items/s", "ms": "ms", "energy_wh": "Wh"} and out["dtypes"] == ["Int64", "float64", "float64"]
     assert (tmp_path / "sweeps" / "rate.yaml").is_file() and (tmp_path / "h.db").is_file()
 
 

@@ -53,7 +53,9 @@ def test_a_function_that_checkpoints_is_requeued_when_its_time_runs_out_and_resu
     done = call_job(tmp_path, "slow:slow", "local", {"timeout_min": 0.25, "signal_delay_s": 10})
     assert done.returncode == 0, done.stderr
     record = json.loads((tmp_path / "figures.json").read_text())
-    assert record == {"status": "done", "figures": {"resumed": 1.0, "size": 3, "saved": 30.0}}
+    assert record["status"] == "done"
+    assert record["figures"] == {"resumed": 1.0, "size": 3, "saved": 30.0,
+                                 "energy_status": "unavailable: this system has no energy method"}
 
 
 def test_a_function_that_cannot_checkpoint_fails_when_its_time_runs_out(tmp_path):
@@ -88,3 +90,40 @@ def test_a_step_time_limit_is_the_executors_in_minutes_and_local_has_no_two_minu
     assert executor_parameters(None, 0.0)["timeout_min"] > 60 * 24
     assert executor_parameters(None, 90.0) == {"timeout_min": 1.5}
     assert executor_parameters(System("c", scheduler="slurm", time_limit="2-00:00:00"), 0.0)["time"] == 2 * 24 * 60
+
+
+ENERGETIC = '''
+import time
+
+
+def busy(size: int):
+    time.sleep(0.4)
+    return {"size": size}
+'''
+
+
+def test_the_function_is_measured_with_the_systems_energy_method(tmp_path, monkeypatch):
+    from tests.energy.fake_hwmon import make_hwmon
+
+    from caramel.engine.call_payload import CallPayload
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CARAMEL_HWMON_BASE", str(make_hwmon(tmp_path / "hwmon", {"Module 0 Power": 100.0,
+                                                                                  "Module 1 Power": 50.0})))
+    (tmp_path / "energetic.py").write_text(ENERGETIC)
+    assert CallPayload("energetic:busy", str(tmp_path), {"size": 2}, str(tmp_path), energy="gh", system="box")() == 0
+    figures = json.loads((tmp_path / "figures.json").read_text())["figures"]
+    assert figures["size"] == 2 and figures["energy_status"] == "ok"
+    assert 150 * 0.35 / 3600 < figures["energy_wh"] < 150 * 2.0 / 3600  # 150 W for about 0.4 s
+    assert (tmp_path / "energy" / "energy.box_power.0.csv").is_file()
+    assert "caramel-figure energy_wh = " in (tmp_path / "figures.txt").read_text()
+
+
+def test_without_an_energy_method_the_status_says_so(tmp_path, monkeypatch):
+    from caramel.engine.call_payload import CallPayload
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "energetic.py").write_text(ENERGETIC.replace("0.4", "0"))
+    assert CallPayload("energetic:busy", str(tmp_path), {"size": 1}, str(tmp_path), energy="none")() == 0
+    figures = json.loads((tmp_path / "figures.json").read_text())["figures"]
+    assert figures == {"size": 1, "energy_status": "unavailable: this system has no energy method"}

@@ -83,9 +83,10 @@ def test_the_function_may_declare_its_own_figures(tmp_path):
     from caramel.spec.loader import load
 
     (bench_model,) = load(str(tmp_path / "ok.yaml"))
-    (pattern,) = bench_model.patternsets["s_figures"].patterns
+    pattern, energy, status = bench_model.patternsets["s_figures"].patterns
     assert (pattern.name, pattern.unit, pattern.direction) == ("rate", "items/s", "higher")
-    assert [c.name for c in bench_model.results[0].tables[0].columns] == ["size", "rate"]
+    assert (energy.name, energy.unit, energy.direction, status.name) == ("energy_wh", "Wh", "lower", "energy_status")
+    assert [c.name for c in bench_model.results[0].tables[0].columns] == ["size", "rate", "energy_wh", "energy_status"]
 
 
 @given(st.text(alphabet=string.ascii_letters + string.digits + "_.:- /", max_size=40))

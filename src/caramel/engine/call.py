@@ -32,7 +32,8 @@ def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_l
     call = {"target": step.call, "home": os.path.abspath(bench.home), "kwargs": params.typed_values(),
             "scheduler": scheduler, "executor": executor_parameters(system, time_limit, f"{bench.name}.{step.name}"),
             "file": CALL_FILE,
-            "where": str(step.call_where)}
+            "where": str(step.call_where), "energy": getattr(system, "energy_method", "") or "",
+            "system": getattr(system, "name", "") or ""}
     text = f"{shlex.quote(sys.executable)} -m caramel.engine.call_job {shlex.quote(json.dumps(call, sort_keys=True))}"
     waits = scheduler != "local"
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), "do",

@@ -30,7 +30,8 @@ def submit(call: dict, work: str) -> tuple[object, bool]:
     payload_class = CheckpointedCallPayload if callable(getattr(function, "checkpoint", None)) else CallPayload
     payload = payload_class(call["target"], call.get("home", ""), call["kwargs"], work, call.get("where", ""),
                             os.path.join(work, "call.done") if scheduled else "",
-                            os.path.join(work, "call.error") if scheduled else "")
+                            os.path.join(work, "call.error") if scheduled else "", call.get("energy", ""),
+                            call.get("system", ""))
     folder = os.path.join(work, SUBMITIT_FOLDER, "%j")
     if call["scheduler"] == "local":
         executor: submitit.Executor = submitit.LocalExecutor(folder=folder)

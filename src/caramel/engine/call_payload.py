@@ -79,15 +79,18 @@ class CallPayload:
     """One call of one workpackage (picklable by reference: submitit's job imports this module)."""
 
     def __init__(self, target: str, home: str, kwargs: dict[str, object], work: str, where: str = "",
-                 done_file: str = "", error_file: str = "") -> None:
+                 done_file: str = "", error_file: str = "", energy: str = "", system: str = "") -> None:
         self.target, self.home, self.kwargs, self.work, self.where = target, home, kwargs, work, where
         self.done_file, self.error_file = done_file, error_file
+        self.energy, self.system = energy, system  # the system's energy method (jpwr's), and its name
 
     def __call__(self) -> int:
         os.chdir(self.work)
         try:
             function = resolve(self.target, self.home)
-            figures = figures_of(function(**accepted(function, self.kwargs)), self.target)  # type: ignore[operator]
+            with Energy(self.energy, self.work, self.system) as energy:
+                result = function(**accepted(function, self.kwargs))  # type: ignore[operator]
+            figures = {**figures_of(result, self.target), **energy.figures}
         except Exception as exc:  # a BaseException (submitit's requeue, an exit) is not the function failing
             self._write({"status": "failed", "error": last_line(exc), "where": self.where})
             _touch(self.error_file, last_line(exc))
@@ -105,6 +108,45 @@ class CallPayload:
         with open(path + ".part", "w") as handle:
             json.dump(record, handle, indent=1, default=str)
         os.replace(path + ".part", path)
+
+
+class Energy:
+    """The function's energy, measured as the energy wrapper measures a command (caramel.energy.measure):
+    jpwr's meter of the system's method sampled while the function runs, the files in `energy/`, and
+    two figures: `energy_wh` (all devices) and `energy_status` (`ok`, or why there is no figure)."""
+
+    def __init__(self, method: str, work: str, system: str) -> None:
+        self.method, self.work, self.system = method, work, system
+        self.sampler = None
+        self.figures: dict[str, object] = {}
+
+    def __enter__(self) -> Energy:
+        if not self.method or self.method == "none":
+            self.figures = {"energy_status": "unavailable: this system has no energy method"}
+            return self
+        from caramel.energy.measure import Sampler, load_method
+
+        try:
+            # $CARAMEL_HWMON_BASE: a fake sysfs tree for the gh method (tests), as the wrapper's --hwmon-base
+            self.sampler = Sampler(load_method(self.method, os.environ.get("CARAMEL_HWMON_BASE")), 0.1)
+            self.sampler.start()
+        except Exception as error:
+            self.sampler = Sampler(None, 1.0)
+            self.sampler.status = f"unavailable: {error}"
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.sampler is None:
+            return
+        from pathlib import Path
+
+        from caramel.energy.measure import write_files
+
+        self.sampler.stop(10.0)
+        wh = write_files(self.sampler, Path(self.work) / "energy", f"{self.system or 'local'}_power.0", 0)
+        self.figures = {"energy_status": " ".join(str(self.sampler.status).split())}
+        if wh:
+            self.figures["energy_wh"] = sum(wh.values())
 
 
 class CheckpointedCallPayload(CallPayload):

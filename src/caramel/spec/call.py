@@ -99,6 +99,7 @@ def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]]) -> None:
         check_step(step)
         function = check_target(step.call, step.call_where, bench.home)
         patterns = declared.get(step.name) or _declared_by(function, step)
+        patterns = patterns + [p for p in _energy_figures(step) if p.name not in {q.name for q in patterns}]
         name = figures_set(step.name)
         if name in bench.patternsets or name in bench.analysers:
             raise SpecError(f"'{name}' is the name caramel gives the figures of call step '{step.name}'",
@@ -215,6 +216,12 @@ def _declared_by(function: object, step: m.Step) -> list[m.Pattern]:
                             step.call_where, hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}')
         out.append(m.Pattern(name, _regex(name), type="float", unit=unit, direction=direction, where=step.call_where))
     return out
+
+
+def _energy_figures(step: m.Step) -> list[m.Pattern]:
+    """What the payload measures besides the function's figures: its energy (engine/call_payload.Energy)."""
+    return [m.Pattern("energy_wh", _regex("energy_wh"), type="float", unit="Wh", direction="lower", where=step.where),
+            m.Pattern("energy_status", _regex("energy_status"), type="string", where=step.where)]
 
 
 def _regex(name: str) -> str:
