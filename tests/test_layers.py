@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("history",),  # what runs measured, kept across runs (docs/architecture.md: why below report)
     ("report",),
     ("pages", "predict", "catalog", "workloads"),
-    ("api", "cli", "__main__", "__init__"),
+    ("api", "sweep", "cli", "__main__", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 

@@ -164,7 +164,20 @@ def _int_or_na(value):
     raise ValueError(value)
 
 
-__all__ = ["results"]
+def sweep(function, space, system: str | None = "local", figures=None, name: str | None = None,
+          outpath: str = "sweep_run", systems: list[str] | None = None, history: str | None = None,
+          record: bool = True):
+    """Call `function` (importable by name, or "package.module:function") once per point of `space`
+    (parameter -> list of values, or one value) through submitit on `system`, as a `call:` step does
+    (docs/functions.md); its figures (`figures`, else the function's `caramel_figures`) are added to
+    the history unless `record` is false. Returns the run's results (`results`)."""
+    from caramel.sweep import run_sweep
+
+    run_dir, table = run_sweep(function, space, system, figures, name, outpath, systems, history, record)
+    return results(run_dir, table=table)
+
+
+__all__ = ["results", "sweep"]
 
 if __name__ == "__main__":  # pragma: no cover - quick look from a shell
     import sys

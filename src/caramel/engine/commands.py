@@ -65,6 +65,10 @@ def segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int,
     """The do's from (cycle, op) on, up to the first active shared do (not included)."""
     if step.submit:
         return _job_segment(bench, step, params, work, cycle, op, time_limit)
+    if step.call:  # one command hands the function to submitit (engine/call.py); nothing after it
+        from caramel.engine.call import call_command
+
+        return Segment([call_command(bench, step, params, work, time_limit)] if (cycle, op) == (0, 0) else [])
     commands: list[Command] = []
     for c in range(cycle, step.cycles):
         cycle_params = params.at_cycle(c)  # the plan evaluated each cycle's values: read, never evaluated here

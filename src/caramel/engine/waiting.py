@@ -34,7 +34,7 @@ def check(engine: Engine) -> bool:
             files = wp.wait_files
             step = engine.bench.steps[wp.step]
             if files.get("error") and os.path.exists(files["error"]):
-                engine.fail(wp, f"error file {files['error']} appeared" + _job_note(wp))
+                engine.fail(wp, f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"]))
             elif files.get("done") and os.path.exists(files["done"]):
                 if files.get("break") and os.path.exists(files["break"]):
                     engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
@@ -52,6 +52,16 @@ def check(engine: Engine) -> bool:
     if pending_jobs:
         changed |= _follow_jobs(engine, pending_jobs, now)
     return changed
+
+
+def _said(path: str) -> str:
+    """The last line an error file holds (a call: step's payload writes the exception there), if any."""
+    try:
+        with open(path, errors="replace") as handle:
+            lines = [line.strip() for line in handle.read(65536).splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return f": {lines[-1]}" if lines else ""
 
 
 def _job_note(wp) -> str:

@@ -8,6 +8,7 @@ import os
 import re
 
 from caramel.errors import SpecError, did_you_mean
+from caramel.spec import call as calls
 from caramel.spec import model as m
 from caramel.spec.attributes import boolean, file_name, name_of, only_children, split_list, whole_number
 from caramel.spec.estimator import parse_estimator
@@ -46,8 +47,9 @@ class Builder(SetBuilder):
                                     built.where)
                 merged[set_name] = built
             setattr(bench, attr, merged)
+        figures: dict[str, list[m.Pattern]] = {}
         for child in node.findall("step"):
-            step = self.step(child, bench)
+            step = self.step(child, bench, figures)
             if step.name in bench.steps:
                 raise SpecError(f"step '{step.name}' is defined twice", child.where,
                                 hint=f"first definition at {bench.steps[step.name].where}; "
@@ -59,6 +61,7 @@ class Builder(SetBuilder):
         for child in node.findall("result"):
             bench.results.append(self.result(child, bench))
         self.comment_sanity(node, bench)
+        calls.finish(bench, figures)
         return bench
 
     @staticmethod
@@ -103,8 +106,8 @@ class Builder(SetBuilder):
         shared = node.attrs.get("shared", "").strip()
         return file_name(shared, f"shared (of step '{step}')", "the run folder", node.where) if shared else ""
 
-    def step(self, node: Node, bench: m.Benchmark) -> m.Step:
-        only_children(node, {"use", "do", "sanity"})
+    def step(self, node: Node, bench: m.Benchmark, figures: dict[str, list[m.Pattern]]) -> m.Step:
+        only_children(node, {"use", "do", "sanity", "call", "figure"})
         name = file_name(name_of(node, "step"), "step", "the run folder", node.where)
         step = m.Step(
             name, depend=split_list(node.attrs.get("depend", "")), iterations=whole_number(node, "iterations", 1),
@@ -130,6 +133,10 @@ class Builder(SetBuilder):
                 step.uses.append(self.use(child, bench))
             elif child.tag == "sanity":
                 step.sanity.append(read_sanity(child))
+            elif child.tag == "call":
+                calls.read_call(child, step)
+            elif child.tag == "figure":
+                figures.setdefault(name, []).append(calls.read_figure(child, step))
             else:
                 if child.children:  # XML: `<do>a <b> c</do>` would run "a " only
                     raise SpecError(f"<do> holds an element <{child.children[0].tag}>, not only text",
@@ -142,6 +149,9 @@ class Builder(SetBuilder):
                     stdout=child.attrs.get("stdout", "").strip(), stderr=child.attrs.get("stderr", "").strip(),
                     shared=boolean(child, "shared", False), active=child.attrs.get("active", "true").strip(),
                     work_dir=child.attrs.get("work_dir", "").strip(), where=child.where))
+        if figures.get(name) and not step.call:
+            raise SpecError(f"step '{name}' declares figures but calls no function", figures[name][0].where,
+                            hint="<figure> belongs to a step with call: package.module:function")
         return step
 
     def analyser(self, node: Node, bench: m.Benchmark) -> m.Analyser:

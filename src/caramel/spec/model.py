@@ -176,6 +176,8 @@ class Step:
     estimator: str = ""  # caramel: how a mean and sd are taken (spec/estimator.py); "" is `all`
     repeats: int = 1  # caramel: N of `bench run --repeat N` (iterations holds N times the file's)
     sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each workpackage's output
+    call: str = ""  # caramel: `package.module:function` run through submitit instead of do's (spec/call.py)
+    call_where: Location = NOWHERE  # where the call is written
 
 
 @dataclass

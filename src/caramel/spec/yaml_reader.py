@@ -35,7 +35,7 @@ CHILD_TAGS: dict[str, set[str]] = {
     "patternset": {"pattern"},
     "result": {"use", "table", "syslog", "database"},
     "selection": {"not", "only", "tag"},
-    "step": {"use", "do", "sanity"},
+    "step": {"use", "do", "sanity", "call", "figure"},
     "substituteset": {"iofile", "sub"},
     "syslog": {"key"},
     "table": {"column"},
@@ -50,7 +50,7 @@ ROOT_ONLY = {"selection", "include-path", "check_tags", "tags"}
 # Elements that are written as mappings (a name and settings); a plain text there is a mistake.
 MAPPING_TAGS = {"benchmark", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser",
                 "analyzer", "table", "database", "syslog", "parameter", "pattern", "iofile", "sub",
-                "analyse", "sanity"}
+                "analyse", "sanity", "figure"}
 # Elements whose value is a text (a command, a file name): the attributes each may have in a mapping.
 # A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in the text.
 TEXT_TAGS: dict[str, set[str]] = {
@@ -59,6 +59,7 @@ TEXT_TAGS: dict[str, set[str]] = {
     "copy": {"name", "rel_path_ref", "separator", "source_dir", "directory", "target_dir", "active", "tag"},
     "link": {"name", "rel_path_ref", "separator", "source_dir", "directory", "target_dir", "active", "tag"},
     "column": {"title", "format", "colw", "tag"},
+    "call": {"tag"},
 }
 
 

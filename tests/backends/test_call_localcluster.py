@@ -1,0 +1,77 @@
+"""call: benchmarks on the real test cluster (tests/cluster/localcluster.sh): submitit's SlurmExecutor
+submits one job per workpackage with the system file's partition and account, sacct follows them,
+the returned figures fill the table and the history, a raising function is a failed row with its
+exception. Needs the cluster (skipped without it, as every test here using `env`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from tests.shipped import copy_benchmarks
+
+from .test_slurm_cluster import bench, sacct_state, status
+
+FUNCTIONS = '''
+def measure(size: int, scale: float):
+    if size == 0:
+        raise ValueError("no size\\nsize 0 cannot be measured")
+    return {"rate": size * scale, "latency_ms": 10.0 / size}
+'''
+SWEEP = """
+name: sweep
+outpath: runs
+parameterset:
+  - name: p
+    parameter:
+      - {{name: size, type: int, _: "{sizes}"}}
+      - {{name: scale, type: float, _: "1.0,2.0"}}
+step:
+  - name: measure
+    use: p
+    call: functions:measure
+    figure: [{{name: rate, unit: items/s}}, {{name: latency_ms, unit: ms}}]
+"""
+
+
+def test_a_call_sweep_of_six_configurations_runs_as_jobs_on_the_test_cluster(env, tmp_path):
+    env = dict(env, CARAMEL_HISTORY=str(tmp_path / "history.db"))
+    (tmp_path / "functions.py").write_text(FUNCTIONS)
+    (tmp_path / "sweep.yaml").write_text(SWEEP.format(sizes="1,2,3"))
+    started = bench("run", "sweep.yaml", "--tag", "localcluster", cwd=tmp_path, env=env, timeout=300)
+    assert started.returncode == 0, started.stdout + started.stderr
+    jobs = [wp["job_id"] for wp in status(tmp_path, env).values() if wp.get("job_id")]
+    assert len(jobs) == 6 and all(job.isdigit() for job in jobs)
+    done = bench("continue", "-i", "last", "--wait", "--interval", "2", cwd=tmp_path, env=env, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert {sacct_state(job, env) for job in jobs} == {"COMPLETED"}
+    shown = bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env)
+    rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
+    assert [float(r["rate[items/s]"]) for r in rows] == [1.0, 2.0, 2.0, 4.0, 3.0, 6.0]
+    exported = bench("export", "--benchmark", "sweep", cwd=tmp_path, env=env)
+    metrics = [m for line in exported.stdout.splitlines() for m in json.loads(line)["metrics"]]
+    assert len(metrics) == 12
+
+
+def test_a_raising_function_is_a_failed_row_on_the_test_cluster(env, tmp_path):
+    (tmp_path / "functions.py").write_text(FUNCTIONS)
+    (tmp_path / "sweep.yaml").write_text(SWEEP.format(sizes="0,1"))
+    bench("run", "sweep.yaml", "--tag", "localcluster", cwd=tmp_path, env=env, timeout=300)
+    bench("continue", "-i", "last", "--wait", "--interval", "2", cwd=tmp_path, env=env, timeout=600)
+    states = status(tmp_path, env)
+    failed = [wp for wp in states.values() if wp["state"] == "failed"]
+    assert len(failed) == 2 and all("ValueError: size 0 cannot be measured" in wp["reason"] for wp in failed)
+    assert sum(wp["state"] == "done" for wp in states.values()) == 2
+
+
+def test_the_gpt_function_benchmark_runs_on_the_test_cluster(env, tmp_path):
+    copy_benchmarks(tmp_path / "benchmarks")
+    started = bench("run", "benchmarks/gpt_function.yaml", "--tag", "localcluster", cwd=tmp_path, env=env,
+                    timeout=300)
+    assert started.returncode == 0, started.stdout + started.stderr
+    done = bench("continue", "-i", "last", "--wait", "--interval", "2", cwd=tmp_path, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    shown = bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env)
+    rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
+    assert len(rows) == 3 and all(float(r["tokens_per_s[tokens/s]"]) > 0 for r in rows)
