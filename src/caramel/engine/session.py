@@ -22,7 +22,7 @@ from caramel.engine.engine import Engine
 from caramel.engine.progress import make_progress
 from caramel.engine.settings import Settings, Summary
 from caramel.engine.workdir import wp_paths
-from caramel.errors import Interrupted, RunError
+from caramel.errors import STOP_SIGNALS, Interrupted, RunError
 from caramel.expand.plan import make_plan, next_run_id
 from caramel.spec.model import Benchmark
 from caramel.state import registry
@@ -117,8 +117,8 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
 
 @contextlib.contextmanager
 def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
-    """SIGINT and SIGTERM (Ctrl-C, `timeout`, a batch system ending bench) stop the run: the first
-    raises `Interrupted` (the engine ends the running do's and records their state); any further
+    """Every signal of STOP_SIGNALS (Ctrl-C, `timeout`, a batch system ending bench or warning of its
+    time limit, a closed login) stops the run: the first raises `Interrupted` (the engine ends the running do's and records their state); any further
     one while bench stops is ignored, so a second Ctrl-C cannot cut that short."""
     stopping = False
 
@@ -130,7 +130,7 @@ def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
         raise Interrupted(signum, run_dir)
 
     try:
-        previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
+        previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
