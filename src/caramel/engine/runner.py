@@ -235,6 +235,8 @@ class Runner:
             events = self.selector.select(left)
             if left is not None:
                 self._discount(time.monotonic() - asked - left)
+            if not events:  # a wait cut short by a signal (SIGCONT) past its end reports nothing: look again
+                events = self.selector.select(0)
             for key, _mask in events:  # what the scripts said comes before any deadline
                 entry = self.active.get(key.fd)
                 if entry is None:

@@ -66,8 +66,10 @@ class Command:
 
 
 def carry_path(carry_file: str, cmd: Command) -> str:
-    """Where do `cmd` leaves its exports: one file per do, so recovery finds the environment after the
-    last do that finished (see engine.recovery)."""
+    """Where do `cmd` leaves its exports: one file per do (and per prepare), so recovery finds the
+    environment after the last one that finished (see engine.recovery)."""
+    if cmd.role == "prepare":
+        return f"{carry_file}.prepare.{cmd.op}"
     return f"{carry_file}.{cmd.cycle}.{cmd.op}"
 
 

@@ -17,8 +17,10 @@ import time
 from collections.abc import Callable, Iterator
 
 from caramel import __version__, backends
+from caramel.engine import statefile
 from caramel.engine.commands import check_step, segment
 from caramel.engine.engine import Engine
+from caramel.engine.materialise import prepares
 from caramel.engine.progress import make_progress
 from caramel.engine.settings import Settings, Summary
 from caramel.engine.workdir import wp_paths
@@ -63,6 +65,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
                     registry.remember(run_dir, cwd, bench.name, info.run_id)
             raise
         del plan, rows  # from here on the store is the plan
+        opened = statefile.identity(db_path(run_dir))
         registry.remember(run_dir, cwd, bench.name, info.run_id)
         if on_created is not None:
             on_created(run_dir)
@@ -71,7 +74,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
             with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
-            store.close()
+            statefile.close_keeping(store, run_dir, opened, quiet)
 
 
 def reserve_run_dir(outpath: str) -> tuple[int, str]:
@@ -102,6 +105,7 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
         raise RunError(f"{run_dir} is not a caramel run folder (no caramel.db)")
     with RunLock(run_dir, wait=wait_lock):
         store = Store(db_path(run_dir))
+        opened = statefile.identity(db_path(run_dir))
         try:
             info = store.info()
             settings = Settings.from_dict(info.settings)
@@ -112,7 +116,7 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
             with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
-            store.close()
+            statefile.close_keeping(store, run_dir, opened, quiet)
 
 
 @contextlib.contextmanager
@@ -144,7 +148,8 @@ def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
 
 
 def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[str]:
-    """What a run would do, without creating anything: each workpackage and its do's (first cycle)."""
+    """What a run would do, without creating anything: each workpackage, its filesets' prepares and its
+    do's (first cycle)."""
     for step in bench.steps.values():
         check_step(step)
     plan = make_plan(bench, max_workpackages=max_workpackages)
@@ -154,6 +159,8 @@ def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[s
         paths = wp_paths(plan.run_dir, wp.dirname, wp.step, params, bench.home)
         parents = ",".join(str(p.id) for p in wp.parents)
         yield f"{wp.dirname}" + (f"  (after {parents})" if parents else "")
+        for command in prepares(bench, wp.step, params, paths.base):
+            yield f"    $ {command.text}    (prepare)"
         seg = segment(bench, wp.step, params, paths.base, 0, 0)
         for command in seg.commands:
             yield f"    $ {command.text}"
