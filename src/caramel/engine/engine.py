@@ -221,12 +221,6 @@ class Engine:
         started = self.started.pop(wp_id)
         wp, step = started.wp, started.step
         rows = started.rows + self.command_rows(wp, commands, outcome)
-        for command in commands[:-1]:  # the environment does not stay on disk
-            with contextlib.suppress(OSError):
-                os.unlink(carry_path(started.paths.carry_file, command))
-        for path in glob.glob(glob.escape(started.paths.carry_file) + ".prepare.*"):
-            with contextlib.suppress(OSError):
-                os.unlink(path)
         materialise.write_do_log(step, started.paths, started.params, started.env,
                                  [commands[r.index] for r in outcome.ran])
         env = outcome.env if outcome.env is not None else started.env
@@ -257,6 +251,12 @@ class Engine:
                                f"do {cmd.op + 1}: {cmd.text}", rows=rows)
             else:
                 self.fail(wp, failure_reason(outcome, commands), outcome.exit_code, rows)
+        # The environment does not stay on disk; only once the end is in the store: a stop before that
+        # recovers from the shells' records, which need these files.
+        for path in [carry_path(started.paths.carry_file, c) for c in commands] + glob.glob(
+                glob.escape(started.paths.carry_file) + ".prepare.*"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         self.progress.update(dict(self.counts))
         if barrier:
             shared.run_barriers(self, only=step.name)
