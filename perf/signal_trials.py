@@ -112,7 +112,10 @@ def run_trials(trials: int, seed: int, names: list[str], base: Path, env: dict[s
     summary: dict[str, dict] = {}
     for name in names:
         rng = random.Random(f"{seed}-{name}")
-        results = [trial(rng, base / name / f"t{n}", SIGNALS[name], env) for n in range(trials)]
+        results = []
+        for n in range(trials):
+            results.append(trial(rng, base / name / f"t{n}", SIGNALS[name], env))
+            print(f"{name} trial {n}: {json.dumps(results[-1])}", file=sys.stderr, flush=True)  # progress
         summary[name] = {
             "trials": trials,
             "exactly_once": sum(r["exactly_once"] for r in results),

@@ -292,6 +292,11 @@ class Engine:
         self._resume[wp.id] = (cycle, op)
         heapq.heappush(self._heap, wp.id)
 
+    def after_prepares(self, wp: WpRow, count: int) -> None:
+        """`wp`'s next start goes on after its first `count` prepares: they ended in an attempt bench
+        was stopped in (their shells recorded it) and are not run again."""
+        self.prepared[wp.id] = count
+
     def changed_since_last_poll(self) -> bool:
         """True once after every batch of state changes: a poll with nothing new since the last is skipped."""
         if self._checked_version == self._version:

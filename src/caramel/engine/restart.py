@@ -83,7 +83,7 @@ def _after_prepares(engine: Engine, wp: WpRow, ended: recovery.Ended) -> None:
                         "while bench stopped)", ended.status)
         return
     engine.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: goes on after prepare {ended.op + 1}, which ended")
-    engine.prepared[wp.id] = ended.op + 1
+    engine.after_prepares(wp, ended.op + 1)
 
 
 def _recorded_command(engine: Engine, step: Step, params: Params, paths: WpPaths,

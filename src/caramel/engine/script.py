@@ -104,7 +104,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
                 out.append("[ -z \"$__caramel_stop\" ] || exit 143\n")
             out.append(f"__caramel_mark B {i}\n")
             out.append(_last_do(cmd, record is not None) if last else _nested_do(cmd, carry_file, record is not None))
-            if last and record is not None:
+            if last and record is not None and cmd.role == "do":
                 # its exports too, before its end is recorded: a run that goes on after it needs them
                 out.append(f"[ $__caramel_rc -ne 0 ] || export -p >{q(carry_path(carry_file, cmd))}\n")
             if record is not None:
