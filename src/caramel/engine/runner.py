@@ -337,9 +337,9 @@ class Runner:
             with contextlib.suppress(ValueError):  # a shell already released (it had died) has nothing to read
                 pending[entry.shell.fileno()] = entry
         _drain(pending, time.monotonic() + grace, stopping)
+        _kill_groups(stopping.pgids)  # what is left (background processes, a do ignoring SIGTERM)
         done = []
         for entry in entries:
-            _kill_groups(stopping.pgids)  # what is left (background processes, a do ignoring SIGTERM)
             entry.shell.kill()
             entry.transcript.diagnostics = []
             done.append((entry, entry.transcript.close(entry.shell.returncode(), time.time())))
