@@ -6,6 +6,7 @@ The CLI prints `str(error)` and exits non-zero; no traceback unless `--debug`.
 from __future__ import annotations
 
 import difflib
+import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -50,12 +51,19 @@ class RunError(CaramelError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """bench was stopped by a signal (SIGINT, SIGTERM); `run_dir` is the run it stopped, if any."""
+    """bench was stopped by a signal (one of STOP_SIGNALS); `run_dir` is the run it stopped, if any."""
 
     def __init__(self, signum: int, run_dir: str = "") -> None:
         super().__init__(signum)
         self.signum = signum
         self.run_dir = run_dir
+
+
+# Every signal that ends a login or a job stops bench the same recorded way (exit 128 + its number):
+# Ctrl-C, `timeout` and batch systems (INT, TERM), a closed ssh connection (HUP), Ctrl-\\ (QUIT), a CPU
+# time limit (XCPU), and the warnings SLURM can send before a time limit (USR1, USR2: `--signal`).
+STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGXCPU",
+                                                        "SIGUSR1", "SIGUSR2") if hasattr(signal, name))
 
 
 def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:

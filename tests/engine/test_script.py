@@ -10,7 +10,7 @@ import pytest
 
 from caramel.backends import launchers
 from caramel.engine.runner import Runner
-from caramel.engine.script import Command, Transcript, build_script, parse_exports
+from caramel.engine.script import Command, Transcript, build_script, failure_reason, parse_exports
 
 
 @pytest.fixture
@@ -105,13 +105,23 @@ def test_parallel_scripts_and_kill(tmp_path: Path, runner: Runner) -> None:
 
 def test_transcript_reads_markers_in_any_chunks(tmp_path: Path) -> None:
     c = cmds(tmp_path, "a", "b")
-    t = Transcript(c)
-    data = b"@caramel B 0\n@caramel E 0 0\nnoise from the shell\n@caramel B 1\n@caramel E 1 4\n@caramel EXIT 4\n"
+    t = Transcript(c, "s3cret")
+    data = b"@caramel s3cret B 0\n@caramel s3cret E 0 0\n@caramel s3cret B 1\n@caramel s3cret E 1 4\n" \
+           b"@caramel s3cret EXIT 4\n"
     for i in range(0, len(data), 5):
         t.feed(data[i:i + 5], 1.0)
     outcome = t.close(0, 2.0)
     assert (outcome.status, outcome.index, outcome.exit_code) == ("failed", 1, 4)
-    assert outcome.diagnostics == ["noise from the shell"]
+
+
+def test_anything_but_a_marker_on_the_channel_fails_the_script_and_is_not_believed(tmp_path: Path) -> None:
+    for noise in (b"noise\n", b"@caramel B 0\n", b"@caramel wrong EXIT 0\n", b"@caramel s3cret E 0\n"):
+        t = Transcript(cmds(tmp_path, "a"), "s3cret")
+        t.feed(b"@caramel s3cret B 0\n" + noise + b"@caramel s3cret E 0 0\n@caramel s3cret END\n"
+               b"@caramel s3cret EXIT 0\n", 1.0)
+        outcome = t.close(0, 2.0)
+        assert outcome.status == "failed" and outcome.channel_error, noise
+        assert "not a marker" in failure_reason(outcome, t.commands)
 
 
 def test_parse_exports_of_dash_and_bash() -> None:

@@ -11,7 +11,7 @@ import sqlite3
 import sys
 
 from caramel import __version__
-from caramel.errors import CaramelError, Interrupted
+from caramel.errors import STOP_SIGNALS, CaramelError, Interrupted
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
@@ -56,13 +56,16 @@ def main(argv: list[str] | None = None) -> int:
         # bench's answer is decided: a signal arriving while Python shuts down must not turn it into a
         # death by signal (exit -15). Blocked signals are dropped when the process exits.
         with contextlib.suppress(ValueError, OSError):
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
 
 
 def _main(argv: list[str] | None) -> int:
-    # SIGTERM ends any command as Ctrl-C does: one line, exit 143 (a run's engine refines this).
+    # Each stop signal (SIGTERM, SIGHUP, ...) ends any command as Ctrl-C does: one line, exit 128 + its
+    # number (a run's engine refines this: it records what it stopped).
     with contextlib.suppress(ValueError):  # not the main thread
-        signal.signal(signal.SIGTERM, _terminated)
+        for signum in STOP_SIGNALS:
+            if signum != signal.SIGINT:
+                signal.signal(signum, _terminated)
     parser = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
@@ -80,7 +83,8 @@ def _main(argv: list[str] | None) -> int:
         signum = getattr(exc, "signum", signal.SIGINT)
         run_dir = getattr(exc, "run_dir", "")
         where = f": run {run_dir} stopped, `bench continue {run_dir}` goes on" if run_dir else ""
-        print(f"interrupted by {signal.Signals(signum).name}{where}", file=sys.stderr)
+        with contextlib.suppress(OSError):  # the terminal of a closed login (SIGHUP) takes no more lines
+            print(f"interrupted by {signal.Signals(signum).name}{where}", file=sys.stderr)
         return 128 + signum
     except BrokenPipeError:
         return 0

@@ -13,6 +13,7 @@ shell recorded as ended (engine.recovery), or starts again from scratch when non
 from __future__ import annotations
 
 import contextlib
+import glob
 import heapq
 import os
 import time
@@ -78,6 +79,7 @@ class Engine:
         self.started: dict[int, Started] = {}
         self.running_step: str | None = None
         self._shared_interrupted: set[tuple[str, int, int]] = set()
+        self.prepared: dict[int, int] = {}  # workpackage -> prepares its stopped attempt ended (engine.restart)
         self.record_file = recovery.record_file(self.info.run_dir)  # where the shells record each do's end
 
     # --- the loop ---------------------------------------------------------------------------
@@ -160,8 +162,10 @@ class Engine:
             started = Started(wp, step, params, paths, env)
         else:
             cycle, op = 0, 0
+            prepared = self.prepared.pop(wp.id, 0)  # prepares that ended in the attempt bench was stopped in
             with self.store.transaction():
-                self.move(wp, "start", attempt=wp.attempt + 1, started=time.time())
+                # going on after recorded prepares is the same attempt: their records stay its own
+                self.move(wp, "start", attempt=wp.attempt + (0 if prepared else 1), started=time.time())
                 self._record_load(wp, "start")
             parent_envs = [self.store.env(p) or {} for p in wp.parents
                            if self.bench.steps[self.wps[p].step].export]
@@ -171,7 +175,7 @@ class Engine:
                      for p in wp.parents]
             try:
                 started.env = materialise.materialise(self.bench, step, params, paths, self.info.run_dir, links,
-                                                      env, lambda cmd, e: self._prepare(started, cmd, e))
+                                                      env, lambda cmd, e: self._prepare(started, cmd, e), prepared)
             except (CaramelError, OSError) as exc:
                 with self.store.transaction():
                     self.fail(wp, f"cannot prepare the work folder: {exc}", rows=started.rows)
@@ -179,8 +183,13 @@ class Engine:
         self._launch(started, cycle, op)
 
     def _prepare(self, started: Started, command: Command, env: dict[str, str]) -> Outcome:
-        outcome = self.runner.run([command], env, started.paths.carry_file, dump_env=True)
-        started.rows += self.command_rows(started.wp, [command], outcome)
+        """Run one prepare; its shell records its end (exactly once, as a do: engine.recovery), and so
+        does the run's store, at once."""
+        wp = started.wp
+        outcome = self.runner.run([command], env, started.paths.carry_file, dump_env=True,
+                                  record=(self.record_file, recovery.prepare_tag(wp.id, wp.attempt)))
+        with self.store.transaction():
+            self.store.add_commands(self.command_rows(wp, [command], outcome))
         return outcome
 
     def _launch(self, started: Started, cycle: int, op: int) -> None:
@@ -212,9 +221,6 @@ class Engine:
         started = self.started.pop(wp_id)
         wp, step = started.wp, started.step
         rows = started.rows + self.command_rows(wp, commands, outcome)
-        for command in commands[:-1]:  # the environment does not stay on disk
-            with contextlib.suppress(OSError):
-                os.unlink(carry_path(started.paths.carry_file, command))
         materialise.write_do_log(step, started.paths, started.params, started.env,
                                  [commands[r.index] for r in outcome.ran])
         env = outcome.env if outcome.env is not None else started.env
@@ -245,6 +251,12 @@ class Engine:
                                f"do {cmd.op + 1}: {cmd.text}", rows=rows)
             else:
                 self.fail(wp, failure_reason(outcome, commands), outcome.exit_code, rows)
+        # The environment does not stay on disk; only once the end is in the store: a stop before that
+        # recovers from the shells' records, which need these files.
+        for path in [carry_path(started.paths.carry_file, c) for c in commands] + glob.glob(
+                glob.escape(started.paths.carry_file) + ".prepare.*"):
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         self.progress.update(dict(self.counts))
         if barrier:
             shared.run_barriers(self, only=step.name)
@@ -279,6 +291,11 @@ class Engine:
         """`wp` goes on with do `op` of `cycle` when its turn comes (its wait is over)."""
         self._resume[wp.id] = (cycle, op)
         heapq.heappush(self._heap, wp.id)
+
+    def after_prepares(self, wp: WpRow, count: int) -> None:
+        """`wp`'s next start goes on after its first `count` prepares: they ended in an attempt bench
+        was stopped in (their shells recorded it) and are not run again."""
+        self.prepared[wp.id] = count
 
     def changed_since_last_poll(self) -> bool:
         """True once after every batch of state changes: a poll with nothing new since the last is skipped."""

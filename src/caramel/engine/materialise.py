@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from caramel.engine import files, workdir
 from caramel.engine.commands import command_for, do_active, path_text, used_sets
-from caramel.engine.script import Command, Outcome
+from caramel.engine.script import Command, Outcome, carry_path, parse_exports
 from caramel.errors import RunError
 from caramel.spec.model import Benchmark, Do, FileEntry, Step
 
@@ -28,27 +28,50 @@ def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], params:
     return env
 
 
-def prepare_command(entry: FileEntry, params: dict[str, str], base: str) -> Command:
+def prepare_command(entry: FileEntry, params: dict[str, str], base: str, index: int = 0) -> Command:
+    """The `index`-th prepare of a workpackage (counted over its filesets in order) as a Command."""
     do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,
             where=entry.where)
-    return command_for(do, 0, 0, params, base, role="prepare")
+    return command_for(do, index, 0, params, base, role="prepare")
+
+
+def prepares(bench: Benchmark, step: Step, params: dict[str, str], base: str) -> list[Command]:
+    """Every prepare command the workpackage runs, in order (what `--dry-run` shows)."""
+    out: list[Command] = []
+    for name in used_sets(step, params, bench.filesets):
+        for entry in bench.filesets[name].entries:
+            if entry.action == "prepare" and do_active(Do(entry.path, active=entry.active, where=entry.where), params):
+                command = prepare_command(entry, params, base, len(out))
+                if command.text:
+                    out.append(command)
+    return out
 
 
 def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: workdir.WpPaths, run_dir: str,
                 parent_links: list[tuple[str, str]], env: dict[str, str],
-                run_prepare: Callable[[Command, dict[str, str]], Outcome]) -> dict[str, str]:
-    """Make the work folder ready; returns the environment after the `prepare` commands."""
-    workdir.clean(paths.wp_dir)
-    workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, params))
+                run_prepare: Callable[[Command, dict[str, str]], Outcome], prepared: int = 0) -> dict[str, str]:
+    """Make the work folder ready; returns the environment after the `prepare` commands.
+
+    `prepared`: how many prepares already ended (their shells recorded it) in an attempt bench was
+    stopped in: they are not run again (exactly once, as do's), the folder they worked in is kept
+    as it is, and the environment the last of them exported is taken from its carry file."""
+    if not prepared:
+        workdir.clean(paths.wp_dir)
+        workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, params))
+    index = 0
     for name in used_sets(step, params, bench.filesets):
         for entry in bench.filesets[name].entries:
             if entry.action != "prepare":
-                files.place(entry, params, env, paths.work, paths.base)
+                files.place(entry, params, env, paths.work, paths.base)  # an existing target is kept
                 continue
             if not do_active(Do(entry.path, active=entry.active, where=entry.where), params):
                 continue
-            command = prepare_command(entry, params, paths.base)
+            command = prepare_command(entry, params, paths.base, index)
             if not command.text:
+                continue
+            index += 1
+            if command.op < prepared:
+                env = _exported(carry_path(paths.carry_file, command)) or env
                 continue
             outcome = run_prepare(command, env)
             if outcome.status != "done":
@@ -59,6 +82,14 @@ def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: wor
     for name in used_sets(step, params, bench.substitutesets):
         files.apply_substituteset(bench.substitutesets[name], params, paths.base)
     return env
+
+
+def _exported(path: str) -> dict[str, str]:
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+            return parse_exports(handle.read())
+    except OSError:
+        return {}
 
 
 def write_do_log(step: Step, paths: workdir.WpPaths, params: dict[str, str], env: dict[str, str],

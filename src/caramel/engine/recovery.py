@@ -35,6 +35,11 @@ def wp_tag(wp_id: int, attempt: int) -> str:
     return f"{wp_id}.{attempt}"
 
 
+def prepare_tag(wp_id: int, attempt: int) -> str:
+    """How the prepares of a workpackage's attempt are named in the run's record file (`op`: which one)."""
+    return "P" + wp_tag(wp_id, attempt)
+
+
 @dataclass
 class Ended:
     """The last do of an attempt whose end its shell recorded."""

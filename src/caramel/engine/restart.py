@@ -31,7 +31,11 @@ def recover(engine: Engine) -> set[tuple[str, int, int]]:
     ended = recovery.read_ended(engine.record_file) if stale else {}
     with engine.store.transaction():
         for wp in stale:
-            _recover_one(engine, wp, ended.get(recovery.wp_tag(wp.id, wp.attempt)))
+            tag = recovery.wp_tag(wp.id, wp.attempt)
+            if tag not in ended and recovery.prepare_tag(wp.id, wp.attempt) in ended:
+                _after_prepares(engine, wp, ended[recovery.prepare_tag(wp.id, wp.attempt)])
+                continue
+            _recover_one(engine, wp, ended.get(tag))
         # a shared do bench was running: shared._run reads whether its shell recorded its end
         return engine.store.take_running_shared()
 
@@ -69,6 +73,17 @@ def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> Non
                   cycle=cmd.cycle, wait_op=cmd.op, env=env)
         engine.store.add_commands(rows)
         engine.ready(wp, cmd.cycle, cmd.op + 1)
+
+
+def _after_prepares(engine: Engine, wp: WpRow, ended: recovery.Ended) -> None:
+    """No do of the attempt ended, but prepares did (their shells recorded it): they are not run again.
+    A failed one fails the workpackage; else it goes on after the last that ended, in its folder."""
+    if ended.status != 0:
+        engine.fail(wp, f"prepare {ended.op + 1} exited with {ended.status} (its end was recorded by its shell "
+                        "while bench stopped)", ended.status)
+        return
+    engine.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: goes on after prepare {ended.op + 1}, which ended")
+    engine.after_prepares(wp, ended.op + 1)
 
 
 def _recorded_command(engine: Engine, step: Step, params: Params, paths: WpPaths,

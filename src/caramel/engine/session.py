@@ -17,12 +17,14 @@ import time
 from collections.abc import Callable, Iterator
 
 from caramel import __version__, backends
+from caramel.engine import statefile
 from caramel.engine.commands import check_step, segment
 from caramel.engine.engine import Engine
+from caramel.engine.materialise import prepares
 from caramel.engine.progress import make_progress
 from caramel.engine.settings import Settings, Summary
 from caramel.engine.workdir import wp_paths
-from caramel.errors import Interrupted, RunError
+from caramel.errors import STOP_SIGNALS, Interrupted, RunError
 from caramel.expand.plan import make_plan, next_run_id
 from caramel.spec.model import Benchmark
 from caramel.state import registry
@@ -63,6 +65,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
                     registry.remember(run_dir, cwd, bench.name, info.run_id)
             raise
         del plan, rows  # from here on the store is the plan
+        opened = statefile.identity(db_path(run_dir))
         registry.remember(run_dir, cwd, bench.name, info.run_id)
         if on_created is not None:
             on_created(run_dir)
@@ -71,7 +74,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
             with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
-            store.close()
+            statefile.close_keeping(store, run_dir, opened, quiet)
 
 
 def reserve_run_dir(outpath: str) -> tuple[int, str]:
@@ -102,6 +105,7 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
         raise RunError(f"{run_dir} is not a caramel run folder (no caramel.db)")
     with RunLock(run_dir, wait=wait_lock):
         store = Store(db_path(run_dir))
+        opened = statefile.identity(db_path(run_dir))
         try:
             info = store.info()
             settings = Settings.from_dict(info.settings)
@@ -112,13 +116,13 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
             with _signals_as_interrupt(run_dir):
                 return engine.run()
         finally:
-            store.close()
+            statefile.close_keeping(store, run_dir, opened, quiet)
 
 
 @contextlib.contextmanager
 def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
-    """SIGINT and SIGTERM (Ctrl-C, `timeout`, a batch system ending bench) stop the run: the first
-    raises `Interrupted` (the engine ends the running do's and records their state); any further
+    """Every signal of STOP_SIGNALS (Ctrl-C, `timeout`, a batch system ending bench or warning of its
+    time limit, a closed login) stops the run: the first raises `Interrupted` (the engine ends the running do's and records their state); any further
     one while bench stops is ignored, so a second Ctrl-C cannot cut that short."""
     stopping = False
 
@@ -130,7 +134,7 @@ def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
         raise Interrupted(signum, run_dir)
 
     try:
-        previous = {signum: signal.signal(signum, handler) for signum in (signal.SIGINT, signal.SIGTERM)}
+        previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
@@ -144,7 +148,8 @@ def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
 
 
 def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[str]:
-    """What a run would do, without creating anything: each workpackage and its do's (first cycle)."""
+    """What a run would do, without creating anything: each workpackage, its filesets' prepares and its
+    do's (first cycle)."""
     for step in bench.steps.values():
         check_step(step)
     plan = make_plan(bench, max_workpackages=max_workpackages)
@@ -154,6 +159,8 @@ def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[s
         paths = wp_paths(plan.run_dir, wp.dirname, wp.step, params, bench.home)
         parents = ",".join(str(p.id) for p in wp.parents)
         yield f"{wp.dirname}" + (f"  (after {parents})" if parents else "")
+        for command in prepares(bench, wp.step, params, paths.base):
+            yield f"    $ {command.text}    (prepare)"
         seg = segment(bench, wp.step, params, paths.base, 0, 0)
         for command in seg.commands:
             yield f"    $ {command.text}"
