@@ -16,6 +16,7 @@ ended ends its watcher: what it left in the background is no longer watched.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import shutil
@@ -34,7 +35,12 @@ class LocalShell:
     def __init__(self, program: str, env: dict[str, str]) -> None:
         self.program = program
         self._setsid = shutil.which("setsid", path=env.get("PATH") or os.defpath)
-        alive_r, self._alive_w = os.pipe()
+        low_r, self._alive_w = os.pipe()
+        # Above every descriptor a script redirects (its channel is CHANNEL_FD): a pipe that landed on 9
+        # (bench holding a few more files open) would be the channel in the shell, and every watcher
+        # would read end of file at once and stop its script.
+        alive_r = fcntl.fcntl(low_r, fcntl.F_DUPFD, CHANNEL_FD + 1)
+        os.close(low_r)
         self._alive_r = alive_r  # its number in the shell too (pass_fds keeps it)
         self._complaints = tempfile.TemporaryFile()
         self._complaints_seen = 0
