@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from typing import TYPE_CHECKING
 
-from caramel.catalog import BenchmarkEntry, find_benchmarks, select_by_tags, unreadable_members
+if TYPE_CHECKING:  # the catalog reads XML and YAML: imported by the commands, not by `bench --help`
+    from caramel.catalog import BenchmarkEntry
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,11 +29,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_benchmarks(args: argparse.Namespace) -> int:
+    from caramel.catalog import find_benchmarks
+
     show(find_benchmarks(args.benchmarks), args.format)
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from caramel.catalog import find_benchmarks, select_by_tags, unreadable_members
+
     # `--tags a b DIR` takes DIR as a tag; a folder that exists is never meant as one
     dirs = args.dirs + [t for t in args.tags if os.path.isdir(t)]
     args.tags = [t for t in args.tags if not os.path.isdir(t)]

@@ -7,9 +7,8 @@ import json
 import os
 from pathlib import Path
 
+from caramel import systems  # its loader (YAML) only when a command reads a system: not for `bench --help`
 from caramel.errors import CaramelError, did_you_mean
-from caramel.systems import load_system, search_path, system_names
-from caramel.systems.loader import SHIPPED
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -35,21 +34,23 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _path_of(name: str, extra: list[str]) -> Path:
-    for folder in search_path(extra):
+    for folder in systems.search_path(extra):
         if (folder / f"{name}.yaml").is_file():
             return folder / f"{name}.yaml"
-    names = system_names(extra)
+    names = systems.system_names(extra)
     raise CaramelError(f"no system named '{name}'",
                        hint=did_you_mean(name, names) or "systems: " + ", ".join(names))
 
 
 def run_list(args: argparse.Namespace) -> int:
+    from caramel.systems.loader import SHIPPED
+
     rows = []
-    for name in system_names(args.systems):
+    for name in systems.system_names(args.systems):
         path = _path_of(name, args.systems)
         origin = "shipped" if path.parent.resolve() == SHIPPED.resolve() else str(path.parent)
         try:
-            system = load_system(path)
+            system = systems.load_system(path)
             rows.append({"name": name, "scheduler": system.scheduler, "description": system.description,
                          "origin": origin, "file": str(path)})
         except CaramelError as exc:
@@ -68,7 +69,7 @@ def run_list(args: argparse.Namespace) -> int:
 
 def run_show(args: argparse.Namespace) -> int:
     path = _path_of(args.name, args.systems)
-    system = load_system(path)
+    system = systems.load_system(path)
     print(f"# {path}")
     for key, value in system.parameters().items():
         print(f"{key}: {value}")
@@ -80,7 +81,7 @@ def run_check(args: argparse.Namespace) -> int:
     from caramel.systems.probe import check
 
     path = _path_of(args.name, args.systems)
-    findings = check(load_system(path), load_method)
+    findings = check(systems.load_system(path), load_method)
     print(f"system {args.name} ({path}):")
     for f in findings:
         print(f"  {'ok  ' if f.ok else 'FAIL'}  {f.what}: {f.detail}")
@@ -102,7 +103,7 @@ def run_detect(args: argparse.Namespace) -> int:
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text)
     try:
-        load_system(tmp.rename(out))  # the draft must read as a system file
+        systems.load_system(tmp.rename(out))  # the draft must read as a system file
     except CaramelError:
         out.unlink()
         raise

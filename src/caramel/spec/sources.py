@@ -14,13 +14,25 @@ from caramel.errors import Location, SpecError
 from caramel.resources import shipped
 from caramel.spec.tags import TagSyntaxError, tag_matches
 from caramel.spec.tree import Node
-from caramel.spec.xml_reader import read_xml
-from caramel.spec.yaml_reader import read_yaml
 
 
 def templates_dir() -> Path:
     """caramel's `templates/` folder (a checkout's, the wheel's, or the one named by CARAMEL_TEMPLATES)."""
     return shipped("templates")
+
+
+def read_xml(path: str) -> Node:
+    """An XML file's tree; lxml is imported only where a file is XML (it costs a YAML run 25 ms of CPU)."""
+    from caramel.spec.xml_reader import read_xml as read
+
+    return read(path)
+
+
+def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
+    """A YAML file's tree; PyYAML is imported only where a file is YAML."""
+    from caramel.spec.yaml_reader import read_yaml as read
+
+    return read(path, include_path)
 
 
 def read_tree(path: str, include_path: list[str] | None = None) -> Node:

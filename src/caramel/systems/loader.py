@@ -67,12 +67,24 @@ def _line(node: yaml.Node | None, key: str) -> int:
     return node.start_mark.line + 1 if node is not None else 0
 
 
+def _parse(text: str, loader_class: type) -> tuple[yaml.Node | None, object]:
+    """The node tree (for line numbers) and its values, from one parse."""
+    loader = loader_class(text)
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
 def load_system(path: Path | str) -> System:
     path = Path(path)
     text = path.read_text()
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        try:  # libyaml's parser where PyYAML has it; a refused file again in Python, for its message
+            node, data = _parse(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError:
+            node, data = _parse(text, yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise SpecError(f"not valid YAML: {getattr(exc, 'problem', exc)}",
