@@ -176,6 +176,7 @@ class Step:
     estimator: str = ""  # caramel: how a mean and sd are taken (spec/estimator.py); "" is `all`
     repeats: int = 1  # caramel: N of `bench run --repeat N` (iterations holds N times the file's)
     sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each workpackage's output
+    array: str = ""  # caramel: "" (the system's default), "false", "true" or "N" (at most N tasks at once): spec/limits.py
 
 
 @dataclass

@@ -42,6 +42,8 @@ class System:
     energy_method: str = ""
     peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
     extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
+    job_array: str = ""  # a submit step's default for `array:` ("", true, false, N); docs/systems.md
+    max_array_size: int = 0  # SLURM's MaxArraySize here (0: ask `scontrol show config`)
     given: frozenset[str] | None = None  # the settings the file states (None: all of them)
     file: str = ""
     where: Location = NOWHERE

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import abc
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +68,28 @@ class Scheduler(abc.ABC):
 
     cancel_command = ""  # the command `cancel` runs, as bench cancel's events name it
 
+    def submit(self, job_file: str, cwd: str, array: str = "", after: Sequence[str] = (),
+               corresponding: bool = False) -> str:
+        """Submit `job_file` (in `cwd`) as caramel queues it itself: a job array when `array` is given
+        ("0-39%4", "3,7,9"), held until the jobs `after` ended well (`corresponding`: each task after
+        the task of the same index of the arrays `after`). The job's id; a RunError with the
+        scheduler's words when it refuses."""
+        raise RunError(f"scheduler {self.name!r} cannot queue jobs itself (job arrays, dependencies)")
+
+    def max_array_size(self) -> int:
+        """The most tasks one job array may have here, its indices 0..N-1 (0: it has no arrays)."""
+        return 0
+
+    def array_directives(self, script: str) -> tuple[str, ...]:
+        """The resource lines of a job script that an array shared by several scripts must carry
+        (two scripts with the same ones may be tasks of one array)."""
+        return ()
+
+    def array_script(self, values: dict[str, Any]) -> str:
+        """The script of a job array whose task i runs the job script of the work folder the map names
+        for i: `templates/<template>/array.sh.j2` rendered with `values`."""
+        return self.job_script(values, "array.sh.j2")
+
     def site(self, job_ids: list[str]) -> str:
         """The name of the cluster the jobs ran on ('' when it cannot say)."""
         return ""
@@ -77,7 +100,7 @@ class Scheduler(abc.ABC):
 
         return slurm_time(seconds)
 
-    def job_script(self, values: dict[str, Any]) -> str:
+    def job_script(self, values: dict[str, Any], template: str = "job.sh.j2") -> str:
         """The job script: `templates/<template>/job.sh.j2` rendered with `values` (engine.jobscript
         names them: resources, modules, environment, body, done file)."""
         if not self.template:
@@ -91,7 +114,7 @@ class Scheduler(abc.ABC):
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / self.template)),
                                  undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
         env.filters["shquote"] = lambda value: shlex.quote(str(value))
-        return env.get_template("job.sh.j2").render(**values)
+        return env.get_template(template).render(**values)
 
 
 REGISTRY: Registry[Scheduler] = Registry("scheduler", __name__, __path__)
