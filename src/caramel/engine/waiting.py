@@ -62,10 +62,10 @@ def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
     for wp in waits:
         job = states.get(wp.job_id)
         said = job.reason if job is not None and _dependency_failed(job.reason) else ""
-        bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")
-               or getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
-        if said or (bad and (job is None or job.state in ("pending", "failed", "gone"))):
-            parent = f"workpackage {bad[0]} ({engine.wps[bad[0]].step}) failed" if bad else "its parent job failed"
+        bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")]
+        if said or (bad and job is not None and job.state in ("pending", "failed", "gone")):
+            named = bad or [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
+            parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
             out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
     return out
 
