@@ -11,9 +11,9 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
+from tests.run_bench import bench, isolated_env
 
 from caramel.backends.schedulers import slurm
-from tests.run_bench import bench, isolated_env
 
 FAKE = {
     # each sbatch: its arguments on one line of the log, a new job id (100, 101, ...) printed as --parsable does

@@ -161,11 +161,11 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
             for wp in batch.wps:
                 engine.fail(wp, f"could not queue its job: {exc}")
         return
-    for wp, job in zip(batch.wps, ids):
+    for wp, job in zip(batch.wps, ids, strict=True):
         with open(_stdout(wp), "a") as handle:
             handle.write(f"{job}\n")
     with engine.store.transaction():
-        for wp, job in zip(batch.wps, ids):
+        for wp, job in zip(batch.wps, ids, strict=True):
             after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
             _record(engine, wp, job, after)
 
@@ -176,7 +176,7 @@ def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[st
     folder = layout.array_folder(engine.info.run_dir, batch.step)
     map_file = os.path.join(folder, "tasks")
     with open(map_file, "w") as handle:
-        for index, wp in zip(batch.indices, batch.wps):
+        for index, wp in zip(batch.indices, batch.wps, strict=True):
             handle.write(f"{index}\t{_work(wp)}\n")
             for stream in ("out", "err"):
                 os.symlink(os.path.join(_work(wp), f"job.{stream}"), os.path.join(folder, f"{index}.{stream}"))
