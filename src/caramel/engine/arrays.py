@@ -18,11 +18,13 @@ nothing else can start, `submit_waiting` queues every such script:
 from __future__ import annotations
 
 import os
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from caramel.engine.jobscript import JOB_FILE
+from caramel.engine.jobscript import JOB_FILE, written_script
+from caramel.engine.script import Command, Outcome, Ran
 from caramel.errors import CaramelError, RunError
 from caramel.expand import layout
 from caramel.spec.model import Benchmark, Step
@@ -33,6 +35,22 @@ if TYPE_CHECKING:
     from caramel.state.rows import WpRow
 
 STDOUT = "stdout"  # the submit command's output in the work folder (engine.jobscript.submit_command)
+
+
+def write_job(command: Command) -> Outcome:
+    """Do what a `queue_later` submit command does, here rather than in a shell (a thousand
+    workpackages write their scripts in a second): its job script written into its work folder,
+    its stdout emptied (a job id left there by an earlier attempt is not this one's); it then waits."""
+    started = time.time()
+    try:
+        with open(os.path.join(command.cwd, JOB_FILE), "w") as handle:
+            handle.write(written_script(command))
+        open(command.stdout, "w").close()
+    except OSError as exc:
+        with open(command.stderr, "a") as handle:
+            handle.write(f"caramel: cannot write {JOB_FILE}: {exc}\n")
+        return Outcome("failed", index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
+    return Outcome("waiting", index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
 
 
 def array_of(bench: Benchmark, step: Step) -> str:

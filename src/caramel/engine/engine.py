@@ -184,8 +184,8 @@ class Engine:
         wp, step = started.wp, started.step
         try:
             limit = self.settings.limit_for(self.bench, step)
-            seg = segment(self.bench, step, started.params, started.paths.base, cycle, op, limit,
-                          queue_later=arrays.queues_later(self, wp, step))
+            queue_later = arrays.queues_later(self, wp, step)
+            seg = segment(self.bench, step, started.params, started.paths.base, cycle, op, limit, queue_later)
         except CaramelError as exc:
             with self.store.transaction():
                 self.fail(wp, str(exc), rows=started.rows)
@@ -194,6 +194,9 @@ class Engine:
         self.started[wp.id] = started
         if not seg.commands:
             self._finish(wp.id, Outcome("done"), [])
+            return
+        if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
+            self._finish(wp.id, arrays.write_job(seg.commands[0]), seg.commands)
             return
         place = copies.placement(step, started.params, copies.device_count(self.bench))
         env = dict(started.env, **place.env) if place else started.env

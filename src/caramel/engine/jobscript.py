@@ -71,3 +71,11 @@ def submit_command(bench: Benchmark, step: Step, params: dict[str, str], body: l
     text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}" + ("" if queue_later else f"\n{submit}")
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"),
                    done_file=os.path.join(work, DONE_FILE))
+
+
+def written_script(command: Command) -> str:
+    """The job script a `queue_later` submit command writes (the text of its here-document)."""
+    head, _, rest = command.text.partition("\n")
+    if not head.startswith(f"cat > {JOB_FILE} ") or not rest.endswith(_END):
+        raise ValueError(f"not a command that only writes {JOB_FILE}")
+    return rest[: -len(_END)]

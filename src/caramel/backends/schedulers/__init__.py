@@ -11,6 +11,7 @@ needs on PATH, and the name of the site its jobs ran on.
 from __future__ import annotations
 
 import abc
+import functools
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -105,16 +106,22 @@ class Scheduler(abc.ABC):
         names them: resources, modules, environment, body, done file)."""
         if not self.template:
             raise RunError(f"scheduler {self.name!r} has no job script template")
-        import shlex
-
-        import jinja2
-
         from caramel.spec.sources import templates_dir
 
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / self.template)),
-                                 undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-        env.filters["shquote"] = lambda value: shlex.quote(str(value))
-        return env.get_template(template).render(**values)
+        return _templates(str(templates_dir() / self.template)).get_template(template).render(**values)
+
+
+@functools.lru_cache(maxsize=8)
+def _templates(folder: str) -> Any:
+    """The jinja2 environment of a template folder, made once: a thousand job scripts compile it once."""
+    import shlex
+
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True)
+    env.filters["shquote"] = lambda value: shlex.quote(str(value))
+    return env
 
 
 REGISTRY: Registry[Scheduler] = Registry("scheduler", __name__, __path__)
