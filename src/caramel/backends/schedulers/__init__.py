@@ -119,7 +119,7 @@ def _templates(folder: str) -> Any:
     import jinja2
 
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True)
+                             keep_trailing_newline=True, auto_reload=False)
     env.filters["shquote"] = lambda value: shlex.quote(str(value))
     return env
 
