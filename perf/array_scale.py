@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -86,9 +87,9 @@ step:
     array: {'true' if array else 'false'}
     do: echo $i
 """)
-    start = time.time()
+    start, cpu = time.time(), _children_cpu()
     done = bench(work, env, "run", "b.yaml", "--tag", "held", "--systems", str(folder / "sys"))
-    ended = time.time()
+    ended, cpu = time.time(), _children_cpu() - cpu
     if done.returncode not in (0, 1):
         sys.exit(done.stderr)
     sbatch = [t for t, name in calls(folder, start) if name == "sbatch" and t <= ended]
@@ -96,7 +97,13 @@ step:
     queued = sum(1 for wp in status["workpackages"] if wp["job_id"])
     bench(work, env, "cancel", "-i", "last")
     return {"sbatch": len(sbatch), "queued_s": max(sbatch) - start if sbatch else float("nan"),
-            "bench_run_s": ended - start, "jobs": queued}
+            "bench_run_s": ended - start, "jobs": queued, "cpu_s": cpu}
+
+
+def _children_cpu() -> float:
+    """CPU seconds of the processes this one waited for (bench, its shells, the sbatch they ran)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def chain(folder: Path, env: dict[str, str]) -> dict[str, object]:
@@ -138,10 +145,12 @@ def main() -> int:
     print(f"{args.workpackages} workpackages of one submit step (jobs held, then cancelled):")
     for name, got in (("one job each", single), ("job array", array)):
         print(f"  {name:13s} sbatch calls {got['sbatch']:5d}  queued after {got['queued_s']:7.2f} s  "
-              f"(bench run {got['bench_run_s']:6.2f} s, {got['jobs']} jobs recorded)")
+              f"(bench run {got['bench_run_s']:6.2f} s, CPU {got['cpu_s']:6.2f} s, {got['jobs']} jobs recorded)")
     ratio = single["queued_s"] / array["queued_s"] if array["queued_s"] else float("inf")
     print(f"  time to queued: {ratio:.1f}x less with the array (target >= 20x); "
           f"sbatch calls {array['sbatch']} (target 1 for <= MaxArraySize)")
+    print(f"  CPU: {single['cpu_s'] / array['cpu_s']:.1f}x less with the array; load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (the time to queued depends on it)")
     print(f"chain of 3 dependent submit steps: {linked['sbatch']} sbatch, all queued in one bench run: "
           f"{linked['queued_in_one_run']}, scheduler polls before the last sbatch: {linked['polls_before_last_sbatch']}")
     return 0

@@ -171,3 +171,19 @@ def test_task_ranges_expand_to_their_tasks(tasks, most):
             runs.append([task])
     text = ",".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
     assert slurm.task_ids(f"77_[{text}%{most}]") == [f"77_{t}" for t in ordered]
+
+
+@given(st.one_of(st.integers(-5, 5000).map(str), st.sampled_from(["true", "False", "yes", "no", "1", "0", " 7 ", ""]),
+                 st.text(max_size=6)))
+def test_an_array_setting_is_true_false_a_count_or_refused(text):
+    from caramel.spec.limits import array_setting
+    from caramel.vocabulary import plain_bool
+
+    value = array_setting(text)
+    word = text.strip().lower()
+    if word.isdecimal() and int(word) >= 1:
+        assert value == str(int(word))
+    elif word and plain_bool(word) is not None:
+        assert value == ("true" if plain_bool(word) else "false")
+    else:
+        assert value is None

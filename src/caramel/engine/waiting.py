@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 # A job that ended without its done file fails only once it has been over this long: the file may
 # reach a login node's view of a shared file system a little after the job's end.
 DONE_FILE_GRACE = float(os.environ.get("CARAMEL_DONE_FILE_GRACE", "5"))
+# A job queued after a parent that failed is cancelled by SLURM (or shown DependencyNeverSatisfied);
+# caramel cancels it itself only when SLURM said nothing this long after the parent's failure.
+DEPENDENCY_GRACE = float(os.environ.get("CARAMEL_DEPENDENCY_GRACE", "30"))
 
 
 def check(engine: Engine) -> bool:
@@ -63,7 +66,10 @@ def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
         job = states.get(wp.job_id)
         said = job.reason if job is not None and _dependency_failed(job.reason) else ""
         bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")]
-        if said or (bad and job is not None and job.state in ("pending", "failed", "gone")):
+        # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
+        # caramel failed whose job did not fail: a timeout, an error file)
+        overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - DEPENDENCY_GRACE]
+        if said or (overdue and job is not None and job.state in ("pending", "failed", "gone")):
             named = bad or [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
             parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
             out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")

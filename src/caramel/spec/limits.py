@@ -47,7 +47,7 @@ def parse_copies_aggregate(text: str, where: Location | None = None) -> str:
 def array_setting(text: str) -> str | None:
     """`array` as caramel keeps it: "false", "true" or "N" (at most N tasks at once); None when malformed."""
     value = str(text).strip().lower()
-    if value.isdigit() and int(value) >= 1:
+    if value.isdecimal() and int(value) >= 1:
         return str(int(value))
     flag = plain_bool(value) if value else None
     return None if flag is None else ("true" if flag else "false")
