@@ -187,3 +187,16 @@ def test_an_array_setting_is_true_false_a_count_or_refused(text):
         assert value == ("true" if plain_bool(word) else "false")
     else:
         assert value is None
+
+
+def test_two_children_of_each_parent_task_make_two_corresponding_arrays(tmp_path):
+    env = fake_slurm(tmp_path)
+    (tmp_path / "c.yaml").write_text(CHAIN.format(values="0,1", array="true").split("  - name: third")[0].replace(
+        "    array: true\n    do: echo second $i", "    array: true\n    use: q\n    do: echo second $i $k").replace(
+        "parameterset:\n", "parameterset:\n  - name: q\n    parameter: {name: k, _: 'a,b'}\n"))
+    done = bench("run", "c.yaml", "--tag", "fake", "--systems", "sys", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert sbatch_calls(tmp_path) == ["--parsable --array=0-1 array.sh"] + [
+        "--parsable --array=0-1 --dependency=aftercorr:100 array.sh"] * 2
+    wps = workpackages(tmp_path, env)
+    assert sorted(wp["job_id"] for wp in wps[2:]) == ["101_0", "101_1", "102_0", "102_1"]

@@ -151,13 +151,17 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
             groups[(wp.step, resources, after, False)].append((-1, wp))
     for (step, _resources, after, corresponding), members in groups.items():
         if corresponding:  # several children of one parent task: one array for each of them
-            rounds: list[list[tuple[int, WpRow]]] = []
+            rounds: list[Batch] = []
+            taken: list[set[int]] = []
             for index, wp in members:
-                free = next((r for r in rounds if all(i != index for i, _ in r)), None)
-                if free is None:
-                    rounds.append(free := [])
-                free.append((index, wp))
-            out += [Batch(step, [wp for _, wp in r], [i for i, _ in r], after, True) for r in rounds]
+                k = next((k for k, used in enumerate(taken) if index not in used), len(rounds))
+                if k == len(rounds):
+                    rounds.append(Batch(step, after=after, corresponding=True))
+                    taken.append(set())
+                rounds[k].wps.append(wp)
+                rounds[k].indices.append(index)
+                taken[k].add(index)
+            out += rounds
             continue
         for start in range(0, len(members), limit):
             chunk = [wp for _, wp in members[start:start + limit]]
