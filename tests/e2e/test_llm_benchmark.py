@@ -86,9 +86,11 @@ def test_gpu_systems_render_megatron_in_apptainer(tmp_path: Path, env: dict[str,
     assert (p["tp_size"], p["pp_size"], p["dp_size"], p["global_batch_size"]) == (1, 1, p["total_devices"], 32)
     script = " ".join(p["job_script"].split(" "))  # words as the shell splits them on a line
     script = script.replace("  ", " ")
-    root = str(BENCHMARKS / "..")
     image = p["container_image"]
-    assert f"{srun} apptainer exec --bind={root} {gpu_flag} {image} bash -c".replace("  ", " ") in script
+    assert image == f"{tmp_path}/containers/{image.rsplit('/', 1)[1]}"  # the system's image_dir, from bench's folder
+    binds = re.search(r"apptainer exec --bind=(\S+) ", script).group(1).split(",")
+    assert binds[0] == p["caramel_package"] and binds[2] == str(tmp_path / "data")  # caramel alone, the run, the data
+    assert f"{srun} apptainer exec --bind={','.join(binds)} {gpu_flag} {image} bash -c".replace("  ", " ") in script
     assert f"python -m caramel.energy.measure --method {method} --interval 100" in script
     assert f"--nproc_per_node {p['gpus_per_node']} --nnodes 1" in script
     assert f"bash -c 'cd {'/opt/Megatron-LM-ROCm' if system == 'MI250' else '/opt/Megatron-LM'} && " in script
@@ -101,7 +103,7 @@ def test_gpu_systems_render_megatron_in_apptainer(tmp_path: Path, env: dict[str,
                                           "JEDI": ("all", 72, 4, "pytorch_ngc2402_arm.sif")}[system]
     assert f"#SBATCH --account=zam\n#SBATCH --partition={partition}\n" in script
     assert f"#SBATCH --cpus-per-task={cores}\n" in script and p["gpus_per_node"] == gpus
-    assert image == f"{root}/containers/{image_name}"
+    assert image == f"{tmp_path}/containers/{image_name}"
     # the job tells the asynchronous step it ended (done_file ready, error_file error)
     assert re.search(r"\|\| touch \S+_benchmark/work/error\ntouch \S+_benchmark/work/ready$", script.rstrip())
 

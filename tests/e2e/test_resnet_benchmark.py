@@ -52,6 +52,7 @@ def test_gpu_systems_span_nodes_tasks_and_batches(tmp_path: Path, env: dict[str,
     script = p["job_script"]
     assert "#SBATCH --ntasks-per-node=4" in script
     assert (f"srun --disable-dcgm --cpu_bind=v --mpi=pspmix env PMIX_SECURITY_MODE=native apptainer exec "
-            f"--bind={BENCHMARKS / '..'} --nv {p['container_image']} bash -c") in script
+            f"--bind={p['caramel_package']},{p['container_binds'].split(',')[1]} --nv {p['container_image']} bash -c") in script
+    assert p["caramel_package"].endswith("/caramel") and "site-packages," not in script  # caramel alone is bound
     assert "caramel.energy.measure --method pynvml" in script
     assert "tf_cnn_benchmarks.py --num_gpus 1 --model resnet50_v2 --batch_size 32" in script

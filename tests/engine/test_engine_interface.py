@@ -36,7 +36,7 @@ def engine_uses(path: Path) -> tuple[set[str], list[str]]:
     return read, changed
 
 
-@pytest.mark.parametrize("module", ["shared.py", "waiting.py", "restart.py"])
+@pytest.mark.parametrize("module", ["shared.py", "waiting.py", "restart.py", "arrays.py"])
 def test_helpers_use_the_engine_through_its_interface(module: str) -> None:
     read, changed = engine_uses(ENGINE_DIR / module)
     assert not changed, changed

@@ -10,6 +10,7 @@ the wheel's declared requirements are what it needs to import and run.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -115,4 +116,48 @@ def test_installed_wheel_plans_caraml_and_runs_llm_by_name(installed, tmp_path: 
     shown = run_bench(env_dir, "result", "-i", "last", cwd=empty, env=env)
     assert shown.returncode == 0, shown.stderr
     assert float(shown.stdout.splitlines()[1].split(",")[17]) > 0  # Tokens/second
+    assert snapshot(package) == before  # nothing written into the installed package
+
+
+FAKE_SLURM = {"sbatch": "echo 'Submitted batch job 42'\n", "sacct": "exit 0\n", "scancel": "exit 0\n",
+              "squeue": "exit 0\n"}
+
+
+def test_installed_wheel_renders_job_scripts_whose_paths_exist(installed, tmp_path: Path) -> None:
+    """`bench run llm --tag 800M A100` from the wheel (sbatch faked): every host path its job script names
+    exists, or is one of the system file's folders (image_dir, data_dir: where the site keeps images and
+    data); nothing points into the installed package's data; caramel's own package is what the
+    container binds, never the whole site-packages. `bench container build pytorch.def` finds the
+    shipped definition and writes the image here."""
+    _, env_dir = installed
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_")) and k != "PYTHONPATH"}
+    package = Path(subprocess.run([str(env_dir / "bin" / "python"), "-c",
+                                   "import caramel, os; print(os.path.dirname(caramel.__file__))"],
+                                  capture_output=True, text=True, check=True, env=env).stdout.strip())
+    assert package.is_relative_to(env_dir), package  # the wheel's caramel, not a checkout's
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, body in FAKE_SLURM.items():
+        (fake / name).write_text("#!/bin/sh\n" + body)
+        (fake / name).chmod(0o755)
+    env.update(CARAMEL_DATA_DIR=str(tmp_path / "userdata"), PATH=f"{fake}{os.pathsep}{env['PATH']}")
+    work = tmp_path / "project"
+    work.mkdir()
+    before = snapshot(package)
+    ran = run_bench(env_dir, "run", "llm", "--tag", "800M", "A100", cwd=work, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    script = next(work.glob("llm_benchmark_run/000000/*_benchmark/work/job.sh")).read_text()
+    # the system file's folders (A100.yaml: image_dir: containers, data_dir: data), and the run folder the job writes in
+    site_folders = (work / "containers", work / "data", work / "llm_benchmark_run")
+    assert "_shipped" not in script
+    for path in sorted(set(re.findall(r"(?<![\w$])/[\w.+-][\w./+-]*", script))):
+        if path.startswith("/opt/"):  # inside the image (Megatron-LM's checkout)
+            continue
+        assert Path(path).exists() or any(Path(path).is_relative_to(f) for f in site_folders), path
+    binds = re.search(r"--bind=(\S+)", script).group(1).split(",")
+    assert str(package) in binds and str(package.parent) not in binds  # caramel alone, not site-packages
+    assert f"export PYTHONPATH={package.parent}:" in script
+    built = run_bench(env_dir, "container", "build", "pytorch.def", "--dry-run", cwd=work, env=env)
+    assert built.returncode == 0, built.stderr
+    assert built.stdout.split()[-2:] == ["pytorch.sif", str(package / "_shipped" / "containers" / "pytorch.def")]
     assert snapshot(package) == before  # nothing written into the installed package

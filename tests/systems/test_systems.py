@@ -89,10 +89,10 @@ def test_slurm_system_without_scheduler_commands_names_the_system_file(monkeypat
 
 def test_system_parameters_carry_the_container_line_and_leave_out_what_the_file_does_not_state():
     a100 = find_system({"A100"}).parameters()
-    assert a100["system_container_prefix"] == "apptainer exec --bind=${root_dir} --nv ${container_image}"
+    assert a100["system_container_prefix"] == "apptainer exec --bind=${container_binds} --nv ${container_image}"
     assert a100["system_image_pytorch"] == "pytorch_ngc2406_x86.sif" and a100["system_images"] == "pytorch tensorflow"
     assert find_system({"MI250"}).parameters()["system_container_prefix"] == (
-        "apptainer exec --bind=${root_dir} ${container_image}")
+        "apptainer exec --bind=${container_binds} ${container_image}")
     local = find_system({"local"}).parameters()
     assert "system_account" not in local and local["system_partition"] == "local"  # the Queue column of tables
     assert "system_container_prefix" not in local

@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("container", help="build or pull the Apptainer images the benchmarks use")
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
-    build = actions.add_parser("build", help="build an image from a definition file in containers/")
+    build = actions.add_parser("build", help="build an image from a definition file (a path, or the name of one of caramel's: pytorch.def)")
     build.add_argument("definition", type=Path)
     build.add_argument("-o", "--output", type=Path, help="the image (default: the definition's name, .sif)")
     build.add_argument("--no-fakeroot", action="store_true", help="build without --fakeroot (as root)")
@@ -27,7 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.action == "build":
-        image = args.output or args.definition.with_suffix(".sif")
+        args.definition, from_caramel = images.find_definition(args.definition)
+        # the image of a shipped definition goes into this folder, never beside caramel's installed files
+        image = args.output or (Path(args.definition.stem + ".sif") if from_caramel else args.definition.with_suffix(".sif"))
         command = images.build_command(args.definition, image, not args.no_fakeroot)
         if not args.dry_run:
             images.build(args.definition, image, not args.no_fakeroot)

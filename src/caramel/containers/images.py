@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from caramel.errors import CaramelError
+from caramel.errors import CaramelError, did_you_mean
+from caramel.resources import shipped
 
 
 def _client():
@@ -18,6 +19,21 @@ def _client():
         raise CaramelError("neither apptainer nor singularity is installed here (spython runs `singularity`)",
                            hint="run this on a system with Apptainer, or use --dry-run to see the command")
     return Client
+
+
+def find_definition(definition: Path) -> tuple[Path, bool]:
+    """The definition file `definition` names: the path itself when it exists, else, for a bare name
+    (`pytorch.def`, `pytorch`), caramel's shipped one of that name (wherever caramel is installed);
+    whether it is a shipped one. A CaramelError names the shipped ones when neither exists."""
+    if definition.is_file() or definition.parent != Path("."):
+        return definition, False
+    folder = shipped("containers")
+    name = definition.name if definition.suffix == ".def" else f"{definition.name}.def"
+    if (folder / name).is_file():
+        return folder / name, True
+    known = sorted(p.name for p in folder.glob("*.def"))
+    raise CaramelError(f"{definition}: no such definition file here, nor among caramel's ({folder})",
+                       hint=did_you_mean(name, known) or "caramel's definition files: " + ", ".join(known))
 
 
 def build_command(definition: Path, image: Path, fakeroot: bool = True) -> list[str]:

@@ -31,7 +31,7 @@ class Charliecloud:
 
     def command(self, image: str, command: list[str], binds: tuple[str, ...] = ()) -> list[str]:
         line = [self.executable]
-        for bind in binds:
+        for bind in (b for given in binds for b in given.split(",") if b):
             line += ["-b", bind if ":" in bind else f"{bind}:{bind}"]
         return [*line, image, "--", *command]
 

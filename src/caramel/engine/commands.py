@@ -61,10 +61,11 @@ def command_for(do: Do, op: int, cycle: int, params: dict[str, str], work: str, 
 
 
 def segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int, op: int,
-            time_limit: float = 0.0) -> Segment:
-    """The do's from (cycle, op) on, up to the first active shared do (not included)."""
+            time_limit: float = 0.0, queue_later: bool = False) -> Segment:
+    """The do's from (cycle, op) on, up to the first active shared do (not included). `queue_later`: a
+    submit step's command writes its job script, and the engine queues it (engine.arrays)."""
     if step.submit:
-        return _job_segment(bench, step, params, work, cycle, op, time_limit)
+        return _job_segment(bench, step, params, work, cycle, op, time_limit, queue_later)
     if step.call:  # one command hands the function to submitit (engine/call.py); nothing after it
         from caramel.engine.call import call_command
 
@@ -111,7 +112,7 @@ def used_sets(step: Step, params: dict[str, str], available: dict) -> list[str]:
 
 
 def _job_segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int, op: int,
-                 time_limit: float = 0.0) -> Segment:
+                 time_limit: float = 0.0, queue_later: bool = False) -> Segment:
     """A `submit` step: every active do of every cycle in one job script; nothing after its job."""
     from caramel.engine.jobscript import submit_command
 
@@ -126,4 +127,4 @@ def _job_segment(bench: Benchmark, step: Step, params: Params, work: str, cycle:
                     raise RunError("a do of a submit step has no done_file= or shared= (the job is the step)",
                                    do.where, hint="remove submit=, or those attributes")
                 body.append(final_text(do.command, cycle_params).strip(";").strip())
-    return Segment([submit_command(bench, step, params, body, work, time_limit)])
+    return Segment([submit_command(bench, step, params, body, work, time_limit, queue_later)])

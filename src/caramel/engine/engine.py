@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
-from caramel.engine import copies, loadavg, materialise, recovery, restart, shared, waiting
+from caramel.engine import arrays, copies, loadavg, materialise, recovery, restart, shared, waiting
 from caramel.engine.commands import check_step, final_text, segment
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
@@ -88,7 +88,7 @@ class Engine:
             check_step(step)
         self._shared_interrupted = restart.recover(self)
         restart.settle_cancelled(self)
-        self._heap = [wp.id for wp in self.wps.values() if wp.state == "open" and self._parents_done(wp)]
+        self._heap = [wp.id for wp in self.wps.values() if wp.state == "open" and arrays.may_start(self, wp)]
         heapq.heapify(self._heap)
         waiting.check(self)
         self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
@@ -101,7 +101,7 @@ class Engine:
                         self._finish(active.key, outcome, active.commands)
                     continue
                 self.running_step = None
-                if shared.run_barriers(self) or waiting.check(self):
+                if arrays.submit_waiting(self) or shared.run_barriers(self) or waiting.check(self):
                     continue
                 break
         except BaseException:
@@ -140,9 +140,6 @@ class Engine:
         except ValueError:
             return True
         return n <= 0 or self.inflight[wp.step] < n
-
-    def _parents_done(self, wp: WpRow) -> bool:
-        return all(self.wps[p].state == "done" for p in wp.parents)
 
     # --- starting ----------------------------------------------------------------------------
     def _start(self, wp: WpRow, step: Step) -> None:
@@ -196,7 +193,8 @@ class Engine:
         wp, step = started.wp, started.step
         try:
             limit = self.settings.limit_for(self.bench, step)
-            seg = segment(self.bench, step, started.params, started.paths.base, cycle, op, limit)
+            queue_later = arrays.queues_later(self, wp, step)
+            seg = segment(self.bench, step, started.params, started.paths.base, cycle, op, limit, queue_later)
         except CaramelError as exc:
             with self.store.transaction():
                 self.fail(wp, str(exc), rows=started.rows)
@@ -205,6 +203,9 @@ class Engine:
         self.started[wp.id] = started
         if not seg.commands:
             self._finish(wp.id, Outcome("done"), [])
+            return
+        if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
+            self._finish(wp.id, arrays.write_job(seg.commands[0]), seg.commands)
             return
         place = copies.placement(step, started.params, copies.device_count(self.bench))
         env = dict(started.env, **place.env) if place else started.env
@@ -245,6 +246,8 @@ class Engine:
                           env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
                           + (f" (job {job})" if job else ""))
                 self.store.add_commands(rows)
+                if job and step.submit:
+                    self.queue_children(wp)  # a submit step after this one queues its job at once
             elif outcome.status == "error_file":
                 cmd = commands[outcome.index]
                 self.fail(wp, f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
@@ -321,10 +324,15 @@ class Engine:
         self.move(wp, "finish", ended=time.time(), env=env)
         self._record_load(wp, "end")
         self.store.add_commands(rows)
-        for child in self.children[wp.id]:
-            if self.wps[child].state == "open" and self._parents_done(self.wps[child]):
-                heapq.heappush(self._heap, child)
+        self.queue_children(wp)
         self._release(wp.step)
+
+    def queue_children(self, wp: WpRow) -> None:
+        """`wp` is done, or its job is queued: its children that may start now (engine.arrays.may_start) go
+        into the queue."""
+        for child in self.children[wp.id]:
+            if self.wps[child].state == "open" and arrays.may_start(self, self.wps[child]):
+                heapq.heappush(self._heap, child)
 
     def _record_load(self, wp: WpRow, when: str) -> None:
         """The node's load at `wp`'s start or end (engine.loadavg), where its do's run on this node."""
@@ -342,6 +350,18 @@ class Engine:
             child = self.wps[todo.pop()]
             if child.state == "open":
                 self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) failed")
+                todo += self.children[child.id]
+        self._release(wp.step)
+
+    def cancel(self, wp: WpRow, reason: str) -> None:
+        """Mark `wp` cancelled (its queued job will not run: SLURM cancelled it, or caramel did) and
+        the workpackages that depend on it (call inside a transaction)."""
+        self.move(wp, "cancel", ended=time.time(), reason=reason)
+        todo = list(self.children[wp.id])
+        while todo:
+            child = self.wps[todo.pop()]
+            if child.state == "open":
+                self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) was not run")
                 todo += self.children[child.id]
         self._release(wp.step)
 

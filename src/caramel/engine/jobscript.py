@@ -61,12 +61,21 @@ def render(bench: Benchmark, step: Step, params: dict[str, str], body: list[str]
 
 
 def submit_command(bench: Benchmark, step: Step, params: dict[str, str], body: list[str], work: str,
-                   time_limit: float = 0.0) -> Command:
+                   time_limit: float = 0.0, queue_later: bool = False) -> Command:
     """One command that writes the job script and submits it; the workpackage then waits for the
-    done file while its job is followed through the scheduler."""
+    done file while its job is followed through the scheduler. `queue_later`: the command only
+    writes the script, and the engine queues it (engine.arrays: a job array, or after its parents' jobs)."""
     scheduler = schedulers.for_system(bench.system)
     submit = scheduler.submit_line(JOB_FILE)  # first: a run without a batch scheduler says so here
     script = render(bench, step, params, body, work, time_limit, scheduler)
-    text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}\n{submit}"
+    text = f"cat > {JOB_FILE} <<'{_END}'\n{script}{_END}" + ("" if queue_later else f"\n{submit}")
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"),
                    done_file=os.path.join(work, DONE_FILE))
+
+
+def written_script(command: Command) -> str:
+    """The job script a `queue_later` submit command writes (the text of its here-document)."""
+    head, _, rest = command.text.partition("\n")
+    if not head.startswith(f"cat > {JOB_FILE} ") or not rest.endswith(_END):
+        raise ValueError(f"not a command that only writes {JOB_FILE}")
+    return rest[: -len(_END)]

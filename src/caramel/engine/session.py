@@ -14,10 +14,11 @@ import os
 import shutil
 import signal
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 
 from caramel import __version__, backends
-from caramel.engine import statefile
+from caramel.engine import arrays, statefile
 from caramel.engine.commands import check_step, segment
 from caramel.engine.engine import Engine
 from caramel.engine.materialise import prepares
@@ -46,6 +47,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
     run_id, run_dir = reserve_run_dir(bench.outpath)
     try:
         plan = make_plan(bench, run_id, max_workpackages=max_workpackages)
+        arrays.check_plan(bench, Counter(wp.step.name for wp in plan.workpackages), backend.scheduler)
     except BaseException:
         with contextlib.suppress(OSError):
             os.rmdir(run_dir)  # the id is free again

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 # A job that ended without its done file fails only once it has been over this long: the file may
 # reach a login node's view of a shared file system a little after the job's end.
 DONE_FILE_GRACE = float(os.environ.get("CARAMEL_DONE_FILE_GRACE", "5"))
+# A job queued after a parent that failed is cancelled by SLURM (or shown DependencyNeverSatisfied);
+# caramel cancels it itself only when SLURM said nothing this long after the parent's failure.
+DEPENDENCY_GRACE = float(os.environ.get("CARAMEL_DEPENDENCY_GRACE", "30"))
 
 
 def check(engine: Engine) -> bool:
@@ -64,18 +67,53 @@ def _said(path: str) -> str:
     return f": {lines[-1]}" if lines else ""
 
 
+def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
+    """The waiting workpackages whose job waits for a parent job that failed (queued after it,
+    engine.arrays), each with its reason: SLURM's where it gave one (DependencyNeverSatisfied), else
+    the parent's failure."""
+    out = {}
+    for wp in waits:
+        job = states.get(wp.job_id)
+        said = job.reason if job is not None and _dependency_failed(job.reason) else ""
+        bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")]
+        # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
+        # caramel failed whose job did not fail: a timeout, an error file)
+        overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - DEPENDENCY_GRACE]
+        if said or (overdue and job is not None and job.state in ("pending", "failed", "gone")):
+            named = bad or [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
+            parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
+            out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
+    return out
+
+
+def _dependency_failed(reason: str) -> bool:
+    """Whether SLURM's words say a job waited for a job that failed: pending with
+    DependencyNeverSatisfied, or cancelled for it (SLURM 22's kill_invalid_depend: "CANCELLED", reason "Dependency")."""
+    return "DependencyNeverSatisfied" in reason or reason.startswith("CANCELLED: Dependency")
+
+
 def _job_note(wp) -> str:
     return f" (job {wp.job_id})" if wp.job_id else ""
 
 
 def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
     """One scheduler query for every job still without its done file: fail the ones whose job ended,
-    and show the others' scheduler state in their reason."""
-    states = engine.backend.scheduler.job_states([wp.job_id for wp in waits])
+    cancel the ones queued after a parent that failed, and show the others' scheduler state in their reason."""
+    scheduler = engine.backend.scheduler
+    states = scheduler.job_states([wp.job_id for wp in waits])
     changed = False
+    orphans = _orphans(engine, waits, states)
+    left = [wp.job_id for wp in waits if wp.id in orphans and wp.job_id in states
+            and states[wp.job_id].state == "pending"]
+    if left:
+        scheduler.cancel(left)  # what SLURM left pending: no job of a failed chain runs later
     with engine.store.transaction():
         for wp in waits:
             job = states.get(wp.job_id)
+            if wp.id in orphans:
+                engine.cancel(wp, orphans[wp.id])
+                changed = True
+                continue
             if job is None:
                 continue
             done = wp.wait_files.get("done")

@@ -12,7 +12,7 @@ from caramel.spec import call as calls
 from caramel.spec import model as m
 from caramel.spec.attributes import boolean, file_name, name_of, only_children, split_list, whole_number
 from caramel.spec.estimator import parse_estimator
-from caramel.spec.limits import parse_copies, parse_copies_aggregate, parse_duration
+from caramel.spec.limits import parse_array, parse_copies, parse_copies_aggregate, parse_duration
 from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.sanity import from_comment, read_sanity
 from caramel.spec.sets import SetBuilder
@@ -122,6 +122,8 @@ class Builder(SetBuilder):
             step.copies = parse_copies(node.attrs["copies"], node.where)
         if "copies_aggregate" in node.attrs:
             step.copies_aggregate = parse_copies_aggregate(node.attrs["copies_aggregate"], node.where)
+        if "array" in node.attrs:
+            step.array = parse_array(node.attrs["array"], step.submit, node.where)
         if "estimator" in node.attrs:
             step.estimator = parse_estimator(node.attrs["estimator"], node.where).text
         for attr in ("iterations", "cycles", "procs"):

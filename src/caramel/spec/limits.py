@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from caramel.errors import Location, SpecError
 from caramel.spec import meta
-from caramel.vocabulary import COPY_AGGREGATES
+from caramel.vocabulary import COPY_AGGREGATES, plain_bool
 
 
 def parse_duration(text: str, what: str, where: Location | None = None) -> float:
@@ -42,6 +42,30 @@ def parse_copies_aggregate(text: str, where: Location | None = None) -> str:
     raise SpecError(f"copies_aggregate={text!r} is neither " + " nor ".join(COPY_AGGREGATES), where,
                     hint="expected copies_aggregate: sum (the node's throughput, the default) or "
                          "copies_aggregate: mean (per copy, as the Mila suite reports)")
+
+
+def array_setting(text: str) -> str | None:
+    """`array` as caramel keeps it: "false", "true" or "N" (at most N tasks at once); None when malformed."""
+    value = str(text).strip().lower()
+    if value.isdecimal() and int(value) >= 1:
+        return str(int(value))
+    flag = plain_bool(value) if value else None
+    return None if flag is None else ("true" if flag else "false")
+
+
+def parse_array(text: str, submitted: bool, where: Location | None = None) -> str:
+    """`array` of a step: its workpackages become one job array (`true`), at most N of them running at
+    once (`N`), or one job each (`false`). Only a step whose do's form a job (`submit: true`) has one."""
+    value = array_setting(text)
+    if value is None:
+        raise SpecError(f"array={text!r} is neither true, false nor a whole number of at least 1", where,
+                        hint="expected array: true (one job array for the step's workpackages) or array: 4 "
+                             "(at most 4 of its tasks run at once)")
+    if value != "false" and not submitted:
+        raise SpecError("array= on a step that is not submitted: only the workpackages of a submit step "
+                        "form a job array", where,
+                        hint="add submit: true to the step (its do's become one job script), or remove array=")
+    return value
 
 
 def slurm_time(seconds: float) -> str:

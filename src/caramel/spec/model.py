@@ -178,6 +178,7 @@ class Step:
     sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each workpackage's output
     call: str = ""  # caramel: `package.module:function` run through submitit instead of do's (spec/call.py)
     call_where: Location = NOWHERE  # where the call is written
+    array: str = ""  # caramel: "" (the system's default), "false", "true" or "N" (at most N tasks at once): spec/limits.py
 
 
 @dataclass

@@ -14,6 +14,7 @@ from caramel.energy.measure import METHODS, NO_METHOD
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.fs.paths import PathError, name
 from caramel.resources import shipped
+from caramel.spec.limits import array_setting
 from caramel.systems.model import ALWAYS, System
 
 SHIPPED = shipped("systems")
@@ -104,6 +105,14 @@ def load_system(path: Path | str) -> System:
     if values["name"] != path.stem:
         raise SpecError(f"name '{values['name']}' differs from the file name '{path.stem}'",
                         Location(str(path), _line(node, "name")), hint="the tag that selects a system is its file name")
+    if "job_array" in values:
+        setting = array_setting(values["job_array"])
+        if setting is None:
+            raise SpecError(f"job_array: '{values['job_array']}' is neither true, false nor a whole number",
+                            Location(str(path), _line(node, "job_array")),
+                            hint="job_array: true makes every submit step one job array; job_array: 8 runs "
+                                 "at most 8 of its tasks at once")
+        values["job_array"] = setting
     for key, allowed in known_values().items():
         if key in values and values[key] not in allowed:
             raise SpecError(f"{key}: '{values[key]}' is not known", Location(str(path), _line(node, key)),

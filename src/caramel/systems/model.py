@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import dataclass, field, fields
 
 from caramel.containers.runtime import container_prefix
@@ -13,7 +14,7 @@ from caramel.spec.model import NOWHERE
 # settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
 ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
                     "cpus_per_task", "cpus_per_device", "tasks_per_node", "gres", "launcher_args", "modules", "env",
-                    "container_runtime", "extra_sbatch"})
+                    "container_runtime", "extra_sbatch", "data_dir"})
 
 
 @dataclass
@@ -37,11 +38,14 @@ class System:
     modules: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     container_runtime: str = ""
-    image_dir: str = ""
+    image_dir: str = ""  # the site's folder of images: absolute, or relative to the folder bench runs in
+    data_dir: str = "data"  # the site's folder of data sets and corpora: absolute, or relative to the folder bench runs in
     images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
     energy_method: str = ""
     peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
     extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
+    job_array: str = ""  # a submit step's default for `array:` ("", true, false, N); docs/systems.md
+    max_array_size: int = 0  # SLURM's MaxArraySize here (0: ask `scontrol show config`)
     given: frozenset[str] | None = None  # the settings the file states (None: all of them)
     file: str = ""
     where: Location = NOWHERE
@@ -56,6 +60,8 @@ class System:
             if f.name in ("file", "where", "given", "images") or f.name not in given | ALWAYS:
                 continue
             value = getattr(self, f.name)
+            if f.name in ("image_dir", "data_dir") and value:
+                value = os.path.abspath(os.path.expanduser(value))  # a job runs elsewhere: never a relative path
             if isinstance(value, list):
                 value = " ".join(value) if f.name != "modules" else ",".join(value)
             elif isinstance(value, dict):
@@ -69,10 +75,10 @@ class System:
 
     def container_prefix(self) -> str:
         """The container command line up to the command, from this system's runtime: the image is
-        the benchmark's `${container_image}`, the bound folder its `${root_dir}`."""
+        the benchmark's `${container_image}`, the bound folders its `${container_binds}` (comma-separated)."""
         flag = "--nv" if self.accelerator == "nvidia" else ""
         line = container_prefix(self.container_runtime, "CARAMEL_IMAGE", "CARAMEL_BIND", flag)
-        return line.replace("CARAMEL_IMAGE", "${container_image}").replace("CARAMEL_BIND", "${root_dir}")
+        return line.replace("CARAMEL_IMAGE", "${container_image}").replace("CARAMEL_BIND", "${container_binds}")
 
 
 def with_system(bench: m.Benchmark, system: System | None) -> m.Benchmark:

@@ -11,7 +11,9 @@ needs on PATH, and the name of the site its jobs ran on.
 from __future__ import annotations
 
 import abc
+import functools
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +69,28 @@ class Scheduler(abc.ABC):
 
     cancel_command = ""  # the command `cancel` runs, as bench cancel's events name it
 
+    def submit(self, job_file: str, cwd: str, array: str = "", after: Sequence[str] = (),
+               corresponding: bool = False) -> str:
+        """Submit `job_file` (in `cwd`) as caramel queues it itself: a job array when `array` is given
+        ("0-39%4", "3,7,9"), held until the jobs `after` ended well (`corresponding`: each task after
+        the task of the same index of the arrays `after`). The job's id; a RunError with the
+        scheduler's words when it refuses."""
+        raise RunError(f"scheduler {self.name!r} cannot queue jobs itself (job arrays, dependencies)")
+
+    def max_array_size(self) -> int:
+        """The most tasks one job array may have here, its indices 0..N-1 (0: it has no arrays)."""
+        return 0
+
+    def array_directives(self, script: str) -> tuple[str, ...]:
+        """The resource lines of a job script that an array shared by several scripts must carry
+        (two scripts with the same ones may be tasks of one array)."""
+        return ()
+
+    def array_script(self, values: dict[str, Any]) -> str:
+        """The script of a job array whose task i runs the job script of the work folder the map names
+        for i: `templates/<template>/array.sh.j2` rendered with `values`."""
+        return self.job_script(values, "array.sh.j2")
+
     def site(self, job_ids: list[str]) -> str:
         """The name of the cluster the jobs ran on ('' when it cannot say)."""
         return ""
@@ -77,21 +101,27 @@ class Scheduler(abc.ABC):
 
         return slurm_time(seconds)
 
-    def job_script(self, values: dict[str, Any]) -> str:
+    def job_script(self, values: dict[str, Any], template: str = "job.sh.j2") -> str:
         """The job script: `templates/<template>/job.sh.j2` rendered with `values` (engine.jobscript
         names them: resources, modules, environment, body, done file)."""
         if not self.template:
             raise RunError(f"scheduler {self.name!r} has no job script template")
-        import shlex
-
-        import jinja2
-
         from caramel.spec.sources import templates_dir
 
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir() / self.template)),
-                                 undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
-        env.filters["shquote"] = lambda value: shlex.quote(str(value))
-        return env.get_template("job.sh.j2").render(**values)
+        return _templates(str(templates_dir() / self.template)).get_template(template).render(**values)
+
+
+@functools.lru_cache(maxsize=8)
+def _templates(folder: str) -> Any:
+    """The jinja2 environment of a template folder, made once: a thousand job scripts compile it once."""
+    import shlex
+
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
+                             keep_trailing_newline=True, auto_reload=False)
+    env.filters["shquote"] = lambda value: shlex.quote(str(value))
+    return env
 
 
 REGISTRY: Registry[Scheduler] = Registry("scheduler", __name__, __path__)

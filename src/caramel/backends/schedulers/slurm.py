@@ -23,9 +23,12 @@ import time
 from collections.abc import Sequence
 
 from caramel.backends.schedulers import JobState, Scheduler, register
+from caramel.errors import RunError
 
-_SUBMITTED = re.compile(rb"Submitted batch job (\d+)")
-_PARSABLE = re.compile(rb"^(\d+)(?:;[\w.-]+)?\s*$", re.M)  # sbatch --parsable: "ID" or "ID;cluster"
+_SUBMITTED = re.compile(rb"Submitted batch job (\d+(?:_\d+)?)")
+# sbatch --parsable: "ID" or "ID;cluster"; caramel writes an array task's line as "ID_TASK"
+_PARSABLE = re.compile(rb"^(\d+(?:_\d+)?)(?:;[\w.-]+)?\s*$", re.M)
+_ARRAY_ID = re.compile(r"^(\d+)_(\d+|\[[^\]]*\])$")  # sacct/squeue: "123_4", "123_[5-9,12%4]"
 
 # SLURM's job states, as caramel sees them: still to come, running, finished well, finished badly.
 STATE_KIND = {
@@ -38,6 +41,7 @@ STATE_KIND = {
     "REVOKED": "failed", "SPECIAL_EXIT": "failed",
 }
 QUERY_TIMEOUT = 30.0  # seconds for one sacct/squeue call
+SUBMIT_TIMEOUT = 120.0  # seconds for one sbatch of caramel's own (a busy controller answers slowly)
 
 
 def job_id_in(path: str, tail: int = 65536) -> str:
@@ -52,6 +56,29 @@ def job_id_in(path: str, tail: int = 65536) -> str:
     found = [(m.start(), m.group(1)) for m in _SUBMITTED.finditer(text)]
     found += [(m.start(), m.group(1)) for m in _PARSABLE.finditer(text)]
     return max(found)[1].decode() if found else ""
+
+
+def query_ids(job_ids: list[str]) -> list[str]:
+    """What to ask sacct/squeue for: a job's id, and an array task's array ("123_4" -> "123"), once:
+    one query answers for every task of an array."""
+    return sorted({job.split("_")[0] for job in job_ids}, key=lambda j: (len(j), j))
+
+
+def task_ids(text: str) -> list[str]:
+    """The array tasks a sacct/squeue JobID names: "123_4" -> ["123_4"]; "123_[0-2,7%4]" (tasks not yet
+    started, listed together) -> ["123_0", "123_1", "123_2", "123_7"]; [] for a job that is no array task."""
+    found = _ARRAY_ID.match(text.strip())
+    if not found:
+        return []
+    array, tasks = found.groups()
+    if not tasks.startswith("["):
+        return [text.strip()]
+    out = []
+    for part in tasks.strip("[]").split("%")[0].split(","):
+        first, _, last = part.partition("-")
+        if first.isdigit() and (not last or last.isdigit()):
+            out += [f"{array}_{i}" for i in range(int(first), int(last or first) + 1)]
+    return out
 
 
 def _log_call(argv: Sequence[str]) -> None:
@@ -101,8 +128,8 @@ def _job_state(name: str, exit_text: str, reason: str, nodes: str, end: str) -> 
 
 def query_sacct(job_ids: list[str]) -> dict[str, JobState] | None:
     """States of `job_ids` from accounting; None when sacct cannot answer (then try squeue)."""
-    argv = ["sacct", "-X", "-n", "-P", "-S", "1970-01-01", "-o", "JobIDRaw,State,ExitCode,Reason,NodeList,End",
-            "-j", ",".join(job_ids)]
+    argv = ["sacct", "-X", "-n", "-P", "-S", "1970-01-01", "-o",
+            "JobIDRaw,State,ExitCode,Reason,NodeList,End,JobID", "-j", ",".join(query_ids(job_ids))]
     for attempt in range(2):
         done = call(argv)
         if done is not None and done.returncode == 0:
@@ -110,7 +137,9 @@ def query_sacct(job_ids: list[str]) -> dict[str, JobState] | None:
             for line in done.stdout.splitlines():
                 parts = line.split("|")
                 if len(parts) >= 6:
-                    out[parts[0]] = _job_state(_state_name(parts[1]), parts[2], parts[3], parts[4], parts[5])
+                    state = _job_state(_state_name(parts[1]), parts[2], parts[3], parts[4], parts[5])
+                    for job in task_ids(parts[6] if len(parts) > 6 else "") or [parts[0]]:
+                        out[job] = state
             return out
         if done is not None and "accounting storage is disabled" in (done.stderr or "").lower():
             return None
@@ -122,7 +151,7 @@ def query_sacct(job_ids: list[str]) -> dict[str, JobState] | None:
 def query_squeue(job_ids: list[str]) -> dict[str, JobState]:
     """Without accounting: jobs squeue lists are pending/running/ending; a job it no longer lists
     (and that it listed before, i.e. that was submitted) has left the queue: 'gone'."""
-    argv = ["squeue", "-h", "--states=all", "-o", "%i|%T|%r|%N", "-j", ",".join(job_ids)]
+    argv = ["squeue", "-h", "--states=all", "-o", "%i|%T|%r|%N", "-j", ",".join(query_ids(job_ids))]
     for attempt in range(2):
         done = call(argv)
         if done is not None and done.returncode == 0:
@@ -130,7 +159,8 @@ def query_squeue(job_ids: list[str]) -> dict[str, JobState]:
             for line in done.stdout.splitlines():
                 parts = line.split("|")
                 if len(parts) >= 4:
-                    out[parts[0]] = _job_state(_state_name(parts[1]), "", parts[2], parts[3], "")
+                    for job in task_ids(parts[0]) or [parts[0]]:
+                        out[job] = _job_state(_state_name(parts[1]), "", parts[2], parts[3], "")
             for job in job_ids:
                 out.setdefault(job, JobState("gone", "no longer in the queue (accounting is off)"))
             return out
@@ -145,6 +175,9 @@ class Slurm(Scheduler):
     template = "slurm"
     cancel_command = "scancel"
 
+    def __init__(self) -> None:
+        self._max_array_size: int | None = None
+
     def found_here(self) -> bool:
         return shutil.which("sbatch") is not None  # a login node: do's may submit here
 
@@ -153,6 +186,38 @@ class Slurm(Scheduler):
 
     def job_id_in(self, path: str) -> str:
         return job_id_in(path)
+
+    def submit(self, job_file: str, cwd: str, array: str = "", after: Sequence[str] = (),
+               corresponding: bool = False) -> str:
+        argv = ["sbatch", "--parsable"] + ([f"--array={array}"] if array else [])
+        if after:
+            argv.append(f"--dependency={'aftercorr' if corresponding else 'afterok'}:" + ":".join(after))
+        _log_call(argv)
+        try:
+            done = subprocess.run([*argv, job_file], cwd=cwd, capture_output=True, text=True, timeout=SUBMIT_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise RunError(f"sbatch did not answer: {exc}") from None
+        found = _PARSABLE.findall(done.stdout.encode())
+        if done.returncode or not found:
+            words = (done.stderr or done.stdout).strip().splitlines()
+            raise RunError(f"sbatch refused {os.path.join(cwd, job_file)}: " + (words[-1] if words else
+                           f"exit {done.returncode}"))
+        return found[-1].decode()
+
+    def max_array_size(self) -> int:
+        """SLURM's MaxArraySize (`scontrol show config`; 1001 when it cannot say, SLURM's default)."""
+        if self._max_array_size is None:
+            done = call(["scontrol", "show", "config"]) if shutil.which("scontrol") else None
+            found = re.search(r"^MaxArraySize\s*=\s*(\d+)", done.stdout if done and not done.returncode else "", re.M)
+            self._max_array_size = int(found.group(1)) if found else 1001
+        return self._max_array_size
+
+    def array_directives(self, script: str) -> tuple[str, ...]:
+        """The job script's `#SBATCH` lines but those that are each job's own (name, output, error)."""
+        own = ("--job-name", "-J", "--output", "-o", "--error", "-e")
+        lines = [line.strip() for line in script.splitlines() if line.startswith("#SBATCH")]
+        return tuple(line for line in lines if not line.split()[1:2] or
+                     line.split()[1].split("=")[0] not in own)
 
     def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
         """One scheduler query for all `job_ids` (two when accounting is off: sacct says so, squeue answers)."""

@@ -1,0 +1,240 @@
+"""Jobs caramel queues itself: a submit step's workpackages as job arrays, and jobs queued at once
+after their parents' jobs (`--dependency`), so a chain of submit steps sits in the queue together.
+
+A submit step's workpackage whose job caramel queues itself (`queues_later`: its step is an array,
+or a parent's job is still queued) runs one command that only writes its job script, and waits. Once
+nothing else can start, `submit_waiting` queues every such script:
+
+- an array step: the scripts with the same resources (their `#SBATCH` lines) form one job array of at
+  most the site's MaxArraySize tasks (a larger one is split); its script (`<run>/.caramel_arrays/<step>.<n>/`)
+  finds task i's work folder through the map beside it and runs that folder's own job script;
+- a workpackage whose parents' jobs are still queued is held with `afterok:` on their ids; an
+  array whose tasks each follow one task of a parent array takes that task's index and
+  `aftercorr:` (task i starts after the parent's task i ended well, not after the whole parent array);
+- each queued job's id ("123", or "123_4" for task 4 of array 123) is appended to the workpackage's
+  stdout at once, so a bench stopped right after sbatch finds it there and never queues it twice.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from caramel.engine.jobscript import JOB_FILE, written_script
+from caramel.engine.script import Command, Outcome, Ran
+from caramel.errors import CaramelError, RunError
+from caramel.expand import layout
+from caramel.spec.model import Benchmark, Step
+
+if TYPE_CHECKING:
+    from caramel.backends import Scheduler
+    from caramel.engine.engine import Engine
+    from caramel.state.rows import WpRow
+
+STDOUT = "stdout"  # the submit command's output in the work folder (engine.jobscript.submit_command)
+
+
+def write_job(command: Command) -> Outcome:
+    """Do what a `queue_later` submit command does, here rather than in a shell (a thousand
+    workpackages write their scripts in a second): its job script written into its work folder,
+    its stdout emptied (a job id left there by an earlier attempt is not this one's); it then waits."""
+    started = time.time()
+    try:
+        with open(os.path.join(command.cwd, JOB_FILE), "w") as handle:
+            handle.write(written_script(command))
+        open(command.stdout, "w").close()
+    except OSError as exc:
+        with open(command.stderr, "a") as handle:
+            handle.write(f"caramel: cannot write {JOB_FILE}: {exc}\n")
+        return Outcome("failed", index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
+    return Outcome("waiting", index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
+
+
+def array_of(bench: Benchmark, step: Step) -> str:
+    """The step's `array` setting, else its system's `job_array`: "false", "true" or "N"."""
+    if not step.submit:
+        return "false"
+    return step.array or getattr(bench.system, "job_array", "") or "false"
+
+
+def throttle(setting: str) -> int:
+    """N of `array: N` (at most N tasks at once); 0 for none."""
+    return int(setting) if setting.isdigit() else 0
+
+
+def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Scheduler) -> None:
+    """Before anything is queued: an array step with at most N tasks at once cannot be split over
+    several arrays (each would run N at once), so it must fit the site's MaxArraySize."""
+    for name, count in step_sizes.items():
+        step = bench.steps[name]
+        setting = array_of(bench, step)
+        if setting == "false" or not throttle(setting):
+            continue
+        limit = getattr(bench.system, "max_array_size", 0) or scheduler.max_array_size()
+        if limit and count > limit:
+            raise RunError(f"step '{name}': {count} workpackages in one job array with at most {setting} at once, "
+                           f"but this site's arrays hold at most {limit} tasks (MaxArraySize)", step.where,
+                           hint=f"write array: true (caramel splits it into arrays of {limit}), or fewer "
+                                "workpackages (tags, a smaller parameter space)")
+
+
+def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
+    """Whether caramel queues `wp`'s job itself: its step is an array, or a parent's job is still queued."""
+    if not step.submit:
+        return False
+    return array_of(engine.bench, step) != "false" or any(engine.wps[p].state != "done" for p in wp.parents)
+
+
+def may_start(engine: Engine, wp: WpRow) -> bool:
+    """Whether `wp` may start: its parents are done, or (a submit step) each parent is done or a submit
+    step's job in the queue, which `wp`'s job will wait for."""
+    step = engine.bench.steps[wp.step]
+    for parent in (engine.wps[p] for p in wp.parents):
+        if parent.state == "done":
+            continue
+        if not (step.submit and engine.bench.steps[parent.step].submit and parent.state == "waiting"
+                and parent.job_id):
+            return False
+    return True
+
+
+@dataclass
+class Batch:
+    """Workpackages queued by one sbatch: an array (`indices`) or one job (`indices` empty)."""
+
+    step: str
+    wps: list[WpRow] = field(default_factory=list)
+    indices: list[int] = field(default_factory=list)
+    after: tuple[str, ...] = ()
+    corresponding: bool = False
+
+
+def submit_waiting(engine: Engine) -> bool:
+    """Queue every job script written and not yet queued (see the module); True when some were."""
+    todo = [wp for wp in engine.waiting_at("file") if engine.bench.steps[wp.step].submit and not wp.job_id]
+    if not todo:
+        return False
+    scheduler = engine.backend.scheduler
+    unqueued = []
+    with engine.store.transaction():
+        for wp in todo:
+            found = scheduler.job_id_in(_stdout(wp))  # queued by a bench that stopped before recording it
+            if found:
+                _record(engine, wp, found)
+            else:
+                unqueued.append(wp)
+    for batch in batches(engine, unqueued, scheduler):
+        _submit(engine, batch, scheduler)
+    return True
+
+
+def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batch]:
+    """How `wps` are queued: arrays of one step with the same resources and parents' jobs, split where
+    the site's arrays are smaller; one job each for steps that are no arrays."""
+    limit = getattr(engine.bench.system, "max_array_size", 0) or scheduler.max_array_size() or 1
+    groups: dict[tuple, list[tuple[int, WpRow]]] = defaultdict(list)
+    out: list[Batch] = []
+    for wp in wps:
+        step = engine.bench.steps[wp.step]
+        after = tuple(sorted(engine.wps[p].job_id for p in wp.parents if engine.wps[p].state != "done"))
+        if array_of(engine.bench, step) == "false":
+            out.append(Batch(wp.step, [wp], [], after))
+            continue
+        resources = scheduler.array_directives(_read(os.path.join(_work(wp), JOB_FILE)))
+        parent_task = after[0].partition("_") if len(after) == 1 else ("", "", "")
+        if parent_task[2].isdigit():  # one parent, a task of an array: this task follows it alone
+            groups[(wp.step, resources, (parent_task[0],), True)].append((int(parent_task[2]), wp))
+        else:
+            groups[(wp.step, resources, after, False)].append((-1, wp))
+    for (step, _resources, after, corresponding), members in groups.items():
+        if corresponding:  # several children of one parent task: one array for each of them
+            rounds: list[Batch] = []
+            taken: list[set[int]] = []
+            for index, wp in members:
+                k = next((k for k, used in enumerate(taken) if index not in used), len(rounds))
+                if k == len(rounds):
+                    rounds.append(Batch(step, after=after, corresponding=True))
+                    taken.append(set())
+                rounds[k].wps.append(wp)
+                rounds[k].indices.append(index)
+                taken[k].add(index)
+            out += rounds
+            continue
+        for start in range(0, len(members), limit):
+            chunk = [wp for _, wp in members[start:start + limit]]
+            out.append(Batch(step, chunk, list(range(len(chunk))), after))
+    return out
+
+
+def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
+    """One sbatch for `batch`; its job ids recorded, or every workpackage of it failed with sbatch's words."""
+    try:
+        if batch.indices:
+            folder, spec = _write_array(engine, batch, scheduler)
+            array = scheduler.submit("array.sh", folder, spec, batch.after, batch.corresponding)
+            ids = [f"{array}_{i}" for i in batch.indices]
+        else:
+            ids = [scheduler.submit(JOB_FILE, _work(batch.wps[0]), "", batch.after)]
+    except (CaramelError, OSError) as exc:
+        with engine.store.transaction():
+            for wp in batch.wps:
+                engine.fail(wp, f"could not queue its job: {exc}")
+        return
+    for wp, job in zip(batch.wps, ids, strict=True):
+        with open(_stdout(wp), "a") as handle:
+            handle.write(f"{job}\n")
+    with engine.store.transaction():
+        for wp, job in zip(batch.wps, ids, strict=True):
+            after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
+            _record(engine, wp, job, after)
+
+
+def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[str, str]:
+    """The array's folder (script, task map, links from `<i>.out`/`<i>.err` to each work folder's
+    job.out/job.err) and its --array text."""
+    folder = layout.array_folder(engine.info.run_dir, batch.step)
+    map_file = os.path.join(folder, "tasks")
+    with open(map_file, "w") as handle:
+        for index, wp in zip(batch.indices, batch.wps, strict=True):
+            handle.write(f"{index}\t{_work(wp)}\n")
+            for stream in ("out", "err"):
+                os.symlink(os.path.join(_work(wp), f"job.{stream}"), os.path.join(folder, f"{index}.{stream}"))
+    first = batch.wps[0]
+    directives = scheduler.array_directives(_read(os.path.join(_work(first), JOB_FILE)))
+    script = scheduler.array_script(dict(step=batch.step, benchmark=engine.bench.name, folder=folder,
+                                         map_file=map_file, job_file=JOB_FILE, directives=list(directives),
+                                         job_name=f"{engine.bench.name}.{batch.step}"))
+    with open(os.path.join(folder, "array.sh"), "w") as handle:
+        handle.write(script)
+    spec = ",".join(str(i) for i in batch.indices)
+    if batch.indices == list(range(len(batch.indices))):
+        spec = f"0-{len(batch.indices) - 1}"
+    most = throttle(array_of(engine.bench, engine.bench.steps[batch.step]))
+    return folder, spec + (f"%{most}" if most else "")
+
+
+def _record(engine: Engine, wp: WpRow, job: str, after: tuple[str, ...] = ()) -> None:
+    """`wp` waits for its done file, its job `job` followed through the scheduler."""
+    done = os.path.basename(wp.wait_files.get("done", ""))
+    engine.move(wp, "wait", job_id=job, reason=f"waits for {done} (job {job}" +
+                (f", after {', '.join(after)})" if after else ")"))
+    engine.queue_children(wp)
+
+
+def _work(wp: WpRow) -> str:
+    return os.path.dirname(wp.wait_files["done"])
+
+
+def _stdout(wp: WpRow) -> str:
+    return os.path.join(_work(wp), STDOUT)
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as handle:
+            return handle.read()
+    except OSError:
+        return ""
