@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 
@@ -53,6 +54,7 @@ def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list]
         with History.open(target) as history:
             add_run(history, inp, tables, quiet_if_known=unchanged, change=change)
             written = history.written
+        _remind(target)
     except HistoryUnavailable as exc:
         written = _spool(target, inp, tables, exc)
     except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
@@ -73,6 +75,16 @@ def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exc
     print(f"warning: the run was not added to the history: {why}\nits figures are kept in {where}; "
           f"deliver them when the history is back with: bench history push{option}", file=sys.stderr)
     return spooled.written
+
+
+def _remind(target: str) -> None:
+    """The history is reachable again and runs kept earlier wait for it: say how to deliver them."""
+    from caramel.history.spool import spool_path
+
+    if os.path.isfile(spool_path(target)):
+        option = "" if target == default_path() else f" --history '{safe_url(target)}'"
+        print(f"note: runs kept while the history {safe_url(target)} was away wait in {spool_path(target)}: "
+              f"bench history push{option}", file=sys.stderr)
 
 
 def _to_sinks(written: list) -> None:
