@@ -127,3 +127,18 @@ def test_bad_servers_are_clear_errors_without_the_password(tmp_path, pg_server, 
         assert "hint:" in done.stderr
     with pytest.raises(HistoryUnavailable):
         History(wrong)
+
+
+def test_a_reader_without_write_rights_reads_the_team_history(tmp_path, pg_server, pg_url):
+    with History(pg_url) as history:
+        history.add(RunRecord("r1", "b", started=1.0, site="lab"), [Metric("t", {"n": "1"}, "rate", "", "higher", [2.0])])
+    database = pg_url.rsplit("/", 1)[1]
+    pg_server.sql(f"DO $$ BEGIN CREATE ROLE reader LOGIN PASSWORD '{PASSWORD}'; EXCEPTION WHEN duplicate_object "
+                  "THEN NULL; END $$")
+    pg_server.sql("GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader", database)
+    reader = pg_url.replace("caramel:", "reader:", 1)
+    env = isolated_env(tmp_path, CARAMEL_HISTORY=reader)
+    listed = bench("history", "list", cwd=tmp_path, env=env)
+    assert listed.returncode == 0 and listed.stdout.startswith("r1"), listed.stderr
+    page = bench("dashboard", "-o", "page.html", cwd=tmp_path, env=env)
+    assert page.returncode == 0, page.stderr

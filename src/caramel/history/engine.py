@@ -34,10 +34,12 @@ class Dialect:
     real: str  # a double-precision float (PostgreSQL's REAL is single precision)
     order: str  # the column giving the metrics' insertion order
     order_column: str  # how that column is declared ("" where it is implicit)
+    tables: str  # the names of the tables there are
 
 
-SQLITE = Dialect("sqlite", "REAL", "rowid", "")
-POSTGRESQL = Dialect("postgresql", "DOUBLE PRECISION", "seq", ", seq BIGSERIAL")
+SQLITE = Dialect("sqlite", "REAL", "rowid", "", "SELECT name FROM sqlite_master WHERE type = 'table'")
+POSTGRESQL = Dialect("postgresql", "DOUBLE PRECISION", "seq", ", seq BIGSERIAL",
+                     "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
 
 
 def is_url(target: str | None) -> bool:

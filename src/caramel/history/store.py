@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from caramel.errors import Location, RunError
+from caramel.errors import CaramelError, Location, RunError
 from caramel.history import engine
 from caramel.history.engine import Dialect
 from caramel.history.metrics import Metric
@@ -107,24 +107,31 @@ class History:
             raise
 
     def _prepare(self) -> None:
-        """Make the tables (a new history), add the columns of later layouts, refuse a newer layout."""
+        """Make the tables (a new history), add the columns of later layouts, refuse another layout.
+        A history that has its tables is only read here: a user who may only read it can."""
         dialect = self.db.dialect
-        with self.db:
-            if dialect is engine.POSTGRESQL:
-                self.db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
-            for statement in schema(dialect):
-                self.db.execute(statement)
-            found = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if found and not (str(found[0]).isdigit() and int(found[0]) <= SCHEMA_VERSION):
-                raise engine.HistoryUnavailable(
-                    f"{self.path}: a history of another caramel (schema {found[0]}; this caramel reads and writes "
-                    f"schema {SCHEMA_VERSION})", hint="use the caramel that made it, or another history "
-                    "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile")
-            if dialect is engine.SQLITE:
-                have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        if not {"runs", "metrics", "baselines", "meta"} <= {row[0] for row in self.db.execute(dialect.tables)}:
+            with self.db:
+                if dialect is engine.POSTGRESQL:
+                    self.db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+                for statement in schema(dialect):
+                    self.db.execute(statement)
+        found = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if found and not (str(found[0]).isdigit() and int(found[0]) <= SCHEMA_VERSION):
+            raise engine.HistoryUnavailable(
+                f"{self.path}: a history of another caramel (schema {found[0]}; this caramel reads and writes "
+                f"schema {SCHEMA_VERSION})", hint="use the caramel that made it, or another history "
+                "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile")
+        if dialect is engine.SQLITE:
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+            with self.db:
                 for name, kind in ADDED_COLUMNS.items():
                     if name not in have:
-                        self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+                        try:
+                            self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+                        except CaramelError as exc:  # another process added it just now
+                            if "duplicate column" not in str(exc):
+                                raise
 
     @classmethod
     def open(cls, path: str | None = None) -> History:
