@@ -49,3 +49,22 @@ def two_sites(tmp_path_factory) -> tuple[Path, Path, Path]:
             done = bench("result", "-i", "last", cwd=base, env=env)
             assert done.returncode == 0, done.stderr
     return base, lab, cluster
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The session's PostgreSQL server (tests/history/pgserver.py); skipped where none can be had."""
+    from .pgserver import PgServer, missing
+
+    why = missing()
+    if why:
+        pytest.skip(why)
+    server = PgServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def pg_url(pg_server) -> str:
+    """The URL (with its password) of a fresh, empty database on the session's server."""
+    return pg_server.new_database()

@@ -187,10 +187,11 @@ def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
 def _previous_figures(record, args: argparse.Namespace) -> dict[tuple, float]:
     """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the history:
     what relative_change compares with (percent)."""
+    from caramel.history.engine import is_url
     from caramel.history.store import History, default_path
 
     path = getattr(args, "history", None) or default_path()
-    if not os.path.isfile(path):
+    if not is_url(path) and not os.path.isfile(path):
         return {}
     with History.open(path) as history:
         earlier = [r for r in history.runs(record.benchmark)

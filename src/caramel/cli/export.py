@@ -15,14 +15,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     out = sub.add_parser("export", help="write the history (or some runs) as JSON lines")
     out.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
     out.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
-    out.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    out.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
     out.add_argument("--site", metavar="NAME",
                      help="name this site in the export: replaces the site of the runs recorded on this host "
                           "(default: what each run recorded: $CARAMEL_SITE, the SLURM cluster or the host)")
     out.set_defaults(func=run_export)
     into = sub.add_parser("import", help="add runs exported by bench export to the history")
     into.add_argument("file", metavar="FILE")
-    into.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    into.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
     into.set_defaults(func=run_import)
 
 

@@ -1,8 +1,10 @@
-"""`bench history list` and `bench history remove RUN`: inspect and repair the history database."""
+"""`bench history list|remove|copy|push`: inspect and repair the history, move it between
+engines (an SQLite file, a PostgreSQL URL), deliver runs kept locally while the server was away."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -10,19 +12,30 @@ from caramel.errors import RunError, did_you_mean
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("history", help="list the runs in the history, or remove one")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="list|remove")
+    parser = sub.add_parser("history", help="list the runs in the history, remove one, copy it, push kept runs")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="list|remove|copy|push")
     lister = actions.add_parser("list", help="one line per run: key, benchmark, start, figures")
     lister.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
-    lister.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    lister.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
     remover = actions.add_parser("remove", help="remove a run (its figures and the baselines naming it)")
     remover.add_argument("run_key", metavar="RUN", help="the run's key, as bench history list prints it")
-    remover.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    remover.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
+    copier = actions.add_parser("copy", help="copy every run of one history into another (file or postgresql:// URL)")
+    copier.add_argument("source", metavar="SRC", help="the history to read: a file or a postgresql:// URL")
+    copier.add_argument("destination", metavar="DST", help="the history to add to (made if new)")
+    pusher = actions.add_parser("push", help="deliver the runs kept locally while the history server was away, "
+                                             "and the rows waiting for the sinks")
+    pusher.add_argument("--history", metavar="URL", help="the history to deliver to (default $CARAMEL_HISTORY)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from caramel.history.store import History
+
+    if args.action == "copy":
+        return copy(args.source, args.destination)
+    if args.action == "push":
+        return push(args.history)
 
     with History.open(args.history) as history:
         if args.action == "remove":
@@ -46,4 +59,47 @@ def run(args: argparse.Namespace) -> int:
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for row in rows:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths + [0], strict=True)).rstrip())
+    return 0
+
+
+def copy(source: str, destination: str) -> int:
+    from caramel.history.engine import is_url
+    from caramel.history.store import History
+    from caramel.history.transfer import copy_runs
+
+    if not is_url(source) and not os.path.isfile(source):
+        raise RunError(f"{source}: no such history file", hint="give a history file or a postgresql:// URL")
+    with History(source) as src, History(destination) as dst:
+        if src.path == dst.path:
+            raise RunError(f"{src.path} is both the source and the destination")
+        done = copy_runs(src, dst)
+        print(f"{done.runs} new run(s), {done.figures} new figure(s), {done.baselines} baseline(s) copied from "
+              f"{src.path} to {dst.path}")
+    return 0
+
+
+def push(history: str | None) -> int:
+    """Deliver the spool of the history (default: $CARAMEL_HISTORY), then the sinks' queue; the
+    spools of other histories are named with the command that delivers them."""
+    from caramel.history.engine import safe_url
+    from caramel.history.settings import load_settings
+    from caramel.history.sinks import flush
+    from caramel.history.spool import pending
+    from caramel.history.spool import push as deliver
+    from caramel.history.store import default_path
+
+    target = history or default_path()
+    done = deliver(target)
+    if done is not None:
+        print(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {safe_url(target)}")
+    for other in pending():
+        if other.target != safe_url(target) and other.runs:
+            print(f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
+                  f"bench history push --history {other.target} (with its password)", file=sys.stderr)
+    sinks = load_settings().sinks
+    sent = flush(sinks)
+    if sent:
+        print(f"{sent} row(s) sent to the sinks")
+    if done is None and not sent:
+        print(f"nothing to push for {safe_url(target)}", file=sys.stderr)
     return 0

@@ -12,7 +12,8 @@ import sqlite3
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
-from caramel.history.store import SCHEMA_VERSION, RunRecord
+from caramel.history.engine import is_url
+from caramel.history.store import SCHEMA_VERSION, History, RunRecord
 
 _RUN_COLUMNS = {"run_key", "benchmark", "tags", "system", "started", "job_ids", "nodes", "container", "git_commit"}
 _METRIC_COLUMNS = {"run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd"}
@@ -32,7 +33,10 @@ class HistoryContents:
 
 
 def read_history(path: str) -> HistoryContents:
-    """The runs, figures and baselines of the history file at `path`, opened read-only."""
+    """The runs, figures and baselines of the history file at `path`, opened read-only (or of the
+    PostgreSQL history at a URL: history.engine)."""
+    if is_url(path):
+        return _read_server(path)
     _check_file(path)
     try:
         db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True, timeout=LOCK_WAIT_S)
@@ -50,6 +54,15 @@ def read_history(path: str) -> HistoryContents:
         raise RunError(f"{path}: cannot read the history: {exc}") from None
     except sqlite3.DatabaseError as exc:
         raise RunError(f"{path}: not a caramel history ({exc})") from None
+
+
+def _read_server(url: str) -> HistoryContents:
+    with History(url) as history:
+        db = history.db
+        return HistoryContents(history.runs(), [tuple(row) for row in db.execute(
+            "SELECT run_key, tbl, config, name, unit, direction, n, mean, sd FROM metrics "
+            f"ORDER BY {db.dialect.order}").fetchall()],
+            [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()])
 
 
 def _runs(db: sqlite3.Connection) -> list[RunRecord]:

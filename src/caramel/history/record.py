@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 
 from caramel.analyse.inputs import AnalysisInput
+from caramel.history.engine import HistoryUnavailable, safe_url
 from caramel.history.metrics import changed_configurations, collect
 from caramel.history.provenance import run_key, run_record
-from caramel.history.store import History
+from caramel.history.store import History, default_path
 
 
 def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], quiet_if_known: bool = False,
@@ -43,9 +45,57 @@ def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], qu
 
 def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list], unchanged: bool,
                 change: tuple[str, str | None, list | None] | None = None) -> None:
-    """`bench result`'s part: a history that cannot be written is a warning, never a failed result."""
+    """`bench result`'s part: a history that cannot be written is a warning, never a failed result.
+    A history server that cannot be reached (or refuses) gets the run kept in the spool
+    (history.spool) for `bench history push`; the rows written go to the sinks (history.sinks)."""
+    target = path or default_path()
+    written: list = []
     try:
-        with History.open(path) as history:
+        with History.open(target) as history:
             add_run(history, inp, tables, quiet_if_known=unchanged, change=change)
+            written = history.written
+        _remind(target)
+    except HistoryUnavailable as exc:
+        written = _spool(target, inp, tables, exc)
     except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
-        print(f"warning: the run was not added to the history ({path or 'default'}): {exc}", file=sys.stderr)
+        print(f"warning: the run was not added to the history ({safe_url(target)}): {exc}", file=sys.stderr)
+    _to_sinks(written)
+
+
+def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exception) -> list:
+    from caramel.history.spool import keep
+
+    try:
+        where, spooled = keep(target, lambda h: add_run(h, inp, tables))
+    except Exception as exc:  # noqa: BLE001 - nowhere to keep it: say so, the run folder still has it all
+        print(f"warning: the run was not added to the history: {why}\nand could not be kept locally either: {exc}; "
+              f"bench result {inp.run_dir} adds it later", file=sys.stderr)
+        return []
+    option = "" if target == default_path() else f" --history '{safe_url(target)}'"
+    print(f"warning: the run was not added to the history: {why}\nits figures are kept in {where}; "
+          f"deliver them when the history is back with: bench history push{option}", file=sys.stderr)
+    return spooled.written
+
+
+def _remind(target: str) -> None:
+    """The history is reachable again and runs kept earlier wait for it: say how to deliver them."""
+    from caramel.history.spool import spool_path
+
+    if os.path.isfile(spool_path(target)):
+        option = "" if target == default_path() else f" --history '{safe_url(target)}'"
+        print(f"note: runs kept while the history {safe_url(target)} was away wait in {spool_path(target)}: "
+              f"bench history push{option}", file=sys.stderr)
+
+
+def _to_sinks(written: list) -> None:
+    """Queue the rows for every configured sink and send what is queued (a sink down: a warning)."""
+    try:
+        from caramel.history.settings import load_settings
+        from caramel.history.sinks import documents, enqueue, flush
+
+        sinks = load_settings().sinks
+        if sinks:
+            enqueue(sinks, documents(written))
+            flush(sinks)
+    except Exception as exc:  # noqa: BLE001 - a sink is a copy of the history: never fail the run
+        print(f"warning: the results were not sent to the sinks: {exc}", file=sys.stderr)

@@ -1,8 +1,9 @@
 """The history database: runs with their provenance, and each run's metrics with their repeats.
 
-One SQLite file shared by every run of a user (or a site, when they merge exports). A run is
-keyed by its folder and start time, a metric by table, configuration and name, so importing the
-same run twice adds nothing.
+One SQLite file shared by every run of a user, or one PostgreSQL database shared by a team
+(history.engine; the same SQL on both). A run is keyed by its folder and start time, a metric by
+table, configuration and name, and every write is an upsert on those keys, so importing the same
+run twice, or many writers at once, add each figure once.
 """
 
 from __future__ import annotations
@@ -10,32 +11,48 @@ from __future__ import annotations
 import json
 import math
 import os
-import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
-from caramel.errors import Location, RunError
+from caramel.errors import CaramelError, Location, RunError
+from caramel.history import engine
+from caramel.history.engine import Dialect
 from caramel.history.metrics import Metric
-from caramel.state import dbfile
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_key TEXT PRIMARY KEY, benchmark TEXT, file TEXT, run_dir TEXT, tags TEXT, system TEXT,
-    caramel_version TEXT, git_commit TEXT, host TEXT, nodes TEXT, job_ids TEXT, container TEXT,
-    energy_method TEXT, started REAL, ended REAL);
-CREATE TABLE IF NOT EXISTS metrics (
-    run_key TEXT, tbl TEXT, config TEXT, name TEXT, unit TEXT, direction TEXT, n INTEGER,
-    mean REAL, sd REAL, min REAL, max REAL, samples TEXT,
-    PRIMARY KEY (run_key, tbl, config, name));
-CREATE TABLE IF NOT EXISTS baselines (name TEXT PRIMARY KEY, run_key TEXT);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-INSERT OR IGNORE INTO meta VALUES ('schema', '2');
-"""
 # the history's layout; 2 added runs.site, runs.fingerprint and the meta table (additive: a history
 # of schema 1 gains the columns on open, and older caramels ignore them)
 SCHEMA_VERSION = 2
 # columns added after schema 1: added to an older history when it is opened
 ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT"}
+RUN_COLUMNS = ("run_key", "benchmark", "file", "run_dir", "tags", "system", "caramel_version", "git_commit", "host",
+               "nodes", "job_ids", "container", "energy_method", "started", "ended", "site", "fingerprint")
+METRIC_COLUMNS = ("run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd", "min", "max", "samples")
+METRIC_KEY = ("run_key", "tbl", "config", "name")
+SCHEMA_LOCK = 7_261_001  # PostgreSQL: writers creating the tables at once take turns (an advisory lock)
+
+
+def schema(dialect: Dialect) -> list[str]:
+    """The history's tables, in the words of `dialect` (the same layout on both engines)."""
+    real = dialect.real
+    return [
+        "CREATE TABLE IF NOT EXISTS runs (run_key TEXT PRIMARY KEY, benchmark TEXT, file TEXT, run_dir TEXT, "
+        "tags TEXT, system TEXT, caramel_version TEXT, git_commit TEXT, host TEXT, nodes TEXT, job_ids TEXT, "
+        f"container TEXT, energy_method TEXT, started {real}, ended {real}, site TEXT, fingerprint TEXT)",
+        "CREATE TABLE IF NOT EXISTS metrics (run_key TEXT, tbl TEXT, config TEXT, name TEXT, unit TEXT, "
+        f"direction TEXT, n INTEGER, mean {real}, sd {real}, min {real}, max {real}, samples TEXT"
+        f"{dialect.order_column}, PRIMARY KEY (run_key, tbl, config, name))",
+        "CREATE TABLE IF NOT EXISTS baselines (name TEXT PRIMARY KEY, run_key TEXT)",
+        "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
+        f"INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING",
+    ]
+
+
+def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: bool) -> str:
+    """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines' SQL."""
+    action = ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)) if replace \
+        else "DO NOTHING"
+    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+            f"ON CONFLICT ({', '.join(key)}) {action}")
 
 
 def _samples(values: list[float]) -> str:
@@ -44,10 +61,13 @@ def _samples(values: list[float]) -> str:
 
 
 def default_path() -> str:
-    """$CARAMEL_HISTORY, else history.db in the user's data folder (where the run registry is)."""
+    """$CARAMEL_HISTORY, else the settings file's `history:` (a file or a postgresql:// URL), else
+    history.db in the user's data folder (where the run registry is)."""
+    from caramel.history.settings import load_settings
     from caramel.state.registry import data_dir
 
-    return os.environ.get("CARAMEL_HISTORY") or os.path.join(data_dir(), "history.db")
+    return (os.environ.get("CARAMEL_HISTORY") or load_settings().history
+            or os.path.join(data_dir(), "history.db"))
 
 
 @dataclass
@@ -72,21 +92,46 @@ class RunRecord:
 
 
 class History:
-    def __init__(self, path: str) -> None:
-        self.path = path
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        self.db = dbfile.connect(path, "history", timeout=30)  # its errors name the file (state.dbfile)
-        self.db.executescript(SCHEMA)
+    """A history on either engine (history.engine): an SQLite file or a PostgreSQL URL."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.db = engine.connect(target)  # its errors name the file, or the URL without its password
+        self.path = self.db.shown
         self.skipped: list[str] = []  # figures left out while reading (not finite numbers)
-        have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
-        for name, kind in ADDED_COLUMNS.items():
-            if name not in have:
-                try:
-                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
-                except sqlite3.OperationalError as exc:  # another process added it just now
-                    if "duplicate column" not in str(exc):
-                        raise
+        self.written: list[tuple[RunRecord, list[tuple]]] = []  # metric rows added or changed (the sinks')
+        try:
+            self._prepare()
+        except BaseException:
+            self.db.close()
+            raise
+
+    def _prepare(self) -> None:
+        """Make the tables (a new history), add the columns of later layouts, refuse another layout.
+        A history that has its tables is only read here: a user who may only read it can."""
+        dialect = self.db.dialect
+        if not {"runs", "metrics", "baselines", "meta"} <= {row[0] for row in self.db.execute(dialect.tables)}:
+            with self.db:
+                if dialect is engine.POSTGRESQL:
+                    self.db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+                for statement in schema(dialect):
+                    self.db.execute(statement)
+        found = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if found and not (str(found[0]).isdigit() and int(found[0]) <= SCHEMA_VERSION):
+            raise engine.HistoryUnavailable(
+                f"{self.path}: a history of another caramel (schema {found[0]}; this caramel reads and writes "
+                f"schema {SCHEMA_VERSION})", hint="use the caramel that made it, or another history "
+                "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile")
+        if dialect is engine.SQLITE:
+            have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+            with self.db:
+                for name, kind in ADDED_COLUMNS.items():
+                    if name not in have:
+                        try:
+                            self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+                        except CaramelError as exc:  # another process added it just now
+                            if "duplicate column" not in str(exc):
+                                raise
 
     @classmethod
     def open(cls, path: str | None = None) -> History:
@@ -107,13 +152,11 @@ class History:
 
     def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True) -> int:
         """`add` inside the caller's transaction."""
-        verb = "REPLACE" if replace else "IGNORE"
         row = asdict(run)
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        self.db.execute(f"INSERT OR {verb} INTO runs ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})",
-                        list(row.values()))
+        self.db.execute(upsert("runs", RUN_COLUMNS, ("run_key",), replace), [row[c] for c in RUN_COLUMNS])
         configs: dict[int, str] = {}  # metrics of one row share their configuration: dump it once
         rows = []
         for m in metrics:
@@ -123,14 +166,17 @@ class History:
             # the direction as its plain text; sd NULL with one sample (no spread known, not 0)
             rows.append((run.run_key, m.table, config, m.name, m.unit, str(getattr(m.direction, "value", m.direction)),
                          m.n, m.mean, m.sd if m.n > 1 else None, min(m.samples), max(m.samples), _samples(m.samples)))
-        before = self.db.total_changes
+        removed = 0
         if replace and compare:
-            rows = self._changed(run.run_key, rows)
-        self.db.executemany(f"INSERT OR {verb} INTO metrics VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        return self.db.total_changes - before
+            rows, removed = self._changed(run.run_key, rows)
+        added = self.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, replace), rows)
+        if added:
+            self.written.append((run, rows))
+        return removed + added
 
-    def _changed(self, run_key: str, rows: list[tuple]) -> list[tuple]:
-        """The rows that differ from the run's figures stored now; figures no longer made are removed."""
+    def _changed(self, run_key: str, rows: list[tuple]) -> tuple[list[tuple], int]:
+        """The rows that differ from the run's figures stored now, and how many figures no longer
+        made were removed."""
         stored = {(tbl, config, name): (unit, direction, samples) for tbl, config, name, unit, direction, samples in
                   self.db.execute("SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ?",
                                   (run_key,))}
@@ -139,9 +185,9 @@ class History:
             key = (row[1], row[2], row[3])
             if stored.pop(key, None) != (row[4], row[5], row[11]):
                 changed.append(row)
-        self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
-                            ((run_key, *key) for key in stored))
-        return changed
+        removed = self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
+                                      [(run_key, *key) for key in stored])
+        return changed, removed
 
     def replace_configurations(self, run: RunRecord, configs: Iterable[tuple[str, str]],
                                metrics: Iterable[Metric]) -> int:
@@ -162,25 +208,20 @@ class History:
             if key is None:
                 self.db.execute("DELETE FROM meta WHERE key = ?", ("tables:" + run_key,))
             else:
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", ("tables:" + run_key, key))
+                self.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("tables:" + run_key, key))
 
     def run(self, run_key: str) -> RunRecord | None:
-        cur = self.db.execute("SELECT * FROM runs WHERE run_key = ?", (run_key,))
-        found = cur.fetchone()
-        if found is None:
-            return None
-        data = dict(zip([d[0] for d in cur.description], found, strict=True))
-        data["tags"] = json.loads(data["tags"] or "[]")
-        data["job_ids"] = json.loads(data["job_ids"] or "[]")
-        data["site"] = data.get("site") or ""
-        data["fingerprint"] = json.loads(data.get("fingerprint") or "{}")
-        return RunRecord(**data)
+        found = self._records("SELECT * FROM runs WHERE run_key = ?", (run_key,))
+        return found[0] if found else None
 
     def runs(self, benchmark: str | None = None) -> list[RunRecord]:
-        keys = [r[0] for r in self.db.execute(
-            "SELECT run_key FROM runs" + (" WHERE benchmark = ?" if benchmark else "") + " ORDER BY started",
-            (benchmark,) if benchmark else ())]
-        return [r for r in (self.run(k) for k in keys) if r is not None]
+        return self._records("SELECT * FROM runs" + (" WHERE benchmark = ?" if benchmark else "") + " ORDER BY started",
+                             (benchmark,) if benchmark else ())
+
+    def _records(self, sql: str, params: tuple) -> list[RunRecord]:
+        cur = self.db.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [run_from(dict(zip(names, found, strict=True))) for found in cur.fetchall()]
 
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
@@ -188,7 +229,7 @@ class History:
         out = []
         for tbl, config, name, unit, direction, samples in self.db.execute(
                 "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
-                "ORDER BY rowid", (run_key,)):
+                f"ORDER BY {self.db.dialect.order}", (run_key,)):
             values = _finite_samples(samples)
             if values is None or len(values) < samples.count(",") + 1:
                 self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
@@ -208,7 +249,7 @@ class History:
 
     def set_baseline(self, name: str, run_key: str) -> None:
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO baselines VALUES (?, ?)", (name, run_key))
+            self.db.execute(upsert("baselines", ("name", "run_key"), ("name",), True), (name, run_key))
 
     def baseline(self, name: str) -> str | None:
         found = self.db.execute("SELECT run_key FROM baselines WHERE name = ?", (name,)).fetchone()
@@ -245,6 +286,16 @@ class History:
                 seen[run.run_key] = (figures, where)
                 added += self._insert(run, metrics, replace=False)
         return runs, added
+
+
+def run_from(data: dict) -> RunRecord:
+    """A run record from a `runs` row (as names and values)."""
+    data = {k: v for k, v in data.items() if k in RunRecord.__dataclass_fields__}
+    data["tags"] = json.loads(data.get("tags") or "[]")
+    data["job_ids"] = json.loads(data.get("job_ids") or "[]")
+    data["site"] = data.get("site") or ""
+    data["fingerprint"] = json.loads(data.get("fingerprint") or "{}")
+    return RunRecord(**data)
 
 
 def _figures(metrics: Iterable[Metric]) -> dict:

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
+from caramel.history.engine import safe_url
 from caramel.history.reader import HistoryContents, read_history
 from caramel.history.store import RunRecord
 from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS
@@ -120,7 +121,7 @@ def load(paths: list[str], benchmark: str | None = None, system: str | None = No
 
 
 def _filter(out: Collection, paths: list[str], benchmark: str | None, system: str | None) -> None:
-    where = ", ".join(paths)
+    where = ", ".join(map(safe_url, paths))  # a PostgreSQL URL without its password
     if not out.runs:
         raise RunError(f"no runs in {where}: the history is empty",
                        hint="bench result adds a run to the history; bench import adds another site's export")

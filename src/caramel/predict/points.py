@@ -107,11 +107,12 @@ def load_points(path: str, benchmark: str, system: str, learn_from: str | None =
                 record: str = "") -> list[MetricData]:
     """Every metric of `benchmark` measured on `learn_from` (default: `system`), with its points.
     `record`: the command that would record some (named in the error when there is no history)."""
+    from caramel.history.engine import is_url
     from caramel.history.store import History
 
     source = learn_from if learn_from is not None else system
     record = (record or f"bench run FILE --tag ... {source or 'SYSTEM'}") + " --repeat 3 && bench result"
-    if not os.path.isfile(path):
+    if not is_url(path) and not os.path.isfile(path):
         raise _missing(path, benchmark, source, "(the history file does not exist) ", f"record some: {record}")
     with History.open(path) as history:
         runs = history.runs(benchmark)

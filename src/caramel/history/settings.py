@@ -1,0 +1,86 @@
+"""The user's settings of the history: where it lives and where its rows are also sent.
+
+A YAML file, `$CARAMEL_SETTINGS`, else `settings.yaml` in the user's data folder:
+
+    history: postgresql://bench@db.example.org/caramel    # or a file; $CARAMEL_HISTORY wins
+    sinks:                                                   # $CARAMEL_SINKS adds to these
+      - {shape: elasticsearch, url: "http://es:9200/_bulk", index: caramel}
+      - {shape: gelf, url: "http://graylog:12201/gelf"}
+      - {shape: json, url: "https://results.example.org/caramel"}
+
+`$CARAMEL_SINKS`: sinks as `SHAPE=URL` separated by spaces (`gelf=http://graylog:12201/gelf`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from enum import Enum
+
+import yaml
+
+from caramel.errors import Location, SpecError
+
+
+class SinkShape(str, Enum):
+    JSON = "json"  # a JSON array of rows, POSTed as is
+    ELASTICSEARCH = "elasticsearch"  # the bulk API: an index action and a document per row (NDJSON)
+    GELF = "gelf"  # Graylog's GELF over HTTP: one message per row
+
+
+@dataclass(frozen=True)
+class Sink:
+    shape: SinkShape
+    url: str
+    index: str = "caramel"  # Elasticsearch's index (when the URL names none)
+    timeout: float = 5.0  # seconds: a sink that does not answer is queued for later, quickly
+
+
+@dataclass
+class Settings:
+    history: str = ""
+    sinks: list[Sink] = field(default_factory=list)
+
+
+def settings_path() -> str:
+    from caramel.state.registry import data_dir
+
+    return os.environ.get("CARAMEL_SETTINGS") or os.path.join(data_dir(), "settings.yaml")
+
+
+def load_settings() -> Settings:
+    """The settings file (none: the defaults) with $CARAMEL_SINKS added."""
+    path = settings_path()
+    out = Settings()
+    if os.path.isfile(path):
+        try:
+            with open(path) as handle:
+                data = yaml.safe_load(handle) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise SpecError(f"cannot read the settings: {exc}", Location(path)) from None
+        if not isinstance(data, dict):
+            raise SpecError("the settings are a mapping (history:, sinks:)", Location(path))
+        out.history = str(data.get("history") or "")
+        out.sinks = [_sink(item, Location(path)) for item in data.get("sinks") or []]
+    for word in os.environ.get("CARAMEL_SINKS", "").split():
+        shape, _, url = word.partition("=")
+        out.sinks.append(_sink({"shape": shape, "url": url}, Location("$CARAMEL_SINKS")))
+    return out
+
+
+def _sink(item: object, where: Location) -> Sink:
+    shapes = ", ".join(s.value for s in SinkShape)
+    if not isinstance(item, dict) or not item.get("url"):
+        raise SpecError(f"a sink is a mapping with url: and shape: ({shapes}), not {item!r}", where)
+    try:
+        shape = SinkShape(str(item.get("shape", "json")).lower())
+    except ValueError:
+        raise SpecError(f"unknown sink shape {item.get('shape')!r}", where, hint=f"one of {shapes}") from None
+    url = str(item["url"])
+    if not url.startswith(("http://", "https://")):
+        raise SpecError(f"a sink's URL is http:// or https://, not {url!r}", where)
+    try:
+        timeout = float(item.get("timeout", 5.0))
+    except (TypeError, ValueError):
+        raise SpecError(f"a sink's timeout is seconds, not {item.get('timeout')!r}", where) from None
+    return Sink(shape, url, str(item.get("index") or "caramel"), timeout)
