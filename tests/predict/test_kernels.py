@@ -7,6 +7,8 @@ import statistics
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from tests.run_bench import bench
 
 from caramel.predict.kernels import KernelCall, KernelModels, parse_case
@@ -45,6 +47,31 @@ def test_a_case_that_is_not_one_is_a_clear_error() -> None:
         parse_case("gemm:2x3")
 
 
+@given(st.text(max_size=40))
+def test_any_case_text_parses_or_is_a_clear_error(text: str) -> None:
+    try:
+        call = parse_case(text)
+    except PredictError as exc:
+        assert "not a microbenchmark case" in exc.message
+    else:
+        assert call.kind in ("gemm", "copy", "conv", "allreduce", "allgather")
+
+
+@given(st.integers(1, 10**6), st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from(["float32", "bfloat16"]))
+def test_a_gemm_case_round_trips(m: int, n: int, k: int, dtype: str) -> None:
+    assert parse_case(f"gemm:{m}x{n}x{k}:{dtype}") == KernelCall("gemm", (m, n, k), dtype)
+
+
+@given(st.dictionaries(st.sampled_from(["hidden", "layers", "heads", "seq", "batch", "vocab", "dp", "tp", "pp", "x"]),
+                       st.integers(-2, 300), max_size=10))
+def test_any_profile_text_parses_or_is_a_clear_error(fields: dict) -> None:
+    try:
+        profile = parse_profile("gpt:" + " ".join(f"{k}={v}" for k, v in fields.items()))
+    except PredictError:
+        return
+    assert profile.kernels and all(c.count > 0 for c in profile.kernels)
+
+
 def test_the_profile_of_a_tiny_gpt_counts_its_gemms_and_flops() -> None:
     h, layers, seq, batch, vocab = 64, 2, 16, 4, 128
     profile = gpt_profile(hidden=h, layers=layers, heads=4, seq=seq, batch=batch, vocab=vocab)
@@ -60,6 +87,10 @@ def test_the_profile_of_a_tiny_gpt_counts_its_gemms_and_flops() -> None:
         == profile.kernels
     with pytest.raises(PredictError, match="needs seq"):
         parse_profile("gpt:hidden=64,layers=2,heads=4,batch=4,vocab=128")
+    with pytest.raises(PredictError, match="heads must be at least 1"):
+        parse_profile("gpt:hidden=64 layers=2 heads=0 seq=8 batch=4 vocab=128")
+    with pytest.raises(PredictError, match="unknown key"):
+        parse_profile("gpt:hidden=64 layers=2 heads=4 seq=8 batch=4 vocab=128 colour=3")
 
 
 def test_a_captured_profile_file_is_read(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from caramel.predict.points import PredictError
 
 PROFILE = "predict_profile"
 GPT_KEYS = ("hidden", "layers", "heads", "seq", "batch", "vocab")
+GPT_OPTIONAL = ("ffn", "dp", "tp", "pp", "micro")
 
 
 @dataclass
@@ -55,6 +56,11 @@ def parse_profile(text: str) -> Profile:
         if missing:
             raise PredictError(f"predict_profile: gpt needs {', '.join(missing)}", hint="gpt:" + " ".join(
                 f"{k}=N" for k in GPT_KEYS))
+        unknown = sorted(set(fields) - set(GPT_KEYS) - set(GPT_OPTIONAL))
+        small = sorted(k for k, v in fields.items() if v < 1)
+        if unknown or small:
+            what = f"unknown key(s) {', '.join(unknown)}" if unknown else f"{', '.join(small)} must be at least 1"
+            raise PredictError(f"predict_profile: {what}", hint="keys: " + " ".join(GPT_KEYS + GPT_OPTIONAL))
         return gpt_profile(**fields)
     path = Path(text)
     if path.suffix == ".json" and path.is_file():
