@@ -79,6 +79,14 @@ def _gemm(out: list[KernelCall], m: int, n: int, k: int, count: float, dtype: st
     out.append(KernelCall("gemm", (k, n, m), dtype, count))
 
 
+def _batched(out: list[KernelCall], batch: int, m: int, n: int, k: int, count: float, dtype: str) -> None:
+    """A batched product (one launch for `batch` small GEMMs) and its backward, as GEMMs of the same
+    work whose batch is folded into the outer dimension."""
+    out.append(KernelCall("gemm", (batch * m, n, k), dtype, count))
+    out.append(KernelCall("gemm", (batch * m, k, n), dtype, count))
+    out.append(KernelCall("gemm", (batch * k, n, m), dtype, count))
+
+
 def gpt_profile(hidden: int, layers: int, heads: int, seq: int, batch: int, vocab: int, ffn: int = 0, dp: int = 1,
                 tp: int = 1, pp: int = 1, micro: int = 0, dtype: str = "float32") -> Profile:
     """One iteration of one rank: `batch` is the global batch, spread over `dp` ranks."""
@@ -88,8 +96,8 @@ def gpt_profile(hidden: int, layers: int, heads: int, seq: int, batch: int, voca
     tokens, head_dim, h = sequences * seq, hidden // heads, hidden
     calls: list[KernelCall] = []
     _gemm(calls, tokens, 3 * h // tp, h, local_layers, dtype)  # Q, K, V
-    _gemm(calls, seq, seq, head_dim, local_layers * sequences * local_heads, dtype)  # scores
-    _gemm(calls, seq, head_dim, seq, local_layers * sequences * local_heads, dtype)  # context
+    _batched(calls, sequences * local_heads, seq, seq, head_dim, local_layers, dtype)  # scores
+    _batched(calls, sequences * local_heads, seq, head_dim, seq, local_layers, dtype)  # context
     _gemm(calls, tokens, h, h // tp, local_layers, dtype)  # attention output
     _gemm(calls, tokens, ffn // tp, h, local_layers, dtype)
     _gemm(calls, tokens, h, ffn // tp, local_layers, dtype)
