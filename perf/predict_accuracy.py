@@ -109,7 +109,8 @@ def stand_in(history: Path) -> None:
 def kernels() -> None:
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
+        folder = Path(os.environ.get("KEEP_IN", tmp))  # KEEP_IN=DIR keeps the runs and histories
+        folder.mkdir(parents=True, exist_ok=True)
         shutil.copy(DATA / "gpt_kernels.yaml", folder)
         shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
         env = dict(os.environ, CARAMEL_DATA_DIR=str(folder / "data"), CARAMEL_HISTORY=str(folder / "history.db"),
@@ -117,6 +118,7 @@ def kernels() -> None:
         print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
         for system in ("onecore", "twocores"):
             bench("run", "microbench.yaml", "--tag", system, "-q", cwd=folder, env=env)
+            bench("result", cwd=folder, env=env)  # each run's figures into the history (result: the last run)
         bench("run", "gpt_kernels.yaml", "--tag", "onecore", "--repeat", "2", "-q", cwd=folder, env=env)
         bench("result", cwd=folder, env=env)
         print(bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--validate",
