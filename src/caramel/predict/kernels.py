@@ -7,8 +7,9 @@
 One model per kernel kind and dtype: a Gaussian process (scikit-learn) over the logarithms of the
 shape features and of the kernel's work (FLOPs or bytes) predicting the log of the best time;
 kernel: a linear term (DotProduct: a power law, what it extrapolates to), a smooth correction (RBF,
-one length per feature) and the noise (WhiteKernel). With fewer than four cases of a kind, a
-constant rate (time = work / rate, the rate's log-mean from the cases).
+one length per feature) and the noise (WhiteKernel). With fewer than six cases of a kind, a
+power law in the work (log time = a + b log work, least squares), with one case or one work a
+constant rate.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ MICROBENCH = "microbench"
 SECONDS = "Seconds"
 Z90 = 1.6448536269514722
 COLLECTIVES = ("allreduce", "allgather")
+GP_CASES = 6  # cases from which a kind gets a Gaussian process; from 2 (different work) a power law
 
 
 @dataclass(frozen=True)
@@ -82,21 +84,30 @@ class KindModel:
     regressor: object = None
     log_rate: float = 0.0  # the constant-rate fallback: log(work / seconds)
     spread: float = 0.0
+    power: tuple[float, float] | None = None  # log seconds = a + b log work (three to five cases)
 
     @property
     def method(self) -> str:
-        return "gaussian-process" if self.regressor is not None else "constant rate"
+        return "gaussian-process" if self.regressor is not None else "power law" if self.power else "constant rate"
 
     def fit(self, kernel=None) -> KindModel:
         logs = [math.log(c.work() / s) for c, s in zip(self.calls, self.seconds, strict=True)]
         self.log_rate = statistics.fmean(logs)
         self.spread = statistics.stdev(logs) if len(logs) > 1 else 0.25
-        if len(self.calls) >= 4:
+        if len(self.calls) >= GP_CASES:
             self.regressor = _regressor(self.calls, self.seconds, kernel)
+        elif len(self.calls) >= 2 and len({c.work() for c in self.calls}) >= 2:
+            x, y = np.log([c.work() for c in self.calls]), np.log(self.seconds)
+            slope, intercept = np.polyfit(x, y, 1)
+            self.power = (float(intercept), float(slope))
+            residuals = y - (intercept + slope * x)
+            self.spread = float(np.sqrt(np.sum(residuals ** 2) / max(len(x) - 2, 1))) or self.spread
         return self
 
     def predict(self, call: KernelCall) -> tuple[float, float]:
         """Seconds of one call, and the standard deviation of its log."""
+        if self.regressor is None and self.power is not None:
+            return math.exp(self.power[0] + self.power[1] * math.log(max(call.work(), 1.0))), self.spread
         if self.regressor is None:
             return call.work() / math.exp(self.log_rate), self.spread
         mean, sd = self.regressor.predict(np.array([call.features()]), return_std=True)
@@ -105,13 +116,14 @@ class KindModel:
     def leave_one_out(self) -> list[float]:
         """Absolute percentage error of each case predicted from the others (hyperparameters kept)."""
         kernel = self.regressor[-1].kernel_ if self.regressor is not None else None
+        needed = GP_CASES + 1 if kernel is not None else 3
         errors = []
         for i in range(len(self.calls)):
             rest = KindModel(self.kind, self.dtype, self.calls[:i] + self.calls[i + 1:],
                              self.seconds[:i] + self.seconds[i + 1:])
-            if not rest.calls:
+            if len(self.calls) < needed:
                 continue
-            found, _ = rest.fit(kernel if len(rest.calls) >= 4 else None).predict(self.calls[i])
+            found, _ = rest.fit(kernel if len(rest.calls) >= GP_CASES else None).predict(self.calls[i])
             errors.append(100.0 * abs(found - self.seconds[i]) / self.seconds[i])
         return errors
 
