@@ -5,10 +5,10 @@
     python perf/predict_accuracy.py gpt    # caramel's GPT, 12 configurations x 3: leave-one-out, then hidden x2
     python perf/predict_accuracy.py kernels  # issue 18: a system never run on, from its microbenchmarks
 
-kernels: two "systems" of this machine (tests/predict/data/systems: onecore = core 0, one thread;
-twocores = both cores, two threads), each with only benchmarks/microbench.yaml run, and the GPT
-trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore; the larger sizes
-predicted on twocores by --method kernels and by --from onecore (peak-rate scaling), then run there:
+kernels: two "systems" of this machine (tests/predict/data/systems: onecore = core 0, one thread,
+float32; bf16core = the same in bfloat16), each with benchmarks/microbench.yaml run, and the GPT
+trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; the larger sizes
+predicted on bf16core by --method kernels and by --from onecore (peak-rate scaling), then run there:
 median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
 
 Each in a temporary folder with its own history (tests/predict/data/*.yaml). The GPT sweep takes a
@@ -116,24 +116,24 @@ def kernels() -> None:
         env = dict(os.environ, CARAMEL_DATA_DIR=str(folder / "data"), CARAMEL_HISTORY=str(folder / "history.db"),
                    CARAMEL_SYSTEMS_PATH=str(DATA / "systems"))
         print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
-        for system in ("onecore", "twocores"):
-            bench("run", "microbench.yaml", "--tag", system, "-q", cwd=folder, env=env)
+        for tags in (["onecore"], ["bf16core", "onecore", "bfloat16"]):  # onecore: pinned, one thread, CPU time
+            bench("run", "microbench.yaml", "--tag", *tags, "-q", cwd=folder, env=env)
             bench("result", cwd=folder, env=env)  # each run's figures into the history (result: the last run)
         bench("run", "gpt_kernels.yaml", "--tag", "onecore", "--repeat", "2", "-q", cwd=folder, env=env)
         bench("result", cwd=folder, env=env)
-        print(bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--validate",
+        print(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--method", "kernels", "--validate",
                     cwd=folder, env=env))
-        by_kernels = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method",
+        by_kernels = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--method",
                                       "kernels", "--format", "json", cwd=folder, env=env))
-        by_peak = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--from", "onecore",
+        by_peak = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--from", "onecore",
                                    "--metric", "Time/iteration(s)", "--format", "json", cwd=folder, env=env))
         later = dict(env, CARAMEL_HISTORY=str(folder / "later.db"))
-        bench("run", "gpt_kernels.yaml", "--tag", "large", "twocores", "--repeat", "2", "-q", cwd=folder, env=later)
+        bench("run", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--repeat", "2", "-q", cwd=folder, env=later)
         bench("result", cwd=folder, env=later)
         found = measured(folder / "later.db", "Time/iteration(s)")
-        print("twocores, sizes never run there, --method kernels:")
+        print("bf16core, sizes never run there, --method kernels:")
         kernel_errors = _errors(by_kernels, found)
-        print("twocores, same sizes, --from onecore (peak-rate scaling):")
+        print("bf16core, same sizes, --from onecore (peak-rate scaling):")
         peak_errors = _errors(by_peak, found)
         print(_summary("--method kernels", kernel_errors))
         print(_summary("--from onecore  ", peak_errors))

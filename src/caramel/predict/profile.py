@@ -2,7 +2,7 @@
 
 Declared by a workpackage's parameter `predict_profile` (docs/microbench.md):
 
-    gpt:hidden=H layers=L heads=A seq=S batch=B vocab=V [ffn=F dp=D tp=T pp=P micro=M]
+    gpt:hidden=H layers=L heads=A seq=S batch=B vocab=V [ffn=F dp=D tp=T pp=P micro=M dtype=D]
         (spaces or commas between; in a benchmark file spaces, a comma there makes a sweep)
         derived analytically from the model shape (caramel's GPT trainer, Megatron-LM's GPT): per
         layer the QKV, attention-output and two MLP GEMMs, the attention's two batched products,
@@ -30,7 +30,7 @@ from caramel.predict.points import PredictError
 
 PROFILE = "predict_profile"
 GPT_KEYS = ("hidden", "layers", "heads", "seq", "batch", "vocab")
-GPT_OPTIONAL = ("ffn", "dp", "tp", "pp", "micro")
+GPT_OPTIONAL = ("ffn", "dp", "tp", "pp", "micro", "dtype")
 
 
 @dataclass
@@ -44,9 +44,12 @@ class Profile:
 def parse_profile(text: str) -> Profile:
     text = str(text).strip()
     if text.startswith("gpt:"):
-        fields = {}
+        fields: dict = {}
         for item in text[4:].replace(",", " ").split():
             key, _, value = item.partition("=")
+            if key == "dtype":
+                fields["dtype"] = value.strip()
+                continue
             try:
                 fields[key.strip()] = int(float(value))
             except ValueError:
@@ -57,7 +60,7 @@ def parse_profile(text: str) -> Profile:
             raise PredictError(f"predict_profile: gpt needs {', '.join(missing)}", hint="gpt:" + " ".join(
                 f"{k}=N" for k in GPT_KEYS))
         unknown = sorted(set(fields) - set(GPT_KEYS) - set(GPT_OPTIONAL))
-        small = sorted(k for k, v in fields.items() if v < 1)
+        small = sorted(k for k, v in fields.items() if k != "dtype" and v < 1)
         if unknown or small:
             what = f"unknown key(s) {', '.join(unknown)}" if unknown else f"{', '.join(small)} must be at least 1"
             raise PredictError(f"predict_profile: {what}", hint="keys: " + " ".join(GPT_KEYS + GPT_OPTIONAL))
