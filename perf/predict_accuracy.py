@@ -3,6 +3,13 @@
 
     python perf/predict_accuracy.py law    # the sleep law: predictions at 4 untested points vs the law and a later run
     python perf/predict_accuracy.py gpt    # caramel's GPT, 12 configurations x 3: leave-one-out, then hidden x2
+    python perf/predict_accuracy.py kernels  # issue 18: a system never run on, from its microbenchmarks
+
+kernels: two "systems" of this machine (tests/predict/data/systems: onecore = core 0, one thread,
+float32; bf16core = the same in bfloat16), each with benchmarks/microbench.yaml run, and the GPT
+trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; the larger sizes
+predicted on bf16core by --method kernels and by --from onecore (peak-rate scaling), then run there:
+median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
 
 Each in a temporary folder with its own history (tests/predict/data/*.yaml). The GPT sweep takes a
 few minutes on 2 busy cores (mostly starting torch 42 times).
@@ -41,8 +48,11 @@ def measured(path: Path, metric: str) -> dict[tuple[str, ...], float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("which", choices=["law", "gpt"])
+    parser.add_argument("which", choices=["law", "gpt", "kernels"])
     args = parser.parse_args()
+    if args.which == "kernels":
+        kernels()
+        return
     name, later_tag, metric = (("law.yaml", "test", "elapsed") if args.which == "law"
                                else ("gpt_sweep.yaml", "heldout", "Time/iteration(s)"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -65,6 +75,84 @@ def main() -> None:
             interval = f"{p['low']:.4g} .. {p['high']:.4g}"
             print(f"{','.join(f'{k}={v}' for k, v in p['parameters'].items()):28} {p['value']:10.4g} {interval:>22} "
                   f"{seconds:10.4g} {100 * (p['value'] / seconds - 1):+7.1f}%  {p['model']}")
+
+
+def _errors(doc: dict, found: dict) -> list[float]:
+    out = []
+    for p in doc["predictions"]:
+        seconds = found[tuple(p["parameters"].values())]
+        out.append(100 * (p["value"] / seconds - 1))
+        print(f"  {','.join(f'{k}={v}' for k, v in p['parameters'].items()):20} predicted {p['value']:9.4g} s "
+              f"({p['low']:.4g} .. {p['high']:.4g})  measured {seconds:9.4g} s  error {out[-1]:+6.1f}%")
+    return out
+
+
+def _summary(name: str, errors: list[float]) -> str:
+    absolute = [abs(e) for e in errors]
+    return f"{name}: median {statistics.median(absolute):.1f} %, worst {max(absolute):.1f} % ({len(errors)} sizes)"
+
+
+def _systems_measured(history: Path) -> set[str]:
+    if not history.exists():
+        return set()
+    from caramel.history.store import History
+
+    with History.open(str(history)) as store:
+        return {r.system for r in store.runs("microbench")}
+
+
+def stand_in(history: Path) -> None:
+    """localcluster's microbenchmarks: onecore's figures under its name (its nodes are this machine's
+    cores, one CPU per task); the suite is not submitted to the cluster here (another part owns it)."""
+    from caramel.history.store import History, RunRecord
+
+    with History.open(str(history)) as store:
+        run = next(r for r in store.runs("microbench") if r.system == "onecore")
+        metrics = store.metrics(run.run_key)
+        copy = RunRecord(run_key=run.run_key + "-as-localcluster", benchmark="microbench", file=run.file,
+                         tags=["localcluster"], system="localcluster", started=run.started)
+        store.add(copy, metrics, replace=True)
+    print("(localcluster's microbenchmarks: onecore's run recorded under its name, a stand-in)")
+
+
+def kernels() -> None:
+    root = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(os.environ.get("KEEP_IN", tmp))  # KEEP_IN=DIR keeps the runs and histories
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copy(DATA / "gpt_kernels.yaml", folder)
+        shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
+        env = dict(os.environ, CARAMEL_DATA_DIR=str(folder / "data"), CARAMEL_HISTORY=str(folder / "history.db"),
+                   CARAMEL_SYSTEMS_PATH=str(DATA / "systems"))
+        print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+        for tags in (["onecore", "pinned"], ["bf16core", "pinned", "bfloat16"]):  # pinned: one thread, CPU time
+            if tags[0] in _systems_measured(folder / "history.db"):
+                continue  # KEEP_IN: measured by an earlier attempt
+            bench("run", "microbench.yaml", "--tag", *tags, "-q", cwd=folder, env=env)
+            bench("result", cwd=folder, env=env)  # each run's figures into the history (result: the last run)
+        bench("run", "gpt_kernels.yaml", "--tag", "onecore", "--repeat", "2", "-q", cwd=folder, env=env)
+        bench("result", cwd=folder, env=env)
+        print(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--method", "kernels", "--validate",
+                    cwd=folder, env=env))
+        by_kernels = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--method",
+                                      "kernels", "--format", "json", cwd=folder, env=env))
+        by_peak = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--from", "onecore",
+                                   "--metric", "Time/iteration(s)", "--format", "json", cwd=folder, env=env))
+        later = dict(env, CARAMEL_HISTORY=str(folder / "later.db"))
+        bench("run", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--repeat", "2", "-q", cwd=folder, env=later)
+        bench("result", cwd=folder, env=later)
+        found = measured(folder / "later.db", "Time/iteration(s)")
+        print("bf16core, sizes never run there, --method kernels:")
+        kernel_errors = _errors(by_kernels, found)
+        print("bf16core, same sizes, --from onecore (peak-rate scaling):")
+        peak_errors = _errors(by_peak, found)
+        print(_summary("--method kernels", kernel_errors))
+        print(_summary("--from onecore  ", peak_errors))
+        stand_in(folder / "history.db")
+        plan = bench("plan", str(root / "benchmarks" / "llm.yaml"), "--tag", "800M", "localcluster", "--predict",
+                     "--method", "kernels", cwd=folder, env=env)
+        print("bench plan llm --tag 800M localcluster --predict --method kernels\n" + plan[plan.index("predicted cost"):])
+        print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
 
 
 if __name__ == "__main__":

@@ -31,6 +31,10 @@ def add_predict_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY or the data folder)")
     parser.add_argument("--from", dest="learn_from", metavar="SYSTEM",
                         help="learn from this system's history, scaled by the systems' peak rates (peak_tflops)")
+    parser.add_argument("--method", choices=["auto", "history", "kernels"], default="auto",
+                        help="history: the benchmark's own runs; kernels: the system's microbenchmarks summed over "
+                             "the declared execution profile; auto (default): history where the system has runs, "
+                             "kernels where it has none but has microbenchmarks (docs/microbench.md)")
 
 
 def history_path(args: argparse.Namespace) -> str:
@@ -63,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
             print_suggestions(bench, args)
             continue
         forecast = make_forecast(bench, history_path(args), args.metric, args.learn_from, args.systems,
-                                 validate=True)
-        if args.validate:
+                                 validate=True, method=args.method)
+        if forecast.method == "kernels":
+            print_kernel_forecast(forecast, args.format, args.validate)
+        elif args.validate:
             print_validation(forecast, args.format)
         elif args.format == "json":
             doc = {"benchmark": forecast.benchmark, "system": forecast.system,
@@ -198,14 +204,15 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
     from caramel.predict.cost import job_costs, total
     from caramel.predict.service import make_forecast
 
-    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
+    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems,
+                             method=getattr(args, "method", "auto"))
     costs = job_costs(forecast)
     campaign = {"node_hours": total(costs, "node_hours"), "energy_wh": total(costs, "energy_wh"),
                 "node_hours_without_limit": total(costs, "uncapped_node_hours")}
     if args.format == "json":
         doc = plan_json(plan)
         doc["cost"] = _finite({"system": forecast.system, "learned_from": forecast.learned_from,
-                               "peak_ratio": forecast.ratio, **campaign,
+                               "peak_ratio": forecast.ratio, **campaign, **method_json(forecast),
                                "jobs": [{"id": c.id, "nodes": c.nodes, "seconds": c.seconds, "node_hours": c.node_hours,
                                          "seconds_without_limit": c.uncapped or c.seconds,
                                          "energy_wh": c.energy_wh, "capped": c.capped, "model": c.model,
@@ -216,6 +223,7 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
     print(f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):")
     if forecast.learned_from:
         print("  " + learned_line(forecast))
+    print("  " + method_line(forecast))
     rows = [["id", "nodes", "job time (s)", "node-hours", "model", "note"]]
     for c in costs:
         note = ("capped by predict_job_limit; " if c.capped else "") + ("extrapolated" if c.extrapolated else "")
@@ -229,3 +237,60 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
     energy = campaign["energy_wh"]
     print(f"energy: {_span(energy)} Wh" if energy else "energy: not predicted (the history holds no energy figure "
           "for this benchmark and system)")
+
+
+def method_json(forecast) -> dict:
+    doc = {"method": forecast.method, "why": forecast.why}
+    found = forecast.kernels
+    if found is not None:
+        doc["microbenchmark_runs"] = found.models.runs
+        doc["overhead"] = {"seconds_per_launch": found.overhead.per_launch, "learned_on": found.overhead.system or None,
+                           "configurations": found.overhead.configurations}
+    return doc
+
+
+def method_line(forecast) -> str:
+    why = f" ({forecast.why})" if forecast.why else ""
+    if forecast.kernels is None:
+        return f"method: history: the models of bench predict over this benchmark's runs{why}"
+    found = forecast.kernels
+    runs = ", ".join(found.models.runs) or "?"
+    overhead = found.overhead
+    learned = (f"overhead {overhead.per_launch * 1e6:.3g} us per kernel launch, learned from "
+               f"{overhead.configurations} configuration(s) on {overhead.system}" if overhead.system else
+               "no per-launch overhead (no system has runs of this benchmark and microbenchmarks)")
+    return (f"method: kernels: {forecast.system}'s kernel models (microbenchmark run {runs}) summed over each "
+            f"workpackage's execution profile{why}; {learned}")
+
+
+def print_kernel_forecast(forecast, fmt: str, validate: bool) -> None:
+    found = forecast.kernels
+    kinds = [{"kind": kind, "dtype": dtype, "cases": cases, "median_ape": _median(errors),
+              "max_ape": max(errors) if errors else None, "model": model}
+             for kind, dtype, cases, errors, model in found.models.validation()] if validate else []
+    if fmt == "json":
+        doc = {"benchmark": forecast.benchmark, "system": forecast.system, **method_json(forecast),
+               "predictions": [p.as_json() for p in forecast.predictions]}
+        if validate:
+            doc["kernels_validation"] = kinds
+            doc["end_to_end_ape"] = found.end_to_end
+        print(json.dumps(_finite(doc), indent=1))
+        return
+    print(method_line(forecast))
+    if validate:
+        print(f"leave-one-out of {forecast.system}'s kernel models (each microbenchmark case predicted from the others):")
+        rows = [["kernel", "dtype", "cases", "median %", "worst %", "model"]]
+        rows += [[k["kind"], k["dtype"], str(k["cases"]), _g(k["median_ape"]), _g(k["max_ape"]), k["model"]]
+                 for k in kinds]
+        print_rows(rows)
+        if found.end_to_end:
+            print(f"end to end on {forecast.system}'s own runs of {forecast.benchmark} (overhead learned from the "
+                  f"others): median {_g(_median(found.end_to_end))} %, worst {_g(max(found.end_to_end))} %")
+        return
+    print_predictions(forecast)
+
+
+def _median(values: list[float]) -> float | None:
+    import statistics
+
+    return statistics.median(values) if values else None

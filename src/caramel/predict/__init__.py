@@ -7,7 +7,9 @@
 Models (one module each): `powerlaw` (power laws in the swept numeric parameters, with their
 products, fitted in log space), `gp` (a Gaussian process, scikit-learn), `analytic` (time = declared
 work / (devices x a learned sustained rate)); `select` validates them leave-one-out and picks one
-per metric; `suggest` says what to measure next. docs/predict.md describes all of it.
+per metric; `suggest` says what to measure next. `--method kernels` (docs/microbench.md): `kernels`
+(per-system kernel models from the microbenchmark suite), `profile` (a workload's kernels per
+iteration), `bykernels` (their sum, with communication and the per-launch overhead). docs/predict.md describes all of it.
 """
 
 from caramel.predict.declaration import Declaration, declaration

@@ -7,7 +7,10 @@
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from caramel.errors import did_you_mean
 from caramel.predict.points import MetricData, PredictError, Target, load_points, targets_of
@@ -44,6 +47,9 @@ class Forecast:
     predictions: list[Prediction] = field(default_factory=list)
     declined: list[str] = field(default_factory=list)  # what could not be predicted, and why
     targets: dict[str, list[Target]] = field(default_factory=dict)
+    method: str = "history"  # or "kernels": the system's kernel models over the profile (predict.bykernels)
+    kernels: object = None  # bykernels.KernelForecast, with --method kernels
+    why: str = ""  # why this method (auto)
 
 
 def scale(data: MetricData, ratio: float) -> float:
@@ -98,11 +104,65 @@ def _outside(choice: Choice, target: Target) -> list[str]:
     return Encoder.fit([p.config for p in choice.data.points]).outside(target.config)
 
 
+METHODS = ("auto", "history", "kernels")
+
+
 def make_forecast(bench, history: str, metrics: list[str] | None = None, learn_from: str | None = None,
-                  systems: list[str] | None = None, validate: bool = True) -> Forecast:
+                  systems: list[str] | None = None, validate: bool = True, method: str = "history") -> Forecast:
+    """`method`: history (the benchmark's own runs), kernels (the system's microbenchmarks over the
+    declared profile) or auto (history where the system has runs of the benchmark or --from is given,
+    kernels where it has none but has microbenchmarks; with both, the one that validates better)."""
+    system = getattr(getattr(bench, "system", None), "name", "") or ""
+    if method == "kernels":
+        return kernel_method(bench, history, system)
+    if method == "auto" and not learn_from:
+        return auto_method(bench, history, metrics, systems, validate, system)
+    return history_method(bench, history, metrics, learn_from, systems, validate, system)
+
+
+def kernel_method(bench, history: str, system: str, why: str = "") -> Forecast:
+    from caramel.expand.plan import make_plan
+    from caramel.predict.bykernels import kernel_forecast
+
+    targets = targets_of(bench, make_plan(bench, run_id=0))
+    found = kernel_forecast(bench, history, system, targets)
+    forecast = Forecast(bench.name, system, targets=targets, method="kernels", kernels=found, why=why)
+    forecast.predictions = sorted(found.predictions, key=lambda p: p.id)
+    return forecast
+
+
+def auto_method(bench, history: str, metrics, systems, validate: bool, system: str) -> Forecast:
+    """History where it validates better or no microbenchmarks exist; kernels where the system never ran it."""
+    try:
+        by_history = history_method(bench, history, metrics, None, systems, validate, system)
+    except PredictError as missing:
+        try:
+            return kernel_method(bench, history, system, why="the system has no runs of this benchmark")
+        except PredictError:
+            missing.hint += (f"; or run the microbenchmark suite on {system or 'the system'} (bench run "
+                             "benchmarks/microbench.yaml --tag SYSTEM) and predict from it: --method kernels")
+            raise missing from None
+    try:
+        by_kernels = kernel_method(bench, history, system)
+    except PredictError:
+        return by_history
+    errors = by_kernels.kernels.end_to_end
+    metric = by_kernels.kernels.metric
+    choice = next((c for c in by_history.choices if c.data.name == metric), None)
+    best = min((v.score for v in choice.validations), default=math.inf) if choice else math.inf
+    if errors and len(errors) >= 3:
+        score = (statistics.median(errors) + float(np.percentile(errors, 90))) / 2
+        if score < best:
+            by_kernels.why = f"validates better ({score:.3g} % against the history's {best:.3g} %)"
+            return by_kernels
+    by_history.why = "the system has runs of this benchmark" + (" and the history's models validate better"
+                                                                if errors else "")
+    return by_history
+
+
+def history_method(bench, history: str, metrics, learn_from, systems, validate: bool, system: str) -> Forecast:
     from caramel.expand.plan import make_plan
 
-    system = getattr(getattr(bench, "system", None), "name", "") or ""
     source = learn_from if learn_from not in (None, system) else None
     ratio = peak_ratio(system, source, systems) if source else 1.0
     data = pick_metrics(load_points(history, bench.name, system, source, record_command(bench)), metrics)
