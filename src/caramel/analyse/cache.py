@@ -30,6 +30,7 @@ import time
 
 from caramel.analyse.derived import Problem
 from caramel.spec.model import Pattern
+from caramel.state import bounded
 from caramel.state.dbfile import problem
 
 # 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`)
@@ -175,7 +176,7 @@ def encode_group(group) -> str:
 def decode_group(text: str, make, patterns: dict[str, Pattern]):
     """The group `encode_group` wrote (`make`: the Group class); Damaged when it is anything else."""
     try:
-        root, members, values, missing, started, problems, dropped = json.loads(text)
+        root, members, values, missing, started, problems, dropped = bounded.loads(text, "a cached result group")
         ok = (type(root) is int and all(type(m) is int for m in members) and isinstance(values, dict)
               and all(v is None or type(v) in _SCALARS or type(v) is bool for v in values.values())
               and all(type(m) is str for m in missing) and type(started) is bool)

@@ -4,13 +4,12 @@ drawn from nothing)."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.history.reader import HistoryContents, read_history
-from caramel.history.store import RunRecord
+from caramel.history.store import RunRecord, row_field
 
 
 @dataclass
@@ -70,7 +69,7 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
             continue
         parsed = configs.get(config)
         if parsed is None:
-            row = json.loads(config)
+            row = row_field(path, config, f"run {key}: the configuration of {tbl}/{name}", dict)
             parsed = configs[config] = (",".join(f"{k}={v}" for k, v in row.items()), row)
         out.figures.append(Figure(index, tbl, parsed[0], parsed[1], name, unit or "", direction or "unknown",
                                   n or 1, mean, sd or 0.0))
