@@ -1,9 +1,11 @@
 """Analysed values kept between `bench result` calls: `<run dir>/analyse.db` (SQLite).
 
 Table `analysis`: one row per analyser and result group (root workpackage): the signature of the
-files read (path, size, modification time in ns, in reading order) and the values computed from
-them, as JSON. A group is analysed again when its signature changes (a log grew, a job finished, a
-file appeared) or when the analyser's definition (`config`) differs.
+files read (path, size, modification time in ns, inode, change time in ns, in reading order) and the
+values computed from them, as JSON. A group is analysed again when its signature changes (a log grew, a
+job finished, a file appeared, a file was replaced by one of the same size and mtime: `cp -p` rewrites
+it, `rsync -t` renames a new one over it, and both change the ctime, which no tool sets back) or when
+the analyser's definition (`config`) differs. Every JSON read back is bounded (state.bounded).
 
 Table `tables`: the finished tables of the last calls (JSON made by report.results), keyed by
 everything they depend on (definitions, every group's signature, every workpackage's state), so a

@@ -80,6 +80,11 @@ def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
                         hint="a benchmark file needs a few levels of nesting, not hundreds") from None
 
 
+def read_text(path: str) -> str:
+    """A YAML file's text (of a benchmark or a system): not readable or not UTF-8 is a SpecError naming it."""
+    return _read_text(path, Location(path))
+
+
 def _read_text(path: str, where: Location) -> str:
     """The file's text; unreadable or non-UTF-8 files are errors naming the file (and line)."""
     try:
@@ -95,6 +100,17 @@ def _read_text(path: str, where: Location) -> str:
                         Location(path, line), hint="save the file as UTF-8") from None
 
 
+def _new_loader(text: str, path: str) -> _Loader:
+    """A loader of `text`; a character YAML does not allow (a control character) is a SpecError at its line."""
+    try:
+        return _Loader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise SpecError(f"not valid YAML: the character {exc.character!r} is not allowed in a YAML file",
+                        Location(path, line), hint="remove the control character (YAML allows tab, newline and "
+                                                   "printable text)") from None
+
+
 class _YamlReader:
     def __init__(self, path: str, include_path: list[str], chain: tuple[str, ...] = ()) -> None:
         self.path = path
@@ -104,7 +120,7 @@ class _YamlReader:
         self._values: dict[int, object] = {}  # YAML node id -> its value: an alias is read once, then shared
 
     def read(self, text: str) -> Node:
-        loader = _Loader(text)
+        loader = _new_loader(text, self.path)
         self.loader = loader
         document = self._parse(loader, self.path)
         _check_expanded_size(document, self.path)
@@ -225,7 +241,7 @@ class _YamlReader:
                             self._where(node),
                             hint="include chain: " + " -> ".join(self.chain + (os.path.abspath(found),)))
         sub = _YamlReader(found, self.include_path, self.chain)
-        loader = _Loader(_read_text(found, self._where(node)))
+        loader = _new_loader(_read_text(found, self._where(node)), found)
         sub.loader = loader
         try:
             document = self._parse(loader, found)

@@ -232,8 +232,11 @@ class Store:
             texts = None
         if texts is None or len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
             return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
-        return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
-                for row, found in zip(rows, texts, strict=True)}
+        try:
+            return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
+                    for row, found in zip(rows, texts, strict=True)}
+        except (TypeError, ValueError, RecursionError):
+            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
 
     def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
         """What the analysis needs of each workpackage besides its params, in id order:

@@ -13,6 +13,7 @@ from caramel.containers.runtime import RUNTIMES
 from caramel.energy.measure import METHODS, NO_METHOD
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.resources import shipped
+from caramel.spec.yaml_reader import read_text
 from caramel.systems.model import ALWAYS, System
 
 SHIPPED = shipped("systems")
@@ -58,7 +59,7 @@ def _line(node: yaml.Node | None, key: str) -> int:
 
 def load_system(path: Path | str) -> System:
     path = Path(path)
-    text = path.read_text()
+    text = read_text(str(path))
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)

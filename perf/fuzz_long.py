@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""The fuzzing layer run long: the targets of tests/fuzz/fuzz_targets.py, many examples each.
+
+    nice python3 perf/fuzz_long.py [--examples 100000] [--target NAME ...] [--jobs 2] [--seed 1]
+
+`--examples` is the total over the targets, shared by the weights below (a marker line costs a
+fraction of a millisecond, a benchmark file tens); every reader must answer with a result or a
+caramel error. Printed per target: examples run, findings (internal errors: distinct by exception
+type and the place it was raised, with the first input that raised it), seconds. Exit 1 when there
+is a finding. The same targets run briefly in the suite (tests/fuzz/test_fuzz_inputs.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import multiprocessing
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parent / "tests" / "fuzz"), str(HERE.parent / "src")]
+
+# Share of the examples per target (cheap targets get more)
+WEIGHTS = {"markers": 30, "export_import": 20, "history_rows": 10, "run_record": 10, "xml_loader": 10,
+           "yaml_loader": 10, "system_loader": 10}
+
+
+def run_target(job: tuple[str, int, int, str]) -> tuple[str, int, dict[str, tuple[int, str]], float]:
+    """(name, examples run, {finding: (count, first input)}, seconds) of one target."""
+    name, examples, seed, scratch = job
+    from fuzz_targets import is_finding, make_targets
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as with_seed
+
+    target = make_targets(Path(scratch) / name)[name]
+    findings: dict[str, tuple[int, str]] = {}
+    count = 0
+    quiet = io.StringIO()
+
+    @with_seed(seed)
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(target.strategy)
+    def one(data) -> None:
+        nonlocal count
+        count += 1
+        quiet.seek(0)
+        quiet.truncate()
+        try:
+            with contextlib.redirect_stderr(quiet):  # the loaders' warnings, thousands of them
+                target.run(data)
+        except Exception as exc:  # noqa: BLE001 - what is not a caramel error is counted, not raised
+            if is_finding(exc):
+                frame = traceback.extract_tb(exc.__traceback__)[-1]
+                key = f"{type(exc).__name__} at {Path(frame.filename).name}:{frame.lineno}: {str(exc)[:120]}"
+                seen, first = findings.get(key, (0, repr(data)[:300]))
+                findings[key] = (seen + 1, first)
+
+    start = time.monotonic()
+    one()
+    return name, count, findings, time.monotonic() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=100_000, help="examples in total over the targets")
+    parser.add_argument("--target", action="append", choices=sorted(WEIGHTS), help="only these targets")
+    parser.add_argument("--jobs", type=int, default=1, help="targets run at once (processes)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    names = args.target or list(WEIGHTS)
+    total = sum(WEIGHTS[n] for n in names)
+    with tempfile.TemporaryDirectory(prefix="caramel-fuzz-") as scratch:
+        jobs = [(n, max(1, args.examples * WEIGHTS[n] // total), args.seed, scratch) for n in names]
+        start = time.monotonic()
+        if args.jobs > 1:
+            with multiprocessing.Pool(args.jobs) as pool:
+                results = pool.map(run_target, jobs, chunksize=1)
+        else:
+            results = [run_target(job) for job in jobs]
+        wall = time.monotonic() - start
+    print(f"{'target':<15} {'examples':>9} {'findings':>9} {'seconds':>8}")
+    for name, count, findings, seconds in results:
+        print(f"{name:<15} {count:>9} {sum(c for c, _ in findings.values()):>9} {seconds:>8.1f}")
+    print(f"{'total':<15} {sum(r[1] for r in results):>9} "
+          f"{sum(c for r in results for c, _ in r[2].values()):>9} {wall:>8.1f}  (wall, {args.jobs} job(s))")
+    for name, _count, findings, _seconds in results:
+        for key, (count, first) in findings.items():
+            print(f"\n{name}: {count} x {key}\n  first input: {first}")
+    return 1 if any(r[2] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
