@@ -37,7 +37,7 @@ def check(text: str | bytes, where: str, max_bytes: int = MAX_BYTES, max_depth: 
     """`text` as UTF-8 bytes, once it is known to be at most `max_bytes` long and `max_depth` deep."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > max_bytes:
-        raise OverLimit(f"{where}: {_size(len(data))} of JSON, over the {_size(max_bytes)} bench reads back",
+        raise OverLimit(f"{where}: {size_text(len(data))} of JSON, over the {size_text(max_bytes)} bench reads back",
                         hint="the file was not written by this caramel, or was changed by hand")
     if data.count(b"[") + data.count(b"{") > max_depth and depth(data, max_depth) > max_depth:
         raise OverLimit(f"{where}: JSON nested more than {max_depth} deep, deeper than bench writes",
@@ -66,5 +66,5 @@ def depth(data: bytes, stop: int) -> int:
     return level
 
 
-def _size(count: int) -> str:
+def size_text(count: int) -> str:
     return f"{count / 1048576:.1f} MiB" if count >= 1048576 else f"{count} bytes"

@@ -168,8 +168,10 @@ class Store:
                            f"reads version {SCHEMA_VERSION} only",
                            hint=f"finish or read that run with {made}, or start it again with this one")
         try:
-            return RunInfo(row[0], row[1], row[2], row[3], row[4], bounded.loads(row[5], "the run's tags"), row[6],
-                           row[7], bounded.loads(row[8], "the run's settings"), row[9])
+            tags, settings = bounded.loads(row[5], "the run's tags"), bounded.loads(row[8], "the run's settings")
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags) or not isinstance(settings, dict):
+                raise ValueError("its tags are not a list of texts, or its settings not a mapping")
+            return RunInfo(row[0], row[1], row[2], row[3], row[4], tags, row[6], row[7], settings, row[9])
         except (TypeError, ValueError) as exc:
             raise RunError(f"the run state {self.path} is damaged: {exc}") from None
 
