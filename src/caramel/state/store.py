@@ -180,7 +180,7 @@ class Store:
         self.info()  # checks the version first
         try:
             text = self.db.execute("SELECT model FROM runs").fetchone()[0]
-            return decode_model(text, f"{self.path}: the stored model")
+            return decode_model(text, "the stored model")  # the error below names the file
         except (CodecError, TypeError) as exc:
             raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
                            hint="the run state is damaged or was not written by caramel; start the run again") from None
