@@ -14,7 +14,6 @@ import os
 import sys
 
 from caramel.cli.common import add_no_eval, add_run_args, add_update, analysis_input, resolve_run
-from caramel.errors import RunError
 
 STYLES = ("csv", "pretty", "aligned", "markdown", "json")  # caramel.report.table.STYLES (not imported: startup)
 
@@ -46,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from caramel.history.record import run_snapshot
     from caramel.report.database import write_database
     from caramel.report.results import produce, result_dir
     from caramel.report.table import clashes, render, table_dict
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         from caramel.spec.evaluation import refuse_evaluation
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
-    before = _run_snapshot(run_dir)
+    before = run_snapshot(run_dir)
     produced = produce(inp, args.only, use_cache=not args.reanalyse)
     made = produced.made
     for line in produced.warnings:
@@ -98,39 +98,13 @@ def run(args: argparse.Namespace) -> int:
     elif output:
         sys.stdout.write(output)
     if not args.no_history and not args.only and getattr(args, "history_enabled", True):
-        from caramel.history.record import add_quietly
+        from caramel.history.record import add_quietly, check_still_there
         from caramel.report.results import history_change, history_tables
 
-        _check_still_there(run_dir, before)
+        check_still_there(run_dir, before)
         add_quietly(args.history, inp, lambda: history_tables(inp, made), produced.from_cache,
                     history_change(inp, produced))
     return 0
-
-
-def _run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
-    """What must still be there once the run is read: its run record (the same file) and every entry of
-    the run folder (the workpackages' folders)."""
-    from caramel.state.store import db_path
-
-    try:
-        found = os.stat(db_path(run_dir))
-        return (found.st_dev, found.st_ino), set(os.listdir(run_dir))
-    except OSError:
-        return None
-
-
-def _check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | None) -> None:
-    """A run removed (bench remove, rm -r) or replaced while it was read gave figures of a half-read run:
-    they must not go to the history, where they would stay for ever. A folder the run made meanwhile is
-    no change; one that went (a workpackage removed) is."""
-    after = _run_snapshot(run_dir)
-    gone = sorted(before[1] - after[1]) if before and after else []
-    if before is None or after is None or after[0] != before[0] or gone:
-        what = f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went" if gone and after and \
-            after[0] == before[0] else "its run record went or was replaced"
-        raise RunError(f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
-                       "half-read run, so nothing was added to the history",
-                       hint="was it removed (bench remove) meanwhile? run bench result again on a run that stays")
 
 
 def _write_quietly(path: str, text: str) -> None:
