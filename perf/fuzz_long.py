@@ -66,17 +66,30 @@ def run_target(job: tuple[str, int, int, str]) -> tuple[str, int, dict[str, tupl
     return name, count, findings, time.monotonic() - start
 
 
+def merged(results: list) -> list:
+    """One line per target: the shards of a target added up (examples, findings; seconds: the longest)."""
+    out: dict[str, tuple[str, int, dict, float]] = {}
+    for name, count, findings, seconds in results:
+        _n, total, known, longest = out.get(name, (name, 0, {}, 0.0))
+        for key, (times, first) in findings.items():
+            known[key] = (known.get(key, (0, first))[0] + times, known.get(key, (0, first))[1])
+        out[name] = (name, total + count, known, max(longest, seconds))
+    return list(out.values())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=100_000, help="examples in total over the targets")
     parser.add_argument("--target", action="append", choices=sorted(WEIGHTS), help="only these targets")
     parser.add_argument("--jobs", type=int, default=1, help="targets run at once (processes)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--shards", type=int, default=1, help="split each target into this many jobs (seeds)")
     args = parser.parse_args()
     names = args.target or list(WEIGHTS)
     total = sum(WEIGHTS[n] for n in names)
     with tempfile.TemporaryDirectory(prefix="caramel-fuzz-") as scratch:
-        jobs = [(n, max(1, args.examples * WEIGHTS[n] // total), args.seed, scratch) for n in names]
+        jobs = [(n, max(1, args.examples * WEIGHTS[n] // total // args.shards), args.seed * 1000 + shard,
+                 f"{scratch}/{shard}") for n in names for shard in range(args.shards)]
         start = time.monotonic()
         if args.jobs > 1:
             with multiprocessing.Pool(args.jobs) as pool:
@@ -84,6 +97,7 @@ def main() -> int:
         else:
             results = [run_target(job) for job in jobs]
         wall = time.monotonic() - start
+    results = merged(results)
     print(f"{'target':<15} {'examples':>9} {'findings':>9} {'seconds':>8}")
     for name, count, findings, seconds in results:
         print(f"{name:<15} {count:>9} {sum(c for c, _ in findings.values()):>9} {seconds:>8.1f}")

@@ -57,11 +57,14 @@ def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list]
 
 
 def run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
-    """What must still be there once the run is read: its run record (the same file) and every entry of
-    the run folder (the workpackages' folders)."""
+    """What must still be there once the run is read: its run record (the same file) and every folder of
+    the run folder (the workpackages' and shared folders; files such as the WAL of a cache or the spare
+    file of a bench still running come and go on their own)."""
     try:
         found = os.stat(db_path(run_dir))
-        return (found.st_dev, found.st_ino), set(os.listdir(run_dir))
+        with os.scandir(run_dir) as entries:
+            folders = {entry.name for entry in entries if entry.is_dir(follow_symlinks=False)}
+        return (found.st_dev, found.st_ino), folders
     except OSError:
         return None
 
