@@ -140,3 +140,15 @@ def test_a_history_row_nested_too_deeply_is_an_error_naming_the_file(tmp_path: P
         history.db.commit()
         with pytest.raises(RunError, match="run k: tags is damaged"):
             history.run("k")
+
+
+def test_a_stored_sample_that_no_float_can_hold_is_left_out_not_an_internal_error(tmp_path: Path) -> None:
+    path = tmp_path / "history.db"
+    with History(str(path)) as history:
+        history.add(RunRecord("k", "b"), [])
+        history.db.execute("INSERT INTO metrics VALUES ('k','t','{}','rate','','higher',2,1,0,1,1,?)",
+                           ("[1.5, " + "9" * 400 + ", true]",))
+        history.db.commit()
+        (metric,) = history.metrics("k")
+        assert metric.samples == [1.5]
+        assert history.skipped == ["run k: t/rate holds a value that is not a finite number; that sample is left out"]

@@ -303,17 +303,25 @@ def _finite_samples(text: str, where: str = "samples") -> list[float] | None:
     """The finite numbers of a stored samples list (`[1.0,inf]` is not JSON: read it by hand then)."""
     if not isinstance(text, str):
         return None
-    if len(text) > bounded.MAX_BYTES:
-        return None
     try:
         values = bounded.loads(text, where)
         if not isinstance(values, list):
             return None
     except bounded.OverLimit:
-        return None
+        return None  # left out, noted by the caller, as any other value that is not a number
     except ValueError:
         try:
             values = [float(v) for v in text.strip("[]").split(",") if v.strip()]
         except ValueError:
             return None
-    return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return [float(v) for v in values if _finite_number(v)]
+
+
+def _finite_number(value) -> bool:
+    """A number that is a finite float (an integer of 400 digits is none: float() overflows)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
