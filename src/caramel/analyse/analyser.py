@@ -196,7 +196,7 @@ Read = tuple[WPRecord, _Spec, list[str]]  # a member, a file spec, the paths fou
 
 
 def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], work_dir: str) -> tuple[str, list[Read]]:
-    """The files each member would read now, with size and mtime (in JUBE's reading order)."""
+    """The files each member would read now, with size, mtime, inode and ctime (in JUBE's reading order)."""
     parts: list[str] = []
     reads: list[Read] = []
     for wp in members:
@@ -222,7 +222,9 @@ def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], 
                     continue
                 if stat.S_ISREG(st.st_mode):  # JUBE reads regular files only (os.path.isfile)
                     found.append(p)
-                    parts.append(f"{wp.id} {st.st_size} {st.st_mtime_ns} {p}")
+                    # inode and ctime too: a copy that keeps size and mtime (cp -p, rsync -t) still
+                    # changes the ctime, which no tool sets back, and a file renamed over has a new inode
+                    parts.append(f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {p}")
             if not found:
                 parts.append(f"{wp.id} -1 {spec.file.path}")
             reads.append((wp, spec, found))

@@ -1,9 +1,11 @@
 """Analysed values kept between `bench result` calls: `<run dir>/analyse.db` (SQLite).
 
 Table `analysis`: one row per analyser and result group (root workpackage): the signature of the
-files read (path, size, modification time in ns, in reading order) and the values computed from
-them, as JSON. A group is analysed again when its signature changes (a log grew, a job finished, a
-file appeared) or when the analyser's definition (`config`) differs.
+files read (path, size, modification time in ns, inode, change time in ns, in reading order) and the
+values computed from them, as JSON. A group is analysed again when its signature changes (a log grew, a
+job finished, a file appeared, a file was replaced by one of the same size and mtime: `cp -p` rewrites
+it, `rsync -t` renames a new one over it, and both change the ctime, which no tool sets back) or when
+the analyser's definition (`config`) differs. Every JSON read back is bounded (state.bounded).
 
 Table `tables`: the finished tables of the last calls (JSON made by report.results), keyed by
 everything they depend on (definitions, every group's signature, every workpackage's state), so a
@@ -30,7 +32,7 @@ import time
 
 from caramel.analyse.derived import Problem
 from caramel.spec.model import Pattern
-from caramel.state import sharedfs
+from caramel.state import bounded, sharedfs
 from caramel.state.dbfile import problem
 
 # 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`)
@@ -181,7 +183,7 @@ def encode_group(group) -> str:
 def decode_group(text: str, make, patterns: dict[str, Pattern]):
     """The group `encode_group` wrote (`make`: the Group class); Damaged when it is anything else."""
     try:
-        root, members, values, missing, started, problems, dropped = json.loads(text)
+        root, members, values, missing, started, problems, dropped = bounded.loads(text, "a cached result group")
         ok = (type(root) is int and all(type(m) is int for m in members) and isinstance(values, dict)
               and all(v is None or type(v) in _SCALARS or type(v) is bool for v in values.values())
               and all(type(m) is str for m in missing) and type(started) is bool)

@@ -11,6 +11,7 @@ import os
 
 from caramel.cli.common import add_run_args, resolve_run
 from caramel.errors import CaramelError, RunError
+from caramel.state import bounded
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,8 +85,10 @@ def _verdicts(args: argparse.Namespace, history, key: str, run_dir: str, current
 
     if os.path.isfile(args.baseline):
         try:
-            with open(args.baseline) as handle:
-                targets = json.load(handle)
+            with open(args.baseline, "rb") as handle:
+                targets = bounded.loads(handle.read(bounded.MAX_BYTES + 1), args.baseline)
+        except bounded.OverLimit:
+            raise
         except (OSError, ValueError) as exc:
             raise RunError(f"{args.baseline}: not a JSON file of targets: {exc}",
                            hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}') from None

@@ -58,11 +58,16 @@ def run_import(args: argparse.Namespace) -> int:
     from caramel.errors import Location
     from caramel.history.store import History
     from caramel.history.validate import parse_line
+    from caramel.state import bounded
 
     records = []
     try:
         with open(args.file, "rb") as handle:
-            for number, raw in enumerate(handle, 1):
+            # a line is read up to the bound, never whole: a file of one endless line cannot fill the memory
+            for number, raw in enumerate(iter(lambda: handle.readline(bounded.MAX_BYTES + 1), b""), 1):
+                if len(raw) > bounded.MAX_BYTES:
+                    raise RunError(f"not a bench export: a line of more than {bounded.size_text(bounded.MAX_BYTES)}",
+                                   Location(args.file, number), hint="bench export writes one run per line")
                 parsed = parse_line(raw, Location(args.file, number))
                 if parsed is not None:
                     records.append((*parsed, Location(args.file, number)))

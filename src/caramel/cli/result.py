@@ -46,6 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from caramel.fs.paths import is_within
+    from caramel.history.record import run_snapshot
     from caramel.history.store import default_path
     from caramel.report.database import write_database
     from caramel.report.results import produce, result_dir
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         from caramel.spec.evaluation import refuse_evaluation
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
+    before = run_snapshot(run_dir)
     produced = produce(inp, args.only, use_cache=not args.reanalyse)
     made = produced.made
     for line in produced.warnings:
@@ -107,9 +109,10 @@ def run(args: argparse.Namespace) -> int:
     elif output:
         sys.stdout.write(output)
     if not args.no_history and not args.only and getattr(args, "history_enabled", True):
-        from caramel.history.record import add_quietly
+        from caramel.history.record import add_quietly, check_still_there
         from caramel.report.results import history_change, history_tables
 
+        check_still_there(run_dir, before)
         add_quietly(args.history, inp, lambda: history_tables(inp, made), produced.from_cache,
                     history_change(inp, produced))
     return 0

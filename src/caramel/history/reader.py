@@ -6,14 +6,13 @@ the file (exit 2). The history's SQL lives here and in history.store, nowhere el
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.history.engine import is_url
-from caramel.history.store import SCHEMA_VERSION, History, RunRecord
+from caramel.history.store import SCHEMA_VERSION, History, RunRecord, decode_run
 
 _RUN_COLUMNS = {"run_key", "benchmark", "tags", "system", "started", "job_ids", "nodes", "container", "git_commit"}
 _METRIC_COLUMNS = {"run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd"}
@@ -42,7 +41,7 @@ def read_history(path: str) -> HistoryContents:
         db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True, timeout=LOCK_WAIT_S)
         try:
             _check_layout(path, db)
-            return HistoryContents(_runs(db), list(db.execute(
+            return HistoryContents(_runs(path, db), list(db.execute(
                 "SELECT run_key, tbl, config, name, unit, direction, n, mean, sd FROM metrics ORDER BY rowid")),
                 list(db.execute("SELECT name, run_key FROM baselines")))
         finally:
@@ -65,19 +64,10 @@ def _read_server(url: str) -> HistoryContents:
             [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()])
 
 
-def _runs(db: sqlite3.Connection) -> list[RunRecord]:
+def _runs(path: str, db: sqlite3.Connection) -> list[RunRecord]:
     cursor = db.execute("SELECT * FROM runs ORDER BY started")
     names = [d[0] for d in cursor.description]
-    known = set(RunRecord.__dataclass_fields__)
-    out = []
-    for row in cursor:
-        data = {k: v for k, v in zip(names, row, strict=True) if k in known}
-        data["tags"] = json.loads(data.get("tags") or "[]")
-        data["job_ids"] = json.loads(data.get("job_ids") or "[]")
-        data["fingerprint"] = json.loads(data.get("fingerprint") or "{}")
-        data["site"] = data.get("site") or ""
-        out.append(RunRecord(**data))
-    return out
+    return [decode_run(path, dict(zip(names, row, strict=True))) for row in cursor]
 
 
 def _check_file(path: str) -> None:

@@ -8,10 +8,12 @@ import sys
 from collections.abc import Callable
 
 from caramel.analyse.inputs import AnalysisInput
+from caramel.errors import RunError
 from caramel.history.engine import HistoryUnavailable, safe_url
 from caramel.history.metrics import changed_configurations, collect
 from caramel.history.provenance import run_key, run_record
 from caramel.history.store import History, default_path
+from caramel.state.store import db_path
 
 
 def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], quiet_if_known: bool = False,
@@ -28,8 +30,10 @@ def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], qu
         known = run_key(inp.run_dir)
         if history.run(known) is not None and (change is None or history.made_from(known) == key):
             return known
+    before = run_snapshot(inp.run_dir)
     record = run_record(inp.run_dir)
     made = tables()
+    check_still_there(inp.run_dir, before)
     configs = None
     if deltas is not None and base is not None and history.run(record.run_key) is not None \
             and history.made_from(record.run_key) == base:
@@ -99,3 +103,30 @@ def _to_sinks(written: list) -> None:
             flush(sinks)
     except Exception as exc:  # noqa: BLE001 - a sink is a copy of the history: never fail the run
         print(f"warning: the results were not sent to the sinks: {exc}", file=sys.stderr)
+
+
+def run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
+    """What must still be there once the run is read: its run record (the same file) and every folder of
+    the run folder (the workpackages' and shared folders; files such as the WAL of a cache or the spare
+    file of a bench still running come and go on their own)."""
+    try:
+        found = os.stat(db_path(run_dir))
+        with os.scandir(run_dir) as entries:
+            folders = {entry.name for entry in entries if entry.is_dir(follow_symlinks=False)}
+        return (found.st_dev, found.st_ino), folders
+    except OSError:
+        return None
+
+
+def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | None) -> None:
+    """A run removed (bench remove, rm -r) or replaced while it was read gave figures of a half-read run:
+    they must not go to the history, where they would stay for ever. A folder the run made meanwhile is
+    no change; one that went (a workpackage removed) is."""
+    after = run_snapshot(run_dir)
+    gone = sorted(before[1] - after[1]) if before and after else []
+    if before is None or after is None or after[0] != before[0] or gone:
+        what = f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went" if gone and after and \
+            after[0] == before[0] else "its run record went or was replaced"
+        raise RunError(f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
+                       "half-read run, so nothing was added to the history",
+                       hint="was it removed (bench remove) meanwhile? run bench result again on a run that stays")

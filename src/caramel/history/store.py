@@ -8,6 +8,7 @@ run twice, or many writers at once, add each figure once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -18,10 +19,13 @@ from caramel.errors import CaramelError, Location, RunError
 from caramel.history import engine
 from caramel.history.engine import Dialect
 from caramel.history.metrics import Metric
+from caramel.state import bounded
 
 # the history's layout; 2 added runs.site, runs.fingerprint and the meta table (additive: a history
 # of schema 1 gains the columns on open, and older caramels ignore them)
 SCHEMA_VERSION = 2
+# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
+EXPORT_SCHEMA = 2
 # columns added after schema 1: added to an older history when it is opened
 ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT"}
 RUN_COLUMNS = ("run_key", "benchmark", "file", "run_dir", "tags", "system", "caramel_version", "git_commit", "host",
@@ -147,8 +151,22 @@ class History:
         """Add a run and its metrics (returns the metrics added or changed). An import keeps what is
         there (`replace` false: the same run twice adds nothing); `bench result` on a run that changed
         since (more workpackages finished) replaces the run's figures that changed, and only those."""
-        with self.db:
+        with self.writing():
             return self._insert(run, metrics, replace)
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One write transaction that holds the history's write lock from its first statement (BEGIN
+        IMMEDIATE): what it reads to decide (is the run there, with which figures?) cannot change
+        before its own insert, so two benches adding one run key never both pass the check and one
+        set of figures is never dropped silently. A second writer waits (timeout 30 s). On PostgreSQL the
+        same by a lock on the runs table that only one writer holds at a time (readers go on)."""
+        with self.db:  # commits, or rolls back on an error
+            if self.db.dialect.name == "postgresql":
+                self.db.execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
+            elif not getattr(self.db.db, "in_transaction", False):
+                self.db.execute("BEGIN IMMEDIATE")
+            yield
 
     def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True) -> int:
         """`add` inside the caller's transaction."""
@@ -193,7 +211,7 @@ class History:
                                metrics: Iterable[Metric]) -> int:
         """Replace the figures of some configurations of a run: (table, configuration JSON) pairs, and
         the metrics they have now; the run's other figures stay as they are."""
-        with self.db:
+        with self.writing():
             self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ?",
                                 ((run.run_key, tbl, config) for tbl, config in configs))
             return self._insert(run, metrics, replace=True, compare=False)
@@ -221,7 +239,7 @@ class History:
     def _records(self, sql: str, params: tuple) -> list[RunRecord]:
         cur = self.db.execute(sql, params)
         names = [d[0] for d in cur.description]
-        return [run_from(dict(zip(names, found, strict=True))) for found in cur.fetchall()]
+        return [decode_run(self.path, dict(zip(names, found, strict=True))) for found in cur.fetchall()]
 
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
@@ -230,12 +248,13 @@ class History:
         for tbl, config, name, unit, direction, samples in self.db.execute(
                 "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
                 f"ORDER BY {self.db.dialect.order}", (run_key,)):
-            values = _finite_samples(samples)
+            values = _finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
             if values is None or len(values) < samples.count(",") + 1:
                 self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
                                     + ("; left out" if not values else "; that sample is left out"))
             if values:
-                out.append(Metric(tbl, json.loads(config), name, unit, direction, values))
+                out.append(Metric(tbl, row_field(self.path, config, f"run {run_key}: the configuration of {tbl}/{name}",
+                                                 dict), name, unit, direction, values))
         return out
 
     def remove(self, run_key: str) -> int:
@@ -263,8 +282,8 @@ class History:
             record = asdict(run)
             site, fingerprint = record.pop("site"), record.pop("fingerprint")
             # site and fingerprint are optional keys beside "run", so older caramels read the export
-            yield {"run": record, "metrics": [asdict(m) for m in self.metrics(run.run_key)], "site": site,
-                   "fingerprint": fingerprint}
+            yield {"schema": EXPORT_SCHEMA, "run": record, "metrics": [asdict(m) for m in self.metrics(run.run_key)],
+                   "site": site, "fingerprint": fingerprint}
 
     def import_records(self, records: Iterable[tuple[RunRecord, list[Metric], Location]]) -> tuple[int, int]:
         """Add validated (run, metrics, where) records all in one transaction: a run already here
@@ -272,7 +291,7 @@ class History:
         `where`, the file and line) and nothing of the file is added. Returns (new runs, new figures)."""
         runs = added = 0
         seen: dict[str, tuple[dict, Location]] = {}
-        with self.db:
+        with self.writing():
             for run, metrics, where in records:
                 figures = _figures(metrics)
                 if run.run_key in seen:
@@ -288,16 +307,6 @@ class History:
         return runs, added
 
 
-def run_from(data: dict) -> RunRecord:
-    """A run record from a `runs` row (as names and values)."""
-    data = {k: v for k, v in data.items() if k in RunRecord.__dataclass_fields__}
-    data["tags"] = json.loads(data.get("tags") or "[]")
-    data["job_ids"] = json.loads(data.get("job_ids") or "[]")
-    data["site"] = data.get("site") or ""
-    data["fingerprint"] = json.loads(data.get("fingerprint") or "{}")
-    return RunRecord(**data)
-
-
 def _figures(metrics: Iterable[Metric]) -> dict:
     return {(m.table, json.dumps(m.row, sort_keys=True), m.name): m.samples for m in metrics}
 
@@ -310,13 +319,60 @@ def _same_figures(run_key: str, known: dict, new: dict, where: Location, first: 
                            hint=f"if this file is right, remove the run first: bench history remove {run_key}")
 
 
-def _finite_samples(text: str) -> list[float] | None:
-    """The finite numbers of a stored samples list (`[1.0,inf]` is not JSON: read it by hand then)."""
+def decode_run(path: str, data: dict) -> RunRecord:
+    """A `runs` row (column: value; columns this caramel does not know left out) as a RunRecord, each JSON
+    field bounded and typed (state.bounded): a damaged or hostile row is a RunError naming the file."""
+    data = {k: v for k, v in data.items() if k in RunRecord.__dataclass_fields__}
+    what = f"run {data.get('run_key')}"
+    for name, kind, empty in (("tags", list, "[]"), ("job_ids", list, "[]"), ("fingerprint", dict, "{}")):
+        data[name] = row_field(path, data.get(name) or empty, f"{what}: {name}", kind)
+    for name in ("run_key", "benchmark", "file", "run_dir", "system", "caramel_version", "git_commit", "host",
+                 "nodes", "container", "energy_method", "site"):
+        data[name] = "" if data.get(name) is None else str(data[name])
+    for name in ("started", "ended"):
+        if not isinstance(data.get(name), (int, float)) or isinstance(data.get(name), bool):
+            data[name] = None
+    return RunRecord(**data)
+
+
+def row_field(path: str, text, what: str, kind: type):
+    """One JSON field of a history row, bounded, of the type `kind` (list or dict)."""
     try:
-        values = json.loads(text)
+        value = bounded.loads(text, f"{path}: {what}") if isinstance(text, (str, bytes)) else None
+    except bounded.OverLimit:
+        raise
+    except ValueError as exc:
+        raise RunError(f"{path}: {what} is damaged (not JSON: {exc})",
+                       hint="bench history remove RUN drops that run") from None
+    if not isinstance(value, kind):
+        raise RunError(f"{path}: {what} is damaged (not a JSON {'list' if kind is list else 'object'})",
+                       hint="bench history remove RUN drops that run")
+    return value
+
+
+def _finite_samples(text: str, where: str = "samples") -> list[float] | None:
+    """The finite numbers of a stored samples list (`[1.0,inf]` is not JSON: read it by hand then)."""
+    if not isinstance(text, str):
+        return None
+    try:
+        values = bounded.loads(text, where)
+        if not isinstance(values, list):
+            return None
+    except bounded.OverLimit:
+        return None  # left out, noted by the caller, as any other value that is not a number
     except ValueError:
         try:
             values = [float(v) for v in text.strip("[]").split(",") if v.strip()]
         except ValueError:
             return None
-    return [float(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return [float(v) for v in values if _finite_number(v)]
+
+
+def _finite_number(value) -> bool:
+    """A number that is a finite float (an integer of 400 digits is none: float() overflows)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False

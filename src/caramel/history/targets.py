@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from caramel.errors import Location, RunError, did_you_mean
+from caramel.state import bounded
 
 SYSTEMS_KEY = "systems"
 MAX_SD_KEY = "max_sd"
@@ -125,9 +126,10 @@ _Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:0
 def read_targets(path: str) -> Targets:
     try:
         with open(path) as handle:
-            text = handle.read()
-    except OSError as exc:
-        raise RunError(f"{path}: cannot read the targets file: {exc.strerror}") from None
+            text = handle.read(bounded.MAX_BYTES + 1)  # never more than the bound checks
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunError(f"{path}: cannot read the targets file: {getattr(exc, 'strerror', None) or exc}") from None
+    bounded.check(text, path)  # a targets file is small: one over 64 MiB or 64 levels is refused, named
     if path.endswith(".json"):
         try:
             json.loads(text)

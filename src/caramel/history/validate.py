@@ -1,8 +1,13 @@
 """The schema of `bench export` lines, checked line by line before `bench import` adds anything.
 
-One line is one run: `{"run": {...}, "metrics": [{...}, ...]}`. Every key, type and number is
-checked (numbers finite and representable as a float; `true` is not a number), so a hostile or
-damaged file is refused with its file and line and nothing of it is imported.
+One line is one run: `{"schema": 2, "run": {...}, "metrics": [{...}, ...]}`. Every key, type and
+number is checked (numbers finite and representable as a float; `true` is not a number), and the line
+is size- and depth-bounded before it is parsed (state.bounded), so a hostile or damaged file is
+refused with its file and line and nothing of it is imported.
+
+`schema` is the export's layout: 1 (no key: exports of caramels before it was written) and 2 (the
+key itself; otherwise as 1) are read; a larger one is refused before anything else is checked, since a
+newer caramel may have added keys this one does not know.
 """
 
 from __future__ import annotations
@@ -13,7 +18,8 @@ from dataclasses import fields
 
 from caramel.errors import Location, RunError, did_you_mean
 from caramel.history.metrics import Metric
-from caramel.history.store import RunRecord
+from caramel.history.store import EXPORT_SCHEMA, RunRecord
+from caramel.state import bounded
 
 _TEXT = "text"
 _TEXTS = "list of texts"
@@ -45,21 +51,38 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | 
     if not text.strip():
         return None
     try:
-        doc = json.loads(text)
+        doc = bounded.loads(text, "the line")
+    except bounded.OverLimit as exc:
+        raise RunError(f"not a bench export: {exc.message}", where, hint=exc.hint) from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number of over 4300 digits, deep nesting
         problem = (f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else
                    "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0])
         raise RunError(f"not a bench export: not JSON: {problem}", where,
                        hint="bench export writes one JSON object per line; was the file cut short?") from None
+    _check_schema(doc, where)
     try:
         return _record(doc)
     except _Bad as exc:
         raise RunError(f"not a bench export: {exc}", where, hint="make the file with bench export") from None
 
 
+def _check_schema(doc, where: Location) -> None:
+    """Refuse a line of a newer export (or a schema that is no whole number) before its keys are read."""
+    if not isinstance(doc, dict) or "schema" not in doc:
+        return
+    schema = doc["schema"]
+    if isinstance(schema, bool) or not isinstance(schema, int) or schema < 1:
+        raise RunError(f"not a bench export: schema holds {_kind(schema)}, expected a whole number from 1",
+                       where, hint="make the file with bench export")
+    if schema > EXPORT_SCHEMA:
+        raise RunError(f"made by a newer caramel (schema {schema}): upgrade", where,
+                       hint=f"this caramel reads exports of schema 1 to {EXPORT_SCHEMA}; upgrade caramel to import "
+                            "it, or export again with an older caramel")
+
+
 def _record(doc) -> tuple[RunRecord, list[Metric]]:
     # site and fingerprint stand beside "run" (bench export writes them there) or inside it
-    _object(doc, "the line", {"run": "object", "metrics": "list", "site": _TEXT,
+    _object(doc, "the line", {"schema": "whole number", "run": "object", "metrics": "list", "site": _TEXT,
                               "fingerprint": RUN_KEYS["fingerprint"]}, ("run", "metrics"))
     for key in ("site", "fingerprint"):
         if doc.get(key) is not None:

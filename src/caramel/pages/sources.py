@@ -5,14 +5,13 @@ drawn from nothing)."""
 from __future__ import annotations
 
 import functools
-import json
 import os
 from dataclasses import dataclass, field
 
 from caramel.errors import RunError
 from caramel.history.engine import safe_url
 from caramel.history.reader import HistoryContents, read_history
-from caramel.history.store import RunRecord
+from caramel.history.store import RunRecord, row_field
 from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS
 
 COPY = "caramel_copy"  # the copy column of a copies table (engine.copies)
@@ -99,7 +98,7 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
             continue
         parsed = configs.get(config)
         if parsed is None:
-            row = json.loads(config)
+            row = row_field(path, config, f"run {key}: the configuration of {tbl}/{name}", dict)
             parsed = configs[config] = (",".join(f"{k}={v}" for k, v in row.items()), row)
         if parsed[1].get(COPY) in COPY_SPREADS:
             continue  # the spread over the copies (sd, sem): no figure of its own, never a headline

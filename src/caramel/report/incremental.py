@@ -29,6 +29,7 @@ from caramel.analyse.inputs import AnalysisInput
 from caramel.report.dataset import STATUS, keep, make_row, row_depends, row_leaves, units
 from caramel.report.table import TableData, assemble, entry_formats, row_entry, table_keys
 from caramel.spec.model import Result, Table
+from caramel.state import bounded
 
 
 @dataclass
@@ -204,7 +205,7 @@ def _decode(text: str | None, inp: AnalysisInput, prepared: list[Prepared], resu
     if text is None:
         return None
     try:
-        data = json.loads(text)
+        data = bounded.loads(text, "the kept rows", max_bytes=bounded.CACHE_BYTES)
         kept = _Kept(str(data["k"]), data["d"], data["s"], data["n"], data["l"], data["p"], data["t"])
         if (set(kept.digests) != set(digests) or len(kept.states) != len(states) or len(kept.leaves) != len(results)
                 or len(kept.deps) != len(results) or set(kept.notes) - set(digests)):

@@ -26,6 +26,7 @@ from caramel.report.performance import performance_table
 from caramel.report.repeats import repeat_count, repeat_means
 from caramel.report.table import TableData, table_data_from_record, table_data_record
 from caramel.spec.model import Result, Table
+from caramel.state import bounded
 from caramel.state.codec import CodecError, decode, encode
 from caramel.vocabulary import STATISTICS
 
@@ -166,7 +167,7 @@ def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
     if text is None:
         return None
     try:
-        items, notes = json.loads(text)
+        items, notes = bounded.loads(text, "the kept tables", max_bytes=bounded.CACHE_BYTES)
         made = [Made(decode(Result, result, "result"), decode(Table, table, "table"), table_data_from_record(data))
                 for result, table, data in items]
         if not all(isinstance(note, str) for note in notes):

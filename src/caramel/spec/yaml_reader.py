@@ -88,6 +88,11 @@ def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
                         hint="a benchmark file needs a few levels of nesting, not hundreds") from None
 
 
+def read_text(path: str) -> str:
+    """A YAML file's text (of a benchmark or a system): not readable or not UTF-8 is a SpecError naming it."""
+    return _read_text(path, Location(path))
+
+
 def _read_text(path: str, where: Location) -> str:
     """The file's text; unreadable or non-UTF-8 files are errors naming the file (and line)."""
     try:
@@ -101,6 +106,17 @@ def _read_text(path: str, where: Location) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         raise SpecError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
                         Location(path, line), hint="save the file as UTF-8") from None
+
+
+def _new_loader(text: str, path: str) -> _Loader:
+    """A loader of `text`; a character YAML does not allow (a control character) is a SpecError at its line."""
+    try:
+        return _Loader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text.count("\n", 0, exc.position) + 1
+        raise SpecError(f"not valid YAML: the character {exc.character!r} is not allowed in a YAML file",
+                        Location(path, line), hint="remove the control character (YAML allows tab, newline and "
+                                                   "printable text)") from None
 
 
 class _YamlReader:
@@ -339,7 +355,7 @@ def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
             pass
         finally:
             loader.dispose()
-    loader = _Loader(text)
+    loader = _new_loader(text, path)  # a control character: a SpecError at its line
     return loader, _YamlReader._parse(loader, path)
 
 

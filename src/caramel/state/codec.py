@@ -17,6 +17,7 @@ from typing import Any
 
 from caramel.errors import Location
 from caramel.spec import model
+from caramel.state import bounded
 from caramel.systems.model import System
 
 
@@ -37,9 +38,12 @@ def dumps(obj: object) -> str:
     return json.dumps(encode(obj), separators=(",", ":"))
 
 
-def loads(text: str | bytes, cls: type) -> Any:
+def loads(text: str | bytes, cls: type, where: str = "the stored model") -> Any:
+    """`cls` decoded from JSON that is size- and depth-bounded first (state.bounded)."""
     try:
-        data = json.loads(text)
+        data = bounded.loads(text, where)
+    except bounded.OverLimit as exc:
+        raise CodecError(exc.message) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise CodecError(f"not JSON: {exc}") from None
     return decode(cls, data, cls.__name__)
@@ -136,5 +140,5 @@ def encode_model(bench: model.Benchmark) -> str:
     return json.dumps(data, separators=(",", ":"))
 
 
-def decode_model(text: str | bytes) -> model.Benchmark:
-    return loads(text, model.Benchmark)
+def decode_model(text: str | bytes, where: str = "the stored model") -> model.Benchmark:
+    return loads(text, model.Benchmark, where)

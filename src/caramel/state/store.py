@@ -23,7 +23,7 @@ from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
-from caramel.state import dbfile, identity, sharedfs, transitions
+from caramel.state import bounded, dbfile, identity, sharedfs, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 from caramel.state.rows import SCHEMA, SCHEMA_VERSION, UPDATABLE, WP_COLUMNS, CommandRow, RunInfo, WpRow
@@ -34,12 +34,13 @@ DB_NAME = layout.RUN_DB
 @functools.lru_cache(maxsize=64)
 def _types(text: str) -> dict[str, str]:
     """Declared types as stored (few distinct ones in a run: decoded once each; never mutated)."""
-    return json.loads(text)
+    return bounded.loads(text, "the declared types of a workpackage")
 
 
 def _params(texts: str, types: str, cycles: str) -> Params:
     try:
-        return Params(json.loads(texts), _types(types), tuple(json.loads(cycles)) if cycles else ())
+        return Params(bounded.loads(texts, "the parameters of a workpackage"), _types(types),
+                      tuple(bounded.loads(cycles, "the later cycles of a workpackage")) if cycles else ())
     except (TypeError, ValueError) as exc:
         raise RunError(f"the parameters stored in the run state are damaged: {exc}",
                        hint="the run state was not written by this caramel, or was changed by hand") from None
@@ -188,8 +189,10 @@ class Store:
                            f"reads version {SCHEMA_VERSION} only",
                            hint=f"finish or read that run with {made}, or start it again with this one")
         try:
-            return RunInfo(row[0], row[1], row[2], row[3], row[4], json.loads(row[5]), row[6], row[7],
-                           json.loads(row[8]), row[9])
+            tags, settings = bounded.loads(row[5], "the run's tags"), bounded.loads(row[8], "the run's settings")
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags) or not isinstance(settings, dict):
+                raise ValueError("its tags are not a list of texts, or its settings not a mapping")
+            return RunInfo(row[0], row[1], row[2], row[3], row[4], tags, row[6], row[7], settings, row[9])
         except (TypeError, ValueError) as exc:
             raise RunError(f"the run state {self.path} is damaged: {exc}") from None
 
@@ -198,7 +201,7 @@ class Store:
         self.info()  # checks the version first
         try:
             text = self.db.execute("SELECT model FROM runs").fetchone()[0]
-            return decode_model(text)
+            return decode_model(text, "the stored model")  # the error below names the file
         except (CodecError, TypeError) as exc:
             raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
                            hint="the run state is damaged or was not written by caramel; start the run again") from None
@@ -219,7 +222,8 @@ class Store:
         for r in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
             parents = tuple(int(p) for p in r[3].split(",")) if r[3] else ()
             out.append(WpRow(r[0], r[1], r[2], parents, r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                             r[13], r[14], json.loads(r[15]) if r[15] else {}, r[16]))
+                             r[13], r[14], self._json(r[15], f"workpackage {r[0]}'s wait files") if r[15] else {},
+                             r[16]))
         return out
 
     def params(self, wp_id: int) -> Params:
@@ -243,13 +247,19 @@ class Store:
         decoder call instead of one per workpackage is a third of `bench info` on a large run."""
         rows = self.db.execute("SELECT id, params, types, cycles FROM workpackages").fetchall()
         try:
-            texts = json.loads("[" + ",".join(row[1] for row in rows) + "]")
-        except ValueError:
+            if any(len(row[1]) > bounded.MAX_BYTES for row in rows):
+                raise ValueError("a workpackage's parameters are over the limit")
+            texts = bounded.loads("[" + ",".join(row[1] for row in rows) + "]", "the parameters",
+                                  max_bytes=bounded.MAX_BYTES * max(1, len(rows)))
+        except (ValueError, TypeError):
             texts = None
         if texts is None or len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
             return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
-        return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
-                for row, found in zip(rows, texts, strict=True)}
+        try:
+            return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
+                    for row, found in zip(rows, texts, strict=True)}
+        except (TypeError, ValueError, RecursionError):
+            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
 
     def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
         """What the analysis needs of each workpackage besides its params, in id order:
@@ -260,7 +270,16 @@ class Store:
 
     def env(self, wp_id: int) -> dict[str, str] | None:
         row = self.db.execute("SELECT env FROM workpackages WHERE id=?", (wp_id,)).fetchone()
-        return json.loads(row[0]) if row and row[0] else None
+        return self._json(row[0], f"workpackage {wp_id}'s environment") if row and row[0] else None
+
+    def _json(self, text: str, what: str):
+        """A JSON value of the run record, bounded (state.bounded); damaged is a RunError naming the file."""
+        try:
+            return bounded.loads(text, f"{self.path}: {what}")
+        except bounded.OverLimit:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise RunError(f"{self.path}: {what} stored in the run state is damaged: {exc}") from None
 
     def update(self, wp_id: int, **fields) -> None:
         """Change columns of one workpackage other than its state (call inside a transaction)."""

@@ -15,6 +15,7 @@ from caramel.errors import Location, SpecError, did_you_mean
 from caramel.fs.paths import PathError, name
 from caramel.resources import shipped
 from caramel.spec.limits import array_setting
+from caramel.spec.yaml_reader import read_text
 from caramel.systems.model import ALWAYS, System
 
 SHIPPED = shipped("systems")
@@ -80,7 +81,7 @@ def _parse(text: str, loader_class: type) -> tuple[yaml.Node | None, object]:
 
 def load_system(path: Path | str) -> System:
     path = Path(path)
-    text = path.read_text()
+    text = read_text(str(path))
     try:
         try:  # libyaml's parser where PyYAML has it; a refused file again in Python, for its message
             node, data = _parse(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
