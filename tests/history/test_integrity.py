@@ -132,12 +132,12 @@ def test_a_history_row_nested_too_deeply_is_an_error_naming_the_file(tmp_path: P
     path = tmp_path / "history.db"
     with History(str(path)) as history:
         history.add(RunRecord("k", "b"), [])
-        history.db.execute("UPDATE runs SET tags=?", ("[" * 5000 + "]" * 5000,))
-        history.db.commit()
+        with history.db:
+            history.db.execute("UPDATE runs SET tags=?", ("[" * 5000 + "]" * 5000,))
         with pytest.raises(RunError, match=f"{path}: run k: tags: JSON nested more than"):
             history.run("k")
-        history.db.execute("UPDATE runs SET tags=?", ('{"a": 1}',))
-        history.db.commit()
+        with history.db:
+            history.db.execute("UPDATE runs SET tags=?", ('{"a": 1}',))
         with pytest.raises(RunError, match="run k: tags is damaged"):
             history.run("k")
 
@@ -146,9 +146,9 @@ def test_a_stored_sample_that_no_float_can_hold_is_left_out_not_an_internal_erro
     path = tmp_path / "history.db"
     with History(str(path)) as history:
         history.add(RunRecord("k", "b"), [])
-        history.db.execute("INSERT INTO metrics VALUES ('k','t','{}','rate','','higher',2,1,0,1,1,?)",
-                           ("[1.5, " + "9" * 400 + ", true]",))
-        history.db.commit()
+        with history.db:
+            history.db.execute("INSERT INTO metrics VALUES ('k','t','{}','rate','','higher',2,1,0,1,1,?)",
+                               ("[1.5, " + "9" * 400 + ", true]",))
         (metric,) = history.metrics("k")
         assert metric.samples == [1.5]
         assert history.skipped == ["run k: t/rate holds a value that is not a finite number; that sample is left out"]
