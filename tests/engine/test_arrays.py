@@ -200,3 +200,26 @@ def test_two_children_of_each_parent_task_make_two_corresponding_arrays(tmp_path
         "--parsable --array=0-1 --dependency=aftercorr:100 array.sh"] * 2
     wps = workpackages(tmp_path, env)
     assert sorted(wp["job_id"] for wp in wps[2:]) == ["101_0", "101_1", "102_0", "102_1"]
+
+
+def test_a_dependant_whose_parent_job_failed_in_the_same_poll_is_cancelled_not_failed():
+    """A busy slurmctld may show the dependant CANCELLED without the word Dependency in the same sacct
+    answer that shows its parent FAILED: it never ran, so it is cancelled for its parent (it was
+    failed as 'ended without writing caramel.done' in the full suite under load)."""
+    from types import SimpleNamespace
+
+    from caramel.backends.schedulers import JobState
+    from caramel.engine import waiting
+
+    wps = {0: SimpleNamespace(id=0, step="one", parents=[], job_id="10", state="waiting", ended=None),
+           1: SimpleNamespace(id=1, step="two", parents=[0], job_id="11", state="waiting", ended=None)}
+    engine = SimpleNamespace(wps=wps)
+    states = {"10": JobState("failed", "FAILED (exit 5)"), "11": JobState("failed", "CANCELLED")}
+    orphans = waiting._orphans(engine, list(wps.values()), states)
+    assert orphans == {1: "not run: job 11 cancelled: workpackage 0 (one) failed"}
+    # a child that ran (its parent's job succeeded; caramel failed the parent later) keeps its own failure
+    import time
+
+    wps[0].state, wps[0].ended = "failed", time.time()
+    states = {"11": JobState("failed", "FAILED (exit 1)")}
+    assert waiting._orphans(engine, [wps[1]], states) == {}

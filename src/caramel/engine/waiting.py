@@ -75,11 +75,16 @@ def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
     for wp in waits:
         job = states.get(wp.job_id)
         said = job.reason if job is not None and _dependency_failed(job.reason) else ""
-        bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")]
+        job_failed = [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
+        bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")] or job_failed
         # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
         # caramel failed whose job did not fail: a timeout, an error file)
         overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - DEPENDENCY_GRACE]
-        if said or (overdue and job is not None and job.state in ("pending", "failed", "gone")):
+        # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
+        # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
+        ended = job is not None and job.state in ("failed", "gone")
+        never_ran = ended and bool(job_failed or (bad and "CANCELLED" in job.reason))
+        if said or never_ran or (overdue and job is not None and job.state in ("pending", "failed", "gone")):
             named = bad or [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
             parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
             out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
