@@ -7,6 +7,7 @@ folders, an installed wheel its own copies. Nothing here writes into either.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -20,6 +21,13 @@ def shipped(folder: str) -> Path:
         raise ValueError(f"not a shipped folder: {folder!r}")
     if folder == "templates" and os.environ.get("CARAMEL_TEMPLATES"):
         return Path(os.environ["CARAMEL_TEMPLATES"])
+    return _located(folder)
+
+
+@functools.cache
+def _located(folder: str) -> Path:
+    """Where the package's copy or the checkout's folder is: found once a process (a thousand job
+    scripts asked for templates/ a thousand times, 0.45 s of stat calls)."""
     packaged = _PACKAGE / "_shipped" / folder
     if packaged.is_dir():
         return packaged
