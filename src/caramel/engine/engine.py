@@ -345,25 +345,24 @@ class Engine:
         self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
         self._record_load(wp, "end")
         self.store.add_commands(rows)
-        todo = list(self.children[wp.id])
-        while todo:
-            child = self.wps[todo.pop()]
-            if child.state == "open":
-                self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) failed")
-                todo += self.children[child.id]
+        self._cancel_descendants(wp, "failed")
         self._release(wp.step)
 
     def cancel(self, wp: WpRow, reason: str) -> None:
         """Mark `wp` cancelled (its queued job will not run: SLURM cancelled it, or caramel did) and
         the workpackages that depend on it (call inside a transaction)."""
         self.move(wp, "cancel", ended=time.time(), reason=reason)
+        self._cancel_descendants(wp, "was not run")
+        self._release(wp.step)
+
+    def _cancel_descendants(self, wp: WpRow, what: str) -> None:
+        """Cancel every open workpackage below `wp`: it cannot run, since `wp` {what}."""
         todo = list(self.children[wp.id])
         while todo:
             child = self.wps[todo.pop()]
             if child.state == "open":
-                self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) was not run")
+                self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) {what}")
                 todo += self.children[child.id]
-        self._release(wp.step)
 
     def _release(self, step: str) -> None:
         """A workpackage of `step` ended: those held back by max_async may start."""
