@@ -28,6 +28,9 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
                         help="folder of benchmark files searched by name before $CARAMEL_BENCHMARKS_PATH")
     parser.add_argument("--max-workpackages", type=_positive, default=None, metavar="N",
                         help="refuse a plan of more than N workpackages before making them (default 1,000,000)")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a key or attribute the file grammar does not know (default: a warning, "
+                             "as JUBE ignores it)")
     add_no_eval(parser)
 
 
@@ -59,7 +62,7 @@ def load_benchmarks(args: argparse.Namespace) -> list:
     if args.by_name and is_models_json(path) and not args.only_bench:
         args.only_bench = [args.file]  # a MAD model by name: that entry of its models.json
     system = find_system(set(args.tag), args.systems)
-    benchmarks = load(path, set(args.tag), args.include_path, only=args.only_bench or None)
+    benchmarks = load(path, set(args.tag), args.include_path, only=args.only_bench or None, strict=args.strict)
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if getattr(args, "no_eval", False):
         from caramel.spec.evaluation import refuse_evaluation

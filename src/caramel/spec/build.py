@@ -12,6 +12,7 @@ from caramel.spec import call as calls
 from caramel.spec import model as m
 from caramel.spec.attributes import boolean, file_name, name_of, only_children, split_list, whole_number
 from caramel.spec.estimator import parse_estimator
+from caramel.spec.grammar import children_of
 from caramel.spec.limits import parse_array, parse_copies, parse_copies_aggregate, parse_duration
 from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.sanity import from_comment, read_sanity
@@ -23,8 +24,7 @@ class Builder(SetBuilder):
     """Builds benchmarks; the sets they use come from SetBuilder."""
 
     def benchmark(self, node: Node, global_sets: dict[str, dict], path: str) -> m.Benchmark:
-        only_children(node, {"parameterset", "substituteset", "fileset", "patternset", "step", "comment", "analyser",
-                     "analyzer", "result", "meta"})
+        only_children(node, children_of("benchmark"))
         name = name_of(node, "benchmark")
         outpath = node.attrs.get("outpath", "").strip()
         if not outpath:
@@ -107,7 +107,7 @@ class Builder(SetBuilder):
         return file_name(shared, f"shared (of step '{step}')", "the run folder", node.where) if shared else ""
 
     def step(self, node: Node, bench: m.Benchmark, figures: dict[str, list[m.Pattern]]) -> m.Step:
-        only_children(node, {"use", "do", "sanity", "call", "figure"})
+        only_children(node, children_of("step"))
         name = file_name(name_of(node, "step"), "step", "the run folder", node.where)
         step = m.Step(
             name, depend=split_list(node.attrs.get("depend", "")), iterations=whole_number(node, "iterations", 1),
@@ -157,7 +157,7 @@ class Builder(SetBuilder):
         return step
 
     def analyser(self, node: Node, bench: m.Benchmark) -> m.Analyser:
-        only_children(node, {"use", "analyse", "sanity"})
+        only_children(node, children_of("analyser"))
         analyser = m.Analyser(name_of(node, "analyser"), reduce=boolean(node, "reduce", True), where=node.where)
         for child in node.children:
             if child.tag == "use":
@@ -166,7 +166,7 @@ class Builder(SetBuilder):
             if child.tag == "sanity":
                 analyser.sanity.append(read_sanity(child))
                 continue
-            only_children(child, {"file"})
+            only_children(child, children_of("analyse"))
             step = child.attrs.get("step", "").strip()
             if not step:
                 raise SpecError("<analyse> needs step=", child.where, hint='write <analyse step="run">')
@@ -179,7 +179,7 @@ class Builder(SetBuilder):
         return analyser
 
     def result(self, node: Node, bench: m.Benchmark) -> m.Result:
-        only_children(node, {"use", "table", "database", "syslog"})
+        only_children(node, children_of("result"))
         result = m.Result(result_dir=node.attrs.get("result_dir", "").strip(), where=node.where)
         for child in node.children:
             if child.tag == "use":

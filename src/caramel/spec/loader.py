@@ -13,6 +13,8 @@ import os
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec import build
+from caramel.spec.grammar import children_of
+from caramel.spec.keycheck import check_keys
 from caramel.spec.mad import is_models_json, read_models_json
 from caramel.spec.model import Benchmark
 from caramel.spec.sources import (
@@ -26,13 +28,13 @@ from caramel.spec.sources import (
 from caramel.spec.tags import TagSyntaxError, tag_matches
 from caramel.spec.tree import Node
 
-TOP_LEVEL = {"benchmark", "parameterset", "substituteset", "fileset", "patternset", "selection",
-             "include-path", "tags", "check_tags", "include"}
+TOP_LEVEL = children_of("jube")
 
 
 def load(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
-         only: list[str] | None = None) -> list[Benchmark]:
-    """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`."""
+         only: list[str] | None = None, strict: bool = False) -> list[Benchmark]:
+    """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An attribute
+    the grammar does not know is a warning (JUBE ignores it), an error when `strict`."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise SpecError("benchmark file not found", Location(path), hint="check the path given to bench")
@@ -59,6 +61,8 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
     folders += env_include_path() + [home, str(templates_dir() / "platform")]
     include = IncludePath(folders)
     expand_includes(tree, include, tags)
+    if not is_models_json(path):  # the whole file (inactive elements too), then what includes brought
+        check_keys([raw, tree], strict)
     _check_required_tags(tree, tags)
 
     for child in tree.children:
@@ -86,9 +90,9 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
 
 
 def load_one(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
-             name: str | None = None) -> Benchmark:
+             name: str | None = None, strict: bool = False) -> Benchmark:
     """The single benchmark of a file (or the one named `name`)."""
-    benchmarks = load(path, tags, include_path, only=[name] if name else None)
+    benchmarks = load(path, tags, include_path, only=[name] if name else None, strict=strict)
     if not benchmarks:
         raise SpecError(f"no benchmark named '{name}'" if name else "no benchmark selected", Location(path))
     return benchmarks[0]
@@ -112,7 +116,8 @@ def _selection(raw: Node, tags: set[str]) -> tuple[set[str], set[str]]:
                 not_names.update(values)
             else:
                 raise SpecError(f"unknown element <{item.tag}> in <selection>", item.where,
-                                hint=did_you_mean(item.tag, ("only", "not", "tag")) or "expected <only>, <not> or <tag>")
+                                hint=did_you_mean(item.tag, children_of("selection"))
+                                or "expected <only>, <not> or <tag>")
     return only_names, not_names
 
 

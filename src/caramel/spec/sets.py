@@ -17,6 +17,7 @@ from caramel.spec.attributes import (
     split_list,
     type_of,
 )
+from caramel.spec.grammar import children_of
 from caramel.spec.sources import IncludePath, expand_includes, read_tree, remove_inactive
 from caramel.spec.tree import Node
 
@@ -125,7 +126,7 @@ class SetBuilder:
         return self._trees[path]
 
     def parameterset(self, node: Node, name: str, base: m.Parameterset | None) -> m.Parameterset:
-        only_children(node, {"parameter", "zip", "exclude"})
+        only_children(node, children_of("parameterset"))
         duplicate = choice(node, "duplicate", base.duplicate if base else "replace", ("replace", "concat", "error"))
         pset = m.Parameterset(name, list(base.parameters) if base else [], duplicate,
                               list(base.zips) if base else [], list(base.excludes) if base else [], node.where)
@@ -169,7 +170,7 @@ class SetBuilder:
         )
 
     def substituteset(self, node: Node, name: str, base: m.Substituteset | None) -> m.Substituteset:
-        only_children(node, {"iofile", "sub"})
+        only_children(node, children_of("substituteset"))
         sset = m.Substituteset(name, list(base.iofiles) if base else [], list(base.subs) if base else [],
                                node.where)
         for child in node.children:
@@ -194,7 +195,7 @@ class SetBuilder:
         return sset
 
     def fileset(self, node: Node, name: str, base: m.Fileset | None, base_dir: str) -> m.Fileset:
-        only_children(node, {"copy", "link", "prepare"})
+        only_children(node, children_of("fileset"))
         fset = m.Fileset(name, list(base.entries) if base else [], node.where)
         for child in node.children:
             if child.tag == "prepare":
@@ -219,7 +220,7 @@ class SetBuilder:
         return fset
 
     def patternset(self, node: Node, name: str, base: m.Patternset | None) -> m.Patternset:
-        only_children(node, {"pattern"})
+        only_children(node, children_of("patternset"))
         pset = m.Patternset(name, list(base.patterns) if base else [], node.where)
         for child in node.children:
             pname = name_of(child, "pattern")

@@ -18,31 +18,11 @@ import os
 import yaml
 
 from caramel.errors import Location, SpecError, did_you_mean
+from caramel.spec.grammar import ELEMENTS, children_of
 from caramel.spec.tree import Node
 
-# Which keys open child elements, per parent element (everything else is an attribute).
-CHILD_TAGS: dict[str, set[str]] = {
-    "jube": {"benchmark", "parameterset", "fileset", "substituteset", "patternset", "selection",
-             "include-path", "check_tags", "tags"},
-    "benchmark": {"parameterset", "comment", "step", "fileset", "substituteset", "analyser", "analyzer",
-                  "result", "patternset", "meta"},
-    "analyse": {"file"},
-    "analyser": {"use", "analyse", "sanity"},
-    "analyzer": {"use", "analyse", "sanity"},
-    "fileset": {"link", "copy", "prepare"},
-    "include-path": {"path"},
-    "parameterset": {"parameter", "zip", "exclude"},
-    "patternset": {"pattern"},
-    "result": {"use", "table", "syslog", "database"},
-    "selection": {"not", "only", "tag"},
-    "step": {"use", "do", "sanity", "call", "figure"},
-    "substituteset": {"iofile", "sub"},
-    "syslog": {"key"},
-    "table": {"column"},
-    "tags": {"check_tags", "tag"},
-    "database": {"key"},
-    "zip": {"param"},
-}
+# Which keys open child elements, per parent element (everything else is an attribute): the grammar's
+CHILD_TAGS: dict[str, set[str]] = {tag: children_of(tag, "yaml") for tag in ELEMENTS if children_of(tag, "yaml")}
 # How many YAML values (scalars, lists, mappings) a file may hold once its aliases are expanded.
 MAX_EXPANDED_NODES = 100_000
 # Keys that stay at the top when a file has no `benchmark:` key.
@@ -53,14 +33,8 @@ MAPPING_TAGS = {"benchmark", "parameterset", "substituteset", "fileset", "patter
                 "analyse", "sanity", "figure"}
 # Elements whose value is a text (a command, a file name): the attributes each may have in a mapping.
 # A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in the text.
-TEXT_TAGS: dict[str, set[str]] = {
-    "do": {"done_file", "error_file", "break_file", "stdout", "stderr", "shared", "active", "work_dir", "tag"},
-    "prepare": {"stdout", "stderr", "work_dir", "active", "tag"},
-    "copy": {"name", "rel_path_ref", "separator", "source_dir", "directory", "target_dir", "active", "tag"},
-    "link": {"name", "rel_path_ref", "separator", "source_dir", "directory", "target_dir", "active", "tag"},
-    "column": {"title", "format", "colw", "tag"},
-    "call": {"tag"},
-}
+TEXT_TAGS: dict[str, set[str]] = {tag: set(ELEMENTS[tag].attr_names())
+                                   for tag in ("do", "prepare", "copy", "link", "column", "call")}
 
 
 class _Loader(yaml.SafeLoader):
@@ -147,6 +121,9 @@ class _YamlReader:
                 elif any(isinstance(item, (dict, list)) for item, _ in items) and did_you_mean(key, CHILD_TAGS["jube"]):
                     raise SpecError(f"unknown key '{key}' at the top level", self._where(knode),
                                     hint=did_you_mean(key, CHILD_TAGS["jube"]))
+                else:  # kept as an attribute of the root, which the grammar check reports
+                    root.attrs[key] = _text(items[0][0]) if items else ""
+                    root.attr_lines[key] = knode.start_mark.line + 1
         else:
             bench_items: dict = {}
             for key, entry in value.items():
@@ -299,6 +276,7 @@ class _YamlReader:
                         node.text = _text(item)
                     else:
                         node.attrs[key] = _text(item)
+                        node.attr_lines[key] = knode.start_mark.line + 1
         else:
             node.text = _text(data)
 
