@@ -29,12 +29,13 @@ from dataclasses import dataclass, field
 import yaml
 
 from caramel.errors import Location, RunError, did_you_mean
+from caramel.spec import grammar
 from caramel.state import bounded
 
-SYSTEMS_KEY = "systems"
+SYSTEMS_KEY = grammar.TARGETS_SYSTEMS_KEY
 MAX_SD_KEY = "max_sd"
 ANY_SYSTEM = ""  # the flat form's entries hold for every system
-_REFERENCE_KEYS = ("value", "lower", "upper", "min", "max", "threshold", MAX_SD_KEY)
+_REFERENCE_KEYS = grammar.names(grammar.TARGET_KEYS)  # the keys of one reference mapping
 
 
 @dataclass(frozen=True)

@@ -168,10 +168,10 @@ ELEMENTS: dict[str, Element] = {e.tag: e for e in (
              _k("file_path_ref", "the folder relative paths start from", default=".")),
             _c("comment", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser", "analyzer",
                "result") + _c("include", only="xml") + _c("meta", only="yaml")),
-    Element("comment", "free text (XML: may hold caramel's <meta> and <sanity>, which JUBE does not read)",
+    Element("comment", "free text (XML: may hold caramel's meta and sanity, which JUBE does not read)",
             children=_c("meta", "sanity", only="xml"), text="optional"),
-    Element("meta", "what a benchmark says about itself (docs/file-format.md#the-meta-block-caramel)",
-            META_KEYS, _c(*(k.name for k in META_KEYS), only="xml"), caramel=True),
+    Element("meta", "what a benchmark says about itself (the meta block, below); XML: each key also a child element",
+            META_KEYS, caramel=True),  # XML: each key a child element (or an attribute) of <meta>
     Element("parameterset", "parameters; init_with starts from a set of another file",
             (NAME, INIT_WITH, _k("duplicate", "what a second parameter of one name does", "choice", "replace",
                                  ("replace", "concat", "error"))),
@@ -271,6 +271,14 @@ ELEMENTS: dict[str, Element] = {e.tag: e for e in (
             _c("tag", "check_tags")),
     Element("check_tags", "a tag expression the run's tags must meet", text="required"),
 )}
+
+# YAML: elements written as mappings (a name and settings), where a plain text is a mistake; the others
+# may be a plain text (`do: echo hi`) or a mapping with `_` for the text
+YAML_MAPPINGS = frozenset({"benchmark", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser",
+                           "analyzer", "table", "database", "syslog", "parameter", "pattern", "iofile", "sub",
+                           "analyse", "sanity", "figure"})
+# YAML: the top-level keys that stay beside the benchmark when a file has no `benchmark:` key
+YAML_ROOT_ONLY = frozenset({"selection", "include-path", "check_tags", "tags"})
 
 # XML attributes that belong to XML itself (namespaces, schema locations), not to JUBE
 XML_ATTRIBUTE_PREFIXES = ("{", "xmlns")

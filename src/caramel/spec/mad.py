@@ -28,16 +28,14 @@ import sys
 from dataclasses import dataclass
 
 from caramel.errors import Location, SpecError, did_you_mean
+from caramel.spec import grammar
 from caramel.spec.attributes import file_name
 from caramel.spec.tree import Node
 
 FILE_NAME = "models.json"
 DEFAULT_TIMEOUT = 7200  # MAD's two hours; 0 is no limit
-# the keys MAD's README and madengine's models know; those caramel does not use are kept as data
-USED_KEYS = ("name", "url", "dockerfile", "scripts", "data", "n_gpus", "timeout", "owner", "training_precision",
-             "tags", "multiple_results", "args")
-KNOWN_KEYS = USED_KEYS + ("cred", "skip_gpu_arch", "additional_docker_run_options", "distributed", "env_vars",
-                          "description")
+# the keys MAD's README and madengine's models know (spec/grammar.py); those caramel does not use are kept as data
+KNOWN_KEYS = grammar.names(grammar.MAD_KEYS)
 MODEL_DIR_PARAMETER = "mad_model_dir"
 CONTAINER_PARAMETER = "mad_container"  # the container command line before the script; empty: bare
 ENV_FILE = "mad.env"  # MAD's variables as the script got them, in the work folder

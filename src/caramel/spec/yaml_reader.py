@@ -18,19 +18,16 @@ import os
 import yaml
 
 from caramel.errors import Location, SpecError, did_you_mean
-from caramel.spec.grammar import ELEMENTS, children_of
+from caramel.spec.grammar import ELEMENTS, YAML_MAPPINGS, YAML_ROOT_ONLY, children_of
 from caramel.spec.tree import Node
 
 # Which keys open child elements, per parent element (everything else is an attribute): the grammar's
 CHILD_TAGS: dict[str, set[str]] = {tag: children_of(tag, "yaml") for tag in ELEMENTS if children_of(tag, "yaml")}
 # How many YAML values (scalars, lists, mappings) a file may hold once its aliases are expanded.
 MAX_EXPANDED_NODES = 100_000
-# Keys that stay at the top when a file has no `benchmark:` key.
-ROOT_ONLY = {"selection", "include-path", "check_tags", "tags"}
-# Elements that are written as mappings (a name and settings); a plain text there is a mistake.
-MAPPING_TAGS = {"benchmark", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser",
-                "analyzer", "table", "database", "syslog", "parameter", "pattern", "iofile", "sub",
-                "analyse", "sanity", "figure"}
+# Keys that stay at the top when a file has no `benchmark:` key; elements written as mappings (the grammar's)
+ROOT_ONLY = YAML_ROOT_ONLY
+MAPPING_TAGS = YAML_MAPPINGS
 # Elements whose value is a text (a command, a file name): the attributes each may have in a mapping.
 # A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in the text.
 TEXT_TAGS: dict[str, set[str]] = {tag: set(ELEMENTS[tag].attr_names())

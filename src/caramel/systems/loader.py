@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import fields
 from pathlib import Path
 
 import yaml
@@ -14,12 +13,13 @@ from caramel.energy.measure import METHODS, NO_METHOD
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.fs.paths import PathError, name
 from caramel.resources import shipped
+from caramel.spec.grammar import SYSTEM_KEYS, Kind
 from caramel.spec.limits import array_setting
 from caramel.spec.yaml_reader import read_text
 from caramel.systems.model import ALWAYS, System
 
 SHIPPED = shipped("systems")
-_FIELDS = {f.name: f for f in fields(System) if f.name not in ("file", "where", "given")}
+_KEYS = {key.name: key for key in SYSTEM_KEYS}  # the grammar's settings of a system file, with their kinds
 
 
 def search_path(extra: list[str] | None = None) -> list[Path]:
@@ -98,11 +98,11 @@ def load_system(path: Path | str) -> System:
     values: dict = {"name": path.stem}
     for key, value in data.items():
         at = Location(str(path), _line(node, str(key)))
-        spec = _FIELDS.get(str(key))
+        spec = _KEYS.get(str(key))
         if spec is None:
             raise SpecError(f"unknown setting '{key}' in system file", at,
-                            hint=did_you_mean(str(key), _FIELDS) or "settings: " + ", ".join(_FIELDS))
-        values[str(key)] = _check(str(key), value, spec.type, at)
+                            hint=did_you_mean(str(key), _KEYS) or "settings: " + ", ".join(_KEYS))
+        values[str(key)] = _check(str(key), value, spec.kind, at)
     if values["name"] != path.stem:
         raise SpecError(f"name '{values['name']}' differs from the file name '{path.stem}'",
                         Location(str(path), _line(node, "name")), hint="the tag that selects a system is its file name")
@@ -129,23 +129,22 @@ def known_values() -> dict[str, list[str]]:
             "energy_method": ["", NO_METHOD, *METHODS]}
 
 
-def _check(key: str, value, kind, at: Location):
-    kind = str(kind)
+def _check(key: str, value: object, kind: Kind, at: Location) -> object:
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise SpecError(f"{key}: expected a whole number, got {value!r}", at)
         return value
-    if kind == "float":
+    if kind == "number":
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
             raise SpecError(f"{key}: expected a number, got {value!r}", at)
         return float(value)
-    if kind.startswith("list"):
+    if kind == "list":
         if isinstance(value, str):
             return [value]
         if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
             raise SpecError(f"{key}: expected a list of texts", at)
         return [str(v) for v in value]
-    if kind.startswith("dict"):
+    if kind == "mapping":
         if not isinstance(value, dict):
             raise SpecError(f"{key}: expected a mapping NAME: VALUE", at)
         return {str(k): str(v) for k, v in value.items()}
