@@ -16,6 +16,7 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -171,18 +172,33 @@ def keys_table(keys: tuple[Key, ...]) -> str:
     return "\n".join(rows) + "\n"
 
 
-TABLES = {"elements": elements_table, "system": lambda: keys_table(SYSTEM_KEYS),
-          "targets": lambda: keys_table(TARGET_KEYS), "models": lambda: keys_table(MAD_KEYS)}
+def system_table() -> str:
+    return keys_table(SYSTEM_KEYS)
+
+
+def targets_table() -> str:
+    return keys_table(TARGET_KEYS)
+
+
+def models_table() -> str:
+    return keys_table(MAD_KEYS)
+
+
+TABLES: dict[str, Callable[[], str]] = {"elements": elements_table, "system": system_table,
+                                        "targets": targets_table, "models": models_table}
 _BLOCK = re.compile(r"(<!-- grammar:(\w+) -->\n).*?(<!-- /grammar:\2 -->)", re.S)
 
 
 def with_tables(doc: str) -> str:
     """`doc` with every block between `<!-- grammar:NAME -->` and `<!-- /grammar:NAME -->` regenerated."""
-    return _BLOCK.sub(lambda m: m.group(1) + TABLES[m.group(2)]() + m.group(3), doc)
+    def regenerated(match: re.Match[str]) -> str:
+        return match.group(1) + TABLES[match.group(2)]() + match.group(3)
+
+    return _BLOCK.sub(regenerated, doc)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m caramel.spec.grammar_out", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m caramel.spec.grammar_out", description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--markdown", action="store_true", help="print the reference tables")
     parser.add_argument("--write-docs", metavar="FILE", help="regenerate the tables inside FILE")
     parser.add_argument("--schemas", metavar="DIR", help="write the JSON Schemas into DIR")

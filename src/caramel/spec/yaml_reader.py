@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import os
+from typing import Any
 
 import yaml
 
@@ -225,7 +226,7 @@ class _YamlReader:
         try:
             sub.loader, document = _compose(included, found)
             _check_expanded_size(document, found)
-            data = sub._value(document) if document is not None else None
+            data: Any = sub._value(document) if document is not None else None
         except SpecError as exc:
             hint = "; ".join(h for h in (exc.hint, f"included from {self._where(node)}") if h)
             raise SpecError(exc.message, exc.where, hint=hint) from None
