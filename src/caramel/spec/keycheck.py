@@ -18,6 +18,7 @@ from caramel.spec.grammar import ELEMENTS, TEXT_KEY, XML_ATTRIBUTE_PREFIXES
 from caramel.spec.tree import Node
 
 CHECKED_BY_READER = frozenset({"meta", "sanity"})  # their readers refuse unknown keys themselves
+_ALLOWED = {tag: frozenset(e.attr_names()) | {TEXT_KEY} for tag, e in ELEMENTS.items() if tag not in CHECKED_BY_READER}
 
 
 @dataclass(frozen=True)
@@ -43,15 +44,15 @@ class UnknownKey:
 
 def unknown_keys(root: Node) -> Iterator[UnknownKey]:
     """Every attribute below `root` (itself included) its element does not allow, in file order."""
-    element = ELEMENTS.get(root.tag)
-    if element is None or root.tag in CHECKED_BY_READER:
+    allowed = _ALLOWED.get(root.tag)
+    if allowed is None:  # an unknown element (the builder refuses it) or one its reader checks
         return
-    allowed = element.attr_names()
     for key in root.attrs:
-        if key in allowed or key.startswith(XML_ATTRIBUTE_PREFIXES) or key == TEXT_KEY:
+        if key in allowed or key.startswith(XML_ATTRIBUTE_PREFIXES):
             continue
         line = root.attr_lines.get(key, root.where.line)
-        yield UnknownKey(root.tag, root.attrs.get("name", "").strip(), key, allowed, Location(root.where.file, line))
+        yield UnknownKey(root.tag, root.attrs.get("name", "").strip(), key, ELEMENTS[root.tag].attr_names(),
+                         Location(root.where.file, line))
     for child in root.children:
         yield from unknown_keys(child)
 
