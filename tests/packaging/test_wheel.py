@@ -72,6 +72,8 @@ def test_wheel_carries_the_shipped_folders_and_no_run_output(installed) -> None:
                  "templates/platform/platform.xml", "templates/platform/submit.job.in", "templates/slurm/job.sh.j2",
                  "containers/pytorch.def"]:
         assert f"caramel/_shipped/{path}" in names
+    for kind in ("benchmark", "system", "targets", "models"):  # the JSON Schemas editors are pointed at
+        assert f"caramel/schemas/{kind}.schema.json" in names
     assert not any("leftover_run" in n or n.startswith("tests/") for n in names)
     meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
     requires = [line for line in zipfile.ZipFile(wheel).read(meta).decode().splitlines()
