@@ -8,6 +8,8 @@ import dataclasses
 import json
 import re
 import subprocess
+from collections.abc import Iterable
+from enum import Enum
 from pathlib import Path
 
 import jsonschema
@@ -223,3 +225,24 @@ def test_caraml_files_warn_about_exactly_the_keys_the_schema_refuses(tmp_path, c
     assert warned == {"seperator"} | ({"mode"} if "nvidia" not in name else set())
     if path.suffix == ".yaml":
         assert unexpected_keys(schema_errors("benchmark", read_data(path))) == warned
+
+
+def _values(vocabulary: Iterable[object]) -> set[str]:
+    """The words of a vocabulary, a tuple of strings or an Enum."""
+    return {str(v.value) if isinstance(v, Enum) else str(v) for v in vocabulary}
+
+
+def test_the_grammar_allows_the_values_the_model_knows():
+    from caramel.spec import model
+    from caramel.spec.attributes import DIRECTIONS
+    from caramel.spec.call import FIGURE_TYPES
+    from caramel.vocabulary import COPY_AGGREGATES
+
+    assert set(grammar.choices("parameter", "mode")) == _values(model.PARAMETER_MODES)
+    assert set(grammar.choices("parameter", "update_mode")) == _values(model.UPDATE_MODES)
+    assert set(grammar.choices("parameter", "duplicate")) == _values(model.DUPLICATE_MODES)
+    assert set(grammar.choices("parameter", "type")) == _values(model.PARAMETER_TYPES)
+    assert set(grammar.choices("figure", "type")) == _values(FIGURE_TYPES)
+    assert set(grammar.choices("pattern", "direction")) == _values(DIRECTIONS)
+    assert set(grammar.choices("step", "copies_aggregate")) == _values(COPY_AGGREGATES)
+    assert {k.name for k in grammar.ELEMENTS["sanity"].attrs} >= _values(model.SANITY_KINDS)

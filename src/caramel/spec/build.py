@@ -12,7 +12,7 @@ from caramel.spec import call as calls
 from caramel.spec import model as m
 from caramel.spec.attributes import boolean, file_name, name_of, only_children, split_list, whole_number
 from caramel.spec.estimator import parse_estimator
-from caramel.spec.grammar import children_of
+from caramel.spec.grammar import children_of, choices
 from caramel.spec.limits import parse_array, parse_copies, parse_copies_aggregate, parse_duration
 from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.sanity import from_comment, read_sanity
@@ -194,9 +194,11 @@ class Builder(SetBuilder):
                             filter=child.attrs.get("filter", "").strip(),
                             primekeys=split_list(child.attrs.get("primekeys", "")),
                             db_file=child.attrs.get("file", "").strip())
-            if table.output == "table" and table.style not in ("csv", "pretty", "aligned", "markdown", "json"):
+            styles = choices("table", "style")
+            if table.output == "table" and table.style not in styles:
                 raise SpecError(f"style={table.style!r} is not a table style", child.where,
-                                hint="expected csv, pretty, aligned, markdown or json")
+                                hint=did_you_mean(table.style, styles)
+                                or f"expected {', '.join(styles[:-1])} or {styles[-1]}")
             for col in child.children:
                 if col.tag not in ("column", "key"):
                     raise SpecError(f"unknown element <{col.tag}> in <{child.tag}>", col.where,

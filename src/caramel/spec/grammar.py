@@ -284,6 +284,11 @@ YAML_ROOT_ONLY = frozenset({"selection", "include-path", "check_tags", "tags"})
 XML_ATTRIBUTE_PREFIXES = ("{", "xmlns")
 
 
+def choices(tag: str, attr: str) -> tuple[str, ...]:
+    """The values attribute `attr` of element `tag` allows."""
+    return next(k.choices for k in ELEMENTS[tag].attrs if k.name == attr)
+
+
 def children_of(tag: str, fmt: Format = "both") -> set[str]:
     """The child tags element `tag` may hold (in format `fmt`)."""
     return set(ELEMENTS[tag].child_tags(fmt))

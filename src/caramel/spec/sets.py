@@ -17,7 +17,7 @@ from caramel.spec.attributes import (
     split_list,
     type_of,
 )
-from caramel.spec.grammar import children_of
+from caramel.spec.grammar import children_of, choices
 from caramel.spec.sources import IncludePath, expand_includes, read_tree, remove_inactive
 from caramel.spec.tree import Node
 
@@ -208,9 +208,7 @@ class SetBuilder:
             if not text:
                 raise SpecError(f"<{child.tag}> needs a file name", child.where,
                                 hint=f"write <{child.tag}>file.in</{child.tag}>")
-            rel = child.attrs.get("rel_path_ref", "external").strip()
-            if rel not in ("external", "internal"):
-                raise SpecError(f"rel_path_ref={rel!r} is not allowed", child.where, hint="expected external or internal")
+            rel = choice(child, "rel_path_ref", "external", choices(child.tag, "rel_path_ref"))
             fset.entries.append(m.FileEntry(
                 child.tag, text, name=child.attrs.get("name", "").strip(), rel_path_ref=rel, base_dir=base_dir,
                 separator=child.attrs.get("separator", ","), source_dir=child.attrs.get(
@@ -227,7 +225,7 @@ class SetBuilder:
             ptype = type_of(child, "pattern", pname)
             pattern = m.Pattern(
                 pname, child.text.strip(), ptype,
-                choice(child, "mode", "pattern", ("pattern", "text", "python", "perl", "shell")),
+                choice(child, "mode", "pattern", choices("pattern", "mode")),
                 pattern_unit(child, pname), child.attrs.get("default"),
                 boolean(child, "dotall", False), child.attrs.get("reduce", "first").strip(), child.where,
                 pattern_direction(child, pname))
