@@ -280,6 +280,14 @@ YAML_MAPPINGS = frozenset({"benchmark", "parameterset", "substituteset", "filese
 # YAML: the top-level keys that stay beside the benchmark when a file has no `benchmark:` key
 YAML_ROOT_ONLY = frozenset({"selection", "include-path", "check_tags", "tags"})
 
+# Names real JUBE files write that JUBE 2.7 reads nowhere (CARAML's three files carry both): known, so
+# an editor's schema accepts them and --strict does not refuse a file JUBE runs, yet every load warns
+# that they do nothing, since their authors meant something by them
+IGNORED_KEYS: dict[str, dict[str, str]] = {
+    "parameter": {"seperator": "a misspelling of 'separator' that JUBE ignores: the text is split at ','"},
+    "do": {"mode": "JUBE reads no mode on a do: the command runs in the shell as written"},
+}
+
 # XML attributes that belong to XML itself (namespaces, schema locations), not to JUBE
 XML_ATTRIBUTE_PREFIXES = ("{", "xmlns")
 

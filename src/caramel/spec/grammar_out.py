@@ -22,6 +22,7 @@ from typing import Any
 
 from caramel.spec.grammar import (
     ELEMENTS,
+    IGNORED_KEYS,
     MAD_KEYS,
     SYSTEM_KEYS,
     TAG,
@@ -86,6 +87,8 @@ def _element(element: Element) -> Schema:
     if element.text != "none":
         children[TEXT_KEY] = {**SCALAR, "description": "the element's text"}
     mapping = _mapping(element.attrs + (TAG,), children, element.doc)
+    for key, why in IGNORED_KEYS.get(element.tag, {}).items():  # real files write them; JUBE ignores them
+        mapping["properties"][key] = {"deprecated": True, "description": f"ignored: {why}"}
     if element.text == "required":
         mapping["required"] = sorted(set(mapping.get("required", [])) | {TEXT_KEY})
     if element.tag in YAML_MAPPINGS or element.tag == "meta" or element.text == "none":
