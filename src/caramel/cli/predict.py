@@ -43,7 +43,7 @@ def history_path(args: argparse.Namespace) -> str:
     return args.history or default_path()
 
 
-def predicted_time(bench, args: argparse.Namespace):
+def predicted_time(bench, history: str | None, learn_from: str | None, systems: list[str], margin: float):
     """`bench run --time-from-prediction`: the benchmark with its jobs' --time predicted (SLURM only)."""
     from caramel.predict.cost import job_costs
     from caramel.predict.service import make_forecast
@@ -53,8 +53,10 @@ def predicted_time(bench, args: argparse.Namespace):
     if system is None or system.scheduler != "slurm":
         print("note: --time-from-prediction: not a SLURM system, nothing to set", file=sys.stderr)
         return bench
-    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
-    bench, line = with_predicted_time(bench, job_costs(forecast), args.time_margin / 100)
+    from caramel.history.store import default_path
+
+    forecast = make_forecast(bench, history or default_path(), None, learn_from, systems)
+    bench, line = with_predicted_time(bench, job_costs(forecast), margin / 100)
     print(f"note: {line}" + (f" ({learned_line(forecast)})" if forecast.learned_from else ""), file=sys.stderr)
     return bench
 
