@@ -8,7 +8,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from typing import TYPE_CHECKING
+
+from caramel.cli.tables import print_table
 
 if TYPE_CHECKING:  # the catalog reads XML and YAML: imported by the commands, not by `bench --help`
     from caramel.catalog import BenchmarkEntry
@@ -68,6 +71,4 @@ def show(entries: list[BenchmarkEntry], style: str) -> None:
     header = ["name", "description", "tags", "systems", "origin"]
     rows = [[e.name, (f"cannot read: {e.error.splitlines()[0]}" if e.error else e.meta.description)[:60],
              ",".join(e.tags), ",".join(e.meta.systems) or "any", e.origin] for e in entries]
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    for row in [header] + rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print_table(sys.stdout, header, rows)

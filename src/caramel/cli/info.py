@@ -8,6 +8,7 @@ import sys
 import time
 
 from caramel.cli.common import add_run_reader, open_run
+from caramel.cli.tables import table_lines
 from caramel.errors import RunError
 from caramel.state.rows import WpRow
 from caramel.state.store import Store
@@ -57,11 +58,9 @@ def _step_lines(step: str, group: list[WpRow], names: list[str], params: dict) -
     fixed = {k: v for k, v in params[group[0].id].items() if not k.startswith("jube_") and k not in names}
     lines = ["", f"step {step}: {len(group)} workpackages"] + [f"  {k} = {_short(v)}" for k, v in fixed.items()]
     header = ["id", "iter", "parents", "state"] + names
-    table = [header] + [[str(wp.id), str(wp.iteration), ",".join(map(str, wp.parents)) or "-", wp.state]
-                        + [_short(params[wp.id].get(n, "")) for n in names] for wp in group]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
-    return lines
+    table = [[str(wp.id), str(wp.iteration), ",".join(map(str, wp.parents)) or "-", wp.state]
+             + [_short(params[wp.id].get(n, "")) for n in names] for wp in group]
+    return lines + table_lines(header, table, indent=2)
 
 
 def _short(value: str, width: int = 40) -> str:

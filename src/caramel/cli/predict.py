@@ -100,9 +100,10 @@ def _g(value: float | None) -> str:
 
 
 def print_rows(rows: list[list[str]]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    """The first row is the header."""
+    from caramel.cli.tables import print_table
+
+    print_table(sys.stdout, rows[0], rows[1:], indent=2)
 
 
 def learned_line(forecast) -> str:
@@ -202,7 +203,7 @@ def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
 
 def print_cost(bench, plan, args: argparse.Namespace) -> None:
     """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
-    from caramel.cli.plan import plan_json, print_table
+    from caramel.cli.plan import plan_json, print_plan
     from caramel.predict.cost import job_costs, total
     from caramel.predict.service import make_forecast
 
@@ -221,7 +222,7 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
                                          "extrapolated": c.extrapolated} for c in costs]})
         print(json.dumps(doc, indent=1))
         return
-    print_table(plan)
+    print_plan(plan)
     print(f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):")
     if forecast.learned_from:
         print("  " + learned_line(forecast))
