@@ -108,7 +108,7 @@ def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str,
     return 2 if failures(campaign) else 0
 
 
-def _perf_rows(run_dir: str, history: str | None) -> list[dict]:
+def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
     """One perf.csv row per figure of the run (mean over repeats), one per failed workpackage and one per
     finished workpackage without a figure (MAD's FAILURE row)."""
     from caramel.analyse import from_run
@@ -124,7 +124,7 @@ def _perf_rows(run_dir: str, history: str | None) -> list[dict]:
     extras = {(f.model, f.metric): f.extra for f in found.figures} if found else {}
     by_wp = {wp.id: wp for wp in inp.workpackages}
     prov = _provenance(inp, record, run_dir)
-    previous = _previous_figures(record, history)
+    previous = _previous_figures(record, history_path)
     out = []
     for metric in collect(inp, history_tables(inp, produce(inp).made)):
         config = {k: v for k, v in metric.row.items() if k not in ("model", "metric")}
@@ -186,13 +186,13 @@ def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
         row.update(facts)
 
 
-def _previous_figures(record, history: str | None) -> dict[tuple, float]:
+def _previous_figures(record, history_path: str | None) -> dict[tuple, float]:
     """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the history:
     what relative_change compares with (percent)."""
     from caramel.history.engine import is_url
     from caramel.history.store import History, default_path
 
-    path = history or default_path()
+    path = history_path or default_path()
     if not is_url(path) and not os.path.isfile(path):
         return {}
     with History.open(path) as history:

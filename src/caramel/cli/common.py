@@ -174,12 +174,18 @@ def add_run_reader(sub: argparse._SubParsersAction, name: str, help: str,
     return parser
 
 
-@contextlib.contextmanager
-def open_run(args: argparse.Namespace) -> Iterator[tuple[str, Store]]:
+def open_run(args: argparse.Namespace) -> contextlib.AbstractContextManager[tuple[str, Store]]:
     """The run folder `add_run_args` arguments name, and its store read-only (closed afterwards)."""
+    return read_run(args.dir, args.id)
+
+
+@contextlib.contextmanager
+def read_run(folder: str | None, run_id: str | None) -> Iterator[tuple[str, Store]]:
+    """The run folder DIR and -i name (state.registry.resolve), and its store read-only (closed afterwards)."""
+    from caramel.state.registry import resolve
     from caramel.state.store import Store, db_path
 
-    run_dir = resolve_run(args)
+    run_dir = resolve(folder, run_id)
     store = Store(db_path(run_dir), readonly=True)
     try:
         yield run_dir, store

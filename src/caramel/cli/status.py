@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from caramel.cli.common import add_run_reader, open_run
+from caramel.cli.common import add_run_reader, read_run
 from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.vocabulary import STATES
 
@@ -22,22 +23,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class StatusOptions:
+    dir: str | None = None
+    id: str | None = None
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> StatusOptions:
+        return cls(dir=args.dir, id=args.id, json=args.format == "json")
+
+
 def run(args: argparse.Namespace) -> int:
-    with open_run(args) as (run_dir, store):
+    return status(StatusOptions.from_args(args), sys.stdout)
+
+
+def status(options: StatusOptions, out: TextIO) -> int:
+    """`bench status`: the run's workpackages counted per step and state, and why any failed or waits."""
+    with read_run(options.dir, options.id) as (run_dir, store):
         info = store.info()
         counts = store.counts()
         rows = store.workpackages()
     failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "failed"]
     waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "waiting"]
-    if args.format == "json":
-        print(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
-                          "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,
-                                            "exit_code": wp.exit_code, "attempt": wp.attempt, "job_id": wp.job_id}
-                                           for wp in rows]}))
+    if options.json:
+        out.write(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
+                              "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,
+                                                "exit_code": wp.exit_code, "attempt": wp.attempt,
+                                                "job_id": wp.job_id} for wp in rows]}) + "\n")
         return 0
-    print(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}")
-    print_counts(counts)
-    print_reasons(failed, waiting)
+    out.write(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}\n")
+    print_counts(counts, out)
+    print_reasons(failed, waiting, out)
     return 0
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from caramel.errors import CaramelError, RunError
@@ -29,7 +30,7 @@ def run_suite(options: RunOptions, out: TextIO) -> int:
     """Run the benchmarks `options.suite` selects as one campaign, each with the other options."""
     from caramel.catalog import find_benchmarks, select_by_tags, unreadable_members
     from caramel.cli.run import run_benchmarks
-    from caramel.state.campaigns import add_failure, add_run, new_campaign
+    from caramel.state.campaigns import add_failure, new_campaign
 
     source, suite = options.source, list(options.suite or ())
     if source.file:
@@ -54,7 +55,7 @@ def run_suite(options: RunOptions, out: TextIO) -> int:
             options, suite=None, under_cwd=True,
             source=dataclasses.replace(source, file=entry.path,
                                        only_bench=(entry.benchmark,) if entry.benchmark else source.only_bench),
-            on_created=lambda run_dir, name=entry.name: add_run(campaign, run_dir, name))
+            on_created=_recorder(campaign, entry.name))
         try:
             code = max(code, run_benchmarks(member, out))
         except CaramelError as exc:
@@ -63,3 +64,10 @@ def run_suite(options: RunOptions, out: TextIO) -> int:
     out.write(f"campaign {campaign} ended (exit {code}); bench result -c last shows its tables\n")
     out.flush()
     return code
+
+
+def _recorder(campaign: str, name: str) -> Callable[[str], None]:
+    """What a member's run tells the campaign once its folder exists: the run, under the member's name."""
+    from caramel.state.campaigns import add_run
+
+    return lambda run_dir: add_run(campaign, run_dir, name)
