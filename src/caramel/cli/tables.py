@@ -4,13 +4,14 @@
 
 Piped or redirected (what scripts and tests read), a table is plain text: columns two spaces apart,
 padded with spaces, no trailing blanks and no box characters, so `grep` and `awk` read it. On a
-terminal, rich draws it (a bold header over a rule), up to `RICH_ROWS` rows: rich spends most of a
-millisecond a row, so `bench info` of ten thousand workpackages stays plain. Neither ever wraps or
-cuts a cell: a line is as long as its row.
+terminal, rich draws it (a bold header over a rule), up to `RICH_ROWS` rows: rich takes about a
+millisecond a row (perf/tables.py: hundreds of times the plain text's time), so a long table stays
+plain. Neither ever wraps or cuts a cell: a line is as long as its row.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TextIO
@@ -18,7 +19,7 @@ from typing import Literal, TextIO
 Align = Literal["left", "right"]
 LEFT: Align = "left"
 RIGHT: Align = "right"
-RICH_ROWS = 500  # above this many rows a terminal gets the plain table too (rich's time grows with rows)
+RICH_ROWS = 200  # above this many rows a terminal gets the plain table too: rich takes about 1 ms a row (perf/tables.py)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,6 @@ def _is_terminal(out: TextIO) -> bool:
 def _print_rich(out: TextIO, columns: list[Column], rows: Sequence[Sequence[object]], indent: int) -> None:
     from rich import box
     from rich.console import Console
-    from rich.padding import Padding
     from rich.table import Table
     from rich.text import Text
 
@@ -75,5 +75,12 @@ def _print_rich(out: TextIO, columns: list[Column], rows: Sequence[Sequence[obje
         table.add_column(column.title, justify=column.align, no_wrap=True, overflow="ignore")
     for row in rows:
         table.add_row(*(Text(str(cell)) for cell in row))  # Text: a cell's brackets are never markup
-    console = Console(file=out, width=10**6, highlight=False, markup=False, emoji=False, soft_wrap=False)
-    console.print(Padding(table, (0, 0, 0, indent)) if indent else table)
+    drawn = io.StringIO()
+    # As wide as the table needs (never wrapped); the indent is added to each line, since a padded
+    # renderable would be padded out to the console's whole width.
+    widest = max(len(line) for line in table_lines(columns, rows))
+    console = Console(file=drawn, force_terminal=True, width=widest + 2 * len(columns) + 2,
+                      highlight=False, markup=False, emoji=False, soft_wrap=False)
+    console.print(table)
+    pad = " " * indent
+    out.write("".join(pad + line.rstrip() + "\n" for line in drawn.getvalue().splitlines()))
