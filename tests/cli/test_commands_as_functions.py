@@ -1,5 +1,5 @@
 """Commands are functions over typed options that write to the stream they are given: nothing of
-`run_benchmarks`, `status`, `result`, `continue_command`, `config` or a campaign's tables reaches
+`run_benchmarks`, `status`, `info_command`, `result`, `continue_command`, `config` or a campaign's tables reaches
 sys.stdout, and no option travels on an argparse namespace."""
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 from caramel.cli.common import BenchmarkOptions
 from caramel.cli.config import ConfigOptions, config
 from caramel.cli.continue_cmd import ContinueOptions, continue_command
+from caramel.cli.info import InfoOptions, info_command
 from caramel.cli.main import build_parser
 from caramel.cli.result import ResultOptions, result
 from caramel.cli.run import RunOptions, run_benchmarks
@@ -55,6 +56,11 @@ def test_run_status_result_continue_write_to_the_given_stream(small: Path, capsy
     assert tables.getvalue() == "size,value\n1,1\n2,2\n\n"
     went_on = io.StringIO()
     assert continue_command(ContinueOptions(dir=run_dir, quiet=True), went_on) == 0 and "2 done" in went_on.getvalue()
+    described = io.StringIO()
+    assert info_command(InfoOptions(dir=run_dir), described) == 0 and "step hello: 2 workpackages" in described.getvalue()
+    one = io.StringIO()
+    assert info_command(InfoOptions(dir=run_dir, workpackage=1), one) == 0
+    assert one.getvalue().splitlines()[-1].split() == ["size", "=", "2"]
     assert config(ConfigOptions(json=True), io.StringIO()) == 0
     assert capsys.readouterr().out == ""
 
