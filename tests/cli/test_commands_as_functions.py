@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from caramel.cli.benchmarks import ListOptions, list_benchmarks
 from caramel.cli.common import BenchmarkOptions
 from caramel.cli.config import ConfigOptions, config
 from caramel.cli.continue_cmd import ContinueOptions, continue_command
@@ -80,3 +81,14 @@ def test_jube_outpath_is_a_setting_read_when_the_options_are_made(small: Path, m
     assert RunOptions.from_args(args).outpath == str(small / "elsewhere")
     assert run_benchmarks(RunOptions.from_args(args), io.StringIO()) == 0
     assert os.path.isdir(small / "elsewhere" / "000000")
+
+
+def test_list_takes_a_folder_given_among_the_tags_without_changing_the_arguments(small: Path) -> None:
+    (small / "mine").mkdir()
+    (small / "mine" / "small.yaml").write_text(SMALL)
+    args = build_parser(["list"]).parse_args(["list", "--tags", "small", "mine"])
+    options = ListOptions.from_list_args(args)
+    assert (options.dirs, options.tags) == (("mine",), ("small",)) and args.tags == ["small", "mine"]
+    out = io.StringIO()
+    assert list_benchmarks(options, out) == 0
+    assert out.getvalue().splitlines()[1].split()[0] == "small" and len(out.getvalue().splitlines()) == 2
