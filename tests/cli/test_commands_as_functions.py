@@ -1,5 +1,5 @@
 """Commands are functions over typed options that write to the stream they are given: nothing of
-`run_benchmarks`, `status`, `info_command`, `result`, `continue_command`, `config` or a campaign's tables reaches
+`run_benchmarks`, `status`, `info_command`, `log`, `result`, `continue_command`, `config` or a campaign's tables reaches
 sys.stdout, and no option travels on an argparse namespace."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from caramel.cli.common import BenchmarkOptions
 from caramel.cli.config import ConfigOptions, config
 from caramel.cli.continue_cmd import ContinueOptions, continue_command
 from caramel.cli.info import InfoOptions, info_command
+from caramel.cli.log import LogOptions, log
 from caramel.cli.main import build_parser
 from caramel.cli.result import ResultOptions, result
 from caramel.cli.run import RunOptions, run_benchmarks
@@ -62,6 +63,8 @@ def test_run_status_result_continue_write_to_the_given_stream(small: Path, capsy
     one = io.StringIO()
     assert info_command(InfoOptions(dir=run_dir, workpackage=1), one) == 0
     assert one.getvalue().splitlines()[-1].split() == ["size", "=", "2"]
+    ran = io.StringIO()
+    assert log(LogOptions(dir=run_dir, workpackages=(1,)), ran) == 0 and '    $ echo "value: 2"' in ran.getvalue()
     assert config(ConfigOptions(json=True), io.StringIO()) == 0
     assert capsys.readouterr().out == ""
 
