@@ -1,5 +1,5 @@
 """Commands are functions over typed options that write to the stream they are given: nothing of
-`run_benchmarks`, `status`, `info_command`, `log`, `result`, `continue_command`, `config` or a campaign's tables reaches
+`run_benchmarks`, `status`, `info_command`, `log`, `result`, `continue_command`, `cancel`, `remove`, `config` or a campaign's tables reaches
 sys.stdout, and no option travels on an argparse namespace."""
 
 from __future__ import annotations
@@ -12,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from caramel.cli.benchmarks import ListOptions, list_benchmarks
+from caramel.cli.cancel import CancelOptions, cancel
 from caramel.cli.common import BenchmarkOptions
 from caramel.cli.config import ConfigOptions, config
 from caramel.cli.continue_cmd import ContinueOptions, continue_command
 from caramel.cli.info import InfoOptions, info_command
 from caramel.cli.log import LogOptions, log
 from caramel.cli.main import build_parser
+from caramel.cli.remove import RemoveOptions, remove
 from caramel.cli.result import ResultOptions, result
 from caramel.cli.run import RunOptions, run_benchmarks
 from caramel.cli.status import StatusOptions, status
@@ -65,6 +67,11 @@ def test_run_status_result_continue_write_to_the_given_stream(small: Path, capsy
     assert one.getvalue().splitlines()[-1].split() == ["size", "=", "2"]
     ran = io.StringIO()
     assert log(LogOptions(dir=run_dir, workpackages=(1,)), ran) == 0 and '    $ echo "value: 2"' in ran.getvalue()
+    told = io.StringIO()
+    assert cancel(CancelOptions(dir=run_dir), told) == 0 and told.getvalue() == f"run {run_dir}: no job to cancel\n"
+    removed = io.StringIO()
+    assert remove(RemoveOptions(dir=run_dir, workpackages=(1,), force=True), removed) == 0
+    assert removed.getvalue().startswith("removed workpackage 1 of ")
     assert config(ConfigOptions(json=True), io.StringIO()) == 0
     assert capsys.readouterr().out == ""
 
