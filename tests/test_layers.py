@@ -20,7 +20,7 @@ import caramel
 # Low to high (docs/architecture.md says why); a module may import from its own rank or a lower one. The
 # rank of a module is the rank of its package (first name under caramel) or of the top-level module itself.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "vocabulary", "resources", "__version__", "fs"),
+    ("errors", "vocabulary", "resources", "__version__", "fs", "settings"),
     ("spec",),
     ("expand",),
     ("backends",),  # schedulers and launchers by name: system files are checked against them

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from caramel.errors import CaramelError, did_you_mean
 from caramel.resources import shipped
+from caramel.settings import current
 from caramel.spec.mad import FILE_NAME as MODELS_JSON
 from caramel.spec.mad import MadEntry, read_entries
 from caramel.spec.meta import find_meta_node, read_meta
@@ -61,7 +62,7 @@ class BenchmarkEntry:
 def search_folders(extra_dirs: Iterable[str] = ()) -> list[tuple[Path, str]]:
     """(folder, origin) in search order."""
     folders = [(Path(d), str(d)) for d in extra_dirs]
-    folders += [(Path(p), "user") for p in os.environ.get("CARAMEL_BENCHMARKS_PATH", "").split(os.pathsep) if p]
+    folders += [(Path(p), "user") for p in current().benchmarks_path]
     return folders + [(shipped("benchmarks"), "shipped")]
 
 

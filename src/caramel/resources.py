@@ -19,8 +19,11 @@ def shipped(folder: str) -> Path:
     """The shipped folder `folder` (one of SHIPPED_FOLDERS); `$CARAMEL_TEMPLATES` overrides templates/."""
     if folder not in SHIPPED_FOLDERS:
         raise ValueError(f"not a shipped folder: {folder!r}")
-    if folder == "templates" and os.environ.get("CARAMEL_TEMPLATES"):
-        return Path(os.environ["CARAMEL_TEMPLATES"])
+    if folder == "templates":
+        from caramel.settings import current
+
+        if current().templates:
+            return Path(current().templates)
     return _located(folder)
 
 

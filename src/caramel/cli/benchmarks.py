@@ -8,10 +8,33 @@ from __future__ import annotations
 import argparse
 import json
 import os
-from typing import TYPE_CHECKING
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
+
+from caramel.cli.tables import print_table
 
 if TYPE_CHECKING:  # the catalog reads XML and YAML: imported by the commands, not by `bench --help`
     from caramel.catalog import BenchmarkEntry
+
+
+@dataclass(frozen=True)
+class ListOptions:
+    """`bench benchmarks` and `bench list`: the folders searched first, the tags selecting (none: all)."""
+
+    dirs: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ListOptions:
+        return cls(dirs=tuple(args.benchmarks), json=args.format == "json")
+
+    @classmethod
+    def from_list_args(cls, args: argparse.Namespace) -> ListOptions:
+        # `--tags a b DIR` takes DIR as a tag; a folder that exists is never meant as one
+        return cls(dirs=tuple(args.dirs) + tuple(t for t in args.tags if os.path.isdir(t)),
+                   tags=tuple(t for t in args.tags if not os.path.isdir(t)), json=args.format == "json")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,31 +42,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--benchmarks", action="append", default=[], metavar="DIR",
                         help="a folder of benchmark files searched before $CARAMEL_BENCHMARKS_PATH (repeatable)")
     parser.add_argument("--format", choices=["table", "json"], default="table")
-    parser.set_defaults(func=run_benchmarks)
+    parser.set_defaults(func=lambda args: list_benchmarks(ListOptions.from_args(args), sys.stdout))
     parser = sub.add_parser("list", help="list benchmarks, selected by tags (any tag matches; a name is a tag)")
     parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of benchmark files searched first")
     parser.add_argument("--tags", nargs="+", action="extend", default=[], metavar="TAG",
                         help="only benchmarks with any of these tags (a benchmark's name is one of its tags)")
     parser.add_argument("--format", choices=["table", "json"], default="table")
-    parser.set_defaults(func=run_list)
+    parser.set_defaults(func=lambda args: list_benchmarks(ListOptions.from_list_args(args), sys.stdout))
 
 
-def run_benchmarks(args: argparse.Namespace) -> int:
-    from caramel.catalog import find_benchmarks
-
-    show(find_benchmarks(args.benchmarks), args.format)
-    return 0
-
-
-def run_list(args: argparse.Namespace) -> int:
+def list_benchmarks(options: ListOptions, out: TextIO) -> int:
     from caramel.catalog import find_benchmarks, select_by_tags, unreadable_members
 
-    # `--tags a b DIR` takes DIR as a tag; a folder that exists is never meant as one
-    dirs = args.dirs + [t for t in args.tags if os.path.isdir(t)]
-    args.tags = [t for t in args.tags if not os.path.isdir(t)]
-    entries = find_benchmarks(dirs)
-    chosen = select_by_tags(entries, args.tags) + unreadable_members(entries, args.tags) if args.tags else entries
-    show(chosen, args.format)
+    entries = find_benchmarks(options.dirs)
+    if options.tags:
+        entries = select_by_tags(entries, options.tags) + unreadable_members(entries, options.tags)
+    show(entries, "json" if options.json else "table", out)
     return 0
 
 
@@ -58,16 +72,14 @@ def entry_json(entry: BenchmarkEntry) -> dict:
     return doc
 
 
-def show(entries: list[BenchmarkEntry], style: str) -> None:
+def show(entries: list[BenchmarkEntry], style: str, out: TextIO) -> None:
     if style == "json":
-        print(json.dumps([entry_json(e) for e in entries], indent=1))
+        out.write(json.dumps([entry_json(e) for e in entries], indent=1) + "\n")
         return
     if not entries:
-        print("no benchmarks found (shipped, $CARAMEL_BENCHMARKS_PATH, --benchmarks DIR)")
+        out.write("no benchmarks found (shipped, $CARAMEL_BENCHMARKS_PATH, --benchmarks DIR)\n")
         return
     header = ["name", "description", "tags", "systems", "origin"]
     rows = [[e.name, (f"cannot read: {e.error.splitlines()[0]}" if e.error else e.meta.description)[:60],
              ",".join(e.tags), ",".join(e.meta.systems) or "any", e.origin] for e in entries]
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    for row in [header] + rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    print_table(out, header, rows)

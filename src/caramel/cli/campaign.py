@@ -12,14 +12,18 @@ read are FAILURE rows with their reason. docs/mad.md lists where each value come
 from __future__ import annotations
 
 import argparse
-import copy
 import csv
-import io
+import dataclasses
 import math
 import os
 import sys
+from typing import TYPE_CHECKING, TextIO
 
+from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, RunError
+
+if TYPE_CHECKING:
+    from caramel.cli.result import ResultOptions
 
 # madengine's perf.csv columns, in its order (deployment/base.py); a value caramel does not know is empty
 MADENGINE_COLUMNS = ["model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
@@ -33,7 +37,9 @@ PERF_COLUMNS = MADENGINE_COLUMNS + CARAMEL_COLUMNS
 
 
 def for_campaign(args: argparse.Namespace) -> int:
-    """The command of `args` on every run of the campaign `args.campaign`."""
+    """The command of `args` on every run of the campaign `args.campaign`: `bench result -c` makes the
+    campaign's tables, `bench compare -c --targets` judges it as a whole, any other command runs on
+    each member in turn (as if `DIR` named it)."""
     from caramel.state.campaigns import resolve_campaign
 
     if getattr(args, "id", None):
@@ -43,7 +49,9 @@ def for_campaign(args: argparse.Namespace) -> int:
     if not runs:
         raise RunError(f"campaign {campaign} has no run left on disk")
     if args.command == "result":
-        return campaign_result(args, campaign, runs)
+        from caramel.cli.result import ResultOptions
+
+        return campaign_result(ResultOptions.from_args(args), args.perf_csv, campaign, runs, sys.stdout)
     if args.command == "compare" and getattr(args, "targets", None):
         from caramel.cli.methodology import methodology
 
@@ -51,8 +59,7 @@ def for_campaign(args: argparse.Namespace) -> int:
     code = 0
     for run_dir in runs:
         print(f"== {run_dir}", flush=True)
-        one = copy.copy(args)
-        one.dir, one.id, one.campaign = run_dir, None, None
+        one = argparse.Namespace(**{**vars(args), "dir": run_dir, "id": None, "campaign": None})
         try:
             code = max(code, int(args.func(one) or 0))
         except CaramelError as exc:
@@ -61,14 +68,15 @@ def for_campaign(args: argparse.Namespace) -> int:
     return code
 
 
-def campaign_result(args: argparse.Namespace, campaign: str, runs: list[str]) -> int:
-    """Combined tables per metric kind, each benchmark's tables, and perf.csv."""
-    from caramel.cli import result as result_cmd
+def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str, runs: list[str],
+                    out: TextIO) -> int:
+    """Combined tables per metric kind, each benchmark's tables (`result` on each run), and perf.csv."""
+    from caramel.cli.result import result
     from caramel.state.campaigns import failures
 
-    rows, own = [], io.StringIO()
+    rows: list[dict] = []
     for run_dir in runs:
-        rows += _perf_rows(run_dir, args)
+        rows += _perf_rows(run_dir, options.history)
     for benchmark, file, error in failures(campaign):
         rows.append(dict(dict.fromkeys(PERF_COLUMNS, ""), model=benchmark, benchmark=benchmark, file=file,
                          status="FAILURE", n=0,
@@ -76,25 +84,19 @@ def campaign_result(args: argparse.Namespace, campaign: str, runs: list[str]) ->
     kinds: dict[str, list[dict]] = {}
     for row in rows:
         kinds.setdefault(row["metric"] or "(no figure)", []).append(row)
-    print(f"campaign {campaign}: {len(runs)} run(s)")
+    out.write(f"campaign {campaign}: {len(runs)} run(s)\n")
     for kind, members in kinds.items():
-        print(f"\n{kind}:")
-        _print_rows([[r["model"], r["performance"], r["sd"], r["n"], r["status"]] for r in members],
-                    ["model", "performance", "sd", "n", "status"])
-    stdout = sys.stdout
+        out.write(f"\n{kind}:\n")
+        print_table(out, ["model", "performance", "sd", "n", "status"],
+                    [[r["model"], r["performance"], r["sd"], r["n"], r["status"]] for r in members], indent=2)
     for run_dir in runs:
-        one = copy.copy(args)
-        one.dir, one.id, one.campaign = run_dir, None, None
-        sys.stdout = own
+        out.write(f"\n== {run_dir}\n")
         try:
-            print(f"\n== {run_dir}")
-            result_cmd.run(one)
+            result(dataclasses.replace(options, dir=run_dir, id=None), out)
         except CaramelError as exc:
             print(f"error: {exc}", file=sys.stderr)
-        finally:
-            sys.stdout = stdout
-    sys.stdout.write(own.getvalue())
-    path = args.perf_csv or "perf.csv"
+    out.flush()
+    path = perf_csv or "perf.csv"
     extra = list(dict.fromkeys(k for row in rows for k in row if k not in PERF_COLUMNS))
     from caramel.fs.writes import replacing
 
@@ -106,7 +108,7 @@ def campaign_result(args: argparse.Namespace, campaign: str, runs: list[str]) ->
     return 2 if failures(campaign) else 0
 
 
-def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
+def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
     """One perf.csv row per figure of the run (mean over repeats), one per failed workpackage and one per
     finished workpackage without a figure (MAD's FAILURE row)."""
     from caramel.analyse import from_run
@@ -122,7 +124,7 @@ def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
     extras = {(f.model, f.metric): f.extra for f in found.figures} if found else {}
     by_wp = {wp.id: wp for wp in inp.workpackages}
     prov = _provenance(inp, record, run_dir)
-    previous = _previous_figures(record, args)
+    previous = _previous_figures(record, history_path)
     out = []
     for metric in collect(inp, history_tables(inp, produce(inp).made)):
         config = {k: v for k, v in metric.row.items() if k not in ("model", "metric")}
@@ -184,13 +186,13 @@ def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
         row.update(facts)
 
 
-def _previous_figures(record, args: argparse.Namespace) -> dict[tuple, float]:
+def _previous_figures(record, history_path: str | None) -> dict[tuple, float]:
     """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the history:
     what relative_change compares with (percent)."""
     from caramel.history.engine import is_url
     from caramel.history.store import History, default_path
 
-    path = getattr(args, "history", None) or default_path()
+    path = history_path or default_path()
     if not is_url(path) and not os.path.isfile(path):
         return {}
     with History.open(path) as history:
@@ -205,10 +207,3 @@ def _previous_figures(record, args: argparse.Namespace) -> dict[tuple, float]:
 
 def _num(value: float) -> str:
     return "" if value is None or math.isnan(value) else f"{value:.6g}"
-
-
-def _print_rows(rows: list[list], head: list[str]) -> None:
-    table = [head] + [[str(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
-    for r in table:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())

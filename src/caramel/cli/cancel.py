@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_run_args
 from caramel.engine.session import cancel_run
+from caramel.state.registry import resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,13 +20,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class CancelOptions:
+    dir: str | None = None
+    id: str | None = None
+    lock_wait: float = 30.0
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> CancelOptions:
+        return cls(dir=args.dir, id=args.id, lock_wait=args.lock_wait)
+
+
 def run(args: argparse.Namespace) -> int:
-    run_dir = resolve_run(args)
-    cancelled, _ = cancel_run(run_dir, args.lock_wait)
+    return cancel(CancelOptions.from_args(args), sys.stdout)
+
+
+def cancel(options: CancelOptions, out: TextIO) -> int:
+    """`bench cancel`: the run's jobs cancelled through its scheduler; what was cancelled on `out`."""
+    run_dir = resolve(options.dir, options.id)
+    cancelled, _ = cancel_run(run_dir, options.lock_wait)
     if not cancelled:
-        print(f"run {run_dir}: no job to cancel")
+        out.write(f"run {run_dir}: no job to cancel\n")
         return 0
-    for wp_id, job in cancelled:
-        print(f"cancelled job {job} (workpackage {wp_id})")
-    print(f"{len(cancelled)} job(s) cancelled; their dependants will not run")
+    out.writelines(f"cancelled job {job} (workpackage {wp_id})\n" for wp_id, job in cancelled)
+    out.write(f"{len(cancelled)} job(s) cancelled; their dependants will not run\n")
     return 0

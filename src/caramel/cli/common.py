@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from caramel.errors import RunError
+
 if TYPE_CHECKING:
+    from caramel.spec.model import Benchmark
     from caramel.state.store import Store
 
 
@@ -50,26 +54,62 @@ def _positive(text: str) -> int:
     return value
 
 
-def load_benchmarks(args: argparse.Namespace) -> list:
+@dataclass(frozen=True)
+class BenchmarkOptions:
+    """What `add_benchmark_args` reads: the benchmark file or name and how to load it."""
+
+    file: str | None
+    tags: tuple[str, ...] = ()
+    include_path: tuple[str, ...] = ()
+    only_bench: tuple[str, ...] = ()
+    systems: tuple[str, ...] = ()
+    benchmarks: tuple[str, ...] = ()
+    max_workpackages: int | None = None
+    no_eval: bool = False
+    strict: bool = False  # an unknown key is an error, not a warning (spec/keycheck.py)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> BenchmarkOptions:
+        return cls(file=args.file, tags=tuple(args.tag), include_path=tuple(args.include_path),
+                   only_bench=tuple(args.only_bench), systems=tuple(args.systems),
+                   benchmarks=tuple(args.benchmarks), max_workpackages=args.max_workpackages,
+                   no_eval=args.no_eval, strict=getattr(args, "strict", False))
+
+
+@dataclass
+class LoadedBenchmarks:
+    benchmarks: list[Benchmark]
+    by_name: bool  # FILE was a name, not a path: runs go under the current folder, never beside the file
+
+
+def load_benchmarks(args: argparse.Namespace) -> list[Benchmark]:
+    """The benchmarks the arguments of `add_benchmark_args` name (see `load_named`)."""
+    return load_named(BenchmarkOptions.from_args(args)).benchmarks
+
+
+def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
     from caramel.catalog import resolve_benchmark
     from caramel.spec.loader import load
     from caramel.spec.mad import in_container, is_models_json
     from caramel.systems import find_system, with_system
 
-    path = resolve_benchmark(args.file, args.benchmarks)
-    args.by_name = path != args.file  # a name: runs go under the current folder, not beside the file
-    if args.by_name and is_models_json(path) and not args.only_bench:
-        args.only_bench = [args.file]  # a MAD model by name: that entry of its models.json
-    system = find_system(set(args.tag), args.systems)
-    benchmarks = load(path, set(args.tag), args.include_path, only=args.only_bench or None, strict=args.strict)
+    if options.file is None:
+        raise RunError("no benchmark file or name given")
+    path = resolve_benchmark(options.file, list(options.benchmarks))
+    by_name = path != options.file
+    only = list(options.only_bench)
+    if by_name and is_models_json(path) and not only:
+        only = [options.file]  # a MAD model by name: that entry of its models.json
+    system = find_system(set(options.tags), list(options.systems))
+    benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None, strict=options.strict)
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
-    if getattr(args, "no_eval", False):
+    if options.no_eval:
         from caramel.spec.evaluation import refuse_evaluation
 
         for bench in benchmarks:
             refuse_evaluation(bench)
-    return benchmarks
+    return LoadedBenchmarks(benchmarks, by_name)
 
 
 def add_run_args(parser: argparse.ArgumentParser) -> None:
@@ -92,20 +132,41 @@ def add_update(parser: argparse.ArgumentParser) -> None:
                         help="with -u: folders searched for files the edited file includes")
 
 
+@dataclass(frozen=True)
+class UpdateOptions:
+    """-u FILE, its --include-path, and --no-eval: how a run's analysis definitions are taken."""
+
+    update: str | None = None
+    include_path: tuple[str, ...] | None = None
+    no_eval: bool = False
+    strict: bool = False  # an unknown key is an error, not a warning (spec/keycheck.py)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> UpdateOptions:
+        return cls(update=args.update, include_path=None if args.include_path is None else tuple(args.include_path),
+                   no_eval=args.no_eval, strict=getattr(args, "strict", False))
+
+
 def analysis_input(args: argparse.Namespace, run_dir: str):
     """The run's analysis input, with the edited definitions of -u FILE taken first."""
+    return analysis_input_of(UpdateOptions.from_args(args), run_dir)
+
+
+def analysis_input_of(options: UpdateOptions, run_dir: str):
+    """The run's analysis input, with the edited definitions of `options.update` taken first."""
     from caramel.analyse import from_run
 
-    if getattr(args, "update", None):
+    if options.update:
         from caramel.analyse.update import update_run
 
         def no_eval(model) -> None:
-            if getattr(args, "no_eval", False):
+            if options.no_eval:
                 from caramel.spec.evaluation import refuse_evaluation
 
                 refuse_evaluation(model, analysis_only=True)
 
-        return from_run(run_dir, update_run(run_dir, args.update, args.include_path, no_eval))
+        include = None if options.include_path is None else list(options.include_path)
+        return from_run(run_dir, update_run(run_dir, options.update, include, no_eval))
     return from_run(run_dir)
 
 
@@ -118,12 +179,18 @@ def add_run_reader(sub: argparse._SubParsersAction, name: str, help: str,
     return parser
 
 
-@contextlib.contextmanager
-def open_run(args: argparse.Namespace) -> Iterator[tuple[str, Store]]:
+def open_run(args: argparse.Namespace) -> contextlib.AbstractContextManager[tuple[str, Store]]:
     """The run folder `add_run_args` arguments name, and its store read-only (closed afterwards)."""
+    return read_run(args.dir, args.id)
+
+
+@contextlib.contextmanager
+def read_run(folder: str | None, run_id: str | None) -> Iterator[tuple[str, Store]]:
+    """The run folder DIR and -i name (state.registry.resolve), and its store read-only (closed afterwards)."""
+    from caramel.state.registry import resolve
     from caramel.state.store import Store, db_path
 
-    run_dir = resolve_run(args)
+    run_dir = resolve(folder, run_id)
     store = Store(db_path(run_dir), readonly=True)
     try:
         yield run_dir, store

@@ -8,8 +8,10 @@ import argparse
 import json
 import math
 import os
+import sys
 
 from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, RunError
 from caramel.state import bounded
 
@@ -135,15 +137,11 @@ def _show(args: argparse.Namespace, run_dir: str, verdicts: list) -> None:
                          indent=1))
         return
     print(f"{os.path.basename(run_dir)} against {args.baseline}:")
-    rows = [["metric", "config", "baseline", "current", "diff", "verdict"]]
-    for v in verdicts:
-        rows.append([v.metric.name + (f"[{v.metric.unit}]" if v.metric.unit else ""), v.metric.key,
-                     _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
-                     _fmt(v.metric.mean, v.metric.sd, v.metric.n) + (" unstable" if v.metric.unstable else ""),
-                     "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", v.verdict])
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    rows = [[v.metric.name + (f"[{v.metric.unit}]" if v.metric.unit else ""), v.metric.key,
+             _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
+             _fmt(v.metric.mean, v.metric.sd, v.metric.n) + (" unstable" if v.metric.unstable else ""),
+             "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", v.verdict] for v in verdicts]
+    print_table(sys.stdout, ["metric", "config", "baseline", "current", "diff", "verdict"], rows, indent=2)
 
 
 def _json(value: float) -> float | None:

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_run_args
 from caramel.cli.status import print_summary
 from caramel.engine.follow import Pace, follow
 from caramel.engine.session import continue_run
 from caramel.engine.settings import Summary
 from caramel.errors import RunError
+from caramel.state.registry import resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,14 +31,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class ContinueOptions:
+    dir: str | None = None
+    id: str | None = None
+    timeout: float | None = None
+    wait: bool = False
+    interval: float | None = None  # with wait: a fixed pace instead of the adaptive one
+    lock_wait: float = 0.0
+    quiet: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ContinueOptions:
+        if args.interval is not None and args.interval <= 0:
+            raise RunError(f"--interval {args.interval:g}: expected a number of seconds above 0")
+        return cls(dir=args.dir, id=args.id, timeout=args.timeout, wait=args.wait, interval=args.interval,
+                   lock_wait=args.lock_wait, quiet=args.quiet)
+
+
 def run(args: argparse.Namespace) -> int:
-    run_dir = resolve_run(args)
-    if args.interval is not None and args.interval <= 0:
-        raise RunError(f"--interval {args.interval:g}: expected a number of seconds above 0")
+    return continue_command(ContinueOptions.from_args(args), sys.stdout)
+
+
+def continue_command(options: ContinueOptions, out: TextIO) -> int:
+    """`bench continue`: the run goes on (and, with wait, is followed to its end); its summary on `out`."""
+    run_dir = resolve(options.dir, options.id)
 
     def poll() -> Summary:
-        return continue_run(run_dir, timeout=args.timeout, quiet=args.quiet or args.wait, wait_lock=args.lock_wait)
+        return continue_run(run_dir, timeout=options.timeout, quiet=options.quiet or options.wait,
+                            wait_lock=options.lock_wait)
 
-    summary = follow(poll, Pace(fixed=args.interval), quiet=args.quiet) if args.wait else poll()
-    print_summary(summary)
+    summary = follow(poll, Pace(fixed=options.interval), quiet=options.quiet) if options.wait else poll()
+    print_summary(summary, out)
     return summary.exit_code

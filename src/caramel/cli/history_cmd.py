@@ -56,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no runs in {history.path}", file=sys.stderr)
         return 0
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    for row in rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths + [0], strict=True)).rstrip())
+    from caramel.cli.tables import print_table
+
+    print_table(sys.stdout, ["run", "benchmark", "started", "figures"], rows, header=False)
     return 0
 
 

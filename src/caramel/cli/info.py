@@ -6,8 +6,11 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_run_reader, open_run
+from caramel.cli.common import add_run_reader, read_run
+from caramel.cli.tables import table_lines
 from caramel.errors import RunError
 from caramel.state.rows import WpRow
 from caramel.state.store import Store
@@ -19,12 +22,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class InfoOptions:
+    dir: str | None = None
+    id: str | None = None
+    workpackage: int | None = None  # -w: every parameter of this one
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> InfoOptions:
+        return cls(dir=args.dir, id=args.id, workpackage=args.workpackage, json=args.format == "json")
+
+
 def run(args: argparse.Namespace) -> int:
-    with open_run(args) as (run_dir, store):
+    return info_command(InfoOptions.from_args(args), sys.stdout)
+
+
+def info_command(options: InfoOptions, out: TextIO) -> int:
+    """`bench info`: the run's facts, then each step's fixed parameters and a row per workpackage."""
+    with read_run(options.dir, options.id) as (run_dir, store):
         info = store.info()
         rows = store.workpackages()
-        if args.workpackage is not None:
-            return _one(store, run_dir, rows, args.workpackage, args.format)
+        if options.workpackage is not None:
+            return _one(store, run_dir, rows, options.workpackage, options.json, out)
         params = store.all_params()
     varying: dict[str, list[str]] = {}
     firsts: dict[str, dict[str, str]] = {}
@@ -34,13 +54,13 @@ def run(args: argparse.Namespace) -> int:
         changed = {n for n, _ in params[wp.id].items() - first.items() if not n.startswith("jube_")}  # C speed
         if not changed.issubset(names):  # new ones, in this workpackage's order (as they were always listed)
             names += [n for n in params[wp.id] if n in changed and n not in names]
-    if args.format == "json":
-        print(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "file": info.file, "dir": run_dir,
+    if options.json:
+        out.write(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "file": info.file, "dir": run_dir,
                           "tags": info.tags, "created": info.created, "cwd": info.cwd, "settings": info.settings,
                           "workpackages": [{"id": wp.id, "step": wp.step, "iteration": wp.iteration,
                                             "parents": list(wp.parents), "state": wp.state,
                                             "parameters": {k: v for k, v in params[wp.id].items()
-                                                           if not k.startswith("jube_")}} for wp in rows]}))
+                                                           if not k.startswith("jube_")}} for wp in rows]}) + "\n")
         return 0
     lines = [f"run        {info.run_id:06d}", f"benchmark  {info.benchmark}", f"file       {info.file}",
              f"dir        {run_dir}", f"tags       {', '.join(info.tags) or '-'}",
@@ -48,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
              f"settings   {', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}"]
     for step in dict.fromkeys(wp.step for wp in rows):
         lines += _step_lines(step, [wp for wp in rows if wp.step == step], varying[step], params)
-    sys.stdout.write("\n".join(lines) + "\n")  # one write: 10,000 print calls cost more than the table
+    out.write("\n".join(lines) + "\n")  # one write: 10,000 print calls cost more than the table
     return 0
 
 
@@ -57,11 +77,9 @@ def _step_lines(step: str, group: list[WpRow], names: list[str], params: dict) -
     fixed = {k: v for k, v in params[group[0].id].items() if not k.startswith("jube_") and k not in names}
     lines = ["", f"step {step}: {len(group)} workpackages"] + [f"  {k} = {_short(v)}" for k, v in fixed.items()]
     header = ["id", "iter", "parents", "state"] + names
-    table = [header] + [[str(wp.id), str(wp.iteration), ",".join(map(str, wp.parents)) or "-", wp.state]
-                        + [_short(params[wp.id].get(n, "")) for n in names] for wp in group]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in table]
-    return lines
+    table = [[str(wp.id), str(wp.iteration), ",".join(map(str, wp.parents)) or "-", wp.state]
+             + [_short(params[wp.id].get(n, "")) for n in names] for wp in group]
+    return lines + table_lines(header, table, indent=2)
 
 
 def _short(value: str, width: int = 40) -> str:
@@ -69,20 +87,19 @@ def _short(value: str, width: int = 40) -> str:
     return value if len(value) <= width else value[: width - 3] + "..."
 
 
-def _one(store: Store, run_dir: str, rows: list[WpRow], wp_id: int, fmt: str) -> int:
+def _one(store: Store, run_dir: str, rows: list[WpRow], wp_id: int, as_json: bool, out: TextIO) -> int:
     wp = next((w for w in rows if w.id == wp_id), None)
     if wp is None:
         raise RunError(f"run {run_dir} has no workpackage {wp_id}")
     params = store.params(wp_id)
-    if fmt == "json":
-        print(json.dumps({"id": wp.id, "step": wp.step, "iteration": wp.iteration, "parents": list(wp.parents),
+    if as_json:
+        out.write(json.dumps({"id": wp.id, "step": wp.step, "iteration": wp.iteration, "parents": list(wp.parents),
                           "state": wp.state, "reason": wp.reason, "exit_code": wp.exit_code, "attempt": wp.attempt,
-                          "dir": f"{run_dir}/{wp.dirname}", "parameters": params}))
+                          "dir": f"{run_dir}/{wp.dirname}", "parameters": params}) + "\n")
         return 0
-    print(f"workpackage {wp.id} of step {wp.step} (iteration {wp.iteration}, parents "
-          f"{','.join(map(str, wp.parents)) or '-'})\nstate  {wp.state}" + (f": {wp.reason}" if wp.reason else ""))
-    print(f"dir    {run_dir}/{wp.dirname}\nparameters:")
+    out.write(f"workpackage {wp.id} of step {wp.step} (iteration {wp.iteration}, parents "
+              f"{','.join(map(str, wp.parents)) or '-'})\nstate  {wp.state}" + (f": {wp.reason}" if wp.reason else "")
+              + f"\ndir    {run_dir}/{wp.dirname}\nparameters:\n")
     width = max((len(n) for n in params), default=0)
-    for name, value in sorted(params.items()):
-        print(f"  {name.ljust(width)} = {value.rstrip()}")
+    out.writelines(f"  {name.ljust(width)} = {value.rstrip()}\n" for name, value in sorted(params.items()))
     return 0

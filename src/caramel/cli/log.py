@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_run_args, open_run
+from caramel.cli.common import add_run_args, read_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,23 +27,43 @@ def _when(t: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "-"
 
 
+@dataclass(frozen=True)
+class LogOptions:
+    dir: str | None = None
+    id: str | None = None
+    workpackages: tuple[int, ...] = ()  # -w: only these (none: all)
+    failed: bool = False
+    events: bool = False
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> LogOptions:
+        return cls(dir=args.dir, id=args.id, workpackages=tuple(args.workpackage), failed=args.failed,
+                   events=args.events, json=args.format == "json")
+
+
 def run(args: argparse.Namespace) -> int:
-    with open_run(args) as (_run_dir, store):
+    return log(LogOptions.from_args(args), sys.stdout)
+
+
+def log(options: LogOptions, out: TextIO) -> int:
+    """`bench log`: each command the run ran (or, with events, each state change) on `out`."""
+    with read_run(options.dir, options.id) as (_run_dir, store):
         steps = {wp.id: wp.step for wp in store.workpackages()}
-        wanted = set(args.workpackage)
-        if args.events:
+        wanted = set(options.workpackages)
+        if options.events:
             for t, wp, kind, message in store.events():
                 if wanted and wp not in wanted:
                     continue
                 who = f"{wp} ({steps.get(wp, '')})" if wp is not None else "run"
-                print(f"{_when(t)}  {who}  {kind}" + (f": {message}" if message else ""))
+                out.write(f"{_when(t)}  {who}  {kind}" + (f": {message}" if message else "") + "\n")
             return 0
         rows = [r for r in store.commands() if (not wanted or r.wp in wanted)
-                and (not args.failed or r.exit_code not in (0,))]
-    if args.format == "json":
-        print(json.dumps([{"wp": r.wp, "step": steps.get(r.wp), "attempt": r.attempt, "cycle": r.cycle,
+                and (not options.failed or r.exit_code not in (0,))]
+    if options.json:
+        out.write(json.dumps([{"wp": r.wp, "step": steps.get(r.wp), "attempt": r.attempt, "cycle": r.cycle,
                            "do": r.op + 1, "kind": r.role, "command": r.command, "cwd": r.cwd,
-                           "exit_code": r.exit_code, "started": r.started, "ended": r.ended} for r in rows]))
+                           "exit_code": r.exit_code, "started": r.started, "ended": r.ended} for r in rows]) + "\n")
         return 0
     for r in rows:
         took = f"{r.ended - r.started:.3f}s" if r.started and r.ended else "-"
@@ -48,7 +71,6 @@ def run(args: argparse.Namespace) -> int:
         where = f"{r.wp} {steps.get(r.wp, '')}"
         extra = (f" attempt {r.attempt}" if r.attempt > 1 else "") + (f" cycle {r.cycle}" if r.cycle else "")
         role = "" if r.role == "do" else f" [{r.role}]"
-        print(f"{_when(r.started)}  {where}{extra}  do {r.op + 1}{role}  exit {code}  {took}")
-        for line in r.command.splitlines() or [""]:
-            print(f"    $ {line}")
+        out.write(f"{_when(r.started)}  {where}{extra}  do {r.op + 1}{role}  exit {code}  {took}\n")
+        out.writelines(f"    $ {line}\n" for line in r.command.splitlines() or [""])
     return 0

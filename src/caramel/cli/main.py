@@ -12,11 +12,12 @@ import sys
 
 from caramel import __version__
 from caramel.errors import STOP_SIGNALS, CaramelError, Interrupted
+from caramel.settings import command_scope
 
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
             "compare", "baseline", "report", "dashboard", "export", "history_cmd", "container", "benchmarks",
-            "system", "predict"]
+            "system", "predict", "config"]
 
 
 # Commands whose module has another name (the others: caramel.cli.<command>).
@@ -69,11 +70,12 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     try:
-        if getattr(args, "campaign", None):
-            from caramel.cli.campaign import for_campaign
+        with command_scope():  # every setting read once, as the command starts
+            if getattr(args, "campaign", None):
+                from caramel.cli.campaign import for_campaign
 
-            return for_campaign(args)
-        return int(args.func(args) or 0)
+                return for_campaign(args)
+            return int(args.func(args) or 0)
     except CaramelError as exc:
         if args.debug:
             raise

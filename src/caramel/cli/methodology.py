@@ -9,7 +9,9 @@ import argparse
 import json
 import math
 import os
+import sys
 
+from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.errors import CaramelError
 
 
@@ -111,11 +113,7 @@ def _print(result, markdown: bool) -> None:
             for r in block:
                 print("| " + " | ".join(r) + " |")
         else:
-            table = [heading] + block
-            widths = [max(len(r[i]) for r in table) for i in range(len(heading))]
-            for r in table:
-                print("  ".join(c.rjust(w) if i else c.ljust(w)
-                                for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+            print_table(sys.stdout, [heading[0], *(Column(h, RIGHT) for h in heading[1:])], block)
         print()
 
 

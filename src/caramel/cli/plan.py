@@ -8,6 +8,7 @@ import sys
 
 from caramel.cli.common import add_benchmark_args, load_benchmarks
 from caramel.cli.predict import add_predict_args
+from caramel.cli.tables import print_table
 from caramel.expand.plan import make_plan
 
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         write_json(docs[0] if len(docs) == 1 else docs, sys.stdout)
         return 0
     for plan in plans:
-        print_table(plan)
+        print_plan(plan)
     return 0
 
 
@@ -67,7 +68,7 @@ def write_json(doc, out) -> None:
     out.write("]}\n")
 
 
-def print_table(plan) -> None:
+def print_plan(plan) -> None:
     """One line per workpackage: id, step, iteration, parents and the values that vary."""
     wps = plan.workpackages
     print(f"benchmark {plan.benchmark.name}: {len(wps)} workpackages")
@@ -83,6 +84,4 @@ def print_table(plan) -> None:
     header = ["id", "step", "iter", "parents"] + varying
     rows = [[str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)] +
             [str(wp.params().typed_values().get(n, "")).strip()[:30] for n in varying] for wp in wps]
-    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
-    for row in [header] + rows:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=False)).rstrip())
+    print_table(sys.stdout, header, rows)

@@ -43,7 +43,7 @@ def history_path(args: argparse.Namespace) -> str:
     return args.history or default_path()
 
 
-def predicted_time(bench, args: argparse.Namespace):
+def predicted_time(bench, history: str | None, learn_from: str | None, systems: list[str], margin: float):
     """`bench run --time-from-prediction`: the benchmark with its jobs' --time predicted (SLURM only)."""
     from caramel.predict.cost import job_costs
     from caramel.predict.service import make_forecast
@@ -53,8 +53,10 @@ def predicted_time(bench, args: argparse.Namespace):
     if system is None or system.scheduler != "slurm":
         print("note: --time-from-prediction: not a SLURM system, nothing to set", file=sys.stderr)
         return bench
-    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
-    bench, line = with_predicted_time(bench, job_costs(forecast), args.time_margin / 100)
+    from caramel.history.store import default_path
+
+    forecast = make_forecast(bench, history or default_path(), None, learn_from, systems)
+    bench, line = with_predicted_time(bench, job_costs(forecast), margin / 100)
     print(f"note: {line}" + (f" ({learned_line(forecast)})" if forecast.learned_from else ""), file=sys.stderr)
     return bench
 
@@ -98,9 +100,10 @@ def _g(value: float | None) -> str:
 
 
 def print_rows(rows: list[list[str]]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    """The first row is the header."""
+    from caramel.cli.tables import print_table
+
+    print_table(sys.stdout, rows[0], rows[1:], indent=2)
 
 
 def learned_line(forecast) -> str:
@@ -200,7 +203,7 @@ def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
 
 def print_cost(bench, plan, args: argparse.Namespace) -> None:
     """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
-    from caramel.cli.plan import plan_json, print_table
+    from caramel.cli.plan import plan_json, print_plan
     from caramel.predict.cost import job_costs, total
     from caramel.predict.service import make_forecast
 
@@ -219,7 +222,7 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
                                          "extrapolated": c.extrapolated} for c in costs]})
         print(json.dumps(doc, indent=1))
         return
-    print_table(plan)
+    print_plan(plan)
     print(f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):")
     if forecast.learned_from:
         print("  " + learned_line(forecast))

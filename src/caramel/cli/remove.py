@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_run_args
 from caramel.engine.remove import remove_run, remove_workpackages
 from caramel.errors import RunError
+from caramel.state.registry import resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,24 +27,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class RemoveOptions:
+    dir: str | None = None
+    id: str | None = None
+    workpackages: tuple[int, ...] = ()  # -w: only these and their dependants (none: the whole run)
+    force: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RemoveOptions:
+        return cls(dir=args.dir, id=args.id, workpackages=tuple(args.workpackage), force=args.force)
+
+
 def run(args: argparse.Namespace) -> int:
+    return remove(RemoveOptions.from_args(args), sys.stdout)
+
+
+def remove(options: RemoveOptions, out: TextIO) -> int:
+    """`bench remove`: a run, or workpackages and their dependants, deleted once confirmed."""
     from caramel.state.identity import proven
 
-    run_dir = resolve_run(args)
+    run_dir = resolve(options.dir, options.id)
     made = proven(run_dir)  # before asking: a folder that is no run is refused, whatever the answer
-    what = (f"workpackage{'s' if len(args.workpackage) > 1 else ''} {', '.join(map(str, args.workpackage))} "
-            f"(and what depends on them) of run {run_dir}" if args.workpackage
+    chosen = options.workpackages
+    what = (f"workpackage{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))} "
+            f"(and what depends on them) of run {run_dir}" if chosen
             else f"run {run_dir} ({made.benchmark}) and everything in it")
-    if not args.force and not _confirmed(what):
-        print("nothing removed")
+    if not options.force and not _confirmed(what):
+        out.write("nothing removed\n")
         return 1
-    if args.workpackage:
-        ids = remove_workpackages(run_dir, args.workpackage)
-        print(f"removed workpackage{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))} of {run_dir}; "
-              f"bench continue runs {'them' if len(ids) > 1 else 'it'} again")
+    if chosen:
+        ids = remove_workpackages(run_dir, list(chosen))
+        out.write(f"removed workpackage{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))} of {run_dir}; "
+                  f"bench continue runs {'them' if len(ids) > 1 else 'it'} again\n")
         return 0
     remove_run(run_dir)
-    print(f"removed {run_dir}")
+    out.write(f"removed {run_dir}\n")
     return 0
 
 

@@ -12,10 +12,33 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_no_eval, add_run_args, add_update, analysis_input, resolve_run
+from caramel.cli.common import UpdateOptions, add_no_eval, add_run_args, add_update, analysis_input_of
+from caramel.report.styles import STYLES, Style
 
-STYLES = ("csv", "pretty", "aligned", "markdown", "json")  # caramel.report.table.STYLES (not imported: startup)
+
+@dataclass(frozen=True)
+class ResultOptions:
+    """`bench result`'s arguments for one run (a campaign's `-c` is cli.campaign's)."""
+
+    dir: str | None = None
+    id: str | None = None
+    source: UpdateOptions = UpdateOptions()
+    style: Style | None = None
+    output: str | None = None
+    only: tuple[str, ...] | None = None
+    reanalyse: bool = False
+    no_files: bool = False
+    history: str | None = None
+    no_history: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ResultOptions:
+        return cls(dir=args.dir, id=args.id, source=UpdateOptions.from_args(args), style=args.style,
+                   output=args.output, only=tuple(args.only) if args.only else None, reanalyse=args.reanalyse,
+                   no_files=args.no_files, history=args.history, no_history=args.no_history)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,44 +68,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from caramel.fs.paths import is_within
-    from caramel.history.record import run_snapshot
-    from caramel.history.store import default_path
-    from caramel.report.database import write_database
-    from caramel.report.results import produce, result_dir
-    from caramel.report.table import clashes, render, table_dict
+    return result(ResultOptions.from_args(args), sys.stdout)
 
-    run_dir = resolve_run(args)
-    if args.output:
+
+def result(options: ResultOptions, out: TextIO) -> int:
+    """The run's tables on `out` (or -o FILE), its databases written, the run added to the history."""
+    from caramel.history.record import run_snapshot
+    from caramel.report.results import produce
+    from caramel.state.registry import resolve
+
+    run_dir = resolve(options.dir, options.id)
+    if options.output:
         from caramel.cli.outputs import refuse_inputs
 
-        refuse_inputs(args.output, run_dir=run_dir, history=args.history)
-    inp = analysis_input(args, run_dir)
-    if args.no_eval:
+        refuse_inputs(options.output, run_dir=run_dir, history=options.history)
+    inp = analysis_input_of(options.source, run_dir)
+    if options.source.no_eval:
         from caramel.spec.evaluation import refuse_evaluation
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
     before = run_snapshot(run_dir)
-    produced = produce(inp, args.only, use_cache=not args.reanalyse)
-    made = produced.made
+    produced = produce(inp, list(options.only) if options.only else None, use_cache=not options.reanalyse)
     for line in produced.warnings:
         print(f"warning: {line}", file=sys.stderr)
-    if not made:
+    if not produced.made:
         print(f"benchmark '{inp.benchmark.name}' defines no result table", file=sys.stderr)
         return 0
+    output = _tables(options, inp, produced.made, run_dir)
+    if options.output:
+        from caramel.fs.writes import write_text
+
+        write_text(options.output, output)
+    elif output:
+        out.write(output)
+    if not options.no_history and not options.only:
+        from caramel.history.record import add_quietly, check_still_there
+        from caramel.report.results import history_change, history_tables
+
+        check_still_there(run_dir, before)
+        add_quietly(options.history, inp, lambda: history_tables(inp, produced.made), produced.from_cache,
+                    history_change(inp, produced))
+    return 0
+
+
+def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
+    """The text of every table (each also written to its result file) and every database written."""
+    from caramel.fs.paths import is_within
+    from caramel.history.store import default_path
+    from caramel.report.database import write_database
+    from caramel.report.results import result_dir
+    from caramel.report.table import clashes, render, table_dict
+
     chunks: list[str] = []
     documents: list[dict] = []
-    foreign = _foreign(args, run_dir)
+    foreign = _foreign(options.source.no_eval, run_dir)
     for item in made:
         folder = result_dir(inp, item.result)
         if foreign and not is_within(run_dir, folder):  # a stored result_dir= never leads a reader's writes out
             folder = os.path.join(run_dir, "result")
         if item.table.output == "database":
             path = write_database(item.table, item.data, os.path.join(folder, f"{item.table.name}.dat"), run_dir,
-                                  foreign=foreign, history=args.history or default_path())
+                                  foreign=foreign, history=options.history or default_path())
             print(f"database {item.table.name} of run {os.path.basename(run_dir)}: {path}", file=sys.stderr)
             continue
-        style = args.style or item.data.style
+        style = options.style or item.data.style
         if style == "json":
             documents.append(table_dict(item.data))
             text = json.dumps(table_dict(item.data), indent=1) + "\n"
@@ -96,35 +145,20 @@ def run(args: argparse.Namespace) -> int:
                 print(f"warning: table '{item.table.name}': cells of {', '.join(bad)} contain the separator "
                       f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; read the table "
                       "with --style json, or give the table another separator=", file=sys.stderr)
-        if not args.no_files:
+        if not options.no_files:
             _write_quietly(os.path.join(folder, f"{item.table.name}.dat"), text, run_dir)
     if documents:
-        output = json.dumps(documents if len(documents) > 1 else documents[0], indent=1) + "\n"
-    else:
-        output = "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
-    if args.output:
-        from caramel.fs.writes import write_text
-
-        write_text(args.output, output)
-    elif output:
-        sys.stdout.write(output)
-    if not args.no_history and not args.only and getattr(args, "history_enabled", True):
-        from caramel.history.record import add_quietly, check_still_there
-        from caramel.report.results import history_change, history_tables
-
-        check_still_there(run_dir, before)
-        add_quietly(args.history, inp, lambda: history_tables(inp, made), produced.from_cache,
-                    history_change(inp, produced))
-    return 0
+        return json.dumps(documents if len(documents) > 1 else documents[0], indent=1) + "\n"
+    return "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
 
 
-def _foreign(args: argparse.Namespace, run_dir: str) -> bool:
+def _foreign(no_eval: bool, run_dir: str) -> bool:
     """A run read as someone else's: `--no-eval`, or a run folder another user owns (docs/security.md)."""
     try:
         owner = os.stat(run_dir).st_uid
     except OSError:
         return True
-    return bool(getattr(args, "no_eval", False)) or owner != os.getuid()
+    return no_eval or owner != os.getuid()
 
 
 def _write_quietly(path: str, text: str, run_dir: str) -> None:

@@ -5,15 +5,20 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TextIO
 
 from caramel.backends import schedulers
-from caramel.cli.common import add_benchmark_args, load_benchmarks
+from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
 from caramel.cli.predict import add_predict_args, predicted_time
 from caramel.cli.status import print_summary
 from caramel.engine.copies import apply_copies
 from caramel.engine.session import dry_run, start_run
 from caramel.engine.settings import Settings
 from caramel.errors import RunError
+from caramel.settings import current
 from caramel.spec.limits import parse_copies, parse_duration
 
 
@@ -63,44 +68,71 @@ def repeat(bench, times: int) -> None:
                    for name, step in bench.steps.items()}
 
 
-def run_options(args: argparse.Namespace) -> tuple[float | None, str | None]:
-    """--time-limit in seconds and --copies, checked."""
-    limit = None if args.time_limit is None else parse_duration(args.time_limit, "--time-limit")
-    copies = None if args.copies is None else parse_copies(args.copies)
-    return limit, copies
+@dataclass(frozen=True)
+class RunOptions:
+    """`bench run`'s arguments, checked; a campaign gives each member its own copy (cli.suite)."""
+
+    source: BenchmarkOptions
+    suite: tuple[str, ...] | None = None
+    outpath: str | None = None  # -o, else $JUBE_BENCHMARK_OUTPATH (caramel.settings)
+    dry_run: bool = False
+    timeout: float | None = None
+    repeat: int = 1
+    time_limit: float | None = None  # --time-limit in seconds
+    copies: str | None = None  # --copies, checked
+    quiet: bool = False
+    time_from_prediction: bool = False
+    time_margin: float = 25.0
+    history: str | None = None
+    learn_from: str | None = None
+    under_cwd: bool = False  # run folders under the current folder (a campaign's members), as a name's are
+    on_created: Callable[[str], None] | None = None  # told each run folder once it exists (a campaign records it)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RunOptions:
+        if args.repeat < 1:
+            raise RunError(f"--repeat {args.repeat}: expected a number of runs of at least 1")
+        return cls(source=BenchmarkOptions.from_args(args), suite=tuple(args.suite) if args.suite else None,
+                   outpath=args.outpath or current().jube_outpath or None, dry_run=args.dry_run,
+                   timeout=args.timeout, repeat=args.repeat,
+                   time_limit=None if args.time_limit is None else parse_duration(args.time_limit, "--time-limit"),
+                   copies=None if args.copies is None else parse_copies(args.copies), quiet=args.quiet,
+                   time_from_prediction=args.time_from_prediction, time_margin=args.time_margin,
+                   history=args.history, learn_from=args.learn_from)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.suite:
+    return run_benchmarks(RunOptions.from_args(args), sys.stdout)
+
+
+def run_benchmarks(options: RunOptions, out: TextIO) -> int:
+    """`bench run`: each benchmark of the file (or, with --suite, each the tags select) run; the exit code."""
+    if options.suite:
         from caramel.cli.suite import run_suite
 
-        return run_suite(args, run)
-    if not args.file:
+        return run_suite(options, out)
+    if not options.source.file:
         raise RunError("bench run needs a benchmark file or name, or --suite TAG",
                        hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local")
-    benchmarks = load_benchmarks(args)
-    outpath = args.outpath or os.environ.get("JUBE_BENCHMARK_OUTPATH")
-    if args.repeat < 1:
-        raise RunError(f"--repeat {args.repeat}: expected a number of runs of at least 1")
-    limit, copies = run_options(args)
+    loaded = load_named(options.source)
     code = 0
-    for bench in benchmarks:
-        bench = apply_copies(bench, copies)
-        if args.repeat > 1:
-            repeat(bench, args.repeat)
-        if args.time_from_prediction:
-            bench = predicted_time(bench, args)
-        if outpath:
-            bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(outpath)))
-        elif getattr(args, "by_name", False) or getattr(args, "campaign_outpath", False):  # a benchmark run by name: never beside an installed file
+    for bench in loaded.benchmarks:
+        bench = apply_copies(bench, options.copies)
+        if options.repeat > 1:
+            repeat(bench, options.repeat)
+        if options.time_from_prediction:
+            bench = predicted_time(bench, options.history, options.learn_from, list(options.source.systems),
+                                   options.time_margin)
+        if options.outpath:
+            bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(options.outpath)))
+        elif loaded.by_name or options.under_cwd:  # never beside an installed file
             bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
-        if args.dry_run:
-            for line in dry_run(bench, max_workpackages=args.max_workpackages):
-                print(line)
+        if options.dry_run:
+            out.writelines(line + "\n" for line in dry_run(bench, max_workpackages=options.source.max_workpackages))
             continue
-        summary = start_run(bench, Settings(timeout=args.timeout, time_limit=limit), quiet=args.quiet,
-                            scheduler=scheduler_for(bench), on_created=getattr(args, "on_created", None),
-                            max_workpackages=args.max_workpackages)
-        print_summary(summary)
+        summary = start_run(bench, Settings(timeout=options.timeout, time_limit=options.time_limit),
+                            quiet=options.quiet, scheduler=scheduler_for(bench), on_created=options.on_created,
+                            max_workpackages=options.source.max_workpackages)
+        print_summary(summary, out)
         code = max(code, summary.exit_code)
     return code

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import TYPE_CHECKING
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TextIO
 
-from caramel.cli.common import add_run_reader, open_run
+from caramel.cli.common import add_run_reader, read_run
+from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.vocabulary import STATES
 
 if TYPE_CHECKING:
@@ -20,54 +23,70 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class StatusOptions:
+    dir: str | None = None
+    id: str | None = None
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> StatusOptions:
+        return cls(dir=args.dir, id=args.id, json=args.format == "json")
+
+
 def run(args: argparse.Namespace) -> int:
-    with open_run(args) as (run_dir, store):
+    return status(StatusOptions.from_args(args), sys.stdout)
+
+
+def status(options: StatusOptions, out: TextIO) -> int:
+    """`bench status`: the run's workpackages counted per step and state, and why any failed or waits."""
+    with read_run(options.dir, options.id) as (run_dir, store):
         info = store.info()
         counts = store.counts()
         rows = store.workpackages()
     failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "failed"]
     waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "waiting"]
-    if args.format == "json":
-        print(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
-                          "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,
-                                            "exit_code": wp.exit_code, "attempt": wp.attempt, "job_id": wp.job_id}
-                                           for wp in rows]}))
+    if options.json:
+        out.write(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
+                              "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,
+                                                "exit_code": wp.exit_code, "attempt": wp.attempt,
+                                                "job_id": wp.job_id} for wp in rows]}) + "\n")
         return 0
-    print(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}")
-    print_counts(counts)
-    print_reasons(failed, waiting)
+    out.write(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}\n")
+    print_counts(counts, out)
+    print_reasons(failed, waiting, out)
     return 0
 
 
-def print_counts(counts: dict[str, dict[str, int]]) -> None:
-    header = ["step", "all", *STATES]
-    table = [header] + [[step, str(sum(c.values()))] + [str(c.get(s, 0)) for s in STATES]
-                        for step, c in counts.items()]
-    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
-    for row in table:
-        print("  " + "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                               for i, (cell, w) in enumerate(zip(row, widths, strict=True))))
+def print_counts(counts: dict[str, dict[str, int]], out: TextIO | None = None) -> None:
+    columns = [Column("step"), Column("all", RIGHT), *(Column(state, RIGHT) for state in STATES)]
+    rows = [[step, sum(c.values()), *(c.get(s, 0) for s in STATES)] for step, c in counts.items()]
+    print_table(out or sys.stdout, columns, rows, indent=2)
 
 
-def print_reasons(failed: list[tuple[int, str, str]], waiting: list[tuple[int, str, str]]) -> None:
+def print_reasons(failed: list[tuple[int, str, str]], waiting: list[tuple[int, str, str]],
+                  out: TextIO | None = None) -> None:
+    out = out or sys.stdout
     for title, items in (("failed", failed), ("waiting", waiting)):
         if not items:
             continue
-        print(f"{title}:")
+        out.write(f"{title}:\n")
         for wp_id, step, reason in items[:MAX_LISTED]:
-            print(f"  {wp_id} ({step}): {reason}")
+            out.write(f"  {wp_id} ({step}): {reason}\n")
         if len(items) > MAX_LISTED:
-            print(f"  ... and {len(items) - MAX_LISTED} more (bench status --format json lists all)")
+            out.write(f"  ... and {len(items) - MAX_LISTED} more (bench status --format json lists all)\n")
 
 
-def print_summary(summary: Summary) -> None:
+def print_summary(summary: Summary, out: TextIO | None = None) -> None:
     """What `bench run` / `bench continue` print at the end."""
+    out = out or sys.stdout
     total = {s: sum(c.get(s, 0) for c in summary.counts.values()) for s in STATES}
     parts = ", ".join(f"{n} {s}" for s, n in total.items() if n)
-    print(f"run {summary.run_id:06d} of {summary.benchmark}: {parts or 'no workpackages'}")
-    print(f"  dir: {summary.run_dir}")
+    out.write(f"run {summary.run_id:06d} of {summary.benchmark}: {parts or 'no workpackages'}\n")
+    out.write(f"  dir: {summary.run_dir}\n")
     if summary.failed or summary.waiting or total["cancelled"] or total["open"]:
-        print_counts(summary.counts)
-        print_reasons(summary.failed, summary.waiting)
+        print_counts(summary.counts, out)
+        print_reasons(summary.failed, summary.waiting, out)
     if summary.waiting:
-        print(f"  go on with: bench continue {summary.run_dir}")
+        out.write(f"  go on with: bench continue {summary.run_dir}\n")
+    out.flush()

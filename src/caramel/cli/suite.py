@@ -14,45 +14,60 @@ A models.json entry runs as its file with `--only-bench NAME`.
 
 from __future__ import annotations
 
-import argparse
-import copy
+import dataclasses
 import os
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.errors import CaramelError, RunError
 
+if TYPE_CHECKING:
+    from caramel.cli.run import RunOptions
 
-def run_suite(args: argparse.Namespace, run_one) -> int:
-    """Run the selected benchmarks as one campaign; `run_one(args)` runs one file (cli.run)."""
+
+def run_suite(options: RunOptions, out: TextIO) -> int:
+    """Run the benchmarks `options.suite` selects as one campaign, each with the other options."""
     from caramel.catalog import find_benchmarks, select_by_tags, unreadable_members
-    from caramel.state.campaigns import add_failure, add_run, new_campaign
+    from caramel.cli.run import run_benchmarks
+    from caramel.state.campaigns import add_failure, new_campaign
 
-    if args.file:
-        raise RunError(f"--suite selects the benchmarks by tag: drop the file '{args.file}'",
+    source, suite = options.source, list(options.suite or ())
+    if source.file:
+        raise RunError(f"--suite selects the benchmarks by tag: drop the file '{source.file}'",
                        hint="bench run --suite cpu-smoke --tag local, or bench run FILE --tag ...")
-    found = find_benchmarks(args.benchmarks)
-    entries = select_by_tags(found, args.suite)
-    broken = unreadable_members(found, args.suite)
-    campaign = new_campaign(os.getcwd(), args.suite, args.tag)
-    print(f"campaign {campaign}: {len(entries)} benchmark(s): {', '.join(e.name for e in entries)}"
-          + (f"; {len(broken)} could not be read: {', '.join(e.name for e in broken)}" if broken else ""), flush=True)
+    found = find_benchmarks(list(source.benchmarks))
+    entries = select_by_tags(found, suite)
+    broken = unreadable_members(found, suite)
+    campaign = new_campaign(os.getcwd(), suite, list(source.tags))
+    out.write(f"campaign {campaign}: {len(entries)} benchmark(s): {', '.join(e.name for e in entries)}"
+              + (f"; {len(broken)} could not be read: {', '.join(e.name for e in broken)}" if broken else "") + "\n")
+    out.flush()
     code = 0
     for entry in broken:
         print(f"== {entry.name} ({entry.path}): FAILED, cannot read: {entry.error}", file=sys.stderr, flush=True)
         add_failure(campaign, entry.name, entry.path, entry.error)
         code = 2
     for entry in entries:
-        print(f"== {entry.name} ({entry.path})", flush=True)
-        one = copy.copy(args)
-        one.file, one.suite = entry.path, None
-        if entry.benchmark:
-            one.only_bench = [entry.benchmark]
-        one.on_created = lambda run_dir, name=entry.name: add_run(campaign, run_dir, name)
-        one.campaign_outpath = True
+        out.write(f"== {entry.name} ({entry.path})\n")
+        out.flush()
+        member = dataclasses.replace(
+            options, suite=None, under_cwd=True,
+            source=dataclasses.replace(source, file=entry.path,
+                                       only_bench=(entry.benchmark,) if entry.benchmark else source.only_bench),
+            on_created=_recorder(campaign, entry.name))
         try:
-            code = max(code, run_one(one))
+            code = max(code, run_benchmarks(member, out))
         except CaramelError as exc:
             print(f"error: {entry.name}: {exc}", file=sys.stderr)
             code = max(code, 2)
-    print(f"campaign {campaign} ended (exit {code}); bench result -c last shows its tables", flush=True)
+    out.write(f"campaign {campaign} ended (exit {code}); bench result -c last shows its tables\n")
+    out.flush()
     return code
+
+
+def _recorder(campaign: str, name: str) -> Callable[[str], None]:
+    """What a member's run tells the campaign once its folder exists: the run, under the member's name."""
+    from caramel.state.campaigns import add_run
+
+    return lambda run_dir: add_run(campaign, run_dir, name)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from pathlib import Path
 
 from caramel import systems  # its loader (YAML) only when a command reads a system: not for `bench --help`
+from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, did_you_mean
 
 
@@ -60,10 +62,7 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=1))
         return 0
     header = ["name", "scheduler", "description", "origin"]
-    table = [[r[h][:60] for h in header] for r in rows]
-    widths = [max(len(r[i]) for r in [header] + table) for i in range(len(header))]
-    for row in [header] + table:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    print_table(sys.stdout, header, [[r[h][:60] for h in header] for r in rows])
     return 0
 
 

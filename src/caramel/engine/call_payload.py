@@ -23,6 +23,8 @@ import os
 import sys
 from collections.abc import Mapping
 
+from caramel.settings import current
+
 FIGURE_PREFIX = "caramel-figure"  # spec.call.FIGURE_PREFIX (not imported: the job needs only this module)
 
 
@@ -128,7 +130,7 @@ class Energy:
 
         try:
             # $CARAMEL_HWMON_BASE: a fake sysfs tree for the gh method (tests), as the wrapper's --hwmon-base
-            self.sampler = Sampler(load_method(self.method, os.environ.get("CARAMEL_HWMON_BASE")), 0.1)
+            self.sampler = Sampler(load_method(self.method, current().hwmon_base or None), 0.1)
             self.sampler.start()
         except Exception as error:
             self.sampler = Sampler(None, 1.0)

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from caramel.backends.launchers import Launcher, Shell
 from caramel.engine.script import Command, Outcome, Transcript, build_script, env_file_of
+from caramel.settings import current
 
 
 @dataclass
@@ -67,7 +68,7 @@ UNSEEN_SLACK = 1.0  # a wait returning this much later than asked: bench was pau
 
 
 def kill_grace() -> float:
-    return float(os.environ.get("CARAMEL_KILL_GRACE", KILL_GRACE))
+    return current().kill_grace
 
 
 class GroupStop:

@@ -11,16 +11,17 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from caramel.settings import current
+
 if TYPE_CHECKING:
     from caramel.engine.engine import Engine
 
 
-# A job that ended without its done file fails only once it has been over this long: the file may
-# reach a login node's view of a shared file system a little after the job's end.
-DONE_FILE_GRACE = float(os.environ.get("CARAMEL_DONE_FILE_GRACE", "5"))
-# A job queued after a parent that failed is cancelled by SLURM (or shown DependencyNeverSatisfied);
-# caramel cancels it itself only when SLURM said nothing this long after the parent's failure.
-DEPENDENCY_GRACE = float(os.environ.get("CARAMEL_DEPENDENCY_GRACE", "30"))
+# Two graces (caramel.settings): a job that ended without its done file fails only once it has been
+# over `done_file_grace` (the file may reach a login node's view of a shared file system a little after
+# the job's end); a job queued after a parent that failed is cancelled by SLURM (or shown
+# DependencyNeverSatisfied), and caramel cancels it itself only when SLURM said nothing
+# `dependency_grace` after the parent's failure.
 
 
 def check(engine: Engine) -> bool:
@@ -79,7 +80,7 @@ def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
         bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")] or job_failed
         # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
         # caramel failed whose job did not fail: a timeout, an error file)
-        overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - DEPENDENCY_GRACE]
+        overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - current().dependency_grace]
         # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
         # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
         ended = job is not None and job.state in ("failed", "gone")
@@ -123,7 +124,7 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
                 continue
             done = wp.wait_files.get("done")
             if job.state in ("failed", "gone") or (job.state == "done" and (
-                    job.ended is None or now - job.ended > DONE_FILE_GRACE)):
+                    job.ended is None or now - job.ended > current().done_file_grace)):
                 ended = "ended" if job.state != "gone" else "left the queue"
                 engine.fail(wp, f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
                                 f"{job.reason or job.state}", job.exit_code)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 
 from caramel.errors import ExpandError, did_you_mean
 from caramel.expand.substitute import escape, has_placeholder, references, substitute
+from caramel.settings import current
 from caramel.spec.model import SCRIPT_MODES, Parameter
 
 MAX_PASSES = 5  # JUBE's MAX_RECURSIVE_SUB
@@ -231,7 +232,7 @@ def run_script(code: str, mode: str, what: str, where, tags=frozenset()) -> str:
             raise ExpandError(f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}", where,
                               hint="check the expression after substitution of its $ references") from None
     if mode in ("shell", "perl"):
-        shell = os.environ.get("JUBE_EXEC_SHELL", "").strip() or "/bin/sh"
+        shell = current().shell.strip() or "/bin/sh"
         cmd = code if mode == "shell" else f'perl -e "print {code}"'
         try:
             proc = subprocess.run([shell, "-c", cmd], capture_output=True, timeout=SHELL_TIMEOUT)

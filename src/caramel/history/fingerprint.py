@@ -17,6 +17,7 @@ import subprocess
 from collections.abc import Callable
 
 from caramel.expand import layout
+from caramel.settings import current
 from caramel.spec.sources import templates_dir
 
 _NUMBERS = ("cpu_count", "gpu_count", "memory_gb")
@@ -64,7 +65,7 @@ def from_run(run_dir: str, job_ids: list[str]) -> dict[str, str | int]:
 def site_name(job_ids: list[str], cluster_of: Callable[[list[str]], str] | None = None) -> str:
     """$CARAMEL_SITE, else the cluster the jobs ran on (`cluster_of`: the run's scheduler's
     `site`), else this host's short name."""
-    if os.environ.get("CARAMEL_SITE"):
-        return os.environ["CARAMEL_SITE"]
+    if current().site:
+        return current().site
     cluster = cluster_of(job_ids) if job_ids and cluster_of is not None else ""
     return cluster or socket.gethostname().split(".")[0]

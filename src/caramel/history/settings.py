@@ -13,13 +13,11 @@ A YAML file, `$CARAMEL_SETTINGS`, else `settings.yaml` in the user's data folder
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from enum import Enum
 
-import yaml
-
 from caramel.errors import Location, SpecError
+from caramel.settings import Source, current
 
 
 class SinkShape(str, Enum):
@@ -43,26 +41,17 @@ class Settings:
 
 
 def settings_path() -> str:
-    from caramel.state.registry import data_dir
-
-    return os.environ.get("CARAMEL_SETTINGS") or os.path.join(data_dir(), "settings.yaml")
+    return current().settings_file
 
 
 def load_settings() -> Settings:
-    """The settings file (none: the defaults) with $CARAMEL_SINKS added."""
-    path = settings_path()
-    out = Settings()
-    if os.path.isfile(path):
-        try:
-            with open(path) as handle:
-                data = yaml.safe_load(handle) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise SpecError(f"cannot read the settings: {exc}", Location(path)) from None
-        if not isinstance(data, dict):
-            raise SpecError("the settings are a mapping (history:, sinks:)", Location(path))
-        out.history = str(data.get("history") or "")
-        out.sinks = [_sink(item, Location(path)) for item in data.get("sinks") or []]
-    for word in os.environ.get("CARAMEL_SINKS", "").split():
+    """The settings file's history and sinks (none: the defaults) with $CARAMEL_SINKS added; the file is
+    read by caramel.settings, once a command."""
+    settings = current()
+    where = Location(settings.settings_file)
+    out = Settings(history=settings.history if settings.origin.get("history") is not Source.DEFAULT else "")
+    out.sinks = [_sink(item, where) for item in settings.sink_entries]
+    for word in settings.sinks.split():
         shape, _, url = word.partition("=")
         out.sinks.append(_sink({"shape": shape, "url": url}, Location("$CARAMEL_SINKS")))
     return out

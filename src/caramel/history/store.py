@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
@@ -67,11 +66,9 @@ def _samples(values: list[float]) -> str:
 def default_path() -> str:
     """$CARAMEL_HISTORY, else the settings file's `history:` (a file or a postgresql:// URL), else
     history.db in the user's data folder (where the run registry is)."""
-    from caramel.history.settings import load_settings
-    from caramel.state.registry import data_dir
+    from caramel.settings import current
 
-    return (os.environ.get("CARAMEL_HISTORY") or load_settings().history
-            or os.path.join(data_dir(), "history.db"))
+    return current().history
 
 
 @dataclass

@@ -19,9 +19,8 @@ import math
 from dataclasses import dataclass, field
 
 from caramel.report.dataset import MISSING, STATUS, Row, text_of
+from caramel.report.styles import STYLES as STYLES  # noqa: PLC0414 - kept here for the table's readers
 from caramel.spec.model import Table
-
-STYLES = ("csv", "pretty", "aligned", "markdown", "json")
 
 
 @dataclass

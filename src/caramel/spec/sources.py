@@ -12,6 +12,7 @@ from pathlib import Path
 
 from caramel.errors import Location, SpecError
 from caramel.resources import shipped
+from caramel.settings import current
 from caramel.spec.tags import TagSyntaxError, tag_matches
 from caramel.spec.tree import Node
 
@@ -50,10 +51,8 @@ def read_tree(path: str, include_path: list[str] | None = None) -> Node:
 
 
 def env_include_path() -> list[str]:
-    paths: list[str] = []
-    for var in ("JUBE_INCLUDE_PATH", "CARAMEL_INCLUDE_PATH"):
-        paths += [p for p in os.environ.get(var, "").split(":") if p]
-    return paths
+    settings = current()
+    return [*settings.jube_include_path, *settings.include_path]
 
 
 class IncludePath:

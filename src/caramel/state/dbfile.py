@@ -15,8 +15,12 @@ from typing import Any
 
 from caramel.errors import RunError
 
-# How long a database locked by another process is waited for (seconds).
-BUSY_TIMEOUT = float(os.environ.get("CARAMEL_DB_TIMEOUT", "10"))
+
+def busy_timeout() -> float:
+    """How long a database locked by another process is waited for (seconds; caramel.settings)."""
+    from caramel.settings import current
+
+    return current().db_timeout
 
 # OSErrors a disk or a user causes (never a bug): the CLI reports them as errors naming the file.
 STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG,

@@ -13,6 +13,7 @@ import sqlite3
 import time
 
 from caramel.errors import RunError
+from caramel.settings import current
 from caramel.state import identity
 from caramel.state.store import is_run_dir
 
@@ -20,10 +21,7 @@ KEEP = 200  # runs remembered per folder
 
 
 def data_dir() -> str:
-    if os.environ.get("CARAMEL_DATA_DIR"):
-        return os.environ["CARAMEL_DATA_DIR"]
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(base, "caramel")
+    return current().data_dir
 
 
 def _connect() -> sqlite3.Connection:

@@ -32,6 +32,7 @@ import tempfile
 from dataclasses import dataclass
 
 from caramel.errors import RunError
+from caramel.settings import current
 
 JOURNAL_ENV = "CARAMEL_SQLITE_JOURNAL"
 _NOTED: set[str] = set()  # files whose fallback was told already (one notice a process)
@@ -120,7 +121,7 @@ def filesystem(folder: str) -> Filesystem:
 
 def requested_journal() -> str | None:
     """The journal `CARAMEL_SQLITE_JOURNAL` asks for, or None; anything else is an error naming it."""
-    text = os.environ.get(JOURNAL_ENV, "").strip().lower()
+    text = current().sqlite_journal.lower()
     if not text:
         return None
     if text not in JOURNALS:

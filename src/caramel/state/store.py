@@ -50,7 +50,7 @@ def _set_journal(path: str, after: str) -> str:
     """The journal of the run state (state.sharedfs: WAL on a local disk, the rollback journal on a
     filesystem shared between hosts or one that refuses WAL's shared memory map)."""
     try:
-        return sharedfs.set_journal(path, "run state", dbfile.BUSY_TIMEOUT)
+        return sharedfs.set_journal(path, "run state", dbfile.busy_timeout())
     except sqlite3.Error as exc:
         raise dbfile.storage_error(path, exc, "run state", after) from None
 
@@ -79,7 +79,7 @@ class Store:
                                     "run's state is lost: start the run again")
         self.journal = "" if readonly else _set_journal(path, after)
         self.db = dbfile.connect(path, "run state", after, readonly, isolation_level=None, check_same_thread=False)
-        self.db.execute(f"PRAGMA busy_timeout={int(dbfile.BUSY_TIMEOUT * 1000)}")
+        self.db.execute(f"PRAGMA busy_timeout={int(dbfile.busy_timeout() * 1000)}")
         if not readonly:
             # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
             # loss of the machine), without an fsync per state change. The rollback journal (shared

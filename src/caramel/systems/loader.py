@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import yaml
@@ -13,6 +12,7 @@ from caramel.energy.measure import METHODS, NO_METHOD
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.fs.paths import PathError, name
 from caramel.resources import shipped
+from caramel.settings import current
 from caramel.spec.grammar import SYSTEM_KEYS, Kind
 from caramel.spec.limits import array_setting
 from caramel.spec.yaml_reader import read_text
@@ -24,7 +24,7 @@ _KEYS = {key.name: key for key in SYSTEM_KEYS}  # the grammar's settings of a sy
 
 def search_path(extra: list[str] | None = None) -> list[Path]:
     folders = [Path(p) for p in (extra or [])]
-    folders += [Path(p) for p in os.environ.get("CARAMEL_SYSTEMS_PATH", "").split(os.pathsep) if p]
+    folders += [Path(p) for p in current().systems_path]
     return folders + [SHIPPED]
 
 

@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from caramel.settings import current
+
 NUMA_ROOT = Path("/sys/devices/system/node")
 LOADAVG = Path("/proc/loadavg")
 LAYOUT_VARIABLE = "CARAMEL_CPU_LAYOUT"
@@ -107,7 +109,7 @@ def node_layout() -> Layout:
     """The rule applied to this node now: its usable cores, the NUMA nodes that hold them and the
     tasks running elsewhere (measured once per process: a plan asks for it once per parameter).
     $CARAMEL_CPU_LAYOUT=PxT sets the layout instead (to compare layouts, or pin one)."""
-    if os.environ.get(LAYOUT_VARIABLE):
-        return parse_layout(os.environ[LAYOUT_VARIABLE])
+    if current().cpu_layout:
+        return parse_layout(current().cpu_layout)
     cpus = usable_cpus()
     return cpu_layout(len(cpus), numa_nodes_holding(cpus), running_elsewhere())

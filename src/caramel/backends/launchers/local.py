@@ -25,6 +25,7 @@ import subprocess
 import tempfile
 
 from caramel.backends.launchers import Launcher, Shell, register
+from caramel.settings import current
 
 CHANNEL_FD = 9  # engine.marker.CHANNEL_FD (a backend does not import the engine)
 COMPLAINT_BYTES = 2048  # the end of the shell's complaints read for a failed script
@@ -121,7 +122,7 @@ class LocalShell:
 @register("local")
 class LocalLauncher(Launcher):
     def __init__(self, shell: str | None = None) -> None:
-        self.shell = shell or os.environ.get("JUBE_EXEC_SHELL", "").strip() or "/bin/sh"
+        self.shell = shell or current().shell.strip() or "/bin/sh"
 
     def open_shell(self, env: dict[str, str]) -> Shell:
         return LocalShell(self.shell, env)

@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 from caramel.backends.schedulers import JobState, Scheduler, register
 from caramel.errors import RunError
+from caramel.settings import current
 
 _SUBMITTED = re.compile(rb"Submitted batch job (\d+(?:_\d+)?)")
 # sbatch --parsable: "ID" or "ID;cluster"; caramel writes an array task's line as "ID_TASK"
@@ -82,7 +83,7 @@ def task_ids(text: str) -> list[str]:
 
 
 def _log_call(argv: Sequence[str]) -> None:
-    path = os.environ.get("CARAMEL_SCHEDULER_LOG")
+    path = current().scheduler_log
     if path:
         with open(path, "a") as handle:
             handle.write(f"{time.time():.3f} {argv[0]} {len(argv)}\n")
