@@ -200,7 +200,7 @@ def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
 
 def print_cost(bench, plan, args: argparse.Namespace) -> None:
     """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
-    from caramel.cli.plan import plan_json, print_table
+    from caramel.cli.plan_output import plan_json, print_table
     from caramel.predict.cost import job_costs, total
     from caramel.predict.service import make_forecast
 

@@ -150,3 +150,23 @@ def _gather(history, runs) -> list[MetricData]:
                 data.points.append(point)
             point.samples.extend(s for s in m.samples if s == s)
     return [d for d in metrics.values() if d.points]
+
+
+@dataclass
+class Prediction:
+    id: int
+    parameters: dict[str, str]
+    metric: str
+    unit: str
+    value: float
+    low: float | None
+    high: float | None
+    points: int
+    extrapolated: bool
+    model: str
+    outside: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "parameters": self.parameters, "metric": self.metric, "unit": self.unit,
+                "value": self.value, "low": self.low, "high": self.high, "points": self.points,
+                "extrapolated": self.extrapolated, "model": self.model}

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from caramel.report.dataset import MISSING, STATUS, Row, text_of
-from caramel.spec.model import Table
+from caramel.spec.model import Result, Table
 
 STYLES = ("csv", "pretty", "aligned", "markdown", "json")
 
@@ -56,6 +56,15 @@ class TableData:
     @property
     def headings(self) -> list[str]:
         return [k.heading for k in self.keys]
+
+
+@dataclass
+class Made:
+    """A filled table of a result: its `<result>`, its `<table>` declaration and its rows."""
+
+    result: Result
+    table: Table
+    data: TableData
 
 
 class _Ordered:

@@ -23,7 +23,7 @@ from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
-from caramel.state import bounded, dbfile, identity, sharedfs, transitions
+from caramel.state import bounded, dbfile, identity_file, sharedfs, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 from caramel.state.rows import SCHEMA, SCHEMA_VERSION, UPDATABLE, WP_COLUMNS, CommandRow, RunInfo, WpRow
@@ -129,7 +129,7 @@ class Store:
             raise
         db.close()
         # The identity `bench remove` checks, before the record takes its name (state.identity)
-        identity.write(run_dir, identity.Identity(info.run_id, info.benchmark, info.created))
+        identity_file.write(run_dir, identity_file.Identity(info.run_id, info.benchmark, info.created))
         os.rename(tmp, path)
         return cls(path)
 
