@@ -35,9 +35,3 @@ def _located(folder: str) -> Path:
         if (parent / "templates" / "platform").is_dir():
             return parent / folder
     return packaged
-
-
-def is_shipped(path: str | os.PathLike) -> bool:
-    """Whether `path` lies inside one of the shipped folders (a run must not write there when installed)."""
-    resolved = Path(path).resolve()
-    return any(resolved.is_relative_to(shipped(f).resolve()) for f in SHIPPED_FOLDERS)

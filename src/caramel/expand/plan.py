@@ -45,10 +45,6 @@ class Workpackage:
     children: list[Workpackage] = field(default_factory=list)
 
     @property
-    def padid(self) -> str:
-        return f"{self.id:06d}"
-
-    @property
     def dirname(self) -> str:
         suffix = self.values["jube_wp_suffix"].text if "jube_wp_suffix" in self.values else ""
         return layout.wp_dirname(self.id, self.step.name, suffix)
