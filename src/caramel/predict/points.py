@@ -133,9 +133,10 @@ def _gather(history, runs) -> list[MetricData]:
     cache: dict = {}
     metrics: dict[tuple[str, str], MetricData] = {}
     points: dict[tuple[str, str, str], Point] = {}
+    figures = history.metrics_by_run(runs[0].benchmark) if runs else {}  # one query for every run
     for run in runs:
         expanded = _expanded(run, cache)
-        for m in history.metrics(run.run_key):
+        for m in figures.get(run.run_key, []):
             if "jobid" in m.name.lower().replace(" ", "").replace("_", ""):
                 continue  # a number, not a measure
             data = metrics.get((m.table, m.name))
