@@ -44,14 +44,17 @@ def history_path(args: argparse.Namespace) -> str:
 
 
 def predicted_time(bench, args: argparse.Namespace):
-    """`bench run --time-from-prediction`: the benchmark with its jobs' --time predicted (SLURM only)."""
+    """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
+    whose scheduler writes job scripts)."""
+    from caramel.backends import schedulers
     from caramel.predict.cost import job_costs
     from caramel.predict.service import make_forecast
     from caramel.predict.timelimit import with_predicted_time
 
     system = getattr(bench, "system", None)
-    if system is None or system.scheduler != "slurm":
-        print("note: --time-from-prediction: not a SLURM system, nothing to set", file=sys.stderr)
+    if system is None or not schedulers.get(system.scheduler).writes_job_scripts():
+        print("note: --time-from-prediction: the system's scheduler takes no job scripts, nothing to set",
+              file=sys.stderr)
         return bench
     forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
     bench, line = with_predicted_time(bench, job_costs(forecast), args.time_margin / 100)

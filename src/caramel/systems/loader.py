@@ -20,6 +20,9 @@ from caramel.systems.model import ALWAYS, System
 
 SHIPPED = shipped("systems")
 _FIELDS = {f.name: f for f in fields(System) if f.name not in ("file", "where", "given")}
+# Names a system file may use for a setting: `extra_sbatch`, the name files written for SLURM use for
+# the scheduler's further directive lines.
+ALIASES = {"extra_sbatch": "scheduler_options"}
 
 
 def search_path(extra: list[str] | None = None) -> list[Path]:
@@ -98,11 +101,14 @@ def load_system(path: Path | str) -> System:
     values: dict = {"name": path.stem}
     for key, value in data.items():
         at = Location(str(path), _line(node, str(key)))
-        spec = _FIELDS.get(str(key))
+        name = ALIASES.get(str(key), str(key))
+        spec = _FIELDS.get(name)
         if spec is None:
             raise SpecError(f"unknown setting '{key}' in system file", at,
                             hint=did_you_mean(str(key), _FIELDS) or "settings: " + ", ".join(_FIELDS))
-        values[str(key)] = _check(str(key), value, spec.type, at)
+        if name != key and name in data:
+            raise SpecError(f"'{key}' and '{name}' are one setting: give one of them", at)
+        values[name] = _check(str(key), value, spec.type, at)
     if values["name"] != path.stem:
         raise SpecError(f"name '{values['name']}' differs from the file name '{path.stem}'",
                         Location(str(path), _line(node, "name")), hint="the tag that selects a system is its file name")

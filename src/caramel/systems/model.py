@@ -12,7 +12,7 @@ from caramel.spec.model import NOWHERE
 # settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
 ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
                     "cpus_per_task", "cpus_per_device", "tasks_per_node", "gres", "launcher_args", "modules", "env",
-                    "container_runtime", "extra_sbatch", "data_dir"})
+                    "container_runtime", "scheduler_options", "data_dir"})
 
 
 @dataclass
@@ -41,7 +41,9 @@ class System:
     images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
     energy_method: str = ""
     peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
-    extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
+    # further directive lines of its scheduler's job scripts, as written (`--exclusive`: SLURM's
+    # `#SBATCH --exclusive`); files written for SLURM name them `extra_sbatch` (systems/loader.py)
+    scheduler_options: list[str] = field(default_factory=list)
     job_array: str = ""  # a submit step's default for `array:` ("", true, false, N); docs/systems.md
     max_array_size: int = 0  # SLURM's MaxArraySize here (0: ask `scontrol show config`)
     given: frozenset[str] | None = None  # the settings the file states (None: all of them)

@@ -34,8 +34,10 @@ def test_the_job_script_is_the_schedulers_template() -> None:
     assert slurm.submit_line("caramel_job.sh") == "sbatch --parsable caramel_job.sh"
     assert slurm.time_text(90) == "00:01:30"
     values = dict(wp_id=0, step="s", benchmark="b", job_name="b.s.0", nodes=1, tasks_per_node=1, cpus_per_task=1,
-                  time_limit="", partition="", account="", gres="", job_out="o", job_err="e", extra_sbatch=[],
+                  time_limit="", partition="", account="", gres="", job_out="o", job_err="e",
+                  scheduler_options=["--exclusive"],
                   modules=[], env={}, system="x", launcher="", body="echo hi", done_file="d", fingerprint_file="f")
     assert "#SBATCH --job-name=b.s.0" in slurm.job_script(values)
+    assert "#SBATCH --exclusive\n" in slurm.job_script(values)  # the system's scheduler_options
     with pytest.raises(RunError, match="has no job script template"):
         schedulers.get("none").job_script(values)
