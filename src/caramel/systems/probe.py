@@ -121,7 +121,7 @@ def check(system: System, load_energy: Callable[[str], object] | None = None) ->
     and (with `load_energy`, caramel.energy.measure.load_method) whether the energy method loads."""
     out: list[Finding] = []
     scheduler = None if system.scheduler in schedulers.NO_SCHEDULER else schedulers.get(system.scheduler)
-    for cmd in (scheduler.site_commands[:1] + scheduler.commands) if scheduler else ():
+    for cmd in dict.fromkeys(scheduler.site_commands[:1] + scheduler.commands) if scheduler else ():
         out.append(Finding(f"command {cmd}", shutil.which(cmd) is not None, shutil.which(cmd) or "not on PATH"))
     if scheduler is not None:
         for what, value, asked in (("partition", system.partition, scheduler.check_partition),
