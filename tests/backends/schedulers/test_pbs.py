@@ -133,7 +133,7 @@ def fake_pbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (tmp_path / "systems").mkdir()
     (tmp_path / "systems" / "pbssite.yaml").write_text(
         "scheduler: pbs\npartition: workq\naccount: proj1\ncpus_per_task: 2\ntime_limit: '00:10:00'\n"
-        "extra_sbatch: ['-l place=excl']\n")
+        "scheduler_options: ['-l place=excl']\n")
     (tmp_path / "pbs.yaml").write_text(BENCH)
     monkeypatch.chdir(tmp_path)
     yield state
