@@ -52,12 +52,13 @@ def predicted_time(bench, args: argparse.Namespace):
     from caramel.predict.timelimit import with_predicted_time
 
     system = getattr(bench, "system", None)
-    if system is None or not schedulers.get(system.scheduler).writes_job_scripts():
+    scheduler = schedulers.get(system.scheduler) if system is not None else None
+    if scheduler is None or not scheduler.writes_job_scripts():
         print("note: --time-from-prediction: the system's scheduler takes no job scripts, nothing to set",
               file=sys.stderr)
         return bench
     forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems)
-    bench, line = with_predicted_time(bench, job_costs(forecast), args.time_margin / 100)
+    bench, line = with_predicted_time(bench, job_costs(forecast), args.time_margin / 100, scheduler.time_text)
     print(f"note: {line}" + (f" ({learned_line(forecast)})" if forecast.learned_from else ""), file=sys.stderr)
     return bench
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+from collections.abc import Callable
 
-from caramel.backends import schedulers
 from caramel.predict.cost import JobCost
 from caramel.spec import model as m
 
@@ -30,15 +30,16 @@ def file_sets_time(bench: m.Benchmark) -> bool:
                for p in pset.parameters)
 
 
-def with_predicted_time(bench: m.Benchmark, costs: list[JobCost], margin: float) -> tuple[m.Benchmark, str]:
-    """`bench` whose submitted steps use the predicted limit, written as its system's scheduler takes
-    it, and a line saying what was done."""
+def with_predicted_time(bench: m.Benchmark, costs: list[JobCost], margin: float,
+                        time_text: Callable[[float], str]) -> tuple[m.Benchmark, str]:
+    """`bench` whose submitted steps use the predicted limit, written by `time_text` (the system's
+    scheduler's: SLURM's `[D-]HH:MM:SS`), and a line saying what was done."""
     if file_sets_time(bench):
         return bench, "the file sets timelimit: the job's --time is the file's, not the prediction"
     highs = [c.seconds[2] if math.isfinite(c.seconds[2]) else c.seconds[0] for c in costs]
     if not highs:
         return bench, "no workpackage could be predicted: the job's --time stays the system's default"
-    limit = schedulers.get(bench.system.scheduler).time_text(whole_minutes(max(highs) * (1 + margin)))
+    limit = time_text(whole_minutes(max(highs) * (1 + margin)))
     bench = copy.copy(bench)
     pset = m.Parameterset(SET_NAME, [m.Parameter(PARAMETER, limit)])
     bench.parametersets = dict(bench.parametersets, **{SET_NAME: pset})
