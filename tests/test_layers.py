@@ -1,5 +1,6 @@
 """Layers that only point down: every import inside src/caramel goes to the same layer or a lower one,
-and no two packages import each other.
+no two packages import each other, and no two modules import each other at any depth (a cycle of
+modules, however long, through imports at the top or inside functions).
 
 The imports are read with Python's `ast` (at any depth: inside functions and `if TYPE_CHECKING:` blocks
 too; relative imports resolved), so an import hidden in a function body counts like one at the top.
@@ -57,12 +58,29 @@ def is_module(root: Path, module: str) -> bool:
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
-def imported_modules(root: Path, path: Path) -> list[tuple[int, str]]:
-    """(line, caramel module) for every import of caramel in one file, at any depth."""
+def is_type_checking(test: ast.expr) -> bool:
+    """`if TYPE_CHECKING:` or `if typing.TYPE_CHECKING:`."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+            or isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def type_only(tree: ast.Module) -> set[int]:
+    """The ids of the import nodes inside `if TYPE_CHECKING:` blocks (never run: no import order)."""
+    return {id(node) for block in ast.walk(tree) if isinstance(block, ast.If) and is_type_checking(block.test)
+            for statement in block.body for node in ast.walk(statement)}
+
+
+def imported_modules(root: Path, path: Path, run_time_only: bool = False) -> list[tuple[int, str]]:
+    """(line, caramel module) for every import of caramel in one file, at any depth (`run_time_only`:
+    but those in `if TYPE_CHECKING:` blocks)."""
     name = module_name(root, path)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    skipped = type_only(tree) if run_time_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             out += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -87,12 +105,12 @@ def unit(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def all_edges(root: Path) -> list[tuple[str, int, str]]:
-    """(importing module:line, imported module) for every caramel import under root."""
+def all_edges(root: Path, run_time_only: bool = False) -> list[tuple[str, int, str]]:
+    """(importing module:line, line, imported module) for every caramel import under root."""
     edges = []
     for path in sorted(root.rglob("*.py")):
         source = module_name(root, path)
-        for line, target in imported_modules(root, path):
+        for line, target in imported_modules(root, path, run_time_only):
             edges.append((f"{source}:{line}", line, target))
     return edges
 
@@ -134,6 +152,52 @@ def layer_problems(root: Path) -> list[tuple[str, str, str]]:
     return problems
 
 
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of `graph` with more than one module or a self-import:
+    each is a set of modules that import each other, directly or round a longer cycle."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while not component or component[-1] != node:
+                component.append(stack.pop())
+            if len(component) > 1 or node in graph.get(node, ()):
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def import_cycles(root: Path) -> list[str]:
+    """One message per cycle of modules importing each other, naming every import of the cycle with its
+    line. Imports in `if TYPE_CHECKING:` blocks are left out: they never run, so they order nothing
+    (a helper of the engine may name `Engine` in its annotations)."""
+    edges = all_edges(root, run_time_only=True)
+    graph: dict[str, set[str]] = {}
+    for where, _, target in edges:
+        graph.setdefault(where.partition(":")[0], set()).add(target)
+    out = []
+    for component in strongly_connected(graph):
+        inside = sorted({f"{where} imports {target}" for where, _, target in edges
+                         if where.partition(":")[0] in component and target in component})
+        out.append(f"modules {', '.join(component)} import each other: " + "; ".join(inside))
+    return out
+
+
 def messages(problems: list[tuple[str, str, str]]) -> list[str]:
     return [message for _, _, message in problems]
 
@@ -147,6 +211,28 @@ def test_the_layer_list_names_every_package() -> None:
 def test_imports_only_point_down() -> None:
     problems = messages(layer_problems(source_root()))
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
+
+
+def test_no_modules_import_each_other_at_any_depth() -> None:
+    cycles = import_cycles(source_root())
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_a_cycle_through_a_function_body_is_found_and_a_type_only_import_is_not(tmp_path: Path) -> None:
+    pkg = tmp_path / "caramel"
+    (pkg / "expand").mkdir(parents=True)
+    for folder in (pkg, pkg / "expand"):
+        (folder / "__init__.py").write_text("")
+    (pkg / "expand" / "plan.py").write_text("def f():\n    from caramel.expand.fit import g\n    return g\n")
+    (pkg / "expand" / "fit.py").write_text("from caramel.expand import tail\n")
+    (pkg / "expand" / "tail.py").write_text("from . import plan\n")
+    assert import_cycles(pkg) == [
+        "modules caramel.expand.fit, caramel.expand.plan, caramel.expand.tail import each other: "
+        "caramel.expand.fit:1 imports caramel.expand.tail; caramel.expand.plan:2 imports caramel.expand.fit; "
+        "caramel.expand.tail:1 imports caramel.expand.plan"]
+    (pkg / "expand" / "tail.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                            "    from . import plan\n")
+    assert import_cycles(pkg) == []
 
 
 def test_the_reader_sees_hidden_and_relative_imports(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ folders, an installed wheel its own copies. Nothing here writes into either.
 from __future__ import annotations
 
 import functools
-import os
 from pathlib import Path
 
 SHIPPED_FOLDERS = ("benchmarks", "systems", "templates", "containers")
@@ -38,9 +37,3 @@ def _located(folder: str) -> Path:
         if (parent / "templates" / "platform").is_dir():
             return parent / folder
     return packaged
-
-
-def is_shipped(path: str | os.PathLike) -> bool:
-    """Whether `path` lies inside one of the shipped folders (a run must not write there when installed)."""
-    resolved = Path(path).resolve()
-    return any(resolved.is_relative_to(shipped(f).resolve()) for f in SHIPPED_FOLDERS)

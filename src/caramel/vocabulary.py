@@ -10,7 +10,6 @@ from enum import Enum
 # A workpackage's states in the run record (state.store), in the order `bench status` shows them.
 STATES = ("open", "running", "waiting", "done", "failed", "cancelled")
 ACTIVE_STATES = ("running", "waiting")  # a bench or a job is working on it
-FINISHED_STATES = ("done", "failed", "cancelled")
 
 # JUBE's statistics of a pattern, as `<name>_<stat>` columns.
 STATISTICS = ("first", "last", "min", "max", "avg", "sum", "cnt", "std")

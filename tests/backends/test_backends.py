@@ -22,8 +22,8 @@ def test_a_new_run_takes_its_systems_scheduler(no_batch_system) -> None:
     assert backend.settings() == {"launcher": "local", "scheduler": "slurm"}
     assert backends.for_system(None).scheduler.name == "none"  # no system, no batch system here
     assert backends.for_system(None, scheduler="slurm").scheduler.name == "slurm"
-    with pytest.raises(RunError, match="no scheduler named 'pbs'"):
-        backends.for_system(None, scheduler="pbs")
+    with pytest.raises(RunError, match="no scheduler named 'lsf'"):
+        backends.for_system(None, scheduler="lsf")
 
 
 def test_a_stored_run_finds_the_names_it_was_started_with(no_batch_system) -> None:

@@ -36,5 +36,5 @@ def test_an_unknown_name_says_which_are_known() -> None:
 def test_a_package_registry_imports_its_modules() -> None:
     from caramel.backends import launchers, schedulers
 
-    assert schedulers.names() == ["local", "none", "slurm"]
+    assert schedulers.names() == ["local", "none", "pbs", "slurm"]
     assert launchers.names() == ["local"]

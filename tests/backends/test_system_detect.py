@@ -60,7 +60,7 @@ def test_detect_without_slurm_says_so_and_writes_nothing(tmp_path: Path) -> None
     env["CARAMEL_DATA_DIR"] = str(tmp_path / "data")
     done = bench("system", "detect", "-o", str(tmp_path / "x.yaml"), cwd=tmp_path, env=env)
     assert done.returncode == 2
-    assert "no SLURM here: sinfo is not on PATH" in done.stderr and "nothing was written" in done.stderr
+    assert "no batch scheduler here (" in done.stderr and "slurm: sbatch" in done.stderr and "nothing was written" in done.stderr
     assert not (tmp_path / "x.yaml").exists() and "Traceback" not in done.stderr
 
 

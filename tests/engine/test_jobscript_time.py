@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from caramel.backends import schedulers
 from caramel.engine.jobscript import resources
-from caramel.spec.limits import slurm_time
 
 
 def _bench(time_limit: str = "00:15:00") -> SimpleNamespace:
@@ -27,5 +27,10 @@ def test_without_a_limit_the_system_default_stays() -> None:
 
 
 def test_slurm_time_rounds_up_and_counts_days() -> None:
+    slurm_time = schedulers.get("slurm").time_text  # the scheduler owns its time format
     assert slurm_time(0.2) == "00:00:01"
     assert slurm_time(2 * 86400 + 3661) == "2-01:01:01"
+
+
+def test_a_scheduler_without_a_format_of_its_own_writes_hours_past_a_day() -> None:
+    assert schedulers.get("none").time_text(2 * 86400 + 3661) == "49:01:01"

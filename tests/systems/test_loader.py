@@ -15,7 +15,7 @@ from caramel.systems.loader import known_values
 
 def test_the_known_values_are_the_registries() -> None:
     known = known_values()
-    assert known["scheduler"] == schedulers.names() == ["local", "none", "slurm"]
+    assert known["scheduler"] == schedulers.names() == ["local", "none", "pbs", "slurm"]
     assert known["container_runtime"] == ["", *runtime.RUNTIMES]
     assert known["energy_method"] == ["", measure.NO_METHOD, *measure.METHODS]
 

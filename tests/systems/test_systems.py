@@ -44,7 +44,7 @@ def test_a_tag_holding_a_path_names_no_system_file(tmp_path):
 
 @pytest.mark.parametrize("text, line, message", [
     ("scheduler: slurm\npartiton: x\n", 2, "unknown setting 'partiton'"),
-    ("scheduler: pbs\n", 1, "scheduler: 'pbs' is not known"),
+    ("scheduler: lsf\n", 1, "scheduler: 'lsf' is not known"),
     ("nodes: two\n", 1, "nodes: expected a whole number"),
     ("modules: {a: 1}\n", 1, "modules: expected a list"),
     ("name: other\n", 1, "differs from the file name"),

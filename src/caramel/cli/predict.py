@@ -44,19 +44,19 @@ def history_path(args: argparse.Namespace) -> str:
 
 
 def predicted_time(bench, history: str | None, learn_from: str | None, systems: list[str], margin: float):
-    """`bench run --time-from-prediction`: the benchmark with its jobs' --time predicted (SLURM only)."""
-    from caramel.predict.cost import job_costs
-    from caramel.predict.service import make_forecast
-    from caramel.predict.timelimit import with_predicted_time
+    """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
+    whose scheduler writes job scripts)."""
+    from caramel.backends import schedulers
 
     system = getattr(bench, "system", None)
-    if system is None or system.scheduler != "slurm":
-        print("note: --time-from-prediction: not a SLURM system, nothing to set", file=sys.stderr)
+    scheduler = schedulers.get(system.scheduler) if system is not None else None
+    if scheduler is None or not scheduler.writes_job_scripts():
+        print("note: --time-from-prediction: the system's scheduler takes no job scripts, nothing to set",
+              file=sys.stderr)
         return bench
-    from caramel.history.store import default_path
-
-    forecast = make_forecast(bench, history or default_path(), None, learn_from, systems)
-    bench, line = with_predicted_time(bench, job_costs(forecast), margin / 100)
+def predicted_time(bench, history: str | None, learn_from: str | None, systems: list[str], margin: float):
+    """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
+    whose scheduler writes job scripts)."""
     print(f"note: {line}" + (f" ({learned_line(forecast)})" if forecast.learned_from else ""), file=sys.stderr)
     return bench
 
@@ -203,7 +203,7 @@ def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
 
 def print_cost(bench, plan, args: argparse.Namespace) -> None:
     """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
-    from caramel.cli.plan import plan_json, print_plan
+    from caramel.cli.plan_output import plan_json, print_plan
     from caramel.predict.cost import job_costs, total
     from caramel.predict.service import make_forecast
 

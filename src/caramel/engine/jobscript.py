@@ -52,7 +52,7 @@ def render(bench: Benchmark, step: Step, params: dict[str, str], body: list[str]
     values = dict(resources(bench, params, time_limit, scheduler), wp_id=params.get("jube_wp_id", "?"), step=step.name,
                   benchmark=bench.name, job_name=f"{bench.name}.{step.name}.{params.get('jube_wp_id', '0')}",
                   job_out=os.path.join(work, "job.out"), job_err=os.path.join(work, "job.err"),
-                  extra_sbatch=list(getattr(system, "extra_sbatch", []) or []),
+                  scheduler_options=list(getattr(system, "scheduler_options", []) or []),
                   modules=list(getattr(system, "modules", []) or []), env=dict(getattr(system, "env", {}) or {}),
                   system=getattr(system, "name", "none"), launcher=launcher, body="\n".join(body),
                   done_file=os.path.join(work, DONE_FILE),

@@ -11,11 +11,14 @@ The system is read from `bench.system` by its attributes only (this stage import
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from caramel.errors import Location, SpecError
 from caramel.expand.conditions import eval_bool
-from caramel.expand.plan import Plan
 from caramel.expand.substitute import substitute
+
+if TYPE_CHECKING:  # a plan is checked, never made here: expand.plan calls check_system
+    from caramel.expand.plan import Plan
 
 _UNRESOLVED = re.compile(r"\$\{?(system_\w+?)\}?(?![\w])")
 

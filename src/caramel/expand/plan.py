@@ -20,6 +20,7 @@ from caramel.errors import ExpandError, SpecError, did_you_mean
 from caramel.expand import layout
 from caramel.expand.conditions import eval_bool
 from caramel.expand.count import DEFAULT_MAX_WORKPACKAGES, check_limit
+from caramel.expand.fit import check_system
 from caramel.expand.params import Params, declared_type
 from caramel.expand.space import expand_space
 from caramel.expand.substitute import substitute
@@ -42,10 +43,6 @@ class Workpackage:
     values: dict[str, Value]  # expansion's state of each value; `params()` is what later stages read
     cycles: tuple[dict[str, str], ...] = ()  # per cycle after the first: the texts that change in it
     children: list[Workpackage] = field(default_factory=list)
-
-    @property
-    def padid(self) -> str:
-        return f"{self.id:06d}"
 
     @property
     def dirname(self) -> str:
@@ -355,7 +352,5 @@ def make_plan(bench: Benchmark, run_id: int | None = None, max_workpackages: int
     if run_id is None:
         run_id = next_run_id(bench.outpath)
     plan = Planner(bench, run_id, max_workpackages=max_workpackages or DEFAULT_MAX_WORKPACKAGES).plan()
-    from caramel.expand.fit import check_system  # fit reads Plan: imported here, not at the top
-
     check_system(plan)
     return plan

@@ -197,8 +197,9 @@ class History:
                                   (run_key,))}
         changed = []
         for row in rows:
-            key = (row[1], row[2], row[3])
-            if stored.pop(key, None) != (row[4], row[5], row[11]):
+            named = dict(zip(METRIC_COLUMNS, row, strict=True))
+            key = (named["tbl"], named["config"], named["name"])
+            if stored.pop(key, None) != (named["unit"], named["direction"], named["samples"]):
                 changed.append(row)
         removed = self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
                                       [(run_key, *key) for key in stored])
@@ -241,17 +242,28 @@ class History:
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
         import) is left out and noted in `self.skipped`, so one bad figure never hides the history."""
-        out = []
-        for tbl, config, name, unit, direction, samples in self.db.execute(
-                "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
-                f"ORDER BY {self.db.dialect.order}", (run_key,)):
+        return self._metrics("WHERE run_key = ?", (run_key,)).get(run_key, [])
+
+    def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
+        """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
+        what reading the figures of many runs (`bench predict`) asks instead of `metrics` per run."""
+        if benchmark is None:
+            return self._metrics("", ())
+        return self._metrics("WHERE run_key IN (SELECT run_key FROM runs WHERE benchmark = ?)", (benchmark,))
+
+    def _metrics(self, where: str, params: tuple) -> dict[str, list[Metric]]:
+        out: dict[str, list[Metric]] = {}
+        for run_key, tbl, config, name, unit, direction, samples in self.db.execute(
+                f"SELECT run_key, tbl, config, name, unit, direction, samples FROM metrics {where} "
+                f"ORDER BY {self.db.dialect.order}", params):
             values = _finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
             if values is None or len(values) < samples.count(",") + 1:
                 self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
                                     + ("; left out" if not values else "; that sample is left out"))
             if values:
-                out.append(Metric(tbl, row_field(self.path, config, f"run {run_key}: the configuration of {tbl}/{name}",
-                                                 dict), name, unit, direction, values))
+                out.setdefault(run_key, []).append(Metric(
+                    tbl, row_field(self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict),
+                    name, unit, direction, values))
         return out
 
     def remove(self, run_key: str) -> int:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from caramel.predict.declaration import METRIC
 from caramel.predict.kernels import MICROBENCH, Z90, KernelModels
-from caramel.predict.points import PredictError, Target, load_points
+from caramel.predict.points import PredictError, Prediction, Target, load_points
 from caramel.predict.profile import PROFILE, Profile, parse_profile
 
 
@@ -135,13 +135,11 @@ class KernelForecast:
     models: KernelModels
     overhead: Overhead
     metric: str
-    predictions: list = field(default_factory=list)  # service.Prediction
+    predictions: list[Prediction] = field(default_factory=list)
     end_to_end: list[float] = field(default_factory=list)  # leave-one-out % errors on the system's own runs
 
 
 def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Target]]) -> KernelForecast:
-    from caramel.predict.service import Prediction
-
     check_declared(bench, targets)
     models = KernelModels.from_history(history, system)
     metric = metric_of(targets)

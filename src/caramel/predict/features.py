@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 
@@ -90,7 +89,3 @@ class Encoder:
             if value is None or not low - 1e-9 * abs(low) <= value <= high + 1e-9 * abs(high):
                 out.append(name)
         return out
-
-
-def as_array(values) -> np.ndarray:
-    return np.asarray(values, dtype=float)

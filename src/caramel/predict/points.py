@@ -133,9 +133,10 @@ def _gather(history, runs) -> list[MetricData]:
     cache: dict = {}
     metrics: dict[tuple[str, str], MetricData] = {}
     points: dict[tuple[str, str, str], Point] = {}
+    figures = history.metrics_by_run(runs[0].benchmark) if runs else {}  # one query for every run
     for run in runs:
         expanded = _expanded(run, cache)
-        for m in history.metrics(run.run_key):
+        for m in figures.get(run.run_key, []):
             if "jobid" in m.name.lower().replace(" ", "").replace("_", ""):
                 continue  # a number, not a measure
             data = metrics.get((m.table, m.name))
@@ -150,3 +151,23 @@ def _gather(history, runs) -> list[MetricData]:
                 data.points.append(point)
             point.samples.extend(s for s in m.samples if s == s)
     return [d for d in metrics.values() if d.points]
+
+
+@dataclass
+class Prediction:
+    id: int
+    parameters: dict[str, str]
+    metric: str
+    unit: str
+    value: float
+    low: float | None
+    high: float | None
+    points: int
+    extrapolated: bool
+    model: str
+    outside: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "parameters": self.parameters, "metric": self.metric, "unit": self.unit,
+                "value": self.value, "low": self.low, "high": self.high, "points": self.points,
+                "extrapolated": self.extrapolated, "model": self.model}

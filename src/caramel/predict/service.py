@@ -13,28 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from caramel.errors import did_you_mean
-from caramel.predict.points import MetricData, PredictError, Target, load_points, targets_of
+from caramel.predict.points import MetricData, PredictError, Prediction, Target, load_points, targets_of
 from caramel.predict.select import Choice, choose, is_time
-
-
-@dataclass
-class Prediction:
-    id: int
-    parameters: dict[str, str]
-    metric: str
-    unit: str
-    value: float
-    low: float | None
-    high: float | None
-    points: int
-    extrapolated: bool
-    model: str
-    outside: list[str] = field(default_factory=list)
-
-    def as_json(self) -> dict:
-        return {"id": self.id, "parameters": self.parameters, "metric": self.metric, "unit": self.unit,
-                "value": self.value, "low": self.low, "high": self.high, "points": self.points,
-                "extrapolated": self.extrapolated, "model": self.model}
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""`bench run --time-from-prediction`: a SLURM job's `--time` from the predicted job time.
+"""`bench run --time-from-prediction`: a job's time limit (SLURM's `--time`) from the predicted job time.
 
 Used only where the file sets no `timelimit` (JUBE's platform name for it; a system file's
 `time_limit` is a default the prediction replaces). The limit is the high end of the 90 % interval
@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+from collections.abc import Callable
 
 from caramel.predict.cost import JobCost
 from caramel.spec import model as m
@@ -19,11 +20,9 @@ PARAMETER = "timelimit"
 SET_NAME = "caramel_predicted_time"
 
 
-def slurm_time(seconds: float) -> str:
-    minutes = max(1, math.ceil(seconds / 60))
-    days, minutes = divmod(minutes, 24 * 60)
-    text = f"{minutes // 60:02d}:{minutes % 60:02d}:00"
-    return f"{days}-{text}" if days else text
+def whole_minutes(seconds: float) -> float:
+    """`seconds` rounded up to whole minutes, at least one."""
+    return 60.0 * max(1, math.ceil(seconds / 60))
 
 
 def file_sets_time(bench: m.Benchmark) -> bool:
@@ -31,14 +30,16 @@ def file_sets_time(bench: m.Benchmark) -> bool:
                for p in pset.parameters)
 
 
-def with_predicted_time(bench: m.Benchmark, costs: list[JobCost], margin: float) -> tuple[m.Benchmark, str]:
-    """`bench` whose submitted steps use the predicted limit, and a line saying what was done."""
+def with_predicted_time(bench: m.Benchmark, costs: list[JobCost], margin: float,
+                        time_text: Callable[[float], str]) -> tuple[m.Benchmark, str]:
+    """`bench` whose submitted steps use the predicted limit, written by `time_text` (the system's
+    scheduler's: SLURM's `[D-]HH:MM:SS`), and a line saying what was done."""
     if file_sets_time(bench):
         return bench, "the file sets timelimit: the job's --time is the file's, not the prediction"
     highs = [c.seconds[2] if math.isfinite(c.seconds[2]) else c.seconds[0] for c in costs]
     if not highs:
         return bench, "no workpackage could be predicted: the job's --time stays the system's default"
-    limit = slurm_time(max(highs) * (1 + margin))
+    limit = time_text(whole_minutes(max(highs) * (1 + margin)))
     bench = copy.copy(bench)
     pset = m.Parameterset(SET_NAME, [m.Parameter(PARAMETER, limit)])
     bench.parametersets = dict(bench.parametersets, **{SET_NAME: pset})

@@ -20,7 +20,7 @@ from caramel.analyse.estimators import summarise
 from caramel.analyse.inputs import AnalysisInput
 from caramel.report.copies import SPREAD_LIMIT, load_flags
 from caramel.report.dataset import STATUS, text_of
-from caramel.report.table import Key, TableData, format_value
+from caramel.report.table import Key, Made, TableData, format_value
 from caramel.spec.estimator import DEFAULT
 
 COUNT = "n"
@@ -33,8 +33,6 @@ def repeat_count(inp: AnalysisInput) -> int:
 
 def repeat_means(inp: AnalysisInput, made: list, unreduced: list) -> list:
     """`made` with each table replaced by the means over the repeats of its `unreduced` rows."""
-    from caramel.report.results import Made
-
     raw = {item.table.name: item for item in unreduced}
     out = []
     for item in made:

@@ -24,18 +24,11 @@ from caramel.report.incremental import Built, Delta, build, definitions, shape_k
 from caramel.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.report.performance import performance_table
 from caramel.report.repeats import repeat_count, repeat_means
-from caramel.report.table import TableData, table_data_from_record, table_data_record
+from caramel.report.table import Made, table_data_from_record, table_data_record
 from caramel.spec.model import Result, Table
 from caramel.state import bounded
 from caramel.state.codec import CodecError, decode, encode
 from caramel.vocabulary import STATISTICS
-
-
-@dataclass
-class Made:
-    result: Result
-    table: Table
-    data: TableData
 
 
 def table_names(inp: AnalysisInput) -> list[str]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from caramel.report.dataset import MISSING, STATUS, Row, text_of
 from caramel.report.styles import STYLES as STYLES  # noqa: PLC0414 - kept here for the table's readers
-from caramel.spec.model import Table
+from caramel.spec.model import Result, Table
 
 
 @dataclass
@@ -55,6 +55,15 @@ class TableData:
     @property
     def headings(self) -> list[str]:
         return [k.heading for k in self.keys]
+
+
+@dataclass
+class Made:
+    """A filled table of a result: its `<result>`, its `<table>` declaration and its rows."""
+
+    result: Result
+    table: Table
+    data: TableData
 
 
 class _Ordered:

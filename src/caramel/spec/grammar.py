@@ -288,6 +288,9 @@ IGNORED_KEYS: dict[str, dict[str, str]] = {
     "do": {"mode": "JUBE reads no mode on a do: the command runs in the shell as written"},
 }
 
+# A system file's other names for a setting: files written for SLURM say `extra_sbatch`
+SYSTEM_ALIASES: dict[str, str] = {"extra_sbatch": "scheduler_options"}
+
 # XML attributes that belong to XML itself (namespaces, schema locations), not to JUBE
 XML_ATTRIBUTE_PREFIXES = ("{", "xmlns")
 
@@ -328,7 +331,8 @@ SYSTEM_KEYS: tuple[Key, ...] = (
     _k("images", "image file per software stack (pytorch: x.sif)", "mapping"),
     _k("energy_method", "how energy is measured ('' : none)"),
     _k("peak_tflops", "peak rate per device in TFLOP/s (bench predict --from)", "number", "0"),
-    _k("extra_sbatch", "further #SBATCH lines, as written", "list"),
+    _k("scheduler_options", "further directive lines of the job script (#SBATCH, #PBS), as written; "
+       "`extra_sbatch` is another name for it", "list"),
     _k("job_array", "a submit step's default array: (true, false or N)"),
     _k("max_array_size", "the scheduler's largest job array (0: ask it)", "int", "0"),
 )

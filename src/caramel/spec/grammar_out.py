@@ -24,6 +24,7 @@ from caramel.spec.grammar import (
     ELEMENTS,
     IGNORED_KEYS,
     MAD_KEYS,
+    SYSTEM_ALIASES,
     SYSTEM_KEYS,
     TAG,
     TARGET_KEYS,
@@ -111,7 +112,10 @@ def benchmark_schema() -> Schema:
 
 
 def system_schema() -> Schema:
-    return {"$schema": SCHEMA_URL, "title": "caramel system file", **_mapping(SYSTEM_KEYS)}
+    mapping = _mapping(SYSTEM_KEYS)
+    for alias, name in SYSTEM_ALIASES.items():
+        mapping["properties"][alias] = {**mapping["properties"][name], "description": f"another name for {name}"}
+    return {"$schema": SCHEMA_URL, "title": "caramel system file", **mapping}
 
 
 def targets_schema() -> Schema:

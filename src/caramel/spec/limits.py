@@ -67,10 +67,3 @@ def parse_array(text: str, submitted: bool, where: Location | None = None) -> st
                         hint="add submit: true to the step (its do's become one job script), or remove array=")
     return value
 
-
-def slurm_time(seconds: float) -> str:
-    """A time limit as SLURM's --time takes it (whole minutes are too coarse: [D-]HH:MM:SS)."""
-    whole = max(1, int(-(-seconds // 1)))
-    days, rest = divmod(whole, 86400)
-    text = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
-    return f"{days}-{text}" if days else text

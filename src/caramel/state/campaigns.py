@@ -83,10 +83,3 @@ def resolve_campaign(name: str, cwd: str | None = None) -> tuple[str, list[str]]
                                          (row[0],))]
     db.close()
     return row[0], [r for r in runs if os.path.isdir(r)]
-
-
-def campaign_info(campaign: str) -> dict[str, str]:
-    with _connect() as db:
-        row = db.execute("SELECT suite, tags FROM campaigns WHERE id=?", (campaign,)).fetchone()
-    db.close()
-    return {"suite": row[0] if row else "", "tags": row[1] if row else ""}

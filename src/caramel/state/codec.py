@@ -28,7 +28,8 @@ class CodecError(ValueError):
 # Fields renamed or dropped since runs were stored: {class: {stored name: field, or None}} (a run made
 # before still continues).
 _RENAMED: dict[str, dict[str, str | None]] = {"FileEntry": {"kind": "action"}, "Table": {"kind": "output"},
-                                              "Use": {"from_file": None}}
+                                              "Use": {"from_file": None},
+                                              "System": {"extra_sbatch": "scheduler_options"}}
 
 # Classes a field typed `object` may hold (Benchmark.system), by name.
 _OPEN_FIELDS = {"System": System}

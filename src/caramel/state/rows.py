@@ -5,7 +5,7 @@ state.store reads and writes these; everything else that needs a run's rows impo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 # 3: each workpackage's params carry their declared types and per-cycle texts (expand.params);
 # 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
@@ -85,8 +85,9 @@ class CommandRow:
     ended: float | None
 
 
-WP_COLUMNS = ("id, step, iteration, parents, dirname, state, reason, exit_code, job_id, attempt, started, "
-              "ended, cycle, wait_op, wait_kind, wait_files, wait_since")
+# The workpackages columns `Store.workpackages` reads: WpRow's fields by name, in their order, so a row
+# is a WpRow's arguments (the table's own column order does not matter).
+WP_COLUMNS = ", ".join(f.name for f in fields(WpRow))
 # A workpackage's state changes only through `Store.move` (state.transitions), never `Store.update`.
 UPDATABLE = {"reason", "exit_code", "job_id", "attempt", "started", "ended", "cycle", "wait_op",
              "wait_kind", "wait_files", "wait_since", "env"}

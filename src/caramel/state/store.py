@@ -18,12 +18,13 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 from caramel.errors import RunError
 from caramel.expand import layout
 from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
-from caramel.state import bounded, dbfile, identity, sharedfs, transitions
+from caramel.state import bounded, dbfile, identity_file, sharedfs, transitions
 from caramel.state.codec import CodecError, decode_model, encode_model
 from caramel.state.dbfile import StorageError
 from caramel.state.rows import SCHEMA, SCHEMA_VERSION, UPDATABLE, WP_COLUMNS, CommandRow, RunInfo, WpRow
@@ -129,7 +130,7 @@ class Store:
             raise
         db.close()
         # The identity `bench remove` checks, before the record takes its name (state.identity)
-        identity.write(run_dir, identity.Identity(info.run_id, info.benchmark, info.created))
+        identity_file.write(run_dir, identity_file.Identity(info.run_id, info.benchmark, info.created))
         os.rename(tmp, path)
         return cls(path)
 
@@ -174,8 +175,10 @@ class Store:
     # --- the run -----------------------------------------------------------------------------
     def info(self) -> RunInfo:
         try:
-            row = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
-                                  "version, schema FROM runs").fetchone()
+            found = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
+                                    "version, schema FROM runs")
+            found.row_factory = sqlite3.Row  # read by column name
+            row = found.fetchone()
         except StorageError as exc:
             if dbfile.problem(exc) != "foreign":
                 raise
@@ -183,16 +186,18 @@ class Store:
                                hint="another program wrote it, or it is not what bench expects there") from None
         if row is None:
             raise RunError(f"{self.path} holds no run")
-        if row[10] != SCHEMA_VERSION:
-            made = f"caramel {row[9]}" if row[9] else "another caramel"
-            raise RunError(f"{self.path} was written by {made} (run state version {row[10]}); this caramel "
+        if row["schema"] != SCHEMA_VERSION:
+            made = f"caramel {row['version']}" if row["version"] else "another caramel"
+            raise RunError(f"{self.path} was written by {made} (run state version {row['schema']}); this caramel "
                            f"reads version {SCHEMA_VERSION} only",
                            hint=f"finish or read that run with {made}, or start it again with this one")
         try:
-            tags, settings = bounded.loads(row[5], "the run's tags"), bounded.loads(row[8], "the run's settings")
+            tags, settings = bounded.loads(row["tags"], "the run's tags"), bounded.loads(row["settings"],
+                                                                                     "the run's settings")
             if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags) or not isinstance(settings, dict):
                 raise ValueError("its tags are not a list of texts, or its settings not a mapping")
-            return RunInfo(row[0], row[1], row[2], row[3], row[4], tags, row[6], row[7], settings, row[9])
+            return RunInfo(row["id"], row["benchmark"], row["file"], row["home"], row["run_dir"], tags, row["cwd"],
+                           row["created"], settings, row["version"])
         except (TypeError, ValueError) as exc:
             raise RunError(f"the run state {self.path} is damaged: {exc}") from None
 
@@ -219,11 +224,12 @@ class Store:
     # --- workpackages -------------------------------------------------------------------------
     def workpackages(self) -> list[WpRow]:
         out = []
-        for r in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
-            parents = tuple(int(p) for p in r[3].split(",")) if r[3] else ()
-            out.append(WpRow(r[0], r[1], r[2], parents, r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12],
-                             r[13], r[14], self._json(r[15], f"workpackage {r[0]}'s wait files") if r[15] else {},
-                             r[16]))
+        for row in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
+            wp = WpRow(*row)  # WP_COLUMNS names WpRow's fields in order (a dict per row costs 2x here)
+            parents, wait_files = cast(str, wp.parents), cast(str, wp.wait_files)  # as stored: texts
+            wp.parents = tuple(int(p) for p in parents.split(",")) if parents else ()
+            wp.wait_files = self._json(wait_files, f"workpackage {wp.id}'s wait files") if wait_files else {}
+            out.append(wp)
         return out
 
     def params(self, wp_id: int) -> Params:

@@ -13,13 +13,14 @@ from caramel.errors import Location, SpecError, did_you_mean
 from caramel.fs.paths import PathError, name
 from caramel.resources import shipped
 from caramel.settings import current
-from caramel.spec.grammar import SYSTEM_KEYS, Kind
+from caramel.spec.grammar import SYSTEM_ALIASES, SYSTEM_KEYS, Kind
 from caramel.spec.limits import array_setting
 from caramel.spec.yaml_reader import read_text
 from caramel.systems.model import ALWAYS, System
 
 SHIPPED = shipped("systems")
 _KEYS = {key.name: key for key in SYSTEM_KEYS}  # the grammar's settings of a system file, with their kinds
+ALIASES = SYSTEM_ALIASES  # other names for a setting (grammar.SYSTEM_ALIASES)
 
 
 def search_path(extra: list[str] | None = None) -> list[Path]:
@@ -98,11 +99,14 @@ def load_system(path: Path | str) -> System:
     values: dict = {"name": path.stem}
     for key, value in data.items():
         at = Location(str(path), _line(node, str(key)))
-        spec = _KEYS.get(str(key))
+        name = ALIASES.get(str(key), str(key))
+        spec = _KEYS.get(name)
         if spec is None:
             raise SpecError(f"unknown setting '{key}' in system file", at,
                             hint=did_you_mean(str(key), _KEYS) or "settings: " + ", ".join(_KEYS))
-        values[str(key)] = _check(str(key), value, spec.kind, at)
+        if name != key and name in data:
+            raise SpecError(f"'{key}' and '{name}' are one setting: give one of them", at)
+        values[name] = _check(str(key), value, spec.kind, at)
     if values["name"] != path.stem:
         raise SpecError(f"name '{values['name']}' differs from the file name '{path.stem}'",
                         Location(str(path), _line(node, "name")), hint="the tag that selects a system is its file name")

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import copy
 import os
 from dataclasses import dataclass, field, fields
 
 from caramel.containers.runtime import container_prefix
-from caramel.errors import Location, SpecError
-from caramel.spec import model as m
+from caramel.errors import Location
 from caramel.spec.model import NOWHERE
 
 # settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
 ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
                     "cpus_per_task", "cpus_per_device", "tasks_per_node", "gres", "launcher_args", "modules", "env",
-                    "container_runtime", "extra_sbatch", "data_dir"})
+                    "container_runtime", "scheduler_options", "data_dir"})
 
 
 @dataclass
@@ -43,7 +41,9 @@ class System:
     images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
     energy_method: str = ""
     peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
-    extra_sbatch: list[str] = field(default_factory=list)  # further `#SBATCH` lines, as written
+    # further directive lines of its scheduler's job scripts, as written (`--exclusive`: SLURM's
+    # `#SBATCH --exclusive`); files written for SLURM name them `extra_sbatch` (systems/loader.py)
+    scheduler_options: list[str] = field(default_factory=list)
     job_array: str = ""  # a submit step's default for `array:` ("", true, false, N); docs/systems.md
     max_array_size: int = 0  # SLURM's MaxArraySize here (0: ask `scontrol show config`)
     given: frozenset[str] | None = None  # the settings the file states (None: all of them)
@@ -79,35 +79,3 @@ class System:
         flag = "--nv" if self.accelerator == "nvidia" else ""
         line = container_prefix(self.container_runtime, "CARAMEL_IMAGE", "CARAMEL_BIND", flag)
         return line.replace("CARAMEL_IMAGE", "${container_image}").replace("CARAMEL_BIND", "${container_binds}")
-
-
-def with_system(bench: m.Benchmark, system: System | None) -> m.Benchmark:
-    """`bench` knowing its system: `bench.system`, and a parameterset `system` (unless the file has
-    its own of that name) that steps can `use`."""
-    if system is None:
-        _needs_no_system(bench)
-        return bench
-    bench = copy.copy(bench)
-    bench.system = system
-    if "system" not in bench.parametersets:
-        pset = m.Parameterset("system", where=system.where)
-        for name, value in system.parameters().items():
-            # one value each, whatever commas the text holds (a description, launcher flags)
-            pset.parameters.append(m.Parameter(name, value, separator="\x1f", where=system.where))
-        bench.parametersets = dict(bench.parametersets, system=pset)
-    return bench
-
-
-def _needs_no_system(bench: m.Benchmark) -> None:
-    """A benchmark whose steps use the `system` parameterset (and that has none of its own) takes its
-    per-system facts from a system file: without a system tag it cannot plan."""
-    if "system" in bench.parametersets:
-        return
-    for step in bench.steps.values():
-        for use in step.uses:
-            if "system" in (n.strip() for raw in use.names for n in raw.split(",")):
-                from caramel.systems.loader import system_names
-
-                raise SpecError(f"step '{step.name}' uses the system's settings, but no tag names a system file",
-                                use.where, hint="add a system tag, one of: " + ", ".join(system_names())
-                                + " (or a file of your own with --systems DIR, see docs/systems.md)")

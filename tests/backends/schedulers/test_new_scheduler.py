@@ -24,6 +24,7 @@ import pytest
 from caramel.backends import schedulers
 from caramel.backends.schedulers import JobState, Scheduler
 from caramel.cli.main import main
+from caramel.engine import waiting
 from caramel.errors import SpecError
 from caramel.state.store import Store, db_path
 from caramel.systems import load_system
@@ -52,8 +53,9 @@ class FakeScheduler(Scheduler):
                 out[job] = JobState("running", "RUNNING")
             else:
                 rc = int(code[0])
+                ended = os.path.getmtime(os.path.join(os.environ["FAKE_SCHEDULER_DIR"], f"{job}.rc"))
                 out[job] = JobState("done" if rc == 0 else "failed", "ENDED" if rc == 0 else f"FAILED (exit {rc})",
-                                    exit_code=rc, ended=0.0)
+                                    exit_code=rc, ended=ended)
         return out
 
     def cancel(self, job_ids: list[str]) -> tuple[bool, str]:
@@ -89,7 +91,10 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("FAKE_SCHEDULER_DIR", str(state))
     monkeypatch.setenv("PATH", f"{SCRIPTS}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("CARAMEL_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("CARAMEL_DONE_FILE_GRACE", "0")
+    # a job that ended is taken as the scheduler says 2 s after it ended, done file or not: a poll may come
+    # between the done file and the job's end (engine.waiting reads the setting when first imported)
+    monkeypatch.setenv("CARAMEL_DONE_FILE_GRACE", "2")
+    monkeypatch.setattr(waiting, "DONE_FILE_GRACE", 2.0)
     for name in list(os.environ):
         if name.startswith("JUBE_"):
             monkeypatch.delenv(name)

@@ -4,15 +4,19 @@ from a launcher). One module per scheduler in this package, each a subclass of `
 it). A new scheduler (PBS, Flux) is one module here and its tests; docs/backends.md has a skeleton.
 
 What a scheduler owns: the submit line of a job script and the job id its output names, the states
-of many jobs in one query, cancelling, its job script template and time format, the commands it
-needs on PATH, and the name of the site its jobs ran on.
+of many jobs in one query, cancelling, its job script template, time format and further directive
+lines (a system's `scheduler_options`), the commands it needs on PATH, the name of the site its jobs
+ran on, and what `bench system detect`/`check` ask the site: its partitions, the user's accounts,
+whether a partition or an account is known there.
 """
 
 from __future__ import annotations
 
 import abc
 import functools
+import re
 import shutil
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +25,25 @@ from caramel.backends.registry import Registry
 from caramel.errors import RunError
 
 NO_SCHEDULER = ("local", "none")  # system values meaning "no scheduler of caramel's own" (none.py)
+
+
+@dataclass
+class Partition:
+    """A partition (queue) of the site, as its scheduler lists it: what `bench system detect` drafts from."""
+
+    name: str
+    default: bool
+    cpus: int
+    memory_mb: int
+    gres: str
+    time_limit: str  # as the scheduler writes it
+    nodes: int
+
+    @property
+    def gpus(self) -> int:
+        """GPUs per node from the GRES (`gpu:4`, `gpu:a100:4(S:0-1)`)."""
+        match = re.search(r"gpu(?::[\w.-]+)?:(\d+)", self.gres)
+        return int(match.group(1)) if match else 0
 
 
 @dataclass
@@ -39,7 +62,12 @@ class Scheduler(abc.ABC):
 
     name = ""
     commands: tuple[str, ...] = ()  # what a run on this scheduler needs on PATH (bench run checks it)
+    site_commands: tuple[str, ...] = ()  # what `bench system detect`/`check` ask besides (SLURM's sinfo)
     template = ""  # the folder of templates/ holding its job.sh.j2 (steps with `submit: true`)
+    # job script templates carried in the scheduler's module ({"job.sh.j2": text}), found before the
+    # template folder's: a scheduler that is one module needs no file in templates/
+    script_templates: dict[str, str] = {}
+    parallel_launcher = ""  # what a drafted system file names as `launcher:` (SLURM's srun)
 
     def missing(self) -> list[str]:
         """Its commands that are not on PATH here, in order (empty: it can run here)."""
@@ -96,32 +124,71 @@ class Scheduler(abc.ABC):
         return ""
 
     def time_text(self, seconds: float) -> str:
-        """A job time limit as its script's directive takes it ([D-]HH:MM:SS)."""
-        from caramel.spec.limits import slurm_time
+        """A job time limit as its script's directive takes it: HH:MM:SS here (hours past 24 as they
+        are, as PBS's walltime takes them), whole seconds rounded up; a scheduler may write its own."""
+        whole = max(1, int(-(-seconds // 1)))
+        return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
-        return slurm_time(seconds)
+    def partitions(self) -> list[Partition]:
+        """The site's partitions (queues), the default first among equals (`[]`: it cannot list them)."""
+        return []
+
+    def user_accounts(self) -> list[str]:
+        """The accounts (projects) this user may charge here, first the one to draft ([]: unknown)."""
+        return []
+
+    def check_partition(self, partition: str) -> tuple[bool, str] | None:
+        """Whether the site has `partition`: (ok, what the scheduler said); None when it cannot say."""
+        return None
+
+    def check_account(self, account: str) -> tuple[bool, str] | None:
+        """Whether the site knows `account`: (ok, what the scheduler said); None when it cannot say."""
+        return None
+
+    def writes_job_scripts(self) -> bool:
+        """Whether it has a job script template (steps with `submit: true`, a predicted time limit)."""
+        return bool(self.template or self.script_templates)
 
     def job_script(self, values: dict[str, Any], template: str = "job.sh.j2") -> str:
-        """The job script: `templates/<template>/job.sh.j2` rendered with `values` (engine.jobscript
-        names them: resources, modules, environment, body, done file)."""
-        if not self.template:
+        """The job script: the template `template` (the module's own text, else the one in
+        `templates/<template folder>/`) rendered with `values` (engine.jobscript names them: resources,
+        modules, environment, scheduler_options, body, done file)."""
+        if not self.writes_job_scripts():
             raise RunError(f"scheduler {self.name!r} has no job script template")
         from caramel.spec.sources import templates_dir
 
-        return _templates(str(templates_dir() / self.template)).get_template(template).render(**values)
+        folders = tuple(str(templates_dir() / name) for name in (self.template, NODE_PROBE_FOLDER) if name)
+        texts = tuple(sorted(self.script_templates.items()))
+        return _templates(folders, texts).get_template(template).render(**values)
+
+
+NODE_PROBE_FOLDER = "slurm"  # the folder of templates/ holding fingerprint.sh, the node probe every job script includes
 
 
 @functools.lru_cache(maxsize=8)
-def _templates(folder: str) -> Any:
-    """The jinja2 environment of a template folder, made once: a thousand job scripts compile it once."""
+def _templates(folders: tuple[str, ...], texts: tuple[tuple[str, str], ...] = ()) -> Any:
+    """The jinja2 environment of template texts and folders, made once: a thousand job scripts compile it once."""
     import shlex
 
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
+    loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(texts)), jinja2.FileSystemLoader(list(folders))])
+    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
                              keep_trailing_newline=True, auto_reload=False)
     env.filters["shquote"] = lambda value: shlex.quote(str(value))
     return env
+
+
+def ask(*command: str, timeout: float = 30) -> str | None:
+    """A site query's stdout (`sinfo`, `qstat -Q`), or None when the command is missing, fails or hangs:
+    what `bench system detect`/`check` ask is answered or not, never a traceback."""
+    if shutil.which(command[0]) is None:
+        return None
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 REGISTRY: Registry[Scheduler] = Registry("scheduler", __name__, __path__)

@@ -10,19 +10,22 @@ the only one that names SLURM's commands:
   a scheduler hiccup never fails a workpackage;
 - every call is appended to `$CARAMEL_SCHEDULER_LOG` when it is set, so tests count the calls;
 - caramel's own job scripts (`submit: true`) are `templates/slurm/job.sh.j2`, submitted with
-  `sbatch --parsable`.
+  `sbatch --parsable`; a system's `scheduler_options` are further `#SBATCH` lines (`extra_sbatch`);
+- what `bench system detect`/`check` ask the site: `sinfo` (partitions), `sacctmgr` (accounts).
 """
 
 from __future__ import annotations
 
+import getpass
 import os
 import re
 import shutil
 import subprocess
 import time
 from collections.abc import Sequence
+from typing import Any
 
-from caramel.backends.schedulers import JobState, Scheduler, register
+from caramel.backends.schedulers import JobState, Partition, Scheduler, ask, register
 from caramel.errors import RunError
 from caramel.settings import current
 
@@ -170,11 +173,42 @@ def query_squeue(job_ids: list[str]) -> dict[str, JobState]:
     return {}
 
 
+def time_text(seconds: float) -> str:
+    """A time limit as SLURM's --time takes it (whole minutes are too coarse: [D-]HH:MM:SS)."""
+    whole = max(1, int(-(-seconds // 1)))
+    days, rest = divmod(whole, 86400)
+    text = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}:{rest % 60:02d}"
+    return f"{days}-{text}" if days else text
+
+
+def partitions() -> list[Partition]:
+    """The partitions `sinfo` lists (the first node group of a partition stands for it)."""
+    found: dict[str, Partition] = {}
+    for line in (ask("sinfo", "-h", "-o", "%P|%c|%m|%G|%l|%D") or "").splitlines():
+        parts = line.strip().split("|")
+        if len(parts) != 6:
+            continue
+        name, cpus, mem, gres, limit, nodes = parts
+        default = name.endswith("*")
+        name = name.rstrip("*")
+        if name not in found:
+            found[name] = Partition(name, default, _int(cpus), _int(mem), "" if gres == "(null)" else gres, limit,
+                                    _int(nodes))
+    return list(found.values())
+
+
+def _int(text: str) -> int:
+    match = re.match(r"\d+", text.strip())
+    return int(match.group(0)) if match else 0
+
+
 @register("slurm")
 class Slurm(Scheduler):
     commands = ("sbatch", "sacct", "scancel")
+    site_commands = ("sinfo", "sacctmgr")
     template = "slurm"
     cancel_command = "scancel"
+    parallel_launcher = "srun"
 
     def __init__(self) -> None:
         self._max_array_size: int | None = None
@@ -184,6 +218,30 @@ class Slurm(Scheduler):
 
     def submit_line(self, job_file: str) -> str:
         return f"sbatch --parsable {job_file}"
+
+    def time_text(self, seconds: float) -> str:
+        return time_text(seconds)
+
+    def job_script(self, values: dict[str, Any], template: str = "job.sh.j2") -> str:
+        # `extra_sbatch`: the name templates written before `scheduler_options` use
+        return super().job_script({**values, "extra_sbatch": values.get("scheduler_options", [])}, template)
+
+    def partitions(self) -> list[Partition]:
+        return partitions()
+
+    def user_accounts(self) -> list[str]:
+        out = ask("sacctmgr", "-n", "-P", "show", "assoc", f"user={getpass.getuser()}", "format=account")
+        return [a.strip() for a in (out or "").splitlines() if a.strip()]
+
+    def check_partition(self, partition: str) -> tuple[bool, str] | None:
+        known = [p.name for p in partitions()]
+        return (True, "listed by sinfo") if partition in known else \
+            (False, "sinfo lists: " + (", ".join(known) or "nothing"))
+
+    def check_account(self, account: str) -> tuple[bool, str] | None:
+        listed = ask("sacctmgr", "-n", "-P", "show", "account", account, "format=account")
+        found = bool(listed and account in listed.split())
+        return found, "known to sacctmgr" if found else "sacctmgr does not know it"
 
     def job_id_in(self, path: str) -> str:
         return job_id_in(path)

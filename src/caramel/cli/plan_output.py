@@ -1,0 +1,55 @@
+"""A plan as `bench plan` prints it: a table of the workpackages, or JSON. Apart from cli.plan because
+`bench plan --predict` (cli.predict, which cli.plan imports) prints the same table."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from caramel.cli.tables import print_table
+
+
+def plan_json(plan) -> dict:
+    return {
+        "benchmark": plan.benchmark.name,
+        "workpackages": [
+            {"id": wp.id, "step": wp.step.name, "iteration": wp.iteration,
+             "parents": [p.id for p in wp.parents], "parameters": wp.params().typed_values()}
+            for wp in plan.workpackages
+        ],
+    }
+
+
+def write_json(doc, out) -> None:
+    """One workpackage per line: readable, and fast (the C encoder, not the indenting one)."""
+    if isinstance(doc, list):
+        out.write("[\n")
+        for i, item in enumerate(doc):
+            write_json(item, out)
+            out.write(",\n" if i < len(doc) - 1 else "\n")
+        out.write("]\n")
+        return
+    out.write('{"benchmark": ' + json.dumps(doc["benchmark"]) + ', "workpackages": [\n')
+    wps = doc["workpackages"]
+    for i, wp in enumerate(wps):
+        out.write("  " + json.dumps(wp) + (",\n" if i < len(wps) - 1 else "\n"))
+    out.write("]}\n")
+
+
+def print_plan(plan) -> None:
+    """One line per workpackage: id, step, iteration, parents and the values that vary."""
+    wps = plan.workpackages
+    print(f"benchmark {plan.benchmark.name}: {len(wps)} workpackages")
+    varying: list[str] = []
+    by_step: dict[str, list] = {}
+    for wp in wps:
+        by_step.setdefault(wp.step.name, []).append(wp)
+    for group in by_step.values():
+        first = group[0].params().typed_values()
+        for name in first:
+            if name not in varying and any(wp.params().typed_values().get(name) != first[name] for wp in group[1:]):
+                varying.append(name)
+    header = ["id", "step", "iter", "parents"] + varying
+    rows = [[str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)] +
+            [str(wp.params().typed_values().get(n, "")).strip()[:30] for n in varying] for wp in wps]
+    print_table(sys.stdout, header, rows)
