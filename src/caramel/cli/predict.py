@@ -47,6 +47,10 @@ def predicted_time(bench, history: str | None, learn_from: str | None, systems: 
     """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
     whose scheduler writes job scripts)."""
     from caramel.backends import schedulers
+    from caramel.history.store import default_path
+    from caramel.predict.cost import job_costs
+    from caramel.predict.service import make_forecast
+    from caramel.predict.timelimit import with_predicted_time
 
     system = getattr(bench, "system", None)
     scheduler = schedulers.get(system.scheduler) if system is not None else None
@@ -54,9 +58,8 @@ def predicted_time(bench, history: str | None, learn_from: str | None, systems: 
         print("note: --time-from-prediction: the system's scheduler takes no job scripts, nothing to set",
               file=sys.stderr)
         return bench
-def predicted_time(bench, history: str | None, learn_from: str | None, systems: list[str], margin: float):
-    """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
-    whose scheduler writes job scripts)."""
+    forecast = make_forecast(bench, history or default_path(), None, learn_from, systems)
+    bench, line = with_predicted_time(bench, job_costs(forecast), margin / 100, scheduler.time_text)
     print(f"note: {line}" + (f" ({learned_line(forecast)})" if forecast.learned_from else ""), file=sys.stderr)
     return bench
 

@@ -110,7 +110,7 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
     if options.suite:
         from caramel.cli.suite import run_suite
 
-        return run_suite(options, out)
+        return run_suite(options, out, run_benchmarks)
     if not options.source.file:
         raise RunError("bench run needs a benchmark file or name, or --suite TAG",
                        hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local")

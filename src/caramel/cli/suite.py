@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from caramel.cli.run import RunOptions
 
 
-def run_suite(options: RunOptions, out: TextIO) -> int:
-    """Run the benchmarks `options.suite` selects as one campaign, each with the other options."""
+def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOptions, TextIO], int]) -> int:
+    """Run the benchmarks `options.suite` selects as one campaign, each with the other options, through
+    `run_benchmarks` (cli.run's, passed in: the campaign wraps the command, it does not import it)."""
     from caramel.catalog import find_benchmarks, select_by_tags, unreadable_members
-    from caramel.cli.run import run_benchmarks
     from caramel.state.campaigns import add_failure, new_campaign
 
     source, suite = options.source, list(options.suite or ())
