@@ -69,6 +69,16 @@ def test_gpt_logs_its_layout_parameters_gemm_rate_and_mfu(capsys) -> None:
     assert rate == gemm > 0
     assert model_rate == pytest.approx(flops * 3 / sum(seconds) / 1e9, rel=0.05)  # printed times are rounded
     assert percent == pytest.approx(100 * model_rate / rate, rel=0.01, abs=0.006)
+    timed = re.search(r"^> timed: 3 iterations in ([\d.]+) s, CPU ([\d.]+) s of this process \((\d+) % of its 1 "
+                      r"thread\(s\)\)$", out, re.MULTILINE)
+    assert timed and float(timed.group(1)) == pytest.approx(sum(seconds), abs=0.002) and float(timed.group(2)) > 0
+
+
+def test_the_timed_line_says_what_share_of_its_threads_the_process_had() -> None:
+    # a process that got half of its two threads' time while timed (other work held the cores)
+    assert gpt.timed_line([1.0, 1.0], cpu_s=2.0, threads=2) == \
+        "> timed: 2 iterations in 2.000 s, CPU 2.000 s of this process (50 % of its 2 thread(s))"
+    assert gpt.timed_line([], cpu_s=0.0, threads=1).endswith("(0 % of its 1 thread(s))")
 
 
 def test_resnet_counts_its_training_flops_and_logs_mfu(capsys) -> None:

@@ -9,12 +9,14 @@ the CPU, NCCL on GPUs; gradients exchanged once per iteration, not per micro-bat
 pipeline parallel sizes are accepted for compatibility and must be 1. Warm-up iterations
 (--warmup-iters) run first and print no iteration line, so the analysed figures exclude them; every
 line covers one iteration, timed from the end of the one before (no barrier). Then `> MFU:` (model
-FLOPs against the GEMM rate the same processes measured, `> GEMM rate:`).
+FLOPs against the GEMM rate the same processes measured, `> GEMM rate:`), after `> timed:` (the counted
+iterations' wall and CPU seconds: how much of its cores the process had while it was timed).
 """
 
 from __future__ import annotations
 
 import argparse
+import time
 from pathlib import Path
 
 import numpy as np
@@ -168,7 +170,20 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
     if rank == 0:
         dtype = str(precision.dtype).removeprefix("torch.")
         print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s ({dtype}, all {world} process(es) at once)", flush=True)
-    return timed_iterations(args, model, optimiser, data, device, accumulation, rank, world, precision), gemm
+    cpu = time.process_time()
+    times = timed_iterations(args, model, optimiser, data, device, accumulation, rank, world, precision)
+    if rank == 0:
+        print(timed_line(times, time.process_time() - cpu, torch.get_num_threads()), flush=True)
+    return times, gemm
+
+
+def timed_line(times: list[float], cpu_s: float, threads: int) -> str:
+    """`> timed:` the counted iterations' wall seconds and this process's CPU seconds over them (all its
+    threads): a CPU share well under the threads means other work took the cores while it was timed."""
+    wall = sum(times)
+    share = cpu_s / wall / threads if wall > 0 and threads > 0 else 0.0
+    return (f"> timed: {len(times)} iterations in {wall:.3f} s, CPU {cpu_s:.3f} s of this process "
+            f"({100 * share:.0f} % of its {threads} thread(s))")
 
 
 def timed_iterations(args: argparse.Namespace, model: nn.Module, optimiser: torch.optim.Optimizer, data,
