@@ -235,7 +235,7 @@ def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> 
         per_cpu = summary([r["tokens_cpu"] for r in rows], 0) if "tokens_cpu" in rows[0] else ""
         print(f"{name:11} {summary([r['wall'] for r in rows]):>28} {tokens:>30} {per_cpu:>30}")
     same = name_of(rule)
-    paired = [t["tokens"] / p["tokens"] for t, p in zip(results["trainer"], results[same])]
+    paired = [t["tokens"] / p["tokens"] for t, p in zip(results["trainer"], results[same], strict=True)]
     print(f"\ntrainer / {same} (same layout, separate processes; target >= 0.95):")
     print(f"  ratio of the medians (tokens/s):        {med('trainer', 'tokens') / med(same, 'tokens'):.3f}")
     print(f"  median of the rounds' paired ratios:    {summary(paired)}")
