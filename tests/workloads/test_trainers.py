@@ -163,3 +163,23 @@ def test_megatron_precision_flags_choose_the_gpu_compute_dtype() -> None:
     assert common.compute_dtype(cpu, fp16=True, bf16=False) == torch.float32  # flags ignored on the CPU
     args = gpt.parse_args(["--fp16", "--use-flash-attn"])  # other Megatron flags still accepted
     assert args.fp16 and not args.bf16
+
+
+def test_micro_batches_are_windows_of_the_corpus_across_blocks(tmp_path) -> None:
+    import numpy as np
+
+    from caramel.workloads.data import read_tokens
+
+    write_corpus(tmp_path / "c", documents=20, mean_length=100)
+    args = gpt.parse_args(["--seq-length", "16", "--data-path", str(tmp_path / "c")])
+    text = (read_tokens(tmp_path / "c").astype(np.int64) % args.vocab_size).tolist()
+    windows = {tuple(text[s:s + 17]) for s in range(len(text) - 17)}
+    data = gpt.batches(args, 0, micro=2, block=4)  # 4 micro-batches a block: 10 cross three blocks
+    seen = []
+    for _ in range(10):
+        inputs, targets = next(data)
+        assert inputs.shape == targets.shape == (2, 16)
+        for row_in, row_out in zip(inputs.tolist(), targets.tolist(), strict=True):
+            assert tuple(row_in + row_out[-1:]) in windows  # targets are the inputs shifted by one token
+            seen.append(tuple(row_in))
+    assert len(set(seen)) > 10  # fresh draws in every block, not the first block repeated

@@ -83,18 +83,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def batches(args: argparse.Namespace, rank: int, micro: int):
-    """Endless (input, target) micro-batches for this rank, from the corpus or synthetic tokens."""
+def batches(args: argparse.Namespace, rank: int, micro: int, block: int = 256):
+    """Endless (input, target) micro-batches for this rank, from the corpus or synthetic tokens. They are
+    cut `block` micro-batches at a time (one random draw, one gather): one by one, drawing and stacking
+    cost 45 us a micro-batch, 0.6 % of a timed iteration of the local shape; cut so, 12 us."""
     rng = np.random.default_rng(args.seed + rank)
     if args.data_path is not None:
         from caramel.workloads.data import read_tokens
         tokens = read_tokens(args.data_path).astype(np.int64) % args.vocab_size
     else:
         tokens = rng.integers(0, args.vocab_size, size=args.seq_length * 64 + 1)
+    window = np.arange(args.seq_length + 1)
     while True:
-        starts = rng.integers(0, len(tokens) - args.seq_length - 1, size=micro)
-        chunk = torch.from_numpy(np.stack([tokens[s:s + args.seq_length + 1] for s in starts]))
-        yield chunk[:, :-1], chunk[:, 1:]
+        starts = rng.integers(0, len(tokens) - args.seq_length - 1, size=block * micro)
+        chunks = torch.from_numpy(tokens[starts[:, None] + window])
+        for first in range(0, block * micro, micro):
+            chunk = chunks[first:first + micro]
+            yield chunk[:, :-1], chunk[:, 1:]
 
 
 def flops_per_iteration(args: argparse.Namespace) -> float:
