@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -63,6 +64,8 @@ def one_round(src: Path, work: Path) -> dict[str, float]:
     shutil.copytree(ROOT / "benchmarks", folder / "benchmarks")
     env = {**os.environ, "CARAMEL_DATA_DIR": str(folder / "data"), "CARAMEL_HISTORY": str(folder / "history.db")}
     run_cpu, run_wall = own_cpu(src, ["run", "benchmarks/llm.yaml", "--tag", "117M", "local", "-q"], folder, env)
+    log = next(folder.glob("benchmarks/llm_benchmark_run/*/*_benchmark/work/job.out")).read_text()
+    timed = re.search(r"> timed: \d+ iterations in ([\d.]+) s", log)
     result_cpu, _ = own_cpu(src, ["result", "-i", "last", "benchmarks/llm_benchmark_run"], folder, env)
     help_cpu, _ = own_cpu(src, ["--help"], folder, env)
     run_help_cpu, _ = own_cpu(src, ["run", "--help"], folder, env)
@@ -70,7 +73,7 @@ def one_round(src: Path, work: Path) -> dict[str, float]:
     bare = subprocess.run([sys.executable, "-c", "import resource; r = resource.getrusage(resource.RUSAGE_SELF); "
                            "print(r.ru_utime + r.ru_stime)"], capture_output=True, text=True, env=env)
     shutil.rmtree(folder, ignore_errors=True)
-    return {"run": run_cpu, "result": result_cpu, "wall": run_wall, "help": help_cpu, "run --help": run_help_cpu,
+    return {"run": run_cpu, "result": result_cpu, "wall": run_wall, "timed": float(timed.group(1)) if timed else 0.0, "help": help_cpu, "run --help": run_help_cpu,
             "python": float(bare.stdout), "wrapper": wrapper_cpu}
 
 
@@ -109,7 +112,8 @@ def main() -> None:
                 results[name].append(one_round(Path(trees[name]), Path(tmp)))
                 row = results[name][-1]
                 print(f"round {r + 1} {name}: run {row['run']:.3f} s, result {row['result']:.3f} s, wrapper "
-                      f"{row['wrapper']:.3f} s, job wall {row['wall']:.1f} s; load {os.getloadavg()}", flush=True)
+                      f"{row['wrapper']:.3f} s, job wall {row['wall']:.1f} s (timed {row['timed']:.1f} s); "
+                      f"load {os.getloadavg()}", flush=True)
     report(results, args.quiet_wall)
     print(f"load average at end {os.getloadavg()}")
 
@@ -129,6 +133,8 @@ def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> Non
         print(f"{name}: bench run {run:.3f} s = {100 * run / wall:.2f} % of the job's wall time here ({wall:.1f} s), "
               f"{100 * run / quiet_wall:.2f} % of {quiet_wall} s; run + result {both:.3f} s = "
               f"{100 * both / quiet_wall:.2f} % of {quiet_wall} s")
+        timed = statistics.median(r["timed"] / r["wall"] for r in rows)
+        print(f"{name}: the trainer's timed iterations are {100 * timed:.0f} % of the job's wall time (`bench run`)")
         with_wrapper = statistics.median(r["run"] + r["wrapper"] for r in rows)
         print(f"{name}: bench run + energy wrapper {with_wrapper:.3f} s = {100 * with_wrapper / wall:.2f} % of the job's "
               f"wall time here, {100 * with_wrapper / quiet_wall:.2f} % of {quiet_wall} s   (target <= 1 %)")

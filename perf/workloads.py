@@ -184,6 +184,9 @@ def main() -> None:
                         help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, so `bench` is comparable;"
                              " 60 with --quick)")
     parser.add_argument("--layout", default="", help="PxT; default: the rule's choice now (caramel.workloads.layout)")
+    parser.add_argument("--layouts", default="", metavar="PxT,...",
+                        help="the plain loop's layouts (default: the trainer's, 1x1, 1xN, Nx1 for N usable cores); "
+                             "under load leave out multi-threaded ones: 2 threads on 2 busy cores crawl")
     args = parser.parse_args()
     iters = args.iters or (60 if args.quick else SHIPPED_ITERS)
     sys.path.insert(0, str(ROOT / "src"))
@@ -201,7 +204,8 @@ def main() -> None:
                         h.work, h.env)
             print("in-process, alternating blocks of 20 iterations (15 each):\n" + ab, flush=True)
         variants: dict[str, Callable[[], Row]] = {"trainer": h.trainer}
-        for candidate in candidate_layouts(rule, cores):
+        chosen = [rule, *((x.processes, x.threads) for x in map(parse_layout, filter(None, args.layouts.split(","))))]
+        for candidate in dict.fromkeys(chosen) if args.layouts else candidate_layouts(rule, cores):
             variants[name_of(candidate)] = lambda c=candidate: h.plain(*c)
         if not args.quick:
             variants.update({"wrapped": lambda: h.trainer(wrapped=True), "job": h.job, "bench": h.bench,
