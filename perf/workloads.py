@@ -22,7 +22,7 @@ blocks (perf/plain_gpt.py --ab): the loops' difference without the noise of sepa
 Each round runs every variant once, starting at a different one (rotation), so drift and other users'
 load fall on all of them alike; every round line shows the load average beside it. Prints per variant
 the median and the spread (min..max) of wall time, tokens/s and tokens per CPU second (rank 0's CPU
-over the timed loop: on a shared machine the figure other users' load moves least), the trainer
+over the timed loop, times the ranks: on a shared machine the figure other users' load moves least), the trainer
 against the plain loop of its layout three ways (ratio of the medians, median of the rounds' paired
 ratios, ratio of tokens per CPU second), the layout the node favours, and the targets of issue 21:
 trainer within 5 % of the best plain loop, timed training most of the trainer's wall time, bench +
@@ -92,14 +92,15 @@ def run_watched(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[flo
     return wall, log, own
 
 
-def trainer_figures(log: str) -> Row:
+def trainer_figures(log: str, processes: int = 1) -> Row:
     """From a trainer's log: tokens/s as the table computes it (from the iteration lines), the timed
-    seconds, and tokens per CPU second of rank 0 over the timed loop (its `> timed:` line)."""
+    seconds, and tokens per CPU second over the timed loop (rank 0's CPU from its `> timed:` line, times
+    the ranks: they do the same work)."""
     seconds = [float(t) for t in ITERATION.findall(log)]
     row = {"tokens": TOKENS_PER_ITERATION * len(seconds) / sum(seconds), "timed_s": sum(seconds)}
     timed = TIMED.search(log)
     if timed:
-        row["tokens_cpu"] = TOKENS_PER_ITERATION * int(timed.group(1)) / float(timed.group(3))
+        row["tokens_cpu"] = TOKENS_PER_ITERATION * int(timed.group(1)) / float(timed.group(3)) / processes
     return row
 
 
@@ -129,12 +130,12 @@ class Harness:
                          "--iters", str(self.iters)], self.work, self.env)
         cpu = float(re.search(r"plain cpu seconds: ([\d.]+)", log).group(1))
         return {"wall": wall, "tokens": float(re.search(r"plain tokens/s: ([\d.]+)", log).group(1)),
-                "tokens_cpu": TOKENS_PER_ITERATION * self.iters / cpu}
+                "tokens_cpu": TOKENS_PER_ITERATION * self.iters / cpu / processes}
 
     def trainer(self, wrapped: bool = False) -> Row:
         prefix = self.wrapper(self.work / "energy") if wrapped else []
         wall, log, own = run_watched([*prefix, *self.trainer_command(self.corpus)], self.work, self.env)
-        row = trainer_figures(log)
+        row = trainer_figures(log, self.processes)
         mfu = re.search(r"> MFU: ([\d.]+) %", log)
         return {**row, "wall": wall, "timed": row["timed_s"] / wall, "mfu": float(mfu.group(1)),
                 "own_cpu": own if wrapped else 0.0}
@@ -233,7 +234,7 @@ def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> 
         return statistics.median(r[key] for r in results[name])
 
     print(f"\n{'variant':11} {'wall s: median (min..max)':>28} {'tokens/s: median (min..max)':>30} "
-          f"{'tokens per CPU s (rank 0)':>30}")
+          f"{'tokens per CPU s (all ranks)':>30}")
     for name, rows in results.items():
         tokens = summary([r["tokens"] for r in rows], 0) if "tokens" in rows[0] else ""
         per_cpu = summary([r["tokens_cpu"] for r in rows], 0) if "tokens_cpu" in rows[0] else ""
@@ -250,6 +251,9 @@ def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> 
     print(f"layout the node favours (best plain median): {best}; round winners: "
           + ", ".join(f"{n} {c}" for n, c in wins.most_common())
           + f"; the rule chose {rule[0]}x{rule[1]}" + (" (the same)" if best == same else " (differs)"))
+    thrifty = max(plains, key=lambda n: med(n, "tokens_cpu"))
+    print(f"layout that needs the least CPU per token: {thrifty} (under load the wall-time winner can be the one "
+          f"that takes the most of the shared cores: several processes get several shares)")
     print(f"trainer / best plain ({best}):        {med('trainer', 'tokens') / med(best, 'tokens'):.3f}")
     print(f"timed iterations / trainer wall time:  {med('trainer', 'timed'):.2f}   (target: most of it)")
     print(f"trainer MFU (% of the measured GEMM rate): {med('trainer', 'mfu'):.2f}")
