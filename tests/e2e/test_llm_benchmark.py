@@ -31,7 +31,7 @@ def run_llm(tmp_path: Path, env: dict[str, str], hwmon: Path | None = None) -> l
         spec = tmp_path / "benchmarks" / "llm.yaml"
         spec.write_text(spec.read_text().replace('"--method $energy_method --interval 100"',
                                                  f'"--method $energy_method --interval 50 --hwmon-base {hwmon}"'))
-    ran = bench("run", "benchmarks/llm.yaml", "--tag", "117M", "local", cwd=tmp_path, env=env, timeout=300)
+    ran = bench("run", "benchmarks/llm.yaml", "--tag", "117M", "local", cwd=tmp_path, env=env, timeout=600)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     shown = bench("result", "-i", "last", cwd=tmp_path, env=env)
     assert shown.returncode == 0, shown.stderr
