@@ -250,7 +250,7 @@ def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> 
     wins = Counter(max(plains, key=lambda n, i=i: results[n][i]["tokens"]) for i in range(len(results["trainer"])))
     print(f"layout the node favours (best plain median): {best}; round winners: "
           + ", ".join(f"{n} {c}" for n, c in wins.most_common())
-          + f"; the rule chose {rule[0]}x{rule[1]}" + (" (the same)" if best == same else " (differs)"))
+          + f"; the trainer ran {rule[0]}x{rule[1]}" + (" (the same)" if best == same else " (differs)"))
     thrifty = max(plains, key=lambda n: med(n, "tokens_cpu"))
     print(f"layout that needs the least CPU per token: {thrifty} (under load the wall-time winner can be the one "
           f"that takes the most of the shared cores: several processes get several shares)")
