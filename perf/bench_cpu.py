@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
-"""bench's own CPU for the README's main job, as a share of the job's wall time (issue 21: <= 1 %).
+"""bench's and the energy wrapper's own CPU for the README's main job, as a share of the job's wall time
+(issue 21: bench + energy wrapper <= 1 %).
 
-    python perf/bench_cpu.py                                  # 3 rounds of this checkout
+    python perf/bench_cpu.py --quick                          # 3 rounds of this checkout (< 3 min quiet)
+    python perf/bench_cpu.py                                  # 5 rounds
     python perf/bench_cpu.py --rounds 5 --src before=/tmp/old/src --src after=src
 
 Each round runs, for every source tree given (interleaved, starting at a different one each round):
 `bench run llm --tag 117M local` then `bench result -i last`, in a fresh folder, and `bench --help` and
-`bench run --help`. bench's own CPU is its process's utime + stime (RUSAGE_SELF, read as it exits),
-never its children's (the trainer, the energy wrapper): what bench itself costs. The share is taken of
-the job's wall time as measured here, and of --quiet-wall (the job's wall time on a quiet node, 11.4 s
-in docs/benchmarks.md), since a loaded machine stretches the wall time and not bench's CPU.
+`bench run --help`, and the energy wrapper around `python -c pass` (where no meter exists, as on
+`local`, the wrapper's CPU is all start-up: its sampling thread ends at once). bench's own CPU is its
+process's utime + stime (RUSAGE_SELF, read as it exits), never its children's (the trainer, the energy
+wrapper): what bench itself costs; the wrapper's the same, less the command it runs. The shares are
+taken of the job's wall time as measured here, and of --quiet-wall (the job's wall time on a quiet
+node, docs/benchmarks.md), since a loaded machine stretches the wall time and not the CPU.
 
 Every tree is byte-compiled first (an installed package is; PYTHONDONTWRITEBYTECODE would otherwise
 make every call compile caramel's sources: +0.1..0.2 s). Not a test: it prints figures.
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -28,6 +33,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+QUIET_WALL = 25.0  # the README job's wall time on a quiet 2-core node with 600 iterations (docs/benchmarks.md)
 # bench in-process, its own CPU printed as it exits (after everything it runs has been waited for)
 WATCHED = """
 import atexit, resource, sys
@@ -58,24 +64,42 @@ def one_round(src: Path, work: Path) -> dict[str, float]:
     shutil.copytree(ROOT / "benchmarks", folder / "benchmarks")
     env = {**os.environ, "CARAMEL_DATA_DIR": str(folder / "data"), "CARAMEL_HISTORY": str(folder / "history.db")}
     run_cpu, run_wall = own_cpu(src, ["run", "benchmarks/llm.yaml", "--tag", "117M", "local", "-q"], folder, env)
+    log = next(folder.glob("benchmarks/llm_benchmark_run/*/*_benchmark/work/job.out")).read_text()
+    timed = re.search(r"> timed: \d+ iterations in ([\d.]+) s", log)
     result_cpu, _ = own_cpu(src, ["result", "-i", "last", "benchmarks/llm_benchmark_run"], folder, env)
     help_cpu, _ = own_cpu(src, ["--help"], folder, env)
     run_help_cpu, _ = own_cpu(src, ["run", "--help"], folder, env)
+    wrapper_cpu = energy_wrapper_cpu(src, folder, env)
     bare = subprocess.run([sys.executable, "-c", "import resource; r = resource.getrusage(resource.RUSAGE_SELF); "
                            "print(r.ru_utime + r.ru_stime)"], capture_output=True, text=True, env=env)
     shutil.rmtree(folder, ignore_errors=True)
-    return {"run": run_cpu, "result": result_cpu, "wall": run_wall, "help": help_cpu, "run --help": run_help_cpu,
-            "python": float(bare.stdout)}
+    return {"run": run_cpu, "result": result_cpu, "wall": run_wall, "timed": float(timed.group(1)) if timed else 0.0, "help": help_cpu, "run --help": run_help_cpu,
+            "python": float(bare.stdout), "wrapper": wrapper_cpu}
+
+
+def energy_wrapper_cpu(src: Path, cwd: Path, env: dict[str, str]) -> float:
+    """The energy wrapper's own CPU seconds (RUSAGE_SELF less RUSAGE_CHILDREN: the command it wraps left
+    out) around `python -c pass`, with the `local` system's method (gh) and no meter on this node."""
+    code = ("import resource, sys\nfrom caramel.energy.measure import main\n"
+            "code = main(['--method', 'gh', '--interval', '100', '--out-dir', 'energy-probe', '--suffix', 'x.0', "
+            "'--', sys.executable, '-c', 'pass'])\nr = resource.getrusage(resource.RUSAGE_SELF)\n"
+            "print(f'WRAPPER_OWN_CPU {r.ru_utime + r.ru_stime:.4f}', file=sys.__stderr__)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                          env={**env, "PYTHONPATH": str(src)})
+    line = next(x for x in reversed(done.stderr.splitlines()) if x.startswith("WRAPPER_OWN_CPU"))
+    return float(line.split()[1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="3 rounds (the default is 5)")
+    parser.add_argument("--rounds", type=int, default=0)
     parser.add_argument("--src", action="append", default=[], metavar="NAME=DIR",
                         help="a caramel source tree to measure (repeatable; default: this checkout's src)")
-    parser.add_argument("--quiet-wall", type=float, default=11.4, metavar="SECONDS",
-                        help="the job's wall time on a quiet node, for the second share (default 11.4)")
+    parser.add_argument("--quiet-wall", type=float, default=QUIET_WALL, metavar="SECONDS",
+                        help=f"the job's wall time on a quiet node, for the second share (default {QUIET_WALL})")
     args = parser.parse_args()
+    args.rounds = args.rounds or (3 if args.quick else 5)
     trees = dict(s.split("=", 1) for s in args.src) or {"this": str(ROOT / "src")}
     for src in trees.values():
         subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL)
@@ -87,14 +111,15 @@ def main() -> None:
             for name in names[r % len(names):] + names[:r % len(names)]:
                 results[name].append(one_round(Path(trees[name]), Path(tmp)))
                 row = results[name][-1]
-                print(f"round {r + 1} {name}: run {row['run']:.3f} s, result {row['result']:.3f} s, "
-                      f"job wall {row['wall']:.1f} s", flush=True)
+                print(f"round {r + 1} {name}: run {row['run']:.3f} s, result {row['result']:.3f} s, wrapper "
+                      f"{row['wrapper']:.3f} s, job wall {row['wall']:.1f} s (timed {row['timed']:.1f} s); "
+                      f"load {os.getloadavg()}", flush=True)
     report(results, args.quiet_wall)
     print(f"load average at end {os.getloadavg()}")
 
 
 def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> None:
-    keys = ["python", "help", "run --help", "run", "result"]
+    keys = ["python", "help", "run --help", "run", "result", "wrapper"]
     print("\nbench's own CPU, s: median (min..max); 'python' is `python -c` alone (this environment's site)")
     print(f"{'tree':8} " + " ".join(f"{k:>20}" for k in keys))
     for name, rows in results.items():
@@ -107,7 +132,12 @@ def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> Non
         wall = statistics.median(r["wall"] for r in rows)
         print(f"{name}: bench run {run:.3f} s = {100 * run / wall:.2f} % of the job's wall time here ({wall:.1f} s), "
               f"{100 * run / quiet_wall:.2f} % of {quiet_wall} s; run + result {both:.3f} s = "
-              f"{100 * both / quiet_wall:.2f} % of {quiet_wall} s   (target <= 1 %)")
+              f"{100 * both / quiet_wall:.2f} % of {quiet_wall} s")
+        timed = statistics.median(r["timed"] / r["wall"] for r in rows)
+        print(f"{name}: the trainer's timed iterations are {100 * timed:.0f} % of the job's wall time (`bench run`)")
+        with_wrapper = statistics.median(r["run"] + r["wrapper"] for r in rows)
+        print(f"{name}: bench run + energy wrapper {with_wrapper:.3f} s = {100 * with_wrapper / wall:.2f} % of the job's "
+              f"wall time here, {100 * with_wrapper / quiet_wall:.2f} % of {quiet_wall} s   (target <= 1 %)")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ caramel's trainer against. No logging, no per-iteration timing, synthetic tokens
     torchrun --standalone --nproc_per_node 2 perf/plain_gpt.py --threads 1   # DDP over gloo, no_sync
 
 It uses caramel's model class (caramel.workloads.gpt.GPT), so a difference is the loop's, not the
-model's. Prints `plain tokens/s: N` (all ranks) and the seconds of the timed loop.
+model's. Prints `plain tokens/s: N` (all ranks), the wall seconds of the timed loop and rank 0's CPU
+seconds over it (`plain cpu seconds:`, as the trainer's `> timed:` line gives its own).
 
     python perf/plain_gpt.py --ab 15 --threads 1
 
@@ -64,13 +65,13 @@ def main() -> None:
 
     for _ in range(args.warmup):
         step()
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     for _ in range(args.iters):
         step()
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     if world == 1 or dist.get_rank() == 0:
-        print(f"plain tokens/s: {args.iters * args.global_batch * args.seq / seconds:.1f}\nplain seconds: {seconds:.3f}",
-              flush=True)
+        print(f"plain tokens/s: {args.iters * args.global_batch * args.seq / seconds:.1f}\nplain seconds: {seconds:.3f}"
+              f"\nplain cpu seconds: {cpu:.3f}", flush=True)
     if world > 1:
         dist.barrier()
         dist.destroy_process_group()

@@ -1,25 +1,32 @@
 #!/usr/bin/env python3
-"""Does the shipped `llm` job on `local` measure the machine or caramel? Interleaved rounds of:
+"""Does the shipped `llm` job on `local` measure the machine or caramel? Interleaved rounds of separate
+processes, as a user runs them:
 
-  trainer    caramel's GPT trainer alone, the local shape, on the layout the rule chose
-  plain      a minimal plain-PyTorch loop of the same shape and layout (perf/plain_gpt.py)
-  plain-1x1  the same loop in one single-threaded process       } the other layouts, to see which
-  plain-ddp  the same loop as one DDP rank per core (gloo)      } one this node favours
-  wrapped    the trainer under the energy wrapper (caramel.energy.measure)
-  job        the job's three commands run bare: corpus, wrapped trainer, energy combination
-  bench      `bench run llm --tag 117M local` (the same commands, through bench)
-  fixed      the energy wrapper around `python -c pass`, against `python -c pass` alone
+  trainer    caramel's GPT trainer alone (`python -m caramel.workloads.gpt`), the local shape, on the
+             layout the rule chose (caramel.workloads.layout) or --layout
+  plain-PxT  a minimal plain-PyTorch loop of the same shape and model class (perf/plain_gpt.py) in
+             P processes x T threads, for every candidate layout of this node: the rule's, 1x1, one
+             process with all cores (1xN) and one gloo DDP rank per core (Nx1): which one the node favours
+  wrapped    the trainer under the energy wrapper (caramel.energy.measure)           } not with
+  job        the job's three commands run bare: corpus, wrapped trainer, energy combination } --quick
+  bench      `bench run llm --tag 117M local` (the same commands, through bench)     }
+  fixed      the energy wrapper around `python -c pass`, against `python -c pass` alone }
 
-First, in one process, caramel's timed loop against the plain loop in alternating blocks
-(perf/plain_gpt.py --ab): the loops' difference without the noise of separate processes.
+Without --quick, first, in one process, caramel's timed loop against the plain loop in alternating
+blocks (perf/plain_gpt.py --ab): the loops' difference without the noise of separate processes.
 
-    python perf/workloads.py                   # 5 rounds, the layout the rule chooses now
-    python perf/workloads.py --rounds 7 --layout 1x1
+    python perf/workloads.py --quick           # 5 rounds, trainer and plain layouts, 60 iterations (< 3 min quiet)
+    python perf/workloads.py                   # 5 rounds, everything, the shipped iteration count
+    python perf/workloads.py --rounds 7 --layout 1x2
 
 Each round runs every variant once, starting at a different one (rotation), so drift and other users'
-load fall on all of them alike. Prints per variant the median and the spread (min..max) and the
-targets of issue 21: trainer within 5 % of the best plain loop, timed training most of the trainer's
-wall time, bench + energy wrapper within 1 % of the job's wall time and of the trainer's throughput.
+load fall on all of them alike; every round line shows the load average beside it. Prints per variant
+the median and the spread (min..max) of wall time, tokens/s and tokens per CPU second (rank 0's CPU
+over the timed loop, times the ranks: on a shared machine the figure other users' load moves least), the trainer
+against the plain loop of its layout three ways (ratio of the medians, median of the rounds' paired
+ratios, ratio of tokens per CPU second), the layout the node favours, and the targets of issue 21:
+trainer within 5 % of the best plain loop, timed training most of the trainer's wall time, bench +
+energy wrapper within 1 % of the job's wall time and of the trainer's throughput.
 Not a test: it prints figures (docs/benchmarks.md quotes them).
 """
 
@@ -34,6 +41,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -41,7 +50,14 @@ PY = sys.executable
 SHAPE = ["--num-layers", "2", "--hidden-size", "64", "--num-attention-heads", "4", "--seq-length", "64",
          "--micro-batch-size", "2", "--global-batch-size", "8"]
 TOKENS_PER_ITERATION = 8 * 64
+SHIPPED_ITERS = 400  # benchmarks/llm.yaml's train_iters for caramel's trainer on a CPU
 ITERATION = re.compile(r"elapsed time per iteration \(s\): ([\d.]+)")
+TIMED = re.compile(r"> timed: (\d+) iterations in ([\d.]+) s, CPU ([\d.]+) s")
+Row = dict[str, float]
+
+
+def load() -> str:
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
@@ -76,10 +92,16 @@ def run_watched(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[flo
     return wall, log, own
 
 
-def trainer_tokens(log: str) -> tuple[float, float]:
-    """(tokens/s as the table computes it, seconds of the timed iterations) from a trainer's log."""
+def trainer_figures(log: str, processes: int = 1) -> Row:
+    """From a trainer's log: tokens/s as the table computes it (from the iteration lines), the timed
+    seconds, and tokens per CPU second over the timed loop (rank 0's CPU from its `> timed:` line, times
+    the ranks: they do the same work)."""
     seconds = [float(t) for t in ITERATION.findall(log)]
-    return TOKENS_PER_ITERATION * len(seconds) / sum(seconds), sum(seconds)
+    row = {"tokens": TOKENS_PER_ITERATION * len(seconds) / sum(seconds), "timed_s": sum(seconds)}
+    timed = TIMED.search(log)
+    if timed:
+        row["tokens_cpu"] = TOKENS_PER_ITERATION * int(timed.group(1)) / float(timed.group(3)) / processes
+    return row
 
 
 class Harness:
@@ -103,98 +125,145 @@ class Harness:
         return [PY, "-m", "caramel.energy.measure", "--method", "gh", "--interval", "100", "--out-dir", str(out),
                 "--suffix", "local_power.0", "--"]
 
-    def plain(self, processes: int, threads: int) -> dict[str, float]:
+    def plain(self, processes: int, threads: int) -> Row:
         wall, log = run([*self.launcher(processes), str(ROOT / "perf" / "plain_gpt.py"), "--threads", str(threads),
                          "--iters", str(self.iters)], self.work, self.env)
-        return {"wall": wall, "tokens": float(re.search(r"plain tokens/s: ([\d.]+)", log).group(1))}
+        cpu = float(re.search(r"plain cpu seconds: ([\d.]+)", log).group(1))
+        return {"wall": wall, "tokens": float(re.search(r"plain tokens/s: ([\d.]+)", log).group(1)),
+                "tokens_cpu": TOKENS_PER_ITERATION * self.iters / cpu / processes}
 
-    def trainer(self, wrapped: bool = False) -> dict[str, float]:
+    def trainer(self, wrapped: bool = False) -> Row:
         prefix = self.wrapper(self.work / "energy") if wrapped else []
         wall, log, own = run_watched([*prefix, *self.trainer_command(self.corpus)], self.work, self.env)
-        tokens, timed = trainer_tokens(log)
+        row = trainer_figures(log, self.processes)
         mfu = re.search(r"> MFU: ([\d.]+) %", log)
-        return {"wall": wall, "tokens": tokens, "timed": timed / wall, "mfu": float(mfu.group(1)),
+        return {**row, "wall": wall, "timed": row["timed_s"] / wall, "mfu": float(mfu.group(1)),
                 "own_cpu": own if wrapped else 0.0}
 
-    def job(self) -> dict[str, float]:
+    def job(self) -> Row:
         folder = Path(tempfile.mkdtemp(dir=self.work))
         corpus = folder / "data" / "corpus_text_document"
         wall, _ = run([PY, "-m", "caramel.workloads.data", "--output-prefix", str(corpus)], folder, self.env)
         trained, log = run([*self.wrapper(folder / "energy"), *self.trainer_command(corpus)], folder, self.env)
         combined, _ = run([PY, "-m", "caramel.energy.combine", "energy", "--output", "local_energy.csv"], folder,
                           self.env)
-        return {"wall": wall + trained + combined, "tokens": trainer_tokens(log)[0]}
+        return {"wall": wall + trained + combined, "tokens": trainer_figures(log)["tokens"]}
 
-    def bench(self) -> dict[str, float]:
+    def bench(self) -> Row:
         folder = Path(tempfile.mkdtemp(dir=self.work))
         shutil.copytree(ROOT / "benchmarks", folder / "benchmarks")
         wall, _, own = run_watched([PY, "-m", "caramel", "run", "benchmarks/llm.yaml", "--tag", "117M", "local"],
                                    folder, self.env)
         log = next(folder.glob("benchmarks/llm_benchmark_run/*/*_benchmark/work/job.out")).read_text()
-        return {"wall": wall, "tokens": trainer_tokens(log)[0], "own_cpu": own}
+        return {"wall": wall, "tokens": trainer_figures(log)["tokens"], "own_cpu": own}
 
-    def fixed(self) -> dict[str, float]:
+    def fixed(self) -> Row:
         bare, _ = run([PY, "-c", "pass"], self.work, self.env)
         wrapped, _ = run([*self.wrapper(self.work / "energy-fixed"), PY, "-c", "pass"], self.work, self.env)
         return {"wall": wrapped - bare}
 
 
-def summary(samples: list[float]) -> str:
-    return f"{statistics.median(samples):10.3f}  ({min(samples):.3f}..{max(samples):.3f})"
+def candidate_layouts(rule: tuple[int, int], cores: int) -> list[tuple[int, int]]:
+    """The rule's layout, one single-threaded process, one process with every core, one rank per core."""
+    return list(dict.fromkeys([rule, (1, 1), (1, cores), (cores, 1)]))
+
+
+def name_of(layout: tuple[int, int]) -> str:
+    return f"plain-{layout[0]}x{layout[1]}"
+
+
+def summary(samples: list[float], digits: int = 3) -> str:
+    return f"{statistics.median(samples):.{digits}f} ({min(samples):.{digits}f}..{max(samples):.{digits}f})"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="trainer and plain layouts only, 60 iterations, no in-process comparison (< 3 min quiet)")
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=200,
-                        help="timed iterations: the shipped file runs 200, so only 200 keeps `bench` comparable")
+    parser.add_argument("--iters", type=int, default=0,
+                        help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, so `bench` is comparable;"
+                             " 60 with --quick)")
     parser.add_argument("--layout", default="", help="PxT; default: the rule's choice now (caramel.workloads.layout)")
+    parser.add_argument("--layouts", default="", metavar="PxT,...",
+                        help="the plain loop's layouts (default: the trainer's, 1x1, 1xN, Nx1 for N usable cores); "
+                             "under load leave out multi-threaded ones: 2 threads on 2 busy cores crawl")
     args = parser.parse_args()
+    iters = args.iters or (60 if args.quick else SHIPPED_ITERS)
     sys.path.insert(0, str(ROOT / "src"))
     from caramel.workloads.layout import node_layout, parse_layout, usable_cpus
 
     layout = parse_layout(args.layout) if args.layout else node_layout()
+    rule = (layout.processes, layout.threads)
     cores = len(usable_cpus())
-    print(f"layout {layout.processes}x{layout.threads} ({'given' if args.layout else 'the rule, now'}); "
-          f"{cores} usable cores; load average at start {os.getloadavg()}", flush=True)
+    print(f"layout {rule[0]}x{rule[1]} ({'given' if args.layout else 'the rule, now'}); {cores} usable cores; "
+          f"{iters} timed iterations; {load()} at start", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        h = Harness(Path(tmp), layout.processes, layout.threads, args.iters)
-        # the loops alone, in one process (caramel's timed loop against the plain one, alternating blocks)
-        _, ab = run([PY, str(ROOT / "perf" / "plain_gpt.py"), "--ab", "15", "--threads", str(layout.threads)],
-                    h.work, h.env)
-        print("in-process, alternating blocks of 20 iterations (15 each):\n" + ab, flush=True)
-        variants = {"trainer": h.trainer, "plain": lambda: h.plain(layout.processes, layout.threads),
-                    "plain-1x1": lambda: h.plain(1, 1), "plain-ddp": lambda: h.plain(cores, 1),
-                    "wrapped": lambda: h.trainer(wrapped=True), "job": h.job, "bench": h.bench, "fixed": h.fixed}
-        names = list(variants)
-        results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
-        for r in range(args.rounds):
-            for name in names[r % len(names):] + names[:r % len(names)]:
-                results[name].append(variants[name]())
-            print(f"round {r + 1}: " + ", ".join(f"{n} {results[n][-1]['wall']:.2f}s" for n in names), flush=True)
-    report(results, cores)
-    if (layout.processes, layout.threads) == (1, 1):  # then `plain` and `plain-1x1` are the same command
-        same = [statistics.median(r["tokens"] for r in results[n]) for n in ("plain", "plain-1x1")]
-        print(f"noise floor: plain and plain-1x1 are the same command here; their medians differ by "
-              f"{100 * abs(same[0] - same[1]) / min(same):.1f} %")
-    print(f"load average at end {os.getloadavg()}")
+        h = Harness(Path(tmp), *rule, iters)
+        if not args.quick:  # the loops alone, in one process (caramel's timed loop against the plain one)
+            _, ab = run([PY, str(ROOT / "perf" / "plain_gpt.py"), "--ab", "15", "--threads", str(rule[1])],
+                        h.work, h.env)
+            print("in-process, alternating blocks of 20 iterations (15 each):\n" + ab, flush=True)
+        variants: dict[str, Callable[[], Row]] = {"trainer": h.trainer}
+        chosen = [rule, *((x.processes, x.threads) for x in map(parse_layout, filter(None, args.layouts.split(","))))]
+        for candidate in dict.fromkeys(chosen) if args.layouts else candidate_layouts(rule, cores):
+            variants[name_of(candidate)] = lambda c=candidate: h.plain(*c)
+        if not args.quick:
+            variants.update({"wrapped": lambda: h.trainer(wrapped=True), "job": h.job, "bench": h.bench,
+                             "fixed": h.fixed})
+        results = rounds(variants, args.rounds)
+    report(results, rule, cores)
+    print(f"{load()} at end")
 
 
-def report(results: dict[str, list[dict[str, float]]], cores: int) -> None:
+def rounds(variants: dict[str, Callable[[], Row]], count: int) -> dict[str, list[Row]]:
+    names = list(variants)
+    results: dict[str, list[Row]] = {name: [] for name in names}
+    for r in range(count):
+        for name in names[r % len(names):] + names[:r % len(names)]:
+            results[name].append(variants[name]())
+        cells = ", ".join(f"{n} {results[n][-1]['wall']:.1f}s" + (f" {results[n][-1]['tokens']:.0f} tok/s"
+                                                                 if "tokens" in results[n][-1] else "")
+                          for n in names)
+        print(f"round {r + 1} ({load()}): {cells}", flush=True)
+    return results
+
+
+def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> None:
     def med(name: str, key: str) -> float:
         return statistics.median(r[key] for r in results[name])
 
-    print(f"\n{'variant':10} {'wall s: median (min..max)':>32} {'tokens/s: median (min..max)':>36}")
+    print(f"\n{'variant':11} {'wall s: median (min..max)':>28} {'tokens/s: median (min..max)':>30} "
+          f"{'tokens per CPU s (all ranks)':>30}")
     for name, rows in results.items():
-        tokens = summary([r["tokens"] for r in rows]) if "tokens" in rows[0] else ""
-        print(f"{name:10} {summary([r['wall'] for r in rows]):>32} {tokens:>36}")
-    best = max(("plain", "plain-1x1", "plain-ddp"), key=lambda n: med(n, "tokens"))
-    job = med("job", "wall")
-    print(f"\ntrainer / plain, same layout:          {med('trainer', 'tokens') / med('plain', 'tokens'):.3f}"
-          f"   (target >= 0.95)")
-    print(f"trainer / best plain ({best}):    {med('trainer', 'tokens') / med(best, 'tokens'):.3f}")
-    print(f"timed iterations / trainer wall time:  {med('trainer', 'timed'):.2f}")
+        tokens = summary([r["tokens"] for r in rows], 0) if "tokens" in rows[0] else ""
+        per_cpu = summary([r["tokens_cpu"] for r in rows], 0) if "tokens_cpu" in rows[0] else ""
+        print(f"{name:11} {summary([r['wall'] for r in rows]):>28} {tokens:>30} {per_cpu:>30}")
+    same = name_of(rule)
+    paired = [t["tokens"] / p["tokens"] for t, p in zip(results["trainer"], results[same], strict=True)]
+    print(f"\ntrainer / {same} (same layout, separate processes; target >= 0.95):")
+    print(f"  ratio of the medians (tokens/s):        {med('trainer', 'tokens') / med(same, 'tokens'):.3f}")
+    print(f"  median of the rounds' paired ratios:    {summary(paired)}")
+    print(f"  ratio of tokens per CPU second:         {med('trainer', 'tokens_cpu') / med(same, 'tokens_cpu'):.3f}")
+    plains = [n for n in results if n.startswith("plain-")]
+    best = max(plains, key=lambda n: med(n, "tokens"))
+    wins = Counter(max(plains, key=lambda n, i=i: results[n][i]["tokens"]) for i in range(len(results["trainer"])))
+    print(f"layout the node favours (best plain median): {best}; round winners: "
+          + ", ".join(f"{n} {c}" for n, c in wins.most_common())
+          + f"; the trainer ran {rule[0]}x{rule[1]}" + (" (the same)" if best == same else " (differs)"))
+    thrifty = max(plains, key=lambda n: med(n, "tokens_cpu"))
+    print(f"layout that needs the least CPU per token: {thrifty} (under load the wall-time winner can be the one "
+          f"that takes the most of the shared cores: several processes get several shares)")
+    print(f"trainer / best plain ({best}):        {med('trainer', 'tokens') / med(best, 'tokens'):.3f}")
+    print(f"timed iterations / trainer wall time:  {med('trainer', 'timed'):.2f}   (target: most of it)")
     print(f"trainer MFU (% of the measured GEMM rate): {med('trainer', 'mfu'):.2f}")
+    if "job" in results:
+        report_overheads(results, med)
+    print(f"(measured with {cores} usable cores shared with other users: see the spreads and the load averages)")
+
+
+def report_overheads(results: dict[str, list[Row]], med: Callable[[str, str], float]) -> None:
+    job = med("job", "wall")
     print(f"energy wrapper start-up (fixed):       {med('fixed', 'wall'):.3f} s = "
           f"{100 * med('fixed', 'wall') / job:.2f} % of the job's wall time")
     print(f"energy wrapper, wall (wrapped - bare): {med('wrapped', 'wall') - med('trainer', 'wall'):+.3f} s = "
@@ -207,7 +276,6 @@ def report(results: dict[str, list[dict[str, float]]], cores: int) -> None:
         own, wall = med(name, "own_cpu"), med(name, "wall")
         print(f"{what}'s own CPU (not its children): {own:.3f} s over {wall:.1f} s = {100 * own / wall:.2f} % of one core"
               f" = {100 * own / job:.2f} % of the job's wall time")
-    print(f"(measured with {cores} usable cores shared with other users: see the spreads and the load average)")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def test_llm_benchmark_runs_as_a_job_on_the_test_cluster(env, tmp_path):
     shown = bench("result", "-i", "last", cwd=tmp_path, env=env)
     (row,) = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert row["JobID"] == job and row["System"] == "localcluster" and row["Queue"] == "debug"
-    assert row["Iterations"] == "200" and float(row["Tokens/second"]) > 0
+    assert row["Iterations"] == "600" and float(row["Tokens/second"]) > 0
     assert row["Energy(Wh)"] == "" and row["EnergyStatus"].startswith("unavailable")
 
 

@@ -69,6 +69,16 @@ def test_gpt_logs_its_layout_parameters_gemm_rate_and_mfu(capsys) -> None:
     assert rate == gemm > 0
     assert model_rate == pytest.approx(flops * 3 / sum(seconds) / 1e9, rel=0.05)  # printed times are rounded
     assert percent == pytest.approx(100 * model_rate / rate, rel=0.01, abs=0.006)
+    timed = re.search(r"^> timed: 3 iterations in ([\d.]+) s, CPU ([\d.]+) s of this process \((\d+) % of its 1 "
+                      r"thread\(s\)\)$", out, re.MULTILINE)
+    assert timed and float(timed.group(1)) == pytest.approx(sum(seconds), abs=0.002) and float(timed.group(2)) > 0
+
+
+def test_the_timed_line_says_what_share_of_its_threads_the_process_had() -> None:
+    # a process that got half of its two threads' time while timed (other work held the cores)
+    assert gpt.timed_line([1.0, 1.0], cpu_s=2.0, threads=2) == \
+        "> timed: 2 iterations in 2.000 s, CPU 2.000 s of this process (50 % of its 2 thread(s))"
+    assert gpt.timed_line([], cpu_s=0.0, threads=1).endswith("(0 % of its 1 thread(s))")
 
 
 def test_resnet_counts_its_training_flops_and_logs_mfu(capsys) -> None:
@@ -153,3 +163,23 @@ def test_megatron_precision_flags_choose_the_gpu_compute_dtype() -> None:
     assert common.compute_dtype(cpu, fp16=True, bf16=False) == torch.float32  # flags ignored on the CPU
     args = gpt.parse_args(["--fp16", "--use-flash-attn"])  # other Megatron flags still accepted
     assert args.fp16 and not args.bf16
+
+
+def test_micro_batches_are_windows_of_the_corpus_across_blocks(tmp_path) -> None:
+    import numpy as np
+
+    from caramel.workloads.data import read_tokens
+
+    write_corpus(tmp_path / "c", documents=20, mean_length=100)
+    args = gpt.parse_args(["--seq-length", "16", "--data-path", str(tmp_path / "c")])
+    text = (read_tokens(tmp_path / "c").astype(np.int64) % args.vocab_size).tolist()
+    windows = {tuple(text[s:s + 17]) for s in range(len(text) - 17)}
+    data = gpt.batches(args, 0, micro=2, block=4)  # 4 micro-batches a block: 10 cross three blocks
+    seen = []
+    for _ in range(10):
+        inputs, targets = next(data)
+        assert inputs.shape == targets.shape == (2, 16)
+        for row_in, row_out in zip(inputs.tolist(), targets.tolist(), strict=True):
+            assert tuple(row_in + row_out[-1:]) in windows  # targets are the inputs shifted by one token
+            seen.append(tuple(row_in))
+    assert len(set(seen)) > 10  # fresh draws in every block, not the first block repeated

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import statistics
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +51,9 @@ def cpu_layout(cores: int, numa_nodes: int = 1, busy: float = 0.0) -> Layout:
 
 def running_elsewhere(samples: int = 10, interval_s: float = 0.01, loadavg: Path = LOADAVG) -> float:
     """How many other tasks are running or runnable now: the kernel's count (the fourth field of
-    /proc/loadavg, `running/total`) less this process, the median of a few samples (0 where unreadable)."""
+    /proc/loadavg, `running/total`) less this process, the median of a few samples (the upper one of an
+    even count; 0 where unreadable). Not `statistics.median`: `bench run` plans llm.yaml through this,
+    and importing `statistics` (fractions, decimal, random) costs it about 10 ms (perf/bench_cpu.py)."""
     counts = []
     for i in range(samples):
         try:
@@ -61,7 +62,7 @@ def running_elsewhere(samples: int = 10, interval_s: float = 0.01, loadavg: Path
             return 0.0
         if i + 1 < samples:
             time.sleep(interval_s)
-    return max(0.0, statistics.median(counts))
+    return float(max(0, sorted(counts)[len(counts) // 2]))
 
 
 def parse_cpulist(text: str) -> set[int]:
