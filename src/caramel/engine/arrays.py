@@ -7,12 +7,20 @@ nothing else can start, `submit_waiting` queues every such script:
 
 - an array step: the scripts with the same resources (their `#SBATCH` lines) form one job array of at
   most the site's MaxArraySize tasks (a larger one is split); its script (`<run>/.caramel_arrays/<step>.<n>/`)
-  finds task i's work folder through the map beside it and runs that folder's own job script;
+  finds task i's work folder through the map beside it and runs that folder's own job script, its
+  output into that folder's job.out and job.err (what SLURM itself says about task i, a time limit's
+  cancellation, is in `<i>.out`/`<i>.err` beside the map);
 - a workpackage whose parents' jobs are still queued is held with `afterok:` on their ids; an
   array whose tasks each follow one task of a parent array takes that task's index and
   `aftercorr:` (task i starts after the parent's task i ended well, not after the whole parent array);
-- each queued job's id ("123", or "123_4" for task 4 of array 123) is appended to the workpackage's
-  stdout at once, so a bench stopped right after sbatch finds it there and never queues it twice.
+- each queued job's id is kept at once where a bench stopped right after sbatch finds it, so it never
+  queues a job twice: a single job's id ("123") appended to the workpackage's stdout, an array's id in
+  `job_id` beside its task map, whose lines name each task's workpackage and attempt (task 4 of
+  array 123 is "123_4").
+
+Starting a thousand such workpackages costs per workpackage its two folders, its job script and its
+state moves (one transaction for all of them, engine.Engine._fill); the array costs one folder, one
+map and one sbatch (perf/array_scale.py measures it).
 """
 
 from __future__ import annotations
@@ -35,21 +43,28 @@ if TYPE_CHECKING:
     from caramel.state.rows import WpRow
 
 STDOUT = "stdout"  # the submit command's output in the work folder (engine.jobscript.submit_command)
+TASK_MAP, JOB_ID_FILE = "tasks", "job_id"  # in an array's folder: its task map, and its id once queued
+_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
-def write_job(command: Command) -> Outcome:
+def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
     """Do what a `queue_later` submit command does, here rather than in a shell (a thousand
     workpackages write their scripts in a second): its job script written into its work folder,
-    its stdout emptied (a job id left there by an earlier attempt is not this one's); it then waits."""
+    its stdout emptied (a job id left there by an earlier attempt is not this one's); it then waits.
+    The script's resources are kept for `batches` (not read back from a thousand files)."""
     started = time.time()
+    script = written_script(command)
     try:
         with open(os.path.join(command.cwd, JOB_FILE), "w") as handle:
-            handle.write(written_script(command))
-        open(command.stdout, "w").close()
+            handle.write(script)
+        if os.path.exists(command.stdout):
+            open(command.stdout, "w").close()
     except OSError as exc:
         with open(command.stderr, "a") as handle:
             handle.write(f"caramel: cannot write {JOB_FILE}: {exc}\n")
         return Outcome("failed", index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
+    resources = engine.backend.scheduler.array_directives(script)
+    engine.keep_job_resources(wp, _SHARED.setdefault(resources, resources))  # one tuple for equal ones
     return Outcome("waiting", index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
 
 
@@ -119,9 +134,16 @@ def submit_waiting(engine: Engine) -> bool:
         return False
     scheduler = engine.backend.scheduler
     unqueued = []
+    in_arrays: dict[tuple[int, int], str] | None = None
     with engine.store.transaction():
         for wp in todo:
-            found = scheduler.job_id_in(_stdout(wp))  # queued by a bench that stopped before recording it
+            if wp.id in engine.job_resources:  # written by this bench, never queued
+                unqueued.append(wp)
+                continue
+            if in_arrays is None:
+                in_arrays = queued_tasks(engine.info.run_dir)
+            # queued by a bench that stopped before recording it
+            found = scheduler.job_id_in(_stdout(wp)) or in_arrays.get((wp.id, wp.attempt), "")
             if found:
                 _record(engine, wp, found)
             else:
@@ -143,7 +165,7 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
         if array_of(engine.bench, step) == "false":
             out.append(Batch(wp.step, [wp], [], after))
             continue
-        resources = scheduler.array_directives(_read(os.path.join(_work(wp), JOB_FILE)))
+        resources = _resources_of(engine, wp)
         parent_task = after[0].partition("_") if len(after) == 1 else ("", "", "")
         if parent_task[2].isdigit():  # one parent, a task of an array: this task follows it alone
             groups[(wp.step, resources, (parent_task[0],), True)].append((int(parent_task[2]), wp))
@@ -176,16 +198,19 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
             folder, spec = _write_array(engine, batch, scheduler)
             array = scheduler.submit("array.sh", folder, spec, batch.after, batch.corresponding)
             ids = [f"{array}_{i}" for i in batch.indices]
+            kept, line = os.path.join(folder, JOB_ID_FILE), array
         else:
             ids = [scheduler.submit(JOB_FILE, _work(batch.wps[0]), "", batch.after)]
+            kept, line = _stdout(batch.wps[0]), ids[0]
     except (CaramelError, OSError) as exc:
         with engine.store.transaction():
             for wp in batch.wps:
                 engine.fail(wp, f"could not queue its job: {exc}")
         return
-    for wp, job in zip(batch.wps, ids, strict=True):
-        with open(_stdout(wp), "a") as handle:
-            handle.write(f"{job}\n")
+    with open(kept, "a") as handle:  # before the store records it: a stop meanwhile finds it there
+        handle.write(f"{line}\n")
+    for wp in batch.wps:
+        engine.keep_job_resources(wp, None)
     with engine.store.transaction():
         for wp, job in zip(batch.wps, ids, strict=True):
             after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
@@ -193,17 +218,14 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
 
 
 def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[str, str]:
-    """The array's folder (script, task map, links from `<i>.out`/`<i>.err` to each work folder's
-    job.out/job.err) and its --array text."""
+    """The array's folder (script, task map: "index, work folder, workpackage, attempt" a line) and
+    its --array text."""
     folder = layout.array_folder(engine.info.run_dir, batch.step)
-    map_file = os.path.join(folder, "tasks")
+    map_file = os.path.join(folder, TASK_MAP)
     with open(map_file, "w") as handle:
-        for index, wp in zip(batch.indices, batch.wps, strict=True):
-            handle.write(f"{index}\t{_work(wp)}\n")
-            for stream in ("out", "err"):
-                os.symlink(os.path.join(_work(wp), f"job.{stream}"), os.path.join(folder, f"{index}.{stream}"))
-    first = batch.wps[0]
-    directives = scheduler.array_directives(_read(os.path.join(_work(first), JOB_FILE)))
+        handle.write("".join(f"{index}\t{_work(wp)}\t{wp.id}\t{wp.attempt}\n"
+                             for index, wp in zip(batch.indices, batch.wps, strict=True)))
+    directives = _resources_of(engine, batch.wps[0])
     script = scheduler.array_script(dict(step=batch.step, benchmark=engine.bench.name, folder=folder,
                                          map_file=map_file, job_file=JOB_FILE, directives=list(directives),
                                          job_name=f"{engine.bench.name}.{batch.step}"))
@@ -222,6 +244,30 @@ def _record(engine: Engine, wp: WpRow, job: str, after: tuple[str, ...] = ()) ->
     engine.move(wp, "wait", job_id=job, reason=f"waits for {done} (job {job}" +
                 (f", after {', '.join(after)})" if after else ")"))
     engine.queue_children(wp)
+
+
+def queued_tasks(run_dir: str) -> dict[tuple[int, int], str]:
+    """(workpackage, attempt) -> the array task id ("123_4") of every array queued in this run (those
+    whose sbatch answered: their `job_id` was written)."""
+    parent = os.path.join(run_dir, ".caramel_arrays")
+    out: dict[tuple[int, int], str] = {}
+    for name in sorted(os.listdir(parent)) if os.path.isdir(parent) else []:
+        array = _read(os.path.join(parent, name, JOB_ID_FILE)).strip()
+        if not array:
+            continue
+        for line in _read(os.path.join(parent, name, TASK_MAP)).splitlines():
+            fields = line.split("\t")
+            if len(fields) == 4 and fields[0].isdigit() and fields[2].isdigit() and fields[3].isdigit():
+                out[(int(fields[2]), int(fields[3]))] = f"{array}_{fields[0]}"
+    return out
+
+
+def _resources_of(engine: Engine, wp: WpRow) -> tuple[str, ...]:
+    """The resource lines of `wp`'s job script: kept when this bench wrote it, else read."""
+    found = engine.job_resources.get(wp.id)
+    if found is None:
+        found = engine.backend.scheduler.array_directives(_read(os.path.join(_work(wp), JOB_FILE)))
+    return found
 
 
 def _work(wp: WpRow) -> str:
