@@ -31,6 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from caramel.engine import call_batch
 from caramel.engine.jobscript import JOB_FILE, written_script
 from caramel.engine.script import Command, Outcome, Ran
 from caramel.errors import CaramelError, RunError
@@ -69,7 +70,10 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
 
 
 def array_of(bench: Benchmark, step: Step) -> str:
-    """The step's `array` setting, else its system's `job_array`: "false", "true" or "N"."""
+    """The step's `array` setting, else its system's `job_array`: "false", "true" or "N". A `call:`
+    step on SLURM is one batch of submitit (one job array) unless it says `array: false`."""
+    if step.call:
+        return (step.array or "true") if call_batch.on_slurm(bench) else "false"
     if not step.submit:
         return "false"
     return step.array or getattr(bench.system, "job_array", "") or "false"
@@ -97,10 +101,12 @@ def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Schedule
 
 
 def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
-    """Whether caramel queues `wp`'s job itself: its step is an array, or a parent's job is still queued."""
-    if not step.submit:
+    """Whether caramel queues `wp`'s job itself: its step is an array (a submit step's, or a call step's
+    batch), or a parent's job is still queued."""
+    if not (step.submit or step.call):
         return False
-    return array_of(engine.bench, step) != "false" or any(engine.wps[p].state != "done" for p in wp.parents)
+    return array_of(engine.bench, step) != "false" or (
+        step.submit and any(engine.wps[p].state != "done" for p in wp.parents))
 
 
 def may_start(engine: Engine, wp: WpRow) -> bool:
@@ -129,7 +135,7 @@ class Batch:
 
 def submit_waiting(engine: Engine) -> bool:
     """Queue every job script written and not yet queued (see the module); True when some were."""
-    todo = [wp for wp in engine.waiting_at("file") if engine.bench.steps[wp.step].submit and not wp.job_id]
+    todo = [wp for wp in engine.waiting_at("file") if not wp.job_id and _queued_here(engine, engine.bench.steps[wp.step])]
     if not todo:
         return False
     scheduler = engine.backend.scheduler
@@ -165,7 +171,7 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
         if array_of(engine.bench, step) == "false":
             out.append(Batch(wp.step, [wp], [], after))
             continue
-        resources = _resources_of(engine, wp)
+        resources = () if step.call else _resources_of(engine, wp)
         parent_task = after[0].partition("_") if len(after) == 1 else ("", "", "")
         if parent_task[2].isdigit():  # one parent, a task of an array: this task follows it alone
             groups[(wp.step, resources, (parent_task[0],), True)].append((int(parent_task[2]), wp))
@@ -194,7 +200,12 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
 def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
     """One sbatch for `batch`; its job ids recorded, or every workpackage of it failed with sbatch's words."""
     try:
-        if batch.indices:
+        if engine.bench.steps[batch.step].call:
+            folder = _write_map(engine, batch)
+            ids = call_batch.submit(engine, batch.wps, folder, throttle(array_of(engine.bench, engine.bench.steps[batch.step])))
+            array, _, task = ids[0].partition("_")
+            kept, line = (os.path.join(folder, JOB_ID_FILE), array) if task else (_stdout(batch.wps[0]), ids[0])
+        elif batch.indices:
             folder, spec = _write_array(engine, batch, scheduler)
             array = scheduler.submit("array.sh", folder, spec, batch.after, batch.corresponding)
             ids = [f"{array}_{i}" for i in batch.indices]
@@ -202,7 +213,7 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
         else:
             ids = [scheduler.submit(JOB_FILE, _work(batch.wps[0]), "", batch.after)]
             kept, line = _stdout(batch.wps[0]), ids[0]
-    except (CaramelError, OSError) as exc:
+    except (CaramelError, OSError, call_batch.SubmitError) as exc:
         with engine.store.transaction():
             for wp in batch.wps:
                 engine.fail(wp, f"could not queue its job: {exc}")
@@ -220,11 +231,8 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
 def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[str, str]:
     """The array's folder (script, task map: "index, work folder, workpackage, attempt" a line) and
     its --array text."""
-    folder = layout.array_folder(engine.info.run_dir, batch.step)
+    folder = _write_map(engine, batch)
     map_file = os.path.join(folder, TASK_MAP)
-    with open(map_file, "w") as handle:
-        handle.write("".join(f"{index}\t{_work(wp)}\t{wp.id}\t{wp.attempt}\n"
-                             for index, wp in zip(batch.indices, batch.wps, strict=True)))
     directives = _resources_of(engine, batch.wps[0])
     script = scheduler.array_script(dict(step=batch.step, benchmark=engine.bench.name, folder=folder,
                                          map_file=map_file, job_file=JOB_FILE, directives=list(directives),
@@ -244,6 +252,20 @@ def _record(engine: Engine, wp: WpRow, job: str, after: tuple[str, ...] = ()) ->
     engine.move(wp, "wait", job_id=job, reason=f"waits for {done} (job {job}" +
                 (f", after {', '.join(after)})" if after else ")"))
     engine.queue_children(wp)
+
+
+def _write_map(engine: Engine, batch: Batch) -> str:
+    """A new folder for the array, and its task map in it."""
+    folder = layout.array_folder(engine.info.run_dir, batch.step)
+    with open(os.path.join(folder, TASK_MAP), "w") as handle:
+        handle.write("".join(f"{index}\t{_work(wp)}\t{wp.id}\t{wp.attempt}\n"
+                             for index, wp in zip(batch.indices, batch.wps, strict=True)))
+    return folder
+
+
+def _queued_here(engine: Engine, step: Step) -> bool:
+    """Whether the jobs of `step`'s waiting workpackages are queued by caramel (here), not by their do."""
+    return step.submit or (bool(step.call) and array_of(engine.bench, step) != "false")
 
 
 def queued_tasks(run_dir: str) -> dict[tuple[int, int], str]:

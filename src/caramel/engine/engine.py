@@ -21,7 +21,17 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
-from caramel.engine import arrays, copies, loadavg, materialise, recovery, restart, shared, waiting
+from caramel.engine import (
+    arrays,
+    call_batch,
+    copies,
+    loadavg,
+    materialise,
+    recovery,
+    restart,
+    shared,
+    waiting,
+)
 from caramel.engine.commands import check_step, final_text, segment
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
@@ -149,7 +159,7 @@ class Engine:
     def _only_writes(self, wp: WpRow, step: Step) -> bool:
         """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues
         (no prepare of a fileset runs a shell meanwhile; a stop before the commit starts it again)."""
-        return (wp.state == "open" and step.submit and not self._has_prepares
+        return (wp.state == "open" and (step.submit or bool(step.call)) and not self._has_prepares
                 and arrays.queues_later(self, wp, step))
 
     def _async_slot(self, wp: WpRow, step: Step) -> bool:
@@ -229,6 +239,9 @@ class Engine:
             return
         if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
             self._finish(wp.id, arrays.write_job(self, wp, seg.commands[0]), seg.commands, shell=False)
+            return
+        if queue_later and step.call:  # its call is written here, engine.call_batch submits the step's batch
+            self._finish(wp.id, call_batch.write_call(seg.commands[0]), seg.commands, shell=False)
             return
         place = copies.placement(step, started.params, copies.device_count(self.bench))
         env = dict(started.env, **place.env) if place else started.env

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import abc
 import functools
+import os
 import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -109,6 +111,16 @@ class Scheduler(abc.ABC):
         from caramel.spec.sources import templates_dir
 
         return _templates(str(templates_dir() / self.template)).get_template(template).render(**values)
+
+
+def log_call(argv: Sequence[str]) -> None:
+    """A scheduler command about to run (its name and argument count), appended to $CARAMEL_SCHEDULER_LOG
+    when it is set: the tests and perf/ count sbatch and sacct calls so (engine.call_batch logs the sbatch
+    submitit runs for it)."""
+    path = os.environ.get("CARAMEL_SCHEDULER_LOG")
+    if path:
+        with open(path, "a") as handle:
+            handle.write(f"{time.time():.3f} {argv[0]} {len(argv)}\n")
 
 
 @functools.lru_cache(maxsize=8)

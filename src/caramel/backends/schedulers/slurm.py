@@ -23,6 +23,7 @@ import time
 from collections.abc import Sequence
 
 from caramel.backends.schedulers import JobState, Scheduler, register
+from caramel.backends.schedulers import log_call as _log_call
 from caramel.errors import RunError
 
 _SUBMITTED = re.compile(rb"Submitted batch job (\d+(?:_\d+)?)")
@@ -81,11 +82,6 @@ def task_ids(text: str) -> list[str]:
     return out
 
 
-def _log_call(argv: Sequence[str]) -> None:
-    path = os.environ.get("CARAMEL_SCHEDULER_LOG")
-    if path:
-        with open(path, "a") as handle:
-            handle.write(f"{time.time():.3f} {argv[0]} {len(argv)}\n")
 
 
 def call(argv: list[str], timeout: float = QUERY_TIMEOUT) -> subprocess.CompletedProcess | None:
