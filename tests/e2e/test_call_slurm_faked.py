@@ -116,3 +116,20 @@ def test_array_on_a_call_step_is_accepted_and_on_a_plain_step_refused(tmp_path):
                                      .replace("    figure: [{name: rate, unit: items/s}]\n", ""))
     refused = bench("plan", "b.yaml", cwd=tmp_path, env=env)
     assert refused.returncode == 2 and "b.yaml:8: array= on a step that is not submitted" in refused.stderr
+
+
+def test_a_call_batch_larger_than_the_sites_arrays_is_split(tmp_path):
+    env = fake_slurm(tmp_path)
+    with open(tmp_path / "systems" / "fakeslurm.yaml", "a") as handle:
+        handle.write("max_array_size: 2\n")
+    (tmp_path / "functions.py").write_text(FUNCTIONS)
+    (tmp_path / "b.yaml").write_text(BENCH.format(array="true"))
+    started = bench("run", "b.yaml", "--tag", "fakeslurm", "--systems", "systems", cwd=tmp_path, env=env)
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert sorted((p.name, p.read_text()) for p in (tmp_path / "jobs").iterdir()) == [
+        ("4242", "#SBATCH --array=0-1%2\n"), ("4243", "")]  # a batch of one is one job
+    ids = bench("status", "runs", "--format", "json", cwd=tmp_path, env=env).stdout
+    assert '"4242_0"' in ids and '"4242_1"' in ids and '"4243"' in ids
+    (tmp_path / "b.yaml").write_text(BENCH.format(array=2))  # at most 2 at once cannot be split
+    refused = bench("run", "b.yaml", "--tag", "fakeslurm", "--systems", "systems", cwd=tmp_path, env=env)
+    assert refused.returncode == 2 and "MaxArraySize" in refused.stderr and "Traceback" not in refused.stderr
