@@ -91,11 +91,12 @@ def test_a_chain_of_submit_steps_is_queued_in_one_run(tmp_path):
     assert all(wp["state"] == "waiting" for wp in wps)
     run = tmp_path / "runs" / "000000"
     tasks = (run / ".caramel_arrays" / "first.0" / "tasks").read_text().splitlines()
-    assert tasks == [f"{i}\t{run}/00000{i}_first/work" for i in range(5)]
+    assert tasks == [f"{i}\t{run}/00000{i}_first/work\t{i}\t1" for i in range(5)]  # workpackage, attempt
+    assert (run / ".caramel_arrays" / "first.0" / "job_id").read_text() == "100\n"
     script = (run / ".caramel_arrays" / "first.0" / "array.sh").read_text()
     assert "#SBATCH --partition=debug" in script and "SLURM_ARRAY_TASK_ID" in script
+    assert "> job.out 2> job.err" in script  # each task's output in its work folder, real files
     assert (run / "000003_first" / "work" / "caramel_job.sh").read_text().count("echo first 3") == 1
-    assert os.readlink(run / ".caramel_arrays" / "first.0" / "3.out") == f"{run}/000003_first/work/job.out"
     # bench cancel: every queued job of the chain, each task by its id
     cancelled = bench("cancel", "-i", "last", cwd=tmp_path, env=env)
     assert cancelled.returncode == 0, cancelled.stderr
@@ -223,3 +224,28 @@ def test_a_dependant_whose_parent_job_failed_in_the_same_poll_is_cancelled_not_f
     wps[0].state, wps[0].ended = "failed", time.time()
     states = {"11": JobState("failed", "FAILED (exit 1)")}
     assert waiting._orphans(engine, [wps[1]], states) == {}
+
+
+def test_a_bench_stopped_after_sbatch_finds_the_array_it_queued(tmp_path):
+    """The array's id is kept beside its task map as soon as sbatch answers (not in a thousand stdout
+    files): a bench stopped before the store recorded the tasks' ids finds them there, queues nothing
+    twice; an earlier attempt's array does not count for a new attempt."""
+    import sqlite3
+
+    from caramel.state.store import db_path
+
+    env = fake_slurm(tmp_path)
+    (tmp_path / "c.yaml").write_text(CHAIN.format(values="0,1,2", array="true").split("  - name: second")[0])
+    assert bench("run", "c.yaml", "--tag", "fake", "--systems", "sys", cwd=tmp_path, env=env).returncode == 0
+    run = tmp_path / "runs" / "000000"
+    with sqlite3.connect(db_path(str(run))) as db:  # as if bench had stopped right after sbatch
+        db.execute("UPDATE workpackages SET job_id=''")
+    assert not (run / "000001_first" / "work" / "stdout").exists()  # nothing written per workpackage
+    done = bench("continue", "-i", "last", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert sbatch_calls(tmp_path) == ["--parsable --array=0-2 array.sh"]  # not queued again
+    assert [wp["job_id"] for wp in workpackages(tmp_path, env)] == ["100_0", "100_1", "100_2"]
+    with sqlite3.connect(db_path(str(run))) as db:  # a new attempt of workpackage 1: that array is not its
+        db.execute("UPDATE workpackages SET job_id='', attempt=attempt+1 WHERE id=1")
+    assert bench("continue", "-i", "last", cwd=tmp_path, env=env).returncode == 0
+    assert len(sbatch_calls(tmp_path)) == 2 and workpackages(tmp_path, env)[1]["job_id"] == "101_0"

@@ -40,6 +40,14 @@ def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_l
                    os.path.join(work, DONE_FILE) if waits else "", os.path.join(work, ERROR_FILE) if waits else "")
 
 
+def call_in(command: Command) -> dict:
+    """The call a `call_command` carries (its last word, JSON): what engine.call_batch writes and submits."""
+    call = json.loads(shlex.split(command.text)[-1])
+    if not isinstance(call, dict):
+        raise ValueError(f"not a call command: {command.text[:80]}")
+    return call
+
+
 def executor_parameters(system: object | None, time_limit: float, job_name: str = "caramel") -> dict[str, object]:
     """submitit's parameters from the system file: partition, account, GPUs, tasks, time limit (minutes)."""
     minutes = time_limit / 60.0 if time_limit > 0 else _minutes(getattr(system, "time_limit", ""))

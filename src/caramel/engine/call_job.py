@@ -21,17 +21,22 @@ SUBMITIT_FOLDER = "submitit"
 FIGURE_FILES = ("figures.json", "figures.txt", "call.done", "call.error")
 
 
+def payload_of(call: dict, work: str) -> CallPayload:
+    """The payload that runs the call in its job (one that checkpoints where the function can)."""
+    function = resolve(call["target"], call.get("home", ""))
+    scheduled = call["scheduler"] != "local"
+    payload_class = CheckpointedCallPayload if callable(getattr(function, "checkpoint", None)) else CallPayload
+    return payload_class(call["target"], call.get("home", ""), call["kwargs"], work, call.get("where", ""),
+                         os.path.join(work, "call.done") if scheduled else "",
+                         os.path.join(work, "call.error") if scheduled else "", call.get("energy", ""),
+                         call.get("system", ""))
+
+
 def submit(call: dict, work: str) -> tuple[object, bool]:
     """Submit the call's payload; (the submitit job, whether it is a local job to wait for)."""
     import submitit
 
-    function = resolve(call["target"], call.get("home", ""))
-    scheduled = call["scheduler"] != "local"
-    payload_class = CheckpointedCallPayload if callable(getattr(function, "checkpoint", None)) else CallPayload
-    payload = payload_class(call["target"], call.get("home", ""), call["kwargs"], work, call.get("where", ""),
-                            os.path.join(work, "call.done") if scheduled else "",
-                            os.path.join(work, "call.error") if scheduled else "", call.get("energy", ""),
-                            call.get("system", ""))
+    payload = payload_of(call, work)
     folder = os.path.join(work, SUBMITIT_FOLDER, "%j")
     if call["scheduler"] == "local":
         executor: submitit.Executor = submitit.LocalExecutor(folder=folder)
@@ -40,7 +45,19 @@ def submit(call: dict, work: str) -> tuple[object, bool]:
     else:
         raise ValueError(f"caramel runs a call: step on a local or a SLURM system, not on {call['scheduler']!r}")
     executor.update_parameters(**call.get("executor", {}))
-    return executor.submit(payload), not scheduled
+    return executor.submit(payload), call["scheduler"] == "local"
+
+
+def submit_batch(calls: list[tuple[dict, str]], folder: str, most: int = 0) -> list[str]:
+    """Submit (call, work folder) pairs of one step as one batch of submitit's SlurmExecutor: one sbatch,
+    a job array of len(calls) tasks with at most `most` at once (0: all); each task's job id."""
+    import submitit
+
+    executor = submitit.SlurmExecutor(folder=os.path.join(folder, SUBMITIT_FOLDER, "%j"), python=sys.executable)
+    executor.update_parameters(**calls[0][0].get("executor", {}), array_parallelism=most or len(calls))
+    with executor.batch():
+        jobs = [executor.submit(payload_of(call, work)) for call, work in calls]
+    return [str(job.job_id) for job in jobs]
 
 
 def wait_local(job, work: str, poll: float = 0.1) -> int:

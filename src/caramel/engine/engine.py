@@ -21,7 +21,17 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
-from caramel.engine import arrays, copies, loadavg, materialise, recovery, restart, shared, waiting
+from caramel.engine import (
+    arrays,
+    call_batch,
+    copies,
+    loadavg,
+    materialise,
+    recovery,
+    restart,
+    shared,
+    waiting,
+)
 from caramel.engine.commands import check_step, final_text, segment
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
@@ -34,6 +44,8 @@ from caramel.spec.model import Step
 from caramel.state.rows import CommandRow, WpRow
 from caramel.state.store import Store
 from caramel.vocabulary import ACTIVE_STATES
+
+BATCH_STARTS = 1000  # workpackages that only write their job script, started in one transaction
 
 
 @dataclass
@@ -81,6 +93,9 @@ class Engine:
         self._shared_interrupted: set[tuple[str, int, int]] = set()
         self.prepared: dict[int, int] = {}  # workpackage -> prepares its stopped attempt ended (engine.restart)
         self.record_file = recovery.record_file(self.info.run_dir)  # where the shells record each do's end
+        self.job_resources: dict[int, tuple[str, ...]] = {}  # engine.arrays: the scripts written, not queued
+        self._has_prepares = any(entry.action == "prepare" for fileset in self.bench.filesets.values()
+                                 for entry in fileset.entries)
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -114,20 +129,38 @@ class Engine:
         return self.summary()
 
     def _fill(self) -> None:
-        """Start what may start now: one workpackage, or up to `procs` of one step."""
-        while self._heap:
-            wp = self.wps[self._heap[0]]
-            if wp.state not in ("open", "waiting") or (wp.state == "waiting" and wp.id not in self._resume):
-                heapq.heappop(self._heap)  # stale entry
-                continue
-            step = self.bench.steps[wp.step]
-            if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):
-                return
-            heapq.heappop(self._heap)
-            if wp.state == "open" and not self._async_slot(wp, step):
-                self.deferred[wp.step].append(wp.id)
-                continue
-            self._start(wp, step)
+        """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages that
+        only write their job script (engine.arrays) start in one transaction of the store, up to
+        BATCH_STARTS of them (a thousand state changes in one commit, not one each)."""
+        with contextlib.ExitStack() as batch:
+            batched = 0
+            while self._heap:
+                wp = self.wps[self._heap[0]]
+                if wp.state not in ("open", "waiting") or (wp.state == "waiting" and wp.id not in self._resume):
+                    heapq.heappop(self._heap)  # stale entry
+                    continue
+                step = self.bench.steps[wp.step]
+                if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):
+                    return
+                heapq.heappop(self._heap)
+                if wp.state == "open" and not self._async_slot(wp, step):
+                    self.deferred[wp.step].append(wp.id)
+                    continue
+                writes_only = self._only_writes(wp, step)
+                if not writes_only or batched >= BATCH_STARTS:
+                    batch.close()  # commits what the batch changed
+                    batched = 0
+                if writes_only:
+                    if not batched:
+                        batch.enter_context(self.store.transaction())
+                    batched += 1
+                self._start(wp, step)
+
+    def _only_writes(self, wp: WpRow, step: Step) -> bool:
+        """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues
+        (no prepare of a fileset runs a shell meanwhile; a stop before the commit starts it again)."""
+        return (wp.state == "open" and (step.submit or bool(step.call)) and not self._has_prepares
+                and arrays.queues_later(self, wp, step))
 
     def _async_slot(self, wp: WpRow, step: Step) -> bool:
         limit = step.max_async.strip()
@@ -205,7 +238,10 @@ class Engine:
             self._finish(wp.id, Outcome("done"), [])
             return
         if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
-            self._finish(wp.id, arrays.write_job(seg.commands[0]), seg.commands)
+            self._finish(wp.id, arrays.write_job(self, wp, seg.commands[0]), seg.commands, shell=False)
+            return
+        if queue_later and step.call:  # its call is written here, engine.call_batch submits the step's batch
+            self._finish(wp.id, call_batch.write_call(seg.commands[0]), seg.commands, shell=False)
             return
         place = copies.placement(step, started.params, copies.device_count(self.bench))
         env = dict(started.env, **place.env) if place else started.env
@@ -217,7 +253,9 @@ class Engine:
         self.progress.update(dict(self.counts), current=f"{wp.dirname}")
 
     # --- ending ------------------------------------------------------------------------------
-    def _finish(self, wp_id: int, outcome: Outcome, commands: list[Command]) -> None:
+    def _finish(self, wp_id: int, outcome: Outcome, commands: list[Command], shell: bool = True) -> None:
+        """`shell`: the commands ran in a shell (False: engine.arrays wrote the job script here, and
+        no job id nor carried environment can be in its files)."""
         barrier = False
         started = self.started.pop(wp_id)
         wp, step = started.wp, started.step
@@ -240,7 +278,8 @@ class Engine:
                     self.mark_done(wp, rows, env if step.export else None)
             elif outcome.status == "waiting":
                 cmd = commands[outcome.index]
-                job = self.backend.scheduler.job_id_in(cmd.stdout)  # the job it submitted: followed through the scheduler
+                # the job it submitted: followed through the scheduler
+                job = self.backend.scheduler.job_id_in(cmd.stdout) if shell else ""
                 self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
                           env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
@@ -256,8 +295,10 @@ class Engine:
                 self.fail(wp, failure_reason(outcome, commands), outcome.exit_code, rows)
         # The environment does not stay on disk; only once the end is in the store: a stop before that
         # recovers from the shells' records, which need these files.
-        for path in [carry_path(started.paths.carry_file, c) for c in commands] + glob.glob(
-                glob.escape(started.paths.carry_file) + ".prepare.*"):
+        carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []
+        if shell or self._has_prepares:
+            carried += glob.glob(glob.escape(started.paths.carry_file) + ".prepare.*")
+        for path in carried:
             with contextlib.suppress(OSError):
                 os.unlink(path)
         self.progress.update(dict(self.counts))
@@ -306,6 +347,14 @@ class Engine:
             return False
         self._checked_version = self._version
         return True
+
+    def keep_job_resources(self, wp: WpRow, resources: tuple[str, ...] | None) -> None:
+        """engine.arrays: `wp`'s job script was written by this bench with these resource lines
+        (None: it was queued, or failed)."""
+        if resources is None:
+            self.job_resources.pop(wp.id, None)
+        else:
+            self.job_resources[wp.id] = resources
 
     def note(self, wp: WpRow, reason: str) -> None:
         """What a waiting workpackage waits on, in words (not a state move; call inside a transaction)."""

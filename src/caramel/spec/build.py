@@ -123,7 +123,9 @@ class Builder(SetBuilder):
         if "copies_aggregate" in node.attrs:
             step.copies_aggregate = parse_copies_aggregate(node.attrs["copies_aggregate"], node.where)
         if "array" in node.attrs:
-            step.array = parse_array(node.attrs["array"], step.submit, node.where)
+            # a call: step on SLURM is one batch of submitit: array: N caps its tasks at once (engine.call_batch)
+            batched = step.submit or any(child.tag == "call" for child in node.children)
+            step.array = parse_array(node.attrs["array"], batched, node.where)
         if "estimator" in node.attrs:
             step.estimator = parse_estimator(node.attrs["estimator"], node.where).text
         for attr in ("iterations", "cycles", "procs"):

@@ -55,7 +55,8 @@ def array_setting(text: str) -> str | None:
 
 def parse_array(text: str, submitted: bool, where: Location | None = None) -> str:
     """`array` of a step: its workpackages become one job array (`true`), at most N of them running at
-    once (`N`), or one job each (`false`). Only a step whose do's form a job (`submit: true`) has one."""
+    once (`N`), or one job each (`false`). Only a step whose do's form a job (`submit: true`) or that
+    calls a function (`call:`, one batch of submitit on SLURM) has one."""
     value = array_setting(text)
     if value is None:
         raise SpecError(f"array={text!r} is neither true, false nor a whole number of at least 1", where,
@@ -64,6 +65,7 @@ def parse_array(text: str, submitted: bool, where: Location | None = None) -> st
     if value != "false" and not submitted:
         raise SpecError("array= on a step that is not submitted: only the workpackages of a submit step "
                         "form a job array", where,
-                        hint="add submit: true to the step (its do's become one job script), or remove array=")
+                        hint="add submit: true to the step (its do's become one job script), or remove array= "
+                             "(a call: step may have one too)")
     return value
 

@@ -17,6 +17,7 @@ import functools
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -163,6 +164,18 @@ class Scheduler(abc.ABC):
 
 
 NODE_PROBE_FOLDER = "slurm"  # the folder of templates/ holding fingerprint.sh, the node probe every job script includes
+
+
+def log_call(argv: Sequence[str]) -> None:
+    """A scheduler command about to run (its name and argument count), appended to $CARAMEL_SCHEDULER_LOG
+    when it is set: the tests and perf/ count sbatch and sacct calls so (engine.call_batch logs the sbatch
+    submitit runs for it)."""
+    from caramel.settings import current
+
+    path = current().scheduler_log
+    if path:
+        with open(path, "a") as handle:
+            handle.write(f"{time.time():.3f} {argv[0]} {len(argv)}\n")
 
 
 @functools.lru_cache(maxsize=8)

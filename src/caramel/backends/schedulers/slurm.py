@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from caramel.backends.schedulers import JobState, Partition, Scheduler, ask, register
+from caramel.backends.schedulers import log_call as _log_call
 from caramel.errors import RunError
-from caramel.settings import current
 
 _SUBMITTED = re.compile(rb"Submitted batch job (\d+(?:_\d+)?)")
 # sbatch --parsable: "ID" or "ID;cluster"; caramel writes an array task's line as "ID_TASK"
@@ -85,11 +85,6 @@ def task_ids(text: str) -> list[str]:
     return out
 
 
-def _log_call(argv: Sequence[str]) -> None:
-    path = current().scheduler_log
-    if path:
-        with open(path, "a") as handle:
-            handle.write(f"{time.time():.3f} {argv[0]} {len(argv)}\n")
 
 
 def call(argv: list[str], timeout: float = QUERY_TIMEOUT) -> subprocess.CompletedProcess | None:
