@@ -249,3 +249,28 @@ def test_a_bench_stopped_after_sbatch_finds_the_array_it_queued(tmp_path):
         db.execute("UPDATE workpackages SET job_id='', attempt=attempt+1 WHERE id=1")
     assert bench("continue", "-i", "last", cwd=tmp_path, env=env).returncode == 0
     assert len(sbatch_calls(tmp_path)) == 2 and workpackages(tmp_path, env)[1]["job_id"] == "101_0"
+
+
+def test_a_done_file_written_while_the_scheduler_was_asked_is_not_a_failure(tmp_path):
+    """A job that writes caramel.done and ends between the poll's look at the files and the scheduler's
+    answer succeeded: the workpackage waits for the next poll instead of failing as 'ended without
+    writing caramel.done' (it failed a finished job under load)."""
+    import contextlib
+    from types import SimpleNamespace
+
+    from caramel.backends.schedulers import JobState
+    from caramel.engine import waiting
+
+    done = tmp_path / "caramel.done"
+
+    def job_states(ids):
+        done.write_text("")  # the job's last act, while sacct is asked
+        return {"10": JobState("done", "COMPLETED", 0, ended=1.0)}
+
+    failed: list[str] = []
+    wp = SimpleNamespace(id=0, step="one", parents=[], job_id="10", state="waiting", ended=None,
+                         wait_files={"done": str(done)})
+    engine = SimpleNamespace(wps={0: wp}, backend=SimpleNamespace(scheduler=SimpleNamespace(job_states=job_states)),
+                             store=SimpleNamespace(transaction=contextlib.nullcontext),
+                             fail=lambda wp, reason, code=None: failed.append(reason))
+    assert waiting._follow_jobs(engine, [wp], now=100.0) is False and failed == []

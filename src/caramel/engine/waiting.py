@@ -123,6 +123,8 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
             if job is None:
                 continue
             done = wp.wait_files.get("done")
+            if job.state in ("done", "failed", "gone") and done and os.path.exists(done):
+                continue  # written between this poll's look at the files and the scheduler's answer: the next poll moves it on
             if job.state in ("failed", "gone") or (job.state == "done" and (
                     job.ended is None or now - job.ended > current().done_file_grace)):
                 ended = "ended" if job.state != "gone" else "left the queue"

@@ -24,7 +24,6 @@ import pytest
 from caramel.backends import schedulers
 from caramel.backends.schedulers import JobState, Scheduler
 from caramel.cli.main import main
-from caramel.engine import waiting
 from caramel.errors import SpecError
 from caramel.state.store import Store, db_path
 from caramel.systems import load_system
@@ -92,9 +91,8 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("PATH", f"{SCRIPTS}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("CARAMEL_DATA_DIR", str(tmp_path / "data"))
     # a job that ended is taken as the scheduler says 2 s after it ended, done file or not: a poll may come
-    # between the done file and the job's end (engine.waiting reads the setting when first imported)
+    # between the done file and the job's end
     monkeypatch.setenv("CARAMEL_DONE_FILE_GRACE", "2")
-    monkeypatch.setattr(waiting, "DONE_FILE_GRACE", 2.0)
     for name in list(os.environ):
         if name.startswith("JUBE_"):
             monkeypatch.delenv(name)

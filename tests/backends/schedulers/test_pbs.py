@@ -20,7 +20,6 @@ import pytest
 from caramel.backends import schedulers
 from caramel.backends.schedulers import pbs
 from caramel.cli.main import main
-from caramel.engine import waiting
 from caramel.systems import load_system
 from caramel.systems.probe import check, detect
 
@@ -126,7 +125,6 @@ def fake_pbs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     # a job that ended is taken as PBS says 2 s after it ended, done file or not (a poll may come between
     # the done file and the job's end, as on a real cluster); engine.waiting reads it when first imported
     monkeypatch.setenv("CARAMEL_DONE_FILE_GRACE", "2")
-    monkeypatch.setattr(waiting, "DONE_FILE_GRACE", 2.0)
     for name in list(os.environ):
         if name.startswith("JUBE_"):
             monkeypatch.delenv(name)
