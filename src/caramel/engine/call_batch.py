@@ -66,7 +66,7 @@ def write_call(command: Command) -> Outcome:
 def submit(engine: Engine, wps: list[WpRow], folder: str, most: int) -> list[str]:
     """Queue the calls of `wps` (their work folders' call.json) as one batch of submitit whose files are
     in `folder`; the job id of each, in order ("123_4"; "123" for a batch of one)."""
-    from caramel.backends.schedulers import log_call
+    from caramel.backends import schedulers
     from caramel.engine.call_job import submit_batch
 
     calls = []
@@ -77,7 +77,8 @@ def submit(engine: Engine, wps: list[WpRow], folder: str, most: int) -> list[str
                 calls.append((json.load(handle), work))
         except (OSError, ValueError) as exc:
             raise SubmitError(f"cannot read the call of workpackage {wp.id}: {exc}") from None
-    log_call(["sbatch", f"--array=0-{len(calls) - 1}" + (f"%{most}" if most else ""), "(submitit batch)"])
+    submit = schedulers.get("slurm").commands[0]  # submitit runs SLURM's submit command; its module names it
+    schedulers.log_call([submit, f"--array=0-{len(calls) - 1}" + (f"%{most}" if most else ""), "(submitit batch)"])
     try:
         return submit_batch(calls, folder, most)
     except Exception as exc:  # submitit's own errors, sbatch's refusal: every workpackage of the batch fails
