@@ -3,7 +3,7 @@
 and `bench dashboard` on it, each timed as a separate process with its peak memory.
 
     python perf/history_scale.py [--quick] [--runs 1000] [--figures-per-run 1000] [--rounds 2]
-                                 [--keep DIR] [--url postgresql://...]
+                                 [--keep DIR] [--url postgresql://...] [--compare-with OLD/src]
 
 The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
 two benchmarks, two systems at two sites, each run with 100 configurations (nodes 1..16 × two batch
@@ -12,7 +12,9 @@ to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import t
 history, list the history, build the dashboard. Each command runs as `python -m caramel` in a child
 process (interpreter start included); its peak memory is the child's own (os.wait4's rusage).
 `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a PostgreSQL history
-(the import goes into a fresh SQLite file there too, the export reads the server).
+(the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
+each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
+CPU seconds of each: the ratios hold on a loaded machine, where the times do not.
 Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
 ≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
 """
@@ -78,7 +80,7 @@ def make_history(target: str, runs: int, per_run: int) -> int:
     return figures
 
 
-def run_measured(args: list[str], env: dict) -> tuple[float, float, str]:
+def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
     """As `measured`, the child reaped by os.wait4 so its own peak memory is known (subprocess reaps
     it itself in communicate, so the pipes are read by threads here and the child waited for first)."""
     import threading
@@ -99,33 +101,34 @@ def run_measured(args: list[str], env: dict) -> tuple[float, float, str]:
     text = (chunks.get("out", b"") + chunks.get("err", b"")).decode(errors="replace").strip()
     if child.returncode:
         sys.exit(f"bench {' '.join(args)} failed ({child.returncode}):\n{text[-3000:]}")
-    return took, usage.ru_maxrss / 1024, text
+    return took, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, text
 
 
-def one_round(folder: str, history: str, env: dict, number: int) -> dict[str, tuple[float, float]]:
+def one_round(folder: str, history: str, trees: dict[str, dict], number: int) -> None:
+    """Each step once per caramel tree (this one, and --compare-with's), interleaved."""
     export = os.path.join(folder, "export.jsonl")
-    fresh = os.path.join(folder, f"imported{number}.db")
     page = os.path.join(folder, "dashboard.html")
-    out: dict[str, tuple[float, float]] = {}
     steps = [("export", ["export", "--history", history, "-o", export]),
-             ("import", ["import", export, "--history", fresh]),
+             ("import", ["import", export, "--history", os.path.join(folder, "imported.db")]),
              ("list", ["history", "list", "--history", history]),
              ("dashboard", ["dashboard", "--history", history, "-o", page])]
     for name, args in steps:
-        took, peak, text = run_measured(args, env)
-        out[name] = (took, peak)
-        extra = ""
-        if name == "export":
-            extra = f", {os.path.getsize(export) / 1e6:.0f} MB written"
-        elif name == "dashboard":
-            extra = f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB)"
-        elif name == "list":
-            extra = f", {len(text.splitlines())} lines"
-        seconds, memory = TARGETS[name]
-        print(f"  {name:9s} {took:6.2f} s (target {seconds:g} s), peak {peak:5.0f} MB"
-              + (f" (target {memory:g} MB)" if memory else "") + extra, flush=True)
-    os.unlink(fresh)
-    return out
+        for tree, env in trees.items():
+            if name == "import" and os.path.exists(args[3]):
+                os.unlink(args[3])
+            took, peak, cpu, text = run_measured(args, env)
+            extra = ""
+            if name == "export":
+                extra = f", {os.path.getsize(export) / 1e6:.0f} MB written"
+            elif name == "dashboard":
+                extra = f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB)"
+            elif name == "list":
+                extra = f", {len(text.splitlines())} lines"
+            seconds, memory = TARGETS[name]
+            print(f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
+                  + (f" (target {memory:g} MB)" if memory else "") + extra + f"  [load {os.getloadavg()[0]:.1f}]",
+                  flush=True)
+    os.unlink(os.path.join(folder, "imported.db"))
 
 
 def main() -> int:
@@ -136,12 +139,18 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", metavar="DIR", help="write the history, export and page here (kept; reused)")
     parser.add_argument("--url", help="a PostgreSQL history to fill and measure (emptied first by the caller)")
+    parser.add_argument("--compare-with", metavar="SRC", help="another caramel's src folder (git archive REV src): "
+                        "each step run by both, interleaved, for ratios on a loaded machine")
     args = parser.parse_args()
     runs = 100 if args.quick else args.runs
     folder = args.keep or tempfile.mkdtemp(prefix="caramel-history-scale-")
     os.makedirs(folder, exist_ok=True)
     env = {**os.environ, "CARAMEL_DATA_DIR": os.path.join(folder, "data")}
     env.pop("CARAMEL_HISTORY", None)
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    trees = {"new": {**env, "PYTHONPATH": here}}
+    if args.compare_with:
+        trees["base"] = {**env, "PYTHONPATH": os.path.abspath(args.compare_with)}
     try:
         history = args.url or os.path.join(folder, f"history-{runs}x{args.figures_per_run}.db")
         t = time.perf_counter()
@@ -151,7 +160,7 @@ def main() -> int:
         print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         for number in range(args.rounds):
             print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)
-            one_round(folder, history, env, number)
+            one_round(folder, history, trees, number)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
         if not args.keep:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import socket
 import sys
 from collections.abc import Iterator

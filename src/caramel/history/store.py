@@ -329,6 +329,11 @@ class History:
         found = self.db.execute("SELECT run_key FROM baselines WHERE name = ?", (name,)).fetchone()
         return found[0] if found else None
 
+    def export(self, benchmark: str | None = None) -> Iterator[dict]:
+        """The records of `export_lines`, parsed (one run at a time)."""
+        for line in self.export_lines(benchmark):
+            yield json.loads(line)
+
     def export_lines(self, benchmark: str | None = None,
                      site_of: Callable[[RunRecord], str] | None = None) -> Iterator[str]:
         """One JSON line per run (of `benchmark`, or all) with its metrics: the portable form. A
