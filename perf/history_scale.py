@@ -81,27 +81,23 @@ def make_history(target: str, runs: int, per_run: int) -> int:
 
 
 def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
-    """As `measured`, the child reaped by os.wait4 so its own peak memory is known (subprocess reaps
-    it itself in communicate, so the pipes are read by threads here and the child waited for first)."""
-    import threading
-
+    """Run `bench ARGS`: seconds, peak memory in MB, CPU seconds (user + system) and its output.
+    The peak is measured by /usr/bin/time, whose own small process forks the command: Linux counts
+    the memory of a process before its exec in its peak, so a child forked by this harness (which
+    holds the history builder's memory) would show the harness's peak, not its own."""
+    timer = shutil.which("time", path="/usr/bin:/bin")
     started = time.perf_counter()
-    child = subprocess.Popen([sys.executable, "-m", "caramel", *args], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE)
-    chunks: dict[str, bytes] = {}
-    readers = [threading.Thread(target=lambda name, pipe: chunks.__setitem__(name, pipe.read()), args=(name, pipe))
-               for name, pipe in (("out", child.stdout), ("err", child.stderr))]
-    for reader in readers:
-        reader.start()
-    _, status, usage = os.wait4(child.pid, 0)
+    command = [sys.executable, "-m", "caramel", *args]
+    done = subprocess.run(([timer, "-f", "\nPEAK_KB %M CPU_S %U %S"] if timer else []) + command, env=env,
+                          capture_output=True, text=True)
     took = time.perf_counter() - started
-    for reader in readers:
-        reader.join()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    text = (chunks.get("out", b"") + chunks.get("err", b"")).decode(errors="replace").strip()
-    if child.returncode:
-        sys.exit(f"bench {' '.join(args)} failed ({child.returncode}):\n{text[-3000:]}")
-    return took, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, text
+    if done.returncode:
+        sys.exit(f"bench {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    err, _, stats = done.stderr.rpartition("\nPEAK_KB ")
+    if not timer or not stats:
+        return took, float("nan"), float("nan"), (done.stdout + done.stderr).strip()
+    peak, _, user, system = stats.split()
+    return took, int(peak) / 1024, float(user) + float(system), (done.stdout + err).strip()
 
 
 def one_round(folder: str, history: str, trees: dict[str, dict], number: int) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from caramel.errors import RunError
-from caramel.history.engine import is_url
+from caramel.history.engine import PostgresConnection, is_url
 from caramel.history.store import SCHEMA_VERSION, History, RunRecord, decode_run
 
 _RUN_COLUMNS = {"run_key", "benchmark", "tags", "system", "started", "job_ids", "nodes", "container", "git_commit"}
@@ -143,6 +143,7 @@ def _read_server(url: str) -> HistoryContents:
     with History(url) as history:
         db = history.db
         runs = history.runs()
+        assert isinstance(db, PostgresConnection)
         raw = db.db  # psycopg's connection: the SQL of _SQL is PostgreSQL's own
         return HistoryContents(runs, _columns(runs, lambda sql, params: raw.execute(sql, params), "postgresql"),
                                [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()])
