@@ -101,8 +101,9 @@ def _record(doc) -> tuple[RunRecord, list[Metric]]:
         raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
     metrics = []
     for i, metric in enumerate(doc["metrics"]):
-        samples = metric.get("samples") if type(metric) is dict else None
-        if not _plain_metric(metric):  # the careful check, naming what is wrong where
+        if _plain_metric(metric):
+            samples: list[float] = metric["samples"]
+        else:  # the careful check, naming what is wrong where
             _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
             for key, value in metric.items():
                 _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
