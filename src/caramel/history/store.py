@@ -266,8 +266,10 @@ class History:
         the samples. A run whose stored mean, min or max is not a finite number (an older caramel wrote
         infinity there) is read figure by figure, so its count leaves out what `metrics` leaves out."""
         counts = {row[0]: row[1] for row in self.db.execute("SELECT run_key, COUNT(*) FROM metrics GROUP BY run_key")}
-        odd = " OR ".join(f"{c} IS NULL OR NOT ({c} BETWEEN -1.7e308 AND 1.7e308)" for c in ("mean", "min", "max"))
-        damaged = {row[0] for row in self.db.execute(f"SELECT DISTINCT run_key FROM metrics WHERE {odd}")}
+        # NULL (NaN), infinite, or a text where a number belongs (SQLite orders texts after numbers)
+        finite = "mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308"
+        damaged = {row[0] for row in self.db.execute(
+            f"SELECT DISTINCT run_key FROM metrics WHERE NOT coalesce({finite}, FALSE)")}
         out = []
         for run in self.runs(benchmark):
             figures, flagged = counts.get(run.run_key, 0), False
