@@ -379,8 +379,8 @@ class History:
                 if isinstance(config, str):
                     texts[("config", config)] = row
             words = texts.get((tbl, name, unit, direction))
-            if words is None:
-                words = texts[(tbl, name, unit, direction)] = (dumps(tbl), dumps(name), dumps(unit), dumps(direction))
+            if words is None:  # a damaged row's value that is no text (a number, a blob) written as text
+                words = texts[(tbl, name, unit, direction)] = tuple(dumps(_as_text(v)) for v in (tbl, name, unit, direction))
             yield (f'{{"table": {words[0]}, "row": {row}, "name": {words[1]}, "unit": {words[2]}, '
                    f'"direction": {words[3]}, "samples": {samples}}}')
 
@@ -451,6 +451,14 @@ def row_field(path: str, text, what: str, kind: type):
         raise RunError(f"{path}: {what} is damaged (not a JSON {'list' if kind is list else 'object'})",
                        hint="bench history remove RUN drops that run")
     return value
+
+
+def _as_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
 
 
 def _plain_samples(text) -> list[float] | None:
