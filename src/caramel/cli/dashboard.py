@@ -4,6 +4,7 @@ every run of one or more histories (one per site), drawn with plotly.js inlined 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -24,15 +25,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from caramel.cli.outputs import refuse_inputs
-    from caramel.fs.writes import write_text
+    from caramel.fs.writes import replacing, write_text
     from caramel.history.store import default_path
+    from caramel.pages.points import write_points
     from caramel.pages.render import page
     from caramel.pages.sources import load
 
     histories = args.history or [default_path()]
     refuse_inputs(args.output, history=histories)
     collection = load(histories, args.benchmark, args.system)
-    text = page(collection, args.title, baseline=args.baseline)
+    # a page that draws thinned series has every figure in a CSV file beside it (docs/dashboard.md)
+    points = os.path.splitext(args.output)[0] + ".csv" if collection.thinned else None
+    if points:
+        refuse_inputs(points, history=histories)
+        with replacing(points) as handle:
+            write_points(collection, handle)
+    text = page(collection, args.title, baseline=args.baseline, all_points=os.path.basename(points) if points else None)
     write_text(args.output, text)
     print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {args.output}",
           file=sys.stderr)

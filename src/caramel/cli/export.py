@@ -4,9 +4,10 @@ can merge their results into one history (importing a run twice adds nothing).""
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
 import socket
 import sys
+from collections.abc import Iterator
 
 from caramel.errors import RunError
 
@@ -27,53 +28,61 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    """Stream the history, one run a line, into the file (written whole or not at all) or stdout."""
     from caramel.cli.outputs import refuse_inputs
-    from caramel.fs.writes import write_text
+    from caramel.fs.writes import replacing
     from caramel.history.store import History
 
     if args.output:
         refuse_inputs(args.output, history=args.history)
+    here = socket.gethostname()
+
+    def site_of(run) -> str:  # imported runs (recorded on another host) keep their site
+        return args.site if run.host in ("", here) else run.site
 
     with History.open(args.history) as history:
-        keys = [r.run_key for r in history.runs(args.benchmark)] if args.benchmark else None
-        records = list(history.export(keys))
+        with replacing(args.output) if args.output else contextlib.nullcontext(sys.stdout) as out:
+            written, pending = 0, []
+            for line in history.export_lines(args.benchmark, site_of if args.site else None):
+                pending.append(line + "\n")
+                written += 1
+                if len(pending) >= 64:  # a few runs a write: fewer system calls, memory still bounded
+                    out.write("".join(pending))
+                    pending.clear()
+            out.write("".join(pending))  # the last runs (an empty history: an empty file)
         for note in history.skipped:
             print(f"warning: {note} (bench history remove RUN drops that run)", file=sys.stderr)
-    if args.site:
-        here = socket.gethostname()
-        for record in records:  # imported runs (recorded on another host) keep their site
-            if record["run"].get("host") in ("", here):
-                record["site"] = args.site
-    lines = [json.dumps(record) + "\n" for record in records]
     if args.output:
-        write_text(args.output, "".join(lines))
-        print(f"{len(lines)} run(s) written to {args.output}", file=sys.stderr)
-    else:
-        sys.stdout.writelines(lines)
+        print(f"{written} run(s) written to {args.output}", file=sys.stderr)
     return 0
 
 
 def run_import(args: argparse.Namespace) -> int:
-    """Check every line first (file and line in any error), then add the whole file in one transaction."""
-    from caramel.errors import Location
+    """Read the file a line at a time, each checked (file and line in any error) and added as it is
+    read, all in one transaction: a bad line anywhere leaves the history as it was."""
     from caramel.history.store import History
+
+    with History.open(args.history) as history:
+        runs, metrics = history.import_records(_records(args.file))
+    print(f"{runs} new run(s), {metrics} new figure(s) from {args.file}")
+    return 0
+
+
+def _records(path: str) -> Iterator[tuple]:
+    """The file's runs, one line at a time: (run, metrics, where)."""
+    from caramel.errors import Location
     from caramel.history.validate import parse_line
     from caramel.state import bounded
 
-    records = []
     try:
-        with open(args.file, "rb") as handle:
+        with open(path, "rb") as handle:
             # a line is read up to the bound, never whole: a file of one endless line cannot fill the memory
             for number, raw in enumerate(iter(lambda: handle.readline(bounded.MAX_BYTES + 1), b""), 1):
                 if len(raw) > bounded.MAX_BYTES:
                     raise RunError(f"not a bench export: a line of more than {bounded.size_text(bounded.MAX_BYTES)}",
-                                   Location(args.file, number), hint="bench export writes one run per line")
-                parsed = parse_line(raw, Location(args.file, number))
+                                   Location(path, number), hint="bench export writes one run per line")
+                parsed = parse_line(raw, Location(path, number))
                 if parsed is not None:
-                    records.append((*parsed, Location(args.file, number)))
+                    yield (*parsed, Location(path, number))
     except OSError as exc:
-        raise RunError(f"cannot read {args.file}: {exc.strerror or exc}") from None
-    with History.open(args.history) as history:
-        runs, metrics = history.import_records(records)
-    print(f"{runs} new run(s), {metrics} new figure(s) from {args.file}")
-    return 0
+        raise RunError(f"cannot read {path}: {exc.strerror or exc}") from None

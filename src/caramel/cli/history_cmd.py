@@ -47,10 +47,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"removed run {args.run_key} ({removed} figure(s)) from {history.path}")
             return 0
         rows = []
-        for record in history.runs(args.benchmark):
-            before = len(history.skipped)
-            figures = len(history.metrics(record.run_key))
-            flag = "  (has values that are not finite numbers)" if len(history.skipped) > before else ""
+        for record, figures, flagged in history.listing(args.benchmark):
+            flag = "  (has values that are not finite numbers)" if flagged else ""
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started)) if record.started else "-"
             rows.append((record.run_key, record.benchmark, started, f"{figures} figure(s){flag}"))
     if not rows:

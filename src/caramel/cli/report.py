@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             tables = [(item.table.name, item.data.headings, item.data.cells)
                       for item in produce(inp).made if item.table.output == "table"]
             chosen.append((key, history.run(key).benchmark, tables))
-    collection = load([args.history or default_path()])
+    collection = load([args.history or default_path()], whole={key for key, _, _ in chosen})
     benchmarks = {bench for _, bench, _ in chosen}
     _keep_benchmarks(collection, benchmarks)
     index = {r.record.run_key: r.index for r in collection.runs}

@@ -19,12 +19,14 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from caramel.analyse.inputs import AnalysisInput
-from caramel.analyse.performance import uses_performance_lines
 from caramel.spec.model import Pattern
 from caramel.spec.units import direction, readable_unit, unit_in_name
 from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
+
+if TYPE_CHECKING:  # caramel.analyse takes 0.4 s to import: `bench history list` and the pages never need it
+    from caramel.analyse.inputs import AnalysisInput
 
 UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
 PERFORMANCE_TABLE = "performance"  # the table of `performance:` lines (report.performance.TABLE)
@@ -88,6 +90,8 @@ def collect(inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | Non
     (report.results.history_tables). `configs`: only these tables (by index) and configurations."""
     params = inp.param_names()
     patterns = _patterns(inp)
+    from caramel.analyse.performance import uses_performance_lines
+
     lines = uses_performance_lines(inp)
     out: dict[tuple, Metric] = {}
     shared: dict[tuple, dict[str, str]] = {}
@@ -203,6 +207,8 @@ def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict
     """The configurations (as `collect` names them, per table index) of the rows made again, before
     and after (report.incremental.Delta); None when a table's change is not known row by row."""
     params = inp.param_names()
+    from caramel.analyse.performance import uses_performance_lines
+
     lines = uses_performance_lines(inp)
     out: dict[int, set[tuple]] = {}
     names = [item.table.name for item in made if item.table.output == "table"]

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from caramel.errors import RunError
-from caramel.history.engine import is_url
+from caramel.history.engine import PostgresConnection, is_url
 from caramel.history.store import SCHEMA_VERSION, History, RunRecord, decode_run
 
 _RUN_COLUMNS = {"run_key", "benchmark", "tags", "system", "started", "job_ids", "nodes", "container", "git_commit"}
@@ -20,6 +24,22 @@ LOCK_WAIT_S = 3.0  # a `bench result` writing holds the lock for well under a se
 
 # run_key, tbl, config (JSON), name, unit, direction, n, mean, sd
 FigureRow = tuple[str, str, str, str, str, str, int, float, float]
+# tbl, config (JSON), name, unit, direction: what one figure is, in every run that has it
+FigureKey = tuple[str, str, str, str, str]
+
+
+@dataclass
+class FigureColumns:
+    """Every figure of a history as columns (a million figures in 30 MB): the run (index into
+    HistoryContents.runs), the key (index into `keys`, in the order first recorded), and the n,
+    mean and sd of its repeats (NaN where none is stored). In the order the figures were recorded."""
+
+    keys: list[FigureKey] = field(default_factory=list)
+    run: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    key: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
+    n: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    sd: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass
@@ -27,8 +47,72 @@ class HistoryContents:
     """Everything a page needs of one history file, in the order it was recorded."""
 
     runs: list[RunRecord] = field(default_factory=list)  # by start time
-    figures: list[FigureRow] = field(default_factory=list)
+    columns: FigureColumns = field(default_factory=FigureColumns)
     baselines: list[tuple[str, str]] = field(default_factory=list)  # (name, run key)
+
+    @property
+    def figures(self) -> list[FigureRow]:
+        """The figures as rows (a small history's view; pages read `columns`)."""
+        c = self.columns
+        return [(self.runs[r].run_key, *c.keys[k], int(n), float(mean), float(sd))  # type: ignore[misc]
+                for r, k, n, mean, sd in zip(c.run.tolist(), c.key.tolist(), c.n.tolist(), c.mean.tolist(),
+                                             c.sd.tolist(), strict=True)]
+
+
+def _columns(runs: list[RunRecord], execute: Callable[[str, tuple], Any], dialect: str) -> FigureColumns:
+    """The figures of each run as columns, two queries a run: its keys as one text (SQL joins them;
+    runs of one benchmark repeat the same keys in the same order, so the text is split and looked up
+    only when it changes) and its numbers (n, mean, sd), which numpy takes whole. A thousand runs of
+    a thousand figures are read in a second or two, without an object per figure."""
+    order, joined, numbers = _SQL[dialect]
+    keys: dict[str, int] = {}
+    key_list: list[FigureKey] = []
+    parts: list[tuple[int, np.ndarray, np.ndarray]] = []
+    last_text, last_ids = None, np.zeros(0, dtype=np.int32)
+    for index, run in enumerate(runs):
+        text = execute(joined, (run.run_key,)).fetchone()[0]
+        if not text:
+            continue
+        values = np.array(execute(numbers, (run.run_key,)).fetchall(), dtype=float).reshape(-1, 3)
+        if text != last_text:
+            ids = []
+            for key in text.split(_ROW):
+                found = keys.get(key)
+                if found is None:
+                    found = keys[key] = len(key_list)
+                    key_list.append(tuple(key.split(_FIELD)))  # type: ignore[arg-type]
+                ids.append(found)
+            last_text, last_ids = text, np.array(ids, dtype=np.int32)
+        if len(last_ids) != len(values) or any(len(key_list[k]) != 5 for k in set(last_ids.tolist())):
+            raise RunError(f"run {run.run_key}: a figure's table, configuration, name or unit holds a control "
+                           "character caramel never writes", hint=f"bench history remove {run.run_key} drops that run")
+        parts.append((index, last_ids, values))
+    if not parts:
+        return FigureColumns(key_list)
+    values = np.concatenate([p[2] for p in parts])
+    return FigureColumns(key_list, np.concatenate([np.full(len(p[1]), p[0], dtype=np.int32) for p in parts]),
+                         np.concatenate([p[1] for p in parts]), values[:, 0], values[:, 1], values[:, 2])
+
+
+_FIELD, _ROW = "\x1f", "\x1e"  # unit and record separators: escaped in JSON, in no name caramel writes
+_KEY_TEXT = "coalesce(tbl, '') || char(31) || coalesce(config, '') || char(31) || coalesce(name, '') || char(31) || " \
+            "coalesce(unit, '') || char(31) || coalesce(direction, '')"
+# per dialect: the insertion order, a run's keys as one text, a run's numbers (a missing mean: not finite,
+# left out by the pages; a text where a number belongs, from a damaged row: likewise)
+_SQL = {
+    "sqlite": ("rowid",
+               f"SELECT group_concat(k, char(30)) FROM (SELECT {_KEY_TEXT} AS k FROM metrics WHERE run_key = ? "
+               "ORDER BY rowid)",
+               "SELECT CASE WHEN typeof(n) = 'integer' AND n > 0 THEN n ELSE 1 END, "
+               "CASE WHEN typeof(mean) IN ('real', 'integer') THEN mean ELSE 1e999 END, "
+               "CASE WHEN typeof(sd) IN ('real', 'integer') THEN sd ELSE 0.0 END "
+               "FROM metrics WHERE run_key = ? ORDER BY rowid"),
+    "postgresql": ("seq",
+                   f"SELECT string_agg({_KEY_TEXT.replace('char(31)', 'chr(31)')}, chr(30) ORDER BY seq) "
+                   "FROM metrics WHERE run_key = %s",
+                   "SELECT CASE WHEN n > 0 THEN n ELSE 1 END, coalesce(mean, 'Infinity'), coalesce(sd, 0) "
+                   "FROM metrics WHERE run_key = %s ORDER BY seq"),
+}
 
 
 def read_history(path: str) -> HistoryContents:
@@ -41,9 +125,9 @@ def read_history(path: str) -> HistoryContents:
         db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True, timeout=LOCK_WAIT_S)
         try:
             _check_layout(path, db)
-            return HistoryContents(_runs(path, db), list(db.execute(
-                "SELECT run_key, tbl, config, name, unit, direction, n, mean, sd FROM metrics ORDER BY rowid")),
-                list(db.execute("SELECT name, run_key FROM baselines")))
+            runs = _runs(path, db)
+            return HistoryContents(runs, _columns(runs, db.execute, "sqlite"),
+                                   list(db.execute("SELECT name, run_key FROM baselines")))
         finally:
             db.close()
     except sqlite3.OperationalError as exc:
@@ -58,10 +142,11 @@ def read_history(path: str) -> HistoryContents:
 def _read_server(url: str) -> HistoryContents:
     with History(url) as history:
         db = history.db
-        return HistoryContents(history.runs(), [tuple(row) for row in db.execute(
-            "SELECT run_key, tbl, config, name, unit, direction, n, mean, sd FROM metrics "
-            f"ORDER BY {db.dialect.order}").fetchall()],
-            [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()])
+        runs = history.runs()
+        assert isinstance(db, PostgresConnection)
+        raw = db.db  # psycopg's connection: the SQL of _SQL is PostgreSQL's own
+        return HistoryContents(runs, _columns(runs, lambda sql, params: raw.execute(sql, params), "postgresql"),
+                               [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()])
 
 
 def _runs(path: str, db: sqlite3.Connection) -> list[RunRecord]:
@@ -83,7 +168,7 @@ def _check_file(path: str) -> None:
                        hint="a history is made by bench result (or bench import); an export is read by bench import")
 
 
-def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+def _table_columns(db: sqlite3.Connection, table: str) -> set[str]:
     return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
 
 
@@ -96,7 +181,7 @@ def _check_layout(path: str, db: sqlite3.Connection) -> None:
         if found and str(found[0]).isdigit() and int(found[0]) > SCHEMA_VERSION:
             raise RunError(f"{path}: a history of a newer caramel (layout {found[0]}; this caramel reads up to "
                            f"{SCHEMA_VERSION})", hint="build the page with the caramel that wrote the history")
-    missing = sorted(_RUN_COLUMNS - _columns(db, "runs")) + sorted(_METRIC_COLUMNS - _columns(db, "metrics"))
+    missing = sorted(_RUN_COLUMNS - _table_columns(db, "runs")) + sorted(_METRIC_COLUMNS - _table_columns(db, "metrics"))
     if missing:
         raise RunError(f"{path}: a history of another caramel version (missing columns {', '.join(missing)})",
                        hint="export it with that caramel (bench export) and import it here")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 
 from caramel.errors import CaramelError, Location, RunError
@@ -25,6 +26,10 @@ from caramel.state import bounded
 SCHEMA_VERSION = 2
 # the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
 EXPORT_SCHEMA = 2
+# a samples text as caramel writes it (history.store._samples: the reprs of finite floats, JSON),
+# exponents short enough that no value overflows a float: copied into an export as it is
+_NUMBER = r"-?\d+(?:\.\d+)?(?:e-\d{1,3}|e\+?\d{1,2})?"
+_PLAIN_SAMPLES = re.compile(rf"\[{_NUMBER}(?:, ?{_NUMBER})*\]")
 # columns added after schema 1: added to an older history when it is opened
 ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT"}
 RUN_COLUMNS = ("run_key", "benchmark", "file", "run_dir", "tags", "system", "caramel_version", "git_commit", "host",
@@ -56,6 +61,17 @@ def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: 
         else "DO NOTHING"
     return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
             f"ON CONFLICT ({', '.join(key)}) {action}")
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float | None]:
+    """The mean (statistics.fmean's) and sample standard deviation (ddof 1; None with one sample: no
+    spread known, not 0) of a figure's repeats, by math.fsum: the same to the last digit or so as
+    statistics.stdev, which takes ten times as long (its exact fractions), a million times per import."""
+    n = len(values)
+    mean = math.fsum(values) / n
+    if n < 2:
+        return mean, None
+    return mean, math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / (n - 1))
 
 
 def _samples(values: list[float]) -> str:
@@ -172,15 +188,22 @@ class History:
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
         self.db.execute(upsert("runs", RUN_COLUMNS, ("run_key",), replace), [row[c] for c in RUN_COLUMNS])
-        configs: dict[int, str] = {}  # metrics of one row share their configuration: dump it once
+        configs: dict = {}  # metrics of one row share their configuration: dump it once
         rows = []
         for m in metrics:
-            config = configs.get(id(m.row))
+            try:  # equal rows (an import's metrics each have their own dict) share one text too
+                key: object = tuple(m.row.items())
+                config = configs.get(key)
+            except TypeError:  # a value that is no text or number: dump it each time
+                key, config = None, None
             if config is None:
-                config = configs[id(m.row)] = json.dumps(m.row)
+                config = json.dumps(m.row)
+                if key is not None:
+                    configs[key] = config
             # the direction as its plain text; sd NULL with one sample (no spread known, not 0)
+            mean, sd = _mean_sd(m.samples)
             rows.append((run.run_key, m.table, config, m.name, m.unit, str(getattr(m.direction, "value", m.direction)),
-                         m.n, m.mean, m.sd if m.n > 1 else None, min(m.samples), max(m.samples), _samples(m.samples)))
+                         len(m.samples), mean, sd, min(m.samples), max(m.samples), _samples(m.samples)))
         removed = 0
         if replace and compare:
             rows, removed = self._changed(run.run_key, rows)
@@ -234,6 +257,27 @@ class History:
         return self._records("SELECT * FROM runs" + (" WHERE benchmark = ?" if benchmark else "") + " ORDER BY started",
                              (benchmark,) if benchmark else ())
 
+    def listing(self, benchmark: str | None = None) -> list[tuple[RunRecord, int, bool]]:
+        """Each run (by start time) with its number of figures and whether any of them holds a value
+        that is not a finite number, in two aggregate queries, not one per run: `bench history list`
+        of a thousand runs and a million figures reads the key index and the stored mean/min/max, never
+        the samples. A run whose stored mean, min or max is not a finite number (an older caramel wrote
+        infinity there) is read figure by figure, so its count leaves out what `metrics` leaves out."""
+        counts = {row[0]: row[1] for row in self.db.execute("SELECT run_key, COUNT(*) FROM metrics GROUP BY run_key")}
+        # NULL (NaN), infinite, or a text where a number belongs (SQLite orders texts after numbers)
+        finite = "mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308"
+        damaged = {row[0] for row in self.db.execute(
+            f"SELECT DISTINCT run_key FROM metrics WHERE NOT coalesce({finite}, FALSE)")}
+        out = []
+        for run in self.runs(benchmark):
+            figures, flagged = counts.get(run.run_key, 0), False
+            if run.run_key in damaged:
+                before = len(self.skipped)
+                figures = len(self.metrics(run.run_key))
+                flagged = len(self.skipped) > before
+            out.append((run, figures, flagged))
+        return out
+
     def _records(self, sql: str, params: tuple) -> list[RunRecord]:
         cur = self.db.execute(sql, params)
         names = [d[0] for d in cur.description]
@@ -242,29 +286,47 @@ class History:
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
         import) is left out and noted in `self.skipped`, so one bad figure never hides the history."""
-        return self._metrics("WHERE run_key = ?", (run_key,)).get(run_key, [])
+        configs: dict[str, dict] = {}
+        return [Metric(tbl, config, name, unit, direction, values)
+                for tbl, config, name, unit, direction, values in self._figure_rows(run_key, configs)]
+
+    def _figure_rows(self, run_key: str, configs: dict[str, dict]) -> Iterator[tuple]:
+        """The run's figures as (table, configuration dict, name, unit, direction, finite samples), in
+        the order they were recorded (`_rows` of one run)."""
+        for _, *figure in self._rows("WHERE run_key = ?", (run_key,), configs):
+            yield tuple(figure)
 
     def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
         """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
         what reading the figures of many runs (`bench predict`) asks instead of `metrics` per run."""
-        if benchmark is None:
-            return self._metrics("", ())
-        return self._metrics("WHERE run_key IN (SELECT run_key FROM runs WHERE benchmark = ?)", (benchmark,))
-
-    def _metrics(self, where: str, params: tuple) -> dict[str, list[Metric]]:
+        where, params = ("", ()) if benchmark is None else (
+            "WHERE run_key IN (SELECT run_key FROM runs WHERE benchmark = ?)", (benchmark,))
         out: dict[str, list[Metric]] = {}
+        for run_key, *figure in self._rows(where, params, {}):
+            out.setdefault(run_key, []).append(Metric(*figure))
+        return out
+
+    def _rows(self, where: str, params: tuple, configs: dict[str, dict]) -> Iterator[tuple]:
+        """Figures as (run key, table, configuration dict, name, unit, direction, finite samples), in the
+        order they were recorded. `configs` caches the parsed configurations (the same few hundred texts
+        recur in every run of a benchmark); the samples, as caramel writes them (a JSON list of finite
+        floats), are read by json.loads alone, anything else by the careful `_finite_samples`."""
         for run_key, tbl, config, name, unit, direction, samples in self.db.execute(
                 f"SELECT run_key, tbl, config, name, unit, direction, samples FROM metrics {where} "
                 f"ORDER BY {self.db.dialect.order}", params):
-            values = _finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
-            if values is None or len(values) < samples.count(",") + 1:
-                self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
-                                    + ("; left out" if not values else "; that sample is left out"))
+            values = _plain_samples(samples)
+            if values is None:
+                values = _finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
+                if values is None or len(values) < samples.count(",") + 1:
+                    self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
+                                        + ("; left out" if not values else "; that sample is left out"))
             if values:
-                out.setdefault(run_key, []).append(Metric(
-                    tbl, row_field(self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict),
-                    name, unit, direction, values))
-        return out
+                row = configs.get(config) if isinstance(config, str) else None
+                if row is None:
+                    row = row_field(self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict)
+                    if isinstance(config, str):
+                        configs[config] = row
+                yield run_key, tbl, row, name, unit, direction, values
 
     def remove(self, run_key: str) -> int:
         """Remove a run, its metrics and the baselines that name it; returns the metrics removed."""
@@ -283,36 +345,82 @@ class History:
         found = self.db.execute("SELECT run_key FROM baselines WHERE name = ?", (name,)).fetchone()
         return found[0] if found else None
 
-    def export(self, run_keys: list[str] | None = None) -> Iterator[dict]:
-        """One JSON-ready record per run, with its metrics: the portable form (JSON lines)."""
-        for run in self.runs():
-            if run_keys is not None and run.run_key not in run_keys:
-                continue
+    def export(self, benchmark: str | None = None) -> Iterator[dict]:
+        """The records of `export_lines`, parsed (one run at a time)."""
+        for line in self.export_lines(benchmark):
+            yield json.loads(line)
+
+    def export_lines(self, benchmark: str | None = None,
+                     site_of: Callable[[RunRecord], str] | None = None) -> Iterator[str]:
+        """One JSON line per run (of `benchmark`, or all) with its metrics: the portable form. A
+        generator reading one run at a time, so a history of a million figures is written in the
+        memory of one run. `site_of(run)` names the site to write (default: the run's own).
+
+        Each figure is written from its stored texts: the samples as stored when they are what
+        caramel writes (a JSON list of finite floats, checked by one regular expression), else read
+        with care (`_finite_samples`: values that are not finite numbers are left out and noted in
+        `self.skipped`); the configuration and the names parsed and written once per distinct text.
+        The line is JSON as `json.dumps` writes it, but for the samples' separators."""
+        texts: dict = {}  # a table, name, unit or direction, and a configuration's stored text: its JSON
+        for run in self.runs(benchmark):
             record = asdict(run)
             site, fingerprint = record.pop("site"), record.pop("fingerprint")
+            if site_of is not None:
+                site = site_of(run)
+            figures = ", ".join(self._figure_texts(run.run_key, texts))
             # site and fingerprint are optional keys beside "run", so older caramels read the export
-            yield {"schema": EXPORT_SCHEMA, "run": record, "metrics": [asdict(m) for m in self.metrics(run.run_key)],
-                   "site": site, "fingerprint": fingerprint}
+            yield (f'{{"schema": {EXPORT_SCHEMA}, "run": {json.dumps(record)}, "metrics": [{figures}], '
+                   f'"site": {json.dumps(site)}, "fingerprint": {json.dumps(fingerprint)}}}')
+
+    def _figure_texts(self, run_key: str, texts: dict) -> Iterator[str]:
+        """The run's figures as the JSON objects of an export line (see export_lines)."""
+        dumps = json.dumps
+        for tbl, config, name, unit, direction, samples in self.db.execute(
+                "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
+                f"ORDER BY {self.db.dialect.order}", (run_key,)):
+            if not (isinstance(samples, str) and len(samples) < 4096 and _PLAIN_SAMPLES.fullmatch(samples)):
+                values = _finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
+                if values is None or len(values) < samples.count(",") + 1:
+                    self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
+                                        + ("; left out" if not values else "; that sample is left out"))
+                if not values:
+                    continue
+                samples = dumps(values)
+            row = texts.get(("config", config))
+            if row is None:
+                parsed = row_field(self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict)
+                row = dumps(parsed)
+                if isinstance(config, str):
+                    texts[("config", config)] = row
+            words = texts.get((tbl, name, unit, direction))
+            if words is None:  # a damaged row's value that is no text (a number, a blob) written as text
+                words = texts[(tbl, name, unit, direction)] = tuple(dumps(_as_text(v)) for v in (tbl, name, unit, direction))
+            yield (f'{{"table": {words[0]}, "row": {row}, "name": {words[1]}, "unit": {words[2]}, '
+                   f'"direction": {words[3]}, "samples": {samples}}}')
 
     def import_records(self, records: Iterable[tuple[RunRecord, list[Metric], Location]]) -> tuple[int, int]:
-        """Add validated (run, metrics, where) records all in one transaction: a run already here
-        with the same figures adds nothing; one with other figures is refused (CaramelError naming
-        `where`, the file and line) and nothing of the file is added. Returns (new runs, new figures)."""
+        """Add validated (run, metrics, where) records, read one at a time (a file of a million
+        figures in the memory of one run), all in one transaction: a run already here with the same
+        figures adds nothing; one with other figures is refused (CaramelError naming `where`, the
+        file and line) and nothing of the file is added (an error raised by `records` itself, a bad
+        line further on, rolls the transaction back too). A run met twice in the file is checked
+        against what its first line added, read back from the transaction. Returns (new runs, new figures)."""
         runs = added = 0
-        seen: dict[str, tuple[dict, Location]] = {}
+        first_line: dict[str, int] = {}  # runs new to the history: the line that brought them
         with self.writing():
             for run, metrics, where in records:
-                figures = _figures(metrics)
-                if run.run_key in seen:
-                    _same_figures(run.run_key, seen[run.run_key][0], figures, where,
-                                  f"line {seen[run.run_key][1].line} of this file")
-                    continue
                 if self.run(run.run_key) is not None:
-                    _same_figures(run.run_key, _figures(self.metrics(run.run_key)), figures, where, "the history")
+                    known = _figures(self.metrics(run.run_key))
+                    line = first_line.get(run.run_key)
+                    _same_figures(run.run_key, known, _figures(metrics), where,
+                                  "the history" if line is None else f"line {line} of this file")
+                    if line is not None:
+                        continue  # the file's first line of this run holds: a repeat adds nothing
                 else:
                     runs += 1
-                seen[run.run_key] = (figures, where)
+                    first_line[run.run_key] = where.line or 0
                 added += self._insert(run, metrics, replace=False)
+                self.written.clear()  # an import goes to no sink: keep no copy of its rows
         return runs, added
 
 
@@ -357,6 +465,31 @@ def row_field(path: str, text, what: str, kind: type):
         raise RunError(f"{path}: {what} is damaged (not a JSON {'list' if kind is list else 'object'})",
                        hint="bench history remove RUN drops that run")
     return value
+
+
+def _as_text(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return "" if value is None else str(value)
+
+
+def _plain_samples(text) -> list[float] | None:
+    """The samples as caramel writes them, a short JSON list of finite floats, read fast; None for
+    anything else (a long, damaged or non-finite text: `_finite_samples` reads it with care)."""
+    if not isinstance(text, str) or len(text) > 4096:
+        return None
+    try:
+        values = json.loads(text)
+    except ValueError:
+        return None
+    if type(values) is not list or not values or not all(type(v) is float for v in values):
+        return None
+    try:
+        return values if math.isfinite(math.fsum(values)) else None
+    except (OverflowError, ValueError):  # inf - inf, or finite values whose sum overflows: read with care
+        return None
 
 
 def _finite_samples(text: str, where: str = "samples") -> list[float] | None:

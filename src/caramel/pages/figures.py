@@ -18,9 +18,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from caramel.history.compare import t99
 from caramel.pages.axes import axis_value, date_axis, is_scaling, titled, x_axis, y_axis
 from caramel.pages.sources import COPY, Collection, Figure
+from caramel.pages.thinning import regressed_pairs
 
 
 def _num(value: float) -> float:
@@ -147,35 +147,16 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
         "ideal": False, "higher": True, "series": out, "lines": False, "metric": list(by_name[pair[1]][0].metric)}]
 
 
-# Student's t two-sided 99 % quantile by degrees of freedom, as history.compare.t99 gives it: index 0
-# for df < 1, 1..30 for its integer part, 31 past 30
-_T99 = np.array([t99(k) for k in range(31)] + [t99(31)])
-
-
 def regressions(items: list[Figure]) -> list[int]:
     """The indices of the figures (in date order, one configuration) that regressed against the one
-    before, by pages.judging.judged's rule, for a whole series at once (numpy: a history of a
-    million figures is judged in a second, not a minute). Equal to
+    before, by pages.judging.judged's rule, for a whole series at once (numpy: pages.thinning). Equal to
     `[i for i in range(1, len(items)) if judged(items[i], items[i - 1])[0] == "regressed"]`."""
     way = items[0].direction if items else ""
     if len(items) < 2 or way not in ("higher", "lower"):
         return []
     values = np.array([(f.mean, f.sd, f.n) for f in items], dtype=float)
-    mean, sd, n = values[1:, 0], values[1:, 1], values[1:, 2]
-    base_mean, base_sd, base_n = values[:-1, 0], values[:-1, 1], values[:-1, 2]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        va, vb = sd ** 2 / n, base_sd ** 2 / base_n
-        se = np.sqrt(va + vb)
-        t = np.abs(mean - base_mean) / se
-        below = np.where(va > 0, va ** 2 / (n - 1), 0) + np.where(vb > 0, vb ** 2 / (base_n - 1), 0)
-        df = (va + vb) ** 2 / np.where(below > 0, below, 1e-300)
-        index = np.where(df > 30, 31, np.clip(np.floor(np.nan_to_num(df, nan=0.0)), 0, 30)).astype(int)
-        significant = np.where(se > 0, t > _T99[index], True)
-        diff_pct = np.where(base_mean != 0, 100.0 * (mean - base_mean) / np.abs(base_mean), np.nan)
-    noise = ~significant | ((base_mean != 0) & (np.abs(diff_pct) < 2.0))
-    worse = (mean < base_mean) if way == "higher" else (mean > base_mean)
-    judged_pair = (n > 1) & (base_n > 1) & np.isfinite(mean) & np.isfinite(base_mean) & (mean != base_mean)
-    return [int(i) + 1 for i in np.flatnonzero(judged_pair & ~noise & worse)]
+    pairs = regressed_pairs(values[:, 0], values[:, 1], values[:, 2], np.full(len(items) - 1, way == "higher"))
+    return [int(i) + 1 for i in np.flatnonzero(pairs)]
 
 
 def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
@@ -189,7 +170,9 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
         out = []
         for (label, _config), items in sorted(series.items()):
             items.sort(key=lambda f: coll.runs[f.run].record.started or 0)
-            bad = regressions(items)
+            # judged on the whole series where the page draws a thinned one (pages.thinning)
+            bad = ([i for i, f in enumerate(items) if f.regressed] if items[0].regressed is not None
+                   else regressions(items))
             shown = items[0].label
             out.append({"name": label + (f" · {shown}" if shown else ""), "group": label, "config": shown,
                         "params": _constant(items[0]),

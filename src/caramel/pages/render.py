@@ -19,6 +19,7 @@ from caramel.history.store import RunRecord
 from caramel.pages import summary
 from caramel.pages.figures import benchmark_plots
 from caramel.pages.sources import Collection
+from caramel.pages.thinning import points_per_series
 
 HERE = Path(__file__).parent / "templates"
 
@@ -77,7 +78,7 @@ def _plots(coll: Collection, focus: set[int] | None) -> tuple[list[dict], list[s
     for f in coll.figures:
         by_bench[coll.runs[f.run].record.benchmark].append(f)
     benchmarks = sorted({r.record.benchmark for r in coll.runs})
-    plots = []
+    plots: list[dict] = []
     for bench in benchmarks:
         for plot in benchmark_plots(coll, by_bench.get(bench, []), focus):
             plot["id"], plot["bench"] = f"plot-{len(plots)}", bench
@@ -85,9 +86,15 @@ def _plots(coll: Collection, focus: set[int] | None) -> tuple[list[dict], list[s
     return plots, benchmarks
 
 
-def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = None, baseline: str | None = None) -> str:
+def _series_count(plots: list[dict]) -> int:
+    return sum(len(p["series"]) for p in plots if p["kind"] == "history")
+
+
+def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = None, baseline: str | None = None,
+         all_points: str | None = None) -> str:
     """The page over `coll`; `runs` (bench report): the chosen runs' indices with their tables
-    (name, headings, rows), shown with their provenance, and the sweeps drawn from them alone."""
+    (name, headings, rows), shown with their provenance, and the sweeps drawn from them alone.
+    `all_points`: the CSV file beside the page holding every figure, named where a plot is thinned."""
     focus = {index for index, _ in runs} if runs else None
     plots, benchmarks = _plots(coll, focus)
     rows = summary.rows(coll, baseline)
@@ -99,4 +106,5 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
         rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
         first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
         fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),
+        thinned=coll.thinned, all_points=all_points, per_series=points_per_series(_series_count(plots)),
         page_js=(HERE / "page.js").read_text(), page_css=(HERE / "page.css").read_text())

@@ -108,6 +108,7 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
             b = next((f for f in per_run.get(found[1], []) if f.config == headline.config), None)
             if b is not None:
                 base_verdict, base_pct = judged(headline, b)
-        out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, len(order), headline, len(latest),
+        runs = coll.run_counts.get((bench, label, headline.metric), len(order))  # the figures may be thinned
+        out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs, headline, len(latest),
                        regressed, change, verdict, base_name, base_pct, base_verdict))
     return out

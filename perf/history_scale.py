@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""A history of 1,000,000 figures (1,000 runs): `bench export`, `bench import`, `bench history list`
+and `bench dashboard` on it, each timed as a separate process with its peak memory.
+
+    python perf/history_scale.py [--quick] [--runs 1000] [--figures-per-run 1000] [--rounds 2]
+                                 [--keep DIR] [--url postgresql://...] [--compare-with OLD/src]
+
+The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
+two benchmarks, two systems at two sites, each run with 100 configurations (nodes 1..16 × two batch
+sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 % (regressions
+to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that file into a new
+history, list the history, build the dashboard. Each command runs as `python -m caramel` in a child
+process (interpreter start included); its peak memory is the child's own (os.wait4's rusage).
+`--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a PostgreSQL history
+(the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
+each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
+CPU seconds of each: the ratios hold on a loaded machine, where the times do not.
+Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
+≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from caramel.history.store import METRIC_COLUMNS, METRIC_KEY, RUN_COLUMNS, History, upsert
+
+METRICS = [("Tokens/second", "", "higher"), ("TFLOPs", "", "higher"), ("Time/iteration", "s", "lower"),
+           ("Energy", "Wh", "lower"), ("Tokens/J", "", "higher"), ("AvgPower", "W", "lower"),
+           ("Memory", "GB", "lower"), ("Loss", "", "lower"), ("Step time p50", "s", "lower"),
+           ("Step time p99", "s", "lower")]
+TARGETS = {"export": (15.0, 200.0), "import": (15.0, 200.0), "list": (0.5, None), "dashboard": (5.0, 300.0)}
+
+
+def configurations(per_run: int) -> list[dict[str, str]]:
+    lengths = [str(1024 * (k + 1)) for k in range(max(1, per_run // 100))]
+    return [{"Nodes": str(n), "GlobalBatch": str(b), **({"Seq": q} if len(lengths) > 1 else {})}
+            for n in (1, 2, 4, 8, 16) for b in (256, 512) for q in lengths]
+
+
+def make_history(target: str, runs: int, per_run: int) -> int:
+    """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the figures written."""
+    rng = random.Random(24)
+    configs = configurations(per_run)
+    metrics = METRICS[:max(1, min(len(METRICS), per_run // len(configs)))]
+    config_texts = [json.dumps(row) for row in configs]
+    figures = 0
+    with History(target) as history:
+        for first in range(0, runs, 100):
+            run_rows, metric_rows = [], []
+            for i in range(first, min(runs, first + 100)):
+                site = i % 2
+                started = 1.7e9 + i * 3600.0
+                run_rows.append((f"run{i}", ("llm", "resnet50")[(i // 2) % 2], "", f"/runs/r{i}", '["800M"]',
+                                 ("A100", "MI250")[site], "0.1.0", "0123abcd", "login1", "n[1-16]",
+                                 json.dumps([str(10000 + i)]), "pytorch.sif@sha256:" + "ab" * 32, "", started,
+                                 started + 600, ("jureca", "lumi")[site], '{"cpu_count": 128}'))
+                slow = 0.8 if i % 50 == 49 else 1.0
+                for row, text in zip(configs, config_texts, strict=True):
+                    scale = int(row["Nodes"]) * (1 + 0.1 * (row["GlobalBatch"] == "512"))
+                    for name, unit, direction in metrics:
+                        base = 1000.0 * scale * (slow if direction == "higher" else 1 / slow)
+                        samples = [base * rng.gauss(1, 0.01) for _ in range(3)]
+                        mean = sum(samples) / 3
+                        sd = (sum((s - mean) ** 2 for s in samples) / 2) ** 0.5
+                        metric_rows.append((f"run{i}", "t", text, name, unit, direction, 3, mean, sd, min(samples),
+                                            max(samples), "[" + ",".join(map(repr, samples)) + "]"))
+            with history.writing():
+                history.db.executemany(upsert("runs", RUN_COLUMNS, ("run_key",), False), run_rows)
+                history.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, False), metric_rows)
+            figures += len(metric_rows)
+    return figures
+
+
+def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
+    """Run `bench ARGS`: seconds, peak memory in MB, CPU seconds (user + system) and its output.
+    The peak is measured by /usr/bin/time, whose own small process forks the command: Linux counts
+    the memory of a process before its exec in its peak, so a child forked by this harness (which
+    holds the history builder's memory) would show the harness's peak, not its own."""
+    timer = shutil.which("time", path="/usr/bin:/bin")
+    started = time.perf_counter()
+    command = [sys.executable, "-m", "caramel", *args]
+    done = subprocess.run(([timer, "-f", "\nPEAK_KB %M CPU_S %U %S"] if timer else []) + command, env=env,
+                          capture_output=True, text=True)
+    took = time.perf_counter() - started
+    if done.returncode:
+        sys.exit(f"bench {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    err, _, stats = done.stderr.rpartition("\nPEAK_KB ")
+    if not timer or not stats:
+        return took, float("nan"), float("nan"), (done.stdout + done.stderr).strip()
+    peak, _, user, system = stats.split()
+    return took, int(peak) / 1024, float(user) + float(system), (done.stdout + err).strip()
+
+
+def one_round(folder: str, history: str, trees: dict[str, dict], number: int) -> None:
+    """Each step once per caramel tree (this one, and --compare-with's), interleaved."""
+    export = os.path.join(folder, "export.jsonl")
+    page = os.path.join(folder, "dashboard.html")
+    steps = [("export", ["export", "--history", history, "-o", export]),
+             ("import", ["import", export, "--history", os.path.join(folder, "imported.db")]),
+             ("list", ["history", "list", "--history", history]),
+             ("dashboard", ["dashboard", "--history", history, "-o", page])]
+    for name, args in steps:
+        for tree, env in trees.items():
+            if name == "import" and os.path.exists(args[3]):
+                os.unlink(args[3])
+            took, peak, cpu, text = run_measured(args, env)
+            extra = ""
+            if name == "export":
+                extra = f", {os.path.getsize(export) / 1e6:.0f} MB written"
+            elif name == "dashboard":
+                extra = f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB)"
+            elif name == "list":
+                extra = f", {len(text.splitlines())} lines"
+            seconds, memory = TARGETS[name]
+            print(f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
+                  + (f" (target {memory:g} MB)" if memory else "") + extra + f"  [load {os.getloadavg()[0]:.1f}]",
+                  flush=True)
+    os.unlink(os.path.join(folder, "imported.db"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100 runs (100,000 figures)")
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--figures-per-run", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--keep", metavar="DIR", help="write the history, export and page here (kept; reused)")
+    parser.add_argument("--url", help="a PostgreSQL history to fill and measure (emptied first by the caller)")
+    parser.add_argument("--compare-with", metavar="SRC", help="another caramel's src folder (git archive REV src): "
+                        "each step run by both, interleaved, for ratios on a loaded machine")
+    args = parser.parse_args()
+    runs = 100 if args.quick else args.runs
+    folder = args.keep or tempfile.mkdtemp(prefix="caramel-history-scale-")
+    os.makedirs(folder, exist_ok=True)
+    env = {**os.environ, "CARAMEL_DATA_DIR": os.path.join(folder, "data")}
+    env.pop("CARAMEL_HISTORY", None)
+    here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+    trees = {"new": {**env, "PYTHONPATH": here}}
+    if args.compare_with:
+        trees["base"] = {**env, "PYTHONPATH": os.path.abspath(args.compare_with)}
+    try:
+        history = args.url or os.path.join(folder, f"history-{runs}x{args.figures_per_run}.db")
+        t = time.perf_counter()
+        if args.url or not os.path.exists(history):
+            figures = make_history(history, runs, args.figures_per_run)
+            print(f"history: {runs} runs, {figures:,} figures written in {time.perf_counter() - t:.1f} s")
+        print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+        for number in range(args.rounds):
+            print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)
+            one_round(folder, history, trees, number)
+        print(f"load average after: {os.getloadavg()[0]:.2f}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(folder, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
