@@ -157,3 +157,38 @@ def test_plan_predict_by_kernels_gives_node_hours_and_names_method_and_run(tmp_p
     assert out.returncode == 0, out.stderr
     assert "method: kernels" in out.stdout and "microbenchmark run mb-localcluster" in out.stdout
     assert "campaign:" in out.stdout and "node-hours" in out.stdout and "90 %" in out.stdout
+
+
+CAPTURED = "captured:gpt:hidden=32 layers=1 heads=2 seq=8 batch=2 vocab=32"
+
+
+def test_a_captured_profile_is_kept_beside_the_benchmark_file_and_read_again(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    from caramel.workloads import profile_capture
+
+    profile = parse_profile(CAPTURED, tmp_path)
+    (kept,) = (tmp_path / "profiles").glob("gpt-*.json")
+    assert json.loads(kept.read_text())["spec"] == "gpt:batch=2 heads=2 hidden=32 layers=1 seq=8 vocab=32"
+    assert profile.source == f"captured ({kept})" and profile.launches > 0
+    analytic = gpt_profile(hidden=32, layers=1, heads=2, seq=8, batch=2, vocab=32)
+    assert sum(c.count * c.work() for c in profile.kernels if c.kind == "gemm") == pytest.approx(
+        sum(c.count * c.work() for c in analytic.kernels if c.kind == "gemm"))
+
+    def no_capture(**_: object) -> dict:
+        raise AssertionError("captured again")
+
+    monkeypatch.setattr(profile_capture, "capture_gpt", no_capture)
+    assert parse_profile(CAPTURED.replace(" ", ","), tmp_path).kernels == profile.kernels  # same spec, same file
+
+
+def test_a_captured_profile_of_a_layout_the_trainer_lacks_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(PredictError, match="data parallel only"):
+        parse_profile(CAPTURED + " tp=2", tmp_path)
+    with pytest.raises(PredictError, match="captures its gpt and resnet"):
+        parse_profile("captured:bert:hidden=8", tmp_path)
+    with pytest.raises(PredictError, match="resnet needs batch"):
+        parse_profile("captured:resnet:width=8", tmp_path)
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(PredictError, match="not a profile"):
+        parse_profile("bad.json", tmp_path)
+    assert not (tmp_path / "profiles").exists()
