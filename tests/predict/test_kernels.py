@@ -118,9 +118,10 @@ def test_method_kernels_end_to_end_on_a_synthetic_history(data: Path, env: dict)
     _microbench(history, "twocores", 1.0)
     rows = [({"Hidden": h, "Batch": b}, [_gpt_seconds(2.0, h, b)]) for h in (64, 128) for b in (4, 8)]
     record(history, "gpt_kernels", rows, metric="Time/iteration(s)", system="onecore", table="gpt",
-           file=str(data / "gpt_kernels.yaml"), tags=["onecore"], key="gpt-onecore")
+           file=str(data / "gpt_kernels.yaml"), tags=["onecore", "analytic"], key="gpt-onecore")
     env = dict(env, CARAMEL_SYSTEMS_PATH=str(data / "systems"))
-    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--format", "json",
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "analytic", "--method", "kernels",
+                "--format", "json",
                 cwd=data, env=env)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
@@ -132,12 +133,42 @@ def test_method_kernels_end_to_end_on_a_synthetic_history(data: Path, env: dict)
         assert p["value"] == pytest.approx(truth, rel=0.1)
         assert p["low"] < p["value"] < p["high"]
     # the same through auto: twocores never ran it, so kernels is chosen and says why
-    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", cwd=data, env=env)
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "analytic", cwd=data, env=env)
     assert out.returncode == 0 and "method: kernels" in out.stdout and "mb-twocores" in out.stdout
-    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--validate",
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "analytic", "--method", "kernels",
+                "--validate",
                 cwd=data, env=env)
     assert out.returncode == 0 and "leave-one-out of twocores's kernel models" in out.stdout
     assert "gemm" in out.stdout and "copy" in out.stdout
+
+
+def _captured_seconds(data: Path, factor: float, hidden: int, batch: int) -> float:
+    models = KernelModels.from_rows("x", synthetic_rows(factor))
+    profile = parse_profile(f"captured:gpt:hidden={hidden} layers=2 heads=4 seq=64 batch={batch} vocab=512 "
+                            "dtype=float32", data)
+    return sum(c.count * models.predict(c)[0] for c in profile.kernels) + 1e-4 * profile.launches
+
+
+def test_method_kernels_sums_over_the_captured_profiles_kept_beside_the_file(data: Path, env: dict) -> None:
+    history = Path(env["CARAMEL_HISTORY"])
+    _microbench(history, "onecore", 2.0)
+    _microbench(history, "twocores", 1.0)
+    kept = sorted((data / "profiles").iterdir())
+    rows = [({"Hidden": h, "Batch": b}, [_captured_seconds(data, 2.0, h, b)]) for h in (64, 128) for b in (4, 8)]
+    record(history, "gpt_kernels", rows, metric="Time/iteration(s)", system="onecore", table="gpt",
+           file=str(data / "gpt_kernels.yaml"), tags=["onecore"], key="gpt-onecore")
+    env = dict(env, CARAMEL_SYSTEMS_PATH=str(data / "systems"))
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--format", "json",
+                cwd=data, env=env)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["profiles"] == f"4 captured with torch.profiler, kept in {data.resolve() / 'profiles'}"
+    assert doc["overhead"]["seconds_per_launch"] == pytest.approx(1e-4, rel=0.2)
+    assert len(doc["predictions"]) == 4
+    for p in doc["predictions"]:
+        truth = _captured_seconds(data, 1.0, int(p["parameters"]["Hidden"]), int(p["parameters"]["Batch"]))
+        assert p["value"] == pytest.approx(truth, rel=0.1)
+    assert sorted((data / "profiles").iterdir()) == kept  # read, not captured again
 
 
 def test_no_microbenchmarks_names_the_system_and_the_suite(data: Path, env: dict) -> None:

@@ -145,6 +145,17 @@ class KernelForecast:
     metric: str
     predictions: list = field(default_factory=list)  # service.Prediction
     end_to_end: list[float] = field(default_factory=list)  # leave-one-out % errors on the system's own runs
+    profiles: list[str] = field(default_factory=list)  # each prediction's profile source (Profile.source)
+
+    def profile_summary(self) -> str:
+        """Where the predicted workpackages' profiles came from, in words."""
+        captured = sorted({s for s in self.profiles if s.startswith("captured")})
+        analytic = sum(1 for s in self.profiles if "analytic" in s)
+        files = len(self.profiles) - len(captured) - analytic
+        parts = ([f"{len(captured)} captured with torch.profiler, kept in "
+                  f"{Path(captured[0].removeprefix('captured (').rstrip(')')).parent}"] if captured else [])
+        parts += [f"{analytic} derived analytically from the model shape"] if analytic else []
+        return "; ".join(parts + ([f"{files} from profile files"] if files else []))
 
 
 def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Target]]) -> KernelForecast:
@@ -163,6 +174,7 @@ def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Ta
             if profile is None:
                 continue
             value, low, high = predict_time(models, profile, overhead)
+            out.profiles.append(profile.source)
             out.predictions.append(Prediction(target.id, target.config, metric, "s", value, low, high,
                                               overhead.configurations, not overhead.system, "kernels"))
     rows = measured(history, bench.name, system, metric, folder)
