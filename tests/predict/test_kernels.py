@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -223,3 +224,23 @@ def test_a_captured_profile_of_a_layout_the_trainer_lacks_is_a_clear_error(tmp_p
     with pytest.raises(PredictError, match="not a profile"):
         parse_profile("bad.json", tmp_path)
     assert not (tmp_path / "profiles").exists()
+
+
+def test_plan_llm_800m_on_localcluster_by_kernels_gives_node_hours_with_an_interval(env: dict) -> None:
+    """`bench plan llm --tag 800M localcluster --predict --method kernels`: the shipped Megatron file's
+    analytic profile over localcluster's kernel models; method and microbenchmark run named."""
+    history = Path(env["CARAMEL_HISTORY"])
+    _microbench(history, "localcluster", 1.0)
+    llm = Path(__file__).resolve().parents[2] / "benchmarks" / "llm.yaml"
+    out = bench("plan", str(llm), "--tag", "800M", "localcluster", "--predict", "--method", "kernels", "--format",
+                "json", cwd=history.parent, env=env)
+    assert out.returncode == 0, out.stderr
+    cost = json.loads(out.stdout)["cost"]
+    assert cost["method"] == "kernels" and cost["microbenchmark_runs"] == ["mb-localcluster"]
+    assert "derived analytically from the model shape" in cost["profiles"]
+    low, value, high = cost["node_hours"][1], cost["node_hours"][0], cost["node_hours"][2]
+    assert 0 < low < value < high
+    text = bench("plan", str(llm), "--tag", "800M", "localcluster", "--predict", "--method", "kernels",
+                 cwd=history.parent, env=env).stdout
+    assert "method: kernels" in text and "mb-localcluster" in text and re.search(
+        r"campaign: \S+ \(90 %: \S+ \.\. \S+\) node-hours", text)
