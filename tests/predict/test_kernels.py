@@ -244,3 +244,17 @@ def test_plan_llm_800m_on_localcluster_by_kernels_gives_node_hours_with_an_inter
                  cwd=history.parent, env=env).stdout
     assert "method: kernels" in text and "mb-localcluster" in text and re.search(
         r"campaign: \S+ \(90 %: \S+ \.\. \S+\) node-hours", text)
+
+
+def test_without_torch_a_captured_gpt_profile_falls_back_to_the_analytic_one(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    import caramel.workloads
+
+    monkeypatch.setitem(sys.modules, "caramel.workloads.profile_capture", None)  # import fails as without torch
+    monkeypatch.delattr(caramel.workloads, "profile_capture", raising=False)
+    profile = parse_profile(CAPTURED, tmp_path)
+    assert profile.kernels == gpt_profile(hidden=32, layers=1, heads=2, seq=8, batch=2, vocab=32).kernels
+    assert "analytic" in profile.source and not (tmp_path / "profiles").exists()
+    with pytest.raises(PredictError, match="no torch here"):
+        parse_profile("captured:resnet:batch=2", tmp_path)
