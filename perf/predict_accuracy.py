@@ -11,7 +11,7 @@ trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore only
 predicted on bf16core by --method kernels over the trainer's captured profiles (torch.profiler,
 tests/predict/data/profiles) and by --from onecore (peak-rate scaling), then run there: per-size,
 median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
---quick (under 3 min on 2 cores): the suite's GEMM and copy cases only (the GPT's profile has no
+--quick (under 3 min on 2 quiet cores): the suite's GEMM, copy and element-wise cases only (the GPT's profile has no
 convolution or collective), 0.1 s a case, and one repeat of 6 iterations per GPT size.
 
 Each in a temporary folder with its own history (tests/predict/data/*.yaml). The GPT sweep takes a
@@ -141,8 +141,8 @@ def _prepare(folder: Path, root: Path, quick: bool) -> tuple[str, str]:
     if quick:
         _copy_yaml(DATA / "gpt_kernels.yaml", folder / "gpt_kernels.yaml", {"iters": 6})
         _copy_yaml(root / "benchmarks" / "microbench.yaml", folder / "microbench.yaml", {"seconds": 0.1},
-                   keep_cases=("gemm", "copy"))
-        return "1", "quick: GEMM and copy cases, 0.1 s each; 1 repeat of 6 iterations per GPT size"
+                   keep_cases=("gemm", "copy", "eltwise"))
+        return "1", "quick: GEMM, copy and element-wise cases, 0.1 s each; 1 repeat of 6 iterations per GPT size"
     shutil.copy(DATA / "gpt_kernels.yaml", folder)
     shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
     return "2", "full suite; 2 repeats of 12 iterations per GPT size"

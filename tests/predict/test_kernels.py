@@ -55,7 +55,7 @@ def test_any_case_text_parses_or_is_a_clear_error(text: str) -> None:
     except PredictError as exc:
         assert "not a microbenchmark case" in exc.message
     else:
-        assert call.kind in ("gemm", "copy", "conv", "allreduce", "allgather")
+        assert call.kind in ("gemm", "copy", "eltwise", "conv", "allreduce", "allgather")
 
 
 @given(st.integers(1, 10**6), st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from(["float32", "bfloat16"]))
@@ -258,3 +258,12 @@ def test_without_torch_a_captured_gpt_profile_falls_back_to_the_analytic_one(tmp
     assert "analytic" in profile.source and not (tmp_path / "profiles").exists()
     with pytest.raises(PredictError, match="no torch here"):
         parse_profile("captured:resnet:batch=2", tmp_path)
+
+
+def test_an_element_wise_pass_uses_its_own_model_and_else_the_copy_one() -> None:
+    without = KernelModels.from_rows("old", synthetic_rows())  # a suite run before eltwise cases were in it
+    call = KernelCall("eltwise", (1048576,), "bfloat16")
+    assert without.predict(call) == without.predict(KernelCall("copy", (1048576,)))
+    rows = synthetic_rows() + [(f"eltwise:{b}:bfloat16", 1, [3 * b / COPY_RATE]) for b in (65536, 1048576, 16777216)]
+    with_eltwise = KernelModels.from_rows("new", rows)
+    assert with_eltwise.predict(call)[0] == pytest.approx(3 * 1048576 / COPY_RATE, rel=0.05)

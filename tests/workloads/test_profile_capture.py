@@ -73,14 +73,16 @@ def test_the_walk_maps_operators_onto_kernel_kinds() -> None:
     conv = leaf("aten::convolution", [[2, 3, 8, 8], [8, 3, 3, 3]], None, [None, None, None, [2, 2], [1, 1]])
     roots = [linear, attention, conv, conv_back, leaf("aten::add", [[8, 6], [8, 6]]), leaf("aten::view", [[8, 6]]),
              Operator("Optimizer.step", [], [], [], [leaf("aten::mul_", [[6, 4], []], ["float", "Scalar"])]),
-             leaf("python function", [[100]])]
+             leaf("python function", [[100]]), leaf("aten::copy_", [[8], [8]]),
+             leaf("aten::gelu", [[8]], ["c10::BFloat16"])]
     document = profile_capture.profile_document(roots, iterations=1)
     found = {(k["kind"], tuple(k["shape"]), k["dtype"]): k["count"] for k in document["kernels"]}
     assert found == {("gemm", (8, 6, 4), "float32"): 1,
                      ("gemm", (30, 5, 4), "bfloat16"): 1, ("gemm", (30, 4, 5), "bfloat16"): 1,
                      ("conv", (2, 5, 4, 3), "float32"): 2,  # forward, and the weight's gradient only
-                     ("copy", (192,), "float32"): 1, ("copy", (96,), "float32"): 1}
-    assert document["launches"] == 8  # t, addmm, attention, conv, conv backward, add, view, mul_
+                     ("eltwise", (192,), "float32"): 1, ("eltwise", (96,), "float32"): 1,
+                     ("copy", (32,), "float32"): 1, ("eltwise", (16,), "bfloat16"): 1}
+    assert document["launches"] == 10  # t, addmm, attention, conv, conv backward, add, view, mul_, copy_, gelu
     backward = Operator("aten::_scaled_dot_product_flash_attention_for_cpu_backward",
                         [[2, 3, 5, 4]] * 4, ["float"] * 4, [], [])
     assert profile_capture.kernels_of(backward)[0] == [Kernel("gemm", (30, 5, 4)), Kernel("gemm", (30, 4, 5))] * 2
@@ -90,7 +92,7 @@ def test_any_pytorch_callable_is_captured_per_iteration() -> None:
     a, b = torch.randn(16, 8), torch.randn(8, 4)
     document = capture(lambda: torch.mm(a, b).relu(), iterations=2)
     assert [(k["kind"], k["shape"], k["count"]) for k in document["kernels"]] == [
-        ("copy", [256], 1.0), ("gemm", [16, 4, 8], 1.0)]
+        ("eltwise", [256], 1.0), ("gemm", [16, 4, 8], 1.0)]
     assert document["iterations"] == 2 and document["launches"] == 2
 
 

@@ -2,11 +2,13 @@
 
     python -m caramel.workloads.microbench gemm:512x256x1024:float32 [--threads N] [--seconds S]
     python -m caramel.workloads.microbench copy:4194304
+    python -m caramel.workloads.microbench eltwise:4194304:bfloat16
     python -m caramel.workloads.microbench conv:8x64x32:3
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m caramel.workloads.microbench allreduce:1048576
 
 A case is `KIND:SHAPE[:EXTRA]` (docs/microbench.md): gemm `MxNxK:DTYPE` (an (M,K) by (K,N)
-product), copy `BYTES` (read + write of a float32 buffer), conv `BATCHxCHANNELSxSIZE:KERNEL` (a
+product), copy `BYTES` (read + write of a float32 buffer), eltwise `BYTES:DTYPE` (a + b of
+tensors of BYTES in the dtype), conv `BATCHxCHANNELSxSIZE:KERNEL` (a
 same-padded 2-D convolution, forward), allreduce / allgather `BYTES` over the torchrun ranks (gloo
 on the CPU, NCCL on GPUs). The case runs repeatedly for about `--seconds`; the best repeat counts
 (on a shared machine the others measure the neighbours). It prints `> microbench KIND: seconds T`
@@ -43,6 +45,16 @@ def copy(size: str, device: str = "cpu") -> tuple[Callable[[], object], float, s
     return (lambda: target.copy_(source)), 2.0 * count * 4 / 1e9, "GB/s"
 
 
+def eltwise(size: str, dtype: str = "float32", device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+    """An element-wise arithmetic pass (a + b into c) over tensors of BYTES in the dtype: what a layer
+    norm, GELU or Adam step costs per byte, which a plain copy does not show where the CPU has no units
+    for the dtype (bfloat16 converted to float32 and back)."""
+    count = max(1, int(size) // DTYPES[dtype].itemsize)
+    a, b = torch.randn(count, device=device).to(DTYPES[dtype]), torch.randn(count, device=device).to(DTYPES[dtype])
+    c = torch.empty_like(a)
+    return (lambda: torch.add(a, b, out=c)), 3.0 * int(size) / 1e9, "GB/s"
+
+
 def conv(shape: str, kernel: str = "3", device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     batch, channels, size = dims(shape)
     k = int(kernel)
@@ -73,11 +85,13 @@ def case(text: str, device: str) -> tuple[Callable[[], object], float, str]:
         return gemm(*args, device=device)
     if kind == "copy":
         return copy(*args, device=device)
+    if kind == "eltwise":
+        return eltwise(*args, device=device)
     if kind == "conv":
         return conv(*args, device=device)
     if kind in ("allreduce", "allgather"):
         return collective(kind, *args, device=device)
-    raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, conv, allreduce, allgather)")
+    raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, allreduce, allgather)")
 
 
 def best_time(op: Callable[[], object], seconds: float, device: str, clock: Callable[[], float] = time.perf_counter

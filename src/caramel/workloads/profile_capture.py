@@ -13,7 +13,8 @@ record_shapes on the CPU. The operators' tree is walked from the top: a GEMM (mm
 baddbmm), a fused attention (its two products forward, four backward), a convolution (forward;
 backward: one per gradient asked for) or a collective is one kernel and is not looked into; an
 operator that calls others is looked into; any other leaf operator is an element-wise pass, a
-`copy` of its largest tensor operand, except views and allocations (no data moved). Every leaf
+`copy` of its largest tensor operand where it only moves data (copy_), else an `eltwise` pass of
+that operand's bytes in its dtype, except views and allocations (no data moved). Every leaf
 and every mapped kernel is one launch. Caramel's GPT trainer is profiled through its own
 `train_step`, so the profile is what the trainer runs (data parallel: the gradients' all-reduce
 over `dp` ranks is added, as one process cannot record it).
@@ -43,6 +44,7 @@ NO_DATA = frozenset(f"aten::{name}" for name in (
     "resize_", "item", "_local_scalar_dense", "resolve_conj", "resolve_neg", "contiguous", "to", "lift_fresh",
     "view_as", "expand_as", "split", "chunk", "unbind", "narrow", "numel", "size", "stride", "is_nonzero",
     "_reshape_alias", "set_", "result_type"))
+COPIES = frozenset({"aten::copy_"})  # data moved, no arithmetic: the suite's copy case
 BYTES = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8, "long int": 8, "int": 4, "short int": 2,
          "signed char": 1, "unsigned char": 1, "bool": 1}
 DTYPE_NAMES = {"float": "float32", "c10::BFloat16": "bfloat16", "c10::Half": "float16", "double": "float64"}
@@ -87,6 +89,12 @@ def _dtype(op: Operator, index: int) -> str:
 def _bytes(op: Operator) -> int:
     sizes = [math.prod(shape) * BYTES.get(dtype, 4) for shape, dtype in zip(op.shapes, op.dtypes, strict=False) if shape]
     return max(sizes, default=0)
+
+
+def _largest_dtype(op: Operator) -> str:
+    sizes = [(math.prod(shape) * BYTES.get(dtype, 4), dtype) for shape, dtype in zip(op.shapes, op.dtypes, strict=False)
+             if shape]
+    return DTYPE_NAMES.get(max(sizes)[1], "float32") if sizes else "float32"
 
 
 def _attention(op: Operator) -> list[Kernel]:
@@ -144,7 +152,9 @@ def kernels_of(op: Operator, ranks: int = 1) -> tuple[list[Kernel], int]:
         return [], 0
     if op.name in NO_DATA or not _bytes(op):
         return [], 1
-    return [Kernel("copy", (_bytes(op),))], 1
+    if op.name in COPIES:
+        return [Kernel("copy", (_bytes(op),))], 1
+    return [Kernel("eltwise", (_bytes(op),), _largest_dtype(op))], 1
 
 
 def profile_document(roots: list[Operator], iterations: int = 1, ranks: int = 1) -> dict[str, Any]:
