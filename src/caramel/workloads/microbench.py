@@ -32,20 +32,20 @@ def dims(text: str) -> list[int]:
     return [int(x) for x in text.split("x")]
 
 
-def gemm(shape: str, dtype: str = "float32", device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def gemm(shape: str, dtype: str = "float32", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     m, n, k = dims(shape)
     a = torch.randn(m, k, dtype=DTYPES[dtype], device=device)
     b = torch.randn(k, n, dtype=DTYPES[dtype], device=device)
     return (lambda: torch.matmul(a, b)), 2.0 * m * n * k / 1e9, "GFLOP/s"
 
 
-def copy(size: str, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def copy(size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     count = max(1, int(size) // 4)
     source, target = torch.randn(count, device=device), torch.empty(count, device=device)
     return (lambda: target.copy_(source)), 2.0 * count * 4 / 1e9, "GB/s"
 
 
-def eltwise(size: str, dtype: str = "float32", device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def eltwise(size: str, dtype: str = "float32", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     """An element-wise arithmetic pass (a + b into c) over tensors of BYTES in the dtype: what a layer
     norm, GELU or Adam step costs per byte, which a plain copy does not show where the CPU has no units
     for the dtype (bfloat16 converted to float32 and back)."""
@@ -55,7 +55,7 @@ def eltwise(size: str, dtype: str = "float32", device: str = "cpu") -> tuple[Cal
     return (lambda: torch.add(a, b, out=c)), 3.0 * int(size) / 1e9, "GB/s"
 
 
-def conv(shape: str, kernel: str = "3", device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def conv(shape: str, kernel: str = "3", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     batch, channels, size = dims(shape)
     k = int(kernel)
     layer = torch.nn.Conv2d(channels, channels, k, padding=k // 2, bias=False).to(device)
@@ -64,7 +64,7 @@ def conv(shape: str, kernel: str = "3", device: str = "cpu") -> tuple[Callable[[
     return (lambda: layer(x)), flops / 1e9, "GFLOP/s"
 
 
-def collective(kind: str, size: str, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def collective(kind: str, size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     world = dist.get_world_size() if dist.is_initialized() else 1
     count = max(1, int(size) // 4)
     x = torch.randn(count, device=device)
