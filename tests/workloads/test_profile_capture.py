@@ -110,3 +110,16 @@ def test_the_command_line_writes_a_profile_file(tmp_path: Path) -> None:
     profile_capture.main(["gpt", *(f"{k}={v}" for k, v in GPT.items()), "--out", str(out)])
     document = json.loads(out.read_text())
     assert work(calls(document), "gemm") == pytest.approx(work(gpt_profile(**GPT).kernels, "gemm"))
+
+
+def tiny_step():
+    """A factory for `profile_capture step MODULE:FUNCTION`: returns the step to profile."""
+    a, b = torch.randn(4, 6), torch.randn(6, 2)
+    return lambda: torch.mm(a, b)
+
+
+def test_the_command_line_captures_any_step_a_factory_returns(tmp_path: Path) -> None:
+    out = tmp_path / "step.json"
+    profile_capture.main(["step", f"{__name__}:tiny_step", "--iterations", "2", "--out", str(out)])
+    assert [(k["kind"], k["shape"], k["count"]) for k in json.loads(out.read_text())["kernels"]] == [
+        ("gemm", [4, 2, 6], 1.0)]
