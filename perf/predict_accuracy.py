@@ -3,13 +3,17 @@
 
     python perf/predict_accuracy.py law    # the sleep law: predictions at 4 untested points vs the law and a later run
     python perf/predict_accuracy.py gpt    # caramel's GPT, 12 configurations x 3: leave-one-out, then hidden x2
-    python perf/predict_accuracy.py kernels  # issue 18: a system never run on, from its microbenchmarks
+    python perf/predict_accuracy.py kernels [--quick]  # issue 18: a system never run on, from its microbenchmarks
 
 kernels: two "systems" of this machine (tests/predict/data/systems: onecore = core 0, one thread,
 float32; bf16core = the same in bfloat16), each with benchmarks/microbench.yaml run, and the GPT
-trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; the larger sizes
-predicted on bf16core by --method kernels and by --from onecore (peak-rate scaling), then run there:
+trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; four larger sizes
+predicted on bf16core by --method kernels over the trainer's captured profiles (torch.profiler,
+tests/predict/data/profiles) and by --from onecore (peak-rate scaling), then run there: per-size,
 median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
+--quick (aimed at under 3 min on 2 quiet cores; 3 min 17 s at load 3): the suite's GEMM, copy and
+element-wise cases only (the GPT's profile has no convolution or collective), 0.1 s a case, and one
+repeat of 6 iterations per GPT size.
 
 Each in a temporary folder with its own history (tests/predict/data/*.yaml). The GPT sweep takes a
 few minutes on 2 busy cores (mostly starting torch 42 times).
@@ -25,6 +29,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "predict" / "data"
@@ -49,9 +54,10 @@ def measured(path: Path, metric: str) -> dict[tuple[str, ...], float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("which", choices=["law", "gpt", "kernels"])
+    parser.add_argument("--quick", action="store_true", help="kernels: a smaller suite and fewer repeats (< 3 min)")
     args = parser.parse_args()
     if args.which == "kernels":
-        kernels()
+        kernels(args.quick)
         return
     name, later_tag, metric = (("law.yaml", "test", "elapsed") if args.which == "law"
                                else ("gpt_sweep.yaml", "heldout", "Time/iteration(s)"))
@@ -115,31 +121,71 @@ def stand_in(history: Path) -> None:
     print("(localcluster's microbenchmarks: onecore's run recorded under its name, a stand-in)")
 
 
-def kernels() -> None:
+def _copy_yaml(source: Path, target: Path, values: dict[str, object], keep_cases: tuple[str, ...] = ()) -> None:
+    """A copy of a benchmark file with some parameters' values replaced (and, for the suite, only the
+    cases of some kinds kept): --quick's smaller campaign."""
+    import yaml
+
+    doc = yaml.safe_load(source.read_text())
+    for parameter in doc["parameterset"][0]["parameter"]:
+        if parameter["name"] in values:
+            parameter["_"] = values[parameter["name"]]
+        if parameter["name"] == "case" and keep_cases:
+            cases = [c.strip() for c in str(parameter["_"]).split(",")]
+            parameter["_"] = ",".join(c for c in cases if c.split(":")[0] in keep_cases)
+    target.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def _prepare(folder: Path, root: Path, quick: bool) -> tuple[str, str]:
+    """The GPT file, its captured profiles (shipped beside it) and the suite in `folder`; the repeats."""
+    shutil.copytree(DATA / "profiles", folder / "profiles", dirs_exist_ok=True)
+    if quick:
+        _copy_yaml(DATA / "gpt_kernels.yaml", folder / "gpt_kernels.yaml", {"iters": 6})
+        _copy_yaml(root / "benchmarks" / "microbench.yaml", folder / "microbench.yaml", {"seconds": 0.1},
+                   keep_cases=("gemm", "copy", "eltwise"))
+        return "1", "quick: GEMM, copy and element-wise cases, 0.1 s each; 1 repeat of 6 iterations per GPT size"
+    shutil.copy(DATA / "gpt_kernels.yaml", folder)
+    shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
+    return "2", "full suite; 2 repeats of 12 iterations per GPT size"
+
+
+def _load() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def _verdict(kernel_errors: list[float], peak_errors: list[float]) -> str:
+    absolute, peak = [abs(e) for e in kernel_errors], [abs(e) for e in peak_errors]
+    met = (statistics.median(absolute) <= 15 and max(absolute) <= 30 and statistics.median(peak) > statistics.median(absolute)
+           and len(absolute) >= 4)
+    return f"targets (median <= 15 %, worst <= 30 %, >= 4 sizes, --from worse): {'met' if met else 'NOT met'}"
+
+
+def kernels(quick: bool = False) -> None:
     root = Path(__file__).resolve().parents[1]
+    started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(os.environ.get("KEEP_IN", tmp))  # KEEP_IN=DIR keeps the runs and histories
         folder.mkdir(parents=True, exist_ok=True)
-        shutil.copy(DATA / "gpt_kernels.yaml", folder)
-        shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
+        repeat, what = _prepare(folder, root, quick)
         env = dict(os.environ, CARAMEL_DATA_DIR=str(folder / "data"), CARAMEL_HISTORY=str(folder / "history.db"),
                    CARAMEL_SYSTEMS_PATH=str(DATA / "systems"))
-        print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+        print(f"{what}\nload: {_load()}")
         for tags in (["onecore", "pinned"], ["bf16core", "pinned", "bfloat16"]):  # pinned: one thread, CPU time
             if tags[0] in _systems_measured(folder / "history.db"):
                 continue  # KEEP_IN: measured by an earlier attempt
             bench("run", "microbench.yaml", "--tag", *tags, "-q", cwd=folder, env=env)
             bench("result", cwd=folder, env=env)  # each run's figures into the history (result: the last run)
-        bench("run", "gpt_kernels.yaml", "--tag", "onecore", "--repeat", "2", "-q", cwd=folder, env=env)
+        bench("run", "gpt_kernels.yaml", "--tag", "onecore", "--repeat", repeat, "-q", cwd=folder, env=env)
         bench("result", cwd=folder, env=env)
-        print(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--method", "kernels", "--validate",
-                    cwd=folder, env=env))
-        by_kernels = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--method",
-                                      "kernels", "--format", "json", cwd=folder, env=env))
-        by_peak = json.loads(bench("predict", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--from", "onecore",
+        large = ("--tag", "large", "bf16core", "bfloat16")
+        print(bench("predict", "gpt_kernels.yaml", *large, "--method", "kernels", "--validate", cwd=folder, env=env))
+        by_kernels = json.loads(bench("predict", "gpt_kernels.yaml", *large, "--method", "kernels", "--format", "json",
+                                      cwd=folder, env=env))
+        by_peak = json.loads(bench("predict", "gpt_kernels.yaml", *large, "--from", "onecore",
                                    "--metric", "Time/iteration(s)", "--format", "json", cwd=folder, env=env))
+        print(f"profiles: {by_kernels['profiles']}")
         later = dict(env, CARAMEL_HISTORY=str(folder / "later.db"))
-        bench("run", "gpt_kernels.yaml", "--tag", "large", "bf16core", "bfloat16", "--repeat", "2", "-q", cwd=folder, env=later)
+        bench("run", "gpt_kernels.yaml", *large, "--repeat", repeat, "-q", cwd=folder, env=later)
         bench("result", cwd=folder, env=later)
         found = measured(folder / "later.db", "Time/iteration(s)")
         print("bf16core, sizes never run there, --method kernels:")
@@ -148,11 +194,12 @@ def kernels() -> None:
         peak_errors = _errors(by_peak, found)
         print(_summary("--method kernels", kernel_errors))
         print(_summary("--from onecore  ", peak_errors))
+        print(_verdict(kernel_errors, peak_errors))
         stand_in(folder / "history.db")
         plan = bench("plan", str(root / "benchmarks" / "llm.yaml"), "--tag", "800M", "localcluster", "--predict",
                      "--method", "kernels", cwd=folder, env=env)
         print("bench plan llm --tag 800M localcluster --predict --method kernels\n" + plan[plan.index("predicted cost"):])
-        print("load:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+        print(f"load: {_load()}\ntook {time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def test_any_case_text_parses_or_is_a_clear_error(text: str) -> None:
     except PredictError as exc:
         assert "not a microbenchmark case" in exc.message
     else:
-        assert call.kind in ("gemm", "copy", "conv", "allreduce", "allgather")
+        assert call.kind in ("gemm", "copy", "eltwise", "conv", "allreduce", "allgather")
 
 
 @given(st.integers(1, 10**6), st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from(["float32", "bfloat16"]))
@@ -118,9 +119,10 @@ def test_method_kernels_end_to_end_on_a_synthetic_history(data: Path, env: dict)
     _microbench(history, "twocores", 1.0)
     rows = [({"Hidden": h, "Batch": b}, [_gpt_seconds(2.0, h, b)]) for h in (64, 128) for b in (4, 8)]
     record(history, "gpt_kernels", rows, metric="Time/iteration(s)", system="onecore", table="gpt",
-           file=str(data / "gpt_kernels.yaml"), tags=["onecore"], key="gpt-onecore")
+           file=str(data / "gpt_kernels.yaml"), tags=["onecore", "analytic"], key="gpt-onecore")
     env = dict(env, CARAMEL_SYSTEMS_PATH=str(data / "systems"))
-    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--format", "json",
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "analytic", "--method", "kernels",
+                "--format", "json",
                 cwd=data, env=env)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
@@ -132,12 +134,42 @@ def test_method_kernels_end_to_end_on_a_synthetic_history(data: Path, env: dict)
         assert p["value"] == pytest.approx(truth, rel=0.1)
         assert p["low"] < p["value"] < p["high"]
     # the same through auto: twocores never ran it, so kernels is chosen and says why
-    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", cwd=data, env=env)
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "analytic", cwd=data, env=env)
     assert out.returncode == 0 and "method: kernels" in out.stdout and "mb-twocores" in out.stdout
-    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--validate",
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "analytic", "--method", "kernels",
+                "--validate",
                 cwd=data, env=env)
     assert out.returncode == 0 and "leave-one-out of twocores's kernel models" in out.stdout
     assert "gemm" in out.stdout and "copy" in out.stdout
+
+
+def _captured_seconds(data: Path, factor: float, hidden: int, batch: int) -> float:
+    models = KernelModels.from_rows("x", synthetic_rows(factor))
+    profile = parse_profile(f"captured:gpt:hidden={hidden} layers=2 heads=4 seq=64 batch={batch} vocab=512 "
+                            "dtype=float32", data)
+    return sum(c.count * models.predict(c)[0] for c in profile.kernels) + 1e-4 * profile.launches
+
+
+def test_method_kernels_sums_over_the_captured_profiles_kept_beside_the_file(data: Path, env: dict) -> None:
+    history = Path(env["CARAMEL_HISTORY"])
+    _microbench(history, "onecore", 2.0)
+    _microbench(history, "twocores", 1.0)
+    kept = sorted((data / "profiles").iterdir())
+    rows = [({"Hidden": h, "Batch": b}, [_captured_seconds(data, 2.0, h, b)]) for h in (64, 128) for b in (4, 8)]
+    record(history, "gpt_kernels", rows, metric="Time/iteration(s)", system="onecore", table="gpt",
+           file=str(data / "gpt_kernels.yaml"), tags=["onecore"], key="gpt-onecore")
+    env = dict(env, CARAMEL_SYSTEMS_PATH=str(data / "systems"))
+    out = bench("predict", "gpt_kernels.yaml", "--tag", "large", "twocores", "--method", "kernels", "--format", "json",
+                cwd=data, env=env)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["profiles"] == f"4 captured with torch.profiler, kept in {data.resolve() / 'profiles'}"
+    assert doc["overhead"]["seconds_per_launch"] == pytest.approx(1e-4, rel=0.2)
+    assert len(doc["predictions"]) == 4
+    for p in doc["predictions"]:
+        truth = _captured_seconds(data, 1.0, int(p["parameters"]["Hidden"]), int(p["parameters"]["Batch"]))
+        assert p["value"] == pytest.approx(truth, rel=0.1)
+    assert sorted((data / "profiles").iterdir()) == kept  # read, not captured again
 
 
 def test_no_microbenchmarks_names_the_system_and_the_suite(data: Path, env: dict) -> None:
@@ -157,3 +189,81 @@ def test_plan_predict_by_kernels_gives_node_hours_and_names_method_and_run(tmp_p
     assert out.returncode == 0, out.stderr
     assert "method: kernels" in out.stdout and "microbenchmark run mb-localcluster" in out.stdout
     assert "campaign:" in out.stdout and "node-hours" in out.stdout and "90 %" in out.stdout
+
+
+CAPTURED = "captured:gpt:hidden=32 layers=1 heads=2 seq=8 batch=2 vocab=32"
+
+
+def test_a_captured_profile_is_kept_beside_the_benchmark_file_and_read_again(tmp_path: Path, monkeypatch) -> None:
+    pytest.importorskip("torch")
+    from caramel.workloads import profile_capture
+
+    profile = parse_profile(CAPTURED, tmp_path)
+    (kept,) = (tmp_path / "profiles").glob("gpt-*.json")
+    assert json.loads(kept.read_text())["spec"] == "gpt:batch=2 heads=2 hidden=32 layers=1 seq=8 vocab=32"
+    assert profile.source == f"captured ({kept})" and profile.launches > 0
+    analytic = gpt_profile(hidden=32, layers=1, heads=2, seq=8, batch=2, vocab=32)
+    assert sum(c.count * c.work() for c in profile.kernels if c.kind == "gemm") == pytest.approx(
+        sum(c.count * c.work() for c in analytic.kernels if c.kind == "gemm"))
+
+    def no_capture(**_: object) -> dict:
+        raise AssertionError("captured again")
+
+    monkeypatch.setattr(profile_capture, "capture_gpt", no_capture)
+    assert parse_profile(CAPTURED.replace(" ", ","), tmp_path).kernels == profile.kernels  # same spec, same file
+
+
+def test_a_captured_profile_of_a_layout_the_trainer_lacks_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(PredictError, match="data parallel only"):
+        parse_profile(CAPTURED + " tp=2", tmp_path)
+    with pytest.raises(PredictError, match="captures its gpt and resnet"):
+        parse_profile("captured:bert:hidden=8", tmp_path)
+    with pytest.raises(PredictError, match="resnet needs batch"):
+        parse_profile("captured:resnet:width=8", tmp_path)
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(PredictError, match="not a profile"):
+        parse_profile("bad.json", tmp_path)
+    assert not (tmp_path / "profiles").exists()
+
+
+def test_plan_llm_800m_on_localcluster_by_kernels_gives_node_hours_with_an_interval(env: dict) -> None:
+    """`bench plan llm --tag 800M localcluster --predict --method kernels`: the shipped Megatron file's
+    analytic profile over localcluster's kernel models; method and microbenchmark run named."""
+    history = Path(env["CARAMEL_HISTORY"])
+    _microbench(history, "localcluster", 1.0)
+    llm = Path(__file__).resolve().parents[2] / "benchmarks" / "llm.yaml"
+    out = bench("plan", str(llm), "--tag", "800M", "localcluster", "--predict", "--method", "kernels", "--format",
+                "json", cwd=history.parent, env=env)
+    assert out.returncode == 0, out.stderr
+    cost = json.loads(out.stdout)["cost"]
+    assert cost["method"] == "kernels" and cost["microbenchmark_runs"] == ["mb-localcluster"]
+    assert "derived analytically from the model shape" in cost["profiles"]
+    low, value, high = cost["node_hours"][1], cost["node_hours"][0], cost["node_hours"][2]
+    assert 0 < low < value < high
+    text = bench("plan", str(llm), "--tag", "800M", "localcluster", "--predict", "--method", "kernels",
+                 cwd=history.parent, env=env).stdout
+    assert "method: kernels" in text and "mb-localcluster" in text and re.search(
+        r"campaign: \S+ \(90 %: \S+ \.\. \S+\) node-hours", text)
+
+
+def test_without_torch_a_captured_gpt_profile_falls_back_to_the_analytic_one(tmp_path: Path, monkeypatch) -> None:
+    import sys
+
+    import caramel.workloads
+
+    monkeypatch.setitem(sys.modules, "caramel.workloads.profile_capture", None)  # import fails as without torch
+    monkeypatch.delattr(caramel.workloads, "profile_capture", raising=False)
+    profile = parse_profile(CAPTURED, tmp_path)
+    assert profile.kernels == gpt_profile(hidden=32, layers=1, heads=2, seq=8, batch=2, vocab=32).kernels
+    assert "analytic" in profile.source and not (tmp_path / "profiles").exists()
+    with pytest.raises(PredictError, match="no torch here"):
+        parse_profile("captured:resnet:batch=2", tmp_path)
+
+
+def test_an_element_wise_pass_uses_its_own_model_and_else_the_copy_one() -> None:
+    without = KernelModels.from_rows("old", synthetic_rows())  # a suite run before eltwise cases were in it
+    call = KernelCall("eltwise", (1048576,), "bfloat16")
+    assert without.predict(call) == without.predict(KernelCall("copy", (1048576,)))
+    rows = synthetic_rows() + [(f"eltwise:{b}:bfloat16", 1, [3 * b / COPY_RATE]) for b in (65536, 1048576, 16777216)]
+    with_eltwise = KernelModels.from_rows("new", rows)
+    assert with_eltwise.predict(call)[0] == pytest.approx(3 * 1048576 / COPY_RATE, rel=0.05)

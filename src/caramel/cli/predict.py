@@ -252,6 +252,7 @@ def method_json(forecast) -> dict:
         doc["microbenchmark_runs"] = found.models.runs
         doc["overhead"] = {"seconds_per_launch": found.overhead.per_launch, "learned_on": found.overhead.system or None,
                            "configurations": found.overhead.configurations}
+        doc["profiles"] = found.profile_summary()
     return doc
 
 
@@ -266,7 +267,7 @@ def method_line(forecast) -> str:
                f"{overhead.configurations} configuration(s) on {overhead.system}" if overhead.system else
                "no per-launch overhead (no system has runs of this benchmark and microbenchmarks)")
     return (f"method: kernels: {forecast.system}'s kernel models (microbenchmark run {runs}) summed over each "
-            f"workpackage's execution profile{why}; {learned}")
+            f"workpackage's execution profile ({found.profile_summary()}){why}; {learned}")
 
 
 def print_kernel_forecast(forecast, fmt: str, validate: bool) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from caramel.predict.declaration import METRIC
 from caramel.predict.kernels import MICROBENCH, Z90, KernelModels
@@ -48,13 +49,19 @@ class Overhead:
     residuals: list[float] = field(default_factory=list)
 
 
-def profile_of(params: dict | None) -> Profile | None:
+def profile_of(params: dict | None, folder: Path | None = None) -> Profile | None:
+    """The declared profile; `folder`: the benchmark file's (its profile files, its captured profiles)."""
     if not params or PROFILE not in params or METRIC not in params:
         return None
-    return parse_profile(str(params[PROFILE]))
+    return parse_profile(str(params[PROFILE]), folder)
 
 
-def measured(history: str, benchmark: str, system: str, metric: str) -> list[tuple[Profile, float, str]]:
+def benchmark_folder(bench) -> Path:
+    return Path(bench.file).resolve().parent if bench.file else Path.cwd()
+
+
+def measured(history: str, benchmark: str, system: str, metric: str,
+             folder: Path | None = None) -> list[tuple[Profile, float, str]]:
     """(profile, measured mean, configuration key) of every configuration of `benchmark` measured on `system`."""
     try:
         data = load_points(history, benchmark, system)
@@ -63,7 +70,7 @@ def measured(history: str, benchmark: str, system: str, metric: str) -> list[tup
     out = []
     for d in data:
         for point in d.points:
-            profile = profile_of(point.params) if d.name == metric else None
+            profile = profile_of(point.params, folder) if d.name == metric else None
             good = [s for s in point.samples if s > 0]
             if profile is not None and good:
                 out.append((profile, statistics.fmean(good), point.key))
@@ -92,15 +99,16 @@ def systems_with_microbench(history: str) -> list[str]:
         return sorted({r.system for r in store.runs(MICROBENCH)})
 
 
-def overhead_for(history: str, bench_name: str, system: str, metric: str, models: KernelModels) -> Overhead:
+def overhead_for(history: str, bench_name: str, system: str, metric: str, models: KernelModels,
+                 folder: Path | None = None) -> Overhead:
     """From the system's own runs of the benchmark, else from another system with runs and microbenchmarks."""
-    rows = measured(history, bench_name, system, metric)
+    rows = measured(history, bench_name, system, metric, folder)
     if rows:
         return learn_overhead(models, rows, system)
     for other in systems_with_microbench(history):
         if other == system:
             continue
-        rows = measured(history, bench_name, other, metric)
+        rows = measured(history, bench_name, other, metric, folder)
         if rows:
             return learn_overhead(KernelModels.from_history(history, other), rows, other)
     return Overhead()
@@ -118,7 +126,7 @@ def predict_time(models: KernelModels, profile: Profile, overhead: Overhead) -> 
 def metric_of(targets: dict[str, list[Target]]) -> str:
     for table in targets.values():
         for target in table:
-            if profile_of(target.params) is not None:
+            if target.params and PROFILE in target.params and METRIC in target.params:
                 return str(target.params[METRIC]).strip()
     return ""
 
@@ -137,23 +145,37 @@ class KernelForecast:
     metric: str
     predictions: list[Prediction] = field(default_factory=list)
     end_to_end: list[float] = field(default_factory=list)  # leave-one-out % errors on the system's own runs
+    profiles: list[str] = field(default_factory=list)  # each prediction's profile source (Profile.source)
+
+    def profile_summary(self) -> str:
+        """Where the predicted workpackages' profiles came from, in words."""
+        captured = sorted({s for s in self.profiles if s.startswith("captured")})
+        analytic = sum(1 for s in self.profiles if "analytic" in s)
+        files = len(self.profiles) - len(captured) - analytic
+        parts = ([f"{len(captured)} captured with torch.profiler, kept in "
+                  f"{Path(captured[0].removeprefix('captured (').rstrip(')')).parent}"] if captured else [])
+        parts += [f"{analytic} derived analytically from the model shape"] if analytic else []
+        return "; ".join(parts + ([f"{files} from profile files"] if files else []))
 
 
 def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Target]]) -> KernelForecast:
     check_declared(bench, targets)
     models = KernelModels.from_history(history, system)
-    metric = metric_of(targets)
-    overhead = overhead_for(history, bench.name, system, metric, models)
+    metric, folder = metric_of(targets), benchmark_folder(bench)
+    overhead = overhead_for(history, bench.name, system, metric, models, folder)
     out = KernelForecast(models, overhead, metric)
     for table in targets.values():
         for target in table:
-            profile = profile_of(target.params)
-            if profile is None or str(target.params[METRIC]).strip() != metric:
+            if not target.params or str(target.params.get(METRIC, "")).strip() != metric:
+                continue
+            profile = profile_of(target.params, folder)
+            if profile is None:
                 continue
             value, low, high = predict_time(models, profile, overhead)
+            out.profiles.append(profile.source)
             out.predictions.append(Prediction(target.id, target.config, metric, "s", value, low, high,
                                               overhead.configurations, not overhead.system, "kernels"))
-    rows = measured(history, bench.name, system, metric)
+    rows = measured(history, bench.name, system, metric, folder)
     for profile, seconds, key in rows if len(rows) >= 2 else []:
         found = predict_time(models, profile, learn_overhead(models, rows, system, leave_out=key))[0]
         out.end_to_end.append(100.0 * abs(found - seconds) / seconds)

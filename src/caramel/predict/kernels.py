@@ -33,7 +33,7 @@ GP_CASES = 6  # cases from which a kind gets a Gaussian process; from 2 (differe
 @dataclass(frozen=True)
 class KernelCall:
     """One kernel of an execution profile: kind, shape (gemm M,N,K; copy and collectives bytes;
-    conv batch,channels,size,kernel), dtype, how often per iteration, and for collectives the ranks."""
+    eltwise bytes of its largest operand; conv batch,channels,size,kernel), dtype, how often per iteration, and for collectives the ranks."""
 
     kind: str
     shape: tuple[int, ...]
@@ -56,7 +56,8 @@ class KernelCall:
 
 
 def parse_case(case: str, ranks: int = 1) -> KernelCall:
-    """A microbenchmark case (`gemm:MxNxK:DTYPE`, `copy:BYTES`, `conv:BxCxS:K`, `allreduce:BYTES`)."""
+    """A microbenchmark case (`gemm:MxNxK:DTYPE`, `copy:BYTES`, `eltwise:BYTES:DTYPE`, `conv:BxCxS:K`,
+    `allreduce:BYTES`)."""
     kind, _, rest = case.strip().partition(":")
     parts = rest.split(":")
     try:
@@ -65,6 +66,8 @@ def parse_case(case: str, ranks: int = 1) -> KernelCall:
             return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
         if kind == "conv" and len(shape) == 3:
             return KernelCall(kind, (*shape, int(parts[1]) if len(parts) > 1 else 3))
+        if kind == "eltwise" and len(shape) == 1:
+            return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
         if kind in ("copy", *COLLECTIVES) and len(shape) == 1:
             return KernelCall(kind, shape, ranks=ranks if kind in COLLECTIVES else 1)
     except (ValueError, IndexError):
@@ -196,6 +199,8 @@ class KernelModels:
 
     def model_for(self, call: KernelCall) -> KindModel:
         model = self.kinds.get((call.kind, call.dtype)) or self.kinds.get((call.kind, "float32"))
+        if model is None and call.kind == "eltwise":  # a suite run before element-wise cases were in it
+            model = self.kinds.get(("copy", "float32"))
         if model is None:
             have = ", ".join(sorted(f"{k}/{d}" for k, d in self.kinds)) or "none"
             raise PredictError(f"no microbenchmark of kind '{call.kind}' ({call.dtype}) on system '{self.system}' "

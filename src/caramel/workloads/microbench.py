@@ -2,11 +2,13 @@
 
     python -m caramel.workloads.microbench gemm:512x256x1024:float32 [--threads N] [--seconds S]
     python -m caramel.workloads.microbench copy:4194304
+    python -m caramel.workloads.microbench eltwise:4194304:bfloat16
     python -m caramel.workloads.microbench conv:8x64x32:3
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m caramel.workloads.microbench allreduce:1048576
 
 A case is `KIND:SHAPE[:EXTRA]` (docs/microbench.md): gemm `MxNxK:DTYPE` (an (M,K) by (K,N)
-product), copy `BYTES` (read + write of a float32 buffer), conv `BATCHxCHANNELSxSIZE:KERNEL` (a
+product), copy `BYTES` (read + write of a float32 buffer), eltwise `BYTES:DTYPE` (a + b of
+tensors of BYTES in the dtype), conv `BATCHxCHANNELSxSIZE:KERNEL` (a
 same-padded 2-D convolution, forward), allreduce / allgather `BYTES` over the torchrun ranks (gloo
 on the CPU, NCCL on GPUs). The case runs repeatedly for about `--seconds`; the best repeat counts
 (on a shared machine the others measure the neighbours). It prints `> microbench KIND: seconds T`
@@ -30,20 +32,30 @@ def dims(text: str) -> list[int]:
     return [int(x) for x in text.split("x")]
 
 
-def gemm(shape: str, dtype: str = "float32", device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def gemm(shape: str, dtype: str = "float32", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     m, n, k = dims(shape)
     a = torch.randn(m, k, dtype=DTYPES[dtype], device=device)
     b = torch.randn(k, n, dtype=DTYPES[dtype], device=device)
     return (lambda: torch.matmul(a, b)), 2.0 * m * n * k / 1e9, "GFLOP/s"
 
 
-def copy(size: str, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def copy(size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     count = max(1, int(size) // 4)
     source, target = torch.randn(count, device=device), torch.empty(count, device=device)
     return (lambda: target.copy_(source)), 2.0 * count * 4 / 1e9, "GB/s"
 
 
-def conv(shape: str, kernel: str = "3", device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def eltwise(size: str, dtype: str = "float32", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+    """An element-wise arithmetic pass (a + b into c) over tensors of BYTES in the dtype: what a layer
+    norm, GELU or Adam step costs per byte, which a plain copy does not show where the CPU has no units
+    for the dtype (bfloat16 converted to float32 and back)."""
+    count = max(1, int(size) // DTYPES[dtype].itemsize)
+    a, b = torch.randn(count, device=device).to(DTYPES[dtype]), torch.randn(count, device=device).to(DTYPES[dtype])
+    c = torch.empty_like(a)
+    return (lambda: torch.add(a, b, out=c)), 3.0 * int(size) / 1e9, "GB/s"
+
+
+def conv(shape: str, kernel: str = "3", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     batch, channels, size = dims(shape)
     k = int(kernel)
     layer = torch.nn.Conv2d(channels, channels, k, padding=k // 2, bias=False).to(device)
@@ -52,7 +64,7 @@ def conv(shape: str, kernel: str = "3", device: str = "cpu") -> tuple[Callable[[
     return (lambda: layer(x)), flops / 1e9, "GFLOP/s"
 
 
-def collective(kind: str, size: str, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def collective(kind: str, size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     world = dist.get_world_size() if dist.is_initialized() else 1
     count = max(1, int(size) // 4)
     x = torch.randn(count, device=device)
@@ -73,11 +85,13 @@ def case(text: str, device: str) -> tuple[Callable[[], object], float, str]:
         return gemm(*args, device=device)
     if kind == "copy":
         return copy(*args, device=device)
+    if kind == "eltwise":
+        return eltwise(*args, device=device)
     if kind == "conv":
         return conv(*args, device=device)
     if kind in ("allreduce", "allgather"):
         return collective(kind, *args, device=device)
-    raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, conv, allreduce, allgather)")
+    raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, allreduce, allgather)")
 
 
 def best_time(op: Callable[[], object], seconds: float, device: str, clock: Callable[[], float] = time.perf_counter
