@@ -72,7 +72,7 @@ def collect(inp: AnalysisInput) -> Collected:
         if not wp.started:
             continue
         model = model_name(inp.benchmark.name, wp, varying[wp.step])
-        before, line_notes, csv_notes = len(found.figures), [], []
+        before, line_notes, csv_notes = len(found.figures), list[str](), list[str]()
         for name in _stdout_files(inp, wp):
             found.figures += _from_lines(wp, model, os.path.join(wp.work_dir, name), found.problems, line_notes)
         if csv_name:
@@ -145,7 +145,7 @@ def _stdout_files(inp: AnalysisInput, wp: WPRecord) -> list[str]:
 
 
 def _from_lines(wp: WPRecord, model: str, path: str, problems: list[str], notes: list[str]) -> list[Figure]:
-    out = []
+    out: list[Figure] = []
     try:
         handle = open(path, errors="replace")
     except OSError:
@@ -167,7 +167,7 @@ def _from_lines(wp: WPRecord, model: str, path: str, problems: list[str], notes:
 
 
 def _from_csv(wp: WPRecord, path: str, problems: list[str], notes: list[str]) -> list[Figure]:
-    out = []
+    out: list[Figure] = []
     with open(path, newline="", errors="replace") as handle:
         reader = csv.DictReader(handle)
         reader.fieldnames = [name.strip() for name in reader.fieldnames or []]

@@ -92,7 +92,11 @@ def _verdicts(args: argparse.Namespace, history, key: str, run_dir: str, current
         except (OSError, ValueError) as exc:
             raise RunError(f"{args.baseline}: not a JSON file of targets: {exc}",
                            hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}') from None
-        verdicts = compare_targets(current, targets, args.threshold)
+        try:
+            verdicts = compare_targets(current, targets, args.threshold)
+        except ValueError as exc:
+            raise RunError(f"{args.baseline}: {exc}", hint='expected {"Tokens/second": 1200, '
+                           '"Time/iteration(s)": {"value": 0.9, "threshold": 5}}') from None
         if not verdicts:
             raise RunError(f"{args.baseline}: no target names a figure of the run; nothing was compared",
                            hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12]))

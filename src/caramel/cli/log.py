@@ -26,7 +26,7 @@ def _when(t: float | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     with open_run(args) as (_run_dir, store):
-        steps = {wp.id: wp.step for wp in store.workpackages()}
+        steps: dict[int | None, str] = {wp.id: wp.step for wp in store.workpackages()}
         wanted = set(args.workpackage)
         if args.events:
             for t, wp, kind, message in store.events():

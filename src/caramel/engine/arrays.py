@@ -57,7 +57,7 @@ def array_of(bench: Benchmark, step: Step) -> str:
     """The step's `array` setting, else its system's `job_array`: "false", "true" or "N"."""
     if not step.submit:
         return "false"
-    return step.array or getattr(bench.system, "job_array", "") or "false"
+    return step.array or (bench.system.job_array if bench.system is not None else "") or "false"
 
 
 def throttle(setting: str) -> int:
@@ -73,7 +73,7 @@ def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Schedule
         setting = array_of(bench, step)
         if setting == "false" or not throttle(setting):
             continue
-        limit = getattr(bench.system, "max_array_size", 0) or scheduler.max_array_size()
+        limit = (bench.system.max_array_size if bench.system is not None else 0) or scheduler.max_array_size()
         if limit and count > limit:
             raise RunError(f"step '{name}': {count} workpackages in one job array with at most {setting} at once, "
                            f"but this site's arrays hold at most {limit} tasks (MaxArraySize)", step.where,
@@ -134,7 +134,8 @@ def submit_waiting(engine: Engine) -> bool:
 def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batch]:
     """How `wps` are queued: arrays of one step with the same resources and parents' jobs, split where
     the site's arrays are smaller; one job each for steps that are no arrays."""
-    limit = getattr(engine.bench.system, "max_array_size", 0) or scheduler.max_array_size() or 1
+    system = engine.bench.system
+    limit = (system.max_array_size if system is not None else 0) or scheduler.max_array_size() or 1
     groups: dict[tuple, list[tuple[int, WpRow]]] = defaultdict(list)
     out: list[Batch] = []
     for wp in wps:

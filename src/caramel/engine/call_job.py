@@ -14,6 +14,10 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from submitit import Job
 
 from caramel.engine.call_payload import CallPayload, CheckpointedCallPayload, resolve
 
@@ -21,7 +25,7 @@ SUBMITIT_FOLDER = "submitit"
 FIGURE_FILES = ("figures.json", "figures.txt", "call.done", "call.error")
 
 
-def submit(call: dict, work: str) -> tuple[object, bool]:
+def submit(call: dict, work: str) -> tuple[Job, bool]:
     """Submit the call's payload; (the submitit job, whether it is a local job to wait for)."""
     import submitit
 
@@ -43,7 +47,7 @@ def submit(call: dict, work: str) -> tuple[object, bool]:
     return executor.submit(payload), not scheduled
 
 
-def wait_local(job, work: str, poll: float = 0.1) -> int:
+def wait_local(job: Job, work: str, poll: float = 0.1) -> int:
     """Wait for a local job; its exit status as the function's outcome (from figures.json only)."""
     while not job.done():
         time.sleep(poll)
@@ -62,7 +66,7 @@ def wait_local(job, work: str, poll: float = 0.1) -> int:
     return 1
 
 
-def _tail(job) -> str:
+def _tail(job: Job) -> str:
     """The last line of the job's stderr (submitit's log), for a job that died before writing its figures."""
     try:
         with open(job.paths.stderr, errors="replace") as handle:

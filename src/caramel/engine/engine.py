@@ -18,6 +18,7 @@ import heapq
 import os
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
@@ -30,6 +31,7 @@ from caramel.engine.settings import Settings, Summary
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand import layout
+from caramel.expand.params import Params
 from caramel.spec.model import Step
 from caramel.state.rows import CommandRow, WpRow
 from caramel.state.store import Store
@@ -42,7 +44,7 @@ class Started:
 
     wp: WpRow
     step: Step
-    params: dict[str, str]
+    params: Params
     paths: WpPaths
     env: dict[str, str]
     shared_stop: tuple[int, int] | None = None
@@ -239,6 +241,7 @@ class Engine:
                 else:
                     self.mark_done(wp, rows, env if step.export else None)
             elif outcome.status == "waiting":
+                assert outcome.index is not None  # the script names the do that waits
                 cmd = commands[outcome.index]
                 job = self.backend.scheduler.job_id_in(cmd.stdout)  # the job it submitted: followed through the scheduler
                 self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
@@ -249,6 +252,7 @@ class Engine:
                 if job and step.submit:
                     self.queue_children(wp)  # a submit step after this one queues its job at once
             elif outcome.status == "error_file":
+                assert outcome.index is not None  # the script names the do whose error file it found
                 cmd = commands[outcome.index]
                 self.fail(wp, f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
                                f"do {cmd.op + 1}: {cmd.text}", rows=rows)
@@ -269,11 +273,11 @@ class Engine:
                            commands[r.index].role, commands[r.index].text, commands[r.index].cwd, r.exit_code,
                            r.started, r.ended) for r in outcome.ran]
 
-    def move(self, wp: WpRow, name: str, **fields) -> None:
+    def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
         """Make the state move `name` (state.transitions) for `wp`, in the store (inside a transaction) and
         in memory, and keep the engine's counts."""
         before, was_settled = wp.state, _settled(wp)
-        self.store.move(wp, name, **fields)
+        self.store.move(wp, name, message, **fields)
         self._version += 1
         if wp.state != before:
             self.counts[before] -= 1
@@ -340,7 +344,7 @@ class Engine:
         if step is not None and not step.submit:
             loadavg.record(self.store, wp.id, when)
 
-    def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: list[CommandRow] = ()) -> None:
+    def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()) -> None:
         """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
         self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
         self._record_load(wp, "end")

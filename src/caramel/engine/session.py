@@ -16,6 +16,7 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from types import FrameType
 
 from caramel import __version__, backends
 from caramel.engine import arrays, statefile
@@ -128,7 +129,7 @@ def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
     one while bench stops is ignored, so a second Ctrl-C cannot cut that short."""
     stopping = False
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         if stopping:
             return

@@ -12,7 +12,9 @@ import time
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from caramel.backends import JobState
     from caramel.engine.engine import Engine
+    from caramel.state.rows import WpRow
 
 
 # A job that ended without its done file fails only once it has been over this long: the file may
@@ -67,7 +69,7 @@ def _said(path: str) -> str:
     return f": {lines[-1]}" if lines else ""
 
 
-def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
+def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) -> dict[int, str]:
     """The waiting workpackages whose job waits for a parent job that failed (queued after it,
     engine.arrays), each with its reason: SLURM's where it gave one (DependencyNeverSatisfied), else
     the parent's failure."""
@@ -75,17 +77,17 @@ def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
     for wp in waits:
         job = states.get(wp.job_id)
         said = job.reason if job is not None and _dependency_failed(job.reason) else ""
-        job_failed = [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
+        job_failed = [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == "failed"]
         bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")] or job_failed
         # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
         # caramel failed whose job did not fail: a timeout, an error file)
         overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - DEPENDENCY_GRACE]
         # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
         # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
-        ended = job is not None and job.state in ("failed", "gone")
-        never_ran = ended and bool(job_failed or (bad and "CANCELLED" in job.reason))
+        never_ran = job is not None and job.state in ("failed", "gone") and bool(
+            job_failed or (bad and "CANCELLED" in job.reason))
         if said or never_ran or (overdue and job is not None and job.state in ("pending", "failed", "gone")):
-            named = bad or [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
+            named = bad or [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == "failed"]
             parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
             out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
     return out
@@ -97,7 +99,13 @@ def _dependency_failed(reason: str) -> bool:
     return "DependencyNeverSatisfied" in reason or reason.startswith("CANCELLED: Dependency")
 
 
-def _job_note(wp) -> str:
+def _job_state(states: dict[str, JobState], job_id: str) -> str:
+    """The scheduler's state of a job ("" when it does not know the job)."""
+    job = states.get(job_id)
+    return job.state if job is not None else ""
+
+
+def _job_note(wp: WpRow) -> str:
     return f" (job {wp.job_id})" if wp.job_id else ""
 
 

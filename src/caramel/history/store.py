@@ -164,7 +164,7 @@ class History:
         with self.db:  # commits, or rolls back on an error
             if self.db.dialect.name == "postgresql":
                 self.db.execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
-            elif not getattr(self.db.db, "in_transaction", False):
+            elif not self.db.in_transaction:
                 self.db.execute("BEGIN IMMEDIATE")
             yield
 

@@ -77,7 +77,7 @@ def _plots(coll: Collection, focus: set[int] | None) -> tuple[list[dict], list[s
     for f in coll.figures:
         by_bench[coll.runs[f.run].record.benchmark].append(f)
     benchmarks = sorted({r.record.benchmark for r in coll.runs})
-    plots = []
+    plots: list[dict] = []
     for bench in benchmarks:
         for plot in benchmark_plots(coll, by_bench.get(bench, []), focus):
             plot["id"], plot["bench"] = f"plot-{len(plots)}", bench

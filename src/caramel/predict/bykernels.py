@@ -119,7 +119,7 @@ def metric_of(targets: dict[str, list[Target]]) -> str:
     for table in targets.values():
         for target in table:
             if profile_of(target.params) is not None:
-                return str(target.params[METRIC]).strip()
+                return str((target.params or {}).get(METRIC, "")).strip()
     return ""
 
 
@@ -150,7 +150,7 @@ def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Ta
     for table in targets.values():
         for target in table:
             profile = profile_of(target.params)
-            if profile is None or str(target.params[METRIC]).strip() != metric:
+            if profile is None or str((target.params or {}).get(METRIC, "")).strip() != metric:
                 continue
             value, low, high = predict_time(models, profile, overhead)
             out.predictions.append(Prediction(target.id, target.config, metric, "s", value, low, high,

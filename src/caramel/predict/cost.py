@@ -76,7 +76,8 @@ def job_costs(forecast: Forecast) -> list[JobCost]:
         uncapped = seconds
         capped = decl is not None and decl.job_limit is not None and seconds[2] > decl.job_limit
         if decl is not None and decl.job_limit is not None:
-            seconds = tuple(min(s, decl.job_limit) for s in seconds)
+            limit = decl.job_limit
+            seconds = (min(seconds[0], limit), min(seconds[1], limit), min(seconds[2], limit))
         try:
             nodes = int(str(params.get(wp_id, {}).get("nodes", 1)))
         except ValueError:
@@ -95,4 +96,4 @@ def total(costs: list[JobCost], part: str) -> tuple[float, float, float] | None:
     values = [getattr(c, part) for c in costs if getattr(c, part) is not None]
     if not values:
         return None
-    return tuple(sum(v[i] for v in values) for i in range(3))  # type: ignore[return-value]
+    return (sum(v[0] for v in values), sum(v[1] for v in values), sum(v[2] for v in values))

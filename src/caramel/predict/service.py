@@ -9,12 +9,16 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from caramel.errors import did_you_mean
 from caramel.predict.points import MetricData, PredictError, Target, load_points, targets_of
 from caramel.predict.select import Choice, choose, is_time
+
+if TYPE_CHECKING:
+    from caramel.predict.bykernels import KernelForecast
 
 
 @dataclass
@@ -48,7 +52,7 @@ class Forecast:
     declined: list[str] = field(default_factory=list)  # what could not be predicted, and why
     targets: dict[str, list[Target]] = field(default_factory=dict)
     method: str = "history"  # or "kernels": the system's kernel models over the profile (predict.bykernels)
-    kernels: object = None  # bykernels.KernelForecast, with --method kernels
+    kernels: KernelForecast | None = None  # with --method kernels
     why: str = ""  # why this method (auto)
 
 
@@ -146,6 +150,7 @@ def auto_method(bench, history: str, metrics, systems, validate: bool, system: s
         by_kernels = kernel_method(bench, history, system)
     except PredictError:
         return by_history
+    assert by_kernels.kernels is not None  # kernel_method's forecast carries its kernel models
     errors = by_kernels.kernels.end_to_end
     metric = by_kernels.kernels.metric
     choice = next((c for c in by_history.choices if c.data.name == metric), None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from caramel.errors import Location
+from caramel.spec.system import SystemFacts
 
 NOWHERE = Location("<builtin>")
 
@@ -294,5 +295,5 @@ class Benchmark:
     analysers: dict[str, Analyser] = field(default_factory=dict)
     results: list[Result] = field(default_factory=list)
     where: Location = NOWHERE
-    system: object | None = None  # the caramel.systems.System a tag selected (None: no system file)
+    system: SystemFacts | None = None  # the caramel.systems.System a tag selected (None: no system file)
     meta: BenchmarkMeta = field(default_factory=BenchmarkMeta)

@@ -50,6 +50,10 @@ def add_parameter(pset: m.Parameterset, param: m.Parameter) -> None:
     pset.parameters[existing] = param
 
 
+# A set of any kind, as `SetBuilder.set` builds one
+AnySet = m.Parameterset | m.Substituteset | m.Fileset | m.Patternset
+
+
 class SetBuilder:
     """Builds sets; keeps the include path and tags for `init_with` / `use from=`."""
 
@@ -70,23 +74,23 @@ class SetBuilder:
                 out[child.tag][built.name] = built
         return out
 
-    def set(self, node: Node, base_dir: str, name: str | None = None):
+    def set(self, node: Node, base_dir: str, name: str | None = None) -> AnySet:
         name = name or name_of(node)
         init = node.attrs.get("init_with", "").strip()
         base = None
         if init:
             filename, _, search = init.partition(":")
             base = self.extern_set(node.tag, filename.strip(), search.strip() or name, node.where, name)
-        kind = node.tag
+        kind = node.tag  # extern_set finds a set of the same kind: `base` is one
         if kind == "parameterset":
-            return self.parameterset(node, name, base)
+            return self.parameterset(node, name, base if isinstance(base, m.Parameterset) else None)
         if kind == "substituteset":
-            return self.substituteset(node, name, base)
+            return self.substituteset(node, name, base if isinstance(base, m.Substituteset) else None)
         if kind == "fileset":
-            return self.fileset(node, name, base, base_dir)
-        return self.patternset(node, name, base)
+            return self.fileset(node, name, base if isinstance(base, m.Fileset) else None, base_dir)
+        return self.patternset(node, name, base if isinstance(base, m.Patternset) else None)
 
-    def extern_set(self, kind: str, filename: str, search: str, where: Location, name: str | None = None):
+    def extern_set(self, kind: str, filename: str, search: str, where: Location, name: str | None = None) -> AnySet:
         """The set `search` of kind `kind` from another file, found through the include path."""
         path = self.include.find(filename, where)
         tree = self._tree(path)
@@ -186,9 +190,8 @@ class SetBuilder:
                 source = child.attrs.get("source")
                 if source is None:
                     raise SpecError("<sub> needs source=", child.where, hint='<sub source="#X#" dest="$x"/>')
-                dest = child.attrs.get("dest")
-                if dest is None:
-                    dest = child.text.strip()
+                dest_attr = child.attrs.get("dest")
+                dest = child.text.strip() if dest_attr is None else dest_attr
                 sset.subs = [s for s in sset.subs if s.source != source]
                 sset.subs.append(m.Sub(source, dest, child.attrs.get("mode", "text").strip(), child.where))
         return sset

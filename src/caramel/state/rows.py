@@ -67,7 +67,7 @@ class WpRow:
     cycle: int = 0
     wait_op: int = -1
     wait_kind: str = ""  # "file" (done file of an asynchronous do) or "shared" (a shared do's barrier)
-    wait_files: dict = field(default_factory=dict)
+    wait_files: dict[str, str] = field(default_factory=dict)
     wait_since: float | None = None
 
 

@@ -160,7 +160,7 @@ def check(system: System, load_energy: Callable[[str], object] | None = None) ->
     """What holds of `system` on this machine: scheduler, partition, account, launcher, runtime, images,
     and (with `load_energy`, caramel.energy.measure.load_method) whether the energy method loads."""
     out: list[Finding] = []
-    commands = ("sinfo",) if system.scheduler == "slurm" else ()  # sinfo: the partitions checked below
+    commands: tuple[str, ...] = ("sinfo",) if system.scheduler == "slurm" else ()  # sinfo: the partitions checked below
     if system.scheduler not in schedulers.NO_SCHEDULER:
         commands += schedulers.get(system.scheduler).commands
     for cmd in commands:

@@ -148,7 +148,7 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
     """Model, warm-up, the node's GEMM rate, the timed iterations: (their seconds, the GEMM rate)."""
     accumulation = args.global_batch_size // (args.micro_batch_size * world)
     torch.manual_seed(args.seed)
-    model = GPT(args.vocab_size, args.seq_length, args.hidden_size, args.num_layers, args.num_attention_heads,
+    model: torch.nn.Module = GPT(args.vocab_size, args.seq_length, args.hidden_size, args.num_layers, args.num_attention_heads,
                 args.ffn_hidden_size or 4 * args.hidden_size)
     parameters = sum(p.numel() for p in model.parameters())
     model = wrap(model, device, world)
