@@ -25,6 +25,7 @@ from caramel.analyse.inputs import AnalysisInput, WPRecord
 from caramel.spec.mad import ENV_FILE as MAD_ENV_FILE
 from caramel.spec.mad import MODEL_DIR_PARAMETER
 from caramel.spec.units import unreadable_units
+from caramel.vocabulary import WpState
 
 LINE = re.compile(r"^\s*performance:\s*(\S+)\s*(.*?)\s*$")
 MODEL_COLUMNS = ("model", "models")  # madengine and MAD's scripts write `model`, MAD's README `models`
@@ -82,7 +83,7 @@ def collect(inp: AnalysisInput) -> Collected:
             else:
                 csv_notes.append(f"no {csv_name} in the work folder" +
                                  (f" nor in {wp.params[MODEL_DIR_PARAMETER]}/" if wp.params.get(MODEL_DIR_PARAMETER) else ""))
-        if len(found.figures) == before and wp.state == "done" and wp.step in last:
+        if len(found.figures) == before and wp.state == WpState.DONE and wp.step in last:
             notes = (line_notes or ["the script printed no 'performance: NUMBER UNIT' line"]) + csv_notes
             found.missing[wp.id] = "no figure: " + "; ".join(notes)
     found.problems += unreadable_units(found.figures)  # a unit that cannot be read names its file:line

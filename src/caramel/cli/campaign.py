@@ -20,6 +20,7 @@ import os
 import sys
 
 from caramel.errors import CaramelError, RunError
+from caramel.vocabulary import WpState
 
 # madengine's perf.csv columns, in its order (deployment/base.py); a value caramel does not know is empty
 MADENGINE_COLUMNS = ["model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
@@ -137,7 +138,7 @@ def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
                         relative_change=change, status="SUCCESS", sd=_num(metric.sd), n=metric.n, reason=""))
     missing = found.missing if found else {}
     for wp in inp.workpackages:
-        if wp.state in ("failed", "cancelled", "open", "running", "waiting") or wp.id in missing:
+        if wp.state in (WpState.FAILED, WpState.CANCELLED, WpState.OPEN, WpState.RUNNING, WpState.WAITING) or wp.id in missing:
             state = "failed" if wp.id in missing else wp.state
             model = inp.benchmark.name if len(by_wp) == 1 else f"{inp.benchmark.name}[wp {wp.id} {wp.step}]"
             out.append(dict(prov, model=model, performance="", metric="",

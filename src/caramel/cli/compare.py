@@ -12,6 +12,7 @@ import os
 from caramel.cli.common import add_run_args, resolve_run
 from caramel.errors import CaramelError, RunError
 from caramel.state import bounded
+from caramel.vocabulary import VerdictWord
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
             raise RunError(f"{run_dir}: the run has no figure to compare", hint=NO_FIGURE_HINT)
         verdicts = _verdicts(args, history, key, run_dir, current)
     _show(args, run_dir, verdicts)
-    regressed = [v for v in verdicts if v.verdict == "regressed"]
+    regressed = [v for v in verdicts if v.verdict == VerdictWord.REGRESSED]
     unjudged = [v for v in verdicts if v.verdict == CANNOT_JUDGE]
     if args.format != "json":
         if unjudged:
@@ -108,7 +109,7 @@ def _verdicts(args: argparse.Namespace, history, key: str, run_dir: str, current
                        f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
                        hint="compare runs of one benchmark: bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK")
     verdicts = compare_runs(current, history.metrics(base_key), args.threshold)
-    if all(v.verdict == "no baseline" for v in verdicts):
+    if all(v.verdict == VerdictWord.NO_BASELINE for v in verdicts):
         raise RunError(f"the run and baseline '{args.baseline}' have no figure in common; nothing was compared",
                        hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12])
                        + "; the baseline's: " + (", ".join(sorted({m.name for m in history.metrics(base_key)})[:12])

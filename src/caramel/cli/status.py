@@ -7,7 +7,7 @@ import json
 from typing import TYPE_CHECKING
 
 from caramel.cli.common import add_run_reader, open_run
-from caramel.vocabulary import STATES
+from caramel.vocabulary import STATES, WpState
 
 if TYPE_CHECKING:
     from caramel.engine.settings import Summary
@@ -25,8 +25,8 @@ def run(args: argparse.Namespace) -> int:
         info = store.info()
         counts = store.counts()
         rows = store.workpackages()
-    failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "failed"]
-    waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "waiting"]
+    failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.FAILED]
+    waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.WAITING]
     if args.format == "json":
         print(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
                           "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from caramel.engine.jobscript import JOB_FILE, written_script
-from caramel.engine.script import Command, Outcome, Ran
+from caramel.engine.script import Command, Outcome, Ran, Status
 from caramel.errors import CaramelError, RunError
 from caramel.expand import layout
 from caramel.spec.model import Benchmark, Step
+from caramel.vocabulary import WaitKind, WpState
 
 if TYPE_CHECKING:
     from caramel.backends import Scheduler
@@ -49,8 +50,8 @@ def write_job(command: Command) -> Outcome:
     except OSError as exc:
         with open(command.stderr, "a") as handle:
             handle.write(f"caramel: cannot write {JOB_FILE}: {exc}\n")
-        return Outcome("failed", index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
-    return Outcome("waiting", index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
+        return Outcome(Status.FAILED, index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
+    return Outcome(Status.WAITING, index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
 
 
 def array_of(bench: Benchmark, step: Step) -> str:
@@ -85,7 +86,7 @@ def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
     """Whether caramel queues `wp`'s job itself: its step is an array, or a parent's job is still queued."""
     if not step.submit:
         return False
-    return array_of(engine.bench, step) != "false" or any(engine.wps[p].state != "done" for p in wp.parents)
+    return array_of(engine.bench, step) != "false" or any(engine.wps[p].state != WpState.DONE for p in wp.parents)
 
 
 def may_start(engine: Engine, wp: WpRow) -> bool:
@@ -93,9 +94,9 @@ def may_start(engine: Engine, wp: WpRow) -> bool:
     step's job in the queue, which `wp`'s job will wait for."""
     step = engine.bench.steps[wp.step]
     for parent in (engine.wps[p] for p in wp.parents):
-        if parent.state == "done":
+        if parent.state == WpState.DONE:
             continue
-        if not (step.submit and engine.bench.steps[parent.step].submit and parent.state == "waiting"
+        if not (step.submit and engine.bench.steps[parent.step].submit and parent.state == WpState.WAITING
                 and parent.job_id):
             return False
     return True
@@ -114,7 +115,7 @@ class Batch:
 
 def submit_waiting(engine: Engine) -> bool:
     """Queue every job script written and not yet queued (see the module); True when some were."""
-    todo = [wp for wp in engine.waiting_at("file") if engine.bench.steps[wp.step].submit and not wp.job_id]
+    todo = [wp for wp in engine.waiting_at(WaitKind.FILE) if engine.bench.steps[wp.step].submit and not wp.job_id]
     if not todo:
         return False
     scheduler = engine.backend.scheduler
@@ -140,7 +141,7 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
     out: list[Batch] = []
     for wp in wps:
         step = engine.bench.steps[wp.step]
-        after = tuple(sorted(engine.wps[p].job_id for p in wp.parents if engine.wps[p].state != "done"))
+        after = tuple(sorted(engine.wps[p].job_id for p in wp.parents if engine.wps[p].state != WpState.DONE))
         if array_of(engine.bench, step) == "false":
             out.append(Batch(wp.step, [wp], [], after))
             continue

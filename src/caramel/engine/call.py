@@ -22,6 +22,7 @@ from caramel.expand.params import Params
 from caramel.spec.call import CALL_FILE
 from caramel.spec.model import Benchmark, Step
 from caramel.spec.system import SystemFacts
+from caramel.vocabulary import Role
 
 DONE_FILE, ERROR_FILE = "call.done", "call.error"  # what the payload writes at the end of a scheduled job
 LOCAL_FOREVER_MIN = 7 * 24 * 60.0  # submitit's local time limit when the step has none (its default is 2 min)
@@ -38,7 +39,7 @@ def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_l
             "system": system.name if system is not None else ""}
     text = f"{shlex.quote(sys.executable)} -m caramel.engine.call_job {shlex.quote(json.dumps(call, sort_keys=True))}"
     waits = scheduler != "local"
-    return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), "do",
+    return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), Role.DO,
                    os.path.join(work, DONE_FILE) if waits else "", os.path.join(work, ERROR_FILE) if waits else "")
 
 

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 
 from caramel.backends.launchers import Launcher, Shell
-from caramel.engine.script import Command, Outcome, Transcript, build_script, env_file_of
+from caramel.engine.script import Command, Outcome, Status, Transcript, build_script, env_file_of
 
 
 @dataclass
@@ -271,7 +271,7 @@ class Runner:
             del self.active[fd]
             entry.shell.kill()
             outcome = entry.transcript.close(-9, time.time())
-            outcome.status = "timed_out"
+            outcome.status = Status.TIMED_OUT
             outcome.timed_out = entry.limit
             out.append((entry, outcome))
         return out

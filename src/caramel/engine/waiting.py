@@ -11,6 +11,8 @@ import os
 import time
 from typing import TYPE_CHECKING
 
+from caramel.vocabulary import JobStatus, WaitKind, WpState
+
 if TYPE_CHECKING:
     from caramel.backends import JobState
     from caramel.engine.engine import Engine
@@ -28,7 +30,7 @@ DEPENDENCY_GRACE = float(os.environ.get("CARAMEL_DEPENDENCY_GRACE", "30"))
 def check(engine: Engine) -> bool:
     """Move on what can move; True when some workpackage changed (or may start now)."""
     now = time.time()
-    waits = engine.waiting_at("file")
+    waits = engine.waiting_at(WaitKind.FILE)
     if not waits or not engine.changed_since_last_poll():
         return False  # nothing changed since the last poll of this continue: one scheduler query is enough
     timeout = engine.settings.timeout
@@ -77,17 +79,17 @@ def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) ->
     for wp in waits:
         job = states.get(wp.job_id)
         said = job.reason if job is not None and _dependency_failed(job.reason) else ""
-        job_failed = [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == "failed"]
-        bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")] or job_failed
+        job_failed = [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
+        bad = [p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)] or job_failed
         # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
         # caramel failed whose job did not fail: a timeout, an error file)
         overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - DEPENDENCY_GRACE]
         # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
         # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
-        never_ran = job is not None and job.state in ("failed", "gone") and bool(
+        never_ran = job is not None and job.state in (JobStatus.FAILED, JobStatus.GONE) and bool(
             job_failed or (bad and "CANCELLED" in job.reason))
-        if said or never_ran or (overdue and job is not None and job.state in ("pending", "failed", "gone")):
-            named = bad or [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == "failed"]
+        if said or never_ran or (overdue and job is not None and job.state in (JobStatus.PENDING, JobStatus.FAILED, JobStatus.GONE)):
+            named = bad or [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
             parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
             out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
     return out
@@ -117,7 +119,7 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
     changed = False
     orphans = _orphans(engine, waits, states)
     left = [wp.job_id for wp in waits if wp.id in orphans and wp.job_id in states
-            and states[wp.job_id].state == "pending"]
+            and states[wp.job_id].state == JobStatus.PENDING]
     if left:
         scheduler.cancel(left)  # what SLURM left pending: no job of a failed chain runs later
     with engine.store.transaction():
@@ -130,14 +132,14 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
             if job is None:
                 continue
             done = wp.wait_files.get("done")
-            if job.state in ("failed", "gone") or (job.state == "done" and (
+            if job.state in (JobStatus.FAILED, JobStatus.GONE) or (job.state == JobStatus.DONE and (
                     job.ended is None or now - job.ended > DONE_FILE_GRACE)):
-                ended = "ended" if job.state != "gone" else "left the queue"
+                ended = "ended" if job.state != JobStatus.GONE else "left the queue"
                 engine.fail(wp, f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
                                 f"{job.reason or job.state}", job.exit_code)
                 changed = True
-            elif job.state in ("pending", "running"):
+            elif job.state in (JobStatus.PENDING, JobStatus.RUNNING):
                 reason = f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}" + (
-                    f" on {job.nodes}" if job.nodes and job.state == "running" else "") + ")"
+                    f" on {job.nodes}" if job.nodes and job.state == JobStatus.RUNNING else "") + ")"
                 engine.note(wp, reason)
     return changed

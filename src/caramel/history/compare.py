@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from caramel.history.metrics import Metric
-from caramel.vocabulary import Direction
+from caramel.vocabulary import Direction, VerdictWord
 
-CANNOT_JUDGE = "cannot judge"
+CANNOT_JUDGE = VerdictWord.CANNOT_JUDGE
 UNKNOWN_DIRECTION = "direction unknown; declare direction: lower|higher on the pattern (or a unit such as s or items/s)"
 
 # two-sided 99 % quantiles of Student's t by degrees of freedom (1..30), then the normal's
@@ -61,7 +61,7 @@ class Verdict(Generic[M]):
     baseline_sd: float
     baseline_n: int
     diff_pct: float
-    verdict: str  # improved | regressed | within noise | no baseline | cannot judge
+    verdict: VerdictWord
     why: str = ""
 
 
@@ -70,9 +70,9 @@ def judge(current: M, base_mean: float, base_sd: float, base_n: int, threshold: 
     """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value, no sample)."""
     mean = current.mean
     if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
-        return Verdict(current, base_mean, base_sd, base_n, math.nan, "no baseline")
+        return Verdict(current, base_mean, base_sd, base_n, math.nan, VerdictWord.NO_BASELINE)
     if mean == base_mean:
-        return Verdict(current, base_mean, base_sd, base_n, 0.0, "within noise", "the same value on both sides")
+        return Verdict(current, base_mean, base_sd, base_n, 0.0, VerdictWord.WITHIN_NOISE, "the same value on both sides")
     diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
     if current.n > 1 and base_n > 1 and not target:
         limit = 2.0 if threshold is None else threshold
@@ -86,11 +86,12 @@ def judge(current: M, base_mean: float, base_sd: float, base_n: int, threshold: 
             why = f"single sample ({side}): cannot judge spread; " + _change(diff_pct, limit, mean)
         significant = True
     if not significant or (base_mean and abs(diff_pct) < limit):
-        return Verdict(current, base_mean, base_sd, base_n, diff_pct, "within noise", why)
+        return Verdict(current, base_mean, base_sd, base_n, diff_pct, VerdictWord.WITHIN_NOISE, why)
     if current.direction not in (Direction.HIGHER, Direction.LOWER):
         return Verdict(current, base_mean, base_sd, base_n, diff_pct, CANNOT_JUDGE, f"{UNKNOWN_DIRECTION}; {why}")
     better = (mean > base_mean) == (current.direction == Direction.HIGHER)
-    return Verdict(current, base_mean, base_sd, base_n, diff_pct, "improved" if better else "regressed", why)
+    return Verdict(current, base_mean, base_sd, base_n, diff_pct,
+                   VerdictWord.IMPROVED if better else VerdictWord.REGRESSED, why)
 
 
 def _t_test(current: Measured, base_mean: float, base_sd: float, base_n: int, diff_pct: float,

@@ -10,12 +10,50 @@ from dataclasses import dataclass, field
 
 from caramel.errors import Location
 from caramel.spec.system import SystemFacts
+from caramel.vocabulary import Word
 
 NOWHERE = Location("<builtin>")
 
-PARAMETER_MODES = ("text", "python", "shell", "env", "tag", "perl")
+class ParameterMode(Word):
+    """How a parameter's value is made (`mode=`): as written, or by a script of that language."""
+
+    TEXT = "text"
+    PYTHON = "python"
+    SHELL = "shell"
+    ENV = "env"
+    TAG = "tag"
+    PERL = "perl"
+
+
+class UpdateMode(Word):
+    """When a parameter is evaluated again (JUBE's `update_mode=`)."""
+
+    NEVER = "never"
+    USE = "use"
+    STEP = "step"
+    CYCLE = "cycle"
+    ALWAYS = "always"
+
+
+class FileAction(Word):
+    """What a fileset entry does: the element it was read from."""
+
+    COPY = "copy"
+    LINK = "link"
+    PREPARE = "prepare"
+
+
+class TableOutput(Word):
+    """Where a result table goes: the element it was read from."""
+
+    TABLE = "table"
+    DATABASE = "database"
+    SYSLOG = "syslog"
+
+
+PARAMETER_MODES = tuple(mode.value for mode in ParameterMode)
 SCRIPT_MODES = ("python", "shell", "perl", "env", "tag")
-UPDATE_MODES = ("never", "use", "step", "cycle", "always")
+UPDATE_MODES = tuple(mode.value for mode in UpdateMode)
 PARAMETER_TYPES = ("int", "float", "string", "str")
 DUPLICATE_MODES = ("none", "replace", "concat", "error")
 
@@ -26,10 +64,10 @@ class Parameter:
     value: str
     separator: str = ","
     type: str = "string"
-    mode: str = "text"
+    mode: ParameterMode = ParameterMode.TEXT
     unit: str = ""
     export: bool = False
-    update_mode: str = "never"
+    update_mode: UpdateMode = UpdateMode.NEVER
     duplicate: str = "none"
     where: Location = NOWHERE
 
@@ -92,7 +130,7 @@ class Substituteset:
 class FileEntry:
     """A `copy` or `link` entry (path relative to `base_dir`) or a `prepare` command."""
 
-    action: str  # copy | link | prepare: the element it was read from
+    action: FileAction
     path: str
     name: str = ""
     rel_path_ref: str = "external"
@@ -240,7 +278,7 @@ class Column:
 @dataclass
 class Table:
     name: str
-    output: str = "table"  # table | database | syslog: the element it was read from
+    output: TableOutput = TableOutput.TABLE
     style: str = "csv"
     sort: list[str] = field(default_factory=list)
     separator: str = ","

@@ -164,10 +164,10 @@ class SetBuilder:
             value=text.strip(),
             separator=node.attrs.get("separator", ","),
             type=ptype,
-            mode=choice(node, "mode", "text", m.PARAMETER_MODES),
+            mode=m.ParameterMode(choice(node, "mode", "text", m.PARAMETER_MODES)),
             unit=node.attrs.get("unit", "").strip(),
             export=boolean(node, "export", False),
-            update_mode=choice(node, "update_mode", "never", m.UPDATE_MODES),
+            update_mode=m.UpdateMode(choice(node, "update_mode", "never", m.UPDATE_MODES)),
             duplicate=choice(node, "duplicate", "none", m.DUPLICATE_MODES),
             where=node.where,
         )
@@ -202,7 +202,7 @@ class SetBuilder:
         for child in node.children:
             if child.tag == "prepare":
                 fset.entries.append(m.FileEntry(
-                    "prepare", child.text.strip(), stdout=child.attrs.get("stdout", "").strip(),
+                    m.FileAction.PREPARE, child.text.strip(), stdout=child.attrs.get("stdout", "").strip(),
                     stderr=child.attrs.get("stderr", "").strip(), work_dir=child.attrs.get("work_dir", "").strip(),
                     active=child.attrs.get("active", "true").strip(), base_dir=base_dir, where=child.where))
                 continue
@@ -214,7 +214,7 @@ class SetBuilder:
             if rel not in ("external", "internal"):
                 raise SpecError(f"rel_path_ref={rel!r} is not allowed", child.where, hint="expected external or internal")
             fset.entries.append(m.FileEntry(
-                child.tag, text, name=child.attrs.get("name", "").strip(), rel_path_ref=rel, base_dir=base_dir,
+                m.FileAction(child.tag), text, name=child.attrs.get("name", "").strip(), rel_path_ref=rel, base_dir=base_dir,
                 separator=child.attrs.get("separator", ","), source_dir=child.attrs.get(
                     "source_dir", child.attrs.get("directory", "")).strip(),
                 target_dir=child.attrs.get("target_dir", "").strip(), active=child.attrs.get("active", "true").strip(),

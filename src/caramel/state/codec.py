@@ -9,6 +9,7 @@ model added are filled with their defaults; unknown fields and wrong types are r
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import json
 import types
@@ -111,6 +112,11 @@ def decode(hint: Any, data: Any, where: str) -> Any:  # noqa: C901 - one case pe
         return {k: decode(value, v, f"{where}.{k}") for k, v in data.items()}
     if dataclasses.is_dataclass(hint):
         return _decode_dataclass(hint, data, where)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # a vocabulary's word, stored as its text
+        try:
+            return hint(data)
+        except ValueError:
+            raise CodecError(f"{where}: {data!r} is not one of {', '.join(repr(w.value) for w in hint)}") from None
     if hint in (str, int, float, bool):
         ok = isinstance(data, hint) and (hint is bool or not isinstance(data, bool)) or (
             hint is float and isinstance(data, int) and not isinstance(data, bool))
