@@ -60,7 +60,7 @@ def collect_figures(inp: AnalysisInput) -> tuple[list[Figure], list[str]]:
 
 
 def results_csv_name(inp: AnalysisInput) -> str:
-    return str(getattr(getattr(inp.benchmark, "meta", None), "multiple_results", "") or "")
+    return inp.benchmark.meta.multiple_results or ""
 
 
 def collect(inp: AnalysisInput) -> Collected:

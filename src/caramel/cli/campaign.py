@@ -151,15 +151,16 @@ def _perf_rows(run_dir: str, args: argparse.Namespace) -> list[dict]:
 def _provenance(inp, record, run_dir: str) -> dict:
     """The columns every row of a run shares: madengine's where caramel knows them, and caramel's own."""
     meta = inp.benchmark.meta
-    system = getattr(inp.benchmark, "system", None)
-    tags = [*getattr(meta, "tags", ()), *record.tags]
+    system = inp.benchmark.system
+    tags = [*meta.tags, *record.tags]
     image, _, digest = (record.container or "").partition("@")
-    gpus = getattr(system, "gpus_per_node", 0) or ""
+    gpus = (system.gpus_per_node if system is not None else 0) or ""
     duration = _num(record.ended - record.started) if record.started and record.ended else ""
     return {"n_gpus": meta.devices or gpus, "nnodes": len(record.nodes.split()) if record.nodes else "",
             "gpus_per_node": gpus, "training_precision": meta.precision, "tags": ",".join(dict.fromkeys(tags)),
             "docker_image": image, "docker_sha": digest, "git_commit": record.git_commit, "machine_name": record.host,
-            "deployment_type": getattr(system, "scheduler", "") or "local", "launcher": getattr(system, "launcher", ""),
+            "deployment_type": (system.scheduler if system is not None else "") or "local",
+            "launcher": system.launcher if system is not None else "",
             "test_duration": duration, "system": record.system, "benchmark": record.benchmark,
             "run_id": os.path.basename(run_dir), "run_dir": record.run_dir, "file": record.file,
             "caramel_version": record.caramel_version, "host": record.host, "nodes": record.nodes,

@@ -49,7 +49,7 @@ def predicted_time(bench, args: argparse.Namespace):
     from caramel.predict.service import make_forecast
     from caramel.predict.timelimit import with_predicted_time
 
-    system = getattr(bench, "system", None)
+    system = bench.system
     if system is None or system.scheduler != "slurm":
         print("note: --time-from-prediction: not a SLURM system, nothing to set", file=sys.stderr)
         return bench
@@ -164,7 +164,7 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
     from caramel.predict.suggest import suggest
     from caramel.spec.units import is_time_unit
 
-    system = getattr(getattr(bench, "system", None), "name", "") or ""
+    system = bench.system.name if bench.system is not None else ""
     targets = targets_of(bench, make_plan(bench, run_id=0))
     try:
         data = pick_metrics(load_points(history_path(args), bench.name, system, args.learn_from,

@@ -182,7 +182,7 @@ class History:
             if config is None:
                 config = configs[id(m.row)] = json.dumps(m.row)
             # the direction as its plain text; sd NULL with one sample (no spread known, not 0)
-            rows.append((run.run_key, m.table, config, m.name, m.unit, str(getattr(m.direction, "value", m.direction)),
+            rows.append((run.run_key, m.table, config, m.name, m.unit, str(m.direction),
                          m.n, m.mean, m.sd if m.n > 1 else None, min(m.samples), max(m.samples), _samples(m.samples)))
         removed = 0
         if replace and compare:

@@ -116,7 +116,7 @@ def make_forecast(bench, history: str, metrics: list[str] | None = None, learn_f
     """`method`: history (the benchmark's own runs), kernels (the system's microbenchmarks over the
     declared profile) or auto (history where the system has runs of the benchmark or --from is given,
     kernels where it has none but has microbenchmarks; with both, the one that validates better)."""
-    system = getattr(getattr(bench, "system", None), "name", "") or ""
+    system = bench.system.name if bench.system is not None else ""
     if method == "kernels":
         return kernel_method(bench, history, system)
     if method == "auto" and not learn_from:
