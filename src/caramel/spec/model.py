@@ -55,7 +55,16 @@ PARAMETER_MODES = tuple(mode.value for mode in ParameterMode)
 SCRIPT_MODES = ("python", "shell", "perl", "env", "tag")
 UPDATE_MODES = tuple(mode.value for mode in UpdateMode)
 PARAMETER_TYPES = ("int", "float", "string", "str")
-DUPLICATE_MODES = ("none", "replace", "concat", "error")
+class DuplicateMode(Word):
+    """What a parameter defined again in the same set does (JUBE's `duplicate=`)."""
+
+    NONE = "none"
+    REPLACE = "replace"
+    CONCAT = "concat"
+    ERROR = "error"
+
+
+DUPLICATE_MODES = tuple(mode.value for mode in DuplicateMode)
 
 
 @dataclass
@@ -68,7 +77,7 @@ class Parameter:
     unit: str = ""
     export: bool = False
     update_mode: UpdateMode = UpdateMode.NEVER
-    duplicate: str = "none"
+    duplicate: DuplicateMode = DuplicateMode.NONE
     where: Location = NOWHERE
 
     @property
@@ -96,7 +105,7 @@ class Exclude:
 class Parameterset:
     name: str
     parameters: list[Parameter] = field(default_factory=list)
-    duplicate: str = "replace"
+    duplicate: DuplicateMode = DuplicateMode.REPLACE  # a set's: never NONE
     zips: list[Zip] = field(default_factory=list)
     excludes: list[Exclude] = field(default_factory=list)
     where: Location = NOWHERE
@@ -167,7 +176,15 @@ class Do:
     where: Location = NOWHERE
 
 
-SANITY_KINDS = ("expect", "reject", "expr")
+class SanityKind(Word):
+    """What a <sanity> checks: a regex that must match (EXPECT) or must not (REJECT), or an expression."""
+
+    EXPECT = "expect"
+    REJECT = "reject"
+    EXPR = "expr"
+
+
+SANITY_KINDS = tuple(kind.value for kind in SanityKind)
 
 
 @dataclass
@@ -177,7 +194,7 @@ class Sanity:
     `expect`: the regex must match somewhere in `file`; `reject`: it must match nowhere; `expr`: the
     expression over the row's figures and parameters must hold. `file` is relative to the work folder."""
 
-    kind: str  # expect | reject | expr (SANITY_KINDS)
+    kind: SanityKind
     text: str  # the regex, or the expression
     file: str = "stdout"
     where: Location = NOWHERE

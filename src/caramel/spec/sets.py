@@ -33,11 +33,11 @@ def add_parameter(pset: m.Parameterset, param: m.Parameter) -> None:
     if old.duplicate != param.duplicate:
         raise SpecError(f"parameter '{param.name}' is defined twice with different duplicate= options",
                         param.where, hint=f"first definition at {old.where}")
-    mode = param.duplicate if param.duplicate != "none" else pset.duplicate
-    if mode == "error":
+    mode = param.duplicate if param.duplicate != m.DuplicateMode.NONE else pset.duplicate
+    if mode == m.DuplicateMode.ERROR:
         raise SpecError(f"parameter '{param.name}' is defined twice in parameterset '{pset.name}'", param.where,
                         hint=f"first definition at {old.where}; duplicate=\"error\" forbids this")
-    if mode == "concat":
+    if mode == m.DuplicateMode.CONCAT:
         if (old.separator, old.type, old.update_mode) != (param.separator, param.type, param.update_mode):
             raise SpecError(f"parameter '{param.name}' is concatenated with different separator, type or "
                             "update_mode", param.where, hint=f"first definition at {old.where}")
@@ -130,7 +130,8 @@ class SetBuilder:
 
     def parameterset(self, node: Node, name: str, base: m.Parameterset | None) -> m.Parameterset:
         only_children(node, {"parameter", "zip", "exclude"})
-        duplicate = choice(node, "duplicate", base.duplicate if base else "replace", ("replace", "concat", "error"))
+        duplicate = m.DuplicateMode(choice(node, "duplicate", base.duplicate if base else "replace",
+                                           ("replace", "concat", "error")))
         pset = m.Parameterset(name, list(base.parameters) if base else [], duplicate,
                               list(base.zips) if base else [], list(base.excludes) if base else [], node.where)
         for child in node.children:
@@ -168,7 +169,7 @@ class SetBuilder:
             unit=node.attrs.get("unit", "").strip(),
             export=boolean(node, "export", False),
             update_mode=m.UpdateMode(choice(node, "update_mode", "never", m.UPDATE_MODES)),
-            duplicate=choice(node, "duplicate", "none", m.DUPLICATE_MODES),
+            duplicate=m.DuplicateMode(choice(node, "duplicate", "none", m.DUPLICATE_MODES)),
             where=node.where,
         )
 
