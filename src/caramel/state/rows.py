@@ -9,6 +9,10 @@ from dataclasses import dataclass, field
 
 from caramel.vocabulary import Role, WaitKind, WpState
 
+_STATES = {state.value: state for state in WpState}
+_WAIT_KINDS = {kind.value: kind for kind in WaitKind}
+_ROLES = {role.value: role for role in Role}
+
 # 3: each workpackage's params carry their declared types and per-cycle texts (expand.params);
 # 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
 SCHEMA_VERSION = 3
@@ -73,8 +77,10 @@ class WpRow:
     wait_since: float | None = None
 
     def __post_init__(self) -> None:  # the words as the run record holds them (text) made members
-        self.state = WpState(self.state)
-        self.wait_kind = WaitKind(self.wait_kind)
+        try:  # a dict lookup: WpState(text) costs microseconds, and a run reads thousands of rows
+            self.state, self.wait_kind = _STATES[self.state], _WAIT_KINDS[self.wait_kind]
+        except KeyError as exc:
+            raise ValueError(f"workpackage {self.id}: {exc.args[0]!r} is not a state or wait kind") from None
 
 
 @dataclass
@@ -86,7 +92,7 @@ class CommandRow:
     role: Role  # column `kind`
 
     def __post_init__(self) -> None:
-        self.role = Role(self.role)
+        self.role = _ROLES.get(self.role) or Role(self.role)
     command: str
     cwd: str
     exit_code: int | None
