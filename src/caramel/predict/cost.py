@@ -30,11 +30,17 @@ class JobCost:
 
     @property
     def node_hours(self) -> tuple[float, float, float]:
-        return tuple(self.nodes * s / 3600 for s in self.seconds)  # type: ignore[return-value]
+        return _hours(self.nodes, self.seconds)
 
     @property
     def uncapped_node_hours(self) -> tuple[float, float, float]:
-        return tuple(self.nodes * s / 3600 for s in (self.uncapped or self.seconds))  # type: ignore[return-value]
+        return _hours(self.nodes, self.uncapped or self.seconds)
+
+
+def _hours(nodes: int, seconds: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Node-hours of a job's (value, low, high) seconds."""
+    value, low, high = seconds
+    return nodes * value / 3600, nodes * low / 3600, nodes * high / 3600
 
 
 def _time_metric(forecast: Forecast) -> str:
