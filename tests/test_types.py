@@ -28,3 +28,15 @@ def test_mypy_finds_no_error() -> None:
     errors = [line for line in stdout.splitlines() if ": error:" in line]
     assert status == 0 and not errors, (
         f"mypy found {len(errors)} error(s) (setup.cfg [mypy]; docs/development.md):\n" + stdout + stderr)
+
+
+def test_the_checker_fails_on_an_optional_used_unchecked(tmp_path: Path) -> None:
+    """The kind of error it found in caramel (an optional value used unchecked) fails the run: the test
+    above cannot pass with one."""
+    api = pytest.importorskip("mypy.api", reason="mypy is in the [test] extra (pip install -e .[test])")
+    module = tmp_path / "optional_unchecked.py"
+    module.write_text("def first(words: list[str]) -> str | None:\n    return words[0] if words else None\n\n\n"
+                      "def shout(words: list[str]) -> str:\n    return first(words).upper()\n")
+    stdout, _stderr, status = api.run(["--cache-dir", str(ROOT / ".mypy_cache"), "--no-error-summary",
+                                       str(module)])
+    assert status == 1 and 'Item "None" of "str | None" has no attribute "upper"' in stdout, stdout
