@@ -30,7 +30,7 @@ from caramel.errors import CaramelError, did_you_mean
 from caramel.resources import shipped
 from caramel.settings import current
 from caramel.spec.mad import FILE_NAME as MODELS_JSON
-from caramel.spec.mad import MadEntry, read_entries
+from caramel.spec.mad import EntryError, MadEntry, read_entries
 from caramel.spec.meta import find_meta_node, read_meta
 from caramel.spec.model import BenchmarkMeta
 from caramel.spec.sources import read_tree
@@ -79,9 +79,9 @@ def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
                 continue
             if path.suffix not in SUFFIXES or not path.is_file() or path.stem in entries:
                 continue
-            entry = read_entry(path, origin)
-            if entry is not None:
-                entries[path.stem] = entry
+            read = read_entry(path, origin)
+            if read is not None:
+                entries[path.stem] = read
     return sorted(entries.values(), key=lambda e: e.name)
 
 
@@ -134,8 +134,9 @@ def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
                                  devices=int(item.n_gpus) if item.n_gpus not in ("-1", "0") else None)
             out.append(BenchmarkEntry(item.name, str(path), origin, meta, benchmark=item.name))
         else:
-            name = getattr(item, "entry_name", "") or f"{MODELS_JSON}[{index}]"
-            tags = getattr(item, "entry_tags", None)
+            known = item if isinstance(item, EntryError) else None
+            name = (known.entry_name if known else "") or f"{MODELS_JSON}[{index}]"
+            tags = known.entry_tags if known else None
             out.append(BenchmarkEntry(name, str(path), origin, BenchmarkMeta(tags=tags or ()), error=str(item),
                                       benchmark=name, tags_known=tags is not None))
     return out

@@ -115,7 +115,8 @@ def _parameter(key: str, values: object) -> dict:
 
 
 def _figure(key: str, spec: object) -> dict:
-    unit, direction = (spec, "") if isinstance(spec, str) else (tuple(spec) + ("", ""))[:2]
+    unit, direction = (spec, "") if isinstance(spec, str) else (tuple(spec) + ("", ""))[:2] \
+        if isinstance(spec, (tuple, list)) else (str(spec), "")
     out = {"name": key}
     if unit:
         out["unit"] = unit

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from caramel.backends import schedulers
 from caramel.engine.jobscript import resources
+from caramel.spec.model import Benchmark
+from caramel.systems.model import System
 
 
-def _bench(time_limit: str = "00:15:00") -> SimpleNamespace:
-    system = SimpleNamespace(nodes=1, tasks_per_node=1, cpus_per_task=4, time_limit=time_limit,
-                             partition="batch", account="", gres="")
-    return SimpleNamespace(system=system)
+def _bench(time_limit: str = "00:15:00") -> Benchmark:
+    system = System("site", nodes=1, tasks_per_node=1, cpus_per_task=4, time_limit=time_limit, partition="batch")
+    return Benchmark("b", "runs", system=system)
 
 
 def test_step_limit_becomes_the_job_time() -> None:

@@ -95,3 +95,14 @@ def test_targets_judge_the_stored_direction():
     latency = metric([120.0], name="performance", unit="ms")
     assert [v.verdict for v in compare_targets([latency], {"performance": 100}, None)] == ["regressed"]
     assert "against a target" in compare_targets([latency], {"performance": 100}, None)[0].why
+
+
+def test_a_target_without_a_number_is_an_error_naming_the_figure():
+    """`{"threshold": 5}` without a value, or a word, stopped `bench compare` with a TypeError before."""
+    import pytest
+
+    latency = metric([120.0], name="performance", unit="ms")
+    for target in ({"threshold": 5}, "fast", {"value": 1, "threshold": "x"}, True):
+        with pytest.raises(ValueError, match="the target of 'performance' is .*, not a number"):
+            compare_targets([latency], {"performance": target}, None)
+    assert [v.verdict for v in compare_targets([latency], {"performance": "100"}, None)] == ["regressed"]

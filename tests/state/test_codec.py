@@ -56,3 +56,25 @@ def test_a_run_stored_before_a_field_was_renamed_reads_back() -> None:
     assert bench.filesets["f"].entries[0].action == "copy"
     assert bench.results[0].tables[0].output == "database"
     assert bench.steps["s"].uses[0].names == ["p@x.xml"]
+
+
+def test_the_words_of_a_stored_model_read_back_as_their_enums() -> None:
+    """A closed vocabulary is stored as its text (as before it was an enum) and read back as the enum's
+    member; a text that is none of its words is refused."""
+    from caramel.spec.model import FileAction, ParameterMode, TableOutput, UpdateMode
+
+    data = json.loads(encode_model(load(str(ROOT / "benchmarks" / "quickstart.yaml"))[0]))
+    data["filesets"] = {"f": {"name": "f", "entries": [{"action": "link", "path": "a.txt"}]}}
+    data["parametersets"] = {"p": {"name": "p", "parameters": [
+        {"name": "x", "value": "1+1", "mode": "python", "update_mode": "step"}]}}
+    data["results"] = [{"tables": [{"name": "t", "output": "syslog"}]}]
+    assert '"mode":"python"' in json.dumps(data, separators=(",", ":"))
+    bench = decode_model(json.dumps(data))
+    param = bench.parametersets["p"].parameters[0]
+    assert (param.mode, param.update_mode) == (ParameterMode.PYTHON, UpdateMode.STEP)
+    assert bench.filesets["f"].entries[0].action is FileAction.LINK
+    assert bench.results[0].tables[0].output is TableOutput.SYSLOG
+    assert json.loads(encode_model(bench))["parametersets"]["p"]["parameters"][0]["mode"] == "python"
+    data["results"] = [{"tables": [{"name": "t", "output": "sylog"}]}]
+    with pytest.raises(CodecError, match="'sylog' is not one of 'table', 'database', 'syslog'"):
+        decode_model(json.dumps(data))

@@ -30,7 +30,7 @@ from caramel.analyse.stats import Accumulator, default_values
 from caramel.errors import did_you_mean
 from caramel.expand import layout
 from caramel.expand.substitute import substitute
-from caramel.spec.model import AnalyseFile, Analyser, Pattern
+from caramel.spec.model import AnalyseFile, Analyser, Benchmark, Pattern, Step
 
 
 @dataclass
@@ -153,7 +153,7 @@ def analyse(inp: AnalysisInput, analyser: Analyser, cache: AnalysisCache | None 
     return run(prepare(inp, analyser), cache)
 
 
-def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench) -> None:
+def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench: Benchmark) -> None:
     """The files the sanity checks of the analysed steps and of the analyser read join each group's
     signature, so a row is checked again when one of them changes (analyse/sanity.py)."""
     for step_name, files in specs.items():
@@ -163,7 +163,7 @@ def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench) 
                                    sanity_only=True))
 
 
-def _config(analyser: Analyser, patterns: dict[str, Pattern], steps) -> str:
+def _config(analyser: Analyser, patterns: dict[str, Pattern], steps: dict[str, Step]) -> str:
     """What the cached values depend on besides the files: the definitions and caramel's version."""
     text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, analyser, sorted(patterns.items()),
                  sorted((n, s.work_dir, s.iterations, repr(s.sanity)) for n, s in steps.items())))

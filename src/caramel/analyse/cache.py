@@ -29,11 +29,18 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from caramel.analyse.derived import Problem
 from caramel.spec.model import Pattern
 from caramel.state import bounded, sharedfs
 from caramel.state.dbfile import problem
+
+if TYPE_CHECKING:
+    from caramel.analyse.analyser import Group
+
+G = TypeVar("G")  # the Group class decode_group makes
 
 # 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`)
 SCHEMA_VERSION = 3
@@ -59,38 +66,16 @@ class AnalysisCache:
             for _attempt in range(2):
                 try:
                     journal = sharedfs.set_journal(path, "analysis cache")  # WAL only where it is safe
-                    self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
-                    self.db.execute(f"PRAGMA journal_mode={journal}")
-                    if not self._current():
-                        self._make()
+                    db = self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
+                    db.execute(f"PRAGMA journal_mode={journal}")
+                    if not _current(db):
+                        _make(db)
                     break
                 except sqlite3.Error as exc:
                     self.close()
                     if problem(exc) != "damaged":
                         break  # full, read-only, locked: not used this time
                     _remove(path)  # damaged (it is only a cache): made again
-
-    def _current(self) -> bool:
-        try:
-            row = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        except sqlite3.OperationalError:  # no meta table: new, or written by another layout
-            return False
-        return row is not None and row[0] == str(SCHEMA_VERSION)
-
-    def _make(self) -> None:
-        """A fresh cache of this layout (what another layout held is dropped: it was only a cache)."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            for table in ("analysis", "tables", "rows", "meta"):
-                self.db.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in SCHEMA.split(";"):
-                self.db.execute(statement)
-            self.db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-            self.db.execute("COMMIT")
-        except BaseException:
-            with contextlib.suppress(sqlite3.Error):
-                self.db.execute("ROLLBACK")
-            raise
 
     def load(self, analyser: str, config: str, roots: set[int] | None = None) -> dict[int, tuple[str, str]]:
         """root -> (signature, data) of the groups cached for this analyser definition (`roots`: only
@@ -173,14 +158,14 @@ class Damaged(ValueError):
 _SCALARS = (int, float, str)
 
 
-def encode_group(group) -> str:
+def encode_group(group: Group) -> str:
     """A result group (analyse.analyser.Group) as JSON; problems name their pattern."""
     return json.dumps([group.root, group.members, group.values, group.missing, group.started,
                        [[p.pattern.name, p.expression, p.wp_id, p.message] for p in group.problems],
                        {name: list(entry) for name, entry in group.dropped.items()}], separators=(",", ":"))
 
 
-def decode_group(text: str, make, patterns: dict[str, Pattern]):
+def decode_group(text: str, make: Callable[..., G], patterns: dict[str, Pattern]) -> G:
     """The group `encode_group` wrote (`make`: the Group class); Damaged when it is anything else."""
     try:
         root, members, values, missing, started, problems, dropped = bounded.loads(text, "a cached result group")
@@ -197,3 +182,26 @@ def decode_group(text: str, make, patterns: dict[str, Pattern]):
         raise Damaged("unexpected values")
     return group
 
+
+def _current(db: sqlite3.Connection) -> bool:
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    except sqlite3.OperationalError:  # no meta table: new, or written by another layout
+        return False
+    return row is not None and row[0] == str(SCHEMA_VERSION)
+
+
+def _make(db: sqlite3.Connection) -> None:
+    """A fresh cache of this layout (what another layout held is dropped: it was only a cache)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for table in ("analysis", "tables", "rows", "meta"):
+            db.execute(f"DROP TABLE IF EXISTS {table}")
+        for statement in SCHEMA.split(";"):
+            db.execute(statement)
+        db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        db.execute("COMMIT")
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+        raise

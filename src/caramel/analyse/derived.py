@@ -54,7 +54,7 @@ class _Lookup:
         self.values = values
         self.done = done
 
-    def get(self, name: str, default=None):
+    def get(self, name: str, default: str | None = None) -> str | None:
         found = BUILTIN_PATTERNS.get(name)
         if found is not None:
             return found

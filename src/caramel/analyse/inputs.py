@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from caramel.errors import CaramelError
 from caramel.expand import layout
 from caramel.expand.params import Params
 from caramel.spec.model import Benchmark
+
+if TYPE_CHECKING:
+    from caramel.expand.plan import Plan
+    from caramel.state.store import Store
 
 
 class AnalyseError(CaramelError):
@@ -68,7 +73,7 @@ class ParamsSource:
         self.db_file = db_file
         self.params: dict[int, Params] | None = None
         self._some: dict[int, Params] = {}
-        self._store = None
+        self._store: Store | None = None
 
     def get(self, wp_id: int) -> Params:
         if self.params is None:
@@ -116,7 +121,7 @@ class AnalysisInput:
         return units
 
 
-def from_plan(plan, states: dict[int, str] | None = None, cache_path: str | None = None) -> AnalysisInput:
+def from_plan(plan: Plan, states: dict[int, str] | None = None, cache_path: str | None = None) -> AnalysisInput:
     """An input from `make_plan(...)`: work folders as the plan places them (JUBE's layout)."""
     run_dir = os.path.abspath(plan.run_dir)
     records = []

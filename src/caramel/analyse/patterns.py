@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from caramel.analyse.inputs import AnalyseError
+from caramel.errors import Location
 from caramel.expand.substitute import references, substitute
 from caramel.spec.model import Benchmark, Pattern
 
@@ -36,7 +37,7 @@ def kind(pattern: Pattern) -> str:
     return pattern.type if pattern.type in ("int", "float") else "string"
 
 
-def combine(bench: Benchmark, names: list[str], into: dict[str, Pattern], owner: str, where) -> None:
+def combine(bench: Benchmark, names: list[str], into: dict[str, Pattern], owner: str, where: Location) -> None:
     """Add the patterns of the sets `names` to `into` (name -> pattern), as JUBE combines them:
     a name defined twice must have the same text, otherwise the sets cannot be used together."""
     for set_name in names:

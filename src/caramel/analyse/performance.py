@@ -25,6 +25,7 @@ from caramel.analyse.inputs import AnalysisInput, WPRecord
 from caramel.spec.mad import ENV_FILE as MAD_ENV_FILE
 from caramel.spec.mad import MODEL_DIR_PARAMETER
 from caramel.spec.units import unreadable_units
+from caramel.vocabulary import WpState
 
 LINE = re.compile(r"^\s*performance:\s*(\S+)\s*(.*?)\s*$")
 MODEL_COLUMNS = ("model", "models")  # madengine and MAD's scripts write `model`, MAD's README `models`
@@ -59,7 +60,7 @@ def collect_figures(inp: AnalysisInput) -> tuple[list[Figure], list[str]]:
 
 
 def results_csv_name(inp: AnalysisInput) -> str:
-    return str(getattr(getattr(inp.benchmark, "meta", None), "multiple_results", "") or "")
+    return inp.benchmark.meta.multiple_results or ""
 
 
 def collect(inp: AnalysisInput) -> Collected:
@@ -72,7 +73,7 @@ def collect(inp: AnalysisInput) -> Collected:
         if not wp.started:
             continue
         model = model_name(inp.benchmark.name, wp, varying[wp.step])
-        before, line_notes, csv_notes = len(found.figures), [], []
+        before, line_notes, csv_notes = len(found.figures), list[str](), list[str]()
         for name in _stdout_files(inp, wp):
             found.figures += _from_lines(wp, model, os.path.join(wp.work_dir, name), found.problems, line_notes)
         if csv_name:
@@ -82,7 +83,7 @@ def collect(inp: AnalysisInput) -> Collected:
             else:
                 csv_notes.append(f"no {csv_name} in the work folder" +
                                  (f" nor in {wp.params[MODEL_DIR_PARAMETER]}/" if wp.params.get(MODEL_DIR_PARAMETER) else ""))
-        if len(found.figures) == before and wp.state == "done" and wp.step in last:
+        if len(found.figures) == before and wp.state == WpState.DONE and wp.step in last:
             notes = (line_notes or ["the script printed no 'performance: NUMBER UNIT' line"]) + csv_notes
             found.missing[wp.id] = "no figure: " + "; ".join(notes)
     found.problems += unreadable_units(found.figures)  # a unit that cannot be read names its file:line
@@ -145,7 +146,7 @@ def _stdout_files(inp: AnalysisInput, wp: WPRecord) -> list[str]:
 
 
 def _from_lines(wp: WPRecord, model: str, path: str, problems: list[str], notes: list[str]) -> list[Figure]:
-    out = []
+    out: list[Figure] = []
     try:
         handle = open(path, errors="replace")
     except OSError:
@@ -167,7 +168,7 @@ def _from_lines(wp: WPRecord, model: str, path: str, problems: list[str], notes:
 
 
 def _from_csv(wp: WPRecord, path: str, problems: list[str], notes: list[str]) -> list[Figure]:
-    out = []
+    out: list[Figure] = []
     with open(path, newline="", errors="replace") as handle:
         reader = csv.DictReader(handle)
         reader.fieldnames = [name.strip() for name in reader.fieldnames or []]

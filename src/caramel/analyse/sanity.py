@@ -62,17 +62,16 @@ def evaluate(tree: ast.AST, values: dict[str, object]) -> object:  # noqa: C901 
         operand = evaluate(tree.operand, values)
         if isinstance(tree.op, ast.Not):
             return not operand
-        _numbers(operand)
-        return -operand if isinstance(tree.op, ast.USub) else +operand
+        number = _number(operand)
+        return -number if isinstance(tree.op, ast.USub) else +number
     if isinstance(tree, ast.BinOp):
-        left, right = evaluate(tree.left, values), evaluate(tree.right, values)
-        _numbers(left, right)
+        base, power = _number(evaluate(tree.left, values)), _number(evaluate(tree.right, values))
         try:
             if isinstance(tree.op, ast.Pow):
-                if isinstance(right, int) and abs(right) > MAX_POWER:
-                    return float(left) ** float(right)
-                return left ** right
-            return _BINARY[type(tree.op)](left, right)
+                if isinstance(power, int) and abs(power) > MAX_POWER:
+                    return float(base) ** float(power)
+                return base ** power
+            return _BINARY[type(tree.op)](base, power)
         except (ZeroDivisionError, OverflowError) as exc:
             raise NotEvaluable(str(exc)) from None
     if isinstance(tree, ast.Compare):
@@ -89,10 +88,10 @@ def evaluate(tree: ast.AST, values: dict[str, object]) -> object:  # noqa: C901 
     raise NotEvaluable(f"'{type(tree).__name__}' is not allowed")  # spec/sanity.py refuses it earlier
 
 
-def _numbers(*values: object) -> None:
-    for value in values:
-        if isinstance(value, str) or not isinstance(value, (int, float)):
-            raise NotEvaluable(f"{value!r} is not a number")
+def _number(value: object) -> int | float:
+    if isinstance(value, str) or not isinstance(value, (int, float)):
+        raise NotEvaluable(f"{value!r} is not a number")
+    return value
 
 
 def check_expression(check: Sanity, lookup: Callable[[str], object]) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
+from typing import TextIO
 
 from caramel.analyse.patterns import Probe
 
@@ -66,7 +67,7 @@ def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK, ov
         _scan_blocks(handle, handle.read(chunk), probes, sink, chunk, overlap)
 
 
-def _scan_blocks(handle, text: str, probes: list[Probe], sink: Sink, chunk: int, overlap: int) -> None:
+def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chunk: int, overlap: int) -> None:
     base = 0  # file offset (in characters) of text[0]
     resume = [0] * len(probes)  # file offset where each probe continues
     while True:

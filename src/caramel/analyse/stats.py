@@ -9,9 +9,12 @@ a match that does not convert is dropped (and counted, for one warning); `avg` i
 from __future__ import annotations
 
 import math
+from typing import Any
+
+from caramel.errors import Location
 
 
-def convert(text: str, kind: str):
+def convert(text: str, kind: str) -> int | float | str:
     """One match as `kind`; raises ValueError (or OverflowError) when it is not one."""
     if kind == "int":
         return math.nan if text == "nan" else int(float(text))
@@ -28,8 +31,14 @@ class Accumulator:
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.cnt = 0
-        self.first = self.last = self.min = self.max = None
-        self.sum = self.sum2 = None
+        # a match as its kind (int | float, str for a string pattern); None until the first one. Any: the
+        # kind is known at run time only, and the hot loop below is kept free of checks
+        self.first: Any = None
+        self.last: Any = None
+        self.min: Any = None
+        self.max: Any = None
+        self.sum: Any = None
+        self.sum2: Any = None
         self.dropped = 0  # matches that did not convert to `kind`
         self.bad = ""  # the first of them, for the warning
 
@@ -120,22 +129,22 @@ class Accumulator:
             out[f"{name}_std"] = std(self.sum, self.sum2, self.cnt)
         return out
 
-    def __getstate__(self):
+    def __getstate__(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: tuple[object, ...]) -> None:
         for name, value in zip(self.__slots__, state, strict=True):
             setattr(self, name, value)
 
 
-def _square(value):
+def _square(value: float) -> float:
     try:
         return value ** 2
     except OverflowError:  # a float too large to square: JUBE makes the sum of squares nan
         return math.nan
 
 
-def std(total, total2, cnt: int) -> float:
+def std(total: float, total2: float, cnt: int) -> float:
     if cnt <= 1:
         return 0
     try:
@@ -144,22 +153,17 @@ def std(total, total2, cnt: int) -> float:
         return 0
 
 
-def default_values(name: str, kind: str, default: str, where=None) -> dict[str, object]:
+def default_values(name: str, kind: str, default: str, where: Location | None = None) -> dict[str, object]:
     """The row entries of a pattern that matched nothing but has `default=`."""
     from caramel.analyse.inputs import AnalyseError
 
+    if kind not in ("int", "float"):
+        return {name: default, f"{name}_cnt": 0, f"{name}_first": default, f"{name}_last": default}
     try:
-        if kind == "int":
-            value = math.nan if default == "nan" else int(float(default))
-        elif kind == "float":
-            value = float(default)
-        else:
-            value = default
+        value = (math.nan if default == "nan" else int(float(default))) if kind == "int" else float(default)
     except (ValueError, OverflowError):
         raise AnalyseError(f"default={default!r} of pattern '{name}' is not a {kind}", where,
                            hint=f"give a {kind} default or change the pattern's type") from None
-    out: dict[str, object] = {name: value, f"{name}_cnt": 0, f"{name}_first": value, f"{name}_last": value}
-    if kind != "string":
-        out.update({f"{name}_sum": value, f"{name}_min": value, f"{name}_max": value, f"{name}_avg": value,
-                    f"{name}_sum2": value ** 2, f"{name}_std": 0})
-    return out
+    return {name: value, f"{name}_cnt": 0, f"{name}_first": value, f"{name}_last": value, f"{name}_sum": value,
+            f"{name}_min": value, f"{name}_max": value, f"{name}_avg": value, f"{name}_sum2": value ** 2,
+            f"{name}_std": 0}

@@ -14,6 +14,7 @@ from typing import Any
 from caramel.backends import launchers, schedulers
 from caramel.backends.launchers import Launcher, Shell
 from caramel.backends.schedulers import JobState, Scheduler
+from caramel.spec.system import SystemFacts
 
 __all__ = ["Backend", "JobState", "Launcher", "Scheduler", "Shell", "for_run", "for_system"]
 
@@ -30,7 +31,7 @@ class Backend:
         return {"launcher": self.launcher.name, "scheduler": self.scheduler.name}
 
 
-def for_system(system: Any, scheduler: str | None = None, launcher: str = "local") -> Backend:
+def for_system(system: SystemFacts | None, scheduler: str | None = None, launcher: str = "local") -> Backend:
     """The backend of a new run on `system`: `scheduler` when given, else the system's (see
     `schedulers.for_system`)."""
     chosen = schedulers.get(scheduler) if scheduler else schedulers.for_system(system)

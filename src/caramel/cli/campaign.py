@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, RunError
+from caramel.vocabulary import WpState
 
 if TYPE_CHECKING:
     from caramel.cli.result import ResultOptions
@@ -139,7 +140,7 @@ def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
                         relative_change=change, status="SUCCESS", sd=_num(metric.sd), n=metric.n, reason=""))
     missing = found.missing if found else {}
     for wp in inp.workpackages:
-        if wp.state in ("failed", "cancelled", "open", "running", "waiting") or wp.id in missing:
+        if wp.state in (WpState.FAILED, WpState.CANCELLED, WpState.OPEN, WpState.RUNNING, WpState.WAITING) or wp.id in missing:
             state = "failed" if wp.id in missing else wp.state
             model = inp.benchmark.name if len(by_wp) == 1 else f"{inp.benchmark.name}[wp {wp.id} {wp.step}]"
             out.append(dict(prov, model=model, performance="", metric="",
@@ -152,15 +153,16 @@ def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
 def _provenance(inp, record, run_dir: str) -> dict:
     """The columns every row of a run shares: madengine's where caramel knows them, and caramel's own."""
     meta = inp.benchmark.meta
-    system = getattr(inp.benchmark, "system", None)
-    tags = [*getattr(meta, "tags", ()), *record.tags]
+    system = inp.benchmark.system
+    tags = [*meta.tags, *record.tags]
     image, _, digest = (record.container or "").partition("@")
-    gpus = getattr(system, "gpus_per_node", 0) or ""
+    gpus = (system.gpus_per_node if system is not None else 0) or ""
     duration = _num(record.ended - record.started) if record.started and record.ended else ""
     return {"n_gpus": meta.devices or gpus, "nnodes": len(record.nodes.split()) if record.nodes else "",
             "gpus_per_node": gpus, "training_precision": meta.precision, "tags": ",".join(dict.fromkeys(tags)),
             "docker_image": image, "docker_sha": digest, "git_commit": record.git_commit, "machine_name": record.host,
-            "deployment_type": getattr(system, "scheduler", "") or "local", "launcher": getattr(system, "launcher", ""),
+            "deployment_type": (system.scheduler if system is not None else "") or "local",
+            "launcher": system.launcher if system is not None else "",
             "test_duration": duration, "system": record.system, "benchmark": record.benchmark,
             "run_id": os.path.basename(run_dir), "run_dir": record.run_dir, "file": record.file,
             "caramel_version": record.caramel_version, "host": record.host, "nodes": record.nodes,

@@ -14,6 +14,7 @@ from caramel.cli.common import add_run_args, resolve_run
 from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, RunError
 from caramel.state import bounded
+from caramel.vocabulary import VerdictWord
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             raise RunError(f"{run_dir}: the run has no figure to compare", hint=NO_FIGURE_HINT)
         verdicts = _verdicts(args, history, key, run_dir, current)
     _show(args, run_dir, verdicts)
-    regressed = [v for v in verdicts if v.verdict == "regressed"]
+    regressed = [v for v in verdicts if v.verdict == VerdictWord.REGRESSED]
     unjudged = [v for v in verdicts if v.verdict == CANNOT_JUDGE]
     if args.format != "json":
         if unjudged:
@@ -94,7 +95,11 @@ def _verdicts(args: argparse.Namespace, history, key: str, run_dir: str, current
         except (OSError, ValueError) as exc:
             raise RunError(f"{args.baseline}: not a JSON file of targets: {exc}",
                            hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}') from None
-        verdicts = compare_targets(current, targets, args.threshold)
+        try:
+            verdicts = compare_targets(current, targets, args.threshold)
+        except ValueError as exc:
+            raise RunError(f"{args.baseline}: {exc}", hint='expected {"Tokens/second": 1200, '
+                           '"Time/iteration(s)": {"value": 0.9, "threshold": 5}}') from None
         if not verdicts:
             raise RunError(f"{args.baseline}: no target names a figure of the run; nothing was compared",
                            hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12]))
@@ -106,7 +111,7 @@ def _verdicts(args: argparse.Namespace, history, key: str, run_dir: str, current
                        f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
                        hint="compare runs of one benchmark: bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK")
     verdicts = compare_runs(current, history.metrics(base_key), args.threshold)
-    if all(v.verdict == "no baseline" for v in verdicts):
+    if all(v.verdict == VerdictWord.NO_BASELINE for v in verdicts):
         raise RunError(f"the run and baseline '{args.baseline}' have no figure in common; nothing was compared",
                        hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12])
                        + "; the baseline's: " + (", ".join(sorted({m.name for m in history.metrics(base_key)})[:12])

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
 def log(options: LogOptions, out: TextIO) -> int:
     """`bench log`: each command the run ran (or, with events, each state change) on `out`."""
     with read_run(options.dir, options.id) as (_run_dir, store):
-        steps = {wp.id: wp.step for wp in store.workpackages()}
+        steps: dict[int | None, str] = {wp.id: wp.step for wp in store.workpackages()}
         wanted = set(options.workpackages)
         if options.events:
             for t, wp, kind, message in store.events():

@@ -33,7 +33,8 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
     chosen = getattr(args, "estimator", None)
     override = parse_estimator(chosen) if chosen else None
     targets = load_targets(args.targets)
-    figures, estimators, systems, folders = [], {}, [], [os.getcwd()]
+    figures, estimators, folders = [], {}, [os.getcwd()]
+    systems: list[str] = []
     for run_dir in runs:
         inp = from_run(run_dir)
         name = inp.benchmark.name

@@ -52,7 +52,7 @@ def predicted_time(bench, history: str | None, learn_from: str | None, systems: 
     from caramel.predict.service import make_forecast
     from caramel.predict.timelimit import with_predicted_time
 
-    system = getattr(bench, "system", None)
+    system = bench.system
     scheduler = schedulers.get(system.scheduler) if system is not None else None
     if scheduler is None or not scheduler.writes_job_scripts():
         print("note: --time-from-prediction: the system's scheduler takes no job scripts, nothing to set",
@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.validate:
             print_validation(forecast, args.format)
         elif args.format == "json":
-            doc = {"benchmark": forecast.benchmark, "system": forecast.system,
+            doc: dict[str, object] = {"benchmark": forecast.benchmark, "system": forecast.system,
                    "predictions": [p.as_json() for p in forecast.predictions]}
             if forecast.learned_from:
                 doc["learned_from"] = {"system": forecast.learned_from, "peak_ratio": forecast.ratio}
@@ -170,7 +170,7 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
     from caramel.predict.suggest import suggest
     from caramel.spec.units import is_time_unit
 
-    system = getattr(getattr(bench, "system", None), "name", "") or ""
+    system = bench.system.name if bench.system is not None else ""
     targets = targets_of(bench, make_plan(bench, run_id=0))
     try:
         data = pick_metrics(load_points(history_path(args), bench.name, system, args.learn_from,
@@ -181,7 +181,7 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
         print(f"note: {exc.message}: any configuration teaches something", file=sys.stderr)
         data = []
     timed = [d for d in data if d.direction == "lower" and ("time" in d.name.lower() or is_time_unit(d.unit))]
-    metric = (timed or data or [None])[0]
+    metric = (timed or data)[0] if timed or data else None
     table = metric.table if metric else next(iter(targets), "")
     chosen = suggest(metric.points if metric else [], targets.get(table, []), targets.get(table, []), args.suggest)
     if args.format == "json":
@@ -237,8 +237,9 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
     print_rows(rows)
     hours = campaign["node_hours"]
     print(f"campaign: {_span(hours)} node-hours" if hours else "campaign: no workpackage could be predicted")
-    if any(c.capped for c in costs):
-        print(f"  (jobs stop at predict_job_limit; run to their end: {_span(campaign['node_hours_without_limit'])} "
+    uncapped = campaign["node_hours_without_limit"]
+    if any(c.capped for c in costs) and uncapped is not None:
+        print(f"  (jobs stop at predict_job_limit; run to their end: {_span(uncapped)} "
               "node-hours)")
     energy = campaign["energy_wh"]
     print(f"energy: {_span(energy)} Wh" if energy else "energy: not predicted (the history holds no energy figure "

@@ -43,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
             key = imported(history, run_dir)
             tables = [(item.table.name, item.data.headings, item.data.cells)
                       for item in produce(inp).made if item.table.output == "table"]
-            chosen.append((key, history.run(key).benchmark, tables))
+            record = history.run(key)
+            assert record is not None  # imported just above
+            chosen.append((key, record.benchmark, tables))
     collection = load([args.history or default_path()], whole={key for key, _, _ in chosen})
     benchmarks = {bench for _, bench, _ in chosen}
     _keep_benchmarks(collection, benchmarks)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_reader, read_run
 from caramel.cli.tables import RIGHT, Column, print_table
-from caramel.vocabulary import STATES
+from caramel.vocabulary import STATES, WpState
 
 if TYPE_CHECKING:
     from caramel.engine.settings import Summary
@@ -44,8 +44,8 @@ def status(options: StatusOptions, out: TextIO) -> int:
         info = store.info()
         counts = store.counts()
         rows = store.workpackages()
-    failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "failed"]
-    waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == "waiting"]
+    failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.FAILED]
+    waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.WAITING]
     if options.json:
         out.write(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
                               "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,

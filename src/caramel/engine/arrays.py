@@ -33,10 +33,11 @@ from typing import TYPE_CHECKING
 
 from caramel.engine import call_batch
 from caramel.engine.jobscript import JOB_FILE, written_script
-from caramel.engine.script import Command, Outcome, Ran
+from caramel.engine.script import Command, Outcome, Ran, Status
 from caramel.errors import CaramelError, RunError
 from caramel.expand import layout
 from caramel.spec.model import Benchmark, Step
+from caramel.vocabulary import WaitKind, WpState
 
 if TYPE_CHECKING:
     from caramel.backends import Scheduler
@@ -63,10 +64,10 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
     except OSError as exc:
         with open(command.stderr, "a") as handle:
             handle.write(f"caramel: cannot write {JOB_FILE}: {exc}\n")
-        return Outcome("failed", index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
+        return Outcome(Status.FAILED, index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
     resources = engine.backend.scheduler.array_directives(script)
     engine.keep_job_resources(wp, _SHARED.setdefault(resources, resources))  # one tuple for equal ones
-    return Outcome("waiting", index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
+    return Outcome(Status.WAITING, index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
 
 
 def array_of(bench: Benchmark, step: Step) -> str:
@@ -76,7 +77,7 @@ def array_of(bench: Benchmark, step: Step) -> str:
         return (step.array or "true") if call_batch.on_slurm(bench) else "false"
     if not step.submit:
         return "false"
-    return step.array or getattr(bench.system, "job_array", "") or "false"
+    return step.array or (bench.system.job_array if bench.system is not None else "") or "false"
 
 
 def throttle(setting: str) -> int:
@@ -92,7 +93,7 @@ def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Schedule
         setting = array_of(bench, step)
         if setting == "false" or not throttle(setting):
             continue
-        limit = getattr(bench.system, "max_array_size", 0) or scheduler.max_array_size()
+        limit = (bench.system.max_array_size if bench.system is not None else 0) or scheduler.max_array_size()
         if limit and count > limit:
             raise RunError(f"step '{name}': {count} workpackages in one job array with at most {setting} at once, "
                            f"but this site's arrays hold at most {limit} tasks (MaxArraySize)", step.where,
@@ -106,7 +107,7 @@ def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
     if not (step.submit or step.call):
         return False
     return array_of(engine.bench, step) != "false" or (
-        step.submit and any(engine.wps[p].state != "done" for p in wp.parents))
+        step.submit and any(engine.wps[p].state != WpState.DONE for p in wp.parents))
 
 
 def may_start(engine: Engine, wp: WpRow) -> bool:
@@ -114,9 +115,9 @@ def may_start(engine: Engine, wp: WpRow) -> bool:
     step's job in the queue, which `wp`'s job will wait for."""
     step = engine.bench.steps[wp.step]
     for parent in (engine.wps[p] for p in wp.parents):
-        if parent.state == "done":
+        if parent.state == WpState.DONE:
             continue
-        if not (step.submit and engine.bench.steps[parent.step].submit and parent.state == "waiting"
+        if not (step.submit and engine.bench.steps[parent.step].submit and parent.state == WpState.WAITING
                 and parent.job_id):
             return False
     return True
@@ -135,7 +136,7 @@ class Batch:
 
 def submit_waiting(engine: Engine) -> bool:
     """Queue every job script written and not yet queued (see the module); True when some were."""
-    todo = [wp for wp in engine.waiting_at("file") if not wp.job_id and _queued_here(engine, engine.bench.steps[wp.step])]
+    todo = [wp for wp in engine.waiting_at(WaitKind.FILE) if not wp.job_id and _queued_here(engine, engine.bench.steps[wp.step])]
     if not todo:
         return False
     scheduler = engine.backend.scheduler
@@ -162,12 +163,13 @@ def submit_waiting(engine: Engine) -> bool:
 def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batch]:
     """How `wps` are queued: arrays of one step with the same resources and parents' jobs, split where
     the site's arrays are smaller; one job each for steps that are no arrays."""
-    limit = getattr(engine.bench.system, "max_array_size", 0) or scheduler.max_array_size() or 1
+    system = engine.bench.system
+    limit = (system.max_array_size if system is not None else 0) or scheduler.max_array_size() or 1
     groups: dict[tuple, list[tuple[int, WpRow]]] = defaultdict(list)
     out: list[Batch] = []
     for wp in wps:
         step = engine.bench.steps[wp.step]
-        after = tuple(sorted(engine.wps[p].job_id for p in wp.parents if engine.wps[p].state != "done"))
+        after = tuple(sorted(engine.wps[p].job_id for p in wp.parents if engine.wps[p].state != WpState.DONE))
         if array_of(engine.bench, step) == "false":
             out.append(Batch(wp.step, [wp], [], after))
             continue

@@ -15,11 +15,14 @@ import json
 import os
 import shlex
 import sys
+from collections.abc import Callable
 
 from caramel.engine.script import Command
 from caramel.expand.params import Params
 from caramel.spec.call import CALL_FILE
 from caramel.spec.model import Benchmark, Step
+from caramel.spec.system import SystemFacts
+from caramel.vocabulary import Role
 
 DONE_FILE, ERROR_FILE = "call.done", "call.error"  # what the payload writes at the end of a scheduled job
 LOCAL_FOREVER_MIN = 7 * 24 * 60.0  # submitit's local time limit when the step has none (its default is 2 min)
@@ -28,15 +31,15 @@ LOCAL_FOREVER_MIN = 7 * 24 * 60.0  # submitit's local time limit when the step h
 def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_limit: float = 0.0) -> Command:
     """The command that runs `step.call` for one workpackage, in its work folder."""
     system = bench.system
-    scheduler = getattr(system, "scheduler", "local") or "local"
+    scheduler = (system.scheduler if system is not None else "") or "local"
     call = {"target": step.call, "home": os.path.abspath(bench.home), "kwargs": params.typed_values(),
             "scheduler": scheduler, "executor": executor_parameters(system, time_limit, f"{bench.name}.{step.name}"),
             "file": CALL_FILE,
-            "where": str(step.call_where), "energy": getattr(system, "energy_method", "") or "",
-            "system": getattr(system, "name", "") or ""}
+            "where": str(step.call_where), "energy": system.energy_method if system is not None else "",
+            "system": system.name if system is not None else ""}
     text = f"{shlex.quote(sys.executable)} -m caramel.engine.call_job {shlex.quote(json.dumps(call, sort_keys=True))}"
     waits = scheduler != "local"
-    return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), "do",
+    return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), Role.DO,
                    os.path.join(work, DONE_FILE) if waits else "", os.path.join(work, ERROR_FILE) if waits else "")
 
 
@@ -48,10 +51,10 @@ def call_in(command: Command) -> dict:
     return call
 
 
-def executor_parameters(system: object | None, time_limit: float, job_name: str = "caramel") -> dict[str, object]:
+def executor_parameters(system: SystemFacts | None, time_limit: float, job_name: str = "caramel") -> dict[str, object]:
     """submitit's parameters from the system file: partition, account, GPUs, tasks, time limit (minutes)."""
-    minutes = time_limit / 60.0 if time_limit > 0 else _minutes(getattr(system, "time_limit", ""))
-    if system is None or getattr(system, "scheduler", "local") == "local":
+    minutes = time_limit / 60.0 if time_limit > 0 else _minutes(system.time_limit if system is not None else "")
+    if system is None or system.scheduler == "local":
         return {"timeout_min": minutes or LOCAL_FOREVER_MIN}
     out: dict[str, object] = {"job_name": job_name, "nodes": system.nodes, "ntasks_per_node": system.tasks_per_node,
                               "cpus_per_task": system.cpus_per_task}
@@ -77,7 +80,7 @@ def _minutes(text: str) -> float:
         day_count = float(days or 0)
     except ValueError:
         return 0.0
-    seconds = {1: lambda p: p[0] * 60, 2: lambda p: p[0] * 60 + p[1], 3: lambda p: p[0] * 3600 + p[1] * 60 + p[2]}
+    seconds: dict[int, Callable[[list[float]], float]] = {1: lambda p: p[0] * 60, 2: lambda p: p[0] * 60 + p[1], 3: lambda p: p[0] * 3600 + p[1] * 60 + p[2]}
     if len(parts) not in seconds:
         return 0.0
     return (day_count * 86400 + seconds[len(parts)](parts)) / 60.0

@@ -14,6 +14,10 @@ import json
 import os
 import sys
 import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from submitit import Job
 
 from caramel.engine.call_payload import CallPayload, CheckpointedCallPayload, resolve
 
@@ -32,7 +36,7 @@ def payload_of(call: dict, work: str) -> CallPayload:
                          call.get("system", ""))
 
 
-def submit(call: dict, work: str) -> tuple[object, bool]:
+def submit(call: dict, work: str) -> tuple[Job, bool]:
     """Submit the call's payload; (the submitit job, whether it is a local job to wait for)."""
     import submitit
 
@@ -60,7 +64,7 @@ def submit_batch(calls: list[tuple[dict, str]], folder: str, most: int = 0) -> l
     return [str(job.job_id) for job in jobs]
 
 
-def wait_local(job, work: str, poll: float = 0.1) -> int:
+def wait_local(job: Job, work: str, poll: float = 0.1) -> int:
     """Wait for a local job; its exit status as the function's outcome (from figures.json only)."""
     while not job.done():
         time.sleep(poll)
@@ -79,7 +83,7 @@ def wait_local(job, work: str, poll: float = 0.1) -> int:
     return 1
 
 
-def _tail(job) -> str:
+def _tail(job: Job) -> str:
     """The last line of the job's stderr (submitit's log), for a job that died before writing its figures."""
     try:
         with open(job.paths.stderr, errors="replace") as handle:

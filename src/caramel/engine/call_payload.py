@@ -21,7 +21,11 @@ import json
 import math
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from caramel.energy.measure import Sampler
 
 from caramel.settings import current
 
@@ -32,17 +36,18 @@ class BadReturn(Exception):
     """The function returned something that is not a mapping of names to numbers or texts."""
 
 
-def resolve(target: str, home: str) -> object:
+def resolve(target: str, home: str) -> Any:
+    """The object `module:attr` names (a user's function, or a class with `checkpoint`: its type is the user's)."""
     module_name, _, attr = target.partition(":")
     if home and home not in sys.path:
         sys.path.insert(0, home)
-    found: object = importlib.import_module(module_name)
+    found: Any = importlib.import_module(module_name)
     for part in attr.split("."):
         found = getattr(found, part)
     return found
 
 
-def accepted(function: object, kwargs: dict[str, object]) -> dict[str, object]:
+def accepted(function: Callable[..., object], kwargs: dict[str, object]) -> dict[str, object]:
     """The keyword arguments `function` takes: those its signature names, or all with `**kwargs`."""
     try:
         signature = inspect.signature(function)
@@ -91,7 +96,7 @@ class CallPayload:
         try:
             function = resolve(self.target, self.home)
             with Energy(self.energy, self.work, self.system) as energy:
-                result = function(**accepted(function, self.kwargs))  # type: ignore[operator]
+                result = function(**accepted(function, self.kwargs))
             figures = {**figures_of(result, self.target), **energy.figures}
         except Exception as exc:  # a BaseException (submitit's requeue, an exit) is not the function failing
             self._write({"status": "failed", "error": last_line(exc), "where": self.where})
@@ -119,7 +124,7 @@ class Energy:
 
     def __init__(self, method: str, work: str, system: str) -> None:
         self.method, self.work, self.system = method, work, system
-        self.sampler = None
+        self.sampler: Sampler | None = None
         self.figures: dict[str, object] = {}
 
     def __enter__(self) -> Energy:
@@ -137,7 +142,7 @@ class Energy:
             self.sampler.status = f"unavailable: {error}"
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self.sampler is None:
             return
         from pathlib import Path
@@ -159,7 +164,7 @@ class CheckpointedCallPayload(CallPayload):
 
         os.chdir(self.work)
         function = resolve(self.target, self.home)
-        function.checkpoint(**accepted(function.checkpoint, self.kwargs))  # type: ignore[attr-defined]
+        function.checkpoint(**accepted(function.checkpoint, self.kwargs))
         return submitit.helpers.DelayedSubmission(self)
 
 

@@ -17,6 +17,7 @@ from caramel.expand.conditions import eval_bool
 from caramel.expand.params import Params
 from caramel.expand.substitute import substitute
 from caramel.spec.model import Benchmark, Do, Step
+from caramel.vocabulary import Role
 
 
 def final_text(text: str, params: dict[str, str]) -> str:
@@ -41,7 +42,7 @@ def do_active(do: Do, params: dict[str, str]) -> bool:
     return eval_bool(final_text(do.active, params), "active= of a <do>", do.where)
 
 
-def command_for(do: Do, op: int, cycle: int, params: dict[str, str], work: str, role: str = "do") -> Command:
+def command_for(do: Do, op: int, cycle: int, params: dict[str, str], work: str, role: Role = Role.DO) -> Command:
     """One do as a Command. stdout/stderr files live in the step's work folder (JUBE names them
     before it changes to the do's own `work_dir`); done/error/break files are relative to that one."""
     text = final_text(do.command, params).strip(";").strip()

@@ -14,7 +14,7 @@ import copy as _copy
 import dataclasses
 import os
 
-from caramel.errors import SpecError
+from caramel.errors import Location, SpecError
 from caramel.spec import model as m
 from caramel.vocabulary import COPY_AGGREGATES
 
@@ -30,16 +30,16 @@ def usable_cores() -> list[int]:
 
 
 def device_count(bench: m.Benchmark) -> int:
-    return int(getattr(bench.system, "gpus_per_node", 0) or 0)
+    return bench.system.gpus_per_node if bench.system is not None else 0
 
 
-def resolve_count(text: str, bench: m.Benchmark, where) -> int:
+def resolve_count(text: str, bench: m.Benchmark, where: Location) -> int:
     """The number of copies `text` asks for, checked against the cores and the system's devices."""
     devices = device_count(bench)
     cores = len(usable_cores())
     if text == "all":
         if devices < 1:
-            system = getattr(bench.system, "name", None)
+            system = bench.system.name if bench.system is not None else None
             raise SpecError("copies: all needs the system's device count, and "
                             + (f"system '{system}' declares no devices (gpus_per_node)" if system else
                                "no system tag selects a system file"), where,
@@ -50,7 +50,7 @@ def resolve_count(text: str, bench: m.Benchmark, where) -> int:
     if count > cores:
         raise SpecError(f"copies: {count} is more than the {cores} core(s) this machine lets bench use", where,
                         hint=f"at most {cores} copies here: each copy is bound to cores of its own")
-    if devices and count > devices:
+    if devices and count > devices and bench.system is not None:
         raise SpecError(f"copies: {count} is more than the {devices} device(s) of system "
                         f"'{bench.system.name}'", where, hint=f"at most {devices} copies: each copy gets devices of its own")
     return count

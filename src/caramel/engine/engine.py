@@ -18,6 +18,7 @@ import heapq
 import os
 import time
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from caramel.backends import Backend
@@ -35,15 +36,16 @@ from caramel.engine import (
 from caramel.engine.commands import check_step, final_text, segment
 from caramel.engine.progress import Progress
 from caramel.engine.runner import Runner
-from caramel.engine.script import Command, Outcome, carry_path, failure_reason
+from caramel.engine.script import Command, Outcome, Status, carry_path, failure_reason
 from caramel.engine.settings import Settings, Summary
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand import layout
+from caramel.expand.params import Params
 from caramel.spec.model import Step
 from caramel.state.rows import CommandRow, WpRow
 from caramel.state.store import Store
-from caramel.vocabulary import ACTIVE_STATES
+from caramel.vocabulary import ACTIVE_STATES, WaitKind, WpState
 
 BATCH_STARTS = 1000  # workpackages that only write their job script, started in one transaction
 
@@ -54,7 +56,7 @@ class Started:
 
     wp: WpRow
     step: Step
-    params: dict[str, str]
+    params: Params
     paths: WpPaths
     env: dict[str, str]
     shared_stop: tuple[int, int] | None = None
@@ -81,7 +83,7 @@ class Engine:
             self.by_step[wp.step].append(wp.id)
             for parent in wp.parents:
                 self.children[parent].append(wp.id)
-        self.counts = Counter(wp.state for wp in self.wps.values())
+        self.counts: Counter[str] = Counter(wp.state for wp in self.wps.values())
         self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE_STATES)
         # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
         self.settled = Counter(wp.step for wp in self.wps.values() if _settled(wp))
@@ -103,7 +105,7 @@ class Engine:
             check_step(step)
         self._shared_interrupted = restart.recover(self)
         restart.settle_cancelled(self)
-        self._heap = [wp.id for wp in self.wps.values() if wp.state == "open" and arrays.may_start(self, wp)]
+        self._heap = [wp.id for wp in self.wps.values() if wp.state == WpState.OPEN and arrays.may_start(self, wp)]
         heapq.heapify(self._heap)
         waiting.check(self)
         self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
@@ -136,14 +138,15 @@ class Engine:
             batched = 0
             while self._heap:
                 wp = self.wps[self._heap[0]]
-                if wp.state not in ("open", "waiting") or (wp.state == "waiting" and wp.id not in self._resume):
+                if wp.state not in (WpState.OPEN, WpState.WAITING) or (
+                        wp.state == WpState.WAITING and wp.id not in self._resume):
                     heapq.heappop(self._heap)  # stale entry
                     continue
                 step = self.bench.steps[wp.step]
                 if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):
                     return
                 heapq.heappop(self._heap)
-                if wp.state == "open" and not self._async_slot(wp, step):
+                if wp.state == WpState.OPEN and not self._async_slot(wp, step):
                     self.deferred[wp.step].append(wp.id)
                     continue
                 writes_only = self._only_writes(wp, step)
@@ -159,7 +162,7 @@ class Engine:
     def _only_writes(self, wp: WpRow, step: Step) -> bool:
         """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues
         (no prepare of a fileset runs a shell meanwhile; a stop before the commit starts it again)."""
-        return (wp.state == "open" and (step.submit or bool(step.call)) and not self._has_prepares
+        return (wp.state == WpState.OPEN and (step.submit or bool(step.call)) and not self._has_prepares
                 and arrays.queues_later(self, wp, step))
 
     def _async_slot(self, wp: WpRow, step: Step) -> bool:
@@ -235,7 +238,7 @@ class Engine:
         started.shared_stop = seg.shared_stop
         self.started[wp.id] = started
         if not seg.commands:
-            self._finish(wp.id, Outcome("done"), [])
+            self._finish(wp.id, Outcome(Status.DONE), [])
             return
         if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
             self._finish(wp.id, arrays.write_job(self, wp, seg.commands[0]), seg.commands, shell=False)
@@ -264,10 +267,10 @@ class Engine:
                                  [commands[r.index] for r in outcome.ran])
         env = outcome.env if outcome.env is not None else started.env
         with self.store.transaction():
-            if outcome.status in ("done", "break"):
-                if outcome.status == "done" and started.shared_stop is not None:
+            if outcome.status in (Status.DONE, Status.BREAK):
+                if outcome.status == Status.DONE and started.shared_stop is not None:
                     cycle, op = started.shared_stop
-                    self.move(wp, "wait", cycle=cycle, wait_op=op, wait_kind="shared", wait_files={},
+                    self.move(wp, "wait", cycle=cycle, wait_op=op, wait_kind=WaitKind.SHARED, wait_files={},
                               wait_since=time.time(), env=env,
                               reason=f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})")
                     self.store.add_commands(rows)
@@ -276,18 +279,20 @@ class Engine:
                     barrier = self.settled[step.name] == len(self.by_step[step.name])
                 else:
                     self.mark_done(wp, rows, env if step.export else None)
-            elif outcome.status == "waiting":
+            elif outcome.status == Status.WAITING:
+                assert outcome.index is not None  # the script names the do that waits
                 cmd = commands[outcome.index]
                 # the job it submitted: followed through the scheduler
                 job = self.backend.scheduler.job_id_in(cmd.stdout) if shell else ""
-                self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=time.time(),
+                self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind=WaitKind.FILE, wait_since=time.time(),
                           wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
                           env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
                           + (f" (job {job})" if job else ""))
                 self.store.add_commands(rows)
                 if job and step.submit:
                     self.queue_children(wp)  # a submit step after this one queues its job at once
-            elif outcome.status == "error_file":
+            elif outcome.status == Status.ERROR_FILE:
+                assert outcome.index is not None  # the script names the do whose error file it found
                 cmd = commands[outcome.index]
                 self.fail(wp, f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
                                f"do {cmd.op + 1}: {cmd.text}", rows=rows)
@@ -310,11 +315,11 @@ class Engine:
                            commands[r.index].role, commands[r.index].text, commands[r.index].cwd, r.exit_code,
                            r.started, r.ended) for r in outcome.ran]
 
-    def move(self, wp: WpRow, name: str, **fields) -> None:
+    def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
         """Make the state move `name` (state.transitions) for `wp`, in the store (inside a transaction) and
         in memory, and keep the engine's counts."""
         before, was_settled = wp.state, _settled(wp)
-        self.store.move(wp, name, **fields)
+        self.store.move(wp, name, message, **fields)
         self._version += 1
         if wp.state != before:
             self.counts[before] -= 1
@@ -324,11 +329,11 @@ class Engine:
         self.settled[wp.step] += _settled(wp) - was_settled
 
     # --- what engine.shared and engine.waiting use ------------------------------------------------
-    def waiting_at(self, wait_kind: str, step: str | None = None) -> list[WpRow]:
-        """Workpackages waiting for a done file ("file") or their step's shared do ("shared"), of `step`
+    def waiting_at(self, wait_kind: WaitKind, step: str | None = None) -> list[WpRow]:
+        """Workpackages waiting for a done file (WaitKind.FILE) or their step's shared do (SHARED), of `step`
         or of all steps, that are not already going on."""
         ids = self.by_step.get(step, []) if step is not None else self.wps
-        return [self.wps[i] for i in ids if self.wps[i].state == "waiting" and self.wps[i].wait_kind == wait_kind
+        return [self.wps[i] for i in ids if self.wps[i].state == WpState.WAITING and self.wps[i].wait_kind == wait_kind
                 and i not in self._resume]
 
     def ready(self, wp: WpRow, cycle: int, op: int) -> None:
@@ -380,7 +385,7 @@ class Engine:
         """`wp` is done, or its job is queued: its children that may start now (engine.arrays.may_start) go
         into the queue."""
         for child in self.children[wp.id]:
-            if self.wps[child].state == "open" and arrays.may_start(self, self.wps[child]):
+            if self.wps[child].state == WpState.OPEN and arrays.may_start(self, self.wps[child]):
                 heapq.heappush(self._heap, child)
 
     def _record_load(self, wp: WpRow, when: str) -> None:
@@ -389,7 +394,7 @@ class Engine:
         if step is not None and not step.submit:
             loadavg.record(self.store, wp.id, when)
 
-    def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: list[CommandRow] = ()) -> None:
+    def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()) -> None:
         """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
         self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
         self._record_load(wp, "end")
@@ -423,10 +428,10 @@ class Engine:
         for wp in self.wps.values():
             step = counts.setdefault(wp.step, {})
             step[wp.state] = step.get(wp.state, 0) + 1
-        failed = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == "failed"]
-        waits = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == "waiting"]
+        failed = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.FAILED]
+        waits = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.WAITING]
         return Summary(self.info.run_dir, self.info.run_id, self.info.benchmark, counts, failed, waits)
 
 
 def _settled(wp: WpRow) -> bool:
-    return wp.state == "done" or (wp.state == "waiting" and wp.wait_kind == "shared")
+    return wp.state == WpState.DONE or (wp.state == WpState.WAITING and wp.wait_kind == WaitKind.SHARED)

@@ -31,10 +31,15 @@ def resources(bench: Benchmark, params: dict[str, str], time_limit: float = 0.0,
     system = bench.system
     scheduler = scheduler or schedulers.for_system(system)
 
-    def pick(param: str, attr: str, default: object = "") -> object:
+    facts: dict[str, object] = {} if system is None else {
+        "nodes": system.nodes, "tasks_per_node": system.tasks_per_node, "cpus_per_task": system.cpus_per_task,
+        "time_limit": system.time_limit, "partition": system.partition, "account": system.account,
+        "gres": system.gres}
+
+    def pick(param: str, fact: str, default: object = "") -> object:
         if params.get(param, "").strip():
             return params[param].strip()
-        value = getattr(system, attr, None) if system is not None else None
+        value = facts.get(fact)
         return value if value not in (None, "") else default
 
     return {"nodes": pick("nodes", "nodes", 1), "tasks_per_node": pick("taskspernode", "tasks_per_node", 1),
@@ -48,13 +53,14 @@ def render(bench: Benchmark, step: Step, params: dict[str, str], body: list[str]
            time_limit: float = 0.0, scheduler: Scheduler | None = None) -> str:
     system = bench.system
     scheduler = scheduler or schedulers.for_system(system)
-    launcher = " ".join(x for x in (getattr(system, "launcher", ""), getattr(system, "launcher_args", "")) if x)
+    launcher = " ".join(x for x in (system.launcher, system.launcher_args) if x) if system is not None else ""
     values = dict(resources(bench, params, time_limit, scheduler), wp_id=params.get("jube_wp_id", "?"), step=step.name,
                   benchmark=bench.name, job_name=f"{bench.name}.{step.name}.{params.get('jube_wp_id', '0')}",
                   job_out=os.path.join(work, "job.out"), job_err=os.path.join(work, "job.err"),
-                  scheduler_options=list(getattr(system, "scheduler_options", []) or []),
-                  modules=list(getattr(system, "modules", []) or []), env=dict(getattr(system, "env", {}) or {}),
-                  system=getattr(system, "name", "none"), launcher=launcher, body="\n".join(body),
+                  scheduler_options=list(system.scheduler_options) if system is not None else [],
+                  modules=list(system.modules) if system is not None else [],
+                  env=dict(system.env) if system is not None else {},
+                  system=system.name if system is not None else "none", launcher=launcher, body="\n".join(body),
                   done_file=os.path.join(work, DONE_FILE),
                   fingerprint_file=os.path.join(work, FINGERPRINT_FILE))
     return scheduler.job_script(values)

@@ -8,7 +8,12 @@ on other nodes: their load here says nothing, the engine records none for them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from caramel.engine.copies import usable_cores
+
+if TYPE_CHECKING:
+    from caramel.state.store import Store
 
 EVENT = "loadavg"
 PROC_LOADAVG = "/proc/loadavg"
@@ -23,7 +28,7 @@ def read_loadavg(path: str = PROC_LOADAVG) -> float | None:
         return None
 
 
-def record(store, wp_id: int, when: str) -> None:
+def record(store: Store, wp_id: int, when: str) -> None:
     """An event `loadavg` with `start|end LOAD cores=N` (call inside the store's transaction)."""
     load = read_loadavg()
     if load is not None:

@@ -13,9 +13,10 @@ from collections.abc import Callable
 
 from caramel.engine import files, workdir
 from caramel.engine.commands import command_for, do_active, path_text, used_sets
-from caramel.engine.script import Command, Outcome, carry_path, parse_exports
+from caramel.engine.script import Command, Outcome, Status, carry_path, parse_exports
 from caramel.errors import RunError
 from caramel.spec.model import Benchmark, Do, FileEntry, Step
+from caramel.vocabulary import Role
 
 
 def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], params: dict[str, str]) -> dict[str, str]:
@@ -32,7 +33,7 @@ def prepare_command(entry: FileEntry, params: dict[str, str], base: str, index: 
     """The `index`-th prepare of a workpackage (counted over its filesets in order) as a Command."""
     do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,
             where=entry.where)
-    return command_for(do, index, 0, params, base, role="prepare")
+    return command_for(do, index, 0, params, base, role=Role.PREPARE)
 
 
 def prepares(bench: Benchmark, step: Step, params: dict[str, str], base: str) -> list[Command]:
@@ -74,7 +75,7 @@ def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: wor
                 env = _exported(carry_path(paths.carry_file, command)) or env
                 continue
             outcome = run_prepare(command, env)
-            if outcome.status != "done":
+            if outcome.status != Status.DONE:
                 raise RunError(f"<prepare> {command.text!r} exited with {outcome.exit_code}"
                                + (f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""), entry.where)
             if outcome.env is not None:

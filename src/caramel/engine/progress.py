@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 class Progress:
@@ -26,7 +30,7 @@ class RichProgress(Progress):
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                              TimeElapsedColumn(), TextColumn("{task.fields[info]}"),
                              console=Console(), transient=False)
-        self._task = None
+        self._task: TaskID | None = None
         self._current = ""
 
     def start(self, title: str, counts: dict[str, int]) -> None:

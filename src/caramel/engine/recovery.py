@@ -16,7 +16,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 
-from caramel.engine.script import Command, Outcome, Ran, carry_path, check_files, parse_exports
+from caramel.engine.script import Command, Outcome, Ran, Status, carry_path, check_files, parse_exports
 from caramel.engine.workdir import WpPaths
 from caramel.expand import layout
 
@@ -80,8 +80,8 @@ def outcome_of(cmd: Command, paths: WpPaths, ended: Ended) -> Outcome:
     waiting, break or error_file (checked now, as its script would have), with its exports."""
     ran = [Ran(0, ended.when, ended.when, ended.status)]
     if ended.status != 0:
-        return Outcome("failed", 0, ended.status, ran)
-    out = check_files(cmd, 0, Outcome("done", ran=ran))
+        return Outcome(Status.FAILED, 0, ended.status, ran)
+    out = check_files(cmd, 0, Outcome(Status.DONE, ran=ran))
     with contextlib.suppress(OSError):
         with open(carry_path(paths.carry_file, cmd), encoding="utf-8", errors="replace") as handle:
             exports = parse_exports(handle.read())

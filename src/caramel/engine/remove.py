@@ -21,6 +21,7 @@ from caramel.expand import layout
 from caramel.state import identity, registry
 from caramel.state.lock import RunLock
 from caramel.state.store import Store, db_path
+from caramel.vocabulary import WpState
 
 
 def remove_run(run_dir: str) -> None:
@@ -71,7 +72,7 @@ def _remove(store: Store, run_dir: str, ids: list[int]) -> list[int]:
         if step is None or not step.shared:
             continue
         still = [wp for wp in wps.values() if wp.step == step_name and wp.id not in chosen
-                 and wp.state != "open"]
+                 and wp.state != WpState.OPEN]
         if not still:
             member = min(i for i in chosen if wps[i].step == step_name)
             located = shared_folder(run_dir, step, store.params(member))

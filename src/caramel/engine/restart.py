@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 
 from caramel.engine import recovery
 from caramel.engine.commands import command_for, segment
-from caramel.engine.script import Command
+from caramel.engine.script import Command, Status
 from caramel.engine.workdir import WpPaths, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand.params import Params
 from caramel.spec.model import Step
 from caramel.state.rows import CommandRow, WpRow
+from caramel.vocabulary import WaitKind, WpState
 
 if TYPE_CHECKING:
     from caramel.engine.engine import Engine
@@ -26,8 +27,8 @@ def recover(engine: Engine) -> set[tuple[str, int, int]]:
     """Workpackages left `running` by a bench that died, or stopped by an interruption, go on after
     the last do their shell recorded as ended; from scratch when none had ended. Returns the shared do's
     (step, cycle, op) a bench was running: their shells' records tell whether they ended."""
-    stale = [wp for wp in engine.wps.values() if wp.state == "running" or (
-        wp.state == "open" and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED))]
+    stale = [wp for wp in engine.wps.values() if wp.state == WpState.RUNNING or (
+        wp.state == WpState.OPEN and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED))]
     ended = recovery.read_ended(engine.record_file) if stale else {}
     with engine.store.transaction():
         for wp in stale:
@@ -57,16 +58,16 @@ def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> Non
                        ended.when)]
     env = outcome.env or engine.store.env(wp.id)
     note = "(its end was recorded by its shell while bench stopped)"
-    if outcome.status == "failed":
+    if outcome.status == Status.FAILED:
         engine.fail(wp, f"do {cmd.op + 1} exited with {ended.status}: {cmd.text} {note}", ended.status, rows)
-    elif outcome.status == "error_file":
+    elif outcome.status == Status.ERROR_FILE:
         engine.fail(wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows)
-    elif outcome.status == "waiting":
-        engine.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind="file", wait_since=ended.when,
+    elif outcome.status == Status.WAITING:
+        engine.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind=WaitKind.FILE, wait_since=ended.when,
                        wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
                        env=env, reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}")
         engine.store.add_commands(rows)
-    elif outcome.status == "break":
+    elif outcome.status == Status.BREAK:
         engine.mark_done(wp, rows, env if step.export else None)
     else:
         engine.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
@@ -100,12 +101,12 @@ def settle_cancelled(engine: Engine) -> None:
     with engine.store.transaction():
         for wp_id in sorted(engine.wps):
             wp = engine.wps[wp_id]
-            if wp.state not in ("open", "cancelled"):
+            if wp.state not in (WpState.OPEN, WpState.CANCELLED):
                 continue
-            bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")]
-            if bad and wp.state == "open":
+            bad = [p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)]
+            if bad and wp.state == WpState.OPEN:
                 engine.move(wp, "cancel", reason=f"not run: workpackage {bad[0]} failed or was not run")
-            elif not bad and wp.state == "cancelled" and wp.reason.startswith("not run"):
+            elif not bad and wp.state == WpState.CANCELLED and wp.reason.startswith("not run"):
                 # cancelled for a parent's failure that was since removed; not one cancelled by the user
                 engine.move(wp, "reopen")
 

@@ -27,13 +27,13 @@ import time
 from dataclasses import dataclass
 
 from caramel.backends.launchers import Launcher, Shell
-from caramel.engine.script import Command, Outcome, Transcript, build_script, env_file_of
+from caramel.engine.script import Command, Outcome, Status, Transcript, build_script, env_file_of
 from caramel.settings import current
 
 
 @dataclass
 class Active:
-    key: object  # what the engine wants back (a workpackage id)
+    key: int  # what the engine wants back (a workpackage id; -1: a script `Runner.run` runs on its own)
     commands: list[Command]
     shell: Shell
     transcript: Transcript
@@ -156,7 +156,7 @@ def _bind(shell: Shell, cpus: set[int] | None) -> None:
         pass
 
 
-def _drain(pending: dict[int, Active | None], deadline: float, stopping: GroupStop) -> None:
+def _drain(pending: dict[int, Active], deadline: float, stopping: GroupStop) -> None:
     """Read these shells' output (markers into their transcripts) until each ends or `deadline`,
     signalling what their groups start meanwhile (`GroupStop.nudge`)."""
     with selectors.DefaultSelector() as selector:
@@ -173,7 +173,7 @@ def _drain(pending: dict[int, Active | None], deadline: float, stopping: GroupSt
                 except OSError:
                     data = b""
                 entry = pending[key.fd]
-                if data and entry is not None:
+                if data:
                     entry.transcript.feed(data, time.time())
                     if entry.pgid is not None:
                         stopping.add(entry.pgid)  # it told its group after the stop began
@@ -207,14 +207,14 @@ class Runner:
                 shell.kill()
         raise OSError("cannot start a shell")
 
-    def _entry(self, key: object, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
+    def _entry(self, key: int, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
                limit: float, cpus: set[int] | None, record: tuple[str, str] | None) -> Active:
         script = build_script(commands, carry_file, dump_env, env, self.base_env, record, self.secret)
         shell = self._send(script, cpus)
         transcript = Transcript(commands, self.secret, env_file_of(carry_file))
         return Active(key, commands, shell, transcript, time.monotonic(), limit, fd=shell.fileno())
 
-    def start(self, key: object, commands: list[Command], env: dict[str, str], carry_file: str,
+    def start(self, key: int, commands: list[Command], env: dict[str, str], carry_file: str,
               dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None,
               record: tuple[str, str] | None = None) -> Active:
         entry = self._entry(key, commands, env, carry_file, dump_env, limit, cpus, record)
@@ -272,7 +272,7 @@ class Runner:
             del self.active[fd]
             entry.shell.kill()
             outcome = entry.transcript.close(-9, time.time())
-            outcome.status = "timed_out"
+            outcome.status = Status.TIMED_OUT
             outcome.timed_out = entry.limit
             out.append((entry, outcome))
         return out
@@ -309,7 +309,7 @@ class Runner:
     def run(self, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
             record: tuple[str, str] | None = None) -> Outcome:
         """Run one script to its end on its own shell (other shells are not read meanwhile)."""
-        entry = self._entry(None, commands, env, carry_file, dump_env, 0.0, None, record)
+        entry = self._entry(-1, commands, env, carry_file, dump_env, 0.0, None, record)
         self.blocking = entry
         try:
             while True:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from caramel.engine.marker import CHANNEL_FD, MAX_LINE, PREFIX, ChannelError, MarkerKind, parse_marker
 from caramel.engine.tails import output_tails
+from caramel.vocabulary import Role, Word
 
 # What SIGTERM does while a do's text runs (bench stops the run; engine.runner). A command the
 # signal ended (status 128 or more: it died of it, or of the kill that follows) ends the do, which
@@ -58,7 +59,7 @@ class Command:
     cwd: str
     stdout: str
     stderr: str
-    role: str = "do"  # do | prepare | shared: what it is to its step
+    role: Role = Role.DO  # what it is to its step
     done_file: str = ""
     error_file: str = ""
     break_file: str = ""
@@ -68,7 +69,7 @@ class Command:
 def carry_path(carry_file: str, cmd: Command) -> str:
     """Where do `cmd` leaves its exports: one file per do (and per prepare), so recovery finds the
     environment after the last one that finished (see engine.recovery)."""
-    if cmd.role == "prepare":
+    if cmd.role == Role.PREPARE:
         return f"{carry_file}.prepare.{cmd.op}"
     return f"{carry_file}.{cmd.cycle}.{cmd.op}"
 
@@ -96,7 +97,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
         out += [f"export {name}={q(value)}\n" for name, value in env.items()
                 if base_env.get(name) != value and name.isidentifier()]
     for i, cmd in enumerate(commands):
-        last = i == len(commands) - 1 and cmd.role != "prepare"
+        last = i == len(commands) - 1 and cmd.role != Role.PREPARE
         if cmd.text:
             if cmd.make_cwd:
                 out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
@@ -104,7 +105,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
                 out.append("[ -z \"$__caramel_stop\" ] || exit 143\n")
             out.append(f"__caramel_mark B {i}\n")
             out.append(_last_do(cmd, record is not None) if last else _nested_do(cmd, carry_file, record is not None))
-            if last and record is not None and cmd.role == "do":
+            if last and record is not None and cmd.role == Role.DO:
                 # its exports too, before its end is recorded: a run that goes on after it needs them
                 out.append(f"[ $__caramel_rc -ne 0 ] || export -p >{q(carry_path(carry_file, cmd))}\n")
             if record is not None:
@@ -173,6 +174,17 @@ class Ran:
     exit_code: int | None = None
 
 
+class Status(Word):
+    """How a script ended (`Outcome.status`)."""
+
+    DONE = "done"  # every command ran
+    FAILED = "failed"
+    WAITING = "waiting"  # a done file is missing
+    BREAK = "break"  # a break file was found: the workpackage is done
+    ERROR_FILE = "error_file"  # an error file was found: failed
+    TIMED_OUT = "timed_out"  # killed at its time limit (engine.runner)
+
+
 @dataclass
 class Outcome:
     """How a script ended.
@@ -181,7 +193,7 @@ class Outcome:
     file was found: the workpackage is done), error_file (an error file was found: failed).
     """
 
-    status: str  # or timed_out: killed at its time limit (engine.runner)
+    status: Status
     index: int | None = None
     exit_code: int | None = None
     ran: list[Ran] = field(default_factory=list)
@@ -264,17 +276,17 @@ class Transcript:
         self._rest = b""
         if self.exit_status is not None:
             returncode = self.exit_status
-        out = Outcome("done", ran=self.ran, env=self.env, diagnostics=self.diagnostics)
+        out = Outcome(Status.DONE, ran=self.ran, env=self.env, diagnostics=self.diagnostics)
         if self.channel_error:
-            out.status, out.exit_code, out.channel_error = "failed", returncode or 1, self.channel_error
+            out.status, out.exit_code, out.channel_error = Status.FAILED, returncode or 1, self.channel_error
             return out
         if self.terminal:
             marker, index = self.terminal
-            out.status = {"W": "waiting", "K": "break", "X": "error_file"}[marker]
+            out.status = {"W": Status.WAITING, "K": Status.BREAK, "X": Status.ERROR_FILE}[marker]
             out.index = index
             return out
         if self.ran and self.ran[-1].exit_code not in (None, 0):
-            out.status, out.index, out.exit_code = "failed", self.ran[-1].index, self.ran[-1].exit_code
+            out.status, out.index, out.exit_code = Status.FAILED, self.ran[-1].index, self.ran[-1].exit_code
             return out
         if self.finished:
             return out
@@ -285,9 +297,9 @@ class Transcript:
             if returncode == 0 and last.index == len(self.commands) - 1:
                 # `exit 0` in the last do: it succeeded; check its files here, the script could not.
                 return check_files(self.commands[last.index], last.index, out)
-            out.status, out.index, out.exit_code = "failed", last.index, returncode
+            out.status, out.index, out.exit_code = Status.FAILED, last.index, returncode
             return out
-        out.status, out.exit_code = "failed", returncode if returncode else 1
+        out.status, out.exit_code = Status.FAILED, returncode if returncode else 1
         return out
 
 
@@ -295,11 +307,11 @@ def check_files(cmd: Command, index: int, out: Outcome) -> Outcome:
     """The file checks of `_file_checks`, done by bench (for a do that ended its script)."""
     broke = bool(cmd.break_file) and os.path.exists(cmd.break_file)
     if cmd.error_file and os.path.exists(cmd.error_file):
-        out.status, out.index = "error_file", index
+        out.status, out.index = Status.ERROR_FILE, index
     elif cmd.done_file and not os.path.exists(cmd.done_file):
-        out.status, out.index = "waiting", index
+        out.status, out.index = Status.WAITING, index
     elif broke:
-        out.status, out.index = "break", index
+        out.status, out.index = Status.BREAK, index
     return out
 
 
@@ -320,9 +332,9 @@ def parse_exports(text: str) -> dict[str, str]:
 
 
 def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
-    if outcome.status == "timed_out":
+    if outcome.status == Status.TIMED_OUT:
         last = commands[outcome.ran[-1].index] if outcome.ran else None
-        where = f" (do {last.op + 1}: {last.text})" if last is not None and last.role == "do" else ""
+        where = f" (do {last.op + 1}: {last.text})" if last is not None and last.role == Role.DO else ""
         return f"timed out after {outcome.timed_out:g} s{where}"
     if outcome.channel_error:
         return (f"the engine's channel of this workpackage carried what is not a marker, so nothing it said is "
@@ -333,7 +345,7 @@ def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
     cmd = commands[outcome.index]
     code = outcome.exit_code
     how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
-    what = "do" if cmd.role == "do" else f"{cmd.role} do" if cmd.role == "shared" else cmd.role
-    reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.role != "prepare" else f"prepare {how}: {cmd.text}"
+    what = "do" if cmd.role == Role.DO else f"{cmd.role} do" if cmd.role == Role.SHARED else cmd.role
+    reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.role != Role.PREPARE else f"prepare {how}: {cmd.text}"
     tails = output_tails(cmd.text, cmd.cwd, cmd.stdout, cmd.stderr)
     return reason + "".join(f"\n    {label}: {text}" for label, text in tails)

@@ -16,6 +16,7 @@ import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from types import FrameType
 
 from caramel import __version__, backends
 from caramel.engine import arrays, statefile
@@ -32,6 +33,7 @@ from caramel.state import registry
 from caramel.state.lock import RunLock
 from caramel.state.rows import RunInfo
 from caramel.state.store import Store, db_path, is_run_dir
+from caramel.vocabulary import WpState
 
 
 def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, scheduler: str | None = None,
@@ -128,7 +130,7 @@ def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
     one while bench stops is ignored, so a second Ctrl-C cannot cut that short."""
     stopping = False
 
-    def handler(signum, frame):
+    def handler(signum: int, frame: FrameType | None) -> None:
         nonlocal stopping
         if stopping:
             return
@@ -180,7 +182,7 @@ def cancel_run(run_dir: str, wait_lock: float = 30.0) -> tuple[list[tuple[int, s
         store = Store(db_path(run_dir))
         try:
             scheduler = backends.for_run(store.info().settings).scheduler
-            waiting = [wp for wp in store.workpackages() if wp.state == "waiting" and wp.job_id]
+            waiting = [wp for wp in store.workpackages() if wp.state == WpState.WAITING and wp.job_id]
             ok, message = scheduler.cancel([wp.job_id for wp in waiting])
             if not ok:
                 raise RunError(f"could not cancel the jobs of {run_dir}: {message}",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from caramel.spec.model import Step
+from caramel.spec.model import Benchmark, Step
 
 
 @dataclass
@@ -21,14 +21,14 @@ class Settings:
     def to_dict(self) -> dict:
         return {"timeout": self.timeout, "time_limit": self.time_limit}
 
-    def limit_for(self, bench, step: Step) -> float:
+    def limit_for(self, bench: Benchmark, step: Step) -> float:
         """The time limit of `step`'s do's: --time-limit, else the step's, else the benchmark's metadata."""
         return time_limit(bench, step, self.time_limit)
 
 
-def time_limit(bench, step: Step, override: float | None = None) -> float:
+def time_limit(bench: Benchmark, step: Step, override: float | None = None) -> float:
     """Seconds `step`'s do's may run (0: no limit): the override, the step's `timeout`, the metadata's."""
-    for value in (override, step.timeout, getattr(getattr(bench, "meta", None), "time_limit", None)):
+    for value in (override, step.timeout, bench.meta.time_limit):
         if value is not None:
             return float(value)
     return 0.0

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 
 from caramel.engine import materialise, recovery
 from caramel.engine.commands import command_for, shared_params
-from caramel.engine.script import Command, Outcome, Ran, check_files, failure_reason
+from caramel.engine.script import Command, Outcome, Ran, Status, check_files, failure_reason
 from caramel.engine.workdir import shared_folder, wp_paths
 from caramel.errors import CaramelError
 from caramel.expand import layout
 from caramel.state.rows import WpRow
+from caramel.vocabulary import Role, WaitKind, WpState
 
 if TYPE_CHECKING:
     from caramel.engine.engine import Engine
@@ -43,15 +44,15 @@ def run_barriers(engine: Engine, only: str | None = None) -> bool:
     for step_name, ids in engine.by_step.items():
         if only is not None and step_name != only:
             continue
-        at = engine.waiting_at("shared", step_name)
+        at = engine.waiting_at(WaitKind.SHARED, step_name)
         if not at:
             continue
         point = min((wp.cycle, wp.wait_op) for wp in at)
         group = [wp for wp in at if (wp.cycle, wp.wait_op) == point]
         members = {wp.id for wp in group}
-        if any(engine.wps[i].state != "done" for i in ids if i not in members):
+        if any(engine.wps[i].state != WpState.DONE for i in ids if i not in members):
             continue  # not all there yet (or one failed: then the shared do cannot run)
-        if any(engine.wps[i].state != "done" for name in depend_history(engine, step_name)
+        if any(engine.wps[i].state != WpState.DONE for name in depend_history(engine, step_name)
                for i in engine.by_step[name]):
             continue
         _run(engine, step_name, group, *point)
@@ -73,7 +74,7 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
             assert located is not None
             folder = located[1]
             os.makedirs(folder, exist_ok=True)
-            command = command_for(step.dos[op], op, cycle, cycle_params, folder, role="shared")
+            command = command_for(step.dos[op], op, cycle, cycle_params, folder, role=Role.SHARED)
         except CaramelError as exc:
             with store.transaction():
                 for wp in group:
@@ -90,23 +91,23 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
         rows = engine.command_rows(trigger, [command], outcome)
         with store.transaction():
             store.add_commands(rows)
-            if outcome.status in ("done", "break", "waiting"):
+            if outcome.status in (Status.DONE, Status.BREAK, Status.WAITING):
                 store.set_shared_state(step_name, cycle, op, "done")
     with store.transaction():
         for wp in group:
-            if outcome is None or outcome.status == "done":
+            if outcome is None or outcome.status == Status.DONE:
                 engine.ready(wp, cycle, op + 1)
-            elif outcome.status == "break":
+            elif outcome.status == Status.BREAK:
                 engine.mark_done(wp, [], store.env(wp.id) if step.export else None)
-            elif outcome.status == "waiting":
+            elif outcome.status == Status.WAITING:
                 assert command is not None
-                engine.move(wp, "wait", wait_kind="file", wait_since=time.time(),
+                engine.move(wp, "wait", wait_kind=WaitKind.FILE, wait_since=time.time(),
                             reason=f"waits for {command.done_file}",
                             wait_files={"done": command.done_file, "error": command.error_file,
                                         "break": command.break_file})
             else:
                 assert command is not None
-                reason = (failure_reason(outcome, [command]) if outcome.status == "failed"
+                reason = (failure_reason(outcome, [command]) if outcome.status == Status.FAILED
                           else f"error file {command.error_file} found after the shared do")
                 engine.fail(wp, reason, outcome.exit_code)
     engine.show_progress()
@@ -119,5 +120,5 @@ def _recorded(engine: Engine, step_name: str, command: Command, folder: str) -> 
     ended = recovery.last_ended(recovery.record_file(folder), "shared")
     if ended is None or (ended.cycle, ended.op) != (command.cycle, command.op):
         return None
-    outcome = Outcome("failed", 0, ended.status, [Ran(0, ended.when, ended.when, ended.status)])
-    return outcome if ended.status else check_files(command, 0, Outcome("done", ran=outcome.ran))
+    outcome = Outcome(Status.FAILED, 0, ended.status, [Ran(0, ended.when, ended.when, ended.status)])
+    return outcome if ended.status else check_files(command, 0, Outcome(Status.DONE, ran=outcome.ran))

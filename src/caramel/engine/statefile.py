@@ -44,7 +44,7 @@ def close_keeping(store: Store, run_dir: str, opened: tuple[int, int] | None, qu
     try:
         copy = sqlite3.connect(temporary)
         try:
-            getattr(store.db, "connection", store.db).backup(copy)  # dbfile.Guarded wraps the connection
+            store.db.connection.backup(copy)  # dbfile.Guarded wraps the connection
         finally:
             copy.close()
         store.close()

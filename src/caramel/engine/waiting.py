@@ -12,9 +12,12 @@ import time
 from typing import TYPE_CHECKING
 
 from caramel.settings import current
+from caramel.vocabulary import JobStatus, WaitKind, WpState
 
 if TYPE_CHECKING:
+    from caramel.backends import JobState
     from caramel.engine.engine import Engine
+    from caramel.state.rows import WpRow
 
 
 # Two graces (caramel.settings): a job that ended without its done file fails only once it has been
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
 def check(engine: Engine) -> bool:
     """Move on what can move; True when some workpackage changed (or may start now)."""
     now = time.time()
-    waits = engine.waiting_at("file")
+    waits = engine.waiting_at(WaitKind.FILE)
     if not waits or not engine.changed_since_last_poll():
         return False  # nothing changed since the last poll of this continue: one scheduler query is enough
     timeout = engine.settings.timeout
@@ -68,7 +71,7 @@ def _said(path: str) -> str:
     return f": {lines[-1]}" if lines else ""
 
 
-def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
+def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) -> dict[int, str]:
     """The waiting workpackages whose job waits for a parent job that failed (queued after it,
     engine.arrays), each with its reason: SLURM's where it gave one (DependencyNeverSatisfied), else
     the parent's failure."""
@@ -76,17 +79,17 @@ def _orphans(engine: Engine, waits: list, states: dict) -> dict[int, str]:
     for wp in waits:
         job = states.get(wp.job_id)
         said = job.reason if job is not None and _dependency_failed(job.reason) else ""
-        job_failed = [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
-        bad = [p for p in wp.parents if engine.wps[p].state in ("failed", "cancelled")] or job_failed
+        job_failed = [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
+        bad = [p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)] or job_failed
         # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
         # caramel failed whose job did not fail: a timeout, an error file)
         overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - current().dependency_grace]
         # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
         # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
-        ended = job is not None and job.state in ("failed", "gone")
-        never_ran = ended and bool(job_failed or (bad and "CANCELLED" in job.reason))
-        if said or never_ran or (overdue and job is not None and job.state in ("pending", "failed", "gone")):
-            named = bad or [p for p in wp.parents if getattr(states.get(engine.wps[p].job_id), "state", "") == "failed"]
+        never_ran = job is not None and job.state in (JobStatus.FAILED, JobStatus.GONE) and bool(
+            job_failed or (bad and "CANCELLED" in job.reason))
+        if said or never_ran or (overdue and job is not None and job.state in (JobStatus.PENDING, JobStatus.FAILED, JobStatus.GONE)):
+            named = bad or [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
             parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
             out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
     return out
@@ -98,7 +101,13 @@ def _dependency_failed(reason: str) -> bool:
     return "DependencyNeverSatisfied" in reason or reason.startswith("CANCELLED: Dependency")
 
 
-def _job_note(wp) -> str:
+def _job_state(states: dict[str, JobState], job_id: str) -> str:
+    """The scheduler's state of a job ("" when it does not know the job)."""
+    job = states.get(job_id)
+    return job.state if job is not None else ""
+
+
+def _job_note(wp: WpRow) -> str:
     return f" (job {wp.job_id})" if wp.job_id else ""
 
 
@@ -110,7 +119,7 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
     changed = False
     orphans = _orphans(engine, waits, states)
     left = [wp.job_id for wp in waits if wp.id in orphans and wp.job_id in states
-            and states[wp.job_id].state == "pending"]
+            and states[wp.job_id].state == JobStatus.PENDING]
     if left:
         scheduler.cancel(left)  # what SLURM left pending: no job of a failed chain runs later
     with engine.store.transaction():
@@ -123,16 +132,16 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
             if job is None:
                 continue
             done = wp.wait_files.get("done")
-            if job.state in ("done", "failed", "gone") and done and os.path.exists(done):
+            if job.state in (JobStatus.DONE, JobStatus.FAILED, JobStatus.GONE) and done and os.path.exists(done):
                 continue  # written between this poll's look at the files and the scheduler's answer: the next poll moves it on
-            if job.state in ("failed", "gone") or (job.state == "done" and (
+            if job.state in (JobStatus.FAILED, JobStatus.GONE) or (job.state == JobStatus.DONE and (
                     job.ended is None or now - job.ended > current().done_file_grace)):
-                ended = "ended" if job.state != "gone" else "left the queue"
+                ended = "ended" if job.state != JobStatus.GONE else "left the queue"
                 engine.fail(wp, f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
                                 f"{job.reason or job.state}", job.exit_code)
                 changed = True
-            elif job.state in ("pending", "running"):
+            elif job.state in (JobStatus.PENDING, JobStatus.RUNNING):
                 reason = f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}" + (
-                    f" on {job.nodes}" if job.nodes and job.state == "running" else "") + ")"
+                    f" on {job.nodes}" if job.nodes and job.state == JobStatus.RUNNING else "") + ")"
                 engine.note(wp, reason)
     return changed

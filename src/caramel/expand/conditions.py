@@ -7,10 +7,10 @@ One evaluator for all of them, used by expansion, the engine and the tables. JUB
 
 from __future__ import annotations
 
-from caramel.errors import ExpandError
+from caramel.errors import ExpandError, Location
 
 
-def eval_bool(text: str, what: str, where) -> bool:
+def eval_bool(text: str, what: str, where: Location) -> bool:
     """`true`/`false` or a Python condition (JUBE's active= and caramel's exclude); empty is true."""
     stripped = text.strip()
     if stripped.lower() in ("true", ""):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from caramel.errors import ExpandError
+from caramel.errors import ExpandError, Location
 from caramel.expand.substitute import references, substitute
 from caramel.spec.model import SCRIPT_MODES, Benchmark, Parameter, Step
 
@@ -94,7 +94,8 @@ def check_limit(bench: Benchmark, order: list[Step], limit: int) -> None:
                       hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N")
 
 
-def _step_parameters(bench: Benchmark, step: Step):
+def _step_parameters(bench: Benchmark, step: Step) -> tuple[dict[str, Parameter], dict[str, str], list[list[str]],
+                                                           list[str]]:
     """The parameters (by name, last definition wins), their set, zips and excludes a step uses."""
     params: dict[str, Parameter] = {}
     owners: dict[str, str] = {}
@@ -134,7 +135,7 @@ def _excluded(condition: str, name: str, value: str) -> bool:
         return False
 
 
-def check_product(groups: list[tuple[list[str], list]], limit: int, where=None) -> None:
+def check_product(groups: list[tuple[list[str], list]], limit: int, where: Location | None = None) -> None:
     """While expanding: refuse a product of template groups larger than `limit` before building it."""
     total = math.prod(len(choices) for _, choices in groups)
     if total > limit:

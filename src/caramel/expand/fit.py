@@ -16,15 +16,16 @@ from typing import TYPE_CHECKING
 from caramel.errors import Location, SpecError
 from caramel.expand.conditions import eval_bool
 from caramel.expand.substitute import substitute
+from caramel.spec.system import SystemFacts
 
 if TYPE_CHECKING:  # a plan is checked, never made here: expand.plan calls check_system
-    from caramel.expand.plan import Plan
+    from caramel.expand.plan import Plan, Workpackage
 
 _UNRESOLVED = re.compile(r"\$\{?(system_\w+?)\}?(?![\w])")
 
 
 def check_system(plan: Plan) -> None:
-    system = getattr(plan.benchmark, "system", None)
+    system = plan.benchmark.system
     if system is None:
         return
     for wp in plan.workpackages:
@@ -39,7 +40,7 @@ def check_system(plan: Plan) -> None:
                     _missing(system, found.group(1), plan, do.where)
 
 
-def _missing(system, name: str, plan: Plan, fallback: Location) -> None:
+def _missing(system: SystemFacts, name: str, plan: Plan, fallback: Location) -> None:
     key = name[len("system_"):]
     if key.startswith("image_"):  # one stack of `images:`
         key = f"images: {{{key[len('image_'):]}: FILE}}"
@@ -52,7 +53,7 @@ def _missing(system, name: str, plan: Plan, fallback: Location) -> None:
                     hint=f"add '{key if ':' in key else key + ': ...'}' to {system.file} (see docs/systems.md)")
 
 
-def _check_devices(system, wp, texts: dict[str, str]) -> None:
+def _check_devices(system: SystemFacts, wp: Workpackage, texts: dict[str, str]) -> None:
     if "devices_needed" not in texts or "nodes" not in texts:
         return
     try:
@@ -60,12 +61,12 @@ def _check_devices(system, wp, texts: dict[str, str]) -> None:
     except ValueError:
         return
     where = wp.values["devices_needed"].definition.where
-    gpus = int(getattr(system, "gpus_per_node", 0) or 0)
+    gpus = system.gpus_per_node
     if gpus and needed > nodes * gpus:
         raise SpecError(f"this plan needs {needed} devices, but {nodes} node(s) of system '{system.name}' hold "
                         f"{nodes * gpus} ({gpus} per node, {system.file})", where,
                         hint="choose a smaller model or parallelism, or a system with more GPUs per node or nodes")
-    most = int(getattr(system, "max_nodes", 0) or 0)
+    most = system.max_nodes
     if most and nodes > most:
         raise SpecError(f"this plan needs {nodes} nodes, but system '{system.name}' allows at most {most} "
                         f"(max_nodes in {system.file})", where, hint="choose a smaller model or another system")

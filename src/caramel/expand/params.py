@@ -14,6 +14,7 @@ from a parameter's name.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 
 from caramel.spec.model import Parameter
 
@@ -26,7 +27,7 @@ def declared_type(param: Parameter) -> str:
     return param.type if param.type in TYPES else STRING
 
 
-def to_type(text: str, type_: str):
+def to_type(text: str, type_: str) -> int | float | str:
     """JUBE's convert_type without stopping: a value that does not convert stays text."""
     try:
         if type_ == "int":
@@ -38,13 +39,13 @@ def to_type(text: str, type_: str):
     return text
 
 
-class Params(dict):
+class Params(dict[str, str]):
     """Final parameter texts by name (a dict, so substitution takes it as it is), with the declared
     type of each value that is not text and, per later cycle, the texts that change in it."""
 
     __slots__ = ("types", "cycles")
 
-    def __init__(self, texts=(), types: dict[str, str] | None = None,
+    def __init__(self, texts: Mapping[str, str] | Iterable[tuple[str, str]] = (), types: dict[str, str] | None = None,
                  cycles: tuple[dict[str, str], ...] = ()) -> None:
         super().__init__(texts)
         self.types: dict[str, str] = types if types is not None else {}  # name -> "int" | "float"
@@ -53,7 +54,7 @@ class Params(dict):
     def type_of(self, name: str) -> str:
         return self.types.get(name, STRING)
 
-    def typed(self, name: str):
+    def typed(self, name: str) -> int | float | str:
         """The value of `name` as its declared type (JUBE's convert_type)."""
         text = self[name]
         kind = self.types.get(name)

@@ -14,6 +14,7 @@ import collections
 import itertools
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from caramel.errors import ExpandError, SpecError, did_you_mean
@@ -25,7 +26,7 @@ from caramel.expand.params import Params, declared_type
 from caramel.expand.space import expand_space
 from caramel.expand.substitute import substitute
 from caramel.expand.values import ENVSTR, Value, constants, evaluate, finalise, from_definition
-from caramel.spec.model import Benchmark, Parameter, Step
+from caramel.spec.model import Benchmark, Exclude, Parameter, Step, Zip
 
 JUBE_UPDATABLE = ("step", "always")
 USE_UPDATABLE = ("use", "step", "always")
@@ -230,11 +231,14 @@ class Planner:
                         names.append(name)
         return names
 
-    def _expand(self, step, glob, local, used, updates, incompatible, parents, base) -> list[Workpackage]:
+    def _expand(self, step: Step, glob: dict[str, Value], local: dict[str, Value] | None, used: frozenset[str],
+                updates: dict[str, Value], incompatible: set[str], parents: Sequence[Workpackage],
+                base: int) -> list[Workpackage]:
         sets = self.bench.parametersets
         names = [n for n in self._use_names(step, glob) if n in sets]
         new = [n for n in names if n not in used]
-        zips, excludes = [], []
+        zips: list[Zip] = []
+        excludes: list[Exclude] = []
         if new:
             used = used | set(new)
             local = dict(local or {})
@@ -280,7 +284,8 @@ class Planner:
                     out.append(wp)
         return out
 
-    def _workpackage(self, step, space, parents, iteration, excludes) -> Workpackage | None:
+    def _workpackage(self, step: Step, space: dict[str, Value], parents: Sequence[Workpackage], iteration: int,
+                     excludes: list[Exclude]) -> Workpackage | None:
         wp_id = self.next_id
         values = dict(space)
         consts = constants(values)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Collection
 
 from caramel.errors import ExpandError, Location
 from caramel.expand.count import DEFAULT_MAX_WORKPACKAGES, check_product
@@ -10,7 +11,7 @@ from caramel.expand.values import Value, expand_template, settle
 from caramel.spec.model import Zip
 
 
-def expand_space(values: dict[str, Value], zips: list[Zip], tags, limit: int = DEFAULT_MAX_WORKPACKAGES,
+def expand_space(values: dict[str, Value], zips: list[Zip], tags: Collection[str], limit: int = DEFAULT_MAX_WORKPACKAGES,
                  where: Location | None = None) -> list[dict[str, Value]]:
     """All fully expanded parameter sets reachable from `values`.
 
@@ -54,8 +55,8 @@ def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], 
     for name in templates:
         if name in seen:
             continue
-        z = zipped.get(name)
-        members = [n for n in z.names if n in values and values[n].choices is not None] if z else [name]
+        in_zip = zipped.get(name)
+        members = [n for n in in_zip.names if n in values and values[n].choices is not None] if in_zip else [name]
         seen.update(members)
         expansions = [expand_template(values[n]) for n in members]
         lengths = {len(e) for e in expansions}

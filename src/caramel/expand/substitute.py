@@ -10,15 +10,21 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import lru_cache
+from typing import Protocol
 
 _PLACEHOLDER = re.compile(r"\$(?:(\$)|\{([_a-zA-Z][_a-zA-Z0-9]*)\}|([_a-zA-Z][_a-zA-Z0-9]*))")
 # JUBE also counts `$1abc`-style names (\w) as references when ordering parameters.
 _REFERENCE = re.compile(r"\$(?:(\$)|\{(\w+)\}|(\w+))")
 
 
-def substitute(text: str, values: Mapping[str, str], final: bool = False) -> str:
+class Lookup(Protocol):
+    """What `substitute` reads values from: a dict of texts, or anything with its `get`."""
+
+    def get(self, name: str, /) -> str | None: ...
+
+
+def substitute(text: str, values: Lookup, final: bool = False) -> str:
     """Replace known placeholders in `text` by `values`; see the module docstring for the rules."""
     if "$" not in text:
         return text

@@ -12,9 +12,10 @@ import math
 import os
 import re
 import subprocess
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 
-from caramel.errors import ExpandError, did_you_mean
+from caramel.errors import ExpandError, Location, did_you_mean
 from caramel.expand.substitute import escape, has_placeholder, references, substitute
 from caramel.settings import current
 from caramel.spec.model import SCRIPT_MODES, Parameter
@@ -115,7 +116,7 @@ def _order(values: dict[str, Value]) -> list[str]:
     return order
 
 
-def settle(values: dict[str, Value], tags: set[str] | frozenset[str] = frozenset()) -> None:
+def settle(values: dict[str, Value], tags: Collection[str] = frozenset()) -> None:
     """Substitute and evaluate in place until nothing changes or a template appears."""
     for _ in range(MAX_PASSES):
         if any(v.choices is not None for v in values.values()):
@@ -128,7 +129,7 @@ def settle(values: dict[str, Value], tags: set[str] | frozenset[str] = frozenset
             return
 
 
-def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool:
+def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], force: bool) -> bool:
     changed = False
     consts: dict[str, str] | None = None  # built once per pass, kept current as values change
     for name in order:
@@ -164,7 +165,7 @@ def _pass(values: dict[str, Value], order: list[str], tags, force: bool) -> bool
     return changed
 
 
-def finalise(values: dict[str, Value], tags) -> None:
+def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
     """The last pass when a workpackage is created: unescape `$$`, evaluate what is left, fix values."""
     settle(values, tags)
     for name, v in list(values.items()):
@@ -186,7 +187,7 @@ def finalise(values: dict[str, Value], tags) -> None:
 _PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
 
 
-def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags) -> str:
+def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags: Collection[str]) -> str:
     """`evaluate` for one value of `values`; when it fails, hint a misspelt `$name` (did you mean)."""
     try:
         return evaluate(code, mode, v.definition, tags)
@@ -197,7 +198,7 @@ def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags)
         raise ExpandError(exc.message, exc.where, hint=hint) from None
 
 
-def reference_hint(text: str, mode: str, message: str, known) -> str:
+def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> str:
     """Why a script may have failed: a `$name` in `text` that is not a parameter, or (python) a bare
     name that looks like a parameter without its `$`. Shell variables pass through unless close to one."""
     names = set(known)
@@ -217,12 +218,13 @@ def reference_hint(text: str, mode: str, message: str, known) -> str:
     return ""
 
 
-def evaluate(code: str, mode: str, param: Parameter, tags) -> str:
+def evaluate(code: str, mode: str, param: Parameter, tags: Collection[str]) -> str:
     """Run a script parameter; errors name the parameter, its expression and its definition."""
     return run_script(code, mode, f"parameter '{param.name}'", param.where, tags)
 
 
-def run_script(code: str, mode: str, what: str, where, tags=frozenset()) -> str:
+def run_script(code: str, mode: str, what: str, where: Location,
+               tags: Collection[str] = frozenset()) -> str:
     """The text a `mode=` script gives (python, shell, perl, env, tag; any other mode: the code
     itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its line."""
     if mode == "python":

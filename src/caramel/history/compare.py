@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
 
 from caramel.history.metrics import Metric
-from caramel.vocabulary import Direction
+from caramel.vocabulary import Direction, VerdictWord
 
-CANNOT_JUDGE = "cannot judge"
+CANNOT_JUDGE = VerdictWord.CANNOT_JUDGE
 UNKNOWN_DIRECTION = "direction unknown; declare direction: lower|higher on the pattern (or a unit such as s or items/s)"
 
 # two-sided 99 % quantiles of Student's t by degrees of freedom (1..30), then the normal's
@@ -37,25 +38,41 @@ def t99(df: float) -> float:
     return _T99[min(int(df), 30) - 1] if df <= 30 else 2.576
 
 
+class Measured(Protocol):
+    """What a verdict reads of a figure: a history `Metric`, or a page's `Figure` (pages/sources.py)."""
+
+    @property
+    def mean(self) -> float: ...
+    @property
+    def sd(self) -> float: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def direction(self) -> str: ...
+
+
+M = TypeVar("M", bound=Measured)
+
+
 @dataclass
-class Verdict:
-    metric: Metric  # current
+class Verdict(Generic[M]):
+    metric: M  # current
     baseline_mean: float
     baseline_sd: float
     baseline_n: int
     diff_pct: float
-    verdict: str  # improved | regressed | within noise | no baseline | cannot judge
+    verdict: VerdictWord
     why: str = ""
 
 
-def judge(current: Metric, base_mean: float, base_sd: float, base_n: int, threshold: float | None,
-          target: bool = False) -> Verdict:
+def judge(current: M, base_mean: float, base_sd: float, base_n: int, threshold: float | None,
+          target: bool = False) -> Verdict[M]:
     """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value, no sample)."""
     mean = current.mean
     if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
-        return Verdict(current, base_mean, base_sd, base_n, math.nan, "no baseline")
+        return Verdict(current, base_mean, base_sd, base_n, math.nan, VerdictWord.NO_BASELINE)
     if mean == base_mean:
-        return Verdict(current, base_mean, base_sd, base_n, 0.0, "within noise", "the same value on both sides")
+        return Verdict(current, base_mean, base_sd, base_n, 0.0, VerdictWord.WITHIN_NOISE, "the same value on both sides")
     diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
     if current.n > 1 and base_n > 1 and not target:
         limit = 2.0 if threshold is None else threshold
@@ -69,14 +86,15 @@ def judge(current: Metric, base_mean: float, base_sd: float, base_n: int, thresh
             why = f"single sample ({side}): cannot judge spread; " + _change(diff_pct, limit, mean)
         significant = True
     if not significant or (base_mean and abs(diff_pct) < limit):
-        return Verdict(current, base_mean, base_sd, base_n, diff_pct, "within noise", why)
+        return Verdict(current, base_mean, base_sd, base_n, diff_pct, VerdictWord.WITHIN_NOISE, why)
     if current.direction not in (Direction.HIGHER, Direction.LOWER):
         return Verdict(current, base_mean, base_sd, base_n, diff_pct, CANNOT_JUDGE, f"{UNKNOWN_DIRECTION}; {why}")
     better = (mean > base_mean) == (current.direction == Direction.HIGHER)
-    return Verdict(current, base_mean, base_sd, base_n, diff_pct, "improved" if better else "regressed", why)
+    return Verdict(current, base_mean, base_sd, base_n, diff_pct,
+                   VerdictWord.IMPROVED if better else VerdictWord.REGRESSED, why)
 
 
-def _t_test(current: Metric, base_mean: float, base_sd: float, base_n: int, diff_pct: float,
+def _t_test(current: Measured, base_mean: float, base_sd: float, base_n: int, diff_pct: float,
             limit: float) -> tuple[bool, str]:
     """Welch's t test at 99 %: whether the difference exceeds the noise, and why."""
     mean = current.mean
@@ -115,5 +133,16 @@ def compare_targets(current: list[Metric], targets: dict, threshold: float | Non
             continue
         value = target.get("value") if isinstance(target, dict) else target
         limit = target.get("threshold", threshold) if isinstance(target, dict) else threshold
-        out.append(judge(metric, float(value), math.nan, 1, 5.0 if limit is None else float(limit), target=True))
+        out.append(judge(metric, _number(value, metric.name), math.nan, 1,
+                         5.0 if limit is None else _number(limit, metric.name), target=True))
     return out
+
+
+def _number(value: object, name: str) -> float:
+    """A target's value or threshold as a number; ValueError naming the figure for anything else."""
+    if isinstance(value, (int, float, str)) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise ValueError(f"the target of {name!r} is {value!r}, not a number")

@@ -43,7 +43,7 @@ POSTGRESQL = Dialect("postgresql", "DOUBLE PRECISION", "seq", ", seq BIGSERIAL",
 
 
 def is_url(target: str | None) -> bool:
-    return bool(target) and target.startswith(URL_SCHEMES)
+    return target is not None and target.startswith(URL_SCHEMES)
 
 
 def safe_url(target: str) -> str:
@@ -89,10 +89,22 @@ class Connection:
     def shown(self) -> str:
         return safe_url(self.target)
 
-    def execute(self, sql: str, params: Sequence = ()) -> Any: ...
-    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int: ...
-    def transaction(self) -> Any: ...
-    def close(self) -> None: ...
+    def execute(self, sql: str, params: Sequence = ()) -> Any:
+        raise NotImplementedError
+
+    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
+        raise NotImplementedError
+
+    def transaction(self) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on it (SQLite's; a PostgreSQL connection answers False)."""
+        return False
 
     def __enter__(self) -> Connection:
         """`with db:` is a transaction, as with an sqlite3 connection."""
@@ -115,6 +127,10 @@ class SqliteConnection(Connection):
 
     def execute(self, sql: str, params: Sequence = ()) -> Any:
         return self.db.execute(sql, params)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
 
     def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
         before = self.db.total_changes

@@ -21,21 +21,22 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import Enum
 
 from caramel.analyse.estimators import Summary, summarise
 from caramel.errors import RunError, did_you_mean
 from caramel.history.metrics import Metric
 from caramel.history.targets import ANY_SYSTEM, Entry, Reference, Targets
 from caramel.spec.estimator import DEFAULT, Estimator
-from caramel.vocabulary import COPY_AGGREGATES, Direction
+from caramel.vocabulary import COPY_AGGREGATES, Direction, Word
 
 DEFAULT_THRESHOLD = 5.0  # percent a result may fall short of its target
 DEFAULT_MAX_SD = 5.0  # percent: the 80 % quantile of sd% must stay below this
 COPY = "caramel_copy"
 
 
-class Verdict(str, Enum):
+class Verdict(Word):
+    """A methodology line's verdict against its reference."""
+
     PASS = "pass"
     FAIL = "fail"
     CANNOT_JUDGE = "cannot judge"

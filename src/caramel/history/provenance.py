@@ -75,12 +75,12 @@ def run_record(run_dir: str) -> RunRecord:
     container = ""
     if image:
         container = image + (f"@{_digest(image)}" if os.path.isfile(image) else "")
-    system = getattr(bench, "system", None)
+    system = bench.system
     host = socket.gethostname()
     return RunRecord(
         run_key=key(run_dir, info.created), benchmark=info.benchmark, file=info.file,
-        run_dir=os.path.abspath(run_dir), tags=list(info.tags), system=getattr(system, "name", ""),
+        run_dir=os.path.abspath(run_dir), tags=list(info.tags), system=system.name if system is not None else "",
         caramel_version=info.version or __version__, git_commit=_git_commit(info.home), host=host,
         nodes=_nodes(scheduler, job_ids), job_ids=job_ids, container=container,
-        energy_method=getattr(system, "energy_method", "") or "none", started=info.created, ended=ended,
+        energy_method=(system.energy_method if system is not None else "") or "none", started=info.created, ended=ended,
         site=fingerprint.site_name(job_ids, scheduler.site), fingerprint=fingerprint.from_run(run_dir, job_ids))

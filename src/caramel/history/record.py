@@ -126,7 +126,7 @@ def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | N
     gone = sorted(before[1] - after[1]) if before and after else []
     if before is None or after is None or after[0] != before[0] or gone:
         what = f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went" if gone and after and \
-            after[0] == before[0] else "its run record went or was replaced"
+            before and after[0] == before[0] else "its run record went or was replaced"
         raise RunError(f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
                        "half-read run, so nothing was added to the history",
                        hint="was it removed (bench remove) meanwhile? run bench result again on a run that stays")

@@ -20,7 +20,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from urllib.parse import urlsplit, urlunsplit
 
 from caramel.history.settings import Sink, SinkShape
@@ -57,7 +57,7 @@ def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
 def shown(url: str) -> str:
     """A sink's URL as it may be printed: without user and password."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.hostname + (f":{parts.port}" if parts.port else ""), parts.path,
+    return urlunsplit((parts.scheme, (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path,
                        parts.query, "")) if parts.username else url
 
 
@@ -68,7 +68,7 @@ def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
     if sink.shape is SinkShape.ELASTICSEARCH:
         lines = []
         for doc in docs:
-            stamp = datetime.fromtimestamp(doc["timestamp"], UTC).isoformat()
+            stamp = datetime.fromtimestamp(doc["timestamp"], timezone.utc).isoformat()
             lines += [json.dumps({"index": {"_index": sink.index, "_id": doc["id"]}}),
                       json.dumps({**doc, "@timestamp": stamp})]
         return [("\n".join(lines).encode() + b"\n", "application/x-ndjson")]

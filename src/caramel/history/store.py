@@ -177,7 +177,7 @@ class History:
         with self.db:  # commits, or rolls back on an error
             if self.db.dialect.name == "postgresql":
                 self.db.execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
-            elif not getattr(self.db.db, "in_transaction", False):
+            elif not self.db.in_transaction:
                 self.db.execute("BEGIN IMMEDIATE")
             yield
 
@@ -202,7 +202,7 @@ class History:
                     configs[key] = config
             # the direction as its plain text; sd NULL with one sample (no spread known, not 0)
             mean, sd = _mean_sd(m.samples)
-            rows.append((run.run_key, m.table, config, m.name, m.unit, str(getattr(m.direction, "value", m.direction)),
+            rows.append((run.run_key, m.table, config, m.name, m.unit, str(m.direction),
                          len(m.samples), mean, sd, min(m.samples), max(m.samples), _samples(m.samples)))
         removed = 0
         if replace and compare:

@@ -18,7 +18,7 @@ class Copied:
 
 
 def copy_runs(source: History, destination: History, replace: bool = False,
-              after_each: Callable[[str], None] | None = None) -> Copied:
+              after_each: Callable[[str], object] | None = None) -> Copied:
     """Every run of `source` (with its figures, and the baselines naming it) into `destination`.
     `replace` false keeps what the destination has (an import: the same run twice adds nothing);
     true gives the source's figures precedence (a spooled `bench result`). `after_each(run_key)` is

@@ -30,11 +30,17 @@ class JobCost:
 
     @property
     def node_hours(self) -> tuple[float, float, float]:
-        return tuple(self.nodes * s / 3600 for s in self.seconds)  # type: ignore[return-value]
+        return _hours(self.nodes, self.seconds)
 
     @property
     def uncapped_node_hours(self) -> tuple[float, float, float]:
-        return tuple(self.nodes * s / 3600 for s in (self.uncapped or self.seconds))  # type: ignore[return-value]
+        return _hours(self.nodes, self.uncapped or self.seconds)
+
+
+def _hours(nodes: int, seconds: tuple[float, float, float]) -> tuple[float, float, float]:
+    """Node-hours of a job's (value, low, high) seconds."""
+    value, low, high = seconds
+    return nodes * value / 3600, nodes * low / 3600, nodes * high / 3600
 
 
 def _time_metric(forecast: Forecast) -> str:
@@ -76,7 +82,8 @@ def job_costs(forecast: Forecast) -> list[JobCost]:
         uncapped = seconds
         capped = decl is not None and decl.job_limit is not None and seconds[2] > decl.job_limit
         if decl is not None and decl.job_limit is not None:
-            seconds = tuple(min(s, decl.job_limit) for s in seconds)
+            limit = decl.job_limit
+            seconds = (min(seconds[0], limit), min(seconds[1], limit), min(seconds[2], limit))
         try:
             nodes = int(str(params.get(wp_id, {}).get("nodes", 1)))
         except ValueError:
@@ -95,4 +102,4 @@ def total(costs: list[JobCost], part: str) -> tuple[float, float, float] | None:
     values = [getattr(c, part) for c in costs if getattr(c, part) is not None]
     if not values:
         return None
-    return tuple(sum(v[i] for v in values) for i in range(3))  # type: ignore[return-value]
+    return (sum(v[0] for v in values), sum(v[1] for v in values), sum(v[2] for v in values))

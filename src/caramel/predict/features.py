@@ -40,8 +40,8 @@ class Encoder:
             if len(set(values)) == 1:
                 enc.constants[name] = values[0]
                 continue
-            numbers = [_number(v) for v in values]
-            if all(n is not None for n in numbers):
+            numbers = [n for n in map(_number, values) if n is not None]
+            if len(numbers) == len(values):
                 span = (min(numbers), max(numbers))
                 (enc.logs if span[0] > 0 else enc.linears)[name] = span
             else:

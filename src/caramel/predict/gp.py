@@ -9,16 +9,20 @@ Hyperparameters by maximum likelihood, from a fixed seed: the same history gives
 from __future__ import annotations
 
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 
 from caramel.predict.features import Encoder
 from caramel.predict.points import Point, Target
 from caramel.predict.regression import Z90, Prediction, per_target, rows, transformer
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 class GaussianProcess:
@@ -26,7 +30,7 @@ class GaussianProcess:
 
     def __init__(self, kernel=None) -> None:
         self.encoder = Encoder()
-        self.pipeline = None
+        self.pipeline: Pipeline | None = None
         self.kernel = kernel  # given: fixed hyperparameters (leave-one-out after the full fit)
 
     def validation_maker(self):
@@ -54,11 +58,12 @@ class GaussianProcess:
         return True
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
-        if self.pipeline is None:
+        pipeline = self.pipeline
+        if pipeline is None:
             return [None] * len(targets)
 
-        def with_interval(frame) -> list[Prediction]:
-            mean, sd = self.pipeline.predict(frame, return_std=True)
+        def with_interval(frame: pd.DataFrame) -> list[Prediction]:
+            mean, sd = pipeline.predict(frame, return_std=True)
             return [(float(m), float(Z90 * s)) for m, s in zip(mean, sd, strict=True)]
 
         return per_target(self.encoder, targets, with_interval)

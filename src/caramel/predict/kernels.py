@@ -18,10 +18,14 @@ import math
 import statistics
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from caramel.predict.points import PredictError
+
+if TYPE_CHECKING:
+    from sklearn.pipeline import Pipeline
 
 MICROBENCH = "microbench"
 SECONDS = "Seconds"
@@ -84,7 +88,7 @@ class KindModel:
     dtype: str
     calls: list[KernelCall] = field(default_factory=list)
     seconds: list[float] = field(default_factory=list)  # best time of each case
-    regressor: object = None
+    regressor: Pipeline | None = None  # sklearn's (no type information)
     log_rate: float = 0.0  # the constant-rate fallback: log(work / seconds)
     spread: float = 0.0
     power: tuple[float, float] | None = None  # log seconds = a + b log work (three to five cases)

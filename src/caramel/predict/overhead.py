@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import stats
@@ -25,7 +26,7 @@ from scipy.optimize import OptimizeWarning, curve_fit
 from caramel.predict.analytic import Analytic
 from caramel.predict.features import Encoder
 from caramel.predict.points import Point, Target
-from caramel.predict.regression import Prediction, transformer
+from caramel.predict.regression import ColumnTransformer, Prediction, transformer
 
 
 class AnalyticOverhead(Analytic):
@@ -34,21 +35,24 @@ class AnalyticOverhead(Analytic):
     def __init__(self, metric: str, is_time: bool) -> None:
         super().__init__(metric, is_time)
         self.encoder = Encoder()
-        self.columns = None
-        self.theta = self.cov = None
+        self.columns: ColumnTransformer | None = None
+        self.theta: np.ndarray | None = None
+        self.cov: np.ndarray | None = None
         self.dof = 0
         self.s2 = 0.0
 
-    def _inputs(self, targets: list[Target]) -> np.ndarray:
-        decls = [self._declared(t) for t in targets]
+    def _inputs(self, targets: Sequence[Target]) -> np.ndarray:
+        decls = [d for d in map(self._declared, targets) if d is not None]
+        if len(decls) != len(targets) or self.columns is None:
+            raise ValueError("the overhead model's inputs are of declared targets, after fit")
         u = self.columns.transform(self.encoder.frame([t.config for t in targets]))
         z = self._frame(decls).to_numpy()
         work = np.array([[math.log(d.work / d.devices)] for d in decls])
         return np.hstack([u, z, work])
 
     def _model(self, width_u: int):
-        def log_time(x: np.ndarray, *theta: float) -> np.ndarray:
-            theta = np.asarray(theta)
+        def log_time(x: np.ndarray, *parameters: float) -> np.ndarray:
+            theta = np.asarray(parameters)
             fixed = theta[0] + x[:, :width_u] @ theta[2:2 + width_u]
             scaled = theta[1] + x[:, -1] - x[:, width_u:-1] @ theta[2 + width_u:]
             return np.logaddexp(fixed, scaled)
@@ -75,17 +79,18 @@ class AnalyticOverhead(Analytic):
                 self.theta, self.cov = curve_fit(self._model(width_u), x, y, p0=start, maxfev=20000)
         except (RuntimeError, ValueError):
             return False
-        residuals = y - self._model(width_u)(x, *self.theta)
+        theta, cov = self.theta, self.cov
+        residuals = y - self._model(width_u)(x, *theta)
         self.dof = len(y) - n_params
         self.s2 = float(residuals @ residuals / self.dof) if self.dof > 0 else math.nan
         self.width_u = width_u
-        return bool(np.all(np.isfinite(self.cov)))
+        return bool(np.all(np.isfinite(cov)))
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
         out: list[Prediction] = [None] * len(targets)
         usable = [i for i, t in enumerate(targets)
                   if self._declared(t) is not None and not self.encoder.declines(t.config)]
-        if not usable or self.theta is None:
+        if not usable or self.theta is None or self.cov is None:
             return out
         x = self._inputs([targets[i] for i in usable])
         log_time = self._model(self.width_u)

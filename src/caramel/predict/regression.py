@@ -17,7 +17,7 @@ from scipy import stats
 from sklearn.compose import ColumnTransformer
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import BayesianRidge
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
 
 Z90 = stats.norm.ppf(0.95)  # a 90 % interval is mean ± Z90 sd
@@ -59,7 +59,7 @@ class LogLinear:
 
     def __init__(self, numeric: list[str], categories: list[str], products: bool = False) -> None:
         self.numeric, self.categories, self.products = numeric, categories, products
-        self.pipeline = None
+        self.pipeline: Pipeline | None = None
         self.mean = self.half = math.nan
 
     def fit(self, frame: pd.DataFrame, y: np.ndarray) -> LogLinear:

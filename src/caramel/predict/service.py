@@ -9,12 +9,16 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from caramel.errors import did_you_mean
 from caramel.predict.points import MetricData, PredictError, Prediction, Target, load_points, targets_of
 from caramel.predict.select import Choice, choose, is_time
+
+if TYPE_CHECKING:
+    from caramel.predict.bykernels import KernelForecast
 
 
 @dataclass
@@ -28,7 +32,7 @@ class Forecast:
     declined: list[str] = field(default_factory=list)  # what could not be predicted, and why
     targets: dict[str, list[Target]] = field(default_factory=dict)
     method: str = "history"  # or "kernels": the system's kernel models over the profile (predict.bykernels)
-    kernels: object = None  # bykernels.KernelForecast, with --method kernels
+    kernels: KernelForecast | None = None  # with --method kernels
     why: str = ""  # why this method (auto)
 
 
@@ -92,7 +96,7 @@ def make_forecast(bench, history: str, metrics: list[str] | None = None, learn_f
     """`method`: history (the benchmark's own runs), kernels (the system's microbenchmarks over the
     declared profile) or auto (history where the system has runs of the benchmark or --from is given,
     kernels where it has none but has microbenchmarks; with both, the one that validates better)."""
-    system = getattr(getattr(bench, "system", None), "name", "") or ""
+    system = bench.system.name if bench.system is not None else ""
     if method == "kernels":
         return kernel_method(bench, history, system)
     if method == "auto" and not learn_from:
@@ -126,6 +130,7 @@ def auto_method(bench, history: str, metrics, systems, validate: bool, system: s
         by_kernels = kernel_method(bench, history, system)
     except PredictError:
         return by_history
+    assert by_kernels.kernels is not None  # kernel_method's forecast carries its kernel models
     errors = by_kernels.kernels.end_to_end
     metric = by_kernels.kernels.metric
     choice = next((c for c in by_history.choices if c.data.name == metric), None)

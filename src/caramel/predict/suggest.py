@@ -47,10 +47,12 @@ def suggest(points: list[Point], candidates: list[Target], targets: list[Target]
 
 def _greedy(model: PowerLaw, pool: list[Target], targets: list[Target], n: int) -> list[tuple[Target, str]]:
     reg = model.regression
+    assert reg is not None and reg.pipeline is not None  # suggest() calls it on a fitted regression only
     ridge = reg.pipeline[-1]
     cov, noise = ridge.sigma_.copy(), 1.0 / ridge.alpha_
     xs = reg.design(model.encoder.frame([c.config for c in pool]))
     ts = reg.design(model.encoder.frame([t.config for t in targets]))
+    assert xs is not None and ts is not None
     before = float(np.einsum("ij,jk,ik->", ts, cov, ts))
     out = []
     left = list(range(len(pool)))

@@ -19,7 +19,7 @@ from caramel.analyse.sanity import MISSING as SANITY_MISSING
 from caramel.analyse.sanity import row_failure
 from caramel.expand.params import Params
 from caramel.expand.substitute import references, substitute
-from caramel.vocabulary import UNIT_STATISTICS
+from caramel.vocabulary import UNIT_STATISTICS, WpState
 
 # Worst first: a chain is as good as its worst workpackage.
 STATE_RANK = {"failed": 0, "cancelled": 1, "running": 2, "waiting": 3, "open": 4, "done": 5}
@@ -116,7 +116,7 @@ def make_row(inp: AnalysisInput, groups: dict, name: str, root: int) -> Row:
         group = groups.get(wp.id)
         if group is not None:
             values.update(group.values)
-            if wp.state == "done" or all(inp.wp(m).state == "done" for m in group.members):
+            if wp.state == WpState.DONE or all(inp.wp(m).state == "done" for m in group.members):
                 missing += [m for m in group.missing if m not in missing]
     status, reason = _status(inp, chain, groups, missing)
     row = Row(name, chain, values, status, reason)

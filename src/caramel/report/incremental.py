@@ -20,6 +20,7 @@ import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
+from typing import Any
 
 from caramel import __version__
 from caramel.analyse.analyser import AnalyserResult, Group, Prepared, run
@@ -58,7 +59,7 @@ class _Kept:
     digests: dict[str, list[str]]
     states: list[list[str]]
     notes: dict[str, dict[str, list]]
-    leaves: list[list[list]]  # per result: [analyser, root] of each row
+    leaves: list[list[list[Any]]]  # per result: [analyser, root] of each row (JSON: a list)
     deps: list[list[list[int]]]  # per result, per row
     entries: list[list[list | None]]  # per table, per row of its result; None: filtered out
     changed: set[int] = field(default_factory=set)  # workpackages whose group or state changed
@@ -106,7 +107,7 @@ def build(inp: AnalysisInput, only: list[str] | None, prepared: list[Prepared], 
     results = selected(inp, only)
     kept = _decode(kept_text, inp, prepared, results, digests, states)
     if kept is None:
-        leaves = [[[name, root] for name, root in row_leaves(inp, members, result.uses)] for result, _t in results]
+        leaves: list[list[list[Any]]] = [[[name, root] for name, root in row_leaves(inp, members, result.uses)] for result, _t in results]
         todo = [list(range(len(rows))) for rows in leaves]
         analysed = {p.name: run(p, cache) for p in prepared}
         notes: dict[str, dict[str, list]] = {}
@@ -168,7 +169,7 @@ def _tables(inp: AnalysisInput, results, analysed: dict[str, AnalyserResult], me
             remade = set(positions)
             rebuilt = {k for k, i in enumerate(places) if i in remade}
             after: list[int] = []
-            data = assemble(table, keys, [entries[i] for i in places], None, rebuilt, after)
+            data = assemble(table, keys, [entry for entry in entries if entry is not None], None, rebuilt, after)
             tables.append((result, table, data))
             deltas.append(None if STATUS in names else Delta(before, after))
     return tables, all_entries, all_deps, deltas
@@ -220,8 +221,8 @@ def _decode(text: str | None, inp: AnalysisInput, prepared: list[Prepared], resu
             for name, _expression, _wp, _message in (x for entry in kept.notes[p.name].values() for x in entry[0]):
                 if name not in p.every:
                     return None
-        for wp, before, now in zip(inp.workpackages, kept.states, states, strict=True):
-            if before != now:
+        for wp, state_before, state_now in zip(inp.workpackages, kept.states, states, strict=True):
+            if state_before != state_now:
                 kept.changed.add(wp.id)
         t = 0
         for r, (_result, tables) in enumerate(results):

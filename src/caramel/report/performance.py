@@ -15,6 +15,7 @@ from caramel.analyse.sanity import workpackage_failure
 from caramel.report.copies import copies_caption, copy_rows
 from caramel.report.table import Key, TableData
 from caramel.spec.model import Column, Result, Table
+from caramel.vocabulary import WpState
 
 TABLE = "performance"
 COPY = "caramel_copy"
@@ -52,7 +53,7 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
                       *(fig.extra.get(k) for k in extras)], status, fig.wp.id))
     with_figures = {fig.wp.id for fig in figures}
     for wp in inp.workpackages:
-        if wp.id in found.missing or (wp.id not in with_figures and wp.state != "done" and wp.started):
+        if wp.id in found.missing or (wp.id not in with_figures and wp.state != WpState.DONE and wp.started):
             status = f"failed: {found.missing[wp.id]}" if wp.id in found.missing else _status(wp.state, wp.reason)
             copy = [int(wp.params[COPY]) if COPY in wp.params else None] * with_copies
             model = model_name(inp.benchmark.name, wp, varying_parameters(inp, wp.step))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from typing import TypeGuard
 
 from caramel.analyse.estimators import summarise
 from caramel.analyse.inputs import AnalysisInput
@@ -44,7 +45,7 @@ def repeat_means(inp: AnalysisInput, made: list, unreduced: list) -> list:
     return out
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
@@ -97,7 +98,7 @@ def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: 
         if i not in numeric:
             values.append(first[i])
             continue
-        summary = summarise([data.values[r][i] for r in rows if _is_number(data.values[r][i])], DEFAULT)
+        summary = summarise([value for r in rows if _is_number(value := data.values[r][i])], DEFAULT)
         values += [None if math.isnan(summary.mean) else summary.mean, summary.sd if summary.has_spread else None]
         if summary.has_spread and summary.sd_pct > SPREAD_LIMIT:
             flags.append(f"sd {summary.sd_pct:.1f}% of {key.title or key.name}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from caramel.report.dataset import MISSING, STATUS, Row, text_of
@@ -149,7 +150,7 @@ def assemble(table: Table, keys: list[Key], entries: list[Entry], status: bool |
     """The table from its rows' entries (in row order): sorted, the status column added when some row
     is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives the
     table rows they became."""
-    order = range(len(entries))
+    order: Sequence[int] = range(len(entries))
     if table.sort:
         if _plainly_ordered(entries, len(table.sort)):
             order = sorted(order, key=lambda i: entries[i][0])

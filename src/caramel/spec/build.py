@@ -188,7 +188,7 @@ class Builder(SetBuilder):
                 result.uses += split_list(child.text)
                 continue
             name = file_name(name_of(child, child.tag), child.tag, "the result folder", child.where)
-            table = m.Table(name, output=child.tag, where=child.where,
+            table = m.Table(name, output=m.TableOutput(child.tag), where=child.where,
                             style=child.attrs.get("style", "csv").strip(),
                             sort=split_list(child.attrs.get("sort", "")),
                             separator=child.attrs.get("separator", ","),

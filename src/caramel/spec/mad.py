@@ -25,11 +25,14 @@ import os
 import re
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.spec import grammar
 from caramel.spec.attributes import file_name
+from caramel.spec.model import Benchmark
+from caramel.spec.system import SystemFacts
 from caramel.spec.tree import Node
 
 FILE_NAME = "models.json"
@@ -95,7 +98,7 @@ def read_models_json(path: str, only: list[str] | None = None) -> Node:
     root = Node("jube", where=Location(path, 1))
     home = os.path.dirname(os.path.abspath(path))
     for found in read_entries(path):
-        name = found.name if isinstance(found, MadEntry) else getattr(found, "entry_name", "")
+        name = found.name if isinstance(found, MadEntry) else found.entry_name if isinstance(found, EntryError) else ""
         if only and name not in only:
             continue
         if isinstance(found, SpecError):
@@ -185,14 +188,26 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
     return entry
 
 
-def _error(message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()) -> SpecError:
-    error = SpecError(message, where, hint=hint)
-    error.entry_name = name  # so a selection by name finds the entry's own error
-    error.entry_tags = (name, *tags) if name else None  # what a suite selecting by tag can still know
-    return error
+class EntryError(SpecError):
+    """A models.json entry that cannot be read, with what is still known of it: its name (so a selection
+    by name finds the entry's own error) and its tags (None: unknown), which a suite selecting by tag can use."""
+
+    def __init__(self, message: str, where: Location, hint: str, name: str = "",
+                 tags: tuple[str, ...] = ()) -> None:
+        super().__init__(message, where, hint=hint)
+        self.entry_name = name
+        self.entry_tags: tuple[str, ...] | None = (name, *tags) if name else None
 
 
-def _n_gpus(item: dict, fail) -> str:
+def _error(message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()) -> EntryError:
+    return EntryError(message, where, hint, name, tags)
+
+
+# `fail(key, message, hint)`: the error of one entry's field
+Fail = Callable[..., SpecError]
+
+
+def _n_gpus(item: dict, fail: Fail) -> str:
     value = item.get("n_gpus", "1")
     text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
     if not re.fullmatch(r"-1|\d+", text):
@@ -201,7 +216,7 @@ def _n_gpus(item: dict, fail) -> str:
     return text
 
 
-def _timeout(item: dict, fail) -> float:
+def _timeout(item: dict, fail: Fail) -> float:
     value = item.get("timeout", DEFAULT_TIMEOUT)
     if value is None:
         return DEFAULT_TIMEOUT
@@ -214,7 +229,7 @@ def _timeout(item: dict, fail) -> float:
     return float(number)
 
 
-def _check_paths(entry: MadEntry, fail) -> None:
+def _check_paths(entry: MadEntry, fail: Fail) -> None:
     """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are names."""
     if not entry.scripts:
         raise fail("scripts", "missing", 'e.g. "scripts": "scripts/my_model" (a folder with run.sh) or a script')
@@ -308,25 +323,25 @@ def benchmark_node(entry: MadEntry, home: str) -> Node:
     return node
 
 
-def in_container(bench, system):
+def in_container(bench: Benchmark, system: SystemFacts | None) -> Benchmark:
     """A models.json benchmark on a system whose `container_runtime` and `images` name an image for the
     entry's dockerfile (the stack is the dockerfile's file name: `docker/pyt_huggingface` is
     `pyt_huggingface`) runs its script in that image, through `caramel.containers.exec`, with the
     workpackage's folder bound. Any other benchmark, or no such image, is returned as it is: bare.
-    The system is read by its attributes (this stage imports no systems code)."""
+    The system is read through its protocol (this stage imports no systems code)."""
     pset = bench.parametersets.get("mad")
-    runtime_name = getattr(system, "container_runtime", "") if system is not None else ""
-    if pset is None or not runtime_name:
+    if pset is None or system is None or not system.container_runtime:
         return bench
     dockerfile = next((p.value for p in pset.parameters if p.name == "mad_dockerfile"), "").replace("$$", "$")
-    image = (getattr(system, "images", {}) or {}).get(os.path.basename(dockerfile.rstrip("/")))
+    runtime_name = system.container_runtime
+    image = system.images.get(os.path.basename(dockerfile.rstrip("/")))
     if not image:
         return bench
     image = os.path.expandvars(os.path.expanduser(image))
-    folder = os.path.expandvars(os.path.expanduser(getattr(system, "image_dir", "") or ""))
+    folder = os.path.expandvars(os.path.expanduser(system.image_dir))
     path = os.path.abspath(image if os.path.isabs(image) or not folder else os.path.join(folder, image))
     words = [sys.executable, "-m", "caramel.containers.exec", "--runtime", runtime_name, "--image", path]
-    accelerator = getattr(system, "accelerator", "")
+    accelerator = system.accelerator
     if runtime_name == "apptainer" and accelerator in ("nvidia", "amd"):
         words += ["--gpu-flag", "--nv" if accelerator == "nvidia" else "--rocm"]
     line = " ".join(_quote(w) for w in words) + " --bind $jube_wp_abspath --"

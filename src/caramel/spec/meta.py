@@ -86,7 +86,7 @@ def read_meta(node: Node | None) -> BenchmarkMeta:
     return BenchmarkMeta(**fields)
 
 
-def _value(key: str, text: str, where: Location):
+def _value(key: str, text: str, where: Location) -> int | float | str | None:
     if key == "devices":
         if not text.isdigit() or int(text) < 1:
             raise SpecError(f"meta: devices={text!r} is not a number of devices", where,

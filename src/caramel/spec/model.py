@@ -9,14 +9,62 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from caramel.errors import Location
+from caramel.spec.system import SystemFacts
+from caramel.vocabulary import Word
 
 NOWHERE = Location("<builtin>")
 
-PARAMETER_MODES = ("text", "python", "shell", "env", "tag", "perl")
+class ParameterMode(Word):
+    """How a parameter's value is made (`mode=`): as written, or by a script of that language."""
+
+    TEXT = "text"
+    PYTHON = "python"
+    SHELL = "shell"
+    ENV = "env"
+    TAG = "tag"
+    PERL = "perl"
+
+
+class UpdateMode(Word):
+    """When a parameter is evaluated again (JUBE's `update_mode=`)."""
+
+    NEVER = "never"
+    USE = "use"
+    STEP = "step"
+    CYCLE = "cycle"
+    ALWAYS = "always"
+
+
+class FileAction(Word):
+    """What a fileset entry does: the element it was read from."""
+
+    COPY = "copy"
+    LINK = "link"
+    PREPARE = "prepare"
+
+
+class TableOutput(Word):
+    """Where a result table goes: the element it was read from."""
+
+    TABLE = "table"
+    DATABASE = "database"
+    SYSLOG = "syslog"
+
+
+PARAMETER_MODES = tuple(mode.value for mode in ParameterMode)
 SCRIPT_MODES = ("python", "shell", "perl", "env", "tag")
-UPDATE_MODES = ("never", "use", "step", "cycle", "always")
+UPDATE_MODES = tuple(mode.value for mode in UpdateMode)
 PARAMETER_TYPES = ("int", "float", "string", "str")
-DUPLICATE_MODES = ("none", "replace", "concat", "error")
+class DuplicateMode(Word):
+    """What a parameter defined again in the same set does (JUBE's `duplicate=`)."""
+
+    NONE = "none"
+    REPLACE = "replace"
+    CONCAT = "concat"
+    ERROR = "error"
+
+
+DUPLICATE_MODES = tuple(mode.value for mode in DuplicateMode)
 
 
 @dataclass
@@ -25,11 +73,11 @@ class Parameter:
     value: str
     separator: str = ","
     type: str = "string"
-    mode: str = "text"
+    mode: ParameterMode = ParameterMode.TEXT
     unit: str = ""
     export: bool = False
-    update_mode: str = "never"
-    duplicate: str = "none"
+    update_mode: UpdateMode = UpdateMode.NEVER
+    duplicate: DuplicateMode = DuplicateMode.NONE
     where: Location = NOWHERE
 
     @property
@@ -57,7 +105,7 @@ class Exclude:
 class Parameterset:
     name: str
     parameters: list[Parameter] = field(default_factory=list)
-    duplicate: str = "replace"
+    duplicate: DuplicateMode = DuplicateMode.REPLACE  # a set's: never NONE
     zips: list[Zip] = field(default_factory=list)
     excludes: list[Exclude] = field(default_factory=list)
     where: Location = NOWHERE
@@ -91,7 +139,7 @@ class Substituteset:
 class FileEntry:
     """A `copy` or `link` entry (path relative to `base_dir`) or a `prepare` command."""
 
-    action: str  # copy | link | prepare: the element it was read from
+    action: FileAction
     path: str
     name: str = ""
     rel_path_ref: str = "external"
@@ -128,7 +176,15 @@ class Do:
     where: Location = NOWHERE
 
 
-SANITY_KINDS = ("expect", "reject", "expr")
+class SanityKind(Word):
+    """What a <sanity> checks: a regex that must match (EXPECT) or must not (REJECT), or an expression."""
+
+    EXPECT = "expect"
+    REJECT = "reject"
+    EXPR = "expr"
+
+
+SANITY_KINDS = tuple(kind.value for kind in SanityKind)
 
 
 @dataclass
@@ -138,7 +194,7 @@ class Sanity:
     `expect`: the regex must match somewhere in `file`; `reject`: it must match nowhere; `expr`: the
     expression over the row's figures and parameters must hold. `file` is relative to the work folder."""
 
-    kind: str  # expect | reject | expr (SANITY_KINDS)
+    kind: SanityKind
     text: str  # the regex, or the expression
     file: str = "stdout"
     where: Location = NOWHERE
@@ -239,7 +295,7 @@ class Column:
 @dataclass
 class Table:
     name: str
-    output: str = "table"  # table | database | syslog: the element it was read from
+    output: TableOutput = TableOutput.TABLE
     style: str = "csv"
     sort: list[str] = field(default_factory=list)
     separator: str = ","
@@ -294,5 +350,5 @@ class Benchmark:
     analysers: dict[str, Analyser] = field(default_factory=dict)
     results: list[Result] = field(default_factory=list)
     where: Location = NOWHERE
-    system: object | None = None  # the caramel.systems.System a tag selected (None: no system file)
+    system: SystemFacts | None = None  # the caramel.systems.System a tag selected (None: no system file)
     meta: BenchmarkMeta = field(default_factory=BenchmarkMeta)

@@ -25,7 +25,7 @@ import os
 import re
 
 from caramel.errors import SpecError, did_you_mean
-from caramel.spec.model import SANITY_KINDS, Sanity
+from caramel.spec.model import SANITY_KINDS, Sanity, SanityKind
 from caramel.spec.tree import Node
 
 ATTRIBUTES = (*SANITY_KINDS, "file", "tag", "step", "analyser", "analyzer")
@@ -50,7 +50,7 @@ def read_sanity(node: Node) -> Sanity:
         found = "none of expect=, reject=, expr=" if not kinds else " and ".join(f"{k}=" for k in kinds)
         raise SpecError(f"<sanity> needs exactly one of expect=, reject= or expr=; it has {found}", node.where,
                         hint="write one check per <sanity> (YAML: one mapping per list item)")
-    kind = kinds[0]
+    kind = SanityKind(kinds[0])
     text = node.attrs[kind].strip()
     if not text:
         raise SpecError(f"<sanity {kind}=...> is empty", node.where, hint=EXAMPLE)

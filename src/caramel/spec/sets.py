@@ -34,11 +34,11 @@ def add_parameter(pset: m.Parameterset, param: m.Parameter) -> None:
     if old.duplicate != param.duplicate:
         raise SpecError(f"parameter '{param.name}' is defined twice with different duplicate= options",
                         param.where, hint=f"first definition at {old.where}")
-    mode = param.duplicate if param.duplicate != "none" else pset.duplicate
-    if mode == "error":
+    mode = param.duplicate if param.duplicate != m.DuplicateMode.NONE else pset.duplicate
+    if mode == m.DuplicateMode.ERROR:
         raise SpecError(f"parameter '{param.name}' is defined twice in parameterset '{pset.name}'", param.where,
                         hint=f"first definition at {old.where}; duplicate=\"error\" forbids this")
-    if mode == "concat":
+    if mode == m.DuplicateMode.CONCAT:
         if (old.separator, old.type, old.update_mode) != (param.separator, param.type, param.update_mode):
             raise SpecError(f"parameter '{param.name}' is concatenated with different separator, type or "
                             "update_mode", param.where, hint=f"first definition at {old.where}")
@@ -49,6 +49,10 @@ def add_parameter(pset: m.Parameterset, param: m.Parameter) -> None:
         pset.parameters[existing] = param
         return
     pset.parameters[existing] = param
+
+
+# A set of any kind, as `SetBuilder.set` builds one
+AnySet = m.Parameterset | m.Substituteset | m.Fileset | m.Patternset
 
 
 class SetBuilder:
@@ -71,23 +75,23 @@ class SetBuilder:
                 out[child.tag][built.name] = built
         return out
 
-    def set(self, node: Node, base_dir: str, name: str | None = None):
+    def set(self, node: Node, base_dir: str, name: str | None = None) -> AnySet:
         name = name or name_of(node)
         init = node.attrs.get("init_with", "").strip()
         base = None
         if init:
             filename, _, search = init.partition(":")
             base = self.extern_set(node.tag, filename.strip(), search.strip() or name, node.where, name)
-        kind = node.tag
+        kind = node.tag  # extern_set finds a set of the same kind: `base` is one
         if kind == "parameterset":
-            return self.parameterset(node, name, base)
+            return self.parameterset(node, name, base if isinstance(base, m.Parameterset) else None)
         if kind == "substituteset":
-            return self.substituteset(node, name, base)
+            return self.substituteset(node, name, base if isinstance(base, m.Substituteset) else None)
         if kind == "fileset":
-            return self.fileset(node, name, base, base_dir)
-        return self.patternset(node, name, base)
+            return self.fileset(node, name, base if isinstance(base, m.Fileset) else None, base_dir)
+        return self.patternset(node, name, base if isinstance(base, m.Patternset) else None)
 
-    def extern_set(self, kind: str, filename: str, search: str, where: Location, name: str | None = None):
+    def extern_set(self, kind: str, filename: str, search: str, where: Location, name: str | None = None) -> AnySet:
         """The set `search` of kind `kind` from another file, found through the include path."""
         path = self.include.find(filename, where)
         tree = self._tree(path)
@@ -127,7 +131,8 @@ class SetBuilder:
 
     def parameterset(self, node: Node, name: str, base: m.Parameterset | None) -> m.Parameterset:
         only_children(node, children_of("parameterset"))
-        duplicate = choice(node, "duplicate", base.duplicate if base else "replace", ("replace", "concat", "error"))
+        duplicate = m.DuplicateMode(choice(node, "duplicate", base.duplicate if base else "replace",
+                                           ("replace", "concat", "error")))
         pset = m.Parameterset(name, list(base.parameters) if base else [], duplicate,
                               list(base.zips) if base else [], list(base.excludes) if base else [], node.where)
         for child in node.children:
@@ -161,11 +166,11 @@ class SetBuilder:
             value=text.strip(),
             separator=node.attrs.get("separator", ","),
             type=ptype,
-            mode=choice(node, "mode", "text", m.PARAMETER_MODES),
+            mode=m.ParameterMode(choice(node, "mode", "text", m.PARAMETER_MODES)),
             unit=node.attrs.get("unit", "").strip(),
             export=boolean(node, "export", False),
-            update_mode=choice(node, "update_mode", "never", m.UPDATE_MODES),
-            duplicate=choice(node, "duplicate", "none", m.DUPLICATE_MODES),
+            update_mode=m.UpdateMode(choice(node, "update_mode", "never", m.UPDATE_MODES)),
+            duplicate=m.DuplicateMode(choice(node, "duplicate", "none", m.DUPLICATE_MODES)),
             where=node.where,
         )
 
@@ -187,9 +192,8 @@ class SetBuilder:
                 source = child.attrs.get("source")
                 if source is None:
                     raise SpecError("<sub> needs source=", child.where, hint='<sub source="#X#" dest="$x"/>')
-                dest = child.attrs.get("dest")
-                if dest is None:
-                    dest = child.text.strip()
+                dest_attr = child.attrs.get("dest")
+                dest = child.text.strip() if dest_attr is None else dest_attr
                 sset.subs = [s for s in sset.subs if s.source != source]
                 sset.subs.append(m.Sub(source, dest, child.attrs.get("mode", "text").strip(), child.where))
         return sset
@@ -200,7 +204,7 @@ class SetBuilder:
         for child in node.children:
             if child.tag == "prepare":
                 fset.entries.append(m.FileEntry(
-                    "prepare", child.text.strip(), stdout=child.attrs.get("stdout", "").strip(),
+                    m.FileAction.PREPARE, child.text.strip(), stdout=child.attrs.get("stdout", "").strip(),
                     stderr=child.attrs.get("stderr", "").strip(), work_dir=child.attrs.get("work_dir", "").strip(),
                     active=child.attrs.get("active", "true").strip(), base_dir=base_dir, where=child.where))
                 continue
@@ -210,7 +214,7 @@ class SetBuilder:
                                 hint=f"write <{child.tag}>file.in</{child.tag}>")
             rel = choice(child, "rel_path_ref", "external", choices(child.tag, "rel_path_ref"))
             fset.entries.append(m.FileEntry(
-                child.tag, text, name=child.attrs.get("name", "").strip(), rel_path_ref=rel, base_dir=base_dir,
+                m.FileAction(child.tag), text, name=child.attrs.get("name", "").strip(), rel_path_ref=rel, base_dir=base_dir,
                 separator=child.attrs.get("separator", ","), source_dir=child.attrs.get(
                     "source_dir", child.attrs.get("directory", "")).strip(),
                 target_dir=child.attrs.get("target_dir", "").strip(), active=child.attrs.get("active", "true").strip(),

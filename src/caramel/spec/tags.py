@@ -7,8 +7,31 @@ that says where it broke.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from functools import lru_cache
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class _Tag:
+    name: str
+
+
+@dataclass(frozen=True)
+class _Not:
+    inner: Tree
+
+
+@dataclass(frozen=True)
+class _Both:
+    op: Literal["and", "or"]
+    left: Tree
+    right: Tree
+
+
+Tree = _Tag | _Not | _Both  # a parsed expression
+Parsed = tuple[Tree, list[str]]  # a tree and the tokens after it
 
 _TOKEN = re.compile(r"\s*(?:(?P<op>[!+|()^])|(?P<name>[^\s!+|()^]+))")
 
@@ -18,7 +41,7 @@ class TagSyntaxError(ValueError):
 
 
 @lru_cache(maxsize=4096)
-def _parse(expr: str):
+def _parse(expr: str) -> Tree:
     tokens: list[str] = []
     pos = 0
     text = expr.strip()
@@ -38,46 +61,45 @@ def _parse(expr: str):
     return tree
 
 
-def _or(tokens):
+def _or(tokens: list[str]) -> Parsed:
     return _chain(tokens, "|", "or", _and)
 
 
-def _and(tokens):
+def _and(tokens: list[str]) -> Parsed:
     return _chain(tokens, "+", "and", _not)
 
 
-def _chain(tokens, operator: str, name: str, operand):
+def _chain(tokens: list[str], operator: str, name: Literal["and", "or"], operand: Callable[[list[str]], Parsed]) -> Parsed:
     """`operand (operator operand)*`, grouped from the left: `a|b|c` is `(a|b)|c`."""
     left, tokens = operand(tokens)
     while tokens and tokens[0] == operator:
         right, tokens = operand(tokens[1:])
-        left = (name, left, right)
+        left = _Both(name, left, right)
     return left, tokens
 
 
-def _not(tokens):
+def _not(tokens: list[str]) -> Parsed:
     if tokens and tokens[0] in ("!", "^"):
         inner, rest = _not(tokens[1:])
-        return ("not", inner), rest
+        return _Not(inner), rest
     if tokens and tokens[0] == "(":
         inner, rest = _or(tokens[1:])
         if not rest or rest[0] != ")":
             raise TagSyntaxError("missing ')'")
         return inner, rest[1:]
     if tokens and tokens[0].startswith("tag:"):
-        return ("tag", tokens[0][4:]), tokens[1:]
+        return _Tag(tokens[0][4:]), tokens[1:]
     raise TagSyntaxError("expected a tag name, '!' or '('" + (f", found {tokens[0]!r}" if tokens else " at the end"))
 
 
-def _holds(tree, tags: Collection[str]) -> bool:
-    kind = tree[0]
-    if kind == "tag":
-        return tree[1] in tags
-    if kind == "not":
-        return not _holds(tree[1], tags)
-    if kind == "and":
-        return _holds(tree[1], tags) and _holds(tree[2], tags)
-    return _holds(tree[1], tags) or _holds(tree[2], tags)
+def _holds(tree: Tree, tags: Collection[str]) -> bool:
+    if isinstance(tree, _Tag):
+        return tree.name in tags
+    if isinstance(tree, _Not):
+        return not _holds(tree.inner, tags)
+    if tree.op == "and":
+        return _holds(tree.left, tags) and _holds(tree.right, tags)
+    return _holds(tree.left, tags) or _holds(tree.right, tags)
 
 
 def tag_matches(expr: str | None, tags: Collection[str]) -> bool:

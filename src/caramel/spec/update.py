@@ -15,9 +15,10 @@ from __future__ import annotations
 import copy
 import os
 from dataclasses import asdict
+from typing import Any
 
 from caramel.errors import Location, SpecError, did_you_mean
-from caramel.spec.model import Benchmark
+from caramel.spec.model import Benchmark, Result
 
 # The parts of a benchmark that made the run: (attribute, what an error calls one of them).
 RUN_PARTS = (("parametersets", "parameterset"), ("substitutesets", "substituteset"), ("filesets", "fileset"),
@@ -60,7 +61,7 @@ def run_change(stored: Benchmark, edited: Benchmark) -> tuple[str, Location]:
     return "", edited.where
 
 
-def _which(before, after, items) -> str:
+def _which(before: object, after: object, items: object) -> str:
     """For a list of named parts (parameters, dos), which one differs and in what."""
     if not (isinstance(before, list) and isinstance(after, list)):
         return f": {before!r} became {after!r}" if len(repr(before) + repr(after)) < 120 else ""
@@ -74,7 +75,7 @@ def _which(before, after, items) -> str:
     return f": {len(before)} became {len(after)}"
 
 
-def _plain(data):
+def _plain(data: Any) -> Any:
     """Encoded model data without where each part was written (nor the fileset's base folder)."""
     if isinstance(data, dict):
         return {k: _plain(v) for k, v in data.items() if k not in _IGNORED}
@@ -83,7 +84,7 @@ def _plain(data):
     return data
 
 
-def _result_at(result, edited_home: str, stored_home: str):
+def _result_at(result: Result, edited_home: str, stored_home: str) -> Result:
     """A relative result_dir= is relative to the edited file's folder, as JUBE places it."""
     if not result.result_dir or os.path.isabs(os.path.expanduser(result.result_dir)) or edited_home == stored_home:
         return result

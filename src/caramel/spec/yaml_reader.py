@@ -26,6 +26,10 @@ from caramel.spec.tree import Node
 CHILD_TAGS: dict[str, set[str]] = {tag: children_of(tag, "yaml") for tag in ELEMENTS if children_of(tag, "yaml")}
 # How many YAML values (scalars, lists, mappings) a file may hold once its aliases are expanded.
 MAX_EXPANDED_NODES = 100_000
+
+# What `_YamlReader._value` makes of a YAML node (a mapping of (key node, items), a list of (value, node)
+# pairs, or a scalar): its shape is the file's, known only at run time.
+YamlData = Any
 # Keys that stay at the top when a file has no `benchmark:` key; elements written as mappings (the grammar's)
 ROOT_ONLY = YAML_ROOT_ONLY
 MAPPING_TAGS = YAML_MAPPINGS
@@ -152,7 +156,7 @@ class _YamlReader:
     def _where(self, node: yaml.Node) -> Location:
         return Location(self.path, node.start_mark.line + 1)
 
-    def _construct(self, node: yaml.Node):
+    def _construct(self, node: yaml.Node) -> YamlData:
         """A scalar's Python value; a value its YAML tag cannot make (`!!int abc`) is an error."""
         try:
             return self.loader.construct_object(node, deep=True)  # type: ignore[union-attr]
@@ -163,7 +167,7 @@ class _YamlReader:
             raise SpecError(f"cannot read {node.value!r} as {node.tag}", self._where(node),
                             hint="remove the tag or fix the value") from None
 
-    def _value(self, node: yaml.Node):
+    def _value(self, node: yaml.Node) -> YamlData:
         """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar → str.
 
         The value of a node reached again through an alias is the same object (never changed later)."""
@@ -172,7 +176,7 @@ class _YamlReader:
             self._values[key] = self._read_value(node)
         return self._values[key]
 
-    def _read_value(self, node: yaml.Node):
+    def _read_value(self, node: yaml.Node) -> YamlData:
         if node.tag == "!include":
             return self._include(node)
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _Loader.yaml_constructors:
@@ -204,7 +208,7 @@ class _YamlReader:
             return out_list
         return self._construct(node)
 
-    def _include(self, node: yaml.Node):
+    def _include(self, node: yaml.Node) -> YamlData:
         """`!include file.yaml:["key"][0]`: data from another file, subscripts applied."""
         if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
             raise SpecError("!include needs a file name", self._where(node),
@@ -226,7 +230,7 @@ class _YamlReader:
         try:
             sub.loader, document = _compose(included, found)
             _check_expanded_size(document, found)
-            data: Any = sub._value(document) if document is not None else None
+            data: YamlData = sub._value(document) if document is not None else None
         except SpecError as exc:
             hint = "; ".join(h for h in (exc.hint, f"included from {self._where(node)}") if h)
             raise SpecError(exc.message, exc.where, hint=hint) from None
@@ -240,7 +244,7 @@ class _YamlReader:
         return data
 
     # --- building nodes ---------------------------------------------------------------------
-    def _make(self, tag: str, data, ynode: yaml.Node, parent: Node) -> None:
+    def _make(self, tag: str, data: YamlData, ynode: yaml.Node, parent: Node) -> None:
         if isinstance(data, list):  # e.g. an !include that gave several values
             for item, inode in data:
                 self._make(tag, item, inode, parent)
@@ -278,7 +282,7 @@ class _YamlReader:
         else:
             node.text = _text(data)
 
-    def _check_text_element(self, tag: str, data, ynode: yaml.Node) -> None:
+    def _check_text_element(self, tag: str, data: YamlData, ynode: yaml.Node) -> None:
         """A command or file name that YAML did not read as text is an error, never an empty element:
         `- echo 'sanity: failed'` is the mapping {"echo 'sanity": "failed'"} to YAML."""
         if data is None:
@@ -305,7 +309,7 @@ class _YamlReader:
                         + f", or write it as a block (| and the text on the next lines); a {tag} mapping takes "
                         "only " + ", ".join(sorted(TEXT_TAGS[tag] | {"_"})))
 
-    def _make_meta(self, data, ynode: yaml.Node, parent: Node) -> None:
+    def _make_meta(self, data: YamlData, ynode: yaml.Node, parent: Node) -> None:
         """`meta:` (caramel): one child per key and list item, so XML's `<meta>` reads the same."""
         node = Node("meta", where=self._where(ynode))
         parent.children.append(node)
@@ -361,7 +365,7 @@ def _check_expanded_size(document: yaml.Node | None, path: str) -> None:
                         hint="an alias repeats its anchor's whole value; is this file an alias bomb?")
 
 
-def _text(value) -> str:
+def _text(value: YamlData) -> str:
     if value is None:
         return ""
     if isinstance(value, (dict, list)):
@@ -369,7 +373,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def _plain(value):
+def _plain(value: YamlData) -> object:
     """A `_value()` result without its YAML nodes: plain dicts, lists and scalars."""
     if isinstance(value, dict):
         return {k: _plain(items[0][0]) if len(items) == 1 else [_plain(i) for i, _ in items]

@@ -9,14 +9,16 @@ model added are filled with their defaults; unknown fields and wrong types are r
 from __future__ import annotations
 
 import dataclasses
+import enum
 import functools
 import json
 import types
 import typing
-from typing import Any
+from typing import Any, TypeVar
 
 from caramel.errors import Location
 from caramel.spec import model
+from caramel.spec.system import SystemFacts
 from caramel.state import bounded
 from caramel.systems.model import System
 
@@ -25,13 +27,15 @@ class CodecError(ValueError):
     """The stored model does not match the model of this caramel."""
 
 
+T = TypeVar("T")
+
 # Fields renamed or dropped since runs were stored: {class: {stored name: field, or None}} (a run made
 # before still continues).
 _RENAMED: dict[str, dict[str, str | None]] = {"FileEntry": {"kind": "action"}, "Table": {"kind": "output"},
                                               "Use": {"from_file": None},
                                               "System": {"extra_sbatch": "scheduler_options"}}
 
-# Classes a field typed `object` may hold (Benchmark.system), by name.
+# Classes a field typed `SystemFacts` (a protocol: Benchmark.system) may hold, by name.
 _OPEN_FIELDS = {"System": System}
 
 
@@ -39,7 +43,7 @@ def dumps(obj: object) -> str:
     return json.dumps(encode(obj), separators=(",", ":"))
 
 
-def loads(text: str | bytes, cls: type, where: str = "the stored model") -> Any:
+def loads(text: str | bytes, cls: type[T], where: str = "the stored model") -> T:
     """`cls` decoded from JSON that is size- and depth-bounded first (state.bounded)."""
     try:
         data = bounded.loads(text, where)
@@ -47,7 +51,9 @@ def loads(text: str | bytes, cls: type, where: str = "the stored model") -> Any:
         raise CodecError(exc.message) from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise CodecError(f"not JSON: {exc}") from None
-    return decode(cls, data, cls.__name__)
+    out = decode(cls, data, cls.__name__)
+    assert isinstance(out, cls)  # decode builds the class its hint names
+    return out
 
 
 def encode(obj: object) -> Any:
@@ -86,7 +92,7 @@ def decode(hint: Any, data: Any, where: str) -> Any:  # noqa: C901 - one case pe
             except CodecError as exc:
                 errors.append(str(exc))
         raise CodecError("; ".join(errors))
-    if hint is object:
+    if hint is SystemFacts:
         if data is None:
             return None
         if not isinstance(data, dict) or data.get("__class__") not in _OPEN_FIELDS:
@@ -107,6 +113,11 @@ def decode(hint: Any, data: Any, where: str) -> Any:  # noqa: C901 - one case pe
         return {k: decode(value, v, f"{where}.{k}") for k, v in data.items()}
     if dataclasses.is_dataclass(hint):
         return _decode_dataclass(hint, data, where)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # a vocabulary's word, stored as its text
+        try:
+            return hint(data)
+        except ValueError:
+            raise CodecError(f"{where}: {data!r} is not one of {', '.join(repr(w.value) for w in hint)}") from None
     if hint in (str, int, float, bool):
         ok = isinstance(data, hint) and (hint is bool or not isinstance(data, bool)) or (
             hint is float and isinstance(data, int) and not isinstance(data, bool))
@@ -116,7 +127,7 @@ def decode(hint: Any, data: Any, where: str) -> Any:  # noqa: C901 - one case pe
     raise CodecError(f"{where}: cannot read a {hint}")
 
 
-def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
+def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
     if not isinstance(data, dict):
         raise CodecError(f"{where}: a {cls.__name__} was expected")
     hints = _hints(cls)
@@ -134,7 +145,7 @@ def _decode_dataclass(cls: type, data: Any, where: str) -> Any:
 
 
 def encode_model(bench: model.Benchmark) -> str:
-    """The benchmark as JSON (its system, an object field, carries its class name)."""
+    """The benchmark as JSON (its system, a protocol's field, carries its class name)."""
     data = encode(bench)
     if bench.system is not None:
         data["system"] = dict(encode(bench.system), __class__=type(bench.system).__name__)

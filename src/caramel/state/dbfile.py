@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import os
 import sqlite3
+from types import TracebackType
 from typing import Any
 
 from caramel.errors import RunError
@@ -144,7 +145,7 @@ class Guarded:
     def __enter__(self) -> Guarded:
         return self
 
-    def __exit__(self, kind, exc, tb) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         """`with db:` commits on success, rolls back on an error (as sqlite3.Connection does)."""
         if kind is None:
             self.commit()

@@ -26,6 +26,7 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Callable
 
 from caramel.errors import RunError
 
@@ -103,7 +104,7 @@ class RunLock:
         self.acquire()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 
@@ -157,7 +158,7 @@ def _range_lock(fd: int) -> None:
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
-def _try(lock, fd: int) -> bool:
+def _try(lock: Callable[[int], None], fd: int) -> bool:
     """True when `lock(fd)` took the lock or the filesystem has no locks (told once); False when held."""
     try:
         lock(fd)

@@ -7,6 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
+from caramel.vocabulary import Role, WaitKind, WpState
+
+_STATES = {state.value: state for state in WpState}
+_WAIT_KINDS = {kind.value: kind for kind in WaitKind}
+_ROLES = {role.value: role for role in Role}
+
 # 3: each workpackage's params carry their declared types and per-cycle texts (expand.params);
 # 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
 SCHEMA_VERSION = 3
@@ -57,7 +63,7 @@ class WpRow:
     iteration: int
     parents: tuple[int, ...]
     dirname: str
-    state: str = "open"
+    state: WpState = WpState.OPEN
     reason: str = ""
     exit_code: int | None = None
     job_id: str = ""
@@ -66,9 +72,15 @@ class WpRow:
     ended: float | None = None
     cycle: int = 0
     wait_op: int = -1
-    wait_kind: str = ""  # "file" (done file of an asynchronous do) or "shared" (a shared do's barrier)
-    wait_files: dict = field(default_factory=dict)
+    wait_kind: WaitKind = WaitKind.NONE
+    wait_files: dict[str, str] = field(default_factory=dict)
     wait_since: float | None = None
+
+    def __post_init__(self) -> None:  # the words as the run record holds them (text) made members
+        try:  # a dict lookup: WpState(text) costs microseconds, and a run reads thousands of rows
+            self.state, self.wait_kind = _STATES[self.state], _WAIT_KINDS[self.wait_kind]
+        except KeyError as exc:
+            raise ValueError(f"workpackage {self.id}: {exc.args[0]!r} is not a state or wait kind") from None
 
 
 @dataclass
@@ -77,7 +89,10 @@ class CommandRow:
     attempt: int
     cycle: int
     op: int
-    role: str  # do | prepare | shared (column `kind`)
+    role: Role  # column `kind`
+
+    def __post_init__(self) -> None:
+        self.role = _ROLES.get(self.role) or Role(self.role)
     command: str
     cwd: str
     exit_code: int | None

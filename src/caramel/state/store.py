@@ -18,7 +18,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
-from typing import cast
+from typing import Any, cast
 
 from caramel.errors import RunError
 from caramel.expand import layout
@@ -35,7 +35,8 @@ DB_NAME = layout.RUN_DB
 @functools.lru_cache(maxsize=64)
 def _types(text: str) -> dict[str, str]:
     """Declared types as stored (few distinct ones in a run: decoded once each; never mutated)."""
-    return bounded.loads(text, "the declared types of a workpackage")
+    types: dict[str, str] = bounded.loads(text, "the declared types of a workpackage")
+    return types
 
 
 def _params(texts: str, types: str, cycles: str) -> Params:
@@ -278,7 +279,7 @@ class Store:
         row = self.db.execute("SELECT env FROM workpackages WHERE id=?", (wp_id,)).fetchone()
         return self._json(row[0], f"workpackage {wp_id}'s environment") if row and row[0] else None
 
-    def _json(self, text: str, what: str):
+    def _json(self, text: str, what: str) -> Any:
         """A JSON value of the run record, bounded (state.bounded); damaged is a RunError naming the file."""
         try:
             return bounded.loads(text, f"{self.path}: {what}")
@@ -287,11 +288,11 @@ class Store:
         except (TypeError, ValueError) as exc:
             raise RunError(f"{self.path}: {what} stored in the run state is damaged: {exc}") from None
 
-    def update(self, wp_id: int, **fields) -> None:
+    def update(self, wp_id: int, **fields: object) -> None:
         """Change columns of one workpackage other than its state (call inside a transaction)."""
         self._write(wp_id, fields)
 
-    def move(self, wp: WpRow, name: str, message: str | None = None, **fields) -> None:
+    def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
         """Make the state move `name` of state.transitions for `wp` (call inside a transaction): its new
         state and the fields the move resets (`fields` given here win) go to the database and to `wp`,
         and the move's event is recorded (`message`: the reason unless given). A move that does not start
@@ -301,7 +302,7 @@ class Store:
                    for key, value in {**move.resets, **fields}.items()}
         self._write(wp.id, changes, state=move.target)
         if move.always_record or wp.state != move.target:
-            self.event(wp.id, move.event_kind, fields.get("reason", "") if message is None else message)
+            self.event(wp.id, move.event_kind, str(fields.get("reason", "")) if message is None else message)
         wp.state = move.target
         for field_name, value in changes.items():
             if hasattr(wp, field_name):

@@ -10,15 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from caramel.vocabulary import STATES
+from caramel.vocabulary import WaitKind, WpState
+
+OPEN, RUNNING, WAITING = WpState.OPEN, WpState.RUNNING, WpState.WAITING
 
 # Where a workpackage is in its step's do's: cleared when it starts over from the first do.
-POSITION: Mapping[str, object] = {"cycle": 0, "wait_op": -1, "wait_kind": "", "wait_files": {}, "env": None}
+POSITION: Mapping[str, object] = {"cycle": 0, "wait_op": -1, "wait_kind": WaitKind.NONE, "wait_files": {}, "env": None}
 # Everything an attempt leaves behind: cleared for a new attempt (a start, a removal).
 FRESH: Mapping[str, object] = {**POSITION, "reason": "", "exit_code": None, "job_id": "", "started": None,
                                "ended": None, "wait_since": None}
 # A wait that is over.
-NOT_WAITING: Mapping[str, object] = {"reason": "", "wait_kind": "", "wait_files": {}}
+NOT_WAITING: Mapping[str, object] = {"reason": "", "wait_kind": WaitKind.NONE, "wait_files": {}}
 
 
 class TransitionError(RuntimeError):
@@ -32,8 +34,8 @@ class Move:
     move always records one."""
 
     name: str
-    sources: frozenset[str]
-    target: str
+    sources: frozenset[WpState]
+    target: WpState
     resets: Mapping[str, object] = field(default_factory=dict)
     event: str = ""
     always_record: bool = False
@@ -46,18 +48,17 @@ class Move:
 # "open" among the sources of wait, finish and fail: a workpackage bench was stopped in is left open
 # ("interrupt"), and recovery then finds where its shell got to.
 MOVES: dict[str, Move] = {move.name: move for move in (
-    Move("start", frozenset({"open"}), "running", FRESH),  # a new attempt from the first do
-    Move("resume", frozenset({"open", "waiting"}), "running", NOT_WAITING),  # goes on after a wait or a stop
-    Move("wait", frozenset({"open", "running", "waiting"}), "waiting"),  # for a done file, or the shared do
-    Move("finish", frozenset({"open", "running", "waiting"}), "done", {**NOT_WAITING, "exit_code": 0}),
-    Move("fail", frozenset({"open", "running", "waiting"}), "failed"),
-    Move("cancel", frozenset({"open", "waiting"}), "cancelled"),  # a parent failed, or `bench cancel`
-    Move("reopen", frozenset({"cancelled"}), "open", {"reason": ""}),  # the failed parent was removed
-    Move("interrupt", frozenset({"running"}), "open"),  # bench is stopping: recovery finds where it got to
-    Move("recover", frozenset({"running", "open"}), "open", POSITION),  # after do N (the caller's), or from do 1
-    Move("remove", frozenset(STATES), "open", FRESH, event="removed", always_record=True),  # `bench remove`
+    Move("start", frozenset({OPEN}), RUNNING, FRESH),  # a new attempt from the first do
+    Move("resume", frozenset({OPEN, WAITING}), RUNNING, NOT_WAITING),  # goes on after a wait or a stop
+    Move("wait", frozenset({OPEN, RUNNING, WAITING}), WAITING),  # for a done file, or the shared do
+    Move("finish", frozenset({OPEN, RUNNING, WAITING}), WpState.DONE, {**NOT_WAITING, "exit_code": 0}),
+    Move("fail", frozenset({OPEN, RUNNING, WAITING}), WpState.FAILED),
+    Move("cancel", frozenset({OPEN, WAITING}), WpState.CANCELLED),  # a parent failed, or `bench cancel`
+    Move("reopen", frozenset({WpState.CANCELLED}), OPEN, {"reason": ""}),  # the failed parent was removed
+    Move("interrupt", frozenset({RUNNING}), OPEN),  # bench is stopping: recovery finds where it got to
+    Move("recover", frozenset({RUNNING, OPEN}), OPEN, POSITION),  # after do N (the caller's), or from do 1
+    Move("remove", frozenset(WpState), OPEN, FRESH, event="removed", always_record=True),  # `bench remove`
 )}
-assert all(move.target in STATES and move.sources <= set(STATES) for move in MOVES.values())
 
 
 def check(name: str, wp_id: int, state: str) -> Move:

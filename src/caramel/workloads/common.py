@@ -71,7 +71,7 @@ def wrap(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.M
 def accumulating(model: torch.nn.Module, last: bool):
     """The context of one micro-batch's backward: DDP exchanges gradients only on the last micro-batch
     of an iteration (`no_sync` on the others); a single process has nothing to exchange."""
-    if last or not hasattr(model, "no_sync"):
+    if last or not isinstance(model, torch.nn.parallel.DistributedDataParallel):
         return contextlib.nullcontext()
     return model.no_sync()
 

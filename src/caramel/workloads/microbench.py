@@ -78,19 +78,34 @@ def collective(kind: str, size: str, *, device: str = "cpu") -> tuple[Callable[[
     return op, moved / 1e9, "GB/s"  # bus bandwidth, as nccl-tests count it
 
 
+def _fields(text: str, args: list[str], names: tuple[str, ...], defaults: tuple[str, ...] = ()) -> list[str]:
+    """The fields of a kernel after its kind (`gemm:SHAPE[:DTYPE]`); the last `len(defaults)` may be left out."""
+    required = len(names) - len(defaults)
+    if not required <= len(args) <= len(names):
+        kind = text.partition(":")[0]
+        shown = ":".join([kind, *names[:required], *(f"[{n}]" for n in names[required:])])
+        raise SystemExit(f"microbench: '{text}' is not {shown}")
+    return args + list(defaults[len(args) - required:])
+
+
 def case(text: str, device: str) -> tuple[Callable[[], object], float, str]:
     kind, _, rest = text.partition(":")
     args = rest.split(":") if rest else []
     if kind == "gemm":
-        return gemm(*args, device=device)
+        shape, dtype = _fields(text, args, ("SHAPE", "DTYPE"), ("float32",))
+        return gemm(shape, dtype, device=device)
     if kind == "copy":
-        return copy(*args, device=device)
+        (size,) = _fields(text, args, ("BYTES",))
+        return copy(size, device=device)
     if kind == "eltwise":
-        return eltwise(*args, device=device)
+        size, dtype = _fields(text, args, ("BYTES", "DTYPE"), ("float32",))
+        return eltwise(size, dtype, device=device)
     if kind == "conv":
-        return conv(*args, device=device)
+        shape, kernel = _fields(text, args, ("SHAPE", "KERNEL"), ("3",))
+        return conv(shape, kernel, device=device)
     if kind in ("allreduce", "allgather"):
-        return collective(kind, *args, device=device)
+        (size,) = _fields(text, args, ("BYTES",))
+        return collective(kind, size, device=device)
     raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, allreduce, allgather)")
 
 

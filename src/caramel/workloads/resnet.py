@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> None:
 def train(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> tuple[list[float], float, float]:
     """Model, warm-up, the node's GEMM rate, the timed batches: (their seconds, GEMM rate, FLOPs a batch)."""
     torch.manual_seed(1234 + rank)
-    model = ResNet(width=args.width)
+    model: torch.nn.Module = ResNet(width=args.width)
     images = torch.randn(args.batch_size, 3, args.image_size, args.image_size)
     flops = training_flops(model, images) * world  # every rank trains its own batch
     model = wrap(model, device, world)

@@ -36,7 +36,8 @@ class LocalShell:
     def __init__(self, program: str, env: dict[str, str]) -> None:
         self.program = program
         self._setsid = shutil.which("setsid", path=env.get("PATH") or os.defpath)
-        low_r, self._alive_w = os.pipe()
+        low_r, alive_w = os.pipe()
+        self._alive_w: int | None = alive_w
         # Above every descriptor a script redirects (its channel is CHANNEL_FD): a pipe that landed on 9
         # (bench holding a few more files open) would be the channel in the shell, and every watcher
         # would read end of file at once and stop its script.

@@ -24,6 +24,8 @@ from typing import Any
 
 from caramel.backends.registry import Registry
 from caramel.errors import RunError
+from caramel.spec.system import SystemFacts
+from caramel.vocabulary import JobStatus
 
 NO_SCHEDULER = ("local", "none")  # system values meaning "no scheduler of caramel's own" (none.py)
 
@@ -51,7 +53,7 @@ class Partition:
 class JobState:
     """What a batch scheduler says about the job a waiting workpackage submitted."""
 
-    state: str  # pending | running | done | failed | gone
+    state: JobStatus
     reason: str = ""  # what to tell the user: "TIMEOUT", "FAILED (exit 3)", "CANCELLED by 0"
     exit_code: int | None = None
     nodes: str = ""
@@ -224,9 +226,9 @@ def on_this_host() -> Scheduler:
     return get("none")
 
 
-def for_system(system: Any) -> Scheduler:
+def for_system(system: SystemFacts | None) -> Scheduler:
     """The scheduler of a run on `system` (a System, or None): the one it names; with none named
     (`local`, or no system file) the one this host submits to, so jobs a do submits by itself
     (JUBE's `$submit $submit_script` on a login node) are followed as before."""
-    name = getattr(system, "scheduler", "") or "local"
+    name = (system.scheduler if system is not None else "") or "local"
     return on_this_host() if name in NO_SCHEDULER else get(name)

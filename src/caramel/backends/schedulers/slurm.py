@@ -28,6 +28,7 @@ from typing import Any
 from caramel.backends.schedulers import JobState, Partition, Scheduler, ask, register
 from caramel.backends.schedulers import log_call as _log_call
 from caramel.errors import RunError
+from caramel.vocabulary import JobStatus
 
 _SUBMITTED = re.compile(rb"Submitted batch job (\d+(?:_\d+)?)")
 # sbatch --parsable: "ID" or "ID;cluster"; caramel writes an array task's line as "ID_TASK"
@@ -109,7 +110,7 @@ def _exit_code(text: str) -> int | None:
 
 
 def _job_state(name: str, exit_text: str, reason: str, nodes: str, end: str) -> JobState:
-    kind = STATE_KIND.get(name, "running")
+    kind = JobStatus(STATE_KIND.get(name, "running"))
     code = _exit_code(exit_text)
     detail = name
     if name == "FAILED" and code is not None:
@@ -161,7 +162,7 @@ def query_squeue(job_ids: list[str]) -> dict[str, JobState]:
                     for job in task_ids(parts[0]) or [parts[0]]:
                         out[job] = _job_state(_state_name(parts[1]), "", parts[2], parts[3], "")
             for job in job_ids:
-                out.setdefault(job, JobState("gone", "no longer in the queue (accounting is off)"))
+                out.setdefault(job, JobState(JobStatus.GONE, "no longer in the queue (accounting is off)"))
             return out
         if attempt == 0:
             time.sleep(1.0)
