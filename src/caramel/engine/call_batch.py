@@ -24,7 +24,7 @@ import time
 from typing import TYPE_CHECKING
 
 from caramel.engine.call import call_in
-from caramel.engine.script import Command, Outcome, Ran
+from caramel.engine.script import Command, Outcome, Ran, Status
 from caramel.spec.call import CALL_FILE
 from caramel.spec.model import Benchmark
 
@@ -59,8 +59,8 @@ def write_call(command: Command) -> Outcome:
     except (OSError, ValueError) as exc:
         with open(command.stderr, "a") as handle:
             handle.write(f"caramel: cannot write {CALL_FILE}: {exc}\n")
-        return Outcome("failed", index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
-    return Outcome("waiting", index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
+        return Outcome(Status.FAILED, index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
+    return Outcome(Status.WAITING, index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
 
 
 def submit(engine: Engine, wps: list[WpRow], folder: str, most: int) -> list[str]:

@@ -54,7 +54,7 @@ class HistoryContents:
     def figures(self) -> list[FigureRow]:
         """The figures as rows (a small history's view; pages read `columns`)."""
         c = self.columns
-        return [(self.runs[r].run_key, *c.keys[k], int(n), float(mean), float(sd))  # type: ignore[misc]
+        return [(self.runs[r].run_key, *c.keys[k], int(n), float(mean), float(sd))
                 for r, k, n, mean, sd in zip(c.run.tolist(), c.key.tolist(), c.n.tolist(), c.mean.tolist(),
                                              c.sd.tolist(), strict=True)]
 
@@ -80,7 +80,7 @@ def _columns(runs: list[RunRecord], execute: Callable[[str, tuple], Any], dialec
                 found = keys.get(key)
                 if found is None:
                     found = keys[key] = len(key_list)
-                    key_list.append(tuple(key.split(_FIELD)))  # type: ignore[arg-type]
+                    key_list.append(tuple(key.split(_FIELD)))
                 ids.append(found)
             last_text, last_ids = text, np.array(ids, dtype=np.int32)
         if len(last_ids) != len(values) or any(len(key_list[k]) != 5 for k in set(last_ids.tolist())):

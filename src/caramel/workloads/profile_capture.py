@@ -170,7 +170,7 @@ def profile_document(roots: list[Operator], iterations: int = 1, ranks: int = 1)
                for k, n in sorted(counts.items(), key=lambda item: (item[0].kind, item[0].shape, item[0].dtype))]
     return {"kernels": kernels, "launches": launches / iterations, "source": "torch.profiler",
             "torch": torch.__version__, "iterations": iterations,
-            "captured": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")}
+            "captured": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
 
 def capture(step: Callable[[], object], iterations: int = 1, ranks: int = 1) -> dict[str, Any]:

@@ -21,14 +21,16 @@ from typing import Any
 
 from caramel.backends.schedulers import JobState, Partition, Scheduler, ask, register
 from caramel.errors import RunError
+from caramel.vocabulary import JobStatus
 
 QUERY_TIMEOUT = 30.0  # seconds for one qstat
 SUBMIT_TIMEOUT = 120.0  # seconds for one qsub
 _JOB_ID = re.compile(r"^(\d+(?:\[\d*\])?\.[\w.-]+)\s*$", re.M)  # what qsub prints: "1234.server"
 
 # PBS's job_state letters, as caramel sees them; F (finished) is done or failed by its Exit_status.
-STATE_KIND = {"Q": "pending", "H": "pending", "W": "pending", "T": "pending", "M": "pending",
-              "R": "running", "E": "running", "S": "running", "U": "running", "B": "running", "X": "failed"}
+_P, _R = JobStatus.PENDING, JobStatus.RUNNING
+STATE_KIND = {"Q": _P, "H": _P, "W": _P, "T": _P, "M": _P, "R": _R, "E": _R, "S": _R, "U": _R, "B": _R,
+              "X": JobStatus.FAILED}
 STATE_NAME = {"Q": "QUEUED", "H": "HELD", "W": "WAITING", "T": "TRANSITING", "M": "MOVED", "R": "RUNNING",
               "E": "EXITING", "S": "SUSPENDED", "U": "SUSPENDED", "B": "RUNNING", "X": "EXPIRED", "F": "FINISHED"}
 
@@ -99,16 +101,16 @@ def job_state(fields: dict[str, Any]) -> JobState:
     if letter != "F":
         comment = str(fields.get("comment", ""))
         reason = STATE_NAME.get(letter, letter) + (f": {comment}" if comment and letter in "QHW" else "")
-        return JobState(STATE_KIND.get(letter, "running"), reason, nodes=nodes, ended=ended)
+        return JobState(STATE_KIND.get(letter, JobStatus.RUNNING), reason, nodes=nodes, ended=ended)
     code = fields.get("Exit_status")
     if not isinstance(code, int):
-        return JobState("failed", "FINISHED without an exit status", nodes=nodes, ended=ended)
+        return JobState(JobStatus.FAILED, "FINISHED without an exit status", nodes=nodes, ended=ended)
     if code == 0:
-        return JobState("done", "FINISHED", exit_code=0, nodes=nodes, ended=ended)
+        return JobState(JobStatus.DONE, "FINISHED", exit_code=0, nodes=nodes, ended=ended)
     # PBS: above 256 the job was killed by signal N-256 (qdel, walltime); below 0 it never ran
     reason = f"KILLED (signal {code - 256})" if code > 256 else (
         f"NOT RUN (Exit_status {code})" if code < 0 else f"FAILED (exit {code})")
-    return JobState("failed", reason, exit_code=code, nodes=nodes, ended=ended)
+    return JobState(JobStatus.FAILED, reason, exit_code=code, nodes=nodes, ended=ended)
 
 
 def states_from_json(text: str, job_ids: list[str]) -> dict[str, JobState]:
