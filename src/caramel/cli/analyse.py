@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass, field
+from typing import TextIO
 
-from caramel.cli.common import add_no_eval, add_run_args, add_update, analysis_input, resolve_run
+from caramel.cli.common import UpdateOptions, add_no_eval, add_run_args, add_update, analysis_input_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,26 +23,44 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class AnalyseOptions:
+    dir: str | None = None
+    id: str | None = None
+    update: UpdateOptions = field(default_factory=UpdateOptions)
+    reanalyse: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> AnalyseOptions:
+        return cls(dir=args.dir, id=args.id, update=UpdateOptions.from_args(args), reanalyse=args.reanalyse)
+
+
 def run(args: argparse.Namespace) -> int:
+    return analyse(AnalyseOptions.from_args(args), sys.stdout)
+
+
+def analyse(options: AnalyseOptions, out: TextIO) -> int:
+    """`bench analyse`: the run's logs analysed into its analyse.db, and a line per analyser."""
     from caramel.analyse import analyse_all
     from caramel.report.results import warnings
+    from caramel.state.registry import resolve
 
-    run_dir = resolve_run(args)
-    inp = analysis_input(args, run_dir)
-    if args.no_eval:
+    run_dir = resolve(options.dir, options.id)
+    inp = analysis_input_of(options.update, run_dir)
+    if options.update.no_eval:
         from caramel.spec.evaluation import refuse_evaluation
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
-    analysed = analyse_all(inp, use_cache=not args.reanalyse)
+    analysed = analyse_all(inp, use_cache=not options.reanalyse)
     for line in warnings(analysed):
         print(f"warning: {line}", file=sys.stderr)
     for name, result in analysed.items():
         missing = sum(1 for g in result.groups.values() if g.missing)
         unstarted = sum(1 for g in result.groups.values() if not g.started)
-        print(f"analyser {name}: {len(result.groups)} results ({result.scanned} analysed now, "
-              f"{result.reused} unchanged)" + (f", {missing} with missing files" if missing else "")
-              + (f", {unstarted} not started" if unstarted else ""))
+        out.write(f"analyser {name}: {len(result.groups)} results ({result.scanned} analysed now, "
+                  f"{result.reused} unchanged)" + (f", {missing} with missing files" if missing else "")
+                  + (f", {unstarted} not started" if unstarted else "") + "\n")
     if not analysed:
-        print(f"benchmark '{inp.benchmark.name}' defines no analyser")
-    print(f"tables: bench result {run_dir}")
+        out.write(f"benchmark '{inp.benchmark.name}' defines no analyser\n")
+    out.write(f"tables: bench result {run_dir}\n")
     return 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_run_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,17 +20,35 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class BaselineOptions:
+    name: str
+    dir: str | None = None
+    id: str | None = None
+    history: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> BaselineOptions:
+        return cls(name=args.name, dir=args.dir, id=args.id, history=args.history)
+
+
 def run(args: argparse.Namespace) -> int:
+    return set_baseline(BaselineOptions.from_args(args), sys.stdout)
+
+
+def set_baseline(options: BaselineOptions, out: TextIO) -> int:
+    """`bench baseline set NAME`: the run (imported into the history first) named NAME."""
     from caramel.cli.compare import imported
     from caramel.history.store import History
+    from caramel.state.registry import resolve
 
-    run_dir = resolve_run(args)
-    with History.open(args.history) as history:
+    run_dir = resolve(options.dir, options.id)
+    with History.open(options.history) as history:
         key = imported(history, run_dir)
-        history.set_baseline(args.name, key)
+        history.set_baseline(options.name, key)
         record, figures = history.run(key), len(history.metrics(key))
     benchmark = f" (benchmark {record.benchmark}, {figures} figure(s))" if record is not None else ""
-    print(f"baseline '{args.name}': {run_dir}{benchmark}")
+    out.write(f"baseline '{options.name}': {run_dir}{benchmark}\n")
     if not figures:
         from caramel.cli.compare import NO_FIGURE_HINT
 

@@ -43,7 +43,7 @@ def for_campaign(args: argparse.Namespace) -> int:
     each member in turn (as if `DIR` named it)."""
     from caramel.state.campaigns import resolve_campaign
 
-    if getattr(args, "id", None):
+    if args.id:  # add_run_args gives every command with -c an -i too
         raise RunError("-i and -c name different things: give one of them",
                        hint="-i ID: one run; -c ID: every run of a campaign")
     campaign, runs = resolve_campaign(args.campaign)
@@ -53,10 +53,10 @@ def for_campaign(args: argparse.Namespace) -> int:
         from caramel.cli.result import ResultOptions
 
         return campaign_result(ResultOptions.from_args(args), args.perf_csv, campaign, runs, sys.stdout)
-    if args.command == "compare" and getattr(args, "targets", None):
-        from caramel.cli.methodology import methodology
+    if args.command == "compare" and args.targets:
+        from caramel.cli.methodology import MethodologyOptions, methodology
 
-        return methodology(args, runs)
+        return methodology(MethodologyOptions.from_args(args), runs, sys.stdout)
     code = 0
     for run_dir in runs:
         print(f"== {run_dir}", flush=True)

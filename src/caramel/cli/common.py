@@ -73,7 +73,7 @@ class BenchmarkOptions:
         return cls(file=args.file, tags=tuple(args.tag), include_path=tuple(args.include_path),
                    only_bench=tuple(args.only_bench), systems=tuple(args.systems),
                    benchmarks=tuple(args.benchmarks), max_workpackages=args.max_workpackages,
-                   no_eval=args.no_eval, strict=getattr(args, "strict", False))
+                   no_eval=args.no_eval, strict=args.strict)
 
 
 @dataclass
@@ -143,8 +143,9 @@ class UpdateOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> UpdateOptions:
+        # no command that takes -u has --strict (add_update adds none): `strict` stays False from the command line
         return cls(update=args.update, include_path=None if args.include_path is None else tuple(args.include_path),
-                   no_eval=args.no_eval, strict=getattr(args, "strict", False))
+                   no_eval=args.no_eval)
 
 
 def analysis_input(args: argparse.Namespace, run_dir: str):

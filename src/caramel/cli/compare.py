@@ -9,8 +9,11 @@ import json
 import math
 import os
 import sys
+from dataclasses import dataclass
+from typing import TextIO
 
-from caramel.cli.common import add_run_args, resolve_run
+from caramel.cli.common import add_run_args
+from caramel.cli.methodology import Format, MethodologyOptions
 from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, RunError
 from caramel.state import bounded
@@ -48,32 +51,59 @@ def imported(history, run_dir: str) -> str:
     return add_run(history, inp, lambda: history_tables(inp), quiet_if_known=True)
 
 
+@dataclass(frozen=True)
+class CompareOptions:
+    dir: str | None = None
+    id: str | None = None
+    baseline: str | None = None  # a run id, a baseline name or a JSON file of targets
+    threshold: float | None = None
+    history: str | None = None
+    format: Format = "table"
+    targets: str | None = None  # the methodology table against this targets file instead of a baseline
+    estimator: str | None = None  # with targets
+    max_sd: float | None = None  # with targets
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> CompareOptions:
+        return cls(dir=args.dir, id=args.id, baseline=args.baseline, threshold=args.threshold, history=args.history,
+                   format=args.format, targets=args.targets, estimator=args.estimator, max_sd=args.max_sd)
+
+
 def run(args: argparse.Namespace) -> int:
+    return compare(CompareOptions.from_args(args), sys.stdout)
+
+
+def compare(options: CompareOptions, out: TextIO) -> int:
+    """`bench compare`: exit 1 when a figure regressed (or, with targets, a criterion fails)."""
     from caramel.history.compare import CANNOT_JUDGE
     from caramel.history.store import History
+    from caramel.state.registry import resolve
 
-    if args.targets:
+    if options.targets:
         from caramel.cli.methodology import methodology
 
-        return methodology(args, [resolve_run(args)])
-    if not args.baseline:
+        judged = MethodologyOptions(targets=options.targets, estimator=options.estimator,
+                                    threshold=options.threshold, max_sd=options.max_sd, history=options.history,
+                                    format=options.format)
+        return methodology(judged, [resolve(options.dir, options.id)], out)
+    if not options.baseline:
         raise RunError("bench compare needs --baseline ID|NAME|FILE or --targets FILE")
-    run_dir = resolve_run(args)
-    with History.open(args.history) as history:
+    run_dir = resolve(options.dir, options.id)
+    with History.open(options.history) as history:
         key = imported(history, run_dir)
         current = history.metrics(key)
         if not current:
             raise RunError(f"{run_dir}: the run has no figure to compare", hint=NO_FIGURE_HINT)
-        verdicts = _verdicts(args, history, key, run_dir, current)
-    _show(args, run_dir, verdicts)
+        verdicts = _verdicts(options.baseline, options.threshold, history, key, run_dir, current)
+    _show(options, run_dir, verdicts, out)
     regressed = [v for v in verdicts if v.verdict == VerdictWord.REGRESSED]
     unjudged = [v for v in verdicts if v.verdict == CANNOT_JUDGE]
-    if args.format != "json":
+    if options.format != "json":
         if unjudged:
-            print(f"{len(unjudged)} metric(s) changed but cannot be judged: their direction is unknown "
-                  "(declare direction: lower|higher on the pattern)")
+            out.write(f"{len(unjudged)} metric(s) changed but cannot be judged: their direction is unknown "
+                      "(declare direction: lower|higher on the pattern)\n")
         if regressed:
-            print(f"{len(regressed)} metric(s) regressed")
+            out.write(f"{len(regressed)} metric(s) regressed\n")
     return 1 if regressed else 0
 
 
@@ -81,38 +111,38 @@ NO_FIGURE_HINT = ("a column is a figure when its pattern has a unit (unit: s, un
                   "(direction: lower|higher), or it is a `performance: N UNIT` line (docs/history.md)")
 
 
-def _verdicts(args: argparse.Namespace, history, key: str, run_dir: str, current: list) -> list:
-    """The verdicts against the baseline `args.baseline` names: a targets file, a baseline name or a
+def _verdicts(baseline: str, threshold: float | None, history, key: str, run_dir: str, current: list) -> list:
+    """The verdicts against the baseline `baseline` names: a targets file, a baseline name or a
     run id of the run's own outpath. Comparing nothing, or another benchmark's run, is an error."""
     from caramel.history.compare import compare_runs, compare_targets
 
-    if os.path.isfile(args.baseline):
+    if os.path.isfile(baseline):
         try:
-            with open(args.baseline, "rb") as handle:
-                targets = bounded.loads(handle.read(bounded.MAX_BYTES + 1), args.baseline)
+            with open(baseline, "rb") as handle:
+                targets = bounded.loads(handle.read(bounded.MAX_BYTES + 1), baseline)
         except bounded.OverLimit:
             raise
         except (OSError, ValueError) as exc:
-            raise RunError(f"{args.baseline}: not a JSON file of targets: {exc}",
+            raise RunError(f"{baseline}: not a JSON file of targets: {exc}",
                            hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}') from None
         try:
-            verdicts = compare_targets(current, targets, args.threshold)
+            verdicts = compare_targets(current, targets, threshold)
         except ValueError as exc:
-            raise RunError(f"{args.baseline}: {exc}", hint='expected {"Tokens/second": 1200, '
+            raise RunError(f"{baseline}: {exc}", hint='expected {"Tokens/second": 1200, '
                            '"Time/iteration(s)": {"value": 0.9, "threshold": 5}}') from None
         if not verdicts:
-            raise RunError(f"{args.baseline}: no target names a figure of the run; nothing was compared",
+            raise RunError(f"{baseline}: no target names a figure of the run; nothing was compared",
                            hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12]))
         return verdicts
-    base_key = history.baseline(args.baseline) or imported(history, _baseline_run(args.baseline, run_dir))
+    base_key = history.baseline(baseline) or imported(history, _baseline_run(baseline, run_dir))
     mine, theirs = history.run(key), history.run(base_key)
     if mine is not None and theirs is not None and mine.benchmark != theirs.benchmark:
-        raise RunError(f"baseline '{args.baseline}' is a run of benchmark '{theirs.benchmark}' ({theirs.run_dir}), "
+        raise RunError(f"baseline '{baseline}' is a run of benchmark '{theirs.benchmark}' ({theirs.run_dir}), "
                        f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
                        hint="compare runs of one benchmark: bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK")
-    verdicts = compare_runs(current, history.metrics(base_key), args.threshold)
+    verdicts = compare_runs(current, history.metrics(base_key), threshold)
     if all(v.verdict == VerdictWord.NO_BASELINE for v in verdicts):
-        raise RunError(f"the run and baseline '{args.baseline}' have no figure in common; nothing was compared",
+        raise RunError(f"the run and baseline '{baseline}' have no figure in common; nothing was compared",
                        hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12])
                        + "; the baseline's: " + (", ".join(sorted({m.name for m in history.metrics(base_key)})[:12])
                                                 or "none"))
@@ -131,22 +161,22 @@ def _baseline_run(baseline: str, run_dir: str) -> str:
                        hint="bench baseline set NAME -i ID names one") from None
 
 
-def _show(args: argparse.Namespace, run_dir: str, verdicts: list) -> None:
-    if args.format == "json":
-        print(json.dumps([{"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name,
+def _show(options: CompareOptions, run_dir: str, verdicts: list, out: TextIO) -> None:
+    if options.format == "json":
+        out.write(json.dumps([{"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name,
                            "unit": v.metric.unit, "direction": getattr(v.metric.direction, "value", v.metric.direction),
                            "baseline": _json(v.baseline_mean), "baseline_sd": _json(v.baseline_sd),
                            "baseline_n": v.baseline_n, "current": _json(v.metric.mean),
                            "current_sd": _json(v.metric.sd), "current_n": v.metric.n,
                            "diff_pct": _json(v.diff_pct), "verdict": v.verdict, "why": v.why} for v in verdicts],
-                         indent=1))
+                         indent=1) + "\n")
         return
-    print(f"{os.path.basename(run_dir)} against {args.baseline}:")
+    out.write(f"{os.path.basename(run_dir)} against {options.baseline}:\n")
     rows = [[v.metric.name + (f"[{v.metric.unit}]" if v.metric.unit else ""), v.metric.key,
              _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
              _fmt(v.metric.mean, v.metric.sd, v.metric.n) + (" unstable" if v.metric.unstable else ""),
              "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", v.verdict] for v in verdicts]
-    print_table(sys.stdout, ["metric", "config", "baseline", "current", "diff", "verdict"], rows, indent=2)
+    print_table(out, ["metric", "config", "baseline", "current", "diff", "verdict"], rows, indent=2)
 
 
 def _json(value: float) -> float | None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import shlex
+import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, TextIO
 
 from caramel.containers import images
 
@@ -25,18 +28,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class ContainerOptions:
+    action: Literal["build", "pull"]
+    definition: Path | None = None  # build: a definition file, or the name of one of caramel's
+    uri: str | None = None  # pull: docker://, library://, oras://
+    output: Path | None = None
+    fakeroot: bool = True
+    dry_run: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ContainerOptions:
+        if args.action == "build":
+            return cls("build", definition=args.definition, output=args.output, fakeroot=not args.no_fakeroot,
+                       dry_run=args.dry_run)
+        return cls("pull", uri=args.uri, output=args.output, dry_run=args.dry_run)
+
+
 def run(args: argparse.Namespace) -> int:
-    if args.action == "build":
-        args.definition, from_caramel = images.find_definition(args.definition)
+    return container(ContainerOptions.from_args(args), sys.stdout)
+
+
+def container(options: ContainerOptions, out: TextIO) -> int:
+    """`bench container build|pull`: the image made (or, with dry_run, the command that would make it)."""
+    if options.action == "build":
+        assert options.definition is not None
+        definition, from_caramel = images.find_definition(options.definition)
         # the image of a shipped definition goes into this folder, never beside caramel's installed files
-        image = args.output or (Path(args.definition.stem + ".sif") if from_caramel else args.definition.with_suffix(".sif"))
-        command = images.build_command(args.definition, image, not args.no_fakeroot)
-        if not args.dry_run:
-            images.build(args.definition, image, not args.no_fakeroot)
+        image = options.output or (Path(definition.stem + ".sif") if from_caramel else definition.with_suffix(".sif"))
+        command = images.build_command(definition, image, options.fakeroot)
+        if not options.dry_run:
+            images.build(definition, image, options.fakeroot)
     else:
-        image = args.output
-        command = images.pull_command(args.uri, image)
-        if not args.dry_run:
-            images.pull(args.uri, image)
-    print(shlex.join(command) if args.dry_run else f"wrote {image}")
+        assert options.uri is not None and options.output is not None
+        image = options.output
+        command = images.pull_command(options.uri, image)
+        if not options.dry_run:
+            images.pull(options.uri, image)
+    out.write((shlex.join(command) if options.dry_run else f"wrote {image}") + "\n")
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +24,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class DashboardOptions:
+    output: str
+    history: tuple[str, ...] = ()
+    benchmark: str | None = None
+    system: str | None = None
+    baseline: str | None = None
+    title: str = "caramel dashboard"
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> DashboardOptions:
+        return cls(output=args.output, history=tuple(args.history), benchmark=args.benchmark, system=args.system,
+                   baseline=args.baseline, title=args.title)
+
+
 def run(args: argparse.Namespace) -> int:
+    return dashboard(DashboardOptions.from_args(args))
+
+
+def dashboard(options: DashboardOptions) -> int:
+    """`bench dashboard`: the page (and the CSV of every figure when it thins); one line on stderr."""
     from caramel.cli.outputs import refuse_inputs
     from caramel.fs.writes import replacing, write_text
     from caramel.history.store import default_path
@@ -31,17 +52,17 @@ def run(args: argparse.Namespace) -> int:
     from caramel.pages.render import page
     from caramel.pages.sources import load
 
-    histories = args.history or [default_path()]
-    refuse_inputs(args.output, history=histories)
-    collection = load(histories, args.benchmark, args.system)
+    histories = list(options.history) or [default_path()]
+    refuse_inputs(options.output, history=histories)
+    collection = load(histories, options.benchmark, options.system)
     # a page that draws thinned series has every figure in a CSV file beside it (docs/dashboard.md)
-    points = os.path.splitext(args.output)[0] + ".csv" if collection.thinned else None
+    points = os.path.splitext(options.output)[0] + ".csv" if collection.thinned else None
     if points:
         refuse_inputs(points, history=histories)
         with replacing(points) as handle:
             write_points(collection, handle)
-    text = page(collection, args.title, baseline=args.baseline, all_points=os.path.basename(points) if points else None)
-    write_text(args.output, text)
-    print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {args.output}",
+    text = page(collection, options.title, baseline=options.baseline, all_points=os.path.basename(points) if points else None)
+    write_text(options.output, text)
+    print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
           file=sys.stderr)
     return 0

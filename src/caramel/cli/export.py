@@ -8,6 +8,8 @@ import contextlib
 import socket
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TextIO
 
 from caramel.errors import RunError
 
@@ -20,30 +22,52 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--site", metavar="NAME",
                      help="name this site in the export: replaces the site of the runs recorded on this host "
                           "(default: what each run recorded: $CARAMEL_SITE, the SLURM cluster or the host)")
-    out.set_defaults(func=run_export)
+    out.set_defaults(func=lambda args: export(ExportOptions.from_args(args), sys.stdout))
     into = sub.add_parser("import", help="add runs exported by bench export to the history")
     into.add_argument("file", metavar="FILE")
     into.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
-    into.set_defaults(func=run_import)
+    into.set_defaults(func=lambda args: import_command(ImportOptions.from_args(args), sys.stdout))
 
 
-def run_export(args: argparse.Namespace) -> int:
-    """Stream the history, one run a line, into the file (written whole or not at all) or stdout."""
+@dataclass(frozen=True)
+class ExportOptions:
+    output: str | None = None  # None: the stream the command is given
+    benchmark: str | None = None
+    history: str | None = None
+    site: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ExportOptions:
+        return cls(output=args.output, benchmark=args.benchmark, history=args.history, site=args.site)
+
+
+@dataclass(frozen=True)
+class ImportOptions:
+    file: str
+    history: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ImportOptions:
+        return cls(file=args.file, history=args.history)
+
+
+def export(options: ExportOptions, stdout: TextIO) -> int:
+    """Stream the history, one run a line, into the file (written whole or not at all) or `stdout`."""
     from caramel.cli.outputs import refuse_inputs
     from caramel.fs.writes import replacing
     from caramel.history.store import History
 
-    if args.output:
-        refuse_inputs(args.output, history=args.history)
-    here = socket.gethostname()
+    if options.output:
+        refuse_inputs(options.output, history=options.history)
+    here, site = socket.gethostname(), options.site or ""
 
     def site_of(run) -> str:  # imported runs (recorded on another host) keep their site
-        return args.site if run.host in ("", here) else run.site
+        return site if run.host in ("", here) else run.site
 
-    with History.open(args.history) as history:
-        with replacing(args.output) if args.output else contextlib.nullcontext(sys.stdout) as out:
+    with History.open(options.history) as history:
+        with replacing(options.output) if options.output else contextlib.nullcontext(stdout) as out:
             written, pending = 0, []
-            for line in history.export_lines(args.benchmark, site_of if args.site else None):
+            for line in history.export_lines(options.benchmark, site_of if options.site else None):
                 pending.append(line + "\n")
                 written += 1
                 if len(pending) >= 64:  # a few runs a write: fewer system calls, memory still bounded
@@ -52,19 +76,19 @@ def run_export(args: argparse.Namespace) -> int:
             out.write("".join(pending))  # the last runs (an empty history: an empty file)
         for note in history.skipped:
             print(f"warning: {note} (bench history remove RUN drops that run)", file=sys.stderr)
-    if args.output:
-        print(f"{written} run(s) written to {args.output}", file=sys.stderr)
+    if options.output:
+        print(f"{written} run(s) written to {options.output}", file=sys.stderr)
     return 0
 
 
-def run_import(args: argparse.Namespace) -> int:
+def import_command(options: ImportOptions, out: TextIO) -> int:
     """Read the file a line at a time, each checked (file and line in any error) and added as it is
     read, all in one transaction: a bad line anywhere leaves the history as it was."""
     from caramel.history.store import History
 
-    with History.open(args.history) as history:
-        runs, metrics = history.import_records(_records(args.file))
-    print(f"{runs} new run(s), {metrics} new figure(s) from {args.file}")
+    with History.open(options.history) as history:
+        runs, metrics = history.import_records(_records(options.file))
+    out.write(f"{runs} new run(s), {metrics} new figure(s) from {options.file}\n")
     return 0
 
 

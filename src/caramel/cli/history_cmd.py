@@ -7,6 +7,8 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import dataclass
+from typing import Literal, TextIO
 
 from caramel.errors import RunError, did_you_mean
 
@@ -29,25 +31,45 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class HistoryOptions:
+    action: Literal["list", "remove", "copy", "push"]
+    history: str | None = None
+    benchmark: str | None = None  # list: only runs of this benchmark
+    run_key: str | None = None  # remove
+    source: str | None = None  # copy
+    destination: str | None = None  # copy
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> HistoryOptions:
+        if args.action == "copy":
+            return cls("copy", source=args.source, destination=args.destination)
+        if args.action == "remove":
+            return cls("remove", history=args.history, run_key=args.run_key)
+        if args.action == "push":
+            return cls("push", history=args.history)
+        return cls("list", history=args.history, benchmark=args.benchmark)
+
+
 def run(args: argparse.Namespace) -> int:
+    return history_command(HistoryOptions.from_args(args), sys.stdout)
+
+
+def history_command(options: HistoryOptions, out: TextIO) -> int:
+    """`bench history list|remove|copy|push`."""
     from caramel.history.store import History
 
-    if args.action == "copy":
-        return copy(args.source, args.destination)
-    if args.action == "push":
-        return push(args.history)
-
-    with History.open(args.history) as history:
-        if args.action == "remove":
-            if history.run(args.run_key) is None:
-                keys = [r.run_key for r in history.runs()]
-                raise RunError(f"no run {args.run_key!r} in the history {history.path}",
-                               hint=did_you_mean(args.run_key, keys) or "bench history list shows the runs' keys")
-            removed = history.remove(args.run_key)
-            print(f"removed run {args.run_key} ({removed} figure(s)) from {history.path}")
-            return 0
+    if options.action == "copy":
+        assert options.source is not None and options.destination is not None
+        return copy(options.source, options.destination, out)
+    if options.action == "push":
+        return push(options.history, out)
+    with History.open(options.history) as history:
+        if options.action == "remove":
+            assert options.run_key is not None
+            return _remove(history, options.run_key, out)
         rows = []
-        for record, figures, flagged in history.listing(args.benchmark):
+        for record, figures, flagged in history.listing(options.benchmark):
             flag = "  (has values that are not finite numbers)" if flagged else ""
             started = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started)) if record.started else "-"
             rows.append((record.run_key, record.benchmark, started, f"{figures} figure(s){flag}"))
@@ -56,11 +78,21 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from caramel.cli.tables import print_table
 
-    print_table(sys.stdout, ["run", "benchmark", "started", "figures"], rows, header=False)
+    print_table(out, ["run", "benchmark", "started", "figures"], rows, header=False)
     return 0
 
 
-def copy(source: str, destination: str) -> int:
+def _remove(history, run_key: str, out: TextIO) -> int:
+    if history.run(run_key) is None:
+        keys = [r.run_key for r in history.runs()]
+        raise RunError(f"no run {run_key!r} in the history {history.path}",
+                       hint=did_you_mean(run_key, keys) or "bench history list shows the runs' keys")
+    removed = history.remove(run_key)
+    out.write(f"removed run {run_key} ({removed} figure(s)) from {history.path}\n")
+    return 0
+
+
+def copy(source: str, destination: str, out: TextIO) -> int:
     from caramel.history.engine import is_url
     from caramel.history.store import History
     from caramel.history.transfer import copy_runs
@@ -71,12 +103,12 @@ def copy(source: str, destination: str) -> int:
         if src.path == dst.path:
             raise RunError(f"{src.path} is both the source and the destination")
         done = copy_runs(src, dst)
-        print(f"{done.runs} new run(s), {done.figures} new figure(s), {done.baselines} baseline(s) copied from "
-              f"{src.path} to {dst.path}")
+        out.write(f"{done.runs} new run(s), {done.figures} new figure(s), {done.baselines} baseline(s) copied from "
+                  f"{src.path} to {dst.path}\n")
     return 0
 
 
-def push(history: str | None) -> int:
+def push(history: str | None, out: TextIO) -> int:
     """Deliver the spool of the history (default: $CARAMEL_HISTORY), then the sinks' queue; the
     spools of other histories are named with the command that delivers them."""
     from caramel.history.engine import safe_url
@@ -89,7 +121,7 @@ def push(history: str | None) -> int:
     target = history or default_path()
     done = deliver(target)
     if done is not None:
-        print(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {safe_url(target)}")
+        out.write(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {safe_url(target)}\n")
     for other in pending():
         if other.target != safe_url(target) and other.runs:
             print(f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
@@ -97,7 +129,7 @@ def push(history: str | None) -> int:
     sinks = load_settings().sinks
     sent = flush(sinks)
     if sent:
-        print(f"{sent} row(s) sent to the sinks")
+        out.write(f"{sent} row(s) sent to the sinks\n")
     if done is None and not sent:
         print(f"nothing to push for {safe_url(target)}", file=sys.stderr)
     return 0

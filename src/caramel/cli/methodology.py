@@ -9,7 +9,8 @@ import argparse
 import json
 import math
 import os
-import sys
+from dataclasses import dataclass
+from typing import Literal, TextIO
 
 from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.errors import CaramelError
@@ -21,7 +22,27 @@ def load_targets(path: str):
     return read_targets(path)
 
 
-def methodology(args: argparse.Namespace, runs: list[str]) -> int:
+Format = Literal["table", "json", "markdown"]
+
+
+@dataclass(frozen=True)
+class MethodologyOptions:
+    """What `bench compare --targets` reads: the targets file and how the runs are judged against it."""
+
+    targets: str
+    estimator: str | None = None  # all|trimmed|milabench[ ddof=N]; None: the benchmark's own
+    threshold: float | None = None
+    max_sd: float | None = None
+    history: str | None = None
+    format: Format = "table"
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> MethodologyOptions:
+        return cls(targets=args.targets, estimator=args.estimator, threshold=args.threshold, max_sd=args.max_sd,
+                   history=args.history, format=args.format)
+
+
+def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> int:
     from caramel.analyse import from_run
     from caramel.analyse.estimators import estimator_of
     from caramel.history.methodology import judge
@@ -30,9 +51,8 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
     from caramel.report.results import history_tables, produce
     from caramel.spec.estimator import parse_estimator
 
-    chosen = getattr(args, "estimator", None)
-    override = parse_estimator(chosen) if chosen else None
-    targets = load_targets(args.targets)
+    override = parse_estimator(options.estimator) if options.estimator else None
+    targets = load_targets(options.targets)
     figures, estimators, folders = [], {}, [os.getcwd()]
     systems: list[str] = []
     for run_dir in runs:
@@ -44,13 +64,13 @@ def methodology(args: argparse.Namespace, runs: list[str]) -> int:
         record = run_record(run_dir)
         systems = list(dict.fromkeys([*systems, record.system, *record.tags]))
         folders.append(os.path.dirname(os.path.abspath(record.file)) if record.file else "")
-    known = _catalogue([f for f in dict.fromkeys(folders) if f]) | _recorded(getattr(args, "history", None))
-    result = judge(figures, targets, args.threshold, args.max_sd, [n for n in systems if n], estimators, known,
+    known = _catalogue([f for f in dict.fromkeys(folders) if f]) | _recorded(options.history)
+    result = judge(figures, targets, options.threshold, options.max_sd, [n for n in systems if n], estimators, known,
                    list(estimators))
-    if args.format == "json":
-        print(_json(result))
+    if options.format == "json":
+        out.write(_json(result) + "\n")
     else:
-        _print(result, markdown=args.format == "markdown")
+        _print(result, options.format == "markdown", out)
     return 0 if result.passed else 1
 
 
@@ -94,7 +114,7 @@ def _number(value: float, spec: str) -> str:
     return "-" if math.isnan(value) else format(value, spec)
 
 
-def _print(result, markdown: bool) -> None:
+def _print(result, markdown: bool, out: TextIO) -> None:
     head = ["bench", "target", "bounds", "result", "n", "sd", "sd%", "sem%", "diff", "pass", "why"]
     rows = [[x.name, _number(x.target, ".6g"), _bounds(x), _number(x.result, ".6g"), str(x.n), _number(x.sd, ".4g"),
              _pct(x.sd_pct), _pct(x.sem_pct), "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%",
@@ -102,20 +122,20 @@ def _print(result, markdown: bool) -> None:
     stats = [[name, "" if value is None or math.isnan(value) else f"{value:+.4f} %",
               "cannot judge" if ok is None else str(ok)] for name, value, ok in result.criteria]
     if result.system:
-        print(f"system: {result.system}")
+        out.write(f"system: {result.system}\n")
     elif result.system is None:
-        print("system: none of the targets file's systems")
+        out.write("system: none of the targets file's systems\n")
     for caption in result.captions:
-        print(caption)
+        out.write(f"{caption}\n")
     for block, heading in ((rows, head), (stats, ["statistics", "value", "pass"])):
         if markdown:
-            print("| " + " | ".join(heading) + " |")
-            print("|" + "|".join("---" for _ in heading) + "|")
+            out.write("| " + " | ".join(heading) + " |\n")
+            out.write("|" + "|".join("---" for _ in heading) + "|\n")
             for r in block:
-                print("| " + " | ".join(r) + " |")
+                out.write("| " + " | ".join(r) + " |\n")
         else:
-            print_table(sys.stdout, [heading[0], *(Column(h, RIGHT) for h in heading[1:])], block)
-        print()
+            print_table(out, [heading[0], *(Column(h, RIGHT) for h in heading[1:])], block)
+        out.write("\n")
 
 
 def _pct(value: float) -> str:

@@ -4,6 +4,9 @@ as the dashboard is (plotly.js inlined), with each run's provenance and tables."
 from __future__ import annotations
 
 import argparse
+import sys
+from dataclasses import dataclass
+from typing import TextIO
 
 from caramel.cli.common import add_no_eval, add_run_args
 
@@ -17,7 +20,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class ReportOptions:
+    html: str
+    dir: str | None = None
+    id: str | None = None  # one run id, or several joined by commas
+    history: str | None = None
+    no_eval: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ReportOptions:
+        return cls(html=args.html, dir=args.dir, id=args.id, history=args.history, no_eval=args.no_eval)
+
+
 def run(args: argparse.Namespace) -> int:
+    return report(ReportOptions.from_args(args), sys.stdout)
+
+
+def report(options: ReportOptions, out: TextIO) -> int:
+    """`bench report`: one HTML page of the chosen runs (imported into the history first)."""
     from caramel.analyse import from_run
     from caramel.cli.compare import imported
     from caramel.cli.outputs import refuse_inputs
@@ -28,15 +49,15 @@ def run(args: argparse.Namespace) -> int:
     from caramel.report.results import produce
     from caramel.state.registry import resolve
 
-    refuse_inputs(args.html, history=args.history, option="--html")
-    ids = args.id.split(",") if args.id else [None]
+    refuse_inputs(options.html, history=options.history, option="--html")
+    ids = options.id.split(",") if options.id else [None]
     chosen = []
-    with History.open(args.history) as history:
+    with History.open(options.history) as history:
         for run_id in ids:
-            run_dir = resolve(args.dir, run_id)
-            refuse_inputs(args.html, run_dir=run_dir, history=args.history, option="--html")
+            run_dir = resolve(options.dir, run_id)
+            refuse_inputs(options.html, run_dir=run_dir, history=options.history, option="--html")
             inp = from_run(run_dir)
-            if args.no_eval:
+            if options.no_eval:
                 from caramel.spec.evaluation import refuse_evaluation
 
                 refuse_evaluation(inp.benchmark, analysis_only=True)
@@ -46,14 +67,14 @@ def run(args: argparse.Namespace) -> int:
             record = history.run(key)
             assert record is not None  # imported just above
             chosen.append((key, record.benchmark, tables))
-    collection = load([args.history or default_path()], whole={key for key, _, _ in chosen})
+    collection = load([options.history or default_path()], whole={key for key, _, _ in chosen})
     benchmarks = {bench for _, bench, _ in chosen}
     _keep_benchmarks(collection, benchmarks)
     index = {r.record.run_key: r.index for r in collection.runs}
     text = page(collection, f"caramel report: {', '.join(sorted(benchmarks))}",
                 runs=[(index[key], tables) for key, _, tables in chosen])
-    write_text(args.html, text)
-    print(f"report of {len(chosen)} run(s): {args.html}")
+    write_text(options.html, text)
+    out.write(f"report of {len(chosen)} run(s): {options.html}\n")
     return 0
 
 

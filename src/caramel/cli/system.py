@@ -6,7 +6,9 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 from caramel import systems  # its loader (YAML) only when a command reads a system: not for `bench --help`
 from caramel.cli.tables import print_table
@@ -32,7 +34,36 @@ def register(sub: argparse._SubParsersAction) -> None:
             action.add_argument("--partition", metavar="P", help="the partition to describe (default: SLURM's default)")
             action.add_argument("-o", "--output", required=True, metavar="FILE",
                                 help="the file to write (its stem is the system's tag); never overwritten")
-        action.set_defaults(func=globals()[f"run_{name}"])
+        action.set_defaults(func=run)
+
+
+@dataclass(frozen=True)
+class SystemOptions:
+    action: str  # list, show, check or detect
+    systems: tuple[str, ...] = ()  # folders searched before $CARAMEL_SYSTEMS_PATH and caramel's
+    name: str | None = None  # show, check
+    json: bool = False  # list --format json
+    partition: str | None = None  # detect
+    output: str | None = None  # detect
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> SystemOptions:
+        action, extra = args.action, tuple(args.systems)
+        if action == "list":
+            return cls(action, extra, json=args.format == "json")
+        if action == "detect":
+            return cls(action, extra, partition=args.partition, output=args.output)
+        return cls(action, extra, name=args.name)
+
+
+def run(args: argparse.Namespace) -> int:
+    return system_command(SystemOptions.from_args(args), sys.stdout)
+
+
+def system_command(options: SystemOptions, out: TextIO) -> int:
+    """`bench system list|show|check|detect`."""
+    actions = {"list": system_list, "show": system_show, "check": system_check, "detect": system_detect}
+    return actions[options.action](options, out)
 
 
 def _path_of(name: str, extra: list[str]) -> Path:
@@ -44,12 +75,13 @@ def _path_of(name: str, extra: list[str]) -> Path:
                        hint=did_you_mean(name, names) or "systems: " + ", ".join(names))
 
 
-def run_list(args: argparse.Namespace) -> int:
+def system_list(options: SystemOptions, out: TextIO) -> int:
     from caramel.systems.loader import SHIPPED
 
     rows = []
-    for name in systems.system_names(args.systems):
-        path = _path_of(name, args.systems)
+    extra = list(options.systems)
+    for name in systems.system_names(extra):
+        path = _path_of(name, extra)
         origin = "shipped" if path.parent.resolve() == SHIPPED.resolve() else str(path.parent)
         try:
             system = systems.load_system(path)
@@ -58,47 +90,51 @@ def run_list(args: argparse.Namespace) -> int:
         except CaramelError as exc:
             rows.append({"name": name, "scheduler": "?", "description": f"cannot read: {exc.message}",
                          "origin": origin, "file": str(path)})
-    if args.format == "json":
-        print(json.dumps(rows, indent=1))
+    if options.json:
+        out.write(json.dumps(rows, indent=1) + "\n")
         return 0
     header = ["name", "scheduler", "description", "origin"]
-    print_table(sys.stdout, header, [[r[h][:60] for h in header] for r in rows])
+    print_table(out, header, [[r[h][:60] for h in header] for r in rows])
     return 0
 
 
-def run_show(args: argparse.Namespace) -> int:
-    path = _path_of(args.name, args.systems)
+def system_show(options: SystemOptions, out: TextIO) -> int:
+    assert options.name is not None
+    path = _path_of(options.name, list(options.systems))
     system = systems.load_system(path)
-    print(f"# {path}")
+    out.write(f"# {path}\n")
     for key, value in system.parameters().items():
-        print(f"{key}: {value}")
+        out.write(f"{key}: {value}\n")
     return 0
 
 
-def run_check(args: argparse.Namespace) -> int:
+def system_check(options: SystemOptions, out: TextIO) -> int:
     from caramel.energy.measure import load_method
     from caramel.systems.probe import check
 
-    path = _path_of(args.name, args.systems)
+    assert options.name is not None
+    path = _path_of(options.name, list(options.systems))
     findings = check(systems.load_system(path), load_method)
-    print(f"system {args.name} ({path}):")
+    out.write(f"system {options.name} ({path}):\n")
     for f in findings:
-        print(f"  {'ok  ' if f.ok else 'FAIL'}  {f.what}: {f.detail}")
+        out.write(f"  {'ok  ' if f.ok else 'FAIL'}  {f.what}: {f.detail}\n")
     failed = sum(not f.ok for f in findings)
-    print(f"{len(findings) - failed} of {len(findings)} checks hold" + (f", {failed} failed" if failed else ""))
+    out.write(f"{len(findings) - failed} of {len(findings)} checks hold" + (f", {failed} failed" if failed else "")
+              + "\n")
     return 1 if failed else 0
 
 
-def run_detect(args: argparse.Namespace) -> int:
+def system_detect(options: SystemOptions, stdout: TextIO) -> int:
     from caramel.systems.probe import detect
 
-    out = Path(args.output)
+    assert options.output is not None
+    out = Path(options.output)
     if out.exists():
         raise CaramelError(f"{out} exists; bench system detect does not overwrite a file",
                            hint="give another -o FILE, or remove it first")
     if out.suffix != ".yaml":
         raise CaramelError(f"{out}: a system file ends in .yaml (its stem is the tag that selects it)")
-    text = detect(out.stem, args.partition)
+    text = detect(out.stem, options.partition)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text)
     try:
@@ -106,6 +142,6 @@ def run_detect(args: argparse.Namespace) -> int:
     except CaramelError:
         out.unlink()
         raise
-    print(text, end="")
-    print(f"# written to {out}; use it with --systems {os.path.dirname(os.path.abspath(out))} --tag {out.stem}")
+    stdout.write(text)
+    stdout.write(f"# written to {out}; use it with --systems {os.path.dirname(os.path.abspath(out))} --tag {out.stem}\n")
     return 0
