@@ -82,11 +82,6 @@ class LoadedBenchmarks:
     by_name: bool  # FILE was a name, not a path: runs go under the current folder, never beside the file
 
 
-def load_benchmarks(args: argparse.Namespace) -> list[Benchmark]:
-    """The benchmarks the arguments of `add_benchmark_args` name (see `load_named`)."""
-    return load_named(BenchmarkOptions.from_args(args)).benchmarks
-
-
 def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
     from caramel.catalog import resolve_benchmark
@@ -148,11 +143,6 @@ class UpdateOptions:
                    no_eval=args.no_eval)
 
 
-def analysis_input(args: argparse.Namespace, run_dir: str):
-    """The run's analysis input, with the edited definitions of -u FILE taken first."""
-    return analysis_input_of(UpdateOptions.from_args(args), run_dir)
-
-
 def analysis_input_of(options: UpdateOptions, run_dir: str):
     """The run's analysis input, with the edited definitions of `options.update` taken first."""
     from caramel.analyse import from_run
@@ -180,11 +170,6 @@ def add_run_reader(sub: argparse._SubParsersAction, name: str, help: str,
     return parser
 
 
-def open_run(args: argparse.Namespace) -> contextlib.AbstractContextManager[tuple[str, Store]]:
-    """The run folder `add_run_args` arguments name, and its store read-only (closed afterwards)."""
-    return read_run(args.dir, args.id)
-
-
 @contextlib.contextmanager
 def read_run(folder: str | None, run_id: str | None) -> Iterator[tuple[str, Store]]:
     """The run folder DIR and -i name (state.registry.resolve), and its store read-only (closed afterwards)."""
@@ -197,10 +182,3 @@ def read_run(folder: str | None, run_id: str | None) -> Iterator[tuple[str, Stor
         yield run_dir, store
     finally:
         store.close()
-
-
-def resolve_run(args: argparse.Namespace) -> str:
-    """The run folder `add_run_args` arguments name."""
-    from caramel.state.registry import resolve
-
-    return resolve(args.dir, args.id)

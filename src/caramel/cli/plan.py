@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass, field
+from typing import TextIO
 
-from caramel.cli.common import add_benchmark_args, load_benchmarks
+from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
 from caramel.cli.plan_output import plan_json, print_plan, write_json
-from caramel.cli.predict import add_predict_args
+from caramel.cli.predict import ForecastOptions, add_predict_args
 from caramel.expand.plan import make_plan
 
 
@@ -22,19 +24,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
+@dataclass(frozen=True)
+class PlanOptions:
+    source: BenchmarkOptions
+    json: bool = False
+    predict: bool = False  # each workpackage's predicted job time and the campaign's cost
+    forecast: ForecastOptions = field(default_factory=ForecastOptions)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> PlanOptions:
+        return cls(source=BenchmarkOptions.from_args(args), json=args.format == "json", predict=args.predict,
+                   forecast=ForecastOptions.from_args(args))
+
+
 def run(args: argparse.Namespace) -> int:
-    benchmarks = load_benchmarks(args)
-    plans = [make_plan(bench, max_workpackages=args.max_workpackages) for bench in benchmarks]
-    if args.predict:
+    return plan_command(PlanOptions.from_args(args), sys.stdout)
+
+
+def plan_command(options: PlanOptions, out: TextIO) -> int:
+    """`bench plan`: every workpackage a run would make (nothing is written)."""
+    benchmarks = load_named(options.source).benchmarks
+    plans = [make_plan(bench, max_workpackages=options.source.max_workpackages) for bench in benchmarks]
+    if options.predict:
         from caramel.cli.predict import print_cost
 
         for bench, plan in zip(benchmarks, plans, strict=True):
-            print_cost(bench, plan, args)
+            print_cost(bench, plan, options.forecast, list(options.source.systems), options.json, out)
         return 0
-    if args.format == "json":
+    if options.json:
         docs = [plan_json(plan) for plan in plans]
-        write_json(docs[0] if len(docs) == 1 else docs, sys.stdout)
+        write_json(docs[0] if len(docs) == 1 else docs, out)
         return 0
     for plan in plans:
-        print_plan(plan)
+        print_plan(plan, out)
     return 0

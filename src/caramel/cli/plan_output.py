@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-import sys
+from typing import TextIO
 
 from caramel.cli.tables import print_table
 
@@ -36,10 +36,10 @@ def write_json(doc, out) -> None:
     out.write("]}\n")
 
 
-def print_plan(plan) -> None:
+def print_plan(plan, out: TextIO) -> None:
     """One line per workpackage: id, step, iteration, parents and the values that vary."""
     wps = plan.workpackages
-    print(f"benchmark {plan.benchmark.name}: {len(wps)} workpackages")
+    print(f"benchmark {plan.benchmark.name}: {len(wps)} workpackages", file=out)
     varying: list[str] = []
     by_step: dict[str, list] = {}
     for wp in wps:
@@ -52,4 +52,4 @@ def print_plan(plan) -> None:
     header = ["id", "step", "iter", "parents"] + varying
     rows = [[str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)] +
             [str(wp.params().typed_values().get(n, "")).strip()[:30] for n in varying] for wp in wps]
-    print_table(sys.stdout, header, rows)
+    print_table(out, header, rows)

@@ -9,8 +9,10 @@ import argparse
 import json
 import math
 import sys
+from dataclasses import dataclass, field
+from typing import Literal, TextIO
 
-from caramel.cli.common import add_benchmark_args, load_benchmarks
+from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,10 +39,41 @@ def add_predict_args(parser: argparse.ArgumentParser) -> None:
                              "kernels where it has none but has microbenchmarks (docs/microbench.md)")
 
 
-def history_path(args: argparse.Namespace) -> str:
-    from caramel.history.store import default_path
+Method = Literal["auto", "history", "kernels"]
 
-    return args.history or default_path()
+
+@dataclass(frozen=True)
+class ForecastOptions:
+    """What `add_predict_args` reads: where predictions learn from."""
+
+    history: str | None = None  # None: $CARAMEL_HISTORY or the data folder
+    learn_from: str | None = None  # another system's history, scaled by the peak rates
+    method: Method = "auto"
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ForecastOptions:
+        return cls(history=args.history, learn_from=args.learn_from, method=args.method)
+
+    def history_path(self) -> str:
+        from caramel.history.store import default_path
+
+        return self.history or default_path()
+
+
+@dataclass(frozen=True)
+class PredictOptions:
+    source: BenchmarkOptions
+    forecast: ForecastOptions = field(default_factory=ForecastOptions)
+    metrics: tuple[str, ...] = ()  # only these metrics (table column titles)
+    json: bool = False
+    validate: bool = False
+    suggest: int | None = None  # the N configurations that would most reduce the uncertainty
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> PredictOptions:
+        return cls(source=BenchmarkOptions.from_args(args), forecast=ForecastOptions.from_args(args),
+                   metrics=tuple(args.metric), json=args.format == "json", validate=args.validate,
+                   suggest=args.suggest)
 
 
 def predicted_time(bench, history: str | None, learn_from: str | None, systems: list[str], margin: float):
@@ -65,26 +98,33 @@ def predicted_time(bench, history: str | None, learn_from: str | None, systems: 
 
 
 def run(args: argparse.Namespace) -> int:
+    return predict(PredictOptions.from_args(args), sys.stdout)
+
+
+def predict(options: PredictOptions, out: TextIO) -> int:
+    """`bench predict`: each benchmark's predictions, their validation, or what to measure next."""
     from caramel.predict.service import make_forecast
 
-    for bench in load_benchmarks(args):
-        if args.suggest is not None:
-            print_suggestions(bench, args)
+    fmt = "json" if options.json else "table"
+    for bench in load_named(options.source).benchmarks:
+        if options.suggest is not None:
+            print_suggestions(bench, options, out)
             continue
-        forecast = make_forecast(bench, history_path(args), args.metric, args.learn_from, args.systems,
-                                 validate=True, method=args.method)
+        forecast = make_forecast(bench, options.forecast.history_path(), list(options.metrics),
+                                 options.forecast.learn_from, list(options.source.systems), validate=True,
+                                 method=options.forecast.method)
         if forecast.method == "kernels":
-            print_kernel_forecast(forecast, args.format, args.validate)
-        elif args.validate:
-            print_validation(forecast, args.format)
-        elif args.format == "json":
+            print_kernel_forecast(forecast, fmt, options.validate, out)
+        elif options.validate:
+            print_validation(forecast, fmt, out)
+        elif options.json:
             doc: dict[str, object] = {"benchmark": forecast.benchmark, "system": forecast.system,
                    "predictions": [p.as_json() for p in forecast.predictions]}
             if forecast.learned_from:
                 doc["learned_from"] = {"system": forecast.learned_from, "peak_ratio": forecast.ratio}
-            print(json.dumps(_finite(doc), indent=1))
+            print(json.dumps(_finite(doc), indent=1), file=out)
         else:
-            print_predictions(forecast)
+            print_predictions(forecast, out)
         for line in forecast.declined:
             print(f"warning: not predicted: {line}", file=sys.stderr)
     return 0
@@ -102,11 +142,11 @@ def _g(value: float | None) -> str:
     return "?" if value is None or not math.isfinite(value) else f"{value:.4g}"
 
 
-def print_rows(rows: list[list[str]]) -> None:
+def print_rows(rows: list[list[str]], out: TextIO) -> None:
     """The first row is the header."""
     from caramel.cli.tables import print_table
 
-    print_table(sys.stdout, rows[0], rows[1:], indent=2)
+    print_table(out, rows[0], rows[1:], indent=2)
 
 
 def learned_line(forecast) -> str:
@@ -116,25 +156,25 @@ def learned_line(forecast) -> str:
             f"peak rates {forecast.system}/{forecast.learned_from} = {forecast.ratio:.4g} (docs/predict.md: limits)")
 
 
-def print_predictions(forecast) -> None:
+def print_predictions(forecast, out: TextIO) -> None:
     print(f"benchmark {forecast.benchmark} on {forecast.system or '(no system)'}: "
-          f"{len({p.id for p in forecast.predictions})} workpackages predicted")
+          f"{len({p.id for p in forecast.predictions})} workpackages predicted", file=out)
     if forecast.learned_from:
-        print(learned_line(forecast))
+        print(learned_line(forecast), file=out)
     rows = [["id", "parameters", "metric", "value", "90% interval", "points", "model", "extrapolated"]]
     for p in forecast.predictions:
         outside = ",".join(p.outside[:5]) + (f",+{len(p.outside) - 5}" if len(p.outside) > 5 else "")
         rows.append([str(p.id), ",".join(f"{k}={v}" for k, v in p.parameters.items())[:60],
                      p.metric + (f"[{p.unit}]" if p.unit else ""), _g(p.value), f"{_g(p.low)} .. {_g(p.high)}",
                      str(p.points), p.model, ("yes: " + outside) if p.extrapolated else ""])
-    print_rows(rows)
+    print_rows(rows, out)
     thin = [c for c in forecast.choices if c.models and not c.validated]
     if thin:
         print(f"note: too few measured configurations to validate a model for {', '.join(c.data.name for c in thin)}; "
-              "bench predict ... --suggest 3 says what to measure next")
+              "bench predict ... --suggest 3 says what to measure next", file=out)
 
 
-def print_validation(forecast, fmt: str) -> None:
+def print_validation(forecast, fmt: str, out: TextIO) -> None:
     entries = []
     for choice in forecast.choices:
         for v in choice.validations:
@@ -148,22 +188,22 @@ def print_validation(forecast, fmt: str) -> None:
                             "used_outside_range": True})
     if fmt == "json":
         print(json.dumps(_finite({"benchmark": forecast.benchmark, "system": forecast.system,
-                                  "validation": entries}), indent=1))
+                                  "validation": entries}), indent=1), file=out)
         return
     print(f"leave-one-out over the history of {forecast.benchmark} on {forecast.system or '(no system)'} "
-          "(absolute percentage error of each held-out configuration's mean):")
+          "(absolute percentage error of each held-out configuration's mean):", file=out)
     if forecast.learned_from:
-        print(learned_line(forecast))
+        print(learned_line(forecast), file=out)
     rows = [["metric", "model", "held out", "predicted", "median %", "p90 %", "used by predict"]]
     for e in entries:
         used = ["inside the measured range"] if e["used"] else []
         used += ["outside it"] if e["used_outside_range"] else []
         rows.append([e["metric"], e["model"], str(e["configurations"]), str(e["predicted"]),
                      _g(e["median_ape"]), _g(e["p90_ape"]), ("<- used " + " and ".join(used)) if used else ""])
-    print_rows(rows)
+    print_rows(rows, out)
 
 
-def print_suggestions(bench, args: argparse.Namespace) -> None:
+def print_suggestions(bench, options: PredictOptions, out: TextIO) -> None:
     from caramel.expand.plan import make_plan
     from caramel.predict.points import PredictError, load_points, targets_of
     from caramel.predict.service import pick_metrics, record_command
@@ -173,29 +213,29 @@ def print_suggestions(bench, args: argparse.Namespace) -> None:
     system = bench.system.name if bench.system is not None else ""
     targets = targets_of(bench, make_plan(bench, run_id=0))
     try:
-        data = pick_metrics(load_points(history_path(args), bench.name, system, args.learn_from,
-                                        record_command(bench)), args.metric)
+        data = pick_metrics(load_points(options.forecast.history_path(), bench.name, system,
+                                        options.forecast.learn_from, record_command(bench)), list(options.metrics))
     except PredictError as exc:
-        if args.metric:
+        if options.metrics:
             raise
         print(f"note: {exc.message}: any configuration teaches something", file=sys.stderr)
         data = []
     timed = [d for d in data if d.direction == "lower" and ("time" in d.name.lower() or is_time_unit(d.unit))]
     metric = (timed or data)[0] if timed or data else None
     table = metric.table if metric else next(iter(targets), "")
-    chosen = suggest(metric.points if metric else [], targets.get(table, []), targets.get(table, []), args.suggest)
-    if args.format == "json":
+    chosen = suggest(metric.points if metric else [], targets.get(table, []), targets.get(table, []), options.suggest or 0)
+    if options.json:
         print(json.dumps({"benchmark": bench.name, "system": system, "metric": metric.name if metric else None,
                           "suggestions": [{"id": t.id, "parameters": t.config, "why": why} for t, why in chosen]},
-                         indent=1))
+                         indent=1), file=out)
         return
     print(f"measure next ({bench.name} on {system or '(no system)'}"
-          + (f", for {metric.name}" if metric else "") + "):")
+          + (f", for {metric.name}" if metric else "") + "):", file=out)
     rows = [["id", "parameters", "why"]] + [[str(t.id), ",".join(f"{k}={v}" for k, v in t.config.items()), why]
                                             for t, why in chosen]
-    print_rows(rows)
+    print_rows(rows, out)
     if not chosen:
-        print("  nothing: every configuration of the plan was measured (other tags give other candidates)")
+        print("  nothing: every configuration of the plan was measured (other tags give other candidates)", file=out)
 
 
 def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
@@ -204,18 +244,18 @@ def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
     return f"{v[0]:{fmt}} (90 %: {v[1]:{fmt}} .. {v[2]:{fmt}})"
 
 
-def print_cost(bench, plan, args: argparse.Namespace) -> None:
+def print_cost(bench, plan, options: ForecastOptions, systems: list[str], as_json: bool, out: TextIO) -> None:
     """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
     from caramel.cli.plan_output import plan_json, print_plan
     from caramel.predict.cost import job_costs, total
     from caramel.predict.service import make_forecast
 
-    forecast = make_forecast(bench, history_path(args), None, args.learn_from, args.systems,
-                             method=getattr(args, "method", "auto"))
+    forecast = make_forecast(bench, options.history_path(), None, options.learn_from, systems,
+                             method=options.method)
     costs = job_costs(forecast)
     campaign = {"node_hours": total(costs, "node_hours"), "energy_wh": total(costs, "energy_wh"),
                 "node_hours_without_limit": total(costs, "uncapped_node_hours")}
-    if args.format == "json":
+    if as_json:
         doc = plan_json(plan)
         doc["cost"] = _finite({"system": forecast.system, "learned_from": forecast.learned_from,
                                "peak_ratio": forecast.ratio, **campaign, **method_json(forecast),
@@ -223,27 +263,27 @@ def print_cost(bench, plan, args: argparse.Namespace) -> None:
                                          "seconds_without_limit": c.uncapped or c.seconds,
                                          "energy_wh": c.energy_wh, "capped": c.capped, "model": c.model,
                                          "extrapolated": c.extrapolated} for c in costs]})
-        print(json.dumps(doc, indent=1))
+        print(json.dumps(doc, indent=1), file=out)
         return
-    print_plan(plan)
-    print(f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):")
+    print_plan(plan, out)
+    print(f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):", file=out)
     if forecast.learned_from:
-        print("  " + learned_line(forecast))
-    print("  " + method_line(forecast))
+        print("  " + learned_line(forecast), file=out)
+    print("  " + method_line(forecast), file=out)
     rows = [["id", "nodes", "job time (s)", "node-hours", "model", "note"]]
     for c in costs:
         note = ("capped by predict_job_limit; " if c.capped else "") + ("extrapolated" if c.extrapolated else "")
         rows.append([str(c.id), str(c.nodes), _span(c.seconds), _span(c.node_hours), c.model, note.strip("; ")])
-    print_rows(rows)
+    print_rows(rows, out)
     hours = campaign["node_hours"]
-    print(f"campaign: {_span(hours)} node-hours" if hours else "campaign: no workpackage could be predicted")
+    print(f"campaign: {_span(hours)} node-hours" if hours else "campaign: no workpackage could be predicted", file=out)
     uncapped = campaign["node_hours_without_limit"]
     if any(c.capped for c in costs) and uncapped is not None:
         print(f"  (jobs stop at predict_job_limit; run to their end: {_span(uncapped)} "
-              "node-hours)")
+              "node-hours)", file=out)
     energy = campaign["energy_wh"]
     print(f"energy: {_span(energy)} Wh" if energy else "energy: not predicted (the history holds no energy figure "
-          "for this benchmark and system)")
+          "for this benchmark and system)", file=out)
 
 
 def method_json(forecast) -> dict:
@@ -271,7 +311,7 @@ def method_line(forecast) -> str:
             f"workpackage's execution profile ({found.profile_summary()}){why}; {learned}")
 
 
-def print_kernel_forecast(forecast, fmt: str, validate: bool) -> None:
+def print_kernel_forecast(forecast, fmt: str, validate: bool, out: TextIO) -> None:
     found = forecast.kernels
     kinds = [{"kind": kind, "dtype": dtype, "cases": cases, "median_ape": _median(errors),
               "max_ape": max(errors) if errors else None, "model": model}
@@ -282,20 +322,20 @@ def print_kernel_forecast(forecast, fmt: str, validate: bool) -> None:
         if validate:
             doc["kernels_validation"] = kinds
             doc["end_to_end_ape"] = found.end_to_end
-        print(json.dumps(_finite(doc), indent=1))
+        print(json.dumps(_finite(doc), indent=1), file=out)
         return
-    print(method_line(forecast))
+    print(method_line(forecast), file=out)
     if validate:
-        print(f"leave-one-out of {forecast.system}'s kernel models (each microbenchmark case predicted from the others):")
+        print(f"leave-one-out of {forecast.system}'s kernel models (each microbenchmark case predicted from the others):", file=out)
         rows = [["kernel", "dtype", "cases", "median %", "worst %", "model"]]
         rows += [[k["kind"], k["dtype"], str(k["cases"]), _g(k["median_ape"]), _g(k["max_ape"]), k["model"]]
                  for k in kinds]
-        print_rows(rows)
+        print_rows(rows, out)
         if found.end_to_end:
             print(f"end to end on {forecast.system}'s own runs of {forecast.benchmark} (overhead learned from the "
-                  f"others): median {_g(_median(found.end_to_end))} %, worst {_g(max(found.end_to_end))} %")
+                  f"others): median {_g(_median(found.end_to_end))} %, worst {_g(max(found.end_to_end))} %", file=out)
         return
-    print_predictions(forecast)
+    print_predictions(forecast, out)
 
 
 def _median(values: list[float]) -> float | None:

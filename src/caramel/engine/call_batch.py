@@ -39,7 +39,8 @@ class SubmitError(Exception):
 
 def on_slurm(bench: Benchmark) -> bool:
     """Whether the run's system submits call: steps to SLURM (engine/call.py: its scheduler)."""
-    return (getattr(bench.system, "scheduler", "") or "local") == "slurm"
+    scheduler = bench.system.scheduler if bench.system is not None else ""
+    return (scheduler or "local") == "slurm"
 
 
 def write_call(command: Command) -> Outcome:
