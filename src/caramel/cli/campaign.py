@@ -59,7 +59,7 @@ def for_campaign(args: argparse.Namespace) -> int:
         return methodology(MethodologyOptions.from_args(args), runs, sys.stdout)
     code = 0
     for run_dir in runs:
-        print(f"== {run_dir}", flush=True)
+        print(f"== {run_dir}", file=sys.stdout, flush=True)  # the wrapper of namespaces main.py hands over
         one = argparse.Namespace(**{**vars(args), "dir": run_dir, "id": None, "campaign": None})
         try:
             code = max(code, int(args.func(one) or 0))
