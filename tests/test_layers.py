@@ -258,3 +258,57 @@ def test_the_reader_sees_hidden_and_relative_imports(tmp_path: Path) -> None:
     cycle = [p for p in messages(layer_problems(pkg)) if p.startswith("packages")]
     assert cycle == ["packages 'engine' and 'spec' import each other: caramel.engine.engine:1 imports "
                      "caramel.spec.model; caramel.spec.model:3 imports caramel.engine.engine"]
+
+
+# The four kinds of code the tree holds (docs/architecture.md, "Four kinds of code"): every package and
+# top-level module is exactly one of them, and the job payloads below carry a rule of their own.
+KINDS: dict[str, tuple[str, ...]] = {
+    "base": ("errors", "vocabulary", "resources", "__version__", "fs", "settings"),
+    "stage": ("spec", "expand", "engine", "state", "analyse", "report"),
+    "adapter": ("backends", "systems", "containers", "energy"),
+    "consumer": ("history", "pages", "predict", "catalog"),
+    "payload": ("workloads",),
+    "entry": ("api", "sweep", "cli", "__main__", "__init__"),
+}
+# Modules that run inside a job (often in a container holding only the installed package), outside
+# the `workloads` package: they import only other payloads and the base, so a job never drags in the
+# run record, the history or the pages, and a change there cannot break what runs on the nodes.
+PAYLOAD_MODULES = ("caramel.energy.measure", "caramel.containers.exec", "caramel.engine.call_payload")
+# What a payload may import beside payloads and the base: the helpers it wraps a command with
+PAYLOAD_MAY_IMPORT = ("caramel.containers.runtime", "caramel.backends.launchers")
+
+
+def test_every_package_is_one_kind_of_code() -> None:
+    kinds = [name for names in KINDS.values() for name in names]
+    assert sorted(kinds) == sorted(RANK) and len(kinds) == len(set(kinds))
+
+
+def is_payload(module: str) -> bool:
+    return unit(module) in KINDS["payload"] or module in PAYLOAD_MODULES
+
+
+def payload_problems(root: Path) -> list[str]:
+    """Every import of a job payload that is neither a payload, the base, nor a wrapping helper."""
+    problems = []
+    for where, _, target in all_edges(root, run_time_only=True):
+        source = where.partition(":")[0]
+        if is_payload(source) and not (is_payload(target) or unit(target) in KINDS["base"]
+                                       or target.startswith(PAYLOAD_MAY_IMPORT)):
+            problems.append(f"{where} imports {target}: a job payload imports only payloads and the base")
+    return problems
+
+
+def test_job_payloads_import_only_payloads_and_the_base() -> None:
+    assert payload_problems(source_root()) == []
+
+
+def test_a_payload_importing_the_run_record_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "caramel"
+    (package / "workloads").mkdir(parents=True)
+    (package / "state").mkdir()
+    for init in (package / "__init__.py", package / "workloads" / "__init__.py", package / "state" / "__init__.py"):
+        init.write_text("")
+    (package / "state" / "store.py").write_text("")
+    (package / "workloads" / "train.py").write_text("def main():\n    from caramel.state.store import x\n")
+    assert payload_problems(package) == [
+        "caramel.workloads.train:2 imports caramel.state.store: a job payload imports only payloads and the base"]
