@@ -80,7 +80,7 @@ def one_round(src: Path, work: Path) -> dict[str, float]:
 def energy_wrapper_cpu(src: Path, cwd: Path, env: dict[str, str]) -> float:
     """The energy wrapper's own CPU seconds (RUSAGE_SELF less RUSAGE_CHILDREN: the command it wraps left
     out) around `python -c pass`, with the `local` system's method (gh) and no meter on this node."""
-    code = ("import resource, sys\nfrom caramel.energy.measure import main\n"
+    code = ("import resource, sys\nfrom caramel.payloads.measure import main\n"
             "code = main(['--method', 'gh', '--interval', '100', '--out-dir', 'energy-probe', '--suffix', 'x.0', "
             "'--', sys.executable, '-c', 'pass'])\nr = resource.getrusage(resource.RUSAGE_SELF)\n"
             "print(f'WRAPPER_OWN_CPU {r.ru_utime + r.ru_stime:.4f}', file=sys.__stderr__)\n")

@@ -24,8 +24,8 @@ import sys
 import tempfile
 import time
 
-from caramel.history.metrics import Metric
-from caramel.history.store import History, RunRecord
+from caramel.consumers.history.metrics import Metric
+from caramel.consumers.history.store import History, RunRecord
 
 METRICS = [("Tokens/second", "", "higher"), ("TFLOPs", "", "higher"), ("Time/iteration", "s", "lower"),
            ("Energy", "Wh", "lower"), ("Tokens/J", "", "higher"), ("AvgPower", "W", "lower"),

@@ -3,7 +3,7 @@
 
     python perf/history_pg.py [--workpackages 10000] [--runs 1000] [--rounds 2] [--url postgresql://...]
 
-Without --url a server of its own is started (tests/history/pgserver.py: Debian's postgresql 15 in
+Without --url a server of its own is started (tests/consumers/history/pgserver.py: Debian's postgresql 15 in
 a temporary folder, as the test suite does), on this machine, over TCP with a password.
 1. `bench result` on a run of N finished workpackages (perf/result_scale.py's run), first call,
    into an SQLite file and into PostgreSQL: two copies of the run, so each is a first call.
@@ -77,7 +77,7 @@ def main() -> int:
     if args.url:
         url = args.url
     else:
-        from tests.history.pgserver import PgServer
+        from tests.consumers.history.pgserver import PgServer
 
         server = PgServer()
         url = server.new_database()

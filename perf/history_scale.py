@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from caramel.history.store import METRIC_COLUMNS, METRIC_KEY, RUN_COLUMNS, History, upsert
+from caramel.consumers.history.store import METRIC_COLUMNS, METRIC_KEY, RUN_COLUMNS, History, upsert
 
 METRICS = [("Tokens/second", "", "higher"), ("TFLOPs", "", "higher"), ("Time/iteration", "s", "lower"),
            ("Energy", "Wh", "lower"), ("Tokens/J", "", "higher"), ("AvgPower", "W", "lower"),

@@ -5,7 +5,7 @@ caramel's trainer against. No logging, no per-iteration timing, synthetic tokens
     python perf/plain_gpt.py --threads 2 --iters 200                    # one process
     torchrun --standalone --nproc_per_node 2 perf/plain_gpt.py --threads 1   # DDP over gloo, no_sync
 
-It uses caramel's model class (caramel.workloads.gpt.GPT), so a difference is the loop's, not the
+It uses caramel's model class (caramel.payloads.workloads.gpt.GPT), so a difference is the loop's, not the
 model's. Prints `plain tokens/s: N` (all ranks), the wall seconds of the timed loop and rank 0's CPU
 seconds over it (`plain cpu seconds:`, as the trainer's `> timed:` line gives its own).
 
@@ -28,7 +28,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from caramel.workloads.gpt import GPT
+from caramel.payloads.workloads.gpt import GPT
 
 
 def main() -> None:
@@ -84,8 +84,8 @@ def compare_loops(args: argparse.Namespace, block: int = 20) -> None:
     from pathlib import Path
     from tempfile import TemporaryDirectory
 
-    from caramel.workloads import gpt
-    from caramel.workloads.data import write_corpus
+    from caramel.payloads.workloads import gpt
+    from caramel.payloads.workloads.data import write_corpus
 
     with TemporaryDirectory() as tmp:
         write_corpus(Path(tmp) / "c")

@@ -56,8 +56,8 @@ def main() -> int:
             return 1
         rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
-        from caramel.expand.plan import make_plan
-        from caramel.spec.loader import load_one
+        from caramel.stages.expand.plan import make_plan
+        from caramel.stages.spec.loader import load_one
 
         bench = load_one(path)
         start = time.perf_counter()

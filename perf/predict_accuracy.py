@@ -5,17 +5,17 @@
     python perf/predict_accuracy.py gpt    # caramel's GPT, 12 configurations x 3: leave-one-out, then hidden x2
     python perf/predict_accuracy.py kernels [--quick]  # issue 18: a system never run on, from its microbenchmarks
 
-kernels: two "systems" of this machine (tests/predict/data/systems: onecore = core 0, one thread,
+kernels: two "systems" of this machine (tests/consumers/predict/data/systems: onecore = core 0, one thread,
 float32; bf16core = the same in bfloat16), each with benchmarks/microbench.yaml run, and the GPT
-trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; four larger sizes
+trainer (tests/consumers/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; four larger sizes
 predicted on bf16core by --method kernels over the trainer's captured profiles (torch.profiler,
-tests/predict/data/profiles) and by --from onecore (peak-rate scaling), then run there: per-size,
+tests/consumers/predict/data/profiles) and by --from onecore (peak-rate scaling), then run there: per-size,
 median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
 --quick (aimed at under 3 min on 2 quiet cores; 3 min 17 s at load 3): the suite's GEMM, copy and
 element-wise cases only (the GPT's profile has no convolution or collective), 0.1 s a case, and one
 repeat of 6 iterations per GPT size.
 
-Each in a temporary folder with its own history (tests/predict/data/*.yaml). The GPT sweep takes a
+Each in a temporary folder with its own history (tests/consumers/predict/data/*.yaml). The GPT sweep takes a
 few minutes on 2 busy cores (mostly starting torch 42 times).
 """
 
@@ -44,7 +44,7 @@ def bench(*args: str, cwd: Path, env: dict[str, str]) -> str:
 
 def measured(path: Path, metric: str) -> dict[tuple[str, ...], float]:
     """Per configuration, the mean of the later run's repeats (as the history keeps them)."""
-    from caramel.history.store import History
+    from caramel.consumers.history.store import History
 
     with History.open(str(path)) as history:
         return {tuple(m.row.values()): statistics.fmean(m.samples) for run in history.runs()
@@ -101,7 +101,7 @@ def _summary(name: str, errors: list[float]) -> str:
 def _systems_measured(history: Path) -> set[str]:
     if not history.exists():
         return set()
-    from caramel.history.store import History
+    from caramel.consumers.history.store import History
 
     with History.open(str(history)) as store:
         return {r.system for r in store.runs("microbench")}
@@ -110,7 +110,7 @@ def _systems_measured(history: Path) -> set[str]:
 def stand_in(history: Path) -> None:
     """localcluster's microbenchmarks: onecore's figures under its name (its nodes are this machine's
     cores, one CPU per task); the suite is not submitted to the cluster here (another part owns it)."""
-    from caramel.history.store import History, RunRecord
+    from caramel.consumers.history.store import History, RunRecord
 
     with History.open(str(history)) as store:
         run = next(r for r in store.runs("microbench") if r.system == "onecore")

@@ -86,10 +86,10 @@ def megatron_log(wp_id: int, iterations: int = 10) -> str:
 def make_run(folder: str, n: int) -> str:
     """A run folder holding the plan and state of N done workpackages with their logs."""
     from caramel import __version__
-    from caramel.expand.plan import make_plan
-    from caramel.spec.loader import load_one
-    from caramel.state.rows import RunInfo
-    from caramel.state.store import Store
+    from caramel.stages.expand.plan import make_plan
+    from caramel.stages.spec.loader import load_one
+    from caramel.stages.state.rows import RunInfo
+    from caramel.stages.state.store import Store
 
     a, b, c = factors(n)
     path = os.path.join(folder, "scale.yaml")
@@ -152,10 +152,10 @@ def big_log(folder: str, megabytes: int) -> None:
 
 
 def scan_one(path: str, case: str) -> None:
-    from caramel.analyse.patterns import BUILTIN_PATTERNS as B
-    from caramel.analyse.patterns import Probe
-    from caramel.analyse.scan import scan_file
-    from caramel.analyse.stats import Accumulator
+    from caramel.stages.analyse.patterns import BUILTIN_PATTERNS as B
+    from caramel.stages.analyse.patterns import Probe
+    from caramel.stages.analyse.scan import scan_file
+    from caramel.stages.analyse.stats import Accumulator
 
     if case == "lines":
         probes = [Probe("elp", re.compile(rf"elapsed time per iteration \(s\):\s+{B['jube_pat_fp']}", re.M), "float"),

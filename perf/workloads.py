@@ -2,12 +2,12 @@
 """Does the shipped `llm` job on `local` measure the machine or caramel? Interleaved rounds of separate
 processes, as a user runs them:
 
-  trainer    caramel's GPT trainer alone (`python -m caramel.workloads.gpt`), the local shape, on the
-             layout the rule chose (caramel.workloads.layout) or --layout
+  trainer    caramel's GPT trainer alone (`python -m caramel.payloads.workloads.gpt`), the local shape, on the
+             layout the rule chose (caramel.payloads.workloads.layout) or --layout
   plain-PxT  a minimal plain-PyTorch loop of the same shape and model class (perf/plain_gpt.py) in
              P processes x T threads, for every candidate layout of this node: the rule's, 1x1, one
              process with all cores (1xN) and one gloo DDP rank per core (Nx1): which one the node favours
-  wrapped    the trainer under the energy wrapper (caramel.energy.measure)           } not with
+  wrapped    the trainer under the energy wrapper (caramel.payloads.measure)           } not with
   job        the job's three commands run bare: corpus, wrapped trainer, energy combination } --quick
   bench      `bench run llm --tag 117M local` (the same commands, through bench)     }
   fixed      the energy wrapper around `python -c pass`, against `python -c pass` alone }
@@ -110,7 +110,7 @@ class Harness:
         self.env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "CARAMEL_CPU_LAYOUT": f"{processes}x{threads}",
                     "CARAMEL_DATA_DIR": str(work / "data"), "CARAMEL_HISTORY": str(work / "history.db")}
         self.corpus = work / "corpus" / "corpus_text_document"
-        run([PY, "-m", "caramel.workloads.data", "--output-prefix", str(self.corpus)], work, self.env)
+        run([PY, "-m", "caramel.payloads.workloads.data", "--output-prefix", str(self.corpus)], work, self.env)
 
     def launcher(self, processes: int) -> list[str]:
         if processes == 1:
@@ -118,11 +118,11 @@ class Harness:
         return [PY, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]
 
     def trainer_command(self, corpus: Path) -> list[str]:
-        return [*self.launcher(self.processes), "-m", "caramel.workloads.gpt", *SHAPE, "--train-iters",
+        return [*self.launcher(self.processes), "-m", "caramel.payloads.workloads.gpt", *SHAPE, "--train-iters",
                 str(self.iters), "--warmup-iters", "5", "--data-path", str(corpus), "--threads", str(self.threads)]
 
     def wrapper(self, out: Path) -> list[str]:
-        return [PY, "-m", "caramel.energy.measure", "--method", "gh", "--interval", "100", "--out-dir", str(out),
+        return [PY, "-m", "caramel.payloads.measure", "--method", "gh", "--interval", "100", "--out-dir", str(out),
                 "--suffix", "local_power.0", "--"]
 
     def plain(self, processes: int, threads: int) -> Row:
@@ -143,9 +143,9 @@ class Harness:
     def job(self) -> Row:
         folder = Path(tempfile.mkdtemp(dir=self.work))
         corpus = folder / "data" / "corpus_text_document"
-        wall, _ = run([PY, "-m", "caramel.workloads.data", "--output-prefix", str(corpus)], folder, self.env)
+        wall, _ = run([PY, "-m", "caramel.payloads.workloads.data", "--output-prefix", str(corpus)], folder, self.env)
         trained, log = run([*self.wrapper(folder / "energy"), *self.trainer_command(corpus)], folder, self.env)
-        combined, _ = run([PY, "-m", "caramel.energy.combine", "energy", "--output", "local_energy.csv"], folder,
+        combined, _ = run([PY, "-m", "caramel.adapters.energy.combine", "energy", "--output", "local_energy.csv"], folder,
                           self.env)
         return {"wall": wall + trained + combined, "tokens": trainer_figures(log)["tokens"]}
 
@@ -184,14 +184,14 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=0,
                         help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, so `bench` is comparable;"
                              " 60 with --quick)")
-    parser.add_argument("--layout", default="", help="PxT; default: the rule's choice now (caramel.workloads.layout)")
+    parser.add_argument("--layout", default="", help="PxT; default: the rule's choice now (caramel.payloads.workloads.layout)")
     parser.add_argument("--layouts", default="", metavar="PxT,...",
                         help="the plain loop's layouts (default: the trainer's, 1x1, 1xN, Nx1 for N usable cores); "
                              "under load leave out multi-threaded ones: 2 threads on 2 busy cores crawl")
     args = parser.parse_args()
     iters = args.iters or (60 if args.quick else SHIPPED_ITERS)
     sys.path.insert(0, str(ROOT / "src"))
-    from caramel.workloads.layout import node_layout, parse_layout, usable_cpus
+    from caramel.payloads.workloads.layout import node_layout, parse_layout, usable_cpus
 
     layout = parse_layout(args.layout) if args.layout else node_layout()
     rule = (layout.processes, layout.threads)

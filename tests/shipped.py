@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from caramel.catalog import SUFFIXES
+from caramel.consumers.catalog import SUFFIXES
 from caramel.resources import shipped
 
 

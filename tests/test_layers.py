@@ -21,22 +21,22 @@ import caramel
 # Low to high (docs/architecture.md says why); a module may import from its own rank or a lower one. The
 # rank of a module is the rank of its package (first name under caramel) or of the top-level module itself.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "vocabulary", "resources", "__version__", "fs", "settings"),
+    ("errors", "vocabulary", "resources", "__version__", "fs", "settings", "moved"),
     ("spec",),
     ("expand",),
     ("backends",),  # schedulers and launchers by name: system files are checked against them
-    ("systems", "containers", "energy"),  # facts about the site a run is planned for
+    ("systems", "containers", "energy", "payloads"),  # facts about the site a run is planned for; what runs in a job
     ("state",),
     ("engine",),
     ("analyse",),
     ("history",),  # what runs measured, kept across runs (docs/architecture.md: why below report)
     ("report",),
-    ("pages", "predict", "catalog", "workloads"),
+    ("pages", "predict", "catalog"),
     ("api", "sweep", "cli", "__main__", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
 
-# Modules of caramel.backends that other packages may import: the interface and the registries. A
+# Modules of caramel.adapters.backends that other packages may import: the interface and the registries. A
 # concrete scheduler or launcher (slurm, local shell...) is reached by name through a registry, never
 # imported outside backends/, so a new scheduler is one module there and nothing else changes.
 BACKEND_INTERFACE = ("base", "registry", "schedulers", "launchers")
@@ -90,7 +90,7 @@ def imported_modules(root: Path, path: Path, run_time_only: bool = False) -> lis
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
-            # `from caramel.spec import model` imports a module when there is one by that name
+            # `from caramel.stages.spec import model` imports a module when there is one by that name
             # (and `from caramel import __version__` a name with a layer of its own)
             out += [(node.lineno, f"{target}.{alias.name}"
                      if target == "caramel" or is_module(root, f"{target}.{alias.name}") else target)
@@ -98,11 +98,23 @@ def imported_modules(root: Path, path: Path, run_time_only: bool = False) -> lis
     return [(line, target) for line, target in out if target == "caramel" or target.startswith("caramel.")]
 
 
+# The folders that group packages by kind (docs/architecture.md, "Four kinds of code"); `payloads` is
+# one unit: everything in it runs inside jobs.
+GROUPS = {"stages": "stage", "adapters": "adapter", "consumers": "consumer"}
+
+
+def unit_parts(module: str) -> list[str]:
+    """The module's name from its unit on: `caramel.stages.engine.runner` → ['engine', 'runner']."""
+    parts = module.split(".")[1:]
+    return parts[1:] if len(parts) > 1 and parts[0] in GROUPS else parts
+
+
 def unit(module: str) -> str:
-    """The layer unit of a module: its package under caramel, or the top-level module's name.
-    `caramel.__version__` is a base fact that lives in caramel/__init__.py because packaging reads it there."""
-    parts = module.split(".")
-    return parts[1] if len(parts) > 1 else "__init__"
+    """The layer unit of a module: its package under caramel (under its kind's folder), or the top-level
+    module's name. `caramel.__version__` is a base fact that lives in caramel/__init__.py because packaging
+    reads it there; a kind's folder itself (`caramel.stages`) holds nothing and ranks as an entry."""
+    parts = unit_parts(module)
+    return parts[0] if parts and parts[0] not in GROUPS else "__init__"
 
 
 def all_edges(root: Path, run_time_only: bool = False) -> list[tuple[str, int, str]]:
@@ -124,8 +136,8 @@ def rank_of(module: str) -> int:
 
 
 def is_backend_interface(module: str) -> bool:
-    parts = module.split(".")
-    return len(parts) <= 2 or parts[2] in BACKEND_INTERFACE and (len(parts) == 3 or parts[-1] in BACKEND_INTERFACE)
+    parts = unit_parts(module)  # ['backends', ...]
+    return len(parts) <= 1 or parts[1] in BACKEND_INTERFACE and (len(parts) == 2 or parts[-1] in BACKEND_INTERFACE)
 
 
 def layer_problems(root: Path) -> list[tuple[str, str, str]]:
@@ -220,17 +232,18 @@ def test_no_modules_import_each_other_at_any_depth() -> None:
 
 def test_a_cycle_through_a_function_body_is_found_and_a_type_only_import_is_not(tmp_path: Path) -> None:
     pkg = tmp_path / "caramel"
-    (pkg / "expand").mkdir(parents=True)
-    for folder in (pkg, pkg / "expand"):
+    expand = pkg / "stages" / "expand"
+    expand.mkdir(parents=True)
+    for folder in (pkg, pkg / "stages", expand):
         (folder / "__init__.py").write_text("")
-    (pkg / "expand" / "plan.py").write_text("def f():\n    from caramel.expand.fit import g\n    return g\n")
-    (pkg / "expand" / "fit.py").write_text("from caramel.expand import tail\n")
-    (pkg / "expand" / "tail.py").write_text("from . import plan\n")
+    (expand / "plan.py").write_text("def f():\n    from caramel.stages.expand.fit import g\n    return g\n")
+    (expand / "fit.py").write_text("from caramel.stages.expand import tail\n")
+    (expand / "tail.py").write_text("from . import plan\n")
     assert import_cycles(pkg) == [
-        "modules caramel.expand.fit, caramel.expand.plan, caramel.expand.tail import each other: "
-        "caramel.expand.fit:1 imports caramel.expand.tail; caramel.expand.plan:2 imports caramel.expand.fit; "
-        "caramel.expand.tail:1 imports caramel.expand.plan"]
-    (pkg / "expand" / "tail.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+        "modules caramel.stages.expand.fit, caramel.stages.expand.plan, caramel.stages.expand.tail import each other: "
+        "caramel.stages.expand.fit:1 imports caramel.stages.expand.tail; caramel.stages.expand.plan:2 imports caramel.stages.expand.fit; "
+        "caramel.stages.expand.tail:1 imports caramel.stages.expand.plan"]
+    (expand / "tail.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                             "    from . import plan\n")
     assert import_cycles(pkg) == []
 
@@ -238,44 +251,44 @@ def test_a_cycle_through_a_function_body_is_found_and_a_type_only_import_is_not(
 def test_the_reader_sees_hidden_and_relative_imports(tmp_path: Path) -> None:
     """An import inside a function, in a TYPE_CHECKING block and a relative one all count."""
     pkg = tmp_path / "caramel"
-    (pkg / "spec").mkdir(parents=True)
-    (pkg / "engine").mkdir()
-    for folder in (pkg, pkg / "spec", pkg / "engine"):
+    stages = pkg / "stages"
+    (stages / "spec").mkdir(parents=True)
+    (stages / "engine").mkdir()
+    for folder in (pkg, stages, stages / "spec", stages / "engine"):
         (folder / "__init__.py").write_text("")
-    (pkg / "engine" / "engine.py").write_text("X = 1\n")
-    (pkg / "spec" / "model.py").write_text(
+    (stages / "engine" / "engine.py").write_text("X = 1\n")
+    (stages / "spec" / "model.py").write_text(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n"
-        "    from caramel.engine import engine\n"
+        "    from caramel.stages.engine import engine\n"
         "def f():\n"
         "    from ..engine.engine import X\n"
         "    return X\n")
     assert messages(layer_problems(pkg)) == [
-        "caramel.spec.model:3 imports caramel.engine.engine: layer 'spec' is below 'engine'",
-        "caramel.spec.model:5 imports caramel.engine.engine: layer 'spec' is below 'engine'",
+        "caramel.stages.spec.model:3 imports caramel.stages.engine.engine: layer 'spec' is below 'engine'",
+        "caramel.stages.spec.model:5 imports caramel.stages.engine.engine: layer 'spec' is below 'engine'",
     ]
-    (pkg / "engine" / "engine.py").write_text("from caramel.spec import model\n")
+    (stages / "engine" / "engine.py").write_text("from caramel.stages.spec import model\n")
     cycle = [p for p in messages(layer_problems(pkg)) if p.startswith("packages")]
-    assert cycle == ["packages 'engine' and 'spec' import each other: caramel.engine.engine:1 imports "
-                     "caramel.spec.model; caramel.spec.model:3 imports caramel.engine.engine"]
+    assert cycle == ["packages 'engine' and 'spec' import each other: caramel.stages.engine.engine:1 imports "
+                     "caramel.stages.spec.model; caramel.stages.spec.model:3 imports caramel.stages.engine.engine"]
 
 
 # The four kinds of code the tree holds (docs/architecture.md, "Four kinds of code"): every package and
 # top-level module is exactly one of them, and the job payloads below carry a rule of their own.
 KINDS: dict[str, tuple[str, ...]] = {
-    "base": ("errors", "vocabulary", "resources", "__version__", "fs", "settings"),
+    "base": ("errors", "vocabulary", "resources", "__version__", "fs", "settings", "moved"),
     "stage": ("spec", "expand", "engine", "state", "analyse", "report"),
     "adapter": ("backends", "systems", "containers", "energy"),
     "consumer": ("history", "pages", "predict", "catalog"),
-    "payload": ("workloads",),
+    "payload": ("payloads",),
     "entry": ("api", "sweep", "cli", "__main__", "__init__"),
 }
-# Modules that run inside a job (often in a container holding only the installed package), outside
-# the `workloads` package: they import only other payloads and the base, so a job never drags in the
-# run record, the history or the pages, and a change there cannot break what runs on the nodes.
-PAYLOAD_MODULES = ("caramel.energy.measure", "caramel.containers.exec", "caramel.engine.call_payload")
+# What runs inside a job (often in a container holding only the installed package) lives in payloads/:
+# it imports only other payloads and the base, so a job never drags in the run record, the history or
+# the pages, and a change there cannot break what runs on the nodes.
 # What a payload may import beside payloads and the base: the helpers it wraps a command with
-PAYLOAD_MAY_IMPORT = ("caramel.containers.runtime", "caramel.backends.launchers")
+PAYLOAD_MAY_IMPORT = ("caramel.adapters.containers.runtime", "caramel.adapters.backends.launchers")
 
 
 def test_every_package_is_one_kind_of_code() -> None:
@@ -284,7 +297,7 @@ def test_every_package_is_one_kind_of_code() -> None:
 
 
 def is_payload(module: str) -> bool:
-    return unit(module) in KINDS["payload"] or module in PAYLOAD_MODULES
+    return unit(module) in KINDS["payload"]
 
 
 def payload_problems(root: Path) -> list[str]:
@@ -304,11 +317,33 @@ def test_job_payloads_import_only_payloads_and_the_base() -> None:
 
 def test_a_payload_importing_the_run_record_is_found(tmp_path: Path) -> None:
     package = tmp_path / "caramel"
-    (package / "workloads").mkdir(parents=True)
-    (package / "state").mkdir()
-    for init in (package / "__init__.py", package / "workloads" / "__init__.py", package / "state" / "__init__.py"):
-        init.write_text("")
-    (package / "state" / "store.py").write_text("")
-    (package / "workloads" / "train.py").write_text("def main():\n    from caramel.state.store import x\n")
+    (package / "payloads" / "workloads").mkdir(parents=True)
+    (package / "stages" / "state").mkdir(parents=True)
+    for folder in ("", "payloads", "payloads/workloads", "stages", "stages/state"):
+        (package / folder / "__init__.py").write_text("")
+    (package / "stages" / "state" / "store.py").write_text("")
+    (package / "payloads" / "workloads" / "train.py").write_text("def main():\n    from caramel.stages.state.store import x\n")
     assert payload_problems(package) == [
-        "caramel.workloads.train:2 imports caramel.state.store: a job payload imports only payloads and the base"]
+        "caramel.payloads.workloads.train:2 imports caramel.stages.state.store: a job payload imports only payloads and the base"]
+
+
+def test_the_folder_tree_shows_the_kinds() -> None:
+    """Stages, adapters and consumers each in their kind's folder, job payloads in payloads/, and at the
+    top only the base, the entry points and those four folders."""
+    root = source_root()
+    for folder, kind in GROUPS.items():
+        for name in KINDS[kind]:
+            assert (root / folder / name).is_dir() or (root / folder / f"{name}.py").is_file(), \
+                f"{kind} {name!r} is not in {folder}/"
+    top = {path.stem for path in root.iterdir() if path.suffix == ".py" or (path / "__init__.py").is_file()}
+    allowed = {*KINDS["base"], *KINDS["entry"], *KINDS["payload"], *GROUPS}
+    assert top <= allowed, f"at the top of the package but of no kind's folder: {sorted(top - allowed)}"
+
+
+def test_every_import_names_a_module_that_exists() -> None:
+    """Old names (`caramel.stages.engine`, before the folders moved) work for users through caramel.moved,
+    never inside caramel."""
+    root = source_root()
+    missing = [f"{where} imports {target}" for where, _, target in all_edges(root)
+               if target not in ("caramel", "caramel.__version__") and not is_module(root, target)]
+    assert missing == []

@@ -8,9 +8,9 @@ import sqlite3
 
 import pytest
 
-from caramel.engine.script import Status
-from caramel.history.methodology import Verdict
-from caramel.spec.model import FileAction, ParameterMode, TableOutput, UpdateMode
+from caramel.consumers.history.methodology import Verdict
+from caramel.stages.engine.script import Status
+from caramel.stages.spec.model import FileAction, ParameterMode, TableOutput, UpdateMode
 from caramel.vocabulary import STATES, Direction, JobStatus, Role, VerdictWord, WaitKind, Word, WpState
 
 VOCABULARIES = [WpState, WaitKind, Role, JobStatus, VerdictWord, Direction, Status, ParameterMode, UpdateMode,
@@ -41,7 +41,7 @@ def test_bench_status_shows_the_states_in_their_order_as_texts() -> None:
 
 
 def test_a_run_record_row_holds_words_whatever_it_was_given() -> None:
-    from caramel.state.rows import CommandRow, WpRow
+    from caramel.stages.state.rows import CommandRow, WpRow
 
     row = WpRow(1, "s", 0, (), "000001_s", state="waiting", wait_kind="file")
     assert row.state is WpState.WAITING and row.wait_kind is WaitKind.FILE

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 
-from caramel.analyse.inputs import AnalysisInput, from_run
-from caramel.analyse.patterns import kind as pattern_type
-from caramel.report.dataset import STATUS, Row, build_rows, units
-from caramel.report.results import analyse_for, produce
+from caramel.stages.analyse.inputs import AnalysisInput, from_run
+from caramel.stages.analyse.patterns import kind as pattern_type
+from caramel.stages.report.dataset import STATUS, Row, build_rows, units
+from caramel.stages.report.results import analyse_for, produce
 from caramel.vocabulary import FLOAT_STATISTICS, SAME_TYPE_STATISTICS
 
 
@@ -31,7 +31,7 @@ def results(run_dir: str, table: str | None = None, run_id: int | str | None = N
     """
     import pandas as pd
 
-    from caramel.state.registry import resolve
+    from caramel.stages.state.registry import resolve
 
     run = resolve(run_dir, None if run_id is None else str(run_id))
     inp = from_run(run)

@@ -32,11 +32,11 @@ def run_sweep(function: Callable | str, space: Mapping[str, object], system: str
               systems: list[str] | None = None, history: str | None = None, record: bool = True) -> tuple[str, str]:
     """Run `function` (or "package.module:function") once per point of `space` on `system`; the run
     folder and the name of its table (the step's)."""
+    from caramel.adapters.systems import find_system, with_system
     from caramel.cli.run import scheduler_for
-    from caramel.engine.session import start_run
-    from caramel.engine.settings import Settings
-    from caramel.spec.loader import load
-    from caramel.systems import find_system, with_system
+    from caramel.stages.engine.session import start_run
+    from caramel.stages.engine.settings import Settings
+    from caramel.stages.spec.loader import load
 
     target = _target(function)
     name = name or target.rpartition(":")[2].replace(".", "_")
@@ -126,10 +126,10 @@ def _figure(key: str, spec: object) -> dict:
 
 
 def _add_to_history(run_dir: str, history: str | None) -> None:
-    from caramel.analyse.inputs import from_run
-    from caramel.history.record import add_quietly
-    from caramel.report.results import history_change, history_tables, produce
-    from caramel.state.registry import resolve
+    from caramel.consumers.history.record import add_quietly
+    from caramel.stages.analyse.inputs import from_run
+    from caramel.stages.report.results import history_change, history_tables, produce
+    from caramel.stages.state.registry import resolve
 
     inp = from_run(resolve(run_dir, None))
     produced = produce(inp)

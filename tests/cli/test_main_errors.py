@@ -42,7 +42,7 @@ def test_a_full_disk_while_writing_an_output_keeps_the_old_one_and_names_it(monk
     page = tmp_path / "export.jsonl"
     page.write_text("old export\n")
     monkeypatch.setenv("CARAMEL_HISTORY", str(tmp_path / "history.db"))
-    from caramel.history.store import History
+    from caramel.consumers.history.store import History
 
     History.open().db.close()
     real_fdopen = os.fdopen

@@ -21,8 +21,8 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 HEAVY = ["lxml", "yaml", "jinja2", "pandas", "numpy", "scipy", "sklearn", "plotly", "matplotlib", "torch",
          "rich", "psutil", "jpwr", "hypothesis"]
 # caramel's own modules that import much of the package (report.table: the analysis, ~0.1 s)
-CARAMEL_HEAVY = ["caramel.analyse", "caramel.report.table", "caramel.report.dataset", "caramel.history",
-                 "caramel.pages", "caramel.predict"]
+CARAMEL_HEAVY = ["caramel.stages.analyse", "caramel.stages.report.table", "caramel.stages.report.dataset", "caramel.consumers.history",
+                 "caramel.consumers.pages", "caramel.consumers.predict"]
 
 PROBE = """
 import json, sys

@@ -3,7 +3,7 @@ each task of an array, srun runs its command): submitit's SlurmExecutor submits 
 workpackages as one array through its batch submission (`array: N`: at most N at once; `array:
 false`: one job each), the workpackage waits for the payload's done file like a submit step's, and a
 function that raised fails with the exception's last line.
-The same on the real test cluster: tests/backends/test_call_localcluster.py."""
+The same on the real test cluster: tests/adapters/backends/test_call_localcluster.py."""
 
 from __future__ import annotations
 

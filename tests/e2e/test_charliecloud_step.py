@@ -20,7 +20,7 @@ parameterset:
 step:
   - name: inside
     use: p
-    do: "{python} -m caramel.containers.exec --runtime charliecloud --image {rootfs} --bind $jube_wp_abspath:/mnt -- /bin/sh -c 'echo $word from $$(cat /etc/hostname-marker) > /mnt/out.txt' && cat out.txt"
+    do: "{python} -m caramel.payloads.container --runtime charliecloud --image {rootfs} --bind $jube_wp_abspath:/mnt -- /bin/sh -c 'echo $word from $$(cat /etc/hostname-marker) > /mnt/out.txt' && cat out.txt"
 patternset:
   - name: pat
     pattern:

@@ -67,7 +67,7 @@ DATABASE = """<?xml version="1.0" encoding="UTF-8"?>
 def history_with_baseline(path: Path) -> None:
     import sqlite3
 
-    from caramel.history.store import History
+    from caramel.consumers.history.store import History
 
     with History.open(str(path)):
         pass
@@ -215,7 +215,7 @@ def test_remove_without_a_terminal_and_without_f_deletes_nothing(tmp_path: Path)
 
 
 def test_remove_is_refused_while_another_bench_holds_the_run(tmp_path: Path) -> None:
-    from caramel.state.lock import RunLock
+    from caramel.stages.state.lock import RunLock
 
     env, runs = two_runs(tmp_path)
     with RunLock(str(runs / "000001")):

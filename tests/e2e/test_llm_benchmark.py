@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.energy.fake_hwmon import make_hwmon
+from tests.adapters.energy.fake_hwmon import make_hwmon
 from tests.run_bench import bench
 from tests.shipped import copy_benchmarks
 
@@ -91,7 +91,7 @@ def test_gpu_systems_render_megatron_in_apptainer(tmp_path: Path, env: dict[str,
     binds = re.search(r"apptainer exec --bind=(\S+) ", script).group(1).split(",")
     assert binds[0] == p["caramel_package"] and binds[2] == str(tmp_path / "data")  # caramel alone, the run, the data
     assert f"{srun} apptainer exec --bind={','.join(binds)} {gpu_flag} {image} bash -c".replace("  ", " ") in script
-    assert f"python -m caramel.energy.measure --method {method} --interval 100" in script
+    assert f"python -m caramel.payloads.measure --method {method} --interval 100" in script
     assert f"--nproc_per_node {p['gpus_per_node']} --nnodes 1" in script
     assert f"bash -c 'cd {'/opt/Megatron-LM-ROCm' if system == 'MI250' else '/opt/Megatron-LM'} && " in script
     assert "pretrain_gpt.py --num-layers 16 --hidden-size 2048 --num-attention-heads 8" in script

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from tests.energy.fake_hwmon import make_hwmon
+from tests.adapters.energy.fake_hwmon import make_hwmon
 from tests.run_bench import bench
 from tests.shipped import copy_benchmarks
 
@@ -31,7 +31,7 @@ def test_local_resnet_images_per_second_and_energy(tmp_path: Path, env: dict[str
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert len(rows) == 1
     row = rows[0]
-    devices = int(row["Devices"])  # the processes of the layout rule (caramel.workloads.layout)
+    devices = int(row["Devices"])  # the processes of the layout rule (caramel.payloads.workloads.layout)
     assert (row["System"], row["GlobalBatchSize"], row["BatchSize/Device"]) == ("local", "8", str(8 // devices))
     assert devices * int(row["Threads/Task"]) <= (os.cpu_count() or 1)
     assert float(row["Images/second"]) > 0
@@ -54,5 +54,5 @@ def test_gpu_systems_span_nodes_tasks_and_batches(tmp_path: Path, env: dict[str,
     assert (f"srun --disable-dcgm --cpu_bind=v --mpi=pspmix env PMIX_SECURITY_MODE=native apptainer exec "
             f"--bind={p['caramel_package']},{p['container_binds'].split(',')[1]} --nv {p['container_image']} bash -c") in script
     assert p["caramel_package"].endswith("/caramel") and "site-packages," not in script  # caramel alone is bound
-    assert "caramel.energy.measure --method pynvml" in script
+    assert "caramel.payloads.measure --method pynvml" in script
     assert "tf_cnn_benchmarks.py --num_gpus 1 --model resnet50_v2 --batch_size 32" in script

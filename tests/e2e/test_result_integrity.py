@@ -34,7 +34,7 @@ BENCH = """<?xml version="1.0" encoding="UTF-8"?>
 # running meanwhile would do (what the reading saw is the first workpackages, not the last one)
 REMOVED_WHILE_READ = """
 import runpy, shutil, sys
-from caramel.report import results
+from caramel.stages.report import results
 _produce = results.produce
 def produce(inp, *args, **kwargs):
     out = _produce(inp, *args, **kwargs)

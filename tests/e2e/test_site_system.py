@@ -53,7 +53,7 @@ def test_a_site_file_renders_into_the_llm_job_script(tmp_path: Path, env: dict[s
         assert line + "\n" in script
     assert "srun --cpu-bind=cores --mpi=pmix_v4 apptainer exec --bind=" in script
     assert " --nv /site/images/ml/torch-site-7.sif bash -c 'cd /opt/Megatron-LM && " in script
-    assert "caramel.energy.measure --method rocm --interval 100" in script
+    assert "caramel.payloads.measure --method rocm --interval 100" in script
     assert "--nproc_per_node 6 --nnodes 1" in script
 
 
@@ -68,7 +68,7 @@ def test_a_site_file_renders_into_the_resnet_job_scripts(tmp_path: Path, env: di
                  "#SBATCH --ntasks-per-node=6", "#SBATCH --cpus-per-task=11"):
         assert line + "\n" in script
     assert "srun --cpu-bind=cores --mpi=pmix_v4 apptainer exec --bind=" in script
-    assert " --nv /site/images/ml/tf-site-3.sif bash -c 'python -m caramel.energy.measure --method rocm " in script
+    assert " --nv /site/images/ml/tf-site-3.sif bash -c 'python -m caramel.payloads.measure --method rocm " in script
     assert "tf_cnn_benchmarks.py --num_gpus 1 --model resnet50_v2 --batch_size 227" in script
 
 

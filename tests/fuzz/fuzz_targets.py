@@ -141,7 +141,7 @@ def make_targets(workdir: Path) -> dict[str, Target]:
 
 
 def _loader_target(workdir: Path, suffix: str) -> Target:
-    from caramel.spec.loader import load
+    from caramel.stages.spec.loader import load
 
     folder = workdir / f"bench{suffix.replace('.', '_')}"
     shutil.copytree(shipped("benchmarks"), folder, dirs_exist_ok=True,
@@ -157,7 +157,7 @@ def _loader_target(workdir: Path, suffix: str) -> Target:
 
 
 def _system_target(workdir: Path) -> Target:
-    from caramel.systems.loader import load_system
+    from caramel.adapters.systems.loader import load_system
 
     sources = [p.read_bytes() for p in SYSTEMS]
     path = workdir / "system.yaml"
@@ -171,11 +171,11 @@ def _system_target(workdir: Path) -> Target:
 def _run_record_target(workdir: Path) -> Target:
     """A real run record (a shipped benchmark's model and plan); one of its JSON columns replaced by a
     mutated or generated value, then read as every command reads it."""
-    from caramel.expand.params import Params
-    from caramel.spec.loader import load_one
-    from caramel.state.codec import encode_model
-    from caramel.state.rows import RunInfo
-    from caramel.state.store import Store
+    from caramel.stages.expand.params import Params
+    from caramel.stages.spec.loader import load_one
+    from caramel.stages.state.codec import encode_model
+    from caramel.stages.state.rows import RunInfo
+    from caramel.stages.state.store import Store
 
     run_dir = workdir / "run"
     run_dir.mkdir(exist_ok=True)
@@ -215,9 +215,9 @@ def _run_record_target(workdir: Path) -> Target:
 def _history_target(workdir: Path) -> Target:
     """A history with one run; one field of its rows replaced by a mutated or generated value (any SQLite
     type), then read as `bench history`, `export` and the pages read it."""
-    from caramel.history.metrics import Metric
-    from caramel.history.reader import read_history
-    from caramel.history.store import History, RunRecord
+    from caramel.consumers.history.metrics import Metric
+    from caramel.consumers.history.reader import read_history
+    from caramel.consumers.history.store import History, RunRecord
 
     path = workdir / "history.db"
     with History(str(path)) as history:
@@ -248,9 +248,9 @@ def _history_target(workdir: Path) -> Target:
 def _export_target(workdir: Path) -> Target:
     """Lines of an export (a real one mutated, or generated JSON) through the importer's checks, then into
     a history."""
+    from caramel.consumers.history.store import EXPORT_SCHEMA, History
+    from caramel.consumers.history.validate import parse_line
     from caramel.errors import Location
-    from caramel.history.store import EXPORT_SCHEMA, History
-    from caramel.history.validate import parse_line
 
     good = json.dumps({"schema": EXPORT_SCHEMA, "run": {"run_key": "k", "benchmark": "b", "tags": ["t"],
                                                          "started": 1.5},
@@ -280,7 +280,7 @@ def parse_markers(data: bytes) -> object:
     """The engine's reading of its channel (engine.marker.parse_marker), line by line, each line as it
     came and with this run's secret put in: every line is a marker or a ChannelError (a RunError),
     never another exception."""
-    from caramel.engine.marker import ChannelError, parse_marker
+    from caramel.stages.engine.marker import ChannelError, parse_marker
 
     read = []
     for raw in data.split(b"\n"):

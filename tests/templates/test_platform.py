@@ -20,11 +20,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from caramel.engine.files import apply_substituteset
-from caramel.expand.plan import make_plan
-from caramel.expand.substitute import substitute
-from caramel.spec.loader import load_one
-from caramel.spec.sources import templates_dir
+from caramel.stages.engine.files import apply_substituteset
+from caramel.stages.expand.plan import make_plan
+from caramel.stages.expand.substitute import substitute
+from caramel.stages.spec.loader import load_one
+from caramel.stages.spec.sources import templates_dir
 
 PLATFORM = templates_dir() / "platform"
 

@@ -41,14 +41,14 @@ def run(args: argparse.Namespace) -> int:
 
 def analyse(options: AnalyseOptions, out: TextIO) -> int:
     """`bench analyse`: the run's logs analysed into its analyse.db, and a line per analyser."""
-    from caramel.analyse import analyse_all
-    from caramel.report.results import warnings
-    from caramel.state.registry import resolve
+    from caramel.stages.analyse import analyse_all
+    from caramel.stages.report.results import warnings
+    from caramel.stages.state.registry import resolve
 
     run_dir = resolve(options.dir, options.id)
     inp = analysis_input_of(options.update, run_dir)
     if options.update.no_eval:
-        from caramel.spec.evaluation import refuse_evaluation
+        from caramel.stages.spec.evaluation import refuse_evaluation
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
     analysed = analyse_all(inp, use_cache=not options.reanalyse)

@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
 def set_baseline(options: BaselineOptions, out: TextIO) -> int:
     """`bench baseline set NAME`: the run (imported into the history first) named NAME."""
     from caramel.cli.compare import imported
-    from caramel.history.store import History
-    from caramel.state.registry import resolve
+    from caramel.consumers.history.store import History
+    from caramel.stages.state.registry import resolve
 
     run_dir = resolve(options.dir, options.id)
     with History.open(options.history) as history:

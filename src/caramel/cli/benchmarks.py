@@ -1,4 +1,4 @@
-"""`bench benchmarks` and `bench list`: the benchmarks one can run by name (caramel.catalog).
+"""`bench benchmarks` and `bench list`: the benchmarks one can run by name (caramel.consumers.catalog).
 
 A folder's MAD models.json lists one row per model. `bench list --tags` also shows the files that
 could not be read and that the tags may mean (a suite with those tags reports them as failed)."""
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from caramel.cli.tables import print_table
 
 if TYPE_CHECKING:  # the catalog reads XML and YAML: imported by the commands, not by `bench --help`
-    from caramel.catalog import BenchmarkEntry
+    from caramel.consumers.catalog import BenchmarkEntry
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def list_benchmarks(options: ListOptions, out: TextIO) -> int:
-    from caramel.catalog import find_benchmarks, select_by_tags, unreadable_members
+    from caramel.consumers.catalog import find_benchmarks, select_by_tags, unreadable_members
 
     entries = find_benchmarks(options.dirs)
     if options.tags:

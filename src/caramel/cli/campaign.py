@@ -41,7 +41,7 @@ def for_campaign(args: argparse.Namespace) -> int:
     """The command of `args` on every run of the campaign `args.campaign`: `bench result -c` makes the
     campaign's tables, `bench compare -c --targets` judges it as a whole, any other command runs on
     each member in turn (as if `DIR` named it)."""
-    from caramel.state.campaigns import resolve_campaign
+    from caramel.stages.state.campaigns import resolve_campaign
 
     if args.id:  # add_run_args gives every command with -c an -i too
         raise RunError("-i and -c name different things: give one of them",
@@ -73,7 +73,7 @@ def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str,
                     out: TextIO) -> int:
     """Combined tables per metric kind, each benchmark's tables (`result` on each run), and perf.csv."""
     from caramel.cli.result import result
-    from caramel.state.campaigns import failures
+    from caramel.stages.state.campaigns import failures
 
     rows: list[dict] = []
     for run_dir in runs:
@@ -112,12 +112,12 @@ def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str,
 def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
     """One perf.csv row per figure of the run (mean over repeats), one per failed workpackage and one per
     finished workpackage without a figure (MAD's FAILURE row)."""
-    from caramel.analyse import from_run
-    from caramel.analyse.performance import collect as collect_figures
-    from caramel.analyse.performance import uses_performance_lines
-    from caramel.history.metrics import collect
-    from caramel.history.provenance import run_record
-    from caramel.report.results import history_tables, produce
+    from caramel.consumers.history.metrics import collect
+    from caramel.consumers.history.provenance import run_record
+    from caramel.stages.analyse import from_run
+    from caramel.stages.analyse.performance import collect as collect_figures
+    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.report.results import history_tables, produce
 
     inp = from_run(run_dir)
     record = run_record(run_dir)
@@ -173,7 +173,7 @@ def _provenance(inp, record, run_dir: str) -> dict:
 def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
     """A models.json entry's own facts (args, dockerfile, data, the GPUs and architecture its script was
     given), from its one workpackage."""
-    from caramel.analyse.performance import mad_environment
+    from caramel.stages.analyse.performance import mad_environment
 
     mad = [wp for wp in by_wp.values() if "mad_model_dir" in wp.params]
     if not mad:
@@ -191,8 +191,8 @@ def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
 def _previous_figures(record, history_path: str | None) -> dict[tuple, float]:
     """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the history:
     what relative_change compares with (percent)."""
-    from caramel.history.engine import is_url
-    from caramel.history.store import History, default_path
+    from caramel.consumers.history.engine import is_url
+    from caramel.consumers.history.store import History, default_path
 
     path = history_path or default_path()
     if not is_url(path) and not os.path.isfile(path):

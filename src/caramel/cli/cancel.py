@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from caramel.cli.common import add_run_args
-from caramel.engine.session import cancel_run
-from caramel.state.registry import resolve
+from caramel.stages.engine.session import cancel_run
+from caramel.stages.state.registry import resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:

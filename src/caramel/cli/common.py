@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from caramel.errors import RunError
 
 if TYPE_CHECKING:
-    from caramel.spec.model import Benchmark
-    from caramel.state.store import Store
+    from caramel.stages.spec.model import Benchmark
+    from caramel.stages.state.store import Store
 
 
 def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
@@ -84,10 +84,10 @@ class LoadedBenchmarks:
 
 def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
-    from caramel.catalog import resolve_benchmark
-    from caramel.spec.loader import load
-    from caramel.spec.mad import in_container, is_models_json
-    from caramel.systems import find_system, with_system
+    from caramel.adapters.systems import find_system, with_system
+    from caramel.consumers.catalog import resolve_benchmark
+    from caramel.stages.spec.loader import load
+    from caramel.stages.spec.mad import in_container, is_models_json
 
     if options.file is None:
         raise RunError("no benchmark file or name given")
@@ -100,7 +100,7 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None, strict=options.strict)
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if options.no_eval:
-        from caramel.spec.evaluation import refuse_evaluation
+        from caramel.stages.spec.evaluation import refuse_evaluation
 
         for bench in benchmarks:
             refuse_evaluation(bench)
@@ -145,14 +145,14 @@ class UpdateOptions:
 
 def analysis_input_of(options: UpdateOptions, run_dir: str):
     """The run's analysis input, with the edited definitions of `options.update` taken first."""
-    from caramel.analyse import from_run
+    from caramel.stages.analyse import from_run
 
     if options.update:
-        from caramel.analyse.update import update_run
+        from caramel.stages.analyse.update import update_run
 
         def no_eval(model) -> None:
             if options.no_eval:
-                from caramel.spec.evaluation import refuse_evaluation
+                from caramel.stages.spec.evaluation import refuse_evaluation
 
                 refuse_evaluation(model, analysis_only=True)
 
@@ -173,8 +173,8 @@ def add_run_reader(sub: argparse._SubParsersAction, name: str, help: str,
 @contextlib.contextmanager
 def read_run(folder: str | None, run_id: str | None) -> Iterator[tuple[str, Store]]:
     """The run folder DIR and -i name (state.registry.resolve), and its store read-only (closed afterwards)."""
-    from caramel.state.registry import resolve
-    from caramel.state.store import Store, db_path
+    from caramel.stages.state.registry import resolve
+    from caramel.stages.state.store import Store, db_path
 
     run_dir = resolve(folder, run_id)
     store = Store(db_path(run_dir), readonly=True)

@@ -16,7 +16,7 @@ from caramel.cli.common import add_run_args
 from caramel.cli.methodology import Format, MethodologyOptions
 from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, RunError
-from caramel.state import bounded
+from caramel.stages.state import bounded
 from caramel.vocabulary import VerdictWord
 
 
@@ -43,9 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def imported(history, run_dir: str) -> str:
     """The run's key in the history, adding the run first when it is not there."""
-    from caramel.analyse import from_run
-    from caramel.history.record import add_run
-    from caramel.report.results import history_tables
+    from caramel.consumers.history.record import add_run
+    from caramel.stages.analyse import from_run
+    from caramel.stages.report.results import history_tables
 
     inp = from_run(run_dir)
     return add_run(history, inp, lambda: history_tables(inp), quiet_if_known=True)
@@ -75,9 +75,9 @@ def run(args: argparse.Namespace) -> int:
 
 def compare(options: CompareOptions, out: TextIO) -> int:
     """`bench compare`: exit 1 when a figure regressed (or, with targets, a criterion fails)."""
-    from caramel.history.compare import CANNOT_JUDGE
-    from caramel.history.store import History
-    from caramel.state.registry import resolve
+    from caramel.consumers.history.compare import CANNOT_JUDGE
+    from caramel.consumers.history.store import History
+    from caramel.stages.state.registry import resolve
 
     if options.targets:
         from caramel.cli.methodology import methodology
@@ -114,7 +114,7 @@ NO_FIGURE_HINT = ("a column is a figure when its pattern has a unit (unit: s, un
 def _verdicts(baseline: str, threshold: float | None, history, key: str, run_dir: str, current: list) -> list:
     """The verdicts against the baseline `baseline` names: a targets file, a baseline name or a
     run id of the run's own outpath. Comparing nothing, or another benchmark's run, is an error."""
-    from caramel.history.compare import compare_runs, compare_targets
+    from caramel.consumers.history.compare import compare_runs, compare_targets
 
     if os.path.isfile(baseline):
         try:
@@ -151,7 +151,7 @@ def _verdicts(baseline: str, threshold: float | None, history, key: str, run_dir
 
 def _baseline_run(baseline: str, run_dir: str) -> str:
     """The run folder a run id names, looked up in the run's own outpath (never another benchmark's)."""
-    from caramel.state.registry import resolve
+    from caramel.stages.state.registry import resolve
 
     try:
         return resolve(os.path.dirname(run_dir), baseline)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
-from caramel.containers import images
+from caramel.adapters.containers import images
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -9,11 +9,11 @@ from typing import TextIO
 
 from caramel.cli.common import add_run_args
 from caramel.cli.status import print_summary
-from caramel.engine.follow import Pace, follow
-from caramel.engine.session import continue_run
-from caramel.engine.settings import Summary
 from caramel.errors import RunError
-from caramel.state.registry import resolve
+from caramel.stages.engine.follow import Pace, follow
+from caramel.stages.engine.session import continue_run
+from caramel.stages.engine.settings import Summary
+from caramel.stages.state.registry import resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -46,11 +46,11 @@ def run(args: argparse.Namespace) -> int:
 def dashboard(options: DashboardOptions) -> int:
     """`bench dashboard`: the page (and the CSV of every figure when it thins); one line on stderr."""
     from caramel.cli.outputs import refuse_inputs
+    from caramel.consumers.history.store import default_path
+    from caramel.consumers.pages.points import write_points
+    from caramel.consumers.pages.render import page
+    from caramel.consumers.pages.sources import load
     from caramel.fs.writes import replacing, write_text
-    from caramel.history.store import default_path
-    from caramel.pages.points import write_points
-    from caramel.pages.render import page
-    from caramel.pages.sources import load
 
     histories = list(options.history) or [default_path()]
     refuse_inputs(options.output, history=histories)

@@ -54,8 +54,8 @@ class ImportOptions:
 def export(options: ExportOptions, stdout: TextIO) -> int:
     """Stream the history, one run a line, into the file (written whole or not at all) or `stdout`."""
     from caramel.cli.outputs import refuse_inputs
+    from caramel.consumers.history.store import History
     from caramel.fs.writes import replacing
-    from caramel.history.store import History
 
     if options.output:
         refuse_inputs(options.output, history=options.history)
@@ -84,7 +84,7 @@ def export(options: ExportOptions, stdout: TextIO) -> int:
 def import_command(options: ImportOptions, out: TextIO) -> int:
     """Read the file a line at a time, each checked (file and line in any error) and added as it is
     read, all in one transaction: a bad line anywhere leaves the history as it was."""
-    from caramel.history.store import History
+    from caramel.consumers.history.store import History
 
     with History.open(options.history) as history:
         runs, metrics = history.import_records(_records(options.file))
@@ -94,9 +94,9 @@ def import_command(options: ImportOptions, out: TextIO) -> int:
 
 def _records(path: str) -> Iterator[tuple]:
     """The file's runs, one line at a time: (run, metrics, where)."""
+    from caramel.consumers.history.validate import parse_line
     from caramel.errors import Location
-    from caramel.history.validate import parse_line
-    from caramel.state import bounded
+    from caramel.stages.state import bounded
 
     try:
         with open(path, "rb") as handle:

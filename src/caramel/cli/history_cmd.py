@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 def history_command(options: HistoryOptions, out: TextIO) -> int:
     """`bench history list|remove|copy|push`."""
-    from caramel.history.store import History
+    from caramel.consumers.history.store import History
 
     if options.action == "copy":
         assert options.source is not None and options.destination is not None
@@ -93,9 +93,9 @@ def _remove(history, run_key: str, out: TextIO) -> int:
 
 
 def copy(source: str, destination: str, out: TextIO) -> int:
-    from caramel.history.engine import is_url
-    from caramel.history.store import History
-    from caramel.history.transfer import copy_runs
+    from caramel.consumers.history.engine import is_url
+    from caramel.consumers.history.store import History
+    from caramel.consumers.history.transfer import copy_runs
 
     if not is_url(source) and not os.path.isfile(source):
         raise RunError(f"{source}: no such history file", hint="give a history file or a postgresql:// URL")
@@ -111,12 +111,12 @@ def copy(source: str, destination: str, out: TextIO) -> int:
 def push(history: str | None, out: TextIO) -> int:
     """Deliver the spool of the history (default: $CARAMEL_HISTORY), then the sinks' queue; the
     spools of other histories are named with the command that delivers them."""
-    from caramel.history.engine import safe_url
-    from caramel.history.settings import load_settings
-    from caramel.history.sinks import flush
-    from caramel.history.spool import pending
-    from caramel.history.spool import push as deliver
-    from caramel.history.store import default_path
+    from caramel.consumers.history.engine import safe_url
+    from caramel.consumers.history.settings import load_settings
+    from caramel.consumers.history.sinks import flush
+    from caramel.consumers.history.spool import pending
+    from caramel.consumers.history.spool import push as deliver
+    from caramel.consumers.history.store import default_path
 
     target = history or default_path()
     done = deliver(target)

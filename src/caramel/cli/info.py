@@ -12,8 +12,8 @@ from typing import TextIO
 from caramel.cli.common import add_run_reader, read_run
 from caramel.cli.tables import table_lines
 from caramel.errors import RunError
-from caramel.state.rows import WpRow
-from caramel.state.store import Store
+from caramel.stages.state.rows import WpRow
+from caramel.stages.state.store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -17,7 +17,7 @@ from caramel.errors import CaramelError
 
 
 def load_targets(path: str):
-    from caramel.history.targets import read_targets
+    from caramel.consumers.history.targets import read_targets
 
     return read_targets(path)
 
@@ -43,13 +43,13 @@ class MethodologyOptions:
 
 
 def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> int:
-    from caramel.analyse import from_run
-    from caramel.analyse.estimators import estimator_of
-    from caramel.history.methodology import judge
-    from caramel.history.metrics import collect
-    from caramel.history.provenance import run_record
-    from caramel.report.results import history_tables, produce
-    from caramel.spec.estimator import parse_estimator
+    from caramel.consumers.history.methodology import judge
+    from caramel.consumers.history.metrics import collect
+    from caramel.consumers.history.provenance import run_record
+    from caramel.stages.analyse import from_run
+    from caramel.stages.analyse.estimators import estimator_of
+    from caramel.stages.report.results import history_tables, produce
+    from caramel.stages.spec.estimator import parse_estimator
 
     override = parse_estimator(options.estimator) if options.estimator else None
     targets = load_targets(options.targets)
@@ -91,7 +91,7 @@ def _json(result) -> str:
 def _catalogue(folders: list[str]) -> set[str]:
     """The benchmark names caramel knows besides the runs' (a targets file may cover a whole suite): the
     catalogue's, and the benchmark files beside the runs' files and in the current folder."""
-    from caramel.catalog import find_benchmarks
+    from caramel.consumers.catalog import find_benchmarks
 
     try:
         return {entry.name for entry in find_benchmarks(folders)}
@@ -101,7 +101,7 @@ def _catalogue(folders: list[str]) -> set[str]:
 
 def _recorded(path: str | None) -> set[str]:
     """The benchmarks the history holds runs of (a suite's other members were judged before)."""
-    from caramel.history.store import History
+    from caramel.consumers.history.store import History
 
     try:
         with History.open(path) as history:

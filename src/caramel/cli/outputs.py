@@ -19,8 +19,8 @@ def refuse_inputs(output: str, run_dir: str | None = None, history: str | list[s
                   option: str = "-o", files: list[tuple[str, str]] | None = None) -> None:
     """Raise RunError when `output` is the history (the given one(s), else the default), the run state
     of `run_dir`, or one of `files` ((path, what it is))."""
-    from caramel.expand import layout
-    from caramel.history.store import default_path
+    from caramel.consumers.history.store import default_path
+    from caramel.stages.expand import layout
 
     inputs: list[tuple[str, str]] = list(files or [])
     histories = history if isinstance(history, list) else [history] if history else []

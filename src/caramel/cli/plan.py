@@ -10,7 +10,7 @@ from typing import TextIO
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
 from caramel.cli.plan_output import plan_json, print_plan, write_json
 from caramel.cli.predict import ForecastOptions, add_predict_args
-from caramel.expand.plan import make_plan
+from caramel.stages.expand.plan import make_plan
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -55,7 +55,7 @@ class ForecastOptions:
         return cls(history=args.history, learn_from=args.learn_from, method=args.method)
 
     def history_path(self) -> str:
-        from caramel.history.store import default_path
+        from caramel.consumers.history.store import default_path
 
         return self.history or default_path()
 
@@ -79,11 +79,11 @@ class PredictOptions:
 def predicted_time(bench, history: str | None, learn_from: str | None, systems: list[str], margin: float):
     """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
     whose scheduler writes job scripts)."""
-    from caramel.backends import schedulers
-    from caramel.history.store import default_path
-    from caramel.predict.cost import job_costs
-    from caramel.predict.service import make_forecast
-    from caramel.predict.timelimit import with_predicted_time
+    from caramel.adapters.backends import schedulers
+    from caramel.consumers.history.store import default_path
+    from caramel.consumers.predict.cost import job_costs
+    from caramel.consumers.predict.service import make_forecast
+    from caramel.consumers.predict.timelimit import with_predicted_time
 
     system = bench.system
     scheduler = schedulers.get(system.scheduler) if system is not None else None
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
 def predict(options: PredictOptions, out: TextIO) -> int:
     """`bench predict`: each benchmark's predictions, their validation, or what to measure next."""
-    from caramel.predict.service import make_forecast
+    from caramel.consumers.predict.service import make_forecast
 
     fmt = "json" if options.json else "table"
     for bench in load_named(options.source).benchmarks:
@@ -204,11 +204,11 @@ def print_validation(forecast, fmt: str, out: TextIO) -> None:
 
 
 def print_suggestions(bench, options: PredictOptions, out: TextIO) -> None:
-    from caramel.expand.plan import make_plan
-    from caramel.predict.points import PredictError, load_points, targets_of
-    from caramel.predict.service import pick_metrics, record_command
-    from caramel.predict.suggest import suggest
-    from caramel.spec.units import is_time_unit
+    from caramel.consumers.predict.points import PredictError, load_points, targets_of
+    from caramel.consumers.predict.service import pick_metrics, record_command
+    from caramel.consumers.predict.suggest import suggest
+    from caramel.stages.expand.plan import make_plan
+    from caramel.stages.spec.units import is_time_unit
 
     system = bench.system.name if bench.system is not None else ""
     targets = targets_of(bench, make_plan(bench, run_id=0))
@@ -247,8 +247,8 @@ def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
 def print_cost(bench, plan, options: ForecastOptions, systems: list[str], as_json: bool, out: TextIO) -> None:
     """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
     from caramel.cli.plan_output import plan_json, print_plan
-    from caramel.predict.cost import job_costs, total
-    from caramel.predict.service import make_forecast
+    from caramel.consumers.predict.cost import job_costs, total
+    from caramel.consumers.predict.service import make_forecast
 
     forecast = make_forecast(bench, options.history_path(), None, options.learn_from, systems,
                              method=options.method)

@@ -39,15 +39,15 @@ def run(args: argparse.Namespace) -> int:
 
 def report(options: ReportOptions, out: TextIO) -> int:
     """`bench report`: one HTML page of the chosen runs (imported into the history first)."""
-    from caramel.analyse import from_run
     from caramel.cli.compare import imported
     from caramel.cli.outputs import refuse_inputs
+    from caramel.consumers.history.store import History, default_path
+    from caramel.consumers.pages.render import page
+    from caramel.consumers.pages.sources import load
     from caramel.fs.writes import write_text
-    from caramel.history.store import History, default_path
-    from caramel.pages.render import page
-    from caramel.pages.sources import load
-    from caramel.report.results import produce
-    from caramel.state.registry import resolve
+    from caramel.stages.analyse import from_run
+    from caramel.stages.report.results import produce
+    from caramel.stages.state.registry import resolve
 
     refuse_inputs(options.html, history=options.history, option="--html")
     ids = options.id.split(",") if options.id else [None]
@@ -58,7 +58,7 @@ def report(options: ReportOptions, out: TextIO) -> int:
             refuse_inputs(options.html, run_dir=run_dir, history=options.history, option="--html")
             inp = from_run(run_dir)
             if options.no_eval:
-                from caramel.spec.evaluation import refuse_evaluation
+                from caramel.stages.spec.evaluation import refuse_evaluation
 
                 refuse_evaluation(inp.benchmark, analysis_only=True)
             key = imported(history, run_dir)
@@ -80,6 +80,6 @@ def report(options: ReportOptions, out: TextIO) -> int:
 
 def _keep_benchmarks(collection, benchmarks: set[str]) -> None:
     """Only the chosen runs' benchmarks (their history stays, for the plots over time)."""
-    from caramel.pages.sources import keep_runs
+    from caramel.consumers.pages.sources import keep_runs
 
     keep_runs(collection, [r for r in collection.runs if r.record.benchmark in benchmarks])

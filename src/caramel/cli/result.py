@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from caramel.cli.common import UpdateOptions, add_no_eval, add_run_args, add_update, analysis_input_of
-from caramel.report.styles import STYLES, Style
+from caramel.stages.report.styles import STYLES, Style
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,9 @@ def run(args: argparse.Namespace) -> int:
 
 def result(options: ResultOptions, out: TextIO) -> int:
     """The run's tables on `out` (or -o FILE), its databases written, the run added to the history."""
-    from caramel.history.record import run_snapshot
-    from caramel.report.results import produce
-    from caramel.state.registry import resolve
+    from caramel.consumers.history.record import run_snapshot
+    from caramel.stages.report.results import produce
+    from caramel.stages.state.registry import resolve
 
     run_dir = resolve(options.dir, options.id)
     if options.output:
@@ -84,7 +84,7 @@ def result(options: ResultOptions, out: TextIO) -> int:
         refuse_inputs(options.output, run_dir=run_dir, history=options.history)
     inp = analysis_input_of(options.source, run_dir)
     if options.source.no_eval:
-        from caramel.spec.evaluation import refuse_evaluation
+        from caramel.stages.spec.evaluation import refuse_evaluation
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
     before = run_snapshot(run_dir)
@@ -102,8 +102,8 @@ def result(options: ResultOptions, out: TextIO) -> int:
     elif output:
         out.write(output)
     if not options.no_history and not options.only:
-        from caramel.history.record import add_quietly, check_still_there
-        from caramel.report.results import history_change, history_tables
+        from caramel.consumers.history.record import add_quietly, check_still_there
+        from caramel.stages.report.results import history_change, history_tables
 
         check_still_there(run_dir, before)
         add_quietly(options.history, inp, lambda: history_tables(inp, produced.made), produced.from_cache,
@@ -113,11 +113,11 @@ def result(options: ResultOptions, out: TextIO) -> int:
 
 def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
     """The text of every table (each also written to its result file) and every database written."""
+    from caramel.consumers.history.store import default_path
     from caramel.fs.paths import is_within
-    from caramel.history.store import default_path
-    from caramel.report.database import write_database
-    from caramel.report.results import result_dir
-    from caramel.report.table import clashes, render, table_dict
+    from caramel.stages.report.database import write_database
+    from caramel.stages.report.results import result_dir
+    from caramel.stages.report.table import clashes, render, table_dict
 
     chunks: list[str] = []
     documents: list[dict] = []

@@ -10,16 +10,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-from caramel.backends import schedulers
+from caramel.adapters.backends import schedulers
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
 from caramel.cli.predict import add_predict_args, predicted_time
 from caramel.cli.status import print_summary
-from caramel.engine.copies import apply_copies
-from caramel.engine.session import dry_run, start_run
-from caramel.engine.settings import Settings
 from caramel.errors import RunError
 from caramel.settings import current
-from caramel.spec.limits import parse_copies, parse_duration
+from caramel.stages.engine.copies import apply_copies
+from caramel.stages.engine.session import dry_run, start_run
+from caramel.stages.engine.settings import Settings
+from caramel.stages.spec.limits import parse_copies, parse_duration
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -13,7 +13,7 @@ from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.vocabulary import STATES, WpState
 
 if TYPE_CHECKING:
-    from caramel.engine.settings import Summary
+    from caramel.stages.engine.settings import Summary
 
 MAX_LISTED = 20  # failed / waiting workpackages listed by reason before "... and N more"
 

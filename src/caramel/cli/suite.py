@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOptions, TextIO], int]) -> int:
     """Run the benchmarks `options.suite` selects as one campaign, each with the other options, through
     `run_benchmarks` (cli.run's, passed in: the campaign wraps the command, it does not import it)."""
-    from caramel.catalog import find_benchmarks, select_by_tags, unreadable_members
-    from caramel.state.campaigns import add_failure, new_campaign
+    from caramel.consumers.catalog import find_benchmarks, select_by_tags, unreadable_members
+    from caramel.stages.state.campaigns import add_failure, new_campaign
 
     source, suite = options.source, list(options.suite or ())
     if source.file:
@@ -68,6 +68,6 @@ def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOpt
 
 def _recorder(campaign: str, name: str) -> Callable[[str], None]:
     """What a member's run tells the campaign once its folder exists: the run, under the member's name."""
-    from caramel.state.campaigns import add_run
+    from caramel.stages.state.campaigns import add_run
 
     return lambda run_dir: add_run(campaign, run_dir, name)

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
-from caramel import systems  # its loader (YAML) only when a command reads a system: not for `bench --help`
+from caramel.adapters import (
+    systems,  # its loader (YAML) only when a command reads a system: not for `bench --help`
+)
 from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, did_you_mean
 
@@ -76,7 +78,7 @@ def _path_of(name: str, extra: list[str]) -> Path:
 
 
 def system_list(options: SystemOptions, out: TextIO) -> int:
-    from caramel.systems.loader import SHIPPED
+    from caramel.adapters.systems.loader import SHIPPED
 
     rows = []
     extra = list(options.systems)
@@ -109,8 +111,8 @@ def system_show(options: SystemOptions, out: TextIO) -> int:
 
 
 def system_check(options: SystemOptions, out: TextIO) -> int:
-    from caramel.energy.measure import load_method
-    from caramel.systems.probe import check
+    from caramel.adapters.systems.probe import check
+    from caramel.payloads.measure import load_method
 
     assert options.name is not None
     path = _path_of(options.name, list(options.systems))
@@ -125,7 +127,7 @@ def system_check(options: SystemOptions, out: TextIO) -> int:
 
 
 def system_detect(options: SystemOptions, stdout: TextIO) -> int:
-    from caramel.systems.probe import detect
+    from caramel.adapters.systems.probe import detect
 
     assert options.output is not None
     out = Path(options.output)

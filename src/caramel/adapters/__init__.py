@@ -1,0 +1,1 @@
+"""The site adapters: schedulers and launchers, system files, containers, energy."""

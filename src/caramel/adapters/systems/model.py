@@ -1,0 +1,81 @@
+"""A system: scheduler, partition, account, devices, launcher, modules, container runtime, energy."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+
+from caramel.adapters.containers.runtime import container_prefix
+from caramel.errors import Location
+from caramel.stages.spec.model import NOWHERE
+
+# settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
+ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
+                    "cpus_per_task", "cpus_per_device", "tasks_per_node", "gres", "launcher_args", "modules", "env",
+                    "container_runtime", "scheduler_options", "data_dir"})
+
+
+@dataclass
+class System:
+    name: str
+    scheduler: str = "local"
+    description: str = ""
+    partition: str = ""
+    account: str = ""
+    nodes: int = 1
+    max_nodes: int = 0  # the most nodes a job may take here (0: not stated); checked at plan time
+    gpus_per_node: int = 0
+    accelerator: str = ""  # nvidia, amd, ...: what the container runtime must expose (apptainer --nv)
+    cpus_per_task: int = 1
+    cpus_per_device: int = 0  # cores for one task per device (0: cpus_per_task shared by the tasks)
+    tasks_per_node: int = 1
+    gres: str = ""
+    time_limit: str = ""
+    launcher: str = ""  # srun, or nothing on the local machine
+    launcher_args: str = ""
+    modules: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    container_runtime: str = ""
+    image_dir: str = ""  # the site's folder of images: absolute, or relative to the folder bench runs in
+    data_dir: str = "data"  # the site's folder of data sets and corpora: absolute, or relative to the folder bench runs in
+    images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
+    energy_method: str = ""
+    peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
+    # further directive lines of its scheduler's job scripts, as written (`--exclusive`: SLURM's
+    # `#SBATCH --exclusive`); files written for SLURM name them `extra_sbatch` (systems/loader.py)
+    scheduler_options: list[str] = field(default_factory=list)
+    job_array: str = ""  # a submit step's default for `array:` ("", true, false, N); docs/systems.md
+    max_array_size: int = 0  # SLURM's MaxArraySize here (0: ask `scontrol show config`)
+    given: frozenset[str] | None = None  # the settings the file states (None: all of them)
+    file: str = ""
+    where: Location = NOWHERE
+
+    def parameters(self) -> dict[str, str]:
+        """The system as parameters (`system_partition`, ...): what `use: system` brings into a step.
+        A setting the file does not state is left out unless it has a meaningful default (ALWAYS),
+        so a benchmark that needs it keeps `$system_account` unresolved and the plan names it."""
+        out = {}
+        given = self.given if self.given is not None else frozenset(f.name for f in fields(self))
+        for f in fields(self):
+            if f.name in ("file", "where", "given", "images") or f.name not in given | ALWAYS:
+                continue
+            value = getattr(self, f.name)
+            if f.name in ("image_dir", "data_dir") and value:
+                value = os.path.abspath(os.path.expanduser(value))  # a job runs elsewhere: never a relative path
+            if isinstance(value, list):
+                value = " ".join(value) if f.name != "modules" else ",".join(value)
+            elif isinstance(value, dict):
+                value = " ".join(f"{k}={v}" for k, v in value.items())
+            out["system_name" if f.name == "name" else f"system_{f.name}"] = str(value)
+        out["system_images"] = " ".join(self.images)
+        out.update({f"system_image_{stack}": image for stack, image in self.images.items()})
+        if self.container_runtime:
+            out["system_container_prefix"] = self.container_prefix()
+        return out
+
+    def container_prefix(self) -> str:
+        """The container command line up to the command, from this system's runtime: the image is
+        the benchmark's `${container_image}`, the bound folders its `${container_binds}` (comma-separated)."""
+        flag = "--nv" if self.accelerator == "nvidia" else ""
+        line = container_prefix(self.container_runtime, "CARAMEL_IMAGE", "CARAMEL_BIND", flag)
+        return line.replace("CARAMEL_IMAGE", "${container_image}").replace("CARAMEL_BIND", "${container_binds}")

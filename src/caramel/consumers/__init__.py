@@ -1,0 +1,1 @@
+"""What reads the results: the history, the pages, predictions, the catalogue."""

@@ -1,0 +1,193 @@
+"""The benchmarks a user can run by name: shipped ones, `$CARAMEL_BENCHMARKS_PATH` and given folders.
+
+    entries = find_benchmarks(["my_benchmarks/"])
+    chosen = select_by_tags(entries, ["llm", "resnet50"])      # MAD's rule: any tag matches
+    path = resolve_benchmark("llm")                             # or a path that exists
+
+A benchmark's name is its file's stem (`benchmarks/llm.yaml` is `llm`): what the user types and
+what a folder listing shows, unique within a folder (a file's `<benchmark name=...>` is often
+longer, e.g. `llm_benchmark`). Folders are searched in order: given folders, then
+`$CARAMEL_BENCHMARKS_PATH` (os.pathsep-separated), then the shipped `benchmarks/`; the first file
+of a name wins. A file counts when it reads as a JUBE file with a benchmark in it; platform files
+and system files do not. Description and tags come from the `meta` block (docs/file-format.md);
+without a meta description the benchmark's comment is shown.
+
+A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad) gives one entry per model, named as
+the model, with its path the JSON file and `benchmark` the model's name (run with
+`--only-bench NAME`). A file or model that cannot be read is an entry with its `error`: listed,
+and reported as a failed member by a suite whose tags it carries (its tags, if readable, or its name).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from caramel.errors import CaramelError, did_you_mean
+from caramel.resources import shipped
+from caramel.settings import current
+from caramel.stages.spec.mad import FILE_NAME as MODELS_JSON
+from caramel.stages.spec.mad import EntryError, MadEntry, read_entries
+from caramel.stages.spec.meta import find_meta_node, read_meta
+from caramel.stages.spec.model import BenchmarkMeta
+from caramel.stages.spec.sources import read_tree
+from caramel.stages.spec.tree import Node
+
+SUFFIXES = (".yaml", ".yml", ".xml")
+
+
+class CatalogError(CaramelError):
+    """An unknown benchmark name or a tag that selects nothing."""
+
+
+@dataclass(frozen=True)
+class BenchmarkEntry:
+    name: str
+    path: str
+    origin: str  # "shipped", "user" ($CARAMEL_BENCHMARKS_PATH) or the folder given
+    meta: BenchmarkMeta = BenchmarkMeta()
+    error: str = ""  # why the file could not be read (listed; a suite with its tags reports it as failed)
+    benchmark: str = ""  # the benchmark of the file to run (a models.json entry), "" for the file's own
+    tags_known: bool = True  # False: the file could not be read far enough to know its tags
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """MAD's rule: a benchmark's name is a tag of its own."""
+        return (self.name,) + tuple(t for t in self.meta.tags if t != self.name)
+
+
+def search_folders(extra_dirs: Iterable[str] = ()) -> list[tuple[Path, str]]:
+    """(folder, origin) in search order."""
+    folders = [(Path(d), str(d)) for d in extra_dirs]
+    folders += [(Path(p), "user") for p in current().benchmarks_path]
+    return folders + [(shipped("benchmarks"), "shipped")]
+
+
+def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
+    """Every benchmark file of the search folders (the first of each name), sorted by name."""
+    entries: dict[str, BenchmarkEntry] = {}
+    for folder, origin in search_folders(extra_dirs):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.name == MODELS_JSON and path.is_file():
+                for entry in models_json_entries(path, origin):
+                    entries.setdefault(entry.name, entry)
+                continue
+            if path.suffix not in SUFFIXES or not path.is_file() or path.stem in entries:
+                continue
+            read = read_entry(path, origin)
+            if read is not None:
+                entries[path.stem] = read
+    return sorted(entries.values(), key=lambda e: e.name)
+
+
+def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
+    """The entry of one file, or None when it is no benchmark file (no <jube>, no benchmark in it)."""
+    try:
+        tree = read_tree(str(path))
+    except CaramelError as exc:
+        return BenchmarkEntry(path.stem, str(path), origin, error=str(exc), tags_known=False)
+    benchmarks = list(tree.iter("benchmark")) if tree.tag == "jube" else []
+    if not benchmarks:
+        return None
+    try:
+        meta = read_meta(find_meta_node(benchmarks[0]))
+    except CaramelError as exc:
+        tags = _raw_tags(benchmarks[0])
+        return BenchmarkEntry(path.stem, str(path), origin, BenchmarkMeta(tags=tags or ()), error=str(exc),
+                              tags_known=tags is not None)
+    if not meta.description:
+        comment = benchmarks[0].find("comment")
+        text = " ".join((comment.text if comment is not None else "").split())
+        meta = dataclasses.replace(meta, description=text)
+    return BenchmarkEntry(path.stem, str(path), origin, meta)
+
+
+def _raw_tags(benchmark: Node) -> tuple[str, ...] | None:
+    """The tags a meta block names, read even when another of its keys is wrong; None when unknowable."""
+    try:
+        node = find_meta_node(benchmark)
+    except CaramelError:
+        return None
+    if node is None:
+        return ()
+    texts = [node.attrs.get("tags", "")] + [child.text for child in node.findall("tags")]
+    return tuple(t.strip() for text in texts for t in text.split(",") if t.strip())
+
+
+def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
+    """One entry per model of a MAD models.json; a bad model (or file) is an entry with its error."""
+    try:
+        found = read_entries(str(path))
+    except CaramelError as exc:
+        return [BenchmarkEntry(f"{path.parent.name}/{path.name}", str(path), origin, error=str(exc), tags_known=False)]
+    out = []
+    for index, item in enumerate(found):
+        if isinstance(item, MadEntry):
+            meta = BenchmarkMeta(description=f"MAD model ({MODELS_JSON} entry {index})", tags=item.tags,
+                                 owner=item.owner, precision=item.training_precision, url=item.url,
+                                 time_limit=item.timeout, multiple_results=item.multiple_results or None,
+                                 devices=int(item.n_gpus) if item.n_gpus not in ("-1", "0") else None)
+            out.append(BenchmarkEntry(item.name, str(path), origin, meta, benchmark=item.name))
+        else:
+            known = item if isinstance(item, EntryError) else None
+            name = (known.entry_name if known else "") or f"{MODELS_JSON}[{index}]"
+            tags = known.entry_tags if known else None
+            out.append(BenchmarkEntry(name, str(path), origin, BenchmarkMeta(tags=tags or ()), error=str(item),
+                                      benchmark=name, tags_known=tags is not None))
+    return out
+
+
+def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> list[BenchmarkEntry]:
+    """The readable entries carrying any of `tags` (names count as tags). Nothing readable selected is an
+    error that says so plainly: which unreadable files carry the tag (or might), else the tags that exist."""
+    wanted = [t for t in tags if t]
+    chosen = [e for e in entries if not e.error and any(t in e.tags for t in wanted)]
+    if chosen:
+        return chosen
+    shown = ", ".join(wanted) or "(none)"
+    plural = "s" if len(wanted) > 1 else ""
+    carriers = [e for e in entries if e.error and e.tags_known and any(t in e.tags for t in wanted)]
+    if carriers:
+        raise CatalogError(f"no readable benchmark has the tag{plural} {shown}: "
+                           f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could not be read",
+                           hint=" | ".join(f"{e.name}: {e.error.splitlines()[0]}" for e in carriers))
+    known = sorted({t for e in entries if not e.error for t in e.tags})
+    hints = [h for h in (did_you_mean(t, known) for t in wanted) if h]
+    unknown = [e for e in entries if e.error and not e.tags_known]
+    if unknown:
+        hints.append(f"{_files(unknown)} could not be read (their tags are unknown)")
+    raise CatalogError(f"no benchmark has the tag{plural} {shown}",
+                       hint="; ".join(hints + ["existing tags: " + (", ".join(known) or "none")]))
+
+
+def unreadable_members(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> list[BenchmarkEntry]:
+    """The entries that could not be read and that a selection by `tags` may have meant: those whose tags
+    (or name) match, and those whose tags cannot be known. A suite reports each as a failed member."""
+    wanted = [t for t in tags if t]
+    return [e for e in entries if e.error and (not e.tags_known or any(t in e.tags for t in wanted))]
+
+
+def _files(entries: Sequence[BenchmarkEntry]) -> str:
+    return ", ".join(f"{e.name} ({e.path})" for e in entries)
+
+
+def resolve_benchmark(name_or_path: str, extra_dirs: Iterable[str] = ()) -> str:
+    """A file that exists is that file; a name is looked up in the search folders (an unknown name lists
+    the known ones); a path that does not exist is returned for the loader to say so."""
+    if os.path.isfile(name_or_path):
+        return name_or_path
+    entries = find_benchmarks(extra_dirs)
+    for entry in entries:
+        if entry.name == name_or_path:
+            return entry.path
+    if os.sep in name_or_path or name_or_path.endswith(SUFFIXES):
+        return name_or_path  # meant as a path: the loader says it is not there
+    names = [e.name for e in entries]
+    raise CatalogError(f"no benchmark file or benchmark named '{name_or_path}'",
+                       hint="; ".join(h for h in (did_you_mean(name_or_path, names),
+                                                  "known benchmarks: " + (", ".join(names) or "none")) if h))

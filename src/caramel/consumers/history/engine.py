@@ -1,0 +1,211 @@
+"""The two engines a history lives in, behind one small connection interface.
+
+SQLite (a file: the embedded default) and PostgreSQL (a URL, `postgresql://user:pass@host/db`, for a
+team). Both take the same SQL, written once in history.store: `?` placeholders (turned into psycopg's
+`%s`) and `INSERT ... ON CONFLICT`, which both engines understand; the few words that differ (a
+double-precision float, the insertion order of rows) are the `Dialect`'s. A server that cannot be
+reached, refuses the password or fails mid-transaction is a `HistoryUnavailable` naming the URL
+without its password: `bench result` keeps the run in its spool then (history.spool).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from caramel.errors import RunError
+
+CONNECT_TIMEOUT_S = 5  # a server that does not answer is told within seconds, not minutes
+URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+class HistoryUnavailable(RunError):
+    """The history's database cannot be reached or used now (server down, password, schema)."""
+
+
+@dataclass(frozen=True)
+class Dialect:
+    name: str
+    real: str  # a double-precision float (PostgreSQL's REAL is single precision)
+    order: str  # the column giving the metrics' insertion order
+    order_column: str  # how that column is declared ("" where it is implicit)
+    tables: str  # the names of the tables there are
+
+
+SQLITE = Dialect("sqlite", "REAL", "rowid", "", "SELECT name FROM sqlite_master WHERE type = 'table'")
+POSTGRESQL = Dialect("postgresql", "DOUBLE PRECISION", "seq", ", seq BIGSERIAL",
+                     "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+
+
+def is_url(target: str | None) -> bool:
+    return target is not None and target.startswith(URL_SCHEMES)
+
+
+def safe_url(target: str) -> str:
+    """`target` as it may be printed: a URL without its password (a path as it is)."""
+    if not is_url(target):
+        return target
+    parts = urlsplit(target)
+    if parts.password is None:
+        return target
+    host = parts.hostname or ""
+    netloc = f"{parts.username or ''}@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def _scrub(text: str, target: str) -> str:
+    password = urlsplit(target).password if is_url(target) else None
+    return text.replace(password, "***") if password else text
+
+
+def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnavailable:
+    """A clear error for a server that failed: what happened and what to do, never the password."""
+    first = _scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, target)
+    low = first.lower()
+    if "password" in low or "authentication" in low:
+        hint = "check the user and password (in the URL, $PGPASSWORD or ~/.pgpass)"
+    elif "does not exist" in low and "database" in low:
+        hint = "create the database (createdb), or name one that exists in the URL"
+    else:
+        hint = "is the server running and reachable (host, port, firewall)? meanwhile bench result keeps runs locally"
+    what = f"the history server {safe_url(target)}" + (f" ({doing})" if doing else "")
+    return HistoryUnavailable(f"{what}: {first}", hint=hint)
+
+
+class Connection:
+    """One open history database: execute, executemany (returning rows changed), a transaction."""
+
+    dialect: Dialect = SQLITE
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    @property
+    def shown(self) -> str:
+        return safe_url(self.target)
+
+    def execute(self, sql: str, params: Sequence = ()) -> Any:
+        raise NotImplementedError
+
+    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
+        raise NotImplementedError
+
+    def transaction(self) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction is open on it (SQLite's; a PostgreSQL connection answers False)."""
+        return False
+
+    def __enter__(self) -> Connection:
+        """`with db:` is a transaction, as with an sqlite3 connection."""
+        entered = self.transaction()
+        entered.__enter__()
+        self.__dict__.setdefault("_entered", []).append(entered)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.__dict__["_entered"].pop().__exit__(*exc)
+
+
+class SqliteConnection(Connection):
+    def __init__(self, path: str, readonly: bool = False) -> None:
+        from caramel.stages.state import dbfile
+
+        super().__init__(path)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        self.db = dbfile.connect(path, "history", readonly=readonly, timeout=30)  # errors name the file
+
+    def execute(self, sql: str, params: Sequence = ()) -> Any:
+        return self.db.execute(sql, params)
+
+    @property
+    def in_transaction(self) -> bool:
+        return self.db.in_transaction
+
+    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
+        before = self.db.total_changes
+        self.db.executemany(sql, rows)
+        return self.db.total_changes - before
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        if self.db.in_transaction:  # nested: the caller's transaction holds
+            yield
+            return
+        with self.db:
+            yield
+
+    def close(self) -> None:
+        self.db.close()
+
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+class PostgresConnection(Connection):
+    dialect = POSTGRESQL
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        try:
+            import psycopg
+        except ImportError:
+            raise RunError(f"{safe_url(url)}: a PostgreSQL history needs psycopg",
+                           hint="pip install 'caramel[team]' (or: pip install 'psycopg[binary]')") from None
+        self.errors = (psycopg.OperationalError, psycopg.InterfaceError)
+        self.database_error = psycopg.DatabaseError
+        try:
+            self.db = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
+        except psycopg.Error as exc:
+            raise unavailable(url, exc) from None
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except self.errors as exc:
+            raise unavailable(self.target, exc) from None
+        except self.database_error as exc:
+            raise RunError(f"the history {self.shown}: {_scrub(str(exc).strip(), self.target)}") from None
+
+    def execute(self, sql: str, params: Sequence = ()) -> Any:
+        with self._guard():
+            return self.db.execute(_PLACEHOLDER.sub("%s", sql), params or None)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
+        rows = list(rows)
+        if not rows:
+            return 0
+        with self._guard(), self.db.cursor() as cursor:
+            cursor.executemany(_PLACEHOLDER.sub("%s", sql), rows)
+            return max(cursor.rowcount, 0)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        with self._guard(), self.db.transaction():
+            yield
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        except self.errors:
+            pass
+
+
+def connect(target: str, readonly: bool = False) -> Connection:
+    """The database of `target`: a PostgreSQL URL, else an SQLite file (`sqlite:///path` too)."""
+    if is_url(target):
+        return PostgresConnection(target)
+    if target.startswith("sqlite:///"):
+        target = target[len("sqlite:///") - 1:]
+    return SqliteConnection(target, readonly)

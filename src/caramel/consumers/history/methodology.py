@@ -1,0 +1,206 @@
+"""The Mila methodology table: each benchmark against its reference on this system, then three criteria.
+
+Per reference (history/targets.py): target, the interval the result must lie in, result (the mean
+of its samples under the benchmark's estimator, analyse/estimators.py), n, sd, sd%, sem%, diff
+(result / target - 1, sign turned for figures where less is better) and a verdict:
+
+- pass / fail: the result inside / outside the interval, and the sd% within the benchmark's max_sd;
+- cannot judge: the figure's direction is unknown (neither unit nor name says which way is better),
+  or a max_sd is asked and the figure has one sample (no spread to judge);
+- no figure: no figure of the runs matches the reference;
+- no reference: a benchmark of the runs has no reference for the system it ran on.
+
+Only a benchmark's result is judged: with copies, the aggregate the step declares (`caramel_copy`
+sum or mean), never one copy's figure nor the spread rows. Then: every benchmark passes; the 80 %
+quantile of sd% over the figures with at least two samples is at most `max_sd` (none: cannot judge,
+n = 1 is no proof of stability); the mean diff is not below -threshold. The campaign passes when all
+three pass; `bench compare` exits 1 otherwise (a criterion that cannot be judged does not pass).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from caramel.consumers.history.metrics import Metric
+from caramel.consumers.history.targets import ANY_SYSTEM, Entry, Reference, Targets
+from caramel.errors import RunError, did_you_mean
+from caramel.stages.analyse.estimators import Summary, summarise
+from caramel.stages.spec.estimator import DEFAULT, Estimator
+from caramel.vocabulary import COPY_AGGREGATES, Direction, Word
+
+DEFAULT_THRESHOLD = 5.0  # percent a result may fall short of its target
+DEFAULT_MAX_SD = 5.0  # percent: the 80 % quantile of sd% must stay below this
+COPY = "caramel_copy"
+
+
+class Verdict(Word):
+    """A methodology line's verdict against its reference."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    CANNOT_JUDGE = "cannot judge"
+    NO_FIGURE = "no figure"
+    NO_REFERENCE = "no reference"
+
+
+@dataclass
+class Line:
+    name: str
+    target: float
+    result: float
+    sd: float  # NaN: one sample, no spread
+    sd_pct: float
+    diff_pct: float
+    threshold: float
+    n: int
+    sem_pct: float = math.nan
+    low: float = -math.inf
+    high: float = math.inf
+    verdict: Verdict = Verdict.FAIL
+    why: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is Verdict.PASS
+
+
+@dataclass
+class Methodology:
+    lines: list[Line]
+    missing: list[str] = field(default_factory=list)  # references no figure of the runs matches
+    quantile_sd_pct: float = math.nan
+    mean_diff_pct: float = math.nan
+    max_sd: float = DEFAULT_MAX_SD
+    threshold: float = DEFAULT_THRESHOLD
+    system: str | None = ANY_SYSTEM
+    captions: list[str] = field(default_factory=list)  # the estimators the results were taken with
+
+    @property
+    def criteria(self) -> list[tuple[str, float | None, bool | None]]:
+        """(name, value, passed); passed None: cannot judge (it does not pass either)."""
+        return [("all benchmarks pass", None, bool(self.lines) and all(x.passed for x in self.lines)),
+                ("deviation quantile (80%)", self.quantile_sd_pct,
+                 None if math.isnan(self.quantile_sd_pct) else self.quantile_sd_pct <= self.max_sd),
+                ("mean performance diff", self.mean_diff_pct,
+                 None if math.isnan(self.mean_diff_pct) else self.mean_diff_pct >= -self.threshold)]
+
+    @property
+    def passed(self) -> bool:
+        return all(ok is True for _name, _value, ok in self.criteria)
+
+
+def _names(benchmark: str, metric: Metric) -> set[str]:
+    return {metric.name, f"{metric.table}/{metric.name}", f"{benchmark}/{metric.name}",
+            metric.row.get("model", ""), benchmark} - {""}
+
+
+def _figure_names(metric: Metric) -> set[str]:
+    return {metric.name, f"{metric.table}/{metric.name}", metric.unit, metric.row.get("metric", "")} - {""}
+
+
+def is_result(metric: Metric) -> bool:
+    """A benchmark's result: not one copy's figure, not the spread over copies (report/copies.py)."""
+    return COPY not in metric.row or metric.row[COPY] in COPY_AGGREGATES
+
+
+def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold: float | None = None,
+          max_sd: float | None = None, system_names: list[str] | None = None,
+          estimators: dict[str, Estimator] | None = None, known: set[str] | None = None,
+          benchmarks: list[str] | None = None) -> Methodology:
+    """`figures`: (benchmark, metric) of the runs; `system_names`: the run's system, then its tags;
+    `estimators`: per benchmark; `known`: the benchmark names besides the runs' (the catalogue);
+    `benchmarks`: the runs' benchmarks, those without a figure too (default: the figures')."""
+    if isinstance(targets, dict):  # the flat form, as a mapping (tests and the API)
+        from caramel.consumers.history.targets import entry_from
+
+        targets = Targets("", [entry_from("", k, v, ANY_SYSTEM, 0) for k, v in targets.items()], {})
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    figures = [(bench, m) for bench, m in figures if is_result(m)]
+    system, entries = targets.for_system(system_names or [])
+    benchmarks = list(dict.fromkeys([*(benchmarks or []), *(b for b, _m in figures)]))
+    _check(targets, figures, system_names or [], (known or set()) | set(benchmarks))
+    out = Methodology([], max_sd=DEFAULT_MAX_SD if max_sd is None else max_sd, threshold=threshold, system=system)
+    estimators = estimators or {}
+    referenced = {entry.name for entry in entries}
+    for entry in entries:
+        for key, reference in entry.figures.items():
+            found = [(b, m) for b, m in figures if entry.name in _names(b, m) and m.samples
+                     and (not key or key in _figure_names(m))]
+            label = entry.name + (f" {key}" if key else "")
+            if not found:
+                out.missing.append(label)
+                out.lines.append(Line(label, reference.value, math.nan, math.nan, math.nan, math.nan, threshold, 0,
+                                      verdict=Verdict.NO_FIGURE, why="no figure of the runs matches"))
+                continue
+            for bench, metric in found:
+                referenced.add(bench)
+                estimator = estimators.get(bench, DEFAULT)
+                out.captions.append(estimator.caption)
+                name = label + (f" [{metric.key}]" if len(found) > 1 else "")
+                out.lines.append(_line(name, reference, entry, metric, summarise(metric.samples, estimator), threshold))
+    if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
+        for bench in benchmarks:
+            if bench not in referenced:
+                out.lines.append(Line(bench, math.nan, math.nan, math.nan, math.nan, math.nan, threshold, 0,
+                                      verdict=Verdict.NO_REFERENCE,
+                                      why=f"no reference for system {system or (system_names or ['?'])[0]}"))
+    _statistics(out)
+    out.captions = list(dict.fromkeys(out.captions))
+    return out
+
+
+def _line(name: str, reference: Reference, entry: Entry, metric: Metric, summary: Summary, threshold: float) -> Line:
+    diff = (summary.mean / reference.value - 1.0) * 100.0 if reference.value else math.nan
+    if metric.direction == Direction.LOWER:
+        diff = -diff
+    low, high = reference.bounds(str(metric.direction), threshold)
+    line = Line(name, reference.value, summary.mean, summary.sd, summary.sd_pct, diff,
+                reference.threshold if reference.threshold is not None else threshold, summary.n,
+                summary.sem_pct, low, high)
+    if metric.direction not in (Direction.HIGHER, Direction.LOWER):
+        line.verdict, line.why = Verdict.CANNOT_JUDGE, f"the direction of {metric.name} is unknown"
+    elif not low <= summary.mean <= high:
+        line.verdict, line.why = Verdict.FAIL, f"{summary.mean:.6g} outside [{low:.6g}, {high:.6g}]"
+    elif entry.max_sd is not None and not summary.has_spread:
+        line.verdict, line.why = Verdict.CANNOT_JUDGE, f"max_sd {entry.max_sd:g}% asked, n = {summary.n}: no spread"
+    elif entry.max_sd is not None and summary.sd_pct > entry.max_sd:
+        line.verdict, line.why = Verdict.FAIL, f"sd {summary.sd_pct:.2f}% above max_sd {entry.max_sd:g}%"
+    else:
+        line.verdict = Verdict.PASS
+    return line
+
+
+def _statistics(out: Methodology) -> None:
+    import numpy as np
+
+    spreads = [x.sd_pct for x in out.lines if not math.isnan(x.sd_pct)]
+    diffs = [x.diff_pct for x in out.lines if x.verdict in (Verdict.PASS, Verdict.FAIL) and not math.isnan(x.diff_pct)]
+    if spreads:
+        out.quantile_sd_pct = float(np.quantile(spreads, 0.8))
+    if diffs:
+        out.mean_diff_pct = float(np.mean(diffs))
+
+
+def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: list[str], known: set[str]) -> None:
+    """An entry for an unknown system, benchmark or figure is an error with did-you-mean."""
+    from caramel.adapters.systems.loader import system_names as shipped_systems
+
+    if targets.systems:
+        systems = set(shipped_systems()) | set(system_names)
+        for system, where in targets.systems.items():
+            if system not in systems:
+                raise RunError(f"targets for an unknown system '{system}'", where,
+                               hint=did_you_mean(system, sorted(systems)) or "systems: " + ", ".join(sorted(systems)))
+    names = set(known)
+    for bench, metric in figures:
+        names |= _names(bench, metric)
+    for entry in targets.entries:
+        if entry.name not in names:
+            raise RunError(f"targets for an unknown benchmark '{entry.name}'", entry.where,
+                           hint=did_you_mean(entry.name, sorted(names)) or "benchmarks: " + ", ".join(sorted(known)))
+        own = set().union(*[_figure_names(m) for b, m in figures if entry.name in _names(b, m)])
+        for key, where in entry.figure_lines.items():
+            if own and key not in own:
+                raise RunError(f"targets for an unknown figure '{key}' of '{entry.name}'", where,
+                               hint=did_you_mean(key, sorted(own)) or "figures: " + ", ".join(sorted(own)))

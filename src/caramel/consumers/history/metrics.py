@@ -1,0 +1,228 @@
+"""From a run's tables to metrics with their repeats: one sample per iteration of a workpackage.
+
+A table row (with `reduce`, JUBE's default) merges the iterations of a workpackage; the history
+wants each iteration's value to know the spread. So the caller gives the tables built with `reduce`
+off when a step repeats (report.results.history_tables: the report stage makes tables, the history
+only reads them), and the rows are grouped by the table's parameter columns: each group is one
+configuration, each of its rows one repeat.
+
+Figures are declared, not guessed (docs/history.md): a column enters the history only when it is a
+pattern with a unit or a declared direction (or one of its statistics `_first/_last/_min/_max/_avg/_sum`;
+`_cnt` is a count and `_std` a spread, never a figure), or the `performance` column of the table of
+`performance:` lines, whose `metric` column is the figure's unit. Job ids, iteration counts,
+parameters and patterns without unit or direction stay out. Each figure carries its unit and its
+direction (spec.units), decided here once and stored; compare, pages and predict read it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from caramel.stages.spec.model import Pattern
+from caramel.stages.spec.units import direction, readable_unit, unit_in_name
+from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
+
+if TYPE_CHECKING:  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
+    from caramel.stages.analyse.inputs import AnalysisInput
+
+UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
+PERFORMANCE_TABLE = "performance"  # the table of `performance:` lines (report.performance.TABLE)
+PERFORMANCE_COLUMN, UNIT_COLUMN = "performance", "metric"  # its figure and that figure's unit
+COPY_COLUMN = "caramel_copy"  # a copies table's copy column (engine.copies): a number, or an aggregate's name
+FIGURE_STATISTICS = (*SAME_TYPE_STATISTICS, "avg")  # statistics of a figure that are figures too
+
+
+@dataclass
+class Metric:
+    table: str
+    row: dict[str, str]  # the configuration: the table's parameter columns
+    name: str
+    unit: str = ""
+    direction: str = Direction.UNKNOWN.value  # a Direction's value (a history of an older caramel: as it was stored)
+    samples: list[float] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return ",".join(f"{k}={v}" for k, v in self.row.items())
+
+    @property
+    def n(self) -> int:
+        return len(self.samples)
+
+    @property
+    def mean(self) -> float:
+        if len(self.samples) == 1:
+            return self.samples[0]
+        return statistics.fmean(self.samples) if self.samples else math.nan
+
+    @property
+    def sd(self) -> float:
+        """The sample standard deviation (ddof 1); NaN with one sample: no spread to judge by."""
+        return statistics.stdev(self.samples) if len(self.samples) > 1 else math.nan
+
+    @property
+    def sd_pct(self) -> float:
+        return 100.0 * self.sd / abs(self.mean) if self.n > 1 and self.mean else math.nan
+
+    @property
+    def unstable(self) -> bool:
+        return self.n > 1 and self.sd_pct > 100 * UNSTABLE_CV
+
+
+def _number(value) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(float(value)) else None
+    return None
+
+
+def _label(key) -> str:
+    return key.title if key.title is not None else key.name
+
+
+def collect(inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None) -> list[Metric]:
+    """Every figure column of every table (the module's doc says which are figures), per configuration,
+    with one sample per repeat. `made`: the run's tables, one row per repeat
+    (report.results.history_tables). `configs`: only these tables (by index) and configurations."""
+    params = inp.param_names()
+    patterns = _patterns(inp)
+    from caramel.stages.analyse.performance import uses_performance_lines
+
+    lines = uses_performance_lines(inp)
+    out: dict[tuple, Metric] = {}
+    shared: dict[tuple, dict[str, str]] = {}
+    for index, item in enumerate(made):
+        if item.table.output != "table" or (configs is not None and index not in configs):
+            continue
+        wanted = None if configs is None else configs[index]
+        layout = _layout(item, params, patterns, lines)
+        table = item.table.name
+        for values, status in zip(item.data.values, item.data.statuses, strict=True):
+            if not status.startswith("done") or layout.spread_row(values):
+                continue
+            config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
+            if wanted is not None and tuple(dict(config).items()) not in wanted:
+                continue
+            row = shared.get(config)
+            if row is None:
+                row = shared[config] = dict(config)  # one dict per configuration, shared by its metrics
+            for i, (unit, way) in layout.figures.items():
+                number = _number(values[i])
+                if number is None:
+                    continue
+                if layout.unit_col is not None:  # the `performance:` line's own unit
+                    unit = readable_unit(str(values[layout.unit_col] or ""))
+                    way = direction(layout.labels[i], unit)
+                entry = out.get((table, config, i, unit))
+                if entry is None:
+                    entry = out[(table, config, i, unit)] = Metric(table, row, layout.labels[i], unit, way.value)
+                entry.samples.append(number)
+    return _distinct_names(list(out.values()))
+
+
+@dataclass
+class _Layout:
+    """Which columns of a table name its configuration and which are figures, with their unit and direction."""
+
+    labels: list[str]
+    param_cols: list[int]
+    figures: dict[int, tuple[str, Direction]]
+    unit_col: int | None = None  # the table of `performance:` lines: the column of each row's unit
+    copy_col: int | None = None  # a copies table: the column naming the copy (or the aggregate)
+
+    def spread_row(self, values: list) -> bool:
+        """A row of the spread over copies (sd, sem): never a figure."""
+        return self.copy_col is not None and str(values[self.copy_col]) in COPY_SPREADS
+
+
+def _patterns(inp: AnalysisInput) -> dict[str, Pattern]:
+    """The benchmark's patterns by name; where two sets name one, the one declared a figure."""
+    out: dict[str, Pattern] = {}
+    for pset in inp.benchmark.patternsets.values():
+        for pattern in pset.patterns:
+            if pattern.name not in out or pattern.unit or pattern.direction:
+                out[pattern.name] = pattern
+    return out
+
+
+def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
+    """The pattern a column shows when it is a figure: declared (unit or direction), itself or one of
+    its statistics that are figures."""
+    pattern = patterns.get(name)
+    if pattern is None:
+        stat = next((s for s in STATISTICS if name.endswith("_" + s) and name[:-len(s) - 1] in patterns), None)
+        if stat is None or stat not in FIGURE_STATISTICS:
+            return None
+        pattern = patterns[name[:-len(stat) - 1]]
+    return pattern if pattern.unit or pattern.direction else None
+
+
+def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -> _Layout:
+    """A table's labels, the columns that name its configuration and its figures (unit, direction)."""
+    keys = item.data.keys
+    columns = item.table.columns
+    labels = [_label(keys[i]) for i in range(len(columns))]
+    performance = lines and item.table.name == PERFORMANCE_TABLE
+    config = (params | set(item.data.config_columns)) - ({UNIT_COLUMN} if performance else set())
+    param_cols = [i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")]
+    figures: dict[int, tuple[str, Direction]] = {}
+    for i, column in enumerate(columns):
+        if i in param_cols:
+            continue
+        if performance:
+            if column.name == PERFORMANCE_COLUMN:
+                figures[i] = ("", Direction.UNKNOWN)  # unit and direction: each row's own
+            continue
+        pattern = _figure_pattern(column.name, patterns)
+        if pattern is None:
+            continue
+        unit = readable_unit(keys[i].unit or "") or unit_in_name(labels[i])
+        way = direction(labels[i], unit, pattern.direction)
+        if way is Direction.UNKNOWN:  # the title says nothing: maybe the pattern's own name does
+            way = direction(column.name, unit, pattern.direction)
+        figures[i] = (unit, way)
+    names = [c.name for c in columns]
+    return _Layout(labels, param_cols, figures,
+                   names.index(UNIT_COLUMN) if performance and UNIT_COLUMN in names else None,
+                   names.index(COPY_COLUMN) if COPY_COLUMN in names else None)
+
+
+def _distinct_names(metrics: list[Metric]) -> list[Metric]:
+    """One name per figure of a configuration: a model printing lines in two units keeps both, as
+    `performance[ms]` and `performance[samples/s]` (the history keys a figure by its name)."""
+    units: dict[tuple, set[str]] = {}
+    for m in metrics:
+        units.setdefault((m.table, id(m.row), m.name), set()).add(m.unit)
+    for m in metrics:
+        if len(units[(m.table, id(m.row), m.name)]) > 1:
+            m.name = f"{m.name}[{m.unit}]"
+    return metrics
+
+
+def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict[int, set[tuple]] | None:
+    """The configurations (as `collect` names them, per table index) of the rows made again, before
+    and after (report.incremental.Delta); None when a table's change is not known row by row."""
+    params = inp.param_names()
+    from caramel.stages.analyse.performance import uses_performance_lines
+
+    lines = uses_performance_lines(inp)
+    out: dict[int, set[tuple]] = {}
+    names = [item.table.name for item in made if item.table.output == "table"]
+    if len(set(names)) != len(names) or len(deltas) != len(made):
+        return None
+    for index, (item, delta) in enumerate(zip(made, deltas, strict=True)):
+        if item.table.output != "table":
+            continue
+        if delta is None:
+            return None
+        layout = _layout(item, params, {}, lines)
+        labels, param_cols = layout.labels, layout.param_cols
+        rows = [values for values, _status in delta.before] + [item.data.values[k] for k in delta.after]
+        found = {tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows}
+        if found:
+            out[index] = found
+    return out

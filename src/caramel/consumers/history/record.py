@@ -1,0 +1,132 @@
+"""What `bench result` (and `compare`, `report`) do with the history: add a run once."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+
+from caramel.consumers.history.engine import HistoryUnavailable, safe_url
+from caramel.consumers.history.metrics import changed_configurations, collect
+from caramel.consumers.history.provenance import run_key, run_record
+from caramel.consumers.history.store import History, default_path
+from caramel.errors import RunError
+from caramel.stages.analyse.inputs import AnalysisInput
+from caramel.stages.state.store import db_path
+
+
+def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], quiet_if_known: bool = False,
+            change: tuple[str, str | None, list | None] | None = None) -> str:
+    """Add the run of `inp` (its provenance and metrics) unless it is there; returns its key.
+    `tables`: makes the tables the figures come from (report.results.history_tables), called only
+    when needed. `quiet_if_known`: nothing changed since the last result, so a run already there is
+    left as is. A run already there keeps the figures that did not change. `change`: (the tables'
+    key, the key of the tables they were made again from, the rows made again:
+    report.results.history_change): when the history's figures were made from that earlier table,
+    only the configurations of those rows are made again."""
+    key, base, deltas = change or ("", None, None)
+    if quiet_if_known:
+        known = run_key(inp.run_dir)
+        if history.run(known) is not None and (change is None or history.made_from(known) == key):
+            return known
+    before = run_snapshot(inp.run_dir)
+    record = run_record(inp.run_dir)
+    made = tables()
+    check_still_there(inp.run_dir, before)
+    configs = None
+    if deltas is not None and base is not None and history.run(record.run_key) is not None \
+            and history.made_from(record.run_key) == base:
+        configs = changed_configurations(inp, made, deltas)
+    if configs is None:
+        history.add(record, collect(inp, made), replace=True)
+    else:
+        pairs = {(made[i].table.name, json.dumps(dict(config))) for i, found in configs.items() for config in found}
+        history.replace_configurations(record, pairs, collect(inp, made, configs))
+    history.set_made_from(record.run_key, key or None)
+    return record.run_key
+
+
+def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list], unchanged: bool,
+                change: tuple[str, str | None, list | None] | None = None) -> None:
+    """`bench result`'s part: a history that cannot be written is a warning, never a failed result.
+    A history server that cannot be reached (or refuses) gets the run kept in the spool
+    (history.spool) for `bench history push`; the rows written go to the sinks (history.sinks)."""
+    target = path or default_path()
+    written: list = []
+    try:
+        with History.open(target) as history:
+            add_run(history, inp, tables, quiet_if_known=unchanged, change=change)
+            written = history.written
+        _remind(target)
+    except HistoryUnavailable as exc:
+        written = _spool(target, inp, tables, exc)
+    except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
+        print(f"warning: the run was not added to the history ({safe_url(target)}): {exc}", file=sys.stderr)
+    _to_sinks(written)
+
+
+def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exception) -> list:
+    from caramel.consumers.history.spool import keep
+
+    try:
+        where, spooled = keep(target, lambda h: add_run(h, inp, tables))
+    except Exception as exc:  # noqa: BLE001 - nowhere to keep it: say so, the run folder still has it all
+        print(f"warning: the run was not added to the history: {why}\nand could not be kept locally either: {exc}; "
+              f"bench result {inp.run_dir} adds it later", file=sys.stderr)
+        return []
+    option = "" if target == default_path() else f" --history '{safe_url(target)}'"
+    print(f"warning: the run was not added to the history: {why}\nits figures are kept in {where}; "
+          f"deliver them when the history is back with: bench history push{option}", file=sys.stderr)
+    return spooled.written
+
+
+def _remind(target: str) -> None:
+    """The history is reachable again and runs kept earlier wait for it: say how to deliver them."""
+    from caramel.consumers.history.spool import spool_path
+
+    if os.path.isfile(spool_path(target)):
+        option = "" if target == default_path() else f" --history '{safe_url(target)}'"
+        print(f"note: runs kept while the history {safe_url(target)} was away wait in {spool_path(target)}: "
+              f"bench history push{option}", file=sys.stderr)
+
+
+def _to_sinks(written: list) -> None:
+    """Queue the rows for every configured sink and send what is queued (a sink down: a warning)."""
+    try:
+        from caramel.consumers.history.settings import load_settings
+        from caramel.consumers.history.sinks import documents, enqueue, flush
+
+        sinks = load_settings().sinks
+        if sinks:
+            enqueue(sinks, documents(written))
+            flush(sinks)
+    except Exception as exc:  # noqa: BLE001 - a sink is a copy of the history: never fail the run
+        print(f"warning: the results were not sent to the sinks: {exc}", file=sys.stderr)
+
+
+def run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
+    """What must still be there once the run is read: its run record (the same file) and every folder of
+    the run folder (the workpackages' and shared folders; files such as the WAL of a cache or the spare
+    file of a bench still running come and go on their own)."""
+    try:
+        found = os.stat(db_path(run_dir))
+        with os.scandir(run_dir) as entries:
+            folders = {entry.name for entry in entries if entry.is_dir(follow_symlinks=False)}
+        return (found.st_dev, found.st_ino), folders
+    except OSError:
+        return None
+
+
+def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | None) -> None:
+    """A run removed (bench remove, rm -r) or replaced while it was read gave figures of a half-read run:
+    they must not go to the history, where they would stay for ever. A folder the run made meanwhile is
+    no change; one that went (a workpackage removed) is."""
+    after = run_snapshot(run_dir)
+    gone = sorted(before[1] - after[1]) if before and after else []
+    if before is None or after is None or after[0] != before[0] or gone:
+        what = f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went" if gone and after and \
+            before and after[0] == before[0] else "its run record went or was replaced"
+        raise RunError(f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
+                       "half-read run, so nothing was added to the history",
+                       hint="was it removed (bench remove) meanwhile? run bench result again on a run that stays")

@@ -1,0 +1,184 @@
+"""Result rows sent where the site looks, as they are recorded: an HTTP endpoint taking JSON, with
+Elasticsearch's bulk API and Graylog's GELF over HTTP as two shapes of it (history.settings).
+
+Every row goes through a queue on disk (`sink-queue.db` in the user's data folder) and leaves it
+only once its sink has taken it, so a sink that is down never fails a run: its rows wait, with a
+warning, for the next `bench result` or `bench history push`. A sender holds the queue's write lock
+while it sends, so two commands flushing at once send each row once. urllib (the standard library)
+is enough for a POST with a short timeout.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sqlite3
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from urllib.parse import urlsplit, urlunsplit
+
+from caramel.consumers.history.settings import Sink, SinkShape
+from caramel.consumers.history.store import RunRecord
+
+BATCH = 500  # rows per request (Elasticsearch and JSON); GELF takes one message per request
+QUEUE_SCHEMA = "CREATE TABLE IF NOT EXISTS queue (id INTEGER PRIMARY KEY, sink TEXT, body TEXT)"
+
+
+def queue_path() -> str:
+    from caramel.stages.state.registry import data_dir
+
+    return os.path.join(data_dir(), "sink-queue.db")
+
+
+def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
+    """One document per figure row (history.store's metric rows), with the history's fields."""
+    out = []
+    for run, rows in written:
+        provenance = {k: getattr(run, k) for k in ("run_key", "benchmark", "file", "run_dir", "tags", "caramel_version",
+                                                    "git_commit", "host", "nodes", "job_ids", "container",
+                                                    "energy_method", "started", "ended")}
+        for run_key, tbl, config, name, unit, direction, n, mean, sd, low, high, samples in rows:
+            out.append({
+                "id": hashlib.sha1("\0".join((run_key, tbl, config, name, samples)).encode()).hexdigest()[:24],
+                "benchmark": run.benchmark, "table": tbl, "figure": name, "value": mean, "unit": unit,
+                "direction": direction, "n": n, "sd": sd, "min": low, "max": high, "samples": json.loads(samples),
+                "configuration": json.loads(config), "system": run.system, "site": run.site,
+                "fingerprint": run.fingerprint, "provenance": provenance,
+                "timestamp": run.started if run.started is not None else time.time()})
+    return out
+
+
+def shown(url: str) -> str:
+    """A sink's URL as it may be printed: without user and password."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path,
+                       parts.query, "")) if parts.username else url
+
+
+def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
+    """The requests that carry `docs` to `sink`: (body, content type)."""
+    if sink.shape is SinkShape.JSON:
+        return [(json.dumps(docs).encode(), "application/json")]
+    if sink.shape is SinkShape.ELASTICSEARCH:
+        lines = []
+        for doc in docs:
+            stamp = datetime.fromtimestamp(doc["timestamp"], timezone.utc).isoformat()
+            lines += [json.dumps({"index": {"_index": sink.index, "_id": doc["id"]}}),
+                      json.dumps({**doc, "@timestamp": stamp})]
+        return [("\n".join(lines).encode() + b"\n", "application/x-ndjson")]
+    return [(json.dumps(_gelf(doc)).encode(), "application/json") for doc in docs]
+
+
+def _gelf(doc: dict) -> dict:
+    """A GELF 1.1 message: additional fields are `_name`, strings or numbers (nested ones as JSON)."""
+    message = {"version": "1.1", "host": doc["provenance"]["host"] or doc["site"] or "caramel",
+               "short_message": f"{doc['benchmark']} {doc['figure']} = {doc['value']:g} {doc['unit'] or ''}".strip(),
+               "timestamp": doc["timestamp"], "level": 6}
+    for key, value in doc.items():
+        if key in ("timestamp",):
+            continue
+        name = "_row_id" if key == "id" else f"_{key}"  # GELF reserves _id
+        message[name] = value if isinstance(value, (int, float, str)) and value is not None else json.dumps(value)
+    return message
+
+
+def _post(sink: Sink, body: bytes, kind: str) -> None:
+    """POST one body; any answer but 2xx (or an Elasticsearch bulk answer with errors) raises OSError."""
+    parts = urlsplit(sink.url)
+    headers = {"Content-Type": kind}
+    if parts.username:
+        token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    request = urllib.request.Request(shown(sink.url), data=body, headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=sink.timeout) as answer:
+            text = answer.read()
+    except urllib.error.HTTPError as exc:
+        raise OSError(f"it answered HTTP {exc.code} {exc.reason}") from None
+    except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
+        raise OSError(f"no answer: {getattr(exc, 'reason', exc)}") from None
+    if sink.shape is SinkShape.ELASTICSEARCH:
+        try:
+            if json.loads(text or b"{}").get("errors"):
+                raise OSError("the bulk answer reports errors")
+        except ValueError:
+            raise OSError("the bulk answer is not JSON") from None
+
+
+def _queue() -> sqlite3.Connection:
+    path = queue_path()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+    db.execute(QUEUE_SCHEMA)
+    return db
+
+
+def _key(sink: Sink) -> str:
+    return f"{sink.shape.value} {sink.url}"
+
+
+def enqueue(sinks: list[Sink], docs: list[dict]) -> None:
+    if not sinks or not docs:
+        return
+    db = _queue()
+    try:
+        with db:
+            db.execute("BEGIN IMMEDIATE")
+            for sink in sinks:
+                db.executemany("INSERT INTO queue (sink, body) VALUES (?, ?)",
+                               ((_key(sink), json.dumps(doc)) for doc in docs))
+    finally:
+        db.close()
+
+
+def flush(sinks: list[Sink]) -> int:
+    """Send what is queued for `sinks`; returns the rows sent. A sink that fails keeps its rows
+    (a warning says so) and the others go on."""
+    if not sinks or not os.path.isfile(queue_path()):
+        return 0
+    db = _queue()
+    try:
+        return sum(_flush_one(db, sink) for sink in sinks)
+    finally:
+        db.close()
+
+
+def _flush_one(db: sqlite3.Connection, sink: Sink) -> int:
+    """One batch at a time under the queue's write lock, removed in the same transaction once sent:
+    a second sender waits, then finds only what is still unsent."""
+    sent = 0
+    while True:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            batch = db.execute("SELECT id, body FROM queue WHERE sink = ? ORDER BY id LIMIT ?",
+                               (_key(sink), BATCH)).fetchall()
+            if not batch:
+                return sent
+            done = _send(sink, [json.loads(body) for _, body in batch])
+            db.executemany("DELETE FROM queue WHERE id = ?", ((i,) for i, _ in batch[:done]))
+            sent += done
+            if done < len(batch):
+                return sent
+        finally:
+            db.execute("COMMIT")
+
+
+def _send(sink: Sink, docs: list[dict]) -> int:
+    """How many of `docs` (from the first) `sink` took; a failure is a warning."""
+    bodies = _bodies(sink, docs)
+    done = 0
+    try:
+        for body, kind in bodies:
+            _post(sink, body, kind)
+            done += len(docs) // len(bodies)  # GELF: one document a body; the others: all in one
+    except OSError as exc:
+        print(f"warning: the {sink.shape.value} sink {shown(sink.url)} did not take the results ({exc}); "
+              f"they wait in {queue_path()} and are sent by the next bench result or bench history push",
+              file=sys.stderr)
+    return done

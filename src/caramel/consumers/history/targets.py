@@ -1,0 +1,240 @@
+"""A targets file: references per system with tolerances (ReFrame's idea), and the Mila suite's sd targets.
+
+    systems:
+      jureca:                                    # a system tag: the run's system or one of its tags
+        gpt_smoke: {value: 1200, lower: -5%, upper: +20%, max_sd: 5%}
+        matmul_users:                            # a benchmark or a model (gpt:size=117M) ...
+          GFLOP/s: [2.5, -0.05, 0.2]             # ... with one reference per figure (name, unit, table/name)
+          max_sd: 3%
+      local:
+        matmul_users: 2.0
+
+A reference is a number (the value; the tolerance is `--threshold` in the bad direction, none in the
+good one), a list `[value, lower, upper]` (ReFrame's: relative bounds, -0.05 is 5 % below) or a
+mapping with `value` and any of `lower`, `upper` (relative: -0.05 or '-5%'), `min`, `max` (absolute,
+in the figure's unit) and `threshold` (percent in the bad direction, the old form). `max_sd` (percent)
+is the most a benchmark's sd% may be. The file without `systems:` is the old flat form, valid for
+every system: `{"NAME": value}` or `{"NAME": {"value": v, "threshold": p}}`.
+
+YAML or JSON, read with yaml's safe loader; every error names the file and the line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import yaml
+
+from caramel.errors import Location, RunError, did_you_mean
+from caramel.stages.spec import grammar
+from caramel.stages.state import bounded
+
+SYSTEMS_KEY = grammar.TARGETS_SYSTEMS_KEY
+MAX_SD_KEY = "max_sd"
+ANY_SYSTEM = ""  # the flat form's entries hold for every system
+_REFERENCE_KEYS = grammar.names(grammar.TARGET_KEYS)  # the keys of one reference mapping
+
+
+@dataclass(frozen=True)
+class Reference:
+    value: float
+    lower: float | None = None  # relative bound below the value (-0.05: 5 % below); None: the default
+    upper: float | None = None  # relative bound above the value
+    minimum: float | None = None  # absolute bounds, in the figure's unit
+    maximum: float | None = None
+    threshold: float | None = None  # percent in the bad direction (the flat form's `threshold`)
+
+    @property
+    def explicit(self) -> bool:
+        """Bounds given on both sides: the verdict is the interval, whichever way is better."""
+        return (self.lower is not None or self.minimum is not None) and (
+            self.upper is not None or self.maximum is not None)
+
+    def bounds(self, direction: str, threshold: float) -> tuple[float, float]:
+        """The interval a result must lie in; the default tolerance (`threshold` percent) applies to the
+        side where the figure gets worse, the other side is open unless given."""
+        default = self.threshold if self.threshold is not None else threshold
+        low = self.value * (1 + self.lower) if self.lower is not None else -math.inf
+        high = self.value * (1 + self.upper) if self.upper is not None else math.inf
+        if self.lower is None and direction == "higher":
+            low = self.value * (1 - default / 100)
+        if self.upper is None and direction == "lower":
+            high = self.value * (1 + default / 100)
+        if self.minimum is not None:
+            low = self.minimum
+        if self.maximum is not None:
+            high = self.maximum
+        return low, high
+
+
+@dataclass
+class Entry:
+    """The references of one benchmark (or model) on one system."""
+
+    name: str
+    system: str
+    figures: dict[str, Reference] = field(default_factory=dict)  # "" : the benchmark's only figure
+    max_sd: float | None = None  # percent
+    where: Location = field(default_factory=lambda: Location(""))
+    figure_lines: dict[str, Location] = field(default_factory=dict)
+
+
+@dataclass
+class Targets:
+    path: str
+    entries: list[Entry]
+    systems: dict[str, Location]  # the systems the file names (none for the flat form)
+
+    def for_system(self, names: list[str]) -> tuple[str | None, list[Entry]]:
+        """The system of the file the run ran on (`names`: its system first, then its tags) and its
+        entries; the flat form's entries hold for any system."""
+        if not self.systems:
+            return ANY_SYSTEM, self.entries
+        chosen = next((n for n in names if n in self.systems), None)
+        return chosen, [e for e in self.entries if e.system == chosen] if chosen else []
+
+
+class _Loader(yaml.SafeLoader):
+    """yaml's safe loader, keeping each mapping key's line (for errors that name it)."""
+
+
+class _Lined(dict):
+    lines: dict[str, int]
+    line: int
+
+
+def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Lined:
+    out = _Lined(loader.construct_mapping(node, deep=True))
+    out.lines = {str(loader.construct_object(key)): key.start_mark.line + 1 for key, _value in node.value}
+    out.line = node.start_mark.line + 1
+    return out
+
+
+def _line(mapping: _Lined, key) -> int:
+    return mapping.lines.get(str(key), mapping.line)
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+# YAML 1.1 reads `1e3` and `-5e-324` (no dot) as text; JSON and YAML 1.2 read them as numbers, and a
+# targets file written by json.dump has them: a float of that form is a float here too
+_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?[eE][-+]?[0-9]+$"),
+                              list("-+0123456789"))
+
+
+def read_targets(path: str) -> Targets:
+    try:
+        with open(path) as handle:
+            text = handle.read(bounded.MAX_BYTES + 1)  # never more than the bound checks
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RunError(f"{path}: cannot read the targets file: {getattr(exc, 'strerror', None) or exc}") from None
+    bounded.check(text, path)  # a targets file is small: one over 64 MiB or 64 levels is refused, named
+    if path.endswith(".json"):
+        try:
+            json.loads(text)
+        except ValueError as exc:
+            line = getattr(exc, "lineno", 0)
+            raise RunError(f"not a JSON file of targets: {getattr(exc, 'msg', exc)}", Location(path, line),
+                           hint='expected {"systems": {"local": {"gemm": {"value": 1200, "lower": "-5%"}}}}') from None
+    try:
+        doc = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise RunError(f"not a YAML file of targets: {getattr(exc, 'problem', exc)}",
+                       Location(path, mark.line + 1 if mark else 0)) from None
+    if not isinstance(doc, _Lined):
+        raise RunError("a targets file is a mapping", Location(path, 1),
+                       hint="systems: {SYSTEM: {BENCHMARK: {value: N, lower: -5%, upper: +20%}}}")
+    if SYSTEMS_KEY not in doc:
+        return Targets(path, [entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name)) for name, spec in doc.items()], {})
+    systems = doc[SYSTEMS_KEY]
+    if len(doc) > 1 or not isinstance(systems, _Lined):
+        raise RunError("with `systems:`, a targets file holds only `systems: {SYSTEM: {BENCHMARK: ...}}`",
+                       Location(path, doc.line), hint=f"move {', '.join(k for k in doc if k != SYSTEMS_KEY) or 'it'} "
+                                                       "under a system")
+    entries = []
+    for system, benchmarks in systems.items():
+        if not isinstance(benchmarks, _Lined):
+            raise RunError(f"system '{system}': expected a mapping of benchmarks to references",
+                           Location(path, _line(systems, system)))
+        entries += [entry_from(path, name, spec, str(system), _line(benchmarks, name)) for name, spec in benchmarks.items()]
+    return Targets(path, entries, {str(s): Location(path, _line(systems, s)) for s in systems})
+
+
+def entry_from(path: str, name: str, spec, system: str, line: int) -> Entry:
+    at = Location(path, line)
+    entry = Entry(str(name), system, where=at)
+    if isinstance(spec, _Lined) and "value" not in spec:  # one reference per figure
+        for key, value in spec.items():
+            where = Location(path, _line(spec, key))
+            if key == MAX_SD_KEY:
+                entry.max_sd = _percent(value, where, MAX_SD_KEY)
+            else:
+                entry.figures[str(key)] = _reference(value, where, f"'{name}' figure '{key}'")
+                entry.figure_lines[str(key)] = where
+        return entry
+    entry.figures[""] = _reference(spec, at, f"'{name}'")
+    if isinstance(spec, _Lined) and MAX_SD_KEY in spec:
+        entry.max_sd = _percent(spec[MAX_SD_KEY], at, MAX_SD_KEY)
+    return entry
+
+
+def _reference(spec, where: Location, what: str) -> Reference:
+    hint = "expected a number, [value, lower, upper] (-0.05 or '-5%') or {value: N, lower: -5%, upper: +20%}"
+    if _is_number(spec):
+        return Reference(float(spec))
+    if isinstance(spec, list):
+        if not 1 <= len(spec) <= 3 or not _is_number(spec[0]):
+            raise RunError(f"target {what}: {spec!r} is not [value, lower, upper]", where, hint=hint)
+        bounds = [_relative(v, where, what) for v in spec[1:]] + [None, None]
+        return Reference(float(spec[0]), bounds[0], bounds[1])
+    if isinstance(spec, dict):
+        unknown = [k for k in spec if k not in _REFERENCE_KEYS]
+        if unknown:
+            raise RunError(f"target {what}: unknown key '{unknown[0]}'", where,
+                           hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS) or "keys: " + ", ".join(_REFERENCE_KEYS))
+        if not _is_number(spec.get("value")):
+            raise RunError(f"target {what}: 'value' must be a number", where, hint=hint)
+        absolute = {k: float(spec[k]) if _is_number(spec[k]) else _bad(what, k, spec[k], where)
+                    for k in ("min", "max") if k in spec}
+        return Reference(float(spec["value"]), _relative(spec.get("lower"), where, what),
+                         _relative(spec.get("upper"), where, what), absolute.get("min"), absolute.get("max"),
+                         None if spec.get("threshold") is None else _percent(spec["threshold"], where, "threshold"))
+    raise RunError(f"target {what}: {spec!r} is not a reference", where, hint=hint)
+
+
+def _relative(value, where: Location, what: str) -> float | None:
+    """A relative bound: a fraction (-0.05) or a percentage ('-5%', '+20 %')."""
+    if value is None:
+        return None
+    if _is_number(value):
+        return float(value)
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            return float(value.strip()[:-1]) / 100
+        except ValueError:
+            pass
+    return _bad(what, "bound", value, where)
+
+
+def _percent(value, where: Location, key: str) -> float:
+    """A percentage: 5, '5%' or '5 %'."""
+    text = value.strip().removesuffix("%") if isinstance(value, str) else value
+    try:
+        number = float(text)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number) or number < 0 or isinstance(value, bool):
+        raise RunError(f"{key} {value!r} is not a percentage", where, hint=f"expected {key}: 5%")
+    return number
+
+
+def _bad(what: str, key: str, value, where: Location):
+    raise RunError(f"target {what}: {key} {value!r} is not a number or a percentage", where,
+                   hint="relative bounds: -0.05 or '-5%'; absolute: min: 950, max: 1300")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))

@@ -1,0 +1,199 @@
+"""The schema of `bench export` lines, checked line by line before `bench import` adds anything.
+
+One line is one run: `{"schema": 2, "run": {...}, "metrics": [{...}, ...]}`. Every key, type and
+number is checked (numbers finite and representable as a float; `true` is not a number), and the line
+is size- and depth-bounded before it is parsed (state.bounded), so a hostile or damaged file is
+refused with its file and line and nothing of it is imported.
+
+`schema` is the export's layout: 1 (no key: exports of caramels before it was written) and 2 (the
+key itself; otherwise as 1) are read; a larger one is refused before anything else is checked, since a
+newer caramel may have added keys this one does not know.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import fields
+
+from caramel.consumers.history.metrics import Metric
+from caramel.consumers.history.store import EXPORT_SCHEMA, RunRecord
+from caramel.errors import Location, RunError, did_you_mean
+from caramel.stages.state import bounded
+
+_TEXT = "text"
+_TEXTS = "list of texts"
+_TIME = "number or null"
+# The run's keys and what each holds; run_key and benchmark are required.
+RUN_KEYS: dict[str, str] = {
+    "run_key": _TEXT, "benchmark": _TEXT, "file": _TEXT, "run_dir": _TEXT, "tags": _TEXTS, "system": _TEXT,
+    "caramel_version": _TEXT, "git_commit": _TEXT, "host": _TEXT, "nodes": _TEXT, "job_ids": _TEXTS,
+    "container": _TEXT, "energy_method": _TEXT, "started": _TIME, "ended": _TIME,
+    "site": _TEXT, "fingerprint": "object of texts and numbers",  # optional, written by newer exports
+}
+RUN_REQUIRED = ("run_key", "benchmark")
+METRIC_KEYS = {"table": _TEXT, "row": "object of texts and numbers", "name": _TEXT, "unit": _TEXT,
+               "direction": "higher, lower or unknown", "samples": "non-empty list of numbers"}
+METRIC_REQUIRED = ("table", "row", "name", "samples")
+
+
+class _Bad(Exception):
+    """What is wrong with a value, and where in the line (a JSON path)."""
+
+
+def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | None:
+    """One line of an export as a run and its metrics; None for a blank line; RunError when malformed."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunError(f"not a bench export: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} is not UTF-8 "
+                       "text", where, hint="bench export writes UTF-8 JSON, one run per line") from None
+    if not text.strip():
+        return None
+    try:
+        doc = bounded.loads(text, "the line")
+    except bounded.OverLimit as exc:
+        raise RunError(f"not a bench export: {exc.message}", where, hint=exc.hint) from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number of over 4300 digits, deep nesting
+        problem = (f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else
+                   "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0])
+        raise RunError(f"not a bench export: not JSON: {problem}", where,
+                       hint="bench export writes one JSON object per line; was the file cut short?") from None
+    _check_schema(doc, where)
+    try:
+        return _record(doc)
+    except _Bad as exc:
+        raise RunError(f"not a bench export: {exc}", where, hint="make the file with bench export") from None
+
+
+def _check_schema(doc, where: Location) -> None:
+    """Refuse a line of a newer export (or a schema that is no whole number) before its keys are read."""
+    if not isinstance(doc, dict) or "schema" not in doc:
+        return
+    schema = doc["schema"]
+    if isinstance(schema, bool) or not isinstance(schema, int) or schema < 1:
+        raise RunError(f"not a bench export: schema holds {_kind(schema)}, expected a whole number from 1",
+                       where, hint="make the file with bench export")
+    if schema > EXPORT_SCHEMA:
+        raise RunError(f"made by a newer caramel (schema {schema}): upgrade", where,
+                       hint=f"this caramel reads exports of schema 1 to {EXPORT_SCHEMA}; upgrade caramel to import "
+                            "it, or export again with an older caramel")
+
+
+def _record(doc) -> tuple[RunRecord, list[Metric]]:
+    # site and fingerprint stand beside "run" (bench export writes them there) or inside it
+    _object(doc, "the line", {"schema": "whole number", "run": "object", "metrics": "list", "site": _TEXT,
+                              "fingerprint": RUN_KEYS["fingerprint"]}, ("run", "metrics"))
+    for key in ("site", "fingerprint"):
+        if doc.get(key) is not None:
+            _check(doc[key], RUN_KEYS[key], key)
+    run = dict(doc["run"]) if isinstance(doc["run"], dict) else doc["run"]
+    _object(run, "run", RUN_KEYS, RUN_REQUIRED)
+    for key, value in run.items():
+        _check(value, RUN_KEYS[key], f"run.{key}")
+    if not run["run_key"].strip():
+        raise _Bad("run.run_key is empty")
+    known = {f.name for f in fields(RunRecord)}
+    record = RunRecord(**{k: v for k, v in run.items() if k in known})
+    record.site = str(doc.get("site") or record.site or "")
+    record.fingerprint = dict(doc.get("fingerprint") or record.fingerprint or {})
+    if not isinstance(doc["metrics"], list):
+        raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
+    metrics = []
+    for i, metric in enumerate(doc["metrics"]):
+        if _plain_metric(metric):
+            samples: list[float] = metric["samples"]
+        else:  # the careful check, naming what is wrong where
+            _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
+            for key, value in metric.items():
+                _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
+            samples = [float(v) for v in metric["samples"]]
+        metrics.append(Metric(metric["table"], metric["row"], metric["name"], metric.get("unit", ""),
+                              metric.get("direction", "unknown"), samples))
+    return record, metrics
+
+
+_METRIC_KEY_SET = frozenset(METRIC_KEYS)
+_DIRECTIONS = frozenset(("higher", "lower", "unknown"))
+_FLOAT, _TEXT_TYPE = {float}, {str}
+
+
+def _plain_metric(metric) -> bool:
+    """A metric as bench export writes it, told in a few type tests (a million figures are imported
+    in seconds); False for anything else, which `_object` and `_check` then examine one by one and
+    refuse with the key and what it should hold, or accept (an integer sample, a number in a row)."""
+    if type(metric) is not dict or not _METRIC_KEY_SET.issuperset(metric):
+        return False
+    table, row, name, samples = metric.get("table"), metric.get("row"), metric.get("name"), metric.get("samples")
+    if type(table) is not str or type(name) is not str or type(row) is not dict or type(samples) is not list:
+        return False
+    if type(metric.get("unit", "")) is not str or metric.get("direction", "unknown") not in _DIRECTIONS:
+        return False
+    if set(map(type, samples)) != _FLOAT or (row and set(map(type, row.values())) != _TEXT_TYPE):
+        return False
+    try:
+        return math.isfinite(math.fsum(samples))
+    except (OverflowError, ValueError):
+        return False
+
+
+def _object(value, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
+    if not isinstance(value, dict):
+        raise _Bad(f"{what} holds {_kind(value)}, expected an object with " + ", ".join(repr(k) for k in required))
+    for key in value:
+        if key not in keys:
+            hint = did_you_mean(key, keys)
+            raise _Bad(f"{what} has the unknown key {key!r}" + (f" ({hint})" if hint else ""))
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise _Bad(f"{what} lacks the key{'s' if len(missing) > 1 else ''} " + ", ".join(repr(k) for k in missing))
+
+
+def _check(value, expected: str, path: str) -> None:
+    """Raise _Bad naming the innermost wrong value (`metrics[0].samples[1]`) and what was expected."""
+    if expected == _TEXT and not isinstance(value, str):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a text")
+    if expected == _TIME and value is not None and not _finite(value, path):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
+    if expected == "higher, lower or unknown" and value not in ("higher", "lower", "unknown"):
+        raise _Bad(f'{path} holds {_kind(value)}, expected "higher", "lower" or "unknown"')
+    if expected in (_TEXTS, "non-empty list of numbers"):
+        if not isinstance(value, list):
+            raise _Bad(f"{path} holds {_kind(value)}, expected a {expected}")
+        if expected != _TEXTS and not value:
+            raise _Bad(f"{path} is empty, expected at least one number")
+        for n, item in enumerate(value):
+            if expected == _TEXTS and not isinstance(item, str):
+                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a text")
+            if expected != _TEXTS and not _finite(item, f"{path}[{n}]"):
+                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a finite number")
+    if expected == "object of texts and numbers":
+        if not isinstance(value, dict):
+            raise _Bad(f"{path} holds {_kind(value)}, expected an object of texts and numbers")
+        for key, item in value.items():
+            if not isinstance(item, str) and not _finite(item, f"{path}.{key}"):
+                raise _Bad(f"{path}.{key} holds {_kind(item)}, expected a text or a number")
+
+
+def _finite(value, path: str) -> bool:
+    """A JSON number that is a finite float; NaN, Infinity, 1e999 and 10**400 are errors here."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        number = float(value)
+    except OverflowError:
+        raise _Bad(f"{path} holds a number too large for a float ({str(value)[:20]}...)") from None
+    if not math.isfinite(number):
+        raise _Bad(f"{path} holds {value!r}, expected a finite number")
+    return True
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (dict, list)):
+        return "an object" if isinstance(value, dict) else "a list"
+    text = json.dumps(value) if isinstance(value, str) else repr(value)
+    return f"{'the text' if isinstance(value, str) else 'the number'} {text[:40]}"

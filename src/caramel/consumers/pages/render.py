@@ -1,0 +1,110 @@
+"""The page: Jinja2 template, the data as JSON, plotly.js inlined once, and caramel's small script
+(filters, hover text with provenance, sortable tables, CSV of each plot). Every text from a log,
+a file or a history is escaped: Jinja2's autoescape for HTML, `<` as `\\u003c` inside the JSON,
+and the script escapes what it hands to plotly."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import jinja2
+
+from caramel import __version__
+from caramel.consumers.history.store import RunRecord
+from caramel.consumers.pages import summary
+from caramel.consumers.pages.figures import benchmark_plots
+from caramel.consumers.pages.sources import Collection
+from caramel.consumers.pages.thinning import points_per_series
+
+HERE = Path(__file__).parent / "templates"
+
+
+@functools.lru_cache(maxsize=1)
+def _plotly_js() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE)), autoescape=True,
+                             undefined=jinja2.StrictUndefined)
+    env.filters["num"] = _fmt
+    env.filters["pct"] = lambda v: "" if v is None or not math.isfinite(v) else f"{v:+.1f} %"
+    # ISO 8601 in UTC, as the page's script writes dates (a reader elsewhere sees the same text)
+    env.filters["day"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else ""
+    env.filters["date"] = lambda t: time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(t)) if t else ""
+    return env
+
+
+def _fmt(value: float) -> str:
+    if value is None or not math.isfinite(value):
+        return ""
+    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def _fingerprint(record: RunRecord) -> str:
+    fp = record.fingerprint or {}
+    parts = [f"{fp.get('cpu_count', '?')}× {fp['cpu_model']}" if fp.get("cpu_model") else "",
+             f"{fp.get('gpu_count', '?')}× {fp['gpu_model']}" if fp.get("gpu_model") else "",
+             f"driver {fp['driver']}" if fp.get("driver") else "", f"CUDA {fp['cuda']}" if fp.get("cuda") else "",
+             f"ROCm {fp['rocm']}" if fp.get("rocm") else ""]
+    return ", ".join(p for p in parts if p)
+
+
+def _runs_json(coll: Collection) -> list[dict]:
+    out = []
+    for run in coll.runs:
+        r = run.record
+        out.append({"b": r.benchmark, "g": run.label, "site": run.site, "sys": r.system, "tags": r.tags or ["(none)"],
+                    "t": round((r.started or 0) * 1000), "job": " ".join(r.job_ids), "nodes": r.nodes,
+                    "host": r.host, "ctr": r.container, "git": r.git_commit, "ver": r.caramel_version,
+                    "fp": _fingerprint(r), "dir": r.run_dir})
+    return out
+
+
+def _data_json(data: dict) -> str:
+    """JSON safe inside <script>: no `<` can close the element or open a comment."""
+    return json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+
+
+def _plots(coll: Collection, focus: set[int] | None) -> tuple[list[dict], list[str]]:
+    by_bench = defaultdict(list)
+    for f in coll.figures:
+        by_bench[coll.runs[f.run].record.benchmark].append(f)
+    benchmarks = sorted({r.record.benchmark for r in coll.runs})
+    plots: list[dict] = []
+    for bench in benchmarks:
+        for plot in benchmark_plots(coll, by_bench.get(bench, []), focus):
+            plot["id"], plot["bench"] = f"plot-{len(plots)}", bench
+            plots.append(plot)
+    return plots, benchmarks
+
+
+def _series_count(plots: list[dict]) -> int:
+    return sum(len(p["series"]) for p in plots if p["kind"] == "history")
+
+
+def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = None, baseline: str | None = None,
+         all_points: str | None = None) -> str:
+    """The page over `coll`; `runs` (bench report): the chosen runs' indices with their tables
+    (name, headings, rows), shown with their provenance, and the sweeps drawn from them alone.
+    `all_points`: the CSV file beside the page holding every figure, named where a plot is thinned."""
+    focus = {index for index, _ in runs} if runs else None
+    plots, benchmarks = _plots(coll, focus)
+    rows = summary.rows(coll, baseline)
+    tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
+    started = [r.record.started for r in coll.runs if r.record.started]
+    data = {"runs": _runs_json(coll), "plots": plots}
+    return _environment().get_template("page.html.j2").render(
+        title=title, coll=coll, benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
+        rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
+        first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
+        fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),
+        thinned=coll.thinned, all_points=all_points, per_series=points_per_series(_series_count(plots)),
+        page_js=(HERE / "page.js").read_text(), page_css=(HERE / "page.css").read_text())

@@ -1,0 +1,305 @@
+"""History files gathered for a page: several at once (one per site), each read by history.reader
+(read-only, checked: a missing, foreign or locked file is a user error naming it; a page is never
+drawn from nothing)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from caramel.consumers.history.engine import safe_url
+from caramel.consumers.history.reader import HistoryContents, read_history
+from caramel.consumers.history.store import RunRecord, row_field
+from caramel.consumers.pages.thinning import points_per_series, series_regressions, thin
+from caramel.errors import RunError
+from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS
+
+COPY = "caramel_copy"  # the copy column of a copies table (engine.copies)
+
+
+@dataclass
+class Run:
+    index: int
+    record: RunRecord
+    site: str
+    source: str  # the history file it was read from
+    label: str = ""  # what the page calls its system: "system", or "system @ site" with several sites
+
+
+@dataclass
+class Figure:
+    """One metric of one configuration in one run (mean, sd, n of its repeats)."""
+
+    run: int
+    table: str
+    config: str  # "k=v,k=v": the configuration's key
+    row: dict[str, str]
+    name: str
+    unit: str
+    direction: str
+    n: int
+    mean: float
+    sd: float
+    label: str = ""  # the configuration by the parameters that vary in its benchmark ("" when none do)
+    # whether it regressed against the run before in its series, judged on the whole history when
+    # the page draws a thinned series (pages.thinning); None: judged from the figures drawn
+    regressed: bool | None = None
+
+    @property
+    def unstable(self) -> bool:
+        return self.n > 1 and bool(self.mean) and self.sd / abs(self.mean) > 0.05
+
+    @property
+    def aggregate(self) -> str:
+        """`sum` or `mean` on a copies table's aggregate row, else "" (one copy's figure, or no copies)."""
+        copy = self.row.get(COPY, "")
+        return copy if copy in COPY_AGGREGATES else ""
+
+    @property
+    def metric(self) -> tuple[str, str, str, str]:
+        """What is one quantity on the page: table, name, unit (a `performance` table holds a unit per
+        row) and the copy aggregate, never compared with one copy's figure. (Not cached on the figure:
+        an attribute added after __init__ costs a million figures their shared-key dicts.)"""
+        return _metric(self.table, self.name, self.unit, self.aggregate)
+
+    @property
+    def title(self) -> str:
+        """The metric as the page names it: `performance [GFLOP/s] · sum of copies`."""
+        unit = f" [{self.unit}]" if self.unit and f"[{self.unit}]" not in self.name else ""
+        return self.name + unit + (f" · {self.aggregate} of copies" if self.aggregate else "")
+
+
+@functools.lru_cache(maxsize=4096)
+def _metric(table: str, name: str, unit: str, aggregate: str) -> tuple[str, str, str, str]:
+    return table, name, unit, aggregate  # one tuple per metric, shared by its figures
+
+
+@dataclass
+class Columns:
+    """Every figure of the histories read, as numpy columns (history.reader.FigureColumns, merged):
+    run index, key index (into `keys`, each with its configuration parsed), n, mean, sd."""
+
+    keys: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # tbl, config JSON, name, unit, direction
+    parsed: list[tuple[str, dict]] = field(default_factory=list)  # per key: its "k=v,k=v" and its row
+    run: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    key: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    n: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    sd: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def keep(self, rows: np.ndarray, run: np.ndarray | None = None) -> None:
+        """Only the figures `rows` selects (a boolean or index array); `run`: their new run indices."""
+        self.key, self.n, self.mean, self.sd = self.key[rows], self.n[rows], self.mean[rows], self.sd[rows]
+        self.run = self.run[rows] if run is None else run
+
+
+@dataclass
+class Collection:
+    sources: list[str]
+    runs: list[Run] = field(default_factory=list)
+    # the figures the page is built from: every one of a small history; of a big one those the page
+    # draws (pages.thinning) and every figure of the two latest runs and of named runs (the summary's)
+    figures: list[Figure] = field(default_factory=list)
+    baselines: dict[str, str] = field(default_factory=dict)  # name -> run key
+    columns: Columns = field(default_factory=Columns)  # every figure, as numbers (the CSV's)
+    thinned: bool = False  # whether the page draws fewer history points than the history holds
+    # (benchmark, system label, metric) -> how many runs have it (the figures may hold fewer)
+    run_counts: dict[tuple, int] = field(default_factory=dict)
+    regressed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per figure of `columns`
+
+    @property
+    def sites(self) -> list[str]:
+        return sorted({r.site for r in self.runs})
+
+
+def _add(contents: HistoryContents, out: Collection, seen: set[str], default_site: str, path: str,
+         key_index: dict[tuple, int]) -> tuple[np.ndarray, ...]:
+    """The runs of one history added to `out` (a run already read from another file: left out), and
+    its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left out."""
+    position = np.full(len(contents.runs) + 1, -1, dtype=np.int64)
+    for i, record in enumerate(contents.runs):
+        if record.run_key in seen:  # the same run imported into two histories: shown once
+            continue
+        seen.add(record.run_key)
+        position[i] = len(out.runs)
+        out.runs.append(Run(len(out.runs), record, record.site or default_site, path))
+    c = contents.columns
+    used = np.unique(c.key[position[c.run] >= 0]) if len(c.key) else np.zeros(0, dtype=np.int64)
+    number = np.full(len(c.keys) + 1, -1, dtype=np.int64)
+    for k in used.tolist():
+        tbl, config, name, unit, direction = c.keys[k]
+        key = (tbl, config, name, unit or "", direction or "unknown")
+        found = key_index.get(key)
+        if found is None:
+            row = row_field(path, config, f"the configuration of {tbl}/{name}", dict)
+            if row.get(COPY) in COPY_SPREADS:
+                continue  # the spread over the copies (sd, sem): no figure of its own, never a headline
+            found = key_index[key] = len(out.columns.keys)
+            out.columns.keys.append(key)
+            out.columns.parsed.append((",".join(f"{k}={v}" for k, v in row.items()), row))
+        number[k] = found
+    run, key = position[c.run], number[c.key]
+    rows = (run >= 0) & (key >= 0) & np.isfinite(c.mean)
+    for name, key_run in contents.baselines:
+        out.baselines.setdefault(name, key_run)
+    return (run[rows], key[rows], np.where((c.n[rows] > 0) & np.isfinite(c.n[rows]), c.n[rows], 1),
+            c.mean[rows], np.nan_to_num(c.sd[rows], nan=0.0))
+
+
+def load(paths: list[str], benchmark: str | None = None, system: str | None = None,
+         whole: set[str] | None = None) -> Collection:
+    """Every run of the history files (a run in two of them once), optionally one benchmark/system;
+    the figures as the page needs them (`Collection.figures`); `whole`: run keys whose figures are
+    kept whole (bench report's chosen runs)."""
+    out = Collection(list(paths))
+    seen: set[str] = set()
+    key_index: dict[tuple, int] = {}
+    parts = []
+    for path in paths:
+        # a run without a recorded site (older histories) belongs to the file it was read from
+        parts.append(_add(read_history(path), out, seen, os.path.splitext(os.path.basename(path))[0], path, key_index))
+    c = out.columns
+    c.run, c.key, c.n, c.mean, c.sd = (np.concatenate([p[i] for p in parts]) for i in range(5))
+    _filter(out, paths, benchmark, system)
+    select(out, whole or set())
+    _label_configs(out)
+    return out
+
+
+def _filter(out: Collection, paths: list[str], benchmark: str | None, system: str | None) -> None:
+    where = ", ".join(map(safe_url, paths))  # a PostgreSQL URL without its password
+    if not out.runs:
+        raise RunError(f"no runs in {where}: the history is empty",
+                       hint="bench result adds a run to the history; bench import adds another site's export")
+    for wanted, attr, what in ((benchmark, "benchmark", "benchmark"), (system, "system", "system")):
+        if not wanted:
+            continue
+        present = sorted({getattr(r.record, attr) for r in out.runs})
+        if wanted not in present:
+            raise RunError(f"no runs of {what} '{wanted}' in {where}", hint=f"{what}s there: {', '.join(present)}")
+    keep = [r for r in out.runs if (not benchmark or r.record.benchmark == benchmark)
+            and (not system or r.record.system == system)]
+    if not keep:
+        raise RunError(f"no runs of benchmark '{benchmark}' on system '{system}' in {where}")
+    keep_runs(out, keep)
+    several = len(out.sites) > 1
+    for run in out.runs:
+        name = run.record.system or "no system"
+        run.label = f"{name} @ {run.site}" if several else name
+
+
+def select(out: Collection, whole: set[str]) -> None:
+    """Make `out.figures` from its columns: the history points the page draws (pages.thinning: every
+    one of a small history; of a big one a bounded number per series, every series kept), every
+    figure of each metric's two latest runs per benchmark and system (the summary's latest and run
+    before), of the runs a baseline names and of the runs in `whole`. Regressions are judged on the
+    whole history and carried by the figures drawn; `out.run_counts` says how many runs have a metric."""
+    c, runs = out.columns, out.runs
+    if not len(c.run):
+        out.figures = []
+        return
+    started = np.array([r.record.started or 0 for r in runs], dtype=float)
+    groups: dict[tuple[str, str], int] = {}
+    run_group = np.array([groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in runs])
+    metrics: dict[tuple, int] = {}
+    series_ids: dict[tuple, int] = {}
+    key_metric, key_series, key_way = (np.zeros(len(c.keys), dtype=np.int64) for _ in range(3))
+    for k, (tbl, _config, name, unit, direction) in enumerate(c.keys):
+        label, row = c.parsed[k]
+        metric = _metric(tbl, name, unit, row.get(COPY, "") if row.get(COPY) in COPY_AGGREGATES else "")
+        key_metric[k] = metrics.setdefault(metric, len(metrics))
+        key_series[k] = series_ids.setdefault((metric, label), len(series_ids))  # a trace: pages.figures
+        key_way[k] = 1 if direction == "higher" else -1 if direction == "lower" else 0
+    count = len(c.run)
+    series = run_group[c.run] * len(series_ids) + key_series[c.key]
+    order = np.lexsort((started[c.run], series))  # stable: figures of one date in the order recorded
+    ordered = series[order]
+    del series
+    regressed_sorted = series_regressions(ordered, c.mean[order], c.sd[order], c.n[order],
+                                          key_way[c.key[order]])
+    per_series = points_per_series(len(np.unique(ordered)))
+    keep = np.zeros(count, dtype=bool)
+    keep[order] = thin(ordered, c.mean[order], regressed_sorted, per_series)
+    out.thinned = not keep.all()
+    regressed = out.regressed = np.zeros(count, dtype=bool)
+    regressed[order] = regressed_sorted
+    group = run_group[c.run] * len(metrics) + key_metric[c.key]
+    keep |= _two_latest(group, c.run, started, out, list(groups), list(metrics))
+    named = {r.index for r in runs if r.record.run_key in whole or r.record.run_key in set(out.baselines.values())}
+    if named:
+        keep |= np.isin(c.run, np.array(sorted(named)))
+    out.figures = _figures(c, np.flatnonzero(keep), regressed if out.thinned else None)
+
+
+def _two_latest(group: np.ndarray, run: np.ndarray, started: np.ndarray, out: Collection,
+                groups: list[tuple[str, str]], metrics: list[tuple]) -> np.ndarray:
+    """Which figures belong to one of the two latest runs of their (benchmark, system, metric)
+    `group`; sets out.run_counts, the runs of each group."""
+    pair = group * (len(started) + 1) + run
+    unique, first = np.unique(pair, return_index=True)
+    pair_group, pair_run = unique // (len(started) + 1), unique % (len(started) + 1)
+    latest_first = np.lexsort((-first, -started[pair_run], pair_group))
+    ordered = pair_group[latest_first]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    lengths = np.diff(np.r_[starts, len(ordered)])
+    rank = np.arange(len(ordered)) - np.repeat(starts, lengths)
+    for g, runs_in in zip(ordered[starts].tolist(), lengths.tolist(), strict=True):
+        bench, label = groups[g // len(metrics)]
+        out.run_counts[(bench, label, metrics[g % len(metrics)])] = runs_in
+    return np.isin(pair, unique[latest_first[rank < 2]])
+
+
+def _figures(c: Columns, rows: np.ndarray, regressed: np.ndarray | None) -> list[Figure]:
+    """Figure objects of the chosen rows, in the order they were recorded."""
+    out = []
+    bad = regressed[rows].tolist() if regressed is not None else [None] * len(rows)
+    for r, k, n, mean, sd, flag in zip(c.run[rows].tolist(), c.key[rows].tolist(), c.n[rows].tolist(),
+                                       c.mean[rows].tolist(), c.sd[rows].tolist(), bad, strict=True):
+        tbl, _config, name, unit, direction = c.keys[k]
+        label, row = c.parsed[k]
+        out.append(Figure(r, tbl, label, row, name, unit, direction, int(n), mean, sd, "", flag))
+    return out
+
+
+def _label_configs(out: Collection) -> None:
+    """Name each configuration by what varies among one system's runs of its benchmark: CARAML's
+    tables repeat a dozen columns that are constant (Version) or follow the system (System, Queue),
+    which would bury the one that changes (GlobalBatchSize)."""
+    values: dict[tuple[str, str], dict[str, set[str]]] = {}
+    for f in out.figures:
+        run = out.runs[f.run]
+        per = values.setdefault((run.record.benchmark, run.label), {})
+        for k, v in f.row.items():
+            per.setdefault(k, set()).add(v)
+    varying: dict[str, list[str]] = {}
+    for (bench, _label), per in values.items():
+        names = varying.setdefault(bench, [])
+        names.extend(k for k, v in per.items() if len(v) > 1 and k not in names)
+    labels: dict[tuple[str, str], str] = {}
+    for f in out.figures:
+        bench = out.runs[f.run].record.benchmark
+        label = labels.get((bench, f.config))
+        if label is None:
+            label = labels[(bench, f.config)] = ",".join(f"{k}={f.row[k]}" for k in f.row if k in varying[bench])
+        f.label = label
+
+
+def keep_runs(collection: Collection, keep: list[Run]) -> None:
+    """Only the runs in `keep` (and their figures), renumbered in order."""
+    remap = {r.index: i for i, r in enumerate(keep)}
+    number = np.full(len(collection.runs) + 1, -1, dtype=np.int64)
+    for run in keep:
+        number[run.index] = remap[run.index]
+    new = number[collection.columns.run]
+    if len(collection.regressed) == len(new):
+        collection.regressed = collection.regressed[new >= 0]
+    collection.columns.keep(new >= 0, new[new >= 0])
+    for i, run in enumerate(keep):
+        run.index = i
+    collection.runs = keep
+    collection.figures = [f for f in collection.figures if f.run in remap]
+    for f in collection.figures:
+        f.run = remap[f.run]

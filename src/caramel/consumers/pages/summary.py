@@ -1,0 +1,114 @@
+"""The summary at the top of the dashboard: per benchmark, system and metric the latest figure,
+its change against the run before and against the named baseline, and a verdict.
+
+The latest figure is the best configuration of the latest run (the headline a reader looks for);
+the verdict covers every configuration: "regressed" when any regressed against the run before,
+else "unstable" when the headline's spread is above 5 % of its mean, else "improved" when any
+improved, else "within noise" ("first run" without a run before).
+
+A figure of one sample (or one against a single sample) has no spread to judge a change by: its
+pair is "cannot judge spread" and never a regression, whatever the change (a loaded node makes
+±20 % of one sample). A copies table's aggregate (`caramel_copy=sum|mean`) is a metric of its own,
+never a configuration that competes with one copy's figure; its spread rows are no figures at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from caramel.consumers.pages.figures import plotted
+from caramel.consumers.pages.judging import NO_SPREAD, judged
+from caramel.consumers.pages.sources import Collection, Figure
+
+
+@dataclass
+class Row:
+    benchmark: str
+    label: str
+    table: str
+    metric: str  # as the page names it, with its unit (Figure.title)
+    unit: str
+    run: int
+    runs: int
+    latest: Figure
+    configs: int
+    regressed: int
+    previous_pct: float
+    verdict: str
+    baseline: str
+    baseline_pct: float
+    baseline_verdict: str
+
+
+def _best(figures: list[Figure]) -> Figure:
+    """The configuration the row shows: the best by the stored direction (the first when it is unknown)."""
+    way = figures[0].direction
+    if way not in ("higher", "lower"):
+        return figures[0]
+    return max(figures, key=lambda f: f.mean if way == "higher" else -f.mean)
+
+
+def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) -> tuple[str, int, float]:
+    verdicts = []
+    for f in latest:
+        b = before.get(f.config)
+        if b is not None:
+            verdicts.append(judged(f, b)[0])
+    b = before.get(headline.config)
+    change = 100.0 * (headline.mean - b.mean) / abs(b.mean) if b is not None and b.mean else math.nan
+    regressed = verdicts.count("regressed")
+    if not verdicts:
+        word = "first run"
+    elif regressed:
+        word = "regressed"
+    elif headline.unstable:
+        word = "unstable"
+    elif "improved" in verdicts:
+        word = "improved"
+    elif "cannot judge" in verdicts:  # changed, but its direction is unknown (history.compare)
+        word = "cannot judge"
+    elif NO_SPREAD in verdicts:
+        word = NO_SPREAD
+    else:
+        word = "within noise"
+    return word, regressed, change
+
+
+def _baseline(coll: Collection, label: str, bench: str, wanted: str | None) -> tuple[str, int] | None:
+    keys = {r.record.run_key: r for r in coll.runs}
+    for name in sorted(coll.baselines):
+        if wanted and name != wanted:
+            continue
+        run = keys.get(coll.baselines[name])
+        if run is not None and run.label == label and run.record.benchmark == bench:
+            return name, run.index
+    return None
+
+
+def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
+    grouped: dict[tuple, dict[int, list[Figure]]] = defaultdict(lambda: defaultdict(list))
+    for f in coll.figures:
+        if not plotted(f.name):
+            continue
+        run = coll.runs[f.run]
+        grouped[(run.record.benchmark, run.label, f.metric)][f.run].append(f)
+    out = []
+    for (bench, label, (table, _name, _unit, _aggregate)), per_run in sorted(grouped.items()):
+        order = sorted(per_run, key=lambda i: coll.runs[i].record.started or 0)
+        latest = per_run[order[-1]]
+        headline = _best(latest)
+        before = {f.config: f for f in per_run[order[-2]]} if len(order) > 1 else {}
+        verdict, regressed, change = _verdict(latest, before, headline)
+        base_name, base_pct, base_verdict = "", math.nan, "no baseline"
+        found = _baseline(coll, label, bench, baseline)
+        if found is not None:
+            base_name = found[0]
+            b = next((f for f in per_run.get(found[1], []) if f.config == headline.config), None)
+            if b is not None:
+                base_verdict, base_pct = judged(headline, b)
+        runs = coll.run_counts.get((bench, label, headline.metric), len(order))  # the figures may be thinned
+        out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs, headline, len(latest),
+                       regressed, change, verdict, base_name, base_pct, base_verdict))
+    return out

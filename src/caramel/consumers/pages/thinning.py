@@ -1,0 +1,94 @@
+"""Which of a big history's figures a page draws, decided over numpy columns (no object per figure).
+
+A history of a million figures cannot be drawn point by point in a page of a few megabytes. Each
+history series (one configuration of one metric on one system, over time) keeps at most about
+`points_per_series` points: its first and last, every point that regressed against the run before,
+and in each of a series' equal slices of time its lowest and its highest
+value. So every configuration is shown, with its range and its regressions; the points left out
+are in the CSV written beside the page (docs/dashboard.md). A series short enough keeps every point.
+The regressions are judged on the whole series, before thinning, by the page's rule
+(pages.judging: Welch's t at 99 %, never with one sample on either side).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from caramel.consumers.history.compare import t99
+
+POINTS_BUDGET = 30_000  # history points drawn in a whole page, past which its series are thinned
+CHUNK = 100_000  # figures judged at a time
+MIN_POINTS = 8  # a series is never thinned below this many points (first, last, lows and highs)
+
+# Student's t two-sided 99 % quantile by degrees of freedom, as history.compare.t99 gives it: index 0
+# for df < 1, 1..30 for its integer part, 31 past 30
+_T99 = np.array([t99(k) for k in range(31)] + [t99(31)])
+
+
+def regressed_pairs(mean: np.ndarray, sd: np.ndarray, n: np.ndarray, higher: np.ndarray) -> np.ndarray:
+    """For each figure after the first of a series (arrays in date order), whether it regressed
+    against the one before, by pages.judging.judged's rule: a change significant by Welch's t at 99 %
+    and of at least 2 %, in the worse direction (`higher`: per pair, whether more is better), both
+    sides with repeats. Returns len(mean) - 1 booleans."""
+    mean, sd, n = mean.astype(float), sd.astype(float), n.astype(float)
+    cur_mean, cur_sd, cur_n = mean[1:], sd[1:], n[1:]
+    base_mean, base_sd, base_n = mean[:-1], sd[:-1], n[:-1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        va, vb = cur_sd ** 2 / cur_n, base_sd ** 2 / base_n
+        se = np.sqrt(va + vb)
+        t = np.abs(cur_mean - base_mean) / se
+        below = np.where(va > 0, va ** 2 / (cur_n - 1), 0) + np.where(vb > 0, vb ** 2 / (base_n - 1), 0)
+        df = (va + vb) ** 2 / np.where(below > 0, below, 1e-300)
+        index = np.where(df > 30, 31, np.clip(np.floor(np.nan_to_num(df, nan=0.0)), 0, 30)).astype(int)
+        significant = np.where(se > 0, t > _T99[index], True)
+        diff_pct = np.where(base_mean != 0, 100.0 * (cur_mean - base_mean) / np.abs(base_mean), np.nan)
+    noise = ~significant | ((base_mean != 0) & (np.abs(diff_pct) < 2.0))
+    worse = np.where(higher, cur_mean < base_mean, cur_mean > base_mean)
+    judged = (cur_n > 1) & (base_n > 1) & np.isfinite(cur_mean) & np.isfinite(base_mean) & (cur_mean != base_mean)
+    return judged & ~noise & worse
+
+
+def series_regressions(series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: np.ndarray,
+                       way: np.ndarray) -> np.ndarray:
+    """Whether each figure regressed against the figure before it in its series, for arrays sorted
+    by series, then date. `way` per figure: 1 more is better, -1 less is better, 0 unknown (the
+    series' first figure's direction counts for the whole series, as in pages.figures)."""
+    out = np.zeros(len(mean), dtype=bool)
+    if len(mean) < 2:
+        return out
+    starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]])
+    first_way = np.repeat(way[starts], np.diff(np.r_[starts, len(series)])).astype(np.int8)
+    for low in range(0, len(mean) - 1, CHUNK):  # a slice at a time: a dozen temporaries of its size, not of all
+        high = min(len(mean), low + CHUNK + 1)
+        pairs = regressed_pairs(mean[low:high], sd[low:high], n[low:high], first_way[low + 1:high] > 0)
+        same = (series[low + 1:high] == series[low:high - 1]) & (first_way[low + 1:high] != 0)
+        out[low + 1:high] = pairs & same
+    return out
+
+
+def thin(series: np.ndarray, mean: np.ndarray, regressed: np.ndarray, per_series: int) -> np.ndarray:
+    """The figures to draw (a boolean per figure) for arrays sorted by series, then date: every figure
+    of a series of at most `per_series`; of a longer one its first and last, each regression with
+    and the lowest and highest of each of `per_series // 2` equal slices."""
+    count = len(series)
+    keep = np.zeros(count, dtype=bool)
+    if not count:
+        return keep
+    starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]])
+    lengths = np.diff(np.r_[starts, count])
+    length = np.repeat(lengths, lengths)
+    position = np.arange(count) - np.repeat(starts, lengths)
+    short = length <= per_series
+    keep |= short | (position == 0) | (position == length - 1) | regressed
+    slices = max(1, per_series // 2)
+    piece = np.repeat(np.arange(len(starts)), lengths) * slices + position * slices // length
+    order = np.lexsort((mean, piece))
+    edges = np.r_[True, piece[order][1:] != piece[order][:-1]]
+    keep[order[edges]] = True  # the lowest of each slice
+    keep[order[np.r_[edges[1:], True]]] = True  # and the highest
+    return keep
+
+
+def points_per_series(series_count: int) -> int:
+    """How many points each series may keep so that the page draws about POINTS_BUDGET in all."""
+    return max(MIN_POINTS, POINTS_BUDGET // max(1, series_count))

@@ -1,0 +1,173 @@
+"""What the models learn from and predict for: measured configurations from the history (read
+only, through `caramel.consumers.history`) and the workpackages of a plan, both keyed by a table's
+parameter columns (the configuration the history stores with every figure).
+
+The history keeps only the table's parameter columns; the analytic model needs the declared work
+too. So each history run's file is expanded again with the run's tags (nothing is run or written)
+and its workpackages matched to the history's configurations; a run whose file is gone or changed
+keeps its figures for the data-driven models, without work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+from caramel.errors import CaramelError
+
+
+class PredictError(CaramelError):
+    """What `bench predict` cannot do with the history it has (exit 2)."""
+
+
+@dataclass
+class Target:
+    """A configuration to predict: a workpackage of the plan (or a measured one, for validation)."""
+
+    config: dict[str, str]  # the table's parameter columns, by title, as text
+    params: dict[str, object] | None = None  # every parameter of the workpackage (None: unknown)
+    id: int = -1
+
+    @property
+    def key(self) -> str:
+        return json.dumps(self.config, sort_keys=True)
+
+
+@dataclass
+class Point(Target):
+    """A measured configuration: its repeats' values (from every run that measured it)."""
+
+    samples: list[float] = field(default_factory=list)
+    system: str = ""
+
+
+@dataclass
+class MetricData:
+    table: str
+    name: str
+    unit: str
+    direction: str
+    points: list[Point] = field(default_factory=list)
+
+
+def table_columns(bench) -> dict[str, list[tuple[str, str]]]:
+    """Per table: (title, name) of every column (which of them are parameters, the plan says)."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for result in bench.results:
+        for table in result.tables:
+            if table.output == "table":
+                out[table.name] = [(c.title or c.name, c.name) for c in table.columns]
+    return out
+
+
+def _analysed_steps(bench) -> set[str]:
+    return {a.step for analyser in bench.analysers.values() for a in analyser.analyses}
+
+
+def targets_of(bench, plan) -> dict[str, list[Target]]:
+    """Per table, one target per workpackage of the analysed steps (first iteration)."""
+    steps = _analysed_steps(bench)
+    out: dict[str, list[Target]] = {}
+    for wp in plan.workpackages:
+        if wp.step.name not in steps or wp.iteration:
+            continue
+        params = wp.params().typed_values()
+        for table, columns in table_columns(bench).items():
+            config = {title: str(params[name]) for title, name in columns if name in params}
+            out.setdefault(table, []).append(Target(config, params, wp.id))
+    return out
+
+
+def _expanded(run, cache: dict) -> dict[str, dict[str, dict]]:
+    """Per table and configuration key: the parameters of that run's workpackage (re-expanded)."""
+    ident = (run.file, tuple(run.tags), run.benchmark)
+    if ident not in cache:
+        cache[ident] = {}
+        try:
+            from caramel.adapters.systems import find_system, with_system
+            from caramel.stages.expand.plan import make_plan
+            from caramel.stages.spec.loader import load
+
+            benches = [b for b in load(run.file, set(run.tags)) if b.name == run.benchmark]
+            if benches:
+                bench = with_system(benches[0], find_system(set(run.tags)))
+                for table, targets in targets_of(bench, make_plan(bench, run_id=0)).items():
+                    cache[ident][table] = {t.key: t.params for t in targets}
+        except (CaramelError, OSError):
+            pass  # the file is gone or no longer expands: its figures stay, without work
+    return cache[ident]
+
+
+def _missing(path: str, benchmark: str, source: str, what: str, hint: str) -> PredictError:
+    return PredictError(f"no history of benchmark '{benchmark}' {what}(history {path})".replace("  ", " "), hint=hint)
+
+
+def load_points(path: str, benchmark: str, system: str, learn_from: str | None = None,
+                record: str = "") -> list[MetricData]:
+    """Every metric of `benchmark` measured on `learn_from` (default: `system`), with its points.
+    `record`: the command that would record some (named in the error when there is no history)."""
+    from caramel.consumers.history.engine import is_url
+    from caramel.consumers.history.store import History
+
+    source = learn_from if learn_from is not None else system
+    record = (record or f"bench run FILE --tag ... {source or 'SYSTEM'}") + " --repeat 3 && bench result"
+    if not is_url(path) and not os.path.isfile(path):
+        raise _missing(path, benchmark, source, "(the history file does not exist) ", f"record some: {record}")
+    with History.open(path) as history:
+        runs = history.runs(benchmark)
+        if not runs:
+            known = sorted({r.benchmark for r in history.runs()})
+            held = "it holds: " + ", ".join(known) + "; " if known else ""
+            raise _missing(path, benchmark, source, "", f"{held}record some: {record}")
+        here = [r for r in runs if r.system == source]
+        if not here:
+            systems = sorted({r.system or "(none)" for r in runs})
+            hint = (f"it has runs on {', '.join(systems)}; learn across systems with --from {systems[0]} "
+                    f"(scaled by the systems' peak rates), or record some: {record}")
+            raise _missing(path, benchmark, source, f"on system '{source or '(none)'}' ", hint)
+        return _gather(history, here)
+
+
+def _gather(history, runs) -> list[MetricData]:
+    cache: dict = {}
+    metrics: dict[tuple[str, str], MetricData] = {}
+    points: dict[tuple[str, str, str], Point] = {}
+    figures = history.metrics_by_run(runs[0].benchmark) if runs else {}  # one query for every run
+    for run in runs:
+        expanded = _expanded(run, cache)
+        for m in figures.get(run.run_key, []):
+            if "jobid" in m.name.lower().replace(" ", "").replace("_", ""):
+                continue  # a number, not a measure
+            data = metrics.get((m.table, m.name))
+            if data is None:
+                data = metrics[(m.table, m.name)] = MetricData(m.table, m.name, m.unit, m.direction)
+            config = {k: str(v) for k, v in m.row.items()}
+            key = json.dumps(config, sort_keys=True)
+            point = points.get((m.table, m.name, key))
+            if point is None:
+                params = expanded.get(m.table, {}).get(key)
+                point = points[(m.table, m.name, key)] = Point(config, params, samples=[], system=run.system)
+                data.points.append(point)
+            point.samples.extend(s for s in m.samples if s == s)
+    return [d for d in metrics.values() if d.points]
+
+
+@dataclass
+class Prediction:
+    id: int
+    parameters: dict[str, str]
+    metric: str
+    unit: str
+    value: float
+    low: float | None
+    high: float | None
+    points: int
+    extrapolated: bool
+    model: str
+    outside: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict:
+        return {"id": self.id, "parameters": self.parameters, "metric": self.metric, "unit": self.unit,
+                "value": self.value, "low": self.low, "high": self.high, "points": self.points,
+                "extrapolated": self.extrapolated, "model": self.model}

@@ -1,0 +1,140 @@
+"""Choosing a model per metric by leave-one-out cross-validation, never by hand.
+
+Each measured configuration in turn is held out (all its repeats), every candidate is fitted on
+the others and predicts it; the error is |predicted - measured mean| / measured mean. A model is
+ranked by the mean of its median and 90th-percentile error (typical and bad cases both count); one
+that cannot predict at least 80 % of the held-out configurations is not ranked. With fewer than
+three configurations nothing can be validated: the analytic model is preferred (it needs only a
+rate), then the plain power law.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from caramel.consumers.predict.analytic import Analytic
+from caramel.consumers.predict.gp import GaussianProcess
+from caramel.consumers.predict.overhead import AnalyticOverhead
+from caramel.consumers.predict.points import MetricData, Point
+from caramel.consumers.predict.powerlaw import PowerLaw
+
+COVERAGE = 0.8
+UNVALIDATED_ORDER = ("analytic", "analytic+overhead", "powerlaw", "powerlaw×products", "gaussian-process")
+
+
+def is_time(data: MetricData) -> bool:
+    return data.direction == "lower"
+
+
+def candidates(data: MetricData) -> list:
+    return [PowerLaw(False), PowerLaw(True), GaussianProcess(), Analytic(data.name, is_time(data)),
+            AnalyticOverhead(data.name, is_time(data))]
+
+
+@dataclass
+class Validation:
+    model: str
+    errors: list[float] = field(default_factory=list)  # absolute % error per held-out configuration
+    held_out: int = 0
+    which: list[int] = field(default_factory=list)  # the held-out configuration of each error
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.errors) if self.errors else math.nan
+
+    @property
+    def p90(self) -> float:
+        return float(np.percentile(self.errors, 90)) if self.errors else math.nan
+
+    @property
+    def ranked(self) -> bool:
+        return self.held_out >= 3 and len(self.errors) >= COVERAGE * self.held_out
+
+    @property
+    def score(self) -> float:
+        return (self.median + self.p90) / 2 if self.ranked else math.inf
+
+
+def leave_one_out(make, points: list[Point]) -> Validation:
+    validation = Validation(make().name, held_out=len(points))
+    for i, held in enumerate(points):
+        model = make()
+        if not model.fit(points[:i] + points[i + 1:]):
+            continue
+        found = model.predict([held])[0]
+        measured = statistics.fmean(held.samples)
+        if found is None or not math.isfinite(found[0]) or measured <= 0:
+            continue
+        validation.errors.append(100.0 * abs(math.exp(found[0]) - measured) / measured)
+        validation.which.append(i)
+    return validation
+
+
+def tied(a: Validation, b: Validation) -> bool:
+    """Leave-one-out cannot tell a from b: their errors on the same configurations do not differ
+    (Wilcoxon's signed-rank test, scipy, two-sided 5 %)."""
+    if not (a.ranked and b.ranked):
+        return False
+    mine, theirs = dict(zip(a.which, a.errors, strict=True)), dict(zip(b.which, b.errors, strict=True))
+    common = sorted(set(mine) & set(theirs))
+    differences = [mine[i] - theirs[i] for i in common]
+    if len(common) < 5 or not any(differences):
+        return len(common) >= 5
+    return bool(stats.wilcoxon(differences).pvalue >= 0.05)
+
+
+@dataclass
+class Choice:
+    """The models of one metric, fitted on all its points, best first, and how they validated."""
+
+    data: MetricData
+    models: list = field(default_factory=list)
+    validations: list[Validation] = field(default_factory=list)
+    outward: list = field(default_factory=list)  # the order for targets outside the measured range
+
+    @property
+    def chosen(self) -> str:
+        return self.models[0].name if self.models else "none"
+
+    @property
+    def validated(self) -> bool:
+        return any(v.ranked and v.model == self.chosen for v in self.validations)
+
+
+def choose(data: MetricData, validate: bool = True) -> Choice:
+    """Fit every candidate on all points; validate those that fit (with at least 3 configurations)."""
+    points = [p for p in data.points if p.samples and min(p.samples) > 0]
+    makers = {m.name: (lambda m=m: type(m)(*_args(m))) for m in candidates(data)}
+    fitted = {}
+    for name, make in makers.items():
+        model = make()
+        if model.fit(points):
+            fitted[name] = model
+    validations = []
+    if validate and len(points) >= 3:
+        for name, model in fitted.items():
+            make = model.validation_maker() if hasattr(model, "validation_maker") else makers[name]
+            validations.append(leave_one_out(make, points))
+    scores = {v.model: v.score for v in validations}
+    order = sorted(fitted, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name)))
+    by_name = {v.model: v for v in validations}
+    best = by_name.get(order[0]) if order else None
+    # Outside the measured range, a model whose form comes from the declared work goes first when
+    # leave-one-out cannot tell it from the best one: a data-driven model knows only the range.
+    outward = [n for n in order if n.startswith("analytic") and best is not None and n in by_name
+               and (n == best.model or tied(best, by_name[n]))]
+    outward += [n for n in order if n not in outward]
+    return Choice(data, [fitted[name] for name in order], validations, [fitted[name] for name in outward])
+
+
+def _args(model) -> tuple:
+    if isinstance(model, PowerLaw):
+        return (model.products,)
+    if isinstance(model, Analytic):
+        return (model.metric, model.is_time)
+    return ()

@@ -1,0 +1,197 @@
+"""From a benchmark and the history to predictions: what `bench predict` and `bench plan --predict` do.
+
+    forecast = make_forecast(bench, history_path, metrics=None, learn_from=None)
+    forecast.predictions                     # one per workpackage and metric, best model first
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from caramel.consumers.predict.points import (
+    MetricData,
+    PredictError,
+    Prediction,
+    Target,
+    load_points,
+    targets_of,
+)
+from caramel.consumers.predict.select import Choice, choose, is_time
+from caramel.errors import did_you_mean
+
+if TYPE_CHECKING:
+    from caramel.consumers.predict.bykernels import KernelForecast
+
+
+@dataclass
+class Forecast:
+    benchmark: str
+    system: str
+    learned_from: str | None = None  # another system, scaled by peak rates
+    ratio: float = 1.0  # target peak / source peak
+    choices: list[Choice] = field(default_factory=list)
+    predictions: list[Prediction] = field(default_factory=list)
+    declined: list[str] = field(default_factory=list)  # what could not be predicted, and why
+    targets: dict[str, list[Target]] = field(default_factory=dict)
+    method: str = "history"  # or "kernels": the system's kernel models over the profile (predict.bykernels)
+    kernels: KernelForecast | None = None  # with --method kernels
+    why: str = ""  # why this method (auto)
+
+
+def scale(data: MetricData, ratio: float) -> float:
+    """A figure measured on another system, carried over by the ratio of peak rates: times shrink
+    with a faster system, throughputs grow; other figures (energy, counts) are left as measured."""
+    name = data.name.lower()
+    if is_time(data) and (data.unit.strip().lower() in ("s", "ms", "min", "h") or
+                          any(w in name for w in ("time", "elapsed", "(s)", "duration", "runtime"))):
+        return 1.0 / ratio
+    if not is_time(data) and any(w in name for w in ("/s", "per second", "persec", "tflops", "flops")):
+        return ratio
+    return 1.0
+
+
+def pick_metrics(data: list[MetricData], wanted: list[str] | None) -> list[MetricData]:
+    if not wanted:
+        return data
+    names = [d.name for d in data]
+    for name in wanted:
+        if name not in names:
+            hint = did_you_mean(name, names) or "metrics in the history: " + ", ".join(sorted(set(names)))
+            raise PredictError(f"no metric '{name}' in the history of this benchmark", hint=hint)
+    return [d for d in data if d.name in wanted]
+
+
+def predict(choice: Choice, targets: list[Target], factor: float = 1.0) -> tuple[list[Prediction], list[str]]:
+    """Each target by the best model of `choice` that can say something about it."""
+    out, declined = [], []
+    found = {id(model): model.predict(targets) for model in choice.models}
+    for i, target in enumerate(targets):
+        order = choice.outward if choice.outward and _outside(choice, target) else choice.models
+        best = next(((m, found[id(m)][i]) for m in order if found[id(m)][i] is not None), None)
+        if best is None:
+            why = choice.models[0].encoder.declines(target.config) if choice.models and hasattr(
+                choice.models[0], "encoder") else "no model could be fitted"
+            declined.append(f"workpackage {target.id}, {choice.data.name}: {why or 'no model can predict it'}")
+            continue
+        model, (log_value, half) = best
+        outside = sorted(set(_outside(choice, target) + (model.outside(target) if hasattr(model, "outside") else [])))
+        known = math.isfinite(half)
+        out.append(Prediction(
+            target.id, target.config, choice.data.name, choice.data.unit, math.exp(log_value) * factor,
+            math.exp(log_value - half) * factor if known else None,
+            math.exp(log_value + half) * factor if known else None,
+            len(choice.data.points), bool(outside), model.name, outside))
+    return out, declined
+
+
+def _outside(choice: Choice, target: Target) -> list[str]:
+    from caramel.consumers.predict.features import Encoder
+
+    return Encoder.fit([p.config for p in choice.data.points]).outside(target.config)
+
+
+METHODS = ("auto", "history", "kernels")
+
+
+def make_forecast(bench, history: str, metrics: list[str] | None = None, learn_from: str | None = None,
+                  systems: list[str] | None = None, validate: bool = True, method: str = "history") -> Forecast:
+    """`method`: history (the benchmark's own runs), kernels (the system's microbenchmarks over the
+    declared profile) or auto (history where the system has runs of the benchmark or --from is given,
+    kernels where it has none but has microbenchmarks; with both, the one that validates better)."""
+    system = bench.system.name if bench.system is not None else ""
+    if method == "kernels":
+        return kernel_method(bench, history, system)
+    if method == "auto" and not learn_from:
+        return auto_method(bench, history, metrics, systems, validate, system)
+    return history_method(bench, history, metrics, learn_from, systems, validate, system)
+
+
+def kernel_method(bench, history: str, system: str, why: str = "") -> Forecast:
+    from caramel.consumers.predict.bykernels import kernel_forecast
+    from caramel.stages.expand.plan import make_plan
+
+    targets = targets_of(bench, make_plan(bench, run_id=0))
+    found = kernel_forecast(bench, history, system, targets)
+    forecast = Forecast(bench.name, system, targets=targets, method="kernels", kernels=found, why=why)
+    forecast.predictions = sorted(found.predictions, key=lambda p: p.id)
+    return forecast
+
+
+def auto_method(bench, history: str, metrics, systems, validate: bool, system: str) -> Forecast:
+    """History where it validates better or no microbenchmarks exist; kernels where the system never ran it."""
+    try:
+        by_history = history_method(bench, history, metrics, None, systems, validate, system)
+    except PredictError as missing:
+        try:
+            return kernel_method(bench, history, system, why="the system has no runs of this benchmark")
+        except PredictError:
+            missing.hint += (f"; or run the microbenchmark suite on {system or 'the system'} (bench run "
+                             "benchmarks/microbench.yaml --tag SYSTEM) and predict from it: --method kernels")
+            raise missing from None
+    try:
+        by_kernels = kernel_method(bench, history, system)
+    except PredictError:
+        return by_history
+    assert by_kernels.kernels is not None  # kernel_method's forecast carries its kernel models
+    errors = by_kernels.kernels.end_to_end
+    metric = by_kernels.kernels.metric
+    choice = next((c for c in by_history.choices if c.data.name == metric), None)
+    best = min((v.score for v in choice.validations), default=math.inf) if choice else math.inf
+    if errors and len(errors) >= 3:
+        score = (statistics.median(errors) + float(np.percentile(errors, 90))) / 2
+        if score < best:
+            by_kernels.why = f"validates better ({score:.3g} % against the history's {best:.3g} %)"
+            return by_kernels
+    by_history.why = "the system has runs of this benchmark" + (" and the history's models validate better"
+                                                                if errors else "")
+    return by_history
+
+
+def history_method(bench, history: str, metrics, learn_from, systems, validate: bool, system: str) -> Forecast:
+    from caramel.stages.expand.plan import make_plan
+
+    source = learn_from if learn_from not in (None, system) else None
+    ratio = peak_ratio(system, source, systems) if source else 1.0
+    data = pick_metrics(load_points(history, bench.name, system, source, record_command(bench)), metrics)
+    forecast = Forecast(bench.name, system, source, ratio, targets=targets_of(bench, make_plan(bench, run_id=0)))
+    for metric in data:
+        choice = choose(metric, validate)
+        forecast.choices.append(choice)
+        found, declined = predict(choice, forecast.targets.get(metric.table, []), scale(metric, ratio))
+        forecast.predictions += found
+        forecast.declined += declined
+    forecast.predictions.sort(key=lambda p: p.id)
+    return forecast
+
+
+def record_command(bench) -> str:
+    """`bench run FILE --tag ...`: how to record what the history lacks for this benchmark."""
+    tags = " ".join(sorted(bench.tags))
+    return f"bench run {bench.file or 'FILE'}" + (f" --tag {tags}" if tags else "")
+
+
+def validate(data: list[MetricData]) -> list[Choice]:
+    return [choose(metric) for metric in data]
+
+
+def peak_ratio(target: str, source: str, systems: list[str] | None) -> float:
+    """Peak rate per device of `target` over that of `source`, from their system files."""
+    from caramel.adapters.systems import find_system
+
+    peaks = []
+    for name in (target, source):
+        found = find_system({name}, systems) if name else None
+        if found is None:
+            raise PredictError(f"no system file for '{name or '(none)'}': learning across systems needs both "
+                               "systems' peak rates", hint="name a system with its tag (systems/NAME.yaml)")
+        if not found.peak_tflops:
+            raise PredictError(f"system '{name}' has no peak_tflops", found.where,
+                               hint="add `peak_tflops: N` (per device, the precision the benchmark uses)")
+        peaks.append(found.peak_tflops)
+    return peaks[0] / peaks[1]
+

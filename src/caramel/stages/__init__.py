@@ -1,0 +1,1 @@
+"""The pipeline's stages: spec → expand → engine → state → analyse → report."""

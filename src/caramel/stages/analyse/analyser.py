@@ -1,0 +1,278 @@
+"""Running one `<analyser>` over a run: files per step, patterns, statistics, defaults, derived values.
+
+    result = analyse(inp, bench.analysers["analyse"])
+    result.groups[root_id].values   # {"number_pat": 4, "number_pat_avg": 4.0, ...}
+
+JUBE's rules: the files of each `<analyse step=...>` are read in each workpackage's work folder
+(globs allowed, `$` substituted); matches accumulate over the files of a workpackage and, when
+`reduce` is true, over its iterations (one result per group of iteration siblings, keyed by the
+first of them). A pattern set named by `<file use=...>` joins the analysis only when such a file
+is read. Patterns that matched nothing get their `default`; derived patterns are computed last.
+A workpackage that never started gives an empty result; a missing file is recorded, not an error.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from caramel import __version__
+from caramel.errors import did_you_mean
+from caramel.stages.analyse import scan as scanning
+from caramel.stages.analyse.cache import AnalysisCache, Damaged, decode_group, encode_group
+from caramel.stages.analyse.derived import Problem, evaluate_derived
+from caramel.stages.analyse.inputs import AnalyseError, AnalysisInput, WPRecord
+from caramel.stages.analyse.patterns import Compiler, combine, is_derived, kind
+from caramel.stages.analyse.stats import Accumulator, default_values
+from caramel.stages.expand import layout
+from caramel.stages.expand.substitute import substitute
+from caramel.stages.spec.model import AnalyseFile, Analyser, Benchmark, Pattern, Step
+
+
+@dataclass
+class Group:
+    """One result of an analyser: a workpackage, or a workpackage and its iteration siblings."""
+
+    root: int
+    members: list[int]
+    values: dict[str, object] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)  # files that were not there in a started workpackage
+    started: bool = True
+    problems: list[Problem] = field(default_factory=list)  # derived patterns that failed with all inputs
+    dropped: dict[str, tuple[int, str]] = field(default_factory=dict)  # pattern -> (matches not converted, first)
+
+
+@dataclass
+class AnalyserResult:
+    name: str
+    steps: list[str]
+    groups: dict[int, Group]  # root id -> group
+    patterns: dict[str, Pattern]  # every pattern the analyser may use (units, types)
+    scanned: int = 0  # groups analysed now
+    reused: int = 0  # groups taken from the cache
+
+
+@dataclass
+class _Spec:
+    """One `<file>` of an `<analyse>`: its path, its own pattern sets, and their compilers."""
+
+    file: AnalyseFile
+    compiler: Compiler
+    extra: list[Pattern]  # the patterns its use= adds
+    names: set[str]  # every pattern name it uses (scanned and derived)
+    literal: bool = False  # a plain file name: no $, ~ or glob characters
+    absolute: bool = False
+    sanity_only: bool = False  # a file only a sanity check reads: in the signature, not scanned
+
+    def __post_init__(self) -> None:
+        self.literal = not any(c in self.file.path for c in "$~*?[")
+        self.absolute = os.path.isabs(self.file.path)
+
+
+@dataclass
+class Prepared:
+    """An analyser ready to run: its file specs, its definition's hash, and for every result group
+    the files it would read now (taken without reading them, so an unchanged run costs only stats)."""
+
+    name: str
+    base: dict[str, Pattern]
+    every: dict[str, Pattern]
+    config: str
+    plans: list[tuple[list[WPRecord], str, list[Read]]]  # members, signature, reads
+
+
+def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
+    bench = inp.benchmark
+    base: dict[str, Pattern] = {}
+    combine(bench, analyser.uses, base, f"analyser '{analyser.name}'", analyser.where)
+    every = dict(base)
+    specs: dict[str, list[_Spec]] = {}
+    for entry in analyser.analyses:
+        if entry.step not in bench.steps:
+            raise AnalyseError(f"analyser '{analyser.name}' analyses step '{entry.step}', which is not defined "
+                               "(or its tag does not hold)", entry.where,
+                               hint=did_you_mean(entry.step, bench.steps) or "steps: " + ", ".join(bench.steps))
+        files = specs.setdefault(entry.step, [])
+        for file in entry.files:
+            if any(s.file.path == file.path and s.file.uses == file.uses for s in files):
+                continue
+            local = dict(base)
+            combine(bench, file.uses, local, f"<file use=...> of analyser '{analyser.name}'", file.where)
+            extra = [p for n, p in local.items() if n not in base]
+            for p in extra:
+                every[p.name] = p
+            files.append(_Spec(file, Compiler(list(local.values())), extra, set(local)))
+    _add_sanity_files(specs, analyser, bench)
+    config = _config(analyser, every, bench.steps)
+    by_step: dict[str, list[WPRecord]] = {name: [] for name in specs}
+    for wp in inp.workpackages:
+        if wp.step in by_step:
+            by_step[wp.step].append(wp)
+    plans = []
+    for step_name, wps in by_step.items():
+        step = bench.steps[step_name]
+        for members in _groups(wps, step.iterations, analyser.reduce):
+            signature, reads = _signature(inp, members, specs[step_name], step.work_dir)
+            plans.append((members, signature, reads))
+    return Prepared(analyser.name, base, every, config, plans)
+
+
+def run(prepared: Prepared, cache: AnalysisCache | None = None, roots: set[int] | None = None) -> AnalyserResult:
+    """Analyse the groups whose files changed since they were cached; take the others from the cache.
+    `roots`: only these result groups (the others are not read at all)."""
+    cached = cache.load(prepared.name, prepared.config, roots) if cache else {}
+    result = AnalyserResult(prepared.name, [], {}, prepared.every)
+    fresh: list[tuple[int, str, str]] = []
+    for members, signature, reads in prepared.plans:
+        root = members[0]
+        if roots is not None and root.id not in roots:
+            continue
+        hit = cached.get(root.id)
+        group = None
+        if hit is not None and hit[0] == signature:
+            try:
+                group = decode_group(hit[1], Group, prepared.every)
+                result.reused += 1
+            except Damaged:  # written by something else, or damaged: analysed again
+                group = None
+        if group is None:
+            group = _analyse_group(root, members, prepared.base, reads)
+            fresh.append((root.id, signature, encode_group(group)))
+            result.scanned += 1
+        result.groups[root.id] = group
+    if cache and fresh:
+        cache.store(prepared.name, prepared.config, fresh)
+    return result
+
+
+def analyse(inp: AnalysisInput, analyser: Analyser, cache: AnalysisCache | None = None) -> AnalyserResult:
+    return run(prepare(inp, analyser), cache)
+
+
+def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench: Benchmark) -> None:
+    """The files the sanity checks of the analysed steps and of the analyser read join each group's
+    signature, so a row is checked again when one of them changes (analyse/sanity.py)."""
+    for step_name, files in specs.items():
+        for check in bench.steps[step_name].sanity + analyser.sanity:
+            if check.kind != "expr" and not any(s.file.path == check.file for s in files):
+                files.append(_Spec(AnalyseFile(check.file, [], check.where), Compiler([]), [], set(),
+                                   sanity_only=True))
+
+
+def _config(analyser: Analyser, patterns: dict[str, Pattern], steps: dict[str, Step]) -> str:
+    """What the cached values depend on besides the files: the definitions and caramel's version."""
+    text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, analyser, sorted(patterns.items()),
+                 sorted((n, s.work_dir, s.iterations, repr(s.sanity)) for n, s in steps.items())))
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _groups(wps: list[WPRecord], iterations: int, reduce: bool) -> list[list[WPRecord]]:
+    """Iteration siblings are created together: consecutive ids, same parents, iterations counting up."""
+    if not reduce or iterations <= 1:
+        return [[wp] for wp in wps]
+    out: list[list[WPRecord]] = []
+    for wp in wps:
+        if out:
+            prev = out[-1][-1]
+            if (wp.id == prev.id + 1 and wp.parents == prev.parents and wp.iteration == prev.iteration + 1
+                    and wp.iteration % iterations != 0):
+                out[-1].append(wp)
+                continue
+        out.append([wp])
+    return out
+
+
+def _base_dir(inp: AnalysisInput, wp: WPRecord, work_dir: str) -> str:
+    if not work_dir:
+        return wp.work_dir
+    return layout.step_work_dir(inp.benchmark.home, layout.resolve_path_text(substitute(work_dir, wp.params, final=True)))
+
+
+Read = tuple[WPRecord, _Spec, list[str]]  # a member, a file spec, the paths found for it
+
+
+def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], work_dir: str) -> tuple[str, list[Read]]:
+    """The files each member would read now, with size, mtime, inode and ctime (in JUBE's reading order)."""
+    parts: list[str] = []
+    reads: list[Read] = []
+    for wp in members:
+        if not wp.started:
+            parts.append(f"{wp.id} -")
+            continue
+        base = _base_dir(inp, wp, work_dir) + os.sep
+        for spec in specs:
+            if spec.literal:  # the common case, kept cheap: 10,000 workpackages are stat-ed on every call
+                paths: Iterable[str] = (spec.file.path if spec.absolute else base + spec.file.path,)
+            else:
+                name = spec.file.path
+                if "$" in name:
+                    name = substitute(name, wp.params, final=True)
+                name = os.path.expandvars(os.path.expanduser(name))
+                path = os.path.join(base, name)
+                paths = glob.glob(path) if glob.has_magic(path) else (path,)
+            found = []
+            for p in paths:
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):  # JUBE reads regular files only (os.path.isfile)
+                    found.append(p)
+                    # inode and ctime too: a copy that keeps size and mtime (cp -p, rsync -t) still
+                    # changes the ctime, which no tool sets back, and a file renamed over has a new inode
+                    parts.append(f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {p}")
+            if not found:
+                parts.append(f"{wp.id} -1 {spec.file.path}")
+            reads.append((wp, spec, found))
+    return "\n".join(parts), reads
+
+
+def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Pattern], reads: list[Read]) -> Group:
+    group = Group(root.id, [m.id for m in members], started=any(m.started for m in members))
+    if not group.started:
+        return group  # never ran: empty metrics (JUBE would show defaults and nan here)
+    accs: dict[str, Accumulator] = {}
+    active = dict(base)  # JUBE's "global patternset": grows with the use= of files actually read
+
+    def sink(name: str, texts: list[str]) -> None:
+        accs[name].add(texts)
+
+    for wp, spec, paths in reads:
+        if spec.sanity_only:
+            continue
+        if not paths:
+            if spec.file.path not in group.missing:
+                group.missing.append(spec.file.path)
+            continue
+        probes = spec.compiler.probes(wp.params)
+        if not spec.names.isdisjoint(wp.params):
+            name = sorted(spec.names & wp.params.keys())[0]
+            pattern = next(p for p in list(base.values()) + spec.extra if p.name == name)
+            raise AnalyseError(f"pattern '{name}' has the name of a parameter of workpackage {wp.id}", pattern.where,
+                               hint="rename the pattern: JUBE does not allow a pattern and a parameter of one name")
+        for probe in probes:
+            if probe.name not in accs:
+                accs[probe.name] = Accumulator(probe.kind)
+        for p in spec.extra:
+            active[p.name] = p
+        for path in paths:
+            try:
+                scanning.scan_file(path, probes, sink)
+            except OSError as exc:  # vanished or unreadable since the signature was taken
+                group.missing.append(f"{os.path.relpath(path, wp.work_dir)} ({exc.strerror})")
+    values: dict[str, object] = {}
+    for name, acc in accs.items():
+        values.update(acc.values(name))
+        if acc.dropped:
+            group.dropped[name] = (acc.dropped, acc.bad)
+    for p in active.values():
+        if not is_derived(p) and p.default is not None and p.name not in values:
+            values.update(default_values(p.name, kind(p), p.default, p.where))
+    derived = [p for p in active.values() if is_derived(p)]
+    values.update(evaluate_derived(derived, root.params, values, root.id, group.problems))
+    group.values = values
+    return group

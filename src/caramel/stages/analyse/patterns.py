@@ -1,0 +1,116 @@
+"""Patterns: JUBE's built-in regex pieces, patternset merging, substitution and compilation.
+
+A pattern's text is substituted like a parameter (JUBE's `$` rules, `caramel.stages.expand.substitute`):
+`$jube_pat_*` built-ins win over the workpackage's parameters, which win over other patterns of the
+same set. Most patterns only use built-ins, so their regex is compiled once for the whole run;
+patterns naming parameters are compiled once per distinct combination of those parameter values.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from caramel.errors import Location
+from caramel.stages.analyse.inputs import AnalyseError
+from caramel.stages.expand.substitute import references, substitute
+from caramel.stages.spec.model import Benchmark, Pattern
+
+BUILTIN_PATTERNS: dict[str, str] = {
+    "jube_pat_int": r"([+-]?\d+)",
+    "jube_pat_nint": r"(?:[+-]?\d+)",
+    "jube_pat_fp": r"([+-]?(?:\d*\.?\d+(?:[eE][-+]?\d+)?|\d+\.))",
+    "jube_pat_nfp": r"(?:[+-]?(?:\d*\.?\d+(?:[eE][-+]?\d+)?|\d+\.))",
+    "jube_pat_wrd": r"(\S+)",
+    "jube_pat_nwrd": r"(?:\S+)",
+    "jube_pat_bl": r"(?:\s+)",
+}
+
+
+def is_derived(pattern: Pattern) -> bool:
+    """mode="pattern" scans files; every other mode (python, shell, perl, text) is computed."""
+    return pattern.mode != "pattern"
+
+
+def kind(pattern: Pattern) -> str:
+    """int, float or string (`str` is JUBE's alias of string)."""
+    return pattern.type if pattern.type in ("int", "float") else "string"
+
+
+def combine(bench: Benchmark, names: list[str], into: dict[str, Pattern], owner: str, where: Location) -> None:
+    """Add the patterns of the sets `names` to `into` (name -> pattern), as JUBE combines them:
+    a name defined twice must have the same text, otherwise the sets cannot be used together."""
+    for set_name in names:
+        pset = bench.patternsets.get(set_name)
+        if pset is None:
+            from caramel.errors import did_you_mean
+
+            raise AnalyseError(f"{owner} uses patternset '{set_name}', which is not defined", where,
+                               hint=did_you_mean(set_name, bench.patternsets) or
+                               "patternsets: " + (", ".join(bench.patternsets) or "none"))
+        for pattern in pset.patterns:
+            known = into.get(pattern.name)
+            if known is not None and known is not pattern and (known.regex, known.mode) != (pattern.regex, pattern.mode):
+                raise AnalyseError(f"{owner} cannot use patternset '{set_name}': pattern '{pattern.name}' is "
+                                   f"already defined differently at {known.where}", pattern.where,
+                                   hint="rename one of the patterns")
+            into[pattern.name] = pattern
+
+
+@dataclass
+class Probe:
+    """A compiled pattern ready to scan with."""
+
+    name: str
+    regex: re.Pattern
+    kind: str  # int | float | string
+
+
+class Compiler:
+    """Substitutes and compiles the scanning patterns of one patternset for each workpackage."""
+
+    def __init__(self, patterns: list[Pattern]) -> None:
+        self.patterns = [p for p in patterns if not is_derived(p)]
+        self.names = {p.name for p in self.patterns}
+        refs: set[str] = set()
+        for p in self.patterns:
+            refs |= references(p.regex)
+        # Parameter names a regex may depend on (pattern names too: a parameter of the same name wins).
+        self.param_refs = tuple(sorted(refs - set(BUILTIN_PATTERNS)))
+        self._cache: dict[tuple, list[Probe]] = {}
+
+    def probes(self, params: dict[str, str]) -> list[Probe]:
+        key = tuple(params.get(name) for name in self.param_refs)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = self._compile(params)
+        return found
+
+    def _compile(self, params: dict[str, str]) -> list[Probe]:
+        raw = {p.name: p.regex for p in self.patterns}
+        values = {n: params[n] for n in self.param_refs if n in params}
+        values.update(BUILTIN_PATTERNS)
+        resolved: dict[str, str] = {}
+
+        def resolve(name: str, stack: tuple[str, ...]) -> str:
+            if name in resolved:
+                return resolved[name]
+            text = raw[name]
+            consts = dict(values)
+            for ref in references(text):
+                if ref in raw and ref not in values and ref not in stack:
+                    consts[ref] = resolve(ref, stack + (name,))
+            resolved[name] = substitute(text, consts)
+            return resolved[name]
+
+        out = []
+        for p in self.patterns:
+            text = substitute(resolve(p.name, ()), {}, final=True)
+            flags = re.MULTILINE | (re.DOTALL if p.dotall else 0)
+            try:
+                regex = re.compile(text, flags)
+            except re.error as exc:
+                raise AnalyseError(f"pattern '{p.name}' is not a valid regular expression: {exc}: {text!r}",
+                                   p.where, hint="fix the regex; $name placeholders are substituted first") from None
+            out.append(Probe(p.name, regex, kind(p)))
+        return out

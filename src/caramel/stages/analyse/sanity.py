@@ -1,0 +1,191 @@
+"""Sanity checks of a result row: the declared checks (spec/sanity.py) of every step along its chain
+and of its analyser, evaluated on the files of its workpackages and on the row's values.
+
+    reason = row_failure(inp, analyser, chain, groups, lookup)   # "" when every check holds
+
+A log check reads the file (relative to the workpackage's work folder, never outside it once links
+are resolved) with the scanner the patterns use; `expect` fails when the regex matches nowhere or
+the file is missing, `reject` when it matches somewhere. An expression is evaluated by walking its
+tree (`evaluate`): never `eval`, and only the grammar spec/sanity.py let through; a name without a
+value, a nan result or an operation that cannot be done (a division by zero, a string in
+arithmetic) fails the check with that reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import math
+import operator
+import os
+import re
+from collections.abc import Callable
+
+from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
+from caramel.stages.analyse.patterns import Probe
+from caramel.stages.analyse.scan import scan_file
+from caramel.stages.expand.substitute import substitute
+from caramel.stages.spec.model import Sanity
+from caramel.stages.spec.sanity import expression_names, plain_names
+
+MAX_POWER = 1024  # a larger integer exponent is taken as a float (no 9**9**9 of memory)
+MISSING = object()
+
+_BINARY: dict[type, Callable] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                                 ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+_COMPARE: dict[type, Callable] = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+                                  ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+
+
+class NotEvaluable(ValueError):
+    """An expression that cannot be evaluated for these values (the message says why)."""
+
+
+def evaluate(tree: ast.AST, values: dict[str, object]) -> object:  # noqa: C901 - one case per node kind
+    """The value of an expression tree of spec/sanity.py's grammar, names taken from `values`."""
+    if isinstance(tree, ast.Expression):
+        return evaluate(tree.body, values)
+    if isinstance(tree, ast.Constant):
+        return tree.value
+    if isinstance(tree, ast.Name):
+        if tree.id not in values:
+            raise NotEvaluable(f"'{tree.id}' has no value")
+        return values[tree.id]
+    if isinstance(tree, ast.BoolOp):
+        result: object = isinstance(tree.op, ast.And)
+        for part in tree.values:
+            result = evaluate(part, values)
+            if bool(result) != isinstance(tree.op, ast.And):
+                return result
+        return result
+    if isinstance(tree, ast.UnaryOp):
+        operand = evaluate(tree.operand, values)
+        if isinstance(tree.op, ast.Not):
+            return not operand
+        number = _number(operand)
+        return -number if isinstance(tree.op, ast.USub) else +number
+    if isinstance(tree, ast.BinOp):
+        base, power = _number(evaluate(tree.left, values)), _number(evaluate(tree.right, values))
+        try:
+            if isinstance(tree.op, ast.Pow):
+                if isinstance(power, int) and abs(power) > MAX_POWER:
+                    return float(base) ** float(power)
+                return base ** power
+            return _BINARY[type(tree.op)](base, power)
+        except (ZeroDivisionError, OverflowError) as exc:
+            raise NotEvaluable(str(exc)) from None
+    if isinstance(tree, ast.Compare):
+        left = evaluate(tree.left, values)
+        for op, right_tree in zip(tree.ops, tree.comparators, strict=True):
+            right = evaluate(right_tree, values)
+            try:
+                if not _COMPARE[type(op)](left, right):
+                    return False
+            except TypeError:
+                raise NotEvaluable(f"cannot compare {left!r} with {right!r}") from None
+            left = right
+        return True
+    raise NotEvaluable(f"'{type(tree).__name__}' is not allowed")  # spec/sanity.py refuses it earlier
+
+
+def _number(value: object) -> int | float:
+    if isinstance(value, str) or not isinstance(value, (int, float)):
+        raise NotEvaluable(f"{value!r} is not a number")
+    return value
+
+
+def check_expression(check: Sanity, lookup: Callable[[str], object]) -> str:
+    """'' when the expression holds for the row's values (`lookup(name)`: MISSING when it has none),
+    else why not."""
+    tree = _tree(check.text)
+    values = {}
+    for name in expression_names(tree):
+        value = lookup(name)
+        if value is not MISSING and value is not None:
+            values[name] = value
+    shown = ", ".join(f"{k}={_short(v)}" for k, v in values.items())
+    try:
+        result = evaluate(tree, values)
+    except NotEvaluable as exc:
+        return f"expr {check.text!r} cannot be evaluated: {exc}" + (f" ({shown})" if shown else "")
+    if isinstance(result, float) and math.isnan(result) or not result:
+        return f"expr {check.text!r} is false" + (f" ({shown})" if shown else "")
+    return ""
+
+
+@functools.lru_cache(maxsize=256)
+def _tree(text: str) -> ast.Expression:
+    return ast.parse(plain_names(text), mode="eval")
+
+
+def _short(value: object) -> str:
+    return f"{value:.6g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else str(value)
+
+
+def check_file(check: Sanity, wp: WPRecord) -> str:
+    """'' when the log check holds in `wp`'s work folder, else why not."""
+    name = substitute(check.file, wp.params, final=True) if "$" in check.file else check.file
+    label = f"{name} of {wp.id}_{wp.step}"
+    folder = os.path.realpath(wp.work_dir)
+    path = os.path.realpath(os.path.join(wp.work_dir, name))
+    if os.path.commonpath([path, folder]) != folder:
+        return f"{name} is outside the work folder of {wp.id}_{wp.step}"
+    found = []
+    try:
+        scan_file(path, [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
+                  lambda _name, texts: found.extend(texts[:1]))
+    except OSError:
+        return f"expect /{check.text}/: {label} is missing" if check.kind == "expect" else ""
+    if check.kind == "expect" and not found:
+        return f"expect /{check.text}/ not found in {label}"
+    if check.kind == "reject" and found:
+        return f"reject /{check.text}/ found in {label}: {found[0][:80]!r}"
+    return ""
+
+
+def row_failure(inp: AnalysisInput, analyser: str, chain: list[WPRecord], groups: dict,
+                lookup: Callable[[str], object]) -> str:
+    """The first sanity check of the row that fails ('' when all hold): the checks of each step along
+    the chain (on each workpackage of its result group), then those of the analyser (on the leaf's)."""
+    bench = inp.benchmark
+    owners: list[tuple[str, list[Sanity], list[WPRecord]]] = []
+    for wp in chain:
+        step = bench.steps.get(wp.step)
+        if step is not None and step.sanity:
+            owners.append((f"step '{wp.step}'", step.sanity, _members(inp, wp, groups)))
+    checks = bench.analysers[analyser].sanity if analyser in bench.analysers else []
+    if checks:
+        owners.append((f"analyser '{analyser}'", checks, _members(inp, chain[-1], groups)))
+    for owner, sanity, members in owners:
+        for check in sanity:
+            if check.kind == "expr":
+                why = check_expression(check, lookup)
+            else:
+                why = next((w for w in (check_file(check, m) for m in members) if w), "")
+            if why:
+                return f"sanity of {owner}: {why}"
+    return ""
+
+
+def workpackage_failure(inp: AnalysisInput, wp: WPRecord, values: dict[str, object]) -> str:
+    """The first sanity check of `wp`'s step that fails for it ('' when all hold): for a figure of a
+    `performance:` line, whose `values` are its own (performance, metric) and the parameters."""
+
+    def lookup(name: str) -> object:
+        if name in values:
+            return values[name]
+        return wp.params.typed(name) if name in wp.params else MISSING
+
+    step = inp.benchmark.steps.get(wp.step)
+    for check in step.sanity if step is not None else []:
+        why = check_expression(check, lookup) if check.kind == "expr" else check_file(check, wp)
+        if why:
+            return f"sanity of step '{wp.step}': {why}"
+    return ""
+
+
+def _members(inp: AnalysisInput, wp: WPRecord, groups: dict) -> list[WPRecord]:
+    group = groups.get(wp.id)
+    if group is None:
+        return [wp]
+    return [wp] + [inp.wp(m) for m in group.members if m != wp.id]

@@ -1,0 +1,102 @@
+"""Scanning one file with several patterns in a single pass and bounded memory.
+
+JUBE reads the whole file and runs `re.findall(pattern, text)` (MULTILINE, plus DOTALL when asked)
+for each pattern. caramel gives the same matches while reading the file once, in blocks of whole
+lines (CHUNK characters):
+
+- a file that fits in one block is searched exactly as JUBE does (one `findall` per pattern);
+- a larger file is searched block by block; each pattern resumes where its last match ended, and
+  matches starting in the last OVERLAP characters of a block are left for the next block, which
+  starts with them. Lookbehinds, `^` and `\\b` see up to CONTEXT characters before the resume point.
+  So every match (and lookaround) shorter than OVERLAP is found exactly as in the whole text; this
+  covers `\\s+` across line ends and ordinary DOTALL patterns. The limit: a DOTALL match longer than
+  OVERLAP (1 MiB), e.g. a greedy `(.*)` meant to run to the end of a 200 MB log, is cut at a block
+  end instead of reaching the end of the file.
+
+The file is read as text with universal newlines (`\\r\\n` and `\\r` become `\\n`, as in JUBE);
+undecodable bytes become U+FFFD instead of aborting the analysis.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from typing import TextIO
+
+from caramel.stages.analyse.patterns import Probe
+
+CHUNK = 8 * 1024 * 1024  # characters read per block
+OVERLAP = 1024 * 1024  # a match starting this close to a block end waits for the next block
+CONTEXT = 4096  # characters kept before resume points for lookbehinds and ^
+
+
+def matches(regex: re.Pattern, text: str, pos: int = 0) -> list[str]:
+    """`re.findall` flattened as JUBE flattens it: one entry per group of each match."""
+    found = regex.findall(text, pos)
+    if regex.groups > 1:
+        return [group for match in found for group in match]
+    return found
+
+
+def _texts(regex: re.Pattern, match: re.Match) -> list[str]:
+    if regex.groups == 0:
+        return [match.group(0)]
+    return list(match.groups(""))
+
+
+Sink = Callable[[str, list[str]], None]
+
+
+def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK, overlap: int = OVERLAP) -> None:
+    """Call `sink(pattern name, match texts)` for the matches of each probe in the file at `path`,
+    in file order (possibly several calls per pattern for a large file)."""
+    with open(path, "rb") as raw:  # small files (nearly all logs): one read, no text layer
+        size = os.fstat(raw.fileno()).st_size
+        data = raw.read(size + 1) if size <= chunk else b""  # (read(n) would allocate n bytes first)
+    if size <= chunk and len(data) <= chunk:
+        text = data.decode("utf-8", errors="replace")
+        if "\r" in text:  # universal newlines, as a text-mode read gives JUBE
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        for probe in probes:  # the whole file: JUBE's own search
+            found = matches(probe.regex, text)
+            if found:
+                sink(probe.name, found)
+        return
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        _scan_blocks(handle, handle.read(chunk), probes, sink, chunk, overlap)
+
+
+def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chunk: int, overlap: int) -> None:
+    base = 0  # file offset (in characters) of text[0]
+    resume = [0] * len(probes)  # file offset where each probe continues
+    while True:
+        more = handle.read(chunk)
+        eof = not more
+        if eof:
+            boundary = base + len(text) + 1  # everything is final
+        else:
+            text += more
+            # Leave the last `overlap` characters (from a line start) for the next block.
+            cut = len(text) - overlap
+            line = text.rfind("\n", 0, cut)
+            boundary = base + (line + 1 if line > 0 else cut)
+        for i, probe in enumerate(probes):
+            found: list[str] = []
+            pending = False
+            for match in probe.regex.finditer(text, resume[i] - base):
+                if base + match.start() >= boundary:
+                    pending = True
+                    break
+                found += _texts(probe.regex, match)
+                resume[i] = base + match.end()
+            if not pending:
+                resume[i] = max(resume[i], boundary)
+            found = [f for f in found if f]
+            if found:
+                sink(probe.name, found)
+        if eof:
+            return
+        keep_from = max(min(min(resume), boundary) - CONTEXT, base)
+        text = text[keep_from - base:]
+        base = keep_from

@@ -1,0 +1,437 @@
+"""The engine: runs a stored run's workpackages in dependency order until nothing more can run.
+
+Order is JUBE's: the lowest workpackage id whose parents are done goes first (the plan numbers
+workpackages in JUBE's queue order). One workpackage at a time, unless its step has `procs=N`:
+then up to N of that step's workpackages run together. `max_async=N` holds back new workpackages
+of a step while N of them are started and not done (running, or waiting for a done file).
+
+Every state change is one transaction of the run's store; a workpackage found `running` when the
+engine starts (bench was killed), or stopped by an interruption, goes on after the last do its
+shell recorded as ended (engine.recovery), or starts again from scratch when none had ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import heapq
+import os
+import time
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from caramel.adapters.backends import Backend
+from caramel.errors import CaramelError
+from caramel.stages.engine import (
+    arrays,
+    call_batch,
+    copies,
+    loadavg,
+    materialise,
+    recovery,
+    restart,
+    shared,
+    waiting,
+)
+from caramel.stages.engine.commands import check_step, final_text, segment
+from caramel.stages.engine.progress import Progress
+from caramel.stages.engine.runner import Runner
+from caramel.stages.engine.script import Command, Outcome, Status, carry_path, failure_reason
+from caramel.stages.engine.settings import Settings, Summary
+from caramel.stages.engine.workdir import WpPaths, wp_paths
+from caramel.stages.expand import layout
+from caramel.stages.expand.params import Params
+from caramel.stages.spec.model import Step
+from caramel.stages.state.rows import CommandRow, WpRow
+from caramel.stages.state.store import Store
+from caramel.vocabulary import ACTIVE_STATES, WaitKind, WpState
+
+BATCH_STARTS = 1000  # workpackages that only write their job script, started in one transaction
+
+
+@dataclass
+class Started:
+    """What the engine keeps about a workpackage whose script is running."""
+
+    wp: WpRow
+    step: Step
+    params: Params
+    paths: WpPaths
+    env: dict[str, str]
+    shared_stop: tuple[int, int] | None = None
+    rows: list[CommandRow] = field(default_factory=list)  # prepare commands, recorded with the end state
+
+
+class Engine:
+    def __init__(self, store: Store, backend: Backend, settings: Settings | None = None,
+                 progress: Progress | None = None) -> None:
+        self.store = store
+        self.info = store.info()
+        self.bench = store.model()
+        self.backend = backend
+        self._version = 0  # grows with every state change: a poll with nothing new since the last is skipped
+        self._checked_version = -1
+        self.settings = settings or Settings()
+        self.progress = progress or Progress()
+        self.base_env = dict(os.environ)
+        self.runner = Runner(backend.launcher, self.base_env)
+        self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
+        self.children: dict[int, list[int]] = defaultdict(list)
+        self.by_step: dict[str, list[int]] = defaultdict(list)
+        for wp in self.wps.values():
+            self.by_step[wp.step].append(wp.id)
+            for parent in wp.parents:
+                self.children[parent].append(wp.id)
+        self.counts: Counter[str] = Counter(wp.state for wp in self.wps.values())
+        self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE_STATES)
+        # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
+        self.settled = Counter(wp.step for wp in self.wps.values() if _settled(wp))
+        self._heap: list[int] = []
+        self._resume: dict[int, tuple[int, int]] = {}  # waiting workpackage -> (cycle, op) to go on from
+        self.deferred: dict[str, list[int]] = defaultdict(list)  # held back by max_async
+        self.started: dict[int, Started] = {}
+        self.running_step: str | None = None
+        self._shared_interrupted: set[tuple[str, int, int]] = set()
+        self.prepared: dict[int, int] = {}  # workpackage -> prepares its stopped attempt ended (engine.restart)
+        self.record_file = recovery.record_file(self.info.run_dir)  # where the shells record each do's end
+        self.job_resources: dict[int, tuple[str, ...]] = {}  # engine.arrays: the scripts written, not queued
+        self._has_prepares = any(entry.action == "prepare" for fileset in self.bench.filesets.values()
+                                 for entry in fileset.entries)
+
+    # --- the loop ---------------------------------------------------------------------------
+    def run(self) -> Summary:
+        for step in self.bench.steps.values():
+            check_step(step)
+        self._shared_interrupted = restart.recover(self)
+        restart.settle_cancelled(self)
+        self._heap = [wp.id for wp in self.wps.values() if wp.state == WpState.OPEN and arrays.may_start(self, wp)]
+        heapq.heapify(self._heap)
+        waiting.check(self)
+        self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
+        spare = recovery.reserve(self.info.run_dir)
+        try:
+            while True:
+                self._fill()
+                if self.runner:
+                    for active, outcome in self.runner.wait():
+                        self._finish(active.key, outcome, active.commands)
+                    continue
+                self.running_step = None
+                if arrays.submit_waiting(self) or shared.run_barriers(self) or waiting.check(self):
+                    continue
+                break
+        except BaseException:
+            restart.stop(self, spare)
+            raise
+        finally:
+            self.progress.stop()
+            self.runner.close()
+            recovery.release(spare)
+        return self.summary()
+
+    def _fill(self) -> None:
+        """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages that
+        only write their job script (engine.arrays) start in one transaction of the store, up to
+        BATCH_STARTS of them (a thousand state changes in one commit, not one each)."""
+        with contextlib.ExitStack() as batch:
+            batched = 0
+            while self._heap:
+                wp = self.wps[self._heap[0]]
+                if wp.state not in (WpState.OPEN, WpState.WAITING) or (
+                        wp.state == WpState.WAITING and wp.id not in self._resume):
+                    heapq.heappop(self._heap)  # stale entry
+                    continue
+                step = self.bench.steps[wp.step]
+                if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):
+                    return
+                heapq.heappop(self._heap)
+                if wp.state == WpState.OPEN and not self._async_slot(wp, step):
+                    self.deferred[wp.step].append(wp.id)
+                    continue
+                writes_only = self._only_writes(wp, step)
+                if not writes_only or batched >= BATCH_STARTS:
+                    batch.close()  # commits what the batch changed
+                    batched = 0
+                if writes_only:
+                    if not batched:
+                        batch.enter_context(self.store.transaction())
+                    batched += 1
+                self._start(wp, step)
+
+    def _only_writes(self, wp: WpRow, step: Step) -> bool:
+        """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues
+        (no prepare of a fileset runs a shell meanwhile; a stop before the commit starts it again)."""
+        return (wp.state == WpState.OPEN and (step.submit or bool(step.call)) and not self._has_prepares
+                and arrays.queues_later(self, wp, step))
+
+    def _async_slot(self, wp: WpRow, step: Step) -> bool:
+        limit = step.max_async.strip()
+        if limit in ("", "0"):
+            return True
+        if "$" in limit:
+            limit = final_text(limit, self.store.params(wp.id))
+        try:
+            n = int(limit)
+        except ValueError:
+            return True
+        return n <= 0 or self.inflight[wp.step] < n
+
+    # --- starting ----------------------------------------------------------------------------
+    def _start(self, wp: WpRow, step: Step) -> None:
+        params = self.store.params(wp.id)
+        params.setdefault("jube_wp_status", "RUNNING")  # JUBE's value while the workpackage runs
+        try:
+            paths = wp_paths(self.info.run_dir, wp.dirname, step, params, self.bench.home)
+        except CaramelError as exc:
+            with self.store.transaction():
+                self.fail(wp, str(exc))
+            return
+        if wp.id in self._resume:
+            cycle, op = self._resume.pop(wp.id)
+            with self.store.transaction():
+                self.move(wp, "resume")
+            env = self.store.env(wp.id) or materialise.initial_env(self.base_env, [], params)
+            started = Started(wp, step, params, paths, env)
+        else:
+            cycle, op = 0, 0
+            prepared = self.prepared.pop(wp.id, 0)  # prepares that ended in the attempt bench was stopped in
+            with self.store.transaction():
+                # going on after recorded prepares is the same attempt: their records stay its own
+                self.move(wp, "start", attempt=wp.attempt + (0 if prepared else 1), started=time.time())
+                self._record_load(wp, "start")
+            parent_envs = [self.store.env(p) or {} for p in wp.parents
+                           if self.bench.steps[self.wps[p].step].export]
+            env = materialise.initial_env(self.base_env, parent_envs, params)
+            started = Started(wp, step, params, paths, env)
+            links = [(self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))
+                     for p in wp.parents]
+            try:
+                started.env = materialise.materialise(self.bench, step, params, paths, self.info.run_dir, links,
+                                                      env, lambda cmd, e: self._prepare(started, cmd, e), prepared)
+            except (CaramelError, OSError) as exc:
+                with self.store.transaction():
+                    self.fail(wp, f"cannot prepare the work folder: {exc}", rows=started.rows)
+                return
+        self._launch(started, cycle, op)
+
+    def _prepare(self, started: Started, command: Command, env: dict[str, str]) -> Outcome:
+        """Run one prepare; its shell records its end (exactly once, as a do: engine.recovery), and so
+        does the run's store, at once."""
+        wp = started.wp
+        outcome = self.runner.run([command], env, started.paths.carry_file, dump_env=True,
+                                  record=(self.record_file, recovery.prepare_tag(wp.id, wp.attempt)))
+        with self.store.transaction():
+            self.store.add_commands(self.command_rows(wp, [command], outcome))
+        return outcome
+
+    def _launch(self, started: Started, cycle: int, op: int) -> None:
+        wp, step = started.wp, started.step
+        try:
+            limit = self.settings.limit_for(self.bench, step)
+            queue_later = arrays.queues_later(self, wp, step)
+            seg = segment(self.bench, step, started.params, started.paths.base, cycle, op, limit, queue_later)
+        except CaramelError as exc:
+            with self.store.transaction():
+                self.fail(wp, str(exc), rows=started.rows)
+            return
+        started.shared_stop = seg.shared_stop
+        self.started[wp.id] = started
+        if not seg.commands:
+            self._finish(wp.id, Outcome(Status.DONE), [])
+            return
+        if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
+            self._finish(wp.id, arrays.write_job(self, wp, seg.commands[0]), seg.commands, shell=False)
+            return
+        if queue_later and step.call:  # its call is written here, engine.call_batch submits the step's batch
+            self._finish(wp.id, call_batch.write_call(seg.commands[0]), seg.commands, shell=False)
+            return
+        place = copies.placement(step, started.params, copies.device_count(self.bench))
+        env = dict(started.env, **place.env) if place else started.env
+        self.runner.start(wp.id, seg.commands, env, started.paths.carry_file,
+                          dump_env=step.export or seg.shared_stop is not None,
+                          limit=0.0 if step.submit else limit, cpus=place.cpus if place else None,
+                          record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)))
+        self.running_step = wp.step
+        self.progress.update(dict(self.counts), current=f"{wp.dirname}")
+
+    # --- ending ------------------------------------------------------------------------------
+    def _finish(self, wp_id: int, outcome: Outcome, commands: list[Command], shell: bool = True) -> None:
+        """`shell`: the commands ran in a shell (False: engine.arrays wrote the job script here, and
+        no job id nor carried environment can be in its files)."""
+        barrier = False
+        started = self.started.pop(wp_id)
+        wp, step = started.wp, started.step
+        rows = started.rows + self.command_rows(wp, commands, outcome)
+        materialise.write_do_log(step, started.paths, started.params, started.env,
+                                 [commands[r.index] for r in outcome.ran])
+        env = outcome.env if outcome.env is not None else started.env
+        with self.store.transaction():
+            if outcome.status in (Status.DONE, Status.BREAK):
+                if outcome.status == Status.DONE and started.shared_stop is not None:
+                    cycle, op = started.shared_stop
+                    self.move(wp, "wait", cycle=cycle, wait_op=op, wait_kind=WaitKind.SHARED, wait_files={},
+                              wait_since=time.time(), env=env,
+                              reason=f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})")
+                    self.store.add_commands(rows)
+                    # The last one to arrive runs the shared do at once, as in JUBE (not after
+                    # whatever else could start meanwhile).
+                    barrier = self.settled[step.name] == len(self.by_step[step.name])
+                else:
+                    self.mark_done(wp, rows, env if step.export else None)
+            elif outcome.status == Status.WAITING:
+                assert outcome.index is not None  # the script names the do that waits
+                cmd = commands[outcome.index]
+                # the job it submitted: followed through the scheduler
+                job = self.backend.scheduler.job_id_in(cmd.stdout) if shell else ""
+                self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind=WaitKind.FILE, wait_since=time.time(),
+                          wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
+                          env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
+                          + (f" (job {job})" if job else ""))
+                self.store.add_commands(rows)
+                if job and step.submit:
+                    self.queue_children(wp)  # a submit step after this one queues its job at once
+            elif outcome.status == Status.ERROR_FILE:
+                assert outcome.index is not None  # the script names the do whose error file it found
+                cmd = commands[outcome.index]
+                self.fail(wp, f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
+                               f"do {cmd.op + 1}: {cmd.text}", rows=rows)
+            else:
+                self.fail(wp, failure_reason(outcome, commands), outcome.exit_code, rows)
+        # The environment does not stay on disk; only once the end is in the store: a stop before that
+        # recovers from the shells' records, which need these files.
+        carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []
+        if shell or self._has_prepares:
+            carried += glob.glob(glob.escape(started.paths.carry_file) + ".prepare.*")
+        for path in carried:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        self.progress.update(dict(self.counts))
+        if barrier:
+            shared.run_barriers(self, only=step.name)
+
+    def command_rows(self, wp: WpRow, commands: list[Command], outcome: Outcome) -> list[CommandRow]:
+        return [CommandRow(wp.id, wp.attempt, commands[r.index].cycle, commands[r.index].op,
+                           commands[r.index].role, commands[r.index].text, commands[r.index].cwd, r.exit_code,
+                           r.started, r.ended) for r in outcome.ran]
+
+    def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
+        """Make the state move `name` (state.transitions) for `wp`, in the store (inside a transaction) and
+        in memory, and keep the engine's counts."""
+        before, was_settled = wp.state, _settled(wp)
+        self.store.move(wp, name, message, **fields)
+        self._version += 1
+        if wp.state != before:
+            self.counts[before] -= 1
+            self.counts[wp.state] += 1
+            if (before in ACTIVE_STATES) != (wp.state in ACTIVE_STATES):
+                self.inflight[wp.step] += 1 if wp.state in ACTIVE_STATES else -1
+        self.settled[wp.step] += _settled(wp) - was_settled
+
+    # --- what engine.shared and engine.waiting use ------------------------------------------------
+    def waiting_at(self, wait_kind: WaitKind, step: str | None = None) -> list[WpRow]:
+        """Workpackages waiting for a done file (WaitKind.FILE) or their step's shared do (SHARED), of `step`
+        or of all steps, that are not already going on."""
+        ids = self.by_step.get(step, []) if step is not None else self.wps
+        return [self.wps[i] for i in ids if self.wps[i].state == WpState.WAITING and self.wps[i].wait_kind == wait_kind
+                and i not in self._resume]
+
+    def ready(self, wp: WpRow, cycle: int, op: int) -> None:
+        """`wp` goes on with do `op` of `cycle` when its turn comes (its wait is over)."""
+        self._resume[wp.id] = (cycle, op)
+        heapq.heappush(self._heap, wp.id)
+
+    def after_prepares(self, wp: WpRow, count: int) -> None:
+        """`wp`'s next start goes on after its first `count` prepares: they ended in an attempt bench
+        was stopped in (their shells recorded it) and are not run again."""
+        self.prepared[wp.id] = count
+
+    def changed_since_last_poll(self) -> bool:
+        """True once after every batch of state changes: a poll with nothing new since the last is skipped."""
+        if self._checked_version == self._version:
+            return False
+        self._checked_version = self._version
+        return True
+
+    def keep_job_resources(self, wp: WpRow, resources: tuple[str, ...] | None) -> None:
+        """engine.arrays: `wp`'s job script was written by this bench with these resource lines
+        (None: it was queued, or failed)."""
+        if resources is None:
+            self.job_resources.pop(wp.id, None)
+        else:
+            self.job_resources[wp.id] = resources
+
+    def note(self, wp: WpRow, reason: str) -> None:
+        """What a waiting workpackage waits on, in words (not a state move; call inside a transaction)."""
+        if reason != wp.reason:
+            self.store.update(wp.id, reason=reason)
+            wp.reason = reason
+
+    def was_running_shared(self, step: str, cycle: int, op: int) -> bool:
+        """Whether the shared do (cycle, op) of `step` was running when the last bench stopped."""
+        return (step, cycle, op) in self._shared_interrupted
+
+    def show_progress(self) -> None:
+        self.progress.update(dict(self.counts))
+
+    def mark_done(self, wp: WpRow, rows: list[CommandRow], env: dict[str, str] | None) -> None:
+        self.move(wp, "finish", ended=time.time(), env=env)
+        self._record_load(wp, "end")
+        self.store.add_commands(rows)
+        self.queue_children(wp)
+        self._release(wp.step)
+
+    def queue_children(self, wp: WpRow) -> None:
+        """`wp` is done, or its job is queued: its children that may start now (engine.arrays.may_start) go
+        into the queue."""
+        for child in self.children[wp.id]:
+            if self.wps[child].state == WpState.OPEN and arrays.may_start(self, self.wps[child]):
+                heapq.heappush(self._heap, child)
+
+    def _record_load(self, wp: WpRow, when: str) -> None:
+        """The node's load at `wp`'s start or end (engine.loadavg), where its do's run on this node."""
+        step = self.bench.steps.get(wp.step)
+        if step is not None and not step.submit:
+            loadavg.record(self.store, wp.id, when)
+
+    def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()) -> None:
+        """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
+        self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
+        self._record_load(wp, "end")
+        self.store.add_commands(rows)
+        self._cancel_descendants(wp, "failed")
+        self._release(wp.step)
+
+    def cancel(self, wp: WpRow, reason: str) -> None:
+        """Mark `wp` cancelled (its queued job will not run: SLURM cancelled it, or caramel did) and
+        the workpackages that depend on it (call inside a transaction)."""
+        self.move(wp, "cancel", ended=time.time(), reason=reason)
+        self._cancel_descendants(wp, "was not run")
+        self._release(wp.step)
+
+    def _cancel_descendants(self, wp: WpRow, what: str) -> None:
+        """Cancel every open workpackage below `wp`: it cannot run, since `wp` {what}."""
+        todo = list(self.children[wp.id])
+        while todo:
+            child = self.wps[todo.pop()]
+            if child.state == "open":
+                self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) {what}")
+                todo += self.children[child.id]
+
+    def _release(self, step: str) -> None:
+        """A workpackage of `step` ended: those held back by max_async may start."""
+        for wp_id in self.deferred.pop(step, []):
+            heapq.heappush(self._heap, wp_id)
+
+    def summary(self) -> Summary:
+        counts: dict[str, dict[str, int]] = {}
+        for wp in self.wps.values():
+            step = counts.setdefault(wp.step, {})
+            step[wp.state] = step.get(wp.state, 0) + 1
+        failed = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.FAILED]
+        waits = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.WAITING]
+        return Summary(self.info.run_dir, self.info.run_id, self.info.benchmark, counts, failed, waits)
+
+
+def _settled(wp: WpRow) -> bool:
+    return wp.state == WpState.DONE or (wp.state == WpState.WAITING and wp.wait_kind == WaitKind.SHARED)

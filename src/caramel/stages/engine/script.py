@@ -1,0 +1,351 @@
+"""One script per workpackage run: all its `do`s in sequence, reporting through markers.
+
+JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
+next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local), which
+runs it as a shell of its own (`sh -s`, in a session of its own where `setsid` exists) with one
+subshell `( ... )`, and keeps JUBE's semantics where they matter:
+
+- the workpackage's environment is set at the top of the subshell (only what differs from the
+  shell's own, so a plain workpackage costs nothing there);
+- each `do` runs in a nested subshell, in its work folder, from its own `eval`: a `cd`, an
+  `exit`, a `set -e` or a syntax error stays inside that `do`, as with JUBE's separate shells
+  (the last `do` needs no nested subshell: nothing follows it);
+- what a `do` exports is carried to the next one (`export -p` written by its subshell, read back);
+- the script writes `@caramel <secret> ...` markers (start, exit code, waiting, break, error,
+  environment, end) on the engine's channel (engine.marker: a descriptor no do inherits) and bench
+  stamps their times when they arrive; the final environment goes to a file, never the channel.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import dataclass, field
+
+from caramel.stages.engine.marker import CHANNEL_FD, MAX_LINE, PREFIX, ChannelError, MarkerKind, parse_marker
+from caramel.stages.engine.tails import output_tails
+from caramel.vocabulary import Role, Word
+
+# What SIGTERM does while a do's text runs (bench stops the run; engine.runner). A command the
+# signal ended (status 128 or more: it died of it, or of the kill that follows) ends the do, which
+# then has not finished and runs again. A signal that arrives between two commands, or after the
+# last, is noted and the do goes on: bench signals every process it starts later (engine.runner
+# `GroupStop`), so its next command ends the same way, and a do whose last command has ended has
+# finished, whatever the moment of the signal. Closing the window the default action leaves
+# (between a do's last command and its record) is the point: a shell can tell "killed inside a
+# command" from "between commands" only from the status, not where in the text it stands.
+ON_TERM = "[ $? -lt 128 ] || exit 143; __caramel_stop=1"
+
+# Every do runs with the channel closed: nothing it starts (in the background too) can write there.
+CLOSE_CHANNEL = f"{CHANNEL_FD}>&-"
+
+
+def env_file_of(carry_file: str) -> str:
+    """Where a script writes the environment it ends with (`ENV` marker): a file, never the channel."""
+    return f"{carry_file}.env"
+
+
+def _dump_env(carry_file: str) -> str:
+    return f"export -p >{shlex.quote(env_file_of(carry_file))}; __caramel_mark ENV"
+
+
+@dataclass
+class Command:
+    """One `do` (or `prepare`) ready to run: substituted text and absolute paths."""
+
+    op: int  # index of the do in its step (of the entry in its fileset, for a prepare)
+    cycle: int
+    text: str  # "" when there is nothing to run (the files are still checked)
+    cwd: str
+    stdout: str
+    stderr: str
+    role: Role = Role.DO  # what it is to its step
+    done_file: str = ""
+    error_file: str = ""
+    break_file: str = ""
+    make_cwd: bool = False
+
+
+def carry_path(carry_file: str, cmd: Command) -> str:
+    """Where do `cmd` leaves its exports: one file per do (and per prepare), so recovery finds the
+    environment after the last one that finished (see engine.recovery)."""
+    if cmd.role == Role.PREPARE:
+        return f"{carry_file}.prepare.{cmd.op}"
+    return f"{carry_file}.{cmd.cycle}.{cmd.op}"
+
+
+def build_script(commands: list[Command], carry_file: str, dump_env: bool,
+                 env: dict[str, str] | None = None, base_env: dict[str, str] | None = None,
+                 record: tuple[str, str] | None = None, secret: str = "0") -> str:
+    """The program (for `sh -s`, with the channel on CHANNEL_FD) running `commands` in order, in
+    environment `env` (given as its difference from `base_env`, the shell's own); `dump_env` writes
+    the final environment to `env_file_of(carry_file)`. Its markers carry `secret` (engine.marker).
+
+    `record` (file, tag): after each do the subshell itself appends `E tag cycle op status`
+    to that file, so a do's end survives bench (see engine.recovery). SIGTERM (bench stopping the
+    run) ends the running do (see ON_TERM); the subshell notes it, records what finished and starts
+    no further do. A `prepare` is recorded the same way and always keeps its exports in its carry file
+    (a run that goes on after it needs them)."""
+    q = shlex.quote
+    out = [f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
+           # The script's own shell outlives a stop signal (it says EXIT); its subshell sets its own traps.
+           "trap : TERM\n__caramel_mark P $$\n( exec 0</dev/null\n"]
+    if record is not None:
+        out.append("trap '__caramel_stop=1' TERM\n")
+    if env is not None and base_env is not None:
+        out += [f"unset {name}\n" for name in base_env if name not in env and name.isidentifier()]
+        out += [f"export {name}={q(value)}\n" for name, value in env.items()
+                if base_env.get(name) != value and name.isidentifier()]
+    for i, cmd in enumerate(commands):
+        last = i == len(commands) - 1 and cmd.role != Role.PREPARE
+        if cmd.text:
+            if cmd.make_cwd:
+                out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
+            if record is not None:
+                out.append("[ -z \"$__caramel_stop\" ] || exit 143\n")
+            out.append(f"__caramel_mark B {i}\n")
+            out.append(_last_do(cmd, record is not None) if last else _nested_do(cmd, carry_file, record is not None))
+            if last and record is not None and cmd.role == Role.DO:
+                # its exports too, before its end is recorded: a run that goes on after it needs them
+                out.append(f"[ $__caramel_rc -ne 0 ] || export -p >{q(carry_path(carry_file, cmd))}\n")
+            if record is not None:
+                # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
+                line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
+                out.append(f"[ -n \"$__caramel_stop\" ] && [ $__caramel_rc -ne 0 ] || "
+                           f"printf {line} $__caramel_rc >>{q(record[0])}\n")
+            if not last:
+                out.append(f"[ $__caramel_rc -ne 0 ] || . {q(carry_path(carry_file, cmd))}\n")
+            out.append(f"__caramel_mark E {i} $__caramel_rc\n[ $__caramel_rc -eq 0 ] || exit $__caramel_rc\n")
+        out.append(_file_checks(i, cmd, dump_env, carry_file))
+    if dump_env:
+        out.append(_dump_env(carry_file) + "\n")
+    out.append("__caramel_mark END\n)\n__caramel_rc=$?\n"
+               "[ -z \"$__caramel_watcher\" ] || kill -KILL \"$__caramel_watcher\" 2>/dev/null\n"
+               "__caramel_mark EXIT $__caramel_rc\n")
+    return "".join(out)
+
+
+def _last_do(cmd: Command, recorded: bool) -> str:
+    """The last do needs no nested subshell: nothing follows it. An `exit` here ends the script; bench
+    then takes the script's exit code as this do's. SIGTERM ends it as any do."""
+    q = shlex.quote
+    untrap, retrap = (f"trap {q(ON_TERM)} TERM; ", "\n__caramel_rc=$?; trap '__caramel_stop=1' TERM") \
+        if recorded else ("", "")
+    return (f"cd {q(cmd.cwd)} || exit 1\n{untrap}{{ eval {q(cmd.text)}{retrap}\n}} >>{q(cmd.stdout)} "
+            f"2>>{q(cmd.stderr)} {CLOSE_CHANNEL}" + (" || { __caramel_rc=$?; trap '__caramel_stop=1' TERM; }\n"
+                                                     if recorded else "\n__caramel_rc=$?\n"))
+
+
+def _nested_do(cmd: Command, carry_file: str, recorded: bool) -> str:
+    """A do in a subshell of its own, which writes what it exported to its carry file.
+    `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one."""
+    q = shlex.quote
+    carry = q(carry_path(carry_file, cmd))
+    on_term, keep = (f"trap {q(ON_TERM)} TERM; ", f"\n__caramel_rc=$?; trap '' TERM; "
+                     f"[ $__caramel_rc -ne 0 ] || export -p >{carry}; exit $__caramel_rc") \
+        if recorded else ("", f" && export -p >{carry}")
+    return (f": >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}{keep}\n"
+            f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n")
+
+
+def _file_checks(i: int, cmd: Command, dump_env: bool, carry_file: str) -> str:
+    """JUBE's order: note the break file, fail on the error file, wait for the done file, then break."""
+    q = shlex.quote
+    out = []
+    if cmd.break_file:
+        out.append(f"__caramel_b=0; [ ! -e {q(cmd.break_file)} ] || __caramel_b=1\n")
+    if cmd.error_file:
+        out.append(f"if [ -e {q(cmd.error_file)} ]; then __caramel_mark X {i}; exit 0; fi\n")
+    if cmd.done_file:
+        out.append(f"if [ ! -e {q(cmd.done_file)} ]; then {_dump_env(carry_file)}; __caramel_mark W {i}; exit 0; fi\n")
+    if cmd.break_file:
+        dump = _dump_env(carry_file) + "; " if dump_env else ""
+        out.append(f"if [ $__caramel_b = 1 ]; then {dump}__caramel_mark K {i}; exit 0; fi\n")
+    return "".join(out)
+
+
+@dataclass
+class Ran:
+    """A command that started: when, and how it ended (exit_code None: it never ended)."""
+
+    index: int
+    started: float
+    ended: float | None = None
+    exit_code: int | None = None
+
+
+class Status(Word):
+    """How a script ended (`Outcome.status`)."""
+
+    DONE = "done"  # every command ran
+    FAILED = "failed"
+    WAITING = "waiting"  # a done file is missing
+    BREAK = "break"  # a break file was found: the workpackage is done
+    ERROR_FILE = "error_file"  # an error file was found: failed
+    TIMED_OUT = "timed_out"  # killed at its time limit (engine.runner)
+
+
+@dataclass
+class Outcome:
+    """How a script ended.
+
+    status: done (all commands ran), failed, waiting (a done file is missing), break (a break
+    file was found: the workpackage is done), error_file (an error file was found: failed).
+    """
+
+    status: Status
+    index: int | None = None
+    exit_code: int | None = None
+    ran: list[Ran] = field(default_factory=list)
+    env: dict[str, str] | None = None
+    diagnostics: list[str] = field(default_factory=list)
+    timed_out: float = 0.0  # the time limit (seconds) the script passed; status is then `timed_out`
+    channel_error: str = ""  # what came on the engine's channel that was not a marker (then failed)
+
+
+class Transcript:
+    """Reads a script's markers as they arrive (bytes in any chunks, from the engine's channel) and
+    tells its outcome. Anything on the channel that is not a marker of this bench is kept as
+    `channel_error` (the workpackage then fails with it): nothing of it is believed."""
+
+    def __init__(self, commands: list[Command], secret: str = "0", env_file: str = "") -> None:
+        self.commands = commands
+        self.secret = secret
+        self.env_file = env_file
+        self.ran: list[Ran] = []
+        self.terminal: tuple[str, int] | None = None
+        self.finished = False
+        self.env: dict[str, str] | None = None
+        self.diagnostics: list[str] = []
+        self.exit_status: int | None = None  # the script's exit status, once its EXIT marker came
+        self.pid: int | None = None  # the script's process (its own process group, with the local launcher)
+        self.channel_error = ""
+        self._rest = b""
+
+    def feed(self, data: bytes, now: float) -> None:
+        data = self._rest + data
+        lines = data.split(b"\n")
+        self._rest = lines.pop()
+        if len(self._rest) > 4 * MAX_LINE:
+            lines.append(self._rest)
+            self._rest = b""
+        for raw in lines:
+            if self.exit_status is not None:
+                break  # the script has ended; nothing after its EXIT marker belongs to it
+            self._line(raw.decode(errors="replace"), now)
+
+    def _line(self, line: str, now: float) -> None:
+        try:
+            marker = parse_marker(line, self.secret)
+        except ChannelError as exc:
+            self.channel_error = self.channel_error or exc.message
+            return
+        kind, numbers = marker.kind, marker.numbers
+        if kind is MarkerKind.PID:
+            self.pid = numbers[0]
+        elif kind is MarkerKind.BEGIN and numbers[0] < len(self.commands):
+            self.ran.append(Ran(numbers[0], now))
+        elif kind is MarkerKind.ENDED and self.ran:
+            self.ran[-1].ended = now
+            self.ran[-1].exit_code = numbers[1]
+        elif kind in (MarkerKind.WAITING, MarkerKind.BREAK, MarkerKind.ERROR_FILE) and numbers[0] < len(self.commands):
+            self.terminal = (kind.value, numbers[0])
+        elif kind is MarkerKind.ENV:
+            self.env = self._read_env()
+        elif kind is MarkerKind.END:
+            self.finished = True
+        elif kind is MarkerKind.EXIT:
+            self.exit_status = numbers[0]
+
+    def _read_env(self) -> dict[str, str] | None:
+        """The environment the script wrote to its file (then removed: it does not stay on disk)."""
+        if not self.env_file:
+            return None
+        try:
+            with open(self.env_file, encoding="utf-8", errors="surrogateescape") as handle:
+                text = handle.read()
+            os.unlink(self.env_file)
+        except OSError:
+            return None
+        return parse_exports(text)
+
+    def close(self, returncode: int, now: float) -> Outcome:
+        """The outcome; `returncode` is the shell's if it died before the script's EXIT marker."""
+        if self._rest and self.exit_status is None:
+            self._line(self._rest.decode(errors="replace"), now)
+        self._rest = b""
+        if self.exit_status is not None:
+            returncode = self.exit_status
+        out = Outcome(Status.DONE, ran=self.ran, env=self.env, diagnostics=self.diagnostics)
+        if self.channel_error:
+            out.status, out.exit_code, out.channel_error = Status.FAILED, returncode or 1, self.channel_error
+            return out
+        if self.terminal:
+            marker, index = self.terminal
+            out.status = {"W": Status.WAITING, "K": Status.BREAK, "X": Status.ERROR_FILE}[marker]
+            out.index = index
+            return out
+        if self.ran and self.ran[-1].exit_code not in (None, 0):
+            out.status, out.index, out.exit_code = Status.FAILED, self.ran[-1].index, self.ran[-1].exit_code
+            return out
+        if self.finished:
+            return out
+        # The script ended without END: the last do called `exit`, or the shell was killed.
+        if self.ran and self.ran[-1].exit_code is None:
+            last = self.ran[-1]
+            last.ended, last.exit_code = now, returncode
+            if returncode == 0 and last.index == len(self.commands) - 1:
+                # `exit 0` in the last do: it succeeded; check its files here, the script could not.
+                return check_files(self.commands[last.index], last.index, out)
+            out.status, out.index, out.exit_code = Status.FAILED, last.index, returncode
+            return out
+        out.status, out.exit_code = Status.FAILED, returncode if returncode else 1
+        return out
+
+
+def check_files(cmd: Command, index: int, out: Outcome) -> Outcome:
+    """The file checks of `_file_checks`, done by bench (for a do that ended its script)."""
+    broke = bool(cmd.break_file) and os.path.exists(cmd.break_file)
+    if cmd.error_file and os.path.exists(cmd.error_file):
+        out.status, out.index = Status.ERROR_FILE, index
+    elif cmd.done_file and not os.path.exists(cmd.done_file):
+        out.status, out.index = Status.WAITING, index
+    elif broke:
+        out.status, out.index = Status.BREAK, index
+    return out
+
+
+def parse_exports(text: str) -> dict[str, str]:
+    """The variables of `export -p` output (dash: `export A='x'`; bash: `declare -x A="x"`)."""
+    env: dict[str, str] = {}
+    try:
+        tokens = shlex.split(text, posix=True)
+    except ValueError:
+        return env
+    for token in tokens:
+        if token in ("export", "declare") or token.startswith("-"):
+            continue
+        name, eq, value = token.partition("=")
+        if eq and name.isidentifier():
+            env[name] = value
+    return env
+
+
+def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
+    if outcome.status == Status.TIMED_OUT:
+        last = commands[outcome.ran[-1].index] if outcome.ran else None
+        where = f" (do {last.op + 1}: {last.text})" if last is not None and last.role == Role.DO else ""
+        return f"timed out after {outcome.timed_out:g} s{where}"
+    if outcome.channel_error:
+        return (f"the engine's channel of this workpackage carried what is not a marker, so nothing it said is "
+                f"believed: {outcome.channel_error}")
+    if outcome.index is None:
+        detail = f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""
+        return f"the shell ended unexpectedly (exit code {outcome.exit_code}){detail}"
+    cmd = commands[outcome.index]
+    code = outcome.exit_code
+    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
+    what = "do" if cmd.role == Role.DO else f"{cmd.role} do" if cmd.role == Role.SHARED else cmd.role
+    reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.role != Role.PREPARE else f"prepare {how}: {cmd.text}"
+    tails = output_tails(cmd.text, cmd.cwd, cmd.stdout, cmd.stderr)
+    return reason + "".join(f"\n    {label}: {text}" for label, text in tails)

@@ -1,0 +1,147 @@
+"""Workpackages waiting for a done file: check their files, their job, their time limit.
+
+JUBE keeps a workpackage pending for ever when its job dies before writing the done file. caramel
+fails it when the run's time limit (`--timeout`) has passed, or when the backend reports its job
+failed or gone (`Scheduler.job_states`, one query for all waiting jobs).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING
+
+from caramel.settings import current
+from caramel.vocabulary import JobStatus, WaitKind, WpState
+
+if TYPE_CHECKING:
+    from caramel.adapters.backends import JobState
+    from caramel.stages.engine.engine import Engine
+    from caramel.stages.state.rows import WpRow
+
+
+# Two graces (caramel.settings): a job that ended without its done file fails only once it has been
+# over `done_file_grace` (the file may reach a login node's view of a shared file system a little after
+# the job's end); a job queued after a parent that failed is cancelled by SLURM (or shown
+# DependencyNeverSatisfied), and caramel cancels it itself only when SLURM said nothing
+# `dependency_grace` after the parent's failure.
+
+
+def check(engine: Engine) -> bool:
+    """Move on what can move; True when some workpackage changed (or may start now)."""
+    now = time.time()
+    waits = engine.waiting_at(WaitKind.FILE)
+    if not waits or not engine.changed_since_last_poll():
+        return False  # nothing changed since the last poll of this continue: one scheduler query is enough
+    timeout = engine.settings.timeout
+    changed = False
+    pending_jobs = []
+    with engine.store.transaction():
+        for wp in waits:
+            files = wp.wait_files
+            step = engine.bench.steps[wp.step]
+            if files.get("error") and os.path.exists(files["error"]):
+                engine.fail(wp, f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"]))
+            elif files.get("done") and os.path.exists(files["done"]):
+                if files.get("break") and os.path.exists(files["break"]):
+                    engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
+                else:
+                    engine.ready(wp, wp.cycle, wp.wait_op + 1)
+            elif timeout is not None and wp.wait_since is not None and now - wp.wait_since > timeout:
+                engine.fail(wp, f"timed out: no done file {files.get('done')} after {timeout:g} s "
+                                 f"(waiting since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
+                                 + _job_note(wp))
+            else:
+                if wp.job_id:
+                    pending_jobs.append(wp)
+                continue
+            changed = True
+    if pending_jobs:
+        changed |= _follow_jobs(engine, pending_jobs, now)
+    return changed
+
+
+def _said(path: str) -> str:
+    """The last line an error file holds (a call: step's payload writes the exception there), if any."""
+    try:
+        with open(path, errors="replace") as handle:
+            lines = [line.strip() for line in handle.read(65536).splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return f": {lines[-1]}" if lines else ""
+
+
+def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) -> dict[int, str]:
+    """The waiting workpackages whose job waits for a parent job that failed (queued after it,
+    engine.arrays), each with its reason: SLURM's where it gave one (DependencyNeverSatisfied), else
+    the parent's failure."""
+    out = {}
+    for wp in waits:
+        job = states.get(wp.job_id)
+        said = job.reason if job is not None and _dependency_failed(job.reason) else ""
+        job_failed = [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
+        bad = [p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)] or job_failed
+        # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
+        # caramel failed whose job did not fail: a timeout, an error file)
+        overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - current().dependency_grace]
+        # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
+        # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
+        never_ran = job is not None and job.state in (JobStatus.FAILED, JobStatus.GONE) and bool(
+            job_failed or (bad and "CANCELLED" in job.reason))
+        if said or never_ran or (overdue and job is not None and job.state in (JobStatus.PENDING, JobStatus.FAILED, JobStatus.GONE)):
+            named = bad or [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
+            parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
+            out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
+    return out
+
+
+def _dependency_failed(reason: str) -> bool:
+    """Whether SLURM's words say a job waited for a job that failed: pending with
+    DependencyNeverSatisfied, or cancelled for it (SLURM 22's kill_invalid_depend: "CANCELLED", reason "Dependency")."""
+    return "DependencyNeverSatisfied" in reason or reason.startswith("CANCELLED: Dependency")
+
+
+def _job_state(states: dict[str, JobState], job_id: str) -> str:
+    """The scheduler's state of a job ("" when it does not know the job)."""
+    job = states.get(job_id)
+    return job.state if job is not None else ""
+
+
+def _job_note(wp: WpRow) -> str:
+    return f" (job {wp.job_id})" if wp.job_id else ""
+
+
+def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
+    """One scheduler query for every job still without its done file: fail the ones whose job ended,
+    cancel the ones queued after a parent that failed, and show the others' scheduler state in their reason."""
+    scheduler = engine.backend.scheduler
+    states = scheduler.job_states([wp.job_id for wp in waits])
+    changed = False
+    orphans = _orphans(engine, waits, states)
+    left = [wp.job_id for wp in waits if wp.id in orphans and wp.job_id in states
+            and states[wp.job_id].state == JobStatus.PENDING]
+    if left:
+        scheduler.cancel(left)  # what SLURM left pending: no job of a failed chain runs later
+    with engine.store.transaction():
+        for wp in waits:
+            job = states.get(wp.job_id)
+            if wp.id in orphans:
+                engine.cancel(wp, orphans[wp.id])
+                changed = True
+                continue
+            if job is None:
+                continue
+            done = wp.wait_files.get("done")
+            if job.state in (JobStatus.DONE, JobStatus.FAILED, JobStatus.GONE) and done and os.path.exists(done):
+                continue  # written between this poll's look at the files and the scheduler's answer: the next poll moves it on
+            if job.state in (JobStatus.FAILED, JobStatus.GONE) or (job.state == JobStatus.DONE and (
+                    job.ended is None or now - job.ended > current().done_file_grace)):
+                ended = "ended" if job.state != JobStatus.GONE else "left the queue"
+                engine.fail(wp, f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
+                                f"{job.reason or job.state}", job.exit_code)
+                changed = True
+            elif job.state in (JobStatus.PENDING, JobStatus.RUNNING):
+                reason = f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}" + (
+                    f" on {job.nodes}" if job.nodes and job.state == JobStatus.RUNNING else "") + ")"
+                engine.note(wp, reason)
+    return changed

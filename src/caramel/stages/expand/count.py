@@ -1,0 +1,145 @@
+"""Count a benchmark's workpackages before making them, and refuse a plan above a limit.
+
+Planning 10^12 workpackages would take the login node's memory from everyone else, so the plan
+is sized first from the file alone, in microseconds and without evaluating anything:
+
+- a parameter of `mode="text"` with a separator has as many values as its text has parts;
+  any other parameter (python, shell, env, no separator) counts as one value;
+- parameters named in one `<zip>` count once, with the size of the largest of them;
+- an `<exclude>` that refers to a single parameter whose values are plain text is applied to
+  those values (the condition is evaluated per value, as planning would); other excludes and
+  python parameters that yield lists cannot be counted here: `expand_space` checks the real
+  sizes again while it expands, before it builds a product;
+- a step makes (product of its parents' counts) x (sizes of the parameters its sets add) x
+  iterations workpackages: an upper bound when several parents must agree on their values.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from caramel.errors import ExpandError, Location
+from caramel.stages.expand.substitute import references, substitute
+from caramel.stages.spec.model import SCRIPT_MODES, Benchmark, Parameter, Step
+
+DEFAULT_MAX_WORKPACKAGES = 1_000_000
+
+
+@dataclass
+class StepCount:
+    """How many workpackages a step would make, and the parameter groups that multiply it."""
+
+    step: str
+    total: int
+    factors: list[tuple[str, str, int]]  # (owner, what, size): ("parameterset 'p'", "a", 100), ("", "iterations", 3)
+
+
+def parameter_size(param: Parameter) -> int:
+    """How many values a parameter definition has before anything is substituted or evaluated."""
+    if param.mode in SCRIPT_MODES or param.mode != "text" or not param.separator:
+        return 1
+    return max(1, len(param.value.split(param.separator)))
+
+
+def count_workpackages(bench: Benchmark, order: list[Step]) -> list[StepCount]:
+    """The counts of every step of `bench`; `order` lists steps with parents first."""
+    counts: dict[str, StepCount] = {}
+    defined_by: dict[str, set[str]] = {}  # step -> parameter names its ancestors (and itself) expand
+    for step in order:
+        inherited: set[str] = set()
+        parent_total = 1
+        for dep in step.depend:
+            inherited |= defined_by.get(dep, set())
+            parent_total *= counts[dep].total if dep in counts else 1
+        params, owners, zips, excludes = _step_parameters(bench, step)
+        new = {name: p for name, p in params.items() if name not in inherited}
+        sizes = {name: _size_after_excludes(p, excludes) for name, p in new.items()}
+        factors: list[tuple[str, str, int]] = []
+        seen: set[str] = set()
+        for name in new:
+            if name in seen:
+                continue
+            members = next(([n for n in z if n in new] for z in zips if name in z), [name])
+            seen.update(members)
+            size = max(sizes[n] for n in members)
+            if size > 1:
+                label = f"zip({', '.join(members)})" if len(members) > 1 else name
+                factors.append((owners[name], label, size))
+        if step.iterations > 1:
+            factors.append(("", "iterations", step.iterations))
+        if parent_total > 1:
+            factors.insert(0, ("", "workpackages of " + ", ".join(step.depend), parent_total))
+        counts[step.name] = StepCount(step.name, math.prod(size for _, _, size in factors), factors)
+        defined_by[step.name] = inherited | set(new)
+    return [counts[s.name] for s in order]
+
+
+def check_limit(bench: Benchmark, order: list[Step], limit: int) -> None:
+    """Refuse, naming the sets, parameters and sizes, a plan of more than `limit` workpackages."""
+    counts = count_workpackages(bench, order)
+    total = sum(c.total for c in counts)
+    if total <= limit:
+        return
+    worst = max(counts, key=lambda c: c.total)
+    parts, owner = [], ""
+    for this_owner, label, size in worst.factors:
+        prefix = f"{this_owner} " if this_owner and this_owner != owner else ""
+        parts.append(f"{prefix}{label} ({size:,})")
+        owner = this_owner
+    detail = " x ".join(parts)
+    raise ExpandError(f"benchmark '{bench.name}' would make {total:,} workpackages, more than the limit of "
+                      f"{limit:,}; step '{worst.step}' alone makes {worst.total:,}: {detail}",
+                      bench.steps[worst.step].where,
+                      hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N")
+
+
+def _step_parameters(bench: Benchmark, step: Step) -> tuple[dict[str, Parameter], dict[str, str], list[list[str]],
+                                                           list[str]]:
+    """The parameters (by name, last definition wins), their set, zips and excludes a step uses."""
+    params: dict[str, Parameter] = {}
+    owners: dict[str, str] = {}
+    zips: list[list[str]] = []
+    excludes: list[str] = []
+    for use in step.uses:
+        for name in use.names:
+            pset = bench.parametersets.get(name)
+            if pset is None:  # `set$i`, a fileset, ...: nothing to count
+                continue
+            for param in pset.parameters:
+                params[param.name] = param
+                owners[param.name] = f"parameterset '{pset.name}'"
+            zips += [list(z.names) for z in pset.zips]
+            excludes += [e.condition for e in pset.excludes]
+    return params, owners, zips, excludes
+
+
+def _size_after_excludes(param: Parameter, excludes: list[str]) -> int:
+    """A parameter's size with the excludes that refer to it alone applied to its plain values."""
+    size = parameter_size(param)
+    if size == 1:
+        return size
+    own = [c for c in excludes if references(c) == frozenset({param.name})]
+    values = [v.strip() for v in param.value.split(param.separator)]
+    if not own or any("$" in v for v in values):
+        return size
+    kept = [v for v in values if not any(_excluded(c, param.name, v) for c in own)]
+    return max(1, len(kept))
+
+
+def _excluded(condition: str, name: str, value: str) -> bool:
+    try:
+        return bool(eval(substitute(condition, {name: value}, final=True),  # noqa: S307 - as planning evaluates it
+                         {"__builtins__": __builtins__}))
+    except (Exception, SystemExit):  # planning reports it with its line; here it only does not reduce
+        return False
+
+
+def check_product(groups: list[tuple[list[str], list]], limit: int, where: Location | None = None) -> None:
+    """While expanding: refuse a product of template groups larger than `limit` before building it."""
+    total = math.prod(len(choices) for _, choices in groups)
+    if total > limit:
+        detail = " x ".join(f"{'+'.join(names)} ({len(choices):,} values)" for names, choices in groups)
+        raise ExpandError(f"the parameters would make {total:,} combinations, more than the limit of {limit:,}: "
+                          f"{detail}", where,
+                          hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N")

@@ -1,0 +1,68 @@
+"""Parameter spaces: splitting templates into their cartesian product (or zips), in JUBE's order."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Collection
+
+from caramel.errors import ExpandError, Location
+from caramel.stages.expand.count import DEFAULT_MAX_WORKPACKAGES, check_product
+from caramel.stages.expand.values import Value, expand_template, settle
+from caramel.stages.spec.model import Zip
+
+
+def expand_space(values: dict[str, Value], zips: list[Zip], tags: Collection[str], limit: int = DEFAULT_MAX_WORKPACKAGES,
+                 where: Location | None = None) -> list[dict[str, Value]]:
+    """All fully expanded parameter sets reachable from `values`.
+
+    Templates present at the same time vary as a product, the first one slowest (JUBE's order);
+    templates named together in a `zip` vary together. A python result that holds the separator
+    becomes a new template and is split in a later round, as in JUBE. More than `limit` sets in
+    all is refused before the product is built.
+    """
+    done: list[dict[str, Value]] = []
+    work = [values]
+    while work:
+        current = work.pop()
+        settle(current, tags)
+        groups = _groups(current, zips)
+        if not groups:
+            done.append(current)
+            continue
+        check_product(groups, max(1, limit - len(done) - len(work)), where)
+        expanded = []
+        for combo in itertools.product(*(choices for _, choices in groups)):
+            new = dict(current)
+            for (names, _), picked in zip(groups, combo, strict=False):
+                for name, value in zip(names, picked, strict=False):
+                    new[name] = value
+            expanded.append(new)
+        work.extend(reversed(expanded))
+    return done
+
+
+def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], list[tuple[Value, ...]]]]:
+    """Template groups in parameter order: single templates, or zipped templates expanded jointly."""
+    templates = [name for name, v in values.items() if v.choices is not None]
+    if not templates:
+        return []
+    zipped: dict[str, Zip] = {}
+    for z in zips:
+        for name in z.names:
+            zipped[name] = z
+    groups = []
+    seen: set[str] = set()
+    for name in templates:
+        if name in seen:
+            continue
+        in_zip = zipped.get(name)
+        members = [n for n in in_zip.names if n in values and values[n].choices is not None] if in_zip else [name]
+        seen.update(members)
+        expansions = [expand_template(values[n]) for n in members]
+        lengths = {len(e) for e in expansions}
+        if len(lengths) > 1:
+            sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False))
+            raise ExpandError(f"zipped parameters must have as many values each: {sizes}", z.where if z else None,
+                              hint="give every parameter named in the <zip> the same number of values")
+        groups.append((members, list(zip(*expansions, strict=False))))
+    return groups

@@ -1,0 +1,270 @@
+"""Parameter values during expansion, and their evaluation (JUBE's substitution loop).
+
+A `Value` is one parameter of one (partial) workpackage: still a template (several choices),
+still a script (python/shell/...) waiting for its inputs, or a plain text. `settle()` substitutes
+and evaluates a whole set in dependency order, as far as it can before a template must be split.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import os
+import re
+import subprocess
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass, replace
+
+from caramel.errors import ExpandError, Location, did_you_mean
+from caramel.settings import current
+from caramel.stages.expand.substitute import escape, has_placeholder, references, substitute
+from caramel.stages.spec.model import SCRIPT_MODES, Parameter
+
+MAX_PASSES = 5  # JUBE's MAX_RECURSIVE_SUB
+SHELL_TIMEOUT = 600
+# `jube_wp_envstr`'s definition: once its `export NAME=$NAME` lines are substituted, the values are quoted
+ENVSTR = Parameter("jube_wp_envstr", "", separator="")
+
+
+@dataclass(slots=True)
+class Value:
+    """One parameter's state inside one workpackage's parameter set."""
+
+    definition: Parameter  # where it came from: mode, type, update_mode, export, source line
+    text: str  # current text (a template's joined choices while it is a template)
+    mode: str  # the definition's mode until evaluated, then "text"
+    choices: tuple[str, ...] | None = None  # set while it is a template (a space of values)
+    idx: int = -1  # which choice of the root template this value is
+    derived: bool = False  # changed from its definition (substituted, evaluated or chosen)
+    fixed: bool = False  # final value of a created workpackage: `$` in it is literal
+
+    @property
+    def name(self) -> str:
+        return self.definition.name
+
+    @property
+    def is_script(self) -> bool:
+        return self.mode in SCRIPT_MODES
+
+    @property
+    def update_mode(self) -> str:
+        return self.definition.update_mode
+
+    def root_text(self) -> str:
+        d = self.definition
+        parts = d.value.split(d.separator) if d.separator and d.mode not in SCRIPT_MODES else [d.value]
+        return d.separator.join(p.strip() for p in parts) if len(parts) > 1 else d.value
+
+    def equivalent(self, other: Value) -> bool:
+        """JUBE's notion: same definition, and when both were resolved, the same value and choice."""
+        if self.root_text() != other.root_text():
+            return False
+        if self.derived and other.derived:
+            return self.text == other.text and self.idx == other.idx
+        if not self.derived and not other.derived:
+            return self.text == other.text
+        return True
+
+
+def from_definition(param: Parameter) -> Value:
+    """A fresh value for a definition: a template when its text splits into several values."""
+    return _make(param, param.value, param.mode, derived=False)
+
+
+def _make(param: Parameter, text: str, mode: str, derived: bool, idx: int = -1) -> Value:
+    if mode not in SCRIPT_MODES and param.separator and param.separator in text:
+        parts = tuple(p.strip() for p in text.split(param.separator))
+        if len(parts) > 1:
+            return Value(param, param.separator.join(parts), mode, parts, idx, derived)
+    return Value(param, text, mode, None, idx, derived)
+
+
+def expand_template(value: Value) -> list[Value]:
+    """The static values of a template, in order."""
+    assert value.choices is not None
+    indices = range(len(value.choices)) if value.idx == -1 else [value.idx]
+    return [Value(value.definition, value.choices[i], "text", None, i, True) for i in indices]
+
+
+def constants(values: dict[str, Value]) -> dict[str, str]:
+    """Values usable for substitution now: resolved texts (fixed ones made literal)."""
+    out = {}
+    for name, v in values.items():
+        if v.choices is None and v.mode not in SCRIPT_MODES:
+            out[name] = escape(v.text) if v.fixed and "$" in v.text else v.text
+    return out
+
+
+def _order(values: dict[str, Value]) -> list[str]:
+    """Names still to resolve, in dependency order (after what they refer to); cycles left out as JUBE does.
+
+    Only texts holding a `$` or a script can change, so only those are ordered.
+    """
+    deps = {name: references(v.text) for name, v in values.items()
+            if v.choices is None and not v.fixed and ("$" in v.text or v.mode in SCRIPT_MODES)}
+    order: list[str] = []
+    remaining = {name: {r for r in refs if r in deps and r != name} for name, refs in deps.items()}
+    done: set[str] = set()
+    while remaining:
+        ready = [n for n, d in remaining.items() if d <= done]
+        if not ready:
+            break
+        for n in ready:
+            del remaining[n]
+        order += ready
+        done.update(ready)
+    return order
+
+
+def settle(values: dict[str, Value], tags: Collection[str] = frozenset()) -> None:
+    """Substitute and evaluate in place until nothing changes or a template appears."""
+    for _ in range(MAX_PASSES):
+        if any(v.choices is not None for v in values.values()):
+            return
+        order = _order(values)
+        changed = _pass(values, order, tags, force=False)
+        if not changed:
+            changed = _pass(values, order, tags, force=True)
+        if not changed:
+            return
+
+
+def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], force: bool) -> bool:
+    changed = False
+    consts: dict[str, str] | None = None  # built once per pass, kept current as values change
+    for name in order:
+        v = values[name]
+        if v.fixed or v.choices is not None:
+            continue
+        if "$" not in v.text and v.mode not in SCRIPT_MODES:
+            continue  # nothing to substitute or evaluate
+        refs = references(v.text)
+        if any(r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES) for r in refs):
+            continue
+        if consts is None:
+            consts = constants(values)
+        text = substitute(v.text, consts)
+        if v.definition is ENVSTR:  # quote the exported values once they are known
+            text = export_string(text)
+        mode = v.mode
+        if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
+                and not any(r.startswith("jube_wp_") for r in refs):
+            try:
+                text = escape(_evaluate_in(values, v, substitute(text, {}, final=True), mode, tags))
+                mode = "text"
+            except ExpandError:
+                if not force:
+                    raise
+        if text != v.text or mode != v.mode:
+            new = values[name] = _make(v.definition, text, mode, True, v.idx)
+            if new.choices is None and new.mode not in SCRIPT_MODES:
+                consts[name] = new.text
+            else:
+                consts.pop(name, None)
+            changed = True
+    return changed
+
+
+def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
+    """The last pass when a workpackage is created: unescape `$$`, evaluate what is left, fix values."""
+    settle(values, tags)
+    for name, v in list(values.items()):
+        if v.fixed:
+            continue
+        if v.choices is not None:
+            values[name] = replace(v, fixed=True)
+            continue
+        text = substitute(v.text, {}, final=True)
+        mode = v.mode
+        if mode in SCRIPT_MODES:
+            text = _evaluate_in(values, v, text, mode, tags)
+            mode = "text"
+        if text == v.text and mode == v.mode:
+            continue  # JUBE fixes only what the final pass changed; the rest stays substitutable
+        values[name] = Value(v.definition, text, mode, None, v.idx, True, True)
+
+
+_PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
+
+
+def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags: Collection[str]) -> str:
+    """`evaluate` for one value of `values`; when it fails, hint a misspelt `$name` (did you mean)."""
+    try:
+        return evaluate(code, mode, v.definition, tags)
+    except ExpandError as exc:
+        hint = reference_hint(v.definition.value, mode, exc.message, values)
+        if not hint:
+            raise
+        raise ExpandError(exc.message, exc.where, hint=hint) from None
+
+
+def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> str:
+    """Why a script may have failed: a `$name` in `text` that is not a parameter, or (python) a bare
+    name that looks like a parameter without its `$`. Shell variables pass through unless close to one."""
+    names = set(known)
+    for ref in sorted(references(text) - names):
+        close = did_you_mean("$" + ref, ("$" + n for n in names), cutoff=0.75)
+        if close:
+            return f"'${ref}' is not a parameter; {close}"
+        if mode == "python":
+            return f"'${ref}' is not a parameter here (not defined, or its tag does not hold), so it stays as written"
+    match = re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
+    if match:
+        bare = match.group(1)
+        close = f"did you mean '${bare}'?" if bare in names else did_you_mean("$" + bare, ("$" + n for n in names),
+                                                                               cutoff=0.75)
+        if close:
+            return f"'{match.group(1)}' is not a Python name; {close}"
+    return ""
+
+
+def evaluate(code: str, mode: str, param: Parameter, tags: Collection[str]) -> str:
+    """Run a script parameter; errors name the parameter, its expression and its definition."""
+    return run_script(code, mode, f"parameter '{param.name}'", param.where, tags)
+
+
+def run_script(code: str, mode: str, what: str, where: Location,
+               tags: Collection[str] = frozenset()) -> str:
+    """The text a `mode=` script gives (python, shell, perl, env, tag; any other mode: the code
+    itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its line."""
+    if mode == "python":
+        try:
+            return str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307 - the file declared mode="python"
+        except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
+            raise ExpandError(f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}", where,
+                              hint="check the expression after substitution of its $ references") from None
+    if mode in ("shell", "perl"):
+        shell = current().shell.strip() or "/bin/sh"
+        cmd = code if mode == "shell" else f'perl -e "print {code}"'
+        try:
+            proc = subprocess.run([shell, "-c", cmd], capture_output=True, timeout=SHELL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise ExpandError(f"{what}: shell command {cmd!r} did not end within {SHELL_TIMEOUT} s", where) from None
+        if proc.returncode != 0:
+            err = proc.stderr.decode(errors="replace").strip()
+            raise ExpandError(f"{what}: shell command {cmd!r} exited {proc.returncode}" + (f": {err}" if err else ""),
+                              where, hint=f"a mode=\"{mode}\" {what.split(' ')[0]}'s command must exit 0; its output is the value")
+        return proc.stdout.decode(errors="ignore")
+    if mode == "env":
+        if code not in os.environ:
+            raise ExpandError(f"{what}: environment variable {code!r} is not set", where,
+                              hint=f"export {code} before running bench")
+        return os.environ[code]
+    if mode == "tag":
+        return code if code in tags else ""
+    return code
+
+
+def export_string(text: str) -> str:
+    """Quote the values of `export NAME=value` lines as JUBE quotes them in `jube_wp_envstr`."""
+    lines = []
+    for name, value in re.findall(r"^export (.+?)\s*=\s*?(.+?)?\s*?$", text, re.MULTILINE):
+        value = (value or "").strip()
+        if not value:
+            lines.append(f'export {name}=""')
+        elif value[0] == value[-1] and value[0] in "'\"" and len(value) > 1:
+            lines.append(f"export {name}={value}")
+        else:
+            escaped = value.replace('"', '\\"')
+            lines.append(f'export {name}="{escaped}"')
+    return "".join(line + "\n" for line in lines)

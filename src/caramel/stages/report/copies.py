@@ -1,0 +1,129 @@
+"""The copies part of the `performance` table: one figure per copy, the declared aggregate, the spread.
+
+With `copies: N` a benchmark's result is made in two steps. Each copy's own figure is its estimate
+(the step's `estimator`, analyse/estimators.py) over the `performance:` lines it printed: a script
+that prints one line per interval gives one figure per copy, not one per line. Then, per model,
+metric and repeat, the aggregate the step declares over the copies' figures (`copies_aggregate`:
+`sum`, the node's throughput, by default; `mean`, per copy, as the Mila suite reports): that row is
+the benchmark's result. The spread over the copies follows in rows `sd` and `sem` (vocabulary's
+COPY_SPREADS): their status says `spread`, so they never enter the history and are never judged.
+
+A row is flagged (in its status, without commas: csv tables are not quoted, as JUBE's) when the node
+was too loaded to measure: the load average above
+the cores bench may use at a copy's start or end (engine/loadavg.py), or an sd over the copies
+above SPREAD_LIMIT % of their aggregate's mean.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from caramel.stages.analyse.estimators import Summary, estimator_of, summarise
+from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
+from caramel.stages.analyse.performance import Figure
+from caramel.stages.engine.copies import COPY_PARAM, aggregate_of, copy_count
+from caramel.stages.engine.loadavg import overloaded
+from caramel.stages.spec.model import Step
+from caramel.vocabulary import COPY_SPREADS
+
+SPREAD_LIMIT = 5.0  # percent: copies whose sd is above this share of their mean are flagged
+
+Row = tuple[list[object], str, int]  # the values of a row (model, copy, performance, metric, status), status, wp id
+
+
+@dataclass
+class _Copy:
+    index: int
+    wp: WPRecord
+    summary: Summary
+    counted: bool  # its row is done: a copy that failed (or failed its sanity checks) is no part of the result
+
+
+def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]:
+    """The rows of the figures of copies: one per copy (and repeat), then per model, metric and repeat
+    the declared aggregate and the spread. `status_of(wp, figure, metric)`: a copy's status text, given its
+    own figure (what its sanity expression sees)."""
+    loads = load_flags(inp)
+    lines: dict[tuple, list[Figure]] = defaultdict(list)
+    for fig in figures:
+        lines[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))].append(fig)
+    rows: list[Row] = []
+    groups: dict[tuple, list[_Copy]] = defaultdict(list)
+    for (model, metric, step_name, iteration, index), found in lines.items():
+        step = inp.benchmark.steps[step_name]
+        wp = found[-1].wp
+        summary = summarise([f.performance for f in found], estimator_of(step.estimator))
+        status = status_of(wp, summary.mean, metric)
+        if status == "done":
+            status = _with_notes("done", [_lines_note(summary), loads.get(wp.id, "")])
+        rows.append(([model, index, summary.mean, metric, status], status, wp.id))
+        groups[(model, metric, step_name, iteration)].append(_Copy(index, wp, summary, status.startswith("done")))
+    for (model, metric, step_name, _iteration), copies in groups.items():
+        rows += _aggregate_rows(inp.benchmark.steps[step_name], model, metric, copies, loads)
+    return rows
+
+
+def copies_caption(inp: AnalysisInput, figures: list[Figure]) -> str:
+    """The estimator(s) the copies' figures were taken with, for the table's caption ('' without copies)."""
+    steps = dict.fromkeys(fig.wp.step for fig in figures)
+    captions = dict.fromkeys(estimator_of(inp.benchmark.steps[s].estimator).caption for s in steps)
+    return "; ".join(captions)
+
+
+def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], loads: dict[int, str]) -> list[Row]:
+    import numpy as np  # here: importing it costs every `bench result` 0.15 s
+
+    aggregate = aggregate_of(step)
+    values = [c.summary.mean for c in copies if c.counted]
+    over = summarise(values, estimator_of(step.estimator))
+    result = float(np.sum(values)) if aggregate == "sum" else over.mean
+    count, expected = len(copies), copy_count(step) or len(copies)
+    leaf = max(c.wp.id for c in copies)
+    done = sum(c.counted for c in copies)
+    if done < expected:  # no result: a sum or mean of the copies that ran would not be the node's
+        status = f"incomplete: {aggregate} of {done} of {expected} copies"
+        return [([model, aggregate, None, metric, status], status, leaf)]
+    flags = []
+    loaded = [str(c.index) for c in copies if c.wp.id in loads]
+    if loaded:
+        flags.append(f"node loaded at cop{'ies' if len(loaded) > 1 else 'y'} {' '.join(loaded)}")
+    if over.has_spread and over.sd_pct > SPREAD_LIMIT:
+        flags.append(f"sd {over.sd_pct:.1f}% over the copies > {SPREAD_LIMIT:g}%")
+    status = _with_notes("done", [f"{aggregate} of {count} copies"] + (["flag: " + " and ".join(flags)] if flags else []))
+    rows = [([model, aggregate, result, metric, status], status, leaf)]
+    if over.has_spread:
+        for name, value in zip(COPY_SPREADS, (over.sd, over.sem), strict=True):
+            text = f"spread: {name} of {count} copies"
+            rows.append(([model, name, value, metric, text], text, leaf))
+    return rows
+
+
+def _lines_note(summary: Summary) -> str:
+    if summary.n < 2:
+        return ""
+    if summary.used != summary.n:
+        return f"mean of {summary.used} of {summary.n} lines without the min and max"
+    return f"mean of {summary.n} lines"
+
+
+def _with_notes(status: str, notes: list[str]) -> str:
+    notes = [n for n in notes if n]
+    return f"{status} ({'; '.join(notes)})" if notes else status
+
+
+def load_flags(inp: AnalysisInput) -> dict[int, str]:
+    """Why a workpackage ran on a node too loaded to measure (engine/loadavg.py), per workpackage id."""
+    from caramel.errors import CaramelError
+    from caramel.stages.state.store import Store, db_path, is_run_dir
+
+    if not is_run_dir(inp.run_dir):  # a plan analysed before a run (from_plan): no record, no flags
+        return {}
+    try:
+        store = Store(db_path(inp.run_dir), readonly=True)
+    except (CaramelError, OSError):
+        return {}
+    try:
+        return {wp: f"flag: node loaded ({why})" for wp, why in overloaded(store.events()).items()}
+    finally:
+        store.close()

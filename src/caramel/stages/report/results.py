@@ -1,0 +1,251 @@
+"""From a run to its filled result tables: what `bench result` and `caramel.results()` share.
+
+    made = make_results(inp)                  # every <table>/<database> of the benchmark, in file order
+    for item in made: print(render(item.data))
+
+Only the analysers the results use are run; each keeps its values in the run's analyse.db, so a
+second call reads only what changed.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+
+from caramel.errors import did_you_mean
+from caramel.stages.analyse import AnalyserResult, AnalysisCache, AnalysisInput, analyse_all
+from caramel.stages.analyse.analyser import Prepared, prepare
+from caramel.stages.analyse.inputs import AnalyseError
+from caramel.stages.analyse.performance import uses_performance_lines
+from caramel.stages.report.incremental import Built, Delta, build, definitions, shape_key
+from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
+from caramel.stages.report.performance import performance_table
+from caramel.stages.report.repeats import repeat_count, repeat_means
+from caramel.stages.report.table import Made, table_data_from_record, table_data_record
+from caramel.stages.spec.model import Result, Table
+from caramel.stages.state import bounded
+from caramel.stages.state.codec import CodecError, decode, encode
+from caramel.vocabulary import STATISTICS
+
+
+def table_names(inp: AnalysisInput) -> list[str]:
+    return [t.name for r in inp.benchmark.results for t in r.tables]
+
+
+def check_uses(inp: AnalysisInput) -> None:
+    for result in inp.benchmark.results:
+        for name in result.uses:
+            if name not in inp.benchmark.analysers:
+                raise AnalyseError(f"<result> uses analyser '{name}', which is not defined", result.where,
+                                   hint=did_you_mean(name, inp.benchmark.analysers) or
+                                   "analysers: " + (", ".join(inp.benchmark.analysers) or "none"))
+
+
+def analyser_names(inp: AnalysisInput, only: list[str] | None = None) -> list[str]:
+    """The analysers the selected results use (all analysers when the benchmark has no result)."""
+    check_uses(inp)
+    if not inp.benchmark.results:
+        return list(inp.benchmark.analysers)
+    names: list[str] = []
+    for result in inp.benchmark.results:
+        if only is not None and not any(t.name in only for t in result.tables):
+            continue
+        names += [n for n in result.uses if n not in names]
+    return names
+
+
+def analyse_for(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> dict[str, AnalyserResult]:
+    """Run the analysers the selected results use."""
+    return analyse_all(inp, analyser_names(inp, only), use_cache)
+
+
+@dataclass
+class Produced:
+    made: list[Made]
+    warnings: list[str]
+    scanned: int  # result groups analysed by this call
+    reused: int  # result groups whose analysed values were kept
+    from_cache: bool  # the finished tables were kept: nothing changed since they were made
+    key: str = ""  # what the tables were made from (definitions, files' signatures, states)
+    base_key: str | None = None  # with `deltas`: the key of the tables they were made again from
+    deltas: list[Delta | None] | None = None  # per table, the rows made again; None: all made
+
+
+def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> Produced:
+    """The selected tables of the run, analysing only what changed; an unchanged run is answered
+    from the tables kept by the last call (the key covers definitions, files and states), a run
+    where a few things changed from the rows kept by the last call (report.incremental)."""
+    _check_only(inp, only)
+    prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
+    cache = AnalysisCache(inp.cache_path if use_cache else None)
+    try:
+        key = _key(inp, prepared, only)
+        kept = _kept_tables(cache.load_tables(key))
+        if kept is not None:
+            made, notes = kept
+            return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True, key)
+        shape = shape_key(inp, prepared, only)
+        built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
+        made = _with_performance(inp, only, built)
+        repeated = repeat_count(inp) > 1
+        if repeated:  # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
+            made = repeat_means(inp, made, history_tables(inp))
+        notes = warnings(built.for_notes) + unknown_columns(inp, built.for_notes, made) + [
+            note for item in made for note in item.data.notes]
+        cache.store_tables(key, _tables_json(made, notes))
+        cache.store_rows(shape, built.record)
+        deltas = None if built.deltas is None or repeated else built.deltas + [None] * (len(made) - len(built.deltas))
+        return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
+    finally:
+        cache.close()
+
+
+def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
+    """What the finished tables depend on: the definitions, every file's signature, every state."""
+    digest = hashlib.sha1(definitions(inp, prepared, only))
+    digest.update(repr([(p.name, len(p.plans)) for p in prepared]).encode())
+    for p in prepared:
+        for _members, signature, _reads in p.plans:
+            digest.update(signature.encode())
+    digest.update(repr([(wp.id, wp.state, wp.reason) for wp in inp.workpackages]).encode())
+    return digest.hexdigest()
+
+
+def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) -> list[Made]:
+    made = [Made(*table) for table in built.tables]
+    if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
+        made.append(Made(*performance_table(inp)))
+    return made
+
+
+def _repeats(inp: AnalysisInput) -> bool:
+    """A step repeats: the history's figures come from tables without reduce (one row per repeat)."""
+    return any(step.iterations > 1 for step in inp.benchmark.steps.values())
+
+
+def history_change(inp: AnalysisInput, produced: Produced) -> tuple[str, str | None, list | None]:
+    """What the history needs to update only the figures of the rows made again: (the tables' key,
+    the key they were made again from, the deltas). No deltas when the history's tables are not
+    these (a step repeats: history_tables makes them without reduce)."""
+    if _repeats(inp):
+        return produced.key, None, None
+    return produced.key, produced.base_key, produced.deltas
+
+
+def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[Made]:
+    """The tables the history's figures come from, one row per repeat: `made` (the tables `bench
+    result` just made) when no step repeats, else the tables made again with every analyser's
+    `reduce` off."""
+    if made is not None and not _repeats(inp):
+        return made
+    bench = copy.copy(inp.benchmark)
+    bench.analysers = {name: copy.copy(a) for name, a in bench.analysers.items()}
+    for analyser in bench.analysers.values():
+        analyser.reduce = False
+    unreduced = copy.copy(inp)
+    unreduced.benchmark = bench
+    return make_results(unreduced)
+
+
+def _tables_json(made: list[Made], notes: list[str]) -> str:
+    return json.dumps([[[encode(m.result), encode(m.table), table_data_record(m.data)] for m in made], notes],
+                      separators=(",", ":"))
+
+
+def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
+    """The tables `_tables_json` wrote; None (a miss) for anything else: they are made again."""
+    if text is None:
+        return None
+    try:
+        items, notes = bounded.loads(text, "the kept tables", max_bytes=bounded.CACHE_BYTES)
+        made = [Made(decode(Result, result, "result"), decode(Table, table, "table"), table_data_from_record(data))
+                for result, table, data in items]
+        if not all(isinstance(note, str) for note in notes):
+            return None
+        return made, notes
+    except (ValueError, TypeError, CodecError):
+        return None
+
+
+def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
+    if not only:
+        return
+    known = table_names(inp) + ([PERFORMANCE_TABLE] if uses_performance_lines(inp) else [])
+    for name in only:
+        if name not in known:
+            raise AnalyseError(f"no table or database named '{name}' in benchmark '{inp.benchmark.name}'",
+                               hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"))
+
+
+def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> list[Made]:
+    """Every selected table made from every row (the analysed values may come from the cache)."""
+    _check_only(inp, only)
+    prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
+    cache = AnalysisCache(inp.cache_path if use_cache else None)
+    try:
+        return _with_performance(inp, only, build(inp, only, prepared, cache, None))
+    finally:
+        cache.close()
+
+
+def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], made: list[Made]) -> list[str]:
+    """Columns that name no parameter or pattern: JUBE prints them empty without a word, which
+    hides a typo; the table stays as JUBE makes it, the warning says why the column is empty."""
+    known = inp.param_names()
+    for result in analysed.values():
+        for name in result.patterns:
+            known.add(name)
+            known.update(f"{name}_{stat}" for stat in STATISTICS)
+    out = []
+    for item in made:
+        if item.data.config_columns:  # a table caramel made (performance lines), not one of the file
+            continue
+        for index, column in enumerate(item.table.columns):
+            name = column.name
+            if name in known or name.startswith("jube_") or any(
+                    index < len(row) and row[index] is not None for row in item.data.values):
+                continue
+            hint = did_you_mean(name, sorted(known))
+            out.append(f"{column.where}: column '{name}' of '{item.table.name}' names no parameter or pattern; "
+                       f"it stays empty" + (f" ({hint})" if hint else ""))
+    return out
+
+
+def result_dir(inp: AnalysisInput, result: Result) -> str:
+    """JUBE's place for result files: <run dir>/result, or result_dir=/<run id> next to the file."""
+    if not result.result_dir:
+        return os.path.join(inp.run_dir, "result")
+    folder = os.path.expandvars(os.path.expanduser(result.result_dir))
+    run_id = os.path.basename(inp.run_dir.rstrip("/"))
+    return os.path.join(inp.benchmark.home, folder, run_id)
+
+
+def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
+    """What the analysis could not do, once per pattern: derived patterns that failed with all their
+    inputs present, and matches that are not of the pattern's type."""
+    out: list[str] = []
+    for result in analysed.values():
+        failed: dict[str, list] = {}
+        dropped: dict[str, list] = {}
+        for group in result.groups.values():
+            for problem in group.problems:
+                failed.setdefault(problem.pattern.name, []).append(problem)
+            for name, (count, first) in group.dropped.items():
+                entry = dropped.setdefault(name, [0, first, 0])
+                entry[0] += count
+                entry[2] += 1
+        for name, problems in list(failed.items())[:limit]:
+            p = problems[0]
+            more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
+            out.append(f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression {p.expression!r} failed "
+                       f"for workpackage {p.wp_id}: {p.message}{more}; its value is nan")
+        for name, (count, first, groups) in list(dropped.items())[:limit]:
+            pattern = result.patterns.get(name)
+            where = f"{pattern.where}: " if pattern is not None else ""
+            kind = pattern.type if pattern is not None else "?"
+            out.append(f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are not a {kind} "
+                       f"(first: {first!r}) and were left out")
+    return out

@@ -1,0 +1,359 @@
+"""Result tables: columns, units, sorting and formatting as JUBE does them, and the output styles.
+
+    data = make_table(table, rows, units)      # a <table> (or <database>) of the benchmark, filled
+    text = render(data, style="csv")           # csv | pretty | aligned | markdown | json
+
+JUBE's rules kept here: a column shows `title` (else the name) followed by `[unit]` when the pattern
+or parameter has a unit; `format` is a Python format spec (`.2f`); a row in which none of the
+columns exists is left out; `sort` orders by typed values, a sort key that does not exist is
+ignored (JUBE's CompType: comparing with a missing value is never "less"). caramel adds the
+`status` column when a row is not simply done, so a failed or unfinished workpackage never looks
+like a success.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from caramel.stages.report.dataset import MISSING, STATUS, Row, text_of
+from caramel.stages.report.styles import STYLES as STYLES  # noqa: PLC0414 - kept here for the table's readers
+from caramel.stages.spec.model import Result, Table
+
+
+@dataclass
+class Key:
+    name: str
+    title: str | None
+    format: str
+    colw: int
+    unit: str = ""
+
+    @property
+    def heading(self) -> str:
+        text = self.title if self.title is not None else self.name
+        return f"{text}[{self.unit}]" if self.unit else text
+
+
+@dataclass
+class TableData:
+    name: str
+    style: str
+    separator: str
+    transpose: bool
+    keys: list[Key]
+    values: list[list[object]]  # typed values (None: no value)
+    cells: list[list[str]]  # formatted text
+    statuses: list[str] = field(default_factory=list)  # each row's status (see report.dataset)
+    leaves: list[int] = field(default_factory=list)  # each row's last workpackage id
+    config_columns: list[str] = field(default_factory=list)  # columns naming a configuration, not parameters
+    notes: list[str] = field(default_factory=list)  # what could not be read while filling it
+    caption: str = ""  # how its means and sds were taken (`estimator: ...`); shown by pretty, markdown, json
+
+    @property
+    def headings(self) -> list[str]:
+        return [k.heading for k in self.keys]
+
+
+@dataclass
+class Made:
+    """A filled table of a result: its `<result>`, its `<table>` declaration and its rows."""
+
+    result: Result
+    table: Table
+    data: TableData
+
+
+class _Ordered:
+    """JUBE's CompType: comparisons involving None or incomparable types are False."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value) -> None:
+        self.value = value
+
+    def __lt__(self, other: _Ordered) -> bool:
+        if self.value is None or other.value is None:
+            return False
+        try:
+            return self.value < other.value
+        except TypeError:
+            return False
+
+    def __eq__(self, other) -> bool:
+        if self.value is None or other.value is None:
+            return False
+        try:
+            return self.value == other.value
+        except TypeError:
+            return False
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def make_table(table: Table, rows: list[Row], units: dict[str, str], status: bool | None = None) -> TableData:
+    """Fill `table` from `rows` (already filtered). `status`: add the status column (default: when
+    some row is not done; never for a database)."""
+    keys = table_keys(table, units)
+    formats = entry_formats(keys)
+    return assemble(table, keys, [row_entry(table, formats, row) for row in rows], status)
+
+
+def table_keys(table: Table, units: dict[str, str]) -> list[Key]:
+    """The table's columns as keys (without the status column `assemble` may add)."""
+    keys = []
+    for col in table.columns:
+        try:
+            colw = int(col.colw) if col.colw else 0
+        except ValueError:
+            colw = 0
+        keys.append(Key(col.name, col.title or None, col.format, colw, units.get(col.name, "")))
+    return keys
+
+
+def entry_formats(keys: list[Key]) -> list[tuple[str, str, tuple[bool, bool]]]:
+    return [(key.name, key.format, _format_kind(key.format)) for key in keys]
+
+
+# What one row gives a table, decided by the row alone (so a kept table can take it again, JSON):
+# [sort values, typed values, cells, status, leaf id, whether any column exists].
+Entry = list
+
+
+def row_entry(table: Table, formats: list[tuple[str, str, tuple[bool, bool]]], row: Row) -> Entry:
+    """One row's part of the table. A sort key the row lacks becomes None in it (JUBE adds it), also
+    for the later tables that share the row."""
+    for name in table.sort:
+        if not row.has(name):
+            row.extra[name] = None
+    vals: list[object] = []
+    texts: list[str] = []
+    present = False
+    for name, spec, kind in formats:
+        value = row.get(name)
+        if value is MISSING:
+            vals.append(None)
+            texts.append("")
+            continue
+        if name != STATUS:
+            present = True
+        vals.append(value)
+        texts.append("" if value is None else format_value(spec, value, kind) if spec else text_of(value))
+    return [[row.get(n, None) for n in table.sort], vals, texts, row.status, row.leaf.id, present]
+
+
+def assemble(table: Table, keys: list[Key], entries: list[Entry], status: bool | None = None,
+             rebuilt: set[int] | None = None, placed: list[int] | None = None) -> TableData:
+    """The table from its rows' entries (in row order): sorted, the status column added when some row
+    is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives the
+    table rows they became."""
+    order: Sequence[int] = range(len(entries))
+    if table.sort:
+        if _plainly_ordered(entries, len(table.sort)):
+            order = sorted(order, key=lambda i: entries[i][0])
+        else:
+            order = sorted(order, key=lambda i: [_Ordered(v) for v in entries[i][0]])
+    if status is None:
+        status = table.output == "table" and any(e[3] != "done" for e in entries)
+    keys = list(keys)
+    named = [i for i, key in enumerate(keys) if key.name == STATUS]
+    add = status and not named
+    if add:
+        keys.append(Key(STATUS, None, "", 0))
+    values: list[list[object]] = []
+    cells: list[list[str]] = []
+    statuses: list[str] = []
+    leaves: list[int] = []
+    for i in order:
+        _sort, vals, texts, row_status, leaf, present = entries[i]
+        if not present:
+            continue
+        if add:
+            vals = [*vals, row_status]
+            texts = [*texts, row_status]
+        elif status:  # a column of the table is named status: it shows the row's status
+            vals, texts = list(vals), list(texts)
+            for n in named:
+                vals[n] = row_status
+                spec = keys[n].format
+                texts[n] = format_value(spec, row_status) if spec else text_of(row_status)
+        if rebuilt is not None and placed is not None and i in rebuilt:
+            placed.append(len(values))
+        values.append(vals)
+        cells.append(texts)
+        statuses.append(row_status)
+        leaves.append(leaf)
+    return TableData(table.name, table.style, table.separator, table.transpose, keys, values, cells,
+                     statuses, leaves)
+
+
+def _plainly_ordered(entries: list[Entry], width: int) -> bool:
+    """Whether the sort values compare as they are exactly as `_Ordered` compares them: each sort
+    column all numbers without nan, or all texts (no None, no mixed types)."""
+    for column in range(width):
+        texts = numbers = False
+        for entry in entries:
+            value = entry[0][column]
+            kind = type(value)
+            if kind is str:
+                texts = True
+            elif kind is int or kind is bool or (kind is float and value == value):
+                numbers = True
+            else:
+                return False
+            if texts and numbers:
+                return False
+    return True
+
+
+def _format_kind(spec: str) -> tuple[bool, bool]:
+    """Whether a format spec holds integer codes, and float codes."""
+    return any(c in spec for c in "dbcoxX"), any(c in spec for c in "eEfFgG")
+
+
+def format_value(spec: str, value, kind: tuple[bool, bool] | None = None) -> str:
+    """JUBE's format_value: integer codes convert to int, float codes to float; a value that does not
+    convert is shown as it is (JUBE stops with a traceback). `kind`: `_format_kind(spec)`, if known."""
+    int_codes, float_codes = kind or _format_kind(spec)
+    try:
+        if int_codes and not isinstance(value, int):
+            value = int(float(value))
+        elif float_codes and not isinstance(value, float):
+            value = float(value)
+        return format(value, spec)
+    except (ValueError, TypeError, OverflowError):
+        return text_of(value)
+
+
+def render(data: TableData, style: str | None = None) -> str:
+    """The table as text. JUBE's styles (csv, pretty, aligned) reproduce its output; markdown and
+    json are caramel's. Like JUBE, csv does not quote cells (see `clashes`)."""
+    style = style or data.style
+    if style == "json":
+        return to_json(data)
+    if style == "markdown":
+        return _markdown(data)
+    return text_table(data, style)
+
+
+def text_table(data: TableData, style: str) -> str:
+    separator = data.separator if style != "pretty" else None
+    entries = [data.headings] + [list(r) for r in data.cells]
+    widths_min = [k.colw for k in data.keys]
+    header_line = style == "pretty"
+    if data.transpose:
+        entries = [list(col) for col in zip(*entries, strict=True)] if entries and entries[0] else entries
+        header_line = False
+        widths_min = []
+    if style == "csv":
+        sep = separator if separator is not None else ","
+        if "\n" in sep:
+            lines = [sep.join(_quote(cell, sep) for cell in entry) for entry in entries]
+        else:
+            lines = [line.replace("\n", " ") if "\n" in line else line for line in map(sep.join, entries)]
+        return "\n".join(lines) + "\n"
+    ncols = max((len(e) for e in entries), default=0)
+    widths = [0] * ncols
+    for entry in entries:
+        for i, cell in enumerate(entry):
+            for line in cell.splitlines() or [""]:
+                widths[i] = max(widths[i], len(line))
+    for i, w in enumerate(widths_min[:ncols]):
+        widths[i] = max(widths[i], w)
+    out = []
+    for n, entry in enumerate(entries):
+        wrapped = [cell.splitlines() if style == "pretty" else [cell.replace("\n", " ")] for cell in entry]
+        height = max((len(w) for w in wrapped), default=1) or 1
+        for h in range(height):
+            parts = []
+            for i, lines in enumerate(wrapped):
+                text = lines[h] if h < len(lines) else ""
+                parts.append(text.rjust(widths[i]) if h == 0 else text.ljust(widths[i]))
+            if style == "pretty":
+                out.append("| " + " | ".join(parts) + " |")
+            else:
+                out.append((separator if separator is not None else ",").join(parts))
+        if n == 0 and header_line:
+            out.append("|-" + "-|-".join("-" * w for w in widths) + "-|")
+    text = "\n".join(out) + "\n"
+    if style != "pretty":
+        return text  # csv and aligned keep JUBE's shape; `bench result` prints the caption on stderr
+    return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + text
+
+
+def _quote(cell: str, sep: str) -> str:
+    """JUBE writes cells as they are (newlines become spaces), even when they hold the separator;
+    caramel keeps that for identical output and `clashes` lets the caller warn about it."""
+    return cell.replace("\n", " ")
+
+
+def clashes(data: TableData) -> list[str]:
+    """Headings of the columns whose csv cells hold the separator (such rows cannot be read back)."""
+    sep = data.separator or ","
+    bad = {i for i, heading in enumerate(data.headings) if sep in heading}
+    for row in data.cells:
+        if sep in "\0".join(row):  # the rare row with a clash: find its columns
+            bad.update(i for i, cell in enumerate(row) if sep in cell)
+    return [h for i, h in enumerate(data.headings) if i in bad]
+
+
+def _markdown(data: TableData) -> str:
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", "<br>")
+
+    numeric = [all(isinstance(v, (int, float)) or v is None for v in col) and any(v is not None for v in col)
+               for col in zip(*data.values, strict=True)] if data.values else [False] * len(data.keys)
+    lines = [f"**{data.name}**", ""] + ([f"*{esc(data.caption)}*", ""] if data.caption else []) + ["| " + " | ".join(esc(h) for h in data.headings) + " |",
+             "|" + "|".join("---:" if num else "---" for num in numeric) + "|"]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in data.cells]
+    return "\n".join(lines) + "\n"
+
+
+def json_value(value):
+    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
+        return None
+    return value
+
+
+def to_json(data: TableData) -> str:
+    return json.dumps(table_dict(data), indent=1)
+
+
+def table_dict(data: TableData) -> dict:
+    """A table as plain data: typed values (nan/inf as null), units and each row's provenance."""
+    names = data.headings
+    rows = []
+    for vals, status, leaf in zip(data.values, data.statuses, data.leaves, strict=True):
+        item = {name: json_value(v) for name, v in zip(names, vals, strict=True)}
+        item.setdefault(STATUS, status)
+        item["_workpackage"] = leaf
+        rows.append(item)
+    out = {"name": data.name, "columns": names, "units": {k.heading: k.unit for k in data.keys if k.unit},
+           "rows": rows}
+    if data.caption:
+        out["caption"] = data.caption
+    return out
+
+
+def table_data_record(data: TableData) -> list:
+    """A filled table as plain JSON data (the analysis cache keeps finished tables this way)."""
+    return [data.name, data.style, data.separator, data.transpose,
+            [[k.name, k.title, k.format, k.colw, k.unit] for k in data.keys], data.values, data.cells,
+            data.statuses, data.leaves, data.config_columns, data.notes, data.caption]
+
+
+def table_data_from_record(record: list) -> TableData:
+    """The table `table_data_record` wrote; ValueError (or TypeError) when it is anything else."""
+    name, style, separator, transpose, keys, values, cells, statuses, leaves, config_columns, notes, caption = record
+    data = TableData(str(name), str(style), str(separator), bool(transpose),
+                     [Key(str(n), None if t is None else str(t), str(f), int(w), str(u)) for n, t, f, w, u in keys],
+                     values, cells, statuses, leaves, config_columns, notes, str(caption))
+    width = len(data.keys)
+    if not (len(values) == len(cells) == len(statuses) == len(leaves)) or any(
+            len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True)) or not set(
+            map(type, itertools.chain.from_iterable(cells))) <= {str}:  # C speed: 80,000 cells on a large run
+        raise ValueError("a kept table of another shape")
+    return data

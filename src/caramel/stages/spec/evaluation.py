@@ -1,0 +1,81 @@
+"""What in a benchmark would be evaluated as code, for `--no-eval` (see docs/security.md).
+
+As in JUBE, caramel evaluates: parameters of mode python (Python `eval`), shell and perl (run by
+the shell), `<exclude>` conditions, `active=` of steps, dos and file entries unless plainly true
+or false, table `filter=`, and patterns of mode python, shell or perl (after `$` substitution,
+so text read from logs and parameter values becomes code). This module only finds them: each
+with its file and line, in the order caramel would evaluate them.
+"""
+
+from __future__ import annotations
+
+from caramel.errors import Location, SpecError
+from caramel.stages.spec.model import Benchmark
+
+EVALUATED_MODES = ("python", "shell", "perl")
+
+
+def _plain(condition: str) -> bool:
+    return condition.strip().lower() in ("true", "false", "")
+
+
+def _used(names: list[str], pool: dict) -> list:
+    """The sets a list of `<use>` names takes; a name built from a parameter (`set$i`) may take any."""
+    if any("$" in n for n in names):
+        return list(pool.values())
+    return [pool[n] for n in dict.fromkeys(names) if n in pool]
+
+
+def evaluated(bench: Benchmark, analysis_only: bool = False) -> list[tuple[Location, str]]:
+    """Everything of `bench` that would be evaluated: (where, what), in evaluation order;
+    `analysis_only`: what `bench result`/`analyse` evaluate (patterns and filters; the plan was made)."""
+    found: list[tuple[Location, str]] = []
+    if not analysis_only:
+        _planning(bench, found)
+    pattern_sets = [n for a in bench.analysers.values() for n in a.uses] + \
+        [n for a in bench.analysers.values() for an in a.analyses for f in an.files for n in f.uses] + \
+        [n for r in bench.results for n in r.uses]
+    for pset in _used(pattern_sets, bench.patternsets):
+        for pattern in pset.patterns:
+            if pattern.mode in EVALUATED_MODES:
+                found.append((pattern.where, f"pattern '{pattern.name}' is mode=\"{pattern.mode}\""))
+    for result in bench.results:
+        for table in result.tables:
+            if table.filter.strip():
+                found.append((table.where, f"filter={table.filter!r} of {table.output} '{table.name}' is a Python "
+                                           "condition"))
+    return found
+
+
+def _planning(bench: Benchmark, found: list[tuple[Location, str]]) -> None:
+    """What planning and running evaluate: script parameters, excludes and active= conditions."""
+    step_sets = [n for step in bench.steps.values() for use in step.uses for n in use.names]
+    for pset in _used(step_sets, bench.parametersets):
+        for param in pset.parameters:
+            if param.mode in EVALUATED_MODES:
+                found.append((param.where, f"parameter '{param.name}' is mode=\"{param.mode}\""))
+        for exclude in pset.excludes:
+            if not _plain(exclude.condition):
+                found.append((exclude.where, f"<exclude> {exclude.condition!r} is a Python condition"))
+    for step in bench.steps.values():
+        if not _plain(step.active):
+            found.append((step.where, f"active={step.active!r} of step '{step.name}' is a Python condition"))
+        for do in step.dos:
+            if not _plain(do.active):
+                found.append((do.where, f"active={do.active!r} of a <do> is a Python condition"))
+    for fset in _used(step_sets, bench.filesets):
+        for entry in fset.entries:
+            if not _plain(entry.active):
+                found.append((entry.where, f"active={entry.active!r} of a <{entry.action}> is a Python condition"))
+
+
+def refuse_evaluation(bench: Benchmark, analysis_only: bool = False) -> None:
+    """`--no-eval`: a SpecError naming the first thing of `bench` that would be evaluated."""
+    found = evaluated(bench, analysis_only)
+    if not found:
+        return
+    where, what = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    raise SpecError(f"--no-eval: {what}; it would be evaluated as code{more}", where,
+                    hint="caramel evaluates what JUBE evaluates (docs/security.md); drop --no-eval only for a "
+                         "file you trust")

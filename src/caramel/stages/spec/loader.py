@@ -1,0 +1,144 @@
+"""Load a benchmark file into the model: the one entry point of the `spec` stage.
+
+    benchmarks = load(path, tags={"800M", "A100"}, include_path=["platform/"])
+
+Steps, in JUBE's order: read the tree, add `<selection>` tags, drop elements whose tags do not
+hold, resolve `<include>`, check `check_tags`, then build each `<benchmark>` with the global
+sets, `init_with` and `use from=` resolved.
+"""
+
+from __future__ import annotations
+
+import os
+
+from caramel.errors import Location, SpecError, did_you_mean
+from caramel.stages.spec import build
+from caramel.stages.spec.grammar import children_of
+from caramel.stages.spec.keycheck import check_keys
+from caramel.stages.spec.mad import is_models_json, read_models_json
+from caramel.stages.spec.model import Benchmark
+from caramel.stages.spec.sources import (
+    IncludePath,
+    env_include_path,
+    expand_includes,
+    read_tree,
+    remove_inactive,
+    templates_dir,
+)
+from caramel.stages.spec.tags import TagSyntaxError, tag_matches
+from caramel.stages.spec.tree import Node
+
+TOP_LEVEL = children_of("jube")
+
+
+def load(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
+         only: list[str] | None = None, strict: bool = False) -> list[Benchmark]:
+    """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An attribute
+    the grammar does not know is a warning (JUBE ignores it), an error when `strict`."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise SpecError("benchmark file not found", Location(path), hint="check the path given to bench")
+    tags = set(tags or ())
+    home = os.path.dirname(path)
+    cli_paths = [os.path.abspath(p) for p in include_path or []]
+    if is_models_json(path):  # MAD's model zoo: its entries (those `only` names) as benchmarks
+        raw = read_models_json(path, only)
+    else:
+        raw = read_tree(path, cli_paths + env_include_path() + [home])
+    if raw.tag != "jube":
+        raise SpecError(f"the root element must be <jube>, found <{raw.tag}>", raw.where,
+                        hint="put the benchmark inside <jube> ... </jube>")
+
+    only_names, not_names = _selection(raw, tags)
+    tree = raw.copy()
+    remove_inactive(tree, tags)
+    folders = list(cli_paths)
+    for inc in tree.findall("include-path"):
+        texts = [inc.text] + [p.text for p in inc.findall("path")]
+        for text in texts:
+            if text and text.strip():
+                folders.append(os.path.join(home, os.path.expandvars(os.path.expanduser(text.strip()))))
+    folders += env_include_path() + [home, str(templates_dir() / "platform")]
+    include = IncludePath(folders)
+    expand_includes(tree, include, tags)
+    if not is_models_json(path):  # the whole file (inactive elements too), then what includes brought
+        check_keys([raw, tree], strict)
+    _check_required_tags(tree, tags)
+
+    for child in tree.children:
+        if child.tag not in TOP_LEVEL:
+            hint = did_you_mean(child.tag, TOP_LEVEL) or "expected one of: " + ", ".join(sorted(TOP_LEVEL))
+            raise SpecError(f"unknown element <{child.tag}> at the top level", child.where, hint=hint)
+
+    builder = build.Builder(include, tags, home)
+    global_sets = builder.sets(tree)
+    benchmarks = []
+    nodes = tree.findall("benchmark")
+    if not nodes:
+        raise SpecError("no benchmark in this file", tree.where,
+                        hint="a file needs <benchmark name=... outpath=...> (YAML: name:, outpath:, step:)")
+    for node in nodes:
+        benchmark = builder.benchmark(node, global_sets, path)
+        if only_names and benchmark.name not in only_names:
+            continue
+        if benchmark.name in not_names:
+            continue
+        if only and benchmark.name not in only:
+            continue
+        benchmarks.append(benchmark)
+    return benchmarks
+
+
+def load_one(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
+             name: str | None = None, strict: bool = False) -> Benchmark:
+    """The single benchmark of a file (or the one named `name`)."""
+    benchmarks = load(path, tags, include_path, only=[name] if name else None, strict=strict)
+    if not benchmarks:
+        raise SpecError(f"no benchmark named '{name}'" if name else "no benchmark selected", Location(path))
+    return benchmarks[0]
+
+
+def _selection(raw: Node, tags: set[str]) -> tuple[set[str], set[str]]:
+    """The benchmark names `<selection>` keeps (`<only>`) and drops (`<not>`); its `<tag>`s are added to
+    `tags` before anything is filtered (JUBE does the same)."""
+    only_names: set[str] = set()
+    not_names: set[str] = set()
+    for selection in raw.findall("selection"):
+        if not _holds(selection, tags):
+            continue
+        for item in selection.children:
+            values = [v.strip() for v in item.text.split(",") if v.strip()]
+            if item.tag == "tag":
+                tags.update(values)
+            elif item.tag == "only":
+                only_names.update(values)
+            elif item.tag == "not":
+                not_names.update(values)
+            else:
+                raise SpecError(f"unknown element <{item.tag}> in <selection>", item.where,
+                                hint=did_you_mean(item.tag, children_of("selection"))
+                                or "expected <only>, <not> or <tag>")
+    return only_names, not_names
+
+
+def _holds(node: Node, tags: set[str]) -> bool:
+    try:
+        return tag_matches(node.attrs.get("tag"), tags)
+    except TagSyntaxError as exc:
+        raise SpecError(f"cannot read tag expression: {exc}", node.where) from None
+
+
+def _check_required_tags(tree: Node, tags: set[str]) -> None:
+    """`<check_tags>` (top level or inside `<tags>`) must hold for the tags given."""
+    checks = list(tree.findall("check_tags"))
+    for group in tree.findall("tags"):
+        checks += group.findall("check_tags")
+    for check in checks:
+        expr = check.text.strip()
+        try:
+            ok = tag_matches(expr, tags)
+        except TagSyntaxError as exc:
+            raise SpecError(f"cannot read <check_tags> {expr!r}: {exc}", check.where) from None
+        if not ok:
+            raise SpecError(f"this benchmark needs tags matching {expr!r}, given: {', '.join(sorted(tags)) or 'none'}",
+                            check.where, hint=f"add them with --tag, e.g. --tag {expr.split('|')[0].strip('!()+ ')}")

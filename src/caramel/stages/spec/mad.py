@@ -1,0 +1,352 @@
+"""MAD's `models.json` read natively: each entry one benchmark, built like a YAML file's.
+
+    tree = read_models_json("zoo/models.json", only=["pyt_huggingface_gpt2"])   # a <jube> tree
+    entries = read_entries("zoo/models.json")    # per entry: a MadEntry, or the SpecError that entry gives
+
+An entry becomes a benchmark named after it, with one step `run` whose do, run in the
+workpackage's work folder, clones `url` into the folder MAD names (the URL's last part), copies
+the entry's `scripts` folder into it, and runs `run.sh` (or the script `scripts` names) there with
+`args`, as MAD does, under MAD's variables (`MAD_MODEL_NAME`, `MAD_RUNTIME_NGPUS`,
+`MAD_SYSTEM_NGPUS`, `MAD_GPU_VENDOR`, `MAD_SYSTEM_GPU_ARCHITECTURE`, `MAD_OUTPUT_CSV`). The step
+uses the system's settings (`gpus_per_node`, `accelerator`), so a run names a system tag.
+
+Every text of an entry is data: it reaches the shell only through `shlex.quote` (with `$` doubled,
+so JUBE's substitution leaves it alone), `args` is split into words by `shlex.split` and joined
+back quoted, the results CSV's name passes `spec.attributes.file_name` (no separator, no `..`), and a
+model's name and its clone's folder hold only letters, digits and `_ . + -` (madengine refuses others too).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import re
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from caramel.errors import Location, SpecError, did_you_mean
+from caramel.stages.spec import grammar
+from caramel.stages.spec.attributes import file_name
+from caramel.stages.spec.model import Benchmark
+from caramel.stages.spec.system import SystemFacts
+from caramel.stages.spec.tree import Node
+
+FILE_NAME = "models.json"
+DEFAULT_TIMEOUT = 7200  # MAD's two hours; 0 is no limit
+# the keys MAD's README and madengine's models know (spec/grammar.py); those caramel does not use are kept as data
+KNOWN_KEYS = grammar.names(grammar.MAD_KEYS)
+MODEL_DIR_PARAMETER = "mad_model_dir"
+CONTAINER_PARAMETER = "mad_container"  # the container command line before the script; empty: bare
+ENV_FILE = "mad.env"  # MAD's variables as the script got them, in the work folder
+STEP = "run"
+SAFE_NAME = re.compile(r"[\w.+-]+", re.ASCII)  # a model's name and its clone's folder: folder and parameter names
+
+
+@dataclass(frozen=True)
+class MadEntry:
+    """One checked entry of a models.json."""
+
+    name: str
+    index: int
+    where: Location
+    url: str = ""
+    dockerfile: str = ""
+    scripts: str = ""
+    n_gpus: str = "1"  # "-1": every device of the system
+    timeout: float = DEFAULT_TIMEOUT
+    owner: str = ""
+    training_precision: str = ""
+    tags: tuple[str, ...] = ()
+    multiple_results: str = ""
+    args: str = ""
+    data: str = ""
+
+    @property
+    def model_dir(self) -> str:
+        """The folder the script runs in: the clone (named as `git clone URL` names it), MAD's
+        `run_directory` without a url."""
+        if not self.url:
+            return "run_directory"
+        last = self.url.rstrip("/").split("/")[-1].split(":")[-1]
+        return last[:-4] if last.endswith(".git") else last
+
+
+def is_models_json(path: str) -> bool:
+    return os.path.basename(path).endswith(".json")
+
+
+def read_entries(path: str) -> list[MadEntry | SpecError]:
+    """Each entry of the file checked on its own: a bad entry is its error, the others stay usable.
+    A file that is not a JSON list raises."""
+    text = _read(path)
+    items = _items(text, path)
+    out: list[MadEntry | SpecError] = []
+    for index, (item, start, end) in enumerate(items):
+        try:
+            out.append(_entry(item, index, path, text, start, end))
+        except SpecError as exc:
+            out.append(exc)
+    return out
+
+
+def read_models_json(path: str, only: list[str] | None = None) -> Node:
+    """The `<jube>` tree of the entries (those named in `only`, when given); a bad selected entry raises."""
+    root = Node("jube", where=Location(path, 1))
+    home = os.path.dirname(os.path.abspath(path))
+    for found in read_entries(path):
+        name = found.name if isinstance(found, MadEntry) else found.entry_name if isinstance(found, EntryError) else ""
+        if only and name not in only:
+            continue
+        if isinstance(found, SpecError):
+            raise found
+        root.children.append(benchmark_node(found, home))
+    return root
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", Location(path)) from None
+
+
+def _items(text: str, path: str) -> list[tuple[object, int, int]]:
+    """The top-level list's items with their start and end offsets (for the line an entry is on)."""
+    decoder = json.JSONDecoder()
+    try:
+        whole = decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"not valid JSON: {exc.msg}", Location(path, exc.lineno),
+                        hint="models.json is a JSON list of model entries ([{\"name\": ...}, ...])") from None
+    if not isinstance(whole, list):
+        raise SpecError(f"expected a JSON list of model entries, found a {type(whole).__name__}", Location(path, 1),
+                        hint="MAD's models.json is [{\"name\": ..., \"scripts\": ...}, ...]")
+    out, pos = [], text.index("[") + 1
+    for _ in whole:
+        pos = _skip(text, pos)
+        item, end = decoder.raw_decode(text, pos)
+        out.append((item, pos, end))
+        pos = _skip(text, end)
+        pos += text[pos] == ","
+    return out
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _entry(item: object, index: int, path: str, text: str, start: int, end: int) -> MadEntry:
+    where = Location(path, _line(text, start))
+    if not isinstance(item, dict):
+        raise _error(f"entry {index}: expected an object {{\"name\": ...}}, found {type(item).__name__}", where, "")
+    raw_name = item.get("name")
+    name = raw_name.strip() if isinstance(raw_name, str) else ""
+    label = f"entry {index} ({name})" if name else f"entry {index}"
+    raw_tags = item.get("tags", [])
+    known_tags = tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
+
+    def field_where(key: str) -> Location:
+        found = re.compile(r'"' + re.escape(key) + r'"\s*:').search(text, start, end)
+        return Location(path, _line(text, found.start())) if found else where
+
+    def fail(key: str, message: str, hint: str = "") -> SpecError:
+        return _error(f"{label}: '{key}': {message}", field_where(key), hint, name, known_tags)
+
+    for key in item:
+        if key not in KNOWN_KEYS:
+            raise fail(key, "unknown key", did_you_mean(key, KNOWN_KEYS) or "keys: " + ", ".join(KNOWN_KEYS))
+    if not name:
+        raise _error(f"{label}: no 'name'", where, 'every entry needs "name": "framework_project_workload"', "")
+    if not SAFE_NAME.fullmatch(name) or name in (".", ".."):
+        raise fail("name", f"{name!r} holds characters other than letters, digits, _ . + -",
+                   "MAD's names are framework_project_workload, e.g. pyt_huggingface_gpt2")
+    texts = {}
+    for key in ("url", "dockerfile", "scripts", "owner", "training_precision", "multiple_results", "args", "data"):
+        value = item.get(key, "")
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise fail(key, f"expected a text, found {json.dumps(value)}")
+        texts[key] = value.strip()
+    tags = item.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() and "," not in t for t in tags):
+        raise fail("tags", f"expected a list of words, found {json.dumps(tags)}", 'e.g. "tags": ["pyt", "fp16"]')
+    entry = MadEntry(name, index, where, n_gpus=_n_gpus(item, fail), timeout=_timeout(item, fail),
+                     tags=tuple(t.strip() for t in tags), **texts)
+    _check_paths(entry, fail)
+    return entry
+
+
+class EntryError(SpecError):
+    """A models.json entry that cannot be read, with what is still known of it: its name (so a selection
+    by name finds the entry's own error) and its tags (None: unknown), which a suite selecting by tag can use."""
+
+    def __init__(self, message: str, where: Location, hint: str, name: str = "",
+                 tags: tuple[str, ...] = ()) -> None:
+        super().__init__(message, where, hint=hint)
+        self.entry_name = name
+        self.entry_tags: tuple[str, ...] | None = (name, *tags) if name else None
+
+
+def _error(message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()) -> EntryError:
+    return EntryError(message, where, hint, name, tags)
+
+
+# `fail(key, message, hint)`: the error of one entry's field
+Fail = Callable[..., SpecError]
+
+
+def _n_gpus(item: dict, fail: Fail) -> str:
+    value = item.get("n_gpus", "1")
+    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    if not re.fullmatch(r"-1|\d+", text):
+        raise fail("n_gpus", f"{json.dumps(value)} is not a number of GPUs",
+                   'expected a whole number as a string, "-1" for every GPU of the system')
+    return text
+
+
+def _timeout(item: dict, fail: Fail) -> float:
+    value = item.get("timeout", DEFAULT_TIMEOUT)
+    if value is None:
+        return DEFAULT_TIMEOUT
+    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+        number = float(value)
+    if number is None or number < 0 or number != number or number == float("inf"):
+        raise fail("timeout", f"{json.dumps(value)} is not a number of seconds",
+                   f"expected seconds of at least 0 (0: no limit; without it {DEFAULT_TIMEOUT} s, MAD's default)")
+    return float(number)
+
+
+def _check_paths(entry: MadEntry, fail: Fail) -> None:
+    """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are names."""
+    if not entry.scripts:
+        raise fail("scripts", "missing", 'e.g. "scripts": "scripts/my_model" (a folder with run.sh) or a script')
+    parts = entry.scripts.replace("\\", "/").split("/")
+    if os.path.isabs(entry.scripts) or ".." in parts or "\0" in entry.scripts:
+        raise fail("scripts", f"{entry.scripts!r} leaves the folder of models.json",
+                   "write a path relative to models.json's folder, without ..")
+    if entry.multiple_results:
+        try:
+            file_name(entry.multiple_results, "multiple_results", "the work folder", entry.where)
+        except SpecError as exc:
+            raise fail("multiple_results", exc.message, "a CSV file name; MAD's scripts write ../NAME.csv "
+                       "from the clone, which is the work folder") from None
+    if not SAFE_NAME.fullmatch(entry.model_dir):  # a folder name in shell lines and parameters (madengine's rule too)
+        raise fail("url", f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
+                   "than letters, digits, _ . + -", "name the repository plainly, e.g. https://host/org/model.git")
+
+
+def script_parts(entry: MadEntry, home: str) -> tuple[str, list[str]]:
+    """The folder copied into the clone and the command that runs the script (MAD's rule: a `.sh` or
+    `.py` file is that script in its folder, a folder runs its run.sh)."""
+    scripts = os.path.normpath(os.path.join(home, entry.scripts))
+    if entry.scripts.endswith((".sh", ".slurm")):
+        return os.path.dirname(scripts), ["bash", os.path.basename(scripts)]
+    if entry.scripts.endswith(".py"):
+        return os.path.dirname(scripts), ["python3", os.path.basename(scripts)]
+    return scripts, ["bash", "run.sh"]
+
+
+def _quote(text: str) -> str:
+    """Shell-quoted, with `$` doubled: JUBE's substitution turns `$$` back into `$`."""
+    return shlex.quote(text).replace("$", "$$")
+
+
+def run_command(entry: MadEntry, home: str) -> str:
+    """The do: clone, copy the scripts in, run the script with MAD's variables. Entry text is quoted."""
+    folder, script = script_parts(entry, home)
+    url = entry.url
+    if url and not re.match(r"^[a-z][a-z0-9+.-]*://", url) and not url.startswith("/") and ":" not in url:
+        url = os.path.normpath(os.path.join(home, url))  # a local path relative to models.json
+    model_dir = _quote(entry.model_dir)
+    lines = ["set -e", f"rm -rf {model_dir}"]
+    if url:
+        lines.append(f"git -c protocol.ext.allow=never clone --quiet -- {_quote(url)} {model_dir}")
+    else:
+        lines.append(f"mkdir -p {model_dir}")
+    lines.append(f"cp -R {_quote(folder)}/. {model_dir}/")
+    ngpus = "$system_gpus_per_node" if entry.n_gpus == "-1" else entry.n_gpus
+    env = {"MAD_MODEL_NAME": _quote(entry.name), "MAD_SYSTEM_NGPUS": "$system_gpus_per_node",
+           "MAD_RUNTIME_NGPUS": ngpus, "MAD_GPU_VENDOR": "$$(echo $system_accelerator | tr a-z A-Z)"}
+    if entry.multiple_results:
+        env["MAD_OUTPUT_CSV"] = _quote(entry.multiple_results)
+    lines.append("export " + " ".join(f"{k}={v}" for k, v in env.items()))
+    lines.append('if [ -z "$${MAD_SYSTEM_GPU_ARCHITECTURE:-}" ]; then MAD_SYSTEM_GPU_ARCHITECTURE=$$( '
+                 "(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*') || "
+                 "(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1) || true); fi")
+    lines.append("export MAD_SYSTEM_GPU_ARCHITECTURE")
+    lines.append(f"env | grep '^MAD_' > {ENV_FILE}")  # what the script was given: perf.csv reads it
+    words = [_quote(w) for w in script + shlex.split(entry.args)]
+    lines.append(f"cd {model_dir} && ${CONTAINER_PARAMETER} {' '.join(words)}")
+    return "\n".join(lines)
+
+
+def benchmark_node(entry: MadEntry, home: str) -> Node:
+    """The entry as the `<benchmark>` element a YAML file would give."""
+    where = entry.where
+
+    def leaf(tag: str, text: str = "", **attrs: str) -> Node:
+        return Node(tag, dict(attrs), text, [], where)
+
+    meta = leaf("meta")
+    meta_values = {"description": f"MAD model {entry.name} ({FILE_NAME} entry {entry.index})",
+                   "tags": ",".join(entry.tags), "owner": entry.owner, "precision": entry.training_precision,
+                   "url": entry.url, "multiple_results": entry.multiple_results, "time_limit": f"{entry.timeout:g}"}
+    if entry.n_gpus not in ("-1", "0"):
+        meta_values["devices"] = entry.n_gpus
+    meta.children = [leaf(k, v) for k, v in meta_values.items() if v]
+    params = leaf("parameterset", name="mad")
+    params.children = [leaf("parameter", entry.model_dir, name=MODEL_DIR_PARAMETER, separator="\x1f"),
+                       leaf("parameter", entry.n_gpus, name="mad_n_gpus", separator="\x1f"),
+                       leaf("parameter", entry.dockerfile.replace("$", "$$"), name="mad_dockerfile",
+                            separator="\x1f"),
+                       leaf("parameter", entry.args.replace("$", "$$"), name="mad_args", separator="\x1f"),
+                       leaf("parameter", entry.data.replace("$", "$$"), name="mad_data", separator="\x1f"),
+                       leaf("parameter", "", name=CONTAINER_PARAMETER, separator="\x1f"),
+                       leaf("parameter", "", name="container_image", separator="\x1f")]  # the run's provenance
+    step = leaf("step", name=STEP)
+    step.children = [leaf("use", "mad"), leaf("use", "system"), leaf("do", run_command(entry, home))]
+    node = leaf("benchmark", name=entry.name, outpath=f"{entry.name}_runs")
+    node.children = [leaf("comment", meta_values["description"]), meta, params, step]
+    return node
+
+
+def in_container(bench: Benchmark, system: SystemFacts | None) -> Benchmark:
+    """A models.json benchmark on a system whose `container_runtime` and `images` name an image for the
+    entry's dockerfile (the stack is the dockerfile's file name: `docker/pyt_huggingface` is
+    `pyt_huggingface`) runs its script in that image, through `caramel.payloads.container`, with the
+    workpackage's folder bound. Any other benchmark, or no such image, is returned as it is: bare.
+    The system is read through its protocol (this stage imports no systems code)."""
+    pset = bench.parametersets.get("mad")
+    if pset is None or system is None or not system.container_runtime:
+        return bench
+    dockerfile = next((p.value for p in pset.parameters if p.name == "mad_dockerfile"), "").replace("$$", "$")
+    runtime_name = system.container_runtime
+    image = system.images.get(os.path.basename(dockerfile.rstrip("/")))
+    if not image:
+        return bench
+    image = os.path.expandvars(os.path.expanduser(image))
+    folder = os.path.expandvars(os.path.expanduser(system.image_dir))
+    path = os.path.abspath(image if os.path.isabs(image) or not folder else os.path.join(folder, image))
+    words = [sys.executable, "-m", "caramel.payloads.container", "--runtime", runtime_name, "--image", path]
+    accelerator = system.accelerator
+    if runtime_name == "apptainer" and accelerator in ("nvidia", "amd"):
+        words += ["--gpu-flag", "--nv" if accelerator == "nvidia" else "--rocm"]
+    line = " ".join(_quote(w) for w in words) + " --bind $jube_wp_abspath --"
+    bench = copy.copy(bench)
+    values = {CONTAINER_PARAMETER: line, "container_image": path.replace("$", "$$")}
+    params = [dataclasses.replace(p, value=values[p.name]) if p.name in values else p for p in pset.parameters]
+    bench.parametersets = dict(bench.parametersets, mad=dataclasses.replace(pset, parameters=params))
+    return bench

@@ -1,0 +1,103 @@
+"""A benchmark's `meta` block (caramel addition): description, tags, owner, limits, supported systems.
+
+YAML writes it as a `meta:` mapping at the benchmark level (JUBE 2.7.1 keeps an unknown key as an
+attribute it never reads). JUBE's XML reader refuses unknown elements in `<benchmark>`, but it reads
+only the text of `<comment>`, so in XML the block is a `<meta>` element inside `<comment>`:
+
+    <comment>GPT training<meta><tags>llm,gpt</tags><time_limit>01:00:00</time_limit></meta></comment>
+
+Each key is a child element (or an attribute) of `<meta>`; list keys take several values, written
+as a YAML list or comma-separated. The block is read without tags, so a catalog can list a file
+without knowing which tags a run needs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from caramel.errors import Location, SpecError, did_you_mean
+from caramel.stages.spec.model import BenchmarkMeta
+from caramel.stages.spec.tree import Node
+
+TEXT_KEYS = ("description", "owner", "precision", "url", "multiple_results")
+LIST_KEYS = ("tags", "systems")
+KEYS = TEXT_KEYS + LIST_KEYS + ("devices", "time_limit")
+_CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]?\d)(?::([0-5]?\d(?:\.\d+)?))?$")
+
+
+def parse_duration(text: str) -> float:
+    """Seconds from `3600`, `90.5`, `MM:SS`, `HH:MM:SS` or SLURM's `D-HH:MM:SS`; 0 means no limit.
+
+    Raises ValueError with what was expected."""
+    text = text.strip()
+    try:
+        seconds = float(text)
+    except ValueError:
+        match = _CLOCK.match(text)
+        if not match:
+            raise ValueError(f"{text!r} is not a duration; expected seconds, MM:SS or HH:MM:SS") from None
+        days, first, second, third = match.groups()
+        if third is None:  # MM:SS
+            seconds = int(first) * 60 + float(second)
+        else:
+            seconds = int(first) * 3600 + int(second) * 60 + float(third)
+        seconds += int(days or 0) * 86400
+    if seconds < 0 or seconds != seconds or seconds == float("inf"):
+        raise ValueError(f"{text!r} is not a duration; expected a number of seconds of at least 0")
+    return seconds
+
+
+def find_meta_node(benchmark: Node) -> Node | None:
+    """The `<meta>` of a benchmark node: its own child (YAML) or the one inside `<comment>` (XML)."""
+    found = benchmark.findall("meta")
+    comment = benchmark.find("comment")
+    if comment is not None:
+        found += comment.findall("meta")
+    if len(found) > 1:
+        raise SpecError("the benchmark has more than one meta block", found[1].where,
+                        hint=f"the first is at {found[0].where}; merge them")
+    return found[0] if found else None
+
+
+def read_meta(node: Node | None) -> BenchmarkMeta:
+    """The typed block; a wrong key, type or duration names the file and line."""
+    if node is None:
+        return BenchmarkMeta()
+    values: dict[str, list[tuple[str, Location]]] = {}
+    for key, text in node.attrs.items():
+        values.setdefault(key, []).append((text, node.where))
+    for child in node.children:
+        if child.children:
+            raise SpecError(f"meta: '{child.tag}' holds elements, expected a text", child.where,
+                            hint="write each meta key as a single value (tags and systems: a list)")
+        values.setdefault(child.tag, []).append((child.text, child.where))
+    fields: dict = {"where": node.where}
+    for key, items in values.items():
+        where = items[0][1]
+        if key not in KEYS:
+            raise SpecError(f"unknown key '{key}' in meta", where,
+                            hint=did_you_mean(key, KEYS) or "meta keys: " + ", ".join(KEYS))
+        if key in LIST_KEYS:
+            fields[key] = tuple(v.strip() for text, _ in items for v in text.split(",") if v.strip())
+            continue
+        if len(items) > 1:
+            raise SpecError(f"meta: '{key}' is given {len(items)} times, expected one value", items[1][1])
+        fields[key] = _value(key, items[0][0].strip(), where)
+    return BenchmarkMeta(**fields)
+
+
+def _value(key: str, text: str, where: Location) -> int | float | str | None:
+    if key == "devices":
+        if not text.isdigit() or int(text) < 1:
+            raise SpecError(f"meta: devices={text!r} is not a number of devices", where,
+                            hint="expected a whole number of at least 1, e.g. devices: 4")
+        return int(text)
+    if key == "time_limit":
+        try:
+            return parse_duration(text)
+        except ValueError as exc:
+            raise SpecError(f"meta: time_limit: {exc}", where,
+                            hint='e.g. time_limit: "01:30:00" or time_limit: 5400 (0: no limit)') from None
+    if key == "multiple_results":
+        return text or None
+    return text

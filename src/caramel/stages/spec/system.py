@@ -1,0 +1,39 @@
+"""What every stage may read of the system a benchmark is planned for: `Benchmark.system`'s type.
+
+The system file's class (`caramel.adapters.systems.model.System`) sits above the model among the layers (it
+knows the container runtimes and the backends), so the model cannot import it. This protocol is the
+part of it the lower stages read (spec, expand, engine, history): a `System` satisfies it as it is,
+and the type checker holds every read to these names and types (no `getattr(system, "x", default)`).
+A field a stage starts to read is added here, with the same type as in `systems/model.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class SystemFacts(Protocol):
+    name: str
+    file: str  # the system file it was read from
+    scheduler: str  # a name in the backends' scheduler registry ("local": none)
+    nodes: int
+    max_nodes: int  # 0: not stated
+    gpus_per_node: int
+    accelerator: str  # nvidia, amd, ... ("": none)
+    cpus_per_task: int
+    tasks_per_node: int
+    gres: str
+    time_limit: str  # as the scheduler writes it ("": none)
+    partition: str
+    account: str
+    launcher: str
+    launcher_args: str
+    modules: list[str]
+    env: dict[str, str]
+    container_runtime: str
+    image_dir: str
+    images: dict[str, str]  # image file per software stack
+    energy_method: str
+    scheduler_options: list[str]
+    job_array: str  # a submit step's default for `array:` ("", "true", "false", "N")
+    max_array_size: int  # 0: ask the scheduler

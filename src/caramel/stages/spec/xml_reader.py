@@ -1,0 +1,80 @@
+"""Read a JUBE XML file into a `Node` tree (lxml keeps the line of every element).
+
+Entities as JUBE (Python's expat) treats them: internal ones (`<!ENTITY greeting "hello">`) are
+expanded, an undefined or external one (`SYSTEM "..."`) is an error naming file and line; nothing
+is read from outside the file. Text is never dropped silently: text after a child element inside
+an element (mixed content, which JUBE ignores) is an error.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+from lxml import etree
+
+from caramel.errors import Location, SpecError
+from caramel.stages.spec.tree import Node
+
+
+def read_xml(path: str) -> Node:
+    """Parse `path`; a syntax error names the file, line and what the parser expected."""
+    _check_entities(_parse(path, resolve=False), path)
+    return _convert(_parse(path, resolve="internal").getroot(), path)
+
+
+def _parse(path: str, resolve: bool | str) -> etree._ElementTree:
+    parser = etree.XMLParser(remove_comments=True, remove_pis=True, resolve_entities=resolve, no_network=True,
+                             load_dtd=False)
+    try:
+        return etree.parse(path, parser)
+    except etree.XMLSyntaxError as exc:
+        line = exc.lineno or 0
+        msg = re.sub(r", line \d+, column (\d+)$", r" (column \1)", exc.msg)  # the line is in the location
+        undefined = re.match(r"Entity '([^']*)' not defined", msg)
+        if undefined:
+            raise SpecError(f"undefined entity &{undefined.group(1)};", Location(path, line),
+                            hint=f'declare it: <!DOCTYPE jube [<!ENTITY {undefined.group(1)} "...">]>, '
+                                 "or write & as &amp;") from None
+        if "amplification" in msg:
+            raise SpecError("the entities expand too much (an entity expansion bomb?)", Location(path, line),
+                            hint="expand the entities by hand or use parameters") from None
+        raise SpecError(f"not well-formed XML: {msg}", Location(path, line)) from None
+    except OSError as exc:
+        raise SpecError(f"cannot read the file: {exc.strerror or exc}", Location(path)) from None
+
+
+def _check_entities(tree: etree._ElementTree, path: str) -> None:
+    """Refuse entity references that are not internal entities of the file's own DTD."""
+    dtd = tree.docinfo.internalDTD
+    declared = {e.name: e for e in dtd.iterentities()} if dtd is not None else {}
+    for node in tree.getroot().iter(etree.Entity):
+        name = node.name
+        entity = declared.get(name)
+        if entity is None:
+            raise SpecError(f"undefined entity &{name};", Location(path, node.sourceline or 0),
+                            hint=f'declare it: <!DOCTYPE jube [<!ENTITY {name} "...">]>, or write & as &amp;')
+        if entity.content is None:
+            raise SpecError(f"external entity &{name}; is not read (it names {entity.system_url!r})",
+                            Location(path, node.sourceline or 0),
+                            hint="caramel, like JUBE, reads only internal entities: "
+                                 f'<!ENTITY {name} "text">; or use <include> / init_with')
+
+
+def _convert(element: etree._Element, path: str) -> Node:
+    node = Node(
+        tag=str(element.tag),
+        attrs={str(k): str(v) for k, v in element.attrib.items()},
+        text=element.text or "",
+        where=Location(path, element.sourceline or 0),
+    )
+    for child in element:
+        if not isinstance(child.tag, str):  # comments and processing instructions
+            continue
+        if child.tail and child.tail.strip():
+            # JUBE ignores such text too; real files may carry it, so it stays a warning, never silent
+            print(f"warning: {Location(path, child.sourceline or 0)}: text {child.tail.strip()[:40]!r} after "
+                  f"<{child.tag}> inside <{element.tag}> is ignored, as JUBE ignores it; move it into an element",
+                  file=sys.stderr)
+        node.children.append(_convert(child, path))
+    return node

@@ -1,0 +1,134 @@
+"""Which run a command means: `-i ID|last` and an optional run or outpath directory.
+
+`bench run` records each new run in a small SQLite registry in the user's data folder
+(`$CARAMEL_DATA_DIR`, else `$XDG_DATA_HOME/caramel`, else `~/.local/share/caramel`), keyed by the
+folder it was called from; so `bench continue -i last` with no directory finds the run started
+from the current folder.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+
+from caramel.errors import RunError
+from caramel.settings import current
+from caramel.stages.state import identity
+from caramel.stages.state.store import is_run_dir
+
+KEEP = 200  # runs remembered per folder
+
+
+def data_dir() -> str:
+    return current().data_dir
+
+
+def _connect() -> sqlite3.Connection:
+    folder = data_dir()
+    os.makedirs(folder, exist_ok=True)
+    db = sqlite3.connect(os.path.join(folder, "runs.db"), timeout=10)
+    db.execute("CREATE TABLE IF NOT EXISTS runs (run_dir TEXT PRIMARY KEY, cwd TEXT, benchmark TEXT, "
+               "run_id INTEGER, created REAL)")
+    return db
+
+
+def remember(run_dir: str, cwd: str, benchmark: str, run_id: int) -> None:
+    """Best effort: a read-only home folder must not stop a run."""
+    try:
+        with _connect() as db:
+            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?)",
+                       (os.path.abspath(run_dir), os.path.abspath(cwd), benchmark, run_id, time.time()))
+            db.execute("DELETE FROM runs WHERE cwd=? AND run_dir NOT IN (SELECT run_dir FROM runs WHERE cwd=? "
+                       "ORDER BY created DESC LIMIT ?)", (os.path.abspath(cwd), os.path.abspath(cwd), KEEP))
+        db.close()
+    except (OSError, sqlite3.Error):
+        pass
+
+
+def forget(run_dir: str) -> None:
+    try:
+        with _connect() as db:
+            db.execute("DELETE FROM runs WHERE run_dir=?", (os.path.abspath(run_dir),))
+        db.close()
+    except (OSError, sqlite3.Error):
+        pass
+
+
+def recent(cwd: str) -> list[tuple[str, int]]:
+    """(run dir, run id) of runs started from `cwd`, newest first (those still on disk)."""
+    try:
+        db = _connect()
+        rows = db.execute("SELECT run_dir, run_id FROM runs WHERE cwd=? ORDER BY created DESC",
+                          (os.path.abspath(cwd),)).fetchall()
+        db.close()
+    except (OSError, sqlite3.Error):
+        return []
+    return [(d, i) for d, i in rows if is_run_dir(d)]
+
+
+def runs_in(outpath: str) -> list[tuple[str, int]]:
+    """(run dir, id) of the runs inside an outpath folder, lowest id first."""
+    out = []
+    try:
+        names = os.listdir(outpath)
+    except OSError:
+        return []
+    for name in names:
+        path = os.path.join(outpath, name)
+        if name.isdigit() and is_run_dir(path):
+            out.append((path, int(name)))
+    return sorted(out, key=lambda item: item[1])
+
+
+def parse_id(text: str | None) -> int | None:
+    """`last` (or nothing) is None; otherwise a run id."""
+    if text is None or text == "last":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise RunError(f"-i {text!r} is not a run id", hint="give a number (as shown by bench run) or last") from None
+
+
+def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -> str:
+    """The run directory meant by a DIR argument (run or outpath folder) and `-i ID|last`.
+
+    `last` is the run made last: the highest id in an outpath, the newest entry of the registry, else
+    the newest creation time the runs below `cwd` recorded (never a folder's mtime, which a `bench
+    result` or a `cp -p` changes). A folder holding a caramel.db that is no proven run (state.identity)
+    but holding runs is taken as their outpath."""
+    wanted = parse_id(run_id)
+    cwd = cwd or os.getcwd()
+    if directory:
+        directory = os.path.abspath(directory)
+        if is_run_dir(directory) and (identity.is_proven(directory) or not runs_in(directory)):
+            if wanted is not None and os.path.basename(directory) != f"{wanted:06d}":
+                raise RunError(f"{directory} is run {os.path.basename(directory)}, not {wanted}")
+            return directory
+        if not os.path.isdir(directory):
+            raise RunError(f"{directory} does not exist", hint="give a run folder or the outpath holding runs")
+        found = runs_in(directory)
+        if not found:
+            raise RunError(f"{directory} holds no caramel run", hint="give a run folder or the outpath holding runs")
+        return _pick(found[::-1], wanted, directory)
+    found = recent(cwd)
+    if not found:
+        # No registry entry (another machine, another data folder): outpaths right below cwd.
+        for name in sorted(os.listdir(cwd)):
+            found += runs_in(os.path.join(cwd, name))
+        found.sort(key=lambda item: (identity.created(item[0]) or 0.0, item[1]), reverse=True)
+    if not found:
+        raise RunError(f"no run was started from {cwd}",
+                       hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last")
+    return _pick(found, wanted, cwd)
+
+
+def _pick(found: list[tuple[str, int]], wanted: int | None, where: str) -> str:
+    if wanted is None:
+        return found[0][0]
+    for path, run_id in found:
+        if run_id == wanted:
+            return path
+    raise RunError(f"no run {wanted} in {where}",
+                   hint="runs there: " + ", ".join(str(i) for _p, i in found[:10]))

@@ -1,0 +1,397 @@
+"""The run state: one SQLite database per run, `<run dir>/caramel.db`.
+
+Every state change is one transaction (WAL journal on a local disk, the rollback journal on a
+filesystem shared between hosts: state.sharedfs), so after a crash the database still tells
+which workpackages are done; work folders are outputs, never the truth. The plan (workpackages,
+parents, final parameter texts) and the benchmark model are stored when the run starts, so
+`bench continue` never expands the benchmark again. Each workpackage's params (expand.params: final
+texts, declared types, the texts of later cycles) are stored as typed JSON: every later stage reads
+them from here, none evaluates a definition again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any, cast
+
+from caramel.errors import RunError
+from caramel.stages.expand import layout
+from caramel.stages.expand.params import Params
+from caramel.stages.spec.model import Benchmark
+from caramel.stages.state import bounded, dbfile, identity_file, sharedfs, transitions
+from caramel.stages.state.codec import CodecError, decode_model, encode_model
+from caramel.stages.state.dbfile import StorageError
+from caramel.stages.state.rows import (
+    SCHEMA,
+    SCHEMA_VERSION,
+    UPDATABLE,
+    WP_COLUMNS,
+    CommandRow,
+    RunInfo,
+    WpRow,
+)
+
+DB_NAME = layout.RUN_DB
+
+
+@functools.lru_cache(maxsize=64)
+def _types(text: str) -> dict[str, str]:
+    """Declared types as stored (few distinct ones in a run: decoded once each; never mutated)."""
+    types: dict[str, str] = bounded.loads(text, "the declared types of a workpackage")
+    return types
+
+
+def _params(texts: str, types: str, cycles: str) -> Params:
+    try:
+        return Params(bounded.loads(texts, "the parameters of a workpackage"), _types(types),
+                      tuple(bounded.loads(cycles, "the later cycles of a workpackage")) if cycles else ())
+    except (TypeError, ValueError) as exc:
+        raise RunError(f"the parameters stored in the run state are damaged: {exc}",
+                       hint="the run state was not written by this caramel, or was changed by hand") from None
+
+
+def _set_journal(path: str, after: str) -> str:
+    """The journal of the run state (state.sharedfs: WAL on a local disk, the rollback journal on a
+    filesystem shared between hosts or one that refuses WAL's shared memory map)."""
+    try:
+        return sharedfs.set_journal(path, "run state", dbfile.busy_timeout())
+    except sqlite3.Error as exc:
+        raise dbfile.storage_error(path, exc, "run state", after) from None
+
+
+def db_path(run_dir: str) -> str:
+    return os.path.join(run_dir, DB_NAME)
+
+
+def is_run_dir(path: str) -> bool:
+    return os.path.isfile(db_path(path))
+
+
+class Store:
+    """Access to one run's database. Writes happen inside `with store.transaction():`."""
+
+    def __init__(self, path: str, readonly: bool = False) -> None:
+        self.path = path
+        after = f"then `bench continue {os.path.dirname(path)}` finishes the run"
+        try:
+            empty = os.path.getsize(path) == 0
+        except OSError:
+            empty = False
+        if empty:
+            raise StorageError(f"the run state {path} is empty (0 bytes): it was cut short",
+                               hint="a full disk or a copy that failed? the work folders are intact, but the "
+                                    "run's state is lost: start the run again")
+        self.journal = "" if readonly else _set_journal(path, after)
+        self.db = dbfile.connect(path, "run state", after, readonly, isolation_level=None, check_same_thread=False)
+        self.db.execute(f"PRAGMA busy_timeout={int(dbfile.busy_timeout() * 1000)}")
+        if not readonly:
+            # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
+            # loss of the machine), without an fsync per state change. The rollback journal (shared
+            # filesystems, state.sharedfs) keeps synchronous=FULL: its commits are durable only so.
+            self.db.execute(f"PRAGMA journal_mode={self.journal}")
+            if self.journal == "wal":
+                self.db.execute("PRAGMA synchronous=NORMAL")
+        self._depth = 0
+
+    # --- creation ---------------------------------------------------------------------------
+    @classmethod
+    def create(cls, run_dir: str, info: RunInfo, model: Benchmark, rows: Iterable[tuple]) -> Store:
+        """A new database holding the run, its model and its workpackages (id, step, iteration,
+        parents, dirname, Params). Written under a temporary name and renamed when complete:
+        `caramel.db` exists only once the whole plan is in it."""
+        path = db_path(run_dir)
+        tmp = path + ".new"
+        info.created = info.created or time.time()
+        for leftover in (tmp, tmp + "-journal"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+        db = dbfile.connect(tmp, "run state", "then run again", isolation_level=None)
+        try:
+            db.execute("BEGIN")
+            for statement in SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute(
+                "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (info.run_id, info.benchmark, info.file, info.home, info.run_dir, json.dumps(info.tags),
+                 info.cwd, info.created, json.dumps(info.settings), info.version, SCHEMA_VERSION,
+                 encode_model(model)))
+            db.executemany(
+                "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, cycles) "
+                "VALUES (?,?,?,?,?,?,?,?)",
+                ((wp_id, step, it, ",".join(map(str, parents)), dirname, json.dumps(params),
+                  json.dumps(params.types, sort_keys=True), json.dumps(params.cycles) if params.cycles else "")
+                 for wp_id, step, it, parents, dirname, params in rows))
+            db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
+                       (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"))
+            db.execute("COMMIT")
+        except BaseException:
+            db.close()
+            for leftover in (tmp, tmp + "-journal"):
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+            raise
+        db.close()
+        # The identity `bench remove` checks, before the record takes its name (state.identity)
+        identity_file.write(run_dir, identity_file.Identity(info.run_id, info.benchmark, info.created))
+        os.rename(tmp, path)
+        return cls(path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic change (nested uses join the outer transaction)."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+            self.db.execute("COMMIT")
+        except BaseException:
+            # SQLite may have rolled back already (a full disk ends the transaction): a ROLLBACK then
+            # fails with "no transaction is active", which must not hide the error that got here.
+            if self.db.in_transaction:
+                with contextlib.suppress(StorageError):
+                    self.db.execute("ROLLBACK")
+            raise
+        finally:
+            self._depth = 0
+
+    def abandon_transaction(self) -> None:
+        """Roll back a transaction an interruption left open (its change did not happen), and forget it."""
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+        self._depth = 0
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it (frees disk space)."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    # --- the run -----------------------------------------------------------------------------
+    def info(self) -> RunInfo:
+        try:
+            found = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
+                                    "version, schema FROM runs")
+            found.row_factory = sqlite3.Row  # read by column name
+            row = found.fetchone()
+        except StorageError as exc:
+            if dbfile.problem(exc) != "foreign":
+                raise
+            raise StorageError(f"{self.path} is not a caramel run state",
+                               hint="another program wrote it, or it is not what bench expects there") from None
+        if row is None:
+            raise RunError(f"{self.path} holds no run")
+        if row["schema"] != SCHEMA_VERSION:
+            made = f"caramel {row['version']}" if row["version"] else "another caramel"
+            raise RunError(f"{self.path} was written by {made} (run state version {row['schema']}); this caramel "
+                           f"reads version {SCHEMA_VERSION} only",
+                           hint=f"finish or read that run with {made}, or start it again with this one")
+        try:
+            tags, settings = bounded.loads(row["tags"], "the run's tags"), bounded.loads(row["settings"],
+                                                                                     "the run's settings")
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags) or not isinstance(settings, dict):
+                raise ValueError("its tags are not a list of texts, or its settings not a mapping")
+            return RunInfo(row["id"], row["benchmark"], row["file"], row["home"], row["run_dir"], tags, row["cwd"],
+                           row["created"], settings, row["version"])
+        except (TypeError, ValueError) as exc:
+            raise RunError(f"the run state {self.path} is damaged: {exc}") from None
+
+    def model(self) -> Benchmark:
+        """The benchmark model stored at run start (never re-read from the file)."""
+        self.info()  # checks the version first
+        try:
+            text = self.db.execute("SELECT model FROM runs").fetchone()[0]
+            return decode_model(text, "the stored model")  # the error below names the file
+        except (CodecError, TypeError) as exc:
+            raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
+                           hint="the run state is damaged or was not written by caramel; start the run again") from None
+
+    def replace_model(self, model: Benchmark) -> None:
+        """Store `model` as the run's benchmark: the analysis definitions of `bench result -u` (only
+        analysis/update.py calls it, after checking nothing that made the run changed)."""
+        with self.transaction():
+            self.db.execute("UPDATE runs SET model=?", (encode_model(model),))
+
+    def update_settings(self, settings: dict) -> None:
+        with self.transaction():
+            self.db.execute("UPDATE runs SET settings=?", (json.dumps(settings),))
+
+    # --- workpackages -------------------------------------------------------------------------
+    def workpackages(self) -> list[WpRow]:
+        out = []
+        for row in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
+            wp = WpRow(*row)  # WP_COLUMNS names WpRow's fields in order (a dict per row costs 2x here)
+            parents, wait_files = cast(str, wp.parents), cast(str, wp.wait_files)  # as stored: texts
+            wp.parents = tuple(int(p) for p in parents.split(",")) if parents else ()
+            wp.wait_files = self._json(wait_files, f"workpackage {wp.id}'s wait files") if wait_files else {}
+            out.append(wp)
+        return out
+
+    def params(self, wp_id: int) -> Params:
+        """The workpackage's params as the plan recorded them (texts, declared types, later cycles)."""
+        row = self.db.execute("SELECT params, types, cycles FROM workpackages WHERE id=?", (wp_id,)).fetchone()
+        return _params(*row) if row else Params()
+
+    def jobs_and_end(self) -> tuple[list[str], float | None]:
+        """The run's scheduler job ids (each once) and when its last workpackage ended: what a run's
+        provenance needs, without reading every workpackage."""
+        ids = [row[0] for row in self.db.execute("SELECT DISTINCT job_id FROM workpackages WHERE job_id != ''")]
+        return ids, self.db.execute("SELECT MAX(ended) FROM workpackages").fetchone()[0]
+
+    def first_params(self, count: int) -> list[Params]:
+        """The params of the first `count` workpackages, in id order, in one query."""
+        return [_params(*row) for row in self.db.execute(
+            "SELECT params, types, cycles FROM workpackages ORDER BY id LIMIT ?", (count,))]
+
+    def all_params(self) -> dict[int, Params]:
+        """Every workpackage's params, in one query. The texts are decoded as one JSON array: one
+        decoder call instead of one per workpackage is a third of `bench info` on a large run."""
+        rows = self.db.execute("SELECT id, params, types, cycles FROM workpackages").fetchall()
+        try:
+            if any(len(row[1]) > bounded.MAX_BYTES for row in rows):
+                raise ValueError("a workpackage's parameters are over the limit")
+            texts = bounded.loads("[" + ",".join(row[1] for row in rows) + "]", "the parameters",
+                                  max_bytes=bounded.MAX_BYTES * max(1, len(rows)))
+        except (ValueError, TypeError):
+            texts = None
+        if texts is None or len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
+            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
+        try:
+            return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
+                    for row, found in zip(rows, texts, strict=True)}
+        except (TypeError, ValueError, RecursionError):
+            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
+
+    def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
+        """What the analysis needs of each workpackage besides its params, in id order:
+        (id, step, iteration, parents, dirname, state, reason)."""
+        return [(wp_id, step, it, tuple(int(p) for p in parents.split(",")) if parents else (), dirname, state, reason)
+                for wp_id, step, it, parents, dirname, state, reason in self.db.execute(
+                    "SELECT id, step, iteration, parents, dirname, state, reason FROM workpackages ORDER BY id")]
+
+    def env(self, wp_id: int) -> dict[str, str] | None:
+        row = self.db.execute("SELECT env FROM workpackages WHERE id=?", (wp_id,)).fetchone()
+        return self._json(row[0], f"workpackage {wp_id}'s environment") if row and row[0] else None
+
+    def _json(self, text: str, what: str) -> Any:
+        """A JSON value of the run record, bounded (state.bounded); damaged is a RunError naming the file."""
+        try:
+            return bounded.loads(text, f"{self.path}: {what}")
+        except bounded.OverLimit:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise RunError(f"{self.path}: {what} stored in the run state is damaged: {exc}") from None
+
+    def update(self, wp_id: int, **fields: object) -> None:
+        """Change columns of one workpackage other than its state (call inside a transaction)."""
+        self._write(wp_id, fields)
+
+    def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
+        """Make the state move `name` of state.transitions for `wp` (call inside a transaction): its new
+        state and the fields the move resets (`fields` given here win) go to the database and to `wp`,
+        and the move's event is recorded (`message`: the reason unless given). A move that does not start
+        from `wp`'s state raises TransitionError, and nothing changes."""
+        move = transitions.check(name, wp.id, wp.state)
+        changes = {key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
+                   for key, value in {**move.resets, **fields}.items()}
+        self._write(wp.id, changes, state=move.target)
+        if move.always_record or wp.state != move.target:
+            self.event(wp.id, move.event_kind, str(fields.get("reason", "")) if message is None else message)
+        wp.state = move.target
+        for field_name, value in changes.items():
+            if hasattr(wp, field_name):
+                setattr(wp, field_name, value)
+
+    def interrupt_running(self, reason: str, recorded: Iterable[int] = ()) -> None:
+        """Move every running workpackage to open (the move "interrupt": bench is stopping), in one
+        statement that needs nothing read first; events for the ids `recorded` (whose scripts bench ended)."""
+        move = transitions.MOVES["interrupt"]
+        for wp_id in recorded:
+            self.event(wp_id, move.event_kind, reason)
+        self.db.execute(f"UPDATE workpackages SET state=?, reason=? WHERE state IN "
+                        f"({','.join('?' * len(move.sources))})", (move.target, reason, *sorted(move.sources)))
+
+    def _write(self, wp_id: int, fields: dict, state: str | None = None) -> None:
+        """Columns of one workpackage; its `state` only from `move`."""
+        bad = set(fields) - UPDATABLE
+        if bad:
+            raise ValueError(f"not updatable: {bad}" + (" (a state changes through Store.move)"
+                                                         if "state" in bad else ""))
+        if state is not None:
+            fields = {"state": state, **fields}
+        values = []
+        for name, value in fields.items():
+            if name == "env":
+                value = json.dumps(value) if value is not None else None
+            elif name == "wait_files":
+                value = json.dumps(value) if value else ""
+            values.append(value)
+        sets = ", ".join(f"{name}=?" for name in fields)
+        self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
+
+    def event(self, wp_id: int | None, kind: str, message: str = "") -> None:
+        self.db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
+                        (time.time(), wp_id, kind, message))
+
+    def add_commands(self, rows: Iterable[CommandRow]) -> None:
+        self.db.executemany(
+            "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?)",
+            ((r.wp, r.attempt, r.cycle, r.op, r.role, r.command, r.cwd, r.exit_code, r.started, r.ended)
+             for r in rows))
+
+    def commands(self, wp_id: int | None = None) -> list[CommandRow]:
+        query = "SELECT wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended FROM commands"
+        args: tuple = ()
+        if wp_id is not None:
+            query += " WHERE wp=?"
+            args = (wp_id,)
+        return [CommandRow(*r) for r in self.db.execute(query + " ORDER BY id", args)]
+
+    def events(self, wp_id: int | None = None) -> list[tuple]:
+        query = "SELECT time, wp, kind, message FROM events"
+        if wp_id is not None:
+            return list(self.db.execute(query + " WHERE wp=? ORDER BY id", (wp_id,)))
+        return list(self.db.execute(query + " ORDER BY id"))
+
+    # --- shared operations ----------------------------------------------------------------------
+    def shared_state(self, step: str, cycle: int, op: int) -> str:
+        row = self.db.execute("SELECT state FROM shared_ops WHERE step=? AND cycle=? AND op=?",
+                              (step, cycle, op)).fetchone()
+        return row[0] if row else ""
+
+    def set_shared_state(self, step: str, cycle: int, op: int, state: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO shared_ops VALUES (?,?,?,?,?)", (step, cycle, op, state, time.time()))
+
+    def take_running_shared(self) -> set[tuple[str, int, int]]:
+        """The shared do's (step, cycle, op) a bench was running when it died, forgotten here: the engine
+        reads from their shells' records whether they ended (call inside a transaction)."""
+        running = {(step, cycle, op) for step, cycle, op in self.db.execute(
+            "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
+        self.db.execute("DELETE FROM shared_ops WHERE state='running'")
+        return running
+
+    def clear_shared(self, step: str) -> None:
+        self.db.execute("DELETE FROM shared_ops WHERE step=?", (step,))
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{step: {state: count}} in step order of first appearance."""
+        out: dict[str, dict[str, int]] = {}
+        for step, state, n in self.db.execute(
+                "SELECT step, state, count(*) FROM workpackages GROUP BY step, state ORDER BY min(id)"):
+            out.setdefault(step, {})[state] = n
+        return out

@@ -1,0 +1,108 @@
+"""The verdict rule: spread on both sides, a threshold, direction."""
+
+from __future__ import annotations
+
+import math
+
+from caramel.consumers.history.compare import compare_targets, judge
+from caramel.consumers.history.metrics import Metric, direction
+
+
+def metric(samples, name="rate", unit=None):
+    unit = {"rate": "items/s", "elapsed": "s"}.get(name, "") if unit is None else unit
+    return Metric("t", {"n": "1"}, name, unit, direction(name, unit), list(samples))
+
+
+def test_noise_explains_a_small_difference():
+    current = metric([100, 104, 96, 101, 99])
+    assert judge(current, 101.0, 3.0, 5, None).verdict == "within noise"
+
+
+def test_clear_drop_in_throughput_is_a_regression_and_a_rise_an_improvement():
+    assert judge(metric([80, 81, 79, 80, 80]), 100.0, 1.0, 5, None).verdict == "regressed"
+    assert judge(metric([120, 121, 119, 120, 120]), 100.0, 1.0, 5, None).verdict == "improved"
+
+
+def test_time_is_better_lower():
+    slower = metric([1.3, 1.31, 1.29], name="elapsed", unit="s")
+    assert slower.direction == "lower"
+    assert judge(slower, 1.0, 0.01, 3, None).verdict == "regressed"
+
+
+def test_significant_but_tiny_change_is_within_the_threshold():
+    assert judge(metric([100.5, 100.5, 100.5]), 100.0, 0.0001, 3, None).verdict == "within noise"
+
+
+def test_single_samples_use_the_threshold():
+    assert judge(metric([96]), 100.0, 0.0, 1, None).verdict == "within noise"  # -4 % < 5 %
+    assert judge(metric([94]), 100.0, 0.0, 1, None).verdict == "regressed"
+    assert judge(metric([94]), 100.0, 0.0, 1, 10).verdict == "within noise"
+    assert judge(metric([94]), float("nan"), 0.0, 0, None).verdict == "no baseline"
+
+
+def test_directions():
+    assert direction("Tokens/second") == "higher"
+    assert direction("Time/iteration(s)") == "lower"
+    assert direction("Avg_TFLOPs/GPU") == "higher"
+    assert direction("Energy(Wh)") == "lower"
+    assert direction("Tokens/J") == "higher"
+    assert direction("runtime", "s") == "lower"
+
+
+def test_equal_values_are_never_a_change_even_zero():
+    """A run compared with itself: a metric 0 on both sides was 'regressed' (issue 12)."""
+    for samples, base, sd, n in (([0.0], 0.0, 0.0, 1), ([0.0, 0.0], 0.0, 0.0, 2), ([5.0], 5.0, 0.0, 1),
+                                 ([1.0, 3.0], 2.0, 1.4142135623730951, 2)):
+        for name in ("rate", "elapsed"):
+            verdict = judge(metric(samples, name=name), base, sd, n, None)
+            assert (verdict.verdict, verdict.diff_pct) == ("within noise", 0.0), (samples, name)
+
+
+def test_a_zero_baseline_gives_a_verdict_without_a_percentage():
+    slower = judge(metric([1.0], name="elapsed", unit="s"), 0.0, 0.0, 1, None)
+    assert slower.verdict == "regressed" and slower.diff_pct != slower.diff_pct  # NaN: no % of 0
+    assert "the baseline is 0" in slower.why
+    assert judge(metric([2.0], name="rate"), 0.0, 0.0, 1, None).verdict == "improved"
+    noisy = judge(metric([0.0, 0.1, 0.2], name="elapsed"), 0.0, 0.1, 3, None)
+    assert noisy.verdict == "within noise" and "the baseline is 0" in noisy.why
+
+
+def test_a_change_of_a_figure_of_unknown_direction_cannot_be_judged():
+    """Never improved/regressed by a guess (issue 21): the verdict says why and what to declare."""
+    for samples, base, sd, n in (([120.0], 100.0, 0.0, 1), ([120, 121, 119], 100.0, 1.0, 3), ([80.0], 100.0, 0.0, 1)):
+        unknown = judge(metric(samples, name="performance", unit=""), base, sd, n, None)
+        assert unknown.verdict == "cannot judge", unknown
+        assert "direction unknown" in unknown.why and "direction: lower|higher" in unknown.why
+    same = judge(metric([100.0, 101.0, 99.0], name="performance", unit=""), 100.0, 1.0, 3, None)
+    assert same.verdict == "within noise"  # no change to judge: the direction does not matter
+
+
+def test_one_sample_is_no_spread_not_a_spread_of_0():
+    one = metric([120.0], name="latency", unit="ms")
+    assert one.direction == "lower" and one.sd != one.sd and one.sd_pct != one.sd_pct  # NaN, not 0
+    verdict = judge(one, 100.0, float("nan"), 1, None)
+    assert verdict.verdict == "regressed" and "single sample (both sides): cannot judge spread" in verdict.why
+    assert "single sample (the run)" in judge(one, 100.0, 1.0, 5, None).why
+    assert "single sample (the baseline)" in judge(metric([120.0, 121.0], "latency", "ms"), 100.0, math.nan, 1, None).why
+
+
+def test_a_latency_rise_of_20_percent_is_a_regression_and_a_throughput_rise_an_improvement():
+    assert judge(metric([120.0], name="performance", unit="ms"), 100.0, math.nan, 1, None).verdict == "regressed"
+    assert judge(metric([120.0], name="performance", unit="samples/s"), 100.0, math.nan, 1, None).verdict == "improved"
+
+
+def test_targets_judge_the_stored_direction():
+    latency = metric([120.0], name="performance", unit="ms")
+    assert [v.verdict for v in compare_targets([latency], {"performance": 100}, None)] == ["regressed"]
+    assert "against a target" in compare_targets([latency], {"performance": 100}, None)[0].why
+
+
+def test_a_target_without_a_number_is_an_error_naming_the_figure():
+    """`{"threshold": 5}` without a value, or a word, stopped `bench compare` with a TypeError before."""
+    import pytest
+
+    latency = metric([120.0], name="performance", unit="ms")
+    for target in ({"threshold": 5}, "fast", {"value": 1, "threshold": "x"}, True):
+        with pytest.raises(ValueError, match="the target of 'performance' is .*, not a number"):
+            compare_targets([latency], {"performance": target}, None)
+    assert [v.verdict for v in compare_targets([latency], {"performance": "100"}, None)] == ["regressed"]

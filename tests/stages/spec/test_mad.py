@@ -1,0 +1,118 @@
+"""MAD's models.json (caramel.stages.spec.mad): each entry checked on its own, errors naming the file, the
+entry and the field with its line; entry text reaches the shell only as quoted words."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from caramel.errors import SpecError, did_you_mean
+from caramel.stages.engine.commands import final_text
+from caramel.stages.spec.mad import MadEntry, read_entries, read_models_json, run_command
+
+GOOD = {"name": "pyt_bert", "url": "https://example.org/bert", "scripts": "scripts/bert", "n_gpus": "-1",
+        "tags": ["pyt"], "args": ""}
+
+
+def entries_file(tmp_path: Path, *entries: dict) -> Path:
+    path = tmp_path / "models.json"
+    path.write_text(json.dumps(list(entries), indent=2))
+    return path
+
+
+@pytest.mark.parametrize(("change", "needle", "field"), [
+    ({"name": None}, "entry 1: no 'name'", '"name"'),
+    ({"n_gpus": "abc"}, "entry 1 (bad): 'n_gpus': \"abc\" is not a number of GPUs", '"n_gpus"'),
+    ({"timeout": -5}, "entry 1 (bad): 'timeout': -5 is not a number of seconds", '"timeout"'),
+    ({"tags": "pyt"}, "entry 1 (bad): 'tags': expected a list of words", '"tags"'),
+    ({"scripts": "../../etc"}, "entry 1 (bad): 'scripts': '../../etc' leaves the folder", '"scripts"'),
+    ({"multiple_results": "../x.csv"}, "entry 1 (bad): 'multiple_results'", '"multiple_results"'),
+    ({"url": "https://h/$(reboot)"}, "entry 1 (bad): 'url': the clone's folder '$(reboot)'", '"url"'),
+])
+def test_a_malformed_entry_names_file_entry_field_and_line(tmp_path: Path, change: dict, needle: str,
+                                                           field: str) -> None:
+    bad = {k: v for k, v in {**GOOD, "name": "bad", **change}.items() if v is not None}
+    path = entries_file(tmp_path, GOOD, bad)
+    good, error = read_entries(str(path))
+    assert isinstance(good, MadEntry) and isinstance(error, SpecError)
+    text = str(error)
+    assert needle in text and str(path) in text
+    lines = path.read_text().splitlines()
+    line = int(text.split(":", 2)[1])
+    if field != '"name"':
+        assert field in lines[line - 1]  # the line of the field itself
+    with pytest.raises(SpecError):  # running the bad entry gives its error; the good one still builds
+        read_models_json(str(path), only=[bad.get("name", "")])
+    assert [b.attrs["name"] for b in read_models_json(str(path), only=["pyt_bert"]).children] == ["pyt_bert"]
+
+
+def test_unknown_key_has_did_you_mean(tmp_path: Path) -> None:
+    path = entries_file(tmp_path, {**GOOD, "n_gpu": "2"})
+    (error,) = read_entries(str(path))
+    assert "'n_gpu': unknown key" in str(error) and "did you mean 'n_gpus'?" in str(error)
+
+
+def test_not_json_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "models.json"
+    path.write_text('[\n  {"name": "a",\n  "n_gpus": }\n]\n')
+    with pytest.raises(SpecError, match=r"models.json:3: not valid JSON"):
+        read_entries(str(path))
+
+
+def test_mad_defaults_timeout_and_model_dir(tmp_path: Path) -> None:
+    path = entries_file(tmp_path, {**GOOD, "url": "https://github.com/x/transformers.git"},
+                        {**GOOD, "name": "b", "timeout": 0, "url": ""})
+    first, second = read_entries(str(path))
+    assert first.timeout == 7200 and first.model_dir == "transformers"
+    assert second.timeout == 0 and second.model_dir == "run_directory"
+
+
+def test_did_you_mean_never_suggests_the_word_itself() -> None:
+    assert did_you_mean("gpt2_allgpus", ["gpt2_allgpus", "pyt"]) == ""
+    assert did_you_mean("gpt2_allgpu", ["gpt2_allgpus"]) == "did you mean 'gpt2_allgpus'?"
+
+
+text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(args=st.lists(text, max_size=4), name=st.from_regex(r"[A-Za-z0-9_.-]{1,20}", fullmatch=True),
+       url_tail=st.from_regex(r"[A-Za-z0-9_-]{1,10}", fullmatch=True), dollar=text)
+def test_entry_text_reaches_the_shell_only_as_quoted_words(args, name, url_tail, dollar) -> None:
+    """Whatever the args hold ($(...), quotes, $name references), the script gets exactly those words."""
+    entry = MadEntry(name if name not in (".", "..") else "m", 0, None, url=f"https://h/$x/{url_tail}",  # type: ignore[arg-type]
+                     scripts="scripts/a", args=shlex.join(args + [dollar]))
+    command = final_text(run_command(entry, "/zoo"), {"system_gpus_per_node": "4", "system_accelerator": "amd",
+                                                         "mad_container": ""})
+    words = shlex.split(command)  # the generated lines quote every word: the shell splits them the same way
+    at = words.index("run.sh")
+    assert words[at - 4:at] == ["cd", entry.model_dir, "&&", "bash"]
+    assert words[at + 1:] == [*args, dollar]
+    at = words.index("clone")
+    assert words[at + 1:at + 5] == ["--quiet", "--", f"https://h/$x/{url_tail}", entry.model_dir]
+
+
+json_value = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+                          lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
+                                                                                       max_size=3), max_leaves=6)
+entry_like = st.fixed_dictionaries({}, optional={k: json_value for k in ("name", "n_gpus", "timeout", "tags",
+                                                                         "scripts", "args", "url")})
+
+
+@settings(max_examples=60, deadline=None)
+@given(items=st.lists(entry_like | json_value, max_size=4))
+def test_any_json_list_gives_entries_or_errors_never_a_crash(tmp_path_factory, items) -> None:
+    path = tmp_path_factory.mktemp("zoo") / "models.json"
+    path.write_text(json.dumps(items, indent=1))
+    found = read_entries(str(path))
+    assert len(found) == len(items)
+    for item in found:
+        if isinstance(item, SpecError):
+            assert str(path) in str(item) and "entry " in str(item)
+        else:
+            assert item.name and item.n_gpus.lstrip("-").isdigit() and item.timeout >= 0
