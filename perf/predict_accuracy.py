@@ -142,8 +142,9 @@ def _prepare(folder: Path, root: Path, quick: bool) -> tuple[str, str]:
     if quick:
         _copy_yaml(DATA / "gpt_kernels.yaml", folder / "gpt_kernels.yaml", {"iters": 6})
         _copy_yaml(root / "benchmarks" / "microbench.yaml", folder / "microbench.yaml", {"seconds": 0.1},
-                   keep_cases=("gemm", "copy", "eltwise"))
-        return "1", "quick: GEMM, copy and element-wise cases, 0.1 s each; 1 repeat of 6 iterations per GPT size"
+                   keep_cases=("gemm", "copy", "eltwise", "attention", "attention_backward"))
+        return "1", ("quick: GEMM, copy, element-wise and attention cases, 0.1 s each; 1 repeat of 6 iterations "
+                     "per GPT size")
     shutil.copy(DATA / "gpt_kernels.yaml", folder)
     shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
     return "2", "full suite; 2 repeats of 12 iterations per GPT size"
