@@ -288,9 +288,13 @@ def test_an_attention_is_its_own_kernel_and_without_a_model_its_products() -> No
     slow = 9 * (1e-4 + 2.5 * 4 * 32 * 64 * 64 * 24 / GEMM_RATE)
     rows = synthetic_rows() + [(f"attention_backward:{bh}x{s}x{d}:float32", 1, [9 * (1e-4 + 10.0 * bh * s * s * d /
                                                                                       GEMM_RATE)])
-                               for bh, s, d in ((32, 64, 16), (32, 64, 64), (8, 128, 32))]
+                               for bh, s, d in ((32, 64, 16), (32, 64, 64), (8, 128, 32), (64, 64, 128),
+                                                (16, 256, 64), (128, 32, 32))]  # the suite's grid
     with_attention = KernelModels.from_rows("new", rows)
     assert with_attention.predict(backward)[0] == pytest.approx(slow, rel=0.3)
+    # six cases: a Gaussian process, and its leave-one-out (refitted on five, its kernel kept) is shown
+    (loo,) = [(errors, model) for kind, _, _, errors, model in with_attention.validation() if kind == backward.kind]
+    assert loo[1] == "gaussian-process" and len(loo[0]) == 6
     assert with_attention.predict(forward) == without.predict(forward)  # no forward case: still its GEMMs
 
 

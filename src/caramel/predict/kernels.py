@@ -116,8 +116,8 @@ class KindModel:
         logs = [math.log(c.work() / s) for c, s in zip(self.calls, self.seconds, strict=True)]
         self.log_rate = statistics.fmean(logs)
         self.spread = statistics.stdev(logs) if len(logs) > 1 else 0.25
-        if len(self.calls) >= GP_CASES:
-            self.regressor = _regressor(self.calls, self.seconds, kernel)
+        if len(self.calls) >= GP_CASES or (kernel is not None and len(self.calls) >= 2):
+            self.regressor = _regressor(self.calls, self.seconds, kernel)  # given a kernel: leave-one-out's refit
         elif len(self.calls) >= 2 and len({c.work() for c in self.calls}) >= 2:
             x, y = np.log([c.work() for c in self.calls]), np.log(self.seconds)
             slope, intercept = np.polyfit(x, y, 1)
@@ -138,14 +138,11 @@ class KindModel:
     def leave_one_out(self) -> list[float]:
         """Absolute percentage error of each case predicted from the others (hyperparameters kept)."""
         kernel = self.regressor[-1].kernel_ if self.regressor is not None else None
-        needed = GP_CASES + 1 if kernel is not None else 3
         errors = []
-        for i in range(len(self.calls)):
+        for i in range(len(self.calls) if len(self.calls) >= 3 else 0):
             rest = KindModel(self.kind, self.dtype, self.calls[:i] + self.calls[i + 1:],
                              self.seconds[:i] + self.seconds[i + 1:])
-            if len(self.calls) < needed:
-                continue
-            found, _ = rest.fit(kernel if len(rest.calls) >= GP_CASES else None).predict(self.calls[i])
+            found, _ = rest.fit(kernel).predict(self.calls[i])  # a Gaussian process keeps its kernel, on 5 cases too
             errors.append(100.0 * abs(found - self.seconds[i]) / self.seconds[i])
         return errors
 
