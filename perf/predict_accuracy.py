@@ -11,9 +11,11 @@ trainer (tests/predict/data/gpt_kernels.yaml) run at small sizes on onecore only
 predicted on bf16core by --method kernels over the trainer's captured profiles (torch.profiler,
 tests/predict/data/profiles) and by --from onecore (peak-rate scaling), then run there: per-size,
 median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
---quick (aimed at under 3 min on 2 quiet cores; 3 min 17 s at load 3): the suite's GEMM, copy and
-element-wise cases only (the GPT's profile has no convolution or collective), 0.1 s a case, and one
-repeat of 6 iterations per GPT size.
+--quick: the suite's GEMM, copy, element-wise and attention cases only (the GPT's profile has no
+convolution or collective), 0.1 s a case, and one repeat of 6 iterations per GPT size. Its time is
+mostly starting torch once per case (62 cases over both systems): 2 min 43 s at load 1 to 5 before
+the 24 attention cases were in it, ~1.45x that since at the same load (7 min 18 s against 5 min 4 s
+at load 5 to 7), so an estimated ~4 min on a quiet machine.
 
 Each in a temporary folder with its own history (tests/predict/data/*.yaml). The GPT sweep takes a
 few minutes on 2 busy cores (mostly starting torch 42 times).
