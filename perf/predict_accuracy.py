@@ -11,9 +11,11 @@ trainer (tests/consumers/predict/data/gpt_kernels.yaml) run at small sizes on on
 predicted on bf16core by --method kernels over the trainer's captured profiles (torch.profiler,
 tests/consumers/predict/data/profiles) and by --from onecore (peak-rate scaling), then run there: per-size,
 median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
---quick (aimed at under 3 min on 2 quiet cores; 3 min 17 s at load 3): the suite's GEMM, copy and
-element-wise cases only (the GPT's profile has no convolution or collective), 0.1 s a case, and one
-repeat of 6 iterations per GPT size.
+--quick: the suite's GEMM, copy, element-wise and attention cases only (the GPT's profile has no
+convolution or collective), 0.1 s a case, and one repeat of 6 iterations per GPT size. Its time is
+mostly starting torch once per case (62 cases over both systems): 2 min 43 s at load 1 to 5 before
+the 24 attention cases were in it, ~1.45x that since at the same load (7 min 18 s against 5 min 4 s
+at load 5 to 7), so an estimated ~4 min on a quiet machine.
 
 Each in a temporary folder with its own history (tests/consumers/predict/data/*.yaml). The GPT sweep takes a
 few minutes on 2 busy cores (mostly starting torch 42 times).
@@ -142,8 +144,9 @@ def _prepare(folder: Path, root: Path, quick: bool) -> tuple[str, str]:
     if quick:
         _copy_yaml(DATA / "gpt_kernels.yaml", folder / "gpt_kernels.yaml", {"iters": 6})
         _copy_yaml(root / "benchmarks" / "microbench.yaml", folder / "microbench.yaml", {"seconds": 0.1},
-                   keep_cases=("gemm", "copy", "eltwise"))
-        return "1", "quick: GEMM, copy and element-wise cases, 0.1 s each; 1 repeat of 6 iterations per GPT size"
+                   keep_cases=("gemm", "copy", "eltwise", "attention", "attention_backward"))
+        return "1", ("quick: GEMM, copy, element-wise and attention cases, 0.1 s each; 1 repeat of 6 iterations "
+                     "per GPT size")
     shutil.copy(DATA / "gpt_kernels.yaml", folder)
     shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
     return "2", "full suite; 2 repeats of 12 iterations per GPT size"

@@ -294,6 +294,8 @@ def method_json(forecast) -> dict:
         doc["overhead"] = {"seconds_per_launch": found.overhead.per_launch, "learned_on": found.overhead.system or None,
                            "configurations": found.overhead.configurations}
         doc["profiles"] = found.profile_summary()
+        doc["unmapped_operators"] = found.unmapped
+        doc["approximated_kernels"] = found.approximated
     return doc
 
 
@@ -307,8 +309,9 @@ def method_line(forecast) -> str:
     learned = (f"overhead {overhead.per_launch * 1e6:.3g} us per kernel launch, learned from "
                f"{overhead.configurations} configuration(s) on {overhead.system}" if overhead.system else
                "no per-launch overhead (no system has runs of this benchmark and microbenchmarks)")
+    gaps = f"; {found.gaps()}" if found.gaps() else ""
     return (f"method: kernels: {forecast.system}'s kernel models (microbenchmark run {runs}) summed over each "
-            f"workpackage's execution profile ({found.profile_summary()}){why}; {learned}")
+            f"workpackage's execution profile ({found.profile_summary()}){why}; {learned}{gaps}")
 
 
 def print_kernel_forecast(forecast, fmt: str, validate: bool, out: TextIO) -> None:

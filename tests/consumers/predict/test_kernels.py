@@ -55,7 +55,8 @@ def test_any_case_text_parses_or_is_a_clear_error(text: str) -> None:
     except PredictError as exc:
         assert "not a microbenchmark case" in exc.message
     else:
-        assert call.kind in ("gemm", "copy", "eltwise", "conv", "allreduce", "allgather")
+        assert call.kind in ("gemm", "copy", "eltwise", "conv", "attention", "attention_backward", "allreduce",
+                             "allgather")
 
 
 @given(st.integers(1, 10**6), st.integers(1, 10**6), st.integers(1, 10**6), st.sampled_from(["float32", "bfloat16"]))
@@ -77,10 +78,12 @@ def test_the_profile_of_a_tiny_gpt_counts_its_gemms_and_flops() -> None:
     h, layers, seq, batch, vocab = 64, 2, 16, 4, 128
     profile = gpt_profile(hidden=h, layers=layers, heads=4, seq=seq, batch=batch, vocab=vocab)
     gemm_flops = sum(c.count * c.work() for c in profile.kernels if c.kind == "gemm")
+    attention_flops = sum(c.count * c.work() for c in profile.kernels if c.kind.startswith("attention"))
     tokens = batch * seq
-    # forward + backward = 3 x forward: 24 L h^2 per token in the layers, 2 V h in the head, 4 L s h attention
-    expected = 3 * (tokens * (24 * layers * h * h + 2 * vocab * h) + 4 * layers * h * seq * tokens)
-    assert gemm_flops == pytest.approx(expected)
+    # forward + backward = 3 x forward: 24 L h^2 per token in the layers, 2 V h in the head; the fused
+    # attention 4 L s h forward, its backward 2.5 times that (the scores computed again)
+    assert gemm_flops == pytest.approx(3 * tokens * (24 * layers * h * h + 2 * vocab * h))
+    assert attention_flops == pytest.approx(3.5 * 4 * layers * h * seq * tokens)
     assert not any(c.kind == "allreduce" for c in profile.kernels)
     parallel = gpt_profile(hidden=h, layers=layers, heads=4, seq=seq, batch=batch, vocab=vocab, dp=2, tp=2)
     assert {c.ranks for c in parallel.kernels if c.kind == "allreduce"} == {2}
@@ -164,6 +167,9 @@ def test_method_kernels_sums_over_the_captured_profiles_kept_beside_the_file(dat
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["profiles"] == f"4 captured with torch.profiler, kept in {data.resolve() / 'profiles'}"
+    # the synthetic suite has no attention case: the fused attention is summed from GEMMs, and said
+    assert doc["approximated_kernels"] == ["attention/float32 as GEMMs", "attention_backward/float32 as GEMMs"]
+    assert doc["unmapped_operators"] == {}
     assert doc["overhead"]["seconds_per_launch"] == pytest.approx(1e-4, rel=0.2)
     assert len(doc["predictions"]) == 4
     for p in doc["predictions"]:
@@ -267,3 +273,60 @@ def test_an_element_wise_pass_uses_its_own_model_and_else_the_copy_one() -> None
     rows = synthetic_rows() + [(f"eltwise:{b}:bfloat16", 1, [3 * b / COPY_RATE]) for b in (65536, 1048576, 16777216)]
     with_eltwise = KernelModels.from_rows("new", rows)
     assert with_eltwise.predict(call)[0] == pytest.approx(3 * 1048576 / COPY_RATE, rel=0.05)
+
+
+def test_an_attention_is_its_own_kernel_and_without_a_model_its_products() -> None:
+    """The fused attention's cost is not its products' (measured here: bfloat16 backward 9x them), so the
+    suite times it; a system whose suite has no attention case sums its GEMMs (two forward, five backward)."""
+    assert parse_case("attention_backward:32x64x24:bfloat16") == KernelCall("attention_backward", (32, 64, 24),
+                                                                              "bfloat16")
+    without = KernelModels.from_rows("old", synthetic_rows())
+    forward, backward = KernelCall("attention", (32, 64, 24)), KernelCall("attention_backward", (32, 64, 24))
+    assert without.predict(forward)[0] == pytest.approx(gemm_seconds(2048, 64, 24) + gemm_seconds(2048, 24, 64),
+                                                        rel=0.2)
+    assert len(backward.as_gemms()) == 5 and backward.work() == pytest.approx(2.5 * forward.work())
+    slow = 9 * (1e-4 + 2.5 * 4 * 32 * 64 * 64 * 24 / GEMM_RATE)
+    rows = synthetic_rows() + [(f"attention_backward:{bh}x{s}x{d}:float32", 1, [9 * (1e-4 + 10.0 * bh * s * s * d /
+                                                                                      GEMM_RATE)])
+                               for bh, s, d in ((32, 64, 16), (32, 64, 64), (8, 128, 32), (64, 64, 128),
+                                                (16, 256, 64), (128, 32, 32))]  # the suite's grid
+    with_attention = KernelModels.from_rows("new", rows)
+    assert with_attention.predict(backward)[0] == pytest.approx(slow, rel=0.3)
+    # six cases: a Gaussian process, and its leave-one-out (refitted on five, its kernel kept) is shown
+    (loo,) = [(errors, model) for kind, _, _, errors, model in with_attention.validation() if kind == backward.kind]
+    assert loo[1] == "gaussian-process" and len(loo[0]) == 6
+    assert with_attention.predict(forward) == without.predict(forward)  # no forward case: still its GEMMs
+
+
+def test_what_a_prediction_leaves_out_is_said() -> None:
+    from caramel.consumers.predict.bykernels import KernelForecast, Overhead
+    from caramel.consumers.predict.profile import Profile
+
+    found = KernelForecast(KernelModels.from_rows("old", synthetic_rows()), Overhead(), "t")
+    assert found.gaps() == ""
+    found.note(Profile([KernelCall("attention", (8, 16, 8))], 3, unmapped={"my_op::fused": 2.0}, source="p.json"))
+    found.note(Profile([], 1, unmapped={"my_op::fused": 1.0, "other": 1.0}))
+    assert found.unmapped == {"my_op::fused": 2.0, "other": 1.0}
+    assert found.gaps() == ("operators no kernel model times (left out, per iteration): my_op::fused x2, other x1; "
+                            "no microbenchmark of attention/float32 as GEMMs (run the suite again to add them)")
+
+
+def test_a_profile_file_lists_its_unmapped_operators(tmp_path: Path) -> None:
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps({"kernels": [], "launches": 2, "unmapped": {"x::y": 2}}))
+    assert parse_profile(str(path)).unmapped == {"x::y": 2.0}
+
+
+def test_a_kept_profile_captured_by_an_older_walk_is_captured_again(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    from caramel.consumers.predict.profile import CAPTURE_FORMAT
+    from caramel.payloads.workloads.profile_capture import FORMAT
+
+    assert CAPTURE_FORMAT == FORMAT
+    parse_profile(CAPTURED, tmp_path)
+    (kept,) = (tmp_path / "profiles").glob("gpt-*.json")
+    document = json.loads(kept.read_text())
+    old = dict(document, format=1, kernels=[k for k in document["kernels"] if not k["kind"].startswith("attention")])
+    kept.write_text(json.dumps(old))
+    assert any(c.kind == "attention" for c in parse_profile(CAPTURED, tmp_path).kernels)
+    assert json.loads(kept.read_text())["format"] == FORMAT

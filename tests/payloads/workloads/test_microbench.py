@@ -42,3 +42,14 @@ def test_a_kernel_takes_its_defaults() -> None:
     assert work > 0 and unit
     _run, moved, unit = case("copy:4096", "cpu")
     assert moved > 0 and unit == "GB/s"
+
+
+@pytest.mark.parametrize("kind", ["attention", "attention_backward"])
+def test_an_attention_case_times_the_fused_attention(kind: str, capsys) -> None:
+    microbench.main([f"{kind}:4x16x8:bfloat16", "--seconds", "0.01", "--threads", "1"])
+    found = re.search(rf"> microbench {kind}:4x16x8:bfloat16 \(1 threads\): seconds (\S+) rate (\S+) GFLOP/s",
+                      capsys.readouterr().out)
+    assert found and float(found[1]) > 0
+    assert parse_case(f"{kind}:4x16x8:bfloat16") == KernelCall(kind, (4, 16, 8), "bfloat16")
+    with pytest.raises(SystemExit, match=re.escape(f"'{kind}:4x16x8:bfloat16:x' is not {kind}:SHAPE:[DTYPE]")):
+        case(f"{kind}:4x16x8:bfloat16:x", "cpu")

@@ -32,18 +32,21 @@ def test_captured_and_analytic_gpt_profiles_agree_on_gemm_flops() -> None:
     captured = calls(capture_gpt(**GPT))
     analytic = gpt_profile(**GPT).kernels
     assert work(captured, "gemm") == pytest.approx(work(analytic, "gemm"), rel=1e-9)
-    # the same number of products (forward, and both gradients of each); the layers' ones have the same
-    # dimensions (their orientation differs: a weight gradient is K x N x M either way)
+    # the same number of products (forward, and both gradients of each); the same dimensions (their
+    # orientation differs: a weight gradient is K x N x M either way); the same fused attention
     assert sum(c.count for c in captured if c.kind == "gemm") == sum(c.count for c in analytic if c.kind == "gemm")
-    assert _dims(captured, GPT["seq"]) == _dims(analytic, GPT["seq"])
+    assert _dims(captured) == _dims(analytic)
     assert all(c.dtype == "float32" for c in captured)
+    attention = [(c.kind, c.shape, c.count) for c in captured if c.kind.startswith("attention")]
+    assert attention == [(c.kind, c.shape, c.count) for c in analytic if c.kind.startswith("attention")]
+    assert attention == [("attention", (4 * 4, 16, 8), 2.0), ("attention_backward", (4 * 4, 16, 8), 2.0)]
 
 
-def _dims(kernels: list[KernelCall], seq: int) -> dict[tuple[int, ...], float]:
-    """GEMM counts by sorted dimensions, attention's products (a dimension of `seq`) left out."""
+def _dims(kernels: list[KernelCall]) -> dict[tuple[int, ...], float]:
+    """GEMM counts by sorted dimensions."""
     counts: dict[tuple[int, ...], float] = {}
     for c in kernels:
-        if c.kind == "gemm" and seq not in c.shape:
+        if c.kind == "gemm":
             key = tuple(sorted(c.shape))
             counts[key] = counts.get(key, 0.0) + c.count
     return counts
@@ -62,8 +65,6 @@ def test_a_data_parallel_bfloat16_capture_has_the_rank_share_the_dtype_and_the_a
 
 
 def test_the_walk_maps_operators_onto_kernel_kinds() -> None:
-    leaf = lambda name, shapes, dtypes=None, values=None: Operator(  # noqa: E731
-        name, shapes, dtypes or ["float"] * len(shapes), values or [], [])
     linear = Operator("aten::linear", [[8, 4], [6, 4]], ["float", "float"], [], [
         leaf("aten::t", [[6, 4]]), leaf("aten::addmm", [[6], [8, 4], [4, 6], [], []], ["float"] * 3 + ["Scalar"] * 2)])
     attention = leaf("aten::_scaled_dot_product_flash_attention_for_cpu", [[2, 3, 5, 4], [2, 3, 5, 4], [2, 3, 5, 4]],
@@ -78,14 +79,50 @@ def test_the_walk_maps_operators_onto_kernel_kinds() -> None:
     document = profile_capture.profile_document(roots, iterations=1)
     found = {(k["kind"], tuple(k["shape"]), k["dtype"]): k["count"] for k in document["kernels"]}
     assert found == {("gemm", (8, 6, 4), "float32"): 1,
-                     ("gemm", (30, 5, 4), "bfloat16"): 1, ("gemm", (30, 4, 5), "bfloat16"): 1,
+                     ("attention", (6, 5, 4), "bfloat16"): 1,  # 2 sequences x 3 heads, 5 tokens, width 4
                      ("conv", (2, 5, 4, 3), "float32"): 2,  # forward, and the weight's gradient only
                      ("eltwise", (192,), "float32"): 1, ("eltwise", (96,), "float32"): 1,
                      ("copy", (32,), "float32"): 1, ("eltwise", (16,), "bfloat16"): 1}
     assert document["launches"] == 10  # t, addmm, attention, conv, conv backward, add, view, mul_, copy_, gelu
+    assert document["unmapped"] == {"python function": 1} and document["format"] == profile_capture.FORMAT
     backward = Operator("aten::_scaled_dot_product_flash_attention_for_cpu_backward",
                         [[2, 3, 5, 4]] * 4, ["float"] * 4, [], [])
-    assert profile_capture.kernels_of(backward)[0] == [Kernel("gemm", (30, 5, 4)), Kernel("gemm", (30, 4, 5))] * 2
+    assert profile_capture.kernels_of(backward)[0] == [Kernel("attention_backward", (6, 5, 4))]
+
+
+def leaf(name: str, shapes: list, dtypes: list | None = None, values: list | None = None) -> Operator:
+    return Operator(name, shapes, dtypes or ["float"] * len(shapes), values or [], [])
+
+
+def test_an_operator_that_does_its_own_pass_is_counted_not_only_its_callees() -> None:
+    """Adam's add_/mul_/div over a weight call only a scalar's conversion, a layer norm only allocations,
+    an add of float32 and bfloat16 converts one operand first: the pass is the operator's own, and was
+    dropped when only callees counted. A clone is its copy, a linear its GEMM: nothing added."""
+    scalar = Operator("aten::to", [[]], ["double"], [], [Operator("aten::_to_copy", [[]], ["double"], [], [
+        leaf("aten::empty_strided", [[]]), leaf("aten::copy_", [[], []])])])
+    adam = Operator("aten::mul_", [[512, 96], []], ["float", "double"], [], [scalar])
+    norm = Operator("aten::native_layer_norm", [[8, 64, 96], [], [96], [96]], ["float"] * 4, [], [
+        leaf("aten::empty", [[]]), leaf("aten::view", [[8, 64, 96]])])
+    converted = Operator("aten::to", [[8, 6]], ["c10::BFloat16"], [], [Operator(
+        "aten::_to_copy", [[8, 6]], ["c10::BFloat16"], [], [leaf("aten::copy_", [[8, 6], [8, 6]], ["float", "c10::BFloat16"])])])
+    mixed = Operator("aten::add", [[8, 6], [8, 6]], ["float", "c10::BFloat16"], [], [converted])
+    clone = Operator("aten::clone", [[8, 6]], ["float"], [], [leaf("aten::empty_like", [[8, 6]]),
+                                                              leaf("aten::copy_", [[8, 6], [8, 6]])])
+    linear = Operator("aten::linear", [[8, 4], [6, 4]], ["float", "float"], [], [
+        leaf("aten::addmm", [[6], [8, 4], [4, 6], [], []], ["float"] * 3 + ["Scalar"] * 2)])
+    kernels = {root.name: profile_capture.kernels_of(root) for root in (adam, norm, mixed, clone, linear)}
+    assert kernels["aten::mul_"] == ([Kernel("eltwise", (4 * 512 * 96,))], 3)  # the scalar conversion: 2 launches
+    assert kernels["aten::native_layer_norm"] == ([Kernel("eltwise", (4 * 8 * 64 * 96,))], 3)
+    assert kernels["aten::add"] == ([Kernel("copy", (192,)), Kernel("eltwise", (192,))], 2)
+    assert kernels["aten::clone"] == ([Kernel("copy", (192,))], 2)
+    assert kernels["aten::linear"] == ([Kernel("gemm", (8, 6, 4))], 1)
+
+
+def test_a_leaf_no_kernel_times_is_listed_as_unmapped_not_dropped() -> None:
+    roots = [leaf("my_extension::fused_thing", [[1024]]), leaf("my_extension::fused_thing", [[64]]),
+             leaf("AddBackward0", [[8]]), leaf("detach", [[8]]), leaf("Optimizer.zero_grad", [])]
+    document = profile_capture.profile_document(roots, iterations=2)
+    assert document["unmapped"] == {"my_extension::fused_thing": 1.0}  # per iteration; autograd nodes move nothing
 
 
 def test_any_pytorch_callable_is_captured_per_iteration() -> None:

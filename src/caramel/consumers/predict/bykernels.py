@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from caramel.consumers.predict.declaration import METRIC
-from caramel.consumers.predict.kernels import MICROBENCH, Z90, KernelModels
+from caramel.consumers.predict.kernels import ATTENTION, MICROBENCH, Z90, KernelModels
 from caramel.consumers.predict.points import PredictError, Prediction, Target, load_points
 from caramel.consumers.predict.profile import PROFILE, Profile, parse_profile
 
@@ -146,6 +146,29 @@ class KernelForecast:
     predictions: list[Prediction] = field(default_factory=list)
     end_to_end: list[float] = field(default_factory=list)  # leave-one-out % errors on the system's own runs
     profiles: list[str] = field(default_factory=list)  # each prediction's profile source (Profile.source)
+    unmapped: dict[str, float] = field(default_factory=dict)  # operators no kernel kind times: the most per iteration
+    approximated: list[str] = field(default_factory=list)  # kernel kinds the system's suite lacks, summed from others
+
+    def note(self, profile: Profile) -> None:
+        """What the prediction of `profile` leaves out or approximates (said in the output)."""
+        self.profiles.append(profile.source)
+        for name, count in profile.unmapped.items():
+            self.unmapped[name] = max(count, self.unmapped.get(name, 0.0))
+        for call in profile.kernels:
+            if call.kind in ATTENTION and not self.models.has(call.kind, call.dtype):
+                what = f"{call.kind}/{call.dtype} as GEMMs"
+                if what not in self.approximated:
+                    self.approximated.append(what)
+
+    def gaps(self) -> str:
+        """The unmapped operators and approximated kernels, in words ("" when none)."""
+        parts = []
+        if self.unmapped:
+            parts.append("operators no kernel model times (left out, per iteration): " + ", ".join(
+                f"{name} x{count:g}" for name, count in sorted(self.unmapped.items(), key=lambda kv: -kv[1])))
+        if self.approximated:
+            parts.append(f"no microbenchmark of {', '.join(self.approximated)} (run the suite again to add them)")
+        return "; ".join(parts)
 
     def profile_summary(self) -> str:
         """Where the predicted workpackages' profiles came from, in words."""
@@ -172,7 +195,7 @@ def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Ta
             if profile is None:
                 continue
             value, low, high = predict_time(models, profile, overhead)
-            out.profiles.append(profile.source)
+            out.note(profile)
             out.predictions.append(Prediction(target.id, target.config, metric, "s", value, low, high,
                                               overhead.configurations, not overhead.system, "kernels"))
     rows = measured(history, bench.name, system, metric, folder)

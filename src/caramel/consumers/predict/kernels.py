@@ -31,13 +31,15 @@ MICROBENCH = "microbench"
 SECONDS = "Seconds"
 Z90 = 1.6448536269514722
 COLLECTIVES = ("allreduce", "allgather")
+ATTENTION = ("attention", "attention_backward")  # the fused scaled-dot-product attention, forward and backward
 GP_CASES = 6  # cases from which a kind gets a Gaussian process; from 2 (different work) a power law
 
 
 @dataclass(frozen=True)
 class KernelCall:
     """One kernel of an execution profile: kind, shape (gemm M,N,K; copy and collectives bytes;
-    eltwise bytes of its largest operand; conv batch,channels,size,kernel), dtype, how often per iteration, and for collectives the ranks."""
+    eltwise bytes of its largest operand; conv batch,channels,size,kernel; attention heads x sequences,
+    tokens, head width), dtype, how often per iteration, and for collectives the ranks."""
 
     kind: str
     shape: tuple[int, ...]
@@ -52,7 +54,18 @@ class KernelCall:
         if self.kind == "conv":
             batch, channels, size, kernel = self.shape
             return 2.0 * batch * channels * channels * kernel * kernel * size * size
+        if self.kind in ATTENTION:
+            heads, seq, width = self.shape
+            return (4.0 if self.kind == "attention" else 10.0) * heads * seq * seq * width
         return float(self.shape[0])
+
+    def as_gemms(self) -> list[KernelCall]:
+        """An attention as its products (Q·Kᵀ and P·V forward; backward the scores again and four
+        gradients), the heads folded into the rows: where a system's suite has no attention case."""
+        heads, seq, width = self.shape
+        scores, context = (KernelCall("gemm", shape, self.dtype, self.count) for shape in
+                           ((heads * seq, seq, width), (heads * seq, width, seq)))
+        return [scores, context] if self.kind == "attention" else [scores, context, context, scores, context]
 
     def features(self) -> list[float]:
         return [math.log(max(v, 1)) for v in (*self.shape, self.work())] + (
@@ -61,7 +74,7 @@ class KernelCall:
 
 def parse_case(case: str, ranks: int = 1) -> KernelCall:
     """A microbenchmark case (`gemm:MxNxK:DTYPE`, `copy:BYTES`, `eltwise:BYTES:DTYPE`, `conv:BxCxS:K`,
-    `allreduce:BYTES`)."""
+    `attention:BHxSxD:DTYPE`, `allreduce:BYTES`)."""
     kind, _, rest = case.strip().partition(":")
     parts = rest.split(":")
     try:
@@ -70,6 +83,8 @@ def parse_case(case: str, ranks: int = 1) -> KernelCall:
             return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
         if kind == "conv" and len(shape) == 3:
             return KernelCall(kind, (*shape, int(parts[1]) if len(parts) > 1 else 3))
+        if kind in ATTENTION and len(shape) == 3:
+            return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
         if kind == "eltwise" and len(shape) == 1:
             return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
         if kind in ("copy", *COLLECTIVES) and len(shape) == 1:
@@ -101,8 +116,8 @@ class KindModel:
         logs = [math.log(c.work() / s) for c, s in zip(self.calls, self.seconds, strict=True)]
         self.log_rate = statistics.fmean(logs)
         self.spread = statistics.stdev(logs) if len(logs) > 1 else 0.25
-        if len(self.calls) >= GP_CASES:
-            self.regressor = _regressor(self.calls, self.seconds, kernel)
+        if len(self.calls) >= GP_CASES or (kernel is not None and len(self.calls) >= 2):
+            self.regressor = _regressor(self.calls, self.seconds, kernel)  # given a kernel: leave-one-out's refit
         elif len(self.calls) >= 2 and len({c.work() for c in self.calls}) >= 2:
             x, y = np.log([c.work() for c in self.calls]), np.log(self.seconds)
             slope, intercept = np.polyfit(x, y, 1)
@@ -123,14 +138,11 @@ class KindModel:
     def leave_one_out(self) -> list[float]:
         """Absolute percentage error of each case predicted from the others (hyperparameters kept)."""
         kernel = self.regressor[-1].kernel_ if self.regressor is not None else None
-        needed = GP_CASES + 1 if kernel is not None else 3
         errors = []
-        for i in range(len(self.calls)):
+        for i in range(len(self.calls) if len(self.calls) >= 3 else 0):
             rest = KindModel(self.kind, self.dtype, self.calls[:i] + self.calls[i + 1:],
                              self.seconds[:i] + self.seconds[i + 1:])
-            if len(self.calls) < needed:
-                continue
-            found, _ = rest.fit(kernel if len(rest.calls) >= GP_CASES else None).predict(self.calls[i])
+            found, _ = rest.fit(kernel).predict(self.calls[i])  # a Gaussian process keeps its kernel, on 5 cases too
             errors.append(100.0 * abs(found - self.seconds[i]) / self.seconds[i])
         return errors
 
@@ -211,9 +223,16 @@ class KernelModels:
                                f"(it has: {have})", hint="run benchmarks/microbench.yaml with the tags that add it")
         return model
 
+    def has(self, kind: str, dtype: str) -> bool:
+        return (kind, dtype) in self.kinds or (kind, "float32") in self.kinds
+
     def predict(self, call: KernelCall) -> tuple[float, float]:
         if call.kind in COLLECTIVES and call.ranks <= 1:
             return 0.0, 0.0  # one rank exchanges nothing
+        if call.kind in ATTENTION and not self.has(call.kind, call.dtype):
+            found = [self.predict(gemm) for gemm in call.as_gemms()]
+            seconds = sum(s for s, _ in found)
+            return seconds, max((sd for _, sd in found), default=0.0)
         return self.model_for(call).predict(call)
 
     def validation(self) -> list[tuple[str, str, int, list[float], str]]:

@@ -4,12 +4,15 @@
     python -m caramel.payloads.workloads.microbench copy:4194304
     python -m caramel.payloads.workloads.microbench eltwise:4194304:bfloat16
     python -m caramel.payloads.workloads.microbench conv:8x64x32:3
+    python -m caramel.payloads.workloads.microbench attention:32x64x64:bfloat16   (and attention_backward:...)
     python -m torch.distributed.run --standalone --nproc_per_node 2 -m caramel.payloads.workloads.microbench allreduce:1048576
 
 A case is `KIND:SHAPE[:EXTRA]` (docs/microbench.md): gemm `MxNxK:DTYPE` (an (M,K) by (K,N)
 product), copy `BYTES` (read + write of a float32 buffer), eltwise `BYTES:DTYPE` (a + b of
 tensors of BYTES in the dtype), conv `BATCHxCHANNELSxSIZE:KERNEL` (a
-same-padded 2-D convolution, forward), allreduce / allgather `BYTES` over the torchrun ranks (gloo
+same-padded 2-D convolution, forward), attention / attention_backward `BHxSxD:DTYPE` (the fused
+scaled-dot-product attention of BH heads x sequences, S tokens, head width D, under an additive
+causal mask as nn.MultiheadAttention passes it: forward, or the backward of all three inputs), allreduce / allgather `BYTES` over the torchrun ranks (gloo
 on the CPU, NCCL on GPUs). The case runs repeatedly for about `--seconds`; the best repeat counts
 (on a shared machine the others measure the neighbours). It prints `> microbench KIND: seconds T`
 and the rate (`GFLOP/s` or `GB/s`).
@@ -64,6 +67,25 @@ def conv(shape: str, kernel: str = "3", *, device: str = "cpu") -> tuple[Callabl
     return (lambda: layer(x)), flops / 1e9, "GFLOP/s"
 
 
+def attention(shape: str, dtype: str = "float32", backward: bool = False, *, device: str = "cpu"
+              ) -> tuple[Callable[[], object], float, str]:
+    """The fused attention a transformer layer calls (torch's scaled_dot_product_attention): its cost
+    is not that of its products (the softmax between them, blocking; on a CPU without bfloat16 units
+    the backward in bfloat16 takes ~9x its products' time), so the suite times it as a kernel."""
+    heads, seq, width = dims(shape)
+    kind = DTYPES[dtype]
+    q, k, v = (torch.randn(1, heads, seq, width, device=device).to(kind).requires_grad_() for _ in range(3))
+    mask = torch.triu(torch.full((seq, seq), float("-inf"), device=device), 1).to(kind)
+    forward = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # noqa: E731
+    flops = 4.0 * heads * seq * seq * width  # Q·Kᵀ and P·V
+    if not backward:
+        return forward, flops / 1e9, "GFLOP/s"
+    out = forward()
+    grad = torch.randn_like(out)
+    run = lambda: torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)  # noqa: E731
+    return run, 2.5 * flops / 1e9, "GFLOP/s"  # five products: scores again, dV, dP, dQ, dK
+
+
 def collective(kind: str, size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
     world = dist.get_world_size() if dist.is_initialized() else 1
     count = max(1, int(size) // 4)
@@ -103,10 +125,13 @@ def case(text: str, device: str) -> tuple[Callable[[], object], float, str]:
     if kind == "conv":
         shape, kernel = _fields(text, args, ("SHAPE", "KERNEL"), ("3",))
         return conv(shape, kernel, device=device)
+    if kind in ("attention", "attention_backward"):
+        shape, dtype = _fields(text, args, ("SHAPE", "DTYPE"), ("float32",))
+        return attention(shape, dtype, kind == "attention_backward", device=device)
     if kind in ("allreduce", "allgather"):
         (size,) = _fields(text, args, ("BYTES",))
         return collective(kind, size, device=device)
-    raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, allreduce, allgather)")
+    raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, attention, attention_backward, allreduce, allgather)")
 
 
 def best_time(op: Callable[[], object], seconds: float, device: str, clock: Callable[[], float] = time.perf_counter

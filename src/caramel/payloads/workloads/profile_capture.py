@@ -26,6 +26,7 @@ import argparse
 import datetime
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -44,7 +45,10 @@ NO_DATA = frozenset(f"aten::{name}" for name in (
     "resize_", "item", "_local_scalar_dense", "resolve_conj", "resolve_neg", "contiguous", "to", "lift_fresh",
     "view_as", "expand_as", "split", "chunk", "unbind", "narrow", "numel", "size", "stride", "is_nonzero",
     "_reshape_alias", "set_", "result_type"))
-COPIES = frozenset({"aten::copy_"})  # data moved, no arithmetic: the suite's copy case
+COPIES = frozenset({"aten::copy_"})
+CONVERSIONS = frozenset({"aten::to", "aten::_to_copy"})  # an operand converted before an operator's own pass
+AUTOGRAD_NODE = re.compile(r"(Backward\d*|^detach_?)$")  # leaves that hand gradients on or detach: no data
+FORMAT = 2  # 2: attention as its own kernel, operators' own passes, unmapped operators listed  # data moved, no arithmetic: the suite's copy case
 BYTES = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8, "long int": 8, "int": 4, "short int": 2,
          "signed char": 1, "unsigned char": 1, "bool": 1}
 DTYPE_NAMES = {"float": "float32", "c10::BFloat16": "bfloat16", "c10::Half": "float16", "double": "float64"}
@@ -98,13 +102,12 @@ def _largest_dtype(op: Operator) -> str:
 
 
 def _attention(op: Operator) -> list[Kernel]:
-    """A fused attention: scores Q·Kᵀ and context P·V per head; backward four products of the same size."""
+    """A fused attention, forward or backward: heads x sequences, tokens (√(queries·keys): the same
+    work for cross-attention), head width, in the query's dtype."""
     backward = "backward" in op.name
     query, key = (op.shapes[1], op.shapes[2]) if backward else (op.shapes[0], op.shapes[1])
-    rows, width, keys = math.prod(query[:-1]), query[-1], key[-2]
-    dtype = _dtype(op, 1 if backward else 0)
-    scores, context = Kernel("gemm", (rows, keys, width), dtype), Kernel("gemm", (rows, width, keys), dtype)
-    return [scores, context] * (2 if backward else 1)
+    shape = (math.prod(query[:-2]), round(math.sqrt(query[-2] * key[-2])), query[-1])
+    return [Kernel("attention_backward" if backward else "attention", shape, _dtype(op, 1 if backward else 0))]
 
 
 def _convolution(op: Operator) -> list[Kernel]:
@@ -128,8 +131,31 @@ def _convolution(op: Operator) -> list[Kernel]:
     return [call] * sum(1 for wanted in mask[:2] if wanted)
 
 
-def kernels_of(op: Operator, ranks: int = 1) -> tuple[list[Kernel], int]:
-    """The kernels under one operator, and its launches."""
+ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
+
+
+def _moved(kernel: Kernel) -> int:
+    """The bytes of a kernel's largest tensor."""
+    size = ITEMSIZE.get(kernel.dtype, 4)
+    if kernel.kind == "gemm":
+        m, n, k = kernel.shape
+        return size * max(m * k, k * n, m * n)
+    if kernel.kind == "conv":
+        batch, channels, side, _ = kernel.shape
+        return size * batch * channels * side * side
+    if kernel.kind.startswith("attention"):
+        return size * math.prod(kernel.shape)
+    return kernel.shape[0]
+
+
+def _unmapped(name: str, unmapped: Counter[str] | None) -> None:
+    if unmapped is not None:
+        unmapped[name] += 1
+
+
+def kernels_of(op: Operator, ranks: int = 1, unmapped: Counter[str] | None = None) -> tuple[list[Kernel], int]:
+    """The kernels under one operator, and its launches; `unmapped` counts the operators whose work
+    maps onto no kernel (by name)."""
     if op.name in GEMMS:
         a, b = (op.shapes[i] for i in GEMMS[op.name])
         batch = a[0] if len(a) == 3 else 1
@@ -141,14 +167,10 @@ def kernels_of(op: Operator, ranks: int = 1) -> tuple[list[Kernel], int]:
     if op.name in COLLECTIVES:
         return [Kernel(COLLECTIVES[op.name], (_bytes(op),), ranks=ranks)], 1
     if op.children:
-        found: list[Kernel] = []
-        launches = 0
-        for child in op.children:
-            more, count = kernels_of(child, ranks)
-            found += more
-            launches += count
-        return found, launches
+        return _looked_into(op, ranks, unmapped)
     if not op.name.startswith("aten::"):
+        if _bytes(op) and not AUTOGRAD_NODE.search(op.name):
+            _unmapped(op.name, unmapped)
         return [], 0
     if op.name in NO_DATA or not _bytes(op):
         return [], 1
@@ -157,18 +179,40 @@ def kernels_of(op: Operator, ranks: int = 1) -> tuple[list[Kernel], int]:
     return [Kernel("eltwise", (_bytes(op),), _largest_dtype(op))], 1
 
 
+def _looked_into(op: Operator, ranks: int, unmapped: Counter[str] | None) -> tuple[list[Kernel], int]:
+    """An operator that calls others: their kernels; and its own pass where it does one, i.e. where
+    its largest tensor is larger than any its callees touch, conversions of its operands aside (add_,
+    mul_ and div of Adam over the weights call only a scalar's conversion, layer norms and sums only
+    allocations: their work is done in the operator itself, so counting the callees alone drops it)."""
+    found: list[Kernel] = []
+    launches, touched = 0, 0
+    for child in op.children:
+        more, count = kernels_of(child, ranks, unmapped)
+        found += more
+        launches += count
+        if child.name not in CONVERSIONS:  # an operand converted first (add of float32 and bfloat16)
+            touched = max([touched, *map(_moved, more)])
+    own = _bytes(op)
+    if op.name.startswith("aten::") and op.name not in NO_DATA and own > touched:
+        found.append(Kernel("copy", (own,)) if op.name in COPIES else Kernel("eltwise", (own,), _largest_dtype(op)))
+        launches += 1
+    return found, launches
+
+
 def profile_document(roots: list[Operator], iterations: int = 1, ranks: int = 1) -> dict[str, Any]:
     """The profile file's content (caramel.consumers.predict.profile reads it): kernels merged with their counts
     per iteration, and the launches per iteration."""
     counts: Counter[Kernel] = Counter()
+    unmapped: Counter[str] = Counter()
     launches = 0
     for root in roots:
-        found, count = kernels_of(root, ranks)
+        found, count = kernels_of(root, ranks, unmapped)
         counts.update(found)
         launches += count
     kernels = [{"kind": k.kind, "shape": list(k.shape), "dtype": k.dtype, "count": n / iterations, "ranks": k.ranks}
                for k, n in sorted(counts.items(), key=lambda item: (item[0].kind, item[0].shape, item[0].dtype))]
-    return {"kernels": kernels, "launches": launches / iterations, "source": "torch.profiler",
+    return {"kernels": kernels, "launches": launches / iterations, "format": FORMAT,
+            "unmapped": {name: n / iterations for name, n in sorted(unmapped.items())}, "source": "torch.profiler",
             "torch": torch.__version__, "iterations": iterations,
             "captured": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
 
