@@ -142,7 +142,7 @@ def submit_waiting(engine: Engine) -> bool:
     scheduler = engine.backend.scheduler
     unqueued = []
     in_arrays: dict[tuple[int, int], str] | None = None
-    with engine.store.transaction():
+    with engine.store.batch():
         for wp in todo:
             if wp.id in engine.job_resources:  # written by this bench, never queued
                 unqueued.append(wp)
@@ -224,10 +224,11 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
         handle.write(f"{line}\n")
     for wp in batch.wps:
         engine.keep_job_resources(wp, None)
-    with engine.store.transaction():
-        for wp, job in zip(batch.wps, ids, strict=True):
-            after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
-            _record(engine, wp, job, after)
+    queued = dict(zip((wp.id for wp in batch.wps), ids, strict=True))
+    with engine.store.transaction():  # every task's move at once: one statement, not one a task
+        engine.move_many(batch.wps, "wait", lambda wp: _queued(wp, queued[wp.id], batch))
+        for wp in batch.wps:
+            engine.queue_children(wp)
 
 
 def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[str, str]:
@@ -248,12 +249,21 @@ def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[st
     return folder, spec + (f"%{most}" if most else "")
 
 
-def _record(engine: Engine, wp: WpRow, job: str, after: tuple[str, ...] = ()) -> None:
+def _record(engine: Engine, wp: WpRow, job: str) -> None:
     """`wp` waits for its done file, its job `job` followed through the scheduler."""
-    done = os.path.basename(wp.wait_files.get("done", ""))
-    engine.move(wp, "wait", job_id=job, reason=f"waits for {done} (job {job}" +
-                (f", after {', '.join(after)})" if after else ")"))
+    engine.move(wp, "wait", job_id=job, reason=_waits_for(wp, job))
     engine.queue_children(wp)
+
+
+def _queued(wp: WpRow, job: str, batch: Batch) -> dict[str, object]:
+    """What `wp`'s move records once `batch` is queued: its job `job`, and the jobs it waits for."""
+    after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
+    return {"job_id": job, "reason": _waits_for(wp, job, after)}
+
+
+def _waits_for(wp: WpRow, job: str, after: tuple[str, ...] = ()) -> str:
+    done = os.path.basename(wp.wait_files.get("done", ""))
+    return f"waits for {done} (job {job}" + (f", after {', '.join(after)})" if after else ")")
 
 
 def _write_map(engine: Engine, batch: Batch) -> str:
