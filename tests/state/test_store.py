@@ -185,7 +185,8 @@ class CountingDb:
         self.db, self.statements = db, []
 
     def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
-        self.statements.append(sql.split()[0])
+        if not sql.startswith("PRAGMA"):  # settings, not changes
+            self.statements.append(sql.split()[0])
         return self.db.execute(sql, *args)
 
     def executemany(self, sql: str, rows: object) -> sqlite3.Cursor:
@@ -284,3 +285,25 @@ def test_a_read_inside_a_batch_sees_its_moves_and_an_error_discards_them(tmp_pat
         raise ZeroDivisionError
     assert [w.state for w in store.workpackages()] == ["waiting", "running"]
     assert [kind for _, _, kind, _ in store.events() if kind != "run"] == ["running", "waiting", "running"]
+
+
+def test_a_batch_leaves_copying_its_log_to_the_next_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thousand workpackages' start is a long write-ahead log: its commit does not copy it into the
+    database (the jobs are queued first); the next commit does, as SQLite does by default (here at
+    every commit of a page or more)."""
+    from caramel.state import store as store_module
+
+    monkeypatch.setattr(store_module, "WAL_CHECKPOINT_PAGES", 1)
+    store = make(tmp_path, 3)
+    store.db.execute("PRAGMA wal_autocheckpoint=1")
+    wps, path = store.workpackages(), db_path(str(tmp_path))
+    size = os.path.getsize(path)
+    with store.batch():
+        for wp in wps:
+            store.move(wp, "start", attempt=1, started=1.0)
+        for k in range(100):
+            store.event(wps[0].id, "note", f"{k} " * 100)
+    assert os.path.getsize(path) == size and os.path.getsize(path + "-wal") > 0  # in the log only
+    with store.transaction():
+        store.move(wps[0], "fail", reason="no")
+    assert os.path.getsize(path) > size and store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1

@@ -31,6 +31,7 @@ from caramel.state.dbfile import StorageError
 from caramel.state.rows import SCHEMA, SCHEMA_VERSION, UPDATABLE, WP_COLUMNS, CommandRow, RunInfo, WpRow
 
 DB_NAME = layout.RUN_DB
+WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
 
 
 @functools.lru_cache(maxsize=64)
@@ -185,16 +186,23 @@ class Store:
         workpackages' starts: three executemany, not five thousand statements). Every move is checked
         when it is made, as outside a batch; a read of the run state inside the batch first writes
         what was gathered, so it reads what it would read without one. An error discards it all."""
+        if self._gathered is not None:  # nested: joins the outer batch
+            yield
+            return
+        # Its commit (a long log: a thousand rows) leaves copying the log into the database to the
+        # next commit: a thousand array tasks are queued first.
+        own_commit = self._depth == 0 and self.journal == "wal"
         with self.transaction():
-            if self._gathered is not None:  # nested: joins the outer batch
-                yield
-                return
             self._gathered = _Gathered()
             try:
                 yield
                 self._write_gathered()
             finally:
                 self._gathered = None
+            if own_commit:
+                self.db.execute("PRAGMA wal_autocheckpoint=0")
+        if own_commit:
+            self.db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
 
     def _write_gathered(self) -> None:
         """Make the writes a batch gathered so far (inside its transaction)."""
