@@ -48,6 +48,7 @@ QUERY_SHIM = """#!/bin/bash
 echo "$(date +%s.%N) {name} 0" >> "{log}"
 exec "{real}" "$@"
 """
+FAILED_SBATCH_STOP = 3  # a measure stops once this many sbatch failed: the cluster is gone
 START_CLUSTER = ("start the test cluster and take its environment:\n"
                  "    bash tests/cluster/localcluster.sh start\n"
                  '    eval "$(tests/cluster/localcluster.sh env --dir DIR)"    # DIR: /tmp/caramel-slurm unless started with --dir')
@@ -116,6 +117,24 @@ def scheduled(slurm: dict[str, str], job_ids: list[str]) -> int:
     return len(done.stdout.split()) if done.returncode == 0 else 0
 
 
+def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> tuple[int, str]:
+    """`bench run` of `work`'s benchmark, stopped as soon as sbatch fails again and again (the cluster
+    went away meanwhile: a thousand sbatch each waiting for its time-out would take hours)."""
+    with subprocess.Popen([sys.executable, "-m", "caramel", "run", "b.yaml", "--tag", "held", "--systems",
+                           str(folder / "sys")], cwd=work, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True) as running:
+        while True:
+            try:
+                _, stderr = running.communicate(timeout=2)
+                return running.returncode, stderr
+            except subprocess.TimeoutExpired:
+                failed = sum(1 for _, name, rc in calls(folder, start) if name == "sbatch" and rc)
+                if failed >= FAILED_SBATCH_STOP:
+                    running.kill()
+                    sys.exit(f"array_scale: {failed} sbatch failed during one bench run: the test cluster stopped "
+                             f"or does not take jobs (`sinfo`, tests/cluster/localcluster.sh status); {START_CLUSTER}")
+
+
 def one_step(folder: Path, env: dict[str, str], slurm: dict[str, str], n: int, array: bool,
              repeat: int | str = 0) -> dict[str, float]:
     """N workpackages of one submit step: the sbatch calls that succeeded (and failed), the seconds from
@@ -135,10 +154,10 @@ step:
     do: echo $i
 """)
     start, cpu = time.time(), _children_cpu()
-    done = bench(work, env, "run", "b.yaml", "--tag", "held", "--systems", str(folder / "sys"))
+    returncode, stderr = run_watched(folder, work, env, start)
     ended, cpu = time.time(), _children_cpu() - cpu
-    if done.returncode not in (0, 1):
-        sys.exit(done.stderr)
+    if returncode not in (0, 1):
+        sys.exit(stderr)
     made = [(t, rc) for t, name, rc in calls(folder, start) if name == "sbatch" and t <= ended]
     sbatch = [t for t, rc in made if rc == 0]
     status = json.loads(bench(work, env, "status", "-i", "last", "--format", "json").stdout)
