@@ -307,3 +307,20 @@ def test_a_batch_leaves_copying_its_log_to_the_next_commit(tmp_path: Path, monke
     with store.transaction():
         store.move(wps[0], "fail", reason="no")
     assert os.path.getsize(path) > size and store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1
+
+
+def test_an_environment_written_again_is_the_one_given_each_time(tmp_path: Path) -> None:
+    """The JSON of the last environment is reused when the next equals it (a thousand workpackages of
+    one step): a changed one, even the same dict changed in place, is written as it is now."""
+    store = make(tmp_path, 3)
+    wps = store.workpackages()
+    env = {"A": "1", "PATH": "/bin"}
+    with store.batch():
+        for wp in wps:
+            store.move(wp, "start", attempt=1, started=1.0)
+        store.move(wps[0], "wait", env=env)
+        env["A"] = "2"
+        store.move(wps[1], "wait", env=env)
+        store.move(wps[2], "wait", env=dict(env))
+    assert [store.env(i) for i in range(3)] == [{"A": "1", "PATH": "/bin"}, {"A": "2", "PATH": "/bin"},
+                                                {"A": "2", "PATH": "/bin"}]

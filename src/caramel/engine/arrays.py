@@ -25,6 +25,7 @@ map and one sbatch (perf/array_scale.py measures it).
 
 from __future__ import annotations
 
+import locale
 import os
 import time
 from collections import defaultdict
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 STDOUT = "stdout"  # the submit command's output in the work folder (engine.jobscript.submit_command)
 TASK_MAP, JOB_ID_FILE = "tasks", "job_id"  # in an array's folder: its task map, and its id once queued
 _SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+_ENCODING = locale.getpreferredencoding(False)  # what open() writes a text file in, as the shell's `cat >` did
 
 
 def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
@@ -57,8 +59,7 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
     started = time.time()
     script = written_script(command)
     try:
-        with open(os.path.join(command.cwd, JOB_FILE), "w") as handle:
-            handle.write(script)
+        _write_new(os.path.join(command.cwd, JOB_FILE), script)
         if os.path.exists(command.stdout):
             open(command.stdout, "w").close()
     except OSError as exc:
@@ -68,6 +69,18 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
     resources = engine.backend.scheduler.array_directives(script)
     engine.keep_job_resources(wp, _SHARED.setdefault(resources, resources))  # one tuple for equal ones
     return Outcome(Status.WAITING, index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
+
+
+def _write_new(path: str, text: str) -> None:
+    """`text` as the file `path` (made or emptied first), in three system calls: a thousand job scripts
+    are written without a file object each (its fstat, ioctl and seeks)."""
+    data = text.encode(_ENCODING)
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        while data:
+            data = data[os.write(handle, data):]
+    finally:
+        os.close(handle)
 
 
 def array_of(bench: Benchmark, step: Step) -> str:

@@ -106,6 +106,7 @@ class Store:
                 self.db.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
         self._gathered: _Gathered | None = None  # inside a `batch`: its writes, not yet made
+        self._last_env: tuple[dict, str] = ({}, "{}")  # the last environment written, and its JSON
 
     # --- creation ---------------------------------------------------------------------------
     @classmethod
@@ -403,7 +404,7 @@ class Store:
         values = []
         for name, value in fields.items():
             if name == "env":
-                value = json.dumps(value) if value is not None else None
+                value = self._env_text(value) if value is not None else None
             elif name == "wait_files":
                 value = json.dumps(value) if value else ""
             values.append(value)
@@ -412,6 +413,13 @@ class Store:
             return
         sets = ", ".join(f"{name}=?" for name in fields)
         self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
+
+    def _env_text(self, env: dict) -> str:
+        """`env` as JSON. The workpackages of a step carry the same environment (bench's own, a few
+        parameters): one written just before is not encoded again (a thousand times 3 kB of JSON)."""
+        if env != self._last_env[0]:
+            self._last_env = (dict(env), json.dumps(env))
+        return self._last_env[1]
 
     def event(self, wp_id: int | None, kind: str, message: str = "") -> None:
         row = (time.time(), wp_id, kind, message)
