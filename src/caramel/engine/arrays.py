@@ -18,9 +18,11 @@ nothing else can start, `submit_waiting` queues every such script:
   `job_id` beside its task map, whose lines name each task's workpackage and attempt (task 4 of
   array 123 is "123_4").
 
-Starting a thousand such workpackages costs per workpackage its two folders, its job script and its
-state moves (one transaction for all of them, engine.Engine._fill); the array costs one folder, one
-map and one sbatch (perf/array_scale.py measures it).
+Starting a thousand such workpackages costs per workpackage its two folders (two mkdir, no look
+first), its job script (rendered, written in three system calls) and its state moves, checked one by
+one and written together (a batch of the store, engine.Engine._fill: one UPDATE, one INSERT of events
+and one of commands for all of them); the array costs one folder, one map and one sbatch, and its
+tasks' job ids one move for all of them (Store.move_many). perf/array_scale.py measures it.
 """
 
 from __future__ import annotations
