@@ -48,6 +48,7 @@ QUERY_SHIM = """#!/bin/bash
 echo "$(date +%s.%N) {name} 0" >> "{log}"
 exec "{real}" "$@"
 """
+SETTLE_S, SETTLE_AFTER_S = 60.0, 3.0  # after a measure's cancel: at most this long for the queue to empty, then this
 FAILED_SBATCH_STOP = 3  # a measure stops once this many sbatch failed: the cluster is gone
 START_CLUSTER = ("start the test cluster and take its environment:\n"
                  "    bash tests/cluster/localcluster.sh start\n"
@@ -135,6 +136,16 @@ def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> 
                              f"or does not take jobs (`sinfo`, tests/cluster/localcluster.sh status); {START_CLUSTER}")
 
 
+def settle(slurm: dict[str, str], job_ids: list[str]) -> None:
+    """Wait until the scheduler has let go of the cancelled jobs, and its accounting a little more: a
+    thousand cancelled jobs keep slurmctld and its database busy for seconds, which the next measure
+    (the array right after one job each) would pay for."""
+    deadline = time.time() + SETTLE_S
+    while time.time() < deadline and scheduled(slurm, job_ids):
+        time.sleep(0.5)
+    time.sleep(SETTLE_AFTER_S)
+
+
 def one_step(folder: Path, env: dict[str, str], slurm: dict[str, str], n: int, array: bool,
              repeat: int | str = 0) -> dict[str, float]:
     """N workpackages of one submit step: the sbatch calls that succeeded (and failed), the seconds from
@@ -164,6 +175,7 @@ step:
     job_ids = [wp["job_id"] for wp in status["workpackages"] if wp["job_id"]]
     in_queue = scheduled(slurm, job_ids)
     bench(work, env, "cancel", "-i", "last")
+    settle(slurm, job_ids)
     return {"sbatch": len(sbatch), "sbatch_failed": len(made) - len(sbatch),
             "queued_s": max(sbatch) - start if sbatch else float("nan"),
             "bench_run_s": ended - start, "jobs": len(job_ids), "in_queue": in_queue, "cpu_s": cpu}
