@@ -133,8 +133,8 @@ class Engine:
     def _fill(self) -> None:
         """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages that
         only write their job script (engine.arrays) start in one batch of the store, up to
-        BATCH_STARTS of them (a thousand workpackages' state changes in one commit and a few
-        statements, not a commit and five statements each)."""
+        BATCH_STARTS of them (a thousand workpackages' state changes in one commit of three
+        statements, not five statements each: Store.batch)."""
         with contextlib.ExitStack() as batch:
             batched = 0
             while self._heap:
