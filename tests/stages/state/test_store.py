@@ -176,3 +176,151 @@ def test_a_transaction_sqlite_ended_itself_keeps_the_error_that_ended_it(tmp_pat
         raise DiskFull
     with store.transaction():  # the store is usable again
         store.set_shared_state("s", 0, 0, "done")
+
+
+class CountingDb:
+    """A run state's connection that counts the statements handed to SQLite (an executemany is one)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db, self.statements = db, []
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if not sql.startswith("PRAGMA"):  # settings, not changes
+            self.statements.append(sql.split()[0])
+        return self.db.execute(sql, *args)
+
+    def executemany(self, sql: str, rows: object) -> sqlite3.Cursor:
+        self.statements.append(sql.split()[0])
+        return self.db.executemany(sql, rows)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.db, name)
+
+
+def counted(store: Store) -> list[str]:
+    counting = CountingDb(store.db)
+    store.db = counting  # type: ignore[assignment]
+    return counting.statements
+
+
+def test_a_move_of_many_workpackages_is_one_statement_each_with_its_own_fields(tmp_path: Path) -> None:
+    """The tasks of a job array queued by one sbatch move at once (Store.move_many): each its own job id,
+    in the database and in memory, each its event, in one UPDATE and one INSERT for all of them."""
+    store = make(tmp_path, 6)
+    wps = store.workpackages()
+    with store.transaction():
+        for wp in wps:
+            store.move(wp, "start", attempt=1, started=1.0)
+    statements = counted(store)
+    with store.transaction():
+        store.move_many(wps, "wait", lambda wp: {"job_id": f"7_{wp.id}", "reason": f"job 7_{wp.id}"})
+    assert statements == ["BEGIN", "UPDATE", "INSERT", "COMMIT"]
+    assert [(w.state, w.job_id, w.reason) for w in store.workpackages()] == \
+        [(wp.state, wp.job_id, wp.reason) for wp in wps] == [("waiting", f"7_{i}", f"job 7_{i}") for i in range(6)]
+    assert [store.events(i)[-1][2:] for i in range(6)] == [("waiting", f"job 7_{i}") for i in range(6)]
+
+
+def test_a_move_of_many_refuses_them_all_when_one_may_not_make_it(tmp_path: Path) -> None:
+    """The one transition table checks every workpackage before any changes: one that may not make the
+    move (a running one cannot be cancelled) refuses the move of all, in the database and in memory."""
+    from caramel.stages.state.transitions import TransitionError
+
+    store = make(tmp_path, 4)
+    wps = store.workpackages()
+    with store.transaction():
+        store.move(wps[2], "start", attempt=1, started=1.0)
+    events = store.events()
+    with pytest.raises(TransitionError, match=r"workpackage 2 is running: the move 'cancel'"), store.transaction():
+        store.move_many(wps, "cancel", lambda wp: {"reason": "cancelled"})
+    assert [w.state for w in store.workpackages()] == [wp.state for wp in wps] == ["open", "open", "running", "open"]
+    assert store.events() == events and all(wp.reason == "" for wp in wps)
+
+
+def moves_of_three_starts(store: Store, wps: list) -> None:
+    """What the engine's batch does for three array workpackages: start, their job script written
+    (wait, its command recorded), one that could not write it failed."""
+    for wp in wps:
+        store.move(wp, "start", attempt=wp.attempt + 1, started=1.0)
+        if wp.id == 1:
+            store.move(wp, "fail", ended=2.0, exit_code=1, reason="cannot write")
+            continue
+        store.move(wp, "wait", cycle=0, wait_op=0, wait_kind="file", wait_since=2.0, env={"A": str(wp.id)},
+                   wait_files={"done": f"/w{wp.id}/caramel.done"}, job_id="", reason=f"waits {wp.id}")
+        store.add_commands([CommandRow(wp.id, wp.attempt, 0, 0, "do", "cat > job", "/w", 0, 1.0, 2.0)])
+
+
+def record(store: Store) -> tuple:
+    rows = [(w.id, w.state, w.reason, w.exit_code, w.job_id, w.attempt, w.started, w.ended, w.cycle, w.wait_op,
+             w.wait_kind, w.wait_files, w.wait_since, store.env(w.id)) for w in store.workpackages()]
+    return rows, [event[1:] for event in store.events()], store.commands()
+
+
+def test_a_batch_writes_the_record_moves_one_by_one_write_in_a_few_statements(tmp_path: Path) -> None:
+    """Store.batch (the engine's start of a thousand array workpackages): the same run record as the
+    moves made one statement each, events in the same order, in one statement per kind of change."""
+    (tmp_path / "one").mkdir()
+    (tmp_path / "batch").mkdir()
+    one_by_one, batched = make(tmp_path / "one", 3), make(tmp_path / "batch", 3)
+    with one_by_one.transaction():
+        moves_of_three_starts(one_by_one, one_by_one.workpackages())
+    wps = batched.workpackages()
+    statements = counted(batched)
+    with batched.batch():
+        moves_of_three_starts(batched, wps)
+    assert sorted(statements) == ["BEGIN", "COMMIT", "INSERT", "INSERT", "UPDATE"]  # the rows, events, commands
+    assert record(batched) == record(one_by_one)
+    assert [w.state for w in batched.workpackages()] == ["waiting", "failed", "waiting"]
+
+
+def test_a_read_inside_a_batch_sees_its_moves_and_an_error_discards_them(tmp_path: Path) -> None:
+    store = make(tmp_path, 2)
+    wps = store.workpackages()
+    with store.batch():
+        store.move(wps[0], "start", attempt=1, started=1.0)
+        store.move(wps[0], "wait", env={"A": "1"}, reason="waits")
+        assert store.env(0) == {"A": "1"} and store.counts() == {"s": {"waiting": 1, "open": 1}}
+        store.move(wps[1], "start", attempt=1, started=1.0)
+    with pytest.raises(ZeroDivisionError), store.batch():
+        store.move(store.workpackages()[1], "fail", reason="no")
+        raise ZeroDivisionError
+    assert [w.state for w in store.workpackages()] == ["waiting", "running"]
+    assert [kind for _, _, kind, _ in store.events() if kind != "run"] == ["running", "waiting", "running"]
+
+
+def test_a_batch_leaves_copying_its_log_to_the_next_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thousand workpackages' start is a long write-ahead log: its commit does not copy it into the
+    database (the jobs are queued first); the next commit does, as SQLite does by default (here at
+    every commit of a page or more)."""
+    from caramel.stages.state import store as store_module
+
+    monkeypatch.setattr(store_module, "WAL_CHECKPOINT_PAGES", 1)
+    store = make(tmp_path, 3)
+    store.db.execute("PRAGMA wal_autocheckpoint=1")
+    wps, path = store.workpackages(), db_path(str(tmp_path))
+    size = os.path.getsize(path)
+    with store.batch():
+        for wp in wps:
+            store.move(wp, "start", attempt=1, started=1.0)
+        for k in range(100):
+            store.event(wps[0].id, "note", f"{k} " * 100)
+    assert os.path.getsize(path) == size and os.path.getsize(path + "-wal") > 0  # in the log only
+    with store.transaction():
+        store.move(wps[0], "fail", reason="no")
+    assert os.path.getsize(path) > size and store.db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 1
+
+
+def test_an_environment_written_again_is_the_one_given_each_time(tmp_path: Path) -> None:
+    """The JSON of the last environment is reused when the next equals it (a thousand workpackages of
+    one step): a changed one, even the same dict changed in place, is written as it is now."""
+    store = make(tmp_path, 3)
+    wps = store.workpackages()
+    env = {"A": "1", "PATH": "/bin"}
+    with store.batch():
+        for wp in wps:
+            store.move(wp, "start", attempt=1, started=1.0)
+        store.move(wps[0], "wait", env=env)
+        env["A"] = "2"
+        store.move(wps[1], "wait", env=env)
+        store.move(wps[2], "wait", env=dict(env))
+    assert [store.env(i) for i in range(3)] == [{"A": "1", "PATH": "/bin"}, {"A": "2", "PATH": "/bin"},
+                                                {"A": "2", "PATH": "/bin"}]

@@ -18,13 +18,16 @@ nothing else can start, `submit_waiting` queues every such script:
   `job_id` beside its task map, whose lines name each task's workpackage and attempt (task 4 of
   array 123 is "123_4").
 
-Starting a thousand such workpackages costs per workpackage its two folders, its job script and its
-state moves (one transaction for all of them, engine.Engine._fill); the array costs one folder, one
-map and one sbatch (perf/array_scale.py measures it).
+Starting a thousand such workpackages costs per workpackage its two folders (two mkdir, no look
+first), its job script (rendered, written in three system calls) and its state moves, checked one by
+one and written together (a batch of the store, engine.Engine._fill: one UPDATE, one INSERT of events
+and one of commands for all of them); the array costs one folder, one map and one sbatch, and its
+tasks' job ids one move for all of them (Store.move_many). perf/array_scale.py measures it.
 """
 
 from __future__ import annotations
 
+import locale
 import os
 import time
 from collections import defaultdict
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
 STDOUT = "stdout"  # the submit command's output in the work folder (engine.jobscript.submit_command)
 TASK_MAP, JOB_ID_FILE = "tasks", "job_id"  # in an array's folder: its task map, and its id once queued
 _SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+_ENCODING = locale.getpreferredencoding(False)  # what open() writes a text file in, as the shell's `cat >` did
 
 
 def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
@@ -57,8 +61,7 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
     started = time.time()
     script = written_script(command)
     try:
-        with open(os.path.join(command.cwd, JOB_FILE), "w") as handle:
-            handle.write(script)
+        _write_new(os.path.join(command.cwd, JOB_FILE), script)
         if os.path.exists(command.stdout):
             open(command.stdout, "w").close()
     except OSError as exc:
@@ -68,6 +71,18 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
     resources = engine.backend.scheduler.array_directives(script)
     engine.keep_job_resources(wp, _SHARED.setdefault(resources, resources))  # one tuple for equal ones
     return Outcome(Status.WAITING, index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
+
+
+def _write_new(path: str, text: str) -> None:
+    """`text` as the file `path` (made or emptied first), in three system calls: a thousand job scripts
+    are written without a file object each (its fstat, ioctl and seeks)."""
+    data = text.encode(_ENCODING)
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        while data:
+            data = data[os.write(handle, data):]
+    finally:
+        os.close(handle)
 
 
 def array_of(bench: Benchmark, step: Step) -> str:
@@ -142,7 +157,7 @@ def submit_waiting(engine: Engine) -> bool:
     scheduler = engine.backend.scheduler
     unqueued = []
     in_arrays: dict[tuple[int, int], str] | None = None
-    with engine.store.transaction():
+    with engine.store.batch():
         for wp in todo:
             if wp.id in engine.job_resources:  # written by this bench, never queued
                 unqueued.append(wp)
@@ -224,10 +239,11 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
         handle.write(f"{line}\n")
     for wp in batch.wps:
         engine.keep_job_resources(wp, None)
-    with engine.store.transaction():
-        for wp, job in zip(batch.wps, ids, strict=True):
-            after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
-            _record(engine, wp, job, after)
+    queued = dict(zip((wp.id for wp in batch.wps), ids, strict=True))
+    with engine.store.transaction():  # every task's move at once: one statement, not one a task
+        engine.move_many(batch.wps, "wait", lambda wp: _queued(wp, queued[wp.id], batch))
+        for wp in batch.wps:
+            engine.queue_children(wp)
 
 
 def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[str, str]:
@@ -248,12 +264,21 @@ def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[st
     return folder, spec + (f"%{most}" if most else "")
 
 
-def _record(engine: Engine, wp: WpRow, job: str, after: tuple[str, ...] = ()) -> None:
+def _record(engine: Engine, wp: WpRow, job: str) -> None:
     """`wp` waits for its done file, its job `job` followed through the scheduler."""
-    done = os.path.basename(wp.wait_files.get("done", ""))
-    engine.move(wp, "wait", job_id=job, reason=f"waits for {done} (job {job}" +
-                (f", after {', '.join(after)})" if after else ")"))
+    engine.move(wp, "wait", job_id=job, reason=_waits_for(wp, job))
     engine.queue_children(wp)
+
+
+def _queued(wp: WpRow, job: str, batch: Batch) -> dict[str, object]:
+    """What `wp`'s move records once `batch` is queued: its job `job`, and the jobs it waits for."""
+    after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
+    return {"job_id": job, "reason": _waits_for(wp, job, after)}
+
+
+def _waits_for(wp: WpRow, job: str, after: tuple[str, ...] = ()) -> str:
+    done = os.path.basename(wp.wait_files.get("done", ""))
+    return f"waits for {done} (job {job}" + (f", after {', '.join(after)})" if after else ")")
 
 
 def _write_map(engine: Engine, batch: Batch) -> str:

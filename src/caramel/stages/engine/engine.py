@@ -18,7 +18,7 @@ import heapq
 import os
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from caramel.adapters.backends import Backend
@@ -132,8 +132,9 @@ class Engine:
 
     def _fill(self) -> None:
         """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages that
-        only write their job script (engine.arrays) start in one transaction of the store, up to
-        BATCH_STARTS of them (a thousand state changes in one commit, not one each)."""
+        only write their job script (engine.arrays) start in one batch of the store, up to
+        BATCH_STARTS of them (a thousand workpackages' state changes in one commit of three
+        statements, not five statements each: Store.batch)."""
         with contextlib.ExitStack() as batch:
             batched = 0
             while self._heap:
@@ -155,7 +156,7 @@ class Engine:
                     batched = 0
                 if writes_only:
                     if not batched:
-                        batch.enter_context(self.store.transaction())
+                        batch.enter_context(self.store.batch())
                     batched += 1
                 self._start(wp, step)
 
@@ -320,6 +321,18 @@ class Engine:
         in memory, and keep the engine's counts."""
         before, was_settled = wp.state, _settled(wp)
         self.store.move(wp, name, message, **fields)
+        self._count(wp, before, was_settled)
+
+    def move_many(self, wps: Sequence[WpRow], name: str, fields_of: Callable[[WpRow], dict[str, object]]) -> None:
+        """The state move `name` for every workpackage of `wps` at once (Store.move_many: all checked
+        first, one statement), and the engine's counts kept (inside a transaction)."""
+        before = [(wp.state, _settled(wp)) for wp in wps]
+        self.store.move_many(wps, name, fields_of)
+        for wp, (state, was_settled) in zip(wps, before, strict=True):
+            self._count(wp, state, was_settled)
+
+    def _count(self, wp: WpRow, before: WpState, was_settled: bool) -> None:
+        """The engine's counts after `wp` moved from `before`."""
         self._version += 1
         if wp.state != before:
             self.counts[before] -= 1

@@ -57,7 +57,6 @@ def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: wor
     stopped in: they are not run again (exactly once, as do's), the folder they worked in is kept
     as it is, and the environment the last of them exported is taken from its carry file."""
     if not prepared:
-        workdir.clean(paths.wp_dir)
         workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, params))
     index = 0
     for name in used_sets(step, params, bench.filesets):

@@ -59,11 +59,16 @@ def clean(wp_dir: str) -> None:
 
 
 def create(paths: WpPaths, parents: list[tuple[str, str]], shared: tuple[str, str] | None) -> None:
-    """Make the folders and links. `parents`: (parent step name, parent work folder)."""
+    """Make the folders and links, the workpackage's folder a new one: what an interrupted attempt left
+    there is removed first (`clean`). `parents`: (parent step name, parent work folder)."""
     if "$" in os.path.basename(paths.wp_dir):
         raise RunError(f"'{paths.wp_dir}' cannot be a workpackage folder name",
                        hint="check the suffix= of the step: it names an unknown parameter")
-    os.mkdir(paths.wp_dir)
+    try:  # a first attempt's folder is new: no look before (three stat calls a workpackage)
+        os.mkdir(paths.wp_dir)
+    except FileExistsError:  # a folder, file or link an earlier attempt left
+        clean(paths.wp_dir)
+        os.mkdir(paths.wp_dir)
     os.mkdir(paths.work)
     for step_name, parent_work in parents:
         link = os.path.join(paths.work, step_name)

@@ -17,7 +17,8 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from caramel.errors import RunError
@@ -38,6 +39,7 @@ from caramel.stages.state.rows import (
 )
 
 DB_NAME = layout.RUN_DB
+WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
 
 
 @functools.lru_cache(maxsize=64)
@@ -63,6 +65,19 @@ def _set_journal(path: str, after: str) -> str:
         return sharedfs.set_journal(path, "run state", dbfile.busy_timeout())
     except sqlite3.Error as exc:
         raise dbfile.storage_error(path, exc, "run state", after) from None
+
+
+@dataclass
+class _Gathered:
+    """The writes of a `Store.batch`, in the order they were made: each workpackage's changed columns
+    (later changes of a column win, as the UPDATEs one by one would leave it), events, command rows."""
+
+    columns: dict[int, dict[str, object]] = field(default_factory=dict)
+    events: list[tuple[float, int | None, str, str]] = field(default_factory=list)
+    commands: list[tuple] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.columns or self.events or self.commands)
 
 
 def db_path(run_dir: str) -> str:
@@ -98,6 +113,8 @@ class Store:
             if self.journal == "wal":
                 self.db.execute("PRAGMA synchronous=NORMAL")
         self._depth = 0
+        self._gathered: _Gathered | None = None  # inside a `batch`: its writes, not yet made
+        self._last_env: tuple[dict, str] = ({}, "{}")  # the last environment written, and its JSON
 
     # --- creation ---------------------------------------------------------------------------
     @classmethod
@@ -171,11 +188,51 @@ class Store:
         finally:
             self._depth = 0
 
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction (as `transaction`) whose workpackage changes, events and command rows are
+        gathered and written at its end, one statement for each kind of change (a thousand
+        workpackages' starts: three executemany, not five thousand statements). Every move is checked
+        when it is made, as outside a batch; a read of the run state inside the batch first writes
+        what was gathered, so it reads what it would read without one. An error discards it all."""
+        if self._gathered is not None:  # nested: joins the outer batch
+            yield
+            return
+        # Its commit (a long log: a thousand rows) leaves copying the log into the database to the
+        # next commit: a thousand array tasks are queued first.
+        own_commit = self._depth == 0 and self.journal == "wal"
+        with self.transaction():
+            self._gathered = _Gathered()
+            try:
+                yield
+                self._write_gathered()
+            finally:
+                self._gathered = None
+            if own_commit:
+                self.db.execute("PRAGMA wal_autocheckpoint=0")
+        if own_commit:
+            self.db.execute(f"PRAGMA wal_autocheckpoint={WAL_CHECKPOINT_PAGES}")
+
+    def _write_gathered(self) -> None:
+        """Make the writes a batch gathered so far (inside its transaction)."""
+        gathered = self._gathered
+        if not gathered:
+            return
+        self._gathered = _Gathered()
+        by_columns: dict[tuple[str, ...], list[tuple]] = {}
+        for wp_id, changes in gathered.columns.items():
+            by_columns.setdefault(tuple(changes), []).append((*changes.values(), wp_id))
+        for names, rows in by_columns.items():
+            self.db.executemany(f"UPDATE workpackages SET {', '.join(f'{name}=?' for name in names)} WHERE id=?", rows)
+        self.db.executemany("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)", gathered.events)
+        self._insert_commands(gathered.commands)
+
     def abandon_transaction(self) -> None:
         """Roll back a transaction an interruption left open (its change did not happen), and forget it."""
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
         self._depth = 0
+        self._gathered = None
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database file and truncate it (frees disk space)."""
@@ -232,6 +289,7 @@ class Store:
 
     # --- workpackages -------------------------------------------------------------------------
     def workpackages(self) -> list[WpRow]:
+        self._write_gathered()
         out = []
         for row in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
             wp = WpRow(*row)  # WP_COLUMNS names WpRow's fields in order (a dict per row costs 2x here)
@@ -249,6 +307,7 @@ class Store:
     def jobs_and_end(self) -> tuple[list[str], float | None]:
         """The run's scheduler job ids (each once) and when its last workpackage ended: what a run's
         provenance needs, without reading every workpackage."""
+        self._write_gathered()
         ids = [row[0] for row in self.db.execute("SELECT DISTINCT job_id FROM workpackages WHERE job_id != ''")]
         return ids, self.db.execute("SELECT MAX(ended) FROM workpackages").fetchone()[0]
 
@@ -279,11 +338,13 @@ class Store:
     def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
         """What the analysis needs of each workpackage besides its params, in id order:
         (id, step, iteration, parents, dirname, state, reason)."""
+        self._write_gathered()
         return [(wp_id, step, it, tuple(int(p) for p in parents.split(",")) if parents else (), dirname, state, reason)
                 for wp_id, step, it, parents, dirname, state, reason in self.db.execute(
                     "SELECT id, step, iteration, parents, dirname, state, reason FROM workpackages ORDER BY id")]
 
     def env(self, wp_id: int) -> dict[str, str] | None:
+        self._write_gathered()
         row = self.db.execute("SELECT env FROM workpackages WHERE id=?", (wp_id,)).fetchone()
         return self._json(row[0], f"workpackage {wp_id}'s environment") if row and row[0] else None
 
@@ -305,7 +366,21 @@ class Store:
         state and the fields the move resets (`fields` given here win) go to the database and to `wp`,
         and the move's event is recorded (`message`: the reason unless given). A move that does not start
         from `wp`'s state raises TransitionError, and nothing changes."""
-        move = transitions.check(name, wp.id, wp.state)
+        self._make(wp, transitions.check(name, wp.id, wp.state), message, fields)
+
+    def move_many(self, wps: Sequence[WpRow], name: str, fields_of: Callable[[WpRow], dict[str, object]],
+                  message: str | None = None) -> None:
+        """The state move `name` for every workpackage of `wps`, each with its own `fields_of(wp)`, as
+        one batch of writes (one statement for all of them; call inside a transaction). Every one is
+        checked before any changes: one that may not make the move raises TransitionError, and no
+        workpackage changes, in the database or in memory."""
+        moves = [transitions.check(name, wp.id, wp.state) for wp in wps]
+        with self.batch():
+            for wp, move in zip(wps, moves, strict=True):
+                self._make(wp, move, message, fields_of(wp))
+
+    def _make(self, wp: WpRow, move: transitions.Move, message: str | None, fields: dict[str, object]) -> None:
+        """The checked move `move` for `wp`: its state and fields in the database and in `wp`, its event."""
         changes = {key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
                    for key, value in {**move.resets, **fields}.items()}
         self._write(wp.id, changes, state=move.target)
@@ -320,6 +395,7 @@ class Store:
         """Move every running workpackage to open (the move "interrupt": bench is stopping), in one
         statement that needs nothing read first; events for the ids `recorded` (whose scripts bench ended)."""
         move = transitions.MOVES["interrupt"]
+        self._write_gathered()
         for wp_id in recorded:
             self.event(wp_id, move.event_kind, reason)
         self.db.execute(f"UPDATE workpackages SET state=?, reason=? WHERE state IN "
@@ -336,25 +412,46 @@ class Store:
         values = []
         for name, value in fields.items():
             if name == "env":
-                value = json.dumps(value) if value is not None else None
+                value = self._env_text(value) if value is not None else None
             elif name == "wait_files":
                 value = json.dumps(value) if value else ""
             values.append(value)
+        if self._gathered is not None:  # inside a batch: written at its end, each column's last value
+            self._gathered.columns.setdefault(wp_id, {}).update(zip(fields, values, strict=True))
+            return
         sets = ", ".join(f"{name}=?" for name in fields)
         self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
 
+    def _env_text(self, env: dict) -> str:
+        """`env` as JSON. The workpackages of a step carry the same environment (bench's own, a few
+        parameters): one written just before is not encoded again (a thousand times 3 kB of JSON)."""
+        if env != self._last_env[0]:
+            self._last_env = (dict(env), json.dumps(env))
+        return self._last_env[1]
+
     def event(self, wp_id: int | None, kind: str, message: str = "") -> None:
-        self.db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
-                        (time.time(), wp_id, kind, message))
+        row = (time.time(), wp_id, kind, message)
+        if self._gathered is not None:
+            self._gathered.events.append(row)
+        else:
+            self.db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)", row)
 
     def add_commands(self, rows: Iterable[CommandRow]) -> None:
-        self.db.executemany(
-            "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?)",
-            ((r.wp, r.attempt, r.cycle, r.op, r.role, r.command, r.cwd, r.exit_code, r.started, r.ended)
-             for r in rows))
+        values = [(r.wp, r.attempt, r.cycle, r.op, r.role, r.command, r.cwd, r.exit_code, r.started, r.ended)
+                  for r in rows]
+        if self._gathered is not None:
+            self._gathered.commands += values
+        else:
+            self._insert_commands(values)
+
+    def _insert_commands(self, values: list[tuple]) -> None:
+        if values:
+            self.db.executemany(
+                "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?)", values)
 
     def commands(self, wp_id: int | None = None) -> list[CommandRow]:
+        self._write_gathered()
         query = "SELECT wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended FROM commands"
         args: tuple = ()
         if wp_id is not None:
@@ -363,6 +460,7 @@ class Store:
         return [CommandRow(*r) for r in self.db.execute(query + " ORDER BY id", args)]
 
     def events(self, wp_id: int | None = None) -> list[tuple]:
+        self._write_gathered()
         query = "SELECT time, wp, kind, message FROM events"
         if wp_id is not None:
             return list(self.db.execute(query + " WHERE wp=? ORDER BY id", (wp_id,)))
@@ -380,6 +478,7 @@ class Store:
     def take_running_shared(self) -> set[tuple[str, int, int]]:
         """The shared do's (step, cycle, op) a bench was running when it died, forgotten here: the engine
         reads from their shells' records whether they ended (call inside a transaction)."""
+        self._write_gathered()
         running = {(step, cycle, op) for step, cycle, op in self.db.execute(
             "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
         self.db.execute("DELETE FROM shared_ops WHERE state='running'")
@@ -390,6 +489,7 @@ class Store:
 
     def counts(self) -> dict[str, dict[str, int]]:
         """{step: {state: count}} in step order of first appearance."""
+        self._write_gathered()
         out: dict[str, dict[str, int]] = {}
         for step, state, n in self.db.execute(
                 "SELECT step, state, count(*) FROM workpackages GROUP BY step, state ORDER BY min(id)"):

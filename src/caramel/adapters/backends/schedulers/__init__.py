@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import abc
 import functools
+import os
 import re
 import shutil
 import subprocess
@@ -160,9 +161,8 @@ class Scheduler(abc.ABC):
             raise RunError(f"scheduler {self.name!r} has no job script template")
         from caramel.stages.spec.sources import templates_dir
 
-        folders = tuple(str(templates_dir() / name) for name in (self.template, NODE_PROBE_FOLDER) if name)
         texts = tuple(sorted(self.script_templates.items()))
-        return _templates(folders, texts).get_template(template).render(**values)
+        return _template(str(templates_dir()), self.template, texts, template).render(**values)
 
 
 NODE_PROBE_FOLDER = "slurm"  # the folder of templates/ holding fingerprint.sh, the node probe every job script includes
@@ -178,6 +178,14 @@ def log_call(argv: Sequence[str]) -> None:
     if path:
         with open(path, "a") as handle:
             handle.write(f"{time.time():.3f} {argv[0]} {len(argv)}\n")
+
+
+@functools.lru_cache(maxsize=16)
+def _template(root: str, folder: str, texts: tuple[tuple[str, str], ...], name: str) -> Any:
+    """The template `name` of a scheduler whose templates are in `root`/`folder` (and `texts`), found once:
+    a thousand job scripts look it up once (its folders' paths made each time were a third of a render)."""
+    folders = tuple(os.path.join(root, each) for each in (folder, NODE_PROBE_FOLDER) if each)
+    return _templates(folders, texts).get_template(name)
 
 
 @functools.lru_cache(maxsize=8)
