@@ -77,7 +77,22 @@ def make_history(target: str, runs: int, per_run: int) -> int:
                 history.db.executemany(upsert("runs", RUN_COLUMNS, ("run_key",), False), run_rows)
                 history.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, False), metric_rows)
             figures += len(metric_rows)
+        history.recount()  # the rows were written raw: store each run's counts as every writer does
     return figures
+
+
+def older_copy(history: str, folder: str) -> str:
+    """A copy of the history that a caramel of schema 2 opens (--compare-with an older tree): the
+    columns it does not know it ignores, the meta says 2 (a newer caramel would count it again)."""
+    import sqlite3
+
+    copy = os.path.join(folder, "history-schema2.db")
+    if not os.path.exists(copy):
+        shutil.copy(history, copy)
+        with sqlite3.connect(copy) as db:
+            db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+        db.close()
+    return copy
 
 
 def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
@@ -100,16 +115,17 @@ def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
     return took, int(peak) / 1024, float(user) + float(system), (done.stdout + err).strip()
 
 
-def one_round(folder: str, history: str, trees: dict[str, dict], number: int) -> None:
+def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], number: int) -> None:
     """Each step once per caramel tree (this one, and --compare-with's), interleaved."""
     export = os.path.join(folder, "export.jsonl")
     page = os.path.join(folder, "dashboard.html")
-    steps = [("export", ["export", "--history", history, "-o", export]),
-             ("import", ["import", export, "--history", os.path.join(folder, "imported.db")]),
-             ("list", ["history", "list", "--history", history]),
-             ("dashboard", ["dashboard", "--history", history, "-o", page])]
-    for name, args in steps:
+    for name in ("export", "import", "list", "dashboard"):
         for tree, env in trees.items():
+            history = histories[tree]
+            args = {"export": ["export", "--history", history, "-o", export],
+                    "import": ["import", export, "--history", os.path.join(folder, "imported.db")],
+                    "list": ["history", "list", "--history", history],
+                    "dashboard": ["dashboard", "--history", history, "-o", page]}[name]
             if name == "import" and os.path.exists(args[3]):
                 os.unlink(args[3])
             took, peak, cpu, text = run_measured(args, env)
@@ -153,10 +169,13 @@ def main() -> int:
         if args.url or not os.path.exists(history):
             figures = make_history(history, runs, args.figures_per_run)
             print(f"history: {runs} runs, {figures:,} figures written in {time.perf_counter() - t:.1f} s")
+        histories = {tree: history for tree in trees}
+        if "base" in trees and not args.url:
+            histories["base"] = older_copy(history, folder)
         print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         for number in range(args.rounds):
             print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)
-            one_round(folder, history, trees, number)
+            one_round(folder, histories, trees, number)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
         if not args.keep:
