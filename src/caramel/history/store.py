@@ -225,22 +225,7 @@ class History:
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
         self.db.execute(upsert("runs", RUN_COLUMNS, ("run_key",), replace), [row[c] for c in RUN_COLUMNS])
-        configs: dict = {}  # metrics of one row share their configuration: dump it once
-        rows = []
-        for m in metrics:
-            try:  # equal rows (an import's metrics each have their own dict) share one text too
-                key: object = tuple(m.row.items())
-                config = configs.get(key)
-            except TypeError:  # a value that is no text or number: dump it each time
-                key, config = None, None
-            if config is None:
-                config = json.dumps(m.row)
-                if key is not None:
-                    configs[key] = config
-            # the direction as its plain text; sd NULL with one sample (no spread known, not 0)
-            mean, sd = _mean_sd(m.samples)
-            rows.append((run.run_key, m.table, config, m.name, m.unit, str(m.direction),
-                         len(m.samples), mean, sd, min(m.samples), max(m.samples), _samples(m.samples)))
+        rows = self._metric_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
             rows, removed = self._changed(run.run_key, rows)
@@ -249,6 +234,36 @@ class History:
             self.written.append((run, rows))
         self._recount(run.run_key)
         return removed + added
+
+    @staticmethod
+    def _metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
+        """The metrics table's rows of a run's metrics: the direction as its plain text, the mean and sd
+        of the samples (sd NULL with one sample: no spread known, not 0; as `_mean_sd` counts them,
+        written out here: a million figures an import), their extremes and their text (`_samples`)."""
+        configs: dict = {}  # metrics of one row share their configuration: dump it once
+        directions: dict = {}
+        fsum, sqrt, dumps = math.fsum, math.sqrt, json.dumps
+        rows = []
+        for m in metrics:
+            try:  # equal rows (an import's metrics each have their own dict) share one text too
+                key: object = tuple(m.row.items())
+                config = configs.get(key)
+            except TypeError:  # a value that is no text or number: dump it each time
+                key, config = None, None
+            if config is None:
+                config = dumps(m.row)
+                if key is not None:
+                    configs[key] = config
+            direction = directions.get(m.direction)
+            if direction is None:
+                direction = directions[m.direction] = str(m.direction)
+            samples = m.samples
+            n = len(samples)
+            mean = fsum(samples) / n
+            sd = sqrt(fsum([(v - mean) ** 2 for v in samples]) / (n - 1)) if n > 1 else None
+            rows.append((run_key, m.table, config, m.name, m.unit, direction, n, mean, sd, min(samples),
+                         max(samples), "[" + ",".join(map(repr, samples)) + "]"))
+        return rows
 
     def _recount(self, run_key: str) -> None:
         """Store the run's figure counts (runs.figures, runs.nonfinite), inside the writer's transaction:
