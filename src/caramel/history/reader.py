@@ -96,7 +96,7 @@ def _columns(runs: list[RunRecord], chunks: Iterable[list[tuple]]) -> FigureColu
     by_first = used[np.argsort(first, kind="stable")]
     renumber = np.zeros(len(texts_by_id), dtype=np.int32)
     renumber[by_first] = np.arange(len(by_first), dtype=np.int32)
-    key_list: list[FigureKey] = [tuple(texts_by_id[k].split(_FIELD)) for k in by_first.tolist()]  # type: ignore[misc]
+    key_list: list[FigureKey] = [tuple(texts_by_id[k].split(_FIELD)) for k in by_first.tolist()]
     return FigureColumns(key_list, run, renumber[key], values[0], values[1], values[2])
 
 
