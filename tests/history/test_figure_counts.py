@@ -73,24 +73,31 @@ def test_an_import_stores_the_counts_and_list_reads_them(tmp_path):
     assert "8 figure(s)" in listed.stdout and "2 figure(s)" in listed.stdout
 
 
-def _as_schema_2(path) -> None:
-    """The history as a caramel of schema 2 left it: no count columns, the meta saying 2."""
-    with sqlite3.connect(path) as db:
-        db.execute("ALTER TABLE runs DROP COLUMN figures")
-        db.execute("ALTER TABLE runs DROP COLUMN nonfinite")
-        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
-        db.execute("INSERT INTO metrics SELECT run_key, tbl, config, name || '-inf', unit, direction, 1, 'inf', NULL, "
-                   "'inf', 'inf', '[inf]' FROM metrics WHERE run_key = 'r2'")  # an older caramel's infinity
-    db.close()
+def _as_schema_2(history: History) -> None:
+    """The history as a caramel of schema 2 left it: no count columns, the meta saying 2, and a run
+    holding an older caramel's infinity."""
+    infinity = "'Infinity'::float8" if history.db.dialect.name == "postgresql" else "1e999"
+    with history.db:
+        history.db.execute("ALTER TABLE runs DROP COLUMN figures")
+        history.db.execute("ALTER TABLE runs DROP COLUMN nonfinite")
+        history.db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+        history.db.execute("INSERT INTO metrics (run_key, tbl, config, name, unit, direction, n, mean, sd, min, max, "
+                           f"samples) SELECT run_key, tbl, config, name || '-inf', unit, direction, 1, {infinity}, "
+                           f"NULL, {infinity}, {infinity}, '[inf]' FROM metrics WHERE run_key = 'r2'")
 
 
-def test_a_history_of_schema_2_is_counted_once_when_opened(tmp_path):
-    path = tmp_path / "h.db"
-    with History(str(path)) as history:
+def _schema_2_history(target: str) -> None:
+    with History(target) as history:
         history.add(RunRecord("r1", "b", started=1.0), _metrics(3))
         history.add(RunRecord("r2", "b", started=2.0), _metrics(1))
-    _as_schema_2(path)
-    with History(str(path)) as history:
+        _as_schema_2(history)
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_a_history_of_schema_2_is_counted_once_when_opened(tmp_path, engine, request):
+    target = request.getfixturevalue("pg_url") if engine == "postgresql" else str(tmp_path / "h.db")
+    _schema_2_history(target)
+    with History(target) as history:
         assert history.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0] == str(SCHEMA_VERSION)
         assert _stored_equals_counted(history) == {"r1": 6, "r2": 4}
         assert dict(history.db.execute("SELECT run_key, nonfinite FROM runs").fetchall()) == {"r1": 0, "r2": 2}
@@ -102,10 +109,7 @@ def test_a_history_of_schema_2_that_may_only_be_read_is_counted_by_list(tmp_path
     if os.geteuid() == 0:
         pytest.skip("root writes a read-only file")
     path = tmp_path / "h.db"
-    with History(str(path)) as history:
-        history.add(RunRecord("r1", "b", started=1.0), _metrics(3))
-        history.add(RunRecord("r2", "b", started=2.0), _metrics(1))
-    _as_schema_2(path)
+    _schema_2_history(str(path))
     path.chmod(stat.S_IRUSR)
     tmp_path.chmod(stat.S_IRUSR | stat.S_IXUSR)
     try:

@@ -7,11 +7,8 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from caramel.errors import CaramelError, RunError
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from caramel.pages.sources import Collection
@@ -53,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
 def dashboard(options: DashboardOptions) -> int:
     """`bench dashboard`: the page (and the CSV of every figure when it thins); one line on stderr."""
+    from caramel.cli.forked import meanwhile
     from caramel.cli.outputs import refuse_inputs
     from caramel.fs.writes import write_text
     from caramel.history.store import default_path
@@ -66,7 +64,8 @@ def dashboard(options: DashboardOptions) -> int:
     points = os.path.splitext(options.output)[0] + ".csv" if collection.thinned else None
     if points:
         refuse_inputs(points, history=histories)
-    with _meanwhile(lambda: _write_points(collection, points) if points else None):
+    # the CSV written by a second process while the page is built (cli.forked)
+    with meanwhile(lambda: _write_points(collection, points)) if points else contextlib.nullcontext():
         text = page(collection, options.title, baseline=options.baseline,
                     all_points=os.path.basename(points) if points else None)
     write_text(options.output, text)
@@ -75,49 +74,10 @@ def dashboard(options: DashboardOptions) -> int:
     return 0
 
 
-def _write_points(collection: Collection, path: str) -> None:
+def _write_points(collection: Collection, path: str | None) -> None:
+    assert path is not None
     from caramel.fs.writes import replacing
     from caramel.pages.points import write_points
 
     with replacing(path) as handle:
         write_points(collection, handle)
-
-
-@contextlib.contextmanager
-def _meanwhile(work: Callable[[], object]) -> Iterator[None]:
-    """Run `work` in a forked process while the body runs, and wait for it at the end: the CSV of a
-    million figures (seconds of number formatting) is written beside the page while the page is built,
-    on a second core. The child shares the parent's memory (copy on write: the columns are not copied).
-    Its error is the parent's (a RunError with its message and hint). Where processes cannot be forked, in turn."""
-    import multiprocessing
-
-    if "fork" not in multiprocessing.get_all_start_methods():
-        work()
-        yield
-        return
-    context = multiprocessing.get_context("fork")
-    receive, send = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(work, send), daemon=True)
-    child.start()
-    send.close()
-    try:
-        yield
-    finally:
-        try:
-            problem, hint = receive.recv()
-        except EOFError:  # killed before it could say (out of memory)
-            problem, hint = "the process writing the figures' CSV ended without a word", None
-        child.join()
-        receive.close()
-    if problem:
-        raise RunError(problem, hint=hint)
-
-
-def _child(work: Callable[[], object], send: Any) -> None:
-    try:
-        work()
-        send.send(("", None))
-    except CaramelError as exc:
-        send.send((exc.message, exc.hint))
-    except OSError as exc:
-        send.send((f"cannot write the figures' CSV: {exc}", None))
