@@ -127,3 +127,23 @@ def test_a_caramel_of_schema_2_refuses_this_history_rather_than_write_it_uncount
     with sqlite3.connect(path) as db:
         assert int(db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()[0]) > 2
     db.close()
+
+
+def test_a_history_of_schema_1_gains_the_columns_and_the_counts(tmp_path):
+    """Schema 1 had no meta table (made, marked 3, when opened) nor site, fingerprint and the counts."""
+    path = tmp_path / "h.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE runs (run_key TEXT PRIMARY KEY, benchmark TEXT, file TEXT, run_dir TEXT, tags TEXT, "
+                   "system TEXT, caramel_version TEXT, git_commit TEXT, host TEXT, nodes TEXT, job_ids TEXT, "
+                   "container TEXT, energy_method TEXT, started REAL, ended REAL)")
+        db.execute("CREATE TABLE metrics (run_key TEXT, tbl TEXT, config TEXT, name TEXT, unit TEXT, direction TEXT, "
+                   "n INTEGER, mean REAL, sd REAL, min REAL, max REAL, samples TEXT, PRIMARY KEY (run_key, tbl, config, name))")
+        db.execute("CREATE TABLE baselines (name TEXT PRIMARY KEY, run_key TEXT)")
+        db.execute("INSERT INTO runs (run_key, benchmark, tags, job_ids, started) VALUES ('old', 'b', '[]', '[]', 1.0)")
+        db.executemany("INSERT INTO metrics VALUES ('old', 't', ?, 'rate', '', 'higher', 1, 1.0, NULL, 1.0, 1.0, '[1.0]')",
+                       [('{"n": "1"}',), ('{"n": "2"}',)])
+    db.close()
+    with History(str(path)) as history:
+        assert _stored_equals_counted(history) == {"old": 2}
+        assert [(run.run_key, n, flagged) for run, n, flagged in history.listing()] == [("old", 2, False)]
+        assert history.run("old").site == ""

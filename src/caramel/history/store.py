@@ -151,12 +151,13 @@ class History:
                 f"{self.path}: a history of another caramel (schema {found[0]}; this caramel reads and writes "
                 f"schema {SCHEMA_VERSION})", hint="use the caramel that made it, or another history "
                 "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile")
-        if not found or int(found[0]) < SCHEMA_VERSION or self._missing_columns():
+        # a history of schema 1 is marked as of this layout when its meta table is made: its columns
+        # tell (SQLite only: a PostgreSQL history was made at schema 2 or later)
+        if not found or int(found[0]) < SCHEMA_VERSION or (dialect is engine.SQLITE and self._missing_columns()):
             self._migrate()
 
     def _missing_columns(self) -> list[str]:
-        """The columns added since schema 1 that the runs table lacks (a history of schema 1 is marked
-        as of this layout when its meta table is made: its columns tell)."""
+        """The columns added since schema 1 that the runs table lacks."""
         if self.db.dialect is engine.POSTGRESQL:
             have = {row[0] for row in self.db.execute(
                 "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
