@@ -14,7 +14,9 @@ process (interpreter start included); its peak memory is the child's own (os.wai
 `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a PostgreSQL history
 (the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
 each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
-CPU seconds of each: the ratios hold on a loaded machine, where the times do not.
+CPU seconds of each: the ratios hold on a loaded machine, where the times do not (SQLite only: the
+other caramel reads a copy of the history marked schema 2, which a caramel of schema 2 opens). Every
+tree is compiled first and its commands read the compiled modules, as an installed caramel does.
 Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
 ≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
 """
