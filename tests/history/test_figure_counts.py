@@ -147,3 +147,15 @@ def test_a_history_of_schema_1_gains_the_columns_and_the_counts(tmp_path):
         assert _stored_equals_counted(history) == {"old": 2}
         assert [(run.run_key, n, flagged) for run, n, flagged in history.listing()] == [("old", 2, False)]
         assert history.run("old").site == ""
+
+
+def test_counts_added_as_written_match_the_databases_count(tmp_path):
+    """A run whose rows are all new is counted in Python as written (store._finite_row); the same as
+    the database counts them (store._COUNTS), values that are not finite numbers included."""
+    with History(str(tmp_path / "h.db")) as history:
+        odd = [Metric("t", {"n": str(k)}, "rate", "", "higher", samples)
+               for k, samples in enumerate([[1.0], [float("inf")], [1.0, float("nan")], [-1.75e308], [2.0, 3.0]])]
+        history.add(RunRecord("r", "b", started=1.0), odd)
+        stored = history.db.execute("SELECT figures, nonfinite FROM runs").fetchone()
+        history.recount()
+        assert history.db.execute("SELECT figures, nonfinite FROM runs").fetchone() == tuple(stored) == (5, 3)
