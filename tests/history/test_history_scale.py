@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 
 from tests.run_bench import bench
@@ -137,40 +136,3 @@ def test_a_run_twice_in_a_file_with_other_figures_names_the_first_line(tmp_path)
     same.write_text("\n".join([lines[0], lines[0]]) + "\n")
     done = bench("import", str(same), "--history", str(tmp_path / "u.db"), cwd=tmp_path, env=env)
     assert done.returncode == 0 and done.stdout.startswith("1 new run(s), 8 new figure(s)")
-
-
-def test_the_csv_beside_the_page_is_written_meanwhile_and_its_failure_is_a_clear_error(tmp_path, monkeypatch):
-    """The CSV is written by a forked process while the page is built (cli.dashboard._meanwhile): what
-    it wrote is the CSV a sequential write makes, and an error of its own is the command's error."""
-    from caramel.cli.dashboard import DashboardOptions, dashboard
-    from caramel.errors import RunError
-    from caramel.pages import points
-
-    monkeypatch.setattr(thinning, "POINTS_BUDGET", 40)
-    path = _history(tmp_path / "h.db", runs=12)
-    assert dashboard(DashboardOptions(output=str(tmp_path / "page.html"), history=(path,))) == 0
-    with open(tmp_path / "alone.csv", "w") as handle:
-        points.write_points(sources.load([path]), handle)
-    assert (tmp_path / "page.csv").read_text() == (tmp_path / "alone.csv").read_text()
-
-    writer = points.write_points
-
-    def telling(coll, handle):  # which process writes it
-        (tmp_path / "writer.pid").write_text(str(os.getpid()))
-        return writer(coll, handle)
-
-    monkeypatch.setattr(points, "write_points", telling)
-    assert dashboard(DashboardOptions(output=str(tmp_path / "page.html"), history=(path,))) == 0
-    assert int((tmp_path / "writer.pid").read_text()) != os.getpid()
-
-    def full(coll, handle):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(points, "write_points", full)
-    try:
-        dashboard(DashboardOptions(output=str(tmp_path / "again.html"), history=(path,)))
-    except RunError as exc:
-        assert exc.message == f"cannot write {tmp_path / 'again.csv'}: no space left on the device"
-        assert exc.hint and "the previous file is intact" in exc.hint
-    else:
-        raise AssertionError("no error")

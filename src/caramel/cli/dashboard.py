@@ -4,14 +4,9 @@ every run of one or more histories (one per site), drawn with plotly.js inlined 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from caramel.pages.sources import Collection
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,10 +45,10 @@ def run(args: argparse.Namespace) -> int:
 
 def dashboard(options: DashboardOptions) -> int:
     """`bench dashboard`: the page (and the CSV of every figure when it thins); one line on stderr."""
-    from caramel.cli.forked import meanwhile
     from caramel.cli.outputs import refuse_inputs
-    from caramel.fs.writes import write_text
+    from caramel.fs.writes import replacing, write_text
     from caramel.history.store import default_path
+    from caramel.pages.points import write_points
     from caramel.pages.render import page
     from caramel.pages.sources import load
 
@@ -64,20 +59,10 @@ def dashboard(options: DashboardOptions) -> int:
     points = os.path.splitext(options.output)[0] + ".csv" if collection.thinned else None
     if points:
         refuse_inputs(points, history=histories)
-    # the CSV written by a second process while the page is built (cli.forked)
-    with meanwhile(lambda: _write_points(collection, points)) if points else contextlib.nullcontext():
-        text = page(collection, options.title, baseline=options.baseline,
-                    all_points=os.path.basename(points) if points else None)
+        with replacing(points) as handle:
+            write_points(collection, handle)
+    text = page(collection, options.title, baseline=options.baseline, all_points=os.path.basename(points) if points else None)
     write_text(options.output, text)
     print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
           file=sys.stderr)
     return 0
-
-
-def _write_points(collection: Collection, path: str | None) -> None:
-    assert path is not None
-    from caramel.fs.writes import replacing
-    from caramel.pages.points import write_points
-
-    with replacing(path) as handle:
-        write_points(collection, handle)
