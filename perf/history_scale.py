@@ -14,7 +14,9 @@ process (interpreter start included); its peak memory is the child's own (os.wai
 `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a PostgreSQL history
 (the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
 each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
-CPU seconds of each: the ratios hold on a loaded machine, where the times do not.
+CPU seconds of each: the ratios hold on a loaded machine, where the times do not (SQLite only: the
+other caramel reads a copy of the history marked schema 2, which a caramel of schema 2 opens). Every
+tree is compiled first and its commands read the compiled modules, as an installed caramel does.
 Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
 ≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
 """
@@ -77,7 +79,22 @@ def make_history(target: str, runs: int, per_run: int) -> int:
                 history.db.executemany(upsert("runs", RUN_COLUMNS, ("run_key",), False), run_rows)
                 history.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, False), metric_rows)
             figures += len(metric_rows)
+        history.recount()  # the rows were written raw: store each run's counts as every writer does
     return figures
+
+
+def older_copy(history: str, folder: str) -> str:
+    """A copy of the history that a caramel of schema 2 opens (--compare-with an older tree): the
+    columns it does not know it ignores, the meta says 2 (a newer caramel would count it again)."""
+    import sqlite3
+
+    copy = os.path.join(folder, "history-schema2.db")
+    if not os.path.exists(copy):
+        shutil.copy(history, copy)
+        with sqlite3.connect(copy) as db:
+            db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
+        db.close()
+    return copy
 
 
 def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
@@ -100,16 +117,17 @@ def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
     return took, int(peak) / 1024, float(user) + float(system), (done.stdout + err).strip()
 
 
-def one_round(folder: str, history: str, trees: dict[str, dict], number: int) -> None:
+def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], number: int) -> None:
     """Each step once per caramel tree (this one, and --compare-with's), interleaved."""
     export = os.path.join(folder, "export.jsonl")
     page = os.path.join(folder, "dashboard.html")
-    steps = [("export", ["export", "--history", history, "-o", export]),
-             ("import", ["import", export, "--history", os.path.join(folder, "imported.db")]),
-             ("list", ["history", "list", "--history", history]),
-             ("dashboard", ["dashboard", "--history", history, "-o", page])]
-    for name, args in steps:
+    for name in ("export", "import", "list", "dashboard"):
         for tree, env in trees.items():
+            history = histories[tree]
+            args = {"export": ["export", "--history", history, "-o", export],
+                    "import": ["import", export, "--history", os.path.join(folder, "imported.db")],
+                    "list": ["history", "list", "--history", history],
+                    "dashboard": ["dashboard", "--history", history, "-o", page]}[name]
             if name == "import" and os.path.exists(args[3]):
                 os.unlink(args[3])
             took, peak, cpu, text = run_measured(args, env)
@@ -141,22 +159,32 @@ def main() -> int:
     runs = 100 if args.quick else args.runs
     folder = args.keep or tempfile.mkdtemp(prefix="caramel-history-scale-")
     os.makedirs(folder, exist_ok=True)
-    env = {**os.environ, "CARAMEL_DATA_DIR": os.path.join(folder, "data")}
+    # the children read compiled modules, as an installed caramel does (a PYTHONDONTWRITEBYTECODE
+    # environment would otherwise compile every module in every timed command: a quarter second)
+    env = {**os.environ, "CARAMEL_DATA_DIR": os.path.join(folder, "data"),
+           "PYTHONPYCACHEPREFIX": os.path.join(folder, "pycache")}
     env.pop("CARAMEL_HISTORY", None)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
     trees = {"new": {**env, "PYTHONPATH": here}}
     if args.compare_with:
         trees["base"] = {**env, "PYTHONPATH": os.path.abspath(args.compare_with)}
+    for tree_env in trees.values():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", tree_env["PYTHONPATH"]], env=tree_env, check=True,
+                       stdout=subprocess.DEVNULL)
     try:
         history = args.url or os.path.join(folder, f"history-{runs}x{args.figures_per_run}.db")
         t = time.perf_counter()
         if args.url or not os.path.exists(history):
             figures = make_history(history, runs, args.figures_per_run)
             print(f"history: {runs} runs, {figures:,} figures written in {time.perf_counter() - t:.1f} s")
+        histories = {tree: history for tree in trees}
+        if "base" in trees and not args.url:
+            histories["base"] = older_copy(history, folder)
         print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         for number in range(args.rounds):
             print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)
-            one_round(folder, history, trees, number)
+            one_round(folder, histories, trees, number)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
         if not args.keep:

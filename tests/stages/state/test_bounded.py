@@ -40,6 +40,16 @@ def test_brackets_inside_strings_do_not_count() -> None:
     assert bounded.loads(text, "x")["b"] == ["]]]"]
 
 
+def test_strings_holding_brackets_beside_other_strings() -> None:
+    """Two quotes side by side are dropped in one pass, also where one string ends and the next begins
+    (`"[""]"`): the brackets inside either string still do not count, those outside still do."""
+    for value in (["[", "]"], {"a[": "]]"}, {"n": "n[1-16]", "m": ["x", "[[[", "", "]"]}, [["", "{"], "}", [[]]]):
+        text = json.dumps(value).encode()
+        assert bounded.depth(text, 64) == bounded.depth(json.dumps(json.loads(text), indent=1).encode(), 64)
+    assert bounded.depth(b'["[", "]", [["{"], "}"]]', 64) == 3
+    assert bounded.depth(b'[' + b'"[", ' * 10_000 + b'[[]]]', 64) == 3
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.recursive(st.none() | st.integers() | st.text(alphabet='[]{}"\\ab', max_size=6),
                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),

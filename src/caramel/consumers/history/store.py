@@ -22,8 +22,11 @@ from caramel.errors import CaramelError, Location, RunError
 from caramel.stages.state import bounded
 
 # the history's layout; 2 added runs.site, runs.fingerprint and the meta table (additive: a history
-# of schema 1 gains the columns on open, and older caramels ignore them)
-SCHEMA_VERSION = 2
+# of schema 1 gains the columns on open, and older caramels ignore them); 3 added runs.figures and
+# runs.nonfinite, each run's figure counts kept by every write (`_recount`), so `bench history list`
+# reads a thousand rows instead of counting a million: a history of schema 2 or 1 is counted once
+# when it is opened (`_migrate`), and a caramel of schema 2, which would write without counting, refuses it
+SCHEMA_VERSION = 3
 # the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
 EXPORT_SCHEMA = 2
 # a samples text as caramel writes it (history.store._samples: the reprs of finite floats, JSON),
@@ -31,12 +34,20 @@ EXPORT_SCHEMA = 2
 _NUMBER = r"-?\d+(?:\.\d+)?(?:e-\d{1,3}|e\+?\d{1,2})?"
 _PLAIN_SAMPLES = re.compile(rf"\[{_NUMBER}(?:, ?{_NUMBER})*\]")
 # columns added after schema 1: added to an older history when it is opened
-ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT"}
+ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT", "figures": "INTEGER", "nonfinite": "INTEGER"}
 RUN_COLUMNS = ("run_key", "benchmark", "file", "run_dir", "tags", "system", "caramel_version", "git_commit", "host",
                "nodes", "job_ids", "container", "energy_method", "started", "ended", "site", "fingerprint")
 METRIC_COLUMNS = ("run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd", "min", "max", "samples")
 METRIC_KEY = ("run_key", "tbl", "config", "name")
 SCHEMA_LOCK = 7_261_001  # PostgreSQL: writers creating the tables at once take turns (an advisory lock)
+
+
+# a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a text
+# where a number belongs: SQLite orders texts after numbers)
+_FINITE = "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
+# a run's figure counts, from its rows (an UPDATE of runs: `runs.run_key` is the run's)
+_COUNTS = ("figures = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key), "
+           "nonfinite = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key AND NOT " + _FINITE + ")")
 
 
 def schema(dialect: Dialect) -> list[str]:
@@ -45,7 +56,8 @@ def schema(dialect: Dialect) -> list[str]:
     return [
         "CREATE TABLE IF NOT EXISTS runs (run_key TEXT PRIMARY KEY, benchmark TEXT, file TEXT, run_dir TEXT, "
         "tags TEXT, system TEXT, caramel_version TEXT, git_commit TEXT, host TEXT, nodes TEXT, job_ids TEXT, "
-        f"container TEXT, energy_method TEXT, started {real}, ended {real}, site TEXT, fingerprint TEXT)",
+        f"container TEXT, energy_method TEXT, started {real}, ended {real}, site TEXT, fingerprint TEXT, "
+        "figures INTEGER, nonfinite INTEGER)",
         "CREATE TABLE IF NOT EXISTS metrics (run_key TEXT, tbl TEXT, config TEXT, name TEXT, unit TEXT, "
         f"direction TEXT, n INTEGER, mean {real}, sd {real}, min {real}, max {real}, samples TEXT"
         f"{dialect.order_column}, PRIMARY KEY (run_key, tbl, config, name))",
@@ -124,8 +136,8 @@ class History:
             raise
 
     def _prepare(self) -> None:
-        """Make the tables (a new history), add the columns of later layouts, refuse another layout.
-        A history that has its tables is only read here: a user who may only read it can."""
+        """Make the tables (a new history), refuse another layout, bring an older one to this (`_migrate`).
+        A history of this layout is only read here: a user who may only read it can."""
         dialect = self.db.dialect
         if not {"runs", "metrics", "baselines", "meta"} <= {row[0] for row in self.db.execute(dialect.tables)}:
             with self.db:
@@ -139,16 +151,42 @@ class History:
                 f"{self.path}: a history of another caramel (schema {found[0]}; this caramel reads and writes "
                 f"schema {SCHEMA_VERSION})", hint="use the caramel that made it, or another history "
                 "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile")
-        if dialect is engine.SQLITE:
+        # a history of schema 1 is marked as of this layout when its meta table is made: its columns
+        # tell (SQLite only: a PostgreSQL history was made at schema 2 or later)
+        if not found or int(found[0]) < SCHEMA_VERSION or (dialect is engine.SQLITE and self._missing_columns()):
+            self._migrate()
+
+    def _missing_columns(self) -> list[str]:
+        """The columns added since schema 1 that the runs table lacks."""
+        if self.db.dialect is engine.POSTGRESQL:
+            have = {row[0] for row in self.db.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name = 'runs'")}
+        else:
             have = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+        return [name for name in ADDED_COLUMNS if name not in have]
+
+    def _migrate(self) -> None:
+        """Bring a history of an older layout to this one: the columns added since, and each run's
+        figure counts, in one transaction (writers of PostgreSQL take turns by the schema lock). A
+        history this user may only read is read as it is: the counts missing, `listing` counts."""
+        dialect = self.db.dialect
+        try:
             with self.db:
-                for name, kind in ADDED_COLUMNS.items():
-                    if name not in have:
-                        try:
-                            self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
-                        except CaramelError as exc:  # another process added it just now
-                            if "duplicate column" not in str(exc):
-                                raise
+                if dialect is engine.POSTGRESQL:
+                    self.db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+                else:
+                    self.db.execute("BEGIN IMMEDIATE")
+                missing = self._missing_columns()  # read under the lock: another process may have migrated it
+                for name in missing:
+                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} {ADDED_COLUMNS[name]}")
+                found = self.db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if missing or not found or int(found[0]) < SCHEMA_VERSION:
+                    self.db.execute(f"UPDATE runs SET {_COUNTS}")
+                self.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("schema", str(SCHEMA_VERSION)))
+        except CaramelError as exc:
+            if "readonly" not in str(exc).replace(" ", "").replace("-", "") and "permission denied" not in str(exc):
+                raise
 
     @classmethod
     def open(cls, path: str | None = None) -> History:
@@ -187,8 +225,32 @@ class History:
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        self.db.execute(upsert("runs", RUN_COLUMNS, ("run_key",), replace), [row[c] for c in RUN_COLUMNS])
+        # a new run starts with no figures counted (a run already there keeps its counts, or has them
+        # counted again below when replaced)
+        self.db.execute(upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
+                        [*(row[c] for c in RUN_COLUMNS), 0, 0])
+        rows = self._metric_rows(run.run_key, metrics)
+        removed = 0
+        if replace and compare:
+            rows, removed = self._changed(run.run_key, rows)
+        added = self.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, replace), rows)
+        if added:
+            self.written.append((run, rows))
+        if not replace and added == len(rows):  # every row new (an import): counted as written
+            self.db.execute("UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE run_key = ?",
+                            (added, sum(not _finite_row(r) for r in rows), run.run_key))
+        elif replace or added:  # rows replaced or removed, or some already there: counted by the database
+            self._recount(run.run_key)
+        return removed + added
+
+    @staticmethod
+    def _metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
+        """The metrics table's rows of a run's metrics: the direction as its plain text, the mean and sd
+        of the samples (sd NULL with one sample: no spread known, not 0; as `_mean_sd` counts them,
+        written out here: a million figures an import), their extremes and their text (`_samples`)."""
         configs: dict = {}  # metrics of one row share their configuration: dump it once
+        directions: dict = {}
+        fsum, sqrt, dumps = math.fsum, math.sqrt, json.dumps
         rows = []
         for m in metrics:
             try:  # equal rows (an import's metrics each have their own dict) share one text too
@@ -197,20 +259,31 @@ class History:
             except TypeError:  # a value that is no text or number: dump it each time
                 key, config = None, None
             if config is None:
-                config = json.dumps(m.row)
+                config = dumps(m.row)
                 if key is not None:
                     configs[key] = config
-            # the direction as its plain text; sd NULL with one sample (no spread known, not 0)
-            mean, sd = _mean_sd(m.samples)
-            rows.append((run.run_key, m.table, config, m.name, m.unit, str(m.direction),
-                         len(m.samples), mean, sd, min(m.samples), max(m.samples), _samples(m.samples)))
-        removed = 0
-        if replace and compare:
-            rows, removed = self._changed(run.run_key, rows)
-        added = self.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, replace), rows)
-        if added:
-            self.written.append((run, rows))
-        return removed + added
+            direction = directions.get(m.direction)
+            if direction is None:
+                direction = directions[m.direction] = str(m.direction)
+            samples = m.samples
+            n = len(samples)
+            mean = fsum(samples) / n
+            sd = sqrt(fsum([(v - mean) ** 2 for v in samples]) / (n - 1)) if n > 1 else None
+            rows.append((run_key, m.table, config, m.name, m.unit, direction, n, mean, sd, min(samples),
+                         max(samples), "[" + ",".join(map(repr, samples)) + "]"))
+        return rows
+
+    def _recount(self, run_key: str) -> None:
+        """Store the run's figure counts (runs.figures, runs.nonfinite), inside the writer's transaction:
+        counted by the database from the rows as they now stand, whatever this write added, replaced or
+        removed (a few milliseconds for a thousand figures: their stored mean, min and max are read,
+        so an import, whose rows are all new, adds what it wrote instead)."""
+        self.db.execute(f"UPDATE runs SET {_COUNTS} WHERE run_key = ?", (run_key,))
+
+    def recount(self) -> None:
+        """Count the figures of every run again (what `_migrate` does; for a writer of raw rows)."""
+        with self.writing():
+            self.db.execute(f"UPDATE runs SET {_COUNTS}")
 
     def _changed(self, run_key: str, rows: list[tuple]) -> tuple[list[tuple], int]:
         """The rows that differ from the run's figures stored now, and how many figures no longer
@@ -259,24 +332,33 @@ class History:
 
     def listing(self, benchmark: str | None = None) -> list[tuple[RunRecord, int, bool]]:
         """Each run (by start time) with its number of figures and whether any of them holds a value
-        that is not a finite number, in two aggregate queries, not one per run: `bench history list`
-        of a thousand runs and a million figures reads the key index and the stored mean/min/max, never
-        the samples. A run whose stored mean, min or max is not a finite number (an older caramel wrote
-        infinity there) is read figure by figure, so its count leaves out what `metrics` leaves out."""
-        counts = {row[0]: row[1] for row in self.db.execute("SELECT run_key, COUNT(*) FROM metrics GROUP BY run_key")}
-        # NULL (NaN), infinite, or a text where a number belongs (SQLite orders texts after numbers)
-        finite = "mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308"
-        damaged = {row[0] for row in self.db.execute(
-            f"SELECT DISTINCT run_key FROM metrics WHERE NOT coalesce({finite}, FALSE)")}
+        that is not a finite number, from the counts stored with the run (`_recount`): `bench history
+        list` of a thousand runs and a million figures reads a thousand rows. A run whose stored mean,
+        min or max is not a finite number (an older caramel wrote infinity there) is read figure by
+        figure, so its count leaves out what `metrics` leaves out; a run without stored counts (a
+        history of an older layout that this user may only read) is counted."""
         out = []
-        for run in self.runs(benchmark):
-            figures, flagged = counts.get(run.run_key, 0), False
-            if run.run_key in damaged:
+        for run, figures, nonfinite in self._counted(benchmark):
+            flagged = False
+            if figures is None:
+                figures, nonfinite = self.db.execute(
+                    f"SELECT COUNT(*), SUM(CASE WHEN {_FINITE} THEN 0 ELSE 1 END) FROM metrics WHERE run_key = ?",
+                    (run.run_key,)).fetchone()
+            if nonfinite:
                 before = len(self.skipped)
                 figures = len(self.metrics(run.run_key))
                 flagged = len(self.skipped) > before
             out.append((run, figures, flagged))
         return out
+
+    def _counted(self, benchmark: str | None) -> Iterator[tuple[RunRecord, int | None, int | None]]:
+        """The runs (of `benchmark`) by start time, each with its stored counts (None: not stored)."""
+        cur = self.db.execute("SELECT * FROM runs" + (" WHERE benchmark = ?" if benchmark else "") + " ORDER BY started",
+                              (benchmark,) if benchmark else ())
+        names = [d[0] for d in cur.description]
+        for found in cur.fetchall():
+            data = dict(zip(names, found, strict=True))
+            yield decode_run(self.path, data), data.get("figures"), data.get("nonfinite")
 
     def _records(self, sql: str, params: tuple) -> list[RunRecord]:
         cur = self.db.execute(sql, params)
@@ -422,6 +504,12 @@ class History:
                 added += self._insert(run, metrics, replace=False)
                 self.written.clear()  # an import goes to no sink: keep no copy of its rows
         return runs, added
+
+
+def _finite_row(row: tuple) -> bool:
+    """Whether a metrics row's mean, min and max are finite numbers: `_FINITE` in Python (NaN fails)."""
+    mean, low, high = row[7], row[9], row[10]
+    return -1.7e308 <= mean <= 1.7e308 and -1.7e308 <= low and high <= 1.7e308
 
 
 def _figures(metrics: Iterable[Metric]) -> dict:

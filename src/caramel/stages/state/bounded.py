@@ -5,8 +5,9 @@ A run folder or a history may come from someone else (a shared project folder, a
 by another site): what they hold is data of unknown size and shape. A text over `max_bytes` or
 nested deeper than `max_depth` is an `OverLimit` naming where it was read, never a MemoryError or
 a RecursionError (Python's JSON parser, and the decoders above it, recurse per level). The depth is
-counted on the brackets outside strings, without parsing: a C-speed pass (escapes and every
-character but quotes and brackets dropped, then strings, then the innermost pairs, one level a pass).
+counted on the brackets outside strings, without parsing: a few C-speed passes, linear in the text
+(escapes and every character but quotes and brackets dropped, then strings, then the innermost
+pairs, one level a pass; `depth`).
 `OverLimit` is a RunError for the user and a ValueError for the readers that already treat a
 malformed value as damaged (the analysis cache: a miss).
 """
@@ -55,8 +56,19 @@ def loads(text: str | bytes, where: str, max_bytes: int = MAX_BYTES, max_depth: 
 
 
 def depth(data: bytes, stop: int) -> int:
-    """How deep the brackets of `data` nest outside strings (counted up to `stop` + 1)."""
-    skeleton = _STRING.sub(b"", _ESCAPE.sub(b"", data).translate(None, _KEEP)).translate(_SQUARE)
+    """How deep the brackets of `data` nest outside strings (counted up to `stop` + 1), in a few
+    C-speed passes over the text, linear in its length (an export line of a thousand figures: half a
+    millisecond). The escapes go first, then every byte but quotes and brackets. Then the strings:
+    two quotes side by side are removed in one pass (`bytes.replace`); that never changes which
+    brackets stand outside strings, even where the pair is the end of one string and the start of the
+    next (the two merge into one string holding both contents), so the strings left (few: those
+    holding brackets) are then removed by the regular expression on a text a tenth as long."""
+    if b"\\" in data:
+        data = _ESCAPE.sub(b"", data)
+    skeleton = data.translate(None, _KEEP).replace(b'""', b"")
+    if b'"' in skeleton:
+        skeleton = _STRING.sub(b"", skeleton)
+    skeleton = skeleton.translate(_SQUARE)
     level = 0
     while skeleton and level <= stop:
         reduced = skeleton.replace(b"[]", b"")  # the innermost pairs: one level
