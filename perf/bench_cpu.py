@@ -61,7 +61,9 @@ def own_cpu(src: Path, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple
 
 def one_round(src: Path, work: Path) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(dir=work))
-    shutil.copytree(ROOT / "benchmarks", folder / "benchmarks")
+    # the tree's own benchmark files (module names in them changed with the layout): those beside its src
+    shipped = src.parent / "benchmarks" if (src.parent / "benchmarks").is_dir() else ROOT / "benchmarks"
+    shutil.copytree(shipped, folder / "benchmarks")
     env = {**os.environ, "CARAMEL_DATA_DIR": str(folder / "data"), "CARAMEL_HISTORY": str(folder / "history.db")}
     run_cpu, run_wall = own_cpu(src, ["run", "benchmarks/llm.yaml", "--tag", "117M", "local", "-q"], folder, env)
     log = next(folder.glob("benchmarks/llm_benchmark_run/*/*_benchmark/work/job.out")).read_text()
@@ -80,7 +82,9 @@ def one_round(src: Path, work: Path) -> dict[str, float]:
 def energy_wrapper_cpu(src: Path, cwd: Path, env: dict[str, str]) -> float:
     """The energy wrapper's own CPU seconds (RUSAGE_SELF less RUSAGE_CHILDREN: the command it wraps left
     out) around `python -c pass`, with the `local` system's method (gh) and no meter on this node."""
-    code = ("import resource, sys\nfrom caramel.payloads.measure import main\n"
+    # a tree from before the layout of issue 25 has the wrapper at caramel/energy/measure.py
+    module = "caramel.payloads.measure" if (src / "caramel" / "payloads").is_dir() else "caramel.energy.measure"
+    code = ("import resource, sys\n" f"from {module} import main\n"
             "code = main(['--method', 'gh', '--interval', '100', '--out-dir', 'energy-probe', '--suffix', 'x.0', "
             "'--', sys.executable, '-c', 'pass'])\nr = resource.getrusage(resource.RUSAGE_SELF)\n"
             "print(f'WRAPPER_OWN_CPU {r.ru_utime + r.ru_stime:.4f}', file=sys.__stderr__)\n")

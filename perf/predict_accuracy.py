@@ -34,7 +34,7 @@ import tempfile
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / "tests" / "predict" / "data"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "consumers" / "predict" / "data"
 
 
 def bench(*args: str, cwd: Path, env: dict[str, str]) -> str:
