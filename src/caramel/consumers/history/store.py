@@ -246,11 +246,10 @@ class History:
     @staticmethod
     def _metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
         """The metrics table's rows of a run's metrics: the direction as its plain text, the mean and sd
-        of the samples (sd NULL with one sample: no spread known, not 0; as `_mean_sd` counts them,
-        written out here: a million figures an import), their extremes and their text (`_samples`)."""
+        of the samples (`_mean_sd`), their extremes and their text (`_samples`)."""
         configs: dict = {}  # metrics of one row share their configuration: dump it once
         directions: dict = {}
-        fsum, sqrt, dumps = math.fsum, math.sqrt, json.dumps
+        dumps = json.dumps
         rows = []
         for m in metrics:
             try:  # equal rows (an import's metrics each have their own dict) share one text too
@@ -266,11 +265,9 @@ class History:
             if direction is None:
                 direction = directions[m.direction] = str(m.direction)
             samples = m.samples
-            n = len(samples)
-            mean = fsum(samples) / n
-            sd = sqrt(fsum([(v - mean) ** 2 for v in samples]) / (n - 1)) if n > 1 else None
-            rows.append((run_key, m.table, config, m.name, m.unit, direction, n, mean, sd, min(samples),
-                         max(samples), "[" + ",".join(map(repr, samples)) + "]"))
+            mean, sd = _mean_sd(samples)
+            rows.append((run_key, m.table, config, m.name, m.unit, direction, len(samples), mean, sd, min(samples),
+                         max(samples), _samples(samples)))
         return rows
 
     def _recount(self, run_key: str) -> None:
@@ -506,9 +503,12 @@ class History:
         return runs, added
 
 
+_MEAN, _MIN, _MAX = (METRIC_COLUMNS.index(name) for name in ("mean", "min", "max"))
+
+
 def _finite_row(row: tuple) -> bool:
     """Whether a metrics row's mean, min and max are finite numbers: `_FINITE` in Python (NaN fails)."""
-    mean, low, high = row[7], row[9], row[10]
+    mean, low, high = row[_MEAN], row[_MIN], row[_MAX]
     return -1.7e308 <= mean <= 1.7e308 and -1.7e308 <= low and high <= 1.7e308
 
 

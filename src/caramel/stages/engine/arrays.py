@@ -74,10 +74,10 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
 
 
 def _write_new(path: str, text: str) -> None:
-    """`text` as the file `path` (made or emptied first), in three system calls: a thousand job scripts
-    are written without a file object each (its fstat, ioctl and seeks)."""
+    """`text` as the file `path` (made or emptied first, never through a link), in three system calls:
+    a thousand job scripts are written without a file object each (its fstat, ioctl and seeks)."""
     data = text.encode(_ENCODING)
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
     try:
         while data:
             data = data[os.write(handle, data):]
