@@ -1,9 +1,12 @@
 """SIGKILL `bench run` / `bench continue` at random moments, then `bench continue` to the end.
 
-Every workpackage must end done exactly once: the run's state says done for all, and each work
-folder holds the token of exactly one attempt (appended to, so a reused folder would show two), the
-one that completed: a do appended that token to a shared counter file at its start, the next do at
-its end (interrupted attempts leave other tokens there, never this one twice).
+Every workpackage must end done: the run's state says done for all, and each work folder holds the
+token of exactly one attempt (appended to, so a reused folder would show two), the one that
+completed: a do appended that token to a shared counter file at its start, the next do at its end.
+That end line must be there: a do the stop reached while its `$(cat token)` ran is not taken as
+finished (it ran again; it was once recorded done with an end line lacking the token). It may be
+there twice: the stop can end `cat` after it printed the token, and a shell cannot tell that from
+`cat` killed before (engine/script.py ON_TERM: at least once, docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ def test_kill_at_random_moments_then_continue(tmp_path: Path, env: dict[str, str
         work = next(run.glob(f"{wp['id']:06d}_*")) / "work"
         token = (work / "token").read_text().strip()  # appended to: one line unless the folder was reused
         key = (str(wp["id"]), token)
-        assert starts[key] == 1 and ends[key] == 1, (wp, key)  # the completed attempt, once
+        assert starts[key] == 1 and ends[key] >= 1, (wp, key)  # the completed attempt's do's, both ended
         assert sorted(p.name for p in work.iterdir() if p.name != "a") == ["stderr", "stdout", "token"]
         assert len(token.split()) == 1  # a clean folder: nothing left from killed attempts
 

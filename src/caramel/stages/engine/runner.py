@@ -74,10 +74,10 @@ def kill_grace() -> float:
 class GroupStop:
     """SIGTERM to process groups, and to each process that starts in them afterwards.
 
-    A do the signal reached between two of its commands goes on (engine.script ON_TERM): its next
-    command is a new process, which `nudge` signals with its parent (the do's shell), so the do ends
-    there. Other processes are signalled once: a program shutting down cleanly is not interrupted
-    by a second SIGTERM."""
+    A do's shell ends its do on the signal (engine.script ON_TERM) once the command running then has
+    ended; a process started after the signal (a do's next command, started before its shell saw
+    it) is signalled by `nudge` with its parent. Other processes are signalled once: a program
+    shutting down cleanly is not interrupted by a second SIGTERM."""
 
     def __init__(self, pgids: list[int]) -> None:
         self.seen: dict[int, set[int]] = {}

@@ -26,15 +26,14 @@ from caramel.stages.engine.marker import CHANNEL_FD, MAX_LINE, PREFIX, ChannelEr
 from caramel.stages.engine.tails import output_tails
 from caramel.vocabulary import Role, Word
 
-# What SIGTERM does while a do's text runs (bench stops the run; engine.runner). A command the
-# signal ended (status 128 or more: it died of it, or of the kill that follows) ends the do, which
-# then has not finished and runs again. A signal that arrives between two commands, or after the
-# last, is noted and the do goes on: bench signals every process it starts later (engine.runner
-# `GroupStop`), so its next command ends the same way, and a do whose last command has ended has
-# finished, whatever the moment of the signal. Closing the window the default action leaves
-# (between a do's last command and its record) is the point: a shell can tell "killed inside a
-# command" from "between commands" only from the status, not where in the text it stands.
-ON_TERM = "[ $? -lt 128 ] || exit 143; __caramel_stop=1"
+# What SIGTERM does while a do's text runs (bench stops the run; engine.runner): it ends the do,
+# which has not finished, is not recorded and runs again. Wherever the signal lands: a shell cannot
+# tell "after the do's last command" from "inside it" when what the signal ended was a command
+# substitution (`echo "$(cat token)"`: cat dies, echo succeeds, $? is 0), and taking such a do as
+# finished records as done a do that did not do its work. So a stop in the microseconds between a
+# do's last command and the point where its shell stops listening runs that do once more: at least
+# once, never a do counted as finished that may not have (docs/reliability.md).
+ON_TERM = "exit 143"
 
 # Every do runs with the channel closed: nothing it starts (in the background too) can write there.
 CLOSE_CHANNEL = f"{CHANNEL_FD}>&-"
