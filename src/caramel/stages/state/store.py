@@ -12,27 +12,23 @@ them from here, none evaluates a definition again.
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, cast
 
-from caramel.errors import RunError
 from caramel.stages.expand import layout
-from caramel.stages.expand.params import Params
 from caramel.stages.spec.model import Benchmark
-from caramel.stages.state import bounded, dbfile, identity_file, sharedfs, transitions
-from caramel.stages.state.codec import CodecError, decode_model, encode_model
+from caramel.stages.state import dbfile, identity_file, sharedfs, transitions
+from caramel.stages.state.codec import encode_model
 from caramel.stages.state.dbfile import StorageError
+from caramel.stages.state.reads import RunReads
 from caramel.stages.state.rows import (
     SCHEMA,
     SCHEMA_VERSION,
     UPDATABLE,
-    WP_COLUMNS,
     CommandRow,
     RunInfo,
     WpRow,
@@ -40,22 +36,6 @@ from caramel.stages.state.rows import (
 
 DB_NAME = layout.RUN_DB
 WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
-
-
-@functools.lru_cache(maxsize=64)
-def _types(text: str) -> dict[str, str]:
-    """Declared types as stored (few distinct ones in a run: decoded once each; never mutated)."""
-    types: dict[str, str] = bounded.loads(text, "the declared types of a workpackage")
-    return types
-
-
-def _params(texts: str, types: str, cycles: str) -> Params:
-    try:
-        return Params(bounded.loads(texts, "the parameters of a workpackage"), _types(types),
-                      tuple(bounded.loads(cycles, "the later cycles of a workpackage")) if cycles else ())
-    except (TypeError, ValueError) as exc:
-        raise RunError(f"the parameters stored in the run state are damaged: {exc}",
-                       hint="the run state was not written by this caramel, or was changed by hand") from None
 
 
 def _set_journal(path: str, after: str) -> str:
@@ -88,7 +68,7 @@ def is_run_dir(path: str) -> bool:
     return os.path.isfile(db_path(path))
 
 
-class Store:
+class Store(RunReads):
     """Access to one run's database. Writes happen inside `with store.transaction():`."""
 
     def __init__(self, path: str, readonly: bool = False) -> None:
@@ -238,45 +218,6 @@ class Store:
         """Fold the write-ahead log into the database file and truncate it (frees disk space)."""
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    # --- the run -----------------------------------------------------------------------------
-    def info(self) -> RunInfo:
-        try:
-            found = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
-                                    "version, schema FROM runs")
-            found.row_factory = sqlite3.Row  # read by column name
-            row = found.fetchone()
-        except StorageError as exc:
-            if dbfile.problem(exc) != "foreign":
-                raise
-            raise StorageError(f"{self.path} is not a caramel run state",
-                               hint="another program wrote it, or it is not what bench expects there") from None
-        if row is None:
-            raise RunError(f"{self.path} holds no run")
-        if row["schema"] != SCHEMA_VERSION:
-            made = f"caramel {row['version']}" if row["version"] else "another caramel"
-            raise RunError(f"{self.path} was written by {made} (run state version {row['schema']}); this caramel "
-                           f"reads version {SCHEMA_VERSION} only",
-                           hint=f"finish or read that run with {made}, or start it again with this one")
-        try:
-            tags, settings = bounded.loads(row["tags"], "the run's tags"), bounded.loads(row["settings"],
-                                                                                     "the run's settings")
-            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags) or not isinstance(settings, dict):
-                raise ValueError("its tags are not a list of texts, or its settings not a mapping")
-            return RunInfo(row["id"], row["benchmark"], row["file"], row["home"], row["run_dir"], tags, row["cwd"],
-                           row["created"], settings, row["version"])
-        except (TypeError, ValueError) as exc:
-            raise RunError(f"the run state {self.path} is damaged: {exc}") from None
-
-    def model(self) -> Benchmark:
-        """The benchmark model stored at run start (never re-read from the file)."""
-        self.info()  # checks the version first
-        try:
-            text = self.db.execute("SELECT model FROM runs").fetchone()[0]
-            return decode_model(text, "the stored model")  # the error below names the file
-        except (CodecError, TypeError) as exc:
-            raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
-                           hint="the run state is damaged or was not written by caramel; start the run again") from None
-
     def replace_model(self, model: Benchmark) -> None:
         """Store `model` as the run's benchmark: the analysis definitions of `bench result -u` (only
         analysis/update.py calls it, after checking nothing that made the run changed)."""
@@ -286,76 +227,6 @@ class Store:
     def update_settings(self, settings: dict) -> None:
         with self.transaction():
             self.db.execute("UPDATE runs SET settings=?", (json.dumps(settings),))
-
-    # --- workpackages -------------------------------------------------------------------------
-    def workpackages(self) -> list[WpRow]:
-        self._write_gathered()
-        out = []
-        for row in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
-            wp = WpRow(*row)  # WP_COLUMNS names WpRow's fields in order (a dict per row costs 2x here)
-            parents, wait_files = cast(str, wp.parents), cast(str, wp.wait_files)  # as stored: texts
-            wp.parents = tuple(int(p) for p in parents.split(",")) if parents else ()
-            wp.wait_files = self._json(wait_files, f"workpackage {wp.id}'s wait files") if wait_files else {}
-            out.append(wp)
-        return out
-
-    def params(self, wp_id: int) -> Params:
-        """The workpackage's params as the plan recorded them (texts, declared types, later cycles)."""
-        row = self.db.execute("SELECT params, types, cycles FROM workpackages WHERE id=?", (wp_id,)).fetchone()
-        return _params(*row) if row else Params()
-
-    def jobs_and_end(self) -> tuple[list[str], float | None]:
-        """The run's scheduler job ids (each once) and when its last workpackage ended: what a run's
-        provenance needs, without reading every workpackage."""
-        self._write_gathered()
-        ids = [row[0] for row in self.db.execute("SELECT DISTINCT job_id FROM workpackages WHERE job_id != ''")]
-        return ids, self.db.execute("SELECT MAX(ended) FROM workpackages").fetchone()[0]
-
-    def first_params(self, count: int) -> list[Params]:
-        """The params of the first `count` workpackages, in id order, in one query."""
-        return [_params(*row) for row in self.db.execute(
-            "SELECT params, types, cycles FROM workpackages ORDER BY id LIMIT ?", (count,))]
-
-    def all_params(self) -> dict[int, Params]:
-        """Every workpackage's params, in one query. The texts are decoded as one JSON array: one
-        decoder call instead of one per workpackage is a third of `bench info` on a large run."""
-        rows = self.db.execute("SELECT id, params, types, cycles FROM workpackages").fetchall()
-        try:
-            if any(len(row[1]) > bounded.MAX_BYTES for row in rows):
-                raise ValueError("a workpackage's parameters are over the limit")
-            texts = bounded.loads("[" + ",".join(row[1] for row in rows) + "]", "the parameters",
-                                  max_bytes=bounded.MAX_BYTES * max(1, len(rows)))
-        except (ValueError, TypeError):
-            texts = None
-        if texts is None or len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
-            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
-        try:
-            return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
-                    for row, found in zip(rows, texts, strict=True)}
-        except (TypeError, ValueError, RecursionError):
-            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
-
-    def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
-        """What the analysis needs of each workpackage besides its params, in id order:
-        (id, step, iteration, parents, dirname, state, reason)."""
-        self._write_gathered()
-        return [(wp_id, step, it, tuple(int(p) for p in parents.split(",")) if parents else (), dirname, state, reason)
-                for wp_id, step, it, parents, dirname, state, reason in self.db.execute(
-                    "SELECT id, step, iteration, parents, dirname, state, reason FROM workpackages ORDER BY id")]
-
-    def env(self, wp_id: int) -> dict[str, str] | None:
-        self._write_gathered()
-        row = self.db.execute("SELECT env FROM workpackages WHERE id=?", (wp_id,)).fetchone()
-        return self._json(row[0], f"workpackage {wp_id}'s environment") if row and row[0] else None
-
-    def _json(self, text: str, what: str) -> Any:
-        """A JSON value of the run record, bounded (state.bounded); damaged is a RunError naming the file."""
-        try:
-            return bounded.loads(text, f"{self.path}: {what}")
-        except bounded.OverLimit:
-            raise
-        except (TypeError, ValueError) as exc:
-            raise RunError(f"{self.path}: {what} stored in the run state is damaged: {exc}") from None
 
     def update(self, wp_id: int, **fields: object) -> None:
         """Change columns of one workpackage other than its state (call inside a transaction)."""
@@ -450,28 +321,7 @@ class Store:
                 "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?)", values)
 
-    def commands(self, wp_id: int | None = None) -> list[CommandRow]:
-        self._write_gathered()
-        query = "SELECT wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended FROM commands"
-        args: tuple = ()
-        if wp_id is not None:
-            query += " WHERE wp=?"
-            args = (wp_id,)
-        return [CommandRow(*r) for r in self.db.execute(query + " ORDER BY id", args)]
-
-    def events(self, wp_id: int | None = None) -> list[tuple]:
-        self._write_gathered()
-        query = "SELECT time, wp, kind, message FROM events"
-        if wp_id is not None:
-            return list(self.db.execute(query + " WHERE wp=? ORDER BY id", (wp_id,)))
-        return list(self.db.execute(query + " ORDER BY id"))
-
     # --- shared operations ----------------------------------------------------------------------
-    def shared_state(self, step: str, cycle: int, op: int) -> str:
-        row = self.db.execute("SELECT state FROM shared_ops WHERE step=? AND cycle=? AND op=?",
-                              (step, cycle, op)).fetchone()
-        return row[0] if row else ""
-
     def set_shared_state(self, step: str, cycle: int, op: int, state: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO shared_ops VALUES (?,?,?,?,?)", (step, cycle, op, state, time.time()))
 
@@ -486,12 +336,3 @@ class Store:
 
     def clear_shared(self, step: str) -> None:
         self.db.execute("DELETE FROM shared_ops WHERE step=?", (step,))
-
-    def counts(self) -> dict[str, dict[str, int]]:
-        """{step: {state: count}} in step order of first appearance."""
-        self._write_gathered()
-        out: dict[str, dict[str, int]] = {}
-        for step, state, n in self.db.execute(
-                "SELECT step, state, count(*) FROM workpackages GROUP BY step, state ORDER BY min(id)"):
-            out.setdefault(step, {})[state] = n
-        return out
