@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
 """bench's and the energy wrapper's own CPU for the README's main job, as a share of the job's wall time
-(issue 21: bench + energy wrapper <= 1 %).
+(issue 21: bench + energy wrapper <= 1 % of the job's wall time and of the trainer's throughput).
 
     python perf/bench_cpu.py --quick                          # 3 rounds of this checkout (< 3 min quiet)
     python perf/bench_cpu.py                                  # 5 rounds
     python perf/bench_cpu.py --rounds 5 --src before=/tmp/old/src --src after=src
+    python perf/bench_cpu.py --rounds 5 --iters 20 --src ...  # a 20-iteration job: bench's CPU, fast
 
-Each round runs, for every source tree given (interleaved, starting at a different one each round):
-`bench run llm --tag 117M local` then `bench result -i last`, in a fresh folder, and `bench --help` and
-`bench run --help`, and the energy wrapper around `python -c pass` (where no meter exists, as on
-`local`, the wrapper's CPU is all start-up: its sampling thread ends at once). bench's own CPU is its
-process's utime + stime (RUSAGE_SELF, read as it exits), never its children's (the trainer, the energy
-wrapper): what bench itself costs; the wrapper's the same, less the command it runs. The shares are
-taken of the job's wall time as measured here, and of --quiet-wall (the job's wall time on a quiet
-node, docs/benchmarks.md), since a loaded machine stretches the wall time and not the CPU.
+Each round runs, for every source tree given (interleaved, starting at a different one each round),
+in a fresh folder: the README's line as a user types it, `bench run llm --tag 117M local` (the
+shipped benchmark by name) then `bench result -i last` and `bench continue` of the finished run, and
+`bench --help`, `bench run --help`, and the energy wrapper around `python -c pass` (where no meter
+exists, as on `local`, the wrapper's CPU is all start-up: its sampling thread ends at once). bench's
+own CPU is its process's utime + stime (RUSAGE_SELF, read as it exits), never its children's (the
+trainer, the energy wrapper): what bench itself costs; the wrapper's the same, less the command it
+runs. It prints bench run + wrapper as a share of the job's wall time measured here, of
+--quiet-wall (the job's wall time on a quiet node, docs/benchmarks.md; a loaded machine stretches
+the wall time and not the CPU) and of the CPU the job's processes used (the trainer's throughput
+that CPU could have had), each against the 1 % target; and how much of it is two interpreters
+starting (`python -c pass`, this environment's `site` included). A tree without caramel's shipped
+folders beside its src (`git archive HEAD src`) reads this checkout's; one with them, its own.
 
 Every tree is byte-compiled first (an installed package is; PYTHONDONTWRITEBYTECODE would otherwise
 make every call compile caramel's sources: +0.1..0.2 s). Not a test: it prints figures.
@@ -180,6 +186,9 @@ def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> Non
               f"{_verdict(quiet)}")
         print(f"{name}:   {100 * trainer:5.2f} % of the CPU the job's processes used (the trainer's throughput at "
               f"stake)   target <= {TARGET_PERCENT:g} %: {_verdict(100 * trainer)}")
+        own = both - 2 * python
+        print(f"{name}:   ({100 * own / wall:.2f} % here and {100 * own / quiet_wall:.2f} % of {quiet_wall:g} s without the two "
+              f"interpreters' start-up, {own:.3f} s: what caramel's code itself costs)")
         print(f"{name}: bench result {_median(rows, 'result'):.3f} s, bench continue {_median(rows, 'continue'):.3f} s "
               f"(commands of their own, after the job)")
 
