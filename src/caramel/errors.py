@@ -5,7 +5,6 @@ The CLI prints `str(error)` and exits non-zero; no traceback unless `--debug`.
 
 from __future__ import annotations
 
-import difflib
 import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -69,5 +68,7 @@ STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIG
 def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
     """A 'did you mean' hint for a misspelt name, or '' when nothing is close (similarity below `cutoff`).
     The name itself is never suggested: when it is among the candidates it was not misspelt."""
+    import difflib  # only where a name is wrong: every command imports this module
+
     close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=1, cutoff=cutoff)
     return f"did you mean '{close[0]}'?" if close else ""

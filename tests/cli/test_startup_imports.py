@@ -22,7 +22,12 @@ HEAVY = ["lxml", "yaml", "jinja2", "pandas", "numpy", "scipy", "sklearn", "plotl
          "rich", "psutil", "jpwr", "hypothesis"]
 # caramel's own modules that import much of the package (report.table: the analysis, ~0.1 s)
 CARAMEL_HEAVY = ["caramel.stages.analyse", "caramel.stages.report.table", "caramel.stages.report.dataset", "caramel.consumers.history",
-                 "caramel.consumers.pages", "caramel.consumers.predict"]
+                 "caramel.consumers.pages", "caramel.consumers.predict",
+                 # the engine, the expander, the model (~60 dataclasses built at import), the state, the
+                 # backends and the catalog: a command imports them when it runs, not to list itself
+                 # (they were 0.15 s of `bench --help`)
+                 "caramel.stages.engine", "caramel.stages.expand", "caramel.stages.spec.model", "caramel.stages.state.store",
+                 "caramel.adapters.backends", "caramel.adapters.containers", "caramel.consumers.catalog"]
 
 PROBE = """
 import json, sys
@@ -37,7 +42,8 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in HEAVY
 """
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["result", "--help"], ["config", "--help"]],
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["result", "--help"], ["config", "--help"],
+                                  ["continue", "--help"], ["plan", "--help"], ["info", "--help"]],
                          ids=" ".join)
 def test_help_imports_no_heavy_library(argv: list[str]) -> None:
     env = {**os.environ, "PYTHONPATH": str(SRC)}
@@ -46,3 +52,36 @@ def test_help_imports_no_heavy_library(argv: list[str]) -> None:
     assert "usage: bench" in done.stdout
     imported = json.loads(done.stderr.strip().splitlines()[-1])
     assert imported == [], f"`bench {' '.join(argv)}` imports {imported}: import them where they are used"
+
+
+# What `bench run NAME` and `bench result` of a finished run leave out, each one once on their path and
+# each about 2 to 20 ms of CPU a command (docs/benchmarks.md, "bench's and the energy wrapper's own CPU"):
+# socket (uname gives the host name), secrets/hashlib for random names (os.urandom), urllib.request
+# (http.client, ssl, email: only where a history sink is set), lxml (a YAML file), `bench predict`'s module,
+# and the ldconfig child of ctypes.util.find_library.
+NOT_ON_THE_RUN_PATH = ["socket", "secrets", "urllib.request", "http.client", "ssl", "lxml", "ctypes.util",
+                       "caramel.cli.predict"]
+COMMAND_PROBE = """
+import json, sys
+sys.argv = ["bench", *sys.argv[1:]]
+from caramel.cli.main import main
+code = main()
+print(json.dumps([code, sorted(m for m in sys.modules if m in NOT_ON_THE_RUN_PATH or m.split(".")[0] == "lxml")]),
+      file=sys.stderr)
+"""
+
+
+def test_run_and_result_import_only_what_they_use(tmp_path: Path) -> None:
+    from tests.run_bench import isolated_env
+
+    env = {**isolated_env(tmp_path), "PYTHONPATH": str(SRC)}
+    (tmp_path / "benchmarks").mkdir()
+    quickstart = (SRC.parent / "benchmarks" / "quickstart.yaml").read_text().replace('"32,64,96"', "8")
+    (tmp_path / "benchmarks" / "quick.yaml").write_text(quickstart)
+    for argv in (["run", "quick", "--benchmarks", "benchmarks", "--tag", "local", "-q"],
+                 ["result", "-i", "last", "quickstart_run"], ["continue", "quickstart_run", "-i", "last"]):
+        done = subprocess.run([sys.executable, "-c", f"NOT_ON_THE_RUN_PATH = {NOT_ON_THE_RUN_PATH!r}\n{COMMAND_PROBE}",
+                               *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        code, imported = json.loads(done.stderr.strip().splitlines()[-1])
+        assert code == 0, done.stdout + done.stderr
+        assert imported == [], f"`bench {' '.join(argv)}` imports {imported}: import them where they are used"

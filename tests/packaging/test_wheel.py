@@ -112,7 +112,8 @@ def test_installed_wheel_plans_caraml_and_runs_llm_by_name(installed, tmp_path: 
                             cwd=empty, env=env)
         assert planned.returncode == 0, planned.stderr
         assert "workpackages" in planned.stdout
-    ran = run_bench(env_dir, "run", "llm", "--tag", "117M", "local", cwd=empty, env=env, timeout=600)  # 600 iterations
+    ran = run_bench(env_dir, "run", "llm", "--tag", "117M", "local", "smoke", cwd=empty, env=env,
+                    timeout=600)  # the README's job, 60 iterations (`smoke`) instead of 1000
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert list(empty.glob("llm_benchmark_run/000000/*_benchmark/work/job.out"))  # runs under the current folder
     shown = run_bench(env_dir, "result", "-i", "last", cwd=empty, env=env)

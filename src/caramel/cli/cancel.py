@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from typing import TextIO
 
 from caramel.cli.common import add_run_args
-from caramel.stages.engine.session import cancel_run
-from caramel.stages.state.registry import resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +35,9 @@ def run(args: argparse.Namespace) -> int:
 
 def cancel(options: CancelOptions, out: TextIO) -> int:
     """`bench cancel`: the run's jobs cancelled through its scheduler; what was cancelled on `out`."""
+    from caramel.stages.engine.session import cancel_run
+    from caramel.stages.state.registry import resolve
+
     run_dir = resolve(options.dir, options.id)
     cancelled, _ = cancel_run(run_dir, options.lock_wait)
     if not cancelled:

@@ -38,6 +38,18 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
     add_no_eval(parser)
 
 
+def add_predict_args(parser: argparse.ArgumentParser) -> None:
+    """--history, --from and --method: where predictions learn from (`bench predict`, `bench plan`, `bench run`:
+    here, not in cli.predict, so that `bench run` parses them without importing it)."""
+    parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY or the data folder)")
+    parser.add_argument("--from", dest="learn_from", metavar="SYSTEM",
+                        help="learn from this system's history, scaled by the systems' peak rates (peak_tflops)")
+    parser.add_argument("--method", choices=["auto", "history", "kernels"], default="auto",
+                        help="history: the benchmark's own runs; kernels: the system's microbenchmarks summed over "
+                             "the declared execution profile; auto (default): history where the system has runs, "
+                             "kernels where it has none but has microbenchmarks (docs/microbench.md)")
+
+
 def add_no_eval(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-eval", action="store_true",
                         help="refuse a file that needs anything evaluated as code (python/shell parameters, "

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
-from caramel.adapters.containers import images
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("container", help="build or pull the Apptainer images the benchmarks use")
@@ -51,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
 
 def container(options: ContainerOptions, out: TextIO) -> int:
     """`bench container build|pull`: the image made (or, with dry_run, the command that would make it)."""
+    from caramel.adapters.containers import images
+
     if options.action == "build":
         assert options.definition is not None
         definition, from_caramel = images.find_definition(options.definition)

@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_args
 from caramel.cli.status import print_summary
 from caramel.errors import RunError
-from caramel.stages.engine.follow import Pace, follow
-from caramel.stages.engine.session import continue_run
-from caramel.stages.engine.settings import Summary
-from caramel.stages.state.registry import resolve
+
+if TYPE_CHECKING:
+    from caramel.stages.engine.settings import Summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -55,6 +54,11 @@ def run(args: argparse.Namespace) -> int:
 
 def continue_command(options: ContinueOptions, out: TextIO) -> int:
     """`bench continue`: the run goes on (and, with wait, is followed to its end); its summary on `out`."""
+    # the engine, imported here: `bench --help` lists this command without it
+    from caramel.stages.engine.follow import Pace, follow
+    from caramel.stages.engine.session import continue_run
+    from caramel.stages.state.registry import resolve
+
     run_dir = resolve(options.dir, options.id)
 
     def poll() -> Summary:

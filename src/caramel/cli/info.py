@@ -7,13 +7,15 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_reader, read_run
 from caramel.cli.tables import table_lines
 from caramel.errors import RunError
-from caramel.stages.state.rows import WpRow
-from caramel.stages.state.store import Store
+
+if TYPE_CHECKING:
+    from caramel.stages.state.rows import WpRow
+    from caramel.stages.state.store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:

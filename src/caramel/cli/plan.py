@@ -7,10 +7,9 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
+from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
 from caramel.cli.plan_output import plan_json, print_plan, write_json
-from caramel.cli.predict import ForecastOptions, add_predict_args
-from caramel.stages.expand.plan import make_plan
+from caramel.cli.predict import ForecastOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
 def plan_command(options: PlanOptions, out: TextIO) -> int:
     """`bench plan`: every workpackage a run would make (nothing is written)."""
+    from caramel.stages.expand.plan import make_plan
+
     benchmarks = load_named(options.source).benchmarks
     plans = [make_plan(bench, max_workpackages=options.source.max_workpackages) for bench in benchmarks]
     if options.predict:

@@ -12,7 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal, TextIO
 
-from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
+from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,16 +27,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--suggest", type=int, metavar="N",
                         help="the N configurations of the plan that would most reduce the uncertainty")
     parser.set_defaults(func=run)
-
-
-def add_predict_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY or the data folder)")
-    parser.add_argument("--from", dest="learn_from", metavar="SYSTEM",
-                        help="learn from this system's history, scaled by the systems' peak rates (peak_tflops)")
-    parser.add_argument("--method", choices=["auto", "history", "kernels"], default="auto",
-                        help="history: the benchmark's own runs; kernels: the system's microbenchmarks summed over "
-                             "the declared execution profile; auto (default): history where the system has runs, "
-                             "kernels where it has none but has microbenchmarks (docs/microbench.md)")
 
 
 Method = Literal["auto", "history", "kernels"]

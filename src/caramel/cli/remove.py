@@ -14,8 +14,6 @@ from typing import TextIO
 
 from caramel.cli.common import add_run_args
 from caramel.errors import RunError
-from caramel.stages.engine.remove import remove_run, remove_workpackages
-from caramel.stages.state.registry import resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +43,9 @@ def run(args: argparse.Namespace) -> int:
 
 def remove(options: RemoveOptions, out: TextIO) -> int:
     """`bench remove`: a run, or workpackages and their dependants, deleted once confirmed."""
+    from caramel.stages.engine.remove import remove_run, remove_workpackages
     from caramel.stages.state.identity import proven
+    from caramel.stages.state.registry import resolve
 
     run_dir = resolve(options.dir, options.id)
     made = proven(run_dir)  # before asking: a folder that is no run is refused, whatever the answer

@@ -10,16 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
-from caramel.adapters.backends import schedulers
-from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
-from caramel.cli.predict import add_predict_args, predicted_time
+from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
 from caramel.cli.status import print_summary
 from caramel.errors import RunError
 from caramel.settings import current
-from caramel.stages.engine.copies import apply_copies
-from caramel.stages.engine.session import dry_run, start_run
-from caramel.stages.engine.settings import Settings
-from caramel.stages.spec.limits import parse_copies, parse_duration
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def scheduler_for(bench) -> str:
     """The name of the run's scheduler (backends.schedulers.for_system). One the system file names
     must have its commands here (a login node), or the run does not start."""
+    from caramel.adapters.backends import schedulers
+
     system = bench.system
     scheduler = schedulers.for_system(system)
     missing = scheduler.missing()
@@ -90,6 +86,8 @@ class RunOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
+        from caramel.stages.spec.limits import parse_copies, parse_duration
+
         if args.repeat < 1:
             raise RunError(f"--repeat {args.repeat}: expected a number of runs of at least 1")
         return cls(source=BenchmarkOptions.from_args(args), suite=tuple(args.suite) if args.suite else None,
@@ -114,6 +112,11 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
     if not options.source.file:
         raise RunError("bench run needs a benchmark file or name, or --suite TAG",
                        hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local")
+    # the engine and the model, imported here: `bench --help` and `bench run --help` list this command without them
+    from caramel.stages.engine.copies import apply_copies
+    from caramel.stages.engine.session import dry_run, start_run
+    from caramel.stages.engine.settings import Settings
+
     loaded = load_named(options.source)
     code = 0
     for bench in loaded.benchmarks:
@@ -121,6 +124,8 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
         if options.repeat > 1:
             repeat(bench, options.repeat)
         if options.time_from_prediction:
+            from caramel.cli.predict import predicted_time
+
             bench = predicted_time(bench, options.history, options.learn_from, list(options.source.systems),
                                    options.time_margin)
         if options.outpath:

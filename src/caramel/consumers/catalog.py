@@ -85,6 +85,25 @@ def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
     return sorted(entries.values(), key=lambda e: e.name)
 
 
+def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | None:
+    """The entry `find_benchmarks` would list under `name`, found reading only the files that can carry
+    it (`NAME.yaml|yml|xml`, a models.json), in its order: `bench run llm` reads one benchmark file, not
+    every shipped one (reading them all cost the README's job 45 ms of CPU and an lxml import)."""
+    for folder, origin in search_folders(extra_dirs):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.name == MODELS_JSON and path.is_file():
+                entry = next((e for e in models_json_entries(path, origin) if e.name == name), None)
+                if entry is not None:
+                    return entry
+            elif path.stem == name and path.suffix in SUFFIXES and path.is_file():
+                read = read_entry(path, origin)
+                if read is not None:
+                    return read
+    return None
+
+
 def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
     """The entry of one file, or None when it is no benchmark file (no <jube>, no benchmark in it)."""
     try:
@@ -181,10 +200,10 @@ def resolve_benchmark(name_or_path: str, extra_dirs: Iterable[str] = ()) -> str:
     the known ones); a path that does not exist is returned for the loader to say so."""
     if os.path.isfile(name_or_path):
         return name_or_path
+    found = _first_named(name_or_path, extra_dirs)
+    if found is not None:
+        return found.path
     entries = find_benchmarks(extra_dirs)
-    for entry in entries:
-        if entry.name == name_or_path:
-            return entry.path
     if os.sep in name_or_path or name_or_path.endswith(SUFFIXES):
         return name_or_path  # meant as a path: the loader says it is not there
     names = [e.name for e in entries]

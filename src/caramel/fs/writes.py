@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Iterator
 from typing import IO
@@ -68,7 +67,7 @@ def replacing(path: str, root: str | None = None, binary: bool = False, encoding
     """`with replacing(path) as handle:` writes `path` whole or not at all (see the module)."""
     path = os.path.abspath(path)
     folder, base = os.path.split(path)
-    tmp = f".{base}.{secrets.token_hex(4)}.tmp"
+    tmp = f".{base}.{os.urandom(4).hex()}.tmp"
     dir_fd = None
     created = False
     try:

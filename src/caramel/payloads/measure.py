@@ -132,7 +132,6 @@ def integrate_wh(timestamps: list[float], watts: list[float]) -> float:
 
 def write_files(sampler: Sampler, out_dir: Path, suffix: str, rank: int) -> dict[str, float]:
     """power.<suffix>.csv and energy.<suffix>.csv as jpwr writes them; returns Wh per device."""
-    import socket
     out_dir.mkdir(parents=True, exist_ok=True)
     times = sampler.values["timestamps"]
     columns = sampler.device_columns() if sampler.status == "ok" else []
@@ -141,7 +140,7 @@ def write_files(sampler: Sampler, out_dir: Path, suffix: str, rank: int) -> dict
         rows.append(",".join([str(i), repr(t), *(repr(sampler.values[c][i]) for c in columns)]))
     (out_dir / f"power.{suffix}.csv").write_text("\n".join(rows) + "\n")
     energy = {c: integrate_wh(times, sampler.values[c]) for c in columns}
-    lines = [",0", *(f"{c},{wh!r}" for c, wh in energy.items()), f"nodename,{socket.gethostname()}",
+    lines = [",0", *(f"{c},{wh!r}" for c, wh in energy.items()), f"nodename,{os.uname().nodename}",
              f"rank,{rank}", f"status,{sampler.status}", f"seconds,{times[-1] - times[0] if columns else 0}"]
     (out_dir / f"energy.{suffix}.csv").write_text("\n".join(lines) + "\n")
     return energy

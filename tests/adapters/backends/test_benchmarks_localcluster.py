@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 def test_llm_benchmark_runs_as_a_job_on_the_test_cluster(env, tmp_path):
     copy_benchmarks(tmp_path / "benchmarks")
-    started = bench("run", "benchmarks/llm.yaml", "--tag", "117M", "localcluster", cwd=tmp_path, env=env,
+    started = bench("run", "benchmarks/llm.yaml", "--tag", "117M", "localcluster", "smoke", cwd=tmp_path, env=env,
                     timeout=300)
     assert started.returncode == 0, started.stdout + started.stderr
     job = status(tmp_path, env)[0]["job_id"]
@@ -25,7 +25,7 @@ def test_llm_benchmark_runs_as_a_job_on_the_test_cluster(env, tmp_path):
     shown = bench("result", "-i", "last", cwd=tmp_path, env=env)
     (row,) = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert row["JobID"] == job and row["System"] == "localcluster" and row["Queue"] == "debug"
-    assert row["Iterations"] == "600" and float(row["Tokens/second"]) > 0
+    assert row["Iterations"] == "60" and float(row["Tokens/second"]) > 0
     assert row["Energy(Wh)"] == "" and row["EnergyStatus"].startswith("unavailable")
 
 

@@ -105,3 +105,37 @@ def test_cli_unknown_name_lists_known(tmp_path: Path) -> None:
     out = bench("plan", "lm", "--tag", "117M", "local", cwd=tmp_path)
     assert out.returncode == 2
     assert "no benchmark file or benchmark named 'lm'" in out.stderr and "llm" in out.stderr
+
+
+def test_resolve_reads_only_the_files_that_can_carry_the_name(folder: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`bench run NAME` reads NAME's file (and any models.json), never every benchmark file of the search
+    folders: reading the shipped ones cost the README's job 45 ms of CPU (docs/benchmarks.md)."""
+    import caramel.consumers.catalog as catalog
+
+    read: list[str] = []
+    real = catalog.read_tree
+    monkeypatch.setattr(catalog, "read_tree", lambda path, *a: read.append(Path(path).name) or real(path, *a))
+    assert resolve_benchmark("llm", [str(folder)]) == str(shipped("benchmarks") / "llm.yaml")
+    assert read == ["llm.yaml"]
+    read.clear()
+    assert resolve_benchmark("alpha", [str(folder)]) == str(folder / "alpha.yaml")
+    assert read == ["alpha.yaml"]
+
+
+def test_resolve_finds_what_the_listing_lists(folder: Path, tmp_path: Path) -> None:
+    """The short path answers as the full listing does: first folder first, a file without a benchmark
+    skipped (the next folder's file of that name is meant), a models.json entry by its name."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (folder / "gamma.xml").write_text('<jube><parameterset name="p"/></jube>')  # no benchmark in it: not a gamma
+    (other / "gamma.yaml").write_text("name: g\n" + BENCH)
+    (other / "alpha.yaml").write_text("name: a2\n" + BENCH)  # the first folder's alpha wins
+    (other / "models.json").write_text(json.dumps([{"name": "zeta", "tags": ["t"], "scripts": "run.sh"},
+                                                   {"name": "alpha", "tags": ["t"], "scripts": "run.sh"}]))
+    (other / "zeta.yaml").write_text("name: z\n" + BENCH)  # after models.json: its entry zeta is meant
+    dirs = [str(folder), str(other)]
+    listed = {e.name: e.path for e in find_benchmarks(dirs)}
+    for name in ("alpha", "beta", "gamma", "zeta", "llm"):
+        assert resolve_benchmark(name, dirs) == listed[name], name
+    assert listed["gamma"] == str(other / "gamma.yaml") and listed["zeta"] == str(other / "models.json")

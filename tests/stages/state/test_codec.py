@@ -78,3 +78,30 @@ def test_the_words_of_a_stored_model_read_back_as_their_enums() -> None:
     data["results"] = [{"tables": [{"name": "t", "output": "sylog"}]}]
     with pytest.raises(CodecError, match="'sylog' is not one of 'table', 'database', 'syslog'"):
         decode_model(json.dumps(data))
+
+
+def test_each_hint_is_looked_up_once_not_once_per_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's engine decodes its stored model as it starts (about 1,900 values for llm.yaml): each type
+    hint's reader is made once, so decoding the model again asks typing nothing (it cost `bench run`
+    10 ms of CPU when every value looked its hint up again)."""
+    import typing
+
+    bench = with_system(load(str(ROOT / "benchmarks" / "llm.yaml"), {"local", "117M"})[0], find_system({"local"}))
+    text = encode_model(bench)
+    assert decode_model(text) == bench  # the readers made
+    asked = []
+    real = typing.get_origin
+    monkeypatch.setattr(typing, "get_origin", lambda hint: asked.append(hint) or real(hint))
+    assert decode_model(text) == bench
+    assert asked == []
+
+
+def test_errors_name_the_value_after_a_good_read() -> None:
+    """The cached readers still say where a value is wrong, on a model that read well before."""
+    bench = load(str(ROOT / "benchmarks" / "quickstart.yaml"))[0]
+    data = json.loads(encode_model(bench))
+    decode_model(json.dumps(data))
+    step = next(iter(data["steps"]))
+    data["steps"][step]["iterations"] = "two"
+    with pytest.raises(CodecError, match=rf"Benchmark\.steps\.{step}\.iterations: a int was expected, not str"):
+        decode_model(json.dumps(data))

@@ -20,7 +20,7 @@ SRC = str(Path(lock_module.__file__).parents[3])
 
 def hold(run_dir: Path, host: str | None = None) -> subprocess.Popen:
     """Another process holding the run (with `host` as its host name, to play one on another node)."""
-    fake = f"import socket; socket.gethostname = lambda: {host!r}\n" if host else ""
+    fake = f"import caramel.stages.state.lock as lock; lock._hostname = lambda: {host!r}\n" if host else ""
     code = fake + textwrap.dedent(f"""
         import sys, time
         from caramel.stages.state.lock import RunLock

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import glob
 import os
-import socket
 import subprocess
 from collections.abc import Callable
 
@@ -58,8 +57,8 @@ def from_run(run_dir: str, job_ids: list[str]) -> dict[str, str | int]:
             if found:
                 return dict(found, detected_on=f"job node {found.get('node') or found.get('host', '?')}")
         found = probe_here()
-        return dict(found, detected_on=f"{socket.gethostname()} (submitting host: the job left no probe file)")
-    return dict(probe_here(), detected_on=f"{socket.gethostname()} (local run)")
+        return dict(found, detected_on=f"{os.uname().nodename} (submitting host: the job left no probe file)")
+    return dict(probe_here(), detected_on=f"{os.uname().nodename} (local run)")
 
 
 def site_name(job_ids: list[str], cluster_of: Callable[[list[str]], str] | None = None) -> str:
@@ -68,4 +67,4 @@ def site_name(job_ids: list[str], cluster_of: Callable[[list[str]], str] | None 
     if current().site:
         return current().site
     cluster = cluster_of(job_ids) if job_ids and cluster_of is not None else ""
-    return cluster or socket.gethostname().split(".")[0]
+    return cluster or os.uname().nodename.split(".")[0]

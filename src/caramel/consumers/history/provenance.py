@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
 import subprocess
 
 from caramel import __version__
@@ -42,7 +41,7 @@ def _digest(path: str) -> str:
 def _nodes(scheduler: Scheduler, job_ids: list[str]) -> str:
     """The node lists of the run's jobs, from its scheduler (one query), or this host."""
     if not job_ids:
-        return socket.gethostname()
+        return os.uname().nodename
     states = scheduler.job_states(job_ids)
     nodes = sorted({s.nodes for s in states.values() if s.nodes and s.nodes not in ("None assigned",)})
     return ",".join(nodes)
@@ -50,7 +49,7 @@ def _nodes(scheduler: Scheduler, job_ids: list[str]) -> str:
 
 def key(run_dir: str, created: float) -> str:
     """A run's key in the history: host, folder and start time (a folder reused later is another run)."""
-    return f"{socket.gethostname()}:{os.path.abspath(run_dir)}:{created:.3f}"
+    return f"{os.uname().nodename}:{os.path.abspath(run_dir)}:{created:.3f}"
 
 
 def run_key(run_dir: str) -> str:
@@ -77,7 +76,7 @@ def run_record(run_dir: str) -> RunRecord:
     if image:
         container = image + (f"@{_digest(image)}" if os.path.isfile(image) else "")
     system = bench.system
-    host = socket.gethostname()
+    host = os.uname().nodename
     return RunRecord(
         run_key=key(run_dir, info.created), benchmark=info.benchmark, file=info.file,
         run_dir=os.path.abspath(run_dir), tags=list(info.tags), system=system.name if system is not None else "",

@@ -14,6 +14,7 @@ import functools
 import json
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from caramel.adapters.systems.model import System
@@ -56,10 +57,14 @@ def loads(text: str | bytes, cls: type[T], where: str = "the stored model") -> T
     return out
 
 
+_PLAIN = (str, int, float, bool, type(None))
+
+
 def encode(obj: object) -> Any:
+    if type(obj) in _PLAIN:  # most of a model's values: what the checks below would return as it is
+        return obj
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        out = {f.name: encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-        return out
+        return {name: encode(getattr(obj, name)) for name in _field_names(type(obj))}
     if isinstance(obj, dict):
         return {str(k): encode(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
@@ -71,77 +76,160 @@ def encode(obj: object) -> Any:
 
 
 @functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls))
+
+
+@functools.cache
 def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls, vars(model) | {"Location": Location, "System": System})
 
 
-def decode(hint: Any, data: Any, where: str) -> Any:  # noqa: C901 - one case per kind of type
+Decoder = Callable[[Any, str], Any]
+
+
+def decode(hint: Any, data: Any, where: str) -> Any:
+    """`data` read as `hint` (checked on the way); a CodecError names `where` and what was expected.
+    Each hint's reader is made once a process (_reader): a run's engine decodes the stored model
+    (about 1,900 values) as it starts, and looking the hints up again for each value cost it 10 ms."""
+    try:
+        read = _reader(hint)
+    except TypeError:  # an unhashable hint: made for this value alone
+        read = _make_reader(hint)
+    return read(data, where)
+
+
+@functools.cache
+def _reader(hint: Any) -> Decoder:
+    return _make_reader(hint)
+
+
+def _make_reader(hint: Any) -> Decoder:  # noqa: C901 - one case per kind of type
     origin = typing.get_origin(hint)
     if hint is Any:
-        return data
+        return lambda data, where: data
     if origin in (typing.Union, types.UnionType):
-        options = typing.get_args(hint)
-        if data is None and type(None) in options:
+        return _union_reader(typing.get_args(hint))
+    if hint is SystemFacts:
+        return _open_reader
+    if origin in (list, set, frozenset, tuple):
+        args = typing.get_args(hint)
+        return _sequence_reader(origin, args[0] if args else Any)
+    if origin is dict:
+        return _mapping_reader((typing.get_args(hint) or (str, Any))[1])
+    if dataclasses.is_dataclass(hint):
+        return _DataclassReader(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # a vocabulary's word, stored as its text
+        return _enum_reader(hint)
+    if hint in (str, int, float, bool):
+        return _plain_reader(hint)
+
+    def unreadable(data: Any, where: str) -> Any:
+        raise CodecError(f"{where}: cannot read a {hint}")
+    return unreadable
+
+
+def _union_reader(options: tuple[Any, ...]) -> Decoder:
+    optional = type(None) in options
+    choices = [option for option in options if option is not type(None)]
+
+    def read(data: Any, where: str) -> Any:
+        if data is None and optional:
             return None
         errors = []
-        for option in options:
-            if option is type(None):
-                continue
+        for option in choices:
             try:
                 return decode(option, data, where)
             except CodecError as exc:
                 errors.append(str(exc))
         raise CodecError("; ".join(errors))
-    if hint is SystemFacts:
-        if data is None:
-            return None
-        if not isinstance(data, dict) or data.get("__class__") not in _OPEN_FIELDS:
-            raise CodecError(f"{where}: an object of unknown class")
-        body = {k: v for k, v in data.items() if k != "__class__"}
-        return decode(_OPEN_FIELDS[data["__class__"]], body, where)
-    if origin in (list, set, frozenset, tuple):
+    return read
+
+
+def _open_reader(data: Any, where: str) -> Any:
+    if data is None:
+        return None
+    if not isinstance(data, dict) or data.get("__class__") not in _OPEN_FIELDS:
+        raise CodecError(f"{where}: an object of unknown class")
+    body = {k: v for k, v in data.items() if k != "__class__"}
+    return decode(_OPEN_FIELDS[data["__class__"]], body, where)
+
+
+def _sequence_reader(origin: Any, item: Any) -> Decoder:
+    def read(data: Any, where: str) -> Any:
         if not isinstance(data, list):
             raise CodecError(f"{where}: a list was expected")
-        args = typing.get_args(hint)
-        item = args[0] if args else Any
-        values = [decode(item, v, f"{where}[{i}]") for i, v in enumerate(data)]
-        return origin(values)
-    if origin is dict:
+        read_item = _reader_of(item)
+        return origin([read_item(v, f"{where}[{i}]") for i, v in enumerate(data)])
+    return read
+
+
+def _mapping_reader(value: Any) -> Decoder:
+    def read(data: Any, where: str) -> Any:
         if not isinstance(data, dict):
             raise CodecError(f"{where}: a mapping was expected")
-        _key, value = typing.get_args(hint) or (str, Any)
-        return {k: decode(value, v, f"{where}.{k}") for k, v in data.items()}
-    if dataclasses.is_dataclass(hint):
-        return _decode_dataclass(hint, data, where)
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # a vocabulary's word, stored as its text
+        read_value = _reader_of(value)
+        return {k: read_value(v, f"{where}.{k}") for k, v in data.items()}
+    return read
+
+
+def _enum_reader(hint: type[enum.Enum]) -> Decoder:
+    def read(data: Any, where: str) -> Any:
         try:
             return hint(data)
         except ValueError:
             raise CodecError(f"{where}: {data!r} is not one of {', '.join(repr(w.value) for w in hint)}") from None
-    if hint in (str, int, float, bool):
+    return read
+
+
+def _plain_reader(hint: type) -> Decoder:
+    def read(data: Any, where: str) -> Any:
         ok = isinstance(data, hint) and (hint is bool or not isinstance(data, bool)) or (
             hint is float and isinstance(data, int) and not isinstance(data, bool))
         if not ok:
             raise CodecError(f"{where}: a {hint.__name__} was expected, not {type(data).__name__}")
         return data
-    raise CodecError(f"{where}: cannot read a {hint}")
+    return read
 
 
-def _decode_dataclass(cls: Any, data: Any, where: str) -> Any:
-    if not isinstance(data, dict):
-        raise CodecError(f"{where}: a {cls.__name__} was expected")
-    hints = _hints(cls)
-    renamed = _RENAMED.get(cls.__name__, {})
-    data = {renamed.get(key, key): value for key, value in data.items() if renamed.get(key, key) is not None}
-    names = {f.name for f in dataclasses.fields(cls) if f.init}
-    unknown = set(data) - names
-    if unknown:
-        raise CodecError(f"{where}: unknown fields {sorted(unknown)}")
-    kwargs = {name: decode(hints[name], value, f"{where}.{name}") for name, value in data.items()}
+def _reader_of(hint: Any) -> Decoder:
     try:
-        return cls(**kwargs)
-    except TypeError as exc:  # a required field missing
-        raise CodecError(f"{where}: {exc}") from None
+        return _reader(hint)
+    except TypeError:
+        return _make_reader(hint)
+
+
+class _DataclassReader:
+    """A dataclass from its stored fields; its hints and field readers looked up on first use (a class
+    may hold itself, and a hint nothing reads must not fail the others)."""
+
+    def __init__(self, cls: Any) -> None:
+        self.cls = cls
+        self.renamed = _RENAMED.get(cls.__name__, {})
+        self.names = frozenset(f.name for f in dataclasses.fields(cls) if f.init)
+        self.fields: dict[str, Decoder] = {}
+
+    def __call__(self, data: Any, where: str) -> Any:
+        cls = self.cls
+        if not isinstance(data, dict):
+            raise CodecError(f"{where}: a {cls.__name__} was expected")
+        renamed = self.renamed
+        if renamed:
+            data = {renamed.get(key, key): value for key, value in data.items() if renamed.get(key, key) is not None}
+        unknown = data.keys() - self.names
+        if unknown:
+            raise CodecError(f"{where}: unknown fields {sorted(unknown)}")
+        kwargs = {name: self._field(name)(value, f"{where}.{name}") for name, value in data.items()}
+        try:
+            return cls(**kwargs)
+        except TypeError as exc:  # a required field missing
+            raise CodecError(f"{where}: {exc}") from None
+
+    def _field(self, name: str) -> Decoder:
+        read = self.fields.get(name)
+        if read is None:
+            read = self.fields[name] = _reader_of(_hints(self.cls)[name])
+        return read
 
 
 def encode_model(bench: model.Benchmark) -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import mmap
 import os
 import sqlite3
@@ -78,7 +77,9 @@ def _statfs_type(folder: str) -> int | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        # the C library already loaded into this process (dlopen(NULL)): find_library("c") would run
+        # `ldconfig -p` in a child process on every run
+        libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
         return None
     buffer = ctypes.create_string_buffer(256)  # struct statfs is 120 bytes on 64-bit Linux
