@@ -52,8 +52,12 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | 
                        "text", where, hint="bench export writes UTF-8 JSON, one run per line") from None
     if not text.strip():
         return None
-    try:
-        doc = bounded.loads(text, "the line")
+    try:  # bounded.loads of the line's own bytes (what the text, valid UTF-8, encodes back to: one copy fewer)
+        data = bounded.check(raw, "the line")
+        try:
+            doc = json.loads(data)
+        except RecursionError:  # brackets that do not pair up, so the depth check could not count them
+            raise bounded.OverLimit("the line: JSON nested too deeply") from None
     except bounded.OverLimit as exc:
         raise RunError(f"not a bench export: {exc.message}", where, hint=exc.hint) from None
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number of over 4300 digits, deep nesting
