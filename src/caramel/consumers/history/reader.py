@@ -10,6 +10,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -75,12 +76,16 @@ def _columns(runs: list[RunRecord], chunks: Iterable[list[tuple]]) -> FigureColu
     value_parts: list[np.ndarray] = []
     for chunk in chunks:
         run_keys, texts, n, mean, sd = zip(*chunk, strict=True)
-        known = len(key_ids)
-        ids = [key_ids.setdefault(text, len(key_ids)) for text in texts]
-        if len(key_ids) > known:
+        # C loops (map over a dict's get), never a Python step per figure
+        ids = np.fromiter(map(key_ids.get, texts, repeat(-1)), dtype=np.int32, count=len(texts))
+        if ids.min() < 0:  # keys not seen before: numbered in the order they come
+            known = len(key_ids)
+            for text in texts:
+                key_ids.setdefault(text, len(key_ids))
             _check_keys(list(key_ids)[known:], texts, run_keys)
-        run_parts.append(np.array([run_index.get(key, -1) for key in run_keys], dtype=np.int32))
-        key_parts.append(np.array(ids, dtype=np.int32))
+            ids = np.fromiter(map(key_ids.__getitem__, texts), dtype=np.int32, count=len(texts))
+        run_parts.append(np.fromiter(map(run_index.get, run_keys, repeat(-1)), dtype=np.int32, count=len(run_keys)))
+        key_parts.append(ids)
         value_parts.append(np.array((n, mean, sd), dtype=float))
     texts_by_id = list(key_ids)
     if not run_parts:
