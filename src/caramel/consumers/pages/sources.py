@@ -29,9 +29,10 @@ class Run:
     label: str = ""  # what the page calls its system: "system", or "system @ site" with several sites
 
 
-@dataclass
+@dataclass(slots=True)
 class Figure:
-    """One metric of one configuration in one run (mean, sd, n of its repeats)."""
+    """One metric of one configuration in one run (mean, sd, n of its repeats). Slotted: a big
+    history's page makes some fifty thousand, a third faster without a dict each."""
 
     run: int
     table: str
@@ -62,7 +63,7 @@ class Figure:
     def metric(self) -> tuple[str, str, str, str]:
         """What is one quantity on the page: table, name, unit (a `performance` table holds a unit per
         row) and the copy aggregate, never compared with one copy's figure. (Not cached on the figure:
-        an attribute added after __init__ costs a million figures their shared-key dicts.)"""
+        a slotted figure has no room for one.)"""
         return _metric(self.table, self.name, self.unit, self.aggregate)
 
     @property
@@ -215,7 +216,7 @@ def select(out: Collection, whole: set[str]) -> None:
         key_way[k] = 1 if direction == "higher" else -1 if direction == "lower" else 0
     count = len(c.run)
     series = run_group[c.run] * len(series_ids) + key_series[c.key]
-    order = np.lexsort((started[c.run], series))  # stable: figures of one date in the order recorded
+    order = _by_series_and_date(series, started[c.run])
     ordered = series[order]
     del series
     regressed_sorted = series_regressions(ordered, c.mean[order], c.sd[order], c.n[order],
@@ -232,6 +233,15 @@ def select(out: Collection, whole: set[str]) -> None:
     if named:
         keep |= np.isin(c.run, np.array(sorted(named)))
     out.figures = _figures(c, np.flatnonzero(keep), regressed if out.thinned else None)
+
+
+def _by_series_and_date(series: np.ndarray, dates: np.ndarray) -> np.ndarray:
+    """The figures' order by series, then date, figures of one date in the order recorded. One
+    history's figures come in date order (history.reader): then one stable sort by series does,
+    half the time of sorting by both."""
+    if np.all(dates[1:] >= dates[:-1]):
+        return np.argsort(series, kind="stable")
+    return np.lexsort((dates, series))
 
 
 def _two_latest(group: np.ndarray, run: np.ndarray, started: np.ndarray, out: Collection,

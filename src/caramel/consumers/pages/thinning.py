@@ -69,7 +69,9 @@ def series_regressions(series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: 
 def thin(series: np.ndarray, mean: np.ndarray, regressed: np.ndarray, per_series: int) -> np.ndarray:
     """The figures to draw (a boolean per figure) for arrays sorted by series, then date: every figure
     of a series of at most `per_series`; of a longer one its first and last, each regression with
-    and the lowest and highest of each of `per_series // 2` equal slices."""
+    and the lowest and highest of each of `per_series // 2` equal slices (of equal values, the
+    earliest lowest and the latest highest). The slices follow each other in the sorted arrays, so
+    their extremes are found by numpy's reduceat over them, without sorting the million figures."""
     count = len(series)
     keep = np.zeros(count, dtype=bool)
     if not count:
@@ -82,10 +84,12 @@ def thin(series: np.ndarray, mean: np.ndarray, regressed: np.ndarray, per_series
     keep |= short | (position == 0) | (position == length - 1) | regressed
     slices = max(1, per_series // 2)
     piece = np.repeat(np.arange(len(starts)), lengths) * slices + position * slices // length
-    order = np.lexsort((mean, piece))
-    edges = np.r_[True, piece[order][1:] != piece[order][:-1]]
-    keep[order[edges]] = True  # the lowest of each slice
-    keep[order[np.r_[edges[1:], True]]] = True  # and the highest
+    piece_starts = np.flatnonzero(np.r_[True, piece[1:] != piece[:-1]])
+    piece_of = np.repeat(np.arange(len(piece_starts)), np.diff(np.r_[piece_starts, count]))
+    lowest = np.flatnonzero(mean == np.minimum.reduceat(mean, piece_starts)[piece_of])
+    keep[lowest[np.r_[True, piece_of[lowest][1:] != piece_of[lowest][:-1]]]] = True  # the first of a slice's lows
+    highest = np.flatnonzero(mean == np.maximum.reduceat(mean, piece_starts)[piece_of])
+    keep[highest[np.r_[piece_of[highest][1:] != piece_of[highest][:-1], True]]] = True  # the last of its highs
     return keep
 
 
