@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 
 from caramel.payloads.workloads import layout, layout_store
 from caramel.payloads.workloads.layout import Layout, LayoutSource, fit_to_free
-from caramel.payloads.workloads.layout_store import Measurement, NodeIdentity, StoredLayoutError, decode, encode
+from caramel.payloads.workloads.layout_store import (
+    Measurement,
+    NodeIdentity,
+    StoredLayoutError,
+    decode,
+    encode,
+)
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 
@@ -164,7 +170,7 @@ def test_the_decoder_reads_what_the_encoder_writes(stored: list[Measurement]) ->
            [(m.workload, m.layout, m.date, m.node, m.shape, m.iterations) for m in stored]
     for a, b in zip(again, stored, strict=True):
         assert a.figures.keys() == b.figures.keys()
-        assert all(abs(x - y) <= 1e-3 for name in a.figures for x, y in zip(a.figures[name], b.figures[name]))
+        assert all(abs(x - y) <= 1e-3 for name in a.figures for x, y in zip(a.figures[name], b.figures[name], strict=True))
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
