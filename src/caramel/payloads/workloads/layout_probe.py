@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from pathlib import Path
 
 from caramel.payloads.workloads.layout import Layout, cpu_layout, numa_nodes_holding, usable_cpus
 from caramel.payloads.workloads.layout_store import Measurement, NodeIdentity
@@ -111,8 +112,7 @@ def throughput(plan: ProbePlan, layout: Layout, log: str) -> float:
 
 def child_environment(layout: Layout) -> dict[str, str]:
     """The environment of a candidate's trainer: this caramel first on the path, the layout pinned."""
-    import caramel
-    package_root = os.path.dirname(os.path.dirname(os.path.abspath(caramel.__file__)))
+    package_root = str(Path(__file__).resolve().parents[3])  # the folder holding caramel/
     path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
     return {**os.environ, "PYTHONPATH": path, "CARAMEL_CPU_LAYOUT": name_of(layout),
             "OMP_NUM_THREADS": str(layout.threads)}
