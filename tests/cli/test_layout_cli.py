@@ -56,3 +56,16 @@ def test_bench_layout_measure_stores_the_winner(tmp_path: Path) -> None:
     assert not list(Path.cwd().glob("cpu-layout.json"))
     bad = bench("layout", "--measure", "--layouts", "1y1", cwd=tmp_path, env=env)
     assert bad.returncode == 2 and "--layouts '1y1'" in bad.stderr
+
+
+def test_the_plan_takes_and_shows_a_stored_measurement(tmp_path: Path) -> None:
+    import json
+
+    env = isolated_env(tmp_path)
+    write_store(env, NodeIdentity.here(usable_cpus()))
+    done = bench("plan", "llm", "--tag", "117M", "local", "--format", "json", cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    p = json.loads(done.stdout)["workpackages"][0]["parameters"]
+    assert p["cpu_layout_choice"].startswith("1x1 (measured ")  # 1x1 fits however busy the node is
+    assert (p["cpu_processes"], p["cpu_threads"]) == (1, 1)
+    assert p["local_command"].endswith(f"--layout-choice '{p['cpu_layout_choice']}'")

@@ -67,7 +67,7 @@ def test_without_a_measurement_the_rule_decides_and_says_so(node) -> None:
     choice = node()
     assert (choice.layout, choice.source) == (Layout(1, 2), LayoutSource.RULE)
     assert choice.describe() == "1x2 (rule)"
-    assert node(busy=1).describe() == "1x1 (rule, 1 core(s) busy)"
+    assert node(busy=1).describe() == "1x1 (rule; 1 core(s) busy)"
 
 
 def test_a_stored_measurement_of_this_node_is_used_and_shown(node) -> None:
@@ -130,6 +130,7 @@ def test_busy_cores_cut_a_measured_favourite(node, winner) -> None:
     choice = node(busy=1)
     assert (choice.layout, choice.source) == (Layout(1, 1), LayoutSource.MEASURED)
     assert f"cut from {winner}: 1 of 2 cores busy" in choice.describe()
+    assert "," not in choice.describe()  # a python parameter's value: a comma would split it into two values
 
 
 def test_fit_to_free_cuts_threads_first_then_processes() -> None:

@@ -180,7 +180,7 @@ def layout_choice(workload: str = "gpt") -> LayoutChoice:
     measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
     if measured is not None:
         return measured
-    return LayoutChoice(rule, LayoutSource.RULE, "rule" if busy < 0.5 else f"rule, {round(busy)} core(s) busy")
+    return LayoutChoice(rule, LayoutSource.RULE, "rule" if busy < 0.5 else f"rule; {round(busy)} core(s) busy")
 
 
 def store_file() -> str:
