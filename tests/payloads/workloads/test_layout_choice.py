@@ -64,6 +64,7 @@ def store(*measurements: Measurement) -> str:
 
 
 def test_without_a_measurement_the_rule_decides_and_says_so(node) -> None:
+    assert layout.STORE_NAME == layout_store.FILE_NAME
     choice = node()
     assert (choice.layout, choice.source) == (Layout(1, 2), LayoutSource.RULE)
     assert choice.describe() == "1x2 (rule)"
@@ -198,3 +199,16 @@ def test_a_field_of_the_wrong_kind_is_named(m: Measurement, key: str, value: obj
         decode(json.dumps(data))
     except StoredLayoutError as exc:
         assert key in str(exc) or "figures" in str(exc) or "winner" in str(exc)
+
+
+def test_without_a_stored_file_planning_never_imports_the_store(tmp_path: Path) -> None:
+    """`bench run` plans llm.yaml through layout_choice(): the store (json, socket, datetime) only where a file is."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from caramel.payloads.workloads import layout; print(layout.layout_choice().source.value, "
+            "'caramel.payloads.workloads.layout_store' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CARAMEL_")}
+    done = subprocess.run([sys.executable, "-c", code], env={**env, "CARAMEL_DATA_DIR": str(tmp_path)},
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["rule", "False"]

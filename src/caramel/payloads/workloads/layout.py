@@ -34,6 +34,9 @@ from caramel.settings import current
 NUMA_ROOT = Path("/sys/devices/system/node")
 LOADAVG = Path("/proc/loadavg")
 LAYOUT_VARIABLE = "CARAMEL_CPU_LAYOUT"
+# layout_store.FILE_NAME; named here too so planning a benchmark imports the store (json, socket,
+# datetime: 10 to 70 ms) only where a measurement exists
+STORE_NAME = "cpu-layout.json"
 
 
 @dataclass(frozen=True)
@@ -185,8 +188,7 @@ def layout_choice(workload: str = "gpt") -> LayoutChoice:
 
 def store_file() -> str:
     """Where `bench layout --measure` keeps what it measured: the per-user data folder."""
-    from caramel.payloads.workloads.layout_store import store_path
-    return store_path(current().data_dir)
+    return os.path.join(current().data_dir, STORE_NAME)
 
 
 def node_layout(workload: str = "gpt") -> Layout:
