@@ -18,8 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--measure", action="store_true",
                         help="run the trainer in every candidate layout (interleaved repeats) and store the winner "
                              "in caramel's data folder (about a minute on a quiet 2-core node)")
-    parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default="all",
-                        help="the trainer (default: all; --measure: gpt unless given)")
+    parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default=None,
+                        help="the trainer (default: all; with --measure: gpt)")
     parser.add_argument("--iters", type=int, default=30, metavar="N", help="timed iterations a run (--measure)")
     parser.add_argument("--repeats", type=int, default=3, metavar="N", help="runs of each candidate (--measure)")
     parser.add_argument("--layouts", default="", metavar="PxT,...",
@@ -45,9 +45,8 @@ class LayoutOptions:
     def from_args(cls, args: argparse.Namespace) -> LayoutOptions:
         if args.iters < 1 or args.repeats < 1:
             raise CaramelError(f"--iters {args.iters} --repeats {args.repeats}: both must be at least 1")
-        workloads = WORKLOADS if args.workload == "all" else (args.workload,)
-        if args.measure and args.workload == "all":
-            workloads = ("gpt",)
+        workload = args.workload or ("gpt" if args.measure else "all")
+        workloads = WORKLOADS if workload == "all" else (workload,)
         return cls(args.measure, workloads, args.iters, args.repeats, args.layouts, args.shape, args.timeout)
 
 
