@@ -69,3 +69,25 @@ def test_the_plan_takes_and_shows_a_stored_measurement(tmp_path: Path) -> None:
     assert p["cpu_layout_choice"].startswith("1x1 (measured ")  # 1x1 fits however busy the node is
     assert (p["cpu_processes"], p["cpu_threads"]) == (1, 1)
     assert p["local_command"].endswith(f"--layout-choice '{p['cpu_layout_choice']}'")
+
+
+def test_the_shape_comes_from_a_benchmark_planned_for_its_tags(tmp_path: Path, monkeypatch) -> None:
+    import pytest
+
+    from caramel.cli.common import BenchmarkOptions
+    from caramel.cli.layout import shape_arguments, trainer_of
+    from caramel.errors import CaramelError
+
+    monkeypatch.setenv("CARAMEL_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("CARAMEL_CPU_LAYOUT", "1x1")
+    workload, shape = trainer_of(BenchmarkOptions("llm", ("117M", "local")))
+    assert workload == "gpt" and "--hidden-size 64 --num-attention-heads 4 --seq-length 64" in shape
+    assert not {"--train-iters", "--threads", "--layout-choice", "--data-path", "--global-batch-size"} & set(shape.split())
+    assert trainer_of(BenchmarkOptions("resnet50", ("local",))) == ("resnet", "--model resnet_small")
+    assert shape_arguments(["--a", "1", "--threads", "2", "--device=cpu", "--b"]) == ["--a", "1", "--b"]
+    plain = tmp_path / "plain.yaml"
+    plain.write_text("name: plain\noutpath: bench_run\nstep:\n  - name: s\n    do: echo hi\n")
+    with pytest.raises(CaramelError, match="starts none of caramel's trainers"):
+        trainer_of(BenchmarkOptions(str(plain)))
+    shown = bench("layout", "llm", "--tag", "117M", cwd=tmp_path, env=isolated_env(tmp_path))
+    assert shown.returncode == 2 and "with --measure" in shown.stderr

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
+import shlex
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TextIO
 
+from caramel.cli.common import BenchmarkOptions, add_benchmark_args
 from caramel.errors import CaramelError
 
 WORKLOADS = ("gpt", "resnet")
@@ -28,6 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the trainer's shape arguments (--measure; default: the shipped benchmark file's)")
     parser.add_argument("--timeout", type=float, default=300.0, metavar="S",
                         help="a run longer than this drops its candidate (--measure)")
+    add_benchmark_args(parser, file_optional=True)  # --measure FILE|NAME --tag ...: that benchmark's trainer shape
     parser.set_defaults(func=run)
 
 
@@ -40,6 +44,7 @@ class LayoutOptions:
     layouts: str = ""
     shape: str = ""
     timeout_s: float = 300.0
+    benchmark: BenchmarkOptions | None = None  # --measure FILE|NAME --tag ...: its trainer's shape
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> LayoutOptions:
@@ -47,7 +52,11 @@ class LayoutOptions:
             raise CaramelError(f"--iters {args.iters} --repeats {args.repeats}: both must be at least 1")
         workload = args.workload or ("gpt" if args.measure else "all")
         workloads = WORKLOADS if workload == "all" else (workload,)
-        return cls(args.measure, workloads, args.iters, args.repeats, args.layouts, args.shape, args.timeout)
+        benchmark = BenchmarkOptions.from_args(args) if args.file else None
+        if benchmark is not None and not args.measure:
+            raise CaramelError(f"{args.file}: a benchmark is measured with --measure (bench layout --measure "
+                               f"{args.file} --tag ...)")
+        return cls(args.measure, workloads, args.iters, args.repeats, args.layouts, args.shape, args.timeout, benchmark)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -56,12 +65,54 @@ def run(args: argparse.Namespace) -> int:
 
 def layout_command(options: LayoutOptions, out: TextIO) -> int:
     from caramel.payloads.workloads import layout
+    if options.measure and options.benchmark is not None:
+        workload, shape = trainer_of(options.benchmark)
+        print(f"{options.benchmark.file}: caramel's {workload} trainer, shape {shape}", file=out)
+        options = replace(options, workloads=(workload,), shape=options.shape or shape)
     if options.measure:
         for workload in options.workloads:
             measure(options, workload, out)
         layout.layout_choice.cache_clear()
     show(options.workloads, out)
     return 0
+
+
+TRAINER = re.compile(r"-m caramel\.payloads\.workloads\.(gpt|resnet) (.*)")
+# what the probe sets itself (iterations, batch, layout, device, data): never taken from the benchmark
+PROBE_OPTIONS = {"--train-iters", "--warmup-iters", "--threads", "--layout-choice", "--global-batch-size",
+                 "--data-path", "--device", "--log-interval", "--exit-duration-in-mins", "--batch_size",
+                 "--num_batches", "--num_warmup_batches"}
+
+
+def trainer_of(source: BenchmarkOptions) -> tuple[str, str]:
+    """(workload, shape arguments) of the first workpackage of the benchmark, planned for its tags, that
+    starts one of caramel's trainers; an error where none does."""
+    from caramel.cli.common import load_named
+    from caramel.stages.expand.plan import make_plan
+
+    for bench in load_named(source).benchmarks:
+        for wp in make_plan(bench, max_workpackages=source.max_workpackages).workpackages:
+            for value in wp.params().typed_values().values():
+                found = TRAINER.search(value) if isinstance(value, str) else None
+                if found:
+                    return found.group(1), " ".join(shape_arguments(shlex.split(found.group(2))))
+    raise CaramelError(f"{source.file} with tags {' '.join(source.tags) or '(none)'} starts none of caramel's "
+                       "trainers (caramel.payloads.workloads.gpt or .resnet)", hint="give the tags of its CPU run, "
+                       "e.g. bench layout --measure llm --tag 117M local")
+
+
+def shape_arguments(words: list[str]) -> list[str]:
+    """The trainer's arguments less those the probe sets (each such option with its value)."""
+    kept: list[str] = []
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word.split("=")[0] in PROBE_OPTIONS:
+            skip = "=" not in word
+        else:
+            kept.append(word)
+    return kept
 
 
 def measure(options: LayoutOptions, workload: str, out: TextIO) -> None:
