@@ -57,3 +57,17 @@ def test_the_probe_times_the_real_trainer() -> None:
     result = measure(plan, lambda line: None)
     assert result.layout == "1x1" and result.figures["1x1"][0] > 0
     assert result.shape == TINY and result.node.torch
+
+
+def test_a_hopeless_candidate_runs_no_more_rounds() -> None:
+    runs: list[str] = []
+
+    def runner(plan: ProbePlan, layout: Layout) -> float:
+        runs.append(name_of(layout))
+        return 300.0 if layout.threads == 2 else 12000.0
+
+    lines: list[str] = []
+    result = measure(ProbePlan("gpt", (Layout(1, 1), Layout(1, 2)), repeats=3), lines.append, runner)
+    assert runs.count("1x2") == 1 and runs.count("1x1") == 3
+    assert result.figures["1x2"] == [300.0] and result.layout == "1x1"  # its figure is kept
+    assert any("1x2: under 1/4 of the best median so far" in line for line in lines)

@@ -7,7 +7,8 @@ directly or through `torchrun --standalone`, with the shipped benchmark file's C
 tokens/s for GPT, `total images/sec` for ResNet), not its start-up. The candidates run in interleaved
 rounds, each round starting at another one, so drift and other users' load fall on all alike; the
 winner is the best median. A run that takes longer than `timeout_s` drops its candidate (on a node
-where other work keeps a core busy, two threads crawl: docs/benchmarks.md).
+where other work keeps a core busy, two threads crawl: docs/benchmarks.md), and a candidate under a
+quarter of the best median so far runs no more rounds (its figures are kept).
 
 Cost: each run is a trainer start (importing torch, about 4 s of CPU) plus warm-up and the timed
 iterations, so candidates x repeats starts: 3 x 3 on a 2-core node, about 50 s when it is quiet.
@@ -28,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from caramel.payloads.workloads.layout import Layout, cpu_layout, numa_nodes_holding, usable_cpus
-from caramel.payloads.workloads.layout_store import Measurement, NodeIdentity
+from caramel.payloads.workloads.layout_store import Measurement, NodeIdentity, median
 
 GLOBAL_BATCH = 8  # sequences (GPT) or images (ResNet) an iteration, whatever the layout, as the shipped files run
 SHAPES = {  # the shipped benchmark files' CPU shapes (benchmarks/llm.yaml, benchmarks/resnet50.xml)
@@ -36,6 +37,7 @@ SHAPES = {  # the shipped benchmark files' CPU shapes (benchmarks/llm.yaml, benc
     "resnet": "--model resnet_small",
 }
 UNITS = {"gpt": "tokens/s", "resnet": "images/s"}
+HOPELESS = 4  # a candidate under a quarter of the best median runs no more rounds
 ITERATION_SECONDS = re.compile(r"elapsed time per iteration \(s\): ([\d.]+)")
 IMAGES_PER_SECOND = re.compile(r"total images/sec: ([\d.]+)")
 
@@ -148,12 +150,23 @@ def measure(plan: ProbePlan, report: Callable[[str], None] = print,
                 figures.pop(name_of(layout))
         report(f"round {round_index + 1} of {plan.repeats} ({load()}): " + ", ".join(
             f"{name} {values[-1]:.0f}" for name, values in figures.items() if values) + f" {UNITS[plan.workload]}")
+        for layout in hopeless(alive, figures):
+            report(f"  {name_of(layout)}: under 1/{HOPELESS} of the best median so far: no more runs")
+            alive.remove(layout)
     if not figures:
         raise ProbeError("no candidate layout ran")
     date = datetime.now(timezone.utc).replace(microsecond=0)
     measurement = Measurement(plan.workload, "", UNITS[plan.workload], date, NodeIdentity.here(cpus),
                               plan.shape_text, plan.iterations, plan.repeats, time.perf_counter() - start, figures)
     return replace(measurement, layout=max(figures, key=measurement.median))
+
+
+def hopeless(alive: list[Layout], figures: dict[str, list[float]]) -> list[Layout]:
+    """The candidates whose median is under 1/HOPELESS of the best one's: more runs cannot make them win,
+    and on a loaded node they are the slow ones (two threads with a busy core: 20 to 40 times slower)."""
+    medians = {c: median(figures[name_of(c)]) for c in alive if figures.get(name_of(c))}
+    best = max(medians.values(), default=0.0)
+    return [c for c, value in medians.items() if value * HOPELESS < best]
 
 
 def load() -> str:

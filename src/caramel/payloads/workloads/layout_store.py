@@ -63,9 +63,7 @@ class Measurement:
     figures: dict[str, list[float]] = field(default_factory=dict)  # PxT: throughput of each repeat
 
     def median(self, layout: str) -> float:
-        values = sorted(self.figures[layout])
-        middle = len(values) // 2
-        return values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+        return median(self.figures[layout])
 
     def runner_up(self) -> str | None:
         """The best candidate after the winner (None where only one was measured)."""
@@ -92,6 +90,13 @@ class Measurement:
         if age > timedelta(days=MAX_AGE_DAYS):
             return f"measured {age.days} days ago (older than {MAX_AGE_DAYS})"
         return ""
+
+
+def median(values: list[float]) -> float:
+    """The median (not `statistics.median`: its import costs a plan about 10 ms, perf/bench_cpu.py)."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
 
 
 def kilo(value: float) -> str:
