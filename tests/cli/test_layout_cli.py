@@ -29,7 +29,7 @@ def test_bench_layout_shows_the_rule_then_a_measurement_then_the_variable(tmp_pa
     assert "(rule" in shown.stdout and "measured: none" in shown.stdout
     write_store(env, NodeIdentity.here(usable_cpus()))
     shown = bench("layout", "--workload", "gpt", cwd=tmp_path, env=env)
-    assert "gpt: 1x1 (measured " in shown.stdout and ": 20.0k vs 10.0k tokens/s for 2x1" in shown.stdout
+    assert "gpt: 1x1 (measured " in shown.stdout and ": 1x1 20.0k vs 2x1 10.0k tokens/s" in shown.stdout
     shown = bench("layout", "--workload", "gpt", cwd=tmp_path, env={**env, "CARAMEL_CPU_LAYOUT": "2x1"})
     assert "gpt: 2x1 (CARAMEL_CPU_LAYOUT)" in shown.stdout
 

@@ -75,7 +75,7 @@ def test_a_stored_measurement_of_this_node_is_used_and_shown(node) -> None:
     store(measured("2x1"))
     choice = node()
     assert (choice.layout, choice.source) == (Layout(2, 1), LayoutSource.MEASURED)
-    assert choice.describe() == f"2x1 (measured {NOW.date().isoformat()}: 19.5k vs 17.2k tokens/s for 1x2)"
+    assert choice.describe() == f"2x1 (measured {NOW.date().isoformat()}: 2x1 19.5k vs 1x2 17.2k tokens/s)"
     assert layout.node_layout() == Layout(2, 1)
     assert node(workload="resnet").source == LayoutSource.RULE  # measured for gpt only
 

@@ -71,3 +71,4 @@ def test_a_hopeless_candidate_runs_no_more_rounds() -> None:
     assert runs.count("1x2") == 1 and runs.count("1x1") == 3
     assert result.figures["1x2"] == [300.0] and result.layout == "1x1"  # its figure is kept
     assert any("1x2: under 1/4 of the best median so far" in line for line in lines)
+    assert lines[-1].startswith("round 3 of 3") and "1x2" not in lines[-1]  # a round shows what ran in it

@@ -131,10 +131,10 @@ class LayoutSource(str, enum.Enum):
 class LayoutChoice:
     layout: Layout
     source: LayoutSource
-    why: str  # what the choice rests on, for people: `measured 2026-11-25: 19.5k vs 17.2k tokens/s for 1x2`
+    why: str  # what the choice rests on, for people: `measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`
 
     def describe(self) -> str:
-        """`2x1 (measured 2026-11-25: 19.5k vs 17.2k tokens/s for 1x2)`, `1x2 (rule)`."""
+        """`2x1 (measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s)`, `1x2 (rule)`."""
         return f"{self.layout.processes}x{self.layout.threads} ({self.why})"
 
 

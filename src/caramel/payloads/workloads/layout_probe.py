@@ -141,15 +141,17 @@ def measure(plan: ProbePlan, report: Callable[[str], None] = print,
     alive = list(plan.candidates)
     for round_index in range(plan.repeats):
         shift = round_index % max(1, len(alive))
+        ran: dict[str, float] = {}
         for layout in alive[shift:] + alive[:shift]:
             try:
-                figures[name_of(layout)].append(runner(plan, layout))
+                ran[name_of(layout)] = runner(plan, layout)
+                figures[name_of(layout)].append(ran[name_of(layout)])
             except ProbeError as exc:
                 report(f"  {exc}: {name_of(layout)} left out")
                 alive.remove(layout)
                 figures.pop(name_of(layout))
         report(f"round {round_index + 1} of {plan.repeats} ({load()}): " + ", ".join(
-            f"{name} {values[-1]:.0f}" for name, values in figures.items() if values) + f" {UNITS[plan.workload]}")
+            f"{name} {value:.0f}" for name, value in ran.items()) + f" {UNITS[plan.workload]}")
         for layout in hopeless(alive, figures):
             report(f"  {name_of(layout)}: under 1/{HOPELESS} of the best median so far: no more runs")
             alive.remove(layout)

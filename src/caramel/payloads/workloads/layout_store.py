@@ -71,14 +71,12 @@ class Measurement:
         return max(others, key=self.median) if others else None
 
     def summary(self) -> str:
-        """`measured 2026-11-25: 19.5k vs 17.2k tokens/s for 1x2`: the winner's median against the next best."""
-        text = f"measured {self.date.date().isoformat()}: {kilo(self.median(self.layout))}"
+        """`measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`: the winner's median against the next best."""
+        text = f"measured {self.date.date().isoformat()}: {self.layout} {kilo(self.median(self.layout))}"
         second = self.runner_up()
         if second is not None:
-            text += f" vs {kilo(self.median(second))} {self.unit} for {second}"
-        else:
-            text += f" {self.unit}"
-        return text
+            text += f" vs {second} {kilo(self.median(second))}"
+        return f"{text} {self.unit}"
 
     def matches(self, node: NodeIdentity, now: datetime | None = None) -> str:
         """"" where this measurement holds for `node` now, else why it does not (stale)."""
