@@ -3,7 +3,8 @@
 processes, as a user runs them:
 
   trainer    caramel's GPT trainer alone (`python -m caramel.payloads.workloads.gpt`), the local shape, on the
-             layout the rule chose (caramel.payloads.workloads.layout) or --layout
+             layout caramel chooses (caramel.payloads.workloads.layout: $CARAMEL_CPU_LAYOUT, a stored
+             measurement of the node, the rule), the probe's winner (--probe) or --layout
   plain-PxT  a minimal plain-PyTorch loop of the same shape and model class (perf/plain_gpt.py) in
              P processes x T threads, for every candidate layout of this node: the rule's, 1x1, one
              process with all cores (1xN) and one gloo DDP rank per core (Nx1): which one the node favours
@@ -18,6 +19,7 @@ blocks (perf/plain_gpt.py --ab): the loops' difference without the noise of sepa
     python perf/workloads.py --quick           # 5 rounds, trainer and plain layouts, 60 iterations (< 3 min quiet)
     python perf/workloads.py                   # 5 rounds, everything, the shipped iteration count
     python perf/workloads.py --rounds 7 --layout 1x2
+    python perf/workloads.py --quick --probe   # the layout probe first (bench layout --measure), its winner
 
 Each round runs every variant once, starting at a different one (rotation), so drift and other users'
 load fall on all of them alike; every round line shows the load average beside it. Prints per variant
@@ -184,19 +186,29 @@ def main() -> None:
     parser.add_argument("--iters", type=int, default=0,
                         help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, so `bench` is comparable;"
                              " 60 with --quick)")
-    parser.add_argument("--layout", default="", help="PxT; default: the rule's choice now (caramel.payloads.workloads.layout)")
+    parser.add_argument("--layout", default="", help="PxT; default: caramel's choice now (caramel.payloads.workloads.layout:"
+                                                     " $CARAMEL_CPU_LAYOUT, a stored measurement, the rule)")
+    parser.add_argument("--probe", action="store_true",
+                        help="first run the layout probe (`bench layout --measure`, not stored) and let the trainer "
+                             "run its winner: what a user gets after measuring the node")
     parser.add_argument("--layouts", default="", metavar="PxT,...",
                         help="the plain loop's layouts (default: the trainer's, 1x1, 1xN, Nx1 for N usable cores); "
                              "under load leave out multi-threaded ones: 2 threads on 2 busy cores crawl")
     args = parser.parse_args()
     iters = args.iters or (60 if args.quick else SHIPPED_ITERS)
     sys.path.insert(0, str(ROOT / "src"))
-    from caramel.payloads.workloads.layout import node_layout, parse_layout, usable_cpus
+    from caramel.payloads.workloads.layout import layout_choice, parse_layout, usable_cpus
 
-    layout = parse_layout(args.layout) if args.layout else node_layout()
+    if args.probe:
+        layout, why = probe()
+    elif args.layout:
+        layout, why = parse_layout(args.layout), "given"
+    else:
+        choice = layout_choice()
+        layout, why = choice.layout, choice.why
     rule = (layout.processes, layout.threads)
     cores = len(usable_cpus())
-    print(f"layout {rule[0]}x{rule[1]} ({'given' if args.layout else 'the rule, now'}); {cores} usable cores; "
+    print(f"layout {rule[0]}x{rule[1]} ({why}); {cores} usable cores; "
           f"{iters} timed iterations; {load()} at start", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         h = Harness(Path(tmp), *rule, iters)
@@ -214,6 +226,19 @@ def main() -> None:
         results = rounds(variants, args.rounds)
     report(results, rule, cores)
     print(f"{load()} at end")
+
+
+def probe():
+    """The layout probe of `bench layout --measure` (its defaults: the shipped shape, 30 iterations x 3
+    runs of each candidate), not stored: its winner and what it rests on; prints its rounds and cost."""
+    from caramel.payloads.workloads import layout_probe
+    from caramel.payloads.workloads.layout import parse_layout
+
+    plan = layout_probe.ProbePlan("gpt", layout_probe.candidate_layouts())
+    measurement = layout_probe.measure(plan, lambda line: print(f"probe {line}", flush=True))
+    print(f"probe: {measurement.layout} wins ({measurement.summary()}); it took {measurement.seconds:.1f} s "
+          f"({load()})", flush=True)
+    return parse_layout(measurement.layout), f"probed now: {measurement.summary()}"
 
 
 def rounds(variants: dict[str, Callable[[], Row]], count: int) -> dict[str, list[Row]]:

@@ -22,7 +22,7 @@ CARAML_COLUMNS = ("JobID,System,Version,Queue,JobTime,Runtime(min),Model,ModelSi
                   "GlobalBatchSize,PipelineParallel,TensorParallel,DataParallel,Iterations,Time/iteration(s),"
                   "Tokens/second,Avg_TFLOPs/GPU,EnergyFile").split(",")
 ENERGY_COLUMNS = ["Energy(Wh)", "Energy/device(Wh)", "Tokens/J", "AvgPower(W)", "EnergyStatus"]
-CARAMEL_COLUMNS = ["Parameters", "Processes", "Threads/Process", "GEMM(GFLOP/s)", "MFU(%)"]
+CARAMEL_COLUMNS = ["Parameters", "Processes", "Threads/Process", "Layout", "GEMM(GFLOP/s)", "MFU(%)"]
 
 
 def run_llm(tmp_path: Path, env: dict[str, str], hwmon: Path | None = None) -> list[dict[str, str]]:
@@ -48,8 +48,10 @@ def test_local_gpt_has_tokens_per_second_and_energy_unavailable(tmp_path: Path, 
     row = rows[0]
     # the tiny CPU shape is named as such, with its counted parameters (not CARAML's "117M")
     assert row["System"] == "local" and row["ModelSize"] == "tiny-2x64" and row["Parameters"] == "169728"
-    # the layout the rule chose for this node, the same in the plan and in the trainer's log
+    # the layout chosen for this node (the rule: the data folder holds no measurement), the same in the plan
+    # and in the trainer's log, which says what chose it
     processes, threads = int(row["Processes"]), int(row["Threads/Process"])
+    assert row["Layout"].startswith(f"{processes}x{threads} (rule")
     assert row["DataParallel"] == row["Devices"] == str(processes) and processes * threads <= (os.cpu_count() or 1)
     assert row["Iterations"] == "60"
     assert float(row["Tokens/second"]) > 0

@@ -34,6 +34,7 @@ def test_local_resnet_images_per_second_and_energy(tmp_path: Path, env: dict[str
     devices = int(row["Devices"])  # the processes of the layout rule (caramel.payloads.workloads.layout)
     assert (row["System"], row["GlobalBatchSize"], row["BatchSize/Device"]) == ("local", "8", str(8 // devices))
     assert devices * int(row["Threads/Task"]) <= (os.cpu_count() or 1)
+    assert row["Layout"].startswith(f"{devices}x{row['Threads/Task']} (")  # and what chose it
     assert float(row["Images/second"]) > 0
     assert float(row["GEMM(GFLOP/s)"]) > 0 and 0 < float(row["MFU(%)"]) < 100
     assert row["EnergyStatus"] == "ok"

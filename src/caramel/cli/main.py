@@ -17,7 +17,7 @@ from caramel.settings import command_scope
 # Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
 COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
             "compare", "baseline", "report", "dashboard", "export", "history_cmd", "container", "benchmarks",
-            "system", "predict", "config"]
+            "system", "predict", "config", "layout"]
 
 
 # Commands whose module has another name (the others: caramel.cli.<command>).

@@ -59,7 +59,9 @@ def test_llm_local_follows_the_layout_and_names_the_tiny_shape(tmp_path, layout:
     processes, threads = map(int, layout.split("x"))
     assert p["model_size"] == "tiny-2x64" and p["llm_model_size"] == "117M"  # the tag is not the model's size
     assert (p["gpus_per_node"], p["dp_size"], p["global_batch_size"]) == (processes, processes, 8)
-    assert launcher in p["local_command"] and p["local_command"].endswith(f"--threads {threads} --warmup-iters 5")
+    assert launcher in p["local_command"] and p["local_command"].endswith(
+        f"--threads {threads} --warmup-iters 5 --layout-choice '{layout} (CARAMEL_CPU_LAYOUT)'")
+    assert p["cpu_layout_choice"] == f"{layout} (CARAMEL_CPU_LAYOUT)"  # the plan shows what chose the layout
     assert p["train_iters"] == 1000  # the README's job: training, not start-up, fills it (docs/benchmarks.md)
     assert plan_local(tmp_path, "llm", ["117M", "local", "smoke"], layout)["train_iters"] == 60  # the tests' job
 
@@ -68,6 +70,7 @@ def test_resnet_local_follows_the_layout(tmp_path) -> None:
     p = plan_local(tmp_path, "resnet50", ["local"], "1x2")
     assert (p["taskspernode"], p["threadspertask"], p["batch_size_per_device"]) == (1, 2, 8)
     assert "torch.distributed.run" not in p["local_command"] and "--threads 2" in p["local_command"]
+    assert p["local_command"].endswith("--layout-choice '1x2 (CARAMEL_CPU_LAYOUT)'")
 
 
 def test_cuda_without_a_gpu_is_a_clear_error(tmp_path) -> None:

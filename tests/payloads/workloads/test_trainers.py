@@ -57,11 +57,12 @@ def test_gpt_logs_its_layout_parameters_gemm_rate_and_mfu(capsys) -> None:
     args = ["--num-layers", "1", "--hidden-size", "32", "--num-attention-heads", "2", "--seq-length", "16",
             "--micro-batch-size", "2", "--global-batch-size", "4", "--train-iters", "3", "--warmup-iters", "1",
             "--threads", "1"]
-    gpt.main(args)
+    gpt.main([*args, "--layout-choice", "1x1 (measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s)"])
     out = capsys.readouterr().out
     model = gpt.GPT(512, 16, 32, 1, 2, 128)
     assert f"> GPT: {sum(p.numel() for p in model.parameters())} parameters, data parallel 1" in out
-    assert "> layout: 1 process(es) x 1 thread(s)" in out
+    assert ("> layout: 1 process(es) x 1 thread(s), chosen: 1x1 (measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k "
+            "tokens/s)\n") in out  # what chose it, as the benchmark file planned it (docs/benchmarks.md, "Layout")
     gemm = float(re.search(r"^> GEMM rate: ([\d.]+) GFLOP/s", out, re.MULTILINE).group(1))
     percent, model_rate, rate = map(float, MFU.search(out).groups())
     seconds = [float(t) for *_, t, _ in ITERATION.findall(out)]

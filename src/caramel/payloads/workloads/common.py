@@ -140,11 +140,19 @@ def utilisation(flops_per_iteration: float, iteration_seconds: list[float], gemm
     return Utilisation(flops_per_iteration * len(iteration_seconds) / total if total > 0 else 0.0, gemm_flops_per_s)
 
 
-def layout_line(world: int, device: torch.device) -> str:
-    """What the log shows of the layout: processes and threads per process (or GPUs)."""
+def layout_line(world: int, device: torch.device, choice: str = "") -> str:
+    """What the log shows of the layout: processes and threads per process (or GPUs), and on a CPU what
+    chose it (`--layout-choice`, as the benchmark file planned it: `2x1 (measured 2026-11-25: ...)`,
+    `1x2 (rule)`, `1x1 (CARAMEL_CPU_LAYOUT)`)."""
     if device.type == "cuda":
         return f"> layout: {world} process(es), one GPU each"
-    return f"> layout: {world} process(es) x {torch.get_num_threads()} thread(s)"
+    chosen = f", chosen: {choice}" if choice else ""
+    return f"> layout: {world} process(es) x {torch.get_num_threads()} thread(s){chosen}"
+
+
+def add_layout_choice(parser) -> None:
+    parser.add_argument("--layout-choice", default="", metavar="TEXT",
+                        help="what chose the CPU layout, for the log (the benchmark file passes layout_choice())")
 
 
 def finish() -> None:

@@ -25,6 +25,7 @@ from torch import nn
 
 from caramel.payloads.workloads.common import (
     accumulating,
+    add_layout_choice,
     barrier,
     compute_dtype,
     device_time,
@@ -76,6 +77,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
     p.add_argument("--threads", type=int, default=0, help="intra-op threads per process (0: see docs/benchmarks.md)")
+    add_layout_choice(p)
     p.add_argument("--data-path", type=Path, default=None, help="prefix of a .bin/.idx corpus; synthetic without")
     p.add_argument("--fp16", action="store_true", help="mixed precision, float16 (on a GPU; see compute_dtype)")
     p.add_argument("--bf16", action="store_true", help="mixed precision, bfloat16 (on a GPU; see compute_dtype)")
@@ -164,7 +166,7 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
     precision = Precision(device, compute_dtype(device, args.fp16, args.bf16))
     if rank == 0:
         print(f"> GPT: {parameters} parameters, data parallel {world}, gradient accumulation {accumulation}\n"
-              f"{layout_line(world, device)}", flush=True)
+              f"{layout_line(world, device, args.layout_choice)}", flush=True)
     for step in range(args.warmup_iters):
         start = device_time(device)
         train_step(model, optimiser, data, device, accumulation, precision)

@@ -10,11 +10,18 @@ wait for a core stalls every parallel region of its process (measured: 2 threads
 another busy process train 10 to 15 times slower than 1 thread). Across NUMA nodes, threads would
 read weights from the other socket's memory, so there one rank per NUMA node is the usual advice.
 
+The rule cannot know what a node favours (on a quiet 2-core node two gloo ranks beat two threads in
+one run and lost in the next), so a measurement comes first where there is one: `layout_choice()` takes
+$CARAMEL_CPU_LAYOUT where set, else what `bench layout --measure` (layout_probe) stored for this node
+(layout_store: same host, usable CPUs and torch, not stale), cut to the cores free now (`fit_to_free`),
+else the rule; its `describe()` says which (`2x1 (measured 2026-11-25: ...)`, `1x2 (rule)`).
+
 Torch-free: benchmark files call it when they are planned (`python` mode parameters).
 """
 
 from __future__ import annotations
 
+import enum
 import functools
 import os
 import re
@@ -27,6 +34,9 @@ from caramel.settings import current
 NUMA_ROOT = Path("/sys/devices/system/node")
 LOADAVG = Path("/proc/loadavg")
 LAYOUT_VARIABLE = "CARAMEL_CPU_LAYOUT"
+# layout_store.FILE_NAME; named here too so planning a benchmark imports the store (json, socket,
+# datetime: 10 to 70 ms) only where a measurement exists
+STORE_NAME = "cpu-layout.json"
 
 
 @dataclass(frozen=True)
@@ -44,9 +54,14 @@ def cpu_layout(cores: int, numa_nodes: int = 1, busy: float = 0.0) -> Layout:
     one process per NUMA node holding usable cores, the free cores split evenly among them."""
     if cores < 1:
         raise ValueError(f"a node with {cores} usable cores")
-    free = cores - min(cores - 1, max(0, round(busy)))
+    free = free_cores(cores, busy)
     processes = max(1, min(numa_nodes, free))
     return Layout(processes, free // processes)
+
+
+def free_cores(cores: int, busy: float) -> int:
+    """The usable cores less the `busy` ones (rounded), at least one."""
+    return cores - min(cores - 1, max(0, round(busy)))
 
 
 def running_elsewhere(samples: int = 10, interval_s: float = 0.01, loadavg: Path = LOADAVG) -> float:
@@ -105,12 +120,77 @@ def parse_layout(text: str) -> Layout:
     return Layout(processes, threads)
 
 
-@functools.lru_cache(maxsize=1)
-def node_layout() -> Layout:
-    """The rule applied to this node now: its usable cores, the NUMA nodes that hold them and the
-    tasks running elsewhere (measured once per process: a plan asks for it once per parameter).
-    $CARAMEL_CPU_LAYOUT=PxT sets the layout instead (to compare layouts, or pin one)."""
+class LayoutSource(str, enum.Enum):
+    """Who chose the layout: $CARAMEL_CPU_LAYOUT, a measurement of this node, or the rule."""
+    ENVIRONMENT = "environment"
+    MEASURED = "measured"
+    RULE = "rule"
+
+
+@dataclass(frozen=True)
+class LayoutChoice:
+    layout: Layout
+    source: LayoutSource
+    why: str  # what the choice rests on, for people: `measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`
+
+    def describe(self) -> str:
+        """`2x1 (measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s)`, `1x2 (rule)`."""
+        return f"{self.layout.processes}x{self.layout.threads} ({self.why})"
+
+
+def fit_to_free(favourite: Layout, free: int) -> Layout:
+    """A measured favourite on a node with `free` cores now: its processes and threads cut so they use
+    no more than the free cores (threads first: an OpenMP thread waiting for a busy core stalls its
+    whole process; then processes). A quiet node's favourite is the upper bound, the load the limit."""
+    processes = max(1, min(favourite.processes, free))
+    return Layout(processes, max(1, min(favourite.threads, free // processes)))
+
+
+def measured_choice(workload: str, cpus: set[int], free: int, path: str) -> LayoutChoice | None:
+    """The stored measurement of `workload` that holds for this node (host, usable CPUs, torch, age),
+    fitted to the free cores; None where there is none (or the file is damaged: a warning)."""
+    if not os.path.exists(path):  # the common case: no torch metadata lookup, no import
+        return None
+    from caramel.payloads.workloads import layout_store
+    stored = [m for m in layout_store.read(path) if m.workload == workload]
+    if not stored:
+        return None
+    measurement = stored[-1]
+    stale = measurement.matches(layout_store.NodeIdentity.here(cpus))
+    if stale:
+        layout_store.note(f"note: the stored CPU layout of {workload} in {path} is not used: {stale}")
+        return None
+    favourite = parse_layout(measurement.layout)
+    layout = fit_to_free(favourite, free)
+    why = measurement.summary()
+    if layout != favourite:
+        why += f"; cut from {measurement.layout}: {len(cpus) - free} of {len(cpus)} cores busy"
+    return LayoutChoice(layout, LayoutSource.MEASURED, why)
+
+
+@functools.lru_cache(maxsize=4)
+def layout_choice(workload: str = "gpt") -> LayoutChoice:
+    """The layout of `workload`'s trainer on this node now, and why (measured once per process: a plan
+    asks for it once per parameter): $CARAMEL_CPU_LAYOUT=PxT where set (to compare layouts, or pin
+    one); else the measurement `bench layout --measure` stored for this node (layout_store), cut to
+    the free cores; else the rule (its usable cores, the NUMA nodes that hold them, the tasks running
+    elsewhere)."""
     if current().cpu_layout:
-        return parse_layout(current().cpu_layout)
+        return LayoutChoice(parse_layout(current().cpu_layout), LayoutSource.ENVIRONMENT, LAYOUT_VARIABLE)
     cpus = usable_cpus()
-    return cpu_layout(len(cpus), numa_nodes_holding(cpus), running_elsewhere())
+    busy = running_elsewhere()
+    rule = cpu_layout(len(cpus), numa_nodes_holding(cpus), busy)
+    measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
+    if measured is not None:
+        return measured
+    return LayoutChoice(rule, LayoutSource.RULE, "rule" if busy < 0.5 else f"rule; {round(busy)} core(s) busy")
+
+
+def store_file() -> str:
+    """Where `bench layout --measure` keeps what it measured: the per-user data folder."""
+    return os.path.join(current().data_dir, STORE_NAME)
+
+
+def node_layout(workload: str = "gpt") -> Layout:
+    """The layout `layout_choice` chose (benchmark files read its processes and threads)."""
+    return layout_choice(workload).layout

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from caramel.payloads.workloads.common import (
+    add_layout_choice,
     barrier,
     device_time,
     finish,
@@ -94,6 +95,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--model", default="resnet_small")
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
     p.add_argument("--threads", type=int, default=0, help="intra-op threads per process (0: see docs/benchmarks.md)")
+    add_layout_choice(p)
     args, _tf_only = p.parse_known_args(argv)  # --variable_update, --use_fp16, ... are ignored
     return args
 
@@ -120,7 +122,7 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
     labels = torch.randint(0, 100, (args.batch_size,)).to(device)
     if rank == 0:
         print(f"Model:       {args.model}\nBatch size:  {args.batch_size * world} global\n"
-              f"             {args.batch_size} per device\nNum devices: {world}\n{layout_line(world, device)}",
+              f"             {args.batch_size} per device\nNum devices: {world}\n{layout_line(world, device, args.layout_choice)}",
               flush=True)
 
     def step() -> torch.Tensor:
