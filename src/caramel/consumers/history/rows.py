@@ -10,8 +10,6 @@ import math
 import re
 from collections.abc import Iterable
 
-import orjson
-
 from caramel.consumers.history.layout import METRIC_COLUMNS, RunRecord
 from caramel.consumers.history.metrics import Metric
 from caramel.errors import RunError
@@ -44,15 +42,20 @@ def samples_texts(columns: list[list[float]]) -> list[str]:
     """`samples_text` of each list, made by one orjson.dumps of them all and cut apart (a tenth of the
     time of a repr per float). orjson writes a float as repr does but for its exponents (`1e16`, `1e-7`
     where repr writes `1e+16`, `1e-07`) and the values under 1e-4 (`0.00005`, repr `5e-05`), and a
-    NaN or infinity as `null`: when the text holds an `e`, an `n` or `0.0000`, or orjson refuses a
-    value (a subclass of float, an integer beyond 64 bits), each list is written by `samples_text`."""
+    NaN or infinity as `null`: when the text holds an `e`, an `n` or `0.0000` (or a quote: a sample
+    that is a text), when orjson refuses a value (a subclass of float, an integer beyond 64 bits), or
+    when the lists do not cut apart as given (one holding lists), each is written by `samples_text`."""
+    import orjson  # here: 20 ms to import, which the history's readers (bench history list) never need
+
     try:
         text = orjson.dumps(columns)
     except TypeError:  # orjson.JSONEncodeError
         text = b"e"
-    if b"e" in text or b"n" in text or b"0.0000" in text:
-        return [samples_text(values) for values in columns]
-    return text[1:-1].replace(b"],[", b"]\n[").decode().split("\n") if columns else []
+    if columns and not (b"e" in text or b"n" in text or b"0.0000" in text or b'"' in text):
+        texts = text[1:-1].replace(b"],[", b"]\n[").decode().split("\n")
+        if len(texts) == len(columns):
+            return texts
+    return [samples_text(values) for values in columns]
 
 
 def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
