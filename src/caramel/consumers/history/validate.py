@@ -90,7 +90,7 @@ def _check_schema(doc, where: Location) -> None:
 
 
 def _fast_line(data: bytes) -> tuple[dict, list[Metric]] | None:
-    """A line as bench export writes it, parsed by orjson (a third of json's time) and its metrics
+    """A line as bench export writes it, parsed by orjson (half of json's time) and its metrics
     told a column at a time (`_plain_metrics`); None for anything else, which json then reads as
     before (its errors, and what orjson refuses or reads otherwise: NaN, `1e999`, a lone surrogate, a
     byte order mark). orjson reads a whole number beyond 64 bits as a float where json keeps it whole:
