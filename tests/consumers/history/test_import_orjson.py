@@ -102,13 +102,11 @@ def _stored(path: Path) -> list:
         return [figures, db.execute("SELECT * FROM runs ORDER BY rowid").fetchall()]
 
 
-def test_an_import_stores_what_the_careful_paths_store(tmp_path: Path, monkeypatch) -> None:
-    """Two runs with samples of every form (exponents both ways, values under 1e-4, whole numbers,
-    negative zero, one sample) imported by the fast paths and by json and repr alone: the same rows."""
-    from caramel.cli.export import _records
-
+def _odd_export(path: Path) -> Path:
+    """Runs with samples of every form: exponents both ways, values under 1e-4, whole numbers,
+    negative zero, one sample; the last run's only odd value is under 1e-4."""
     values = [[5e-05, 1.5, -0.0], [1e16, 2.0], [1e-07], [0.000123, 1234.5678, 3.0], [7.0, 8.0, 9.0]]
-    export = tmp_path / "export.jsonl"
+    export = path
     export.write_text("".join(json.dumps({"schema": 2, "run": {"run_key": f"run{r}", "benchmark": "b", "started": r},
                                           "metrics": [{"table": "t", "row": {"n": str(k)}, "name": "x", "unit": "s",
                                                        "direction": "lower", "samples": v}
@@ -117,6 +115,14 @@ def test_an_import_stores_what_the_careful_paths_store(tmp_path: Path, monkeypat
                       # a run whose only odd value is under 1e-4 (orjson writes 0.00005, repr 5e-05)
                       + json.dumps({"run": {"run_key": "small", "benchmark": "b"}, "metrics": [
                           {"table": "t", "row": {}, "name": "x", "samples": [5e-05, 1.5]}]}) + "\n")
+    return export
+
+
+def test_an_import_stores_what_the_careful_paths_store(tmp_path: Path, monkeypatch) -> None:
+    """The odd export imported by the fast paths and by json and repr alone: the same rows."""
+    from caramel.cli.export import _records
+
+    export = _odd_export(tmp_path / "export.jsonl")
     with History(str(tmp_path / "fast.db")) as history:
         assert history.import_records(_records(str(export))) == (4, 16)
     monkeypatch.setattr(validate, "_fast_line", lambda data: None)
@@ -125,3 +131,17 @@ def test_an_import_stores_what_the_careful_paths_store(tmp_path: Path, monkeypat
         assert history.import_records(_records(str(export))) == (4, 16)
     assert _stored(tmp_path / "fast.db") == _stored(tmp_path / "careful.db")
     assert {row[-1] for row in _stored(tmp_path / "fast.db")[0]} >= {"[5e-05,1.5,-0.0]", "[5e-05,1.5]"}
+
+
+def test_an_import_into_postgresql_stores_the_texts_sqlite_stores(tmp_path: Path, pg_url: str) -> None:
+    from caramel.cli.export import _records
+
+    export = _odd_export(tmp_path / "export.jsonl")
+    texts = "SELECT run_key, tbl, config, name, unit, direction, n, samples FROM metrics ORDER BY run_key, config"
+    found = []
+    for target in (pg_url, str(tmp_path / "local.db")):
+        with History(target) as history:
+            assert history.import_records(_records(str(export))) == (4, 16)
+            assert history.import_records(_records(str(export))) == (0, 0)  # again: nothing new
+            found.append([tuple(row) for row in history.db.execute(texts)])
+    assert found[0] == found[1] and len(found[0]) == 16
