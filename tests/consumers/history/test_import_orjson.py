@@ -106,16 +106,15 @@ def _odd_export(path: Path) -> Path:
     """Runs with samples of every form: exponents both ways, values under 1e-4, whole numbers,
     negative zero, one sample; the last run's only odd value is under 1e-4."""
     values = [[5e-05, 1.5, -0.0], [1e16, 2.0], [1e-07], [0.000123, 1234.5678, 3.0], [7.0, 8.0, 9.0]]
-    export = path
-    export.write_text("".join(json.dumps({"schema": 2, "run": {"run_key": f"run{r}", "benchmark": "b", "started": r},
-                                          "metrics": [{"table": "t", "row": {"n": str(k)}, "name": "x", "unit": "s",
-                                                       "direction": "lower", "samples": v}
-                                                      for k, v in enumerate(values[r:] + values[:r])]}) + "\n"
-                              for r in range(3))
-                      # a run whose only odd value is under 1e-4 (orjson writes 0.00005, repr 5e-05)
-                      + json.dumps({"run": {"run_key": "small", "benchmark": "b"}, "metrics": [
-                          {"table": "t", "row": {}, "name": "x", "samples": [5e-05, 1.5]}]}) + "\n")
-    return export
+    path.write_text("".join(json.dumps({"schema": 2, "run": {"run_key": f"run{r}", "benchmark": "b", "started": r},
+                                        "metrics": [{"table": "t", "row": {"n": str(k)}, "name": "x", "unit": "s",
+                                                     "direction": "lower", "samples": v}
+                                                    for k, v in enumerate(values[r:] + values[:r])]}) + "\n"
+                            for r in range(3))
+                    # a run whose only odd value is under 1e-4 (orjson writes 0.00005, repr 5e-05)
+                    + json.dumps({"run": {"run_key": "small", "benchmark": "b"}, "metrics": [
+                        {"table": "t", "row": {}, "name": "x", "samples": [5e-05, 1.5]}]}) + "\n")
+    return path
 
 
 def test_an_import_stores_what_the_careful_paths_store(tmp_path: Path, monkeypatch) -> None:
