@@ -201,6 +201,17 @@ def test_a_field_of_the_wrong_kind_is_named(m: Measurement, key: str, value: obj
         assert key in str(exc) or "figures" in str(exc) or "winner" in str(exc)
 
 
+@pytest.mark.parametrize("unit", ["tokens/s'; touch pwned; '", "$(id)", "tokens/s\nrm", ""])
+def test_a_unit_that_is_not_one_is_refused(unit: str) -> None:
+    """The unit reaches a shell command line through the layout's summary (llm.yaml --layout-choice):
+    a stored file's unit with a quote, `$`, a newline (or none) is refused, naming the field."""
+    data = json.loads(encode([measured()]))
+    data["measurements"][0]["unit"] = unit
+    with pytest.raises(StoredLayoutError, match="'unit'"):
+        decode(json.dumps(data))
+    assert decode(encode([measured()]))[0].unit == "tokens/s"
+
+
 def test_without_a_stored_file_planning_never_imports_the_store(tmp_path: Path) -> None:
     """`bench run` plans llm.yaml through layout_choice(): the store (json, socket, datetime) only where a file is."""
     import subprocess

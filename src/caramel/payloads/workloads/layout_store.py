@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import socket
 import sys
 from dataclasses import dataclass, field
@@ -30,6 +31,10 @@ from datetime import datetime, timedelta, timezone
 FILE_NAME = "cpu-layout.json"
 FORMAT = "caramel cpu layout"
 VERSION = 1
+# The unit is shown in the layout's summary, which a benchmark passes to its trainer on a shell
+# command line (llm.yaml `--layout-choice '...'`): a stored file is data, so its unit may hold no quote,
+# `$` or other shell syntax, only what a throughput unit is written with.
+UNIT_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9/ ._-]{0,31}")
 MAX_AGE_DAYS = 90  # a node's kernel, BLAS or caramel's trainers change: measure again after a season
 
 
@@ -181,7 +186,10 @@ def _measurement(entry: object, index: int) -> Measurement:
     layout = _layout_name(text("layout"), f"{where}: 'layout'")
     if layout not in figures:
         raise StoredLayoutError(f"{where}: the winner {layout} has no figures")
-    return Measurement(text("workload"), layout, text("unit"), date, NodeIdentity(text("host"), text("cpus"),
+    unit = text("unit")
+    if not UNIT_PATTERN.fullmatch(unit):
+        raise StoredLayoutError(f"{where}: 'unit' {unit[:40]!r} is not a unit (letters, digits, '/', ' ', '.', '_', '-')")
+    return Measurement(text("workload"), layout, unit, date, NodeIdentity(text("host"), text("cpus"),
                        text("torch")), text("shape"), int(number("iterations", int)), int(number("repeats", int)),
                        float(number("seconds", float)), figures)
 
