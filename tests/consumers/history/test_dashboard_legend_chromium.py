@@ -1,5 +1,6 @@
-"""In a real headless Chromium at desktop (1440) and laptop (1280 × 800, 1366) widths: a plot with
-12 long legend entries shows every entry whole, inside its card, clear of plotly's toolbar."""
+"""In a real headless Chromium at desktop (1440) and laptop (1280 × 800, 1366) widths: a history plot
+with 12 long legend entries, and a sweep with 20 (and its ideal-scaling line: 21), shows every entry
+whole, inside its card (no scroll box cut off at the card's bottom), clear of plotly's toolbar."""
 
 from __future__ import annotations
 
@@ -33,6 +34,24 @@ def legend_page(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def sweep_page(tmp_path_factory) -> Path:
+    """Two sweeps of 20 long configurations: over nodes (20 series and the ideal-scaling line) and over
+    the sequence length (20 series: what plotly had made a scroll box cut off at the card's bottom)."""
+    base = tmp_path_factory.mktemp("sweep")
+    with History.open(str(base / "h.db")) as h:
+        for benchmark, swept in (("serving", "nodes"), ("prefill", "seq_len")):
+            configs = [{swept: str(size), "model": LONG.format(tp=tp, mb=mb)}
+                       for tp in (1, 2, 4, 8, 16) for mb in (1, 2, 4, 8) for size in (1, 2, 4)]
+            record = RunRecord(benchmark, benchmark, system="local", started=time.time() - 3600, tags=["local"])
+            h.add(record, [Metric("t", row, "throughput", "tokens/s", "higher",
+                                  [100.0 * int(row[swept]) + i, 101.0 * int(row[swept]) + i])
+                           for i, row in enumerate(configs)])
+    out = base / "page.html"
+    out.write_text(page(load([str(base / "h.db")]), "sweep"))
+    return out
+
+
 def _inside(inner: dict, outer: dict) -> bool:
     return (inner["x"] >= outer["x"] - 1 and inner["y"] >= outer["y"] - 1 and
             inner["x"] + inner["width"] <= outer["x"] + outer["width"] + 1 and
@@ -44,25 +63,43 @@ def _overlap(a: dict, b: dict) -> bool:
                 a["y"] + a["height"] <= b["y"] or b["y"] + b["height"] <= a["y"])
 
 
+def _legend_whole_and_clear(opened: Opened, card, kind: str, entries_expected: int, shot: Path) -> None:
+    view = opened.page
+    card.scroll_into_view_if_needed()
+    card.locator(".legend .traces").first.wait_for(timeout=10_000)
+    entries = card.locator(".legend .traces")
+    assert entries.count() == entries_expected
+    svg, box = card.locator(".main-svg").first.bounding_box(), card.bounding_box()
+    for i in range(entries_expected):
+        entry = entries.nth(i).bounding_box()
+        assert _inside(entry, svg) and _inside(entry, box), f"{kind} legend entry {i} cut off"
+    card.hover()  # the toolbar shows on hover
+    toolbar = card.locator(".modebar").bounding_box()
+    legend = card.locator(".legend").bounding_box()
+    plot_area = card.locator(".cartesianlayer .bg, .draglayer .xy .nsewdrag").first.bounding_box()
+    assert not _overlap(toolbar, legend) and not _overlap(legend, plot_area)
+    assert all(not _overlap(toolbar, entries.nth(i).bounding_box()) for i in range(entries_expected))
+    view.screenshot(path=str(shot), full_page=True)
+
+
 @pytest.mark.parametrize(("width", "height"), [(1440, 900), (1366, 768), (1280, 800)])
 def test_twelve_long_legend_entries_are_whole_and_clear_of_the_toolbar(legend_page, browser, width, height):
     opened = Opened(browser, legend_page.as_uri(), width=width, height=height)
     try:
         assert opened.errors == []
-        view = opened.page
-        card = view.locator("figure[data-kind=history]").first
-        card.scroll_into_view_if_needed()
-        view.wait_for_selector("figure[data-kind=history] .legend .traces")
-        entries = card.locator(".legend .traces")
-        assert entries.count() == 12
-        svg = card.locator(".main-svg").first.bounding_box()
-        for i in range(12):
-            assert _inside(entries.nth(i).bounding_box(), svg), f"legend entry {i} cut off at {width} px"
-        card.hover()  # the toolbar shows on hover
-        toolbar = card.locator(".modebar").bounding_box()
-        legend = card.locator(".legend").bounding_box()
-        plot_area = card.locator(".cartesianlayer .bg, .draglayer .xy .nsewdrag").first.bounding_box()
-        assert not _overlap(toolbar, legend) and not _overlap(legend, plot_area)
-        view.screenshot(path=str(legend_page.parent / f"legend-{width}.png"), full_page=True)
+        card = opened.page.locator("figure[data-kind=history]").first
+        _legend_whole_and_clear(opened, card, "history", 12, legend_page.parent / f"legend-{width}.png")
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (1280, 800)])
+def test_a_sweep_of_twenty_long_entries_shows_its_whole_legend_in_its_card(sweep_page, browser, width, height):
+    opened = Opened(browser, sweep_page.as_uri(), width=width, height=height)
+    try:
+        assert opened.errors == []
+        for swept, entries in (("nodes", 21), ("seq_len", 20)):
+            card = opened.page.locator("figure[data-kind=sweep]", has_text=f"against {swept}").first
+            _legend_whole_and_clear(opened, card, "sweep", entries, sweep_page.parent / f"sweep-{swept}-{width}.png")
     finally:
         opened.close()

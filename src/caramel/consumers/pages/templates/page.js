@@ -118,13 +118,17 @@
   function layout(p, t, width) {
     // the legend goes under the plot, where the toolbar (top right) never covers it, and the plot
     // grows by its rows, so a dozen long entries are neither cut off nor squeeze the plot
-    var n = t.length, names = t.filter(function (x) { return x.showlegend !== false; }).map(function (x) { return x.name; });
-    var legend = n > 1 && n <= 24, rows = legend ? legendRows(names, width - 20) : 0, below = legend ? 20 * rows + 8 : 0;
+    // (entries counted, not traces: the ideal-scaling lines of 20 series are one entry); plotly's own
+    // cap on a legend's height (a share of the plot's) would make a long one a scroll box cut off at
+    // the card's bottom, so the cap is the legend's whole height
+    var names = t.filter(function (x) { return x.showlegend !== false; }).map(function (x) { return x.name; });
+    var legend = names.length > 1 && names.length <= 24, rows = legend ? legendRows(names, width - 20) : 0;
+    var below = legend ? 20 * rows + 8 : 0;
     return {height: 330 + below, margin: {l: 64, r: 12, t: 28, b: 48 + below},
       xaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.xaxis),
       yaxis: Object.assign({automargin: true, gridcolor: "#eef0f3"}, p.yaxis), hovermode: "closest",
       showlegend: legend, legend: {font: {size: 11}, orientation: "h", x: 0, xanchor: "left", xref: "container",
-        y: 0, yanchor: "bottom", yref: "container", tracegroupgap: 4},
+        y: 0, yanchor: "bottom", yref: "container", tracegroupgap: 4, maxheight: 100000},
       font: {family: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif", size: 12, color: "#1d2330"},
       paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff",
       hoverlabel: {align: "left", bgcolor: "#ffffff", bordercolor: "#98a2b3", font: {color: "#1d2330", size: 12}}};
