@@ -14,7 +14,7 @@ from caramel.consumers.history.store import History, RunRecord
 from caramel.consumers.pages.render import page
 from caramel.consumers.pages.sources import load
 
-from .browser import Opened
+from .browser import Opened, share_near
 
 LONG = "model=llama-3.1-70b-instruct-fp8,tensor_parallel={tp},pipeline_parallel=2,micro_batch={mb}"
 
@@ -101,5 +101,20 @@ def test_a_sweep_of_twenty_long_entries_shows_its_whole_legend_in_its_card(sweep
         for swept, entries in (("nodes", 21), ("seq_len", 20)):
             card = opened.page.locator("figure[data-kind=sweep]", has_text=f"against {swept}").first
             _legend_whole_and_clear(opened, card, "sweep", entries, sweep_page.parent / f"sweep-{swept}-{width}.png")
+    finally:
+        opened.close()
+
+
+def test_a_sweep_of_one_systems_configurations_draws_each_in_its_own_colour(sweep_page, browser):
+    """One system, twenty configurations: drawn in the palette's colours, not twenty lines of the
+    system's one blue told apart by marker and dash only (pixels of the card's screenshot)."""
+    opened = Opened(browser, sweep_page.as_uri(), width=1440, height=900)
+    try:
+        card = opened.page.locator("figure[data-kind=sweep]", has_text="against seq_len").first
+        card.scroll_into_view_if_needed()
+        card.locator(".scatterlayer .trace").first.wait_for()
+        shot = card.screenshot()
+        for colour in ((31, 119, 180), (255, 127, 14), (44, 160, 44), (148, 103, 189)):  # blue, orange, green, purple
+            assert share_near(shot, colour, 30) > 0.0005, colour
     finally:
         opened.close()

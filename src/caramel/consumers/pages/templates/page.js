@@ -73,14 +73,19 @@
   function traces(p) {
     var out = [], bad = {x: [], y: [], text: []}, ideal = [], rests = [];
     var legendNames = shortNames(p.series.map(function (s) { return s.name; }));
+    // a plot of one system's configurations alone: each configuration its own colour (twenty lines in
+    // one colour, told apart by marker and dash only, cannot be read)
+    var oneGroup = p.series.every(function (s) { return s.group === p.series[0].group; });
     p.series.forEach(function (s, n) {
       var keep = [];
       for (var k = 0; k < s.run.length; k++) { if (allowed(s.run[k])) { keep.push(k); } }
       if (!keep.length) { return; }
-      // a system keeps its colour in every plot; its configurations differ by marker and dash
-      var colour = COLOURS[(p.kind === "history" ? n : groups.indexOf(s.group)) % COLOURS.length];
       if (rests.indexOf(s.config) < 0) { rests.push(s.config); }
       var variant = p.kind === "sweep" ? rests.indexOf(s.config) : 0;
+      // where several systems share a plot, a system keeps its colour in every plot and its
+      // configurations differ by marker and dash
+      var shade = p.kind === "history" ? n : (p.kind === "sweep" && oneGroup ? variant : groups.indexOf(s.group));
+      var colour = COLOURS[shade % COLOURS.length];
       var xs = keep.map(function (k) { return p.kind === "history" ? instant(runs[s.run[k]].t) : s.x[k]; });
       var ys = keep.map(function (k) { return s.y[k]; });
       var text = keep.map(function (k) { return hover(p, s, k); });
