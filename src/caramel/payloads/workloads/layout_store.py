@@ -23,7 +23,6 @@ import json
 import math
 import os
 import re
-import socket
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -51,7 +50,7 @@ class NodeIdentity:
 
     @classmethod
     def here(cls, cpus: set[int]) -> NodeIdentity:
-        return cls(socket.gethostname(), cpulist(cpus), torch_version())
+        return cls(os.uname().nodename, cpulist(cpus), torch_version())  # the host name the run lock and history use
 
 
 @dataclass(frozen=True)
