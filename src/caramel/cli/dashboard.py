@@ -7,6 +7,10 @@ import argparse
 import os
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from caramel.consumers.pages.sources import Collection
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,22 +51,35 @@ def dashboard(options: DashboardOptions) -> int:
     """`bench dashboard`: the page (and the CSV of every figure when it thins); one line on stderr."""
     from caramel.cli.outputs import refuse_inputs
     from caramel.consumers.history.store import default_path
-    from caramel.consumers.pages.points import write_points
     from caramel.consumers.pages.render import page
     from caramel.consumers.pages.sources import load
-    from caramel.fs.writes import replacing, write_text
+    from caramel.fs.forked import Forked
+    from caramel.fs.writes import write_text
 
     histories = list(options.history) or [default_path()]
     refuse_inputs(options.output, history=histories)
     collection = load(histories, options.benchmark, options.system)
-    # a page that draws thinned series has every figure in a CSV file beside it (docs/dashboard.md)
+    # a page that draws thinned series has every figure in a CSV file beside it (docs/dashboard.md),
+    # written by a forked child while this process builds the page (fs.forked: on one CPU, or if
+    # the child fails, written here before the page is, as its error would be)
     points = os.path.splitext(options.output)[0] + ".csv" if collection.thinned else None
     if points:
         refuse_inputs(points, history=histories)
-        with replacing(points) as handle:
-            write_points(collection, handle)
-    text = page(collection, options.title, baseline=options.baseline, all_points=os.path.basename(points) if points else None)
+    with Forked(lambda: _write_points(points, collection), fork=None if points else False) as csv:
+        text = page(collection, options.title, baseline=options.baseline,
+                    all_points=os.path.basename(points) if points else None)
+        csv.result()
     write_text(options.output, text)
     print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
           file=sys.stderr)
     return 0
+
+
+def _write_points(path: str | None, collection: Collection) -> None:
+    """The CSV of every figure at `path` (none: nothing to write), written whole or not at all."""
+    from caramel.consumers.pages.points import write_points
+    from caramel.fs.writes import replacing
+
+    if path:
+        with replacing(path) as handle:
+            write_points(collection, handle)

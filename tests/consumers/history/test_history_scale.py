@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
+import signal
 
 from tests.run_bench import bench
 
@@ -16,6 +18,7 @@ from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
 from caramel.consumers.pages import figures, sources, summary, thinning
 from caramel.consumers.pages.render import page
+from caramel.errors import CaramelError
 
 from .conftest import bench_env
 
@@ -136,3 +139,43 @@ def test_a_run_twice_in_a_file_with_other_figures_names_the_first_line(tmp_path)
     same.write_text("\n".join([lines[0], lines[0]]) + "\n")
     done = bench("import", str(same), "--history", str(tmp_path / "u.db"), cwd=tmp_path, env=env)
     assert done.returncode == 0 and done.stdout.startswith("1 new run(s), 8 new figure(s)")
+
+
+def _thinned_dashboard(tmp_path, monkeypatch) -> tuple[str, object]:
+    from caramel.cli import dashboard
+
+    monkeypatch.setattr(thinning, "POINTS_BUDGET", 40)
+    return _history(tmp_path / "h.db", runs=12), dashboard
+
+
+def test_the_csv_written_beside_the_page_by_a_child_is_the_one_written_here(tmp_path, monkeypatch):
+    path, dashboard = _thinned_dashboard(tmp_path, monkeypatch)
+    options = dashboard.DashboardOptions(str(tmp_path / "forked.html"), (path,))
+    assert dashboard.dashboard(options) == 0
+    from caramel.fs import forked
+
+    parent = os.getpid()
+    write = dashboard._write_points
+
+    def dies_in_the_child(target, collection):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        write(target, collection)
+
+    monkeypatch.setattr(dashboard, "_write_points", dies_in_the_child)
+    monkeypatch.setattr(forked, "can_fork", lambda: True)  # a child even on one CPU
+    assert dashboard.dashboard(dashboard.DashboardOptions(str(tmp_path / "here.html"), (path,))) == 0
+    assert (tmp_path / "forked.csv").read_bytes() == (tmp_path / "here.csv").read_bytes()
+    assert len((tmp_path / "here.csv").read_text().splitlines()) == 1 + 12 * 8
+
+
+def test_a_csv_that_cannot_be_written_is_named_and_no_page_is_written(tmp_path, monkeypatch):
+    path, dashboard = _thinned_dashboard(tmp_path, monkeypatch)
+    (tmp_path / "page.csv").mkdir()  # a folder where the CSV belongs
+    try:
+        dashboard.dashboard(dashboard.DashboardOptions(str(tmp_path / "page.html"), (path,)))
+    except CaramelError as exc:
+        assert "page.csv" in str(exc)
+    else:
+        raise AssertionError("no error")
+    assert not (tmp_path / "page.html").exists()

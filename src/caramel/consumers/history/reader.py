@@ -6,18 +6,17 @@ the file (exit 2). The history's SQL lives here and in history.store, nowhere el
 
 from __future__ import annotations
 
-import math
 import os
 import sqlite3
-from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, cast
 
 import numpy as np
 
+from caramel.consumers.history.columns import CHUNK_ROWS, FIELD, FigureColumns, chunks, in_run_order
 from caramel.consumers.history.engine import PostgresConnection, is_url
+from caramel.consumers.history.grouped import Irregular, grouped_columns
 from caramel.consumers.history.store import SCHEMA_VERSION, History, RunRecord, decode_run
 from caramel.errors import RunError
 
@@ -27,22 +26,6 @@ LOCK_WAIT_S = 3.0  # a `bench result` writing holds the lock for well under a se
 
 # run_key, tbl, config (JSON), name, unit, direction, n, mean, sd
 FigureRow = tuple[str, str, str, str, str, str, int, float, float]
-# tbl, config (JSON), name, unit, direction: what one figure is, in every run that has it
-FigureKey = tuple[str, str, str, str, str]
-
-
-@dataclass
-class FigureColumns:
-    """Every figure of a history as columns (a million figures in 30 MB): the run (index into
-    HistoryContents.runs), the key (index into `keys`, in the order first recorded), and the n,
-    mean and sd of its repeats (NaN where none is stored). In the order the figures were recorded."""
-
-    keys: list[FigureKey] = field(default_factory=list)
-    run: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    key: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
-    n: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    sd: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 @dataclass
@@ -62,7 +45,7 @@ class HistoryContents:
                                              c.sd.tolist(), strict=True)]
 
 
-def _columns(runs: list[RunRecord], chunks: Iterable[list[tuple]]) -> FigureColumns:
+def _columns(runs: list[RunRecord], fetched: Iterable[list[tuple]]) -> FigureColumns:
     """The figures of `runs` as columns, from ONE scan of the metrics table in the order the rows were
     written (`_SCAN`: each row's run key, its key as one text, n, mean and sd), read a few thousand
     rows at a time: a sequential read of the table, where a query per run (as before) looked every
@@ -76,7 +59,7 @@ def _columns(runs: list[RunRecord], chunks: Iterable[list[tuple]]) -> FigureColu
     run_parts: list[np.ndarray] = []
     key_parts: list[np.ndarray] = []
     value_parts: list[np.ndarray] = []
-    for chunk in chunks:
+    for chunk in fetched:
         # the chunk as one object array (a C loop; transposing its tuples with zip took twice as long),
         # its texts looked up by map over a dict's get: never a Python step per figure
         rows = np.array(chunk, dtype=object)
@@ -95,131 +78,20 @@ def _columns(runs: list[RunRecord], chunks: Iterable[list[tuple]]) -> FigureColu
         return FigureColumns()
     run, key, values = np.concatenate(run_parts), np.concatenate(key_parts), np.concatenate(value_parts, axis=1)
     del run_parts, key_parts, value_parts  # the chunks' copies, before the reordered ones are made
-    return _in_run_order([tuple(text.split(_FIELD)) for text in key_ids], run, key, values)
-
-
-class _Irregular(Exception):
-    """A history the grouped read does not take (a NULL or a separator in a name, a writer between
-    its two queries): read by the plain scan instead, which says what is wrong, if anything."""
-
-
-def _grouped_columns(runs: list[RunRecord], groups: Iterable[tuple[str, ...]],
-                     chunks: Iterable[list[tuple]]) -> FigureColumns:
-    """The figures of `runs` as columns, from two reads of one snapshot: `groups` (_GROUPS: per run,
-    its rows' rowids, tables, configurations and names, each list as one text, from the key's covering
-    index) and `chunks` (_NUMBERS: every row's unit, direction, n, mean and sd as stored, in rowid
-    order). SQLite joining five columns into a key text for each of a million rows, and judging each
-    number's type, had been most of the time of reading; a run's names are most often those of a
-    run before, found by one dict lookup of its three texts, so Python makes no key per figure. A row
-    is placed by its rowid: the groups' rowids, sorted, are the order of `chunks`."""
-    run, name, names = _name_columns(runs, groups)
-    units = _numbering()  # (unit, direction): its number
-    unit_parts, value_parts = [], []
-    for chunk in chunks:
-        rows = np.array(chunk, dtype=object)
-        unit_parts.append(np.fromiter(map(units.__getitem__, zip(rows[:, 0], rows[:, 1], strict=True)), dtype=np.int64,
-                                      count=len(rows)))
-        value_parts.append(_numbers(rows[:, 2:]))
-    if not unit_parts:
-        return FigureColumns()
-    unit = np.concatenate(unit_parts)
-    if len(unit) != len(run):
-        raise _Irregular("rows written between the two reads")
-    # a figure's key: its (table, configuration, name) and its (unit, direction), numbered together
-    pairs, key = np.unique(name.astype(np.int64) * len(units) + unit, return_inverse=True)
-    name_texts, unit_texts = list(names), [tuple(_text(v) for v in pair) for pair in units]
-    keys = [(*name_texts[pair // len(units)], *unit_texts[pair % len(units)]) for pair in pairs.tolist()]
-    return _in_run_order(keys, run, key.astype(np.int32), np.concatenate(value_parts, axis=1))
-
-
-def _name_columns(runs: list[RunRecord], groups: Iterable[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Each row's run and (table, configuration, name) number, in rowid order, and the names numbered."""
-    run_index = {run.run_key: index for index, run in enumerate(runs)}
-    names = _numbering()  # (table, configuration, name): its number
-    sequences: dict[tuple[str, str, str], np.ndarray] = {}  # a run's three texts: its rows' name numbers
-    rowid_parts, run_parts, name_parts = [], [], []
-    for run_key, rowids, tables, configs, metric_names in groups:
-        texts = (tables, configs, metric_names)
-        numbers = sequences.get(texts)
-        if numbers is None:
-            numbers = _name_numbers(texts, rowids.count(",") + 1, names)
-            if len(sequences) < _SEQUENCES_KEPT:
-                sequences[texts] = numbers
-        rowid_parts.append(np.fromstring(rowids, dtype=np.int64, sep=","))
-        run_parts.append(np.full(len(numbers), run_index.get(run_key, -1), dtype=np.int32))
-        name_parts.append(numbers)
-    if not run_parts:
-        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), names
-    order = np.argsort(np.concatenate(rowid_parts))
-    return np.concatenate(run_parts)[order], np.concatenate(name_parts)[order], names
-
-
-_SEQUENCES_KEPT = 64  # distinct lists of names remembered (each a run's texts, some 100 kB)
-
-
-def _name_numbers(texts: tuple[str, str, str], rows: int, names: defaultdict) -> np.ndarray:
-    """The numbers of a run's (table, configuration, name) triples, new ones numbered as they come."""
-    fields = [text.split(_FIELD) for text in texts]
-    if any(len(values) != rows for values in fields):  # a NULL (left out by group_concat) or a separator
-        raise _Irregular("a name the grouped read does not take")
-    return np.fromiter(map(names.__getitem__, zip(*fields, strict=True)), dtype=np.int32, count=rows)
-
-
-def _numbering() -> defaultdict:
-    """A dict numbering what it is asked for, new keys in the order they come (0, 1, ...): looked up by
-    `map` over its __getitem__, a C loop where a Python step per figure would not be."""
-    numbers: defaultdict = defaultdict()
-    numbers.default_factory = numbers.__len__
-    return numbers
-
-
-def _numbers(stored: np.ndarray) -> np.ndarray:
-    """n, mean and sd as rows of floats from their stored values (an object array, a row per figure):
-    as _SCAN's SQL takes them (n an integer above 0, else 1; mean a number, else infinite, left out by
-    the pages; sd a number, else 0), by numpy at once where every value is a number, as written."""
-    counts, numbers = stored[:, 0].tolist(), stored[:, 1:].ravel().tolist()
-    if set(map(type, counts)) == {int} and set(map(type, numbers)) <= {int, float}:
-        values = stored.astype(float).T
-        values[0][values[0] <= 0] = 1.0
-        return values
-    return np.array([[n if type(n) is int and n > 0 else 1 for n in counts],
-                     [v if type(v) in (int, float) else math.inf for v in stored[:, 1].tolist()],
-                     [v if type(v) in (int, float) else 0.0 for v in stored[:, 2].tolist()]], dtype=float)
-
-
-def _text(value: object) -> str:
-    return "" if value is None else str(value)
-
-
-def _in_run_order(keys: list[tuple[str, ...]], run: np.ndarray, key: np.ndarray, values: np.ndarray) -> FigureColumns:
-    """Figures read in the order written (run and key indices, values as rows n, mean and sd) put in
-    the order of the runs (by start time; within a run, as written), rows of no run left out, and the
-    keys numbered in the order they first appear there."""
-    if run.min() < 0 or np.any(run[1:] < run[:-1]):  # rows of no run, or written out of start order
-        keep = np.flatnonzero(run >= 0)
-        order = keep[np.argsort(run[keep], kind="stable")]
-        run, key, values = run[order], key[order], values[:, order]
-    used, first = np.unique(key, return_index=True)
-    by_first = used[np.argsort(first, kind="stable")]
-    renumber = np.zeros(len(keys), dtype=np.int32)
-    renumber[by_first] = np.arange(len(by_first), dtype=np.int32)
-    key_list = [cast(FigureKey, keys[k]) for k in by_first.tolist()]
-    return FigureColumns(key_list, run, renumber[key], values[0], values[1], values[2])
+    return in_run_order([tuple(text.split(FIELD)) for text in key_ids], run, key, values)
 
 
 def _check_keys(new: list[str], texts: list[str], run_keys: list[str]) -> None:
     """A key text of other than five fields: a control character in a name, which caramel never writes."""
     for text in new:
-        if text.count(_FIELD) != 4:
+        if text.count(FIELD) != 4:
             run_key = run_keys[texts.index(text)]
             raise RunError(f"run {run_key}: a figure's table, configuration, name or unit holds a control "
                            "character caramel never writes", hint=f"bench history remove {run_key} drops that run")
 
 
-_FIELD = "\x1f"  # the unit separator: escaped in JSON, in no name caramel writes
 _KEY_TEXT = "coalesce(tbl, '') || char(31) || coalesce(config, '') || char(31) || coalesce(name, '') || char(31) || " \
             "coalesce(unit, '') || char(31) || coalesce(direction, '')"
-CHUNK_ROWS = 20_000
 # per dialect, every figure in the order written: its run, its key as one text, its numbers (a missing
 # mean: not finite, left out by the pages; a text where a number belongs, from a damaged row: likewise)
 _SCAN = {
@@ -229,21 +101,6 @@ _SCAN = {
     "postgresql": f"SELECT run_key, {_KEY_TEXT.replace('char(31)', 'chr(31)')}, CASE WHEN n > 0 THEN n ELSE 1 END, "
                   "coalesce(mean, 'Infinity'), coalesce(sd, 0) FROM metrics ORDER BY seq",
 }
-
-# SQLite, in one snapshot: per run, the rowids, tables, configurations and names of its rows from the
-# key's covering index (a fifth of the time of a scan joining them), then every row's unit and
-# direction and numbers in rowid order: what _grouped_columns reads
-_GROUPS = ("SELECT run_key, group_concat(rowid), group_concat(tbl, '\x1f'), group_concat(config, '\x1f'), "
-           "group_concat(name, '\x1f') FROM metrics GROUP BY run_key")
-_NUMBERS = "SELECT unit, direction, n, mean, sd FROM metrics ORDER BY rowid"
-
-
-def _chunks(cursor: Any) -> Iterator[list[tuple]]:
-    while True:
-        rows = cursor.fetchmany(CHUNK_ROWS)
-        if not rows:
-            return
-        yield rows
 
 
 def read_history(path: str) -> HistoryContents:
@@ -259,9 +116,9 @@ def read_history(path: str) -> HistoryContents:
             db.execute("BEGIN")  # one snapshot for the reads below: a writer waits or is not seen
             runs = _runs(path, db)
             try:
-                columns = _grouped_columns(runs, db.execute(_GROUPS), _chunks(db.execute(_NUMBERS)))
-            except _Irregular:
-                columns = _columns(runs, _chunks(db.execute(_SCAN["sqlite"])))
+                columns = grouped_columns(path, db, runs)
+            except Irregular:
+                columns = _columns(runs, chunks(db.execute(_SCAN["sqlite"])))
             return HistoryContents(runs, columns, list(db.execute("SELECT name, run_key FROM baselines")))
         finally:
             db.close()
@@ -283,7 +140,7 @@ def _read_server(url: str) -> HistoryContents:
         with raw.transaction(), raw.cursor(name="caramel_figures") as cursor:  # on the server, read by the chunk
             cursor.itersize = CHUNK_ROWS
             cursor.execute(_SCAN["postgresql"])
-            columns = _columns(runs, _chunks(cursor))
+            columns = _columns(runs, chunks(cursor))
         return HistoryContents(runs, columns,
                                [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()])
 

@@ -1,0 +1,112 @@
+"""Work done beside the caller in a forked child process: a command's wall time on the spare cores of
+a login node (`bench dashboard` reads half a big history, and writes the CSV of every figure, while
+the main process does the rest).
+
+The child is only ever a shortcut. Its result comes back pickled through a pipe; where there is no
+fork, only one CPU to run on, or the child fails in any way (an exception, a signal, a result that
+does not unpickle), the caller does the work itself when it asks for the result, so an error is
+raised there, as it would be without a child, never lost in the child. A child forked from a
+process keeps none of its parent's clean-up: it leaves by os._exit, so no buffered output, atexit
+handler or temporary file of the parent is flushed, run or removed twice.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+from collections.abc import Callable
+from typing import Generic, NoReturn, TypeVar
+
+T = TypeVar("T")
+
+_OK = b"\x01"  # the first byte of a child's answer that holds a result
+
+
+def spare_cpus() -> int:
+    """The CPUs this process may run on, less the one it runs on (sched_getaffinity: a SLURM
+    allocation's or taskset's cores, not the machine's)."""
+    try:
+        return len(os.sched_getaffinity(0)) - 1
+    except (AttributeError, OSError):  # not Linux
+        return (os.cpu_count() or 1) - 1
+
+
+def can_fork() -> bool:
+    return hasattr(os, "fork") and spare_cpus() > 0
+
+
+class Forked(Generic[T]):
+    """`work()` started in a forked child now (or, where none can be, run at `result()`):
+
+        with Forked(lambda: read_part(path, split)) as part:
+            ... the caller's own work ...
+            value = part.result()
+
+    Leaving the `with` block without asking for the result waits for the child and drops it."""
+
+    def __init__(self, work: Callable[[], T], fork: bool | None = None) -> None:
+        self.work = work
+        self.pid: int | None = None
+        self.pipe = -1
+        if can_fork() if fork is None else fork:
+            self._start()
+
+    def _start(self) -> None:
+        for stream in (sys.stdout, sys.stderr):  # nothing the parent buffered is written twice
+            stream.flush()
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: its answer, then gone, whatever happened
+            os.close(read_end)
+            _answer(self.work, write_end)
+        os.close(write_end)
+        self.pid, self.pipe = pid, read_end
+
+    def result(self) -> T:
+        """The child's result, or the work done here when the child gave none."""
+        answer = self._collect()
+        if answer[:1] == _OK:
+            try:
+                return pickle.loads(answer[1:])  # noqa: S301 - our own child's answer, never another's
+            except Exception:  # a result that does not unpickle: done here
+                pass
+        return self.work()
+
+    def _collect(self) -> bytes:
+        """What the child wrote (read to its end before waiting: a full pipe would stop it), the child reaped."""
+        if self.pid is None:
+            return b""
+        parts = []
+        try:
+            while True:
+                part = os.read(self.pipe, 1 << 20)
+                if not part:
+                    break
+                parts.append(part)
+        finally:
+            os.close(self.pipe)
+            _, status = os.waitpid(self.pid, 0)
+            self.pid = None
+        return b"".join(parts) if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else b""
+
+    def __enter__(self) -> Forked[T]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._collect()
+
+
+def _answer(work: Callable[[], object], pipe: int) -> NoReturn:
+    """In the child: `work()`'s result written to `pipe`, then os._exit (0 with a result, 1 without)."""
+    code = 1
+    try:
+        data = _OK + pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(pipe, view):]
+        code = 0
+    except BaseException:  # noqa: BLE001 - any failure: the parent does the work itself
+        pass
+    finally:
+        os._exit(code)
