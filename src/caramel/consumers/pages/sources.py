@@ -53,18 +53,17 @@ class Figure:
     def unstable(self) -> bool:
         return self.n > 1 and bool(self.mean) and self.sd / abs(self.mean) > 0.05
 
-    @property
-    def aggregate(self) -> str:
-        """`sum` or `mean` on a copies table's aggregate row, else "" (one copy's figure, or no copies)."""
-        copy = self.row.get(COPY, "")
-        return copy if copy in COPY_AGGREGATES else ""
+    # the copy aggregate, `sum` or `mean` on a copies table's aggregate row, else "" (one copy's
+    # figure, or no copies); and the metric: what is one quantity on the page (table, name, unit (a
+    # `performance` table holds a unit per row) and the aggregate, never compared with one copy's
+    # figure). Set once when made: the page asks each figure for them a few times.
+    aggregate: str = field(init=False, default="")
+    metric: tuple[str, str, str, str] = field(init=False, default=("", "", "", ""))
 
-    @property
-    def metric(self) -> tuple[str, str, str, str]:
-        """What is one quantity on the page: table, name, unit (a `performance` table holds a unit per
-        row) and the copy aggregate, never compared with one copy's figure. (Not cached on the figure:
-        a slotted figure has no room for one.)"""
-        return _metric(self.table, self.name, self.unit, self.aggregate)
+    def __post_init__(self) -> None:
+        copy = self.row.get(COPY, "")
+        self.aggregate = copy if copy in COPY_AGGREGATES else ""
+        self.metric = _metric(self.table, self.name, self.unit, self.aggregate)
 
     @property
     def title(self) -> str:
@@ -277,24 +276,23 @@ def _figures(c: Columns, rows: np.ndarray, regressed: np.ndarray | None) -> list
 def _label_configs(out: Collection) -> None:
     """Name each configuration by what varies among one system's runs of its benchmark: CARAML's
     tables repeat a dozen columns that are constant (Version) or follow the system (System, Queue),
-    which would bury the one that changes (GlobalBatchSize)."""
+    which would bury the one that changes (GlobalBatchSize). Decided once per configuration of a
+    benchmark and system (a big history's page has fifty thousand figures of a few hundred)."""
+    systems = [(r.record.benchmark, r.label) for r in out.runs]
+    distinct = {(systems[f.run], f.config): f.row for f in out.figures}
     values: dict[tuple[str, str], dict[str, set[str]]] = {}
-    for f in out.figures:
-        run = out.runs[f.run]
-        per = values.setdefault((run.record.benchmark, run.label), {})
-        for k, v in f.row.items():
+    for (system, _config), row in distinct.items():
+        per = values.setdefault(system, {})
+        for k, v in row.items():
             per.setdefault(k, set()).add(v)
     varying: dict[str, list[str]] = {}
     for (bench, _label), per in values.items():
         names = varying.setdefault(bench, [])
         names.extend(k for k, v in per.items() if len(v) > 1 and k not in names)
-    labels: dict[tuple[str, str], str] = {}
+    labels = {(bench, config): ",".join(f"{k}={row[k]}" for k in row if k in varying[bench])
+              for ((bench, _label), config), row in distinct.items()}
     for f in out.figures:
-        bench = out.runs[f.run].record.benchmark
-        label = labels.get((bench, f.config))
-        if label is None:
-            label = labels[(bench, f.config)] = ",".join(f"{k}={f.row[k]}" for k in f.row if k in varying[bench])
-        f.label = label
+        f.label = labels[(systems[f.run][0], f.config)]
 
 
 def keep_runs(collection: Collection, keep: list[Run]) -> None:
