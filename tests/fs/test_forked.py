@@ -70,3 +70,30 @@ def test_one_cpu_means_no_child(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert forked.spare_cpus() == 0 and not forked.can_fork()
     assert Forked(lambda: 2).pid is None
+
+
+def test_a_silent_child_is_stopped_and_its_work_done_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+    monkeypatch.setattr(forked, "SILENCE_S", 0.5)
+
+    def work() -> int:
+        if os.getpid() != parent:
+            signal.pause()  # a child that never answers
+        return parent
+
+    assert Forked(work, fork=True).result() == parent
+
+
+def test_no_child_beside_another_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not forked.can_fork()
+    finally:
+        stop.set()
+        thread.join()
+    monkeypatch.setattr(forked, "spare_cpus", lambda: 1)
+    assert forked.can_fork()

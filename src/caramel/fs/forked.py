@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import os
 import pickle
+import select
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from typing import Generic, NoReturn, TypeVar
 
 T = TypeVar("T")
 
 _OK = b"\x01"  # the first byte of a child's answer that holds a result
+# a child silent this long is stopped and its work done here: a bug, never a wait for ever (the
+# work given to a child takes seconds: a tenth of a big history)
+SILENCE_S = 300.0
 
 
 def spare_cpus() -> int:
@@ -33,7 +39,9 @@ def spare_cpus() -> int:
 
 
 def can_fork() -> bool:
-    return hasattr(os, "fork") and spare_cpus() > 0
+    """A fork that can help and cannot hang: a spare CPU, and no other Python thread (one holding a
+    lock inside SQLite or the allocator at the fork would leave the child waiting on it for ever)."""
+    return hasattr(os, "fork") and threading.active_count() == 1 and spare_cpus() > 0
 
 
 class Forked(Generic[T]):
@@ -79,11 +87,14 @@ class Forked(Generic[T]):
             return b""
         parts = []
         try:
-            while True:
+            while select.select([self.pipe], [], [], SILENCE_S)[0]:
                 part = os.read(self.pipe, 1 << 20)
                 if not part:
                     break
                 parts.append(part)
+            else:  # silent too long: stopped, its answer dropped
+                os.kill(self.pid, signal.SIGKILL)
+                parts = []
         finally:
             os.close(self.pipe)
             _, status = os.waitpid(self.pid, 0)
