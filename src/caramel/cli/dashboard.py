@@ -58,28 +58,38 @@ def dashboard(options: DashboardOptions) -> int:
 
     histories = list(options.history) or [default_path()]
     refuse_inputs(options.output, history=histories)
-    collection = load(histories, options.benchmark, options.system)
     # a page that draws thinned series has every figure in a CSV file beside it (docs/dashboard.md),
-    # written by a forked child while this process builds the page (fs.forked: on one CPU, or if
-    # the child fails, written here before the page is, as its error would be)
-    points = os.path.splitext(options.output)[0] + ".csv" if collection.thinned else None
-    if points:
-        refuse_inputs(points, history=histories)
-    with Forked(lambda: _write_points(points, collection), fork=None if points else False) as csv:
+    # written by a forked child from the moment the figures are judged, while this process picks the
+    # figures drawn and builds the page (fs.forked: on one CPU, or if the child fails, written here
+    # before the page is, as its error would be)
+    points = os.path.splitext(options.output)[0] + ".csv"
+    writers: list[Forked[None]] = []
+
+    def judged(collection: Collection) -> None:
+        if collection.thinned:
+            refuse_inputs(points, history=histories)
+            writers.append(Forked(lambda: _write_points(points, collection)))
+
+    try:
+        collection = load(histories, options.benchmark, options.system, judged=judged)
         text = page(collection, options.title, baseline=options.baseline,
-                    all_points=os.path.basename(points) if points else None)
-        csv.result()
+                    all_points=os.path.basename(points) if writers else None)
+    except BaseException:
+        for writer in writers:
+            writer.drop()  # no page: the CSV's child waited for, its result not asked
+        raise
+    for writer in writers:
+        writer.result()
     write_text(options.output, text)
     print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
           file=sys.stderr)
     return 0
 
 
-def _write_points(path: str | None, collection: Collection) -> None:
-    """The CSV of every figure at `path` (none: nothing to write), written whole or not at all."""
+def _write_points(path: str, collection: Collection) -> None:
+    """The CSV of every figure at `path`, written whole or not at all."""
     from caramel.consumers.pages.points import write_points
     from caramel.fs.writes import replacing
 
-    if path:
-        with replacing(path) as handle:
-            write_points(collection, handle)
+    with replacing(path) as handle:
+        write_points(collection, handle)

@@ -101,11 +101,15 @@ class Forked(Generic[T]):
             self.pid = None
         return b"".join(parts) if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 else b""
 
+    def drop(self) -> None:
+        """The child waited for and its result dropped (the caller no longer needs the work)."""
+        self._collect()
+
     def __enter__(self) -> Forked[T]:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self._collect()
+        self.drop()
 
 
 def _answer(work: Callable[[], object], pipe: int) -> NoReturn:

@@ -179,3 +179,21 @@ def test_a_csv_that_cannot_be_written_is_named_and_no_page_is_written(tmp_path, 
     else:
         raise AssertionError("no error")
     assert not (tmp_path / "page.html").exists()
+
+
+def test_the_csv_is_written_once_by_the_child_while_the_page_is_built(tmp_path, monkeypatch):
+    path, dashboard = _thinned_dashboard(tmp_path, monkeypatch)
+    from caramel.fs import forked
+
+    monkeypatch.setattr(forked, "can_fork", lambda: True)
+    write, writers = dashboard._write_points, tmp_path / "writers"
+
+    def noted(target, collection):
+        with open(writers, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        write(target, collection)
+
+    monkeypatch.setattr(dashboard, "_write_points", noted)
+    assert dashboard.dashboard(dashboard.DashboardOptions(str(tmp_path / "page.html"), (path,))) == 0
+    assert len(writers.read_text().split()) == 1 and writers.read_text().split() != [str(os.getpid())]
+    assert len((tmp_path / "page.csv").read_text().splitlines()) == 1 + 12 * 8
