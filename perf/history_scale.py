@@ -3,7 +3,8 @@
 and `bench dashboard` on it, each timed as a separate process with its peak memory.
 
     python perf/history_scale.py [--quick] [--runs 1000] [--figures-per-run 1000] [--rounds 2]
-                                 [--keep DIR] [--url postgresql://...] [--compare-with OLD/src]
+                                 [--keep DIR] [--steps export,import,list,dashboard] [--url postgresql://...]
+                                 [--compare-with OLD/src]
 
 The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
 two benchmarks, two systems at two sites, each run with 100 configurations (nodes 1..16 × two batch
@@ -117,11 +118,14 @@ def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
     return took, int(peak) / 1024, float(user) + float(system), (done.stdout + err).strip()
 
 
-def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], number: int) -> None:
+STEPS = ("export", "import", "list", "dashboard")
+
+
+def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], steps: list[str]) -> None:
     """Each step once per caramel tree (this one, and --compare-with's), interleaved."""
     export = os.path.join(folder, "export.jsonl")
     page = os.path.join(folder, "dashboard.html")
-    for name in ("export", "import", "list", "dashboard"):
+    for name in steps:
         for tree, env in trees.items():
             history = histories[tree]
             args = {"export": ["export", "--history", history, "-o", export],
@@ -142,7 +146,8 @@ def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], nu
             print(f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
                   + (f" (target {memory:g} MB)" if memory else "") + extra + f"  [load {os.getloadavg()[0]:.1f}]",
                   flush=True)
-    os.unlink(os.path.join(folder, "imported.db"))
+    if os.path.exists(os.path.join(folder, "imported.db")):
+        os.unlink(os.path.join(folder, "imported.db"))
 
 
 def main() -> int:
@@ -152,11 +157,17 @@ def main() -> int:
     parser.add_argument("--figures-per-run", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--keep", metavar="DIR", help="write the history, export and page here (kept; reused)")
+    parser.add_argument("--steps", default=",".join(STEPS),
+                        help="the steps to time, in order (default all: export,import,list,dashboard; the "
+                             "import reads the export of a round before, or of an earlier call with --keep)")
     parser.add_argument("--url", help="a PostgreSQL history to fill and measure (emptied first by the caller)")
     parser.add_argument("--compare-with", metavar="SRC", help="another caramel's src folder (git archive REV src): "
                         "each step run by both, interleaved, for ratios on a loaded machine")
     args = parser.parse_args()
     runs = 100 if args.quick else args.runs
+    steps = [step for step in args.steps.split(",") if step]
+    if not steps or set(steps) - set(STEPS):
+        parser.error(f"--steps takes some of {', '.join(STEPS)}")
     folder = args.keep or tempfile.mkdtemp(prefix="caramel-history-scale-")
     os.makedirs(folder, exist_ok=True)
     # the children read compiled modules, as an installed caramel does (a PYTHONDONTWRITEBYTECODE
@@ -184,7 +195,7 @@ def main() -> int:
         print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
         for number in range(args.rounds):
             print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)
-            one_round(folder, histories, trees, number)
+            one_round(folder, histories, trees, steps)
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
         if not args.keep:
