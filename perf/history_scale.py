@@ -106,16 +106,42 @@ def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
     timer = shutil.which("time", path="/usr/bin:/bin")
     started = time.perf_counter()
     command = [sys.executable, "-m", "caramel", *args]
-    done = subprocess.run(([timer, "-f", "\nPEAK_KB %M CPU_S %U %S"] if timer else []) + command, env=env,
-                          capture_output=True, text=True)
-    took = time.perf_counter() - started
-    if done.returncode:
-        sys.exit(f"bench {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    err, _, stats = done.stderr.rpartition("\nPEAK_KB ")
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err_file:
+        process = subprocess.Popen(([timer, "-f", "\nPEAK_KB %M CPU_S %U %S"] if timer else []) + command, env=env,
+                                   stdout=out, stderr=err_file, text=True)
+        together = 0  # the processes' proportional memory together, sampled (bench dashboard forks)
+        while process.poll() is None:
+            together = max(together, tree_pss_kb(process.pid))
+            time.sleep(0.02)
+        took = time.perf_counter() - started
+        out.seek(0)
+        err_file.seek(0)
+        stdout, stderr = out.read(), err_file.read()
+    RUN_PSS_MB[0] = together / 1024
+    if process.returncode:
+        sys.exit(f"bench {' '.join(args)} failed ({process.returncode}):\n{stderr[-3000:]}")
+    err, _, stats = stderr.rpartition("\nPEAK_KB ")
     if not timer or not stats:
-        return took, float("nan"), float("nan"), (done.stdout + done.stderr).strip()
+        return took, float("nan"), float("nan"), (stdout + stderr).strip()
     peak, _, user, system = stats.split()
-    return took, int(peak) / 1024, float(user) + float(system), (done.stdout + err).strip()
+    return took, int(peak) / 1024, float(user) + float(system), (stdout + err).strip()
+
+
+RUN_PSS_MB = [0.0]  # the last command's peak of its processes' memory together
+
+
+def tree_pss_kb(pid: int) -> int:
+    """The proportional set size (shared pages split between their sharers) of `pid` and its
+    descendants, from /proc (0 where there is none): what a command of several processes holds."""
+    total = 0
+    try:
+        children = [int(k) for task in os.listdir(f"/proc/{pid}/task")
+                    for k in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            total = next((int(line.split()[1]) for line in handle if line.startswith("Pss:")), 0)
+    except OSError:  # gone, or no /proc
+        return total
+    return total + sum(tree_pss_kb(child) for child in children)
 
 
 STEPS = ("export", "import", "list", "dashboard")
@@ -139,7 +165,8 @@ def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], st
             if name == "export":
                 extra = f", {os.path.getsize(export) / 1e6:.0f} MB written"
             elif name == "dashboard":
-                extra = f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB)"
+                extra = (f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), processes together "
+                         f"{RUN_PSS_MB[0]:.0f} MB")
             elif name == "list":
                 extra = f", {len(text.splitlines())} lines"
             seconds, memory = TARGETS[name]
