@@ -97,3 +97,13 @@ def test_no_child_beside_another_thread(monkeypatch: pytest.MonkeyPatch) -> None
         thread.join()
     monkeypatch.setattr(forked, "spare_cpus", lambda: 1)
     assert forked.can_fork()
+
+
+def test_a_fork_refused_leaves_the_work_to_the_caller(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refused)
+    child = Forked(lambda: os.getpid(), fork=True)
+    assert child.pid is None and child.result() == os.getpid()
+    assert forked._frozen == [0]

@@ -73,7 +73,13 @@ class Forked(Generic[T]):
         # what it makes). docs/dashboard.md: the processes' memory together, measured.
         _release_free_memory()
         _freeze()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:  # no process to be had (a login node's limit on a user's processes): done here
+            for end in (read_end, write_end):
+                os.close(end)
+            _unfreeze()
+            return
         if pid == 0:  # the child: its answer, then gone, whatever happened
             gc.disable()
             os.close(read_end)
