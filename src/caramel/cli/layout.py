@@ -72,7 +72,7 @@ def layout_command(options: LayoutOptions, out: TextIO) -> int:
     if options.measure:
         for workload in options.workloads:
             measure(options, workload, out)
-        layout.layout_choice.cache_clear()
+        layout.forget_choice()
     show(options.workloads, out)
     return 0
 

@@ -18,6 +18,7 @@ from caramel.consumers.history import columns, grouped, reader
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
 from caramel.errors import RunError
+from caramel.fs import forked
 
 NAMES = st.text(string.ascii_letters + "=,{}\" ", max_size=6)
 STORED = st.one_of(st.none(), st.integers(-3, 5), st.floats(allow_nan=False), st.sampled_from(["x", "3.5", "inf", ""]))
@@ -93,6 +94,7 @@ def forking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(grouped, "FORK_ROWS", 0)
     monkeypatch.setattr(grouped, "can_fork", lambda: True)
+    monkeypatch.setattr(forked, "can_fork", lambda: True)  # a suite's other threads, or one CPU, would stop it
     monkeypatch.setattr(grouped.Forked, "_start", counted)
     return children
 

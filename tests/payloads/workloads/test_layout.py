@@ -74,12 +74,12 @@ def test_tasks_running_elsewhere_leave_this_process_out(tmp_path: Path) -> None:
 def test_the_layout_can_be_pinned(monkeypatch) -> None:
     from caramel.payloads.workloads import layout
 
-    layout.layout_choice.cache_clear()
+    layout.forget_choice()
     monkeypatch.setenv("CARAMEL_CPU_LAYOUT", "2x3")
     try:
         assert layout.node_layout() == Layout(2, 3)
     finally:
-        layout.layout_choice.cache_clear()
+        layout.forget_choice()
     assert layout.parse_layout(" 1 x 4 ") == Layout(1, 4)
     for bad in ["0x2", "2x0", "two", "1x", "2*2"]:
         with pytest.raises(ValueError, match="expected PROCESSESxTHREADS"):

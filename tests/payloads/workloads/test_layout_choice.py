@@ -49,11 +49,11 @@ def node(monkeypatch, tmp_path: Path):
 
     def choose(busy: float = 0.0, workload: str = "gpt") -> layout.LayoutChoice:
         monkeypatch.setattr(layout, "running_elsewhere", lambda: busy)
-        layout.layout_choice.cache_clear()
+        layout.forget_choice()
         return layout.layout_choice(workload)
 
     yield choose
-    layout.layout_choice.cache_clear()
+    layout.forget_choice()
 
 
 def store(*measurements: Measurement) -> str:
@@ -223,3 +223,16 @@ def test_without_a_stored_file_planning_never_imports_the_store(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-c", code], env={**env, "CARAMEL_DATA_DIR": str(tmp_path)},
                           capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["rule", "False"]
+
+
+def test_one_decision_per_process_however_the_load_moves(node, monkeypatch) -> None:
+    """A plan asks for the processes, the threads and what chose them in three parameters (llm.yaml:
+    `node_layout()` twice, `layout_choice()` once): all three are one decision, even when the node's
+    load changes between the calls (it gave a job 1 thread and a table saying `1x2 (rule)`)."""
+    node(busy=0.0)
+    layout.forget_choice()
+    loads = iter([1.0, 0.0, 0.0, 0.0])
+    monkeypatch.setattr(layout, "running_elsewhere", lambda: next(loads))
+    threads = layout.node_layout().threads
+    described = layout.layout_choice().describe()
+    assert described.startswith(f"1x{threads} ") and threads == 1

@@ -168,13 +168,24 @@ def measured_choice(workload: str, cpus: set[int], free: int, path: str) -> Layo
     return LayoutChoice(layout, LayoutSource.MEASURED, why)
 
 
-@functools.lru_cache(maxsize=4)
 def layout_choice(workload: str = "gpt") -> LayoutChoice:
-    """The layout of `workload`'s trainer on this node now, and why (measured once per process: a plan
-    asks for it once per parameter): $CARAMEL_CPU_LAYOUT=PxT where set (to compare layouts, or pin
-    one); else the measurement `bench layout --measure` stored for this node (layout_store), cut to
-    the free cores; else the rule (its usable cores, the NUMA nodes that hold them, the tasks running
-    elsewhere)."""
+    """The layout of `workload`'s trainer on this node now, and why, decided once per process and
+    workload: a plan asks for it once per parameter (processes, threads, what chose them), and the
+    answers must agree however the node's load moves in between (a call with the default and one
+    naming "gpt" are one decision: lru_cache alone keys them apart). $CARAMEL_CPU_LAYOUT=PxT where
+    set (to compare layouts, or pin one); else the measurement `bench layout --measure` stored for
+    this node (layout_store), cut to the free cores; else the rule (its usable cores, the NUMA nodes
+    that hold them, the tasks running elsewhere)."""
+    return _decided(workload)
+
+
+def forget_choice() -> None:
+    """Decide the layout anew on the next call (bench layout after measuring; tests)."""
+    _decided.cache_clear()
+
+
+@functools.lru_cache(maxsize=4)
+def _decided(workload: str) -> LayoutChoice:
     if current().cpu_layout:
         return LayoutChoice(parse_layout(current().cpu_layout), LayoutSource.ENVIRONMENT, LAYOUT_VARIABLE)
     cpus = usable_cpus()
