@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import chain, islice, repeat
+from operator import itemgetter, sub, truediv
 
 from caramel.consumers.history.layout import METRIC_COLUMNS, RunRecord
-from caramel.consumers.history.metrics import Metric
+from caramel.consumers.history.metrics import Metric, MetricColumns
 from caramel.errors import RunError
 from caramel.stages.state import bounded
 
@@ -20,6 +22,7 @@ from caramel.stages.state import bounded
 _NUMBER = r"-?\d+(?:\.\d+)?(?:e-\d{1,3}|e\+?\d{1,2})?"
 PLAIN_SAMPLES = re.compile(rf"\[{_NUMBER}(?:, ?{_NUMBER})*\]")
 _MEAN, _MIN, _MAX = (METRIC_COLUMNS.index(name) for name in ("mean", "min", "max"))
+_DICT, _FLOAT = {dict}, {float}
 
 
 def mean_sd(values: list[float]) -> tuple[float, float | None]:
@@ -60,31 +63,127 @@ def samples_texts(columns: list[list[float]]) -> list[str]:
 
 def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
     """The metrics table's rows of a run's metrics: the direction as its plain text, the mean and sd
-    of the samples (`mean_sd`), their extremes and their text (`samples_texts`)."""
-    configs: dict = {}  # metrics of one row share their configuration: dump it once
-    directions: dict = {}
-    dumps = json.dumps
-    rows = []
-    metrics = metrics if isinstance(metrics, list) else list(metrics)
-    texts = samples_texts([m.samples for m in metrics])
-    for m, text in zip(metrics, texts, strict=True):
-        try:  # equal rows (an import's metrics each have their own dict) share one text too
-            key: object = tuple(m.row.items())
-            config = configs.get(key)
-        except TypeError:  # a value that is no text or number: dump it each time
-            key, config = None, None
-        if config is None:
-            config = dumps(m.row)
+    of the samples (`mean_sd`'s, to the bit), their extremes (`min`, `max`) and their text
+    (`samples_texts`). Made a column at a time (an import's line comes as MetricColumns; bench
+    result's Metric objects are taken apart once), each value by the very operation `mean_sd`, min
+    or max applies to that figure, mapped over the figures in C (`_statistics`)."""
+    columns = MetricColumns.of(metrics)
+    if not len(columns):
+        return []
+    lengths = list(map(len, columns.samples))
+    means, sds, lows, highs = _statistics(columns.samples, lengths, columns.floats)
+    return list(zip(repeat(run_key), columns.tables, _config_texts(columns.rows), columns.names, columns.units,
+                    _direction_texts(columns.directions), lengths, means, sds, lows, highs,
+                    samples_texts(list(columns.samples)), strict=False))  # repeat(run_key) never ends
+
+
+def _config_texts(rows: Sequence[dict]) -> list[str]:
+    """Each configuration's JSON text (json.dumps's), dumped once per distinct configuration (an
+    import's figures each have their own dict, a hundred of them equal, and so do its runs). Where
+    every value is a text and no text holds a brace (the usual case), the configurations are told
+    apart by their texts of one orjson.dumps of them all, cut apart at the braces: for dicts of texts,
+    the same text exactly when the same items in the same order, as old `tuple(items)` keys told them."""
+    import orjson  # here: see samples_texts
+
+    try:
+        if set(map(type, rows)) != _DICT:
+            raise TypeError("a configuration that is no dict")
+        text = orjson.dumps(rows)  # TypeError (orjson.JSONEncodeError): a value orjson refuses
+    except TypeError:
+        return _config_texts_one_by_one(rows)
+    # no escape, so a quote before a colon ends a key: each key followed by a quote, every value is a
+    # text (no number, list or object); one brace each way a configuration: none inside a text, so
+    # the configurations cut apart at `},{`
+    if b"\\" in text or text.count(b'":') != text.count(b'":"') \
+            or not text.count(b"{") == text.count(b"}") == len(rows):
+        return _config_texts_one_by_one(rows)
+    pieces = text[2:-2].split(b"},{")
+    if len(_CONFIG_TEXTS) > 4096:  # kept across runs (an import's runs share their configurations), bounded
+        _CONFIG_TEXTS.clear()
+    for items in set(pieces).difference(_CONFIG_TEXTS):  # read back as it was: texts only
+        _CONFIG_TEXTS[items] = json.dumps(orjson.loads(b"{" + items + b"}"))
+    return list(map(_CONFIG_TEXTS.__getitem__, pieces))
+
+
+_CONFIG_TEXTS: dict[bytes, str] = {}  # json.dumps of the configuration whose orjson text is {key}
+
+
+def _config_texts_one_by_one(rows: Sequence[dict]) -> list[str]:
+    """`_config_texts` of any configurations: each told apart by its items in order, and one whose items
+    cannot be (a list among the values) dumped each time."""
+    configs: dict = {}
+    texts = []
+    for row in rows:
+        try:
+            key: object = tuple(row.items())
+            text = configs.get(key)
+        except TypeError:
+            key, text = None, None
+        if text is None:
+            text = json.dumps(row)
             if key is not None:
-                configs[key] = config
-        direction = directions.get(m.direction)
-        if direction is None:
-            direction = directions[m.direction] = str(m.direction)
-        samples = m.samples
-        mean, sd = mean_sd(samples)
-        rows.append((run_key, m.table, config, m.name, m.unit, direction, len(samples), mean, sd, min(samples),
-                     max(samples), text))
-    return rows
+                configs[key] = text
+        texts.append(text)
+    return texts
+
+
+def _direction_texts(directions: Sequence[str]) -> list[str]:
+    """Each direction as its plain text (a Direction's value)."""
+    texts = dict.fromkeys(directions)
+    for direction in texts:
+        texts[direction] = str(direction)
+    return list(map(texts.__getitem__, directions))
+
+
+def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool) -> tuple[list, list, list, list]:
+    """The means, sds (`mean_sd`), minimums and maximums of the figures' samples, to the bit what
+    `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the same
+    squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit, so
+    never numpy's square), and `min`'s first smallest value (of 0.0 and -0.0, the first). `floats`:
+    every sample is known to be a float."""
+    n = lengths[0]
+    if n > 1 and lengths.count(n) == len(lengths) \
+            and (floats or set(map(type, chain.from_iterable(samples))) == _FLOAT):
+        return _uniform_statistics(samples, n)
+    means = list(map(truediv, map(math.fsum, samples), lengths))
+    deviations = map(sub, chain.from_iterable(samples), chain.from_iterable(map(repeat, means, lengths)))
+    squares = map(pow, deviations, repeat(2.0))
+    sums = map(math.fsum, map(islice, repeat(squares), lengths))  # each figure's squares in turn
+    sds = [math.sqrt(total / (count - 1)) if count > 1 else None for total, count in zip(sums, lengths, strict=True)]
+    return means, sds, list(map(min, samples)), list(map(max, samples))
+
+
+def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple[list, list, list, list]:
+    """`_statistics` of figures of n float samples each (an import's usual line), the deviations and
+    extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same in
+    numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min compares)."""
+    import numpy as np  # here: `bench history list` never needs it
+
+    count = len(samples)
+    values = np.fromiter(chain.from_iterable(samples), float, count * n).reshape(count, n)
+    with np.errstate(all="ignore"):  # an infinity or NaN: the value Python gives, without a warning
+        means = np.array(list(map(math.fsum, samples)), dtype=float) / n
+        squares = map(pow, (values - means[:, None]).ravel().tolist(), repeat(2.0))
+        sums = np.fromiter(map(math.fsum, zip(*[squares] * n, strict=True)), float, count)
+        sds = np.sqrt(sums / (n - 1))
+        lows = highs = values[:, 0]
+        for column in values.T[1:]:
+            lows = np.where(column < lows, column, lows)
+            highs = np.where(column > highs, column, highs)
+    return means.tolist(), sds.tolist(), lows.tolist(), highs.tolist()
+
+
+def nonfinite_count(rows: list[tuple]) -> int:
+    """How many of the rows are not `finite_row`s: none, told in a few passes in C, when the sum of
+    every mean, min and max is finite and their extremes within the bound; else row by row."""
+    means, lows, highs = (list(map(itemgetter(index), rows)) for index in (_MEAN, _MIN, _MAX))
+    try:
+        if rows and math.isfinite(math.fsum(chain(means, lows, highs))) and -1.7e308 <= min(lows) \
+                and max(highs) <= 1.7e308 and -1.7e308 <= min(means) and max(means) <= 1.7e308:
+            return 0
+    except (OverflowError, ValueError, TypeError):  # inf - inf, a sum that overflows, a value no number
+        pass
+    return sum(not finite_row(row) for row in rows)
 
 
 def finite_row(row: tuple) -> bool:
