@@ -95,7 +95,10 @@ class MetricColumns(Sequence[Metric]):
         if isinstance(metrics, MetricColumns):
             return metrics
         columns = tuple(zip(*map(_FIELDS, metrics), strict=True))
-        return cls(*columns) if columns else cls((), (), (), (), (), ())
+        if not columns:
+            return cls((), (), (), (), (), ())
+        tables, rows, names, units, directions, samples = columns
+        return cls(tables, rows, names, units, directions, samples)
 
     def __len__(self) -> int:
         return len(self.tables)

@@ -129,7 +129,7 @@ def _config_texts_one_by_one(rows: Sequence[dict]) -> list[str]:
 
 def _direction_texts(directions: Sequence[str]) -> list[str]:
     """Each direction as its plain text (a Direction's value)."""
-    texts = dict.fromkeys(directions)
+    texts = dict.fromkeys(directions, "")
     for direction in texts:
         texts[direction] = str(direction)
     return list(map(texts.__getitem__, directions))
