@@ -53,7 +53,7 @@ def _outcome(make, metrics) -> object:
 
 # every float but NaN and the infinities: tiny, huge (whose squares overflow), both zeros
 FINITE = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.floats(-1e3, 1e3),
-                   st.sampled_from([0.0, -0.0, 923.2681140745275, -923.2681140745275, 5e-324, 1.7e308]))
+                   st.sampled_from([0.0, -0.0, 923.2681140745275, -923.2681140745275, 5e-324, 1.7e308, -1.75e308]))
 # texts that take the fast way (plain) and those that do not (a brace, a quote, a backslash, a colon)
 TEXT = st.one_of(st.sampled_from(["1", "256", "a100", "", "é"]), st.text(max_size=4),
                  st.sampled_from(["{x}", 'a"b', "a\\b", "12:00", "},{"]))
@@ -90,12 +90,23 @@ def _columns_checked(run_key: str, metrics: list[Metric]) -> list[tuple]:
 @example([Metric("t", {"n": 1}, "rate", "", "higher", [1.0]), Metric("t", {"n": 1.0}, "time", "", "lower", [2.0]),
           Metric("t", {"n": [1]}, "x", "", "lower", [3.0, 4.0])])
 @example([Metric("t", {}, "rate", "", "higher", [1e300, -1e300])])  # a square overflows: OverflowError both ways
+# not finite (bench result's figures may be): counted as the store counts them, the NaN first or last
+@example([Metric("t", {}, "rate", "", "higher", [math.inf, math.inf]), Metric("t", {}, "x", "", "lower", [1.0, 2.0]),
+          Metric("t", {}, "y", "", "lower", [math.nan, 1.0]), Metric("t", {}, "z", "", "lower", [1.0, math.nan])])
 def test_rows_made_a_column_at_a_time_are_the_rows_made_one_by_one(metrics: list[Metric]) -> None:
     expected = _outcome(_rows_one_by_one, metrics)
     assert _outcome(rows.metric_rows, metrics) == expected
     assert _outcome(rows.metric_rows, iter(metrics)) == expected
-    if all(type(v) is float for m in metrics for v in m.samples):
+    floats = all(type(v) is float for m in metrics for v in m.samples)
+    if floats:
         assert _outcome(_columns_checked, metrics) == expected
+    if not isinstance(expected, str):  # the run's count of rows that are no finite_row, as stored
+        nonfinite = sum(not rows.finite_row(row) for row in _rows_one_by_one("run", metrics))
+        assert rows.counted_rows("run", metrics)[1] == nonfinite
+        if floats:
+            columns = MetricColumns.of(metrics)
+            columns.floats = True
+            assert rows.counted_rows("run", columns)[1] == nonfinite
 
 
 def test_the_pow_example_tells_numpys_square_apart() -> None:

@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from itertools import chain, islice, repeat
-from operator import itemgetter, sub, truediv
+from operator import sub, truediv
 
 from caramel.consumers.history.layout import METRIC_COLUMNS, RunRecord
 from caramel.consumers.history.metrics import Metric, MetricColumns
@@ -23,6 +23,7 @@ _NUMBER = r"-?\d+(?:\.\d+)?(?:e-\d{1,3}|e\+?\d{1,2})?"
 PLAIN_SAMPLES = re.compile(rf"\[{_NUMBER}(?:, ?{_NUMBER})*\]")
 _MEAN, _MIN, _MAX = (METRIC_COLUMNS.index(name) for name in ("mean", "min", "max"))
 _DICT, _FLOAT = {dict}, {float}
+_BOUND = 1.7e308  # layout.FINITE's: a value beyond it is stored as no finite number
 
 
 def mean_sd(values: list[float]) -> tuple[float, float | None]:
@@ -67,14 +68,20 @@ def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
     (`samples_texts`). Made a column at a time (an import's line comes as MetricColumns; bench
     result's Metric objects are taken apart once), each value by the very operation `mean_sd`, min
     or max applies to that figure, mapped over the figures in C (`_statistics`)."""
+    return counted_rows(run_key, metrics)[0]
+
+
+def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], int]:
+    """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite` count)."""
     columns = MetricColumns.of(metrics)
     if not len(columns):
-        return []
+        return [], 0
     lengths = list(map(len, columns.samples))
-    means, sds, lows, highs = _statistics(columns.samples, lengths, columns.floats)
-    return list(zip(repeat(run_key), columns.tables, _config_texts(columns.rows), columns.names, columns.units,
+    means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.floats)
+    rows = list(zip(repeat(run_key), columns.tables, _config_texts(columns.rows), columns.names, columns.units,
                     _direction_texts(columns.directions), lengths, means, sds, lows, highs,
                     samples_texts(list(columns.samples)), strict=False))  # repeat(run_key) never ends
+    return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
 
 
 def _config_texts(rows: Sequence[dict]) -> list[str]:
@@ -135,12 +142,13 @@ def _direction_texts(directions: Sequence[str]) -> list[str]:
     return list(map(texts.__getitem__, directions))
 
 
-def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool) -> tuple[list, list, list, list]:
+def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool) -> tuple:
     """The means, sds (`mean_sd`), minimums and maximums of the figures' samples, to the bit what
     `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the same
     squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit, so
-    never numpy's square), and `min`'s first smallest value (of 0.0 and -0.0, the first). `floats`:
-    every sample is known to be a float."""
+    never numpy's square), and `min`'s first smallest value (of 0.0 and -0.0, the first); and how many
+    figures are no `finite_row` where that is told on the way (else None). `floats`: every sample is
+    known to be a float."""
     n = lengths[0]
     if n > 1 and lengths.count(n) == len(lengths) \
             and (floats or set(map(type, chain.from_iterable(samples))) == _FLOAT):
@@ -150,10 +158,10 @@ def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool
     squares = map(pow, deviations, repeat(2.0))
     sums = map(math.fsum, map(islice, repeat(squares), lengths))  # each figure's squares in turn
     sds = [math.sqrt(total / (count - 1)) if count > 1 else None for total, count in zip(sums, lengths, strict=True)]
-    return means, sds, list(map(min, samples)), list(map(max, samples))
+    return means, sds, list(map(min, samples)), list(map(max, samples)), None
 
 
-def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple[list, list, list, list]:
+def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple:
     """`_statistics` of figures of n float samples each (an import's usual line), the deviations and
     extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same in
     numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min compares)."""
@@ -170,26 +178,15 @@ def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple[list, l
         for column in values.T[1:]:
             lows = np.where(column < lows, column, lows)
             highs = np.where(column > highs, column, highs)
-    return means.tolist(), sds.tolist(), lows.tolist(), highs.tolist()
-
-
-def nonfinite_count(rows: list[tuple]) -> int:
-    """How many of the rows are not `finite_row`s: none, told in a few passes in C, when the sum of
-    every mean, min and max is finite and their extremes within the bound; else row by row."""
-    means, lows, highs = (list(map(itemgetter(index), rows)) for index in (_MEAN, _MIN, _MAX))
-    try:
-        if rows and math.isfinite(math.fsum(chain(means, lows, highs))) and -1.7e308 <= min(lows) \
-                and max(highs) <= 1.7e308 and -1.7e308 <= min(means) and max(means) <= 1.7e308:
-            return 0
-    except (OverflowError, ValueError, TypeError):  # inf - inf, a sum that overflows, a value no number
-        pass
-    return sum(not finite_row(row) for row in rows)
+        # finite_row's test (NaN fails it), a column at a time
+        finite = (means >= -_BOUND) & (means <= _BOUND) & (lows >= -_BOUND) & (highs <= _BOUND)
+    return means.tolist(), sds.tolist(), lows.tolist(), highs.tolist(), count - int(np.count_nonzero(finite))
 
 
 def finite_row(row: tuple) -> bool:
     """Whether a metrics row's mean, min and max are finite numbers: layout.FINITE in Python (NaN fails)."""
     mean, low, high = row[_MEAN], row[_MIN], row[_MAX]
-    return -1.7e308 <= mean <= 1.7e308 and -1.7e308 <= low and high <= 1.7e308
+    return -_BOUND <= mean <= _BOUND and -_BOUND <= low and high <= _BOUND
 
 
 def decode_run(path: str, data: dict) -> RunRecord:

@@ -33,10 +33,9 @@ from caramel.consumers.history.layout import (
 )
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.rows import (
+    counted_rows,
     decode_run,
     finite_samples,
-    metric_rows,
-    nonfinite_count,
     plain_samples,
     row_field,
 )
@@ -114,7 +113,7 @@ class History:
         # counted again below when replaced)
         self.db.execute(upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
                         [*(row[c] for c in RUN_COLUMNS), 0, 0])
-        rows = metric_rows(run.run_key, metrics)
+        rows, nonfinite = counted_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
             rows, removed = self._changed(run.run_key, rows)
@@ -123,7 +122,7 @@ class History:
             self.written.append((run, rows))
         if not replace and added == len(rows):  # every row new (an import): counted as written
             self.db.execute("UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE run_key = ?",
-                            (added, nonfinite_count(rows), run.run_key))
+                            (added, nonfinite, run.run_key))
         elif replace or added:  # rows replaced or removed, or some already there: counted by the database
             self._recount(run.run_key)
         return removed + added

@@ -177,7 +177,6 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
 _METRIC_KEY_SET = frozenset(METRIC_KEYS)
 _EXPORTED = operator.itemgetter(*METRIC_KEYS)  # a metric's six values, in the order bench export writes them
 _METRIC_KEY_COUNT = {len(METRIC_KEYS)}
-_DICT, _LIST = {dict}, {list}
 _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
 _FLOAT, _TEXT_TYPE = {float}, {str}
 
@@ -187,19 +186,18 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
     value of a row a text) told a column at a time: a few passes in C over the line's figures
     instead of a dozen type tests per figure in Python (a million figures an import). None when any
     figure is not so: `_plain_metric` and the careful checks then look at each one."""
-    try:
-        if not metrics or set(map(type, metrics)) != _DICT or set(map(len, metrics)) != _METRIC_KEY_COUNT:
+    try:  # what is not so raises a KeyError (a key missing or another in its place) or a TypeError
+        if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
             return None
-        tables, rows, names, units, directions, samples = zip(*map(_EXPORTED, metrics), strict=True)
+        tables, rows, names, units, directions, samples = zip(*map(_EXPORTED, metrics), strict=True)  # dicts
         # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
         "".join(chain(tables, names, units, directions))
-        if not _DIRECTIONS.issuperset(directions) or set(map(type, rows)) != _DICT \
-                or set(map(type, samples)) != _LIST or not all(samples):
+        "".join(chain.from_iterable(map(dict.values, rows)))  # every row a dict of texts
+        # every sample list non-empty and holding floats alone (a text or an object holds no float)
+        if not all(samples) or not _DIRECTIONS.issuperset(directions) \
+                or set(map(type, chain.from_iterable(samples))) != _FLOAT:
             return None
-        "".join(chain.from_iterable(map(dict.values, rows)))
-    except (KeyError, TypeError):  # a key missing (unit, direction: optional) or another in its place; no text
-        return None
-    if set(map(type, chain.from_iterable(samples))) != _FLOAT:
+    except (KeyError, TypeError):
         return None
     try:  # the finite floats of the whole line sum to a finite number (else each figure is looked at)
         if not math.isfinite(math.fsum(chain.from_iterable(samples))):
