@@ -76,10 +76,10 @@ def figures(draw) -> list[Metric]:
 
 
 def _columns_checked(run_key: str, metrics: list[Metric]) -> list[tuple]:
-    """As an export line's columns come from history.validate: every sample known to be a float."""
+    """As an export line's columns come from history.validate (MetricColumns.checked)."""
     columns = MetricColumns.of(metrics)
     return rows.metric_rows(run_key, MetricColumns(columns.tables, columns.rows, columns.names, columns.units,
-                                                   columns.directions, columns.samples, floats=True))
+                                                   columns.directions, columns.samples, checked=True))
 
 
 @settings(max_examples=500, deadline=None)
@@ -97,15 +97,17 @@ def test_rows_made_a_column_at_a_time_are_the_rows_made_one_by_one(metrics: list
     expected = _outcome(_rows_one_by_one, metrics)
     assert _outcome(rows.metric_rows, metrics) == expected
     assert _outcome(rows.metric_rows, iter(metrics)) == expected
-    floats = all(type(v) is float for m in metrics for v in m.samples)
-    if floats:
+    # as history.validate hands a line on: floats, texts, the directions' plain texts
+    checked = all(type(v) is float for m in metrics for v in m.samples) \
+        and all(type(m.direction) is str and set(map(type, m.row.values())) <= {str} for m in metrics)
+    if checked:
         assert _outcome(_columns_checked, metrics) == expected
     if not isinstance(expected, str):  # the run's count of rows that are no finite_row, as stored
         nonfinite = sum(not rows.finite_row(row) for row in _rows_one_by_one("run", metrics))
         assert rows.counted_rows("run", metrics)[1] == nonfinite
-        if floats:
+        if checked:
             columns = MetricColumns.of(metrics)
-            columns.floats = True
+            columns.checked = True
             assert rows.counted_rows("run", columns)[1] == nonfinite
 
 
@@ -134,7 +136,7 @@ def test_an_export_lines_columns_give_the_rows_of_its_figures(metrics: list[Metr
     except OverflowError:  # the line's sum overflows: its figures are looked at one by one
         plain = False
     if plain:
-        assert isinstance(parsed[1], MetricColumns) and parsed[1].floats  # the columns' way
+        assert isinstance(parsed[1], MetricColumns) and parsed[1].checked  # the columns' way
     assert parsed[1] == metrics
     assert _outcome(rows.metric_rows, parsed[1]) == _outcome(_rows_one_by_one, metrics)
 

@@ -80,14 +80,16 @@ class MetricColumns(Sequence[Metric]):
     passes in C, with no Metric made only to be taken apart. Read as a sequence (a repeated run's
     figures compared, a test), it gives each figure as a Metric, equal to the one made directly."""
 
-    __slots__ = ("tables", "rows", "names", "units", "directions", "samples", "floats")
+    __slots__ = ("tables", "rows", "names", "units", "directions", "samples", "checked")
 
     def __init__(self, tables: Sequence[str], rows: Sequence[dict[str, str]], names: Sequence[str],
                  units: Sequence[str], directions: Sequence[str], samples: Sequence[list[float]],
-                 floats: bool = False) -> None:
+                 checked: bool = False) -> None:
         self.tables, self.rows, self.names = tables, rows, names
         self.units, self.directions, self.samples = units, directions, samples
-        self.floats = floats  # every sample known to be a float (not a subclass): history.validate checked
+        # as history.validate checks a line: every table, name, unit and direction a text ("higher", "lower"
+        # or "unknown"), every row a dict of texts, every sample a float (none a subclass of either)
+        self.checked = checked
 
     @classmethod
     def of(cls, metrics: Iterable[Metric]) -> MetricColumns:

@@ -42,7 +42,7 @@ def samples_text(values: list[float]) -> str:
     return "[" + ",".join(map(repr, values)) + "]"
 
 
-def samples_texts(columns: list[list[float]]) -> list[str]:
+def samples_texts(columns: Sequence[list[float]]) -> list[str]:
     """`samples_text` of each list, made by one orjson.dumps of them all and cut apart (a tenth of the
     time of a repr per float). orjson writes a float as repr does but for its exponents (`1e16`, `1e-7`
     where repr writes `1e+16`, `1e-07`) and the values under 1e-4 (`0.00005`, repr `5e-05`), and a
@@ -77,23 +77,25 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], 
     if not len(columns):
         return [], 0
     lengths = list(map(len, columns.samples))
-    means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.floats)
-    rows = list(zip(repeat(run_key), columns.tables, _config_texts(columns.rows), columns.names, columns.units,
-                    _direction_texts(columns.directions), lengths, means, sds, lows, highs,
-                    samples_texts(list(columns.samples)), strict=False))  # repeat(run_key) never ends
+    means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
+    directions = columns.directions if columns.checked else _direction_texts(columns.directions)  # plain texts
+    rows = list(zip(repeat(run_key), columns.tables, _config_texts(columns.rows, columns.checked), columns.names,
+                    columns.units, directions, lengths, means, sds, lows, highs, samples_texts(columns.samples),
+                    strict=False))  # repeat(run_key) never ends
     return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
 
 
-def _config_texts(rows: Sequence[dict]) -> list[str]:
+def _config_texts(rows: Sequence[dict], dicts: bool = False) -> list[str]:
     """Each configuration's JSON text (json.dumps's), dumped once per distinct configuration (an
     import's figures each have their own dict, a hundred of them equal, and so do its runs). Where
     every value is a text and no text holds a brace (the usual case), the configurations are told
     apart by their texts of one orjson.dumps of them all, cut apart at the braces: for dicts of texts,
-    the same text exactly when the same items in the same order, as old `tuple(items)` keys told them."""
+    the same text exactly when the same items in the same order, as old `tuple(items)` keys told them.
+    `dicts`: every row is known to be a dict."""
     import orjson  # here: see samples_texts
 
     try:
-        if set(map(type, rows)) != _DICT:
+        if not dicts and set(map(type, rows)) != _DICT:
             raise TypeError("a configuration that is no dict")
         text = orjson.dumps(rows)  # TypeError (orjson.JSONEncodeError): a value orjson refuses
     except TypeError:
@@ -170,7 +172,7 @@ def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple:
     count = len(samples)
     values = np.fromiter(chain.from_iterable(samples), float, count * n).reshape(count, n)
     with np.errstate(all="ignore"):  # an infinity or NaN: the value Python gives, without a warning
-        means = np.array(list(map(math.fsum, samples)), dtype=float) / n
+        means = np.fromiter(map(math.fsum, samples), float, count) / n
         squares = map(pow, (values - means[:, None]).ravel().tolist(), repeat(2.0))
         sums = np.fromiter(map(math.fsum, zip(*[squares] * n, strict=True)), float, count)
         sds = np.sqrt(sums / (n - 1))

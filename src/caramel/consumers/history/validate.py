@@ -175,7 +175,7 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
 
 
 _METRIC_KEY_SET = frozenset(METRIC_KEYS)
-_EXPORTED = operator.itemgetter(*METRIC_KEYS)  # a metric's six values, in the order bench export writes them
+_EXPORTED = tuple(map(operator.itemgetter, METRIC_KEYS))  # a metric's six values, in the order export writes them
 _METRIC_KEY_COUNT = {len(METRIC_KEYS)}
 _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
 _FLOAT, _TEXT_TYPE = {float}, {str}
@@ -189,7 +189,7 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
     try:  # what is not so raises a KeyError (a key missing or another in its place) or a TypeError
         if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
             return None
-        tables, rows, names, units, directions, samples = zip(*map(_EXPORTED, metrics), strict=True)  # dicts
+        tables, rows, names, units, directions, samples = (tuple(map(value, metrics)) for value in _EXPORTED)
         # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
         "".join(chain(tables, names, units, directions))
         "".join(chain.from_iterable(map(dict.values, rows)))  # every row a dict of texts
@@ -205,7 +205,7 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
     except (OverflowError, ValueError):
         return None
     # Metrics when read (history.rows never reads them so)
-    return MetricColumns(tables, rows, names, units, directions, samples, floats=True)
+    return MetricColumns(tables, rows, names, units, directions, samples, checked=True)
 
 
 def _plain_metric(metric) -> bool:
