@@ -80,16 +80,17 @@ class MetricColumns(Sequence[Metric]):
     passes in C, with no Metric made only to be taken apart. Read as a sequence (a repeated run's
     figures compared, a test), it gives each figure as a Metric, equal to the one made directly."""
 
-    __slots__ = ("tables", "rows", "names", "units", "directions", "samples", "checked")
+    __slots__ = ("tables", "rows", "names", "units", "directions", "samples", "checked", "configs_json")
 
     def __init__(self, tables: Sequence[str], rows: Sequence[dict[str, str]], names: Sequence[str],
                  units: Sequence[str], directions: Sequence[str], samples: Sequence[list[float]],
-                 checked: bool = False) -> None:
+                 checked: bool = False, configs_json: bytes | None = None) -> None:
         self.tables, self.rows, self.names = tables, rows, names
         self.units, self.directions, self.samples = units, directions, samples
         # as history.validate checks a line: every table, name, unit and direction a text ("higher", "lower"
         # or "unknown"), every row a dict of texts, every sample a float (none a subclass of either)
         self.checked = checked
+        self.configs_json = configs_json  # the rows' text by history.rows.texts_json, where the checks made it
 
     @classmethod
     def of(cls, metrics: Iterable[Metric]) -> MetricColumns:

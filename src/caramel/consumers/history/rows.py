@@ -79,42 +79,50 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], 
     lengths = list(map(len, columns.samples))
     means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
     directions = columns.directions if columns.checked else _direction_texts(columns.directions)  # plain texts
-    rows = list(zip(repeat(run_key), columns.tables, _config_texts(columns.rows, columns.checked), columns.names,
+    configs = _config_texts(columns.rows, columns.configs_json, columns.checked)
+    rows = list(zip(repeat(run_key), columns.tables, configs, columns.names,
                     columns.units, directions, lengths, means, sds, lows, highs, samples_texts(columns.samples),
                     strict=False))  # repeat(run_key) never ends
     return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
 
 
-def _config_texts(rows: Sequence[dict], dicts: bool = False) -> list[str]:
+def _config_texts(rows: Sequence[dict], text: bytes | None = None, dicts: bool = False) -> list[str]:
     """Each configuration's JSON text (json.dumps's), dumped once per distinct configuration (an
     import's figures each have their own dict, a hundred of them equal, and so do its runs). Where
-    every value is a text and no text holds a brace (the usual case), the configurations are told
-    apart by their texts of one orjson.dumps of them all, cut apart at the braces: for dicts of texts,
-    the same text exactly when the same items in the same order, as old `tuple(items)` keys told them.
-    `dicts`: every row is known to be a dict."""
-    import orjson  # here: see samples_texts
-
-    try:
-        if not dicts and set(map(type, rows)) != _DICT:
-            raise TypeError("a configuration that is no dict")
-        text = orjson.dumps(rows)  # TypeError (orjson.JSONEncodeError): a value orjson refuses
-    except TypeError:
-        return _config_texts_one_by_one(rows)
-    # no escape, so a quote before a colon ends a key: each key followed by a quote, every value is a
-    # text (no number, list or object); one brace each way a configuration: none inside a text, so
-    # the configurations cut apart at `},{`
-    if b"\\" in text or text.count(b'":') != text.count(b'":"') \
-            or not text.count(b"{") == text.count(b"}") == len(rows):
+    every value is a text and no text holds an escape or a brace (the usual case), the configurations
+    are told apart by their texts in one orjson.dumps of them all (`texts_json`; `text`, when the
+    caller has it), cut apart at the braces: for dicts of texts, the same text exactly when the same
+    items in the same order, as `tuple(items)` keys tell them. `dicts`: every row is known to be a dict."""
+    if text is None:
+        try:
+            if not dicts and set(map(type, rows)) != _DICT:
+                raise TypeError("a configuration that is no dict")
+            text = texts_json(rows)
+        except TypeError:  # orjson.JSONEncodeError: a value orjson refuses
+            text = None
+    # one brace each way a configuration: none inside a text, so they cut apart at `},{`
+    if text is None or not text.count(b"{") == text.count(b"}") == len(rows):
         return _config_texts_one_by_one(rows)
     pieces = text[2:-2].split(b"},{")
     if len(_CONFIG_TEXTS) > 4096:  # kept across runs (an import's runs share their configurations), bounded
         _CONFIG_TEXTS.clear()
     for items in set(pieces).difference(_CONFIG_TEXTS):  # read back as it was: texts only
-        _CONFIG_TEXTS[items] = json.dumps(orjson.loads(b"{" + items + b"}"))
+        _CONFIG_TEXTS[items] = json.dumps(json.loads(b"{" + items + b"}"))
     return list(map(_CONFIG_TEXTS.__getitem__, pieces))
 
 
 _CONFIG_TEXTS: dict[bytes, str] = {}  # json.dumps of the configuration whose orjson text is {key}
+
+
+def texts_json(rows: Sequence[dict]) -> bytes | None:
+    """orjson's text of dicts whose every value is a text, none holding an escape (a quote, a backslash,
+    a control character); None for any other dicts. With no escape, a quote before a colon ends a key:
+    each followed by a quote, every value is a text (no number, list or object). TypeError
+    (orjson.JSONEncodeError) for what orjson does not write (an integer beyond 64 bits)."""
+    import orjson  # here: see samples_texts
+
+    text = orjson.dumps(rows)
+    return None if b"\\" in text or text.count(b'":') != text.count(b'":"') else text
 
 
 def _config_texts_one_by_one(rows: Sequence[dict]) -> list[str]:

@@ -22,6 +22,7 @@ from itertools import chain
 import orjson
 
 from caramel.consumers.history.metrics import Metric, MetricColumns
+from caramel.consumers.history.rows import texts_json
 from caramel.consumers.history.store import EXPORT_SCHEMA, RunRecord
 from caramel.errors import Location, RunError, did_you_mean
 from caramel.stages.state import bounded
@@ -177,6 +178,7 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
 _METRIC_KEY_SET = frozenset(METRIC_KEYS)
 _EXPORTED = tuple(map(operator.itemgetter, METRIC_KEYS))  # a metric's six values, in the order export writes them
 _METRIC_KEY_COUNT = {len(METRIC_KEYS)}
+_DICT = {dict}
 _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
 _FLOAT, _TEXT_TYPE = {float}, {str}
 
@@ -192,7 +194,11 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
         tables, rows, names, units, directions, samples = (tuple(map(value, metrics)) for value in _EXPORTED)
         # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
         "".join(chain(tables, names, units, directions))
-        "".join(chain.from_iterable(map(dict.values, rows)))  # every row a dict of texts
+        if set(map(type, rows)) != _DICT:
+            return None
+        configs_json = texts_json(rows)  # every row a dict of texts (None: an escape, or a value no text)
+        if configs_json is None:
+            "".join(chain.from_iterable(map(dict.values, rows)))
         # every sample list non-empty and holding floats alone (a text or an object holds no float)
         if not all(samples) or not _DIRECTIONS.issuperset(directions) \
                 or set(map(type, chain.from_iterable(samples))) != _FLOAT:
@@ -205,7 +211,7 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
     except (OverflowError, ValueError):
         return None
     # Metrics when read (history.rows never reads them so)
-    return MetricColumns(tables, rows, names, units, directions, samples, checked=True)
+    return MetricColumns(tables, rows, names, units, directions, samples, checked=True, configs_json=configs_json)
 
 
 def _plain_metric(metric) -> bool:
