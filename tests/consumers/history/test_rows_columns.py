@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from caramel.consumers.history import rows, validate
 from caramel.consumers.history.metrics import Metric, MetricColumns
-from caramel.errors import Location
+from caramel.errors import Location, RunError
 from caramel.vocabulary import Direction
 
 
@@ -148,3 +148,25 @@ def test_metric_columns_read_as_the_metrics_they_hold() -> None:
     assert columns[1] == made[1] and columns[1:] == made[1:] and repr(columns) == repr(made)
     assert columns != (made[0],) and MetricColumns.of([]) == []
     assert rows.metric_rows("r", MetricColumns.of([])) == []
+
+
+@pytest.mark.parametrize("depth", [3, 9, 20, 63, 64, 70, 1100])
+def test_a_line_read_by_orjson_before_its_depth_is_counted_reads_as_before(depth: int) -> None:
+    """orjson reads a line before its depth is counted (validate._fast_line): one nested past what
+    an export's run holds goes the careful way, so the answer (a run, or the error naming the line
+    and what is wrong) is the one the depth count first gave."""
+    deep = "[" * depth + "]" * depth
+    line = ('{"schema": 2, "run": {"run_key": "r", "benchmark": "b", "tags": ' + deep + '}, "metrics": '
+            '[{"table": "t", "row": {"n": "1"}, "name": "x", "unit": "", "direction": "higher", "samples": [1.5]}]}')
+
+    def outcome() -> str:
+        try:
+            return repr(validate.parse_line(line.encode(), Location("export.jsonl", 4)))
+        except RunError as exc:
+            return str(exc)
+
+    fast = outcome()
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(validate, "_fast_line", lambda data: None)  # every line counted, then read by json
+        assert fast == outcome()
+    assert "export.jsonl:4" in fast and ("64 deep" in fast) == (depth + 2 > 64)
