@@ -17,9 +17,11 @@ direction (spec.units), decided here once and stored; compare, pages and predict
 from __future__ import annotations
 
 import math
+import operator
 import statistics
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 from caramel.stages.spec.model import Pattern
 from caramel.stages.spec.units import direction, readable_unit, unit_in_name
@@ -70,6 +72,67 @@ class Metric:
     @property
     def unstable(self) -> bool:
         return self.n > 1 and self.sd_pct > 100 * UNSTABLE_CV
+
+
+class MetricColumns(Sequence[Metric]):
+    """A run's metrics held a column at a time: what an import's line of a thousand figures is once
+    checked (history.validate), from which history.rows makes the metrics table's rows in a few
+    passes in C, with no Metric made only to be taken apart. Read as a sequence (a repeated run's
+    figures compared, a test), it gives each figure as a Metric, equal to the one made directly."""
+
+    __slots__ = ("tables", "rows", "names", "units", "directions", "samples", "checked", "configs_json")
+
+    def __init__(self, tables: Sequence[str], rows: Sequence[dict[str, str]], names: Sequence[str],
+                 units: Sequence[str], directions: Sequence[str], samples: Sequence[list[float]],
+                 checked: bool = False, configs_json: bytes | None = None) -> None:
+        self.tables, self.rows, self.names = tables, rows, names
+        self.units, self.directions, self.samples = units, directions, samples
+        # as history.validate checks a line: every table, name, unit and direction a text ("higher", "lower"
+        # or "unknown"), every row a dict of texts, every sample a float (none a subclass of either)
+        self.checked = checked
+        self.configs_json = configs_json  # the rows' text by history.rows.texts_json, where the checks made it
+
+    @classmethod
+    def of(cls, metrics: Iterable[Metric]) -> MetricColumns:
+        """The columns of Metric objects (bench result's)."""
+        if isinstance(metrics, MetricColumns):
+            return metrics
+        columns = tuple(zip(*map(_FIELDS, metrics), strict=True))
+        if not columns:
+            return cls((), (), (), (), (), ())
+        tables, rows, names, units, directions, samples = columns
+        return cls(tables, rows, names, units, directions, samples)
+
+    def __len__(self) -> int:
+        return len(self.tables)
+
+    @overload
+    def __getitem__(self, index: int) -> Metric: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Metric]: ...
+
+    def __getitem__(self, index: int | slice) -> Metric | list[Metric]:
+        if isinstance(index, slice):
+            return list(self)[index]
+        return Metric(self.tables[index], self.rows[index], self.names[index], self.units[index],
+                      self.directions[index], self.samples[index])
+
+    def __iter__(self) -> Iterator[Metric]:
+        return map(Metric, self.tables, self.rows, self.names, self.units, self.directions, self.samples)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MetricColumns):
+            other = list(other)
+        return list(self) == other if isinstance(other, list) else NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's: equal to one, and as changeable
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+
+_FIELDS = operator.attrgetter("table", "row", "name", "unit", "direction", "samples")
 
 
 def _number(value) -> float | None:

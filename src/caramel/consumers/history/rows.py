@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from itertools import chain, islice, repeat
+from operator import sub, truediv
 
 from caramel.consumers.history.layout import METRIC_COLUMNS, RunRecord
-from caramel.consumers.history.metrics import Metric
+from caramel.consumers.history.metrics import Metric, MetricColumns
 from caramel.errors import RunError
 from caramel.stages.state import bounded
 
@@ -20,6 +22,8 @@ from caramel.stages.state import bounded
 _NUMBER = r"-?\d+(?:\.\d+)?(?:e-\d{1,3}|e\+?\d{1,2})?"
 PLAIN_SAMPLES = re.compile(rf"\[{_NUMBER}(?:, ?{_NUMBER})*\]")
 _MEAN, _MIN, _MAX = (METRIC_COLUMNS.index(name) for name in ("mean", "min", "max"))
+_DICT, _FLOAT = {dict}, {float}
+_BOUND = 1.7e308  # layout.FINITE's: a value beyond it is stored as no finite number
 
 
 def mean_sd(values: list[float]) -> tuple[float, float | None]:
@@ -38,7 +42,7 @@ def samples_text(values: list[float]) -> str:
     return "[" + ",".join(map(repr, values)) + "]"
 
 
-def samples_texts(columns: list[list[float]]) -> list[str]:
+def samples_texts(columns: Sequence[list[float]]) -> list[str]:
     """`samples_text` of each list, made by one orjson.dumps of them all and cut apart (a tenth of the
     time of a repr per float). orjson writes a float as repr does but for its exponents (`1e16`, `1e-7`
     where repr writes `1e+16`, `1e-07`) and the values under 1e-4 (`0.00005`, repr `5e-05`), and a
@@ -60,37 +64,139 @@ def samples_texts(columns: list[list[float]]) -> list[str]:
 
 def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
     """The metrics table's rows of a run's metrics: the direction as its plain text, the mean and sd
-    of the samples (`mean_sd`), their extremes and their text (`samples_texts`)."""
-    configs: dict = {}  # metrics of one row share their configuration: dump it once
-    directions: dict = {}
-    dumps = json.dumps
-    rows = []
-    metrics = metrics if isinstance(metrics, list) else list(metrics)
-    texts = samples_texts([m.samples for m in metrics])
-    for m, text in zip(metrics, texts, strict=True):
-        try:  # equal rows (an import's metrics each have their own dict) share one text too
-            key: object = tuple(m.row.items())
-            config = configs.get(key)
-        except TypeError:  # a value that is no text or number: dump it each time
-            key, config = None, None
-        if config is None:
-            config = dumps(m.row)
+    of the samples (`mean_sd`'s, to the bit), their extremes (`min`, `max`) and their text
+    (`samples_texts`). Made a column at a time (an import's line comes as MetricColumns; bench
+    result's Metric objects are taken apart once), each value by the very operation `mean_sd`, min
+    or max applies to that figure, mapped over the figures in C (`_statistics`)."""
+    return counted_rows(run_key, metrics)[0]
+
+
+def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], int]:
+    """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite` count)."""
+    columns = MetricColumns.of(metrics)
+    if not len(columns):
+        return [], 0
+    lengths = list(map(len, columns.samples))
+    means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
+    directions = columns.directions if columns.checked else _direction_texts(columns.directions)  # plain texts
+    configs = _config_texts(columns.rows, columns.configs_json, columns.checked)
+    rows = list(zip(repeat(run_key), columns.tables, configs, columns.names,
+                    columns.units, directions, lengths, means, sds, lows, highs, samples_texts(columns.samples),
+                    strict=False))  # repeat(run_key) never ends
+    return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
+
+
+def _config_texts(rows: Sequence[dict], text: bytes | None = None, dicts: bool = False) -> list[str]:
+    """Each configuration's JSON text (json.dumps's), dumped once per distinct configuration (an
+    import's figures each have their own dict, a hundred of them equal, and so do its runs). Where
+    every value is a text and no text holds an escape or a brace (the usual case), the configurations
+    are told apart by their texts in one orjson.dumps of them all (`texts_json`; `text`, when the
+    caller has it), cut apart at the braces: for dicts of texts, the same text exactly when the same
+    items in the same order, as `tuple(items)` keys tell them. `dicts`: every row is known to be a dict."""
+    if text is None:
+        try:
+            if not dicts and set(map(type, rows)) != _DICT:
+                raise TypeError("a configuration that is no dict")
+            text = texts_json(rows)
+        except TypeError:  # orjson.JSONEncodeError: a value orjson refuses
+            text = None
+    # one brace each way a configuration: none inside a text, so they cut apart at `},{`
+    if text is None or not text.count(b"{") == text.count(b"}") == len(rows):
+        return _config_texts_one_by_one(rows)
+    pieces = text[2:-2].split(b"},{")
+    if len(_CONFIG_TEXTS) > 4096:  # kept across runs (an import's runs share their configurations), bounded
+        _CONFIG_TEXTS.clear()
+    for items in set(pieces).difference(_CONFIG_TEXTS):  # read back as it was: texts only
+        _CONFIG_TEXTS[items] = json.dumps(json.loads(b"{" + items + b"}"))
+    return list(map(_CONFIG_TEXTS.__getitem__, pieces))
+
+
+_CONFIG_TEXTS: dict[bytes, str] = {}  # json.dumps of the configuration whose orjson text is {key}
+
+
+def texts_json(rows: Sequence[dict]) -> bytes | None:
+    """orjson's text of dicts whose every value is a text, none holding an escape (a quote, a backslash,
+    a control character); None for any other dicts. With no escape, a quote before a colon ends a key:
+    each followed by a quote, every value is a text (no number, list or object). TypeError
+    (orjson.JSONEncodeError) for what orjson does not write (an integer beyond 64 bits)."""
+    import orjson  # here: see samples_texts
+
+    text = orjson.dumps(rows)
+    return None if b"\\" in text or text.count(b'":') != text.count(b'":"') else text
+
+
+def _config_texts_one_by_one(rows: Sequence[dict]) -> list[str]:
+    """`_config_texts` of any configurations: each told apart by its items in order, and one whose items
+    cannot be (a list among the values) dumped each time."""
+    configs: dict = {}
+    texts = []
+    for row in rows:
+        try:
+            key: object = tuple(row.items())
+            text = configs.get(key)
+        except TypeError:
+            key, text = None, None
+        if text is None:
+            text = json.dumps(row)
             if key is not None:
-                configs[key] = config
-        direction = directions.get(m.direction)
-        if direction is None:
-            direction = directions[m.direction] = str(m.direction)
-        samples = m.samples
-        mean, sd = mean_sd(samples)
-        rows.append((run_key, m.table, config, m.name, m.unit, direction, len(samples), mean, sd, min(samples),
-                     max(samples), text))
-    return rows
+                configs[key] = text
+        texts.append(text)
+    return texts
+
+
+def _direction_texts(directions: Sequence[str]) -> list[str]:
+    """Each direction as its plain text (a Direction's value)."""
+    texts = dict.fromkeys(directions, "")
+    for direction in texts:
+        texts[direction] = str(direction)
+    return list(map(texts.__getitem__, directions))
+
+
+def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool) -> tuple:
+    """The means, sds (`mean_sd`), minimums and maximums of the figures' samples, to the bit what
+    `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the same
+    squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit, so
+    never numpy's square), and `min`'s first smallest value (of 0.0 and -0.0, the first); and how many
+    figures are no `finite_row` where that is told on the way (else None). `floats`: every sample is
+    known to be a float."""
+    n = lengths[0]
+    if n > 1 and lengths.count(n) == len(lengths) \
+            and (floats or set(map(type, chain.from_iterable(samples))) == _FLOAT):
+        return _uniform_statistics(samples, n)
+    means = list(map(truediv, map(math.fsum, samples), lengths))
+    deviations = map(sub, chain.from_iterable(samples), chain.from_iterable(map(repeat, means, lengths)))
+    squares = map(pow, deviations, repeat(2.0))
+    sums = map(math.fsum, map(islice, repeat(squares), lengths))  # each figure's squares in turn
+    sds = [math.sqrt(total / (count - 1)) if count > 1 else None for total, count in zip(sums, lengths, strict=True)]
+    return means, sds, list(map(min, samples)), list(map(max, samples)), None
+
+
+def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple:
+    """`_statistics` of figures of n float samples each (an import's usual line), the deviations and
+    extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same in
+    numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min compares)."""
+    import numpy as np  # here: `bench history list` never needs it
+
+    count = len(samples)
+    values = np.fromiter(chain.from_iterable(samples), float, count * n).reshape(count, n)
+    with np.errstate(all="ignore"):  # an infinity or NaN: the value Python gives, without a warning
+        means = np.fromiter(map(math.fsum, samples), float, count) / n
+        squares = map(pow, (values - means[:, None]).ravel().tolist(), repeat(2.0))
+        sums = np.fromiter(map(math.fsum, zip(*[squares] * n, strict=True)), float, count)
+        sds = np.sqrt(sums / (n - 1))
+        lows = highs = values[:, 0]
+        for column in values.T[1:]:
+            lows = np.where(column < lows, column, lows)
+            highs = np.where(column > highs, column, highs)
+        # finite_row's test (NaN fails it), a column at a time
+        finite = (means >= -_BOUND) & (means <= _BOUND) & (lows >= -_BOUND) & (highs <= _BOUND)
+    return means.tolist(), sds.tolist(), lows.tolist(), highs.tolist(), count - int(np.count_nonzero(finite))
 
 
 def finite_row(row: tuple) -> bool:
     """Whether a metrics row's mean, min and max are finite numbers: layout.FINITE in Python (NaN fails)."""
     mean, low, high = row[_MEAN], row[_MIN], row[_MAX]
-    return -1.7e308 <= mean <= 1.7e308 and -1.7e308 <= low and high <= 1.7e308
+    return -_BOUND <= mean <= _BOUND and -_BOUND <= low and high <= _BOUND
 
 
 def decode_run(path: str, data: dict) -> RunRecord:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
 
 from caramel.consumers.history import engine, exchange, layout
@@ -33,10 +33,9 @@ from caramel.consumers.history.layout import (
 )
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.rows import (
+    counted_rows,
     decode_run,
-    finite_row,
     finite_samples,
-    metric_rows,
     plain_samples,
     row_field,
 )
@@ -114,7 +113,7 @@ class History:
         # counted again below when replaced)
         self.db.execute(upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
                         [*(row[c] for c in RUN_COLUMNS), 0, 0])
-        rows = metric_rows(run.run_key, metrics)
+        rows, nonfinite = counted_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
             rows, removed = self._changed(run.run_key, rows)
@@ -123,7 +122,7 @@ class History:
             self.written.append((run, rows))
         if not replace and added == len(rows):  # every row new (an import): counted as written
             self.db.execute("UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE run_key = ?",
-                            (added, sum(not finite_row(r) for r in rows), run.run_key))
+                            (added, nonfinite, run.run_key))
         elif replace or added:  # rows replaced or removed, or some already there: counted by the database
             self._recount(run.run_key)
         return removed + added
@@ -293,7 +292,7 @@ class History:
         (history.exchange.export_lines; `site_of(run)` names the site to write)."""
         return exchange.export_lines(self, benchmark, site_of)
 
-    def import_records(self, records: Iterable[tuple[RunRecord, list[Metric], Location]]) -> tuple[int, int]:
+    def import_records(self, records: Iterable[tuple[RunRecord, Sequence[Metric], Location]]) -> tuple[int, int]:
         """Add validated (run, metrics, where) records in one transaction: (new runs, new figures)
         (history.exchange.import_records: a run here with other figures refuses the whole file)."""
         return exchange.import_records(self, records)

@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import fields
 from itertools import chain
 
 import orjson
 
-from caramel.consumers.history.metrics import Metric
+from caramel.consumers.history.metrics import Metric, MetricColumns
+from caramel.consumers.history.rows import texts_json
 from caramel.consumers.history.store import EXPORT_SCHEMA, RunRecord
 from caramel.errors import Location, RunError, did_you_mean
 from caramel.stages.state import bounded
@@ -45,8 +47,14 @@ class _Bad(Exception):
     """What is wrong with a value, and where in the line (a JSON path)."""
 
 
-def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | None:
+def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, Sequence[Metric]] | None:
     """One line of an export as a run and its metrics; None for a blank line; RunError when malformed."""
+    # a line as bench export writes it, read by orjson (which takes only UTF-8, as the decoding below):
+    # never deeper than `bounded.check` lets through, so that check's count of the depth (a fifth of a
+    # millisecond a line) is left out for it
+    fast = _fast_line(raw) if len(raw) <= bounded.MAX_BYTES else None
+    if fast is not None:
+        return _parsed(*fast, where)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -54,11 +62,24 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | 
                        "text", where, hint="bench export writes UTF-8 JSON, one run per line") from None
     if not text.strip():
         return None
+    return _parsed(_careful_json(raw, where), None, where)
+
+
+def _parsed(doc, plain: MetricColumns | None, where: Location) -> tuple[RunRecord, Sequence[Metric]]:
+    """The run and metrics of a line's JSON (`plain`: its metrics, told by `_plain_metrics`)."""
+    _check_schema(doc, where)
+    try:
+        return _record(doc, plain)
+    except _Bad as exc:
+        raise RunError(f"not a bench export: {exc}", where, hint="make the file with bench export") from None
+
+
+def _careful_json(raw: bytes, where: Location):
+    """A line json reads, once bounded (size and depth): any other line's error names what is wrong."""
     try:  # bounded.loads of the line's own bytes (what the text, valid UTF-8, encodes back to: one copy fewer)
         data = bounded.check(raw, "the line")
-        fast = _fast_line(data)
         try:
-            doc, plain = fast if fast is not None else (json.loads(data), None)
+            return json.loads(data)
         except RecursionError:  # brackets that do not pair up, so the depth check could not count them
             raise bounded.OverLimit("the line: JSON nested too deeply") from None
     except bounded.OverLimit as exc:
@@ -68,11 +89,6 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, list[Metric]] | 
                    "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0])
         raise RunError(f"not a bench export: not JSON: {problem}", where,
                        hint="bench export writes one JSON object per line; was the file cut short?") from None
-    _check_schema(doc, where)
-    try:
-        return _record(doc, plain)
-    except _Bad as exc:
-        raise RunError(f"not a bench export: {exc}", where, hint="make the file with bench export") from None
 
 
 def _check_schema(doc, where: Location) -> None:
@@ -89,39 +105,41 @@ def _check_schema(doc, where: Location) -> None:
                             "it, or export again with an older caramel")
 
 
-def _fast_line(data: bytes) -> tuple[dict, list[Metric]] | None:
+def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
     """A line as bench export writes it, parsed by orjson (half of json's time) and its metrics
     told a column at a time (`_plain_metrics`); None for anything else, which json then reads as
     before (its errors, and what orjson refuses or reads otherwise: NaN, `1e999`, a lone surrogate, a
     byte order mark). orjson reads a whole number beyond 64 bits as a float where json keeps it whole:
     a line with a float of that size outside the samples is read by json too (a sample is stored as
-    a float either way), and a configuration value that is a number is never a plain metric's."""
+    a float either way), and a configuration value that is a number is never a plain metric's. The
+    line is at most `_SHALLOW` + 1 deep (plain metrics: 4), so far within the depth json is allowed."""
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
     if type(doc) is not dict or type(doc.get("metrics")) is not list \
-            or not all(_small_numbers(value) for key, value in doc.items() if key != "metrics"):
+            or not all(_small_numbers(value, _SHALLOW) for key, value in doc.items() if key != "metrics"):
         return None
     metrics = _plain_metrics(doc["metrics"])
     return None if metrics is None else (doc, metrics)
 
 
-def _small_numbers(value) -> bool:
-    """No float of 2**63 or more in `value` (orjson's reading of a whole number json keeps whole)."""
+def _small_numbers(value, depth: int) -> bool:
+    """No float of 2**63 or more in `value` (orjson's reading of a whole number json keeps whole),
+    nor a list or object nested more than `depth` deep."""
     if type(value) is float:
         return -_WHOLE_LIMIT < value < _WHOLE_LIMIT
-    if type(value) is dict:
-        return all(map(_small_numbers, value.values()))
-    if type(value) is list:
-        return all(map(_small_numbers, value))
+    if type(value) is dict or type(value) is list:
+        return depth > 0 and all(_small_numbers(item, depth - 1)
+                                 for item in (value.values() if type(value) is dict else value))
     return True
 
 
 _WHOLE_LIMIT = float(2**63)
+_SHALLOW = 8  # an export's run nests 2 deep (run, tags); bounded.MAX_DEPTH (64) is far above
 
 
-def _record(doc, plain: list[Metric] | None = None) -> tuple[RunRecord, list[Metric]]:
+def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequence[Metric]]:
     # site and fingerprint stand beside "run" (bench export writes them there) or inside it
     _object(doc, "the line", {"schema": "whole number", "run": "object", "metrics": "list", "site": _TEXT,
                               "fingerprint": RUN_KEYS["fingerprint"]}, ("run", "metrics"))
@@ -140,10 +158,10 @@ def _record(doc, plain: list[Metric] | None = None) -> tuple[RunRecord, list[Met
     record.fingerprint = dict(doc.get("fingerprint") or record.fingerprint or {})
     if not isinstance(doc["metrics"], list):
         raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
-    metrics = plain if plain is not None else _plain_metrics(doc["metrics"])
-    if metrics is not None:
-        return record, metrics
-    metrics = []
+    columns = plain if plain is not None else _plain_metrics(doc["metrics"])
+    if columns is not None:
+        return record, columns
+    metrics: list[Metric] = []
     for i, metric in enumerate(doc["metrics"]):
         if _plain_metric(metric):
             samples: list[float] = metric["samples"]
@@ -158,37 +176,42 @@ def _record(doc, plain: list[Metric] | None = None) -> tuple[RunRecord, list[Met
 
 
 _METRIC_KEY_SET = frozenset(METRIC_KEYS)
-_EXPORTED = operator.itemgetter(*METRIC_KEYS)  # a metric's six values, in the order bench export writes them
+_EXPORTED = tuple(map(operator.itemgetter, METRIC_KEYS))  # a metric's six values, in the order export writes them
 _METRIC_KEY_COUNT = {len(METRIC_KEYS)}
-_DICT, _LIST, _TEXTS_ONLY = {dict}, {list}, {str}
+_DICT = {dict}
 _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
 _FLOAT, _TEXT_TYPE = {float}, {str}
 
 
-def _plain_metrics(metrics: list) -> list[Metric] | None:
+def _plain_metrics(metrics: list) -> MetricColumns | None:
     """A line's metrics as bench export writes them (every key there, every sample a float, every
     value of a row a text) told a column at a time: a few passes in C over the line's figures
     instead of a dozen type tests per figure in Python (a million figures an import). None when any
     figure is not so: `_plain_metric` and the careful checks then look at each one."""
-    try:
-        if not metrics or set(map(type, metrics)) != _DICT or set(map(len, metrics)) != _METRIC_KEY_COUNT:
+    try:  # what is not so raises a KeyError (a key missing or another in its place) or a TypeError
+        if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
             return None
-        tables, rows, names, units, directions, samples = zip(*map(_EXPORTED, metrics), strict=True)
-    except KeyError:  # a key missing (unit, direction: optional) or another in its place
-        return None
-    if (set(map(type, tables)) | set(map(type, names)) | set(map(type, units)) | set(map(type, directions))) \
-            != _TEXTS_ONLY or not _DIRECTIONS.issuperset(directions) or set(map(type, rows)) != _DICT \
-            or set(map(type, samples)) != _LIST or not all(samples):
-        return None
-    if not _TEXTS_ONLY.issuperset(map(type, chain.from_iterable(map(dict.values, rows)))) \
-            or set(map(type, chain.from_iterable(samples))) != _FLOAT:
+        tables, rows, names, units, directions, samples = (tuple(map(value, metrics)) for value in _EXPORTED)
+        # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
+        "".join(chain(tables, names, units, directions))
+        if set(map(type, rows)) != _DICT:
+            return None
+        configs_json = texts_json(rows)  # every row a dict of texts (None: an escape, or a value no text)
+        if configs_json is None:
+            "".join(chain.from_iterable(map(dict.values, rows)))
+        # every sample list non-empty and holding floats alone (a text or an object holds no float)
+        if not all(samples) or not _DIRECTIONS.issuperset(directions) \
+                or set(map(type, chain.from_iterable(samples))) != _FLOAT:
+            return None
+    except (KeyError, TypeError):
         return None
     try:  # the finite floats of the whole line sum to a finite number (else each figure is looked at)
         if not math.isfinite(math.fsum(chain.from_iterable(samples))):
             return None
     except (OverflowError, ValueError):
         return None
-    return list(map(Metric, tables, rows, names, units, directions, samples))
+    # Metrics when read (history.rows never reads them so)
+    return MetricColumns(tables, rows, names, units, directions, samples, checked=True, configs_json=configs_json)
 
 
 def _plain_metric(metric) -> bool:
