@@ -36,8 +36,12 @@ def test_each_end_state_is_recorded_with_its_reason(env, tmp_path):
     its done file, TIMEOUT (a minute: SLURM's shortest limit); then the result table."""
     cwd = copy("end_states.yaml", tmp_path)
     started = bench("run", "end_states.yaml", cwd=cwd, env=env)
-    assert started.returncode == 0, started.stderr
+    # 1 only where a job that ends at once (exit 3, killed) ended before bench run did, as on a loaded
+    # node: bench run then says so; nothing else may have failed
+    assert started.returncode in (0, 1), started.stdout + started.stderr
     wps = status(cwd, env)
+    failed = {i for i, wp in wps.items() if wp["state"] == "failed"}
+    assert failed <= {1, 2} and bool(failed) == bool(started.returncode), (failed, started.stdout)
     jobs = {wps[i]["job_id"] for i in range(4)}
     assert all(job.isdigit() for job in jobs) and len(jobs) == 4  # the id sbatch printed, for each
     followed = bench("continue", "-i", "last", "--wait", cwd=cwd, env=env, timeout=400)
