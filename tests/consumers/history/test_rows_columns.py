@@ -89,7 +89,8 @@ def _columns_checked(run_key: str, metrics: list[Metric]) -> list[tuple]:
 @example([Metric("t", {}, "rate", "", "higher", [0.0, -0.0]), Metric("t", {}, "time", "", "lower", [-0.0, 0.0])])
 @example([Metric("t", {"n": 1}, "rate", "", "higher", [1.0]), Metric("t", {"n": 1.0}, "time", "", "lower", [2.0]),
           Metric("t", {"n": [1]}, "x", "", "lower", [3.0, 4.0])])
-@example([Metric("t", {}, "rate", "", "higher", [1e300, -1e300])])  # a square overflows: OverflowError both ways
+@example([Metric("t", {}, "rate", "", "higher", [1e300, -1e300])])  # a square overflows: an infinite sd both ways
+@example([Metric("t", {}, "rate", "", "higher", [1e300, -1e300, 2.0]), Metric("t", {}, "x", "", "lower", [1.0, 2.0])])
 # not finite (bench result's figures may be): counted as the store counts them, the NaN first or last
 @example([Metric("t", {}, "rate", "", "higher", [math.inf, math.inf]), Metric("t", {}, "x", "", "lower", [1.0, 2.0]),
           Metric("t", {}, "y", "", "lower", [math.nan, 1.0]), Metric("t", {}, "z", "", "lower", [1.0, math.nan])])
@@ -170,3 +171,13 @@ def test_a_line_read_by_orjson_before_its_depth_is_counted_reads_as_before(depth
         patched.setattr(validate, "_fast_line", lambda data: None)  # every line counted, then read by json
         assert fast == outcome()
     assert "export.jsonl:4" in fast and ("64 deep" in fast) == (depth + 2 > 64)
+
+
+@pytest.mark.parametrize("samples", [[1e300, -1e300], [1e300, -1e300, 1.0], [1.7e308, -1.7e308]])
+def test_a_spread_whose_square_is_beyond_a_double_is_an_infinite_sd_not_an_error(samples: list[float]) -> None:
+    """Samples 1e300 apart (finite, their sum finite): `**` raised OverflowError, a traceback at
+    `bench import` and `bench result`; the sd is stored infinite (a spread beyond any verdict)."""
+    figures = [Metric("t", {}, "rate", "", "higher", samples), Metric("t", {}, "time", "s", "lower", [1.0, 3.0])]
+    made = rows.metric_rows("run", figures)
+    assert made[0][8] == math.inf and made[1][8] == math.sqrt(2.0)  # the other figure as ever
+    assert made[0][7] == rows.mean_sd(samples)[0] and rows.mean_sd(samples)[1] == math.inf

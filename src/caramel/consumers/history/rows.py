@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice, repeat
 from operator import sub, truediv
 
@@ -34,7 +34,19 @@ def mean_sd(values: list[float]) -> tuple[float, float | None]:
     mean = math.fsum(values) / n
     if n < 2:
         return mean, None
-    return mean, math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / (n - 1))
+    try:
+        return mean, math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / (n - 1))
+    except OverflowError:  # a deviation's square beyond a double (samples 1e300 apart): the sd is infinite
+        return mean, math.sqrt(math.fsum([square(v - mean) for v in values]) / (n - 1))
+
+
+def square(value: float, power: float = 2.0) -> float:
+    """`value ** 2` (libm's pow), infinite where the square is beyond a double (where `**` raises
+    OverflowError: a figure's spread of 1e300 is stored as an infinite sd, never a traceback)."""
+    try:
+        return pow(value, power)
+    except OverflowError:
+        return math.inf
 
 
 def samples_text(values: list[float]) -> str:
@@ -77,7 +89,10 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], 
     if not len(columns):
         return [], 0
     lengths = list(map(len, columns.samples))
-    means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
+    try:
+        means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
+    except OverflowError:  # a square beyond a double: this run's figures again, such sds infinite (`square`)
+        means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked, square)
     directions = columns.directions if columns.checked else _direction_texts(columns.directions)  # plain texts
     configs = _config_texts(columns.rows, columns.configs_json, columns.checked)
     rows = list(zip(repeat(run_key), columns.tables, configs, columns.names,
@@ -152,7 +167,8 @@ def _direction_texts(directions: Sequence[str]) -> list[str]:
     return list(map(texts.__getitem__, directions))
 
 
-def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool) -> tuple:
+def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool,
+                squared: Callable[[float, float], float] = pow) -> tuple:
     """The means, sds (`mean_sd`), minimums and maximums of the figures' samples, to the bit what
     `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the same
     squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit, so
@@ -162,16 +178,16 @@ def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool
     n = lengths[0]
     if n > 1 and lengths.count(n) == len(lengths) \
             and (floats or set(map(type, chain.from_iterable(samples))) == _FLOAT):
-        return _uniform_statistics(samples, n)
+        return _uniform_statistics(samples, n, squared)
     means = list(map(truediv, map(math.fsum, samples), lengths))
     deviations = map(sub, chain.from_iterable(samples), chain.from_iterable(map(repeat, means, lengths)))
-    squares = map(pow, deviations, repeat(2.0))
+    squares = map(squared, deviations, repeat(2.0))
     sums = map(math.fsum, map(islice, repeat(squares), lengths))  # each figure's squares in turn
     sds = [math.sqrt(total / (count - 1)) if count > 1 else None for total, count in zip(sums, lengths, strict=True)]
     return means, sds, list(map(min, samples)), list(map(max, samples)), None
 
 
-def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple:
+def _uniform_statistics(samples: Sequence[list[float]], n: int, squared: Callable[[float, float], float] = pow) -> tuple:
     """`_statistics` of figures of n float samples each (an import's usual line), the deviations and
     extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same in
     numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min compares)."""
@@ -181,7 +197,7 @@ def _uniform_statistics(samples: Sequence[list[float]], n: int) -> tuple:
     values = np.fromiter(chain.from_iterable(samples), float, count * n).reshape(count, n)
     with np.errstate(all="ignore"):  # an infinity or NaN: the value Python gives, without a warning
         means = np.fromiter(map(math.fsum, samples), float, count) / n
-        squares = map(pow, (values - means[:, None]).ravel().tolist(), repeat(2.0))
+        squares = map(squared, (values - means[:, None]).ravel().tolist(), repeat(2.0))
         sums = np.fromiter(map(math.fsum, zip(*[squares] * n, strict=True)), float, count)
         sds = np.sqrt(sums / (n - 1))
         lows = highs = values[:, 0]
