@@ -63,7 +63,7 @@ def grouped_columns(path: str, db: sqlite3.Connection, runs: list[RunRecord]) ->
         parts = [read_numbers(db, *ALL_ROWIDS)]
         run, name, names = _name_columns(runs, db.execute(GROUPS))
     else:
-        with Forked(lambda: numbers_in(path, split, ALL_ROWIDS[1])) as upper:
+        with Forked(lambda: numbers_in(path, split, ALL_ROWIDS[1]), fork=True) as upper:  # _split asked can_fork
             run, name, names = _name_columns(runs, db.execute(GROUPS))
             parts = [read_numbers(db, ALL_ROWIDS[0], split), upper.result()]
     units, unit = _merged_units(parts)

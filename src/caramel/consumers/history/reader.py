@@ -1,7 +1,8 @@
 """Reading a history file read-only, checked: what pages (the dashboard, the report) draw from.
 
 A file that is missing, not SQLite, of another caramel's layout or locked is a user error naming
-the file (exit 2). The history's SQL lives here and in history.store, nowhere else.
+the file (exit 2). The history's SQL lives here, in history.grouped (the fast read this module
+tries first) and in history.store, nowhere else.
 """
 
 from __future__ import annotations
