@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import statistics
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from tests.run_bench import bench, isolated_env
 pytestmark = pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two copies need two cores")
 
 # copy k prints 10+k, 11+k, ..., 14+k: its own figure is 12+k; the sum over 2 copies is 25 (never 125)
+POOLED = [10 + i + k for k in (0, 1) for i in range(5)]  # the 10 lines of the 2 copies
 LINES = """name: {name}
 outpath: {name}_runs
 meta: {{tags: [copies]}}
@@ -52,7 +54,11 @@ def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, 
     assert rows["0"]["status"].startswith("done (mean of 5 lines")
     assert float(rows["sum"]["performance"]) == 25.0 and "sum of 2 copies" in rows["sum"]["status"]
     assert "mean" not in rows  # only the declared aggregate
-    assert rows["sd"]["status"] == "spread: sd of 2 copies" and rows["sem"]["status"] == "spread: sem of 2 copies"
+    # the spread is the pooled lines' (issue 34, as milabench's std% over all its GPUs' samples), no longer
+    # the 2 copies' figures'
+    assert rows["sd"]["status"] == "spread: sd of 10 lines of 2 copies"
+    assert rows["sem"]["status"] == "spread: sem of 10 lines of 2 copies"
+    assert float(rows["sd"]["performance"]) == pytest.approx(statistics.stdev(POOLED))
     assert "estimator: mean of all samples, sd ddof=1" in result.stderr  # csv keeps its shape: caption on stderr
     pretty = bench("result", "-i", "last", "users_runs", cwd=tmp_path, env=env)
     assert "estimator: mean of all samples, sd ddof=1" in pretty.stdout
@@ -76,7 +82,9 @@ def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, 
     assert sorted((b["name"], b["verdict"]) for b in doc["benchmarks"]) == [("devices", "fail"), ("users", "pass")]
     users = next(b for b in doc["benchmarks"] if b["name"] == "users")
     assert users["result"] == 25.0 and users["low"] == pytest.approx(22.8) and users["high"] == pytest.approx(26.4)
-    assert users["n"] == 1 and users["sd"] is None  # one run: no spread to judge
+    # one run of 2 copies: judged on the 10 pooled lines (issue 34: it was n = 1, no spread, before)
+    assert users["n"] == 10 and users["sd"] == pytest.approx(statistics.stdev(POOLED))
+    assert users["sd_pct"] == pytest.approx(100 * statistics.stdev(POOLED) / statistics.mean(POOLED))
     assert out.returncode == 1
     table = bench("compare", "-c", "last", "--targets", "targets.yaml", cwd=tmp_path, env=env)
     assert "outside [11.88, 12.12]" in table.stdout and "estimator: mean of all samples, sd ddof=1" in table.stdout

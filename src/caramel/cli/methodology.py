@@ -44,7 +44,7 @@ class MethodologyOptions:
 
 def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> int:
     from caramel.consumers.history.methodology import judge
-    from caramel.consumers.history.metrics import collect
+    from caramel.consumers.history.metrics import collect, with_copies
     from caramel.consumers.history.provenance import run_record
     from caramel.stages.analyse import from_run
     from caramel.stages.analyse.estimators import estimator_of
@@ -58,7 +58,7 @@ def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> in
     for run_dir in runs:
         inp = from_run(run_dir)
         name = inp.benchmark.name
-        figures += [(name, m) for m in collect(inp, history_tables(inp, produce(inp).made))]
+        figures += [(name, m) for m in with_copies(inp, collect(inp, history_tables(inp, produce(inp).made)))]
         declared = {s.estimator for s in inp.benchmark.steps.values() if s.estimator}
         estimators[name] = override or estimator_of(declared.pop() if len(declared) == 1 else "")
         record = run_record(run_dir)

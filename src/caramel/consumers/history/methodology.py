@@ -11,7 +11,10 @@ of its samples under the benchmark's estimator, analyse/estimators.py), n, sd, s
 - no reference: a benchmark of the runs has no reference for the system it ran on.
 
 Only a benchmark's result is judged: with copies, the aggregate the step declares (`caramel_copy`
-sum or mean), never one copy's figure nor the spread rows. Then: every benchmark passes; the 80 %
+sum or mean), never one copy's figure nor the spread rows. A copies aggregate is taken as
+milabench's report takes its GPUs (analyse/estimators.py `pool`): the copies' lines pooled over
+every repeat give the result (sum: the sum of each copy's estimate; mean: the estimate over the
+pooled lines), and n, sd, sd% and sem% are the pooled lines', so a `max_sd` is judged on them. Then: every benchmark passes; the 80 %
 quantile of sd% over the figures with at least two samples is at most `max_sd` (none: cannot judge,
 n = 1 is no proof of stability); the mean diff is not below -threshold. The campaign passes when all
 three pass; `bench compare` exits 1 otherwise (a criterion that cannot be judged does not pass).
@@ -25,7 +28,7 @@ from dataclasses import dataclass, field
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.targets import ANY_SYSTEM, Entry, Reference, Targets
 from caramel.errors import RunError, did_you_mean
-from caramel.stages.analyse.estimators import Summary, summarise
+from caramel.stages.analyse.estimators import Summary, pool, summarise
 from caramel.stages.spec.estimator import DEFAULT, Estimator
 from caramel.vocabulary import COPY_AGGREGATES, Direction, Word
 
@@ -138,7 +141,8 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
                 estimator = estimators.get(bench, DEFAULT)
                 out.captions.append(estimator.caption)
                 name = label + (f" [{metric.key}]" if len(found) > 1 else "")
-                out.lines.append(_line(name, reference, entry, metric, summarise(metric.samples, estimator), threshold))
+                result, spread = result_of(metric, estimator)
+                out.lines.append(_line(name, reference, entry, metric, result, spread, threshold))
     if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
         for bench in benchmarks:
             if bench not in referenced:
@@ -150,18 +154,30 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
     return out
 
 
-def _line(name: str, reference: Reference, entry: Entry, metric: Metric, summary: Summary, threshold: float) -> Line:
-    diff = (summary.mean / reference.value - 1.0) * 100.0 if reference.value else math.nan
+def result_of(metric: Metric, estimator: Estimator) -> tuple[float, Summary]:
+    """A figure's result and the summary its spread is judged by: a copies aggregate's pooled as
+    milabench pools its GPUs (the module's doc), any other figure's samples (one per repeat)."""
+    aggregate = metric.row.get(COPY)
+    if metric.copies and aggregate in COPY_AGGREGATES:
+        pooled = pool(metric.copies, estimator)
+        return pooled.value(aggregate), pooled.spread
+    summary = summarise(metric.samples, estimator)
+    return summary.mean, summary
+
+
+def _line(name: str, reference: Reference, entry: Entry, metric: Metric, result: float, summary: Summary,
+          threshold: float) -> Line:
+    diff = (result / reference.value - 1.0) * 100.0 if reference.value else math.nan
     if metric.direction == Direction.LOWER:
         diff = -diff
     low, high = reference.bounds(str(metric.direction), threshold)
-    line = Line(name, reference.value, summary.mean, summary.sd, summary.sd_pct, diff,
+    line = Line(name, reference.value, result, summary.sd, summary.sd_pct, diff,
                 reference.threshold if reference.threshold is not None else threshold, summary.n,
                 summary.sem_pct, low, high)
     if metric.direction not in (Direction.HIGHER, Direction.LOWER):
         line.verdict, line.why = Verdict.CANNOT_JUDGE, f"the direction of {metric.name} is unknown"
-    elif not low <= summary.mean <= high:
-        line.verdict, line.why = Verdict.FAIL, f"{summary.mean:.6g} outside [{low:.6g}, {high:.6g}]"
+    elif not low <= result <= high:
+        line.verdict, line.why = Verdict.FAIL, f"{result:.6g} outside [{low:.6g}, {high:.6g}]"
     elif entry.max_sd is not None and not summary.has_spread:
         line.verdict, line.why = Verdict.CANNOT_JUDGE, f"max_sd {entry.max_sd:g}% asked, n = {summary.n}: no spread"
     elif entry.max_sd is not None and summary.sd_pct > entry.max_sd:

@@ -4,12 +4,17 @@
 
 One sample (or none left after trimming) has no spread: sd, sem, sd% and sem% are NaN, which tables
 show as '-' ("cannot judge spread"), never 0.
+
+N copies' samples are pooled as milabench's summary pools its GPUs' (milabench/summary.py `_merge`,
+`_metrics`; report `_make_row`): `pool([[...], [...]], estimator)` gives the estimate over every
+sample of every copy (milabench's `perf`), the sum of each copy's own estimate (its `score`), and
+the pooled samples' n, sd and sem (its `std%` and `sem%` over `perf`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from caramel.stages.spec.estimator import DEFAULT, TRIM_FROM, Estimator, Samples, parse_estimator
@@ -60,3 +65,26 @@ def summarise(values: Iterable[float], estimator: Estimator = DEFAULT) -> Summar
         return Summary(n, used, mean, math.nan, math.nan)
     sd = float(samples.std(ddof=estimator.ddof))
     return Summary(n, used, mean, sd, sd / math.sqrt(used))
+
+
+@dataclass(frozen=True)
+class Pooled:
+    """The figures of N copies' samples taken together, as milabench's report makes them."""
+
+    perf: float  # the estimate over every sample of every copy
+    score: float  # the sum of each copy's own estimate (the node's throughput)
+    spread: Summary  # of the pooled samples: n, sd, sem, and sd%, sem% of `perf`
+    copies: int
+
+    def value(self, aggregate: str) -> float:
+        """The result a step's `copies_aggregate` names: `sum` the score, `mean` the pooled estimate."""
+        return self.score if aggregate == "sum" else self.perf
+
+
+def pool(copies: Sequence[Iterable[float]], estimator: Estimator = DEFAULT) -> Pooled:
+    """`copies`: each copy's samples. milabench trims the pooled samples (from 5 on, its smallest and
+    largest sample, whichever copy gave them), never whole copies."""
+    lists = [list(samples) for samples in copies]
+    spread = summarise([x for samples in lists for x in samples], estimator)
+    score = sum(summarise(samples, estimator).mean for samples in lists)
+    return Pooled(spread.mean, score, spread, len(lists))

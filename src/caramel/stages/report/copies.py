@@ -1,17 +1,22 @@
 """The copies part of the `performance` table: one figure per copy, the declared aggregate, the spread.
 
-With `copies: N` a benchmark's result is made in two steps. Each copy's own figure is its estimate
-(the step's `estimator`, analyse/estimators.py) over the `performance:` lines it printed: a script
-that prints one line per interval gives one figure per copy, not one per line. Then, per model,
-metric and repeat, the aggregate the step declares over the copies' figures (`copies_aggregate`:
-`sum`, the node's throughput, by default; `mean`, per copy, as the Mila suite reports): that row is
-the benchmark's result. The spread over the copies follows in rows `sd` and `sem` (vocabulary's
+With `copies: N` a benchmark's result is made as milabench's report makes it from its GPUs
+(milabench/summary.py, report `_make_row`; analyse/estimators.py `pool`). Each copy's own figure is
+its estimate (the step's `estimator`) over the `performance:` lines it printed: a script that prints
+one line per interval gives one figure per copy, not one per line. Then, per model, metric and
+repeat, the aggregate the step declares (`copies_aggregate`): `sum`, the node's throughput and
+milabench's score, the sum of the copies' figures (the default); `mean`, per copy as the Mila suite
+reports (milabench's perf), the estimate over the lines of every copy pooled, so that from 5 lines
+on the estimator drops the smallest and the largest line, never a whole copy. That row is the
+benchmark's result. The spread of the pooled lines follows in rows `sd` and `sem` (vocabulary's
 COPY_SPREADS): their status says `spread`, so they never enter the history and are never judged.
+`pooled_lines` gives each copy's lines over every repeat, which `bench compare --targets` and the
+suite's score judge and weigh as milabench does.
 
 A row is flagged (in its status, without commas: csv tables are not quoted, as JUBE's) when the node
 was too loaded to measure: the load average above
-the cores bench may use at a copy's start or end (engine/loadavg.py), or an sd over the copies
-above SPREAD_LIMIT % of their aggregate's mean.
+the cores bench may use at a copy's start or end (engine/loadavg.py), or an sd over the copies'
+figures above SPREAD_LIMIT % of their mean (the copies disagree).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from caramel.stages.analyse.estimators import Summary, estimator_of, summarise
+from caramel.stages.analyse.estimators import Summary, estimator_of, pool, summarise
 from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
 from caramel.stages.analyse.performance import Figure
 from caramel.stages.engine.copies import COPY_PARAM, aggregate_of, copy_count
@@ -37,6 +42,7 @@ class _Copy:
     index: int
     wp: WPRecord
     summary: Summary
+    lines: list[float]
     counted: bool  # its row is done: a copy that failed (or failed its sanity checks) is no part of the result
 
 
@@ -53,12 +59,14 @@ def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]
     for (model, metric, step_name, iteration, index), found in lines.items():
         step = inp.benchmark.steps[step_name]
         wp = found[-1].wp
-        summary = summarise([f.performance for f in found], estimator_of(step.estimator))
+        lines_of_copy = [f.performance for f in found]
+        summary = summarise(lines_of_copy, estimator_of(step.estimator))
         status = status_of(wp, summary.mean, metric)
         if status == "done":
             status = _with_notes("done", [_lines_note(summary), loads.get(wp.id, "")])
         rows.append(([model, index, summary.mean, metric, status], status, wp.id))
-        groups[(model, metric, step_name, iteration)].append(_Copy(index, wp, summary, status.startswith("done")))
+        groups[(model, metric, step_name, iteration)].append(_Copy(index, wp, summary, lines_of_copy,
+                                                                      status.startswith("done")))
     for (model, metric, step_name, _iteration), copies in groups.items():
         rows += _aggregate_rows(inp.benchmark.steps[step_name], model, metric, copies, loads)
     return rows
@@ -72,17 +80,15 @@ def copies_caption(inp: AnalysisInput, figures: list[Figure]) -> str:
 
 
 def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], loads: dict[int, str]) -> list[Row]:
-    import numpy as np  # here: importing it costs every `bench result` 0.15 s
-
     aggregate = aggregate_of(step)
-    values = [c.summary.mean for c in copies if c.counted]
-    over = summarise(values, estimator_of(step.estimator))
-    result = float(np.sum(values)) if aggregate == "sum" else over.mean
+    estimator = estimator_of(step.estimator)
+    counted = [c for c in copies if c.counted]
+    over = summarise([c.summary.mean for c in counted], estimator)  # the copies' figures: do they agree?
+    pooled = pool([c.lines for c in counted], estimator)
     count, expected = len(copies), copy_count(step) or len(copies)
     leaf = max(c.wp.id for c in copies)
-    done = sum(c.counted for c in copies)
-    if done < expected:  # no result: a sum or mean of the copies that ran would not be the node's
-        status = f"incomplete: {aggregate} of {done} of {expected} copies"
+    if len(counted) < expected:  # no result: a sum or mean of the copies that ran would not be the node's
+        status = f"incomplete: {aggregate} of {len(counted)} of {expected} copies"
         return [([model, aggregate, None, metric, status], status, leaf)]
     flags = []
     loaded = [str(c.index) for c in copies if c.wp.id in loads]
@@ -90,13 +96,39 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
         flags.append(f"node loaded at cop{'ies' if len(loaded) > 1 else 'y'} {' '.join(loaded)}")
     if over.has_spread and over.sd_pct > SPREAD_LIMIT:
         flags.append(f"sd {over.sd_pct:.1f}% over the copies > {SPREAD_LIMIT:g}%")
-    status = _with_notes("done", [f"{aggregate} of {count} copies"] + (["flag: " + " and ".join(flags)] if flags else []))
-    rows = [([model, aggregate, result, metric, status], status, leaf)]
-    if over.has_spread:
-        for name, value in zip(COPY_SPREADS, (over.sd, over.sem), strict=True):
-            text = f"spread: {name} of {count} copies"
+    notes = [f"{aggregate} of {count} copies", _pooled_note(pooled.spread, count)]
+    status = _with_notes("done", notes + (["flag: " + " and ".join(flags)] if flags else []))
+    rows = [([model, aggregate, pooled.value(aggregate), metric, status], status, leaf)]
+    if pooled.spread.has_spread:
+        of = f"{pooled.spread.n} lines of {count} copies" if pooled.spread.n != count else f"{count} copies"
+        for name, value in zip(COPY_SPREADS, (pooled.spread.sd, pooled.spread.sem), strict=True):
+            text = f"spread: {name} of {of}"
             rows.append(([model, name, value, metric, text], text, leaf))
     return rows
+
+
+def _pooled_note(spread: Summary, count: int) -> str:
+    """The lines the pooled figures were taken over, when there are more than the copies."""
+    if spread.n == count:
+        return ""
+    if spread.used != spread.n:
+        return f"{spread.n} lines pooled without the min and max"
+    return f"{spread.n} lines pooled"
+
+
+def pooled_lines(inp: AnalysisInput, figures: list[Figure], status_of) -> dict[tuple[str, str], list[list[float]]]:
+    """Per (model, metric): each counted copy's lines over every repeat, by copy index (what milabench
+    pools per GPU over its runs); `status_of` as for copy_rows."""
+    lines: dict[tuple, list[Figure]] = defaultdict(list)
+    for fig in figures:
+        lines[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))].append(fig)
+    out: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (model, metric, step_name, _iteration, index), found in lines.items():
+        values = [f.performance for f in found]
+        figure = summarise(values, estimator_of(inp.benchmark.steps[step_name].estimator)).mean
+        if status_of(found[-1].wp, figure, metric) == "done":
+            out[(model, metric)][index] += values
+    return {key: [copies[k] for k in sorted(copies)] for key, copies in out.items()}
 
 
 def _lines_note(summary: Summary) -> str:

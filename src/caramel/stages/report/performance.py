@@ -12,7 +12,7 @@ from __future__ import annotations
 from caramel.stages.analyse.inputs import AnalysisInput
 from caramel.stages.analyse.performance import collect, model_name, varying_parameters
 from caramel.stages.analyse.sanity import workpackage_failure
-from caramel.stages.report.copies import copies_caption, copy_rows
+from caramel.stages.report.copies import copies_caption, copy_rows, pooled_lines
 from caramel.stages.report.table import Key, TableData
 from caramel.stages.spec.model import Column, Result, Table
 from caramel.vocabulary import WpState
@@ -69,3 +69,10 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
     data.notes = problems
     data.caption = copies_caption(inp, copied)
     return Result([], [table], where=inp.benchmark.where), table, data
+
+
+def copies_lines(inp: AnalysisInput) -> dict[tuple[str, str], list[list[float]]]:
+    """Per (model, metric) of a step with copies: each counted copy's lines over every repeat
+    (report/copies.py `pooled_lines`); {} without copies."""
+    figures = [fig for fig in collect(inp).figures if COPY in fig.wp.params]
+    return pooled_lines(inp, figures, lambda wp, figure, metric: _checked_status(inp, wp, figure, metric))
