@@ -90,6 +90,7 @@ def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str,
         out.write(f"\n{kind}:\n")
         print_table(out, ["model", "performance", "sd", "n", "status"],
                     [[r["model"], r["performance"], r["sd"], r["n"], r["status"]] for r in members], indent=2)
+    _print_score(runs, out)
     for run_dir in runs:
         out.write(f"\n== {run_dir}\n")
         try:
@@ -107,6 +108,46 @@ def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str,
         writer.writerows(rows)
     print(f"\nwrote {path} ({len(rows)} rows)", file=sys.stderr)
     return 2 if failures(campaign) else 0
+
+
+def _print_score(runs: list[str], out: TextIO) -> None:
+    """The suite's score and failure rate, milabench's (consumers/history/suite_score.py)."""
+    from caramel.consumers.history.suite_score import suite_score
+
+    members = [m for run_dir in runs for m in member_scores(run_dir)]
+    if not members:
+        return
+    suite = suite_score(members)
+    failed, ran = sum(m.failed for m in members), sum(m.ran for m in members)
+    out.write(f"\nscore (milabench's weighted geometric mean of {len(members)} figure(s)): "
+              f"{_num(suite.score) or '-'}\nfailure rate: {100 * suite.failure_rate:.2f}% "
+              f"({failed} of {ran} workpackages)\n")
+
+
+def member_scores(run_dir: str) -> list:
+    """A run's figures whose larger values are better, each with its score's parts (the run's weight,
+    workpackages and failures); one figure NaN (scoring 0) when it has none."""
+    from caramel.consumers.history.metrics import collect, with_copies
+    from caramel.consumers.history.methodology import is_result
+    from caramel.consumers.history.suite_score import MemberScore
+    from caramel.stages.analyse import from_run
+    from caramel.stages.analyse.estimators import estimator_of, pool, summarise
+    from caramel.stages.report.results import history_tables, produce
+    from caramel.vocabulary import Direction
+
+    inp = from_run(run_dir)
+    declared = {s.estimator for s in inp.benchmark.steps.values() if s.estimator}
+    estimator = estimator_of(declared.pop() if len(declared) == 1 else "")
+    weight = inp.benchmark.meta.weight
+    weight = 1.0 if weight is None else weight
+    ran = [wp for wp in inp.workpackages if wp.started or wp.state != WpState.OPEN]
+    failed = sum(wp.state in (WpState.FAILED, WpState.CANCELLED) for wp in ran)
+    figures = [m for m in with_copies(inp, collect(inp, history_tables(inp, produce(inp).made)))
+               if is_result(m) and m.direction == Direction.HIGHER.value]
+    name = inp.benchmark.name
+    made = [MemberScore(f"{name}:{m.key}", pool(m.copies, estimator).score if m.copies
+                        else summarise(m.samples, estimator).mean, weight, len(ran), failed) for m in figures]
+    return made or [MemberScore(name, math.nan, weight, len(ran), failed)]
 
 
 def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:

@@ -21,7 +21,7 @@ from caramel.stages.spec.tree import Node
 
 TEXT_KEYS = ("description", "owner", "precision", "url", "multiple_results")
 LIST_KEYS = ("tags", "systems")
-KEYS = TEXT_KEYS + LIST_KEYS + ("devices", "time_limit")
+KEYS = TEXT_KEYS + LIST_KEYS + ("devices", "time_limit", "weight")
 _CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]?\d)(?::([0-5]?\d(?:\.\d+)?))?$")
 
 
@@ -100,4 +100,17 @@ def _value(key: str, text: str, where: Location) -> int | float | str | None:
                             hint='e.g. time_limit: "01:30:00" or time_limit: 5400 (0: no limit)') from None
     if key == "multiple_results":
         return text or None
+    if key == "weight":
+        return _weight(text, where)
     return text
+
+
+def _weight(text: str, where: Location) -> float:
+    try:
+        weight = float(text)
+    except ValueError:
+        weight = -1.0
+    if not 0 <= weight < float("inf"):
+        raise SpecError(f"meta: weight={text!r} is not a weight", where,
+                        hint="expected a number of at least 0, e.g. weight: 2 (its share of the suite's score)")
+    return weight
