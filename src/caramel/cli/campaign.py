@@ -127,8 +127,9 @@ def _print_score(runs: list[str], out: TextIO) -> None:
 def member_scores(run_dir: str) -> list:
     """A run's figures whose larger values are better, each with its score's parts (the run's weight,
     workpackages and failures); one figure NaN (scoring 0) when it has none."""
-    from caramel.consumers.history.metrics import collect, with_copies
+    from caramel.cli.methodology import with_copies
     from caramel.consumers.history.methodology import is_result
+    from caramel.consumers.history.metrics import collect
     from caramel.consumers.history.suite_score import MemberScore
     from caramel.stages.analyse import from_run
     from caramel.stages.analyse.estimators import estimator_of, pool, summarise

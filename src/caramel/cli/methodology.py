@@ -44,7 +44,7 @@ class MethodologyOptions:
 
 def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> int:
     from caramel.consumers.history.methodology import judge
-    from caramel.consumers.history.metrics import collect, with_copies
+    from caramel.consumers.history.metrics import collect
     from caramel.consumers.history.provenance import run_record
     from caramel.stages.analyse import from_run
     from caramel.stages.analyse.estimators import estimator_of
@@ -72,6 +72,25 @@ def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> in
     else:
         _print(result, options.format == "markdown", out)
     return 0 if result.passed else 1
+
+
+def with_copies(inp, metrics: list) -> list:
+    """`metrics` with each copies aggregate's lines per copy (Metric.copies), from the run's
+    `performance:` lines (report/performance.py copies_lines): the history, below the report stage,
+    never reads them itself."""
+    from caramel.consumers.history.metrics import COPY_COLUMN, PERFORMANCE_TABLE
+    from caramel.stages.spec.units import readable_unit
+    from caramel.vocabulary import COPY_AGGREGATES
+
+    if not any(m.row.get(COPY_COLUMN) in COPY_AGGREGATES for m in metrics):
+        return metrics
+    from caramel.stages.report.performance import copies_lines
+
+    lines = {(model, readable_unit(unit)): copies for (model, unit), copies in copies_lines(inp).items()}
+    for metric in metrics:  # a performance table's row names its model; its unit is the figure's
+        if metric.table == PERFORMANCE_TABLE and metric.row.get(COPY_COLUMN) in COPY_AGGREGATES:
+            metric.copies = lines.get((metric.row.get("model", ""), metric.unit), [])
+    return metrics
 
 
 def _json(result) -> str:

@@ -86,3 +86,14 @@ def test_bad_xml_meta_names_the_line(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as err:
         load_one(str(path))
     assert err.value.where.line == 6 and "time_limit" in err.value.message
+
+
+def test_weight_is_a_number_of_at_least_zero(tmp_path: Path) -> None:
+    """`meta: weight` (issue 34): a member's weight in the campaign's score; anything else names the line."""
+    path = tmp_path / "w.yaml"
+    path.write_text("name: w\noutpath: runs\nmeta:\n  weight: 2.5\nstep: {name: s, do: echo}\n")
+    assert load_one(str(path)).meta.weight == 2.5
+    path.write_text("name: w\noutpath: runs\nmeta:\n  weight: heavy\nstep: {name: s, do: echo}\n")
+    with pytest.raises(SpecError, match="weight='heavy' is not a weight") as caught:
+        load_one(str(path))
+    assert "w.yaml:4" in str(caught.value)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, overload
 
 from caramel.stages.spec.model import Pattern
 from caramel.stages.spec.units import direction, readable_unit, unit_in_name
-from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
+from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
 
 if TYPE_CHECKING:  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
     from caramel.stages.analyse.inputs import AnalysisInput
@@ -293,16 +293,3 @@ def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict
             out[index] = found
     return out
 
-
-def with_copies(inp: AnalysisInput, metrics: list[Metric]) -> list[Metric]:
-    """`metrics` with each copies aggregate's lines per copy (Metric.copies), from the run's
-    `performance:` lines (report/performance.py copies_lines)."""
-    if not any(m.row.get(COPY_COLUMN) in COPY_AGGREGATES for m in metrics):
-        return metrics
-    from caramel.stages.report.performance import copies_lines
-
-    lines = {(model, readable_unit(unit)): copies for (model, unit), copies in copies_lines(inp).items()}
-    for metric in metrics:  # a performance table's row names its model; its unit is the figure's
-        if metric.table == PERFORMANCE_TABLE and metric.row.get(COPY_COLUMN) in COPY_AGGREGATES:
-            metric.copies = lines.get((metric.row.get("model", ""), metric.unit), [])
-    return metrics
