@@ -75,7 +75,8 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
         out_keys.append(keys[status_at[0]] if status_at else Key(STATUS, None, "", 0))
     out = TableData(data.name, data.style, data.separator, data.transpose, out_keys, [], [], [], [],
                     list(data.config_columns) + [COUNT], list(data.notes),
-                    f"mean of {repeats} repeats (bench run --repeat {repeats}); {DEFAULT.caption}")
+                    f"mean of {repeats} repeats (bench run --repeat {'auto' if inp.benchmark.repeat.auto else repeats}); "
+                    f"{DEFAULT.caption}")
     for values, status, leaf in made:
         values = values + [status] * with_status
         out.values.append(values)
