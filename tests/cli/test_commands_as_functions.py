@@ -97,7 +97,8 @@ def test_options_come_from_the_parser_and_are_frozen(small: Path) -> None:
     args = build_parser(["run"]).parse_args(["run", "small.yaml", "--repeat", "2", "-t", "a", "b"])
     options = RunOptions.from_args(args)
     # --repeat N|auto (issue 34): a Repeat, no longer an int
-    assert options.source.tags == ("a", "b") and options.repeat == Repeat(times=2) and options.on_created is None
+    assert options.source.tags == ("a", "b") and options.repeat == Repeat(times=2)
+    assert options.on_created is None
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.repeat = 3  # type: ignore[misc]
     assert not hasattr(args, "by_name") and not hasattr(args, "on_created")

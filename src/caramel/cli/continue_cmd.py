@@ -73,9 +73,9 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
 
 
 def auto_judge(run_dir: str, out: TextIO | None) -> GoOn | None:
-    """The judge of a `bench run --repeat auto` run that has not stopped yet (its rule is stored with
-    the run), so that it goes on a repeat at a time; None for any other run. The time limit counts
-    from this bench's start."""
+    """The judge of a `bench run --repeat auto` run that has not stopped yet (its rule is stored
+    with the run), so that it goes on a repeat at a time; None for any other run. The time limit
+    counts from this bench's start."""
     from caramel.stages.engine.rounds import SETTING, AutoRepeat
     from caramel.stages.state.store import Store, db_path, is_run_dir
 

@@ -15,7 +15,8 @@ from caramel.cli.status import print_summary
 from caramel.errors import CaramelError, RunError
 from caramel.settings import current
 
-if TYPE_CHECKING:  # the engine and the model are imported where a run starts (tests/cli/test_startup_imports.py)
+# the engine and the model are imported where a run starts (tests/cli/test_startup_imports.py)
+if TYPE_CHECKING:
     from caramel.stages.engine.rounds import AutoRepeat
     from caramel.stages.spec.model import Repeat
 
@@ -31,12 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="fail a workpackage that waits longer than this for its done file")
     parser.add_argument("--repeat", default=None, metavar="N|auto",
-                        help="run every workpackage N times (N iterations of each step; tables give the mean, "
-                             "the history and bench compare the spread); auto: repeat until every figure's "
-                             "95 %% interval is within --repeat-target (default: the file's repeat, else 1)")
+                        help="run every workpackage N times (N iterations of each step; "
+                             "tables give the mean, the history and bench compare the spread); "
+                             "auto: repeat until every figure's 95 %% interval is within "
+                             "--repeat-target (default: the file's repeat, else 1)")
     parser.add_argument("--repeat-target", type=float, default=2.0, metavar="PCT",
-                        help="--repeat auto: the 95 %% interval's half-width, in %% of the mean, every figure "
-                             "must reach (default 2)")
+                        help="--repeat auto: the 95 %% interval's half-width, in %% of the mean, "
+                             "every figure must reach (default 2)")
     parser.add_argument("--repeat-min", type=int, default=3, metavar="N",
                         help="--repeat auto: repeats made before judging (default 3)")
     parser.add_argument("--repeat-max", type=int, default=30, metavar="N",
@@ -92,7 +94,8 @@ def planned_repeats(bench, options: RunOptions) -> AutoRepeat | None:
 
 
 def judge(rule: AutoRepeat, quiet: bool, out: TextIO):
-    """The judge of a `--repeat auto` run (report.autorepeat), telling `out` of each repeat unless quiet."""
+    """The judge of a `--repeat auto` run (report.autorepeat), telling `out` of each repeat
+    unless quiet."""
     from caramel.stages.report.autorepeat import Judge
 
     return Judge(rule, None if quiet else out)
@@ -127,7 +130,8 @@ class RunOptions:
         return cls(source=BenchmarkOptions.from_args(args), suite=tuple(args.suite) if args.suite else None,
                    outpath=args.outpath or current().jube_outpath or None, dry_run=args.dry_run,
                    timeout=args.timeout, repeat=_repeat_arg(args.repeat),
-                   auto=AutoRepeat(args.repeat_target, args.repeat_min, args.repeat_max, args.repeat_time),
+                   auto=AutoRepeat(args.repeat_target, args.repeat_min, args.repeat_max,
+                                   args.repeat_time),
                    time_limit=None if args.time_limit is None else parse_duration(args.time_limit, "--time-limit"),
                    copies=None if args.copies is None else parse_copies(args.copies), quiet=args.quiet,
                    time_from_prediction=args.time_from_prediction, time_margin=args.time_margin,
@@ -143,7 +147,8 @@ def _repeat_arg(text: str | None) -> Repeat | None:
         return parse_repeat(text, what="--repeat")
     except CaramelError:
         raise RunError(f"--repeat {text}: expected a number of runs of at least 1, or auto",
-                       hint="bench run FILE --repeat 5, or --repeat auto [--repeat-target 2 --repeat-max 30]") from None
+                       hint="bench run FILE --repeat 5, or --repeat auto "
+                            "[--repeat-target 2 --repeat-max 30]") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -184,7 +189,8 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
         settings = Settings(timeout=options.timeout, time_limit=options.time_limit,
                             repeat_auto=None if rule is None else rule.to_dict())
         summary = start_run(bench, settings, quiet=options.quiet, scheduler=scheduler_for(bench),
-                            on_created=options.on_created, max_workpackages=options.source.max_workpackages,
+                            on_created=options.on_created,
+                            max_workpackages=options.source.max_workpackages,
                             go_on=None if rule is None else judge(rule, options.quiet, out))
         print_summary(summary, out)
         code = max(code, summary.exit_code)

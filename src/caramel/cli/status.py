@@ -56,8 +56,10 @@ def status(options: StatusOptions, out: TextIO) -> int:
     out.write(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}\n")
     auto = info.settings.get("repeat_auto")
     if auto:  # engine.rounds records the repeats a --repeat auto run made, and why no more
-        made = f"{auto['repeats']} repeat{'s' if auto['repeats'] != 1 else ''} (--repeat auto): {auto['stopped']}" if "stopped" in auto else (
-            "--repeat auto: not finished (bench continue goes on)")
+        made = "--repeat auto: not finished (bench continue goes on)"
+        if "stopped" in auto:
+            plural = "s" if auto["repeats"] != 1 else ""
+            made = f"{auto['repeats']} repeat{plural} (--repeat auto): {auto['stopped']}"
         out.write(f"  repeats: {made}\n")
     print_counts(counts, out)
     print_reasons(failed, waiting, out)

@@ -32,7 +32,9 @@ def test_matches_scipys_interval(samples: list[float]) -> None:
     if min(samples) == max(samples):
         assert half_width_pct(samples) == 0.0
     else:
-        assert half_width_pct(samples) == pytest.approx(scipy_half_width_pct(samples), rel=1e-9, abs=1e-9)
+        assert half_width_pct(samples) == pytest.approx(
+            scipy_half_width_pct(samples), rel=1e-9, abs=1e-9
+        )
 
 
 def test_no_spread_has_converged_and_one_sample_has_no_interval() -> None:

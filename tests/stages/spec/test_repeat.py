@@ -1,4 +1,5 @@
-"""A benchmark's `repeat: N|auto` (spec.limits.parse_repeat, issue 34): what it accepts, what it refuses."""
+"""A benchmark's `repeat: N|auto` (spec.limits.parse_repeat, issue 34): what it accepts, what
+it refuses."""
 
 from __future__ import annotations
 
@@ -23,8 +24,13 @@ def test_auto_in_any_case(text: str) -> None:
     assert parse_repeat(text, WHERE) == Repeat(auto=True)
 
 
-@given(st.text().filter(lambda t: not (t.strip().isdecimal() and int(t.strip()) >= 1)
-                        and t.strip().lower() != "auto"))
+@given(
+    st.text().filter(
+        lambda t: (
+            not (t.strip().isdecimal() and int(t.strip()) >= 1) and t.strip().lower() != "auto"
+        )
+    )
+)
 def test_anything_else_is_an_error_naming_the_place_and_what_is_expected(text: str) -> None:
     with pytest.raises(SpecError) as caught:
         parse_repeat(text, WHERE)

@@ -17,13 +17,15 @@ CONFIDENCE = 0.95
 
 
 def half_width_pct(samples: Sequence[float], confidence: float = CONFIDENCE) -> float:
-    """The half-width of Student's t interval of the mean of `samples` at `confidence` (n - 1 degrees
-    of freedom), in % of |mean|: 0 when the samples do not spread, inf with fewer than two samples
-    or a mean of 0 with a spread (no relative width to judge)."""
+    """The half-width of Student's t interval of the mean of `samples` at `confidence`
+    (n - 1 degrees of freedom), in % of |mean|: 0 when the samples do not spread, inf with fewer
+    than two samples or a mean of 0 with a spread (no relative width to judge)."""
     values = np.asarray(samples, dtype=float)
     if len(values) < 2:
         return math.inf
-    if values.min() == values.max():  # not np.std: the mean of equal floats may differ in its last bit
+    if (
+        values.min() == values.max()
+    ):  # not np.std: the mean of equal floats may differ in its last bit
         return 0.0
     spread = float(np.std(values, ddof=1))
     mean = float(np.mean(values))

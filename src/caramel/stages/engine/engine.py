@@ -98,7 +98,8 @@ class Engine:
         self.job_resources: dict[int, tuple[str, ...]] = {}  # engine.arrays: the scripts written, not queued
         self._has_prepares = any(entry.action == "prepare" for fileset in self.bench.filesets.values()
                                  for entry in fileset.entries)
-        # engine.rounds (`--repeat auto`): open workpackages it holds back stay open for a later run()
+        # engine.rounds (`--repeat auto`): the open workpackages it holds back stay open for a
+        # later run()
         self.hold: Callable[[WpRow], bool] | None = None
 
     # --- the loop ---------------------------------------------------------------------------

@@ -29,13 +29,16 @@ if TYPE_CHECKING:
 
 # after `done` repeats: None for one more, else why the run stops there (recorded with the run)
 GoOn = Callable[[Summary, int], "str | None"]
-SETTING = "repeat_auto"  # the run's settings: the rule, and once it stopped, the repeats made and why
+SETTING = (
+    "repeat_auto"  # the run's settings: the rule, and once it stopped, the repeats made and why
+)
 
 
 @dataclass(frozen=True)
 class AutoRepeat:
-    """When `--repeat auto` stops (docs/cli.md): every figure's 95 % interval within `target_pct` % of
-    its mean after at least `minimum` repeats, or `maximum` repeats, or `seconds` since the start."""
+    """When `--repeat auto` stops (docs/cli.md): every figure's 95 % interval within
+    `target_pct` % of its mean after at least `minimum` repeats, or `maximum` repeats, or
+    `seconds` since the start."""
 
     target_pct: float = 2.0
     minimum: int = 3
@@ -46,8 +49,10 @@ class AutoRepeat:
         if not self.target_pct > 0:
             raise RunError(f"--repeat-target {self.target_pct:g}: expected a percentage above 0")
         if not 2 <= self.minimum <= self.maximum:
-            raise RunError(f"--repeat-min {self.minimum} --repeat-max {self.maximum}: expected "
-                           "2 <= minimum <= maximum (an interval needs two repeats)")
+            raise RunError(
+                f"--repeat-min {self.minimum} --repeat-max {self.maximum}: expected "
+                "2 <= minimum <= maximum (an interval needs two repeats)"
+            )
         if self.seconds is not None and not self.seconds > 0:
             raise RunError(f"--repeat-time {self.seconds:g}: expected seconds above 0")
 
@@ -64,13 +69,17 @@ def check_steps(steps: Mapping[str, Step]) -> None:
     keep it from running until the last repeat."""
     for step in steps.values():
         if any(do.shared for do in step.dos):
-            raise RunError(f"--repeat auto: step '{step.name}' has a shared do, which runs once all its "
-                           "workpackages are done", step.where,
-                           hint="run it with --repeat N (a fixed number of repeats)")
+            raise RunError(
+                f"--repeat auto: step '{step.name}' has a shared do, which runs once all its "
+                "workpackages are done",
+                step.where,
+                hint="run it with --repeat N (a fixed number of repeats)",
+            )
 
 
 def repeat_of(wps: Mapping[int, WpRow], steps: Mapping[str, Step]) -> dict[int, int]:
-    """The repeat (from 0) each workpackage belongs to. Parents come before their children in id order."""
+    """The repeat (from 0) each workpackage belongs to (parents come before their children in
+    id order)."""
     out: dict[int, int] = {}
     for wp_id in sorted(wps):
         wp = wps[wp_id]
@@ -82,11 +91,14 @@ def repeat_of(wps: Mapping[int, WpRow], steps: Mapping[str, Step]) -> dict[int, 
 
 
 def run_repeats(engine: Engine, go_on: GoOn) -> Summary:
-    """Run `engine` a repeat at a time until `go_on` says stop, or the planned repeats are done. A run
-    left with workpackages waiting (a job in a queue) stops here as it is: `bench continue` goes on."""
+    """Run `engine` a repeat at a time until `go_on` says stop, or the planned repeats are
+    done. A run left with workpackages waiting (a job in a queue) stops here as it is: `bench
+    continue` goes on."""
     repeat = repeat_of(engine.wps, engine.bench.steps)
     planned = max(repeat.values(), default=0) + 1
-    current = max((repeat[i] for i, wp in engine.wps.items() if wp.attempt), default=0)  # started ones
+    current = max(
+        (repeat[i] for i, wp in engine.wps.items() if wp.attempt), default=0
+    )  # started ones
     engine.hold = lambda wp: repeat[wp.id] > current
     while True:
         summary = engine.run()
@@ -103,23 +115,36 @@ def run_repeats(engine: Engine, go_on: GoOn) -> Summary:
         settings = dict(engine.info.settings)
         settings[SETTING] = dict(settings.get(SETTING) or {}, repeats=current + 1, stopped=why)
         engine.store.update_settings(settings)
-        engine.store.event(None, "repeat", f"--repeat auto: {current + 1} of at most {planned} repeats; {why}")
+        engine.store.event(
+            None, "repeat", f"--repeat auto: {current + 1} of at most {planned} repeats; {why}"
+        )
     summary = engine.summary()
     summary.repeats = f"{current + 1} repeat{'s' if current else ''} (--repeat auto): {why}"
     return summary
 
 
 def _drop_later(engine: Engine, repeat: dict[int, int], made: int, planned: int, why: str) -> None:
-    """The run after `made` of `planned` repeats: the later ones' workpackages out, the model's steps
-    with the iterations and repeats that ran (call inside a transaction)."""
+    """The run after `made` of `planned` repeats: the later ones' workpackages out, the
+    model's steps with the iterations and repeats that ran (call inside a transaction)."""
     if made >= planned:
         return
-    later = [wp_id for wp_id, wp in engine.wps.items() if repeat[wp_id] >= made and wp.state == WpState.OPEN
-             and not wp.attempt]
-    model = dataclasses.replace(engine.bench, steps={
-        name: dataclasses.replace(step, iterations=step.iterations // step.repeats * made, repeats=made)
-        for name, step in engine.bench.steps.items()})
-    engine.store.drop_unstarted(later, f"--repeat auto stopped after {made} of {planned} repeats ({why})")
+    later = [
+        wp_id
+        for wp_id, wp in engine.wps.items()
+        if repeat[wp_id] >= made and wp.state == WpState.OPEN and not wp.attempt
+    ]
+    model = dataclasses.replace(
+        engine.bench,
+        steps={
+            name: dataclasses.replace(
+                step, iterations=step.iterations // step.repeats * made, repeats=made
+            )
+            for name, step in engine.bench.steps.items()
+        },
+    )
+    engine.store.drop_unstarted(
+        later, f"--repeat auto stopped after {made} of {planned} repeats ({why})"
+    )
     engine.store.replace_model(model)
     for wp_id in later:
         del engine.wps[wp_id]

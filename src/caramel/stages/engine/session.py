@@ -107,8 +107,8 @@ def reserve_run_dir(outpath: str) -> tuple[int, str]:
     raise RunError(f"no free run id in {outpath}")
 
 
-def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False, wait_lock: float = 0.0,
-                 go_on: rounds.GoOn | None = None) -> Summary:
+def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False,
+                 wait_lock: float = 0.0, go_on: rounds.GoOn | None = None) -> Summary:
     """Go on with a run: recover interrupted workpackages, check waiting ones, run what can run
     (`go_on`: a repeat at a time while it says so, as start_run)."""
     if not is_run_dir(run_dir):

@@ -48,8 +48,9 @@ _VALUE: dict[str, Schema] = {
     "number": {"type": ["number", "string"]},
     "duration": {"type": ["number", "string"]},
     # a whole number of at least 1, or auto (spec.limits.parse_repeat)
-    "repeat": {"anyOf": [{"type": "integer", "minimum": 1},
-                         {"type": "string", "pattern": "^\\s*(0*[1-9][0-9]*|[Aa][Uu][Tt][Oo])\\s*$"}]},
+    "repeat": {"anyOf": [
+        {"type": "integer", "minimum": 1},
+        {"type": "string", "pattern": "^\\s*(0*[1-9][0-9]*|[Aa][Uu][Tt][Oo])\\s*$"}]},
     "list": {"anyOf": [{"type": ["string", "number"]}, {"type": "array", "items": {"type": ["string", "number"]}}]},
     "mapping": {"type": "object"},
 }

@@ -35,8 +35,8 @@ def parse_copies(text: str, where: Location | None = None) -> str:
 
 
 def parse_repeat(text: str, where: Location | None = None, what: str = "repeat") -> Repeat:
-    """`repeat` as written (a benchmark's attribute, or `--repeat`), checked: a whole number of at least 1,
-    or `auto` (until the figures converge)."""
+    """`repeat` as written (a benchmark's attribute, or `--repeat`), checked: a whole number of
+    at least 1, or `auto` (until the figures converge)."""
     value = str(text).strip().lower()
     if value == "auto":
         return Repeat(auto=True)

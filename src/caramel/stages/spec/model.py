@@ -336,8 +336,9 @@ class BenchmarkMeta:
 
 @dataclass(frozen=True)
 class Repeat:
-    """How often `bench run` runs every workpackage (caramel: the benchmark's `repeat`, or `--repeat`):
-    `times` times, or with `auto` until its figures converge (docs/cli.md, `--repeat auto`)."""
+    """How often `bench run` runs every workpackage (caramel: the benchmark's `repeat`, or
+    `--repeat`): `times` times, or with `auto` until its figures converge (docs/cli.md,
+    `--repeat auto`)."""
 
     times: int = 1
     auto: bool = False
@@ -364,4 +365,5 @@ class Benchmark:
     where: Location = NOWHERE
     system: SystemFacts | None = None  # the caramel.adapters.systems.System a tag selected (None: no system file)
     meta: BenchmarkMeta = field(default_factory=BenchmarkMeta)
-    repeat: Repeat = field(default_factory=Repeat)  # caramel: `repeat: N|auto`, the default of `bench run --repeat`
+    # caramel: `repeat: N|auto`, the default of `bench run --repeat`
+    repeat: Repeat = field(default_factory=Repeat)

@@ -234,9 +234,10 @@ class Store(RunReads):
         `bench run --repeat auto` planned and did not need (engine.rounds). Returns how many went
         (call inside a transaction)."""
         self._write_gathered()
-        gone = self.db.executemany("DELETE FROM workpackages WHERE id=? AND state='open' AND attempt=0",
-                                   ((wp_id,) for wp_id in wp_ids)).rowcount
-        self.event(None, "repeat", f"{why}: {gone} workpackages of later repeats not run, taken out")
+        gone = self.db.executemany(
+            "DELETE FROM workpackages WHERE id=? AND state='open' AND attempt=0",
+            ((wp_id,) for wp_id in wp_ids)).rowcount
+        self.event(None, "repeat", f"{why}: {gone} workpackages of later repeats taken out")
         return gone
 
     def update(self, wp_id: int, **fields: object) -> None:
