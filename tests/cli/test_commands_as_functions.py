@@ -37,6 +37,7 @@ from caramel.cli.result import ResultOptions, result
 from caramel.cli.run import RunOptions, run_benchmarks
 from caramel.cli.status import StatusOptions, status
 from caramel.cli.system import SystemOptions, system_command
+from caramel.stages.spec.model import Repeat
 
 CLI = Path(__file__).parents[2] / "src" / "caramel" / "cli"
 
@@ -95,7 +96,9 @@ def test_run_status_result_continue_write_to_the_given_stream(small: Path, capsy
 def test_options_come_from_the_parser_and_are_frozen(small: Path) -> None:
     args = build_parser(["run"]).parse_args(["run", "small.yaml", "--repeat", "2", "-t", "a", "b"])
     options = RunOptions.from_args(args)
-    assert options.source.tags == ("a", "b") and options.repeat == 2 and options.on_created is None
+    # --repeat N|auto (issue 34): a Repeat, no longer an int
+    assert options.source.tags == ("a", "b") and options.repeat == Repeat(times=2)
+    assert options.on_created is None
     with pytest.raises(dataclasses.FrozenInstanceError):
         options.repeat = 3  # type: ignore[misc]
     assert not hasattr(args, "by_name") and not hasattr(args, "on_created")

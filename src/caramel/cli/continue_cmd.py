@@ -12,6 +12,7 @@ from caramel.cli.status import print_summary
 from caramel.errors import RunError
 
 if TYPE_CHECKING:
+    from caramel.stages.engine.rounds import GoOn
     from caramel.stages.engine.settings import Summary
 
 
@@ -60,11 +61,33 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
     from caramel.stages.state.registry import resolve
 
     run_dir = resolve(options.dir, options.id)
+    go_on = auto_judge(run_dir, None if options.quiet else out)
 
     def poll() -> Summary:
         return continue_run(run_dir, timeout=options.timeout, quiet=options.quiet or options.wait,
-                            wait_lock=options.lock_wait)
+                            wait_lock=options.lock_wait, go_on=go_on)
 
     summary = follow(poll, Pace(fixed=options.interval), quiet=options.quiet) if options.wait else poll()
     print_summary(summary, out)
     return summary.exit_code
+
+
+def auto_judge(run_dir: str, out: TextIO | None) -> GoOn | None:
+    """The judge of a `bench run --repeat auto` run that has not stopped yet (its rule is stored
+    with the run), so that it goes on a repeat at a time; None for any other run. The time limit
+    counts from this bench's start."""
+    from caramel.stages.engine.rounds import SETTING, AutoRepeat
+    from caramel.stages.state.store import Store, db_path, is_run_dir
+
+    if not is_run_dir(run_dir):
+        return None  # continue_run says what is wrong
+    store = Store(db_path(run_dir), readonly=True)
+    try:
+        rule = store.info().settings.get(SETTING)
+    finally:
+        store.close()
+    if not rule or "stopped" in rule:
+        return None
+    from caramel.stages.report.autorepeat import Judge
+
+    return Judge(AutoRepeat.from_dict(rule), out)

@@ -8,12 +8,17 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
 from caramel.cli.status import print_summary
-from caramel.errors import RunError
+from caramel.errors import CaramelError, RunError
 from caramel.settings import current
+
+# the engine and the model are imported where a run starts (tests/cli/test_startup_imports.py)
+if TYPE_CHECKING:
+    from caramel.stages.engine.rounds import AutoRepeat
+    from caramel.stages.spec.model import Repeat
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,9 +31,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--dry-run", action="store_true", help="show the workpackages and their do's; create nothing")
     parser.add_argument("--timeout", type=float, metavar="SECONDS",
                         help="fail a workpackage that waits longer than this for its done file")
-    parser.add_argument("--repeat", type=int, default=1, metavar="N",
-                        help="run every workpackage N times (N iterations of each step; tables give the mean, "
-                             "the history and bench compare the spread)")
+    parser.add_argument("--repeat", default=None, metavar="N|auto",
+                        help="run every workpackage N times (N iterations of each step; "
+                             "tables give the mean, the history and bench compare the spread); "
+                             "auto: repeat until every figure's 95 %% interval is within "
+                             "--repeat-target (default: the file's repeat, else 1)")
+    parser.add_argument("--repeat-target", type=float, default=2.0, metavar="PCT",
+                        help="--repeat auto: the 95 %% interval's half-width, in %% of the mean, "
+                             "every figure must reach (default 2)")
+    parser.add_argument("--repeat-min", type=int, default=3, metavar="N",
+                        help="--repeat auto: repeats made before judging (default 3)")
+    parser.add_argument("--repeat-max", type=int, default=30, metavar="N",
+                        help="--repeat auto: at most N repeats (default 30)")
+    parser.add_argument("--repeat-time", type=float, default=None, metavar="SECONDS",
+                        help="--repeat auto: no repeat starts after SECONDS (default: no limit)")
     parser.add_argument("--time-limit", metavar="SECONDS|HH:MM:SS", default=None,
                         help="time limit of every step's do's, over the file's timeout and metadata (0: none)")
     parser.add_argument("--copies", metavar="N|all", default=None,
@@ -64,6 +80,27 @@ def repeat(bench, times: int) -> None:
                    for name, step in bench.steps.items()}
 
 
+def planned_repeats(bench, options: RunOptions) -> AutoRepeat | None:
+    """`bench` with the repeats of --repeat, else of the file's `repeat`: N times its iterations, or
+    with --repeat auto its most repeats (then the rule that stops it, else None)."""
+    from caramel.stages.engine.rounds import AutoRepeat
+
+    times = options.repeat if options.repeat is not None else bench.repeat
+    bench.repeat = times  # stored with the run: the tables' caption names --repeat auto
+    rule = (options.auto or AutoRepeat()) if times.auto else None
+    if rule is not None or times.times > 1:
+        repeat(bench, rule.maximum if rule is not None else times.times)
+    return rule
+
+
+def judge(rule: AutoRepeat, quiet: bool, out: TextIO):
+    """The judge of a `--repeat auto` run (report.autorepeat), telling `out` of each repeat
+    unless quiet."""
+    from caramel.stages.report.autorepeat import Judge
+
+    return Judge(rule, None if quiet else out)
+
+
 @dataclass(frozen=True)
 class RunOptions:
     """`bench run`'s arguments, checked; a campaign gives each member its own copy (cli.suite)."""
@@ -73,7 +110,8 @@ class RunOptions:
     outpath: str | None = None  # -o, else $JUBE_BENCHMARK_OUTPATH (caramel.settings)
     dry_run: bool = False
     timeout: float | None = None
-    repeat: int = 1
+    repeat: Repeat | None = None  # --repeat N|auto; None: the file's `repeat` (spec.model.Repeat)
+    auto: AutoRepeat | None = None  # when --repeat auto stops (engine.rounds; None: its defaults)
     time_limit: float | None = None  # --time-limit in seconds
     copies: str | None = None  # --copies, checked
     quiet: bool = False
@@ -86,17 +124,31 @@ class RunOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
+        from caramel.stages.engine.rounds import AutoRepeat
         from caramel.stages.spec.limits import parse_copies, parse_duration
 
-        if args.repeat < 1:
-            raise RunError(f"--repeat {args.repeat}: expected a number of runs of at least 1")
         return cls(source=BenchmarkOptions.from_args(args), suite=tuple(args.suite) if args.suite else None,
                    outpath=args.outpath or current().jube_outpath or None, dry_run=args.dry_run,
-                   timeout=args.timeout, repeat=args.repeat,
+                   timeout=args.timeout, repeat=_repeat_arg(args.repeat),
+                   auto=AutoRepeat(args.repeat_target, args.repeat_min, args.repeat_max,
+                                   args.repeat_time),
                    time_limit=None if args.time_limit is None else parse_duration(args.time_limit, "--time-limit"),
                    copies=None if args.copies is None else parse_copies(args.copies), quiet=args.quiet,
                    time_from_prediction=args.time_from_prediction, time_margin=args.time_margin,
                    history=args.history, learn_from=args.learn_from)
+
+
+def _repeat_arg(text: str | None) -> Repeat | None:
+    from caramel.stages.spec.limits import parse_repeat
+
+    if text is None:
+        return None
+    try:
+        return parse_repeat(text, what="--repeat")
+    except CaramelError:
+        raise RunError(f"--repeat {text}: expected a number of runs of at least 1, or auto",
+                       hint="bench run FILE --repeat 5, or --repeat auto "
+                            "[--repeat-target 2 --repeat-max 30]") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,8 +173,7 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
     code = 0
     for bench in loaded.benchmarks:
         bench = apply_copies(bench, options.copies)
-        if options.repeat > 1:
-            repeat(bench, options.repeat)
+        rule = planned_repeats(bench, options)
         if options.time_from_prediction:
             from caramel.cli.predict import predicted_time
 
@@ -135,9 +186,12 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
         if options.dry_run:
             out.writelines(line + "\n" for line in dry_run(bench, max_workpackages=options.source.max_workpackages))
             continue
-        summary = start_run(bench, Settings(timeout=options.timeout, time_limit=options.time_limit),
-                            quiet=options.quiet, scheduler=scheduler_for(bench), on_created=options.on_created,
-                            max_workpackages=options.source.max_workpackages)
+        settings = Settings(timeout=options.timeout, time_limit=options.time_limit,
+                            repeat_auto=None if rule is None else rule.to_dict())
+        summary = start_run(bench, settings, quiet=options.quiet, scheduler=scheduler_for(bench),
+                            on_created=options.on_created,
+                            max_workpackages=options.source.max_workpackages,
+                            go_on=None if rule is None else judge(rule, options.quiet, out))
         print_summary(summary, out)
         code = max(code, summary.exit_code)
     return code

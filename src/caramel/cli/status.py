@@ -48,11 +48,19 @@ def status(options: StatusOptions, out: TextIO) -> int:
     waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.WAITING]
     if options.json:
         out.write(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
+                              "repeat_auto": info.settings.get("repeat_auto"),
                               "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,
                                                 "exit_code": wp.exit_code, "attempt": wp.attempt,
                                                 "job_id": wp.job_id} for wp in rows]}) + "\n")
         return 0
     out.write(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}\n")
+    auto = info.settings.get("repeat_auto")
+    if auto:  # engine.rounds records the repeats a --repeat auto run made, and why no more
+        made = "--repeat auto: not finished (bench continue goes on)"
+        if "stopped" in auto:
+            plural = "s" if auto["repeats"] != 1 else ""
+            made = f"{auto['repeats']} repeat{plural} (--repeat auto): {auto['stopped']}"
+        out.write(f"  repeats: {made}\n")
     print_counts(counts, out)
     print_reasons(failed, waiting, out)
     return 0
@@ -84,6 +92,8 @@ def print_summary(summary: Summary, out: TextIO | None = None) -> None:
     parts = ", ".join(f"{n} {s}" for s, n in total.items() if n)
     out.write(f"run {summary.run_id:06d} of {summary.benchmark}: {parts or 'no workpackages'}\n")
     out.write(f"  dir: {summary.run_dir}\n")
+    if summary.repeats:
+        out.write(f"  repeats: {summary.repeats}\n")
     if summary.failed or summary.waiting or total["cancelled"] or total["open"]:
         print_counts(summary.counts, out)
         print_reasons(summary.failed, summary.waiting, out)

@@ -98,9 +98,16 @@ class Engine:
         self.job_resources: dict[int, tuple[str, ...]] = {}  # engine.arrays: the scripts written, not queued
         self._has_prepares = any(entry.action == "prepare" for fileset in self.bench.filesets.values()
                                  for entry in fileset.entries)
+        # engine.rounds (`--repeat auto`): the open workpackages it holds back stay open for a
+        # later run()
+        self.hold: Callable[[WpRow], bool] | None = None
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
+        """Run what can run, then close the shells; a further call (engine.rounds: the next repeat)
+        opens new ones."""
+        if self.runner.closed:
+            self.runner = Runner(self.backend.launcher, self.base_env)
         for step in self.bench.steps.values():
             check_step(step)
         self._shared_interrupted = restart.recover(self)
@@ -142,6 +149,9 @@ class Engine:
                 if wp.state not in (WpState.OPEN, WpState.WAITING) or (
                         wp.state == WpState.WAITING and wp.id not in self._resume):
                     heapq.heappop(self._heap)  # stale entry
+                    continue
+                if wp.state == WpState.OPEN and self.hold is not None and self.hold(wp):
+                    heapq.heappop(self._heap)
                     continue
                 step = self.bench.steps[wp.step]
                 if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):

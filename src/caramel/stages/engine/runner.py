@@ -190,6 +190,7 @@ class Runner:
         self.active: dict[int, Active] = {}  # by the fd the shell's markers come from
         self.idle: list[Shell] = []
         self.blocking: Active | None = None  # the script of a `run()` in progress
+        self.closed = False  # close() ran: no shell starts here any more
 
     def __len__(self) -> int:
         return len(self.active)
@@ -369,6 +370,7 @@ class Runner:
             shell.close()
         self.idle.clear()
         self.selector.close()
+        self.closed = True
 
 
 def _kill_groups(pgids: list[int]) -> None:

@@ -21,7 +21,7 @@ from types import FrameType
 from caramel import __version__
 from caramel.adapters import backends
 from caramel.errors import STOP_SIGNALS, Interrupted, RunError
-from caramel.stages.engine import arrays, statefile
+from caramel.stages.engine import arrays, rounds, statefile
 from caramel.stages.engine.commands import check_step, segment
 from caramel.stages.engine.engine import Engine
 from caramel.stages.engine.materialise import prepares
@@ -39,13 +39,16 @@ from caramel.vocabulary import WpState
 
 def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, scheduler: str | None = None,
               cwd: str | None = None, on_created: Callable[[str], None] | None = None,
-              max_workpackages: int | None = None) -> Summary:
+              max_workpackages: int | None = None, go_on: rounds.GoOn | None = None) -> Summary:
     """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it exists).
-    `scheduler`: the name of the run's scheduler (default: its system's, backends.for_system)."""
+    `scheduler`: the name of the run's scheduler (default: its system's, backends.for_system).
+    `go_on`: run a repeat at a time while it says so (`--repeat auto`, engine.rounds)."""
     settings = settings or Settings()
     cwd = cwd or os.getcwd()
     for step in bench.steps.values():
         check_step(step)
+    if go_on is not None:
+        rounds.check_steps(bench.steps)
     backend = backends.for_system(bench.system, scheduler)  # an unknown one fails before anything is created
     run_id, run_dir = reserve_run_dir(bench.outpath)
     try:
@@ -77,7 +80,7 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
         try:
             engine = Engine(store, backend, settings, make_progress(quiet))
             with _signals_as_interrupt(run_dir):
-                return engine.run()
+                return engine.run() if go_on is None else rounds.run_repeats(engine, go_on)
         finally:
             statefile.close_keeping(store, run_dir, opened, quiet)
 
@@ -104,8 +107,10 @@ def reserve_run_dir(outpath: str) -> tuple[int, str]:
     raise RunError(f"no free run id in {outpath}")
 
 
-def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False, wait_lock: float = 0.0) -> Summary:
-    """Go on with a run: recover interrupted workpackages, check waiting ones, run what can run."""
+def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False,
+                 wait_lock: float = 0.0, go_on: rounds.GoOn | None = None) -> Summary:
+    """Go on with a run: recover interrupted workpackages, check waiting ones, run what can run
+    (`go_on`: a repeat at a time while it says so, as start_run)."""
     if not is_run_dir(run_dir):
         raise RunError(f"{run_dir} is not a caramel run folder (no caramel.db)")
     with RunLock(run_dir, wait=wait_lock):
@@ -119,7 +124,7 @@ def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False
                 store.update_settings(dict(info.settings, **settings.to_dict()))
             engine = Engine(store, backends.for_run(info.settings), settings, make_progress(quiet))
             with _signals_as_interrupt(run_dir):
-                return engine.run()
+                return engine.run() if go_on is None else rounds.run_repeats(engine, go_on)
         finally:
             statefile.close_keeping(store, run_dir, opened, quiet)
 

@@ -13,13 +13,19 @@ class Settings:
 
     timeout: float | None = None  # seconds a workpackage may wait for its done file
     time_limit: float | None = None  # `--time-limit`: seconds a step's do's may run, over the file's (0: none)
+    # `--repeat auto`: its rule (engine.rounds.AutoRepeat), then the repeats made and why no more
+    repeat_auto: dict | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> Settings:
-        return cls(timeout=data.get("timeout"), time_limit=data.get("time_limit"))
+        return cls(timeout=data.get("timeout"), time_limit=data.get("time_limit"),
+                   repeat_auto=data.get("repeat_auto"))
 
     def to_dict(self) -> dict:
-        return {"timeout": self.timeout, "time_limit": self.time_limit}
+        out: dict = {"timeout": self.timeout, "time_limit": self.time_limit}
+        if self.repeat_auto is not None:
+            out["repeat_auto"] = self.repeat_auto
+        return out
 
     def limit_for(self, bench: Benchmark, step: Step) -> float:
         """The time limit of `step`'s do's: --time-limit, else the step's, else the benchmark's metadata."""
@@ -42,6 +48,7 @@ class Summary:
     counts: dict[str, dict[str, int]]
     failed: list[tuple[int, str, str]] = field(default_factory=list)  # id, step, reason
     waiting: list[tuple[int, str, str]] = field(default_factory=list)
+    repeats: str = ""  # `--repeat auto`: how many repeats ran and why no more (engine.rounds)
 
     @property
     def exit_code(self) -> int:

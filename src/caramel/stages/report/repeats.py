@@ -73,9 +73,10 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
     with_status = bool(status_at) or any(status != "done" for _values, status, _leaf in made)
     if with_status:
         out_keys.append(keys[status_at[0]] if status_at else Key(STATUS, None, "", 0))
+    how = "auto" if inp.benchmark.repeat.auto else repeats  # --repeat auto: the count it reached
     out = TableData(data.name, data.style, data.separator, data.transpose, out_keys, [], [], [], [],
                     list(data.config_columns) + [COUNT], list(data.notes),
-                    f"mean of {repeats} repeats (bench run --repeat {repeats}); {DEFAULT.caption}")
+                    f"mean of {repeats} repeats (bench run --repeat {how}); {DEFAULT.caption}")
     for values, status, leaf in made:
         values = values + [status] * with_status
         out.values.append(values)

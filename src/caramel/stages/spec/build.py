@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import re
 
-from caramel.errors import SpecError, did_you_mean
+from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec import call as calls
 from caramel.stages.spec import model as m
 from caramel.stages.spec.attributes import (
@@ -20,7 +20,13 @@ from caramel.stages.spec.attributes import (
 )
 from caramel.stages.spec.estimator import parse_estimator
 from caramel.stages.spec.grammar import children_of, choices
-from caramel.stages.spec.limits import parse_array, parse_copies, parse_copies_aggregate, parse_duration
+from caramel.stages.spec.limits import (
+    parse_array,
+    parse_copies,
+    parse_copies_aggregate,
+    parse_duration,
+    parse_repeat,
+)
 from caramel.stages.spec.meta import find_meta_node, read_meta
 from caramel.stages.spec.sanity import from_comment, read_sanity
 from caramel.stages.spec.sets import SetBuilder
@@ -44,7 +50,9 @@ class Builder(SetBuilder):
         local = self.sets(node, home)
         bench = m.Benchmark(name, outpath=os.path.normpath(os.path.join(
             self.home, os.path.expandvars(os.path.expanduser(outpath)))), comment=comment, file=path, home=home,
-            tags=set(self.tags), where=node.where, meta=read_meta(find_meta_node(node)))
+            tags=set(self.tags), where=node.where, meta=read_meta(find_meta_node(node)),
+            repeat=parse_repeat(node.attrs.get("repeat", "1"), Location(
+                node.where.file, node.attr_lines.get("repeat", node.where.line))))
         for kind, attr in (("parameterset", "parametersets"), ("substituteset", "substitutesets"),
                            ("fileset", "filesets"), ("patternset", "patternsets")):
             merged = dict(global_sets[kind])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 # what a value is: the JSON Schema type it gets and the words the docs use for it
-Kind = Literal["text", "bool", "int", "number", "choice", "list", "mapping", "duration"]
+Kind = Literal["text", "bool", "int", "number", "choice", "list", "mapping", "duration", "repeat"]
 # whether an element has a text: none, may have one, must have one
 TextUse = Literal["none", "optional", "required"]
 # the formats an element's children are written in
@@ -166,7 +166,10 @@ ELEMENTS: dict[str, Element] = {e.tag: e for e in (
                "check_tags", "tags") + _c("include", only="xml")),
     Element("benchmark", "one benchmark; several may share a file and its global sets",
             (NAME, _k("outpath", "where runs go (<outpath>/<6-digit run id>/), relative to the file", required=True),
-             _k("file_path_ref", "the folder relative paths start from", default=".")),
+             _k("file_path_ref", "the folder relative paths start from", default="."),
+             _k("repeat", "how often bench run runs each workpackage: a whole number, or auto "
+                "(until its figures converge); --repeat overrides it", "repeat", "1",
+                caramel=True)),
             _c("comment", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser", "analyzer",
                "result") + _c("include", only="xml") + _c("meta", only="yaml")),
     Element("comment", "free text (XML: may hold caramel's meta and sanity, which JUBE does not read)",

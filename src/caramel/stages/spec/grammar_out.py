@@ -47,6 +47,10 @@ _VALUE: dict[str, Schema] = {
     "int": {"type": ["integer", "string"]},
     "number": {"type": ["number", "string"]},
     "duration": {"type": ["number", "string"]},
+    # a whole number of at least 1, or auto (spec.limits.parse_repeat)
+    "repeat": {"anyOf": [
+        {"type": "integer", "minimum": 1},
+        {"type": "string", "pattern": "^\\s*(0*[1-9][0-9]*|[Aa][Uu][Tt][Oo])\\s*$"}]},
     "list": {"anyOf": [{"type": ["string", "number"]}, {"type": "array", "items": {"type": ["string", "number"]}}]},
     "mapping": {"type": "object"},
 }

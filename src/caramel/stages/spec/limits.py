@@ -1,5 +1,5 @@
 """caramel additions on a step: a time limit (`timeout`), parallel copies (`copies`) and their result
-(`copies_aggregate`).
+(`copies_aggregate`); on a benchmark, how often `bench run` repeats it (`repeat`).
 
 A time limit is seconds (`90`, `1.5`), `MM:SS`, `HH:MM:SS` or `D-HH:MM:SS`; `0` means none. `copies`
 is a count of at least 1 or `all` (one copy per device of the system).
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from caramel.errors import Location, SpecError
 from caramel.stages.spec import meta
+from caramel.stages.spec.model import Repeat
 from caramel.vocabulary import COPY_AGGREGATES, plain_bool
 
 
@@ -31,6 +32,19 @@ def parse_copies(text: str, where: Location | None = None) -> str:
         return str(int(value))
     raise SpecError(f"copies={text!r} is neither a whole number of at least 1 nor 'all'", where,
                     hint="expected copies: 2 (two copies of each workpackage at once) or copies: all (one per device)")
+
+
+def parse_repeat(text: str, where: Location | None = None, what: str = "repeat") -> Repeat:
+    """`repeat` as written (a benchmark's attribute, or `--repeat`), checked: a whole number of
+    at least 1, or `auto` (until the figures converge)."""
+    value = str(text).strip().lower()
+    if value == "auto":
+        return Repeat(auto=True)
+    if value.isdecimal() and int(value) >= 1:
+        return Repeat(times=int(value))
+    raise SpecError(f"{what}={text!r} is neither a whole number of at least 1 nor 'auto'", where,
+                    hint="expected repeat: 3 (every workpackage three times) or repeat: auto "
+                         "(until the figures' 95 % intervals are within the target; docs/cli.md)")
 
 
 def parse_copies_aggregate(text: str, where: Location | None = None) -> str:

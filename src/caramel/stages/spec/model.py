@@ -335,6 +335,19 @@ class BenchmarkMeta:
     where: Location = NOWHERE
 
 
+@dataclass(frozen=True)
+class Repeat:
+    """How often `bench run` runs every workpackage (caramel: the benchmark's `repeat`, or
+    `--repeat`): `times` times, or with `auto` until its figures converge (docs/cli.md,
+    `--repeat auto`)."""
+
+    times: int = 1
+    auto: bool = False
+
+    def __str__(self) -> str:
+        return "auto" if self.auto else str(self.times)
+
+
 @dataclass
 class Benchmark:
     name: str
@@ -353,3 +366,5 @@ class Benchmark:
     where: Location = NOWHERE
     system: SystemFacts | None = None  # the caramel.adapters.systems.System a tag selected (None: no system file)
     meta: BenchmarkMeta = field(default_factory=BenchmarkMeta)
+    # caramel: `repeat: N|auto`, the default of `bench run --repeat`
+    repeat: Repeat = field(default_factory=Repeat)

@@ -219,14 +219,26 @@ class Store(RunReads):
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def replace_model(self, model: Benchmark) -> None:
-        """Store `model` as the run's benchmark: the analysis definitions of `bench result -u` (only
-        analysis/update.py calls it, after checking nothing that made the run changed)."""
+        """Store `model` as the run's benchmark: the analysis definitions of `bench result -u`
+        (analysis/update.py, after checking nothing that made the run changed), or the repeats a
+        `--repeat auto` run made (engine.rounds)."""
         with self.transaction():
             self.db.execute("UPDATE runs SET model=?", (encode_model(model),))
 
     def update_settings(self, settings: dict) -> None:
         with self.transaction():
             self.db.execute("UPDATE runs SET settings=?", (json.dumps(settings),))
+
+    def drop_unstarted(self, wp_ids: Iterable[int], why: str) -> int:
+        """Take workpackages that never started (open, no attempt) out of the run: the repeats
+        `bench run --repeat auto` planned and did not need (engine.rounds). Returns how many went
+        (call inside a transaction)."""
+        self._write_gathered()
+        gone = self.db.executemany(
+            "DELETE FROM workpackages WHERE id=? AND state='open' AND attempt=0",
+            ((wp_id,) for wp_id in wp_ids)).rowcount
+        self.event(None, "repeat", f"{why}: {gone} workpackages of later repeats taken out")
+        return gone
 
     def update(self, wp_id: int, **fields: object) -> None:
         """Change columns of one workpackage other than its state (call inside a transaction)."""

@@ -1,0 +1,35 @@
+"""How closely the mean of a figure's repeats is known: the half-width of its confidence interval.
+
+`bench run --repeat auto` (docs/cli.md) repeats a run until this half-width, as a percentage of the
+mean, is within its target for every figure. One function, so that the caramel-wide interval of a
+figure can replace it later without touching its callers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import stats
+
+CONFIDENCE = 0.95
+
+
+def half_width_pct(samples: Sequence[float], confidence: float = CONFIDENCE) -> float:
+    """The half-width of Student's t interval of the mean of `samples` at `confidence`
+    (n - 1 degrees of freedom), in % of |mean|: 0 when the samples do not spread, inf with fewer
+    than two samples or a mean of 0 with a spread (no relative width to judge)."""
+    values = np.asarray(samples, dtype=float)
+    if len(values) < 2:
+        return math.inf
+    if (
+        values.min() == values.max()
+    ):  # not np.std: the mean of equal floats may differ in its last bit
+        return 0.0
+    spread = float(np.std(values, ddof=1))
+    mean = float(np.mean(values))
+    if mean == 0.0:
+        return math.inf
+    quantile = float(stats.t.ppf(0.5 + confidence / 2, len(values) - 1))
+    return 100.0 * quantile * spread / math.sqrt(len(values)) / abs(mean)
