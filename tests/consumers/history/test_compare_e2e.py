@@ -12,7 +12,9 @@ from tests.run_bench import bench
 def test_slowdown_is_a_regression_and_a_rerun_is_noise(steady, env):
     assert bench("run", "steady.yaml", "--repeat", "5", "-q", cwd=steady, env=env).returncode == 0
     table = bench("result", "-i", "last", cwd=steady, env=env)
-    assert table.returncode == 0 and table.stdout.startswith("items,elapsed[s],elapsed_sd[s],rate,rate_sd,note,n")  # the mean of 5
+    assert table.returncode == 0 and table.stdout.startswith(
+        "items,elapsed[s],elapsed_sd[s],elapsed_ci_low[s],elapsed_ci_high[s],rate,rate_sd,rate_ci_low,rate_ci_high,"
+        "note,n")  # the mean of 5, its sd and its 99 % t interval
     assert bench("baseline", "set", "base", "-i", "last", cwd=steady, env=env).returncode == 0
 
     slow = dict(env, SLOWDOWN="1.3")

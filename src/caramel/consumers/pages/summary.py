@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from caramel.consumers.pages.figures import plotted
 from caramel.consumers.pages.judging import judged
 from caramel.consumers.pages.sources import Collection, Figure
+from caramel.stages.analyse.intervals import Interval, mean_interval
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Row:
     baseline: str
     baseline_pct: float
     baseline_verdict: str
+    ci: Interval | None = None  # the latest figure's 99 % t interval of its mean (unknown bounds: one sample)
 
 
 def _best(figures: list[Figure]) -> Figure:
@@ -108,5 +110,6 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
                 base_verdict, base_pct = judged(headline, b)
         runs = coll.run_counts.get((bench, label, headline.metric), len(order))  # the figures may be thinned
         out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs, headline, len(latest),
-                       regressed, change, verdict, base_name, base_pct, base_verdict))
+                       regressed, change, verdict, base_name, base_pct, base_verdict,
+                       mean_interval(headline.mean, headline.sd, headline.n)))
     return out
