@@ -20,8 +20,8 @@ from collections import defaultdict
 from typing import TypeGuard
 
 from caramel.stages.analyse.estimators import summarise
-from caramel.stages.analyse.intervals import LEVEL, T_MEAN, mean_interval
 from caramel.stages.analyse.inputs import AnalysisInput
+from caramel.stages.analyse.intervals import LEVEL, T_MEAN, mean_interval
 from caramel.stages.report.copies import SPREAD_LIMIT, load_flags
 from caramel.stages.report.dataset import STATUS, text_of
 from caramel.stages.report.table import Key, Made, TableData, format_value
