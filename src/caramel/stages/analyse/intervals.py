@@ -120,7 +120,8 @@ def _trimmed_mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
     import numpy as np
 
     ordered = np.sort(values, axis=axis)
-    return np.take(ordered, range(1, ordered.shape[axis] - 1), axis=axis).mean(axis=axis)
+    kept: np.ndarray = np.take(ordered, range(1, ordered.shape[axis] - 1), axis=axis)
+    return np.asarray(kept.mean(axis=axis))
 
 
 def relative_half_width(samples: Iterable[float], level: float = LEVEL,
