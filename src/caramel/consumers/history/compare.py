@@ -31,7 +31,8 @@ CANNOT_JUDGE = VerdictWord.CANNOT_JUDGE
 UNKNOWN_DIRECTION = "direction unknown; declare direction: lower|higher on the pattern (or a unit such as s or items/s)"
 DEFAULT_THRESHOLD = 2.0  # percent: the band of no change, where no threshold is given
 TARGET_THRESHOLD = 5.0  # percent: a target's tolerance where neither it nor --threshold gives one
-MOST_REPETITIONS = 1_000_000  # past this, "repetitions needed" says none would do (a ratio on the band's edge)
+# past this, "repetitions needed" says none would do (a ratio on the band's very edge)
+MOST_REPETITIONS = 1_000_000
 
 
 class Call(IntEnum):
@@ -45,9 +46,10 @@ class Call(IntEnum):
 
 
 def decide(low: Any, high: Any, threshold: float, way: Any) -> Any:
-    """The Call (as ints, for numbers or numpy arrays) of ratio intervals [low, high] against the band
-    [1/(1 + threshold %), 1 + threshold %]; `way` +1 where more is better, -1 where less is, 0 unknown.
-    NaN bounds (no interval) are UNDECIDED. Used by `judge` and by the pages (pages.thinning)."""
+    """The Call (as ints, for numbers or numpy arrays) of ratio intervals [low, high] against
+    the band [1/(1 + threshold %), 1 + threshold %]; `way` +1 where more is better, -1 where less
+    is, 0 unknown. NaN bounds (no interval) are UNDECIDED. Used by `judge` and by the pages
+    (pages.thinning)."""
     import numpy as np
 
     band = 1 + threshold / 100
@@ -56,12 +58,12 @@ def decide(low: Any, high: Any, threshold: float, way: Any) -> Any:
     inside = (low >= 1 / band) & (high <= band)
     worse = (above & (way < 0)) | (below & (way > 0))
     better = (above & (way > 0)) | (below & (way < 0))
-    return np.select([inside, worse, better, above | below],
-                     [Call.WITHIN_NOISE, Call.REGRESSED, Call.IMPROVED, Call.CHANGED], Call.UNDECIDED)
+    calls = [Call.WITHIN_NOISE, Call.REGRESSED, Call.IMPROVED, Call.CHANGED]
+    return np.select([inside, worse, better, above | below], calls, Call.UNDECIDED)
 
 
 class Measured(Protocol):
-    """What a verdict reads of a figure: a history `Metric`, or a page's `Figure` (pages/sources.py)."""
+    """What a verdict reads of a figure: a history `Metric`, or a page's `Figure` (pages)."""
 
     @property
     def mean(self) -> float: ...
@@ -90,12 +92,13 @@ class Verdict(Generic[M]):
     ratio_high: float = math.nan
     level: float = LEVEL
     method: str = RATIO_METHOD
-    threshold: float = DEFAULT_THRESHOLD  # percent: the band of no change the verdict was judged against
-    needed: int | None = None  # undecided: repetitions per side that would decide at the measured spread
+    threshold: float = DEFAULT_THRESHOLD  # percent: the band of no change it was judged against
+    needed: int | None = None  # undecided: repetitions per side that would decide at this spread
 
 
 _WORDS = {Call.WITHIN_NOISE: VerdictWord.WITHIN_NOISE, Call.IMPROVED: VerdictWord.IMPROVED,
-          Call.REGRESSED: VerdictWord.REGRESSED, Call.UNDECIDED: CANNOT_JUDGE, Call.CHANGED: CANNOT_JUDGE}
+          Call.REGRESSED: VerdictWord.REGRESSED, Call.UNDECIDED: CANNOT_JUDGE,
+          Call.CHANGED: CANNOT_JUDGE}
 
 
 def way_of(direction: object) -> int:
@@ -105,31 +108,38 @@ def way_of(direction: object) -> int:
 
 def judge(current: M, base_mean: float, base_sd: float, base_n: int, threshold: float | None,
           target: bool = False) -> Verdict[M]:
-    """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value, exact,
-    judged against `threshold` or TARGET_THRESHOLD)."""
+    """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value,
+    exact, judged against `threshold` or TARGET_THRESHOLD)."""
     mean = current.mean
-    out: Verdict[M] = Verdict(current, base_mean, base_sd, base_n, math.nan, VerdictWord.NO_BASELINE)
+    out: Verdict[M] = Verdict(current, base_mean, base_sd, base_n, math.nan,
+                              VerdictWord.NO_BASELINE)
     if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
         return out
     out.diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
     if mean == base_mean:
-        out.diff_pct, out.verdict, out.why = 0.0, VerdictWord.WITHIN_NOISE, "the same value on both sides"
+        out.diff_pct, out.verdict = 0.0, VerdictWord.WITHIN_NOISE
+        out.why = "the same value on both sides"
         return out
     if not base_mean:
-        out.verdict, out.why = CANNOT_JUDGE, f"the baseline is 0 (now {mean:g}): no ratio to judge a change by"
+        out.verdict = CANNOT_JUDGE
+        out.why = f"the baseline is 0 (now {mean:g}): no ratio to judge a change by"
         return out
     explicit = threshold is not None or target
-    out.threshold = threshold if threshold is not None else TARGET_THRESHOLD if target else DEFAULT_THRESHOLD
+    default = TARGET_THRESHOLD if target else DEFAULT_THRESHOLD
+    out.threshold = default if threshold is None else threshold
     base = (base_mean, 0.0, math.inf) if target else (base_mean, base_sd, base_n)
     ratio = ratio_interval(mean, current.sd, current.n, *base)
     out.ratio, out.ratio_low, out.ratio_high = ratio.ratio, ratio.low, ratio.high
     way = way_of(current.direction)
     why = ("against a target: " if target else "") + _change(out)
-    if math.isnan(ratio.low):  # a side of one sample: the ratio itself, only against a given threshold
-        side = "the run" if current.n < 2 and (target or base_n > 1) else "the baseline" if current.n > 1 else "both sides"
-        why = ("against a target: " if target else f"single sample ({side}): no spread, ") + _change(out)
+    if math.isnan(ratio.low):  # a side of one sample: the ratio itself, only against a threshold
+        side = ("the run" if current.n < 2 and (target or base_n > 1) else
+                "the baseline" if current.n > 1 else "both sides")
+        lead = "against a target: " if target else f"single sample ({side}): no spread, "
+        why = lead + _change(out)
         if not explicit:
-            out.verdict, out.why = CANNOT_JUDGE, why + "; judged only against an explicit --threshold"
+            out.verdict = CANNOT_JUDGE
+            out.why = why + "; judged only against an explicit --threshold"
             out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
             return out
         call = Call(int(decide(ratio.ratio, ratio.ratio, out.threshold, way)))
@@ -165,7 +175,8 @@ def repetitions_needed(current: Measured, base_mean: float, base_sd: float, thre
     there is no spread to go by or even MOST_REPETITIONS would not (a ratio on the band's edge).
     A side of one sample is taken to spread as the other (its relative sd)."""
     cur_cv = current.sd / abs(current.mean) if current.n > 1 and current.mean else math.nan
-    base_cv = base_sd / abs(base_mean) if not target and base_mean and math.isfinite(base_sd) else math.nan
+    known = not target and base_mean and math.isfinite(base_sd)
+    base_cv = base_sd / abs(base_mean) if known else math.nan
     if math.isnan(cur_cv) and math.isnan(base_cv):
         return None
     cur_sd = abs(current.mean) * (base_cv if math.isnan(cur_cv) else cur_cv)

@@ -29,11 +29,17 @@ from caramel.stages.spec.estimator import TRIM_FROM, Estimator, Samples
 if TYPE_CHECKING:
     import numpy as np
 
-LEVEL = 0.99  # the confidence of every interval caramel prints, as the 99 % of bench compare's decision
+LEVEL = (
+    0.99  # the confidence of every interval caramel prints, as the 99 % of bench compare's decision
+)
 T_MEAN = "t interval of the mean"
 BOOTSTRAP = "BCa bootstrap over the samples"
 RATIO_METHOD = "delta method on log(ratio of means), Welch df"
-ESTIMATORS = ("mean", "trimmed", "median")  # what `interval` estimates (an Estimator: mean or trimmed)
+ESTIMATORS = (
+    "mean",
+    "trimmed",
+    "median",
+)  # what `interval` estimates (an Estimator: mean or trimmed)
 BOOTSTRAP_SEED = 20260101  # a fixed seed: the same samples give the same interval in every table
 RESAMPLES = 9999  # scipy.stats.bootstrap's default
 
@@ -89,7 +95,9 @@ def _estimator_name(estimator: str | Estimator) -> str:
     return estimator
 
 
-def interval(samples: Iterable[float], level: float = LEVEL, estimator: str | Estimator = "mean") -> Interval:
+def interval(
+    samples: Iterable[float], level: float = LEVEL, estimator: str | Estimator = "mean"
+) -> Interval:
     """The `level` confidence interval of the estimate of `samples`: Student's t for the mean, scipy's
     bootstrap for a trimmed mean (the min and the max dropped from TRIM_FROM samples on, as
     spec.estimator's) or a median. NaN bounds with fewer than two samples."""
@@ -101,7 +109,9 @@ def interval(samples: Iterable[float], level: float = LEVEL, estimator: str | Es
         name = "mean"  # nothing is trimmed below TRIM_FROM samples: the plain mean, its t interval
     if name == "mean":
         sd = float(values.std(ddof=1)) if values.size > 1 else math.nan
-        return mean_interval(float(values.mean()) if values.size else math.nan, sd, int(values.size), level)
+        return mean_interval(
+            float(values.mean()) if values.size else math.nan, sd, int(values.size), level
+        )
     statistic = _trimmed_mean if name == "trimmed" else np.median
     estimate = float(statistic(values, axis=-1))
     method = f"{BOOTSTRAP} ({'trimmed mean' if name == 'trimmed' else 'median'})"
@@ -109,8 +119,14 @@ def interval(samples: Iterable[float], level: float = LEVEL, estimator: str | Es
         return Interval(estimate, estimate, method, level, estimate)
     from scipy.stats import bootstrap
 
-    result = bootstrap((values,), statistic, confidence_level=level, n_resamples=RESAMPLES, vectorized=True,
-                       rng=np.random.default_rng(BOOTSTRAP_SEED))
+    result = bootstrap(
+        (values,),
+        statistic,
+        confidence_level=level,
+        n_resamples=RESAMPLES,
+        vectorized=True,
+        rng=np.random.default_rng(BOOTSTRAP_SEED),
+    )
     low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     return Interval(low, high, method, level, estimate)
 
@@ -124,8 +140,9 @@ def _trimmed_mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.asarray(kept.mean(axis=axis))
 
 
-def relative_half_width(samples: Iterable[float], level: float = LEVEL,
-                        estimator: str | Estimator = "mean") -> float:
+def relative_half_width(
+    samples: Iterable[float], level: float = LEVEL, estimator: str | Estimator = "mean"
+) -> float:
     """Half the width of the samples' interval relative to their estimate (NaN: one sample)."""
     return interval(samples, level, estimator).relative_half_width
 
@@ -142,8 +159,15 @@ class Ratio:
     method: str = RATIO_METHOD
 
 
-def ratio_interval(cur_mean: Any, cur_sd: Any, cur_n: Any, base_mean: Any, base_sd: Any, base_n: Any,
-                   level: float = LEVEL) -> Ratio:
+def ratio_interval(
+    cur_mean: Any,
+    cur_sd: Any,
+    cur_n: Any,
+    base_mean: Any,
+    base_sd: Any,
+    base_n: Any,
+    level: float = LEVEL,
+) -> Ratio:
     """The ratio of the means current/baseline with its `level` interval, for numbers or arrays.
 
     Both means positive (times, rates): log(ratio) ± t·se, se² = cv_c²/n_c + cv_b²/n_b (cv = sd/mean,
@@ -161,11 +185,14 @@ def ratio_interval(cur_mean: Any, cur_sd: Any, cur_n: Any, base_mean: Any, base_
         ratio = np.where(mb == 0, np.nan, ratio)
         # the two terms of the squared standard error of log(ratio) (or of the ratio, not both positive)
         a = np.where(positive, (sc / mc) ** 2 / nc, (sc / mb) ** 2 / nc)
-        b = np.where(positive, (sb / mb) ** 2 / nb, (mc * sb / mb ** 2) ** 2 / nb)
+        b = np.where(positive, (sb / mb) ** 2 / nb, (mc * sb / mb**2) ** 2 / nb)
         a, b = np.where(sc == 0, 0.0, a), np.where(sb == 0, 0.0, b)
-        a, b = np.where(nc < 2, np.nan, a), np.where(nb < 2, np.nan, b)  # one sample: no spread, not sd 0
+        a, b = (
+            np.where(nc < 2, np.nan, a),
+            np.where(nb < 2, np.nan, b),
+        )  # one sample: no spread, not sd 0
         se = np.sqrt(a + b)
-        below = np.where(a > 0, a ** 2 / (nc - 1), 0.0) + np.where(b > 0, b ** 2 / (nb - 1), 0.0)
+        below = np.where(a > 0, a**2 / (nc - 1), 0.0) + np.where(b > 0, b**2 / (nb - 1), 0.0)
         df = np.where(below > 0, (a + b) ** 2 / below, np.nan)
         half = np.where(se > 0, t_quantile(level, df) * se, 0.0)
         half = np.where(np.isnan(se), np.nan, half)
