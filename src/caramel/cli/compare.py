@@ -1,4 +1,6 @@
-"""`bench compare [DIR] [-i ID] --baseline ID|NAME|FILE [--threshold P]`: regressed, improved or noise.
+"""`bench compare [DIR] [-i ID] --baseline ID|NAME|FILE [--threshold P]`: regressed, improved, within
+noise or cannot judge, from the 99 % interval of the ratio current/baseline (history.compare), with
+the repetitions per side that would decide where it cannot.
 
 Exit 1 when any metric regressed, so CI can gate on it."""
 
@@ -35,7 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="a run id (of the same outpath), a name given by `bench baseline set`, "
                              "or a JSON file of targets {metric: value}")
     parser.add_argument("--threshold", type=float, metavar="PERCENT",
-                        help="smallest change that counts (default 2 %% with repeats on both sides, else 5 %%)")
+                        help="the band of no change: a ratio within ±P %% is no change (default 2); a "
+                             "single sample, without a spread, is judged only against a given threshold")
     parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
     parser.add_argument("--format", choices=["table", "json", "markdown"], default="table")
     parser.set_defaults(func=run)
@@ -75,7 +78,6 @@ def run(args: argparse.Namespace) -> int:
 
 def compare(options: CompareOptions, out: TextIO) -> int:
     """`bench compare`: exit 1 when a figure regressed (or, with targets, a criterion fails)."""
-    from caramel.consumers.history.compare import CANNOT_JUDGE
     from caramel.consumers.history.store import History
     from caramel.stages.state.registry import resolve
 
@@ -97,14 +99,30 @@ def compare(options: CompareOptions, out: TextIO) -> int:
         verdicts = _verdicts(options.baseline, options.threshold, history, key, run_dir, current)
     _show(options, run_dir, verdicts, out)
     regressed = [v for v in verdicts if v.verdict == VerdictWord.REGRESSED]
-    unjudged = [v for v in verdicts if v.verdict == CANNOT_JUDGE]
     if options.format != "json":
-        if unjudged:
-            out.write(f"{len(unjudged)} metric(s) changed but cannot be judged: their direction is unknown "
-                      "(declare direction: lower|higher on the pattern)\n")
+        _counts(verdicts, out)
         if regressed:
             out.write(f"{len(regressed)} metric(s) regressed\n")
     return 1 if regressed else 0
+
+
+def _counts(verdicts: list, out: TextIO) -> None:
+    """Below the table: why the figures that cannot be judged cannot, and what would decide them."""
+    from caramel.consumers.history.compare import CANNOT_JUDGE, UNKNOWN_DIRECTION
+
+    unjudged = [v for v in verdicts if v.verdict == CANNOT_JUDGE]
+    unknown = [v for v in unjudged if v.why.startswith(UNKNOWN_DIRECTION)]
+    single = [v for v in unjudged if v.why.startswith("single sample")]
+    undecided = len(unjudged) - len(unknown) - len(single)
+    if unknown:
+        out.write(f"{len(unknown)} metric(s) changed but cannot be judged: their direction is unknown "
+                  "(declare direction: lower|higher on the pattern)\n")
+    if single:
+        out.write(f"{len(single)} metric(s) of a single sample on a side: no spread, judged only against "
+                  "an explicit --threshold (or run with --repeat N)\n")
+    if undecided:
+        out.write(f"{undecided} metric(s) cannot be judged at this spread: the ratio's interval reaches both "
+                  "inside and outside the threshold; repeat as many times per side as 'needed' says\n")
 
 
 NO_FIGURE_HINT = ("a column is a figure when its pattern has a unit (unit: s, unit: tokens/s) or a direction "
@@ -163,20 +181,46 @@ def _baseline_run(baseline: str, run_dir: str) -> str:
 
 def _show(options: CompareOptions, run_dir: str, verdicts: list, out: TextIO) -> None:
     if options.format == "json":
-        out.write(json.dumps([{"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name,
-                           "unit": v.metric.unit, "direction": getattr(v.metric.direction, "value", v.metric.direction),
-                           "baseline": _json(v.baseline_mean), "baseline_sd": _json(v.baseline_sd),
-                           "baseline_n": v.baseline_n, "current": _json(v.metric.mean),
-                           "current_sd": _json(v.metric.sd), "current_n": v.metric.n,
-                           "diff_pct": _json(v.diff_pct), "verdict": v.verdict, "why": v.why} for v in verdicts],
-                         indent=1) + "\n")
+        out.write(json.dumps([_record(v) for v in verdicts], indent=1) + "\n")
         return
     out.write(f"{os.path.basename(run_dir)} against {options.baseline}:\n")
+    level = f"{100 * verdicts[0].level:g} %" if verdicts else ""
     rows = [[v.metric.name + (f"[{v.metric.unit}]" if v.metric.unit else ""), v.metric.key,
              _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
              _fmt(v.metric.mean, v.metric.sd, v.metric.n) + (" unstable" if v.metric.unstable else ""),
-             "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", v.verdict] for v in verdicts]
-    print_table(out, ["metric", "config", "baseline", "current", "diff", "verdict"], rows, indent=2)
+             "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", _ratio(v), v.verdict,
+             "" if v.needed is None else str(v.needed)] for v in verdicts]
+    print_table(out, ["metric", "config", "baseline", "current", "diff", f"ratio [{level} interval]", "verdict",
+                      "needed"], rows, indent=2)
+    if verdicts:
+        out.write(f"  ratio: current/baseline, its interval by the {verdicts[0].method}; band of no change "
+                  f"±{verdicts[0].threshold:g} %; needed: repetitions per side that would decide\n")
+
+
+def _record(v) -> dict:
+    """One verdict as JSON: the figures with their intervals, the ratio with its interval, the verdict."""
+    from caramel.stages.analyse.intervals import mean_interval
+
+    current, base = mean_interval(v.metric.mean, v.metric.sd, v.metric.n, v.level), mean_interval(
+        v.baseline_mean, v.baseline_sd, v.baseline_n, v.level)
+    return {"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name, "unit": v.metric.unit,
+            "direction": getattr(v.metric.direction, "value", v.metric.direction),
+            "baseline": _json(v.baseline_mean), "baseline_sd": _json(v.baseline_sd), "baseline_n": v.baseline_n,
+            "baseline_ci": [_json(base.low), _json(base.high)], "current": _json(v.metric.mean),
+            "current_sd": _json(v.metric.sd), "current_n": v.metric.n,
+            "current_ci": [_json(current.low), _json(current.high)], "ci_method": current.method,
+            "diff_pct": _json(v.diff_pct), "ratio": _json(v.ratio), "ratio_ci": [_json(v.ratio_low), _json(v.ratio_high)],
+            "ratio_method": v.method, "level": v.level, "threshold_pct": v.threshold,
+            "repetitions_needed": v.needed, "verdict": v.verdict, "why": v.why}
+
+
+def _ratio(v) -> str:
+    """`1.056 [1.031, 1.082]`; the ratio alone where a side has one sample (no interval)."""
+    if math.isnan(v.ratio):
+        return "-"
+    if math.isnan(v.ratio_low):
+        return f"{v.ratio:.4g}"
+    return f"{v.ratio:.4g} [{v.ratio_low:.4g}, {v.ratio_high:.4g}]"
 
 
 def _json(value: float) -> float | None:

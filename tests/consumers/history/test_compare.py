@@ -1,4 +1,5 @@
-"""The verdict rule: spread on both sides, a threshold, direction."""
+"""The verdict rule: the ratio's interval against a threshold's band, one sample only against a given
+threshold, direction (docs/history.md, "bench compare")."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ def metric(samples, name="rate", unit=None):
     return Metric("t", {"n": "1"}, name, unit, direction(name, unit), list(samples))
 
 
-def test_noise_explains_a_small_difference():
-    current = metric([100, 104, 96, 101, 99])
-    assert judge(current, 101.0, 3.0, 5, None).verdict == "within noise"
+def test_noise_too_wide_for_the_band_cannot_judge_and_says_how_many_repetitions_would():
+    """Before: "within noise" (Welch's t not significant); the ratio's interval (±6 %) reaches past ±2 %."""
+    verdict = judge(metric([100, 104, 96, 101, 99]), 101.0, 3.0, 5, None)
+    assert verdict.verdict == "cannot judge" and verdict.needed and verdict.needed > 5
+    assert "repetitions per side would decide" in verdict.why
 
 
 def test_clear_drop_in_throughput_is_a_regression_and_a_rise_an_improvement():
@@ -33,9 +36,12 @@ def test_significant_but_tiny_change_is_within_the_threshold():
     assert judge(metric([100.5, 100.5, 100.5]), 100.0, 0.0001, 3, None).verdict == "within noise"
 
 
-def test_single_samples_use_the_threshold():
-    assert judge(metric([96]), 100.0, 0.0, 1, None).verdict == "within noise"  # -4 % < 5 %
-    assert judge(metric([94]), 100.0, 0.0, 1, None).verdict == "regressed"
+def test_single_samples_are_judged_only_against_an_explicit_threshold():
+    """Before: against a default 5 %; now without --threshold one sample cannot judge (no spread)."""
+    assert judge(metric([96]), 100.0, 0.0, 1, None).verdict == "cannot judge"
+    assert judge(metric([94]), 100.0, 0.0, 1, None).verdict == "cannot judge"
+    assert judge(metric([96]), 100.0, 0.0, 1, 5).verdict == "within noise"  # ratio 0.96 inside [1/1.05, 1.05]
+    assert judge(metric([94]), 100.0, 0.0, 1, 5).verdict == "regressed"
     assert judge(metric([94]), 100.0, 0.0, 1, 10).verdict == "within noise"
     assert judge(metric([94]), float("nan"), 0.0, 0, None).verdict == "no baseline"
 
@@ -58,19 +64,19 @@ def test_equal_values_are_never_a_change_even_zero():
             assert (verdict.verdict, verdict.diff_pct) == ("within noise", 0.0), (samples, name)
 
 
-def test_a_zero_baseline_gives_a_verdict_without_a_percentage():
-    slower = judge(metric([1.0], name="elapsed", unit="s"), 0.0, 0.0, 1, None)
-    assert slower.verdict == "regressed" and slower.diff_pct != slower.diff_pct  # NaN: no % of 0
+def test_a_zero_baseline_has_no_ratio_and_cannot_judge():
+    """Before: any change from 0 counted; a ratio to 0 (and a % of 0) does not exist."""
+    slower = judge(metric([1.0], name="elapsed", unit="s"), 0.0, 0.0, 1, 5)
+    assert slower.verdict == "cannot judge" and slower.diff_pct != slower.diff_pct  # NaN: no % of 0
     assert "the baseline is 0" in slower.why
-    assert judge(metric([2.0], name="rate"), 0.0, 0.0, 1, None).verdict == "improved"
     noisy = judge(metric([0.0, 0.1, 0.2], name="elapsed"), 0.0, 0.1, 3, None)
-    assert noisy.verdict == "within noise" and "the baseline is 0" in noisy.why
+    assert noisy.verdict == "cannot judge" and "the baseline is 0" in noisy.why
 
 
 def test_a_change_of_a_figure_of_unknown_direction_cannot_be_judged():
     """Never improved/regressed by a guess (issue 21): the verdict says why and what to declare."""
     for samples, base, sd, n in (([120.0], 100.0, 0.0, 1), ([120, 121, 119], 100.0, 1.0, 3), ([80.0], 100.0, 0.0, 1)):
-        unknown = judge(metric(samples, name="performance", unit=""), base, sd, n, None)
+        unknown = judge(metric(samples, name="performance", unit=""), base, sd, n, 5)
         assert unknown.verdict == "cannot judge", unknown
         assert "direction unknown" in unknown.why and "direction: lower|higher" in unknown.why
     same = judge(metric([100.0, 101.0, 99.0], name="performance", unit=""), 100.0, 1.0, 3, None)
@@ -80,15 +86,15 @@ def test_a_change_of_a_figure_of_unknown_direction_cannot_be_judged():
 def test_one_sample_is_no_spread_not_a_spread_of_0():
     one = metric([120.0], name="latency", unit="ms")
     assert one.direction == "lower" and one.sd != one.sd and one.sd_pct != one.sd_pct  # NaN, not 0
-    verdict = judge(one, 100.0, float("nan"), 1, None)
-    assert verdict.verdict == "regressed" and "single sample (both sides): cannot judge spread" in verdict.why
+    verdict = judge(one, 100.0, float("nan"), 1, 5)
+    assert verdict.verdict == "regressed" and "single sample (both sides): no spread" in verdict.why
     assert "single sample (the run)" in judge(one, 100.0, 1.0, 5, None).why
     assert "single sample (the baseline)" in judge(metric([120.0, 121.0], "latency", "ms"), 100.0, math.nan, 1, None).why
 
 
 def test_a_latency_rise_of_20_percent_is_a_regression_and_a_throughput_rise_an_improvement():
-    assert judge(metric([120.0], name="performance", unit="ms"), 100.0, math.nan, 1, None).verdict == "regressed"
-    assert judge(metric([120.0], name="performance", unit="samples/s"), 100.0, math.nan, 1, None).verdict == "improved"
+    assert judge(metric([120.0], name="performance", unit="ms"), 100.0, math.nan, 1, 5).verdict == "regressed"
+    assert judge(metric([120.0], name="performance", unit="samples/s"), 100.0, math.nan, 1, 5).verdict == "improved"
 
 
 def test_targets_judge_the_stored_direction():

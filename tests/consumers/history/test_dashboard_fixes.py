@@ -84,7 +84,7 @@ def test_one_sample_runs_on_a_loaded_node_are_not_regressions(tmp_path: Path) ->
                              ("r1", "resnet", STARTED + 60, [_performance("resnet", 109.3, "images/s")])])
     coll = load([str(tmp_path / "h.db")])
     [row] = summary.rows(coll)
-    assert (row.verdict, row.regressed, round(row.previous_pct)) == ("cannot judge spread", 0, -21)
+    assert (row.verdict, row.regressed, round(row.previous_pct)) == ("cannot judge", 0, -21)  # compare's word
     [plot] = _data(page(coll, "t"))["plots"]
     assert plot["kind"] == "history" and all(not s["bad"] for s in plot["series"])
     # with repeats on both sides the same drop is judged, and marked

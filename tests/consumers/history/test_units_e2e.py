@@ -42,7 +42,8 @@ def _compare(folder: Path, env: dict[str, str], *args: str):
 
 
 def test_a_latency_rise_is_a_regression_and_the_throughput_keeps_its_own_verdicts(folder, env):
-    slower = _compare(folder, env, "latency_run", "-i", "last", "--baseline", "0")
+    """One sample a side: judged against the explicit --threshold (without one: cannot judge)."""
+    slower = _compare(folder, env, "latency_run", "-i", "last", "--baseline", "0", "--threshold", "5")
     assert slower.returncode == 1, slower.stdout + slower.stderr
     [verdict] = json.loads(slower.stdout)
     assert (verdict["metric"], verdict["unit"], verdict["direction"]) == ("performance", "ms", "lower")
@@ -50,19 +51,19 @@ def test_a_latency_rise_is_a_regression_and_the_throughput_keeps_its_own_verdict
     assert verdict["config"] == {"model": "latency"}  # the unit is the figure's, not a configuration
     assert verdict["current_sd"] is None and "single sample" in verdict["why"]  # n = 1: no spread, not 0
 
-    faster = _compare(folder, env, "throughput_run", "-i", "last", "--baseline", "0")
+    faster = _compare(folder, env, "throughput_run", "-i", "last", "--baseline", "0", "--threshold", "5")
     assert faster.returncode == 0, faster.stdout + faster.stderr
     [verdict] = json.loads(faster.stdout)
     assert (verdict["unit"], verdict["direction"], verdict["verdict"]) == ("samples/s", "higher", "improved")
 
-    table = bench("compare", "latency_run", "-i", "last", "--baseline", "0", cwd=folder, env=env)
+    table = bench("compare", "latency_run", "-i", "last", "--baseline", "0", "--threshold", "5", cwd=folder, env=env)
     assert "performance[ms]" in table.stdout and "100 ± - (n=1)" in table.stdout and "regressed" in table.stdout
 
 
 def test_a_run_id_is_the_runs_own_benchmarks(folder, env):
     """The last run is throughput 1; run 0 of latency is more recent than run 0 of throughput, and was
     taken: 'no baseline' on every row, exit 0."""
-    own = _compare(folder, env, "-i", "last", "--baseline", "0")
+    own = _compare(folder, env, "-i", "last", "--baseline", "0", "--threshold", "5")
     assert own.returncode == 0, own.stdout + own.stderr
     [verdict] = json.loads(own.stdout)
     assert verdict["verdict"] == "improved" and verdict["baseline"] == pytest.approx(1000.0)
@@ -120,7 +121,7 @@ def test_an_unknown_direction_cannot_be_judged_and_an_unreadable_unit_names_its_
     assert bench("run", "odd.yaml", "-q", cwd=tmp_path, env=dict(env, VALUE="150")).returncode == 0
     shown = bench("result", "-i", "last", cwd=tmp_path, env=env)
     assert "stdout:1: the unit '<b>ms</b>' cannot be read" in shown.stderr, shown.stderr
-    judged = _compare(tmp_path, env, "-i", "last", "--baseline", "0")
+    judged = _compare(tmp_path, env, "-i", "last", "--baseline", "0", "--threshold", "5")
     assert judged.returncode == 0, judged.stdout + judged.stderr
     [verdict] = json.loads(judged.stdout)
     assert (verdict["unit"], verdict["direction"], verdict["verdict"]) == ("", "unknown", "cannot judge")

@@ -1,45 +1,69 @@
-"""Baseline against current, per metric: a verdict from the spread of both sides.
+"""Baseline against current, per metric: a verdict from the interval of the ratio current/baseline.
 
-The rule (docs/history.md): with repeats on both sides, Welch's t statistic
-|mean_c - mean_b| / sqrt(sd_c²/n_c + sd_b²/n_b) must exceed the two-sided 99 % quantile of
-Student's t for Welch's degrees of freedom, and the change must be at least `threshold` % (default
-2 %): a difference the noise explains, or too small to matter, is "within noise". With a single
-sample on a side there is no spread to judge by ("cannot judge spread": its sd is unknown, not 0),
-so the change must exceed the threshold alone (default 5 % then). The metric's stored direction
-decides improved or regressed; a change of a figure whose direction is unknown is "cannot judge",
+The rule (docs/history.md, stated there once): the ratio of the means current/baseline gets its
+99 % interval (stages.analyse.intervals.ratio_interval: the delta method on log(ratio), Welch's
+degrees of freedom, scipy's t), and a threshold (default 2 %) makes a band of no change, from
+1/(1 + threshold) to 1 + threshold (symmetric in log: a time and its reciprocal rate, whose ratios
+are each other's reciprocals, always get the same verdict). The whole interval beyond the band on
+the bad side is "regressed", on the good side "improved"; the whole interval inside the band is
+"within noise"; anything else "cannot judge", with the repetitions per side that would decide at
+the measured spread. A side of one sample has no spread, hence no interval: the ratio itself is
+judged against the band only when a threshold is given (`--threshold`, a target's tolerance), else
+"cannot judge". A change beyond the band of a figure whose direction is unknown is "cannot judge",
 never a guess.
 
-Equal means are never a change ("within noise", whatever the direction or a zero). A baseline
-of 0 has no percentage change (diff_pct is NaN): with repeats on both sides the t test alone
-decides, with a single sample any change from 0 counts, and `why` says so.
+Equal means are never a change ("within noise", whatever the direction or a zero). A baseline of 0
+has no ratio (diff_pct is NaN): "cannot judge", and `why` says so.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar
+from enum import IntEnum
+from typing import Any, Generic, Protocol, TypeVar
 
 from caramel.consumers.history.metrics import Metric
+from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD, ratio_interval
 from caramel.vocabulary import Direction, VerdictWord
 
 CANNOT_JUDGE = VerdictWord.CANNOT_JUDGE
 UNKNOWN_DIRECTION = "direction unknown; declare direction: lower|higher on the pattern (or a unit such as s or items/s)"
+DEFAULT_THRESHOLD = 2.0  # percent: the band of no change, where no threshold is given
+TARGET_THRESHOLD = 5.0  # percent: a target's tolerance where neither it nor --threshold gives one
+# past this, "repetitions needed" says none would do (a ratio on the band's very edge)
+MOST_REPETITIONS = 1_000_000
 
-# two-sided 99 % quantiles of Student's t by degrees of freedom (1..30), then the normal's
-_T99 = [63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012, 2.977,
-        2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763,
-        2.756, 2.750]
+
+class Call(IntEnum):
+    """What the interval of a ratio says against the band of no change (`decide`)."""
+
+    WITHIN_NOISE = 0
+    IMPROVED = 1
+    REGRESSED = 2
+    UNDECIDED = 3  # the interval reaches both inside and outside the band (or there is none)
+    CHANGED = 4  # the whole interval beyond the band, and the direction unknown
 
 
-def t99(df: float) -> float:
-    if df < 1:
-        return _T99[0]
-    return _T99[min(int(df), 30) - 1] if df <= 30 else 2.576
+def decide(low: Any, high: Any, threshold: float, way: Any) -> Any:
+    """The Call (as ints, for numbers or numpy arrays) of ratio intervals [low, high] against
+    the band [1/(1 + threshold %), 1 + threshold %]; `way` +1 where more is better, -1 where less
+    is, 0 unknown. NaN bounds (no interval) are UNDECIDED. Used by `judge` and by the pages
+    (pages.thinning)."""
+    import numpy as np
+
+    band = 1 + threshold / 100
+    low, high, way = np.asarray(low, dtype=float), np.asarray(high, dtype=float), np.asarray(way)
+    above, below = low > band, high < 1 / band
+    inside = (low >= 1 / band) & (high <= band)
+    worse = (above & (way < 0)) | (below & (way > 0))
+    better = (above & (way > 0)) | (below & (way < 0))
+    calls = [Call.WITHIN_NOISE, Call.REGRESSED, Call.IMPROVED, Call.CHANGED]
+    return np.select([inside, worse, better, above | below], calls, Call.UNDECIDED)
 
 
 class Measured(Protocol):
-    """What a verdict reads of a figure: a history `Metric`, or a page's `Figure` (pages/sources.py)."""
+    """What a verdict reads of a figure: a history `Metric`, or a page's `Figure` (pages)."""
 
     @property
     def mean(self) -> float: ...
@@ -63,55 +87,116 @@ class Verdict(Generic[M]):
     diff_pct: float
     verdict: VerdictWord
     why: str = ""
+    ratio: float = math.nan  # current/baseline (1 + diff/|baseline| where a mean is not positive)
+    ratio_low: float = math.nan  # its interval (NaN: a side of one sample, no spread)
+    ratio_high: float = math.nan
+    level: float = LEVEL
+    method: str = RATIO_METHOD
+    threshold: float = DEFAULT_THRESHOLD  # percent: the band of no change it was judged against
+    needed: int | None = None  # undecided: repetitions per side that would decide at this spread
+
+
+_WORDS = {Call.WITHIN_NOISE: VerdictWord.WITHIN_NOISE, Call.IMPROVED: VerdictWord.IMPROVED,
+          Call.REGRESSED: VerdictWord.REGRESSED, Call.UNDECIDED: CANNOT_JUDGE,
+          Call.CHANGED: CANNOT_JUDGE}
+
+
+def way_of(direction: object) -> int:
+    """+1 where more is better, -1 where less is, 0 where the direction is unknown."""
+    return 1 if direction == Direction.HIGHER else -1 if direction == Direction.LOWER else 0
 
 
 def judge(current: M, base_mean: float, base_sd: float, base_n: int, threshold: float | None,
           target: bool = False) -> Verdict[M]:
-    """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value, no sample)."""
+    """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value,
+    exact, judged against `threshold` or TARGET_THRESHOLD)."""
     mean = current.mean
+    out: Verdict[M] = Verdict(current, base_mean, base_sd, base_n, math.nan,
+                              VerdictWord.NO_BASELINE)
     if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
-        return Verdict(current, base_mean, base_sd, base_n, math.nan, VerdictWord.NO_BASELINE)
+        return out
+    out.diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
     if mean == base_mean:
-        return Verdict(current, base_mean, base_sd, base_n, 0.0, VerdictWord.WITHIN_NOISE, "the same value on both sides")
-    diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
-    if current.n > 1 and base_n > 1 and not target:
-        limit = 2.0 if threshold is None else threshold
-        significant, why = _t_test(current, base_mean, base_sd, base_n, diff_pct, limit)
+        out.diff_pct, out.verdict = 0.0, VerdictWord.WITHIN_NOISE
+        out.why = "the same value on both sides"
+        return out
+    if not base_mean:
+        out.verdict = CANNOT_JUDGE
+        out.why = f"the baseline is 0 (now {mean:g}): no ratio to judge a change by"
+        return out
+    explicit = threshold is not None or target
+    default = TARGET_THRESHOLD if target else DEFAULT_THRESHOLD
+    out.threshold = default if threshold is None else threshold
+    base = (base_mean, 0.0, math.inf) if target else (base_mean, base_sd, base_n)
+    ratio = ratio_interval(mean, current.sd, current.n, *base)
+    out.ratio, out.ratio_low, out.ratio_high = ratio.ratio, ratio.low, ratio.high
+    way = way_of(current.direction)
+    why = ("against a target: " if target else "") + _change(out)
+    if math.isnan(ratio.low):  # a side of one sample: the ratio itself, only against a threshold
+        side = ("the run" if current.n < 2 and (target or base_n > 1) else
+                "the baseline" if current.n > 1 else "both sides")
+        lead = "against a target: " if target else f"single sample ({side}): no spread, "
+        why = lead + _change(out)
+        if not explicit:
+            out.verdict = CANNOT_JUDGE
+            out.why = why + "; judged only against an explicit --threshold"
+            out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
+            return out
+        call = Call(int(decide(ratio.ratio, ratio.ratio, out.threshold, way)))
     else:
-        limit = 5.0 if threshold is None else threshold
-        if target:
-            why = "against a target: " + _change(diff_pct, limit, mean)
-        else:
-            side = "the run" if current.n < 2 and base_n > 1 else "the baseline" if current.n > 1 else "both sides"
-            why = f"single sample ({side}): cannot judge spread; " + _change(diff_pct, limit, mean)
-        significant = True
-    if not significant or (base_mean and abs(diff_pct) < limit):
-        return Verdict(current, base_mean, base_sd, base_n, diff_pct, VerdictWord.WITHIN_NOISE, why)
-    if current.direction not in (Direction.HIGHER, Direction.LOWER):
-        return Verdict(current, base_mean, base_sd, base_n, diff_pct, CANNOT_JUDGE, f"{UNKNOWN_DIRECTION}; {why}")
-    better = (mean > base_mean) == (current.direction == Direction.HIGHER)
-    return Verdict(current, base_mean, base_sd, base_n, diff_pct,
-                   VerdictWord.IMPROVED if better else VerdictWord.REGRESSED, why)
+        call = Call(int(decide(ratio.low, ratio.high, out.threshold, way)))
+    out.verdict, out.why = _WORDS[call], why
+    if call is Call.CHANGED:
+        out.why = f"{UNKNOWN_DIRECTION}; {why}"
+    elif call is Call.UNDECIDED:
+        out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
+        out.why = why + "; " + _needed_text(out.needed)
+    return out
 
 
-def _t_test(current: Measured, base_mean: float, base_sd: float, base_n: int, diff_pct: float,
-            limit: float) -> tuple[bool, str]:
-    """Welch's t test at 99 %: whether the difference exceeds the noise, and why."""
-    mean = current.mean
-    va, vb = current.sd ** 2 / current.n, base_sd ** 2 / base_n
-    se = math.sqrt(va + vb)
-    if not se > 0:
-        return mean != base_mean, "no spread on either side"
-    t = abs(mean - base_mean) / se
-    df = (va + vb) ** 2 / ((va ** 2 / (current.n - 1) if va else 0) + (vb ** 2 / (base_n - 1) if vb else 0)
-                           or 1e-300)
-    return t > t99(df), f"t={t:.2f} vs {t99(df):.2f} (df {df:.1f}), " + _change(diff_pct, limit, mean)
+def _change(v: Verdict) -> str:
+    """`ratio 1.056 [1.031, 1.082] (99 %) vs ±2 %`: the ratio, its interval where there is one."""
+    shown = f"ratio {v.ratio:.4g}"
+    if not math.isnan(v.ratio_low):
+        shown += f" [{v.ratio_low:.4g}, {v.ratio_high:.4g}] ({100 * v.level:g} %)"
+    return f"{shown}, change {v.diff_pct:+.1f}% vs ±{v.threshold:g}%"
 
 
-def _change(diff_pct: float, limit: float, mean: float) -> str:
-    if math.isnan(diff_pct):
-        return f"the baseline is 0 (now {mean:g}): no % change, any change counts"
-    return f"change {diff_pct:+.1f}% vs {limit:g}%"
+def _needed_text(needed: int | None) -> str:
+    if needed is None:
+        return "no number of repetitions would decide at this spread"
+    return f"about {needed} repetitions per side would decide"
+
+
+def repetitions_needed(current: Measured, base_mean: float, base_sd: float, threshold: float,
+                       target: bool = False) -> int | None:
+    """The fewest repetitions per side (of the current run alone against a target) after which the
+    interval of the ratio, at the measured means and spread, decides against the band; None where
+    there is no spread to go by or even MOST_REPETITIONS would not (a ratio on the band's edge).
+    A side of one sample is taken to spread as the other (its relative sd)."""
+    cur_cv = current.sd / abs(current.mean) if current.n > 1 and current.mean else math.nan
+    known = not target and base_mean and math.isfinite(base_sd)
+    base_cv = base_sd / abs(base_mean) if known else math.nan
+    if math.isnan(cur_cv) and math.isnan(base_cv):
+        return None
+    cur_sd = abs(current.mean) * (base_cv if math.isnan(cur_cv) else cur_cv)
+    base_sd = 0.0 if target else abs(base_mean) * (cur_cv if math.isnan(base_cv) else base_cv)
+    way = way_of(current.direction)
+
+    def decides(n: int) -> bool:
+        r = ratio_interval(current.mean, cur_sd, n, base_mean, base_sd, math.inf if target else n)
+        return int(decide(r.low, r.high, threshold, way)) != Call.UNDECIDED
+
+    high = 2
+    while not decides(high):
+        if high >= MOST_REPETITIONS:
+            return None
+        high *= 2
+    low = high // 2  # undecided at `low` (or low < 2): the answer is in (low, high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if decides(middle) else (middle, high)
+    return max(high, 2)
 
 
 def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float | None) -> list[Verdict]:
@@ -134,7 +219,7 @@ def compare_targets(current: list[Metric], targets: dict, threshold: float | Non
         value = target.get("value") if isinstance(target, dict) else target
         limit = target.get("threshold", threshold) if isinstance(target, dict) else threshold
         out.append(judge(metric, _number(value, metric.name), math.nan, 1,
-                         5.0 if limit is None else _number(limit, metric.name), target=True))
+                         None if limit is None else _number(limit, metric.name), target=True))
     return out
 
 

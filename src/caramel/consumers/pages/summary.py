@@ -7,8 +7,8 @@ else "unstable" when the headline's spread is above 5 % of its mean, else "impro
 improved, else "within noise" ("first run" without a run before).
 
 A figure of one sample (or one against a single sample) has no spread to judge a change by: its
-pair is "cannot judge spread" and never a regression, whatever the change (a loaded node makes
-±20 % of one sample). A copies table's aggregate (`caramel_copy=sum|mean`) is a metric of its own,
+pair is "cannot judge" (`bench compare`'s rule without a threshold) and never a regression,
+whatever the change (a loaded node makes ±20 % of one sample). A copies table's aggregate (`caramel_copy=sum|mean`) is a metric of its own,
 never a configuration that competes with one copy's figure; its spread rows are no figures at all.
 """
 
@@ -19,8 +19,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from caramel.consumers.pages.figures import plotted
-from caramel.consumers.pages.judging import NO_SPREAD, judged
+from caramel.consumers.pages.judging import judged
 from caramel.consumers.pages.sources import Collection, Figure
+from caramel.stages.analyse.intervals import Interval, mean_interval
 
 
 @dataclass
@@ -40,6 +41,7 @@ class Row:
     baseline: str
     baseline_pct: float
     baseline_verdict: str
+    ci: Interval | None = None  # the latest figure's 99 % t interval of its mean (unknown bounds: one sample)
 
 
 def _best(figures: list[Figure]) -> Figure:
@@ -67,10 +69,8 @@ def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) 
         word = "unstable"
     elif "improved" in verdicts:
         word = "improved"
-    elif "cannot judge" in verdicts:  # changed, but its direction is unknown (history.compare)
+    elif "cannot judge" in verdicts:  # undecided, one sample or a direction unknown (history.compare)
         word = "cannot judge"
-    elif NO_SPREAD in verdicts:
-        word = NO_SPREAD
     else:
         word = "within noise"
     return word, regressed, change
@@ -110,5 +110,6 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
                 base_verdict, base_pct = judged(headline, b)
         runs = coll.run_counts.get((bench, label, headline.metric), len(order))  # the figures may be thinned
         out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs, headline, len(latest),
-                       regressed, change, verdict, base_name, base_pct, base_verdict))
+                       regressed, change, verdict, base_name, base_pct, base_verdict,
+                       mean_interval(headline.mean, headline.sd, headline.n)))
     return out

@@ -6,46 +6,36 @@ history series (one configuration of one metric on one system, over time) keeps 
 and in each of a series' equal slices of time its lowest and its highest
 value. So every configuration is shown, with its range and its regressions; the points left out
 are in the CSV written beside the page (docs/dashboard.md). A series short enough keeps every point.
-The regressions are judged on the whole series, before thinning, by the page's rule
-(pages.judging: Welch's t at 99 %, never with one sample on either side).
+The regressions are judged on the whole series, before thinning, by `bench compare`'s rule
+(history.compare.decide on the ratio's 99 % interval; never with one sample on either side: the
+page gives no threshold, and one sample is judged only against one).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from caramel.consumers.history.compare import t99
+from caramel.consumers.history.compare import DEFAULT_THRESHOLD, Call, decide
+from caramel.stages.analyse.intervals import ratio_interval
 
 POINTS_BUDGET = 30_000  # history points drawn in a whole page, past which its series are thinned
 CHUNK = 100_000  # figures judged at a time
 MIN_POINTS = 8  # a series is never thinned below this many points (first, last, lows and highs)
 
-# Student's t two-sided 99 % quantile by degrees of freedom, as history.compare.t99 gives it: index 0
-# for df < 1, 1..30 for its integer part, 31 past 30
-_T99 = np.array([t99(k) for k in range(31)] + [t99(31)])
 
 
 def regressed_pairs(mean: np.ndarray, sd: np.ndarray, n: np.ndarray, higher: np.ndarray) -> np.ndarray:
     """For each figure after the first of a series (arrays in date order), whether it regressed
-    against the one before, by pages.judging.judged's rule: a change significant by Welch's t at 99 %
-    and of at least 2 %, in the worse direction (`higher`: per pair, whether more is better), both
-    sides with repeats. Returns len(mean) - 1 booleans."""
+    against the one before, by pages.judging.judged's rule (history.compare.judge's without a
+    threshold): the ratio's 99 % interval wholly beyond 2 % in the worse direction (`higher`: per
+    pair, whether more is better), both sides with repeats. Returns len(mean) - 1 booleans."""
     mean, sd, n = mean.astype(float), sd.astype(float), n.astype(float)
-    cur_mean, cur_sd, cur_n = mean[1:], sd[1:], n[1:]
-    base_mean, base_sd, base_n = mean[:-1], sd[:-1], n[:-1]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        va, vb = cur_sd ** 2 / cur_n, base_sd ** 2 / base_n
-        se = np.sqrt(va + vb)
-        t = np.abs(cur_mean - base_mean) / se
-        below = np.where(va > 0, va ** 2 / (cur_n - 1), 0) + np.where(vb > 0, vb ** 2 / (base_n - 1), 0)
-        df = (va + vb) ** 2 / np.where(below > 0, below, 1e-300)
-        index = np.where(df > 30, 31, np.clip(np.floor(np.nan_to_num(df, nan=0.0)), 0, 30)).astype(int)
-        significant = np.where(se > 0, t > _T99[index], True)
-        diff_pct = np.where(base_mean != 0, 100.0 * (cur_mean - base_mean) / np.abs(base_mean), np.nan)
-    noise = ~significant | ((base_mean != 0) & (np.abs(diff_pct) < 2.0))
-    worse = np.where(higher, cur_mean < base_mean, cur_mean > base_mean)
-    judged = (cur_n > 1) & (base_n > 1) & np.isfinite(cur_mean) & np.isfinite(base_mean) & (cur_mean != base_mean)
-    return judged & ~noise & worse
+    cur_mean, cur_n, base_mean, base_n = mean[1:], n[1:], mean[:-1], n[:-1]
+    ratio = ratio_interval(cur_mean, sd[1:], cur_n, base_mean, sd[:-1], base_n)
+    calls = decide(ratio.low, ratio.high, DEFAULT_THRESHOLD, np.where(higher, 1, -1))
+    judged = ((cur_n > 1) & (base_n > 1) & np.isfinite(cur_mean) & np.isfinite(base_mean)
+              & (cur_mean != base_mean) & (base_mean != 0))
+    return judged & (calls == Call.REGRESSED)
 
 
 def series_regressions(series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: np.ndarray,

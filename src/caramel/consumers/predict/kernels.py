@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
+from scipy.special import ndtri
 
 from caramel.consumers.predict.points import PredictError
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 MICROBENCH = "microbench"
 SECONDS = "Seconds"
-Z90 = 1.6448536269514722
+Z90 = float(ndtri(0.95))  # a 90 % interval is ± Z90 sd: scipy's normal quantile (stats.norm.ppf's function)
 COLLECTIVES = ("allreduce", "allgather")
 ATTENTION = ("attention", "attention_backward")  # the fused scaled-dot-product attention, forward and backward
 GP_CASES = 6  # cases from which a kind gets a Gaussian process; from 2 (different work) a power law

@@ -5,7 +5,9 @@ so a repeated run would show its first repeat. For a run made with `--repeat N` 
 table is made from its rows without reduce (one row per repeat) grouped by configuration (the
 parameter columns, as the history groups them): a numeric figure column shows the mean over the
 repeats (analyse/estimators.py, all samples), followed by a column `<name>_sd` (sd with ddof=1, empty
-with one sample: no spread to judge), and a column `n` counts the repeats. A row whose sd is above
+with one sample: no spread to judge), the bounds of the mean's 99 % confidence interval,
+`<name>_ci_low` and `<name>_ci_high` (Student's t, analyse/intervals.py; empty with one sample), and
+a column `n` counts the repeats; the caption states the interval's method and level. A row whose sd is above
 copies.SPREAD_LIMIT % of its mean, or a repeat of which ran on a node loaded above its cores
 (engine/loadavg.py), is flagged in its status. Files run without `--repeat` (JUBE's
 own `iterations=` included) keep JUBE's tables exactly.
@@ -19,12 +21,15 @@ from typing import TypeGuard
 
 from caramel.stages.analyse.estimators import summarise
 from caramel.stages.analyse.inputs import AnalysisInput
+from caramel.stages.analyse.intervals import LEVEL, T_MEAN, mean_interval
 from caramel.stages.report.copies import SPREAD_LIMIT, load_flags
 from caramel.stages.report.dataset import STATUS, text_of
 from caramel.stages.report.table import Key, Made, TableData, format_value
 from caramel.stages.spec.estimator import DEFAULT
 
 COUNT = "n"
+CI_BOUNDS = ("ci_low", "ci_high")  # the columns of a figure's interval, after its `_sd`
+CI_CAPTION = f"ci: {100 * LEVEL:g} % {T_MEAN}"
 
 
 def repeat_count(inp: AnalysisInput) -> int:
@@ -67,6 +72,9 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
         if i in numeric:
             title = None if key.title is None else f"{key.title}_sd"
             out_keys.append(Key(f"{key.name}_sd", title, key.format, 0, key.unit))
+            for bound in CI_BOUNDS:
+                title = None if key.title is None else f"{key.title}_{bound}"
+                out_keys.append(Key(f"{key.name}_{bound}", title, key.format, 0, key.unit))
     out_keys.append(Key(COUNT, None, "", 0))
     loads = load_flags(inp)
     made = [_group_row(data, rows, numeric, status_at, loads) for rows in groups.values()]
@@ -76,7 +84,8 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
     how = "auto" if inp.benchmark.repeat.auto else repeats  # --repeat auto: the count it reached
     out = TableData(data.name, data.style, data.separator, data.transpose, out_keys, [], [], [], [],
                     list(data.config_columns) + [COUNT], list(data.notes),
-                    f"mean of {repeats} repeats (bench run --repeat {how}); {DEFAULT.caption}")
+                    f"mean of {repeats} repeats (bench run --repeat {how}); "
+                    f"{DEFAULT.caption}; {CI_CAPTION}")
     for values, status, leaf in made:
         values = values + [status] * with_status
         out.values.append(values)
@@ -100,7 +109,9 @@ def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: 
             values.append(first[i])
             continue
         summary = summarise([value for r in rows if _is_number(value := data.values[r][i])], DEFAULT)
-        values += [None if math.isnan(summary.mean) else summary.mean, summary.sd if summary.has_spread else None]
+        ci = mean_interval(summary.mean, summary.sd, summary.used)
+        values += [None if math.isnan(summary.mean) else summary.mean, summary.sd if summary.has_spread else None,
+                   ci.low if ci.known else None, ci.high if ci.known else None]
         if summary.has_spread and summary.sd_pct > SPREAD_LIMIT:
             flags.append(f"sd {summary.sd_pct:.1f}% of {key.title or key.name}")
     values.append(len(rows))
