@@ -2,14 +2,14 @@
 `J` and `Wh`, `TFLOP/s` and `GFLOPS` meet in one unit before they are compared.
 
 pint (the units library of the scientific Python stack: SI prefixes, binary prefixes, derived units
-and their dimensions, maintained since 2012) reads a unit; caramel only rewrites the words pint does not
-know in the way ML benchmarks print them (docs/history.md, "Converting units"):
+and their dimensions, maintained since 2012) reads a unit; caramel only rewrites the words pint
+does not know in the way ML benchmarks print them (docs/history.md, "Converting units"):
 
 - `per`, `_per_`, `-per-` and `/` divide: `samples_per_second` is `samples/second`;
 - a count word (`tokens`, `tok`, `samples`, `images`, `img`, `steps`, `it`, `gpu` ...) is a count of
   its own kind: `tokens/s`, `tok/s` and `tokens/sec` are one unit, `samples/s` another dimension;
 - `FLOPS`, `GFLOPS`, `gflop/s` are FLOP per second with their prefix (an `m` there is mega);
-- a `b` or `B` after a decimal or binary prefix is a byte (`mb`, `GB`, `KiB`; write `Gbit` for bits);
+- a `b` or `B` after a decimal or binary prefix is a byte (`mb`, `GB`, `KiB`; `Gbit` is bits);
 - time words in any case and spelling (`sec`, `msec`, `usec`, `µs`, `hrs`);
 - `fps`, `qps`, `rps`, `iops` are frames, queries, requests, operations per second; `tps` (tokens or
   transactions?) and anything pint does not know stay themselves.
@@ -18,7 +18,7 @@ A unit that is neither (`x`, `tps`, `req_ok`) is unknown: it has no dimension an
 the identical text, as ReFrame groups performance figures by their unit text
 (reframe/frontend/reporting/utility.py, DEFAULT_GROUP_BY). An empty unit says nothing: it meets any
 unit as a bare number (a history of an older caramel stored no units). Nothing here raises on any
-text; each distinct text is read once (cached), and pint is loaded only when two different texts meet.
+text; each distinct text is read once (cached); pint is loaded only when two different texts meet.
 """
 
 from __future__ import annotations
@@ -28,9 +28,13 @@ import math
 import re
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from caramel.errors import CaramelError
 from caramel.stages.spec.units import unit_problem
+
+if TYPE_CHECKING:  # pint takes a second to import and load: only when two different unit texts meet
+    import pint
 
 # count words: each line one kind of thing counted (its pint unit, then the words that name it)
 COUNTS: dict[str, tuple[str, ...]] = {
@@ -61,19 +65,36 @@ COUNTS: dict[str, tuple[str, ...]] = {
 }
 _COUNT_OF = {alias: unit for unit, aliases in COUNTS.items() for alias in aliases}
 # one word that is a rate by itself; `tps` (tokens or transactions per second?) is not among them
-RATE_WORDS = {"fps": "(frame/s)", "qps": "(query/s)", "rps": "(request/s)", "iops": "(operation/s)",
-              "hz": "Hz", "khz": "kHz", "mhz": "MHz", "ghz": "GHz"}
-TIME_WORDS = {"s": ("s", "sec", "secs", "second", "seconds"),
-              "ms": ("ms", "msec", "msecs", "millisecond", "milliseconds"),
-              "us": ("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"),
-              "ns": ("ns", "nsec", "nsecs", "nanosecond", "nanoseconds"),
-              "min": ("min", "mins", "minute", "minutes"),
-              "hour": ("h", "hr", "hrs", "hour", "hours"),
-              "day": ("day", "days")}
+RATE_WORDS = {
+    "fps": "(frame/s)",
+    "qps": "(query/s)",
+    "rps": "(request/s)",
+    "iops": "(operation/s)",
+    "hz": "Hz",
+    "khz": "kHz",
+    "mhz": "MHz",
+    "ghz": "GHz",
+}
+TIME_WORDS = {
+    "s": ("s", "sec", "secs", "second", "seconds"),
+    "ms": ("ms", "msec", "msecs", "millisecond", "milliseconds"),
+    "us": ("us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds"),
+    "ns": ("ns", "nsec", "nsecs", "nanosecond", "nanoseconds"),
+    "min": ("min", "mins", "minute", "minutes"),
+    "hour": ("h", "hr", "hrs", "hour", "hours"),
+    "day": ("day", "days"),
+}
 _TIME_OF = {alias: unit for unit, aliases in TIME_WORDS.items() for alias in aliases}
 AMBIGUOUS = frozenset({"tps"})  # tokens or transactions per second: only equal to itself
 ENERGY_WORDS = {"j": "J", "kj": "kJ", "wh": "Wh", "kwh": "kWh", "w": "W", "kw": "kW"}
-_PREFIX = {"k": "k", "m": "M", "g": "G", "t": "T", "p": "P", "e": "E"}  # as a byte's or FLOP's prefix
+_PREFIX = {
+    "k": "k",
+    "m": "M",
+    "g": "G",
+    "t": "T",
+    "p": "P",
+    "e": "E",
+}  # as a byte's or FLOP's prefix
 _BYTES = re.compile(r"(?i)^(?:([kmgtpe])(i?))?(?:b|bytes?)$")
 _FLOPS = re.compile(r"(?i)^([kmgtpe]?)flop(s?)$")
 _EXPONENT = re.compile(r"(\^|\*\*)\(?-?\d\)?")  # s^-1, m**2: the only digits pint is given
@@ -83,10 +104,12 @@ PREFERRED = ("s", "J", "W", "B", "FLOP", "%")
 
 
 class UnitMismatch(CaramelError):
-    """Two figures of one name whose units are of different dimensions (or unknown and different)."""
+    """Two figures of one name whose units are of different dimensions (or unknown, different)."""
 
     def __init__(self, have: str, want: str) -> None:
-        super().__init__(f"'{have}' ({describe(have)}) cannot be converted to '{want}' ({describe(want)})")
+        super().__init__(
+            f"'{have}' ({describe(have)}) cannot be converted to '{want}' ({describe(want)})"
+        )
         self.have, self.want = have, want
 
 
@@ -155,7 +178,7 @@ def parse_unit(text: str) -> ParsedUnit:
         return unknown
     if not math.isfinite(scale) or scale <= 0:
         return unknown
-    return ParsedUnit(unit, dimension, scale, format(canonical, "~").replace(" ", "") or unit)
+    return ParsedUnit(unit, dimension, scale, str(format(canonical, "~")).replace(" ", "") or unit)
 
 
 def pint_expression(unit: str) -> str:
@@ -174,10 +197,11 @@ def pint_expression(unit: str) -> str:
     return re.sub(r"[^\W\d_]+", _word, text)
 
 
-def _word(match: re.Match) -> str:
+def _word(match: re.Match[str]) -> str:
     word = match.group(0)
     lowered = word.lower()
-    for table in (_COUNT_OF, _TIME_OF, RATE_WORDS, ENERGY_WORDS):
+    tables: tuple[dict[str, str], ...] = (_COUNT_OF, _TIME_OF, RATE_WORDS, ENERGY_WORDS)
+    for table in tables:
         if lowered in table:
             return table[lowered]
     flops = _FLOPS.match(word)
@@ -192,7 +216,9 @@ def _word(match: re.Match) -> str:
     return word
 
 
-def _canonical(registry, quantity):
+def _canonical(
+    registry: pint.UnitRegistry, quantity: pint.Quantity
+) -> Any:  # a pint unit (typed loosely by pint)
     """The preferred unit of the quantity's dimension, else one of them per second (not a ratio per
     second: 1/s stays 1/s), else its base units."""
     dimension = quantity.dimensionality
@@ -201,13 +227,16 @@ def _canonical(registry, quantity):
         if registry.get_dimensionality(unit) == dimension:
             return unit
     for unit in preferred:
-        if registry.get_dimensionality(unit) and registry.get_dimensionality(unit / registry.second) == dimension:
+        if (
+            registry.get_dimensionality(unit)
+            and registry.get_dimensionality(unit / registry.second) == dimension
+        ):
             return unit / registry.second
     return quantity.to_base_units().units
 
 
 @functools.lru_cache(maxsize=1)
-def _registry():
+def _registry() -> pint.UnitRegistry:
     """pint's registry with a byte a dimension of its own (pint counts bits as dimensionless, which
     would let MB/s meet Hz) and a dimension per count word and for FLOP. Loaded on first use (half
     a second): most commands never compare two different unit texts."""
@@ -218,8 +247,14 @@ def _registry():
     files = importlib.resources.files("pint")
     text = files.joinpath("default_en.txt").read_text(encoding="utf-8")
     constants = files.joinpath("constants_en.txt").read_text(encoding="utf-8")
-    text = text.replace("\nbit = []\n", "\nbit = [information]\n").replace("@import constants_en.txt", constants)
-    registry = pint.UnitRegistry(None, cache_folder=None)
+    if "\nbit = []\n" not in text or "@import constants_en.txt" not in text:
+        raise RuntimeError(
+            "pint's definitions changed: no dimensionless bit to give a dimension"
+        )  # all unknown
+    text = text.replace("\nbit = []\n", "\nbit = [information]\n").replace(
+        "@import constants_en.txt", constants
+    )
+    registry: pint.UnitRegistry = pint.UnitRegistry(None, cache_folder=None)
     registry.load_definitions(text.splitlines())
     registry.load_definitions(["FLOP = [flop]", *(f"{unit} = [{unit}]" for unit in COUNTS)])
     registry._build_cache()
