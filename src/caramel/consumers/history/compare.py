@@ -119,8 +119,8 @@ def _change(diff_pct: float, limit: float, mean: float) -> str:
 
 
 def in_unit(figure: Metric, unit: str) -> Metric:
-    """`figure` (a baseline's) with its samples in `unit`, by spec.quantities.conversion (UnitMismatch
-    across dimensions); the figure itself when nothing changes."""
+    """`figure` (a baseline's) with its samples in `unit`, by spec.quantities.conversion
+    (UnitMismatch across dimensions); the figure itself when nothing changes."""
     factor = conversion(figure.unit, unit)
     if factor == 1.0:
         return figure
@@ -130,17 +130,17 @@ def in_unit(figure: Metric, unit: str) -> Metric:
 def unit_mismatch(name: str, have: str, theirs: str, want: str, mine: str) -> RunError:
     """The error of a figure `name` printed in `have` by `theirs` (the baseline, a target) and in
     `want` by `mine` (the run): both named with their units and dimensions."""
-    return RunError(f"figure '{name}': {mine} has it in '{want}' ({describe(want)}), {theirs} in '{have}' "
-                    f"({describe(have)}); figures of different dimensions are never compared",
-                    hint="compare a figure with the same quantity (a time with a time, tokens/s with tok/s); "
-                         "docs/history.md, 'Converting units', says which units convert")
+    return RunError(f"figure '{name}': {mine} has it in '{want}' ({describe(want)}), {theirs} "
+                    f"in '{have}' ({describe(have)}); figures of different dimensions are never "
+                    "compared", hint="compare a figure with the same quantity (a time with a time, "
+                    "tokens/s with tok/s); docs/history.md, 'Converting units', says which convert")
 
 
 def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float | None,
                  sides: tuple[str, str] = ("the run", "the baseline")) -> list[Verdict]:
-    """Each figure of `current` against the baseline's of the same table, configuration and name, the
-    baseline's converted into the current figure's unit first; `sides` names the run and the baseline
-    in the error when a figure's units cannot meet."""
+    """Each figure of `current` against the baseline's of the same table, configuration and name,
+    the baseline's converted into the current figure's unit first; `sides` names the run and the
+    baseline in the error when a figure's units cannot meet."""
     base = {(m.table, m.key, m.name): m for m in baseline}
     out = []
     for metric in current:
@@ -151,7 +151,8 @@ def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float
                 b = in_unit(b, metric.unit)
             except UnitMismatch:
                 raise unit_mismatch(metric.name, printed, sides[1], metric.unit, sides[0]) from None
-        verdict = judge(metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0, threshold)
+        verdict = judge(metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0,
+                        threshold)
         if b is not None and b.unit != printed:
             verdict.why = f"baseline converted from {printed} to {metric.unit}; " + verdict.why
         out.append(verdict)
@@ -160,9 +161,9 @@ def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float
 
 def compare_targets(current: list[Metric], targets: dict, threshold: float | None,
                     source: str = "the targets") -> list[Verdict]:
-    """Targets from a file (`{"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9, "unit": "s"}}`),
-    as the Mila training benchmarks' baselines.json: every row of a metric against its target value,
-    a target with a `unit` converted into the figure's unit first."""
+    """Targets from a file (`{"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}`), as the
+    Mila training benchmarks' baselines.json: every row of a metric against its target value, a
+    target with a `unit` (`{"value": 900, "unit": "ms"}`) converted into the figure's unit first."""
     out = []
     for metric in current:
         target = targets.get(f"{metric.table}/{metric.name}", targets.get(metric.name))
@@ -175,8 +176,8 @@ def compare_targets(current: list[Metric], targets: dict, threshold: float | Non
             value *= conversion(unit, metric.unit)
         except UnitMismatch:
             raise unit_mismatch(metric.name, unit, source, metric.unit, "the run") from None
-        out.append(judge(metric, value, math.nan, 1, 5.0 if limit is None else _number(limit, metric.name),
-                         target=True))
+        limit = 5.0 if limit is None else _number(limit, metric.name)
+        out.append(judge(metric, value, math.nan, 1, limit, target=True))
     return out
 
 

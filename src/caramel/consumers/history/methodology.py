@@ -11,9 +11,9 @@ of its samples under the benchmark's estimator, analyse/estimators.py), n, sd, s
 - no reference: a benchmark of the runs has no reference for the system it ran on.
 
 A reference with a `unit` is converted into its figure's unit first (spec.quantities); units of
-different dimensions are an error naming the targets file's line, both units and the run's benchmark.
-A reference naming a column of the runs that is not a figure (a pattern without unit or direction, a
-parameter, a column of no numbers) is an error saying which column and how to declare it.
+different dimensions are an error naming the targets file's line, both units and the benchmark. A
+reference naming a column of the runs that is not a figure (a pattern without unit or direction,
+a parameter, a column of no numbers) is an error saying which column and how to declare it.
 
 Only a benchmark's result is judged: with copies, the aggregate the step declares (`caramel_copy`
 sum or mean), never one copy's figure nor the spread rows. Then: every benchmark passes; the 80 %
@@ -35,8 +35,8 @@ from caramel.stages.spec.estimator import DEFAULT, Estimator
 from caramel.stages.spec.quantities import UnitMismatch, describe
 from caramel.vocabulary import COPY_AGGREGATES, Direction, Word
 
-NOT_A_FIGURE_HINT = ("a column is a figure when its pattern has a unit or a direction "
-                     "(<pattern name=\"t\" unit=\"s\">, YAML unit: s or direction: lower), docs/history.md")
+NOT_A_FIGURE_HINT = ("a column is a figure when its pattern has a unit or a direction (<pattern "
+                     "name=\"t\" unit=\"s\">, YAML unit: s or direction: lower), docs/history.md")
 DEFAULT_THRESHOLD = 5.0  # percent a result may fall short of its target
 DEFAULT_MAX_SD = 5.0  # percent: the 80 % quantile of sd% must stay below this
 COPY = "caramel_copy"
@@ -115,7 +115,8 @@ def is_result(metric: Metric) -> bool:
 def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold: float | None = None,
           max_sd: float | None = None, system_names: list[str] | None = None,
           estimators: dict[str, Estimator] | None = None, known: set[str] | None = None,
-          benchmarks: list[str] | None = None, columns: dict[str, str] | None = None) -> Methodology:
+          benchmarks: list[str] | None = None,
+          columns: dict[str, str] | None = None) -> Methodology:
     """`figures`: (benchmark, metric) of the runs; `system_names`: the run's system, then its tags;
     `estimators`: per benchmark; `known`: the benchmark names besides the runs' (the catalogue);
     `benchmarks`: the runs' benchmarks, those without a figure too (default: the figures');
@@ -151,7 +152,8 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
                     converted = reference.in_unit(metric.unit)
                 except UnitMismatch:
                     raise _unit_mismatch(targets, entry, key, reference, bench, metric) from None
-                out.lines.append(_line(name, converted, entry, metric, summarise(metric.samples, estimator), threshold))
+                summary = summarise(metric.samples, estimator)
+                out.lines.append(_line(name, converted, entry, metric, summary, threshold))
     if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
         for bench in benchmarks:
             if bench not in referenced:
@@ -197,18 +199,21 @@ def _statistics(out: Methodology) -> None:
 
 def _unit_mismatch(targets: Targets, entry: Entry, key: str, reference: Reference, bench: str,
                    metric: Metric) -> RunError:
+    """The error of a reference in a unit its figure cannot be converted into."""
     where = entry.figure_lines.get(key, entry.where)
-    return RunError(f"the target of '{entry.name}'{f' {key}' if key else ''} is in '{reference.unit}' "
-                    f"({describe(reference.unit)}), the figure {metric.name} of the run of {bench} in "
-                    f"'{metric.unit}' ({describe(metric.unit)}); figures of different dimensions are never compared",
+    figure = f"'{entry.name}'" + (f" {key}" if key else "")
+    return RunError(f"the target of {figure} is in '{reference.unit}' ({describe(reference.unit)}), "
+                    f"the figure {metric.name} of the run of {bench} in '{metric.unit}' "
+                    f"({describe(metric.unit)}); figures of different dimensions are never compared",
                     where if where.file else Location(targets.path or "the targets", where.line),
-                    hint=f"give the target in a unit of the figure's dimension (unit: {metric.unit or '...'})")
+                    hint="give the target in a unit of the figure's dimension "
+                         f"(unit: {metric.unit or '...'})")
 
 
-def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: list[str], known: set[str],
-           columns: dict[str, str]) -> None:
-    """An entry for an unknown system, benchmark or figure is an error with did-you-mean; one naming a
-    column that is not a figure says which and how to declare it."""
+def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: list[str],
+           known: set[str], columns: dict[str, str]) -> None:
+    """An entry for an unknown system, benchmark or figure is an error with did-you-mean; one naming
+    a column that is not a figure says which and how to declare it."""
     from caramel.adapters.systems.loader import system_names as shipped_systems
 
     if targets.systems:
@@ -222,14 +227,16 @@ def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: li
         names |= _names(bench, metric)
     for entry in targets.entries:
         if entry.name not in names and entry.name in columns:
-            raise RunError(f"target '{entry.name}': {columns[entry.name]}", entry.where, hint=NOT_A_FIGURE_HINT)
+            raise RunError(f"target '{entry.name}': {columns[entry.name]}", entry.where,
+                           hint=NOT_A_FIGURE_HINT)
         if entry.name not in names:
             raise RunError(f"targets for an unknown benchmark '{entry.name}'", entry.where,
                            hint=did_you_mean(entry.name, sorted(names)) or "benchmarks: " + ", ".join(sorted(known)))
         own = set().union(*[_figure_names(m) for b, m in figures if entry.name in _names(b, m)])
         for key, where in entry.figure_lines.items():
             if key not in own and key in columns:
-                raise RunError(f"target '{entry.name}' figure '{key}': {columns[key]}", where, hint=NOT_A_FIGURE_HINT)
+                raise RunError(f"target '{entry.name}' figure '{key}': {columns[key]}", where,
+                               hint=NOT_A_FIGURE_HINT)
             if own and key not in own:
                 raise RunError(f"targets for an unknown figure '{key}' of '{entry.name}'", where,
                                hint=did_you_mean(key, sorted(own)) or "figures: " + ", ".join(sorted(own)))

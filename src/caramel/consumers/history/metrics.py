@@ -267,7 +267,8 @@ def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
         if item.table.output != "table":
             continue
         layout = _layout(item, params, patterns, lines)
-        numeric = {i for values in item.data.values for i in layout.figures if _number(values[i]) is not None}
+        numeric = {i for values in item.data.values for i in layout.figures
+                   if _number(values[i]) is not None}
         for i, column in enumerate(item.table.columns):
             why = _not_a_figure(column.name, i, layout, numeric, patterns)
             if why:
@@ -277,21 +278,23 @@ def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
     return out
 
 
-def _not_a_figure(name: str, i: int, layout: _Layout, numeric: set[int], patterns: dict[str, Pattern]) -> str:
-    """Why column `i` (pattern or parameter `name`) is not a figure, with the fix; '' when it is one."""
+def _not_a_figure(name: str, i: int, layout: _Layout, numeric: set[int],
+                  patterns: dict[str, Pattern]) -> str:
+    """Why column `i` (pattern or parameter `name`) is not a figure, with the fix; '' when it is."""
     if i in layout.figures:
-        return "" if i in numeric else (f"column '{name}' holds no number in any row; give its pattern a "
-                                        "numeric type (type=\"float\" or \"int\")")
+        return "" if i in numeric else (f"column '{name}' holds no number in any row; give its "
+                                        "pattern a numeric type (type=\"float\" or \"int\")")
     if i in layout.param_cols:
         return f"column '{name}' is a parameter: it names the configuration, it is never a figure"
-    base = name if name in patterns else next((name[:-len(s) - 1] for s in STATISTICS
-                                               if name.endswith("_" + s) and name[:-len(s) - 1] in patterns), "")
+    stripped = (name[:-len(s) - 1] for s in STATISTICS if name.endswith("_" + s))
+    base = name if name in patterns else next((b for b in stripped if b in patterns), "")
     if not base:
         return f"column '{name}' is not a pattern of the benchmark; only patterns are figures"
     if base != name and name[len(base) + 1:] not in FIGURE_STATISTICS:
         return f"column '{name}' is a count or a spread of pattern '{base}', never a figure"
-    return (f"column '{name}' is not a figure: pattern '{base}' has no unit and no direction; declare it "
-            f"with unit=\"...\" (unit: s, unit: tokens/s) or direction=\"lower|higher\" on the pattern")
+    return (f"column '{name}' is not a figure: pattern '{base}' has no unit and no direction; "
+            "declare it with unit=\"...\" (unit: s, unit: tokens/s) or direction=\"lower|higher\" "
+            "on the pattern")
 
 
 def _distinct_names(metrics: list[Metric]) -> list[Metric]:

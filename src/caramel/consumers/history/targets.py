@@ -12,10 +12,10 @@
 A reference is a number (the value; the tolerance is `--threshold` in the bad direction, none in the
 good one), a list `[value, lower, upper]` (ReFrame's: relative bounds, -0.05 is 5 % below) or a
 mapping with `value` and any of `lower`, `upper` (relative: -0.05 or '-5%'), `min`, `max` (absolute,
-in the figure's unit), `threshold` (percent in the bad direction, the old form) and `unit` (the unit of
-value, min and max, converted into the figure's before judging: `{value: 13, unit: ms}`). `max_sd` (percent)
-is the most a benchmark's sd% may be. The file without `systems:` is the old flat form, valid for
-every system: `{"NAME": value}` or `{"NAME": {"value": v, "threshold": p}}`.
+in the figure's unit), `threshold` (percent in the bad direction, the old form) and `unit` (the unit
+of value, min and max, converted into the figure's before judging: `{value: 13, unit: ms}`).
+`max_sd` (percent) is the most a benchmark's sd% may be. The file without `systems:` is the old
+flat form, valid for every system: `{"NAME": value}` or `{"NAME": {"value": v, "threshold": p}}`.
 
 YAML or JSON, read with yaml's safe loader; every error names the file and the line.
 """
@@ -215,7 +215,8 @@ def _reference(spec, where: Location, what: str) -> Reference:
                     for k in ("min", "max") if k in spec}
         return Reference(float(spec["value"]), _relative(spec.get("lower"), where, what),
                          _relative(spec.get("upper"), where, what), absolute.get("min"), absolute.get("max"),
-                         None if spec.get("threshold") is None else _percent(spec["threshold"], where, "threshold"),
+                         None if spec.get("threshold") is None
+                         else _percent(spec["threshold"], where, "threshold"),
                          _unit(spec.get("unit"), where, what))
     raise RunError(f"target {what}: {spec!r} is not a reference", where, hint=hint)
 

@@ -114,7 +114,7 @@ class Collection:
     # (benchmark, system label, metric) -> how many runs have it (the figures may hold fewer)
     run_counts: dict[tuple, int] = field(default_factory=dict)
     regressed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per figure of `columns`
-    # per (table, figure name): the units the page shows it in, one per dimension, the first one read
+    # per (table, figure name): the units the page shows it in, one per dimension, the first read
     shown_units: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     @property
@@ -158,13 +158,14 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
     if (scale != 1.0).any():  # a figure printed in several units of one dimension: in the first one
         factor = scale[c.key[rows]]
         mean, sd = mean * factor, sd * factor
-    return run[rows], key[rows], np.where((c.n[rows] > 0) & np.isfinite(c.n[rows]), c.n[rows], 1), mean, sd
+    n = np.where((c.n[rows] > 0) & np.isfinite(c.n[rows]), c.n[rows], 1)
+    return run[rows], key[rows], n, mean, sd
 
 
 def shown_unit(units: list[str], unit: str) -> tuple[str, float]:
-    """The unit the page shows a figure printed in `unit` in, and the factor into it: the first of
-    `units` (the figure's units read so far, one per dimension) of its dimension, else `unit` itself,
-    added to them. A figure without a unit stays apart (spec.quantities.conversion: the one conversion)."""
+    """The unit the page shows a figure printed in `unit` in, and the factor into it: the first
+    of `units` (the figure's units read so far, one per dimension) of its dimension, else `unit`
+    itself, added to them. A figure without a unit stays apart (spec.quantities.conversion converts)."""
     for other in units:
         if other == unit:
             return unit, 1.0

@@ -137,9 +137,11 @@ def _factor(metric, data: MetricData, run) -> float:
     try:
         return conversion(metric.unit, data.unit)
     except UnitMismatch as exc:
-        raise PredictError(f"metric '{data.name}' of run {run.run_dir or run.run_key}: {exc.message}; the "
-                           "history's runs of one benchmark printed it as different quantities",
-                           hint="give the figure one quantity in every run (a time, or a rate)") from None
+        where = run.run_dir or run.run_key
+        raise PredictError(f"metric '{data.name}' of run {where}: {exc.message}; "
+                           "the history's runs of one benchmark printed it as different quantities",
+                           hint="give the figure one quantity in every run (a time, or a rate)"
+                           ) from None
 
 
 def _gather(history, runs) -> list[MetricData]:
