@@ -144,7 +144,8 @@ def _verdicts(baseline: str, threshold: float | None, history, key: str, run_dir
             raise RunError(f"{baseline}: not a JSON file of targets: {exc}",
                            hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}') from None
         try:
-            verdicts = compare_targets(current, targets, threshold)
+            verdicts = compare_targets(current, targets, threshold,
+                                       source=f"the targets file {baseline}")
         except ValueError as exc:
             raise RunError(f"{baseline}: {exc}", hint='expected {"Tokens/second": 1200, '
                            '"Time/iteration(s)": {"value": 0.9, "threshold": 5}}') from None
@@ -158,7 +159,9 @@ def _verdicts(baseline: str, threshold: float | None, history, key: str, run_dir
         raise RunError(f"baseline '{baseline}' is a run of benchmark '{theirs.benchmark}' ({theirs.run_dir}), "
                        f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
                        hint="compare runs of one benchmark: bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK")
-    verdicts = compare_runs(current, history.metrics(base_key), threshold)
+    theirs_named = f"baseline '{baseline}'" + (f" ({theirs.run_dir})" if theirs is not None else "")
+    sides = (f"the run {run_dir}", theirs_named)
+    verdicts = compare_runs(current, history.metrics(base_key), threshold, sides)
     if all(v.verdict == VerdictWord.NO_BASELINE for v in verdicts):
         raise RunError(f"the run and baseline '{baseline}' have no figure in common; nothing was compared",
                        hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12])

@@ -44,7 +44,7 @@ class MethodologyOptions:
 
 def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> int:
     from caramel.consumers.history.methodology import judge
-    from caramel.consumers.history.metrics import collect
+    from caramel.consumers.history.metrics import collect, non_figures
     from caramel.consumers.history.provenance import run_record
     from caramel.stages.analyse import from_run
     from caramel.stages.analyse.estimators import estimator_of
@@ -55,10 +55,13 @@ def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> in
     targets = load_targets(options.targets)
     figures, estimators, folders = [], {}, [os.getcwd()]
     systems: list[str] = []
+    columns: dict[str, str] = {}  # the columns that are not figures, and why
     for run_dir in runs:
         inp = from_run(run_dir)
         name = inp.benchmark.name
-        figures += [(name, m) for m in with_copies(inp, collect(inp, history_tables(inp, produce(inp).made)))]
+        tables = history_tables(inp, produce(inp).made)
+        figures += [(name, m) for m in with_copies(inp, collect(inp, tables))]
+        columns = {**non_figures(inp, tables), **columns}
         declared = {s.estimator for s in inp.benchmark.steps.values() if s.estimator}
         estimators[name] = override or estimator_of(declared.pop() if len(declared) == 1 else "")
         record = run_record(run_dir)
@@ -66,7 +69,7 @@ def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> in
         folders.append(os.path.dirname(os.path.abspath(record.file)) if record.file else "")
     known = _catalogue([f for f in dict.fromkeys(folders) if f]) | _recorded(options.history)
     result = judge(figures, targets, options.threshold, options.max_sd, [n for n in systems if n], estimators, known,
-                   list(estimators))
+                   list(estimators), columns)
     if options.format == "json":
         out.write(_json(result) + "\n")
     else:
@@ -162,7 +165,7 @@ def _pct(value: float) -> str:
 
 
 def _bounds(line) -> str:
-    if math.isnan(line.target):
+    if math.isnan(line.target) or math.isnan(line.result):  # no reference, or no figure to bound
         return "-"
     low = "-inf" if math.isinf(line.low) else f"{line.low:.6g}"
     high = "+inf" if math.isinf(line.high) else f"{line.high:.6g}"

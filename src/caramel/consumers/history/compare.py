@@ -11,6 +11,9 @@ the measured spread. A side of one sample has no spread, hence no interval: the 
 judged against the band only when a threshold is given (`--threshold`, a target's tolerance), else
 "cannot judge". A change beyond the band of a figure whose direction is unknown is "cannot judge",
 never a guess.
+The baseline's (or a target's) figure is first converted into the current figure's unit
+(spec.quantities: `0.013 s` meets `12.0 ms` as `13 ms`); units of different dimensions are an error
+naming both sides and both units, never a verdict.
 
 Equal means are never a change ("within noise", whatever the direction or a zero). A baseline of 0
 has no ratio (diff_pct is NaN): "cannot judge", and `why` says so.
@@ -19,12 +22,14 @@ has no ratio (diff_pct is NaN): "cannot judge", and `why` says so.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any, Generic, Protocol, TypeVar
 
 from caramel.consumers.history.metrics import Metric
+from caramel.errors import RunError
 from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD, ratio_interval
+from caramel.stages.spec.quantities import UnitMismatch, conversion, describe
 from caramel.vocabulary import Direction, VerdictWord
 
 CANNOT_JUDGE = VerdictWord.CANNOT_JUDGE
@@ -199,27 +204,66 @@ def repetitions_needed(current: Measured, base_mean: float, base_sd: float, thre
     return max(high, 2)
 
 
-def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float | None) -> list[Verdict]:
+def in_unit(figure: Metric, unit: str) -> Metric:
+    """`figure` (a baseline's) with its samples in `unit`, by spec.quantities.conversion
+    (UnitMismatch across dimensions); the figure itself when nothing changes."""
+    factor = conversion(figure.unit, unit)
+    if factor == 1.0:
+        return figure
+    return replace(figure, unit=unit, samples=[sample * factor for sample in figure.samples])
+
+
+def unit_mismatch(name: str, have: str, theirs: str, want: str, mine: str) -> RunError:
+    """The error of a figure `name` printed in `have` by `theirs` (the baseline, a target) and in
+    `want` by `mine` (the run): both named with their units and dimensions."""
+    return RunError(f"figure '{name}': {mine} has it in '{want}' ({describe(want)}), {theirs} "
+                    f"in '{have}' ({describe(have)}); figures of different dimensions are never "
+                    "compared", hint="compare a figure with the same quantity (a time with a time, "
+                    "tokens/s with tok/s); docs/history.md, 'Converting units', says which convert")
+
+
+def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float | None,
+                 sides: tuple[str, str] = ("the run", "the baseline")) -> list[Verdict]:
+    """Each figure of `current` against the baseline's of the same table, configuration and name,
+    the baseline's converted into the current figure's unit first; `sides` names the run and the
+    baseline in the error when a figure's units cannot meet."""
     base = {(m.table, m.key, m.name): m for m in baseline}
     out = []
     for metric in current:
         b = base.get((metric.table, metric.key, metric.name))
-        out.append(judge(metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0, threshold))
+        printed = b.unit if b is not None else ""
+        if b is not None:
+            try:
+                b = in_unit(b, metric.unit)
+            except UnitMismatch:
+                raise unit_mismatch(metric.name, printed, sides[1], metric.unit, sides[0]) from None
+        verdict = judge(metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0,
+                        threshold)
+        if b is not None and b.unit != printed:
+            verdict.why = f"baseline converted from {printed} to {metric.unit}; " + verdict.why
+        out.append(verdict)
     return out
 
 
-def compare_targets(current: list[Metric], targets: dict, threshold: float | None) -> list[Verdict]:
+def compare_targets(current: list[Metric], targets: dict, threshold: float | None,
+                    source: str = "the targets") -> list[Verdict]:
     """Targets from a file (`{"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}`), as the
-    Mila training benchmarks' baselines.json: every row of a metric against its target value."""
+    Mila training benchmarks' baselines.json: every row of a metric against its target value, a
+    target with a `unit` (`{"value": 900, "unit": "ms"}`) converted into the figure's unit first."""
     out = []
     for metric in current:
         target = targets.get(f"{metric.table}/{metric.name}", targets.get(metric.name))
         if target is None:
             continue
-        value = target.get("value") if isinstance(target, dict) else target
+        value = _number(target.get("value") if isinstance(target, dict) else target, metric.name)
         limit = target.get("threshold", threshold) if isinstance(target, dict) else threshold
-        out.append(judge(metric, _number(value, metric.name), math.nan, 1,
-                         None if limit is None else _number(limit, metric.name), target=True))
+        unit = str(target.get("unit") or "") if isinstance(target, dict) else ""
+        try:
+            value *= conversion(unit, metric.unit)
+        except UnitMismatch:
+            raise unit_mismatch(metric.name, unit, source, metric.unit, "the run") from None
+        limit = None if limit is None else _number(limit, metric.name)
+        out.append(judge(metric, value, math.nan, 1, limit, target=True))
     return out
 
 

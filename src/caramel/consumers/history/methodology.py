@@ -10,6 +10,11 @@ of its samples under the benchmark's estimator, analyse/estimators.py), n, sd, s
 - no figure: no figure of the runs matches the reference;
 - no reference: a benchmark of the runs has no reference for the system it ran on.
 
+A reference with a `unit` is converted into its figure's unit first (spec.quantities); units of
+different dimensions are an error naming the targets file's line, both units and the benchmark. A
+reference naming a column of the runs that is not a figure (a pattern without unit or direction,
+a parameter, a column of no numbers) is an error saying which column and how to declare it.
+
 Only a benchmark's result is judged: with copies, the aggregate the step declares (`caramel_copy`
 sum or mean), never one copy's figure nor the spread rows. A copies aggregate is taken as
 milabench's report takes its GPUs (analyse/estimators.py `pool`): the copies' lines pooled over
@@ -27,11 +32,14 @@ from dataclasses import dataclass, field
 
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.targets import ANY_SYSTEM, Entry, Reference, Targets
-from caramel.errors import RunError, did_you_mean
+from caramel.errors import Location, RunError, did_you_mean
 from caramel.stages.analyse.estimators import Summary, pool, summarise
 from caramel.stages.spec.estimator import DEFAULT, Estimator
+from caramel.stages.spec.quantities import UnitMismatch, describe
 from caramel.vocabulary import COPY_AGGREGATES, Direction, Word
 
+NOT_A_FIGURE_HINT = ("a column is a figure when its pattern has a unit or a direction (<pattern "
+                     "name=\"t\" unit=\"s\">, YAML unit: s or direction: lower), docs/history.md")
 DEFAULT_THRESHOLD = 5.0  # percent a result may fall short of its target
 DEFAULT_MAX_SD = 5.0  # percent: the 80 % quantile of sd% must stay below this
 COPY = "caramel_copy"
@@ -110,10 +118,12 @@ def is_result(metric: Metric) -> bool:
 def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold: float | None = None,
           max_sd: float | None = None, system_names: list[str] | None = None,
           estimators: dict[str, Estimator] | None = None, known: set[str] | None = None,
-          benchmarks: list[str] | None = None) -> Methodology:
+          benchmarks: list[str] | None = None,
+          columns: dict[str, str] | None = None) -> Methodology:
     """`figures`: (benchmark, metric) of the runs; `system_names`: the run's system, then its tags;
     `estimators`: per benchmark; `known`: the benchmark names besides the runs' (the catalogue);
-    `benchmarks`: the runs' benchmarks, those without a figure too (default: the figures')."""
+    `benchmarks`: the runs' benchmarks, those without a figure too (default: the figures');
+    `columns`: the runs' columns that are not figures, with why (history.metrics.non_figures)."""
     if isinstance(targets, dict):  # the flat form, as a mapping (tests and the API)
         from caramel.consumers.history.targets import entry_from
 
@@ -122,7 +132,7 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
     figures = [(bench, m) for bench, m in figures if is_result(m)]
     system, entries = targets.for_system(system_names or [])
     benchmarks = list(dict.fromkeys([*(benchmarks or []), *(b for b, _m in figures)]))
-    _check(targets, figures, system_names or [], (known or set()) | set(benchmarks))
+    _check(targets, figures, system_names or [], (known or set()) | set(benchmarks), columns or {})
     out = Methodology([], max_sd=DEFAULT_MAX_SD if max_sd is None else max_sd, threshold=threshold, system=system)
     estimators = estimators or {}
     referenced = {entry.name for entry in entries}
@@ -141,8 +151,12 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
                 estimator = estimators.get(bench, DEFAULT)
                 out.captions.append(estimator.caption)
                 name = label + (f" [{metric.key}]" if len(found) > 1 else "")
+                try:
+                    converted = reference.in_unit(metric.unit)
+                except UnitMismatch:
+                    raise _unit_mismatch(targets, entry, key, reference, bench, metric) from None
                 result, spread = result_of(metric, estimator)
-                out.lines.append(_line(name, reference, entry, metric, result, spread, threshold))
+                out.lines.append(_line(name, converted, entry, metric, result, spread, threshold))
     if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
         for bench in benchmarks:
             if bench not in referenced:
@@ -198,8 +212,23 @@ def _statistics(out: Methodology) -> None:
         out.mean_diff_pct = float(np.mean(diffs))
 
 
-def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: list[str], known: set[str]) -> None:
-    """An entry for an unknown system, benchmark or figure is an error with did-you-mean."""
+def _unit_mismatch(targets: Targets, entry: Entry, key: str, reference: Reference, bench: str,
+                   metric: Metric) -> RunError:
+    """The error of a reference in a unit its figure cannot be converted into."""
+    where = entry.figure_lines.get(key, entry.where)
+    figure = f"'{entry.name}'" + (f" {key}" if key else "")
+    return RunError(f"the target of {figure} is in '{reference.unit}' ({describe(reference.unit)}), "
+                    f"the figure {metric.name} of the run of {bench} in '{metric.unit}' "
+                    f"({describe(metric.unit)}); figures of different dimensions are never compared",
+                    where if where.file else Location(targets.path or "the targets", where.line),
+                    hint="give the target in a unit of the figure's dimension "
+                         f"(unit: {metric.unit or '...'})")
+
+
+def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: list[str],
+           known: set[str], columns: dict[str, str]) -> None:
+    """An entry for an unknown system, benchmark or figure is an error with did-you-mean; one naming
+    a column that is not a figure says which and how to declare it."""
     from caramel.adapters.systems.loader import system_names as shipped_systems
 
     if targets.systems:
@@ -212,11 +241,17 @@ def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: li
     for bench, metric in figures:
         names |= _names(bench, metric)
     for entry in targets.entries:
+        if entry.name not in names and entry.name in columns:
+            raise RunError(f"target '{entry.name}': {columns[entry.name]}", entry.where,
+                           hint=NOT_A_FIGURE_HINT)
         if entry.name not in names:
             raise RunError(f"targets for an unknown benchmark '{entry.name}'", entry.where,
                            hint=did_you_mean(entry.name, sorted(names)) or "benchmarks: " + ", ".join(sorted(known)))
         own = set().union(*[_figure_names(m) for b, m in figures if entry.name in _names(b, m)])
         for key, where in entry.figure_lines.items():
+            if key not in own and key in columns:
+                raise RunError(f"target '{entry.name}' figure '{key}': {columns[key]}", where,
+                               hint=NOT_A_FIGURE_HINT)
             if own and key not in own:
                 raise RunError(f"targets for an unknown figure '{key}' of '{entry.name}'", where,
                                hint=did_you_mean(key, sorted(own)) or "figures: " + ", ".join(sorted(own)))

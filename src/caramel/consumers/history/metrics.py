@@ -257,6 +257,49 @@ def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -
                    names.index(COPY_COLUMN) if COPY_COLUMN in names else None)
 
 
+def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
+    """Each column of the run's tables that is not a figure (by its title and its name, also as
+    TABLE/NAME), with why not and how to make it one: what a targets file naming it is told."""
+    params = inp.param_names()
+    patterns = _patterns(inp)
+    from caramel.stages.analyse.performance import uses_performance_lines
+
+    lines = uses_performance_lines(inp)
+    out: dict[str, str] = {}
+    for item in made:
+        if item.table.output != "table":
+            continue
+        layout = _layout(item, params, patterns, lines)
+        numeric = {i for values in item.data.values for i in layout.figures
+                   if _number(values[i]) is not None}
+        for i, column in enumerate(item.table.columns):
+            why = _not_a_figure(column.name, i, layout, numeric, patterns)
+            if why:
+                for name in dict.fromkeys((layout.labels[i], column.name)):
+                    out.setdefault(name, why)
+                    out.setdefault(f"{item.table.name}/{name}", why)
+    return out
+
+
+def _not_a_figure(name: str, i: int, layout: _Layout, numeric: set[int],
+                  patterns: dict[str, Pattern]) -> str:
+    """Why column `i` (pattern or parameter `name`) is not a figure, with the fix; '' when it is."""
+    if i in layout.figures:
+        return "" if i in numeric else (f"column '{name}' holds no number in any row; give its "
+                                        "pattern a numeric type (type=\"float\" or \"int\")")
+    if i in layout.param_cols:
+        return f"column '{name}' is a parameter: it names the configuration, it is never a figure"
+    stripped = (name[:-len(s) - 1] for s in STATISTICS if name.endswith("_" + s))
+    base = name if name in patterns else next((b for b in stripped if b in patterns), "")
+    if not base:
+        return f"column '{name}' is not a pattern of the benchmark; only patterns are figures"
+    if base != name and name[len(base) + 1:] not in FIGURE_STATISTICS:
+        return f"column '{name}' is a count or a spread of pattern '{base}', never a figure"
+    return (f"column '{name}' is not a figure: pattern '{base}' has no unit and no direction; "
+            "declare it with unit=\"...\" (unit: s, unit: tokens/s) or direction=\"lower|higher\" "
+            "on the pattern")
+
+
 def _distinct_names(metrics: list[Metric]) -> list[Metric]:
     """One name per figure of a configuration: a model printing lines in two units keeps both, as
     `performance[ms]` and `performance[samples/s]` (the history keys a figure by its name)."""

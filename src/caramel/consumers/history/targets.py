@@ -12,9 +12,10 @@
 A reference is a number (the value; the tolerance is `--threshold` in the bad direction, none in the
 good one), a list `[value, lower, upper]` (ReFrame's: relative bounds, -0.05 is 5 % below) or a
 mapping with `value` and any of `lower`, `upper` (relative: -0.05 or '-5%'), `min`, `max` (absolute,
-in the figure's unit) and `threshold` (percent in the bad direction, the old form). `max_sd` (percent)
-is the most a benchmark's sd% may be. The file without `systems:` is the old flat form, valid for
-every system: `{"NAME": value}` or `{"NAME": {"value": v, "threshold": p}}`.
+in the figure's unit), `threshold` (percent in the bad direction, the old form) and `unit` (the unit
+of value, min and max, converted into the figure's before judging: `{value: 13, unit: ms}`).
+`max_sd` (percent) is the most a benchmark's sd% may be. The file without `systems:` is the old
+flat form, valid for every system: `{"NAME": value}` or `{"NAME": {"value": v, "threshold": p}}`.
 
 YAML or JSON, read with yaml's safe loader; every error names the file and the line.
 """
@@ -24,12 +25,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import yaml
 
 from caramel.errors import Location, RunError, did_you_mean
 from caramel.stages.spec import grammar
+from caramel.stages.spec.quantities import conversion
+from caramel.stages.spec.units import unit_problem
 from caramel.stages.state import bounded
 
 SYSTEMS_KEY = grammar.TARGETS_SYSTEMS_KEY
@@ -46,6 +49,17 @@ class Reference:
     minimum: float | None = None  # absolute bounds, in the figure's unit
     maximum: float | None = None
     threshold: float | None = None  # percent in the bad direction (the flat form's `threshold`)
+    unit: str = ""  # the unit of value, minimum and maximum; "": the figure's own
+
+    def in_unit(self, unit: str) -> Reference:
+        """The reference with its value and absolute bounds in `unit` (spec.quantities.conversion;
+        UnitMismatch across dimensions); relative bounds and thresholds keep their meaning."""
+        factor = conversion(self.unit, unit)
+        if factor == 1.0:
+            return self
+        return replace(self, value=self.value * factor, unit=unit,
+                       minimum=None if self.minimum is None else self.minimum * factor,
+                       maximum=None if self.maximum is None else self.maximum * factor)
 
     @property
     def explicit(self) -> bool:
@@ -201,8 +215,21 @@ def _reference(spec, where: Location, what: str) -> Reference:
                     for k in ("min", "max") if k in spec}
         return Reference(float(spec["value"]), _relative(spec.get("lower"), where, what),
                          _relative(spec.get("upper"), where, what), absolute.get("min"), absolute.get("max"),
-                         None if spec.get("threshold") is None else _percent(spec["threshold"], where, "threshold"))
+                         None if spec.get("threshold") is None
+                         else _percent(spec["threshold"], where, "threshold"),
+                         _unit(spec.get("unit"), where, what))
     raise RunError(f"target {what}: {spec!r} is not a reference", where, hint=hint)
+
+
+def _unit(value, where: Location, what: str) -> str:
+    """A reference's unit: a text a unit can be (spec.units.unit_problem), '' when none is given."""
+    if value is None:
+        return ""
+    problem = unit_problem(value) if isinstance(value, str) else "not a text"
+    if problem is not None:
+        raise RunError(f"target {what}: unit {value!r} cannot be read ({problem})", where,
+                       hint="a unit such as ms, s, tokens/s, GB/s, TFLOP/s")
+    return value.strip()
 
 
 def _relative(value, where: Location, what: str) -> float | None:

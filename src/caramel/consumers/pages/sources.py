@@ -1,6 +1,9 @@
 """History files gathered for a page: several at once (one per site), each read by history.reader
 (read-only, checked: a missing, foreign or locked file is a user error naming it; a page is never
-drawn from nothing)."""
+drawn from nothing). A figure (table and name) printed in several units of one dimension (`s` by one
+run, `ms` by another) is one metric on the page, in the first of its units the history recorded:
+its other figures' means and sds converted (spec.quantities), so verdicts and lines compare like
+with like; units of different dimensions stay different metrics."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from caramel.consumers.history.reader import HistoryContents, read_history
 from caramel.consumers.history.store import RunRecord, row_field
 from caramel.consumers.pages.thinning import points_per_series, series_regressions, thin
 from caramel.errors import RunError
+from caramel.stages.spec.quantities import UnitMismatch, conversion
 from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS
 
 COPY = "caramel_copy"  # the copy column of a copies table (engine.copies)
@@ -110,6 +114,8 @@ class Collection:
     # (benchmark, system label, metric) -> how many runs have it (the figures may hold fewer)
     run_counts: dict[tuple, int] = field(default_factory=dict)
     regressed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per figure of `columns`
+    # per (table, figure name): the units the page shows it in, one per dimension, the first read
+    shown_units: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
     @property
     def sites(self) -> list[str]:
@@ -130,9 +136,11 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
     c = contents.columns
     used = np.unique(c.key[position[c.run] >= 0]) if len(c.key) else np.zeros(0, dtype=np.int64)
     number = np.full(len(c.keys) + 1, -1, dtype=np.int64)
+    scale = np.ones(len(c.keys) + 1)
     for k in used.tolist():
         tbl, config, name, unit, direction = c.keys[k]
-        key = (tbl, config, name, unit or "", direction or "unknown")
+        unit, scale[k] = shown_unit(out.shown_units.setdefault((tbl, name), []), unit or "")
+        key = (tbl, config, name, unit, direction or "unknown")
         found = key_index.get(key)
         if found is None:
             row = row_field(path, config, f"the configuration of {tbl}/{name}", dict)
@@ -146,8 +154,28 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
     rows = (run >= 0) & (key >= 0) & np.isfinite(c.mean)
     for name, key_run in contents.baselines:
         out.baselines.setdefault(name, key_run)
-    return (run[rows], key[rows], np.where((c.n[rows] > 0) & np.isfinite(c.n[rows]), c.n[rows], 1),
-            c.mean[rows], np.nan_to_num(c.sd[rows], nan=0.0))
+    mean, sd = c.mean[rows], np.nan_to_num(c.sd[rows], nan=0.0)
+    if (scale != 1.0).any():  # a figure printed in several units of one dimension: in the first one
+        factor = scale[c.key[rows]]
+        mean, sd = mean * factor, sd * factor
+    n = np.where((c.n[rows] > 0) & np.isfinite(c.n[rows]), c.n[rows], 1)
+    return run[rows], key[rows], n, mean, sd
+
+
+def shown_unit(units: list[str], unit: str) -> tuple[str, float]:
+    """The unit the page shows a figure printed in `unit` in, and the factor into it: the first
+    of `units` (the figure's units read so far, one per dimension) of its dimension, else `unit`
+    itself, added to them. A figure without a unit stays apart (spec.quantities.conversion converts)."""
+    for other in units:
+        if other == unit:
+            return unit, 1.0
+        if other and unit:
+            try:
+                return other, conversion(unit, other)
+            except UnitMismatch:
+                continue
+    units.append(unit)
+    return unit, 1.0
 
 
 def load(paths: list[str], benchmark: str | None = None, system: str | None = None,

@@ -5,7 +5,8 @@ parameter columns (the configuration the history stores with every figure).
 The history keeps only the table's parameter columns; the analytic model needs the declared work
 too. So each history run's file is expanded again with the run's tags (nothing is run or written)
 and its workpackages matched to the history's configurations; a run whose file is gone or changed
-keeps its figures for the data-driven models, without work.
+keeps its figures for the data-driven models, without work. A metric printed in several units of
+one dimension (`s` by one run, `ms` by another) is learnt in the unit of its first run.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 from dataclasses import dataclass, field
 
 from caramel.errors import CaramelError
+from caramel.stages.spec.quantities import UnitMismatch, conversion
 
 
 class PredictError(CaramelError):
@@ -129,6 +131,19 @@ def load_points(path: str, benchmark: str, system: str, learn_from: str | None =
         return _gather(history, here)
 
 
+def _factor(metric, data: MetricData, run) -> float:
+    """The factor taking `metric` (of `run`) into the unit of the metric's first run (`data`): one
+    model learns from one unit (spec.quantities.conversion; PredictError across dimensions)."""
+    try:
+        return conversion(metric.unit, data.unit)
+    except UnitMismatch as exc:
+        where = run.run_dir or run.run_key
+        raise PredictError(f"metric '{data.name}' of run {where}: {exc.message}; "
+                           "the history's runs of one benchmark printed it as different quantities",
+                           hint="give the figure one quantity in every run (a time, or a rate)"
+                           ) from None
+
+
 def _gather(history, runs) -> list[MetricData]:
     cache: dict = {}
     metrics: dict[tuple[str, str], MetricData] = {}
@@ -142,6 +157,7 @@ def _gather(history, runs) -> list[MetricData]:
             data = metrics.get((m.table, m.name))
             if data is None:
                 data = metrics[(m.table, m.name)] = MetricData(m.table, m.name, m.unit, m.direction)
+            factor = _factor(m, data, run)
             config = {k: str(v) for k, v in m.row.items()}
             key = json.dumps(config, sort_keys=True)
             point = points.get((m.table, m.name, key))
@@ -149,7 +165,7 @@ def _gather(history, runs) -> list[MetricData]:
                 params = expanded.get(m.table, {}).get(key)
                 point = points[(m.table, m.name, key)] = Point(config, params, samples=[], system=run.system)
                 data.points.append(point)
-            point.samples.extend(s for s in m.samples if s == s)
+            point.samples.extend(s * factor for s in m.samples if s == s)
     return [d for d in metrics.values() if d.points]
 
 

@@ -350,6 +350,7 @@ TARGET_KEYS: tuple[Key, ...] = (
     _k("min", "absolute lower bound, in the figure's unit", "number"),
     _k("max", "absolute upper bound, in the figure's unit", "number"),
     _k("threshold", "percent in the bad direction (the flat form's tolerance)", "number"),
+    _k("unit", "the unit of value, min and max (converted into the figure's: ms, tokens/s)"),
     _k("max_sd", "the most a benchmark's sd% may be ('5%')"),
 )
 
