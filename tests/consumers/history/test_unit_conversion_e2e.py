@@ -46,8 +46,9 @@ def _compare(folder: Path, env: dict[str, str], *args: str):
 
 
 def test_seconds_against_milliseconds_is_the_right_change(tmp_path, env):
+    # one sample a side: judged against an explicit threshold (docs/history.md, "The rule")
     _runs(tmp_path, env, ("0.013", "s"), ("12.0", "ms"), ("0.013", "s"))
-    faster = _compare(tmp_path, env, "-i", "1", "--baseline", "0", "--format", "json")
+    faster = _compare(tmp_path, env, "-i", "1", "--baseline", "0", "--threshold", "5", "--format", "json")
     assert faster.returncode == 0, faster.stdout + faster.stderr
     [verdict] = json.loads(faster.stdout)
     assert (verdict["unit"], verdict["direction"], verdict["verdict"]) == (
@@ -58,13 +59,13 @@ def test_seconds_against_milliseconds_is_the_right_change(tmp_path, env):
     assert verdict["baseline"] == pytest.approx(13.0) and verdict["current"] == pytest.approx(12.0)
     assert verdict["diff_pct"] == pytest.approx(100 * (12.0 / 13.0 - 1))  # -7.69 %
     assert "baseline converted from s to ms" in verdict["why"]
-    table = _compare(tmp_path, env, "-i", "1", "--baseline", "0")
+    table = _compare(tmp_path, env, "-i", "1", "--baseline", "0", "--threshold", "5")
     assert (
         "-7.7%" in table.stdout and "improved" in table.stdout and "regressed" not in table.stdout
     )
 
     slower = _compare(
-        tmp_path, env, "--baseline", "1", "--format", "json"
+        tmp_path, env, "--baseline", "1", "--threshold", "5", "--format", "json"
     )  # run 2 (0.013 s) against 12 ms
     assert slower.returncode == 1, slower.stdout + slower.stderr
     [verdict] = json.loads(slower.stdout)
@@ -75,7 +76,7 @@ def test_seconds_against_milliseconds_is_the_right_change(tmp_path, env):
 
 def test_tokens_per_second_spellings_are_one_unit(tmp_path, env):
     _runs(tmp_path, env, ("1000", "tokens/s"), ("1100", "tok/s"))
-    same = _compare(tmp_path, env, "--baseline", "0", "--format", "json")
+    same = _compare(tmp_path, env, "--baseline", "0", "--threshold", "5", "--format", "json")
     [verdict] = json.loads(same.stdout)
     assert verdict["verdict"] == "improved" and verdict["diff_pct"] == pytest.approx(10.0), (
         same.stderr
