@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from caramel.errors import Location
+
 
 class SystemFacts(Protocol):
     name: str
     file: str  # the system file it was read from
+    where: Location  # its file, for errors that name it
     scheduler: str  # a name in the backends' scheduler registry ("local": none)
     nodes: int
     max_nodes: int  # 0: not stated
