@@ -6,22 +6,45 @@ import argparse
 import contextlib
 import errno
 import importlib
+import pkgutil
 import signal
 import sqlite3
 import sys
+from types import ModuleType
 
 from caramel import __version__
 from caramel.errors import STOP_SIGNALS, CaramelError, InternalError, Interrupted
 from caramel.settings import command_scope
 
-# Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
-COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
-            "compare", "baseline", "report", "dashboard", "export", "history_cmd", "container", "benchmarks",
-            "system", "predict", "config", "layout"]
+# A command is a module of this package that declares its name, `COMMAND = "plan"`, and its parser
+# setup, `register(subparsers)`, which binds the command's function (`set_defaults(func=...)`); the
+# module is named after the command, or the command and `_cmd` where Python or a package has the name
+# (continue_cmd, import_cmd, history_cmd). As Ramble's cmd/ modules (ramble/cmd/__init__.py,
+# `all_commands`, `get_module`): found by listing the package, imported only when needed.
+SUFFIX = "_cmd"
 
 
-# Commands whose module has another name (the others: caramel.cli.<command>).
-MODULES = {"continue": "continue_cmd", "history": "history_cmd", "import": "export"}
+def module_names() -> list[str]:
+    """The modules of caramel.cli, from its folder (nothing is imported)."""
+    import caramel.cli
+
+    return sorted(info.name for info in pkgutil.iter_modules(caramel.cli.__path__) if info.name != "main")
+
+
+def command_module(name: str, modules: list[str]) -> ModuleType | None:
+    """The module of command `name` (None: no module declares it by that name)."""
+    for module_name in (name, name + SUFFIX):
+        if module_name in modules:
+            module = importlib.import_module(f"caramel.cli.{module_name}")
+            if getattr(module, "COMMAND", None) == name:
+                return module
+    return None
+
+
+def command_modules(modules: list[str]) -> list[ModuleType]:
+    """Every command module, in the order of their names (each module of caramel.cli is imported)."""
+    found = (importlib.import_module(f"caramel.cli.{name}") for name in modules)
+    return sorted((m for m in found if isinstance(getattr(m, "COMMAND", None), str)), key=lambda m: m.COMMAND)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -32,15 +55,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    modules = module_names()
     command = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
-    module = MODULES.get(command or "", command)
-    if module in COMMANDS:
-        importlib.import_module(f"caramel.cli.{module}").register(sub)
-        if command in sub.choices:
-            return parser
-        return build_parser()
-    for name in COMMANDS:
-        importlib.import_module(f"caramel.cli.{name}").register(sub)
+    module = command_module(command, modules) if command else None
+    for found in [module] if module is not None else command_modules(modules):
+        found.register(sub)
     return parser
 
 

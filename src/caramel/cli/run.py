@@ -15,6 +15,8 @@ from caramel.cli.status import print_summary
 from caramel.errors import RunError
 from caramel.settings import current
 
+COMMAND = "run"  # `bench run` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("run", help="run a benchmark: create its run folder and run every workpackage")
