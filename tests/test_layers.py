@@ -341,7 +341,7 @@ def test_the_folder_tree_shows_the_kinds() -> None:
 
 
 def test_every_import_names_a_module_that_exists() -> None:
-    """Every import names a module of today's tree (an old name, from before the folders moved, fails)."""
+    """Every import names a module of today's tree (a name from before the folders moved fails)."""
     root = source_root()
     missing = [f"{where} imports {target}" for where, _, target in all_edges(root)
                if target not in ("caramel", "caramel.__version__") and not is_module(root, target)]

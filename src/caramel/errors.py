@@ -1,9 +1,9 @@
 """Errors that reach the user: each names where it happened and what was expected.
 
 The CLI prints `str(error)` and exits with the error's `exit_code`, a class attribute as click's
-exceptions carry theirs (click/exceptions.py, `ClickException.exit_code`): 2 for what the user can fix
-(bad input, a full disk, a locked database), 3 for a bug in caramel (`InternalError`), 128 + the
-signal's number for a stop signal (`Interrupted`). No traceback unless `--debug`.
+exceptions carry theirs (click/exceptions.py, `ClickException.exit_code`): 2 for what the user can
+fix (bad input, a full disk, a locked database), 3 for a bug in caramel (`InternalError`), 128 +
+the signal's number for a stop signal (`Interrupted`). No traceback unless `--debug`.
 """
 
 from __future__ import annotations
@@ -78,12 +78,15 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def exit_code(self) -> int:
-        """128 + the signal's number, as a shell reports a command a signal ended (130 for Ctrl-C)."""
+        """128 + the signal's number, as a shell reports a command a signal ended (130: Ctrl-C)."""
         return 128 + self.signum
 
     def __str__(self) -> str:
-        where = f": run {self.run_dir} stopped, `bench continue {self.run_dir}` goes on" if self.run_dir else ""
-        return f"interrupted by {signal.Signals(self.signum).name}{where}"
+        name = signal.Signals(self.signum).name
+        if not self.run_dir:
+            return f"interrupted by {name}"
+        return (f"interrupted by {name}: run {self.run_dir} stopped, "
+                f"`bench continue {self.run_dir}` goes on")
 
 
 # Every signal that ends a login or a job stops bench the same recorded way (exit 128 + its number):

@@ -1,5 +1,6 @@
-"""cli.main: the exit code an error's class carries; an OSError nothing wrapped is an `error:` naming the path and the real cause (exit 2),
-never a traceback, never "?", never the current folder blamed for it."""
+"""cli.main: the exit code an error's class carries; an OSError nothing wrapped is an `error:`
+naming the path and the real cause (exit 2), never a traceback, never "?", never the current folder
+blamed for it."""
 
 from __future__ import annotations
 
@@ -81,8 +82,10 @@ def _raising(exc: BaseException):
 @pytest.mark.parametrize(("exc", "code", "first_line"), [
     (SpecError("bad value", Location("b.yaml", 3)), 2, "error: b.yaml:3: bad value"),
     (RunError("no run here"), 2, "error: no run here"),
-    (sqlite3.OperationalError("database is locked"), 2, "error: a database could not be used: database is locked"),
-    (OSError(errno.EBADF, "Bad file descriptor"), 3, "internal error: OSError: [Errno 9] Bad file descriptor"),
+    (sqlite3.OperationalError("database is locked"), 2,
+     "error: a database could not be used: database is locked"),
+    (OSError(errno.EBADF, "Bad file descriptor"), 3,
+     "internal error: OSError: [Errno 9] Bad file descriptor"),
     (ValueError("oops"), 3, "internal error: ValueError: oops"),
     (KeyboardInterrupt(), 130, "interrupted by SIGINT"),
     (Interrupted(signal.SIGTERM, "out/000001"), 143,
@@ -96,8 +99,8 @@ def test_the_exit_codes_docs_cli_lists(monkeypatch, capsys, exc, code, first_lin
 
 
 def test_an_error_class_carries_its_exit_code(monkeypatch, capsys):
-    """bench exits with the error's class attribute (as click's ClickException.exit_code, click/exceptions.py),
-    so a new kind of error needs no change to cli/main.py."""
+    """bench exits with the error's class attribute (as click's ClickException.exit_code,
+    click/exceptions.py), so a new kind of error needs no change to cli/main.py."""
     class Refused(CaramelError):
         exit_code = 5
         label = "refused"

@@ -1,4 +1,5 @@
-"""`bench import FILE`: add runs exported by `bench export` to the history (cli/export.py does the work)."""
+"""`bench import FILE`: add runs exported by `bench export` to the history (cli/export.py does
+the work)."""
 
 from __future__ import annotations
 

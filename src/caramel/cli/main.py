@@ -18,8 +18,8 @@ from caramel.settings import command_scope
 
 # A command is a module of this package that declares its name, `COMMAND = "plan"`, and its parser
 # setup, `register(subparsers)`, which binds the command's function (`set_defaults(func=...)`); the
-# module is named after the command, or the command and `_cmd` where Python or a package has the name
-# (continue_cmd, import_cmd, history_cmd). As Ramble's cmd/ modules (ramble/cmd/__init__.py,
+# module is named after the command, or the command and `_cmd` where Python or a package has the
+# name (continue_cmd, import_cmd, history_cmd). As Ramble's cmd/ modules (ramble/cmd/__init__.py,
 # `all_commands`, `get_module`): found by listing the package, imported only when needed.
 SUFFIX = "_cmd"
 
@@ -28,7 +28,8 @@ def module_names() -> list[str]:
     """The modules of caramel.cli, from its folder (nothing is imported)."""
     import caramel.cli
 
-    return sorted(info.name for info in pkgutil.iter_modules(caramel.cli.__path__) if info.name != "main")
+    found = pkgutil.iter_modules(caramel.cli.__path__)
+    return sorted(info.name for info in found if info.name != "main")
 
 
 def command_module(name: str, modules: list[str]) -> ModuleType | None:
@@ -42,9 +43,10 @@ def command_module(name: str, modules: list[str]) -> ModuleType | None:
 
 
 def command_modules(modules: list[str]) -> list[ModuleType]:
-    """Every command module, in the order of their names (each module of caramel.cli is imported)."""
+    """Every command module, in the order of their names (each module of caramel.cli imported)."""
     found = (importlib.import_module(f"caramel.cli.{name}") for name in modules)
-    return sorted((m for m in found if isinstance(getattr(m, "COMMAND", None), str)), key=lambda m: m.COMMAND)
+    commands = (m for m in found if isinstance(getattr(m, "COMMAND", None), str))
+    return sorted(commands, key=lambda m: m.COMMAND)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -95,12 +97,12 @@ def _main(argv: list[str] | None) -> int:
 
                 return for_campaign(args)
             return int(args.func(args) or 0)
-    except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, its signal)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, signal)
         stop = exc if isinstance(exc, Interrupted) else Interrupted()
         with contextlib.suppress(OSError):  # the terminal of a closed login (SIGHUP) takes no more lines
             print(stop, file=sys.stderr)
         return stop.exit_code
-    except BrokenPipeError:  # the reader of the output went away (`bench result | head`): nothing to say
+    except BrokenPipeError:  # the output's reader went away (`bench result | head`): nothing to say
         return 0
     except Exception as exc:
         if args.debug:
@@ -124,8 +126,8 @@ def user_error(exc: Exception) -> CaramelError:
     if isinstance(exc, OSError) and exc.errno not in PROGRAM_ERRNOS:
         return os_error(exc)
     if isinstance(exc, sqlite3.Error):  # a database caramel did not wrap (state.dbfile)
-        return CaramelError(f"a database could not be used: {exc}", hint="check the free space and the "
-                            "permissions of the run folder and of the history")
+        return CaramelError(f"a database could not be used: {exc}", hint="check the free space and "
+                            "the permissions of the run folder and of the history")
     return InternalError.of(exc)
 
 

@@ -1,5 +1,6 @@
-"""caramel's built-in parameters (stages/expand/builtins.py, docs/file-format.md): what a benchmark file
-needs of caramel, named as JUBE's `$jube_benchmark_home` is, made only for a file that names them."""
+"""caramel's built-in parameters (stages/expand/builtins.py, docs/file-format.md): what a benchmark
+file needs of caramel, named as JUBE's `$jube_benchmark_home` is, made only for a file naming
+them."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from caramel.stages.expand.builtins import BUILTINS, PACKAGE_HOME
 
 ROOT = Path(__file__).resolve().parents[3]
 SRC = ROOT / "src"
-# A python parameter that reaches into caramel: `__import__('caramel...')`, or a caramel module by name.
+# A python parameter that reaches into caramel: `__import__('caramel...')`, or a module by name.
 REACHES_INTO_CARAMEL = re.compile(r"__import__\(\s*['\"]caramel|\bcaramel\.[a-z_]+\.")
 
 FILE = """
@@ -60,17 +61,21 @@ def python_parameters(path: Path) -> list[str]:
 
 
 def test_no_shipped_benchmark_reaches_into_caramel() -> None:
-    files = sorted((ROOT / "benchmarks").glob("*.yaml")) + sorted((ROOT / "benchmarks").glob("*.xml"))
+    shipped = ROOT / "benchmarks"
+    files = sorted(shipped.glob("*.yaml")) + sorted(shipped.glob("*.xml"))
     assert any(f.name == "llm.yaml" for f in files) and any(f.name == "resnet50.xml" for f in files)
-    reaching = [f"{f.name}: {text}" for f in files for text in python_parameters(f) if REACHES_INTO_CARAMEL.search(text)]
+    reaching = [f"{f.name}: {text}" for f in files for text in python_parameters(f)
+                if REACHES_INTO_CARAMEL.search(text)]
     assert reaching == []
-    assert REACHES_INTO_CARAMEL.search("__import__('caramel.payloads.workloads.layout').node_layout()")
-    assert REACHES_INTO_CARAMEL.search("__import__('os').path.dirname(__import__('caramel').__file__)")
+    # what llm.yaml and resnet50.xml held before the built-ins
+    assert REACHES_INTO_CARAMEL.search("__import__('caramel.payloads.workloads.layout')")
+    assert REACHES_INTO_CARAMEL.search("os.path.dirname(__import__('caramel').__file__)")
 
 
 def _plan(tmp_path: Path, extra: str, *tags: str, **env: str):
     (tmp_path / "b.yaml").write_text(FILE % extra)
-    return bench("plan", "b.yaml", "--format", "json", *[a for t in tags for a in ("--tag", t)], cwd=tmp_path,
+    tag_args = [a for t in tags for a in ("--tag", t)]
+    return bench("plan", "b.yaml", "--format", "json", *tag_args, cwd=tmp_path,
                  env=isolated_env(tmp_path, PYTHONPATH=str(SRC), **env))
 
 
@@ -78,7 +83,8 @@ def test_the_builtins_are_the_layout_choice_and_the_package_folder(tmp_path: Pat
     done = _plan(tmp_path, NAMES_THEM, "local", CARAMEL_CPU_LAYOUT="3x2")
     assert done.returncode == 0, done.stderr
     p = json.loads(done.stdout)["workpackages"][0]["parameters"]
-    # payloads/workloads/layout.py, layout_choice: $CARAMEL_CPU_LAYOUT=PxT wins, described as `PxT (CARAMEL_CPU_LAYOUT)`
+    # payloads/workloads/layout.py, layout_choice: $CARAMEL_CPU_LAYOUT=PxT wins, described as
+    # `PxT (CARAMEL_CPU_LAYOUT)`
     assert (p["procs"], p["threads"], p["choice"]) == (3, 2, "3x2 (CARAMEL_CPU_LAYOUT)")
     assert p["home"] == str(SRC / "caramel") == PACKAGE_HOME
     assert not set(p) & set(BUILTINS)  # shown as JUBE's jube_* are: not among the file's parameters
@@ -109,8 +115,9 @@ def test_a_layout_builtin_without_a_system_is_named_with_its_line(tmp_path: Path
     done = bench("plan", "b.yaml", cwd=tmp_path, env=isolated_env(tmp_path, PYTHONPATH=str(SRC)))
     assert done.returncode == 2 and "Traceback" not in done.stderr
     line = text.splitlines().index(NAMES_THEM.splitlines()[0]) + 1
-    assert done.stderr.startswith(f"error: {tmp_path / 'b.yaml'}:{line}: $caramel_gpt_cpu_processes is a fact of "
-                                  "the site the plan is made for, and no tag names a system"), done.stderr
+    said = (f"error: {tmp_path / 'b.yaml'}:{line}: $caramel_gpt_cpu_processes is a fact of the site "
+            "the plan is made for, and no tag names a system")
+    assert done.stderr.startswith(said), done.stderr
     assert "hint: add a system tag (local: this machine)" in done.stderr
 
 
@@ -119,4 +126,5 @@ def test_a_parameter_named_like_a_builtin_is_refused(tmp_path: Path) -> None:
     done = _plan(tmp_path, own, "local")
     assert done.returncode == 2 and "Traceback" not in done.stderr
     line = (FILE % own).splitlines().index(own) + 1
-    assert f"b.yaml:{line}: parameter 'caramel_package_home' has the name of a caramel built-in" in done.stderr
+    said = f"b.yaml:{line}: parameter 'caramel_package_home' has the name of a caramel built-in"
+    assert said in done.stderr

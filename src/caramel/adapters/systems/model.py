@@ -75,9 +75,9 @@ class System:
         return out
 
     def cpu_layout(self, trainer: str) -> CpuLayout:
-        """The layout caramel's `trainer` takes on the node that plans, decided once per process when a
-        benchmark file first names it (`$caramel_gpt_cpu_processes`, expand/builtins.py): the layout
-        module's choice ($CARAMEL_CPU_LAYOUT, a stored measurement, else the rule)."""
+        """The layout caramel's `trainer` takes on the node that plans, decided once per process
+        when a benchmark file first names it (`$caramel_gpt_cpu_processes`, expand/builtins.py):
+        the layout module's choice ($CARAMEL_CPU_LAYOUT, a stored measurement, else the rule)."""
         from caramel.payloads.workloads.layout import layout_choice
 
         choice = layout_choice(trainer)

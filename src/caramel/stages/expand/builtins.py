@@ -1,17 +1,18 @@
-"""caramel's built-in parameters, beside JUBE's `jube_*` ones: what a benchmark file needs of caramel.
+"""caramel's built-in parameters, beside JUBE's `jube_*`: what a benchmark file needs of caramel.
 
-    $caramel_package_home            the folder of the caramel package that plans (src/caramel, or
+    $caramel_package_home            the folder of the caramel package that plans (src/caramel,
                                      site-packages/caramel): a job imports caramel.payloads from it
     $caramel_gpt_cpu_processes       the CPU layout caramel's trainer takes on the node that plans:
     $caramel_gpt_cpu_threads         processes, threads per process, and what chose them
-    $caramel_gpt_cpu_layout_choice   (`2x1 (measured ...)`, `1x2 (rule)`); `resnet` in place of `gpt`
-                                     for the ResNet trainer (payloads/workloads/layout.py decides)
+    $caramel_gpt_cpu_layout_choice   (`2x1 (measured ...)`, `1x2 (rule)`); `resnet` for `gpt`: the
+                                     ResNet trainer's (payloads/workloads/layout.py decides)
 
 A file names them as it names `$jube_benchmark_home`, and imports nothing of caramel. Each is made
-only for a file whose texts name it (a parameter, a do, a substitution...): the CPU layout samples the
-node's load, and a plan of a file that does not ask for it must not pay for it. The layout is a fact
-of the site the plan is made for, so it comes through the benchmark's system (`SystemFacts.cpu_layout`):
-a file that names one plans with a system tag. docs/file-format.md lists them.
+only for a file whose texts name it (a parameter, a do, a substitution...): the CPU layout samples
+the node's load, and a plan of a file that does not ask for it must not pay for it. The layout is a
+fact of the site the plan is made for, so it comes through the benchmark's system
+(`SystemFacts.cpu_layout`): a file that names one plans with a system tag. docs/file-format.md
+lists them.
 """
 
 from __future__ import annotations
@@ -48,9 +49,12 @@ def _layout(trainer: str, bench: Benchmark) -> CpuLayout:
 def _layout_builtins(trainer: str) -> list[Builtin]:
     prefix = f"caramel_{trainer}_cpu"
     return [
-        Builtin(f"{prefix}_processes", "int", lambda bench: str(_layout(trainer, bench).processes), True),
-        Builtin(f"{prefix}_threads", "int", lambda bench: str(_layout(trainer, bench).threads), True),
-        Builtin(f"{prefix}_layout_choice", "string", lambda bench: _layout(trainer, bench).choice, True),
+        Builtin(f"{prefix}_processes", "int",
+                lambda bench: str(_layout(trainer, bench).processes), site_fact=True),
+        Builtin(f"{prefix}_threads", "int",
+                lambda bench: str(_layout(trainer, bench).threads), site_fact=True),
+        Builtin(f"{prefix}_layout_choice", "string",
+                lambda bench: _layout(trainer, bench).choice, site_fact=True),
     ]
 
 
@@ -61,19 +65,22 @@ BUILTINS: dict[str, Builtin] = {b.name: b for b in [
 
 
 def builtin_values(bench: Benchmark) -> list[tuple[str, str, str]]:
-    """(name, text, type) of each caramel built-in `bench`'s texts name, in BUILTINS' order. A file's
-    own parameter of a built-in's name is refused (the built-in would hide it in every step)."""
+    """(name, text, type) of each caramel built-in `bench`'s texts name, in BUILTINS' order. A
+    file's own parameter of a built-in's name is refused (the built-in would hide it in every
+    step)."""
     named = named_builtins(bench)
     for pset in bench.parametersets.values():
         for param in pset.parameters:
             if param.name in BUILTINS:
-                raise ExpandError(f"parameter '{param.name}' has the name of a caramel built-in", param.where,
-                                  hint=f"rename it, or use ${param.name} as it is (docs/file-format.md)")
+                raise ExpandError(f"parameter '{param.name}' has the name of a caramel built-in",
+                                  param.where,
+                                  hint=f"rename it, or use ${param.name} as it is "
+                                       "(docs/file-format.md)")
     wanted = [b for b in BUILTINS.values() if b.name in named]
     for builtin in wanted:
         if builtin.site_fact and bench.system is None:
-            raise ExpandError(f"${builtin.name} is a fact of the site the plan is made for, and no tag names "
-                              "a system", named[builtin.name],
+            raise ExpandError(f"${builtin.name} is a fact of the site the plan is made for, and no "
+                              "tag names a system", named[builtin.name],
                               hint="add a system tag (local: this machine); docs/file-format.md")
     return [(b.name, b.value(bench), b.type) for b in wanted]
 

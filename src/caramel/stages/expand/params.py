@@ -62,7 +62,7 @@ class Params(dict[str, str]):
         return text if kind is None else to_type(text, kind)
 
     def typed_values(self, builtin: bool = False) -> dict[str, object]:
-        """Every value as its declared type (the `jube_*` and caramel built-ins only with `builtin`)."""
+        """Every value as its declared type (the `jube_*` and caramel built-ins: with `builtin`)."""
         return {name: self.typed(name) for name in self
                 if builtin or not (name.startswith("jube_") or name in BUILTINS)}
 

@@ -52,5 +52,5 @@ class SystemFacts(Protocol):
     max_array_size: int  # 0: ask the scheduler
 
     def cpu_layout(self, trainer: str) -> CpuLayout:
-        """The layout caramel's `trainer` ("gpt", "resnet") takes on this node: `$caramel_gpt_cpu_*`."""
+        """The layout caramel's `trainer` ("gpt", "resnet") takes here (`$caramel_*_cpu_*`)."""
         ...
