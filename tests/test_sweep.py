@@ -57,3 +57,32 @@ def test_a_function_not_importable_by_name_is_refused_with_a_hint():
     with pytest.raises(SpecError, match="not importable by name") as caught:
         run_sweep(local_function, {"size": [1]})
     assert "define the function in a module" in caught.value.hint
+
+
+NO_CLI_SCRIPT = textwrap.dedent('''
+    import json, sys
+    sys.path.insert(0, ".")
+    import caramel.api, caramel.sweep, functions
+    imported = sorted(m for m in sys.modules if m == "caramel.cli" or m.startswith("caramel.cli."))
+    caramel.api.sweep(functions.rate, {"size": [1], "scale": [1.0], "tag": "a,b"},
+                      figures={"rate": "items/s"}, outpath="sweeps")
+    after = sorted(m for m in sys.modules if m == "caramel.cli" or m.startswith("caramel.cli."))
+    print(json.dumps([imported, after]))
+''')
+
+
+def test_the_notebook_api_imports_no_cli_module(tmp_path):
+    """caramel.api and caramel.sweep sit beside the CLI, not on it: importing them, and running a
+    sweep through them, imports no caramel.cli module (the run's scheduler is the engine's:
+    session.scheduler_for)."""
+    import json
+    import os
+
+    (tmp_path / "functions.py").write_text(FUNCTIONS)
+    env = dict(os.environ, CARAMEL_DATA_DIR=str(tmp_path / "data"),
+               CARAMEL_HISTORY=str(tmp_path / "h.db"))
+    done = subprocess.run([sys.executable, "-c", NO_CLI_SCRIPT], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    after_import, after_sweep = json.loads(done.stdout.strip().splitlines()[-1])
+    assert after_import == [] and after_sweep == []

@@ -1,10 +1,6 @@
 """caramel: a JUBE-compatible benchmark-set framework for machine learning on HPC systems."""
 
-from caramel import moved as _moved
-
 __version__ = "0.1.0"
-
-_moved.install()  # module names from before the folders moved keep working (caramel/moved.py)
 
 
 def results(run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False):

@@ -1,6 +1,9 @@
 """Errors that reach the user: each names where it happened and what was expected.
 
-The CLI prints `str(error)` and exits non-zero; no traceback unless `--debug`.
+The CLI prints `str(error)` and exits with the error's `exit_code`, a class attribute as click's
+exceptions carry theirs (click/exceptions.py, `ClickException.exit_code`): 2 for what the user can
+fix (bad input, a full disk, a locked database), 3 for a bug in caramel (`InternalError`), 128 +
+the signal's number for a stop signal (`Interrupted`). No traceback unless `--debug`.
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,9 @@ class Location:
 
 class CaramelError(Exception):
     """An error meant for the user, optionally tied to a file location."""
+
+    exit_code: ClassVar[int] = 2  # bench's exit status when this error ends a command (docs/cli.md)
+    label: ClassVar[str] = "error"  # the word bench prints before it
 
     def __init__(self, message: str, where: Location | None = None, hint: str = "") -> None:
         super().__init__(message)
@@ -49,13 +56,37 @@ class RunError(CaramelError):
     """A run directory or its state cannot be used."""
 
 
+class InternalError(CaramelError):
+    """A bug in caramel (an exception no caramel code expected): the user can only report it."""
+
+    exit_code: ClassVar[int] = 3
+    label: ClassVar[str] = "internal error"
+
+    @classmethod
+    def of(cls, exc: BaseException) -> InternalError:
+        return cls(f"{type(exc).__name__}: {exc}",
+                   hint="this is a bug in caramel; rerun with --debug and report the traceback")
+
+
 class Interrupted(KeyboardInterrupt):
     """bench was stopped by a signal (one of STOP_SIGNALS); `run_dir` is the run it stopped, if any."""
 
-    def __init__(self, signum: int, run_dir: str = "") -> None:
+    def __init__(self, signum: int = signal.SIGINT, run_dir: str = "") -> None:
         super().__init__(signum)
         self.signum = signum
         self.run_dir = run_dir
+
+    @property
+    def exit_code(self) -> int:
+        """128 + the signal's number, as a shell reports a command a signal ended (130: Ctrl-C)."""
+        return 128 + self.signum
+
+    def __str__(self) -> str:
+        name = signal.Signals(self.signum).name
+        if not self.run_dir:
+            return f"interrupted by {name}"
+        return (f"interrupted by {name}: run {self.run_dir} stopped, "
+                f"`bench continue {self.run_dir}` goes on")
 
 
 # Every signal that ends a login or a job stops bench the same recorded way (exit 128 + its number):

@@ -33,8 +33,7 @@ def run_sweep(function: Callable | str, space: Mapping[str, object], system: str
     """Run `function` (or "package.module:function") once per point of `space` on `system`; the run
     folder and the name of its table (the step's)."""
     from caramel.adapters.systems import find_system, with_system
-    from caramel.cli.run import scheduler_for
-    from caramel.stages.engine.session import start_run
+    from caramel.stages.engine.session import scheduler_for, start_run
     from caramel.stages.engine.settings import Settings
     from caramel.stages.spec.loader import load
 

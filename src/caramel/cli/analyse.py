@@ -13,6 +13,8 @@ from typing import TextIO
 
 from caramel.cli.common import UpdateOptions, add_no_eval, add_run_args, add_update, analysis_input_of
 
+COMMAND = "analyse"  # `bench analyse` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("analyse", aliases=["analyze"], help="analyse the run's logs (bench result does it too)")

@@ -1,7 +1,8 @@
 """`bench benchmarks` and `bench list`: the benchmarks one can run by name (caramel.consumers.catalog).
 
 A folder's MAD models.json lists one row per model. `bench list --tags` also shows the files that
-could not be read and that the tags may mean (a suite with those tags reports them as failed)."""
+could not be read and that the tags may mean (a suite with those tags reports them as failed).
+`bench list` parses its arguments in cli/list_cmd.py."""
 
 from __future__ import annotations
 
@@ -37,18 +38,15 @@ class ListOptions:
                    tags=tuple(t for t in args.tags if not os.path.isdir(t)), json=args.format == "json")
 
 
+COMMAND = "benchmarks"  # `bench benchmarks` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("benchmarks", help="list the shipped and user benchmarks (run them by name)")
     parser.add_argument("--benchmarks", action="append", default=[], metavar="DIR",
                         help="a folder of benchmark files searched before $CARAMEL_BENCHMARKS_PATH (repeatable)")
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.set_defaults(func=lambda args: list_benchmarks(ListOptions.from_args(args), sys.stdout))
-    parser = sub.add_parser("list", help="list benchmarks, selected by tags (any tag matches; a name is a tag)")
-    parser.add_argument("dirs", nargs="*", metavar="DIR", help="folders of benchmark files searched first")
-    parser.add_argument("--tags", nargs="+", action="extend", default=[], metavar="TAG",
-                        help="only benchmarks with any of these tags (a benchmark's name is one of its tags)")
-    parser.add_argument("--format", choices=["table", "json"], default="table")
-    parser.set_defaults(func=lambda args: list_benchmarks(ListOptions.from_list_args(args), sys.stdout))
 
 
 def list_benchmarks(options: ListOptions, out: TextIO) -> int:

@@ -21,6 +21,8 @@ from caramel.errors import CaramelError, RunError
 from caramel.stages.state import bounded
 from caramel.vocabulary import VerdictWord
 
+COMMAND = "compare"  # `bench compare` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("compare", help="compare a run with a baseline run, a named baseline or targets")

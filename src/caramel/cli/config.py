@@ -22,6 +22,9 @@ class ConfigOptions:
         return cls(json=args.json)
 
 
+COMMAND = "config"  # `bench config` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("config", help="show every setting, its value and where it came from")
     parser.add_argument("--json", action="store_true", help="one JSON object per setting")

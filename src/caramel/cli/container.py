@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TextIO
 
+COMMAND = "container"  # `bench container` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("container", help="build or pull the Apptainer images the benchmarks use")

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from caramel.stages.engine.settings import Summary
 
 
+COMMAND = "continue"  # `bench continue` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("continue", help="check waiting workpackages and run what is left")
     add_run_args(parser)

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from caramel.consumers.pages.sources import Collection
 
 
+COMMAND = "dashboard"  # `bench dashboard` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("dashboard", help="write one self-contained HTML dashboard over the whole history")
     parser.add_argument("--history", action="append", default=[], metavar="FILE",

@@ -1,5 +1,6 @@
 """`bench export [-o FILE] [DIR -i ID ...]` and `bench import FILE`: results as JSON lines, so sites
-can merge their results into one history (importing a run twice adds nothing)."""
+can merge their results into one history (importing a run twice adds nothing); `bench import`
+parses its arguments in cli/import_cmd.py."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from typing import TextIO
 
 from caramel.errors import RunError
 
+COMMAND = "export"  # `bench export` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     out = sub.add_parser("export", help="write the history (or some runs) as JSON lines")
@@ -23,10 +26,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="name this site in the export: replaces the site of the runs recorded on this host "
                           "(default: what each run recorded: $CARAMEL_SITE, the SLURM cluster or the host)")
     out.set_defaults(func=lambda args: export(ExportOptions.from_args(args), sys.stdout))
-    into = sub.add_parser("import", help="add runs exported by bench export to the history")
-    into.add_argument("file", metavar="FILE")
-    into.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
-    into.set_defaults(func=lambda args: import_command(ImportOptions.from_args(args), sys.stdout))
 
 
 @dataclass(frozen=True)

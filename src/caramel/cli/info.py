@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from caramel.stages.state.store import Store
 
 
+COMMAND = "info"  # `bench info` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = add_run_reader(sub, "info", "a run's benchmark, settings, parameters and workpackages", ("text", "json"))
     parser.add_argument("-w", "--workpackage", type=int, metavar="WP", help="every parameter of one workpackage")

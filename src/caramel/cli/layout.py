@@ -15,6 +15,9 @@ from caramel.errors import CaramelError
 WORKLOADS = ("gpt", "resnet")
 
 
+COMMAND = "layout"  # `bench layout` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("layout", help="the CPU layout (processes x threads) of caramel's trainers here, and "
                                            "why; --measure: time the candidates and keep the node's favourite")

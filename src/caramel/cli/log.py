@@ -11,6 +11,8 @@ from typing import TextIO
 
 from caramel.cli.common import add_run_args, read_run
 
+COMMAND = "log"  # `bench log` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("log", help="the commands run: workpackage, exit code, start, duration")

@@ -6,22 +6,47 @@ import argparse
 import contextlib
 import errno
 import importlib
+import pkgutil
 import signal
 import sqlite3
 import sys
+from types import ModuleType
 
 from caramel import __version__
-from caramel.errors import STOP_SIGNALS, CaramelError, Interrupted
+from caramel.errors import STOP_SIGNALS, CaramelError, InternalError, Interrupted
 from caramel.settings import command_scope
 
-# Each subcommand lives in caramel.cli.<module> with `register(subparsers)` and `run(args) -> int`.
-COMMANDS = ["plan", "run", "continue_cmd", "status", "log", "info", "remove", "cancel", "result", "analyse",
-            "compare", "baseline", "report", "dashboard", "export", "history_cmd", "container", "benchmarks",
-            "system", "predict", "config", "layout"]
+# A command is a module of this package that declares its name, `COMMAND = "plan"`, and its parser
+# setup, `register(subparsers)`, which binds the command's function (`set_defaults(func=...)`); the
+# module is named after the command, or the command and `_cmd` where Python or a package has the
+# name (continue_cmd, import_cmd, history_cmd). As Ramble's cmd/ modules (ramble/cmd/__init__.py,
+# `all_commands`, `get_module`): found by listing the package, imported only when needed.
+SUFFIX = "_cmd"
 
 
-# Commands whose module has another name (the others: caramel.cli.<command>).
-MODULES = {"continue": "continue_cmd", "history": "history_cmd", "import": "export"}
+def module_names() -> list[str]:
+    """The modules of caramel.cli, from its folder (nothing is imported)."""
+    import caramel.cli
+
+    found = pkgutil.iter_modules(caramel.cli.__path__)
+    return sorted(info.name for info in found if info.name != "main")
+
+
+def command_module(name: str, modules: list[str]) -> ModuleType | None:
+    """The module of command `name` (None: no module declares it by that name)."""
+    for module_name in (name, name + SUFFIX):
+        if module_name in modules:
+            module = importlib.import_module(f"caramel.cli.{module_name}")
+            if getattr(module, "COMMAND", None) == name:
+                return module
+    return None
+
+
+def command_modules(modules: list[str]) -> list[ModuleType]:
+    """Every command module, in the order of their names (each module of caramel.cli imported)."""
+    found = (importlib.import_module(f"caramel.cli.{name}") for name in modules)
+    commands = (m for m in found if isinstance(getattr(m, "COMMAND", None), str))
+    return sorted(commands, key=lambda m: m.COMMAND)
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
@@ -32,15 +57,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    modules = module_names()
     command = next((a for a in argv if not a.startswith("-")), None) if argv is not None else None
-    module = MODULES.get(command or "", command)
-    if module in COMMANDS:
-        importlib.import_module(f"caramel.cli.{module}").register(sub)
-        if command in sub.choices:
-            return parser
-        return build_parser()
-    for name in COMMANDS:
-        importlib.import_module(f"caramel.cli.{name}").register(sub)
+    module = command_module(command, modules) if command else None
+    for found in [module] if module is not None else command_modules(modules):
+        found.register(sub)
     return parser
 
 
@@ -76,60 +97,50 @@ def _main(argv: list[str] | None) -> int:
 
                 return for_campaign(args)
             return int(args.func(args) or 0)
-    except CaramelError as exc:
-        if args.debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as exc:
-        signum = getattr(exc, "signum", signal.SIGINT)
-        run_dir = getattr(exc, "run_dir", "")
-        where = f": run {run_dir} stopped, `bench continue {run_dir}` goes on" if run_dir else ""
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, signal)
+        stop = exc if isinstance(exc, Interrupted) else Interrupted()
         with contextlib.suppress(OSError):  # the terminal of a closed login (SIGHUP) takes no more lines
-            print(f"interrupted by {signal.Signals(signum).name}{where}", file=sys.stderr)
-        return 128 + signum
-    except BrokenPipeError:
+            print(stop, file=sys.stderr)
+        return stop.exit_code
+    except BrokenPipeError:  # the output's reader went away (`bench result | head`): nothing to say
         return 0
-    except OSError as exc:
+    except Exception as exc:
         if args.debug:
             raise
-        if exc.errno in PROGRAM_ERRNOS:  # a bad descriptor or argument is caramel's doing
-            return _internal(exc)
-        # A full disk, a missing or busy file, too many open files: never a bug. The path it
-        # concerns (when the system said) and the real cause, never "?" nor the current folder.
-        print(f"error: {os_error(exc)}", file=sys.stderr)
-        return 2
-    except sqlite3.Error as exc:  # a database caramel did not wrap (state.dbfile): still the disk's doing
-        if args.debug:
-            raise
-        print(f"error: a database could not be used: {exc}\n  hint: check the free space and the permissions of "
-              "the run folder and of the history", file=sys.stderr)
-        return 2
-    except Exception as exc:  # a bug in caramel: say so plainly, keep the traceback for --debug
-        if args.debug:
-            raise
-        return _internal(exc)
+        error = user_error(exc)
+        print(f"{error.label}: {error}", file=sys.stderr)
+        return error.exit_code
 
 
 # OSErrors that mean caramel misused the system (a bug), not that a file or the disk is in the way.
 PROGRAM_ERRNOS = {errno.EBADF, errno.EINVAL, errno.EFAULT}
 
 
-def _internal(exc: BaseException) -> int:
-    print(f"internal error: {type(exc).__name__}: {exc}\n  hint: this is a bug in caramel; rerun with "
-          "--debug and report the traceback", file=sys.stderr)
-    return 3
+def user_error(exc: Exception) -> CaramelError:
+    """What an exception that ended a command is to the user, as a caramel error whose class carries
+    the exit code: a caramel error as raised; an OSError or a database error no caramel code wrapped
+    as the disk's doing (a full disk, a missing or busy file, too many open files: never a bug); any
+    other exception, and an OSError of a bad descriptor or argument, as a bug in caramel."""
+    if isinstance(exc, CaramelError):
+        return exc
+    if isinstance(exc, OSError) and exc.errno not in PROGRAM_ERRNOS:
+        return os_error(exc)
+    if isinstance(exc, sqlite3.Error):  # a database caramel did not wrap (state.dbfile)
+        return CaramelError(f"a database could not be used: {exc}", hint="check the free space and "
+                            "the permissions of the run folder and of the history")
+    return InternalError.of(exc)
 
 
-def os_error(exc: OSError) -> str:
-    """An OSError no caramel code wrapped: the path, the cause, and how to go on."""
+def os_error(exc: OSError) -> CaramelError:
+    """An OSError no caramel code wrapped: the path (when the system said, never "?" nor the current
+    folder), the real cause, and how to go on."""
     from caramel.fs.oserrors import file_error
 
     writing = exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS)
     error = file_error(exc, action="write" if writing else "use")
     then = "then run the command again (bench continue finishes a run)"
     error.hint = f"{error.hint}; {then}" if error.hint else then
-    return str(error)
+    return error
 
 
 if __name__ == "__main__":

@@ -11,6 +11,8 @@ from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict
 from caramel.cli.plan_output import plan_json, print_plan, write_json
 from caramel.cli.predict import ForecastOptions
 
+COMMAND = "plan"  # `bench plan` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("plan", help="list the workpackages a run would create")

@@ -14,6 +14,8 @@ from typing import Literal, TextIO
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
 
+COMMAND = "predict"  # `bench predict` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("predict", help="predict the metrics of a benchmark's workpackages from the history")

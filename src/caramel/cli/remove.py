@@ -15,6 +15,8 @@ from typing import TextIO
 from caramel.cli.common import add_run_args
 from caramel.errors import RunError
 
+COMMAND = "remove"  # `bench remove` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("remove", help="delete a run, or single workpackages (and what depends on them)")

@@ -41,6 +41,9 @@ class ResultOptions:
                    no_files=args.no_files, history=args.history, no_history=args.no_history)
 
 
+COMMAND = "result"  # `bench result` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("result", help="analyse the run's logs and print its result tables")
     add_arguments(parser)

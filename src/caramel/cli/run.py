@@ -15,6 +15,8 @@ from caramel.cli.status import print_summary
 from caramel.errors import CaramelError, RunError
 from caramel.settings import current
 
+COMMAND = "run"  # `bench run` (cli/main.py finds this module by it)
+
 # the engine and the model are imported where a run starts (tests/cli/test_startup_imports.py)
 if TYPE_CHECKING:
     from caramel.stages.engine.rounds import AutoRepeat
@@ -57,21 +59,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="added to the predicted job time's 90 %% high end (default 25)")
     add_predict_args(parser)
     parser.set_defaults(func=run)
-
-
-def scheduler_for(bench) -> str:
-    """The name of the run's scheduler (backends.schedulers.for_system). One the system file names
-    must have its commands here (a login node), or the run does not start."""
-    from caramel.adapters.backends import schedulers
-
-    system = bench.system
-    scheduler = schedulers.for_system(system)
-    missing = scheduler.missing()
-    if system is not None and system.scheduler not in schedulers.NO_SCHEDULER and missing:
-        raise RunError(f"system '{system.name}' uses {scheduler.name}, but {', '.join(missing)} "
-                       f"{'is' if len(missing) == 1 else 'are'} not on PATH", system.where,
-                       hint="run on a login node of that system, or pick another system tag (bench run ... --tag local)")
-    return scheduler.name
 
 
 def repeat(bench, times: int) -> None:
@@ -166,7 +153,7 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
                        hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local")
     # the engine and the model, imported here: `bench --help` and `bench run --help` list this command without them
     from caramel.stages.engine.copies import apply_copies
-    from caramel.stages.engine.session import dry_run, start_run
+    from caramel.stages.engine.session import dry_run, scheduler_for, start_run
     from caramel.stages.engine.settings import Settings
 
     loaded = load_named(options.source)

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 MAX_LISTED = 20  # failed / waiting workpackages listed by reason before "... and N more"
 
 
+COMMAND = "status"  # `bench status` (cli/main.py finds this module by it)
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     parser = add_run_reader(sub, "status", "count workpackages per step and state; show failures", ("table", "json"))
     parser.set_defaults(func=run)

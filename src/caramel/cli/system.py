@@ -16,6 +16,8 @@ from caramel.adapters import (
 from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, did_you_mean
 
+COMMAND = "system"  # `bench system` (cli/main.py finds this module by it)
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("system", help="system files: list, show, check on this machine, detect a draft")

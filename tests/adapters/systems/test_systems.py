@@ -71,20 +71,20 @@ def test_system_parameterset_keeps_commas_and_yields_to_the_files_own():
 
 
 def test_slurm_system_without_scheduler_commands_names_the_system_file(monkeypatch):
-    from caramel.cli import run as run_cmd
     from caramel.errors import RunError
+    from caramel.stages.engine import session
 
     bench = with_system(Benchmark("b", "out"), find_system({"A100"}))
     monkeypatch.setattr(schedulers.shutil, "which", lambda name: None)
     local = with_system(Benchmark("b", "out"), find_system({"local"}))
     with pytest.raises(RunError, match="system 'A100' uses slurm, but sbatch, sacct, scancel are not on PATH") as err:
-        run_cmd.scheduler_for(bench)
+        session.scheduler_for(bench)
     assert err.value.where.file.endswith("systems/A100.yaml")
-    assert run_cmd.scheduler_for(local) == "none"  # no scheduler here: the local system needs none
+    assert session.scheduler_for(local) == "none"  # no scheduler here: the local system needs none
     monkeypatch.setattr(schedulers.shutil, "which", lambda name: "/usr/bin/" + name)
-    assert run_cmd.scheduler_for(bench) == "slurm"
+    assert session.scheduler_for(bench) == "slurm"
     # on a login node a local run follows the jobs its do's submit through the scheduler found there
-    assert run_cmd.scheduler_for(local) == "slurm"
+    assert session.scheduler_for(local) == "slurm"
 
 
 def test_system_parameters_carry_the_container_line_and_leave_out_what_the_file_does_not_state():

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from caramel.adapters.containers.runtime import container_prefix
 from caramel.errors import Location
 from caramel.stages.spec.model import NOWHERE
+from caramel.stages.spec.system import CpuLayout
 
 # settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
 ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
@@ -72,6 +73,15 @@ class System:
         if self.container_runtime:
             out["system_container_prefix"] = self.container_prefix()
         return out
+
+    def cpu_layout(self, trainer: str) -> CpuLayout:
+        """The layout caramel's `trainer` takes on the node that plans, decided once per process
+        when a benchmark file first names it (`$caramel_gpt_cpu_processes`, expand/builtins.py):
+        the layout module's choice ($CARAMEL_CPU_LAYOUT, a stored measurement, else the rule)."""
+        from caramel.payloads.workloads.layout import layout_choice
+
+        choice = layout_choice(trainer)
+        return CpuLayout(choice.layout.processes, choice.layout.threads, choice.describe())
 
     def container_prefix(self) -> str:
         """The container command line up to the command, from this system's runtime: the image is

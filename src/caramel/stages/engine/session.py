@@ -37,6 +37,22 @@ from caramel.stages.state.store import Store, db_path, is_run_dir
 from caramel.vocabulary import WpState
 
 
+def scheduler_for(bench: Benchmark) -> str:
+    """The name of the run's scheduler (backends.schedulers.for_system). One the system file names
+    must have its commands here (a login node), or the run does not start."""
+    from caramel.adapters.backends import schedulers
+
+    system = bench.system
+    scheduler = schedulers.for_system(system)
+    missing = scheduler.missing()
+    if system is not None and system.scheduler not in schedulers.NO_SCHEDULER and missing:
+        raise RunError(f"system '{system.name}' uses {scheduler.name}, but {', '.join(missing)} "
+                       f"{'is' if len(missing) == 1 else 'are'} not on PATH", system.where,
+                       hint="run on a login node of that system, or pick another system tag "
+                            "(bench run ... --tag local)")
+    return scheduler.name
+
+
 def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, scheduler: str | None = None,
               cwd: str | None = None, on_created: Callable[[str], None] | None = None,
               max_workpackages: int | None = None, go_on: rounds.GoOn | None = None) -> Summary:

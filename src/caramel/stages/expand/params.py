@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 
+from caramel.stages.expand.builtins import BUILTINS
 from caramel.stages.spec.model import Parameter
 
 TYPES = ("int", "float")  # declared types that convert; every other one is text (as JUBE does)
@@ -61,8 +62,9 @@ class Params(dict[str, str]):
         return text if kind is None else to_type(text, kind)
 
     def typed_values(self, builtin: bool = False) -> dict[str, object]:
-        """Every value as its declared type (the `jube_*` built-ins only with `builtin`)."""
-        return {name: self.typed(name) for name in self if builtin or not name.startswith("jube_")}
+        """Every value as its declared type (the `jube_*` and caramel built-ins: with `builtin`)."""
+        return {name: self.typed(name) for name in self
+                if builtin or not (name.startswith("jube_") or name in BUILTINS)}
 
     def at_cycle(self, cycle: int) -> Params:
         """The params of cycle `cycle`: `jube_wp_cycle` and the values recorded for that cycle."""

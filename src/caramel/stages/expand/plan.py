@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from caramel.errors import ExpandError, SpecError, did_you_mean
 from caramel.stages.expand import layout
+from caramel.stages.expand.builtins import builtin_values
 from caramel.stages.expand.conditions import eval_bool
 from caramel.stages.expand.count import DEFAULT_MAX_WORKPACKAGES, check_limit
 from caramel.stages.expand.fit import check_system
@@ -158,6 +159,8 @@ class Planner:
             "jube_benchmark_home": _builtin("jube_benchmark_home", os.path.abspath(bench.home)),
             "jube_benchmark_rundir": _builtin("jube_benchmark_rundir", os.path.abspath(self.run_dir)),
             "jube_benchmark_start": _builtin("jube_benchmark_start", start or time.strftime("%Y-%m-%dT%H:%M:%S")),
+            # caramel's own (expand/builtins.py), only those the file names
+            **{name: _builtin(name, text, kind) for name, text, kind in builtin_values(bench)},
         }
 
     def plan(self) -> Plan:

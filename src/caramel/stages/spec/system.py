@@ -9,12 +9,25 @@ A field a stage starts to read is added here, with the same type as in `systems/
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
+
+from caramel.errors import Location
+
+
+@dataclass(frozen=True)
+class CpuLayout:
+    """The layout one of caramel's trainers takes on the CPUs of the node that plans."""
+
+    processes: int
+    threads: int  # per process
+    choice: str  # what chose it: `2x1 (measured 2026-11-25: ...)`, `1x2 (rule)`
 
 
 class SystemFacts(Protocol):
     name: str
     file: str  # the system file it was read from
+    where: Location  # its file, for errors that name it
     scheduler: str  # a name in the backends' scheduler registry ("local": none)
     nodes: int
     max_nodes: int  # 0: not stated
@@ -37,3 +50,7 @@ class SystemFacts(Protocol):
     scheduler_options: list[str]
     job_array: str  # a submit step's default for `array:` ("", "true", "false", "N")
     max_array_size: int  # 0: ask the scheduler
+
+    def cpu_layout(self, trainer: str) -> CpuLayout:
+        """The layout caramel's `trainer` ("gpt", "resnet") takes here (`$caramel_*_cpu_*`)."""
+        ...
