@@ -25,6 +25,7 @@ from caramel.fs.writes import open_folder, write_text
 from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.report.table import TableData
 from caramel.stages.spec.model import Table
+from caramel.stages.state import sqlitefiles
 
 
 def _ident(name: str) -> str:
@@ -36,6 +37,7 @@ def _sql_type(value) -> str:
     return type(value).__name__.replace("str", "text")
 
 
+RESULT_DATABASE = sqlitefiles.FileKind("result database")  # JUBE's journal; errors become AnalyseErrors here
 HISTORY_TABLES = {"runs", "metrics", "baselines", "meta"}  # history.store's schema: a file having them is a history
 
 
@@ -69,7 +71,7 @@ def _is_history(path: str) -> bool:
     if not os.path.isfile(path):
         return False
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlitefiles.open_connection(path, RESULT_DATABASE, readonly=True)
         try:
             names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         finally:
@@ -102,7 +104,10 @@ def write_database(table: Table, data: TableData, default_path: str, run_dir: st
                         for h, k, v in zip(headings, data.keys, first, strict=True))
     if primekeys:
         columns += ", PRIMARY KEY (" + ", ".join(_ident(k) for k in primekeys) + ")"
-    db = sqlite3.connect(path)
+    try:
+        db = sqlitefiles.open_connection(path, RESULT_DATABASE)
+    except sqlite3.Error as exc:
+        raise AnalyseError(f"database '{table.name}': cannot open {path}: {exc}", table.where) from None
     try:
         name = _ident(table.name)
         db.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
