@@ -104,7 +104,7 @@ def test_the_kind_sets_the_lock_wait_and_the_transactions(tmp_path: Path) -> Non
     assert db.execute("PRAGMA busy_timeout").fetchone() == (2500,) and db.isolation_level is None
     db.close()
     db = sqlitefiles.open_connection(str(tmp_path / "x.db"), KIND, timeout_s=0.5)
-    assert db.execute("PRAGMA busy_timeout").fetchone() == (500,) and db.isolation_level == ""
+    assert db.execute("PRAGMA busy_timeout").fetchone() == (500,) and db.isolation_level == "DEFERRED"
     db.close()
 
 

@@ -124,7 +124,8 @@ class SqliteConnection(Connection):
         super().__init__(path)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         # the rollback journal (read from many hosts), a lock waited for 30 s; errors name the file
-        self.db = sqlitefiles.connect(path, sqlitefiles.FileKind("history", timeout_s=30), readonly=readonly)
+        history = sqlitefiles.FileKind("history", timeout_s=30)
+        self.db = sqlitefiles.connect(path, history, readonly=readonly)
 
     def execute(self, sql: str, params: Sequence = ()) -> Any:
         return self.db.execute(sql, params)

@@ -94,7 +94,8 @@ def _split(db: sqlite3.Connection) -> int | None:
 def numbers_in(path: str, low: int, high: int) -> NumberPart:
     """In the child: the rows of rowids in (low, high], on a connection of its own (the parent's
     read transaction holds the file still)."""
-    db = sqlitefiles.open_connection(path, sqlitefiles.FileKind("history", timeout_s=1.0), readonly=True)
+    history = sqlitefiles.FileKind("history", timeout_s=1.0)
+    db = sqlitefiles.open_connection(path, history, readonly=True)
     try:
         return read_numbers(db, low, high)
     finally:

@@ -112,7 +112,8 @@ def read_history(path: str) -> HistoryContents:
         return _read_server(path)
     _check_file(path)
     try:
-        db = sqlitefiles.open_connection(path, sqlitefiles.FileKind("history", timeout_s=LOCK_WAIT_S), readonly=True)
+        history = sqlitefiles.FileKind("history", timeout_s=LOCK_WAIT_S)
+        db = sqlitefiles.open_connection(path, history, readonly=True)
         try:
             _check_layout(path, db)
             db.execute("BEGIN")  # one snapshot for the reads below: a writer waits or is not seen

@@ -118,7 +118,8 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
 def _queue() -> sqlite3.Connection:
     path = queue_path()
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    db = sqlitefiles.open_connection(path, sqlitefiles.FileKind("sink queue", timeout_s=60, autocommit=True))
+    queue = sqlitefiles.FileKind("sink queue", timeout_s=60, autocommit=True)
+    db = sqlitefiles.open_connection(path, queue)
     db.execute(QUEUE_SCHEMA)
     return db
 

@@ -50,8 +50,8 @@ SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
           "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT);"
           "CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, created REAL, data TEXT)")
 # WAL only where it is safe (state.sqlitefiles); errors are SQLite's: a cache that fails is not used
-ANALYSIS_CACHE = sqlitefiles.FileKind("analysis cache", timeout_s=10, journal=sqlitefiles.Journal.BY_FILESYSTEM,
-                                      autocommit=True)
+ANALYSIS_CACHE = sqlitefiles.FileKind("analysis cache", timeout_s=10, autocommit=True,
+                                      journal=sqlitefiles.Journal.BY_FILESYSTEM)
 KEEP_TABLES = 4  # finished tables kept (one per combination of options used lately)
 
 

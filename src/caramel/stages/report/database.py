@@ -37,7 +37,8 @@ def _sql_type(value) -> str:
     return type(value).__name__.replace("str", "text")
 
 
-RESULT_DATABASE = sqlitefiles.FileKind("result database")  # JUBE's journal; errors become AnalyseErrors here
+# SQLite's own journal, as JUBE leaves it; errors become AnalyseErrors naming the database here
+RESULT_DATABASE = sqlitefiles.FileKind("result database")
 HISTORY_TABLES = {"runs", "metrics", "baselines", "meta"}  # history.store's schema: a file having them is a history
 
 
@@ -107,7 +108,8 @@ def write_database(table: Table, data: TableData, default_path: str, run_dir: st
     try:
         db = sqlitefiles.open_connection(path, RESULT_DATABASE)
     except sqlite3.Error as exc:
-        raise AnalyseError(f"database '{table.name}': cannot open {path}: {exc}", table.where) from None
+        raise AnalyseError(f"database '{table.name}': cannot open {path}: {exc}",
+                           table.where) from None
     try:
         name = _ident(table.name)
         db.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")

@@ -18,7 +18,7 @@ from caramel.stages.state import identity, sqlitefiles
 from caramel.stages.state.store import is_run_dir
 
 KEEP = 200  # runs remembered per folder
-RUN_REGISTRY = sqlitefiles.FileKind("run registry", timeout_s=10)  # best effort: its errors are let go
+RUN_REGISTRY = sqlitefiles.FileKind("run registry", timeout_s=10)  # best effort: errors are let go
 
 
 def data_dir() -> str:

@@ -9,7 +9,7 @@ nodes: there a bench on another node would read a stale index. So:
 - on a networked or parallel filesystem the journal is the rollback journal (`delete`), whose
   consistency rests on POSIX byte-range locks that these filesystems carry between hosts;
 - elsewhere WAL is tried, and if the shared-memory file cannot be mapped the file falls back to the
-  rollback journal with a one-line notice (state.sqlitefiles, which opens every SQLite file, sets it);
+  rollback journal with a one-line notice (state.sqlitefiles sets the journal as it opens a file);
 - `CARAMEL_SQLITE_JOURNAL=wal|delete|truncate|persist` overrides both.
 
 The filesystem is told by `statfs(2)`'s `f_type` (asked through ctypes) rather than by matching the

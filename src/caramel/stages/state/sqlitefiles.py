@@ -1,5 +1,6 @@
-"""The one place caramel opens an SQLite file: the run state, the analysis cache, the run registry, the
-campaign list, the histories (the spool's too), the sink queue and a benchmark's result databases.
+"""The one place caramel opens an SQLite file: the run state, the analysis cache, the run
+registry, the campaign list, the histories (the spool's too), the sink queue and a benchmark's
+result databases.
 
 Each file's owner describes it once as a `FileKind` (what errors call it, how long a lock is waited
 for, its journal, its transactions) and opens it here, so every file is opened the same way:
@@ -12,9 +13,9 @@ for, its journal, its transactions) and opens it here, so every file is opened t
 - with its journal: the rollback journal as the file has it, or the one its filesystem allows
   (`Journal.BY_FILESYSTEM`: WAL on a local disk, the rollback journal on a filesystem shared between
   hosts or one refusing WAL's shared memory map; state.sharedfs tells which);
-- through `connect`, with every SQLite error a `StorageError` naming the file (state.dbfile's words);
-  `open_connection` gives the bare sqlite3 connection to the few owners that handle SQLite's errors
-  themselves (a cache that is only best effort, a reader with its own messages).
+- through `connect`, with every SQLite error a `StorageError` naming the file (in state.dbfile's
+  words); `open_connection` gives the bare sqlite3 connection to the few owners that handle
+  SQLite's errors themselves (a cache that is only best effort, a reader with its own messages).
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ from enum import Enum
 from caramel.stages.state import sharedfs
 from caramel.stages.state.dbfile import Guarded, busy_timeout, storage_error
 
-_NOTED: set[str] = set()  # files whose fallback to the rollback journal was told already (once a process)
+_NOTED: set[str] = set()  # files whose fallback to the rollback journal was told (once a process)
 
 
 class Journal(Enum):
     """The journal a file opened for writing gets."""
 
-    ROLLBACK = "rollback"  # SQLite's rollback journal (or what the file holds): read from many hosts
+    ROLLBACK = "rollback"  # SQLite's rollback journal (or what the file holds)
     BY_FILESYSTEM = "by filesystem"  # WAL where the filesystem allows it (state.sharedfs)
 
 
@@ -52,7 +53,7 @@ class FileKind:
 
 
 def uri(path: str, readonly: bool = False) -> str:
-    """The `file:` URI of `path`: its absolute path percent-quoted (bytes as the OS has them), then the
+    """The `file:` URI of `path`: its absolute path percent-quoted (the bytes the OS has), then the
     mode (`ro`: never made, never written; `rwc`: made when missing, as a plain open)."""
     quoted = urllib.parse.quote(os.fsencode(os.path.abspath(path)))
     return f"file:{quoted}?mode={'ro' if readonly else 'rwc'}"
@@ -62,21 +63,23 @@ def _sqlite(path: str, timeout_s: float, readonly: bool = False, autocommit: boo
             any_thread: bool = False) -> sqlite3.Connection:
     """The only `sqlite3.connect` of caramel."""
     return sqlite3.connect(uri(path, readonly), uri=True, timeout=timeout_s,
-                           isolation_level=None if autocommit else "", check_same_thread=not any_thread)
+                           isolation_level=None if autocommit else "DEFERRED",
+                           check_same_thread=not any_thread)
 
 
 def open_connection(path: str, kind: FileKind, readonly: bool = False,
                     timeout_s: float | None = None) -> sqlite3.Connection:
-    """The sqlite3 connection to `path`, a file of `kind` (`timeout_s`: this call's lock wait instead of
-    the kind's). Its errors are SQLite's (sqlite3.Error): `connect` turns them into errors naming the
-    file. A file whose journal is chosen by its filesystem gets it first; in WAL, synchronous=NORMAL (a
-    commit survives the crash of bench itself, not a power loss, without an fsync per change)."""
-    wait = timeout_s if timeout_s is not None else kind.timeout_s if kind.timeout_s is not None \
-        else busy_timeout()
+    """The sqlite3 connection to `path`, a file of `kind` (`timeout_s`: this call's lock wait
+    instead of the kind's). Its errors are SQLite's (sqlite3.Error): `connect` turns them into
+    errors naming the file. A file whose journal is chosen by its filesystem gets it first; in WAL,
+    synchronous=NORMAL (a commit survives the crash of bench itself, not a power loss, without an
+    fsync per change)."""
+    if timeout_s is None:
+        timeout_s = kind.timeout_s if kind.timeout_s is not None else busy_timeout()
     journal = ""
     if kind.journal is Journal.BY_FILESYSTEM and not readonly:
-        journal = set_journal(path, kind.what, wait)
-    db = _sqlite(path, wait, readonly, kind.autocommit, kind.any_thread)
+        journal = set_journal(path, kind.what, timeout_s)
+    db = _sqlite(path, timeout_s, readonly, kind.autocommit, kind.any_thread)
     try:
         if journal:
             db.execute(f"PRAGMA journal_mode={journal}").fetchall()
@@ -90,8 +93,8 @@ def open_connection(path: str, kind: FileKind, readonly: bool = False,
 
 def connect(path: str, kind: FileKind, after: str = "", readonly: bool = False,
             timeout_s: float | None = None) -> Guarded:
-    """`open_connection`, with every SQLite error (opening included) a `StorageError` naming the file
-    and, `after`, how to go on once its cause is gone."""
+    """`open_connection`, with every SQLite error (opening included) a `StorageError` naming the
+    file and, `after`, how to go on once its cause is gone."""
     try:
         connection = open_connection(path, kind, readonly, timeout_s)
     except sqlite3.Error as exc:
@@ -108,7 +111,8 @@ def set_journal(path: str, what: str = "run state", timeout: float = 10.0) -> st
     (`open_connection` does)."""
     mode, _why = sharedfs.chosen_journal(path)
     folder = os.path.dirname(os.path.abspath(path)) or "."
-    refused = mode == "wal" and sharedfs.requested_journal() is None and not sharedfs.maps_shared(folder)
+    refused = (mode == "wal" and sharedfs.requested_journal() is None
+               and not sharedfs.maps_shared(folder))
     if refused or mode != "wal":
         _leave_wal(path, "delete" if refused else mode, timeout)
     elif _try_wal(path, timeout):
@@ -123,8 +127,8 @@ def set_journal(path: str, what: str = "run state", timeout: float = 10.0) -> st
     if refused and path not in _NOTED:
         _NOTED.add(path)
         print(f"note: the {what} {path} uses a rollback journal: its filesystem "
-              f"({sharedfs.filesystem(folder).name}) refuses the shared memory map SQLite's WAL needs",
-              file=sys.stderr)
+              f"({sharedfs.filesystem(folder).name}) refuses the shared memory map SQLite's WAL "
+              "needs", file=sys.stderr)
     return "delete" if refused else mode
 
 
@@ -133,7 +137,8 @@ def _try_wal(path: str, timeout: float) -> bool:
     db = _sqlite(path, timeout)
     try:
         db.execute("PRAGMA journal_mode=WAL").fetchall()
-        db.execute("SELECT count(*) FROM sqlite_master").fetchall()  # maps the -shm file: fails here if refused
+        # maps the -shm file: fails here if refused
+        db.execute("SELECT count(*) FROM sqlite_master").fetchall()
         return True
     except sqlite3.OperationalError as exc:
         if "i/o" not in str(exc).lower():
@@ -145,13 +150,14 @@ def _try_wal(path: str, timeout: float) -> bool:
 
 def _leave_wal(path: str, mode: str, timeout: float) -> None:
     """Set `mode` on a file that may hold the WAL mark already (made on a local disk, then moved, or
-    marked by a WAL attempt that failed). A connection in exclusive locking mode from its first access
-    reads a WAL file without the shared-memory index, so the switch works where the index cannot be
-    mapped; on a file in rollback mode already it is a plain switch."""
+    marked by a WAL attempt that failed). A connection in exclusive locking mode from its first
+    access reads a WAL file without the shared-memory index, so the switch works where the index
+    cannot be mapped; on a file in rollback mode already it is a plain switch."""
     db = _sqlite(path, timeout)
     try:
         current = db.execute("PRAGMA journal_mode").fetchone()[0]
-        db.execute("SELECT count(*) FROM sqlite_master").fetchall()  # a WAL mark fails here where -shm is refused
+        # a WAL mark fails here where -shm is refused
+        db.execute("SELECT count(*) FROM sqlite_master").fetchall()
         if current == mode:
             return
     except sqlite3.OperationalError:

@@ -38,8 +38,9 @@ DB_NAME = layout.RUN_DB
 WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
 
 
-# The run state: WAL on a local disk, the rollback journal on a filesystem shared between hosts or one
-# that refuses WAL's shared memory map (state.sqlitefiles); one connection serves the engine's threads.
+# The run state: WAL on a local disk, the rollback journal on a filesystem shared between hosts
+# or one that refuses WAL's shared memory map (state.sqlitefiles); one connection serves the
+# engine's threads.
 RUN_STATE = FileKind("run state", journal=Journal.BY_FILESYSTEM, autocommit=True, any_thread=True)
 # A run state being written whole (the plan of a new run, a copy restored): renamed into place once
 # complete, then opened as RUN_STATE.
@@ -81,8 +82,8 @@ class Store(RunReads):
             raise StorageError(f"the run state {path} is empty (0 bytes): it was cut short",
                                hint="a full disk or a copy that failed? the work folders are intact, but the "
                                     "run's state is lost: start the run again")
-        # WAL runs synchronous=NORMAL (sqlitefiles); the rollback journal of a shared filesystem keeps
-        # synchronous=FULL: its commits are durable only so.
+        # WAL runs synchronous=NORMAL (sqlitefiles); the rollback journal of a shared filesystem
+        # keeps synchronous=FULL: its commits are durable only so.
         self.db = sqlitefiles.connect(path, RUN_STATE, after, readonly)
         self.journal = "" if readonly else str(self.db.execute("PRAGMA journal_mode").fetchone()[0])
         self._depth = 0
