@@ -171,9 +171,23 @@ def test_predict_and_plan(site: Site) -> None:
     assert "predicted cost" in site.ok("plan", "tiny.xml", "--predict", "--history", str(site.history))
 
 
-def test_remove_last(site: Site) -> None:
+def test_a_campaign(site: Site) -> None:
+    """The campaign list in the odd data folder: a suite's campaign, then `-c last`."""
+    zoo = site.odd / "zoo#%41?"
+    zoo.mkdir()
+    site.made.add(zoo.name)
+    (zoo / "mad.yaml").write_text("name: mad\noutpath: mad_runs\nmeta: {tags: [smoke]}\n"
+                                  "step:\n  name: run\n  do: 'echo \"performance: 3.5 examples/sec\"'\n")
+    out = site.ok("run", "--suite", "smoke", "--benchmarks", str(zoo), "--tag", "local", "-q",
+                  wrote=("mad_runs",))
+    assert "campaign" in out
+    assert "mad_runs/000000" in site.ok("status", "-c", "last")
+    assert "3.5" in site.ok("result", "-c", "last", wrote=("perf.csv",))  # perf.csv: MAD's, in cwd
+
+
+def test_remove(site: Site) -> None:
     """Last: the run goes, and nothing else."""
-    site.ok("remove", "-f", "-i", "last")
+    site.ok("remove", "-f", str(site.run_dir))
     assert not site.run_dir.exists()
     site.made.discard("000000")
     assert set(os.listdir(site.odd)) == site.made
