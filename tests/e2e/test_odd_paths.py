@@ -122,6 +122,10 @@ def test_result_and_analyse(site: Site) -> None:
     assert site.ok("result", str(site.run_dir)).startswith("n,rate[items/s]\n1,1.0\n2,2.0")
     site.ok("analyse", "-i", "last")
     assert sorted(os.listdir(site.run_dir / "result")) == ["d.dat", "t.dat"]
+    # JUBE's rows (jube/result_types/database.py, DatabaseData.create_result: REPLACE INTO the table
+    # named after the database, values typed as the first row's)
+    with contextlib.closing(sqlite3.connect(site.run_dir / "result" / "d.dat")) as db:
+        assert db.execute('SELECT * FROM "d" ORDER BY n').fetchall() == [(1, 1.0), (2, 2.0)]
 
 
 def test_history_list(site: Site) -> None:

@@ -37,8 +37,9 @@ def _sql_type(value) -> str:
     return type(value).__name__.replace("str", "text")
 
 
-# SQLite's own journal, as JUBE leaves it; errors become AnalyseErrors naming the database here
-RESULT_DATABASE = sqlitefiles.FileKind("result database")
+# As JUBE opens it (jube/result_types/database.py, DatabaseData.create_result: sqlite3.connect of
+# the path, so SQLite's journal and a 5 s lock wait); errors become AnalyseErrors naming it here
+RESULT_DATABASE = sqlitefiles.FileKind("result database", timeout_s=5.0)
 HISTORY_TABLES = {"runs", "metrics", "baselines", "meta"}  # history.store's schema: a file having them is a history
 
 
