@@ -4,10 +4,10 @@ them (issue 35: a read-only open of `file:{path}?mode=ro` cut the path at `#`, s
 called the run state foreign and SQLite made an empty file `a` beside the run's folder).
 
 One run per folder name, shared by the commands (a module-scoped fixture). Everything lives in the
-odd folder: the benchmark file and the folder bench is called from, the outpath (so the run folder is
-`<odd>/000000`), bench's data folder (run registry) and the history (`$CARAMEL_HISTORY`, an odd name
-too). After each command the folder above holds only the odd folder, and the odd folder only what
-the command was asked to write.
+odd folder: the benchmark file and the folder bench is called from, the outpath (so the run folder
+is `<odd>/000000`), bench's data folder (run registry) and the history (`$CARAMEL_HISTORY`, an odd
+name too). After each command the folder above holds only the odd folder, and the odd folder only
+what the command was asked to write.
 """
 
 from __future__ import annotations
@@ -31,7 +31,9 @@ TINY = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>
   <benchmark name="tiny" outpath="runs">
     <parameterset name="p"><parameter name="n" type="int">1,2</parameter></parameterset>
-    <patternset name="pat"><pattern name="rate" type="float" unit="items/s">rate $jube_pat_fp</pattern></patternset>
+    <patternset name="pat">
+      <pattern name="rate" type="float" unit="items/s">rate $jube_pat_fp</pattern>
+    </patternset>
     <step name="work"><use>p</use><do>echo "rate $n"</do></step>
     <analyser name="a"><use>pat</use><analyse step="work"><file>stdout</file></analyse></analyser>
     <result>
@@ -64,8 +66,8 @@ class Site:
         return done.returncode, done.stdout + done.stderr
 
     def ok(self, *args: str, wrote: tuple[str, ...] = ()) -> str:
-        """Run bench with `args`: it exits 0, the folder above gains nothing, and the odd folder only
-        the files `wrote` names."""
+        """Run bench with `args`: it exits 0, the folder above gains nothing, and the odd folder
+        only the files `wrote` names."""
         code, out = self.bench(*args)
         assert code == 0, out
         assert os.listdir(self.root) == [self.odd.name]
@@ -76,7 +78,8 @@ class Site:
 
 
 @pytest.fixture(scope="module", params=NAMES, ids=["issue-name", "newline-quote"])
-def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+def site(request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = tmp_path_factory.mktemp("odd")
     odd = root / request.param
     odd.mkdir()
@@ -162,7 +165,8 @@ def test_export_and_import(site: Site) -> None:
 
 def test_history_copy_remove_push(site: Site) -> None:
     copy = "c#%41?'.db"
-    assert "1 new run(s)" in site.ok("history", "copy", str(site.history), str(site.odd / copy), wrote=(copy,))
+    copied = site.ok("history", "copy", str(site.history), str(site.odd / copy), wrote=(copy,))
+    assert "1 new run(s)" in copied
     with contextlib.closing(sqlite3.connect(site.odd / copy)) as db:  # a plain path: no URI to read
         (key,) = db.execute("SELECT run_key FROM runs").fetchone()
     site.ok("history", "remove", "--history", str(site.odd / copy), key)
@@ -172,7 +176,8 @@ def test_history_copy_remove_push(site: Site) -> None:
 
 def test_predict_and_plan(site: Site) -> None:
     assert "2 workpackages predicted" in site.ok("predict", "tiny.xml")
-    assert "predicted cost" in site.ok("plan", "tiny.xml", "--predict", "--history", str(site.history))
+    planned = site.ok("plan", "tiny.xml", "--predict", "--history", str(site.history))
+    assert "predicted cost" in planned
 
 
 def test_a_campaign(site: Site) -> None:
@@ -181,7 +186,8 @@ def test_a_campaign(site: Site) -> None:
     zoo.mkdir()
     site.made.add(zoo.name)
     (zoo / "mad.yaml").write_text("name: mad\noutpath: mad_runs\nmeta: {tags: [smoke]}\n"
-                                  "step:\n  name: run\n  do: 'echo \"performance: 3.5 examples/sec\"'\n")
+                                  "step:\n  name: run\n"
+                                  "  do: 'echo \"performance: 3.5 examples/sec\"'\n")
     out = site.ok("run", "--suite", "smoke", "--benchmarks", str(zoo), "--tag", "local", "-q",
                   wrote=("mad_runs",))
     assert "campaign" in out

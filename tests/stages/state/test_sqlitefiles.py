@@ -1,5 +1,6 @@
-"""state.sqlitefiles, the one module that opens SQLite files: a path is a path (quoted into its `file:`
-URI), a read-only open reads that very file and makes none, and no other module calls sqlite3.connect."""
+"""state.sqlitefiles, the one module that opens SQLite files: a path is a path (quoted into its
+`file:` URI), a read-only open reads that very file and makes none, and no other module calls
+sqlite3.connect."""
 
 from __future__ import annotations
 
@@ -29,14 +30,16 @@ def listing(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
 
 
-# A folder name, and where the unquoted URI `file:<tmp>/<name>/x.db?mode=ro` led SQLite instead: up to
-# a `#` (a fragment) or a `?` (a query, whose `mode=ro` is then lost: the file was made), `%HH` decoded
+# A folder name, and where the unquoted URI `file:<tmp>/<name>/x.db?mode=ro` led SQLite instead: up
+# to a `#` (a fragment) or a `?` (a query, whose `mode=ro` is then lost: the file was made), `%HH`
+# decoded
 @pytest.mark.parametrize(("name", "decoy"), [("a#b", "a"), ("a?b", "a"), ("a%41b", "aAb/x.db"),
                                              ("a%2fb", "a/b/x.db"), ("a#b%41?c d'é", "a"),
                                              ("n\nl\"'#?%.é", "n\nl\"'")])
-def test_a_read_only_open_reads_the_file_its_path_names(tmp_path: Path, name: str, decoy: str) -> None:
-    """Issue 35: a decoy stands where the old URI led, and the open must read the right file and make
-    none."""
+def test_a_read_only_open_reads_the_file_its_path_names(tmp_path: Path, name: str,
+                                                        decoy: str) -> None:
+    """Issue 35: a decoy stands where the old URI led, and the open must read the right file and
+    make none."""
     folder = tmp_path / name
     folder.mkdir()
     make(folder / "x.db", "right")
@@ -56,7 +59,8 @@ def test_a_read_only_open_reads_the_file_its_path_names(tmp_path: Path, name: st
     assert listing(tmp_path) == before
 
 
-def test_a_relative_path_is_read_from_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_relative_path_is_read_from_the_current_folder(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "c#d").mkdir()
     make(tmp_path / "c#d" / "x.db", "right")
     monkeypatch.chdir(tmp_path)
@@ -76,8 +80,8 @@ def test_a_write_makes_the_file_its_path_names_and_nothing_else(tmp_path: Path) 
 
 
 def test_a_name_that_is_no_utf_8_is_opened(tmp_path: Path) -> None:
-    """Bytes the OS allows in a name and UTF-8 does not (Python keeps them as surrogates) are quoted as
-    the bytes they are."""
+    """Bytes the OS allows in a name and UTF-8 does not (Python keeps them as surrogates) are
+    quoted as the bytes they are."""
     name = os.fsdecode(b"x\xff#y.db")
     try:
         make(tmp_path / name, "right")
@@ -89,7 +93,7 @@ def test_a_name_that_is_no_utf_8_is_opened(tmp_path: Path) -> None:
     db.close()
 
 
-def test_a_missing_file_opened_read_only_is_an_error_naming_it_and_is_not_made(tmp_path: Path) -> None:
+def test_a_missing_file_opened_read_only_is_an_error_naming_it_and_not_made(tmp_path: Path) -> None:
     missing = tmp_path / "a#b" / "x.db"
     missing.parent.mkdir()
     with pytest.raises(StorageError, match="test file") as caught:
@@ -104,12 +108,13 @@ def test_the_kind_sets_the_lock_wait_and_the_transactions(tmp_path: Path) -> Non
     assert db.execute("PRAGMA busy_timeout").fetchone() == (2500,) and db.isolation_level is None
     db.close()
     db = sqlitefiles.open_connection(str(tmp_path / "x.db"), KIND, timeout_s=0.5)
-    assert db.execute("PRAGMA busy_timeout").fetchone() == (500,) and db.isolation_level == "DEFERRED"
+    assert db.execute("PRAGMA busy_timeout").fetchone() == (500,)
+    assert db.isolation_level == "DEFERRED"
     db.close()
 
 
 def sqlite_openers(root: Path) -> list[str]:
-    """The modules under `root` that name sqlite3.connect (a call, a reference or an import of it)."""
+    """The modules under `root` that name sqlite3.connect (a call, a reference, an import)."""
     found = set()
     for path in sorted(root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
