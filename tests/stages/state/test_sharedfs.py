@@ -10,8 +10,9 @@ import pytest
 
 from caramel.consumers.history.store import History
 from caramel.errors import RunError
-from caramel.stages.state import sharedfs
-from caramel.stages.state.sharedfs import filesystem, set_journal
+from caramel.stages.state import sharedfs, sqlitefiles
+from caramel.stages.state.sharedfs import filesystem
+from caramel.stages.state.sqlitefiles import set_journal
 from caramel.stages.state.store import Store
 
 
@@ -91,7 +92,7 @@ def test_a_folder_that_refuses_shared_maps_falls_back_with_a_notice(tmp_path: Pa
 def test_a_wal_that_fails_after_the_probe_falls_back(tmp_path: Path, statfs, monkeypatch) -> None:
     """The probe said yes, WAL failed all the same (what SQLite does on such a filesystem: disk I/O error)."""
     statfs(0xEF53, "ext4")
-    monkeypatch.setattr(sharedfs, "_try_wal", lambda path, timeout: False)
+    monkeypatch.setattr(sqlitefiles, "_try_wal", lambda path, timeout: False)
     assert set_journal(str(tmp_path / "x.db")) == "delete" and journal_of(tmp_path / "x.db") == "delete"
 
 

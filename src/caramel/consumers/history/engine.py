@@ -119,11 +119,13 @@ class Connection:
 
 class SqliteConnection(Connection):
     def __init__(self, path: str, readonly: bool = False) -> None:
-        from caramel.stages.state import dbfile
+        from caramel.stages.state import sqlitefiles
 
         super().__init__(path)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        self.db = dbfile.connect(path, "history", readonly=readonly, timeout=30)  # errors name the file
+        # the rollback journal (read from many hosts), a lock waited for 30 s; errors name the file
+        history = sqlitefiles.FileKind("history", timeout_s=30)
+        self.db = sqlitefiles.connect(path, history, readonly=readonly)
 
     def execute(self, sql: str, params: Sequence = ()) -> Any:
         return self.db.execute(sql, params)

@@ -15,7 +15,6 @@ read in one process. A history this read does not take (`Irregular`) is read by 
 from __future__ import annotations
 
 import math
-import os
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
@@ -26,6 +25,7 @@ import numpy as np
 from caramel.consumers.history.columns import FIELD, FigureColumns, chunks, in_run_order, numbering
 from caramel.consumers.history.layout import RunRecord
 from caramel.fs.forked import Forked, can_fork
+from caramel.stages.state import sqlitefiles
 
 # per run, the rowids, tables, configurations and names of its rows, each list as one text, from
 # the key's covering index (a fifth of the time of a scan joining them)
@@ -94,7 +94,8 @@ def _split(db: sqlite3.Connection) -> int | None:
 def numbers_in(path: str, low: int, high: int) -> NumberPart:
     """In the child: the rows of rowids in (low, high], on a connection of its own (the parent's
     read transaction holds the file still)."""
-    db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True, timeout=1.0)
+    history = sqlitefiles.FileKind("history", timeout_s=1.0)
+    db = sqlitefiles.open_connection(path, history, readonly=True)
     try:
         return read_numbers(db, low, high)
     finally:

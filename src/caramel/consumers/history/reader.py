@@ -20,6 +20,7 @@ from caramel.consumers.history.engine import PostgresConnection, is_url
 from caramel.consumers.history.grouped import Irregular, grouped_columns
 from caramel.consumers.history.store import SCHEMA_VERSION, History, RunRecord, decode_run
 from caramel.errors import RunError
+from caramel.stages.state import sqlitefiles
 
 _RUN_COLUMNS = {"run_key", "benchmark", "tags", "system", "started", "job_ids", "nodes", "container", "git_commit"}
 _METRIC_COLUMNS = {"run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd"}
@@ -111,7 +112,8 @@ def read_history(path: str) -> HistoryContents:
         return _read_server(path)
     _check_file(path)
     try:
-        db = sqlite3.connect(f"file:{os.path.abspath(path)}?mode=ro", uri=True, timeout=LOCK_WAIT_S)
+        history = sqlitefiles.FileKind("history", timeout_s=LOCK_WAIT_S)
+        db = sqlitefiles.open_connection(path, history, readonly=True)
         try:
             _check_layout(path, db)
             db.execute("BEGIN")  # one snapshot for the reads below: a writer waits or is not seen

@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from caramel.consumers.history.settings import Sink, SinkShape
 from caramel.consumers.history.store import RunRecord
+from caramel.stages.state import sqlitefiles
 
 BATCH = 500  # rows per request (Elasticsearch and JSON); GELF takes one message per request
 QUEUE_SCHEMA = "CREATE TABLE IF NOT EXISTS queue (id INTEGER PRIMARY KEY, sink TEXT, body TEXT)"
@@ -117,7 +118,8 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
 def _queue() -> sqlite3.Connection:
     path = queue_path()
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    db = sqlite3.connect(path, timeout=60, isolation_level=None)
+    queue = sqlitefiles.FileKind("sink queue", timeout_s=60, autocommit=True)
+    db = sqlitefiles.open_connection(path, queue)
     db.execute(QUEUE_SCHEMA)
     return db
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.spec.model import Pattern
-from caramel.stages.state import bounded, sharedfs
+from caramel.stages.state import bounded, sqlitefiles
 from caramel.stages.state.dbfile import problem
 
 if TYPE_CHECKING:
@@ -49,6 +49,9 @@ SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
           "signature TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (analyser, root));"
           "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT);"
           "CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, created REAL, data TEXT)")
+# WAL only where it is safe (state.sqlitefiles); errors are SQLite's: a cache that fails is not used
+ANALYSIS_CACHE = sqlitefiles.FileKind("analysis cache", timeout_s=10, autocommit=True,
+                                      journal=sqlitefiles.Journal.BY_FILESYSTEM)
 KEEP_TABLES = 4  # finished tables kept (one per combination of options used lately)
 
 
@@ -65,9 +68,7 @@ class AnalysisCache:
         if path and os.path.isdir(os.path.dirname(path) or "."):
             for _attempt in range(2):
                 try:
-                    journal = sharedfs.set_journal(path, "analysis cache")  # WAL only where it is safe
-                    db = self.db = sqlite3.connect(path, timeout=10, isolation_level=None)
-                    db.execute(f"PRAGMA journal_mode={journal}")
+                    db = self.db = sqlitefiles.open_connection(path, ANALYSIS_CACHE)
                     if not _current(db):
                         _make(db)
                     break

@@ -18,7 +18,8 @@ import sqlite3
 import sys
 
 from caramel.errors import RunError
-from caramel.stages.state.store import Store, db_path
+from caramel.stages.state import sqlitefiles
+from caramel.stages.state.store import WHOLE_RUN_STATE, Store, db_path
 
 
 def identity(path: str) -> tuple[int, int] | None:
@@ -42,7 +43,7 @@ def close_keeping(store: Store, run_dir: str, opened: tuple[int, int] | None, qu
                        hint="a do (or a cleanup) removed it; start the run again")
     temporary = path + ".restoring"
     try:
-        copy = sqlite3.connect(temporary)
+        copy = sqlitefiles.open_connection(temporary, WHOLE_RUN_STATE)
         try:
             store.db.connection.backup(copy)  # dbfile.Guarded wraps the connection
         finally:

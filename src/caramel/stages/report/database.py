@@ -25,6 +25,7 @@ from caramel.fs.writes import open_folder, write_text
 from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.report.table import TableData
 from caramel.stages.spec.model import Table
+from caramel.stages.state import sqlitefiles
 
 
 def _ident(name: str) -> str:
@@ -36,6 +37,9 @@ def _sql_type(value) -> str:
     return type(value).__name__.replace("str", "text")
 
 
+# As JUBE opens it (jube/result_types/database.py, DatabaseData.create_result: sqlite3.connect of
+# the path, so SQLite's journal and a 5 s lock wait); errors become AnalyseErrors naming it here
+RESULT_DATABASE = sqlitefiles.FileKind("result database", timeout_s=5.0)
 HISTORY_TABLES = {"runs", "metrics", "baselines", "meta"}  # history.store's schema: a file having them is a history
 
 
@@ -69,7 +73,7 @@ def _is_history(path: str) -> bool:
     if not os.path.isfile(path):
         return False
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        db = sqlitefiles.open_connection(path, RESULT_DATABASE, readonly=True)
         try:
             names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         finally:
@@ -102,7 +106,11 @@ def write_database(table: Table, data: TableData, default_path: str, run_dir: st
                         for h, k, v in zip(headings, data.keys, first, strict=True))
     if primekeys:
         columns += ", PRIMARY KEY (" + ", ".join(_ident(k) for k in primekeys) + ")"
-    db = sqlite3.connect(path)
+    try:
+        db = sqlitefiles.open_connection(path, RESULT_DATABASE)
+    except sqlite3.Error as exc:
+        raise AnalyseError(f"database '{table.name}': cannot open {path}: {exc}",
+                           table.where) from None
     try:
         name = _ident(table.name)
         db.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")

@@ -8,11 +8,12 @@ from, the suite tags and system tags, and its runs in the order they were starte
 from __future__ import annotations
 
 import os
-import sqlite3
 import time
 import uuid
 
 from caramel.errors import RunError
+from caramel.stages.state import sqlitefiles
+from caramel.stages.state.dbfile import Guarded
 from caramel.stages.state.registry import data_dir
 
 SCHEMA = """
@@ -23,10 +24,14 @@ CREATE TABLE IF NOT EXISTS campaign_failures (campaign TEXT, benchmark TEXT, fil
 """
 
 
-def _connect() -> sqlite3.Connection:
+CAMPAIGN_LIST = sqlitefiles.FileKind("campaign list", timeout_s=10)
+
+
+def _connect() -> Guarded:
+    """The campaign list; its errors name the file (state.dbfile)."""
     folder = data_dir()
     os.makedirs(folder, exist_ok=True)
-    db = sqlite3.connect(os.path.join(folder, "campaigns.db"), timeout=10)
+    db = sqlitefiles.connect(os.path.join(folder, "campaigns.db"), CAMPAIGN_LIST)
     db.executescript(SCHEMA)
     return db
 

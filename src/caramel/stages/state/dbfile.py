@@ -3,7 +3,8 @@
 A full disk, a read-only folder, a file locked by another process, a damaged, truncated or foreign
 file: none of these is a bug in caramel. `Guarded` wraps a connection so that every SQLite error
 becomes a `StorageError` (exit 2) saying which file, what is wrong with it and how to go on;
-SQLite itself keeps what was committed before (a failed change is rolled back whole).
+SQLite itself keeps what was committed before (a failed change is rolled back whole). Every SQLite
+file is opened by state.sqlitefiles, which wraps its connections here.
 """
 
 from __future__ import annotations
@@ -151,15 +152,3 @@ class Guarded:
             self.commit()
         else:
             self.rollback()
-
-
-def connect(path: str, what: str, after: str = "", readonly: bool = False, **options: Any) -> Guarded:
-    """A guarded connection to `path`; a zero-length file is refused (a file cut short, not a database)."""
-    try:
-        if readonly:
-            connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, **options)
-        else:
-            connection = sqlite3.connect(path, **options)
-    except sqlite3.Error as exc:
-        raise storage_error(path, exc, what, after) from None
-    return Guarded(connection, path, what, after)

@@ -14,10 +14,11 @@ import time
 
 from caramel.errors import RunError
 from caramel.settings import current
-from caramel.stages.state import identity
+from caramel.stages.state import identity, sqlitefiles
 from caramel.stages.state.store import is_run_dir
 
 KEEP = 200  # runs remembered per folder
+RUN_REGISTRY = sqlitefiles.FileKind("run registry", timeout_s=10)  # best effort: errors are let go
 
 
 def data_dir() -> str:
@@ -27,7 +28,7 @@ def data_dir() -> str:
 def _connect() -> sqlite3.Connection:
     folder = data_dir()
     os.makedirs(folder, exist_ok=True)
-    db = sqlite3.connect(os.path.join(folder, "runs.db"), timeout=10)
+    db = sqlitefiles.open_connection(os.path.join(folder, "runs.db"), RUN_REGISTRY)
     db.execute("CREATE TABLE IF NOT EXISTS runs (run_dir TEXT PRIMARY KEY, cwd TEXT, benchmark TEXT, "
                "run_id INTEGER, created REAL)")
     return db

@@ -9,7 +9,7 @@ nodes: there a bench on another node would read a stale index. So:
 - on a networked or parallel filesystem the journal is the rollback journal (`delete`), whose
   consistency rests on POSIX byte-range locks that these filesystems carry between hosts;
 - elsewhere WAL is tried, and if the shared-memory file cannot be mapped the file falls back to the
-  rollback journal with a one-line notice (`set_journal`);
+  rollback journal with a one-line notice (state.sqlitefiles sets the journal as it opens a file);
 - `CARAMEL_SQLITE_JOURNAL=wal|delete|truncate|persist` overrides both.
 
 The filesystem is told by `statfs(2)`'s `f_type` (asked through ctypes) rather than by matching the
@@ -21,11 +21,9 @@ is read from mountinfo, found by the folder's device number (exact, again no pre
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import mmap
 import os
-import sqlite3
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -34,7 +32,6 @@ from caramel.errors import RunError
 from caramel.settings import current
 
 JOURNAL_ENV = "CARAMEL_SQLITE_JOURNAL"
-_NOTED: set[str] = set()  # files whose fallback was told already (one notice a process)
 JOURNALS = ("wal", "delete", "truncate", "persist")  # `memory`/`off` lose a run on a crash: not offered
 
 # statfs f_type of filesystems shared between hosts (linux/magic.h and the vendors' headers).
@@ -160,70 +157,3 @@ def maps_shared(folder: str) -> bool:
         return False
     finally:
         os.close(fd)
-
-
-def set_journal(path: str, what: str = "run state", timeout: float = 10.0) -> str:
-    """Put the SQLite file `path` (made if missing) in its journal mode (`chosen_journal`) before the
-    caller opens it; returns the mode in force. Where the shared-memory file of WAL cannot be mapped
-    (probed first, and caught if WAL fails all the same) the file gets the rollback journal, with a
-    one-line notice on stderr (once a process); other errors propagate (sqlite3.Error). `wal` and
-    `delete` are kept in the file; a caller asking `truncate` or `persist` sets it again on its own
-    connection (`PRAGMA journal_mode=...`)."""
-    mode, _why = chosen_journal(path)
-    folder = os.path.dirname(os.path.abspath(path)) or "."
-    refused = mode == "wal" and requested_journal() is None and not maps_shared(folder)
-    if refused or mode != "wal":
-        _leave_wal(path, "delete" if refused else mode, timeout)
-    elif _try_wal(path, timeout):
-        return "wal"
-    else:
-        refused = True
-        _leave_wal(path, "delete", timeout)
-        for leftover in (path + "-shm", path + "-wal"):
-            with contextlib.suppress(OSError):
-                if leftover.endswith("-shm") or os.path.getsize(leftover) == 0:
-                    os.unlink(leftover)  # the index nobody could map; an empty log
-    if refused and path not in _NOTED:
-        _NOTED.add(path)
-        print(f"note: the {what} {path} uses a rollback journal: its filesystem ({filesystem(folder).name}) "
-              "refuses the shared memory map SQLite's WAL needs", file=sys.stderr)
-    return "delete" if refused else mode
-
-
-def _try_wal(path: str, timeout: float) -> bool:
-    """Whether `path` works in WAL mode (False: its -shm index cannot be mapped)."""
-    db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
-    try:
-        db.execute("PRAGMA journal_mode=WAL").fetchall()
-        db.execute("SELECT count(*) FROM sqlite_master").fetchall()  # maps the -shm file: fails here if refused
-        return True
-    except sqlite3.OperationalError as exc:
-        if "i/o" not in str(exc).lower():
-            raise
-        return False
-    finally:
-        db.close()
-
-
-def _leave_wal(path: str, mode: str, timeout: float) -> None:
-    """Set `mode` on a file that may hold the WAL mark already (made on a local disk, then moved, or
-    marked by a WAL attempt that failed). A connection in exclusive locking
-    mode from its first access reads a WAL file without the shared-memory index, so the switch works
-    where the index cannot be mapped; on a file in rollback mode already it is a plain switch."""
-    db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
-    try:
-        current = db.execute("PRAGMA journal_mode").fetchone()[0]
-        db.execute("SELECT count(*) FROM sqlite_master").fetchall()  # a WAL mark fails here where -shm is refused
-        if current == mode:
-            return
-    except sqlite3.OperationalError:
-        current = "wal"  # the WAL mark, and an index that cannot be mapped
-    finally:
-        db.close()
-    db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
-    try:
-        if current == "wal":
-            db.execute("PRAGMA locking_mode=EXCLUSIVE").fetchall()
-        db.execute(f"PRAGMA journal_mode={mode}").fetchall()
-    finally:
-        db.close()

@@ -1,7 +1,7 @@
 """The run state: one SQLite database per run, `<run dir>/caramel.db`.
 
 Every state change is one transaction (WAL journal on a local disk, the rollback journal on a
-filesystem shared between hosts: state.sharedfs), so after a crash the database still tells
+filesystem shared between hosts: state.sqlitefiles), so after a crash the database still tells
 which workpackages are done; work folders are outputs, never the truth. The plan (workpackages,
 parents, final parameter texts) and the benchmark model are stored when the run starts, so
 `bench continue` never expands the benchmark again. Each workpackage's params (expand.params: final
@@ -14,14 +14,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from caramel.stages.expand import layout
 from caramel.stages.spec.model import Benchmark
-from caramel.stages.state import dbfile, identity_file, sharedfs, transitions
+from caramel.stages.state import identity_file, sqlitefiles, transitions
 from caramel.stages.state.codec import encode_model
 from caramel.stages.state.dbfile import StorageError
 from caramel.stages.state.reads import RunReads
@@ -33,18 +32,19 @@ from caramel.stages.state.rows import (
     RunInfo,
     WpRow,
 )
+from caramel.stages.state.sqlitefiles import FileKind, Journal
 
 DB_NAME = layout.RUN_DB
 WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
 
 
-def _set_journal(path: str, after: str) -> str:
-    """The journal of the run state (state.sharedfs: WAL on a local disk, the rollback journal on a
-    filesystem shared between hosts or one that refuses WAL's shared memory map)."""
-    try:
-        return sharedfs.set_journal(path, "run state", dbfile.busy_timeout())
-    except sqlite3.Error as exc:
-        raise dbfile.storage_error(path, exc, "run state", after) from None
+# The run state: WAL on a local disk, the rollback journal on a filesystem shared between hosts
+# or one that refuses WAL's shared memory map (state.sqlitefiles); one connection serves the
+# engine's threads.
+RUN_STATE = FileKind("run state", journal=Journal.BY_FILESYSTEM, autocommit=True, any_thread=True)
+# A run state being written whole (the plan of a new run, a copy restored): renamed into place once
+# complete, then opened as RUN_STATE.
+WHOLE_RUN_STATE = FileKind("run state", autocommit=True)
 
 
 @dataclass
@@ -82,16 +82,10 @@ class Store(RunReads):
             raise StorageError(f"the run state {path} is empty (0 bytes): it was cut short",
                                hint="a full disk or a copy that failed? the work folders are intact, but the "
                                     "run's state is lost: start the run again")
-        self.journal = "" if readonly else _set_journal(path, after)
-        self.db = dbfile.connect(path, "run state", after, readonly, isolation_level=None, check_same_thread=False)
-        self.db.execute(f"PRAGMA busy_timeout={int(dbfile.busy_timeout() * 1000)}")
-        if not readonly:
-            # WAL + synchronous=NORMAL: a commit survives the crash of bench itself (not a power
-            # loss of the machine), without an fsync per state change. The rollback journal (shared
-            # filesystems, state.sharedfs) keeps synchronous=FULL: its commits are durable only so.
-            self.db.execute(f"PRAGMA journal_mode={self.journal}")
-            if self.journal == "wal":
-                self.db.execute("PRAGMA synchronous=NORMAL")
+        # WAL runs synchronous=NORMAL (sqlitefiles); the rollback journal of a shared filesystem
+        # keeps synchronous=FULL: its commits are durable only so.
+        self.db = sqlitefiles.connect(path, RUN_STATE, after, readonly)
+        self.journal = "" if readonly else str(self.db.execute("PRAGMA journal_mode").fetchone()[0])
         self._depth = 0
         self._gathered: _Gathered | None = None  # inside a `batch`: its writes, not yet made
         self._last_env: tuple[dict, str] = ({}, "{}")  # the last environment written, and its JSON
@@ -108,7 +102,7 @@ class Store(RunReads):
         for leftover in (tmp, tmp + "-journal"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-        db = dbfile.connect(tmp, "run state", "then run again", isolation_level=None)
+        db = sqlitefiles.connect(tmp, WHOLE_RUN_STATE, "then run again")
         try:
             db.execute("BEGIN")
             for statement in SCHEMA.split(";"):
