@@ -69,7 +69,8 @@ def test_models_json_zoo_runs_as_a_suite_and_perf_csv_has_madengine_columns(tmp_
     by_name = {e["name"]: e for e in json.loads(listed.stdout)}
     assert sorted(by_name) == ["pyt_multi", "pyt_nofig", "pyt_one"]
     assert by_name["pyt_multi"]["tags"] == ["pyt_multi", "pyt", "fp16", "gpt2"]
-    assert by_name["pyt_nofig"]["time_limit"] == 0 and by_name["pyt_one"]["time_limit"] == 7200
+    # madengine's resolve_run_timeout (container_runner_helpers.py): a timeout of 0 is the default, 7200
+    assert by_name["pyt_nofig"]["time_limit"] == 7200 and by_name["pyt_one"]["time_limit"] == 7200
     on_path = bench("benchmarks", cwd=tmp_path, env=dict(env, CARAMEL_BENCHMARKS_PATH=str(tmp_path / "zoo")))
     assert "pyt_multi" in on_path.stdout and "gpt2" in on_path.stdout
 
@@ -90,8 +91,9 @@ def test_models_json_zoo_runs_as_a_suite_and_perf_csv_has_madengine_columns(tmp_
     assert header[:len(MADENGINE_COLUMNS)] == MADENGINE_COLUMNS and len(MADENGINE_COLUMNS) == 29
     assert header[-1] == "batch_size"  # the results CSV's further column, kept
     by_model = {r["model"]: r for r in rows}
-    assert set(by_model) == {"multi_bs32", "multi_bs64", "pyt_nofig", "pyt_one"}
-    bs64 = by_model["multi_bs64"]
+    # madengine's update_perf_csv.py handle_multiple_results: a CSV row's model is ENTRY_MODEL
+    assert set(by_model) == {"pyt_multi_multi_bs32", "pyt_multi_multi_bs64", "pyt_nofig", "pyt_one"}
+    bs64 = by_model["pyt_multi_multi_bs64"]
     assert (bs64["performance"], bs64["metric"], bs64["status"], bs64["batch_size"]) == (
         "180.25", "samples_per_second", "SUCCESS", "64")
     assert bs64["training_precision"] == "fp16" and bs64["docker_file"] == "docker/pyt_huggingface"

@@ -12,8 +12,8 @@ of a name wins. A file counts when it reads as a JUBE file with a benchmark in i
 and system files do not. Description and tags come from the `meta` block (docs/file-format.md);
 without a meta description the benchmark's comment is shown.
 
-A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad) gives one entry per model, named as
-the model, with its path the JSON file and `benchmark` the model's name (run with
+A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad), with each `scripts/DIR/models.json`
+beside it as madengine finds them (named `DIR/NAME`), gives one entry per model, named as the model, with its path the JSON file and `benchmark` the model's name (run with
 `--only-bench NAME`). A file or model that cannot be read is an entry with its `error`: listed,
 and reported as a failed member by a suite whose tags it carries (its tags, if readable, or its name).
 """
@@ -30,7 +30,7 @@ from caramel.errors import CaramelError, did_you_mean
 from caramel.resources import shipped
 from caramel.settings import current
 from caramel.stages.spec.mad import FILE_NAME as MODELS_JSON
-from caramel.stages.spec.mad import EntryError, MadEntry, read_entries
+from caramel.stages.spec.mad import EntryError, MadEntry, models_json_files, read_entries
 from caramel.stages.spec.meta import find_meta_node, read_meta
 from caramel.stages.spec.model import BenchmarkMeta
 from caramel.stages.spec.sources import read_tree
@@ -74,7 +74,7 @@ def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
             continue
         for path in sorted(folder.iterdir()):
             if path.name == MODELS_JSON and path.is_file():
-                for entry in models_json_entries(path, origin):
+                for entry in mad_folder_entries(folder, origin):
                     entries.setdefault(entry.name, entry)
                 continue
             if path.suffix not in SUFFIXES or not path.is_file() or path.stem in entries:
@@ -94,7 +94,7 @@ def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | 
             continue
         for path in sorted(folder.iterdir()):
             if path.name == MODELS_JSON and path.is_file():
-                entry = next((e for e in models_json_entries(path, origin) if e.name == name), None)
+                entry = next((e for e in mad_folder_entries(folder, origin) if e.name == name), None)
                 if entry is not None:
                     return entry
             elif path.stem == name and path.suffix in SUFFIXES and path.is_file():
@@ -136,6 +136,12 @@ def _raw_tags(benchmark: Node) -> tuple[str, ...] | None:
         return ()
     texts = [node.attrs.get("tags", "")] + [child.text for child in node.findall("tags")]
     return tuple(t.strip() for text in texts for t in text.split(",") if t.strip())
+
+
+def mad_folder_entries(folder: Path, origin: str) -> list[BenchmarkEntry]:
+    """The entries of a MAD folder: its models.json and each scripts/DIR/models.json (DIR/NAME), as
+    madengine discovers them (spec.mad.models_json_files)."""
+    return [e for path in models_json_files(str(folder)) for e in models_json_entries(Path(path), origin)]
 
 
 def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
