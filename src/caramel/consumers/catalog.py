@@ -12,8 +12,9 @@ of a name wins. A file counts when it reads as a JUBE file with a benchmark in i
 and system files do not. Description and tags come from the `meta` block (docs/file-format.md);
 without a meta description the benchmark's comment is shown.
 
-A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad), with each `scripts/DIR/models.json`
-beside it as madengine finds them (named `DIR/NAME`), gives one entry per model, named as the model, with its path the JSON file and `benchmark` the model's name (run with
+A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad), with each
+`scripts/DIR/models.json` beside it as madengine finds them (named `DIR/NAME`), gives one entry per
+model, named as the model, with its path the JSON file and `benchmark` the model's name (run with
 `--only-bench NAME`). A file or model that cannot be read is an entry with its `error`: listed,
 and reported as a failed member by a suite whose tags it carries (its tags, if readable, or its name).
 """
@@ -94,7 +95,8 @@ def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | 
             continue
         for path in sorted(folder.iterdir()):
             if path.name == MODELS_JSON and path.is_file():
-                entry = next((e for e in mad_folder_entries(folder, origin) if e.name == name), None)
+                entries = mad_folder_entries(folder, origin)
+                entry = next((e for e in entries if e.name == name), None)
                 if entry is not None:
                     return entry
             elif path.stem == name and path.suffix in SUFFIXES and path.is_file():
@@ -141,7 +143,8 @@ def _raw_tags(benchmark: Node) -> tuple[str, ...] | None:
 def mad_folder_entries(folder: Path, origin: str) -> list[BenchmarkEntry]:
     """The entries of a MAD folder: its models.json and each scripts/DIR/models.json (DIR/NAME), as
     madengine discovers them (spec.mad.models_json_files)."""
-    return [e for path in models_json_files(str(folder)) for e in models_json_entries(Path(path), origin)]
+    files = models_json_files(str(folder))
+    return [e for path in files for e in models_json_entries(Path(path), origin)]
 
 
 def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:

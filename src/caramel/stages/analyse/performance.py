@@ -1,4 +1,5 @@
-"""MAD's contract between a script and the tool: a `performance: NUMBER METRIC` line, or a results CSV.
+"""MAD's contract between a script and the tool: a `performance: NUMBER METRIC` line, or a results
+CSV.
 
 A benchmark with no pattern at all needs no patternset: a `performance: 3.06 examples/sec` line in
 a workpackage's stdout is a figure (MAD's form), and so is every row of a `multiple_results` CSV
@@ -35,7 +36,7 @@ from caramel.stages.spec.mad import MODEL_DIR_PARAMETER
 from caramel.stages.spec.units import unreadable_units
 from caramel.vocabulary import WpState
 
-# The forms madengine accepts (deployment/base.py, PERFORMANCE_LOG_PATTERN, searched with re.search):
+# The forms madengine accepts (deployment/base.py, PERFORMANCE_LOG_PATTERN, found by re.search):
 # anywhere in the text, "performance:", blanks, a number, then a unit suffix such as "/s" and/or a
 # comma, blanks, and the metric: the next word up to a blank or a comma.
 PERFORMANCE_LINE = re.compile(r"""
@@ -45,7 +46,7 @@ PERFORMANCE_LINE = re.compile(r"""
     \s+
     (?P<metric> [^\s,]+ )
     """, re.VERBOSE)
-# madengine's second try when no line matches: the Hugging Face Trainer's figure, in samples_per_second
+# madengine's second try when no line matches: the Hugging Face Trainer's figure
 TRAINER_FIGURE = re.compile(r"train_samples_per_second['\"\s:=]+(?P<number>[0-9][0-9.eE+-]*)")
 TRAINER_METRIC = "samples_per_second"
 MODEL_COLUMNS = ("model", "models")  # madengine and MAD's scripts write `model`, MAD's README `models`
@@ -54,7 +55,7 @@ MAD_MODEL_COLUMN = "model"  # madengine's handle_multiple_results requires it
 
 @dataclass(frozen=True)
 class LineFigure:
-    """What madengine reads from a text: the number and metric as written, and where the match starts."""
+    """What madengine reads: the number and metric as written, and where the match starts."""
 
     number: str
     metric: str
@@ -62,8 +63,8 @@ class LineFigure:
 
 
 def first_performance(text: str) -> LineFigure | None:
-    """madengine's figure of a whole log: the first `performance:` match, else the first Hugging Face
-    Trainer `train_samples_per_second`, else None (container_runner.py reads the log the same way)."""
+    """madengine's figure of a whole log: the first `performance:` match, else the first Hugging
+    Face Trainer `train_samples_per_second`, else None (as container_runner.py reads the log)."""
     found = PERFORMANCE_LINE.search(text)
     if found:
         return LineFigure(found["number"], found["metric"], found.start())
@@ -79,7 +80,7 @@ class Figure:
     metric: str
     source: str  # file:line it came from
     extra: dict[str, str] = field(default_factory=dict)  # a results CSV's further columns
-    model_row: int = 1  # the how-manieth row of its model and metric in its results CSV: rows are never merged
+    model_row: int = 1  # the how-manieth row of its model and metric in its CSV: rows never merge
 
 
 @dataclass
@@ -98,7 +99,8 @@ class Collected:
     figures: list[Figure]
     problems: list[str]  # what could not be read, one line each
     missing: dict[int, str]  # workpackage id -> why it has no figure (MAD's FAILURE)
-    failed: list[FailedRow] = field(default_factory=list)  # CSV rows without a number, of workpackages with figures
+    # CSV rows without a number, of the workpackages that have figures
+    failed: list[FailedRow] = field(default_factory=list)
 
 
 def uses_performance_lines(inp: AnalysisInput) -> bool:
@@ -133,10 +135,11 @@ def collect(inp: AnalysisInput) -> Collected:
         figures: list[Figure] = []
         failed: list[FailedRow] = []
         notes: list[str] = []
-        if not (mad and csv_name):  # madengine reads a model's log only when it names no results CSV
+        if not (mad and csv_name):  # madengine reads a model's log only without a results CSV
             figures += _from_log(inp, wp, model, mad, found.problems, notes)
         if csv_name:
-            figures += _csv_figures(wp, csv_name, model if mad else "", found.problems, notes, failed)
+            prefix = model if mad else ""
+            figures += _csv_figures(wp, csv_name, prefix, found.problems, notes, failed)
         found.figures += figures
         if figures:  # madengine writes the rows without a number only beside rows with one
             found.failed += failed
@@ -210,7 +213,7 @@ def _read_text(path: str) -> str | None:
 
 
 def _line_figures(text: str) -> list[LineFigure]:
-    """Every line's first match (caramel's own files: each line a figure; the match never leaves its line)."""
+    """Every line's first match (caramel's own files: a figure per line, never across lines)."""
     out, offset = [], 0
     for line in text.splitlines(keepends=True):
         found = PERFORMANCE_LINE.search(line.rstrip("\r\n"))
@@ -222,9 +225,9 @@ def _line_figures(text: str) -> list[LineFigure]:
 
 def _from_log(inp: AnalysisInput, wp: WPRecord, model: str, first_only: bool, problems: list[str],
               notes: list[str]) -> list[Figure]:
-    """The figures of the workpackage's stdout files: a models.json entry's first match over its whole
-    stdout (madengine's one figure per run), every matching line for caramel's own files."""
-    unread: list[tuple[str, int, str]] = []  # `performance:` lines that give no figure: path, line, text
+    """The figures of the workpackage's stdout files: a models.json entry's first match over its
+    whole stdout (madengine's one figure per run), every matching line for caramel's own files."""
+    unread: list[tuple[str, int, str]] = []  # `performance:` lines without a figure: where, what
     out: list[Figure] = []
     for name in _stdout_files(inp, wp):
         path = os.path.join(wp.work_dir, name)
@@ -236,7 +239,8 @@ def _from_log(inp: AnalysisInput, wp: WPRecord, model: str, first_only: bool, pr
             line = text.count("\n", 0, found.offset) + 1
             value = _number(found.number)
             if value is None:  # madengine's number, past a double (1e999)
-                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: {found.number!r} is not a finite number")
+                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: "
+                                f"{found.number!r} is not a finite number")
                 notes.append(f"{found.number!r} ({name}:{line}) is not a finite number")
             else:
                 out.append(Figure(wp, model, value, found.metric, f"{path}:{line}"))
@@ -245,11 +249,11 @@ def _from_log(inp: AnalysisInput, wp: WPRecord, model: str, first_only: bool, pr
         if first_only and hit:
             return out  # madengine's one log: the first match ends the reading
     for path, line, text in unread:
-        problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: {text!r} does not read as "
-                        "madengine's 'performance: NUMBER METRIC'")
+        problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: {text!r} does not read "
+                        "as madengine's 'performance: NUMBER METRIC'")
     if not out:
-        notes += [f"{text!r} ({os.path.basename(path)}:{line}) has no number and metric as madengine reads them"
-                  for path, line, text in unread] or [NO_LINE]
+        notes += [f"{text!r} ({os.path.basename(path)}:{line}) has no number and metric as "
+                  "madengine reads them" for path, line, text in unread] or [NO_LINE]
     return out
 
 
@@ -258,16 +262,17 @@ def _csv_figures(wp: WPRecord, csv_name: str, prefix: str, problems: list[str], 
     path = results_csv_path(wp, csv_name)
     if not path:
         model_dir = wp.params.get(MODEL_DIR_PARAMETER)
-        notes.append(f"no {csv_name} in the work folder" + (f" nor in {model_dir}/" if model_dir else ""))
+        nor = f" nor in {model_dir}/" if model_dir else ""
+        notes.append(f"no {csv_name} in the work folder{nor}")
         return []
     return _from_csv(wp, path, prefix, problems, notes, failed)
 
 
 def _from_csv(wp: WPRecord, path: str, prefix: str, problems: list[str], notes: list[str],
               failed: list[FailedRow]) -> list[Figure]:
-    """The rows of a results CSV. `prefix`: a models.json entry's name, which madengine puts before each
-    row's model (`ENTRY_MODEL`, update_perf_csv.py `handle_multiple_results`), and then only the
-    column `model` names the model, as there."""
+    """The rows of a results CSV. `prefix`: a models.json entry's name, which madengine puts before
+    each row's model (`ENTRY_MODEL`, update_perf_csv.py `handle_multiple_results`), and then only
+    the column `model` names the model, as there."""
     out: list[Figure] = []
     with open(path, newline="", errors="replace") as handle:
         reader = csv.DictReader(handle)
@@ -289,18 +294,21 @@ def _from_csv(wp: WPRecord, path: str, prefix: str, problems: list[str], notes: 
             model = (row[model_column] or "").strip()
             model = f"{prefix}_{model}" if prefix else model
             metric = (row["metric"] or "").strip()
-            extra = {k: (v or "").strip() for k, v in row.items() if k not in known and k is not None}
+            extra = {k: (v or "").strip() for k, v in row.items()
+                     if k is not None and k not in known}
             text = (row.get("performance") or "").strip()
             value = _number(text)
             if value is None:
                 where = f"{os.path.basename(path)}:{reader.line_num}"
-                reason = f"{where}: empty performance" if not text else f"{where}: {text!r} is not a number"
-                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{reader.line_num}: {reason.split(': ', 1)[1]}")
+                why = "empty performance" if not text else f"{text!r} is not a number"
+                reason = f"{where}: {why}"
+                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{reader.line_num}: {why}")
                 notes.append(reason)
                 failed.append(FailedRow(wp, model, metric, reason, extra))
                 continue
             seen[(model, metric)] = seen.get((model, metric), 0) + 1
-            out.append(Figure(wp, model, value, metric, f"{path}:{reader.line_num}", extra, seen[(model, metric)]))
+            out.append(Figure(wp, model, value, metric, f"{path}:{reader.line_num}", extra,
+                              seen[(model, metric)]))
     return out
 
 

@@ -19,7 +19,8 @@ As madengine's `DiscoverModels.discover_models` (utils/discover_models.py): a fo
 comes with each `scripts/DIR/models.json` beside it (`models_json_files`); such an entry is named
 `DIR/NAME`, and its `scripts` and `dockerfile` are relative to `scripts/DIR` (the dockerfile kept as
 madengine rewrites it, relative to the MAD folder). A `timeout` of 0 or less is madengine's default
-(execution/container_runner_helpers.py, `resolve_run_timeout`: only a timeout above 0 is the model's).
+(execution/container_runner_helpers.py, `resolve_run_timeout`: only a timeout above 0 is the
+model's).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from caramel.stages.spec.tree import Node
 
 FILE_NAME = "models.json"
 DEFAULT_TIMEOUT = 7200  # madengine's two hours, also what a timeout of 0 or less means
-SCRIPTS_FOLDER = "scripts"  # madengine reads SCRIPTS_FOLDER/DIR/models.json beside the top models.json
+SCRIPTS_FOLDER = "scripts"  # madengine reads scripts/DIR/models.json beside the top models.json
 # the keys MAD's README and madengine's models know (spec/grammar.py); those caramel does not use are kept as data
 KNOWN_KEYS = grammar.names(grammar.MAD_KEYS)
 MODEL_DIR_PARAMETER = "mad_model_dir"
@@ -95,7 +96,8 @@ def models_json_files(folder: str) -> list[str]:
         return []
     scripts = os.path.join(folder, SCRIPTS_FOLDER)
     names = sorted(os.listdir(scripts)) if os.path.isdir(scripts) else []
-    return [top] + [p for p in (os.path.join(scripts, n, FILE_NAME) for n in names) if os.path.isfile(p)]
+    found = (os.path.join(scripts, name, FILE_NAME) for name in names)
+    return [top] + [path for path in found if os.path.isfile(path)]
 
 
 def scope_of(path: str) -> str:
@@ -103,7 +105,8 @@ def scope_of(path: str) -> str:
     DIR/NAME), else ""."""
     folder = os.path.dirname(os.path.abspath(path))
     parent = os.path.dirname(folder)
-    if os.path.basename(parent) == SCRIPTS_FOLDER and os.path.isfile(os.path.join(os.path.dirname(parent), FILE_NAME)):
+    top = os.path.join(os.path.dirname(parent), FILE_NAME)
+    if os.path.basename(parent) == SCRIPTS_FOLDER and os.path.isfile(top):
         return os.path.basename(folder)
     return ""
 
@@ -119,7 +122,7 @@ def read_entries(path: str) -> list[MadEntry | SpecError]:
         try:
             out.append(_scoped(_entry(item, index, path, text, start, end), scope))
         except EntryError as exc:
-            if scope and exc.entry_name:  # its name as madengine gives it, which is also one of its tags
+            if scope and exc.entry_name:  # its name as madengine gives it, also one of its tags
                 exc.entry_name = f"{scope}/{exc.entry_name}"
                 exc.entry_tags = (exc.entry_name, *(exc.entry_tags or ())[1:])
             out.append(exc)
@@ -130,14 +133,16 @@ def read_entries(path: str) -> list[MadEntry | SpecError]:
 
 def _scoped(entry: MadEntry, scope: str) -> MadEntry:
     """An entry of scripts/DIR/models.json as madengine makes it: named DIR/NAME, its dockerfile
-    relative to the MAD folder (`scripts` stays relative to the file's folder, which is the same path)."""
+    relative to the MAD folder (`scripts` stays relative to the file's folder: the same path)."""
     if not scope:
         return entry
-    if not SAFE_NAME.fullmatch(scope):  # a folder name in the runs' path, as the entry's own name is
-        raise _error(f"entry {entry.index} ({entry.name}): its folder {SCRIPTS_FOLDER}/{scope} holds characters "
-                     "other than letters, digits, _ . + -", entry.where,
-                     "madengine names the entry FOLDER/NAME: rename the folder plainly", entry.name, entry.tags)
-    dockerfile = os.path.normpath(os.path.join(SCRIPTS_FOLDER, scope, entry.dockerfile)) if entry.dockerfile else ""
+    if not SAFE_NAME.fullmatch(scope):  # a folder name in the runs' path, as the entry's name is
+        raise _error(f"entry {entry.index} ({entry.name}): its folder {SCRIPTS_FOLDER}/{scope} "
+                     "holds characters other than letters, digits, _ . + -", entry.where,
+                     "madengine names the entry FOLDER/NAME: rename the folder plainly",
+                     entry.name, entry.tags)
+    dockerfile = entry.dockerfile and os.path.normpath(
+        os.path.join(SCRIPTS_FOLDER, scope, entry.dockerfile))
     return dataclasses.replace(entry, name=f"{scope}/{entry.name}", dockerfile=dockerfile)
 
 
@@ -274,7 +279,8 @@ def _timeout(item: dict, fail: Fail) -> float:
         number = float(value)
     if number is None or number != number or abs(number) == float("inf"):
         raise fail("timeout", f"{json.dumps(value)} is not a number of seconds",
-                   f"expected seconds; 0 or less (MAD's -1) is madengine's default, {DEFAULT_TIMEOUT} s")
+                   f"expected seconds; 0 or less (MAD's -1) is madengine's default, "
+                   f"{DEFAULT_TIMEOUT} s")
     return float(number) if number > 0 else float(DEFAULT_TIMEOUT)
 
 
