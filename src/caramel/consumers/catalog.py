@@ -174,12 +174,13 @@ def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> li
     """The readable entries carrying any of `tags` (names count as tags). Nothing readable selected is an
     error that says so plainly: which unreadable files carry the tag (or might), else the tags that exist."""
     wanted = [t for t in tags if t]
-    chosen = [e for e in entries if not e.error and any(t in e.tags for t in wanted)]
+    chosen = [e for e in entries if not e.error and any(carries(e, t) for t in wanted)]
     if chosen:
         return chosen
     shown = ", ".join(wanted) or "(none)"
     plural = "s" if len(wanted) > 1 else ""
-    carriers = [e for e in entries if e.error and e.tags_known and any(t in e.tags for t in wanted)]
+    carriers = [e for e in entries
+                if e.error and e.tags_known and any(carries(e, t) for t in wanted)]
     if carriers:
         raise CatalogError(f"no readable benchmark has the tag{plural} {shown}: "
                            f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could not be read",
@@ -197,7 +198,19 @@ def unreadable_members(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -
     """The entries that could not be read and that a selection by `tags` may have meant: those whose tags
     (or name) match, and those whose tags cannot be known. A suite reports each as a failed member."""
     wanted = [t for t in tags if t]
-    return [e for e in entries if e.error and (not e.tags_known or any(t in e.tags for t in wanted))]
+    return [e for e in entries
+            if e.error and (not e.tags_known or any(carries(e, t) for t in wanted))]
+
+
+def carries(entry: BenchmarkEntry, tag: str) -> bool:
+    """The entry has the tag (its name is one), or the tag is madengine's scoped `DIR/TAG`: an entry
+    of scripts/DIR/models.json (named DIR/NAME) carrying TAG, or any of them for `DIR/all`
+    (utils/discover_models.py `DiscoverModels.select_models`)."""
+    if tag in entry.tags:
+        return True
+    scope, _, inner = tag.partition("/")
+    scoped = tag.count("/") == 1 and ":" not in tag and bool(scope) and bool(inner)
+    return scoped and entry.name.startswith(scope + "/") and (inner == "all" or inner in entry.tags)
 
 
 def _files(entries: Sequence[BenchmarkEntry]) -> str:

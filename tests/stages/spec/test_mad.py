@@ -177,3 +177,19 @@ def test_any_json_list_gives_entries_or_errors_never_a_crash(tmp_path_factory, i
             assert str(path) in str(item) and "entry " in str(item)
         else:
             assert item.name and item.n_gpus.lstrip("-").isdigit() and item.timeout > 0
+
+
+def test_scoped_tag_selects_the_entries_of_one_scripts_folder() -> None:
+    """madengine's utils/discover_models.py `DiscoverModels.select_models`: a tag `DIR/TAG` (one
+    `/`, no `:`) selects the entries named DIR/... that carry TAG (or all of them for `DIR/all`)."""
+    from caramel.consumers.catalog import find_benchmarks, select_by_tags
+
+    entries = find_benchmarks([str(MAD_DATA)])
+    chosen = select_by_tags(entries, ["pytorch_train/training"])
+    assert [e.name for e in chosen] == ["pytorch_train/pyt_train_flux"]
+    every = select_by_tags(entries, ["pytorch_train/all"])
+    assert [e.name for e in every] == ["pytorch_train/pyt_train_dlrm",
+                                       "pytorch_train/pyt_train_flux"]
+    unscoped = [e.name for e in select_by_tags(entries, ["pyt"])]  # every file's
+    assert "pyt_train_flux" in unscoped and "pytorch_train/pyt_train_flux" in unscoped
+
