@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -69,7 +70,8 @@ def test_models_json_zoo_runs_as_a_suite_and_perf_csv_has_madengine_columns(tmp_
     by_name = {e["name"]: e for e in json.loads(listed.stdout)}
     assert sorted(by_name) == ["pyt_multi", "pyt_nofig", "pyt_one"]
     assert by_name["pyt_multi"]["tags"] == ["pyt_multi", "pyt", "fp16", "gpt2"]
-    assert by_name["pyt_nofig"]["time_limit"] == 0 and by_name["pyt_one"]["time_limit"] == 7200
+    # madengine's resolve_run_timeout (container_runner_helpers.py): a timeout of 0 is its 7200
+    assert by_name["pyt_nofig"]["time_limit"] == 7200 and by_name["pyt_one"]["time_limit"] == 7200
     on_path = bench("benchmarks", cwd=tmp_path, env=dict(env, CARAMEL_BENCHMARKS_PATH=str(tmp_path / "zoo")))
     assert "pyt_multi" in on_path.stdout and "gpt2" in on_path.stdout
 
@@ -90,8 +92,9 @@ def test_models_json_zoo_runs_as_a_suite_and_perf_csv_has_madengine_columns(tmp_
     assert header[:len(MADENGINE_COLUMNS)] == MADENGINE_COLUMNS and len(MADENGINE_COLUMNS) == 29
     assert header[-1] == "batch_size"  # the results CSV's further column, kept
     by_model = {r["model"]: r for r in rows}
-    assert set(by_model) == {"multi_bs32", "multi_bs64", "pyt_nofig", "pyt_one"}
-    bs64 = by_model["multi_bs64"]
+    # madengine's update_perf_csv.py handle_multiple_results: a CSV row's model is ENTRY_MODEL
+    assert set(by_model) == {"pyt_multi_multi_bs32", "pyt_multi_multi_bs64", "pyt_nofig", "pyt_one"}
+    bs64 = by_model["pyt_multi_multi_bs64"]
     assert (bs64["performance"], bs64["metric"], bs64["status"], bs64["batch_size"]) == (
         "180.25", "samples_per_second", "SUCCESS", "64")
     assert bs64["training_precision"] == "fp16" and bs64["docker_file"] == "docker/pyt_huggingface"
@@ -202,3 +205,105 @@ def test_dockerfile_runs_in_the_image_the_system_names_else_bare(tmp_path: Path,
     bare = bench("run", "pyt_one", "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
     assert bare.returncode == 0, bare.stderr
     assert not (tmp_path / "ch-run.log").exists()
+
+
+MAD_DATA = Path(__file__).parents[1] / "data" / "mad"  # MAD's own entries (its README says which)
+# What MAD's scripts/megatron-lm/megatron-lm_benchmark_report.py writes for Llama-2-7B run in BF16,
+# then in FP8 (its report .sh takes -p BF16|FP8 and appends to ../perf_Llama-2-7B.csv): two rows per
+# run, one model name
+MEGATRON_REPORT = (
+    'CSV=../perf_Llama-2-7B.csv\n'
+    'report() { test -s $CSV || echo "model,performance,metric" > $CSV\n'
+    '  printf "Llama-2-7B,%s,tok_per_s_per_gpu\\n" "$1" >> $CSV\n'
+    '  printf "Llama-2-7B,%s,TFLOPS_per_gpu\\n" "$2" >> $CSV; }\n'
+    'report 3276 401.2   # BF16\nreport 4512 552.9   # FP8\n')
+
+
+def mad_folder(tmp_path: Path) -> Path:
+    """MAD's own entries (tests/data/mad), with stand-in scripts for the Megatron entry and the
+    scripts/pytorch_train entries."""
+    zoo = tmp_path / "zoo"
+    shutil.copytree(MAD_DATA, zoo)
+    (zoo / "scripts" / "megatron-lm").mkdir()
+    (zoo / "scripts" / "megatron-lm" / "run.sh").write_text(MEGATRON_REPORT)
+    (zoo / "scripts" / "pytorch_train" / "run.sh").write_text(
+        'printf "model,performance,metric\\nFlux,1.25,it_per_s\\n" > ../perf_Flux.csv\n')
+    return zoo
+
+
+def test_megatron_bf16_and_fp8_rows_stay_four_in_perf_csv_and_history(tmp_path: Path, env) -> None:
+    """madengine's reporting/update_perf_csv.py `handle_multiple_results`: one perf.csv row per CSV
+    row, never merged, its model ENTRY_MODEL and its metric the CSV's; so 4 rows (3276, 401.2,
+    4512, 552.9) where caramel used to write 2 means (3894, 477.05). The history keeps the 4."""
+    mad_folder(tmp_path)
+    ran = bench("run", "--suite", "llama2", "--benchmarks", "zoo", "--tag", "local", "-q",
+                cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    result = bench("result", "-c", "last", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    rows = perf_rows(tmp_path / "perf.csv")
+    model = "pyt_megatron_lm_train_llama-2-7b_Llama-2-7B"
+    assert [(r["model"], r["performance"], r["metric"], r["status"], r["n"]) for r in rows] == [
+        (model, "3276", "tok_per_s_per_gpu", "SUCCESS", "1"),
+        (model, "401.2", "TFLOPS_per_gpu", "SUCCESS", "1"),
+        (model, "4512", "tok_per_s_per_gpu", "SUCCESS", "1"),
+        (model, "552.9", "TFLOPS_per_gpu", "SUCCESS", "1")]
+    assert rows[0]["docker_file"] == "docker/megatron_train" and rows[0]["args"] == (
+        "--model_repo pyt_megatron_lm_train_llama-2-7b")
+
+    from caramel.consumers.history.store import History
+
+    with History.open(env["CARAMEL_HISTORY"]) as history:
+        (run,) = history.runs("pyt_megatron_lm_train_llama-2-7b")
+        stored = sorted((m.row["model"], m.row["model_row"], m.unit, m.samples)
+                        for m in history.metrics(run.run_key))
+    assert stored == [(model, "1", "TFLOPS_per_gpu", [401.2]),
+                      (model, "1", "tok_per_s_per_gpu", [3276.0]),
+                      (model, "2", "TFLOPS_per_gpu", [552.9]),
+                      (model, "2", "tok_per_s_per_gpu", [4512.0])]
+
+
+def test_a_scripts_folder_entry_runs_by_its_madengine_name(tmp_path: Path, env) -> None:
+    """madengine's utils/discover_models.py names scripts/pytorch_train's pyt_train_flux
+    `pytorch_train/pyt_train_flux`, its dockerfile `docker/pytorch_train` (normpath of
+    scripts/pytorch_train/../../docker/pytorch_train); its script: scripts/pytorch_train/run.sh."""
+    mad_folder(tmp_path)
+    name = "pytorch_train/pyt_train_flux"
+    listed = bench("list", "zoo", "--tags", "training", "--format", "json", cwd=tmp_path, env=env)
+    assert [e["name"] for e in json.loads(listed.stdout) if e["origin"] == "zoo"] == [name]
+    ran = bench("run", name, "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (tmp_path / "pytorch_train__pyt_train_flux_runs" / "000000").is_dir()
+    suite = bench("run", "--suite", name, "--benchmarks", "zoo", "--tag", "local", "-q",
+                  cwd=tmp_path, env=env)
+    assert suite.returncode == 0, suite.stdout + suite.stderr
+    assert bench("result", "-c", "last", cwd=tmp_path, env=env).returncode == 0
+    (row,) = perf_rows(tmp_path / "perf.csv")
+    assert (row["model"], row["performance"], row["metric"]) == (f"{name}_Flux", "1.25", "it_per_s")
+    assert row["docker_file"] == "docker/pytorch_train" and row["benchmark"] == name
+
+
+def test_csv_row_without_a_number_is_a_failure_row_and_models_no_model(tmp_path: Path, env) -> None:
+    """update_perf_csv.py `handle_multiple_results`: a row whose performance is empty is written
+    with status FAILURE beside the others; a CSV without the column `model` is refused ('missing the
+    model column'), so MAD's README header `models` gives a models.json entry no figure."""
+    zoo = tmp_path / "zoo"
+    (zoo / "scripts" / "two").mkdir(parents=True)
+    (zoo / "scripts" / "two" / "run.sh").write_text(
+        'printf "model,performance,metric\\nbs32,10.5,img/s\\nbs64,,img/s\\n" > ../two.csv\n'
+        'printf "models,performance,metric\\nbs32,10.5,img/s\\n" > ../readme.csv\n')
+    entry = {"scripts": "scripts/two", "tags": ["t"], "n_gpus": "1"}
+    models = [dict(entry, name="two", multiple_results="two.csv"),
+              dict(entry, name="readme", multiple_results="readme.csv")]
+    (zoo / "models.json").write_text(json.dumps(models))
+    ran = bench("run", "--suite", "t", "--benchmarks", "zoo", "--tag", "local", "-q",
+                cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert bench("result", "-c", "last", cwd=tmp_path, env=env).returncode == 0
+    by_model = {r["model"]: r for r in perf_rows(tmp_path / "perf.csv")}
+    assert set(by_model) == {"two_bs32", "two_bs64", "readme"}
+    good, empty, readme = by_model["two_bs32"], by_model["two_bs64"], by_model["readme"]
+    assert (good["status"], good["performance"]) == ("SUCCESS", "10.5")
+    assert (empty["status"], empty["performance"]) == ("FAILURE", "")
+    assert empty["reason"] == "two.csv:3: empty performance"
+    assert readme["status"] == "FAILURE" and "no column model" in readme["reason"]

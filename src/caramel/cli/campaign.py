@@ -159,27 +159,36 @@ def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
     from caramel.stages.analyse import from_run
     from caramel.stages.analyse.performance import collect as collect_figures
     from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.report.performance import MODEL_ROW
+    from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
     from caramel.stages.report.results import history_tables, produce
 
     inp = from_run(run_dir)
     record = run_record(run_dir)
     found = collect_figures(inp) if uses_performance_lines(inp) else None
-    extras = {(f.model, f.metric): f.extra for f in found.figures} if found else {}
+    extras = {(f.model, f.metric, f.model_row): f.extra for f in found.figures} if found else {}
     by_wp = {wp.id: wp for wp in inp.workpackages}
     prov = _provenance(inp, record, run_dir)
     previous = _previous_figures(record, history_path)
     out = []
     for metric in collect(inp, history_tables(inp, produce(inp).made)):
-        config = {k: v for k, v in metric.row.items() if k not in ("model", "metric")}
+        config = {k: v for k, v in metric.row.items() if k not in ("model", "metric", MODEL_ROW)}
         model = metric.row.get("model") or inp.benchmark.name
         detail = ",".join(f"{k}={v}" for k, v in config.items())
         unit = metric.row.get("metric") or metric.unit
-        name = metric.name if metric.name != "performance" else ""
+        # madengine's metric column is the metric alone (a `performance:` line's or a CSV
+        # row's); a figure of a pattern is named by it
+        name = metric.name if metric.table != PERFORMANCE_TABLE else ""
         before = previous.get((metric.table, metric.key, metric.name))
         change = "" if not before or math.isnan(metric.mean) else _num((metric.mean / before - 1) * 100)
-        out.append(dict(prov, **extras.get((model, unit), {}), model=model + (f"[{detail}]" if detail else ""),
+        rows_of_model = {MODEL_ROW: metric.row[MODEL_ROW]} if MODEL_ROW in metric.row else {}
+        extra = extras.get((model, unit, int(metric.row.get(MODEL_ROW, 1))), {})
+        out.append(dict(prov, **extra, **rows_of_model, model=model + f"[{detail}]" * bool(detail),
                         performance=_num(metric.mean), metric=" ".join(x for x in (name, unit) if x),
                         relative_change=change, status="SUCCESS", sd=_num(metric.sd), n=metric.n, reason=""))
+    for row in found.failed if found else []:  # a CSV row without a number: madengine's FAILURE row
+        out.append(dict(prov, **row.extra, model=row.model, performance="", metric=row.metric,
+                        status="FAILURE", sd="", n=0, reason=row.reason))
     missing = found.missing if found else {}
     for wp in inp.workpackages:
         if wp.state in (WpState.FAILED, WpState.CANCELLED, WpState.OPEN, WpState.RUNNING, WpState.WAITING) or wp.id in missing:

@@ -12,8 +12,9 @@ of a name wins. A file counts when it reads as a JUBE file with a benchmark in i
 and system files do not. Description and tags come from the `meta` block (docs/file-format.md);
 without a meta description the benchmark's comment is shown.
 
-A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad) gives one entry per model, named as
-the model, with its path the JSON file and `benchmark` the model's name (run with
+A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad), with each
+`scripts/DIR/models.json` beside it as madengine finds them (named `DIR/NAME`), gives one entry per
+model, named as the model, with its path the JSON file and `benchmark` the model's name (run with
 `--only-bench NAME`). A file or model that cannot be read is an entry with its `error`: listed,
 and reported as a failed member by a suite whose tags it carries (its tags, if readable, or its name).
 """
@@ -30,7 +31,7 @@ from caramel.errors import CaramelError, did_you_mean
 from caramel.resources import shipped
 from caramel.settings import current
 from caramel.stages.spec.mad import FILE_NAME as MODELS_JSON
-from caramel.stages.spec.mad import EntryError, MadEntry, read_entries
+from caramel.stages.spec.mad import EntryError, MadEntry, models_json_files, read_entries
 from caramel.stages.spec.meta import find_meta_node, read_meta
 from caramel.stages.spec.model import BenchmarkMeta
 from caramel.stages.spec.sources import read_tree
@@ -74,7 +75,7 @@ def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
             continue
         for path in sorted(folder.iterdir()):
             if path.name == MODELS_JSON and path.is_file():
-                for entry in models_json_entries(path, origin):
+                for entry in mad_folder_entries(folder, origin):
                     entries.setdefault(entry.name, entry)
                 continue
             if path.suffix not in SUFFIXES or not path.is_file() or path.stem in entries:
@@ -94,7 +95,8 @@ def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | 
             continue
         for path in sorted(folder.iterdir()):
             if path.name == MODELS_JSON and path.is_file():
-                entry = next((e for e in models_json_entries(path, origin) if e.name == name), None)
+                entries = mad_folder_entries(folder, origin)
+                entry = next((e for e in entries if e.name == name), None)
                 if entry is not None:
                     return entry
             elif path.stem == name and path.suffix in SUFFIXES and path.is_file():
@@ -138,6 +140,13 @@ def _raw_tags(benchmark: Node) -> tuple[str, ...] | None:
     return tuple(t.strip() for text in texts for t in text.split(",") if t.strip())
 
 
+def mad_folder_entries(folder: Path, origin: str) -> list[BenchmarkEntry]:
+    """The entries of a MAD folder: its models.json and each scripts/DIR/models.json (DIR/NAME), as
+    madengine discovers them (spec.mad.models_json_files)."""
+    files = models_json_files(str(folder))
+    return [e for path in files for e in models_json_entries(Path(path), origin)]
+
+
 def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
     """One entry per model of a MAD models.json; a bad model (or file) is an entry with its error."""
     try:
@@ -165,12 +174,13 @@ def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> li
     """The readable entries carrying any of `tags` (names count as tags). Nothing readable selected is an
     error that says so plainly: which unreadable files carry the tag (or might), else the tags that exist."""
     wanted = [t for t in tags if t]
-    chosen = [e for e in entries if not e.error and any(t in e.tags for t in wanted)]
+    chosen = [e for e in entries if not e.error and any(carries(e, t) for t in wanted)]
     if chosen:
         return chosen
     shown = ", ".join(wanted) or "(none)"
     plural = "s" if len(wanted) > 1 else ""
-    carriers = [e for e in entries if e.error and e.tags_known and any(t in e.tags for t in wanted)]
+    carriers = [e for e in entries
+                if e.error and e.tags_known and any(carries(e, t) for t in wanted)]
     if carriers:
         raise CatalogError(f"no readable benchmark has the tag{plural} {shown}: "
                            f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could not be read",
@@ -188,7 +198,19 @@ def unreadable_members(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -
     """The entries that could not be read and that a selection by `tags` may have meant: those whose tags
     (or name) match, and those whose tags cannot be known. A suite reports each as a failed member."""
     wanted = [t for t in tags if t]
-    return [e for e in entries if e.error and (not e.tags_known or any(t in e.tags for t in wanted))]
+    return [e for e in entries
+            if e.error and (not e.tags_known or any(carries(e, t) for t in wanted))]
+
+
+def carries(entry: BenchmarkEntry, tag: str) -> bool:
+    """The entry has the tag (its name is one), or the tag is madengine's scoped `DIR/TAG`: an entry
+    of scripts/DIR/models.json (named DIR/NAME) carrying TAG, or any of them for `DIR/all`
+    (utils/discover_models.py `DiscoverModels.select_models`)."""
+    if tag in entry.tags:
+        return True
+    scope, _, inner = tag.partition("/")
+    scoped = tag.count("/") == 1 and ":" not in tag and bool(scope) and bool(inner)
+    return scoped and entry.name.startswith(scope + "/") and (inner == "all" or inner in entry.tags)
 
 
 def _files(entries: Sequence[BenchmarkEntry]) -> str:

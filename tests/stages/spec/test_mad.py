@@ -28,7 +28,8 @@ def entries_file(tmp_path: Path, *entries: dict) -> Path:
 @pytest.mark.parametrize(("change", "needle", "field"), [
     ({"name": None}, "entry 1: no 'name'", '"name"'),
     ({"n_gpus": "abc"}, "entry 1 (bad): 'n_gpus': \"abc\" is not a number of GPUs", '"n_gpus"'),
-    ({"timeout": -5}, "entry 1 (bad): 'timeout': -5 is not a number of seconds", '"timeout"'),
+    ({"timeout": "soon"}, "entry 1 (bad): 'timeout': \"soon\" is not a number of seconds",
+     '"timeout"'),
     ({"tags": "pyt"}, "entry 1 (bad): 'tags': expected a list of words", '"tags"'),
     ({"scripts": "../../etc"}, "entry 1 (bad): 'scripts': '../../etc' leaves the folder", '"scripts"'),
     ({"multiple_results": "../x.csv"}, "entry 1 (bad): 'multiple_results'", '"multiple_results"'),
@@ -65,11 +66,71 @@ def test_not_json_names_the_line(tmp_path: Path) -> None:
 
 
 def test_mad_defaults_timeout_and_model_dir(tmp_path: Path) -> None:
+    """madengine's execution/container_runner_helpers.py `resolve_run_timeout`: a model's timeout
+    counts only above 0; 0 and -1 are the default, 7200 s (cli/commands/run.py's default)."""
     path = entries_file(tmp_path, {**GOOD, "url": "https://github.com/x/transformers.git"},
-                        {**GOOD, "name": "b", "timeout": 0, "url": ""})
-    first, second = read_entries(str(path))
+                        {**GOOD, "name": "b", "timeout": 0, "url": ""},
+                        {**GOOD, "name": "c", "timeout": 60})
+    first, second, third = read_entries(str(path))
     assert first.timeout == 7200 and first.model_dir == "transformers"
-    assert second.timeout == 0 and second.model_dir == "run_directory"
+    assert second.timeout == 7200 and second.model_dir == "run_directory"
+    assert third.timeout == 60
+
+
+MAD_DATA = Path(__file__).parents[2] / "data" / "mad"  # MAD's own entries (its README says which)
+
+
+def test_real_mad_entries_with_timeout_minus_one_read_as_madengine_reads_them() -> None:
+    """MAD's own entries, `"timeout": -1` included, all read; -1 is madengine's default, 7200 s
+    (container_runner_helpers.py `resolve_run_timeout`: the CLI's 7200 for a timeout <= 0)."""
+    found = read_entries(str(MAD_DATA / "models.json"))
+    assert all(isinstance(e, MadEntry) for e in found), found
+    by_name = {e.name: e for e in found if isinstance(e, MadEntry)}
+    assert list(by_name) == ["pyt_huggingface_gpt2", "pyt_vllm_llama-3.1-8b", "pyt_train_flux",
+                             "pyt_megatron_lm_train_llama-2-7b"]
+    assert {e.timeout for e in by_name.values()} == {7200.0}
+    assert by_name["pyt_megatron_lm_train_llama-2-7b"].multiple_results == "perf_Llama-2-7B.csv"
+
+
+def test_scripts_folder_models_json_is_discovered_and_named_as_madengine_names_it() -> None:
+    """madengine's utils/discover_models.py `DiscoverModels.discover_models`: beside the top
+    models.json, each scripts/DIR/models.json; its entries are named DIR/NAME, their dockerfile
+    becomes normpath(scripts/DIR/DOCKERFILE), their scripts normpath(scripts/DIR/SCRIPTS); their
+    tags stay."""
+    from caramel.consumers.catalog import find_benchmarks
+    from caramel.stages.spec.mad import models_json_files, script_parts
+
+    files = models_json_files(str(MAD_DATA))
+    folder = MAD_DATA / "scripts" / "pytorch_train"
+    files = models_json_files(str(MAD_DATA))
+    assert files == [str(MAD_DATA / "models.json"), str(folder / "models.json")]
+    flux, dlrm = read_entries(files[1])
+    assert isinstance(flux, MadEntry) and isinstance(dlrm, MadEntry)
+    assert (flux.name, dlrm.name) == ("pytorch_train/pyt_train_flux",
+                                      "pytorch_train/pyt_train_dlrm")
+    assert flux.dockerfile == "docker/pytorch_train" and flux.tags == ("pyt", "training")
+    assert flux.timeout == 7200
+    assert script_parts(flux, str(folder)) == (str(folder), ["bash", "run.sh"])
+    names = {e.name: e for e in find_benchmarks([str(MAD_DATA)])}
+    assert {"pyt_train_flux", flux.name, dlrm.name} <= set(names)
+    assert names["pytorch_train/pyt_train_flux"].path == files[1]
+    (bench,) = read_models_json(files[1], only=[dlrm.name]).children
+    assert bench.attrs == {"name": dlrm.name, "outpath": "pytorch_train__pyt_train_dlrm_runs"}
+
+
+def test_a_scripts_folder_without_the_top_models_json_is_no_scope(tmp_path: Path) -> None:
+    """madengine reads scripts/DIR/models.json only beside a top models.json (else it raises
+    FileNotFoundError)."""
+    from caramel.stages.spec.mad import models_json_files
+
+    (tmp_path / "scripts" / "x").mkdir(parents=True)
+    entries_file(tmp_path / "scripts" / "x", GOOD)
+    assert models_json_files(str(tmp_path)) == []
+    (only,) = read_entries(str(tmp_path / "scripts" / "x" / "models.json"))
+    assert isinstance(only, MadEntry) and only.name == "pyt_bert"
+    entries_file(tmp_path, GOOD)
+    (scoped,) = read_entries(str(tmp_path / "scripts" / "x" / "models.json"))
+    assert isinstance(scoped, MadEntry) and scoped.name == "x/pyt_bert"
 
 
 def test_did_you_mean_never_suggests_the_word_itself() -> None:
@@ -115,4 +176,20 @@ def test_any_json_list_gives_entries_or_errors_never_a_crash(tmp_path_factory, i
         if isinstance(item, SpecError):
             assert str(path) in str(item) and "entry " in str(item)
         else:
-            assert item.name and item.n_gpus.lstrip("-").isdigit() and item.timeout >= 0
+            assert item.name and item.n_gpus.lstrip("-").isdigit() and item.timeout > 0
+
+
+def test_scoped_tag_selects_the_entries_of_one_scripts_folder() -> None:
+    """madengine's utils/discover_models.py `DiscoverModels.select_models`: a tag `DIR/TAG` (one
+    `/`, no `:`) selects the entries named DIR/... that carry TAG (or all of them for `DIR/all`)."""
+    from caramel.consumers.catalog import find_benchmarks, select_by_tags
+
+    entries = find_benchmarks([str(MAD_DATA)])
+    chosen = select_by_tags(entries, ["pytorch_train/training"])
+    assert [e.name for e in chosen] == ["pytorch_train/pyt_train_flux"]
+    every = select_by_tags(entries, ["pytorch_train/all"])
+    assert [e.name for e in every] == ["pytorch_train/pyt_train_dlrm",
+                                       "pytorch_train/pyt_train_flux"]
+    unscoped = [e.name for e in select_by_tags(entries, ["pyt"])]  # every file's
+    assert "pyt_train_flux" in unscoped and "pytorch_train/pyt_train_flux" in unscoped
+

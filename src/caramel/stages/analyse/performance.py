@@ -1,16 +1,25 @@
-"""MAD's contract between a script and the tool: a `performance: NUMBER UNIT` line, or a results CSV.
+"""MAD's contract between a script and the tool: a `performance: NUMBER METRIC` line, or a results
+CSV.
 
-A benchmark with no pattern at all needs no patternset: every `performance: 3.06 examples/sec`
-line in a workpackage's stdout is a figure (MAD's form), and so is every row of a
-`multiple_results` CSV that the benchmark's metadata names. The CSV's columns are
-`model,performance,metric` (MAD's scripts and madengine) or `models,performance,metric` (MAD's
-README); further columns are kept with each figure. It is read from the work folder, then from the
-folder a MAD model runs in (`mad_model_dir`, the clone: a script there writes `../NAME.csv` into the
-work folder, or `NAME.csv` beside itself). A number that does not parse is reported with the
-workpackage, the file and the line, and left out.
+A benchmark with no pattern at all needs no patternset: a `performance: 3.06 examples/sec` line in
+a workpackage's stdout is a figure (MAD's form), and so is every row of a `multiple_results` CSV
+that the benchmark's metadata names. A line reads as madengine reads it (`PERFORMANCE_LINE`). The
+CSV's columns are `model,performance,metric`; further columns are kept with each figure. It is read
+from the work folder, then from the folder a MAD model runs in (`mad_model_dir`, the clone: a script
+there writes `../NAME.csv` into the work folder, or `NAME.csv` beside itself). Every row is a figure
+of its own, never merged with another row of the same model and metric (`Figure.model_row`).
+
+A models.json entry (a workpackage with `mad_model_dir`) is read exactly as madengine reads a model
+(execution/container_runner.py, `ContainerRunner.run_container`; reporting/update_perf_csv.py,
+`handle_multiple_results`): with `multiple_results` its figures are the CSV's rows only, each named
+`ENTRY_MODEL`, and the header must name `model`; without it, its one figure is the first match of
+the line in its whole stdout, else the first Hugging Face Trainer `train_samples_per_second`. A
+benchmark file of caramel's own keeps caramel's rules: every matching line is a figure, the CSV adds
+to them, its `model` is the row's own and MAD's README header `models` reads too.
 
 A finished workpackage of a last step (one no other step depends on) that gave no figure is MAD's
-FAILURE: `collect(inp).missing` holds the reason for each, so the table and perf.csv keep it.
+FAILURE: `collect(inp).missing` holds the reason for each, so the table and perf.csv keep it; a CSV
+row whose performance is empty or not a number is a FAILURE row of its own (`collect(inp).failed`).
 """
 
 from __future__ import annotations
@@ -27,8 +36,40 @@ from caramel.stages.spec.mad import MODEL_DIR_PARAMETER
 from caramel.stages.spec.units import unreadable_units
 from caramel.vocabulary import WpState
 
-LINE = re.compile(r"^\s*performance:\s*(\S+)\s*(.*?)\s*$")
+# The forms madengine accepts (deployment/base.py, PERFORMANCE_LOG_PATTERN, found by re.search):
+# anywhere in the text, "performance:", blanks, a number, then a unit suffix such as "/s" and/or a
+# comma, blanks, and the metric: the next word up to a blank or a comma.
+PERFORMANCE_LINE = re.compile(r"""
+    performance: \s+
+    (?P<number> [+\-]? (?: [0-9]+ \.? [0-9]* | \. [0-9]+ ) (?: [eE] [+\-]? [0-9]+ )? )
+    (?: ,? \s* / [a-zA-Z]+ \s* ,? | , )?
+    \s+
+    (?P<metric> [^\s,]+ )
+    """, re.VERBOSE)
+# madengine's second try when no line matches: the Hugging Face Trainer's figure
+TRAINER_FIGURE = re.compile(r"train_samples_per_second['\"\s:=]+(?P<number>[0-9][0-9.eE+-]*)")
+TRAINER_METRIC = "samples_per_second"
 MODEL_COLUMNS = ("model", "models")  # madengine and MAD's scripts write `model`, MAD's README `models`
+MAD_MODEL_COLUMN = "model"  # madengine's handle_multiple_results requires it
+
+
+@dataclass(frozen=True)
+class LineFigure:
+    """What madengine reads: the number and metric as written, and where the match starts."""
+
+    number: str
+    metric: str
+    offset: int
+
+
+def first_performance(text: str) -> LineFigure | None:
+    """madengine's figure of a whole log: the first `performance:` match, else the first Hugging
+    Face Trainer `train_samples_per_second`, else None (as container_runner.py reads the log)."""
+    found = PERFORMANCE_LINE.search(text)
+    if found:
+        return LineFigure(found["number"], found["metric"], found.start())
+    trainer = TRAINER_FIGURE.search(text)
+    return LineFigure(trainer["number"], TRAINER_METRIC, trainer.start()) if trainer else None
 
 
 @dataclass
@@ -39,6 +80,18 @@ class Figure:
     metric: str
     source: str  # file:line it came from
     extra: dict[str, str] = field(default_factory=dict)  # a results CSV's further columns
+    model_row: int = 1  # the how-manieth row of its model and metric in its CSV: rows never merge
+
+
+@dataclass
+class FailedRow:
+    """A results CSV row without a number: madengine writes it as a FAILURE row of its own."""
+
+    wp: WPRecord
+    model: str
+    metric: str
+    reason: str
+    extra: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -46,6 +99,8 @@ class Collected:
     figures: list[Figure]
     problems: list[str]  # what could not be read, one line each
     missing: dict[int, str]  # workpackage id -> why it has no figure (MAD's FAILURE)
+    # CSV rows without a number, of the workpackages that have figures
+    failed: list[FailedRow] = field(default_factory=list)
 
 
 def uses_performance_lines(inp: AnalysisInput) -> bool:
@@ -63,6 +118,9 @@ def results_csv_name(inp: AnalysisInput) -> str:
     return inp.benchmark.meta.multiple_results or ""
 
 
+NO_LINE = "the script printed no 'performance: NUMBER UNIT' line"
+
+
 def collect(inp: AnalysisInput) -> Collected:
     """The figures, the problems, and why each finished workpackage of a last step has no figure."""
     found = Collected([], [], {})
@@ -73,18 +131,19 @@ def collect(inp: AnalysisInput) -> Collected:
         if not wp.started:
             continue
         model = model_name(inp.benchmark.name, wp, varying[wp.step])
-        before, line_notes, csv_notes = len(found.figures), list[str](), list[str]()
-        for name in _stdout_files(inp, wp):
-            found.figures += _from_lines(wp, model, os.path.join(wp.work_dir, name), found.problems, line_notes)
+        mad = MODEL_DIR_PARAMETER in wp.params  # a models.json entry: read as madengine reads it
+        figures: list[Figure] = []
+        failed: list[FailedRow] = []
+        notes: list[str] = []
+        if not (mad and csv_name):  # madengine reads a model's log only without a results CSV
+            figures += _from_log(inp, wp, model, mad, found.problems, notes)
         if csv_name:
-            path = results_csv_path(wp, csv_name)
-            if path:
-                found.figures += _from_csv(wp, path, found.problems, csv_notes)
-            else:
-                csv_notes.append(f"no {csv_name} in the work folder" +
-                                 (f" nor in {wp.params[MODEL_DIR_PARAMETER]}/" if wp.params.get(MODEL_DIR_PARAMETER) else ""))
-        if len(found.figures) == before and wp.state == WpState.DONE and wp.step in last:
-            notes = (line_notes or ["the script printed no 'performance: NUMBER UNIT' line"]) + csv_notes
+            prefix = model if mad else ""
+            figures += _csv_figures(wp, csv_name, prefix, found.problems, notes, failed)
+        found.figures += figures
+        if figures:  # madengine writes the rows without a number only beside rows with one
+            found.failed += failed
+        elif wp.state == WpState.DONE and wp.step in last:
             found.missing[wp.id] = "no figure: " + "; ".join(notes)
     found.problems += unreadable_units(found.figures)  # a unit that cannot be read names its file:line
     return found
@@ -145,53 +204,111 @@ def _stdout_files(inp: AnalysisInput, wp: WPRecord) -> list[str]:
     return names
 
 
-def _from_lines(wp: WPRecord, model: str, path: str, problems: list[str], notes: list[str]) -> list[Figure]:
-    out: list[Figure] = []
+def _read_text(path: str) -> str | None:
     try:
-        handle = open(path, errors="replace")
+        with open(path, encoding="utf-8", errors="ignore") as handle:  # as madengine reads its log
+            return handle.read()
     except OSError:
-        return out
-    with handle:
-        for number, line in enumerate(handle, 1):
-            match = LINE.match(line)
-            if not match:
-                continue
-            value = _number(match.group(1))
-            if value is None:
-                where = f"{os.path.basename(path)}:{number}"
-                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{number}: {line.strip()!r}: "
-                                f"{match.group(1)!r} is not a number; expected 'performance: NUMBER UNIT'")
-                notes.append(f"{line.strip()!r} ({where}) has no number")
-                continue
-            out.append(Figure(wp, model, value, match.group(2), f"{path}:{number}"))
+        return None
+
+
+def _line_figures(text: str) -> list[LineFigure]:
+    """Every line's first match (caramel's own files: a figure per line, never across lines)."""
+    out, offset = [], 0
+    for line in text.splitlines(keepends=True):
+        found = PERFORMANCE_LINE.search(line.rstrip("\r\n"))
+        if found:
+            out.append(LineFigure(found["number"], found["metric"], offset + found.start()))
+        offset += len(line)
     return out
 
 
-def _from_csv(wp: WPRecord, path: str, problems: list[str], notes: list[str]) -> list[Figure]:
+def _from_log(inp: AnalysisInput, wp: WPRecord, model: str, first_only: bool, problems: list[str],
+              notes: list[str]) -> list[Figure]:
+    """The figures of the workpackage's stdout files: a models.json entry's first match over its
+    whole stdout (madengine's one figure per run), every matching line for caramel's own files."""
+    unread: list[tuple[str, int, str]] = []  # `performance:` lines without a figure: where, what
+    out: list[Figure] = []
+    for name in _stdout_files(inp, wp):
+        path = os.path.join(wp.work_dir, name)
+        text = _read_text(path)
+        if text is None:
+            continue
+        hit = first_performance(text)
+        for found in ([hit] if hit else []) if first_only else _line_figures(text):
+            line = text.count("\n", 0, found.offset) + 1
+            value = _number(found.number)
+            if value is None:  # madengine's number, past a double (1e999)
+                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: "
+                                f"{found.number!r} is not a finite number")
+                notes.append(f"{found.number!r} ({name}:{line}) is not a finite number")
+            else:
+                out.append(Figure(wp, model, value, found.metric, f"{path}:{line}"))
+        unread += [(path, n, t.strip()) for n, t in enumerate(text.splitlines(), 1)
+                   if "performance:" in t and not PERFORMANCE_LINE.search(t)]
+        if first_only and hit:
+            return out  # madengine's one log: the first match ends the reading
+    for path, line, text in unread:
+        problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: {text!r} does not read "
+                        "as madengine's 'performance: NUMBER METRIC'")
+    if not out:
+        notes += [f"{text!r} ({os.path.basename(path)}:{line}) has no number and metric as "
+                  "madengine reads them" for path, line, text in unread] or [NO_LINE]
+    return out
+
+
+def _csv_figures(wp: WPRecord, csv_name: str, prefix: str, problems: list[str], notes: list[str],
+                 failed: list[FailedRow]) -> list[Figure]:
+    path = results_csv_path(wp, csv_name)
+    if not path:
+        model_dir = wp.params.get(MODEL_DIR_PARAMETER)
+        nor = f" nor in {model_dir}/" if model_dir else ""
+        notes.append(f"no {csv_name} in the work folder{nor}")
+        return []
+    return _from_csv(wp, path, prefix, problems, notes, failed)
+
+
+def _from_csv(wp: WPRecord, path: str, prefix: str, problems: list[str], notes: list[str],
+              failed: list[FailedRow]) -> list[Figure]:
+    """The rows of a results CSV. `prefix`: a models.json entry's name, which madengine puts before
+    each row's model (`ENTRY_MODEL`, update_perf_csv.py `handle_multiple_results`), and then only
+    the column `model` names the model, as there."""
     out: list[Figure] = []
     with open(path, newline="", errors="replace") as handle:
         reader = csv.DictReader(handle)
         reader.fieldnames = [name.strip() for name in reader.fieldnames or []]
-        model_column = next((c for c in MODEL_COLUMNS if c in reader.fieldnames), "")
+        accepted = (MAD_MODEL_COLUMN,) if prefix else MODEL_COLUMNS
+        model_column = next((c for c in accepted if c in reader.fieldnames), "")
         missing = [c for c in ("performance", "metric") if c not in reader.fieldnames]
         if missing or not model_column:
             missing = (["model"] if not model_column else []) + missing
             text = (f"{path}: no column {', '.join(missing)} (header: {','.join(reader.fieldnames) or 'none'}); "
-                    "expected the columns model,performance,metric (or models,performance,metric)")
+                    "expected the columns model,performance,metric" +
+                    ("" if prefix else " (or models,performance,metric)"))
             problems.append(f"workpackage {wp.id} ({wp.step}): {text}")
             notes.append(text)
             return out
         known = {model_column, "performance", "metric"}
+        seen: dict[tuple[str, str], int] = {}
         for row in reader:
-            value = _number((row.get("performance") or "").strip())
+            model = (row[model_column] or "").strip()
+            model = f"{prefix}_{model}" if prefix else model
+            metric = (row["metric"] or "").strip()
+            extra = {k: (v or "").strip() for k, v in row.items()
+                     if k is not None and k not in known}
+            text = (row.get("performance") or "").strip()
+            value = _number(text)
             if value is None:
-                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{reader.line_num}: "
-                                f"{row.get('performance')!r} is not a number")
-                notes.append(f"{os.path.basename(path)}:{reader.line_num}: {row.get('performance')!r} is not a number")
+                where = f"{os.path.basename(path)}:{reader.line_num}"
+                why = "empty performance" if not text else f"{text!r} is not a number"
+                reason = f"{where}: {why}"
+                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{reader.line_num}: {why}")
+                notes.append(reason)
+                failed.append(FailedRow(wp, model, metric, reason, extra))
                 continue
-            extra = {k: (v or "").strip() for k, v in row.items() if k not in known and k is not None}
-            out.append(Figure(wp, (row[model_column] or "").strip(), value, (row["metric"] or "").strip(),
-                              f"{path}:{reader.line_num}", extra))
+            seen[(model, metric)] = seen.get((model, metric), 0) + 1
+            out.append(Figure(wp, model, value, metric, f"{path}:{reader.line_num}", extra,
+                              seen[(model, metric)]))
     return out
 
 

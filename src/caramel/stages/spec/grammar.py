@@ -358,11 +358,11 @@ TARGET_KEYS: tuple[Key, ...] = (
 MAD_KEYS: tuple[Key, ...] = (
     _k("name", "framework_project_workload: letters, digits, _ . + -", required=True),
     _k("url", "the repository cloned into the work folder"),
-    _k("dockerfile", "MAD's Dockerfile (kept as data)"),
+    _k("dockerfile", "MAD's Dockerfile, relative to the MAD folder (kept as data)"),
     _k("scripts", "a folder with run.sh, or a .sh/.py script, relative to models.json", required=True),
     _k("data", "MAD's data name"),
     _k("n_gpus", "GPUs it takes, a whole number as a text; \"-1\": every GPU", default="1"),
-    _k("timeout", "seconds (0: no limit)", "number", "7200"),
+    _k("timeout", "seconds; 0 or less: madengine's default, 7200", "number", "7200"),
     _k("owner", "who answers for it"),
     _k("training_precision", "fp16, bf16 ..."),
     _k("tags", "words to select it by", "list"),

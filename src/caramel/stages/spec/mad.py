@@ -14,6 +14,13 @@ Every text of an entry is data: it reaches the shell only through `shlex.quote` 
 so JUBE's substitution leaves it alone), `args` is split into words by `shlex.split` and joined
 back quoted, the results CSV's name passes `spec.attributes.file_name` (no separator, no `..`), and a
 model's name and its clone's folder hold only letters, digits and `_ . + -` (madengine refuses others too).
+
+As madengine's `DiscoverModels.discover_models` (utils/discover_models.py): a folder's `models.json`
+comes with each `scripts/DIR/models.json` beside it (`models_json_files`); such an entry is named
+`DIR/NAME`, and its `scripts` and `dockerfile` are relative to `scripts/DIR` (the dockerfile kept as
+madengine rewrites it, relative to the MAD folder). A `timeout` of 0 or less is madengine's default
+(execution/container_runner_helpers.py, `resolve_run_timeout`: only a timeout above 0 is the
+model's).
 """
 
 from __future__ import annotations
@@ -36,7 +43,8 @@ from caramel.stages.spec.system import SystemFacts
 from caramel.stages.spec.tree import Node
 
 FILE_NAME = "models.json"
-DEFAULT_TIMEOUT = 7200  # MAD's two hours; 0 is no limit
+DEFAULT_TIMEOUT = 7200  # madengine's two hours, also what a timeout of 0 or less means
+SCRIPTS_FOLDER = "scripts"  # madengine reads scripts/DIR/models.json beside the top models.json
 # the keys MAD's README and madengine's models know (spec/grammar.py); those caramel does not use are kept as data
 KNOWN_KEYS = grammar.names(grammar.MAD_KEYS)
 MODEL_DIR_PARAMETER = "mad_model_dir"
@@ -50,7 +58,7 @@ SAFE_NAME = re.compile(r"[\w.+-]+", re.ASCII)  # a model's name and its clone's 
 class MadEntry:
     """One checked entry of a models.json."""
 
-    name: str
+    name: str  # DIR/NAME for an entry of scripts/DIR/models.json, as madengine names it
     index: int
     where: Location
     url: str = ""
@@ -79,18 +87,63 @@ def is_models_json(path: str) -> bool:
     return os.path.basename(path).endswith(".json")
 
 
+def models_json_files(folder: str) -> list[str]:
+    """A MAD folder's models.json files as madengine discovers them: the folder's own, then each
+    `scripts/DIR/models.json` (DIR in name order; madengine takes the folder listing's order). None
+    without the folder's own models.json (madengine stops there)."""
+    top = os.path.join(folder, FILE_NAME)
+    if not os.path.isfile(top):
+        return []
+    scripts = os.path.join(folder, SCRIPTS_FOLDER)
+    names = sorted(os.listdir(scripts)) if os.path.isdir(scripts) else []
+    found = (os.path.join(scripts, name, FILE_NAME) for name in names)
+    return [top] + [path for path in found if os.path.isfile(path)]
+
+
+def scope_of(path: str) -> str:
+    """DIR for `MAD/scripts/DIR/models.json` beside a `MAD/models.json` (madengine names its entries
+    DIR/NAME), else ""."""
+    folder = os.path.dirname(os.path.abspath(path))
+    parent = os.path.dirname(folder)
+    top = os.path.join(os.path.dirname(parent), FILE_NAME)
+    if os.path.basename(parent) == SCRIPTS_FOLDER and os.path.isfile(top):
+        return os.path.basename(folder)
+    return ""
+
+
 def read_entries(path: str) -> list[MadEntry | SpecError]:
     """Each entry of the file checked on its own: a bad entry is its error, the others stay usable.
     A file that is not a JSON list raises."""
     text = _read(path)
     items = _items(text, path)
+    scope = scope_of(path)
     out: list[MadEntry | SpecError] = []
     for index, (item, start, end) in enumerate(items):
         try:
-            out.append(_entry(item, index, path, text, start, end))
+            out.append(_scoped(_entry(item, index, path, text, start, end), scope))
+        except EntryError as exc:
+            if scope and exc.entry_name:  # its name as madengine gives it, also one of its tags
+                exc.entry_name = f"{scope}/{exc.entry_name}"
+                exc.entry_tags = (exc.entry_name, *(exc.entry_tags or ())[1:])
+            out.append(exc)
         except SpecError as exc:
             out.append(exc)
     return out
+
+
+def _scoped(entry: MadEntry, scope: str) -> MadEntry:
+    """An entry of scripts/DIR/models.json as madengine makes it: named DIR/NAME, its dockerfile
+    relative to the MAD folder (`scripts` stays relative to the file's folder: the same path)."""
+    if not scope:
+        return entry
+    if not SAFE_NAME.fullmatch(scope):  # a folder name in the runs' path, as the entry's name is
+        raise _error(f"entry {entry.index} ({entry.name}): its folder {SCRIPTS_FOLDER}/{scope} "
+                     "holds characters other than letters, digits, _ . + -", entry.where,
+                     "madengine names the entry FOLDER/NAME: rename the folder plainly",
+                     entry.name, entry.tags)
+    dockerfile = entry.dockerfile and os.path.normpath(
+        os.path.join(SCRIPTS_FOLDER, scope, entry.dockerfile))
+    return dataclasses.replace(entry, name=f"{scope}/{entry.name}", dockerfile=dockerfile)
 
 
 def read_models_json(path: str, only: list[str] | None = None) -> Node:
@@ -217,16 +270,18 @@ def _n_gpus(item: dict, fail: Fail) -> str:
 
 
 def _timeout(item: dict, fail: Fail) -> float:
+    """Seconds; 0 or less (MAD's `-1`) is madengine's default, as `resolve_run_timeout` reads it."""
     value = item.get("timeout", DEFAULT_TIMEOUT)
     if value is None:
-        return DEFAULT_TIMEOUT
+        return float(DEFAULT_TIMEOUT)
     number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if isinstance(value, str) and re.fullmatch(r"\d+(\.\d+)?", value.strip()):
+    if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
         number = float(value)
-    if number is None or number < 0 or number != number or number == float("inf"):
+    if number is None or number != number or abs(number) == float("inf"):
         raise fail("timeout", f"{json.dumps(value)} is not a number of seconds",
-                   f"expected seconds of at least 0 (0: no limit; without it {DEFAULT_TIMEOUT} s, MAD's default)")
-    return float(number)
+                   f"expected seconds; 0 or less (MAD's -1) is madengine's default, "
+                   f"{DEFAULT_TIMEOUT} s")
+    return float(number) if number > 0 else float(DEFAULT_TIMEOUT)
 
 
 def _check_paths(entry: MadEntry, fail: Fail) -> None:
@@ -318,7 +373,9 @@ def benchmark_node(entry: MadEntry, home: str) -> Node:
                        leaf("parameter", "", name="container_image", separator="\x1f")]  # the run's provenance
     step = leaf("step", name=STEP)
     step.children = [leaf("use", "mad"), leaf("use", "system"), leaf("do", run_command(entry, home))]
-    node = leaf("benchmark", name=entry.name, outpath=f"{entry.name}_runs")
+    # one folder, never DIR/: `bench run` by name keeps only the outpath's last part, and MAD's
+    # pytorch_train/pyt_train_flux would then share pyt_train_flux's runs
+    node = leaf("benchmark", name=entry.name, outpath=entry.name.replace("/", "__") + "_runs")
     node.children = [leaf("comment", meta_values["description"]), meta, params, step]
     return node
 
