@@ -122,7 +122,7 @@ def measure(options: LayoutOptions, workload: str, out: TextIO) -> None:
     from caramel.payloads.workloads import layout, layout_probe, layout_store
     try:
         candidates = (tuple(layout.parse_layout(t) for t in options.layouts.split(",") if t.strip())
-                      or layout_probe.candidate_layouts())
+                      or layout_probe.candidate_layouts(workload=workload))
     except ValueError as exc:
         raise CaramelError(f"--layouts {options.layouts!r}: {exc}") from None
     plan = layout_probe.ProbePlan(workload, candidates, options.iterations, options.repeats, shape=options.shape,
@@ -149,9 +149,11 @@ def show(workloads: tuple[str, ...], out: TextIO) -> None:
         print(f"{workload}: {layout.layout_choice(workload).describe()}", file=out)
     cpus = layout.usable_cpus()
     busy = layout.running_elsewhere()
-    rule = layout.cpu_layout(len(cpus), layout.numa_nodes_holding(cpus), busy)
-    print(f"the rule now: {rule.processes}x{rule.threads} ({len(cpus)} usable cores, "
-          f"{layout.numa_nodes_holding(cpus)} NUMA node(s), {round(busy)} busy)", file=out)
+    numa = layout.numa_nodes_holding(cpus)
+    rules = ", ".join(f"{w} {r.processes}x{r.threads}" for w, r in (
+        (w, layout.cpu_layout(len(cpus), numa, busy, layout.RULE_RANKS[w])) for w in workloads))
+    print(f"the rule now: {rules} ({len(cpus)} usable cores, {numa} NUMA node(s), "
+          f"{round(busy)} busy)", file=out)
     path = layout.store_file()
     stored = layout_store.read(path)
     if not stored:

@@ -19,6 +19,11 @@ from caramel.payloads.workloads.layout import (
 
 def test_one_process_with_every_free_core_as_threads_per_numa_node() -> None:
     assert cpu_layout(2) == Layout(1, 2)
+    # a trainer that wants data-parallel ranks (RULE_RANKS) gets them, one per free core at most
+    assert cpu_layout(2, ranks=4) == Layout(2, 1)
+    assert cpu_layout(16, ranks=4) == Layout(4, 4)
+    assert cpu_layout(128, numa_nodes=8, ranks=4) == Layout(8, 16)
+    assert cpu_layout(2, busy=1, ranks=4) == Layout(1, 1)
     assert cpu_layout(64, numa_nodes=2) == Layout(2, 32)
     assert cpu_layout(128, numa_nodes=8) == Layout(8, 16)
     assert cpu_layout(1) == Layout(1, 1)

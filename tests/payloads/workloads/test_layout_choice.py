@@ -65,9 +65,10 @@ def store(*measurements: Measurement) -> str:
 
 def test_without_a_measurement_the_rule_decides_and_says_so(node) -> None:
     assert layout.STORE_NAME == layout_store.FILE_NAME
-    choice = node()
-    assert (choice.layout, choice.source) == (Layout(1, 2), LayoutSource.RULE)
-    assert choice.describe() == "1x2 (rule)"
+    choice = node()  # GPT: a data-parallel rank per free core (RULE_RANKS)
+    assert (choice.layout, choice.source) == (Layout(2, 1), LayoutSource.RULE)
+    assert choice.describe() == "2x1 (rule)"
+    assert node(workload="resnet").describe() == "1x2 (rule)"  # ResNet: threads
     assert node(busy=1).describe() == "1x1 (rule; 1 core(s) busy)"
 
 
@@ -95,9 +96,9 @@ def test_a_measurement_of_another_node_or_torch_or_too_old_is_ignored(node, caps
     elif other is not None:
         other = NodeIdentity(other.host, mine.cpus, mine.torch)
     date = NOW - timedelta(days=layout_store.MAX_AGE_DAYS + 1) if "days" in why else NOW
-    store(measured("2x1", other, date))
+    store(measured("1x2", other, date))
     choice = node()
-    assert (choice.layout, choice.source) == (Layout(1, 2), LayoutSource.RULE)
+    assert (choice.layout, choice.source) == (Layout(2, 1), LayoutSource.RULE)
     assert why in capsys.readouterr().err
 
 

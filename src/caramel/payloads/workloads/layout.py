@@ -1,14 +1,18 @@
 """How caramel's trainers lay out on a CPU node: how many processes, how many threads each.
 
 The rule (docs/benchmarks.md, "Layout"): the free cores are the usable cores less those other
-processes keep busy right now; one process per NUMA node that holds usable cores, the free cores
-split among them as PyTorch intra-op threads. Threads of one process share one copy of the model
-and need no gradient exchange; data-parallel ranks on one node each hold a copy and all-reduce
-every gradient over gloo each step, which on caramel's small CPU shapes costs more than it saves
-(perf/workloads.py measures both). Busy cores are left out because an OpenMP thread that has to
-wait for a core stalls every parallel region of its process (measured: 2 threads on 2 cores with
-another busy process train 10 to 15 times slower than 1 thread). Across NUMA nodes, threads would
-read weights from the other socket's memory, so there one rank per NUMA node is the usual advice.
+processes keep busy right now; the processes are the trainer's data-parallel ranks, at least one
+per NUMA node that holds usable cores and at most one per free core, and the free cores are split
+among them as PyTorch intra-op threads. How many ranks a trainer wants is its own
+(`RULE_RANKS`): caramel's GPT takes as many as its shipped global batch has micro-batches (8
+sequences of 2: 4 ranks), because on its small shape one rank per core beats threads (measured on
+a quiet 2-core node: 2x1 19.1k tokens/s against 17.9k for 1x2; docs/benchmarks.md); the ResNet
+takes one per NUMA node, because its convolutions thread well and a second model copy costs more
+than it saves (1x2 310 images/s against 233 for 2x1). Busy cores are left out because an OpenMP
+thread that has to wait for a core stalls every parallel region of its process (measured: 2 threads
+on 2 cores with another busy process train 10 to 15 times slower than 1 thread). Across NUMA nodes,
+threads would read weights from the other socket's memory, so there one rank per NUMA node at
+least is the usual advice.
 
 The rule cannot know what a node favours (on a quiet 2-core node two gloo ranks beat two threads in
 one run and lost in the next), so a measurement comes first where there is one: `layout_choice()` takes
@@ -37,6 +41,9 @@ LAYOUT_VARIABLE = "CARAMEL_CPU_LAYOUT"
 # layout_store.FILE_NAME; named here too so planning a benchmark imports the store (json, socket,
 # datetime: 10 to 70 ms) only where a measurement exists
 STORE_NAME = "cpu-layout.json"
+# the data-parallel ranks the rule gives each trainer on a quiet node (at most one per free core):
+# GPT's shipped CPU batch is 8 sequences in micro-batches of 2, so 4 ranks keep it; ResNet threads
+RULE_RANKS = {"gpt": 4, "resnet": 1}
 
 
 @dataclass(frozen=True)
@@ -49,13 +56,14 @@ class Layout:
         return self.processes * self.threads
 
 
-def cpu_layout(cores: int, numa_nodes: int = 1, busy: float = 0.0) -> Layout:
+def cpu_layout(cores: int, numa_nodes: int = 1, busy: float = 0.0, ranks: int = 1) -> Layout:
     """The rule: `busy` cores (rounded, at most all but one) are left to the processes that use them;
-    one process per NUMA node holding usable cores, the free cores split evenly among them."""
+    `ranks` processes (the trainer's wish, RULE_RANKS), at least one per NUMA node holding usable
+    cores, at most one per free core; the free cores split evenly among them."""
     if cores < 1:
         raise ValueError(f"a node with {cores} usable cores")
     free = free_cores(cores, busy)
-    processes = max(1, min(numa_nodes, free))
+    processes = max(1, min(max(numa_nodes, ranks), free))
     return Layout(processes, free // processes)
 
 
@@ -190,7 +198,7 @@ def _decided(workload: str) -> LayoutChoice:
         return LayoutChoice(parse_layout(current().cpu_layout), LayoutSource.ENVIRONMENT, LAYOUT_VARIABLE)
     cpus = usable_cpus()
     busy = running_elsewhere()
-    rule = cpu_layout(len(cpus), numa_nodes_holding(cpus), busy)
+    rule = cpu_layout(len(cpus), numa_nodes_holding(cpus), busy, RULE_RANKS.get(workload, 1))
     measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
     if measured is not None:
         return measured

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from caramel.payloads.workloads.layout import Layout, cpu_layout, numa_nodes_holding, usable_cpus
+from caramel.payloads.workloads.layout import RULE_RANKS, Layout, cpu_layout, numa_nodes_holding, usable_cpus
 from caramel.payloads.workloads.layout_store import Measurement, NodeIdentity, median
 
 GLOBAL_BATCH = 8  # sequences (GPT) or images (ResNet) an iteration, whatever the layout, as the shipped files run
@@ -61,11 +61,11 @@ class ProbePlan:
         return self.shape or SHAPES[self.workload]
 
 
-def candidate_layouts(cpus: set[int] | None = None) -> tuple[Layout, ...]:
-    """1x1, 1xN, Nx1 for N usable cores, and the rule's layout on a quiet node (one rank per NUMA node)."""
+def candidate_layouts(cpus: set[int] | None = None, workload: str = "gpt") -> tuple[Layout, ...]:
+    """1x1, 1xN, Nx1 for N usable cores, and the rule's layout of `workload` on a quiet node."""
     cpus = cpus if cpus is not None else usable_cpus()
     cores = len(cpus)
-    rule = cpu_layout(cores, numa_nodes_holding(cpus))
+    rule = cpu_layout(cores, numa_nodes_holding(cpus), ranks=RULE_RANKS.get(workload, 1))
     return tuple(dict.fromkeys([Layout(1, 1), Layout(1, cores), Layout(cores, 1), rule]))
 
 
