@@ -109,7 +109,8 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     if by_name and is_models_json(path) and not only:
         only = [options.file]  # a MAD model by name: that entry of its models.json
     system = find_system(set(options.tags), list(options.systems))
-    benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None, strict=options.strict)
+    benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None, strict=options.strict,
+                      no_eval=options.no_eval)
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation

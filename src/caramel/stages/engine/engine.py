@@ -202,7 +202,9 @@ class Engine:
             cycle, op = self._resume.pop(wp.id)
             with self.store.transaction():
                 self.move(wp, "resume")
-            env = self.store.env(wp.id) or materialise.initial_env(self.base_env, [], params)
+            stored = self.store.env(wp.id)
+            env = (materialise.with_secrets(stored, self.base_env) if stored
+                   else materialise.initial_env(self.base_env, [], params))
             started = Started(wp, step, params, paths, env)
         else:
             cycle, op = 0, 0

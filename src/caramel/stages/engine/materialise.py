@@ -29,6 +29,16 @@ def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], params:
     return env
 
 
+def with_secrets(stored: dict[str, str], base: dict[str, str]) -> dict[str, str]:
+    """A stored environment (its secrets left out: caramel.redact.environment) with the secrets of
+    bench's own environment back, for a workpackage that resumes."""
+    from caramel import redact
+    from caramel.settings import current
+
+    kept = redact.environment(base, current().secret_patterns)
+    return {**{name: value for name, value in base.items() if name not in kept}, **stored}
+
+
 def prepare_command(entry: FileEntry, params: dict[str, str], base: str, index: int = 0) -> Command:
     """The `index`-th prepare of a workpackage (counted over its filesets in order) as a Command."""
     do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,

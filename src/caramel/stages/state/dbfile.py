@@ -8,6 +8,7 @@ SQLite itself keeps what was committed before (a failed change is rolled back wh
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -153,12 +154,23 @@ class Guarded:
             self.rollback()
 
 
+def create_private(path: str) -> None:
+    """Make a new database file readable by its owner alone (settings.group_readable: and the group),
+    before SQLite makes it with the umask's mode: a run state holds environments, a history the
+    site's figures (docs/security.md, "Secrets"). SQLite gives its journal files the same mode."""
+    from caramel.settings import current
+
+    with contextlib.suppress(OSError):  # one there already; a folder not writable: SQLite says so
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, current().file_mode))
+
+
 def connect(path: str, what: str, after: str = "", readonly: bool = False, **options: Any) -> Guarded:
     """A guarded connection to `path`; a zero-length file is refused (a file cut short, not a database)."""
     try:
         if readonly:
             connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, **options)
         else:
+            create_private(path)
             connection = sqlite3.connect(path, **options)
     except sqlite3.Error as exc:
         raise storage_error(path, exc, what, after) from None
