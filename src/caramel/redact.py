@@ -24,7 +24,7 @@ SECRET_NAMES = ("*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*",
 # query parameters that hold a secret whatever the patterns say (libpq's and the usual ones)
 SECRET_PARAMETERS = ("password", "sslpassword", "passwd", "pwd", "token", "key", "secret", "apikey", "auth")
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]*")
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*")  # to the next blank: a raw password may hold anything else
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 

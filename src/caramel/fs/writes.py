@@ -24,7 +24,6 @@ import contextlib
 import errno
 import os
 import re
-import socket
 import stat
 import sys
 import time
@@ -177,6 +176,8 @@ def _replaced(path: str, root: str | None, binary: bool, encoding: str, newline:
 
 def _host() -> str:
     """This host's name as a temporary name holds it (no dots: they separate the name's parts)."""
+    import socket  # here: `bench run` imports this module and needs no socket otherwise (start-up time)
+
     return socket.gethostname().split(".")[0].replace(os.sep, "_")
 
 
