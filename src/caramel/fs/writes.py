@@ -176,9 +176,7 @@ def _replaced(path: str, root: str | None, binary: bool, encoding: str, newline:
 
 def _host() -> str:
     """This host's name as a temporary name holds it (no dots: they separate the name's parts)."""
-    import socket  # here: `bench run` imports this module and needs no socket otherwise (start-up time)
-
-    return socket.gethostname().split(".")[0].replace(os.sep, "_")
+    return os.uname().nodename.split(".")[0].replace(os.sep, "_")  # socket.gethostname's, without its import
 
 
 def remove_stale(base: str, dir_fd: int) -> list[str]:
