@@ -277,7 +277,8 @@ def test_the_reader_sees_hidden_and_relative_imports(tmp_path: Path) -> None:
 # The four kinds of code the tree holds (docs/architecture.md, "Four kinds of code"): every package and
 # top-level module is exactly one of them, and the job payloads below carry a rule of their own.
 KINDS: dict[str, tuple[str, ...]] = {
-    "base": ("errors", "vocabulary", "resources", "__version__", "fs", "redact", "settings", "moved"),
+    "base": ("errors", "vocabulary", "resources", "__version__", "fs", "redact", "settings",
+             "moved"),
     "stage": ("spec", "expand", "engine", "state", "analyse", "report"),
     "adapter": ("backends", "systems", "containers", "energy"),
     "consumer": ("history", "pages", "predict", "catalog"),

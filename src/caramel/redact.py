@@ -1,4 +1,5 @@
-"""Secrets never reach what people see or share: one place that masks them (docs/security.md, "Secrets").
+"""Secrets never reach what people see or share: one place that masks them (docs/security.md,
+"Secrets").
 
 `text(value)` is how any URL, setting or message that may hold one is shown (pages, error messages,
 `bench config`, logs, exports): the password of every `scheme://user:password@host` in it becomes
@@ -18,13 +19,41 @@ from collections.abc import Mapping
 from urllib.parse import unquote
 
 MASK = "***"
-# a name (of a variable or a query parameter) that holds a secret: the `secret_env` setting's default
-SECRET_NAMES = ("*TOKEN*", "*SECRET*", "*PASSWORD*", "*PASSWD*", "*PASSPHRASE*", "*_KEY", "*_KEY_*", "*APIKEY*",
-                "*CREDENTIAL*", "*_PWD", "PWD_*", "*PRIVATE*", "*_AUTH", "*AUTH_*", "*COOKIE*")
+# a name (of a variable or a query parameter) that holds a secret: the default of the `secret_env`
+# setting
+SECRET_NAMES = (
+    "*TOKEN*",
+    "*SECRET*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*_KEY",
+    "*_KEY_*",
+    "*APIKEY*",
+    "*CREDENTIAL*",
+    "*_PWD",
+    "PWD_*",
+    "*PRIVATE*",
+    "*_AUTH",
+    "*AUTH_*",
+    "*COOKIE*",
+)
 # query parameters that hold a secret whatever the patterns say (libpq's and the usual ones)
-SECRET_PARAMETERS = ("password", "sslpassword", "passwd", "pwd", "token", "key", "secret", "apikey", "auth")
+SECRET_PARAMETERS = (
+    "password",
+    "sslpassword",
+    "passwd",
+    "pwd",
+    "token",
+    "key",
+    "secret",
+    "apikey",
+    "auth",
+)
 
-_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://\S*")  # to the next blank: a raw password may hold anything else
+_URL = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://\S*"
+)  # to the next blank: a raw password may hold anything else
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 
 
@@ -35,11 +64,12 @@ def secret_name(name: str, patterns: tuple[str, ...] = SECRET_NAMES) -> bool:
 
 
 def url(target: str) -> str:
-    """`target` as it may be shown: a URL's password and secret query values as `***` (a path as it is)."""
+    """`target` as it may be shown: a URL's password and secret query values as `***` (a path as
+    it is)."""
     scheme = _SCHEME.match(target)
     if not scheme:
         return target
-    rest = target[scheme.end():]
+    rest = target[scheme.end() :]
     if "@" in rest:  # the last `@`: a password may hold `@`, `/`, `#` or `?` unencoded
         userinfo, _, rest = rest.rpartition("@")
         user, colon, _ = userinfo.partition(":")
@@ -72,26 +102,28 @@ def text(value: str) -> str:
 
 
 def place(target: str) -> str:
-    """Where a history or sink is, for a page header: a URL as `scheme://host/database`, with no user,
+    """Where a history or sink is, for a page header: a URL as `scheme://host/database`, with no
+    user,
     password or parameters at all (a path as it is)."""
     scheme = _SCHEME.match(target)
     if not scheme:
         return target
-    rest = target[scheme.end():].rpartition("@")[2]
+    rest = target[scheme.end() :].rpartition("@")[2]
     return scheme.group() + re.split(r"[?#]", rest, maxsplit=1)[0]
 
 
 def password_of(target: str) -> str:
     """The password a URL carries ('' for none): what a server's own error message may repeat."""
     scheme = _SCHEME.match(target)
-    if not scheme or "@" not in target[scheme.end():]:
+    if not scheme or "@" not in target[scheme.end() :]:
         return ""
-    userinfo = target[scheme.end():].rpartition("@")[0]
+    userinfo = target[scheme.end() :].rpartition("@")[0]
     return userinfo.partition(":")[2]
 
 
 def scrub(message: str, target: str) -> str:
-    """`message` (another program's error about `target`) without the password, as written or decoded."""
+    """`message` (another program's error about `target`) without the password, as written or
+    decoded."""
     password = password_of(target)
     for form in {password, unquote(password)} - {""}:
         message = message.replace(form, MASK)
@@ -99,6 +131,10 @@ def scrub(message: str, target: str) -> str:
 
 
 def environment(env: Mapping[str, str], patterns: tuple[str, ...] = SECRET_NAMES) -> dict[str, str]:
-    """`env` without its secrets: the variables named like one, and those holding a URL with a password."""
-    return {name: value for name, value in env.items()
-            if not secret_name(name, patterns) and text(value) == value}
+    """`env` without its secrets: the variables named like one, and those holding a URL with a
+    password."""
+    return {
+        name: value
+        for name, value in env.items()
+        if not secret_name(name, patterns) and text(value) == value
+    }

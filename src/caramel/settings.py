@@ -82,14 +82,14 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a job held by a failed dependency waits before it is cancelled"),
     Setting("db_timeout", "CARAMEL_DB_TIMEOUT", Kind.SECONDS, "10", "seconds a database locked by another process is waited for"),
     Setting("sqlite_journal", "CARAMEL_SQLITE_JOURNAL", Kind.CHOICE, "",
-            "the SQLite journal: wal, delete, truncate or persist (default: chosen from the filesystem)",
-            choices=("", "wal", "delete", "truncate", "persist")),
+            "the SQLite journal: wal, delete, truncate or persist (default: chosen from the "
+            "filesystem)", choices=("", "wal", "delete", "truncate", "persist")),
     Setting("group_readable", "CARAMEL_GROUP_READABLE", Kind.CHOICE, "no",
-            "yes: run states and histories caramel creates are 0640 (a shared project's group reads them), "
-            "no: 0600", choices=("no", "yes")),
+            "yes: run states and histories caramel creates are 0640 (a shared project's group "
+            "reads them), no: 0600", choices=("no", "yes")),
     Setting("secret_env", "CARAMEL_SECRET_ENV", Kind.TEXT, " ".join(SECRET_NAMES),
-            "name patterns (fnmatch, any case, separated by spaces) of variables an export: step's stored "
-            "environment leaves out"),
+            "name patterns (fnmatch, any case, separated by spaces) of variables an export: "
+            "step's stored environment leaves out"),
     Setting("scheduler_log", "CARAMEL_SCHEDULER_LOG", Kind.PATH, "", "a file every scheduler call is appended to (tests count them)"),
     Setting("hwmon_base", "CARAMEL_HWMON_BASE", Kind.PATH, "", "a fake sysfs hwmon tree for the energy method gh (tests)"),
     Setting("cpu_layout", "CARAMEL_CPU_LAYOUT", Kind.TEXT, "",

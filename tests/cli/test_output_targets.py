@@ -1,4 +1,5 @@
-"""Every output option writes where it is pointed (docs/reliability.md, "Writes: whole or not at all,
+"""Every output option writes where it is pointed (docs/reliability.md, "Writes: whole or not at
+all,
 and errors that name the file"): a character device or FIFO written through and left as it was, `-`
 standard output, a folder refused with a message. The device is one the test makes in tmp_path with
 /dev/null's numbers: the machine's own /dev/null is never written."""
@@ -14,8 +15,11 @@ from pathlib import Path
 import pytest
 from tests.run_bench import bench, isolated_env
 
-LINE = {"schema": 2, "run": {"run_key": "k1", "benchmark": "b", "started": 1.0},
-        "metrics": [{"table": "t", "row": {"n": "1"}, "name": "x", "unit": "s", "samples": [1.0, 2.0]}]}
+LINE = {
+    "schema": 2,
+    "run": {"run_key": "k1", "benchmark": "b", "started": 1.0},
+    "metrics": [{"table": "t", "row": {"n": "1"}, "name": "x", "unit": "s", "samples": [1.0, 2.0]}],
+}
 
 
 @pytest.fixture
@@ -44,7 +48,10 @@ def test_a_device_output_stays_a_device(tmp_path: Path, history, command: list[s
     before = set(os.listdir(tmp_path))
     done = bench(*command, str(node), "--history", path, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr
-    assert stat.S_ISCHR(os.lstat(node).st_mode) and os.lstat(node).st_rdev == os.stat("/dev/null").st_rdev
+    assert (
+        stat.S_ISCHR(os.lstat(node).st_mode)
+        and os.lstat(node).st_rdev == os.stat("/dev/null").st_rdev
+    )
     assert set(os.listdir(tmp_path)) == before
 
 
@@ -72,11 +79,15 @@ def test_dash_writes_to_standard_output(tmp_path: Path, history) -> None:
 
 
 @pytest.mark.parametrize("command", [["export", "-o"], ["dashboard", "-o"]])
-def test_a_folder_output_is_refused_with_a_message(tmp_path: Path, history, command: list[str]) -> None:
+def test_a_folder_output_is_refused_with_a_message(
+    tmp_path: Path, history, command: list[str]
+) -> None:
     """docs/reliability.md, "Writes": a folder is refused (exit 2), named, nothing written in it."""
     path, env = history
     folder = tmp_path / "out"
     folder.mkdir()
     done = bench(*command, str(folder), "--history", path, cwd=tmp_path, env=env)
-    assert done.returncode == 2 and f"cannot write {folder}: it is a folder" in done.stderr, done.stderr
+    assert done.returncode == 2 and f"cannot write {folder}: it is a folder" in done.stderr, (
+        done.stderr
+    )
     assert list(folder.iterdir()) == []

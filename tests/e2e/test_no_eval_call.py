@@ -1,5 +1,6 @@
-"""`--no-eval` imports nothing of the file's: a `call:` step's module is found by name and its function
-looked up in its source, never imported (docs/security.md, "Running a file you do not trust": "planning
+"""`--no-eval` imports nothing of the file's: a `call:` step's module is found by name and its
+function looked up in its source, never imported (docs/security.md, "Running a file you do not
+trust": "planning
 ran no code of the file")."""
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ from pathlib import Path
 import pytest
 from tests.run_bench import bench, isolated_env
 
-FUNCTIONS = '''
+FUNCTIONS = """
 import pathlib
 pathlib.Path(__file__).with_name("IMPORTED").write_text("module-level code ran")
 
 
 def train(size: int):
     return {"loss": 1.0 / size}
-'''
+"""
 
 BENCH = """
 name: fit
@@ -34,15 +35,21 @@ step:
 DECLARED = "    figure:\n      - {name: loss, direction: lower}\n"
 
 
-def _folder(tmp_path: Path, target: str = "functions:train", figures: str = DECLARED,
-            functions: str = FUNCTIONS) -> Path:
+def _folder(
+    tmp_path: Path,
+    target: str = "functions:train",
+    figures: str = DECLARED,
+    functions: str = FUNCTIONS,
+) -> Path:
     (tmp_path / "functions.py").write_text(functions)
     (tmp_path / "bench.yaml").write_text(BENCH.format(target=target, figures=figures))
     return tmp_path
 
 
 @pytest.mark.parametrize("command", [["plan", "--no-eval"], ["run", "--dry-run", "--no-eval"]])
-def test_no_eval_never_imports_the_module_beside_the_file(tmp_path: Path, command: list[str]) -> None:
+def test_no_eval_never_imports_the_module_beside_the_file(
+    tmp_path: Path, command: list[str]
+) -> None:
     """docs/security.md, "Running a file you do not trust": with --no-eval planning runs no code of
     the file; functions.py writes a marker when imported, and no marker appears."""
     folder = _folder(tmp_path)
@@ -53,8 +60,11 @@ def test_no_eval_never_imports_the_module_beside_the_file(tmp_path: Path, comman
 
 
 @pytest.mark.parametrize("command", [["plan", "--no-eval"], ["run", "--dry-run", "--no-eval"]])
-def test_no_eval_names_a_missing_function_without_importing(tmp_path: Path, command: list[str]) -> None:
-    """docs/security.md, "Running a file you do not trust": a misspelt function is named (file, line,
+def test_no_eval_names_a_missing_function_without_importing(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """docs/security.md, "Running a file you do not trust": a misspelt function is named (file,
+    line,
     did-you-mean) from the module's source alone."""
     folder = _folder(tmp_path, target="functions:trian")
     done = bench(*command, "bench.yaml", cwd=folder, env=isolated_env(tmp_path))
@@ -72,7 +82,8 @@ def test_no_eval_names_a_missing_module(tmp_path: Path) -> None:
 
 
 def test_no_eval_reads_literal_caramel_figures_and_refuses_others(tmp_path: Path) -> None:
-    """docs/functions.md: a function's own `caramel_figures` is read from a literal assignment in the
+    """docs/functions.md: a function's own `caramel_figures` is read from a literal assignment in
+    the
     source under --no-eval; one that only importing would give is refused, naming the step."""
     literal = FUNCTIONS + 'train.caramel_figures = {"loss": ("", "lower")}\n'
     folder = _folder(tmp_path, figures="", functions=literal)

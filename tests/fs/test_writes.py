@@ -112,7 +112,8 @@ def test_a_character_device_is_written_through_and_stays_a_device(tmp_path):
 
 
 def test_a_fifo_is_written_through_to_its_reader(tmp_path):
-    """docs/reliability.md, "Writes": a FIFO is written through (its reader gets the text) and stays one."""
+    """docs/reliability.md, "Writes": a FIFO is written through (its reader gets the text) and
+    stays one."""
     import stat
     import threading
 
@@ -136,7 +137,8 @@ def test_dash_is_standard_output(tmp_path, capsys, monkeypatch):
 
 
 def test_a_folder_is_refused_with_a_message(tmp_path):
-    """docs/reliability.md, "Writes": a folder (a socket, a block device) is refused, nothing written."""
+    """docs/reliability.md, "Writes": a folder (a socket, a block device) is refused, nothing
+    written."""
     folder = tmp_path / "pages"
     folder.mkdir()
     with pytest.raises(FileError, match="it is a folder; nothing was written"):
@@ -156,8 +158,9 @@ def test_a_socket_is_refused(tmp_path):
 
 
 def test_temporaries_of_a_killed_write_are_cleaned_by_the_next_write(tmp_path):
-    """docs/reliability.md, "Writes": a write killed before its rename leaves `.NAME.HOST.PID.RAND.tmp`;
-    the next write to NAME removes those of a process that is gone, and keeps a live writer's."""
+    """docs/reliability.md, "Writes": a write killed before its rename leaves
+    `.NAME.HOST.PID.RAND.tmp`; the next write to NAME removes those of a process that is gone, and
+    keeps a live writer's."""
     import subprocess
     import sys
 
@@ -165,9 +168,11 @@ def test_temporaries_of_a_killed_write_are_cleaned_by_the_next_write(tmp_path):
 
     out = tmp_path / "export.jsonl"
     script = ("import os,sys,time\nfrom caramel.fs.writes import replacing\n"
-              "with replacing(sys.argv[1]) as h:\n h.write('x'); h.flush(); print('ready', flush=True); time.sleep(60)\n")
-    children = [subprocess.Popen([sys.executable, "-c", script, str(out)], stdout=subprocess.PIPE, text=True)
-                for _ in range(3)]  # at once: each sees the others' temporaries as a live writer's
+              "with replacing(sys.argv[1]) as h:\n"
+              " h.write('x'); h.flush(); print('ready', flush=True); time.sleep(60)\n")
+    children = [subprocess.Popen([sys.executable, "-c", script, str(out)], stdout=subprocess.PIPE,
+                                 text=True) for _ in range(3)]
+    # (started at once: each sees the others' temporaries as a live writer's)
     for child in children:
         assert child.stdout.readline() == "ready\n"
     for child in children:
@@ -175,7 +180,7 @@ def test_temporaries_of_a_killed_write_are_cleaned_by_the_next_write(tmp_path):
         child.wait()
         child.stdout.close()
     assert len(list(tmp_path.glob(".export.jsonl.*.tmp"))) == 3
-    live = tmp_path / f".export.jsonl.{_host()}.{os.getpid()}.0badc0de.tmp"  # a writer still at work
+    live = tmp_path / f".export.jsonl.{_host()}.{os.getpid()}.0badc0de.tmp"  # a live writer's
     live.write_text("busy")
     write_text(str(out), "whole\n")
     assert out.read_text() == "whole\n"

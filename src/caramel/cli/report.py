@@ -75,7 +75,8 @@ def report(options: ReportOptions, out: TextIO) -> int:
                 runs=[(index[key], tables) for key, _, tables in chosen])
     write_text(options.html, text)
     # the page on standard output (--html -) keeps it to itself: the note goes to stderr then
-    (sys.stderr if options.html == "-" else out).write(f"report of {len(chosen)} run(s): {options.html}\n")
+    note = sys.stderr if options.html == "-" else out
+    note.write(f"report of {len(chosen)} run(s): {options.html}\n")
     return 0
 
 

@@ -14,8 +14,8 @@ link the user named that leads to one is followed, outside a run folder); `-` is
 anything else (a folder, a socket, a block device) is refused, nothing written.
 
 A write killed before its rename leaves its temporary file, named `.NAME.HOST.PID.RANDOM.tmp`
-(`TEMP_NAME`); the next write to NAME removes those of a process that is gone (same host) or that are
-older than `STALE_AFTER_S` (a writer on another host of a shared file system).
+(`TEMP_NAME`); the next write to NAME removes those of a process that is gone (same host) or that
+are older than `STALE_AFTER_S` (a writer on another host of a shared file system).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from caramel.fs.paths import PathError, is_within
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-STREAM_FLAGS = os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC  # a device or FIFO: opened as it is, never made
+STREAM_FLAGS = os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC  # a device or FIFO: opened, never made
 STDOUT = "-"
-STALE_AFTER_S = 24 * 3600  # no write of caramel takes a day: a temporary file that old was left behind
+STALE_AFTER_S = 24 * 3600  # no write of caramel takes a day: a temporary file that old is left over
 TEMP_NAME = re.compile(r"^\.(?P<base>.+)\.(?P<host>[^.]*)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
 
 
@@ -87,7 +87,7 @@ def open_folder(folder: str, root: str | None = None, create: bool = True) -> in
 
 
 def target_of(path: str, root: str | None = None) -> Target:
-    """How `path` is written (see the module); a folder, a socket or a block device is a FileError."""
+    """How `path` is written (see the module); a folder, a socket or a block device: FileError."""
     if path == STDOUT:
         return Target.STDOUT
     try:
@@ -105,15 +105,16 @@ def target_of(path: str, root: str | None = None) -> Target:
     what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
             else "a block device" if stat.S_ISBLK(st.st_mode) else "not a regular file")
     raise FileError(f"cannot write {path}: it is {what}; nothing was written",
-                    hint="name a file (it is replaced whole), a character device or FIFO (written through), "
-                         "or - for standard output", errno_=errno.EISDIR if stat.S_ISDIR(st.st_mode) else None)
+                    hint="name a file (it is replaced whole), a character device or FIFO (written "
+                         "through), or - for standard output",
+                    errno_=errno.EISDIR if stat.S_ISDIR(st.st_mode) else None)
 
 
 @contextlib.contextmanager
 def replacing(path: str, root: str | None = None, binary: bool = False, encoding: str = "utf-8",
               newline: str | None = None) -> Iterator[IO]:
-    """`with replacing(path) as handle:` writes `path` whole or not at all, a device or FIFO through,
-    `-` to standard output (see the module)."""
+    """`with replacing(path) as handle:` writes `path` whole or not at all, a device or FIFO
+    through, `-` to standard output (see the module)."""
     kind = target_of(path, root)
     if kind is Target.STDOUT:
         sys.stdout.flush()
@@ -142,7 +143,8 @@ def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Ite
 
 
 @contextlib.contextmanager
-def _replaced(path: str, root: str | None, binary: bool, encoding: str, newline: str | None) -> Iterator[IO]:
+def _replaced(path: str, root: str | None, binary: bool, encoding: str,
+              newline: str | None) -> Iterator[IO]:
     """A new file beside `path`, renamed over it once whole."""
     path = os.path.abspath(path)
     folder, base = os.path.split(path)
@@ -176,7 +178,8 @@ def _replaced(path: str, root: str | None, binary: bool, encoding: str, newline:
 
 def _host() -> str:
     """This host's name as a temporary name holds it (no dots: they separate the name's parts)."""
-    return os.uname().nodename.split(".")[0].replace(os.sep, "_")  # socket.gethostname's, without its import
+    # socket.gethostname's, without importing socket (bench run's start-up time)
+    return os.uname().nodename.split(".")[0].replace(os.sep, "_")
 
 
 def remove_stale(base: str, dir_fd: int) -> list[str]:
@@ -191,7 +194,8 @@ def remove_stale(base: str, dir_fd: int) -> list[str]:
             st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
             if not stat.S_ISREG(st.st_mode):
                 continue
-            if now - st.st_mtime > STALE_AFTER_S or found["host"] == host and not _alive(int(found["pid"])):
+            gone = found["host"] == host and not _alive(int(found["pid"]))
+            if gone or now - st.st_mtime > STALE_AFTER_S:
                 os.unlink(name, dir_fd=dir_fd)
                 removed.append(name)
     return removed

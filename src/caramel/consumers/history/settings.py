@@ -61,8 +61,8 @@ def load_settings() -> Settings:
 def _sink(item: object, where: Location) -> Sink:
     shapes = ", ".join(s.value for s in SinkShape)
     if not isinstance(item, dict) or not item.get("url"):
-        raise SpecError(f"a sink is a mapping with url: and shape: ({shapes}), not {redact.text(repr(item))}",
-                        where)
+        raise SpecError(f"a sink is a mapping with url: and shape: ({shapes}), not "
+                        f"{redact.text(repr(item))}", where)
     try:
         shape = SinkShape(str(item.get("shape", "json")).lower())
     except ValueError:

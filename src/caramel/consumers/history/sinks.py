@@ -54,8 +54,8 @@ def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
 
 
 def request_url(url: str) -> str:
-    """The URL a request goes to: without user and password (they travel in the Authorization header;
-    what is printed is caramel.redact.url's)."""
+    """The URL a request goes to: without user and password (they travel in the Authorization
+    header; what is printed is caramel.redact.url's)."""
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path,
                        parts.query, "")) if parts.username else url
@@ -100,7 +100,8 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
     if parts.username:
         token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
-    request = urllib.request.Request(request_url(sink.url), data=body, headers=headers, method="POST")
+    request = urllib.request.Request(request_url(sink.url), data=body, headers=headers,
+                                     method="POST")
     try:
         with urllib.request.urlopen(request, timeout=sink.timeout) as answer:
             text = answer.read()

@@ -110,7 +110,8 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
     started = [r.record.started for r in coll.runs if r.record.started]
     data = {"runs": _runs_json(coll), "plots": plots}
     return _environment().get_template("page.html.j2").render(
-        title=title, coll=coll, sources=header_sources(coll), benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
+        title=title, coll=coll, sources=header_sources(coll),
+        benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
         rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
         first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
         fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),

@@ -216,8 +216,8 @@ class Engine:
                 # going on after recorded prepares is the same attempt: their records stay its own
                 self.move(wp, "start", attempt=wp.attempt + (0 if prepared else 1), started=time.time())
                 self._record_load(wp, "start")
-            parent_envs = [{**(self.store.env(p) or {}), **self.exported_secrets.get(p, {})} for p in wp.parents
-                           if self.bench.steps[self.wps[p].step].export]
+            parent_envs = [{**(self.store.env(p) or {}), **self.exported_secrets.get(p, {})}
+                           for p in wp.parents if self.bench.steps[self.wps[p].step].export]
             env = materialise.initial_env(self.base_env, parent_envs, params)
             started = Started(wp, step, params, paths, env)
             links = [(self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))

@@ -98,7 +98,7 @@ def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]], imports: bo
         if not step.call:
             continue
         check_step(step)
-        own = _own_figures(step, bench.home, imports)  # the function checked, declared figures or not
+        own = _own_figures(step, bench.home, imports)  # the function checked, figures or not
         patterns = declared.get(step.name) or _declared_by(own, step)
         patterns = patterns + [p for p in _energy_figures(step) if p.name not in {q.name for q in patterns}]
         name = figures_set(step.name)
@@ -215,10 +215,10 @@ def _declared_by(declared: object, step: m.Step) -> list[m.Pattern]:
     from caramel.stages.spec.units import unit_problem
 
     if declared is _NOT_READ:
-        raise SpecError(f"--no-eval: step '{step.name}' declares no figure, and the figures of {step.call} "
-                        f"are known only by importing it", step.call_where,
-                        hint="list the figures in the step (figure: [{name: ..., unit: ...}]), or assign "
-                             f"{ATTRIBUTE} a literal mapping in the module")
+        raise SpecError(f"--no-eval: step '{step.name}' declares no figure, and the figures of "
+                        f"{step.call} are known only by importing it", step.call_where,
+                        hint="list the figures in the step (figure: [{name: ..., unit: ...}]), or "
+                             f"assign {ATTRIBUTE} a literal mapping in the module")
     if declared is None:
         raise SpecError(f"step '{step.name}' declares no figure, and {step.call} has no {ATTRIBUTE}",
                         step.call_where, hint="list the figures the function returns: figure: [{name: tokens_per_s, "

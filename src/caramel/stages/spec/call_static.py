@@ -29,7 +29,9 @@ class StaticTarget:
     target: str
     source: str  # the module's file ("" where there is none to read: built in, compiled, namespace)
     names: tuple[str, ...]
-    figures: dict[str, object] | None  # the function's literal caramel_figures, if the source sets one
+    figures: (
+        dict[str, object] | None
+    )  # the function's literal caramel_figures, if the source sets one
 
 
 def find_target(target: str, where: Location, home: str) -> StaticTarget:
@@ -39,7 +41,9 @@ def find_target(target: str, where: Location, home: str) -> StaticTarget:
     spec = _find_module(module_name, [os.path.abspath(home), *sys.path], target, where)
     origin = spec.origin or ""
     if not origin.endswith(".py") or not os.path.isfile(origin):
-        return StaticTarget(target, "", (), None)  # nothing to read: the name is checked when the step runs
+        return StaticTarget(
+            target, "", (), None
+        )  # nothing to read: the name is checked when the step runs
     try:
         with open(origin, encoding="utf-8") as handle:
             tree = ast.parse(handle.read(), origin)
@@ -49,8 +53,11 @@ def find_target(target: str, where: Location, home: str) -> StaticTarget:
     first = attr.split(".")[0]
     if first not in names:
         public = [n for n in names if not n.startswith("_")]
-        raise SpecError(f"call {target!r}: {module_name} has no {first!r}", where,
-                        hint=did_you_mean(first, public) or "names there: " + ", ".join(public)[:300])
+        raise SpecError(
+            f"call {target!r}: {module_name} has no {first!r}",
+            where,
+            hint=did_you_mean(first, public) or "names there: " + ", ".join(public)[:300],
+        )
     return StaticTarget(target, origin, tuple(names), _literal_figures(tree, first))
 
 
@@ -63,10 +70,13 @@ def _find_module(name: str, path: list[str], target: str, where: Location) -> Mo
         if found is None and depth == 0 and part in sys.builtin_module_names:
             return ModuleSpec(part, None, origin="built-in")
         if found is None:
-            missing = ".".join(name.split(".")[:depth + 1])
-            raise SpecError(f"call {target!r}: no module named {missing!r}", where,
-                            hint="is the package installed, or the module beside the benchmark file? "
-                                 "(--no-eval: found by name, nothing imported)")
+            missing = ".".join(name.split(".")[: depth + 1])
+            raise SpecError(
+                f"call {target!r}: no module named {missing!r}",
+                where,
+                hint="is the package installed, or the module beside the benchmark file? "
+                "(--no-eval: found by name, nothing imported)",
+            )
         spec = found
         search = list(found.submodule_search_locations or [])
     assert spec is not None  # a name has at least one part
@@ -81,7 +91,9 @@ def _top_level_names(tree: ast.Module) -> list[str]:
             names.append(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)]
+            names += [
+                t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)
+            ]
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
     return names
@@ -93,8 +105,12 @@ def _literal_figures(tree: ast.Module, function: str) -> dict[str, object] | Non
         if not isinstance(node, ast.Assign):
             continue
         for target in node.targets:
-            if (isinstance(target, ast.Attribute) and target.attr == ATTRIBUTE
-                    and isinstance(target.value, ast.Name) and target.value.id == function):
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr == ATTRIBUTE
+                and isinstance(target.value, ast.Name)
+                and target.value.id == function
+            ):
                 try:
                     value = ast.literal_eval(node.value)
                 except ValueError:

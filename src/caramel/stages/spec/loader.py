@@ -32,7 +32,8 @@ TOP_LEVEL = children_of("jube")
 
 
 def load(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
-         only: list[str] | None = None, strict: bool = False, no_eval: bool = False) -> list[Benchmark]:
+         only: list[str] | None = None, strict: bool = False,
+         no_eval: bool = False) -> list[Benchmark]:
     """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An attribute
     the grammar does not know is a warning (JUBE ignores it), an error when `strict`. `no_eval`: no
     module a `call:` names is imported (spec.call_static)."""

@@ -155,13 +155,14 @@ class Guarded:
 
 
 def create_private(path: str) -> None:
-    """Make a new database file readable by its owner alone (settings.group_readable: and the group),
-    before SQLite makes it with the umask's mode: a run state holds environments, a history the
-    site's figures (docs/security.md, "Secrets"). SQLite gives its journal files the same mode."""
+    """Make a new database file readable by its owner alone (settings.group_readable: and the
+    group), before SQLite makes it with the umask's mode: a run state holds environments, a history
+    the site's figures (docs/security.md, "Secrets"). SQLite gives its journal files the same mode."""
     from caramel.settings import current
 
     with contextlib.suppress(OSError):  # one there already; a folder not writable: SQLite says so
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, current().file_mode))
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        os.close(os.open(path, flags, current().file_mode))
 
 
 def connect(path: str, what: str, after: str = "", readonly: bool = False, **options: Any) -> Guarded:

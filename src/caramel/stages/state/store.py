@@ -308,8 +308,8 @@ class Store(RunReads):
         self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
 
     def _env_text(self, env: dict) -> str:
-        """`env` as JSON, without its secrets (caramel.redact.environment: a run folder is shared and
-        copied). The workpackages of a step carry the same environment (bench's own, a few
+        """`env` as JSON, without its secrets (caramel.redact.environment: a run folder is shared
+        and copied). The workpackages of a step carry the same environment (bench's own, a few
         parameters): one written just before is not encoded again (a thousand times 3 kB of JSON)."""
         if env != self._last_env[0]:
             kept = redact.environment(env, current().secret_patterns)
