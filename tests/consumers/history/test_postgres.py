@@ -12,9 +12,9 @@ import pytest
 from tests.run_bench import bench, isolated_env
 
 from caramel.consumers.history.engine import HistoryUnavailable
-from caramel.redact import url as safe_url
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
+from caramel.redact import url as safe_url
 
 from .conftest import DATA, bench_env
 from .pgserver import PASSWORD
