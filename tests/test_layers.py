@@ -21,7 +21,7 @@ import caramel
 # Low to high (docs/architecture.md says why); a module may import from its own rank or a lower one. The
 # rank of a module is the rank of its package (first name under caramel) or of the top-level module itself.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "vocabulary", "resources", "__version__", "fs", "settings"),
+    ("errors", "vocabulary", "resources", "__version__", "fs", "redact", "settings"),
     ("spec",),
     ("expand",),
     ("backends",),  # schedulers and launchers by name: system files are checked against them
@@ -277,7 +277,7 @@ def test_the_reader_sees_hidden_and_relative_imports(tmp_path: Path) -> None:
 # The four kinds of code the tree holds (docs/architecture.md, "Four kinds of code"): every package and
 # top-level module is exactly one of them, and the job payloads below carry a rule of their own.
 KINDS: dict[str, tuple[str, ...]] = {
-    "base": ("errors", "vocabulary", "resources", "__version__", "fs", "settings"),
+    "base": ("errors", "vocabulary", "resources", "__version__", "fs", "redact", "settings"),
     "stage": ("spec", "expand", "engine", "state", "analyse", "report"),
     "adapter": ("backends", "systems", "containers", "energy"),
     "consumer": ("history", "pages", "predict", "catalog"),

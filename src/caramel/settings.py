@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, fields
 from enum import Enum
 
 from caramel.errors import Location, RunError, SpecError
+from caramel.redact import SECRET_NAMES
 
 
 class Kind(str, Enum):
@@ -30,6 +31,7 @@ class Kind(str, Enum):
     PATH = "path"  # one file or folder
     PATHS = "paths"  # folders separated by `:` (os.pathsep)
     SECONDS = "seconds"  # a number of seconds, at least 0
+    CHOICE = "choice"  # one of the setting's `choices`
 
 
 class Source(str, Enum):
@@ -48,6 +50,7 @@ class Setting:
     default: str  # as text, the way the environment gives it ("" : none); data_dir's is computed
     doc: str  # one line
     in_file: bool = True  # the settings file may set it (not the two that locate that file)
+    choices: tuple[str, ...] = ()  # a CHOICE's allowed values ("" among them: unset is allowed)
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -78,8 +81,15 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dependency_grace", "CARAMEL_DEPENDENCY_GRACE", Kind.SECONDS, "30",
             "seconds a job held by a failed dependency waits before it is cancelled"),
     Setting("db_timeout", "CARAMEL_DB_TIMEOUT", Kind.SECONDS, "10", "seconds a database locked by another process is waited for"),
-    Setting("sqlite_journal", "CARAMEL_SQLITE_JOURNAL", Kind.TEXT, "",
-            "the SQLite journal: wal, delete, truncate or persist (default: chosen from the filesystem)"),
+    Setting("sqlite_journal", "CARAMEL_SQLITE_JOURNAL", Kind.CHOICE, "",
+            "the SQLite journal: wal, delete, truncate or persist (default: chosen from the "
+            "filesystem)", choices=("", "wal", "delete", "truncate", "persist")),
+    Setting("group_readable", "CARAMEL_GROUP_READABLE", Kind.CHOICE, "no",
+            "yes: run states and histories caramel creates are 0640 (a shared project's group "
+            "reads them), no: 0600", choices=("no", "yes")),
+    Setting("secret_env", "CARAMEL_SECRET_ENV", Kind.TEXT, " ".join(SECRET_NAMES),
+            "name patterns (fnmatch, any case, separated by spaces) of variables an export: "
+            "step's stored environment leaves out"),
     Setting("scheduler_log", "CARAMEL_SCHEDULER_LOG", Kind.PATH, "", "a file every scheduler call is appended to (tests count them)"),
     Setting("hwmon_base", "CARAMEL_HWMON_BASE", Kind.PATH, "", "a fake sysfs hwmon tree for the energy method gh (tests)"),
     Setting("cpu_layout", "CARAMEL_CPU_LAYOUT", Kind.TEXT, "",
@@ -109,11 +119,23 @@ class Settings:
     dependency_grace: float
     db_timeout: float
     sqlite_journal: str
+    group_readable: str
+    secret_env: str
     scheduler_log: str
     hwmon_base: str
     cpu_layout: str
     sink_entries: tuple[object, ...] = ()  # the settings file's `sinks:` as written (history.settings checks them)
     origin: Mapping[str, Source] = field(default_factory=dict, compare=False)
+
+    @property
+    def secret_patterns(self) -> tuple[str, ...]:
+        """`secret_env` as patterns."""
+        return tuple(self.secret_env.split())
+
+    @property
+    def file_mode(self) -> int:
+        """The mode run states and histories are created with."""
+        return 0o640 if self.group_readable == "yes" else 0o600
 
     def text(self, name: str) -> str:
         """A value as `bench config` and the environment write it."""
@@ -139,7 +161,15 @@ def _value(setting: Setting, text: str, where: str) -> object:
             raise RunError(f"{where}={text!r}: expected a number of seconds (at least 0)",
                            hint=f"{setting.doc}; default {setting.default}")
         return seconds
-    return text.strip() if setting.name == "sqlite_journal" else text
+    if setting.kind is Kind.CHOICE:
+        choice = text.strip().lower()
+        if choice not in setting.choices:
+            allowed = ", ".join(c for c in setting.choices if c)
+            raise RunError(f"{where}={text!r}: expected one of {allowed}"
+                           f"{' (or unset)' if '' in setting.choices else ''}; nothing was made",
+                           hint=f"{setting.doc}")
+        return choice
+    return text
 
 
 def read_file(path: str) -> dict[str, object]:
@@ -176,7 +206,8 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         if env.get(setting.env):
             text, origin[setting.name], where = env[setting.env], Source.ENVIRONMENT, setting.env
         elif setting.name != "sinks" and in_file.get(setting.name) not in (None, ""):
-            text, origin[setting.name], where = str(in_file[setting.name]), Source.FILE, settings_file
+            text, origin[setting.name] = str(in_file[setting.name]), Source.FILE
+            where = f"{settings_file}: {setting.name}"
         else:
             text, origin[setting.name], where = setting.default, Source.DEFAULT, setting.env
         if setting.name == "history" and origin[setting.name] is Source.DEFAULT:

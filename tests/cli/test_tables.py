@@ -55,3 +55,45 @@ def test_plain_lines_split_back_into_their_cells(table: tuple[list[str], list[li
     lines = table_lines(head, rows)
     assert [line.split() for line in lines] == [head, *rows]
     assert all(line == line.rstrip() for line in lines)
+
+
+# Text from imports shown in a terminal (docs/security.md, "Secrets and what reaches the terminal")
+HOSTILE = "b\x1b]0;owned\x07\x1b[2J\x1b[31mred\u202etxt.exe\u2066\x9b\x00\tend"
+
+
+@given(st.text())
+def test_no_control_character_reaches_a_table(text: str) -> None:
+    """docs/security.md, "Secrets and what reaches the terminal": no C0/C1 control, ESC or bidi
+    override of a cell reaches the output, plain or rich."""
+    import re
+
+    unsafe = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+    for out in (io.StringIO(), Terminal()):
+        print_table(out, ["a"], [[text]], header=True)
+        drawn = out.getvalue().replace("\n", "")
+        if isinstance(out, Terminal):  # rich styles the header: its escapes, not the cell's
+            drawn = re.sub(r"\x1b\[[0-9;]*m", "", drawn)
+        assert not unsafe.search(drawn)
+
+
+def test_bench_history_list_shows_an_imports_escapes_escaped(tmp_path) -> None:
+    """docs/security.md, "Secrets and what reaches the terminal": `bench history list` over an
+    imported export whose benchmark name holds a window title, a screen clear, colours and a
+    right-to-left
+    override shows them as `\\x1b`, `\\u202e`..., never raw."""
+    import json
+
+    from tests.run_bench import bench, isolated_env
+
+    export = tmp_path / "other-site.jsonl"
+    run = {"run_key": "k1", "benchmark": HOSTILE, "started": 1.0}
+    figures = [{"table": "t", "row": {}, "name": "x", "samples": [1.0]}]
+    export.write_text(json.dumps({"schema": 2, "run": run, "metrics": figures}) + "\n")
+    env = isolated_env(tmp_path)
+    history = str(tmp_path / "h.db")
+    assert bench("import", str(export), "--history", history, cwd=tmp_path, env=env).returncode == 0
+    done = bench("history", "list", "--history", history, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\u202e" not in done.stdout and "\x9b" not in done.stdout
+    escaped = "b\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\u202etxt.exe\\u2066\\x9b\\x00\\tend"
+    assert escaped in done.stdout

@@ -82,3 +82,106 @@ def test_a_missing_folder_is_named_not_the_current_one(tmp_path):
         write_text(str(tmp_path / "f" / "x.txt"), "x")
     assert str(tmp_path / "f") in str(caught.value)
     assert os.getcwd() + ":" not in str(caught.value)
+
+
+# Outputs are written where the user pointed (docs/reliability.md, "Writes: whole or not at all, and
+# errors that name the file"; docs/security.md, "Outputs go where they are pointed").
+
+
+def _null_device(tmp_path):
+    """A character device with /dev/null's numbers, made in `tmp_path` (never the machine's own)."""
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    node = tmp_path / "null"
+    os.mknod(node, stat.S_IFCHR | 0o666, os.stat("/dev/null").st_rdev)
+    return node
+
+
+def test_a_character_device_is_written_through_and_stays_a_device(tmp_path):
+    """docs/reliability.md, "Writes": a character device (`-o /dev/null`) is written through, never
+    replaced by a regular file; no temporary file is left beside it."""
+    import stat
+
+    node = _null_device(tmp_path)
+    write_text(str(node), "a page\n")
+    assert stat.S_ISCHR(os.lstat(node).st_mode)
+    assert os.lstat(node).st_rdev == os.stat("/dev/null").st_rdev
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["null"]
+
+
+def test_a_fifo_is_written_through_to_its_reader(tmp_path):
+    """docs/reliability.md, "Writes": a FIFO is written through (its reader gets the text) and
+    stays one."""
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_text()), daemon=True)
+    reader.start()
+    write_text(str(fifo), "through the pipe\n")
+    reader.join(10)
+    assert got == ["through the pipe\n"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_dash_is_standard_output(tmp_path, capsys, monkeypatch):
+    """docs/reliability.md, "Writes": `-` is standard output, no file named `-` is made."""
+    monkeypatch.chdir(tmp_path)
+    write_text("-", "to stdout\n")
+    assert capsys.readouterr().out == "to stdout\n"
+    assert not (tmp_path / "-").exists()
+
+
+def test_a_folder_is_refused_with_a_message(tmp_path):
+    """docs/reliability.md, "Writes": a folder (a socket, a block device) is refused, nothing
+    written."""
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    with pytest.raises(FileError, match="it is a folder; nothing was written"):
+        write_text(str(folder), "x")
+    assert list(folder.iterdir()) == []
+
+
+def test_a_socket_is_refused(tmp_path):
+    """docs/reliability.md, "Writes": a socket is neither replaced nor written."""
+    import socket
+
+    path = str(tmp_path / "s.sock")
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(path)
+        with pytest.raises(FileError, match="it is a socket"):
+            write_text(path, "x")
+
+
+def test_temporaries_of_a_killed_write_are_cleaned_by_the_next_write(tmp_path):
+    """docs/reliability.md, "Writes": a write killed before its rename leaves
+    `.NAME.HOST.PID.RAND.tmp`; the next write to NAME removes those of a process that is gone, and
+    keeps a live writer's."""
+    import subprocess
+    import sys
+
+    from caramel.fs.writes import _host
+
+    out = tmp_path / "export.jsonl"
+    script = ("import os,sys,time\nfrom caramel.fs.writes import replacing\n"
+              "with replacing(sys.argv[1]) as h:\n"
+              " h.write('x'); h.flush(); print('ready', flush=True); time.sleep(60)\n")
+    children = [subprocess.Popen([sys.executable, "-c", script, str(out)], stdout=subprocess.PIPE,
+                                 text=True) for _ in range(3)]
+    # (started at once: each sees the others' temporaries as a live writer's)
+    for child in children:
+        assert child.stdout.readline() == "ready\n"
+    for child in children:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+    assert len(list(tmp_path.glob(".export.jsonl.*.tmp"))) == 3
+    live = tmp_path / f".export.jsonl.{_host()}.{os.getpid()}.0badc0de.tmp"  # a live writer's
+    live.write_text("busy")
+    write_text(str(out), "whole\n")
+    assert out.read_text() == "whole\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([out.name, live.name])

@@ -109,7 +109,8 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     if by_name and is_models_json(path) and not only:
         only = [options.file]  # a MAD model by name: that entry of its models.json
     system = find_system(set(options.tags), list(options.systems))
-    benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None, strict=options.strict)
+    benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None,
+                      strict=options.strict, no_eval=options.no_eval)
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation
@@ -169,7 +170,8 @@ def analysis_input_of(options: UpdateOptions, run_dir: str):
                 refuse_evaluation(model, analysis_only=True)
 
         include = None if options.include_path is None else list(options.include_path)
-        return from_run(run_dir, update_run(run_dir, options.update, include, no_eval))
+        return from_run(run_dir, update_run(run_dir, options.update, include,
+                                            no_eval if options.no_eval else None))
     return from_run(run_dir)
 
 

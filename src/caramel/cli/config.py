@@ -9,6 +9,7 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
+from caramel import redact
 from caramel.cli.tables import print_table
 from caramel.settings import BY_NAME, current
 
@@ -32,15 +33,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def config(options: ConfigOptions, out: TextIO) -> int:
-    """The settings the command started with: name, environment variable, value, source."""
+    """The settings the command started with: name, environment variable, value (its credentials
+    masked: caramel.redact), source."""
     settings = current()
     names = [name for name in BY_NAME]
     if options.json:
-        out.write(json.dumps([{"name": name, "env": BY_NAME[name].env, "value": settings.text(name),
+        out.write(json.dumps([{"name": name, "env": BY_NAME[name].env,
+                               "value": redact.text(settings.text(name)),
                                "source": settings.origin[name].value, "default": BY_NAME[name].default,
                                "doc": BY_NAME[name].doc} for name in names], indent=1) + "\n")
         return 0
-    rows = [[name, BY_NAME[name].env, settings.text(name) or "-", settings.origin[name].value] for name in names]
+    rows = [[name, BY_NAME[name].env, redact.text(settings.text(name)) or "-",
+             settings.origin[name].value] for name in names]
     print_table(out, ["setting", "variable", "value", "source"], rows)
     out.write(f"settings file: {settings.settings_file}"
               f"{'' if os.path.isfile(settings.settings_file) else ' (none)'}\n")

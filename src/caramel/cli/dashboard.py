@@ -57,7 +57,7 @@ def dashboard(options: DashboardOptions) -> int:
     from caramel.consumers.pages.render import page
     from caramel.consumers.pages.sources import load
     from caramel.fs.forked import Forked
-    from caramel.fs.writes import write_text
+    from caramel.fs.writes import Target, target_of, write_text
 
     histories = list(options.history) or [default_path()]
     refuse_inputs(options.output, history=histories)
@@ -65,11 +65,13 @@ def dashboard(options: DashboardOptions) -> int:
     # written by a forked child from the moment the figures are judged, while this process picks the
     # figures drawn and builds the page (fs.forked: on one CPU, or if the child fails, written here
     # before the page is, as its error would be)
+    # (a page sent to a device, a FIFO or standard output has no folder to hold it: no CSV then)
     points = os.path.splitext(options.output)[0] + ".csv"
+    to_file = target_of(options.output) is Target.FILE
     writers: list[Forked[None]] = []
 
     def judged(collection: Collection) -> None:
-        if collection.thinned:
+        if collection.thinned and to_file:
             refuse_inputs(points, history=histories)
             writers.append(Forked(lambda: _write_points(points, collection)))
 

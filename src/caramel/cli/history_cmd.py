@@ -113,7 +113,7 @@ def copy(source: str, destination: str, out: TextIO) -> int:
 def push(history: str | None, out: TextIO) -> int:
     """Deliver the spool of the history (default: $CARAMEL_HISTORY), then the sinks' queue; the
     spools of other histories are named with the command that delivers them."""
-    from caramel.consumers.history.engine import safe_url
+    from caramel import redact
     from caramel.consumers.history.settings import load_settings
     from caramel.consumers.history.sinks import flush
     from caramel.consumers.history.spool import pending
@@ -123,9 +123,9 @@ def push(history: str | None, out: TextIO) -> int:
     target = history or default_path()
     done = deliver(target)
     if done is not None:
-        out.write(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {safe_url(target)}\n")
+        out.write(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {redact.url(target)}\n")
     for other in pending():
-        if other.target != safe_url(target) and other.runs:
+        if other.target != redact.url(target) and other.runs:
             print(f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
                   f"bench history push --history {other.target} (with its password)", file=sys.stderr)
     sinks = load_settings().sinks
@@ -133,5 +133,5 @@ def push(history: str | None, out: TextIO) -> int:
     if sent:
         out.write(f"{sent} row(s) sent to the sinks\n")
     if done is None and not sent:
-        print(f"nothing to push for {safe_url(target)}", file=sys.stderr)
+        print(f"nothing to push for {redact.url(target)}", file=sys.stderr)
     return 0

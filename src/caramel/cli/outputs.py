@@ -20,7 +20,10 @@ def refuse_inputs(output: str, run_dir: str | None = None, history: str | list[s
     """Raise RunError when `output` is the history (the given one(s), else the default), the run state
     of `run_dir`, or one of `files` ((path, what it is))."""
     from caramel.consumers.history.store import default_path
+    from caramel.fs.writes import target_of
     from caramel.stages.expand import layout
+
+    target_of(output)  # a folder, a socket or a block device: refused before anything is read
 
     inputs: list[tuple[str, str]] = list(files or [])
     histories = history if isinstance(history, list) else [history] if history else []

@@ -76,7 +76,9 @@ def report(options: ReportOptions, out: TextIO) -> int:
     text = page(collection, f"caramel report: {', '.join(sorted(benchmarks))}",
                 runs=[(index[key], tables) for key, _, tables in chosen])
     write_text(options.html, text)
-    out.write(f"report of {len(chosen)} run(s): {options.html}\n")
+    # the page on standard output (--html -) keeps it to itself: the note goes to stderr then
+    note = sys.stderr if options.html == "-" else out
+    note.write(f"report of {len(chosen)} run(s): {options.html}\n")
     return 0
 
 

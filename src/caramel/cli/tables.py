@@ -7,11 +7,16 @@ padded with spaces, no trailing blanks and no box characters, so `grep` and `awk
 terminal, rich draws it (a bold header over a rule), up to `RICH_ROWS` rows: rich takes about a
 millisecond a row (perf/tables.py: hundreds of times the plain text's time), so a long table stays
 plain. Neither ever wraps or cuts a cell: a line is as long as its row.
+
+Every cell goes through `printable`: text that came from an import or a run folder cannot move the
+cursor, retitle the window, clear the screen or reverse the line (docs/security.md, "Secrets and
+what reaches the terminal").
 """
 
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TextIO
@@ -20,6 +25,17 @@ Align = Literal["left", "right"]
 LEFT: Align = "left"
 RIGHT: Align = "right"
 RICH_ROWS = 200  # above this many rows a terminal gets the plain table too: rich takes about 1 ms a row (perf/tables.py)
+
+
+# C0 controls (tab and newline too: a row is one line), DEL, C1 controls (ESC's 8-bit forms), and
+# the bidirectional embeddings, overrides and isolates that reorder what follows them
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters shown escaped (`\\x1b`, `\\u202e`), the rest as it is."""
+    return _UNPRINTABLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"),
+                            text)
 
 
 @dataclass(frozen=True)
@@ -36,7 +52,8 @@ def table_lines(columns: Sequence[Column | str], rows: Sequence[Sequence[object]
                 header: bool = True) -> list[str]:
     """The plain table: one line per row (the header first), without trailing blanks."""
     cols = _columns(columns)
-    cells = ([[c.title for c in cols]] if header else []) + [[str(cell) for cell in row] for row in rows]
+    cells = ([[c.title for c in cols]] if header else []) + [[printable(str(cell)) for cell in row]
+                                                             for row in rows]
     if not cells:
         return []
     widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
@@ -74,7 +91,8 @@ def _print_rich(out: TextIO, columns: list[Column], rows: Sequence[Sequence[obje
     for column in columns:
         table.add_column(column.title, justify=column.align, no_wrap=True, overflow="ignore")
     for row in rows:
-        table.add_row(*(Text(str(cell)) for cell in row))  # Text: a cell's brackets are never markup
+        # Text: a cell's brackets are never markup
+        table.add_row(*(Text(printable(str(cell))) for cell in row))
     drawn = io.StringIO()
     # As wide as the table needs (never wrapped); the indent is added to each line, since a padded
     # renderable would be padded out to the console's whole width.

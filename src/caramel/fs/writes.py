@@ -7,6 +7,15 @@ the old one intact, and a link at `path` is replaced by the new file, never writ
 `root` (a run folder), every folder between `root` and the file is opened with `O_NOFOLLOW` too, so a
 link planted in a run folder someone else made (`result -> ~/`) cannot lead a write out of it.
 Every OSError becomes a `FileError` naming the path and its cause (fs.oserrors).
+
+An output is written where the user pointed (`Target`): a regular file or a new path by the replace
+above; a character device (`/dev/null`, a terminal) or a FIFO written through, never replaced (a
+link the user named that leads to one is followed, outside a run folder); `-` is standard output;
+anything else (a folder, a socket, a block device) is refused, nothing written.
+
+A write killed before its rename leaves its temporary file, named `.NAME.HOST.PID.RANDOM.tmp`
+(`TEMP_NAME`); the next write to NAME removes those of a process that is gone (same host) or that
+are older than `STALE_AFTER_S` (a writer on another host of a shared file system).
 """
 
 from __future__ import annotations
@@ -14,15 +23,31 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
+import sys
+import time
 from collections.abc import Iterator
+from enum import Enum
 from typing import IO
 
-from caramel.fs.oserrors import file_error
+from caramel.fs.oserrors import FileError, file_error
 from caramel.fs.paths import PathError, is_within
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+STREAM_FLAGS = os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC  # a device or FIFO: opened, never made
+STDOUT = "-"
+STALE_AFTER_S = 24 * 3600  # no write of caramel takes a day: a temporary file that old is left over
+TEMP_NAME = re.compile(r"^\.(?P<base>.+)\.(?P<host>[^.]*)\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp$")
+
+
+class Target(str, Enum):
+    """What an output path is, and so how it is written."""
+
+    FILE = "file"  # a regular file or a new name: replaced whole
+    STREAM = "stream"  # a character device or a FIFO: written through
+    STDOUT = "stdout"  # `-`
 
 
 def open_folder(folder: str, root: str | None = None, create: bool = True) -> int:
@@ -61,17 +86,74 @@ def open_folder(folder: str, root: str | None = None, create: bool = True) -> in
     return fd
 
 
+def target_of(path: str, root: str | None = None) -> Target:
+    """How `path` is written (see the module); a folder, a socket or a block device: FileError."""
+    if path == STDOUT:
+        return Target.STDOUT
+    try:
+        st = os.stat(path, follow_symlinks=root is None)  # inside a run folder no link is followed
+    except FileNotFoundError:
+        return Target.FILE
+    except OSError as exc:
+        if exc.errno in (errno.ENOTDIR, errno.ELOOP):
+            return Target.FILE  # the writer names the folder on the way
+        raise file_error(exc, path, "write") from None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+        return Target.FILE
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+        return Target.STREAM
+    what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
+            else "a block device" if stat.S_ISBLK(st.st_mode) else "not a regular file")
+    raise FileError(f"cannot write {path}: it is {what}; nothing was written",
+                    hint="name a file (it is replaced whole), a character device or FIFO (written "
+                         "through), or - for standard output",
+                    errno_=errno.EISDIR if stat.S_ISDIR(st.st_mode) else None)
+
+
 @contextlib.contextmanager
 def replacing(path: str, root: str | None = None, binary: bool = False, encoding: str = "utf-8",
               newline: str | None = None) -> Iterator[IO]:
-    """`with replacing(path) as handle:` writes `path` whole or not at all (see the module)."""
+    """`with replacing(path) as handle:` writes `path` whole or not at all, a device or FIFO
+    through, `-` to standard output (see the module)."""
+    kind = target_of(path, root)
+    if kind is Target.STDOUT:
+        sys.stdout.flush()
+        yield sys.stdout.buffer if binary else sys.stdout
+        sys.stdout.flush()
+        return
+    if kind is Target.STREAM:
+        with _through(path, binary, encoding, newline) as handle:
+            yield handle
+        return
+    with _replaced(path, root, binary, encoding, newline) as handle:
+        yield handle
+
+
+@contextlib.contextmanager
+def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Iterator[IO]:
+    """A character device or FIFO, opened for writing as it is (a FIFO waits for its reader)."""
+    try:
+        fd = os.open(path, STREAM_FLAGS)
+        handle = os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else encoding,
+                           newline=None if binary else newline)
+        with handle:
+            yield handle
+    except OSError as exc:
+        raise file_error(exc, path, "write") from None
+
+
+@contextlib.contextmanager
+def _replaced(path: str, root: str | None, binary: bool, encoding: str,
+              newline: str | None) -> Iterator[IO]:
+    """A new file beside `path`, renamed over it once whole."""
     path = os.path.abspath(path)
     folder, base = os.path.split(path)
-    tmp = f".{base}.{os.urandom(4).hex()}.tmp"
+    tmp = f".{base}.{_host()}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
     dir_fd = None
     created = False
     try:
         dir_fd = open_folder(folder, root)
+        remove_stale(base, dir_fd)
         mode = _mode_of(base, dir_fd)
         fd = os.open(tmp, NEW_FILE_FLAGS, 0o666, dir_fd=dir_fd)
         created = True
@@ -92,6 +174,44 @@ def replacing(path: str, root: str | None = None, binary: bool = False, encoding
                 with contextlib.suppress(OSError):
                     os.unlink(tmp, dir_fd=dir_fd)
             os.close(dir_fd)
+
+
+def _host() -> str:
+    """This host's name as a temporary name holds it (no dots: they separate the name's parts)."""
+    # socket.gethostname's, without importing socket (bench run's start-up time)
+    return os.uname().nodename.split(".")[0].replace(os.sep, "_")
+
+
+def remove_stale(base: str, dir_fd: int) -> list[str]:
+    """Remove the temporary files a killed write of `base` left in the folder (see the module)."""
+    removed = []
+    host, now = _host(), time.time()
+    for name in os.listdir(dir_fd):
+        found = TEMP_NAME.match(name)
+        if not found or found["base"] != base:
+            continue
+        with contextlib.suppress(OSError):
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            gone = found["host"] == host and not _alive(int(found["pid"]))
+            if gone or now - st.st_mtime > STALE_AFTER_S:
+                os.unlink(name, dir_fd=dir_fd)
+                removed.append(name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process `pid` runs on this host (one of another user counts as running)."""
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _mode_of(base: str, dir_fd: int) -> int | None:

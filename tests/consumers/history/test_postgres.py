@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from tests.run_bench import bench, isolated_env
 
-from caramel.consumers.history.engine import HistoryUnavailable, safe_url
+from caramel.consumers.history.engine import HistoryUnavailable
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
+from caramel.redact import url as safe_url
 
 from .conftest import DATA, bench_env
 from .pgserver import PASSWORD

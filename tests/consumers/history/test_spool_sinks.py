@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from tests.run_bench import bench, isolated_env
 
-from caramel.consumers.history.engine import safe_url
 from caramel.consumers.history.store import History
+from caramel.redact import url as safe_url
 
 from .conftest import DATA
 from .pgserver import PASSWORD, PgServer, missing

@@ -16,8 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from caramel import redact
 from caramel.errors import RunError
 
 CONNECT_TIMEOUT_S = 5  # a server that does not answer is told within seconds, not minutes
@@ -46,26 +46,9 @@ def is_url(target: str | None) -> bool:
     return target is not None and target.startswith(URL_SCHEMES)
 
 
-def safe_url(target: str) -> str:
-    """`target` as it may be printed: a URL without its password (a path as it is)."""
-    if not is_url(target):
-        return target
-    parts = urlsplit(target)
-    if parts.password is None:
-        return target
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-
-
-def _scrub(text: str, target: str) -> str:
-    password = urlsplit(target).password if is_url(target) else None
-    return text.replace(password, "***") if password else text
-
-
 def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnavailable:
     """A clear error for a server that failed: what happened and what to do, never the password."""
-    first = _scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, target)
+    first = redact.scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, target)
     low = first.lower()
     if "password" in low or "authentication" in low:
         hint = "check the user and password (in the URL, $PGPASSWORD or ~/.pgpass)"
@@ -73,7 +56,7 @@ def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnav
         hint = "create the database (createdb), or name one that exists in the URL"
     else:
         hint = "is the server running and reachable (host, port, firewall)? meanwhile bench result keeps runs locally"
-    what = f"the history server {safe_url(target)}" + (f" ({doing})" if doing else "")
+    what = f"the history server {redact.url(target)}" + (f" ({doing})" if doing else "")
     return HistoryUnavailable(f"{what}: {first}", hint=hint)
 
 
@@ -87,7 +70,7 @@ class Connection:
 
     @property
     def shown(self) -> str:
-        return safe_url(self.target)
+        return redact.url(self.target)
 
     def execute(self, sql: str, params: Sequence = ()) -> Any:
         raise NotImplementedError
@@ -162,7 +145,7 @@ class PostgresConnection(Connection):
         try:
             import psycopg
         except ImportError:
-            raise RunError(f"{safe_url(url)}: a PostgreSQL history needs psycopg",
+            raise RunError(f"{redact.url(url)}: a PostgreSQL history needs psycopg",
                            hint="pip install 'caramel[team]' (or: pip install 'psycopg[binary]')") from None
         self.errors = (psycopg.OperationalError, psycopg.InterfaceError)
         self.database_error = psycopg.DatabaseError
@@ -178,7 +161,7 @@ class PostgresConnection(Connection):
         except self.errors as exc:
             raise unavailable(self.target, exc) from None
         except self.database_error as exc:
-            raise RunError(f"the history {self.shown}: {_scrub(str(exc).strip(), self.target)}") from None
+            raise RunError(f"the history {self.shown}: {redact.scrub(str(exc).strip(), self.target)}") from None
 
     def execute(self, sql: str, params: Sequence = ()) -> Any:
         with self._guard():

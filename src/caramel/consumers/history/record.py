@@ -7,7 +7,8 @@ import os
 import sys
 from collections.abc import Callable
 
-from caramel.consumers.history.engine import HistoryUnavailable, safe_url
+from caramel import redact
+from caramel.consumers.history.engine import HistoryUnavailable
 from caramel.consumers.history.metrics import changed_configurations, collect
 from caramel.consumers.history.provenance import run_key, run_record
 from caramel.consumers.history.store import History, default_path
@@ -62,7 +63,7 @@ def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list]
     except HistoryUnavailable as exc:
         written = _spool(target, inp, tables, exc)
     except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
-        print(f"warning: the run was not added to the history ({safe_url(target)}): {exc}", file=sys.stderr)
+        print(f"warning: the run was not added to the history ({redact.url(target)}): {exc}", file=sys.stderr)
     _to_sinks(written)
 
 
@@ -75,7 +76,7 @@ def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exc
         print(f"warning: the run was not added to the history: {why}\nand could not be kept locally either: {exc}; "
               f"bench result {inp.run_dir} adds it later", file=sys.stderr)
         return []
-    option = "" if target == default_path() else f" --history '{safe_url(target)}'"
+    option = "" if target == default_path() else f" --history '{redact.url(target)}'"
     print(f"warning: the run was not added to the history: {why}\nits figures are kept in {where}; "
           f"deliver them when the history is back with: bench history push{option}", file=sys.stderr)
     return spooled.written
@@ -86,8 +87,8 @@ def _remind(target: str) -> None:
     from caramel.consumers.history.spool import spool_path
 
     if os.path.isfile(spool_path(target)):
-        option = "" if target == default_path() else f" --history '{safe_url(target)}'"
-        print(f"note: runs kept while the history {safe_url(target)} was away wait in {spool_path(target)}: "
+        option = "" if target == default_path() else f" --history '{redact.url(target)}'"
+        print(f"note: runs kept while the history {redact.url(target)} was away wait in {spool_path(target)}: "
               f"bench history push{option}", file=sys.stderr)
 
 

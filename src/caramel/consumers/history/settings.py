@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from caramel import redact
 from caramel.errors import Location, SpecError
 from caramel.settings import Source, current
 
@@ -60,14 +61,15 @@ def load_settings() -> Settings:
 def _sink(item: object, where: Location) -> Sink:
     shapes = ", ".join(s.value for s in SinkShape)
     if not isinstance(item, dict) or not item.get("url"):
-        raise SpecError(f"a sink is a mapping with url: and shape: ({shapes}), not {item!r}", where)
+        raise SpecError(f"a sink is a mapping with url: and shape: ({shapes}), not "
+                        f"{redact.text(repr(item))}", where)
     try:
         shape = SinkShape(str(item.get("shape", "json")).lower())
     except ValueError:
         raise SpecError(f"unknown sink shape {item.get('shape')!r}", where, hint=f"one of {shapes}") from None
     url = str(item["url"])
     if not url.startswith(("http://", "https://")):
-        raise SpecError(f"a sink's URL is http:// or https://, not {url!r}", where)
+        raise SpecError(f"a sink's URL is http:// or https://, not {redact.url(url)!r}", where)
     try:
         timeout = float(item.get("timeout", 5.0))
     except (TypeError, ValueError):

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from urllib.parse import urlsplit, urlunsplit
 
+from caramel import redact
 from caramel.consumers.history.settings import Sink, SinkShape
 from caramel.consumers.history.store import RunRecord
 from caramel.stages.state import sqlitefiles
@@ -53,8 +54,9 @@ def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
     return out
 
 
-def shown(url: str) -> str:
-    """A sink's URL as it may be printed: without user and password."""
+def request_url(url: str) -> str:
+    """The URL a request goes to: without user and password (they travel in the Authorization
+    header; what is printed is caramel.redact.url's)."""
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path,
                        parts.query, "")) if parts.username else url
@@ -99,7 +101,8 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
     if parts.username:
         token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
-    request = urllib.request.Request(shown(sink.url), data=body, headers=headers, method="POST")
+    request = urllib.request.Request(request_url(sink.url), data=body, headers=headers,
+                                     method="POST")
     try:
         with urllib.request.urlopen(request, timeout=sink.timeout) as answer:
             text = answer.read()
@@ -183,7 +186,7 @@ def _send(sink: Sink, docs: list[dict]) -> int:
             _post(sink, body, kind)
             done += len(docs) // len(bodies)  # GELF: one document a body; the others: all in one
     except OSError as exc:
-        print(f"warning: the {sink.shape.value} sink {shown(sink.url)} did not take the results ({exc}); "
+        print(f"warning: the {sink.shape.value} sink {redact.url(sink.url)} did not take the results ({exc}); "
               f"they wait in {queue_path()} and are sent by the next bench result or bench history push",
               file=sys.stderr)
     return done

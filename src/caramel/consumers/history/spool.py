@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from caramel.consumers.history.engine import safe_url
+from caramel import redact
 from caramel.consumers.history.store import History, upsert
 from caramel.consumers.history.transfer import Copied, copy_runs
 
@@ -25,7 +25,7 @@ def spool_dir() -> str:
 
 def spool_path(target: str) -> str:
     """The spool file of a history: named by the history (without its password) and a digest."""
-    shown = safe_url(target)
+    shown = redact.url(target)
     slug = re.sub(r"[^A-Za-z0-9]+", "-", shown.split("@")[-1].split("://")[-1]).strip("-")[-40:]
     return os.path.join(spool_dir(), f"{slug}-{hashlib.sha1(shown.encode()).hexdigest()[:10]}.db")
 
@@ -36,7 +36,7 @@ def keep(target: str, add: Callable[[History], object]) -> tuple[str, History]:
     path = spool_path(target)
     with History(path) as spooled:
         with spooled.db:
-            spooled.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("target", safe_url(target)))
+            spooled.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("target", redact.url(target)))
         add(spooled)
     return path, spooled
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import jinja2
 import orjson
 
-from caramel import __version__
+from caramel import __version__, redact
 from caramel.consumers.history.store import RunRecord
 from caramel.consumers.pages import summary
 from caramel.consumers.pages.figures import benchmark_plots
@@ -92,6 +92,12 @@ def _series_count(plots: list[dict]) -> int:
     return sum(len(p["series"]) for p in plots if p["kind"] == "history")
 
 
+def header_sources(coll: Collection) -> str:
+    """The histories a page was built from, as its header names them: a PostgreSQL history by its
+    server and database, never its user, password or parameters (caramel.redact.place)."""
+    return ", ".join(redact.place(source) for source in coll.sources)
+
+
 def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = None, baseline: str | None = None,
          all_points: str | None = None) -> str:
     """The page over `coll`; `runs` (bench report): the chosen runs' indices with their tables
@@ -104,7 +110,8 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
     started = [r.record.started for r in coll.runs if r.record.started]
     data = {"runs": _runs_json(coll), "plots": plots}
     return _environment().get_template("page.html.j2").render(
-        title=title, coll=coll, benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
+        title=title, coll=coll, sources=header_sources(coll),
+        benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
         rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
         first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
         fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from caramel.consumers.history.engine import safe_url
+from caramel import redact
 from caramel.consumers.history.reader import HistoryContents, read_history
 from caramel.consumers.history.store import RunRecord, row_field
 from caramel.consumers.pages.thinning import points_per_series, series_regressions, thin
@@ -201,7 +201,7 @@ def load(paths: list[str], benchmark: str | None = None, system: str | None = No
 
 
 def _filter(out: Collection, paths: list[str], benchmark: str | None, system: str | None) -> None:
-    where = ", ".join(map(safe_url, paths))  # a PostgreSQL URL without its password
+    where = ", ".join(map(redact.url, paths))  # a PostgreSQL URL without its credentials
     if not out.runs:
         raise RunError(f"no runs in {where}: the history is empty",
                        hint="bench result adds a run to the history; bench import adds another site's export")

@@ -26,14 +26,15 @@ from caramel.stages.state.store import Store, db_path
 def update_run(run_dir: str, path: str, include_path: list[str] | None = None,
                check: Callable[[Benchmark], None] | None = None) -> Benchmark:
     """Take the analysis definitions of `path` into the run at `run_dir`; the model now stored.
-    `check(model)` may refuse the updated model (raise) before it is stored (--no-eval)."""
+    `check(model)` may refuse the updated model (raise) before it is stored (--no-eval: then no
+    `call:` module of the file is imported either)."""
     store = Store(db_path(run_dir), readonly=True)
     try:
         info = store.info()
         stored = store.model()
     finally:
         store.close()
-    edited = load(path, set(info.tags), include_path)
+    edited = load(path, set(info.tags), include_path, no_eval=check is not None)
     match = next((b for b in edited if b.name == stored.name), None)
     if match is None:
         raise no_benchmark(path, stored.name, [b.name for b in edited])

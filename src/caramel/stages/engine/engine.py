@@ -75,6 +75,9 @@ class Engine:
         self.settings = settings or Settings()
         self.progress = progress or Progress()
         self.base_env = dict(os.environ)
+        # the secrets an export: step's do's exported, by workpackage: the stored environment leaves
+        # them out (caramel.redact), its children of this bench still get them (few: most are empty)
+        self.exported_secrets: dict[int, dict[str, str]] = {}
         self.runner = Runner(backend.launcher, self.base_env)
         self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
         self.children: dict[int, list[int]] = defaultdict(list)
@@ -202,7 +205,9 @@ class Engine:
             cycle, op = self._resume.pop(wp.id)
             with self.store.transaction():
                 self.move(wp, "resume")
-            env = self.store.env(wp.id) or materialise.initial_env(self.base_env, [], params)
+            stored = self.store.env(wp.id)
+            env = (materialise.with_secrets(stored, self.base_env) if stored
+                   else materialise.initial_env(self.base_env, [], params))
             started = Started(wp, step, params, paths, env)
         else:
             cycle, op = 0, 0
@@ -211,8 +216,8 @@ class Engine:
                 # going on after recorded prepares is the same attempt: their records stay its own
                 self.move(wp, "start", attempt=wp.attempt + (0 if prepared else 1), started=time.time())
                 self._record_load(wp, "start")
-            parent_envs = [self.store.env(p) or {} for p in wp.parents
-                           if self.bench.steps[self.wps[p].step].export]
+            parent_envs = [{**(self.store.env(p) or {}), **self.exported_secrets.get(p, {})}
+                           for p in wp.parents if self.bench.steps[self.wps[p].step].export]
             env = materialise.initial_env(self.base_env, parent_envs, params)
             started = Started(wp, step, params, paths, env)
             links = [(self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))
@@ -399,6 +404,10 @@ class Engine:
 
     def mark_done(self, wp: WpRow, rows: list[CommandRow], env: dict[str, str] | None) -> None:
         self.move(wp, "finish", ended=time.time(), env=env)
+        if env:
+            secrets = materialise.secrets_of(env, self.base_env)
+            if secrets:
+                self.exported_secrets[wp.id] = secrets
         self._record_load(wp, "end")
         self.store.add_commands(rows)
         self.queue_children(wp)

@@ -29,6 +29,23 @@ def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], params:
     return env
 
 
+def secrets_of(env: dict[str, str], base: dict[str, str] | None = None) -> dict[str, str]:
+    """The variables of `env` its stored form leaves out (caramel.redact.environment), but those
+    `base` holds with the same value."""
+    from caramel import redact
+    from caramel.settings import current
+
+    kept = redact.environment(env, current().secret_patterns)
+    return {name: value for name, value in env.items()
+            if name not in kept and (base is None or base.get(name) != value)}
+
+
+def with_secrets(stored: dict[str, str], base: dict[str, str]) -> dict[str, str]:
+    """A stored environment (its secrets left out) with the secrets of bench's own environment back,
+    for a workpackage that resumes."""
+    return {**secrets_of(base), **stored}
+
+
 def prepare_command(entry: FileEntry, params: dict[str, str], base: str, index: int = 0) -> Command:
     """The `index`-th prepare of a workpackage (counted over its filesets in order) as a Command."""
     do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,

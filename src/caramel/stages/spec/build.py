@@ -36,6 +36,8 @@ from caramel.stages.spec.tree import Node
 class Builder(SetBuilder):
     """Builds benchmarks; the sets they use come from SetBuilder."""
 
+    imports = True  # False (--no-eval): a call: step's function is found by name, never imported
+
     def benchmark(self, node: Node, global_sets: dict[str, dict], path: str) -> m.Benchmark:
         only_children(node, children_of("benchmark"))
         name = name_of(node, "benchmark")
@@ -76,7 +78,7 @@ class Builder(SetBuilder):
         for child in node.findall("result"):
             bench.results.append(self.result(child, bench))
         self.comment_sanity(node, bench)
-        calls.finish(bench, figures)
+        calls.finish(bench, figures, imports=self.imports)
         return bench
 
     @staticmethod

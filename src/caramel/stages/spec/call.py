@@ -89,16 +89,17 @@ def check_step(step: m.Step) -> None:
                         hint="a call: step goes to the system's scheduler through submitit by itself")
 
 
-def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]]) -> None:
+def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]], imports: bool = True) -> None:
     """Check each call step's function and add its figures' pattern set, analyser and (when the file
-    has no <result>) table. `declared`: the figures each step's file lists."""
+    has no <result>) table. `declared`: the figures each step's file lists. Without `imports`
+    (--no-eval) the function is found by name and never imported (spec.call_static)."""
     tables = []
     for step in bench.steps.values():
         if not step.call:
             continue
         check_step(step)
-        function = check_target(step.call, step.call_where, bench.home)
-        patterns = declared.get(step.name) or _declared_by(function, step)
+        own = _own_figures(step, bench.home, imports)  # the function checked, figures or not
+        patterns = declared.get(step.name) or _declared_by(own, step)
         patterns = patterns + [p for p in _energy_figures(step) if p.name not in {q.name for q in patterns}]
         name = figures_set(step.name)
         if name in bench.patternsets or name in bench.analysers:
@@ -112,6 +113,19 @@ def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]]) -> None:
         tables.append(m.Table(step.name, style="pretty", columns=columns, where=step.where))
     if tables and not bench.results:
         bench.results.append(m.Result(list(bench.analysers), tables, where=bench.where))
+
+
+def _own_figures(step: m.Step, home: str, imports: bool) -> object:
+    """The function's own `caramel_figures` (None: it has none), the function checked on the way."""
+    if not imports:
+        from caramel.stages.spec.call_static import find_target
+
+        static = find_target(step.call, step.call_where, home)
+        return static.figures if static.figures is not None else _NOT_READ
+    return getattr(check_target(step.call, step.call_where, home), ATTRIBUTE, None)
+
+
+_NOT_READ = object()  # --no-eval: a caramel_figures that is not a literal in the source is not read
 
 
 def check_target(target: str, where: Location, home: str = ".") -> object:
@@ -196,11 +210,15 @@ def _last_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[-1] if lines else ''}".rstrip(": ")
 
 
-def _declared_by(function: object, step: m.Step) -> list[m.Pattern]:
+def _declared_by(declared: object, step: m.Step) -> list[m.Pattern]:
     """The figures a function declares itself (`caramel_figures`): name -> unit, or (unit, direction)."""
     from caramel.stages.spec.units import unit_problem
 
-    declared = getattr(function, ATTRIBUTE, None)
+    if declared is _NOT_READ:
+        raise SpecError(f"--no-eval: step '{step.name}' declares no figure, and the figures of "
+                        f"{step.call} are known only by importing it", step.call_where,
+                        hint="list the figures in the step (figure: [{name: ..., unit: ...}]), or "
+                             f"assign {ATTRIBUTE} a literal mapping in the module")
     if declared is None:
         raise SpecError(f"step '{step.name}' declares no figure, and {step.call} has no {ATTRIBUTE}",
                         step.call_where, hint="list the figures the function returns: figure: [{name: tokens_per_s, "

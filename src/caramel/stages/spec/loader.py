@@ -32,9 +32,11 @@ TOP_LEVEL = children_of("jube")
 
 
 def load(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
-         only: list[str] | None = None, strict: bool = False) -> list[Benchmark]:
+         only: list[str] | None = None, strict: bool = False,
+         no_eval: bool = False) -> list[Benchmark]:
     """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An attribute
-    the grammar does not know is a warning (JUBE ignores it), an error when `strict`."""
+    the grammar does not know is a warning (JUBE ignores it), an error when `strict`. `no_eval`: no
+    module a `call:` names is imported (spec.call_static)."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise SpecError("benchmark file not found", Location(path), hint="check the path given to bench")
@@ -71,6 +73,7 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
             raise SpecError(f"unknown element <{child.tag}> at the top level", child.where, hint=hint)
 
     builder = build.Builder(include, tags, home)
+    builder.imports = not no_eval
     global_sets = builder.sets(tree)
     benchmarks = []
     nodes = tree.findall("benchmark")

@@ -9,6 +9,7 @@ file is opened by state.sqlitefiles, which wraps its connections here.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import sqlite3
@@ -152,3 +153,14 @@ class Guarded:
             self.commit()
         else:
             self.rollback()
+
+
+def create_private(path: str) -> None:
+    """Make a new database file readable by its owner alone (settings.group_readable: and the
+    group), before SQLite makes it with the umask's mode: a run state holds environments, a history
+    the site's figures (docs/security.md, "Secrets"). SQLite gives its journal files the same mode."""
+    from caramel.settings import current
+
+    with contextlib.suppress(OSError):  # one there already; a folder not writable: SQLite says so
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+        os.close(os.open(path, flags, current().file_mode))

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from caramel.stages.state import sharedfs
-from caramel.stages.state.dbfile import Guarded, busy_timeout, storage_error
+from caramel.stages.state.dbfile import Guarded, busy_timeout, create_private, storage_error
 
 _NOTED: set[str] = set()  # files whose fallback to the rollback journal was told (once a process)
 
@@ -61,7 +61,9 @@ def uri(path: str, readonly: bool = False) -> str:
 
 def _sqlite(path: str, timeout_s: float, readonly: bool = False, autocommit: bool = True,
             any_thread: bool = False) -> sqlite3.Connection:
-    """The only `sqlite3.connect` of caramel."""
+    """The only `sqlite3.connect` of caramel; a file it makes is its owner's alone (create_private)."""
+    if not readonly:
+        create_private(path)
     return sqlite3.connect(uri(path, readonly), uri=True, timeout=timeout_s,
                            isolation_level=None if autocommit else "DEFERRED",
                            check_same_thread=not any_thread)

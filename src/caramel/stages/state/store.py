@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from caramel import redact
+from caramel.settings import current
 from caramel.stages.expand import layout
 from caramel.stages.spec.model import Benchmark
 from caramel.stages.state import identity_file, sqlitefiles, transitions
@@ -300,10 +302,12 @@ class Store(RunReads):
         self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
 
     def _env_text(self, env: dict) -> str:
-        """`env` as JSON. The workpackages of a step carry the same environment (bench's own, a few
+        """`env` as JSON, without its secrets (caramel.redact.environment: a run folder is shared
+        and copied). The workpackages of a step carry the same environment (bench's own, a few
         parameters): one written just before is not encoded again (a thousand times 3 kB of JSON)."""
         if env != self._last_env[0]:
-            self._last_env = (dict(env), json.dumps(env))
+            kept = redact.environment(env, current().secret_patterns)
+            self._last_env = (dict(env), json.dumps(kept))
         return self._last_env[1]
 
     def event(self, wp_id: int | None, kind: str, message: str = "") -> None:
