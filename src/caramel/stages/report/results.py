@@ -62,9 +62,9 @@ def analyse_for(inp: AnalysisInput, only: list[str] | None = None, use_cache: bo
     return analyse_all(inp, analyser_names(inp, only), use_cache)
 
 
-# bumped when caramel changes what a table holds (the repeats' interval columns): tables kept by an
-# older caramel are made again, never shown in their old shape
-TABLES_SHAPE = "repeats with ci_low, ci_high"
+# bumped when caramel changes what a table holds (the intervals of repeats and copies): tables
+# kept by an older caramel are made again, never shown in their old shape
+TABLES_SHAPE = "repeats with ci_low, ci_high; copies with ci_low, ci_high rows"
 
 
 @dataclass
