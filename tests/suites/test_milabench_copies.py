@@ -77,6 +77,8 @@ def test_copies_pool_as_milabenchs_report(bench_name: str, gpus: int) -> None:
         [line] = judge([(bench_name, metric)], {bench_name: value}, estimators={bench_name: MILABENCH}).lines
         assert line.result == pytest.approx(value, rel=1e-12) and line.n == pooled.spread.n
         assert line.sd_pct == pytest.approx(100 * std, rel=1e-9) and line.sem_pct == pytest.approx(100 * sem, rel=1e-9)
+        shown = copies_interval(copies, aggregate, MILABENCH)  # beside it, the aggregate's interval
+        assert (line.ci_low, line.ci_high, line.ci_method) == (shown.low, shown.high, shown.method)
 
 
 def _milabench_perf(xs: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -114,7 +114,8 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
         for name, value in zip(COPY_DEVIATIONS, (pooled.spread.sd, pooled.spread.sem), strict=True):
             text = f"spread: {name} of {of}"
             rows.append(([model, name, value, metric, text], text, leaf))
-    return rows + _interval_rows(model, metric, aggregate, [c.lines for c in counted], estimator, leaf)
+    lines = [c.lines for c in counted]
+    return rows + _interval_rows(model, metric, aggregate, lines, estimator, leaf)
 
 
 def _interval_rows(model: str, metric: str, aggregate: str, lines: list[list[float]],
