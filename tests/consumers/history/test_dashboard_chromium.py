@@ -4,6 +4,8 @@ provenance, text from a history holding `<script>` stays text, and the pixels sh
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tests.run_bench import bench
 
@@ -62,6 +64,7 @@ def test_hover_shows_parameters_and_provenance(dashboard, browser):
         label.wait_for(timeout=5000)
         text = label.text_content()
         assert "items=" in text and "caramel:" in text and "at site" in text and "± " in text
+        assert re.search(r"99 % CI: [\d.,]+ … [\d.,]+ \(Student's t of the mean\)", text), text
     finally:
         opened.close()
 

@@ -98,3 +98,29 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     assert "<i>s</i>" not in text and "&lt;i&gt;s&lt;/i&gt;" in text
     data = re.search(r'<script type="application/json" id="caramel-data">(.*?)</script>', text, re.S).group(1)
     assert "<" not in data and json.loads(data)["runs"][0]["g"] == "<i>s</i>"
+
+
+def test_every_point_of_n_2_or_more_carries_its_interval(tmp_path):
+    """Issue 34: each plotted figure of repeats has its mean's 99 % interval (Student's t, as
+    scipy.stats.t.interval gives it for the samples -5, 0, +5 about the mean), shown on hover and in
+    the plot's CSV; a figure of one sample has none (0). The page says the level."""
+    import numpy as np
+    import scipy.stats
+
+    path = _history(tmp_path / "h.db")
+    with History.open(path) as h:  # one more run of one sample each
+        h.add(RunRecord("single", "llm", system="A100", started=9000.0, site="a", tags=["800M"]),
+              [Metric("t", {"Nodes": str(n)}, "Tokens/second", "", "higher", [900.0 * n]) for n in (1, 2, 4)])
+    coll = load([path])
+    plots = benchmark_plots(coll, coll.figures)
+    history = next(p for p in plots if p["title"] == "history of Tokens/second")
+    low, high = scipy.stats.t.interval(0.99, 2, loc=0.0, scale=scipy.stats.sem([-5.0, 0.0, 5.0]))
+    for series in history["series"]:
+        assert series["ci"][:-1] == [float(f"{high:.6g}")] * 3 and series["ci"][-1] == 0
+    sweep = next(p for p in plots if p["title"] == "Tokens/second against Nodes")
+    assert sweep["series"][0]["ci"] == [0, 0, 0]  # the latest run: one sample each
+    assert np.isclose(high, -low)
+    text = page(coll, "t")
+    data = re.search(r'<script type="application/json" id="caramel-data">(.*?)</script>', text, re.S).group(1)
+    assert json.loads(data)["level"] == 99
+    assert '" % CI"' in text and "Student's t of the mean" in text  # the hover's and the CSV's words

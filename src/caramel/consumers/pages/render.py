@@ -20,6 +20,7 @@ from caramel.consumers.pages import summary
 from caramel.consumers.pages.figures import benchmark_plots
 from caramel.consumers.pages.sources import Collection
 from caramel.consumers.pages.thinning import points_per_series
+from caramel.stages.analyse.intervals import LEVEL
 
 HERE = Path(__file__).parent / "templates"
 
@@ -102,7 +103,7 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
     rows = summary.rows(coll, baseline)
     tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
     started = [r.record.started for r in coll.runs if r.record.started]
-    data = {"runs": _runs_json(coll), "plots": plots}
+    data = {"runs": _runs_json(coll), "plots": plots, "level": round(100 * LEVEL, 6)}
     return _environment().get_template("page.html.j2").render(
         title=title, coll=coll, benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
         rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
