@@ -71,8 +71,8 @@ def _metrics(figures: list[Figure], constant: bool = False) -> dict[tuple[str, s
 
 
 def ci_half(sd: list[float], n: list[int]) -> list[float]:
-    """Per figure the half-width of its mean's 99 % interval, t(0.99, n - 1)·sd/√n (analyse/intervals
-    mean_interval, for a series at once); 0 where n < 2 (no spread: no interval)."""
+    """Per figure the half-width of its mean's 99 % interval, t(0.99, n - 1)·sd/√n
+    (analyse/intervals mean_interval, for a series at once); 0 where n < 2 (no spread)."""
     sds, counts = np.asarray(sd, dtype=float), np.asarray(n, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         half = t_quantile(LEVEL, counts - 1) * sds / np.sqrt(counts)
@@ -214,8 +214,8 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
             continue
         series: dict[str, list[tuple]] = defaultdict(list)
         for f in group:
-            series[coll.runs[f.run].label].append((f.label or "(one configuration)", f.mean, f.sd, f.run,
-                                                   f.n, f))
+            shown = f.label or "(one configuration)"
+            series[coll.runs[f.run].label].append((shown, f.mean, f.sd, f.run, f.n, f))
         out = []
         for label, points in sorted(series.items()):
             s = _series(label, label, "", [p[:5] for p in points], _constant(points[0][5]))
