@@ -233,16 +233,16 @@
       readFilters();
       var p = plots[button.getAttribute("data-plot")];
       var head = ["series", "system", "configuration", p.kind === "history" ? "date" : p.xaxis.title.text,
-                  p.yaxis.title.text, "sd", CI + " low", CI + " high", "run started", "site", "job ids",
-                  "nodes", "git commit", "container", "regressed"];
+                  p.yaxis.title.text, "sd", CI + " low", CI + " high", "run started", "site",
+                  "job ids", "nodes", "git commit", "container", "regressed"];
       var lines = [head.map(csvCell).join(",")];
       p.series.forEach(function (s) {
         s.run.forEach(function (i, k) {
           if (!allowed(i)) { return; }
           var r = runs[i];
           lines.push([s.name, s.group, s.configs ? s.configs[k] : s.config, p.kind === "history" ? day(r.t) : s.x[k], s.y[k],
-                      s.sd[k], ciLow(s, k), ciHigh(s, k), day(r.t), r.site, r.job, r.nodes, r.git, r.ctr,
-                      s.bad.indexOf(k) >= 0 ? "yes" : ""].map(csvCell).join(","));
+                      s.sd[k], ciLow(s, k), ciHigh(s, k), day(r.t), r.site, r.job, r.nodes, r.git,
+                      r.ctr, s.bad.indexOf(k) >= 0 ? "yes" : ""].map(csvCell).join(","));
         });
       });
       var a = document.createElement("a");
