@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
 from caramel.consumers.pages import axes, summary
@@ -125,3 +127,33 @@ def test_every_point_of_n_2_or_more_carries_its_interval(tmp_path):
     data = re.search(r'id="caramel-data">(.*?)</script>', text, re.S).group(1)
     assert json.loads(data)["level"] == 99
     assert '" % CI"' in text and "Student's t of the mean" in text  # the hover's, the CSV's words
+
+
+def test_the_summarys_changes_show_their_ratios_interval(tmp_path):
+    """Issue 34: a change of figures of repeats shows the 99 % interval of its ratio (the delta
+    method on log(ratio) at Welch's df, docs/history.md; scipy's t quantile), as a change in %, with
+    the ratio, the level and the method on hover; the same beside the baseline's change."""
+    import math
+
+    import numpy as np
+    import scipy.stats
+
+    path = _history(tmp_path / "h.db", slow_run=2)
+    with History.open(path) as h:
+        h.set_baseline("good", "a0")
+    coll = load([path])
+    row = next(r for r in summary.rows(coll) if r.metric == "Tokens/second")
+    current = np.array([0.7 * 3600 + d for d in (-5, 0, 5)])  # Nodes=4, the slowed run
+    before = np.array([3600.0 + d for d in (-5, 0, 5)])
+    terms = [np.var(x, ddof=1) / np.mean(x) ** 2 / 3 for x in (current, before)]
+    df = sum(terms) ** 2 / sum(t ** 2 / 2 for t in terms)
+    half = scipy.stats.t.ppf(0.995, df) * math.sqrt(sum(terms))
+    ratio = current.mean() / before.mean()
+    for judged in (row.previous, row.against_baseline):
+        assert judged.ratio == ratio
+        assert judged.ratio_low == pytest.approx(ratio * math.exp(-half), rel=1e-9)
+        assert judged.ratio_high == pytest.approx(ratio * math.exp(half), rel=1e-9)
+    text = page(coll, "t")
+    shown = f"{100 * (ratio * math.exp(-half) - 1):+.1f} % … {100 * (ratio * math.exp(half) - 1):+.1f} %"
+    assert text.count(shown) >= 2  # vs previous and vs baseline
+    assert "99 % CI" in text and "delta method on log(ratio of means), Welch df" in text

@@ -214,8 +214,8 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
             continue
         series: dict[str, list[tuple]] = defaultdict(list)
         for f in group:
-            shown = f.label or "(one configuration)"
-            series[coll.runs[f.run].label].append((shown, f.mean, f.sd, f.run, f.n, f))
+            config = f.label or "(one configuration)"
+            series[coll.runs[f.run].label].append((config, f.mean, f.sd, f.run, f.n, f))
         out = []
         for label, points in sorted(series.items()):
             s = _series(label, label, "", [p[:5] for p in points], _constant(points[0][5]))

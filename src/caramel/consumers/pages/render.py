@@ -36,6 +36,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE)), autoescape=True,
                              undefined=jinja2.StrictUndefined)
     env.filters["num"] = _fmt
+    env.filters["ratio"] = _ratio
+    env.filters["change_ci"] = _change_ci
     env.filters["pct"] = lambda v: "" if v is None or not math.isfinite(v) else f"{v:+.1f} %"
     # ISO 8601 in UTC, as the page's script writes dates (a reader elsewhere sees the same text)
     env.filters["day"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else ""
@@ -47,6 +49,23 @@ def _fmt(value: float) -> str:
     if value is None or not math.isfinite(value):
         return ""
     return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def _ratio(verdict) -> str:
+    """A change's ratio with its interval, as the summary's CI column writes an interval (`num`):
+    `ratio 0.7 · 99 % CI 0.6851 … 0.7153 (delta method ...)`; '' with no interval (one sample)."""
+    if verdict is None or not math.isfinite(verdict.ratio_low):
+        return ""
+    return (f"ratio {_fmt(verdict.ratio)} · {100 * verdict.level:g} % CI {_fmt(verdict.ratio_low)} … "
+            f"{_fmt(verdict.ratio_high)} ({verdict.method})")
+
+
+def _change_ci(verdict) -> str:
+    """The interval of a change in % (the ratio's, less 1), as the pct filter writes a change."""
+    if verdict is None or not math.isfinite(verdict.ratio_low):
+        return ""
+    low, high = 100 * (verdict.ratio_low - 1), 100 * (verdict.ratio_high - 1)
+    return f"{low:+.1f} % … {high:+.1f} %"
 
 
 def _fingerprint(record: RunRecord) -> str:

@@ -18,8 +18,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from caramel.consumers.history.compare import Verdict
 from caramel.consumers.pages.figures import plotted
-from caramel.consumers.pages.judging import judged
+from caramel.consumers.pages.judging import judged, judgement
 from caramel.consumers.pages.sources import Collection, Figure
 from caramel.stages.analyse.intervals import Interval, mean_interval
 
@@ -41,7 +42,10 @@ class Row:
     baseline: str
     baseline_pct: float
     baseline_verdict: str
-    ci: Interval | None = None  # the latest figure's 99 % t interval of its mean (unknown bounds: one sample)
+    ci: Interval | None = None  # the latest figure's 99 % t interval of its mean (unknown: n = 1)
+    # the headline's judgements against the run before and the baseline: their ratio's interval
+    previous: Verdict[Figure] | None = None
+    against_baseline: Verdict[Figure] | None = None
 
 
 def _best(figures: list[Figure]) -> Figure:
@@ -101,15 +105,18 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
         headline = _best(latest)
         before = {f.config: f for f in per_run[order[-2]]} if len(order) > 1 else {}
         verdict, regressed, change = _verdict(latest, before, headline)
+        previous = judgement(headline, before[headline.config]) if headline.config in before else None
+        against = None
         base_name, base_pct, base_verdict = "", math.nan, "no baseline"
         found = _baseline(coll, label, bench, baseline)
         if found is not None:
             base_name = found[0]
             b = next((f for f in per_run.get(found[1], []) if f.config == headline.config), None)
             if b is not None:
-                base_verdict, base_pct = judged(headline, b)
+                against = judgement(headline, b)
+                base_verdict, base_pct = against.verdict, against.diff_pct
         runs = coll.run_counts.get((bench, label, headline.metric), len(order))  # the figures may be thinned
         out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs, headline, len(latest),
                        regressed, change, verdict, base_name, base_pct, base_verdict,
-                       mean_interval(headline.mean, headline.sd, headline.n)))
+                       mean_interval(headline.mean, headline.sd, headline.n), previous, against))
     return out
