@@ -154,6 +154,7 @@ def test_the_summarys_changes_show_their_ratios_interval(tmp_path):
         assert judged.ratio_low == pytest.approx(ratio * math.exp(-half), rel=1e-9)
         assert judged.ratio_high == pytest.approx(ratio * math.exp(half), rel=1e-9)
     text = page(coll, "t")
-    shown = f"{100 * (ratio * math.exp(-half) - 1):+.1f} % … {100 * (ratio * math.exp(half) - 1):+.1f} %"
+    low, high = 100 * (ratio * math.exp(-half) - 1), 100 * (ratio * math.exp(half) - 1)
+    shown = f"{low:+.1f} % … {high:+.1f} %"
     assert text.count(shown) >= 2  # vs previous and vs baseline
     assert "99 % CI" in text and "delta method on log(ratio of means), Welch df" in text

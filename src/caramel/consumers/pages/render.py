@@ -56,8 +56,8 @@ def _ratio(verdict) -> str:
     `ratio 0.7 · 99 % CI 0.6851 … 0.7153 (delta method ...)`; '' with no interval (one sample)."""
     if verdict is None or not math.isfinite(verdict.ratio_low):
         return ""
-    return (f"ratio {_fmt(verdict.ratio)} · {100 * verdict.level:g} % CI {_fmt(verdict.ratio_low)} … "
-            f"{_fmt(verdict.ratio_high)} ({verdict.method})")
+    return (f"ratio {_fmt(verdict.ratio)} · {100 * verdict.level:g} % CI "
+            f"{_fmt(verdict.ratio_low)} … {_fmt(verdict.ratio_high)} ({verdict.method})")
 
 
 def _change_ci(verdict) -> str:
