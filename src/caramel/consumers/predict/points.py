@@ -154,9 +154,10 @@ def _gather(history, runs) -> list[MetricData]:
 
 
 PREDICTION_LEVEL = 0.9  # every model's interval is a 90 % one (regression.Z90, kernels.Z90)
-PREDICTION_INTERVAL = ("prediction interval for one more measurement under the model: exp(mean ± z sd)"
-                       " with the model's predictive sd in log space (Student's t of the log samples"
-                       " where no parameter varies); the error of the model's form is not in it")
+PREDICTION_INTERVAL = ("prediction interval for one more measurement under the model:"
+                       " exp(mean ± z sd) with the model's predictive sd in log space (Student's t"
+                       " of the log samples where no parameter varies); the error of the model's"
+                       " form is not in it")
 
 
 @dataclass
