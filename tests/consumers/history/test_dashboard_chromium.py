@@ -136,7 +136,8 @@ def test_tables_sort_and_plots_download_their_data(dashboard, browser):
         with view.expect_download() as download:
             view.locator("button.csv").first.click()
         lines = open(download.value.path()).read().splitlines()
-        assert lines[0].startswith("series,system,configuration,items,elapsed [s],sd,run started,site,job ids")
+        assert lines[0].startswith("series,system,configuration,items,elapsed [s],sd,99 % CI low,"
+                                   "99 % CI high,run started,site,job ids")
         assert len(lines) == 1 + 4 and any(",lab," in line for line in lines) and opened.network() == []
         view.fill("#date-from", "2999-01-01")
         view.dispatch_event("#date-from", "change")

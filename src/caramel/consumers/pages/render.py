@@ -20,9 +20,12 @@ from caramel.consumers.pages import summary
 from caramel.consumers.pages.figures import benchmark_plots
 from caramel.consumers.pages.sources import Collection
 from caramel.consumers.pages.thinning import points_per_series
-from caramel.stages.analyse.intervals import LEVEL
+from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD
 
 HERE = Path(__file__).parent / "templates"
+# what the summary's changes show beneath them: the interval of the ratio the verdict is made on
+CHANGE_TITLE = (f"change of the mean in %; beneath it the {100 * LEVEL:g} % confidence interval of"
+                f" the change ({RATIO_METHOD}; none with one sample), the ratio on hover")
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,5 +131,5 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
         rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
         first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
         fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),
-        thinned=coll.thinned, all_points=all_points, per_series=points_per_series(_series_count(plots)),
+        change_title=CHANGE_TITLE, thinned=coll.thinned, all_points=all_points, per_series=points_per_series(_series_count(plots)),
         page_js=(HERE / "page.js").read_text(), page_css=(HERE / "page.css").read_text())
