@@ -136,8 +136,8 @@ def _number(value: float, spec: str) -> str:
 
 
 def _print(result, markdown: bool, out: TextIO) -> None:
-    head = ["bench", "target", "bounds", "result", f"{100 * LEVEL:g} % CI", "n", "sd", "sd%", "sem%",
-            "diff", "pass", "why"]
+    head = ["bench", "target", "bounds", "result", f"{100 * LEVEL:g} % CI", "n", "sd", "sd%",
+            "sem%", "diff", "pass", "why"]
     rows = [[x.name, _number(x.target, ".6g"), _bounds(x), _number(x.result, ".6g"), _interval(x),
              str(x.n), _number(x.sd, ".4g"), _pct(x.sd_pct), _pct(x.sem_pct),
              "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%", x.verdict.value, x.why]

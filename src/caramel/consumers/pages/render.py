@@ -131,5 +131,6 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
         rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
         first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
         fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),
-        change_title=CHANGE_TITLE, thinned=coll.thinned, all_points=all_points, per_series=points_per_series(_series_count(plots)),
+        change_title=CHANGE_TITLE, thinned=coll.thinned, all_points=all_points,
+        per_series=points_per_series(_series_count(plots)),
         page_js=(HERE / "page.js").read_text(), page_css=(HERE / "page.css").read_text())
