@@ -42,6 +42,9 @@ ESTIMATORS = (
 )  # what `interval` estimates (an Estimator: mean or trimmed)
 BOOTSTRAP_SEED = 20260101  # a fixed seed: the same samples give the same interval in every table
 RESAMPLES = 9999  # scipy.stats.bootstrap's default
+# samples resampled at once (80 MB of doubles): the pooled lines of many copies would otherwise be
+# RESAMPLES × n doubles at once; scipy draws the same resamples in batches
+BATCH_VALUES = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ def interval(
         statistic,
         confidence_level=level,
         n_resamples=RESAMPLES,
+        batch=max(1, BATCH_VALUES // values.size),
         vectorized=True,
         rng=np.random.default_rng(BOOTSTRAP_SEED),
     )
