@@ -106,6 +106,9 @@ class Direction(Word):
 
 
 # The rows of a table of copies (`caramel_copy` column) that are not one copy's figure: the aggregate
-# a benchmark declares (its result) and the spread over the copies (never judged as a benchmark).
+# a benchmark declares (its result) and the spread over the copies (never judged as a benchmark):
+# the pooled lines' sd and sem, and the bounds of the aggregate's confidence interval.
 COPY_AGGREGATES = ("sum", "mean")
-COPY_SPREADS = ("sd", "sem")
+COPY_DEVIATIONS = ("sd", "sem")
+COPY_INTERVAL = ("ci_low", "ci_high")
+COPY_SPREADS = (*COPY_DEVIATIONS, *COPY_INTERVAL)

@@ -20,13 +20,16 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+import numpy as np
 import pytest
+import scipy.stats
 from tests.run_bench import bench, isolated_env
 
 from caramel.consumers.history.methodology import Verdict, judge
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.suite_score import MemberScore, suite_score
 from caramel.stages.analyse.estimators import pool
+from caramel.stages.analyse.intervals import BOOTSTRAP_SEED, copies_interval
 from caramel.stages.spec.estimator import NAMES
 
 DATA = Path(__file__).parent.parent / "data" / "milabench_8gpus" / "train_rates.csv"
@@ -74,6 +77,36 @@ def test_copies_pool_as_milabenchs_report(bench_name: str, gpus: int) -> None:
         [line] = judge([(bench_name, metric)], {bench_name: value}, estimators={bench_name: MILABENCH}).lines
         assert line.result == pytest.approx(value, rel=1e-12) and line.n == pooled.spread.n
         assert line.sd_pct == pytest.approx(100 * std, rel=1e-9) and line.sem_pct == pytest.approx(100 * sem, rel=1e-9)
+        shown = copies_interval(copies, aggregate, MILABENCH)  # beside it, the aggregate's interval
+        assert (line.ci_low, line.ci_high, line.ci_method) == (shown.low, shown.high, shown.method)
+
+
+def _milabench_perf(xs: np.ndarray, axis: int = -1) -> np.ndarray:
+    """milabench summary.py `_metrics`' mean: sorted, from 5 samples on without the min and max."""
+    ordered = np.sort(xs, axis=axis)
+    return np.asarray(ordered[..., 1:-1].mean(axis=axis))
+
+
+@pytest.mark.parametrize(("bench_name", "gpus"), [("bert-fp16", 2), ("convnext_large-fp16", 8)])
+def test_a_copies_aggregate_has_its_interval(bench_name: str, gpus: int) -> None:
+    """The aggregate's 99 % interval (issue 34): `mean` (milabench's perf) scipy's BCa bootstrap of
+    milabench's trimmed mean over the pooled lines (milabench itself gives none); `sum` (its score)
+    N × Student's t interval of the mean of the N copies' figures. The points are milabench's."""
+    perf, score, *_ = EXPECTED[(bench_name, gpus)]
+    copies = rates()[bench_name][:gpus]
+    pooled = copies_interval(copies, "mean", MILABENCH)
+    boot = scipy.stats.bootstrap((np.concatenate(copies),), _milabench_perf, confidence_level=0.99,
+                                 n_resamples=9999, rng=np.random.default_rng(BOOTSTRAP_SEED))
+    assert pooled.estimate == pytest.approx(perf, rel=1e-12)
+    assert (pooled.low, pooled.high) == pytest.approx(tuple(boot.confidence_interval), rel=1e-9)
+    assert pooled.label == "99 % BCa bootstrap over the samples (trimmed mean)"
+    total = copies_interval(copies, "sum", MILABENCH)
+    figures = [_milabench_perf(np.asarray(c)) for c in copies]
+    low, high = scipy.stats.t.interval(0.99, gpus - 1, np.mean(figures), scipy.stats.sem(figures))
+    assert total.estimate == pytest.approx(score, rel=1e-12)
+    assert (total.low, total.high) == pytest.approx((gpus * low, gpus * high), rel=1e-12)
+    assert total.label == "99 % t interval of the mean of the copies' figures × copies"
+    assert not copies_interval(copies[:1], "sum", MILABENCH).known  # one copy: no interval
 
 
 def test_the_mean_of_copies_is_not_the_mean_of_their_means() -> None:
@@ -140,6 +173,13 @@ def test_a_recorded_run_as_two_copies_end_to_end(tmp_path: Path) -> None:
     assert "62 lines pooled without the min and max" in rows["mean"]["status"]
     assert float(rows["sd"]["performance"]) / perf == pytest.approx(std, rel=1e-9)
     assert rows["sd"]["status"] == "spread: sd of 62 lines of 2 copies"
+    pooled = copies_interval(rates()["bert-fp16"][:2], "mean", MILABENCH)
+    for bound, value in (("ci_low", pooled.low), ("ci_high", pooled.high)):
+        assert float(rows[bound]["performance"]) == pytest.approx(value, rel=1e-9)
+        assert rows[bound]["status"] == (f"spread: {bound} of the mean (99 % BCa bootstrap over the"
+                                         " samples (trimmed mean) over 62 lines of 2 copies)")
+    shown = bench("result", "-i", "last", "runs", "--style", "json", cwd=tmp_path, env=env)
+    assert "ci_low and ci_high: the aggregate's 99 % confidence interval" in shown.stdout
     for max_sd, verdict in (("3%", "pass"), ("2%", "fail")):  # milabench's std% 2.44
         (tmp_path / "targets.yaml").write_text(f"systems:\n  local:\n    bert: {{value: 150, max_sd: {max_sd}}}\n")
         out = bench("compare", "-c", "last", "--targets", "targets.yaml", "--format", "json", cwd=tmp_path, env=env)

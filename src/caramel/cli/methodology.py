@@ -14,6 +14,7 @@ from typing import Literal, TextIO
 
 from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.errors import CaramelError
+from caramel.stages.analyse.intervals import LEVEL
 
 
 def load_targets(path: str):
@@ -104,7 +105,8 @@ def _json(result) -> str:
 
     lines = [{k: clean(v) for k, v in dict(vars(x), passed=x.passed, verdict=x.verdict.value).items()}
              for x in result.lines]
-    return json.dumps({"system": result.system, "estimators": result.captions, "benchmarks": lines,
+    return json.dumps({"system": result.system, "estimators": result.captions,
+                       "intervals": result.intervals, "benchmarks": lines,
                        "missing": result.missing, "passed": result.passed,
                        "criteria": [{"name": n, "value": clean(v), "passed": ok} for n, v, ok in result.criteria]},
                       indent=1)
@@ -137,10 +139,12 @@ def _number(value: float, spec: str) -> str:
 
 
 def _print(result, markdown: bool, out: TextIO) -> None:
-    head = ["bench", "target", "bounds", "result", "n", "sd", "sd%", "sem%", "diff", "pass", "why"]
-    rows = [[x.name, _number(x.target, ".6g"), _bounds(x), _number(x.result, ".6g"), str(x.n), _number(x.sd, ".4g"),
-             _pct(x.sd_pct), _pct(x.sem_pct), "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%",
-             x.verdict.value, x.why] for x in result.lines]
+    head = ["bench", "target", "bounds", "result", f"{100 * LEVEL:g} % CI", "n", "sd", "sd%",
+            "sem%", "diff", "pass", "why"]
+    rows = [[x.name, _number(x.target, ".6g"), _bounds(x), _number(x.result, ".6g"), _interval(x),
+             str(x.n), _number(x.sd, ".4g"), _pct(x.sd_pct), _pct(x.sem_pct),
+             "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%", x.verdict.value, x.why]
+            for x in result.lines]
     stats = [[name, "" if value is None or math.isnan(value) else f"{value:+.4f} %",
               "cannot judge" if ok is None else str(ok)] for name, value, ok in result.criteria]
     if result.system:
@@ -149,6 +153,8 @@ def _print(result, markdown: bool, out: TextIO) -> None:
         out.write("system: none of the targets file's systems\n")
     for caption in result.captions:
         out.write(f"{caption}\n")
+    if result.intervals:
+        out.write(f"CI: {'; '.join(result.intervals)}\n")
     for block, heading in ((rows, head), (stats, ["statistics", "value", "pass"])):
         if markdown:
             out.write("| " + " | ".join(heading) + " |\n")
@@ -158,6 +164,13 @@ def _print(result, markdown: bool, out: TextIO) -> None:
         else:
             print_table(out, [heading[0], *(Column(h, RIGHT) for h in heading[1:])], block)
         out.write("\n")
+
+
+def _interval(line) -> str:
+    """The result's interval, `[low, high]` (`-`: one sample, no spread)."""
+    if math.isnan(line.ci_low):
+        return "-"
+    return f"[{line.ci_low:.6g}, {line.ci_high:.6g}]"
 
 
 def _pct(value: float) -> str:

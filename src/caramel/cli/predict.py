@@ -153,13 +153,17 @@ def print_predictions(forecast, out: TextIO) -> None:
           f"{len({p.id for p in forecast.predictions})} workpackages predicted", file=out)
     if forecast.learned_from:
         print(learned_line(forecast), file=out)
-    rows = [["id", "parameters", "metric", "value", "90% interval", "points", "model", "extrapolated"]]
+    from caramel.consumers.predict.points import PREDICTION_INTERVAL, PREDICTION_LEVEL
+
+    interval = f"{100 * PREDICTION_LEVEL:g}% interval"
+    rows = [["id", "parameters", "metric", "value", interval, "points", "model", "extrapolated"]]
     for p in forecast.predictions:
         outside = ",".join(p.outside[:5]) + (f",+{len(p.outside) - 5}" if len(p.outside) > 5 else "")
         rows.append([str(p.id), ",".join(f"{k}={v}" for k, v in p.parameters.items())[:60],
                      p.metric + (f"[{p.unit}]" if p.unit else ""), _g(p.value), f"{_g(p.low)} .. {_g(p.high)}",
                      str(p.points), p.model, ("yes: " + outside) if p.extrapolated else ""])
     print_rows(rows, out)
+    print(f"{interval}: {PREDICTION_INTERVAL} (docs/predict.md)", file=out)
     thin = [c for c in forecast.choices if c.models and not c.validated]
     if thin:
         print(f"note: too few measured configurations to validate a model for {', '.join(c.data.name for c in thin)}; "

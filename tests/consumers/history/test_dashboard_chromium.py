@@ -4,6 +4,8 @@ provenance, text from a history holding `<script>` stays text, and the pixels sh
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from tests.run_bench import bench
 
@@ -62,6 +64,7 @@ def test_hover_shows_parameters_and_provenance(dashboard, browser):
         label.wait_for(timeout=5000)
         text = label.text_content()
         assert "items=" in text and "caramel:" in text and "at site" in text and "± " in text
+        assert re.search(r"99 % CI: [\d.,]+ … [\d.,]+ \(Student's t of the mean\)", text), text
     finally:
         opened.close()
 
@@ -133,7 +136,8 @@ def test_tables_sort_and_plots_download_their_data(dashboard, browser):
         with view.expect_download() as download:
             view.locator("button.csv").first.click()
         lines = open(download.value.path()).read().splitlines()
-        assert lines[0].startswith("series,system,configuration,items,elapsed [s],sd,run started,site,job ids")
+        assert lines[0].startswith("series,system,configuration,items,elapsed [s],sd,99 % CI low,"
+                                   "99 % CI high,run started,site,job ids")
         assert len(lines) == 1 + 4 and any(",lab," in line for line in lines) and opened.network() == []
         view.fill("#date-from", "2999-01-01")
         view.dispatch_event("#date-from", "change")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
 from caramel.consumers.pages import axes, summary
@@ -98,3 +100,61 @@ def test_page_is_self_contained_and_escaped(tmp_path):
     assert "<i>s</i>" not in text and "&lt;i&gt;s&lt;/i&gt;" in text
     data = re.search(r'<script type="application/json" id="caramel-data">(.*?)</script>', text, re.S).group(1)
     assert "<" not in data and json.loads(data)["runs"][0]["g"] == "<i>s</i>"
+
+
+def test_every_point_of_n_2_or_more_carries_its_interval(tmp_path):
+    """Issue 34: each plotted figure of repeats has its mean's 99 % interval (Student's t, as
+    scipy.stats.t.interval gives it for the samples -5, 0, +5 about the mean), shown on hover and in
+    the plot's CSV; a figure of one sample has none (0). The page says the level."""
+    import numpy as np
+    import scipy.stats
+
+    path = _history(tmp_path / "h.db")
+    with History.open(path) as h:  # one more run of one sample each
+        h.add(RunRecord("single", "llm", system="A100", started=9000.0, site="a", tags=["800M"]),
+              [Metric("t", {"Nodes": str(n)}, "Tokens/second", "", "higher", [900.0 * n])
+               for n in (1, 2, 4)])
+    coll = load([path])
+    plots = benchmark_plots(coll, coll.figures)
+    history = next(p for p in plots if p["title"] == "history of Tokens/second")
+    low, high = scipy.stats.t.interval(0.99, 2, loc=0.0, scale=scipy.stats.sem([-5.0, 0.0, 5.0]))
+    for series in history["series"]:
+        assert series["ci"][:-1] == [float(f"{high:.6g}")] * 3 and series["ci"][-1] == 0
+    sweep = next(p for p in plots if p["title"] == "Tokens/second against Nodes")
+    assert sweep["series"][0]["ci"] == [0, 0, 0]  # the latest run: one sample each
+    assert np.isclose(high, -low)
+    text = page(coll, "t")
+    data = re.search(r'id="caramel-data">(.*?)</script>', text, re.S).group(1)
+    assert json.loads(data)["level"] == 99
+    assert '" % CI"' in text and "Student's t of the mean" in text  # the hover's, the CSV's words
+
+
+def test_the_summarys_changes_show_their_ratios_interval(tmp_path):
+    """Issue 34: a change of figures of repeats shows the 99 % interval of its ratio (the delta
+    method on log(ratio) at Welch's df, docs/history.md; scipy's t quantile), as a change in %, with
+    the ratio, the level and the method on hover; the same beside the baseline's change."""
+    import math
+
+    import numpy as np
+    import scipy.stats
+
+    path = _history(tmp_path / "h.db", slow_run=2)
+    with History.open(path) as h:
+        h.set_baseline("good", "a0")
+    coll = load([path])
+    row = next(r for r in summary.rows(coll) if r.metric == "Tokens/second")
+    current = np.array([0.7 * 3600 + d for d in (-5, 0, 5)])  # Nodes=4, the slowed run
+    before = np.array([3600.0 + d for d in (-5, 0, 5)])
+    terms = [np.var(x, ddof=1) / np.mean(x) ** 2 / 3 for x in (current, before)]
+    df = sum(terms) ** 2 / sum(t ** 2 / 2 for t in terms)
+    half = scipy.stats.t.ppf(0.995, df) * math.sqrt(sum(terms))
+    ratio = current.mean() / before.mean()
+    for judged in (row.previous, row.against_baseline):
+        assert judged.ratio == ratio
+        assert judged.ratio_low == pytest.approx(ratio * math.exp(-half), rel=1e-9)
+        assert judged.ratio_high == pytest.approx(ratio * math.exp(half), rel=1e-9)
+    text = page(coll, "t")
+    low, high = 100 * (ratio * math.exp(-half) - 1), 100 * (ratio * math.exp(half) - 1)
+    shown = f"{low:+.1f} % … {high:+.1f} %"
+    assert text.count(shown) >= 2  # vs previous and vs baseline
+    assert "99 % CI" in text and "delta method on log(ratio of means), Welch df" in text

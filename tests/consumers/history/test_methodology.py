@@ -4,6 +4,7 @@ unknown direction cannot be judged, unknown entries are errors with did-you-mean
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 
@@ -108,3 +109,39 @@ def test_a_benchmark_without_figures_is_still_reported(tmp_path: Path) -> None:
                    system_names=["local"], benchmarks=["users", "broken", "hang"])
     assert [(x.name, x.verdict) for x in result.lines] == [
         ("users", Verdict.PASS), ("broken", Verdict.NO_FIGURE), ("hang", Verdict.NO_REFERENCE)]
+
+
+def test_each_result_shows_its_interval_beside_it() -> None:
+    """Issue 34: a result of n >= 2 samples carries its 99 % interval (Student's t of the mean, as
+    scipy.stats.t.interval gives it; the bootstrap for a trimmed mean), in the table and the JSON
+    with its method and level; one sample has none. The verdict stays the result against its bounds:
+    an interval reaching below the lower bound does not fail a result within them."""
+    import json
+
+    import scipy.stats
+
+    from caramel.cli.methodology import _json, _print
+
+    samples = [100.0, 96.0, 104.0, 99.0]
+    figures = [("b", Metric("t", {}, "rate", "", "higher", samples)),
+               ("one", Metric("t", {}, "rate", "", "higher", [50.0]))]
+    result = judge(figures, {"b": 100, "one": 50})
+    line, single = result.lines
+    low, high = scipy.stats.t.interval(0.99, 3, loc=99.75, scale=scipy.stats.sem(samples))
+    assert (line.ci_low, line.ci_high) == pytest.approx((low, high), rel=1e-12)
+    assert line.ci_method == "t interval of the mean" and line.level == 0.99
+    assert low < line.low and line.verdict is Verdict.PASS  # 95 lies inside the interval
+    assert math.isnan(single.ci_low) and single.ci_method is None
+    assert result.intervals == ["99 % t interval of the mean"]
+    shown = json.loads(_json(result))
+    assert shown["intervals"] == ["99 % t interval of the mean"]
+    assert shown["benchmarks"][0]["ci_low"] == pytest.approx(low)
+    assert shown["benchmarks"][1]["ci_low"] is None
+    out = io.StringIO()
+    _print(result, False, out)
+    text = out.getvalue()
+    assert "99 % CI" in text and f"[{low:.6g}, {high:.6g}]" in text
+    assert "CI: 99 % t interval of the mean" in text
+    five = [("b", Metric("t", {}, "rate", "", "higher", [*samples, 130.0]))]  # trimmed from 5 on
+    trimmed = judge(five, {"b": 100}, estimators={"b": parse_estimator("trimmed")})
+    assert trimmed.lines[0].ci_method == "BCa bootstrap over the samples (trimmed mean)"

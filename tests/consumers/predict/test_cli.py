@@ -34,8 +34,10 @@ def test_a_known_law_is_predicted_within_10_percent_at_untested_points(data: Pat
     doc = json.loads(done.stdout)
     assert doc["benchmark"] == "law" and len(doc["predictions"]) == 4
     for p in doc["predictions"]:
-        assert set(p) == {"id", "parameters", "metric", "unit", "value", "low", "high", "points", "extrapolated",
-                          "model"}
+        assert set(p) == {"id", "parameters", "metric", "unit", "value", "low", "high", "level",
+                          "interval", "points", "extrapolated", "model"}
+        assert p["level"] == 0.9
+        assert p["interval"].startswith("prediction interval for one more measurement")
         truth = law(*(float(p["parameters"][k]) for k in "abc"))
         assert abs(p["value"] / truth - 1) < 0.10, (p, truth)
         assert p["low"] < p["value"] < p["high"] and p["points"] == 12 and p["extrapolated"] is False
@@ -44,6 +46,8 @@ def test_a_known_law_is_predicted_within_10_percent_at_untested_points(data: Pat
     assert validated.returncode == 0 and "<- used" in validated.stdout
     table = bench("predict", "law.yaml", "--tag", "test", cwd=data, env=env)
     assert "90% interval" in table.stdout and "elapsed[s]" in table.stdout
+    stated = "90% interval: prediction interval for one more measurement under the model"
+    assert stated in table.stdout
 
 
 def _grid(values: list[int]) -> list[tuple[dict, list[float]]]:

@@ -67,6 +67,30 @@ def test_a_trimmed_mean_and_a_median_get_scipys_bootstrap():
         interval(samples, estimator="mode")
 
 
+def test_many_pooled_lines_are_bootstrapped_in_batches_to_the_same_interval(monkeypatch):
+    """The pooled lines of many copies are resampled a batch at a time (intervals.BATCH_VALUES
+    doubles), so memory stays bounded; scipy draws the same resamples, the interval is unchanged."""
+    import caramel.stages.analyse.intervals as intervals
+
+    samples = np.random.default_rng(3).normal(100.0, 5.0, 400)
+    trimmed = lambda x, axis=-1: np.sort(x, axis=axis)[..., 1:-1].mean(axis=axis)  # noqa: E731
+    ref = stats.bootstrap((samples,), trimmed, confidence_level=0.99, vectorized=True,
+                          rng=np.random.default_rng(BOOTSTRAP_SEED)).confidence_interval
+    monkeypatch.setattr(intervals, "BATCH_VALUES", 400 * 250)  # 250 resamples a batch
+    batches = []
+    scipys = stats.bootstrap
+
+    def spied(*args, **kwargs):
+        batches.append(kwargs.get("batch"))
+        return scipys(*args, **kwargs)
+
+    monkeypatch.setattr(stats, "bootstrap", spied)
+    batched = interval(samples, estimator="trimmed")
+    assert batches == [250]
+    assert (batched.low, batched.high) == (pytest.approx(ref.low, rel=1e-12),
+                                           pytest.approx(ref.high, rel=1e-12))
+
+
 def test_the_ratio_interval_is_the_delta_method_on_its_log_with_welch_df():
     """Expected: log(mc/mb) ± t.ppf(0.995, ν)·se, se² = cv_c²/n_c + cv_b²/n_b, ν Welch's (scipy's t)."""
     cur, base = np.array([103.0, 101.0, 104.0, 102.0]), np.array([100.0, 99.0, 101.0, 100.5, 99.5])

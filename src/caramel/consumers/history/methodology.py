@@ -1,8 +1,10 @@
 """The Mila methodology table: each benchmark against its reference on this system, then three criteria.
 
 Per reference (history/targets.py): target, the interval the result must lie in, result (the mean
-of its samples under the benchmark's estimator, analyse/estimators.py), n, sd, sd%, sem%, diff
-(result / target - 1, sign turned for figures where less is better) and a verdict:
+of its samples under the benchmark's estimator, analyse/estimators.py) with its 99 % confidence
+interval (analyse/intervals.py: Student's t for a mean, the bootstrap for a trimmed mean; none with
+one sample), n, sd, sd%, sem%, diff (result / target - 1, sign turned for figures where less is
+better) and a verdict (by the result against its bounds, as ReFrame's; the interval informs it):
 
 - pass / fail: the result inside / outside the interval, and the sd% within the benchmark's max_sd;
 - cannot judge: the figure's direction is unknown (neither unit nor name says which way is better),
@@ -34,6 +36,7 @@ from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.targets import ANY_SYSTEM, Entry, Reference, Targets
 from caramel.errors import Location, RunError, did_you_mean
 from caramel.stages.analyse.estimators import Summary, pool, summarise
+from caramel.stages.analyse.intervals import LEVEL, Interval, copies_interval, interval
 from caramel.stages.spec.estimator import DEFAULT, Estimator
 from caramel.stages.spec.quantities import UnitMismatch, describe
 from caramel.vocabulary import COPY_AGGREGATES, Direction, Word
@@ -70,6 +73,12 @@ class Line:
     high: float = math.inf
     verdict: Verdict = Verdict.FAIL
     why: str = ""
+    # the result's confidence interval (analyse/intervals.py), shown beside it; NaN and no method
+    # with one sample. It informs: the verdict stays the result against its bounds.
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    ci_method: str | None = None
+    level: float = LEVEL
 
     @property
     def passed(self) -> bool:
@@ -86,6 +95,7 @@ class Methodology:
     threshold: float = DEFAULT_THRESHOLD
     system: str | None = ANY_SYSTEM
     captions: list[str] = field(default_factory=list)  # the estimators the results were taken with
+    intervals: list[str] = field(default_factory=list)  # the methods of the results' intervals
 
     @property
     def criteria(self) -> list[tuple[str, float | None, bool | None]]:
@@ -156,7 +166,13 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
                 except UnitMismatch:
                     raise _unit_mismatch(targets, entry, key, reference, bench, metric) from None
                 result, spread = result_of(metric, estimator)
-                out.lines.append(_line(name, converted, entry, metric, result, spread, threshold))
+                line = _line(name, converted, entry, metric, result, spread, threshold)
+                found_interval = interval_of(metric, estimator)
+                if found_interval.known:
+                    line.ci_low, line.ci_high = found_interval.low, found_interval.high
+                    line.ci_method, line.level = found_interval.method, found_interval.level
+                    out.intervals.append(found_interval.label)
+                out.lines.append(line)
     if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
         for bench in benchmarks:
             if bench not in referenced:
@@ -165,6 +181,7 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
                                       why=f"no reference for system {system or (system_names or ['?'])[0]}"))
     _statistics(out)
     out.captions = list(dict.fromkeys(out.captions))
+    out.intervals = list(dict.fromkeys(out.intervals))
     return out
 
 
@@ -177,6 +194,16 @@ def result_of(metric: Metric, estimator: Estimator) -> tuple[float, Summary]:
         return pooled.value(aggregate), pooled.spread
     summary = summarise(metric.samples, estimator)
     return summary.mean, summary
+
+
+def interval_of(metric: Metric, estimator: Estimator) -> Interval:
+    """The confidence interval of a figure's result (result_of): a copies aggregate's from each
+    copy's lines (intervals.copies_interval), any other figure's from its samples (t for a mean,
+    the bootstrap for a trimmed mean)."""
+    aggregate = metric.row.get(COPY)
+    if metric.copies and aggregate in COPY_AGGREGATES:
+        return copies_interval(metric.copies, aggregate, estimator)
+    return interval(metric.samples, estimator=estimator)
 
 
 def _line(name: str, reference: Reference, entry: Entry, metric: Metric, result: float, summary: Summary,

@@ -7,8 +7,10 @@ figure the summary lists is drawn. A metric is a table, name, unit and copy aggr
 are separate plots.
 
 A plot is a dict: `kind`, `title`, plotly `xaxis`/`yaxis`, and `series`, each with its points'
-`x` (absent for history plots: the run's date), `y`, `sd`, `run` (index into the page's runs,
-which hold the provenance shown on hover) and `bad` (indices of points that regressed).
+`x` (absent for history plots: the run's date), `y`, `sd`, `ci` (the half-width of the mean's 99 %
+Student's t interval, shown on hover and in the plot's CSV; 0: one sample, no interval), `run`
+(index into the page's runs, which hold the provenance shown on hover) and `bad` (indices of
+points that regressed).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 from caramel.consumers.pages.axes import axis_value, date_axis, is_scaling, titled, x_axis, y_axis
 from caramel.consumers.pages.sources import COPY, Collection, Figure
 from caramel.consumers.pages.thinning import regressed_pairs
+from caramel.stages.analyse.intervals import LEVEL, t_quantile
 
 
 def _num(value: float) -> float:
@@ -67,11 +70,23 @@ def _metrics(figures: list[Figure], constant: bool = False) -> dict[tuple[str, s
     return {k: v for k, v in out.items() if plotted(k[1]) and (constant or len({f.mean for f in v}) > 1)}
 
 
+def ci_half(sd: list[float], n: list[int]) -> list[float]:
+    """Per figure the half-width of its mean's 99 % interval, t(0.99, n - 1)·sd/√n
+    (analyse/intervals mean_interval, for a series at once); 0 where n < 2 (no spread)."""
+    sds, counts = np.asarray(sd, dtype=float), np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        half = t_quantile(LEVEL, counts - 1) * sds / np.sqrt(counts)
+    return [_num(h) for h in np.where((counts > 1) & np.isfinite(half), half, 0.0).tolist()]
+
+
 def _series(name: str, group: str, config: str, points: list[tuple], params: str = "") -> dict:
+    """A series of points (x, mean, sd, run, n), in the order of x."""
     points.sort(key=lambda p: p[0])
-    return {"name": name, "group": group, "config": config, "params": params, "x": [p[0] for p in points],
-            "y": [_num(p[1]) for p in points], "sd": [_num(p[2]) for p in points], "run": [p[3] for p in points],
-            "bad": []}
+    return {"name": name, "group": group, "config": config, "params": params,
+            "x": [p[0] for p in points], "y": [_num(p[1]) for p in points],
+            "sd": [_num(p[2]) for p in points],
+            "ci": ci_half([p[2] for p in points], [p[4] for p in points]),
+            "run": [p[3] for p in points], "bad": []}
 
 
 def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
@@ -85,7 +100,7 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
                 x = axis_value(f.row.get(param, ""))
                 if x is not None:
                     rest = ",".join(kv for kv in f.label.split(",") if kv and not kv.startswith(param + "="))
-                    series[(coll.runs[f.run].label, rest)].append((x, f.mean, f.sd, f.run))
+                    series[(coll.runs[f.run].label, rest)].append((x, f.mean, f.sd, f.run, f.n))
                     params[(coll.runs[f.run].label, rest)] = _constant(f, param)
             if sum(len(p) for p in series.values()) < 2:
                 continue
@@ -130,7 +145,7 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
     for f in by_name[pair[0]]:
         e = efficiency.get((f.run, f.config))
         if e is not None:
-            series[coll.runs[f.run].label].append((_num(f.mean), e.mean, e.sd, f.run))
+            series[coll.runs[f.run].label].append((_num(f.mean), e.mean, e.sd, f.run, e.n))
             configs[coll.runs[f.run].label].append(f.label)
             constant[coll.runs[f.run].label] = _constant(f)
     if not series:
@@ -177,6 +192,7 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
             out.append({"name": label + (f" · {shown}" if shown else ""), "group": label, "config": shown,
                         "params": _constant(items[0]),
                         "y": [_num(f.mean) for f in items], "sd": [_num(f.sd) for f in items],
+                        "ci": ci_half([f.sd for f in items], [f.n for f in items]),
                         "run": [f.run for f in items], "bad": bad})
         plots.append({"kind": "history", "title": f"history of {group[0].title}", "metric": list(metric),
                       "xaxis": date_axis(), "yaxis": y_axis(_named(group[0]), group[0].unit), "ideal": False,
@@ -198,10 +214,11 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
             continue
         series: dict[str, list[tuple]] = defaultdict(list)
         for f in group:
-            series[coll.runs[f.run].label].append((f.label or "(one configuration)", f.mean, f.sd, f.run, f))
+            config = f.label or "(one configuration)"
+            series[coll.runs[f.run].label].append((config, f.mean, f.sd, f.run, f.n, f))
         out = []
         for label, points in sorted(series.items()):
-            s = _series(label, label, "", [p[:4] for p in points], _constant(points[0][4]))
+            s = _series(label, label, "", [p[:5] for p in points], _constant(points[0][5]))
             s["configs"] = s["x"]
             out.append(s)
         plots.append({"kind": "latest", "title": f"latest {group[0].title}", "metric": list(metric),

@@ -6,11 +6,16 @@ from run to run."""
 
 from __future__ import annotations
 
-from caramel.consumers.history.compare import judge
+from caramel.consumers.history.compare import Verdict, judge
 from caramel.consumers.pages.sources import Figure
+
+
+def judgement(current: Figure, before: Figure) -> Verdict[Figure]:
+    """The whole verdict on `current` against `before`: the change, the ratio and its interval."""
+    return judge(current, before.mean, before.sd, before.n, None)
 
 
 def judged(current: Figure, before: Figure) -> tuple[str, float]:
     """The verdict on `current` against `before`, and the change in %."""
-    verdict = judge(current, before.mean, before.sd, before.n, None)
+    verdict = judgement(current, before)
     return verdict.verdict, verdict.diff_pct

@@ -20,8 +20,12 @@ from caramel.consumers.pages import summary
 from caramel.consumers.pages.figures import benchmark_plots
 from caramel.consumers.pages.sources import Collection
 from caramel.consumers.pages.thinning import points_per_series
+from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD
 
 HERE = Path(__file__).parent / "templates"
+# what the summary's changes show beneath them: the interval of the ratio the verdict is made on
+CHANGE_TITLE = (f"change of the mean in %; beneath it the {100 * LEVEL:g} % confidence interval of"
+                f" the change ({RATIO_METHOD}; none with one sample), the ratio on hover")
 
 
 @functools.lru_cache(maxsize=1)
@@ -35,6 +39,8 @@ def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE)), autoescape=True,
                              undefined=jinja2.StrictUndefined)
     env.filters["num"] = _fmt
+    env.filters["ratio"] = _ratio
+    env.filters["change_ci"] = _change_ci
     env.filters["pct"] = lambda v: "" if v is None or not math.isfinite(v) else f"{v:+.1f} %"
     # ISO 8601 in UTC, as the page's script writes dates (a reader elsewhere sees the same text)
     env.filters["day"] = lambda t: time.strftime("%Y-%m-%d %H:%M", time.gmtime(t)) if t else ""
@@ -46,6 +52,23 @@ def _fmt(value: float) -> str:
     if value is None or not math.isfinite(value):
         return ""
     return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def _ratio(verdict) -> str:
+    """A change's ratio with its interval, as the summary's CI column writes an interval (`num`):
+    `ratio 0.7 · 99 % CI 0.6851 … 0.7153 (delta method ...)`; '' with no interval (one sample)."""
+    if verdict is None or not math.isfinite(verdict.ratio_low):
+        return ""
+    return (f"ratio {_fmt(verdict.ratio)} · {100 * verdict.level:g} % CI "
+            f"{_fmt(verdict.ratio_low)} … {_fmt(verdict.ratio_high)} ({verdict.method})")
+
+
+def _change_ci(verdict) -> str:
+    """The interval of a change in % (the ratio's, less 1), as the pct filter writes a change."""
+    if verdict is None or not math.isfinite(verdict.ratio_low):
+        return ""
+    low, high = 100 * (verdict.ratio_low - 1), 100 * (verdict.ratio_high - 1)
+    return f"{low:+.1f} % … {high:+.1f} %"
 
 
 def _fingerprint(record: RunRecord) -> str:
@@ -108,12 +131,13 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
     rows = summary.rows(coll, baseline)
     tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
     started = [r.record.started for r in coll.runs if r.record.started]
-    data = {"runs": _runs_json(coll), "plots": plots}
+    data = {"runs": _runs_json(coll), "plots": plots, "level": round(100 * LEVEL, 6)}
     return _environment().get_template("page.html.j2").render(
         title=title, coll=coll, sources=header_sources(coll),
         benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
         rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
         first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
         fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),
-        thinned=coll.thinned, all_points=all_points, per_series=points_per_series(_series_count(plots)),
+        change_title=CHANGE_TITLE, thinned=coll.thinned, all_points=all_points,
+        per_series=points_per_series(_series_count(plots)),
         page_js=(HERE / "page.js").read_text(), page_css=(HERE / "page.css").read_text())

@@ -8,8 +8,11 @@ improved, else "within noise" ("first run" without a run before).
 
 A figure of one sample (or one against a single sample) has no spread to judge a change by: its
 pair is "cannot judge" (`bench compare`'s rule without a threshold) and never a regression,
-whatever the change (a loaded node makes ±20 % of one sample). A copies table's aggregate (`caramel_copy=sum|mean`) is a metric of its own,
-never a configuration that competes with one copy's figure; its spread rows are no figures at all.
+whatever the change (a loaded node makes ±20 % of one sample). A figure of repeats shows its mean's
+99 % t interval, and a change between figures of repeats the 99 % interval of their ratio (the
+verdict's, history.compare.judge). A copies table's aggregate (`caramel_copy=sum|mean`) is a metric
+of its own, never a configuration that competes with one copy's figure; its spread rows are no
+figures at all.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from caramel.consumers.history.compare import Verdict
 from caramel.consumers.pages.figures import plotted
-from caramel.consumers.pages.judging import judged
+from caramel.consumers.pages.judging import judged, judgement
 from caramel.consumers.pages.sources import Collection, Figure
 from caramel.stages.analyse.intervals import Interval, mean_interval
 
@@ -41,25 +45,31 @@ class Row:
     baseline: str
     baseline_pct: float
     baseline_verdict: str
-    ci: Interval | None = None  # the latest figure's 99 % t interval of its mean (unknown bounds: one sample)
+    ci: Interval | None = None  # the latest figure's 99 % t interval of its mean (unknown: n = 1)
+    # the headline's judgements against the run before and the baseline: their ratio's interval
+    previous: Verdict[Figure] | None = None
+    against_baseline: Verdict[Figure] | None = None
 
 
 def _best(figures: list[Figure]) -> Figure:
-    """The configuration the row shows: the best by the stored direction (the first when it is unknown)."""
+    """The configuration the row shows: the best by the stored direction (the first when it is
+    unknown)."""
     way = figures[0].direction
     if way not in ("higher", "lower"):
         return figures[0]
     return max(figures, key=lambda f: f.mean if way == "higher" else -f.mean)
 
 
-def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) -> tuple[str, int, float]:
+def _verdict(latest: list[Figure], before: dict[str, Figure],
+             headline: Figure) -> tuple[str, int, float]:
     verdicts = []
     for f in latest:
         b = before.get(f.config)
         if b is not None:
             verdicts.append(judged(f, b)[0])
     b = before.get(headline.config)
-    change = 100.0 * (headline.mean - b.mean) / abs(b.mean) if b is not None and b.mean else math.nan
+    change = (100.0 * (headline.mean - b.mean) / abs(b.mean) if b is not None and b.mean
+              else math.nan)
     regressed = verdicts.count("regressed")
     if not verdicts:
         word = "first run"
@@ -69,14 +79,15 @@ def _verdict(latest: list[Figure], before: dict[str, Figure], headline: Figure) 
         word = "unstable"
     elif "improved" in verdicts:
         word = "improved"
-    elif "cannot judge" in verdicts:  # undecided, one sample or a direction unknown (history.compare)
+    elif "cannot judge" in verdicts:  # undecided, one sample, a direction unknown (history.compare)
         word = "cannot judge"
     else:
         word = "within noise"
     return word, regressed, change
 
 
-def _baseline(coll: Collection, label: str, bench: str, wanted: str | None) -> tuple[str, int] | None:
+def _baseline(coll: Collection, label: str, bench: str,
+              wanted: str | None) -> tuple[str, int] | None:
     keys = {r.record.run_key: r for r in coll.runs}
     for name in sorted(coll.baselines):
         if wanted and name != wanted:
@@ -101,15 +112,21 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
         headline = _best(latest)
         before = {f.config: f for f in per_run[order[-2]]} if len(order) > 1 else {}
         verdict, regressed, change = _verdict(latest, before, headline)
+        last = before.get(headline.config)
+        previous = None if last is None else judgement(headline, last)
+        against = None
         base_name, base_pct, base_verdict = "", math.nan, "no baseline"
         found = _baseline(coll, label, bench, baseline)
         if found is not None:
             base_name = found[0]
             b = next((f for f in per_run.get(found[1], []) if f.config == headline.config), None)
             if b is not None:
-                base_verdict, base_pct = judged(headline, b)
-        runs = coll.run_counts.get((bench, label, headline.metric), len(order))  # the figures may be thinned
-        out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs, headline, len(latest),
-                       regressed, change, verdict, base_name, base_pct, base_verdict,
-                       mean_interval(headline.mean, headline.sd, headline.n)))
+                against = judgement(headline, b)
+                base_verdict, base_pct = against.verdict, against.diff_pct
+        # the figures may be thinned: the runs counted before
+        runs = coll.run_counts.get((bench, label, headline.metric), len(order))
+        out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs,
+                       headline, len(latest), regressed, change, verdict, base_name, base_pct,
+                       base_verdict,
+                       mean_interval(headline.mean, headline.sd, headline.n), previous, against))
     return out

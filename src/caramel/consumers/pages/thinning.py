@@ -24,7 +24,8 @@ MIN_POINTS = 8  # a series is never thinned below this many points (first, last,
 
 
 
-def regressed_pairs(mean: np.ndarray, sd: np.ndarray, n: np.ndarray, higher: np.ndarray) -> np.ndarray:
+def regressed_pairs(mean: np.ndarray, sd: np.ndarray, n: np.ndarray,
+                    higher: np.ndarray) -> np.ndarray:
     """For each figure after the first of a series (arrays in date order), whether it regressed
     against the one before, by pages.judging.judged's rule (history.compare.judge's without a
     threshold): the ratio's 99 % interval wholly beyond 2 % in the worse direction (`higher`: per
@@ -48,20 +49,24 @@ def series_regressions(series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: 
         return out
     starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]])
     first_way = np.repeat(way[starts], np.diff(np.r_[starts, len(series)])).astype(np.int8)
-    for low in range(0, len(mean) - 1, CHUNK):  # a slice at a time: a dozen temporaries of its size, not of all
+    # a slice at a time: a dozen temporaries of its size, not of all
+    for low in range(0, len(mean) - 1, CHUNK):
         high = min(len(mean), low + CHUNK + 1)
-        pairs = regressed_pairs(mean[low:high], sd[low:high], n[low:high], first_way[low + 1:high] > 0)
+        pairs = regressed_pairs(mean[low:high], sd[low:high], n[low:high],
+                                first_way[low + 1:high] > 0)
         same = (series[low + 1:high] == series[low:high - 1]) & (first_way[low + 1:high] != 0)
         out[low + 1:high] = pairs & same
     return out
 
 
-def thin(series: np.ndarray, mean: np.ndarray, regressed: np.ndarray, per_series: int) -> np.ndarray:
-    """The figures to draw (a boolean per figure) for arrays sorted by series, then date: every figure
-    of a series of at most `per_series`; of a longer one its first and last, each regression with
-    and the lowest and highest of each of `per_series // 2` equal slices (of equal values, the
-    earliest lowest and the latest highest). The slices follow each other in the sorted arrays, so
-    their extremes are found by numpy's reduceat over them, without sorting the million figures."""
+def thin(series: np.ndarray, mean: np.ndarray, regressed: np.ndarray,
+         per_series: int) -> np.ndarray:
+    """The figures to draw (a boolean per figure) for arrays sorted by series, then date: every
+    figure of a series of at most `per_series`; of a longer one its first and last, each
+    regression and the lowest and highest of each of `per_series // 2` equal slices (of equal
+    values, the earliest lowest and the latest highest). The slices follow each other in the
+    sorted arrays, so their extremes are found by numpy's reduceat over them, without sorting the
+    million figures."""
     count = len(series)
     keep = np.zeros(count, dtype=bool)
     if not count:
@@ -77,9 +82,11 @@ def thin(series: np.ndarray, mean: np.ndarray, regressed: np.ndarray, per_series
     piece_starts = np.flatnonzero(np.r_[True, piece[1:] != piece[:-1]])
     piece_of = np.repeat(np.arange(len(piece_starts)), np.diff(np.r_[piece_starts, count]))
     lowest = np.flatnonzero(mean == np.minimum.reduceat(mean, piece_starts)[piece_of])
-    keep[lowest[np.r_[True, piece_of[lowest][1:] != piece_of[lowest][:-1]]]] = True  # the first of a slice's lows
+    # the first of a slice's lows
+    keep[lowest[np.r_[True, piece_of[lowest][1:] != piece_of[lowest][:-1]]]] = True
     highest = np.flatnonzero(mean == np.maximum.reduceat(mean, piece_starts)[piece_of])
-    keep[highest[np.r_[piece_of[highest][1:] != piece_of[highest][:-1], True]]] = True  # the last of its highs
+    # the last of its highs
+    keep[highest[np.r_[piece_of[highest][1:] != piece_of[highest][:-1], True]]] = True
     return keep
 
 

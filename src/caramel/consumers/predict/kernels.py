@@ -1,8 +1,9 @@
-"""Kernel performance models of one system, learned from its microbenchmark runs (docs/microbench.md).
+"""Kernel performance models of one system, learned from its microbenchmark runs
+(docs/microbench.md).
 
-    models = KernelModels.from_history(history_path, system)    # the `microbench` benchmark's figures
+    models = KernelModels.from_history(history_path, system)  # the `microbench` benchmark's figures
     seconds, log_sd = models.predict(KernelCall("gemm", (512, 256, 1024)))
-    models.validation()                                         # leave-one-out error per kernel kind
+    models.validation()                                       # leave-one-out error per kernel kind
 
 One model per kernel kind and dtype: a Gaussian process (scikit-learn) over the logarithms of the
 shape features and of the kernel's work (FLOPs or bytes) predicting the log of the best time;
@@ -30,17 +31,20 @@ if TYPE_CHECKING:
 
 MICROBENCH = "microbench"
 SECONDS = "Seconds"
-Z90 = float(ndtri(0.95))  # a 90 % interval is ± Z90 sd: scipy's normal quantile (stats.norm.ppf's function)
+# a 90 % interval is ± Z90 sd: scipy's normal quantile (the function stats.norm.ppf calls)
+Z90 = float(ndtri(0.95))
 COLLECTIVES = ("allreduce", "allgather")
-ATTENTION = ("attention", "attention_backward")  # the fused scaled-dot-product attention, forward and backward
+# the fused scaled-dot-product attention, forward and backward
+ATTENTION = ("attention", "attention_backward")
 GP_CASES = 6  # cases from which a kind gets a Gaussian process; from 2 (different work) a power law
 
 
 @dataclass(frozen=True)
 class KernelCall:
     """One kernel of an execution profile: kind, shape (gemm M,N,K; copy and collectives bytes;
-    eltwise bytes of its largest operand; conv batch,channels,size,kernel; attention heads x sequences,
-    tokens, head width), dtype, how often per iteration, and for collectives the ranks."""
+    eltwise bytes of its largest operand; conv batch,channels,size,kernel; attention heads x
+    sequences, tokens, head width), dtype, how often per iteration, and for collectives the
+    ranks."""
 
     kind: str
     shape: tuple[int, ...]
@@ -66,7 +70,9 @@ class KernelCall:
         heads, seq, width = self.shape
         scores, context = (KernelCall("gemm", shape, self.dtype, self.count) for shape in
                            ((heads * seq, seq, width), (heads * seq, width, seq)))
-        return [scores, context] if self.kind == "attention" else [scores, context, context, scores, context]
+        if self.kind == "attention":
+            return [scores, context]
+        return [scores, context, context, scores, context]
 
     def features(self) -> list[float]:
         return [math.log(max(v, 1)) for v in (*self.shape, self.work())] + (
@@ -74,8 +80,8 @@ class KernelCall:
 
 
 def parse_case(case: str, ranks: int = 1) -> KernelCall:
-    """A microbenchmark case (`gemm:MxNxK:DTYPE`, `copy:BYTES`, `eltwise:BYTES:DTYPE`, `conv:BxCxS:K`,
-    `attention:BHxSxD:DTYPE`, `allreduce:BYTES`)."""
+    """A microbenchmark case (`gemm:MxNxK:DTYPE`, `copy:BYTES`, `eltwise:BYTES:DTYPE`,
+    `conv:BxCxS:K`, `attention:BHxSxD:DTYPE`, `allreduce:BYTES`)."""
     kind, _, rest = case.strip().partition(":")
     parts = rest.split(":")
     try:
@@ -93,7 +99,8 @@ def parse_case(case: str, ranks: int = 1) -> KernelCall:
     except (ValueError, IndexError):
         pass
     raise PredictError(f"not a microbenchmark case: '{case}'",
-                       hint="KIND:SHAPE as benchmarks/microbench.yaml writes them (gemm:MxNxK:DTYPE, copy:BYTES, ...)")
+                       hint="KIND:SHAPE as benchmarks/microbench.yaml writes them"
+                            " (gemm:MxNxK:DTYPE, copy:BYTES, ...)")
 
 
 @dataclass
@@ -111,14 +118,17 @@ class KindModel:
 
     @property
     def method(self) -> str:
-        return "gaussian-process" if self.regressor is not None else "power law" if self.power else "constant rate"
+        if self.regressor is not None:
+            return "gaussian-process"
+        return "power law" if self.power else "constant rate"
 
     def fit(self, kernel=None) -> KindModel:
         logs = [math.log(c.work() / s) for c, s in zip(self.calls, self.seconds, strict=True)]
         self.log_rate = statistics.fmean(logs)
         self.spread = statistics.stdev(logs) if len(logs) > 1 else 0.25
         if len(self.calls) >= GP_CASES or (kernel is not None and len(self.calls) >= 2):
-            self.regressor = _regressor(self.calls, self.seconds, kernel)  # given a kernel: leave-one-out's refit
+            # given a kernel: leave-one-out's refit
+            self.regressor = _regressor(self.calls, self.seconds, kernel)
         elif len(self.calls) >= 2 and len({c.work() for c in self.calls}) >= 2:
             x, y = np.log([c.work() for c in self.calls]), np.log(self.seconds)
             slope, intercept = np.polyfit(x, y, 1)
@@ -130,20 +140,23 @@ class KindModel:
     def predict(self, call: KernelCall) -> tuple[float, float]:
         """Seconds of one call, and the standard deviation of its log."""
         if self.regressor is None and self.power is not None:
-            return math.exp(self.power[0] + self.power[1] * math.log(max(call.work(), 1.0))), self.spread
+            log_seconds = self.power[0] + self.power[1] * math.log(max(call.work(), 1.0))
+            return math.exp(log_seconds), self.spread
         if self.regressor is None:
             return call.work() / math.exp(self.log_rate), self.spread
         mean, sd = self.regressor.predict(np.array([call.features()]), return_std=True)
         return math.exp(float(mean[0])), float(sd[0])
 
     def leave_one_out(self) -> list[float]:
-        """Absolute percentage error of each case predicted from the others (hyperparameters kept)."""
+        """Absolute percentage error of each case predicted from the others (hyperparameters
+        kept)."""
         kernel = self.regressor[-1].kernel_ if self.regressor is not None else None
         errors = []
         for i in range(len(self.calls) if len(self.calls) >= 3 else 0):
             rest = KindModel(self.kind, self.dtype, self.calls[:i] + self.calls[i + 1:],
                              self.seconds[:i] + self.seconds[i + 1:])
-            found, _ = rest.fit(kernel).predict(self.calls[i])  # a Gaussian process keeps its kernel, on 5 cases too
+            # a Gaussian process keeps its kernel, on 5 cases too
+            found, _ = rest.fit(kernel).predict(self.calls[i])
             errors.append(100.0 * abs(found - self.seconds[i]) / self.seconds[i])
         return errors
 
@@ -157,9 +170,11 @@ def _regressor(calls: list[KernelCall], seconds: list[float], kernel=None):
 
     x = np.array([c.features() for c in calls])
     width, given = x.shape[1], kernel is not None
-    kernel = kernel or (DotProduct(1.0, (1e-3, 1e3)) + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
+    kernel = kernel or (DotProduct(1.0, (1e-3, 1e3))
+                        + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
                         + WhiteKernel(1e-2, (1e-6, 1.0)))
-    gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0, n_restarts_optimizer=0 if given else 1,
+    gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0,
+                                  n_restarts_optimizer=0 if given else 1,
                                   optimizer=None if given else "fmin_l_bfgs_b")
     pipeline = make_pipeline(StandardScaler(), gp)
     with warnings.catch_warnings():
@@ -178,7 +193,8 @@ class KernelModels:
     runs: list[str] = field(default_factory=list)  # history run keys of the microbenchmark runs
 
     @classmethod
-    def from_rows(cls, system: str, rows: list[tuple[str, int, list[float]]], runs: list[str] | None = None):
+    def from_rows(cls, system: str, rows: list[tuple[str, int, list[float]]],
+                  runs: list[str] | None = None):
         """From (case, ranks, samples) rows: the best sample of each case counts."""
         models = cls(system, runs=list(runs or []))
         for case, ranks, samples in rows:
@@ -186,7 +202,8 @@ class KernelModels:
             if not good:
                 continue
             call = parse_case(case, ranks)
-            model = models.kinds.setdefault((call.kind, call.dtype), KindModel(call.kind, call.dtype))
+            model = models.kinds.setdefault((call.kind, call.dtype),
+                                            KindModel(call.kind, call.dtype))
             model.calls.append(call)
             model.seconds.append(min(good))
         for model in models.kinds.values():
@@ -202,8 +219,10 @@ class KernelModels:
         try:
             data = load_points(path, MICROBENCH, system, record=record)
         except PredictError as exc:
-            raise PredictError(f"no microbenchmarks of system '{system or '(none)'}' in the history ({path}): "
-                               "--method kernels needs them", hint=f"run the suite once: {record} && bench result") from exc
+            raise PredictError(
+                f"no microbenchmarks of system '{system or '(none)'}' in the history ({path}): "
+                "--method kernels needs them",
+                hint=f"run the suite once: {record} && bench result") from exc
         seconds = next((d for d in data if d.name == SECONDS), None)
         if seconds is None:
             raise PredictError(f"the microbenchmark runs of '{system}' hold no '{SECONDS}' column",
@@ -216,12 +235,14 @@ class KernelModels:
 
     def model_for(self, call: KernelCall) -> KindModel:
         model = self.kinds.get((call.kind, call.dtype)) or self.kinds.get((call.kind, "float32"))
-        if model is None and call.kind == "eltwise":  # a suite run before element-wise cases were in it
+        if model is None and call.kind == "eltwise":  # a suite run before it had element-wise cases
             model = self.kinds.get(("copy", "float32"))
         if model is None:
             have = ", ".join(sorted(f"{k}/{d}" for k, d in self.kinds)) or "none"
-            raise PredictError(f"no microbenchmark of kind '{call.kind}' ({call.dtype}) on system '{self.system}' "
-                               f"(it has: {have})", hint="run benchmarks/microbench.yaml with the tags that add it")
+            raise PredictError(
+                f"no microbenchmark of kind '{call.kind}' ({call.dtype}) on system '{self.system}'"
+                f" (it has: {have})",
+                hint="run benchmarks/microbench.yaml with the tags that add it")
         return model
 
     def has(self, kind: str, dtype: str) -> bool:
@@ -238,4 +259,5 @@ class KernelModels:
 
     def validation(self) -> list[tuple[str, str, int, list[float], str]]:
         """Per kind: (kind, dtype, cases, leave-one-out errors, method)."""
-        return [(m.kind, m.dtype, len(m.calls), m.leave_one_out(), m.method) for m in self.kinds.values()]
+        return [(m.kind, m.dtype, len(m.calls), m.leave_one_out(), m.method)
+                for m in self.kinds.values()]

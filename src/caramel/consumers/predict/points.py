@@ -169,6 +169,13 @@ def _gather(history, runs) -> list[MetricData]:
     return [d for d in metrics.values() if d.points]
 
 
+PREDICTION_LEVEL = 0.9  # every model's interval is a 90 % one (regression.Z90, kernels.Z90)
+PREDICTION_INTERVAL = ("prediction interval for one more measurement under the model:"
+                       " exp(mean ± z sd) with the model's predictive sd in log space (Student's t"
+                       " of the log samples where no parameter varies); the error of the model's"
+                       " form is not in it")
+
+
 @dataclass
 class Prediction:
     id: int
@@ -185,5 +192,6 @@ class Prediction:
 
     def as_json(self) -> dict:
         return {"id": self.id, "parameters": self.parameters, "metric": self.metric, "unit": self.unit,
-                "value": self.value, "low": self.low, "high": self.high, "points": self.points,
+                "value": self.value, "low": self.low, "high": self.high, "level": PREDICTION_LEVEL,
+                "interval": PREDICTION_INTERVAL, "points": self.points,
                 "extrapolated": self.extrapolated, "model": self.model}

@@ -20,7 +20,7 @@ which is all the history's columns (and the pages) hold.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,9 @@ ESTIMATORS = (
 )  # what `interval` estimates (an Estimator: mean or trimmed)
 BOOTSTRAP_SEED = 20260101  # a fixed seed: the same samples give the same interval in every table
 RESAMPLES = 9999  # scipy.stats.bootstrap's default
+# samples resampled at once (80 MB of doubles): the pooled lines of many copies would otherwise be
+# RESAMPLES × n doubles at once; scipy draws the same resamples in batches
+BATCH_VALUES = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,8 @@ def t_quantile(level: float, df: Any) -> Any:
 
 
 def mean_interval(mean: float, sd: float, n: int, level: float = LEVEL) -> Interval:
-    """Student's t interval of a mean from its sd and n (what the history stores: computed on read)."""
+    """Student's t interval of a mean from its sd and n (what the history stores: computed on
+    read)."""
     if n < 2 or not math.isfinite(mean) or math.isnan(sd):
         return Interval(math.nan, math.nan, T_MEAN, level, mean)
     half = float(t_quantile(level, n - 1)) * sd / math.sqrt(n)
@@ -98,8 +102,8 @@ def _estimator_name(estimator: str | Estimator) -> str:
 def interval(
     samples: Iterable[float], level: float = LEVEL, estimator: str | Estimator = "mean"
 ) -> Interval:
-    """The `level` confidence interval of the estimate of `samples`: Student's t for the mean, scipy's
-    bootstrap for a trimmed mean (the min and the max dropped from TRIM_FROM samples on, as
+    """The `level` confidence interval of the estimate of `samples`: Student's t for the mean,
+    scipy's bootstrap for a trimmed mean (the min and the max dropped from TRIM_FROM samples on, as
     spec.estimator's) or a median. NaN bounds with fewer than two samples."""
     import numpy as np
 
@@ -124,6 +128,7 @@ def interval(
         statistic,
         confidence_level=level,
         n_resamples=RESAMPLES,
+        batch=max(1, BATCH_VALUES // values.size),
         vectorized=True,
         rng=np.random.default_rng(BOOTSTRAP_SEED),
     )
@@ -140,6 +145,30 @@ def _trimmed_mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
     return np.asarray(kept.mean(axis=axis))
 
 
+COPIES_SUM = "t interval of the mean of the copies' figures × copies"
+
+
+def copies_interval(
+    copies: Sequence[Iterable[float]], aggregate: str, estimator: Estimator, level: float = LEVEL
+) -> Interval:
+    """The interval of a copies aggregate (report/copies.py, estimators.pool) from each counted
+    copy's lines. `mean` (milabench's perf, the estimate over the lines of every copy pooled): the
+    `interval` of the pooled lines under the step's estimator (t for a mean, the bootstrap for a
+    trimmed one). `sum` (the node's throughput, milabench's score): the sum of the N copies'
+    figures is N × their mean, so its interval is N × the t interval of the mean of the copies'
+    figures (the copies are N draws of one device's figure; one copy: no interval)."""
+    from caramel.stages.analyse.estimators import summarise
+
+    lists = [list(lines) for lines in copies]
+    if aggregate != "sum":
+        return interval([x for lines in lists for x in lines], level, estimator)
+    figures = [summarise(lines, estimator).mean for lines in lists]
+    of_mean = interval(figures, level, "mean")
+    count = len(figures)
+    return Interval(count * of_mean.low, count * of_mean.high, COPIES_SUM, level,
+                    count * of_mean.estimate)
+
+
 def relative_half_width(
     samples: Iterable[float], level: float = LEVEL, estimator: str | Estimator = "mean"
 ) -> float:
@@ -149,7 +178,8 @@ def relative_half_width(
 
 @dataclass(frozen=True)
 class Ratio:
-    """The ratio current/baseline and its interval, per pair (numpy arrays, or floats for one pair)."""
+    """The ratio current/baseline and its interval, per pair (numpy arrays, or floats for one
+    pair)."""
 
     ratio: Any
     low: Any  # NaN where a side has fewer than two samples and both have a spread to judge by
@@ -170,11 +200,11 @@ def ratio_interval(
 ) -> Ratio:
     """The ratio of the means current/baseline with its `level` interval, for numbers or arrays.
 
-    Both means positive (times, rates): log(ratio) ± t·se, se² = cv_c²/n_c + cv_b²/n_b (cv = sd/mean,
-    the delta method), t at Welch's degrees of freedom of those two terms. Otherwise (a mean of 0 or
-    below) the relative change 1 + (c - b)/|b| ± t·se with the delta method's se of c/b. A side with
-    sd 0 adds nothing (a target: sd 0, n infinite); a side of one sample leaves the interval NaN.
-    A baseline of 0 has no ratio (NaN)."""
+    Both means positive (times, rates): log(ratio) ± t·se, se² = cv_c²/n_c + cv_b²/n_b
+    (cv = sd/mean, the delta method), t at Welch's degrees of freedom of those two terms.
+    Otherwise (a mean of 0 or below) the relative change 1 + (c - b)/|b| ± t·se with the delta
+    method's se of c/b. A side with sd 0 adds nothing (a target: sd 0, n infinite); a side of
+    one sample leaves the interval NaN. A baseline of 0 has no ratio (NaN)."""
     import numpy as np
 
     mc, sc, nc = (np.asarray(x, dtype=float) for x in (cur_mean, cur_sd, cur_n))
@@ -183,7 +213,7 @@ def ratio_interval(
         positive = (mc > 0) & (mb > 0)
         ratio = np.where(positive, mc / mb, 1 + (mc - mb) / np.abs(mb))
         ratio = np.where(mb == 0, np.nan, ratio)
-        # the two terms of the squared standard error of log(ratio) (or of the ratio, not both positive)
+        # the two terms of the squared standard error of log(ratio) (of the ratio: not both > 0)
         a = np.where(positive, (sc / mc) ** 2 / nc, (sc / mb) ** 2 / nc)
         b = np.where(positive, (sb / mb) ** 2 / nb, (mc * sb / mb**2) ** 2 / nb)
         a, b = np.where(sc == 0, 0.0, a), np.where(sb == 0, 0.0, b)

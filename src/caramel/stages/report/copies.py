@@ -8,8 +8,12 @@ repeat, the aggregate the step declares (`copies_aggregate`): `sum`, the node's 
 milabench's score, the sum of the copies' figures (the default); `mean`, per copy as the Mila suite
 reports (milabench's perf), the estimate over the lines of every copy pooled, so that from 5 lines
 on the estimator drops the smallest and the largest line, never a whole copy. That row is the
-benchmark's result. The spread of the pooled lines follows in rows `sd` and `sem` (vocabulary's
-COPY_SPREADS): their status says `spread`, so they never enter the history and are never judged.
+benchmark's result. The spread of the pooled lines follows in rows `sd` and `sem`, then the
+aggregate's 99 % confidence interval in rows `ci_low` and `ci_high` (analyse/intervals.py
+copies_interval: of `mean` the pooled lines' t interval, or their bootstrap under a trimming
+estimator; of `sum` N × the t interval of the mean of the N copies' figures), the method and level
+in their status and the caption (vocabulary's COPY_SPREADS): their status says `spread`, so they
+never enter the history and are never judged.
 `pooled_lines` gives each copy's lines over every repeat, which `bench compare --targets` and the
 suite's score judge and weigh as milabench does.
 
@@ -26,12 +30,16 @@ from dataclasses import dataclass
 
 from caramel.stages.analyse.estimators import Summary, estimator_of, pool, summarise
 from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
+from caramel.stages.analyse.intervals import LEVEL, copies_interval
 from caramel.stages.analyse.performance import Figure
 from caramel.stages.engine.copies import COPY_PARAM, aggregate_of, copy_count
 from caramel.stages.engine.loadavg import overloaded
+from caramel.stages.spec.estimator import Estimator
 from caramel.stages.spec.model import Step
-from caramel.vocabulary import COPY_SPREADS
+from caramel.vocabulary import COPY_DEVIATIONS, COPY_INTERVAL
 
+CI_CAPTION = (f"ci_low and ci_high: the aggregate's {100 * LEVEL:g} % confidence interval"
+              " (its method in their status)")
 SPREAD_LIMIT = 5.0  # percent: copies whose sd is above this share of their mean are flagged
 
 Row = tuple[list[object], str, int]  # the values of a row (model, copy, performance, metric, status), status, wp id
@@ -76,6 +84,8 @@ def copies_caption(inp: AnalysisInput, figures: list[Figure]) -> str:
     """The estimator(s) the copies' figures were taken with, for the table's caption ('' without copies)."""
     steps = dict.fromkeys(fig.wp.step for fig in figures)
     captions = dict.fromkeys(estimator_of(inp.benchmark.steps[s].estimator).caption for s in steps)
+    if captions:
+        captions[CI_CAPTION] = None
     return "; ".join(captions)
 
 
@@ -101,10 +111,25 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     rows = [([model, aggregate, pooled.value(aggregate), metric, status], status, leaf)]
     if pooled.spread.has_spread:
         of = f"{pooled.spread.n} lines of {count} copies" if pooled.spread.n != count else f"{count} copies"
-        for name, value in zip(COPY_SPREADS, (pooled.spread.sd, pooled.spread.sem), strict=True):
+        for name, value in zip(COPY_DEVIATIONS, (pooled.spread.sd, pooled.spread.sem), strict=True):
             text = f"spread: {name} of {of}"
             rows.append(([model, name, value, metric, text], text, leaf))
-    return rows
+    lines = [c.lines for c in counted]
+    return rows + _interval_rows(model, metric, aggregate, lines, estimator, leaf)
+
+
+def _interval_rows(model: str, metric: str, aggregate: str, lines: list[list[float]],
+                   estimator: Estimator, leaf: int) -> list[Row]:
+    """The aggregate's confidence interval (analyse/intervals.py copies_interval) in rows `ci_low`
+    and `ci_high`, their status naming its level and method; none without a spread (one line)."""
+    found = copies_interval(lines, aggregate, estimator)
+    if not found.known:
+        return []
+    used = sum(map(len, lines)) if aggregate == "mean" else len(lines)
+    over = f"{used} lines of {len(lines)} copies" if used != len(lines) else f"{used} copies"
+    text = f"spread: {{}} of the {aggregate} ({found.label} over {over})"
+    return [([model, name, value, metric, text.format(name)], text.format(name), leaf)
+            for name, value in zip(COPY_INTERVAL, (found.low, found.high), strict=True)]
 
 
 def _pooled_note(spread: Summary, count: int) -> str:

@@ -1,16 +1,17 @@
-"""Tables of a `bench run --repeat N` run: the mean of the repeats, with n and sd, as docs/history.md says.
+"""Tables of a `bench run --repeat N` run: the mean of the repeats, with n and sd, as
+docs/history.md says.
 
 JUBE's reduce merges a workpackage's iterations and a pattern's plain column shows its first match,
 so a repeated run would show its first repeat. For a run made with `--repeat N` (Step.repeats), each
 table is made from its rows without reduce (one row per repeat) grouped by configuration (the
 parameter columns, as the history groups them): a numeric figure column shows the mean over the
-repeats (analyse/estimators.py, all samples), followed by a column `<name>_sd` (sd with ddof=1, empty
-with one sample: no spread to judge), the bounds of the mean's 99 % confidence interval,
-`<name>_ci_low` and `<name>_ci_high` (Student's t, analyse/intervals.py; empty with one sample), and
-a column `n` counts the repeats; the caption states the interval's method and level. A row whose sd is above
-copies.SPREAD_LIMIT % of its mean, or a repeat of which ran on a node loaded above its cores
-(engine/loadavg.py), is flagged in its status. Files run without `--repeat` (JUBE's
-own `iterations=` included) keep JUBE's tables exactly.
+repeats (analyse/estimators.py, all samples), followed by a column `<name>_sd` (sd with ddof=1,
+empty with one sample: no spread to judge), the bounds of the mean's 99 % confidence interval,
+`<name>_ci_low` and `<name>_ci_high` (Student's t, analyse/intervals.py; empty with one sample),
+and a column `n` counts the repeats; the caption states the interval's method and level. A row
+whose sd is above copies.SPREAD_LIMIT % of its mean, or a repeat of which ran on a node loaded
+above its cores (engine/loadavg.py), is flagged in its status. Files run without `--repeat`
+(JUBE's own `iterations=` included) keep JUBE's tables exactly.
 """
 
 from __future__ import annotations
@@ -108,9 +109,11 @@ def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: 
         if i not in numeric:
             values.append(first[i])
             continue
-        summary = summarise([value for r in rows if _is_number(value := data.values[r][i])], DEFAULT)
+        samples = [value for r in rows if _is_number(value := data.values[r][i])]
+        summary = summarise(samples, DEFAULT)
         ci = mean_interval(summary.mean, summary.sd, summary.used)
-        values += [None if math.isnan(summary.mean) else summary.mean, summary.sd if summary.has_spread else None,
+        values += [None if math.isnan(summary.mean) else summary.mean,
+                   summary.sd if summary.has_spread else None,
                    ci.low if ci.known else None, ci.high if ci.known else None]
         if summary.has_spread and summary.sd_pct > SPREAD_LIMIT:
             flags.append(f"sd {summary.sd_pct:.1f}% of {key.title or key.name}")
@@ -120,7 +123,9 @@ def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: 
     notes = [f"flag: {' and '.join(flags)} > {SPREAD_LIMIT:g}% over the repeats"] if flags else []
     loaded = sorted({r + 1 for r, row in enumerate(rows) if data.leaves[row] in loads})
     if loaded and "node loaded" not in status:  # a copies table says it per copy already
-        notes.append(f"flag: node loaded at repeat{'s' if len(loaded) > 1 else ''} {' '.join(map(str, loaded))}")
+        which = f"repeat{'s' if len(loaded) > 1 else ''} {' '.join(map(str, loaded))}"
+        notes.append(f"flag: node loaded at {which}")
     if notes and status.startswith("done"):  # keep the first repeat's own notes (`sum of 2 copies`)
-        status = f"{status[:-1]}; {'; '.join(notes)})" if status.endswith(")") else f"{status} ({'; '.join(notes)})"
+        joined = "; ".join(notes)
+        status = f"{status[:-1]}; {joined})" if status.endswith(")") else f"{status} ({joined})"
     return values, status, max(data.leaves[r] for r in rows)

@@ -1,6 +1,6 @@
 """From a run to its filled result tables: what `bench result` and `caramel.results()` share.
 
-    made = make_results(inp)                  # every <table>/<database> of the benchmark, in file order
+    made = make_results(inp)          # every <table>/<database> of the benchmark, in file order
     for item in made: print(render(item.data))
 
 Only the analysers the results use are run; each keeps its values in the run's analyse.db, so a
@@ -39,8 +39,8 @@ def check_uses(inp: AnalysisInput) -> None:
     for result in inp.benchmark.results:
         for name in result.uses:
             if name not in inp.benchmark.analysers:
-                raise AnalyseError(f"<result> uses analyser '{name}', which is not defined", result.where,
-                                   hint=did_you_mean(name, inp.benchmark.analysers) or
+                raise AnalyseError(f"<result> uses analyser '{name}', which is not defined",
+                                   result.where, hint=did_you_mean(name, inp.benchmark.analysers) or
                                    "analysers: " + (", ".join(inp.benchmark.analysers) or "none"))
 
 
@@ -57,14 +57,15 @@ def analyser_names(inp: AnalysisInput, only: list[str] | None = None) -> list[st
     return names
 
 
-def analyse_for(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> dict[str, AnalyserResult]:
+def analyse_for(inp: AnalysisInput, only: list[str] | None = None,
+                use_cache: bool = True) -> dict[str, AnalyserResult]:
     """Run the analysers the selected results use."""
     return analyse_all(inp, analyser_names(inp, only), use_cache)
 
 
-# bumped when caramel changes what a table holds (the repeats' interval columns): tables kept by an
-# older caramel are made again, never shown in their old shape
-TABLES_SHAPE = "repeats with ci_low, ci_high"
+# bumped when caramel changes what a table holds (the intervals of repeats and copies): tables
+# kept by an older caramel are made again, never shown in their old shape
+TABLES_SHAPE = "repeats with ci_low, ci_high; copies with ci_low, ci_high rows"
 
 
 @dataclass
@@ -96,14 +97,17 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
         built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
         made = _with_performance(inp, only, built)
         repeated = repeat_count(inp) > 1
-        if repeated:  # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
+        # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
+        if repeated:
             made = repeat_means(inp, made, history_tables(inp))
         notes = warnings(built.for_notes) + unknown_columns(inp, built.for_notes, made) + [
             note for item in made for note in item.data.notes]
         cache.store_tables(key, _tables_json(made, notes))
         cache.store_rows(shape, built.record)
-        deltas = None if built.deltas is None or repeated else built.deltas + [None] * (len(made) - len(built.deltas))
-        return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
+        deltas = (None if built.deltas is None or repeated
+                  else built.deltas + [None] * (len(made) - len(built.deltas)))
+        return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key,
+                        deltas)
     finally:
         cache.close()
 
@@ -128,7 +132,8 @@ def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) 
 
 
 def _repeats(inp: AnalysisInput) -> bool:
-    """A step repeats: the history's figures come from tables without reduce (one row per repeat)."""
+    """A step repeats: the history's figures come from tables without reduce (one row per
+    repeat)."""
     return any(step.iterations > 1 for step in inp.benchmark.steps.values())
 
 
@@ -157,8 +162,8 @@ def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[M
 
 
 def _tables_json(made: list[Made], notes: list[str]) -> str:
-    return json.dumps([[[encode(m.result), encode(m.table), table_data_record(m.data)] for m in made], notes],
-                      separators=(",", ":"))
+    records = [[encode(m.result), encode(m.table), table_data_record(m.data)] for m in made]
+    return json.dumps([records, notes], separators=(",", ":"))
 
 
 def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
@@ -167,8 +172,8 @@ def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
         return None
     try:
         items, notes = bounded.loads(text, "the kept tables", max_bytes=bounded.CACHE_BYTES)
-        made = [Made(decode(Result, result, "result"), decode(Table, table, "table"), table_data_from_record(data))
-                for result, table, data in items]
+        made = [Made(decode(Result, result, "result"), decode(Table, table, "table"),
+                     table_data_from_record(data)) for result, table, data in items]
         if not all(isinstance(note, str) for note in notes):
             return None
         return made, notes
@@ -182,11 +187,13 @@ def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
     known = table_names(inp) + ([PERFORMANCE_TABLE] if uses_performance_lines(inp) else [])
     for name in only:
         if name not in known:
-            raise AnalyseError(f"no table or database named '{name}' in benchmark '{inp.benchmark.name}'",
-                               hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"))
+            raise AnalyseError(
+                f"no table or database named '{name}' in benchmark '{inp.benchmark.name}'",
+                hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"))
 
 
-def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True) -> list[Made]:
+def make_results(inp: AnalysisInput, only: list[str] | None = None,
+                 use_cache: bool = True) -> list[Made]:
     """Every selected table made from every row (the analysed values may come from the cache)."""
     _check_only(inp, only)
     prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
@@ -197,7 +204,8 @@ def make_results(inp: AnalysisInput, only: list[str] | None = None, use_cache: b
         cache.close()
 
 
-def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], made: list[Made]) -> list[str]:
+def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult],
+                    made: list[Made]) -> list[str]:
     """Columns that name no parameter or pattern: JUBE prints them empty without a word, which
     hides a typo; the table stays as JUBE makes it, the warning says why the column is empty."""
     known = inp.param_names()
@@ -207,7 +215,7 @@ def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], mad
             known.update(f"{name}_{stat}" for stat in STATISTICS)
     out = []
     for item in made:
-        if item.data.config_columns:  # a table caramel made (performance lines), not one of the file
+        if item.data.config_columns:  # a table caramel made (performance lines), not the file's
             continue
         for index, column in enumerate(item.table.columns):
             name = column.name
@@ -215,8 +223,8 @@ def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult], mad
                     index < len(row) and row[index] is not None for row in item.data.values):
                 continue
             hint = did_you_mean(name, sorted(known))
-            out.append(f"{column.where}: column '{name}' of '{item.table.name}' names no parameter or pattern; "
-                       f"it stays empty" + (f" ({hint})" if hint else ""))
+            out.append(f"{column.where}: column '{name}' of '{item.table.name}' names no parameter"
+                       " or pattern; it stays empty" + (f" ({hint})" if hint else ""))
     return out
 
 
@@ -246,12 +254,13 @@ def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
         for name, problems in list(failed.items())[:limit]:
             p = problems[0]
             more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
-            out.append(f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression {p.expression!r} failed "
-                       f"for workpackage {p.wp_id}: {p.message}{more}; its value is nan")
+            out.append(f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression"
+                       f" {p.expression!r} failed for workpackage {p.wp_id}: {p.message}{more};"
+                       " its value is nan")
         for name, (count, first, groups) in list(dropped.items())[:limit]:
             pattern = result.patterns.get(name)
             where = f"{pattern.where}: " if pattern is not None else ""
             kind = pattern.type if pattern is not None else "?"
-            out.append(f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are not a {kind} "
-                       f"(first: {first!r}) and were left out")
+            out.append(f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are"
+                       f" not a {kind} (first: {first!r}) and were left out")
     return out

@@ -5,6 +5,9 @@
   "use strict";
   var D = JSON.parse(document.getElementById("caramel-data").textContent);
   var runs = D.runs, plots = {}, drawn = {};
+  var CI = D.level + " % CI";  // each point's interval of its mean: Student's t (pages/figures.py)
+  function ciLow(s, k) { return s.ci && s.ci[k] ? s.y[k] - s.ci[k] : null; }
+  function ciHigh(s, k) { return s.ci && s.ci[k] ? s.y[k] + s.ci[k] : null; }
   D.plots.forEach(function (p) { plots[p.id] = p; });
   var COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#aec7e8"];
   var SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "star", "hexagon", "triangle-down"];
@@ -62,6 +65,10 @@
     }
     var y = p.yaxis.title.text;
     lines.push(esc(y) + ": <b>" + fmt(s.y[k]) + "</b>" + (s.sd[k] ? " ± " + fmt(s.sd[k]) + " (sd)" : ""));
+    if (ciLow(s, k) !== null) {  // as the summary's column: low … high
+      lines.push(CI + ": " + fmt(ciLow(s, k)) + " … " + fmt(ciHigh(s, k)) +
+                 " (Student's t of the mean)");
+    }
     lines.unshift("<b>" + esc(s.name) + "</b>");
     if (p.kind !== "history" && p.kind !== "latest") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
     lines.push("run " + day(r.t) + (r.site ? " at site " + esc(r.site) : ""));
@@ -226,14 +233,16 @@
       readFilters();
       var p = plots[button.getAttribute("data-plot")];
       var head = ["series", "system", "configuration", p.kind === "history" ? "date" : p.xaxis.title.text,
-                  p.yaxis.title.text, "sd", "run started", "site", "job ids", "nodes", "git commit", "container", "regressed"];
+                  p.yaxis.title.text, "sd", CI + " low", CI + " high", "run started", "site",
+                  "job ids", "nodes", "git commit", "container", "regressed"];
       var lines = [head.map(csvCell).join(",")];
       p.series.forEach(function (s) {
         s.run.forEach(function (i, k) {
           if (!allowed(i)) { return; }
           var r = runs[i];
           lines.push([s.name, s.group, s.configs ? s.configs[k] : s.config, p.kind === "history" ? day(r.t) : s.x[k], s.y[k],
-                      s.sd[k], day(r.t), r.site, r.job, r.nodes, r.git, r.ctr, s.bad.indexOf(k) >= 0 ? "yes" : ""].map(csvCell).join(","));
+                      s.sd[k], ciLow(s, k), ciHigh(s, k), day(r.t), r.site, r.job, r.nodes, r.git,
+                      r.ctr, s.bad.indexOf(k) >= 0 ? "yes" : ""].map(csvCell).join(","));
         });
       });
       var a = document.createElement("a");
