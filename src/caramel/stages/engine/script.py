@@ -103,16 +103,13 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
             if record is not None:
                 out.append("[ -z \"$__caramel_stop\" ] || exit 143\n")
             out.append(f"__caramel_mark B {i}\n")
-            out.append(_last_do(cmd, record is not None) if last else _nested_do(cmd, carry_file, record is not None))
-            if last and record is not None and cmd.role == Role.DO:
-                # its exports too, before its end is recorded: a run that goes on after it needs them
-                out.append(f"[ $__caramel_rc -ne 0 ] || export -p >{q(carry_path(carry_file, cmd))}\n")
+            out.append(_do(cmd, carry_file, record is not None))
             if record is not None:
                 # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
                 line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
                 out.append(f"[ -n \"$__caramel_stop\" ] && [ $__caramel_rc -ne 0 ] || "
                            f"printf {line} $__caramel_rc >>{q(record[0])}\n")
-            if not last:
+            if not last or dump_env or cmd.done_file:  # the environment is read after it
                 out.append(f"[ $__caramel_rc -ne 0 ] || . {q(carry_path(carry_file, cmd))}\n")
             out.append(f"__caramel_mark E {i} $__caramel_rc\n[ $__caramel_rc -eq 0 ] || exit $__caramel_rc\n")
         out.append(_file_checks(i, cmd, dump_env, carry_file))
@@ -124,26 +121,19 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
     return "".join(out)
 
 
-def _last_do(cmd: Command, recorded: bool) -> str:
-    """The last do needs no nested subshell: nothing follows it. An `exit` here ends the script; bench
-    then takes the script's exit code as this do's. SIGTERM ends it as any do."""
-    q = shlex.quote
-    untrap, retrap = (f"trap {q(ON_TERM)} TERM; ", "\n__caramel_rc=$?; trap '__caramel_stop=1' TERM") \
-        if recorded else ("", "")
-    return (f"cd {q(cmd.cwd)} || exit 1\n{untrap}{{ eval {q(cmd.text)}{retrap}\n}} >>{q(cmd.stdout)} "
-            f"2>>{q(cmd.stderr)} {CLOSE_CHANNEL}" + (" || { __caramel_rc=$?; trap '__caramel_stop=1' TERM; }\n"
-                                                     if recorded else "\n__caramel_rc=$?\n"))
-
-
-def _nested_do(cmd: Command, carry_file: str, recorded: bool) -> str:
-    """A do in a subshell of its own, which writes what it exported to its carry file.
-    `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one."""
+def _do(cmd: Command, carry_file: str, recorded: bool) -> str:
+    """A do in a subshell of its own, which writes what it exported to its carry file, its status taken
+    afterwards (`$?`). Its text runs there as a plain list, as in JUBE's `sh -c` of its own: `set -e`,
+    `set -o pipefail` and traps (`trap ... EXIT` runs when the do ends, into its files) act as the do's
+    author wrote them. Never as the left side of `||`/`&&`, where a shell ignores `set -e`; the last do
+    too (an `exit` there then ends the do, not the script). `: >` empties the carry file first: a do
+    that ends with `exit 0` leaves no stale one. Recorded, SIGTERM ends the do (ON_TERM) until its
+    text ended; then it ignores it while it writes its carry file."""
     q = shlex.quote
     carry = q(carry_path(carry_file, cmd))
-    on_term, keep = (f"trap {q(ON_TERM)} TERM; ", f"\n__caramel_rc=$?; trap '' TERM; "
-                     f"[ $__caramel_rc -ne 0 ] || export -p >{carry}; exit $__caramel_rc") \
-        if recorded else ("", f" && export -p >{carry}")
-    return (f": >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}{keep}\n"
+    on_term, off_term = (f"trap {q(ON_TERM)} TERM; ", "trap '' TERM; ") if recorded else ("", "")
+    return (f": >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}\n"
+            f"__caramel_rc=$?; {off_term}[ $__caramel_rc -ne 0 ] || export -p >{carry}; exit $__caramel_rc\n"
             f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n")
 
 
@@ -289,13 +279,11 @@ class Transcript:
             return out
         if self.finished:
             return out
-        # The script ended without END: the last do called `exit`, or the shell was killed.
+        # The script ended without END while a do ran: its shell was killed (every do, the last too,
+        # runs in a subshell of its own: its `exit` ends that do, never the script).
         if self.ran and self.ran[-1].exit_code is None:
             last = self.ran[-1]
             last.ended, last.exit_code = now, returncode
-            if returncode == 0 and last.index == len(self.commands) - 1:
-                # `exit 0` in the last do: it succeeded; check its files here, the script could not.
-                return check_files(self.commands[last.index], last.index, out)
             out.status, out.index, out.exit_code = Status.FAILED, last.index, returncode
             return out
         out.status, out.exit_code = Status.FAILED, returncode if returncode else 1
