@@ -33,13 +33,17 @@ def jube_runs(shell: str, text: str, folder: Path) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
-def caramel_runs(shell: str, text: str, position: str, folder: Path) -> tuple[Outcome, list[Command], str]:
-    """`text` as the do at `position` of a recorded script on a local shell `shell`: the outcome, the
-    commands and what `text` wrote to its stdout (the others write `before` and `next`)."""
+Ran = tuple[Outcome, list[Command], str]
+
+
+def caramel_runs(shell: str, text: str, position: str, folder: Path) -> Ran:
+    """`text` as the do at `position` of a recorded script on a local shell `shell`: the outcome,
+    the commands and what `text` wrote to its stdout (the others write `before` and `next`)."""
     folder.mkdir()
-    texts = {"only": [text], "middle": ["echo before", text, "echo next"], "last": ["echo before", text]}[position]
-    commands = [Command(i, 0, t, str(folder), str(folder / f"stdout{i}"), str(folder / f"stderr{i}"))
-                for i, t in enumerate(texts)]
+    texts = {"only": [text], "middle": ["echo before", text, "echo next"],
+             "last": ["echo before", text]}[position]
+    commands = [Command(i, 0, t, str(folder), str(folder / f"stdout{i}"),
+                        str(folder / f"stderr{i}")) for i, t in enumerate(texts)]
     runner = Runner(launchers.get("local", shell=shell), dict(os.environ))
     try:
         outcome = runner.run(commands, dict(os.environ), str(folder / "carry"), dump_env=True,
@@ -77,12 +81,13 @@ def test_set_e_ends_the_do_and_fails_the_workpackage_with_the_commands_exit_code
     assert out == expected_out
     assert f"do {index + 1} exited with {expected_rc}: " in failure_reason(outcome, commands)
     records = Path(record_file(str(tmp_path / "caramel"))).read_text().splitlines()
-    assert records[-1] == f"E 1.0 0 {index} {expected_rc}"  # its end, recorded as failed: never done
+    assert records[-1] == f"E 1.0 0 {index} {expected_rc}"  # its end, recorded failed: not done
     assert not (tmp_path / "caramel" / "stdout2").exists()  # no do after it ran
 
 
 @pytest.mark.parametrize("position", POSITIONS)
-def test_pipefail_with_set_e_ends_the_do_at_the_failing_pipeline(tmp_path: Path, position: str) -> None:
+def test_pipefail_with_set_e_ends_the_do_at_the_failing_pipeline(tmp_path: Path,
+                                                                   position: str) -> None:
     text = "set -eo pipefail; false | cat; echo after"
     expected_rc, expected_out = jube_runs("/bin/bash", text, tmp_path / "jube")
     assert (expected_rc, expected_out) == (1, "")
@@ -114,9 +119,10 @@ def test_set_plus_e_turns_it_off_again(tmp_path: Path, shell: str, position: str
 
 @pytest.mark.parametrize("shell", SHELLS)
 @pytest.mark.parametrize("position", POSITIONS)
-def test_an_exit_trap_runs_at_the_end_of_its_do_into_the_dos_stdout(tmp_path: Path, shell: str, position: str) -> None:
+def test_an_exit_trap_runs_at_the_end_of_its_do_into_the_dos_stdout(tmp_path: Path, shell: str,
+                                                                    position: str) -> None:
     for name, text in (("ok", "trap 'echo cleanup' EXIT; echo work"),
-                       ("failing", "trap 'echo cleanup' EXIT; set -e; echo work; false; echo after")):
+                       ("failing", "trap 'echo cleanup' EXIT; set -e; echo work; false; echo no")):
         expected_rc, expected_out = jube_runs(shell, text, tmp_path / f"jube_{name}")
         assert expected_out == "work\ncleanup\n"
         outcome, commands, out = caramel_runs(shell, text, position, tmp_path / name)
@@ -126,8 +132,8 @@ def test_an_exit_trap_runs_at_the_end_of_its_do_into_the_dos_stdout(tmp_path: Pa
 
 @pytest.mark.parametrize("shell", SHELLS)
 def test_set_e_in_one_do_does_not_leak_into_the_next(tmp_path: Path, shell: str) -> None:
-    """Each do is a shell of its own under JUBE: `set -e` (and pipefail) in the first leaves the next
-    as it was, and the last do's options never reach the script's own checks."""
+    """Each do is a shell of its own under JUBE: `set -e` in the first leaves the next as it was,
+    and the last do's options never reach the script's own checks."""
     folder = tmp_path / "wp"
     folder.mkdir()
     texts = ["set -e; export A=1", "false; echo second $A", "set -e; export B=2"]

@@ -7,9 +7,9 @@ subshell `( ... )`, and keeps JUBE's semantics where they matter:
 
 - the workpackage's environment is set at the top of the subshell (only what differs from the
   shell's own, so a plain workpackage costs nothing there);
-- each `do` runs in a nested subshell, in its work folder, from its own `eval`: a `cd`, an
-  `exit`, a `set -e` or a syntax error stays inside that `do`, as with JUBE's separate shells
-  (the last `do` needs no nested subshell: nothing follows it);
+- each `do`, the last too, runs in a nested subshell, in its work folder, from its own `eval`,
+  as a plain list (its status taken afterwards): `set -e`, `pipefail` and traps act in it as in
+  JUBE's separate shells, and a `cd`, an `exit`, a `set -e` or a syntax error stays inside it;
 - what a `do` exports is carried to the next one (`export -p` written by its subshell, read back);
 - the script writes `@caramel <secret> ...` markers (start, exit code, waiting, break, error,
   environment, end) on the engine's channel (engine.marker: a descriptor no do inherits) and bench
@@ -122,18 +122,19 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
 
 
 def _do(cmd: Command, carry_file: str, recorded: bool) -> str:
-    """A do in a subshell of its own, which writes what it exported to its carry file, its status taken
-    afterwards (`$?`). Its text runs there as a plain list, as in JUBE's `sh -c` of its own: `set -e`,
-    `set -o pipefail` and traps (`trap ... EXIT` runs when the do ends, into its files) act as the do's
-    author wrote them. Never as the left side of `||`/`&&`, where a shell ignores `set -e`; the last do
-    too (an `exit` there then ends the do, not the script). `: >` empties the carry file first: a do
+    """A do in a subshell of its own, which writes what it exported to its carry file; its status
+    is taken afterwards (`$?`). Its text runs there as a plain list, as in JUBE's own `sh -c`:
+    `set -e`, `set -o pipefail` and traps (`trap ... EXIT` runs when the do ends, into its files) act as its
+    author wrote them. Never as the left side of `||` or `&&`, where a shell ignores `set -e`; the
+    last do too (its `exit` ends the do, not the script). `: >` empties the carry file first: a do
     that ends with `exit 0` leaves no stale one. Recorded, SIGTERM ends the do (ON_TERM) until its
-    text ended; then it ignores it while it writes its carry file."""
+    text ended; then the subshell ignores it while it writes its carry file."""
     q = shlex.quote
     carry = q(carry_path(carry_file, cmd))
     on_term, off_term = (f"trap {q(ON_TERM)} TERM; ", "trap '' TERM; ") if recorded else ("", "")
     return (f": >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}\n"
-            f"__caramel_rc=$?; {off_term}[ $__caramel_rc -ne 0 ] || export -p >{carry}; exit $__caramel_rc\n"
+            f"__caramel_rc=$?; {off_term}[ $__caramel_rc -ne 0 ] || export -p >{carry}; "
+            f"exit $__caramel_rc\n"
             f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n")
 
 
