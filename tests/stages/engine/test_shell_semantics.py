@@ -10,11 +10,13 @@ left side of `||`, where the shell ignores `set -e`.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+from tests.run_bench import bench, isolated_env
 
 from caramel.adapters.backends import launchers
 from caramel.stages.engine.recovery import record_file
@@ -149,3 +151,30 @@ def test_set_e_in_one_do_does_not_leak_into_the_next(tmp_path: Path, shell: str)
     assert (folder / "stdout").read_text() == "second 1\n"
     assert (outcome.status, outcome.index) == ("waiting", 2)
     assert outcome.env is not None and (outcome.env["A"], outcome.env["B"]) == ("1", "2")
+
+
+STEP = """name: strict
+outpath: runs
+step:
+  name: run
+  do:
+    - echo first
+    - {second}
+"""
+
+
+@pytest.mark.parametrize("text", ["set -e; false; echo after",
+                                  "set -eo pipefail; false | cat; echo after"])
+def test_bench_run_fails_the_workpackage_at_the_last_dos_set_e(tmp_path: Path, text: str) -> None:
+    """The real `bench`, on a step whose last do stops at `false` (JUBE: exit 1, `after` not
+    printed): the workpackage fails with the reason, never `done`, and `continue` leaves it so."""
+    env = isolated_env(tmp_path, JUBE_EXEC_SHELL="/bin/bash")
+    (tmp_path / "b.yaml").write_text(STEP.format(second=json.dumps(text)))
+    assert bench("run", "b.yaml", cwd=tmp_path, env=env).returncode == 1
+    for command in (["status", "--format", "json"], ["continue", "runs/000000"]):
+        bench(*command, cwd=tmp_path, env=env)
+        doc = json.loads(bench("status", "--format", "json", cwd=tmp_path, env=env).stdout)
+        (wp,) = doc["workpackages"]
+        assert wp["state"] == "failed" and wp["reason"].startswith(f"do 2 exited with 1: {text}")
+    stdout = (tmp_path / "runs" / "000000" / "000000_run" / "work" / "stdout").read_text()
+    assert stdout == "first\n"
