@@ -132,6 +132,30 @@ def test_an_exit_trap_runs_at_the_end_of_its_do_into_the_dos_stdout(tmp_path: Pa
         assert outcome.status == ("done" if expected_rc == 0 else "failed")
 
 
+@pytest.mark.parametrize("position", POSITIONS)
+def test_an_err_trap_runs_where_a_command_fails(tmp_path: Path, position: str) -> None:
+    """bash runs no ERR trap where it ignores `set -e` (the left side of `||`): the last do's did not."""
+    text = "trap 'echo caught $?' ERR; false; echo after"
+    expected_rc, expected_out = jube_runs("/bin/bash", text, tmp_path / "jube")
+    assert (expected_rc, expected_out) == (0, "caught 1\nafter\n")
+    outcome, commands, out = caramel_runs("/bin/bash", text, position, tmp_path / "caramel")
+    assert (outcome.status, exit_code_of(outcome, commands, text), out) == ("done", 0, expected_out)
+
+
+@pytest.mark.parametrize("status", [0, 5])
+def test_an_exit_in_the_last_do_ends_that_do_and_its_shell_records_it(tmp_path: Path,
+                                                                     status: int) -> None:
+    """The last do's `exit` ends its subshell, not the script: its shell records its end (it was
+    left to bench, and ran again when bench died at that moment)."""
+    text = f"echo work; exit {status}; echo after"
+    expected_rc, expected_out = jube_runs("/bin/sh", text, tmp_path / "jube")
+    outcome, commands, out = caramel_runs("/bin/sh", text, "last", tmp_path / "caramel")
+    assert (exit_code_of(outcome, commands, text), out) == (expected_rc, expected_out)
+    assert outcome.status == ("done" if status == 0 else "failed")
+    records = Path(record_file(str(tmp_path / "caramel"))).read_text().splitlines()
+    assert records == ["E 1.0 0 0 0", f"E 1.0 0 1 {status}"]
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 def test_set_e_in_one_do_does_not_leak_into_the_next(tmp_path: Path, shell: str) -> None:
     """Each do is a shell of its own under JUBE: `set -e` in the first leaves the next as it was,
