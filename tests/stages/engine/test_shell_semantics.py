@@ -134,7 +134,7 @@ def test_an_exit_trap_runs_at_the_end_of_its_do_into_the_dos_stdout(tmp_path: Pa
 
 @pytest.mark.parametrize("position", POSITIONS)
 def test_an_err_trap_runs_where_a_command_fails(tmp_path: Path, position: str) -> None:
-    """bash runs no ERR trap where it ignores `set -e` (the left side of `||`): the last do's did not."""
+    """bash runs no ERR trap where it ignores `set -e` (left of `||`): the last do's ran none."""
     text = "trap 'echo caught $?' ERR; false; echo after"
     expected_rc, expected_out = jube_runs("/bin/bash", text, tmp_path / "jube")
     assert (expected_rc, expected_out) == (0, "caught 1\nafter\n")
