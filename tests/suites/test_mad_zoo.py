@@ -234,7 +234,7 @@ def test_an_entry_whose_git_clone_fails_is_a_failure_row_never_a_figure(tmp_path
         "pyt_noclone", "FAILURE", "", "")
     # git's exit status for a repository it cannot read, and its own words from the do's stderr
     assert "do 1 exited with 128: set -e" in row["reason"]
-    assert f"'{missing}' does not exist" in row["reason"]
+    assert f"stderr: fatal: repository '{missing}' does not exist" in row["reason"]
     assert "42.5" not in result.stdout
     with sqlite3.connect(tmp_path / "history.db") as db:  # no figure of the model in the history
         assert db.execute("SELECT COUNT(*) FROM metrics WHERE mean = 42.5").fetchone()[0] == 0
