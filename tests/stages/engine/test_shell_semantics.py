@@ -202,3 +202,27 @@ def test_bench_run_fails_the_workpackage_at_the_last_dos_set_e(tmp_path: Path, t
         assert wp["state"] == "failed" and wp["reason"].startswith(f"do 2 exited with 1: {text}")
     stdout = (tmp_path / "runs" / "000000" / "000000_run" / "work" / "stdout").read_text()
     assert stdout == "first\n"
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+def test_the_scripts_shell_says_exit_when_a_special_builtin_of_its_own_fails(tmp_path: Path,
+                                                                            shell: str) -> None:
+    """The script's shell runs the dos' bookkeeping itself: a special builtin that fails there
+    (`export -p` into an env file a do made a folder) ends the script with its status, never the
+    shell without its EXIT marker (bench would wait for it)."""
+    folder = tmp_path / "wp"
+    folder.mkdir()
+    carry = folder / "carry"
+    command = Command(0, 0, f"mkdir {carry}.env", str(folder), str(folder / "out"),
+                      str(folder / "err"))
+    runner = Runner(launchers.get("local", shell=shell), dict(os.environ))
+    try:
+        runner.start("wp", [command], dict(os.environ), str(carry), dump_env=True,
+                     record=(record_file(str(folder)), "1.0"))
+        ended = runner.wait(timeout=20)
+    finally:
+        runner.close()
+    assert len(ended) == 1, "the script's shell never said EXIT"
+    (_entry, outcome) = ended[0]
+    assert outcome.ran[0].exit_code == 0 and outcome.status == "failed"
+    assert "the shell ended unexpectedly" in failure_reason(outcome, [command])
