@@ -90,8 +90,8 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
     q = shlex.quote
     # The script's shell outlives a stop signal (it notes it, records what finished and starts no
     # further do) and always says EXIT: it runs no do's text, and `command` keeps a special builtin
-    # that fails (`.` of a carry file a do removed) from ending it. Its body is a function, so
-    # `return` ends the script where a subshell's `exit` did, without a process of its own.
+    # that fails (`.` of a carry file a do removed) from ending the shell: it ends the script, with
+    # its status. Its body is a function: `return` ends the script without a process of its own.
     out = [f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
            "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_script() {\n"]
     if env is not None and base_env is not None:
@@ -287,8 +287,8 @@ class Transcript:
             return out
         if self.finished:
             return out
-        # The script ended without END while a do ran: its shell was killed (every do, the last too,
-        # runs in a subshell of its own: its `exit` ends that do, never the script).
+        # The script ended without END while a do ran: its shell was killed, or what it does after
+        # the do failed (reading its carry file). A do's `exit` ends that do, never the script.
         if self.ran and self.ran[-1].exit_code is None:
             last = self.ran[-1]
             last.ended, last.exit_code = now, returncode
