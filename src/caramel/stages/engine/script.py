@@ -93,7 +93,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
     # that fails (`.` of a carry file a do removed) from ending the shell: it ends the script, with
     # its status. Its body is a function: `return` ends the script without a process of its own.
     out = [f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
-           "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_script() {\n"]
+           "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_body() {\n"]
     if env is not None and base_env is not None:
         out += [f"command unset {name}\n" for name in base_env
                 if name not in env and name.isidentifier()]
@@ -120,7 +120,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
         out.append(_file_checks(i, cmd, dump_env, carry_file))
     if dump_env:
         out.append(_dump_env(carry_file) + "\n")
-    out.append("__caramel_mark END\n}\n__caramel_script\n__caramel_rc=$?\n"
+    out.append("__caramel_mark END\n}\n__caramel_body\n__caramel_rc=$?\n"
                "[ -z \"$__caramel_watcher\" ] || kill -KILL \"$__caramel_watcher\" 2>/dev/null\n"
                "__caramel_mark EXIT $__caramel_rc\n")
     return "".join(out)
