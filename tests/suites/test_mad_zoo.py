@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -307,3 +308,38 @@ def test_csv_row_without_a_number_is_a_failure_row_and_models_no_model(tmp_path:
     assert (empty["status"], empty["performance"]) == ("FAILURE", "")
     assert empty["reason"] == "two.csv:3: empty performance"
     assert readme["status"] == "FAILURE" and "no column model" in readme["reason"]
+
+
+def test_an_entry_whose_git_clone_fails_is_a_failure_row_never_a_figure(tmp_path: Path,
+                                                                         env) -> None:
+    """Issue 34: the do's `set -e` held in no last do, so a failed `git clone` went on (the scripts
+    folder copied into a fresh folder, the script run from it) and its figure was a SUCCESS row and
+    a history entry. madengine's oracle: `execution/container_runner.py`,
+    `ContainerRunner.run_container` runs `git clone URL` through `Docker.sh` (`core/console.py`,
+    `Console.sh`: a non-zero exit raises RuntimeError); its `except Exception` sets
+    `run_results["status"] = "FAILURE"` and writes the row to perf.csv with
+    `update_perf_csv(exception_result=...)`, performance and metric empty. Offline: the url is a
+    local path that does not exist."""
+    write_zoo(tmp_path)
+    models = json.loads((tmp_path / "zoo" / "models.json").read_text())
+    missing = tmp_path / "no_such_repo"
+    models.append(dict(models[2], name="pyt_noclone", url=str(missing), tags=["noclone"]))
+    (tmp_path / "zoo" / "models.json").write_text(json.dumps(models, indent=2))
+
+    ran = bench("run", "--suite", "noclone", "--benchmarks", "zoo", "--tag", "local", "-q",
+                cwd=tmp_path, env=env)
+    assert ran.returncode != 0, ran.stdout + ran.stderr  # a member failed
+    work = tmp_path / "pyt_noclone_runs" / "000000" / "000000_run" / "work"
+    assert "performance:" not in (work / "stdout").read_text()  # nothing after the clone ran
+    assert not (work / "no_such_repo").exists()
+
+    result = bench("result", "-c", "last", cwd=tmp_path, env=env)
+    (row,) = perf_rows(tmp_path / "perf.csv")
+    assert (row["model"], row["status"], row["performance"], row["metric"]) == (
+        "pyt_noclone", "FAILURE", "", "")
+    # git's exit status for a repository it cannot read, and its own words from the do's stderr
+    assert "do 1 exited with 128: set -e" in row["reason"]
+    assert f"stderr: fatal: repository '{missing}' does not exist" in row["reason"]
+    assert "42.5" not in result.stdout
+    with sqlite3.connect(tmp_path / "history.db") as db:  # no figure of the model in the history
+        assert db.execute("SELECT COUNT(*) FROM metrics WHERE mean = 42.5").fetchone()[0] == 0

@@ -58,7 +58,7 @@ def test_a_do_whose_command_substitution_the_stop_ended_is_not_recorded_as_finis
     its line and exits 0. The do did not do its work (its line lacks the token): it is not recorded,
     so `bench continue` runs it again. (It was recorded as finished when a signal whose command
     exited below 128 let the do go on: tests/e2e/test_kill.py then saw a done workpackage whose
-    end line had no token.) First and last do (nested subshell, and the script's own shell)."""
+    end line had no token.) First and last do (each in a subshell of its own)."""
     for texts in (('echo "got $(sleep 30; cat token)" >> ledger', "echo two >> ledger"),
                   ('echo "got $(sleep 30; cat token)" >> ledger',)):
         runner = Runner(launchers.get("local"), dict(os.environ))

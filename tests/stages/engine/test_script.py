@@ -130,6 +130,12 @@ def test_parse_exports_of_dash_and_bash() -> None:
     assert parse_exports('declare -x A="x y"\ndeclare -x B="q\\"q"\n') == {"A": "x y", "B": 'q"q'}
 
 
-def test_script_shape_has_no_nested_shell_for_a_single_do(tmp_path: Path) -> None:
-    script = build_script(cmds(tmp_path, "echo hi"), str(tmp_path / "c"), dump_env=False, env={}, base_env={})
-    assert sum(line.startswith("(") for line in script.splitlines()) == 1  # the workpackage subshell only
+def test_script_shape_has_one_subshell_for_a_single_do(tmp_path: Path) -> None:
+    """One process per do, as before issue 34: the do's own subshell, where its text runs as a plain
+    list (`set -e` holds: never the left side of `||` or `&&`); the script's shell needs none."""
+    for record in (None, ("ended", "0.1")):
+        script = build_script(cmds(tmp_path, "echo hi"), str(tmp_path / "c"), dump_env=False,
+                              env={}, base_env={}, record=record)
+        lines = script.splitlines()
+        assert sum(line.startswith("(") for line in lines) == 1
+        assert "eval 'echo hi'" in lines  # a line of its own

@@ -2,14 +2,15 @@
 
 JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
 next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local), which
-runs it as a shell of its own (`sh -s`, in a session of its own where `setsid` exists) with one
-subshell `( ... )`, and keeps JUBE's semantics where they matter:
+runs it as a shell of its own (`sh -s`, in a session of its own where `setsid` exists), and keeps
+JUBE's semantics where they matter:
 
-- the workpackage's environment is set at the top of the subshell (only what differs from the
+- the workpackage's environment is set at the top of the script (only what differs from the
   shell's own, so a plain workpackage costs nothing there);
-- each `do` runs in a nested subshell, in its work folder, from its own `eval`: a `cd`, an
-  `exit`, a `set -e` or a syntax error stays inside that `do`, as with JUBE's separate shells
-  (the last `do` needs no nested subshell: nothing follows it);
+- each `do`, the last too, runs in a subshell of its own, in its work folder, from its own `eval`,
+  as a plain list (its status taken afterwards): `set -e`, `pipefail` and traps act in it as in
+  JUBE's separate shells, and a `cd`, an `exit`, a `set -e` or a syntax error stays inside it;
+  the script's shell runs no do's text, only the bookkeeping between them (one process per do);
 - what a `do` exports is carried to the next one (`export -p` written by its subshell, read back);
 - the script writes `@caramel <secret> ...` markers (start, exit code, waiting, break, error,
   environment, end) on the engine's channel (engine.marker: a descriptor no do inherits) and bench
@@ -45,7 +46,8 @@ def env_file_of(carry_file: str) -> str:
 
 
 def _dump_env(carry_file: str) -> str:
-    return f"export -p >{shlex.quote(env_file_of(carry_file))}; __caramel_mark ENV"
+    env_file = shlex.quote(env_file_of(carry_file))
+    return f"command export -p >{env_file} || return; __caramel_mark ENV"
 
 
 @dataclass
@@ -80,71 +82,66 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
     environment `env` (given as its difference from `base_env`, the shell's own); `dump_env` writes
     the final environment to `env_file_of(carry_file)`. Its markers carry `secret` (engine.marker).
 
-    `record` (file, tag): after each do the subshell itself appends `E tag cycle op status`
+    `record` (file, tag): after each do the script's shell itself appends `E tag cycle op status`
     to that file, so a do's end survives bench (see engine.recovery). SIGTERM (bench stopping the
-    run) ends the running do (see ON_TERM); the subshell notes it, records what finished and starts
-    no further do. A `prepare` is recorded the same way and always keeps its exports in its carry file
-    (a run that goes on after it needs them)."""
+    run) ends the running do (see ON_TERM); the script's shell notes it, records what finished and
+    starts no further do. A `prepare` is recorded the same way and always keeps its exports in its
+    carry file (a run that goes on after it needs them)."""
     q = shlex.quote
+    # The script's shell outlives a stop signal (it notes it, records what finished and starts no
+    # further do) and always says EXIT: it runs no do's text, and `command` keeps a special builtin
+    # that fails (`.` of a carry file a do removed) from ending the shell: it ends the script, with
+    # its status. Its body is a function: `return` ends the script without a process of its own.
     out = [f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
-           # The script's own shell outlives a stop signal (it says EXIT); its subshell sets its own traps.
-           "trap : TERM\n__caramel_mark P $$\n( exec 0</dev/null\n"]
-    if record is not None:
-        out.append("trap '__caramel_stop=1' TERM\n")
+           "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_body() {\n"]
     if env is not None and base_env is not None:
-        out += [f"unset {name}\n" for name in base_env if name not in env and name.isidentifier()]
-        out += [f"export {name}={q(value)}\n" for name, value in env.items()
+        out += [f"command unset {name}\n" for name in base_env
+                if name not in env and name.isidentifier()]
+        out += [f"command export {name}={q(value)}\n" for name, value in env.items()
                 if base_env.get(name) != value and name.isidentifier()]
     for i, cmd in enumerate(commands):
         last = i == len(commands) - 1 and cmd.role != Role.PREPARE
         if cmd.text:
             if cmd.make_cwd:
                 out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
-            if record is not None:
-                out.append("[ -z \"$__caramel_stop\" ] || exit 143\n")
+            out.append("[ -z \"$__caramel_stop\" ] || return 143\n")
             out.append(f"__caramel_mark B {i}\n")
-            out.append(_last_do(cmd, record is not None) if last else _nested_do(cmd, carry_file, record is not None))
-            if last and record is not None and cmd.role == Role.DO:
-                # its exports too, before its end is recorded: a run that goes on after it needs them
-                out.append(f"[ $__caramel_rc -ne 0 ] || export -p >{q(carry_path(carry_file, cmd))}\n")
+            out.append(_do(cmd, carry_file, record is not None))
             if record is not None:
                 # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
                 line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
                 out.append(f"[ -n \"$__caramel_stop\" ] && [ $__caramel_rc -ne 0 ] || "
                            f"printf {line} $__caramel_rc >>{q(record[0])}\n")
-            if not last:
-                out.append(f"[ $__caramel_rc -ne 0 ] || . {q(carry_path(carry_file, cmd))}\n")
-            out.append(f"__caramel_mark E {i} $__caramel_rc\n[ $__caramel_rc -eq 0 ] || exit $__caramel_rc\n")
+            if not last or dump_env or cmd.done_file:  # the environment is read after it
+                out.append(f"[ $__caramel_rc -ne 0 ] || command . {q(carry_path(carry_file, cmd))} "
+                           "|| return\n")
+            out.append(f"__caramel_mark E {i} $__caramel_rc\n"
+                       "[ $__caramel_rc -eq 0 ] || return $__caramel_rc\n")
         out.append(_file_checks(i, cmd, dump_env, carry_file))
     if dump_env:
         out.append(_dump_env(carry_file) + "\n")
-    out.append("__caramel_mark END\n)\n__caramel_rc=$?\n"
+    out.append("__caramel_mark END\n}\n__caramel_body\n__caramel_rc=$?\n"
                "[ -z \"$__caramel_watcher\" ] || kill -KILL \"$__caramel_watcher\" 2>/dev/null\n"
                "__caramel_mark EXIT $__caramel_rc\n")
     return "".join(out)
 
 
-def _last_do(cmd: Command, recorded: bool) -> str:
-    """The last do needs no nested subshell: nothing follows it. An `exit` here ends the script; bench
-    then takes the script's exit code as this do's. SIGTERM ends it as any do."""
-    q = shlex.quote
-    untrap, retrap = (f"trap {q(ON_TERM)} TERM; ", "\n__caramel_rc=$?; trap '__caramel_stop=1' TERM") \
-        if recorded else ("", "")
-    return (f"cd {q(cmd.cwd)} || exit 1\n{untrap}{{ eval {q(cmd.text)}{retrap}\n}} >>{q(cmd.stdout)} "
-            f"2>>{q(cmd.stderr)} {CLOSE_CHANNEL}" + (" || { __caramel_rc=$?; trap '__caramel_stop=1' TERM; }\n"
-                                                     if recorded else "\n__caramel_rc=$?\n"))
-
-
-def _nested_do(cmd: Command, carry_file: str, recorded: bool) -> str:
-    """A do in a subshell of its own, which writes what it exported to its carry file.
-    `: >` empties the carry file first: a do that ends with `exit 0` leaves no stale one."""
+def _do(cmd: Command, carry_file: str, recorded: bool) -> str:
+    """A do in a subshell of its own, which writes what it exported to its carry file; its status
+    is taken afterwards (`$?`). Its text runs there as a plain list, as in JUBE's own `sh -c`:
+    `set -e`, `set -o pipefail` and traps (`trap ... EXIT` runs when the do ends, into its files)
+    act as its author wrote them. Never as the left side of `||` or `&&`, where a shell ignores
+    `set -e`; the last do too (its `exit` ends the do, not the script). Its stdin is /dev/null: the
+    script's shell reads the script from its own. `: >` empties the carry file first: a do that
+    ends with `exit 0` leaves no stale one. Recorded, SIGTERM ends the do (ON_TERM) until its text
+    ended; then the subshell ignores it while it writes its carry file."""
     q = shlex.quote
     carry = q(carry_path(carry_file, cmd))
-    on_term, keep = (f"trap {q(ON_TERM)} TERM; ", f"\n__caramel_rc=$?; trap '' TERM; "
-                     f"[ $__caramel_rc -ne 0 ] || export -p >{carry}; exit $__caramel_rc") \
-        if recorded else ("", f" && export -p >{carry}")
-    return (f": >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}{keep}\n"
-            f") >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n")
+    on_term, off_term = (f"trap {q(ON_TERM)} TERM; ", "trap '' TERM; ") if recorded else ("", "")
+    return (f"command : >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}\n"
+            f"__caramel_rc=$?; {off_term}[ $__caramel_rc -ne 0 ] || export -p >{carry}; "
+            f"exit $__caramel_rc\n"
+            f") </dev/null >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n")
 
 
 def _file_checks(i: int, cmd: Command, dump_env: bool, carry_file: str) -> str:
@@ -154,12 +151,13 @@ def _file_checks(i: int, cmd: Command, dump_env: bool, carry_file: str) -> str:
     if cmd.break_file:
         out.append(f"__caramel_b=0; [ ! -e {q(cmd.break_file)} ] || __caramel_b=1\n")
     if cmd.error_file:
-        out.append(f"if [ -e {q(cmd.error_file)} ]; then __caramel_mark X {i}; exit 0; fi\n")
+        out.append(f"if [ -e {q(cmd.error_file)} ]; then __caramel_mark X {i}; return 0; fi\n")
     if cmd.done_file:
-        out.append(f"if [ ! -e {q(cmd.done_file)} ]; then {_dump_env(carry_file)}; __caramel_mark W {i}; exit 0; fi\n")
+        out.append(f"if [ ! -e {q(cmd.done_file)} ]; then {_dump_env(carry_file)}; "
+                   f"__caramel_mark W {i}; return 0; fi\n")
     if cmd.break_file:
         dump = _dump_env(carry_file) + "; " if dump_env else ""
-        out.append(f"if [ $__caramel_b = 1 ]; then {dump}__caramel_mark K {i}; exit 0; fi\n")
+        out.append(f"if [ $__caramel_b = 1 ]; then {dump}__caramel_mark K {i}; return 0; fi\n")
     return "".join(out)
 
 
@@ -289,13 +287,11 @@ class Transcript:
             return out
         if self.finished:
             return out
-        # The script ended without END: the last do called `exit`, or the shell was killed.
+        # The script ended without END while a do ran: its shell was killed, or what it does after
+        # the do failed (reading its carry file). A do's `exit` ends that do, never the script.
         if self.ran and self.ran[-1].exit_code is None:
             last = self.ran[-1]
             last.ended, last.exit_code = now, returncode
-            if returncode == 0 and last.index == len(self.commands) - 1:
-                # `exit 0` in the last do: it succeeded; check its files here, the script could not.
-                return check_files(self.commands[last.index], last.index, out)
             out.status, out.index, out.exit_code = Status.FAILED, last.index, returncode
             return out
         out.status, out.exit_code = Status.FAILED, returncode if returncode else 1
