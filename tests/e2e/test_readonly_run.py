@@ -55,7 +55,8 @@ TINY = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 def _mount_readonly(source: str, target: Path) -> None:
-    """`source` seen read-only at `target` (a bind mount); skips the test where it is not permitted."""
+    """`source` seen read-only at `target` (a bind mount); skips the test where that is not
+    permitted."""
     target.mkdir()
     for argv in (["mount", "--bind", source, str(target)],
                  ["mount", "-o", "remount,ro,bind", str(target)]):
@@ -101,10 +102,11 @@ def _python_for_nobody(base: Path, mounts: list[Path]) -> tuple[list[str], dict[
     mounts.append(prefix)
     python = str(prefix / os.path.relpath(sys.executable, sys.prefix))
     extra = {"LD_LIBRARY_PATH": str(prefix / "lib")}
-    probe = subprocess.run([*READER, python, "-c", "import pandas, yaml, lxml"], capture_output=True,
-                           text=True, env=dict(os.environ, **extra))
+    probe = subprocess.run([*READER, python, "-c", "import pandas, yaml, lxml"],
+                           capture_output=True, text=True, env=dict(os.environ, **extra))
     if probe.returncode != 0:
-        pytest.skip(f"nobody cannot start this interpreter ({sys.executable}): {probe.stderr[-300:]}")
+        pytest.skip(f"nobody cannot start this interpreter ({sys.executable}): "
+                    f"{probe.stderr[-300:]}")
     return [python], extra
 
 
@@ -128,7 +130,8 @@ def site() -> Iterator[Site]:
         for folder, _dirs, files in os.walk(here.base / "runs"):
             for name in [folder, *(os.path.join(folder, f) for f in files)]:
                 shutil.chown(name, group="nogroup")
-                os.chmod(name, os.stat(name).st_mode | 0o040 | (0o010 if os.path.isdir(name) else 0))
+                searchable = 0o010 if os.path.isdir(name) else 0
+                os.chmod(name, os.stat(name).st_mode | 0o040 | searchable)
         yield here
     finally:
         for mount in reversed(mounts):
@@ -175,7 +178,8 @@ def test_a_colleague_reads_a_finished_run_as_its_owner_does(site: Site, journal:
     for command in READERS:
         _same_answer(site.owner(*command, str(run)), site.colleague(*command, str(run)))
     noted = site.colleague("result", "--no-eval", str(run)).stderr
-    assert "note: the analysis cache" in noted and "note: database d of run 000000 not written" in noted
+    assert "note: the analysis cache" in noted
+    assert "note: database d of run 000000 not written" in noted
 
 
 @pytest.mark.parametrize("journal", ["as-bench-leaves-it", "left-in-wal"])

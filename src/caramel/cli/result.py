@@ -161,8 +161,8 @@ def _database(item, dat: str, run_dir: str, foreign: bool, history: str) -> None
 
     run = os.path.basename(run_dir)
     if not may_write(dat):
-        print(f"note: database {item.table.name} of run {run} not written: {dat} is read-only to you",
-              file=sys.stderr)
+        print(f"note: database {item.table.name} of run {run} not written: {dat} is read-only "
+              "to you", file=sys.stderr)
         return
     path = write_database(item.table, item.data, dat, run_dir, foreign=foreign, history=history)
     print(f"database {item.table.name} of run {run}: {path}", file=sys.stderr)

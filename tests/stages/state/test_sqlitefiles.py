@@ -143,7 +143,8 @@ def test_a_second_opener_is_found(tmp_path: Path) -> None:
 
 def test_an_immutable_open_is_read_only_only(tmp_path: Path) -> None:
     path = str(tmp_path / "a#b.db")
-    assert sqlitefiles.uri(path, readonly=True, immutable=True).endswith("/a%23b.db?mode=ro&immutable=1")
+    immutable = sqlitefiles.uri(path, readonly=True, immutable=True)
+    assert immutable.endswith("/a%23b.db?mode=ro&immutable=1")
     assert sqlitefiles.uri(path, immutable=True).endswith("/a%23b.db?mode=rwc")
 
 

@@ -326,7 +326,7 @@ def test_an_environment_written_again_is_the_one_given_each_time(tmp_path: Path)
                                                 {"A": "2", "PATH": "/bin"}]
 
 
-def test_a_run_with_nothing_running_or_waiting_goes_back_to_the_rollback_journal(tmp_path: Path) -> None:
+def test_a_run_with_nothing_running_or_waiting_leaves_wal(tmp_path: Path) -> None:
     """Store.settle_journal (called as bench closes a run): WAL while a workpackage runs, the
     rollback journal once none runs or waits, its log folded into the file (issue 36: a reader who
     may not write the folder cannot make the -shm a WAL file needs)."""

@@ -155,8 +155,8 @@ def _note_readonly(path: str) -> None:
     write (another user's, a read-only mount) is analysed without it, to the same tables."""
     if path not in _NOTED:
         _NOTED.add(path)
-        print(f"note: the analysis cache {path} is read-only to you: the run is analysed without it",
-              file=sys.stderr)
+        print(f"note: the analysis cache {path} is read-only to you: the run is analysed "
+              "without it", file=sys.stderr)
 
 
 def _remove(path: str) -> None:

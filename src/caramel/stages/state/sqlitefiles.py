@@ -35,7 +35,13 @@ from dataclasses import dataclass
 from enum import Enum
 
 from caramel.stages.state import sharedfs
-from caramel.stages.state.dbfile import Guarded, busy_timeout, create_private, problem, storage_error
+from caramel.stages.state.dbfile import (
+    Guarded,
+    busy_timeout,
+    create_private,
+    problem,
+    storage_error,
+)
 
 _NOTED: set[str] = set()  # files whose fallback to the rollback journal was told (once a process)
 # Bytes 18 and 19 of an SQLite file (its write and read versions) are 2 in WAL mode, 1 in rollback
@@ -112,7 +118,8 @@ def _wal_marked(path: str) -> bool:
 
 
 def _log_holds_commits(path: str) -> bool:
-    """Whether the WAL log of `path` may hold commits not yet in the file (it is there, not empty)."""
+    """Whether the WAL log of `path` may hold commits not yet in the file (it is there, not
+    empty)."""
     try:
         return os.path.getsize(path + "-wal") > 0
     except OSError:

@@ -147,9 +147,15 @@ class Store(RunReads):
         WAL again."""
         if self.journal != "wal":
             return
-        self._write_gathered()
-        active = {state.value for state in ACTIVE_STATES}
-        if any(state in active for states in self.counts().values() for state in states):
+        active = tuple(state.value for state in ACTIVE_STATES)
+        marks = ",".join("?" * len(active))
+        # called as bench closes the run, perhaps after an error: that error is the one to tell
+        try:
+            self._write_gathered()
+            if self.db.execute(f"SELECT 1 FROM workpackages WHERE state IN ({marks}) LIMIT 1",
+                               active).fetchone():
+                return
+        except StorageError:
             return
         if sqlitefiles.leave_wal(self.db.connection):
             self.journal = "delete"
