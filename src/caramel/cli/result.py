@@ -118,7 +118,6 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
     """The text of every table (each also written to its result file) and every database written."""
     from caramel.consumers.history.store import default_path
     from caramel.fs.paths import is_within
-    from caramel.stages.report.database import write_database
     from caramel.stages.report.results import result_dir
     from caramel.stages.report.table import clashes, render, table_dict
 
@@ -130,9 +129,8 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
         if foreign and not is_within(run_dir, folder):  # a stored result_dir= never leads a reader's writes out
             folder = os.path.join(run_dir, "result")
         if item.table.output == "database":
-            path = write_database(item.table, item.data, os.path.join(folder, f"{item.table.name}.dat"), run_dir,
-                                  foreign=foreign, history=options.history or default_path())
-            print(f"database {item.table.name} of run {os.path.basename(run_dir)}: {path}", file=sys.stderr)
+            _database(item, os.path.join(folder, f"{item.table.name}.dat"), run_dir, foreign,
+                      options.history or default_path())
             continue
         style = options.style or item.data.style
         if style == "json":
@@ -153,6 +151,21 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
     if documents:
         return json.dumps(documents if len(documents) > 1 else documents[0], indent=1) + "\n"
     return "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
+
+
+def _database(item, dat: str, run_dir: str, foreign: bool, history: str) -> None:
+    """Write the rows of a `<database>` table (report.database), or say in a note why not: a run
+    folder the reader may not write (another user's, a read-only mount) keeps the owner's file."""
+    from caramel.fs.paths import may_write
+    from caramel.stages.report.database import write_database
+
+    run = os.path.basename(run_dir)
+    if not may_write(dat):
+        print(f"note: database {item.table.name} of run {run} not written: {dat} is read-only "
+              "to you", file=sys.stderr)
+        return
+    path = write_database(item.table, item.data, dat, run_dir, foreign=foreign, history=history)
+    print(f"database {item.table.name} of run {run}: {path}", file=sys.stderr)
 
 
 def _foreign(no_eval: bool, run_dir: str) -> bool:

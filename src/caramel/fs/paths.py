@@ -73,3 +73,16 @@ def same_file(a: str, b: str) -> bool:
         return os.path.samefile(a, b)
     except OSError:
         return os.path.realpath(a) == os.path.realpath(b)
+
+
+def may_write(path: str) -> bool:
+    """Whether this process may write the file `path`: make or replace it, and the files beside it
+    (a journal). False for another user's run folder and on a read-only mount (EROFS): a reader's
+    own outputs there are skipped, never an error. The file, when there, and the nearest folder
+    above it that exists are checked (os.access: the user's own permissions)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    if os.path.lexists(path) and not os.access(path, os.W_OK):
+        return False
+    return os.access(folder, os.W_OK | os.X_OK)

@@ -139,3 +139,30 @@ def test_a_second_opener_is_found(tmp_path: Path) -> None:
     (package / "three.py").write_text("import sqlite3\nopen_it = sqlite3.connect\n")
     (package / "four.py").write_text("import sqlite3\n# sqlite3.connect(x) in a comment\n")
     assert sqlite_openers(package) == ["caramel.one", "caramel.three", "caramel.two"]
+
+
+def test_an_immutable_open_is_read_only_only(tmp_path: Path) -> None:
+    path = str(tmp_path / "a#b.db")
+    immutable = sqlitefiles.uri(path, readonly=True, immutable=True)
+    assert immutable.endswith("/a%23b.db?mode=ro&immutable=1")
+    assert sqlitefiles.uri(path, immutable=True).endswith("/a%23b.db?mode=rwc")
+
+
+def test_leaving_wal_folds_the_log_in_unless_another_connection_reads(tmp_path: Path) -> None:
+    path = tmp_path / "w.db"
+    make(path, "kept")
+    wal = sqlite3.connect(path, isolation_level=None)
+    wal.execute("PRAGMA journal_mode=WAL")
+    wal.execute("INSERT INTO t VALUES ('logged')")
+    reader = sqlite3.connect(path, isolation_level=None)
+    reader.execute("BEGIN")
+    reader.execute("SELECT * FROM t").fetchall()  # a snapshot held: the file may not leave WAL
+    assert not sqlitefiles.leave_wal(wal)
+    reader.execute("COMMIT")
+    reader.close()
+    assert sqlitefiles.leave_wal(wal)
+    wal.close()
+    assert path.read_bytes()[18:20] == b"\x01\x01" and not os.path.exists(f"{path}-wal")
+    db = sqlitefiles.open_connection(str(path), KIND, readonly=True)
+    assert db.execute("SELECT v FROM t").fetchall() == [("kept",), ("logged",)]
+    db.close()

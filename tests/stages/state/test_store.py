@@ -324,3 +324,25 @@ def test_an_environment_written_again_is_the_one_given_each_time(tmp_path: Path)
         store.move(wps[2], "wait", env=dict(env))
     assert [store.env(i) for i in range(3)] == [{"A": "1", "PATH": "/bin"}, {"A": "2", "PATH": "/bin"},
                                                 {"A": "2", "PATH": "/bin"}]
+
+
+def test_a_run_with_nothing_running_or_waiting_leaves_wal(tmp_path: Path) -> None:
+    """Store.settle_journal (called as bench closes a run): WAL while a workpackage runs, the
+    rollback journal once none runs or waits, its log folded into the file (issue 36: a reader who
+    may not write the folder cannot make the -shm a WAL file needs)."""
+    store = make(tmp_path)
+    path = db_path(str(tmp_path))
+    assert store.journal == "wal"
+    wp = store.workpackages()[0]
+    with store.transaction():
+        store.move(wp, "start", attempt=1, started=5.0)
+    store.settle_journal()
+    assert store.journal == "wal"
+    with store.transaction():
+        store.move(wp, "fail", reason="exit 1", exit_code=1, ended=6.0)
+    store.settle_journal()
+    assert store.journal == "delete" and not os.path.exists(path + "-wal")
+    store.close()
+    # bytes 18-19 of the header: 1 for the rollback journal, 2 for WAL (sqlite.org/fileformat2.html)
+    assert Path(path).read_bytes()[18:20] == b"\x01\x01"
+    assert Store(path, readonly=True).workpackages()[0].state == "failed"

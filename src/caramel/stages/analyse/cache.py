@@ -28,6 +28,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -52,6 +53,7 @@ SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
 # WAL only where it is safe (state.sqlitefiles); errors are SQLite's: a cache that fails is not used
 ANALYSIS_CACHE = sqlitefiles.FileKind("analysis cache", timeout_s=10, autocommit=True,
                                       journal=sqlitefiles.Journal.BY_FILESYSTEM)
+_NOTED: set[str] = set()  # caches said to be read-only (once a process)
 KEEP_TABLES = 4  # finished tables kept (one per combination of options used lately)
 
 
@@ -74,6 +76,8 @@ class AnalysisCache:
                     break
                 except sqlite3.Error as exc:
                     self.close()
+                    if problem(exc) == "readonly":
+                        _note_readonly(path)
                     if problem(exc) != "damaged":
                         break  # full, read-only, locked: not used this time
                     _remove(path)  # damaged (it is only a cache): made again
@@ -144,6 +148,15 @@ class AnalysisCache:
         if self.db is not None:
             self.db.close()
             self.db = None
+
+
+def _note_readonly(path: str) -> None:
+    """Say once a process that the cache at `path` is not used: a run folder the reader may not
+    write (another user's, a read-only mount) is analysed without it, to the same tables."""
+    if path not in _NOTED:
+        _NOTED.add(path)
+        print(f"note: the analysis cache {path} is read-only to you: the run is analysed "
+              "without it", file=sys.stderr)
 
 
 def _remove(path: str) -> None:

@@ -35,6 +35,7 @@ def close_keeping(store: Store, run_dir: str, opened: tuple[int, int] | None, qu
     """Close `store`; if its file is no longer at `<run_dir>/caramel.db`, write it there again first."""
     path = db_path(run_dir)
     if opened is None or identity(path) == opened:
+        store.settle_journal()
         store.close()
         return
     if not os.path.isdir(run_dir):

@@ -9,6 +9,12 @@ for, its journal, its transactions) and opens it here, so every file is opened t
   `a#b%41?c` is that folder, never `a` followed by a fragment or a query (SQLite reads `#`, `?` and
   `%HH` in a URI), and `mode=ro` stays a mode that no path can cut off (a read-only open never makes
   a file);
+- read-only (`readonly=True`: `status`, `info`, `log`, `result` of a run folder the reader may not
+  write: another user's, a read-only or snapshot mount) without writing anything: SQLite opens a
+  file in WAL mode read-only only where it can make the `-shm` index beside it
+  (sqlite.org/wal.html, "Read-Only Databases"), so a WAL file whose log is empty or gone (its
+  writer closed it) is opened `immutable=1` when the plain open is refused; a run's state goes
+  back to the rollback journal when its run ends (`leave_wal`), which any reader opens;
 - with its busy timeout (`FileKind.timeout_s`, else `CARAMEL_DB_TIMEOUT`);
 - with its journal: the rollback journal as the file has it, or the one its filesystem allows
   (`Journal.BY_FILESYSTEM`: WAL on a local disk, the rollback journal on a filesystem shared between
@@ -29,9 +35,19 @@ from dataclasses import dataclass
 from enum import Enum
 
 from caramel.stages.state import sharedfs
-from caramel.stages.state.dbfile import Guarded, busy_timeout, create_private, storage_error
+from caramel.stages.state.dbfile import (
+    Guarded,
+    busy_timeout,
+    create_private,
+    problem,
+    storage_error,
+)
 
 _NOTED: set[str] = set()  # files whose fallback to the rollback journal was told (once a process)
+# Bytes 18 and 19 of an SQLite file (its write and read versions) are 2 in WAL mode, 1 in rollback
+# mode (sqlite.org/fileformat2.html, "The Database Header")
+_HEADER_VERSIONS = slice(18, 20)
+_WAL_VERSIONS = b"\x02\x02"
 
 
 class Journal(Enum):
@@ -52,21 +68,74 @@ class FileKind:
     any_thread: bool = False  # one connection used by several threads (the engine's workers)
 
 
-def uri(path: str, readonly: bool = False) -> str:
+def uri(path: str, readonly: bool = False, immutable: bool = False) -> str:
     """The `file:` URI of `path`: its absolute path percent-quoted (the bytes the OS has), then the
-    mode (`ro`: never made, never written; `rwc`: made when missing, as a plain open)."""
+    mode (`ro`: never made, never written; `rwc`: made when missing, as a plain open); `immutable`
+    (read-only only): SQLite takes no lock and makes no `-shm`, the file being one nobody writes."""
     quoted = urllib.parse.quote(os.fsencode(os.path.abspath(path)))
-    return f"file:{quoted}?mode={'ro' if readonly else 'rwc'}"
+    if readonly:
+        return f"file:{quoted}?mode=ro" + ("&immutable=1" if immutable else "")
+    return f"file:{quoted}?mode=rwc"
 
 
 def _sqlite(path: str, timeout_s: float, readonly: bool = False, autocommit: bool = True,
-            any_thread: bool = False) -> sqlite3.Connection:
+            any_thread: bool = False, immutable: bool = False) -> sqlite3.Connection:
     """The only `sqlite3.connect` of caramel; a file it makes is its owner's alone (create_private)."""
     if not readonly:
         create_private(path)
-    return sqlite3.connect(uri(path, readonly), uri=True, timeout=timeout_s,
+    return sqlite3.connect(uri(path, readonly, immutable), uri=True, timeout=timeout_s,
                            isolation_level=None if autocommit else "DEFERRED",
                            check_same_thread=not any_thread)
+
+
+def _open_readonly(path: str, timeout_s: float, kind: FileKind) -> sqlite3.Connection:
+    """A read-only connection to `path` that writes nothing beside it. A file in WAL mode whose
+    `-shm` index this process cannot make (a folder it may not write) is refused by SQLite's plain
+    read-only open; when its log holds nothing (`-wal` gone or empty: every commit is in the file)
+    it is read as immutable instead: the same content, no index, no lock. A log that holds commits
+    still needs its index: then SQLite's error stands."""
+    db = _sqlite(path, timeout_s, True, kind.autocommit, kind.any_thread)
+    if not _wal_marked(path):
+        return db
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchall()  # maps the index, or fails
+        return db
+    except sqlite3.OperationalError as exc:
+        db.close()
+        if problem(exc) != "readonly" or _log_holds_commits(path):
+            raise
+    return _sqlite(path, timeout_s, True, kind.autocommit, kind.any_thread, immutable=True)
+
+
+def _wal_marked(path: str) -> bool:
+    """Whether the SQLite file `path` is in WAL mode (its header says so)."""
+    try:
+        with open(path, "rb") as file:
+            header = file.read(_HEADER_VERSIONS.stop)
+    except OSError:
+        return False
+    return header[_HEADER_VERSIONS] == _WAL_VERSIONS
+
+
+def _log_holds_commits(path: str) -> bool:
+    """Whether the WAL log of `path` may hold commits not yet in the file (it is there, not
+    empty)."""
+    try:
+        return os.path.getsize(path + "-wal") > 0
+    except OSError:
+        return False
+
+
+def leave_wal(db: sqlite3.Connection) -> bool:
+    """Put the file of `db` (its only connection, in no transaction) back to the rollback journal:
+    its log is copied into it and removed, and a reader that may not write its folder opens it
+    read-only as any file. Best effort: False when another connection holds it (a reader: the file
+    stays in WAL, which `_open_readonly` reads too) or SQLite refuses."""
+    try:
+        db.execute("PRAGMA busy_timeout=1000")  # a reader's snapshot: not waited for long
+        return str(db.execute("PRAGMA journal_mode=DELETE").fetchone()[0]).lower() == "delete"
+    except sqlite3.Error:
+        return False
 
 
 def open_connection(path: str, kind: FileKind, readonly: bool = False,
@@ -81,6 +150,8 @@ def open_connection(path: str, kind: FileKind, readonly: bool = False,
     journal = ""
     if kind.journal is Journal.BY_FILESYSTEM and not readonly:
         journal = set_journal(path, kind.what, timeout_s)
+    if readonly:
+        return _open_readonly(path, timeout_s, kind)
     db = _sqlite(path, timeout_s, readonly, kind.autocommit, kind.any_thread)
     try:
         if journal:

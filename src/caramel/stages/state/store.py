@@ -35,6 +35,7 @@ from caramel.stages.state.rows import (
     WpRow,
 )
 from caramel.stages.state.sqlitefiles import FileKind, Journal
+from caramel.vocabulary import ACTIVE_STATES
 
 DB_NAME = layout.RUN_DB
 WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
@@ -138,6 +139,26 @@ class Store(RunReads):
 
     def close(self) -> None:
         self.db.close()
+
+    def settle_journal(self) -> None:
+        """A run whose bench ends with no workpackage running or waiting goes back from WAL to the
+        rollback journal (sqlitefiles.leave_wal, best effort), so a colleague or a read-only mount
+        reads the finished run without making a `-shm` beside it; the next `bench continue` takes
+        WAL again."""
+        if self.journal != "wal":
+            return
+        active = tuple(state.value for state in ACTIVE_STATES)
+        marks = ",".join("?" * len(active))
+        # called as bench closes the run, perhaps after an error: that error is the one to tell
+        try:
+            self._write_gathered()
+            if self.db.execute(f"SELECT 1 FROM workpackages WHERE state IN ({marks}) LIMIT 1",
+                               active).fetchone():
+                return
+        except StorageError:
+            return
+        if sqlitefiles.leave_wal(self.db.connection):
+            self.journal = "delete"
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[None]:
