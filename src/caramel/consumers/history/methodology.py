@@ -208,7 +208,10 @@ def interval_of(metric: Metric, estimator: Estimator) -> Interval:
 
 def _line(name: str, reference: Reference, entry: Entry, metric: Metric, result: float, summary: Summary,
           threshold: float) -> Line:
-    diff = (result / reference.value - 1.0) * 100.0 if reference.value else math.nan
+    # relative to the target's size: a result above a negative target is above it (+), as ReFrame's
+    # thresholds are relative to |ref| (targets.bound_of)
+    size = abs(reference.value)
+    diff = (result - reference.value) / size * 100.0 if size else math.nan
     if metric.direction == Direction.LOWER:
         diff = -diff
     low, high = reference.bounds(str(metric.direction), threshold)

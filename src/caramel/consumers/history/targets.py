@@ -9,11 +9,16 @@
       local:
         matmul_users: 2.0
 
-A reference is a number (the value; the tolerance is `--threshold` in the bad direction, none in the
-good one), a list `[value, lower, upper]` (ReFrame's: relative bounds, -0.05 is 5 % below) or a
-mapping with `value` and any of `lower`, `upper` (relative: -0.05 or '-5%'), `min`, `max` (absolute,
-in the figure's unit), `threshold` (percent in the bad direction, the old form) and `unit` (the unit
-of value, min and max, converted into the figure's before judging: `{value: 13, unit: ms}`).
+A reference is a number (the value; the tolerance is `--threshold` in the bad direction, none in
+the good one), a list `[value, lower, upper, unit]` (ReFrame's reference tuple: relative bounds,
+-0.05 is 5 % below; the last ones may be left out) or a mapping with `value` and any of `lower`,
+`upper` (relative: -0.05 or '-5%'), `min`, `max` (absolute, in the figure's unit), `threshold`
+(percent in the bad direction, the old form) and `unit` (the unit of value, min and max, converted
+into the figure's before judging: `{value: 13, unit: ms}`). Relative bounds are read as ReFrame
+reads its thresholds (reframe/utility/sanity.py, reference_bounds): a negative reference turns them
+round, a zero reference takes them as absolute bounds, an explicit null is no bound on that side,
+and a bound of the wrong sign (or below -1 for a reference above zero, above 1 for one below) is
+refused.
 `max_sd` (percent) is the most a benchmark's sd% may be. The file without `systems:` is the old
 flat form, valid for every system: `{"NAME": value}` or `{"NAME": {"value": v, "threshold": p}}`.
 
@@ -44,8 +49,10 @@ _REFERENCE_KEYS = grammar.names(grammar.TARGET_KEYS)  # the keys of one referenc
 @dataclass(frozen=True)
 class Reference:
     value: float
-    lower: float | None = None  # relative bound below the value (-0.05: 5 % below); None: the default
-    upper: float | None = None  # relative bound above the value
+    # relative bounds, ReFrame's thresholds (-0.05: 5 % below); None: not given (the default applies
+    # on the figure's bad side); -inf / +inf: given as null, no bound on that side (ReFrame's None)
+    lower: float | None = None
+    upper: float | None = None
     minimum: float | None = None  # absolute bounds, in the figure's unit
     maximum: float | None = None
     threshold: float | None = None  # percent in the bad direction (the flat form's `threshold`)
@@ -57,7 +64,11 @@ class Reference:
         factor = conversion(self.unit, unit)
         if factor == 1.0:
             return self
-        return replace(self, value=self.value * factor, unit=unit,
+        # a zero reference's relative bounds are absolute ones (bound_of): they are converted too
+        scaled = self if self.value != 0 else replace(
+            self, lower=None if self.lower is None else self.lower * factor,
+            upper=None if self.upper is None else self.upper * factor)
+        return replace(scaled, value=self.value * factor, unit=unit,
                        minimum=None if self.minimum is None else self.minimum * factor,
                        maximum=None if self.maximum is None else self.maximum * factor)
 
@@ -68,20 +79,40 @@ class Reference:
             self.upper is not None or self.maximum is not None)
 
     def bounds(self, direction: str, threshold: float) -> tuple[float, float]:
-        """The interval a result must lie in; the default tolerance (`threshold` percent) applies to the
-        side where the figure gets worse, the other side is open unless given."""
-        default = self.threshold if self.threshold is not None else threshold
-        low = self.value * (1 + self.lower) if self.lower is not None else -math.inf
-        high = self.value * (1 + self.upper) if self.upper is not None else math.inf
-        if self.lower is None and direction == "higher":
-            low = self.value * (1 - default / 100)
-        if self.upper is None and direction == "lower":
-            high = self.value * (1 + default / 100)
-        if self.minimum is not None:
-            low = self.minimum
-        if self.maximum is not None:
-            high = self.maximum
+        """The interval a result must lie in. A side given neither relatively nor absolutely
+        takes the default tolerance (`threshold` percent: ReFrame's lower bound -threshold/100 or
+        upper bound +threshold/100) where the figure gets worse, open where it gets better."""
+        default = (self.threshold if self.threshold is not None else threshold) / 100
+        lower, upper = self.lower, self.upper
+        if lower is None:
+            lower = -default if direction == "higher" else -math.inf
+        if upper is None:
+            upper = default if direction == "lower" else math.inf
+        low = self.minimum if self.minimum is not None else bound_of(self.value, lower)
+        high = self.maximum if self.maximum is not None else bound_of(self.value, upper)
         return low, high
+
+
+def bound_of(value: float, fraction: float) -> float:
+    """The bound `fraction` away from `value` as ReFrame computes it (reframe/utility/sanity.py,
+    reference_bounds): relative to the value's size, turned round below zero so that -0.05 stays
+    below a negative value; a zero value takes the fraction as the bound itself."""
+    if value == 0:
+        return fraction
+    return value * (1 + fraction * math.copysign(1.0, value))  # +-inf (no bound) stays +-inf
+
+
+def threshold_problem(value: float, side: str, fraction: float) -> str | None:
+    """Why ReFrame refuses `fraction` as the `side` ('lower'/'upper') bound of `value`, or None: a
+    lower bound is at most 0 (at least -1 above zero), an upper one at least 0 (at most 1 below
+    zero). ReFrame's reference_bounds raises ValueError('invalid low/high threshold value')."""
+    if math.isinf(fraction):
+        return None
+    if side == "lower" and not (-1 if value > 0 else -math.inf) <= fraction <= 0:
+        return "in [-1, 0] for a reference above zero" if value > 0 else "at most 0"
+    if side == "upper" and not 0 <= fraction <= (1 if value < 0 else math.inf):
+        return "in [0, 1] for a reference below zero" if value < 0 else "at least 0"
+    return None
 
 
 @dataclass
@@ -200,10 +231,14 @@ def _reference(spec, where: Location, what: str) -> Reference:
     if _is_number(spec):
         return Reference(float(spec))
     if isinstance(spec, list):
-        if not 1 <= len(spec) <= 3 or not _is_number(spec[0]):
-            raise RunError(f"target {what}: {spec!r} is not [value, lower, upper]", where, hint=hint)
-        bounds = [_relative(v, where, what) for v in spec[1:]] + [None, None]
-        return Reference(float(spec[0]), bounds[0], bounds[1])
+        if not 1 <= len(spec) <= 4 or not _is_number(spec[0]):
+            raise RunError(f"target {what}: {spec!r} is not [value, lower, upper, unit]", where,
+                           hint=hint)
+        value = float(spec[0])
+        # ReFrame's (ref, lower, upper, unit) tuple; the sides left out take the default
+        given = dict(zip(("lower", "upper"), spec[1:3], strict=False))
+        return Reference(value, *_relatives(given, value, where, what),
+                         unit=_unit(spec[3] if len(spec) == 4 else None, where, what))
     if isinstance(spec, dict):
         unknown = [k for k in spec if k not in _REFERENCE_KEYS]
         if unknown:
@@ -211,14 +246,35 @@ def _reference(spec, where: Location, what: str) -> Reference:
                            hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS) or "keys: " + ", ".join(_REFERENCE_KEYS))
         if not _is_number(spec.get("value")):
             raise RunError(f"target {what}: 'value' must be a number", where, hint=hint)
+        value = float(spec["value"])
         absolute = {k: float(spec[k]) if _is_number(spec[k]) else _bad(what, k, spec[k], where)
                     for k in ("min", "max") if k in spec}
-        return Reference(float(spec["value"]), _relative(spec.get("lower"), where, what),
-                         _relative(spec.get("upper"), where, what), absolute.get("min"), absolute.get("max"),
+        return Reference(value, *_relatives(spec, value, where, what),
+                         absolute.get("min"), absolute.get("max"),
                          None if spec.get("threshold") is None
                          else _percent(spec["threshold"], where, "threshold"),
                          _unit(spec.get("unit"), where, what))
     raise RunError(f"target {what}: {spec!r} is not a reference", where, hint=hint)
+
+
+def _relatives(spec: dict, value: float, where: Location,
+               what: str) -> tuple[float | None, float | None]:
+    """The `lower` and `upper` relative bounds of a reference: None where not given, -inf / +inf
+    where given as null (no bound, ReFrame's None); one ReFrame refuses for this value is an
+    error."""
+    out: list[float | None] = []
+    for side, open_side in (("lower", -math.inf), ("upper", math.inf)):
+        fraction = _relative(spec[side], where, what) if side in spec else None
+        if side in spec and fraction is None:
+            fraction = open_side
+        problem = None if fraction is None else threshold_problem(value, side, fraction)
+        if problem:
+            raise RunError(f"target {what}: {side} bound {spec[side]!r} of {value:g} must be "
+                           f"{problem}", where,
+                           hint="relative bounds as ReFrame's: lower -0.05 or '-5%' (below the "
+                                "value), upper 0.2 or '+20%'; null for no bound")
+        out.append(fraction)
+    return out[0], out[1]
 
 
 def _unit(value, where: Location, what: str) -> str:
@@ -240,9 +296,11 @@ def _relative(value, where: Location, what: str) -> float | None:
         return float(value)
     if isinstance(value, str) and value.strip().endswith("%"):
         try:
-            return float(value.strip()[:-1]) / 100
+            fraction = float(value.strip()[:-1]) / 100
         except ValueError:
-            pass
+            fraction = math.nan
+        if math.isfinite(fraction):
+            return fraction
     return _bad(what, "bound", value, where)
 
 

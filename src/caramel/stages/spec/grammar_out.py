@@ -126,7 +126,7 @@ def targets_schema() -> Schema:
     """A targets file: `systems: {SYSTEM: {BENCHMARK: reference}}`, or the flat `{BENCHMARK: reference}`."""
     number = {"type": "number"}
     mapping = _mapping(TARGET_KEYS)
-    reference = {"anyOf": [number, {"type": "array", "minItems": 1, "maxItems": 3}, mapping]}
+    reference = {"anyOf": [number, {"type": "array", "minItems": 1, "maxItems": 4}, mapping]}
     max_sd = {k.name: _value(k) for k in TARGET_KEYS if k.name == "max_sd"}
     per_figure = {"type": "object", "properties": max_sd, "additionalProperties": {"$ref": "#/definitions/reference"}}
     entry = {"anyOf": [number, {"type": "array"},
