@@ -125,8 +125,8 @@ def _print_score(runs: list[str], out: TextIO) -> None:
 
 
 def member_scores(run_dir: str) -> list:
-    """A run's figures whose larger values are better, each with its score's parts (the run's weight,
-    workpackages and failures); one figure NaN (scoring 0) when it has none."""
+    """A run's figures whose larger values are better, each with its score's parts (the run's
+    weight, workpackages and failures); one figure NaN (scoring 0) when it has none."""
     from caramel.cli.methodology import with_copies
     from caramel.consumers.history.methodology import is_result
     from caramel.consumers.history.metrics import collect
@@ -147,7 +147,8 @@ def member_scores(run_dir: str) -> list:
                if is_result(m) and m.direction == Direction.HIGHER.value]
     name = inp.benchmark.name
     made = [MemberScore(f"{name}:{m.key}", pool(m.copies, estimator).score if m.copies
-                        else summarise(m.samples, estimator).mean, weight, len(ran), failed) for m in figures]
+                        else summarise(m.samples, estimator).mean, weight, len(ran), failed)
+            for m in figures]
     return made or [MemberScore(name, math.nan, weight, len(ran), failed)]
 
 

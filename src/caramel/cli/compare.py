@@ -1,6 +1,6 @@
-"""`bench compare [DIR] [-i ID] --baseline ID|NAME|FILE [--threshold P]`: regressed, improved, within
-noise or cannot judge, from the 99 % interval of the ratio current/baseline (history.compare), with
-the repetitions per side that would decide where it cannot.
+"""`bench compare [DIR] [-i ID] --baseline ID|NAME|FILE [--threshold P]`: regressed, improved,
+within noise or cannot judge, from the 99 % interval of the ratio current/baseline
+(history.compare), with the repetitions per side that would decide where it cannot.
 
 Exit 1 when any metric regressed, so CI can gate on it."""
 
@@ -39,8 +39,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="a run id (of the same outpath), a name given by `bench baseline set`, "
                              "or a JSON file of targets {metric: value}")
     parser.add_argument("--threshold", type=float, metavar="PERCENT",
-                        help="the band of no change: a ratio within ±P %% is no change (default 2); a "
-                             "single sample, without a spread, is judged only against a given threshold")
+                        help="the band of no change: a ratio within ±P %% is no change "
+                             "(default 2); a single sample, without a spread, is judged only "
+                             "against a given threshold")
     parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
     parser.add_argument("--format", choices=["table", "json", "markdown"], default="table")
     parser.set_defaults(func=run)
@@ -117,14 +118,15 @@ def _counts(verdicts: list, out: TextIO) -> None:
     single = [v for v in unjudged if v.why.startswith("single sample")]
     undecided = len(unjudged) - len(unknown) - len(single)
     if unknown:
-        out.write(f"{len(unknown)} metric(s) changed but cannot be judged: their direction is unknown "
-                  "(declare direction: lower|higher on the pattern)\n")
+        out.write(f"{len(unknown)} metric(s) changed but cannot be judged: their direction is "
+                  "unknown (declare direction: lower|higher on the pattern)\n")
     if single:
-        out.write(f"{len(single)} metric(s) of a single sample on a side: no spread, judged only against "
-                  "an explicit --threshold (or run with --repeat N)\n")
+        out.write(f"{len(single)} metric(s) of a single sample on a side: no spread, judged only "
+                  "against an explicit --threshold (or run with --repeat N)\n")
     if undecided:
-        out.write(f"{undecided} metric(s) cannot be judged at this spread: the ratio's interval reaches both "
-                  "inside and outside the threshold; repeat as many times per side as 'needed' says\n")
+        out.write(f"{undecided} metric(s) cannot be judged at this spread: the ratio's interval "
+                  "reaches both inside and outside the threshold; repeat as many times per side "
+                  "as 'needed' says\n")
 
 
 NO_FIGURE_HINT = ("a column is a figure when its pattern has a unit (unit: s, unit: tokens/s) or a direction "
@@ -195,26 +197,31 @@ def _show(options: CompareOptions, run_dir: str, verdicts: list, out: TextIO) ->
              _fmt(v.metric.mean, v.metric.sd, v.metric.n) + (" unstable" if v.metric.unstable else ""),
              "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%", _ratio(v), v.verdict,
              "" if v.needed is None else str(v.needed)] for v in verdicts]
-    print_table(out, ["metric", "config", "baseline", "current", "diff", f"ratio [{level} interval]", "verdict",
-                      "needed"], rows, indent=2)
+    print_table(out, ["metric", "config", "baseline", "current", "diff",
+                      f"ratio [{level} interval]", "verdict", "needed"], rows, indent=2)
     if verdicts:
-        out.write(f"  ratio: current/baseline, its interval by the {verdicts[0].method}; band of no change "
-                  f"±{verdicts[0].threshold:g} %; needed: repetitions per side that would decide\n")
+        out.write(f"  ratio: current/baseline, its interval by the {verdicts[0].method}; "
+                  f"band of no change ±{verdicts[0].threshold:g} %; needed: repetitions per side "
+                  "that would decide\n")
 
 
 def _record(v) -> dict:
-    """One verdict as JSON: the figures with their intervals, the ratio with its interval, the verdict."""
+    """One verdict as JSON: the figures with their intervals, the ratio with its interval, the
+    verdict."""
     from caramel.stages.analyse.intervals import mean_interval
 
     current, base = mean_interval(v.metric.mean, v.metric.sd, v.metric.n, v.level), mean_interval(
         v.baseline_mean, v.baseline_sd, v.baseline_n, v.level)
-    return {"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name, "unit": v.metric.unit,
+    return {"table": v.metric.table, "config": v.metric.row, "metric": v.metric.name,
+            "unit": v.metric.unit,
             "direction": getattr(v.metric.direction, "value", v.metric.direction),
-            "baseline": _json(v.baseline_mean), "baseline_sd": _json(v.baseline_sd), "baseline_n": v.baseline_n,
+            "baseline": _json(v.baseline_mean), "baseline_sd": _json(v.baseline_sd),
+            "baseline_n": v.baseline_n,
             "baseline_ci": [_json(base.low), _json(base.high)], "current": _json(v.metric.mean),
             "current_sd": _json(v.metric.sd), "current_n": v.metric.n,
             "current_ci": [_json(current.low), _json(current.high)], "ci_method": current.method,
-            "diff_pct": _json(v.diff_pct), "ratio": _json(v.ratio), "ratio_ci": [_json(v.ratio_low), _json(v.ratio_high)],
+            "diff_pct": _json(v.diff_pct), "ratio": _json(v.ratio),
+            "ratio_ci": [_json(v.ratio_low), _json(v.ratio_high)],
             "ratio_method": v.method, "level": v.level, "threshold_pct": v.threshold,
             "repetitions_needed": v.needed, "verdict": v.verdict, "why": v.why}
 

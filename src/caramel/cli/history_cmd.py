@@ -123,7 +123,8 @@ def push(history: str | None, out: TextIO) -> int:
     target = history or default_path()
     done = deliver(target)
     if done is not None:
-        out.write(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {redact.url(target)}\n")
+        out.write(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to "
+                  f"{redact.url(target)}\n")
     for other in pending():
         if other.target != redact.url(target) and other.runs:
             print(f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "

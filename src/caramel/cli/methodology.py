@@ -90,7 +90,8 @@ def with_copies(inp, metrics: list) -> list:
         return metrics
     from caramel.stages.report.performance import copies_lines
 
-    lines = {(model, readable_unit(unit)): copies for (model, unit), copies in copies_lines(inp).items()}
+    lines = {(model, readable_unit(unit)): copies
+             for (model, unit), copies in copies_lines(inp).items()}
     for metric in metrics:  # a performance table's row names its model; its unit is the figure's
         if metric.table == PERFORMANCE_TABLE and metric.row.get(COPY_COLUMN) in COPY_AGGREGATES:
             metric.copies = lines.get((metric.row.get("model", ""), metric.unit), [])

@@ -48,7 +48,8 @@ def is_url(target: str | None) -> bool:
 
 def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnavailable:
     """A clear error for a server that failed: what happened and what to do, never the password."""
-    first = redact.scrub(str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, target)
+    first = redact.scrub(str(exc).strip().splitlines()[0] if str(exc).strip()
+                         else type(exc).__name__, target)
     low = first.lower()
     if "password" in low or "authentication" in low:
         hint = "check the user and password (in the URL, $PGPASSWORD or ~/.pgpass)"
@@ -161,7 +162,8 @@ class PostgresConnection(Connection):
         except self.errors as exc:
             raise unavailable(self.target, exc) from None
         except self.database_error as exc:
-            raise RunError(f"the history {self.shown}: {redact.scrub(str(exc).strip(), self.target)}") from None
+            raise RunError(f"the history {self.shown}: "
+                           f"{redact.scrub(str(exc).strip(), self.target)}") from None
 
     def execute(self, sql: str, params: Sequence = ()) -> Any:
         with self._guard():

@@ -21,7 +21,8 @@ Only a benchmark's result is judged: with copies, the aggregate the step declare
 sum or mean), never one copy's figure nor the spread rows. A copies aggregate is taken as
 milabench's report takes its GPUs (analyse/estimators.py `pool`): the copies' lines pooled over
 every repeat give the result (sum: the sum of each copy's estimate; mean: the estimate over the
-pooled lines), and n, sd, sd% and sem% are the pooled lines', so a `max_sd` is judged on them. Then: every benchmark passes; the 80 %
+pooled lines), and n, sd, sd% and sem% are the pooled lines', so a `max_sd` is judged on them.
+Then: every benchmark passes; the 80 %
 quantile of sd% over the figures with at least two samples is at most `max_sd` (none: cannot judge,
 n = 1 is no proof of stability); the mean diff is not below -threshold. The campaign passes when all
 three pass; `bench compare` exits 1 otherwise (a criterion that cannot be judged does not pass).
@@ -206,8 +207,8 @@ def interval_of(metric: Metric, estimator: Estimator) -> Interval:
     return interval(metric.samples, estimator=estimator)
 
 
-def _line(name: str, reference: Reference, entry: Entry, metric: Metric, result: float, summary: Summary,
-          threshold: float) -> Line:
+def _line(name: str, reference: Reference, entry: Entry, metric: Metric, result: float,
+          summary: Summary, threshold: float) -> Line:
     # relative to the target's size: a result above a negative target is above it (+), as ReFrame's
     # thresholds are relative to |ref| (targets.bound_of)
     size = abs(reference.value)
@@ -247,9 +248,11 @@ def _unit_mismatch(targets: Targets, entry: Entry, key: str, reference: Referenc
     """The error of a reference in a unit its figure cannot be converted into."""
     where = entry.figure_lines.get(key, entry.where)
     figure = f"'{entry.name}'" + (f" {key}" if key else "")
-    return RunError(f"the target of {figure} is in '{reference.unit}' ({describe(reference.unit)}), "
+    return RunError(f"the target of {figure} is in '{reference.unit}' "
+                    f"({describe(reference.unit)}), "
                     f"the figure {metric.name} of the run of {bench} in '{metric.unit}' "
-                    f"({describe(metric.unit)}); figures of different dimensions are never compared",
+                    f"({describe(metric.unit)}); "
+                    "figures of different dimensions are never compared",
                     where if where.file else Location(targets.path or "the targets", where.line),
                     hint="give the target in a unit of the figure's dimension "
                          f"(unit: {metric.unit or '...'})")

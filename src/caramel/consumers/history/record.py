@@ -63,7 +63,8 @@ def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list]
     except HistoryUnavailable as exc:
         written = _spool(target, inp, tables, exc)
     except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
-        print(f"warning: the run was not added to the history ({redact.url(target)}): {exc}", file=sys.stderr)
+        print(f"warning: the run was not added to the history ({redact.url(target)}): {exc}",
+              file=sys.stderr)
     _to_sinks(written)
 
 
@@ -88,7 +89,8 @@ def _remind(target: str) -> None:
 
     if os.path.isfile(spool_path(target)):
         option = "" if target == default_path() else f" --history '{redact.url(target)}'"
-        print(f"note: runs kept while the history {redact.url(target)} was away wait in {spool_path(target)}: "
+        print(f"note: runs kept while the history {redact.url(target)} was away wait in "
+              f"{spool_path(target)}: "
               f"bench history push{option}", file=sys.stderr)
 
 

@@ -186,7 +186,8 @@ def _send(sink: Sink, docs: list[dict]) -> int:
             _post(sink, body, kind)
             done += len(docs) // len(bodies)  # GELF: one document a body; the others: all in one
     except OSError as exc:
-        print(f"warning: the {sink.shape.value} sink {redact.url(sink.url)} did not take the results ({exc}); "
+        print(f"warning: the {sink.shape.value} sink {redact.url(sink.url)} did not take the "
+              f"results ({exc}); "
               f"they wait in {queue_path()} and are sent by the next bench result or bench history push",
               file=sys.stderr)
     return done

@@ -165,7 +165,8 @@ def _add(contents: HistoryContents, out: Collection, seen: set[str], default_sit
 def shown_unit(units: list[str], unit: str) -> tuple[str, float]:
     """The unit the page shows a figure printed in `unit` in, and the factor into it: the first
     of `units` (the figure's units read so far, one per dimension) of its dimension, else `unit`
-    itself, added to them. A figure without a unit stays apart (spec.quantities.conversion converts)."""
+    itself, added to them. A figure without a unit stays apart (spec.quantities.conversion
+    converts)."""
     for other in units:
         if other == unit:
             return unit, 1.0

@@ -28,7 +28,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from caramel.payloads.workloads.layout import RULE_RANKS, Layout, cpu_layout, numa_nodes_holding, usable_cpus
+from caramel.payloads.workloads.layout import (
+    RULE_RANKS,
+    Layout,
+    cpu_layout,
+    numa_nodes_holding,
+    usable_cpus,
+)
 from caramel.payloads.workloads.layout_store import Measurement, NodeIdentity, median
 
 GLOBAL_BATCH = 8  # sequences (GPT) or images (ResNet) an iteration, whatever the layout, as the shipped files run

@@ -77,13 +77,14 @@ class Pooled:
     copies: int
 
     def value(self, aggregate: str) -> float:
-        """The result a step's `copies_aggregate` names: `sum` the score, `mean` the pooled estimate."""
+        """The result a step's `copies_aggregate` names: `sum` the score, `mean` the pooled
+        estimate."""
         return self.score if aggregate == "sum" else self.perf
 
 
 def pool(copies: Sequence[Iterable[float]], estimator: Estimator = DEFAULT) -> Pooled:
-    """`copies`: each copy's samples. milabench trims the pooled samples (from 5 on, its smallest and
-    largest sample, whichever copy gave them), never whole copies."""
+    """`copies`: each copy's samples. milabench trims the pooled samples (from 5 on, its smallest
+    and largest sample, whichever copy gave them), never whole copies."""
     lists = [list(samples) for samples in copies]
     spread = summarise([x for samples in lists for x in samples], estimator)
     score = sum(summarise(samples, estimator).mean for samples in lists)

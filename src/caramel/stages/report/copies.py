@@ -73,8 +73,8 @@ def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]
         if status == "done":
             status = _with_notes("done", [_lines_note(summary), loads.get(wp.id, "")])
         rows.append(([model, index, summary.mean, metric, status], status, wp.id))
-        groups[(model, metric, step_name, iteration)].append(_Copy(index, wp, summary, lines_of_copy,
-                                                                      status.startswith("done")))
+        groups[(model, metric, step_name, iteration)].append(
+            _Copy(index, wp, summary, lines_of_copy, status.startswith("done")))
     for (model, metric, step_name, _iteration), copies in groups.items():
         rows += _aggregate_rows(inp.benchmark.steps[step_name], model, metric, copies, loads)
     return rows
@@ -93,11 +93,13 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     aggregate = aggregate_of(step)
     estimator = estimator_of(step.estimator)
     counted = [c for c in copies if c.counted]
-    over = summarise([c.summary.mean for c in counted], estimator)  # the copies' figures: do they agree?
+    # the copies' figures: do they agree?
+    over = summarise([c.summary.mean for c in counted], estimator)
     pooled = pool([c.lines for c in counted], estimator)
     count, expected = len(copies), copy_count(step) or len(copies)
     leaf = max(c.wp.id for c in copies)
-    if len(counted) < expected:  # no result: a sum or mean of the copies that ran would not be the node's
+    # no result: a sum or mean of the copies that ran would not be the node's
+    if len(counted) < expected:
         status = f"incomplete: {aggregate} of {len(counted)} of {expected} copies"
         return [([model, aggregate, None, metric, status], status, leaf)]
     flags = []
@@ -110,7 +112,8 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     status = _with_notes("done", notes + (["flag: " + " and ".join(flags)] if flags else []))
     rows = [([model, aggregate, pooled.value(aggregate), metric, status], status, leaf)]
     if pooled.spread.has_spread:
-        of = f"{pooled.spread.n} lines of {count} copies" if pooled.spread.n != count else f"{count} copies"
+        of = (f"{pooled.spread.n} lines of {count} copies" if pooled.spread.n != count
+              else f"{count} copies")
         for name, value in zip(COPY_DEVIATIONS, (pooled.spread.sd, pooled.spread.sem), strict=True):
             text = f"spread: {name} of {of}"
             rows.append(([model, name, value, metric, text], text, leaf))
@@ -141,12 +144,14 @@ def _pooled_note(spread: Summary, count: int) -> str:
     return f"{spread.n} lines pooled"
 
 
-def pooled_lines(inp: AnalysisInput, figures: list[Figure], status_of) -> dict[tuple[str, str], list[list[float]]]:
-    """Per (model, metric): each counted copy's lines over every repeat, by copy index (what milabench
-    pools per GPU over its runs); `status_of` as for copy_rows."""
+def pooled_lines(inp: AnalysisInput, figures: list[Figure],
+                 status_of) -> dict[tuple[str, str], list[list[float]]]:
+    """Per (model, metric): each counted copy's lines over every repeat, by copy index (what
+    milabench pools per GPU over its runs); `status_of` as for copy_rows."""
     lines: dict[tuple, list[Figure]] = defaultdict(list)
     for fig in figures:
-        lines[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))].append(fig)
+        lines[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration,
+               int(fig.wp.params[COPY_PARAM]))].append(fig)
     out: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for (model, metric, step_name, _iteration, index), found in lines.items():
         values = [f.performance for f in found]

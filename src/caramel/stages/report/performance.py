@@ -91,4 +91,5 @@ def copies_lines(inp: AnalysisInput) -> dict[tuple[str, str], list[list[float]]]
     """Per (model, metric) of a step with copies: each counted copy's lines over every repeat
     (report/copies.py `pooled_lines`); {} without copies."""
     figures = [fig for fig in collect(inp).figures if COPY in fig.wp.params]
-    return pooled_lines(inp, figures, lambda wp, figure, metric: _checked_status(inp, wp, figure, metric))
+    return pooled_lines(inp, figures,
+                        lambda wp, figure, metric: _checked_status(inp, wp, figure, metric))

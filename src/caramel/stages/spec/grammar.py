@@ -136,7 +136,8 @@ META_KEYS = (
     _k("systems", "the systems it supports (none: any)", "list", caramel=True),
     _k("devices", "the devices it needs (a whole number of at least 1)", "int", caramel=True),
     _k("time_limit", "seconds, MM:SS, HH:MM:SS or D-HH:MM:SS; 0 is no limit", "duration", caramel=True),
-    _k("weight", "its weight in the suite's score (milabench's), at least 0", "number", "1", caramel=True),
+    _k("weight", "its weight in the suite's score (milabench's), at least 0", "number", "1",
+       caramel=True),
 )
 STEP_KEYS = (
     NAME,

@@ -112,5 +112,6 @@ def _weight(text: str, where: Location) -> float:
         weight = -1.0
     if not 0 <= weight < float("inf"):
         raise SpecError(f"meta: weight={text!r} is not a weight", where,
-                        hint="expected a number of at least 0, e.g. weight: 2 (its share of the suite's score)")
+                        hint="expected a number of at least 0, e.g. weight: 2 "
+                             "(its share of the suite's score)")
     return weight

@@ -331,7 +331,8 @@ class BenchmarkMeta:
     url: str = ""
     systems: tuple[str, ...] = ()
     multiple_results: str | None = None  # MAD's multiple-results CSV file name
-    weight: float | None = None  # its weight in a campaign's score (consumers/history/suite_score.py); None: 1
+    # its weight in a campaign's score (consumers/history/suite_score.py); None: 1
+    weight: float | None = None
     where: Location = NOWHERE
 
 

@@ -158,7 +158,8 @@ class Guarded:
 def create_private(path: str) -> None:
     """Make a new database file readable by its owner alone (settings.group_readable: and the
     group), before SQLite makes it with the umask's mode: a run state holds environments, a history
-    the site's figures (docs/security.md, "Secrets"). SQLite gives its journal files the same mode."""
+    the site's figures (docs/security.md, "Secrets"). SQLite gives its journal files the same
+    mode."""
     from caramel.settings import current
 
     with contextlib.suppress(OSError):  # one there already; a folder not writable: SQLite says so

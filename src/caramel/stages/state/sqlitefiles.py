@@ -80,7 +80,8 @@ def uri(path: str, readonly: bool = False, immutable: bool = False) -> str:
 
 def _sqlite(path: str, timeout_s: float, readonly: bool = False, autocommit: bool = True,
             any_thread: bool = False, immutable: bool = False) -> sqlite3.Connection:
-    """The only `sqlite3.connect` of caramel; a file it makes is its owner's alone (create_private)."""
+    """The only `sqlite3.connect` of caramel; a file it makes is its owner's alone
+    (create_private)."""
     if not readonly:
         create_private(path)
     return sqlite3.connect(uri(path, readonly, immutable), uri=True, timeout=timeout_s,
