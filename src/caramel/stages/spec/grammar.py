@@ -168,8 +168,8 @@ ELEMENTS: dict[str, Element] = {e.tag: e for e in (
     Element("benchmark", "one benchmark; several may share a file and its global sets",
             (NAME, _k("outpath", "where runs go (<outpath>/<6-digit run id>/), relative to the file", required=True),
              _k("file_path_ref", "the folder relative paths start from", default="."),
-             _k("repeat", "how often bench run runs each workpackage: a whole number, or auto "
-                "(until its figures converge); --repeat overrides it", "repeat", "1",
+             _k("repeat", "runs per workpackage: N, or auto until its figures converge",
+                "repeat", "1",
                 caramel=True)),
             _c("comment", "parameterset", "substituteset", "fileset", "patternset", "step", "analyser", "analyzer",
                "result") + _c("include", only="xml") + _c("meta", only="yaml")),
