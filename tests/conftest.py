@@ -7,6 +7,8 @@ add runs to the user's ~/.local/share/caramel: tests are hermetic. A test that s
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 
@@ -15,3 +17,56 @@ def _own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     folder = tmp_path_factory.mktemp("caramel-data")
     monkeypatch.setenv("CARAMEL_DATA_DIR", str(folder))
     monkeypatch.setenv("CARAMEL_HISTORY", str(folder / "history.db"))
+
+
+# The tiers (docs/development.md): the markers are registered in setup.cfg. A folder that holds one
+# kind of test is marked here, so a test added there is marked without a decorator; other tests carry
+# `@pytest.mark.slow` (or a module's `pytestmark`) themselves.
+TESTS = Path(__file__).parent
+FOLDER_MARKS = {
+    # every test there runs the real `bench` on caramel's own benchmark files
+    TESTS / "e2e": ("e2e",),
+}
+# Session resources one machine holds once: the SLURM test cluster (tests/cluster/localcluster.sh),
+# the PostgreSQL server (tests/consumers/history/pgserver.py), the headless chromium. A session fixture
+# runs once per xdist worker: the tests that use one run on one worker (`--dist loadgroup`, in
+# setup.cfg's addopts), so it is started once and the cluster is stopped when that worker ends.
+SHARED_FIXTURE_GROUPS = {"cluster_env": "slurm", "pg_server": "postgres", "chromium": "chromium"}
+CLUSTER_FIXTURE = "cluster_env"
+
+
+def _folder_marks(path: Path) -> tuple[str, ...]:
+    return tuple(m for folder, marks in FOLDER_MARKS.items() if path.is_relative_to(folder) for m in marks)
+
+
+def _module_scoped(item: pytest.Item) -> bool:
+    """Whether the test uses a fixture made once per module (or class): its module then runs on one
+    worker, or each worker that gets one of its tests would make the fixture again."""
+    # pytest keeps the resolved fixtures of an item only here (no public accessor)
+    defs = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+    return any(d[-1].scope in ("module", "class") for d in defs.values() if d)
+
+
+def _xdist_group(item: pytest.Item) -> str:
+    for fixture, group in SHARED_FIXTURE_GROUPS.items():
+        if fixture in item.fixturenames:
+            return group
+    if _module_scoped(item):
+        return item.nodeid.split("::")[0]
+    return ""
+
+
+# first: xdist's worker reads the groups in its own hook of this name
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for mark in _folder_marks(item.path):
+            item.add_marker(mark)
+        if CLUSTER_FIXTURE in item.fixturenames:
+            item.add_marker("cluster")
+            item.add_marker("slow")
+        # one group per test: xdist joins several groups' names into a group of their own
+        if item.get_closest_marker("xdist_group") is None:
+            group = _xdist_group(item)
+            if group:
+                item.add_marker(pytest.mark.xdist_group(group))
