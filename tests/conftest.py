@@ -7,9 +7,12 @@ add runs to the user's ~/.local/share/caramel: tests are hermetic. A test that s
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from tests import run_bench
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +50,28 @@ def _module_scoped(item: pytest.Item) -> bool:
     return any(d[-1].scope in ("module", "class") for d in defs.values() if d)
 
 
+def _calls_bench(function: Callable, depth: int = 2) -> bool:
+    """Whether `function`, or a function of its module it calls (`depth` calls deep), calls the real
+    bench (tests/run_bench.bench) by a global name."""
+    function = inspect.unwrap(function)
+    code = getattr(function, "__code__", None)
+    if code is None:
+        return False
+    called = [function.__globals__.get(name) for name in code.co_names]
+    if any(f is run_bench.bench for f in called):
+        return True
+    return depth > 0 and any(inspect.isfunction(f) and f.__module__ == function.__module__ and f is not function
+                             and _calls_bench(f, depth - 1) for f in called)
+
+
+def _runs_bench(item: pytest.Item) -> bool:
+    """Whether the test or one of its fixtures runs the real bench in a subprocess."""
+    if not isinstance(item, pytest.Function):
+        return False
+    defs = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
+    return any(_calls_bench(f) for f in [item.function, *(d[-1].func for d in defs.values() if d)])
+
+
 def _xdist_group(item: pytest.Item) -> str:
     for fixture, group in SHARED_FIXTURE_GROUPS.items():
         if fixture in item.fixturenames:
@@ -60,7 +85,10 @@ def _xdist_group(item: pytest.Item) -> str:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for mark in _folder_marks(item.path):
+        marks = set(_folder_marks(item.path))
+        if _runs_bench(item):
+            marks.add("e2e")
+        for mark in sorted(marks):
             item.add_marker(mark)
         if CLUSTER_FIXTURE in item.fixturenames:
             item.add_marker("cluster")
