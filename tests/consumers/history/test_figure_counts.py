@@ -93,6 +93,7 @@ def _schema_2_history(target: str) -> None:
         _as_schema_2(history)
 
 
+@pytest.mark.xdist_group("postgres")  # pg_url is asked for at run time: on the server's worker (tests/conftest.py)
 @pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
 def test_a_history_of_schema_2_is_counted_once_when_opened(tmp_path, engine, request):
     target = request.getfixturevalue("pg_url") if engine == "postgresql" else str(tmp_path / "h.db")
