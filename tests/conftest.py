@@ -22,24 +22,25 @@ def _own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("CARAMEL_HISTORY", str(folder / "history.db"))
 
 
-# The tiers (docs/development.md): the markers are registered in setup.cfg. A folder that holds one
-# kind of test is marked here, so a test added there is marked without a decorator; other tests carry
-# `@pytest.mark.slow` (or a module's `pytestmark`) themselves.
+# The tiers (docs/development.md): the markers are registered in setup.cfg. A folder that holds
+# one kind of test is marked here, so a test added there is marked without a decorator; other tests
+# carry `@pytest.mark.slow` (or a module's `pytestmark`) themselves.
 TESTS = Path(__file__).parent
 FOLDER_MARKS = {
     # every test there runs the real `bench` on caramel's own benchmark files
     TESTS / "e2e": ("e2e",),
 }
 # Session resources one machine holds once: the SLURM test cluster (tests/cluster/localcluster.sh),
-# the PostgreSQL server (tests/consumers/history/pgserver.py), the headless chromium. A session fixture
-# runs once per xdist worker: the tests that use one run on one worker (`--dist loadgroup`, in
-# setup.cfg's addopts), so it is started once and the cluster is stopped when that worker ends.
+# the PostgreSQL server (tests/consumers/history/pgserver.py), the headless chromium. A session
+# fixture runs once per xdist worker: the tests that use one run on one worker (`--dist loadgroup`
+# in setup.cfg's addopts), so it starts once and the cluster stops when that worker ends.
 SHARED_FIXTURE_GROUPS = {"cluster_env": "slurm", "pg_server": "postgres", "chromium": "chromium"}
 CLUSTER_FIXTURE = "cluster_env"
 
 
 def _folder_marks(path: Path) -> tuple[str, ...]:
-    return tuple(m for folder, marks in FOLDER_MARKS.items() if path.is_relative_to(folder) for m in marks)
+    return tuple(m for folder, marks in FOLDER_MARKS.items() if path.is_relative_to(folder)
+                 for m in marks)
 
 
 def _module_scoped(item: pytest.Item) -> bool:
@@ -60,8 +61,8 @@ def _calls_bench(function: Callable, depth: int = 2) -> bool:
     called = [function.__globals__.get(name) for name in code.co_names]
     if any(f is run_bench.bench for f in called):
         return True
-    return depth > 0 and any(inspect.isfunction(f) and f.__module__ == function.__module__ and f is not function
-                             and _calls_bench(f, depth - 1) for f in called)
+    return depth > 0 and any(inspect.isfunction(f) and f.__module__ == function.__module__
+                             and f is not function and _calls_bench(f, depth - 1) for f in called)
 
 
 def _runs_bench(item: pytest.Item) -> bool:
@@ -94,7 +95,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker("cluster")
             item.add_marker("slow")
         # one group per test: xdist joins several groups' names into a group of their own
-        if item.get_closest_marker("xdist_group") is None:
-            group = _xdist_group(item)
-            if group:
-                item.add_marker(pytest.mark.xdist_group(group))
+        given = item.get_closest_marker("xdist_group")
+        group = given.args[0] if given is not None else _xdist_group(item)
+        if given is None and group:
+            item.add_marker(pytest.mark.xdist_group(group))
+        if group in SHARED_FIXTURE_GROUPS.values():  # starting the server or browser takes seconds
+            item.add_marker("slow")

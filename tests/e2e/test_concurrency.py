@@ -10,7 +10,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
+
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
 
 SLOW = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>
