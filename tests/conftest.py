@@ -3,6 +3,8 @@
 Without this, a test that calls bench in-process, or a subprocess that inherits this environment, would
 add runs to the user's ~/.local/share/caramel: tests are hermetic. A test that sets its own values
 (tests/run_bench.isolated_env, monkeypatch) still wins.
+
+It also marks the tests' tiers and their xdist groups (below; docs/development.md).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ def _folder_marks(path: Path) -> tuple[str, ...]:
                  for m in marks)
 
 
-def _module_scoped(item: pytest.Item) -> bool:
+def _module_scoped(item: pytest.Function) -> bool:
     """Whether the test uses a fixture made once per module (or class): its module then runs on one
     worker, or each worker that gets one of its tests would make the fixture again."""
     # pytest keeps the resolved fixtures of an item only here (no public accessor)
@@ -65,15 +67,13 @@ def _calls_bench(function: Callable, depth: int = 2) -> bool:
                              and f is not function and _calls_bench(f, depth - 1) for f in called)
 
 
-def _runs_bench(item: pytest.Item) -> bool:
+def _runs_bench(item: pytest.Function) -> bool:
     """Whether the test or one of its fixtures runs the real bench in a subprocess."""
-    if not isinstance(item, pytest.Function):
-        return False
     defs = item._fixtureinfo.name2fixturedefs  # type: ignore[attr-defined]
     return any(_calls_bench(f) for f in [item.function, *(d[-1].func for d in defs.values() if d)])
 
 
-def _xdist_group(item: pytest.Item) -> str:
+def _xdist_group(item: pytest.Function) -> str:
     for fixture, group in SHARED_FIXTURE_GROUPS.items():
         if fixture in item.fixturenames:
             return group
@@ -86,6 +86,8 @@ def _xdist_group(item: pytest.Item) -> str:
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
+        if not isinstance(item, pytest.Function):  # a plugin's own kind of test: no fixtures
+            continue
         marks = set(_folder_marks(item.path))
         if _runs_bench(item):
             marks.add("e2e")
