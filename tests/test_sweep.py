@@ -27,6 +27,7 @@ def rate(size: int, scale: float, tag: str):
 '''
 
 
+@pytest.mark.slow
 def test_a_sweep_runs_every_point_and_returns_its_typed_table(tmp_path):
     import json
     import os

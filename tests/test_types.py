@@ -18,6 +18,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.mark.slow
 def test_mypy_finds_no_error() -> None:
     api = pytest.importorskip("mypy.api", reason="mypy is in the [test] extra (pip install -e .[test])")
     config = ROOT / "setup.cfg"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench, isolated_env
 
 from caramel.payloads.workloads.layout import usable_cpus
@@ -46,6 +47,7 @@ def test_a_stale_or_damaged_store_is_said_and_the_rule_decides(tmp_path: Path) -
     assert f"warning: the stored CPU layout {path} is damaged" in shown.stderr and "Traceback" not in shown.stderr
 
 
+@pytest.mark.slow
 def test_bench_layout_measure_stores_the_winner(tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     done = bench("layout", "--measure", "--layouts", "1x1", "--iters", "2", "--repeats", "1", "--shape", TINY,

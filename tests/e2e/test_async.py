@@ -6,6 +6,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 ASYNC = """<?xml version="1.0" encoding="UTF-8"?>
@@ -37,6 +38,7 @@ def work(cwd: Path, wp: int, step: str) -> Path:
     return cwd / "runs" / "000000" / f"{wp:06d}_{step}" / "work"
 
 
+@pytest.mark.slow
 def test_done_file_then_continue_from_the_same_folder(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "async.xml").write_text(ASYNC)
     proc = bench("run", "async.xml", cwd=tmp_path, env=env)

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from tests.run_bench import bench, isolated_env
 
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
+
 FUNCTIONS = '''
 def rate(size: int, scale: float, **_ignored):
     if size == 0:

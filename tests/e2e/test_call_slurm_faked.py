@@ -12,6 +12,7 @@ import io
 import os
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench, isolated_env
 
 SBATCH = """#!/bin/bash
@@ -64,6 +65,7 @@ def fake_slurm(tmp_path: Path) -> dict[str, str]:
                         CARAMEL_HISTORY=str(tmp_path / "history.db"))
 
 
+@pytest.mark.slow
 def test_a_call_step_goes_to_slurm_through_submitit_and_is_followed_like_a_job(tmp_path):
     env = fake_slurm(tmp_path)
     (tmp_path / "functions.py").write_text(FUNCTIONS)
@@ -83,6 +85,7 @@ def test_a_call_step_goes_to_slurm_through_submitit_and_is_followed_like_a_job(t
     assert "#SBATCH --partition=debug\n" in script.read_text() and "#SBATCH --time=5\n" in script.read_text()
 
 
+@pytest.mark.slow
 def test_a_call_step_is_one_array_through_submitits_batch_submission(tmp_path):
     """One sbatch for the step, `array: 2` as submitit's array_parallelism (%2); each task its own row,
     the raising one failed with its exception's last line; submitit's files in the array's folder."""

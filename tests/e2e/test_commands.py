@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 SMALL = """name: small
@@ -30,6 +31,7 @@ def test_dry_run_creates_nothing(tmp_path: Path, env: dict[str, str]) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_info_log_status_and_run_selection(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "small.yaml").write_text(SMALL)
     proc = bench("run", "small.yaml", "--tag", "gpu", cwd=tmp_path, env=env)

@@ -10,8 +10,13 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
+
+# the first continue holds the run for 4 x 1.5 s: long enough for the second bench to start and find
+# it busy on a loaded machine (0.2 s each lost that race under three parallel test workers)
 SLOW = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>
   <benchmark name="slow" outpath="runs">
@@ -19,7 +24,7 @@ SLOW = """<?xml version="1.0" encoding="UTF-8"?>
     <step name="submit">
       <use>p</use>
       <do done_file="ready">echo submitted</do>
-      <do>sleep 0.2; echo "$jube_wp_id" >> $jube_benchmark_home/counter.txt</do>
+      <do>sleep 1.5; echo "$jube_wp_id" >> $jube_benchmark_home/counter.txt</do>
     </step>
   </benchmark>
 </jube>

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench, isolated_env
 
 SHARED = """<?xml version="1.0" encoding="UTF-8"?>
@@ -214,6 +215,7 @@ def test_remove_without_a_terminal_and_without_f_deletes_nothing(tmp_path: Path)
     assert (runs / "000001" / "000000_s").is_dir()
 
 
+@pytest.mark.slow
 def test_remove_is_refused_while_another_bench_holds_the_run(tmp_path: Path) -> None:
     from caramel.stages.state.lock import RunLock
 

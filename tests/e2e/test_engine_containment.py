@@ -73,6 +73,7 @@ LOGIN_AND_JOB_SIGNALS = ["SIGHUP", "SIGQUIT", "SIGXCPU", "SIGUSR1", "SIGUSR2", "
 
 
 @pytest.mark.parametrize("name", LOGIN_AND_JOB_SIGNALS)
+@pytest.mark.slow
 def test_every_signal_that_ends_a_login_or_a_job_stops_bench_the_recorded_way(
         name: str, tmp_path: Path, env: dict[str, str]) -> None:
     signum = getattr(signal, name)
@@ -121,6 +122,7 @@ def test_dry_run_shows_a_filesets_prepare(tmp_path: Path, env: dict[str, str]) -
     assert proc.stdout.index("prepare one") < proc.stdout.index("prepare two") < proc.stdout.index("cat made.txt")
 
 
+@pytest.mark.slow
 def test_a_prepare_that_ended_before_a_sigterm_is_not_run_again(tmp_path: Path, env: dict[str, str]) -> None:
     ledger = tmp_path / "ledger"
     (tmp_path / "c.xml").write_text(PREPARED.format(ledger=ledger, pause=3))
@@ -159,6 +161,7 @@ def test_what_a_do_starts_in_the_background_lives_on(start: str, tmp_path: Path,
     assert cont.returncode == 0 and states(run_dir_of(tmp_path)) == Counter(done=1), cont.stderr
 
 
+@pytest.mark.slow
 def test_a_time_limit_ends_only_its_own_workpackages_processes(tmp_path: Path, env: dict[str, str]) -> None:
     # workpackage 0 leaves a background process; workpackage 1 (next, on the reused shell) passes its limit
     write(tmp_path, f'<do>if [ $n = 0 ]; then (sleep 2; touch {tmp_path}/left_by_0) &amp; else '
@@ -173,6 +176,7 @@ def test_a_time_limit_ends_only_its_own_workpackages_processes(tmp_path: Path, e
 
 
 # --- the clock ----------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_bench_paused_past_a_deadline_does_not_time_out_a_do_that_finished_in_time(
         tmp_path: Path, env: dict[str, str]) -> None:
     ledger = tmp_path / "ledger"

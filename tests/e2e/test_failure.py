@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 FAIL = """<?xml version="1.0" encoding="UTF-8"?>
@@ -54,6 +55,7 @@ def test_failure_is_recorded_and_stops_only_its_dependants(tmp_path: Path, env: 
     assert {wp["state"] for wp in doc(tmp_path, env)["workpackages"]} == {"done"}
 
 
+@pytest.mark.slow
 def test_remove_a_done_workpackage_redoes_it_and_its_dependants(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "fail.xml").write_text(FAIL)
     (tmp_path / "fixed").touch()

@@ -5,7 +5,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
+
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
 
 BENCH = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

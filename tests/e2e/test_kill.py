@@ -21,6 +21,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 KILL = """<?xml version="1.0" encoding="UTF-8"?>
@@ -46,6 +47,7 @@ def start(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+@pytest.mark.slow
 def test_kill_at_random_moments_then_continue(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "kill.xml").write_text(KILL)
     rng = random.Random(int(__import__("os").environ.get("KILL_SEED", "1234")))

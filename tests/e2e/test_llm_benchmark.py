@@ -42,6 +42,7 @@ def run_llm(tmp_path: Path, env: dict[str, str], hwmon: Path | None = None) -> l
     return list(csv.DictReader(io.StringIO("\n".join(lines))))
 
 
+@pytest.mark.slow
 def test_local_gpt_has_tokens_per_second_and_energy_unavailable(tmp_path: Path, env: dict[str, str]) -> None:
     rows = run_llm(tmp_path, env)
     assert len(rows) == 1
@@ -62,6 +63,7 @@ def test_local_gpt_has_tokens_per_second_and_energy_unavailable(tmp_path: Path, 
     assert list(tmp_path.glob("benchmarks/llm_benchmark_run/000000/data/corpus_text_document.idx"))
 
 
+@pytest.mark.slow
 def test_local_gpt_with_a_fake_power_source(tmp_path: Path, env: dict[str, str]) -> None:
     hwmon = make_hwmon(tmp_path / "hwmon", {"Module0": 200.0, "Module1": 100.0})
     row = run_llm(tmp_path, env, hwmon)[0]

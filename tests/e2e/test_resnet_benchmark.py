@@ -19,6 +19,7 @@ pytest.importorskip("jpwr")
 BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
 
 
+@pytest.mark.slow
 def test_local_resnet_images_per_second_and_energy(tmp_path: Path, env: dict[str, str]) -> None:
     copy_benchmarks(tmp_path / "benchmarks")
     hwmon = make_hwmon(tmp_path / "hwmon", {"Module0": 120.0})

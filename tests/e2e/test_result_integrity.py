@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 BENCH = """<?xml version="1.0" encoding="UTF-8"?>
@@ -62,6 +63,7 @@ def _run(tmp_path: Path, env: dict[str, str]) -> Path:
     return tmp_path / "runs" / "000000"
 
 
+@pytest.mark.slow
 def test_a_run_removed_while_read_adds_nothing_to_the_history(tmp_path: Path, env: dict[str, str]) -> None:
     _run(tmp_path, env)
     history = tmp_path / "history.db"
@@ -95,6 +97,7 @@ def _times(tmp_path: Path, env: dict[str, str]) -> list[str]:
     return proc.stdout.split()
 
 
+@pytest.mark.slow
 def test_a_log_replaced_in_place_with_the_same_size_and_mtime_is_read_again(tmp_path: Path,
                                                                              env: dict[str, str]) -> None:
     run = _run(tmp_path, env)
@@ -110,6 +113,7 @@ def test_a_log_replaced_in_place_with_the_same_size_and_mtime_is_read_again(tmp_
     assert _times(tmp_path, env) == ["n,time_avg[s]", "1,1.5", "2,7.5", "3,3.5"]
 
 
+@pytest.mark.slow
 def test_a_log_renamed_over_with_the_same_size_and_mtime_is_read_again(tmp_path: Path,
                                                                         env: dict[str, str]) -> None:
     run = _run(tmp_path, env)

@@ -7,7 +7,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
+
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
 
 SLEEPY = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>

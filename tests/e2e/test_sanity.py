@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 SANE = """name: sane
@@ -46,6 +47,7 @@ def history_rows(history: Path) -> set[tuple]:
         db.close()
 
 
+@pytest.mark.slow
 def test_failed_sanity_is_a_failed_row_outside_the_history(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "b.yaml").write_text(SANE)
     assert bench("run", "b.yaml", "-q", cwd=tmp_path, env=env).returncode == 0
@@ -86,6 +88,7 @@ step:
 """
 
 
+@pytest.mark.slow
 def test_sanity_of_performance_lines(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "b.yaml").write_text(PERF)
     assert bench("run", "b.yaml", "-q", cwd=tmp_path, env=env).returncode == 0

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
+
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
 
 
 def test_redo_one_workpackage_of_a_shared_step(workdir: Path, env: dict[str, str]) -> None:

@@ -20,7 +20,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
+
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
 
 TRIALS = int(os.environ.get("CARAMEL_SIGNAL_TRIALS", "3"))
 SEED = int(os.environ.get("CARAMEL_SIGNAL_SEED", "12"))

@@ -121,6 +121,7 @@ def test_a_locked_run_database_is_waited_for_then_an_error(done_run: Path, env: 
     assert bench("continue", "-q", str(done_run), cwd=done_run.parent.parent, env=env).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_run_of_an_older_caramel_is_refused_naming_its_version_and_never_unpickled(
         done_run: Path, env: dict[str, str]) -> None:
     marker = done_run.parent.parent / "unpickled"
@@ -140,6 +141,7 @@ def test_a_run_of_an_older_caramel_is_refused_naming_its_version_and_never_unpic
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_damaged_history_is_an_error_naming_it(done_run: Path, env: dict[str, str], tmp_path: Path) -> None:
     history = tmp_path / "history.db"
     history.write_text("not a database " * 500)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 WRONG = """<?xml version="1.0" encoding="UTF-8"?>
@@ -58,6 +59,7 @@ def test_the_fixed_file_gives_the_corrected_table_and_stays(tmp_path: Path, env:
     assert result(tmp_path, env).stdout == JUBE_BEFORE
 
 
+@pytest.mark.slow
 def test_a_change_of_the_run_itself_is_refused_naming_it(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "wrong.xml").write_text(WRONG)
     assert bench("run", "-q", "wrong.xml", cwd=tmp_path, env=env).returncode == 0

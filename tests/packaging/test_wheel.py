@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
+
 ROOT = Path(__file__).resolve().parents[2]
 CARAML_GIT = Path("/work/.mirror/FZJ-JSC+CARAML/repo")
 SOURCES = ["src", "benchmarks", "systems", "templates", "containers", "setup.py", "setup.cfg", "pyproject.toml",

@@ -40,6 +40,7 @@ def rows_of(out: str) -> dict[str, dict[str, str]]:
     return {row["caramel_copy"]: row for row in rows}
 
 
+@pytest.mark.slow
 def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, env: dict[str, str]) -> None:
     zoo = tmp_path / "zoo"
     zoo.mkdir()
@@ -90,6 +91,7 @@ def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, 
     assert "outside [11.88, 12.12]" in table.stdout and "estimator: mean of all samples, sd ddof=1" in table.stdout
 
 
+@pytest.mark.slow
 def test_a_system_without_references_is_reported_never_passed(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "users.yaml").write_text(LINES.format(name="users", extra=""))
     assert bench("run", "users.yaml", "--tag", "local", "-q", cwd=tmp_path, env=env).returncode == 0

@@ -64,6 +64,7 @@ def perf_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow
 def test_models_json_zoo_runs_as_a_suite_and_perf_csv_has_madengine_columns(tmp_path: Path, env) -> None:
     write_zoo(tmp_path)
     listed = bench("list", "zoo", "--tags", "pyt", "--format", "json", cwd=tmp_path, env=env)
@@ -127,6 +128,7 @@ def write_suite_with_broken_files(folder: Path) -> None:
         "step:\n  name: run\n  do: 'echo \"performance: 1 x/s\"'\n")
 
 
+@pytest.mark.slow
 def test_suite_with_unreadable_files_lists_them_as_failed_and_exits_non_zero(tmp_path: Path, env) -> None:
     write_suite_with_broken_files(tmp_path / "zoo")
     listed = bench("list", "zoo", "--tags", "smoke", cwd=tmp_path, env=env)
@@ -158,6 +160,7 @@ def test_a_tag_only_unreadable_files_carry_says_so(tmp_path: Path, env) -> None:
     assert "no benchmark has the tag nosuchtag" in nothing.stderr and "did you mean 'nosuchtag'" not in nothing.stderr
 
 
+@pytest.mark.slow
 def test_results_csv_with_models_header_and_a_silent_workpackage(tmp_path: Path, env) -> None:
     """MAD's README header (`models`, spaces after the commas) reads too; a workpackage that printed
     nothing is a failed row with its reason, not a missing one."""
@@ -176,6 +179,7 @@ def test_results_csv_with_models_header_and_a_silent_workpackage(tmp_path: Path,
             "no res.csv in the work folder") in result.stdout
 
 
+@pytest.mark.slow
 def test_dockerfile_runs_in_the_image_the_system_names_else_bare(tmp_path: Path, env) -> None:
     """The entry's dockerfile `docker/pyt_huggingface` runs in the system's image `pyt_huggingface`
     through its container runtime (a stand-in ch-run that records its arguments); on a system with

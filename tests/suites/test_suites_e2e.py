@@ -42,6 +42,7 @@ def processes_with(marker: str) -> list[str]:
     return [line for line in out.splitlines() if marker in line and " Z" not in line and "ps -eo" not in line]
 
 
+@pytest.mark.slow
 def test_suite_campaign_time_limit_result_and_perf_csv(tmp_path: Path, env: dict[str, str]) -> None:
     marker = f"sleep {300000 + uuid.uuid4().int % 99999}"  # a duration no other process uses
     write_zoo(tmp_path / "zoo", marker)
@@ -97,6 +98,7 @@ def test_tag_selecting_nothing_names_the_tags(tmp_path: Path, env: dict[str, str
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two copies need two cores")
+@pytest.mark.slow
 def test_two_copies_run_at_once_each_on_its_core(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "copies.yaml").write_text(
         "name: copies\noutpath: runs\nstep:\n  name: run\n  copies: 2\n"
@@ -123,6 +125,7 @@ def test_two_copies_run_at_once_each_on_its_core(tmp_path: Path, env: dict[str, 
     assert "copies,sem,0.5,img/s,spread: sem of 2 copies" in lines
 
 
+@pytest.mark.slow
 def test_bad_timeout_copies_and_performance_line(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "bad.yaml").write_text("name: bad\noutpath: runs\nstep:\n  name: run\n  timeout: soon\n  do: echo\n")
     out = bench("run", "bad.yaml", cwd=tmp_path, env=env)
@@ -143,6 +146,7 @@ def test_bad_timeout_copies_and_performance_line(tmp_path: Path, env: dict[str, 
                      r"read as madengine's 'performance: NUMBER METRIC'", out.stderr), out.stderr
 
 
+@pytest.mark.slow
 def test_time_limit_option_overrides_and_zero_means_none(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "slow.yaml").write_text(
         "name: slow\noutpath: runs\nstep:\n  name: run\n  timeout: '00:00:01'\n  do: 'sleep 2; echo \"performance: 1 x/s\"'\n")
@@ -153,6 +157,7 @@ def test_time_limit_option_overrides_and_zero_means_none(tmp_path: Path, env: di
 
 
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="matmul_users runs two copies, one per core")
+@pytest.mark.slow
 def test_shipped_cpu_smoke_suite_runs_here(tmp_path: Path, env: dict[str, str]) -> None:
     """The shipped `cpu-smoke` suite: GPT and ResNet trainers in two sizes and two users at once."""
     listed = bench("list", "--tags", "cpu-smoke", "--format", "json", cwd=tmp_path, env=env)

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from tests.run_bench import bench
 
 
+@pytest.mark.slow
 def test_slowdown_is_a_regression_and_a_rerun_is_noise(steady, env):
     assert bench("run", "steady.yaml", "--repeat", "5", "-q", cwd=steady, env=env).returncode == 0
     table = bench("result", "-i", "last", cwd=steady, env=env)
@@ -50,6 +52,7 @@ def test_targets_file(steady, env, tmp_path):
     assert bad.returncode == 2 and "not a JSON file of targets" in bad.stderr and "Traceback" not in bad.stderr
 
 
+@pytest.mark.slow
 def test_history_export_import_adds_a_run_once(steady, env, tmp_path):
     assert bench("run", "steady.yaml", "--repeat", "2", "-q", cwd=steady, env=env).returncode == 0
     assert bench("result", "-i", "last", cwd=steady, env=env).returncode == 0

@@ -115,6 +115,7 @@ def test_screenshot_shows_the_plots_in_colour(dashboard, browser):
         opened.close()
 
 
+@pytest.mark.slow  # two_sites runs bench eight times
 def test_bench_result_records_site_and_fingerprint(two_sites):
     _base, lab, _cluster = two_sites
     with History.open(str(lab)) as h:

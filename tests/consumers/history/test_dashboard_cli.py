@@ -52,6 +52,7 @@ def test_bad_history_is_a_clear_error_and_no_page(tmp_path, make, expected):
     assert "Traceback" not in done.stderr and not out.exists()
 
 
+@pytest.mark.slow
 def test_missing_and_locked_history(tmp_path):
     done, out = _dashboard(tmp_path, "--history", str(tmp_path / "nope.db"))
     assert done.returncode == 2 and "nope.db: no such history file" in done.stderr and not out.exists()

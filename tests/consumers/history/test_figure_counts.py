@@ -93,7 +93,9 @@ def _schema_2_history(target: str) -> None:
         _as_schema_2(history)
 
 
-@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+# pg_url is asked for at run time: the PostgreSQL case runs on the server's worker (conftest.py)
+@pytest.mark.parametrize("engine", [
+    "sqlite", pytest.param("postgresql", marks=pytest.mark.xdist_group("postgres"))])
 def test_a_history_of_schema_2_is_counted_once_when_opened(tmp_path, engine, request):
     target = request.getfixturevalue("pg_url") if engine == "postgresql" else str(tmp_path / "h.db")
     _schema_2_history(target)

@@ -12,6 +12,7 @@ import os
 import re
 import signal
 
+import pytest
 from tests.run_bench import bench
 
 from caramel.consumers.history.metrics import Metric
@@ -67,6 +68,7 @@ def test_a_big_history_draws_every_configuration_thinned_with_every_regression(t
     assert 'href="page.csv"' in text and "figures are too many for one page" in text
 
 
+@pytest.mark.slow
 def test_the_dashboard_of_a_thinned_history_writes_every_figure_beside_the_page(tmp_path):
     path = _history(tmp_path / "h.db", runs=40, configs=500)  # 1,000 series of 40: past the page's budget
     out = tmp_path / "page.html"

@@ -63,6 +63,7 @@ def lines(draw) -> bytes:
          b'"metrics": [{"table": "t", "row": {}, "name": "x", "samples": [1.5]}]}')
 @example(b'{"run": {"run_key": "r", "benchmark": "b"}, "fingerprint": {"gpus": 100000000000000000000}, '
          b'"metrics": [{"table": "t", "row": {}, "name": "x", "samples": [0.1000000000000000055511151231257827]}]}')
+@pytest.mark.slow
 def test_a_line_reads_the_same_through_orjson_and_json(line: bytes) -> None:
     fast = _outcome(line)
     with pytest.MonkeyPatch.context() as patched:

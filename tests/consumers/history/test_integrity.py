@@ -52,6 +52,7 @@ def _env(history: Path) -> dict[str, str]:
                 PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
 
 
+@pytest.mark.slow
 def test_two_concurrent_imports_of_one_key_never_both_succeed(tmp_path: Path) -> None:
     history = tmp_path / "history.db"
     History(str(history)).db.close()  # made before, so neither process creates the file

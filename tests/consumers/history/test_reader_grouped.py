@@ -55,6 +55,7 @@ def _same(a: columns.FigureColumns, b: columns.FigureColumns) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(ROW, max_size=40), starts=st.permutations([3.0, 1.0, 2.0, 5.0]))
+@pytest.mark.slow
 def test_the_grouped_read_gives_the_columns_of_the_scan(tmp_path_factory, rows, starts) -> None:
     path = tmp_path_factory.mktemp("grouped") / "h.db"
     runs = [(f"r{i}", start) for i, start in enumerate(starts)]  # r4: rows of no run
@@ -101,6 +102,7 @@ def forking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(rows=st.lists(ROW, min_size=1, max_size=40), starts=st.permutations([3.0, 1.0, 2.0, 5.0]))
+@pytest.mark.slow
 def test_a_history_read_in_two_processes_gives_the_columns_of_the_scan(tmp_path_factory, forking, rows, starts) -> None:
     path = tmp_path_factory.mktemp("forked") / "h.db"
     _write(path, [(f"r{i}", start) for i, start in enumerate(starts)], [(f"r{run}", *rest) for run, *rest in rows])

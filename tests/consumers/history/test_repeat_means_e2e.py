@@ -34,6 +34,7 @@ def table(tmp_path: Path, env: dict[str, str], *extra: str) -> list[dict[str, st
     return rows
 
 
+@pytest.mark.slow
 def test_repeat_tables_show_the_mean_n_and_sd(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "counter.yaml").write_text(COUNTER.format(iterations=""))
     (tmp_path / "runs").mkdir()

@@ -94,6 +94,7 @@ def _columns_checked(run_key: str, metrics: list[Metric]) -> list[tuple]:
 # not finite (bench result's figures may be): counted as the store counts them, the NaN first or last
 @example([Metric("t", {}, "rate", "", "higher", [math.inf, math.inf]), Metric("t", {}, "x", "", "lower", [1.0, 2.0]),
           Metric("t", {}, "y", "", "lower", [math.nan, 1.0]), Metric("t", {}, "z", "", "lower", [1.0, math.nan])])
+@pytest.mark.slow
 def test_rows_made_a_column_at_a_time_are_the_rows_made_one_by_one(metrics: list[Metric]) -> None:
     expected = _outcome(_rows_one_by_one, metrics)
     assert _outcome(rows.metric_rows, metrics) == expected
@@ -122,6 +123,7 @@ def test_the_pow_example_tells_numpys_square_apart() -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(figures())
+@pytest.mark.slow
 def test_an_export_lines_columns_give_the_rows_of_its_figures(metrics: list[Metric]) -> None:
     """A line as bench export writes it, checked into columns by history.validate: the rows of the
     same figures made one by one (configurations of texts only, as an export holds)."""

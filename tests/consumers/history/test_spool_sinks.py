@@ -30,6 +30,7 @@ def steady_run(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_server_stopped_during_result_keeps_the_run_and_push_delivers_it_once(steady_run, monkeypatch, capsys):
     if missing():
         pytest.skip(missing())
@@ -137,6 +138,7 @@ def test_sinks_receive_every_row_of_a_run_in_each_shape(steady_run, receiver):
     assert again.returncode == 0 and len(receiver.rows()) == 3 * FIGURES
 
 
+@pytest.mark.slow
 def test_a_sink_down_never_fails_the_run_and_gets_each_row_once_later(steady_run, receiver):
     settings = steady_run / "settings.yaml"
     settings.write_text(f"sinks:\n  - {{shape: json, url: '{receiver.url}/rows', timeout: 2}}\n")
@@ -155,6 +157,7 @@ def test_a_sink_down_never_fails_the_run_and_gets_each_row_once_later(steady_run
     assert len(rows) == FIGURES and len({r["id"] for r in rows}) == FIGURES
 
 
+@pytest.mark.slow
 def test_a_sink_that_never_answers_is_queued_quickly(steady_run):
     import socket
 

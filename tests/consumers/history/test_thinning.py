@@ -4,6 +4,7 @@ exactly the figures that sorting every figure by slice and value kept (the way i
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,6 +36,7 @@ figures = st.lists(st.tuples(st.integers(0, 4), st.sampled_from([1.0, 2.0, 2.0, 
 
 @settings(max_examples=300, deadline=None)
 @given(figures, st.integers(1, 20))
+@pytest.mark.slow
 def test_thin_keeps_what_sorting_every_figure_kept(rows, per_series):
     rows.sort(key=lambda row: row[0])  # by series (the date order within one is the list's)
     series = np.array([r[0] for r in rows], dtype=np.int64)

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from tests.run_bench import bench
 
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
+
 # SLOWDOWN (environment) stretches the work: the latency grows with it, the throughput falls.
 LATENCY = """name: latency
 outpath: latency_run

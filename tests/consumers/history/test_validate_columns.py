@@ -48,6 +48,7 @@ def _outcome(line: bytes):
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(metrics(), min_size=1, max_size=5))
+@pytest.mark.slow
 def test_the_column_checks_agree_with_the_figure_by_figure_checks(figures) -> None:
     line = json.dumps({"schema": 2, "run": {"run_key": "r", "benchmark": "b"}, "metrics": figures}).encode()
     fast = _outcome(line)

@@ -17,6 +17,8 @@ from caramel.stages.spec.loader import load
 
 from .conftest import record
 
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
+
 ROOT = Path(__file__).resolve().parents[3]
 LLM = ROOT / "benchmarks" / "llm.yaml"
 

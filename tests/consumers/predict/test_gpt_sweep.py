@@ -8,10 +8,12 @@ import json
 import statistics
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 from caramel.consumers.history.store import History
 
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
 
 def test_gpt_sweep_validates_and_predicts_twice_the_hidden_size(data: Path, env: dict) -> None:
     run = bench("run", "gpt_sweep.yaml", "--repeat", "2", "-q", cwd=data, env=env, timeout=1200)

@@ -116,6 +116,7 @@ def _gpt_seconds(factor: float, hidden: int, batch: int) -> float:
     return kernels + 1e-4 * profile.launches  # a real overhead of 100 us per launch
 
 
+@pytest.mark.slow
 def test_method_kernels_end_to_end_on_a_synthetic_history(data: Path, env: dict) -> None:
     history = Path(env["CARAMEL_HISTORY"])
     _microbench(history, "onecore", 2.0)
@@ -153,6 +154,7 @@ def _captured_seconds(data: Path, factor: float, hidden: int, batch: int) -> flo
     return sum(c.count * models.predict(c)[0] for c in profile.kernels) + 1e-4 * profile.launches
 
 
+@pytest.mark.slow
 def test_method_kernels_sums_over_the_captured_profiles_kept_beside_the_file(data: Path, env: dict) -> None:
     history = Path(env["CARAMEL_HISTORY"])
     _microbench(history, "onecore", 2.0)
@@ -178,6 +180,7 @@ def test_method_kernels_sums_over_the_captured_profiles_kept_beside_the_file(dat
     assert sorted((data / "profiles").iterdir()) == kept  # read, not captured again
 
 
+@pytest.mark.slow
 def test_no_microbenchmarks_names_the_system_and_the_suite(data: Path, env: dict) -> None:
     env = dict(env, CARAMEL_SYSTEMS_PATH=str(data / "systems"))
     _microbench(Path(env["CARAMEL_HISTORY"]), "onecore", 1.0)
@@ -187,6 +190,7 @@ def test_no_microbenchmarks_names_the_system_and_the_suite(data: Path, env: dict
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_plan_predict_by_kernels_gives_node_hours_and_names_method_and_run(tmp_path: Path, env: dict) -> None:
     _microbench(Path(env["CARAMEL_HISTORY"]), "localcluster", 1.0)
     llm = Path(__file__).parents[3] / "benchmarks" / "llm.yaml"
@@ -200,6 +204,7 @@ def test_plan_predict_by_kernels_gives_node_hours_and_names_method_and_run(tmp_p
 CAPTURED = "captured:gpt:hidden=32 layers=1 heads=2 seq=8 batch=2 vocab=32"
 
 
+@pytest.mark.slow
 def test_a_captured_profile_is_kept_beside_the_benchmark_file_and_read_again(tmp_path: Path, monkeypatch) -> None:
     pytest.importorskip("torch")
     from caramel.payloads.workloads import profile_capture
@@ -232,6 +237,7 @@ def test_a_captured_profile_of_a_layout_the_trainer_lacks_is_a_clear_error(tmp_p
     assert not (tmp_path / "profiles").exists()
 
 
+@pytest.mark.slow
 def test_plan_llm_800m_on_localcluster_by_kernels_gives_node_hours_with_an_interval(env: dict) -> None:
     """`bench plan llm --tag 800M localcluster --predict --method kernels`: the shipped Megatron file's
     analytic profile over localcluster's kernel models; method and microbenchmark run named."""
@@ -266,6 +272,7 @@ def test_without_torch_a_captured_gpt_profile_falls_back_to_the_analytic_one(tmp
         parse_profile("captured:resnet:batch=2", tmp_path)
 
 
+@pytest.mark.slow
 def test_an_element_wise_pass_uses_its_own_model_and_else_the_copy_one() -> None:
     without = KernelModels.from_rows("old", synthetic_rows())  # a suite run before eltwise cases were in it
     call = KernelCall("eltwise", (1048576,), "bfloat16")
@@ -275,6 +282,7 @@ def test_an_element_wise_pass_uses_its_own_model_and_else_the_copy_one() -> None
     assert with_eltwise.predict(call)[0] == pytest.approx(3 * 1048576 / COPY_RATE, rel=0.05)
 
 
+@pytest.mark.slow
 def test_an_attention_is_its_own_kernel_and_without_a_model_its_products() -> None:
     """The fused attention's cost is not its products' (measured here: bfloat16 backward 9x them), so the
     suite times it; a system whose suite has no attention case sums its GEMMs (two forward, five backward)."""

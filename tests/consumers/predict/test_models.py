@@ -82,6 +82,7 @@ def test_analytic_model_learns_the_rate_and_its_dependence_on_devices() -> None:
     assert model.predict([Target({}, {"predict_work": 1e9, "predict_work_metric": "other"})]) == [None]
 
 
+@pytest.mark.slow
 def test_leave_one_out_picks_the_model_that_validates_best() -> None:
     data = MetricData("t", "elapsed", "s", "lower", grid())
     choice = choose(data)
@@ -125,6 +126,7 @@ def test_analytic_overhead_carries_the_work_beyond_the_measured_range() -> None:
     assert math.exp(power.predict([target])[0][0]) < 0.8 * target.samples[0]  # the power law falls short
 
 
+@pytest.mark.slow
 def test_outside_the_range_a_tied_analytic_model_goes_first() -> None:
     choice = choose(MetricData("t", "t", "s", "lower", _overhead_points([32, 48, 64, 96])))
     assert choice.validated

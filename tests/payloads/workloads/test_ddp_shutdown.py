@@ -13,6 +13,8 @@ import pytest
 
 pytest.importorskip("torch")
 
+pytestmark = pytest.mark.slow  # each test over 2 s (docs/development.md: the tiers)
+
 SRC = Path(__file__).parents[3] / "src"
 TORCHRUN_NOTICE = "Setting OMP_NUM_THREADS environment variable"
 

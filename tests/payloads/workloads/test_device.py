@@ -73,6 +73,7 @@ def test_resnet_local_follows_the_layout(tmp_path) -> None:
     assert p["local_command"].endswith("--layout-choice '1x2 (CARAMEL_CPU_LAYOUT)'")
 
 
+@pytest.mark.slow
 def test_cuda_without_a_gpu_is_a_clear_error(tmp_path) -> None:
     import torch
 

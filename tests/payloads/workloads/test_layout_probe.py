@@ -52,6 +52,7 @@ def test_candidates_run_as_the_shipped_files_start_them() -> None:
     assert {Layout(1, 1), Layout(1, 4), Layout(4, 1)} <= set(layout_probe.candidate_layouts({0, 1, 2, 3}))
 
 
+@pytest.mark.slow
 def test_the_probe_times_the_real_trainer() -> None:
     plan = ProbePlan("gpt", (Layout(1, 1),), iterations=2, repeats=1, warmup=1, shape=TINY, timeout_s=120)
     result = measure(plan, lambda line: None)

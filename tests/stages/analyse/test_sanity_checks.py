@@ -48,6 +48,7 @@ def test_arithmetic_has_its_value(case) -> None:
 
 @settings(max_examples=300, deadline=None)
 @given(logic)
+@pytest.mark.slow
 def test_conditions_have_their_truth(case) -> None:
     text, truth = case
     assert bool(evaluate(tree(text), VALUES)) == truth

@@ -81,6 +81,7 @@ def test_undecodable_bytes_do_not_stop_the_scan(tmp_path):
     assert got == ["42"]
 
 
+@pytest.mark.slow
 def test_large_log_is_scanned_in_bounded_memory(tmp_path):
     line = (" iteration        5/ 9375000 | consumed samples: 160 | elapsed time per iteration (s): 0.9000 "
             "| TFLOPs: 60.00 |\n")

@@ -9,6 +9,7 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from tests.run_bench import bench, isolated_env
@@ -226,6 +227,7 @@ def test_a_dependant_whose_parent_job_failed_in_the_same_poll_is_cancelled_not_f
     assert waiting._orphans(engine, [wps[1]], states) == {}
 
 
+@pytest.mark.slow
 def test_a_bench_stopped_after_sbatch_finds_the_array_it_queued(tmp_path):
     """The array's id is kept beside its task map as soon as sbatch answers (not in a thousand stdout
     files): a bench stopped before the store recorded the tasks' ids finds them there, queues nothing

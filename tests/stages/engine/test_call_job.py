@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from caramel.adapters.systems.model import System
 from caramel.stages.engine.call import executor_parameters
 
@@ -46,6 +48,7 @@ def call_job(work: Path, target: str, scheduler: str, executor: dict, env: dict 
                           capture_output=True, text=True, timeout=120, env=env)
 
 
+@pytest.mark.slow
 def test_a_function_that_checkpoints_is_requeued_when_its_time_runs_out_and_resumes(tmp_path):
     (tmp_path / "slow.py").write_text(SLOW)
     # submitit's local time limit: 15 s, its warning signal 10 s before: the first call is stopped after 5 s
@@ -58,6 +61,7 @@ def test_a_function_that_checkpoints_is_requeued_when_its_time_runs_out_and_resu
                                  "energy_status": "unavailable: this system has no energy method"}
 
 
+@pytest.mark.slow
 def test_a_function_that_cannot_checkpoint_fails_when_its_time_runs_out(tmp_path):
     (tmp_path / "slow.py").write_text(SLOW)
     done = call_job(tmp_path, "slow:stubborn", "local", {"timeout_min": 0.25, "signal_delay_s": 10})

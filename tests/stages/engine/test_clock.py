@@ -28,6 +28,7 @@ def test_a_wall_clock_step_does_not_time_out_a_two_second_do(tmp_path: Path, mon
         runner.close()
 
 
+@pytest.mark.slow
 def test_time_bench_could_not_see_does_not_count(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A wait that returns far later than asked (bench was paused) moves the deadlines by the overshoot."""
     runner = Runner(launchers.get("local"), dict(os.environ))

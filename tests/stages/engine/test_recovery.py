@@ -59,8 +59,11 @@ def test_a_do_whose_command_substitution_the_stop_ended_is_not_recorded_as_finis
     so `bench continue` runs it again. (It was recorded as finished when a signal whose command
     exited below 128 let the do go on: tests/e2e/test_kill.py then saw a done workpackage whose
     end line had no token.) First and last do (each in a subshell of its own)."""
-    for texts in (('echo "got $(sleep 30; cat token)" >> ledger', "echo two >> ledger"),
-                  ('echo "got $(sleep 30; cat token)" >> ledger',)):
+    # a duration no other process uses: the wait below reads every process on the machine (another
+    # test's `sleep 30`, on a parallel worker, must not count)
+    sleep = f"sleep 30.{os.getpid()}"
+    for texts in ((f'echo "got $({sleep}; cat token)" >> ledger', "echo two >> ledger"),
+                  (f'echo "got $({sleep}; cat token)" >> ledger',)):
         runner = Runner(launchers.get("local"), dict(os.environ))
         folder = tmp_path / str(len(texts))
         folder.mkdir()
@@ -68,7 +71,7 @@ def test_a_do_whose_command_substitution_the_stop_ended_is_not_recorded_as_finis
         try:
             runner.start("wp", cmds(folder, *texts), dict(os.environ), str(folder / "carry"), False,
                          record=(record_file(str(folder)), "0.1"))
-            while "sleep 30" not in _children_of_group_commands():
+            while sleep not in _children_of_group_commands():
                 time.sleep(0.01)
             [(_entry, outcome)] = runner.kill_all(grace=5)
             assert outcome.status == "failed"
@@ -97,7 +100,7 @@ def test_a_stop_that_lands_after_the_last_command_runs_the_do_again(tmp_path: Pa
 
 
 def _children_of_group_commands() -> str:
-    """The command lines of every process here (to see a do's `sleep 30` start)."""
+    """The command lines of every process here (to see a do's `sleep` start)."""
     lines = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from caramel.stages.analyse import from_plan
 from caramel.stages.expand.plan import make_plan
 from caramel.stages.report.results import make_results, produce
@@ -72,6 +74,7 @@ def check(plan, states, cache) -> bool:
     return produced.deltas is not None
 
 
+@pytest.mark.slow
 def test_rows_made_again_equal_a_full_analysis(tmp_path: Path) -> None:
     (tmp_path / "inc.yaml").write_text(BENCH)
     os.chdir(tmp_path)

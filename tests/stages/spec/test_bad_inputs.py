@@ -71,7 +71,12 @@ def test_corpus_is_complete() -> None:
     assert stems <= set(names), f"benchmark files without an .expected: {sorted(stems - set(names))}"
 
 
-@pytest.mark.parametrize("case", cases())
+# a case over 5 s in a full run here (a python parameter's list that explodes): the slow tier
+SLOW_CASES = {"71_explosion_python_list"}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.slow) if c in SLOW_CASES else c
+                                  for c in cases()])
 def test_bad_input(case: str) -> None:
     proc = run_bench(*plan_args(case))
     assert "Traceback" not in proc.stderr

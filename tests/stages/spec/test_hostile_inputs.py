@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from tests.run_bench import isolated_env
 
 
@@ -111,6 +112,7 @@ def test_unknown_types_are_strings_with_a_warning_as_in_jube(tmp_path):
     assert result.stdout.splitlines()[:3] == ["flag,ok,n", "true,true,3", "false,false,3"]
 
 
+@pytest.mark.slow
 def test_no_eval_passes_a_plain_file_and_refuses_result_of_a_python_pattern(tmp_path):
     (tmp_path / "plain.yaml").write_text(textwrap.dedent("""\
         name: plain

@@ -87,6 +87,7 @@ SHARED = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+@pytest.mark.slow
 def test_a_run_on_the_filesystem_finishes_and_answers_status(nommap: Path, tmp_path: Path) -> None:
     env = isolated_env(tmp_path, CARAMEL_HISTORY=str(tmp_path / "history.db"))
     (nommap / "shared.xml").write_text(SHARED)
