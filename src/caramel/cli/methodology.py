@@ -14,7 +14,6 @@ from typing import Literal, TextIO
 
 from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.errors import CaramelError
-from caramel.stages.analyse.intervals import LEVEL
 
 
 def load_targets(path: str):
@@ -140,6 +139,8 @@ def _number(value: float, spec: str) -> str:
 
 
 def _print(result, markdown: bool, out: TextIO) -> None:
+    from caramel.stages.analyse.intervals import LEVEL  # the analyse stage: not at `bench --help`
+
     head = ["bench", "target", "bounds", "result", f"{100 * LEVEL:g} % CI", "n", "sd", "sd%",
             "sem%", "diff", "pass", "why"]
     rows = [[x.name, _number(x.target, ".6g"), _bounds(x), _number(x.result, ".6g"), _interval(x),
