@@ -106,13 +106,14 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
                 out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
             out.append("[ -z \"$__caramel_stop\" ] || return 143\n")
             out.append(f"__caramel_mark B {i}\n")
-            out.append(_do(cmd, carry_file, record is not None))
+            carried = not last or dump_env or bool(cmd.done_file)  # its environment read after it
+            out.append(_do(cmd, carry_file if carried else None, record is not None))
             if record is not None:
                 # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
                 line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
                 out.append(f"[ -n \"$__caramel_stop\" ] && [ $__caramel_rc -ne 0 ] || "
                            f"printf {line} $__caramel_rc >>{q(record[0])}\n")
-            if not last or dump_env or cmd.done_file:  # the environment is read after it
+            if carried:
                 out.append(f"[ $__caramel_rc -ne 0 ] || command . {q(carry_path(carry_file, cmd))} "
                            "|| return\n")
             out.append(f"__caramel_mark E {i} $__caramel_rc\n"
@@ -126,7 +127,7 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
     return "".join(out)
 
 
-def _do(cmd: Command, carry_file: str, recorded: bool) -> str:
+def _do(cmd: Command, carry_file: str | None, recorded: bool) -> str:
     """A do in a subshell of its own, which writes what it exported to its carry file; its status
     is taken afterwards (`$?`). Its text runs there as a plain list, as in JUBE's own `sh -c`:
     `set -e`, `set -o pipefail` and traps (`trap ... EXIT` runs when the do ends, into its files)
@@ -134,12 +135,16 @@ def _do(cmd: Command, carry_file: str, recorded: bool) -> str:
     `set -e`; the last do too (its `exit` ends the do, not the script). Its stdin is /dev/null: the
     script's shell reads the script from its own. `: >` empties the carry file first: a do that
     ends with `exit 0` leaves no stale one. Recorded, SIGTERM ends the do (ON_TERM) until its text
-    ended; then the subshell ignores it while it writes its carry file."""
+    ended; then the subshell ignores it while it writes its carry file. `carry_file` None: nothing
+    reads its environment after it (the last do), so it writes no carry file, as JUBE's last do."""
     q = shlex.quote
-    carry = q(carry_path(carry_file, cmd))
     on_term, off_term = (f"trap {q(ON_TERM)} TERM; ", "trap '' TERM; ") if recorded else ("", "")
-    return (f"command : >{carry}\n( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}\n"
-            f"__caramel_rc=$?; {off_term}[ $__caramel_rc -ne 0 ] || export -p >{carry}; "
+    empty, keep = "", ""
+    if carry_file is not None:
+        carry = q(carry_path(carry_file, cmd))
+        empty, keep = f"command : >{carry}\n", f"[ $__caramel_rc -ne 0 ] || export -p >{carry}; "
+    return (f"{empty}( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}\n"
+            f"__caramel_rc=$?; {off_term}{keep}"
             f"exit $__caramel_rc\n"
             f") </dev/null >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n")
 
