@@ -8,8 +8,9 @@ patterns naming parameters are compiled once per distinct combination of those p
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+import regex as re  # `re`'s syntax, and a time bound on each match (analyse.scan)
 
 from caramel.errors import Location
 from caramel.stages.analyse.inputs import AnalyseError

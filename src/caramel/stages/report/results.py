@@ -246,6 +246,10 @@ def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
         for name, problems in list(failed.items())[:limit]:
             p = problems[0]
             more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
+            if p.pattern.mode == "pattern":  # a regex stopped at its time bound
+                out.append(f"{p.pattern.where}: pattern '{name}' /{p.expression}/ {p.message} in workpackage "
+                           f"{p.wp_id}{more}; its value is missing")
+                continue
             out.append(f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression {p.expression!r} failed "
                        f"for workpackage {p.wp_id}: {p.message}{more}; its value is nan")
         for name, (count, first, groups) in list(dropped.items())[:limit]:
