@@ -182,7 +182,10 @@ def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool
     means = list(map(fmean, samples))
     deviations = map(sub, chain.from_iterable(samples), chain.from_iterable(map(repeat, means, lengths)))
     squares = map(squared, deviations, repeat(2.0))
-    sums = map(fsum_or_inf, map(islice, repeat(squares), lengths))  # each figure's squares in turn
+    # each figure's squares in turn, made before they are summed: pow's OverflowError reaches the
+    # caller (which starts again with `square`), fsum's own (finite squares whose sum is beyond a
+    # double) is an infinite sum
+    sums = map(fsum_or_inf, map(list, map(islice, repeat(squares), lengths)))
     sds = [math.sqrt(total / (count - 1)) if count > 1 else None for total, count in zip(sums, lengths, strict=True)]
     return means, sds, list(map(min, samples)), list(map(max, samples)), None
 

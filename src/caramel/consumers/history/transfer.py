@@ -30,6 +30,7 @@ def copy_runs(source: History, destination: History, replace: bool = False,
     true gives the source's figures precedence (a spooled `bench result`). `after_each(run_key)` is
     called once a run is committed in the destination."""
     out = Copied()
+    imported = source.imported()
     for run in source.runs():
         metrics = source.metrics(run.run_key)
         problem = uncopyable(run, metrics)
@@ -39,6 +40,8 @@ def copy_runs(source: History, destination: History, replace: bool = False,
         known = destination.run(run.run_key) is not None
         with destination.db:
             out.figures += destination._insert(run, metrics, replace=replace)
+            if run.run_key in imported and not known:
+                destination.mark_imported(run.run_key)
             made_from = source.made_from(run.run_key)
             if made_from and (replace or destination.made_from(run.run_key) is None):
                 destination.set_made_from(run.run_key, made_from)
