@@ -3,13 +3,21 @@ log line is stopped, named in a warning with its file and the bound, and its val
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.run_bench import isolated_env
+from tests.stages.analyse.test_scan import REGEXES, _text
+
+from caramel.stages.analyse.patterns import compile_pattern
+from caramel.stages.analyse.scan import matches
+from caramel.stages.spec.model import NOWHERE
 
 SLOW = """\
     name: slow
@@ -47,3 +55,17 @@ def test_a_pathological_pattern_is_stopped_at_its_bound_and_named(tmp_path: Path
                                               "3,,,done (missing alt: over 0.5 s on stdout)"]
     assert (f"warning: {tmp_path / 'slow.yaml'}:7: pattern 'alt' /(a|aa)+$/ did not finish within 0.5 s "
             "on stdout (pattern_timeout) in workpackage 0; its value is missing") in result.stderr
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10_000), st.sampled_from(REGEXES))
+def test_the_regex_module_finds_what_jubes_re_findall_finds(seed: int, case: tuple[str, int]) -> None:
+    """docs/results.md, "Reading logs" (regex takes JUBE's pattern syntax as `re` does): the
+    matches are JUBE's, Analyser._analyse_file in jube/analyser.py (FZJ-JSC/JUBE 29aaf67):
+    `re.compile(pattern, re.MULTILINE [+ re.DOTALL])`, then `re.findall` flattened per group."""
+    text, flags = _text(seed, 60), case[1]
+    probe = compile_pattern(case[0], bool(flags & re.DOTALL), "pattern 'p'", NOWHERE)
+    jube = re.compile(case[0], re.MULTILINE | flags)
+    found = jube.findall(text)
+    expected = [g for m in found for g in m] if jube.groups > 1 else found
+    assert matches(probe, text) == expected

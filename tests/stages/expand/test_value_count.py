@@ -46,7 +46,9 @@ def test_ten_million_values_are_refused_as_they_are_produced(tmp_path: Path, mod
 
 
 def test_a_raised_limit_lets_the_values_through(tmp_path: Path) -> None:
-    """docs/cli.md, "bench plan": the count is against --max-workpackages, not a fixed number."""
+    """docs/cli.md, "bench plan": the count is against --max-workpackages, not a fixed number. The
+    2,000 values are JUBE's: script_evaluation in jube/util/util.py (FZJ-JSC/JUBE 29aaf67) gives
+    the shell's stdout, which is then split at the parameter's separator."""
     (tmp_path / "big.xml").write_text(FILE.format(mode="shell", code="seq -s, 2000"))
     env = isolated_env(tmp_path)
     low = subprocess.run([sys.executable, "-m", "caramel", "plan", "big.xml", "--max-workpackages", "1000"],
