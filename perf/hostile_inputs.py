@@ -7,6 +7,10 @@ Cases: a parameter space of PARAMETERS x VALUES (100^6 = 10^12 workpackages) for
 `bench run --dry-run` and `bench run`; a YAML file of nine levels of nine aliases; an XML
 entity expansion bomb. Each line: the case, exit status, wall seconds, peak RSS of the bench
 process (MB) and the first line of its error. Target: each refused within 1 s and 200 MB.
+
+Issue 36 adds: one python and one shell parameter of 10^7 values (`bench plan`), and `bench
+result --no-eval` of a run whose 41-character log line meets `(a+)+$` and `(a|aa)+$` (the
+pattern bound at 1 s, CARAMEL_PATTERN_TIMEOUT). Target: each answered within 2 s and 100 MB.
 """
 
 from __future__ import annotations
@@ -55,6 +59,41 @@ def entity_bomb(folder: str) -> str:
     return path
 
 
+def ten_million(folder: str, mode: str) -> str:
+    """One parameter of 10^7 values made by a script (a cheap python expression: the cost measured
+    is caramel's, not the expression's)."""
+    path = os.path.join(folder, f"values_{mode}.xml")
+    code = '"1," * (10**7 - 1) + "1"' if mode == "python" else "seq -s, 10000000"
+    with open(path, "w") as handle:
+        handle.write(f"""<jube><benchmark name="values" outpath="run">
+  <parameterset name="p"><parameter name="n" mode="{mode}">{code}</parameter></parameterset>
+  <step name="run"><use>p</use><do>echo $n</do></step>
+</benchmark></jube>
+""")
+    return path
+
+
+def backtracking(folder: str) -> str:
+    """A run whose log has one line of 40 `a`s and a `!`, and patterns that backtrack on it; the
+    run is made here (`bench run`), its result is what is measured."""
+    path = os.path.join(folder, "backtrack.yaml")
+    with open(path, "w") as handle:
+        handle.write("""name: backtrack
+outpath: run_backtrack
+patternset:
+  name: pat
+  pattern:
+    - {name: nested, _: "(a+)+$"}
+    - {name: alt, _: "(a|aa)+$"}
+step: {name: run, do: "printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n'"}
+analyser: {name: a, use: pat, analyse: {step: run, file: stdout}}
+result: {use: a, table: {name: t, column: [nested, alt]}}
+""")
+    subprocess.run([sys.executable, "-m", "caramel", "run", path, "-q"], cwd=folder, check=True,
+                   capture_output=True, timeout=120)
+    return path
+
+
 def measure(label: str, args: list[str], cwd: str) -> None:
     """Run bench in a child that reports its own peak RSS (RUSAGE_CHILDREN would add up all runs)."""
     code = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
@@ -84,6 +123,12 @@ def main() -> None:
         measure("run", ["run", big], folder)
         measure("yaml 9 levels of aliases", ["plan", alias_bomb(folder)], folder)
         measure("xml entity bomb", ["plan", entity_bomb(folder)], folder)
+        measure("python parameter, 10^7", ["plan", ten_million(folder, "python")], folder)
+        measure("shell parameter, 10^7", ["plan", ten_million(folder, "shell")], folder)
+        backtracking(folder)
+        os.environ["CARAMEL_PATTERN_TIMEOUT"] = "1"
+        measure("(a+)+$, (a|aa)+$ on 41 chars", ["result", "-i", "0", "--no-eval", "--no-history",
+                                                "run_backtrack"], folder)
 
 
 if __name__ == "__main__":

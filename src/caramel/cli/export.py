@@ -60,10 +60,12 @@ def export(options: ExportOptions, stdout: TextIO) -> int:
         refuse_inputs(options.output, history=options.history)
     here, site = socket.gethostname(), options.site or ""
 
-    def site_of(run) -> str:  # imported runs (recorded on another host) keep their site
-        return site if run.host in ("", here) else run.site
-
     with History.open(options.history) as history:
+        imported = history.imported() if options.site else set()
+
+        def site_of(run) -> str:  # imported runs keep their site, whatever host they name
+            return site if run.host in ("", here) and run.run_key not in imported else run.site
+
         with replacing(options.output) if options.output else contextlib.nullcontext(stdout) as out:
             written, pending = 0, []
             for line in history.export_lines(options.benchmark, site_of if options.site else None):

@@ -107,6 +107,12 @@ def copy(source: str, destination: str, out: TextIO) -> int:
         done = copy_runs(src, dst)
         out.write(f"{done.runs} new run(s), {done.figures} new figure(s), {done.baselines} baseline(s) copied from "
                   f"{src.path} to {dst.path}\n")
+    for why in done.skipped:
+        print(f"warning: not copied: {why}", file=sys.stderr)
+    if done.skipped:
+        print(f"error: {len(done.skipped)} run(s) of {src.path} were not copied (above); the others were",
+              file=sys.stderr)
+        return 1
     return 0
 
 

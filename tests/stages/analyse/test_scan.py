@@ -1,10 +1,10 @@
 """One pass per file: the block-wise search finds exactly what JUBE's whole-text findall finds."""
 
 import random
-import re
 import tracemalloc
 
 import pytest
+import regex as re  # the analysis scans with the regex module (a time bound per pattern)
 
 from caramel.stages.analyse.patterns import BUILTIN_PATTERNS, Probe
 from caramel.stages.analyse.scan import matches, scan_file

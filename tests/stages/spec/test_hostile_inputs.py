@@ -160,3 +160,23 @@ def test_text_after_a_child_element_is_a_warning_as_jube_ignores_it(tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert "tail.xml:5: text 'stray text' after <parameter> inside <parameterset> is ignored" in done.stderr
     assert json.loads(done.stdout)["workpackages"][0]["parameters"]["a"] == "1"
+
+
+def test_an_external_dtd_or_entity_declaration_is_refused_with_its_line(tmp_path: Path) -> None:
+    """docs/security.md, "What is evaluated" (XML external entities and DTDs: refused, never
+    fetched) and docs/file-format.md, "Entities, aliases and names": an external DTD and an
+    external entity that no text references (expat, and caramel before, skipped both silently)
+    are refused naming the file and the line of the declaration."""
+    body = '<jube><benchmark name="b" outpath="run"><step name="s"><do>echo</do></step></benchmark></jube>\n'
+    (tmp_path / "dtd.xml").write_text('<?xml version="1.0"?>\n<!DOCTYPE jube SYSTEM "file:///etc/passwd">\n'
+                                      + body)
+    (tmp_path / "param.xml").write_text('<?xml version="1.0"?>\n<!DOCTYPE jube [\n  <!ENTITY ok "fine">\n'
+                                        '  <!ENTITY % ext SYSTEM "file:///etc/passwd">\n]>\n' + body)
+    dtd = bench("plan", "dtd.xml", cwd=tmp_path)
+    assert dtd.returncode == 2 and dtd.stdout == ""
+    assert dtd.stderr.startswith(f"error: {tmp_path / 'dtd.xml'}:2: external DTD 'file:///etc/passwd' is "
+                                 "refused (it would be read from outside the file)\n")
+    param = bench("plan", "param.xml", cwd=tmp_path)
+    assert param.returncode == 2 and param.stdout == ""
+    assert param.stderr.startswith(f"error: {tmp_path / 'param.xml'}:4: external entity 'ext' is refused "
+                                   "(it names 'file:///etc/passwd')\n")

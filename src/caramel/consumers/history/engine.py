@@ -46,6 +46,28 @@ def is_url(target: str | None) -> bool:
     return target is not None and target.startswith(URL_SCHEMES)
 
 
+def check_port(url: str) -> None:
+    """Refuse a history URL whose port is no number from 0 to 65535, naming the setting it came
+    from (the server would otherwise be reported unreachable, or a ValueError escape)."""
+    from urllib.parse import urlsplit
+
+    from caramel.settings import Source, current
+
+    try:
+        _ = urlsplit(url).port  # ValueError for a port that is no number
+    except ValueError:
+        settings = current()
+        origin = settings.origin.get("history")
+        setting = ("the setting history ($CARAMEL_HISTORY)" if origin is Source.ENVIRONMENT else
+                   f"history: in {settings.settings_file}" if origin is Source.FILE else "--history")
+        if url != settings.history:
+            setting = "--history"
+        port = urlsplit(url).netloc.rpartition(":")[2]
+        raise RunError(f"the history URL {redact.url(url)} has the port {port!r}, which is no number from 0 to "
+                       f"65535 (from {setting})", hint="write the port as digits: postgresql://user@host:5432/db "
+                                                       "(or leave it out: 5432)") from None
+
+
 def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnavailable:
     """A clear error for a server that failed: what happened and what to do, never the password."""
     first = redact.scrub(str(exc).strip().splitlines()[0] if str(exc).strip()
@@ -192,6 +214,7 @@ class PostgresConnection(Connection):
 def connect(target: str, readonly: bool = False) -> Connection:
     """The database of `target`: a PostgreSQL URL, else an SQLite file (`sqlite:///path` too)."""
     if is_url(target):
+        check_port(target)
         return PostgresConnection(target)
     if target.startswith("sqlite:///"):
         target = target[len("sqlite:///") - 1:]

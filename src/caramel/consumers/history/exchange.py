@@ -37,6 +37,8 @@ class Store(Protocol):
 
     def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True) -> int: ...
 
+    def mark_imported(self, run_key: str) -> None: ...
+
 
 def export_lines(history: Store, benchmark: str | None = None,
                  site_of: Callable[[RunRecord], str] | None = None) -> Iterator[str]:
@@ -109,6 +111,7 @@ def import_records(history: Store, records: Iterable[tuple[RunRecord, Sequence[M
             else:
                 runs += 1
                 first_line[run.run_key] = where.line or 0
+                history.mark_imported(run.run_key)
             added += history._insert(run, metrics, replace=False)
             history.written.clear()  # an import goes to no sink: keep no copy of its rows
     return runs, added

@@ -37,6 +37,25 @@ COPY_COLUMN = "caramel_copy"  # a copies table's copy column (engine.copies): a 
 FIGURE_STATISTICS = (*SAME_TYPE_STATISTICS, "avg")  # statistics of a figure that are figures too
 
 
+
+def fmean(values: Sequence[float]) -> float:
+    """statistics.fmean's mean (math.fsum, then one division); where the sum is beyond a double
+    (two samples of 1.7e308), the sum of the values divided first, so that finite samples have a
+    finite mean (fsum and fmean raise OverflowError there)."""
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        count = len(values)
+        return math.fsum([value / count for value in values])
+
+
+def fsum_or_inf(values: Iterable[float]) -> float:
+    """math.fsum of values of one sign (squares); infinity where the sum is beyond a double."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+
 @dataclass
 class Metric:
     table: str
@@ -61,7 +80,7 @@ class Metric:
     def mean(self) -> float:
         if len(self.samples) == 1:
             return self.samples[0]
-        return statistics.fmean(self.samples) if self.samples else math.nan
+        return fmean(self.samples) if self.samples else math.nan
 
     @property
     def sd(self) -> float:

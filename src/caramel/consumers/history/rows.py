@@ -10,10 +10,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice, repeat
-from operator import sub, truediv
+from operator import sub
 
 from caramel.consumers.history.layout import METRIC_COLUMNS, RunRecord
-from caramel.consumers.history.metrics import Metric, MetricColumns
+from caramel.consumers.history.metrics import Metric, MetricColumns, fmean, fsum_or_inf
 from caramel.errors import RunError
 from caramel.stages.state import bounded
 
@@ -31,13 +31,13 @@ def mean_sd(values: list[float]) -> tuple[float, float | None]:
     spread known, not 0) of a figure's repeats, by math.fsum: the same to the last digit or so as
     statistics.stdev, which takes ten times as long (its exact fractions), a million times per import."""
     n = len(values)
-    mean = math.fsum(values) / n
+    mean = fmean(values)
     if n < 2:
         return mean, None
     try:
-        return mean, math.sqrt(math.fsum([(v - mean) ** 2 for v in values]) / (n - 1))
+        return mean, math.sqrt(fsum_or_inf([(v - mean) ** 2 for v in values]) / (n - 1))
     except OverflowError:  # a deviation's square beyond a double (samples 1e300 apart): the sd is infinite
-        return mean, math.sqrt(math.fsum([square(v - mean) for v in values]) / (n - 1))
+        return mean, math.sqrt(fsum_or_inf([square(v - mean) for v in values]) / (n - 1))
 
 
 def square(value: float, power: float = 2.0) -> float:
@@ -179,10 +179,13 @@ def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool
     if n > 1 and lengths.count(n) == len(lengths) \
             and (floats or set(map(type, chain.from_iterable(samples))) == _FLOAT):
         return _uniform_statistics(samples, n, squared)
-    means = list(map(truediv, map(math.fsum, samples), lengths))
+    means = list(map(fmean, samples))
     deviations = map(sub, chain.from_iterable(samples), chain.from_iterable(map(repeat, means, lengths)))
     squares = map(squared, deviations, repeat(2.0))
-    sums = map(math.fsum, map(islice, repeat(squares), lengths))  # each figure's squares in turn
+    # each figure's squares in turn, made before they are summed: pow's OverflowError reaches the
+    # caller (which starts again with `square`), fsum's own (finite squares whose sum is beyond a
+    # double) is an infinite sum
+    sums = map(fsum_or_inf, map(list, map(islice, repeat(squares), lengths)))
     sds = [math.sqrt(total / (count - 1)) if count > 1 else None for total, count in zip(sums, lengths, strict=True)]
     return means, sds, list(map(min, samples)), list(map(max, samples)), None
 
@@ -196,9 +199,9 @@ def _uniform_statistics(samples: Sequence[list[float]], n: int, squared: Callabl
     count = len(samples)
     values = np.fromiter(chain.from_iterable(samples), float, count * n).reshape(count, n)
     with np.errstate(all="ignore"):  # an infinity or NaN: the value Python gives, without a warning
-        means = np.fromiter(map(math.fsum, samples), float, count) / n
+        means = np.fromiter(map(fmean, samples), float, count)
         squares = map(squared, (values - means[:, None]).ravel().tolist(), repeat(2.0))
-        sums = np.fromiter(map(math.fsum, zip(*[squares] * n, strict=True)), float, count)
+        sums = np.fromiter(map(fsum_or_inf, zip(*[squares] * n, strict=True)), float, count)
         sds = np.sqrt(sums / (n - 1))
         lows = highs = values[:, 0]
         for column in values.T[1:]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from urllib.parse import urlsplit
 
 from caramel import redact
 from caramel.errors import Location, SpecError
@@ -70,6 +71,11 @@ def _sink(item: object, where: Location) -> Sink:
     url = str(item["url"])
     if not url.startswith(("http://", "https://")):
         raise SpecError(f"a sink's URL is http:// or https://, not {redact.url(url)!r}", where)
+    try:
+        _ = urlsplit(url).port  # ValueError for a port that is no number
+    except ValueError:  # a port that is no number (`:80x`) or out of range
+        raise SpecError(f"a sink's URL {redact.url(url)!r} has a port that is no number from 0 to 65535", where,
+                        hint="write the port as digits (https://host:9200/...), or leave it out") from None
     try:
         timeout = float(item.get("timeout", 5.0))
     except (TypeError, ValueError):

@@ -176,6 +176,16 @@ class History:
             else:
                 self.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("tables:" + run_key, key))
 
+    def mark_imported(self, run_key: str) -> None:
+        """Note, inside the caller's transaction, that the run came from another history (`bench
+        import`, or a copy of an imported run): `bench export --site` leaves its site alone."""
+        self.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("imported:" + run_key, "1"))
+
+    def imported(self) -> set[str]:
+        """The keys of the runs that came from another history (`mark_imported`)."""
+        rows = self.db.execute("SELECT key FROM meta WHERE key LIKE 'imported:%'").fetchall()
+        return {key[len("imported:"):] for (key,) in rows}
+
     def run(self, run_key: str) -> RunRecord | None:
         found = self._records("SELECT * FROM runs WHERE run_key = ?", (run_key,))
         return found[0] if found else None
@@ -270,7 +280,7 @@ class History:
             removed = self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run_key,)).rowcount
             self.db.execute("DELETE FROM baselines WHERE run_key = ?", (run_key,))
             self.db.execute("DELETE FROM runs WHERE run_key = ?", (run_key,))
-            self.db.execute("DELETE FROM meta WHERE key = ?", ("tables:" + run_key,))
+            self.db.execute("DELETE FROM meta WHERE key IN (?, ?)", ("tables:" + run_key, "imported:" + run_key))
         return removed
 
     def set_baseline(self, name: str, run_key: str) -> None:

@@ -69,6 +69,8 @@ def _parsed(doc, plain: MetricColumns | None, where: Location) -> tuple[RunRecor
     """The run and metrics of a line's JSON (`plain`: its metrics, told by `_plain_metrics`)."""
     _check_schema(doc, where)
     try:
+        if plain is None:  # orjson refuses lone surrogates, and a NUL sends the line here
+            _storable_texts(doc, "")
         return _record(doc, plain)
     except _Bad as exc:
         raise RunError(f"not a bench export: {exc}", where, hint="make the file with bench export") from None
@@ -113,6 +115,8 @@ def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
     a line with a float of that size outside the samples is read by json too (a sample is stored as
     a float either way), and a configuration value that is a number is never a plain metric's. The
     line is at most `_SHALLOW` + 1 deep (plain metrics: 4), so far within the depth json is allowed."""
+    if b"\\u0000" in data:  # a NUL (or the text `\u0000`): json's reading checks each text
+        return None
     try:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError:
@@ -252,6 +256,8 @@ def _check(value, expected: str, path: str) -> None:
         raise _Bad(f"{path} holds {_kind(value)}, expected a text")
     if expected == _TIME and value is not None and not _finite(value, path):
         raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
+    if expected == _TIME and isinstance(value, int) and not -2**63 <= value < 2**63:
+        raise _Bad(f"{path} holds the number {str(value)[:20]}..., beyond a 64-bit integer (seconds since 1970)")
     if expected == "higher, lower or unknown" and value not in ("higher", "lower", "unknown"):
         raise _Bad(f'{path} holds {_kind(value)}, expected "higher", "lower" or "unknown"')
     if expected in (_TEXTS, "non-empty list of numbers"):
@@ -270,6 +276,26 @@ def _check(value, expected: str, path: str) -> None:
         for key, item in value.items():
             if not isinstance(item, str) and not _finite(item, f"{path}.{key}"):
                 raise _Bad(f"{path}.{key} holds {_kind(item)}, expected a text or a number")
+
+
+def _storable_texts(value, path: str) -> None:
+    """Refuse a text (key or value) that some history engine cannot store: a lone surrogate (no
+    UTF-8 encodes it) or a NUL (PostgreSQL's text refuses it), naming its JSON path."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _storable_texts(key, f"{path} key")
+            _storable_texts(item, f"{path}.{key}" if path else str(key))
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _storable_texts(item, f"{path}[{n}]")
+    elif isinstance(value, str):
+        if "\0" in value:
+            raise _Bad(f"{path} holds a NUL character (U+0000), which a history cannot store")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise _Bad(f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), which is no "
+                       "character and cannot be stored") from None
 
 
 def _finite(value, path: str) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from caramel import __version__
 from caramel.errors import did_you_mean
+from caramel.settings import current
 from caramel.stages.analyse import scan as scanning
 from caramel.stages.analyse.cache import AnalysisCache, Damaged, decode_group, encode_group
 from caramel.stages.analyse.derived import Problem, evaluate_derived
@@ -164,8 +165,9 @@ def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench: 
 
 
 def _config(analyser: Analyser, patterns: dict[str, Pattern], steps: dict[str, Step]) -> str:
-    """What the cached values depend on besides the files: the definitions and caramel's version."""
-    text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, analyser, sorted(patterns.items()),
+    """What the cached values depend on besides the files: the definitions, caramel's version and
+    the patterns' time bound (a value stopped at it is found with a larger one)."""
+    text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, current().pattern_timeout, analyser, sorted(patterns.items()),
                  sorted((n, s.work_dir, s.iterations, repr(s.sanity)) for n, s in steps.items())))
     return hashlib.sha1(text.encode()).hexdigest()
 
@@ -231,6 +233,17 @@ def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], 
     return "\n".join(parts), reads
 
 
+def _overrun(wp: WPRecord, path: str, name: str, bound: float, active: dict[str, Pattern], group: Group) -> str:
+    """Record, on the group, a pattern stopped at its time bound on one file: a problem (the warning,
+    naming the pattern, the file and the bound) and a missing entry (the row's status says why)."""
+    file = os.path.relpath(path, wp.work_dir)
+    why = f"did not finish within {bound:g} s on {file} (pattern_timeout)"
+    pattern = active[name]
+    group.problems.append(Problem(pattern, pattern.regex, wp.id, why))
+    group.missing.append(f"{name}: over {bound:g} s on {file}")
+    return why
+
+
 def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Pattern], reads: list[Read]) -> Group:
     group = Group(root.id, [m.id for m in members], started=any(m.started for m in members))
     if not group.started:
@@ -240,6 +253,9 @@ def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Patt
 
     def sink(name: str, texts: list[str]) -> None:
         accs[name].add(texts)
+
+    bound = current().pattern_timeout
+    overrun: dict[str, str] = {}  # pattern stopped at its time bound -> why its value is missing
 
     for wp, spec, paths in reads:
         if spec.sanity_only:
@@ -261,16 +277,21 @@ def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Patt
             active[p.name] = p
         for path in paths:
             try:
-                scanning.scan_file(path, probes, sink)
+                stopped = scanning.scan_file(path, probes, sink, bound=bound)
             except OSError as exc:  # vanished or unreadable since the signature was taken
                 group.missing.append(f"{os.path.relpath(path, wp.work_dir)} ({exc.strerror})")
+                continue
+            for name in stopped:
+                overrun[name] = _overrun(wp, path, name, bound, active, group)
     values: dict[str, object] = {}
     for name, acc in accs.items():
+        if name in overrun:
+            continue  # what it matched before it was stopped is not its value
         values.update(acc.values(name))
         if acc.dropped:
             group.dropped[name] = (acc.dropped, acc.bad)
     for p in active.values():
-        if not is_derived(p) and p.default is not None and p.name not in values:
+        if not is_derived(p) and p.default is not None and p.name not in values and p.name not in overrun:
             values.update(default_values(p.name, kind(p), p.default, p.where))
     derived = [p for p in active.values() if is_derived(p)]
     values.update(evaluate_derived(derived, root.params, values, root.id, group.problems))

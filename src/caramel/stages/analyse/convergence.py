@@ -13,6 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
+from caramel.stages.analyse.estimators import mean_sd
+
 CONFIDENCE = 0.95
 
 
@@ -27,9 +29,8 @@ def half_width_pct(samples: Sequence[float], confidence: float = CONFIDENCE) -> 
         values.min() == values.max()
     ):  # not np.std: the mean of equal floats may differ in its last bit
         return 0.0
-    spread = float(np.std(values, ddof=1))
-    mean = float(np.mean(values))
+    mean, spread = mean_sd(values, 1)
     if mean == 0.0:
         return math.inf
     quantile = float(stats.t.ppf(0.5 + confidence / 2, len(values) - 1))
-    return 100.0 * quantile * spread / math.sqrt(len(values)) / abs(mean)
+    return 100.0 * quantile * (spread / abs(mean)) / math.sqrt(len(values))  # the ratio first: no overflow

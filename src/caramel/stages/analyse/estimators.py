@@ -16,8 +16,12 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from caramel.stages.spec.estimator import DEFAULT, TRIM_FROM, Estimator, Samples, parse_estimator
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -60,11 +64,29 @@ def summarise(values: Iterable[float], estimator: Estimator = DEFAULT) -> Summar
     used = int(samples.size)
     if used == 0:
         return Summary(n, 0, math.nan, math.nan, math.nan)
-    mean = float(samples.mean())
+    mean, sd = mean_sd(samples, estimator.ddof)
     if used < 2 or used <= estimator.ddof:
         return Summary(n, used, mean, math.nan, math.nan)
-    sd = float(samples.std(ddof=estimator.ddof))
     return Summary(n, used, mean, sd, sd / math.sqrt(used))
+
+
+def mean_sd(samples: np.ndarray, ddof: int = 1) -> tuple[float, float]:
+    """numpy's mean and standard deviation (NaN sd with no more samples than `ddof`). Where either
+    is beyond a double though every sample is finite (repeats of 1.7e308, whose sum overflows), they
+    are taken of the samples divided by the largest magnitude, then multiplied back: finite samples
+    have a finite mean, and no overflow warning reaches the terminal."""
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = float(samples.mean()) if samples.size else math.nan
+        sd = float(samples.std(ddof=ddof)) if samples.size > ddof else math.nan
+        if samples.size and not (math.isfinite(mean) and (math.isfinite(sd) or samples.size <= ddof)) \
+                and bool(np.isfinite(samples).all()):
+            scale = float(np.abs(samples).max())
+            scaled = samples / scale
+            mean = float(scaled.mean()) * scale
+            sd = float(scaled.std(ddof=ddof)) * scale if samples.size > ddof else math.nan
+    return mean, sd
 
 
 @dataclass(frozen=True)

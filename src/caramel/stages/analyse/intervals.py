@@ -112,10 +112,10 @@ def interval(
     if name == "trimmed" and values.size < TRIM_FROM:
         name = "mean"  # nothing is trimmed below TRIM_FROM samples: the plain mean, its t interval
     if name == "mean":
-        sd = float(values.std(ddof=1)) if values.size > 1 else math.nan
-        return mean_interval(
-            float(values.mean()) if values.size else math.nan, sd, int(values.size), level
-        )
+        from caramel.stages.analyse.estimators import mean_sd
+
+        mean, sd = mean_sd(values, 1)
+        return mean_interval(mean, sd, int(values.size), level)
     statistic = _trimmed_mean if name == "trimmed" else np.median
     estimate = float(statistic(values, axis=-1))
     method = f"{BOOTSTRAP} ({'trimmed mean' if name == 'trimmed' else 'median'})"

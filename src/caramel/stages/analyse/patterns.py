@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import regex  # `re`'s syntax, and a time bound on each match (analyse.scan)
+
 from caramel.errors import Location
 from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.expand.substitute import references, substitute
@@ -62,7 +64,7 @@ class Probe:
     """A compiled pattern ready to scan with."""
 
     name: str
-    regex: re.Pattern
+    regex: regex.Pattern
     kind: str  # int | float | string
 
 
@@ -106,11 +108,18 @@ class Compiler:
         out = []
         for p in self.patterns:
             text = substitute(resolve(p.name, ()), {}, final=True)
-            flags = re.MULTILINE | (re.DOTALL if p.dotall else 0)
-            try:
-                regex = re.compile(text, flags)
-            except re.error as exc:
-                raise AnalyseError(f"pattern '{p.name}' is not a valid regular expression: {exc}: {text!r}",
-                                   p.where, hint="fix the regex; $name placeholders are substituted first") from None
-            out.append(Probe(p.name, regex, kind(p)))
+            out.append(Probe(p.name, compile_pattern(text, p.dotall, f"pattern '{p.name}'", p.where), kind(p)))
         return out
+
+
+def compile_pattern(text: str, dotall: bool, what: str, where: Location) -> regex.Pattern:
+    """`text` compiled for scanning by the regex module (MULTILINE, DOTALL when asked). It is first
+    compiled by `re`, as JUBE compiles it, so that a pattern JUBE refuses is refused with `re`'s own
+    words; one `re` takes and regex does not is refused with regex's."""
+    flags = re.MULTILINE | (re.DOTALL if dotall else 0)
+    try:
+        re.compile(text, flags)
+        return regex.compile(text, flags)
+    except (re.error, regex.error) as exc:
+        raise AnalyseError(f"{what} is not a valid regular expression: {exc}: {text!r}",
+                           where, hint="fix the regex; $name placeholders are substituted first") from None

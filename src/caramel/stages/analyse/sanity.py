@@ -18,9 +18,11 @@ import functools
 import math
 import operator
 import os
-import re
 from collections.abc import Callable
 
+import regex as re  # `re`'s syntax, and a time bound on each match (analyse.scan)
+
+from caramel.settings import current
 from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
 from caramel.stages.analyse.patterns import Probe
 from caramel.stages.analyse.scan import scan_file
@@ -131,11 +133,14 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
     if os.path.commonpath([path, folder]) != folder:
         return f"{name} is outside the work folder of {wp.id}_{wp.step}"
     found = []
+    bound = current().pattern_timeout
     try:
-        scan_file(path, [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
-                  lambda _name, texts: found.extend(texts[:1]))
+        stopped = scan_file(path, [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
+                            lambda _name, texts: found.extend(texts[:1]), bound=bound)
     except OSError:
         return f"expect /{check.text}/: {label} is missing" if check.kind == "expect" else ""
+    if stopped:
+        return f"{check.kind} /{check.text}/ did not finish within {bound:g} s on {label} (pattern_timeout)"
     if check.kind == "expect" and not found:
         return f"expect /{check.text}/ not found in {label}"
     if check.kind == "reject" and found:

@@ -13,6 +13,11 @@ lines (CHUNK characters):
   OVERLAP (1 MiB), e.g. a greedy `(.*)` meant to run to the end of a 200 MB log, is cut at a block
   end instead of reaching the end of the file.
 
+Each pattern has `bound` seconds on each file (the setting `pattern_timeout`): a pattern that
+backtracks without end (`(a|aa)+$` on a long line) is stopped there, by the `regex` module's
+`timeout=` (a drop-in for `re` that understands JUBE's patterns, and stops a running match, which
+`re` cannot), and `scan_file` returns its name; its value is missing.
+
 The file is read as text with universal newlines (`\\r\\n` and `\\r` become `\\n`, as in JUBE);
 undecodable bytes become U+FFFD instead of aborting the analysis.
 """
@@ -20,9 +25,11 @@ undecodable bytes become U+FFFD instead of aborting the analysis.
 from __future__ import annotations
 
 import os
-import re
+import time
 from collections.abc import Callable
 from typing import TextIO
+
+import regex as re
 
 from caramel.stages.analyse.patterns import Probe
 
@@ -31,9 +38,10 @@ OVERLAP = 1024 * 1024  # a match starting this close to a block end waits for th
 CONTEXT = 4096  # characters kept before resume points for lookbehinds and ^
 
 
-def matches(regex: re.Pattern, text: str, pos: int = 0) -> list[str]:
-    """`re.findall` flattened as JUBE flattens it: one entry per group of each match."""
-    found = regex.findall(text, pos)
+def matches(regex: re.Pattern, text: str, pos: int = 0, timeout: float | None = None) -> list[str]:
+    """`re.findall` flattened as JUBE flattens it: one entry per group of each match (TimeoutError
+    after `timeout` seconds)."""
+    found = regex.findall(text, pos, timeout=timeout)
     if regex.groups > 1:
         return [group for match in found for group in match]
     return found
@@ -48,9 +56,30 @@ def _texts(regex: re.Pattern, match: re.Match) -> list[str]:
 Sink = Callable[[str, list[str]], None]
 
 
-def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK, overlap: int = OVERLAP) -> None:
+class Bound:
+    """`seconds` of matching for each pattern on one file: what is left of each pattern's share."""
+
+    def __init__(self, seconds: float | None) -> None:
+        self.seconds = seconds
+        self.used: dict[str, float] = {}
+        self.overrun: list[str] = []  # names of the patterns stopped, in order
+
+    def left(self, name: str) -> float | None:
+        if self.seconds is None:
+            return None
+        return max(self.seconds - self.used.get(name, 0.0), 1e-3)
+
+    def spent(self, name: str, started: float) -> None:
+        self.used[name] = self.used.get(name, 0.0) + time.perf_counter() - started
+
+
+def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK, overlap: int = OVERLAP,
+              bound: float | None = None) -> list[str]:
     """Call `sink(pattern name, match texts)` for the matches of each probe in the file at `path`,
-    in file order (possibly several calls per pattern for a large file)."""
+    in file order (possibly several calls per pattern for a large file). Each probe may match for
+    `bound` seconds in all (None: no bound); the names of those stopped are returned, and what they
+    found before is to be dropped by the caller."""
+    limits = Bound(bound)
     with open(path, "rb") as raw:  # small files (nearly all logs): one read, no text layer
         size = os.fstat(raw.fileno()).st_size
         data = raw.read(size + 1) if size <= chunk else b""  # (read(n) would allocate n bytes first)
@@ -59,15 +88,38 @@ def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK, ov
         if "\r" in text:  # universal newlines, as a text-mode read gives JUBE
             text = text.replace("\r\n", "\n").replace("\r", "\n")
         for probe in probes:  # the whole file: JUBE's own search
-            found = matches(probe.regex, text)
+            try:
+                found = matches(probe.regex, text, timeout=limits.left(probe.name))
+            except TimeoutError:
+                limits.overrun.append(probe.name)
+                continue
             if found:
                 sink(probe.name, found)
-        return
+        return limits.overrun
     with open(path, encoding="utf-8", errors="replace") as handle:
-        _scan_blocks(handle, handle.read(chunk), probes, sink, chunk, overlap)
+        _scan_blocks(handle, handle.read(chunk), probes, sink, chunk, overlap, limits)
+    return limits.overrun
 
 
-def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chunk: int, overlap: int) -> None:
+def _block_matches(probe: Probe, text: str, pos: int, boundary: int, limits: Bound) -> tuple[list[str], int, bool]:
+    """The match texts of `probe` in `text` from `pos` up to `boundary` (relative offsets), where it
+    ended, and whether a match was left for the next block. TimeoutError past the probe's bound."""
+    found: list[str] = []
+    end = pos
+    started = time.perf_counter()
+    try:
+        for match in probe.regex.finditer(text, pos, timeout=limits.left(probe.name)):
+            if match.start() >= boundary:
+                return found, end, True
+            found += _texts(probe.regex, match)
+            end = match.end()
+    finally:
+        limits.spent(probe.name, started)
+    return found, end, False
+
+
+def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chunk: int, overlap: int,
+                 limits: Bound) -> None:
     base = 0  # file offset (in characters) of text[0]
     resume = [0] * len(probes)  # file offset where each probe continues
     while True:
@@ -82,14 +134,16 @@ def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chu
             line = text.rfind("\n", 0, cut)
             boundary = base + (line + 1 if line > 0 else cut)
         for i, probe in enumerate(probes):
-            found: list[str] = []
-            pending = False
-            for match in probe.regex.finditer(text, resume[i] - base):
-                if base + match.start() >= boundary:
-                    pending = True
-                    break
-                found += _texts(probe.regex, match)
-                resume[i] = base + match.end()
+            if probe.name in limits.overrun:
+                resume[i] = boundary  # stopped: it holds no text back
+                continue
+            try:
+                found, end, pending = _block_matches(probe, text, resume[i] - base, boundary - base, limits)
+            except TimeoutError:
+                limits.overrun.append(probe.name)
+                resume[i] = boundary
+                continue
+            resume[i] = max(resume[i], base + end)
             if not pending:
                 resume[i] = max(resume[i], boundary)
             found = [f for f in found if f]

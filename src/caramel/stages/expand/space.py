@@ -7,7 +7,7 @@ from collections.abc import Collection
 
 from caramel.errors import ExpandError, Location
 from caramel.stages.expand.count import DEFAULT_MAX_WORKPACKAGES, check_product
-from caramel.stages.expand.values import Value, expand_template, settle
+from caramel.stages.expand.values import TooManyValues, Value, expand_template, settle
 from caramel.stages.spec.model import Zip
 
 
@@ -24,7 +24,10 @@ def expand_space(values: dict[str, Value], zips: list[Zip], tags: Collection[str
     work = [values]
     while work:
         current = work.pop()
-        settle(current, tags)
+        try:
+            settle(current, tags, limit)
+        except TooManyValues as exc:
+            raise _too_many(exc, limit, where) from None
         groups = _groups(current, zips)
         if not groups:
             done.append(current)
@@ -39,6 +42,18 @@ def expand_space(values: dict[str, Value], zips: list[Zip], tags: Collection[str
             expanded.append(new)
         work.extend(reversed(expanded))
     return done
+
+
+def _too_many(exc: TooManyValues, limit: int, where: Location | None) -> ExpandError:
+    """check_product's refusal, for one parameter whose values were counted as they were made."""
+    if exc.stopped:
+        text = (f"the parameters would make more than the limit of {limit:,} combinations: {exc.name} (its "
+                f"command was stopped after more than {limit:,} values)")
+    else:
+        text = (f"the parameters would make {exc.seen:,} combinations, more than the limit of {limit:,}: "
+                f"{exc.name} ({exc.seen:,} values)")
+    return ExpandError(text, where,
+                       hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N")
 
 
 def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], list[tuple[Value, ...]]]]:

@@ -11,7 +11,10 @@ import builtins
 import math
 import os
 import re
+import selectors
 import subprocess
+import tempfile
+import time
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 
@@ -24,6 +27,32 @@ MAX_PASSES = 5  # JUBE's MAX_RECURSIVE_SUB
 SHELL_TIMEOUT = 600
 # `jube_wp_envstr`'s definition: once its `export NAME=$NAME` lines are substituted, the values are quoted
 ENVSTR = Parameter("jube_wp_envstr", "", separator="")
+READ_BLOCK = 1 << 16  # bytes of a shell parameter's output read at a time
+
+
+@dataclass(frozen=True)
+class Cap:
+    """At most `most` values separated by `separator` in a script parameter's result: a result
+    beyond is refused as it is produced (a shell's output while it is read, a python result before
+    it is split), since no plan could hold that many workpackages."""
+
+    separator: str
+    most: int
+
+    def over(self, count: int) -> bool:
+        return bool(self.separator) and count > self.most
+
+
+class TooManyValues(Exception):
+    """A parameter's result holds more values than its Cap allows: `seen` values counted, all of
+    them, or (`stopped`) as far as its command was read before it was killed. The expansion that
+    set the cap words the refusal (space.expand_space)."""
+
+    def __init__(self, seen: int, stopped: bool = False, name: str = "") -> None:
+        super().__init__(seen)
+        self.seen = seen
+        self.stopped = stopped
+        self.name = name
 
 
 @dataclass(slots=True)
@@ -71,8 +100,12 @@ def from_definition(param: Parameter) -> Value:
     return _make(param, param.value, param.mode, derived=False)
 
 
-def _make(param: Parameter, text: str, mode: str, derived: bool, idx: int = -1) -> Value:
+def _make(param: Parameter, text: str, mode: str, derived: bool, idx: int = -1,
+          most: int | None = None) -> Value:
     if mode not in SCRIPT_MODES and param.separator and param.separator in text:
+        count = text.count(param.separator) + 1  # counted before the split makes each value
+        if most is not None and count > most:
+            raise TooManyValues(count, name=param.name)
         parts = tuple(p.strip() for p in text.split(param.separator))
         if len(parts) > 1:
             return Value(param, param.separator.join(parts), mode, parts, idx, derived)
@@ -116,20 +149,23 @@ def _order(values: dict[str, Value]) -> list[str]:
     return order
 
 
-def settle(values: dict[str, Value], tags: Collection[str] = frozenset()) -> None:
-    """Substitute and evaluate in place until nothing changes or a template appears."""
+def settle(values: dict[str, Value], tags: Collection[str] = frozenset(),
+           most: int | None = None) -> None:
+    """Substitute and evaluate in place until nothing changes or a template appears; a value that
+    would split into more than `most` values is refused (TooManyValues) before it is split."""
     for _ in range(MAX_PASSES):
         if any(v.choices is not None for v in values.values()):
             return
         order = _order(values)
-        changed = _pass(values, order, tags, force=False)
+        changed = _pass(values, order, tags, False, most)
         if not changed:
-            changed = _pass(values, order, tags, force=True)
+            changed = _pass(values, order, tags, True, most)
         if not changed:
             return
 
 
-def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], force: bool) -> bool:
+def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], force: bool,
+          most: int | None) -> bool:
     changed = False
     consts: dict[str, str] | None = None  # built once per pass, kept current as values change
     for name in order:
@@ -150,13 +186,13 @@ def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], for
         if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
                 and not any(r.startswith("jube_wp_") for r in refs):
             try:
-                text = escape(_evaluate_in(values, v, substitute(text, {}, final=True), mode, tags))
+                text = escape(_evaluate_in(values, v, substitute(text, {}, final=True), mode, tags, most))
                 mode = "text"
             except ExpandError:
                 if not force:
                     raise
         if text != v.text or mode != v.mode:
-            new = values[name] = _make(v.definition, text, mode, True, v.idx)
+            new = values[name] = _make(v.definition, text, mode, True, v.idx, most)
             if new.choices is None and new.mode not in SCRIPT_MODES:
                 consts[name] = new.text
             else:
@@ -187,10 +223,11 @@ def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
 _PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
 
 
-def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags: Collection[str]) -> str:
+def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags: Collection[str],
+                 most: int | None = None) -> str:
     """`evaluate` for one value of `values`; when it fails, hint a misspelt `$name` (did you mean)."""
     try:
-        return evaluate(code, mode, v.definition, tags)
+        return evaluate(code, mode, v.definition, tags, most)
     except ExpandError as exc:
         hint = reference_hint(v.definition.value, mode, exc.message, values)
         if not hint:
@@ -218,26 +255,38 @@ def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> 
     return ""
 
 
-def evaluate(code: str, mode: str, param: Parameter, tags: Collection[str]) -> str:
-    """Run a script parameter; errors name the parameter, its expression and its definition."""
-    return run_script(code, mode, f"parameter '{param.name}'", param.where, tags)
+def evaluate(code: str, mode: str, param: Parameter, tags: Collection[str],
+             most: int | None = None) -> str:
+    """Run a script parameter; errors name the parameter, its expression and its definition. A
+    result of more than `most` values (None: any number) is refused as it is produced
+    (TooManyValues)."""
+    cap = None if most is None else Cap(param.separator, most)
+    try:
+        return run_script(code, mode, f"parameter '{param.name}'", param.where, tags, cap)
+    except TooManyValues as exc:
+        exc.name = param.name
+        raise
 
 
 def run_script(code: str, mode: str, what: str, where: Location,
-               tags: Collection[str] = frozenset()) -> str:
+               tags: Collection[str] = frozenset(), cap: Cap | None = None) -> str:
     """The text a `mode=` script gives (python, shell, perl, env, tag; any other mode: the code
-    itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its line."""
+    itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its line.
+    TooManyValues when the result holds more values than `cap` allows."""
     if mode == "python":
         try:
-            return str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307 - the file declared mode="python"
+            result = str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307 - the file declared mode="python"
         except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
             raise ExpandError(f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}", where,
                               hint="check the expression after substitution of its $ references") from None
+        if cap is not None and cap.over(result.count(cap.separator) + 1):
+            raise TooManyValues(result.count(cap.separator) + 1)
+        return result
     if mode in ("shell", "perl"):
         shell = current().shell.strip() or "/bin/sh"
         cmd = code if mode == "shell" else f'perl -e "print {code}"'
         try:
-            proc = subprocess.run([shell, "-c", cmd], capture_output=True, timeout=SHELL_TIMEOUT)
+            proc = _shell([shell, "-c", cmd], cap)
         except subprocess.TimeoutExpired:
             raise ExpandError(f"{what}: shell command {cmd!r} did not end within {SHELL_TIMEOUT} s", where) from None
         if proc.returncode != 0:
@@ -253,6 +302,36 @@ def run_script(code: str, mode: str, what: str, where: Location,
     if mode == "tag":
         return code if code in tags else ""
     return code
+
+
+def _shell(argv: list[str], cap: Cap | None) -> subprocess.CompletedProcess[bytes]:
+    """Run a shell parameter's command, reading its output as it comes: past `cap`'s values it is
+    killed (TooManyValues), past SHELL_TIMEOUT too (TimeoutExpired). Its error output goes to a
+    file, so that a command writing much of it never blocks."""
+    sep = cap.separator.encode() if cap is not None else b""
+    with tempfile.TemporaryFile() as errors, \
+            subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors) as proc, \
+            selectors.DefaultSelector() as ready:
+        assert proc.stdout is not None
+        ready.register(proc.stdout, selectors.EVENT_READ)
+        deadline = time.monotonic() + SHELL_TIMEOUT
+        blocks: list[bytes] = []
+        count = 1
+        while True:
+            if not ready.select(max(deadline - time.monotonic(), 0)):
+                proc.kill()
+                raise subprocess.TimeoutExpired(argv, SHELL_TIMEOUT)
+            block = os.read(proc.stdout.fileno(), READ_BLOCK)
+            if not block:
+                break
+            blocks.append(block)
+            count += block.count(sep) if sep else 0  # (one split across blocks is counted by _make)
+            if cap is not None and cap.over(count):
+                proc.kill()
+                raise TooManyValues(count, stopped=True)
+        returncode = proc.wait()
+        errors.seek(0)
+        return subprocess.CompletedProcess(argv, returncode, b"".join(blocks), errors.read())
 
 
 def export_string(text: str) -> str:

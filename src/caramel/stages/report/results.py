@@ -254,6 +254,10 @@ def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
         for name, problems in list(failed.items())[:limit]:
             p = problems[0]
             more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
+            if p.pattern.mode == "pattern":  # a regex stopped at its time bound
+                out.append(f"{p.pattern.where}: pattern '{name}' /{p.expression}/ {p.message} in "
+                           f"workpackage {p.wp_id}{more}; its value is missing")
+                continue
             out.append(f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression"
                        f" {p.expression!r} failed for workpackage {p.wp_id}: {p.message}{more};"
                        " its value is nan")

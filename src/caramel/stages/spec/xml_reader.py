@@ -1,8 +1,10 @@
 """Read a JUBE XML file into a `Node` tree (lxml keeps the line of every element).
 
 Entities as JUBE (Python's expat) treats them: internal ones (`<!ENTITY greeting "hello">`) are
-expanded, an undefined or external one (`SYSTEM "..."`) is an error naming file and line; nothing
-is read from outside the file. Text is never dropped silently: text after a child element inside
+expanded, an undefined one is an error naming file and line. Nothing is read from outside the
+file: an external DTD (`<!DOCTYPE jube SYSTEM "...">`) or the declaration of an external entity
+(`<!ENTITY x SYSTEM "...">`, a parameter entity too) is refused, naming file and line, where
+expat would skip it silently (docs/security.md says they are refused). Text is never dropped silently: text after a child element inside
 an element (mixed content, which JUBE ignores) is an error.
 """
 
@@ -44,8 +46,36 @@ def _parse(path: str, resolve: bool | str) -> etree._ElementTree:
         raise SpecError(f"cannot read the file: {exc.strerror or exc}", Location(path)) from None
 
 
+def _declaration_line(path: str, pattern: str) -> int:
+    """The line of the first match of `pattern` in the file's prologue (lxml keeps no line for a
+    DOCTYPE or an entity declaration); 0 when not found."""
+    with open(path, "rb") as handle:
+        head = handle.read(1 << 20).decode("utf-8", errors="replace")
+    found = re.search(pattern, head)
+    return head.count("\n", 0, found.start()) + 1 if found else 0
+
+
+def _check_external(tree: etree._ElementTree, path: str) -> None:
+    """Refuse an external DTD and the declaration of any external entity, with its line."""
+    info = tree.docinfo
+    if info.system_url or info.public_id:
+        raise SpecError(f"external DTD {info.system_url or info.public_id!r} is refused (it would be read from "
+                        "outside the file)", Location(path, _declaration_line(path, r"<!DOCTYPE\b")),
+                        hint="remove SYSTEM/PUBLIC from the <!DOCTYPE>; declare entities inside it: "
+                             '<!DOCTYPE jube [<!ENTITY name "text">]>')
+    dtd = info.internalDTD
+    for entity in dtd.iterentities() if dtd is not None else ():
+        if entity.content is None:
+            line = _declaration_line(path, rf"<!ENTITY\s+(?:%\s+)?{re.escape(entity.name)}\s")
+            raise SpecError(f"external entity {entity.name!r} is refused (it names {entity.system_url!r})",
+                            Location(path, line),
+                            hint="caramel reads only internal entities: "
+                                 f'<!ENTITY {entity.name} "text">; or use <include> / init_with')
+
+
 def _check_entities(tree: etree._ElementTree, path: str) -> None:
-    """Refuse entity references that are not internal entities of the file's own DTD."""
+    """Refuse an external DTD or entity, and references to entities the file does not declare."""
+    _check_external(tree, path)
     dtd = tree.docinfo.internalDTD
     declared = {e.name: e for e in dtd.iterentities()} if dtd is not None else {}
     for node in tree.getroot().iter(etree.Entity):
@@ -54,11 +84,6 @@ def _check_entities(tree: etree._ElementTree, path: str) -> None:
         if entity is None:
             raise SpecError(f"undefined entity &{name};", Location(path, node.sourceline or 0),
                             hint=f'declare it: <!DOCTYPE jube [<!ENTITY {name} "...">]>, or write & as &amp;')
-        if entity.content is None:
-            raise SpecError(f"external entity &{name}; is not read (it names {entity.system_url!r})",
-                            Location(path, node.sourceline or 0),
-                            hint="caramel, like JUBE, reads only internal entities: "
-                                 f'<!ENTITY {name} "text">; or use <include> / init_with')
 
 
 def _convert(element: etree._Element, path: str) -> Node:
