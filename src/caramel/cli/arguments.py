@@ -40,15 +40,15 @@ def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction 
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
-def command_parsers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[
+def command_parsers(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> tuple[
         list[argparse.ArgumentParser], str]:
-    """The parsers from bench's to that of the (sub)command `args` were parsed for, and the
-    command's words (`run`, `history list`)."""
+    """The parsers from bench's to that of the (sub)command `parsed` was parsed for, and the
+    command's words (`run`, `history list`): each subcommand action's dest holds the word chosen."""
     chain: list[argparse.ArgumentParser] = [parser]
     words: list[str] = []
     while True:
         action = _subcommands(chain[-1])
-        chosen = getattr(args, action.dest, None) if action is not None else None
+        chosen = vars(parsed).get(action.dest) if action is not None else None
         if action is None or chosen not in action.choices:
             return chain, " ".join(words)
         chain.append(action.choices[chosen])
@@ -59,11 +59,11 @@ def flags_of(parser: argparse.ArgumentParser) -> list[str]:
     return [flag for action in parser._actions for flag in action.option_strings]
 
 
-def refuse_unknown(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str],
+def refuse_unknown(parser: argparse.ArgumentParser, parsed: argparse.Namespace, extra: list[str],
                    every_command: Callable[[], argparse.ArgumentParser]) -> NoReturn:
     """End with the command's own usage and a hint for each unknown flag of `extra` (what argparse
     left); `every_command`: a parser of all commands, made only when a flag is no near spelling."""
-    chain, words = command_parsers(parser, args)
+    chain, words = command_parsers(parser, parsed)
     command = chain[-1]
     hints = []
     for flag in dict.fromkeys(word.partition("=")[0] for word in extra if word.startswith("-")):
