@@ -89,9 +89,13 @@ def test_a_function_that_raises_is_a_failed_row_with_the_exceptions_last_line(tm
     assert ran.returncode != 0
     assert ran.stdout.count("ValueError: size 0 makes no sense") == 2, ran.stdout
     rows = table(tmp_path, env)
-    assert [r["status"] for r in rows] == ["failed", "failed", "done", "done"]
+    # the row carries the exception's last line, in the table, its JSON and the history (issue 37)
+    failed = "failed (call functions:rate: ValueError: size 0 makes no sense)"
+    assert [r["status"] for r in rows] == [failed, failed, "done", "done"]
     status = bench("status", "runs", cwd=tmp_path, env=env)
     assert "ValueError: size 0 makes no sense" in status.stdout
+    shown = bench("result", "runs", "--style", "json", cwd=tmp_path, env=env)
+    assert [r["status"] for r in json.loads(shown.stdout)["rows"]][:2] == [failed, failed]
 
 
 def test_a_return_that_is_not_a_mapping_fails_the_row_clearly(tmp_path, env):

@@ -79,8 +79,11 @@ def test_a_call_step_goes_to_slurm_through_submitit_and_is_followed_like_a_job(t
     assert "call.error appeared (job 4244): RuntimeError: size 3 does not fit" in status, status
     shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
-    assert [(r["size"], r["rate[items/s]"], r["status"]) for r in rows] == [
-        ("1", "1.5", "done"), ("2", "3.0", "done"), ("3", "", "failed")]
+    assert [(r["size"], r["rate[items/s]"], r["status"]) for r in rows[:2]] == [
+        ("1", "1.5", "done"), ("2", "3.0", "done")]
+    # the failed row carries the exception's last line (issue 37)
+    assert rows[2]["size"] == "3" and rows[2]["status"].startswith("failed (error file ")
+    assert rows[2]["status"].endswith("call.error appeared (job 4244): RuntimeError: size 3 does not fit)")
     script = next((tmp_path / "runs" / "000000" / "000000_run" / "work" / "submitit").glob("*/*_submission.sh"))
     assert "#SBATCH --partition=debug\n" in script.read_text() and "#SBATCH --time=5\n" in script.read_text()
 
@@ -101,8 +104,11 @@ def test_a_call_step_is_one_array_through_submitits_batch_submission(tmp_path):
     assert "call.error appeared (job 4242_2): RuntimeError: size 3 does not fit" in status, status
     shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
-    assert [(r["size"], r["rate[items/s]"], r["status"]) for r in rows] == [
-        ("1", "1.5", "done"), ("2", "3.0", "done"), ("3", "", "failed")]
+    assert [(r["size"], r["rate[items/s]"], r["status"]) for r in rows[:2]] == [
+        ("1", "1.5", "done"), ("2", "3.0", "done")]
+    # the failed row carries the exception's last line (issue 37)
+    assert rows[2]["size"] == "3" and rows[2]["status"].startswith("failed (error file ")
+    assert rows[2]["status"].endswith("call.error appeared (job 4242_2): RuntimeError: size 3 does not fit)")
     array = tmp_path / "runs" / "000000" / ".caramel_arrays" / "run.0"
     assert (array / "job_id").read_text() == "4242\n" and len((array / "tasks").read_text().splitlines()) == 3
     script = next((array / "submitit").glob("*/*_submission.sh")).read_text()

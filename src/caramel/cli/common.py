@@ -79,6 +79,7 @@ class BenchmarkOptions:
     max_workpackages: int | None = None
     no_eval: bool = False
     strict: bool = False  # an unknown key is an error, not a warning (spec/keycheck.py)
+    check_tags: bool = True  # a tag that selects nothing is an error (spec/tagscan.py; a suite checks its own)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BenchmarkOptions:
@@ -96,7 +97,7 @@ class LoadedBenchmarks:
 
 def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
-    from caramel.adapters.systems import find_system, with_system
+    from caramel.adapters.systems import find_system, system_names, with_system
     from caramel.consumers.catalog import resolve_benchmark
     from caramel.stages.spec.loader import load
     from caramel.stages.spec.mad import in_container, is_models_json
@@ -110,7 +111,8 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
         only = [options.file]  # a MAD model by name: that entry of its models.json
     system = find_system(set(options.tags), list(options.systems))
     benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None,
-                      strict=options.strict, no_eval=options.no_eval)
+                      strict=options.strict, no_eval=options.no_eval,
+                      system_tags=system_names(list(options.systems)) if options.check_tags else None)
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation

@@ -13,6 +13,7 @@ import sys
 from types import ModuleType
 
 from caramel import __version__
+from caramel.cli.arguments import BenchParser, refuse_unknown
 from caramel.errors import STOP_SIGNALS, CaramelError, InternalError, Interrupted
 from caramel.settings import command_scope
 
@@ -52,7 +53,7 @@ def command_modules(modules: list[str]) -> list[ModuleType]:
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments, only their command's module is imported when it is known
     (importing all twenty costs every call 0.1 s), else every command (`bench --help` lists them)."""
-    parser = argparse.ArgumentParser(prog="bench", description="caramel: JUBE-compatible benchmarks for ML on HPC")
+    parser = BenchParser(prog="bench", description="caramel: JUBE-compatible benchmarks for ML on HPC")
     parser.add_argument("--version", action="version", version=f"caramel {__version__}")
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -89,7 +90,9 @@ def _main(argv: list[str] | None) -> int:
             if signum != signal.SIGINT:
                 signal.signal(signum, _terminated)
     parser = build_parser(sys.argv[1:] if argv is None else argv)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # argparse would show bench's usage: the command's, and the flag meant
+        refuse_unknown(parser, args, extra, build_parser)
     try:
         with command_scope():  # every setting read once, as the command starts
             if getattr(args, "campaign", None):

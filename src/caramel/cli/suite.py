@@ -4,7 +4,8 @@ The benchmarks come from the catalog (caramel's shipped folder, `$CARAMEL_BENCHM
 `--benchmarks DIR`), selected with MAD's rule (any of the tags; a benchmark's name is a tag of
 its own). They run one after the other with the same system tags; each is a run of its own,
 remembered under one campaign id, so `bench status/continue/result/cancel -c last` act on all.
-A benchmark that cannot run with these tags is reported and the others go on.
+A benchmark that cannot run with these tags is reported and the others go on; a --tag that no
+member's file uses and no system file is named after is refused before the campaign is made.
 
 No member is lost: a file (or models.json entry) that cannot be read and that the tags may mean
 (its tags or name match, or its tags cannot be known) is a failed member of the campaign, with
@@ -14,6 +15,7 @@ A models.json entry runs as its file with `--only-bench NAME`.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import sys
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, TextIO
 from caramel.errors import CaramelError, RunError
 
 if TYPE_CHECKING:
+    from caramel.cli.common import BenchmarkOptions
     from caramel.cli.run import RunOptions
 
 
@@ -39,6 +42,7 @@ def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOpt
     found = find_benchmarks(list(source.benchmarks))
     entries = select_by_tags(found, suite)
     broken = unreadable_members(found, suite)
+    _check_tags(source, [entry.path for entry in entries])
     campaign = new_campaign(os.getcwd(), suite, list(source.tags))
     out.write(f"campaign {campaign}: {len(entries)} benchmark(s): {', '.join(e.name for e in entries)}"
               + (f"; {len(broken)} could not be read: {', '.join(e.name for e in broken)}" if broken else "") + "\n")
@@ -53,7 +57,7 @@ def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOpt
         out.flush()
         member = dataclasses.replace(
             options, suite=None, under_cwd=True,
-            source=dataclasses.replace(source, file=entry.path,
+            source=dataclasses.replace(source, file=entry.path, check_tags=False,
                                        only_bench=(entry.benchmark,) if entry.benchmark else source.only_bench),
             on_created=_recorder(campaign, entry.name))
         try:
@@ -64,6 +68,21 @@ def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOpt
     out.write(f"campaign {campaign} ended (exit {code}); bench result -c last shows its tables\n")
     out.flush()
     return code
+
+
+def _check_tags(source: BenchmarkOptions, paths: list[str]) -> None:
+    """Refuse, before the campaign is made, a --tag that no member's file uses and no system file is
+    named after; a member need not use every tag (the others' sizes, say), so members do not check."""
+    from caramel.adapters.systems import system_names
+    from caramel.stages.spec.loader import known_tags
+    from caramel.stages.spec.tagscan import check_given_tags
+
+    known: set[str] = set()
+    for path in paths:
+        with contextlib.suppress(CaramelError):  # a member that cannot be read says why when it runs
+            known |= known_tags(path, list(source.include_path))
+    check_given_tags(source.tags, known, system_names(list(source.systems)), None,
+                     what="the suite's benchmarks")
 
 
 def _recorder(campaign: str, name: str) -> Callable[[str], None]:

@@ -74,7 +74,11 @@ def test_on_slurm_the_job_script_carries_the_system_files_settings_and_the_job_i
     fake = tmp_path / "bin"
     fake.mkdir()
     (fake / "sbatch").write_text(f'#!/bin/sh\ncp "$1" {tmp_path}/script.sh\necho "Submitted batch job 4242"\n')
-    (fake / "sbatch").chmod((fake / "sbatch").stat().st_mode | stat.S_IEXEC)
+    # submitit's SlurmExecutor refuses to start where `srun` is not on PATH (submitit/slurm/slurm.py,
+    # SlurmExecutor.__init__): faked too, so the test needs no SLURM on the machine
+    (fake / "srun").write_text("#!/bin/sh\nexit 0\n")
+    for tool in ("sbatch", "srun"):
+        (fake / tool).chmod((fake / tool).stat().st_mode | stat.S_IEXEC)
     work = tmp_path / "work"
     work.mkdir()
     (work / "slow.py").write_text(SLOW)

@@ -54,7 +54,7 @@ def test_failed_and_unfinished_rows_have_a_status(run_dir, capsys):
     lines = out.splitlines()
     assert lines[0] == "x,rate[img/s],per_x,status"
     assert lines[1] == "1,1.5,-0.75,done"
-    assert lines[2] == "2,2.5,-2.5,failed"
+    assert lines[2] == "2,2.5,-2.5,failed (do 2 exited with 1: test 2 != 2)"  # its reason (issue 37)
     assert lines[3] == "3,3.5,nan,done (missing extra.log)"
     # the division by zero of x=3 is named with its expression and workpackage
     assert "pattern 'per_x': python expression '3.5 / (3 - 3)' failed for workpackage 2: ZeroDivisionError" in err
@@ -65,7 +65,8 @@ def test_notebook_api_is_typed_with_units(run_dir):
     assert list(df.columns) == ["x", "rate", "per_x", "status", "workpackage"]
     assert str(df["x"].dtype) == "Int64" and str(df["rate"].dtype) == "float64"
     assert df.attrs["units"] == {"rate": "img/s"}
-    assert list(df["status"]) == ["done (missing extra.log)", "failed", "done (missing extra.log)"]
+    assert list(df["status"]) == ["done (missing extra.log)", "failed (do 2 exited with 1: test 2 != 2)",
+                                  "done (missing extra.log)"]
     assert math.isnan(df["per_x"][2])
     full = caramel.results(os.path.dirname(run_dir))  # the outpath: its last run
     assert {"rate_avg", "rate_cnt", "x", "x_train", "status", "jube_res_analyser"} <= set(full.columns)
@@ -78,7 +79,8 @@ def test_json_style_and_output_file(run_dir, tmp_path, capsys):
     assert main(["result", run_dir, "--style", "json", "-o", str(target), "-a"]) == 0
     doc = json.loads(target.read_text())
     assert doc["name"] == "t" and doc["units"] == {"rate[img/s]": "img/s"}
-    assert doc["rows"][1]["status"] == "failed" and doc["rows"][0]["_workpackage"] == 0
+    assert doc["rows"][1]["status"] == "failed (do 2 exited with 1: test 2 != 2)"
+    assert doc["rows"][0]["_workpackage"] == 0
     assert doc["rows"][2]["per_x"] is None  # nan is null in JSON
 
 

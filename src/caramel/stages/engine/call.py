@@ -17,13 +17,15 @@ import shlex
 import sys
 from collections.abc import Callable
 
-from caramel.stages.engine.script import Command
+from caramel.stages.engine.script import Command, Outcome, Status
+from caramel.stages.engine.tails import tail
 from caramel.stages.expand.params import Params
 from caramel.stages.spec.call import CALL_FILE
 from caramel.stages.spec.model import Benchmark, Step
 from caramel.stages.spec.system import SystemFacts
 from caramel.vocabulary import Role
 
+CALL_MODULE = "caramel.stages.engine.call_job"  # the module a call step's one do runs
 DONE_FILE, ERROR_FILE = "call.done", "call.error"  # what the payload writes at the end of a scheduled job
 LOCAL_FOREVER_MIN = 7 * 24 * 60.0  # submitit's local time limit when the step has none (its default is 2 min)
 
@@ -37,7 +39,7 @@ def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_l
             "file": CALL_FILE,
             "where": str(step.call_where), "energy": system.energy_method if system is not None else "",
             "system": system.name if system is not None else ""}
-    text = f"{shlex.quote(sys.executable)} -m caramel.stages.engine.call_job {shlex.quote(json.dumps(call, sort_keys=True))}"
+    text = f"{shlex.quote(sys.executable)} -m {CALL_MODULE} {shlex.quote(json.dumps(call, sort_keys=True))}"
     waits = scheduler != "local"
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), Role.DO,
                    os.path.join(work, DONE_FILE) if waits else "", os.path.join(work, ERROR_FILE) if waits else "")
@@ -49,6 +51,26 @@ def call_in(command: Command) -> dict:
     if not isinstance(call, dict):
         raise ValueError(f"not a call command: {command.text[:80]}")
     return call
+
+
+def call_failure(outcome: Outcome, commands: list[Command]) -> str:
+    """Why a call step's do failed, as its rows and the run's summary give it: `call TARGET: ` and
+    the last line it wrote on stderr (call_job writes the exception's last line there, or why the
+    job gave no figures); '' for any other failure (a shell do, a signal, a time limit: the
+    script's reason, engine.script.failure_reason, says it)."""
+    if outcome.status != Status.FAILED or outcome.index is None or not (outcome.exit_code or 0) > 0:
+        return ""
+    command = commands[outcome.index]
+    if f" -m {CALL_MODULE} " not in command.text:
+        return ""
+    said = tail(command.stderr, lines=1)
+    if not said:
+        return ""
+    try:
+        target = call_in(command).get("target", "")
+    except ValueError:
+        return ""
+    return f"call {target}: {said}"
 
 
 def executor_parameters(system: SystemFacts | None, time_limit: float, job_name: str = "caramel") -> dict[str, object]:

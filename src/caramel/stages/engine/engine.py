@@ -34,6 +34,7 @@ from caramel.stages.engine import (
     shared,
     waiting,
 )
+from caramel.stages.engine.call import call_failure
 from caramel.stages.engine.commands import check_step, final_text, segment
 from caramel.stages.engine.progress import Progress
 from caramel.stages.engine.runner import Runner
@@ -313,7 +314,8 @@ class Engine:
                 self.fail(wp, f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
                                f"do {cmd.op + 1}: {cmd.text}", rows=rows)
             else:
-                self.fail(wp, failure_reason(outcome, commands), outcome.exit_code, rows)
+                reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
+                self.fail(wp, reason, outcome.exit_code, rows)
         # The environment does not stay on disk; only once the end is in the store: a stop before that
         # recovers from the shells' records, which need these files.
         carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []

@@ -5,7 +5,8 @@ descendant are the leaves; a row is the leaf with all its ancestors. Its values 
 values merged along the chain, every parameter of every workpackage of the chain as
 `<name>_<step>`, the leaf's parameters under their own names (typed by the type each workpackage's
 record declares, as JUBE's convert_type does) and `jube_res_analyser`. caramel adds the row's status: the worst state
-along the chain, plus the files that were missing in a finished workpackage.
+along the chain, with the reason of a failed one, plus the files that were missing in a finished
+workpackage.
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def make_row(inp: AnalysisInput, groups: dict, name: str, root: int) -> Row:
         failure = row_failure(inp, name, chain, groups, lambda key: row.get(key, SANITY_MISSING))
         if failure:  # a failed row: its figures never enter the history (history.metrics takes done rows)
             row.reason = f"{chain[-1].id}_{chain[-1].step}: {failure}"
-            row.status = "failed (" + failure.replace(",", ";") + ")"  # no comma: csv cells are not quoted
+            row.status = f"failed ({cell_text(failure)})"
     return row
 
 
@@ -182,9 +183,17 @@ def _status(inp: AnalysisInput, chain: list[WPRecord], groups, missing: list[str
     worst = min(members, key=lambda wp: STATE_RANK.get(wp.state, 0))
     status = worst.state
     reason = f"{worst.id}_{worst.step}: {worst.reason}" if worst.reason and status != "done" else ""
+    if status == WpState.FAILED and worst.reason:  # why, in every table, JSON and CSV (issue 37)
+        status = f"failed ({cell_text(worst.reason)})"
     if missing and status == "done":
         status = "done (missing " + " ".join(missing) + ")"  # no comma: csv cells are not quoted
     return status, reason
+
+
+def cell_text(reason: str) -> str:
+    """A failure's reason as a table cell shows it: its first line (the lines after it are the
+    output's tails `bench status` shows), with no comma (csv cells are not quoted)."""
+    return reason.strip().splitlines()[0].replace(",", ";") if reason.strip() else ""
 
 
 def keep(row: Row, condition: str, where=None) -> bool:

@@ -10,6 +10,7 @@ sets, `init_with` and `use from=` resolved.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec import build
@@ -26,6 +27,7 @@ from caramel.stages.spec.sources import (
     templates_dir,
 )
 from caramel.stages.spec.tags import TagSyntaxError, tag_matches
+from caramel.stages.spec.tagscan import check_given_tags, file_tags
 from caramel.stages.spec.tree import Node
 
 TOP_LEVEL = children_of("jube")
@@ -33,14 +35,17 @@ TOP_LEVEL = children_of("jube")
 
 def load(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
          only: list[str] | None = None, strict: bool = False,
-         no_eval: bool = False) -> list[Benchmark]:
+         no_eval: bool = False, system_tags: Collection[str] | None = None) -> list[Benchmark]:
     """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An attribute
     the grammar does not know is a warning (JUBE ignores it), an error when `strict`. `no_eval`: no
-    module a `call:` names is imported (spec.call_static)."""
+    module a `call:` names is imported (spec.call_static). `system_tags`: the names of the system
+    files; given, a tag of `tags` that neither they nor the file know is an error (spec.tagscan),
+    before `<check_tags>` is (its "needs tags" hides the typo)."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise SpecError("benchmark file not found", Location(path), hint="check the path given to bench")
     tags = set(tags or ())
+    given = sorted(tags)  # before <selection> adds its own
     home = os.path.dirname(path)
     cli_paths = [os.path.abspath(p) for p in include_path or []]
     if is_models_json(path):  # MAD's model zoo: its entries (those `only` names) as benchmarks
@@ -54,17 +59,12 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
     only_names, not_names = _selection(raw, tags)
     tree = raw.copy()
     remove_inactive(tree, tags)
-    folders = list(cli_paths)
-    for inc in tree.findall("include-path"):
-        texts = [inc.text] + [p.text for p in inc.findall("path")]
-        for text in texts:
-            if text and text.strip():
-                folders.append(os.path.join(home, os.path.expandvars(os.path.expanduser(text.strip()))))
-    folders += env_include_path() + [home, str(templates_dir() / "platform")]
-    include = IncludePath(folders)
+    include = _include_path(tree, cli_paths, home)
     expand_includes(tree, include, tags)
     if not is_models_json(path):  # the whole file (inactive elements too), then what includes brought
         check_keys([raw, tree], strict)
+    if system_tags is not None:
+        check_given_tags(given, file_tags(raw, include), system_tags, Location(path))
     _check_required_tags(tree, tags)
 
     for child in tree.children:
@@ -90,6 +90,30 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
             continue
         benchmarks.append(benchmark)
     return benchmarks
+
+
+def _include_path(tree: Node, cli_paths: list[str], home: str) -> IncludePath:
+    """Where the files a benchmark file names are searched: --include-path, its `<include-path>`s,
+    $JUBE_INCLUDE_PATH, its own folder, then JUBE's platform files."""
+    folders = list(cli_paths)
+    for inc in tree.findall("include-path"):
+        texts = [inc.text] + [p.text for p in inc.findall("path")]
+        for text in texts:
+            if text and text.strip():
+                folders.append(os.path.join(home, os.path.expandvars(os.path.expanduser(text.strip()))))
+    folders += env_include_path() + [home, str(templates_dir() / "platform")]
+    return IncludePath(folders)
+
+
+def known_tags(path: str, include_path: list[str] | None = None) -> set[str]:
+    """The tags the benchmark file at `path` and the files it reads mention, whatever tags are given
+    (spec.tagscan): what a campaign's --tag may name. A MAD models.json mentions none."""
+    path = os.path.abspath(path)
+    if is_models_json(path):
+        return set()
+    cli_paths = [os.path.abspath(p) for p in include_path or []]
+    raw = read_tree(path, cli_paths + env_include_path() + [os.path.dirname(path)])
+    return file_tags(raw, _include_path(raw, cli_paths, os.path.dirname(path)))
 
 
 def load_one(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
