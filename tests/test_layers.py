@@ -225,6 +225,7 @@ def test_imports_only_point_down() -> None:
     assert not problems, "imports against the layers:\n" + "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_no_modules_import_each_other_at_any_depth() -> None:
     cycles = import_cycles(source_root())
     assert not cycles, "import cycles:\n" + "\n".join(cycles)
@@ -311,6 +312,7 @@ def payload_problems(root: Path) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_job_payloads_import_only_payloads_and_the_base() -> None:
     assert payload_problems(source_root()) == []
 

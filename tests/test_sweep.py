@@ -72,6 +72,7 @@ NO_CLI_SCRIPT = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow
 def test_the_notebook_api_imports_no_cli_module(tmp_path):
     """caramel.api and caramel.sweep sit beside the CLI, not on it: importing them, and running a
     sweep through them, imports no caramel.cli module (the run's scheduler is the engine's:

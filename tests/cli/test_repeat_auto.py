@@ -70,6 +70,7 @@ def status(tmp_path: Path, env: dict[str, str]) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_a_quiet_figure_converges_at_the_minimum(tmp_path: Path, env: dict[str, str]) -> None:
     ran = bench("run", write(tmp_path, QUIET), "--repeat", "auto", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -92,6 +93,7 @@ def test_a_quiet_figure_converges_at_the_minimum(tmp_path: Path, env: dict[str, 
     assert doc["caption"].startswith("mean of 3 repeats (bench run --repeat auto)")
 
 
+@pytest.mark.slow
 def test_a_noisy_figure_runs_to_the_maximum(tmp_path: Path, env: dict[str, str]) -> None:
     ran = bench(
         "run",
@@ -113,6 +115,7 @@ def test_a_noisy_figure_runs_to_the_maximum(tmp_path: Path, env: dict[str, str])
     assert status(tmp_path, env)["steps"] == {"work": {"done": 5}}
 
 
+@pytest.mark.slow
 def test_a_loose_target_stops_the_noisy_figure_earlier(tmp_path: Path, env: dict[str, str]) -> None:
     ran = bench(
         "run",
@@ -131,6 +134,7 @@ def test_a_loose_target_stops_the_noisy_figure_earlier(tmp_path: Path, env: dict
     assert 3 < made["repeats"] < 8 and made["stopped"].startswith("converged"), made
 
 
+@pytest.mark.slow
 def test_the_time_limit_stops_after_the_repeat_it_ends_in(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -149,6 +153,7 @@ def test_the_time_limit_stops_after_the_repeat_it_ends_in(
     assert status(tmp_path, env)["steps"] == {"work": {"done": 1}}
 
 
+@pytest.mark.slow
 def test_a_failed_repeat_stops_the_loop_and_keeps_what_ran(
     tmp_path: Path, env: dict[str, str]
 ) -> None:
@@ -159,6 +164,7 @@ def test_a_failed_repeat_stops_the_loop_and_keeps_what_ran(
     assert status(tmp_path, env)["steps"] == {"work": {"done": 1, "failed": 1}}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xml", [False, True], ids=["yaml", "xml"])
 def test_repeat_auto_in_the_file(tmp_path: Path, env: dict[str, str], xml: bool) -> None:
     ran = bench("run", write(tmp_path, QUIET, repeat="auto", xml=xml), cwd=tmp_path, env=env)
@@ -211,6 +217,7 @@ def test_bad_repeat_options_are_errors(
     assert not (tmp_path / "runs").exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_then_continue_goes_on_a_repeat_at_a_time(
     tmp_path: Path, env: dict[str, str]
 ) -> None:

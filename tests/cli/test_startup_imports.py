@@ -71,6 +71,7 @@ print(json.dumps([code, sorted(m for m in sys.modules if m in NOT_ON_THE_RUN_PAT
 """
 
 
+@pytest.mark.slow
 def test_run_and_result_import_only_what_they_use(tmp_path: Path) -> None:
     from tests.run_bench import isolated_env
 

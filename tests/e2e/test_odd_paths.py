@@ -92,6 +92,7 @@ def site(request: pytest.FixtureRequest,
     yield here
 
 
+@pytest.mark.slow
 def test_run(site: Site) -> None:
     assert (site.run_dir / "caramel.db").is_file() and (site.run_dir / ".caramel_ended").is_file()
     assert sorted(os.listdir(site.odd / "data")) == ["runs.db"]
@@ -135,6 +136,7 @@ def test_history_list(site: Site) -> None:
     assert "tiny" in site.ok("history", "list") and "2 figure(s)" in site.ok("history", "list")
 
 
+@pytest.mark.slow
 def test_compare_and_baseline(site: Site) -> None:
     assert "within noise" in site.ok("compare", "-i", "last", "--baseline", "0")
     site.ok("baseline", "set", "base", "-i", "last")
@@ -142,12 +144,14 @@ def test_compare_and_baseline(site: Site) -> None:
                                      "--history", str(site.history))
 
 
+@pytest.mark.slow
 def test_report(site: Site) -> None:
     page = "r#%41?.html"
     site.ok("report", "-i", "last", "--html", str(site.odd / page), wrote=(page,))
     assert (site.odd / page).stat().st_size > 1000
 
 
+@pytest.mark.slow
 def test_dashboard(site: Site) -> None:
     page = "d#%41? é.html"
     site.ok("dashboard", "-o", str(site.odd / page), wrote=(page,))
@@ -163,6 +167,7 @@ def test_export_and_import(site: Site) -> None:
     assert "tiny" in site.ok("history", "list", "--history", str(site.odd / other))
 
 
+@pytest.mark.slow
 def test_history_copy_remove_push(site: Site) -> None:
     copy = "c#%41?'.db"
     copied = site.ok("history", "copy", str(site.history), str(site.odd / copy), wrote=(copy,))
@@ -174,12 +179,14 @@ def test_history_copy_remove_push(site: Site) -> None:
     assert "nothing to push" in site.ok("history", "push")
 
 
+@pytest.mark.slow
 def test_predict_and_plan(site: Site) -> None:
     assert "2 workpackages predicted" in site.ok("predict", "tiny.xml")
     planned = site.ok("plan", "tiny.xml", "--predict", "--history", str(site.history))
     assert "predicted cost" in planned
 
 
+@pytest.mark.slow
 def test_a_campaign(site: Site) -> None:
     """The campaign list in the odd data folder: a suite's campaign, then `-c last`."""
     zoo = site.odd / "zoo#%41?"

@@ -163,6 +163,7 @@ def test_a_finished_run_leaves_its_state_in_the_rollback_journal(site: Site) -> 
     assert (site.run_dir / "caramel.db").read_bytes()[18:20] == b"\x01\x01"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("journal", ["as-bench-leaves-it", "left-in-wal"])
 def test_a_colleague_reads_a_finished_run_as_its_owner_does(site: Site, journal: str) -> None:
     run = site.run_dir
@@ -182,6 +183,7 @@ def test_a_colleague_reads_a_finished_run_as_its_owner_does(site: Site, journal:
     assert "note: database d of run 000000 not written" in noted
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("journal", ["as-bench-leaves-it", "left-in-wal"])
 def test_a_run_on_a_read_only_mount_reads_as_on_its_own_disk(site: Site, journal: str) -> None:
     run = site.run_dir

@@ -119,6 +119,7 @@ step:
 """
 
 
+@pytest.mark.slow
 def test_a_copy_that_fails_its_sanity_leaves_the_aggregate_incomplete(tmp_path: Path, env: dict[str, str]) -> None:
     """The expression sees each copy's own figure (its mean over its lines); the failed copy is a failed
     row, so the declared sum is not made from the copies that remain."""

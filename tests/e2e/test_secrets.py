@@ -12,6 +12,7 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench, isolated_env
 
 # the secrets: in the environment, exported by a do (built at run time: the file's text holds
@@ -73,6 +74,7 @@ def _files(root: Path) -> list[Path]:
     return [p for p in root.rglob("*") if p.is_file() and not p.is_symlink()]
 
 
+@pytest.mark.slow
 def test_no_secret_in_any_file_a_run_export_dashboard_and_report_write(tmp_path: Path) -> None:
     """docs/security.md, "Secrets": grep over every file caramel wrote finds no secret of the
     environment (a token, a password, a URL's password) nor one a do exported in an export: step."""
@@ -100,6 +102,7 @@ def test_no_secret_in_any_file_a_run_export_dashboard_and_report_write(tmp_path:
     assert "child sees 9 characters" in child.read_text()
 
 
+@pytest.mark.slow
 def test_run_states_and_histories_are_created_for_their_owner_alone(tmp_path: Path) -> None:
     """docs/security.md, "Secrets": caramel.db and the history are 0600 (0640 with
     group_readable)."""

@@ -182,6 +182,7 @@ def small_disk(tmp_path: Path):
         subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
+@pytest.mark.slow
 def test_a_full_disk_stops_the_run_with_an_error_and_continue_finishes_it(small_disk: Path, env: dict[str, str],
                                                                           tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.txt"  # outside the small disk: the do's record there
@@ -215,6 +216,7 @@ def test_a_full_disk_at_run_start_is_an_error(small_disk: Path, env: dict[str, s
     assert not (small_disk / "runs" / "000000").exists()  # no half-made run left behind
 
 
+@pytest.mark.slow
 def test_a_read_only_file_system_is_an_error_and_continue_finishes_once_writable(
         small_disk: Path, env: dict[str, str], tmp_path: Path) -> None:
     ledger = tmp_path / "ledger.txt"

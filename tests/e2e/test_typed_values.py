@@ -7,6 +7,7 @@ import csv
 import io
 from pathlib import Path
 
+import pytest
 from tests.run_bench import bench
 
 ONCE = """<?xml version="1.0" encoding="UTF-8"?>
@@ -30,6 +31,7 @@ ONCE = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+@pytest.mark.slow
 def test_a_python_parameter_is_evaluated_once_per_workpackage_and_cycle(tmp_path: Path,
                                                                         env: dict[str, str]) -> None:
     log = tmp_path / "evaluations.log"

@@ -44,6 +44,7 @@ def result(tmp_path: Path, env: dict[str, str], *args: str):
     return bench("result", "-i", "last", "--no-history", "--no-files", *args, cwd=tmp_path, env=env)
 
 
+@pytest.mark.slow
 def test_the_fixed_file_gives_the_corrected_table_and_stays(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "wrong.xml").write_text(WRONG)
     (tmp_path / "fixed.xml").write_text(FIXED)
@@ -77,6 +78,7 @@ def test_a_change_of_the_run_itself_is_refused_naming_it(tmp_path: Path, env: di
     assert result(tmp_path, env).stdout == JUBE_BEFORE  # nothing of a refused update was kept
 
 
+@pytest.mark.slow
 def test_no_eval_refuses_an_update_that_needs_evaluation_before_keeping_it(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "wrong.xml").write_text(WRONG)
     (tmp_path / "python.xml").write_text(FIXED.replace(

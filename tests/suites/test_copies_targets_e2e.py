@@ -120,6 +120,7 @@ def test_a_failed_copy_leaves_the_aggregate_incomplete(tmp_path: Path, env: dict
     assert rows["1"]["status"].startswith("failed") and "sd" not in rows  # no spread of an incomplete set
 
 
+@pytest.mark.slow
 def test_a_suites_targets_file_may_name_its_other_benchmarks(tmp_path: Path, env: dict[str, str]) -> None:
     """One run judged against a whole suite's targets: a benchmark known from a file beside it or from
     the history is no 'unknown benchmark' (it has no figure in this run); a name nothing knows still is."""

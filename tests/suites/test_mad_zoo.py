@@ -236,6 +236,7 @@ def mad_folder(tmp_path: Path) -> Path:
     return zoo
 
 
+@pytest.mark.slow
 def test_megatron_bf16_and_fp8_rows_stay_four_in_perf_csv_and_history(tmp_path: Path, env) -> None:
     """madengine's reporting/update_perf_csv.py `handle_multiple_results`: one perf.csv row per CSV
     row, never merged, its model ENTRY_MODEL and its metric the CSV's; so 4 rows (3276, 401.2,
@@ -268,6 +269,7 @@ def test_megatron_bf16_and_fp8_rows_stay_four_in_perf_csv_and_history(tmp_path: 
                       (model, "2", "tok_per_s_per_gpu", [4512.0])]
 
 
+@pytest.mark.slow
 def test_a_scripts_folder_entry_runs_by_its_madengine_name(tmp_path: Path, env) -> None:
     """madengine's utils/discover_models.py names scripts/pytorch_train's pyt_train_flux
     `pytorch_train/pyt_train_flux`, its dockerfile `docker/pytorch_train` (normpath of

@@ -158,6 +158,7 @@ step:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two copies need two cores")
 def test_a_recorded_run_as_two_copies_end_to_end(tmp_path: Path) -> None:
     """bench run prints GPU k's recorded rates as copy k; the table, the targets and the campaign's

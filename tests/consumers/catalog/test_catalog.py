@@ -86,6 +86,7 @@ def bench(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           text=True, timeout=60)
 
 
+@pytest.mark.slow
 def test_cli_benchmarks_and_list(folder: Path, tmp_path: Path) -> None:
     out = bench("benchmarks", "--benchmarks", str(folder), cwd=tmp_path)
     assert out.returncode == 0, out.stderr

@@ -39,6 +39,7 @@ def test_slowdown_is_a_regression_and_a_rerun_is_noise(steady, env):
                for v in verdicts), verdicts
 
 
+@pytest.mark.slow
 def test_targets_file(steady, env, tmp_path):
     assert bench("run", "steady.yaml", "-q", cwd=steady, env=env).returncode == 0
     targets = tmp_path / "baselines.json"

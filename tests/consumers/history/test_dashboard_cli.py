@@ -68,6 +68,7 @@ def test_missing_and_locked_history(tmp_path):
     assert done.returncode == 2 and "the history is locked by another process" in done.stderr and not out.exists()
 
 
+@pytest.mark.slow
 def test_filters_and_default_history(tmp_path):
     _one_run(tmp_path / "default.db", "llm", "A100")
     _one_run(tmp_path / "default.db", "resnet", "MI250")

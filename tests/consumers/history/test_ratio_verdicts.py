@@ -168,6 +168,7 @@ result:
 """
 
 
+@pytest.mark.slow
 def test_bench_compare_prints_the_ratio_interval_and_the_repetitions_needed(tmp_path: Path, env):
     """3 repeats of 100, 103, 97 s, then 3 % slower: undecided, with the ratio's interval and the
     repetitions per side; `bench result` shows each figure's 99 % interval, its method and level."""
@@ -199,6 +200,7 @@ def test_bench_compare_prints_the_ratio_interval_and_the_repetitions_needed(tmp_
     assert row_json["elapsed_ci_low[s]"] == pytest.approx(low) and "99 % t interval" in as_json["caption"]
 
 
+@pytest.mark.slow
 def test_bench_compare_of_single_samples_cannot_judge_without_a_threshold(tmp_path: Path, env):
     """n = 1 on both sides: "cannot judge", exit 0 (it said "regressed", exit 1); judged against an
     explicit --threshold; the dashboard's summary gives the same verdict for the same pair."""

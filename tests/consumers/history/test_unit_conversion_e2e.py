@@ -45,6 +45,7 @@ def _compare(folder: Path, env: dict[str, str], *args: str):
     return bench("compare", "-i", "last", *args, cwd=folder, env=env)
 
 
+@pytest.mark.slow
 def test_seconds_against_milliseconds_is_the_right_change(tmp_path, env):
     # one sample a side: judged against an explicit threshold (docs/history.md, "The rule")
     _runs(tmp_path, env, ("0.013", "s"), ("12.0", "ms"), ("0.013", "s"))
@@ -74,6 +75,7 @@ def test_seconds_against_milliseconds_is_the_right_change(tmp_path, env):
     assert verdict["diff_pct"] == pytest.approx(100 * (13.0 / 12.0 - 1))  # +8.3 %, not -99.9 %
 
 
+@pytest.mark.slow
 def test_tokens_per_second_spellings_are_one_unit(tmp_path, env):
     _runs(tmp_path, env, ("1000", "tokens/s"), ("1100", "tok/s"))
     same = _compare(tmp_path, env, "--baseline", "0", "--threshold", "5", "--format", "json")
@@ -83,6 +85,7 @@ def test_tokens_per_second_spellings_are_one_unit(tmp_path, env):
     )
 
 
+@pytest.mark.slow
 def test_seconds_against_tokens_per_second_is_an_error_naming_both(tmp_path, env):
     _runs(tmp_path, env, ("0.013", "s"), ("1000", "tokens/s"))
     refused = _compare(tmp_path, env, "--baseline", "0")
@@ -97,6 +100,7 @@ def test_seconds_against_tokens_per_second_is_an_error_naming_both(tmp_path, env
     )
 
 
+@pytest.mark.slow
 def test_an_unknown_unit_is_compared_only_with_itself(tmp_path, env):
     _runs(tmp_path, env, ("2", "widgets"), ("3", "widgets"), ("3", "gadgets"))
     same = _compare(tmp_path, env, "-i", "1", "--baseline", "0", "--format", "json")
@@ -109,6 +113,7 @@ def test_an_unknown_unit_is_compared_only_with_itself(tmp_path, env):
     )
 
 
+@pytest.mark.slow
 def test_a_target_with_a_unit_is_converted(tmp_path, env):
     _runs(tmp_path, env, ("12.0", "ms"))
     targets = tmp_path / "targets.yaml"

@@ -325,6 +325,7 @@ def test_a_profile_file_lists_its_unmapped_operators(tmp_path: Path) -> None:
     assert parse_profile(str(path)).unmapped == {"x::y": 2.0}
 
 
+@pytest.mark.slow
 def test_a_kept_profile_captured_by_an_older_walk_is_captured_again(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     from caramel.consumers.predict.profile import CAPTURE_FORMAT

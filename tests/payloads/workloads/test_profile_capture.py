@@ -125,6 +125,7 @@ def test_a_leaf_no_kernel_times_is_listed_as_unmapped_not_dropped() -> None:
     assert document["unmapped"] == {"my_extension::fused_thing": 1.0}  # per iteration; autograd nodes move nothing
 
 
+@pytest.mark.slow
 def test_any_pytorch_callable_is_captured_per_iteration() -> None:
     a, b = torch.randn(16, 8), torch.randn(8, 4)
     document = capture(lambda: torch.mm(a, b).relu(), iterations=2)
@@ -133,6 +134,7 @@ def test_any_pytorch_callable_is_captured_per_iteration() -> None:
     assert document["iterations"] == 2 and document["launches"] == 2
 
 
+@pytest.mark.slow
 def test_a_resnet_capture_counts_its_convolutions_work() -> None:
     found = calls(capture_resnet(batch=2, image=8, width=4))
     model = ResNet((1, 1, 1, 1), 4, 100)

@@ -15,6 +15,7 @@ ITERATION = re.compile(r"iteration\s+(\d+)/\s*(\d+) \| consumed samples:\s+(\d+)
                        r" ([\d.]+) \|.* TFLOPs: ([\d.]+) \|")
 
 
+@pytest.mark.slow
 def test_gpt_prints_one_megatron_line_per_counted_iteration(tmp_path, capsys) -> None:
     write_corpus(tmp_path / "c", documents=20, mean_length=100)
     gpt.main(["--num-layers", "1", "--hidden-size", "32", "--num-attention-heads", "2", "--seq-length", "16",
@@ -53,6 +54,7 @@ def test_mfu_is_the_model_flop_rate_over_the_measured_gemm_rate() -> None:
     assert utilisation(1.0, [0.1], 0.0).percent == 0.0
 
 
+@pytest.mark.slow
 def test_gpt_logs_its_layout_parameters_gemm_rate_and_mfu(capsys) -> None:
     args = ["--num-layers", "1", "--hidden-size", "32", "--num-attention-heads", "2", "--seq-length", "16",
             "--micro-batch-size", "2", "--global-batch-size", "4", "--train-iters", "3", "--warmup-iters", "1",

@@ -237,6 +237,7 @@ def _caramel(text: str) -> tuple[str, str] | None:
     return None if found is None else (found.number, found.metric)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(text=texts)
 def test_caramel_reads_any_text_as_madengine_does(text: str) -> None:

@@ -189,6 +189,7 @@ step:
 
 @pytest.mark.parametrize("text", ["set -e; false; echo after",
                                   "set -eo pipefail; false | cat; echo after"])
+@pytest.mark.slow
 def test_bench_run_fails_the_workpackage_at_the_last_dos_set_e(tmp_path: Path, text: str) -> None:
     """The real `bench`, on a step whose last do stops at `false` (JUBE: exit 1, `after` not
     printed): the workpackage fails with the reason, never `done`, and `continue` leaves it so."""

@@ -116,6 +116,7 @@ def states(capsys: pytest.CaptureFixture) -> dict[str, dict]:
     return {str(wp["id"]): wp for wp in json.loads(out)["workpackages"]}
 
 
+@pytest.mark.slow
 def test_a_registered_scheduler_runs_submits_follows_and_cancels_jobs(fake: Path, tmp_path: Path, capsys) -> None:
     code, out = bench(capsys, "run", "fake.yaml", "--tag", "fakesite", "--systems", "systems")
     assert code in (0, 1) and "run 000000 of fakejob" in out, out  # 1: `bad` may have failed already
