@@ -38,6 +38,7 @@ DEFAULT_THRESHOLD = 2.0  # percent: the band of no change, where no threshold is
 TARGET_THRESHOLD = 5.0  # percent: a target's tolerance where neither it nor --threshold gives one
 # past this, "repetitions needed" says none would do (a ratio on the band's very edge)
 MOST_REPETITIONS = 1_000_000
+TRIED_AT_ONCE = 256  # repetition counts judged in one numpy call (repetitions_needed)
 
 
 class Call(IntEnum):
@@ -203,9 +204,15 @@ def repetitions_needed(current: Measured, base_mean: float, base_sd: float, thre
         return None
     high = int(powers[deciding[0]])
     low = high // 2  # undecided at `low` (or low < 2): the answer is in (low, high]
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if decides(middle) else (middle, high)
+    while high - low > 1:  # up to TRIED_AT_ONCE evenly spaced counts below `high` at a time
+        step = -(-(high - low) // TRIED_AT_ONCE)
+        tried = np.arange(low + step, high, step)
+        deciding = np.flatnonzero(decides(tried))
+        if len(deciding):  # the interval only narrows as n grows: below the first, none decides
+            first = int(deciding[0])
+            low, high = (int(tried[first - 1]) if first else low), int(tried[first])
+        else:
+            low = int(tried[-1])
     return max(high, 2)
 
 
