@@ -140,7 +140,8 @@ class Summary:
 @given(mean=st.floats(0.1, 100), change=st.floats(-0.2, 0.2), cv=st.floats(1e-4, 0.5),
        base_cv=st.floats(1e-4, 0.5), threshold=st.sampled_from([1.0, 2.0, 5.0]),
        better=st.sampled_from(["higher", "lower", "unknown"]))
-def test_the_repetitions_needed_are_the_fewest_that_decide(mean, change, cv, base_cv, threshold, better):
+def test_the_repetitions_needed_are_the_fewest_that_decide(
+        mean, change, cv, base_cv, threshold, better):
     """The counts are tried many at a time (numpy): the answer is still the fewest n per side whose
     interval decides, n - 1 not (the interval only narrows as n grows), or None past a million."""
     current = Summary(mean * (1 + change), mean * (1 + change) * cv, 3, better)

@@ -52,13 +52,14 @@ def grouped_columns(db: sqlite3.Connection, runs: list[RunRecord]) -> FigureColu
 
 def read_numbers(db: sqlite3.Connection) -> tuple[list[tuple], np.ndarray, np.ndarray]:
     """Every row's (unit, direction) pair numbered (the pairs in the order of their numbers), each
-    row's number of its pair, and the rows' n, mean and sd as three rows of floats, in rowid order."""
+    row's number of its pair, and the rows' n, mean and sd as three rows of floats, by rowid."""
     units = numbering()  # (unit, direction): its number
     unit_parts, value_parts = [], []
     for chunk in chunks(db.execute(NUMBERS)):
         rows = np.array(chunk, dtype=object)
-        unit_parts.append(np.fromiter(map(units.__getitem__, zip(rows[:, 0], rows[:, 1], strict=True)),
-                                      dtype=np.int64, count=len(rows)))
+        pairs = zip(rows[:, 0], rows[:, 1], strict=True)
+        numbers = np.fromiter(map(units.__getitem__, pairs), dtype=np.int64, count=len(rows))
+        unit_parts.append(numbers)
         value_parts.append(_numbers(rows[:, 2:]))
     if not unit_parts:
         return [], np.zeros(0, dtype=np.int64), np.zeros((3, 0))
