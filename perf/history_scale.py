@@ -109,7 +109,7 @@ def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err_file:
         process = subprocess.Popen(([timer, "-f", "\nPEAK_KB %M CPU_S %U %S"] if timer else []) + command, env=env,
                                    stdout=out, stderr=err_file, text=True)
-        together = 0  # the processes' proportional memory together, sampled (bench dashboard forks)
+        together = 0  # the proportional memory of the command and any children, sampled
         while process.poll() is None:
             together = max(together, tree_pss_kb(process.pid))
             time.sleep(0.02)

@@ -56,35 +56,21 @@ def dashboard(options: DashboardOptions) -> int:
     from caramel.consumers.history.store import default_path
     from caramel.consumers.pages.render import page
     from caramel.consumers.pages.sources import load
-    from caramel.fs.forked import Forked
     from caramel.fs.writes import Target, target_of, write_text
 
     histories = list(options.history) or [default_path()]
     refuse_inputs(options.output, history=histories)
+    collection = load(histories, options.benchmark, options.system)
     # a page that draws thinned series has every figure in a CSV file beside it (docs/dashboard.md),
-    # written by a forked child from the moment the figures are judged, while this process picks the
-    # figures drawn and builds the page (fs.forked: on one CPU, or if the child fails, written here
-    # before the page is, as its error would be)
+    # written before the page, so an error writing it leaves no page that names it
     # (a page sent to a device, a FIFO or standard output has no folder to hold it: no CSV then)
     points = os.path.splitext(options.output)[0] + ".csv"
-    to_file = target_of(options.output) is Target.FILE
-    writers: list[Forked[None]] = []
-
-    def judged(collection: Collection) -> None:
-        if collection.thinned and to_file:
-            refuse_inputs(points, history=histories)
-            writers.append(Forked(lambda: _write_points(points, collection)))
-
-    try:
-        collection = load(histories, options.benchmark, options.system, judged=judged)
-        text = page(collection, options.title, baseline=options.baseline,
-                    all_points=os.path.basename(points) if writers else None)
-    except BaseException:
-        for writer in writers:
-            writer.drop()  # no page: the CSV's child waited for, its result not asked
-        raise
-    for writer in writers:
-        writer.result()
+    with_points = collection.thinned and target_of(options.output) is Target.FILE
+    if with_points:
+        refuse_inputs(points, history=histories)
+        _write_points(points, collection)
+    text = page(collection, options.title, baseline=options.baseline,
+                all_points=os.path.basename(points) if with_points else None)
     write_text(options.output, text)
     print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
           file=sys.stderr)

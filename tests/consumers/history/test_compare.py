@@ -4,9 +4,22 @@ threshold, direction (docs/history.md, "bench compare")."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-from caramel.consumers.history.compare import compare_targets, judge
+from hypothesis import given
+from hypothesis import strategies as st
+
+from caramel.consumers.history.compare import (
+    MOST_REPETITIONS,
+    Call,
+    compare_targets,
+    decide,
+    judge,
+    repetitions_needed,
+    way_of,
+)
 from caramel.consumers.history.metrics import Metric, direction
+from caramel.stages.analyse.intervals import ratio_interval
 
 
 def metric(samples, name="rate", unit=None):
@@ -112,3 +125,37 @@ def test_a_target_without_a_number_is_an_error_naming_the_figure():
         with pytest.raises(ValueError, match="the target of 'performance' is .*, not a number"):
             compare_targets([latency], {"performance": target}, None)
     assert [v.verdict for v in compare_targets([latency], {"performance": "100"}, None)] == ["regressed"]
+
+
+@dataclass
+class Summary:
+    """A figure as `repetitions_needed` reads it (history.compare.Measured)."""
+
+    mean: float
+    sd: float
+    n: int
+    direction: str
+
+
+@given(mean=st.floats(0.1, 100), change=st.floats(-0.2, 0.2), cv=st.floats(1e-4, 0.5),
+       base_cv=st.floats(1e-4, 0.5), threshold=st.sampled_from([1.0, 2.0, 5.0]),
+       better=st.sampled_from(["higher", "lower", "unknown"]))
+def test_the_repetitions_needed_are_the_fewest_that_decide(
+        mean, change, cv, base_cv, threshold, better):
+    """The counts are tried many at a time (numpy): the answer is still the fewest n per side whose
+    interval decides, n - 1 not (the interval only narrows as n grows), or None past a million."""
+    current = Summary(mean * (1 + change), mean * (1 + change) * cv, 3, better)
+    base_mean = mean
+    needed = repetitions_needed(current, base_mean, base_mean * base_cv, threshold)
+    cur_sd = abs(current.mean) * (current.sd / abs(current.mean))
+    base_sd = abs(base_mean) * (base_mean * base_cv / abs(base_mean))
+    way = way_of(current.direction)
+
+    def decides(n: int) -> bool:
+        r = ratio_interval(current.mean, cur_sd, n, base_mean, base_sd, n)
+        return int(decide(r.low, r.high, threshold, way)) != Call.UNDECIDED
+
+    if needed is None:
+        assert not decides(2 ** math.ceil(math.log2(MOST_REPETITIONS)))
+    else:
+        assert decides(needed) and (needed == 2 or not decides(needed - 1))

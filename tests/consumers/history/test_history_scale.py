@@ -10,7 +10,6 @@ import csv
 import json
 import os
 import re
-import signal
 
 import pytest
 from tests.run_bench import bench
@@ -150,27 +149,6 @@ def _thinned_dashboard(tmp_path, monkeypatch) -> tuple[str, object]:
     return _history(tmp_path / "h.db", runs=12), dashboard
 
 
-def test_the_csv_written_beside_the_page_by_a_child_is_the_one_written_here(tmp_path, monkeypatch):
-    path, dashboard = _thinned_dashboard(tmp_path, monkeypatch)
-    options = dashboard.DashboardOptions(str(tmp_path / "forked.html"), (path,))
-    assert dashboard.dashboard(options) == 0
-    from caramel.fs import forked
-
-    parent = os.getpid()
-    write = dashboard._write_points
-
-    def dies_in_the_child(target, collection):
-        if os.getpid() != parent:
-            os.kill(os.getpid(), signal.SIGKILL)
-        write(target, collection)
-
-    monkeypatch.setattr(dashboard, "_write_points", dies_in_the_child)
-    monkeypatch.setattr(forked, "can_fork", lambda: True)  # a child even on one CPU
-    assert dashboard.dashboard(dashboard.DashboardOptions(str(tmp_path / "here.html"), (path,))) == 0
-    assert (tmp_path / "forked.csv").read_bytes() == (tmp_path / "here.csv").read_bytes()
-    assert len((tmp_path / "here.csv").read_text().splitlines()) == 1 + 12 * 8
-
-
 def test_a_csv_that_cannot_be_written_is_named_and_no_page_is_written(tmp_path, monkeypatch):
     path, dashboard = _thinned_dashboard(tmp_path, monkeypatch)
     (tmp_path / "page.csv").mkdir()  # a folder where the CSV belongs
@@ -183,19 +161,17 @@ def test_a_csv_that_cannot_be_written_is_named_and_no_page_is_written(tmp_path, 
     assert not (tmp_path / "page.html").exists()
 
 
-def test_the_csv_is_written_once_by_the_child_while_the_page_is_built(tmp_path, monkeypatch):
+def test_the_csv_is_written_once_in_this_process_before_the_page(tmp_path, monkeypatch):
     path, dashboard = _thinned_dashboard(tmp_path, monkeypatch)
-    from caramel.fs import forked
-
-    monkeypatch.setattr(forked, "can_fork", lambda: True)
     write, writers = dashboard._write_points, tmp_path / "writers"
 
     def noted(target, collection):
+        assert not (tmp_path / "page.html").exists()  # the page comes after the CSV it names
         with open(writers, "a") as handle:
             handle.write(f"{os.getpid()}\n")
         write(target, collection)
 
     monkeypatch.setattr(dashboard, "_write_points", noted)
     assert dashboard.dashboard(dashboard.DashboardOptions(str(tmp_path / "page.html"), (path,))) == 0
-    assert len(writers.read_text().split()) == 1 and writers.read_text().split() != [str(os.getpid())]
+    assert writers.read_text().split() == [str(os.getpid())]
     assert len((tmp_path / "page.csv").read_text().splitlines()) == 1 + 12 * 8

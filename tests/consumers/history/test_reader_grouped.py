@@ -3,8 +3,6 @@ columns the plain scan gives, damaged rows included, and hands the cases it does
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
 import string
 from pathlib import Path
@@ -14,11 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from caramel.consumers.history import columns, grouped, reader
+from caramel.consumers.history import columns, reader
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
 from caramel.errors import RunError
-from caramel.fs import forked
 
 NAMES = st.text(string.ascii_letters + "=,{}\" ", max_size=6)
 STORED = st.one_of(st.none(), st.integers(-3, 5), st.floats(allow_nan=False), st.sampled_from(["x", "3.5", "inf", ""]))
@@ -83,70 +80,13 @@ def test_a_null_name_is_read_by_the_scan_and_a_separator_in_one_named(tmp_path: 
         reader.read_history(str(tmp_path / "s.db"))
 
 
-@pytest.fixture
-def forking(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Every history read with a forked child (whatever its size); the children's pids, to count them."""
-    children: list[int] = []
-    start = grouped.Forked._start
-
-    def counted(self) -> None:
-        start(self)
-        children.append(self.pid)
-
-    monkeypatch.setattr(grouped, "FORK_ROWS", 0)
-    monkeypatch.setattr(grouped, "can_fork", lambda: True)
-    monkeypatch.setattr(forked, "can_fork", lambda: True)  # a suite's other threads, or one CPU, would stop it
-    monkeypatch.setattr(grouped.Forked, "_start", counted)
-    return children
-
-
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=st.lists(ROW, min_size=1, max_size=40), starts=st.permutations([3.0, 1.0, 2.0, 5.0]))
-@pytest.mark.slow
-def test_a_history_read_in_two_processes_gives_the_columns_of_the_scan(tmp_path_factory, forking, rows, starts) -> None:
-    path = tmp_path_factory.mktemp("forked") / "h.db"
-    _write(path, [(f"r{i}", start) for i, start in enumerate(starts)], [(f"r{run}", *rest) for run, *rest in rows])
-    before = len(forking)
-    _same(reader.read_history(str(path)).columns, _scanned(path))
-    assert len(forking) == before + 1  # read by two processes, not one
-
-
 def _many(path: Path) -> None:
     rows = [(f"r{run}", "t", f'{{"n": "{c}"}}', name, unit, "lower", 3, run * 100.0 + c + 0.1 * k, 0.5)
             for run in range(6) for c in range(50) for k, (name, unit) in enumerate((("time", "s"), ("rate", "")))]
     _write(path, [(f"r{run}", float(run)) for run in range(6)], rows)
 
 
-def test_the_child_reads_only_the_rows_above_the_split(tmp_path: Path, forking: list[int]) -> None:
-    _many(tmp_path / "h.db")
-    db = sqlite3.connect(tmp_path / "h.db")
-    split = grouped._split(db)
-    assert split is not None
-    upper = grouped.numbers_in(str(tmp_path / "h.db"), split, grouped.ALL_ROWIDS[1])
-    lower = grouped.read_numbers(db, grouped.ALL_ROWIDS[0], split)
-    assert len(upper.unit) + len(lower.unit) == 600 and 0 < len(lower.unit) < len(upper.unit)
-    assert upper.units == [("s", "lower"), ("", "lower")]
-    _same(reader.read_history(str(tmp_path / "h.db")).columns, _scanned(tmp_path / "h.db"))
-
-
-def test_a_child_that_fails_leaves_its_rows_to_the_parent(tmp_path: Path, forking: list[int],
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    _many(tmp_path / "h.db")
-    parent = os.getpid()
-    read = grouped.numbers_in
-
-    def dies_in_the_child(path: str, low: int, high: int) -> grouped.NumberPart:
-        if os.getpid() != parent:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return read(path, low, high)
-
-    monkeypatch.setattr(grouped, "numbers_in", dies_in_the_child)
-    _same(reader.read_history(str(tmp_path / "h.db")).columns, _scanned(tmp_path / "h.db"))
-    assert forking
-
-
-def test_a_wal_history_is_read_in_one_process(tmp_path: Path, forking: list[int]) -> None:
+def test_a_wal_history_gives_the_columns_of_the_scan(tmp_path: Path) -> None:
     _many(tmp_path / "h.db")
     sqlite3.connect(tmp_path / "h.db").execute("PRAGMA journal_mode=WAL").fetchall()
     _same(reader.read_history(str(tmp_path / "h.db")).columns, _scanned(tmp_path / "h.db"))
-    assert not forking

@@ -38,6 +38,7 @@ DEFAULT_THRESHOLD = 2.0  # percent: the band of no change, where no threshold is
 TARGET_THRESHOLD = 5.0  # percent: a target's tolerance where neither it nor --threshold gives one
 # past this, "repetitions needed" says none would do (a ratio on the band's very edge)
 MOST_REPETITIONS = 1_000_000
+TRIED_AT_ONCE = 256  # repetition counts judged in one numpy call (repetitions_needed)
 
 
 class Call(IntEnum):
@@ -186,21 +187,32 @@ def repetitions_needed(current: Measured, base_mean: float, base_sd: float, thre
         return None
     cur_sd = abs(current.mean) * (base_cv if math.isnan(cur_cv) else cur_cv)
     base_sd = 0.0 if target else abs(base_mean) * (cur_cv if math.isnan(base_cv) else base_cv)
+    import numpy as np
+
     way = way_of(current.direction)
 
-    def decides(n: int) -> bool:
-        r = ratio_interval(current.mean, cur_sd, n, base_mean, base_sd, math.inf if target else n)
-        return int(decide(r.low, r.high, threshold, way)) != Call.UNDECIDED
+    def decides(n: Any) -> Any:
+        """Whether `n` repetitions per side decide (for one n, or an array of them at once)."""
+        mean = np.full(np.shape(n), current.mean)
+        r = ratio_interval(mean, cur_sd, n, base_mean, base_sd, math.inf if target else n)
+        return decide(r.low, r.high, threshold, way) != Call.UNDECIDED
 
-    high = 2
-    while not decides(high):
-        if high >= MOST_REPETITIONS:
-            return None
-        high *= 2
+    # the powers of two up to MOST_REPETITIONS' first above it, all at once: the first that decides
+    powers = 2 ** np.arange(1, math.ceil(math.log2(MOST_REPETITIONS)) + 1)
+    deciding = np.flatnonzero(decides(powers))
+    if not len(deciding):
+        return None
+    high = int(powers[deciding[0]])
     low = high // 2  # undecided at `low` (or low < 2): the answer is in (low, high]
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if decides(middle) else (middle, high)
+    while high - low > 1:  # up to TRIED_AT_ONCE evenly spaced counts below `high` at a time
+        step = -(-(high - low) // TRIED_AT_ONCE)
+        tried = np.arange(low + step, high, step)
+        deciding = np.flatnonzero(decides(tried))
+        if len(deciding):  # the interval only narrows as n grows: below the first, none decides
+            first = int(deciding[0])
+            low, high = (int(tried[first - 1]) if first else low), int(tried[first])
+        else:
+            low = int(tried[-1])
     return max(high, 2)
 
 

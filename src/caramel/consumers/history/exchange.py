@@ -5,10 +5,9 @@ History.import_records call these).
 
 from __future__ import annotations
 
-import gc
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import asdict
 from typing import Protocol
 
@@ -99,7 +98,7 @@ def import_records(history: Store, records: Iterable[tuple[RunRecord, Sequence[M
     against what its first line added, read back from the transaction. Returns (new runs, new figures)."""
     runs = added = 0
     first_line: dict[str, int] = {}  # runs new to the history: the line that brought them
-    with history.writing(), _cycles_left_alone():
+    with history.writing():
         for run, metrics, where in records:
             if history.run(run.run_key) is not None:
                 known = _figures(history.metrics(run.run_key))
@@ -115,20 +114,6 @@ def import_records(history: Store, records: Iterable[tuple[RunRecord, Sequence[M
             added += history._insert(run, metrics, replace=False)
             history.written.clear()  # an import goes to no sink: keep no copy of its rows
     return runs, added
-
-
-@contextmanager
-def _cycles_left_alone() -> Iterator[None]:
-    """The cycle collector paused: an import makes millions of objects (each line's JSON, its rows),
-    none in a cycle, freed as each line is done; the collector would walk the live ones again and
-    again (a tenth of the import's time) to find nothing."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _figures(metrics: Iterable[Metric]) -> dict:

@@ -1,15 +1,10 @@
 """The grouped read of an SQLite history (what history.reader uses first): a figure's names per run
-from the key's covering index, its numbers by rowid, the upper part of the numbers read by a forked
-child beside the main process on a big history.
+from the key's covering index, its numbers by rowid.
 
 SQLite joining five columns into a key text for each of a million rows, and judging each number's
 type, had been most of the time of reading a history; handing Python a row's numbers is most of what
-is left (a tuple and its values per row, some 1.7 s for a million rows), so a history of more than
-`FORK_ROWS` rows has the rows above a rowid read by a child process (fs.forked) while the main one
-reads the names and the rows below: one read transaction holds the file's shared lock from before
-the child starts to after it ends, so no writer commits between the two halves and the child reads
-the snapshot the parent reads. A history in WAL mode, whose writers do commit beside readers, is
-read in one process. A history this read does not take (`Irregular`) is read by the plain scan.
+is left (a tuple and its values per row). Both queries run inside the caller's read transaction, so
+they read one snapshot. A history this read does not take (`Irregular`) is read by the plain scan.
 """
 
 from __future__ import annotations
@@ -18,24 +13,18 @@ import math
 import sqlite3
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 import numpy as np
 
 from caramel.consumers.history.columns import FIELD, FigureColumns, chunks, in_run_order, numbering
 from caramel.consumers.history.layout import RunRecord
-from caramel.fs.forked import Forked, can_fork
-from caramel.stages.state import sqlitefiles
 
 # per run, the rowids, tables, configurations and names of its rows, each list as one text, from
 # the key's covering index (a fifth of the time of a scan joining them)
 GROUPS = ("SELECT run_key, group_concat(rowid), group_concat(tbl, '\x1f'), group_concat(config, '\x1f'), "
           "group_concat(name, '\x1f') FROM metrics GROUP BY run_key")
-# every row's unit and direction and numbers in rowid order, those of rowids in (low, high]
-NUMBERS = "SELECT unit, direction, n, mean, sd FROM metrics WHERE rowid > ? AND rowid <= ? ORDER BY rowid"
-ALL_ROWIDS = (-(2 ** 63), 2 ** 63 - 1)
-FORK_ROWS = 200_000  # below this a child costs more than it saves (a fork, a connection, a pipe)
-CHILD_SHARE = 0.62  # of the rows: the main process reads the names too (a quarter of its reading)
+# every row's unit and direction and numbers in rowid order
+NUMBERS = "SELECT unit, direction, n, mean, sd FROM metrics ORDER BY rowid"
 _SEQUENCES_KEPT = 64  # distinct lists of names remembered (each a run's texts, some 100 kB)
 
 
@@ -44,29 +33,12 @@ class Irregular(Exception):
     its two queries): read by the plain scan instead, which says what is wrong, if anything."""
 
 
-@dataclass
-class NumberPart:
-    """The rows of one rowid range: their (unit, direction) pairs numbered in `units`' order, each
-    row's number of its pair, and the rows' n, mean and sd as three rows of floats."""
-
-    units: list[tuple]
-    unit: np.ndarray
-    values: np.ndarray
-
-
-def grouped_columns(path: str, db: sqlite3.Connection, runs: list[RunRecord]) -> FigureColumns:
+def grouped_columns(db: sqlite3.Connection, runs: list[RunRecord]) -> FigureColumns:
     """The figures of `runs` as columns, read inside the caller's read transaction on `db` (which
     has read the runs: it holds the shared lock). A row is placed by its rowid: the groups' rowids,
     sorted, are the order of the numbers."""
-    split = _split(db)
-    if split is None:
-        parts = [read_numbers(db, *ALL_ROWIDS)]
-        run, name, names = _name_columns(runs, db.execute(GROUPS))
-    else:
-        with Forked(lambda: numbers_in(path, split, ALL_ROWIDS[1]), fork=True) as upper:  # _split asked can_fork
-            run, name, names = _name_columns(runs, db.execute(GROUPS))
-            parts = [read_numbers(db, ALL_ROWIDS[0], split), upper.result()]
-    units, unit = _merged_units(parts)
+    run, name, names = _name_columns(runs, db.execute(GROUPS))
+    units, unit, values = read_numbers(db)
     if len(unit) != len(run):
         raise Irregular("rows written between the two reads")
     if not len(unit):
@@ -75,54 +47,23 @@ def grouped_columns(path: str, db: sqlite3.Connection, runs: list[RunRecord]) ->
     pairs, key = np.unique(name.astype(np.int64) * len(units) + unit, return_inverse=True)
     name_texts, unit_texts = list(names), [tuple(_text(v) for v in pair) for pair in units]
     keys = [(*name_texts[pair // len(units)], *unit_texts[pair % len(units)]) for pair in pairs.tolist()]
-    return in_run_order(keys, run, key.astype(np.int32), np.concatenate([p.values for p in parts], axis=1))
+    return in_run_order(keys, run, key.astype(np.int32), values)
 
 
-def _split(db: sqlite3.Connection) -> int | None:
-    """The rowid above which a child reads, or None: a small history, a WAL one, no spare CPU."""
-    if not can_fork():
-        return None
-    low = db.execute("SELECT min(rowid) FROM metrics").fetchone()[0]  # each alone: one index step
-    high = db.execute("SELECT max(rowid) FROM metrics").fetchone()[0]
-    if low is None or high - low < FORK_ROWS:
-        return None
-    if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
-        return None
-    return int(high - (high - low) * CHILD_SHARE)
-
-
-def numbers_in(path: str, low: int, high: int) -> NumberPart:
-    """In the child: the rows of rowids in (low, high], on a connection of its own (the parent's
-    read transaction holds the file still)."""
-    history = sqlitefiles.FileKind("history", timeout_s=1.0)
-    db = sqlitefiles.open_connection(path, history, readonly=True)
-    try:
-        return read_numbers(db, low, high)
-    finally:
-        db.close()
-
-
-def read_numbers(db: sqlite3.Connection, low: int, high: int) -> NumberPart:
+def read_numbers(db: sqlite3.Connection) -> tuple[list[tuple], np.ndarray, np.ndarray]:
+    """Every row's (unit, direction) pair numbered (the pairs in the order of their numbers), each
+    row's number of its pair, and the rows' n, mean and sd as three rows of floats, by rowid."""
     units = numbering()  # (unit, direction): its number
     unit_parts, value_parts = [], []
-    for chunk in chunks(db.execute(NUMBERS, (low, high))):
+    for chunk in chunks(db.execute(NUMBERS)):
         rows = np.array(chunk, dtype=object)
-        unit_parts.append(np.fromiter(map(units.__getitem__, zip(rows[:, 0], rows[:, 1], strict=True)), dtype=np.int64,
-                                      count=len(rows)))
+        pairs = zip(rows[:, 0], rows[:, 1], strict=True)
+        numbers = np.fromiter(map(units.__getitem__, pairs), dtype=np.int64, count=len(rows))
+        unit_parts.append(numbers)
         value_parts.append(_numbers(rows[:, 2:]))
     if not unit_parts:
-        return NumberPart([], np.zeros(0, dtype=np.int64), np.zeros((3, 0)))
-    return NumberPart(list(units), np.concatenate(unit_parts), np.concatenate(value_parts, axis=1))
-
-
-def _merged_units(parts: list[NumberPart]) -> tuple[list[tuple], np.ndarray]:
-    """The parts' (unit, direction) pairs numbered as one, and every row's number of its pair."""
-    units = numbering()
-    numbered = []
-    for part in parts:
-        renumber = np.fromiter(map(units.__getitem__, part.units), dtype=np.int64, count=len(part.units))
-        numbered.append(renumber[part.unit] if len(part.unit) else part.unit)
-    return list(units), np.concatenate(numbered)
+        return [], np.zeros(0, dtype=np.int64), np.zeros((3, 0))
+    return list(units), np.concatenate(unit_parts), np.concatenate(value_parts, axis=1)
 
 
 def _name_columns(runs: list[RunRecord], groups: Iterable[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, dict]:

@@ -119,7 +119,7 @@ def read_history(path: str) -> HistoryContents:
             db.execute("BEGIN")  # one snapshot for the reads below: a writer waits or is not seen
             runs = _runs(path, db)
             try:
-                columns = grouped_columns(path, db, runs)
+                columns = grouped_columns(db, runs)
             except Irregular:
                 columns = _columns(runs, chunks(db.execute(_SCAN["sqlite"])))
             return HistoryContents(runs, columns, list(db.execute("SELECT name, run_key FROM baselines")))

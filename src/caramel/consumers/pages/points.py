@@ -23,7 +23,7 @@ from caramel.consumers.pages.sources import COPY, Collection
 
 HEADER = ["benchmark", "system", "metric", "unit", "configuration", "run started (UTC)", "mean", "sd", "n",
           "regressed", "site", "run"]
-LINES_AT_ONCE = 10_000  # (50,000 wrote no faster, and a forked writer copied more of its parent's pages)
+LINES_AT_ONCE = 10_000  # (50,000 wrote no faster, and held more memory at once)
 
 
 def _cells(*values: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -180,12 +179,10 @@ def shown_unit(units: list[str], unit: str) -> tuple[str, float]:
 
 
 def load(paths: list[str], benchmark: str | None = None, system: str | None = None,
-         whole: set[str] | None = None, judged: Callable[[Collection], object] | None = None) -> Collection:
+         whole: set[str] | None = None) -> Collection:
     """Every run of the history files (a run in two of them once), optionally one benchmark/system;
     the figures as the page needs them (`Collection.figures`); `whole`: run keys whose figures are
-    kept whole (bench report's chosen runs). `judged` is called with the collection once its columns,
-    their regressions and whether it is thinned are final, before the figures are picked (bench
-    dashboard starts writing the CSV of every figure then)."""
+    kept whole (bench report's chosen runs)."""
     out = Collection(list(paths))
     seen: set[str] = set()
     key_index: dict[tuple, int] = {}
@@ -196,7 +193,7 @@ def load(paths: list[str], benchmark: str | None = None, system: str | None = No
     c = out.columns
     c.run, c.key, c.n, c.mean, c.sd = (np.concatenate([p[i] for p in parts]) for i in range(5))
     _filter(out, paths, benchmark, system)
-    select(out, whole or set(), judged)
+    select(out, whole or set())
     _label_configs(out)
     return out
 
@@ -223,7 +220,7 @@ def _filter(out: Collection, paths: list[str], benchmark: str | None, system: st
         run.label = f"{name} @ {run.site}" if several else name
 
 
-def select(out: Collection, whole: set[str], judged: Callable[[Collection], object] | None = None) -> None:
+def select(out: Collection, whole: set[str]) -> None:
     """Make `out.figures` from its columns: the history points the page draws (pages.thinning: every
     one of a small history; of a big one a bounded number per series, every series kept), every
     figure of each metric's two latest runs per benchmark and system (the summary's latest and run
@@ -258,8 +255,6 @@ def select(out: Collection, whole: set[str], judged: Callable[[Collection], obje
     out.thinned = not keep.all()
     regressed = out.regressed = np.zeros(count, dtype=bool)
     regressed[order] = regressed_sorted
-    if judged:
-        judged(out)
     group = run_group[c.run] * len(metrics) + key_metric[c.key]
     keep |= _two_latest(group, c.run, started, out, list(groups), list(metrics))
     named = {r.index for r in runs if r.record.run_key in whole or r.record.run_key in set(out.baselines.values())}
