@@ -81,7 +81,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("dependency_grace", "CARAMEL_DEPENDENCY_GRACE", Kind.SECONDS, "30",
             "seconds a job held by a failed dependency waits before it is cancelled"),
     Setting("pattern_timeout", "CARAMEL_PATTERN_TIMEOUT", Kind.SECONDS, "10",
-            "seconds each pattern may match on one file before it is stopped (its value is missing)"),
+            "seconds each pattern may match on one file before it is stopped "
+            "(its value is missing)"),
     Setting("db_timeout", "CARAMEL_DB_TIMEOUT", Kind.SECONDS, "10", "seconds a database locked by another process is waited for"),
     Setting("sqlite_journal", "CARAMEL_SQLITE_JOURNAL", Kind.CHOICE, "",
             "the SQLite journal: wal, delete, truncate or persist (default: chosen from the "

@@ -33,7 +33,8 @@ class BenchParser(argparse.ArgumentParser):
 
 def _choices(parser: argparse.ArgumentParser) -> list[str]:
     """Every value the parser's arguments with choices accept (command names among them)."""
-    return [str(choice) for action in parser._actions if action.choices is not None for choice in action.choices]
+    return [str(choice) for action in parser._actions if action.choices is not None
+            for choice in action.choices]
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
@@ -67,7 +68,8 @@ def refuse_unknown(parser: argparse.ArgumentParser, parsed: argparse.Namespace, 
     command = chain[-1]
     hints = []
     for flag in dict.fromkeys(word.partition("=")[0] for word in extra if word.startswith("-")):
-        close = did_you_mean(flag, [f for each in chain for f in flags_of(each)])  # bench's own: --debug
+        # bench's own: --debug
+        close = did_you_mean(flag, [f for each in chain for f in flags_of(each)])
         if not close and words:
             takers = _commands_taking(flag, every_command())
             close = f"it is a flag of {', '.join(takers)}, not of bench {words}" if takers else ""

@@ -79,7 +79,8 @@ class BenchmarkOptions:
     max_workpackages: int | None = None
     no_eval: bool = False
     strict: bool = False  # an unknown key is an error, not a warning (spec/keycheck.py)
-    check_tags: bool = True  # a tag that selects nothing is an error (spec/tagscan.py; a suite checks its own)
+    # a tag that selects nothing is an error (spec/tagscan.py; a suite checks its own)
+    check_tags: bool = True
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BenchmarkOptions:
@@ -112,7 +113,8 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     system = find_system(set(options.tags), list(options.systems))
     benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None,
                       strict=options.strict, no_eval=options.no_eval,
-                      system_tags=system_names(list(options.systems)) if options.check_tags else None)
+                      system_tags=(system_names(list(options.systems)) if options.check_tags
+                                   else None))
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation

@@ -110,8 +110,8 @@ def copy(source: str, destination: str, out: TextIO) -> int:
     for why in done.skipped:
         print(f"warning: not copied: {why}", file=sys.stderr)
     if done.skipped:
-        print(f"error: {len(done.skipped)} run(s) of {src.path} were not copied (above); the others were",
-              file=sys.stderr)
+        print(f"error: {len(done.skipped)} run(s) of {src.path} were not copied (above); "
+              "the others were", file=sys.stderr)
         return 1
     return 0
 

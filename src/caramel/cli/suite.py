@@ -71,15 +71,17 @@ def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOpt
 
 
 def _check_tags(source: BenchmarkOptions, paths: list[str]) -> None:
-    """Refuse, before the campaign is made, a --tag that no member's file uses and no system file is
-    named after; a member need not use every tag (the others' sizes, say), so members do not check."""
+    """Refuse, before the campaign is made, a --tag that no member's file uses and no system file
+    is named after; a member need not use every tag (the others' sizes, say), so members do not
+    check."""
     from caramel.adapters.systems import system_names
     from caramel.stages.spec.loader import known_tags
     from caramel.stages.spec.tagscan import check_given_tags
 
     known: set[str] = set()
     for path in paths:
-        with contextlib.suppress(CaramelError):  # a member that cannot be read says why when it runs
+        # a member that cannot be read says why when it runs
+        with contextlib.suppress(CaramelError):
             known |= known_tags(path, list(source.include_path))
     check_given_tags(source.tags, known, system_names(list(source.systems)), None,
                      what="the suite's benchmarks")

@@ -59,13 +59,15 @@ def check_port(url: str) -> None:
         settings = current()
         origin = settings.origin.get("history")
         setting = ("the setting history ($CARAMEL_HISTORY)" if origin is Source.ENVIRONMENT else
-                   f"history: in {settings.settings_file}" if origin is Source.FILE else "--history")
+                   f"history: in {settings.settings_file}" if origin is Source.FILE
+                   else "--history")
         if url != settings.history:
             setting = "--history"
         port = urlsplit(url).netloc.rpartition(":")[2]
-        raise RunError(f"the history URL {redact.url(url)} has the port {port!r}, which is no number from 0 to "
-                       f"65535 (from {setting})", hint="write the port as digits: postgresql://user@host:5432/db "
-                                                       "(or leave it out: 5432)") from None
+        raise RunError(f"the history URL {redact.url(url)} has the port {port!r}, which is no "
+                       f"number from 0 to 65535 (from {setting})",
+                       hint="write the port as digits: postgresql://user@host:5432/db "
+                            "(or leave it out: 5432)") from None
 
 
 def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnavailable:

@@ -74,8 +74,10 @@ def _sink(item: object, where: Location) -> Sink:
     try:
         _ = urlsplit(url).port  # ValueError for a port that is no number
     except ValueError:  # a port that is no number (`:80x`) or out of range
-        raise SpecError(f"a sink's URL {redact.url(url)!r} has a port that is no number from 0 to 65535", where,
-                        hint="write the port as digits (https://host:9200/...), or leave it out") from None
+        raise SpecError(f"a sink's URL {redact.url(url)!r} has a port that is no number "
+                        "from 0 to 65535", where,
+                        hint="write the port as digits (https://host:9200/...), "
+                             "or leave it out") from None
     try:
         timeout = float(item.get("timeout", 5.0))
     except (TypeError, ValueError):

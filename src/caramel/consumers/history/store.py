@@ -179,7 +179,8 @@ class History:
     def mark_imported(self, run_key: str) -> None:
         """Note, inside the caller's transaction, that the run came from another history (`bench
         import`, or a copy of an imported run): `bench export --site` leaves its site alone."""
-        self.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("imported:" + run_key, "1"))
+        self.db.execute(upsert("meta", ("key", "value"), ("key",), True),
+                        ("imported:" + run_key, "1"))
 
     def imported(self) -> set[str]:
         """The keys of the runs that came from another history (`mark_imported`)."""
@@ -280,7 +281,8 @@ class History:
             removed = self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run_key,)).rowcount
             self.db.execute("DELETE FROM baselines WHERE run_key = ?", (run_key,))
             self.db.execute("DELETE FROM runs WHERE run_key = ?", (run_key,))
-            self.db.execute("DELETE FROM meta WHERE key IN (?, ?)", ("tables:" + run_key, "imported:" + run_key))
+            self.db.execute("DELETE FROM meta WHERE key IN (?, ?)",
+                            ("tables:" + run_key, "imported:" + run_key))
         return removed
 
     def set_baseline(self, name: str, run_key: str) -> None:

@@ -20,7 +20,8 @@ class Copied:
     runs: int = 0  # runs new to the destination
     figures: int = 0  # figures added (or changed, when replacing)
     baselines: int = 0
-    skipped: list[str] = field(default_factory=list)  # why each run not copied was not: "run KEY: FIELD ..."
+    # why each run not copied was not: "run KEY: FIELD ..."
+    skipped: list[str] = field(default_factory=list)
 
 
 def copy_runs(source: History, destination: History, replace: bool = False,
@@ -65,7 +66,8 @@ def uncopyable(run: RunRecord, metrics: list[Metric]) -> str:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            return f"{where} holds a lone surrogate (U+{ord(text[exc.start]):04X}), which no engine stores"
+            return (f"{where} holds a lone surrogate (U+{ord(text[exc.start]):04X}), "
+                    "which no engine stores")
     return ""
 
 
@@ -75,7 +77,8 @@ def _texts(run: RunRecord, metrics: list[Metric]) -> Iterator[tuple[str, str]]:
         if isinstance(value, str):
             yield name, value
         elif isinstance(value, list):  # tags, job_ids
-            yield from ((f"{name}[{i}]", item) for i, item in enumerate(value) if isinstance(item, str))
+            yield from ((f"{name}[{i}]", item) for i, item in enumerate(value)
+                        if isinstance(item, str))
         elif isinstance(value, dict):  # the fingerprint
             yield from _pairs(name, value)
     for n, metric in enumerate(metrics):

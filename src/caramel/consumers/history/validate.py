@@ -257,7 +257,8 @@ def _check(value, expected: str, path: str) -> None:
     if expected == _TIME and value is not None and not _finite(value, path):
         raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
     if expected == _TIME and isinstance(value, int) and not -2**63 <= value < 2**63:
-        raise _Bad(f"{path} holds the number {str(value)[:20]}..., beyond a 64-bit integer (seconds since 1970)")
+        raise _Bad(f"{path} holds the number {str(value)[:20]}..., beyond a 64-bit integer "
+                   "(seconds since 1970)")
     if expected == "higher, lower or unknown" and value not in ("higher", "lower", "unknown"):
         raise _Bad(f'{path} holds {_kind(value)}, expected "higher", "lower" or "unknown"')
     if expected in (_TEXTS, "non-empty list of numbers"):
@@ -294,8 +295,8 @@ def _storable_texts(value, path: str) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise _Bad(f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), which is no "
-                       "character and cannot be stored") from None
+            raise _Bad(f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), "
+                       "which is no character and cannot be stored") from None
 
 
 def _finite(value, path: str) -> bool:

@@ -167,7 +167,8 @@ def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench: 
 def _config(analyser: Analyser, patterns: dict[str, Pattern], steps: dict[str, Step]) -> str:
     """What the cached values depend on besides the files: the definitions, caramel's version and
     the patterns' time bound (a value stopped at it is found with a larger one)."""
-    text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, current().pattern_timeout, analyser, sorted(patterns.items()),
+    text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, current().pattern_timeout, analyser,
+                 sorted(patterns.items()),
                  sorted((n, s.work_dir, s.iterations, repr(s.sanity)) for n, s in steps.items())))
     return hashlib.sha1(text.encode()).hexdigest()
 
@@ -233,9 +234,11 @@ def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], 
     return "\n".join(parts), reads
 
 
-def _overrun(wp: WPRecord, path: str, name: str, bound: float, active: dict[str, Pattern], group: Group) -> str:
-    """Record, on the group, a pattern stopped at its time bound on one file: a problem (the warning,
-    naming the pattern, the file and the bound) and a missing entry (the row's status says why)."""
+def _overrun(wp: WPRecord, path: str, name: str, bound: float, active: dict[str, Pattern],
+             group: Group) -> str:
+    """Record, on the group, a pattern stopped at its time bound on one file: a problem (the
+    warning, naming the pattern, the file and the bound) and a missing entry (the row's status says
+    why)."""
     file = os.path.relpath(path, wp.work_dir)
     why = f"did not finish within {bound:g} s on {file} (pattern_timeout)"
     pattern = active[name]
@@ -291,7 +294,8 @@ def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Patt
         if acc.dropped:
             group.dropped[name] = (acc.dropped, acc.bad)
     for p in active.values():
-        if not is_derived(p) and p.default is not None and p.name not in values and p.name not in overrun:
+        if not is_derived(p) and p.default is not None and p.name not in values \
+                and p.name not in overrun:
             values.update(default_values(p.name, kind(p), p.default, p.where))
     derived = [p for p in active.values() if is_derived(p)]
     values.update(evaluate_derived(derived, root.params, values, root.id, group.problems))

@@ -33,4 +33,5 @@ def half_width_pct(samples: Sequence[float], confidence: float = CONFIDENCE) -> 
     if mean == 0.0:
         return math.inf
     quantile = float(stats.t.ppf(0.5 + confidence / 2, len(values) - 1))
-    return 100.0 * quantile * (spread / abs(mean)) / math.sqrt(len(values))  # the ratio first: no overflow
+    # the ratio first: no overflow
+    return 100.0 * quantile * (spread / abs(mean)) / math.sqrt(len(values))

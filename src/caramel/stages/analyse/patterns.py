@@ -108,7 +108,9 @@ class Compiler:
         out = []
         for p in self.patterns:
             text = substitute(resolve(p.name, ()), {}, final=True)
-            out.append(Probe(p.name, compile_pattern(text, p.dotall, f"pattern '{p.name}'", p.where), kind(p)))
+            out.append(Probe(p.name,
+                             compile_pattern(text, p.dotall, f"pattern '{p.name}'", p.where),
+                             kind(p)))
         return out
 
 
@@ -121,5 +123,5 @@ def compile_pattern(text: str, dotall: bool, what: str, where: Location) -> rege
         re.compile(text, flags)
         return regex.compile(text, flags)
     except (re.error, regex.error) as exc:
-        raise AnalyseError(f"{what} is not a valid regular expression: {exc}: {text!r}",
-                           where, hint="fix the regex; $name placeholders are substituted first") from None
+        raise AnalyseError(f"{what} is not a valid regular expression: {exc}: {text!r}", where,
+                           hint="fix the regex; $name placeholders are substituted first") from None

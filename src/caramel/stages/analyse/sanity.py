@@ -140,7 +140,8 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
     except OSError:
         return f"expect /{check.text}/: {label} is missing" if check.kind == "expect" else ""
     if stopped:
-        return f"{check.kind} /{check.text}/ did not finish within {bound:g} s on {label} (pattern_timeout)"
+        return (f"{check.kind} /{check.text}/ did not finish within {bound:g} s on {label} "
+                "(pattern_timeout)")
     if check.kind == "expect" and not found:
         return f"expect /{check.text}/ not found in {label}"
     if check.kind == "reject" and found:

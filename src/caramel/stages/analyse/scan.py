@@ -73,8 +73,8 @@ class Bound:
         self.used[name] = self.used.get(name, 0.0) + time.perf_counter() - started
 
 
-def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK, overlap: int = OVERLAP,
-              bound: float | None = None) -> list[str]:
+def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK,
+              overlap: int = OVERLAP, bound: float | None = None) -> list[str]:
     """Call `sink(pattern name, match texts)` for the matches of each probe in the file at `path`,
     in file order (possibly several calls per pattern for a large file). Each probe may match for
     `bound` seconds in all (None: no bound); the names of those stopped are returned, and what they
@@ -101,7 +101,8 @@ def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK, ov
     return limits.overrun
 
 
-def _block_matches(probe: Probe, text: str, pos: int, boundary: int, limits: Bound) -> tuple[list[str], int, bool]:
+def _block_matches(probe: Probe, text: str, pos: int, boundary: int,
+                   limits: Bound) -> tuple[list[str], int, bool]:
     """The match texts of `probe` in `text` from `pos` up to `boundary` (relative offsets), where it
     ended, and whether a match was left for the next block. TimeoutError past the probe's bound."""
     found: list[str] = []
@@ -118,8 +119,8 @@ def _block_matches(probe: Probe, text: str, pos: int, boundary: int, limits: Bou
     return found, end, False
 
 
-def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chunk: int, overlap: int,
-                 limits: Bound) -> None:
+def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chunk: int,
+                 overlap: int, limits: Bound) -> None:
     base = 0  # file offset (in characters) of text[0]
     resume = [0] * len(probes)  # file offset where each probe continues
     while True:
@@ -138,7 +139,8 @@ def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chu
                 resume[i] = boundary  # stopped: it holds no text back
                 continue
             try:
-                found, end, pending = _block_matches(probe, text, resume[i] - base, boundary - base, limits)
+                found, end, pending = _block_matches(probe, text, resume[i] - base,
+                                                     boundary - base, limits)
             except TimeoutError:
                 limits.overrun.append(probe.name)
                 resume[i] = boundary

@@ -39,7 +39,8 @@ def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_l
             "file": CALL_FILE,
             "where": str(step.call_where), "energy": system.energy_method if system is not None else "",
             "system": system.name if system is not None else ""}
-    text = f"{shlex.quote(sys.executable)} -m {CALL_MODULE} {shlex.quote(json.dumps(call, sort_keys=True))}"
+    text = (f"{shlex.quote(sys.executable)} -m {CALL_MODULE} "
+            f"{shlex.quote(json.dumps(call, sort_keys=True))}")
     waits = scheduler != "local"
     return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), Role.DO,
                    os.path.join(work, DONE_FILE) if waits else "", os.path.join(work, ERROR_FILE) if waits else "")

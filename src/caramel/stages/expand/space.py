@@ -47,13 +47,14 @@ def expand_space(values: dict[str, Value], zips: list[Zip], tags: Collection[str
 def _too_many(exc: TooManyValues, limit: int, where: Location | None) -> ExpandError:
     """check_product's refusal, for one parameter whose values were counted as they were made."""
     if exc.stopped:
-        text = (f"the parameters would make more than the limit of {limit:,} combinations: {exc.name} (its "
-                f"command was stopped after more than {limit:,} values)")
+        text = (f"the parameters would make more than the limit of {limit:,} combinations: "
+                f"{exc.name} (its command was stopped after more than {limit:,} values)")
     else:
-        text = (f"the parameters would make {exc.seen:,} combinations, more than the limit of {limit:,}: "
-                f"{exc.name} ({exc.seen:,} values)")
+        text = (f"the parameters would make {exc.seen:,} combinations, more than the limit of "
+                f"{limit:,}: {exc.name} ({exc.seen:,} values)")
     return ExpandError(text, where,
-                       hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N")
+                       hint="use fewer values (or a <zip>), or raise the limit with "
+                            "--max-workpackages N")
 
 
 def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], list[tuple[Value, ...]]]]:

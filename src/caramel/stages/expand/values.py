@@ -186,7 +186,8 @@ def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], for
         if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
                 and not any(r.startswith("jube_wp_") for r in refs):
             try:
-                text = escape(_evaluate_in(values, v, substitute(text, {}, final=True), mode, tags, most))
+                text = escape(_evaluate_in(values, v, substitute(text, {}, final=True), mode, tags,
+                                           most))
                 mode = "text"
             except ExpandError:
                 if not force:
@@ -271,11 +272,12 @@ def evaluate(code: str, mode: str, param: Parameter, tags: Collection[str],
 def run_script(code: str, mode: str, what: str, where: Location,
                tags: Collection[str] = frozenset(), cap: Cap | None = None) -> str:
     """The text a `mode=` script gives (python, shell, perl, env, tag; any other mode: the code
-    itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its line.
-    TooManyValues when the result holds more values than `cap` allows."""
+    itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its
+    line. TooManyValues when the result holds more values than `cap` allows."""
     if mode == "python":
         try:
-            result = str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307 - the file declared mode="python"
+            # S307: the file declared mode="python"
+            result = str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307
         except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
             raise ExpandError(f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}", where,
                               hint="check the expression after substitution of its $ references") from None

@@ -100,7 +100,8 @@ def _include_path(tree: Node, cli_paths: list[str], home: str) -> IncludePath:
         texts = [inc.text] + [p.text for p in inc.findall("path")]
         for text in texts:
             if text and text.strip():
-                folders.append(os.path.join(home, os.path.expandvars(os.path.expanduser(text.strip()))))
+                folders.append(os.path.join(
+                    home, os.path.expandvars(os.path.expanduser(text.strip()))))
     folders += env_include_path() + [home, str(templates_dir() / "platform")]
     return IncludePath(folders)
 

@@ -20,7 +20,8 @@ from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec.sources import IncludePath, read_tree
 from caramel.stages.spec.tree import Node
 
-_NAME = re.compile(r"[^\s!+|()^]+")  # a tag name: what the operators and blanks leave (spec.tags' tokens)
+# a tag name: what the operators and blanks leave (spec.tags' tokens)
+_NAME = re.compile(r"[^\s!+|()^]+")
 MOST_FILES = 200  # files followed from one benchmark file: include loops end here too
 
 
@@ -46,7 +47,8 @@ def tags_in(root: Node) -> set[str]:
 
 
 def _files_read(root: Node) -> Iterable[str]:
-    """The file names `root` reads elements or sets from (no `$` names: they depend on parameters)."""
+    """The file names `root` reads elements or sets from (no `$` names: they depend on
+    parameters)."""
     for node in root.iter():
         names = [node.attrs.get("init_with", "").partition(":")[0]]
         if node.tag in ("include", "use"):
@@ -76,8 +78,8 @@ def file_tags(root: Node, include: IncludePath) -> set[str]:
 
 def check_given_tags(given: Iterable[str], known: Collection[str], systems: Collection[str],
                      where: Location | None, what: str = "this file") -> None:
-    """Refuse the given tags that select nothing (neither in `known`, those of `what`, nor in `systems`),
-    each with the tag it most likely meant: the same letters in another case first."""
+    """Refuse the given tags that select nothing (neither in `known`, those of `what`, nor in
+    `systems`), each with the tag it most likely meant: the same letters in another case first."""
     everything = set(known) | set(systems)
     unknown = [tag for tag in dict.fromkeys(given) if tag not in everything]
     if not unknown:
@@ -86,8 +88,9 @@ def check_given_tags(given: Iterable[str], known: Collection[str], systems: Coll
     words = ", ".join(f"'{tag}'" for tag in unknown)
     one = len(unknown) == 1
     raise SpecError(
-        f"tag{'' if one else 's'} {words} select{'s' if one else ''} nothing: no system file is named so and "
-        f"no tag expression of {what} uses " + ("it" if one else "them"), where,
+        f"tag{'' if one else 's'} {words} select{'s' if one else ''} nothing: "
+        f"no system file is named so and no tag expression of {what} uses "
+        + ("it" if one else "them"), where,
         hint="; ".join(hints) + "; a tag the file reads no other way is declared in <tags> "
                                 "(docs/file-format.md, Tags)")
 

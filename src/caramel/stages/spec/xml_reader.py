@@ -4,8 +4,9 @@ Entities as JUBE (Python's expat) treats them: internal ones (`<!ENTITY greeting
 expanded, an undefined one is an error naming file and line. Nothing is read from outside the
 file: an external DTD (`<!DOCTYPE jube SYSTEM "...">`) or the declaration of an external entity
 (`<!ENTITY x SYSTEM "...">`, a parameter entity too) is refused, naming file and line, where
-expat would skip it silently (docs/security.md says they are refused). Text is never dropped silently: text after a child element inside
-an element (mixed content, which JUBE ignores) is an error.
+expat would skip it silently (docs/security.md says they are refused). Text is never dropped
+silently: text after a child element inside an element (mixed content, which JUBE ignores) is an
+error.
 """
 
 from __future__ import annotations
@@ -59,16 +60,17 @@ def _check_external(tree: etree._ElementTree, path: str) -> None:
     """Refuse an external DTD and the declaration of any external entity, with its line."""
     info = tree.docinfo
     if info.system_url or info.public_id:
-        raise SpecError(f"external DTD {info.system_url or info.public_id!r} is refused (it would be read from "
-                        "outside the file)", Location(path, _declaration_line(path, r"<!DOCTYPE\b")),
-                        hint="remove SYSTEM/PUBLIC from the <!DOCTYPE>; declare entities inside it: "
-                             '<!DOCTYPE jube [<!ENTITY name "text">]>')
+        raise SpecError(f"external DTD {info.system_url or info.public_id!r} is refused "
+                        "(it would be read from outside the file)",
+                        Location(path, _declaration_line(path, r"<!DOCTYPE\b")),
+                        hint="remove SYSTEM/PUBLIC from the <!DOCTYPE>; declare entities inside "
+                             'it: <!DOCTYPE jube [<!ENTITY name "text">]>')
     dtd = info.internalDTD
     for entity in dtd.iterentities() if dtd is not None else ():
         if entity.content is None:
             line = _declaration_line(path, rf"<!ENTITY\s+(?:%\s+)?{re.escape(entity.name)}\s")
-            raise SpecError(f"external entity {entity.name!r} is refused (it names {entity.system_url!r})",
-                            Location(path, line),
+            raise SpecError(f"external entity {entity.name!r} is refused "
+                            f"(it names {entity.system_url!r})", Location(path, line),
                             hint="caramel reads only internal entities: "
                                  f'<!ENTITY {entity.name} "text">; or use <include> / init_with')
 
