@@ -80,8 +80,8 @@ SETTINGS: tuple[Setting, ...] = (
             "seconds a job that ended may take to show its done file before it counts as failed"),
     Setting("dependency_grace", "CARAMEL_DEPENDENCY_GRACE", Kind.SECONDS, "30",
             "seconds a job held by a failed dependency waits before it is cancelled"),
-    Setting("pattern_timeout", "CARAMEL_PATTERN_TIMEOUT", Kind.SECONDS, "10",
-            "seconds each pattern may match on one file before it is stopped "
+    Setting("pattern_timeout", "CARAMEL_PATTERN_TIMEOUT", Kind.SECONDS, "1",
+            "seconds each pattern may match on a file (per 64 MiB of it) before it is stopped "
             "(its value is missing)"),
     Setting("db_timeout", "CARAMEL_DB_TIMEOUT", Kind.SECONDS, "10", "seconds a database locked by another process is waited for"),
     Setting("sqlite_journal", "CARAMEL_SQLITE_JOURNAL", Kind.CHOICE, "",

@@ -143,3 +143,30 @@ def test_a_reader_without_write_rights_reads_the_team_history(tmp_path, pg_serve
     assert listed.returncode == 0 and listed.stdout.startswith("r1"), listed.stderr
     page = bench("dashboard", "-o", "page.html", cwd=tmp_path, env=env)
     assert page.returncode == 0, page.stderr
+
+
+def test_no_secret_reaches_any_file_with_a_postgresql_history(tmp_path, pg_url):
+    """docs/security.md, "Secrets" (issue 36): with the history on PostgreSQL (its URL carries the
+    password) and secrets in the environment and the settings file, no file a run, its result, an
+    export, a dashboard and a report write holds any of them, nor does anything bench prints."""
+    token, key = "tok-9f3c1a-secret", "key-77e2b0-secret"
+    folder = tmp_path / "site"
+    folder.mkdir()
+    shutil.copy(DATA / "steady.yaml", folder / "steady.yaml")
+    settings = tmp_path / "settings.yaml"  # the history, with its password, from the settings file
+    settings.write_text(json.dumps({"history": pg_url}) + "\n")
+    env = isolated_env(folder, CARAMEL_SETTINGS=str(settings), API_TOKEN=token, SERVICE_KEY=key,
+                       HF_TOKEN=token)
+    said = []
+    for args in (("run", "steady.yaml", "--tag", "local", "--repeat", "2", "-q"),
+                 ("result", "-i", "last"), ("export", "-o", "all.jsonl"),
+                 ("dashboard", "-o", "page.html"), ("report", "-i", "last", "--html", "report.html"),
+                 ("config",), ("config", "--json")):
+        done = bench(*args, cwd=folder, env=env)
+        said.append(done.stdout + done.stderr)
+        assert done.returncode == 0, (args, done.stderr)
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p != settings]
+    assert any(p.name == "page.html" for p in written) and any(p.name == "report.html" for p in written)
+    for secret in (PASSWORD, token, key):
+        assert not [str(p) for p in written if secret.encode() in p.read_bytes()], secret
+        assert not [text for text in said if secret in text], secret

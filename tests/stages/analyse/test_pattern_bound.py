@@ -10,6 +10,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.run_bench import isolated_env
@@ -69,3 +70,25 @@ def test_the_regex_module_finds_what_jubes_re_findall_finds(seed: int, case: tup
     found = jube.findall(text)
     expected = [g for m in found for g in m] if jube.groups > 1 else found
     assert matches(probe, text) == expected
+
+
+@pytest.mark.parametrize("size, factor", [(10, 1.0), (100, 1.0), (400, 4.0)])
+def test_the_bound_grows_with_the_file(tmp_path, monkeypatch, size, factor) -> None:
+    """docs/results.md, "Reading logs": `pattern_timeout` seconds per 64 MiB of the file, at least
+    once: a big log's patterns get the time a sane pattern needs to read it."""
+    from caramel.stages.analyse import scan
+
+    seen: list[float | None] = []
+
+    class Recorded(scan.Bound):
+        def __init__(self, seconds: float | None) -> None:
+            seen.append(seconds)
+            super().__init__(seconds)
+
+    monkeypatch.setattr(scan, "BOUND_SCALE", 100)
+    monkeypatch.setattr(scan, "Bound", Recorded)
+    log = tmp_path / "log"
+    log.write_text("x" * size)
+    scan.scan_file(str(log), [], lambda name, found: None, bound=0.5)
+    scan.scan_file(str(log), [], lambda name, found: None, bound=None)
+    assert seen == [pytest.approx(0.5 * factor), None]

@@ -13,7 +13,9 @@ lines (CHUNK characters):
   OVERLAP (1 MiB), e.g. a greedy `(.*)` meant to run to the end of a 200 MB log, is cut at a block
   end instead of reaching the end of the file.
 
-Each pattern has `bound` seconds on each file (the setting `pattern_timeout`): a pattern that
+Each pattern has `bound` seconds on each file of up to BOUND_SCALE bytes, and as much again for
+every further BOUND_SCALE (the setting `pattern_timeout`, 1 s by default: a sane pattern reads
+far more than 64 MiB a second, so only a runaway one meets the bound): a pattern that
 backtracks without end (`(a|aa)+$` on a long line) is stopped there, by the `regex` module's
 `timeout=` (a drop-in for `re` that understands JUBE's patterns, and stops a running match, which
 `re` cannot), and `scan_file` returns its name; its value is missing.
@@ -36,6 +38,7 @@ from caramel.stages.analyse.patterns import Probe
 CHUNK = 8 * 1024 * 1024  # characters read per block
 OVERLAP = 1024 * 1024  # a match starting this close to a block end waits for the next block
 CONTEXT = 4096  # characters kept before resume points for lookbehinds and ^
+BOUND_SCALE = 64 * 1024 * 1024  # bytes of a file each `bound` second covers
 
 
 def matches(regex: re.Pattern, text: str, pos: int = 0, timeout: float | None = None) -> list[str]:
@@ -77,11 +80,11 @@ def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK,
               overlap: int = OVERLAP, bound: float | None = None) -> list[str]:
     """Call `sink(pattern name, match texts)` for the matches of each probe in the file at `path`,
     in file order (possibly several calls per pattern for a large file). Each probe may match for
-    `bound` seconds in all (None: no bound); the names of those stopped are returned, and what they
-    found before is to be dropped by the caller."""
-    limits = Bound(bound)
+    `bound` seconds per BOUND_SCALE bytes of the file, at least `bound` (None: no bound); the names
+    of those stopped are returned, and what they found before is to be dropped by the caller."""
     with open(path, "rb") as raw:  # small files (nearly all logs): one read, no text layer
         size = os.fstat(raw.fileno()).st_size
+        limits = Bound(None if bound is None else bound * max(1.0, size / BOUND_SCALE))
         data = raw.read(size + 1) if size <= chunk else b""  # (read(n) would allocate n bytes first)
     if size <= chunk and len(data) <= chunk:
         text = data.decode("utf-8", errors="replace")
