@@ -95,14 +95,18 @@ class Site:
 def _python_for_nobody(base: Path, mounts: list[Path]) -> tuple[list[str], dict[str, str]]:
     """This interpreter as `nobody` can start it: as it is, or through a read-only bind mount of
     its prefix (with the prefix's lib/ for libpython: the binary's RUNPATH names the old place)."""
-    if subprocess.run([*READER, sys.executable, "-c", "pass"], capture_output=True).returncode == 0:
+    direct = subprocess.run([*READER, sys.executable, "-c", "import sys; print(sys.prefix)"],
+                            capture_output=True, text=True)
+    # started, but its prefix unreadable (under /root, 0700), Python falls back to the system's
+    # prefix and packages: caramel's requirements are not there, so read through the mount then
+    if direct.returncode == 0 and direct.stdout.strip() == sys.prefix:
         return [sys.executable], {}
     prefix = base / "python"
     _mount_readonly(sys.prefix, prefix)
     mounts.append(prefix)
     python = str(prefix / os.path.relpath(sys.executable, sys.prefix))
     extra = {"LD_LIBRARY_PATH": str(prefix / "lib")}
-    probe = subprocess.run([*READER, python, "-c", "import pandas, yaml, lxml"],
+    probe = subprocess.run([*READER, python, "-c", "import pandas, yaml, lxml, regex, pint"],
                            capture_output=True, text=True, env=dict(os.environ, **extra))
     if probe.returncode != 0:
         pytest.skip(f"nobody cannot start this interpreter ({sys.executable}): "

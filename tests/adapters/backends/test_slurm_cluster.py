@@ -61,7 +61,8 @@ def test_each_end_state_is_recorded_with_its_reason(env, tmp_path):
     lines = table.stdout.splitlines()
     assert lines[0] == "ending,jobid,node,status"
     assert lines[1].startswith(f"completed,{wps[0]['job_id']},n") and lines[1].endswith(",done")
-    assert lines[2].startswith(f"failed,{wps[1]['job_id']},n") and lines[2].endswith(",failed")
+    assert lines[2].startswith(f"failed,{wps[1]['job_id']},n")
+    assert lines[2].endswith(f",failed ({wps[1]['reason']})")  # a failed row carries its reason
 
 
 def test_cancel_cancels_the_jobs_and_their_dependants(env, tmp_path):

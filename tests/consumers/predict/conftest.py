@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,8 +27,16 @@ def record(path: Path, benchmark: str, rows: list[tuple[dict, list[float]]], met
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    return isolated_env(tmp_path, CARAMEL_HISTORY=str(tmp_path / "history.db"))
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    # one CPU layout for the test's own plans and bench's: the rule follows the load of the moment,
+    # and a history made under one layout is another configuration than a plan under another
+    from caramel.payloads.workloads.layout import forget_choice
+
+    monkeypatch.setenv("CARAMEL_CPU_LAYOUT", "1x1")
+    forget_choice()
+    yield isolated_env(tmp_path, CARAMEL_HISTORY=str(tmp_path / "history.db"),
+                       CARAMEL_CPU_LAYOUT="1x1")
+    forget_choice()
 
 
 @pytest.fixture
