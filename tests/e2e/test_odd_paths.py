@@ -21,29 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.e2e.tiny import TINY
 from tests.run_bench import bench, isolated_env
 
 # The issue's folder name, and one with a newline, a double quote and a `%` that decodes to text
 NAMES = ["a#b%41?c d'é", "n\nl\"#%2e%41?x é"]
 HISTORY_NAME = "h#i%41?j d'é.db"
 
-TINY = """<?xml version="1.0" encoding="UTF-8"?>
-<jube>
-  <benchmark name="tiny" outpath="runs">
-    <parameterset name="p"><parameter name="n" type="int">1,2</parameter></parameterset>
-    <patternset name="pat">
-      <pattern name="rate" type="float" unit="items/s">rate $jube_pat_fp</pattern>
-    </patternset>
-    <step name="work"><use>p</use><do>echo "rate $n"</do></step>
-    <analyser name="a"><use>pat</use><analyse step="work"><file>stdout</file></analyse></analyser>
-    <result>
-      <use>a</use>
-      <table name="t"><column>n</column><column>rate</column></table>
-      <database name="d" primekeys="n"><key>n</key><key>rate</key></database>
-    </result>
-  </benchmark>
-</jube>
-"""
 
 
 @dataclass

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tests.e2e.tiny import TINY
 from tests.run_bench import bench, isolated_env
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0,
@@ -35,23 +36,6 @@ READERS = [("status",), ("info",), ("log",), ("result", "--no-eval")]
 READER = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"]
 SRC = str(Path(__file__).resolve().parents[2] / "src")  # this checkout's caramel
 
-TINY = """<?xml version="1.0" encoding="UTF-8"?>
-<jube>
-  <benchmark name="tiny" outpath="runs">
-    <parameterset name="p"><parameter name="n" type="int">1,2</parameter></parameterset>
-    <patternset name="pat">
-      <pattern name="rate" type="float" unit="items/s">rate $jube_pat_fp</pattern>
-    </patternset>
-    <step name="work"><use>p</use><do>echo "rate $n"</do></step>
-    <analyser name="a"><use>pat</use><analyse step="work"><file>stdout</file></analyse></analyser>
-    <result>
-      <use>a</use>
-      <table name="t"><column>n</column><column>rate</column></table>
-      <database name="d" primekeys="n"><key>n</key><key>rate</key></database>
-    </result>
-  </benchmark>
-</jube>
-"""
 
 
 def _mount_readonly(source: str, target: Path) -> None:
