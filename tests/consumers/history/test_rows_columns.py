@@ -55,7 +55,9 @@ def _outcome(make, metrics) -> object:
 FINITE = st.one_of(st.floats(allow_nan=False, allow_infinity=False), st.floats(-1e3, 1e3),
                    st.sampled_from([0.0, -0.0, 923.2681140745275, -923.2681140745275, 5e-324, 1.7e308, -1.75e308]))
 # texts that take the fast way (plain) and those that do not (a brace, a quote, a backslash, a colon)
-TEXT = st.one_of(st.sampled_from(["1", "256", "a100", "", "é"]), st.text(max_size=4),
+# no NUL: an import refuses it, naming the line (test_hostile_values.py)
+TEXT = st.one_of(st.sampled_from(["1", "256", "a100", "", "é"]),
+                 st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=4),
                  st.sampled_from(["{x}", 'a"b', "a\\b", "12:00", "},{"]))
 VALUE = st.one_of(TEXT, TEXT, st.sampled_from([1, 1.0, True, None]))
 

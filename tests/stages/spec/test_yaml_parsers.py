@@ -15,7 +15,9 @@ pytestmark = pytest.mark.skipif(not hasattr(yaml, "CSafeLoader"), reason="PyYAML
 
 # NEL and the Unicode line separators do not survive PyYAML's own dump and load (either parser reads a
 # dumped "\x85" as a space): they are left out, as the round trip, not the parsers, would fail
-texts = st.text(alphabet=st.characters(blacklist_characters="\x85\u2028\u2029"), max_size=20)
+# no lone surrogates: a YAML file cannot hold one (PyYAML dumps it escaped and refuses to read it back)
+texts = st.text(alphabet=st.characters(blacklist_characters="\x85\u2028\u2029",
+                                       blacklist_categories=("Cs",)), max_size=20)
 scalars = st.one_of(st.none(), st.booleans(), st.integers(), texts,
                     st.floats(allow_nan=False, allow_infinity=False))
 keys = st.text(alphabet="abcdefghij_-0123456789 :#", min_size=1, max_size=10)
