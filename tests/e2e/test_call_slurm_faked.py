@@ -20,10 +20,21 @@ mkdir -p "{jobs}"; id=$((4242 + $(ls "{jobs}" | wc -l))); grep -e '--array' "$1"
 tasks=$(sed -n 's/^#SBATCH --array=0-\\([0-9]*\\).*/\\1/p' "$1")
 for task in $(if [ -n "$tasks" ]; then seq 0 "$tasks"; else echo none; fi); do
   array=(); [ "$task" = none ] || array=(SLURM_ARRAY_JOB_ID=$id SLURM_ARRAY_TASK_ID=$task)
+  name=$id; [ "$task" = none ] || name=${{id}}_$task; mkdir -p "{tasks}"
   (setsid env SLURM_JOB_ID=$id "${{array[@]}}" SLURM_NTASKS=1 SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NODEID=0 \\
-    SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=localhost bash "$1" >/dev/null 2>&1 &)
+    SLURM_JOB_NUM_NODES=1 SLURM_JOB_NODELIST=localhost \\
+    sh -c 'bash "$1" >"$2.log" 2>&1; echo $? >"$2.rc"' task "$1" "{tasks}/$name" </dev/null >/dev/null 2>&1 &)
 done
 echo "Submitted batch job $id"
+"""
+# like SLURM's accounting: a task that ended is COMPLETED or FAILED by its exit status, so a task that
+# dies before its payload writes call.done/call.error fails its workpackage instead of hanging the test
+SACCT = """#!/bin/sh
+for rc in "{tasks}"/*.rc; do
+  [ -e "$rc" ] || continue; name=$(basename "$rc" .rc); code=$(cat "$rc")
+  state=COMPLETED; [ "$code" = 0 ] || state=FAILED; [ -n "$code" ] || continue
+  echo "$name|$state|$code:0|None|localhost|2026-01-01T00:00:00|$name"
+done
 """
 SRUN = """#!/bin/sh
 while [ $# -gt 0 ]; do case "$1" in --unbuffered) shift;; --output|--error) shift 2;; *) break;; esac; done
@@ -53,7 +64,8 @@ step:
 def fake_slurm(tmp_path: Path) -> dict[str, str]:
     fake = tmp_path / "bin"
     fake.mkdir()
-    scripts = {"sbatch": SBATCH.format(jobs=tmp_path / "jobs"), "srun": SRUN, "sacct": "#!/bin/sh\nexit 0\n",
+    tasks = tmp_path / "tasks"  # each task's output (.log) and exit status (.rc)
+    scripts = {"sbatch": SBATCH.format(jobs=tmp_path / "jobs", tasks=tasks), "srun": SRUN, "sacct": SACCT.format(tasks=tasks),
                "scancel": "#!/bin/sh\nexit 0\n", "scontrol": "#!/bin/sh\necho localhost\n"}
     for name, text in scripts.items():
         (fake / name).write_text(text)
@@ -65,6 +77,11 @@ def fake_slurm(tmp_path: Path) -> dict[str, str]:
                         CARAMEL_HISTORY=str(tmp_path / "history.db"))
 
 
+def task_logs(tmp_path: Path) -> str:
+    """What the faked jobs printed and how they ended, for a failing assertion's message."""
+    return "".join(f"\n--- {p.name}\n{p.read_text(errors='replace')}" for p in sorted((tmp_path / "tasks").glob("*")))
+
+
 @pytest.mark.slow
 def test_a_call_step_goes_to_slurm_through_submitit_and_is_followed_like_a_job(tmp_path):
     env = fake_slurm(tmp_path)
@@ -74,7 +91,8 @@ def test_a_call_step_goes_to_slurm_through_submitit_and_is_followed_like_a_job(t
     assert "Submitted batch job" not in started.stderr, started.stderr
     assert sorted(p.name for p in (tmp_path / "jobs").iterdir()) == ["4242", "4243", "4244"]  # one job each
     done = bench("continue", "runs", "--wait", "--interval", "1", cwd=tmp_path, env=env, timeout=120)
-    assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr  # the raising one
+    # the raising one
+    assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr + task_logs(tmp_path)
     status = bench("status", "runs", cwd=tmp_path, env=env).stdout
     assert "call.error appeared (job 4244): RuntimeError: size 3 does not fit" in status, status
     shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
@@ -99,7 +117,7 @@ def test_a_call_step_is_one_array_through_submitits_batch_submission(tmp_path):
     assert started.returncode == 0, started.stdout + started.stderr
     assert [(p.name, p.read_text()) for p in (tmp_path / "jobs").iterdir()] == [("4242", "#SBATCH --array=0-2%2\n")]
     done = bench("continue", "runs", "--wait", "--interval", "1", cwd=tmp_path, env=env, timeout=120)
-    assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr
+    assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr + task_logs(tmp_path)
     status = bench("status", "runs", cwd=tmp_path, env=env).stdout
     assert "call.error appeared (job 4242_2): RuntimeError: size 3 does not fit" in status, status
     shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
