@@ -48,11 +48,16 @@ QUERY_SHIM = """#!/bin/bash
 echo "$(date +%s.%N) {name} 0" >> "{log}"
 exec "{real}" "$@"
 """
-SETTLE_S, SETTLE_AFTER_S = 60.0, 3.0  # after a measure's cancel: at most this long for the queue to empty, then this
+SETTLE_S, SETTLE_AFTER_S = (
+    60.0,
+    3.0,
+)  # after a measure's cancel: at most this long for the queue to empty, then this
 FAILED_SBATCH_STOP = 3  # a measure stops once this many sbatch failed: the cluster is gone
-START_CLUSTER = ("start the test cluster and take its environment:\n"
-                 "    bash tests/cluster/localcluster.sh start\n"
-                 '    eval "$(tests/cluster/localcluster.sh env --dir DIR)"    # DIR: /tmp/caramel-slurm unless started with --dir')
+START_CLUSTER = (
+    "start the test cluster and take its environment:\n"
+    "    bash tests/cluster/localcluster.sh start\n"
+    '    eval "$(tests/cluster/localcluster.sh env --dir DIR)"    # DIR: /tmp/caramel-slurm unless started with --dir'
+)
 
 
 def check_cluster() -> dict[str, str]:
@@ -60,23 +65,37 @@ def check_cluster() -> dict[str, str]:
     cluster's environment is missing or the cluster does not answer (else every sbatch would fail and
     it would measure nothing)."""
     if not os.environ.get("SLURM_CONF"):
-        sys.exit(f"array_scale: SLURM_CONF is not set: this shell lacks the test cluster's environment; {START_CLUSTER}")
+        sys.exit(
+            f"array_scale: SLURM_CONF is not set: this shell lacks the test cluster's environment; {START_CLUSTER}"
+        )
     found = {name: shutil.which(name) for name in ("sbatch", "sacct", "squeue", "scancel", "sinfo")}
     missing = [name for name, path in found.items() if path is None]
     if missing:
-        sys.exit(f"array_scale: {', '.join(missing)} not on PATH (the SLURM clients): {START_CLUSTER}")
+        sys.exit(
+            f"array_scale: {', '.join(missing)} not on PATH (the SLURM clients): {START_CLUSTER}"
+        )
     try:
-        answer = subprocess.run([found["sinfo"], "-h", "-o", "%P"], capture_output=True, text=True, timeout=30)
+        answer = subprocess.run(
+            [found["sinfo"], "-h", "-o", "%P"], capture_output=True, text=True, timeout=30
+        )
     except subprocess.TimeoutExpired:
         answer = None
     if answer is None or answer.returncode or not answer.stdout.strip():
-        said = (answer.stderr.strip().splitlines() or ["no partitions"])[-1] if answer else "no answer in 30 s"
-        sys.exit(f"array_scale: the cluster of SLURM_CONF={os.environ['SLURM_CONF']} does not answer ({said}); "
-                 f"{START_CLUSTER}")
+        said = (
+            (answer.stderr.strip().splitlines() or ["no partitions"])[-1]
+            if answer
+            else "no answer in 30 s"
+        )
+        sys.exit(
+            f"array_scale: the cluster of SLURM_CONF={os.environ['SLURM_CONF']} does not answer ({said}); "
+            f"{START_CLUSTER}"
+        )
     return {name: str(path) for name, path in found.items()}
 
 
-def setup(folder: Path, slurm: dict[str, str], source: Path = ROOT / "src", name: str = "") -> dict[str, str]:
+def setup(
+    folder: Path, slurm: dict[str, str], source: Path = ROOT / "src", name: str = ""
+) -> dict[str, str]:
     """The shims (sbatch, sacct, squeue: each call logged) and the held system file; the environment
     that runs the caramel of `source` (`name`: its own folder of bytecode)."""
     bin_dir, log = folder / "bin", folder / "calls.log"
@@ -86,25 +105,41 @@ def setup(folder: Path, slurm: dict[str, str], source: Path = ROOT / "src", name
         (bin_dir / name_).chmod(0o755)
     (folder / "sys").mkdir(exist_ok=True)
     (folder / "sys" / "held.yaml").write_text(SYSTEM)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUBE_", "CARAMEL_", "PYTHONDONTWRITEBYTECODE"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("JUBE_", "CARAMEL_", "PYTHONDONTWRITEBYTECODE"))
+    }
     # bytecode kept (in the temporary folder) as an installed caramel has it: without it every bench
     # compiles caramel's modules again (0.3 s of CPU), which no user's bench does
-    env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", CARAMEL_DATA_DIR=str(folder / "data"),
-               PYTHONPATH=str(source) + os.pathsep + env.get("PYTHONPATH", ""),
-               PYTHONPYCACHEPREFIX=str(folder / f"pycache{name}"))
+    env.update(
+        PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
+        CARAMEL_DATA_DIR=str(folder / "data"),
+        PYTHONPATH=str(source) + os.pathsep + env.get("PYTHONPATH", ""),
+        PYTHONPYCACHEPREFIX=str(folder / f"pycache{name}"),
+    )
     return env
 
 
 def bench(folder: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "caramel", *args], cwd=folder, env=env, capture_output=True,
-                          text=True, timeout=3600)
+    return subprocess.run(
+        [sys.executable, "-m", "caramel", *args],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
 
 
 def calls(folder: Path, since: float) -> list[tuple[float, str, int]]:
     """(when it returned, command, exit status) of every logged call since `since`."""
     log = folder / "calls.log"
     lines = log.read_text().split("\n") if log.exists() else []
-    out = [(float(t), name, int(rc)) for t, name, rc in (line.split() for line in lines if line.strip())]
+    out = [
+        (float(t), name, int(rc))
+        for t, name, rc in (line.split() for line in lines if line.strip())
+    ]
     return [(t, name, rc) for t, name, rc in out if t >= since]
 
 
@@ -113,17 +148,36 @@ def scheduled(slurm: dict[str, str], job_ids: list[str]) -> int:
     ids = sorted({job.split("_")[0] for job in job_ids if job})
     if not ids:
         return 0
-    done = subprocess.run([slurm["squeue"], "-h", "-r", "-o", "%i", "-j", ",".join(ids)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [slurm["squeue"], "-h", "-r", "-o", "%i", "-j", ",".join(ids)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     return len(done.stdout.split()) if done.returncode == 0 else 0
 
 
 def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> tuple[int, str]:
     """`bench run` of `work`'s benchmark, stopped as soon as sbatch fails again and again (the cluster
     went away meanwhile: a thousand sbatch each waiting for its time-out would take hours)."""
-    with subprocess.Popen([sys.executable, "-m", "caramel", "run", "b.yaml", "--tag", "held", "--systems",
-                           str(folder / "sys")], cwd=work, env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True) as running:
+    with subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "caramel",
+            "run",
+            "b.yaml",
+            "--tag",
+            "held",
+            "--systems",
+            str(folder / "sys"),
+        ],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as running:
         while True:
             try:
                 _, stderr = running.communicate(timeout=2)
@@ -132,8 +186,10 @@ def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> 
                 failed = sum(1 for _, name, rc in calls(folder, start) if name == "sbatch" and rc)
                 if failed >= FAILED_SBATCH_STOP:
                     running.kill()
-                    sys.exit(f"array_scale: {failed} sbatch failed during one bench run: the test cluster stopped "
-                             f"or does not take jobs (`sinfo`, tests/cluster/localcluster.sh status); {START_CLUSTER}")
+                    sys.exit(
+                        f"array_scale: {failed} sbatch failed during one bench run: the test cluster stopped "
+                        f"or does not take jobs (`sinfo`, tests/cluster/localcluster.sh status); {START_CLUSTER}"
+                    )
 
 
 def settle(slurm: dict[str, str], job_ids: list[str]) -> None:
@@ -146,8 +202,14 @@ def settle(slurm: dict[str, str], job_ids: list[str]) -> None:
     time.sleep(SETTLE_AFTER_S)
 
 
-def one_step(folder: Path, env: dict[str, str], slurm: dict[str, str], n: int, array: bool,
-             repeat: int | str = 0) -> dict[str, float]:
+def one_step(
+    folder: Path,
+    env: dict[str, str],
+    slurm: dict[str, str],
+    n: int,
+    array: bool,
+    repeat: int | str = 0,
+) -> dict[str, float]:
     """N workpackages of one submit step: the sbatch calls that succeeded (and failed), the seconds from
     `bench run` to the last one's return, the jobs caramel recorded and those the scheduler has."""
     work = folder / (("array" if array else "single") + str(repeat))
@@ -156,12 +218,12 @@ def one_step(folder: Path, env: dict[str, str], slurm: dict[str, str], n: int, a
 outpath: runs
 parameterset:
   - name: p
-    parameter: {{name: i, type: int, _: "{','.join(map(str, range(n)))}"}}
+    parameter: {{name: i, type: int, _: "{",".join(map(str, range(n)))}"}}
 step:
   - name: job
     use: p
     submit: true
-    array: {'true' if array else 'false'}
+    array: {"true" if array else "false"}
     do: echo $i
 """)
     start, cpu = time.time(), _children_cpu()
@@ -176,9 +238,15 @@ step:
     in_queue = scheduled(slurm, job_ids)
     bench(work, env, "cancel", "-i", "last")
     settle(slurm, job_ids)
-    return {"sbatch": len(sbatch), "sbatch_failed": len(made) - len(sbatch),
-            "queued_s": max(sbatch) - start if sbatch else float("nan"),
-            "bench_run_s": ended - start, "jobs": len(job_ids), "in_queue": in_queue, "cpu_s": cpu}
+    return {
+        "sbatch": len(sbatch),
+        "sbatch_failed": len(made) - len(sbatch),
+        "queued_s": max(sbatch) - start if sbatch else float("nan"),
+        "bench_run_s": ended - start,
+        "jobs": len(job_ids),
+        "in_queue": in_queue,
+        "cpu_s": cpu,
+    }
 
 
 def _children_cpu() -> float:
@@ -208,75 +276,137 @@ step:
     bench(work, env, "cancel", "-i", "last")
     sbatch = [t for t, name, rc in made if name == "sbatch" and rc == 0]
     if not sbatch:
-        sys.exit("array_scale: no sbatch of the chain succeeded (is the test cluster up? bench status shows why)")
+        sys.exit(
+            "array_scale: no sbatch of the chain succeeded (is the test cluster up? bench status shows why)"
+        )
     polls_before = sum(1 for t, name, _ in made if name != "sbatch" and t < max(sbatch))
-    return {"sbatch": len(sbatch),
-            "queued_in_one_run": all(wp["job_id"] for wp in status["workpackages"]),
-            "polls_before_last_sbatch": polls_before}
+    return {
+        "sbatch": len(sbatch),
+        "queued_in_one_run": all(wp["job_id"] for wp in status["workpackages"]),
+        "polls_before_last_sbatch": polls_before,
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workpackages", "-n", type=int, default=1000)
-    parser.add_argument("--repeats", "-r", type=int, default=3,
-                        help="pairs (one job each, then the array) measured in turn; the medians are compared")
-    parser.add_argument("--quick", action="store_true", help="one pair (under 3 minutes on a quiet machine)")
-    parser.add_argument("--baseline", type=Path, metavar="DIR",
-                        help="another checkout (its src/): its array path timed in the same pairs, for a before/after")
+    parser.add_argument(
+        "--repeats",
+        "-r",
+        type=int,
+        default=3,
+        help="pairs (one job each, then the array) measured in turn; the medians are compared",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="one pair (under 3 minutes on a quiet machine)"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="DIR",
+        help="another checkout (its src/): its array path timed in the same pairs, for a before/after",
+    )
     args = parser.parse_args()
     repeats = 1 if args.quick else max(1, args.repeats)
     slurm = check_cluster()
     if args.baseline is not None and not (args.baseline / "src" / "caramel").is_dir():
-        sys.exit(f"array_scale: --baseline {args.baseline}: no src/caramel there (a checkout of caramel)")
+        sys.exit(
+            f"array_scale: --baseline {args.baseline}: no src/caramel there (a checkout of caramel)"
+        )
     pairs: list[tuple[dict[str, float], dict[str, float]]] = []
     before: list[dict[str, float]] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         env = setup(folder, slurm)
         base_env = setup(folder, slurm, args.baseline / "src", "-baseline") if args.baseline else {}
-        one_step(folder, env, slurm, 4, array=True, repeat="-warm")  # warm-up: bytecode written, slurmctld awake
+        one_step(
+            folder, env, slurm, 4, array=True, repeat="-warm"
+        )  # warm-up: bytecode written, slurmctld awake
         if base_env:
             one_step(folder, base_env, slurm, 4, array=True, repeat="-warm-baseline")
         for k in range(repeats):  # interleaved: a load that changes meanwhile touches both alike
             single = one_step(folder, env, slurm, args.workpackages, array=False, repeat=k)
-            if base_env and k % 2:  # the baseline first every other pair: neither always follows the long one
-                before.append(one_step(folder, base_env, slurm, args.workpackages, array=True, repeat=f"{k}-baseline"))
+            if (
+                base_env and k % 2
+            ):  # the baseline first every other pair: neither always follows the long one
+                before.append(
+                    one_step(
+                        folder,
+                        base_env,
+                        slurm,
+                        args.workpackages,
+                        array=True,
+                        repeat=f"{k}-baseline",
+                    )
+                )
             array = one_step(folder, env, slurm, args.workpackages, array=True, repeat=k)
             if base_env and not k % 2:
-                before.append(one_step(folder, base_env, slurm, args.workpackages, array=True, repeat=f"{k}-baseline"))
+                before.append(
+                    one_step(
+                        folder,
+                        base_env,
+                        slurm,
+                        args.workpackages,
+                        array=True,
+                        repeat=f"{k}-baseline",
+                    )
+                )
             pairs.append((single, array))
-            print(f"  pair {k + 1}: one job each {single['queued_s']:.2f} s, array {array['queued_s']:.2f} s"
-                  + (f" (baseline's array {before[-1]['queued_s']:.2f} s)" if before else "")
-                  + f"; load {_load()}", flush=True)
+            print(
+                f"  pair {k + 1}: one job each {single['queued_s']:.2f} s, array {array['queued_s']:.2f} s"
+                + (f" (baseline's array {before[-1]['queued_s']:.2f} s)" if before else "")
+                + f"; load {_load()}",
+                flush=True,
+            )
         linked = chain(folder, env, slurm)
     single = {key: statistics.median(p[0][key] for p in pairs) for key in pairs[0][0]}
     array = {key: statistics.median(p[1][key] for p in pairs) for key in pairs[0][1]}
-    print(f"{args.workpackages} workpackages of one submit step (jobs held, then cancelled), median of {repeats}:")
+    print(
+        f"{args.workpackages} workpackages of one submit step (jobs held, then cancelled), median of {repeats}:"
+    )
     rows = [("one job each", single), ("job array", array)]
     if before:
-        rows.append(("baseline arr", {key: statistics.median(b[key] for b in before) for key in before[0]}))
+        rows.append(
+            ("baseline arr", {key: statistics.median(b[key] for b in before) for key in before[0]})
+        )
     for name, got in rows:
         failed = f" ({got['sbatch_failed']:.0f} failed)" if got["sbatch_failed"] else ""
-        print(f"  {name:13s} sbatch calls {got['sbatch']:5.0f}{failed}  queued after {got['queued_s']:7.2f} s  "
-              f"(bench run {got['bench_run_s']:6.2f} s, CPU {got['cpu_s']:6.2f} s; jobs: {got['jobs']:.0f} recorded, "
-              f"{got['in_queue']:.0f} in the scheduler's queue)")
-    short = [(name, got) for name, got in rows if got["in_queue"] < args.workpackages or not got["sbatch"]]
+        print(
+            f"  {name:13s} sbatch calls {got['sbatch']:5.0f}{failed}  queued after {got['queued_s']:7.2f} s  "
+            f"(bench run {got['bench_run_s']:6.2f} s, CPU {got['cpu_s']:6.2f} s; jobs: {got['jobs']:.0f} recorded, "
+            f"{got['in_queue']:.0f} in the scheduler's queue)"
+        )
+    short = [
+        (name, got)
+        for name, got in rows
+        if got["in_queue"] < args.workpackages or not got["sbatch"]
+    ]
     for name, got in short:
-        print(f"  NOT VALID ({name}): the scheduler has {got['in_queue']:.0f} of {args.workpackages} jobs "
-              f"({got['sbatch']:.0f} sbatch succeeded, {got['sbatch_failed']:.0f} failed); bench status shows why")
+        print(
+            f"  NOT VALID ({name}): the scheduler has {got['in_queue']:.0f} of {args.workpackages} jobs "
+            f"({got['sbatch']:.0f} sbatch succeeded, {got['sbatch_failed']:.0f} failed); bench status shows why"
+        )
     ratio = single["queued_s"] / array["queued_s"] if array["queued_s"] else float("inf")
     each = ", ".join(f"{s['queued_s'] / a['queued_s']:.1f}x" for s, a in pairs if a["queued_s"])
-    print(f"  time to queued: {ratio:.1f}x less with the array (target >= 20x; each pair: {each}); "
-          f"sbatch calls {array['sbatch']:.0f} (target 1 for <= MaxArraySize)")
+    print(
+        f"  time to queued: {ratio:.1f}x less with the array (target >= 20x; each pair: {each}); "
+        f"sbatch calls {array['sbatch']:.0f} (target 1 for <= MaxArraySize)"
+    )
     if before:
         base = rows[2][1]
-        print(f"  baseline ({args.baseline}): its array queued after {base['queued_s']:.2f} s, "
-              f"{single['queued_s'] / base['queued_s']:.1f}x less than one job each; this checkout's array "
-              f"{base['queued_s'] / array['queued_s']:.2f}x faster (CPU {base['cpu_s']:.2f} s -> {array['cpu_s']:.2f} s)")
-    print(f"  CPU: {single['cpu_s'] / array['cpu_s']:.1f}x less with the array; load {_load()} on {os.cpu_count()} "
-          "cores (the time to queued depends on it)")
-    print(f"chain of 3 dependent submit steps: {linked['sbatch']} sbatch, all queued in one bench run: "
-          f"{linked['queued_in_one_run']}, scheduler polls before the last sbatch: {linked['polls_before_last_sbatch']}")
+        print(
+            f"  baseline ({args.baseline}): its array queued after {base['queued_s']:.2f} s, "
+            f"{single['queued_s'] / base['queued_s']:.1f}x less than one job each; this checkout's array "
+            f"{base['queued_s'] / array['queued_s']:.2f}x faster (CPU {base['cpu_s']:.2f} s -> {array['cpu_s']:.2f} s)"
+        )
+    print(
+        f"  CPU: {single['cpu_s'] / array['cpu_s']:.1f}x less with the array; load {_load()} on {os.cpu_count()} "
+        "cores (the time to queued depends on it)"
+    )
+    print(
+        f"chain of 3 dependent submit steps: {linked['sbatch']} sbatch, all queued in one bench run: "
+        f"{linked['queued_in_one_run']}, scheduler polls before the last sbatch: {linked['polls_before_last_sbatch']}"
+    )
     return 1 if short else 0
 
 

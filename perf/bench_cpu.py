@@ -57,15 +57,24 @@ sys.exit(main())
 """
 
 
-def own_cpu(src: Path, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float]:
+def own_cpu(
+    src: Path, argv: list[str], cwd: Path, env: dict[str, str]
+) -> tuple[float, float, float]:
     """(bench's own CPU seconds, wall seconds, its children's CPU seconds) of `bench ARGV` with caramel
     from `src`."""
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", WATCHED, *argv], cwd=cwd, capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": str(src)})
+    done = subprocess.run(
+        [sys.executable, "-c", WATCHED, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(src)},
+    )
     wall = time.perf_counter() - start
     if done.returncode not in (0,) and "--help" not in argv:
-        sys.exit(f"bench {' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        sys.exit(
+            f"bench {' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
     line = next(x for x in reversed(done.stderr.splitlines()) if x.startswith("BENCH_OWN_CPU"))
     own, children = map(float, line.split()[1:3])
     return own, wall, children
@@ -74,10 +83,17 @@ def own_cpu(src: Path, argv: list[str], cwd: Path, env: dict[str, str]) -> tuple
 def tree_env(src: Path, folder: Path) -> dict[str, str]:
     """The environment a round runs in: a fresh data folder and history; a tree without caramel's shipped
     folders beside its src (e.g. `git archive HEAD src`) reads this checkout's."""
-    env = {**os.environ, "CARAMEL_DATA_DIR": str(folder / "data"), "CARAMEL_HISTORY": str(folder / "history.db")}
+    env = {
+        **os.environ,
+        "CARAMEL_DATA_DIR": str(folder / "data"),
+        "CARAMEL_HISTORY": str(folder / "history.db"),
+    }
     if not (src.parent / "benchmarks").is_dir():
-        env |= {"CARAMEL_BENCHMARKS_PATH": str(ROOT / "benchmarks"), "CARAMEL_SYSTEMS_PATH": str(ROOT / "systems"),
-                "CARAMEL_TEMPLATES": str(ROOT / "templates")}
+        env |= {
+            "CARAMEL_BENCHMARKS_PATH": str(ROOT / "benchmarks"),
+            "CARAMEL_SYSTEMS_PATH": str(ROOT / "systems"),
+            "CARAMEL_TEMPLATES": str(ROOT / "templates"),
+        }
     return env
 
 
@@ -86,11 +102,21 @@ def one_round(src: Path, work: Path, iters: int | None) -> dict[str, float]:
     env = tree_env(src, folder)
     # the README's line as a user types it: the shipped benchmark by name, its runs under this folder
     argv = ["run", "llm", "--tag", "117M", "local", "-q"]
-    if iters:  # a shorter or longer job: the tree's llm.yaml with another count (the share scales with it)
-        shipped = src.parent / "benchmarks" if (src.parent / "benchmarks").is_dir() else ROOT / "benchmarks"
+    if (
+        iters
+    ):  # a shorter or longer job: the tree's llm.yaml with another count (the share scales with it)
+        shipped = (
+            src.parent / "benchmarks"
+            if (src.parent / "benchmarks").is_dir()
+            else ROOT / "benchmarks"
+        )
         text = (shipped / "llm.yaml").read_text()
         # the CPU count of the train_iters line a run without the `smoke` tag takes (600, or 1000 since issue 21)
-        changed = re.sub(r"(\{name: train_iters, (?:(?!tag: smoke)[^\n])*else )\d+(\"\})", rf"\g<1>{iters}\g<2>", text)
+        changed = re.sub(
+            r"(\{name: train_iters, (?:(?!tag: smoke)[^\n])*else )\d+(\"\})",
+            rf"\g<1>{iters}\g<2>",
+            text,
+        )
         if changed == text:
             sys.exit("--iters: the tree's llm.yaml does not set train_iters as expected")
         (folder / "mine").mkdir()
@@ -100,29 +126,61 @@ def one_round(src: Path, work: Path, iters: int | None) -> dict[str, float]:
     log = next(folder.glob("llm_benchmark_run/*/*_benchmark/work/job.out")).read_text()
     timed = re.search(r"> timed: \d+ iterations in ([\d.]+) s", log)
     result_cpu, _, _ = own_cpu(src, ["result", "-i", "last", "llm_benchmark_run"], folder, env)
-    continue_cpu, _, _ = own_cpu(src, ["continue", "llm_benchmark_run", "-i", "last", "-q"], folder, env)
+    continue_cpu, _, _ = own_cpu(
+        src, ["continue", "llm_benchmark_run", "-i", "last", "-q"], folder, env
+    )
     help_cpu, _, _ = own_cpu(src, ["--help"], folder, env)
     run_help_cpu, _, _ = own_cpu(src, ["run", "--help"], folder, env)
     wrapper_cpu = energy_wrapper_cpu(src, folder, env)
-    bare = subprocess.run([sys.executable, "-c", "import resource; r = resource.getrusage(resource.RUSAGE_SELF); "
-                           "print(r.ru_utime + r.ru_stime)"], capture_output=True, text=True, env=env)
+    bare = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import resource; r = resource.getrusage(resource.RUSAGE_SELF); "
+            "print(r.ru_utime + r.ru_stime)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     shutil.rmtree(folder, ignore_errors=True)
-    return {"run": run_cpu, "result": result_cpu, "continue": continue_cpu, "wall": run_wall, "job cpu": job_cpu,
-            "timed": float(timed.group(1)) if timed else 0.0, "help": help_cpu, "run --help": run_help_cpu,
-            "python": float(bare.stdout), "wrapper": wrapper_cpu}
+    return {
+        "run": run_cpu,
+        "result": result_cpu,
+        "continue": continue_cpu,
+        "wall": run_wall,
+        "job cpu": job_cpu,
+        "timed": float(timed.group(1)) if timed else 0.0,
+        "help": help_cpu,
+        "run --help": run_help_cpu,
+        "python": float(bare.stdout),
+        "wrapper": wrapper_cpu,
+    }
 
 
 def energy_wrapper_cpu(src: Path, cwd: Path, env: dict[str, str]) -> float:
     """The energy wrapper's own CPU seconds (RUSAGE_SELF less RUSAGE_CHILDREN: the command it wraps left
     out) around `python -c pass`, with the `local` system's method (gh) and no meter on this node."""
     # a tree from before the layout of issue 25 has the wrapper at caramel/energy/measure.py
-    module = "caramel.payloads.measure" if (src / "caramel" / "payloads").is_dir() else "caramel.energy.measure"
-    code = ("import resource, sys\n" f"from {module} import main\n"
-            "code = main(['--method', 'gh', '--interval', '100', '--out-dir', 'energy-probe', '--suffix', 'x.0', "
-            "'--', sys.executable, '-c', 'pass'])\nr = resource.getrusage(resource.RUSAGE_SELF)\n"
-            "print(f'WRAPPER_OWN_CPU {r.ru_utime + r.ru_stime:.4f}', file=sys.__stderr__)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
-                          env={**env, "PYTHONPATH": str(src)})
+    module = (
+        "caramel.payloads.measure"
+        if (src / "caramel" / "payloads").is_dir()
+        else "caramel.energy.measure"
+    )
+    code = (
+        "import resource, sys\n"
+        f"from {module} import main\n"
+        "code = main(['--method', 'gh', '--interval', '100', '--out-dir', 'energy-probe', '--suffix', 'x.0', "
+        "'--', sys.executable, '-c', 'pass'])\nr = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(f'WRAPPER_OWN_CPU {r.ru_utime + r.ru_stime:.4f}', file=sys.__stderr__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**env, "PYTHONPATH": str(src)},
+    )
     line = next(x for x in reversed(done.stderr.splitlines()) if x.startswith("WRAPPER_OWN_CPU"))
     return float(line.split()[1])
 
@@ -131,28 +189,48 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="3 rounds (the default is 5)")
     parser.add_argument("--rounds", type=int, default=0)
-    parser.add_argument("--src", action="append", default=[], metavar="NAME=DIR",
-                        help="a caramel source tree to measure (repeatable; default: this checkout's src)")
-    parser.add_argument("--iters", type=int, default=None, metavar="N",
-                        help="run the job with N counted iterations instead of the shipped count")
-    parser.add_argument("--quiet-wall", type=float, default=QUIET_WALL, metavar="SECONDS",
-                        help=f"the job's wall time on a quiet node, for the second share (default {QUIET_WALL})")
+    parser.add_argument(
+        "--src",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="a caramel source tree to measure (repeatable; default: this checkout's src)",
+    )
+    parser.add_argument(
+        "--iters",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run the job with N counted iterations instead of the shipped count",
+    )
+    parser.add_argument(
+        "--quiet-wall",
+        type=float,
+        default=QUIET_WALL,
+        metavar="SECONDS",
+        help=f"the job's wall time on a quiet node, for the second share (default {QUIET_WALL})",
+    )
     args = parser.parse_args()
     args.rounds = args.rounds or (3 if args.quick else 5)
     trees = dict(s.split("=", 1) for s in args.src) or {"this": str(ROOT / "src")}
     for src in trees.values():
-        subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", src], check=True, stdout=subprocess.DEVNULL
+        )
     print(f"load average at start {os.getloadavg()}", flush=True)
     names = list(trees)
     results: dict[str, list[dict[str, float]]] = {n: [] for n in names}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(args.rounds):
-            for name in names[r % len(names):] + names[:r % len(names)]:
+            for name in names[r % len(names) :] + names[: r % len(names)]:
                 results[name].append(one_round(Path(trees[name]).resolve(), Path(tmp), args.iters))
                 row = results[name][-1]
-                print(f"round {r + 1} {name}: run {row['run']:.3f} s, result {row['result']:.3f} s, wrapper "
-                      f"{row['wrapper']:.3f} s, job wall {row['wall']:.1f} s (timed {row['timed']:.1f} s); "
-                      f"load {os.getloadavg()}", flush=True)
+                print(
+                    f"round {r + 1} {name}: run {row['run']:.3f} s, result {row['result']:.3f} s, wrapper "
+                    f"{row['wrapper']:.3f} s, job wall {row['wall']:.1f} s (timed {row['timed']:.1f} s); "
+                    f"load {os.getloadavg()}",
+                    flush=True,
+                )
     report(results, args.quiet_wall)
     print(f"load average at end {os.getloadavg()}")
 
@@ -167,31 +245,52 @@ def _verdict(share: float) -> str:
 
 def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> None:
     keys = ["python", "help", "run --help", "run", "result", "continue", "wrapper"]
-    print("\nown CPU, s: median (min..max); 'python' is `python -c` alone (this environment's interpreter and site)")
+    print(
+        "\nown CPU, s: median (min..max); 'python' is `python -c` alone (this environment's interpreter and site)"
+    )
     print(f"{'tree':8} " + " ".join(f"{k:>20}" for k in keys))
     for name, rows in results.items():
-        cells = [f"{_median(rows, k):.3f} ({min(r[k] for r in rows):.2f}..{max(r[k] for r in rows):.2f})" for k in keys]
+        cells = [
+            f"{_median(rows, k):.3f} ({min(r[k] for r in rows):.2f}..{max(r[k] for r in rows):.2f})"
+            for k in keys
+        ]
         print(f"{name:8} " + " ".join(f"{c:>20}" for c in cells))
     for name, rows in results.items():
         wall, python = _median(rows, "wall"), _median(rows, "python")
         both = statistics.median(r["run"] + r["wrapper"] for r in rows)
-        trainer = statistics.median((r["run"] + r["wrapper"]) / r["job cpu"] for r in rows if r["job cpu"] > 0)
+        trainer = statistics.median(
+            (r["run"] + r["wrapper"]) / r["job cpu"] for r in rows if r["job cpu"] > 0
+        )
         here, quiet = 100 * both / wall, 100 * both / quiet_wall
-        print(f"\n{name}: the job `bench run llm --tag 117M local`: {wall:.1f} s of wall time here, the trainer's "
-              f"timed iterations {100 * _median(rows, 'timed') / wall:.0f} % of it")
-        print(f"{name}: bench run {_median(rows, 'run'):.3f} s + energy wrapper {_median(rows, 'wrapper'):.3f} s "
-              f"= {both:.3f} s of CPU, of which {2 * python:.3f} s is two interpreters starting (`python -c pass`)")
-        print(f"{name}:   {here:5.2f} % of the job's wall time here ({wall:.1f} s)          target <= {TARGET_PERCENT:g} %: "
-              f"{_verdict(here)}")
-        print(f"{name}:   {quiet:5.2f} % of the quiet node's wall time ({quiet_wall:g} s)   target <= {TARGET_PERCENT:g} %: "
-              f"{_verdict(quiet)}")
-        print(f"{name}:   {100 * trainer:5.2f} % of the CPU the job's processes used (the trainer's throughput at "
-              f"stake)   target <= {TARGET_PERCENT:g} %: {_verdict(100 * trainer)}")
+        print(
+            f"\n{name}: the job `bench run llm --tag 117M local`: {wall:.1f} s of wall time here, the trainer's "
+            f"timed iterations {100 * _median(rows, 'timed') / wall:.0f} % of it"
+        )
+        print(
+            f"{name}: bench run {_median(rows, 'run'):.3f} s + energy wrapper {_median(rows, 'wrapper'):.3f} s "
+            f"= {both:.3f} s of CPU, of which {2 * python:.3f} s is two interpreters starting (`python -c pass`)"
+        )
+        print(
+            f"{name}:   {here:5.2f} % of the job's wall time here ({wall:.1f} s)          target <= {TARGET_PERCENT:g} %: "
+            f"{_verdict(here)}"
+        )
+        print(
+            f"{name}:   {quiet:5.2f} % of the quiet node's wall time ({quiet_wall:g} s)   target <= {TARGET_PERCENT:g} %: "
+            f"{_verdict(quiet)}"
+        )
+        print(
+            f"{name}:   {100 * trainer:5.2f} % of the CPU the job's processes used (the trainer's throughput at "
+            f"stake)   target <= {TARGET_PERCENT:g} %: {_verdict(100 * trainer)}"
+        )
         own = both - 2 * python
-        print(f"{name}:   ({100 * own / wall:.2f} % here and {100 * own / quiet_wall:.2f} % of {quiet_wall:g} s without the two "
-              f"interpreters' start-up, {own:.3f} s: what caramel's code itself costs)")
-        print(f"{name}: bench result {_median(rows, 'result'):.3f} s, bench continue {_median(rows, 'continue'):.3f} s "
-              f"(commands of their own, after the job)")
+        print(
+            f"{name}:   ({100 * own / wall:.2f} % here and {100 * own / quiet_wall:.2f} % of {quiet_wall:g} s without the two "
+            f"interpreters' start-up, {own:.3f} s: what caramel's code itself costs)"
+        )
+        print(
+            f"{name}: bench result {_median(rows, 'result'):.3f} s, bench continue {_median(rows, 'continue'):.3f} s "
+            f"(commands of their own, after the job)"
+        )
 
 
 if __name__ == "__main__":

@@ -27,10 +27,18 @@ import time
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
 
-METRICS = [("Tokens/second", "", "higher"), ("TFLOPs", "", "higher"), ("Time/iteration", "s", "lower"),
-           ("Energy", "Wh", "lower"), ("Tokens/J", "", "higher"), ("AvgPower", "W", "lower"),
-           ("Memory", "GB", "lower"), ("Loss", "", "lower"), ("Step time p50", "s", "lower"),
-           ("Step time p99", "s", "lower")]
+METRICS = [
+    ("Tokens/second", "", "higher"),
+    ("TFLOPs", "", "higher"),
+    ("Time/iteration", "s", "lower"),
+    ("Energy", "Wh", "lower"),
+    ("Tokens/J", "", "higher"),
+    ("AvgPower", "W", "lower"),
+    ("Memory", "GB", "lower"),
+    ("Loss", "", "lower"),
+    ("Step time p50", "s", "lower"),
+    ("Step time p99", "s", "lower"),
+]
 
 
 def make_histories(folder: str, runs: int, per_run: int) -> list[str]:
@@ -38,25 +46,49 @@ def make_histories(folder: str, runs: int, per_run: int) -> list[str]:
     # 10 configurations (nodes 1..16 × two batch sizes), times sequence lengths past 100 figures a
     # run: 1,000 figures a run = 100 configurations × 10 metrics (the 1,000,000-figure history)
     lengths = [str(1024 * (k + 1)) for k in range(max(1, per_run // 100))]
-    configs = [{"Nodes": str(n), "GlobalBatch": str(b), **({"Seq": q} if len(lengths) > 1 else {})}
-               for n in (1, 2, 4, 8, 16) for b in (256, 512) for q in lengths]
-    metrics = METRICS[:max(1, min(len(METRICS), per_run // len(configs)))]
+    configs = [
+        {"Nodes": str(n), "GlobalBatch": str(b), **({"Seq": q} if len(lengths) > 1 else {})}
+        for n in (1, 2, 4, 8, 16)
+        for b in (256, 512)
+        for q in lengths
+    ]
+    metrics = METRICS[: max(1, min(len(METRICS), per_run // len(configs)))]
     paths = [os.path.join(folder, "siteA.db"), os.path.join(folder, "siteB.db")]
     histories = [History.open(p) for p in paths]
     for i in range(runs):
         site = i % 2
         bench = ("llm", "resnet50")[(i // 2) % 2]
-        record = RunRecord(f"run{i}", bench, system=("A100", "MI250")[site], site=("jureca", "lumi")[site],
-                           started=1.7e9 + i * 3600.0, ended=1.7e9 + i * 3600.0 + 600, job_ids=[str(10000 + i)],
-                           nodes="n[1-16]", git_commit="0123abcd", caramel_version="0.1.0", tags=["800M"],
-                           container="pytorch.sif@sha256:" + "ab" * 32, fingerprint={"cpu_count": 128})
+        record = RunRecord(
+            f"run{i}",
+            bench,
+            system=("A100", "MI250")[site],
+            site=("jureca", "lumi")[site],
+            started=1.7e9 + i * 3600.0,
+            ended=1.7e9 + i * 3600.0 + 600,
+            job_ids=[str(10000 + i)],
+            nodes="n[1-16]",
+            git_commit="0123abcd",
+            caramel_version="0.1.0",
+            tags=["800M"],
+            container="pytorch.sif@sha256:" + "ab" * 32,
+            fingerprint={"cpu_count": 128},
+        )
         slow = 0.8 if i % 50 == 49 else 1.0
         out = []
         for row in configs:
             scale = int(row["Nodes"]) * (1 + 0.1 * (row["GlobalBatch"] == "512"))
             for name, unit, direction in metrics:
                 base = 1000.0 * scale * (slow if direction == "higher" else 1 / slow)
-                out.append(Metric("t", row, name, unit, direction, [base * rng.gauss(1, 0.01) for _ in range(3)]))
+                out.append(
+                    Metric(
+                        "t",
+                        row,
+                        name,
+                        unit,
+                        direction,
+                        [base * rng.gauss(1, 0.01) for _ in range(3)],
+                    )
+                )
         histories[site].add(record, out)
     for h in histories:
         h.db.close()
@@ -73,7 +105,10 @@ def paint(page_path: str) -> tuple[float, float, float]:
         view.goto("file://" + page_path)
         view.wait_for_selector("html[data-ready='1']", timeout=120_000)
         ready = time.perf_counter() - started
-        fcp = view.evaluate("performance.getEntriesByName('first-contentful-paint')[0].startTime") / 1000
+        fcp = (
+            view.evaluate("performance.getEntriesByName('first-contentful-paint')[0].startTime")
+            / 1000
+        )
         view.wait_for_selector("html[data-drawn='1']", timeout=600_000)
         everything = time.perf_counter() - started
         browser.close()
@@ -85,19 +120,36 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--figures-per-run", type=int, default=100)
     parser.add_argument("--keep", metavar="DIR", help="write the histories and page here (kept)")
-    parser.add_argument("--no-browser", action="store_true", help="build the page only (no paint times)")
+    parser.add_argument(
+        "--no-browser", action="store_true", help="build the page only (no paint times)"
+    )
     args = parser.parse_args()
     folder = args.keep or tempfile.mkdtemp(prefix="caramel-dashboard-")
     os.makedirs(folder, exist_ok=True)
     try:
         t = time.perf_counter()
         paths = [os.path.join(folder, "siteA.db"), os.path.join(folder, "siteB.db")]
-        if not all(os.path.exists(p) for p in paths):  # --keep DIR of an earlier call: the same history
+        if not all(
+            os.path.exists(p) for p in paths
+        ):  # --keep DIR of an earlier call: the same history
             paths = make_histories(folder, args.runs, args.figures_per_run)
-        print(f"history: {args.runs} runs, {args.runs * args.figures_per_run} figures in 2 files "
-              f"({time.perf_counter() - t:.1f} s to write)")
+        print(
+            f"history: {args.runs} runs, {args.runs * args.figures_per_run} figures in 2 files "
+            f"({time.perf_counter() - t:.1f} s to write)"
+        )
         page = os.path.join(folder, "dashboard.html")
-        command = [sys.executable, "-m", "caramel", "dashboard", "--history", paths[0], "--history", paths[1], "-o", page]
+        command = [
+            sys.executable,
+            "-m",
+            "caramel",
+            "dashboard",
+            "--history",
+            paths[0],
+            "--history",
+            paths[1],
+            "-o",
+            page,
+        ]
         t = time.perf_counter()
         done = subprocess.run(command, capture_output=True, text=True)
         build = time.perf_counter() - t
@@ -105,14 +157,18 @@ def main() -> int:
             print(done.stderr, file=sys.stderr)
             return 1
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # kB on Linux
-        print(f"bench dashboard: {build:.2f} s, peak memory {peak:.0f} MB (targets: 5 s and 300 MB at "
-              f"1,000,000 figures); {done.stderr.strip()}")
+        print(
+            f"bench dashboard: {build:.2f} s, peak memory {peak:.0f} MB (targets: 5 s and 300 MB at "
+            f"1,000,000 figures); {done.stderr.strip()}"
+        )
         print(f"page size: {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB)")
         if args.no_browser:
             return 0
         fcp, ready, everything = paint(page)
-        print(f"chromium: first contentful paint {fcp:.2f} s (target 3 s), plots in view drawn after {ready:.2f} s, "
-              f"every plot after {everything:.2f} s")
+        print(
+            f"chromium: first contentful paint {fcp:.2f} s (target 3 s), plots in view drawn after {ready:.2f} s, "
+            f"every plot after {everything:.2f} s"
+        )
     finally:
         if not args.keep:
             shutil.rmtree(folder, ignore_errors=True)

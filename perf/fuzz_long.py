@@ -30,11 +30,20 @@ sys.path[:0] = [str(HERE.parent / "tests" / "fuzz"), str(HERE.parent / "src")]
 
 CHUNK = 500  # examples of one Hypothesis run (then a progress line)
 # Share of the examples per target (cheap targets get more)
-WEIGHTS = {"markers": 40, "export_import": 20, "history_rows": 8, "run_record": 8, "xml_loader": 10,
-           "yaml_loader": 7, "system_loader": 7}
+WEIGHTS = {
+    "markers": 40,
+    "export_import": 20,
+    "history_rows": 8,
+    "run_record": 8,
+    "xml_loader": 10,
+    "yaml_loader": 7,
+    "system_loader": 7,
+}
 
 
-def run_target(job: tuple[str, int, int, str, float]) -> tuple[str, int, dict[str, tuple[int, str]], float]:
+def run_target(
+    job: tuple[str, int, int, str, float],
+) -> tuple[str, int, dict[str, tuple[int, str]], float]:
     """(name, examples run, {finding: (count, first input)}, seconds) of one target: Hypothesis runs of
     CHUNK examples (each its own seed) until `examples` ran or `budget` seconds passed; a progress line
     after each, so a run cut short still tells what it did."""
@@ -68,13 +77,22 @@ def run_target(job: tuple[str, int, int, str, float]) -> tuple[str, int, dict[st
     chunk = 0
     while count < examples and time.time() < deadline:
         size = min(CHUNK, examples - count)
-        run = with_seed(seed * 100_000 + chunk)(settings(
-            max_examples=size, deadline=None, database=None, phases=[Phase.generate],
-            suppress_health_check=list(HealthCheck))(given(target.strategy)(one)))
+        run = with_seed(seed * 100_000 + chunk)(
+            settings(
+                max_examples=size,
+                deadline=None,
+                database=None,
+                phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            )(given(target.strategy)(one))
+        )
         run()
         chunk += 1
-        print(f"progress {name} {count} examples {sum(c for c, _ in findings.values())} findings "
-              f"{time.monotonic() - start:.0f} s", flush=True)
+        print(
+            f"progress {name} {count} examples {sum(c for c, _ in findings.values())} findings "
+            f"{time.monotonic() - start:.0f} s",
+            flush=True,
+        )
     return name, count, findings, time.monotonic() - start
 
 
@@ -91,21 +109,40 @@ def merged(results: list) -> list:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=100_000, help="examples in total over the targets")
-    parser.add_argument("--target", action="append", choices=sorted(WEIGHTS), help="only these targets")
+    parser.add_argument(
+        "--examples", type=int, default=100_000, help="examples in total over the targets"
+    )
+    parser.add_argument(
+        "--target", action="append", choices=sorted(WEIGHTS), help="only these targets"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="targets run at once (processes)")
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--shards", type=int, default=1, help="split each target into this many jobs (seeds)")
-    parser.add_argument("--minutes", type=float, default=0,
-                        help="the whole run's time, shared by the targets: each stops after its share (0: no limit)")
+    parser.add_argument(
+        "--shards", type=int, default=1, help="split each target into this many jobs (seeds)"
+    )
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        default=0,
+        help="the whole run's time, shared by the targets: each stops after its share (0: no limit)",
+    )
     args = parser.parse_args()
     names = args.target or list(WEIGHTS)
     total = sum(WEIGHTS[n] for n in names)
     with tempfile.TemporaryDirectory(prefix="caramel-fuzz-") as scratch:
         count = len(names) * args.shards
         budget = args.minutes * 60 * args.jobs / count if args.minutes else float("inf")
-        jobs = [(n, max(1, args.examples * WEIGHTS[n] // total // args.shards), args.seed * 1000 + shard,
-                 f"{scratch}/{shard}", budget) for n in names for shard in range(args.shards)]
+        jobs = [
+            (
+                n,
+                max(1, args.examples * WEIGHTS[n] // total // args.shards),
+                args.seed * 1000 + shard,
+                f"{scratch}/{shard}",
+                budget,
+            )
+            for n in names
+            for shard in range(args.shards)
+        ]
         start = time.monotonic()
         if args.jobs > 1:
             with multiprocessing.Pool(args.jobs) as pool:
@@ -117,8 +154,10 @@ def main() -> int:
     print(f"{'target':<15} {'examples':>9} {'findings':>9} {'seconds':>8}")
     for name, count, findings, seconds in results:
         print(f"{name:<15} {count:>9} {sum(c for c, _ in findings.values()):>9} {seconds:>8.1f}")
-    print(f"{'total':<15} {sum(r[1] for r in results):>9} "
-          f"{sum(c for r in results for c, _ in r[2].values()):>9} {wall:>8.1f}  (wall, {args.jobs} job(s))")
+    print(
+        f"{'total':<15} {sum(r[1] for r in results):>9} "
+        f"{sum(c for r in results for c, _ in r[2].values()):>9} {wall:>8.1f}  (wall, {args.jobs} job(s))"
+    )
     for name, _count, findings, _seconds in results:
         for key, (count, first) in findings.items():
             print(f"\n{name}: {count} x {key}\n  first input: {first}")

@@ -61,8 +61,10 @@ def dashboard(folder: str, runs: int, url: str, base_env: dict, rounds: int) -> 
     for i in range(rounds):
         lite = timed(["dashboard", "--history", merged, "-o", "lite.html"], env, folder)
         pg = timed(["dashboard", "--history", url, "-o", "pg.html"], env, folder)
-        print(f"bench dashboard over {runs} runs, round {i + 1}: SQLite {lite:.2f} s, PostgreSQL {pg:.2f} s "
-              f"(ratio {pg / lite:.2f}, target <= 1.5)")
+        print(
+            f"bench dashboard over {runs} runs, round {i + 1}: SQLite {lite:.2f} s, PostgreSQL {pg:.2f} s "
+            f"(ratio {pg / lite:.2f}, target <= 1.5)"
+        )
 
 
 def main() -> int:
@@ -81,14 +83,22 @@ def main() -> int:
 
         server = PgServer()
         url = server.new_database()
-    base_env = {k: v for k, v in os.environ.items() if not k.startswith("CARAMEL_") and k != "PYTHONDONTWRITEBYTECODE"}
+    base_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CARAMEL_") and k != "PYTHONDONTWRITEBYTECODE"
+    }
     base_env["CARAMEL_DATA_DIR"] = os.path.join(folder, "data")
     try:
-        subprocess.run(BENCH + ["--version"], capture_output=True, env=base_env)  # bytecode compiled once
+        subprocess.run(
+            BENCH + ["--version"], capture_output=True, env=base_env
+        )  # bytecode compiled once
         for i in range(args.rounds):
             lite, pg = result_round(os.path.join(folder, f"r{i}"), args.workpackages, url, base_env)
-            print(f"bench result of {args.workpackages} workpackages (first call), round {i + 1}: SQLite {lite:.2f} s, "
-                  f"PostgreSQL {pg:.2f} s (ratio {pg / lite:.2f}, target <= 1.5)")
+            print(
+                f"bench result of {args.workpackages} workpackages (first call), round {i + 1}: SQLite {lite:.2f} s, "
+                f"PostgreSQL {pg:.2f} s (ratio {pg / lite:.2f}, target <= 1.5)"
+            )
             shutil.rmtree(os.path.join(folder, f"r{i}"), ignore_errors=True)
         if server is not None:
             url = server.new_database()

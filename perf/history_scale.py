@@ -36,24 +36,41 @@ import time
 
 from caramel.consumers.history.store import METRIC_COLUMNS, METRIC_KEY, RUN_COLUMNS, History, upsert
 
-METRICS = [("Tokens/second", "", "higher"), ("TFLOPs", "", "higher"), ("Time/iteration", "s", "lower"),
-           ("Energy", "Wh", "lower"), ("Tokens/J", "", "higher"), ("AvgPower", "W", "lower"),
-           ("Memory", "GB", "lower"), ("Loss", "", "lower"), ("Step time p50", "s", "lower"),
-           ("Step time p99", "s", "lower")]
-TARGETS = {"export": (15.0, 200.0), "import": (15.0, 200.0), "list": (0.5, None), "dashboard": (5.0, 300.0)}
+METRICS = [
+    ("Tokens/second", "", "higher"),
+    ("TFLOPs", "", "higher"),
+    ("Time/iteration", "s", "lower"),
+    ("Energy", "Wh", "lower"),
+    ("Tokens/J", "", "higher"),
+    ("AvgPower", "W", "lower"),
+    ("Memory", "GB", "lower"),
+    ("Loss", "", "lower"),
+    ("Step time p50", "s", "lower"),
+    ("Step time p99", "s", "lower"),
+]
+TARGETS = {
+    "export": (15.0, 200.0),
+    "import": (15.0, 200.0),
+    "list": (0.5, None),
+    "dashboard": (5.0, 300.0),
+}
 
 
 def configurations(per_run: int) -> list[dict[str, str]]:
     lengths = [str(1024 * (k + 1)) for k in range(max(1, per_run // 100))]
-    return [{"Nodes": str(n), "GlobalBatch": str(b), **({"Seq": q} if len(lengths) > 1 else {})}
-            for n in (1, 2, 4, 8, 16) for b in (256, 512) for q in lengths]
+    return [
+        {"Nodes": str(n), "GlobalBatch": str(b), **({"Seq": q} if len(lengths) > 1 else {})}
+        for n in (1, 2, 4, 8, 16)
+        for b in (256, 512)
+        for q in lengths
+    ]
 
 
 def make_history(target: str, runs: int, per_run: int) -> int:
     """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the figures written."""
     rng = random.Random(24)
     configs = configurations(per_run)
-    metrics = METRICS[:max(1, min(len(METRICS), per_run // len(configs)))]
+    metrics = METRICS[: max(1, min(len(METRICS), per_run // len(configs)))]
     config_texts = [json.dumps(row) for row in configs]
     figures = 0
     with History(target) as history:
@@ -62,10 +79,27 @@ def make_history(target: str, runs: int, per_run: int) -> int:
             for i in range(first, min(runs, first + 100)):
                 site = i % 2
                 started = 1.7e9 + i * 3600.0
-                run_rows.append((f"run{i}", ("llm", "resnet50")[(i // 2) % 2], "", f"/runs/r{i}", '["800M"]',
-                                 ("A100", "MI250")[site], "0.1.0", "0123abcd", "login1", "n[1-16]",
-                                 json.dumps([str(10000 + i)]), "pytorch.sif@sha256:" + "ab" * 32, "", started,
-                                 started + 600, ("jureca", "lumi")[site], '{"cpu_count": 128}'))
+                run_rows.append(
+                    (
+                        f"run{i}",
+                        ("llm", "resnet50")[(i // 2) % 2],
+                        "",
+                        f"/runs/r{i}",
+                        '["800M"]',
+                        ("A100", "MI250")[site],
+                        "0.1.0",
+                        "0123abcd",
+                        "login1",
+                        "n[1-16]",
+                        json.dumps([str(10000 + i)]),
+                        "pytorch.sif@sha256:" + "ab" * 32,
+                        "",
+                        started,
+                        started + 600,
+                        ("jureca", "lumi")[site],
+                        '{"cpu_count": 128}',
+                    )
+                )
                 slow = 0.8 if i % 50 == 49 else 1.0
                 for row, text in zip(configs, config_texts, strict=True):
                     scale = int(row["Nodes"]) * (1 + 0.1 * (row["GlobalBatch"] == "512"))
@@ -74,11 +108,27 @@ def make_history(target: str, runs: int, per_run: int) -> int:
                         samples = [base * rng.gauss(1, 0.01) for _ in range(3)]
                         mean = sum(samples) / 3
                         sd = (sum((s - mean) ** 2 for s in samples) / 2) ** 0.5
-                        metric_rows.append((f"run{i}", "t", text, name, unit, direction, 3, mean, sd, min(samples),
-                                            max(samples), "[" + ",".join(map(repr, samples)) + "]"))
+                        metric_rows.append(
+                            (
+                                f"run{i}",
+                                "t",
+                                text,
+                                name,
+                                unit,
+                                direction,
+                                3,
+                                mean,
+                                sd,
+                                min(samples),
+                                max(samples),
+                                "[" + ",".join(map(repr, samples)) + "]",
+                            )
+                        )
             with history.writing():
                 history.db.executemany(upsert("runs", RUN_COLUMNS, ("run_key",), False), run_rows)
-                history.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, False), metric_rows)
+                history.db.executemany(
+                    upsert("metrics", METRIC_COLUMNS, METRIC_KEY, False), metric_rows
+                )
             figures += len(metric_rows)
         history.recount()  # the rows were written raw: store each run's counts as every writer does
     return figures
@@ -107,8 +157,13 @@ def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
     started = time.perf_counter()
     command = [sys.executable, "-m", "caramel", *args]
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err_file:
-        process = subprocess.Popen(([timer, "-f", "\nPEAK_KB %M CPU_S %U %S"] if timer else []) + command, env=env,
-                                   stdout=out, stderr=err_file, text=True)
+        process = subprocess.Popen(
+            ([timer, "-f", "\nPEAK_KB %M CPU_S %U %S"] if timer else []) + command,
+            env=env,
+            stdout=out,
+            stderr=err_file,
+            text=True,
+        )
         together = 0  # the proportional memory of the command and any children, sampled
         while process.poll() is None:
             together = max(together, tree_pss_kb(process.pid))
@@ -135,8 +190,11 @@ def tree_pss_kb(pid: int) -> int:
     descendants, from /proc (0 where there is none): what a command of several processes holds."""
     total = 0
     try:
-        children = [int(k) for task in os.listdir(f"/proc/{pid}/task")
-                    for k in open(f"/proc/{pid}/task/{task}/children").read().split()]
+        children = [
+            int(k)
+            for task in os.listdir(f"/proc/{pid}/task")
+            for k in open(f"/proc/{pid}/task/{task}/children").read().split()
+        ]
         with open(f"/proc/{pid}/smaps_rollup") as handle:
             total = next((int(line.split()[1]) for line in handle if line.startswith("Pss:")), 0)
     except OSError:  # gone, or no /proc
@@ -147,17 +205,21 @@ def tree_pss_kb(pid: int) -> int:
 STEPS = ("export", "import", "list", "dashboard")
 
 
-def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], steps: list[str]) -> None:
+def one_round(
+    folder: str, histories: dict[str, str], trees: dict[str, dict], steps: list[str]
+) -> None:
     """Each step once per caramel tree (this one, and --compare-with's), interleaved."""
     export = os.path.join(folder, "export.jsonl")
     page = os.path.join(folder, "dashboard.html")
     for name in steps:
         for tree, env in trees.items():
             history = histories[tree]
-            args = {"export": ["export", "--history", history, "-o", export],
-                    "import": ["import", export, "--history", os.path.join(folder, "imported.db")],
-                    "list": ["history", "list", "--history", history],
-                    "dashboard": ["dashboard", "--history", history, "-o", page]}[name]
+            args = {
+                "export": ["export", "--history", history, "-o", export],
+                "import": ["import", export, "--history", os.path.join(folder, "imported.db")],
+                "list": ["history", "list", "--history", history],
+                "dashboard": ["dashboard", "--history", history, "-o", page],
+            }[name]
             if name == "import" and os.path.exists(args[3]):
                 os.unlink(args[3])
             took, peak, cpu, text = run_measured(args, env)
@@ -165,14 +227,20 @@ def one_round(folder: str, histories: dict[str, str], trees: dict[str, dict], st
             if name == "export":
                 extra = f", {os.path.getsize(export) / 1e6:.0f} MB written"
             elif name == "dashboard":
-                extra = (f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), processes together "
-                         f"{RUN_PSS_MB[0]:.0f} MB")
+                extra = (
+                    f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), processes together "
+                    f"{RUN_PSS_MB[0]:.0f} MB"
+                )
             elif name == "list":
                 extra = f", {len(text.splitlines())} lines"
             seconds, memory = TARGETS[name]
-            print(f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
-                  + (f" (target {memory:g} MB)" if memory else "") + extra + f"  [load {os.getloadavg()[0]:.1f}]",
-                  flush=True)
+            print(
+                f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
+                + (f" (target {memory:g} MB)" if memory else "")
+                + extra
+                + f"  [load {os.getloadavg()[0]:.1f}]",
+                flush=True,
+            )
     if os.path.exists(os.path.join(folder, "imported.db")):
         os.unlink(os.path.join(folder, "imported.db"))
 
@@ -183,13 +251,24 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=1000)
     parser.add_argument("--figures-per-run", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--keep", metavar="DIR", help="write the history, export and page here (kept; reused)")
-    parser.add_argument("--steps", default=",".join(STEPS),
-                        help="the steps to time, in order (default all: export,import,list,dashboard; the "
-                             "import reads the export of a round before, or of an earlier call with --keep)")
-    parser.add_argument("--url", help="a PostgreSQL history to fill and measure (emptied first by the caller)")
-    parser.add_argument("--compare-with", metavar="SRC", help="another caramel's src folder (git archive REV src): "
-                        "each step run by both, interleaved, for ratios on a loaded machine")
+    parser.add_argument(
+        "--keep", metavar="DIR", help="write the history, export and page here (kept; reused)"
+    )
+    parser.add_argument(
+        "--steps",
+        default=",".join(STEPS),
+        help="the steps to time, in order (default all: export,import,list,dashboard; the "
+        "import reads the export of a round before, or of an earlier call with --keep)",
+    )
+    parser.add_argument(
+        "--url", help="a PostgreSQL history to fill and measure (emptied first by the caller)"
+    )
+    parser.add_argument(
+        "--compare-with",
+        metavar="SRC",
+        help="another caramel's src folder (git archive REV src): "
+        "each step run by both, interleaved, for ratios on a loaded machine",
+    )
     args = parser.parse_args()
     runs = 100 if args.quick else args.runs
     steps = [step for step in args.steps.split(",") if step]
@@ -199,8 +278,11 @@ def main() -> int:
     os.makedirs(folder, exist_ok=True)
     # the children read compiled modules, as an installed caramel does (a PYTHONDONTWRITEBYTECODE
     # environment would otherwise compile every module in every timed command: a quarter second)
-    env = {**os.environ, "CARAMEL_DATA_DIR": os.path.join(folder, "data"),
-           "PYTHONPYCACHEPREFIX": os.path.join(folder, "pycache")}
+    env = {
+        **os.environ,
+        "CARAMEL_DATA_DIR": os.path.join(folder, "data"),
+        "PYTHONPYCACHEPREFIX": os.path.join(folder, "pycache"),
+    }
     env.pop("CARAMEL_HISTORY", None)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     here = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
@@ -208,18 +290,26 @@ def main() -> int:
     if args.compare_with:
         trees["base"] = {**env, "PYTHONPATH": os.path.abspath(args.compare_with)}
     for tree_env in trees.values():
-        subprocess.run([sys.executable, "-m", "compileall", "-q", tree_env["PYTHONPATH"]], env=tree_env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", tree_env["PYTHONPATH"]],
+            env=tree_env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     try:
         history = args.url or os.path.join(folder, f"history-{runs}x{args.figures_per_run}.db")
         t = time.perf_counter()
         if args.url or not os.path.exists(history):
             figures = make_history(history, runs, args.figures_per_run)
-            print(f"history: {runs} runs, {figures:,} figures written in {time.perf_counter() - t:.1f} s")
+            print(
+                f"history: {runs} runs, {figures:,} figures written in {time.perf_counter() - t:.1f} s"
+            )
         histories = {tree: history for tree in trees}
         if "base" in trees and not args.url:
             histories["base"] = older_copy(history, folder)
-        print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+        print(
+            f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+        )
         for number in range(args.rounds):
             print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)
             one_round(folder, histories, trees, steps)

@@ -26,8 +26,10 @@ import time
 
 def explosion(folder: str, parameters: int, values: int) -> str:
     path = os.path.join(folder, "explode.xml")
-    params = "\n".join(f'      <parameter name="p{i}">{",".join(str(v) for v in range(values))}</parameter>'
-                       for i in range(parameters))
+    params = "\n".join(
+        f'      <parameter name="p{i}">{",".join(str(v) for v in range(values))}</parameter>'
+        for i in range(parameters)
+    )
     with open(path, "w") as handle:
         handle.write(f"""<jube><benchmark name="explode" outpath="run">
     <parameterset name="big">
@@ -41,7 +43,11 @@ def explosion(folder: str, parameters: int, values: int) -> str:
 
 def alias_bomb(folder: str) -> str:
     path = os.path.join(folder, "laughs.yaml")
-    lines = ["name: laughs", "outpath: run", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines = [
+        "name: laughs",
+        "outpath: run",
+        'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]',
+    ]
     for prev, name in zip("abcdefgh", "bcdefghi", strict=True):
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     lines += ["step:", "  name: run", "  do: echo hi"]
@@ -52,10 +58,14 @@ def alias_bomb(folder: str) -> str:
 
 def entity_bomb(folder: str) -> str:
     path = os.path.join(folder, "lol.xml")
-    decls = ['<!ENTITY l0 "lol">'] + [f'<!ENTITY l{i} "' + f"&l{i - 1};" * 10 + '">' for i in range(1, 10)]
+    decls = ['<!ENTITY l0 "lol">'] + [
+        f'<!ENTITY l{i} "' + f"&l{i - 1};" * 10 + '">' for i in range(1, 10)
+    ]
     with open(path, "w") as handle:
-        handle.write("<?xml version=\"1.0\"?>\n<!DOCTYPE jube [\n" + "\n".join(decls) + "\n]>\n"
-                     '<jube><benchmark name="b" outpath="run"><step name="s"><do>&l9;</do></step></benchmark></jube>\n')
+        handle.write(
+            '<?xml version="1.0"?>\n<!DOCTYPE jube [\n' + "\n".join(decls) + "\n]>\n"
+            '<jube><benchmark name="b" outpath="run"><step name="s"><do>&l9;</do></step></benchmark></jube>\n'
+        )
     return path
 
 
@@ -89,20 +99,32 @@ step: {name: run, do: "printf 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa!\\n'"}
 analyser: {name: a, use: pat, analyse: {step: run, file: stdout}}
 result: {use: a, table: {name: t, column: [nested, alt]}}
 """)
-    subprocess.run([sys.executable, "-m", "caramel", "run", path, "-q"], cwd=folder, check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "caramel", "run", path, "-q"],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return path
 
 
 def measure(label: str, args: list[str], cwd: str) -> None:
     """Run bench in a child that reports its own peak RSS (RUSAGE_CHILDREN would add up all runs)."""
-    code = ("import resource, subprocess, sys, time; t = time.perf_counter(); "
-            "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
-            "print(p.returncode, time.perf_counter() - t, "
-            "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024); print(p.stderr)")
+    code = (
+        "import resource, subprocess, sys, time; t = time.perf_counter(); "
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "print(p.returncode, time.perf_counter() - t, "
+        "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024); print(p.stderr)"
+    )
     started = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "caramel", *args], cwd=cwd,
-                         capture_output=True, text=True, timeout=120).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, "-c", code, sys.executable, "-m", "caramel", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout.splitlines()
     rc, seconds, rss = out[0].split()
     first = out[1] if len(out) > 1 else ""
     print(f"{label:<28} exit {rc}  {float(seconds):6.2f} s  {float(rss):6.1f} MB  {first[:150]}")
@@ -110,11 +132,15 @@ def measure(label: str, args: list[str], cwd: str) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--values", type=int, default=100)
     parser.add_argument("--parameters", type=int, default=6)
     args = parser.parse_args()
-    print(f"peak RSS of this harness before: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    print(
+        f"peak RSS of this harness before: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
+    )
     with tempfile.TemporaryDirectory() as folder:
         env_note = f"{args.parameters} parameters x {args.values} values"
         big = explosion(folder, args.parameters, args.values)
@@ -126,8 +152,11 @@ def main() -> None:
         measure("python parameter, 10^7", ["plan", ten_million(folder, "python")], folder)
         measure("shell parameter, 10^7", ["plan", ten_million(folder, "shell")], folder)
         backtracking(folder)
-        measure("(a+)+$, (a|aa)+$ on 41 chars", ["result", "-i", "0", "--no-eval", "--no-history",
-                                                "run_backtrack"], folder)
+        measure(
+            "(a+)+$, (a|aa)+$ on 41 chars",
+            ["result", "-i", "0", "--no-eval", "--no-history", "run_backtrack"],
+            folder,
+        )
 
 
 if __name__ == "__main__":

@@ -46,15 +46,21 @@ def main() -> None:
             install = 0.0
         else:
             venv = Path(tmp) / "venv"
-            install, _ = timed(f"{sys.executable} -m venv {venv} && . {venv}/bin/activate && "
-                               "pip install -q '.[train]'", clone, env)
+            install, _ = timed(
+                f"{sys.executable} -m venv {venv} && . {venv}/bin/activate && "
+                "pip install -q '.[train]'",
+                clone,
+                env,
+            )
             env["PATH"] = f"{venv}/bin:{env['PATH']}"
         run, _ = timed(f"{bench} run llm --tag 117M local", clone, env)
         result, table = timed(f"{bench} result -i last", clone, env)
     print(table)
-    print(f"install: {install:.1f} s   bench run: {run:.1f} s   bench result: {result:.1f} s   "
-          f"benchmark total: {run + result:.1f} s (target 120)   whole line: {install + run + result:.1f} s "
-          "(target 300)")
+    print(
+        f"install: {install:.1f} s   bench run: {run:.1f} s   bench result: {result:.1f} s   "
+        f"benchmark total: {run + result:.1f} s (target 120)   whole line: {install + run + result:.1f} s "
+        "(target 300)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,9 +34,9 @@ def write_benchmark(folder: str, n: int) -> str:
 <jube>
   <benchmark name="overhead" outpath="runs">
     <parameterset name="space">
-      <parameter name="nodes" type="int">{','.join(str(i) for i in range(1, a + 1))}</parameter>
-      <parameter name="batch" type="int">{','.join(str(16 * i) for i in range(1, b + 1))}</parameter>
-      <parameter name="model">{','.join(f'm{i}' for i in range(c))}</parameter>
+      <parameter name="nodes" type="int">{",".join(str(i) for i in range(1, a + 1))}</parameter>
+      <parameter name="batch" type="int">{",".join(str(16 * i) for i in range(1, b + 1))}</parameter>
+      <parameter name="model">{",".join(f"m{i}" for i in range(c))}</parameter>
     </parameterset>
     <patternset name="pat"><pattern name="value" type="int">value=$jube_pat_int</pattern></patternset>
     <step name="run">
@@ -54,7 +54,9 @@ def write_benchmark(folder: str, n: int) -> str:
 def timed(cmd: list[str], cwd: str, env: dict[str, str] | None = None) -> tuple[float, float, int]:
     """(wall seconds, peak RSS in MB of the process tree's largest member, exit code)."""
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     _pid, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -80,10 +82,18 @@ def measure_bench(n: int, data_dir: str) -> dict:
         run_wall, run_rss, code = timed(bench_cmd("run", "overhead.xml", "--quiet"), folder, env)
         if code != 0:
             raise SystemExit(f"bench run failed ({code})")
-        cont_wall, cont_rss, code = timed(bench_cmd("continue", "runs", "-i", "last", "--quiet"), folder, env)
+        cont_wall, cont_rss, code = timed(
+            bench_cmd("continue", "runs", "-i", "last", "--quiet"), folder, env
+        )
         if code != 0:
             raise SystemExit(f"bench continue failed ({code})")
-        out = {"n": n, "run": run_wall, "run_rss": run_rss, "continue": cont_wall, "continue_rss": cont_rss}
+        out = {
+            "n": n,
+            "run": run_wall,
+            "run_rss": run_rss,
+            "continue": cont_wall,
+            "continue_rss": cont_rss,
+        }
         if has_result_command():  # `bench result` comes with a later issue: measured once it exists
             wall, _rss, code = timed(bench_cmd("result", "runs", "-i", "last"), folder, env)
             out["result"] = wall if code == 0 else None
@@ -107,21 +117,43 @@ def measure_jube(n: int) -> float | None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workpackages", "-n", type=int, nargs="+", default=[1000])
-    parser.add_argument("--jube-at", type=int, nargs="*", default=[100, 200],
-                        help="sizes to compare with JUBE 2.7.1 (none: skip JUBE)")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="measure each size this often and print the fastest (a shared machine is noisy)")
+    parser.add_argument(
+        "--jube-at",
+        type=int,
+        nargs="*",
+        default=[100, 200],
+        help="sizes to compare with JUBE 2.7.1 (none: skip JUBE)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="measure each size this often and print the fastest (a shared machine is noisy)",
+    )
     args = parser.parse_args()
     data_dir = tempfile.mkdtemp(prefix="overhead_data_")
     try:
-        print(f"{'workpackages':>12} {'run':>8} {'per wp':>8} {'peak RSS':>9} {'continue':>9} {'result':>8}")
+        print(
+            f"{'workpackages':>12} {'run':>8} {'per wp':>8} {'peak RSS':>9} {'continue':>9} {'result':>8}"
+        )
         for n in args.workpackages:
-            m = min((measure_bench(n, data_dir) for _ in range(args.repeat)), key=lambda r: r["run"])
-            result = "n/a" if "result" not in m else (f"{m['result']:.2f}s" if m["result"] is not None else "failed")
-            print(f"{n:>12} {m['run']:>7.2f}s {m['run'] / n * 1000:>6.2f}ms {m['run_rss']:>7.0f}MB "
-                  f"{m['continue']:>8.2f}s {result:>8}", flush=True)
+            m = min(
+                (measure_bench(n, data_dir) for _ in range(args.repeat)), key=lambda r: r["run"]
+            )
+            result = (
+                "n/a"
+                if "result" not in m
+                else (f"{m['result']:.2f}s" if m["result"] is not None else "failed")
+            )
+            print(
+                f"{n:>12} {m['run']:>7.2f}s {m['run'] / n * 1000:>6.2f}ms {m['run_rss']:>7.0f}MB "
+                f"{m['continue']:>8.2f}s {result:>8}",
+                flush=True,
+            )
         if "result" not in m:
-            print("result: n/a (bench result comes with a later issue; this harness times it once it exists)")
+            print(
+                "result: n/a (bench result comes with a later issue; this harness times it once it exists)"
+            )
         if args.jube_at:
             if not os.access(JUBE, os.X_OK):
                 print(f"JUBE not found at {JUBE} (set JUBE=...): no comparison")
@@ -131,7 +163,9 @@ def main() -> int:
                 jube = measure_jube(n)
                 mine = min(measure_bench(n, data_dir)["run"] for _ in range(args.repeat))
                 ratio = f"{jube / mine:.1f}x" if jube else "-"
-                print(f"{n:>12} {jube or float('nan'):>8.2f}s {mine:>9.2f}s {ratio:>13}", flush=True)
+                print(
+                    f"{n:>12} {jube or float('nan'):>8.2f}s {mine:>9.2f}s {ratio:>13}", flush=True
+                )
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
     return 0

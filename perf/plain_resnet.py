@@ -24,7 +24,14 @@ from caramel.payloads.workloads.resnet import ResNet
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    for name, default in [("batch", 8), ("batches", 100), ("warmup", 5), ("threads", 1), ("image", 32), ("width", 16)]:
+    for name, default in [
+        ("batch", 8),
+        ("batches", 100),
+        ("warmup", 5),
+        ("threads", 1),
+        ("image", 32),
+        ("width", 16),
+    ]:
         p.add_argument(f"--{name}", type=int, default=default)
     args = p.parse_args()
     torch.set_num_threads(args.threads)

@@ -29,9 +29,9 @@ outpath: scale_run
 parameterset:
   - name: space
     parameter:
-      - {{name: nodes, type: int, _: "{','.join(str(i) for i in range(1, a + 1))}"}}
-      - {{name: batch, type: int, _: "{','.join(str(16 * i) for i in range(1, b + 1))}"}}
-      - {{name: model, _: "{','.join(f'm{i}' for i in range(c))}"}}
+      - {{name: nodes, type: int, _: "{",".join(str(i) for i in range(1, a + 1))}"}}
+      - {{name: batch, type: int, _: "{",".join(str(16 * i) for i in range(1, b + 1))}"}}
+      - {{name: model, _: "{",".join(f"m{i}" for i in range(c))}"}}
       - {{name: tasks, type: int, mode: python, _: "$nodes * 4"}}
 step:
   - name: run
@@ -48,8 +48,11 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         path = write_benchmark(folder, args.workpackages)
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "caramel", "plan", path, "--format", "json"],
-                              capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "caramel", "plan", path, "--format", "json"],
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - start
         if proc.returncode != 0:
             print(proc.stderr, file=sys.stderr)
@@ -65,7 +68,9 @@ def main() -> int:
         expand = time.perf_counter() - start
     print(f"workpackages      {len(plan.workpackages)}")
     print(f"bench plan (json) {wall:.2f} s   (target < 2 s for 10,000)")
-    print(f"expansion alone   {expand:.2f} s   ({expand / len(plan.workpackages) * 1e6:.0f} us per workpackage)")
+    print(
+        f"expansion alone   {expand:.2f} s   ({expand / len(plan.workpackages) * 1e6:.0f} us per workpackage)"
+    )
     print(f"peak memory       {rss:.0f} MB")
     return 0
 

@@ -34,14 +34,47 @@ FIGURE = re.compile(r"(?:total images/sec|plain images/s):\s*([0-9.]+)")
 
 
 def command(layout: Layout, trainer: bool, batches: int) -> list[str]:
-    start = [sys.executable] if layout.processes == 1 else [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(layout.processes)]
+    start = (
+        [sys.executable]
+        if layout.processes == 1
+        else [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            str(layout.processes),
+        ]
+    )
     batch = str(max(1, GLOBAL_BATCH // layout.processes))
     if trainer:
-        return [*start, "-m", "caramel.payloads.workloads.resnet", "--batch_size", batch, "--num_batches", str(batches),
-                "--num_warmup_batches", "5", "--threads", str(layout.threads), "--display_every", str(batches)]
-    return [*start, str(ROOT / "perf" / "plain_resnet.py"), "--batch", batch, "--batches", str(batches),
-            "--warmup", "5", "--threads", str(layout.threads)]
+        return [
+            *start,
+            "-m",
+            "caramel.payloads.workloads.resnet",
+            "--batch_size",
+            batch,
+            "--num_batches",
+            str(batches),
+            "--num_warmup_batches",
+            "5",
+            "--threads",
+            str(layout.threads),
+            "--display_every",
+            str(batches),
+        ]
+    return [
+        *start,
+        str(ROOT / "perf" / "plain_resnet.py"),
+        "--batch",
+        batch,
+        "--batches",
+        str(batches),
+        "--warmup",
+        "5",
+        "--threads",
+        str(layout.threads),
+    ]
 
 
 def images_per_second(argv: list[str]) -> float:
@@ -49,7 +82,9 @@ def images_per_second(argv: list[str]) -> float:
     done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
     found = FIGURE.findall(done.stdout)
     if done.returncode != 0 or not found:
-        sys.exit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
+        sys.exit(
+            f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
+        )
     return float(found[-1])
 
 
@@ -60,31 +95,48 @@ def main() -> None:
     args = p.parse_args()
     cores = len(usable_cpus())
     choice = layout_choice("resnet")
-    candidates = {f"{c.processes}x{c.threads}": c for c in (Layout(1, 1), Layout(1, cores), Layout(cores, 1),
-                                                           choice.layout)}
-    variants = {"trainer": (choice.layout, True)} | {f"plain-{name}": (c, False) for name, c in candidates.items()}
-    print(f"trainer layout {choice.describe()}; {cores} usable cores; global batch {GLOBAL_BATCH}, "
-          f"{args.batches} counted batches; load {os.getloadavg()[0]:.2f} at start")
+    candidates = {
+        f"{c.processes}x{c.threads}": c
+        for c in (Layout(1, 1), Layout(1, cores), Layout(cores, 1), choice.layout)
+    }
+    variants = {"trainer": (choice.layout, True)} | {
+        f"plain-{name}": (c, False) for name, c in candidates.items()
+    }
+    print(
+        f"trainer layout {choice.describe()}; {cores} usable cores; global batch {GLOBAL_BATCH}, "
+        f"{args.batches} counted batches; load {os.getloadavg()[0]:.2f} at start"
+    )
     figures: dict[str, list[float]] = {name: [] for name in variants}
     names = list(variants)
     for round_no in range(args.rounds):
-        order = names[round_no % len(names):] + names[:round_no % len(names)]
+        order = names[round_no % len(names) :] + names[: round_no % len(names)]
         line = []
         for name in order:
             layout, trainer = variants[name]
             figures[name].append(images_per_second(command(layout, trainer, args.batches)))
             line.append(f"{name} {figures[name][-1]:.0f}")
-        print(f"round {round_no + 1} (load {os.getloadavg()[0]:.2f}): " + ", ".join(line) + " images/s", flush=True)
+        print(
+            f"round {round_no + 1} (load {os.getloadavg()[0]:.2f}): "
+            + ", ".join(line)
+            + " images/s",
+            flush=True,
+        )
     print(f"\n{'variant':12} images/s: median (min..max)")
     for name, values in figures.items():
         print(f"{name:12} {statistics.median(values):9.1f} ({min(values):.1f}..{max(values):.1f})")
     own = f"plain-{choice.layout.processes}x{choice.layout.threads}"
-    best = max((n for n in figures if n.startswith("plain-")), key=lambda n: statistics.median(figures[n]))
+    best = max(
+        (n for n in figures if n.startswith("plain-")), key=lambda n: statistics.median(figures[n])
+    )
     for label, other in (("its own layout", own), ("the best plain layout", best)):
         ratio = statistics.median(figures["trainer"]) / statistics.median(figures[other])
-        paired = statistics.median(t / o for t, o in zip(figures["trainer"], figures[other], strict=True))
-        print(f"trainer / {other} ({label}; target >= 0.95): ratio of the medians {ratio:.3f}, "
-              f"median of the rounds' paired ratios {paired:.3f}")
+        paired = statistics.median(
+            t / o for t, o in zip(figures["trainer"], figures[other], strict=True)
+        )
+        print(
+            f"trainer / {other} ({label}; target >= 0.95): ratio of the medians {ratio:.3f}, "
+            f"median of the rounds' paired ratios {paired:.3f}"
+        )
 
 
 if __name__ == "__main__":

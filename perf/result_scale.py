@@ -77,9 +77,11 @@ result:
 def megatron_log(wp_id: int, iterations: int = 10) -> str:
     lines = [f"[rank 0] starting run {wp_id}"]
     for it in range(1, iterations + 1):
-        lines.append(f" iteration       {it * 5}/ 9375000 | consumed samples: {it * 160} | elapsed time per iteration "
-                     f"(s): {0.9 + (wp_id % 7) * 0.01:.4f} | learning rate: 1.5E-04 | global batch size: 32 | "
-                     f"lm loss: 9.1E+00 | TFLOPs: {60 + wp_id % 5:.2f} |")
+        lines.append(
+            f" iteration       {it * 5}/ 9375000 | consumed samples: {it * 160} | elapsed time per iteration "
+            f"(s): {0.9 + (wp_id % 7) * 0.01:.4f} | learning rate: 1.5E-04 | global batch size: 32 | "
+            f"lm loss: 9.1E+00 | TFLOPs: {60 + wp_id % 5:.2f} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -94,9 +96,13 @@ def make_run(folder: str, n: int) -> str:
     a, b, c = factors(n)
     path = os.path.join(folder, "scale.yaml")
     with open(path, "w") as handle:
-        handle.write(BENCH.format(nodes=",".join(str(i) for i in range(1, a + 1)),
-                                  batches=",".join(str(16 * i) for i in range(1, b + 1)),
-                                  models=",".join(f"m{i}" for i in range(c))))
+        handle.write(
+            BENCH.format(
+                nodes=",".join(str(i) for i in range(1, a + 1)),
+                batches=",".join(str(16 * i) for i in range(1, b + 1)),
+                models=",".join(f"m{i}" for i in range(c)),
+            )
+        )
     cwd = os.getcwd()
     os.chdir(folder)
     try:
@@ -104,9 +110,13 @@ def make_run(folder: str, n: int) -> str:
         plan = make_plan(bench, run_id=0)
         run_dir = os.path.abspath(plan.run_dir)
         os.makedirs(run_dir)
-        rows = [(wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
-                for wp in plan.workpackages]
-        info = RunInfo(0, bench.name, path, bench.home, run_dir, [], folder, time.time(), {}, __version__)
+        rows = [
+            (wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
+            for wp in plan.workpackages
+        ]
+        info = RunInfo(
+            0, bench.name, path, bench.home, run_dir, [], folder, time.time(), {}, __version__
+        )
         store = Store.create(run_dir, info, bench, rows)
         with store.transaction():
             for row in store.workpackages():
@@ -147,7 +157,9 @@ def big_log(folder: str, megabytes: int) -> None:
         for _ in range(megabytes * 1024 * 1024 // len(block)):
             handle.write(block)
     for case in ("lines", "dotall"):
-        proc = subprocess.run([sys.executable, __file__, "--scan", path, case], capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--scan", path, case], capture_output=True, text=True
+        )
         print(proc.stdout.rstrip() or proc.stderr)
 
 
@@ -158,11 +170,23 @@ def scan_one(path: str, case: str) -> None:
     from caramel.stages.analyse.stats import Accumulator
 
     if case == "lines":
-        probes = [Probe("elp", re.compile(rf"elapsed time per iteration \(s\):\s+{B['jube_pat_fp']}", re.M), "float"),
-                  Probe("it", re.compile(rf"iteration\s+{B['jube_pat_int']}/\s*{B['jube_pat_nint']}", re.M), "int"),
-                  Probe("tf", re.compile(rf"TFLOPs:\s+{B['jube_pat_fp']}", re.M), "float")]
+        probes = [
+            Probe(
+                "elp",
+                re.compile(rf"elapsed time per iteration \(s\):\s+{B['jube_pat_fp']}", re.M),
+                "float",
+            ),
+            Probe(
+                "it",
+                re.compile(rf"iteration\s+{B['jube_pat_int']}/\s*{B['jube_pat_nint']}", re.M),
+                "int",
+            ),
+            Probe("tf", re.compile(rf"TFLOPs:\s+{B['jube_pat_fp']}", re.M), "float"),
+        ]
     else:
-        probes = [Probe("blk", re.compile(r"consumed samples: (\d+) \|.*?TFLOPs", re.M | re.S), "int")]
+        probes = [
+            Probe("blk", re.compile(r"consumed samples: (\d+) \|.*?TFLOPs", re.M | re.S), "int")
+        ]
     accs = {p.name: Accumulator(p.kind) for p in probes}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     start = time.perf_counter()
@@ -171,8 +195,10 @@ def scan_one(path: str, case: str) -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     size = os.path.getsize(path) / 2**20
     counts = ", ".join(f"{n}: {a.cnt} matches" for n, a in accs.items())
-    print(f"  {size:.0f} MB log, {'3 line patterns' if case == 'lines' else '1 DOTALL pattern'}: {took:.1f} s "
-          f"({size / took:.0f} MB/s), peak RSS {peak / 1024:.0f} MB (before the scan {before / 1024:.0f} MB); {counts}")
+    print(
+        f"  {size:.0f} MB log, {'3 line patterns' if case == 'lines' else '1 DOTALL pattern'}: {took:.1f} s "
+        f"({size / took:.0f} MB/s), peak RSS {peak / 1024:.0f} MB (before the scan {before / 1024:.0f} MB); {counts}"
+    )
 
 
 def main() -> None:
@@ -185,11 +211,15 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="caramel-result-scale-")
-    ENV["CARAMEL_HISTORY"] = os.path.join(folder, "history.db")  # the figures include adding to the history
+    ENV["CARAMEL_HISTORY"] = os.path.join(
+        folder, "history.db"
+    )  # the figures include adding to the history
     bench = [sys.executable, "-m", "caramel"]
     start = time.perf_counter()
     run_dir = make_run(folder, args.workpackages)
-    print(f"run of {args.workpackages} done workpackages made in {time.perf_counter() - start:.1f} s: {run_dir}")
+    print(
+        f"run of {args.workpackages} done workpackages made in {time.perf_counter() - start:.1f} s: {run_dir}"
+    )
     timed(bench + ["--version"])  # compiles caramel's bytecode once, as an installation has it
     first, out = timed(bench + ["result", run_dir, "--no-files"])
     rows = len(out.splitlines()) - 2

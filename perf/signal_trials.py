@@ -57,8 +57,15 @@ SIGNALS = {"SIGHUP": signal.SIGHUP, "SIGKILL": signal.SIGKILL, "SIGTERM": signal
 
 
 def _bench(args: list[str], cwd: Path, env: dict[str, str], **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "caramel", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-m", "caramel", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
 
 
 def _states(run_dir: Path) -> Counter:
@@ -78,8 +85,9 @@ def trial(rng: random.Random, folder: Path, signum: int, env: dict[str, str]) ->
     folder.mkdir(parents=True)
     ledger = folder.parent / f"{folder.name}.ledger"  # outside the run and its work folders
     procs = rng.choice([1, 4])
-    (folder / "h.xml").write_text(BENCHMARK.format(values=",".join(map(str, range(WORKPACKAGES))), procs=procs,
-                                                   ledger=ledger))
+    (folder / "h.xml").write_text(
+        BENCHMARK.format(values=",".join(map(str, range(WORKPACKAGES))), procs=procs, ledger=ledger)
+    )
     moment = rng.uniform(0.0, 1.0 if procs > 1 else 2.5)
     proc = _bench(["run", "-q", "h.xml"], folder, env, start_new_session=True)
     run_dir = folder / "runs" / "000000"
@@ -100,33 +108,54 @@ def trial(rng: random.Random, folder: Path, signum: int, env: dict[str, str]) ->
     ends = Counter(line[4:] for line in lines if line.startswith("end "))
     expected = {f"{kind} {i}" for i in range(WORKPACKAGES) for kind in ("prepare", "a1", "a2", "b")}
     once = set(ends) == expected and all(n == 1 for n in ends.values())
-    return {"rc": proc.returncode, "continue_rc": cont.returncode, "moment": round(moment, 3), "procs": procs,
-            "exactly_once": once, "twice": sorted(k for k, n in ends.items() if n > 1),
-            "missing": len(expected - set(ends)), "internal_errors": int(_bad(err)) + int(_bad(cerr)),
-            "running_after_signal": running_after_signal, "running_after_continue": left["running"],
-            "done_after_continue": left["done"], "restarted": sum(line.startswith("start ") for line in lines)
-            - len(expected), "stderr": (err.strip().splitlines() or [""])[-1][:160]}
+    return {
+        "rc": proc.returncode,
+        "continue_rc": cont.returncode,
+        "moment": round(moment, 3),
+        "procs": procs,
+        "exactly_once": once,
+        "twice": sorted(k for k, n in ends.items() if n > 1),
+        "missing": len(expected - set(ends)),
+        "internal_errors": int(_bad(err)) + int(_bad(cerr)),
+        "running_after_signal": running_after_signal,
+        "running_after_continue": left["running"],
+        "done_after_continue": left["done"],
+        "restarted": sum(line.startswith("start ") for line in lines) - len(expected),
+        "stderr": (err.strip().splitlines() or [""])[-1][:160],
+    }
 
 
-def run_trials(trials: int, seed: int, names: list[str], base: Path, env: dict[str, str]) -> dict[str, dict]:
+def run_trials(
+    trials: int, seed: int, names: list[str], base: Path, env: dict[str, str]
+) -> dict[str, dict]:
     summary: dict[str, dict] = {}
     for name in names:
         rng = random.Random(f"{seed}-{name}")
         results = []
         for n in range(trials):
             results.append(trial(rng, base / name / f"t{n}", SIGNALS[name], env))
-            print(f"{name} trial {n}: {json.dumps(results[-1])}", file=sys.stderr, flush=True)  # progress
+            print(
+                f"{name} trial {n}: {json.dumps(results[-1])}", file=sys.stderr, flush=True
+            )  # progress
         summary[name] = {
             "trials": trials,
             "exactly_once": sum(r["exactly_once"] for r in results),
             "internal_errors": sum(r["internal_errors"] for r in results),
             "left_running_after_signal": sum(r["running_after_signal"] for r in results),
             "left_running_after_continue": sum(r["running_after_continue"] for r in results),
-            "all_done_after_continue": sum(r["done_after_continue"] == 2 * WORKPACKAGES for r in results),
+            "all_done_after_continue": sum(
+                r["done_after_continue"] == 2 * WORKPACKAGES for r in results
+            ),
             "exit_codes": dict(Counter(str(r["rc"]) for r in results)),
             "restarted_commands": sum(r["restarted"] for r in results),
-            "failures": [r for r in results if not r["exactly_once"] or r["internal_errors"]
-                         or r["running_after_continue"] or r["done_after_continue"] != 2 * WORKPACKAGES][:5],
+            "failures": [
+                r
+                for r in results
+                if not r["exactly_once"]
+                or r["internal_errors"]
+                or r["running_after_continue"]
+                or r["done_after_continue"] != 2 * WORKPACKAGES
+            ][:5],
         }
     return summary
 
@@ -145,16 +174,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(summary, indent=1))
     else:
-        print(f"{'signal':8} {'trials':>6} {'once':>5} {'internal':>8} {'running':>7} {'running*':>8} {'restarted':>9}"
-              "  exit codes")
+        print(
+            f"{'signal':8} {'trials':>6} {'once':>5} {'internal':>8} {'running':>7} {'running*':>8} {'restarted':>9}"
+            "  exit codes"
+        )
         for name, s in summary.items():
-            print(f"{name:8} {s['trials']:6} {s['exactly_once']:5} {s['internal_errors']:8} "
-                  f"{s['left_running_after_signal']:7} {s['left_running_after_continue']:8} "
-                  f"{s['restarted_commands']:9}  {s['exit_codes']}")
-        print("once: trials where every do and prepare ended exactly once; running: workpackages left running "
-              "after the signal (SIGKILL: by nature), running*: after `bench continue`")
-    ok = all(s["exactly_once"] == s["trials"] and not s["internal_errors"] and not s["left_running_after_continue"]
-             and s["all_done_after_continue"] == s["trials"] for s in summary.values())
+            print(
+                f"{name:8} {s['trials']:6} {s['exactly_once']:5} {s['internal_errors']:8} "
+                f"{s['left_running_after_signal']:7} {s['left_running_after_continue']:8} "
+                f"{s['restarted_commands']:9}  {s['exit_codes']}"
+            )
+        print(
+            "once: trials where every do and prepare ended exactly once; running: workpackages left running "
+            "after the signal (SIGKILL: by nature), running*: after `bench continue`"
+        )
+    ok = all(
+        s["exactly_once"] == s["trials"]
+        and not s["internal_errors"]
+        and not s["left_running_after_continue"]
+        and s["all_done_after_continue"] == s["trials"]
+        for s in summary.values()
+    )
     return 0 if ok else 1
 
 

@@ -49,8 +49,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
-SHAPE = ["--num-layers", "2", "--hidden-size", "64", "--num-attention-heads", "4", "--seq-length", "64",
-         "--micro-batch-size", "2", "--global-batch-size", "8"]
+SHAPE = [
+    "--num-layers",
+    "2",
+    "--hidden-size",
+    "64",
+    "--num-attention-heads",
+    "4",
+    "--seq-length",
+    "64",
+    "--micro-batch-size",
+    "2",
+    "--global-batch-size",
+    "8",
+]
 TOKENS_PER_ITERATION = 8 * 64
 SHIPPED_ITERS = 400  # benchmarks/llm.yaml's train_iters for caramel's trainer on a CPU
 ITERATION = re.compile(r"elapsed time per iteration \(s\): ([\d.]+)")
@@ -67,7 +79,9 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - start
     if done.returncode:
-        sys.exit(f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        sys.exit(
+            f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+        )
     return wall, done.stdout + done.stderr
 
 
@@ -77,7 +91,9 @@ def run_watched(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[flo
     beside the commands it runs."""
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
-        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(
+            command, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, text=True
+        )
         own, tick = 0.0, os.sysconf("SC_CLK_TCK")
         while proc.poll() is None:
             try:
@@ -102,66 +118,144 @@ def trainer_figures(log: str, processes: int = 1) -> Row:
     row = {"tokens": TOKENS_PER_ITERATION * len(seconds) / sum(seconds), "timed_s": sum(seconds)}
     timed = TIMED.search(log)
     if timed:
-        row["tokens_cpu"] = TOKENS_PER_ITERATION * int(timed.group(1)) / float(timed.group(3)) / processes
+        row["tokens_cpu"] = (
+            TOKENS_PER_ITERATION * int(timed.group(1)) / float(timed.group(3)) / processes
+        )
     return row
 
 
 class Harness:
     def __init__(self, work: Path, processes: int, threads: int, iters: int) -> None:
         self.work, self.processes, self.threads, self.iters = work, processes, threads, iters
-        self.env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "CARAMEL_CPU_LAYOUT": f"{processes}x{threads}",
-                    "CARAMEL_DATA_DIR": str(work / "data"), "CARAMEL_HISTORY": str(work / "history.db")}
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT / "src"),
+            "CARAMEL_CPU_LAYOUT": f"{processes}x{threads}",
+            "CARAMEL_DATA_DIR": str(work / "data"),
+            "CARAMEL_HISTORY": str(work / "history.db"),
+        }
         self.corpus = work / "corpus" / "corpus_text_document"
-        run([PY, "-m", "caramel.payloads.workloads.data", "--output-prefix", str(self.corpus)], work, self.env)
+        run(
+            [PY, "-m", "caramel.payloads.workloads.data", "--output-prefix", str(self.corpus)],
+            work,
+            self.env,
+        )
 
     def launcher(self, processes: int) -> list[str]:
         if processes == 1:
             return [PY]
-        return [PY, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(processes)]
+        return [
+            PY,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            str(processes),
+        ]
 
     def trainer_command(self, corpus: Path) -> list[str]:
-        return [*self.launcher(self.processes), "-m", "caramel.payloads.workloads.gpt", *SHAPE, "--train-iters",
-                str(self.iters), "--warmup-iters", "5", "--data-path", str(corpus), "--threads", str(self.threads)]
+        return [
+            *self.launcher(self.processes),
+            "-m",
+            "caramel.payloads.workloads.gpt",
+            *SHAPE,
+            "--train-iters",
+            str(self.iters),
+            "--warmup-iters",
+            "5",
+            "--data-path",
+            str(corpus),
+            "--threads",
+            str(self.threads),
+        ]
 
     def wrapper(self, out: Path) -> list[str]:
-        return [PY, "-m", "caramel.payloads.measure", "--method", "gh", "--interval", "100", "--out-dir", str(out),
-                "--suffix", "local_power.0", "--"]
+        return [
+            PY,
+            "-m",
+            "caramel.payloads.measure",
+            "--method",
+            "gh",
+            "--interval",
+            "100",
+            "--out-dir",
+            str(out),
+            "--suffix",
+            "local_power.0",
+            "--",
+        ]
 
     def plain(self, processes: int, threads: int) -> Row:
-        wall, log = run([*self.launcher(processes), str(ROOT / "perf" / "plain_gpt.py"), "--threads", str(threads),
-                         "--iters", str(self.iters)], self.work, self.env)
+        wall, log = run(
+            [
+                *self.launcher(processes),
+                str(ROOT / "perf" / "plain_gpt.py"),
+                "--threads",
+                str(threads),
+                "--iters",
+                str(self.iters),
+            ],
+            self.work,
+            self.env,
+        )
         cpu = float(re.search(r"plain cpu seconds: ([\d.]+)", log).group(1))
-        return {"wall": wall, "tokens": float(re.search(r"plain tokens/s: ([\d.]+)", log).group(1)),
-                "tokens_cpu": TOKENS_PER_ITERATION * self.iters / cpu / processes}
+        return {
+            "wall": wall,
+            "tokens": float(re.search(r"plain tokens/s: ([\d.]+)", log).group(1)),
+            "tokens_cpu": TOKENS_PER_ITERATION * self.iters / cpu / processes,
+        }
 
     def trainer(self, wrapped: bool = False) -> Row:
         prefix = self.wrapper(self.work / "energy") if wrapped else []
-        wall, log, own = run_watched([*prefix, *self.trainer_command(self.corpus)], self.work, self.env)
+        wall, log, own = run_watched(
+            [*prefix, *self.trainer_command(self.corpus)], self.work, self.env
+        )
         row = trainer_figures(log, self.processes)
         mfu = re.search(r"> MFU: ([\d.]+) %", log)
-        return {**row, "wall": wall, "timed": row["timed_s"] / wall, "mfu": float(mfu.group(1)),
-                "own_cpu": own if wrapped else 0.0}
+        return {
+            **row,
+            "wall": wall,
+            "timed": row["timed_s"] / wall,
+            "mfu": float(mfu.group(1)),
+            "own_cpu": own if wrapped else 0.0,
+        }
 
     def job(self) -> Row:
         folder = Path(tempfile.mkdtemp(dir=self.work))
         corpus = folder / "data" / "corpus_text_document"
-        wall, _ = run([PY, "-m", "caramel.payloads.workloads.data", "--output-prefix", str(corpus)], folder, self.env)
-        trained, log = run([*self.wrapper(folder / "energy"), *self.trainer_command(corpus)], folder, self.env)
-        combined, _ = run([PY, "-m", "caramel.adapters.energy.combine", "energy", "--output", "local_energy.csv"], folder,
-                          self.env)
+        wall, _ = run(
+            [PY, "-m", "caramel.payloads.workloads.data", "--output-prefix", str(corpus)],
+            folder,
+            self.env,
+        )
+        trained, log = run(
+            [*self.wrapper(folder / "energy"), *self.trainer_command(corpus)], folder, self.env
+        )
+        combined, _ = run(
+            [PY, "-m", "caramel.adapters.energy.combine", "energy", "--output", "local_energy.csv"],
+            folder,
+            self.env,
+        )
         return {"wall": wall + trained + combined, "tokens": trainer_figures(log)["tokens"]}
 
     def bench(self) -> Row:
         folder = Path(tempfile.mkdtemp(dir=self.work))
         shutil.copytree(ROOT / "benchmarks", folder / "benchmarks")
-        wall, _, own = run_watched([PY, "-m", "caramel", "run", "benchmarks/llm.yaml", "--tag", "117M", "local"],
-                                   folder, self.env)
-        log = next(folder.glob("benchmarks/llm_benchmark_run/*/*_benchmark/work/job.out")).read_text()
+        wall, _, own = run_watched(
+            [PY, "-m", "caramel", "run", "benchmarks/llm.yaml", "--tag", "117M", "local"],
+            folder,
+            self.env,
+        )
+        log = next(
+            folder.glob("benchmarks/llm_benchmark_run/*/*_benchmark/work/job.out")
+        ).read_text()
         return {"wall": wall, "tokens": trainer_figures(log)["tokens"], "own_cpu": own}
 
     def fixed(self) -> Row:
         bare, _ = run([PY, "-c", "pass"], self.work, self.env)
-        wrapped, _ = run([*self.wrapper(self.work / "energy-fixed"), PY, "-c", "pass"], self.work, self.env)
+        wrapped, _ = run(
+            [*self.wrapper(self.work / "energy-fixed"), PY, "-c", "pass"], self.work, self.env
+        )
         return {"wall": wrapped - bare}
 
 
@@ -180,20 +274,38 @@ def summary(samples: list[float], digits: int = 3) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true",
-                        help="trainer and plain layouts only, 60 iterations, no in-process comparison (< 3 min quiet)")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="trainer and plain layouts only, 60 iterations, no in-process comparison (< 3 min quiet)",
+    )
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--iters", type=int, default=0,
-                        help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, so `bench` is comparable;"
-                             " 60 with --quick)")
-    parser.add_argument("--layout", default="", help="PxT; default: caramel's choice now (caramel.payloads.workloads.layout:"
-                                                     " $CARAMEL_CPU_LAYOUT, a stored measurement, the rule)")
-    parser.add_argument("--probe", action="store_true",
-                        help="first run the layout probe (`bench layout --measure`, not stored) and let the trainer "
-                             "run its winner: what a user gets after measuring the node")
-    parser.add_argument("--layouts", default="", metavar="PxT,...",
-                        help="the plain loop's layouts (default: the trainer's, 1x1, 1xN, Nx1 for N usable cores); "
-                             "under load leave out multi-threaded ones: 2 threads on 2 busy cores crawl")
+    parser.add_argument(
+        "--iters",
+        type=int,
+        default=0,
+        help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, so `bench` is comparable;"
+        " 60 with --quick)",
+    )
+    parser.add_argument(
+        "--layout",
+        default="",
+        help="PxT; default: caramel's choice now (caramel.payloads.workloads.layout:"
+        " $CARAMEL_CPU_LAYOUT, a stored measurement, the rule)",
+    )
+    parser.add_argument(
+        "--probe",
+        action="store_true",
+        help="first run the layout probe (`bench layout --measure`, not stored) and let the trainer "
+        "run its winner: what a user gets after measuring the node",
+    )
+    parser.add_argument(
+        "--layouts",
+        default="",
+        metavar="PxT,...",
+        help="the plain loop's layouts (default: the trainer's, 1x1, 1xN, Nx1 for N usable cores); "
+        "under load leave out multi-threaded ones: 2 threads on 2 busy cores crawl",
+    )
     args = parser.parse_args()
     iters = args.iters or (60 if args.quick else SHIPPED_ITERS)
     sys.path.insert(0, str(ROOT / "src"))
@@ -208,21 +320,41 @@ def main() -> None:
         layout, why = choice.layout, choice.why
     rule = (layout.processes, layout.threads)
     cores = len(usable_cpus())
-    print(f"layout {rule[0]}x{rule[1]} ({why}); {cores} usable cores; "
-          f"{iters} timed iterations; {load()} at start", flush=True)
+    print(
+        f"layout {rule[0]}x{rule[1]} ({why}); {cores} usable cores; "
+        f"{iters} timed iterations; {load()} at start",
+        flush=True,
+    )
     with tempfile.TemporaryDirectory() as tmp:
         h = Harness(Path(tmp), *rule, iters)
-        if not args.quick:  # the loops alone, in one process (caramel's timed loop against the plain one)
-            _, ab = run([PY, str(ROOT / "perf" / "plain_gpt.py"), "--ab", "15", "--threads", str(rule[1])],
-                        h.work, h.env)
+        if (
+            not args.quick
+        ):  # the loops alone, in one process (caramel's timed loop against the plain one)
+            _, ab = run(
+                [PY, str(ROOT / "perf" / "plain_gpt.py"), "--ab", "15", "--threads", str(rule[1])],
+                h.work,
+                h.env,
+            )
             print("in-process, alternating blocks of 20 iterations (15 each):\n" + ab, flush=True)
         variants: dict[str, Callable[[], Row]] = {"trainer": h.trainer}
-        chosen = [rule, *((x.processes, x.threads) for x in map(parse_layout, filter(None, args.layouts.split(","))))]
+        chosen = [
+            rule,
+            *(
+                (x.processes, x.threads)
+                for x in map(parse_layout, filter(None, args.layouts.split(",")))
+            ),
+        ]
         for candidate in dict.fromkeys(chosen) if args.layouts else candidate_layouts(rule, cores):
             variants[name_of(candidate)] = lambda c=candidate: h.plain(*c)
         if not args.quick:
-            variants.update({"wrapped": lambda: h.trainer(wrapped=True), "job": h.job, "bench": h.bench,
-                             "fixed": h.fixed})
+            variants.update(
+                {
+                    "wrapped": lambda: h.trainer(wrapped=True),
+                    "job": h.job,
+                    "bench": h.bench,
+                    "fixed": h.fixed,
+                }
+            )
         results = rounds(variants, args.rounds)
     report(results, rule, cores)
     print(f"{load()} at end")
@@ -236,8 +368,11 @@ def probe():
 
     plan = layout_probe.ProbePlan("gpt", layout_probe.candidate_layouts())
     measurement = layout_probe.measure(plan, lambda line: print(f"probe {line}", flush=True))
-    print(f"probe: {measurement.layout} wins ({measurement.summary()}); it took {measurement.seconds:.1f} s "
-          f"({load()})", flush=True)
+    print(
+        f"probe: {measurement.layout} wins ({measurement.summary()}); it took {measurement.seconds:.1f} s "
+        f"({load()})",
+        flush=True,
+    )
     return parse_layout(measurement.layout), f"probed now: {measurement.summary()}"
 
 
@@ -245,11 +380,13 @@ def rounds(variants: dict[str, Callable[[], Row]], count: int) -> dict[str, list
     names = list(variants)
     results: dict[str, list[Row]] = {name: [] for name in names}
     for r in range(count):
-        for name in names[r % len(names):] + names[:r % len(names)]:
+        for name in names[r % len(names) :] + names[: r % len(names)]:
             results[name].append(variants[name]())
-        cells = ", ".join(f"{n} {results[n][-1]['wall']:.1f}s" + (f" {results[n][-1]['tokens']:.0f} tok/s"
-                                                                 if "tokens" in results[n][-1] else "")
-                          for n in names)
+        cells = ", ".join(
+            f"{n} {results[n][-1]['wall']:.1f}s"
+            + (f" {results[n][-1]['tokens']:.0f} tok/s" if "tokens" in results[n][-1] else "")
+            for n in names
+        )
         print(f"round {r + 1} ({load()}): {cells}", flush=True)
     return results
 
@@ -258,49 +395,83 @@ def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> 
     def med(name: str, key: str) -> float:
         return statistics.median(r[key] for r in results[name])
 
-    print(f"\n{'variant':11} {'wall s: median (min..max)':>28} {'tokens/s: median (min..max)':>30} "
-          f"{'tokens per CPU s (all ranks)':>30}")
+    print(
+        f"\n{'variant':11} {'wall s: median (min..max)':>28} {'tokens/s: median (min..max)':>30} "
+        f"{'tokens per CPU s (all ranks)':>30}"
+    )
     for name, rows in results.items():
         tokens = summary([r["tokens"] for r in rows], 0) if "tokens" in rows[0] else ""
         per_cpu = summary([r["tokens_cpu"] for r in rows], 0) if "tokens_cpu" in rows[0] else ""
         print(f"{name:11} {summary([r['wall'] for r in rows]):>28} {tokens:>30} {per_cpu:>30}")
     same = name_of(rule)
-    paired = [t["tokens"] / p["tokens"] for t, p in zip(results["trainer"], results[same], strict=True)]
+    paired = [
+        t["tokens"] / p["tokens"] for t, p in zip(results["trainer"], results[same], strict=True)
+    ]
     print(f"\ntrainer / {same} (same layout, separate processes; target >= 0.95):")
-    print(f"  ratio of the medians (tokens/s):        {med('trainer', 'tokens') / med(same, 'tokens'):.3f}")
+    print(
+        f"  ratio of the medians (tokens/s):        {med('trainer', 'tokens') / med(same, 'tokens'):.3f}"
+    )
     print(f"  median of the rounds' paired ratios:    {summary(paired)}")
-    print(f"  ratio of tokens per CPU second:         {med('trainer', 'tokens_cpu') / med(same, 'tokens_cpu'):.3f}")
+    print(
+        f"  ratio of tokens per CPU second:         {med('trainer', 'tokens_cpu') / med(same, 'tokens_cpu'):.3f}"
+    )
     plains = [n for n in results if n.startswith("plain-")]
     best = max(plains, key=lambda n: med(n, "tokens"))
-    wins = Counter(max(plains, key=lambda n, i=i: results[n][i]["tokens"]) for i in range(len(results["trainer"])))
-    print(f"layout the node favours (best plain median): {best}; round winners: "
-          + ", ".join(f"{n} {c}" for n, c in wins.most_common())
-          + f"; the trainer ran {rule[0]}x{rule[1]}" + (" (the same)" if best == same else " (differs)"))
+    wins = Counter(
+        max(plains, key=lambda n, i=i: results[n][i]["tokens"])
+        for i in range(len(results["trainer"]))
+    )
+    print(
+        f"layout the node favours (best plain median): {best}; round winners: "
+        + ", ".join(f"{n} {c}" for n, c in wins.most_common())
+        + f"; the trainer ran {rule[0]}x{rule[1]}"
+        + (" (the same)" if best == same else " (differs)")
+    )
     thrifty = max(plains, key=lambda n: med(n, "tokens_cpu"))
-    print(f"layout that needs the least CPU per token: {thrifty} (under load the wall-time winner can be the one "
-          f"that takes the most of the shared cores: several processes get several shares)")
-    print(f"trainer / best plain ({best}):        {med('trainer', 'tokens') / med(best, 'tokens'):.3f}")
-    print(f"timed iterations / trainer wall time:  {med('trainer', 'timed'):.2f}   (target: most of it)")
+    print(
+        f"layout that needs the least CPU per token: {thrifty} (under load the wall-time winner can be the one "
+        f"that takes the most of the shared cores: several processes get several shares)"
+    )
+    print(
+        f"trainer / best plain ({best}):        {med('trainer', 'tokens') / med(best, 'tokens'):.3f}"
+    )
+    print(
+        f"timed iterations / trainer wall time:  {med('trainer', 'timed'):.2f}   (target: most of it)"
+    )
     print(f"trainer MFU (% of the measured GEMM rate): {med('trainer', 'mfu'):.2f}")
     if "job" in results:
         report_overheads(results, med)
-    print(f"(measured with {cores} usable cores shared with other users: see the spreads and the load averages)")
+    print(
+        f"(measured with {cores} usable cores shared with other users: see the spreads and the load averages)"
+    )
 
 
 def report_overheads(results: dict[str, list[Row]], med: Callable[[str, str], float]) -> None:
     job = med("job", "wall")
-    print(f"energy wrapper start-up (fixed):       {med('fixed', 'wall'):.3f} s = "
-          f"{100 * med('fixed', 'wall') / job:.2f} % of the job's wall time")
-    print(f"energy wrapper, wall (wrapped - bare): {med('wrapped', 'wall') - med('trainer', 'wall'):+.3f} s = "
-          f"{100 * (med('wrapped', 'wall') - med('trainer', 'wall')) / job:+.2f} % of the job's wall time")
-    print(f"energy wrapper, throughput:            {100 * (med('wrapped', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %")
-    print(f"bench, wall (bench run - bare job):    {med('bench', 'wall') - job:+.3f} s = "
-          f"{100 * (med('bench', 'wall') - job) / med('bench', 'wall'):+.2f} % of its wall time")
-    print(f"bench, throughput (vs bare trainer):   {100 * (med('bench', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %")
+    print(
+        f"energy wrapper start-up (fixed):       {med('fixed', 'wall'):.3f} s = "
+        f"{100 * med('fixed', 'wall') / job:.2f} % of the job's wall time"
+    )
+    print(
+        f"energy wrapper, wall (wrapped - bare): {med('wrapped', 'wall') - med('trainer', 'wall'):+.3f} s = "
+        f"{100 * (med('wrapped', 'wall') - med('trainer', 'wall')) / job:+.2f} % of the job's wall time"
+    )
+    print(
+        f"energy wrapper, throughput:            {100 * (med('wrapped', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %"
+    )
+    print(
+        f"bench, wall (bench run - bare job):    {med('bench', 'wall') - job:+.3f} s = "
+        f"{100 * (med('bench', 'wall') - job) / med('bench', 'wall'):+.2f} % of its wall time"
+    )
+    print(
+        f"bench, throughput (vs bare trainer):   {100 * (med('bench', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %"
+    )
     for name, what in (("wrapped", "energy wrapper"), ("bench", "bench")):
         own, wall = med(name, "own_cpu"), med(name, "wall")
-        print(f"{what}'s own CPU (not its children): {own:.3f} s over {wall:.1f} s = {100 * own / wall:.2f} % of one core"
-              f" = {100 * own / job:.2f} % of the job's wall time")
+        print(
+            f"{what}'s own CPU (not its children): {own:.3f} s over {wall:.1f} s = {100 * own / wall:.2f} % of one core"
+            f" = {100 * own / job:.2f} % of the job's wall time"
+        )
 
 
 if __name__ == "__main__":

@@ -11,7 +11,16 @@ import pytest
 from caramel.consumers.history.methodology import Verdict
 from caramel.stages.engine.script import Status
 from caramel.stages.spec.model import FileAction, ParameterMode, TableOutput, UpdateMode
-from caramel.vocabulary import STATES, Direction, JobStatus, Role, VerdictWord, WaitKind, Word, WpState
+from caramel.vocabulary import (
+    STATES,
+    Direction,
+    JobStatus,
+    Role,
+    VerdictWord,
+    WaitKind,
+    Word,
+    WpState,
+)
 
 VOCABULARIES = [WpState, WaitKind, Role, JobStatus, VerdictWord, Direction, Status, ParameterMode, UpdateMode,
                 FileAction, TableOutput, Verdict]

@@ -3,7 +3,9 @@
 __version__ = "0.1.0"
 
 
-def results(run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False):
+def results(
+    run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False
+):
     """A run's results as a pandas DataFrame (see `caramel.api.results`)."""
     from caramel.api import results as _results
 

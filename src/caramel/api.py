@@ -22,7 +22,9 @@ from caramel.stages.report.results import analyse_for, produce
 from caramel.vocabulary import FLOAT_STATISTICS, SAME_TYPE_STATISTICS
 
 
-def results(run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False):
+def results(
+    run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False
+):
     """The results of the run in `run_dir` (a run folder, or an outpath with `run_id`, default the last).
 
     With `table`, the columns of that `<table>` (or `<database>`) in its order, named by their
@@ -79,10 +81,16 @@ def _table_frame(pd, inp: AnalysisInput, table: str, reanalyse: bool):
         records.append(record)
     patterns = _patterns(inp, made.result.uses)
     params = _param_kinds(inp, inp.workpackages)
-    kinds = {column: _kind(data.keys[i].name, patterns, params) for column, i in zip(columns, shown, strict=True)}
+    kinds = {
+        column: _kind(data.keys[i].name, patterns, params)
+        for column, i in zip(columns, shown, strict=True)
+    }
     frame = _frame(pd, records, columns + [STATUS, "workpackage"], kinds)
-    frame.attrs["units"] = {column: data.keys[i].unit for column, i in zip(columns, shown, strict=True)
-                            if data.keys[i].unit}
+    frame.attrs["units"] = {
+        column: data.keys[i].unit
+        for column, i in zip(columns, shown, strict=True)
+        if data.keys[i].unit
+    }
     frame.attrs["run_dir"] = inp.run_dir
     return frame
 
@@ -128,8 +136,8 @@ def _kind(name: str, patterns: dict, params: dict[str, str]) -> str:
     if name in patterns:
         return pattern_type(patterns[name])
     for stat in FLOAT_STATISTICS + SAME_TYPE_STATISTICS + ("cnt", "sum2"):
-        if name.endswith("_" + stat) and name[:-len(stat) - 1] in patterns:
-            base = pattern_type(patterns[name[:-len(stat) - 1]])
+        if name.endswith("_" + stat) and name[: -len(stat) - 1] in patterns:
+            base = pattern_type(patterns[name[: -len(stat) - 1]])
             if stat == "cnt":
                 return "int"
             return "float" if stat in FLOAT_STATISTICS and base != "string" else base
@@ -137,7 +145,11 @@ def _kind(name: str, patterns: dict, params: dict[str, str]) -> str:
 
 
 def _frame(pd, records: list[dict], columns: list[str], kinds: dict[str, str]):
-    frame = pd.DataFrame.from_records(records, columns=columns) if records else pd.DataFrame(columns=columns)
+    frame = (
+        pd.DataFrame.from_records(records, columns=columns)
+        if records
+        else pd.DataFrame(columns=columns)
+    )
     for column in columns:
         kind = kinds.get(column, "auto")
         try:
@@ -164,16 +176,26 @@ def _int_or_na(value):
     raise ValueError(value)
 
 
-def sweep(function, space, system: str | None = "local", figures=None, name: str | None = None,
-          outpath: str = "sweep_run", systems: list[str] | None = None, history: str | None = None,
-          record: bool = True):
+def sweep(
+    function,
+    space,
+    system: str | None = "local",
+    figures=None,
+    name: str | None = None,
+    outpath: str = "sweep_run",
+    systems: list[str] | None = None,
+    history: str | None = None,
+    record: bool = True,
+):
     """Call `function` (importable by name, or "package.module:function") once per point of `space`
     (parameter -> list of values, or one value) through submitit on `system`, as a `call:` step does
     (docs/functions.md); its figures (`figures`, else the function's `caramel_figures`) are added to
     the history unless `record` is false. Returns the run's results (`results`)."""
     from caramel.sweep import run_sweep
 
-    run_dir, table = run_sweep(function, space, system, figures, name, outpath, systems, history, record)
+    run_dir, table = run_sweep(
+        function, space, system, figures, name, outpath, systems, history, record
+    )
     return results(run_dir, table=table)
 
 

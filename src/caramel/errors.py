@@ -64,8 +64,10 @@ class InternalError(CaramelError):
 
     @classmethod
     def of(cls, exc: BaseException) -> InternalError:
-        return cls(f"{type(exc).__name__}: {exc}",
-                   hint="this is a bug in caramel; rerun with --debug and report the traceback")
+        return cls(
+            f"{type(exc).__name__}: {exc}",
+            hint="this is a bug in caramel; rerun with --debug and report the traceback",
+        )
 
 
 class Interrupted(KeyboardInterrupt):
@@ -85,15 +87,20 @@ class Interrupted(KeyboardInterrupt):
         name = signal.Signals(self.signum).name
         if not self.run_dir:
             return f"interrupted by {name}"
-        return (f"interrupted by {name}: run {self.run_dir} stopped, "
-                f"`bench continue {self.run_dir}` goes on")
+        return (
+            f"interrupted by {name}: run {self.run_dir} stopped, "
+            f"`bench continue {self.run_dir}` goes on"
+        )
 
 
 # Every signal that ends a login or a job stops bench the same recorded way (exit 128 + its number):
 # Ctrl-C, `timeout` and batch systems (INT, TERM), a closed ssh connection (HUP), Ctrl-\\ (QUIT), a CPU
 # time limit (XCPU), and the warnings SLURM can send before a time limit (USR1, USR2: `--signal`).
-STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGXCPU",
-                                                        "SIGUSR1", "SIGUSR2") if hasattr(signal, name))
+STOP_SIGNALS = tuple(
+    getattr(signal, name)
+    for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGXCPU", "SIGUSR1", "SIGUSR2")
+    if hasattr(signal, name)
+)
 
 
 def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:

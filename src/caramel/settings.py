@@ -54,49 +54,175 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("data_dir", "CARAMEL_DATA_DIR", Kind.PATH, "$XDG_DATA_HOME/caramel or ~/.local/share/caramel",
-            "the user's data folder: recent runs, campaigns, the default history, the spool", in_file=False),
-    Setting("settings_file", "CARAMEL_SETTINGS", Kind.PATH, "DATA_DIR/settings.yaml",
-            "the settings file (YAML: any setting below by its name, and `sinks:`)", in_file=False),
-    Setting("history", "CARAMEL_HISTORY", Kind.TEXT, "DATA_DIR/history.db",
-            "the history: a file or a postgresql:// URL (--history wins)"),
-    Setting("sinks", "CARAMEL_SINKS", Kind.TEXT, "",
-            "more places history rows are sent, `SHAPE=URL` separated by spaces (added to the file's sinks:)"),
-    Setting("site", "CARAMEL_SITE", Kind.TEXT, "", "the site name the history records (default: the cluster or host)"),
-    Setting("benchmarks_path", "CARAMEL_BENCHMARKS_PATH", Kind.PATHS, "",
-            "folders of benchmark files found by name, after --benchmarks and before the shipped ones"),
-    Setting("systems_path", "CARAMEL_SYSTEMS_PATH", Kind.PATHS, "",
-            "folders of system files, after --systems and before the shipped ones"),
-    Setting("include_path", "CARAMEL_INCLUDE_PATH", Kind.PATHS, "",
-            "folders searched for included files, after $JUBE_INCLUDE_PATH"),
-    Setting("jube_include_path", "JUBE_INCLUDE_PATH", Kind.PATHS, "",
-            "JUBE's include path, honoured as JUBE does (after --include-path)"),
-    Setting("jube_outpath", "JUBE_BENCHMARK_OUTPATH", Kind.PATH, "",
-            "JUBE's folder for run folders, when bench run has no -o (over the file's outpath)"),
-    Setting("shell", "JUBE_EXEC_SHELL", Kind.PATH, "/bin/sh", "the shell do's and shell parameters run in"),
-    Setting("templates", "CARAMEL_TEMPLATES", Kind.PATH, "", "a folder of job script templates instead of the shipped one"),
-    Setting("kill_grace", "CARAMEL_KILL_GRACE", Kind.SECONDS, "5", "seconds between SIGTERM and SIGKILL when a do is stopped"),
-    Setting("done_file_grace", "CARAMEL_DONE_FILE_GRACE", Kind.SECONDS, "5",
-            "seconds a job that ended may take to show its done file before it counts as failed"),
-    Setting("dependency_grace", "CARAMEL_DEPENDENCY_GRACE", Kind.SECONDS, "30",
-            "seconds a job held by a failed dependency waits before it is cancelled"),
-    Setting("pattern_timeout", "CARAMEL_PATTERN_TIMEOUT", Kind.SECONDS, "1",
-            "seconds each pattern may match on a file (per 64 MiB of it) before it is stopped "
-            "(its value is missing)"),
-    Setting("db_timeout", "CARAMEL_DB_TIMEOUT", Kind.SECONDS, "10", "seconds a database locked by another process is waited for"),
-    Setting("sqlite_journal", "CARAMEL_SQLITE_JOURNAL", Kind.CHOICE, "",
-            "the SQLite journal: wal, delete, truncate or persist (default: chosen from the "
-            "filesystem)", choices=("", "wal", "delete", "truncate", "persist")),
-    Setting("group_readable", "CARAMEL_GROUP_READABLE", Kind.CHOICE, "no",
-            "yes: run states and histories caramel creates are 0640 (a shared project's group "
-            "reads them), no: 0600", choices=("no", "yes")),
-    Setting("secret_env", "CARAMEL_SECRET_ENV", Kind.TEXT, " ".join(SECRET_NAMES),
-            "name patterns (fnmatch, any case, separated by spaces) of variables an export: "
-            "step's stored environment leaves out"),
-    Setting("scheduler_log", "CARAMEL_SCHEDULER_LOG", Kind.PATH, "", "a file every scheduler call is appended to (tests count them)"),
-    Setting("hwmon_base", "CARAMEL_HWMON_BASE", Kind.PATH, "", "a fake sysfs hwmon tree for the energy method gh (tests)"),
-    Setting("cpu_layout", "CARAMEL_CPU_LAYOUT", Kind.TEXT, "",
-            "PROCESSESxTHREADS for the shipped workloads instead of the one they choose"),
+    Setting(
+        "data_dir",
+        "CARAMEL_DATA_DIR",
+        Kind.PATH,
+        "$XDG_DATA_HOME/caramel or ~/.local/share/caramel",
+        "the user's data folder: recent runs, campaigns, the default history, the spool",
+        in_file=False,
+    ),
+    Setting(
+        "settings_file",
+        "CARAMEL_SETTINGS",
+        Kind.PATH,
+        "DATA_DIR/settings.yaml",
+        "the settings file (YAML: any setting below by its name, and `sinks:`)",
+        in_file=False,
+    ),
+    Setting(
+        "history",
+        "CARAMEL_HISTORY",
+        Kind.TEXT,
+        "DATA_DIR/history.db",
+        "the history: a file or a postgresql:// URL (--history wins)",
+    ),
+    Setting(
+        "sinks",
+        "CARAMEL_SINKS",
+        Kind.TEXT,
+        "",
+        "more places history rows are sent, `SHAPE=URL` separated by spaces (added to the file's sinks:)",
+    ),
+    Setting(
+        "site",
+        "CARAMEL_SITE",
+        Kind.TEXT,
+        "",
+        "the site name the history records (default: the cluster or host)",
+    ),
+    Setting(
+        "benchmarks_path",
+        "CARAMEL_BENCHMARKS_PATH",
+        Kind.PATHS,
+        "",
+        "folders of benchmark files found by name, after --benchmarks and before the shipped ones",
+    ),
+    Setting(
+        "systems_path",
+        "CARAMEL_SYSTEMS_PATH",
+        Kind.PATHS,
+        "",
+        "folders of system files, after --systems and before the shipped ones",
+    ),
+    Setting(
+        "include_path",
+        "CARAMEL_INCLUDE_PATH",
+        Kind.PATHS,
+        "",
+        "folders searched for included files, after $JUBE_INCLUDE_PATH",
+    ),
+    Setting(
+        "jube_include_path",
+        "JUBE_INCLUDE_PATH",
+        Kind.PATHS,
+        "",
+        "JUBE's include path, honoured as JUBE does (after --include-path)",
+    ),
+    Setting(
+        "jube_outpath",
+        "JUBE_BENCHMARK_OUTPATH",
+        Kind.PATH,
+        "",
+        "JUBE's folder for run folders, when bench run has no -o (over the file's outpath)",
+    ),
+    Setting(
+        "shell",
+        "JUBE_EXEC_SHELL",
+        Kind.PATH,
+        "/bin/sh",
+        "the shell do's and shell parameters run in",
+    ),
+    Setting(
+        "templates",
+        "CARAMEL_TEMPLATES",
+        Kind.PATH,
+        "",
+        "a folder of job script templates instead of the shipped one",
+    ),
+    Setting(
+        "kill_grace",
+        "CARAMEL_KILL_GRACE",
+        Kind.SECONDS,
+        "5",
+        "seconds between SIGTERM and SIGKILL when a do is stopped",
+    ),
+    Setting(
+        "done_file_grace",
+        "CARAMEL_DONE_FILE_GRACE",
+        Kind.SECONDS,
+        "5",
+        "seconds a job that ended may take to show its done file before it counts as failed",
+    ),
+    Setting(
+        "dependency_grace",
+        "CARAMEL_DEPENDENCY_GRACE",
+        Kind.SECONDS,
+        "30",
+        "seconds a job held by a failed dependency waits before it is cancelled",
+    ),
+    Setting(
+        "pattern_timeout",
+        "CARAMEL_PATTERN_TIMEOUT",
+        Kind.SECONDS,
+        "1",
+        "seconds each pattern may match on a file (per 64 MiB of it) before it is stopped "
+        "(its value is missing)",
+    ),
+    Setting(
+        "db_timeout",
+        "CARAMEL_DB_TIMEOUT",
+        Kind.SECONDS,
+        "10",
+        "seconds a database locked by another process is waited for",
+    ),
+    Setting(
+        "sqlite_journal",
+        "CARAMEL_SQLITE_JOURNAL",
+        Kind.CHOICE,
+        "",
+        "the SQLite journal: wal, delete, truncate or persist (default: chosen from the "
+        "filesystem)",
+        choices=("", "wal", "delete", "truncate", "persist"),
+    ),
+    Setting(
+        "group_readable",
+        "CARAMEL_GROUP_READABLE",
+        Kind.CHOICE,
+        "no",
+        "yes: run states and histories caramel creates are 0640 (a shared project's group "
+        "reads them), no: 0600",
+        choices=("no", "yes"),
+    ),
+    Setting(
+        "secret_env",
+        "CARAMEL_SECRET_ENV",
+        Kind.TEXT,
+        " ".join(SECRET_NAMES),
+        "name patterns (fnmatch, any case, separated by spaces) of variables an export: "
+        "step's stored environment leaves out",
+    ),
+    Setting(
+        "scheduler_log",
+        "CARAMEL_SCHEDULER_LOG",
+        Kind.PATH,
+        "",
+        "a file every scheduler call is appended to (tests count them)",
+    ),
+    Setting(
+        "hwmon_base",
+        "CARAMEL_HWMON_BASE",
+        Kind.PATH,
+        "",
+        "a fake sysfs hwmon tree for the energy method gh (tests)",
+    ),
+    Setting(
+        "cpu_layout",
+        "CARAMEL_CPU_LAYOUT",
+        Kind.TEXT,
+        "",
+        "PROCESSESxTHREADS for the shipped workloads instead of the one they choose",
+    ),
 )
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
 
@@ -128,7 +254,9 @@ class Settings:
     scheduler_log: str
     hwmon_base: str
     cpu_layout: str
-    sink_entries: tuple[object, ...] = ()  # the settings file's `sinks:` as written (history.settings checks them)
+    sink_entries: tuple[
+        object, ...
+    ] = ()  # the settings file's `sinks:` as written (history.settings checks them)
     origin: Mapping[str, Source] = field(default_factory=dict, compare=False)
 
     @property
@@ -144,7 +272,13 @@ class Settings:
     def text(self, name: str) -> str:
         """A value as `bench config` and the environment write it."""
         value = getattr(self, name)
-        return os.pathsep.join(value) if isinstance(value, tuple) else f"{value:g}" if isinstance(value, float) else value
+        return (
+            os.pathsep.join(value)
+            if isinstance(value, tuple)
+            else f"{value:g}"
+            if isinstance(value, float)
+            else value
+        )
 
 
 def _default_data_dir(environ: Mapping[str, str]) -> str:
@@ -162,16 +296,20 @@ def _value(setting: Setting, text: str, where: str) -> object:
         except ValueError:
             seconds = -1.0
         if not seconds >= 0:
-            raise RunError(f"{where}={text!r}: expected a number of seconds (at least 0)",
-                           hint=f"{setting.doc}; default {setting.default}")
+            raise RunError(
+                f"{where}={text!r}: expected a number of seconds (at least 0)",
+                hint=f"{setting.doc}; default {setting.default}",
+            )
         return seconds
     if setting.kind is Kind.CHOICE:
         choice = text.strip().lower()
         if choice not in setting.choices:
             allowed = ", ".join(c for c in setting.choices if c)
-            raise RunError(f"{where}={text!r}: expected one of {allowed}"
-                           f"{' (or unset)' if '' in setting.choices else ''}; nothing was made",
-                           hint=f"{setting.doc}")
+            raise RunError(
+                f"{where}={text!r}: expected one of {allowed}"
+                f"{' (or unset)' if '' in setting.choices else ''}; nothing was made",
+                hint=f"{setting.doc}",
+            )
         return choice
     return text
 
@@ -192,8 +330,11 @@ def read_file(path: str) -> dict[str, object]:
     known = [s.name for s in SETTINGS if s.in_file] + ["sinks"]
     unknown = [str(k) for k in data if k not in known]
     if unknown:
-        raise SpecError(f"unknown setting {', '.join(map(repr, unknown))}", Location(path),
-                        hint=f"the settings file takes {', '.join(known)} (docs/settings.md)")
+        raise SpecError(
+            f"unknown setting {', '.join(map(repr, unknown))}",
+            Location(path),
+            hint=f"the settings file takes {', '.join(known)} (docs/settings.md)",
+        )
     return {str(k): v for k, v in data.items()}
 
 
@@ -204,8 +345,10 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     settings_file = env.get("CARAMEL_SETTINGS") or os.path.join(data_dir, "settings.yaml")
     in_file = read_file(settings_file)
     values: dict[str, object] = {"data_dir": data_dir, "settings_file": settings_file}
-    origin = {"data_dir": Source.ENVIRONMENT if env.get("CARAMEL_DATA_DIR") else Source.DEFAULT,
-              "settings_file": Source.ENVIRONMENT if env.get("CARAMEL_SETTINGS") else Source.DEFAULT}
+    origin = {
+        "data_dir": Source.ENVIRONMENT if env.get("CARAMEL_DATA_DIR") else Source.DEFAULT,
+        "settings_file": Source.ENVIRONMENT if env.get("CARAMEL_SETTINGS") else Source.DEFAULT,
+    }
     for setting in SETTINGS[2:]:
         if env.get(setting.env):
             text, origin[setting.name], where = env[setting.env], Source.ENVIRONMENT, setting.env
@@ -218,14 +361,18 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
             text = os.path.join(data_dir, "history.db")
         values[setting.name] = _value(setting, text, where)
     entries = in_file.get("sinks") or []
-    return Settings(**values, sink_entries=tuple(entries) if isinstance(entries, list) else (entries,),  # type: ignore[arg-type]
-                    origin=origin)
+    sinks = tuple(entries) if isinstance(entries, list) else (entries,)
+    return Settings(**values, sink_entries=sinks, origin=origin)  # type: ignore[arg-type]
 
 
-_pinned: list[Settings] = []  # the settings of the command running in this process (a stack: commands nest in tests)
+_pinned: list[
+    Settings
+] = []  # the settings of the command running in this process (a stack: commands nest in tests)
 
 
-_last: list[tuple[tuple[object, ...], Settings]] = []  # outside a command: the last values and what they came from
+_last: list[
+    tuple[tuple[object, ...], Settings]
+] = []  # outside a command: the last values and what they came from
 
 
 def current() -> Settings:
@@ -243,8 +390,9 @@ def _environment_key() -> tuple[object, ...]:
     """What the settings are made of, cheaply: the variables, and the settings file's time stamp."""
     env = os.environ
     values = tuple(env.get(s.env) for s in SETTINGS) + (env.get("XDG_DATA_HOME"), env.get("HOME"))
-    path = env.get("CARAMEL_SETTINGS") or os.path.join(env.get("CARAMEL_DATA_DIR") or _default_data_dir(env),
-                                                        "settings.yaml")
+    path = env.get("CARAMEL_SETTINGS") or os.path.join(
+        env.get("CARAMEL_DATA_DIR") or _default_data_dir(env), "settings.yaml"
+    )
     try:
         stamp: object = os.stat(path).st_mtime_ns
     except OSError:
@@ -270,6 +418,9 @@ def names() -> list[str]:
 def markdown_table() -> str:
     """docs/settings.md's table of every setting (tests/test_settings.py checks the page holds it)."""
     lines = ["| setting | variable | kind | default | what it does |", "|---|---|---|---|---|"]
-    lines += [f"| `{s.name}` | `{s.env}` | {s.kind.value} | {f'`{s.default}`' if s.default else '-'} | {s.doc}"
-              f"{'' if s.in_file else ' (environment only)'} |" for s in SETTINGS]
+    lines += [
+        f"| `{s.name}` | `{s.env}` | {s.kind.value} | {f'`{s.default}`' if s.default else '-'} | {s.doc}"
+        f"{'' if s.in_file else ' (environment only)'} |"
+        for s in SETTINGS
+    ]
     return "\n".join(lines) + "\n"

@@ -27,9 +27,17 @@ from caramel.errors import SpecError
 TYPES = {bool: "string", int: "int", float: "float", str: "string"}
 
 
-def run_sweep(function: Callable | str, space: Mapping[str, object], system: str | None = "local",
-              figures: Mapping[str, object] | None = None, name: str | None = None, outpath: str = "sweep_run",
-              systems: list[str] | None = None, history: str | None = None, record: bool = True) -> tuple[str, str]:
+def run_sweep(
+    function: Callable | str,
+    space: Mapping[str, object],
+    system: str | None = "local",
+    figures: Mapping[str, object] | None = None,
+    name: str | None = None,
+    outpath: str = "sweep_run",
+    systems: list[str] | None = None,
+    history: str | None = None,
+    record: bool = True,
+) -> tuple[str, str]:
     """Run `function` (or "package.module:function") once per point of `space` on `system`; the run
     folder and the name of its table (the step's)."""
     from caramel.adapters.systems import find_system, with_system
@@ -54,15 +62,20 @@ def run_sweep(function: Callable | str, space: Mapping[str, object], system: str
     return summary.run_dir, name
 
 
-def benchmark_text(name: str, target: str, space: Mapping[str, object],
-                   figures: Mapping[str, object] | None) -> dict:
+def benchmark_text(
+    name: str, target: str, space: Mapping[str, object], figures: Mapping[str, object] | None
+) -> dict:
     """The benchmark file (as YAML's data) of a sweep."""
     parameters = [_parameter(key, values) for key, values in space.items()]
     step: dict[str, object] = {"name": name, "use": "space", "call": target}
     if figures:
         step["figure"] = [_figure(key, spec) for key, spec in figures.items()]
-    return {"name": name, "outpath": ".", "parameterset": [{"name": "space", "parameter": parameters}],
-            "step": [step]}
+    return {
+        "name": name,
+        "outpath": ".",
+        "parameterset": [{"name": "space", "parameter": parameters}],
+        "step": [step],
+    }
 
 
 def _target(function: Callable | str) -> str:
@@ -70,9 +83,11 @@ def _target(function: Callable | str) -> str:
         return function
     module, qualname = getattr(function, "__module__", ""), getattr(function, "__qualname__", "")
     if not module or not qualname or module == "__main__" or "<" in qualname:
-        raise SpecError(f"caramel.sweep: {qualname or function!r} is not importable by name",
-                        hint="define the function in a module (a .py file the job can import), not in the "
-                        "notebook or inside another function; or pass 'package.module:function'")
+        raise SpecError(
+            f"caramel.sweep: {qualname or function!r} is not importable by name",
+            hint="define the function in a module (a .py file the job can import), not in the "
+            "notebook or inside another function; or pass 'package.module:function'",
+        )
     return f"{module}:{qualname}"
 
 
@@ -114,8 +129,13 @@ def _parameter(key: str, values: object) -> dict:
 
 
 def _figure(key: str, spec: object) -> dict:
-    unit, direction = (spec, "") if isinstance(spec, str) else (tuple(spec) + ("", ""))[:2] \
-        if isinstance(spec, (tuple, list)) else (str(spec), "")
+    unit, direction = (
+        (spec, "")
+        if isinstance(spec, str)
+        else (tuple(spec) + ("", ""))[:2]
+        if isinstance(spec, (tuple, list))
+        else (str(spec), "")
+    )
     out = {"name": key}
     if unit:
         out["unit"] = unit
@@ -132,5 +152,10 @@ def _add_to_history(run_dir: str, history: str | None) -> None:
 
     inp = from_run(resolve(run_dir, None))
     produced = produce(inp)
-    add_quietly(history, inp, lambda: history_tables(inp, produced.made), produced.from_cache,
-                history_change(inp, produced))
+    add_quietly(
+        history,
+        inp,
+        lambda: history_tables(inp, produced.made),
+        produced.from_cache,
+        history_change(inp, produced),
+    )

@@ -75,6 +75,7 @@ class VerdictWord(Word):
     NO_BASELINE = "no baseline"
     CANNOT_JUDGE = "cannot judge"  # its direction is unknown
 
+
 # JUBE's statistics of a pattern, as `<name>_<stat>` columns.
 STATISTICS = ("first", "last", "min", "max", "avg", "sum", "cnt", "std")
 UNIT_STATISTICS = ("first", "last", "min", "max", "avg", "sum", "std")  # JUBE gives _cnt no unit

@@ -11,17 +11,27 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from caramel.cli.common import UpdateOptions, add_no_eval, add_run_args, add_update, analysis_input_of
+from caramel.cli.common import (
+    UpdateOptions,
+    add_no_eval,
+    add_run_args,
+    add_update,
+    analysis_input_of,
+)
 
 COMMAND = "analyse"  # `bench analyse` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("analyse", aliases=["analyze"], help="analyse the run's logs (bench result does it too)")
+    parser = sub.add_parser(
+        "analyse", aliases=["analyze"], help="analyse the run's logs (bench result does it too)"
+    )
     add_run_args(parser)
     add_no_eval(parser)
     add_update(parser)
-    parser.add_argument("--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls")
+    parser.add_argument(
+        "--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls"
+    )
     parser.set_defaults(func=run)
 
 
@@ -34,7 +44,9 @@ class AnalyseOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> AnalyseOptions:
-        return cls(dir=args.dir, id=args.id, update=UpdateOptions.from_args(args), reanalyse=args.reanalyse)
+        return cls(
+            dir=args.dir, id=args.id, update=UpdateOptions.from_args(args), reanalyse=args.reanalyse
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,9 +71,13 @@ def analyse(options: AnalyseOptions, out: TextIO) -> int:
     for name, result in analysed.items():
         missing = sum(1 for g in result.groups.values() if g.missing)
         unstarted = sum(1 for g in result.groups.values() if not g.started)
-        out.write(f"analyser {name}: {len(result.groups)} results ({result.scanned} analysed now, "
-                  f"{result.reused} unchanged)" + (f", {missing} with missing files" if missing else "")
-                  + (f", {unstarted} not started" if unstarted else "") + "\n")
+        out.write(
+            f"analyser {name}: {len(result.groups)} results ({result.scanned} analysed now, "
+            f"{result.reused} unchanged)"
+            + (f", {missing} with missing files" if missing else "")
+            + (f", {unstarted} not started" if unstarted else "")
+            + "\n"
+        )
     if not analysed:
         out.write(f"benchmark '{inp.benchmark.name}' defines no analyser\n")
     out.write(f"tables: bench result {run_dir}\n")

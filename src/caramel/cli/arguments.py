@@ -33,16 +33,21 @@ class BenchParser(argparse.ArgumentParser):
 
 def _choices(parser: argparse.ArgumentParser) -> list[str]:
     """Every value the parser's arguments with choices accept (command names among them)."""
-    return [str(choice) for action in parser._actions if action.choices is not None
-            for choice in action.choices]
+    return [
+        str(choice)
+        for action in parser._actions
+        if action.choices is not None
+        for choice in action.choices
+    ]
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
-def command_parsers(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> tuple[
-        list[argparse.ArgumentParser], str]:
+def command_parsers(
+    parser: argparse.ArgumentParser, parsed: argparse.Namespace
+) -> tuple[list[argparse.ArgumentParser], str]:
     """The parsers from bench's to that of the (sub)command `parsed` was parsed for, and the
     command's words (`run`, `history list`): each subcommand action's dest holds the word chosen."""
     chain: list[argparse.ArgumentParser] = [parser]
@@ -60,8 +65,12 @@ def flags_of(parser: argparse.ArgumentParser) -> list[str]:
     return [flag for action in parser._actions for flag in action.option_strings]
 
 
-def refuse_unknown(parser: argparse.ArgumentParser, parsed: argparse.Namespace, extra: list[str],
-                   every_command: Callable[[], argparse.ArgumentParser]) -> NoReturn:
+def refuse_unknown(
+    parser: argparse.ArgumentParser,
+    parsed: argparse.Namespace,
+    extra: list[str],
+    every_command: Callable[[], argparse.ArgumentParser],
+) -> NoReturn:
     """End with the command's own usage and a hint for each unknown flag of `extra` (what argparse
     left); `every_command`: a parser of all commands, made only when a flag is no near spelling."""
     chain, words = command_parsers(parser, parsed)
@@ -89,7 +98,7 @@ def _commands_taking(flag: str, parser: argparse.ArgumentParser) -> list[str]:
         if words and flag in flags_of(each):
             found.append("bench " + " ".join(words))
         action = _subcommands(each)
-        for name, child in (action.choices.items() if action is not None else ()):
+        for name, child in action.choices.items() if action is not None else ():
             if id(child) not in seen:
                 seen.add(id(child))
                 visit(child, [*words, name])

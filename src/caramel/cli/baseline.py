@@ -13,12 +13,16 @@ COMMAND = "baseline"  # `bench baseline` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("baseline", help="name a run as a baseline (bench compare --baseline NAME)")
+    parser = sub.add_parser(
+        "baseline", help="name a run as a baseline (bench compare --baseline NAME)"
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="set")
     setter = actions.add_parser("set", help="name the run NAME")
     setter.add_argument("name", metavar="NAME")
     add_run_args(setter)
-    setter.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    setter.add_argument(
+        "--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -49,10 +53,15 @@ def set_baseline(options: BaselineOptions, out: TextIO) -> int:
         key = imported(history, run_dir)
         history.set_baseline(options.name, key)
         record, figures = history.run(key), len(history.metrics(key))
-    benchmark = f" (benchmark {record.benchmark}, {figures} figure(s))" if record is not None else ""
+    benchmark = (
+        f" (benchmark {record.benchmark}, {figures} figure(s))" if record is not None else ""
+    )
     out.write(f"baseline '{options.name}': {run_dir}{benchmark}\n")
     if not figures:
         from caramel.cli.compare import NO_FIGURE_HINT
 
-        print(f"warning: the run has no figure, so nothing can be compared with it; {NO_FIGURE_HINT}", file=sys.stderr)
+        print(
+            f"warning: the run has no figure, so nothing can be compared with it; {NO_FIGURE_HINT}",
+            file=sys.stderr,
+        )
     return 0

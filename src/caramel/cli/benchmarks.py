@@ -34,17 +34,27 @@ class ListOptions:
     @classmethod
     def from_list_args(cls, args: argparse.Namespace) -> ListOptions:
         # `--tags a b DIR` takes DIR as a tag; a folder that exists is never meant as one
-        return cls(dirs=tuple(args.dirs) + tuple(t for t in args.tags if os.path.isdir(t)),
-                   tags=tuple(t for t in args.tags if not os.path.isdir(t)), json=args.format == "json")
+        return cls(
+            dirs=tuple(args.dirs) + tuple(t for t in args.tags if os.path.isdir(t)),
+            tags=tuple(t for t in args.tags if not os.path.isdir(t)),
+            json=args.format == "json",
+        )
 
 
 COMMAND = "benchmarks"  # `bench benchmarks` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("benchmarks", help="list the shipped and user benchmarks (run them by name)")
-    parser.add_argument("--benchmarks", action="append", default=[], metavar="DIR",
-                        help="a folder of benchmark files searched before $CARAMEL_BENCHMARKS_PATH (repeatable)")
+    parser = sub.add_parser(
+        "benchmarks", help="list the shipped and user benchmarks (run them by name)"
+    )
+    parser.add_argument(
+        "--benchmarks",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of benchmark files searched before $CARAMEL_BENCHMARKS_PATH (repeatable)",
+    )
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.set_defaults(func=lambda args: list_benchmarks(ListOptions.from_args(args), sys.stdout))
 
@@ -61,10 +71,20 @@ def list_benchmarks(options: ListOptions, out: TextIO) -> int:
 
 def entry_json(entry: BenchmarkEntry) -> dict:
     meta = entry.meta
-    doc = {"name": entry.name, "path": entry.path, "origin": entry.origin, "description": meta.description,
-           "tags": list(entry.tags), "systems": list(meta.systems), "owner": meta.owner,
-           "precision": meta.precision, "devices": meta.devices, "time_limit": meta.time_limit, "url": meta.url,
-           "multiple_results": meta.multiple_results}
+    doc = {
+        "name": entry.name,
+        "path": entry.path,
+        "origin": entry.origin,
+        "description": meta.description,
+        "tags": list(entry.tags),
+        "systems": list(meta.systems),
+        "owner": meta.owner,
+        "precision": meta.precision,
+        "devices": meta.devices,
+        "time_limit": meta.time_limit,
+        "url": meta.url,
+        "multiple_results": meta.multiple_results,
+    }
     if entry.error:
         doc["error"] = entry.error
     return doc
@@ -78,6 +98,14 @@ def show(entries: list[BenchmarkEntry], style: str, out: TextIO) -> None:
         out.write("no benchmarks found (shipped, $CARAMEL_BENCHMARKS_PATH, --benchmarks DIR)\n")
         return
     header = ["name", "description", "tags", "systems", "origin"]
-    rows = [[e.name, (f"cannot read: {e.error.splitlines()[0]}" if e.error else e.meta.description)[:60],
-             ",".join(e.tags), ",".join(e.meta.systems) or "any", e.origin] for e in entries]
+    rows = [
+        [
+            e.name,
+            (f"cannot read: {e.error.splitlines()[0]}" if e.error else e.meta.description)[:60],
+            ",".join(e.tags),
+            ",".join(e.meta.systems) or "any",
+            e.origin,
+        ]
+        for e in entries
+    ]
     print_table(out, header, rows)

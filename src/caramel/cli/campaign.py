@@ -27,13 +27,54 @@ if TYPE_CHECKING:
     from caramel.cli.result import ResultOptions
 
 # madengine's perf.csv columns, in its order (deployment/base.py); a value caramel does not know is empty
-MADENGINE_COLUMNS = ["model", "n_gpus", "nnodes", "gpus_per_node", "training_precision", "pipeline", "args", "tags",
-                     "docker_file", "base_docker", "docker_sha", "docker_image", "git_commit", "machine_name",
-                     "deployment_type", "launcher", "gpu_architecture", "performance", "metric", "relative_change",
-                     "status", "build_duration", "test_duration", "dataname", "data_provider_type", "data_size",
-                     "data_download_duration", "build_number", "additional_docker_run_options"]
-CARAMEL_COLUMNS = ["system", "benchmark", "run_id", "run_dir", "file", "caramel_version", "host", "nodes", "job_ids",
-                   "container", "started", "ended", "sd", "n", "reason"]
+MADENGINE_COLUMNS = [
+    "model",
+    "n_gpus",
+    "nnodes",
+    "gpus_per_node",
+    "training_precision",
+    "pipeline",
+    "args",
+    "tags",
+    "docker_file",
+    "base_docker",
+    "docker_sha",
+    "docker_image",
+    "git_commit",
+    "machine_name",
+    "deployment_type",
+    "launcher",
+    "gpu_architecture",
+    "performance",
+    "metric",
+    "relative_change",
+    "status",
+    "build_duration",
+    "test_duration",
+    "dataname",
+    "data_provider_type",
+    "data_size",
+    "data_download_duration",
+    "build_number",
+    "additional_docker_run_options",
+]
+CARAMEL_COLUMNS = [
+    "system",
+    "benchmark",
+    "run_id",
+    "run_dir",
+    "file",
+    "caramel_version",
+    "host",
+    "nodes",
+    "job_ids",
+    "container",
+    "started",
+    "ended",
+    "sd",
+    "n",
+    "reason",
+]
 PERF_COLUMNS = MADENGINE_COLUMNS + CARAMEL_COLUMNS
 
 
@@ -44,22 +85,28 @@ def for_campaign(args: argparse.Namespace) -> int:
     from caramel.stages.state.campaigns import resolve_campaign
 
     if args.id:  # add_run_args gives every command with -c an -i too
-        raise RunError("-i and -c name different things: give one of them",
-                       hint="-i ID: one run; -c ID: every run of a campaign")
+        raise RunError(
+            "-i and -c name different things: give one of them",
+            hint="-i ID: one run; -c ID: every run of a campaign",
+        )
     campaign, runs = resolve_campaign(args.campaign)
     if not runs:
         raise RunError(f"campaign {campaign} has no run left on disk")
     if args.command == "result":
         from caramel.cli.result import ResultOptions
 
-        return campaign_result(ResultOptions.from_args(args), args.perf_csv, campaign, runs, sys.stdout)
+        return campaign_result(
+            ResultOptions.from_args(args), args.perf_csv, campaign, runs, sys.stdout
+        )
     if args.command == "compare" and args.targets:
         from caramel.cli.methodology import MethodologyOptions, methodology
 
         return methodology(MethodologyOptions.from_args(args), runs, sys.stdout)
     code = 0
     for run_dir in runs:
-        print(f"== {run_dir}", file=sys.stdout, flush=True)  # the wrapper of namespaces main.py hands over
+        print(
+            f"== {run_dir}", file=sys.stdout, flush=True
+        )  # the wrapper of namespaces main.py hands over
         one = argparse.Namespace(**{**vars(args), "dir": run_dir, "id": None, "campaign": None})
         try:
             code = max(code, int(args.func(one) or 0))
@@ -69,8 +116,9 @@ def for_campaign(args: argparse.Namespace) -> int:
     return code
 
 
-def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str, runs: list[str],
-                    out: TextIO) -> int:
+def campaign_result(
+    options: ResultOptions, perf_csv: str | None, campaign: str, runs: list[str], out: TextIO
+) -> int:
     """Combined tables per metric kind, each benchmark's tables (`result` on each run), and perf.csv."""
     from caramel.cli.result import result
     from caramel.stages.state.campaigns import failures
@@ -79,17 +127,29 @@ def campaign_result(options: ResultOptions, perf_csv: str | None, campaign: str,
     for run_dir in runs:
         rows += _perf_rows(run_dir, options.history)
     for benchmark, file, error in failures(campaign):
-        rows.append(dict(dict.fromkeys(PERF_COLUMNS, ""), model=benchmark, benchmark=benchmark, file=file,
-                         status="FAILURE", n=0,
-                         reason="cannot read: " + " ".join(error.split())))
+        rows.append(
+            dict(
+                dict.fromkeys(PERF_COLUMNS, ""),
+                model=benchmark,
+                benchmark=benchmark,
+                file=file,
+                status="FAILURE",
+                n=0,
+                reason="cannot read: " + " ".join(error.split()),
+            )
+        )
     kinds: dict[str, list[dict]] = {}
     for row in rows:
         kinds.setdefault(row["metric"] or "(no figure)", []).append(row)
     out.write(f"campaign {campaign}: {len(runs)} run(s)\n")
     for kind, members in kinds.items():
         out.write(f"\n{kind}:\n")
-        print_table(out, ["model", "performance", "sd", "n", "status"],
-                    [[r["model"], r["performance"], r["sd"], r["n"], r["status"]] for r in members], indent=2)
+        print_table(
+            out,
+            ["model", "performance", "sd", "n", "status"],
+            [[r["model"], r["performance"], r["sd"], r["n"], r["status"]] for r in members],
+            indent=2,
+        )
     _print_score(runs, out)
     for run_dir in runs:
         out.write(f"\n== {run_dir}\n")
@@ -119,9 +179,11 @@ def _print_score(runs: list[str], out: TextIO) -> None:
         return
     suite = suite_score(members)
     failed, ran = sum(m.failed for m in members), sum(m.ran for m in members)
-    out.write(f"\nscore (milabench's weighted geometric mean of {len(members)} figure(s)): "
-              f"{_num(suite.score) or '-'}\nfailure rate: {100 * suite.failure_rate:.2f}% "
-              f"({failed} of {ran} workpackages)\n")
+    out.write(
+        f"\nscore (milabench's weighted geometric mean of {len(members)} figure(s)): "
+        f"{_num(suite.score) or '-'}\nfailure rate: {100 * suite.failure_rate:.2f}% "
+        f"({failed} of {ran} workpackages)\n"
+    )
 
 
 def member_scores(run_dir: str) -> list:
@@ -143,12 +205,22 @@ def member_scores(run_dir: str) -> list:
     weight = 1.0 if weight is None else weight
     ran = [wp for wp in inp.workpackages if wp.started or wp.state != WpState.OPEN]
     failed = sum(wp.state in (WpState.FAILED, WpState.CANCELLED) for wp in ran)
-    figures = [m for m in with_copies(inp, collect(inp, history_tables(inp, produce(inp).made)))
-               if is_result(m) and m.direction == Direction.HIGHER.value]
+    figures = [
+        m
+        for m in with_copies(inp, collect(inp, history_tables(inp, produce(inp).made)))
+        if is_result(m) and m.direction == Direction.HIGHER.value
+    ]
     name = inp.benchmark.name
-    made = [MemberScore(f"{name}:{m.key}", pool(m.copies, estimator).score if m.copies
-                        else summarise(m.samples, estimator).mean, weight, len(ran), failed)
-            for m in figures]
+    made = [
+        MemberScore(
+            f"{name}:{m.key}",
+            pool(m.copies, estimator).score if m.copies else summarise(m.samples, estimator).mean,
+            weight,
+            len(ran),
+            failed,
+        )
+        for m in figures
+    ]
     return made or [MemberScore(name, math.nan, weight, len(ran), failed)]
 
 
@@ -181,23 +253,65 @@ def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
         # row's); a figure of a pattern is named by it
         name = metric.name if metric.table != PERFORMANCE_TABLE else ""
         before = previous.get((metric.table, metric.key, metric.name))
-        change = "" if not before or math.isnan(metric.mean) else _num((metric.mean / before - 1) * 100)
+        change = (
+            "" if not before or math.isnan(metric.mean) else _num((metric.mean / before - 1) * 100)
+        )
         rows_of_model = {MODEL_ROW: metric.row[MODEL_ROW]} if MODEL_ROW in metric.row else {}
         extra = extras.get((model, unit, int(metric.row.get(MODEL_ROW, 1))), {})
-        out.append(dict(prov, **extra, **rows_of_model, model=model + f"[{detail}]" * bool(detail),
-                        performance=_num(metric.mean), metric=" ".join(x for x in (name, unit) if x),
-                        relative_change=change, status="SUCCESS", sd=_num(metric.sd), n=metric.n, reason=""))
+        out.append(
+            dict(
+                prov,
+                **extra,
+                **rows_of_model,
+                model=model + f"[{detail}]" * bool(detail),
+                performance=_num(metric.mean),
+                metric=" ".join(x for x in (name, unit) if x),
+                relative_change=change,
+                status="SUCCESS",
+                sd=_num(metric.sd),
+                n=metric.n,
+                reason="",
+            )
+        )
     for row in found.failed if found else []:  # a CSV row without a number: madengine's FAILURE row
-        out.append(dict(prov, **row.extra, model=row.model, performance="", metric=row.metric,
-                        status="FAILURE", sd="", n=0, reason=row.reason))
+        out.append(
+            dict(
+                prov,
+                **row.extra,
+                model=row.model,
+                performance="",
+                metric=row.metric,
+                status="FAILURE",
+                sd="",
+                n=0,
+                reason=row.reason,
+            )
+        )
     missing = found.missing if found else {}
     for wp in inp.workpackages:
-        if wp.state in (WpState.FAILED, WpState.CANCELLED, WpState.OPEN, WpState.RUNNING, WpState.WAITING) or wp.id in missing:
+        if (
+            wp.state
+            in (WpState.FAILED, WpState.CANCELLED, WpState.OPEN, WpState.RUNNING, WpState.WAITING)
+            or wp.id in missing
+        ):
             state = "failed" if wp.id in missing else wp.state
-            model = inp.benchmark.name if len(by_wp) == 1 else f"{inp.benchmark.name}[wp {wp.id} {wp.step}]"
-            out.append(dict(prov, model=model, performance="", metric="",
-                            status="FAILURE" if state in ("failed", "cancelled") else state.upper(),
-                            sd="", n=0, reason=missing.get(wp.id) or wp.reason))
+            model = (
+                inp.benchmark.name
+                if len(by_wp) == 1
+                else f"{inp.benchmark.name}[wp {wp.id} {wp.step}]"
+            )
+            out.append(
+                dict(
+                    prov,
+                    model=model,
+                    performance="",
+                    metric="",
+                    status="FAILURE" if state in ("failed", "cancelled") else state.upper(),
+                    sd="",
+                    n=0,
+                    reason=missing.get(wp.id) or wp.reason,
+                )
+            )
     _add_workpackage_facts(out, by_wp, inp)
     return out
 
@@ -210,16 +324,32 @@ def _provenance(inp, record, run_dir: str) -> dict:
     image, _, digest = (record.container or "").partition("@")
     gpus = (system.gpus_per_node if system is not None else 0) or ""
     duration = _num(record.ended - record.started) if record.started and record.ended else ""
-    return {"n_gpus": meta.devices or gpus, "nnodes": len(record.nodes.split()) if record.nodes else "",
-            "gpus_per_node": gpus, "training_precision": meta.precision, "tags": ",".join(dict.fromkeys(tags)),
-            "docker_image": image, "docker_sha": digest, "git_commit": record.git_commit, "machine_name": record.host,
-            "deployment_type": (system.scheduler if system is not None else "") or "local",
-            "launcher": system.launcher if system is not None else "",
-            "test_duration": duration, "system": record.system, "benchmark": record.benchmark,
-            "run_id": os.path.basename(run_dir), "run_dir": record.run_dir, "file": record.file,
-            "caramel_version": record.caramel_version, "host": record.host, "nodes": record.nodes,
-            "job_ids": " ".join(record.job_ids), "container": record.container,
-            "started": record.started or "", "ended": record.ended or ""}
+    return {
+        "n_gpus": meta.devices or gpus,
+        "nnodes": len(record.nodes.split()) if record.nodes else "",
+        "gpus_per_node": gpus,
+        "training_precision": meta.precision,
+        "tags": ",".join(dict.fromkeys(tags)),
+        "docker_image": image,
+        "docker_sha": digest,
+        "git_commit": record.git_commit,
+        "machine_name": record.host,
+        "deployment_type": (system.scheduler if system is not None else "") or "local",
+        "launcher": system.launcher if system is not None else "",
+        "test_duration": duration,
+        "system": record.system,
+        "benchmark": record.benchmark,
+        "run_id": os.path.basename(run_dir),
+        "run_dir": record.run_dir,
+        "file": record.file,
+        "caramel_version": record.caramel_version,
+        "host": record.host,
+        "nodes": record.nodes,
+        "job_ids": " ".join(record.job_ids),
+        "container": record.container,
+        "started": record.started or "",
+        "ended": record.ended or "",
+    }
 
 
 def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
@@ -232,8 +362,12 @@ def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
         return
     wp = mad[-1]
     env = mad_environment(wp)
-    facts = {"args": wp.params.get("mad_args", ""), "docker_file": wp.params.get("mad_dockerfile", ""),
-             "dataname": wp.params.get("mad_data", ""), "gpu_architecture": env.get("MAD_SYSTEM_GPU_ARCHITECTURE", "")}
+    facts = {
+        "args": wp.params.get("mad_args", ""),
+        "docker_file": wp.params.get("mad_dockerfile", ""),
+        "dataname": wp.params.get("mad_data", ""),
+        "gpu_architecture": env.get("MAD_SYSTEM_GPU_ARCHITECTURE", ""),
+    }
     if env.get("MAD_RUNTIME_NGPUS"):
         facts["n_gpus"] = env["MAD_RUNTIME_NGPUS"]
     for row in rows:
@@ -250,12 +384,20 @@ def _previous_figures(record, history_path: str | None) -> dict[tuple, float]:
     if not is_url(path) and not os.path.isfile(path):
         return {}
     with History.open(path) as history:
-        earlier = [r for r in history.runs(record.benchmark)
-                   if r.run_key != record.run_key and (r.started or 0) < (record.started or math.inf)]
+        earlier = [
+            r
+            for r in history.runs(record.benchmark)
+            if r.run_key != record.run_key and (r.started or 0) < (record.started or math.inf)
+        ]
         out: dict[tuple, float] = {}
         for run in earlier:  # oldest first: the newest run's figure stays
-            out.update({(m.table, m.key, m.name): m.mean for m in history.metrics(run.run_key)
-                        if m.samples and m.mean})
+            out.update(
+                {
+                    (m.table, m.key, m.name): m.mean
+                    for m in history.metrics(run.run_key)
+                    if m.samples and m.mean
+                }
+            )
     return out
 
 

@@ -13,10 +13,18 @@ COMMAND = "cancel"  # `bench cancel` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("cancel", help="cancel the jobs a run waits on (through its scheduler) and mark them cancelled")
+    parser = sub.add_parser(
+        "cancel",
+        help="cancel the jobs a run waits on (through its scheduler) and mark them cancelled",
+    )
     add_run_args(parser)
-    parser.add_argument("--lock-wait", type=float, default=30.0, metavar="SECONDS",
-                        help="wait this long for a bench working on the run (default 30)")
+    parser.add_argument(
+        "--lock-wait",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="wait this long for a bench working on the run (default 30)",
+    )
     parser.set_defaults(func=run)
 
 

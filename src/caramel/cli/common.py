@@ -17,43 +17,97 @@ if TYPE_CHECKING:
 
 def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
     """FILE, --tag and --include-path, as `jube run` takes them."""
-    parser.add_argument("file", metavar="FILE|NAME", nargs="?" if file_optional else None,
-                        help="benchmark file (JUBE XML or YAML), or the name of a shipped or user benchmark "
-                             "(bench benchmarks lists them)")
-    parser.add_argument("--tag", "-t", nargs="+", action="extend", default=[], metavar="TAG",
-                        help="tags selecting parameters, steps and the system")
-    parser.add_argument("--include-path", action="append", default=[], metavar="DIR",
-                        help="folder searched for init_with/use from= files (repeatable)")
-    parser.add_argument("--only-bench", action="append", default=[], metavar="NAME",
-                        help="only the benchmark of this name (a file may hold several)")
-    parser.add_argument("--systems", action="append", default=[], metavar="DIR",
-                        help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's systems/")
-    parser.add_argument("--benchmarks", action="append", default=[], metavar="DIR",
-                        help="folder of benchmark files searched by name before $CARAMEL_BENCHMARKS_PATH")
-    parser.add_argument("--max-workpackages", type=_positive, default=None, metavar="N",
-                        help="refuse a plan of more than N workpackages before making them (default 1,000,000)")
-    parser.add_argument("--strict", action="store_true",
-                        help="refuse a key or attribute the file grammar does not know (default: a warning, "
-                             "as JUBE ignores it)")
+    parser.add_argument(
+        "file",
+        metavar="FILE|NAME",
+        nargs="?" if file_optional else None,
+        help="benchmark file (JUBE XML or YAML), or the name of a shipped or user benchmark "
+        "(bench benchmarks lists them)",
+    )
+    parser.add_argument(
+        "--tag",
+        "-t",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TAG",
+        help="tags selecting parameters, steps and the system",
+    )
+    parser.add_argument(
+        "--include-path",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="folder searched for init_with/use from= files (repeatable)",
+    )
+    parser.add_argument(
+        "--only-bench",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only the benchmark of this name (a file may hold several)",
+    )
+    parser.add_argument(
+        "--systems",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's systems/",
+    )
+    parser.add_argument(
+        "--benchmarks",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="folder of benchmark files searched by name before $CARAMEL_BENCHMARKS_PATH",
+    )
+    parser.add_argument(
+        "--max-workpackages",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="refuse a plan of more than N workpackages before making them (default 1,000,000)",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse a key or attribute the file grammar does not know (default: a warning, "
+        "as JUBE ignores it)",
+    )
     add_no_eval(parser)
 
 
 def add_predict_args(parser: argparse.ArgumentParser) -> None:
     """--history, --from and --method: where predictions learn from (`bench predict`, `bench plan`, `bench run`:
     here, not in cli.predict, so that `bench run` parses them without importing it)."""
-    parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY or the data folder)")
-    parser.add_argument("--from", dest="learn_from", metavar="SYSTEM",
-                        help="learn from this system's history, scaled by the systems' peak rates (peak_tflops)")
-    parser.add_argument("--method", choices=["auto", "history", "kernels"], default="auto",
-                        help="history: the benchmark's own runs; kernels: the system's microbenchmarks summed over "
-                             "the declared execution profile; auto (default): history where the system has runs, "
-                             "kernels where it has none but has microbenchmarks (docs/microbench.md)")
+    parser.add_argument(
+        "--history",
+        metavar="FILE",
+        help="history database (default $CARAMEL_HISTORY or the data folder)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="learn_from",
+        metavar="SYSTEM",
+        help="learn from this system's history, scaled by the systems' peak rates (peak_tflops)",
+    )
+    parser.add_argument(
+        "--method",
+        choices=["auto", "history", "kernels"],
+        default="auto",
+        help="history: the benchmark's own runs; kernels: the system's microbenchmarks summed over "
+        "the declared execution profile; auto (default): history where the system has runs, "
+        "kernels where it has none but has microbenchmarks (docs/microbench.md)",
+    )
 
 
 def add_no_eval(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--no-eval", action="store_true",
-                        help="refuse a file that needs anything evaluated as code (python/shell parameters, "
-                             "exclude, active=, filter=, python patterns); see docs/security.md")
+    parser.add_argument(
+        "--no-eval",
+        action="store_true",
+        help="refuse a file that needs anything evaluated as code (python/shell parameters, "
+        "exclude, active=, filter=, python patterns); see docs/security.md",
+    )
 
 
 def _positive(text: str) -> int:
@@ -84,16 +138,25 @@ class BenchmarkOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> BenchmarkOptions:
-        return cls(file=args.file, tags=tuple(args.tag), include_path=tuple(args.include_path),
-                   only_bench=tuple(args.only_bench), systems=tuple(args.systems),
-                   benchmarks=tuple(args.benchmarks), max_workpackages=args.max_workpackages,
-                   no_eval=args.no_eval, strict=args.strict)
+        return cls(
+            file=args.file,
+            tags=tuple(args.tag),
+            include_path=tuple(args.include_path),
+            only_bench=tuple(args.only_bench),
+            systems=tuple(args.systems),
+            benchmarks=tuple(args.benchmarks),
+            max_workpackages=args.max_workpackages,
+            no_eval=args.no_eval,
+            strict=args.strict,
+        )
 
 
 @dataclass
 class LoadedBenchmarks:
     benchmarks: list[Benchmark]
-    by_name: bool  # FILE was a name, not a path: runs go under the current folder, never beside the file
+    by_name: (
+        bool  # FILE was a name, not a path: runs go under the current folder, never beside the file
+    )
 
 
 def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
@@ -111,10 +174,15 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     if by_name and is_models_json(path) and not only:
         only = [options.file]  # a MAD model by name: that entry of its models.json
     system = find_system(set(options.tags), list(options.systems))
-    benchmarks = load(path, set(options.tags), list(options.include_path), only=only or None,
-                      strict=options.strict, no_eval=options.no_eval,
-                      system_tags=(system_names(list(options.systems)) if options.check_tags
-                                   else None))
+    benchmarks = load(
+        path,
+        set(options.tags),
+        list(options.include_path),
+        only=only or None,
+        strict=options.strict,
+        no_eval=options.no_eval,
+        system_tags=(system_names(list(options.systems)) if options.check_tags else None),
+    )
     benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation
@@ -129,19 +197,39 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
 
     DIR is a run folder or the outpath holding runs; without DIR, the runs started from the current
     folder (remembered by bench run) are meant."""
-    parser.add_argument("dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs")
-    parser.add_argument("-i", "--id", default=None, metavar="ID|last", help="run id (default: last)")
-    parser.add_argument("-c", "--campaign", default=None, metavar="ID|last",
-                        help="every run of a campaign (bench run --suite): its id, or last")
+    parser.add_argument(
+        "dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs"
+    )
+    parser.add_argument(
+        "-i", "--id", default=None, metavar="ID|last", help="run id (default: last)"
+    )
+    parser.add_argument(
+        "-c",
+        "--campaign",
+        default=None,
+        metavar="ID|last",
+        help="every run of a campaign (bench run --suite): its id, or last",
+    )
 
 
 def add_update(parser: argparse.ArgumentParser) -> None:
     """-u FILE (JUBE's update): the run's patterns, analysers, results and sanity checks from FILE."""
-    parser.add_argument("-u", "--update", metavar="FILE", default=None,
-                        help="take patterns, analysers, results and sanity checks from this edited file "
-                             "(kept for later calls, as JUBE does); a change of the run itself is refused")
-    parser.add_argument("--include-path", nargs="+", action="extend", default=None, metavar="DIR",
-                        help="with -u: folders searched for files the edited file includes")
+    parser.add_argument(
+        "-u",
+        "--update",
+        metavar="FILE",
+        default=None,
+        help="take patterns, analysers, results and sanity checks from this edited file "
+        "(kept for later calls, as JUBE does); a change of the run itself is refused",
+    )
+    parser.add_argument(
+        "--include-path",
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="DIR",
+        help="with -u: folders searched for files the edited file includes",
+    )
 
 
 @dataclass(frozen=True)
@@ -156,8 +244,11 @@ class UpdateOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> UpdateOptions:
         # no command that takes -u has --strict (add_update adds none): `strict` stays False from the command line
-        return cls(update=args.update, include_path=None if args.include_path is None else tuple(args.include_path),
-                   no_eval=args.no_eval)
+        return cls(
+            update=args.update,
+            include_path=None if args.include_path is None else tuple(args.include_path),
+            no_eval=args.no_eval,
+        )
 
 
 def analysis_input_of(options: UpdateOptions, run_dir: str):
@@ -174,13 +265,16 @@ def analysis_input_of(options: UpdateOptions, run_dir: str):
                 refuse_evaluation(model, analysis_only=True)
 
         include = None if options.include_path is None else list(options.include_path)
-        return from_run(run_dir, update_run(run_dir, options.update, include,
-                                            no_eval if options.no_eval else None))
+        return from_run(
+            run_dir,
+            update_run(run_dir, options.update, include, no_eval if options.no_eval else None),
+        )
     return from_run(run_dir)
 
 
-def add_run_reader(sub: argparse._SubParsersAction, name: str, help: str,
-                   formats: tuple[str, ...]) -> argparse.ArgumentParser:
+def add_run_reader(
+    sub: argparse._SubParsersAction, name: str, help: str, formats: tuple[str, ...]
+) -> argparse.ArgumentParser:
     """A subcommand that reads one run: DIR, -i, -c and `--format` (the first of `formats` by default)."""
     parser = sub.add_parser(name, help=help)
     add_run_args(parser)

@@ -38,14 +38,36 @@ def config(options: ConfigOptions, out: TextIO) -> int:
     settings = current()
     names = [name for name in BY_NAME]
     if options.json:
-        out.write(json.dumps([{"name": name, "env": BY_NAME[name].env,
-                               "value": redact.text(settings.text(name)),
-                               "source": settings.origin[name].value, "default": BY_NAME[name].default,
-                               "doc": BY_NAME[name].doc} for name in names], indent=1) + "\n")
+        out.write(
+            json.dumps(
+                [
+                    {
+                        "name": name,
+                        "env": BY_NAME[name].env,
+                        "value": redact.text(settings.text(name)),
+                        "source": settings.origin[name].value,
+                        "default": BY_NAME[name].default,
+                        "doc": BY_NAME[name].doc,
+                    }
+                    for name in names
+                ],
+                indent=1,
+            )
+            + "\n"
+        )
         return 0
-    rows = [[name, BY_NAME[name].env, redact.text(settings.text(name)) or "-",
-             settings.origin[name].value] for name in names]
+    rows = [
+        [
+            name,
+            BY_NAME[name].env,
+            redact.text(settings.text(name)) or "-",
+            settings.origin[name].value,
+        ]
+        for name in names
+    ]
     print_table(out, ["setting", "variable", "value", "source"], rows)
-    out.write(f"settings file: {settings.settings_file}"
-              f"{'' if os.path.isfile(settings.settings_file) else ' (none)'}\n")
+    out.write(
+        f"settings file: {settings.settings_file}"
+        f"{'' if os.path.isfile(settings.settings_file) else ' (none)'}\n"
+    )
     return 0

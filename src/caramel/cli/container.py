@@ -13,13 +13,22 @@ COMMAND = "container"  # `bench container` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("container", help="build or pull the Apptainer images the benchmarks use")
+    parser = sub.add_parser(
+        "container", help="build or pull the Apptainer images the benchmarks use"
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
-    build = actions.add_parser("build", help="build an image from a definition file (a path, or the name of one of caramel's: pytorch.def)")
+    build = actions.add_parser(
+        "build",
+        help="build an image from a definition file (a path, or the name of one of caramel's: pytorch.def)",
+    )
     build.add_argument("definition", type=Path)
-    build.add_argument("-o", "--output", type=Path, help="the image (default: the definition's name, .sif)")
-    build.add_argument("--no-fakeroot", action="store_true", help="build without --fakeroot (as root)")
+    build.add_argument(
+        "-o", "--output", type=Path, help="the image (default: the definition's name, .sif)"
+    )
+    build.add_argument(
+        "--no-fakeroot", action="store_true", help="build without --fakeroot (as root)"
+    )
     pull = actions.add_parser("pull", help="pull an image (docker://, library://, oras://)")
     pull.add_argument("uri")
     pull.add_argument("-o", "--output", type=Path, required=True)
@@ -40,8 +49,13 @@ class ContainerOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ContainerOptions:
         if args.action == "build":
-            return cls("build", definition=args.definition, output=args.output, fakeroot=not args.no_fakeroot,
-                       dry_run=args.dry_run)
+            return cls(
+                "build",
+                definition=args.definition,
+                output=args.output,
+                fakeroot=not args.no_fakeroot,
+                dry_run=args.dry_run,
+            )
         return cls("pull", uri=args.uri, output=args.output, dry_run=args.dry_run)
 
 
@@ -57,7 +71,9 @@ def container(options: ContainerOptions, out: TextIO) -> int:
         assert options.definition is not None
         definition, from_caramel = images.find_definition(options.definition)
         # the image of a shipped definition goes into this folder, never beside caramel's installed files
-        image = options.output or (Path(definition.stem + ".sif") if from_caramel else definition.with_suffix(".sif"))
+        image = options.output or (
+            Path(definition.stem + ".sif") if from_caramel else definition.with_suffix(".sif")
+        )
         command = images.build_command(definition, image, options.fakeroot)
         if not options.dry_run:
             images.build(definition, image, options.fakeroot)

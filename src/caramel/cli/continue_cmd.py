@@ -22,14 +22,30 @@ COMMAND = "continue"  # `bench continue` (cli/main.py finds this module by it)
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("continue", help="check waiting workpackages and run what is left")
     add_run_args(parser)
-    parser.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="fail workpackages waiting longer than this for their done file (kept for the run)")
-    parser.add_argument("--wait", action="store_true",
-                        help="follow the run to its end: poll the scheduler (adaptive pace) and run what becomes ready")
-    parser.add_argument("--interval", type=float, metavar="SECONDS",
-                        help="with --wait: poll every SECONDS instead of the adaptive pace (1 s growing to 60 s)")
-    parser.add_argument("--lock-wait", type=float, default=0.0, metavar="SECONDS",
-                        help="if another bench works on the run, wait this long for it (default: say it is busy)")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="fail workpackages waiting longer than this for their done file (kept for the run)",
+    )
+    parser.add_argument(
+        "--wait",
+        action="store_true",
+        help="follow the run to its end: poll the scheduler (adaptive pace) and run what becomes ready",
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        metavar="SECONDS",
+        help="with --wait: poll every SECONDS instead of the adaptive pace (1 s growing to 60 s)",
+    )
+    parser.add_argument(
+        "--lock-wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="if another bench works on the run, wait this long for it (default: say it is busy)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
     parser.set_defaults(func=run)
 
@@ -48,8 +64,15 @@ class ContinueOptions:
     def from_args(cls, args: argparse.Namespace) -> ContinueOptions:
         if args.interval is not None and args.interval <= 0:
             raise RunError(f"--interval {args.interval:g}: expected a number of seconds above 0")
-        return cls(dir=args.dir, id=args.id, timeout=args.timeout, wait=args.wait, interval=args.interval,
-                   lock_wait=args.lock_wait, quiet=args.quiet)
+        return cls(
+            dir=args.dir,
+            id=args.id,
+            timeout=args.timeout,
+            wait=args.wait,
+            interval=args.interval,
+            lock_wait=args.lock_wait,
+            quiet=args.quiet,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -67,10 +90,17 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
     go_on = auto_judge(run_dir, None if options.quiet else out)
 
     def poll() -> Summary:
-        return continue_run(run_dir, timeout=options.timeout, quiet=options.quiet or options.wait,
-                            wait_lock=options.lock_wait, go_on=go_on)
+        return continue_run(
+            run_dir,
+            timeout=options.timeout,
+            quiet=options.quiet or options.wait,
+            wait_lock=options.lock_wait,
+            go_on=go_on,
+        )
 
-    summary = follow(poll, Pace(fixed=options.interval), quiet=options.quiet) if options.wait else poll()
+    summary = (
+        follow(poll, Pace(fixed=options.interval), quiet=options.quiet) if options.wait else poll()
+    )
     print_summary(summary, out)
     return summary.exit_code
 

@@ -17,17 +17,29 @@ COMMAND = "dashboard"  # `bench dashboard` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("dashboard", help="write one self-contained HTML dashboard over the whole history")
-    parser.add_argument("--history", action="append", default=[], metavar="FILE",
-                        help="history database; repeat to merge several sites' histories "
-                             "(default $CARAMEL_HISTORY, else the user's history.db)")
+    parser = sub.add_parser(
+        "dashboard", help="write one self-contained HTML dashboard over the whole history"
+    )
+    parser.add_argument(
+        "--history",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="history database; repeat to merge several sites' histories "
+        "(default $CARAMEL_HISTORY, else the user's history.db)",
+    )
     parser.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
     parser.add_argument("--system", metavar="NAME", help="only runs on this system")
-    parser.add_argument("--baseline", metavar="NAME",
-                        help="the named baseline (bench baseline set) the summary compares with "
-                             "(default: any baseline set for the benchmark and system)")
+    parser.add_argument(
+        "--baseline",
+        metavar="NAME",
+        help="the named baseline (bench baseline set) the summary compares with "
+        "(default: any baseline set for the benchmark and system)",
+    )
     parser.add_argument("--title", default="caramel dashboard", help="the page's title")
-    parser.add_argument("-o", "--output", required=True, metavar="FILE.html", help="the page to write")
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="FILE.html", help="the page to write"
+    )
     parser.set_defaults(func=run)
 
 
@@ -42,8 +54,14 @@ class DashboardOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> DashboardOptions:
-        return cls(output=args.output, history=tuple(args.history), benchmark=args.benchmark, system=args.system,
-                   baseline=args.baseline, title=args.title)
+        return cls(
+            output=args.output,
+            history=tuple(args.history),
+            benchmark=args.benchmark,
+            system=args.system,
+            baseline=args.baseline,
+            title=args.title,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,11 +87,17 @@ def dashboard(options: DashboardOptions) -> int:
     if with_points:
         refuse_inputs(points, history=histories)
         _write_points(points, collection)
-    text = page(collection, options.title, baseline=options.baseline,
-                all_points=os.path.basename(points) if with_points else None)
+    text = page(
+        collection,
+        options.title,
+        baseline=options.baseline,
+        all_points=os.path.basename(points) if with_points else None,
+    )
     write_text(options.output, text)
-    print(f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
-          file=sys.stderr)
+    print(
+        f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -19,12 +19,21 @@ COMMAND = "export"  # `bench export` (cli/main.py finds this module by it)
 
 def register(sub: argparse._SubParsersAction) -> None:
     out = sub.add_parser("export", help="write the history (or some runs) as JSON lines")
-    out.add_argument("-o", "--output", metavar="FILE", help="file to write (default: standard output)")
+    out.add_argument(
+        "-o", "--output", metavar="FILE", help="file to write (default: standard output)"
+    )
     out.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
-    out.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
-    out.add_argument("--site", metavar="NAME",
-                     help="name this site in the export: replaces the site of the runs recorded on this host "
-                          "(default: what each run recorded: $CARAMEL_SITE, the SLURM cluster or the host)")
+    out.add_argument(
+        "--history",
+        metavar="FILE|URL",
+        help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)",
+    )
+    out.add_argument(
+        "--site",
+        metavar="NAME",
+        help="name this site in the export: replaces the site of the runs recorded on this host "
+        "(default: what each run recorded: $CARAMEL_SITE, the SLURM cluster or the host)",
+    )
     out.set_defaults(func=lambda args: export(ExportOptions.from_args(args), sys.stdout))
 
 
@@ -37,7 +46,9 @@ class ExportOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ExportOptions:
-        return cls(output=args.output, benchmark=args.benchmark, history=args.history, site=args.site)
+        return cls(
+            output=args.output, benchmark=args.benchmark, history=args.history, site=args.site
+        )
 
 
 @dataclass(frozen=True)
@@ -71,7 +82,9 @@ def export(options: ExportOptions, stdout: TextIO) -> int:
             for line in history.export_lines(options.benchmark, site_of if options.site else None):
                 pending.append(line + "\n")
                 written += 1
-                if len(pending) >= 64:  # a few runs a write: fewer system calls, memory still bounded
+                if (
+                    len(pending) >= 64
+                ):  # a few runs a write: fewer system calls, memory still bounded
                     out.write("".join(pending))
                     pending.clear()
             out.write("".join(pending))  # the last runs (an empty history: an empty file)
@@ -100,12 +113,19 @@ def _records(path: str) -> Iterator[tuple]:
     from caramel.stages.state import bounded
 
     try:
-        with open(path, "rb", buffering=1 << 20) as handle:  # lines of 200 kB: read in a few large reads
+        with open(
+            path, "rb", buffering=1 << 20
+        ) as handle:  # lines of 200 kB: read in a few large reads
             # a line is read up to the bound, never whole: a file of one endless line cannot fill the memory
-            for number, raw in enumerate(iter(lambda: handle.readline(bounded.MAX_BYTES + 1), b""), 1):
+            for number, raw in enumerate(
+                iter(lambda: handle.readline(bounded.MAX_BYTES + 1), b""), 1
+            ):
                 if len(raw) > bounded.MAX_BYTES:
-                    raise RunError(f"not a bench export: a line of more than {bounded.size_text(bounded.MAX_BYTES)}",
-                                   Location(path, number), hint="bench export writes one run per line")
+                    raise RunError(
+                        f"not a bench export: a line of more than {bounded.size_text(bounded.MAX_BYTES)}",
+                        Location(path, number),
+                        hint="bench export writes one run per line",
+                    )
                 parsed = parse_line(raw, Location(path, number))
                 if parsed is not None:
                     yield (*parsed, Location(path, number))

@@ -16,20 +16,43 @@ COMMAND = "history"  # `bench history` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("history", help="list the runs in the history, remove one, copy it, push kept runs")
+    parser = sub.add_parser(
+        "history", help="list the runs in the history, remove one, copy it, push kept runs"
+    )
     actions = parser.add_subparsers(dest="action", required=True, metavar="list|remove|copy|push")
     lister = actions.add_parser("list", help="one line per run: key, benchmark, start, figures")
     lister.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
-    lister.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
-    remover = actions.add_parser("remove", help="remove a run (its figures and the baselines naming it)")
-    remover.add_argument("run_key", metavar="RUN", help="the run's key, as bench history list prints it")
-    remover.add_argument("--history", metavar="FILE|URL", help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
-    copier = actions.add_parser("copy", help="copy every run of one history into another (file or postgresql:// URL)")
-    copier.add_argument("source", metavar="SRC", help="the history to read: a file or a postgresql:// URL")
+    lister.add_argument(
+        "--history",
+        metavar="FILE|URL",
+        help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)",
+    )
+    remover = actions.add_parser(
+        "remove", help="remove a run (its figures and the baselines naming it)"
+    )
+    remover.add_argument(
+        "run_key", metavar="RUN", help="the run's key, as bench history list prints it"
+    )
+    remover.add_argument(
+        "--history",
+        metavar="FILE|URL",
+        help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)",
+    )
+    copier = actions.add_parser(
+        "copy", help="copy every run of one history into another (file or postgresql:// URL)"
+    )
+    copier.add_argument(
+        "source", metavar="SRC", help="the history to read: a file or a postgresql:// URL"
+    )
     copier.add_argument("destination", metavar="DST", help="the history to add to (made if new)")
-    pusher = actions.add_parser("push", help="deliver the runs kept locally while the history server was away, "
-                                             "and the rows waiting for the sinks")
-    pusher.add_argument("--history", metavar="URL", help="the history to deliver to (default $CARAMEL_HISTORY)")
+    pusher = actions.add_parser(
+        "push",
+        help="deliver the runs kept locally while the history server was away, "
+        "and the rows waiting for the sinks",
+    )
+    pusher.add_argument(
+        "--history", metavar="URL", help="the history to deliver to (default $CARAMEL_HISTORY)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -73,7 +96,11 @@ def history_command(options: HistoryOptions, out: TextIO) -> int:
         rows = []
         for record, figures, flagged in history.listing(options.benchmark):
             flag = "  (has values that are not finite numbers)" if flagged else ""
-            started = time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started)) if record.started else "-"
+            started = (
+                time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started))
+                if record.started
+                else "-"
+            )
             rows.append((record.run_key, record.benchmark, started, f"{figures} figure(s){flag}"))
     if not rows:
         print(f"no runs in {history.path}", file=sys.stderr)
@@ -87,8 +114,10 @@ def history_command(options: HistoryOptions, out: TextIO) -> int:
 def _remove(history, run_key: str, out: TextIO) -> int:
     if history.run(run_key) is None:
         keys = [r.run_key for r in history.runs()]
-        raise RunError(f"no run {run_key!r} in the history {history.path}",
-                       hint=did_you_mean(run_key, keys) or "bench history list shows the runs' keys")
+        raise RunError(
+            f"no run {run_key!r} in the history {history.path}",
+            hint=did_you_mean(run_key, keys) or "bench history list shows the runs' keys",
+        )
     removed = history.remove(run_key)
     out.write(f"removed run {run_key} ({removed} figure(s)) from {history.path}\n")
     return 0
@@ -100,18 +129,25 @@ def copy(source: str, destination: str, out: TextIO) -> int:
     from caramel.consumers.history.transfer import copy_runs
 
     if not is_url(source) and not os.path.isfile(source):
-        raise RunError(f"{source}: no such history file", hint="give a history file or a postgresql:// URL")
+        raise RunError(
+            f"{source}: no such history file", hint="give a history file or a postgresql:// URL"
+        )
     with History(source) as src, History(destination) as dst:
         if src.path == dst.path:
             raise RunError(f"{src.path} is both the source and the destination")
         done = copy_runs(src, dst)
-        out.write(f"{done.runs} new run(s), {done.figures} new figure(s), {done.baselines} baseline(s) copied from "
-                  f"{src.path} to {dst.path}\n")
+        out.write(
+            f"{done.runs} new run(s), {done.figures} new figure(s), {done.baselines} baseline(s) copied from "
+            f"{src.path} to {dst.path}\n"
+        )
     for why in done.skipped:
         print(f"warning: not copied: {why}", file=sys.stderr)
     if done.skipped:
-        print(f"error: {len(done.skipped)} run(s) of {src.path} were not copied (above); "
-              "the others were", file=sys.stderr)
+        print(
+            f"error: {len(done.skipped)} run(s) of {src.path} were not copied (above); "
+            "the others were",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -129,12 +165,16 @@ def push(history: str | None, out: TextIO) -> int:
     target = history or default_path()
     done = deliver(target)
     if done is not None:
-        out.write(f"{done.runs} run(s) ({done.figures} figure(s)) delivered to "
-                  f"{redact.url(target)}\n")
+        out.write(
+            f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {redact.url(target)}\n"
+        )
     for other in pending():
         if other.target != redact.url(target) and other.runs:
-            print(f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
-                  f"bench history push --history {other.target} (with its password)", file=sys.stderr)
+            print(
+                f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
+                f"bench history push --history {other.target} (with its password)",
+                file=sys.stderr,
+            )
     sinks = load_settings().sinks
     sent = flush(sinks)
     if sent:

@@ -14,6 +14,9 @@ COMMAND = "import"  # `bench import` (cli/main.py finds this module by it)
 def register(sub: argparse._SubParsersAction) -> None:
     into = sub.add_parser("import", help="add runs exported by bench export to the history")
     into.add_argument("file", metavar="FILE")
-    into.add_argument("--history", metavar="FILE|URL",
-                      help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)")
+    into.add_argument(
+        "--history",
+        metavar="FILE|URL",
+        help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)",
+    )
     into.set_defaults(func=lambda args: import_command(ImportOptions.from_args(args), sys.stdout))

@@ -19,22 +19,51 @@ COMMAND = "layout"  # `bench layout` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("layout", help="the CPU layout (processes x threads) of caramel's trainers here, and "
-                                           "why; --measure: time the candidates and keep the node's favourite")
-    parser.add_argument("--measure", action="store_true",
-                        help="run the trainer in every candidate layout (interleaved repeats) and store the winner "
-                             "in caramel's data folder (about a minute on a quiet 2-core node)")
-    parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default=None,
-                        help="the trainer (default: all; with --measure: gpt)")
-    parser.add_argument("--iters", type=int, default=30, metavar="N", help="timed iterations a run (--measure)")
-    parser.add_argument("--repeats", type=int, default=3, metavar="N", help="runs of each candidate (--measure)")
-    parser.add_argument("--layouts", default="", metavar="PxT,...",
-                        help="the candidates (--measure; default: 1x1, 1xN, Nx1 and the rule's for N usable cores)")
-    parser.add_argument("--shape", default="", metavar="ARGS",
-                        help="the trainer's shape arguments (--measure; default: the shipped benchmark file's)")
-    parser.add_argument("--timeout", type=float, default=300.0, metavar="S",
-                        help="a run longer than this drops its candidate (--measure)")
-    add_benchmark_args(parser, file_optional=True)  # --measure FILE|NAME --tag ...: that benchmark's trainer shape
+    parser = sub.add_parser(
+        "layout",
+        help="the CPU layout (processes x threads) of caramel's trainers here, and "
+        "why; --measure: time the candidates and keep the node's favourite",
+    )
+    parser.add_argument(
+        "--measure",
+        action="store_true",
+        help="run the trainer in every candidate layout (interleaved repeats) and store the winner "
+        "in caramel's data folder (about a minute on a quiet 2-core node)",
+    )
+    parser.add_argument(
+        "--workload",
+        choices=[*WORKLOADS, "all"],
+        default=None,
+        help="the trainer (default: all; with --measure: gpt)",
+    )
+    parser.add_argument(
+        "--iters", type=int, default=30, metavar="N", help="timed iterations a run (--measure)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, metavar="N", help="runs of each candidate (--measure)"
+    )
+    parser.add_argument(
+        "--layouts",
+        default="",
+        metavar="PxT,...",
+        help="the candidates (--measure; default: 1x1, 1xN, Nx1 and the rule's for N usable cores)",
+    )
+    parser.add_argument(
+        "--shape",
+        default="",
+        metavar="ARGS",
+        help="the trainer's shape arguments (--measure; default: the shipped benchmark file's)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="a run longer than this drops its candidate (--measure)",
+    )
+    add_benchmark_args(
+        parser, file_optional=True
+    )  # --measure FILE|NAME --tag ...: that benchmark's trainer shape
     parser.set_defaults(func=run)
 
 
@@ -52,14 +81,27 @@ class LayoutOptions:
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> LayoutOptions:
         if args.iters < 1 or args.repeats < 1:
-            raise CaramelError(f"--iters {args.iters} --repeats {args.repeats}: both must be at least 1")
+            raise CaramelError(
+                f"--iters {args.iters} --repeats {args.repeats}: both must be at least 1"
+            )
         workload = args.workload or ("gpt" if args.measure else "all")
         workloads = WORKLOADS if workload == "all" else (workload,)
         benchmark = BenchmarkOptions.from_args(args) if args.file else None
         if benchmark is not None and not args.measure:
-            raise CaramelError(f"{args.file}: a benchmark is measured with --measure (bench layout --measure "
-                               f"{args.file} --tag ...)")
-        return cls(args.measure, workloads, args.iters, args.repeats, args.layouts, args.shape, args.timeout, benchmark)
+            raise CaramelError(
+                f"{args.file}: a benchmark is measured with --measure (bench layout --measure "
+                f"{args.file} --tag ...)"
+            )
+        return cls(
+            args.measure,
+            workloads,
+            args.iters,
+            args.repeats,
+            args.layouts,
+            args.shape,
+            args.timeout,
+            benchmark,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
 
 def layout_command(options: LayoutOptions, out: TextIO) -> int:
     from caramel.payloads.workloads import layout
+
     if options.measure and options.benchmark is not None:
         workload, shape = trainer_of(options.benchmark)
         print(f"{options.benchmark.file}: caramel's {workload} trainer, shape {shape}", file=out)
@@ -82,9 +125,20 @@ def layout_command(options: LayoutOptions, out: TextIO) -> int:
 
 TRAINER = re.compile(r"-m caramel\.payloads\.workloads\.(gpt|resnet) (.*)")
 # what the probe sets itself (iterations, batch, layout, device, data): never taken from the benchmark
-PROBE_OPTIONS = {"--train-iters", "--warmup-iters", "--threads", "--layout-choice", "--global-batch-size",
-                 "--data-path", "--device", "--log-interval", "--exit-duration-in-mins", "--batch_size",
-                 "--num_batches", "--num_warmup_batches"}
+PROBE_OPTIONS = {
+    "--train-iters",
+    "--warmup-iters",
+    "--threads",
+    "--layout-choice",
+    "--global-batch-size",
+    "--data-path",
+    "--device",
+    "--log-interval",
+    "--exit-duration-in-mins",
+    "--batch_size",
+    "--num_batches",
+    "--num_warmup_batches",
+}
 
 
 def trainer_of(source: BenchmarkOptions) -> tuple[str, str]:
@@ -99,9 +153,11 @@ def trainer_of(source: BenchmarkOptions) -> tuple[str, str]:
                 found = TRAINER.search(value) if isinstance(value, str) else None
                 if found:
                     return found.group(1), " ".join(shape_arguments(shlex.split(found.group(2))))
-    raise CaramelError(f"{source.file} with tags {' '.join(source.tags) or '(none)'} starts none of caramel's "
-                       "trainers (caramel.payloads.workloads.gpt or .resnet)", hint="give the tags of its CPU run, "
-                       "e.g. bench layout --measure llm --tag 117M local")
+    raise CaramelError(
+        f"{source.file} with tags {' '.join(source.tags) or '(none)'} starts none of caramel's "
+        "trainers (caramel.payloads.workloads.gpt or .resnet)",
+        hint="give the tags of its CPU run, e.g. bench layout --measure llm --tag 117M local",
+    )
 
 
 def shape_arguments(words: list[str]) -> list[str]:
@@ -120,40 +176,66 @@ def shape_arguments(words: list[str]) -> list[str]:
 
 def measure(options: LayoutOptions, workload: str, out: TextIO) -> None:
     from caramel.payloads.workloads import layout, layout_probe, layout_store
+
     try:
-        candidates = (tuple(layout.parse_layout(t) for t in options.layouts.split(",") if t.strip())
-                      or layout_probe.candidate_layouts(workload=workload))
+        candidates = tuple(
+            layout.parse_layout(t) for t in options.layouts.split(",") if t.strip()
+        ) or layout_probe.candidate_layouts(workload=workload)
     except ValueError as exc:
         raise CaramelError(f"--layouts {options.layouts!r}: {exc}") from None
-    plan = layout_probe.ProbePlan(workload, candidates, options.iterations, options.repeats, shape=options.shape,
-                                  timeout_s=options.timeout_s)
+    plan = layout_probe.ProbePlan(
+        workload,
+        candidates,
+        options.iterations,
+        options.repeats,
+        shape=options.shape,
+        timeout_s=options.timeout_s,
+    )
     busy = layout.running_elsewhere()
-    print(f"measuring {workload}: {', '.join(map(layout_probe.name_of, candidates))}, {options.repeats} run(s) "
-          f"each of {options.iterations} timed iterations ({layout_probe.load()})", file=out, flush=True)
+    print(
+        f"measuring {workload}: {', '.join(map(layout_probe.name_of, candidates))}, {options.repeats} run(s) "
+        f"each of {options.iterations} timed iterations ({layout_probe.load()})",
+        file=out,
+        flush=True,
+    )
     if busy >= 0.5:
-        print(f"warning: {busy:.0f} other task(s) running now: the figures measure this load too; measure on a "
-              "quiet node", file=out)
+        print(
+            f"warning: {busy:.0f} other task(s) running now: the figures measure this load too; measure on a "
+            "quiet node",
+            file=out,
+        )
     try:
         measurement = layout_probe.measure(plan, lambda line: print(line, file=out, flush=True))
     except layout_probe.ProbeError as exc:
         raise CaramelError(f"the layout probe failed: {exc}") from None
     path = layout_store.save(layout.store_file(), measurement)
-    print(f"{workload}: {measurement.layout} wins ({measurement.summary()}); {measurement.seconds:.0f} s; "
-          f"stored in {path}", file=out)
+    print(
+        f"{workload}: {measurement.layout} wins ({measurement.summary()}); {measurement.seconds:.0f} s; "
+        f"stored in {path}",
+        file=out,
+    )
 
 
 def show(workloads: tuple[str, ...], out: TextIO) -> None:
     """Each trainer's layout now and why, the rule's, and what is stored."""
     from caramel.payloads.workloads import layout, layout_store
+
     for workload in workloads:
         print(f"{workload}: {layout.layout_choice(workload).describe()}", file=out)
     cpus = layout.usable_cpus()
     busy = layout.running_elsewhere()
     numa = layout.numa_nodes_holding(cpus)
-    rules = ", ".join(f"{w} {r.processes}x{r.threads}" for w, r in (
-        (w, layout.cpu_layout(len(cpus), numa, busy, layout.RULE_RANKS[w])) for w in workloads))
-    print(f"the rule now: {rules} ({len(cpus)} usable cores, {numa} NUMA node(s), "
-          f"{round(busy)} busy)", file=out)
+    rules = ", ".join(
+        f"{w} {r.processes}x{r.threads}"
+        for w, r in (
+            (w, layout.cpu_layout(len(cpus), numa, busy, layout.RULE_RANKS[w])) for w in workloads
+        )
+    )
+    print(
+        f"the rule now: {rules} ({len(cpus)} usable cores, {numa} NUMA node(s), "
+        f"{round(busy)} busy)",
+        file=out,
+    )
     path = layout.store_file()
     stored = layout_store.read(path)
     if not stored:
@@ -162,7 +244,10 @@ def show(workloads: tuple[str, ...], out: TextIO) -> None:
     for m in stored:
         stale = m.matches(here)
         figures = ", ".join(f"{name} {m.median(name):.0f}" for name in m.figures)
-        print(f"measured {m.workload}: {m.layout} on {m.date.isoformat()}, host {m.node.host}, CPUs {m.node.cpus}, "
-              f"torch {m.node.torch or '-'}; shape {m.shape}; {m.iterations} iterations x {m.repeats} runs, "
-              f"{m.seconds:.0f} s; medians {figures} {m.unit} ({path})" + (f"; not used: {stale}" if stale else ""),
-              file=out)
+        print(
+            f"measured {m.workload}: {m.layout} on {m.date.isoformat()}, host {m.node.host}, CPUs {m.node.cpus}, "
+            f"torch {m.node.torch or '-'}; shape {m.shape}; {m.iterations} iterations x {m.repeats} runs, "
+            f"{m.seconds:.0f} s; medians {figures} {m.unit} ({path})"
+            + (f"; not used: {stale}" if stale else ""),
+            file=out,
+        )

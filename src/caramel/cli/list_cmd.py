@@ -12,13 +12,21 @@ COMMAND = "list"  # `bench list` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("list", help="list benchmarks, selected by tags (any tag matches; "
-                                         "a name is a tag)")
-    parser.add_argument("dirs", nargs="*", metavar="DIR",
-                        help="folders of benchmark files searched first")
-    parser.add_argument("--tags", nargs="+", action="extend", default=[], metavar="TAG",
-                        help="only benchmarks with any of these tags (a benchmark's name is one of "
-                             "its tags)")
+    parser = sub.add_parser(
+        "list", help="list benchmarks, selected by tags (any tag matches; a name is a tag)"
+    )
+    parser.add_argument(
+        "dirs", nargs="*", metavar="DIR", help="folders of benchmark files searched first"
+    )
+    parser.add_argument(
+        "--tags",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TAG",
+        help="only benchmarks with any of these tags (a benchmark's name is one of its tags)",
+    )
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.set_defaults(
-        func=lambda args: list_benchmarks(ListOptions.from_list_args(args), sys.stdout))
+        func=lambda args: list_benchmarks(ListOptions.from_list_args(args), sys.stdout)
+    )

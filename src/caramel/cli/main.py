@@ -53,8 +53,9 @@ def command_modules(modules: list[str]) -> list[ModuleType]:
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments, only their command's module is imported when it is known
     (importing all twenty costs every call 0.1 s), else every command (`bench --help` lists them)."""
-    parser = BenchParser(prog="bench",
-                         description="caramel: JUBE-compatible benchmarks for ML on HPC")
+    parser = BenchParser(
+        prog="bench", description="caramel: JUBE-compatible benchmarks for ML on HPC"
+    )
     parser.add_argument("--version", action="version", version=f"caramel {__version__}")
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -103,7 +104,9 @@ def _main(argv: list[str] | None) -> int:
             return int(args.func(args) or 0)
     except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, signal)
         stop = exc if isinstance(exc, Interrupted) else Interrupted()
-        with contextlib.suppress(OSError):  # the terminal of a closed login (SIGHUP) takes no more lines
+        with contextlib.suppress(
+            OSError
+        ):  # the terminal of a closed login (SIGHUP) takes no more lines
             print(stop, file=sys.stderr)
         return stop.exit_code
     except BrokenPipeError:  # the output's reader went away (`bench result | head`): nothing to say
@@ -130,8 +133,10 @@ def user_error(exc: Exception) -> CaramelError:
     if isinstance(exc, OSError) and exc.errno not in PROGRAM_ERRNOS:
         return os_error(exc)
     if isinstance(exc, sqlite3.Error):  # a database caramel did not wrap (state.dbfile)
-        return CaramelError(f"a database could not be used: {exc}", hint="check the free space and "
-                            "the permissions of the run folder and of the history")
+        return CaramelError(
+            f"a database could not be used: {exc}",
+            hint="check the free space and the permissions of the run folder and of the history",
+        )
     return InternalError.of(exc)
 
 

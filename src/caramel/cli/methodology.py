@@ -38,8 +38,14 @@ class MethodologyOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> MethodologyOptions:
-        return cls(targets=args.targets, estimator=args.estimator, threshold=args.threshold, max_sd=args.max_sd,
-                   history=args.history, format=args.format)
+        return cls(
+            targets=args.targets,
+            estimator=args.estimator,
+            threshold=args.threshold,
+            max_sd=args.max_sd,
+            history=args.history,
+            format=args.format,
+        )
 
 
 def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> int:
@@ -68,8 +74,17 @@ def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> in
         systems = list(dict.fromkeys([*systems, record.system, *record.tags]))
         folders.append(os.path.dirname(os.path.abspath(record.file)) if record.file else "")
     known = _catalogue([f for f in dict.fromkeys(folders) if f]) | _recorded(options.history)
-    result = judge(figures, targets, options.threshold, options.max_sd, [n for n in systems if n], estimators, known,
-                   list(estimators), columns)
+    result = judge(
+        figures,
+        targets,
+        options.threshold,
+        options.max_sd,
+        [n for n in systems if n],
+        estimators,
+        known,
+        list(estimators),
+        columns,
+    )
     if options.format == "json":
         out.write(_json(result) + "\n")
     else:
@@ -89,8 +104,9 @@ def with_copies(inp, metrics: list) -> list:
         return metrics
     from caramel.stages.report.performance import copies_lines
 
-    lines = {(model, readable_unit(unit)): copies
-             for (model, unit), copies in copies_lines(inp).items()}
+    lines = {
+        (model, readable_unit(unit)): copies for (model, unit), copies in copies_lines(inp).items()
+    }
     for metric in metrics:  # a performance table's row names its model; its unit is the figure's
         if metric.table == PERFORMANCE_TABLE and metric.row.get(COPY_COLUMN) in COPY_AGGREGATES:
             metric.copies = lines.get((metric.row.get("model", ""), metric.unit), [])
@@ -103,13 +119,24 @@ def _json(result) -> str:
             return None
         return value
 
-    lines = [{k: clean(v) for k, v in dict(vars(x), passed=x.passed, verdict=x.verdict.value).items()}
-             for x in result.lines]
-    return json.dumps({"system": result.system, "estimators": result.captions,
-                       "intervals": result.intervals, "benchmarks": lines,
-                       "missing": result.missing, "passed": result.passed,
-                       "criteria": [{"name": n, "value": clean(v), "passed": ok} for n, v, ok in result.criteria]},
-                      indent=1)
+    lines = [
+        {k: clean(v) for k, v in dict(vars(x), passed=x.passed, verdict=x.verdict.value).items()}
+        for x in result.lines
+    ]
+    return json.dumps(
+        {
+            "system": result.system,
+            "estimators": result.captions,
+            "intervals": result.intervals,
+            "benchmarks": lines,
+            "missing": result.missing,
+            "passed": result.passed,
+            "criteria": [
+                {"name": n, "value": clean(v), "passed": ok} for n, v, ok in result.criteria
+            ],
+        },
+        indent=1,
+    )
 
 
 def _catalogue(folders: list[str]) -> set[str]:
@@ -141,14 +168,45 @@ def _number(value: float, spec: str) -> str:
 def _print(result, markdown: bool, out: TextIO) -> None:
     from caramel.stages.analyse.intervals import LEVEL  # the analyse stage: not at `bench --help`
 
-    head = ["bench", "target", "bounds", "result", f"{100 * LEVEL:g} % CI", "n", "sd", "sd%",
-            "sem%", "diff", "pass", "why"]
-    rows = [[x.name, _number(x.target, ".6g"), _bounds(x), _number(x.result, ".6g"), _interval(x),
-             str(x.n), _number(x.sd, ".4g"), _pct(x.sd_pct), _pct(x.sem_pct),
-             "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%", x.verdict.value, x.why]
-            for x in result.lines]
-    stats = [[name, "" if value is None or math.isnan(value) else f"{value:+.4f} %",
-              "cannot judge" if ok is None else str(ok)] for name, value, ok in result.criteria]
+    head = [
+        "bench",
+        "target",
+        "bounds",
+        "result",
+        f"{100 * LEVEL:g} % CI",
+        "n",
+        "sd",
+        "sd%",
+        "sem%",
+        "diff",
+        "pass",
+        "why",
+    ]
+    rows = [
+        [
+            x.name,
+            _number(x.target, ".6g"),
+            _bounds(x),
+            _number(x.result, ".6g"),
+            _interval(x),
+            str(x.n),
+            _number(x.sd, ".4g"),
+            _pct(x.sd_pct),
+            _pct(x.sem_pct),
+            "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%",
+            x.verdict.value,
+            x.why,
+        ]
+        for x in result.lines
+    ]
+    stats = [
+        [
+            name,
+            "" if value is None or math.isnan(value) else f"{value:+.4f} %",
+            "cannot judge" if ok is None else str(ok),
+        ]
+        for name, value, ok in result.criteria
+    ]
     if result.system:
         out.write(f"system: {result.system}\n")
     elif result.system is None:

@@ -15,8 +15,13 @@ from caramel.errors import RunError
 from caramel.fs.paths import same_file
 
 
-def refuse_inputs(output: str, run_dir: str | None = None, history: str | list[str] | None = None,
-                  option: str = "-o", files: list[tuple[str, str]] | None = None) -> None:
+def refuse_inputs(
+    output: str,
+    run_dir: str | None = None,
+    history: str | list[str] | None = None,
+    option: str = "-o",
+    files: list[tuple[str, str]] | None = None,
+) -> None:
     """Raise RunError when `output` is the history (the given one(s), else the default), the run state
     of `run_dir`, or one of `files` ((path, what it is))."""
     from caramel.consumers.history.store import default_path
@@ -29,9 +34,14 @@ def refuse_inputs(output: str, run_dir: str | None = None, history: str | list[s
     histories = history if isinstance(history, list) else [history] if history else []
     inputs += [(path, "the history this command reads") for path in histories or [default_path()]]
     if run_dir:
-        inputs += [(layout.run_db(run_dir), "the run's state"), (layout.analysis_cache(run_dir), "the run's "
-                                                                 "analysis cache")]
+        inputs += [
+            (layout.run_db(run_dir), "the run's state"),
+            (layout.analysis_cache(run_dir), "the run's analysis cache"),
+        ]
     for path, what in inputs:
         if path and (os.path.exists(path) or os.path.lexists(output)) and same_file(output, path):
-            raise RunError(f"{option} {output} is {what} ({path}): an output may never be one of the command's "
-                           "inputs; nothing was written", hint=f"give {option} another file")
+            raise RunError(
+                f"{option} {output} is {what} ({path}): an output may never be one of the command's "
+                "inputs; nothing was written",
+                hint=f"give {option} another file",
+            )

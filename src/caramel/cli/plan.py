@@ -18,9 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("plan", help="list the workpackages a run would create")
     add_benchmark_args(parser)
     parser.add_argument("--format", choices=["table", "json"], default="table")
-    parser.add_argument("--predict", action="store_true",
-                        help="add each workpackage's predicted job time and the campaign's node-hours and energy "
-                             "(from the history: bench predict)")
+    parser.add_argument(
+        "--predict",
+        action="store_true",
+        help="add each workpackage's predicted job time and the campaign's node-hours and energy "
+        "(from the history: bench predict)",
+    )
     add_predict_args(parser)
     parser.set_defaults(func=run)
 
@@ -34,8 +37,12 @@ class PlanOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> PlanOptions:
-        return cls(source=BenchmarkOptions.from_args(args), json=args.format == "json", predict=args.predict,
-                   forecast=ForecastOptions.from_args(args))
+        return cls(
+            source=BenchmarkOptions.from_args(args),
+            json=args.format == "json",
+            predict=args.predict,
+            forecast=ForecastOptions.from_args(args),
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,12 +54,16 @@ def plan_command(options: PlanOptions, out: TextIO) -> int:
     from caramel.stages.expand.plan import make_plan
 
     benchmarks = load_named(options.source).benchmarks
-    plans = [make_plan(bench, max_workpackages=options.source.max_workpackages) for bench in benchmarks]
+    plans = [
+        make_plan(bench, max_workpackages=options.source.max_workpackages) for bench in benchmarks
+    ]
     if options.predict:
         from caramel.cli.predict import print_cost
 
         for bench, plan in zip(benchmarks, plans, strict=True):
-            print_cost(bench, plan, options.forecast, list(options.source.systems), options.json, out)
+            print_cost(
+                bench, plan, options.forecast, list(options.source.systems), options.json, out
+            )
         return 0
     if options.json:
         docs = [plan_json(plan) for plan in plans]

@@ -13,8 +13,13 @@ def plan_json(plan) -> dict:
     return {
         "benchmark": plan.benchmark.name,
         "workpackages": [
-            {"id": wp.id, "step": wp.step.name, "iteration": wp.iteration,
-             "parents": [p.id for p in wp.parents], "parameters": wp.params().typed_values()}
+            {
+                "id": wp.id,
+                "step": wp.step.name,
+                "iteration": wp.iteration,
+                "parents": [p.id for p in wp.parents],
+                "parameters": wp.params().typed_values(),
+            }
             for wp in plan.workpackages
         ],
     }
@@ -47,9 +52,14 @@ def print_plan(plan, out: TextIO) -> None:
     for group in by_step.values():
         first = group[0].params().typed_values()
         for name in first:
-            if name not in varying and any(wp.params().typed_values().get(name) != first[name] for wp in group[1:]):
+            if name not in varying and any(
+                wp.params().typed_values().get(name) != first[name] for wp in group[1:]
+            ):
                 varying.append(name)
     header = ["id", "step", "iter", "parents"] + varying
-    rows = [[str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)] +
-            [str(wp.params().typed_values().get(n, "")).strip()[:30] for n in varying] for wp in wps]
+    rows = [
+        [str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)]
+        + [str(wp.params().typed_values().get(n, "")).strip()[:30] for n in varying]
+        for wp in wps
+    ]
     print_table(out, header, rows)

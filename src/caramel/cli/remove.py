@@ -19,10 +19,20 @@ COMMAND = "remove"  # `bench remove` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("remove", help="delete a run, or single workpackages (and what depends on them)")
+    parser = sub.add_parser(
+        "remove", help="delete a run, or single workpackages (and what depends on them)"
+    )
     add_run_args(parser)
-    parser.add_argument("-w", "--workpackage", type=int, nargs="+", action="extend", default=[], metavar="WP",
-                        help="only these workpackages (and their dependants): bench continue runs them again")
+    parser.add_argument(
+        "-w",
+        "--workpackage",
+        type=int,
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="WP",
+        help="only these workpackages (and their dependants): bench continue runs them again",
+    )
     parser.add_argument("-f", "--force", action="store_true", help="do not ask")
     parser.set_defaults(func=run)
 
@@ -52,16 +62,21 @@ def remove(options: RemoveOptions, out: TextIO) -> int:
     run_dir = resolve(options.dir, options.id)
     made = proven(run_dir)  # before asking: a folder that is no run is refused, whatever the answer
     chosen = options.workpackages
-    what = (f"workpackage{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))} "
-            f"(and what depends on them) of run {run_dir}" if chosen
-            else f"run {run_dir} ({made.benchmark}) and everything in it")
+    what = (
+        f"workpackage{'s' if len(chosen) > 1 else ''} {', '.join(map(str, chosen))} "
+        f"(and what depends on them) of run {run_dir}"
+        if chosen
+        else f"run {run_dir} ({made.benchmark}) and everything in it"
+    )
     if not options.force and not _confirmed(what):
         out.write("nothing removed\n")
         return 1
     if chosen:
         ids = remove_workpackages(run_dir, list(chosen))
-        out.write(f"removed workpackage{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))} of {run_dir}; "
-                  f"bench continue runs {'them' if len(ids) > 1 else 'it'} again\n")
+        out.write(
+            f"removed workpackage{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))} of {run_dir}; "
+            f"bench continue runs {'them' if len(ids) > 1 else 'it'} again\n"
+        )
         return 0
     remove_run(run_dir)
     out.write(f"removed {run_dir}\n")
@@ -71,7 +86,10 @@ def remove(options: RemoveOptions, out: TextIO) -> int:
 def _confirmed(what: str) -> bool:
     """A yes at the terminal; no terminal to ask at is an error (nothing is deleted unasked)."""
     if not sys.stdin.isatty():
-        raise RunError(f"bench remove would delete {what}, and cannot ask: its standard input is not a terminal; "
-                       "nothing removed", hint="give -f to remove without asking")
+        raise RunError(
+            f"bench remove would delete {what}, and cannot ask: its standard input is not a terminal; "
+            "nothing removed",
+            hint="give -f to remove without asking",
+        )
     answer = input(f"remove {what}? [y/N] ")
     return answer.strip().lower() in ("y", "yes")

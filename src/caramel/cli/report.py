@@ -14,11 +14,15 @@ COMMAND = "report"  # `bench report` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("report", help="write a self-contained HTML report (tables, plots, history)")
+    parser = sub.add_parser(
+        "report", help="write a self-contained HTML report (tables, plots, history)"
+    )
     add_run_args(parser)
     add_no_eval(parser)
     parser.add_argument("--html", required=True, metavar="FILE", help="the page to write")
-    parser.add_argument("--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)")
+    parser.add_argument(
+        "--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)"
+    )
     parser.set_defaults(func=run)
 
 
@@ -32,7 +36,9 @@ class ReportOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReportOptions:
-        return cls(html=args.html, dir=args.dir, id=args.id, history=args.history, no_eval=args.no_eval)
+        return cls(
+            html=args.html, dir=args.dir, id=args.id, history=args.history, no_eval=args.no_eval
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,8 +70,11 @@ def report(options: ReportOptions, out: TextIO) -> int:
 
                 refuse_evaluation(inp.benchmark, analysis_only=True)
             key = imported(history, run_dir)
-            tables = [(item.table.name, item.data.headings, item.data.cells)
-                      for item in produce(inp).made if item.table.output == "table"]
+            tables = [
+                (item.table.name, item.data.headings, item.data.cells)
+                for item in produce(inp).made
+                if item.table.output == "table"
+            ]
             record = history.run(key)
             assert record is not None  # imported just above
             chosen.append((key, record.benchmark, tables))
@@ -73,8 +82,11 @@ def report(options: ReportOptions, out: TextIO) -> int:
     benchmarks = {bench for _, bench, _ in chosen}
     _keep_benchmarks(collection, benchmarks)
     index = {r.record.run_key: r.index for r in collection.runs}
-    text = page(collection, f"caramel report: {', '.join(sorted(benchmarks))}",
-                runs=[(index[key], tables) for key, _, tables in chosen])
+    text = page(
+        collection,
+        f"caramel report: {', '.join(sorted(benchmarks))}",
+        runs=[(index[key], tables) for key, _, tables in chosen],
+    )
     write_text(options.html, text)
     # the page on standard output (--html -) keeps it to itself: the note goes to stderr then
     note = sys.stderr if options.html == "-" else out

@@ -15,7 +15,13 @@ import sys
 from dataclasses import dataclass
 from typing import TextIO
 
-from caramel.cli.common import UpdateOptions, add_no_eval, add_run_args, add_update, analysis_input_of
+from caramel.cli.common import (
+    UpdateOptions,
+    add_no_eval,
+    add_run_args,
+    add_update,
+    analysis_input_of,
+)
 from caramel.stages.report.styles import STYLES, Style
 
 
@@ -36,9 +42,18 @@ class ResultOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ResultOptions:
-        return cls(dir=args.dir, id=args.id, source=UpdateOptions.from_args(args), style=args.style,
-                   output=args.output, only=tuple(args.only) if args.only else None, reanalyse=args.reanalyse,
-                   no_files=args.no_files, history=args.history, no_history=args.no_history)
+        return cls(
+            dir=args.dir,
+            id=args.id,
+            source=UpdateOptions.from_args(args),
+            style=args.style,
+            output=args.output,
+            only=tuple(args.only) if args.only else None,
+            reanalyse=args.reanalyse,
+            no_files=args.no_files,
+            history=args.history,
+            no_history=args.no_history,
+        )
 
 
 COMMAND = "result"  # `bench result` (cli/main.py finds this module by it)
@@ -54,20 +69,52 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_run_args(parser)
     add_no_eval(parser)
     add_update(parser)
-    parser.add_argument("--style", "-s", choices=STYLES, default=None,
-                        help="output style for every table (default: each table's own style)")
-    parser.add_argument("-o", "--output", metavar="FILE", default=None, help="write the tables to FILE")
-    parser.add_argument("--only", "--table", nargs="+", action="extend", default=None, metavar="NAME",
-                        help="only these tables or databases")
-    parser.add_argument("-a", "--analyse", action="store_true",
-                        help="accepted for JUBE users: the analysis always runs on what changed")
-    parser.add_argument("--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls")
-    parser.add_argument("--no-files", action="store_true", help="do not write result/<table>.dat files")
-    parser.add_argument("--history", metavar="FILE", default=None,
-                        help="history database to add the run to (default $CARAMEL_HISTORY or the data folder)")
-    parser.add_argument("--no-history", action="store_true", help="do not add the run to the history")
-    parser.add_argument("--perf-csv", metavar="FILE", default=None,
-                        help="with -c: where to write the campaign's MAD-style perf.csv (default ./perf.csv)")
+    parser.add_argument(
+        "--style",
+        "-s",
+        choices=STYLES,
+        default=None,
+        help="output style for every table (default: each table's own style)",
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", default=None, help="write the tables to FILE"
+    )
+    parser.add_argument(
+        "--only",
+        "--table",
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="NAME",
+        help="only these tables or databases",
+    )
+    parser.add_argument(
+        "-a",
+        "--analyse",
+        action="store_true",
+        help="accepted for JUBE users: the analysis always runs on what changed",
+    )
+    parser.add_argument(
+        "--reanalyse", action="store_true", help="ignore analysed values kept from earlier calls"
+    )
+    parser.add_argument(
+        "--no-files", action="store_true", help="do not write result/<table>.dat files"
+    )
+    parser.add_argument(
+        "--history",
+        metavar="FILE",
+        default=None,
+        help="history database to add the run to (default $CARAMEL_HISTORY or the data folder)",
+    )
+    parser.add_argument(
+        "--no-history", action="store_true", help="do not add the run to the history"
+    )
+    parser.add_argument(
+        "--perf-csv",
+        metavar="FILE",
+        default=None,
+        help="with -c: where to write the campaign's MAD-style perf.csv (default ./perf.csv)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,7 +138,9 @@ def result(options: ResultOptions, out: TextIO) -> int:
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
     before = run_snapshot(run_dir)
-    produced = produce(inp, list(options.only) if options.only else None, use_cache=not options.reanalyse)
+    produced = produce(
+        inp, list(options.only) if options.only else None, use_cache=not options.reanalyse
+    )
     for line in produced.warnings:
         print(f"warning: {line}", file=sys.stderr)
     if not produced.made:
@@ -109,8 +158,13 @@ def result(options: ResultOptions, out: TextIO) -> int:
         from caramel.stages.report.results import history_change, history_tables
 
         check_still_there(run_dir, before)
-        add_quietly(options.history, inp, lambda: history_tables(inp, produced.made), produced.from_cache,
-                    history_change(inp, produced))
+        add_quietly(
+            options.history,
+            inp,
+            lambda: history_tables(inp, produced.made),
+            produced.from_cache,
+            history_change(inp, produced),
+        )
     return 0
 
 
@@ -126,11 +180,18 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
     foreign = _foreign(options.source.no_eval, run_dir)
     for item in made:
         folder = result_dir(inp, item.result)
-        if foreign and not is_within(run_dir, folder):  # a stored result_dir= never leads a reader's writes out
+        if foreign and not is_within(
+            run_dir, folder
+        ):  # a stored result_dir= never leads a reader's writes out
             folder = os.path.join(run_dir, "result")
         if item.table.output == "database":
-            _database(item, os.path.join(folder, f"{item.table.name}.dat"), run_dir, foreign,
-                      options.history or default_path())
+            _database(
+                item,
+                os.path.join(folder, f"{item.table.name}.dat"),
+                run_dir,
+                foreign,
+                options.history or default_path(),
+            )
             continue
         style = options.style or item.data.style
         if style == "json":
@@ -143,9 +204,12 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
                 print(f"note: table '{item.table.name}': {item.data.caption}", file=sys.stderr)
             bad = clashes(item.data) if style in ("csv", "aligned") else []
             if bad:
-                print(f"warning: table '{item.table.name}': cells of {', '.join(bad)} contain the separator "
-                      f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; read the table "
-                      "with --style json, or give the table another separator=", file=sys.stderr)
+                print(
+                    f"warning: table '{item.table.name}': cells of {', '.join(bad)} contain the separator "
+                    f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; read the table "
+                    "with --style json, or give the table another separator=",
+                    file=sys.stderr,
+                )
         if not options.no_files:
             _write_quietly(os.path.join(folder, f"{item.table.name}.dat"), text, run_dir)
     if documents:
@@ -161,8 +225,10 @@ def _database(item, dat: str, run_dir: str, foreign: bool, history: str) -> None
 
     run = os.path.basename(run_dir)
     if not may_write(dat):
-        print(f"note: database {item.table.name} of run {run} not written: {dat} is read-only "
-              "to you", file=sys.stderr)
+        print(
+            f"note: database {item.table.name} of run {run} not written: {dat} is read-only to you",
+            file=sys.stderr,
+        )
         return
     path = write_database(item.table, item.data, dat, run_dir, foreign=foreign, history=history)
     print(f"database {item.table.name} of run {run}: {path}", file=sys.stderr)

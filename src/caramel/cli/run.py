@@ -24,47 +24,108 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("run", help="run a benchmark: create its run folder and run every workpackage")
+    parser = sub.add_parser(
+        "run", help="run a benchmark: create its run folder and run every workpackage"
+    )
     add_benchmark_args(parser, file_optional=True)
-    parser.add_argument("--suite", nargs="+", metavar="TAG", default=None,
-                        help="run every benchmark with any of these tags (MAD's rule) as one campaign")
-    parser.add_argument("-o", "--outpath", metavar="OUTPATH",
-                        help="folder for the run folders instead of the file's outpath (relative to the current folder)")
-    parser.add_argument("--dry-run", action="store_true", help="show the workpackages and their do's; create nothing")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS",
-                        help="fail a workpackage that waits longer than this for its done file")
-    parser.add_argument("--repeat", default=None, metavar="N|auto",
-                        help="run every workpackage N times (N iterations of each step; "
-                             "tables give the mean, the history and bench compare the spread); "
-                             "auto: repeat until every figure's 95 %% interval is within "
-                             "--repeat-target (default: the file's repeat, else 1)")
-    parser.add_argument("--repeat-target", type=float, default=2.0, metavar="PCT",
-                        help="--repeat auto: the 95 %% interval's half-width, in %% of the mean, "
-                             "every figure must reach (default 2)")
-    parser.add_argument("--repeat-min", type=int, default=3, metavar="N",
-                        help="--repeat auto: repeats made before judging (default 3)")
-    parser.add_argument("--repeat-max", type=int, default=30, metavar="N",
-                        help="--repeat auto: at most N repeats (default 30)")
-    parser.add_argument("--repeat-time", type=float, default=None, metavar="SECONDS",
-                        help="--repeat auto: no repeat starts after SECONDS (default: no limit)")
-    parser.add_argument("--time-limit", metavar="SECONDS|HH:MM:SS", default=None,
-                        help="time limit of every step's do's, over the file's timeout and metadata (0: none)")
-    parser.add_argument("--copies", metavar="N|all", default=None,
-                        help="run N copies of each workpackage at once, each on its share of cores and devices")
+    parser.add_argument(
+        "--suite",
+        nargs="+",
+        metavar="TAG",
+        default=None,
+        help="run every benchmark with any of these tags (MAD's rule) as one campaign",
+    )
+    parser.add_argument(
+        "-o",
+        "--outpath",
+        metavar="OUTPATH",
+        help="folder for the run folders instead of the file's outpath (relative to the current folder)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="show the workpackages and their do's; create nothing",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        help="fail a workpackage that waits longer than this for its done file",
+    )
+    parser.add_argument(
+        "--repeat",
+        default=None,
+        metavar="N|auto",
+        help="run every workpackage N times (N iterations of each step; "
+        "tables give the mean, the history and bench compare the spread); "
+        "auto: repeat until every figure's 95 %% interval is within "
+        "--repeat-target (default: the file's repeat, else 1)",
+    )
+    parser.add_argument(
+        "--repeat-target",
+        type=float,
+        default=2.0,
+        metavar="PCT",
+        help="--repeat auto: the 95 %% interval's half-width, in %% of the mean, "
+        "every figure must reach (default 2)",
+    )
+    parser.add_argument(
+        "--repeat-min",
+        type=int,
+        default=3,
+        metavar="N",
+        help="--repeat auto: repeats made before judging (default 3)",
+    )
+    parser.add_argument(
+        "--repeat-max",
+        type=int,
+        default=30,
+        metavar="N",
+        help="--repeat auto: at most N repeats (default 30)",
+    )
+    parser.add_argument(
+        "--repeat-time",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="--repeat auto: no repeat starts after SECONDS (default: no limit)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        metavar="SECONDS|HH:MM:SS",
+        default=None,
+        help="time limit of every step's do's, over the file's timeout and metadata (0: none)",
+    )
+    parser.add_argument(
+        "--copies",
+        metavar="N|all",
+        default=None,
+        help="run N copies of each workpackage at once, each on its share of cores and devices",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
-    parser.add_argument("--time-from-prediction", action="store_true",
-                        help="on a SLURM system, a job's --time from bench predict (+ --time-margin) where the file "
-                             "sets no timelimit")
-    parser.add_argument("--time-margin", type=float, default=25.0, metavar="PERCENT",
-                        help="added to the predicted job time's 90 %% high end (default 25)")
+    parser.add_argument(
+        "--time-from-prediction",
+        action="store_true",
+        help="on a SLURM system, a job's --time from bench predict (+ --time-margin) where the file "
+        "sets no timelimit",
+    )
+    parser.add_argument(
+        "--time-margin",
+        type=float,
+        default=25.0,
+        metavar="PERCENT",
+        help="added to the predicted job time's 90 %% high end (default 25)",
+    )
     add_predict_args(parser)
     parser.set_defaults(func=run)
 
 
 def repeat(bench, times: int) -> None:
     """Each step `times` as many iterations (JUBE's way of running a workpackage again)."""
-    bench.steps = {name: dataclasses.replace(step, iterations=step.iterations * times, repeats=times)
-                   for name, step in bench.steps.items()}
+    bench.steps = {
+        name: dataclasses.replace(step, iterations=step.iterations * times, repeats=times)
+        for name, step in bench.steps.items()
+    }
 
 
 def planned_repeats(bench, options: RunOptions) -> AutoRepeat | None:
@@ -106,23 +167,36 @@ class RunOptions:
     time_margin: float = 25.0
     history: str | None = None
     learn_from: str | None = None
-    under_cwd: bool = False  # run folders under the current folder (a campaign's members), as a name's are
-    on_created: Callable[[str], None] | None = None  # told each run folder once it exists (a campaign records it)
+    under_cwd: bool = (
+        False  # run folders under the current folder (a campaign's members), as a name's are
+    )
+    on_created: Callable[[str], None] | None = (
+        None  # told each run folder once it exists (a campaign records it)
+    )
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:
         from caramel.stages.engine.rounds import AutoRepeat
         from caramel.stages.spec.limits import parse_copies, parse_duration
 
-        return cls(source=BenchmarkOptions.from_args(args), suite=tuple(args.suite) if args.suite else None,
-                   outpath=args.outpath or current().jube_outpath or None, dry_run=args.dry_run,
-                   timeout=args.timeout, repeat=_repeat_arg(args.repeat),
-                   auto=AutoRepeat(args.repeat_target, args.repeat_min, args.repeat_max,
-                                   args.repeat_time),
-                   time_limit=None if args.time_limit is None else parse_duration(args.time_limit, "--time-limit"),
-                   copies=None if args.copies is None else parse_copies(args.copies), quiet=args.quiet,
-                   time_from_prediction=args.time_from_prediction, time_margin=args.time_margin,
-                   history=args.history, learn_from=args.learn_from)
+        return cls(
+            source=BenchmarkOptions.from_args(args),
+            suite=tuple(args.suite) if args.suite else None,
+            outpath=args.outpath or current().jube_outpath or None,
+            dry_run=args.dry_run,
+            timeout=args.timeout,
+            repeat=_repeat_arg(args.repeat),
+            auto=AutoRepeat(args.repeat_target, args.repeat_min, args.repeat_max, args.repeat_time),
+            time_limit=None
+            if args.time_limit is None
+            else parse_duration(args.time_limit, "--time-limit"),
+            copies=None if args.copies is None else parse_copies(args.copies),
+            quiet=args.quiet,
+            time_from_prediction=args.time_from_prediction,
+            time_margin=args.time_margin,
+            history=args.history,
+            learn_from=args.learn_from,
+        )
 
 
 def _repeat_arg(text: str | None) -> Repeat | None:
@@ -133,9 +207,10 @@ def _repeat_arg(text: str | None) -> Repeat | None:
     try:
         return parse_repeat(text, what="--repeat")
     except CaramelError:
-        raise RunError(f"--repeat {text}: expected a number of runs of at least 1, or auto",
-                       hint="bench run FILE --repeat 5, or --repeat auto "
-                            "[--repeat-target 2 --repeat-max 30]") from None
+        raise RunError(
+            f"--repeat {text}: expected a number of runs of at least 1, or auto",
+            hint="bench run FILE --repeat 5, or --repeat auto [--repeat-target 2 --repeat-max 30]",
+        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,8 +224,10 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
 
         return run_suite(options, out, run_benchmarks)
     if not options.source.file:
-        raise RunError("bench run needs a benchmark file or name, or --suite TAG",
-                       hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local")
+        raise RunError(
+            "bench run needs a benchmark file or name, or --suite TAG",
+            hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local",
+        )
     # the engine and the model, imported here: `bench --help` and `bench run --help` list this command without them
     from caramel.stages.engine.copies import apply_copies
     from caramel.stages.engine.session import dry_run, scheduler_for, start_run
@@ -164,21 +241,37 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
         if options.time_from_prediction:
             from caramel.cli.predict import predicted_time
 
-            bench = predicted_time(bench, options.history, options.learn_from, list(options.source.systems),
-                                   options.time_margin)
+            bench = predicted_time(
+                bench,
+                options.history,
+                options.learn_from,
+                list(options.source.systems),
+                options.time_margin,
+            )
         if options.outpath:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(options.outpath)))
         elif loaded.by_name or options.under_cwd:  # never beside an installed file
             bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
         if options.dry_run:
-            out.writelines(line + "\n" for line in dry_run(bench, max_workpackages=options.source.max_workpackages))
+            out.writelines(
+                line + "\n"
+                for line in dry_run(bench, max_workpackages=options.source.max_workpackages)
+            )
             continue
-        settings = Settings(timeout=options.timeout, time_limit=options.time_limit,
-                            repeat_auto=None if rule is None else rule.to_dict())
-        summary = start_run(bench, settings, quiet=options.quiet, scheduler=scheduler_for(bench),
-                            on_created=options.on_created,
-                            max_workpackages=options.source.max_workpackages,
-                            go_on=None if rule is None else judge(rule, options.quiet, out))
+        settings = Settings(
+            timeout=options.timeout,
+            time_limit=options.time_limit,
+            repeat_auto=None if rule is None else rule.to_dict(),
+        )
+        summary = start_run(
+            bench,
+            settings,
+            quiet=options.quiet,
+            scheduler=scheduler_for(bench),
+            on_created=options.on_created,
+            max_workpackages=options.source.max_workpackages,
+            go_on=None if rule is None else judge(rule, options.quiet, out),
+        )
         print_summary(summary, out)
         code = max(code, summary.exit_code)
     return code

@@ -22,7 +22,9 @@ COMMAND = "status"  # `bench status` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = add_run_reader(sub, "status", "count workpackages per step and state; show failures", ("table", "json"))
+    parser = add_run_reader(
+        sub, "status", "count workpackages per step and state; show failures", ("table", "json")
+    )
     parser.set_defaults(func=run)
 
 
@@ -50,11 +52,30 @@ def status(options: StatusOptions, out: TextIO) -> int:
     failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.FAILED]
     waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.WAITING]
     if options.json:
-        out.write(json.dumps({"run": info.run_id, "benchmark": info.benchmark, "dir": run_dir, "steps": counts,
-                              "repeat_auto": info.settings.get("repeat_auto"),
-                              "workpackages": [{"id": wp.id, "step": wp.step, "state": wp.state, "reason": wp.reason,
-                                                "exit_code": wp.exit_code, "attempt": wp.attempt,
-                                                "job_id": wp.job_id} for wp in rows]}) + "\n")
+        out.write(
+            json.dumps(
+                {
+                    "run": info.run_id,
+                    "benchmark": info.benchmark,
+                    "dir": run_dir,
+                    "steps": counts,
+                    "repeat_auto": info.settings.get("repeat_auto"),
+                    "workpackages": [
+                        {
+                            "id": wp.id,
+                            "step": wp.step,
+                            "state": wp.state,
+                            "reason": wp.reason,
+                            "exit_code": wp.exit_code,
+                            "attempt": wp.attempt,
+                            "job_id": wp.job_id,
+                        }
+                        for wp in rows
+                    ],
+                }
+            )
+            + "\n"
+        )
         return 0
     out.write(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}\n")
     auto = info.settings.get("repeat_auto")
@@ -75,8 +96,11 @@ def print_counts(counts: dict[str, dict[str, int]], out: TextIO | None = None) -
     print_table(out or sys.stdout, columns, rows, indent=2)
 
 
-def print_reasons(failed: list[tuple[int, str, str]], waiting: list[tuple[int, str, str]],
-                  out: TextIO | None = None) -> None:
+def print_reasons(
+    failed: list[tuple[int, str, str]],
+    waiting: list[tuple[int, str, str]],
+    out: TextIO | None = None,
+) -> None:
     out = out or sys.stdout
     for title, items in (("failed", failed), ("waiting", waiting)):
         if not items:
@@ -85,7 +109,9 @@ def print_reasons(failed: list[tuple[int, str, str]], waiting: list[tuple[int, s
         for wp_id, step, reason in items[:MAX_LISTED]:
             out.write(f"  {wp_id} ({step}): {reason}\n")
         if len(items) > MAX_LISTED:
-            out.write(f"  ... and {len(items) - MAX_LISTED} more (bench status --format json lists all)\n")
+            out.write(
+                f"  ... and {len(items) - MAX_LISTED} more (bench status --format json lists all)\n"
+            )
 
 
 def print_summary(summary: Summary, out: TextIO | None = None) -> None:

@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from caramel.cli.run import RunOptions
 
 
-def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOptions, TextIO], int]) -> int:
+def run_suite(
+    options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOptions, TextIO], int]
+) -> int:
     """Run the benchmarks `options.suite` selects as one campaign, each with the other options, through
     `run_benchmarks` (cli.run's, passed in: the campaign wraps the command, it does not import it)."""
     from caramel.consumers.catalog import find_benchmarks, select_by_tags, unreadable_members
@@ -37,29 +39,49 @@ def run_suite(options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOpt
 
     source, suite = options.source, list(options.suite or ())
     if source.file:
-        raise RunError(f"--suite selects the benchmarks by tag: drop the file '{source.file}'",
-                       hint="bench run --suite cpu-smoke --tag local, or bench run FILE --tag ...")
+        raise RunError(
+            f"--suite selects the benchmarks by tag: drop the file '{source.file}'",
+            hint="bench run --suite cpu-smoke --tag local, or bench run FILE --tag ...",
+        )
     found = find_benchmarks(list(source.benchmarks))
     entries = select_by_tags(found, suite)
     broken = unreadable_members(found, suite)
     _check_tags(source, [entry.path for entry in entries])
     campaign = new_campaign(os.getcwd(), suite, list(source.tags))
-    out.write(f"campaign {campaign}: {len(entries)} benchmark(s): {', '.join(e.name for e in entries)}"
-              + (f"; {len(broken)} could not be read: {', '.join(e.name for e in broken)}" if broken else "") + "\n")
+    out.write(
+        f"campaign {campaign}: {len(entries)} benchmark(s): {', '.join(e.name for e in entries)}"
+        + (
+            f"; {len(broken)} could not be read: {', '.join(e.name for e in broken)}"
+            if broken
+            else ""
+        )
+        + "\n"
+    )
     out.flush()
     code = 0
     for entry in broken:
-        print(f"== {entry.name} ({entry.path}): FAILED, cannot read: {entry.error}", file=sys.stderr, flush=True)
+        print(
+            f"== {entry.name} ({entry.path}): FAILED, cannot read: {entry.error}",
+            file=sys.stderr,
+            flush=True,
+        )
         add_failure(campaign, entry.name, entry.path, entry.error)
         code = 2
     for entry in entries:
         out.write(f"== {entry.name} ({entry.path})\n")
         out.flush()
         member = dataclasses.replace(
-            options, suite=None, under_cwd=True,
-            source=dataclasses.replace(source, file=entry.path, check_tags=False,
-                                       only_bench=(entry.benchmark,) if entry.benchmark else source.only_bench),
-            on_created=_recorder(campaign, entry.name))
+            options,
+            suite=None,
+            under_cwd=True,
+            source=dataclasses.replace(
+                source,
+                file=entry.path,
+                check_tags=False,
+                only_bench=(entry.benchmark,) if entry.benchmark else source.only_bench,
+            ),
+            on_created=_recorder(campaign, entry.name),
+        )
         try:
             code = max(code, run_benchmarks(member, out))
         except CaramelError as exc:
@@ -83,8 +105,9 @@ def _check_tags(source: BenchmarkOptions, paths: list[str]) -> None:
         # a member that cannot be read says why when it runs
         with contextlib.suppress(CaramelError):
             known |= known_tags(path, list(source.include_path))
-    check_given_tags(source.tags, known, system_names(list(source.systems)), None,
-                     what="the suite's benchmarks")
+    check_given_tags(
+        source.tags, known, system_names(list(source.systems)), None, what="the suite's benchmarks"
+    )
 
 
 def _recorder(campaign: str, name: str) -> Callable[[str], None]:

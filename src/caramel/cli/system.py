@@ -20,24 +20,42 @@ COMMAND = "system"  # `bench system` (cli/main.py finds this module by it)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    parser = sub.add_parser("system", help="system files: list, show, check on this machine, detect a draft")
+    parser = sub.add_parser(
+        "system", help="system files: list, show, check on this machine, detect a draft"
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
-    for name, helptext in (("list", "the shipped and site systems, and where each comes from"),
-                           ("show", "a system file as it is read"),
-                           ("check", "whether a system holds on this machine (exit 1 if anything fails)"),
-                           ("detect", "write a draft system file from what this machine says (SLURM)")):
+    for name, helptext in (
+        ("list", "the shipped and site systems, and where each comes from"),
+        ("show", "a system file as it is read"),
+        ("check", "whether a system holds on this machine (exit 1 if anything fails)"),
+        ("detect", "write a draft system file from what this machine says (SLURM)"),
+    ):
         action = actions.add_parser(name, help=helptext)
-        action.add_argument("--systems", action="append", default=[], metavar="DIR",
-                            help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's")
+        action.add_argument(
+            "--systems",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="folder of system files searched before $CARAMEL_SYSTEMS_PATH and caramel's",
+        )
         if name in ("show", "check"):
             action.add_argument("name", metavar="NAME")
         if name == "list":
             action.add_argument("--format", choices=["table", "json"], default="table")
         if name == "detect":
-            action.add_argument("--partition", metavar="P", help="the partition to describe (default: SLURM's default)")
-            action.add_argument("-o", "--output", required=True, metavar="FILE",
-                                help="the file to write (its stem is the system's tag); never overwritten")
+            action.add_argument(
+                "--partition",
+                metavar="P",
+                help="the partition to describe (default: SLURM's default)",
+            )
+            action.add_argument(
+                "-o",
+                "--output",
+                required=True,
+                metavar="FILE",
+                help="the file to write (its stem is the system's tag); never overwritten",
+            )
         action.set_defaults(func=run)
 
 
@@ -66,7 +84,12 @@ def run(args: argparse.Namespace) -> int:
 
 def system_command(options: SystemOptions, out: TextIO) -> int:
     """`bench system list|show|check|detect`."""
-    actions = {"list": system_list, "show": system_show, "check": system_check, "detect": system_detect}
+    actions = {
+        "list": system_list,
+        "show": system_show,
+        "check": system_check,
+        "detect": system_detect,
+    }
     return actions[options.action](options, out)
 
 
@@ -75,8 +98,10 @@ def _path_of(name: str, extra: list[str]) -> Path:
         if (folder / f"{name}.yaml").is_file():
             return folder / f"{name}.yaml"
     names = systems.system_names(extra)
-    raise CaramelError(f"no system named '{name}'",
-                       hint=did_you_mean(name, names) or "systems: " + ", ".join(names))
+    raise CaramelError(
+        f"no system named '{name}'",
+        hint=did_you_mean(name, names) or "systems: " + ", ".join(names),
+    )
 
 
 def system_list(options: SystemOptions, out: TextIO) -> int:
@@ -89,11 +114,25 @@ def system_list(options: SystemOptions, out: TextIO) -> int:
         origin = "shipped" if path.parent.resolve() == SHIPPED.resolve() else str(path.parent)
         try:
             system = systems.load_system(path)
-            rows.append({"name": name, "scheduler": system.scheduler, "description": system.description,
-                         "origin": origin, "file": str(path)})
+            rows.append(
+                {
+                    "name": name,
+                    "scheduler": system.scheduler,
+                    "description": system.description,
+                    "origin": origin,
+                    "file": str(path),
+                }
+            )
         except CaramelError as exc:
-            rows.append({"name": name, "scheduler": "?", "description": f"cannot read: {exc.message}",
-                         "origin": origin, "file": str(path)})
+            rows.append(
+                {
+                    "name": name,
+                    "scheduler": "?",
+                    "description": f"cannot read: {exc.message}",
+                    "origin": origin,
+                    "file": str(path),
+                }
+            )
     if options.json:
         out.write(json.dumps(rows, indent=1) + "\n")
         return 0
@@ -123,8 +162,11 @@ def system_check(options: SystemOptions, out: TextIO) -> int:
     for f in findings:
         out.write(f"  {'ok  ' if f.ok else 'FAIL'}  {f.what}: {f.detail}\n")
     failed = sum(not f.ok for f in findings)
-    out.write(f"{len(findings) - failed} of {len(findings)} checks hold" + (f", {failed} failed" if failed else "")
-              + "\n")
+    out.write(
+        f"{len(findings) - failed} of {len(findings)} checks hold"
+        + (f", {failed} failed" if failed else "")
+        + "\n"
+    )
     return 1 if failed else 0
 
 
@@ -134,10 +176,14 @@ def system_detect(options: SystemOptions, stdout: TextIO) -> int:
     assert options.output is not None
     out = Path(options.output)
     if out.exists():
-        raise CaramelError(f"{out} exists; bench system detect does not overwrite a file",
-                           hint="give another -o FILE, or remove it first")
+        raise CaramelError(
+            f"{out} exists; bench system detect does not overwrite a file",
+            hint="give another -o FILE, or remove it first",
+        )
     if out.suffix != ".yaml":
-        raise CaramelError(f"{out}: a system file ends in .yaml (its stem is the tag that selects it)")
+        raise CaramelError(
+            f"{out}: a system file ends in .yaml (its stem is the tag that selects it)"
+        )
     text = detect(out.stem, options.partition)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text)
@@ -147,5 +193,7 @@ def system_detect(options: SystemOptions, stdout: TextIO) -> int:
         out.unlink()
         raise
     stdout.write(text)
-    stdout.write(f"# written to {out}; use it with --systems {os.path.dirname(os.path.abspath(out))} --tag {out.stem}\n")
+    stdout.write(
+        f"# written to {out}; use it with --systems {os.path.dirname(os.path.abspath(out))} --tag {out.stem}\n"
+    )
     return 0

@@ -34,8 +34,9 @@ _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 def printable(text: str) -> str:
     """`text` with its control characters shown escaped (`\\x1b`, `\\u202e`), the rest as it is."""
-    return _UNPRINTABLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"),
-                            text)
+    return _UNPRINTABLE.sub(
+        lambda found: found.group().encode("unicode_escape").decode("ascii"), text
+    )
 
 
 @dataclass(frozen=True)
@@ -48,30 +49,51 @@ def _columns(columns: Sequence[Column | str]) -> list[Column]:
     return [c if isinstance(c, Column) else Column(c) for c in columns]
 
 
-def table_lines(columns: Sequence[Column | str], rows: Sequence[Sequence[object]], *, indent: int = 0,
-                header: bool = True) -> list[str]:
+def table_lines(
+    columns: Sequence[Column | str],
+    rows: Sequence[Sequence[object]],
+    *,
+    indent: int = 0,
+    header: bool = True,
+) -> list[str]:
     """The plain table: one line per row (the header first), without trailing blanks."""
     cols = _columns(columns)
-    cells = ([[c.title for c in cols]] if header else []) + [[printable(str(cell)) for cell in row]
-                                                             for row in rows]
+    cells = ([[c.title for c in cols]] if header else []) + [
+        [printable(str(cell)) for cell in row] for row in rows
+    ]
     if not cells:
         return []
     widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
     pad = " " * indent
-    return [(pad + "  ".join(cell.rjust(width) if col.align == RIGHT else cell.ljust(width)
-                             for cell, width, col in zip(row, widths, cols, strict=True))).rstrip()
-            for row in cells]
+    return [
+        (
+            pad
+            + "  ".join(
+                cell.rjust(width) if col.align == RIGHT else cell.ljust(width)
+                for cell, width, col in zip(row, widths, cols, strict=True)
+            )
+        ).rstrip()
+        for row in cells
+    ]
 
 
-def print_table(out: TextIO, columns: Sequence[Column | str], rows: Sequence[Sequence[object]], *,
-                indent: int = 0, header: bool = True) -> None:
+def print_table(
+    out: TextIO,
+    columns: Sequence[Column | str],
+    rows: Sequence[Sequence[object]],
+    *,
+    indent: int = 0,
+    header: bool = True,
+) -> None:
     """`rows` under `columns` on `out`: rich on a terminal, plain text otherwise (see the module's text)."""
     if header and 0 < len(rows) <= RICH_ROWS and _is_terminal(out):
         _print_rich(out, _columns(columns), rows, indent)
         return
     lines = table_lines(columns, rows, indent=indent, header=header)
     if lines:
-        out.write("\n".join(lines) + "\n")  # one write: ten thousand print calls cost more than the table
+        out.write(
+            "\n".join(lines) + "\n"
+        )  # one write: ten thousand print calls cost more than the table
 
 
 def _is_terminal(out: TextIO) -> bool:
@@ -81,13 +103,17 @@ def _is_terminal(out: TextIO) -> bool:
         return False
 
 
-def _print_rich(out: TextIO, columns: list[Column], rows: Sequence[Sequence[object]], indent: int) -> None:
+def _print_rich(
+    out: TextIO, columns: list[Column], rows: Sequence[Sequence[object]], indent: int
+) -> None:
     from rich import box
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold")
+    table = Table(
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, padding=(0, 1), header_style="bold"
+    )
     for column in columns:
         table.add_column(column.title, justify=column.align, no_wrap=True, overflow="ignore")
     for row in rows:
@@ -97,8 +123,15 @@ def _print_rich(out: TextIO, columns: list[Column], rows: Sequence[Sequence[obje
     # As wide as the table needs (never wrapped); the indent is added to each line, since a padded
     # renderable would be padded out to the console's whole width.
     widest = max(len(line) for line in table_lines(columns, rows))
-    console = Console(file=drawn, force_terminal=True, width=widest + 2 * len(columns) + 2,
-                      highlight=False, markup=False, emoji=False, soft_wrap=False)
+    console = Console(
+        file=drawn,
+        force_terminal=True,
+        width=widest + 2 * len(columns) + 2,
+        highlight=False,
+        markup=False,
+        emoji=False,
+        soft_wrap=False,
+    )
     console.print(table)
     pad = " " * indent
     out.write("".join(pad + line.rstrip() + "\n" for line in drawn.getvalue().splitlines()))

@@ -50,8 +50,12 @@ class BenchmarkEntry:
     path: str
     origin: str  # "shipped", "user" ($CARAMEL_BENCHMARKS_PATH) or the folder given
     meta: BenchmarkMeta = BenchmarkMeta()
-    error: str = ""  # why the file could not be read (listed; a suite with its tags reports it as failed)
-    benchmark: str = ""  # the benchmark of the file to run (a models.json entry), "" for the file's own
+    error: str = (
+        ""  # why the file could not be read (listed; a suite with its tags reports it as failed)
+    )
+    benchmark: str = (
+        ""  # the benchmark of the file to run (a models.json entry), "" for the file's own
+    )
     tags_known: bool = True  # False: the file could not be read far enough to know its tags
 
     @property
@@ -119,8 +123,14 @@ def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
         meta = read_meta(find_meta_node(benchmarks[0]))
     except CaramelError as exc:
         tags = _raw_tags(benchmarks[0])
-        return BenchmarkEntry(path.stem, str(path), origin, BenchmarkMeta(tags=tags or ()), error=str(exc),
-                              tags_known=tags is not None)
+        return BenchmarkEntry(
+            path.stem,
+            str(path),
+            origin,
+            BenchmarkMeta(tags=tags or ()),
+            error=str(exc),
+            tags_known=tags is not None,
+        )
     if not meta.description:
         comment = benchmarks[0].find("comment")
         text = " ".join((comment.text if comment is not None else "").split())
@@ -152,21 +162,44 @@ def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
     try:
         found = read_entries(str(path))
     except CaramelError as exc:
-        return [BenchmarkEntry(f"{path.parent.name}/{path.name}", str(path), origin, error=str(exc), tags_known=False)]
+        return [
+            BenchmarkEntry(
+                f"{path.parent.name}/{path.name}",
+                str(path),
+                origin,
+                error=str(exc),
+                tags_known=False,
+            )
+        ]
     out = []
     for index, item in enumerate(found):
         if isinstance(item, MadEntry):
-            meta = BenchmarkMeta(description=f"MAD model ({MODELS_JSON} entry {index})", tags=item.tags,
-                                 owner=item.owner, precision=item.training_precision, url=item.url,
-                                 time_limit=item.timeout, multiple_results=item.multiple_results or None,
-                                 devices=int(item.n_gpus) if item.n_gpus not in ("-1", "0") else None)
+            meta = BenchmarkMeta(
+                description=f"MAD model ({MODELS_JSON} entry {index})",
+                tags=item.tags,
+                owner=item.owner,
+                precision=item.training_precision,
+                url=item.url,
+                time_limit=item.timeout,
+                multiple_results=item.multiple_results or None,
+                devices=int(item.n_gpus) if item.n_gpus not in ("-1", "0") else None,
+            )
             out.append(BenchmarkEntry(item.name, str(path), origin, meta, benchmark=item.name))
         else:
             known = item if isinstance(item, EntryError) else None
             name = (known.entry_name if known else "") or f"{MODELS_JSON}[{index}]"
             tags = known.entry_tags if known else None
-            out.append(BenchmarkEntry(name, str(path), origin, BenchmarkMeta(tags=tags or ()), error=str(item),
-                                      benchmark=name, tags_known=tags is not None))
+            out.append(
+                BenchmarkEntry(
+                    name,
+                    str(path),
+                    origin,
+                    BenchmarkMeta(tags=tags or ()),
+                    error=str(item),
+                    benchmark=name,
+                    tags_known=tags is not None,
+                )
+            )
     return out
 
 
@@ -179,27 +212,35 @@ def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> li
         return chosen
     shown = ", ".join(wanted) or "(none)"
     plural = "s" if len(wanted) > 1 else ""
-    carriers = [e for e in entries
-                if e.error and e.tags_known and any(carries(e, t) for t in wanted)]
+    carriers = [
+        e for e in entries if e.error and e.tags_known and any(carries(e, t) for t in wanted)
+    ]
     if carriers:
-        raise CatalogError(f"no readable benchmark has the tag{plural} {shown}: "
-                           f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could not be read",
-                           hint=" | ".join(f"{e.name}: {e.error.splitlines()[0]}" for e in carriers))
+        raise CatalogError(
+            f"no readable benchmark has the tag{plural} {shown}: "
+            f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could not be read",
+            hint=" | ".join(f"{e.name}: {e.error.splitlines()[0]}" for e in carriers),
+        )
     known = sorted({t for e in entries if not e.error for t in e.tags})
     hints = [h for h in (did_you_mean(t, known) for t in wanted) if h]
     unknown = [e for e in entries if e.error and not e.tags_known]
     if unknown:
         hints.append(f"{_files(unknown)} could not be read (their tags are unknown)")
-    raise CatalogError(f"no benchmark has the tag{plural} {shown}",
-                       hint="; ".join(hints + ["existing tags: " + (", ".join(known) or "none")]))
+    raise CatalogError(
+        f"no benchmark has the tag{plural} {shown}",
+        hint="; ".join(hints + ["existing tags: " + (", ".join(known) or "none")]),
+    )
 
 
-def unreadable_members(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> list[BenchmarkEntry]:
+def unreadable_members(
+    entries: Sequence[BenchmarkEntry], tags: Iterable[str]
+) -> list[BenchmarkEntry]:
     """The entries that could not be read and that a selection by `tags` may have meant: those whose tags
     (or name) match, and those whose tags cannot be known. A suite reports each as a failed member."""
     wanted = [t for t in tags if t]
-    return [e for e in entries
-            if e.error and (not e.tags_known or any(carries(e, t) for t in wanted))]
+    return [
+        e for e in entries if e.error and (not e.tags_known or any(carries(e, t) for t in wanted))
+    ]
 
 
 def carries(entry: BenchmarkEntry, tag: str) -> bool:
@@ -229,6 +270,14 @@ def resolve_benchmark(name_or_path: str, extra_dirs: Iterable[str] = ()) -> str:
     if os.sep in name_or_path or name_or_path.endswith(SUFFIXES):
         return name_or_path  # meant as a path: the loader says it is not there
     names = [e.name for e in entries]
-    raise CatalogError(f"no benchmark file or benchmark named '{name_or_path}'",
-                       hint="; ".join(h for h in (did_you_mean(name_or_path, names),
-                                                  "known benchmarks: " + (", ".join(names) or "none")) if h))
+    raise CatalogError(
+        f"no benchmark file or benchmark named '{name_or_path}'",
+        hint="; ".join(
+            h
+            for h in (
+                did_you_mean(name_or_path, names),
+                "known benchmarks: " + (", ".join(names) or "none"),
+            )
+            if h
+        ),
+    )

@@ -34,13 +34,25 @@ def name(text: str, what: str, folder: str, source: Location | str | None = None
     if bad is None and text not in ("", ".", ".."):
         return text
     where, said = _source(source)
-    shown = "the NUL character" if bad == "\0" else repr(bad) if bad else "no name" if not text else repr(text)
-    raise PathError(f"{what} {text!r}{said} would be a file outside {folder}: it holds {shown}", where,
-                    hint="a name that becomes a file name holds no /, \\ or .. (and is not empty)")
+    shown = (
+        "the NUL character"
+        if bad == "\0"
+        else repr(bad)
+        if bad
+        else "no name"
+        if not text
+        else repr(text)
+    )
+    raise PathError(
+        f"{what} {text!r}{said} would be a file outside {folder}: it holds {shown}",
+        where,
+        hint="a name that becomes a file name holds no /, \\ or .. (and is not empty)",
+    )
 
 
-def inside(root: str, text: str, what: str, source: Location | str | None = None,
-           absolute_ok: bool = False) -> str:
+def inside(
+    root: str, text: str, what: str, source: Location | str | None = None, absolute_ok: bool = False
+) -> str:
     """The absolute, normalised path `text` names below `root` (relative texts are taken from `root`).
 
     Refused (PathError naming `what` and its source) when it leaves `root` by `..`, is absolute and
@@ -50,13 +62,19 @@ def inside(root: str, text: str, what: str, source: Location | str | None = None
     if not text or "\0" in text:
         raise PathError(f"{what} {text!r}{said} is not a path", where, hint="give a file name")
     if os.path.isabs(text) and not absolute_ok:
-        raise PathError(f"{what} {text!r}{said} is an absolute path; it must be inside {root}", where,
-                        hint=f"give a path relative to {root}")
+        raise PathError(
+            f"{what} {text!r}{said} is an absolute path; it must be inside {root}",
+            where,
+            hint=f"give a path relative to {root}",
+        )
     base = os.path.abspath(root)
     path = os.path.normpath(os.path.join(base, text))
     if not is_within(base, path):
-        raise PathError(f"{what} {text!r}{said} would be outside {root} ({path})", where,
-                        hint=f"give a path inside {root} (no .. that leaves it, no absolute path elsewhere)")
+        raise PathError(
+            f"{what} {text!r}{said} would be outside {root} ({path})",
+            where,
+            hint=f"give a path inside {root} (no .. that leaves it, no absolute path elsewhere)",
+        )
     return path
 
 

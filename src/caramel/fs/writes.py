@@ -60,7 +60,9 @@ def open_folder(folder: str, root: str | None = None, create: bool = True) -> in
         return os.open(folder, DIR_FLAGS)
     root = os.path.abspath(root)
     if not is_within(root, folder):
-        raise PathError(f"{folder} is outside {root}", hint="caramel writes a run's files inside its run folder")
+        raise PathError(
+            f"{folder} is outside {root}", hint="caramel writes a run's files inside its run folder"
+        )
     fd = os.open(root, DIR_FLAGS)
     current = root
     try:
@@ -102,17 +104,31 @@ def target_of(path: str, root: str | None = None) -> Target:
         return Target.FILE
     if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
         return Target.STREAM
-    what = ("a folder" if stat.S_ISDIR(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode)
-            else "a block device" if stat.S_ISBLK(st.st_mode) else "not a regular file")
-    raise FileError(f"cannot write {path}: it is {what}; nothing was written",
-                    hint="name a file (it is replaced whole), a character device or FIFO (written "
-                         "through), or - for standard output",
-                    errno_=errno.EISDIR if stat.S_ISDIR(st.st_mode) else None)
+    what = (
+        "a folder"
+        if stat.S_ISDIR(st.st_mode)
+        else "a socket"
+        if stat.S_ISSOCK(st.st_mode)
+        else "a block device"
+        if stat.S_ISBLK(st.st_mode)
+        else "not a regular file"
+    )
+    raise FileError(
+        f"cannot write {path}: it is {what}; nothing was written",
+        hint="name a file (it is replaced whole), a character device or FIFO (written "
+        "through), or - for standard output",
+        errno_=errno.EISDIR if stat.S_ISDIR(st.st_mode) else None,
+    )
 
 
 @contextlib.contextmanager
-def replacing(path: str, root: str | None = None, binary: bool = False, encoding: str = "utf-8",
-              newline: str | None = None) -> Iterator[IO]:
+def replacing(
+    path: str,
+    root: str | None = None,
+    binary: bool = False,
+    encoding: str = "utf-8",
+    newline: str | None = None,
+) -> Iterator[IO]:
     """`with replacing(path) as handle:` writes `path` whole or not at all, a device or FIFO
     through, `-` to standard output (see the module)."""
     kind = target_of(path, root)
@@ -134,8 +150,12 @@ def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Ite
     """A character device or FIFO, opened for writing as it is (a FIFO waits for its reader)."""
     try:
         fd = os.open(path, STREAM_FLAGS)
-        handle = os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else encoding,
-                           newline=None if binary else newline)
+        handle = os.fdopen(
+            fd,
+            "wb" if binary else "w",
+            encoding=None if binary else encoding,
+            newline=None if binary else newline,
+        )
         with handle:
             yield handle
     except OSError as exc:
@@ -143,8 +163,9 @@ def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Ite
 
 
 @contextlib.contextmanager
-def _replaced(path: str, root: str | None, binary: bool, encoding: str,
-              newline: str | None) -> Iterator[IO]:
+def _replaced(
+    path: str, root: str | None, binary: bool, encoding: str, newline: str | None
+) -> Iterator[IO]:
     """A new file beside `path`, renamed over it once whole."""
     path = os.path.abspath(path)
     folder, base = os.path.split(path)
@@ -159,15 +180,23 @@ def _replaced(path: str, root: str | None, binary: bool, encoding: str,
         created = True
         if mode is not None:
             os.fchmod(fd, mode)
-        handle = os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else encoding,
-                           newline=None if binary else newline)
+        handle = os.fdopen(
+            fd,
+            "wb" if binary else "w",
+            encoding=None if binary else encoding,
+            newline=None if binary else newline,
+        )
         with handle:
             yield handle
         os.replace(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         created = False
     except OSError as exc:
-        named = getattr(exc, "filename", None)  # a folder on the way (absolute), else the file itself
-        raise file_error(exc, str(named) if named and os.path.isabs(str(named)) else path, "write") from None
+        named = getattr(
+            exc, "filename", None
+        )  # a folder on the way (absolute), else the file itself
+        raise file_error(
+            exc, str(named) if named and os.path.isabs(str(named)) else path, "write"
+        ) from None
     finally:
         if dir_fd is not None:
             if created:

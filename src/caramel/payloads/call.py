@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 
 from caramel.settings import current
 
-FIGURE_PREFIX = "caramel-figure"  # spec.call.FIGURE_PREFIX (not imported: the job needs only this module)
+FIGURE_PREFIX = (
+    "caramel-figure"  # spec.call.FIGURE_PREFIX (not imported: the job needs only this module)
+)
 
 
 class BadReturn(Exception):
@@ -56,22 +58,30 @@ def accepted(function: Callable[..., object], kwargs: dict[str, object]) -> dict
     params = signature.parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return dict(kwargs)
-    names = {p.name for p in params if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+    names = {
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    }
     return {k: v for k, v in kwargs.items() if k in names}
 
 
 def figures_of(result: object, target: str) -> dict[str, object]:
     """The returned mapping, checked: names to numbers or texts."""
     if not isinstance(result, Mapping):
-        raise BadReturn(f"{target} returned a {type(result).__name__}, not a mapping of figure names to "
-                        "numbers or texts")
+        raise BadReturn(
+            f"{target} returned a {type(result).__name__}, not a mapping of figure names to "
+            "numbers or texts"
+        )
     out: dict[str, object] = {}
     for name, value in result.items():
         if not isinstance(name, str):
             raise BadReturn(f"{target} returned the key {name!r}: a figure name is a text")
         if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-            raise BadReturn(f"{target} returned {name}={value!r} (a {type(value).__name__}): a figure is a "
-                            "number or a text")
+            raise BadReturn(
+                f"{target} returned {name}={value!r} (a {type(value).__name__}): a figure is a "
+                "number or a text"
+            )
         out[name] = value
     return out
 
@@ -85,11 +95,30 @@ def last_line(exc: BaseException) -> str:
 class CallPayload:
     """One call of one workpackage (picklable by reference: submitit's job imports this module)."""
 
-    def __init__(self, target: str, home: str, kwargs: dict[str, object], work: str, where: str = "",
-                 done_file: str = "", error_file: str = "", energy: str = "", system: str = "") -> None:
-        self.target, self.home, self.kwargs, self.work, self.where = target, home, kwargs, work, where
+    def __init__(
+        self,
+        target: str,
+        home: str,
+        kwargs: dict[str, object],
+        work: str,
+        where: str = "",
+        done_file: str = "",
+        error_file: str = "",
+        energy: str = "",
+        system: str = "",
+    ) -> None:
+        self.target, self.home, self.kwargs, self.work, self.where = (
+            target,
+            home,
+            kwargs,
+            work,
+            where,
+        )
         self.done_file, self.error_file = done_file, error_file
-        self.energy, self.system = energy, system  # the system's energy method (jpwr's), and its name
+        self.energy, self.system = (
+            energy,
+            system,
+        )  # the system's energy method (jpwr's), and its name
 
     def __call__(self) -> int:
         os.chdir(self.work)
@@ -98,14 +127,20 @@ class CallPayload:
             with Energy(self.energy, self.work, self.system) as energy:
                 result = function(**accepted(function, self.kwargs))
             figures = {**figures_of(result, self.target), **energy.figures}
-        except Exception as exc:  # a BaseException (submitit's requeue, an exit) is not the function failing
+        except (
+            Exception
+        ) as exc:  # a BaseException (submitit's requeue, an exit) is not the function failing
             self._write({"status": "failed", "error": last_line(exc), "where": self.where})
             _touch(self.error_file, last_line(exc))
             return 1
         self._write({"status": "done", "figures": figures})
         with open(os.path.join(self.work, "figures.txt"), "w") as handle:
             for name, value in figures.items():
-                text = repr(value) if isinstance(value, float) and not math.isfinite(value) else str(value)
+                text = (
+                    repr(value)
+                    if isinstance(value, float) and not math.isfinite(value)
+                    else str(value)
+                )
                 handle.write(f"{FIGURE_PREFIX} {name} = {' '.join(text.split())}\n")
         _touch(self.done_file)
         return 0
@@ -150,7 +185,9 @@ class Energy:
         from caramel.payloads.measure import write_files
 
         self.sampler.stop(10.0)
-        wh = write_files(self.sampler, Path(self.work) / "energy", f"{self.system or 'local'}_power.0", 0)
+        wh = write_files(
+            self.sampler, Path(self.work) / "energy", f"{self.system or 'local'}_power.0", 0
+        )
         self.figures = {"energy_status": " ".join(str(self.sampler.status).split())}
         if wh:
             self.figures["energy_wh"] = sum(wh.values())

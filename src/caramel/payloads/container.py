@@ -19,10 +19,14 @@ from caramel.adapters.containers.runtime import runtime, shell_line
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runtime", required=True, help="apptainer or charliecloud")
-    parser.add_argument("--image", required=True, help="a .sif image (apptainer) or a root filesystem folder")
+    parser.add_argument(
+        "--image", required=True, help="a .sif image (apptainer) or a root filesystem folder"
+    )
     parser.add_argument("--bind", action="append", default=[], help="HOST[:GUEST], repeatable")
     parser.add_argument("--gpu-flag", default="", help="apptainer only: --nv or --rocm")
-    parser.add_argument("--print", action="store_true", help="print the command line instead of running it")
+    parser.add_argument(
+        "--print", action="store_true", help="print the command line instead of running it"
+    )
     args, command = wrapped_command(parser, argv)
     try:
         chosen = runtime(args.runtime, **({"gpu_flag": args.gpu_flag} if args.gpu_flag else {}))
@@ -37,7 +41,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         os.execvp(line[0], line)
     except FileNotFoundError:
-        print(f"caramel: {line[0]} not found: is the {args.runtime} runtime installed?", file=sys.stderr)
+        print(
+            f"caramel: {line[0]} not found: is the {args.runtime} runtime installed?",
+            file=sys.stderr,
+        )
         return 127
 
 

@@ -62,10 +62,14 @@ def load_method(name: str, hwmon_base: str | None = None):
         else:
             from jpwr.ipu.gc import power
     except Exception as error:  # jpwr missing, or its library (pynvml, rsmi, gcipuinfo) missing
-        raise RuntimeError(f"jpwr method {name} cannot be loaded: {type(error).__name__}: {error}") from error
+        raise RuntimeError(
+            f"jpwr method {name} cannot be loaded: {type(error).__name__}: {error}"
+        ) from error
     meter = power()
     if hwmon_base is not None:
-        meter.hwmon_base = hwmon_base  # a fake sysfs tree for tests; jpwr reads it as a class attribute
+        meter.hwmon_base = (
+            hwmon_base  # a fake sysfs tree for tests; jpwr reads it as a class attribute
+        )
     return meter
 
 
@@ -102,7 +106,9 @@ class Sampler:
             try:
                 self.sample()
             except Exception as error:
-                self.status = f"failed during the run: {type(error).__name__}: {error}".replace("\n", " ")
+                self.status = f"failed during the run: {type(error).__name__}: {error}".replace(
+                    "\n", " "
+                )
                 return
 
     def stop(self, timeout_s: float) -> None:
@@ -110,7 +116,9 @@ class Sampler:
         if not self._thread.is_alive() and not self._thread.ident:
             return
         self._thread.join(timeout_s)
-        if self._thread.is_alive():  # a meter read that hangs: give up on it, never on the benchmark
+        if (
+            self._thread.is_alive()
+        ):  # a meter read that hangs: give up on it, never on the benchmark
             self.status = f"failed: the meter did not answer within {timeout_s} s"
         elif self.status == "ok":
             try:
@@ -125,7 +133,11 @@ class Sampler:
 
 def integrate_wh(timestamps: list[float], watts: list[float]) -> float:
     """Trapezoid integral of power over time, in Wh."""
-    pairs = zip(zip(timestamps, watts, strict=True), zip(timestamps[1:], watts[1:], strict=True), strict=False)
+    pairs = zip(
+        zip(timestamps, watts, strict=True),
+        zip(timestamps[1:], watts[1:], strict=True),
+        strict=False,
+    )
     joules = sum((t1 - t0) * (p0 + p1) / 2 for (t0, p0), (t1, p1) in pairs)
     return joules / 3600.0
 
@@ -140,20 +152,30 @@ def write_files(sampler: Sampler, out_dir: Path, suffix: str, rank: int) -> dict
         rows.append(",".join([str(i), repr(t), *(repr(sampler.values[c][i]) for c in columns)]))
     (out_dir / f"power.{suffix}.csv").write_text("\n".join(rows) + "\n")
     energy = {c: integrate_wh(times, sampler.values[c]) for c in columns}
-    lines = [",0", *(f"{c},{wh!r}" for c, wh in energy.items()), f"nodename,{os.uname().nodename}",
-             f"rank,{rank}", f"status,{sampler.status}", f"seconds,{times[-1] - times[0] if columns else 0}"]
+    lines = [
+        ",0",
+        *(f"{c},{wh!r}" for c, wh in energy.items()),
+        f"nodename,{os.uname().nodename}",
+        f"rank,{rank}",
+        f"status,{sampler.status}",
+        f"seconds,{times[-1] - times[0] if columns else 0}",
+    ]
     (out_dir / f"energy.{suffix}.csv").write_text("\n".join(lines) + "\n")
     return energy
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="run a command under a jpwr power meter, bounded in time")
+    parser = argparse.ArgumentParser(
+        description="run a command under a jpwr power meter, bounded in time"
+    )
     parser.add_argument("--method", default="gh")
     parser.add_argument("--interval", type=int, default=100, help="sampling interval in ms")
     parser.add_argument("--out-dir", type=Path, default=Path("."))
     parser.add_argument("--suffix", default="0")
     parser.add_argument("--rank", type=int, default=0)
-    parser.add_argument("--hwmon-base", default=None, help="root of a (fake) hwmon tree for the gh method")
+    parser.add_argument(
+        "--hwmon-base", default=None, help="root of a (fake) hwmon tree for the gh method"
+    )
     parser.add_argument("--meter-timeout", type=float, default=10.0)
     # what follows `--` is the command, as caramel.adapters.backends.launchers.wrapped_command parses it; not imported
     # from there: the backends package costs this wrapper about 20 ms of CPU, a third of its own
@@ -173,7 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     energy = write_files(sampler, args.out_dir, args.suffix, args.rank)
     print(f"caramel-energy: status {sampler.status}", file=sys.stderr, flush=True)
     if energy:
-        print(f"caramel-energy: {sum(energy.values()):.6f} Wh over {len(energy)} devices", file=sys.stderr)
+        print(
+            f"caramel-energy: {sum(energy.values()):.6f} Wh over {len(energy)} devices",
+            file=sys.stderr,
+        )
     return returncode
 
 

@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 from tests.run_bench import isolated_env
 
-from caramel.consumers.catalog import CatalogError, find_benchmarks, resolve_benchmark, select_by_tags
+from caramel.consumers.catalog import (
+    CatalogError,
+    find_benchmarks,
+    resolve_benchmark,
+    select_by_tags,
+)
 from caramel.resources import shipped
 
 BENCH = "outpath: out\nstep: {name: s, do: echo hi}\n"

@@ -7,7 +7,13 @@ import pytest
 
 from caramel.payloads.workloads import layout_probe
 from caramel.payloads.workloads.layout import Layout
-from caramel.payloads.workloads.layout_probe import ProbeError, ProbePlan, measure, name_of, trainer_command
+from caramel.payloads.workloads.layout_probe import (
+    ProbeError,
+    ProbePlan,
+    measure,
+    name_of,
+    trainer_command,
+)
 
 TINY = "--num-layers 1 --hidden-size 16 --num-attention-heads 2 --seq-length 16 --micro-batch-size 2 --vocab-size 64"
 

@@ -14,7 +14,13 @@ import torch  # noqa: E402
 from caramel.consumers.predict.kernels import KernelCall  # noqa: E402
 from caramel.consumers.predict.profile import gpt_profile  # noqa: E402
 from caramel.payloads.workloads import profile_capture  # noqa: E402
-from caramel.payloads.workloads.profile_capture import Kernel, Operator, capture, capture_gpt, capture_resnet  # noqa: E402
+from caramel.payloads.workloads.profile_capture import (  # noqa: E402
+    Kernel,
+    Operator,
+    capture,
+    capture_gpt,
+    capture_resnet,
+)
 from caramel.payloads.workloads.resnet import ResNet, training_flops  # noqa: E402
 
 GPT = {"hidden": 32, "layers": 2, "heads": 4, "seq": 16, "batch": 4, "vocab": 64}

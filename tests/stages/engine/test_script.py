@@ -10,7 +10,13 @@ import pytest
 
 from caramel.adapters.backends import launchers
 from caramel.stages.engine.runner import Runner
-from caramel.stages.engine.script import Command, Transcript, build_script, failure_reason, parse_exports
+from caramel.stages.engine.script import (
+    Command,
+    Transcript,
+    build_script,
+    failure_reason,
+    parse_exports,
+)
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from tests.run_bench import bench, isolated_env
 
@@ -31,6 +31,8 @@ name = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_.-", min_size=1, m
 @given(command=st.text(max_size=40), target=name, op=st.sampled_from([">", ">>", "1>", "2>", "&>", "&>>", ">|"]),
        space=st.sampled_from(["", " "]))
 def test_a_plain_redirect_is_found_and_nothing_unsafe_ever_is(command: str, target: str, op: str, space: str) -> None:
+    # a command ending in an operator makes the whole line a syntax error (bash: `echo > 1>0`)
+    assume(not command.rstrip().endswith(("<", ">", "|", "&")))
     found = redirect_targets(f"{command} {op}{space}{target}")
     assert target in found or any(c in command for c in "'\"\\`$")
     for each in redirect_targets(command + " " + op + space + target):

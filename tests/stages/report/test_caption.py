@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import json
 
-from caramel.stages.report.table import Key, TableData, render, table_data_from_record, table_data_record
+from caramel.stages.report.table import (
+    Key,
+    TableData,
+    render,
+    table_data_from_record,
+    table_data_record,
+)
 
 CAPTION = "estimator: mean of all samples, sd ddof=1"
 

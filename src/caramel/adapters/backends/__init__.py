@@ -31,7 +31,9 @@ class Backend:
         return {"launcher": self.launcher.name, "scheduler": self.scheduler.name}
 
 
-def for_system(system: SystemFacts | None, scheduler: str | None = None, launcher: str = "local") -> Backend:
+def for_system(
+    system: SystemFacts | None, scheduler: str | None = None, launcher: str = "local"
+) -> Backend:
     """The backend of a new run on `system`: `scheduler` when given, else the system's (see
     `schedulers.for_system`)."""
     chosen = schedulers.get(scheduler) if scheduler else schedulers.for_system(system)
@@ -43,5 +45,7 @@ def for_run(settings: dict[str, Any]) -> Backend:
     apart name a `backend` (`local` or `slurm`): `slurm` is that scheduler, `local` followed the
     jobs of this host's scheduler."""
     name = settings.get("scheduler") or ("slurm" if settings.get("backend") == "slurm" else None)
-    return Backend(launchers.get(settings.get("launcher") or "local"),
-                   schedulers.get(name) if name else schedulers.on_this_host())
+    return Backend(
+        launchers.get(settings.get("launcher") or "local"),
+        schedulers.get(name) if name else schedulers.on_this_host(),
+    )

@@ -22,6 +22,7 @@ class Registry(Generic[T]):
 
     def register(self, name: str) -> Callable[[type[T]], type[T]]:
         """Class decorator: make a class available under `name` (a name is taken once)."""
+
         def wrap(cls: type[T]) -> type[T]:
             if self.classes.get(name, cls) is not cls:
                 raise ValueError(f"a {self.kind} is already registered as {name!r}")
@@ -29,6 +30,7 @@ class Registry(Generic[T]):
                 cls.name = name  # type: ignore[attr-defined]
             self.classes[name] = cls
             return cls
+
         return wrap
 
     def _load_modules(self) -> None:
@@ -50,6 +52,8 @@ class Registry(Generic[T]):
         cls = self.classes.get(name)
         if cls is None:
             known = self.names()
-            raise RunError(f"no {self.kind} named {name!r}",
-                           hint=did_you_mean(name, known) or f"{self.kind}s: " + ", ".join(known))
+            raise RunError(
+                f"no {self.kind} named {name!r}",
+                hint=did_you_mean(name, known) or f"{self.kind}s: " + ", ".join(known),
+            )
         return cls(**options)

@@ -14,10 +14,14 @@ def _client():
         from spython.main import Client
         from spython.utils import check_install
     except ImportError as error:
-        raise CaramelError("spython is not installed", hint="pip install spython (caramel's [container] extra)") from error
+        raise CaramelError(
+            "spython is not installed", hint="pip install spython (caramel's [container] extra)"
+        ) from error
     if not check_install("singularity", quiet=True):
-        raise CaramelError("neither apptainer nor singularity is installed here (spython runs `singularity`)",
-                           hint="run this on a system with Apptainer, or use --dry-run to see the command")
+        raise CaramelError(
+            "neither apptainer nor singularity is installed here (spython runs `singularity`)",
+            hint="run this on a system with Apptainer, or use --dry-run to see the command",
+        )
     return Client
 
 
@@ -32,13 +36,21 @@ def find_definition(definition: Path) -> tuple[Path, bool]:
     if (folder / name).is_file():
         return folder / name, True
     known = sorted(p.name for p in folder.glob("*.def"))
-    raise CaramelError(f"{definition}: no such definition file here, nor among caramel's ({folder})",
-                       hint=did_you_mean(name, known) or "caramel's definition files: " + ", ".join(known))
+    raise CaramelError(
+        f"{definition}: no such definition file here, nor among caramel's ({folder})",
+        hint=did_you_mean(name, known) or "caramel's definition files: " + ", ".join(known),
+    )
 
 
 def build_command(definition: Path, image: Path, fakeroot: bool = True) -> list[str]:
     """The exact command spython runs for `build`."""
-    return ["singularity", "build", *(["--fakeroot"] if fakeroot else []), str(image), str(definition)]
+    return [
+        "singularity",
+        "build",
+        *(["--fakeroot"] if fakeroot else []),
+        str(image),
+        str(definition),
+    ]
 
 
 def pull_command(uri: str, image: Path) -> list[str]:
@@ -47,12 +59,21 @@ def pull_command(uri: str, image: Path) -> list[str]:
 
 def build(definition: Path, image: Path, fakeroot: bool = True) -> Path:
     if not definition.is_file():
-        raise CaramelError(f"{definition}: no such definition file", hint="the files in containers/ end in .def")
+        raise CaramelError(
+            f"{definition}: no such definition file", hint="the files in containers/ end in .def"
+        )
     client = _client()
-    client.build(recipe=str(definition), image=str(image), sudo=False, options=["--fakeroot"] if fakeroot else [],
-                 quiet=True)
+    client.build(
+        recipe=str(definition),
+        image=str(image),
+        sudo=False,
+        options=["--fakeroot"] if fakeroot else [],
+        quiet=True,
+    )
     if not image.exists():
-        raise CaramelError(f"building {image} from {definition} failed", hint="see the messages above")
+        raise CaramelError(
+            f"building {image} from {definition} failed", hint="see the messages above"
+        )
     return image
 
 

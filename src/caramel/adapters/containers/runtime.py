@@ -42,7 +42,9 @@ RUNTIMES = {"apptainer": Apptainer, "charliecloud": Charliecloud}
 def runtime(name: str, **options: str):
     """The runtime called `name`; a ValueError names the known ones."""
     if name not in RUNTIMES:
-        raise ValueError(f"unknown container runtime {name!r}; expected one of {', '.join(sorted(RUNTIMES))}")
+        raise ValueError(
+            f"unknown container runtime {name!r}; expected one of {', '.join(sorted(RUNTIMES))}"
+        )
     return RUNTIMES[name](**options)
 
 
@@ -53,5 +55,7 @@ def shell_line(words: list[str]) -> str:
 def container_prefix(name: str, image: str, bind: str = "", gpu_flag: str = "") -> str:
     """The runtime's command line up to the command, as one shell string: what benchmark files put
     before the command they run (`container_prefix('apptainer', IMG, ROOT, '--nv')`)."""
-    chosen = runtime(name, gpu_flag=gpu_flag) if (gpu_flag and name == "apptainer") else runtime(name)
+    chosen = (
+        runtime(name, gpu_flag=gpu_flag) if (gpu_flag and name == "apptainer") else runtime(name)
+    )
     return shell_line(chosen.command(image, [], (bind,) if bind else ()))

@@ -34,7 +34,14 @@ def combine(folder: Path, output: Path) -> list[str]:
         writer = csv.writer(handle)
         writer.writerow(["nodename", "rank", *devices, "status"])
         for r in ranks:
-            writer.writerow([r.get("nodename", ""), r.get("rank", ""), *(r.get(d, "") for d in devices), r.get("status", "")])
+            writer.writerow(
+                [
+                    r.get("nodename", ""),
+                    r.get("rank", ""),
+                    *(r.get(d, "") for d in devices),
+                    r.get("status", ""),
+                ]
+            )
     lines = [f"Writing combined energy DataFrame to {output}"]
     bad = [r.get("status", "missing") for r in ranks if r.get("status") != "ok"]
     if bad or not devices:

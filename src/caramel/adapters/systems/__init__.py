@@ -14,8 +14,14 @@ import importlib
 
 # Imported when first asked for: reading a stored run needs systems.model only, and the loader
 # (YAML, the backends' registries, energy methods) costs every `bench result` a share of its budget.
-_WHERE = {"find_system": "loader", "load_system": "loader", "search_path": "loader", "system_names": "loader",
-          "System": "model", "with_system": "apply"}
+_WHERE = {
+    "find_system": "loader",
+    "load_system": "loader",
+    "search_path": "loader",
+    "system_names": "loader",
+    "System": "model",
+    "with_system": "apply",
+}
 
 __all__ = sorted(_WHERE)
 

@@ -19,7 +19,9 @@ from caramel.stages.spec.limits import array_setting
 from caramel.stages.spec.yaml_reader import read_text
 
 SHIPPED = shipped("systems")
-_KEYS = {key.name: key for key in SYSTEM_KEYS}  # the grammar's settings of a system file, with their kinds
+_KEYS = {
+    key.name: key for key in SYSTEM_KEYS
+}  # the grammar's settings of a system file, with their kinds
 ALIASES = SYSTEM_ALIASES  # other names for a setting (grammar.SYSTEM_ALIASES)
 
 
@@ -57,8 +59,10 @@ def find_system(tags: set[str], extra: list[str] | None = None) -> System | None
                 found.append(path)
                 break
     if len(found) > 1:
-        raise SpecError(f"the tags name {len(found)} systems: {', '.join(p.stem for p in found)}",
-                        hint="give one system tag per run (" + ", ".join(str(p) for p in found) + ")")
+        raise SpecError(
+            f"the tags name {len(found)} systems: {', '.join(p.stem for p in found)}",
+            hint="give one system tag per run (" + ", ".join(str(p) for p in found) + ")",
+        )
     return load_system(found[0]) if found else None
 
 
@@ -90,11 +94,16 @@ def load_system(path: Path | str) -> System:
             node, data = _parse(text, yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise SpecError(f"not valid YAML: {getattr(exc, 'problem', exc)}",
-                        Location(str(path), mark.line + 1 if mark else 0)) from None
+        raise SpecError(
+            f"not valid YAML: {getattr(exc, 'problem', exc)}",
+            Location(str(path), mark.line + 1 if mark else 0),
+        ) from None
     if not isinstance(data, dict):
-        raise SpecError("a system file is a mapping of settings", Location(str(path), 1),
-                        hint="for example: scheduler: slurm, partition: gpu, account: myproject")
+        raise SpecError(
+            "a system file is a mapping of settings",
+            Location(str(path), 1),
+            hint="for example: scheduler: slurm, partition: gpu, account: myproject",
+        )
     where = Location(str(path), 1)
     values: dict = {"name": path.stem}
     for key, value in data.items():
@@ -102,35 +111,49 @@ def load_system(path: Path | str) -> System:
         name = ALIASES.get(str(key), str(key))
         spec = _KEYS.get(name)
         if spec is None:
-            raise SpecError(f"unknown setting '{key}' in system file", at,
-                            hint=did_you_mean(str(key), _KEYS) or "settings: " + ", ".join(_KEYS))
+            raise SpecError(
+                f"unknown setting '{key}' in system file",
+                at,
+                hint=did_you_mean(str(key), _KEYS) or "settings: " + ", ".join(_KEYS),
+            )
         if name != key and name in data:
             raise SpecError(f"'{key}' and '{name}' are one setting: give one of them", at)
         values[name] = _check(str(key), value, spec.kind, at)
     if values["name"] != path.stem:
-        raise SpecError(f"name '{values['name']}' differs from the file name '{path.stem}'",
-                        Location(str(path), _line(node, "name")), hint="the tag that selects a system is its file name")
+        raise SpecError(
+            f"name '{values['name']}' differs from the file name '{path.stem}'",
+            Location(str(path), _line(node, "name")),
+            hint="the tag that selects a system is its file name",
+        )
     if "job_array" in values:
         setting = array_setting(values["job_array"])
         if setting is None:
-            raise SpecError(f"job_array: '{values['job_array']}' is neither true, false nor a whole number",
-                            Location(str(path), _line(node, "job_array")),
-                            hint="job_array: true makes every submit step one job array; job_array: 8 runs "
-                                 "at most 8 of its tasks at once")
+            raise SpecError(
+                f"job_array: '{values['job_array']}' is neither true, false nor a whole number",
+                Location(str(path), _line(node, "job_array")),
+                hint="job_array: true makes every submit step one job array; job_array: 8 runs "
+                "at most 8 of its tasks at once",
+            )
         values["job_array"] = setting
     for key, allowed in known_values().items():
         if key in values and values[key] not in allowed:
-            raise SpecError(f"{key}: '{values[key]}' is not known", Location(str(path), _line(node, key)),
-                            hint=did_you_mean(values[key], allowed) or "expected one of "
-                            + ", ".join(a or "''" for a in allowed))
+            raise SpecError(
+                f"{key}: '{values[key]}' is not known",
+                Location(str(path), _line(node, key)),
+                hint=did_you_mean(values[key], allowed)
+                or "expected one of " + ", ".join(a or "''" for a in allowed),
+            )
     return System(**values, given=frozenset(values) | ALWAYS, file=str(path), where=where)
 
 
 def known_values() -> dict[str, list[str]]:
     """The values a system file may give the settings that name a registered thing: schedulers from
     their registry, container runtimes and energy methods from their own packages ('' : none)."""
-    return {"scheduler": schedulers.names(), "container_runtime": ["", *RUNTIMES],
-            "energy_method": ["", NO_METHOD, *METHODS]}
+    return {
+        "scheduler": schedulers.names(),
+        "container_runtime": ["", *RUNTIMES],
+        "energy_method": ["", NO_METHOD, *METHODS],
+    }
 
 
 def _check(key: str, value: object, kind: Kind, at: Location) -> object:
@@ -153,5 +176,7 @@ def _check(key: str, value: object, kind: Kind, at: Location) -> object:
             raise SpecError(f"{key}: expected a mapping NAME: VALUE", at)
         return {str(k): str(v) for k, v in value.items()}
     if isinstance(value, (dict, list)):
-        raise SpecError(f"{key}: expected a text, got a {'mapping' if isinstance(value, dict) else 'list'}", at)
+        raise SpecError(
+            f"{key}: expected a text, got a {'mapping' if isinstance(value, dict) else 'list'}", at
+        )
     return "" if value is None else str(value)

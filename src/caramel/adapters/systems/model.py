@@ -11,9 +11,27 @@ from caramel.stages.spec.model import NOWHERE
 from caramel.stages.spec.system import CpuLayout
 
 # settings every system has (defaults that mean something: no GPUs, no gres, one node per job)
-ALWAYS = frozenset({"name", "scheduler", "description", "nodes", "max_nodes", "gpus_per_node", "accelerator",
-                    "cpus_per_task", "cpus_per_device", "tasks_per_node", "gres", "launcher_args", "modules", "env",
-                    "container_runtime", "scheduler_options", "data_dir"})
+ALWAYS = frozenset(
+    {
+        "name",
+        "scheduler",
+        "description",
+        "nodes",
+        "max_nodes",
+        "gpus_per_node",
+        "accelerator",
+        "cpus_per_task",
+        "cpus_per_device",
+        "tasks_per_node",
+        "gres",
+        "launcher_args",
+        "modules",
+        "env",
+        "container_runtime",
+        "scheduler_options",
+        "data_dir",
+    }
+)
 
 
 @dataclass
@@ -26,7 +44,9 @@ class System:
     nodes: int = 1
     max_nodes: int = 0  # the most nodes a job may take here (0: not stated); checked at plan time
     gpus_per_node: int = 0
-    accelerator: str = ""  # nvidia, amd, ...: what the container runtime must expose (apptainer --nv)
+    accelerator: str = (
+        ""  # nvidia, amd, ...: what the container runtime must expose (apptainer --nv)
+    )
     cpus_per_task: int = 1
     cpus_per_device: int = 0  # cores for one task per device (0: cpus_per_task shared by the tasks)
     tasks_per_node: int = 1
@@ -37,15 +57,23 @@ class System:
     modules: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     container_runtime: str = ""
-    image_dir: str = ""  # the site's folder of images: absolute, or relative to the folder bench runs in
+    image_dir: str = (
+        ""  # the site's folder of images: absolute, or relative to the folder bench runs in
+    )
     data_dir: str = "data"  # the site's folder of data sets and corpora: absolute, or relative to the folder bench runs in
-    images: dict[str, str] = field(default_factory=dict)  # image file per software stack: {pytorch: x.sif}
+    images: dict[str, str] = field(
+        default_factory=dict
+    )  # image file per software stack: {pytorch: x.sif}
     energy_method: str = ""
-    peak_tflops: float = 0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
+    peak_tflops: float = (
+        0.0  # peak rate per device (TFLOP/s, the benchmarks' precision): bench predict --from
+    )
     # further directive lines of its scheduler's job scripts, as written (`--exclusive`: SLURM's
     # `#SBATCH --exclusive`); files written for SLURM name them `extra_sbatch` (systems/loader.py)
     scheduler_options: list[str] = field(default_factory=list)
-    job_array: str = ""  # a submit step's default for `array:` ("", true, false, N); docs/systems.md
+    job_array: str = (
+        ""  # a submit step's default for `array:` ("", true, false, N); docs/systems.md
+    )
     max_array_size: int = 0  # SLURM's MaxArraySize here (0: ask `scontrol show config`)
     given: frozenset[str] | None = None  # the settings the file states (None: all of them)
     file: str = ""
@@ -62,7 +90,9 @@ class System:
                 continue
             value = getattr(self, f.name)
             if f.name in ("image_dir", "data_dir") and value:
-                value = os.path.abspath(os.path.expanduser(value))  # a job runs elsewhere: never a relative path
+                value = os.path.abspath(
+                    os.path.expanduser(value)
+                )  # a job runs elsewhere: never a relative path
             if isinstance(value, list):
                 value = " ".join(value) if f.name != "modules" else ",".join(value)
             elif isinstance(value, dict):
@@ -88,4 +118,6 @@ class System:
         the benchmark's `${container_image}`, the bound folders its `${container_binds}` (comma-separated)."""
         flag = "--nv" if self.accelerator == "nvidia" else ""
         line = container_prefix(self.container_runtime, "CARAMEL_IMAGE", "CARAMEL_BIND", flag)
-        return line.replace("CARAMEL_IMAGE", "${container_image}").replace("CARAMEL_BIND", "${container_binds}")
+        return line.replace("CARAMEL_IMAGE", "${container_image}").replace(
+            "CARAMEL_BIND", "${container_binds}"
+        )

@@ -53,9 +53,11 @@ def site_scheduler() -> schedulers.Scheduler:
         return found
     batch = [schedulers.get(n) for n in schedulers.names() if n not in schedulers.NO_SCHEDULER]
     wanted = "; ".join(f"{s.name}: {', '.join(s.commands)}" for s in batch)
-    raise CaramelError(f"no batch scheduler here ({wanted} not on PATH), so there is nothing to detect; "
-                       "nothing was written",
-                       hint="run bench system detect on a login node of the cluster (or copy systems/local.yaml)")
+    raise CaramelError(
+        f"no batch scheduler here ({wanted} not on PATH), so there is nothing to detect; "
+        "nothing was written",
+        hint="run bench system detect on a login node of the cluster (or copy systems/local.yaml)",
+    )
 
 
 def detect(name: str, partition: str | None = None) -> str:
@@ -64,14 +66,21 @@ def detect(name: str, partition: str | None = None) -> str:
     found = scheduler.partitions()
     asked = ", ".join(scheduler.site_commands) or scheduler.name
     if not found:
-        raise CaramelError(f"{asked} answered no partitions; nothing was written",
-                           hint=f"check that {scheduler.name} answers here ({asked}), then try again")
+        raise CaramelError(
+            f"{asked} answered no partitions; nothing was written",
+            hint=f"check that {scheduler.name} answers here ({asked}), then try again",
+        )
     names = [p.name for p in found]
     if partition is not None and partition not in names:
-        raise CaramelError(f"no partition '{partition}' here; nothing was written",
-                           hint=did_you_mean(partition, names) or "partitions: " + ", ".join(names))
-    chosen = next(p for p in found if p.name == partition) if partition else \
-        next((p for p in found if p.default), found[0])
+        raise CaramelError(
+            f"no partition '{partition}' here; nothing was written",
+            hint=did_you_mean(partition, names) or "partitions: " + ", ".join(names),
+        )
+    chosen = (
+        next(p for p in found if p.name == partition)
+        if partition
+        else next((p for p in found if p.default), found[0])
+    )
     vendor, model = gpu_model()
     account = next(iter(scheduler.user_accounts()), "")
     runtime = next((r for r, cmd in RUNTIME_COMMANDS.items() if shutil.which(cmd)), "")
@@ -83,20 +92,35 @@ def detect(name: str, partition: str | None = None) -> str:
         "# Read it through, then: bench system check " + name,
         f"description: {_q(f'{chosen.name} partition, {chosen.cpus} cores' + (f', {chosen.gpus} x {model}' if model else (f', {chosen.gpus} GPUs' if chosen.gpus else '')) + (f' ({cpu})' if cpu else ''))}",
         f"scheduler: {scheduler.name}",
-        f"partition: {chosen.name}" + ("" if partition else "  # the default partition; others: " +
-                                        ", ".join(n for n in names if n != chosen.name)),
-        f"account: {_q(account)}" + (f"  # your first account in {asked}" if account else
-                                      f"  # GUESS: {asked} named no account for you; fill in the project to charge"),
+        f"partition: {chosen.name}"
+        + (
+            ""
+            if partition
+            else "  # the default partition; others: "
+            + ", ".join(n for n in names if n != chosen.name)
+        ),
+        f"account: {_q(account)}"
+        + (
+            f"  # your first account in {asked}"
+            if account
+            else f"  # GUESS: {asked} named no account for you; fill in the project to charge"
+        ),
         "nodes: 1",
         f"gpus_per_node: {chosen.gpus}" + ("" if chosen.gres else "  # no GRES on this partition"),
         f"gres: {_q(f'gpu:{chosen.gpus}' if chosen.gpus else '')}",
         f"cpus_per_task: {chosen.cpus or 1}  # all cores of a node for the one task per node",
         "tasks_per_node: 1",
-        f"time_limit: {_q(time_limit)}" + ("" if time_limit == chosen.time_limit else
-                                           f"  # GUESS: the partition allows {chosen.time_limit}"),
+        f"time_limit: {_q(time_limit)}"
+        + (
+            ""
+            if time_limit == chosen.time_limit
+            else f"  # GUESS: the partition allows {chosen.time_limit}"
+        ),
         f"launcher: {scheduler.parallel_launcher}",
-        f"container_runtime: {_q(runtime)}" + ("" if runtime else "  # none found (apptainer, ch-run)"),
-        f"energy_method: {energy}" + ("" if vendor else "  # GUESS: no nvidia-smi or rocm-smi here"),
+        f"container_runtime: {_q(runtime)}"
+        + ("" if runtime else "  # none found (apptainer, ch-run)"),
+        f"energy_method: {energy}"
+        + ("" if vendor else "  # GUESS: no nvidia-smi or rocm-smi here"),
         f"# memory per node: {chosen.memory_mb} MB; nodes in the partition: {chosen.nodes}",
     ]
     if model:
@@ -105,8 +129,15 @@ def detect(name: str, partition: str | None = None) -> str:
 
 
 def _q(text: str) -> str:
-    return '""' if not text else (f'"{text}"' if re.search(r"[:#{}\[\],&*!|>'\"%@`]", text) or
-                                  text != text.strip() else text)
+    return (
+        '""'
+        if not text
+        else (
+            f'"{text}"'
+            if re.search(r"[:#{}\[\],&*!|>'\"%@`]", text) or text != text.strip()
+            else text
+        )
+    )
 
 
 @dataclass
@@ -120,12 +151,20 @@ def check(system: System, load_energy: Callable[[str], object] | None = None) ->
     """What holds of `system` on this machine: scheduler, partition, account, launcher, runtime, images,
     and (with `load_energy`, caramel.payloads.measure.load_method) whether the energy method loads."""
     out: list[Finding] = []
-    scheduler = None if system.scheduler in schedulers.NO_SCHEDULER else schedulers.get(system.scheduler)
+    scheduler = (
+        None if system.scheduler in schedulers.NO_SCHEDULER else schedulers.get(system.scheduler)
+    )
     for cmd in dict.fromkeys(scheduler.site_commands[:1] + scheduler.commands) if scheduler else ():
-        out.append(Finding(f"command {cmd}", shutil.which(cmd) is not None, shutil.which(cmd) or "not on PATH"))
+        out.append(
+            Finding(
+                f"command {cmd}", shutil.which(cmd) is not None, shutil.which(cmd) or "not on PATH"
+            )
+        )
     if scheduler is not None:
-        for what, value, asked in (("partition", system.partition, scheduler.check_partition),
-                                   ("account", system.account, scheduler.check_account)):
+        for what, value, asked in (
+            ("partition", system.partition, scheduler.check_partition),
+            ("account", system.account, scheduler.check_account),
+        ):
             answer = asked(value) if value else None
             if answer is not None:
                 out.append(Finding(f"{what} {value}", *answer))
@@ -135,12 +174,22 @@ def check(system: System, load_energy: Callable[[str], object] | None = None) ->
     if system.container_runtime:
         cmd = RUNTIME_COMMANDS.get(system.container_runtime, system.container_runtime)
         path = shutil.which(cmd)
-        out.append(Finding(f"container runtime {system.container_runtime}", path is not None,
-                           path or f"{cmd} not on PATH"))
+        out.append(
+            Finding(
+                f"container runtime {system.container_runtime}",
+                path is not None,
+                path or f"{cmd} not on PATH",
+            )
+        )
     if system.image_dir:
         folder = Path(os.path.expandvars(os.path.expanduser(system.image_dir)))
-        out.append(Finding(f"image folder {system.image_dir}", folder.is_dir(),
-                           "exists" if folder.is_dir() else f"{folder.resolve()} does not exist"))
+        out.append(
+            Finding(
+                f"image folder {system.image_dir}",
+                folder.is_dir(),
+                "exists" if folder.is_dir() else f"{folder.resolve()} does not exist",
+            )
+        )
     if load_energy is not None and system.energy_method and system.energy_method != NO_METHOD:
         try:
             load_energy(system.energy_method)

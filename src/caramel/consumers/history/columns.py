@@ -47,7 +47,9 @@ def numbering() -> defaultdict:
     return numbers
 
 
-def in_run_order(keys: list[tuple[str, ...]], run: np.ndarray, key: np.ndarray, values: np.ndarray) -> FigureColumns:
+def in_run_order(
+    keys: list[tuple[str, ...]], run: np.ndarray, key: np.ndarray, values: np.ndarray
+) -> FigureColumns:
     """Figures read in the order written (run and key indices, values as rows n, mean and sd) put in
     the order of the runs (by start time; within a run, as written), rows of no run left out, and the
     keys numbered in the order they first appear there."""

@@ -102,9 +102,13 @@ class Verdict(Generic[M]):
     needed: int | None = None  # undecided: repetitions per side that would decide at this spread
 
 
-_WORDS = {Call.WITHIN_NOISE: VerdictWord.WITHIN_NOISE, Call.IMPROVED: VerdictWord.IMPROVED,
-          Call.REGRESSED: VerdictWord.REGRESSED, Call.UNDECIDED: CANNOT_JUDGE,
-          Call.CHANGED: CANNOT_JUDGE}
+_WORDS = {
+    Call.WITHIN_NOISE: VerdictWord.WITHIN_NOISE,
+    Call.IMPROVED: VerdictWord.IMPROVED,
+    Call.REGRESSED: VerdictWord.REGRESSED,
+    Call.UNDECIDED: CANNOT_JUDGE,
+    Call.CHANGED: CANNOT_JUDGE,
+}
 
 
 def way_of(direction: object) -> int:
@@ -112,13 +116,20 @@ def way_of(direction: object) -> int:
     return 1 if direction == Direction.HIGHER else -1 if direction == Direction.LOWER else 0
 
 
-def judge(current: M, base_mean: float, base_sd: float, base_n: int, threshold: float | None,
-          target: bool = False) -> Verdict[M]:
+def judge(
+    current: M,
+    base_mean: float,
+    base_sd: float,
+    base_n: int,
+    threshold: float | None,
+    target: bool = False,
+) -> Verdict[M]:
     """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value,
     exact, judged against `threshold` or TARGET_THRESHOLD)."""
     mean = current.mean
-    out: Verdict[M] = Verdict(current, base_mean, base_sd, base_n, math.nan,
-                              VerdictWord.NO_BASELINE)
+    out: Verdict[M] = Verdict(
+        current, base_mean, base_sd, base_n, math.nan, VerdictWord.NO_BASELINE
+    )
     if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
         return out
     out.diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
@@ -139,8 +150,13 @@ def judge(current: M, base_mean: float, base_sd: float, base_n: int, threshold: 
     way = way_of(current.direction)
     why = ("against a target: " if target else "") + _change(out)
     if math.isnan(ratio.low):  # a side of one sample: the ratio itself, only against a threshold
-        side = ("the run" if current.n < 2 and (target or base_n > 1) else
-                "the baseline" if current.n > 1 else "both sides")
+        side = (
+            "the run"
+            if current.n < 2 and (target or base_n > 1)
+            else "the baseline"
+            if current.n > 1
+            else "both sides"
+        )
         lead = "against a target: " if target else f"single sample ({side}): no spread, "
         why = lead + _change(out)
         if not explicit:
@@ -174,8 +190,9 @@ def _needed_text(needed: int | None) -> str:
     return f"about {needed} repetitions per side would decide"
 
 
-def repetitions_needed(current: Measured, base_mean: float, base_sd: float, threshold: float,
-                       target: bool = False) -> int | None:
+def repetitions_needed(
+    current: Measured, base_mean: float, base_sd: float, threshold: float, target: bool = False
+) -> int | None:
     """The fewest repetitions per side (of the current run alone against a target) after which the
     interval of the ratio, at the measured means and spread, decides against the band; None where
     there is no spread to go by or even MOST_REPETITIONS would not (a ratio on the band's edge).
@@ -228,14 +245,21 @@ def in_unit(figure: Metric, unit: str) -> Metric:
 def unit_mismatch(name: str, have: str, theirs: str, want: str, mine: str) -> RunError:
     """The error of a figure `name` printed in `have` by `theirs` (the baseline, a target) and in
     `want` by `mine` (the run): both named with their units and dimensions."""
-    return RunError(f"figure '{name}': {mine} has it in '{want}' ({describe(want)}), {theirs} "
-                    f"in '{have}' ({describe(have)}); figures of different dimensions are never "
-                    "compared", hint="compare a figure with the same quantity (a time with a time, "
-                    "tokens/s with tok/s); docs/history.md, 'Converting units', says which convert")
+    return RunError(
+        f"figure '{name}': {mine} has it in '{want}' ({describe(want)}), {theirs} "
+        f"in '{have}' ({describe(have)}); figures of different dimensions are never "
+        "compared",
+        hint="compare a figure with the same quantity (a time with a time, "
+        "tokens/s with tok/s); docs/history.md, 'Converting units', says which convert",
+    )
 
 
-def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float | None,
-                 sides: tuple[str, str] = ("the run", "the baseline")) -> list[Verdict]:
+def compare_runs(
+    current: list[Metric],
+    baseline: list[Metric],
+    threshold: float | None,
+    sides: tuple[str, str] = ("the run", "the baseline"),
+) -> list[Verdict]:
     """Each figure of `current` against the baseline's of the same table, configuration and name,
     the baseline's converted into the current figure's unit first; `sides` names the run and the
     baseline in the error when a figure's units cannot meet."""
@@ -249,16 +273,18 @@ def compare_runs(current: list[Metric], baseline: list[Metric], threshold: float
                 b = in_unit(b, metric.unit)
             except UnitMismatch:
                 raise unit_mismatch(metric.name, printed, sides[1], metric.unit, sides[0]) from None
-        verdict = judge(metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0,
-                        threshold)
+        verdict = judge(
+            metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0, threshold
+        )
         if b is not None and b.unit != printed:
             verdict.why = f"baseline converted from {printed} to {metric.unit}; " + verdict.why
         out.append(verdict)
     return out
 
 
-def compare_targets(current: list[Metric], targets: dict, threshold: float | None,
-                    source: str = "the targets") -> list[Verdict]:
+def compare_targets(
+    current: list[Metric], targets: dict, threshold: float | None, source: str = "the targets"
+) -> list[Verdict]:
     """Targets from a file (`{"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}`), as the
     Mila training benchmarks' baselines.json: every row of a metric against its target value, a
     target with a `unit` (`{"value": 900, "unit": "ms"}`) converted into the figure's unit first."""

@@ -37,9 +37,16 @@ class Dialect:
     tables: str  # the names of the tables there are
 
 
-SQLITE = Dialect("sqlite", "REAL", "rowid", "", "SELECT name FROM sqlite_master WHERE type = 'table'")
-POSTGRESQL = Dialect("postgresql", "DOUBLE PRECISION", "seq", ", seq BIGSERIAL",
-                     "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()")
+SQLITE = Dialect(
+    "sqlite", "REAL", "rowid", "", "SELECT name FROM sqlite_master WHERE type = 'table'"
+)
+POSTGRESQL = Dialect(
+    "postgresql",
+    "DOUBLE PRECISION",
+    "seq",
+    ", seq BIGSERIAL",
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
+)
 
 
 def is_url(target: str | None) -> bool:
@@ -58,22 +65,28 @@ def check_port(url: str) -> None:
     except ValueError:
         settings = current()
         origin = settings.origin.get("history")
-        setting = ("the setting history ($CARAMEL_HISTORY)" if origin is Source.ENVIRONMENT else
-                   f"history: in {settings.settings_file}" if origin is Source.FILE
-                   else "--history")
+        setting = (
+            "the setting history ($CARAMEL_HISTORY)"
+            if origin is Source.ENVIRONMENT
+            else f"history: in {settings.settings_file}"
+            if origin is Source.FILE
+            else "--history"
+        )
         if url != settings.history:
             setting = "--history"
         port = urlsplit(url).netloc.rpartition(":")[2]
-        raise RunError(f"the history URL {redact.url(url)} has the port {port!r}, which is no "
-                       f"number from 0 to 65535 (from {setting})",
-                       hint="write the port as digits: postgresql://user@host:5432/db "
-                            "(or leave it out: 5432)") from None
+        raise RunError(
+            f"the history URL {redact.url(url)} has the port {port!r}, which is no "
+            f"number from 0 to 65535 (from {setting})",
+            hint="write the port as digits: postgresql://user@host:5432/db (or leave it out: 5432)",
+        ) from None
 
 
 def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnavailable:
     """A clear error for a server that failed: what happened and what to do, never the password."""
-    first = redact.scrub(str(exc).strip().splitlines()[0] if str(exc).strip()
-                         else type(exc).__name__, target)
+    first = redact.scrub(
+        str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__, target
+    )
     low = first.lower()
     if "password" in low or "authentication" in low:
         hint = "check the user and password (in the URL, $PGPASSWORD or ~/.pgpass)"
@@ -170,8 +183,10 @@ class PostgresConnection(Connection):
         try:
             import psycopg
         except ImportError:
-            raise RunError(f"{redact.url(url)}: a PostgreSQL history needs psycopg",
-                           hint="pip install 'caramel[team]' (or: pip install 'psycopg[binary]')") from None
+            raise RunError(
+                f"{redact.url(url)}: a PostgreSQL history needs psycopg",
+                hint="pip install 'caramel[team]' (or: pip install 'psycopg[binary]')",
+            ) from None
         self.errors = (psycopg.OperationalError, psycopg.InterfaceError)
         self.database_error = psycopg.DatabaseError
         try:
@@ -186,8 +201,9 @@ class PostgresConnection(Connection):
         except self.errors as exc:
             raise unavailable(self.target, exc) from None
         except self.database_error as exc:
-            raise RunError(f"the history {self.shown}: "
-                           f"{redact.scrub(str(exc).strip(), self.target)}") from None
+            raise RunError(
+                f"the history {self.shown}: {redact.scrub(str(exc).strip(), self.target)}"
+            ) from None
 
     def execute(self, sql: str, params: Sequence = ()) -> Any:
         with self._guard():
@@ -219,5 +235,5 @@ def connect(target: str, readonly: bool = False) -> Connection:
         check_port(target)
         return PostgresConnection(target)
     if target.startswith("sqlite:///"):
-        target = target[len("sqlite:///") - 1:]
+        target = target[len("sqlite:///") - 1 :]
     return SqliteConnection(target, readonly)

@@ -34,13 +34,16 @@ class Store(Protocol):
 
     def writing(self) -> AbstractContextManager[None]: ...
 
-    def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True) -> int: ...
+    def _insert(
+        self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True
+    ) -> int: ...
 
     def mark_imported(self, run_key: str) -> None: ...
 
 
-def export_lines(history: Store, benchmark: str | None = None,
-                 site_of: Callable[[RunRecord], str] | None = None) -> Iterator[str]:
+def export_lines(
+    history: Store, benchmark: str | None = None, site_of: Callable[[RunRecord], str] | None = None
+) -> Iterator[str]:
     """One JSON line per run (of `benchmark`, or all) with its metrics: the portable form. A
     generator reading one run at a time, so a history of a million figures is written in the
     memory of one run. `site_of(run)` names the site to write (default: the run's own).
@@ -58,38 +61,56 @@ def export_lines(history: Store, benchmark: str | None = None,
             site = site_of(run)
         figures = ", ".join(_figure_texts(history, run.run_key, texts))
         # site and fingerprint are optional keys beside "run", so older caramels read the export
-        yield (f'{{"schema": {EXPORT_SCHEMA}, "run": {json.dumps(record)}, "metrics": [{figures}], '
-               f'"site": {json.dumps(site)}, "fingerprint": {json.dumps(fingerprint)}}}')
+        yield (
+            f'{{"schema": {EXPORT_SCHEMA}, "run": {json.dumps(record)}, "metrics": [{figures}], '
+            f'"site": {json.dumps(site)}, "fingerprint": {json.dumps(fingerprint)}}}'
+        )
 
 
 def _figure_texts(history: Store, run_key: str, texts: dict) -> Iterator[str]:
     """The run's figures as the JSON objects of an export line (see export_lines)."""
     dumps = json.dumps
     for tbl, config, name, unit, direction, samples in history.db.execute(
-            "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
-            f"ORDER BY {history.db.dialect.order}", (run_key,)):
-        if not (isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples)):
+        "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
+        f"ORDER BY {history.db.dialect.order}",
+        (run_key,),
+    ):
+        if not (
+            isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples)
+        ):
             values = finite_samples(samples, f"{history.path}: run {run_key}: {tbl}/{name}")
             if values is None or len(values) < samples.count(",") + 1:
-                history.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
-                                       + ("; left out" if not values else "; that sample is left out"))
+                history.skipped.append(
+                    f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
+                    + ("; left out" if not values else "; that sample is left out")
+                )
             if not values:
                 continue
             samples = dumps(values)
         row = texts.get(("config", config))
         if row is None:
-            parsed = row_field(history.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict)
+            parsed = row_field(
+                history.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict
+            )
             row = dumps(parsed)
             if isinstance(config, str):
                 texts[("config", config)] = row
         words = texts.get((tbl, name, unit, direction))
-        if words is None:  # a damaged row's value that is no text (a number, a blob) written as text
-            words = texts[(tbl, name, unit, direction)] = tuple(dumps(as_text(v)) for v in (tbl, name, unit, direction))
-        yield (f'{{"table": {words[0]}, "row": {row}, "name": {words[1]}, "unit": {words[2]}, '
-               f'"direction": {words[3]}, "samples": {samples}}}')
+        if (
+            words is None
+        ):  # a damaged row's value that is no text (a number, a blob) written as text
+            words = texts[(tbl, name, unit, direction)] = tuple(
+                dumps(as_text(v)) for v in (tbl, name, unit, direction)
+            )
+        yield (
+            f'{{"table": {words[0]}, "row": {row}, "name": {words[1]}, "unit": {words[2]}, '
+            f'"direction": {words[3]}, "samples": {samples}}}'
+        )
 
 
-def import_records(history: Store, records: Iterable[tuple[RunRecord, Sequence[Metric], Location]]) -> tuple[int, int]:
+def import_records(
+    history: Store, records: Iterable[tuple[RunRecord, Sequence[Metric], Location]]
+) -> tuple[int, int]:
     """Add validated (run, metrics, where) records, read one at a time (a file of a million
     figures in the memory of one run), all in one transaction: a run already here with the same
     figures adds nothing; one with other figures is refused (CaramelError naming `where`, the
@@ -103,8 +124,13 @@ def import_records(history: Store, records: Iterable[tuple[RunRecord, Sequence[M
             if history.run(run.run_key) is not None:
                 known = _figures(history.metrics(run.run_key))
                 line = first_line.get(run.run_key)
-                _same_figures(run.run_key, known, _figures(metrics), where,
-                              "the history" if line is None else f"line {line} of this file")
+                _same_figures(
+                    run.run_key,
+                    known,
+                    _figures(metrics),
+                    where,
+                    "the history" if line is None else f"line {line} of this file",
+                )
                 if line is not None:
                     continue  # the file's first line of this run holds: a repeat adds nothing
             else:
@@ -123,6 +149,9 @@ def _figures(metrics: Iterable[Metric]) -> dict:
 def _same_figures(run_key: str, known: dict, new: dict, where: Location, first: str) -> None:
     for key, samples in new.items():
         if key in known and known[key] != samples:
-            raise RunError(f"run {run_key} is already in {first} with other figures: {key[0]}/{key[2]} "
-                           f"({key[1]}) is {known[key]} there, {samples} here; nothing was imported", where,
-                           hint=f"if this file is right, remove the run first: bench history remove {run_key}")
+            raise RunError(
+                f"run {run_key} is already in {first} with other figures: {key[0]}/{key[2]} "
+                f"({key[1]}) is {known[key]} there, {samples} here; nothing was imported",
+                where,
+                hint=f"if this file is right, remove the run first: bench history remove {run_key}",
+            )

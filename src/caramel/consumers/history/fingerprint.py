@@ -48,16 +48,23 @@ def probe_here() -> dict[str, str | int]:
 def from_run(run_dir: str, job_ids: list[str]) -> dict[str, str | int]:
     """The fingerprint of the nodes the run's workpackages ran on."""
     if job_ids:
-        for path in glob.iglob(os.path.join(glob.escape(run_dir), "*", layout.WORK, layout.FINGERPRINT_FILE)):
+        for path in glob.iglob(
+            os.path.join(glob.escape(run_dir), "*", layout.WORK, layout.FINGERPRINT_FILE)
+        ):
             try:
                 with open(path) as handle:
                     found = parse(handle.read())
             except OSError:
                 continue
             if found:
-                return dict(found, detected_on=f"job node {found.get('node') or found.get('host', '?')}")
+                return dict(
+                    found, detected_on=f"job node {found.get('node') or found.get('host', '?')}"
+                )
         found = probe_here()
-        return dict(found, detected_on=f"{os.uname().nodename} (submitting host: the job left no probe file)")
+        return dict(
+            found,
+            detected_on=f"{os.uname().nodename} (submitting host: the job left no probe file)",
+        )
     return dict(probe_here(), detected_on=f"{os.uname().nodename} (local run)")
 
 

@@ -21,8 +21,10 @@ from caramel.consumers.history.layout import RunRecord
 
 # per run, the rowids, tables, configurations and names of its rows, each list as one text, from
 # the key's covering index (a fifth of the time of a scan joining them)
-GROUPS = ("SELECT run_key, group_concat(rowid), group_concat(tbl, '\x1f'), group_concat(config, '\x1f'), "
-          "group_concat(name, '\x1f') FROM metrics GROUP BY run_key")
+GROUPS = (
+    "SELECT run_key, group_concat(rowid), group_concat(tbl, '\x1f'), group_concat(config, '\x1f'), "
+    "group_concat(name, '\x1f') FROM metrics GROUP BY run_key"
+)
 # every row's unit and direction and numbers in rowid order
 NUMBERS = "SELECT unit, direction, n, mean, sd FROM metrics ORDER BY rowid"
 _SEQUENCES_KEPT = 64  # distinct lists of names remembered (each a run's texts, some 100 kB)
@@ -46,7 +48,9 @@ def grouped_columns(db: sqlite3.Connection, runs: list[RunRecord]) -> FigureColu
     # a figure's key: its (table, configuration, name) and its (unit, direction), numbered together
     pairs, key = np.unique(name.astype(np.int64) * len(units) + unit, return_inverse=True)
     name_texts, unit_texts = list(names), [tuple(_text(v) for v in pair) for pair in units]
-    keys = [(*name_texts[pair // len(units)], *unit_texts[pair % len(units)]) for pair in pairs.tolist()]
+    keys = [
+        (*name_texts[pair // len(units)], *unit_texts[pair % len(units)]) for pair in pairs.tolist()
+    ]
     return in_run_order(keys, run, key.astype(np.int32), values)
 
 
@@ -66,12 +70,16 @@ def read_numbers(db: sqlite3.Connection) -> tuple[list[tuple], np.ndarray, np.nd
     return list(units), np.concatenate(unit_parts), np.concatenate(value_parts, axis=1)
 
 
-def _name_columns(runs: list[RunRecord], groups: Iterable[tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, dict]:
+def _name_columns(
+    runs: list[RunRecord], groups: Iterable[tuple[str, ...]]
+) -> tuple[np.ndarray, np.ndarray, dict]:
     """Each row's run and (table, configuration, name) number, in rowid order, and the names numbered.
     A run's three texts are most often those of a run before: one dict lookup finds its numbers."""
     run_index = {run.run_key: index for index, run in enumerate(runs)}
     names = numbering()  # (table, configuration, name): its number
-    sequences: dict[tuple[str, str, str], np.ndarray] = {}  # a run's three texts: its rows' name numbers
+    sequences: dict[
+        tuple[str, str, str], np.ndarray
+    ] = {}  # a run's three texts: its rows' name numbers
     rowid_parts, run_parts, name_parts = [], [], []
     for run_key, rowids, tables, configs, metric_names in groups:
         texts = (tables, configs, metric_names)
@@ -92,9 +100,13 @@ def _name_columns(runs: list[RunRecord], groups: Iterable[tuple[str, ...]]) -> t
 def _name_numbers(texts: tuple[str, str, str], rows: int, names: defaultdict) -> np.ndarray:
     """The numbers of a run's (table, configuration, name) triples, new ones numbered as they come."""
     fields = [text.split(FIELD) for text in texts]
-    if any(len(values) != rows for values in fields):  # a NULL (left out by group_concat) or a separator
+    if any(
+        len(values) != rows for values in fields
+    ):  # a NULL (left out by group_concat) or a separator
         raise Irregular("a name the grouped read does not take")
-    return np.fromiter(map(names.__getitem__, zip(*fields, strict=True)), dtype=np.int32, count=rows)
+    return np.fromiter(
+        map(names.__getitem__, zip(*fields, strict=True)), dtype=np.int32, count=rows
+    )
 
 
 def _numbers(stored: np.ndarray) -> np.ndarray:
@@ -106,11 +118,15 @@ def _numbers(stored: np.ndarray) -> np.ndarray:
         values = stored.astype(float).T
         values[0][values[0] <= 0] = 1.0
         return values
-    return np.array([[n if type(n) is int and n > 0 else 1 for n in counts],
-                     [v if type(v) in (int, float) else math.inf for v in stored[:, 1].tolist()],
-                     [v if type(v) in (int, float) else 0.0 for v in stored[:, 2].tolist()]], dtype=float)
+    return np.array(
+        [
+            [n if type(n) is int and n > 0 else 1 for n in counts],
+            [v if type(v) in (int, float) else math.inf for v in stored[:, 1].tolist()],
+            [v if type(v) in (int, float) else 0.0 for v in stored[:, 2].tolist()],
+        ],
+        dtype=float,
+    )
 
 
 def _text(value: object) -> str:
     return "" if value is None else str(value)
-

@@ -21,20 +21,63 @@ SCHEMA_VERSION = 3
 # the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
 EXPORT_SCHEMA = 2
 # columns added after schema 1: added to an older history when it is opened
-ADDED_COLUMNS = {"site": "TEXT", "fingerprint": "TEXT", "figures": "INTEGER", "nonfinite": "INTEGER"}
-RUN_COLUMNS = ("run_key", "benchmark", "file", "run_dir", "tags", "system", "caramel_version", "git_commit", "host",
-               "nodes", "job_ids", "container", "energy_method", "started", "ended", "site", "fingerprint")
-METRIC_COLUMNS = ("run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd", "min", "max", "samples")
+ADDED_COLUMNS = {
+    "site": "TEXT",
+    "fingerprint": "TEXT",
+    "figures": "INTEGER",
+    "nonfinite": "INTEGER",
+}
+RUN_COLUMNS = (
+    "run_key",
+    "benchmark",
+    "file",
+    "run_dir",
+    "tags",
+    "system",
+    "caramel_version",
+    "git_commit",
+    "host",
+    "nodes",
+    "job_ids",
+    "container",
+    "energy_method",
+    "started",
+    "ended",
+    "site",
+    "fingerprint",
+)
+METRIC_COLUMNS = (
+    "run_key",
+    "tbl",
+    "config",
+    "name",
+    "unit",
+    "direction",
+    "n",
+    "mean",
+    "sd",
+    "min",
+    "max",
+    "samples",
+)
 METRIC_KEY = ("run_key", "tbl", "config", "name")
 TABLES = frozenset(("runs", "metrics", "baselines", "meta"))
-SCHEMA_LOCK = 7_261_001  # PostgreSQL: writers creating the tables at once take turns (an advisory lock)
+SCHEMA_LOCK = (
+    7_261_001  # PostgreSQL: writers creating the tables at once take turns (an advisory lock)
+)
 
 # a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a text
 # where a number belongs: SQLite orders texts after numbers)
-FINITE = "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
+FINITE = (
+    "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
+)
 # a run's figure counts, from its rows (an UPDATE of runs: `runs.run_key` is the run's)
-COUNTS = ("figures = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key), "
-          "nonfinite = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key AND NOT " + FINITE + ")")
+COUNTS = (
+    "figures = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key), "
+    "nonfinite = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key AND NOT "
+    + FINITE
+    + ")"
+)
 
 
 @dataclass
@@ -54,7 +97,9 @@ class RunRecord:
     energy_method: str = ""
     started: float | None = None
     ended: float | None = None
-    site: str = ""  # where the run ran (docs/dashboard.md): $CARAMEL_SITE, the SLURM cluster or the host
+    site: str = (
+        ""  # where the run ran (docs/dashboard.md): $CARAMEL_SITE, the SLURM cluster or the host
+    )
     fingerprint: dict = field(default_factory=dict)  # CPU/GPU models and counts, driver, CUDA/ROCm
 
 
@@ -77,10 +122,15 @@ def schema(dialect: Dialect) -> list[str]:
 
 def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: bool) -> str:
     """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines' SQL."""
-    action = ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)) if replace \
+    action = (
+        ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key))
+        if replace
         else "DO NOTHING"
-    return (f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
-            f"ON CONFLICT ({', '.join(key)}) {action}")
+    )
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT ({', '.join(key)}) {action}"
+    )
 
 
 def prepare(db: Connection) -> None:
@@ -97,20 +147,30 @@ def prepare(db: Connection) -> None:
     if found and not (str(found[0]).isdigit() and int(found[0]) <= SCHEMA_VERSION):
         raise engine.HistoryUnavailable(
             f"{db.shown}: a history of another caramel (schema {found[0]}; this caramel reads and writes "
-            f"schema {SCHEMA_VERSION})", hint="use the caramel that made it, or another history "
-            "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile")
+            f"schema {SCHEMA_VERSION})",
+            hint="use the caramel that made it, or another history "
+            "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile",
+        )
     # a history of schema 1 is marked as of this layout when its meta table is made: its columns
     # tell (SQLite only: a PostgreSQL history was made at schema 2 or later)
-    if not found or int(found[0]) < SCHEMA_VERSION or (dialect is engine.SQLITE and missing_columns(db)):
+    if (
+        not found
+        or int(found[0]) < SCHEMA_VERSION
+        or (dialect is engine.SQLITE and missing_columns(db))
+    ):
         migrate(db)
 
 
 def missing_columns(db: Connection) -> list[str]:
     """The columns added since schema 1 that the runs table lacks."""
     if db.dialect is engine.POSTGRESQL:
-        have = {row[0] for row in db.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = 'runs'")}
+        have = {
+            row[0]
+            for row in db.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+                "AND table_name = 'runs'"
+            )
+        }
     else:
         have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
     return [name for name in ADDED_COLUMNS if name not in have]
@@ -126,13 +186,19 @@ def migrate(db: Connection) -> None:
                 db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
             else:
                 db.execute("BEGIN IMMEDIATE")
-            missing = missing_columns(db)  # read under the lock: another process may have migrated it
+            missing = missing_columns(
+                db
+            )  # read under the lock: another process may have migrated it
             for name in missing:
                 db.execute(f"ALTER TABLE runs ADD COLUMN {name} {ADDED_COLUMNS[name]}")
             found = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
             if missing or not found or int(found[0]) < SCHEMA_VERSION:
                 db.execute(f"UPDATE runs SET {COUNTS}")
-            db.execute(upsert("meta", ("key", "value"), ("key",), True), ("schema", str(SCHEMA_VERSION)))
+            db.execute(
+                upsert("meta", ("key", "value"), ("key",), True), ("schema", str(SCHEMA_VERSION))
+            )
     except CaramelError as exc:
-        if "readonly" not in str(exc).replace(" ", "").replace("-", "") and "permission denied" not in str(exc):
+        if "readonly" not in str(exc).replace(" ", "").replace(
+            "-", ""
+        ) and "permission denied" not in str(exc):
             raise

@@ -42,8 +42,10 @@ from caramel.stages.spec.estimator import DEFAULT, Estimator
 from caramel.stages.spec.quantities import UnitMismatch, describe
 from caramel.vocabulary import COPY_AGGREGATES, Direction, Word
 
-NOT_A_FIGURE_HINT = ("a column is a figure when its pattern has a unit or a direction (<pattern "
-                     "name=\"t\" unit=\"s\">, YAML unit: s or direction: lower), docs/history.md")
+NOT_A_FIGURE_HINT = (
+    "a column is a figure when its pattern has a unit or a direction (<pattern "
+    'name="t" unit="s">, YAML unit: s or direction: lower), docs/history.md'
+)
 DEFAULT_THRESHOLD = 5.0  # percent a result may fall short of its target
 DEFAULT_MAX_SD = 5.0  # percent: the 80 % quantile of sd% must stay below this
 COPY = "caramel_copy"
@@ -101,11 +103,19 @@ class Methodology:
     @property
     def criteria(self) -> list[tuple[str, float | None, bool | None]]:
         """(name, value, passed); passed None: cannot judge (it does not pass either)."""
-        return [("all benchmarks pass", None, bool(self.lines) and all(x.passed for x in self.lines)),
-                ("deviation quantile (80%)", self.quantile_sd_pct,
-                 None if math.isnan(self.quantile_sd_pct) else self.quantile_sd_pct <= self.max_sd),
-                ("mean performance diff", self.mean_diff_pct,
-                 None if math.isnan(self.mean_diff_pct) else self.mean_diff_pct >= -self.threshold)]
+        return [
+            ("all benchmarks pass", None, bool(self.lines) and all(x.passed for x in self.lines)),
+            (
+                "deviation quantile (80%)",
+                self.quantile_sd_pct,
+                None if math.isnan(self.quantile_sd_pct) else self.quantile_sd_pct <= self.max_sd,
+            ),
+            (
+                "mean performance diff",
+                self.mean_diff_pct,
+                None if math.isnan(self.mean_diff_pct) else self.mean_diff_pct >= -self.threshold,
+            ),
+        ]
 
     @property
     def passed(self) -> bool:
@@ -113,12 +123,22 @@ class Methodology:
 
 
 def _names(benchmark: str, metric: Metric) -> set[str]:
-    return {metric.name, f"{metric.table}/{metric.name}", f"{benchmark}/{metric.name}",
-            metric.row.get("model", ""), benchmark} - {""}
+    return {
+        metric.name,
+        f"{metric.table}/{metric.name}",
+        f"{benchmark}/{metric.name}",
+        metric.row.get("model", ""),
+        benchmark,
+    } - {""}
 
 
 def _figure_names(metric: Metric) -> set[str]:
-    return {metric.name, f"{metric.table}/{metric.name}", metric.unit, metric.row.get("metric", "")} - {""}
+    return {
+        metric.name,
+        f"{metric.table}/{metric.name}",
+        metric.unit,
+        metric.row.get("metric", ""),
+    } - {""}
 
 
 def is_result(metric: Metric) -> bool:
@@ -126,11 +146,17 @@ def is_result(metric: Metric) -> bool:
     return COPY not in metric.row or metric.row[COPY] in COPY_AGGREGATES
 
 
-def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold: float | None = None,
-          max_sd: float | None = None, system_names: list[str] | None = None,
-          estimators: dict[str, Estimator] | None = None, known: set[str] | None = None,
-          benchmarks: list[str] | None = None,
-          columns: dict[str, str] | None = None) -> Methodology:
+def judge(
+    figures: list[tuple[str, Metric]],
+    targets: Targets | dict,
+    threshold: float | None = None,
+    max_sd: float | None = None,
+    system_names: list[str] | None = None,
+    estimators: dict[str, Estimator] | None = None,
+    known: set[str] | None = None,
+    benchmarks: list[str] | None = None,
+    columns: dict[str, str] | None = None,
+) -> Methodology:
     """`figures`: (benchmark, metric) of the runs; `system_names`: the run's system, then its tags;
     `estimators`: per benchmark; `known`: the benchmark names besides the runs' (the catalogue);
     `benchmarks`: the runs' benchmarks, those without a figure too (default: the figures');
@@ -144,18 +170,35 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
     system, entries = targets.for_system(system_names or [])
     benchmarks = list(dict.fromkeys([*(benchmarks or []), *(b for b, _m in figures)]))
     _check(targets, figures, system_names or [], (known or set()) | set(benchmarks), columns or {})
-    out = Methodology([], max_sd=DEFAULT_MAX_SD if max_sd is None else max_sd, threshold=threshold, system=system)
+    out = Methodology(
+        [], max_sd=DEFAULT_MAX_SD if max_sd is None else max_sd, threshold=threshold, system=system
+    )
     estimators = estimators or {}
     referenced = {entry.name for entry in entries}
     for entry in entries:
         for key, reference in entry.figures.items():
-            found = [(b, m) for b, m in figures if entry.name in _names(b, m) and m.samples
-                     and (not key or key in _figure_names(m))]
+            found = [
+                (b, m)
+                for b, m in figures
+                if entry.name in _names(b, m) and m.samples and (not key or key in _figure_names(m))
+            ]
             label = entry.name + (f" {key}" if key else "")
             if not found:
                 out.missing.append(label)
-                out.lines.append(Line(label, reference.value, math.nan, math.nan, math.nan, math.nan, threshold, 0,
-                                      verdict=Verdict.NO_FIGURE, why="no figure of the runs matches"))
+                out.lines.append(
+                    Line(
+                        label,
+                        reference.value,
+                        math.nan,
+                        math.nan,
+                        math.nan,
+                        math.nan,
+                        threshold,
+                        0,
+                        verdict=Verdict.NO_FIGURE,
+                        why="no figure of the runs matches",
+                    )
+                )
                 continue
             for bench, metric in found:
                 referenced.add(bench)
@@ -177,9 +220,20 @@ def judge(figures: list[tuple[str, Metric]], targets: Targets | dict, threshold:
     if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
         for bench in benchmarks:
             if bench not in referenced:
-                out.lines.append(Line(bench, math.nan, math.nan, math.nan, math.nan, math.nan, threshold, 0,
-                                      verdict=Verdict.NO_REFERENCE,
-                                      why=f"no reference for system {system or (system_names or ['?'])[0]}"))
+                out.lines.append(
+                    Line(
+                        bench,
+                        math.nan,
+                        math.nan,
+                        math.nan,
+                        math.nan,
+                        math.nan,
+                        threshold,
+                        0,
+                        verdict=Verdict.NO_REFERENCE,
+                        why=f"no reference for system {system or (system_names or ['?'])[0]}",
+                    )
+                )
     _statistics(out)
     out.captions = list(dict.fromkeys(out.captions))
     out.intervals = list(dict.fromkeys(out.intervals))
@@ -207,8 +261,15 @@ def interval_of(metric: Metric, estimator: Estimator) -> Interval:
     return interval(metric.samples, estimator=estimator)
 
 
-def _line(name: str, reference: Reference, entry: Entry, metric: Metric, result: float,
-          summary: Summary, threshold: float) -> Line:
+def _line(
+    name: str,
+    reference: Reference,
+    entry: Entry,
+    metric: Metric,
+    result: float,
+    summary: Summary,
+    threshold: float,
+) -> Line:
     # relative to the target's size: a result above a negative target is above it (+), as ReFrame's
     # thresholds are relative to |ref| (targets.bound_of)
     size = abs(reference.value)
@@ -216,17 +277,33 @@ def _line(name: str, reference: Reference, entry: Entry, metric: Metric, result:
     if metric.direction == Direction.LOWER:
         diff = -diff
     low, high = reference.bounds(str(metric.direction), threshold)
-    line = Line(name, reference.value, result, summary.sd, summary.sd_pct, diff,
-                reference.threshold if reference.threshold is not None else threshold, summary.n,
-                summary.sem_pct, low, high)
+    line = Line(
+        name,
+        reference.value,
+        result,
+        summary.sd,
+        summary.sd_pct,
+        diff,
+        reference.threshold if reference.threshold is not None else threshold,
+        summary.n,
+        summary.sem_pct,
+        low,
+        high,
+    )
     if metric.direction not in (Direction.HIGHER, Direction.LOWER):
         line.verdict, line.why = Verdict.CANNOT_JUDGE, f"the direction of {metric.name} is unknown"
     elif not low <= result <= high:
         line.verdict, line.why = Verdict.FAIL, f"{result:.6g} outside [{low:.6g}, {high:.6g}]"
     elif entry.max_sd is not None and not summary.has_spread:
-        line.verdict, line.why = Verdict.CANNOT_JUDGE, f"max_sd {entry.max_sd:g}% asked, n = {summary.n}: no spread"
+        line.verdict, line.why = (
+            Verdict.CANNOT_JUDGE,
+            f"max_sd {entry.max_sd:g}% asked, n = {summary.n}: no spread",
+        )
     elif entry.max_sd is not None and summary.sd_pct > entry.max_sd:
-        line.verdict, line.why = Verdict.FAIL, f"sd {summary.sd_pct:.2f}% above max_sd {entry.max_sd:g}%"
+        line.verdict, line.why = (
+            Verdict.FAIL,
+            f"sd {summary.sd_pct:.2f}% above max_sd {entry.max_sd:g}%",
+        )
     else:
         line.verdict = Verdict.PASS
     return line
@@ -236,30 +313,41 @@ def _statistics(out: Methodology) -> None:
     import numpy as np
 
     spreads = [x.sd_pct for x in out.lines if not math.isnan(x.sd_pct)]
-    diffs = [x.diff_pct for x in out.lines if x.verdict in (Verdict.PASS, Verdict.FAIL) and not math.isnan(x.diff_pct)]
+    diffs = [
+        x.diff_pct
+        for x in out.lines
+        if x.verdict in (Verdict.PASS, Verdict.FAIL) and not math.isnan(x.diff_pct)
+    ]
     if spreads:
         out.quantile_sd_pct = float(np.quantile(spreads, 0.8))
     if diffs:
         out.mean_diff_pct = float(np.mean(diffs))
 
 
-def _unit_mismatch(targets: Targets, entry: Entry, key: str, reference: Reference, bench: str,
-                   metric: Metric) -> RunError:
+def _unit_mismatch(
+    targets: Targets, entry: Entry, key: str, reference: Reference, bench: str, metric: Metric
+) -> RunError:
     """The error of a reference in a unit its figure cannot be converted into."""
     where = entry.figure_lines.get(key, entry.where)
     figure = f"'{entry.name}'" + (f" {key}" if key else "")
-    return RunError(f"the target of {figure} is in '{reference.unit}' "
-                    f"({describe(reference.unit)}), "
-                    f"the figure {metric.name} of the run of {bench} in '{metric.unit}' "
-                    f"({describe(metric.unit)}); "
-                    "figures of different dimensions are never compared",
-                    where if where.file else Location(targets.path or "the targets", where.line),
-                    hint="give the target in a unit of the figure's dimension "
-                         f"(unit: {metric.unit or '...'})")
+    return RunError(
+        f"the target of {figure} is in '{reference.unit}' "
+        f"({describe(reference.unit)}), "
+        f"the figure {metric.name} of the run of {bench} in '{metric.unit}' "
+        f"({describe(metric.unit)}); "
+        "figures of different dimensions are never compared",
+        where if where.file else Location(targets.path or "the targets", where.line),
+        hint=f"give the target in a unit of the figure's dimension (unit: {metric.unit or '...'})",
+    )
 
 
-def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: list[str],
-           known: set[str], columns: dict[str, str]) -> None:
+def _check(
+    targets: Targets,
+    figures: list[tuple[str, Metric]],
+    system_names: list[str],
+    known: set[str],
+    columns: dict[str, str],
+) -> None:
     """An entry for an unknown system, benchmark or figure is an error with did-you-mean; one naming
     a column that is not a figure says which and how to declare it."""
     from caramel.adapters.systems.loader import system_names as shipped_systems
@@ -268,23 +356,38 @@ def _check(targets: Targets, figures: list[tuple[str, Metric]], system_names: li
         systems = set(shipped_systems()) | set(system_names)
         for system, where in targets.systems.items():
             if system not in systems:
-                raise RunError(f"targets for an unknown system '{system}'", where,
-                               hint=did_you_mean(system, sorted(systems)) or "systems: " + ", ".join(sorted(systems)))
+                raise RunError(
+                    f"targets for an unknown system '{system}'",
+                    where,
+                    hint=did_you_mean(system, sorted(systems))
+                    or "systems: " + ", ".join(sorted(systems)),
+                )
     names = set(known)
     for bench, metric in figures:
         names |= _names(bench, metric)
     for entry in targets.entries:
         if entry.name not in names and entry.name in columns:
-            raise RunError(f"target '{entry.name}': {columns[entry.name]}", entry.where,
-                           hint=NOT_A_FIGURE_HINT)
+            raise RunError(
+                f"target '{entry.name}': {columns[entry.name]}", entry.where, hint=NOT_A_FIGURE_HINT
+            )
         if entry.name not in names:
-            raise RunError(f"targets for an unknown benchmark '{entry.name}'", entry.where,
-                           hint=did_you_mean(entry.name, sorted(names)) or "benchmarks: " + ", ".join(sorted(known)))
+            raise RunError(
+                f"targets for an unknown benchmark '{entry.name}'",
+                entry.where,
+                hint=did_you_mean(entry.name, sorted(names))
+                or "benchmarks: " + ", ".join(sorted(known)),
+            )
         own = set().union(*[_figure_names(m) for b, m in figures if entry.name in _names(b, m)])
         for key, where in entry.figure_lines.items():
             if key not in own and key in columns:
-                raise RunError(f"target '{entry.name}' figure '{key}': {columns[key]}", where,
-                               hint=NOT_A_FIGURE_HINT)
+                raise RunError(
+                    f"target '{entry.name}' figure '{key}': {columns[key]}",
+                    where,
+                    hint=NOT_A_FIGURE_HINT,
+                )
             if own and key not in own:
-                raise RunError(f"targets for an unknown figure '{key}' of '{entry.name}'", where,
-                               hint=did_you_mean(key, sorted(own)) or "figures: " + ", ".join(sorted(own)))
+                raise RunError(
+                    f"targets for an unknown figure '{key}' of '{entry.name}'",
+                    where,
+                    hint=did_you_mean(key, sorted(own)) or "figures: " + ", ".join(sorted(own)),
+                )

@@ -27,15 +27,18 @@ from caramel.stages.spec.model import Pattern
 from caramel.stages.spec.units import direction, readable_unit, unit_in_name
 from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
 
-if TYPE_CHECKING:  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
+if (
+    TYPE_CHECKING
+):  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
     from caramel.stages.analyse.inputs import AnalysisInput
 
 UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
 PERFORMANCE_TABLE = "performance"  # the table of `performance:` lines (report.performance.TABLE)
 PERFORMANCE_COLUMN, UNIT_COLUMN = "performance", "metric"  # its figure and that figure's unit
-COPY_COLUMN = "caramel_copy"  # a copies table's copy column (engine.copies): a number, or an aggregate's name
+COPY_COLUMN = (
+    "caramel_copy"  # a copies table's copy column (engine.copies): a number, or an aggregate's name
+)
 FIGURE_STATISTICS = (*SAME_TYPE_STATISTICS, "avg")  # statistics of a figure that are figures too
-
 
 
 def fmean(values: Sequence[float]) -> float:
@@ -56,13 +59,16 @@ def fsum_or_inf(values: Iterable[float]) -> float:
     except OverflowError:
         return math.inf
 
+
 @dataclass
 class Metric:
     table: str
     row: dict[str, str]  # the configuration: the table's parameter columns
     name: str
     unit: str = ""
-    direction: str = Direction.UNKNOWN.value  # a Direction's value (a history of an older caramel: as it was stored)
+    direction: str = (
+        Direction.UNKNOWN.value
+    )  # a Direction's value (a history of an older caramel: as it was stored)
     samples: list[float] = field(default_factory=list)
     # a copies aggregate's lines, per copy over every repeat (report/copies.py pooled_lines): what
     # `bench compare --targets` and the suite's score pool as milabench does; never stored
@@ -102,17 +108,36 @@ class MetricColumns(Sequence[Metric]):
     passes in C, with no Metric made only to be taken apart. Read as a sequence (a repeated run's
     figures compared, a test), it gives each figure as a Metric, equal to the one made directly."""
 
-    __slots__ = ("tables", "rows", "names", "units", "directions", "samples", "checked", "configs_json")
+    __slots__ = (
+        "tables",
+        "rows",
+        "names",
+        "units",
+        "directions",
+        "samples",
+        "checked",
+        "configs_json",
+    )
 
-    def __init__(self, tables: Sequence[str], rows: Sequence[dict[str, str]], names: Sequence[str],
-                 units: Sequence[str], directions: Sequence[str], samples: Sequence[list[float]],
-                 checked: bool = False, configs_json: bytes | None = None) -> None:
+    def __init__(
+        self,
+        tables: Sequence[str],
+        rows: Sequence[dict[str, str]],
+        names: Sequence[str],
+        units: Sequence[str],
+        directions: Sequence[str],
+        samples: Sequence[list[float]],
+        checked: bool = False,
+        configs_json: bytes | None = None,
+    ) -> None:
         self.tables, self.rows, self.names = tables, rows, names
         self.units, self.directions, self.samples = units, directions, samples
         # as history.validate checks a line: every table, name, unit and direction a text ("higher", "lower"
         # or "unknown"), every row a dict of texts, every sample a float (none a subclass of either)
         self.checked = checked
-        self.configs_json = configs_json  # the rows' text by history.rows.texts_json, where the checks made it
+        self.configs_json = (
+            configs_json  # the rows' text by history.rows.texts_json, where the checks made it
+        )
 
     @classmethod
     def of(cls, metrics: Iterable[Metric]) -> MetricColumns:
@@ -137,11 +162,19 @@ class MetricColumns(Sequence[Metric]):
     def __getitem__(self, index: int | slice) -> Metric | list[Metric]:
         if isinstance(index, slice):
             return list(self)[index]
-        return Metric(self.tables[index], self.rows[index], self.names[index], self.units[index],
-                      self.directions[index], self.samples[index])
+        return Metric(
+            self.tables[index],
+            self.rows[index],
+            self.names[index],
+            self.units[index],
+            self.directions[index],
+            self.samples[index],
+        )
 
     def __iter__(self) -> Iterator[Metric]:
-        return map(Metric, self.tables, self.rows, self.names, self.units, self.directions, self.samples)
+        return map(
+            Metric, self.tables, self.rows, self.names, self.units, self.directions, self.samples
+        )
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, MetricColumns):
@@ -169,7 +202,9 @@ def _label(key) -> str:
     return key.title if key.title is not None else key.name
 
 
-def collect(inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None) -> list[Metric]:
+def collect(
+    inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None
+) -> list[Metric]:
     """Every figure column of every table (the module's doc says which are figures), per configuration,
     with one sample per repeat. `made`: the run's tables, one row per repeat
     (report.results.history_tables). `configs`: only these tables (by index) and configurations."""
@@ -194,7 +229,9 @@ def collect(inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | Non
                 continue
             row = shared.get(config)
             if row is None:
-                row = shared[config] = dict(config)  # one dict per configuration, shared by its metrics
+                row = shared[config] = dict(
+                    config
+                )  # one dict per configuration, shared by its metrics
             for i, (unit, way) in layout.figures.items():
                 number = _number(values[i])
                 if number is None:
@@ -204,7 +241,9 @@ def collect(inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | Non
                     way = direction(layout.labels[i], unit)
                 entry = out.get((table, config, i, unit))
                 if entry is None:
-                    entry = out[(table, config, i, unit)] = Metric(table, row, layout.labels[i], unit, way.value)
+                    entry = out[(table, config, i, unit)] = Metric(
+                        table, row, layout.labels[i], unit, way.value
+                    )
                 entry.samples.append(number)
     return _distinct_names(list(out.values()))
 
@@ -239,10 +278,13 @@ def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
     its statistics that are figures."""
     pattern = patterns.get(name)
     if pattern is None:
-        stat = next((s for s in STATISTICS if name.endswith("_" + s) and name[:-len(s) - 1] in patterns), None)
+        stat = next(
+            (s for s in STATISTICS if name.endswith("_" + s) and name[: -len(s) - 1] in patterns),
+            None,
+        )
         if stat is None or stat not in FIGURE_STATISTICS:
             return None
-        pattern = patterns[name[:-len(stat) - 1]]
+        pattern = patterns[name[: -len(stat) - 1]]
     return pattern if pattern.unit or pattern.direction else None
 
 
@@ -253,7 +295,9 @@ def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -
     labels = [_label(keys[i]) for i in range(len(columns))]
     performance = lines and item.table.name == PERFORMANCE_TABLE
     config = (params | set(item.data.config_columns)) - ({UNIT_COLUMN} if performance else set())
-    param_cols = [i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")]
+    param_cols = [
+        i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")
+    ]
     figures: dict[int, tuple[str, Direction]] = {}
     for i, column in enumerate(columns):
         if i in param_cols:
@@ -271,9 +315,13 @@ def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -
             way = direction(column.name, unit, pattern.direction)
         figures[i] = (unit, way)
     names = [c.name for c in columns]
-    return _Layout(labels, param_cols, figures,
-                   names.index(UNIT_COLUMN) if performance and UNIT_COLUMN in names else None,
-                   names.index(COPY_COLUMN) if COPY_COLUMN in names else None)
+    return _Layout(
+        labels,
+        param_cols,
+        figures,
+        names.index(UNIT_COLUMN) if performance and UNIT_COLUMN in names else None,
+        names.index(COPY_COLUMN) if COPY_COLUMN in names else None,
+    )
 
 
 def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
@@ -289,8 +337,12 @@ def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
         if item.table.output != "table":
             continue
         layout = _layout(item, params, patterns, lines)
-        numeric = {i for values in item.data.values for i in layout.figures
-                   if _number(values[i]) is not None}
+        numeric = {
+            i
+            for values in item.data.values
+            for i in layout.figures
+            if _number(values[i]) is not None
+        }
         for i, column in enumerate(item.table.columns):
             why = _not_a_figure(column.name, i, layout, numeric, patterns)
             if why:
@@ -300,23 +352,32 @@ def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
     return out
 
 
-def _not_a_figure(name: str, i: int, layout: _Layout, numeric: set[int],
-                  patterns: dict[str, Pattern]) -> str:
+def _not_a_figure(
+    name: str, i: int, layout: _Layout, numeric: set[int], patterns: dict[str, Pattern]
+) -> str:
     """Why column `i` (pattern or parameter `name`) is not a figure, with the fix; '' when it is."""
     if i in layout.figures:
-        return "" if i in numeric else (f"column '{name}' holds no number in any row; give its "
-                                        "pattern a numeric type (type=\"float\" or \"int\")")
+        return (
+            ""
+            if i in numeric
+            else (
+                f"column '{name}' holds no number in any row; give its "
+                'pattern a numeric type (type="float" or "int")'
+            )
+        )
     if i in layout.param_cols:
         return f"column '{name}' is a parameter: it names the configuration, it is never a figure"
-    stripped = (name[:-len(s) - 1] for s in STATISTICS if name.endswith("_" + s))
+    stripped = (name[: -len(s) - 1] for s in STATISTICS if name.endswith("_" + s))
     base = name if name in patterns else next((b for b in stripped if b in patterns), "")
     if not base:
         return f"column '{name}' is not a pattern of the benchmark; only patterns are figures"
-    if base != name and name[len(base) + 1:] not in FIGURE_STATISTICS:
+    if base != name and name[len(base) + 1 :] not in FIGURE_STATISTICS:
         return f"column '{name}' is a count or a spread of pattern '{base}', never a figure"
-    return (f"column '{name}' is not a figure: pattern '{base}' has no unit and no direction; "
-            "declare it with unit=\"...\" (unit: s, unit: tokens/s) or direction=\"lower|higher\" "
-            "on the pattern")
+    return (
+        f"column '{name}' is not a figure: pattern '{base}' has no unit and no direction; "
+        'declare it with unit="..." (unit: s, unit: tokens/s) or direction="lower|higher" '
+        "on the pattern"
+    )
 
 
 def _distinct_names(metrics: list[Metric]) -> list[Metric]:
@@ -331,7 +392,9 @@ def _distinct_names(metrics: list[Metric]) -> list[Metric]:
     return metrics
 
 
-def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict[int, set[tuple]] | None:
+def changed_configurations(
+    inp: AnalysisInput, made: list, deltas: list
+) -> dict[int, set[tuple]] | None:
     """The configurations (as `collect` names them, per table index) of the rows made again, before
     and after (report.incremental.Delta); None when a table's change is not known row by row."""
     params = inp.param_names()
@@ -349,9 +412,12 @@ def changed_configurations(inp: AnalysisInput, made: list, deltas: list) -> dict
             return None
         layout = _layout(item, params, {}, lines)
         labels, param_cols = layout.labels, layout.param_cols
-        rows = [values for values, _status in delta.before] + [item.data.values[k] for k in delta.after]
-        found = {tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows}
+        rows = [values for values, _status in delta.before] + [
+            item.data.values[k] for k in delta.after
+        ]
+        found = {
+            tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows
+        }
         if found:
             out[index] = found
     return out
-

@@ -20,13 +20,19 @@ IMAGE_PARAMS = ("singularity_file", "apptainer_image", "container_image", "image
 
 def _git_commit(folder: str) -> str:
     try:
-        done = subprocess.run(["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            ["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10
+        )
     except (OSError, subprocess.TimeoutExpired):
         return ""
     if done.returncode:
         return ""
-    dirty = subprocess.run(["git", "-C", folder, "status", "--porcelain", "--untracked-files=no", "--", "."], capture_output=True,
-                           text=True, timeout=10).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "-C", folder, "status", "--porcelain", "--untracked-files=no", "--", "."],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    ).stdout.strip()
     return done.stdout.strip() + ("-dirty" if dirty else "")
 
 
@@ -43,7 +49,9 @@ def _nodes(scheduler: Scheduler, job_ids: list[str]) -> str:
     if not job_ids:
         return os.uname().nodename
     states = scheduler.job_states(job_ids)
-    nodes = sorted({s.nodes for s in states.values() if s.nodes and s.nodes not in ("None assigned",)})
+    nodes = sorted(
+        {s.nodes for s in states.values() if s.nodes and s.nodes not in ("None assigned",)}
+    )
     return ",".join(nodes)
 
 
@@ -67,7 +75,15 @@ def run_record(run_dir: str) -> RunRecord:
         bench = store.model()
         found_ids, ended = store.jobs_and_end()
         # every workpackage of a containerised step names the image: a few suffice
-        image = next((params[p] for params in store.first_params(100) for p in IMAGE_PARAMS if params.get(p)), "")
+        image = next(
+            (
+                params[p]
+                for params in store.first_params(100)
+                for p in IMAGE_PARAMS
+                if params.get(p)
+            ),
+            "",
+        )
     finally:
         store.close()
     job_ids = sorted(found_ids, key=lambda j: (len(j), j))
@@ -78,9 +94,21 @@ def run_record(run_dir: str) -> RunRecord:
     system = bench.system
     host = os.uname().nodename
     return RunRecord(
-        run_key=key(run_dir, info.created), benchmark=info.benchmark, file=info.file,
-        run_dir=os.path.abspath(run_dir), tags=list(info.tags), system=system.name if system is not None else "",
-        caramel_version=info.version or __version__, git_commit=_git_commit(info.home), host=host,
-        nodes=_nodes(scheduler, job_ids), job_ids=job_ids, container=container,
-        energy_method=(system.energy_method if system is not None else "") or "none", started=info.created, ended=ended,
-        site=fingerprint.site_name(job_ids, scheduler.site), fingerprint=fingerprint.from_run(run_dir, job_ids))
+        run_key=key(run_dir, info.created),
+        benchmark=info.benchmark,
+        file=info.file,
+        run_dir=os.path.abspath(run_dir),
+        tags=list(info.tags),
+        system=system.name if system is not None else "",
+        caramel_version=info.version or __version__,
+        git_commit=_git_commit(info.home),
+        host=host,
+        nodes=_nodes(scheduler, job_ids),
+        job_ids=job_ids,
+        container=container,
+        energy_method=(system.energy_method if system is not None else "") or "none",
+        started=info.created,
+        ended=ended,
+        site=fingerprint.site_name(job_ids, scheduler.site),
+        fingerprint=fingerprint.from_run(run_dir, job_ids),
+    )

@@ -22,7 +22,17 @@ from caramel.consumers.history.store import SCHEMA_VERSION, History, RunRecord, 
 from caramel.errors import RunError
 from caramel.stages.state import sqlitefiles
 
-_RUN_COLUMNS = {"run_key", "benchmark", "tags", "system", "started", "job_ids", "nodes", "container", "git_commit"}
+_RUN_COLUMNS = {
+    "run_key",
+    "benchmark",
+    "tags",
+    "system",
+    "started",
+    "job_ids",
+    "nodes",
+    "container",
+    "git_commit",
+}
 _METRIC_COLUMNS = {"run_key", "tbl", "config", "name", "unit", "direction", "n", "mean", "sd"}
 LOCK_WAIT_S = 3.0  # a `bench result` writing holds the lock for well under a second
 
@@ -42,9 +52,17 @@ class HistoryContents:
     def figures(self) -> list[FigureRow]:
         """The figures as rows (a small history's view; pages read `columns`)."""
         c = self.columns
-        return [(self.runs[r].run_key, *c.keys[k], int(n), float(mean), float(sd))
-                for r, k, n, mean, sd in zip(c.run.tolist(), c.key.tolist(), c.n.tolist(), c.mean.tolist(),
-                                             c.sd.tolist(), strict=True)]
+        return [
+            (self.runs[r].run_key, *c.keys[k], int(n), float(mean), float(sd))
+            for r, k, n, mean, sd in zip(
+                c.run.tolist(),
+                c.key.tolist(),
+                c.n.tolist(),
+                c.mean.tolist(),
+                c.sd.tolist(),
+                strict=True,
+            )
+        ]
 
 
 def _columns(runs: list[RunRecord], fetched: Iterable[list[tuple]]) -> FigureColumns:
@@ -73,12 +91,18 @@ def _columns(runs: list[RunRecord], fetched: Iterable[list[tuple]]) -> FigureCol
                 key_ids.setdefault(text, len(key_ids))
             _check_keys(list(key_ids)[known:], texts, rows[:, 0].tolist())
             ids = np.fromiter(map(key_ids.__getitem__, texts), dtype=np.int32, count=len(rows))
-        run_parts.append(np.fromiter(map(run_index.get, rows[:, 0], repeat(-1)), dtype=np.int32, count=len(rows)))
+        run_parts.append(
+            np.fromiter(map(run_index.get, rows[:, 0], repeat(-1)), dtype=np.int32, count=len(rows))
+        )
         key_parts.append(ids)
         value_parts.append(rows[:, 2:].astype(float).T)
     if not run_parts:
         return FigureColumns()
-    run, key, values = np.concatenate(run_parts), np.concatenate(key_parts), np.concatenate(value_parts, axis=1)
+    run, key, values = (
+        np.concatenate(run_parts),
+        np.concatenate(key_parts),
+        np.concatenate(value_parts, axis=1),
+    )
     del run_parts, key_parts, value_parts  # the chunks' copies, before the reordered ones are made
     return in_run_order([tuple(text.split(FIELD)) for text in key_ids], run, key, values)
 
@@ -88,20 +112,25 @@ def _check_keys(new: list[str], texts: list[str], run_keys: list[str]) -> None:
     for text in new:
         if text.count(FIELD) != 4:
             run_key = run_keys[texts.index(text)]
-            raise RunError(f"run {run_key}: a figure's table, configuration, name or unit holds a control "
-                           "character caramel never writes", hint=f"bench history remove {run_key} drops that run")
+            raise RunError(
+                f"run {run_key}: a figure's table, configuration, name or unit holds a control "
+                "character caramel never writes",
+                hint=f"bench history remove {run_key} drops that run",
+            )
 
 
-_KEY_TEXT = "coalesce(tbl, '') || char(31) || coalesce(config, '') || char(31) || coalesce(name, '') || char(31) || " \
-            "coalesce(unit, '') || char(31) || coalesce(direction, '')"
+_KEY_TEXT = (
+    "coalesce(tbl, '') || char(31) || coalesce(config, '') || char(31) || coalesce(name, '') || char(31) || "
+    "coalesce(unit, '') || char(31) || coalesce(direction, '')"
+)
 # per dialect, every figure in the order written: its run, its key as one text, its numbers (a missing
 # mean: not finite, left out by the pages; a text where a number belongs, from a damaged row: likewise)
 _SCAN = {
     "sqlite": f"SELECT run_key, {_KEY_TEXT}, CASE WHEN typeof(n) = 'integer' AND n > 0 THEN n ELSE 1 END, "
-              "CASE WHEN typeof(mean) IN ('real', 'integer') THEN mean ELSE 1e999 END, "
-              "CASE WHEN typeof(sd) IN ('real', 'integer') THEN sd ELSE 0.0 END FROM metrics ORDER BY rowid",
+    "CASE WHEN typeof(mean) IN ('real', 'integer') THEN mean ELSE 1e999 END, "
+    "CASE WHEN typeof(sd) IN ('real', 'integer') THEN sd ELSE 0.0 END FROM metrics ORDER BY rowid",
     "postgresql": f"SELECT run_key, {_KEY_TEXT.replace('char(31)', 'chr(31)')}, CASE WHEN n > 0 THEN n ELSE 1 END, "
-                  "coalesce(mean, 'Infinity'), coalesce(sd, 0) FROM metrics ORDER BY seq",
+    "coalesce(mean, 'Infinity'), coalesce(sd, 0) FROM metrics ORDER BY seq",
 }
 
 
@@ -122,13 +151,18 @@ def read_history(path: str) -> HistoryContents:
                 columns = grouped_columns(db, runs)
             except Irregular:
                 columns = _columns(runs, chunks(db.execute(_SCAN["sqlite"])))
-            return HistoryContents(runs, columns, list(db.execute("SELECT name, run_key FROM baselines")))
+            return HistoryContents(
+                runs, columns, list(db.execute("SELECT name, run_key FROM baselines"))
+            )
         finally:
             db.close()
     except sqlite3.OperationalError as exc:
         if "locked" in str(exc) or "busy" in str(exc):
-            raise RunError(f"{path}: the history is locked by another process (a bench result or import "
-                           f"writing to it) for more than {LOCK_WAIT_S:g} s", hint="try again when it is done") from None
+            raise RunError(
+                f"{path}: the history is locked by another process (a bench result or import "
+                f"writing to it) for more than {LOCK_WAIT_S:g} s",
+                hint="try again when it is done",
+            ) from None
         raise RunError(f"{path}: cannot read the history: {exc}") from None
     except sqlite3.DatabaseError as exc:
         raise RunError(f"{path}: not a caramel history ({exc})") from None
@@ -140,12 +174,18 @@ def _read_server(url: str) -> HistoryContents:
         runs = history.runs()
         assert isinstance(db, PostgresConnection)
         raw = db.db  # psycopg's connection: the SQL of _SCAN is PostgreSQL's own
-        with raw.transaction(), raw.cursor(name="caramel_figures") as cursor:  # on the server, read by the chunk
+        with (
+            raw.transaction(),
+            raw.cursor(name="caramel_figures") as cursor,
+        ):  # on the server, read by the chunk
             cursor.itersize = CHUNK_ROWS
             cursor.execute(_SCAN["postgresql"])
             columns = _columns(runs, chunks(cursor))
-        return HistoryContents(runs, columns,
-                               [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()])
+        return HistoryContents(
+            runs,
+            columns,
+            [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()],
+        )
 
 
 def _runs(path: str, db: sqlite3.Connection) -> list[RunRecord]:
@@ -156,15 +196,21 @@ def _runs(path: str, db: sqlite3.Connection) -> list[RunRecord]:
 
 def _check_file(path: str) -> None:
     if not os.path.isfile(path):
-        raise RunError(f"{path}: no such history file", hint="give --history FILE, or set $CARAMEL_HISTORY")
+        raise RunError(
+            f"{path}: no such history file", hint="give --history FILE, or set $CARAMEL_HISTORY"
+        )
     with open(path, "rb") as handle:
         head = handle.read(16)
     if not head:
-        raise RunError(f"{path}: an empty file, not a caramel history",
-                       hint="a history is made by bench result (or bench import)")
+        raise RunError(
+            f"{path}: an empty file, not a caramel history",
+            hint="a history is made by bench result (or bench import)",
+        )
     if head != b"SQLite format 3\x00":
-        raise RunError(f"{path}: not a caramel history (not an SQLite database)",
-                       hint="a history is made by bench result (or bench import); an export is read by bench import")
+        raise RunError(
+            f"{path}: not a caramel history (not an SQLite database)",
+            hint="a history is made by bench result (or bench import); an export is read by bench import",
+        )
 
 
 def _table_columns(db: sqlite3.Connection, table: str) -> set[str]:
@@ -174,13 +220,22 @@ def _table_columns(db: sqlite3.Connection, table: str) -> set[str]:
 def _check_layout(path: str, db: sqlite3.Connection) -> None:
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     if not {"runs", "metrics"} <= tables:
-        raise RunError(f"{path}: an SQLite database, but not a caramel history (no runs and metrics tables)")
+        raise RunError(
+            f"{path}: an SQLite database, but not a caramel history (no runs and metrics tables)"
+        )
     if "meta" in tables:
         found = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         if found and str(found[0]).isdigit() and int(found[0]) > SCHEMA_VERSION:
-            raise RunError(f"{path}: a history of a newer caramel (layout {found[0]}; this caramel reads up to "
-                           f"{SCHEMA_VERSION})", hint="build the page with the caramel that wrote the history")
-    missing = sorted(_RUN_COLUMNS - _table_columns(db, "runs")) + sorted(_METRIC_COLUMNS - _table_columns(db, "metrics"))
+            raise RunError(
+                f"{path}: a history of a newer caramel (layout {found[0]}; this caramel reads up to "
+                f"{SCHEMA_VERSION})",
+                hint="build the page with the caramel that wrote the history",
+            )
+    missing = sorted(_RUN_COLUMNS - _table_columns(db, "runs")) + sorted(
+        _METRIC_COLUMNS - _table_columns(db, "metrics")
+    )
     if missing:
-        raise RunError(f"{path}: a history of another caramel version (missing columns {', '.join(missing)})",
-                       hint="export it with that caramel (bench export) and import it here")
+        raise RunError(
+            f"{path}: a history of another caramel version (missing columns {', '.join(missing)})",
+            hint="export it with that caramel (bench export) and import it here",
+        )

@@ -17,8 +17,13 @@ from caramel.stages.analyse.inputs import AnalysisInput
 from caramel.stages.state.store import db_path
 
 
-def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], quiet_if_known: bool = False,
-            change: tuple[str, str | None, list | None] | None = None) -> str:
+def add_run(
+    history: History,
+    inp: AnalysisInput,
+    tables: Callable[[], list],
+    quiet_if_known: bool = False,
+    change: tuple[str, str | None, list | None] | None = None,
+) -> str:
     """Add the run of `inp` (its provenance and metrics) unless it is there; returns its key.
     `tables`: makes the tables the figures come from (report.results.history_tables), called only
     when needed. `quiet_if_known`: nothing changed since the last result, so a run already there is
@@ -36,20 +41,33 @@ def add_run(history: History, inp: AnalysisInput, tables: Callable[[], list], qu
     made = tables()
     check_still_there(inp.run_dir, before)
     configs = None
-    if deltas is not None and base is not None and history.run(record.run_key) is not None \
-            and history.made_from(record.run_key) == base:
+    if (
+        deltas is not None
+        and base is not None
+        and history.run(record.run_key) is not None
+        and history.made_from(record.run_key) == base
+    ):
         configs = changed_configurations(inp, made, deltas)
     if configs is None:
         history.add(record, collect(inp, made), replace=True)
     else:
-        pairs = {(made[i].table.name, json.dumps(dict(config))) for i, found in configs.items() for config in found}
+        pairs = {
+            (made[i].table.name, json.dumps(dict(config)))
+            for i, found in configs.items()
+            for config in found
+        }
         history.replace_configurations(record, pairs, collect(inp, made, configs))
     history.set_made_from(record.run_key, key or None)
     return record.run_key
 
 
-def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list], unchanged: bool,
-                change: tuple[str, str | None, list | None] | None = None) -> None:
+def add_quietly(
+    path: str | None,
+    inp: AnalysisInput,
+    tables: Callable[[], list],
+    unchanged: bool,
+    change: tuple[str, str | None, list | None] | None = None,
+) -> None:
     """`bench result`'s part: a history that cannot be written is a warning, never a failed result.
     A history server that cannot be reached (or refuses) gets the run kept in the spool
     (history.spool) for `bench history push`; the rows written go to the sinks (history.sinks)."""
@@ -63,8 +81,10 @@ def add_quietly(path: str | None, inp: AnalysisInput, tables: Callable[[], list]
     except HistoryUnavailable as exc:
         written = _spool(target, inp, tables, exc)
     except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
-        print(f"warning: the run was not added to the history ({redact.url(target)}): {exc}",
-              file=sys.stderr)
+        print(
+            f"warning: the run was not added to the history ({redact.url(target)}): {exc}",
+            file=sys.stderr,
+        )
     _to_sinks(written)
 
 
@@ -74,12 +94,18 @@ def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exc
     try:
         where, spooled = keep(target, lambda h: add_run(h, inp, tables))
     except Exception as exc:  # noqa: BLE001 - nowhere to keep it: say so, the run folder still has it all
-        print(f"warning: the run was not added to the history: {why}\nand could not be kept locally either: {exc}; "
-              f"bench result {inp.run_dir} adds it later", file=sys.stderr)
+        print(
+            f"warning: the run was not added to the history: {why}\nand could not be kept locally either: {exc}; "
+            f"bench result {inp.run_dir} adds it later",
+            file=sys.stderr,
+        )
         return []
     option = "" if target == default_path() else f" --history '{redact.url(target)}'"
-    print(f"warning: the run was not added to the history: {why}\nits figures are kept in {where}; "
-          f"deliver them when the history is back with: bench history push{option}", file=sys.stderr)
+    print(
+        f"warning: the run was not added to the history: {why}\nits figures are kept in {where}; "
+        f"deliver them when the history is back with: bench history push{option}",
+        file=sys.stderr,
+    )
     return spooled.written
 
 
@@ -89,9 +115,12 @@ def _remind(target: str) -> None:
 
     if os.path.isfile(spool_path(target)):
         option = "" if target == default_path() else f" --history '{redact.url(target)}'"
-        print(f"note: runs kept while the history {redact.url(target)} was away wait in "
-              f"{spool_path(target)}: "
-              f"bench history push{option}", file=sys.stderr)
+        print(
+            f"note: runs kept while the history {redact.url(target)} was away wait in "
+            f"{spool_path(target)}: "
+            f"bench history push{option}",
+            file=sys.stderr,
+        )
 
 
 def _to_sinks(written: list) -> None:
@@ -128,8 +157,13 @@ def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | N
     after = run_snapshot(run_dir)
     gone = sorted(before[1] - after[1]) if before and after else []
     if before is None or after is None or after[0] != before[0] or gone:
-        what = f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went" if gone and after and \
-            before and after[0] == before[0] else "its run record went or was replaced"
-        raise RunError(f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
-                       "half-read run, so nothing was added to the history",
-                       hint="was it removed (bench remove) meanwhile? run bench result again on a run that stays")
+        what = (
+            f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went"
+            if gone and after and before and after[0] == before[0]
+            else "its run record went or was replaced"
+        )
+        raise RunError(
+            f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
+            "half-read run, so nothing was added to the history",
+            hint="was it removed (bench remove) meanwhile? run bench result again on a run that stays",
+        )

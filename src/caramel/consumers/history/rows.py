@@ -36,7 +36,9 @@ def mean_sd(values: list[float]) -> tuple[float, float | None]:
         return mean, None
     try:
         return mean, math.sqrt(fsum_or_inf([(v - mean) ** 2 for v in values]) / (n - 1))
-    except OverflowError:  # a deviation's square beyond a double (samples 1e300 apart): the sd is infinite
+    except (
+        OverflowError
+    ):  # a deviation's square beyond a double (samples 1e300 apart): the sd is infinite
         return mean, math.sqrt(fsum_or_inf([square(v - mean) for v in values]) / (n - 1))
 
 
@@ -91,17 +93,39 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], 
     lengths = list(map(len, columns.samples))
     try:
         means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
-    except OverflowError:  # a square beyond a double: this run's figures again, such sds infinite (`square`)
-        means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked, square)
-    directions = columns.directions if columns.checked else _direction_texts(columns.directions)  # plain texts
+    except (
+        OverflowError
+    ):  # a square beyond a double: this run's figures again, such sds infinite (`square`)
+        means, sds, lows, highs, nonfinite = _statistics(
+            columns.samples, lengths, columns.checked, square
+        )
+    directions = (
+        columns.directions if columns.checked else _direction_texts(columns.directions)
+    )  # plain texts
     configs = _config_texts(columns.rows, columns.configs_json, columns.checked)
-    rows = list(zip(repeat(run_key), columns.tables, configs, columns.names,
-                    columns.units, directions, lengths, means, sds, lows, highs, samples_texts(columns.samples),
-                    strict=False))  # repeat(run_key) never ends
+    rows = list(
+        zip(
+            repeat(run_key),
+            columns.tables,
+            configs,
+            columns.names,
+            columns.units,
+            directions,
+            lengths,
+            means,
+            sds,
+            lows,
+            highs,
+            samples_texts(columns.samples),
+            strict=False,
+        )
+    )  # repeat(run_key) never ends
     return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
 
 
-def _config_texts(rows: Sequence[dict], text: bytes | None = None, dicts: bool = False) -> list[str]:
+def _config_texts(
+    rows: Sequence[dict], text: bytes | None = None, dicts: bool = False
+) -> list[str]:
     """Each configuration's JSON text (json.dumps's), dumped once per distinct configuration (an
     import's figures each have their own dict, a hundred of them equal, and so do its runs). Where
     every value is a text and no text holds an escape or a brace (the usual case), the configurations
@@ -119,7 +143,9 @@ def _config_texts(rows: Sequence[dict], text: bytes | None = None, dicts: bool =
     if text is None or not text.count(b"{") == text.count(b"}") == len(rows):
         return _config_texts_one_by_one(rows)
     pieces = text[2:-2].split(b"},{")
-    if len(_CONFIG_TEXTS) > 4096:  # kept across runs (an import's runs share their configurations), bounded
+    if (
+        len(_CONFIG_TEXTS) > 4096
+    ):  # kept across runs (an import's runs share their configurations), bounded
         _CONFIG_TEXTS.clear()
     for items in set(pieces).difference(_CONFIG_TEXTS):  # read back as it was: texts only
         _CONFIG_TEXTS[items] = json.dumps(json.loads(b"{" + items + b"}"))
@@ -167,8 +193,12 @@ def _direction_texts(directions: Sequence[str]) -> list[str]:
     return list(map(texts.__getitem__, directions))
 
 
-def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool,
-                squared: Callable[[float, float], float] = pow) -> tuple:
+def _statistics(
+    samples: Sequence[list[float]],
+    lengths: list[int],
+    floats: bool,
+    squared: Callable[[float, float], float] = pow,
+) -> tuple:
     """The means, sds (`mean_sd`), minimums and maximums of the figures' samples, to the bit what
     `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the same
     squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit, so
@@ -176,21 +206,31 @@ def _statistics(samples: Sequence[list[float]], lengths: list[int], floats: bool
     figures are no `finite_row` where that is told on the way (else None). `floats`: every sample is
     known to be a float."""
     n = lengths[0]
-    if n > 1 and lengths.count(n) == len(lengths) \
-            and (floats or set(map(type, chain.from_iterable(samples))) == _FLOAT):
+    if (
+        n > 1
+        and lengths.count(n) == len(lengths)
+        and (floats or set(map(type, chain.from_iterable(samples))) == _FLOAT)
+    ):
         return _uniform_statistics(samples, n, squared)
     means = list(map(fmean, samples))
-    deviations = map(sub, chain.from_iterable(samples), chain.from_iterable(map(repeat, means, lengths)))
+    deviations = map(
+        sub, chain.from_iterable(samples), chain.from_iterable(map(repeat, means, lengths))
+    )
     squares = map(squared, deviations, repeat(2.0))
     # each figure's squares in turn, made before they are summed: pow's OverflowError reaches the
     # caller (which starts again with `square`), fsum's own (finite squares whose sum is beyond a
     # double) is an infinite sum
     sums = map(fsum_or_inf, map(list, map(islice, repeat(squares), lengths)))
-    sds = [math.sqrt(total / (count - 1)) if count > 1 else None for total, count in zip(sums, lengths, strict=True)]
+    sds = [
+        math.sqrt(total / (count - 1)) if count > 1 else None
+        for total, count in zip(sums, lengths, strict=True)
+    ]
     return means, sds, list(map(min, samples)), list(map(max, samples)), None
 
 
-def _uniform_statistics(samples: Sequence[list[float]], n: int, squared: Callable[[float, float], float] = pow) -> tuple:
+def _uniform_statistics(
+    samples: Sequence[list[float]], n: int, squared: Callable[[float, float], float] = pow
+) -> tuple:
     """`_statistics` of figures of n float samples each (an import's usual line), the deviations and
     extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same in
     numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min compares)."""
@@ -209,7 +249,13 @@ def _uniform_statistics(samples: Sequence[list[float]], n: int, squared: Callabl
             highs = np.where(column > highs, column, highs)
         # finite_row's test (NaN fails it), a column at a time
         finite = (means >= -_BOUND) & (means <= _BOUND) & (lows >= -_BOUND) & (highs <= _BOUND)
-    return means.tolist(), sds.tolist(), lows.tolist(), highs.tolist(), count - int(np.count_nonzero(finite))
+    return (
+        means.tolist(),
+        sds.tolist(),
+        lows.tolist(),
+        highs.tolist(),
+        count - int(np.count_nonzero(finite)),
+    )
 
 
 def finite_row(row: tuple) -> bool:
@@ -223,10 +269,26 @@ def decode_run(path: str, data: dict) -> RunRecord:
     field bounded and typed (state.bounded): a damaged or hostile row is a RunError naming the file."""
     data = {k: v for k, v in data.items() if k in RunRecord.__dataclass_fields__}
     what = f"run {data.get('run_key')}"
-    for name, kind, empty in (("tags", list, "[]"), ("job_ids", list, "[]"), ("fingerprint", dict, "{}")):
+    for name, kind, empty in (
+        ("tags", list, "[]"),
+        ("job_ids", list, "[]"),
+        ("fingerprint", dict, "{}"),
+    ):
         data[name] = row_field(path, data.get(name) or empty, f"{what}: {name}", kind)
-    for name in ("run_key", "benchmark", "file", "run_dir", "system", "caramel_version", "git_commit", "host",
-                 "nodes", "container", "energy_method", "site"):
+    for name in (
+        "run_key",
+        "benchmark",
+        "file",
+        "run_dir",
+        "system",
+        "caramel_version",
+        "git_commit",
+        "host",
+        "nodes",
+        "container",
+        "energy_method",
+        "site",
+    ):
         data[name] = "" if data.get(name) is None else str(data[name])
     for name in ("started", "ended"):
         if not isinstance(data.get(name), (int, float)) or isinstance(data.get(name), bool):
@@ -241,11 +303,15 @@ def row_field(path: str, text, what: str, kind: type):
     except bounded.OverLimit:
         raise
     except ValueError as exc:
-        raise RunError(f"{path}: {what} is damaged (not JSON: {exc})",
-                       hint="bench history remove RUN drops that run") from None
+        raise RunError(
+            f"{path}: {what} is damaged (not JSON: {exc})",
+            hint="bench history remove RUN drops that run",
+        ) from None
     if not isinstance(value, kind):
-        raise RunError(f"{path}: {what} is damaged (not a JSON {'list' if kind is list else 'object'})",
-                       hint="bench history remove RUN drops that run")
+        raise RunError(
+            f"{path}: {what} is damaged (not a JSON {'list' if kind is list else 'object'})",
+            hint="bench history remove RUN drops that run",
+        )
     return value
 
 
@@ -270,7 +336,10 @@ def plain_samples(text) -> list[float] | None:
         return None
     try:
         return values if math.isfinite(math.fsum(values)) else None
-    except (OverflowError, ValueError):  # inf - inf, or finite values whose sum overflows: read with care
+    except (
+        OverflowError,
+        ValueError,
+    ):  # inf - inf, or finite values whose sum overflows: read with care
         return None
 
 

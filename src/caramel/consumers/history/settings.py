@@ -51,7 +51,9 @@ def load_settings() -> Settings:
     read by caramel.settings, once a command."""
     settings = current()
     where = Location(settings.settings_file)
-    out = Settings(history=settings.history if settings.origin.get("history") is not Source.DEFAULT else "")
+    out = Settings(
+        history=settings.history if settings.origin.get("history") is not Source.DEFAULT else ""
+    )
     out.sinks = [_sink(item, where) for item in settings.sink_entries]
     for word in settings.sinks.split():
         shape, _, url = word.partition("=")
@@ -62,24 +64,31 @@ def load_settings() -> Settings:
 def _sink(item: object, where: Location) -> Sink:
     shapes = ", ".join(s.value for s in SinkShape)
     if not isinstance(item, dict) or not item.get("url"):
-        raise SpecError(f"a sink is a mapping with url: and shape: ({shapes}), not "
-                        f"{redact.text(repr(item))}", where)
+        raise SpecError(
+            f"a sink is a mapping with url: and shape: ({shapes}), not {redact.text(repr(item))}",
+            where,
+        )
     try:
         shape = SinkShape(str(item.get("shape", "json")).lower())
     except ValueError:
-        raise SpecError(f"unknown sink shape {item.get('shape')!r}", where, hint=f"one of {shapes}") from None
+        raise SpecError(
+            f"unknown sink shape {item.get('shape')!r}", where, hint=f"one of {shapes}"
+        ) from None
     url = str(item["url"])
     if not url.startswith(("http://", "https://")):
         raise SpecError(f"a sink's URL is http:// or https://, not {redact.url(url)!r}", where)
     try:
         _ = urlsplit(url).port  # ValueError for a port that is no number
     except ValueError:  # a port that is no number (`:80x`) or out of range
-        raise SpecError(f"a sink's URL {redact.url(url)!r} has a port that is no number "
-                        "from 0 to 65535", where,
-                        hint="write the port as digits (https://host:9200/...), "
-                             "or leave it out") from None
+        raise SpecError(
+            f"a sink's URL {redact.url(url)!r} has a port that is no number from 0 to 65535",
+            where,
+            hint="write the port as digits (https://host:9200/...), or leave it out",
+        ) from None
     try:
         timeout = float(item.get("timeout", 5.0))
     except (TypeError, ValueError):
-        raise SpecError(f"a sink's timeout is seconds, not {item.get('timeout')!r}", where) from None
+        raise SpecError(
+            f"a sink's timeout is seconds, not {item.get('timeout')!r}", where
+        ) from None
     return Sink(shape, url, str(item.get("index") or "caramel"), timeout)

@@ -40,17 +40,50 @@ def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
     """One document per figure row (history.store's metric rows), with the history's fields."""
     out = []
     for run, rows in written:
-        provenance = {k: getattr(run, k) for k in ("run_key", "benchmark", "file", "run_dir", "tags", "caramel_version",
-                                                    "git_commit", "host", "nodes", "job_ids", "container",
-                                                    "energy_method", "started", "ended")}
+        provenance = {
+            k: getattr(run, k)
+            for k in (
+                "run_key",
+                "benchmark",
+                "file",
+                "run_dir",
+                "tags",
+                "caramel_version",
+                "git_commit",
+                "host",
+                "nodes",
+                "job_ids",
+                "container",
+                "energy_method",
+                "started",
+                "ended",
+            )
+        }
         for run_key, tbl, config, name, unit, direction, n, mean, sd, low, high, samples in rows:
-            out.append({
-                "id": hashlib.sha1("\0".join((run_key, tbl, config, name, samples)).encode()).hexdigest()[:24],
-                "benchmark": run.benchmark, "table": tbl, "figure": name, "value": mean, "unit": unit,
-                "direction": direction, "n": n, "sd": sd, "min": low, "max": high, "samples": json.loads(samples),
-                "configuration": json.loads(config), "system": run.system, "site": run.site,
-                "fingerprint": run.fingerprint, "provenance": provenance,
-                "timestamp": run.started if run.started is not None else time.time()})
+            out.append(
+                {
+                    "id": hashlib.sha1(
+                        "\0".join((run_key, tbl, config, name, samples)).encode()
+                    ).hexdigest()[:24],
+                    "benchmark": run.benchmark,
+                    "table": tbl,
+                    "figure": name,
+                    "value": mean,
+                    "unit": unit,
+                    "direction": direction,
+                    "n": n,
+                    "sd": sd,
+                    "min": low,
+                    "max": high,
+                    "samples": json.loads(samples),
+                    "configuration": json.loads(config),
+                    "system": run.system,
+                    "site": run.site,
+                    "fingerprint": run.fingerprint,
+                    "provenance": provenance,
+                    "timestamp": run.started if run.started is not None else time.time(),
+                }
+            )
     return out
 
 
@@ -58,8 +91,19 @@ def request_url(url: str) -> str:
     """The URL a request goes to: without user and password (they travel in the Authorization
     header; what is printed is caramel.redact.url's)."""
     parts = urlsplit(url)
-    return urlunsplit((parts.scheme, (parts.hostname or "") + (f":{parts.port}" if parts.port else ""), parts.path,
-                       parts.query, "")) if parts.username else url
+    return (
+        urlunsplit(
+            (
+                parts.scheme,
+                (parts.hostname or "") + (f":{parts.port}" if parts.port else ""),
+                parts.path,
+                parts.query,
+                "",
+            )
+        )
+        if parts.username
+        else url
+    )
 
 
 def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
@@ -70,22 +114,32 @@ def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
         lines = []
         for doc in docs:
             stamp = datetime.fromtimestamp(doc["timestamp"], timezone.utc).isoformat()
-            lines += [json.dumps({"index": {"_index": sink.index, "_id": doc["id"]}}),
-                      json.dumps({**doc, "@timestamp": stamp})]
+            lines += [
+                json.dumps({"index": {"_index": sink.index, "_id": doc["id"]}}),
+                json.dumps({**doc, "@timestamp": stamp}),
+            ]
         return [("\n".join(lines).encode() + b"\n", "application/x-ndjson")]
     return [(json.dumps(_gelf(doc)).encode(), "application/json") for doc in docs]
 
 
 def _gelf(doc: dict) -> dict:
     """A GELF 1.1 message: additional fields are `_name`, strings or numbers (nested ones as JSON)."""
-    message = {"version": "1.1", "host": doc["provenance"]["host"] or doc["site"] or "caramel",
-               "short_message": f"{doc['benchmark']} {doc['figure']} = {doc['value']:g} {doc['unit'] or ''}".strip(),
-               "timestamp": doc["timestamp"], "level": 6}
+    message = {
+        "version": "1.1",
+        "host": doc["provenance"]["host"] or doc["site"] or "caramel",
+        "short_message": f"{doc['benchmark']} {doc['figure']} = {doc['value']:g} {doc['unit'] or ''}".strip(),
+        "timestamp": doc["timestamp"],
+        "level": 6,
+    }
     for key, value in doc.items():
         if key in ("timestamp",):
             continue
         name = "_row_id" if key == "id" else f"_{key}"  # GELF reserves _id
-        message[name] = value if isinstance(value, (int, float, str)) and value is not None else json.dumps(value)
+        message[name] = (
+            value
+            if isinstance(value, (int, float, str)) and value is not None
+            else json.dumps(value)
+        )
     return message
 
 
@@ -101,8 +155,9 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
     if parts.username:
         token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
-    request = urllib.request.Request(request_url(sink.url), data=body, headers=headers,
-                                     method="POST")
+    request = urllib.request.Request(
+        request_url(sink.url), data=body, headers=headers, method="POST"
+    )
     try:
         with urllib.request.urlopen(request, timeout=sink.timeout) as answer:
             text = answer.read()
@@ -139,8 +194,10 @@ def enqueue(sinks: list[Sink], docs: list[dict]) -> None:
         with db:
             db.execute("BEGIN IMMEDIATE")
             for sink in sinks:
-                db.executemany("INSERT INTO queue (sink, body) VALUES (?, ?)",
-                               ((_key(sink), json.dumps(doc)) for doc in docs))
+                db.executemany(
+                    "INSERT INTO queue (sink, body) VALUES (?, ?)",
+                    ((_key(sink), json.dumps(doc)) for doc in docs),
+                )
     finally:
         db.close()
 
@@ -164,8 +221,9 @@ def _flush_one(db: sqlite3.Connection, sink: Sink) -> int:
     while True:
         db.execute("BEGIN IMMEDIATE")
         try:
-            batch = db.execute("SELECT id, body FROM queue WHERE sink = ? ORDER BY id LIMIT ?",
-                               (_key(sink), BATCH)).fetchall()
+            batch = db.execute(
+                "SELECT id, body FROM queue WHERE sink = ? ORDER BY id LIMIT ?", (_key(sink), BATCH)
+            ).fetchall()
             if not batch:
                 return sent
             done = _send(sink, [json.loads(body) for _, body in batch])
@@ -186,8 +244,10 @@ def _send(sink: Sink, docs: list[dict]) -> int:
             _post(sink, body, kind)
             done += len(docs) // len(bodies)  # GELF: one document a body; the others: all in one
     except OSError as exc:
-        print(f"warning: the {sink.shape.value} sink {redact.url(sink.url)} did not take the "
-              f"results ({exc}); "
-              f"they wait in {queue_path()} and are sent by the next bench result or bench history push",
-              file=sys.stderr)
+        print(
+            f"warning: the {sink.shape.value} sink {redact.url(sink.url)} did not take the "
+            f"results ({exc}); "
+            f"they wait in {queue_path()} and are sent by the next bench result or bench history push",
+            file=sys.stderr,
+        )
     return done

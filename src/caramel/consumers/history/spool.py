@@ -36,8 +36,9 @@ def keep(target: str, add: Callable[[History], object]) -> tuple[str, History]:
     path = spool_path(target)
     with History(path) as spooled:
         with spooled.db:
-            spooled.db.execute(upsert("meta", ("key", "value"), ("key",), True),
-                               ("target", redact.url(target)))
+            spooled.db.execute(
+                upsert("meta", ("key", "value"), ("key",), True), ("target", redact.url(target))
+            )
         add(spooled)
     return path, spooled
 

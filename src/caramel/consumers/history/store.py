@@ -41,8 +41,22 @@ from caramel.consumers.history.rows import (
 )
 from caramel.errors import Location
 
-__all__ = ["ADDED_COLUMNS", "EXPORT_SCHEMA", "METRIC_COLUMNS", "METRIC_KEY", "RUN_COLUMNS", "SCHEMA_LOCK",
-           "SCHEMA_VERSION", "History", "RunRecord", "decode_run", "default_path", "row_field", "schema", "upsert"]
+__all__ = [
+    "ADDED_COLUMNS",
+    "EXPORT_SCHEMA",
+    "METRIC_COLUMNS",
+    "METRIC_KEY",
+    "RUN_COLUMNS",
+    "SCHEMA_LOCK",
+    "SCHEMA_VERSION",
+    "History",
+    "RunRecord",
+    "decode_run",
+    "default_path",
+    "row_field",
+    "schema",
+    "upsert",
+]
 
 
 def default_path() -> str:
@@ -58,10 +72,14 @@ class History:
 
     def __init__(self, target: str) -> None:
         self.target = target
-        self.db = engine.connect(target)  # its errors name the file, or the URL without its password
+        self.db = engine.connect(
+            target
+        )  # its errors name the file, or the URL without its password
         self.path = self.db.shown
         self.skipped: list[str] = []  # figures left out while reading (not finite numbers)
-        self.written: list[tuple[RunRecord, list[tuple]]] = []  # metric rows added or changed (the sinks')
+        self.written: list[
+            tuple[RunRecord, list[tuple]]
+        ] = []  # metric rows added or changed (the sinks')
         try:
             self._prepare()
         except BaseException:
@@ -103,7 +121,9 @@ class History:
                 self.db.execute("BEGIN IMMEDIATE")
             yield
 
-    def _insert(self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True) -> int:
+    def _insert(
+        self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True
+    ) -> int:
         """`add` inside the caller's transaction."""
         row = asdict(run)
         row["tags"] = json.dumps(run.tags)
@@ -111,8 +131,10 @@ class History:
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
         # a new run starts with no figures counted (a run already there keeps its counts, or has them
         # counted again below when replaced)
-        self.db.execute(upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
-                        [*(row[c] for c in RUN_COLUMNS), 0, 0])
+        self.db.execute(
+            upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
+            [*(row[c] for c in RUN_COLUMNS), 0, 0],
+        )
         rows, nonfinite = counted_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
@@ -121,9 +143,13 @@ class History:
         if added:
             self.written.append((run, rows))
         if not replace and added == len(rows):  # every row new (an import): counted as written
-            self.db.execute("UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE run_key = ?",
-                            (added, nonfinite, run.run_key))
-        elif replace or added:  # rows replaced or removed, or some already there: counted by the database
+            self.db.execute(
+                "UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE run_key = ?",
+                (added, nonfinite, run.run_key),
+            )
+        elif (
+            replace or added
+        ):  # rows replaced or removed, or some already there: counted by the database
             self._recount(run.run_key)
         return removed + added
 
@@ -142,31 +168,42 @@ class History:
     def _changed(self, run_key: str, rows: list[tuple]) -> tuple[list[tuple], int]:
         """The rows that differ from the run's figures stored now, and how many figures no longer
         made were removed."""
-        stored = {(tbl, config, name): (unit, direction, samples) for tbl, config, name, unit, direction, samples in
-                  self.db.execute("SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ?",
-                                  (run_key,))}
+        stored = {
+            (tbl, config, name): (unit, direction, samples)
+            for tbl, config, name, unit, direction, samples in self.db.execute(
+                "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ?",
+                (run_key,),
+            )
+        }
         changed = []
         for row in rows:
             named = dict(zip(METRIC_COLUMNS, row, strict=True))
             key = (named["tbl"], named["config"], named["name"])
             if stored.pop(key, None) != (named["unit"], named["direction"], named["samples"]):
                 changed.append(row)
-        removed = self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
-                                      [(run_key, *key) for key in stored])
+        removed = self.db.executemany(
+            "DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
+            [(run_key, *key) for key in stored],
+        )
         return changed, removed
 
-    def replace_configurations(self, run: RunRecord, configs: Iterable[tuple[str, str]],
-                               metrics: Iterable[Metric]) -> int:
+    def replace_configurations(
+        self, run: RunRecord, configs: Iterable[tuple[str, str]], metrics: Iterable[Metric]
+    ) -> int:
         """Replace the figures of some configurations of a run: (table, configuration JSON) pairs, and
         the metrics they have now; the run's other figures stay as they are."""
         with self.writing():
-            self.db.executemany("DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ?",
-                                ((run.run_key, tbl, config) for tbl, config in configs))
+            self.db.executemany(
+                "DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ?",
+                ((run.run_key, tbl, config) for tbl, config in configs),
+            )
             return self._insert(run, metrics, replace=True, compare=False)
 
     def made_from(self, run_key: str) -> str | None:
         """The key of the tables the run's figures were last made from (report.results), if known."""
-        found = self.db.execute("SELECT value FROM meta WHERE key = ?", ("tables:" + run_key,)).fetchone()
+        found = self.db.execute(
+            "SELECT value FROM meta WHERE key = ?", ("tables:" + run_key,)
+        ).fetchone()
         return found[0] if found else None
 
     def set_made_from(self, run_key: str, key: str | None) -> None:
@@ -174,26 +211,33 @@ class History:
             if key is None:
                 self.db.execute("DELETE FROM meta WHERE key = ?", ("tables:" + run_key,))
             else:
-                self.db.execute(upsert("meta", ("key", "value"), ("key",), True), ("tables:" + run_key, key))
+                self.db.execute(
+                    upsert("meta", ("key", "value"), ("key",), True), ("tables:" + run_key, key)
+                )
 
     def mark_imported(self, run_key: str) -> None:
         """Note, inside the caller's transaction, that the run came from another history (`bench
         import`, or a copy of an imported run): `bench export --site` leaves its site alone."""
-        self.db.execute(upsert("meta", ("key", "value"), ("key",), True),
-                        ("imported:" + run_key, "1"))
+        self.db.execute(
+            upsert("meta", ("key", "value"), ("key",), True), ("imported:" + run_key, "1")
+        )
 
     def imported(self) -> set[str]:
         """The keys of the runs that came from another history (`mark_imported`)."""
         rows = self.db.execute("SELECT key FROM meta WHERE key LIKE 'imported:%'").fetchall()
-        return {key[len("imported:"):] for (key,) in rows}
+        return {key[len("imported:") :] for (key,) in rows}
 
     def run(self, run_key: str) -> RunRecord | None:
         found = self._records("SELECT * FROM runs WHERE run_key = ?", (run_key,))
         return found[0] if found else None
 
     def runs(self, benchmark: str | None = None) -> list[RunRecord]:
-        return self._records("SELECT * FROM runs" + (" WHERE benchmark = ?" if benchmark else "") + " ORDER BY started",
-                             (benchmark,) if benchmark else ())
+        return self._records(
+            "SELECT * FROM runs"
+            + (" WHERE benchmark = ?" if benchmark else "")
+            + " ORDER BY started",
+            (benchmark,) if benchmark else (),
+        )
 
     def listing(self, benchmark: str | None = None) -> list[tuple[RunRecord, int, bool]]:
         """Each run (by start time) with its number of figures and whether any of them holds a value
@@ -208,7 +252,8 @@ class History:
             if figures is None:
                 figures, nonfinite = self.db.execute(
                     f"SELECT COUNT(*), SUM(CASE WHEN {FINITE} THEN 0 ELSE 1 END) FROM metrics WHERE run_key = ?",
-                    (run.run_key,)).fetchone()
+                    (run.run_key,),
+                ).fetchone()
             if nonfinite:
                 before = len(self.skipped)
                 figures = len(self.metrics(run.run_key))
@@ -218,8 +263,12 @@ class History:
 
     def _counted(self, benchmark: str | None) -> Iterator[tuple[RunRecord, int | None, int | None]]:
         """The runs (of `benchmark`) by start time, each with its stored counts (None: not stored)."""
-        cur = self.db.execute("SELECT * FROM runs" + (" WHERE benchmark = ?" if benchmark else "") + " ORDER BY started",
-                              (benchmark,) if benchmark else ())
+        cur = self.db.execute(
+            "SELECT * FROM runs"
+            + (" WHERE benchmark = ?" if benchmark else "")
+            + " ORDER BY started",
+            (benchmark,) if benchmark else (),
+        )
         names = [d[0] for d in cur.description]
         for found in cur.fetchall():
             data = dict(zip(names, found, strict=True))
@@ -228,14 +277,18 @@ class History:
     def _records(self, sql: str, params: tuple) -> list[RunRecord]:
         cur = self.db.execute(sql, params)
         names = [d[0] for d in cur.description]
-        return [decode_run(self.path, dict(zip(names, found, strict=True))) for found in cur.fetchall()]
+        return [
+            decode_run(self.path, dict(zip(names, found, strict=True))) for found in cur.fetchall()
+        ]
 
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
         import) is left out and noted in `self.skipped`, so one bad figure never hides the history."""
         configs: dict[str, dict] = {}
-        return [Metric(tbl, config, name, unit, direction, values)
-                for tbl, config, name, unit, direction, values in self._figure_rows(run_key, configs)]
+        return [
+            Metric(tbl, config, name, unit, direction, values)
+            for tbl, config, name, unit, direction, values in self._figure_rows(run_key, configs)
+        ]
 
     def _figure_rows(self, run_key: str, configs: dict[str, dict]) -> Iterator[tuple]:
         """The run's figures as (table, configuration dict, name, unit, direction, finite samples), in
@@ -246,8 +299,11 @@ class History:
     def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
         """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
         what reading the figures of many runs (`bench predict`) asks instead of `metrics` per run."""
-        where, params = ("", ()) if benchmark is None else (
-            "WHERE run_key IN (SELECT run_key FROM runs WHERE benchmark = ?)", (benchmark,))
+        where, params = (
+            ("", ())
+            if benchmark is None
+            else ("WHERE run_key IN (SELECT run_key FROM runs WHERE benchmark = ?)", (benchmark,))
+        )
         out: dict[str, list[Metric]] = {}
         for run_key, *figure in self._rows(where, params, {}):
             out.setdefault(run_key, []).append(Metric(*figure))
@@ -259,18 +315,24 @@ class History:
         recur in every run of a benchmark); the samples, as caramel writes them (a JSON list of finite
         floats), are read by json.loads alone, anything else by the careful `rows.finite_samples`."""
         for run_key, tbl, config, name, unit, direction, samples in self.db.execute(
-                f"SELECT run_key, tbl, config, name, unit, direction, samples FROM metrics {where} "
-                f"ORDER BY {self.db.dialect.order}", params):
+            f"SELECT run_key, tbl, config, name, unit, direction, samples FROM metrics {where} "
+            f"ORDER BY {self.db.dialect.order}",
+            params,
+        ):
             values = plain_samples(samples)
             if values is None:
                 values = finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
                 if values is None or len(values) < samples.count(",") + 1:
-                    self.skipped.append(f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
-                                        + ("; left out" if not values else "; that sample is left out"))
+                    self.skipped.append(
+                        f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
+                        + ("; left out" if not values else "; that sample is left out")
+                    )
             if values:
                 row = configs.get(config) if isinstance(config, str) else None
                 if row is None:
-                    row = row_field(self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict)
+                    row = row_field(
+                        self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict
+                    )
                     if isinstance(config, str):
                         configs[config] = row
                 yield run_key, tbl, row, name, unit, direction, values
@@ -281,13 +343,16 @@ class History:
             removed = self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run_key,)).rowcount
             self.db.execute("DELETE FROM baselines WHERE run_key = ?", (run_key,))
             self.db.execute("DELETE FROM runs WHERE run_key = ?", (run_key,))
-            self.db.execute("DELETE FROM meta WHERE key IN (?, ?)",
-                            ("tables:" + run_key, "imported:" + run_key))
+            self.db.execute(
+                "DELETE FROM meta WHERE key IN (?, ?)", ("tables:" + run_key, "imported:" + run_key)
+            )
         return removed
 
     def set_baseline(self, name: str, run_key: str) -> None:
         with self.db:
-            self.db.execute(upsert("baselines", ("name", "run_key"), ("name",), True), (name, run_key))
+            self.db.execute(
+                upsert("baselines", ("name", "run_key"), ("name",), True), (name, run_key)
+            )
 
     def baseline(self, name: str) -> str | None:
         found = self.db.execute("SELECT run_key FROM baselines WHERE name = ?", (name,)).fetchone()
@@ -298,13 +363,16 @@ class History:
         for line in self.export_lines(benchmark):
             yield json.loads(line)
 
-    def export_lines(self, benchmark: str | None = None,
-                     site_of: Callable[[RunRecord], str] | None = None) -> Iterator[str]:
+    def export_lines(
+        self, benchmark: str | None = None, site_of: Callable[[RunRecord], str] | None = None
+    ) -> Iterator[str]:
         """One JSON line per run (of `benchmark`, or all) with its metrics, a run at a time
         (history.exchange.export_lines; `site_of(run)` names the site to write)."""
         return exchange.export_lines(self, benchmark, site_of)
 
-    def import_records(self, records: Iterable[tuple[RunRecord, Sequence[Metric], Location]]) -> tuple[int, int]:
+    def import_records(
+        self, records: Iterable[tuple[RunRecord, Sequence[Metric], Location]]
+    ) -> tuple[int, int]:
         """Add validated (run, metrics, where) records in one transaction: (new runs, new figures)
         (history.exchange.import_records: a run here with other figures refuses the whole file)."""
         return exchange.import_records(self, records)

@@ -65,18 +65,29 @@ class Reference:
         if factor == 1.0:
             return self
         # a zero reference's relative bounds are absolute ones (bound_of): they are converted too
-        scaled = self if self.value != 0 else replace(
-            self, lower=None if self.lower is None else self.lower * factor,
-            upper=None if self.upper is None else self.upper * factor)
-        return replace(scaled, value=self.value * factor, unit=unit,
-                       minimum=None if self.minimum is None else self.minimum * factor,
-                       maximum=None if self.maximum is None else self.maximum * factor)
+        scaled = (
+            self
+            if self.value != 0
+            else replace(
+                self,
+                lower=None if self.lower is None else self.lower * factor,
+                upper=None if self.upper is None else self.upper * factor,
+            )
+        )
+        return replace(
+            scaled,
+            value=self.value * factor,
+            unit=unit,
+            minimum=None if self.minimum is None else self.minimum * factor,
+            maximum=None if self.maximum is None else self.maximum * factor,
+        )
 
     @property
     def explicit(self) -> bool:
         """Bounds given on both sides: the verdict is the interval, whichever way is better."""
         return (self.lower is not None or self.minimum is not None) and (
-            self.upper is not None or self.maximum is not None)
+            self.upper is not None or self.maximum is not None
+        )
 
     def bounds(self, direction: str, threshold: float) -> tuple[float, float]:
         """The interval a result must lie in. A side given neither relatively nor absolutely
@@ -153,7 +164,9 @@ class _Lined(dict):
 
 def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Lined:
     out = _Lined(loader.construct_mapping(node, deep=True))
-    out.lines = {str(loader.construct_object(key)): key.start_mark.line + 1 for key, _value in node.value}
+    out.lines = {
+        str(loader.construct_object(key)): key.start_mark.line + 1 for key, _value in node.value
+    }
     out.line = node.start_mark.line + 1
     return out
 
@@ -165,8 +178,11 @@ def _line(mapping: _Lined, key) -> int:
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
 # YAML 1.1 reads `1e3` and `-5e-324` (no dot) as text; JSON and YAML 1.2 read them as numbers, and a
 # targets file written by json.dump has them: a float of that form is a float here too
-_Loader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?[eE][-+]?[0-9]+$"),
-                              list("-+0123456789"))
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
 
 
 def read_targets(path: str) -> Targets:
@@ -174,37 +190,63 @@ def read_targets(path: str) -> Targets:
         with open(path) as handle:
             text = handle.read(bounded.MAX_BYTES + 1)  # never more than the bound checks
     except (OSError, UnicodeDecodeError) as exc:
-        raise RunError(f"{path}: cannot read the targets file: {getattr(exc, 'strerror', None) or exc}") from None
-    bounded.check(text, path)  # a targets file is small: one over 64 MiB or 64 levels is refused, named
+        raise RunError(
+            f"{path}: cannot read the targets file: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    bounded.check(
+        text, path
+    )  # a targets file is small: one over 64 MiB or 64 levels is refused, named
     if path.endswith(".json"):
         try:
             json.loads(text)
         except ValueError as exc:
             line = getattr(exc, "lineno", 0)
-            raise RunError(f"not a JSON file of targets: {getattr(exc, 'msg', exc)}", Location(path, line),
-                           hint='expected {"systems": {"local": {"gemm": {"value": 1200, "lower": "-5%"}}}}') from None
+            raise RunError(
+                f"not a JSON file of targets: {getattr(exc, 'msg', exc)}",
+                Location(path, line),
+                hint='expected {"systems": {"local": {"gemm": {"value": 1200, "lower": "-5%"}}}}',
+            ) from None
     try:
         doc = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise RunError(f"not a YAML file of targets: {getattr(exc, 'problem', exc)}",
-                       Location(path, mark.line + 1 if mark else 0)) from None
+        raise RunError(
+            f"not a YAML file of targets: {getattr(exc, 'problem', exc)}",
+            Location(path, mark.line + 1 if mark else 0),
+        ) from None
     if not isinstance(doc, _Lined):
-        raise RunError("a targets file is a mapping", Location(path, 1),
-                       hint="systems: {SYSTEM: {BENCHMARK: {value: N, lower: -5%, upper: +20%}}}")
+        raise RunError(
+            "a targets file is a mapping",
+            Location(path, 1),
+            hint="systems: {SYSTEM: {BENCHMARK: {value: N, lower: -5%, upper: +20%}}}",
+        )
     if SYSTEMS_KEY not in doc:
-        return Targets(path, [entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name)) for name, spec in doc.items()], {})
+        return Targets(
+            path,
+            [
+                entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name))
+                for name, spec in doc.items()
+            ],
+            {},
+        )
     systems = doc[SYSTEMS_KEY]
     if len(doc) > 1 or not isinstance(systems, _Lined):
-        raise RunError("with `systems:`, a targets file holds only `systems: {SYSTEM: {BENCHMARK: ...}}`",
-                       Location(path, doc.line), hint=f"move {', '.join(k for k in doc if k != SYSTEMS_KEY) or 'it'} "
-                                                       "under a system")
+        raise RunError(
+            "with `systems:`, a targets file holds only `systems: {SYSTEM: {BENCHMARK: ...}}`",
+            Location(path, doc.line),
+            hint=f"move {', '.join(k for k in doc if k != SYSTEMS_KEY) or 'it'} under a system",
+        )
     entries = []
     for system, benchmarks in systems.items():
         if not isinstance(benchmarks, _Lined):
-            raise RunError(f"system '{system}': expected a mapping of benchmarks to references",
-                           Location(path, _line(systems, system)))
-        entries += [entry_from(path, name, spec, str(system), _line(benchmarks, name)) for name, spec in benchmarks.items()]
+            raise RunError(
+                f"system '{system}': expected a mapping of benchmarks to references",
+                Location(path, _line(systems, system)),
+            )
+        entries += [
+            entry_from(path, name, spec, str(system), _line(benchmarks, name))
+            for name, spec in benchmarks.items()
+        ]
     return Targets(path, entries, {str(s): Location(path, _line(systems, s)) for s in systems})
 
 
@@ -232,33 +274,50 @@ def _reference(spec, where: Location, what: str) -> Reference:
         return Reference(float(spec))
     if isinstance(spec, list):
         if not 1 <= len(spec) <= 4 or not _is_number(spec[0]):
-            raise RunError(f"target {what}: {spec!r} is not [value, lower, upper, unit]", where,
-                           hint=hint)
+            raise RunError(
+                f"target {what}: {spec!r} is not [value, lower, upper, unit]", where, hint=hint
+            )
         value = float(spec[0])
         # ReFrame's (ref, lower, upper, unit) tuple; the sides left out take the default
         given = dict(zip(("lower", "upper"), spec[1:3], strict=False))
-        return Reference(value, *_relatives(given, value, where, what),
-                         unit=_unit(spec[3] if len(spec) == 4 else None, where, what))
+        return Reference(
+            value,
+            *_relatives(given, value, where, what),
+            unit=_unit(spec[3] if len(spec) == 4 else None, where, what),
+        )
     if isinstance(spec, dict):
         unknown = [k for k in spec if k not in _REFERENCE_KEYS]
         if unknown:
-            raise RunError(f"target {what}: unknown key '{unknown[0]}'", where,
-                           hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS) or "keys: " + ", ".join(_REFERENCE_KEYS))
+            raise RunError(
+                f"target {what}: unknown key '{unknown[0]}'",
+                where,
+                hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS)
+                or "keys: " + ", ".join(_REFERENCE_KEYS),
+            )
         if not _is_number(spec.get("value")):
             raise RunError(f"target {what}: 'value' must be a number", where, hint=hint)
         value = float(spec["value"])
-        absolute = {k: float(spec[k]) if _is_number(spec[k]) else _bad(what, k, spec[k], where)
-                    for k in ("min", "max") if k in spec}
-        return Reference(value, *_relatives(spec, value, where, what),
-                         absolute.get("min"), absolute.get("max"),
-                         None if spec.get("threshold") is None
-                         else _percent(spec["threshold"], where, "threshold"),
-                         _unit(spec.get("unit"), where, what))
+        absolute = {
+            k: float(spec[k]) if _is_number(spec[k]) else _bad(what, k, spec[k], where)
+            for k in ("min", "max")
+            if k in spec
+        }
+        return Reference(
+            value,
+            *_relatives(spec, value, where, what),
+            absolute.get("min"),
+            absolute.get("max"),
+            None
+            if spec.get("threshold") is None
+            else _percent(spec["threshold"], where, "threshold"),
+            _unit(spec.get("unit"), where, what),
+        )
     raise RunError(f"target {what}: {spec!r} is not a reference", where, hint=hint)
 
 
-def _relatives(spec: dict, value: float, where: Location,
-               what: str) -> tuple[float | None, float | None]:
+def _relatives(
+    spec: dict, value: float, where: Location, what: str
+) -> tuple[float | None, float | None]:
     """The `lower` and `upper` relative bounds of a reference: None where not given, -inf / +inf
     where given as null (no bound, ReFrame's None); one ReFrame refuses for this value is an
     error."""
@@ -269,10 +328,12 @@ def _relatives(spec: dict, value: float, where: Location,
             fraction = open_side
         problem = None if fraction is None else threshold_problem(value, side, fraction)
         if problem:
-            raise RunError(f"target {what}: {side} bound {spec[side]!r} of {value:g} must be "
-                           f"{problem}", where,
-                           hint="relative bounds as ReFrame's: lower -0.05 or '-5%' (below the "
-                                "value), upper 0.2 or '+20%'; null for no bound")
+            raise RunError(
+                f"target {what}: {side} bound {spec[side]!r} of {value:g} must be {problem}",
+                where,
+                hint="relative bounds as ReFrame's: lower -0.05 or '-5%' (below the "
+                "value), upper 0.2 or '+20%'; null for no bound",
+            )
         out.append(fraction)
     return out[0], out[1]
 
@@ -283,8 +344,11 @@ def _unit(value, where: Location, what: str) -> str:
         return ""
     problem = unit_problem(value) if isinstance(value, str) else "not a text"
     if problem is not None:
-        raise RunError(f"target {what}: unit {value!r} cannot be read ({problem})", where,
-                       hint="a unit such as ms, s, tokens/s, GB/s, TFLOP/s")
+        raise RunError(
+            f"target {what}: unit {value!r} cannot be read ({problem})",
+            where,
+            hint="a unit such as ms, s, tokens/s, GB/s, TFLOP/s",
+        )
     return value.strip()
 
 
@@ -317,9 +381,16 @@ def _percent(value, where: Location, key: str) -> float:
 
 
 def _bad(what: str, key: str, value, where: Location):
-    raise RunError(f"target {what}: {key} {value!r} is not a number or a percentage", where,
-                   hint="relative bounds: -0.05 or '-5%'; absolute: min: 950, max: 1300")
+    raise RunError(
+        f"target {what}: {key} {value!r} is not a number or a percentage",
+        where,
+        hint="relative bounds: -0.05 or '-5%'; absolute: min: 950, max: 1300",
+    )
 
 
 def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )

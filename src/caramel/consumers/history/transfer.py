@@ -24,8 +24,12 @@ class Copied:
     skipped: list[str] = field(default_factory=list)
 
 
-def copy_runs(source: History, destination: History, replace: bool = False,
-              after_each: Callable[[str], object] | None = None) -> Copied:
+def copy_runs(
+    source: History,
+    destination: History,
+    replace: bool = False,
+    after_each: Callable[[str], object] | None = None,
+) -> Copied:
     """Every run of `source` (with its figures, and the baselines naming it) into `destination`.
     `replace` false keeps what the destination has (an import: the same run twice adds nothing);
     true gives the source's figures precedence (a spooled `bench result`). `after_each(run_key)` is
@@ -66,8 +70,10 @@ def uncopyable(run: RunRecord, metrics: list[Metric]) -> str:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:
-            return (f"{where} holds a lone surrogate (U+{ord(text[exc.start]):04X}), "
-                    "which no engine stores")
+            return (
+                f"{where} holds a lone surrogate (U+{ord(text[exc.start]):04X}), "
+                "which no engine stores"
+            )
     return ""
 
 
@@ -77,8 +83,9 @@ def _texts(run: RunRecord, metrics: list[Metric]) -> Iterator[tuple[str, str]]:
         if isinstance(value, str):
             yield name, value
         elif isinstance(value, list):  # tags, job_ids
-            yield from ((f"{name}[{i}]", item) for i, item in enumerate(value)
-                        if isinstance(item, str))
+            yield from (
+                (f"{name}[{i}]", item) for i, item in enumerate(value) if isinstance(item, str)
+            )
         elif isinstance(value, dict):  # the fingerprint
             yield from _pairs(name, value)
     for n, metric in enumerate(metrics):

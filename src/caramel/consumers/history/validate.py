@@ -32,14 +32,33 @@ _TEXTS = "list of texts"
 _TIME = "number or null"
 # The run's keys and what each holds; run_key and benchmark are required.
 RUN_KEYS: dict[str, str] = {
-    "run_key": _TEXT, "benchmark": _TEXT, "file": _TEXT, "run_dir": _TEXT, "tags": _TEXTS, "system": _TEXT,
-    "caramel_version": _TEXT, "git_commit": _TEXT, "host": _TEXT, "nodes": _TEXT, "job_ids": _TEXTS,
-    "container": _TEXT, "energy_method": _TEXT, "started": _TIME, "ended": _TIME,
-    "site": _TEXT, "fingerprint": "object of texts and numbers",  # optional, written by newer exports
+    "run_key": _TEXT,
+    "benchmark": _TEXT,
+    "file": _TEXT,
+    "run_dir": _TEXT,
+    "tags": _TEXTS,
+    "system": _TEXT,
+    "caramel_version": _TEXT,
+    "git_commit": _TEXT,
+    "host": _TEXT,
+    "nodes": _TEXT,
+    "job_ids": _TEXTS,
+    "container": _TEXT,
+    "energy_method": _TEXT,
+    "started": _TIME,
+    "ended": _TIME,
+    "site": _TEXT,
+    "fingerprint": "object of texts and numbers",  # optional, written by newer exports
 }
 RUN_REQUIRED = ("run_key", "benchmark")
-METRIC_KEYS = {"table": _TEXT, "row": "object of texts and numbers", "name": _TEXT, "unit": _TEXT,
-               "direction": "higher, lower or unknown", "samples": "non-empty list of numbers"}
+METRIC_KEYS = {
+    "table": _TEXT,
+    "row": "object of texts and numbers",
+    "name": _TEXT,
+    "unit": _TEXT,
+    "direction": "higher, lower or unknown",
+    "samples": "non-empty list of numbers",
+}
 METRIC_REQUIRED = ("table", "row", "name", "samples")
 
 
@@ -58,14 +77,20 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, Sequence[Metric]
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise RunError(f"not a bench export: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} is not UTF-8 "
-                       "text", where, hint="bench export writes UTF-8 JSON, one run per line") from None
+        raise RunError(
+            f"not a bench export: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} is not UTF-8 "
+            "text",
+            where,
+            hint="bench export writes UTF-8 JSON, one run per line",
+        ) from None
     if not text.strip():
         return None
     return _parsed(_careful_json(raw, where), None, where)
 
 
-def _parsed(doc, plain: MetricColumns | None, where: Location) -> tuple[RunRecord, Sequence[Metric]]:
+def _parsed(
+    doc, plain: MetricColumns | None, where: Location
+) -> tuple[RunRecord, Sequence[Metric]]:
     """The run and metrics of a line's JSON (`plain`: its metrics, told by `_plain_metrics`)."""
     _check_schema(doc, where)
     try:
@@ -73,7 +98,9 @@ def _parsed(doc, plain: MetricColumns | None, where: Location) -> tuple[RunRecor
             _storable_texts(doc, "")
         return _record(doc, plain)
     except _Bad as exc:
-        raise RunError(f"not a bench export: {exc}", where, hint="make the file with bench export") from None
+        raise RunError(
+            f"not a bench export: {exc}", where, hint="make the file with bench export"
+        ) from None
 
 
 def _careful_json(raw: bytes, where: Location):
@@ -82,15 +109,28 @@ def _careful_json(raw: bytes, where: Location):
         data = bounded.check(raw, "the line")
         try:
             return json.loads(data)
-        except RecursionError:  # brackets that do not pair up, so the depth check could not count them
+        except (
+            RecursionError
+        ):  # brackets that do not pair up, so the depth check could not count them
             raise bounded.OverLimit("the line: JSON nested too deeply") from None
     except bounded.OverLimit as exc:
         raise RunError(f"not a bench export: {exc.message}", where, hint=exc.hint) from None
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a number of over 4300 digits, deep nesting
-        problem = (f"{exc.msg} (column {exc.colno})" if isinstance(exc, json.JSONDecodeError) else
-                   "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0])
-        raise RunError(f"not a bench export: not JSON: {problem}", where,
-                       hint="bench export writes one JSON object per line; was the file cut short?") from None
+    except (
+        ValueError,
+        RecursionError,
+    ) as exc:  # JSONDecodeError, a number of over 4300 digits, deep nesting
+        problem = (
+            f"{exc.msg} (column {exc.colno})"
+            if isinstance(exc, json.JSONDecodeError)
+            else "nested too deeply"
+            if isinstance(exc, RecursionError)
+            else str(exc).split(";")[0]
+        )
+        raise RunError(
+            f"not a bench export: not JSON: {problem}",
+            where,
+            hint="bench export writes one JSON object per line; was the file cut short?",
+        ) from None
 
 
 def _check_schema(doc, where: Location) -> None:
@@ -99,12 +139,18 @@ def _check_schema(doc, where: Location) -> None:
         return
     schema = doc["schema"]
     if isinstance(schema, bool) or not isinstance(schema, int) or schema < 1:
-        raise RunError(f"not a bench export: schema holds {_kind(schema)}, expected a whole number from 1",
-                       where, hint="make the file with bench export")
+        raise RunError(
+            f"not a bench export: schema holds {_kind(schema)}, expected a whole number from 1",
+            where,
+            hint="make the file with bench export",
+        )
     if schema > EXPORT_SCHEMA:
-        raise RunError(f"made by a newer caramel (schema {schema}): upgrade", where,
-                       hint=f"this caramel reads exports of schema 1 to {EXPORT_SCHEMA}; upgrade caramel to import "
-                            "it, or export again with an older caramel")
+        raise RunError(
+            f"made by a newer caramel (schema {schema}): upgrade",
+            where,
+            hint=f"this caramel reads exports of schema 1 to {EXPORT_SCHEMA}; upgrade caramel to import "
+            "it, or export again with an older caramel",
+        )
 
 
 def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
@@ -121,8 +167,13 @@ def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
         doc = orjson.loads(data)
     except orjson.JSONDecodeError:
         return None
-    if type(doc) is not dict or type(doc.get("metrics")) is not list \
-            or not all(_small_numbers(value, _SHALLOW) for key, value in doc.items() if key != "metrics"):
+    if (
+        type(doc) is not dict
+        or type(doc.get("metrics")) is not list
+        or not all(
+            _small_numbers(value, _SHALLOW) for key, value in doc.items() if key != "metrics"
+        )
+    ):
         return None
     metrics = _plain_metrics(doc["metrics"])
     return None if metrics is None else (doc, metrics)
@@ -134,8 +185,10 @@ def _small_numbers(value, depth: int) -> bool:
     if type(value) is float:
         return -_WHOLE_LIMIT < value < _WHOLE_LIMIT
     if type(value) is dict or type(value) is list:
-        return depth > 0 and all(_small_numbers(item, depth - 1)
-                                 for item in (value.values() if type(value) is dict else value))
+        return depth > 0 and all(
+            _small_numbers(item, depth - 1)
+            for item in (value.values() if type(value) is dict else value)
+        )
     return True
 
 
@@ -145,8 +198,18 @@ _SHALLOW = 8  # an export's run nests 2 deep (run, tags); bounded.MAX_DEPTH (64)
 
 def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequence[Metric]]:
     # site and fingerprint stand beside "run" (bench export writes them there) or inside it
-    _object(doc, "the line", {"schema": "whole number", "run": "object", "metrics": "list", "site": _TEXT,
-                              "fingerprint": RUN_KEYS["fingerprint"]}, ("run", "metrics"))
+    _object(
+        doc,
+        "the line",
+        {
+            "schema": "whole number",
+            "run": "object",
+            "metrics": "list",
+            "site": _TEXT,
+            "fingerprint": RUN_KEYS["fingerprint"],
+        },
+        ("run", "metrics"),
+    )
     for key in ("site", "fingerprint"):
         if doc.get(key) is not None:
             _check(doc[key], RUN_KEYS[key], key)
@@ -174,13 +237,23 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
             for key, value in metric.items():
                 _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
             samples = [float(v) for v in metric["samples"]]
-        metrics.append(Metric(metric["table"], metric["row"], metric["name"], metric.get("unit", ""),
-                              metric.get("direction", "unknown"), samples))
+        metrics.append(
+            Metric(
+                metric["table"],
+                metric["row"],
+                metric["name"],
+                metric.get("unit", ""),
+                metric.get("direction", "unknown"),
+                samples,
+            )
+        )
     return record, metrics
 
 
 _METRIC_KEY_SET = frozenset(METRIC_KEYS)
-_EXPORTED = tuple(map(operator.itemgetter, METRIC_KEYS))  # a metric's six values, in the order export writes them
+_EXPORTED = tuple(
+    map(operator.itemgetter, METRIC_KEYS)
+)  # a metric's six values, in the order export writes them
 _METRIC_KEY_COUNT = {len(METRIC_KEYS)}
 _DICT = {dict}
 _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
@@ -195,17 +268,24 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
     try:  # what is not so raises a KeyError (a key missing or another in its place) or a TypeError
         if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
             return None
-        tables, rows, names, units, directions, samples = (tuple(map(value, metrics)) for value in _EXPORTED)
+        tables, rows, names, units, directions, samples = (
+            tuple(map(value, metrics)) for value in _EXPORTED
+        )
         # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
         "".join(chain(tables, names, units, directions))
         if set(map(type, rows)) != _DICT:
             return None
-        configs_json = texts_json(rows)  # every row a dict of texts (None: an escape, or a value no text)
+        configs_json = texts_json(
+            rows
+        )  # every row a dict of texts (None: an escape, or a value no text)
         if configs_json is None:
             "".join(chain.from_iterable(map(dict.values, rows)))
         # every sample list non-empty and holding floats alone (a text or an object holds no float)
-        if not all(samples) or not _DIRECTIONS.issuperset(directions) \
-                or set(map(type, chain.from_iterable(samples))) != _FLOAT:
+        if (
+            not all(samples)
+            or not _DIRECTIONS.issuperset(directions)
+            or set(map(type, chain.from_iterable(samples))) != _FLOAT
+        ):
             return None
     except (KeyError, TypeError):
         return None
@@ -215,7 +295,9 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
     except (OverflowError, ValueError):
         return None
     # Metrics when read (history.rows never reads them so)
-    return MetricColumns(tables, rows, names, units, directions, samples, checked=True, configs_json=configs_json)
+    return MetricColumns(
+        tables, rows, names, units, directions, samples, checked=True, configs_json=configs_json
+    )
 
 
 def _plain_metric(metric) -> bool:
@@ -224,11 +306,25 @@ def _plain_metric(metric) -> bool:
     refuse with the key and what it should hold, or accept (an integer sample, a number in a row)."""
     if type(metric) is not dict or not _METRIC_KEY_SET.issuperset(metric):
         return False
-    table, row, name, samples = metric.get("table"), metric.get("row"), metric.get("name"), metric.get("samples")
-    if type(table) is not str or type(name) is not str or type(row) is not dict or type(samples) is not list:
+    table, row, name, samples = (
+        metric.get("table"),
+        metric.get("row"),
+        metric.get("name"),
+        metric.get("samples"),
+    )
+    if (
+        type(table) is not str
+        or type(name) is not str
+        or type(row) is not dict
+        or type(samples) is not list
+    ):
         return False
     direction = metric.get("direction", "unknown")
-    if type(metric.get("unit", "")) is not str or type(direction) is not str or direction not in _DIRECTIONS:
+    if (
+        type(metric.get("unit", "")) is not str
+        or type(direction) is not str
+        or direction not in _DIRECTIONS
+    ):
         return False
     if set(map(type, samples)) != _FLOAT or (row and set(map(type, row.values())) != _TEXT_TYPE):
         return False
@@ -240,14 +336,20 @@ def _plain_metric(metric) -> bool:
 
 def _object(value, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
     if not isinstance(value, dict):
-        raise _Bad(f"{what} holds {_kind(value)}, expected an object with " + ", ".join(repr(k) for k in required))
+        raise _Bad(
+            f"{what} holds {_kind(value)}, expected an object with "
+            + ", ".join(repr(k) for k in required)
+        )
     for key in value:
         if key not in keys:
             hint = did_you_mean(key, keys)
             raise _Bad(f"{what} has the unknown key {key!r}" + (f" ({hint})" if hint else ""))
     missing = [k for k in required if k not in value]
     if missing:
-        raise _Bad(f"{what} lacks the key{'s' if len(missing) > 1 else ''} " + ", ".join(repr(k) for k in missing))
+        raise _Bad(
+            f"{what} lacks the key{'s' if len(missing) > 1 else ''} "
+            + ", ".join(repr(k) for k in missing)
+        )
 
 
 def _check(value, expected: str, path: str) -> None:
@@ -256,9 +358,11 @@ def _check(value, expected: str, path: str) -> None:
         raise _Bad(f"{path} holds {_kind(value)}, expected a text")
     if expected == _TIME and value is not None and not _finite(value, path):
         raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
-    if expected == _TIME and isinstance(value, int) and not -2**63 <= value < 2**63:
-        raise _Bad(f"{path} holds the number {str(value)[:20]}..., beyond a 64-bit integer "
-                   "(seconds since 1970)")
+    if expected == _TIME and isinstance(value, int) and not -(2**63) <= value < 2**63:
+        raise _Bad(
+            f"{path} holds the number {str(value)[:20]}..., beyond a 64-bit integer "
+            "(seconds since 1970)"
+        )
     if expected == "higher, lower or unknown" and value not in ("higher", "lower", "unknown"):
         raise _Bad(f'{path} holds {_kind(value)}, expected "higher", "lower" or "unknown"')
     if expected in (_TEXTS, "non-empty list of numbers"):
@@ -295,8 +399,10 @@ def _storable_texts(value, path: str) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise _Bad(f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), "
-                       "which is no character and cannot be stored") from None
+            raise _Bad(
+                f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), "
+                "which is no character and cannot be stored"
+            ) from None
 
 
 def _finite(value, path: str) -> bool:

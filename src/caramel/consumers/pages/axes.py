@@ -30,7 +30,9 @@ def is_scaling(param: str) -> bool:
 
 
 def titled(name: str, unit: str) -> str:
-    return f"{name} [{unit}]" if unit and f"[{unit}]" not in name and f"({unit})" not in name else name
+    return (
+        f"{name} [{unit}]" if unit and f"[{unit}]" not in name and f"({unit})" not in name else name
+    )
 
 
 def _doubling(values: list[float]) -> bool:
@@ -66,7 +68,13 @@ def y_axis(name: str, unit: str, integers: bool = False) -> dict:
 def date_axis() -> dict:
     """Run dates in ISO 8601 (UTC: the script hands plotly UTC texts), never plotly's `Nov 24, 2026`."""
     minute, day = 60_000, 86_400_000
-    return {"title": {"text": "run started (UTC)"}, "type": "date", "hoverformat": "%Y-%m-%d %H:%M:%S",
-            "tickformatstops": [{"dtickrange": [None, minute], "value": "%H:%M:%S<br>%Y-%m-%d"},
-                                {"dtickrange": [minute, day], "value": "%H:%M<br>%Y-%m-%d"},
-                                {"dtickrange": [day, None], "value": "%Y-%m-%d"}]}
+    return {
+        "title": {"text": "run started (UTC)"},
+        "type": "date",
+        "hoverformat": "%Y-%m-%d %H:%M:%S",
+        "tickformatstops": [
+            {"dtickrange": [None, minute], "value": "%H:%M:%S<br>%Y-%m-%d"},
+            {"dtickrange": [minute, day], "value": "%H:%M<br>%Y-%m-%d"},
+            {"dtickrange": [day, None], "value": "%Y-%m-%d"},
+        ],
+    }

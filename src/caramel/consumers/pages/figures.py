@@ -37,7 +37,9 @@ def current(coll: Collection, figures: list[Figure]) -> list[Figure]:
     for f in figures:
         key = (coll.runs[f.run].label, f.table, f.config, f.name)
         held = latest.get(key)
-        if held is None or (coll.runs[f.run].record.started or 0) >= (coll.runs[held.run].record.started or 0):
+        if held is None or (coll.runs[f.run].record.started or 0) >= (
+            coll.runs[held.run].record.started or 0
+        ):
             latest[key] = f
     return list(latest.values())
 
@@ -61,13 +63,17 @@ def plotted(name: str) -> bool:
     return not (lowered.endswith("id") and len(lowered) <= 6)
 
 
-def _metrics(figures: list[Figure], constant: bool = False) -> dict[tuple[str, str, str, str], list[Figure]]:
+def _metrics(
+    figures: list[Figure], constant: bool = False
+) -> dict[tuple[str, str, str, str], list[Figure]]:
     """Each plotted metric's figures (Figure.metric); a metric with one value throughout (a fixed
     iteration count) has nothing to show over time or a sweep and is left out unless `constant`."""
     out: dict[tuple[str, str, str, str], list[Figure]] = defaultdict(list)
     for f in figures:
         out[f.metric].append(f)
-    return {k: v for k, v in out.items() if plotted(k[1]) and (constant or len({f.mean for f in v}) > 1)}
+    return {
+        k: v for k, v in out.items() if plotted(k[1]) and (constant or len({f.mean for f in v}) > 1)
+    }
 
 
 def ci_half(sd: list[float], n: list[int]) -> list[float]:
@@ -82,11 +88,18 @@ def ci_half(sd: list[float], n: list[int]) -> list[float]:
 def _series(name: str, group: str, config: str, points: list[tuple], params: str = "") -> dict:
     """A series of points (x, mean, sd, run, n), in the order of x."""
     points.sort(key=lambda p: p[0])
-    return {"name": name, "group": group, "config": config, "params": params,
-            "x": [p[0] for p in points], "y": [_num(p[1]) for p in points],
-            "sd": [_num(p[2]) for p in points],
-            "ci": ci_half([p[2] for p in points], [p[4] for p in points]),
-            "run": [p[3] for p in points], "bad": []}
+    return {
+        "name": name,
+        "group": group,
+        "config": config,
+        "params": params,
+        "x": [p[0] for p in points],
+        "y": [_num(p[1]) for p in points],
+        "sd": [_num(p[2]) for p in points],
+        "ci": ci_half([p[2] for p in points], [p[4] for p in points]),
+        "run": [p[3] for p in points],
+        "bad": [],
+    }
 
 
 def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
@@ -99,19 +112,36 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
             for f in group:
                 x = axis_value(f.row.get(param, ""))
                 if x is not None:
-                    rest = ",".join(kv for kv in f.label.split(",") if kv and not kv.startswith(param + "="))
+                    rest = ",".join(
+                        kv for kv in f.label.split(",") if kv and not kv.startswith(param + "=")
+                    )
                     series[(coll.runs[f.run].label, rest)].append((x, f.mean, f.sd, f.run, f.n))
                     params[(coll.runs[f.run].label, rest)] = _constant(f, param)
             if sum(len(p) for p in series.values()) < 2:
                 continue
             used = {x for pts in series.values() for x, *_ in pts}
-            plots.append({"kind": "sweep", "title": f"{group[0].title} against {param}", "param": param,
-                          "metric": list(metric), "xaxis": x_axis(param, {x: texts[x] for x in used}),
-                          "yaxis": y_axis(_named(group[0]), group[0].unit),
-                          "ideal": is_scaling(param) and group[0].direction in ("higher", "lower"),
-                          "higher": group[0].direction == "higher",
-                          "series": [_series(label + (f" · {rest}" if rest else ""), label, rest, pts,
-                                             params[(label, rest)]) for (label, rest), pts in sorted(series.items())]})
+            plots.append(
+                {
+                    "kind": "sweep",
+                    "title": f"{group[0].title} against {param}",
+                    "param": param,
+                    "metric": list(metric),
+                    "xaxis": x_axis(param, {x: texts[x] for x in used}),
+                    "yaxis": y_axis(_named(group[0]), group[0].unit),
+                    "ideal": is_scaling(param) and group[0].direction in ("higher", "lower"),
+                    "higher": group[0].direction == "higher",
+                    "series": [
+                        _series(
+                            label + (f" · {rest}" if rest else ""),
+                            label,
+                            rest,
+                            pts,
+                            params[(label, rest)],
+                        )
+                        for (label, rest), pts in sorted(series.items())
+                    ],
+                }
+            )
     return plots
 
 
@@ -123,11 +153,19 @@ def _constant(f: Figure, param: str = "") -> str:
 
 def _energy_pair(names: list[tuple[str, str]]) -> tuple[tuple[str, str], tuple[str, str]] | None:
     lowered = {key: key[1].lower() for key in names}
-    rate = next((k for k, n in lowered.items() if "/j" not in n and ("/s" in n or "second" in n or "/sec" in n)
-                 and "time" not in n), None)
+    rate = next(
+        (
+            k
+            for k, n in lowered.items()
+            if "/j" not in n and ("/s" in n or "second" in n or "/sec" in n) and "time" not in n
+        ),
+        None,
+    )
     efficiency = next((k for k, n in lowered.items() if "/j" in n), None)
     if efficiency is None:
-        efficiency = next((k for k, n in lowered.items() if "energy" in n and "status" not in n), None)
+        efficiency = next(
+            (k for k, n in lowered.items() if "energy" in n and "status" not in n), None
+        )
     return (rate, efficiency) if rate and efficiency else None
 
 
@@ -157,9 +195,19 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
         s = _series(label, label, "", [pts[i] for i in order], constant[label])
         s["configs"] = [configs[label][i] for i in order]  # each point is another configuration
         out.append(s)
-    return [{"kind": "energy", "title": f"{eff_name} against {rate_name}", "xaxis": {"title": {"text": titled(
-        rate_name, unit)}, "rangemode": "tozero"}, "yaxis": y_axis(eff_name, by_name[pair[1]][0].unit),
-        "ideal": False, "higher": True, "series": out, "lines": False, "metric": list(by_name[pair[1]][0].metric)}]
+    return [
+        {
+            "kind": "energy",
+            "title": f"{eff_name} against {rate_name}",
+            "xaxis": {"title": {"text": titled(rate_name, unit)}, "rangemode": "tozero"},
+            "yaxis": y_axis(eff_name, by_name[pair[1]][0].unit),
+            "ideal": False,
+            "higher": True,
+            "series": out,
+            "lines": False,
+            "metric": list(by_name[pair[1]][0].metric),
+        }
+    ]
 
 
 def regressions(items: list[Figure]) -> list[int]:
@@ -170,7 +218,9 @@ def regressions(items: list[Figure]) -> list[int]:
     if len(items) < 2 or way not in ("higher", "lower"):
         return []
     values = np.array([(f.mean, f.sd, f.n) for f in items], dtype=float)
-    pairs = regressed_pairs(values[:, 0], values[:, 1], values[:, 2], np.full(len(items) - 1, way == "higher"))
+    pairs = regressed_pairs(
+        values[:, 0], values[:, 1], values[:, 2], np.full(len(items) - 1, way == "higher")
+    )
     return [int(i) + 1 for i in np.flatnonzero(pairs)]
 
 
@@ -186,17 +236,37 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
         for (label, _config), items in sorted(series.items()):
             items.sort(key=lambda f: coll.runs[f.run].record.started or 0)
             # judged on the whole series where the page draws a thinned one (pages.thinning)
-            bad = ([i for i, f in enumerate(items) if f.regressed] if items[0].regressed is not None
-                   else regressions(items))
+            bad = (
+                [i for i, f in enumerate(items) if f.regressed]
+                if items[0].regressed is not None
+                else regressions(items)
+            )
             shown = items[0].label
-            out.append({"name": label + (f" · {shown}" if shown else ""), "group": label, "config": shown,
-                        "params": _constant(items[0]),
-                        "y": [_num(f.mean) for f in items], "sd": [_num(f.sd) for f in items],
-                        "ci": ci_half([f.sd for f in items], [f.n for f in items]),
-                        "run": [f.run for f in items], "bad": bad})
-        plots.append({"kind": "history", "title": f"history of {group[0].title}", "metric": list(metric),
-                      "xaxis": date_axis(), "yaxis": y_axis(_named(group[0]), group[0].unit), "ideal": False,
-                      "higher": group[0].direction == "higher", "series": out})
+            out.append(
+                {
+                    "name": label + (f" · {shown}" if shown else ""),
+                    "group": label,
+                    "config": shown,
+                    "params": _constant(items[0]),
+                    "y": [_num(f.mean) for f in items],
+                    "sd": [_num(f.sd) for f in items],
+                    "ci": ci_half([f.sd for f in items], [f.n for f in items]),
+                    "run": [f.run for f in items],
+                    "bad": bad,
+                }
+            )
+        plots.append(
+            {
+                "kind": "history",
+                "title": f"history of {group[0].title}",
+                "metric": list(metric),
+                "xaxis": date_axis(),
+                "yaxis": y_axis(_named(group[0]), group[0].unit),
+                "ideal": False,
+                "higher": group[0].direction == "higher",
+                "series": out,
+            }
+        )
     return plots
 
 
@@ -221,14 +291,29 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
             s = _series(label, label, "", [p[:5] for p in points], _constant(points[0][5]))
             s["configs"] = s["x"]
             out.append(s)
-        plots.append({"kind": "latest", "title": f"latest {group[0].title}", "metric": list(metric),
-                      "xaxis": {"title": {"text": "configuration"}, "type": "category", "automargin": True},
-                      "yaxis": y_axis(_named(group[0]), group[0].unit), "ideal": False,
-                      "higher": group[0].direction == "higher", "series": out, "lines": False})
+        plots.append(
+            {
+                "kind": "latest",
+                "title": f"latest {group[0].title}",
+                "metric": list(metric),
+                "xaxis": {
+                    "title": {"text": "configuration"},
+                    "type": "category",
+                    "automargin": True,
+                },
+                "yaxis": y_axis(_named(group[0]), group[0].unit),
+                "ideal": False,
+                "higher": group[0].direction == "higher",
+                "series": out,
+                "lines": False,
+            }
+        )
     return plots
 
 
-def benchmark_plots(coll: Collection, figures: list[Figure], focus: set[int] | None = None) -> list[dict]:
+def benchmark_plots(
+    coll: Collection, figures: list[Figure], focus: set[int] | None = None
+) -> list[dict]:
     """Every plot of one benchmark's figures; `focus` (bench report): the runs the sweeps are drawn from."""
     latest = current(coll, [f for f in figures if focus is None or f.run in focus])
     plots = sweep_plots(coll, latest) + energy_plot(coll, latest) + history_plots(coll, figures)

@@ -21,8 +21,20 @@ import orjson
 
 from caramel.consumers.pages.sources import COPY, Collection
 
-HEADER = ["benchmark", "system", "metric", "unit", "configuration", "run started (UTC)", "mean", "sd", "n",
-          "regressed", "site", "run"]
+HEADER = [
+    "benchmark",
+    "system",
+    "metric",
+    "unit",
+    "configuration",
+    "run started (UTC)",
+    "mean",
+    "sd",
+    "n",
+    "regressed",
+    "site",
+    "run",
+]
 LINES_AT_ONCE = 10_000  # (50,000 wrote no faster, and held more memory at once)
 
 
@@ -47,15 +59,26 @@ def write_points(coll: Collection, handle: IO[str]) -> int:
     # each line is six pieces: "benchmark,system," "metric,unit,configuration," "date," "mean,sd"
     # ",n,regressed," "site,run\n"; the run's and key's pieces made once
     heads = _texts([_cells(r.record.benchmark, r.label) + "," for r in coll.runs])
-    days = _texts([(time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r.record.started)) if r.record.started else "")
-                   + "," for r in coll.runs])
+    days = _texts(
+        [
+            (
+                time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(r.record.started))
+                if r.record.started
+                else ""
+            )
+            + ","
+            for r in coll.runs
+        ]
+    )
     tails = _texts([_cells(r.site, r.record.run_key) + "\n" for r in coll.runs])
     keys = []
     for (tbl, _config, name, unit, _direction), (label, row) in zip(c.keys, c.parsed, strict=True):
         aggregate = f" · {row[COPY]} of copies" if row.get(COPY) in ("sum", "mean") else ""
         keys.append(_cells(f"{tbl}/{name}{aggregate}", unit, label) + ",")
     key_texts = _texts(keys)
-    regressed = coll.regressed if len(coll.regressed) == len(c.run) else np.zeros(len(c.run), dtype=bool)
+    regressed = (
+        coll.regressed if len(coll.regressed) == len(c.run) else np.zeros(len(c.run), dtype=bool)
+    )
     handle.write(",".join(HEADER) + "\n")
     for low in range(0, len(c.run), LINES_AT_ONCE):
         part = slice(low, low + LINES_AT_ONCE)
@@ -85,4 +108,6 @@ def _counts(n: np.ndarray, regressed: np.ndarray) -> np.ndarray:
     """Each figure's ",n,regressed,": the few distinct pairs made once, taken by index."""
     code = n.astype(np.int64) * 2 + np.asarray(regressed, dtype=np.int64)
     distinct, index = np.unique(code, return_inverse=True)
-    return _texts([f",{c // 2},{'yes' if c % 2 else ''}," for c in distinct.tolist()])[index.reshape(-1)]
+    return _texts([f",{c // 2},{'yes' if c % 2 else ''}," for c in distinct.tolist()])[
+        index.reshape(-1)
+    ]

@@ -24,8 +24,10 @@ from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD
 
 HERE = Path(__file__).parent / "templates"
 # what the summary's changes show beneath them: the interval of the ratio the verdict is made on
-CHANGE_TITLE = (f"change of the mean in %; beneath it the {100 * LEVEL:g} % confidence interval of"
-                f" the change ({RATIO_METHOD}; none with one sample), the ratio on hover")
+CHANGE_TITLE = (
+    f"change of the mean in %; beneath it the {100 * LEVEL:g} % confidence interval of"
+    f" the change ({RATIO_METHOD}; none with one sample), the ratio on hover"
+)
 
 
 @functools.lru_cache(maxsize=1)
@@ -36,8 +38,9 @@ def _plotly_js() -> str:
 
 
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE)), autoescape=True,
-                             undefined=jinja2.StrictUndefined)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(HERE)), autoescape=True, undefined=jinja2.StrictUndefined
+    )
     env.filters["num"] = _fmt
     env.filters["ratio"] = _ratio
     env.filters["change_ci"] = _change_ci
@@ -59,8 +62,10 @@ def _ratio(verdict) -> str:
     `ratio 0.7 · 99 % CI 0.6851 … 0.7153 (delta method ...)`; '' with no interval (one sample)."""
     if verdict is None or not math.isfinite(verdict.ratio_low):
         return ""
-    return (f"ratio {_fmt(verdict.ratio)} · {100 * verdict.level:g} % CI "
-            f"{_fmt(verdict.ratio_low)} … {_fmt(verdict.ratio_high)} ({verdict.method})")
+    return (
+        f"ratio {_fmt(verdict.ratio)} · {100 * verdict.level:g} % CI "
+        f"{_fmt(verdict.ratio_low)} … {_fmt(verdict.ratio_high)} ({verdict.method})"
+    )
 
 
 def _change_ci(verdict) -> str:
@@ -73,10 +78,13 @@ def _change_ci(verdict) -> str:
 
 def _fingerprint(record: RunRecord) -> str:
     fp = record.fingerprint or {}
-    parts = [f"{fp.get('cpu_count', '?')}× {fp['cpu_model']}" if fp.get("cpu_model") else "",
-             f"{fp.get('gpu_count', '?')}× {fp['gpu_model']}" if fp.get("gpu_model") else "",
-             f"driver {fp['driver']}" if fp.get("driver") else "", f"CUDA {fp['cuda']}" if fp.get("cuda") else "",
-             f"ROCm {fp['rocm']}" if fp.get("rocm") else ""]
+    parts = [
+        f"{fp.get('cpu_count', '?')}× {fp['cpu_model']}" if fp.get("cpu_model") else "",
+        f"{fp.get('gpu_count', '?')}× {fp['gpu_model']}" if fp.get("gpu_model") else "",
+        f"driver {fp['driver']}" if fp.get("driver") else "",
+        f"CUDA {fp['cuda']}" if fp.get("cuda") else "",
+        f"ROCm {fp['rocm']}" if fp.get("rocm") else "",
+    ]
     return ", ".join(p for p in parts if p)
 
 
@@ -84,10 +92,24 @@ def _runs_json(coll: Collection) -> list[dict]:
     out = []
     for run in coll.runs:
         r = run.record
-        out.append({"b": r.benchmark, "g": run.label, "site": run.site, "sys": r.system, "tags": r.tags or ["(none)"],
-                    "t": round((r.started or 0) * 1000), "job": " ".join(r.job_ids), "nodes": r.nodes,
-                    "host": r.host, "ctr": r.container, "git": r.git_commit, "ver": r.caramel_version,
-                    "fp": _fingerprint(r), "dir": r.run_dir})
+        out.append(
+            {
+                "b": r.benchmark,
+                "g": run.label,
+                "site": run.site,
+                "sys": r.system,
+                "tags": r.tags or ["(none)"],
+                "t": round((r.started or 0) * 1000),
+                "job": " ".join(r.job_ids),
+                "nodes": r.nodes,
+                "host": r.host,
+                "ctr": r.container,
+                "git": r.git_commit,
+                "ver": r.caramel_version,
+                "fp": _fingerprint(r),
+                "dir": r.run_dir,
+            }
+        )
     return out
 
 
@@ -121,8 +143,13 @@ def header_sources(coll: Collection) -> str:
     return ", ".join(redact.place(source) for source in coll.sources)
 
 
-def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = None, baseline: str | None = None,
-         all_points: str | None = None) -> str:
+def page(
+    coll: Collection,
+    title: str,
+    runs: list[tuple[int, list]] | None = None,
+    baseline: str | None = None,
+    all_points: str | None = None,
+) -> str:
     """The page over `coll`; `runs` (bench report): the chosen runs' indices with their tables
     (name, headings, rows), shown with their provenance, and the sweeps drawn from them alone.
     `all_points`: the CSV file beside the page holding every figure, named where a plot is thinned."""
@@ -132,12 +159,31 @@ def page(coll: Collection, title: str, runs: list[tuple[int, list]] | None = Non
     tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
     started = [r.record.started for r in coll.runs if r.record.started]
     data = {"runs": _runs_json(coll), "plots": plots, "level": round(100 * LEVEL, 6)}
-    return _environment().get_template("page.html.j2").render(
-        title=title, coll=coll, sources=header_sources(coll),
-        benchmarks=benchmarks, groups=sorted({r.label for r in coll.runs}), tags=tags,
-        rows=rows, plots=plots, report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
-        first=min(started, default=0), last=max(started, default=0), built=time.time(), version=__version__,
-        fingerprint=_fingerprint, data_json=_data_json(data), plotly_js=_plotly_js(),
-        change_title=CHANGE_TITLE, thinned=coll.thinned, all_points=all_points,
-        per_series=points_per_series(_series_count(plots)),
-        page_js=(HERE / "page.js").read_text(), page_css=(HERE / "page.css").read_text())
+    return (
+        _environment()
+        .get_template("page.html.j2")
+        .render(
+            title=title,
+            coll=coll,
+            sources=header_sources(coll),
+            benchmarks=benchmarks,
+            groups=sorted({r.label for r in coll.runs}),
+            tags=tags,
+            rows=rows,
+            plots=plots,
+            report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
+            first=min(started, default=0),
+            last=max(started, default=0),
+            built=time.time(),
+            version=__version__,
+            fingerprint=_fingerprint,
+            data_json=_data_json(data),
+            plotly_js=_plotly_js(),
+            change_title=CHANGE_TITLE,
+            thinned=coll.thinned,
+            all_points=all_points,
+            per_series=points_per_series(_series_count(plots)),
+            page_js=(HERE / "page.js").read_text(),
+            page_css=(HERE / "page.css").read_text(),
+        )
+    )

@@ -30,7 +30,9 @@ class Run:
     record: RunRecord
     site: str
     source: str  # the history file it was read from
-    label: str = ""  # what the page calls its system: "system", or "system @ site" with several sites
+    label: str = (
+        ""  # what the page calls its system: "system", or "system @ site" with several sites
+    )
 
 
 @dataclass(slots=True)
@@ -48,7 +50,9 @@ class Figure:
     n: int
     mean: float
     sd: float
-    label: str = ""  # the configuration by the parameters that vary in its benchmark ("" when none do)
+    label: str = (
+        ""  # the configuration by the parameters that vary in its benchmark ("" when none do)
+    )
     # whether it regressed against the run before in its series, judged on the whole history when
     # the page draws a thinned series (pages.thinning); None: judged from the figures drawn
     regressed: bool | None = None
@@ -86,8 +90,12 @@ class Columns:
     """Every figure of the histories read, as numpy columns (history.reader.FigureColumns, merged):
     run index, key index (into `keys`, each with its configuration parsed), n, mean, sd."""
 
-    keys: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # tbl, config JSON, name, unit, direction
-    parsed: list[tuple[str, dict]] = field(default_factory=list)  # per key: its "k=v,k=v" and its row
+    keys: list[tuple[str, str, str, str, str]] = field(
+        default_factory=list
+    )  # tbl, config JSON, name, unit, direction
+    parsed: list[tuple[str, dict]] = field(
+        default_factory=list
+    )  # per key: its "k=v,k=v" and its row
     run: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     key: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     n: np.ndarray = field(default_factory=lambda: np.zeros(0))
@@ -96,7 +104,12 @@ class Columns:
 
     def keep(self, rows: np.ndarray, run: np.ndarray | None = None) -> None:
         """Only the figures `rows` selects (a boolean or index array); `run`: their new run indices."""
-        self.key, self.n, self.mean, self.sd = self.key[rows], self.n[rows], self.mean[rows], self.sd[rows]
+        self.key, self.n, self.mean, self.sd = (
+            self.key[rows],
+            self.n[rows],
+            self.mean[rows],
+            self.sd[rows],
+        )
         self.run = self.run[rows] if run is None else run
 
 
@@ -112,7 +125,9 @@ class Collection:
     thinned: bool = False  # whether the page draws fewer history points than the history holds
     # (benchmark, system label, metric) -> how many runs have it (the figures may hold fewer)
     run_counts: dict[tuple, int] = field(default_factory=dict)
-    regressed: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))  # per figure of `columns`
+    regressed: np.ndarray = field(
+        default_factory=lambda: np.zeros(0, dtype=bool)
+    )  # per figure of `columns`
     # per (table, figure name): the units the page shows it in, one per dimension, the first read
     shown_units: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
@@ -121,8 +136,14 @@ class Collection:
         return sorted({r.site for r in self.runs})
 
 
-def _add(contents: HistoryContents, out: Collection, seen: set[str], default_site: str, path: str,
-         key_index: dict[tuple, int]) -> tuple[np.ndarray, ...]:
+def _add(
+    contents: HistoryContents,
+    out: Collection,
+    seen: set[str],
+    default_site: str,
+    path: str,
+    key_index: dict[tuple, int],
+) -> tuple[np.ndarray, ...]:
     """The runs of one history added to `out` (a run already read from another file: left out), and
     its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left out."""
     position = np.full(len(contents.runs) + 1, -1, dtype=np.int64)
@@ -178,8 +199,12 @@ def shown_unit(units: list[str], unit: str) -> tuple[str, float]:
     return unit, 1.0
 
 
-def load(paths: list[str], benchmark: str | None = None, system: str | None = None,
-         whole: set[str] | None = None) -> Collection:
+def load(
+    paths: list[str],
+    benchmark: str | None = None,
+    system: str | None = None,
+    whole: set[str] | None = None,
+) -> Collection:
     """Every run of the history files (a run in two of them once), optionally one benchmark/system;
     the figures as the page needs them (`Collection.figures`); `whole`: run keys whose figures are
     kept whole (bench report's chosen runs)."""
@@ -189,7 +214,16 @@ def load(paths: list[str], benchmark: str | None = None, system: str | None = No
     parts = []
     for path in paths:
         # a run without a recorded site (older histories) belongs to the file it was read from
-        parts.append(_add(read_history(path), out, seen, os.path.splitext(os.path.basename(path))[0], path, key_index))
+        parts.append(
+            _add(
+                read_history(path),
+                out,
+                seen,
+                os.path.splitext(os.path.basename(path))[0],
+                path,
+                key_index,
+            )
+        )
     c = out.columns
     c.run, c.key, c.n, c.mean, c.sd = (np.concatenate([p[i] for p in parts]) for i in range(5))
     _filter(out, paths, benchmark, system)
@@ -201,16 +235,25 @@ def load(paths: list[str], benchmark: str | None = None, system: str | None = No
 def _filter(out: Collection, paths: list[str], benchmark: str | None, system: str | None) -> None:
     where = ", ".join(map(redact.url, paths))  # a PostgreSQL URL without its credentials
     if not out.runs:
-        raise RunError(f"no runs in {where}: the history is empty",
-                       hint="bench result adds a run to the history; bench import adds another site's export")
+        raise RunError(
+            f"no runs in {where}: the history is empty",
+            hint="bench result adds a run to the history; bench import adds another site's export",
+        )
     for wanted, attr, what in ((benchmark, "benchmark", "benchmark"), (system, "system", "system")):
         if not wanted:
             continue
         present = sorted({getattr(r.record, attr) for r in out.runs})
         if wanted not in present:
-            raise RunError(f"no runs of {what} '{wanted}' in {where}", hint=f"{what}s there: {', '.join(present)}")
-    keep = [r for r in out.runs if (not benchmark or r.record.benchmark == benchmark)
-            and (not system or r.record.system == system)]
+            raise RunError(
+                f"no runs of {what} '{wanted}' in {where}",
+                hint=f"{what}s there: {', '.join(present)}",
+            )
+    keep = [
+        r
+        for r in out.runs
+        if (not benchmark or r.record.benchmark == benchmark)
+        and (not system or r.record.system == system)
+    ]
     if not keep:
         raise RunError(f"no runs of benchmark '{benchmark}' on system '{system}' in {where}")
     keep_runs(out, keep)
@@ -232,23 +275,30 @@ def select(out: Collection, whole: set[str]) -> None:
         return
     started = np.array([r.record.started or 0 for r in runs], dtype=float)
     groups: dict[tuple[str, str], int] = {}
-    run_group = np.array([groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in runs])
+    run_group = np.array(
+        [groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in runs]
+    )
     metrics: dict[tuple, int] = {}
     series_ids: dict[tuple, int] = {}
     key_metric, key_series, key_way = (np.zeros(len(c.keys), dtype=np.int64) for _ in range(3))
     for k, (tbl, _config, name, unit, direction) in enumerate(c.keys):
         label, row = c.parsed[k]
-        metric = _metric(tbl, name, unit, row.get(COPY, "") if row.get(COPY) in COPY_AGGREGATES else "")
+        metric = _metric(
+            tbl, name, unit, row.get(COPY, "") if row.get(COPY) in COPY_AGGREGATES else ""
+        )
         key_metric[k] = metrics.setdefault(metric, len(metrics))
-        key_series[k] = series_ids.setdefault((metric, label), len(series_ids))  # a trace: pages.figures
+        key_series[k] = series_ids.setdefault(
+            (metric, label), len(series_ids)
+        )  # a trace: pages.figures
         key_way[k] = 1 if direction == "higher" else -1 if direction == "lower" else 0
     count = len(c.run)
     series = run_group[c.run] * len(series_ids) + key_series[c.key]
     order = _by_series_and_date(series, started[c.run])
     ordered = series[order]
     del series
-    regressed_sorted = series_regressions(ordered, c.mean[order], c.sd[order], c.n[order],
-                                          key_way[c.key[order]])
+    regressed_sorted = series_regressions(
+        ordered, c.mean[order], c.sd[order], c.n[order], key_way[c.key[order]]
+    )
     per_series = points_per_series(len(np.unique(ordered)))
     keep = np.zeros(count, dtype=bool)
     keep[order] = thin(ordered, c.mean[order], regressed_sorted, per_series)
@@ -257,7 +307,11 @@ def select(out: Collection, whole: set[str]) -> None:
     regressed[order] = regressed_sorted
     group = run_group[c.run] * len(metrics) + key_metric[c.key]
     keep |= _two_latest(group, c.run, started, out, list(groups), list(metrics))
-    named = {r.index for r in runs if r.record.run_key in whole or r.record.run_key in set(out.baselines.values())}
+    named = {
+        r.index
+        for r in runs
+        if r.record.run_key in whole or r.record.run_key in set(out.baselines.values())
+    }
     if named:
         keep |= np.isin(c.run, np.array(sorted(named)))
     out.figures = _figures(c, np.flatnonzero(keep), regressed if out.thinned else None)
@@ -272,8 +326,14 @@ def _by_series_and_date(series: np.ndarray, dates: np.ndarray) -> np.ndarray:
     return np.lexsort((dates, series))
 
 
-def _two_latest(group: np.ndarray, run: np.ndarray, started: np.ndarray, out: Collection,
-                groups: list[tuple[str, str]], metrics: list[tuple]) -> np.ndarray:
+def _two_latest(
+    group: np.ndarray,
+    run: np.ndarray,
+    started: np.ndarray,
+    out: Collection,
+    groups: list[tuple[str, str]],
+    metrics: list[tuple],
+) -> np.ndarray:
     """Which figures belong to one of the two latest runs of their (benchmark, system, metric)
     `group`; sets out.run_counts, the runs of each group."""
     pair = group * (len(started) + 1) + run
@@ -294,8 +354,15 @@ def _figures(c: Columns, rows: np.ndarray, regressed: np.ndarray | None) -> list
     """Figure objects of the chosen rows, in the order they were recorded."""
     out = []
     bad = regressed[rows].tolist() if regressed is not None else [None] * len(rows)
-    for r, k, n, mean, sd, flag in zip(c.run[rows].tolist(), c.key[rows].tolist(), c.n[rows].tolist(),
-                                       c.mean[rows].tolist(), c.sd[rows].tolist(), bad, strict=True):
+    for r, k, n, mean, sd, flag in zip(
+        c.run[rows].tolist(),
+        c.key[rows].tolist(),
+        c.n[rows].tolist(),
+        c.mean[rows].tolist(),
+        c.sd[rows].tolist(),
+        bad,
+        strict=True,
+    ):
         tbl, _config, name, unit, direction = c.keys[k]
         label, row = c.parsed[k]
         out.append(Figure(r, tbl, label, row, name, unit, direction, int(n), mean, sd, "", flag))
@@ -318,8 +385,10 @@ def _label_configs(out: Collection) -> None:
     for (bench, _label), per in values.items():
         names = varying.setdefault(bench, [])
         names.extend(k for k, v in per.items() if len(v) > 1 and k not in names)
-    labels = {(bench, config): ",".join(f"{k}={row[k]}" for k in row if k in varying[bench])
-              for ((bench, _label), config), row in distinct.items()}
+    labels = {
+        (bench, config): ",".join(f"{k}={row[k]}" for k in row if k in varying[bench])
+        for ((bench, _label), config), row in distinct.items()
+    }
     for f in out.figures:
         f.label = labels[(systems[f.run][0], f.config)]
 

@@ -60,16 +60,18 @@ def _best(figures: list[Figure]) -> Figure:
     return max(figures, key=lambda f: f.mean if way == "higher" else -f.mean)
 
 
-def _verdict(latest: list[Figure], before: dict[str, Figure],
-             headline: Figure) -> tuple[str, int, float]:
+def _verdict(
+    latest: list[Figure], before: dict[str, Figure], headline: Figure
+) -> tuple[str, int, float]:
     verdicts = []
     for f in latest:
         b = before.get(f.config)
         if b is not None:
             verdicts.append(judged(f, b)[0])
     b = before.get(headline.config)
-    change = (100.0 * (headline.mean - b.mean) / abs(b.mean) if b is not None and b.mean
-              else math.nan)
+    change = (
+        100.0 * (headline.mean - b.mean) / abs(b.mean) if b is not None and b.mean else math.nan
+    )
     regressed = verdicts.count("regressed")
     if not verdicts:
         word = "first run"
@@ -86,8 +88,9 @@ def _verdict(latest: list[Figure], before: dict[str, Figure],
     return word, regressed, change
 
 
-def _baseline(coll: Collection, label: str, bench: str,
-              wanted: str | None) -> tuple[str, int] | None:
+def _baseline(
+    coll: Collection, label: str, bench: str, wanted: str | None
+) -> tuple[str, int] | None:
     keys = {r.record.run_key: r for r in coll.runs}
     for name in sorted(coll.baselines):
         if wanted and name != wanted:
@@ -125,8 +128,26 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
                 base_verdict, base_pct = against.verdict, against.diff_pct
         # the figures may be thinned: the runs counted before
         runs = coll.run_counts.get((bench, label, headline.metric), len(order))
-        out.append(Row(bench, label, table, headline.title, headline.unit, headline.run, runs,
-                       headline, len(latest), regressed, change, verdict, base_name, base_pct,
-                       base_verdict,
-                       mean_interval(headline.mean, headline.sd, headline.n), previous, against))
+        out.append(
+            Row(
+                bench,
+                label,
+                table,
+                headline.title,
+                headline.unit,
+                headline.run,
+                runs,
+                headline,
+                len(latest),
+                regressed,
+                change,
+                verdict,
+                base_name,
+                base_pct,
+                base_verdict,
+                mean_interval(headline.mean, headline.sd, headline.n),
+                previous,
+                against,
+            )
+        )
     return out

@@ -23,9 +23,9 @@ CHUNK = 100_000  # figures judged at a time
 MIN_POINTS = 8  # a series is never thinned below this many points (first, last, lows and highs)
 
 
-
-def regressed_pairs(mean: np.ndarray, sd: np.ndarray, n: np.ndarray,
-                    higher: np.ndarray) -> np.ndarray:
+def regressed_pairs(
+    mean: np.ndarray, sd: np.ndarray, n: np.ndarray, higher: np.ndarray
+) -> np.ndarray:
     """For each figure after the first of a series (arrays in date order), whether it regressed
     against the one before, by pages.judging.judged's rule (history.compare.judge's without a
     threshold): the ratio's 99 % interval wholly beyond 2 % in the worse direction (`higher`: per
@@ -34,13 +34,20 @@ def regressed_pairs(mean: np.ndarray, sd: np.ndarray, n: np.ndarray,
     cur_mean, cur_n, base_mean, base_n = mean[1:], n[1:], mean[:-1], n[:-1]
     ratio = ratio_interval(cur_mean, sd[1:], cur_n, base_mean, sd[:-1], base_n)
     calls = decide(ratio.low, ratio.high, DEFAULT_THRESHOLD, np.where(higher, 1, -1))
-    judged = ((cur_n > 1) & (base_n > 1) & np.isfinite(cur_mean) & np.isfinite(base_mean)
-              & (cur_mean != base_mean) & (base_mean != 0))
+    judged = (
+        (cur_n > 1)
+        & (base_n > 1)
+        & np.isfinite(cur_mean)
+        & np.isfinite(base_mean)
+        & (cur_mean != base_mean)
+        & (base_mean != 0)
+    )
     return judged & (calls == Call.REGRESSED)
 
 
-def series_regressions(series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: np.ndarray,
-                       way: np.ndarray) -> np.ndarray:
+def series_regressions(
+    series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: np.ndarray, way: np.ndarray
+) -> np.ndarray:
     """Whether each figure regressed against the figure before it in its series, for arrays sorted
     by series, then date. `way` per figure: 1 more is better, -1 less is better, 0 unknown (the
     series' first figure's direction counts for the whole series, as in pages.figures)."""
@@ -52,15 +59,17 @@ def series_regressions(series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: 
     # a slice at a time: a dozen temporaries of its size, not of all
     for low in range(0, len(mean) - 1, CHUNK):
         high = min(len(mean), low + CHUNK + 1)
-        pairs = regressed_pairs(mean[low:high], sd[low:high], n[low:high],
-                                first_way[low + 1:high] > 0)
-        same = (series[low + 1:high] == series[low:high - 1]) & (first_way[low + 1:high] != 0)
-        out[low + 1:high] = pairs & same
+        pairs = regressed_pairs(
+            mean[low:high], sd[low:high], n[low:high], first_way[low + 1 : high] > 0
+        )
+        same = (series[low + 1 : high] == series[low : high - 1]) & (first_way[low + 1 : high] != 0)
+        out[low + 1 : high] = pairs & same
     return out
 
 
-def thin(series: np.ndarray, mean: np.ndarray, regressed: np.ndarray,
-         per_series: int) -> np.ndarray:
+def thin(
+    series: np.ndarray, mean: np.ndarray, regressed: np.ndarray, per_series: int
+) -> np.ndarray:
     """The figures to draw (a boolean per figure) for arrays sorted by series, then date: every
     figure of a series of at most `per_series`; of a longer one its first and last, each
     regression and the lowest and highest of each of `per_series // 2` equal slices (of equal

@@ -16,5 +16,15 @@ from caramel.consumers.predict.declaration import Declaration, declaration
 from caramel.consumers.predict.points import MetricData, Point, Target, load_points, targets_of
 from caramel.consumers.predict.service import Prediction, predict, validate
 
-__all__ = ["Declaration", "MetricData", "Point", "Prediction", "Target", "declaration", "load_points", "predict",
-           "targets_of", "validate"]
+__all__ = [
+    "Declaration",
+    "MetricData",
+    "Point",
+    "Prediction",
+    "Target",
+    "declaration",
+    "load_points",
+    "predict",
+    "targets_of",
+    "validate",
+]

@@ -48,22 +48,34 @@ class Analytic:
                 continue
             for sample in point.samples:
                 if sample > 0:
-                    log_rate = (math.log(decl.work) - math.log(decl.devices) - math.log(sample) if self.is_time
-                                else math.log(sample) + math.log(decl.work) - math.log(decl.devices))
+                    log_rate = (
+                        math.log(decl.work) - math.log(decl.devices) - math.log(sample)
+                        if self.is_time
+                        else math.log(sample) + math.log(decl.work) - math.log(decl.devices)
+                    )
                     decls.append(decl)
                     ys.append(log_rate)
         if not ys:
             return False
-        for name, values in (("work", [d.work for d in decls]), ("devices", [d.devices for d in decls])):
+        for name, values in (
+            ("work", [d.work for d in decls]),
+            ("devices", [d.devices for d in decls]),
+        ):
             self.ranges[name] = (min(values), max(values))
         for name in {n for d in decls for n in d.parallel}:
             values = [d.parallel.get(name, 1.0) for d in decls]
             self.ranges[name] = (min(values), max(values))
         names = ["devices"] + sorted({n for d in decls for n in d.parallel})
-        full = pd.DataFrame({"devices": [math.log(d.devices) for d in decls],
-                             **{n: [math.log(d.parallel.get(n, 1.0)) for d in decls] for n in names[1:]}})
+        full = pd.DataFrame(
+            {
+                "devices": [math.log(d.devices) for d in decls],
+                **{n: [math.log(d.parallel.get(n, 1.0)) for d in decls] for n in names[1:]},
+            }
+        )
         self.inputs = [n for n in names if full[n].nunique() > 1]
-        self.regression = LogLinear(self.inputs, []).fit(full[self.inputs], pd.Series(ys).to_numpy())
+        self.regression = LogLinear(self.inputs, []).fit(
+            full[self.inputs], pd.Series(ys).to_numpy()
+        )
         return True
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
@@ -83,5 +95,9 @@ class Analytic:
         if decl is None:
             return []
         values = {"work": decl.work, "devices": decl.devices, **decl.parallel}
-        return [n for n, v in values.items() if n in self.ranges and not
-                self.ranges[n][0] * (1 - 1e-9) <= v <= self.ranges[n][1] * (1 + 1e-9)]
+        return [
+            n
+            for n, v in values.items()
+            if n in self.ranges
+            and not self.ranges[n][0] * (1 - 1e-9) <= v <= self.ranges[n][1] * (1 + 1e-9)
+        ]

@@ -60,8 +60,9 @@ def benchmark_folder(bench) -> Path:
     return Path(bench.file).resolve().parent if bench.file else Path.cwd()
 
 
-def measured(history: str, benchmark: str, system: str, metric: str,
-             folder: Path | None = None) -> list[tuple[Profile, float, str]]:
+def measured(
+    history: str, benchmark: str, system: str, metric: str, folder: Path | None = None
+) -> list[tuple[Profile, float, str]]:
     """(profile, measured mean, configuration key) of every configuration of `benchmark` measured on `system`."""
     try:
         data = load_points(history, benchmark, system)
@@ -77,8 +78,12 @@ def measured(history: str, benchmark: str, system: str, metric: str,
     return out
 
 
-def learn_overhead(models: KernelModels, rows: list[tuple[Profile, float, str]], system: str,
-                   leave_out: str | None = None) -> Overhead:
+def learn_overhead(
+    models: KernelModels,
+    rows: list[tuple[Profile, float, str]],
+    system: str,
+    leave_out: str | None = None,
+) -> Overhead:
     residuals = []
     for profile, seconds, key in rows:
         if key == leave_out:
@@ -99,8 +104,14 @@ def systems_with_microbench(history: str) -> list[str]:
         return sorted({r.system for r in store.runs(MICROBENCH)})
 
 
-def overhead_for(history: str, bench_name: str, system: str, metric: str, models: KernelModels,
-                 folder: Path | None = None) -> Overhead:
+def overhead_for(
+    history: str,
+    bench_name: str,
+    system: str,
+    metric: str,
+    models: KernelModels,
+    folder: Path | None = None,
+) -> Overhead:
     """From the system's own runs of the benchmark, else from another system with runs and microbenchmarks."""
     rows = measured(history, bench_name, system, metric, folder)
     if rows:
@@ -114,7 +125,9 @@ def overhead_for(history: str, bench_name: str, system: str, metric: str, models
     return Overhead()
 
 
-def predict_time(models: KernelModels, profile: Profile, overhead: Overhead) -> tuple[float, float, float]:
+def predict_time(
+    models: KernelModels, profile: Profile, overhead: Overhead
+) -> tuple[float, float, float]:
     """(value, low, high) of the time per iteration."""
     kernels = kernel_sum(models, profile)
     value = kernels.bubble * (kernels.seconds + overhead.per_launch * kernels.launches)
@@ -133,9 +146,11 @@ def metric_of(targets: dict[str, list[Target]]) -> str:
 
 def check_declared(bench, targets: dict[str, list[Target]]) -> None:
     if not metric_of(targets):
-        raise PredictError(f"benchmark '{bench.name}' declares no execution profile: --method kernels needs one",
-                           hint=f"add the parameters {PROFILE} (gpt:hidden=...,layers=... or a .json profile) and "
-                                "predict_work_metric to its workpackages (docs/microbench.md)")
+        raise PredictError(
+            f"benchmark '{bench.name}' declares no execution profile: --method kernels needs one",
+            hint=f"add the parameters {PROFILE} (gpt:hidden=...,layers=... or a .json profile) and "
+            "predict_work_metric to its workpackages (docs/microbench.md)",
+        )
 
 
 @dataclass
@@ -144,10 +159,18 @@ class KernelForecast:
     overhead: Overhead
     metric: str
     predictions: list[Prediction] = field(default_factory=list)
-    end_to_end: list[float] = field(default_factory=list)  # leave-one-out % errors on the system's own runs
-    profiles: list[str] = field(default_factory=list)  # each prediction's profile source (Profile.source)
-    unmapped: dict[str, float] = field(default_factory=dict)  # operators no kernel kind times: the most per iteration
-    approximated: list[str] = field(default_factory=list)  # kernel kinds the system's suite lacks, summed from others
+    end_to_end: list[float] = field(
+        default_factory=list
+    )  # leave-one-out % errors on the system's own runs
+    profiles: list[str] = field(
+        default_factory=list
+    )  # each prediction's profile source (Profile.source)
+    unmapped: dict[str, float] = field(
+        default_factory=dict
+    )  # operators no kernel kind times: the most per iteration
+    approximated: list[str] = field(
+        default_factory=list
+    )  # kernel kinds the system's suite lacks, summed from others
 
     def note(self, profile: Profile) -> None:
         """What the prediction of `profile` leaves out or approximates (said in the output)."""
@@ -164,10 +187,17 @@ class KernelForecast:
         """The unmapped operators and approximated kernels, in words ("" when none)."""
         parts = []
         if self.unmapped:
-            parts.append("operators no kernel model times (left out, per iteration): " + ", ".join(
-                f"{name} x{count:g}" for name, count in sorted(self.unmapped.items(), key=lambda kv: -kv[1])))
+            parts.append(
+                "operators no kernel model times (left out, per iteration): "
+                + ", ".join(
+                    f"{name} x{count:g}"
+                    for name, count in sorted(self.unmapped.items(), key=lambda kv: -kv[1])
+                )
+            )
         if self.approximated:
-            parts.append(f"no microbenchmark of {', '.join(self.approximated)} (run the suite again to add them)")
+            parts.append(
+                f"no microbenchmark of {', '.join(self.approximated)} (run the suite again to add them)"
+            )
         return "; ".join(parts)
 
     def profile_summary(self) -> str:
@@ -175,13 +205,21 @@ class KernelForecast:
         captured = sorted({s for s in self.profiles if s.startswith("captured")})
         analytic = sum(1 for s in self.profiles if "analytic" in s)
         files = len(self.profiles) - len(captured) - analytic
-        parts = ([f"{len(captured)} captured with torch.profiler, kept in "
-                  f"{Path(captured[0].removeprefix('captured (').rstrip(')')).parent}"] if captured else [])
+        parts = (
+            [
+                f"{len(captured)} captured with torch.profiler, kept in "
+                f"{Path(captured[0].removeprefix('captured (').rstrip(')')).parent}"
+            ]
+            if captured
+            else []
+        )
         parts += [f"{analytic} derived analytically from the model shape"] if analytic else []
         return "; ".join(parts + ([f"{files} from profile files"] if files else []))
 
 
-def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Target]]) -> KernelForecast:
+def kernel_forecast(
+    bench, history: str, system: str, targets: dict[str, list[Target]]
+) -> KernelForecast:
     check_declared(bench, targets)
     models = KernelModels.from_history(history, system)
     metric, folder = metric_of(targets), benchmark_folder(bench)
@@ -196,10 +234,24 @@ def kernel_forecast(bench, history: str, system: str, targets: dict[str, list[Ta
                 continue
             value, low, high = predict_time(models, profile, overhead)
             out.note(profile)
-            out.predictions.append(Prediction(target.id, target.config, metric, "s", value, low, high,
-                                              overhead.configurations, not overhead.system, "kernels"))
+            out.predictions.append(
+                Prediction(
+                    target.id,
+                    target.config,
+                    metric,
+                    "s",
+                    value,
+                    low,
+                    high,
+                    overhead.configurations,
+                    not overhead.system,
+                    "kernels",
+                )
+            )
     rows = measured(history, bench.name, system, metric, folder)
     for profile, seconds, key in rows if len(rows) >= 2 else []:
-        found = predict_time(models, profile, learn_overhead(models, rows, system, leave_out=key))[0]
+        found = predict_time(models, profile, learn_overhead(models, rows, system, leave_out=key))[
+            0
+        ]
         out.end_to_end.append(100.0 * abs(found - seconds) / seconds)
     return out

@@ -47,8 +47,9 @@ def _time_metric(forecast: Forecast) -> str:
     for choice in forecast.choices:
         name = choice.data.name.lower()
         # the stored direction and unit decide; the name only for a history whose units were not kept
-        if choice.data.direction == "lower" and (is_time_unit(choice.data.unit) or "time" in name
-                                                 or "elapsed" in name or "(s)" in name):
+        if choice.data.direction == "lower" and (
+            is_time_unit(choice.data.unit) or "time" in name or "elapsed" in name or "(s)" in name
+        ):
             return choice.data.name
     return ""
 
@@ -65,8 +66,14 @@ def job_costs(forecast: Forecast) -> list[JobCost]:
         by_id.setdefault(p.id, {})[p.metric] = p
     params = {t.id: t.params or {} for targets in forecast.targets.values() for t in targets}
     fallback = _time_metric(forecast)
-    energy = next((c.data.name for c in forecast.choices
-                   if "energy" in c.data.name.lower() and "/" not in c.data.name), "")
+    energy = next(
+        (
+            c.data.name
+            for c in forecast.choices
+            if "energy" in c.data.name.lower() and "/" not in c.data.name
+        ),
+        "",
+    )
     out = []
     for wp_id, found in sorted(by_id.items()):
         decl = declaration(params.get(wp_id))
@@ -74,7 +81,9 @@ def job_costs(forecast: Forecast) -> list[JobCost]:
         if metric not in found:
             continue
         value, low, high = _bounds(found[metric])
-        units = decl.job_units if decl is not None and decl.metric == metric and decl.job_units else 1.0
+        units = (
+            decl.job_units if decl is not None and decl.metric == metric and decl.job_units else 1.0
+        )
         if found[metric].unit.strip().lower() != "s" and _is_rate(forecast, metric):
             seconds = (units / value, units / high, units / low)
         else:
@@ -88,8 +97,16 @@ def job_costs(forecast: Forecast) -> list[JobCost]:
             nodes = int(str(params.get(wp_id, {}).get("nodes", 1)))
         except ValueError:
             nodes = 1
-        cost = JobCost(wp_id, nodes, seconds, capped, _bounds(found[energy]) if energy in found else None,
-                       found[metric].model, found[metric].extrapolated, uncapped)
+        cost = JobCost(
+            wp_id,
+            nodes,
+            seconds,
+            capped,
+            _bounds(found[energy]) if energy in found else None,
+            found[metric].model,
+            found[metric].extrapolated,
+            uncapped,
+        )
         out.append(cost)
     return out
 

@@ -17,7 +17,13 @@ import math
 from dataclasses import dataclass, field
 
 WORK, METRIC, DEVICES, PARALLEL, JOB_UNITS, JOB_LIMIT = (
-    "predict_work", "predict_work_metric", "predict_devices", "predict_parallel", "predict_job_units", "predict_job_limit")
+    "predict_work",
+    "predict_work_metric",
+    "predict_devices",
+    "predict_parallel",
+    "predict_job_units",
+    "predict_job_limit",
+)
 
 
 @dataclass

@@ -26,7 +26,9 @@ def _number(text: str) -> float | None:
 class Encoder:
     """What the measured configurations say about each parameter."""
 
-    logs: dict[str, tuple[float, float]] = field(default_factory=dict)  # numeric > 0: measured range
+    logs: dict[str, tuple[float, float]] = field(
+        default_factory=dict
+    )  # numeric > 0: measured range
     linears: dict[str, tuple[float, float]] = field(default_factory=dict)  # numeric, some <= 0
     categories: dict[str, list[str]] = field(default_factory=dict)  # levels measured
     constants: dict[str, str] = field(default_factory=dict)
@@ -60,7 +62,9 @@ class Encoder:
         """Numeric columns (log where all > 0) and category columns, one row per configuration."""
         data: dict[str, list] = {}
         for name in self.logs:
-            data[name] = [math.log(max(_number(c.get(name, "")) or math.nan, 1e-300)) for c in configs]
+            data[name] = [
+                math.log(max(_number(c.get(name, "")) or math.nan, 1e-300)) for c in configs
+            ]
         for name in self.linears:
             data[name] = [_number(c.get(name, "")) for c in configs]
         for name in self.categories:

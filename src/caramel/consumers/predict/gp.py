@@ -45,13 +45,21 @@ class GaussianProcess:
         if width == 0 or len(points) < width + 3:
             return False
         configs, y = rows(points, lambda p: p.config)
-        kernel = self.kernel or (DotProduct(sigma_0=1.0, sigma_0_bounds=(1e-3, 1e3))
-                                 + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
-                                 + WhiteKernel(1e-2, (1e-6, 1.0)))
-        regressor = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0,
-                                             n_restarts_optimizer=0 if self.kernel else 1,
-                                             optimizer=None if self.kernel else "fmin_l_bfgs_b")
-        self.pipeline = make_pipeline(transformer(self.encoder.numeric, list(self.encoder.categories)), regressor)
+        kernel = self.kernel or (
+            DotProduct(sigma_0=1.0, sigma_0_bounds=(1e-3, 1e3))
+            + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
+            + WhiteKernel(1e-2, (1e-6, 1.0))
+        )
+        regressor = GaussianProcessRegressor(
+            kernel,
+            normalize_y=True,
+            random_state=0,
+            n_restarts_optimizer=0 if self.kernel else 1,
+            optimizer=None if self.kernel else "fmin_l_bfgs_b",
+        )
+        self.pipeline = make_pipeline(
+            transformer(self.encoder.numeric, list(self.encoder.categories)), regressor
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             self.pipeline.fit(self.encoder.frame(configs), y)

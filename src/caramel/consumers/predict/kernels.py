@@ -68,15 +68,18 @@ class KernelCall:
         """An attention as its products (Q·Kᵀ and P·V forward; backward the scores again and four
         gradients), the heads folded into the rows: where a system's suite has no attention case."""
         heads, seq, width = self.shape
-        scores, context = (KernelCall("gemm", shape, self.dtype, self.count) for shape in
-                           ((heads * seq, seq, width), (heads * seq, width, seq)))
+        scores, context = (
+            KernelCall("gemm", shape, self.dtype, self.count)
+            for shape in ((heads * seq, seq, width), (heads * seq, width, seq))
+        )
         if self.kind == "attention":
             return [scores, context]
         return [scores, context, context, scores, context]
 
     def features(self) -> list[float]:
         return [math.log(max(v, 1)) for v in (*self.shape, self.work())] + (
-            [math.log(self.ranks)] if self.kind in COLLECTIVES else [])
+            [math.log(self.ranks)] if self.kind in COLLECTIVES else []
+        )
 
 
 def parse_case(case: str, ranks: int = 1) -> KernelCall:
@@ -98,9 +101,11 @@ def parse_case(case: str, ranks: int = 1) -> KernelCall:
             return KernelCall(kind, shape, ranks=ranks if kind in COLLECTIVES else 1)
     except (ValueError, IndexError):
         pass
-    raise PredictError(f"not a microbenchmark case: '{case}'",
-                       hint="KIND:SHAPE as benchmarks/microbench.yaml writes them"
-                            " (gemm:MxNxK:DTYPE, copy:BYTES, ...)")
+    raise PredictError(
+        f"not a microbenchmark case: '{case}'",
+        hint="KIND:SHAPE as benchmarks/microbench.yaml writes them"
+        " (gemm:MxNxK:DTYPE, copy:BYTES, ...)",
+    )
 
 
 @dataclass
@@ -134,7 +139,7 @@ class KindModel:
             slope, intercept = np.polyfit(x, y, 1)
             self.power = (float(intercept), float(slope))
             residuals = y - (intercept + slope * x)
-            self.spread = float(np.sqrt(np.sum(residuals ** 2) / max(len(x) - 2, 1))) or self.spread
+            self.spread = float(np.sqrt(np.sum(residuals**2) / max(len(x) - 2, 1))) or self.spread
         return self
 
     def predict(self, call: KernelCall) -> tuple[float, float]:
@@ -153,8 +158,12 @@ class KindModel:
         kernel = self.regressor[-1].kernel_ if self.regressor is not None else None
         errors = []
         for i in range(len(self.calls) if len(self.calls) >= 3 else 0):
-            rest = KindModel(self.kind, self.dtype, self.calls[:i] + self.calls[i + 1:],
-                             self.seconds[:i] + self.seconds[i + 1:])
+            rest = KindModel(
+                self.kind,
+                self.dtype,
+                self.calls[:i] + self.calls[i + 1 :],
+                self.seconds[:i] + self.seconds[i + 1 :],
+            )
             # a Gaussian process keeps its kernel, on 5 cases too
             found, _ = rest.fit(kernel).predict(self.calls[i])
             errors.append(100.0 * abs(found - self.seconds[i]) / self.seconds[i])
@@ -170,12 +179,18 @@ def _regressor(calls: list[KernelCall], seconds: list[float], kernel=None):
 
     x = np.array([c.features() for c in calls])
     width, given = x.shape[1], kernel is not None
-    kernel = kernel or (DotProduct(1.0, (1e-3, 1e3))
-                        + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
-                        + WhiteKernel(1e-2, (1e-6, 1.0)))
-    gp = GaussianProcessRegressor(kernel, normalize_y=True, random_state=0,
-                                  n_restarts_optimizer=0 if given else 1,
-                                  optimizer=None if given else "fmin_l_bfgs_b")
+    kernel = kernel or (
+        DotProduct(1.0, (1e-3, 1e3))
+        + ConstantKernel(0.1, (1e-4, 1e2)) * RBF(np.ones(width), (1e-1, 1e3))
+        + WhiteKernel(1e-2, (1e-6, 1.0))
+    )
+    gp = GaussianProcessRegressor(
+        kernel,
+        normalize_y=True,
+        random_state=0,
+        n_restarts_optimizer=0 if given else 1,
+        optimizer=None if given else "fmin_l_bfgs_b",
+    )
     pipeline = make_pipeline(StandardScaler(), gp)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -193,8 +208,9 @@ class KernelModels:
     runs: list[str] = field(default_factory=list)  # history run keys of the microbenchmark runs
 
     @classmethod
-    def from_rows(cls, system: str, rows: list[tuple[str, int, list[float]]],
-                  runs: list[str] | None = None):
+    def from_rows(
+        cls, system: str, rows: list[tuple[str, int, list[float]]], runs: list[str] | None = None
+    ):
         """From (case, ranks, samples) rows: the best sample of each case counts."""
         models = cls(system, runs=list(runs or []))
         for case, ranks, samples in rows:
@@ -202,8 +218,9 @@ class KernelModels:
             if not good:
                 continue
             call = parse_case(case, ranks)
-            model = models.kinds.setdefault((call.kind, call.dtype),
-                                            KindModel(call.kind, call.dtype))
+            model = models.kinds.setdefault(
+                (call.kind, call.dtype), KindModel(call.kind, call.dtype)
+            )
             model.calls.append(call)
             model.seconds.append(min(good))
         for model in models.kinds.values():
@@ -222,13 +239,18 @@ class KernelModels:
             raise PredictError(
                 f"no microbenchmarks of system '{system or '(none)'}' in the history ({path}): "
                 "--method kernels needs them",
-                hint=f"run the suite once: {record} && bench result") from exc
+                hint=f"run the suite once: {record} && bench result",
+            ) from exc
         seconds = next((d for d in data if d.name == SECONDS), None)
         if seconds is None:
-            raise PredictError(f"the microbenchmark runs of '{system}' hold no '{SECONDS}' column",
-                               hint="run the shipped suite: benchmarks/microbench.yaml")
-        rows = [(p.config.get("Kernel", ""), int(float(p.config.get("Ranks", 1) or 1)), p.samples)
-                for p in seconds.points]
+            raise PredictError(
+                f"the microbenchmark runs of '{system}' hold no '{SECONDS}' column",
+                hint="run the shipped suite: benchmarks/microbench.yaml",
+            )
+        rows = [
+            (p.config.get("Kernel", ""), int(float(p.config.get("Ranks", 1) or 1)), p.samples)
+            for p in seconds.points
+        ]
         with History.open(path) as history:
             runs = [r.run_key for r in history.runs(MICROBENCH) if r.system == system]
         return cls.from_rows(system, rows, runs)
@@ -242,7 +264,8 @@ class KernelModels:
             raise PredictError(
                 f"no microbenchmark of kind '{call.kind}' ({call.dtype}) on system '{self.system}'"
                 f" (it has: {have})",
-                hint="run benchmarks/microbench.yaml with the tags that add it")
+                hint="run benchmarks/microbench.yaml with the tags that add it",
+            )
         return model
 
     def has(self, kind: str, dtype: str) -> bool:
@@ -259,5 +282,7 @@ class KernelModels:
 
     def validation(self) -> list[tuple[str, str, int, list[float], str]]:
         """Per kind: (kind, dtype, cases, leave-one-out errors, method)."""
-        return [(m.kind, m.dtype, len(m.calls), m.leave_one_out(), m.method)
-                for m in self.kinds.values()]
+        return [
+            (m.kind, m.dtype, len(m.calls), m.leave_one_out(), m.method)
+            for m in self.kinds.values()
+        ]

@@ -53,9 +53,10 @@ class AnalyticOverhead(Analytic):
     def _model(self, width_u: int):
         def log_time(x: np.ndarray, *parameters: float) -> np.ndarray:
             theta = np.asarray(parameters)
-            fixed = theta[0] + x[:, :width_u] @ theta[2:2 + width_u]
-            scaled = theta[1] + x[:, -1] - x[:, width_u:-1] @ theta[2 + width_u:]
+            fixed = theta[0] + x[:, :width_u] @ theta[2 : 2 + width_u]
+            scaled = theta[1] + x[:, -1] - x[:, width_u:-1] @ theta[2 + width_u :]
             return np.logaddexp(fixed, scaled)
+
         return log_time
 
     def fit(self, points: list[Point]) -> bool:
@@ -64,15 +65,25 @@ class AnalyticOverhead(Analytic):
             return False
         self.encoder = Encoder.fit([p.config for p in usable])
         targets = [p for p in usable for s in p.samples if s > 0]
-        y = np.array([math.log(s) if self.is_time else -math.log(s) for p in usable for s in p.samples if s > 0])
+        y = np.array(
+            [
+                math.log(s) if self.is_time else -math.log(s)
+                for p in usable
+                for s in p.samples
+                if s > 0
+            ]
+        )
         self.columns = transformer(self.encoder.numeric, list(self.encoder.categories)).fit(
-            self.encoder.frame([t.config for t in targets]))
+            self.encoder.frame([t.config for t in targets])
+        )
         x = self._inputs(targets)
         width_u = x.shape[1] - 1 - len(self.inputs)
         n_params = 2 + x.shape[1] - 1
         if len({p.key for p in usable}) <= n_params or np.ptp(x[:, -1]) == 0:
             return False
-        start = [float(np.min(y)) + math.log(0.5), float(np.median(y - x[:, -1]))] + [0.0] * (x.shape[1] - 1)
+        start = [float(np.min(y)) + math.log(0.5), float(np.median(y - x[:, -1]))] + [0.0] * (
+            x.shape[1] - 1
+        )
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", OptimizeWarning)
@@ -88,18 +99,25 @@ class AnalyticOverhead(Analytic):
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
         out: list[Prediction] = [None] * len(targets)
-        usable = [i for i, t in enumerate(targets)
-                  if self._declared(t) is not None and not self.encoder.declines(t.config)]
+        usable = [
+            i
+            for i, t in enumerate(targets)
+            if self._declared(t) is not None and not self.encoder.declines(t.config)
+        ]
         if not usable or self.theta is None or self.cov is None:
             return out
         x = self._inputs([targets[i] for i in usable])
         log_time = self._model(self.width_u)
         value = log_time(x, *self.theta)
         grad = np.empty((len(usable), len(self.theta)))
-        for j in range(len(self.theta)):  # the gradient by central differences (the model is smooth)
+        for j in range(
+            len(self.theta)
+        ):  # the gradient by central differences (the model is smooth)
             step = np.zeros(len(self.theta))
             step[j] = 1e-6
-            grad[:, j] = (log_time(x, *(self.theta + step)) - log_time(x, *(self.theta - step))) / 2e-6
+            grad[:, j] = (
+                log_time(x, *(self.theta + step)) - log_time(x, *(self.theta - step))
+            ) / 2e-6
         var = np.einsum("ij,jk,ik->i", grad, self.cov, grad) + self.s2
         half = stats.t.ppf(0.95, self.dof) * np.sqrt(var)
         for i, v, h in zip(usable, value, half, strict=True):

@@ -102,20 +102,28 @@ def _expanded(run, cache: dict) -> dict[str, dict[str, dict]]:
 
 
 def _missing(path: str, benchmark: str, source: str, what: str, hint: str) -> PredictError:
-    return PredictError(f"no history of benchmark '{benchmark}' {what}(history {path})".replace("  ", " "), hint=hint)
+    return PredictError(
+        f"no history of benchmark '{benchmark}' {what}(history {path})".replace("  ", " "),
+        hint=hint,
+    )
 
 
-def load_points(path: str, benchmark: str, system: str, learn_from: str | None = None,
-                record: str = "") -> list[MetricData]:
+def load_points(
+    path: str, benchmark: str, system: str, learn_from: str | None = None, record: str = ""
+) -> list[MetricData]:
     """Every metric of `benchmark` measured on `learn_from` (default: `system`), with its points.
     `record`: the command that would record some (named in the error when there is no history)."""
     from caramel.consumers.history.engine import is_url
     from caramel.consumers.history.store import History
 
     source = learn_from if learn_from is not None else system
-    record = (record or f"bench run FILE --tag ... {source or 'SYSTEM'}") + " --repeat 3 && bench result"
+    record = (
+        record or f"bench run FILE --tag ... {source or 'SYSTEM'}"
+    ) + " --repeat 3 && bench result"
     if not is_url(path) and not os.path.isfile(path):
-        raise _missing(path, benchmark, source, "(the history file does not exist) ", f"record some: {record}")
+        raise _missing(
+            path, benchmark, source, "(the history file does not exist) ", f"record some: {record}"
+        )
     with History.open(path) as history:
         runs = history.runs(benchmark)
         if not runs:
@@ -125,8 +133,10 @@ def load_points(path: str, benchmark: str, system: str, learn_from: str | None =
         here = [r for r in runs if r.system == source]
         if not here:
             systems = sorted({r.system or "(none)" for r in runs})
-            hint = (f"it has runs on {', '.join(systems)}; learn across systems with --from {systems[0]} "
-                    f"(scaled by the systems' peak rates), or record some: {record}")
+            hint = (
+                f"it has runs on {', '.join(systems)}; learn across systems with --from {systems[0]} "
+                f"(scaled by the systems' peak rates), or record some: {record}"
+            )
             raise _missing(path, benchmark, source, f"on system '{source or '(none)'}' ", hint)
         return _gather(history, here)
 
@@ -138,10 +148,11 @@ def _factor(metric, data: MetricData, run) -> float:
         return conversion(metric.unit, data.unit)
     except UnitMismatch as exc:
         where = run.run_dir or run.run_key
-        raise PredictError(f"metric '{data.name}' of run {where}: {exc.message}; "
-                           "the history's runs of one benchmark printed it as different quantities",
-                           hint="give the figure one quantity in every run (a time, or a rate)"
-                           ) from None
+        raise PredictError(
+            f"metric '{data.name}' of run {where}: {exc.message}; "
+            "the history's runs of one benchmark printed it as different quantities",
+            hint="give the figure one quantity in every run (a time, or a rate)",
+        ) from None
 
 
 def _gather(history, runs) -> list[MetricData]:
@@ -163,17 +174,21 @@ def _gather(history, runs) -> list[MetricData]:
             point = points.get((m.table, m.name, key))
             if point is None:
                 params = expanded.get(m.table, {}).get(key)
-                point = points[(m.table, m.name, key)] = Point(config, params, samples=[], system=run.system)
+                point = points[(m.table, m.name, key)] = Point(
+                    config, params, samples=[], system=run.system
+                )
                 data.points.append(point)
             point.samples.extend(s * factor for s in m.samples if s == s)
     return [d for d in metrics.values() if d.points]
 
 
 PREDICTION_LEVEL = 0.9  # every model's interval is a 90 % one (regression.Z90, kernels.Z90)
-PREDICTION_INTERVAL = ("prediction interval for one more measurement under the model:"
-                       " exp(mean ± z sd) with the model's predictive sd in log space (Student's t"
-                       " of the log samples where no parameter varies); the error of the model's"
-                       " form is not in it")
+PREDICTION_INTERVAL = (
+    "prediction interval for one more measurement under the model:"
+    " exp(mean ± z sd) with the model's predictive sd in log space (Student's t"
+    " of the log samples where no parameter varies); the error of the model's"
+    " form is not in it"
+)
 
 
 @dataclass
@@ -191,7 +206,17 @@ class Prediction:
     outside: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict:
-        return {"id": self.id, "parameters": self.parameters, "metric": self.metric, "unit": self.unit,
-                "value": self.value, "low": self.low, "high": self.high, "level": PREDICTION_LEVEL,
-                "interval": PREDICTION_INTERVAL, "points": self.points,
-                "extrapolated": self.extrapolated, "model": self.model}
+        return {
+            "id": self.id,
+            "parameters": self.parameters,
+            "metric": self.metric,
+            "unit": self.unit,
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "level": PREDICTION_LEVEL,
+            "interval": PREDICTION_INTERVAL,
+            "points": self.points,
+            "extrapolated": self.extrapolated,
+            "model": self.model,
+        }

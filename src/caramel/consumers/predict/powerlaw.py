@@ -28,12 +28,16 @@ class PowerLaw:
 
     def fit(self, points: list[Point]) -> bool:
         self.encoder = Encoder.fit([p.config for p in points])
-        if len(points) < self.minimum_points(self.encoder) or (self.products and len(self.encoder.numeric) < 2):
+        if len(points) < self.minimum_points(self.encoder) or (
+            self.products and len(self.encoder.numeric) < 2
+        ):
             return False
         configs, y = rows(points, lambda p: p.config)
         if len(y) == 0:
             return False
-        self.regression = LogLinear(self.encoder.numeric, list(self.encoder.categories), self.products)
+        self.regression = LogLinear(
+            self.encoder.numeric, list(self.encoder.categories), self.products
+        )
         self.regression.fit(self.encoder.frame(configs), y)
         return True
 

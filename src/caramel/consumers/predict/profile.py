@@ -51,7 +51,9 @@ class Profile:
     launches: float = 0.0  # kernel launches per iteration (each costs the learned overhead)
     bubble: float = 1.0  # pipeline parallel: the iteration's time factor
     source: str = ""
-    unmapped: dict[str, float] = field(default_factory=dict)  # operators per iteration whose work no kernel kind times
+    unmapped: dict[str, float] = field(
+        default_factory=dict
+    )  # operators per iteration whose work no kernel kind times
 
 
 def parse_profile(text: str, folder: Path | None = None) -> Profile:
@@ -61,29 +63,45 @@ def parse_profile(text: str, folder: Path | None = None) -> Profile:
     if text.startswith("gpt:"):
         return gpt_profile(**gpt_fields(text[4:]))
     if text.startswith(CAPTURED):
-        return captured_profile(text[len(CAPTURED):], folder or Path.cwd())
+        return captured_profile(text[len(CAPTURED) :], folder or Path.cwd())
     path = Path(text)
     if folder is not None and not path.is_absolute() and (folder / path).is_file():
         path = folder / path
     if path.suffix == ".json" and path.is_file():
         return read_profile(path)
-    raise PredictError(f"predict_profile: '{text}' is neither gpt:..., captured:... nor a .json profile file",
-                       hint="docs/microbench.md: the execution profile")
+    raise PredictError(
+        f"predict_profile: '{text}' is neither gpt:..., captured:... nor a .json profile file",
+        hint="docs/microbench.md: the execution profile",
+    )
 
 
 def read_profile(path: Path) -> Profile:
     try:
         doc = json.loads(path.read_text())
-        calls = [KernelCall(k["kind"], tuple(int(v) for v in k["shape"]), k.get("dtype", "float32"),
-                            float(k.get("count", 1)), int(k.get("ranks", 1))) for k in doc["kernels"]]
+        calls = [
+            KernelCall(
+                k["kind"],
+                tuple(int(v) for v in k["shape"]),
+                k.get("dtype", "float32"),
+                float(k.get("count", 1)),
+                int(k.get("ranks", 1)),
+            )
+            for k in doc["kernels"]
+        ]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise PredictError(f"profile file {path}: not a profile ({exc})",
-                           hint='{"kernels": [{"kind", "shape", "dtype", "count", "ranks"}], "launches": N}') from None
+        raise PredictError(
+            f"profile file {path}: not a profile ({exc})",
+            hint='{"kernels": [{"kind", "shape", "dtype", "count", "ranks"}], "launches": N}',
+        ) from None
     unmapped = {str(name): float(n) for name, n in (doc.get("unmapped") or {}).items()}
-    return Profile(calls, float(doc.get("launches", len(calls))), source=str(path), unmapped=unmapped)
+    return Profile(
+        calls, float(doc.get("launches", len(calls))), source=str(path), unmapped=unmapped
+    )
 
 
-def _fields(text: str, keys: tuple[str, ...], optional: tuple[str, ...], example: str) -> dict[str, Any]:
+def _fields(
+    text: str, keys: tuple[str, ...], optional: tuple[str, ...], example: str
+) -> dict[str, Any]:
     fields: dict[str, Any] = {}
     for item in text.replace(",", " ").split():
         key, _, value = item.partition("=")
@@ -93,14 +111,22 @@ def _fields(text: str, keys: tuple[str, ...], optional: tuple[str, ...], example
         try:
             fields[key.strip()] = int(float(value))
         except ValueError:
-            raise PredictError(f"predict_profile: '{item}' is not KEY=NUMBER", hint=example) from None
+            raise PredictError(
+                f"predict_profile: '{item}' is not KEY=NUMBER", hint=example
+            ) from None
     missing = [k for k in keys if k not in fields]
     if missing:
-        raise PredictError(f"predict_profile: {example.partition(':')[0]} needs {', '.join(missing)}", hint=example)
+        raise PredictError(
+            f"predict_profile: {example.partition(':')[0]} needs {', '.join(missing)}", hint=example
+        )
     unknown = sorted(set(fields) - set(keys) - set(optional))
     small = sorted(k for k, v in fields.items() if k != "dtype" and v < 1)
     if unknown or small:
-        what = f"unknown key(s) {', '.join(unknown)}" if unknown else f"{', '.join(small)} must be at least 1"
+        what = (
+            f"unknown key(s) {', '.join(unknown)}"
+            if unknown
+            else f"{', '.join(small)} must be at least 1"
+        )
         raise PredictError(f"predict_profile: {what}", hint="keys: " + " ".join(keys + optional))
     return fields
 
@@ -116,14 +142,21 @@ def captured_profile(spec: str, folder: Path) -> Profile:
         fields = gpt_fields(text)
         layout = sorted(k for k in ("tp", "pp", "micro") if k in fields)
         if layout:
-            raise PredictError(f"predict_profile: a captured GPT profile is caramel's trainer, data parallel only "
-                               f"({', '.join(layout)} given)", hint="Megatron-LM layouts: the analytic gpt:... profile")
+            raise PredictError(
+                f"predict_profile: a captured GPT profile is caramel's trainer, data parallel only "
+                f"({', '.join(layout)} given)",
+                hint="Megatron-LM layouts: the analytic gpt:... profile",
+            )
     elif workload == "resnet":
-        fields = _fields(text, ("batch",), ("image", "width", "blocks", "classes"), "resnet:batch=N")
+        fields = _fields(
+            text, ("batch",), ("image", "width", "blocks", "classes"), "resnet:batch=N"
+        )
     else:
-        raise PredictError(f"predict_profile: captured:{workload}: caramel captures its gpt and resnet trainers",
-                           hint="captured:gpt:hidden=... or captured:resnet:batch=...; another workload: capture "
-                                "it with caramel.payloads.workloads.profile_capture and name the .json file")
+        raise PredictError(
+            f"predict_profile: captured:{workload}: caramel captures its gpt and resnet trainers",
+            hint="captured:gpt:hidden=... or captured:resnet:batch=...; another workload: capture "
+            "it with caramel.payloads.workloads.profile_capture and name the .json file",
+        )
     key = f"{workload}:" + " ".join(f"{k}={fields[k]}" for k in sorted(fields))
     path = folder / PROFILES / f"{workload}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
     if not path.is_file() or _stale(path, key):
@@ -131,13 +164,18 @@ def captured_profile(spec: str, folder: Path) -> Profile:
             from caramel.payloads.workloads import profile_capture
         except ImportError:  # no torch here to capture with: the GPT's analytic profile stands in
             if workload != "gpt":
-                raise PredictError(f"predict_profile: captured:{spec}: no profile kept in {path.parent} and no "
-                                   "torch here to capture it", hint="pip install torch, or copy the profiles/ "
-                                   "folder from where it was captured") from None
+                raise PredictError(
+                    f"predict_profile: captured:{spec}: no profile kept in {path.parent} and no "
+                    "torch here to capture it",
+                    hint="pip install torch, or copy the profiles/ "
+                    "folder from where it was captured",
+                ) from None
             fallback = gpt_profile(**fields)
             fallback.source = "gpt (analytic: torch absent, not captured)"
             return fallback
-        document = (profile_capture.capture_gpt if workload == "gpt" else profile_capture.capture_resnet)(**fields)
+        document = (
+            profile_capture.capture_gpt if workload == "gpt" else profile_capture.capture_resnet
+        )(**fields)
         document["spec"] = key
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(document, indent=1) + "\n")
@@ -167,8 +205,20 @@ def _gemm(out: list[KernelCall], m: int, n: int, k: int, count: float, dtype: st
     out.append(KernelCall("gemm", (k, n, m), dtype, count))
 
 
-def gpt_profile(hidden: int, layers: int, heads: int, seq: int, batch: int, vocab: int, ffn: int = 0, dp: int = 1,
-                tp: int = 1, pp: int = 1, micro: int = 0, dtype: str = "float32") -> Profile:
+def gpt_profile(
+    hidden: int,
+    layers: int,
+    heads: int,
+    seq: int,
+    batch: int,
+    vocab: int,
+    ffn: int = 0,
+    dp: int = 1,
+    tp: int = 1,
+    pp: int = 1,
+    micro: int = 0,
+    dtype: str = "float32",
+) -> Profile:
     """One iteration of one rank: `batch` is the global batch, spread over `dp` ranks."""
     ffn = ffn or 4 * hidden
     local_layers, local_heads = max(1, layers // pp), max(1, heads // tp)
@@ -176,8 +226,13 @@ def gpt_profile(hidden: int, layers: int, heads: int, seq: int, batch: int, voca
     tokens, head_dim, h = sequences * seq, hidden // heads, hidden
     calls: list[KernelCall] = []
     _gemm(calls, tokens, 3 * h // tp, h, local_layers, dtype)  # Q, K, V
-    for kind in ("attention", "attention_backward"):  # fused (flash) attention: its products and softmax
-        calls.append(KernelCall(kind, (sequences * local_heads, seq, head_dim), dtype, local_layers))
+    for kind in (
+        "attention",
+        "attention_backward",
+    ):  # fused (flash) attention: its products and softmax
+        calls.append(
+            KernelCall(kind, (sequences * local_heads, seq, head_dim), dtype, local_layers)
+        )
     _gemm(calls, tokens, h, h // tp, local_layers, dtype)  # attention output
     _gemm(calls, tokens, ffn // tp, h, local_layers, dtype)
     _gemm(calls, tokens, h, ffn // tp, local_layers, dtype)
@@ -187,11 +242,15 @@ def gpt_profile(hidden: int, layers: int, heads: int, seq: int, batch: int, voca
     calls += [KernelCall("copy", (4 * n,), count=local_layers * c) for n, c in passes]
     calls.append(KernelCall("copy", (4 * tokens * vocab // tp,), count=3 * 2))  # loss
     parameters = (12 * layers * h * h + (vocab + seq) * h) / (tp * pp)
-    calls.append(KernelCall("copy", (int(4 * parameters),), count=4))  # Adam: parameters, moments, gradient
+    calls.append(
+        KernelCall("copy", (int(4 * parameters),), count=4)
+    )  # Adam: parameters, moments, gradient
     if tp > 1:
         calls.append(KernelCall("allreduce", (4 * tokens * h,), count=4 * local_layers, ranks=tp))
     if dp > 1:
         calls.append(KernelCall("allreduce", (int(4 * parameters),), count=1, ranks=dp))
     micro_batches = max(1, sequences // micro) if micro else 1
-    launches = local_layers * 3 * 14 + 3 * 6 + 20  # per layer ~14 ops forward, x3 with backward; head, loss, Adam
+    launches = (
+        local_layers * 3 * 14 + 3 * 6 + 20
+    )  # per layer ~14 ops forward, x3 with backward; head, loss, Adam
     return Profile(calls, float(launches), 1.0 + (pp - 1) / micro_batches, source="gpt (analytic)")

@@ -21,7 +21,9 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
 
 Z90 = stats.norm.ppf(0.95)  # a 90 % interval is mean ± Z90 sd
-Prediction = tuple[float, float] | None  # (log value, half width of the 90 % interval in log), None: declines
+Prediction = (
+    tuple[float, float] | None
+)  # (log value, half width of the 90 % interval in log), None: declines
 
 
 def rows(points, values) -> tuple[list, np.ndarray]:
@@ -47,11 +49,17 @@ def per_target(encoder, targets: list, predict_frame) -> list[Prediction]:
     return out
 
 
-def transformer(numeric: list[str], categories: list[str], products: bool = False) -> ColumnTransformer:
+def transformer(
+    numeric: list[str], categories: list[str], products: bool = False
+) -> ColumnTransformer:
     steps = [PolynomialFeatures(2, interaction_only=True, include_bias=False)] if products else []
-    return ColumnTransformer([("num", make_pipeline(*steps, StandardScaler()), numeric),
-                              ("cat", OneHotEncoder(drop="first", handle_unknown="ignore"), categories)],
-                             sparse_threshold=0)
+    return ColumnTransformer(
+        [
+            ("num", make_pipeline(*steps, StandardScaler()), numeric),
+            ("cat", OneHotEncoder(drop="first", handle_unknown="ignore"), categories),
+        ],
+        sparse_threshold=0,
+    )
 
 
 class LogLinear:
@@ -67,9 +75,13 @@ class LogLinear:
             n = len(y)
             self.mean = float(np.mean(y))
             sd = float(np.std(y, ddof=1)) if n > 1 else math.nan
-            self.half = float(stats.t.ppf(0.95, n - 1) * sd * math.sqrt(1 + 1 / n)) if n > 1 else math.nan
+            self.half = (
+                float(stats.t.ppf(0.95, n - 1) * sd * math.sqrt(1 + 1 / n)) if n > 1 else math.nan
+            )
             return self
-        self.pipeline = make_pipeline(transformer(self.numeric, self.categories, self.products), BayesianRidge())
+        self.pipeline = make_pipeline(
+            transformer(self.numeric, self.categories, self.products), BayesianRidge()
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             self.pipeline.fit(frame, y)

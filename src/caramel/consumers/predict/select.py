@@ -24,7 +24,13 @@ from caramel.consumers.predict.points import MetricData, Point
 from caramel.consumers.predict.powerlaw import PowerLaw
 
 COVERAGE = 0.8
-UNVALIDATED_ORDER = ("analytic", "analytic+overhead", "powerlaw", "powerlaw×products", "gaussian-process")
+UNVALIDATED_ORDER = (
+    "analytic",
+    "analytic+overhead",
+    "powerlaw",
+    "powerlaw×products",
+    "gaussian-process",
+)
 
 
 def is_time(data: MetricData) -> bool:
@@ -32,8 +38,13 @@ def is_time(data: MetricData) -> bool:
 
 
 def candidates(data: MetricData) -> list:
-    return [PowerLaw(False), PowerLaw(True), GaussianProcess(), Analytic(data.name, is_time(data)),
-            AnalyticOverhead(data.name, is_time(data))]
+    return [
+        PowerLaw(False),
+        PowerLaw(True),
+        GaussianProcess(),
+        Analytic(data.name, is_time(data)),
+        AnalyticOverhead(data.name, is_time(data)),
+    ]
 
 
 @dataclass
@@ -64,7 +75,7 @@ def leave_one_out(make, points: list[Point]) -> Validation:
     validation = Validation(make().name, held_out=len(points))
     for i, held in enumerate(points):
         model = make()
-        if not model.fit(points[:i] + points[i + 1:]):
+        if not model.fit(points[:i] + points[i + 1 :]):
             continue
         found = model.predict([held])[0]
         measured = statistics.fmean(held.samples)
@@ -80,7 +91,10 @@ def tied(a: Validation, b: Validation) -> bool:
     (Wilcoxon's signed-rank test, scipy, two-sided 5 %)."""
     if not (a.ranked and b.ranked):
         return False
-    mine, theirs = dict(zip(a.which, a.errors, strict=True)), dict(zip(b.which, b.errors, strict=True))
+    mine, theirs = (
+        dict(zip(a.which, a.errors, strict=True)),
+        dict(zip(b.which, b.errors, strict=True)),
+    )
     common = sorted(set(mine) & set(theirs))
     differences = [mine[i] - theirs[i] for i in common]
     if len(common) < 5 or not any(differences):
@@ -121,15 +135,25 @@ def choose(data: MetricData, validate: bool = True) -> Choice:
             make = model.validation_maker() if hasattr(model, "validation_maker") else makers[name]
             validations.append(leave_one_out(make, points))
     scores = {v.model: v.score for v in validations}
-    order = sorted(fitted, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name)))
+    order = sorted(
+        fitted, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name))
+    )
     by_name = {v.model: v for v in validations}
     best = by_name.get(order[0]) if order else None
     # Outside the measured range, a model whose form comes from the declared work goes first when
     # leave-one-out cannot tell it from the best one: a data-driven model knows only the range.
-    outward = [n for n in order if n.startswith("analytic") and best is not None and n in by_name
-               and (n == best.model or tied(best, by_name[n]))]
+    outward = [
+        n
+        for n in order
+        if n.startswith("analytic")
+        and best is not None
+        and n in by_name
+        and (n == best.model or tied(best, by_name[n]))
+    ]
     outward += [n for n in order if n not in outward]
-    return Choice(data, [fitted[name] for name in order], validations, [fitted[name] for name in outward])
+    return Choice(
+        data, [fitted[name] for name in order], validations, [fitted[name] for name in outward]
+    )
 
 
 def _args(model) -> tuple:

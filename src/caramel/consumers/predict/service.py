@@ -1,7 +1,7 @@
 """From a benchmark and the history to predictions: what `bench predict` and `bench plan --predict` do.
 
-    forecast = make_forecast(bench, history_path, metrics=None, learn_from=None)
-    forecast.predictions                     # one per workpackage and metric, best model first
+forecast = make_forecast(bench, history_path, metrics=None, learn_from=None)
+forecast.predictions                     # one per workpackage and metric, best model first
 """
 
 from __future__ import annotations
@@ -38,7 +38,9 @@ class Forecast:
     predictions: list[Prediction] = field(default_factory=list)
     declined: list[str] = field(default_factory=list)  # what could not be predicted, and why
     targets: dict[str, list[Target]] = field(default_factory=dict)
-    method: str = "history"  # or "kernels": the system's kernel models over the profile (predict.bykernels)
+    method: str = (
+        "history"  # or "kernels": the system's kernel models over the profile (predict.bykernels)
+    )
     kernels: KernelForecast | None = None  # with --method kernels
     why: str = ""  # why this method (auto)
 
@@ -47,10 +49,14 @@ def scale(data: MetricData, ratio: float) -> float:
     """A figure measured on another system, carried over by the ratio of peak rates: times shrink
     with a faster system, throughputs grow; other figures (energy, counts) are left as measured."""
     name = data.name.lower()
-    if is_time(data) and (data.unit.strip().lower() in ("s", "ms", "min", "h") or
-                          any(w in name for w in ("time", "elapsed", "(s)", "duration", "runtime"))):
+    if is_time(data) and (
+        data.unit.strip().lower() in ("s", "ms", "min", "h")
+        or any(w in name for w in ("time", "elapsed", "(s)", "duration", "runtime"))
+    ):
         return 1.0 / ratio
-    if not is_time(data) and any(w in name for w in ("/s", "per second", "persec", "tflops", "flops")):
+    if not is_time(data) and any(
+        w in name for w in ("/s", "per second", "persec", "tflops", "flops")
+    ):
         return ratio
     return 1.0
 
@@ -61,12 +67,16 @@ def pick_metrics(data: list[MetricData], wanted: list[str] | None) -> list[Metri
     names = [d.name for d in data]
     for name in wanted:
         if name not in names:
-            hint = did_you_mean(name, names) or "metrics in the history: " + ", ".join(sorted(set(names)))
+            hint = did_you_mean(name, names) or "metrics in the history: " + ", ".join(
+                sorted(set(names))
+            )
             raise PredictError(f"no metric '{name}' in the history of this benchmark", hint=hint)
     return [d for d in data if d.name in wanted]
 
 
-def predict(choice: Choice, targets: list[Target], factor: float = 1.0) -> tuple[list[Prediction], list[str]]:
+def predict(
+    choice: Choice, targets: list[Target], factor: float = 1.0
+) -> tuple[list[Prediction], list[str]]:
     """Each target by the best model of `choice` that can say something about it."""
     out, declined = [], []
     found = {id(model): model.predict(targets) for model in choice.models}
@@ -74,18 +84,38 @@ def predict(choice: Choice, targets: list[Target], factor: float = 1.0) -> tuple
         order = choice.outward if choice.outward and _outside(choice, target) else choice.models
         best = next(((m, found[id(m)][i]) for m in order if found[id(m)][i] is not None), None)
         if best is None:
-            why = choice.models[0].encoder.declines(target.config) if choice.models and hasattr(
-                choice.models[0], "encoder") else "no model could be fitted"
-            declined.append(f"workpackage {target.id}, {choice.data.name}: {why or 'no model can predict it'}")
+            why = (
+                choice.models[0].encoder.declines(target.config)
+                if choice.models and hasattr(choice.models[0], "encoder")
+                else "no model could be fitted"
+            )
+            declined.append(
+                f"workpackage {target.id}, {choice.data.name}: {why or 'no model can predict it'}"
+            )
             continue
         model, (log_value, half) = best
-        outside = sorted(set(_outside(choice, target) + (model.outside(target) if hasattr(model, "outside") else [])))
+        outside = sorted(
+            set(
+                _outside(choice, target)
+                + (model.outside(target) if hasattr(model, "outside") else [])
+            )
+        )
         known = math.isfinite(half)
-        out.append(Prediction(
-            target.id, target.config, choice.data.name, choice.data.unit, math.exp(log_value) * factor,
-            math.exp(log_value - half) * factor if known else None,
-            math.exp(log_value + half) * factor if known else None,
-            len(choice.data.points), bool(outside), model.name, outside))
+        out.append(
+            Prediction(
+                target.id,
+                target.config,
+                choice.data.name,
+                choice.data.unit,
+                math.exp(log_value) * factor,
+                math.exp(log_value - half) * factor if known else None,
+                math.exp(log_value + half) * factor if known else None,
+                len(choice.data.points),
+                bool(outside),
+                model.name,
+                outside,
+            )
+        )
     return out, declined
 
 
@@ -98,8 +128,15 @@ def _outside(choice: Choice, target: Target) -> list[str]:
 METHODS = ("auto", "history", "kernels")
 
 
-def make_forecast(bench, history: str, metrics: list[str] | None = None, learn_from: str | None = None,
-                  systems: list[str] | None = None, validate: bool = True, method: str = "history") -> Forecast:
+def make_forecast(
+    bench,
+    history: str,
+    metrics: list[str] | None = None,
+    learn_from: str | None = None,
+    systems: list[str] | None = None,
+    validate: bool = True,
+    method: str = "history",
+) -> Forecast:
     """`method`: history (the benchmark's own runs), kernels (the system's microbenchmarks over the
     declared profile) or auto (history where the system has runs of the benchmark or --from is given,
     kernels where it has none but has microbenchmarks; with both, the one that validates better)."""
@@ -117,7 +154,9 @@ def kernel_method(bench, history: str, system: str, why: str = "") -> Forecast:
 
     targets = targets_of(bench, make_plan(bench, run_id=0))
     found = kernel_forecast(bench, history, system, targets)
-    forecast = Forecast(bench.name, system, targets=targets, method="kernels", kernels=found, why=why)
+    forecast = Forecast(
+        bench.name, system, targets=targets, method="kernels", kernels=found, why=why
+    )
     forecast.predictions = sorted(found.predictions, key=lambda p: p.id)
     return forecast
 
@@ -128,10 +167,14 @@ def auto_method(bench, history: str, metrics, systems, validate: bool, system: s
         by_history = history_method(bench, history, metrics, None, systems, validate, system)
     except PredictError as missing:
         try:
-            return kernel_method(bench, history, system, why="the system has no runs of this benchmark")
+            return kernel_method(
+                bench, history, system, why="the system has no runs of this benchmark"
+            )
         except PredictError:
-            missing.hint += (f"; or run the microbenchmark suite on {system or 'the system'} (bench run "
-                             "benchmarks/microbench.yaml --tag SYSTEM) and predict from it: --method kernels")
+            missing.hint += (
+                f"; or run the microbenchmark suite on {system or 'the system'} (bench run "
+                "benchmarks/microbench.yaml --tag SYSTEM) and predict from it: --method kernels"
+            )
             raise missing from None
     try:
         by_kernels = kernel_method(bench, history, system)
@@ -147,22 +190,31 @@ def auto_method(bench, history: str, metrics, systems, validate: bool, system: s
         if score < best:
             by_kernels.why = f"validates better ({score:.3g} % against the history's {best:.3g} %)"
             return by_kernels
-    by_history.why = "the system has runs of this benchmark" + (" and the history's models validate better"
-                                                                if errors else "")
+    by_history.why = "the system has runs of this benchmark" + (
+        " and the history's models validate better" if errors else ""
+    )
     return by_history
 
 
-def history_method(bench, history: str, metrics, learn_from, systems, validate: bool, system: str) -> Forecast:
+def history_method(
+    bench, history: str, metrics, learn_from, systems, validate: bool, system: str
+) -> Forecast:
     from caramel.stages.expand.plan import make_plan
 
     source = learn_from if learn_from not in (None, system) else None
     ratio = peak_ratio(system, source, systems) if source else 1.0
-    data = pick_metrics(load_points(history, bench.name, system, source, record_command(bench)), metrics)
-    forecast = Forecast(bench.name, system, source, ratio, targets=targets_of(bench, make_plan(bench, run_id=0)))
+    data = pick_metrics(
+        load_points(history, bench.name, system, source, record_command(bench)), metrics
+    )
+    forecast = Forecast(
+        bench.name, system, source, ratio, targets=targets_of(bench, make_plan(bench, run_id=0))
+    )
     for metric in data:
         choice = choose(metric, validate)
         forecast.choices.append(choice)
-        found, declined = predict(choice, forecast.targets.get(metric.table, []), scale(metric, ratio))
+        found, declined = predict(
+            choice, forecast.targets.get(metric.table, []), scale(metric, ratio)
+        )
         forecast.predictions += found
         forecast.declined += declined
     forecast.predictions.sort(key=lambda p: p.id)
@@ -187,11 +239,16 @@ def peak_ratio(target: str, source: str, systems: list[str] | None) -> float:
     for name in (target, source):
         found = find_system({name}, systems) if name else None
         if found is None:
-            raise PredictError(f"no system file for '{name or '(none)'}': learning across systems needs both "
-                               "systems' peak rates", hint="name a system with its tag (systems/NAME.yaml)")
+            raise PredictError(
+                f"no system file for '{name or '(none)'}': learning across systems needs both "
+                "systems' peak rates",
+                hint="name a system with its tag (systems/NAME.yaml)",
+            )
         if not found.peak_tflops:
-            raise PredictError(f"system '{name}' has no peak_tflops", found.where,
-                               hint="add `peak_tflops: N` (per device, the precision the benchmark uses)")
+            raise PredictError(
+                f"system '{name}' has no peak_tflops",
+                found.where,
+                hint="add `peak_tflops: N` (per device, the precision the benchmark uses)",
+            )
         peaks.append(found.peak_tflops)
     return peaks[0] / peaks[1]
-

@@ -21,7 +21,9 @@ from caramel.consumers.predict.points import Point, Target
 from caramel.consumers.predict.powerlaw import PowerLaw
 
 
-def suggest(points: list[Point], candidates: list[Target], targets: list[Target], n: int) -> list[tuple[Target, str]]:
+def suggest(
+    points: list[Point], candidates: list[Target], targets: list[Target], n: int
+) -> list[tuple[Target, str]]:
     measured = {p.key for p in points}
     pool = list({c.key: c for c in candidates if c.key not in measured}.values())
     chosen: list[tuple[Target, str]] = []
@@ -37,7 +39,12 @@ def suggest(points: list[Point], candidates: list[Target], targets: list[Target]
     if len(chosen) >= n or not pool:
         return chosen[:n]
     model = PowerLaw(False)
-    if points and model.fit(points) and model.regression is not None and model.regression.pipeline is not None:
+    if (
+        points
+        and model.fit(points)
+        and model.regression is not None
+        and model.regression.pipeline is not None
+    ):
         known = [c for c in pool if not model.encoder.declines(c.config)]
         wanted = [t for t in targets if not model.encoder.declines(t.config)] or known
         if known:
@@ -45,9 +52,13 @@ def suggest(points: list[Point], candidates: list[Target], targets: list[Target]
     return chosen + _maximin(points, pool, n - len(chosen))
 
 
-def _greedy(model: PowerLaw, pool: list[Target], targets: list[Target], n: int) -> list[tuple[Target, str]]:
+def _greedy(
+    model: PowerLaw, pool: list[Target], targets: list[Target], n: int
+) -> list[tuple[Target, str]]:
     reg = model.regression
-    assert reg is not None and reg.pipeline is not None  # suggest() calls it on a fitted regression only
+    assert (
+        reg is not None and reg.pipeline is not None
+    )  # suggest() calls it on a fitted regression only
     ridge = reg.pipeline[-1]
     cov, noise = ridge.sigma_.copy(), 1.0 / ridge.alpha_
     xs = reg.design(model.encoder.frame([c.config for c in pool]))
@@ -65,8 +76,15 @@ def _greedy(model: PowerLaw, pool: list[Target], targets: list[Target], n: int) 
         sx = cov @ xs[best]
         cov = cov - np.outer(sx, sx) / (noise + xs[best] @ sx)
         after = float(np.einsum("ij,jk,ik->", ts, cov, ts))
-        out.append((pool[best], f"with those above: the requested predictions' model variance "
-                    f"-{100 * (1 - after / before):.0f} %" if before > 0 else "most informative"))
+        out.append(
+            (
+                pool[best],
+                f"with those above: the requested predictions' model variance "
+                f"-{100 * (1 - after / before):.0f} %"
+                if before > 0
+                else "most informative",
+            )
+        )
         left.remove(best)
     return out
 
@@ -75,9 +93,16 @@ def _maximin(points: list[Point], pool: list[Target], n: int) -> list[tuple[Targ
     configs = [p.config for p in points] + [c.config for c in pool]
     encoder = Encoder.fit(configs)
     frame = encoder.frame(configs)
-    numeric = StandardScaler().fit_transform(frame[encoder.numeric]) if encoder.numeric else np.zeros((len(configs), 0))
-    cats = [np.asarray(frame[name] == level, dtype=float)[:, None]
-            for name, levels in encoder.categories.items() for level in levels]
+    numeric = (
+        StandardScaler().fit_transform(frame[encoder.numeric])
+        if encoder.numeric
+        else np.zeros((len(configs), 0))
+    )
+    cats = [
+        np.asarray(frame[name] == level, dtype=float)[:, None]
+        for name, levels in encoder.categories.items()
+        for level in levels
+    ]
     space = np.hstack([numeric, *cats]) if cats else numeric
     if space.shape[1] == 0:
         return [(c, "nothing varies") for c in pool[:n]]
@@ -90,7 +115,12 @@ def _maximin(points: list[Point], pool: list[Target], n: int) -> list[tuple[Targ
         else:  # nothing measured: start from the configuration farthest from the centre
             distance = np.linalg.norm(space[left] - space.mean(axis=0), axis=1)
         best = left[int(np.argmax(distance))]
-        out.append((pool[best - len(points)], "history too thin for a model: farthest from what was measured"))
+        out.append(
+            (
+                pool[best - len(points)],
+                "history too thin for a model: farthest from what was measured",
+            )
+        )
         taken.append(best)
         left.remove(best)
     return out

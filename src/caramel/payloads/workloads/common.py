@@ -25,11 +25,15 @@ def device_plan(requested: str, cuda_devices: int, local_rank: int) -> tuple[str
     if requested == "cpu" or (requested == "auto" and cuda_devices == 0):
         return "cpu", "gloo"
     if cuda_devices == 0:
-        raise SystemExit("--device cuda: torch sees no CUDA device here (torch.cuda.is_available() is false); "
-                         "run on a GPU machine with a CUDA build of torch, or use --device cpu")
+        raise SystemExit(
+            "--device cuda: torch sees no CUDA device here (torch.cuda.is_available() is false); "
+            "run on a GPU machine with a CUDA build of torch, or use --device cpu"
+        )
     if local_rank >= cuda_devices:
-        raise SystemExit(f"process {local_rank} has no GPU of its own: {cuda_devices} visible; start at most "
-                         f"{cuda_devices} processes per node (--nproc_per_node)")
+        raise SystemExit(
+            f"process {local_rank} has no GPU of its own: {cuda_devices} visible; start at most "
+            f"{cuda_devices} processes per node (--nproc_per_node)"
+        )
     return f"cuda:{local_rank}", "nccl"
 
 
@@ -41,6 +45,7 @@ def thread_count(requested: int, under_torchrun: bool) -> int:
     if under_torchrun:
         return max(1, int(os.environ.get("OMP_NUM_THREADS", "1")))
     from caramel.payloads.workloads.layout import node_layout
+
     return node_layout().threads
 
 
@@ -48,7 +53,9 @@ def init_distributed(requested: str = "cpu", threads: int = 0) -> tuple[int, int
     """(rank, world size, device); joins the torchrun process group when started by torchrun."""
     torch.set_num_threads(thread_count(threads, "LOCAL_RANK" in os.environ))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    cuda_devices = torch.cuda.device_count() if requested != "cpu" and torch.cuda.is_available() else 0
+    cuda_devices = (
+        torch.cuda.device_count() if requested != "cpu" and torch.cuda.is_available() else 0
+    )
     name, backend = device_plan(requested, cuda_devices, local_rank)
     device = torch.device(name)
     if device.type == "cuda":
@@ -89,12 +96,17 @@ def barrier() -> None:
         dist.barrier()
 
 
-def gemm_rate(device: torch.device, seconds: float = GEMM_SECONDS, dtype: torch.dtype = torch.float32) -> float:
+def gemm_rate(
+    device: torch.device, seconds: float = GEMM_SECONDS, dtype: torch.dtype = torch.float32
+) -> float:
     """The node's GEMM rate in FLOP/s, in the precision the model computes in, as this layout runs it:
     every rank multiplies square matrices at the same time for about `seconds` (the best repeat
     counts), and the ranks' rates add up."""
     n = GEMM_SIZE["cuda" if device.type == "cuda" else "cpu"]
-    a, b = torch.randn(n, n, device=device, dtype=dtype), torch.randn(n, n, device=device, dtype=dtype)
+    a, b = (
+        torch.randn(n, n, device=device, dtype=dtype),
+        torch.randn(n, n, device=device, dtype=dtype),
+    )
     torch.matmul(a, b)  # the first call allocates and picks a kernel
     barrier()
     best = float("inf")
@@ -103,7 +115,7 @@ def gemm_rate(device: torch.device, seconds: float = GEMM_SECONDS, dtype: torch.
         start = device_time(device)
         torch.matmul(a, b)
         best = min(best, device_time(device) - start)
-    rate = torch.tensor([2.0 * n ** 3 / best], dtype=torch.float64, device=device)
+    rate = torch.tensor([2.0 * n**3 / best], dtype=torch.float64, device=device)
     if dist.is_initialized():
         dist.all_reduce(rate)
     return float(rate.item())
@@ -126,18 +138,28 @@ class Utilisation:
     @property
     def percent(self) -> float:
         """Model FLOP utilisation: the model's FLOP/s over the node's measured GEMM rate, in %."""
-        return 100.0 * self.model_flops_per_s / self.gemm_flops_per_s if self.gemm_flops_per_s > 0 else 0.0
+        return (
+            100.0 * self.model_flops_per_s / self.gemm_flops_per_s
+            if self.gemm_flops_per_s > 0
+            else 0.0
+        )
 
     def line(self) -> str:
-        return (f"> MFU: {self.percent:.2f} % (model {self.model_flops_per_s / 1e9:.3f} GFLOP/s of the "
-                f"measured GEMM rate {self.gemm_flops_per_s / 1e9:.3f} GFLOP/s)")
+        return (
+            f"> MFU: {self.percent:.2f} % (model {self.model_flops_per_s / 1e9:.3f} GFLOP/s of the "
+            f"measured GEMM rate {self.gemm_flops_per_s / 1e9:.3f} GFLOP/s)"
+        )
 
 
-def utilisation(flops_per_iteration: float, iteration_seconds: list[float], gemm_flops_per_s: float) -> Utilisation:
+def utilisation(
+    flops_per_iteration: float, iteration_seconds: list[float], gemm_flops_per_s: float
+) -> Utilisation:
     """MFU over the timed iterations: all their model FLOPs over all their time (the mean rate, as the
     table's throughput is), against the GEMM rate of the same processes and threads."""
     total = sum(iteration_seconds)
-    return Utilisation(flops_per_iteration * len(iteration_seconds) / total if total > 0 else 0.0, gemm_flops_per_s)
+    return Utilisation(
+        flops_per_iteration * len(iteration_seconds) / total if total > 0 else 0.0, gemm_flops_per_s
+    )
 
 
 def layout_line(world: int, device: torch.device, choice: str = "") -> str:
@@ -151,8 +173,12 @@ def layout_line(world: int, device: torch.device, choice: str = "") -> str:
 
 
 def add_layout_choice(parser) -> None:
-    parser.add_argument("--layout-choice", default="", metavar="TEXT",
-                        help="what chose the CPU layout, for the log (the benchmark file passes layout_choice())")
+    parser.add_argument(
+        "--layout-choice",
+        default="",
+        metavar="TEXT",
+        help="what chose the CPU layout, for the log (the benchmark file passes layout_choice())",
+    )
 
 
 def finish() -> None:

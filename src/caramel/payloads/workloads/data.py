@@ -20,8 +20,13 @@ MAGIC = b"MMIDIDX\x00\x00"
 UINT16_CODE = 8  # Megatron's dtype code for numpy.uint16
 
 
-def write_corpus(prefix: Path, documents: int = 256, vocab_size: int = 512, mean_length: int = 300,
-                 seed: int = 1234) -> tuple[Path, Path]:
+def write_corpus(
+    prefix: Path,
+    documents: int = 256,
+    vocab_size: int = 512,
+    mean_length: int = 300,
+    seed: int = 1234,
+) -> tuple[Path, Path]:
     """Write `<prefix>.bin` and `<prefix>.idx`; returns both paths."""
     rng = np.random.default_rng(seed)
     weights = 1.0 / np.arange(1, vocab_size + 1)
@@ -33,7 +38,9 @@ def write_corpus(prefix: Path, documents: int = 256, vocab_size: int = 512, mean
     bin_tmp, idx_tmp = Path(f"{bin_path}.{os.getpid()}.tmp"), Path(f"{idx_path}.{os.getpid()}.tmp")
     with open(bin_tmp, "wb") as out:
         for length in lengths:
-            out.write(rng.choice(vocab_size, size=int(length), p=weights).astype(np.uint16).tobytes())
+            out.write(
+                rng.choice(vocab_size, size=int(length), p=weights).astype(np.uint16).tobytes()
+            )
     pointers = np.zeros(documents, dtype=np.int64)
     pointers[1:] = np.cumsum(lengths[:-1].astype(np.int64) * 2)
     doc_idx = np.arange(documents + 1, dtype=np.int64)
@@ -53,7 +60,9 @@ def read_tokens(prefix: Path) -> np.ndarray:
         raise ValueError(f"{prefix}.idx: not a Megatron MMIDIDX index (magic {raw[:9]!r})")
     version, code = struct.unpack("<Q", raw[9:17])[0], raw[17]
     if version != 1 or code != UINT16_CODE:
-        raise ValueError(f"{prefix}.idx: version {version}, dtype code {code}; expected 1 and {UINT16_CODE}")
+        raise ValueError(
+            f"{prefix}.idx: version {version}, dtype code {code}; expected 1 and {UINT16_CODE}"
+        )
     count = struct.unpack("<Q", raw[18:26])[0]
     lengths = np.frombuffer(raw, dtype=np.int32, count=count, offset=34)
     tokens = np.fromfile(f"{prefix}.bin", dtype=np.uint16)

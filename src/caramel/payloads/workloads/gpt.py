@@ -52,12 +52,16 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab: int, seq: int, hidden: int, layers: int, heads: int, ffn: int) -> None:
+    def __init__(
+        self, vocab: int, seq: int, hidden: int, layers: int, heads: int, ffn: int
+    ) -> None:
         super().__init__()
         self.embed, self.position = nn.Embedding(vocab, hidden), nn.Embedding(seq, hidden)
         self.blocks = nn.ModuleList(Block(hidden, heads, ffn) for _ in range(layers))
         self.norm, self.head = nn.LayerNorm(hidden), nn.Linear(hidden, vocab, bias=False)
-        self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), 1), persistent=False)
+        self.register_buffer(
+            "mask", torch.triu(torch.full((seq, seq), float("-inf")), 1), persistent=False
+        )
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens) + self.position(torch.arange(tokens.shape[1], device=tokens.device))
@@ -68,19 +72,47 @@ class GPT(nn.Module):
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="caramel's small GPT trainer (Megatron-LM arguments)")
-    for name, default in [("num-layers", 2), ("hidden-size", 64), ("num-attention-heads", 4),
-                          ("seq-length", 64), ("micro-batch-size", 2), ("global-batch-size", 8),
-                          ("train-iters", 10), ("warmup-iters", 2), ("tensor-model-parallel-size", 1),
-                          ("pipeline-model-parallel-size", 1), ("vocab-size", 512), ("seed", 1234),
-                          ("ffn-hidden-size", 0), ("max-position-embeddings", 0), ("log-interval", 1)]:
+    for name, default in [
+        ("num-layers", 2),
+        ("hidden-size", 64),
+        ("num-attention-heads", 4),
+        ("seq-length", 64),
+        ("micro-batch-size", 2),
+        ("global-batch-size", 8),
+        ("train-iters", 10),
+        ("warmup-iters", 2),
+        ("tensor-model-parallel-size", 1),
+        ("pipeline-model-parallel-size", 1),
+        ("vocab-size", 512),
+        ("seed", 1234),
+        ("ffn-hidden-size", 0),
+        ("max-position-embeddings", 0),
+        ("log-interval", 1),
+    ]:
         p.add_argument(f"--{name}", type=int, default=default)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
-    p.add_argument("--threads", type=int, default=0, help="intra-op threads per process (0: see docs/benchmarks.md)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="intra-op threads per process (0: see docs/benchmarks.md)",
+    )
     add_layout_choice(p)
-    p.add_argument("--data-path", type=Path, default=None, help="prefix of a .bin/.idx corpus; synthetic without")
-    p.add_argument("--fp16", action="store_true", help="mixed precision, float16 (on a GPU; see compute_dtype)")
-    p.add_argument("--bf16", action="store_true", help="mixed precision, bfloat16 (on a GPU; see compute_dtype)")
+    p.add_argument(
+        "--data-path",
+        type=Path,
+        default=None,
+        help="prefix of a .bin/.idx corpus; synthetic without",
+    )
+    p.add_argument(
+        "--fp16", action="store_true", help="mixed precision, float16 (on a GPU; see compute_dtype)"
+    )
+    p.add_argument(
+        "--bf16",
+        action="store_true",
+        help="mixed precision, bfloat16 (on a GPU; see compute_dtype)",
+    )
     args, _megatron_only = p.parse_known_args(argv)  # other Megatron flags are accepted and ignored
     return args
 
@@ -92,6 +124,7 @@ def batches(args: argparse.Namespace, rank: int, micro: int, block: int = 256):
     rng = np.random.default_rng(args.seed + rank)
     if args.data_path is not None:
         from caramel.payloads.workloads.data import read_tokens
+
         tokens = read_tokens(args.data_path).astype(np.int64) % args.vocab_size
     else:
         tokens = rng.integers(0, args.vocab_size, size=args.seq_length * 64 + 1)
@@ -100,13 +133,19 @@ def batches(args: argparse.Namespace, rank: int, micro: int, block: int = 256):
         starts = rng.integers(0, len(tokens) - args.seq_length - 1, size=block * micro)
         chunks = torch.from_numpy(tokens[starts[:, None] + window])
         for first in range(0, block * micro, micro):
-            chunk = chunks[first:first + micro]
+            chunk = chunks[first : first + micro]
             yield chunk[:, :-1], chunk[:, 1:]
 
 
 def flops_per_iteration(args: argparse.Namespace) -> float:
     """Megatron's model-FLOPs estimate (forward + backward, no recomputation) for one global batch."""
-    b, s, layers, h, v = args.global_batch_size, args.seq_length, args.num_layers, args.hidden_size, args.vocab_size
+    b, s, layers, h, v = (
+        args.global_batch_size,
+        args.seq_length,
+        args.num_layers,
+        args.hidden_size,
+        args.vocab_size,
+    )
     return 72.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (12 * h * layers))
 
 
@@ -119,11 +158,19 @@ class Precision:
         self.scaler = torch.amp.GradScaler(device.type, enabled=dtype == torch.float16)
 
     def autocast(self):
-        return torch.autocast(self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32)
+        return torch.autocast(
+            self.device.type, dtype=self.dtype, enabled=self.dtype != torch.float32
+        )
 
 
-def train_step(model: nn.Module, optimiser: torch.optim.Optimizer, data, device: torch.device,
-               accumulation: int, precision: Precision | None = None) -> torch.Tensor:
+def train_step(
+    model: nn.Module,
+    optimiser: torch.optim.Optimizer,
+    data,
+    device: torch.device,
+    accumulation: int,
+    precision: Precision | None = None,
+) -> torch.Tensor:
     """One iteration: `accumulation` micro-batches, gradients exchanged once (on the last), one step."""
     precision = precision or Precision(device, torch.float32)
     optimiser.zero_grad(set_to_none=True)
@@ -142,43 +189,65 @@ def train_step(model: nn.Module, optimiser: torch.optim.Optimizer, data, device:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.tensor_model_parallel_size != 1 or args.pipeline_model_parallel_size != 1:
-        raise SystemExit("caramel's GPT trainer runs data parallel only: tensor/pipeline parallel size must be 1")
+        raise SystemExit(
+            "caramel's GPT trainer runs data parallel only: tensor/pipeline parallel size must be 1"
+        )
     rank, world, device = init_distributed(args.device, args.threads)
     if args.global_batch_size % (args.micro_batch_size * world):
-        raise SystemExit(f"--global-batch-size {args.global_batch_size} is not a multiple of "
-                         f"micro batch {args.micro_batch_size} x data parallel {world}")
+        raise SystemExit(
+            f"--global-batch-size {args.global_batch_size} is not a multiple of "
+            f"micro batch {args.micro_batch_size} x data parallel {world}"
+        )
     times, gemm = train(args, rank, world, device)
     finish()  # after train() returned: its DDP model, which holds the process group, is gone
     if rank == 0:
         print(utilisation(flops_per_iteration(args), times, gemm).line(), flush=True)
 
 
-def train(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> tuple[list[float], float]:
+def train(
+    args: argparse.Namespace, rank: int, world: int, device: torch.device
+) -> tuple[list[float], float]:
     """Model, warm-up, the node's GEMM rate, the timed iterations: (their seconds, the GEMM rate)."""
     accumulation = args.global_batch_size // (args.micro_batch_size * world)
     torch.manual_seed(args.seed)
-    model: nn.Module = GPT(args.vocab_size, args.seq_length, args.hidden_size, args.num_layers,
-                           args.num_attention_heads, args.ffn_hidden_size or 4 * args.hidden_size)
+    model: nn.Module = GPT(
+        args.vocab_size,
+        args.seq_length,
+        args.hidden_size,
+        args.num_layers,
+        args.num_attention_heads,
+        args.ffn_hidden_size or 4 * args.hidden_size,
+    )
     parameters = sum(p.numel() for p in model.parameters())
     model = wrap(model, device, world)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr)
     data = batches(args, rank, args.micro_batch_size)
     precision = Precision(device, compute_dtype(device, args.fp16, args.bf16))
     if rank == 0:
-        print(f"> GPT: {parameters} parameters, data parallel {world}, gradient accumulation {accumulation}\n"
-              f"{layout_line(world, device, args.layout_choice)}", flush=True)
+        print(
+            f"> GPT: {parameters} parameters, data parallel {world}, gradient accumulation {accumulation}\n"
+            f"{layout_line(world, device, args.layout_choice)}",
+            flush=True,
+        )
     for step in range(args.warmup_iters):
         start = device_time(device)
         train_step(model, optimiser, data, device, accumulation, precision)
         if rank == 0:
-            print(f" warm-up {step + 1} of {args.warmup_iters} (not counted): {device_time(device) - start:.3f} s",
-                  flush=True)
+            print(
+                f" warm-up {step + 1} of {args.warmup_iters} (not counted): {device_time(device) - start:.3f} s",
+                flush=True,
+            )
     gemm = gemm_rate(device, dtype=precision.dtype)
     if rank == 0:
         dtype = str(precision.dtype).removeprefix("torch.")
-        print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s ({dtype}, all {world} process(es) at once)", flush=True)
+        print(
+            f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s ({dtype}, all {world} process(es) at once)",
+            flush=True,
+        )
     cpu = time.process_time()
-    times = timed_iterations(args, model, optimiser, data, device, accumulation, rank, world, precision)
+    times = timed_iterations(
+        args, model, optimiser, data, device, accumulation, rank, world, precision
+    )
     if rank == 0:
         print(timed_line(times, time.process_time() - cpu, torch.get_num_threads()), flush=True)
     return times, gemm
@@ -189,13 +258,23 @@ def timed_line(times: list[float], cpu_s: float, threads: int) -> str:
     threads): a CPU share well under the threads means other work took the cores while it was timed."""
     wall = sum(times)
     share = cpu_s / wall / threads if wall > 0 and threads > 0 else 0.0
-    return (f"> timed: {len(times)} iterations in {wall:.3f} s, CPU {cpu_s:.3f} s of this process "
-            f"({100 * share:.0f} % of its {threads} thread(s))")
+    return (
+        f"> timed: {len(times)} iterations in {wall:.3f} s, CPU {cpu_s:.3f} s of this process "
+        f"({100 * share:.0f} % of its {threads} thread(s))"
+    )
 
 
-def timed_iterations(args: argparse.Namespace, model: nn.Module, optimiser: torch.optim.Optimizer, data,
-                     device: torch.device, accumulation: int, rank: int, world: int,
-                     precision: Precision | None = None) -> list[float]:
+def timed_iterations(
+    args: argparse.Namespace,
+    model: nn.Module,
+    optimiser: torch.optim.Optimizer,
+    data,
+    device: torch.device,
+    accumulation: int,
+    rank: int,
+    world: int,
+    precision: Precision | None = None,
+) -> list[float]:
     """The counted iterations, each timed from the end of the one before; rank 0 prints Megatron's line."""
     barrier()
     times, last = [], device_time(device)
@@ -206,10 +285,13 @@ def timed_iterations(args: argparse.Namespace, model: nn.Module, optimiser: torc
         times.append(elapsed)
         if rank == 0:
             tflops = flops_per_iteration(args) / elapsed / world / 1e12
-            print(f" iteration {done:8d}/{args.train_iters:8d} | consumed samples: {done * args.global_batch_size:12d}"
-                  f" | elapsed time per iteration (s): {elapsed:.4f} | learning rate: {args.lr:.3E}"
-                  f" | global batch size: {args.global_batch_size:5d} | lm loss: {loss.item():.6E}"
-                  f" | TFLOPs: {tflops:.6f} |", flush=True)
+            print(
+                f" iteration {done:8d}/{args.train_iters:8d} | consumed samples: {done * args.global_batch_size:12d}"
+                f" | elapsed time per iteration (s): {elapsed:.4f} | learning rate: {args.lr:.3E}"
+                f" | global batch size: {args.global_batch_size:5d} | lm loss: {loss.item():.6E}"
+                f" | TFLOPs: {tflops:.6f} |",
+                flush=True,
+            )
     return times
 
 

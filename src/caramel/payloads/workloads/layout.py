@@ -72,7 +72,9 @@ def free_cores(cores: int, busy: float) -> int:
     return cores - min(cores - 1, max(0, round(busy)))
 
 
-def running_elsewhere(samples: int = 10, interval_s: float = 0.01, loadavg: Path = LOADAVG) -> float:
+def running_elsewhere(
+    samples: int = 10, interval_s: float = 0.01, loadavg: Path = LOADAVG
+) -> float:
     """How many other tasks are running or runnable now: the kernel's count (the fourth field of
     /proc/loadavg, `running/total`) less this process, the median of a few samples (the upper one of an
     even count; 0 where unreadable). Not `statistics.median`: `bench run` plans llm.yaml through this,
@@ -124,12 +126,15 @@ def parse_layout(text: str) -> Layout:
     match = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", text)
     processes, threads = (int(match.group(1)), int(match.group(2))) if match else (0, 0)
     if processes < 1 or threads < 1:
-        raise ValueError(f"{LAYOUT_VARIABLE}={text!r}: expected PROCESSESxTHREADS, both at least 1 (e.g. 1x4)")
+        raise ValueError(
+            f"{LAYOUT_VARIABLE}={text!r}: expected PROCESSESxTHREADS, both at least 1 (e.g. 1x4)"
+        )
     return Layout(processes, threads)
 
 
 class LayoutSource(str, enum.Enum):
     """Who chose the layout: $CARAMEL_CPU_LAYOUT, a measurement of this node, or the rule."""
+
     ENVIRONMENT = "environment"
     MEASURED = "measured"
     RULE = "rule"
@@ -160,13 +165,16 @@ def measured_choice(workload: str, cpus: set[int], free: int, path: str) -> Layo
     if not os.path.exists(path):  # the common case: no torch metadata lookup, no import
         return None
     from caramel.payloads.workloads import layout_store
+
     stored = [m for m in layout_store.read(path) if m.workload == workload]
     if not stored:
         return None
     measurement = stored[-1]
     stale = measurement.matches(layout_store.NodeIdentity.here(cpus))
     if stale:
-        layout_store.note(f"note: the stored CPU layout of {workload} in {path} is not used: {stale}")
+        layout_store.note(
+            f"note: the stored CPU layout of {workload} in {path} is not used: {stale}"
+        )
         return None
     favourite = parse_layout(measurement.layout)
     layout = fit_to_free(favourite, free)
@@ -195,14 +203,18 @@ def forget_choice() -> None:
 @functools.lru_cache(maxsize=4)
 def _decided(workload: str) -> LayoutChoice:
     if current().cpu_layout:
-        return LayoutChoice(parse_layout(current().cpu_layout), LayoutSource.ENVIRONMENT, LAYOUT_VARIABLE)
+        return LayoutChoice(
+            parse_layout(current().cpu_layout), LayoutSource.ENVIRONMENT, LAYOUT_VARIABLE
+        )
     cpus = usable_cpus()
     busy = running_elsewhere()
     rule = cpu_layout(len(cpus), numa_nodes_holding(cpus), busy, RULE_RANKS.get(workload, 1))
     measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
     if measured is not None:
         return measured
-    return LayoutChoice(rule, LayoutSource.RULE, "rule" if busy < 0.5 else f"rule; {round(busy)} core(s) busy")
+    return LayoutChoice(
+        rule, LayoutSource.RULE, "rule" if busy < 0.5 else f"rule; {round(busy)} core(s) busy"
+    )
 
 
 def store_file() -> str:

@@ -88,18 +88,54 @@ def trainer_command(plan: ProbePlan, layout: Layout) -> list[str]:
     """The trainer of `plan` in `layout`, as the shipped benchmark file starts it."""
     launcher = [sys.executable]
     if layout.processes > 1:
-        launcher += ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(layout.processes)]
+        launcher += [
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node",
+            str(layout.processes),
+        ]
     shape = plan.shape_text.split()
     if plan.workload == "gpt":
         micro = _option(plan.shape_text, "micro-batch-size", 2)
-        batch = micro * layout.processes * max(1, GLOBAL_BATCH // (micro * layout.processes))  # as llm.yaml
-        return [*launcher, "-m", "caramel.payloads.workloads.gpt", *shape, "--global-batch-size", str(batch),
-                "--train-iters", str(plan.iterations), "--warmup-iters", str(plan.warmup), "--log-interval", "1",
-                "--device", "cpu", "--threads", str(layout.threads)]
+        batch = (
+            micro * layout.processes * max(1, GLOBAL_BATCH // (micro * layout.processes))
+        )  # as llm.yaml
+        return [
+            *launcher,
+            "-m",
+            "caramel.payloads.workloads.gpt",
+            *shape,
+            "--global-batch-size",
+            str(batch),
+            "--train-iters",
+            str(plan.iterations),
+            "--warmup-iters",
+            str(plan.warmup),
+            "--log-interval",
+            "1",
+            "--device",
+            "cpu",
+            "--threads",
+            str(layout.threads),
+        ]
     per_device = max(1, GLOBAL_BATCH // layout.processes)  # as resnet50.xml
-    return [*launcher, "-m", "caramel.payloads.workloads.resnet", *shape, "--batch_size", str(per_device),
-            "--num_batches", str(plan.iterations), "--num_warmup_batches", str(plan.warmup), "--device", "cpu",
-            "--threads", str(layout.threads)]
+    return [
+        *launcher,
+        "-m",
+        "caramel.payloads.workloads.resnet",
+        *shape,
+        "--batch_size",
+        str(per_device),
+        "--num_batches",
+        str(plan.iterations),
+        "--num_warmup_batches",
+        str(plan.warmup),
+        "--device",
+        "cpu",
+        "--threads",
+        str(layout.threads),
+    ]
 
 
 def throughput(plan: ProbePlan, layout: Layout, log: str) -> float:
@@ -122,15 +158,25 @@ def child_environment(layout: Layout) -> dict[str, str]:
     """The environment of a candidate's trainer: this caramel first on the path, the layout pinned."""
     package_root = str(Path(__file__).resolve().parents[3])  # the folder holding caramel/
     path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
-    return {**os.environ, "PYTHONPATH": path, "CARAMEL_CPU_LAYOUT": name_of(layout),
-            "OMP_NUM_THREADS": str(layout.threads)}
+    return {
+        **os.environ,
+        "PYTHONPATH": path,
+        "CARAMEL_CPU_LAYOUT": name_of(layout),
+        "OMP_NUM_THREADS": str(layout.threads),
+    }
 
 
 def run_candidate(plan: ProbePlan, layout: Layout) -> float:
     """One run of the trainer in `layout`: its throughput. ProbeError when it fails or runs too long."""
     try:
-        done = subprocess.run(trainer_command(plan, layout), env=child_environment(layout), capture_output=True,
-                              text=True, timeout=plan.timeout_s, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            trainer_command(plan, layout),
+            env=child_environment(layout),
+            capture_output=True,
+            text=True,
+            timeout=plan.timeout_s,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise ProbeError(f"{name_of(layout)}: longer than {plan.timeout_s:.0f} s") from None
     if done.returncode:
@@ -139,8 +185,11 @@ def run_candidate(plan: ProbePlan, layout: Layout) -> float:
     return throughput(plan, layout, done.stdout + done.stderr)
 
 
-def measure(plan: ProbePlan, report: Callable[[str], None] = print,
-            runner: Callable[[ProbePlan, Layout], float] = run_candidate) -> Measurement:
+def measure(
+    plan: ProbePlan,
+    report: Callable[[str], None] = print,
+    runner: Callable[[ProbePlan, Layout], float] = run_candidate,
+) -> Measurement:
     """Interleaved rounds of every candidate; the measurement with the best median as the winner."""
     start, cpus = time.perf_counter(), usable_cpus()
     figures: dict[str, list[float]] = {name_of(c): [] for c in plan.candidates}
@@ -156,16 +205,31 @@ def measure(plan: ProbePlan, report: Callable[[str], None] = print,
                 report(f"  {exc}: {name_of(layout)} left out")
                 alive.remove(layout)
                 figures.pop(name_of(layout))
-        report(f"round {round_index + 1} of {plan.repeats} ({load()}): " + ", ".join(
-            f"{name} {value:.0f}" for name, value in ran.items()) + f" {UNITS[plan.workload]}")
+        report(
+            f"round {round_index + 1} of {plan.repeats} ({load()}): "
+            + ", ".join(f"{name} {value:.0f}" for name, value in ran.items())
+            + f" {UNITS[plan.workload]}"
+        )
         for layout in hopeless(alive, figures):
-            report(f"  {name_of(layout)}: under 1/{HOPELESS} of the best median so far: no more runs")
+            report(
+                f"  {name_of(layout)}: under 1/{HOPELESS} of the best median so far: no more runs"
+            )
             alive.remove(layout)
     if not figures:
         raise ProbeError("no candidate layout ran")
     date = datetime.now(timezone.utc).replace(microsecond=0)
-    measurement = Measurement(plan.workload, "", UNITS[plan.workload], date, NodeIdentity.here(cpus),
-                              plan.shape_text, plan.iterations, plan.repeats, time.perf_counter() - start, figures)
+    measurement = Measurement(
+        plan.workload,
+        "",
+        UNITS[plan.workload],
+        date,
+        NodeIdentity.here(cpus),
+        plan.shape_text,
+        plan.iterations,
+        plan.repeats,
+        time.perf_counter() - start,
+        figures,
+    )
     return replace(measurement, layout=max(figures, key=measurement.median))
 
 

@@ -34,7 +34,9 @@ VERSION = 1
 # command line (llm.yaml `--layout-choice '...'`): a stored file is data, so its unit may hold no quote,
 # `$` or other shell syntax, only what a throughput unit is written with.
 UNIT_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9/ ._-]{0,31}")
-MAX_AGE_DAYS = 90  # a node's kernel, BLAS or caramel's trainers change: measure again after a season
+MAX_AGE_DAYS = (
+    90  # a node's kernel, BLAS or caramel's trainers change: measure again after a season
+)
 
 
 class StoredLayoutError(ValueError):
@@ -44,13 +46,16 @@ class StoredLayoutError(ValueError):
 @dataclass(frozen=True)
 class NodeIdentity:
     """What a measurement holds for: the host, its usable CPUs (a cpulist: `0-3,8`), torch's version."""
+
     host: str
     cpus: str
     torch: str
 
     @classmethod
     def here(cls, cpus: set[int]) -> NodeIdentity:
-        return cls(os.uname().nodename, cpulist(cpus), torch_version())  # the host name the run lock and history use
+        return cls(
+            os.uname().nodename, cpulist(cpus), torch_version()
+        )  # the host name the run lock and history use
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,12 @@ class Measurement:
         return f"{text} {self.unit}"
 
     def matches(self, node: NodeIdentity, now: datetime | None = None) -> str:
-        """"" where this measurement holds for `node` now, else why it does not (stale)."""
-        for what, stored, here in (("host", self.node.host, node.host), ("usable CPUs", self.node.cpus, node.cpus),
-                                   ("torch", self.node.torch, node.torch)):
+        """ "" where this measurement holds for `node` now, else why it does not (stale)."""
+        for what, stored, here in (
+            ("host", self.node.host, node.host),
+            ("usable CPUs", self.node.cpus, node.cpus),
+            ("torch", self.node.torch, node.torch),
+        ):
             if stored != here:
                 return f"measured for {what} {stored!r}, this is {here!r}"
         age = (now or datetime.now(timezone.utc)) - self.date
@@ -119,6 +127,7 @@ def cpulist(cpus: set[int]) -> str:
 def torch_version() -> str:
     """torch's installed version from its metadata (never importing torch); "" where it is not installed."""
     from importlib import metadata
+
     try:
         return metadata.version("torch")
     except metadata.PackageNotFoundError:
@@ -131,14 +140,31 @@ def store_path(data_dir: str) -> str:
 
 # ---- the file ----
 
+
 def encode(measurements: list[Measurement]) -> str:
     def one(m: Measurement) -> dict[str, object]:
-        return {"workload": m.workload, "layout": m.layout, "unit": m.unit, "date": m.date.isoformat(),
-                "host": m.node.host, "cpus": m.node.cpus, "torch": m.node.torch, "shape": m.shape,
-                "iterations": m.iterations, "repeats": m.repeats, "seconds": round(m.seconds, 3),
-                "figures": {name: [round(v, 3) for v in values] for name, values in m.figures.items()}}
-    return json.dumps({"format": FORMAT, "version": VERSION, "measurements": [one(m) for m in measurements]},
-                      indent=1) + "\n"
+        return {
+            "workload": m.workload,
+            "layout": m.layout,
+            "unit": m.unit,
+            "date": m.date.isoformat(),
+            "host": m.node.host,
+            "cpus": m.node.cpus,
+            "torch": m.node.torch,
+            "shape": m.shape,
+            "iterations": m.iterations,
+            "repeats": m.repeats,
+            "seconds": round(m.seconds, 3),
+            "figures": {name: [round(v, 3) for v in values] for name, values in m.figures.items()},
+        }
+
+    return (
+        json.dumps(
+            {"format": FORMAT, "version": VERSION, "measurements": [one(m) for m in measurements]},
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 def decode(text: str) -> list[Measurement]:
@@ -148,12 +174,12 @@ def decode(text: str) -> list[Measurement]:
     except (ValueError, RecursionError) as exc:
         raise StoredLayoutError(f"not JSON ({exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise StoredLayoutError(f"not a caramel layout file (no \"format\": \"{FORMAT}\")")
+        raise StoredLayoutError(f'not a caramel layout file (no "format": "{FORMAT}")')
     if data.get("version") != VERSION:
         raise StoredLayoutError(f"version {data.get('version')!r}, this caramel reads {VERSION}")
     entries = data.get("measurements")
     if not isinstance(entries, list):
-        raise StoredLayoutError("\"measurements\" is not a list")
+        raise StoredLayoutError('"measurements" is not a list')
     return [_measurement(entry, i) for i, entry in enumerate(entries)]
 
 
@@ -170,9 +196,15 @@ def _measurement(entry: object, index: int) -> Measurement:
 
     def number(key: str, kind: type) -> float:
         value = entry.get(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float) if kind is float else int) \
-                or not math.isfinite(value) or value < 0:
-            raise StoredLayoutError(f"{where}: {key!r} is not a {'number' if kind is float else 'count'} >= 0")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float) if kind is float else int)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            raise StoredLayoutError(
+                f"{where}: {key!r} is not a {'number' if kind is float else 'count'} >= 0"
+            )
         return value
 
     try:
@@ -187,10 +219,21 @@ def _measurement(entry: object, index: int) -> Measurement:
         raise StoredLayoutError(f"{where}: the winner {layout} has no figures")
     unit = text("unit")
     if not UNIT_PATTERN.fullmatch(unit):
-        raise StoredLayoutError(f"{where}: 'unit' {unit[:40]!r} is not a unit (letters, digits, '/', ' ', '.', '_', '-')")
-    return Measurement(text("workload"), layout, unit, date, NodeIdentity(text("host"), text("cpus"),
-                       text("torch")), text("shape"), int(number("iterations", int)), int(number("repeats", int)),
-                       float(number("seconds", float)), figures)
+        raise StoredLayoutError(
+            f"{where}: 'unit' {unit[:40]!r} is not a unit (letters, digits, '/', ' ', '.', '_', '-')"
+        )
+    return Measurement(
+        text("workload"),
+        layout,
+        unit,
+        date,
+        NodeIdentity(text("host"), text("cpus"), text("torch")),
+        text("shape"),
+        int(number("iterations", int)),
+        int(number("repeats", int)),
+        float(number("seconds", float)),
+        figures,
+    )
 
 
 def _figures(value: object, where: str) -> dict[str, list[float]]:
@@ -199,8 +242,17 @@ def _figures(value: object, where: str) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {}
     for name, samples in value.items():
         layout = _layout_name(name, f"{where}: figures")
-        if not isinstance(samples, list) or not samples or not all(
-                isinstance(s, (int, float)) and not isinstance(s, bool) and math.isfinite(s) and s > 0 for s in samples):
+        if (
+            not isinstance(samples, list)
+            or not samples
+            or not all(
+                isinstance(s, (int, float))
+                and not isinstance(s, bool)
+                and math.isfinite(s)
+                and s > 0
+                for s in samples
+            )
+        ):
             raise StoredLayoutError(f"{where}: figures of {name}: not a list of positive numbers")
         figures[layout] = [float(s) for s in samples]
     return figures
@@ -213,7 +265,9 @@ def _layout_name(text: str, where: str) -> str:
     return f"{int(processes)}x{int(threads)}"
 
 
-_warned: set[str] = set()  # one warning per problem and process: a plan reads the file once per trainer
+_warned: set[str] = (
+    set()
+)  # one warning per problem and process: a plan reads the file once per trainer
 
 
 def note(text: str) -> None:
@@ -231,13 +285,17 @@ def read(path: str) -> list[Measurement]:
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
-        note(f"warning: the stored CPU layout {path} cannot be read ({exc}); the layout rule decides")
+        note(
+            f"warning: the stored CPU layout {path} cannot be read ({exc}); the layout rule decides"
+        )
         return []
     try:
         return decode(text)
     except StoredLayoutError as exc:
-        note(f"warning: the stored CPU layout {path} is damaged ({exc}); ignored, the layout rule decides "
-              "(`bench layout --measure` writes it anew)")
+        note(
+            f"warning: the stored CPU layout {path} is damaged ({exc}); ignored, the layout rule decides "
+            "(`bench layout --measure` writes it anew)"
+        )
         return []
 
 
@@ -245,5 +303,6 @@ def save(path: str, measurement: Measurement) -> str:
     """Store `measurement`, replacing the one of its workload (the file written whole, never through a
     link: caramel.fs.writes). A damaged file is replaced."""
     from caramel.fs.writes import write_text
+
     kept = [m for m in read(path) if m.workload != measurement.workload]
     return write_text(path, encode([*kept, measurement]))

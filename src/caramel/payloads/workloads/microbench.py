@@ -35,7 +35,9 @@ def dims(text: str) -> list[int]:
     return [int(x) for x in text.split("x")]
 
 
-def gemm(shape: str, dtype: str = "float32", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def gemm(
+    shape: str, dtype: str = "float32", *, device: str = "cpu"
+) -> tuple[Callable[[], object], float, str]:
     m, n, k = dims(shape)
     a = torch.randn(m, k, dtype=DTYPES[dtype], device=device)
     b = torch.randn(k, n, dtype=DTYPES[dtype], device=device)
@@ -48,17 +50,24 @@ def copy(size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float
     return (lambda: target.copy_(source)), 2.0 * count * 4 / 1e9, "GB/s"
 
 
-def eltwise(size: str, dtype: str = "float32", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def eltwise(
+    size: str, dtype: str = "float32", *, device: str = "cpu"
+) -> tuple[Callable[[], object], float, str]:
     """An element-wise arithmetic pass (a + b into c) over tensors of BYTES in the dtype: what a layer
     norm, GELU or Adam step costs per byte, which a plain copy does not show where the CPU has no units
     for the dtype (bfloat16 converted to float32 and back)."""
     count = max(1, int(size) // DTYPES[dtype].itemsize)
-    a, b = torch.randn(count, device=device).to(DTYPES[dtype]), torch.randn(count, device=device).to(DTYPES[dtype])
+    a, b = (
+        torch.randn(count, device=device).to(DTYPES[dtype]),
+        torch.randn(count, device=device).to(DTYPES[dtype]),
+    )
     c = torch.empty_like(a)
     return (lambda: torch.add(a, b, out=c)), 3.0 * int(size) / 1e9, "GB/s"
 
 
-def conv(shape: str, kernel: str = "3", *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def conv(
+    shape: str, kernel: str = "3", *, device: str = "cpu"
+) -> tuple[Callable[[], object], float, str]:
     batch, channels, size = dims(shape)
     k = int(kernel)
     layer = torch.nn.Conv2d(channels, channels, k, padding=k // 2, bias=False).to(device)
@@ -67,14 +76,17 @@ def conv(shape: str, kernel: str = "3", *, device: str = "cpu") -> tuple[Callabl
     return (lambda: layer(x)), flops / 1e9, "GFLOP/s"
 
 
-def attention(shape: str, dtype: str = "float32", backward: bool = False, *, device: str = "cpu"
-              ) -> tuple[Callable[[], object], float, str]:
+def attention(
+    shape: str, dtype: str = "float32", backward: bool = False, *, device: str = "cpu"
+) -> tuple[Callable[[], object], float, str]:
     """The fused attention a transformer layer calls (torch's scaled_dot_product_attention): its cost
     is not that of its products (the softmax between them, blocking; on a CPU without bfloat16 units
     the backward in bfloat16 takes ~9x its products' time), so the suite times it as a kernel."""
     heads, seq, width = dims(shape)
     kind = DTYPES[dtype]
-    q, k, v = (torch.randn(1, heads, seq, width, device=device).to(kind).requires_grad_() for _ in range(3))
+    q, k, v = (
+        torch.randn(1, heads, seq, width, device=device).to(kind).requires_grad_() for _ in range(3)
+    )
     mask = torch.triu(torch.full((seq, seq), float("-inf"), device=device), 1).to(kind)
     forward = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # noqa: E731
     flops = 4.0 * heads * seq * seq * width  # Q·Kᵀ and P·V
@@ -86,7 +98,9 @@ def attention(shape: str, dtype: str = "float32", backward: bool = False, *, dev
     return run, 2.5 * flops / 1e9, "GFLOP/s"  # five products: scores again, dV, dP, dQ, dK
 
 
-def collective(kind: str, size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float, str]:
+def collective(
+    kind: str, size: str, *, device: str = "cpu"
+) -> tuple[Callable[[], object], float, str]:
     world = dist.get_world_size() if dist.is_initialized() else 1
     count = max(1, int(size) // 4)
     x = torch.randn(count, device=device)
@@ -100,14 +114,16 @@ def collective(kind: str, size: str, *, device: str = "cpu") -> tuple[Callable[[
     return op, moved / 1e9, "GB/s"  # bus bandwidth, as nccl-tests count it
 
 
-def _fields(text: str, args: list[str], names: tuple[str, ...], defaults: tuple[str, ...] = ()) -> list[str]:
+def _fields(
+    text: str, args: list[str], names: tuple[str, ...], defaults: tuple[str, ...] = ()
+) -> list[str]:
     """The fields of a kernel after its kind (`gemm:SHAPE[:DTYPE]`); the last `len(defaults)` may be left out."""
     required = len(names) - len(defaults)
     if not required <= len(args) <= len(names):
         kind = text.partition(":")[0]
         shown = ":".join([kind, *names[:required], *(f"[{n}]" for n in names[required:])])
         raise SystemExit(f"microbench: '{text}' is not {shown}")
-    return args + list(defaults[len(args) - required:])
+    return args + list(defaults[len(args) - required :])
 
 
 def case(text: str, device: str) -> tuple[Callable[[], object], float, str]:
@@ -131,14 +147,21 @@ def case(text: str, device: str) -> tuple[Callable[[], object], float, str]:
     if kind in ("allreduce", "allgather"):
         (size,) = _fields(text, args, ("BYTES",))
         return collective(kind, size, device=device)
-    raise SystemExit(f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, attention, attention_backward, allreduce, allgather)")
+    raise SystemExit(
+        f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, attention, attention_backward, allreduce, allgather)"
+    )
 
 
-def best_time(op: Callable[[], object], seconds: float, device: str, clock: Callable[[], float] = time.perf_counter
-              ) -> float:
+def best_time(
+    op: Callable[[], object],
+    seconds: float,
+    device: str,
+    clock: Callable[[], float] = time.perf_counter,
+) -> float:
     """The fastest of the repeats that fit in about `seconds` (at least 3). Under torchrun every rank
     runs the same number of repeats (the smallest any rank asks for: a collective must be called by
     all), and the slowest rank's best counts."""
+
     def sync() -> None:
         if device.startswith("cuda"):
             torch.cuda.synchronize()
@@ -168,12 +191,18 @@ def best_time(op: Callable[[], object], seconds: float, device: str, clock: Call
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", help="KIND:SHAPE[:EXTRA], e.g. gemm:512x256x1024:float32")
-    parser.add_argument("--threads", type=int, default=0, help="intra-op threads (0: torch's default)")
+    parser.add_argument(
+        "--threads", type=int, default=0, help="intra-op threads (0: torch's default)"
+    )
     parser.add_argument("--seconds", type=float, default=0.3, help="time spent repeating the case")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--clock", choices=["wall", "process"], default="wall",
-                        help="process: this process's CPU time (one thread on a shared machine: the neighbours' "
-                             "load is not measured)")
+    parser.add_argument(
+        "--clock",
+        choices=["wall", "process"],
+        default="wall",
+        help="process: this process's CPU time (one thread on a shared machine: the neighbours' "
+        "load is not measured)",
+    )
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -184,10 +213,18 @@ def main(argv: list[str] | None = None) -> None:
             torch.cuda.set_device(device)
         dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
     op, work, unit = case(args.case, device)
-    seconds = best_time(op, args.seconds, device, time.process_time if args.clock == "process" else time.perf_counter)
+    seconds = best_time(
+        op,
+        args.seconds,
+        device,
+        time.process_time if args.clock == "process" else time.perf_counter,
+    )
     if not dist.is_initialized() or dist.get_rank() == 0:
-        print(f"> microbench {args.case} ({torch.get_num_threads()} threads): seconds {seconds:.6e} "
-              f"rate {work / seconds:.4f} {unit}", flush=True)
+        print(
+            f"> microbench {args.case} ({torch.get_num_threads()} threads): seconds {seconds:.6e} "
+            f"rate {work / seconds:.4f} {unit}",
+            flush=True,
+        )
     if dist.is_initialized():
         dist.destroy_process_group()
 

@@ -39,19 +39,77 @@ GEMMS = {"aten::mm": (0, 1), "aten::addmm": (1, 2), "aten::bmm": (0, 1), "aten::
 CONVOLUTION, CONVOLUTION_BACKWARD = "aten::convolution", "aten::convolution_backward"
 COLLECTIVES = {"c10d::allreduce_": "allreduce", "c10d::allgather_": "allgather"}
 # leaf operators that move no data: views, allocations, scalars read back
-NO_DATA = frozenset(f"aten::{name}" for name in (
-    "view", "_unsafe_view", "reshape", "t", "transpose", "permute", "as_strided", "expand", "select", "slice",
-    "unsqueeze", "squeeze", "detach", "alias", "unflatten", "flatten", "empty", "empty_like", "empty_strided",
-    "resize_", "item", "_local_scalar_dense", "resolve_conj", "resolve_neg", "contiguous", "to", "lift_fresh",
-    "view_as", "expand_as", "split", "chunk", "unbind", "narrow", "numel", "size", "stride", "is_nonzero",
-    "_reshape_alias", "set_", "result_type"))
+NO_DATA = frozenset(
+    f"aten::{name}"
+    for name in (
+        "view",
+        "_unsafe_view",
+        "reshape",
+        "t",
+        "transpose",
+        "permute",
+        "as_strided",
+        "expand",
+        "select",
+        "slice",
+        "unsqueeze",
+        "squeeze",
+        "detach",
+        "alias",
+        "unflatten",
+        "flatten",
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "resize_",
+        "item",
+        "_local_scalar_dense",
+        "resolve_conj",
+        "resolve_neg",
+        "contiguous",
+        "to",
+        "lift_fresh",
+        "view_as",
+        "expand_as",
+        "split",
+        "chunk",
+        "unbind",
+        "narrow",
+        "numel",
+        "size",
+        "stride",
+        "is_nonzero",
+        "_reshape_alias",
+        "set_",
+        "result_type",
+    )
+)
 COPIES = frozenset({"aten::copy_"})
-CONVERSIONS = frozenset({"aten::to", "aten::_to_copy"})  # an operand converted before an operator's own pass
-AUTOGRAD_NODE = re.compile(r"(Backward\d*|^detach_?)$")  # leaves that hand gradients on or detach: no data
+CONVERSIONS = frozenset(
+    {"aten::to", "aten::_to_copy"}
+)  # an operand converted before an operator's own pass
+AUTOGRAD_NODE = re.compile(
+    r"(Backward\d*|^detach_?)$"
+)  # leaves that hand gradients on or detach: no data
 FORMAT = 2  # 2: attention as its own kernel, operators' own passes, unmapped operators listed  # data moved, no arithmetic: the suite's copy case
-BYTES = {"float": 4, "c10::BFloat16": 2, "c10::Half": 2, "double": 8, "long int": 8, "int": 4, "short int": 2,
-         "signed char": 1, "unsigned char": 1, "bool": 1}
-DTYPE_NAMES = {"float": "float32", "c10::BFloat16": "bfloat16", "c10::Half": "float16", "double": "float64"}
+BYTES = {
+    "float": 4,
+    "c10::BFloat16": 2,
+    "c10::Half": 2,
+    "double": 8,
+    "long int": 8,
+    "int": 4,
+    "short int": 2,
+    "signed char": 1,
+    "unsigned char": 1,
+    "bool": 1,
+}
+DTYPE_NAMES = {
+    "float": "float32",
+    "c10::BFloat16": "bfloat16",
+    "c10::Half": "float16",
+    "double": "float64",
+}
 
 
 @dataclass(frozen=True)
@@ -78,10 +136,16 @@ class Operator:
 
 def operators(events: Iterable[Any]) -> list[Operator]:
     """The roots of the profiler's operator tree (FunctionEvent: cpu_parent, cpu_children)."""
+
     def convert(event: Any) -> Operator:
-        return Operator(event.name, [list(s) if isinstance(s, list | tuple) else [] for s in event.input_shapes or []],
-                        list(event.input_dtypes or []), list(getattr(event, "concrete_inputs", None) or []),
-                        [convert(child) for child in event.cpu_children])
+        return Operator(
+            event.name,
+            [list(s) if isinstance(s, list | tuple) else [] for s in event.input_shapes or []],
+            list(event.input_dtypes or []),
+            list(getattr(event, "concrete_inputs", None) or []),
+            [convert(child) for child in event.cpu_children],
+        )
+
     return [convert(event) for event in events if event.cpu_parent is None]
 
 
@@ -91,13 +155,20 @@ def _dtype(op: Operator, index: int) -> str:
 
 
 def _bytes(op: Operator) -> int:
-    sizes = [math.prod(shape) * BYTES.get(dtype, 4) for shape, dtype in zip(op.shapes, op.dtypes, strict=False) if shape]
+    sizes = [
+        math.prod(shape) * BYTES.get(dtype, 4)
+        for shape, dtype in zip(op.shapes, op.dtypes, strict=False)
+        if shape
+    ]
     return max(sizes, default=0)
 
 
 def _largest_dtype(op: Operator) -> str:
-    sizes = [(math.prod(shape) * BYTES.get(dtype, 4), dtype) for shape, dtype in zip(op.shapes, op.dtypes, strict=False)
-             if shape]
+    sizes = [
+        (math.prod(shape) * BYTES.get(dtype, 4), dtype)
+        for shape, dtype in zip(op.shapes, op.dtypes, strict=False)
+        if shape
+    ]
     return DTYPE_NAMES.get(max(sizes)[1], "float32") if sizes else "float32"
 
 
@@ -107,7 +178,13 @@ def _attention(op: Operator) -> list[Kernel]:
     backward = "backward" in op.name
     query, key = (op.shapes[1], op.shapes[2]) if backward else (op.shapes[0], op.shapes[1])
     shape = (math.prod(query[:-2]), round(math.sqrt(query[-2] * key[-2])), query[-1])
-    return [Kernel("attention_backward" if backward else "attention", shape, _dtype(op, 1 if backward else 0))]
+    return [
+        Kernel(
+            "attention_backward" if backward else "attention",
+            shape,
+            _dtype(op, 1 if backward else 0),
+        )
+    ]
 
 
 def _convolution(op: Operator) -> list[Kernel]:
@@ -121,10 +198,14 @@ def _convolution(op: Operator) -> list[Kernel]:
         given = len(op.values) > 4
         stride = op.values[3] if given and op.values[3] else [1, 1]
         padding = op.values[4] if given and op.values[4] else [0, 0]
-        output = [(size + 2 * pad - k) // step + 1 for size, pad, k, step in
-                  zip(images[2:], padding, weight[2:], stride, strict=False)]
+        output = [
+            (size + 2 * pad - k) // step + 1
+            for size, pad, k, step in zip(images[2:], padding, weight[2:], stride, strict=False)
+        ]
     channels = round(math.sqrt(weight[0] * weight[1]))
-    call = Kernel("conv", (images[0], channels, round(math.sqrt(math.prod(output))), weight[2]), _dtype(op, 0))
+    call = Kernel(
+        "conv", (images[0], channels, round(math.sqrt(math.prod(output))), weight[2]), _dtype(op, 0)
+    )
     if not backward:
         return [call]
     mask = op.values[-1] if op.values and isinstance(op.values[-1], list) else [True, True]
@@ -153,7 +234,9 @@ def _unmapped(name: str, unmapped: Counter[str] | None) -> None:
         unmapped[name] += 1
 
 
-def kernels_of(op: Operator, ranks: int = 1, unmapped: Counter[str] | None = None) -> tuple[list[Kernel], int]:
+def kernels_of(
+    op: Operator, ranks: int = 1, unmapped: Counter[str] | None = None
+) -> tuple[list[Kernel], int]:
     """The kernels under one operator, and its launches; `unmapped` counts the operators whose work
     maps onto no kernel (by name)."""
     if op.name in GEMMS:
@@ -179,7 +262,9 @@ def kernels_of(op: Operator, ranks: int = 1, unmapped: Counter[str] | None = Non
     return [Kernel("eltwise", (_bytes(op),), _largest_dtype(op))], 1
 
 
-def _looked_into(op: Operator, ranks: int, unmapped: Counter[str] | None) -> tuple[list[Kernel], int]:
+def _looked_into(
+    op: Operator, ranks: int, unmapped: Counter[str] | None
+) -> tuple[list[Kernel], int]:
     """An operator that calls others: their kernels; and its own pass where it does one, i.e. where
     its largest tensor is larger than any its callees touch, conversions of its operands aside (add_,
     mul_ and div of Adam over the weights call only a scalar's conversion, layer norms and sums only
@@ -190,11 +275,17 @@ def _looked_into(op: Operator, ranks: int, unmapped: Counter[str] | None) -> tup
         more, count = kernels_of(child, ranks, unmapped)
         found += more
         launches += count
-        if child.name not in CONVERSIONS:  # an operand converted first (add of float32 and bfloat16)
+        if (
+            child.name not in CONVERSIONS
+        ):  # an operand converted first (add of float32 and bfloat16)
             touched = max([touched, *map(_moved, more)])
     own = _bytes(op)
     if op.name.startswith("aten::") and op.name not in NO_DATA and own > touched:
-        found.append(Kernel("copy", (own,)) if op.name in COPIES else Kernel("eltwise", (own,), _largest_dtype(op)))
+        found.append(
+            Kernel("copy", (own,))
+            if op.name in COPIES
+            else Kernel("eltwise", (own,), _largest_dtype(op))
+        )
         launches += 1
     return found, launches
 
@@ -209,12 +300,28 @@ def profile_document(roots: list[Operator], iterations: int = 1, ranks: int = 1)
         found, count = kernels_of(root, ranks, unmapped)
         counts.update(found)
         launches += count
-    kernels = [{"kind": k.kind, "shape": list(k.shape), "dtype": k.dtype, "count": n / iterations, "ranks": k.ranks}
-               for k, n in sorted(counts.items(), key=lambda item: (item[0].kind, item[0].shape, item[0].dtype))]
-    return {"kernels": kernels, "launches": launches / iterations, "format": FORMAT,
-            "unmapped": {name: n / iterations for name, n in sorted(unmapped.items())}, "source": "torch.profiler",
-            "torch": torch.__version__, "iterations": iterations,
-            "captured": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    kernels = [
+        {
+            "kind": k.kind,
+            "shape": list(k.shape),
+            "dtype": k.dtype,
+            "count": n / iterations,
+            "ranks": k.ranks,
+        }
+        for k, n in sorted(
+            counts.items(), key=lambda item: (item[0].kind, item[0].shape, item[0].dtype)
+        )
+    ]
+    return {
+        "kernels": kernels,
+        "launches": launches / iterations,
+        "format": FORMAT,
+        "unmapped": {name: n / iterations for name, n in sorted(unmapped.items())},
+        "source": "torch.profiler",
+        "torch": torch.__version__,
+        "iterations": iterations,
+        "captured": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
 
 
 def capture(step: Callable[[], object], iterations: int = 1, ranks: int = 1) -> dict[str, Any]:
@@ -228,8 +335,18 @@ def capture(step: Callable[[], object], iterations: int = 1, ranks: int = 1) -> 
     return profile_document(operators(profiler.events()), iterations, ranks)
 
 
-def gpt_step(hidden: int, layers: int, heads: int, seq: int, batch: int, vocab: int, ffn: int = 0, dp: int = 1,
-             dtype: str = "float32", seed: int = 1234) -> tuple[Callable[[], object], int]:
+def gpt_step(
+    hidden: int,
+    layers: int,
+    heads: int,
+    seq: int,
+    batch: int,
+    vocab: int,
+    ffn: int = 0,
+    dp: int = 1,
+    dtype: str = "float32",
+    seed: int = 1234,
+) -> tuple[Callable[[], object], int]:
     """One iteration of caramel's GPT trainer on one of `dp` ranks (its share of the batch), on the
     CPU; and the bytes of its gradients (what data parallel all-reduces once per iteration)."""
     from caramel.payloads.workloads import gpt
@@ -238,33 +355,62 @@ def gpt_step(hidden: int, layers: int, heads: int, seq: int, batch: int, vocab: 
     model = gpt.GPT(vocab, seq, hidden, layers, heads, ffn or 4 * hidden)
     optimiser = torch.optim.AdamW(model.parameters(), lr=1e-3)
     device = torch.device("cpu")
-    precision = gpt.Precision(device, {"float32": torch.float32, "bfloat16": torch.bfloat16,
-                                       "float16": torch.float16}[dtype])
+    precision = gpt.Precision(
+        device,
+        {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[dtype],
+    )
     sequences = max(1, batch // dp)
-    tokens = torch.randint(0, vocab, (sequences, seq + 1), generator=torch.Generator().manual_seed(seed))
+    tokens = torch.randint(
+        0, vocab, (sequences, seq + 1), generator=torch.Generator().manual_seed(seed)
+    )
     data = iter(lambda: (tokens[:, :-1], tokens[:, 1:]), None)
     gradient_bytes = 4 * sum(p.numel() for p in model.parameters())
     return (lambda: gpt.train_step(model, optimiser, data, device, 1, precision)), gradient_bytes
 
 
-def capture_gpt(hidden: int, layers: int, heads: int, seq: int, batch: int, vocab: int, ffn: int = 0, dp: int = 1,
-                dtype: str = "float32", iterations: int = 1) -> dict[str, Any]:
+def capture_gpt(
+    hidden: int,
+    layers: int,
+    heads: int,
+    seq: int,
+    batch: int,
+    vocab: int,
+    ffn: int = 0,
+    dp: int = 1,
+    dtype: str = "float32",
+    iterations: int = 1,
+) -> dict[str, Any]:
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the kernels' shapes do not depend on it; one thread disturbs a shared machine least
+    torch.set_num_threads(
+        1
+    )  # the kernels' shapes do not depend on it; one thread disturbs a shared machine least
     try:
         step, gradient_bytes = gpt_step(hidden, layers, heads, seq, batch, vocab, ffn, dp, dtype)
         document = capture(step, iterations)
     finally:
         torch.set_num_threads(threads)
     if dp > 1:
-        document["kernels"].append({"kind": "allreduce", "shape": [gradient_bytes], "dtype": "float32", "count": 1.0,
-                                    "ranks": dp})
+        document["kernels"].append(
+            {
+                "kind": "allreduce",
+                "shape": [gradient_bytes],
+                "dtype": "float32",
+                "count": 1.0,
+                "ranks": dp,
+            }
+        )
         document["launches"] += 1
     return document
 
 
-def capture_resnet(batch: int, image: int = 32, width: int = 16, blocks: int = 1, classes: int = 100,
-                   iterations: int = 1) -> dict[str, Any]:
+def capture_resnet(
+    batch: int,
+    image: int = 32,
+    width: int = 16,
+    blocks: int = 1,
+    classes: int = 100,
+    iterations: int = 1,
+) -> dict[str, Any]:
     """One SGD iteration of caramel's ResNet (blocks per stage, four stages) on synthetic images."""
     from caramel.payloads.workloads.resnet import ResNet
 
@@ -290,13 +436,21 @@ def _fields(items: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="capture a training iteration's kernels with torch.profiler")
+    parser = argparse.ArgumentParser(
+        description="capture a training iteration's kernels with torch.profiler"
+    )
     parser.add_argument("workload", choices=["gpt", "resnet", "step"])
-    parser.add_argument("fields", nargs="*", help="KEY=VALUE (gpt: hidden layers heads seq batch vocab [ffn dp "
-                                                  "dtype]; resnet: batch [image width blocks classes]); step: "
-                                                  "package.module:factory, a function returning the step to profile")
+    parser.add_argument(
+        "fields",
+        nargs="*",
+        help="KEY=VALUE (gpt: hidden layers heads seq batch vocab [ffn dp "
+        "dtype]; resnet: batch [image width blocks classes]); step: "
+        "package.module:factory, a function returning the step to profile",
+    )
     parser.add_argument("--iterations", type=int, default=1)
-    parser.add_argument("--out", type=Path, help="the profile file (JSON; default: standard output)")
+    parser.add_argument(
+        "--out", type=Path, help="the profile file (JSON; default: standard output)"
+    )
     args = parser.parse_args(argv)
     if args.workload == "step":
         import importlib

@@ -37,8 +37,9 @@ class BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(channels)
         self.shortcut = nn.Sequential()
         if stride != 1 or channels_in != channels:
-            self.shortcut = nn.Sequential(nn.Conv2d(channels_in, channels, 1, stride, bias=False),
-                                          nn.BatchNorm2d(channels))
+            self.shortcut = nn.Sequential(
+                nn.Conv2d(channels_in, channels, 1, stride, bias=False), nn.BatchNorm2d(channels)
+            )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         out = torch.relu(self.bn1(self.conv1(x)))
@@ -48,12 +49,16 @@ class BasicBlock(nn.Module):
 class ResNet(nn.Module):
     """ResNet with basic blocks: `blocks` per stage, widths doubling from `width`."""
 
-    def __init__(self, blocks: tuple[int, ...] = (1, 1, 1, 1), width: int = 16, classes: int = 100) -> None:
+    def __init__(
+        self, blocks: tuple[int, ...] = (1, 1, 1, 1), width: int = 16, classes: int = 100
+    ) -> None:
         super().__init__()
-        self.stem = nn.Sequential(nn.Conv2d(3, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU())
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, width, 3, 1, 1, bias=False), nn.BatchNorm2d(width), nn.ReLU()
+        )
         layers, channels = [], width
         for stage, count in enumerate(blocks):
-            out = width * 2 ** stage
+            out = width * 2**stage
             for i in range(count):
                 layers.append(BasicBlock(channels, out, 2 if (i == 0 and stage > 0) else 1))
                 channels = out
@@ -76,7 +81,11 @@ def training_flops(model: nn.Module, images: torch.Tensor) -> float:
         elif isinstance(module, nn.Linear):
             counted[0] += 2.0 * output.numel() * module.in_features
 
-    hooks = [m.register_forward_hook(count) for m in model.modules() if isinstance(m, (nn.Conv2d, nn.Linear))]
+    hooks = [
+        m.register_forward_hook(count)
+        for m in model.modules()
+        if isinstance(m, (nn.Conv2d, nn.Linear))
+    ]
     with torch.no_grad():
         model(images)
     for hook in hooks:
@@ -85,7 +94,9 @@ def training_flops(model: nn.Module, images: torch.Tensor) -> float:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description="caramel's small ResNet trainer (tf_cnn_benchmarks arguments)")
+    p = argparse.ArgumentParser(
+        description="caramel's small ResNet trainer (tf_cnn_benchmarks arguments)"
+    )
     p.add_argument("--batch_size", type=int, default=4, help="per device")
     p.add_argument("--num_batches", type=int, default=10)
     p.add_argument("--num_warmup_batches", type=int, default=2)
@@ -94,7 +105,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--display_every", type=int, default=1)
     p.add_argument("--model", default="resnet_small")
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
-    p.add_argument("--threads", type=int, default=0, help="intra-op threads per process (0: see docs/benchmarks.md)")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="intra-op threads per process (0: see docs/benchmarks.md)",
+    )
     add_layout_choice(p)
     args, _tf_only = p.parse_known_args(argv)  # --variable_update, --use_fp16, ... are ignored
     return args
@@ -106,11 +122,19 @@ def main(argv: list[str] | None = None) -> None:
     times, gemm, flops = train(args, rank, world, device)
     finish()  # after train() returned: its DDP model, which holds the process group, is gone
     if rank == 0:
-        print("-" * 40 + f"\ntotal images/sec: {args.batch_size * world * args.num_batches / sum(times):.2f}\n"
-              + "-" * 40 + "\n" + utilisation(flops, times, gemm).line(), flush=True)
+        print(
+            "-" * 40
+            + f"\ntotal images/sec: {args.batch_size * world * args.num_batches / sum(times):.2f}\n"
+            + "-" * 40
+            + "\n"
+            + utilisation(flops, times, gemm).line(),
+            flush=True,
+        )
 
 
-def train(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> tuple[list[float], float, float]:
+def train(
+    args: argparse.Namespace, rank: int, world: int, device: torch.device
+) -> tuple[list[float], float, float]:
     """Model, warm-up, the node's GEMM rate, the timed batches: (their seconds, GEMM rate, FLOPs a batch)."""
     torch.manual_seed(1234 + rank)
     model: torch.nn.Module = ResNet(width=args.width)
@@ -121,9 +145,11 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
     images = images.to(device)
     labels = torch.randint(0, 100, (args.batch_size,)).to(device)
     if rank == 0:
-        print(f"Model:       {args.model}\nBatch size:  {args.batch_size * world} global\n"
-              f"             {args.batch_size} per device\nNum devices: {world}\n{layout_line(world, device, args.layout_choice)}",
-              flush=True)
+        print(
+            f"Model:       {args.model}\nBatch size:  {args.batch_size * world} global\n"
+            f"             {args.batch_size} per device\nNum devices: {world}\n{layout_line(world, device, args.layout_choice)}",
+            flush=True,
+        )
 
     def step() -> torch.Tensor:
         optimiser.zero_grad(set_to_none=True)
@@ -136,8 +162,11 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
         step()
     gemm = gemm_rate(device)
     if rank == 0:
-        print(f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s (float32, all {world} process(es) at once)\n"
-              f"Step\tImg/sec\ttotal_loss", flush=True)
+        print(
+            f"> GEMM rate: {gemm / 1e9:.3f} GFLOP/s (float32, all {world} process(es) at once)\n"
+            f"Step\tImg/sec\ttotal_loss",
+            flush=True,
+        )
     barrier()
     times, last = [], device_time(device)
     for done in range(1, args.num_batches + 1):
@@ -146,8 +175,11 @@ def train(args: argparse.Namespace, rank: int, world: int, device: torch.device)
         elapsed, last = now - last, now
         times.append(elapsed)
         if rank == 0 and done % args.display_every == 0:
-            print(f"{done}\timages/sec: {args.batch_size * world / elapsed:.1f} +/- 0.0 (jitter = 0.0)\t"
-                  f"{loss.item():.3f}", flush=True)
+            print(
+                f"{done}\timages/sec: {args.batch_size * world / elapsed:.1f} +/- 0.0 (jitter = 0.0)\t"
+                f"{loss.item():.3f}",
+                flush=True,
+            )
     return times, gemm, flops
 
 

@@ -14,11 +14,22 @@ from caramel.stages.analyse.analyser import AnalyserResult, Group, analyse
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.inputs import AnalyseError, AnalysisInput, WPRecord, from_plan, from_run
 
-__all__ = ["AnalyseError", "AnalyserResult", "AnalysisInput", "Group", "WPRecord", "analyse", "analyse_all",
-           "from_plan", "from_run"]
+__all__ = [
+    "AnalyseError",
+    "AnalyserResult",
+    "AnalysisInput",
+    "Group",
+    "WPRecord",
+    "analyse",
+    "analyse_all",
+    "from_plan",
+    "from_run",
+]
 
 
-def analyse_all(inp: AnalysisInput, names: list[str] | None = None, use_cache: bool = True) -> dict[str, AnalyserResult]:
+def analyse_all(
+    inp: AnalysisInput, names: list[str] | None = None, use_cache: bool = True
+) -> dict[str, AnalyserResult]:
     """Run the analysers `names` (default: all of the benchmark), reusing cached values when allowed."""
     from caramel.errors import did_you_mean
 
@@ -31,9 +42,12 @@ def analyse_all(inp: AnalysisInput, names: list[str] | None = None, use_cache: b
             if name in out:
                 continue
             if name not in bench.analysers:
-                raise AnalyseError(f"analyser '{name}' is not defined", bench.where,
-                                   hint=did_you_mean(name, bench.analysers) or
-                                   "analysers: " + (", ".join(bench.analysers) or "none"))
+                raise AnalyseError(
+                    f"analyser '{name}' is not defined",
+                    bench.where,
+                    hint=did_you_mean(name, bench.analysers)
+                    or "analysers: " + (", ".join(bench.analysers) or "none"),
+                )
             out[name] = analyse(inp, bench.analysers[name], cache)
         return out
     finally:

@@ -41,10 +41,16 @@ class Group:
     root: int
     members: list[int]
     values: dict[str, object] = field(default_factory=dict)
-    missing: list[str] = field(default_factory=list)  # files that were not there in a started workpackage
+    missing: list[str] = field(
+        default_factory=list
+    )  # files that were not there in a started workpackage
     started: bool = True
-    problems: list[Problem] = field(default_factory=list)  # derived patterns that failed with all inputs
-    dropped: dict[str, tuple[int, str]] = field(default_factory=dict)  # pattern -> (matches not converted, first)
+    problems: list[Problem] = field(
+        default_factory=list
+    )  # derived patterns that failed with all inputs
+    dropped: dict[str, tuple[int, str]] = field(
+        default_factory=dict
+    )  # pattern -> (matches not converted, first)
 
 
 @dataclass
@@ -94,15 +100,20 @@ def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
     specs: dict[str, list[_Spec]] = {}
     for entry in analyser.analyses:
         if entry.step not in bench.steps:
-            raise AnalyseError(f"analyser '{analyser.name}' analyses step '{entry.step}', which is not defined "
-                               "(or its tag does not hold)", entry.where,
-                               hint=did_you_mean(entry.step, bench.steps) or "steps: " + ", ".join(bench.steps))
+            raise AnalyseError(
+                f"analyser '{analyser.name}' analyses step '{entry.step}', which is not defined "
+                "(or its tag does not hold)",
+                entry.where,
+                hint=did_you_mean(entry.step, bench.steps) or "steps: " + ", ".join(bench.steps),
+            )
         files = specs.setdefault(entry.step, [])
         for file in entry.files:
             if any(s.file.path == file.path and s.file.uses == file.uses for s in files):
                 continue
             local = dict(base)
-            combine(bench, file.uses, local, f"<file use=...> of analyser '{analyser.name}'", file.where)
+            combine(
+                bench, file.uses, local, f"<file use=...> of analyser '{analyser.name}'", file.where
+            )
             extra = [p for n, p in local.items() if n not in base]
             for p in extra:
                 every[p.name] = p
@@ -122,7 +133,9 @@ def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
     return Prepared(analyser.name, base, every, config, plans)
 
 
-def run(prepared: Prepared, cache: AnalysisCache | None = None, roots: set[int] | None = None) -> AnalyserResult:
+def run(
+    prepared: Prepared, cache: AnalysisCache | None = None, roots: set[int] | None = None
+) -> AnalyserResult:
     """Analyse the groups whose files changed since they were cached; take the others from the cache.
     `roots`: only these result groups (the others are not read at all)."""
     cached = cache.load(prepared.name, prepared.config, roots) if cache else {}
@@ -150,7 +163,9 @@ def run(prepared: Prepared, cache: AnalysisCache | None = None, roots: set[int] 
     return result
 
 
-def analyse(inp: AnalysisInput, analyser: Analyser, cache: AnalysisCache | None = None) -> AnalyserResult:
+def analyse(
+    inp: AnalysisInput, analyser: Analyser, cache: AnalysisCache | None = None
+) -> AnalyserResult:
     return run(prepare(inp, analyser), cache)
 
 
@@ -160,16 +175,31 @@ def _add_sanity_files(specs: dict[str, list[_Spec]], analyser: Analyser, bench: 
     for step_name, files in specs.items():
         for check in bench.steps[step_name].sanity + analyser.sanity:
             if check.kind != "expr" and not any(s.file.path == check.file for s in files):
-                files.append(_Spec(AnalyseFile(check.file, [], check.where), Compiler([]), [], set(),
-                                   sanity_only=True))
+                files.append(
+                    _Spec(
+                        AnalyseFile(check.file, [], check.where),
+                        Compiler([]),
+                        [],
+                        set(),
+                        sanity_only=True,
+                    )
+                )
 
 
 def _config(analyser: Analyser, patterns: dict[str, Pattern], steps: dict[str, Step]) -> str:
     """What the cached values depend on besides the files: the definitions, caramel's version and
     the patterns' time bound (a value stopped at it is found with a larger one)."""
-    text = repr((__version__, scanning.CHUNK, scanning.OVERLAP, current().pattern_timeout, analyser,
-                 sorted(patterns.items()),
-                 sorted((n, s.work_dir, s.iterations, repr(s.sanity)) for n, s in steps.items())))
+    text = repr(
+        (
+            __version__,
+            scanning.CHUNK,
+            scanning.OVERLAP,
+            current().pattern_timeout,
+            analyser,
+            sorted(patterns.items()),
+            sorted((n, s.work_dir, s.iterations, repr(s.sanity)) for n, s in steps.items()),
+        )
+    )
     return hashlib.sha1(text.encode()).hexdigest()
 
 
@@ -181,8 +211,12 @@ def _groups(wps: list[WPRecord], iterations: int, reduce: bool) -> list[list[WPR
     for wp in wps:
         if out:
             prev = out[-1][-1]
-            if (wp.id == prev.id + 1 and wp.parents == prev.parents and wp.iteration == prev.iteration + 1
-                    and wp.iteration % iterations != 0):
+            if (
+                wp.id == prev.id + 1
+                and wp.parents == prev.parents
+                and wp.iteration == prev.iteration + 1
+                and wp.iteration % iterations != 0
+            ):
                 out[-1].append(wp)
                 continue
         out.append([wp])
@@ -192,13 +226,17 @@ def _groups(wps: list[WPRecord], iterations: int, reduce: bool) -> list[list[WPR
 def _base_dir(inp: AnalysisInput, wp: WPRecord, work_dir: str) -> str:
     if not work_dir:
         return wp.work_dir
-    return layout.step_work_dir(inp.benchmark.home, layout.resolve_path_text(substitute(work_dir, wp.params, final=True)))
+    return layout.step_work_dir(
+        inp.benchmark.home, layout.resolve_path_text(substitute(work_dir, wp.params, final=True))
+    )
 
 
 Read = tuple[WPRecord, _Spec, list[str]]  # a member, a file spec, the paths found for it
 
 
-def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], work_dir: str) -> tuple[str, list[Read]]:
+def _signature(
+    inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], work_dir: str
+) -> tuple[str, list[Read]]:
     """The files each member would read now, with size, mtime, inode and ctime (in JUBE's reading order)."""
     parts: list[str] = []
     reads: list[Read] = []
@@ -208,7 +246,9 @@ def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], 
             continue
         base = _base_dir(inp, wp, work_dir) + os.sep
         for spec in specs:
-            if spec.literal:  # the common case, kept cheap: 10,000 workpackages are stat-ed on every call
+            if (
+                spec.literal
+            ):  # the common case, kept cheap: 10,000 workpackages are stat-ed on every call
                 paths: Iterable[str] = (spec.file.path if spec.absolute else base + spec.file.path,)
             else:
                 name = spec.file.path
@@ -227,15 +267,18 @@ def _signature(inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], 
                     found.append(p)
                     # inode and ctime too: a copy that keeps size and mtime (cp -p, rsync -t) still
                     # changes the ctime, which no tool sets back, and a file renamed over has a new inode
-                    parts.append(f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {p}")
+                    parts.append(
+                        f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {p}"
+                    )
             if not found:
                 parts.append(f"{wp.id} -1 {spec.file.path}")
             reads.append((wp, spec, found))
     return "\n".join(parts), reads
 
 
-def _overrun(wp: WPRecord, path: str, name: str, bound: float, active: dict[str, Pattern],
-             group: Group) -> str:
+def _overrun(
+    wp: WPRecord, path: str, name: str, bound: float, active: dict[str, Pattern], group: Group
+) -> str:
     """Record, on the group, a pattern stopped at its time bound on one file: a problem (the
     warning, naming the pattern, the file and the bound) and a missing entry (the row's status says
     why)."""
@@ -247,7 +290,9 @@ def _overrun(wp: WPRecord, path: str, name: str, bound: float, active: dict[str,
     return why
 
 
-def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Pattern], reads: list[Read]) -> Group:
+def _analyse_group(
+    root: WPRecord, members: list[WPRecord], base: dict[str, Pattern], reads: list[Read]
+) -> Group:
     group = Group(root.id, [m.id for m in members], started=any(m.started for m in members))
     if not group.started:
         return group  # never ran: empty metrics (JUBE would show defaults and nan here)
@@ -271,8 +316,11 @@ def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Patt
         if not spec.names.isdisjoint(wp.params):
             name = sorted(spec.names & wp.params.keys())[0]
             pattern = next(p for p in list(base.values()) + spec.extra if p.name == name)
-            raise AnalyseError(f"pattern '{name}' has the name of a parameter of workpackage {wp.id}", pattern.where,
-                               hint="rename the pattern: JUBE does not allow a pattern and a parameter of one name")
+            raise AnalyseError(
+                f"pattern '{name}' has the name of a parameter of workpackage {wp.id}",
+                pattern.where,
+                hint="rename the pattern: JUBE does not allow a pattern and a parameter of one name",
+            )
         for probe in probes:
             if probe.name not in accs:
                 accs[probe.name] = Accumulator(probe.kind)
@@ -294,8 +342,12 @@ def _analyse_group(root: WPRecord, members: list[WPRecord], base: dict[str, Patt
         if acc.dropped:
             group.dropped[name] = (acc.dropped, acc.bad)
     for p in active.values():
-        if not is_derived(p) and p.default is not None and p.name not in values \
-                and p.name not in overrun:
+        if (
+            not is_derived(p)
+            and p.default is not None
+            and p.name not in values
+            and p.name not in overrun
+        ):
             values.update(default_values(p.name, kind(p), p.default, p.where))
     derived = [p for p in active.values() if is_derived(p)]
     values.update(evaluate_derived(derived, root.params, values, root.id, group.problems))

@@ -45,14 +45,17 @@ G = TypeVar("G")  # the Group class decode_group makes
 
 # 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`)
 SCHEMA_VERSION = 3
-SCHEMA = ("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
-          "CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
-          "signature TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (analyser, root));"
-          "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT);"
-          "CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, created REAL, data TEXT)")
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
+    "CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
+    "signature TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (analyser, root));"
+    "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT);"
+    "CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, created REAL, data TEXT)"
+)
 # WAL only where it is safe (state.sqlitefiles); errors are SQLite's: a cache that fails is not used
-ANALYSIS_CACHE = sqlitefiles.FileKind("analysis cache", timeout_s=10, autocommit=True,
-                                      journal=sqlitefiles.Journal.BY_FILESYSTEM)
+ANALYSIS_CACHE = sqlitefiles.FileKind(
+    "analysis cache", timeout_s=10, autocommit=True, journal=sqlitefiles.Journal.BY_FILESYSTEM
+)
 _NOTED: set[str] = set()  # caches said to be read-only (once a process)
 KEEP_TABLES = 4  # finished tables kept (one per combination of options used lately)
 
@@ -82,7 +85,9 @@ class AnalysisCache:
                         break  # full, read-only, locked: not used this time
                     _remove(path)  # damaged (it is only a cache): made again
 
-    def load(self, analyser: str, config: str, roots: set[int] | None = None) -> dict[int, tuple[str, str]]:
+    def load(
+        self, analyser: str, config: str, roots: set[int] | None = None
+    ) -> dict[int, tuple[str, str]]:
         """root -> (signature, data) of the groups cached for this analyser definition (`roots`: only
         these groups)."""
         if self.db is None:
@@ -90,8 +95,10 @@ class AnalysisCache:
         query = "SELECT root, signature, data FROM analysis WHERE analyser=? AND config=?"
         try:
             if roots is not None and len(roots) <= 500:
-                rows = self.db.execute(query + f" AND root IN ({','.join('?' * len(roots))})",
-                                       (analyser, config, *sorted(roots))).fetchall()
+                rows = self.db.execute(
+                    query + f" AND root IN ({','.join('?' * len(roots))})",
+                    (analyser, config, *sorted(roots)),
+                ).fetchall()
             else:
                 rows = self.db.execute(query, (analyser, config)).fetchall()
         except sqlite3.Error:
@@ -103,9 +110,13 @@ class AnalysisCache:
             return
         try:
             self.db.execute("BEGIN IMMEDIATE")
-            self.db.execute("DELETE FROM analysis WHERE analyser=? AND config<>?", (analyser, config))
-            self.db.executemany("INSERT OR REPLACE INTO analysis VALUES (?,?,?,?,?)",
-                                ((analyser, root, config, sig, data) for root, sig, data in entries))
+            self.db.execute(
+                "DELETE FROM analysis WHERE analyser=? AND config<>?", (analyser, config)
+            )
+            self.db.executemany(
+                "INSERT OR REPLACE INTO analysis VALUES (?,?,?,?,?)",
+                ((analyser, root, config, sig, data) for root, sig, data in entries),
+            )
             self.db.execute("COMMIT")
         except sqlite3.Error:
             with contextlib.suppress(sqlite3.Error):
@@ -138,9 +149,14 @@ class AnalysisCache:
         if self.db is None:
             return
         try:
-            self.db.execute(f"INSERT OR REPLACE INTO {table} VALUES (?,?,?)", (key, time.time(), data))
-            self.db.execute(f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM {table} ORDER BY created DESC "
-                            "LIMIT ?)", (KEEP_TABLES,))
+            self.db.execute(
+                f"INSERT OR REPLACE INTO {table} VALUES (?,?,?)", (key, time.time(), data)
+            )
+            self.db.execute(
+                f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM {table} ORDER BY created DESC "
+                "LIMIT ?)",
+                (KEEP_TABLES,),
+            )
         except sqlite3.Error:
             pass
 
@@ -155,8 +171,10 @@ def _note_readonly(path: str) -> None:
     write (another user's, a read-only mount) is analysed without it, to the same tables."""
     if path not in _NOTED:
         _NOTED.add(path)
-        print(f"note: the analysis cache {path} is read-only to you: the run is analysed "
-              "without it", file=sys.stderr)
+        print(
+            f"note: the analysis cache {path} is read-only to you: the run is analysed without it",
+            file=sys.stderr,
+        )
 
 
 def _remove(path: str) -> None:
@@ -174,22 +192,46 @@ _SCALARS = (int, float, str)
 
 def encode_group(group: Group) -> str:
     """A result group (analyse.analyser.Group) as JSON; problems name their pattern."""
-    return json.dumps([group.root, group.members, group.values, group.missing, group.started,
-                       [[p.pattern.name, p.expression, p.wp_id, p.message] for p in group.problems],
-                       {name: list(entry) for name, entry in group.dropped.items()}], separators=(",", ":"))
+    return json.dumps(
+        [
+            group.root,
+            group.members,
+            group.values,
+            group.missing,
+            group.started,
+            [[p.pattern.name, p.expression, p.wp_id, p.message] for p in group.problems],
+            {name: list(entry) for name, entry in group.dropped.items()},
+        ],
+        separators=(",", ":"),
+    )
 
 
 def decode_group(text: str, make: Callable[..., G], patterns: dict[str, Pattern]) -> G:
     """The group `encode_group` wrote (`make`: the Group class); Damaged when it is anything else."""
     try:
-        root, members, values, missing, started, problems, dropped = bounded.loads(text, "a cached result group")
-        ok = (type(root) is int and all(type(m) is int for m in members) and isinstance(values, dict)
-              and all(v is None or type(v) in _SCALARS or type(v) is bool for v in values.values())
-              and all(type(m) is str for m in missing) and type(started) is bool)
-        group = make(root, members, values, missing, started,
-                     [Problem(patterns[name], str(expression), int(wp_id), str(message))
-                      for name, expression, wp_id, message in problems],
-                     {str(name): (int(count), str(first)) for name, (count, first) in dropped.items()})
+        root, members, values, missing, started, problems, dropped = bounded.loads(
+            text, "a cached result group"
+        )
+        ok = (
+            type(root) is int
+            and all(type(m) is int for m in members)
+            and isinstance(values, dict)
+            and all(v is None or type(v) in _SCALARS or type(v) is bool for v in values.values())
+            and all(type(m) is str for m in missing)
+            and type(started) is bool
+        )
+        group = make(
+            root,
+            members,
+            values,
+            missing,
+            started,
+            [
+                Problem(patterns[name], str(expression), int(wp_id), str(message))
+                for name, expression, wp_id, message in problems
+            ],
+            {str(name): (int(count), str(first)) for name, (count, first) in dropped.items()},
+        )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise Damaged(str(exc)) from None
     if not ok:

@@ -26,7 +26,9 @@ def half_width_pct(samples: Sequence[float], confidence: float = CONFIDENCE) -> 
     values = np.asarray(samples, dtype=float)
     if len(values) < 2:
         return math.inf
-    if values.min() == values.max():  # not np.std: the mean of equal floats may differ in its last bit
+    if (
+        values.min() == values.max()
+    ):  # not np.std: the mean of equal floats may differ in its last bit
         return 0.0
     mean, spread = mean_sd(values, 1)
     if mean == 0.0:

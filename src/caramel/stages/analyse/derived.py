@@ -49,7 +49,9 @@ class _Lookup:
 
     __slots__ = ("params", "values", "done")
 
-    def __init__(self, params: dict[str, str], values: dict[str, object], done: dict[str, str]) -> None:
+    def __init__(
+        self, params: dict[str, str], values: dict[str, object], done: dict[str, str]
+    ) -> None:
         self.params = params
         self.values = values
         self.done = done
@@ -70,8 +72,13 @@ class _Lookup:
 _NOTHING: dict[str, str] = {}
 
 
-def evaluate_derived(patterns: list[Pattern], params: dict[str, str], values: dict[str, object],
-                     wp_id: int, problems: list[Problem] | None = None) -> dict[str, object]:
+def evaluate_derived(
+    patterns: list[Pattern],
+    params: dict[str, str],
+    values: dict[str, object],
+    wp_id: int,
+    problems: list[Problem] | None = None,
+) -> dict[str, object]:
     """The typed values of the derived `patterns` for one result (root workpackage `wp_id`)."""
     if not patterns:
         return {}
@@ -120,12 +127,17 @@ def evaluate_derived(patterns: list[Pattern], params: dict[str, str], values: di
 
 
 @lru_cache(maxsize=256)
-def _plan(patterns: tuple[tuple[str, str, str], ...]) -> tuple[list[str], dict[str, frozenset[str]]]:
+def _plan(
+    patterns: tuple[tuple[str, str, str], ...],
+) -> tuple[list[str], dict[str, frozenset[str]]]:
     """Derived patterns in dependency order (cycles left in file order), and for each the other
     script patterns it must wait for."""
     names = {name for name, _, _ in patterns}
     scripts = {name for name, _, mode in patterns if mode in SCRIPTS}
-    deps = {name: {r for r in references(text) if r in names and r != name} for name, text, _ in patterns}
+    deps = {
+        name: {r for r in references(text) if r in names and r != name}
+        for name, text, _ in patterns
+    }
     waits_for = {name: frozenset(d & scripts) for name, d in deps.items()}
     order: list[str] = []
     placed: set[str] = set()

@@ -80,9 +80,11 @@ def mean_sd(samples: np.ndarray, ddof: int = 1) -> tuple[float, float]:
     with np.errstate(over="ignore", invalid="ignore"):
         mean = float(samples.mean()) if samples.size else math.nan
         sd = float(samples.std(ddof=ddof)) if samples.size > ddof else math.nan
-        if samples.size \
-                and not (math.isfinite(mean) and (math.isfinite(sd) or samples.size <= ddof)) \
-                and bool(np.isfinite(samples).all()):
+        if (
+            samples.size
+            and not (math.isfinite(mean) and (math.isfinite(sd) or samples.size <= ddof))
+            and bool(np.isfinite(samples).all())
+        ):
             scale = float(np.abs(samples).max())
             scaled = samples / scale
             mean = float(scaled.mean()) * scale

@@ -31,11 +31,30 @@ class WPRecord:
     """One workpackage as the analysis sees it. Its params may come from a `ParamsSource` (the run's
     record): they are read only when needed, which an unchanged run rarely does."""
 
-    __slots__ = ("id", "step", "iteration", "parents", "work_dir", "state", "reason", "_params", "_source")
+    __slots__ = (
+        "id",
+        "step",
+        "iteration",
+        "parents",
+        "work_dir",
+        "state",
+        "reason",
+        "_params",
+        "_source",
+    )
 
-    def __init__(self, id: int, step: str, iteration: int, parents: tuple[int, ...],  # noqa: A002
-                 params: Params | None, work_dir: str, state: str = "done", reason: str = "",
-                 source: ParamsSource | None = None) -> None:
+    def __init__(
+        self,
+        id: int,
+        step: str,
+        iteration: int,
+        parents: tuple[int, ...],  # noqa: A002
+        params: Params | None,
+        work_dir: str,
+        state: str = "done",
+        reason: str = "",
+        source: ParamsSource | None = None,
+    ) -> None:
         self.id = id
         self.step = step
         self.iteration = iteration
@@ -88,11 +107,14 @@ class ParamsSource:
                 found = self._some[wp_id] = self._store.params(wp_id).stripped()
                 return found
             try:
-                self.params = {wp_id: params.stripped() for wp_id, params in self._store.all_params().items()}
+                self.params = {
+                    wp_id: params.stripped() for wp_id, params in self._store.all_params().items()
+                }
             finally:
                 self._store.close()
                 self._store = None
         return self.params.get(wp_id) or Params()
+
 
 @dataclass
 class AnalysisInput:
@@ -110,7 +132,11 @@ class AnalysisInput:
 
     def param_names(self) -> set[str]:
         """The names of the parameters the benchmark defines (built-ins not included)."""
-        return {param.name for pset in self.benchmark.parametersets.values() for param in pset.parameters}
+        return {
+            param.name
+            for pset in self.benchmark.parametersets.values()
+            for param in pset.parameters
+        }
 
     def param_units(self) -> dict[str, str]:
         units: dict[str, str] = {}
@@ -121,7 +147,9 @@ class AnalysisInput:
         return units
 
 
-def from_plan(plan: Plan, states: dict[int, str] | None = None, cache_path: str | None = None) -> AnalysisInput:
+def from_plan(
+    plan: Plan, states: dict[int, str] | None = None, cache_path: str | None = None
+) -> AnalysisInput:
     """An input from `make_plan(...)`: work folders as the plan places them (JUBE's layout)."""
     run_dir = os.path.abspath(plan.run_dir)
     records = []
@@ -130,8 +158,17 @@ def from_plan(plan: Plan, states: dict[int, str] | None = None, cache_path: str 
         work = layout.work_folder(run_dir, wp.dirname)
         if state is None:
             state = "done" if os.path.isdir(work) else "open"
-        records.append(WPRecord(wp.id, wp.step.name, wp.iteration, tuple(p.id for p in wp.parents),
-                                wp.params().stripped(), work, state))
+        records.append(
+            WPRecord(
+                wp.id,
+                wp.step.name,
+                wp.iteration,
+                tuple(p.id for p in wp.parents),
+                wp.params().stripped(),
+                work,
+                state,
+            )
+        )
     return AnalysisInput(plan.benchmark, run_dir, records, cache_path)
 
 
@@ -144,8 +181,10 @@ def from_run(run_dir: str, benchmark: Benchmark | None = None) -> AnalysisInput:
     from caramel.stages.state.store import Store, db_path, is_run_dir
 
     if not is_run_dir(run_dir):
-        raise AnalyseError(f"{run_dir} is not a caramel run folder (no caramel.db)",
-                           hint="give the folder bench run printed, or its outpath")
+        raise AnalyseError(
+            f"{run_dir} is not a caramel run folder (no caramel.db)",
+            hint="give the folder bench run printed, or its outpath",
+        )
     store = Store(db_path(run_dir), readonly=True)
     try:
         bench = store.model() if benchmark is None else benchmark
@@ -155,6 +194,10 @@ def from_run(run_dir: str, benchmark: Benchmark | None = None) -> AnalysisInput:
     run_dir = os.path.abspath(run_dir)
     source = ParamsSource(db_path(run_dir))
     work_folder = layout.work_folder
-    records = [WPRecord(wp_id, step, it, parents, None, work_folder(run_dir, dirname), state, reason, source)
-               for wp_id, step, it, parents, dirname, state, reason in rows]
+    records = [
+        WPRecord(
+            wp_id, step, it, parents, None, work_folder(run_dir, dirname), state, reason, source
+        )
+        for wp_id, step, it, parents, dirname, state, reason in rows
+    ]
     return AnalysisInput(bench, run_dir, records, os.path.join(run_dir, CACHE_NAME))

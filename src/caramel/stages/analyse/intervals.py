@@ -165,8 +165,9 @@ def copies_interval(
     figures = [summarise(lines, estimator).mean for lines in lists]
     of_mean = interval(figures, level, "mean")
     count = len(figures)
-    return Interval(count * of_mean.low, count * of_mean.high, COPIES_SUM, level,
-                    count * of_mean.estimate)
+    return Interval(
+        count * of_mean.low, count * of_mean.high, COPIES_SUM, level, count * of_mean.estimate
+    )
 
 
 def relative_half_width(

@@ -39,7 +39,9 @@ def kind(pattern: Pattern) -> str:
     return pattern.type if pattern.type in ("int", "float") else "string"
 
 
-def combine(bench: Benchmark, names: list[str], into: dict[str, Pattern], owner: str, where: Location) -> None:
+def combine(
+    bench: Benchmark, names: list[str], into: dict[str, Pattern], owner: str, where: Location
+) -> None:
     """Add the patterns of the sets `names` to `into` (name -> pattern), as JUBE combines them:
     a name defined twice must have the same text, otherwise the sets cannot be used together."""
     for set_name in names:
@@ -47,15 +49,25 @@ def combine(bench: Benchmark, names: list[str], into: dict[str, Pattern], owner:
         if pset is None:
             from caramel.errors import did_you_mean
 
-            raise AnalyseError(f"{owner} uses patternset '{set_name}', which is not defined", where,
-                               hint=did_you_mean(set_name, bench.patternsets) or
-                               "patternsets: " + (", ".join(bench.patternsets) or "none"))
+            raise AnalyseError(
+                f"{owner} uses patternset '{set_name}', which is not defined",
+                where,
+                hint=did_you_mean(set_name, bench.patternsets)
+                or "patternsets: " + (", ".join(bench.patternsets) or "none"),
+            )
         for pattern in pset.patterns:
             known = into.get(pattern.name)
-            if known is not None and known is not pattern and (known.regex, known.mode) != (pattern.regex, pattern.mode):
-                raise AnalyseError(f"{owner} cannot use patternset '{set_name}': pattern '{pattern.name}' is "
-                                   f"already defined differently at {known.where}", pattern.where,
-                                   hint="rename one of the patterns")
+            if (
+                known is not None
+                and known is not pattern
+                and (known.regex, known.mode) != (pattern.regex, pattern.mode)
+            ):
+                raise AnalyseError(
+                    f"{owner} cannot use patternset '{set_name}': pattern '{pattern.name}' is "
+                    f"already defined differently at {known.where}",
+                    pattern.where,
+                    hint="rename one of the patterns",
+                )
             into[pattern.name] = pattern
 
 
@@ -108,9 +120,11 @@ class Compiler:
         out = []
         for p in self.patterns:
             text = substitute(resolve(p.name, ()), {}, final=True)
-            out.append(Probe(p.name,
-                             compile_pattern(text, p.dotall, f"pattern '{p.name}'", p.where),
-                             kind(p)))
+            out.append(
+                Probe(
+                    p.name, compile_pattern(text, p.dotall, f"pattern '{p.name}'", p.where), kind(p)
+                )
+            )
         return out
 
 
@@ -123,5 +137,8 @@ def compile_pattern(text: str, dotall: bool, what: str, where: Location) -> rege
         re.compile(text, flags)
         return regex.compile(text, flags)
     except (re.error, regex.error) as exc:
-        raise AnalyseError(f"{what} is not a valid regular expression: {exc}: {text!r}", where,
-                           hint="fix the regex; $name placeholders are substituted first") from None
+        raise AnalyseError(
+            f"{what} is not a valid regular expression: {exc}: {text!r}",
+            where,
+            hint="fix the regex; $name placeholders are substituted first",
+        ) from None

@@ -39,17 +39,23 @@ from caramel.vocabulary import WpState
 # The forms madengine accepts (deployment/base.py, PERFORMANCE_LOG_PATTERN, found by re.search):
 # anywhere in the text, "performance:", blanks, a number, then a unit suffix such as "/s" and/or a
 # comma, blanks, and the metric: the next word up to a blank or a comma.
-PERFORMANCE_LINE = re.compile(r"""
+PERFORMANCE_LINE = re.compile(
+    r"""
     performance: \s+
     (?P<number> [+\-]? (?: [0-9]+ \.? [0-9]* | \. [0-9]+ ) (?: [eE] [+\-]? [0-9]+ )? )
     (?: ,? \s* / [a-zA-Z]+ \s* ,? | , )?
     \s+
     (?P<metric> [^\s,]+ )
-    """, re.VERBOSE)
+    """,
+    re.VERBOSE,
+)
 # madengine's second try when no line matches: the Hugging Face Trainer's figure
 TRAINER_FIGURE = re.compile(r"train_samples_per_second['\"\s:=]+(?P<number>[0-9][0-9.eE+-]*)")
 TRAINER_METRIC = "samples_per_second"
-MODEL_COLUMNS = ("model", "models")  # madengine and MAD's scripts write `model`, MAD's README `models`
+MODEL_COLUMNS = (
+    "model",
+    "models",
+)  # madengine and MAD's scripts write `model`, MAD's README `models`
 MAD_MODEL_COLUMN = "model"  # madengine's handle_multiple_results requires it
 
 
@@ -145,7 +151,9 @@ def collect(inp: AnalysisInput) -> Collected:
             found.failed += failed
         elif wp.state == WpState.DONE and wp.step in last:
             found.missing[wp.id] = "no figure: " + "; ".join(notes)
-    found.problems += unreadable_units(found.figures)  # a unit that cannot be read names its file:line
+    found.problems += unreadable_units(
+        found.figures
+    )  # a unit that cannot be read names its file:line
     return found
 
 
@@ -192,7 +200,9 @@ def varying_parameters(inp: AnalysisInput, step: str) -> list[str]:
         if wp.step == step:
             for name, text in wp.params.items():
                 seen.setdefault(name, set()).add(text)
-    return sorted(n for n, texts in seen.items() if len(texts) > 1 and not n.startswith(("jube_", "caramel_")))
+    return sorted(
+        n for n, texts in seen.items() if len(texts) > 1 and not n.startswith(("jube_", "caramel_"))
+    )
 
 
 def _stdout_files(inp: AnalysisInput, wp: WPRecord) -> list[str]:
@@ -223,8 +233,14 @@ def _line_figures(text: str) -> list[LineFigure]:
     return out
 
 
-def _from_log(inp: AnalysisInput, wp: WPRecord, model: str, first_only: bool, problems: list[str],
-              notes: list[str]) -> list[Figure]:
+def _from_log(
+    inp: AnalysisInput,
+    wp: WPRecord,
+    model: str,
+    first_only: bool,
+    problems: list[str],
+    notes: list[str],
+) -> list[Figure]:
     """The figures of the workpackage's stdout files: a models.json entry's first match over its
     whole stdout (madengine's one figure per run), every matching line for caramel's own files."""
     unread: list[tuple[str, int, str]] = []  # `performance:` lines without a figure: where, what
@@ -239,26 +255,42 @@ def _from_log(inp: AnalysisInput, wp: WPRecord, model: str, first_only: bool, pr
             line = text.count("\n", 0, found.offset) + 1
             value = _number(found.number)
             if value is None:  # madengine's number, past a double (1e999)
-                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: "
-                                f"{found.number!r} is not a finite number")
+                problems.append(
+                    f"workpackage {wp.id} ({wp.step}): {path}:{line}: "
+                    f"{found.number!r} is not a finite number"
+                )
                 notes.append(f"{found.number!r} ({name}:{line}) is not a finite number")
             else:
                 out.append(Figure(wp, model, value, found.metric, f"{path}:{line}"))
-        unread += [(path, n, t.strip()) for n, t in enumerate(text.splitlines(), 1)
-                   if "performance:" in t and not PERFORMANCE_LINE.search(t)]
+        unread += [
+            (path, n, t.strip())
+            for n, t in enumerate(text.splitlines(), 1)
+            if "performance:" in t and not PERFORMANCE_LINE.search(t)
+        ]
         if first_only and hit:
             return out  # madengine's one log: the first match ends the reading
     for path, line, text in unread:
-        problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{line}: {text!r} does not read "
-                        "as madengine's 'performance: NUMBER METRIC'")
+        problems.append(
+            f"workpackage {wp.id} ({wp.step}): {path}:{line}: {text!r} does not read "
+            "as madengine's 'performance: NUMBER METRIC'"
+        )
     if not out:
-        notes += [f"{text!r} ({os.path.basename(path)}:{line}) has no number and metric as "
-                  "madengine reads them" for path, line, text in unread] or [NO_LINE]
+        notes += [
+            f"{text!r} ({os.path.basename(path)}:{line}) has no number and metric as "
+            "madengine reads them"
+            for path, line, text in unread
+        ] or [NO_LINE]
     return out
 
 
-def _csv_figures(wp: WPRecord, csv_name: str, prefix: str, problems: list[str], notes: list[str],
-                 failed: list[FailedRow]) -> list[Figure]:
+def _csv_figures(
+    wp: WPRecord,
+    csv_name: str,
+    prefix: str,
+    problems: list[str],
+    notes: list[str],
+    failed: list[FailedRow],
+) -> list[Figure]:
     path = results_csv_path(wp, csv_name)
     if not path:
         model_dir = wp.params.get(MODEL_DIR_PARAMETER)
@@ -268,8 +300,14 @@ def _csv_figures(wp: WPRecord, csv_name: str, prefix: str, problems: list[str], 
     return _from_csv(wp, path, prefix, problems, notes, failed)
 
 
-def _from_csv(wp: WPRecord, path: str, prefix: str, problems: list[str], notes: list[str],
-              failed: list[FailedRow]) -> list[Figure]:
+def _from_csv(
+    wp: WPRecord,
+    path: str,
+    prefix: str,
+    problems: list[str],
+    notes: list[str],
+    failed: list[FailedRow],
+) -> list[Figure]:
     """The rows of a results CSV. `prefix`: a models.json entry's name, which madengine puts before
     each row's model (`ENTRY_MODEL`, update_perf_csv.py `handle_multiple_results`), and then only
     the column `model` names the model, as there."""
@@ -282,9 +320,11 @@ def _from_csv(wp: WPRecord, path: str, prefix: str, problems: list[str], notes: 
         missing = [c for c in ("performance", "metric") if c not in reader.fieldnames]
         if missing or not model_column:
             missing = (["model"] if not model_column else []) + missing
-            text = (f"{path}: no column {', '.join(missing)} (header: {','.join(reader.fieldnames) or 'none'}); "
-                    "expected the columns model,performance,metric" +
-                    ("" if prefix else " (or models,performance,metric)"))
+            text = (
+                f"{path}: no column {', '.join(missing)} (header: {','.join(reader.fieldnames) or 'none'}); "
+                "expected the columns model,performance,metric"
+                + ("" if prefix else " (or models,performance,metric)")
+            )
             problems.append(f"workpackage {wp.id} ({wp.step}): {text}")
             notes.append(text)
             return out
@@ -294,8 +334,9 @@ def _from_csv(wp: WPRecord, path: str, prefix: str, problems: list[str], notes: 
             model = (row[model_column] or "").strip()
             model = f"{prefix}_{model}" if prefix else model
             metric = (row["metric"] or "").strip()
-            extra = {k: (v or "").strip() for k, v in row.items()
-                     if k is not None and k not in known}
+            extra = {
+                k: (v or "").strip() for k, v in row.items() if k is not None and k not in known
+            }
             text = (row.get("performance") or "").strip()
             value = _number(text)
             if value is None:
@@ -307,8 +348,17 @@ def _from_csv(wp: WPRecord, path: str, prefix: str, problems: list[str], notes: 
                 failed.append(FailedRow(wp, model, metric, reason, extra))
                 continue
             seen[(model, metric)] = seen.get((model, metric), 0) + 1
-            out.append(Figure(wp, model, value, metric, f"{path}:{reader.line_num}", extra,
-                              seen[(model, metric)]))
+            out.append(
+                Figure(
+                    wp,
+                    model,
+                    value,
+                    metric,
+                    f"{path}:{reader.line_num}",
+                    extra,
+                    seen[(model, metric)],
+                )
+            )
     return out
 
 

@@ -33,10 +33,22 @@ from caramel.stages.spec.sanity import expression_names, plain_names
 MAX_POWER = 1024  # a larger integer exponent is taken as a float (no 9**9**9 of memory)
 MISSING = object()
 
-_BINARY: dict[type, Callable] = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-                                 ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
-_COMPARE: dict[type, Callable] = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
-                                  ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge}
+_BINARY: dict[type, Callable] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+}
+_COMPARE: dict[type, Callable] = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+}
 
 
 class NotEvaluable(ValueError):
@@ -72,7 +84,7 @@ def evaluate(tree: ast.AST, values: dict[str, object]) -> object:  # noqa: C901 
             if isinstance(tree.op, ast.Pow):
                 if isinstance(power, int) and abs(power) > MAX_POWER:
                     return float(base) ** float(power)
-                return base ** power
+                return base**power
             return _BINARY[type(tree.op)](base, power)
         except (ZeroDivisionError, OverflowError) as exc:
             raise NotEvaluable(str(exc)) from None
@@ -87,7 +99,9 @@ def evaluate(tree: ast.AST, values: dict[str, object]) -> object:  # noqa: C901 
                 raise NotEvaluable(f"cannot compare {left!r} with {right!r}") from None
             left = right
         return True
-    raise NotEvaluable(f"'{type(tree).__name__}' is not allowed")  # spec/sanity.py refuses it earlier
+    raise NotEvaluable(
+        f"'{type(tree).__name__}' is not allowed"
+    )  # spec/sanity.py refuses it earlier
 
 
 def _number(value: object) -> int | float:
@@ -121,7 +135,13 @@ def _tree(text: str) -> ast.Expression:
 
 
 def _short(value: object) -> str:
-    return f"{value:.6g}" if isinstance(value, float) else repr(value) if isinstance(value, str) else str(value)
+    return (
+        f"{value:.6g}"
+        if isinstance(value, float)
+        else repr(value)
+        if isinstance(value, str)
+        else str(value)
+    )
 
 
 def check_file(check: Sanity, wp: WPRecord) -> str:
@@ -135,13 +155,19 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
     found = []
     bound = current().pattern_timeout
     try:
-        stopped = scan_file(path, [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
-                            lambda _name, texts: found.extend(texts[:1]), bound=bound)
+        stopped = scan_file(
+            path,
+            [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
+            lambda _name, texts: found.extend(texts[:1]),
+            bound=bound,
+        )
     except OSError:
         return f"expect /{check.text}/: {label} is missing" if check.kind == "expect" else ""
     if stopped:
-        return (f"{check.kind} /{check.text}/ did not finish within {bound:g} s on {label} "
-                "(pattern_timeout)")
+        return (
+            f"{check.kind} /{check.text}/ did not finish within {bound:g} s on {label} "
+            "(pattern_timeout)"
+        )
     if check.kind == "expect" and not found:
         return f"expect /{check.text}/ not found in {label}"
     if check.kind == "reject" and found:
@@ -149,8 +175,13 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
     return ""
 
 
-def row_failure(inp: AnalysisInput, analyser: str, chain: list[WPRecord], groups: dict,
-                lookup: Callable[[str], object]) -> str:
+def row_failure(
+    inp: AnalysisInput,
+    analyser: str,
+    chain: list[WPRecord],
+    groups: dict,
+    lookup: Callable[[str], object],
+) -> str:
     """The first sanity check of the row that fails ('' when all hold): the checks of each step along
     the chain (on each workpackage of its result group), then those of the analyser (on the leaf's)."""
     bench = inp.benchmark

@@ -76,8 +76,14 @@ class Bound:
         self.used[name] = self.used.get(name, 0.0) + time.perf_counter() - started
 
 
-def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK,
-              overlap: int = OVERLAP, bound: float | None = None) -> list[str]:
+def scan_file(
+    path: str,
+    probes: list[Probe],
+    sink: Sink,
+    chunk: int = CHUNK,
+    overlap: int = OVERLAP,
+    bound: float | None = None,
+) -> list[str]:
     """Call `sink(pattern name, match texts)` for the matches of each probe in the file at `path`,
     in file order (possibly several calls per pattern for a large file). Each probe may match for
     `bound` seconds per BOUND_SCALE bytes of the file, at least `bound` (None: no bound); the names
@@ -85,7 +91,9 @@ def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK,
     with open(path, "rb") as raw:  # small files (nearly all logs): one read, no text layer
         size = os.fstat(raw.fileno()).st_size
         limits = Bound(None if bound is None else bound * max(1.0, size / BOUND_SCALE))
-        data = raw.read(size + 1) if size <= chunk else b""  # (read(n) would allocate n bytes first)
+        data = (
+            raw.read(size + 1) if size <= chunk else b""
+        )  # (read(n) would allocate n bytes first)
     if size <= chunk and len(data) <= chunk:
         text = data.decode("utf-8", errors="replace")
         if "\r" in text:  # universal newlines, as a text-mode read gives JUBE
@@ -104,8 +112,9 @@ def scan_file(path: str, probes: list[Probe], sink: Sink, chunk: int = CHUNK,
     return limits.overrun
 
 
-def _block_matches(probe: Probe, text: str, pos: int, boundary: int,
-                   limits: Bound) -> tuple[list[str], int, bool]:
+def _block_matches(
+    probe: Probe, text: str, pos: int, boundary: int, limits: Bound
+) -> tuple[list[str], int, bool]:
     """The match texts of `probe` in `text` from `pos` up to `boundary` (relative offsets), where it
     ended, and whether a match was left for the next block. TimeoutError past the probe's bound."""
     found: list[str] = []
@@ -122,8 +131,15 @@ def _block_matches(probe: Probe, text: str, pos: int, boundary: int,
     return found, end, False
 
 
-def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chunk: int,
-                 overlap: int, limits: Bound) -> None:
+def _scan_blocks(
+    handle: TextIO,
+    text: str,
+    probes: list[Probe],
+    sink: Sink,
+    chunk: int,
+    overlap: int,
+    limits: Bound,
+) -> None:
     base = 0  # file offset (in characters) of text[0]
     resume = [0] * len(probes)  # file offset where each probe continues
     while True:
@@ -142,8 +158,9 @@ def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chu
                 resume[i] = boundary  # stopped: it holds no text back
                 continue
             try:
-                found, end, pending = _block_matches(probe, text, resume[i] - base,
-                                                     boundary - base, limits)
+                found, end, pending = _block_matches(
+                    probe, text, resume[i] - base, boundary - base, limits
+                )
             except TimeoutError:
                 limits.overrun.append(probe.name)
                 resume[i] = boundary
@@ -157,5 +174,5 @@ def _scan_blocks(handle: TextIO, text: str, probes: list[Probe], sink: Sink, chu
         if eof:
             return
         keep_from = max(min(min(resume), boundary) - CONTEXT, base)
-        text = text[keep_from - base:]
+        text = text[keep_from - base :]
         base = keep_from

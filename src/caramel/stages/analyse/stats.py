@@ -44,7 +44,9 @@ class Accumulator:
 
     def add(self, matches: list[str]) -> None:
         if self.kind == "string":
-            found = [m for m in matches if m]  # JUBE removes empty matches (groups that did not take part)
+            found = [
+                m for m in matches if m
+            ]  # JUBE removes empty matches (groups that did not take part)
             if found:
                 if self.cnt == 0:
                     self.first = found[0]
@@ -69,7 +71,7 @@ class Accumulator:
                 high = value
             total += value
             try:
-                total2 += value ** 2
+                total2 += value**2
             except OverflowError:
                 total2 = math.nan
         self.min, self.max, self.sum, self.sum2 = low, high, total, total2
@@ -118,8 +120,12 @@ class Accumulator:
         """The row entries JUBE makes for pattern `name`; none when nothing matched."""
         if self.cnt == 0:
             return {}
-        out: dict[str, object] = {name: self.first, f"{name}_first": self.first, f"{name}_last": self.last,
-                                  f"{name}_cnt": self.cnt}
+        out: dict[str, object] = {
+            name: self.first,
+            f"{name}_first": self.first,
+            f"{name}_last": self.last,
+            f"{name}_cnt": self.cnt,
+        }
         if self.kind != "string":
             out[f"{name}_min"] = self.min
             out[f"{name}_max"] = self.max
@@ -139,7 +145,7 @@ class Accumulator:
 
 def _square(value: float) -> float:
     try:
-        return value ** 2
+        return value**2
     except OverflowError:  # a float too large to square: JUBE makes the sum of squares nan
         return math.nan
 
@@ -148,22 +154,40 @@ def std(total: float, total2: float, cnt: int) -> float:
     if cnt <= 1:
         return 0
     try:
-        return math.sqrt(abs(total2 - total ** 2 / cnt) / (cnt - 1))
+        return math.sqrt(abs(total2 - total**2 / cnt) / (cnt - 1))
     except OverflowError:
         return 0
 
 
-def default_values(name: str, kind: str, default: str, where: Location | None = None) -> dict[str, object]:
+def default_values(
+    name: str, kind: str, default: str, where: Location | None = None
+) -> dict[str, object]:
     """The row entries of a pattern that matched nothing but has `default=`."""
     from caramel.stages.analyse.inputs import AnalyseError
 
     if kind not in ("int", "float"):
         return {name: default, f"{name}_cnt": 0, f"{name}_first": default, f"{name}_last": default}
     try:
-        value = (math.nan if default == "nan" else int(float(default))) if kind == "int" else float(default)
+        value = (
+            (math.nan if default == "nan" else int(float(default)))
+            if kind == "int"
+            else float(default)
+        )
     except (ValueError, OverflowError):
-        raise AnalyseError(f"default={default!r} of pattern '{name}' is not a {kind}", where,
-                           hint=f"give a {kind} default or change the pattern's type") from None
-    return {name: value, f"{name}_cnt": 0, f"{name}_first": value, f"{name}_last": value, f"{name}_sum": value,
-            f"{name}_min": value, f"{name}_max": value, f"{name}_avg": value, f"{name}_sum2": value ** 2,
-            f"{name}_std": 0}
+        raise AnalyseError(
+            f"default={default!r} of pattern '{name}' is not a {kind}",
+            where,
+            hint=f"give a {kind} default or change the pattern's type",
+        ) from None
+    return {
+        name: value,
+        f"{name}_cnt": 0,
+        f"{name}_first": value,
+        f"{name}_last": value,
+        f"{name}_sum": value,
+        f"{name}_min": value,
+        f"{name}_max": value,
+        f"{name}_avg": value,
+        f"{name}_sum2": value**2,
+        f"{name}_std": 0,
+    }

@@ -23,8 +23,12 @@ from caramel.stages.spec.update import no_benchmark, updated
 from caramel.stages.state.store import Store, db_path
 
 
-def update_run(run_dir: str, path: str, include_path: list[str] | None = None,
-               check: Callable[[Benchmark], None] | None = None) -> Benchmark:
+def update_run(
+    run_dir: str,
+    path: str,
+    include_path: list[str] | None = None,
+    check: Callable[[Benchmark], None] | None = None,
+) -> Benchmark:
     """Take the analysis definitions of `path` into the run at `run_dir`; the model now stored.
     `check(model)` may refuse the updated model (raise) before it is stored (--no-eval: then no
     `call:` module of the file is imported either)."""
@@ -48,6 +52,9 @@ def update_run(run_dir: str, path: str, include_path: list[str] | None = None,
         finally:
             store.close()
     except (CaramelError, OSError, sqlite3.Error) as exc:
-        print(f"warning: the run record of {run_dir} cannot be written ({exc}); the edited definitions are used "
-              "for this call only", file=sys.stderr)
+        print(
+            f"warning: the run record of {run_dir} cannot be written ({exc}); the edited definitions are used "
+            "for this call only",
+            file=sys.stderr,
+        )
     return model

@@ -47,10 +47,17 @@ if TYPE_CHECKING:
     from caramel.stages.engine.engine import Engine
     from caramel.stages.state.rows import WpRow
 
-STDOUT = "stdout"  # the submit command's output in the work folder (engine.jobscript.submit_command)
-TASK_MAP, JOB_ID_FILE = "tasks", "job_id"  # in an array's folder: its task map, and its id once queued
+STDOUT = (
+    "stdout"  # the submit command's output in the work folder (engine.jobscript.submit_command)
+)
+TASK_MAP, JOB_ID_FILE = (
+    "tasks",
+    "job_id",
+)  # in an array's folder: its task map, and its id once queued
 _SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
-_ENCODING = locale.getpreferredencoding(False)  # what open() writes a text file in, as the shell's `cat >` did
+_ENCODING = locale.getpreferredencoding(
+    False
+)  # what open() writes a text file in, as the shell's `cat >` did
 
 
 def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
@@ -69,7 +76,9 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
             handle.write(f"caramel: cannot write {JOB_FILE}: {exc}\n")
         return Outcome(Status.FAILED, index=0, exit_code=1, ran=[Ran(0, started, time.time(), 1)])
     resources = engine.backend.scheduler.array_directives(script)
-    engine.keep_job_resources(wp, _SHARED.setdefault(resources, resources))  # one tuple for equal ones
+    engine.keep_job_resources(
+        wp, _SHARED.setdefault(resources, resources)
+    )  # one tuple for equal ones
     return Outcome(Status.WAITING, index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
 
 
@@ -77,10 +86,12 @@ def _write_new(path: str, text: str) -> None:
     """`text` as the file `path` (made or emptied first, never through a link), in three system calls:
     a thousand job scripts are written without a file object each (its fstat, ioctl and seeks)."""
     data = text.encode(_ENCODING)
-    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+    handle = os.open(
+        path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666
+    )
     try:
         while data:
-            data = data[os.write(handle, data):]
+            data = data[os.write(handle, data) :]
     finally:
         os.close(handle)
 
@@ -108,12 +119,17 @@ def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Schedule
         setting = array_of(bench, step)
         if setting == "false" or not throttle(setting):
             continue
-        limit = (bench.system.max_array_size if bench.system is not None else 0) or scheduler.max_array_size()
+        limit = (
+            bench.system.max_array_size if bench.system is not None else 0
+        ) or scheduler.max_array_size()
         if limit and count > limit:
-            raise RunError(f"step '{name}': {count} workpackages in one job array with at most {setting} at once, "
-                           f"but this site's arrays hold at most {limit} tasks (MaxArraySize)", step.where,
-                           hint=f"write array: true (caramel splits it into arrays of {limit}), or fewer "
-                                "workpackages (tags, a smaller parameter space)")
+            raise RunError(
+                f"step '{name}': {count} workpackages in one job array with at most {setting} at once, "
+                f"but this site's arrays hold at most {limit} tasks (MaxArraySize)",
+                step.where,
+                hint=f"write array: true (caramel splits it into arrays of {limit}), or fewer "
+                "workpackages (tags, a smaller parameter space)",
+            )
 
 
 def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
@@ -122,7 +138,8 @@ def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
     if not (step.submit or step.call):
         return False
     return array_of(engine.bench, step) != "false" or (
-        step.submit and any(engine.wps[p].state != WpState.DONE for p in wp.parents))
+        step.submit and any(engine.wps[p].state != WpState.DONE for p in wp.parents)
+    )
 
 
 def may_start(engine: Engine, wp: WpRow) -> bool:
@@ -132,8 +149,12 @@ def may_start(engine: Engine, wp: WpRow) -> bool:
     for parent in (engine.wps[p] for p in wp.parents):
         if parent.state == WpState.DONE:
             continue
-        if not (step.submit and engine.bench.steps[parent.step].submit and parent.state == WpState.WAITING
-                and parent.job_id):
+        if not (
+            step.submit
+            and engine.bench.steps[parent.step].submit
+            and parent.state == WpState.WAITING
+            and parent.job_id
+        ):
             return False
     return True
 
@@ -151,7 +172,11 @@ class Batch:
 
 def submit_waiting(engine: Engine) -> bool:
     """Queue every job script written and not yet queued (see the module); True when some were."""
-    todo = [wp for wp in engine.waiting_at(WaitKind.FILE) if not wp.job_id and _queued_here(engine, engine.bench.steps[wp.step])]
+    todo = [
+        wp
+        for wp in engine.waiting_at(WaitKind.FILE)
+        if not wp.job_id and _queued_here(engine, engine.bench.steps[wp.step])
+    ]
     if not todo:
         return False
     scheduler = engine.backend.scheduler
@@ -184,7 +209,9 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
     out: list[Batch] = []
     for wp in wps:
         step = engine.bench.steps[wp.step]
-        after = tuple(sorted(engine.wps[p].job_id for p in wp.parents if engine.wps[p].state != WpState.DONE))
+        after = tuple(
+            sorted(engine.wps[p].job_id for p in wp.parents if engine.wps[p].state != WpState.DONE)
+        )
         if array_of(engine.bench, step) == "false":
             out.append(Batch(wp.step, [wp], [], after))
             continue
@@ -209,7 +236,7 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
             out += rounds
             continue
         for start in range(0, len(members), limit):
-            chunk = [wp for _, wp in members[start:start + limit]]
+            chunk = [wp for _, wp in members[start : start + limit]]
             out.append(Batch(step, chunk, list(range(len(chunk))), after))
     return out
 
@@ -219,9 +246,18 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
     try:
         if engine.bench.steps[batch.step].call:
             folder = _write_map(engine, batch)
-            ids = call_batch.submit(engine, batch.wps, folder, throttle(array_of(engine.bench, engine.bench.steps[batch.step])))
+            ids = call_batch.submit(
+                engine,
+                batch.wps,
+                folder,
+                throttle(array_of(engine.bench, engine.bench.steps[batch.step])),
+            )
             array, _, task = ids[0].partition("_")
-            kept, line = (os.path.join(folder, JOB_ID_FILE), array) if task else (_stdout(batch.wps[0]), ids[0])
+            kept, line = (
+                (os.path.join(folder, JOB_ID_FILE), array)
+                if task
+                else (_stdout(batch.wps[0]), ids[0])
+            )
         elif batch.indices:
             folder, spec = _write_array(engine, batch, scheduler)
             array = scheduler.submit("array.sh", folder, spec, batch.after, batch.corresponding)
@@ -252,9 +288,17 @@ def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[st
     folder = _write_map(engine, batch)
     map_file = os.path.join(folder, TASK_MAP)
     directives = _resources_of(engine, batch.wps[0])
-    script = scheduler.array_script(dict(step=batch.step, benchmark=engine.bench.name, folder=folder,
-                                         map_file=map_file, job_file=JOB_FILE, directives=list(directives),
-                                         job_name=f"{engine.bench.name}.{batch.step}"))
+    script = scheduler.array_script(
+        dict(
+            step=batch.step,
+            benchmark=engine.bench.name,
+            folder=folder,
+            map_file=map_file,
+            job_file=JOB_FILE,
+            directives=list(directives),
+            job_name=f"{engine.bench.name}.{batch.step}",
+        )
+    )
     with open(os.path.join(folder, "array.sh"), "w") as handle:
         handle.write(script)
     spec = ",".join(str(i) for i in batch.indices)
@@ -272,7 +316,11 @@ def _record(engine: Engine, wp: WpRow, job: str) -> None:
 
 def _queued(wp: WpRow, job: str, batch: Batch) -> dict[str, object]:
     """What `wp`'s move records once `batch` is queued: its job `job`, and the jobs it waits for."""
-    after = tuple(f"{a}_{job.split('_')[1]}" for a in batch.after) if batch.corresponding else batch.after
+    after = (
+        tuple(f"{a}_{job.split('_')[1]}" for a in batch.after)
+        if batch.corresponding
+        else batch.after
+    )
     return {"job_id": job, "reason": _waits_for(wp, job, after)}
 
 
@@ -285,8 +333,12 @@ def _write_map(engine: Engine, batch: Batch) -> str:
     """A new folder for the array, and its task map in it."""
     folder = layout.array_folder(engine.info.run_dir, batch.step)
     with open(os.path.join(folder, TASK_MAP), "w") as handle:
-        handle.write("".join(f"{index}\t{_work(wp)}\t{wp.id}\t{wp.attempt}\n"
-                             for index, wp in zip(batch.indices, batch.wps, strict=True)))
+        handle.write(
+            "".join(
+                f"{index}\t{_work(wp)}\t{wp.id}\t{wp.attempt}\n"
+                for index, wp in zip(batch.indices, batch.wps, strict=True)
+            )
+        )
     return folder
 
 
@@ -306,7 +358,12 @@ def queued_tasks(run_dir: str) -> dict[tuple[int, int], str]:
             continue
         for line in _read(os.path.join(parent, name, TASK_MAP)).splitlines():
             fields = line.split("\t")
-            if len(fields) == 4 and fields[0].isdigit() and fields[2].isdigit() and fields[3].isdigit():
+            if (
+                len(fields) == 4
+                and fields[0].isdigit()
+                and fields[2].isdigit()
+                and fields[3].isdigit()
+            ):
                 out[(int(fields[2]), int(fields[3]))] = f"{array}_{fields[0]}"
     return out
 

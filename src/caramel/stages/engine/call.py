@@ -26,24 +26,48 @@ from caramel.stages.spec.system import SystemFacts
 from caramel.vocabulary import Role
 
 CALL_MODULE = "caramel.stages.engine.call_job"  # the module a call step's one do runs
-DONE_FILE, ERROR_FILE = "call.done", "call.error"  # what the payload writes at the end of a scheduled job
-LOCAL_FOREVER_MIN = 7 * 24 * 60.0  # submitit's local time limit when the step has none (its default is 2 min)
+DONE_FILE, ERROR_FILE = (
+    "call.done",
+    "call.error",
+)  # what the payload writes at the end of a scheduled job
+LOCAL_FOREVER_MIN = (
+    7 * 24 * 60.0
+)  # submitit's local time limit when the step has none (its default is 2 min)
 
 
-def call_command(bench: Benchmark, step: Step, params: Params, work: str, time_limit: float = 0.0) -> Command:
+def call_command(
+    bench: Benchmark, step: Step, params: Params, work: str, time_limit: float = 0.0
+) -> Command:
     """The command that runs `step.call` for one workpackage, in its work folder."""
     system = bench.system
     scheduler = (system.scheduler if system is not None else "") or "local"
-    call = {"target": step.call, "home": os.path.abspath(bench.home), "kwargs": params.typed_values(),
-            "scheduler": scheduler, "executor": executor_parameters(system, time_limit, f"{bench.name}.{step.name}"),
-            "file": CALL_FILE,
-            "where": str(step.call_where), "energy": system.energy_method if system is not None else "",
-            "system": system.name if system is not None else ""}
-    text = (f"{shlex.quote(sys.executable)} -m {CALL_MODULE} "
-            f"{shlex.quote(json.dumps(call, sort_keys=True))}")
+    call = {
+        "target": step.call,
+        "home": os.path.abspath(bench.home),
+        "kwargs": params.typed_values(),
+        "scheduler": scheduler,
+        "executor": executor_parameters(system, time_limit, f"{bench.name}.{step.name}"),
+        "file": CALL_FILE,
+        "where": str(step.call_where),
+        "energy": system.energy_method if system is not None else "",
+        "system": system.name if system is not None else "",
+    }
+    text = (
+        f"{shlex.quote(sys.executable)} -m {CALL_MODULE} "
+        f"{shlex.quote(json.dumps(call, sort_keys=True))}"
+    )
     waits = scheduler != "local"
-    return Command(0, 0, text, work, os.path.join(work, "stdout"), os.path.join(work, "stderr"), Role.DO,
-                   os.path.join(work, DONE_FILE) if waits else "", os.path.join(work, ERROR_FILE) if waits else "")
+    return Command(
+        0,
+        0,
+        text,
+        work,
+        os.path.join(work, "stdout"),
+        os.path.join(work, "stderr"),
+        Role.DO,
+        os.path.join(work, DONE_FILE) if waits else "",
+        os.path.join(work, ERROR_FILE) if waits else "",
+    )
 
 
 def call_in(command: Command) -> dict:
@@ -74,13 +98,23 @@ def call_failure(outcome: Outcome, commands: list[Command]) -> str:
     return f"call {target}: {said}"
 
 
-def executor_parameters(system: SystemFacts | None, time_limit: float, job_name: str = "caramel") -> dict[str, object]:
+def executor_parameters(
+    system: SystemFacts | None, time_limit: float, job_name: str = "caramel"
+) -> dict[str, object]:
     """submitit's parameters from the system file: partition, account, GPUs, tasks, time limit (minutes)."""
-    minutes = time_limit / 60.0 if time_limit > 0 else _minutes(system.time_limit if system is not None else "")
+    minutes = (
+        time_limit / 60.0
+        if time_limit > 0
+        else _minutes(system.time_limit if system is not None else "")
+    )
     if system is None or system.scheduler == "local":
         return {"timeout_min": minutes or LOCAL_FOREVER_MIN}
-    out: dict[str, object] = {"job_name": job_name, "nodes": system.nodes, "ntasks_per_node": system.tasks_per_node,
-                              "cpus_per_task": system.cpus_per_task}
+    out: dict[str, object] = {
+        "job_name": job_name,
+        "nodes": system.nodes,
+        "ntasks_per_node": system.tasks_per_node,
+        "cpus_per_task": system.cpus_per_task,
+    }
     if minutes:
         out["time"] = max(1, int(round(minutes)))
     if system.partition:
@@ -103,7 +137,11 @@ def _minutes(text: str) -> float:
         day_count = float(days or 0)
     except ValueError:
         return 0.0
-    seconds: dict[int, Callable[[list[float]], float]] = {1: lambda p: p[0] * 60, 2: lambda p: p[0] * 60 + p[1], 3: lambda p: p[0] * 3600 + p[1] * 60 + p[2]}
+    seconds: dict[int, Callable[[list[float]], float]] = {
+        1: lambda p: p[0] * 60,
+        2: lambda p: p[0] * 60 + p[1],
+        3: lambda p: p[0] * 3600 + p[1] * 60 + p[2],
+    }
     if len(parts) not in seconds:
         return 0.0
     return (day_count * 86400 + seconds[len(parts)](parts)) / 60.0

@@ -56,7 +56,9 @@ def write_call(command: Command) -> Outcome:
                 os.unlink(os.path.join(command.cwd, name))
         with open(os.path.join(command.cwd, call.get("file", CALL_FILE)), "w") as handle:
             json.dump(call, handle, indent=1, sort_keys=True)
-        open(command.stdout, "w").close()  # a job id an earlier attempt left there is not this one's
+        open(
+            command.stdout, "w"
+        ).close()  # a job id an earlier attempt left there is not this one's
     except (OSError, ValueError) as exc:
         with open(command.stderr, "a") as handle:
             handle.write(f"caramel: cannot write {CALL_FILE}: {exc}\n")
@@ -78,10 +80,18 @@ def submit(engine: Engine, wps: list[WpRow], folder: str, most: int) -> list[str
                 calls.append((json.load(handle), work))
         except (OSError, ValueError) as exc:
             raise SubmitError(f"cannot read the call of workpackage {wp.id}: {exc}") from None
-    submit = schedulers.get("slurm").commands[0]  # submitit runs SLURM's submit command; its module names it
-    schedulers.log_call([submit, f"--array=0-{len(calls) - 1}" + (f"%{most}" if most else ""), "(submitit batch)"])
+    submit = schedulers.get("slurm").commands[
+        0
+    ]  # submitit runs SLURM's submit command; its module names it
+    schedulers.log_call(
+        [submit, f"--array=0-{len(calls) - 1}" + (f"%{most}" if most else ""), "(submitit batch)"]
+    )
     try:
         return submit_batch(calls, folder, most)
-    except Exception as exc:  # submitit's own errors, sbatch's refusal: every workpackage of the batch fails
+    except (
+        Exception
+    ) as exc:  # submitit's own errors, sbatch's refusal: every workpackage of the batch fails
         lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-        raise SubmitError(f"submitit: {type(exc).__name__}: {lines[-1] if lines else ''}".rstrip(": ")) from None
+        raise SubmitError(
+            f"submitit: {type(exc).__name__}: {lines[-1] if lines else ''}".rstrip(": ")
+        ) from None

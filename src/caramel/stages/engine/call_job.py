@@ -29,11 +29,20 @@ def payload_of(call: dict, work: str) -> CallPayload:
     """The payload that runs the call in its job (one that checkpoints where the function can)."""
     function = resolve(call["target"], call.get("home", ""))
     scheduled = call["scheduler"] != "local"
-    payload_class = CheckpointedCallPayload if callable(getattr(function, "checkpoint", None)) else CallPayload
-    return payload_class(call["target"], call.get("home", ""), call["kwargs"], work, call.get("where", ""),
-                         os.path.join(work, "call.done") if scheduled else "",
-                         os.path.join(work, "call.error") if scheduled else "", call.get("energy", ""),
-                         call.get("system", ""))
+    payload_class = (
+        CheckpointedCallPayload if callable(getattr(function, "checkpoint", None)) else CallPayload
+    )
+    return payload_class(
+        call["target"],
+        call.get("home", ""),
+        call["kwargs"],
+        work,
+        call.get("where", ""),
+        os.path.join(work, "call.done") if scheduled else "",
+        os.path.join(work, "call.error") if scheduled else "",
+        call.get("energy", ""),
+        call.get("system", ""),
+    )
 
 
 def submit(call: dict, work: str) -> tuple[Job, bool]:
@@ -47,7 +56,9 @@ def submit(call: dict, work: str) -> tuple[Job, bool]:
     elif call["scheduler"] == "slurm":
         executor = submitit.SlurmExecutor(folder=folder, python=sys.executable)
     else:
-        raise ValueError(f"caramel runs a call: step on a local or a SLURM system, not on {call['scheduler']!r}")
+        raise ValueError(
+            f"caramel runs a call: step on a local or a SLURM system, not on {call['scheduler']!r}"
+        )
     executor.update_parameters(**call.get("executor", {}))
     return executor.submit(payload), call["scheduler"] == "local"
 
@@ -57,8 +68,12 @@ def submit_batch(calls: list[tuple[dict, str]], folder: str, most: int = 0) -> l
     a job array of len(calls) tasks with at most `most` at once (0: all); each task's job id."""
     import submitit
 
-    executor = submitit.SlurmExecutor(folder=os.path.join(folder, SUBMITIT_FOLDER, "%j"), python=sys.executable)
-    executor.update_parameters(**calls[0][0].get("executor", {}), array_parallelism=most or len(calls))
+    executor = submitit.SlurmExecutor(
+        folder=os.path.join(folder, SUBMITIT_FOLDER, "%j"), python=sys.executable
+    )
+    executor.update_parameters(
+        **calls[0][0].get("executor", {}), array_parallelism=most or len(calls)
+    )
     with executor.batch():
         jobs = [executor.submit(payload_of(call, work)) for call, work in calls]
     return [str(job.job_id) for job in jobs]
@@ -72,8 +87,11 @@ def wait_local(job: Job, work: str, poll: float = 0.1) -> int:
         with open(os.path.join(work, "figures.json")) as handle:
             record = json.load(handle)
     except (OSError, ValueError):
-        print(f"the job ended without writing figures.json (see {SUBMITIT_FOLDER}/{job.job_id}/ for its output): "
-              f"{_tail(job)}", file=sys.stderr)
+        print(
+            f"the job ended without writing figures.json (see {SUBMITIT_FOLDER}/{job.job_id}/ for its output): "
+            f"{_tail(job)}",
+            file=sys.stderr,
+        )
         return 1
     if record.get("status") == "done":
         for name, value in record.get("figures", {}).items():

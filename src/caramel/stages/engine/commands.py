@@ -42,7 +42,9 @@ def do_active(do: Do, params: dict[str, str]) -> bool:
     return eval_bool(final_text(do.active, params), "active= of a <do>", do.where)
 
 
-def command_for(do: Do, op: int, cycle: int, params: dict[str, str], work: str, role: Role = Role.DO) -> Command:
+def command_for(
+    do: Do, op: int, cycle: int, params: dict[str, str], work: str, role: Role = Role.DO
+) -> Command:
     """One do as a Command. stdout/stderr files live in the step's work folder (JUBE names them
     before it changes to the do's own `work_dir`); done/error/break files are relative to that one."""
     text = final_text(do.command, params).strip(";").strip()
@@ -52,17 +54,38 @@ def command_for(do: Do, op: int, cycle: int, params: dict[str, str], work: str, 
     if do.work_dir:
         cwd = os.path.join(work, path_text(do.work_dir, params))
         if "$" in cwd:
-            raise RunError(f"work_dir {cwd!r} of a <do> names an unknown parameter or variable", do.where)
+            raise RunError(
+                f"work_dir {cwd!r} of a <do> names an unknown parameter or variable", do.where
+            )
 
     def at(name: str) -> str:
         return os.path.join(cwd, path_text(name, params)) if name else ""
 
-    return Command(op, cycle, text, cwd, stdout, stderr, role, at(do.done_file), at(do.error_file),
-                   at(do.break_file), make_cwd=bool(do.work_dir))
+    return Command(
+        op,
+        cycle,
+        text,
+        cwd,
+        stdout,
+        stderr,
+        role,
+        at(do.done_file),
+        at(do.error_file),
+        at(do.break_file),
+        make_cwd=bool(do.work_dir),
+    )
 
 
-def segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int, op: int,
-            time_limit: float = 0.0, queue_later: bool = False) -> Segment:
+def segment(
+    bench: Benchmark,
+    step: Step,
+    params: Params,
+    work: str,
+    cycle: int,
+    op: int,
+    time_limit: float = 0.0,
+    queue_later: bool = False,
+) -> Segment:
     """The do's from (cycle, op) on, up to the first active shared do (not included). `queue_later`: a
     submit step's command writes its job script, and the engine queues it (engine.arrays)."""
     if step.submit:
@@ -70,10 +93,14 @@ def segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int,
     if step.call:  # one command hands the function to submitit (engine/call.py); nothing after it
         from caramel.stages.engine.call import call_command
 
-        return Segment([call_command(bench, step, params, work, time_limit)] if (cycle, op) == (0, 0) else [])
+        return Segment(
+            [call_command(bench, step, params, work, time_limit)] if (cycle, op) == (0, 0) else []
+        )
     commands: list[Command] = []
     for c in range(cycle, step.cycles):
-        cycle_params = params.at_cycle(c)  # the plan evaluated each cycle's values: read, never evaluated here
+        cycle_params = params.at_cycle(
+            c
+        )  # the plan evaluated each cycle's values: read, never evaluated here
         for k, do in enumerate(step.dos):
             if c == cycle and k < op:
                 continue
@@ -94,10 +121,16 @@ def check_step(step: Step) -> None:
     """Constraints JUBE enforces on shared do's."""
     for do in step.dos:
         if do.shared and not step.shared:
-            raise RunError(f"step '{step.name}': <do shared=\"true\"> needs shared= on its step", do.where,
-                           hint='add shared="shared" (the name of the shared folder link) to the <step>')
+            raise RunError(
+                f"step '{step.name}': <do shared=\"true\"> needs shared= on its step",
+                do.where,
+                hint='add shared="shared" (the name of the shared folder link) to the <step>',
+            )
         if do.shared and step.procs != 1:
-            raise RunError(f"step '{step.name}': a shared <do> is not allowed in a step with procs > 1", do.where)
+            raise RunError(
+                f"step '{step.name}': a shared <do> is not allowed in a step with procs > 1",
+                do.where,
+            )
 
 
 def used_sets(step: Step, params: dict[str, str], available: dict) -> list[str]:
@@ -112,8 +145,16 @@ def used_sets(step: Step, params: dict[str, str], available: dict) -> list[str]:
     return names
 
 
-def _job_segment(bench: Benchmark, step: Step, params: Params, work: str, cycle: int, op: int,
-                 time_limit: float = 0.0, queue_later: bool = False) -> Segment:
+def _job_segment(
+    bench: Benchmark,
+    step: Step,
+    params: Params,
+    work: str,
+    cycle: int,
+    op: int,
+    time_limit: float = 0.0,
+    queue_later: bool = False,
+) -> Segment:
     """A `submit` step: every active do of every cycle in one job script; nothing after its job."""
     from caramel.stages.engine.jobscript import submit_command
 
@@ -125,7 +166,10 @@ def _job_segment(bench: Benchmark, step: Step, params: Params, work: str, cycle:
         for do in step.dos:
             if do_active(do, cycle_params):
                 if do.done_file or do.shared:
-                    raise RunError("a do of a submit step has no done_file= or shared= (the job is the step)",
-                                   do.where, hint="remove submit=, or those attributes")
+                    raise RunError(
+                        "a do of a submit step has no done_file= or shared= (the job is the step)",
+                        do.where,
+                        hint="remove submit=, or those attributes",
+                    )
                 body.append(final_text(do.command, cycle_params).strip(";").strip())
     return Segment([submit_command(bench, step, params, body, work, time_limit, queue_later)])

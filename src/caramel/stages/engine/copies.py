@@ -40,19 +40,31 @@ def resolve_count(text: str, bench: m.Benchmark, where: Location) -> int:
     if text == "all":
         if devices < 1:
             system = bench.system.name if bench.system is not None else None
-            raise SpecError("copies: all needs the system's device count, and "
-                            + (f"system '{system}' declares no devices (gpus_per_node)" if system else
-                               "no system tag selects a system file"), where,
-                            hint="give a number (copies: 2) or pick a system with devices (--tag A100)")
+            raise SpecError(
+                "copies: all needs the system's device count, and "
+                + (
+                    f"system '{system}' declares no devices (gpus_per_node)"
+                    if system
+                    else "no system tag selects a system file"
+                ),
+                where,
+                hint="give a number (copies: 2) or pick a system with devices (--tag A100)",
+            )
         count = devices
     else:
         count = int(text)
     if count > cores:
-        raise SpecError(f"copies: {count} is more than the {cores} core(s) this machine lets bench use", where,
-                        hint=f"at most {cores} copies here: each copy is bound to cores of its own")
+        raise SpecError(
+            f"copies: {count} is more than the {cores} core(s) this machine lets bench use",
+            where,
+            hint=f"at most {cores} copies here: each copy is bound to cores of its own",
+        )
     if devices and count > devices and bench.system is not None:
-        raise SpecError(f"copies: {count} is more than the {devices} device(s) of system "
-                        f"'{bench.system.name}'", where, hint=f"at most {devices} copies: each copy gets devices of its own")
+        raise SpecError(
+            f"copies: {count} is more than the {devices} device(s) of system '{bench.system.name}'",
+            where,
+            hint=f"at most {devices} copies: each copy gets devices of its own",
+        )
     return count
 
 
@@ -67,10 +79,21 @@ def apply_copies(bench: m.Benchmark, override: str | None = None) -> m.Benchmark
             continue
         count = resolve_count(text, bench, step.where)
         pset_name = f"caramel_copies_{name}"
-        psets[pset_name] = m.Parameterset(pset_name, [m.Parameter(COPY_PARAM, ",".join(map(str, range(count))),
-                                                                 type="int", where=step.where)], where=step.where)
-        steps[name] = dataclasses.replace(step, copies=str(count), procs=max(step.procs, count),
-                                          uses=[*step.uses, m.Use([pset_name], step.where)])
+        psets[pset_name] = m.Parameterset(
+            pset_name,
+            [
+                m.Parameter(
+                    COPY_PARAM, ",".join(map(str, range(count))), type="int", where=step.where
+                )
+            ],
+            where=step.where,
+        )
+        steps[name] = dataclasses.replace(
+            step,
+            copies=str(count),
+            procs=max(step.procs, count),
+            uses=[*step.uses, m.Use([pset_name], step.where)],
+        )
     out = _copy.copy(bench)
     out.steps, out.parametersets = steps, psets
     return out
@@ -90,8 +113,12 @@ def placement(step: m.Step, params: dict[str, str], devices: int) -> Placement |
     count, k = int(step.copies), int(params[COPY_PARAM])
     cores = usable_cores()
     per = max(1, len(cores) // count)
-    cpus = set(cores[k * per:(k + 1) * per]) or {cores[k % len(cores)]}
-    env = {"CARAMEL_COPY": str(k), "CARAMEL_COPIES": str(count), "CARAMEL_COPY_CPUS": ",".join(map(str, sorted(cpus)))}
+    cpus = set(cores[k * per : (k + 1) * per]) or {cores[k % len(cores)]}
+    env = {
+        "CARAMEL_COPY": str(k),
+        "CARAMEL_COPIES": str(count),
+        "CARAMEL_COPY_CPUS": ",".join(map(str, sorted(cpus))),
+    }
     if devices:
         share = max(1, devices // count)
         visible = ",".join(str(d) for d in range(k * share, min(devices, (k + 1) * share)))

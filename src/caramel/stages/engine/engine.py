@@ -61,17 +61,26 @@ class Started:
     paths: WpPaths
     env: dict[str, str]
     shared_stop: tuple[int, int] | None = None
-    rows: list[CommandRow] = field(default_factory=list)  # prepare commands, recorded with the end state
+    rows: list[CommandRow] = field(
+        default_factory=list
+    )  # prepare commands, recorded with the end state
 
 
 class Engine:
-    def __init__(self, store: Store, backend: Backend, settings: Settings | None = None,
-                 progress: Progress | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        backend: Backend,
+        settings: Settings | None = None,
+        progress: Progress | None = None,
+    ) -> None:
         self.store = store
         self.info = store.info()
         self.bench = store.model()
         self.backend = backend
-        self._version = 0  # grows with every state change: a poll with nothing new since the last is skipped
+        self._version = (
+            0  # grows with every state change: a poll with nothing new since the last is skipped
+        )
         self._checked_version = -1
         self.settings = settings or Settings()
         self.progress = progress or Progress()
@@ -92,16 +101,27 @@ class Engine:
         # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
         self.settled = Counter(wp.step for wp in self.wps.values() if _settled(wp))
         self._heap: list[int] = []
-        self._resume: dict[int, tuple[int, int]] = {}  # waiting workpackage -> (cycle, op) to go on from
+        self._resume: dict[
+            int, tuple[int, int]
+        ] = {}  # waiting workpackage -> (cycle, op) to go on from
         self.deferred: dict[str, list[int]] = defaultdict(list)  # held back by max_async
         self.started: dict[int, Started] = {}
         self.running_step: str | None = None
         self._shared_interrupted: set[tuple[str, int, int]] = set()
-        self.prepared: dict[int, int] = {}  # workpackage -> prepares its stopped attempt ended (engine.restart)
-        self.record_file = recovery.record_file(self.info.run_dir)  # where the shells record each do's end
-        self.job_resources: dict[int, tuple[str, ...]] = {}  # engine.arrays: the scripts written, not queued
-        self._has_prepares = any(entry.action == "prepare" for fileset in self.bench.filesets.values()
-                                 for entry in fileset.entries)
+        self.prepared: dict[
+            int, int
+        ] = {}  # workpackage -> prepares its stopped attempt ended (engine.restart)
+        self.record_file = recovery.record_file(
+            self.info.run_dir
+        )  # where the shells record each do's end
+        self.job_resources: dict[
+            int, tuple[str, ...]
+        ] = {}  # engine.arrays: the scripts written, not queued
+        self._has_prepares = any(
+            entry.action == "prepare"
+            for fileset in self.bench.filesets.values()
+            for entry in fileset.entries
+        )
         # engine.rounds (`--repeat auto`): the open workpackages it holds back stay open for a
         # later run()
         self.hold: Callable[[WpRow], bool] | None = None
@@ -116,7 +136,11 @@ class Engine:
             check_step(step)
         self._shared_interrupted = restart.recover(self)
         restart.settle_cancelled(self)
-        self._heap = [wp.id for wp in self.wps.values() if wp.state == WpState.OPEN and arrays.may_start(self, wp)]
+        self._heap = [
+            wp.id
+            for wp in self.wps.values()
+            if wp.state == WpState.OPEN and arrays.may_start(self, wp)
+        ]
         heapq.heapify(self._heap)
         waiting.check(self)
         self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
@@ -151,7 +175,8 @@ class Engine:
             while self._heap:
                 wp = self.wps[self._heap[0]]
                 if wp.state not in (WpState.OPEN, WpState.WAITING) or (
-                        wp.state == WpState.WAITING and wp.id not in self._resume):
+                    wp.state == WpState.WAITING and wp.id not in self._resume
+                ):
                     heapq.heappop(self._heap)  # stale entry
                     continue
                 if wp.state == WpState.OPEN and self.hold is not None and self.hold(wp):
@@ -177,8 +202,12 @@ class Engine:
     def _only_writes(self, wp: WpRow, step: Step) -> bool:
         """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues
         (no prepare of a fileset runs a shell meanwhile; a stop before the commit starts it again)."""
-        return (wp.state == WpState.OPEN and (step.submit or bool(step.call)) and not self._has_prepares
-                and arrays.queues_later(self, wp, step))
+        return (
+            wp.state == WpState.OPEN
+            and (step.submit or bool(step.call))
+            and not self._has_prepares
+            and arrays.queues_later(self, wp, step)
+        )
 
     def _async_slot(self, wp: WpRow, step: Step) -> bool:
         limit = step.max_async.strip()
@@ -207,25 +236,46 @@ class Engine:
             with self.store.transaction():
                 self.move(wp, "resume")
             stored = self.store.env(wp.id)
-            env = (materialise.with_secrets(stored, self.base_env) if stored
-                   else materialise.initial_env(self.base_env, [], params))
+            env = (
+                materialise.with_secrets(stored, self.base_env)
+                if stored
+                else materialise.initial_env(self.base_env, [], params)
+            )
             started = Started(wp, step, params, paths, env)
         else:
             cycle, op = 0, 0
-            prepared = self.prepared.pop(wp.id, 0)  # prepares that ended in the attempt bench was stopped in
+            prepared = self.prepared.pop(
+                wp.id, 0
+            )  # prepares that ended in the attempt bench was stopped in
             with self.store.transaction():
                 # going on after recorded prepares is the same attempt: their records stay its own
-                self.move(wp, "start", attempt=wp.attempt + (0 if prepared else 1), started=time.time())
+                self.move(
+                    wp, "start", attempt=wp.attempt + (0 if prepared else 1), started=time.time()
+                )
                 self._record_load(wp, "start")
-            parent_envs = [{**(self.store.env(p) or {}), **self.exported_secrets.get(p, {})}
-                           for p in wp.parents if self.bench.steps[self.wps[p].step].export]
+            parent_envs = [
+                {**(self.store.env(p) or {}), **self.exported_secrets.get(p, {})}
+                for p in wp.parents
+                if self.bench.steps[self.wps[p].step].export
+            ]
             env = materialise.initial_env(self.base_env, parent_envs, params)
             started = Started(wp, step, params, paths, env)
-            links = [(self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))
-                     for p in wp.parents]
+            links = [
+                (self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))
+                for p in wp.parents
+            ]
             try:
-                started.env = materialise.materialise(self.bench, step, params, paths, self.info.run_dir, links,
-                                                      env, lambda cmd, e: self._prepare(started, cmd, e), prepared)
+                started.env = materialise.materialise(
+                    self.bench,
+                    step,
+                    params,
+                    paths,
+                    self.info.run_dir,
+                    links,
+                    env,
+                    lambda cmd, e: self._prepare(started, cmd, e),
+                    prepared,
+                )
             except (CaramelError, OSError) as exc:
                 with self.store.transaction():
                     self.fail(wp, f"cannot prepare the work folder: {exc}", rows=started.rows)
@@ -236,8 +286,13 @@ class Engine:
         """Run one prepare; its shell records its end (exactly once, as a do: engine.recovery), and so
         does the run's store, at once."""
         wp = started.wp
-        outcome = self.runner.run([command], env, started.paths.carry_file, dump_env=True,
-                                  record=(self.record_file, recovery.prepare_tag(wp.id, wp.attempt)))
+        outcome = self.runner.run(
+            [command],
+            env,
+            started.paths.carry_file,
+            dump_env=True,
+            record=(self.record_file, recovery.prepare_tag(wp.id, wp.attempt)),
+        )
         with self.store.transaction():
             self.store.add_commands(self.command_rows(wp, [command], outcome))
         return outcome
@@ -247,7 +302,9 @@ class Engine:
         try:
             limit = self.settings.limit_for(self.bench, step)
             queue_later = arrays.queues_later(self, wp, step)
-            seg = segment(self.bench, step, started.params, started.paths.base, cycle, op, limit, queue_later)
+            seg = segment(
+                self.bench, step, started.params, started.paths.base, cycle, op, limit, queue_later
+            )
         except CaramelError as exc:
             with self.store.transaction():
                 self.fail(wp, str(exc), rows=started.rows)
@@ -258,38 +315,63 @@ class Engine:
             self._finish(wp.id, Outcome(Status.DONE), [])
             return
         if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
-            self._finish(wp.id, arrays.write_job(self, wp, seg.commands[0]), seg.commands, shell=False)
+            self._finish(
+                wp.id, arrays.write_job(self, wp, seg.commands[0]), seg.commands, shell=False
+            )
             return
-        if queue_later and step.call:  # its call is written here, engine.call_batch submits the step's batch
+        if (
+            queue_later and step.call
+        ):  # its call is written here, engine.call_batch submits the step's batch
             self._finish(wp.id, call_batch.write_call(seg.commands[0]), seg.commands, shell=False)
             return
         place = copies.placement(step, started.params, copies.device_count(self.bench))
         env = dict(started.env, **place.env) if place else started.env
-        self.runner.start(wp.id, seg.commands, env, started.paths.carry_file,
-                          dump_env=step.export or seg.shared_stop is not None,
-                          limit=0.0 if step.submit else limit, cpus=place.cpus if place else None,
-                          record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)))
+        self.runner.start(
+            wp.id,
+            seg.commands,
+            env,
+            started.paths.carry_file,
+            dump_env=step.export or seg.shared_stop is not None,
+            limit=0.0 if step.submit else limit,
+            cpus=place.cpus if place else None,
+            record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)),
+        )
         self.running_step = wp.step
         self.progress.update(dict(self.counts), current=f"{wp.dirname}")
 
     # --- ending ------------------------------------------------------------------------------
-    def _finish(self, wp_id: int, outcome: Outcome, commands: list[Command], shell: bool = True) -> None:
+    def _finish(
+        self, wp_id: int, outcome: Outcome, commands: list[Command], shell: bool = True
+    ) -> None:
         """`shell`: the commands ran in a shell (False: engine.arrays wrote the job script here, and
         no job id nor carried environment can be in its files)."""
         barrier = False
         started = self.started.pop(wp_id)
         wp, step = started.wp, started.step
         rows = started.rows + self.command_rows(wp, commands, outcome)
-        materialise.write_do_log(step, started.paths, started.params, started.env,
-                                 [commands[r.index] for r in outcome.ran])
+        materialise.write_do_log(
+            step,
+            started.paths,
+            started.params,
+            started.env,
+            [commands[r.index] for r in outcome.ran],
+        )
         env = outcome.env if outcome.env is not None else started.env
         with self.store.transaction():
             if outcome.status in (Status.DONE, Status.BREAK):
                 if outcome.status == Status.DONE and started.shared_stop is not None:
                     cycle, op = started.shared_stop
-                    self.move(wp, "wait", cycle=cycle, wait_op=op, wait_kind=WaitKind.SHARED, wait_files={},
-                              wait_since=time.time(), env=env,
-                              reason=f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})")
+                    self.move(
+                        wp,
+                        "wait",
+                        cycle=cycle,
+                        wait_op=op,
+                        wait_kind=WaitKind.SHARED,
+                        wait_files={},
+                        wait_since=time.time(),
+                        env=env,
+                        reason=f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})",
+                    )
                     self.store.add_commands(rows)
                     # The last one to arrive runs the shared do at once, as in JUBE (not after
                     # whatever else could start meanwhile).
@@ -301,18 +383,37 @@ class Engine:
                 cmd = commands[outcome.index]
                 # the job it submitted: followed through the scheduler
                 job = self.backend.scheduler.job_id_in(cmd.stdout) if shell else ""
-                self.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind=WaitKind.FILE, wait_since=time.time(),
-                          wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
-                          env=env, job_id=job, reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
-                          + (f" (job {job})" if job else ""))
+                self.move(
+                    wp,
+                    "wait",
+                    cycle=cmd.cycle,
+                    wait_op=cmd.op,
+                    wait_kind=WaitKind.FILE,
+                    wait_since=time.time(),
+                    wait_files={
+                        "done": cmd.done_file,
+                        "error": cmd.error_file,
+                        "break": cmd.break_file,
+                    },
+                    env=env,
+                    job_id=job,
+                    reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
+                    + (f" (job {job})" if job else ""),
+                )
                 self.store.add_commands(rows)
                 if job and step.submit:
                     self.queue_children(wp)  # a submit step after this one queues its job at once
             elif outcome.status == Status.ERROR_FILE:
-                assert outcome.index is not None  # the script names the do whose error file it found
+                assert (
+                    outcome.index is not None
+                )  # the script names the do whose error file it found
                 cmd = commands[outcome.index]
-                self.fail(wp, f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
-                               f"do {cmd.op + 1}: {cmd.text}", rows=rows)
+                self.fail(
+                    wp,
+                    f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
+                    f"do {cmd.op + 1}: {cmd.text}",
+                    rows=rows,
+                )
             else:
                 reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
                 self.fail(wp, reason, outcome.exit_code, rows)
@@ -328,10 +429,24 @@ class Engine:
         if barrier:
             shared.run_barriers(self, only=step.name)
 
-    def command_rows(self, wp: WpRow, commands: list[Command], outcome: Outcome) -> list[CommandRow]:
-        return [CommandRow(wp.id, wp.attempt, commands[r.index].cycle, commands[r.index].op,
-                           commands[r.index].role, commands[r.index].text, commands[r.index].cwd, r.exit_code,
-                           r.started, r.ended) for r in outcome.ran]
+    def command_rows(
+        self, wp: WpRow, commands: list[Command], outcome: Outcome
+    ) -> list[CommandRow]:
+        return [
+            CommandRow(
+                wp.id,
+                wp.attempt,
+                commands[r.index].cycle,
+                commands[r.index].op,
+                commands[r.index].role,
+                commands[r.index].text,
+                commands[r.index].cwd,
+                r.exit_code,
+                r.started,
+                r.ended,
+            )
+            for r in outcome.ran
+        ]
 
     def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
         """Make the state move `name` (state.transitions) for `wp`, in the store (inside a transaction) and
@@ -340,7 +455,9 @@ class Engine:
         self.store.move(wp, name, message, **fields)
         self._count(wp, before, was_settled)
 
-    def move_many(self, wps: Sequence[WpRow], name: str, fields_of: Callable[[WpRow], dict[str, object]]) -> None:
+    def move_many(
+        self, wps: Sequence[WpRow], name: str, fields_of: Callable[[WpRow], dict[str, object]]
+    ) -> None:
         """The state move `name` for every workpackage of `wps` at once (Store.move_many: all checked
         first, one statement), and the engine's counts kept (inside a transaction)."""
         before = [(wp.state, _settled(wp)) for wp in wps]
@@ -363,8 +480,13 @@ class Engine:
         """Workpackages waiting for a done file (WaitKind.FILE) or their step's shared do (SHARED), of `step`
         or of all steps, that are not already going on."""
         ids = self.by_step.get(step, []) if step is not None else self.wps
-        return [self.wps[i] for i in ids if self.wps[i].state == WpState.WAITING and self.wps[i].wait_kind == wait_kind
-                and i not in self._resume]
+        return [
+            self.wps[i]
+            for i in ids
+            if self.wps[i].state == WpState.WAITING
+            and self.wps[i].wait_kind == wait_kind
+            and i not in self._resume
+        ]
 
     def ready(self, wp: WpRow, cycle: int, op: int) -> None:
         """`wp` goes on with do `op` of `cycle` when its turn comes (its wait is over)."""
@@ -428,7 +550,9 @@ class Engine:
         if step is not None and not step.submit:
             loadavg.record(self.store, wp.id, when)
 
-    def fail(self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()) -> None:
+    def fail(
+        self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()
+    ) -> None:
         """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
         self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
         self._record_load(wp, "end")
@@ -449,7 +573,9 @@ class Engine:
         while todo:
             child = self.wps[todo.pop()]
             if child.state == "open":
-                self.move(child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) {what}")
+                self.move(
+                    child, "cancel", reason=f"not run: workpackage {wp.id} ({wp.step}) {what}"
+                )
                 todo += self.children[child.id]
 
     def _release(self, step: str) -> None:
@@ -462,10 +588,18 @@ class Engine:
         for wp in self.wps.values():
             step = counts.setdefault(wp.step, {})
             step[wp.state] = step.get(wp.state, 0) + 1
-        failed = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.FAILED]
-        waits = [(wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.WAITING]
-        return Summary(self.info.run_dir, self.info.run_id, self.info.benchmark, counts, failed, waits)
+        failed = [
+            (wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.FAILED
+        ]
+        waits = [
+            (wp.id, wp.step, wp.reason) for wp in self.wps.values() if wp.state == WpState.WAITING
+        ]
+        return Summary(
+            self.info.run_dir, self.info.run_id, self.info.benchmark, counts, failed, waits
+        )
 
 
 def _settled(wp: WpRow) -> bool:
-    return wp.state == WpState.DONE or (wp.state == WpState.WAITING and wp.wait_kind == WaitKind.SHARED)
+    return wp.state == WpState.DONE or (
+        wp.state == WpState.WAITING and wp.wait_kind == WaitKind.SHARED
+    )

@@ -26,19 +26,28 @@ def _text(text: str, params: dict[str, str], env: dict[str, str]) -> str:
 
 def split_entry(entry: FileEntry) -> list[tuple[str, str]]:
     """(path, name) pairs of one <copy>/<link>: several paths split by `separator=`, names by `,`."""
-    paths = [p.strip() for p in (entry.path.split(entry.separator) if entry.separator else [entry.path])]
+    paths = [
+        p.strip() for p in (entry.path.split(entry.separator) if entry.separator else [entry.path])
+    ]
     if not entry.name:
         return [(p, "") for p in paths]
     names = [n.strip() for n in entry.name.split(",")]
     if len(names) != len(paths):
-        raise RunError(f"<{entry.action}> has {len(paths)} files but {len(names)} names", entry.where,
-                       hint="give one name= per file, separated by commas")
+        raise RunError(
+            f"<{entry.action}> has {len(paths)} files but {len(names)} names",
+            entry.where,
+            hint="give one name= per file, separated by commas",
+        )
     return list(zip(paths, names, strict=True))
 
 
-def place(entry: FileEntry, params: dict[str, str], env: dict[str, str], work: str, target_work: str) -> None:
+def place(
+    entry: FileEntry, params: dict[str, str], env: dict[str, str], work: str, target_work: str
+) -> None:
     """Copy or link the files of one entry into `target_work` (the step's work_dir, or `work`)."""
-    if not eval_bool(final_text(entry.active, params), f"active= of a <{entry.action}>", entry.where):
+    if not eval_bool(
+        final_text(entry.active, params), f"active= of a <{entry.action}>", entry.where
+    ):
         return
     source_dir = _text(entry.source_dir, params, env)
     target_dir = _text(entry.target_dir, params, env)
@@ -51,16 +60,24 @@ def place(entry: FileEntry, params: dict[str, str], env: dict[str, str], work: s
         name = _text(raw_name, params, env) if raw_name else os.path.basename(pathname)
         matches = sorted(glob.glob(pathname))
         if not matches:
-            raise RunError(f"<{entry.action}>: no file matches {pathname!r}", entry.where,
-                           hint="check the path (relative to the benchmark file, or to the work folder "
-                                "with rel_path_ref=\"internal\")")
+            raise RunError(
+                f"<{entry.action}>: no file matches {pathname!r}",
+                entry.where,
+                hint="check the path (relative to the benchmark file, or to the work folder "
+                'with rel_path_ref="internal")',
+            )
         for path in matches:
             # Several matches (a glob) keep their own names; a name= applies to a single file.
             if len(matches) > 1 or (pathname != path and name == os.path.basename(pathname)):
                 name = os.path.basename(path)
             # a name made of parameters stays in the work folder (fs.paths), as target_dir= does
-            target = inside(target_work, os.path.join(target_dir, name), f"<{entry.action}> target", entry.where,
-                            absolute_ok=True)
+            target = inside(
+                target_work,
+                os.path.join(target_dir, name),
+                f"<{entry.action}> target",
+                entry.where,
+                absolute_ok=True,
+            )
             _put(entry, path, target)
 
 
@@ -68,14 +85,24 @@ def _put(entry: FileEntry, path: str, target: str) -> None:
     """Copy or link one file or folder; every failure names both paths and the real cause."""
     if os.path.lexists(target):
         return
-    if entry.action == "copy" and os.path.isdir(path) and is_within(os.path.realpath(path), os.path.realpath(target)):
-        raise RunError(f"<copy> {path} -> {target}: the target is inside the folder it copies (it would copy "
-                       "itself for ever)", entry.where,
-                       hint="copy only the files the step needs, or put the outpath outside the benchmark's folder")
+    if (
+        entry.action == "copy"
+        and os.path.isdir(path)
+        and is_within(os.path.realpath(path), os.path.realpath(target))
+    ):
+        raise RunError(
+            f"<copy> {path} -> {target}: the target is inside the folder it copies (it would copy "
+            "itself for ever)",
+            entry.where,
+            hint="copy only the files the step needs, or put the outpath outside the benchmark's folder",
+        )
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
         if entry.action == "link":
-            os.symlink(path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)), target)
+            os.symlink(
+                path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)),
+                target,
+            )
         elif os.path.isdir(path):
             shutil.copytree(path, target, symlinks=True)
         else:
@@ -84,12 +111,17 @@ def _put(entry: FileEntry, path: str, target: str) -> None:
         failures = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
         first = failures[0] if failures else (path, target, str(exc))
         more = f" (and {len(failures) - 1} more files)" if len(failures) > 1 else ""
-        raise RunError(f"<{entry.action}> {path} -> {target}: cannot copy {first[0]}: {_why(first[2])}{more}",
-                       entry.where) from None
+        raise RunError(
+            f"<{entry.action}> {path} -> {target}: cannot copy {first[0]}: {_why(first[2])}{more}",
+            entry.where,
+        ) from None
     except OSError as exc:
         named = f" ({exc.filename})" if exc.filename and exc.filename not in (path, target) else ""
-        raise RunError(f"<{entry.action}> {path} -> {target}: {cause(exc)}{named}", entry.where,
-                       hint=_hint(exc)) from None
+        raise RunError(
+            f"<{entry.action}> {path} -> {target}: {cause(exc)}{named}",
+            entry.where,
+            hint=_hint(exc),
+        ) from None
 
 
 def _why(text: str) -> str:
@@ -108,13 +140,19 @@ def apply_substituteset(sset: Substituteset, params: dict[str, str], folder: str
     subs: dict[str, tuple[str, str]] = {}
     for s in sset.subs:
         source = final_text(s.source, params)
-        subs[source] = (s.mode, final_text(s.dest, params))  # a later sub of the same source wins, as in JUBE
+        subs[source] = (
+            s.mode,
+            final_text(s.dest, params),
+        )  # a later sub of the same source wins, as in JUBE
     for iofile in sset.iofiles:
         infile = os.path.join(folder, final_text(iofile.source, params))
         outfile = os.path.join(folder, final_text(iofile.dest, params))
         if not os.path.isfile(infile):
-            raise RunError(f"substituteset '{sset.name}': file {infile} not found", iofile.where,
-                           hint="copy or link it into the work folder with a fileset the step uses")
+            raise RunError(
+                f"substituteset '{sset.name}': file {infile} not found",
+                iofile.where,
+                hint="copy or link it into the work folder with a fileset the step uses",
+            )
         with open(infile, encoding="utf-8") as handle:
             text = handle.read()
         for source, (mode, dest) in subs.items():
@@ -124,7 +162,9 @@ def apply_substituteset(sset: Substituteset, params: dict[str, str], folder: str
                 try:
                     text = re.sub(source, dest, text)
                 except re.error as exc:
-                    raise RunError(f"substituteset '{sset.name}': bad regex {source!r}: {exc}", sset.where) from None
+                    raise RunError(
+                        f"substituteset '{sset.name}': bad regex {source!r}: {exc}", sset.where
+                    ) from None
         mode = iofile.out_mode if iofile.out_mode in ("w", "a") else "w"
         with open(outfile, mode, encoding="utf-8") as handle:
             handle.write(text)

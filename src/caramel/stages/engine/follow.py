@@ -49,8 +49,13 @@ def progress_line(summary: Summary, polls: int, wait: float) -> str:
     return f"{time.strftime('%H:%M:%S')} poll {polls}: {parts}{queue}; next in {wait:.0f} s"
 
 
-def follow(poll: Callable[[], Summary], pace: Pace, quiet: bool = False, limit: float | None = None,
-           sleep: Callable[[float], None] = time.sleep) -> Summary:
+def follow(
+    poll: Callable[[], Summary],
+    pace: Pace,
+    quiet: bool = False,
+    limit: float | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Summary:
     """Poll until nothing waits (or `limit` seconds have passed); returns the last summary."""
     start = time.monotonic()
     summary = poll()

@@ -59,16 +59,22 @@ def parse_marker(line: str, secret: str) -> Marker:
     if not secret:
         raise ValueError("a channel needs a secret")
     if len(line) > MAX_LINE:
-        raise ChannelError(f"a line of {len(line)} characters on the engine's channel: not a marker")
+        raise ChannelError(
+            f"a line of {len(line)} characters on the engine's channel: not a marker"
+        )
     parts = line.split(" ")
     if len(parts) < 3 or parts[0] != PREFIX:
         raise ChannelError(f"not a marker on the engine's channel: {line[:80]!r}")
     if parts[1] != secret:
-        raise ChannelError("a marker without this bench's secret on the engine's channel (written by a do?)")
+        raise ChannelError(
+            "a marker without this bench's secret on the engine's channel (written by a do?)"
+        )
     try:
         kind = MarkerKind(parts[2])
     except ValueError:
-        raise ChannelError(f"an unknown marker on the engine's channel: {parts[2][:20]!r}") from None
+        raise ChannelError(
+            f"an unknown marker on the engine's channel: {parts[2][:20]!r}"
+        ) from None
     numbers = parts[3:]
     if len(numbers) != kind.arity:
         raise ChannelError(f"marker {kind.value} takes {kind.arity} number(s), not {len(numbers)}")

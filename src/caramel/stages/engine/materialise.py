@@ -19,7 +19,9 @@ from caramel.stages.spec.model import Benchmark, Do, FileEntry, Step
 from caramel.vocabulary import Role
 
 
-def initial_env(base: dict[str, str], parent_envs: list[dict[str, str]], params: dict[str, str]) -> dict[str, str]:
+def initial_env(
+    base: dict[str, str], parent_envs: list[dict[str, str]], params: dict[str, str]
+) -> dict[str, str]:
     env = dict(base)
     for parent_env in parent_envs:
         env.update(parent_env)
@@ -36,8 +38,11 @@ def secrets_of(env: dict[str, str], base: dict[str, str] | None = None) -> dict[
     from caramel.settings import current
 
     kept = redact.environment(env, current().secret_patterns)
-    return {name: value for name, value in env.items()
-            if name not in kept and (base is None or base.get(name) != value)}
+    return {
+        name: value
+        for name, value in env.items()
+        if name not in kept and (base is None or base.get(name) != value)
+    }
 
 
 def with_secrets(stored: dict[str, str], base: dict[str, str]) -> dict[str, str]:
@@ -48,8 +53,14 @@ def with_secrets(stored: dict[str, str], base: dict[str, str]) -> dict[str, str]
 
 def prepare_command(entry: FileEntry, params: dict[str, str], base: str, index: int = 0) -> Command:
     """The `index`-th prepare of a workpackage (counted over its filesets in order) as a Command."""
-    do = Do(entry.path, stdout=entry.stdout, stderr=entry.stderr, work_dir=entry.work_dir, active=entry.active,
-            where=entry.where)
+    do = Do(
+        entry.path,
+        stdout=entry.stdout,
+        stderr=entry.stderr,
+        work_dir=entry.work_dir,
+        active=entry.active,
+        where=entry.where,
+    )
     return command_for(do, index, 0, params, base, role=Role.PREPARE)
 
 
@@ -58,16 +69,26 @@ def prepares(bench: Benchmark, step: Step, params: dict[str, str], base: str) ->
     out: list[Command] = []
     for name in used_sets(step, params, bench.filesets):
         for entry in bench.filesets[name].entries:
-            if entry.action == "prepare" and do_active(Do(entry.path, active=entry.active, where=entry.where), params):
+            if entry.action == "prepare" and do_active(
+                Do(entry.path, active=entry.active, where=entry.where), params
+            ):
                 command = prepare_command(entry, params, base, len(out))
                 if command.text:
                     out.append(command)
     return out
 
 
-def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: workdir.WpPaths, run_dir: str,
-                parent_links: list[tuple[str, str]], env: dict[str, str],
-                run_prepare: Callable[[Command, dict[str, str]], Outcome], prepared: int = 0) -> dict[str, str]:
+def materialise(
+    bench: Benchmark,
+    step: Step,
+    params: dict[str, str],
+    paths: workdir.WpPaths,
+    run_dir: str,
+    parent_links: list[tuple[str, str]],
+    env: dict[str, str],
+    run_prepare: Callable[[Command, dict[str, str]], Outcome],
+    prepared: int = 0,
+) -> dict[str, str]:
     """Make the work folder ready; returns the environment after the `prepare` commands.
 
     `prepared`: how many prepares already ended (their shells recorded it) in an attempt bench was
@@ -79,7 +100,9 @@ def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: wor
     for name in used_sets(step, params, bench.filesets):
         for entry in bench.filesets[name].entries:
             if entry.action != "prepare":
-                files.place(entry, params, env, paths.work, paths.base)  # an existing target is kept
+                files.place(
+                    entry, params, env, paths.work, paths.base
+                )  # an existing target is kept
                 continue
             if not do_active(Do(entry.path, active=entry.active, where=entry.where), params):
                 continue
@@ -92,8 +115,11 @@ def materialise(bench: Benchmark, step: Step, params: dict[str, str], paths: wor
                 continue
             outcome = run_prepare(command, env)
             if outcome.status != Status.DONE:
-                raise RunError(f"<prepare> {command.text!r} exited with {outcome.exit_code}"
-                               + (f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""), entry.where)
+                raise RunError(
+                    f"<prepare> {command.text!r} exited with {outcome.exit_code}"
+                    + (f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""),
+                    entry.where,
+                )
             if outcome.env is not None:
                 env = outcome.env
     for name in used_sets(step, params, bench.substitutesets):
@@ -109,8 +135,14 @@ def _exported(path: str) -> dict[str, str]:
         return {}
 
 
-def write_do_log(step: Step, paths: workdir.WpPaths, params: dict[str, str], env: dict[str, str],
-                 commands: list[Command], shared: bool = False) -> None:
+def write_do_log(
+    step: Step,
+    paths: workdir.WpPaths,
+    params: dict[str, str],
+    env: dict[str, str],
+    commands: list[Command],
+    shared: bool = False,
+) -> None:
     """`do_log_file=`: a shell script replaying what ran (environment first), like JUBE's do log."""
     if not step.do_log_file or not commands:
         return

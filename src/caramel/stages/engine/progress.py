@@ -25,11 +25,23 @@ class Progress:
 class RichProgress(Progress):
     def __init__(self) -> None:
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TimeElapsedColumn(), TextColumn("{task.fields[info]}"),
-                             console=Console(), transient=False)
+        self._bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[info]}"),
+            console=Console(),
+            transient=False,
+        )
         self._task: TaskID | None = None
         self._current = ""
 
@@ -42,7 +54,11 @@ class RichProgress(Progress):
         if self._task is None:
             return
         finished = counts.get("done", 0) + counts.get("failed", 0) + counts.get("cancelled", 0)
-        info = ", ".join(f"{counts[s]} {s}" for s in ("running", "waiting", "failed", "cancelled") if counts.get(s))
+        info = ", ".join(
+            f"{counts[s]} {s}"
+            for s in ("running", "waiting", "failed", "cancelled")
+            if counts.get(s)
+        )
         self._current = current or self._current
         self._bar.update(self._task, completed=finished, info=f"{info}  {self._current}".strip())
 

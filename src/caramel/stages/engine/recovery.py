@@ -16,7 +16,15 @@ import contextlib
 import os
 from dataclasses import dataclass
 
-from caramel.stages.engine.script import Command, Outcome, Ran, Status, carry_path, check_files, parse_exports
+from caramel.stages.engine.script import (
+    Command,
+    Outcome,
+    Ran,
+    Status,
+    carry_path,
+    check_files,
+    parse_exports,
+)
 from caramel.stages.engine.workdir import WpPaths
 from caramel.stages.expand import layout
 
@@ -61,7 +69,11 @@ def read_ended(path: str) -> dict[str, Ended]:
     out: dict[str, Ended] = {}
     for line in lines:
         parts = line.split()
-        if len(parts) != 5 or parts[0] != "E" or not all(p.lstrip("-").isdigit() for p in parts[2:]):
+        if (
+            len(parts) != 5
+            or parts[0] != "E"
+            or not all(p.lstrip("-").isdigit() for p in parts[2:])
+        ):
             continue  # a line cut short by a full disk or a crash of the machine
         cycle, op, status = (int(p) for p in parts[2:])
         best = out.get(parts[1])

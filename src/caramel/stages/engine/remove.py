@@ -48,8 +48,10 @@ def _remove(store: Store, run_dir: str, ids: list[int]) -> list[int]:
     wps = {wp.id: wp for wp in store.workpackages()}
     unknown = [i for i in ids if i not in wps]
     if unknown:
-        raise RunError(f"run {run_dir} has no workpackage {', '.join(map(str, unknown))}",
-                       hint=f"its workpackages are 0 to {max(wps) if wps else 0} (bench info lists them)")
+        raise RunError(
+            f"run {run_dir} has no workpackage {', '.join(map(str, unknown))}",
+            hint=f"its workpackages are 0 to {max(wps) if wps else 0} (bench info lists them)",
+        )
     children: dict[int, list[int]] = {}
     for wp in wps.values():
         for parent in wp.parents:
@@ -71,8 +73,11 @@ def _remove(store: Store, run_dir: str, ids: list[int]) -> list[int]:
         step = model.steps.get(step_name)
         if step is None or not step.shared:
             continue
-        still = [wp for wp in wps.values() if wp.step == step_name and wp.id not in chosen
-                 and wp.state != WpState.OPEN]
+        still = [
+            wp
+            for wp in wps.values()
+            if wp.step == step_name and wp.id not in chosen and wp.state != WpState.OPEN
+        ]
         if not still:
             member = min(i for i in chosen if wps[i].step == step_name)
             located = shared_folder(run_dir, step, store.params(member))

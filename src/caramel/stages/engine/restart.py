@@ -27,8 +27,16 @@ def recover(engine: Engine) -> set[tuple[str, int, int]]:
     """Workpackages left `running` by a bench that died, or stopped by an interruption, go on after
     the last do their shell recorded as ended; from scratch when none had ended. Returns the shared do's
     (step, cycle, op) a bench was running: their shells' records tell whether they ended."""
-    stale = [wp for wp in engine.wps.values() if wp.state == WpState.RUNNING or (
-        wp.state == WpState.OPEN and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED))]
+    stale = [
+        wp
+        for wp in engine.wps.values()
+        if wp.state == WpState.RUNNING
+        or (
+            wp.state == WpState.OPEN
+            and wp.attempt > 0
+            and wp.reason.startswith(recovery.INTERRUPTED)
+        )
+    ]
     ended = recovery.read_ended(engine.record_file) if stale else {}
     with engine.store.transaction():
         for wp in stale:
@@ -50,28 +58,62 @@ def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> Non
     except CaramelError:
         ended = None
     if ended is None:
-        engine.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again")
+        engine.move(
+            wp,
+            "recover",
+            reason=f"{recovery.INTERRUPTED}: bench ended while it ran; it starts again",
+        )
         return
     cmd = _recorded_command(engine, step, params, paths, ended)
     outcome = recovery.outcome_of(cmd, paths, ended)
-    rows = [CommandRow(wp.id, wp.attempt, cmd.cycle, cmd.op, cmd.role, cmd.text, cmd.cwd, ended.status, None,
-                       ended.when)]
+    rows = [
+        CommandRow(
+            wp.id,
+            wp.attempt,
+            cmd.cycle,
+            cmd.op,
+            cmd.role,
+            cmd.text,
+            cmd.cwd,
+            ended.status,
+            None,
+            ended.when,
+        )
+    ]
     env = outcome.env or engine.store.env(wp.id)
     note = "(its end was recorded by its shell while bench stopped)"
     if outcome.status == Status.FAILED:
-        engine.fail(wp, f"do {cmd.op + 1} exited with {ended.status}: {cmd.text} {note}", ended.status, rows)
+        engine.fail(
+            wp, f"do {cmd.op + 1} exited with {ended.status}: {cmd.text} {note}", ended.status, rows
+        )
     elif outcome.status == Status.ERROR_FILE:
-        engine.fail(wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows)
+        engine.fail(
+            wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows
+        )
     elif outcome.status == Status.WAITING:
-        engine.move(wp, "wait", cycle=cmd.cycle, wait_op=cmd.op, wait_kind=WaitKind.FILE, wait_since=ended.when,
-                       wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
-                       env=env, reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}")
+        engine.move(
+            wp,
+            "wait",
+            cycle=cmd.cycle,
+            wait_op=cmd.op,
+            wait_kind=WaitKind.FILE,
+            wait_since=ended.when,
+            wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
+            env=env,
+            reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}",
+        )
         engine.store.add_commands(rows)
     elif outcome.status == Status.BREAK:
         engine.mark_done(wp, rows, env if step.export else None)
     else:
-        engine.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
-                  cycle=cmd.cycle, wait_op=cmd.op, env=env)
+        engine.move(
+            wp,
+            "recover",
+            reason=f"{recovery.INTERRUPTED}: goes on after do {cmd.op + 1}, which ended",
+            cycle=cmd.cycle,
+            wait_op=cmd.op,
+            env=env,
+        )
         engine.store.add_commands(rows)
         engine.ready(wp, cmd.cycle, cmd.op + 1)
 
@@ -80,15 +122,24 @@ def _after_prepares(engine: Engine, wp: WpRow, ended: recovery.Ended) -> None:
     """No do of the attempt ended, but prepares did (their shells recorded it): they are not run again.
     A failed one fails the workpackage; else it goes on after the last that ended, in its folder."""
     if ended.status != 0:
-        engine.fail(wp, f"prepare {ended.op + 1} exited with {ended.status} (its end was recorded by its shell "
-                        "while bench stopped)", ended.status)
+        engine.fail(
+            wp,
+            f"prepare {ended.op + 1} exited with {ended.status} (its end was recorded by its shell "
+            "while bench stopped)",
+            ended.status,
+        )
         return
-    engine.move(wp, "recover", reason=f"{recovery.INTERRUPTED}: goes on after prepare {ended.op + 1}, which ended")
+    engine.move(
+        wp,
+        "recover",
+        reason=f"{recovery.INTERRUPTED}: goes on after prepare {ended.op + 1}, which ended",
+    )
     engine.after_prepares(wp, ended.op + 1)
 
 
-def _recorded_command(engine: Engine, step: Step, params: Params, paths: WpPaths,
-                      ended: recovery.Ended) -> Command:
+def _recorded_command(
+    engine: Engine, step: Step, params: Params, paths: WpPaths, ended: recovery.Ended
+) -> Command:
     """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
     if step.submit:
         return segment(engine.bench, step, params, paths.base, 0, 0).commands[0]
@@ -103,9 +154,13 @@ def settle_cancelled(engine: Engine) -> None:
             wp = engine.wps[wp_id]
             if wp.state not in (WpState.OPEN, WpState.CANCELLED):
                 continue
-            bad = [p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)]
+            bad = [
+                p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)
+            ]
             if bad and wp.state == WpState.OPEN:
-                engine.move(wp, "cancel", reason=f"not run: workpackage {bad[0]} failed or was not run")
+                engine.move(
+                    wp, "cancel", reason=f"not run: workpackage {bad[0]} failed or was not run"
+                )
             elif not bad and wp.state == WpState.CANCELLED and wp.reason.startswith("not run"):
                 # cancelled for a parent's failure that was since removed; not one cancelled by the user
                 engine.move(wp, "reopen")
@@ -126,12 +181,17 @@ def stop(engine: Engine, spare: str = "") -> None:
             with engine.store.transaction():
                 engine.store.interrupt_running(reason, [entry.key for entry, _outcome in stopped])
             return
-        except Exception as exc:  # a full disk: the space kept for this moment (else the records still tell)
+        except (
+            Exception
+        ) as exc:  # a full disk: the space kept for this moment (else the records still tell)
             problem = exc
             recovery.release(spare)
             with contextlib.suppress(Exception):
                 engine.store.checkpoint()
     # Said, not hidden: the run state still shows `running`, and the next continue recovers those
     # workpackages from their shells' records as after a bench that died.
-    print(f"warning: bench could not record that it stopped ({problem}); `bench continue` recovers the "
-          "workpackages it was running from their shells' records", file=sys.stderr)
+    print(
+        f"warning: bench could not record that it stopped ({problem}); `bench continue` recovers the "
+        "workpackages it was running from their shells' records",
+        file=sys.stderr,
+    )

@@ -27,7 +27,14 @@ from dataclasses import dataclass
 
 from caramel.adapters.backends.launchers import Launcher, Shell
 from caramel.settings import current
-from caramel.stages.engine.script import Command, Outcome, Status, Transcript, build_script, env_file_of
+from caramel.stages.engine.script import (
+    Command,
+    Outcome,
+    Status,
+    Transcript,
+    build_script,
+    env_file_of,
+)
 
 
 @dataclass
@@ -39,7 +46,9 @@ class Active:
     started: float  # time.monotonic() at its start
     limit: float = 0.0  # seconds the script may run (0: no limit)
     stopped: bool = False  # `Runner.stop` ended it (a second stop does nothing)
-    fd: int = -1  # where its markers come from (kept: the shell's pipe may be closed when it is stopped)
+    fd: int = (
+        -1
+    )  # where its markers come from (kept: the shell's pipe may be closed when it is stopped)
     unseen: float = 0.0  # seconds bench could not see (paused) while it ran: they do not count
 
     @property
@@ -163,7 +172,9 @@ def _drain(pending: dict[int, Active], deadline: float, stopping: GroupStop) -> 
             selector.register(fd, selectors.EVENT_READ)
         nudged = 0.0
         while pending and time.monotonic() < deadline:
-            if time.monotonic() - nudged >= NUDGE:  # a look at /proc costs a few ms: not on every read
+            if (
+                time.monotonic() - nudged >= NUDGE
+            ):  # a look at /proc costs a few ms: not on every read
                 stopping.nudge()
                 nudged = time.monotonic()
             for key, _mask in selector.select(min(NUDGE, max(0.0, deadline - time.monotonic()))):
@@ -207,16 +218,35 @@ class Runner:
                 shell.kill()
         raise OSError("cannot start a shell")
 
-    def _entry(self, key: int, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
-               limit: float, cpus: set[int] | None, record: tuple[str, str] | None) -> Active:
-        script = build_script(commands, carry_file, dump_env, env, self.base_env, record, self.secret)
+    def _entry(
+        self,
+        key: int,
+        commands: list[Command],
+        env: dict[str, str],
+        carry_file: str,
+        dump_env: bool,
+        limit: float,
+        cpus: set[int] | None,
+        record: tuple[str, str] | None,
+    ) -> Active:
+        script = build_script(
+            commands, carry_file, dump_env, env, self.base_env, record, self.secret
+        )
         shell = self._send(script, cpus)
         transcript = Transcript(commands, self.secret, env_file_of(carry_file))
         return Active(key, commands, shell, transcript, time.monotonic(), limit, fd=shell.fileno())
 
-    def start(self, key: int, commands: list[Command], env: dict[str, str], carry_file: str,
-              dump_env: bool, limit: float = 0.0, cpus: set[int] | None = None,
-              record: tuple[str, str] | None = None) -> Active:
+    def start(
+        self,
+        key: int,
+        commands: list[Command],
+        env: dict[str, str],
+        carry_file: str,
+        dump_env: bool,
+        limit: float = 0.0,
+        cpus: set[int] | None = None,
+        record: tuple[str, str] | None = None,
+    ) -> Active:
         entry = self._entry(key, commands, env, carry_file, dump_env, limit, cpus, record)
         self.active[entry.fd] = entry
         self.selector.register(entry.fd, selectors.EVENT_READ)
@@ -236,7 +266,9 @@ class Runner:
             events = self.selector.select(left)
             if left is not None:
                 self._discount(time.monotonic() - asked - left)
-            if not events:  # a wait cut short by a signal (SIGCONT) past its end reports nothing: look again
+            if (
+                not events
+            ):  # a wait cut short by a signal (SIGCONT) past its end reports nothing: look again
                 events = self.selector.select(0)
             for key, _mask in events:  # what the scripts said comes before any deadline
                 entry = self.active.get(key.fd)
@@ -306,8 +338,14 @@ class Runner:
         entry.shell.kill()
         return entry.transcript.close(returncode, time.time())
 
-    def run(self, commands: list[Command], env: dict[str, str], carry_file: str, dump_env: bool,
-            record: tuple[str, str] | None = None) -> Outcome:
+    def run(
+        self,
+        commands: list[Command],
+        env: dict[str, str],
+        carry_file: str,
+        dump_env: bool,
+        record: tuple[str, str] | None = None,
+    ) -> Outcome:
         """Run one script to its end on its own shell (other shells are not read meanwhile)."""
         entry = self._entry(-1, commands, env, carry_file, dump_env, 0.0, None, record)
         self.blocking = entry
@@ -319,7 +357,9 @@ class Runner:
         finally:
             self.blocking = None
 
-    def stop(self, entries: list[Active], grace: float | None = None) -> list[tuple[Active, Outcome]]:
+    def stop(
+        self, entries: list[Active], grace: float | None = None
+    ) -> list[tuple[Active, Outcome]]:
         """End these scripts with their whole process groups: SIGTERM first (a do ends, its
         script records what finished and exits), SIGKILL for what is left after `grace` seconds.
         Their markers are read to the end, so each outcome tells which do's finished. Entries already
@@ -335,7 +375,9 @@ class Runner:
         stopping = GroupStop([group for entry in entries for group in entry.groups()])
         pending = {}
         for entry in entries:
-            with contextlib.suppress(ValueError):  # a shell already released (it had died) has nothing to read
+            with contextlib.suppress(
+                ValueError
+            ):  # a shell already released (it had died) has nothing to read
                 pending[entry.shell.fileno()] = entry
         _drain(pending, time.monotonic() + grace, stopping)
         _kill_groups(stopping.pgids)  # what is left (background processes, a do ignoring SIGTERM)

@@ -23,7 +23,14 @@ import os
 import shlex
 from dataclasses import dataclass, field
 
-from caramel.stages.engine.marker import CHANNEL_FD, MAX_LINE, PREFIX, ChannelError, MarkerKind, parse_marker
+from caramel.stages.engine.marker import (
+    CHANNEL_FD,
+    MAX_LINE,
+    PREFIX,
+    ChannelError,
+    MarkerKind,
+    parse_marker,
+)
 from caramel.stages.engine.tails import output_tails
 from caramel.vocabulary import Role, Word
 
@@ -75,9 +82,15 @@ def carry_path(carry_file: str, cmd: Command) -> str:
     return f"{carry_file}.{cmd.cycle}.{cmd.op}"
 
 
-def build_script(commands: list[Command], carry_file: str, dump_env: bool,
-                 env: dict[str, str] | None = None, base_env: dict[str, str] | None = None,
-                 record: tuple[str, str] | None = None, secret: str = "0") -> str:
+def build_script(
+    commands: list[Command],
+    carry_file: str,
+    dump_env: bool,
+    env: dict[str, str] | None = None,
+    base_env: dict[str, str] | None = None,
+    record: tuple[str, str] | None = None,
+    secret: str = "0",
+) -> str:
     """The program (for `sh -s`, with the channel on CHANNEL_FD) running `commands` in order, in
     environment `env` (given as its difference from `base_env`, the shell's own); `dump_env` writes
     the final environment to `env_file_of(carry_file)`. Its markers carry `secret` (engine.marker).
@@ -92,38 +105,54 @@ def build_script(commands: list[Command], carry_file: str, dump_env: bool,
     # further do) and always says EXIT: it runs no do's text, and `command` keeps a special builtin
     # that fails (`.` of a carry file a do removed) from ending the shell: it ends the script, with
     # its status. Its body is a function: `return` ends the script without a process of its own.
-    out = [f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
-           "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_body() {\n"]
+    out = [
+        f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
+        "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_body() {\n",
+    ]
     if env is not None and base_env is not None:
-        out += [f"command unset {name}\n" for name in base_env
-                if name not in env and name.isidentifier()]
-        out += [f"command export {name}={q(value)}\n" for name, value in env.items()
-                if base_env.get(name) != value and name.isidentifier()]
+        out += [
+            f"command unset {name}\n"
+            for name in base_env
+            if name not in env and name.isidentifier()
+        ]
+        out += [
+            f"command export {name}={q(value)}\n"
+            for name, value in env.items()
+            if base_env.get(name) != value and name.isidentifier()
+        ]
     for i, cmd in enumerate(commands):
         last = i == len(commands) - 1 and cmd.role != Role.PREPARE
         if cmd.text:
             if cmd.make_cwd:
                 out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
-            out.append("[ -z \"$__caramel_stop\" ] || return 143\n")
+            out.append('[ -z "$__caramel_stop" ] || return 143\n')
             out.append(f"__caramel_mark B {i}\n")
             carried = not last or dump_env or bool(cmd.done_file)  # its environment read after it
             out.append(_do(cmd, carry_file if carried else None, record is not None))
             if record is not None:
                 # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
                 line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
-                out.append(f"[ -n \"$__caramel_stop\" ] && [ $__caramel_rc -ne 0 ] || "
-                           f"printf {line} $__caramel_rc >>{q(record[0])}\n")
+                out.append(
+                    f'[ -n "$__caramel_stop" ] && [ $__caramel_rc -ne 0 ] || '
+                    f"printf {line} $__caramel_rc >>{q(record[0])}\n"
+                )
             if carried:
-                out.append(f"[ $__caramel_rc -ne 0 ] || command . {q(carry_path(carry_file, cmd))} "
-                           "|| return\n")
-            out.append(f"__caramel_mark E {i} $__caramel_rc\n"
-                       "[ $__caramel_rc -eq 0 ] || return $__caramel_rc\n")
+                out.append(
+                    f"[ $__caramel_rc -ne 0 ] || command . {q(carry_path(carry_file, cmd))} "
+                    "|| return\n"
+                )
+            out.append(
+                f"__caramel_mark E {i} $__caramel_rc\n"
+                "[ $__caramel_rc -eq 0 ] || return $__caramel_rc\n"
+            )
         out.append(_file_checks(i, cmd, dump_env, carry_file))
     if dump_env:
         out.append(_dump_env(carry_file) + "\n")
-    out.append("__caramel_mark END\n}\n__caramel_body\n__caramel_rc=$?\n"
-               "[ -z \"$__caramel_watcher\" ] || kill -KILL \"$__caramel_watcher\" 2>/dev/null\n"
-               "__caramel_mark EXIT $__caramel_rc\n")
+    out.append(
+        "__caramel_mark END\n}\n__caramel_body\n__caramel_rc=$?\n"
+        '[ -z "$__caramel_watcher" ] || kill -KILL "$__caramel_watcher" 2>/dev/null\n'
+        "__caramel_mark EXIT $__caramel_rc\n"
+    )
     return "".join(out)
 
 
@@ -143,10 +172,12 @@ def _do(cmd: Command, carry_file: str | None, recorded: bool) -> str:
     if carry_file is not None:
         carry = q(carry_path(carry_file, cmd))
         empty, keep = f"command : >{carry}\n", f"[ $__caramel_rc -ne 0 ] || export -p >{carry}; "
-    return (f"{empty}( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}\n"
-            f"__caramel_rc=$?; {off_term}{keep}"
-            f"exit $__caramel_rc\n"
-            f") </dev/null >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n")
+    return (
+        f"{empty}( {on_term}cd {q(cmd.cwd)} || exit 1\neval {q(cmd.text)}\n"
+        f"__caramel_rc=$?; {off_term}{keep}"
+        f"exit $__caramel_rc\n"
+        f") </dev/null >>{q(cmd.stdout)} 2>>{q(cmd.stderr)} {CLOSE_CHANNEL}\n__caramel_rc=$?\n"
+    )
 
 
 def _file_checks(i: int, cmd: Command, dump_env: bool, carry_file: str) -> str:
@@ -158,8 +189,10 @@ def _file_checks(i: int, cmd: Command, dump_env: bool, carry_file: str) -> str:
     if cmd.error_file:
         out.append(f"if [ -e {q(cmd.error_file)} ]; then __caramel_mark X {i}; return 0; fi\n")
     if cmd.done_file:
-        out.append(f"if [ ! -e {q(cmd.done_file)} ]; then {_dump_env(carry_file)}; "
-                   f"__caramel_mark W {i}; return 0; fi\n")
+        out.append(
+            f"if [ ! -e {q(cmd.done_file)} ]; then {_dump_env(carry_file)}; "
+            f"__caramel_mark W {i}; return 0; fi\n"
+        )
     if cmd.break_file:
         dump = _dump_env(carry_file) + "; " if dump_env else ""
         out.append(f"if [ $__caramel_b = 1 ]; then {dump}__caramel_mark K {i}; return 0; fi\n")
@@ -220,7 +253,9 @@ class Transcript:
         self.env: dict[str, str] | None = None
         self.diagnostics: list[str] = []
         self.exit_status: int | None = None  # the script's exit status, once its EXIT marker came
-        self.pid: int | None = None  # the script's process (its own process group, with the local launcher)
+        self.pid: int | None = (
+            None  # the script's process (its own process group, with the local launcher)
+        )
         self.channel_error = ""
         self._rest = b""
 
@@ -250,7 +285,9 @@ class Transcript:
         elif kind is MarkerKind.ENDED and self.ran:
             self.ran[-1].ended = now
             self.ran[-1].exit_code = numbers[1]
-        elif kind in (MarkerKind.WAITING, MarkerKind.BREAK, MarkerKind.ERROR_FILE) and numbers[0] < len(self.commands):
+        elif kind in (MarkerKind.WAITING, MarkerKind.BREAK, MarkerKind.ERROR_FILE) and numbers[
+            0
+        ] < len(self.commands):
             self.terminal = (kind.value, numbers[0])
         elif kind is MarkerKind.ENV:
             self.env = self._read_env()
@@ -280,7 +317,11 @@ class Transcript:
             returncode = self.exit_status
         out = Outcome(Status.DONE, ran=self.ran, env=self.env, diagnostics=self.diagnostics)
         if self.channel_error:
-            out.status, out.exit_code, out.channel_error = Status.FAILED, returncode or 1, self.channel_error
+            out.status, out.exit_code, out.channel_error = (
+                Status.FAILED,
+                returncode or 1,
+                self.channel_error,
+            )
             return out
         if self.terminal:
             marker, index = self.terminal
@@ -288,7 +329,11 @@ class Transcript:
             out.index = index
             return out
         if self.ran and self.ran[-1].exit_code not in (None, 0):
-            out.status, out.index, out.exit_code = Status.FAILED, self.ran[-1].index, self.ran[-1].exit_code
+            out.status, out.index, out.exit_code = (
+                Status.FAILED,
+                self.ran[-1].index,
+                self.ran[-1].exit_code,
+            )
             return out
         if self.finished:
             return out
@@ -334,18 +379,30 @@ def parse_exports(text: str) -> dict[str, str]:
 def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
     if outcome.status == Status.TIMED_OUT:
         last = commands[outcome.ran[-1].index] if outcome.ran else None
-        where = f" (do {last.op + 1}: {last.text})" if last is not None and last.role == Role.DO else ""
+        where = (
+            f" (do {last.op + 1}: {last.text})" if last is not None and last.role == Role.DO else ""
+        )
         return f"timed out after {outcome.timed_out:g} s{where}"
     if outcome.channel_error:
-        return (f"the engine's channel of this workpackage carried what is not a marker, so nothing it said is "
-                f"believed: {outcome.channel_error}")
+        return (
+            f"the engine's channel of this workpackage carried what is not a marker, so nothing it said is "
+            f"believed: {outcome.channel_error}"
+        )
     if outcome.index is None:
         detail = f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""
         return f"the shell ended unexpectedly (exit code {outcome.exit_code}){detail}"
     cmd = commands[outcome.index]
     code = outcome.exit_code
-    how = f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
-    what = "do" if cmd.role == Role.DO else f"{cmd.role} do" if cmd.role == Role.SHARED else cmd.role
-    reason = f"{what} {cmd.op + 1} {how}: {cmd.text}" if cmd.role != Role.PREPARE else f"prepare {how}: {cmd.text}"
+    how = (
+        f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
+    )
+    what = (
+        "do" if cmd.role == Role.DO else f"{cmd.role} do" if cmd.role == Role.SHARED else cmd.role
+    )
+    reason = (
+        f"{what} {cmd.op + 1} {how}: {cmd.text}"
+        if cmd.role != Role.PREPARE
+        else f"prepare {how}: {cmd.text}"
+    )
     tails = output_tails(cmd.text, cmd.cwd, cmd.stdout, cmd.stderr)
     return reason + "".join(f"\n    {label}: {text}" for label, text in tails)

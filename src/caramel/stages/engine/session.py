@@ -46,16 +46,26 @@ def scheduler_for(bench: Benchmark) -> str:
     scheduler = schedulers.for_system(system)
     missing = scheduler.missing()
     if system is not None and system.scheduler not in schedulers.NO_SCHEDULER and missing:
-        raise RunError(f"system '{system.name}' uses {scheduler.name}, but {', '.join(missing)} "
-                       f"{'is' if len(missing) == 1 else 'are'} not on PATH", system.where,
-                       hint="run on a login node of that system, or pick another system tag "
-                            "(bench run ... --tag local)")
+        raise RunError(
+            f"system '{system.name}' uses {scheduler.name}, but {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not on PATH",
+            system.where,
+            hint="run on a login node of that system, or pick another system tag "
+            "(bench run ... --tag local)",
+        )
     return scheduler.name
 
 
-def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = False, scheduler: str | None = None,
-              cwd: str | None = None, on_created: Callable[[str], None] | None = None,
-              max_workpackages: int | None = None, go_on: rounds.GoOn | None = None) -> Summary:
+def start_run(
+    bench: Benchmark,
+    settings: Settings | None = None,
+    quiet: bool = False,
+    scheduler: str | None = None,
+    cwd: str | None = None,
+    on_created: Callable[[str], None] | None = None,
+    max_workpackages: int | None = None,
+    go_on: rounds.GoOn | None = None,
+) -> Summary:
     """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it exists).
     `scheduler`: the name of the run's scheduler (default: its system's, backends.for_system).
     `go_on`: run a repeat at a time while it says so (`--repeat auto`, engine.rounds)."""
@@ -65,24 +75,42 @@ def start_run(bench: Benchmark, settings: Settings | None = None, quiet: bool = 
         check_step(step)
     if go_on is not None:
         rounds.check_steps(bench.steps)
-    backend = backends.for_system(bench.system, scheduler)  # an unknown one fails before anything is created
+    backend = backends.for_system(
+        bench.system, scheduler
+    )  # an unknown one fails before anything is created
     run_id, run_dir = reserve_run_dir(bench.outpath)
     try:
         plan = make_plan(bench, run_id, max_workpackages=max_workpackages)
-        arrays.check_plan(bench, Counter(wp.step.name for wp in plan.workpackages), backend.scheduler)
+        arrays.check_plan(
+            bench, Counter(wp.step.name for wp in plan.workpackages), backend.scheduler
+        )
     except BaseException:
         with contextlib.suppress(OSError):
             os.rmdir(run_dir)  # the id is free again
         raise
     with RunLock(run_dir):
-        rows = ((wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
-                for wp in plan.workpackages)
-        info = RunInfo(plan.run_id, bench.name, bench.file, bench.home, run_dir, sorted(bench.tags), cwd,
-                       time.time(), dict(settings.to_dict(), **backend.settings()), __version__)
+        rows = (
+            (wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
+            for wp in plan.workpackages
+        )
+        info = RunInfo(
+            plan.run_id,
+            bench.name,
+            bench.file,
+            bench.home,
+            run_dir,
+            sorted(bench.tags),
+            cwd,
+            time.time(),
+            dict(settings.to_dict(), **backend.settings()),
+            __version__,
+        )
         try:
             store = Store.create(run_dir, info, bench, rows)
         except BaseException:
-            if not os.path.exists(db_path(run_dir)):  # no run was made (a full disk?): its id is free again
+            if not os.path.exists(
+                db_path(run_dir)
+            ):  # no run was made (a full disk?): its id is free again
                 shutil.rmtree(run_dir, ignore_errors=True)
             else:  # stopped just after the run was made (Ctrl-C): it stays, `bench continue` runs it
                 with contextlib.suppress(Exception):
@@ -107,8 +135,10 @@ def reserve_run_dir(outpath: str) -> tuple[int, str]:
     try:
         os.makedirs(outpath, exist_ok=True)
     except OSError as exc:
-        raise RunError(f"cannot create the outpath {outpath}: {exc.strerror}",
-                       hint="check the outpath= of the benchmark and the permissions of its folder") from None
+        raise RunError(
+            f"cannot create the outpath {outpath}: {exc.strerror}",
+            hint="check the outpath= of the benchmark and the permissions of its folder",
+        ) from None
     run_id = next_run_id(outpath)
     for _attempt in range(10000):
         run_dir = os.path.abspath(os.path.join(outpath, f"{run_id:06d}"))
@@ -118,13 +148,20 @@ def reserve_run_dir(outpath: str) -> tuple[int, str]:
         except FileExistsError:
             run_id += 1
         except OSError as exc:
-            raise RunError(f"cannot create the run folder {run_dir}: {exc.strerror}",
-                           hint="check the permissions and free space of the outpath") from None
+            raise RunError(
+                f"cannot create the run folder {run_dir}: {exc.strerror}",
+                hint="check the permissions and free space of the outpath",
+            ) from None
     raise RunError(f"no free run id in {outpath}")
 
 
-def continue_run(run_dir: str, timeout: float | None = None, quiet: bool = False,
-                 wait_lock: float = 0.0, go_on: rounds.GoOn | None = None) -> Summary:
+def continue_run(
+    run_dir: str,
+    timeout: float | None = None,
+    quiet: bool = False,
+    wait_lock: float = 0.0,
+    go_on: rounds.GoOn | None = None,
+) -> Summary:
     """Go on with a run: recover interrupted workpackages, check waiting ones, run what can run
     (`go_on`: a repeat at a time while it says so, as start_run)."""
     if not is_run_dir(run_dir):
@@ -204,15 +241,24 @@ def cancel_run(run_dir: str, wait_lock: float = 30.0) -> tuple[list[tuple[int, s
         store = Store(db_path(run_dir))
         try:
             scheduler = backends.for_run(store.info().settings).scheduler
-            waiting = [wp for wp in store.workpackages() if wp.state == WpState.WAITING and wp.job_id]
+            waiting = [
+                wp for wp in store.workpackages() if wp.state == WpState.WAITING and wp.job_id
+            ]
             ok, message = scheduler.cancel([wp.job_id for wp in waiting])
             if not ok:
-                raise RunError(f"could not cancel the jobs of {run_dir}: {message}",
-                               hint="nothing was marked cancelled; bench status shows the jobs")
+                raise RunError(
+                    f"could not cancel the jobs of {run_dir}: {message}",
+                    hint="nothing was marked cancelled; bench status shows the jobs",
+                )
             with store.transaction():
                 for wp in waiting:
-                    store.move(wp, "cancel", message=f"bench cancel: {scheduler.cancel_command or 'cancel'} {wp.job_id}",
-                               ended=time.time(), reason=f"cancelled with bench cancel (job {wp.job_id})")
+                    store.move(
+                        wp,
+                        "cancel",
+                        message=f"bench cancel: {scheduler.cancel_command or 'cancel'} {wp.job_id}",
+                        ended=time.time(),
+                        reason=f"cancelled with bench cancel (job {wp.job_id})",
+                    )
             return [(wp.id, wp.job_id) for wp in waiting], message
         finally:
             store.close()

@@ -12,14 +12,19 @@ class Settings:
     """Per-run settings, stored with the run (`bench continue` may change them)."""
 
     timeout: float | None = None  # seconds a workpackage may wait for its done file
-    time_limit: float | None = None  # `--time-limit`: seconds a step's do's may run, over the file's (0: none)
+    time_limit: float | None = (
+        None  # `--time-limit`: seconds a step's do's may run, over the file's (0: none)
+    )
     # `--repeat auto`: its rule (engine.rounds.AutoRepeat), then the repeats made and why no more
     repeat_auto: dict | None = None
 
     @classmethod
     def from_dict(cls, data: dict) -> Settings:
-        return cls(timeout=data.get("timeout"), time_limit=data.get("time_limit"),
-                   repeat_auto=data.get("repeat_auto"))
+        return cls(
+            timeout=data.get("timeout"),
+            time_limit=data.get("time_limit"),
+            repeat_auto=data.get("repeat_auto"),
+        )
 
     def to_dict(self) -> dict:
         out: dict = {"timeout": self.timeout, "time_limit": self.time_limit}

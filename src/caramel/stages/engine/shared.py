@@ -52,8 +52,11 @@ def run_barriers(engine: Engine, only: str | None = None) -> bool:
         members = {wp.id for wp in group}
         if any(engine.wps[i].state != WpState.DONE for i in ids if i not in members):
             continue  # not all there yet (or one failed: then the shared do cannot run)
-        if any(engine.wps[i].state != WpState.DONE for name in depend_history(engine, step_name)
-               for i in engine.by_step[name]):
+        if any(
+            engine.wps[i].state != WpState.DONE
+            for name in depend_history(engine, step_name)
+            for i in engine.by_step[name]
+        ):
             continue
         _run(engine, step_name, group, *point)
         moved = True
@@ -84,10 +87,16 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
         with store.transaction():
             store.set_shared_state(step_name, cycle, op, "running")
         outcome = _recorded(engine, step_name, command, folder) or engine.runner.run(
-            [command], env, os.path.join(folder, layout.CARRY_FILE), dump_env=False,
-            record=(recovery.record_file(folder), "shared"))
+            [command],
+            env,
+            os.path.join(folder, layout.CARRY_FILE),
+            dump_env=False,
+            record=(recovery.record_file(folder), "shared"),
+        )
         paths = wp_paths(engine.info.run_dir, trigger.dirname, step, params, engine.bench.home)
-        materialise.write_do_log(step, paths, params, env, [command] if outcome.ran else [], shared=True)
+        materialise.write_do_log(
+            step, paths, params, env, [command] if outcome.ran else [], shared=True
+        )
         rows = engine.command_rows(trigger, [command], outcome)
         with store.transaction():
             store.add_commands(rows)
@@ -101,14 +110,25 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
                 engine.mark_done(wp, [], store.env(wp.id) if step.export else None)
             elif outcome.status == Status.WAITING:
                 assert command is not None
-                engine.move(wp, "wait", wait_kind=WaitKind.FILE, wait_since=time.time(),
-                            reason=f"waits for {command.done_file}",
-                            wait_files={"done": command.done_file, "error": command.error_file,
-                                        "break": command.break_file})
+                engine.move(
+                    wp,
+                    "wait",
+                    wait_kind=WaitKind.FILE,
+                    wait_since=time.time(),
+                    reason=f"waits for {command.done_file}",
+                    wait_files={
+                        "done": command.done_file,
+                        "error": command.error_file,
+                        "break": command.break_file,
+                    },
+                )
             else:
                 assert command is not None
-                reason = (failure_reason(outcome, [command]) if outcome.status == Status.FAILED
-                          else f"error file {command.error_file} found after the shared do")
+                reason = (
+                    failure_reason(outcome, [command])
+                    if outcome.status == Status.FAILED
+                    else f"error file {command.error_file} found after the shared do"
+                )
                 engine.fail(wp, reason, outcome.exit_code)
     engine.show_progress()
 
@@ -120,5 +140,9 @@ def _recorded(engine: Engine, step_name: str, command: Command, folder: str) -> 
     ended = recovery.last_ended(recovery.record_file(folder), "shared")
     if ended is None or (ended.cycle, ended.op) != (command.cycle, command.op):
         return None
-    outcome = Outcome(Status.FAILED, 0, ended.status, [Ran(0, ended.when, ended.when, ended.status)])
-    return outcome if ended.status else check_files(command, 0, Outcome(Status.DONE, ran=outcome.ran))
+    outcome = Outcome(
+        Status.FAILED, 0, ended.status, [Ran(0, ended.when, ended.when, ended.status)]
+    )
+    return (
+        outcome if ended.status else check_files(command, 0, Outcome(Status.DONE, ran=outcome.ran))
+    )

@@ -31,7 +31,9 @@ def identity(path: str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def close_keeping(store: Store, run_dir: str, opened: tuple[int, int] | None, quiet: bool = False) -> None:
+def close_keeping(
+    store: Store, run_dir: str, opened: tuple[int, int] | None, quiet: bool = False
+) -> None:
     """Close `store`; if its file is no longer at `<run_dir>/caramel.db`, write it there again first."""
     path = db_path(run_dir)
     if opened is None or identity(path) == opened:
@@ -40,8 +42,10 @@ def close_keeping(store: Store, run_dir: str, opened: tuple[int, int] | None, qu
         return
     if not os.path.isdir(run_dir):
         store.close()
-        raise RunError(f"the run folder {run_dir} was deleted while the run ran: nothing of the run is kept",
-                       hint="a do (or a cleanup) removed it; start the run again")
+        raise RunError(
+            f"the run folder {run_dir} was deleted while the run ran: nothing of the run is kept",
+            hint="a do (or a cleanup) removed it; start the run again",
+        )
     temporary = path + ".restoring"
     try:
         copy = sqlitefiles.open_connection(temporary, WHOLE_RUN_STATE)
@@ -59,8 +63,13 @@ def close_keeping(store: Store, run_dir: str, opened: tuple[int, int] | None, qu
             store.close()
         with contextlib.suppress(OSError):
             os.unlink(temporary)
-        raise RunError(f"the run state {path} was deleted while the run ran and could not be written again: {exc}",
-                       hint="a do (or a cleanup) removed it; start the run again") from None
+        raise RunError(
+            f"the run state {path} was deleted while the run ran and could not be written again: {exc}",
+            hint="a do (or a cleanup) removed it; start the run again",
+        ) from None
     if not quiet:
-        print(f"warning: the run state {path} was deleted while the run ran (by a do?); bench wrote it again "
-              "from what it held", file=sys.stderr)
+        print(
+            f"warning: the run state {path} was deleted while the run ran (by a do?); bench wrote it again "
+            "from what it held",
+            file=sys.stderr,
+        )

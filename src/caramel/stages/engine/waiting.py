@@ -41,16 +41,24 @@ def check(engine: Engine) -> bool:
             files = wp.wait_files
             step = engine.bench.steps[wp.step]
             if files.get("error") and os.path.exists(files["error"]):
-                engine.fail(wp, f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"]))
+                engine.fail(
+                    wp,
+                    f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"]),
+                )
             elif files.get("done") and os.path.exists(files["done"]):
                 if files.get("break") and os.path.exists(files["break"]):
                     engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
                 else:
                     engine.ready(wp, wp.cycle, wp.wait_op + 1)
-            elif timeout is not None and wp.wait_since is not None and now - wp.wait_since > timeout:
-                engine.fail(wp, f"timed out: no done file {files.get('done')} after {timeout:g} s "
-                                 f"(waiting since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
-                                 + _job_note(wp))
+            elif (
+                timeout is not None and wp.wait_since is not None and now - wp.wait_since > timeout
+            ):
+                engine.fail(
+                    wp,
+                    f"timed out: no done file {files.get('done')} after {timeout:g} s "
+                    f"(waiting since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
+                    + _job_note(wp),
+                )
             else:
                 if wp.job_id:
                     pending_jobs.append(wp)
@@ -79,19 +87,46 @@ def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) ->
     for wp in waits:
         job = states.get(wp.job_id)
         said = job.reason if job is not None and _dependency_failed(job.reason) else ""
-        job_failed = [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
-        bad = [p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)] or job_failed
+        job_failed = [
+            p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED
+        ]
+        bad = [
+            p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)
+        ] or job_failed
         # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
         # caramel failed whose job did not fail: a timeout, an error file)
-        overdue = [p for p in bad if (engine.wps[p].ended or 0) < time.time() - current().dependency_grace]
+        overdue = [
+            p for p in bad if (engine.wps[p].ended or 0) < time.time() - current().dependency_grace
+        ]
         # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
         # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
-        never_ran = job is not None and job.state in (JobStatus.FAILED, JobStatus.GONE) and bool(
-            job_failed or (bad and "CANCELLED" in job.reason))
-        if said or never_ran or (overdue and job is not None and job.state in (JobStatus.PENDING, JobStatus.FAILED, JobStatus.GONE)):
-            named = bad or [p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED]
-            parent = f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed" if named else "its parent job failed"
-            out[wp.id] = f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
+        never_ran = (
+            job is not None
+            and job.state in (JobStatus.FAILED, JobStatus.GONE)
+            and bool(job_failed or (bad and "CANCELLED" in job.reason))
+        )
+        if (
+            said
+            or never_ran
+            or (
+                overdue
+                and job is not None
+                and job.state in (JobStatus.PENDING, JobStatus.FAILED, JobStatus.GONE)
+            )
+        ):
+            named = bad or [
+                p
+                for p in wp.parents
+                if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED
+            ]
+            parent = (
+                f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed"
+                if named
+                else "its parent job failed"
+            )
+            out[wp.id] = f"not run: job {wp.job_id} " + (
+                f"{said} ({parent})" if said else f"cancelled: {parent}"
+            )
     return out
 
 
@@ -118,8 +153,11 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
     states = scheduler.job_states([wp.job_id for wp in waits])
     changed = False
     orphans = _orphans(engine, waits, states)
-    left = [wp.job_id for wp in waits if wp.id in orphans and wp.job_id in states
-            and states[wp.job_id].state == JobStatus.PENDING]
+    left = [
+        wp.job_id
+        for wp in waits
+        if wp.id in orphans and wp.job_id in states and states[wp.job_id].state == JobStatus.PENDING
+    ]
     if left:
         scheduler.cancel(left)  # what SLURM left pending: no job of a failed chain runs later
     with engine.store.transaction():
@@ -132,16 +170,29 @@ def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
             if job is None:
                 continue
             done = wp.wait_files.get("done")
-            if job.state in (JobStatus.DONE, JobStatus.FAILED, JobStatus.GONE) and done and os.path.exists(done):
+            if (
+                job.state in (JobStatus.DONE, JobStatus.FAILED, JobStatus.GONE)
+                and done
+                and os.path.exists(done)
+            ):
                 continue  # written between this poll's look at the files and the scheduler's answer: the next poll moves it on
-            if job.state in (JobStatus.FAILED, JobStatus.GONE) or (job.state == JobStatus.DONE and (
-                    job.ended is None or now - job.ended > current().done_file_grace)):
+            if job.state in (JobStatus.FAILED, JobStatus.GONE) or (
+                job.state == JobStatus.DONE
+                and (job.ended is None or now - job.ended > current().done_file_grace)
+            ):
                 ended = "ended" if job.state != JobStatus.GONE else "left the queue"
-                engine.fail(wp, f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
-                                f"{job.reason or job.state}", job.exit_code)
+                engine.fail(
+                    wp,
+                    f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
+                    f"{job.reason or job.state}",
+                    job.exit_code,
+                )
                 changed = True
             elif job.state in (JobStatus.PENDING, JobStatus.RUNNING):
-                reason = f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}" + (
-                    f" on {job.nodes}" if job.nodes and job.state == JobStatus.RUNNING else "") + ")"
+                reason = (
+                    f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}"
+                    + (f" on {job.nodes}" if job.nodes and job.state == JobStatus.RUNNING else "")
+                    + ")"
+                )
                 engine.note(wp, reason)
     return changed

@@ -37,8 +37,11 @@ def wp_paths(run_dir: str, dirname: str, step: Step, params: dict[str, str], hom
     if step.work_dir:
         base = layout.step_work_dir(home, path_text(step.work_dir, params))
         if "$" in base:
-            raise RunError(f"work_dir {base!r} of step '{step.name}' names an unknown parameter or variable",
-                           step.where, hint="define the parameter, or write the folder without $")
+            raise RunError(
+                f"work_dir {base!r} of step '{step.name}' names an unknown parameter or variable",
+                step.where,
+                hint="define the parameter, or write the folder without $",
+            )
     return WpPaths(wp_dir, work, base)
 
 
@@ -62,8 +65,10 @@ def create(paths: WpPaths, parents: list[tuple[str, str]], shared: tuple[str, st
     """Make the folders and links, the workpackage's folder a new one: what an interrupted attempt left
     there is removed first (`clean`). `parents`: (parent step name, parent work folder)."""
     if "$" in os.path.basename(paths.wp_dir):
-        raise RunError(f"'{paths.wp_dir}' cannot be a workpackage folder name",
-                       hint="check the suffix= of the step: it names an unknown parameter")
+        raise RunError(
+            f"'{paths.wp_dir}' cannot be a workpackage folder name",
+            hint="check the suffix= of the step: it names an unknown parameter",
+        )
     try:  # a first attempt's folder is new: no look before (three stat calls a workpackage)
         os.mkdir(paths.wp_dir)
     except FileExistsError:  # a folder, file or link an earlier attempt left

@@ -49,19 +49,34 @@ def _layout(trainer: str, bench: Benchmark) -> CpuLayout:
 def _layout_builtins(trainer: str) -> list[Builtin]:
     prefix = f"caramel_{trainer}_cpu"
     return [
-        Builtin(f"{prefix}_processes", "int",
-                lambda bench: str(_layout(trainer, bench).processes), site_fact=True),
-        Builtin(f"{prefix}_threads", "int",
-                lambda bench: str(_layout(trainer, bench).threads), site_fact=True),
-        Builtin(f"{prefix}_layout_choice", "string",
-                lambda bench: _layout(trainer, bench).choice, site_fact=True),
+        Builtin(
+            f"{prefix}_processes",
+            "int",
+            lambda bench: str(_layout(trainer, bench).processes),
+            site_fact=True,
+        ),
+        Builtin(
+            f"{prefix}_threads",
+            "int",
+            lambda bench: str(_layout(trainer, bench).threads),
+            site_fact=True,
+        ),
+        Builtin(
+            f"{prefix}_layout_choice",
+            "string",
+            lambda bench: _layout(trainer, bench).choice,
+            site_fact=True,
+        ),
     ]
 
 
-BUILTINS: dict[str, Builtin] = {b.name: b for b in [
-    Builtin("caramel_package_home", "string", lambda bench: PACKAGE_HOME),
-    *(b for trainer in TRAINERS for b in _layout_builtins(trainer)),
-]}
+BUILTINS: dict[str, Builtin] = {
+    b.name: b
+    for b in [
+        Builtin("caramel_package_home", "string", lambda bench: PACKAGE_HOME),
+        *(b for trainer in TRAINERS for b in _layout_builtins(trainer)),
+    ]
+}
 
 
 def builtin_values(bench: Benchmark) -> list[tuple[str, str, str]]:
@@ -72,16 +87,20 @@ def builtin_values(bench: Benchmark) -> list[tuple[str, str, str]]:
     for pset in bench.parametersets.values():
         for param in pset.parameters:
             if param.name in BUILTINS:
-                raise ExpandError(f"parameter '{param.name}' has the name of a caramel built-in",
-                                  param.where,
-                                  hint=f"rename it, or use ${param.name} as it is "
-                                       "(docs/file-format.md)")
+                raise ExpandError(
+                    f"parameter '{param.name}' has the name of a caramel built-in",
+                    param.where,
+                    hint=f"rename it, or use ${param.name} as it is (docs/file-format.md)",
+                )
     wanted = [b for b in BUILTINS.values() if b.name in named]
     for builtin in wanted:
         if builtin.site_fact and bench.system is None:
-            raise ExpandError(f"${builtin.name} is a fact of the site the plan is made for, and no "
-                              "tag names a system", named[builtin.name],
-                              hint="add a system tag (local: this machine); docs/file-format.md")
+            raise ExpandError(
+                f"${builtin.name} is a fact of the site the plan is made for, and no "
+                "tag names a system",
+                named[builtin.name],
+                hint="add a system tag (local: this machine); docs/file-format.md",
+            )
     return [(b.name, b.value(bench), b.type) for b in wanted]
 
 

@@ -20,5 +20,8 @@ def eval_bool(text: str, what: str, where: Location) -> bool:
     try:
         return bool(eval(stripped, {"__builtins__": __builtins__}))  # noqa: S307 - a condition the file declares
     except (Exception, SystemExit) as exc:  # exit() in a condition is an error too
-        raise ExpandError(f"{what}: cannot evaluate {stripped!r}: {type(exc).__name__}: {exc}", where,
-                          hint="write true, false or a Python condition") from None
+        raise ExpandError(
+            f"{what}: cannot evaluate {stripped!r}: {type(exc).__name__}: {exc}",
+            where,
+            hint="write true, false or a Python condition",
+        ) from None

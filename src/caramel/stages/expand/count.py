@@ -32,7 +32,9 @@ class StepCount:
 
     step: str
     total: int
-    factors: list[tuple[str, str, int]]  # (owner, what, size): ("parameterset 'p'", "a", 100), ("", "iterations", 3)
+    factors: list[
+        tuple[str, str, int]
+    ]  # (owner, what, size): ("parameterset 'p'", "a", 100), ("", "iterations", 3)
 
 
 def parameter_size(param: Parameter) -> int:
@@ -45,7 +47,9 @@ def parameter_size(param: Parameter) -> int:
 def count_workpackages(bench: Benchmark, order: list[Step]) -> list[StepCount]:
     """The counts of every step of `bench`; `order` lists steps with parents first."""
     counts: dict[str, StepCount] = {}
-    defined_by: dict[str, set[str]] = {}  # step -> parameter names its ancestors (and itself) expand
+    defined_by: dict[
+        str, set[str]
+    ] = {}  # step -> parameter names its ancestors (and itself) expand
     for step in order:
         inherited: set[str] = set()
         parent_total = 1
@@ -88,14 +92,17 @@ def check_limit(bench: Benchmark, order: list[Step], limit: int) -> None:
         parts.append(f"{prefix}{label} ({size:,})")
         owner = this_owner
     detail = " x ".join(parts)
-    raise ExpandError(f"benchmark '{bench.name}' would make {total:,} workpackages, more than the limit of "
-                      f"{limit:,}; step '{worst.step}' alone makes {worst.total:,}: {detail}",
-                      bench.steps[worst.step].where,
-                      hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N")
+    raise ExpandError(
+        f"benchmark '{bench.name}' would make {total:,} workpackages, more than the limit of "
+        f"{limit:,}; step '{worst.step}' alone makes {worst.total:,}: {detail}",
+        bench.steps[worst.step].where,
+        hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N",
+    )
 
 
-def _step_parameters(bench: Benchmark, step: Step) -> tuple[dict[str, Parameter], dict[str, str], list[list[str]],
-                                                           list[str]]:
+def _step_parameters(
+    bench: Benchmark, step: Step
+) -> tuple[dict[str, Parameter], dict[str, str], list[list[str]], list[str]]:
     """The parameters (by name, last definition wins), their set, zips and excludes a step uses."""
     params: dict[str, Parameter] = {}
     owners: dict[str, str] = {}
@@ -129,17 +136,31 @@ def _size_after_excludes(param: Parameter, excludes: list[str]) -> int:
 
 def _excluded(condition: str, name: str, value: str) -> bool:
     try:
-        return bool(eval(substitute(condition, {name: value}, final=True),  # noqa: S307 - as planning evaluates it
-                         {"__builtins__": __builtins__}))
-    except (Exception, SystemExit):  # planning reports it with its line; here it only does not reduce
+        return bool(
+            eval(
+                substitute(condition, {name: value}, final=True),  # noqa: S307 - as planning evaluates it
+                {"__builtins__": __builtins__},
+            )
+        )
+    except (
+        Exception,
+        SystemExit,
+    ):  # planning reports it with its line; here it only does not reduce
         return False
 
 
-def check_product(groups: list[tuple[list[str], list]], limit: int, where: Location | None = None) -> None:
+def check_product(
+    groups: list[tuple[list[str], list]], limit: int, where: Location | None = None
+) -> None:
     """While expanding: refuse a product of template groups larger than `limit` before building it."""
     total = math.prod(len(choices) for _, choices in groups)
     if total > limit:
-        detail = " x ".join(f"{'+'.join(names)} ({len(choices):,} values)" for names, choices in groups)
-        raise ExpandError(f"the parameters would make {total:,} combinations, more than the limit of {limit:,}: "
-                          f"{detail}", where,
-                          hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N")
+        detail = " x ".join(
+            f"{'+'.join(names)} ({len(choices):,} values)" for names, choices in groups
+        )
+        raise ExpandError(
+            f"the parameters would make {total:,} combinations, more than the limit of {limit:,}: "
+            f"{detail}",
+            where,
+            hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N",
+        )

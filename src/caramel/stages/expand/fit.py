@@ -32,25 +32,37 @@ def check_system(plan: Plan) -> None:
         texts = wp.params()
         _check_devices(system, wp, texts)
         for do in wp.step.dos:
-            if not eval_bool(substitute(do.active, texts, final=True), "active= of a <do>", do.where):
+            if not eval_bool(
+                substitute(do.active, texts, final=True), "active= of a <do>", do.where
+            ):
                 continue
             for found in _UNRESOLVED.finditer(substitute(do.command, texts, final=True)):
-                key = found.group(1)[len("system_"):]
+                key = found.group(1)[len("system_") :]
                 if hasattr(system, key) or key.startswith("image_") or key == "container_prefix":
                     _missing(system, found.group(1), plan, do.where)
 
 
 def _missing(system: SystemFacts, name: str, plan: Plan, fallback: Location) -> None:
-    key = name[len("system_"):]
+    key = name[len("system_") :]
     if key.startswith("image_"):  # one stack of `images:`
-        key = f"images: {{{key[len('image_'):]}: FILE}}"
+        key = f"images: {{{key[len('image_') :]}: FILE}}"
     if key == "container_prefix":  # built from the runtime
         key = "container_runtime"
     used = re.compile(r"\$\{?" + name + r"\b")
-    where = next((param.where for pset in plan.benchmark.parametersets.values() for param in pset.parameters
-                  if used.search(str(param.value))), fallback)
-    raise SpecError(f"the system file {system.file} has no '{key}', which this benchmark needs ({name})", where,
-                    hint=f"add '{key if ':' in key else key + ': ...'}' to {system.file} (see docs/systems.md)")
+    where = next(
+        (
+            param.where
+            for pset in plan.benchmark.parametersets.values()
+            for param in pset.parameters
+            if used.search(str(param.value))
+        ),
+        fallback,
+    )
+    raise SpecError(
+        f"the system file {system.file} has no '{key}', which this benchmark needs ({name})",
+        where,
+        hint=f"add '{key if ':' in key else key + ': ...'}' to {system.file} (see docs/systems.md)",
+    )
 
 
 def _check_devices(system: SystemFacts, wp: Workpackage, texts: dict[str, str]) -> None:
@@ -63,10 +75,17 @@ def _check_devices(system: SystemFacts, wp: Workpackage, texts: dict[str, str]) 
     where = wp.values["devices_needed"].definition.where
     gpus = system.gpus_per_node
     if gpus and needed > nodes * gpus:
-        raise SpecError(f"this plan needs {needed} devices, but {nodes} node(s) of system '{system.name}' hold "
-                        f"{nodes * gpus} ({gpus} per node, {system.file})", where,
-                        hint="choose a smaller model or parallelism, or a system with more GPUs per node or nodes")
+        raise SpecError(
+            f"this plan needs {needed} devices, but {nodes} node(s) of system '{system.name}' hold "
+            f"{nodes * gpus} ({gpus} per node, {system.file})",
+            where,
+            hint="choose a smaller model or parallelism, or a system with more GPUs per node or nodes",
+        )
     most = system.max_nodes
     if most and nodes > most:
-        raise SpecError(f"this plan needs {nodes} nodes, but system '{system.name}' allows at most {most} "
-                        f"(max_nodes in {system.file})", where, hint="choose a smaller model or another system")
+        raise SpecError(
+            f"this plan needs {nodes} nodes, but system '{system.name}' allows at most {most} "
+            f"(max_nodes in {system.file})",
+            where,
+            hint="choose a smaller model or another system",
+        )

@@ -53,7 +53,9 @@ def array_folder(run_dir: str, step: str) -> str:
 def wp_folder(run_dir: str, dirname: str) -> str:
     """A workpackage's folder; its name (made from a step's suffix=, read back from the run record)
     is one name inside the run folder, or refused (fs.paths)."""
-    return os.path.join(run_dir, paths.name(dirname, "workpackage folder", run_dir, f"the run record of {run_dir}"))
+    return os.path.join(
+        run_dir, paths.name(dirname, "workpackage folder", run_dir, f"the run record of {run_dir}")
+    )
 
 
 def work_folder(run_dir: str, dirname: str) -> str:

@@ -46,8 +46,12 @@ class Params(dict[str, str]):
 
     __slots__ = ("types", "cycles")
 
-    def __init__(self, texts: Mapping[str, str] | Iterable[tuple[str, str]] = (), types: dict[str, str] | None = None,
-                 cycles: tuple[dict[str, str], ...] = ()) -> None:
+    def __init__(
+        self,
+        texts: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+        types: dict[str, str] | None = None,
+        cycles: tuple[dict[str, str], ...] = (),
+    ) -> None:
         super().__init__(texts)
         self.types: dict[str, str] = types if types is not None else {}  # name -> "int" | "float"
         self.cycles: tuple[dict[str, str], ...] = cycles  # cycles[c - 1]: the texts cycle c changes
@@ -63,8 +67,11 @@ class Params(dict[str, str]):
 
     def typed_values(self, builtin: bool = False) -> dict[str, object]:
         """Every value as its declared type (the `jube_*` and caramel built-ins: with `builtin`)."""
-        return {name: self.typed(name) for name in self
-                if builtin or not (name.startswith("jube_") or name in BUILTINS)}
+        return {
+            name: self.typed(name)
+            for name in self
+            if builtin or not (name.startswith("jube_") or name in BUILTINS)
+        }
 
     def at_cycle(self, cycle: int) -> Params:
         """The params of cycle `cycle`: `jube_wp_cycle` and the values recorded for that cycle."""

@@ -26,7 +26,14 @@ from caramel.stages.expand.fit import check_system
 from caramel.stages.expand.params import Params, declared_type
 from caramel.stages.expand.space import expand_space
 from caramel.stages.expand.substitute import substitute
-from caramel.stages.expand.values import ENVSTR, Value, constants, evaluate, finalise, from_definition
+from caramel.stages.expand.values import (
+    ENVSTR,
+    Value,
+    constants,
+    evaluate,
+    finalise,
+    from_definition,
+)
 from caramel.stages.spec.model import Benchmark, Exclude, Parameter, Step, Zip
 
 JUBE_UPDATABLE = ("step", "always")
@@ -42,8 +49,12 @@ class Workpackage:
     step: Step
     iteration: int
     parents: list[Workpackage]
-    values: dict[str, Value]  # expansion's state of each value; `params()` is what later stages read
-    cycles: tuple[dict[str, str], ...] = ()  # per cycle after the first: the texts that change in it
+    values: dict[
+        str, Value
+    ]  # expansion's state of each value; `params()` is what later stages read
+    cycles: tuple[
+        dict[str, str], ...
+    ] = ()  # per cycle after the first: the texts that change in it
     children: list[Workpackage] = field(default_factory=list)
 
     @property
@@ -112,26 +123,40 @@ def check_steps(bench: Benchmark) -> list[Step]:
         if state.get(step.name) == 2:
             return
         if state.get(step.name) == 1:
-            cycle = path[path.index(step.name):] + [step.name]
-            raise SpecError("steps depend on each other in a cycle: " + " -> ".join(cycle), step.where,
-                            hint="remove one of these depend= entries")
+            cycle = path[path.index(step.name) :] + [step.name]
+            raise SpecError(
+                "steps depend on each other in a cycle: " + " -> ".join(cycle),
+                step.where,
+                hint="remove one of these depend= entries",
+            )
         state[step.name] = 1
         for dep in step.depend:
             if dep not in bench.steps:
-                raise SpecError(f"step '{step.name}' depends on unknown step '{dep}'", step.where,
-                                hint=did_you_mean(dep, [n for n in bench.steps if n != step.name]) or
-                                "steps: " + ", ".join(bench.steps))
+                raise SpecError(
+                    f"step '{step.name}' depends on unknown step '{dep}'",
+                    step.where,
+                    hint=did_you_mean(dep, [n for n in bench.steps if n != step.name])
+                    or "steps: " + ", ".join(bench.steps),
+                )
             visit(bench.steps[dep], path + [step.name])
         state[step.name] = 2
         order.append(step)
 
-    all_sets = set(bench.parametersets) | set(bench.substitutesets) | set(bench.filesets) | set(bench.patternsets)
+    all_sets = (
+        set(bench.parametersets)
+        | set(bench.substitutesets)
+        | set(bench.filesets)
+        | set(bench.patternsets)
+    )
     for step in bench.steps.values():
         for use in step.uses:
             for name in use.names:
                 if "$" not in name and name not in all_sets:
-                    raise SpecError(f"step '{step.name}' uses unknown set '{name}'", use.where,
-                                    hint=did_you_mean(name, all_sets) or _known_sets(all_sets))
+                    raise SpecError(
+                        f"step '{step.name}' uses unknown set '{name}'",
+                        use.where,
+                        hint=did_you_mean(name, all_sets) or _known_sets(all_sets),
+                    )
         visit(step, [])
     return order
 
@@ -144,8 +169,13 @@ def _known_sets(names: set[str]) -> str:
 class Planner:
     """Creates workpackages step by step, in JUBE's queue order."""
 
-    def __init__(self, bench: Benchmark, run_id: int, start: str | None = None,
-                 max_workpackages: int = DEFAULT_MAX_WORKPACKAGES) -> None:
+    def __init__(
+        self,
+        bench: Benchmark,
+        run_id: int,
+        start: str | None = None,
+        max_workpackages: int = DEFAULT_MAX_WORKPACKAGES,
+    ) -> None:
         self.bench = bench
         self.limit = max_workpackages
         self.run_id = run_id
@@ -157,8 +187,12 @@ class Planner:
             "jube_benchmark_id": _builtin("jube_benchmark_id", str(run_id), "int"),
             "jube_benchmark_padid": _builtin("jube_benchmark_padid", f"{run_id:06d}"),
             "jube_benchmark_home": _builtin("jube_benchmark_home", os.path.abspath(bench.home)),
-            "jube_benchmark_rundir": _builtin("jube_benchmark_rundir", os.path.abspath(self.run_dir)),
-            "jube_benchmark_start": _builtin("jube_benchmark_start", start or time.strftime("%Y-%m-%dT%H:%M:%S")),
+            "jube_benchmark_rundir": _builtin(
+                "jube_benchmark_rundir", os.path.abspath(self.run_dir)
+            ),
+            "jube_benchmark_start": _builtin(
+                "jube_benchmark_start", start or time.strftime("%Y-%m-%dT%H:%M:%S")
+            ),
             # caramel's own (expand/builtins.py), only those the file names
             **{name: _builtin(name, text, kind) for name, text, kind in builtin_values(bench)},
         }
@@ -183,8 +217,11 @@ class Planner:
             for child_step in self.bench.steps.values():
                 if wp.step.name not in child_step.depend:
                     continue
-                others = [[p for p in by_step[name] if p.id in done]
-                          for name in child_step.depend if name != wp.step.name]
+                others = [
+                    [p for p in by_step[name] if p.id in done]
+                    for name in child_step.depend
+                    if name != wp.step.name
+                ]
                 for combo in itertools.product(*others, [wp]):
                     for child in self.create(child_step, combo):
                         by_step[child_step.name].append(child)
@@ -213,13 +250,21 @@ class Planner:
         for i, parent in enumerate(ordered):
             base = parent.iteration if i == 0 else parent.step.iterations * base + parent.iteration
         glob.update(self.bench_values)
-        glob.update({
-            "jube_step_name": _builtin("jube_step_name", step.name),
-            "jube_step_iterations": _builtin("jube_step_iterations", str(step.iterations), "int"),
-            "jube_step_cycles": _builtin("jube_step_cycles", str(step.cycles), "int"),
-            "jube_wp_cycle": _builtin("jube_wp_cycle", "0", "int"),
-        })
-        updates = {n: from_definition(v.definition) for n, v in glob.items() if v.update_mode in JUBE_UPDATABLE}
+        glob.update(
+            {
+                "jube_step_name": _builtin("jube_step_name", step.name),
+                "jube_step_iterations": _builtin(
+                    "jube_step_iterations", str(step.iterations), "int"
+                ),
+                "jube_step_cycles": _builtin("jube_step_cycles", str(step.cycles), "int"),
+                "jube_wp_cycle": _builtin("jube_wp_cycle", "0", "int"),
+            }
+        )
+        updates = {
+            n: from_definition(v.definition)
+            for n, v in glob.items()
+            if v.update_mode in JUBE_UPDATABLE
+        }
         incompatible -= set(updates)
         return self._expand(step, glob, None, frozenset(), updates, incompatible, parents, base)
 
@@ -234,9 +279,17 @@ class Planner:
                         names.append(name)
         return names
 
-    def _expand(self, step: Step, glob: dict[str, Value], local: dict[str, Value] | None, used: frozenset[str],
-                updates: dict[str, Value], incompatible: set[str], parents: Sequence[Workpackage],
-                base: int) -> list[Workpackage]:
+    def _expand(
+        self,
+        step: Step,
+        glob: dict[str, Value],
+        local: dict[str, Value] | None,
+        used: frozenset[str],
+        updates: dict[str, Value],
+        incompatible: set[str],
+        parents: Sequence[Workpackage],
+        base: int,
+    ) -> list[Workpackage]:
         sets = self.bench.parametersets
         names = [n for n in self._use_names(step, glob) if n in sets]
         new = [n for n in names if n not in used]
@@ -252,12 +305,19 @@ class Planner:
                 for param in pset.parameters:
                     value = from_definition(param)
                     if param.name in local and not local[param.name].equivalent(value):
-                        raise SpecError(f"step '{step.name}' cannot use parameterset '{set_name}': parameter "
-                                        f"'{param.name}' is already defined by another set it uses",
-                                        param.where, hint="rename one of them, or give them tags that exclude each other")
+                        raise SpecError(
+                            f"step '{step.name}' cannot use parameterset '{set_name}': parameter "
+                            f"'{param.name}' is already defined by another set it uses",
+                            param.where,
+                            hint="rename one of them, or give them tags that exclude each other",
+                        )
                     local[param.name] = value
             for name, value in local.items():
-                if name in glob and value.update_mode not in USE_UPDATABLE and not value.equivalent(glob[name]):
+                if (
+                    name in glob
+                    and value.update_mode not in USE_UPDATABLE
+                    and not value.equivalent(glob[name])
+                ):
                     return []  # the parents chose another value: no workpackage for this combination
             for name, value in local.items():
                 if value.update_mode in USE_UPDATABLE:
@@ -277,7 +337,9 @@ class Planner:
         for space in expand_space(glob, zips, self.tags, self.limit - self.next_id, step.where):
             wp_local = {n: space.get(n, v) for n, v in (local or {}).items()}
             if new:
-                out += self._expand(step, space, wp_local, used, {}, set(incompatible), parents, base)
+                out += self._expand(
+                    step, space, wp_local, used, {}, set(incompatible), parents, base
+                )
                 continue
             if incompatible:
                 return out
@@ -287,52 +349,81 @@ class Planner:
                     out.append(wp)
         return out
 
-    def _workpackage(self, step: Step, space: dict[str, Value], parents: Sequence[Workpackage], iteration: int,
-                     excludes: list[Exclude]) -> Workpackage | None:
+    def _workpackage(
+        self,
+        step: Step,
+        space: dict[str, Value],
+        parents: Sequence[Workpackage],
+        iteration: int,
+        excludes: list[Exclude],
+    ) -> Workpackage | None:
         wp_id = self.next_id
         values = dict(space)
         consts = constants(values)
         suffix = ""
         if step.suffix:
-            suffix = "_" + os.path.expandvars(os.path.expanduser(substitute(step.suffix, consts, final=True)))
+            suffix = "_" + os.path.expandvars(
+                os.path.expanduser(substitute(step.suffix, consts, final=True))
+            )
         work = layout.work_folder(self.run_dir, layout.wp_dirname(wp_id, step.name, suffix))
         if step.work_dir:  # its text as written: the plan's values are not final yet
             work = os.path.join(self.bench.home, step.work_dir)
-        values.update({
-            "jube_wp_id": _builtin("jube_wp_id", str(wp_id), "int"),
-            "jube_wp_padid": _builtin("jube_wp_padid", f"{wp_id:06d}"),
-            "jube_wp_iteration": _builtin("jube_wp_iteration", str(iteration), "int"),
-            "jube_wp_relpath": _builtin("jube_wp_relpath", os.path.relpath(work, self.bench.home)),
-            "jube_wp_abspath": _builtin("jube_wp_abspath", os.path.abspath(work)),
-            "jube_wp_suffix": _builtin("jube_wp_suffix", suffix),
-        })
+        values.update(
+            {
+                "jube_wp_id": _builtin("jube_wp_id", str(wp_id), "int"),
+                "jube_wp_padid": _builtin("jube_wp_padid", f"{wp_id:06d}"),
+                "jube_wp_iteration": _builtin("jube_wp_iteration", str(iteration), "int"),
+                "jube_wp_relpath": _builtin(
+                    "jube_wp_relpath", os.path.relpath(work, self.bench.home)
+                ),
+                "jube_wp_abspath": _builtin("jube_wp_abspath", os.path.abspath(work)),
+                "jube_wp_suffix": _builtin("jube_wp_suffix", suffix),
+            }
+        )
         for parent in parents:
             values[f"jube_wp_parent_{parent.step.name}_id"] = _builtin(
-                f"jube_wp_parent_{parent.step.name}_id", str(parent.id), "int")
+                f"jube_wp_parent_{parent.step.name}_id", str(parent.id), "int"
+            )
         exported = sorted((n for n, v in values.items() if v.definition.export), key=str.lower)
         values["jube_wp_envlist"] = _builtin("jube_wp_envlist", ",".join(exported))
-        values["jube_wp_envstr"] = _builtin("jube_wp_envstr", "".join(f"export {n}=${n}\n" for n in exported))
+        values["jube_wp_envstr"] = _builtin(
+            "jube_wp_envstr", "".join(f"export {n}=${n}\n" for n in exported)
+        )
         finalise(values, self.tags)
         for name, v in values.items():
             if v.definition.type in ("int", "float") and not name.startswith("jube_"):
                 try:
                     (int if v.definition.type == "int" else float)(v.text.strip())
                 except ValueError:
-                    raise ExpandError(f"parameter '{name}' is declared type=\"{v.definition.type}\" but its value "
-                                      f"is {v.text!r}", v.definition.where,
-                                      hint="fix the value or drop the type") from None
+                    raise ExpandError(
+                        f"parameter '{name}' is declared type=\"{v.definition.type}\" but its value "
+                        f"is {v.text!r}",
+                        v.definition.where,
+                        hint="fix the value or drop the type",
+                    ) from None
         texts = {n: v.text for n, v in values.items()}
-        if not eval_bool(substitute(step.active, texts, final=True), f"active= of step '{step.name}'", step.where):
+        if not eval_bool(
+            substitute(step.active, texts, final=True), f"active= of step '{step.name}'", step.where
+        ):
             return None
         for exclude in excludes:
-            if eval_bool(substitute(exclude.condition, texts, final=True), "<exclude>", exclude.where):
+            if eval_bool(
+                substitute(exclude.condition, texts, final=True), "<exclude>", exclude.where
+            ):
                 return None
         self.next_id += 1
-        if self.next_id > self.limit:  # python values that became lists: sizes the count could not see
-            raise ExpandError(f"benchmark '{self.bench.name}' makes more than {self.limit:,} workpackages "
-                              f"(step '{step.name}' is at {self.next_id:,})", step.where,
-                              hint="use fewer values, or raise the limit with --max-workpackages N")
-        return Workpackage(wp_id, step, iteration, list(parents), values, self._cycles(step, values))
+        if (
+            self.next_id > self.limit
+        ):  # python values that became lists: sizes the count could not see
+            raise ExpandError(
+                f"benchmark '{self.bench.name}' makes more than {self.limit:,} workpackages "
+                f"(step '{step.name}' is at {self.next_id:,})",
+                step.where,
+                hint="use fewer values, or raise the limit with --max-workpackages N",
+            )
+        return Workpackage(
+            wp_id, step, iteration, list(parents), values, self._cycles(step, values)
+        )
 
     def _cycles(self, step: Step, values: dict[str, Value]) -> tuple[dict[str, str], ...]:
         """The texts of the `update_mode="cycle"`/`"always"` values in each cycle after the first,
@@ -354,11 +445,15 @@ class Planner:
         return tuple(out)
 
 
-def make_plan(bench: Benchmark, run_id: int | None = None, max_workpackages: int | None = None) -> Plan:
+def make_plan(
+    bench: Benchmark, run_id: int | None = None, max_workpackages: int | None = None
+) -> Plan:
     """Expand `bench` into its workpackages (run id: the next free one in its outpath); more than
     `max_workpackages` (default DEFAULT_MAX_WORKPACKAGES) is refused before they are made."""
     if run_id is None:
         run_id = next_run_id(bench.outpath)
-    plan = Planner(bench, run_id, max_workpackages=max_workpackages or DEFAULT_MAX_WORKPACKAGES).plan()
+    plan = Planner(
+        bench, run_id, max_workpackages=max_workpackages or DEFAULT_MAX_WORKPACKAGES
+    ).plan()
     check_system(plan)
     return plan

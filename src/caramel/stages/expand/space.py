@@ -11,8 +11,13 @@ from caramel.stages.expand.values import TooManyValues, Value, expand_template, 
 from caramel.stages.spec.model import Zip
 
 
-def expand_space(values: dict[str, Value], zips: list[Zip], tags: Collection[str], limit: int = DEFAULT_MAX_WORKPACKAGES,
-                 where: Location | None = None) -> list[dict[str, Value]]:
+def expand_space(
+    values: dict[str, Value],
+    zips: list[Zip],
+    tags: Collection[str],
+    limit: int = DEFAULT_MAX_WORKPACKAGES,
+    where: Location | None = None,
+) -> list[dict[str, Value]]:
     """All fully expanded parameter sets reachable from `values`.
 
     Templates present at the same time vary as a product, the first one slowest (JUBE's order);
@@ -47,17 +52,25 @@ def expand_space(values: dict[str, Value], zips: list[Zip], tags: Collection[str
 def _too_many(exc: TooManyValues, limit: int, where: Location | None) -> ExpandError:
     """check_product's refusal, for one parameter whose values were counted as they were made."""
     if exc.stopped:
-        text = (f"the parameters would make more than the limit of {limit:,} combinations: "
-                f"{exc.name} (its command was stopped after more than {limit:,} values)")
+        text = (
+            f"the parameters would make more than the limit of {limit:,} combinations: "
+            f"{exc.name} (its command was stopped after more than {limit:,} values)"
+        )
     else:
-        text = (f"the parameters would make {exc.seen:,} combinations, more than the limit of "
-                f"{limit:,}: {exc.name} ({exc.seen:,} values)")
-    return ExpandError(text, where,
-                       hint="use fewer values (or a <zip>), or raise the limit with "
-                            "--max-workpackages N")
+        text = (
+            f"the parameters would make {exc.seen:,} combinations, more than the limit of "
+            f"{limit:,}: {exc.name} ({exc.seen:,} values)"
+        )
+    return ExpandError(
+        text,
+        where,
+        hint="use fewer values (or a <zip>), or raise the limit with --max-workpackages N",
+    )
 
 
-def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], list[tuple[Value, ...]]]]:
+def _groups(
+    values: dict[str, Value], zips: list[Zip]
+) -> list[tuple[list[str], list[tuple[Value, ...]]]]:
     """Template groups in parameter order: single templates, or zipped templates expanded jointly."""
     templates = [name for name, v in values.items() if v.choices is not None]
     if not templates:
@@ -72,13 +85,22 @@ def _groups(values: dict[str, Value], zips: list[Zip]) -> list[tuple[list[str], 
         if name in seen:
             continue
         in_zip = zipped.get(name)
-        members = [n for n in in_zip.names if n in values and values[n].choices is not None] if in_zip else [name]
+        members = (
+            [n for n in in_zip.names if n in values and values[n].choices is not None]
+            if in_zip
+            else [name]
+        )
         seen.update(members)
         expansions = [expand_template(values[n]) for n in members]
         lengths = {len(e) for e in expansions}
         if len(lengths) > 1:
-            sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False))
-            raise ExpandError(f"zipped parameters must have as many values each: {sizes}", z.where if z else None,
-                              hint="give every parameter named in the <zip> the same number of values")
+            sizes = ", ".join(
+                f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False)
+            )
+            raise ExpandError(
+                f"zipped parameters must have as many values each: {sizes}",
+                z.where if z else None,
+                hint="give every parameter named in the <zip> the same number of values",
+            )
         groups.append((members, list(zip(*expansions, strict=False))))
     return groups

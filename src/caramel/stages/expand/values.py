@@ -81,7 +81,9 @@ class Value:
 
     def root_text(self) -> str:
         d = self.definition
-        parts = d.value.split(d.separator) if d.separator and d.mode not in SCRIPT_MODES else [d.value]
+        parts = (
+            d.value.split(d.separator) if d.separator and d.mode not in SCRIPT_MODES else [d.value]
+        )
         return d.separator.join(p.strip() for p in parts) if len(parts) > 1 else d.value
 
     def equivalent(self, other: Value) -> bool:
@@ -100,8 +102,9 @@ def from_definition(param: Parameter) -> Value:
     return _make(param, param.value, param.mode, derived=False)
 
 
-def _make(param: Parameter, text: str, mode: str, derived: bool, idx: int = -1,
-          most: int | None = None) -> Value:
+def _make(
+    param: Parameter, text: str, mode: str, derived: bool, idx: int = -1, most: int | None = None
+) -> Value:
     if mode not in SCRIPT_MODES and param.separator and param.separator in text:
         count = text.count(param.separator) + 1  # counted before the split makes each value
         if most is not None and count > most:
@@ -133,8 +136,11 @@ def _order(values: dict[str, Value]) -> list[str]:
 
     Only texts holding a `$` or a script can change, so only those are ordered.
     """
-    deps = {name: references(v.text) for name, v in values.items()
-            if v.choices is None and not v.fixed and ("$" in v.text or v.mode in SCRIPT_MODES)}
+    deps = {
+        name: references(v.text)
+        for name, v in values.items()
+        if v.choices is None and not v.fixed and ("$" in v.text or v.mode in SCRIPT_MODES)
+    }
     order: list[str] = []
     remaining = {name: {r for r in refs if r in deps and r != name} for name, refs in deps.items()}
     done: set[str] = set()
@@ -149,8 +155,9 @@ def _order(values: dict[str, Value]) -> list[str]:
     return order
 
 
-def settle(values: dict[str, Value], tags: Collection[str] = frozenset(),
-           most: int | None = None) -> None:
+def settle(
+    values: dict[str, Value], tags: Collection[str] = frozenset(), most: int | None = None
+) -> None:
     """Substitute and evaluate in place until nothing changes or a template appears; a value that
     would split into more than `most` values is refused (TooManyValues) before it is split."""
     for _ in range(MAX_PASSES):
@@ -164,8 +171,9 @@ def settle(values: dict[str, Value], tags: Collection[str] = frozenset(),
             return
 
 
-def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], force: bool,
-          most: int | None) -> bool:
+def _pass(
+    values: dict[str, Value], order: list[str], tags: Collection[str], force: bool, most: int | None
+) -> bool:
     changed = False
     consts: dict[str, str] | None = None  # built once per pass, kept current as values change
     for name in order:
@@ -175,7 +183,10 @@ def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], for
         if "$" not in v.text and v.mode not in SCRIPT_MODES:
             continue  # nothing to substitute or evaluate
         refs = references(v.text)
-        if any(r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES) for r in refs):
+        if any(
+            r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES)
+            for r in refs
+        ):
             continue
         if consts is None:
             consts = constants(values)
@@ -183,11 +194,15 @@ def _pass(values: dict[str, Value], order: list[str], tags: Collection[str], for
         if v.definition is ENVSTR:  # quote the exported values once they are known
             text = export_string(text)
         mode = v.mode
-        if mode in SCRIPT_MODES and (force or not has_placeholder(text)) \
-                and not any(r.startswith("jube_wp_") for r in refs):
+        if (
+            mode in SCRIPT_MODES
+            and (force or not has_placeholder(text))
+            and not any(r.startswith("jube_wp_") for r in refs)
+        ):
             try:
-                text = escape(_evaluate_in(values, v, substitute(text, {}, final=True), mode, tags,
-                                           most))
+                text = escape(
+                    _evaluate_in(values, v, substitute(text, {}, final=True), mode, tags, most)
+                )
                 mode = "text"
             except ExpandError:
                 if not force:
@@ -224,8 +239,14 @@ def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
 _PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
 
 
-def _evaluate_in(values: dict[str, Value], v: Value, code: str, mode: str, tags: Collection[str],
-                 most: int | None = None) -> str:
+def _evaluate_in(
+    values: dict[str, Value],
+    v: Value,
+    code: str,
+    mode: str,
+    tags: Collection[str],
+    most: int | None = None,
+) -> str:
     """`evaluate` for one value of `values`; when it fails, hint a misspelt `$name` (did you mean)."""
     try:
         return evaluate(code, mode, v.definition, tags, most)
@@ -246,18 +267,24 @@ def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> 
             return f"'${ref}' is not a parameter; {close}"
         if mode == "python":
             return f"'${ref}' is not a parameter here (not defined, or its tag does not hold), so it stays as written"
-    match = re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
+    match = (
+        re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
+    )
     if match:
         bare = match.group(1)
-        close = f"did you mean '${bare}'?" if bare in names else did_you_mean("$" + bare, ("$" + n for n in names),
-                                                                               cutoff=0.75)
+        close = (
+            f"did you mean '${bare}'?"
+            if bare in names
+            else did_you_mean("$" + bare, ("$" + n for n in names), cutoff=0.75)
+        )
         if close:
             return f"'{match.group(1)}' is not a Python name; {close}"
     return ""
 
 
-def evaluate(code: str, mode: str, param: Parameter, tags: Collection[str],
-             most: int | None = None) -> str:
+def evaluate(
+    code: str, mode: str, param: Parameter, tags: Collection[str], most: int | None = None
+) -> str:
     """Run a script parameter; errors name the parameter, its expression and its definition. A
     result of more than `most` values (None: any number) is refused as it is produced
     (TooManyValues)."""
@@ -269,8 +296,14 @@ def evaluate(code: str, mode: str, param: Parameter, tags: Collection[str],
         raise
 
 
-def run_script(code: str, mode: str, what: str, where: Location,
-               tags: Collection[str] = frozenset(), cap: Cap | None = None) -> str:
+def run_script(
+    code: str,
+    mode: str,
+    what: str,
+    where: Location,
+    tags: Collection[str] = frozenset(),
+    cap: Cap | None = None,
+) -> str:
     """The text a `mode=` script gives (python, shell, perl, env, tag; any other mode: the code
     itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its
     line. TooManyValues when the result holds more values than `cap` allows."""
@@ -279,8 +312,11 @@ def run_script(code: str, mode: str, what: str, where: Location,
             # S307: the file declared mode="python"
             result = str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307
         except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
-            raise ExpandError(f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}", where,
-                              hint="check the expression after substitution of its $ references") from None
+            raise ExpandError(
+                f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}",
+                where,
+                hint="check the expression after substitution of its $ references",
+            ) from None
         if cap is not None and cap.over(result.count(cap.separator) + 1):
             raise TooManyValues(result.count(cap.separator) + 1)
         return result
@@ -290,16 +326,25 @@ def run_script(code: str, mode: str, what: str, where: Location,
         try:
             proc = _shell([shell, "-c", cmd], cap)
         except subprocess.TimeoutExpired:
-            raise ExpandError(f"{what}: shell command {cmd!r} did not end within {SHELL_TIMEOUT} s", where) from None
+            raise ExpandError(
+                f"{what}: shell command {cmd!r} did not end within {SHELL_TIMEOUT} s", where
+            ) from None
         if proc.returncode != 0:
             err = proc.stderr.decode(errors="replace").strip()
-            raise ExpandError(f"{what}: shell command {cmd!r} exited {proc.returncode}" + (f": {err}" if err else ""),
-                              where, hint=f"a mode=\"{mode}\" {what.split(' ')[0]}'s command must exit 0; its output is the value")
+            raise ExpandError(
+                f"{what}: shell command {cmd!r} exited {proc.returncode}"
+                + (f": {err}" if err else ""),
+                where,
+                hint=f'a mode="{mode}" {what.split(" ")[0]}\'s command must exit 0; its output is the value',
+            )
         return proc.stdout.decode(errors="ignore")
     if mode == "env":
         if code not in os.environ:
-            raise ExpandError(f"{what}: environment variable {code!r} is not set", where,
-                              hint=f"export {code} before running bench")
+            raise ExpandError(
+                f"{what}: environment variable {code!r} is not set",
+                where,
+                hint=f"export {code} before running bench",
+            )
         return os.environ[code]
     if mode == "tag":
         return code if code in tags else ""
@@ -311,9 +356,11 @@ def _shell(argv: list[str], cap: Cap | None) -> subprocess.CompletedProcess[byte
     killed (TooManyValues), past SHELL_TIMEOUT too (TimeoutExpired). Its error output goes to a
     file, so that a command writing much of it never blocks."""
     sep = cap.separator.encode() if cap is not None else b""
-    with tempfile.TemporaryFile() as errors, \
-            subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors) as proc, \
-            selectors.DefaultSelector() as ready:
+    with (
+        tempfile.TemporaryFile() as errors,
+        subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors) as proc,
+        selectors.DefaultSelector() as ready,
+    ):
         assert proc.stdout is not None
         ready.register(proc.stdout, selectors.EVENT_READ)
         deadline = time.monotonic() + SHELL_TIMEOUT

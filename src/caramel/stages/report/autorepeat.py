@@ -69,8 +69,10 @@ def verdict(
     width = "" if widest is None else f"{widest.half_width_pct:.2f} % ({widest.figure})"
     if done >= rule.minimum:
         if widest is None:
-            return (f"{Stop.NO_FIGURES}: the run declares no figure (a pattern with a unit or "
-                    "direction) to judge")
+            return (
+                f"{Stop.NO_FIGURES}: the run declares no figure (a pattern with a unit or "
+                "direction) to judge"
+            )
         if widest.half_width_pct <= rule.target_pct:
             return f"{Stop.CONVERGED}: widest 95 % half-width {width} <= {rule.target_pct:g} %"
     if done >= rule.maximum:

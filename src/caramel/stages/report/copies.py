@@ -38,11 +38,15 @@ from caramel.stages.spec.estimator import Estimator
 from caramel.stages.spec.model import Step
 from caramel.vocabulary import COPY_DEVIATIONS, COPY_INTERVAL
 
-CI_CAPTION = (f"ci_low and ci_high: the aggregate's {100 * LEVEL:g} % confidence interval"
-              " (its method in their status)")
+CI_CAPTION = (
+    f"ci_low and ci_high: the aggregate's {100 * LEVEL:g} % confidence interval"
+    " (its method in their status)"
+)
 SPREAD_LIMIT = 5.0  # percent: copies whose sd is above this share of their mean are flagged
 
-Row = tuple[list[object], str, int]  # the values of a row (model, copy, performance, metric, status), status, wp id
+Row = tuple[
+    list[object], str, int
+]  # the values of a row (model, copy, performance, metric, status), status, wp id
 
 
 @dataclass
@@ -61,7 +65,9 @@ def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]
     loads = load_flags(inp)
     lines: dict[tuple, list[Figure]] = defaultdict(list)
     for fig in figures:
-        lines[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))].append(fig)
+        lines[
+            (fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))
+        ].append(fig)
     rows: list[Row] = []
     groups: dict[tuple, list[_Copy]] = defaultdict(list)
     for (model, metric, step_name, iteration, index), found in lines.items():
@@ -74,7 +80,8 @@ def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]
             status = _with_notes("done", [_lines_note(summary), loads.get(wp.id, "")])
         rows.append(([model, index, summary.mean, metric, status], status, wp.id))
         groups[(model, metric, step_name, iteration)].append(
-            _Copy(index, wp, summary, lines_of_copy, status.startswith("done")))
+            _Copy(index, wp, summary, lines_of_copy, status.startswith("done"))
+        )
     for (model, metric, step_name, _iteration), copies in groups.items():
         rows += _aggregate_rows(inp.benchmark.steps[step_name], model, metric, copies, loads)
     return rows
@@ -89,7 +96,9 @@ def copies_caption(inp: AnalysisInput, figures: list[Figure]) -> str:
     return "; ".join(captions)
 
 
-def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], loads: dict[int, str]) -> list[Row]:
+def _aggregate_rows(
+    step: Step, model: str, metric: str, copies: list[_Copy], loads: dict[int, str]
+) -> list[Row]:
     aggregate = aggregate_of(step)
     estimator = estimator_of(step.estimator)
     counted = [c for c in copies if c.counted]
@@ -112,8 +121,11 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     status = _with_notes("done", notes + (["flag: " + " and ".join(flags)] if flags else []))
     rows = [([model, aggregate, pooled.value(aggregate), metric, status], status, leaf)]
     if pooled.spread.has_spread:
-        of = (f"{pooled.spread.n} lines of {count} copies" if pooled.spread.n != count
-              else f"{count} copies")
+        of = (
+            f"{pooled.spread.n} lines of {count} copies"
+            if pooled.spread.n != count
+            else f"{count} copies"
+        )
         for name, value in zip(COPY_DEVIATIONS, (pooled.spread.sd, pooled.spread.sem), strict=True):
             text = f"spread: {name} of {of}"
             rows.append(([model, name, value, metric, text], text, leaf))
@@ -121,8 +133,14 @@ def _aggregate_rows(step: Step, model: str, metric: str, copies: list[_Copy], lo
     return rows + _interval_rows(model, metric, aggregate, lines, estimator, leaf)
 
 
-def _interval_rows(model: str, metric: str, aggregate: str, lines: list[list[float]],
-                   estimator: Estimator, leaf: int) -> list[Row]:
+def _interval_rows(
+    model: str,
+    metric: str,
+    aggregate: str,
+    lines: list[list[float]],
+    estimator: Estimator,
+    leaf: int,
+) -> list[Row]:
     """The aggregate's confidence interval (analyse/intervals.py copies_interval) in rows `ci_low`
     and `ci_high`, their status naming its level and method; none without a spread (one line)."""
     found = copies_interval(lines, aggregate, estimator)
@@ -131,8 +149,10 @@ def _interval_rows(model: str, metric: str, aggregate: str, lines: list[list[flo
     used = sum(map(len, lines)) if aggregate == "mean" else len(lines)
     over = f"{used} lines of {len(lines)} copies" if used != len(lines) else f"{used} copies"
     text = f"spread: {{}} of the {aggregate} ({found.label} over {over})"
-    return [([model, name, value, metric, text.format(name)], text.format(name), leaf)
-            for name, value in zip(COPY_INTERVAL, (found.low, found.high), strict=True)]
+    return [
+        ([model, name, value, metric, text.format(name)], text.format(name), leaf)
+        for name, value in zip(COPY_INTERVAL, (found.low, found.high), strict=True)
+    ]
 
 
 def _pooled_note(spread: Summary, count: int) -> str:
@@ -144,14 +164,16 @@ def _pooled_note(spread: Summary, count: int) -> str:
     return f"{spread.n} lines pooled"
 
 
-def pooled_lines(inp: AnalysisInput, figures: list[Figure],
-                 status_of) -> dict[tuple[str, str], list[list[float]]]:
+def pooled_lines(
+    inp: AnalysisInput, figures: list[Figure], status_of
+) -> dict[tuple[str, str], list[list[float]]]:
     """Per (model, metric): each counted copy's lines over every repeat, by copy index (what
     milabench pools per GPU over its runs); `status_of` as for copy_rows."""
     lines: dict[tuple, list[Figure]] = defaultdict(list)
     for fig in figures:
-        lines[(fig.model, fig.metric, fig.wp.step, fig.wp.iteration,
-               int(fig.wp.params[COPY_PARAM]))].append(fig)
+        lines[
+            (fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))
+        ].append(fig)
     out: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for (model, metric, step_name, _iteration, index), found in lines.items():
         values = [f.performance for f in found]

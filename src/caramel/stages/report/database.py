@@ -40,28 +40,48 @@ def _sql_type(value) -> str:
 # As JUBE opens it (jube/result_types/database.py, DatabaseData.create_result: sqlite3.connect of
 # the path, so SQLite's journal and a 5 s lock wait); errors become AnalyseErrors naming it here
 RESULT_DATABASE = sqlitefiles.FileKind("result database", timeout_s=5.0)
-HISTORY_TABLES = {"runs", "metrics", "baselines", "meta"}  # history.store's schema: a file having them is a history
+HISTORY_TABLES = {
+    "runs",
+    "metrics",
+    "baselines",
+    "meta",
+}  # history.store's schema: a file having them is a history
 
 
-def database_file(table: Table, default_path: str, run_dir: str, foreign: bool, history: str) -> str:
+def database_file(
+    table: Table, default_path: str, run_dir: str, foreign: bool, history: str
+) -> str:
     """The file the rows of `table` go to (see the module), made ready: its folder exists, its `.dat`
     (which then names the file, as in JUBE) is written. Refused with the table's file and line."""
     if not table.db_file:
         path = default_path
     elif foreign:
-        path = inside(run_dir, table.db_file, f"file= of database '{table.name}'", table.where, absolute_ok=True)
+        path = inside(
+            run_dir,
+            table.db_file,
+            f"file= of database '{table.name}'",
+            table.where,
+            absolute_ok=True,
+        )
     else:
         path = os.path.abspath(os.path.expanduser(os.path.expandvars(table.db_file)))
     if (history and same_file(path, history)) or _is_history(path):
-        raise AnalyseError(f"database '{table.name}': file {path} is a caramel history; a result table never "
-                           "writes into a history", table.where,
-                           hint="give the <database> another file=; bench result adds the run to the history itself")
+        raise AnalyseError(
+            f"database '{table.name}': file {path} is a caramel history; a result table never "
+            "writes into a history",
+            table.where,
+            hint="give the <database> another file=; bench result adds the run to the history itself",
+        )
     for target in (default_path, path):
         if is_within(run_dir, target):
             os.close(open_folder(os.path.dirname(target), root=run_dir))  # no link on the way
             if os.path.islink(target):
-                raise AnalyseError(f"database '{table.name}': {target} is a symbolic link; caramel does not write "
-                                   "through links in a run folder", table.where, hint=f"remove the link {target}")
+                raise AnalyseError(
+                    f"database '{table.name}': {target} is a symbolic link; caramel does not write "
+                    "through links in a run folder",
+                    table.where,
+                    hint=f"remove the link {target}",
+                )
     if table.db_file:
         root = run_dir if is_within(run_dir, default_path) else None
         write_text(default_path, table.db_file, root=root)
@@ -75,7 +95,9 @@ def _is_history(path: str) -> bool:
     try:
         db = sqlitefiles.open_connection(path, RESULT_DATABASE, readonly=True)
         try:
-            names = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            names = {
+                row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            }
         finally:
             db.close()
     except sqlite3.Error:
@@ -83,34 +105,60 @@ def _is_history(path: str) -> bool:
     return HISTORY_TABLES <= names
 
 
-def write_database(table: Table, data: TableData, default_path: str, run_dir: str | None = None,
-                   foreign: bool = False, history: str = "") -> str:
+def write_database(
+    table: Table,
+    data: TableData,
+    default_path: str,
+    run_dir: str | None = None,
+    foreign: bool = False,
+    history: str = "",
+) -> str:
     """Write `data` into the database file (`database_file`); returns its path."""
     headings = data.headings
-    primekeys = list(dict.fromkeys(table.primekeys + [key.heading for key, col in zip(data.keys, table.columns,
-                                                                                       strict=False)
-                                                      if col.primekey]))
+    primekeys = list(
+        dict.fromkeys(
+            table.primekeys
+            + [
+                key.heading
+                for key, col in zip(data.keys, table.columns, strict=False)
+                if col.primekey
+            ]
+        )
+    )
     unknown = [k for k in primekeys if k not in headings]
     if unknown:
-        raise AnalyseError(f"database '{table.name}': primary key {', '.join(unknown)} is not one of its keys "
-                           f"({', '.join(headings)})", table.where,
-                           hint="primekeys= names the keys' titles (or names when they have no title)")
-    path = database_file(table, default_path, run_dir or os.path.dirname(os.path.dirname(default_path)),
-                         foreign, history)
+        raise AnalyseError(
+            f"database '{table.name}': primary key {', '.join(unknown)} is not one of its keys "
+            f"({', '.join(headings)})",
+            table.where,
+            hint="primekeys= names the keys' titles (or names when they have no title)",
+        )
+    path = database_file(
+        table,
+        default_path,
+        run_dir or os.path.dirname(os.path.dirname(default_path)),
+        foreign,
+        history,
+    )
     if not data.values:
         return path
     first = data.values[0]
-    rows = [[_stored(key.format, v, cell) for key, v, cell in zip(data.keys, vals, cells, strict=True)]
-            for vals, cells in zip(data.values, data.cells, strict=True)]
-    columns = ", ".join(f"{_ident(h)} {_sql_type(_stored(k.format, v, ''))}"
-                        for h, k, v in zip(headings, data.keys, first, strict=True))
+    rows = [
+        [_stored(key.format, v, cell) for key, v, cell in zip(data.keys, vals, cells, strict=True)]
+        for vals, cells in zip(data.values, data.cells, strict=True)
+    ]
+    columns = ", ".join(
+        f"{_ident(h)} {_sql_type(_stored(k.format, v, ''))}"
+        for h, k, v in zip(headings, data.keys, first, strict=True)
+    )
     if primekeys:
         columns += ", PRIMARY KEY (" + ", ".join(_ident(k) for k in primekeys) + ")"
     try:
         db = sqlitefiles.open_connection(path, RESULT_DATABASE)
     except sqlite3.Error as exc:
-        raise AnalyseError(f"database '{table.name}': cannot open {path}: {exc}",
-                           table.where) from None
+        raise AnalyseError(
+            f"database '{table.name}': cannot open {path}: {exc}", table.where
+        ) from None
     try:
         name = _ident(table.name)
         db.execute(f"CREATE TABLE IF NOT EXISTS {name} ({columns})")
@@ -118,10 +166,13 @@ def write_database(table: Table, data: TableData, default_path: str, run_dir: st
         existing = [row[1] for row in info]
         have_keys = {row[1] for row in info if row[5]}
         if have_keys != set(primekeys):
-            raise AnalyseError(f"database '{table.name}' in {path} has the primary key "
-                               f"({', '.join(sorted(have_keys)) or 'none'}), this result asks for "
-                               f"({', '.join(primekeys) or 'none'})", table.where,
-                               hint="SQLite cannot change a primary key: remove the table or use another file")
+            raise AnalyseError(
+                f"database '{table.name}' in {path} has the primary key "
+                f"({', '.join(sorted(have_keys)) or 'none'}), this result asks for "
+                f"({', '.join(primekeys) or 'none'})",
+                table.where,
+                hint="SQLite cannot change a primary key: remove the table or use another file",
+            )
         for col in existing:
             if col not in headings:
                 db.execute(f"ALTER TABLE {name} DROP COLUMN {_ident(col)}")
@@ -129,10 +180,14 @@ def write_database(table: Table, data: TableData, default_path: str, run_dir: st
             if h not in existing:
                 db.execute(f"ALTER TABLE {name} ADD COLUMN {_ident(h)} text")
         marks = ",".join("?" * len(headings))
-        db.executemany(f"REPLACE INTO {name} ({', '.join(_ident(h) for h in headings)}) VALUES ({marks})", rows)
+        db.executemany(
+            f"REPLACE INTO {name} ({', '.join(_ident(h) for h in headings)}) VALUES ({marks})", rows
+        )
         db.commit()
     except sqlite3.Error as exc:
-        raise AnalyseError(f"database '{table.name}': cannot write {path}: {exc}", table.where) from None
+        raise AnalyseError(
+            f"database '{table.name}': cannot write {path}: {exc}", table.where
+        ) from None
     finally:
         db.close()
     return path

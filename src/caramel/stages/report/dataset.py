@@ -55,8 +55,8 @@ class Row:
             return params.typed(name)
         for wp, wp_params in zip(reversed(chain), reversed(self._params), strict=True):
             step = wp.step
-            if name.endswith(step) and name[-len(step) - 1:-len(step)] == "_":
-                base = name[:-len(step) - 1]
+            if name.endswith(step) and name[-len(step) - 1 : -len(step)] == "_":
+                base = name[: -len(step) - 1]
                 if base in wp_params:
                     return wp_params.typed(base)
         value = self.values.get(name, MISSING)
@@ -81,11 +81,19 @@ class Row:
         return out
 
 
-def build_rows(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[str],
-               row_filter: str = "", where=None) -> list[Row]:
+def build_rows(
+    inp: AnalysisInput,
+    analysed: dict[str, AnalyserResult],
+    uses: list[str],
+    row_filter: str = "",
+    where=None,
+) -> list[Row]:
     """The rows of a result that uses the analysers `uses` (in that order), leaves in id order."""
     roots = {name: analysed[name].groups.keys() for name in uses}
-    rows = [make_row(inp, analysed[name].groups, name, root) for name, root in row_leaves(inp, roots, uses)]
+    rows = [
+        make_row(inp, analysed[name].groups, name, root)
+        for name, root in row_leaves(inp, roots, uses)
+    ]
     if row_filter:
         rows = [row for row in rows if keep(row, row_filter, where)]
     return rows
@@ -102,8 +110,11 @@ def row_leaves(inp: AnalysisInput, roots: dict, uses: list[str]) -> list[tuple[s
     for name in uses:
         groups = roots[name]
         below: dict[int, bool] = {}
-        out += [(name, root) for root in sorted(groups)
-                if not _has_analysed_descendant(root, children, groups, below)]
+        out += [
+            (name, root)
+            for root in sorted(groups)
+            if not _has_analysed_descendant(root, children, groups, below)
+        ]
     return out
 
 
@@ -123,7 +134,9 @@ def make_row(inp: AnalysisInput, groups: dict, name: str, root: int) -> Row:
     row = Row(name, chain, values, status, reason)
     if status.startswith("done"):
         failure = row_failure(inp, name, chain, groups, lambda key: row.get(key, SANITY_MISSING))
-        if failure:  # a failed row: its figures never enter the history (history.metrics takes done rows)
+        if (
+            failure
+        ):  # a failed row: its figures never enter the history (history.metrics takes done rows)
             row.reason = f"{chain[-1].id}_{chain[-1].step}: {failure}"
             row.status = f"failed ({cell_text(failure)})"
     return row
@@ -141,7 +154,9 @@ def row_depends(row: Row, roots: dict[int, list[int]]) -> list[int]:
     return out
 
 
-def _has_analysed_descendant(wp_id: int, children: dict[int, list[int]], groups, below: dict[int, bool]) -> bool:
+def _has_analysed_descendant(
+    wp_id: int, children: dict[int, list[int]], groups, below: dict[int, bool]
+) -> bool:
     """Whether a descendant of `wp_id` has analysed values (memoised in `below`; iterative, as chains
     of dependent steps can be long)."""
     stack: list[tuple[int, bool]] = [(wp_id, False)]
@@ -174,7 +189,9 @@ def _chain(inp: AnalysisInput, leaf_id: int) -> list[WPRecord]:
     return [inp.wp(i) for i in order]
 
 
-def _status(inp: AnalysisInput, chain: list[WPRecord], groups, missing: list[str]) -> tuple[str, str]:
+def _status(
+    inp: AnalysisInput, chain: list[WPRecord], groups, missing: list[str]
+) -> tuple[str, str]:
     members = list(chain)
     for wp in chain:
         group = groups.get(wp.id)
@@ -209,9 +226,12 @@ def keep(row: Row, condition: str, where=None) -> bool:
     try:
         return eval_bool(substitute(condition, values, final=True), "filter=", where)
     except Exception as exc:
-        raise AnalyseError(f"filter={condition!r} cannot be evaluated for the row of workpackage "
-                           f"{row.leaf.id}: {exc}", where,
-                           hint="write a Python condition; $name is replaced by the row's value") from None
+        raise AnalyseError(
+            f"filter={condition!r} cannot be evaluated for the row of workpackage "
+            f"{row.leaf.id}: {exc}",
+            where,
+            hint="write a Python condition; $name is replaced by the row's value",
+        ) from None
 
 
 def text_of(value) -> str:
@@ -223,9 +243,9 @@ def text_of(value) -> str:
     return str(value)
 
 
-
-
-def units(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[str], names: list[str]) -> dict[str, str]:
+def units(
+    inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[str], names: list[str]
+) -> dict[str, str]:
     """Units of the columns `names`: a pattern's unit for it and its statistics, a parameter's unit
     (parameters win, as in JUBE)."""
     patterns = {}
@@ -238,7 +258,7 @@ def units(inp: AnalysisInput, analysed: dict[str, AnalyserResult], uses: list[st
         base = name
         for stat in UNIT_STATISTICS:
             if name.endswith("_" + stat) and name not in patterns:
-                base = name[:-len(stat) - 1]
+                base = name[: -len(stat) - 1]
                 break
         pattern = patterns.get(name) or patterns.get(base)
         if pattern is not None and pattern.unit:

@@ -45,7 +45,9 @@ class Delta:
 @dataclass
 class Built:
     tables: list[tuple[Result, Table, TableData]]
-    for_notes: dict[str, AnalyserResult]  # the groups that have warnings, per analyser, in group order
+    for_notes: dict[
+        str, AnalyserResult
+    ]  # the groups that have warnings, per analyser, in group order
     record: str  # JSON to keep for the next call
     deltas: list[Delta | None] | None  # per table; None: everything was made (no kept rows)
     base_key: str | None  # the key of the tables the kept rows made (report.results._key)
@@ -70,16 +72,29 @@ def definitions(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | 
     the run, the selected results, the analysers' configuration, the parameters' units and the
     steps' sanity checks (a `performance:` table has no analyser to carry them)."""
     sanity = [(name, step.sanity) for name, step in inp.benchmark.steps.items() if step.sanity]
-    return repr((__version__, inp.run_dir, only, inp.benchmark.results, [p.config for p in prepared],
-                 sorted(inp.param_units().items()), sanity)).encode()
+    return repr(
+        (
+            __version__,
+            inp.run_dir,
+            only,
+            inp.benchmark.results,
+            [p.config for p in prepared],
+            sorted(inp.param_units().items()),
+            sanity,
+        )
+    ).encode()
 
 
 def shape_key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
     """What the kept rows' positions and meaning depend on (not the files nor the states)."""
     digest = hashlib.sha1(definitions(inp, prepared, only))
     for p in prepared:
-        digest.update(repr((p.name, [[m.id for m in members] for members, _s, _r in p.plans])).encode())
-    digest.update(repr([(wp.id, wp.step, wp.iteration, wp.parents) for wp in inp.workpackages]).encode())
+        digest.update(
+            repr((p.name, [[m.id for m in members] for members, _s, _r in p.plans])).encode()
+        )
+    digest.update(
+        repr([(wp.id, wp.step, wp.iteration, wp.parents) for wp in inp.workpackages]).encode()
+    )
     return digest.hexdigest()
 
 
@@ -92,13 +107,22 @@ def selected(inp: AnalysisInput, only: list[str] | None) -> list[tuple[Result, l
             continue  # its analysers are not run (report.results.analyser_names)
         for table in tables:
             if table.output == "syslog":
-                print(f"warning: <syslog name=\"{table.name}\"> is not supported by caramel; skipped", file=sys.stderr)
+                print(
+                    f'warning: <syslog name="{table.name}"> is not supported by caramel; skipped',
+                    file=sys.stderr,
+                )
         out.append((result, [t for t in tables if t.output != "syslog"]))
     return out
 
 
-def build(inp: AnalysisInput, only: list[str] | None, prepared: list[Prepared], cache: AnalysisCache | None,
-          kept_text: str | None, key: str = "") -> Built:
+def build(
+    inp: AnalysisInput,
+    only: list[str] | None,
+    prepared: list[Prepared],
+    cache: AnalysisCache | None,
+    kept_text: str | None,
+    key: str = "",
+) -> Built:
     """The selected tables: from the kept rows where they fit (`kept_text`), else all made. `key`:
     the key of the tables made now, kept with the rows."""
     digests = {p.name: [_digest(signature) for _m, signature, _r in p.plans] for p in prepared}
@@ -107,13 +131,19 @@ def build(inp: AnalysisInput, only: list[str] | None, prepared: list[Prepared], 
     results = selected(inp, only)
     kept = _decode(kept_text, inp, prepared, results, digests, states)
     if kept is None:
-        leaves: list[list[list[Any]]] = [[[name, root] for name, root in row_leaves(inp, members, result.uses)] for result, _t in results]
+        leaves: list[list[list[Any]]] = [
+            [[name, root] for name, root in row_leaves(inp, members, result.uses)]
+            for result, _t in results
+        ]
         todo = [list(range(len(rows))) for rows in leaves]
         analysed = {p.name: run(p, cache) for p in prepared}
         notes: dict[str, dict[str, list]] = {}
     else:
         leaves = kept.leaves
-        todo = [[i for i, deps in enumerate(per) if not kept.changed.isdisjoint(deps)] for per in kept.deps]
+        todo = [
+            [i for i, deps in enumerate(per) if not kept.changed.isdisjoint(deps)]
+            for per in kept.deps
+        ]
         needed: dict[str, set[int]] = {p.name: set() for p in prepared}
         for r, positions in enumerate(todo):
             for i in positions:
@@ -131,23 +161,41 @@ def build(inp: AnalysisInput, only: list[str] | None, prepared: list[Prepared], 
             else:
                 per.pop(str(root), None)
     tables, entries, deps, deltas = _tables(inp, results, analysed, members, leaves, todo, kept)
-    record = json.dumps({"k": key, "d": digests, "s": states, "n": notes, "l": leaves, "p": deps, "t": entries},
-                        separators=(",", ":"))
+    record = json.dumps(
+        {"k": key, "d": digests, "s": states, "n": notes, "l": leaves, "p": deps, "t": entries},
+        separators=(",", ":"),
+    )
     scanned = sum(a.scanned for a in analysed.values())
     reused = sum(len(p.plans) for p in prepared) - scanned
-    return Built(tables, _note_results(prepared, notes), record, None if kept is None else deltas,
-                 None if kept is None else kept.key, scanned, reused)
+    return Built(
+        tables,
+        _note_results(prepared, notes),
+        record,
+        None if kept is None else deltas,
+        None if kept is None else kept.key,
+        scanned,
+        reused,
+    )
 
 
-def _tables(inp: AnalysisInput, results, analysed: dict[str, AnalyserResult], members, leaves, todo,
-            kept: _Kept | None):
+def _tables(
+    inp: AnalysisInput,
+    results,
+    analysed: dict[str, AnalyserResult],
+    members,
+    leaves,
+    todo,
+    kept: _Kept | None,
+):
     tables: list[tuple[Result, Table, TableData]] = []
     all_entries: list[list] = []
     all_deps: list[list] = []
     deltas: list[Delta | None] = []
     for r, (result, selected_tables) in enumerate(results):
         positions = todo[r]
-        rows = {i: make_row(inp, analysed[leaves[r][i][0]].groups, *leaves[r][i]) for i in positions}
+        rows = {
+            i: make_row(inp, analysed[leaves[r][i][0]].groups, *leaves[r][i]) for i in positions
+        }
         deps = list(kept.deps[r]) if kept else [[] for _ in leaves[r]]
         for i, row in rows.items():
             deps[i] = row_depends(row, members[row.analyser])
@@ -157,11 +205,19 @@ def _tables(inp: AnalysisInput, results, analysed: dict[str, AnalyserResult], me
             keys = table_keys(table, units(inp, analysed, result.uses, names))
             formats = entry_formats(keys)
             entries = list(kept.entries[len(all_entries)]) if kept else [None] * len(leaves[r])
-            before = [(entries[i][1], entries[i][3]) for i in positions if entries[i] is not None and entries[i][5]]
+            before = [
+                (entries[i][1], entries[i][3])
+                for i in positions
+                if entries[i] is not None and entries[i][5]
+            ]
             for i in positions:
                 if table.filter:  # a filtered table reads rows of its own, as build_rows makes them
                     fresh = make_row(inp, analysed[leaves[r][i][0]].groups, *leaves[r][i])
-                    entries[i] = row_entry(table, formats, fresh) if keep(fresh, table.filter, table.where) else None
+                    entries[i] = (
+                        row_entry(table, formats, fresh)
+                        if keep(fresh, table.filter, table.where)
+                        else None
+                    )
                 else:
                     entries[i] = row_entry(table, formats, rows[i])
             all_entries.append(entries)
@@ -169,7 +225,9 @@ def _tables(inp: AnalysisInput, results, analysed: dict[str, AnalyserResult], me
             remade = set(positions)
             rebuilt = {k for k, i in enumerate(places) if i in remade}
             after: list[int] = []
-            data = assemble(table, keys, [entry for entry in entries if entry is not None], None, rebuilt, after)
+            data = assemble(
+                table, keys, [entry for entry in entries if entry is not None], None, rebuilt, after
+            )
             tables.append((result, table, data))
             deltas.append(None if STATUS in names else Delta(before, after))
     return tables, all_entries, all_deps, deltas
@@ -180,11 +238,15 @@ def _digest(signature: str) -> str:
 
 
 def _encode_notes(group: Group) -> list:
-    return [[[p.pattern.name, p.expression, p.wp_id, p.message] for p in group.problems],
-            {name: list(entry) for name, entry in group.dropped.items()}]
+    return [
+        [[p.pattern.name, p.expression, p.wp_id, p.message] for p in group.problems],
+        {name: list(entry) for name, entry in group.dropped.items()},
+    ]
 
 
-def _note_results(prepared: list[Prepared], notes: dict[str, dict[str, list]]) -> dict[str, AnalyserResult]:
+def _note_results(
+    prepared: list[Prepared], notes: dict[str, dict[str, list]]
+) -> dict[str, AnalyserResult]:
     """Results holding only the groups with warnings (in group order): what report.results.warnings reads."""
     out = {}
     for p in prepared:
@@ -194,22 +256,37 @@ def _note_results(prepared: list[Prepared], notes: dict[str, dict[str, list]]) -
             entry = per.get(str(members[0].id))
             if entry is not None:
                 problems, dropped = entry
-                groups[members[0].id] = Group(members[0].id, [], problems=[
-                    Problem(p.every[name], expression, wp_id, message) for name, expression, wp_id, message in problems],
-                    dropped={name: (count, first) for name, (count, first) in dropped.items()})
+                groups[members[0].id] = Group(
+                    members[0].id,
+                    [],
+                    problems=[
+                        Problem(p.every[name], expression, wp_id, message)
+                        for name, expression, wp_id, message in problems
+                    ],
+                    dropped={name: (count, first) for name, (count, first) in dropped.items()},
+                )
         out[p.name] = AnalyserResult(p.name, [], groups, p.every)
     return out
 
 
-def _decode(text: str | None, inp: AnalysisInput, prepared: list[Prepared], results, digests, states) -> _Kept | None:
+def _decode(
+    text: str | None, inp: AnalysisInput, prepared: list[Prepared], results, digests, states
+) -> _Kept | None:
     """The kept rows, checked against the run's shape; None (a miss) when they do not fit."""
     if text is None:
         return None
     try:
         data = bounded.loads(text, "the kept rows", max_bytes=bounded.CACHE_BYTES)
-        kept = _Kept(str(data["k"]), data["d"], data["s"], data["n"], data["l"], data["p"], data["t"])
-        if (set(kept.digests) != set(digests) or len(kept.states) != len(states) or len(kept.leaves) != len(results)
-                or len(kept.deps) != len(results) or set(kept.notes) - set(digests)):
+        kept = _Kept(
+            str(data["k"]), data["d"], data["s"], data["n"], data["l"], data["p"], data["t"]
+        )
+        if (
+            set(kept.digests) != set(digests)
+            or len(kept.states) != len(states)
+            or len(kept.leaves) != len(results)
+            or len(kept.deps) != len(results)
+            or set(kept.notes) - set(digests)
+        ):
             return None
         for p in prepared:
             old = kept.digests[p.name]
@@ -218,7 +295,9 @@ def _decode(text: str | None, inp: AnalysisInput, prepared: list[Prepared], resu
             for (members, _s, _r), before, now in zip(p.plans, old, digests[p.name], strict=True):
                 if before != now:
                     kept.changed.update(m.id for m in members)
-            for name, _expression, _wp, _message in (x for entry in kept.notes[p.name].values() for x in entry[0]):
+            for name, _expression, _wp, _message in (
+                x for entry in kept.notes[p.name].values() for x in entry[0]
+            ):
                 if name not in p.every:
                     return None
         for wp, state_before, state_now in zip(inp.workpackages, kept.states, states, strict=True):
@@ -227,7 +306,9 @@ def _decode(text: str | None, inp: AnalysisInput, prepared: list[Prepared], resu
         t = 0
         for r, (_result, tables) in enumerate(results):
             count = len(kept.leaves[r])
-            if len(kept.deps[r]) != count or any(name not in digests for name, _root in kept.leaves[r]):
+            if len(kept.deps[r]) != count or any(
+                name not in digests for name, _root in kept.leaves[r]
+            ):
                 return None
             for table in tables:
                 if not _fits(kept.entries[t], count, len(table.columns), len(table.sort)):
@@ -247,7 +328,12 @@ def _fits(entries: list, count: int, width: int, sorts: int) -> bool:
         if entry is None:
             continue
         sort, vals, texts, status, _leaf, _present = entry
-        if len(sort) != sorts or len(vals) != width or len(texts) != width or type(status) is not str or not all(
-                type(text) is str for text in texts):
+        if (
+            len(sort) != sorts
+            or len(vals) != width
+            or len(texts) != width
+            or type(status) is not str
+            or not all(type(text) is str for text in texts)
+        ):
             return False
     return True

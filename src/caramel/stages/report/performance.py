@@ -50,8 +50,13 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
     with_rows = not with_copies and any(fig.model_row > 1 for fig in figures)
     columns_of_rows = [*(fig.extra for fig in figures), *(row.extra for row in found.failed)]
     extras = list(dict.fromkeys(k for extra in columns_of_rows for k in extra))
-    names = (["model"] + ([COPY] if with_copies else []) + ([MODEL_ROW] if with_rows else []) +
-             ["performance", "metric", "status"] + extras)
+    names = (
+        ["model"]
+        + ([COPY] if with_copies else [])
+        + ([MODEL_ROW] if with_rows else [])
+        + ["performance", "metric", "status"]
+        + extras
+    )
     table = Table(TABLE, columns=[Column(n) for n in names], where=inp.benchmark.where)
     rows: list[tuple[list[object], str, int]] = []
     copied = [fig for fig in figures if with_copies and COPY in fig.wp.params]
@@ -59,29 +64,71 @@ def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
         if with_copies and COPY in fig.wp.params:
             continue  # report/copies.py: one figure per copy, the declared aggregate, the spread
         status = _checked_status(inp, fig.wp, fig.performance, fig.metric)
-        rows.append(([fig.model, *[None] * with_copies, *[fig.model_row] * with_rows,
-                      fig.performance, fig.metric, status, *(fig.extra.get(k) for k in extras)],
-                     status, fig.wp.id))
+        rows.append(
+            (
+                [
+                    fig.model,
+                    *[None] * with_copies,
+                    *[fig.model_row] * with_rows,
+                    fig.performance,
+                    fig.metric,
+                    status,
+                    *(fig.extra.get(k) for k in extras),
+                ],
+                status,
+                fig.wp.id,
+            )
+        )
     for row in found.failed:  # a CSV row without a number: madengine's FAILURE row of its own
         status = f"failed: {row.reason}"
-        rows.append(([row.model, *[None] * with_copies, *[None] * with_rows, None, row.metric,
-                      status, *(row.extra.get(k) for k in extras)], status, row.wp.id))
+        rows.append(
+            (
+                [
+                    row.model,
+                    *[None] * with_copies,
+                    *[None] * with_rows,
+                    None,
+                    row.metric,
+                    status,
+                    *(row.extra.get(k) for k in extras),
+                ],
+                status,
+                row.wp.id,
+            )
+        )
     with_figures = {fig.wp.id for fig in figures}
     for wp in inp.workpackages:
-        if wp.id in found.missing or (wp.id not in with_figures and wp.state != WpState.DONE and wp.started):
-            status = f"failed: {found.missing[wp.id]}" if wp.id in found.missing else _status(wp.state, wp.reason)
+        if wp.id in found.missing or (
+            wp.id not in with_figures and wp.state != WpState.DONE and wp.started
+        ):
+            status = (
+                f"failed: {found.missing[wp.id]}"
+                if wp.id in found.missing
+                else _status(wp.state, wp.reason)
+            )
             copy = [int(wp.params[COPY]) if COPY in wp.params else None] * with_copies
             model = model_name(inp.benchmark.name, wp, varying_parameters(inp, wp.step))
             rows.append(([model, *copy, *[None] * with_rows, None, "", status], status, wp.id))
-    rows += copy_rows(inp, copied, lambda wp, figure, metric: _checked_status(inp, wp, figure, metric))
+    rows += copy_rows(
+        inp, copied, lambda wp, figure, metric: _checked_status(inp, wp, figure, metric)
+    )
     for values, _status_text, _wp in rows:  # rows without the CSV's further columns
         values += [None] * (len(names) - len(values))
     keys = [Key(n, None, "", 0) for n in names]
-    data = TableData(TABLE, "pretty", ",", False, keys, [r[0] for r in rows],
-                     [["" if v is None else str(v) for v in r[0]] for r in rows],
-                     [r[1] for r in rows], [r[2] for r in rows])
-    data.config_columns = (["model", "metric"] + ([COPY] if with_copies else []) +
-                           ([MODEL_ROW] if with_rows else []))
+    data = TableData(
+        TABLE,
+        "pretty",
+        ",",
+        False,
+        keys,
+        [r[0] for r in rows],
+        [["" if v is None else str(v) for v in r[0]] for r in rows],
+        [r[1] for r in rows],
+        [r[2] for r in rows],
+    )
+    data.config_columns = (
+        ["model", "metric"] + ([COPY] if with_copies else []) + ([MODEL_ROW] if with_rows else [])
+    )
     data.notes = problems
     data.caption = copies_caption(inp, copied)
     return Result([], [table], where=inp.benchmark.where), table, data
@@ -91,5 +138,6 @@ def copies_lines(inp: AnalysisInput) -> dict[tuple[str, str], list[list[float]]]
     """Per (model, metric) of a step with copies: each counted copy's lines over every repeat
     (report/copies.py `pooled_lines`); {} without copies."""
     figures = [fig for fig in collect(inp).figures if COPY in fig.wp.params]
-    return pooled_lines(inp, figures,
-                        lambda wp, figure, metric: _checked_status(inp, wp, figure, metric))
+    return pooled_lines(
+        inp, figures, lambda wp, figure, metric: _checked_status(inp, wp, figure, metric)
+    )

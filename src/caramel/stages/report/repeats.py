@@ -83,22 +83,41 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
     if with_status:
         out_keys.append(keys[status_at[0]] if status_at else Key(STATUS, None, "", 0))
     how = "auto" if inp.benchmark.repeat.auto else repeats  # --repeat auto: the count it reached
-    out = TableData(data.name, data.style, data.separator, data.transpose, out_keys, [], [], [], [],
-                    list(data.config_columns) + [COUNT], list(data.notes),
-                    f"mean of {repeats} repeats (bench run --repeat {how}); "
-                    f"{DEFAULT.caption}; {CI_CAPTION}")
+    out = TableData(
+        data.name,
+        data.style,
+        data.separator,
+        data.transpose,
+        out_keys,
+        [],
+        [],
+        [],
+        [],
+        list(data.config_columns) + [COUNT],
+        list(data.notes),
+        f"mean of {repeats} repeats (bench run --repeat {how}); {DEFAULT.caption}; {CI_CAPTION}",
+    )
     for values, status, leaf in made:
         values = values + [status] * with_status
         out.values.append(values)
-        out.cells.append(["" if v is None else format_value(k.format, v) if k.format else text_of(v)
-                          for k, v in zip(out_keys, values, strict=True)])
+        out.cells.append(
+            [
+                "" if v is None else format_value(k.format, v) if k.format else text_of(v)
+                for k, v in zip(out_keys, values, strict=True)
+            ]
+        )
         out.statuses.append(status)
         out.leaves.append(leaf)
     return out
 
 
-def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: list[int],
-               loads: dict[int, str]) -> tuple[list, str, int]:
+def _group_row(
+    data: TableData,
+    rows: list[int],
+    numeric: list[int],
+    status_at: list[int],
+    loads: dict[int, str],
+) -> tuple[list, str, int]:
     """One configuration's row: its values (means, sds, n), its status and its last workpackage."""
     first = data.values[rows[0]]
     values: list[object] = []
@@ -112,9 +131,12 @@ def _group_row(data: TableData, rows: list[int], numeric: list[int], status_at: 
         samples = [value for r in rows if _is_number(value := data.values[r][i])]
         summary = summarise(samples, DEFAULT)
         ci = mean_interval(summary.mean, summary.sd, summary.used)
-        values += [None if math.isnan(summary.mean) else summary.mean,
-                   summary.sd if summary.has_spread else None,
-                   ci.low if ci.known else None, ci.high if ci.known else None]
+        values += [
+            None if math.isnan(summary.mean) else summary.mean,
+            summary.sd if summary.has_spread else None,
+            ci.low if ci.known else None,
+            ci.high if ci.known else None,
+        ]
         if summary.has_spread and summary.sd_pct > SPREAD_LIMIT:
             flags.append(f"sd {summary.sd_pct:.1f}% of {key.title or key.name}")
     values.append(len(rows))

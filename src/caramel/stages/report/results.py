@@ -39,9 +39,12 @@ def check_uses(inp: AnalysisInput) -> None:
     for result in inp.benchmark.results:
         for name in result.uses:
             if name not in inp.benchmark.analysers:
-                raise AnalyseError(f"<result> uses analyser '{name}', which is not defined",
-                                   result.where, hint=did_you_mean(name, inp.benchmark.analysers) or
-                                   "analysers: " + (", ".join(inp.benchmark.analysers) or "none"))
+                raise AnalyseError(
+                    f"<result> uses analyser '{name}', which is not defined",
+                    result.where,
+                    hint=did_you_mean(name, inp.benchmark.analysers)
+                    or "analysers: " + (", ".join(inp.benchmark.analysers) or "none"),
+                )
 
 
 def analyser_names(inp: AnalysisInput, only: list[str] | None = None) -> list[str]:
@@ -57,8 +60,9 @@ def analyser_names(inp: AnalysisInput, only: list[str] | None = None) -> list[st
     return names
 
 
-def analyse_for(inp: AnalysisInput, only: list[str] | None = None,
-                use_cache: bool = True) -> dict[str, AnalyserResult]:
+def analyse_for(
+    inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True
+) -> dict[str, AnalyserResult]:
     """Run the analysers the selected results use."""
     return analyse_all(inp, analyser_names(inp, only), use_cache)
 
@@ -100,14 +104,21 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
         # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
         if repeated:
             made = repeat_means(inp, made, history_tables(inp))
-        notes = warnings(built.for_notes) + unknown_columns(inp, built.for_notes, made) + [
-            note for item in made for note in item.data.notes]
+        notes = (
+            warnings(built.for_notes)
+            + unknown_columns(inp, built.for_notes, made)
+            + [note for item in made for note in item.data.notes]
+        )
         cache.store_tables(key, _tables_json(made, notes))
         cache.store_rows(shape, built.record)
-        deltas = (None if built.deltas is None or repeated
-                  else built.deltas + [None] * (len(made) - len(built.deltas)))
-        return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key,
-                        deltas)
+        deltas = (
+            None
+            if built.deltas is None or repeated
+            else built.deltas + [None] * (len(made) - len(built.deltas))
+        )
+        return Produced(
+            made, notes, built.scanned, built.reused, False, key, built.base_key, deltas
+        )
     finally:
         cache.close()
 
@@ -172,8 +183,14 @@ def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
         return None
     try:
         items, notes = bounded.loads(text, "the kept tables", max_bytes=bounded.CACHE_BYTES)
-        made = [Made(decode(Result, result, "result"), decode(Table, table, "table"),
-                     table_data_from_record(data)) for result, table, data in items]
+        made = [
+            Made(
+                decode(Result, result, "result"),
+                decode(Table, table, "table"),
+                table_data_from_record(data),
+            )
+            for result, table, data in items
+        ]
         if not all(isinstance(note, str) for note in notes):
             return None
         return made, notes
@@ -189,11 +206,13 @@ def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
         if name not in known:
             raise AnalyseError(
                 f"no table or database named '{name}' in benchmark '{inp.benchmark.name}'",
-                hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"))
+                hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"),
+            )
 
 
-def make_results(inp: AnalysisInput, only: list[str] | None = None,
-                 use_cache: bool = True) -> list[Made]:
+def make_results(
+    inp: AnalysisInput, only: list[str] | None = None, use_cache: bool = True
+) -> list[Made]:
     """Every selected table made from every row (the analysed values may come from the cache)."""
     _check_only(inp, only)
     prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
@@ -204,8 +223,9 @@ def make_results(inp: AnalysisInput, only: list[str] | None = None,
         cache.close()
 
 
-def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult],
-                    made: list[Made]) -> list[str]:
+def unknown_columns(
+    inp: AnalysisInput, analysed: dict[str, AnalyserResult], made: list[Made]
+) -> list[str]:
     """Columns that name no parameter or pattern: JUBE prints them empty without a word, which
     hides a typo; the table stays as JUBE makes it, the warning says why the column is empty."""
     known = inp.param_names()
@@ -219,12 +239,17 @@ def unknown_columns(inp: AnalysisInput, analysed: dict[str, AnalyserResult],
             continue
         for index, column in enumerate(item.table.columns):
             name = column.name
-            if name in known or name.startswith("jube_") or any(
-                    index < len(row) and row[index] is not None for row in item.data.values):
+            if (
+                name in known
+                or name.startswith("jube_")
+                or any(index < len(row) and row[index] is not None for row in item.data.values)
+            ):
                 continue
             hint = did_you_mean(name, sorted(known))
-            out.append(f"{column.where}: column '{name}' of '{item.table.name}' names no parameter"
-                       " or pattern; it stays empty" + (f" ({hint})" if hint else ""))
+            out.append(
+                f"{column.where}: column '{name}' of '{item.table.name}' names no parameter"
+                " or pattern; it stays empty" + (f" ({hint})" if hint else "")
+            )
     return out
 
 
@@ -255,16 +280,22 @@ def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
             p = problems[0]
             more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
             if p.pattern.mode == "pattern":  # a regex stopped at its time bound
-                out.append(f"{p.pattern.where}: pattern '{name}' /{p.expression}/ {p.message} in "
-                           f"workpackage {p.wp_id}{more}; its value is missing")
+                out.append(
+                    f"{p.pattern.where}: pattern '{name}' /{p.expression}/ {p.message} in "
+                    f"workpackage {p.wp_id}{more}; its value is missing"
+                )
                 continue
-            out.append(f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression"
-                       f" {p.expression!r} failed for workpackage {p.wp_id}: {p.message}{more};"
-                       " its value is nan")
+            out.append(
+                f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression"
+                f" {p.expression!r} failed for workpackage {p.wp_id}: {p.message}{more};"
+                " its value is nan"
+            )
         for name, (count, first, groups) in list(dropped.items())[:limit]:
             pattern = result.patterns.get(name)
             where = f"{pattern.where}: " if pattern is not None else ""
             kind = pattern.type if pattern is not None else "?"
-            out.append(f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are"
-                       f" not a {kind} (first: {first!r}) and were left out")
+            out.append(
+                f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are"
+                f" not a {kind} (first: {first!r}) and were left out"
+            )
     return out

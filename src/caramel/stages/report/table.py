@@ -49,9 +49,13 @@ class TableData:
     cells: list[list[str]]  # formatted text
     statuses: list[str] = field(default_factory=list)  # each row's status (see report.dataset)
     leaves: list[int] = field(default_factory=list)  # each row's last workpackage id
-    config_columns: list[str] = field(default_factory=list)  # columns naming a configuration, not parameters
+    config_columns: list[str] = field(
+        default_factory=list
+    )  # columns naming a configuration, not parameters
     notes: list[str] = field(default_factory=list)  # what could not be read while filling it
-    caption: str = ""  # how its means and sds were taken (`estimator: ...`); shown by pretty, markdown, json
+    caption: str = (
+        ""  # how its means and sds were taken (`estimator: ...`); shown by pretty, markdown, json
+    )
 
     @property
     def headings(self) -> list[str]:
@@ -94,7 +98,9 @@ class _Ordered:
     __hash__ = None  # type: ignore[assignment]
 
 
-def make_table(table: Table, rows: list[Row], units: dict[str, str], status: bool | None = None) -> TableData:
+def make_table(
+    table: Table, rows: list[Row], units: dict[str, str], status: bool | None = None
+) -> TableData:
     """Fill `table` from `rows` (already filtered). `status`: add the status column (default: when
     some row is not done; never for a database)."""
     keys = table_keys(table, units)
@@ -141,12 +147,20 @@ def row_entry(table: Table, formats: list[tuple[str, str, tuple[bool, bool]]], r
         if name != STATUS:
             present = True
         vals.append(value)
-        texts.append("" if value is None else format_value(spec, value, kind) if spec else text_of(value))
+        texts.append(
+            "" if value is None else format_value(spec, value, kind) if spec else text_of(value)
+        )
     return [[row.get(n, None) for n in table.sort], vals, texts, row.status, row.leaf.id, present]
 
 
-def assemble(table: Table, keys: list[Key], entries: list[Entry], status: bool | None = None,
-             rebuilt: set[int] | None = None, placed: list[int] | None = None) -> TableData:
+def assemble(
+    table: Table,
+    keys: list[Key],
+    entries: list[Entry],
+    status: bool | None = None,
+    rebuilt: set[int] | None = None,
+    placed: list[int] | None = None,
+) -> TableData:
     """The table from its rows' entries (in row order): sorted, the status column added when some row
     is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives the
     table rows they became."""
@@ -186,8 +200,17 @@ def assemble(table: Table, keys: list[Key], entries: list[Entry], status: bool |
         cells.append(texts)
         statuses.append(row_status)
         leaves.append(leaf)
-    return TableData(table.name, table.style, table.separator, table.transpose, keys, values, cells,
-                     statuses, leaves)
+    return TableData(
+        table.name,
+        table.style,
+        table.separator,
+        table.transpose,
+        keys,
+        values,
+        cells,
+        statuses,
+        leaves,
+    )
 
 
 def _plainly_ordered(entries: list[Entry], width: int) -> bool:
@@ -245,7 +268,9 @@ def text_table(data: TableData, style: str) -> str:
     widths_min = [k.colw for k in data.keys]
     header_line = style == "pretty"
     if data.transpose:
-        entries = [list(col) for col in zip(*entries, strict=True)] if entries and entries[0] else entries
+        entries = (
+            [list(col) for col in zip(*entries, strict=True)] if entries and entries[0] else entries
+        )
         header_line = False
         widths_min = []
     if style == "csv":
@@ -253,7 +278,9 @@ def text_table(data: TableData, style: str) -> str:
         if "\n" in sep:
             lines = [sep.join(_quote(cell, sep) for cell in entry) for entry in entries]
         else:
-            lines = [line.replace("\n", " ") if "\n" in line else line for line in map(sep.join, entries)]
+            lines = [
+                line.replace("\n", " ") if "\n" in line else line for line in map(sep.join, entries)
+            ]
         return "\n".join(lines) + "\n"
     ncols = max((len(e) for e in entries), default=0)
     widths = [0] * ncols
@@ -265,7 +292,9 @@ def text_table(data: TableData, style: str) -> str:
         widths[i] = max(widths[i], w)
     out = []
     for n, entry in enumerate(entries):
-        wrapped = [cell.splitlines() if style == "pretty" else [cell.replace("\n", " ")] for cell in entry]
+        wrapped = [
+            cell.splitlines() if style == "pretty" else [cell.replace("\n", " ")] for cell in entry
+        ]
         height = max((len(w) for w in wrapped), default=1) or 1
         for h in range(height):
             parts = []
@@ -280,7 +309,9 @@ def text_table(data: TableData, style: str) -> str:
             out.append("|-" + "-|-".join("-" * w for w in widths) + "-|")
     text = "\n".join(out) + "\n"
     if style != "pretty":
-        return text  # csv and aligned keep JUBE's shape; `bench result` prints the caption on stderr
+        return (
+            text  # csv and aligned keep JUBE's shape; `bench result` prints the caption on stderr
+        )
     return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + text
 
 
@@ -304,10 +335,23 @@ def _markdown(data: TableData) -> str:
     def esc(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", "<br>")
 
-    numeric = [all(isinstance(v, (int, float)) or v is None for v in col) and any(v is not None for v in col)
-               for col in zip(*data.values, strict=True)] if data.values else [False] * len(data.keys)
-    lines = [f"**{data.name}**", ""] + ([f"*{esc(data.caption)}*", ""] if data.caption else []) + ["| " + " | ".join(esc(h) for h in data.headings) + " |",
-             "|" + "|".join("---:" if num else "---" for num in numeric) + "|"]
+    numeric = (
+        [
+            all(isinstance(v, (int, float)) or v is None for v in col)
+            and any(v is not None for v in col)
+            for col in zip(*data.values, strict=True)
+        ]
+        if data.values
+        else [False] * len(data.keys)
+    )
+    lines = (
+        [f"**{data.name}**", ""]
+        + ([f"*{esc(data.caption)}*", ""] if data.caption else [])
+        + [
+            "| " + " | ".join(esc(h) for h in data.headings) + " |",
+            "|" + "|".join("---:" if num else "---" for num in numeric) + "|",
+        ]
+    )
     lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in data.cells]
     return "\n".join(lines) + "\n"
 
@@ -331,8 +375,12 @@ def table_dict(data: TableData) -> dict:
         item.setdefault(STATUS, status)
         item["_workpackage"] = leaf
         rows.append(item)
-    out = {"name": data.name, "columns": names, "units": {k.heading: k.unit for k in data.keys if k.unit},
-           "rows": rows}
+    out = {
+        "name": data.name,
+        "columns": names,
+        "units": {k.heading: k.unit for k in data.keys if k.unit},
+        "rows": rows,
+    }
     if data.caption:
         out["caption"] = data.caption
     return out
@@ -340,20 +388,60 @@ def table_dict(data: TableData) -> dict:
 
 def table_data_record(data: TableData) -> list:
     """A filled table as plain JSON data (the analysis cache keeps finished tables this way)."""
-    return [data.name, data.style, data.separator, data.transpose,
-            [[k.name, k.title, k.format, k.colw, k.unit] for k in data.keys], data.values, data.cells,
-            data.statuses, data.leaves, data.config_columns, data.notes, data.caption]
+    return [
+        data.name,
+        data.style,
+        data.separator,
+        data.transpose,
+        [[k.name, k.title, k.format, k.colw, k.unit] for k in data.keys],
+        data.values,
+        data.cells,
+        data.statuses,
+        data.leaves,
+        data.config_columns,
+        data.notes,
+        data.caption,
+    ]
 
 
 def table_data_from_record(record: list) -> TableData:
     """The table `table_data_record` wrote; ValueError (or TypeError) when it is anything else."""
-    name, style, separator, transpose, keys, values, cells, statuses, leaves, config_columns, notes, caption = record
-    data = TableData(str(name), str(style), str(separator), bool(transpose),
-                     [Key(str(n), None if t is None else str(t), str(f), int(w), str(u)) for n, t, f, w, u in keys],
-                     values, cells, statuses, leaves, config_columns, notes, str(caption))
+    (
+        name,
+        style,
+        separator,
+        transpose,
+        keys,
+        values,
+        cells,
+        statuses,
+        leaves,
+        config_columns,
+        notes,
+        caption,
+    ) = record
+    data = TableData(
+        str(name),
+        str(style),
+        str(separator),
+        bool(transpose),
+        [
+            Key(str(n), None if t is None else str(t), str(f), int(w), str(u))
+            for n, t, f, w, u in keys
+        ],
+        values,
+        cells,
+        statuses,
+        leaves,
+        config_columns,
+        notes,
+        str(caption),
+    )
     width = len(data.keys)
-    if not (len(values) == len(cells) == len(statuses) == len(leaves)) or any(
-            len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True)) or not set(
-            map(type, itertools.chain.from_iterable(cells))) <= {str}:  # C speed: 80,000 cells on a large run
+    if (
+        not (len(values) == len(cells) == len(statuses) == len(leaves))
+        or any(len(v) != width or len(c) != width for v, c in zip(values, cells, strict=True))
+        or not set(map(type, itertools.chain.from_iterable(cells))) <= {str}
+    ):  # C speed: 80,000 cells on a large run
         raise ValueError("a kept table of another shape")
     return data

@@ -25,7 +25,11 @@ def boolean(node: Node, attr: str, default: bool) -> bool:
     plain = plain_bool(value) if value.strip() else False
     if plain is not None:
         return plain
-    raise SpecError(f"{attr}={value!r} on <{node.tag}> is not a boolean", node.where, hint="expected true or false")
+    raise SpecError(
+        f"{attr}={value!r} on <{node.tag}> is not a boolean",
+        node.where,
+        hint="expected true or false",
+    )
 
 
 def whole_number(node: Node, attr: str, default: int) -> int:
@@ -36,8 +40,11 @@ def whole_number(node: Node, attr: str, default: int) -> int:
     try:
         return int(value.strip())
     except ValueError:
-        raise SpecError(f"{attr}={value!r} on <{node.tag}> is not a whole number", node.where,
-                        hint=f'expected digits, e.g. {attr}="2"') from None
+        raise SpecError(
+            f"{attr}={value!r} on <{node.tag}> is not a whole number",
+            node.where,
+            hint=f'expected digits, e.g. {attr}="2"',
+        ) from None
 
 
 def choice(node: Node, attr: str, default: str, allowed: tuple[str, ...]) -> str:
@@ -45,8 +52,11 @@ def choice(node: Node, attr: str, default: str, allowed: tuple[str, ...]) -> str
     value = node.attrs.get(attr, default).strip()
     if value not in allowed:
         hint = did_you_mean(value, allowed) or "expected one of: " + ", ".join(allowed)
-        raise SpecError(f"{attr}={value!r} on <{node.tag} name={node.attrs.get('name', '')!r}> is not allowed",
-                        node.where, hint=hint)
+        raise SpecError(
+            f"{attr}={value!r} on <{node.tag} name={node.attrs.get('name', '')!r}> is not allowed",
+            node.where,
+            hint=hint,
+        )
     return value
 
 
@@ -54,8 +64,11 @@ def name_of(node: Node, what: str | None = None) -> str:
     """The name= an element must have."""
     name = node.attrs.get("name", "").strip()
     if not name:
-        raise SpecError(f"<{what or node.tag}> needs a name", node.where,
-                        hint=f'write <{node.tag} name="..."> (YAML: name: ...)')
+        raise SpecError(
+            f"<{what or node.tag}> needs a name",
+            node.where,
+            hint=f'write <{node.tag} name="..."> (YAML: name: ...)',
+        )
     return name
 
 
@@ -65,8 +78,11 @@ def type_of(node: Node, what: str, name: str) -> str:
     if ptype in m.PARAMETER_TYPES:
         return ptype
     hint = did_you_mean(ptype, m.PARAMETER_TYPES)
-    print(f"warning: {node.where}: type={ptype!r} of {what} '{name}' is not int, float or string; treated as a "
-          f"string, as JUBE does" + (f" ({hint})" if hint else ""), file=sys.stderr)
+    print(
+        f"warning: {node.where}: type={ptype!r} of {what} '{name}' is not int, float or string; treated as a "
+        f"string, as JUBE does" + (f" ({hint})" if hint else ""),
+        file=sys.stderr,
+    )
     return "string"
 
 
@@ -75,9 +91,12 @@ def file_name(name: str, what: str, folder: str, where: Location) -> str:
     bad = next((part for part in ("/", "\\", "..", "\0") if part in name), None)
     if bad is not None or name == ".":
         shown = "the NUL character" if bad == "\0" else repr(bad or name)
-        raise SpecError(f"{what} name {name!r} would be a file outside {folder}: it holds {shown}", where,
-                        hint="a name that becomes a file name holds no /, \\ or ..; put folders in result_dir= "
-                             "or the database's file=")
+        raise SpecError(
+            f"{what} name {name!r} would be a file outside {folder}: it holds {shown}",
+            where,
+            hint="a name that becomes a file name holds no /, \\ or ..; put folders in result_dir= "
+            "or the database's file=",
+        )
     return name
 
 
@@ -90,8 +109,12 @@ def only_children(node: Node, allowed: set[str]) -> None:
     """Refuse a child element not in `allowed`."""
     for child in node.children:
         if child.tag not in allowed:
-            hint = did_you_mean(child.tag, allowed) or "expected " + ", ".join(f"<{a}>" for a in sorted(allowed))
-            raise SpecError(f"unknown element <{child.tag}> in <{node.tag}>", child.where, hint=hint)
+            hint = did_you_mean(child.tag, allowed) or "expected " + ", ".join(
+                f"<{a}>" for a in sorted(allowed)
+            )
+            raise SpecError(
+                f"unknown element <{child.tag}> in <{node.tag}>", child.where, hint=hint
+            )
 
 
 DIRECTIONS = ("lower", "higher")  # a pattern's direction=: which way its figure is better
@@ -101,9 +124,13 @@ def pattern_direction(node: Node, name: str) -> str:
     """A pattern's declared direction= (lower or higher), '' when it declares none."""
     value = node.attrs.get("direction", "").strip()
     if value and value not in DIRECTIONS:
-        raise SpecError(f"direction={value!r} of pattern '{name}' is not lower or higher", node.where,
-                        hint=did_you_mean(value, DIRECTIONS) or "expected direction=\"lower\" (a time, energy...) or "
-                        "direction=\"higher\" (a rate, a throughput)")
+        raise SpecError(
+            f"direction={value!r} of pattern '{name}' is not lower or higher",
+            node.where,
+            hint=did_you_mean(value, DIRECTIONS)
+            or 'expected direction="lower" (a time, energy...) or '
+            'direction="higher" (a rate, a throughput)',
+        )
     return value
 
 
@@ -115,6 +142,9 @@ def pattern_unit(node: Node, name: str) -> str:
     unit = node.attrs.get("unit", "")
     problem = unit_problem(unit)
     if problem is not None:
-        raise SpecError(f"unit={unit[:MAX_UNIT_CHARS + 10]!r} of pattern '{name}' cannot be read: {problem}",
-                        node.where, hint='write a unit such as unit="s", "ms", "tokens/s", "images/s", "Wh" or "%"')
+        raise SpecError(
+            f"unit={unit[: MAX_UNIT_CHARS + 10]!r} of pattern '{name}' cannot be read: {problem}",
+            node.where,
+            hint='write a unit such as unit="s", "ms", "tokens/s", "images/s", "Wh" or "%"',
+        )
     return unit.strip()

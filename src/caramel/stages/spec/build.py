@@ -43,34 +43,59 @@ class Builder(SetBuilder):
         name = name_of(node, "benchmark")
         outpath = node.attrs.get("outpath", "").strip()
         if not outpath:
-            raise SpecError(f"benchmark '{name}' needs an outpath", node.where,
-                            hint='write outpath="bench_run" (YAML: outpath: bench_run)')
+            raise SpecError(
+                f"benchmark '{name}' needs an outpath",
+                node.where,
+                hint='write outpath="bench_run" (YAML: outpath: bench_run)',
+            )
         ref = node.attrs.get("file_path_ref", ".").strip() or "."
-        home = os.path.normpath(os.path.join(self.home, os.path.expandvars(os.path.expanduser(ref))))
+        home = os.path.normpath(
+            os.path.join(self.home, os.path.expandvars(os.path.expanduser(ref)))
+        )
         comment_node = node.find("comment")
         comment = re.sub(r"\s+", " ", comment_node.text if comment_node is not None else "").strip()
         local = self.sets(node, home)
-        bench = m.Benchmark(name, outpath=os.path.normpath(os.path.join(
-            self.home, os.path.expandvars(os.path.expanduser(outpath)))), comment=comment, file=path, home=home,
-            tags=set(self.tags), where=node.where, meta=read_meta(find_meta_node(node)),
-            repeat=parse_repeat(node.attrs.get("repeat", "1"), Location(
-                node.where.file, node.attr_lines.get("repeat", node.where.line))))
-        for kind, attr in (("parameterset", "parametersets"), ("substituteset", "substitutesets"),
-                           ("fileset", "filesets"), ("patternset", "patternsets")):
+        bench = m.Benchmark(
+            name,
+            outpath=os.path.normpath(
+                os.path.join(self.home, os.path.expandvars(os.path.expanduser(outpath)))
+            ),
+            comment=comment,
+            file=path,
+            home=home,
+            tags=set(self.tags),
+            where=node.where,
+            meta=read_meta(find_meta_node(node)),
+            repeat=parse_repeat(
+                node.attrs.get("repeat", "1"),
+                Location(node.where.file, node.attr_lines.get("repeat", node.where.line)),
+            ),
+        )
+        for kind, attr in (
+            ("parameterset", "parametersets"),
+            ("substituteset", "substitutesets"),
+            ("fileset", "filesets"),
+            ("patternset", "patternsets"),
+        ):
             merged = dict(global_sets[kind])
             for set_name, built in local[kind].items():
                 if set_name in merged:
-                    raise SpecError(f"{kind} '{set_name}' is defined both globally and in benchmark '{name}'",
-                                    built.where)
+                    raise SpecError(
+                        f"{kind} '{set_name}' is defined both globally and in benchmark '{name}'",
+                        built.where,
+                    )
                 merged[set_name] = built
             setattr(bench, attr, merged)
         figures: dict[str, list[m.Pattern]] = {}
         for child in node.findall("step"):
             step = self.step(child, bench, figures)
             if step.name in bench.steps:
-                raise SpecError(f"step '{step.name}' is defined twice", child.where,
-                                hint=f"first definition at {bench.steps[step.name].where}; "
-                                "give them tags that exclude each other")
+                raise SpecError(
+                    f"step '{step.name}' is defined twice",
+                    child.where,
+                    hint=f"first definition at {bench.steps[step.name].where}; "
+                    "give them tags that exclude each other",
+                )
             bench.steps[step.name] = step
         for child in node.findall("analyser") + node.findall("analyzer"):
             analyser = self.analyser(child, bench)
@@ -87,8 +112,11 @@ class Builder(SetBuilder):
         for owner, name, child in from_comment(node):
             pool = bench.steps if owner == "step" else bench.analysers
             if name not in pool:
-                raise SpecError(f"<sanity {owner}={name!r}> names no {owner} of benchmark '{bench.name}'",
-                                child.where, hint=did_you_mean(name, pool) or f"{owner}s: " + (", ".join(pool) or "none"))
+                raise SpecError(
+                    f"<sanity {owner}={name!r}> names no {owner} of benchmark '{bench.name}'",
+                    child.where,
+                    hint=did_you_mean(name, pool) or f"{owner}s: " + (", ".join(pool) or "none"),
+                )
             pool[name].sanity.append(read_sanity(child))
 
     def use(self, node: Node, bench: m.Benchmark) -> m.Use:
@@ -113,7 +141,9 @@ class Builder(SetBuilder):
                     pool = getattr(bench, kind + "s")
                     if internal not in pool:
                         pool[internal] = self.extern_set(kind, filename, search, node.where, search)
-            resolved.append(f"{set_name}@{source.split(',')[0].split(':')[0].strip() or bench.file}")
+            resolved.append(
+                f"{set_name}@{source.split(',')[0].split(':')[0].strip() or bench.file}"
+            )
         return m.Use(resolved, node.where)
 
     @staticmethod
@@ -121,24 +151,41 @@ class Builder(SetBuilder):
         """A step's shared= names a folder in the run folder: no separator, no `..` (after substitution too:
         engine.workdir checks the final name)."""
         shared = node.attrs.get("shared", "").strip()
-        return file_name(shared, f"shared (of step '{step}')", "the run folder", node.where) if shared else ""
+        return (
+            file_name(shared, f"shared (of step '{step}')", "the run folder", node.where)
+            if shared
+            else ""
+        )
 
     def step(self, node: Node, bench: m.Benchmark, figures: dict[str, list[m.Pattern]]) -> m.Step:
         only_children(node, children_of("step"))
         name = file_name(name_of(node, "step"), "step", "the run folder", node.where)
         step = m.Step(
-            name, depend=split_list(node.attrs.get("depend", "")), iterations=whole_number(node, "iterations", 1),
-            cycles=whole_number(node, "cycles", 1), procs=whole_number(node, "procs", 1), shared=self.shared_name(node, name),
-            suffix=node.attrs.get("suffix", "").strip(), active=node.attrs.get("active", "true").strip(),
-            export=boolean(node, "export", False), max_async=node.attrs.get("max_async", "0").strip() or "0",
-            work_dir=node.attrs.get("work_dir", "").strip(), do_log_file=node.attrs.get("do_log_file", "").strip(),
-            where=node.where, submit=boolean(node, "submit", False))
+            name,
+            depend=split_list(node.attrs.get("depend", "")),
+            iterations=whole_number(node, "iterations", 1),
+            cycles=whole_number(node, "cycles", 1),
+            procs=whole_number(node, "procs", 1),
+            shared=self.shared_name(node, name),
+            suffix=node.attrs.get("suffix", "").strip(),
+            active=node.attrs.get("active", "true").strip(),
+            export=boolean(node, "export", False),
+            max_async=node.attrs.get("max_async", "0").strip() or "0",
+            work_dir=node.attrs.get("work_dir", "").strip(),
+            do_log_file=node.attrs.get("do_log_file", "").strip(),
+            where=node.where,
+            submit=boolean(node, "submit", False),
+        )
         if node.attrs.get("timeout", "").strip():
-            step.timeout = parse_duration(node.attrs["timeout"], f"step '{name}': timeout", node.where)
+            step.timeout = parse_duration(
+                node.attrs["timeout"], f"step '{name}': timeout", node.where
+            )
         if "copies" in node.attrs:
             step.copies = parse_copies(node.attrs["copies"], node.where)
         if "copies_aggregate" in node.attrs:
-            step.copies_aggregate = parse_copies_aggregate(node.attrs["copies_aggregate"], node.where)
+            step.copies_aggregate = parse_copies_aggregate(
+                node.attrs["copies_aggregate"], node.where
+            )
         if "array" in node.attrs:
             # a call: step on SLURM is one batch of submitit: array: N caps its tasks at once (engine.call_batch)
             batched = step.submit or any(child.tag == "call" for child in node.children)
@@ -147,8 +194,11 @@ class Builder(SetBuilder):
             step.estimator = parse_estimator(node.attrs["estimator"], node.where).text
         for attr in ("iterations", "cycles", "procs"):
             if getattr(step, attr) < 1:
-                raise SpecError(f"step '{name}': {attr}={getattr(step, attr)} is less than 1", node.where,
-                                hint=f"{attr} must be at least 1")
+                raise SpecError(
+                    f"step '{name}': {attr}={getattr(step, attr)} is less than 1",
+                    node.where,
+                    hint=f"{attr} must be at least 1",
+                )
         for child in node.children:
             if child.tag == "use":
                 step.uses.append(self.use(child, bench))
@@ -160,24 +210,39 @@ class Builder(SetBuilder):
                 figures.setdefault(name, []).append(calls.read_figure(child, step))
             else:
                 if child.children:  # XML: `<do>a <b> c</do>` would run "a " only
-                    raise SpecError(f"<do> holds an element <{child.children[0].tag}>, not only text",
-                                    child.children[0].where, hint="a do is one shell command: write < as &lt; "
-                                    "and & as &amp;, or put the command in a CDATA section")
-                step.dos.append(m.Do(
-                    child.text.strip(), done_file=child.attrs.get("done_file", "").strip(),
-                    error_file=child.attrs.get("error_file", "").strip(),
-                    break_file=child.attrs.get("break_file", "").strip(),
-                    stdout=child.attrs.get("stdout", "").strip(), stderr=child.attrs.get("stderr", "").strip(),
-                    shared=boolean(child, "shared", False), active=child.attrs.get("active", "true").strip(),
-                    work_dir=child.attrs.get("work_dir", "").strip(), where=child.where))
+                    raise SpecError(
+                        f"<do> holds an element <{child.children[0].tag}>, not only text",
+                        child.children[0].where,
+                        hint="a do is one shell command: write < as &lt; "
+                        "and & as &amp;, or put the command in a CDATA section",
+                    )
+                step.dos.append(
+                    m.Do(
+                        child.text.strip(),
+                        done_file=child.attrs.get("done_file", "").strip(),
+                        error_file=child.attrs.get("error_file", "").strip(),
+                        break_file=child.attrs.get("break_file", "").strip(),
+                        stdout=child.attrs.get("stdout", "").strip(),
+                        stderr=child.attrs.get("stderr", "").strip(),
+                        shared=boolean(child, "shared", False),
+                        active=child.attrs.get("active", "true").strip(),
+                        work_dir=child.attrs.get("work_dir", "").strip(),
+                        where=child.where,
+                    )
+                )
         if figures.get(name) and not step.call:
-            raise SpecError(f"step '{name}' declares figures but calls no function", figures[name][0].where,
-                            hint="<figure> belongs to a step with call: package.module:function")
+            raise SpecError(
+                f"step '{name}' declares figures but calls no function",
+                figures[name][0].where,
+                hint="<figure> belongs to a step with call: package.module:function",
+            )
         return step
 
     def analyser(self, node: Node, bench: m.Benchmark) -> m.Analyser:
         only_children(node, children_of("analyser"))
-        analyser = m.Analyser(name_of(node, "analyser"), reduce=boolean(node, "reduce", True), where=node.where)
+        analyser = m.Analyser(
+            name_of(node, "analyser"), reduce=boolean(node, "reduce", True), where=node.where
+        )
         for child in node.children:
             if child.tag == "use":
                 analyser.uses += self.use(child, bench).names
@@ -188,7 +253,9 @@ class Builder(SetBuilder):
             only_children(child, children_of("analyse"))
             step = child.attrs.get("step", "").strip()
             if not step:
-                raise SpecError("<analyse> needs step=", child.where, hint='write <analyse step="run">')
+                raise SpecError(
+                    "<analyse> needs step=", child.where, hint='write <analyse step="run">'
+                )
             analyse = m.Analyse(step, where=child.where)
             for file_node in child.children:
                 uses = split_list(file_node.attrs.get("use", ""))
@@ -205,25 +272,42 @@ class Builder(SetBuilder):
                 result.uses += split_list(child.text)
                 continue
             name = file_name(name_of(child, child.tag), child.tag, "the result folder", child.where)
-            table = m.Table(name, output=m.TableOutput(child.tag), where=child.where,
-                            style=child.attrs.get("style", "csv").strip(),
-                            sort=split_list(child.attrs.get("sort", "")),
-                            separator=child.attrs.get("separator", ","),
-                            transpose=boolean(child, "transpose", False),
-                            filter=child.attrs.get("filter", "").strip(),
-                            primekeys=split_list(child.attrs.get("primekeys", "")),
-                            db_file=child.attrs.get("file", "").strip())
+            table = m.Table(
+                name,
+                output=m.TableOutput(child.tag),
+                where=child.where,
+                style=child.attrs.get("style", "csv").strip(),
+                sort=split_list(child.attrs.get("sort", "")),
+                separator=child.attrs.get("separator", ","),
+                transpose=boolean(child, "transpose", False),
+                filter=child.attrs.get("filter", "").strip(),
+                primekeys=split_list(child.attrs.get("primekeys", "")),
+                db_file=child.attrs.get("file", "").strip(),
+            )
             styles = choices("table", "style")
             if table.output == "table" and table.style not in styles:
-                raise SpecError(f"style={table.style!r} is not a table style", child.where,
-                                hint=did_you_mean(table.style, styles)
-                                or f"expected {', '.join(styles[:-1])} or {styles[-1]}")
+                raise SpecError(
+                    f"style={table.style!r} is not a table style",
+                    child.where,
+                    hint=did_you_mean(table.style, styles)
+                    or f"expected {', '.join(styles[:-1])} or {styles[-1]}",
+                )
             for col in child.children:
                 if col.tag not in ("column", "key"):
-                    raise SpecError(f"unknown element <{col.tag}> in <{child.tag}>", col.where,
-                                    hint="expected <column> (or <key> in a database)")
-                table.columns.append(m.Column(col.text.strip(), col.attrs.get("title", "").strip(),
-                                              col.attrs.get("format", "").strip(), col.attrs.get("colw", "").strip(),
-                                              col.where, primekey=boolean(col, "primekey", False)))
+                    raise SpecError(
+                        f"unknown element <{col.tag}> in <{child.tag}>",
+                        col.where,
+                        hint="expected <column> (or <key> in a database)",
+                    )
+                table.columns.append(
+                    m.Column(
+                        col.text.strip(),
+                        col.attrs.get("title", "").strip(),
+                        col.attrs.get("format", "").strip(),
+                        col.attrs.get("colw", "").strip(),
+                        col.where,
+                        primekey=boolean(col, "primekey", False),
+                    )
+                )
             result.tables.append(table)
         return result

@@ -33,7 +33,9 @@ from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec import model as m
 from caramel.stages.spec.tree import Node
 
-FIGURE_LINES = "figures.txt"  # the payload's figure lines, in the work folder: what the patterns read
+FIGURE_LINES = (
+    "figures.txt"  # the payload's figure lines, in the work folder: what the patterns read
+)
 FIGURES_JSON = "figures.json"  # the payload's record of the call: status, figures, error
 CALL_FILE = "call.json"  # what the job runs: the target, its keyword arguments, where to write
 FIGURE_PREFIX = "caramel-figure"  # each figure line: `caramel-figure NAME = VALUE`
@@ -52,12 +54,18 @@ def figures_set(step: str) -> str:
 def read_call(node: Node, step: m.Step) -> None:
     """A `<call>` element of a step: its target, checked for form (importability: `check_target`)."""
     if step.call:
-        raise SpecError(f"step '{step.name}' has two <call> elements", node.where,
-                        hint="a step calls one function")
+        raise SpecError(
+            f"step '{step.name}' has two <call> elements",
+            node.where,
+            hint="a step calls one function",
+        )
     target = node.text.strip()
     if not _TARGET.match(target):
-        raise SpecError(f"call {target!r} of step '{step.name}' is not package.module:function", node.where,
-                        hint="write call: package.module:function (the function a Python import reaches)")
+        raise SpecError(
+            f"call {target!r} of step '{step.name}' is not package.module:function",
+            node.where,
+            hint="write call: package.module:function (the function a Python import reaches)",
+        )
     step.call = target
     step.call_where = node.where
 
@@ -68,25 +76,43 @@ def read_figure(node: Node, step: m.Step) -> m.Pattern:
 
     name = node.attrs.get("name", "").strip()
     if not _NAME.match(name):
-        raise SpecError(f"figure name {name!r} of step '{step.name}' is not a name", node.where,
-                        hint="a figure is named like a Python identifier: tokens_per_s")
+        raise SpecError(
+            f"figure name {name!r} of step '{step.name}' is not a name",
+            node.where,
+            hint="a figure is named like a Python identifier: tokens_per_s",
+        )
     type_ = node.attrs.get("type", "float").strip() or "float"
     if type_ not in FIGURE_TYPES:
-        raise SpecError(f"type={type_!r} of figure '{name}' is not one of {', '.join(FIGURE_TYPES)}", node.where,
-                        hint=did_you_mean(type_, FIGURE_TYPES))
-    return m.Pattern(name, _regex(name), type=type_, unit=pattern_unit(node, name),
-                     direction=pattern_direction(node, name), where=node.where)
+        raise SpecError(
+            f"type={type_!r} of figure '{name}' is not one of {', '.join(FIGURE_TYPES)}",
+            node.where,
+            hint=did_you_mean(type_, FIGURE_TYPES),
+        )
+    return m.Pattern(
+        name,
+        _regex(name),
+        type=type_,
+        unit=pattern_unit(node, name),
+        direction=pattern_direction(node, name),
+        where=node.where,
+    )
 
 
 def check_step(step: m.Step) -> None:
     """A step either calls a function or runs do's, never both."""
     if step.call and step.dos:
-        raise SpecError(f"step '{step.name}' has both do: and call:", step.dos[0].where,
-                        hint="a step runs shell do's or calls one Python function: put the do's in a step of "
-                        "their own (depend= orders them)")
+        raise SpecError(
+            f"step '{step.name}' has both do: and call:",
+            step.dos[0].where,
+            hint="a step runs shell do's or calls one Python function: put the do's in a step of "
+            "their own (depend= orders them)",
+        )
     if step.call and step.submit:
-        raise SpecError(f"step '{step.name}': submit= does not apply to a call: step", step.call_where,
-                        hint="a call: step goes to the system's scheduler through submitit by itself")
+        raise SpecError(
+            f"step '{step.name}': submit= does not apply to a call: step",
+            step.call_where,
+            hint="a call: step goes to the system's scheduler through submitit by itself",
+        )
 
 
 def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]], imports: bool = True) -> None:
@@ -100,16 +126,26 @@ def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]], imports: bo
         check_step(step)
         own = _own_figures(step, bench.home, imports)  # the function checked, figures or not
         patterns = declared.get(step.name) or _declared_by(own, step)
-        patterns = patterns + [p for p in _energy_figures(step) if p.name not in {q.name for q in patterns}]
+        patterns = patterns + [
+            p for p in _energy_figures(step) if p.name not in {q.name for q in patterns}
+        ]
         name = figures_set(step.name)
         if name in bench.patternsets or name in bench.analysers:
-            raise SpecError(f"'{name}' is the name caramel gives the figures of call step '{step.name}'",
-                            step.where, hint=f"rename the pattern set or analyser called {name}")
+            raise SpecError(
+                f"'{name}' is the name caramel gives the figures of call step '{step.name}'",
+                step.where,
+                hint=f"rename the pattern set or analyser called {name}",
+            )
         bench.patternsets[name] = m.Patternset(name, patterns, where=step.where)
         bench.analysers[name] = m.Analyser(
-            name, [], [m.Analyse(step.name, [m.AnalyseFile(FIGURE_LINES, [name], step.where)], step.where)],
-            where=step.where)
-        columns = [m.Column(p) for p in _step_parameters(bench, step)] + [m.Column(p.name) for p in patterns]
+            name,
+            [],
+            [m.Analyse(step.name, [m.AnalyseFile(FIGURE_LINES, [name], step.where)], step.where)],
+            where=step.where,
+        )
+        columns = [m.Column(p) for p in _step_parameters(bench, step)] + [
+            m.Column(p.name) for p in patterns
+        ]
         tables.append(m.Table(step.name, style="pretty", columns=columns, where=step.where))
     if tables and not bench.results:
         bench.results.append(m.Result(list(bench.analysers), tables, where=bench.where))
@@ -137,21 +173,35 @@ def check_target(target: str, where: Location, home: str = ".") -> object:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             missing = exc.name or module_name
-            raise SpecError(f"call {target!r}: no module named {missing!r}", where,
-                            hint=_module_hint(missing, module_name)) from None
+            raise SpecError(
+                f"call {target!r}: no module named {missing!r}",
+                where,
+                hint=_module_hint(missing, module_name),
+            ) from None
         except Exception as exc:  # the module itself fails to import: its own error, in one line
-            raise SpecError(f"call {target!r}: importing {module_name} failed: {_last_line(exc)}", where,
-                            hint="fix the module, or run `python -c 'import " + module_name + "'` to see the traceback") from None
+            raise SpecError(
+                f"call {target!r}: importing {module_name} failed: {_last_line(exc)}",
+                where,
+                hint="fix the module, or run `python -c 'import "
+                + module_name
+                + "'` to see the traceback",
+            ) from None
     found: object = module
     for part in attr.split("."):
         if not hasattr(found, part):
             names = [n for n in dir(found) if not n.startswith("_")]
-            raise SpecError(f"call {target!r}: {getattr(found, '__name__', module_name)} has no {part!r}", where,
-                            hint=did_you_mean(part, names) or "callables there: " + ", ".join(
-                                n for n in names if callable(getattr(found, n, None)))[:300]) from None
+            raise SpecError(
+                f"call {target!r}: {getattr(found, '__name__', module_name)} has no {part!r}",
+                where,
+                hint=did_you_mean(part, names)
+                or "callables there: "
+                + ", ".join(n for n in names if callable(getattr(found, n, None)))[:300],
+            ) from None
         found = getattr(found, part)
     if not callable(found):
-        raise SpecError(f"call {target!r}: {attr} is a {type(found).__name__}, not a function", where)
+        raise SpecError(
+            f"call {target!r}: {attr} is a {type(found).__name__}, not a function", where
+        )
     _check_return(found, target, where)
     return found
 
@@ -163,15 +213,23 @@ def _check_return(function: object, target: str, where: Location) -> None:
     """A function annotated to return something that is not a mapping is refused before it runs."""
     try:
         returns = typing.get_type_hints(function).get("return", None)
-    except Exception:  # no hints, or hints that name what is not importable here: checked when it returns
+    except (
+        Exception
+    ):  # no hints, or hints that name what is not importable here: checked when it returns
         return
     if returns is None and "return" not in getattr(function, "__annotations__", {}):
         return
     origin = typing.get_origin(returns) or returns
     if returns is None or returns is type(None) or origin in NOT_MAPPINGS:
-        shown = "None" if returns in (None, type(None)) else getattr(returns, "__name__", str(returns))
-        raise SpecError(f"call {target!r} is declared to return {shown}, not a mapping of figure names to "
-                        "numbers or texts", where, hint="return a dict such as {\"tokens_per_s\": 1234.5}")
+        shown = (
+            "None" if returns in (None, type(None)) else getattr(returns, "__name__", str(returns))
+        )
+        raise SpecError(
+            f"call {target!r} is declared to return {shown}, not a mapping of figure names to "
+            "numbers or texts",
+            where,
+            hint='return a dict such as {"tokens_per_s": 1234.5}',
+        )
 
 
 @contextlib.contextmanager
@@ -215,31 +273,66 @@ def _declared_by(declared: object, step: m.Step) -> list[m.Pattern]:
     from caramel.stages.spec.units import unit_problem
 
     if declared is _NOT_READ:
-        raise SpecError(f"--no-eval: step '{step.name}' declares no figure, and the figures of "
-                        f"{step.call} are known only by importing it", step.call_where,
-                        hint="list the figures in the step (figure: [{name: ..., unit: ...}]), or "
-                             f"assign {ATTRIBUTE} a literal mapping in the module")
+        raise SpecError(
+            f"--no-eval: step '{step.name}' declares no figure, and the figures of "
+            f"{step.call} are known only by importing it",
+            step.call_where,
+            hint="list the figures in the step (figure: [{name: ..., unit: ...}]), or "
+            f"assign {ATTRIBUTE} a literal mapping in the module",
+        )
     if declared is None:
-        raise SpecError(f"step '{step.name}' declares no figure, and {step.call} has no {ATTRIBUTE}",
-                        step.call_where, hint="list the figures the function returns: figure: [{name: tokens_per_s, "
-                        "unit: tokens/s}] (XML: <figure name=... unit=.../>)")
+        raise SpecError(
+            f"step '{step.name}' declares no figure, and {step.call} has no {ATTRIBUTE}",
+            step.call_where,
+            hint="list the figures the function returns: figure: [{name: tokens_per_s, "
+            "unit: tokens/s}] (XML: <figure name=... unit=.../>)",
+        )
     if not isinstance(declared, dict):
-        raise SpecError(f"{step.call}.{ATTRIBUTE} is not a mapping of figure names to units", step.call_where)
+        raise SpecError(
+            f"{step.call}.{ATTRIBUTE} is not a mapping of figure names to units", step.call_where
+        )
     out = []
     for name, spec in declared.items():
-        unit, direction = (spec, "") if isinstance(spec, str) else tuple(spec) + ("",) * (2 - len(tuple(spec)))
-        if not isinstance(name, str) or not _NAME.match(name) or direction not in ("", "lower", "higher") or (
-                unit and unit_problem(unit)):
-            raise SpecError(f"{step.call}.{ATTRIBUTE}: {name!r}: {spec!r} is not a unit or (unit, direction)",
-                            step.call_where, hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}')
-        out.append(m.Pattern(name, _regex(name), type="float", unit=unit, direction=direction, where=step.call_where))
+        unit, direction = (
+            (spec, "") if isinstance(spec, str) else tuple(spec) + ("",) * (2 - len(tuple(spec)))
+        )
+        if (
+            not isinstance(name, str)
+            or not _NAME.match(name)
+            or direction not in ("", "lower", "higher")
+            or (unit and unit_problem(unit))
+        ):
+            raise SpecError(
+                f"{step.call}.{ATTRIBUTE}: {name!r}: {spec!r} is not a unit or (unit, direction)",
+                step.call_where,
+                hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}',
+            )
+        out.append(
+            m.Pattern(
+                name,
+                _regex(name),
+                type="float",
+                unit=unit,
+                direction=direction,
+                where=step.call_where,
+            )
+        )
     return out
 
 
 def _energy_figures(step: m.Step) -> list[m.Pattern]:
     """What the payload measures besides the function's figures: its energy (engine/call_payload.Energy)."""
-    return [m.Pattern("energy_wh", _regex("energy_wh"), type="float", unit="Wh", direction="lower", where=step.where),
-            m.Pattern("energy_status", _regex("energy_status"), type="string", where=step.where)]
+    return [
+        m.Pattern(
+            "energy_wh",
+            _regex("energy_wh"),
+            type="float",
+            unit="Wh",
+            direction="lower",
+            where=step.where,
+        ),
+        m.Pattern("energy_status", _regex("energy_status"), type="string", where=step.where),
+    ]
 
 
 def _regex(name: str) -> str:

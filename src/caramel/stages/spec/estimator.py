@@ -39,13 +39,20 @@ class Estimator:
     @property
     def caption(self) -> str:
         """What a table says it used: `estimator: mean of all samples, sd ddof=1`."""
-        what = ("mean of all samples" if self.samples is Samples.ALL else
-                f"mean without the min and max sample (from {TRIM_FROM} samples on)")
+        what = (
+            "mean of all samples"
+            if self.samples is Samples.ALL
+            else f"mean without the min and max sample (from {TRIM_FROM} samples on)"
+        )
         return f"estimator: {what}, sd ddof={self.ddof}"
 
 
 DEFAULT = Estimator()
-NAMES = {"all": DEFAULT, "trimmed": Estimator(Samples.TRIMMED, 1), "milabench": Estimator(Samples.TRIMMED, 0)}
+NAMES = {
+    "all": DEFAULT,
+    "trimmed": Estimator(Samples.TRIMMED, 1),
+    "milabench": Estimator(Samples.TRIMMED, 0),
+}
 
 
 def parse_estimator(text: str, where: Location | None = None) -> Estimator:
@@ -58,6 +65,8 @@ def parse_estimator(text: str, where: Location | None = None) -> Estimator:
     if len(words) == 2:
         key, _, value = words[1].partition("=")
         if key.lower() != "ddof" or value not in ("0", "1"):
-            raise SpecError(f"estimator {text!r}: {words[1]!r} is not ddof=0 or ddof=1", where, hint=hint)
+            raise SpecError(
+                f"estimator {text!r}: {words[1]!r} is not ddof=0 or ddof=1", where, hint=hint
+            )
         chosen = Estimator(chosen.samples, int(value))
     return chosen

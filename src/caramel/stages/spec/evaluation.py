@@ -32,18 +32,33 @@ def evaluated(bench: Benchmark, analysis_only: bool = False) -> list[tuple[Locat
     found: list[tuple[Location, str]] = []
     if not analysis_only:
         _planning(bench, found)
-    pattern_sets = [n for a in bench.analysers.values() for n in a.uses] + \
-        [n for a in bench.analysers.values() for an in a.analyses for f in an.files for n in f.uses] + \
-        [n for r in bench.results for n in r.uses]
+    pattern_sets = (
+        [n for a in bench.analysers.values() for n in a.uses]
+        + [
+            n
+            for a in bench.analysers.values()
+            for an in a.analyses
+            for f in an.files
+            for n in f.uses
+        ]
+        + [n for r in bench.results for n in r.uses]
+    )
     for pset in _used(pattern_sets, bench.patternsets):
         for pattern in pset.patterns:
             if pattern.mode in EVALUATED_MODES:
-                found.append((pattern.where, f"pattern '{pattern.name}' is mode=\"{pattern.mode}\""))
+                found.append(
+                    (pattern.where, f"pattern '{pattern.name}' is mode=\"{pattern.mode}\"")
+                )
     for result in bench.results:
         for table in result.tables:
             if table.filter.strip():
-                found.append((table.where, f"filter={table.filter!r} of {table.output} '{table.name}' is a Python "
-                                           "condition"))
+                found.append(
+                    (
+                        table.where,
+                        f"filter={table.filter!r} of {table.output} '{table.name}' is a Python "
+                        "condition",
+                    )
+                )
     return found
 
 
@@ -56,17 +71,26 @@ def _planning(bench: Benchmark, found: list[tuple[Location, str]]) -> None:
                 found.append((param.where, f"parameter '{param.name}' is mode=\"{param.mode}\""))
         for exclude in pset.excludes:
             if not _plain(exclude.condition):
-                found.append((exclude.where, f"<exclude> {exclude.condition!r} is a Python condition"))
+                found.append(
+                    (exclude.where, f"<exclude> {exclude.condition!r} is a Python condition")
+                )
     for step in bench.steps.values():
         if not _plain(step.active):
-            found.append((step.where, f"active={step.active!r} of step '{step.name}' is a Python condition"))
+            found.append(
+                (step.where, f"active={step.active!r} of step '{step.name}' is a Python condition")
+            )
         for do in step.dos:
             if not _plain(do.active):
                 found.append((do.where, f"active={do.active!r} of a <do> is a Python condition"))
     for fset in _used(step_sets, bench.filesets):
         for entry in fset.entries:
             if not _plain(entry.active):
-                found.append((entry.where, f"active={entry.active!r} of a <{entry.action}> is a Python condition"))
+                found.append(
+                    (
+                        entry.where,
+                        f"active={entry.active!r} of a <{entry.action}> is a Python condition",
+                    )
+                )
 
 
 def refuse_evaluation(bench: Benchmark, analysis_only: bool = False) -> None:
@@ -76,6 +100,9 @@ def refuse_evaluation(bench: Benchmark, analysis_only: bool = False) -> None:
         return
     where, what = found[0]
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
-    raise SpecError(f"--no-eval: {what}; it would be evaluated as code{more}", where,
-                    hint="caramel evaluates what JUBE evaluates (docs/security.md); drop --no-eval only for a "
-                         "file you trust")
+    raise SpecError(
+        f"--no-eval: {what}; it would be evaluated as code{more}",
+        where,
+        hint="caramel evaluates what JUBE evaluates (docs/security.md); drop --no-eval only for a "
+        "file you trust",
+    )

@@ -48,10 +48,18 @@ _VALUE: dict[str, Schema] = {
     "number": {"type": ["number", "string"]},
     "duration": {"type": ["number", "string"]},
     # a whole number of at least 1, or auto (spec.limits.parse_repeat)
-    "repeat": {"anyOf": [
-        {"type": "integer", "minimum": 1},
-        {"type": "string", "pattern": "^\\s*(0*[1-9][0-9]*|[Aa][Uu][Tt][Oo])\\s*$"}]},
-    "list": {"anyOf": [{"type": ["string", "number"]}, {"type": "array", "items": {"type": ["string", "number"]}}]},
+    "repeat": {
+        "anyOf": [
+            {"type": "integer", "minimum": 1},
+            {"type": "string", "pattern": "^\\s*(0*[1-9][0-9]*|[Aa][Uu][Tt][Oo])\\s*$"},
+        ]
+    },
+    "list": {
+        "anyOf": [
+            {"type": ["string", "number"]},
+            {"type": "array", "items": {"type": ["string", "number"]}},
+        ]
+    },
     "mapping": {"type": "object"},
 }
 
@@ -67,8 +75,14 @@ def _value(key: Key) -> Schema:
     return schema
 
 
-def _mapping(keys: tuple[Key, ...], extra: dict[str, Schema] | None = None, title: str = "") -> Schema:
-    schema: Schema = {"type": "object", "properties": {k.name: _value(k) for k in keys}, "additionalProperties": False}
+def _mapping(
+    keys: tuple[Key, ...], extra: dict[str, Schema] | None = None, title: str = ""
+) -> Schema:
+    schema: Schema = {
+        "type": "object",
+        "properties": {k.name: _value(k) for k in keys},
+        "additionalProperties": False,
+    }
     schema["properties"].update(extra or {})
     required = [k.name for k in keys if k.required]
     if required:
@@ -92,7 +106,9 @@ def _element(element: Element) -> Schema:
     if element.text != "none":
         children[TEXT_KEY] = {**SCALAR, "description": "the element's text"}
     mapping = _mapping(element.attrs + (TAG,), children, element.doc)
-    for key, why in IGNORED_KEYS.get(element.tag, {}).items():  # real files write them; JUBE ignores them
+    for key, why in IGNORED_KEYS.get(
+        element.tag, {}
+    ).items():  # real files write them; JUBE ignores them
         mapping["properties"][key] = {"deprecated": True, "description": f"ignored: {why}"}
     if element.text == "required":
         mapping["required"] = sorted(set(mapping.get("required", [])) | {TEXT_KEY})
@@ -107,18 +123,28 @@ def benchmark_schema() -> Schema:
     definitions = {tag: _element(e) for tag, e in ELEMENTS.items() if tag not in ("jube", "value")}
     single = _element(ELEMENTS["benchmark"])
     single["properties"].update({tag: _one_or_many(tag) for tag in sorted(YAML_ROOT_ONLY)})
-    single.pop("required", None)  # an included file may hold a part of a benchmark; the loader checks
+    single.pop(
+        "required", None
+    )  # an included file may hold a part of a benchmark; the loader checks
     root = _element(ELEMENTS["jube"])
-    return {"$schema": SCHEMA_URL, "title": "caramel (JUBE) benchmark file, YAML",
-            "definitions": definitions,
-            "anyOf": [{"type": "array", "items": {"$ref": "#/definitions/benchmark"}},
-                      {"if": {"type": "object", "required": ["benchmark"]}, "then": root, "else": single}]}
+    return {
+        "$schema": SCHEMA_URL,
+        "title": "caramel (JUBE) benchmark file, YAML",
+        "definitions": definitions,
+        "anyOf": [
+            {"type": "array", "items": {"$ref": "#/definitions/benchmark"}},
+            {"if": {"type": "object", "required": ["benchmark"]}, "then": root, "else": single},
+        ],
+    }
 
 
 def system_schema() -> Schema:
     mapping = _mapping(SYSTEM_KEYS)
     for alias, name in SYSTEM_ALIASES.items():
-        mapping["properties"][alias] = {**mapping["properties"][name], "description": f"another name for {name}"}
+        mapping["properties"][alias] = {
+            **mapping["properties"][name],
+            "description": f"another name for {name}",
+        }
     return {"$schema": SCHEMA_URL, "title": "caramel system file", **mapping}
 
 
@@ -128,26 +154,51 @@ def targets_schema() -> Schema:
     mapping = _mapping(TARGET_KEYS)
     reference = {"anyOf": [number, {"type": "array", "minItems": 1, "maxItems": 4}, mapping]}
     max_sd = {k.name: _value(k) for k in TARGET_KEYS if k.name == "max_sd"}
-    per_figure = {"type": "object", "properties": max_sd, "additionalProperties": {"$ref": "#/definitions/reference"}}
-    entry = {"anyOf": [number, {"type": "array"},
-                       {"if": {"type": "object", "required": ["value"]}, "then": mapping, "else": per_figure}]}
+    per_figure = {
+        "type": "object",
+        "properties": max_sd,
+        "additionalProperties": {"$ref": "#/definitions/reference"},
+    }
+    entry = {
+        "anyOf": [
+            number,
+            {"type": "array"},
+            {"if": {"type": "object", "required": ["value"]}, "then": mapping, "else": per_figure},
+        ]
+    }
     benchmarks = {"type": "object", "additionalProperties": {"$ref": "#/definitions/entry"}}
-    return {"$schema": SCHEMA_URL, "title": "caramel targets file", "definitions": {"reference": reference,
-                                                                                     "entry": entry},
-            "if": {"type": "object", "required": [TARGETS_SYSTEMS_KEY]},
-            "then": {"type": "object", "properties": {TARGETS_SYSTEMS_KEY: {
-                "type": "object", "additionalProperties": benchmarks}}, "additionalProperties": False},
-            "else": benchmarks}
+    return {
+        "$schema": SCHEMA_URL,
+        "title": "caramel targets file",
+        "definitions": {"reference": reference, "entry": entry},
+        "if": {"type": "object", "required": [TARGETS_SYSTEMS_KEY]},
+        "then": {
+            "type": "object",
+            "properties": {
+                TARGETS_SYSTEMS_KEY: {"type": "object", "additionalProperties": benchmarks}
+            },
+            "additionalProperties": False,
+        },
+        "else": benchmarks,
+    }
 
 
 def models_schema() -> Schema:
-    return {"$schema": SCHEMA_URL, "title": "MAD models.json (as caramel reads it)", "type": "array",
-            "items": _mapping(MAD_KEYS)}
+    return {
+        "$schema": SCHEMA_URL,
+        "title": "MAD models.json (as caramel reads it)",
+        "type": "array",
+        "items": _mapping(MAD_KEYS),
+    }
 
 
 def schema(kind: str) -> Schema:
-    return {"benchmark": benchmark_schema, "system": system_schema, "targets": targets_schema,
-            "models": models_schema}[kind]()
+    return {
+        "benchmark": benchmark_schema,
+        "system": system_schema,
+        "targets": targets_schema,
+        "models": models_schema,
+    }[kind]()
 
 
 def schema_text(kind: str) -> str:
@@ -159,18 +210,33 @@ def _cell(key: Key, in_caramel: bool) -> str:
     """`name` (the default; a choice's other values, required, *caramel*)."""
     values = ", ".join(c for c in key.choices if c != key.default) if key.kind == "choice" else ""
     default = f"{key.default}; {values}" if key.default and values else key.default or values
-    notes = [n for n in (default, "required" if key.required else "",
-                         "*caramel*" if key.caramel and not in_caramel else "") if n]
+    notes = [
+        n
+        for n in (
+            default,
+            "required" if key.required else "",
+            "*caramel*" if key.caramel and not in_caramel else "",
+        )
+        if n
+    ]
     return f"`{key.name}`" + (f" ({', '.join(notes)})" if notes else "")
 
 
 def elements_table() -> str:
-    rows = ["| element | attributes (default; other values) | children | meaning |", "|---|---|---|---|"]
+    rows = [
+        "| element | attributes (default; other values) | children | meaning |",
+        "|---|---|---|---|",
+    ]
     for element in ELEMENTS.values():
         mark = " *(caramel)*" if element.caramel else ""
         attrs = ", ".join(_cell(k, element.caramel) for k in element.attrs)
-        children = ", ".join(f"`{c.tag}`" + (f" ({c.only} only)" if c.only != "both" else "") for c in element.children)
-        text = {"none": "", "optional": "; may hold a text", "required": "; its text is required"}[element.text]
+        children = ", ".join(
+            f"`{c.tag}`" + (f" ({c.only} only)" if c.only != "both" else "")
+            for c in element.children
+        )
+        text = {"none": "", "optional": "; may hold a text", "required": "; its text is required"}[
+            element.text
+        ]
         rows.append(f"| `{element.tag}`{mark} | {attrs} | {children} | {element.doc}{text} |")
     return "\n".join(rows) + "\n\nEvery element also takes `tag` (a tag expression).\n"
 
@@ -179,7 +245,9 @@ def keys_table(keys: tuple[Key, ...]) -> str:
     rows = ["| key | kind | default | meaning |", "|---|---|---|---|"]
     for key in keys:
         kind = " / ".join(key.choices) if key.choices else key.kind
-        rows.append(f"| `{key.name}` | {kind} | {key.default or ''} | {key.doc}{' (required)' if key.required else ''} |")
+        rows.append(
+            f"| `{key.name}` | {kind} | {key.default or ''} | {key.doc}{' (required)' if key.required else ''} |"
+        )
     return "\n".join(rows) + "\n"
 
 
@@ -195,13 +263,18 @@ def models_table() -> str:
     return keys_table(MAD_KEYS)
 
 
-TABLES: dict[str, Callable[[], str]] = {"elements": elements_table, "system": system_table,
-                                        "targets": targets_table, "models": models_table}
+TABLES: dict[str, Callable[[], str]] = {
+    "elements": elements_table,
+    "system": system_table,
+    "targets": targets_table,
+    "models": models_table,
+}
 _BLOCK = re.compile(r"(<!-- grammar:(\w+) -->\n).*?(<!-- /grammar:\2 -->)", re.S)
 
 
 def with_tables(doc: str) -> str:
     """`doc` with every block between `<!-- grammar:NAME -->` and `<!-- /grammar:NAME -->` regenerated."""
+
     def regenerated(match: re.Match[str]) -> str:
         return match.group(1) + TABLES[match.group(2)]() + match.group(3)
 
@@ -209,7 +282,9 @@ def with_tables(doc: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m caramel.stages.spec.grammar_out", description=(__doc__ or "").split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m caramel.stages.spec.grammar_out", description=(__doc__ or "").split("\n")[0]
+    )
     parser.add_argument("--markdown", action="store_true", help="print the reference tables")
     parser.add_argument("--write-docs", metavar="FILE", help="regenerate the tables inside FILE")
     parser.add_argument("--schemas", metavar="DIR", help="write the JSON Schemas into DIR")

@@ -18,7 +18,11 @@ from caramel.stages.spec.grammar import ELEMENTS, IGNORED_KEYS, TEXT_KEY, XML_AT
 from caramel.stages.spec.tree import Node
 
 CHECKED_BY_READER = frozenset({"meta", "sanity"})  # their readers refuse unknown keys themselves
-_ALLOWED = {tag: frozenset(e.attr_names()) | {TEXT_KEY} for tag, e in ELEMENTS.items() if tag not in CHECKED_BY_READER}
+_ALLOWED = {
+    tag: frozenset(e.attr_names()) | {TEXT_KEY}
+    for tag, e in ELEMENTS.items()
+    if tag not in CHECKED_BY_READER
+}
 
 
 @dataclass(frozen=True)
@@ -31,7 +35,6 @@ class UnknownKey:
     allowed: tuple[str, ...]
     where: Location
     ignored: str = ""  # a name real JUBE files write that JUBE ignores (grammar.IGNORED_KEYS): why
-
 
     @property
     def message(self) -> str:
@@ -55,8 +58,14 @@ def unknown_keys(root: Node) -> Iterator[UnknownKey]:
         if key in allowed or key.startswith(XML_ATTRIBUTE_PREFIXES):
             continue
         line = root.attr_lines.get(key, root.where.line)
-        yield UnknownKey(root.tag, root.attrs.get("name", "").strip(), key, ELEMENTS[root.tag].attr_names(),
-                         Location(root.where.file, line), IGNORED_KEYS.get(root.tag, {}).get(key, ""))
+        yield UnknownKey(
+            root.tag,
+            root.attrs.get("name", "").strip(),
+            key,
+            ELEMENTS[root.tag].attr_names(),
+            Location(root.where.file, line),
+            IGNORED_KEYS.get(root.tag, {}).get(key, ""),
+        )
     for child in root.children:
         yield from unknown_keys(child)
 
@@ -71,5 +80,7 @@ def check_keys(trees: list[Node], strict: bool) -> None:
             seen.add((str(unknown.where), unknown.key))
             if strict and not unknown.ignored:  # a file JUBE runs as it stands is not refused
                 raise SpecError(unknown.message, unknown.where, hint=unknown.hint)
-            print(f"warning: {unknown.where}: {unknown.message}, ignored as JUBE ignores it ({unknown.hint})",
-                  file=sys.stderr)
+            print(
+                f"warning: {unknown.where}: {unknown.message}, ignored as JUBE ignores it ({unknown.hint})",
+                file=sys.stderr,
+            )

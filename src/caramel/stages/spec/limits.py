@@ -19,8 +19,11 @@ def parse_duration(text: str, what: str, where: Location | None = None) -> float
     try:
         return meta.parse_duration(text)
     except ValueError:
-        raise SpecError(f"{what} {text!r} is not a time limit", where,
-                        hint="expected seconds (90) or HH:MM:SS (01:30:00); 0 means no limit") from None
+        raise SpecError(
+            f"{what} {text!r} is not a time limit",
+            where,
+            hint="expected seconds (90) or HH:MM:SS (01:30:00); 0 means no limit",
+        ) from None
 
 
 def parse_copies(text: str, where: Location | None = None) -> str:
@@ -30,8 +33,11 @@ def parse_copies(text: str, where: Location | None = None) -> str:
         return value
     if value.isdigit() and int(value) >= 1:
         return str(int(value))
-    raise SpecError(f"copies={text!r} is neither a whole number of at least 1 nor 'all'", where,
-                    hint="expected copies: 2 (two copies of each workpackage at once) or copies: all (one per device)")
+    raise SpecError(
+        f"copies={text!r} is neither a whole number of at least 1 nor 'all'",
+        where,
+        hint="expected copies: 2 (two copies of each workpackage at once) or copies: all (one per device)",
+    )
 
 
 def parse_repeat(text: str, where: Location | None = None, what: str = "repeat") -> Repeat:
@@ -42,9 +48,12 @@ def parse_repeat(text: str, where: Location | None = None, what: str = "repeat")
         return Repeat(auto=True)
     if value.isdecimal() and int(value) >= 1:
         return Repeat(times=int(value))
-    raise SpecError(f"{what}={text!r} is neither a whole number of at least 1 nor 'auto'", where,
-                    hint="expected repeat: 3 (every workpackage three times) or repeat: auto "
-                         "(until the figures' 95 % intervals are within the target; docs/cli.md)")
+    raise SpecError(
+        f"{what}={text!r} is neither a whole number of at least 1 nor 'auto'",
+        where,
+        hint="expected repeat: 3 (every workpackage three times) or repeat: auto "
+        "(until the figures' 95 % intervals are within the target; docs/cli.md)",
+    )
 
 
 def parse_copies_aggregate(text: str, where: Location | None = None) -> str:
@@ -53,9 +62,12 @@ def parse_copies_aggregate(text: str, where: Location | None = None) -> str:
     value = text.strip().lower()
     if value in COPY_AGGREGATES:
         return value
-    raise SpecError(f"copies_aggregate={text!r} is neither " + " nor ".join(COPY_AGGREGATES), where,
-                    hint="expected copies_aggregate: sum (the node's throughput, the default) or "
-                         "copies_aggregate: mean (per copy, as the Mila suite reports)")
+    raise SpecError(
+        f"copies_aggregate={text!r} is neither " + " nor ".join(COPY_AGGREGATES),
+        where,
+        hint="expected copies_aggregate: sum (the node's throughput, the default) or "
+        "copies_aggregate: mean (per copy, as the Mila suite reports)",
+    )
 
 
 def array_setting(text: str) -> str | None:
@@ -73,13 +85,18 @@ def parse_array(text: str, submitted: bool, where: Location | None = None) -> st
     calls a function (`call:`, one batch of submitit on SLURM) has one."""
     value = array_setting(text)
     if value is None:
-        raise SpecError(f"array={text!r} is neither true, false nor a whole number of at least 1", where,
-                        hint="expected array: true (one job array for the step's workpackages) or array: 4 "
-                             "(at most 4 of its tasks run at once)")
+        raise SpecError(
+            f"array={text!r} is neither true, false nor a whole number of at least 1",
+            where,
+            hint="expected array: true (one job array for the step's workpackages) or array: 4 "
+            "(at most 4 of its tasks run at once)",
+        )
     if value != "false" and not submitted:
-        raise SpecError("array= on a step that is not submitted: only the workpackages of a submit step "
-                        "form a job array", where,
-                        hint="add submit: true to the step (its do's become one job script), or remove array= "
-                             "(a call: step may have one too)")
+        raise SpecError(
+            "array= on a step that is not submitted: only the workpackages of a submit step "
+            "form a job array",
+            where,
+            hint="add submit: true to the step (its do's become one job script), or remove array= "
+            "(a call: step may have one too)",
+        )
     return value
-

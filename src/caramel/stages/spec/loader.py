@@ -33,9 +33,15 @@ from caramel.stages.spec.tree import Node
 TOP_LEVEL = children_of("jube")
 
 
-def load(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
-         only: list[str] | None = None, strict: bool = False,
-         no_eval: bool = False, system_tags: Collection[str] | None = None) -> list[Benchmark]:
+def load(
+    path: str,
+    tags: set[str] | None = None,
+    include_path: list[str] | None = None,
+    only: list[str] | None = None,
+    strict: bool = False,
+    no_eval: bool = False,
+    system_tags: Collection[str] | None = None,
+) -> list[Benchmark]:
     """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An attribute
     the grammar does not know is a warning (JUBE ignores it), an error when `strict`. `no_eval`: no
     module a `call:` names is imported (spec.call_static). `system_tags`: the names of the system
@@ -43,7 +49,9 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
     before `<check_tags>` is (its "needs tags" hides the typo)."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
-        raise SpecError("benchmark file not found", Location(path), hint="check the path given to bench")
+        raise SpecError(
+            "benchmark file not found", Location(path), hint="check the path given to bench"
+        )
     tags = set(tags or ())
     given = sorted(tags)  # before <selection> adds its own
     home = os.path.dirname(path)
@@ -53,15 +61,20 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
     else:
         raw = read_tree(path, cli_paths + env_include_path() + [home])
     if raw.tag != "jube":
-        raise SpecError(f"the root element must be <jube>, found <{raw.tag}>", raw.where,
-                        hint="put the benchmark inside <jube> ... </jube>")
+        raise SpecError(
+            f"the root element must be <jube>, found <{raw.tag}>",
+            raw.where,
+            hint="put the benchmark inside <jube> ... </jube>",
+        )
 
     only_names, not_names = _selection(raw, tags)
     tree = raw.copy()
     remove_inactive(tree, tags)
     include = _include_path(tree, cli_paths, home)
     expand_includes(tree, include, tags)
-    if not is_models_json(path):  # the whole file (inactive elements too), then what includes brought
+    if not is_models_json(
+        path
+    ):  # the whole file (inactive elements too), then what includes brought
         check_keys([raw, tree], strict)
     if system_tags is not None:
         check_given_tags(given, file_tags(raw, include), system_tags, Location(path))
@@ -69,8 +82,12 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
 
     for child in tree.children:
         if child.tag not in TOP_LEVEL:
-            hint = did_you_mean(child.tag, TOP_LEVEL) or "expected one of: " + ", ".join(sorted(TOP_LEVEL))
-            raise SpecError(f"unknown element <{child.tag}> at the top level", child.where, hint=hint)
+            hint = did_you_mean(child.tag, TOP_LEVEL) or "expected one of: " + ", ".join(
+                sorted(TOP_LEVEL)
+            )
+            raise SpecError(
+                f"unknown element <{child.tag}> at the top level", child.where, hint=hint
+            )
 
     builder = build.Builder(include, tags, home)
     builder.imports = not no_eval
@@ -78,8 +95,11 @@ def load(path: str, tags: set[str] | None = None, include_path: list[str] | None
     benchmarks = []
     nodes = tree.findall("benchmark")
     if not nodes:
-        raise SpecError("no benchmark in this file", tree.where,
-                        hint="a file needs <benchmark name=... outpath=...> (YAML: name:, outpath:, step:)")
+        raise SpecError(
+            "no benchmark in this file",
+            tree.where,
+            hint="a file needs <benchmark name=... outpath=...> (YAML: name:, outpath:, step:)",
+        )
     for node in nodes:
         benchmark = builder.benchmark(node, global_sets, path)
         if only_names and benchmark.name not in only_names:
@@ -100,8 +120,9 @@ def _include_path(tree: Node, cli_paths: list[str], home: str) -> IncludePath:
         texts = [inc.text] + [p.text for p in inc.findall("path")]
         for text in texts:
             if text and text.strip():
-                folders.append(os.path.join(
-                    home, os.path.expandvars(os.path.expanduser(text.strip()))))
+                folders.append(
+                    os.path.join(home, os.path.expandvars(os.path.expanduser(text.strip())))
+                )
     folders += env_include_path() + [home, str(templates_dir() / "platform")]
     return IncludePath(folders)
 
@@ -117,12 +138,19 @@ def known_tags(path: str, include_path: list[str] | None = None) -> set[str]:
     return file_tags(raw, _include_path(raw, cli_paths, os.path.dirname(path)))
 
 
-def load_one(path: str, tags: set[str] | None = None, include_path: list[str] | None = None,
-             name: str | None = None, strict: bool = False) -> Benchmark:
+def load_one(
+    path: str,
+    tags: set[str] | None = None,
+    include_path: list[str] | None = None,
+    name: str | None = None,
+    strict: bool = False,
+) -> Benchmark:
     """The single benchmark of a file (or the one named `name`)."""
     benchmarks = load(path, tags, include_path, only=[name] if name else None, strict=strict)
     if not benchmarks:
-        raise SpecError(f"no benchmark named '{name}'" if name else "no benchmark selected", Location(path))
+        raise SpecError(
+            f"no benchmark named '{name}'" if name else "no benchmark selected", Location(path)
+        )
     return benchmarks[0]
 
 
@@ -143,9 +171,12 @@ def _selection(raw: Node, tags: set[str]) -> tuple[set[str], set[str]]:
             elif item.tag == "not":
                 not_names.update(values)
             else:
-                raise SpecError(f"unknown element <{item.tag}> in <selection>", item.where,
-                                hint=did_you_mean(item.tag, children_of("selection"))
-                                or "expected <only>, <not> or <tag>")
+                raise SpecError(
+                    f"unknown element <{item.tag}> in <selection>",
+                    item.where,
+                    hint=did_you_mean(item.tag, children_of("selection"))
+                    or "expected <only>, <not> or <tag>",
+                )
     return only_names, not_names
 
 
@@ -168,5 +199,8 @@ def _check_required_tags(tree: Node, tags: set[str]) -> None:
         except TagSyntaxError as exc:
             raise SpecError(f"cannot read <check_tags> {expr!r}: {exc}", check.where) from None
         if not ok:
-            raise SpecError(f"this benchmark needs tags matching {expr!r}, given: {', '.join(sorted(tags)) or 'none'}",
-                            check.where, hint=f"add them with --tag, e.g. --tag {expr.split('|')[0].strip('!()+ ')}")
+            raise SpecError(
+                f"this benchmark needs tags matching {expr!r}, given: {', '.join(sorted(tags)) or 'none'}",
+                check.where,
+                hint=f"add them with --tag, e.g. --tag {expr.split('|')[0].strip('!()+ ')}",
+            )

@@ -51,7 +51,9 @@ MODEL_DIR_PARAMETER = "mad_model_dir"
 CONTAINER_PARAMETER = "mad_container"  # the container command line before the script; empty: bare
 ENV_FILE = "mad.env"  # MAD's variables as the script got them, in the work folder
 STEP = "run"
-SAFE_NAME = re.compile(r"[\w.+-]+", re.ASCII)  # a model's name and its clone's folder: folder and parameter names
+SAFE_NAME = re.compile(
+    r"[\w.+-]+", re.ASCII
+)  # a model's name and its clone's folder: folder and parameter names
 
 
 @dataclass(frozen=True)
@@ -137,12 +139,17 @@ def _scoped(entry: MadEntry, scope: str) -> MadEntry:
     if not scope:
         return entry
     if not SAFE_NAME.fullmatch(scope):  # a folder name in the runs' path, as the entry's name is
-        raise _error(f"entry {entry.index} ({entry.name}): its folder {SCRIPTS_FOLDER}/{scope} "
-                     "holds characters other than letters, digits, _ . + -", entry.where,
-                     "madengine names the entry FOLDER/NAME: rename the folder plainly",
-                     entry.name, entry.tags)
+        raise _error(
+            f"entry {entry.index} ({entry.name}): its folder {SCRIPTS_FOLDER}/{scope} "
+            "holds characters other than letters, digits, _ . + -",
+            entry.where,
+            "madengine names the entry FOLDER/NAME: rename the folder plainly",
+            entry.name,
+            entry.tags,
+        )
     dockerfile = entry.dockerfile and os.path.normpath(
-        os.path.join(SCRIPTS_FOLDER, scope, entry.dockerfile))
+        os.path.join(SCRIPTS_FOLDER, scope, entry.dockerfile)
+    )
     return dataclasses.replace(entry, name=f"{scope}/{entry.name}", dockerfile=dockerfile)
 
 
@@ -151,7 +158,13 @@ def read_models_json(path: str, only: list[str] | None = None) -> Node:
     root = Node("jube", where=Location(path, 1))
     home = os.path.dirname(os.path.abspath(path))
     for found in read_entries(path):
-        name = found.name if isinstance(found, MadEntry) else found.entry_name if isinstance(found, EntryError) else ""
+        name = (
+            found.name
+            if isinstance(found, MadEntry)
+            else found.entry_name
+            if isinstance(found, EntryError)
+            else ""
+        )
         if only and name not in only:
             continue
         if isinstance(found, SpecError):
@@ -165,7 +178,9 @@ def _read(path: str) -> str:
         with open(path, encoding="utf-8") as handle:
             return handle.read()
     except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", Location(path)) from None
+        raise SpecError(
+            f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", Location(path)
+        ) from None
 
 
 def _items(text: str, path: str) -> list[tuple[object, int, int]]:
@@ -174,11 +189,17 @@ def _items(text: str, path: str) -> list[tuple[object, int, int]]:
     try:
         whole = decoder.decode(text)
     except json.JSONDecodeError as exc:
-        raise SpecError(f"not valid JSON: {exc.msg}", Location(path, exc.lineno),
-                        hint="models.json is a JSON list of model entries ([{\"name\": ...}, ...])") from None
+        raise SpecError(
+            f"not valid JSON: {exc.msg}",
+            Location(path, exc.lineno),
+            hint='models.json is a JSON list of model entries ([{"name": ...}, ...])',
+        ) from None
     if not isinstance(whole, list):
-        raise SpecError(f"expected a JSON list of model entries, found a {type(whole).__name__}", Location(path, 1),
-                        hint="MAD's models.json is [{\"name\": ..., \"scripts\": ...}, ...]")
+        raise SpecError(
+            f"expected a JSON list of model entries, found a {type(whole).__name__}",
+            Location(path, 1),
+            hint='MAD\'s models.json is [{"name": ..., "scripts": ...}, ...]',
+        )
     out, pos = [], text.index("[") + 1
     for _ in whole:
         pos = _skip(text, pos)
@@ -202,12 +223,18 @@ def _line(text: str, offset: int) -> int:
 def _entry(item: object, index: int, path: str, text: str, start: int, end: int) -> MadEntry:
     where = Location(path, _line(text, start))
     if not isinstance(item, dict):
-        raise _error(f"entry {index}: expected an object {{\"name\": ...}}, found {type(item).__name__}", where, "")
+        raise _error(
+            f'entry {index}: expected an object {{"name": ...}}, found {type(item).__name__}',
+            where,
+            "",
+        )
     raw_name = item.get("name")
     name = raw_name.strip() if isinstance(raw_name, str) else ""
     label = f"entry {index} ({name})" if name else f"entry {index}"
     raw_tags = item.get("tags", [])
-    known_tags = tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
+    known_tags = (
+        tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
+    )
 
     def field_where(key: str) -> Location:
         found = re.compile(r'"' + re.escape(key) + r'"\s*:').search(text, start, end)
@@ -218,14 +245,35 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
 
     for key in item:
         if key not in KNOWN_KEYS:
-            raise fail(key, "unknown key", did_you_mean(key, KNOWN_KEYS) or "keys: " + ", ".join(KNOWN_KEYS))
+            raise fail(
+                key,
+                "unknown key",
+                did_you_mean(key, KNOWN_KEYS) or "keys: " + ", ".join(KNOWN_KEYS),
+            )
     if not name:
-        raise _error(f"{label}: no 'name'", where, 'every entry needs "name": "framework_project_workload"', "")
+        raise _error(
+            f"{label}: no 'name'",
+            where,
+            'every entry needs "name": "framework_project_workload"',
+            "",
+        )
     if not SAFE_NAME.fullmatch(name) or name in (".", ".."):
-        raise fail("name", f"{name!r} holds characters other than letters, digits, _ . + -",
-                   "MAD's names are framework_project_workload, e.g. pyt_huggingface_gpt2")
+        raise fail(
+            "name",
+            f"{name!r} holds characters other than letters, digits, _ . + -",
+            "MAD's names are framework_project_workload, e.g. pyt_huggingface_gpt2",
+        )
     texts = {}
-    for key in ("url", "dockerfile", "scripts", "owner", "training_precision", "multiple_results", "args", "data"):
+    for key in (
+        "url",
+        "dockerfile",
+        "scripts",
+        "owner",
+        "training_precision",
+        "multiple_results",
+        "args",
+        "data",
+    ):
         value = item.get(key, "")
         if value is None:
             value = ""
@@ -233,10 +281,23 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
             raise fail(key, f"expected a text, found {json.dumps(value)}")
         texts[key] = value.strip()
     tags = item.get("tags", [])
-    if not isinstance(tags, list) or not all(isinstance(t, str) and t.strip() and "," not in t for t in tags):
-        raise fail("tags", f"expected a list of words, found {json.dumps(tags)}", 'e.g. "tags": ["pyt", "fp16"]')
-    entry = MadEntry(name, index, where, n_gpus=_n_gpus(item, fail), timeout=_timeout(item, fail),
-                     tags=tuple(t.strip() for t in tags), **texts)
+    if not isinstance(tags, list) or not all(
+        isinstance(t, str) and t.strip() and "," not in t for t in tags
+    ):
+        raise fail(
+            "tags",
+            f"expected a list of words, found {json.dumps(tags)}",
+            'e.g. "tags": ["pyt", "fp16"]',
+        )
+    entry = MadEntry(
+        name,
+        index,
+        where,
+        n_gpus=_n_gpus(item, fail),
+        timeout=_timeout(item, fail),
+        tags=tuple(t.strip() for t in tags),
+        **texts,
+    )
     _check_paths(entry, fail)
     return entry
 
@@ -245,14 +306,17 @@ class EntryError(SpecError):
     """A models.json entry that cannot be read, with what is still known of it: its name (so a selection
     by name finds the entry's own error) and its tags (None: unknown), which a suite selecting by tag can use."""
 
-    def __init__(self, message: str, where: Location, hint: str, name: str = "",
-                 tags: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(message, where, hint=hint)
         self.entry_name = name
         self.entry_tags: tuple[str, ...] | None = (name, *tags) if name else None
 
 
-def _error(message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()) -> EntryError:
+def _error(
+    message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()
+) -> EntryError:
     return EntryError(message, where, hint, name, tags)
 
 
@@ -262,10 +326,15 @@ Fail = Callable[..., SpecError]
 
 def _n_gpus(item: dict, fail: Fail) -> str:
     value = item.get("n_gpus", "1")
-    text = str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    text = (
+        str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
+    )
     if not re.fullmatch(r"-1|\d+", text):
-        raise fail("n_gpus", f"{json.dumps(value)} is not a number of GPUs",
-                   'expected a whole number as a string, "-1" for every GPU of the system')
+        raise fail(
+            "n_gpus",
+            f"{json.dumps(value)} is not a number of GPUs",
+            'expected a whole number as a string, "-1" for every GPU of the system',
+        )
     return text
 
 
@@ -278,29 +347,48 @@ def _timeout(item: dict, fail: Fail) -> float:
     if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
         number = float(value)
     if number is None or number != number or abs(number) == float("inf"):
-        raise fail("timeout", f"{json.dumps(value)} is not a number of seconds",
-                   f"expected seconds; 0 or less (MAD's -1) is madengine's default, "
-                   f"{DEFAULT_TIMEOUT} s")
+        raise fail(
+            "timeout",
+            f"{json.dumps(value)} is not a number of seconds",
+            f"expected seconds; 0 or less (MAD's -1) is madengine's default, {DEFAULT_TIMEOUT} s",
+        )
     return float(number) if number > 0 else float(DEFAULT_TIMEOUT)
 
 
 def _check_paths(entry: MadEntry, fail: Fail) -> None:
     """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are names."""
     if not entry.scripts:
-        raise fail("scripts", "missing", 'e.g. "scripts": "scripts/my_model" (a folder with run.sh) or a script')
+        raise fail(
+            "scripts",
+            "missing",
+            'e.g. "scripts": "scripts/my_model" (a folder with run.sh) or a script',
+        )
     parts = entry.scripts.replace("\\", "/").split("/")
     if os.path.isabs(entry.scripts) or ".." in parts or "\0" in entry.scripts:
-        raise fail("scripts", f"{entry.scripts!r} leaves the folder of models.json",
-                   "write a path relative to models.json's folder, without ..")
+        raise fail(
+            "scripts",
+            f"{entry.scripts!r} leaves the folder of models.json",
+            "write a path relative to models.json's folder, without ..",
+        )
     if entry.multiple_results:
         try:
             file_name(entry.multiple_results, "multiple_results", "the work folder", entry.where)
         except SpecError as exc:
-            raise fail("multiple_results", exc.message, "a CSV file name; MAD's scripts write ../NAME.csv "
-                       "from the clone, which is the work folder") from None
-    if not SAFE_NAME.fullmatch(entry.model_dir):  # a folder name in shell lines and parameters (madengine's rule too)
-        raise fail("url", f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
-                   "than letters, digits, _ . + -", "name the repository plainly, e.g. https://host/org/model.git")
+            raise fail(
+                "multiple_results",
+                exc.message,
+                "a CSV file name; MAD's scripts write ../NAME.csv "
+                "from the clone, which is the work folder",
+            ) from None
+    if not SAFE_NAME.fullmatch(
+        entry.model_dir
+    ):  # a folder name in shell lines and parameters (madengine's rule too)
+        raise fail(
+            "url",
+            f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
+            "than letters, digits, _ . + -",
+            "name the repository plainly, e.g. https://host/org/model.git",
+        )
 
 
 def script_parts(entry: MadEntry, home: str) -> tuple[str, list[str]]:
@@ -323,7 +411,12 @@ def run_command(entry: MadEntry, home: str) -> str:
     """The do: clone, copy the scripts in, run the script with MAD's variables. Entry text is quoted."""
     folder, script = script_parts(entry, home)
     url = entry.url
-    if url and not re.match(r"^[a-z][a-z0-9+.-]*://", url) and not url.startswith("/") and ":" not in url:
+    if (
+        url
+        and not re.match(r"^[a-z][a-z0-9+.-]*://", url)
+        and not url.startswith("/")
+        and ":" not in url
+    ):
         url = os.path.normpath(os.path.join(home, url))  # a local path relative to models.json
     model_dir = _quote(entry.model_dir)
     lines = ["set -e", f"rm -rf {model_dir}"]
@@ -333,14 +426,20 @@ def run_command(entry: MadEntry, home: str) -> str:
         lines.append(f"mkdir -p {model_dir}")
     lines.append(f"cp -R {_quote(folder)}/. {model_dir}/")
     ngpus = "$system_gpus_per_node" if entry.n_gpus == "-1" else entry.n_gpus
-    env = {"MAD_MODEL_NAME": _quote(entry.name), "MAD_SYSTEM_NGPUS": "$system_gpus_per_node",
-           "MAD_RUNTIME_NGPUS": ngpus, "MAD_GPU_VENDOR": "$$(echo $system_accelerator | tr a-z A-Z)"}
+    env = {
+        "MAD_MODEL_NAME": _quote(entry.name),
+        "MAD_SYSTEM_NGPUS": "$system_gpus_per_node",
+        "MAD_RUNTIME_NGPUS": ngpus,
+        "MAD_GPU_VENDOR": "$$(echo $system_accelerator | tr a-z A-Z)",
+    }
     if entry.multiple_results:
         env["MAD_OUTPUT_CSV"] = _quote(entry.multiple_results)
     lines.append("export " + " ".join(f"{k}={v}" for k, v in env.items()))
-    lines.append('if [ -z "$${MAD_SYSTEM_GPU_ARCHITECTURE:-}" ]; then MAD_SYSTEM_GPU_ARCHITECTURE=$$( '
-                 "(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*') || "
-                 "(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1) || true); fi")
+    lines.append(
+        'if [ -z "$${MAD_SYSTEM_GPU_ARCHITECTURE:-}" ]; then MAD_SYSTEM_GPU_ARCHITECTURE=$$( '
+        "(rocminfo 2>/dev/null | grep -o -m1 'gfx[0-9a-f]*') || "
+        "(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1) || true); fi"
+    )
     lines.append("export MAD_SYSTEM_GPU_ARCHITECTURE")
     lines.append(f"env | grep '^MAD_' > {ENV_FILE}")  # what the script was given: perf.csv reads it
     words = [_quote(w) for w in script + shlex.split(entry.args)]
@@ -356,23 +455,39 @@ def benchmark_node(entry: MadEntry, home: str) -> Node:
         return Node(tag, dict(attrs), text, [], where)
 
     meta = leaf("meta")
-    meta_values = {"description": f"MAD model {entry.name} ({FILE_NAME} entry {entry.index})",
-                   "tags": ",".join(entry.tags), "owner": entry.owner, "precision": entry.training_precision,
-                   "url": entry.url, "multiple_results": entry.multiple_results, "time_limit": f"{entry.timeout:g}"}
+    meta_values = {
+        "description": f"MAD model {entry.name} ({FILE_NAME} entry {entry.index})",
+        "tags": ",".join(entry.tags),
+        "owner": entry.owner,
+        "precision": entry.training_precision,
+        "url": entry.url,
+        "multiple_results": entry.multiple_results,
+        "time_limit": f"{entry.timeout:g}",
+    }
     if entry.n_gpus not in ("-1", "0"):
         meta_values["devices"] = entry.n_gpus
     meta.children = [leaf(k, v) for k, v in meta_values.items() if v]
     params = leaf("parameterset", name="mad")
-    params.children = [leaf("parameter", entry.model_dir, name=MODEL_DIR_PARAMETER, separator="\x1f"),
-                       leaf("parameter", entry.n_gpus, name="mad_n_gpus", separator="\x1f"),
-                       leaf("parameter", entry.dockerfile.replace("$", "$$"), name="mad_dockerfile",
-                            separator="\x1f"),
-                       leaf("parameter", entry.args.replace("$", "$$"), name="mad_args", separator="\x1f"),
-                       leaf("parameter", entry.data.replace("$", "$$"), name="mad_data", separator="\x1f"),
-                       leaf("parameter", "", name=CONTAINER_PARAMETER, separator="\x1f"),
-                       leaf("parameter", "", name="container_image", separator="\x1f")]  # the run's provenance
+    params.children = [
+        leaf("parameter", entry.model_dir, name=MODEL_DIR_PARAMETER, separator="\x1f"),
+        leaf("parameter", entry.n_gpus, name="mad_n_gpus", separator="\x1f"),
+        leaf(
+            "parameter",
+            entry.dockerfile.replace("$", "$$"),
+            name="mad_dockerfile",
+            separator="\x1f",
+        ),
+        leaf("parameter", entry.args.replace("$", "$$"), name="mad_args", separator="\x1f"),
+        leaf("parameter", entry.data.replace("$", "$$"), name="mad_data", separator="\x1f"),
+        leaf("parameter", "", name=CONTAINER_PARAMETER, separator="\x1f"),
+        leaf("parameter", "", name="container_image", separator="\x1f"),
+    ]  # the run's provenance
     step = leaf("step", name=STEP)
-    step.children = [leaf("use", "mad"), leaf("use", "system"), leaf("do", run_command(entry, home))]
+    step.children = [
+        leaf("use", "mad"),
+        leaf("use", "system"),
+        leaf("do", run_command(entry, home)),
+    ]
     # one folder, never DIR/: `bench run` by name keeps only the outpath's last part, and MAD's
     # pytorch_train/pyt_train_flux would then share pyt_train_flux's runs
     node = leaf("benchmark", name=entry.name, outpath=entry.name.replace("/", "__") + "_runs")
@@ -389,21 +504,38 @@ def in_container(bench: Benchmark, system: SystemFacts | None) -> Benchmark:
     pset = bench.parametersets.get("mad")
     if pset is None or system is None or not system.container_runtime:
         return bench
-    dockerfile = next((p.value for p in pset.parameters if p.name == "mad_dockerfile"), "").replace("$$", "$")
+    dockerfile = next((p.value for p in pset.parameters if p.name == "mad_dockerfile"), "").replace(
+        "$$", "$"
+    )
     runtime_name = system.container_runtime
     image = system.images.get(os.path.basename(dockerfile.rstrip("/")))
     if not image:
         return bench
     image = os.path.expandvars(os.path.expanduser(image))
     folder = os.path.expandvars(os.path.expanduser(system.image_dir))
-    path = os.path.abspath(image if os.path.isabs(image) or not folder else os.path.join(folder, image))
-    words = [sys.executable, "-m", "caramel.payloads.container", "--runtime", runtime_name, "--image", path]
+    path = os.path.abspath(
+        image if os.path.isabs(image) or not folder else os.path.join(folder, image)
+    )
+    words = [
+        sys.executable,
+        "-m",
+        "caramel.payloads.container",
+        "--runtime",
+        runtime_name,
+        "--image",
+        path,
+    ]
     accelerator = system.accelerator
     if runtime_name == "apptainer" and accelerator in ("nvidia", "amd"):
         words += ["--gpu-flag", "--nv" if accelerator == "nvidia" else "--rocm"]
     line = " ".join(_quote(w) for w in words) + " --bind $jube_wp_abspath --"
     bench = copy.copy(bench)
     values = {CONTAINER_PARAMETER: line, "container_image": path.replace("$", "$$")}
-    params = [dataclasses.replace(p, value=values[p.name]) if p.name in values else p for p in pset.parameters]
-    bench.parametersets = dict(bench.parametersets, mad=dataclasses.replace(pset, parameters=params))
+    params = [
+        dataclasses.replace(p, value=values[p.name]) if p.name in values else p
+        for p in pset.parameters
+    ]
+    bench.parametersets = dict(
+        bench.parametersets, mad=dataclasses.replace(pset, parameters=params)
+    )
     return bench

@@ -35,7 +35,9 @@ def parse_duration(text: str) -> float:
     except ValueError:
         match = _CLOCK.match(text)
         if not match:
-            raise ValueError(f"{text!r} is not a duration; expected seconds, MM:SS or HH:MM:SS") from None
+            raise ValueError(
+                f"{text!r} is not a duration; expected seconds, MM:SS or HH:MM:SS"
+            ) from None
         days, first, second, third = match.groups()
         if third is None:  # MM:SS
             seconds = int(first) * 60 + float(second)
@@ -54,8 +56,11 @@ def find_meta_node(benchmark: Node) -> Node | None:
     if comment is not None:
         found += comment.findall("meta")
     if len(found) > 1:
-        raise SpecError("the benchmark has more than one meta block", found[1].where,
-                        hint=f"the first is at {found[0].where}; merge them")
+        raise SpecError(
+            "the benchmark has more than one meta block",
+            found[1].where,
+            hint=f"the first is at {found[0].where}; merge them",
+        )
     return found[0] if found else None
 
 
@@ -68,20 +73,30 @@ def read_meta(node: Node | None) -> BenchmarkMeta:
         values.setdefault(key, []).append((text, node.where))
     for child in node.children:
         if child.children:
-            raise SpecError(f"meta: '{child.tag}' holds elements, expected a text", child.where,
-                            hint="write each meta key as a single value (tags and systems: a list)")
+            raise SpecError(
+                f"meta: '{child.tag}' holds elements, expected a text",
+                child.where,
+                hint="write each meta key as a single value (tags and systems: a list)",
+            )
         values.setdefault(child.tag, []).append((child.text, child.where))
     fields: dict = {"where": node.where}
     for key, items in values.items():
         where = items[0][1]
         if key not in KEYS:
-            raise SpecError(f"unknown key '{key}' in meta", where,
-                            hint=did_you_mean(key, KEYS) or "meta keys: " + ", ".join(KEYS))
+            raise SpecError(
+                f"unknown key '{key}' in meta",
+                where,
+                hint=did_you_mean(key, KEYS) or "meta keys: " + ", ".join(KEYS),
+            )
         if key in LIST_KEYS:
-            fields[key] = tuple(v.strip() for text, _ in items for v in text.split(",") if v.strip())
+            fields[key] = tuple(
+                v.strip() for text, _ in items for v in text.split(",") if v.strip()
+            )
             continue
         if len(items) > 1:
-            raise SpecError(f"meta: '{key}' is given {len(items)} times, expected one value", items[1][1])
+            raise SpecError(
+                f"meta: '{key}' is given {len(items)} times, expected one value", items[1][1]
+            )
         fields[key] = _value(key, items[0][0].strip(), where)
     return BenchmarkMeta(**fields)
 
@@ -89,15 +104,21 @@ def read_meta(node: Node | None) -> BenchmarkMeta:
 def _value(key: str, text: str, where: Location) -> int | float | str | None:
     if key == "devices":
         if not text.isdigit() or int(text) < 1:
-            raise SpecError(f"meta: devices={text!r} is not a number of devices", where,
-                            hint="expected a whole number of at least 1, e.g. devices: 4")
+            raise SpecError(
+                f"meta: devices={text!r} is not a number of devices",
+                where,
+                hint="expected a whole number of at least 1, e.g. devices: 4",
+            )
         return int(text)
     if key == "time_limit":
         try:
             return parse_duration(text)
         except ValueError as exc:
-            raise SpecError(f"meta: time_limit: {exc}", where,
-                            hint='e.g. time_limit: "01:30:00" or time_limit: 5400 (0: no limit)') from None
+            raise SpecError(
+                f"meta: time_limit: {exc}",
+                where,
+                hint='e.g. time_limit: "01:30:00" or time_limit: 5400 (0: no limit)',
+            ) from None
     if key == "multiple_results":
         return text or None
     if key == "weight":
@@ -111,7 +132,9 @@ def _weight(text: str, where: Location) -> float:
     except ValueError:
         weight = -1.0
     if not 0 <= weight < float("inf"):
-        raise SpecError(f"meta: weight={text!r} is not a weight", where,
-                        hint="expected a number of at least 0, e.g. weight: 2 "
-                             "(its share of the suite's score)")
+        raise SpecError(
+            f"meta: weight={text!r} is not a weight",
+            where,
+            hint="expected a number of at least 0, e.g. weight: 2 (its share of the suite's score)",
+        )
     return weight

@@ -14,6 +14,7 @@ from caramel.vocabulary import Word
 
 NOWHERE = Location("<builtin>")
 
+
 class ParameterMode(Word):
     """How a parameter's value is made (`mode=`): as written, or by a script of that language."""
 
@@ -55,6 +56,8 @@ PARAMETER_MODES = tuple(mode.value for mode in ParameterMode)
 SCRIPT_MODES = ("python", "shell", "perl", "env", "tag")
 UPDATE_MODES = tuple(mode.value for mode in UpdateMode)
 PARAMETER_TYPES = ("int", "float", "string", "str")
+
+
 class DuplicateMode(Word):
     """What a parameter defined again in the same set does (JUBE's `duplicate=`)."""
 
@@ -226,13 +229,21 @@ class Step:
     do_log_file: str = ""
     where: Location = NOWHERE
     submit: bool = False  # caramel: the do's form one SLURM job script (templates/slurm/job.sh.j2)
-    timeout: float | None = None  # caramel: time limit of the step's do's in seconds (None: not set; 0: none)
+    timeout: float | None = (
+        None  # caramel: time limit of the step's do's in seconds (None: not set; 0: none)
+    )
     copies: str = ""  # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
-    copies_aggregate: str = ""  # caramel: the result over the copies: "sum" (default) or "mean" (vocabulary)
+    copies_aggregate: str = (
+        ""  # caramel: the result over the copies: "sum" (default) or "mean" (vocabulary)
+    )
     estimator: str = ""  # caramel: how a mean and sd are taken (spec/estimator.py); "" is `all`
     repeats: int = 1  # caramel: N of `bench run --repeat N` (iterations holds N times the file's)
-    sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each workpackage's output
-    call: str = ""  # caramel: `package.module:function` run through submitit instead of do's (spec/call.py)
+    sanity: list[Sanity] = field(
+        default_factory=list
+    )  # caramel: checks of each workpackage's output
+    call: str = (
+        ""  # caramel: `package.module:function` run through submitit instead of do's (spec/call.py)
+    )
     call_where: Location = NOWHERE  # where the call is written
     array: str = ""  # caramel: "" (the system's default), "false", "true" or "N" (at most N tasks at once): spec/limits.py
 
@@ -248,7 +259,9 @@ class Pattern:
     dotall: bool = False
     reduce: str = "first"
     where: Location = NOWHERE
-    direction: str = ""  # declared: "lower" | "higher"; "": from the unit, else the name (spec.units)
+    direction: str = (
+        ""  # declared: "lower" | "higher"; "": from the unit, else the name (spec.units)
+    )
 
 
 @dataclass
@@ -279,7 +292,9 @@ class Analyser:
     analyses: list[Analyse] = field(default_factory=list)
     reduce: bool = True
     where: Location = NOWHERE
-    sanity: list[Sanity] = field(default_factory=list)  # caramel: checks of each analysed workpackage
+    sanity: list[Sanity] = field(
+        default_factory=list
+    )  # caramel: checks of each analysed workpackage
 
 
 @dataclass
@@ -365,7 +380,9 @@ class Benchmark:
     analysers: dict[str, Analyser] = field(default_factory=dict)
     results: list[Result] = field(default_factory=list)
     where: Location = NOWHERE
-    system: SystemFacts | None = None  # the caramel.adapters.systems.System a tag selected (None: no system file)
+    system: SystemFacts | None = (
+        None  # the caramel.adapters.systems.System a tag selected (None: no system file)
+    )
     meta: BenchmarkMeta = field(default_factory=BenchmarkMeta)
     # caramel: `repeat: N|auto`, the default of `bench run --repeat`
     repeat: Repeat = field(default_factory=Repeat)

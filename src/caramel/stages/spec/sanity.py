@@ -30,10 +30,34 @@ from caramel.stages.spec.tree import Node
 
 ATTRIBUTES = (*SANITY_KINDS, "file", "tag", "step", "analyser", "analyzer")
 DEFAULT_FILE = "stdout"
-ALLOWED_NODES = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd,
-                 ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
-                 ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Name, ast.Load,
-                 ast.Constant)
+ALLOWED_NODES = (
+    ast.Expression,
+    ast.BoolOp,
+    ast.And,
+    ast.Or,
+    ast.UnaryOp,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.BinOp,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.Compare,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.Name,
+    ast.Load,
+    ast.Constant,
+)
 _DOLLAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
 EXAMPLE = 'write <sanity expect="regex"/>, reject="regex" or expr="loss < 10" (YAML: sanity: [{expect: "..."}])'
 
@@ -43,13 +67,21 @@ def read_sanity(node: Node) -> Sanity:
     expression, a file inside the work folder."""
     for attr in node.attrs:
         if attr not in ATTRIBUTES:
-            raise SpecError(f"unknown attribute '{attr}' of <sanity>", node.where,
-                            hint=did_you_mean(attr, ATTRIBUTES) or EXAMPLE)
+            raise SpecError(
+                f"unknown attribute '{attr}' of <sanity>",
+                node.where,
+                hint=did_you_mean(attr, ATTRIBUTES) or EXAMPLE,
+            )
     kinds = [k for k in SANITY_KINDS if k in node.attrs]
     if len(kinds) != 1:
-        found = "none of expect=, reject=, expr=" if not kinds else " and ".join(f"{k}=" for k in kinds)
-        raise SpecError(f"<sanity> needs exactly one of expect=, reject= or expr=; it has {found}", node.where,
-                        hint="write one check per <sanity> (YAML: one mapping per list item)")
+        found = (
+            "none of expect=, reject=, expr=" if not kinds else " and ".join(f"{k}=" for k in kinds)
+        )
+        raise SpecError(
+            f"<sanity> needs exactly one of expect=, reject= or expr=; it has {found}",
+            node.where,
+            hint="write one check per <sanity> (YAML: one mapping per list item)",
+        )
     kind = SanityKind(kinds[0])
     text = node.attrs[kind].strip()
     if not text:
@@ -57,18 +89,26 @@ def read_sanity(node: Node) -> Sanity:
     file = node.attrs.get("file", "").strip()
     if kind == "expr":
         if file:
-            raise SpecError("<sanity expr=...> reads no file; file= is for expect= and reject=", node.where)
+            raise SpecError(
+                "<sanity expr=...> reads no file; file= is for expect= and reject=", node.where
+            )
         parse_expression(text, node)
         return Sanity(kind, text, "", node.where)
     try:
         re.compile(text, re.MULTILINE)
     except re.error as exc:
-        raise SpecError(f"<sanity {kind}={text!r}>: not a valid regular expression: {exc}", node.where,
-                        hint="Python's re syntax; escape ( ) [ ] . * + ? with a backslash to match them") from None
+        raise SpecError(
+            f"<sanity {kind}={text!r}>: not a valid regular expression: {exc}",
+            node.where,
+            hint="Python's re syntax; escape ( ) [ ] . * + ? with a backslash to match them",
+        ) from None
     file = file or DEFAULT_FILE
     if os.path.isabs(file) or ".." in file.replace("\\", "/").split("/"):
-        raise SpecError(f"<sanity file={file!r}> is not a file of the work folder", node.where,
-                        hint="give a path relative to the work folder, without .. (default: stdout)")
+        raise SpecError(
+            f"<sanity file={file!r}> is not a file of the work folder",
+            node.where,
+            hint="give a path relative to the work folder, without .. (default: stdout)",
+        )
     return Sanity(kind, text, file, node.where)
 
 
@@ -77,15 +117,24 @@ def parse_expression(text: str, node: Node) -> ast.Expression:
     try:
         tree = ast.parse(plain_names(text), mode="eval")
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL character
-        raise SpecError(f"<sanity expr={text!r}>: not a valid expression: {getattr(exc, 'msg', exc)}", node.where,
-                        hint="e.g. expr=\"tokens_per_s > 0 and loss < 10\"") from None
+        raise SpecError(
+            f"<sanity expr={text!r}>: not a valid expression: {getattr(exc, 'msg', exc)}",
+            node.where,
+            hint='e.g. expr="tokens_per_s > 0 and loss < 10"',
+        ) from None
     for part in ast.walk(tree):
         if not isinstance(part, ALLOWED_NODES):
-            raise SpecError(f"<sanity expr={text!r}>: {describe(part)} is not allowed in a sanity expression",
-                            node.where, hint="names, numbers, strings, comparisons, + - * / // % **, and, or, not")
+            raise SpecError(
+                f"<sanity expr={text!r}>: {describe(part)} is not allowed in a sanity expression",
+                node.where,
+                hint="names, numbers, strings, comparisons, + - * / // % **, and, or, not",
+            )
         if isinstance(part, ast.Constant) and not isinstance(part.value, (int, float, str)):
-            raise SpecError(f"<sanity expr={text!r}>: the constant {part.value!r} is not allowed", node.where,
-                            hint="numbers, strings, True and False")
+            raise SpecError(
+                f"<sanity expr={text!r}>: the constant {part.value!r} is not allowed",
+                node.where,
+                hint="numbers, strings, True and False",
+            )
     return tree
 
 
@@ -100,9 +149,17 @@ def expression_names(tree: ast.Expression) -> list[str]:
 
 
 def describe(part: ast.AST) -> str:
-    names = {ast.Call: "a call", ast.Attribute: "an attribute (.)", ast.Subscript: "a subscript ([])",
-             ast.Lambda: "a lambda", ast.IfExp: "an if-else", ast.NamedExpr: "an assignment (:=)"}
-    return next((text for kind, text in names.items() if isinstance(part, kind)), f"'{type(part).__name__}'")
+    names = {
+        ast.Call: "a call",
+        ast.Attribute: "an attribute (.)",
+        ast.Subscript: "a subscript ([])",
+        ast.Lambda: "a lambda",
+        ast.IfExp: "an if-else",
+        ast.NamedExpr: "an assignment (:=)",
+    }
+    return next(
+        (text for kind, text in names.items() if isinstance(part, kind)), f"'{type(part).__name__}'"
+    )
 
 
 def from_comment(bench_node: Node) -> list[tuple[str, str, Node]]:
@@ -113,8 +170,11 @@ def from_comment(bench_node: Node) -> list[tuple[str, str, Node]]:
         for child in comment.findall("sanity"):
             owners = [k for k in ("step", "analyser", "analyzer") if child.attrs.get(k, "").strip()]
             if len(owners) != 1:
-                raise SpecError("<sanity> inside <comment> needs step= or analyser= (one of them)", child.where,
-                                hint='write <sanity step="run" expect="..."/> to check the workpackages of step run')
+                raise SpecError(
+                    "<sanity> inside <comment> needs step= or analyser= (one of them)",
+                    child.where,
+                    hint='write <sanity step="run" expect="..."/> to check the workpackages of step run',
+                )
             owner = "analyser" if owners[0] == "analyzer" else owners[0]
             out.append((owner, child.attrs[owners[0]].strip(), child))
     return out

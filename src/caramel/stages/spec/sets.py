@@ -32,19 +32,43 @@ def add_parameter(pset: m.Parameterset, param: m.Parameter) -> None:
         return
     old = pset.parameters[existing]
     if old.duplicate != param.duplicate:
-        raise SpecError(f"parameter '{param.name}' is defined twice with different duplicate= options",
-                        param.where, hint=f"first definition at {old.where}")
+        raise SpecError(
+            f"parameter '{param.name}' is defined twice with different duplicate= options",
+            param.where,
+            hint=f"first definition at {old.where}",
+        )
     mode = param.duplicate if param.duplicate != m.DuplicateMode.NONE else pset.duplicate
     if mode == m.DuplicateMode.ERROR:
-        raise SpecError(f"parameter '{param.name}' is defined twice in parameterset '{pset.name}'", param.where,
-                        hint=f"first definition at {old.where}; duplicate=\"error\" forbids this")
+        raise SpecError(
+            f"parameter '{param.name}' is defined twice in parameterset '{pset.name}'",
+            param.where,
+            hint=f'first definition at {old.where}; duplicate="error" forbids this',
+        )
     if mode == m.DuplicateMode.CONCAT:
-        if (old.separator, old.type, old.update_mode) != (param.separator, param.type, param.update_mode):
-            raise SpecError(f"parameter '{param.name}' is concatenated with different separator, type or "
-                            "update_mode", param.where, hint=f"first definition at {old.where}")
+        if (old.separator, old.type, old.update_mode) != (
+            param.separator,
+            param.type,
+            param.update_mode,
+        ):
+            raise SpecError(
+                f"parameter '{param.name}' is concatenated with different separator, type or "
+                "update_mode",
+                param.where,
+                hint=f"first definition at {old.where}",
+            )
         if old.value != param.value:
-            values = sorted({v.strip() for v in (old.value.split(old.separator) if old.separator else [old.value])} |
-                            {v.strip() for v in (param.value.split(param.separator) if param.separator else [param.value])})
+            values = sorted(
+                {
+                    v.strip()
+                    for v in (old.value.split(old.separator) if old.separator else [old.value])
+                }
+                | {
+                    v.strip()
+                    for v in (
+                        param.value.split(param.separator) if param.separator else [param.value]
+                    )
+                }
+            )
             param = m.Parameter(**{**param.__dict__, "value": param.separator.join(values)})
         pset.parameters[existing] = param
         return
@@ -70,8 +94,11 @@ class SetBuilder:
             if child.tag in SET_KINDS:
                 built = self.set(child, base_dir or self.home)
                 if built.name in out[child.tag]:
-                    raise SpecError(f"{child.tag} '{built.name}' is defined twice", child.where,
-                                    hint=f"first definition at {out[child.tag][built.name].where}")
+                    raise SpecError(
+                        f"{child.tag} '{built.name}' is defined twice",
+                        child.where,
+                        hint=f"first definition at {out[child.tag][built.name].where}",
+                    )
                 out[child.tag][built.name] = built
         return out
 
@@ -81,43 +108,73 @@ class SetBuilder:
         base = None
         if init:
             filename, _, search = init.partition(":")
-            base = self.extern_set(node.tag, filename.strip(), search.strip() or name, node.where, name)
+            base = self.extern_set(
+                node.tag, filename.strip(), search.strip() or name, node.where, name
+            )
         kind = node.tag  # extern_set finds a set of the same kind: `base` is one
         if kind == "parameterset":
             return self.parameterset(node, name, base if isinstance(base, m.Parameterset) else None)
         if kind == "substituteset":
-            return self.substituteset(node, name, base if isinstance(base, m.Substituteset) else None)
+            return self.substituteset(
+                node, name, base if isinstance(base, m.Substituteset) else None
+            )
         if kind == "fileset":
             return self.fileset(node, name, base if isinstance(base, m.Fileset) else None, base_dir)
         return self.patternset(node, name, base if isinstance(base, m.Patternset) else None)
 
-    def extern_set(self, kind: str, filename: str, search: str, where: Location, name: str | None = None) -> AnySet:
+    def extern_set(
+        self, kind: str, filename: str, search: str, where: Location, name: str | None = None
+    ) -> AnySet:
         """The set `search` of kind `kind` from another file, found through the include path."""
         path = self.include.find(filename, where)
         tree = self._tree(path)
         found = [n for n in tree.iter(kind) if n.attrs.get("name", "").strip() == search]
         if not found:
             names = [n.attrs.get("name", "") for n in tree.iter(kind)]
-            raise SpecError(f"{kind} '{search}' not found in {path}", where, hint=did_you_mean(search, names) or (
-                f"its {kind}s: " + ", ".join(sorted(set(names))) if names else f"that file has no {kind}"))
+            raise SpecError(
+                f"{kind} '{search}' not found in {path}",
+                where,
+                hint=did_you_mean(search, names)
+                or (
+                    f"its {kind}s: " + ", ".join(sorted(set(names)))
+                    if names
+                    else f"that file has no {kind}"
+                ),
+            )
         if len(found) > 1:
             raise SpecError(f"{kind} '{search}' is defined {len(found)} times in {path}", where)
         node = found[0]
-        if node.attrs.get("init_with", "").strip().partition(":")[0].strip() == filename and \
-                (node.attrs.get("init_with", "").partition(":")[2].strip() or search) == search:
+        if (
+            node.attrs.get("init_with", "").strip().partition(":")[0].strip() == filename
+            and (node.attrs.get("init_with", "").partition(":")[2].strip() or search) == search
+        ):
             raise SpecError(f"{kind} '{search}' is initialised with itself", node.where)
         return self.set(node, os.path.dirname(path), name or search)
 
     def find_set_kind(self, filename: str, name: str, where: Location) -> str:
         path = self.include.find(filename, where)
         tree = self._tree(path)
-        kinds = {n.tag for n in tree.iter() if n.tag in SET_KINDS and n.attrs.get("name", "").strip() == name}
+        kinds = {
+            n.tag
+            for n in tree.iter()
+            if n.tag in SET_KINDS and n.attrs.get("name", "").strip() == name
+        }
         if not kinds:
             names = [n.attrs.get("name", "") for n in tree.iter() if n.tag in SET_KINDS]
-            raise SpecError(f"no set named '{name}' in {path}", where, hint=did_you_mean(name, names) or (
-                "its sets: " + ", ".join(sorted(set(names))) if names else "that file has no sets"))
+            raise SpecError(
+                f"no set named '{name}' in {path}",
+                where,
+                hint=did_you_mean(name, names)
+                or (
+                    "its sets: " + ", ".join(sorted(set(names)))
+                    if names
+                    else "that file has no sets"
+                ),
+            )
         if len(kinds) > 1:
-            raise SpecError(f"'{name}' names sets of several kinds in {path}: {', '.join(sorted(kinds))}", where)
+            raise SpecError(
+                f"'{name}' names sets of several kinds in {path}: {', '.join(sorted(kinds))}", where
+            )
         return kinds.pop()
 
     def _tree(self, path: str) -> Node:
@@ -131,33 +188,55 @@ class SetBuilder:
 
     def parameterset(self, node: Node, name: str, base: m.Parameterset | None) -> m.Parameterset:
         only_children(node, children_of("parameterset"))
-        duplicate = m.DuplicateMode(choice(node, "duplicate", base.duplicate if base else "replace",
-                                           ("replace", "concat", "error")))
-        pset = m.Parameterset(name, list(base.parameters) if base else [], duplicate,
-                              list(base.zips) if base else [], list(base.excludes) if base else [], node.where)
+        duplicate = m.DuplicateMode(
+            choice(
+                node,
+                "duplicate",
+                base.duplicate if base else "replace",
+                ("replace", "concat", "error"),
+            )
+        )
+        pset = m.Parameterset(
+            name,
+            list(base.parameters) if base else [],
+            duplicate,
+            list(base.zips) if base else [],
+            list(base.excludes) if base else [],
+            node.where,
+        )
         for child in node.children:
             if child.tag == "parameter":
                 add_parameter(pset, self.parameter(child))
             elif child.tag == "zip":
-                names = split_list(child.attrs.get("names", "") or child.text) + \
-                    [p.text.strip() for p in child.findall("param")]
+                names = split_list(child.attrs.get("names", "") or child.text) + [
+                    p.text.strip() for p in child.findall("param")
+                ]
                 if len(names) < 2:
-                    raise SpecError("<zip> needs at least two parameter names", child.where,
-                                    hint='write <zip names="a,b"/> (YAML: zip: {names: "a,b"})')
+                    raise SpecError(
+                        "<zip> needs at least two parameter names",
+                        child.where,
+                        hint='write <zip names="a,b"/> (YAML: zip: {names: "a,b"})',
+                    )
                 pset.zips.append(m.Zip(names, child.where))
             else:
                 condition = (child.attrs.get("if") or child.text).strip()
                 if not condition:
-                    raise SpecError("<exclude> needs a condition", child.where,
-                                    hint="write <exclude>$nodes > 4 and $batch < 64</exclude>")
+                    raise SpecError(
+                        "<exclude> needs a condition",
+                        child.where,
+                        hint="write <exclude>$nodes > 4 and $batch < 64</exclude>",
+                    )
                 pset.excludes.append(m.Exclude(condition, child.where))
         return pset
 
     def parameter(self, node: Node) -> m.Parameter:
         name = name_of(node, "parameter")
         if not NAME_RE.match(name):
-            raise SpecError(f"parameter name {name!r} has a character that is not allowed", node.where,
-                            hint="names start with a letter or _ and hold letters, digits and _")
+            raise SpecError(
+                f"parameter name {name!r} has a character that is not allowed",
+                node.where,
+                hint="names start with a letter or _ and hold letters, digits and _",
+            )
         value_node = node.find("value")
         text = (value_node.text if value_node is not None else node.text) or ""
         ptype = type_of(node, "parameter", name)
@@ -176,26 +255,38 @@ class SetBuilder:
 
     def substituteset(self, node: Node, name: str, base: m.Substituteset | None) -> m.Substituteset:
         only_children(node, children_of("substituteset"))
-        sset = m.Substituteset(name, list(base.iofiles) if base else [], list(base.subs) if base else [],
-                               node.where)
+        sset = m.Substituteset(
+            name, list(base.iofiles) if base else [], list(base.subs) if base else [], node.where
+        )
         for child in node.children:
             if child.tag == "iofile":
                 src = child.attrs.get("in", "").strip()
                 dest = child.attrs.get("out", "").strip()
                 if not src or not dest:
-                    missing = " and ".join(a + "=" for a, v in (("in", src), ("out", dest)) if not v)
-                    raise SpecError(f"<iofile> has no {missing}", child.where,
-                                    hint='write <iofile in="job.in" out="job.sh"/> (YAML: iofile: {in: job.in, out: job.sh})')
+                    missing = " and ".join(
+                        a + "=" for a, v in (("in", src), ("out", dest)) if not v
+                    )
+                    raise SpecError(
+                        f"<iofile> has no {missing}",
+                        child.where,
+                        hint='write <iofile in="job.in" out="job.sh"/> (YAML: iofile: {in: job.in, out: job.sh})',
+                    )
                 sset.iofiles = [f for f in sset.iofiles if f.dest != dest]
-                sset.iofiles.append(m.IOFile(src, dest, child.attrs.get("out_mode", "w").strip(), child.where))
+                sset.iofiles.append(
+                    m.IOFile(src, dest, child.attrs.get("out_mode", "w").strip(), child.where)
+                )
             else:
                 source = child.attrs.get("source")
                 if source is None:
-                    raise SpecError("<sub> needs source=", child.where, hint='<sub source="#X#" dest="$x"/>')
+                    raise SpecError(
+                        "<sub> needs source=", child.where, hint='<sub source="#X#" dest="$x"/>'
+                    )
                 dest_attr = child.attrs.get("dest")
                 dest = child.text.strip() if dest_attr is None else dest_attr
                 sset.subs = [s for s in sset.subs if s.source != source]
-                sset.subs.append(m.Sub(source, dest, child.attrs.get("mode", "text").strip(), child.where))
+                sset.subs.append(
+                    m.Sub(source, dest, child.attrs.get("mode", "text").strip(), child.where)
+                )
         return sset
 
     def fileset(self, node: Node, name: str, base: m.Fileset | None, base_dir: str) -> m.Fileset:
@@ -203,22 +294,43 @@ class SetBuilder:
         fset = m.Fileset(name, list(base.entries) if base else [], node.where)
         for child in node.children:
             if child.tag == "prepare":
-                fset.entries.append(m.FileEntry(
-                    m.FileAction.PREPARE, child.text.strip(), stdout=child.attrs.get("stdout", "").strip(),
-                    stderr=child.attrs.get("stderr", "").strip(), work_dir=child.attrs.get("work_dir", "").strip(),
-                    active=child.attrs.get("active", "true").strip(), base_dir=base_dir, where=child.where))
+                fset.entries.append(
+                    m.FileEntry(
+                        m.FileAction.PREPARE,
+                        child.text.strip(),
+                        stdout=child.attrs.get("stdout", "").strip(),
+                        stderr=child.attrs.get("stderr", "").strip(),
+                        work_dir=child.attrs.get("work_dir", "").strip(),
+                        active=child.attrs.get("active", "true").strip(),
+                        base_dir=base_dir,
+                        where=child.where,
+                    )
+                )
                 continue
             text = child.text.strip()
             if not text:
-                raise SpecError(f"<{child.tag}> needs a file name", child.where,
-                                hint=f"write <{child.tag}>file.in</{child.tag}>")
+                raise SpecError(
+                    f"<{child.tag}> needs a file name",
+                    child.where,
+                    hint=f"write <{child.tag}>file.in</{child.tag}>",
+                )
             rel = choice(child, "rel_path_ref", "external", choices(child.tag, "rel_path_ref"))
-            fset.entries.append(m.FileEntry(
-                m.FileAction(child.tag), text, name=child.attrs.get("name", "").strip(), rel_path_ref=rel, base_dir=base_dir,
-                separator=child.attrs.get("separator", ","), source_dir=child.attrs.get(
-                    "source_dir", child.attrs.get("directory", "")).strip(),
-                target_dir=child.attrs.get("target_dir", "").strip(), active=child.attrs.get("active", "true").strip(),
-                where=child.where))
+            fset.entries.append(
+                m.FileEntry(
+                    m.FileAction(child.tag),
+                    text,
+                    name=child.attrs.get("name", "").strip(),
+                    rel_path_ref=rel,
+                    base_dir=base_dir,
+                    separator=child.attrs.get("separator", ","),
+                    source_dir=child.attrs.get(
+                        "source_dir", child.attrs.get("directory", "")
+                    ).strip(),
+                    target_dir=child.attrs.get("target_dir", "").strip(),
+                    active=child.attrs.get("active", "true").strip(),
+                    where=child.where,
+                )
+            )
         return fset
 
     def patternset(self, node: Node, name: str, base: m.Patternset | None) -> m.Patternset:
@@ -228,10 +340,16 @@ class SetBuilder:
             pname = name_of(child, "pattern")
             ptype = type_of(child, "pattern", pname)
             pattern = m.Pattern(
-                pname, child.text.strip(), ptype,
+                pname,
+                child.text.strip(),
+                ptype,
                 choice(child, "mode", "pattern", choices("pattern", "mode")),
-                pattern_unit(child, pname), child.attrs.get("default"),
-                boolean(child, "dotall", False), child.attrs.get("reduce", "first").strip(), child.where,
-                pattern_direction(child, pname))
+                pattern_unit(child, pname),
+                child.attrs.get("default"),
+                boolean(child, "dotall", False),
+                child.attrs.get("reduce", "first").strip(),
+                child.where,
+                pattern_direction(child, pname),
+            )
             pset.patterns = [p for p in pset.patterns if p.name != pname] + [pattern]
         return pset

@@ -68,9 +68,13 @@ class IncludePath:
             candidate = os.path.join(folder, filename)
             if os.path.isfile(candidate):
                 return candidate
-        raise SpecError(f"'{filename}' not found in the include path", where,
-                        hint="searched: " + ", ".join(self.folders) +
-                        "; add a folder with --include-path, JUBE_INCLUDE_PATH or <include-path>")
+        raise SpecError(
+            f"'{filename}' not found in the include path",
+            where,
+            hint="searched: "
+            + ", ".join(self.folders)
+            + "; add a folder with --include-path, JUBE_INCLUDE_PATH or <include-path>",
+        )
 
 
 def check_tag(node: Node, tags: set[str]) -> bool:
@@ -78,8 +82,11 @@ def check_tag(node: Node, tags: set[str]) -> bool:
     try:
         return tag_matches(expr, tags)
     except TagSyntaxError as exc:
-        raise SpecError(f"cannot read tag expression {expr!r} on <{node.tag}>: {exc}", node.where,
-                        hint="tags combine with '!' (not), '+' (and), '|' (or) and parentheses") from None
+        raise SpecError(
+            f"cannot read tag expression {expr!r} on <{node.tag}>: {exc}",
+            node.where,
+            hint="tags combine with '!' (not), '+' (and), '|' (or) and parentheses",
+        ) from None
 
 
 def remove_inactive(node: Node, tags: set[str]) -> None:
@@ -113,7 +120,7 @@ def expand_includes(node: Node, include: IncludePath, tags: set[str], depth: int
         if child.tag == "include" and check_tag(child, tags):
             source = child.attrs.get("from", "")
             if not source:
-                raise SpecError("<include> needs a from=\"FILE\" attribute", child.where)
+                raise SpecError('<include> needs a from="FILE" attribute', child.where)
             tree = read_tree(include.find(source, child.where), include.folders)
             remove_inactive(tree, tags)
             found = find_path(tree, child.attrs.get("path", "."))

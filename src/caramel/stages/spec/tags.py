@@ -69,7 +69,12 @@ def _and(tokens: list[str]) -> Parsed:
     return _chain(tokens, "+", "and", _not)
 
 
-def _chain(tokens: list[str], operator: str, name: Literal["and", "or"], operand: Callable[[list[str]], Parsed]) -> Parsed:
+def _chain(
+    tokens: list[str],
+    operator: str,
+    name: Literal["and", "or"],
+    operand: Callable[[list[str]], Parsed],
+) -> Parsed:
     """`operand (operator operand)*`, grouped from the left: `a|b|c` is `(a|b)|c`."""
     left, tokens = operand(tokens)
     while tokens and tokens[0] == operator:
@@ -89,7 +94,9 @@ def _not(tokens: list[str]) -> Parsed:
         return inner, rest[1:]
     if tokens and tokens[0].startswith("tag:"):
         return _Tag(tokens[0][4:]), tokens[1:]
-    raise TagSyntaxError("expected a tag name, '!' or '('" + (f", found {tokens[0]!r}" if tokens else " at the end"))
+    raise TagSyntaxError(
+        "expected a tag name, '!' or '('" + (f", found {tokens[0]!r}" if tokens else " at the end")
+    )
 
 
 def _holds(tree: Tree, tags: Collection[str]) -> bool:

@@ -76,8 +76,13 @@ def file_tags(root: Node, include: IncludePath) -> set[str]:
     return found
 
 
-def check_given_tags(given: Iterable[str], known: Collection[str], systems: Collection[str],
-                     where: Location | None, what: str = "this file") -> None:
+def check_given_tags(
+    given: Iterable[str],
+    known: Collection[str],
+    systems: Collection[str],
+    where: Location | None,
+    what: str = "this file",
+) -> None:
     """Refuse the given tags that select nothing (neither in `known`, those of `what`, nor in
     `systems`), each with the tag it most likely meant: the same letters in another case first."""
     everything = set(known) | set(systems)
@@ -90,9 +95,11 @@ def check_given_tags(given: Iterable[str], known: Collection[str], systems: Coll
     raise SpecError(
         f"tag{'' if one else 's'} {words} select{'s' if one else ''} nothing: "
         f"no system file is named so and no tag expression of {what} uses "
-        + ("it" if one else "them"), where,
+        + ("it" if one else "them"),
+        where,
         hint="; ".join(hints) + "; a tag the file reads no other way is declared in <tags> "
-                                "(docs/file-format.md, Tags)")
+        "(docs/file-format.md, Tags)",
+    )
 
 
 def _meant(tag: str, everything: set[str]) -> str:

@@ -22,7 +22,9 @@ class Node:
     text: str = ""
     children: list[Node] = field(default_factory=list)
     where: Location = field(default_factory=lambda: Location("<memory>"))
-    attr_lines: dict[str, int] = field(default_factory=dict)  # YAML: the line of each attribute's key
+    attr_lines: dict[str, int] = field(
+        default_factory=dict
+    )  # YAML: the line of each attribute's key
 
     def find(self, tag: str) -> Node | None:
         return next((c for c in self.children if c.tag == tag), None)
@@ -38,5 +40,11 @@ class Node:
             yield from child.iter(tag)
 
     def copy(self) -> Node:
-        return Node(self.tag, dict(self.attrs), self.text, [c.copy() for c in self.children], self.where,
-                    dict(self.attr_lines))
+        return Node(
+            self.tag,
+            dict(self.attrs),
+            self.text,
+            [c.copy() for c in self.children],
+            self.where,
+            dict(self.attr_lines),
+        )

@@ -22,14 +22,67 @@ from caramel.vocabulary import STATISTICS, Direction
 MAX_UNIT_CHARS = 40
 MAX_UNIT_WORDS = 4
 
-TIME = frozenset({"s", "sec", "secs", "second", "seconds", "ms", "msec", "msecs", "millisecond", "milliseconds",
-                  "us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds", "ns", "nsec", "nanosecond",
-                  "nanoseconds", "min", "mins", "minute", "minutes", "h", "hr", "hrs", "hour", "hours", "day",
-                  "days"})
+TIME = frozenset(
+    {
+        "s",
+        "sec",
+        "secs",
+        "second",
+        "seconds",
+        "ms",
+        "msec",
+        "msecs",
+        "millisecond",
+        "milliseconds",
+        "us",
+        "µs",
+        "μs",
+        "usec",
+        "usecs",
+        "microsecond",
+        "microseconds",
+        "ns",
+        "nsec",
+        "nanosecond",
+        "nanoseconds",
+        "min",
+        "mins",
+        "minute",
+        "minutes",
+        "h",
+        "hr",
+        "hrs",
+        "hour",
+        "hours",
+        "day",
+        "days",
+    }
+)
 ENERGY = frozenset({"j", "kj", "mj", "gj", "joule", "joules", "wh", "kwh", "mwh", "gwh"})
 POWER = frozenset({"w", "kw", "mw", "watt", "watts"})
-MEMORY = frozenset({"b", "kb", "mb", "gb", "tb", "pb", "kib", "mib", "gib", "tib", "pib", "byte", "bytes",
-                    "kbyte", "mbyte", "gbyte", "kbytes", "mbytes", "gbytes"})
+MEMORY = frozenset(
+    {
+        "b",
+        "kb",
+        "mb",
+        "gb",
+        "tb",
+        "pb",
+        "kib",
+        "mib",
+        "gib",
+        "tib",
+        "pib",
+        "byte",
+        "bytes",
+        "kbyte",
+        "mbyte",
+        "gbyte",
+        "kbytes",
+        "mbytes",
+        "gbytes",
+    }
+)
 LOWER_UNITS = TIME | ENERGY | POWER | MEMORY
 # one word that is a rate by itself (frames, queries, transactions, requests, I/O operations per second)
 RATE_WORDS = frozenset({"fps", "qps", "tps", "rps", "iops", "hz", "khz", "mhz", "ghz"})
@@ -37,15 +90,87 @@ _FLOPS = re.compile(r"^[kmgtpe]?(flops|flop/s)$")  # FLOP/s; a bare FLOP count s
 _PER_TIME = re.compile(r"^([a-zµμ]+)\^-1$")  # s^-1
 
 # Name words: which way a figure is better when neither a declaration nor a unit says.
-LOWER_WORDS = frozenset({"t", "time", "times", "elapsed", "latency", "runtime", "duration", "walltime", "wall",
-                         "energy", "power", "memory", "mem", "loss", "ttft", "tpot", "itl", "delay", "overhead"})
-HIGHER_WORDS = frozenset({"throughput", "bandwidth", "speedup", "mfu", "flops", "tflops", "gflops", "mflops",
-                          "pflops", "fps", "qps", "tps", "iops"})
+LOWER_WORDS = frozenset(
+    {
+        "t",
+        "time",
+        "times",
+        "elapsed",
+        "latency",
+        "runtime",
+        "duration",
+        "walltime",
+        "wall",
+        "energy",
+        "power",
+        "memory",
+        "mem",
+        "loss",
+        "ttft",
+        "tpot",
+        "itl",
+        "delay",
+        "overhead",
+    }
+)
+HIGHER_WORDS = frozenset(
+    {
+        "throughput",
+        "bandwidth",
+        "speedup",
+        "mfu",
+        "flops",
+        "tflops",
+        "gflops",
+        "mflops",
+        "pflops",
+        "fps",
+        "qps",
+        "tps",
+        "iops",
+    }
+)
 # things counted per unit of time in a rate's name: `images_sec`, `tokens_s` (not `compile_sec`, a time)
-COUNT_WORDS = frozenset({"images", "image", "imgs", "img", "tokens", "token", "tok", "toks", "samples", "sample",
-                         "examples", "items", "sequences", "seqs", "seq", "steps", "iterations", "iters", "iter",
-                         "it", "frames", "queries", "requests", "reqs", "ops", "batches", "words", "records",
-                         "events", "updates", "sentences", "pixels", "bytes", "messages", "msgs", "transactions"})
+COUNT_WORDS = frozenset(
+    {
+        "images",
+        "image",
+        "imgs",
+        "img",
+        "tokens",
+        "token",
+        "tok",
+        "toks",
+        "samples",
+        "sample",
+        "examples",
+        "items",
+        "sequences",
+        "seqs",
+        "seq",
+        "steps",
+        "iterations",
+        "iters",
+        "iter",
+        "it",
+        "frames",
+        "queries",
+        "requests",
+        "reqs",
+        "ops",
+        "batches",
+        "words",
+        "records",
+        "events",
+        "updates",
+        "sentences",
+        "pixels",
+        "bytes",
+        "messages",
+        "msgs",
+        "transactions",
+    }
+)
 # JUBE's statistic suffixes, stripped before a name is read (`t_avg` is `t`); a count says nothing
 NAME_SUFFIXES = tuple("_" + s for s in STATISTICS)
 
@@ -81,7 +206,9 @@ def _ratio(text: str, camel: bool = False) -> list[list[str]]:
     """The parts of a ratio (`tokens/s/GPU`, `samples per second`, `images_per_joule`), each as words;
     `camel`: a name's camelCase splits words too (`AvgPower`; a unit's `kWh` stays one)."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text) if camel else text
-    slashed = re.sub(r"(?i)(^|[\s_\-.])per(?=[\s_\-.]|$)", "/", spaced)  # `per` between words is a `/`
+    slashed = re.sub(
+        r"(?i)(^|[\s_\-.])per(?=[\s_\-.]|$)", "/", spaced
+    )  # `per` between words is a `/`
     slashed = re.sub(r"(?i)per(sec|second)$", r"/\1", slashed)  # imagespersec
     return [_words(part) for part in slashed.split("/")]
 
@@ -186,9 +313,11 @@ def unreadable_units(figures: list) -> list[str]:
     for figure in figures:
         problem = unit_problem(figure.metric)
         if problem is not None:
-            notes.append(f"{figure.source}: the unit {figure.metric[:MAX_UNIT_CHARS + 10]!r} cannot be read "
-                         f"({problem}); the figure is kept without a unit, so no verdict can judge it; "
-                         "expected 'performance: NUMBER UNIT' with a unit such as ms or samples/s")
+            notes.append(
+                f"{figure.source}: the unit {figure.metric[: MAX_UNIT_CHARS + 10]!r} cannot be read "
+                f"({problem}); the figure is kept without a unit, so no verdict can judge it; "
+                "expected 'performance: NUMBER UNIT' with a unit such as ms or samples/s"
+            )
             figure.metric = ""
     return notes
 

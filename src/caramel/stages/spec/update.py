@@ -21,8 +21,12 @@ from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec.model import Benchmark, Result
 
 # The parts of a benchmark that made the run: (attribute, what an error calls one of them).
-RUN_PARTS = (("parametersets", "parameterset"), ("substitutesets", "substituteset"), ("filesets", "fileset"),
-             ("steps", "step"))
+RUN_PARTS = (
+    ("parametersets", "parameterset"),
+    ("substitutesets", "substituteset"),
+    ("filesets", "fileset"),
+    ("steps", "step"),
+)
 _IGNORED = {"where", "base_dir", "sanity"}  # where a definition was written; sanity is analysis
 
 
@@ -30,9 +34,12 @@ def updated(stored: Benchmark, edited: Benchmark) -> Benchmark:
     """`stored` with the analysis definitions of `edited` (the same benchmark, edited)."""
     change, where = run_change(stored, edited)
     if change:
-        raise SpecError(f"the edited file changes the run itself: {change}", where,
-                        hint="an update (-u) takes only patterns, analysers, results and sanity checks; "
-                             "to change the run, start a new one with bench run")
+        raise SpecError(
+            f"the edited file changes the run itself: {change}",
+            where,
+            hint="an update (-u) takes only patterns, analysers, results and sanity checks; "
+            "to change the run, start a new one with bench run",
+        )
     out = copy.copy(stored)
     out.patternsets = edited.patternsets
     out.analysers = edited.analysers
@@ -56,8 +63,9 @@ def run_change(stored: Benchmark, edited: Benchmark) -> tuple[str, Location]:
             before, after = _plain(asdict(old[name])), _plain(asdict(new[name]))
             if before != after:
                 field = next(k for k in after if before.get(k) != after.get(k))
-                return f"{what} '{name}' differs in its {field}" + _which(before[field], after[field], getattr(
-                    new[name], field)), new[name].where
+                return f"{what} '{name}' differs in its {field}" + _which(
+                    before[field], after[field], getattr(new[name], field)
+                ), new[name].where
     return "", edited.where
 
 
@@ -70,7 +78,11 @@ def _which(before: object, after: object, items: object) -> str:
         if old != item and isinstance(item, dict):
             label = f"'{item['name']}'" if item.get("name") else f"{index + 1}"
             field = next((k for k in item if old is None or old.get(k) != item.get(k)), "")
-            detail = f" ({field}: {old.get(field)!r} became {item.get(field)!r})" if old and field else " (new)"
+            detail = (
+                f" ({field}: {old.get(field)!r} became {item.get(field)!r})"
+                if old and field
+                else " (new)"
+            )
             return f": {label}{detail}"
     return f": {len(before)} became {len(after)}"
 
@@ -86,7 +98,11 @@ def _plain(data: Any) -> Any:
 
 def _result_at(result: Result, edited_home: str, stored_home: str) -> Result:
     """A relative result_dir= is relative to the edited file's folder, as JUBE places it."""
-    if not result.result_dir or os.path.isabs(os.path.expanduser(result.result_dir)) or edited_home == stored_home:
+    if (
+        not result.result_dir
+        or os.path.isabs(os.path.expanduser(result.result_dir))
+        or edited_home == stored_home
+    ):
         return result
     moved = copy.copy(result)
     moved.result_dir = os.path.join(edited_home, result.result_dir)
@@ -94,5 +110,8 @@ def _result_at(result: Result, edited_home: str, stored_home: str) -> Result:
 
 
 def no_benchmark(path: str, name: str, names: list[str]) -> SpecError:
-    return SpecError(f"the edited file has no benchmark named '{name}' (the run's benchmark)", Location(path),
-                     hint=did_you_mean(name, names) or "its benchmarks: " + (", ".join(names) or "none"))
+    return SpecError(
+        f"the edited file has no benchmark named '{name}' (the run's benchmark)",
+        Location(path),
+        hint=did_you_mean(name, names) or "its benchmarks: " + (", ".join(names) or "none"),
+    )

@@ -27,21 +27,34 @@ def read_xml(path: str) -> Node:
 
 
 def _parse(path: str, resolve: bool | str) -> etree._ElementTree:
-    parser = etree.XMLParser(remove_comments=True, remove_pis=True, resolve_entities=resolve, no_network=True,
-                             load_dtd=False)
+    parser = etree.XMLParser(
+        remove_comments=True,
+        remove_pis=True,
+        resolve_entities=resolve,
+        no_network=True,
+        load_dtd=False,
+    )
     try:
         return etree.parse(path, parser)
     except etree.XMLSyntaxError as exc:
         line = exc.lineno or 0
-        msg = re.sub(r", line \d+, column (\d+)$", r" (column \1)", exc.msg)  # the line is in the location
+        msg = re.sub(
+            r", line \d+, column (\d+)$", r" (column \1)", exc.msg
+        )  # the line is in the location
         undefined = re.match(r"Entity '([^']*)' not defined", msg)
         if undefined:
-            raise SpecError(f"undefined entity &{undefined.group(1)};", Location(path, line),
-                            hint=f'declare it: <!DOCTYPE jube [<!ENTITY {undefined.group(1)} "...">]>, '
-                                 "or write & as &amp;") from None
+            raise SpecError(
+                f"undefined entity &{undefined.group(1)};",
+                Location(path, line),
+                hint=f'declare it: <!DOCTYPE jube [<!ENTITY {undefined.group(1)} "...">]>, '
+                "or write & as &amp;",
+            ) from None
         if "amplification" in msg:
-            raise SpecError("the entities expand too much (an entity expansion bomb?)", Location(path, line),
-                            hint="expand the entities by hand or use parameters") from None
+            raise SpecError(
+                "the entities expand too much (an entity expansion bomb?)",
+                Location(path, line),
+                hint="expand the entities by hand or use parameters",
+            ) from None
         raise SpecError(f"not well-formed XML: {msg}", Location(path, line)) from None
     except OSError as exc:
         raise SpecError(f"cannot read the file: {exc.strerror or exc}", Location(path)) from None
@@ -60,19 +73,23 @@ def _check_external(tree: etree._ElementTree, path: str) -> None:
     """Refuse an external DTD and the declaration of any external entity, with its line."""
     info = tree.docinfo
     if info.system_url or info.public_id:
-        raise SpecError(f"external DTD {info.system_url or info.public_id!r} is refused "
-                        "(it would be read from outside the file)",
-                        Location(path, _declaration_line(path, r"<!DOCTYPE\b")),
-                        hint="remove SYSTEM/PUBLIC from the <!DOCTYPE>; declare entities inside "
-                             'it: <!DOCTYPE jube [<!ENTITY name "text">]>')
+        raise SpecError(
+            f"external DTD {info.system_url or info.public_id!r} is refused "
+            "(it would be read from outside the file)",
+            Location(path, _declaration_line(path, r"<!DOCTYPE\b")),
+            hint="remove SYSTEM/PUBLIC from the <!DOCTYPE>; declare entities inside "
+            'it: <!DOCTYPE jube [<!ENTITY name "text">]>',
+        )
     dtd = info.internalDTD
     for entity in dtd.iterentities() if dtd is not None else ():
         if entity.content is None:
             line = _declaration_line(path, rf"<!ENTITY\s+(?:%\s+)?{re.escape(entity.name)}\s")
-            raise SpecError(f"external entity {entity.name!r} is refused "
-                            f"(it names {entity.system_url!r})", Location(path, line),
-                            hint="caramel reads only internal entities: "
-                                 f'<!ENTITY {entity.name} "text">; or use <include> / init_with')
+            raise SpecError(
+                f"external entity {entity.name!r} is refused (it names {entity.system_url!r})",
+                Location(path, line),
+                hint="caramel reads only internal entities: "
+                f'<!ENTITY {entity.name} "text">; or use <include> / init_with',
+            )
 
 
 def _check_entities(tree: etree._ElementTree, path: str) -> None:
@@ -84,8 +101,11 @@ def _check_entities(tree: etree._ElementTree, path: str) -> None:
         name = node.name
         entity = declared.get(name)
         if entity is None:
-            raise SpecError(f"undefined entity &{name};", Location(path, node.sourceline or 0),
-                            hint=f'declare it: <!DOCTYPE jube [<!ENTITY {name} "...">]>, or write & as &amp;')
+            raise SpecError(
+                f"undefined entity &{name};",
+                Location(path, node.sourceline or 0),
+                hint=f'declare it: <!DOCTYPE jube [<!ENTITY {name} "...">]>, or write & as &amp;',
+            )
 
 
 def _convert(element: etree._Element, path: str) -> Node:
@@ -100,8 +120,10 @@ def _convert(element: etree._Element, path: str) -> Node:
             continue
         if child.tail and child.tail.strip():
             # JUBE ignores such text too; real files may carry it, so it stays a warning, never silent
-            print(f"warning: {Location(path, child.sourceline or 0)}: text {child.tail.strip()[:40]!r} after "
-                  f"<{child.tag}> inside <{element.tag}> is ignored, as JUBE ignores it; move it into an element",
-                  file=sys.stderr)
+            print(
+                f"warning: {Location(path, child.sourceline or 0)}: text {child.tail.strip()[:40]!r} after "
+                f"<{child.tag}> inside <{element.tag}> is ignored, as JUBE ignores it; move it into an element",
+                file=sys.stderr,
+            )
         node.children.append(_convert(child, path))
     return node

@@ -23,7 +23,9 @@ from caramel.stages.spec.grammar import ELEMENTS, YAML_MAPPINGS, YAML_ROOT_ONLY,
 from caramel.stages.spec.tree import Node
 
 # Which keys open child elements, per parent element (everything else is an attribute): the grammar's
-CHILD_TAGS: dict[str, set[str]] = {tag: children_of(tag, "yaml") for tag in ELEMENTS if children_of(tag, "yaml")}
+CHILD_TAGS: dict[str, set[str]] = {
+    tag: children_of(tag, "yaml") for tag in ELEMENTS if children_of(tag, "yaml")
+}
 # How many YAML values (scalars, lists, mappings) a file may hold once its aliases are expanded.
 MAX_EXPANDED_NODES = 100_000
 
@@ -35,8 +37,10 @@ ROOT_ONLY = YAML_ROOT_ONLY
 MAPPING_TAGS = YAML_MAPPINGS
 # Elements whose value is a text (a command, a file name): the attributes each may have in a mapping.
 # A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in the text.
-TEXT_TAGS: dict[str, set[str]] = {tag: set(ELEMENTS[tag].attr_names())
-                                   for tag in ("do", "prepare", "copy", "link", "column", "call")}
+TEXT_TAGS: dict[str, set[str]] = {
+    tag: set(ELEMENTS[tag].attr_names())
+    for tag in ("do", "prepare", "copy", "link", "column", "call")
+}
 
 
 class _Loader(yaml.SafeLoader):
@@ -60,8 +64,11 @@ def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
     try:
         return reader.read(text)
     except RecursionError:
-        raise SpecError("the file nests lists or mappings too deeply to be read", Location(path),
-                        hint="a benchmark file needs a few levels of nesting, not hundreds") from None
+        raise SpecError(
+            "the file nests lists or mappings too deeply to be read",
+            Location(path),
+            hint="a benchmark file needs a few levels of nesting, not hundreds",
+        ) from None
 
 
 def read_text(path: str) -> str:
@@ -80,8 +87,11 @@ def _read_text(path: str, where: Location) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise SpecError(f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
-                        Location(path, line), hint="save the file as UTF-8") from None
+        raise SpecError(
+            f"not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded",
+            Location(path, line),
+            hint="save the file as UTF-8",
+        ) from None
 
 
 def _new_loader(text: str, path: str) -> _Loader:
@@ -90,9 +100,11 @@ def _new_loader(text: str, path: str) -> _Loader:
         return _Loader(text)
     except yaml.reader.ReaderError as exc:
         line = text.count("\n", 0, exc.position) + 1
-        raise SpecError(f"not valid YAML: the character {exc.character!r} is not allowed in a YAML file",
-                        Location(path, line), hint="remove the control character (YAML allows tab, newline and "
-                                                   "printable text)") from None
+        raise SpecError(
+            f"not valid YAML: the character {exc.character!r} is not allowed in a YAML file",
+            Location(path, line),
+            hint="remove the control character (YAML allows tab, newline and printable text)",
+        ) from None
 
 
 class _YamlReader:
@@ -100,8 +112,12 @@ class _YamlReader:
         self.path = path
         self.include_path = include_path
         self.loader: yaml.SafeLoader | None = None
-        self.chain = chain + (os.path.abspath(path),)  # files being read, to refuse an !include loop
-        self._values: dict[int, object] = {}  # YAML node id -> its value: an alias is read once, then shared
+        self.chain = chain + (
+            os.path.abspath(path),
+        )  # files being read, to refuse an !include loop
+        self._values: dict[
+            int, object
+        ] = {}  # YAML node id -> its value: an alias is read once, then shared
 
     def read(self, text: str) -> Node:
         self.loader, document = _compose(text, self.path)
@@ -113,16 +129,24 @@ class _YamlReader:
         if isinstance(value, list):  # a list of benchmarks
             value = {"benchmark": (document, value)}
         if not isinstance(value, dict):
-            raise SpecError(f"the file holds the single value {_text(value)!r}, not a mapping", self._where(document),
-                            hint="a benchmark file is a mapping: name:, outpath:, parameterset:, step: ...")
+            raise SpecError(
+                f"the file holds the single value {_text(value)!r}, not a mapping",
+                self._where(document),
+                hint="a benchmark file is a mapping: name:, outpath:, parameterset:, step: ...",
+            )
         if "benchmark" in value:
             for key, (knode, items) in value.items():
                 if key in CHILD_TAGS["jube"]:
                     for item, inode in items:
                         self._make(key, item, inode, root)
-                elif any(isinstance(item, (dict, list)) for item, _ in items) and did_you_mean(key, CHILD_TAGS["jube"]):
-                    raise SpecError(f"unknown key '{key}' at the top level", self._where(knode),
-                                    hint=did_you_mean(key, CHILD_TAGS["jube"]))
+                elif any(isinstance(item, (dict, list)) for item, _ in items) and did_you_mean(
+                    key, CHILD_TAGS["jube"]
+                ):
+                    raise SpecError(
+                        f"unknown key '{key}' at the top level",
+                        self._where(knode),
+                        hint=did_you_mean(key, CHILD_TAGS["jube"]),
+                    )
                 else:  # kept as an attribute of the root, which the grammar check reports
                     root.attrs[key] = _text(items[0][0]) if items else ""
                     root.attr_lines[key] = knode.start_mark.line + 1
@@ -146,9 +170,16 @@ class _YamlReader:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark else 0
             hint = ""
-            if exc.problem and exc.context and exc.context_mark and exc.context_mark.line + 1 != line:
+            if (
+                exc.problem
+                and exc.context
+                and exc.context_mark
+                and exc.context_mark.line + 1 != line
+            ):
                 hint = f"{exc.context} that starts at line {exc.context_mark.line + 1}"
-            raise SpecError(f"not valid YAML: {exc.problem or exc.context}", Location(path, line), hint=hint) from None
+            raise SpecError(
+                f"not valid YAML: {exc.problem or exc.context}", Location(path, line), hint=hint
+            ) from None
         finally:
             loader.dispose()
 
@@ -161,11 +192,17 @@ class _YamlReader:
         try:
             return self.loader.construct_object(node, deep=True)  # type: ignore[union-attr]
         except yaml.constructor.ConstructorError as exc:
-            raise SpecError(f"cannot read this YAML value: {exc.problem}", self._where(node),
-                            hint="caramel reads plain YAML (safe_load) plus !include") from None
+            raise SpecError(
+                f"cannot read this YAML value: {exc.problem}",
+                self._where(node),
+                hint="caramel reads plain YAML (safe_load) plus !include",
+            ) from None
         except (ValueError, TypeError, AttributeError):
-            raise SpecError(f"cannot read {node.value!r} as {node.tag}", self._where(node),
-                            hint="remove the tag or fix the value") from None
+            raise SpecError(
+                f"cannot read {node.value!r} as {node.tag}",
+                self._where(node),
+                hint="remove the tag or fix the value",
+            ) from None
 
     def _value(self, node: yaml.Node) -> YamlData:
         """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar → str.
@@ -180,14 +217,20 @@ class _YamlReader:
         if node.tag == "!include":
             return self._include(node)
         if not isinstance(node, yaml.ScalarNode) and node.tag not in _Loader.yaml_constructors:
-            raise SpecError(f"cannot read this YAML value: the tag {node.tag!r} is not supported", self._where(node),
-                            hint="caramel reads plain YAML (safe_load) plus !include")
+            raise SpecError(
+                f"cannot read this YAML value: the tag {node.tag!r} is not supported",
+                self._where(node),
+                hint="caramel reads plain YAML (safe_load) plus !include",
+            )
         if isinstance(node, yaml.MappingNode):
             try:
                 self.loader.flatten_mapping(node)  # type: ignore[union-attr]  # `<<: *anchor` merge keys
             except yaml.constructor.ConstructorError as exc:
-                raise SpecError(f"cannot merge with '<<': {exc.problem}", self._where(node),
-                                hint="'<<' takes an alias of a mapping (<<: *name) or a list of them") from None
+                raise SpecError(
+                    f"cannot merge with '<<': {exc.problem}",
+                    self._where(node),
+                    hint="'<<' takes an alias of a mapping (<<: *name) or a list of them",
+                ) from None
             out: dict = {}
             for knode, vnode in node.value:
                 key = str(self._construct(knode))
@@ -211,20 +254,35 @@ class _YamlReader:
     def _include(self, node: yaml.Node) -> YamlData:
         """`!include file.yaml:["key"][0]`: data from another file, subscripts applied."""
         if not isinstance(node, yaml.ScalarNode) or not str(node.value).strip():
-            raise SpecError("!include needs a file name", self._where(node),
-                            hint='write !include file.yaml or !include file.yaml:["key"]')
+            raise SpecError(
+                "!include needs a file name",
+                self._where(node),
+                hint='write !include file.yaml or !include file.yaml:["key"]',
+            )
         spec = str(node.value)
         filename, _, subscript = spec.partition(":")
-        found = next((os.path.join(p, filename.strip()) for p in self.include_path
-                      if os.path.isfile(os.path.join(p, filename.strip()))), None)
+        found = next(
+            (
+                os.path.join(p, filename.strip())
+                for p in self.include_path
+                if os.path.isfile(os.path.join(p, filename.strip()))
+            ),
+            None,
+        )
         if found is None:
-            raise SpecError(f"!include: '{filename.strip()}' not found in the include path", self._where(node),
-                            hint="searched: " + ", ".join(dict.fromkeys(self.include_path)) +
-                            "; add a folder with --include-path or JUBE_INCLUDE_PATH")
+            raise SpecError(
+                f"!include: '{filename.strip()}' not found in the include path",
+                self._where(node),
+                hint="searched: "
+                + ", ".join(dict.fromkeys(self.include_path))
+                + "; add a folder with --include-path or JUBE_INCLUDE_PATH",
+            )
         if os.path.abspath(found) in self.chain:
-            raise SpecError(f"!include: '{filename.strip()}' is already being read (an include loop)",
-                            self._where(node),
-                            hint="include chain: " + " -> ".join(self.chain + (os.path.abspath(found),)))
+            raise SpecError(
+                f"!include: '{filename.strip()}' is already being read (an include loop)",
+                self._where(node),
+                hint="include chain: " + " -> ".join(self.chain + (os.path.abspath(found),)),
+            )
         sub = _YamlReader(found, self.include_path, self.chain)
         included = _read_text(found, self._where(node))
         try:
@@ -238,8 +296,15 @@ class _YamlReader:
             try:
                 data = data[key][1] if isinstance(data, dict) else data[key][0]
             except (KeyError, IndexError, TypeError):
-                raise SpecError(f"!include: {spec!r} has no entry {key!r}", self._where(node)) from None
-            if isinstance(data, list) and len(data) == 1 and isinstance(data[0], tuple) and isinstance(key, str):
+                raise SpecError(
+                    f"!include: {spec!r} has no entry {key!r}", self._where(node)
+                ) from None
+            if (
+                isinstance(data, list)
+                and len(data) == 1
+                and isinstance(data[0], tuple)
+                and isinstance(key, str)
+            ):
                 data = data[0][0]
         return data
 
@@ -254,8 +319,11 @@ class _YamlReader:
             return
         if tag in MAPPING_TAGS and not isinstance(data, dict):
             found = "an empty value" if data is None else f"{_text(data)!r}"
-            raise SpecError(f"{tag}: found {found} where a mapping was expected", self._where(ynode),
-                            hint=f"write {tag}: {{name: ..., ...}} (or a list of such mappings)")
+            raise SpecError(
+                f"{tag}: found {found} where a mapping was expected",
+                self._where(ynode),
+                hint=f"write {tag}: {{name: ..., ...}} (or a list of such mappings)",
+            )
         if tag in TEXT_TAGS:
             self._check_text_element(tag, data, ynode)
         node = Node(tag, where=self._where(ynode))
@@ -267,13 +335,19 @@ class _YamlReader:
                     if children is not None and key in children:
                         self._make(key, item, inode, node)
                     elif isinstance(item, (dict, list)) and key == "_":
-                        raise SpecError(f"{tag}: the text (_) holds a {'mapping' if isinstance(item, dict) else 'list'}",
-                                        self._where(knode), hint="expected a single text value, e.g. _: \"1,2,4\"")
+                        raise SpecError(
+                            f"{tag}: the text (_) holds a {'mapping' if isinstance(item, dict) else 'list'}",
+                            self._where(knode),
+                            hint='expected a single text value, e.g. _: "1,2,4"',
+                        )
                     elif isinstance(item, (dict, list)) and did_you_mean(key, children or ()):
                         # a misspelt child element (other unknown keys are ignored as JUBE ignores them,
                         # e.g. a key that only holds a `&anchor`)
-                        raise SpecError(f"unknown key '{key}' in {tag}", self._where(knode),
-                                        hint=did_you_mean(key, children or ()))
+                        raise SpecError(
+                            f"unknown key '{key}' in {tag}",
+                            self._where(knode),
+                            hint=did_you_mean(key, children or ()),
+                        )
                     elif key == "_" and children is None:
                         node.text = _text(item)
                     else:
@@ -286,8 +360,11 @@ class _YamlReader:
         """A command or file name that YAML did not read as text is an error, never an empty element:
         `- echo 'sanity: failed'` is the mapping {"echo 'sanity": "failed'"} to YAML."""
         if data is None:
-            raise SpecError(f"{tag}: found an empty value where a text was expected", self._where(ynode),
-                            hint=f"write the {tag}'s text, or remove the empty entry")
+            raise SpecError(
+                f"{tag}: found an empty value where a text was expected",
+                self._where(ynode),
+                hint=f"write the {tag}'s text, or remove the empty entry",
+            )
         if not isinstance(data, dict) or "_" in data:
             return
         stray = [key for key in data if key not in TEXT_TAGS[tag]]
@@ -298,16 +375,23 @@ class _YamlReader:
         value = _text(item)
         misspelt = did_you_mean(key, TEXT_TAGS[tag])
         if misspelt:
-            raise SpecError(f"{tag}: unknown key '{key}' and no text (_)", self._where(data[key][0]), hint=misspelt)
+            raise SpecError(
+                f"{tag}: unknown key '{key}' and no text (_)",
+                self._where(data[key][0]),
+                hint=misspelt,
+            )
         if isinstance(item, (dict, list)):
             cause = f"its key {key!r} holds a {'mapping' if isinstance(item, dict) else 'list'}"
         else:
             cause = f"of ': ' (it read {key!r} as a key and {value!r} as its value)"
-        raise SpecError(f"{tag}: YAML read this {tag} as a mapping, not as a text, because {cause}",
-                        self._where(data[key][0]),
-                        hint=f"quote the {tag}'s whole text" + (f': "{key}: {value}"' if '"' not in key + value else "")
-                        + f", or write it as a block (| and the text on the next lines); a {tag} mapping takes "
-                        "only " + ", ".join(sorted(TEXT_TAGS[tag] | {"_"})))
+        raise SpecError(
+            f"{tag}: YAML read this {tag} as a mapping, not as a text, because {cause}",
+            self._where(data[key][0]),
+            hint=f"quote the {tag}'s whole text"
+            + (f': "{key}: {value}"' if '"' not in key + value else "")
+            + f", or write it as a block (| and the text on the next lines); a {tag} mapping takes "
+            "only " + ", ".join(sorted(TEXT_TAGS[tag] | {"_"})),
+        )
 
     def _make_meta(self, data: YamlData, ynode: yaml.Node, parent: Node) -> None:
         """`meta:` (caramel): one child per key and list item, so XML's `<meta>` reads the same."""
@@ -316,14 +400,22 @@ class _YamlReader:
         if data is None:
             return
         if not isinstance(data, dict):
-            raise SpecError(f"meta: found {_text(data)!r} where a mapping was expected", self._where(ynode),
-                            hint="write meta: {description: ..., tags: [a, b], time_limit: \"01:00:00\"}")
+            raise SpecError(
+                f"meta: found {_text(data)!r} where a mapping was expected",
+                self._where(ynode),
+                hint='write meta: {description: ..., tags: [a, b], time_limit: "01:00:00"}',
+            )
         for key, (_knode, items) in data.items():
             for item, inode in items:
                 if isinstance(item, (dict, list)):
-                    raise SpecError(f"meta: '{key}' holds a {'mapping' if isinstance(item, dict) else 'nested list'}",
-                                    self._where(inode), hint="expected a text, a number or a list of texts")
+                    raise SpecError(
+                        f"meta: '{key}' holds a {'mapping' if isinstance(item, dict) else 'nested list'}",
+                        self._where(inode),
+                        hint="expected a text, a number or a list of texts",
+                    )
                 node.children.append(Node(key, text=_text(item), where=self._where(inode)))
+
+
 def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
     """(the loader, the document's node tree): libyaml's parse; where it finds an error, the
     pure-Python parser's, whose messages caramel's errors and tests have always quoted."""
@@ -360,9 +452,12 @@ def _check_expanded_size(document: yaml.Node | None, path: str) -> None:
         return total
 
     if document is not None and size(document) > MAX_EXPANDED_NODES:
-        raise SpecError(f"the aliases (*name) of this file expand it to {size(document):,} YAML values, more "
-                        f"than the {MAX_EXPANDED_NODES:,} allowed", Location(path, culprit[0].start_mark.line + 1),
-                        hint="an alias repeats its anchor's whole value; is this file an alias bomb?")
+        raise SpecError(
+            f"the aliases (*name) of this file expand it to {size(document):,} YAML values, more "
+            f"than the {MAX_EXPANDED_NODES:,} allowed",
+            Location(path, culprit[0].start_mark.line + 1),
+            hint="an alias repeats its anchor's whole value; is this file an alias bomb?",
+        )
 
 
 def _text(value: YamlData) -> str:
@@ -376,8 +471,10 @@ def _text(value: YamlData) -> str:
 def _plain(value: YamlData) -> object:
     """A `_value()` result without its YAML nodes: plain dicts, lists and scalars."""
     if isinstance(value, dict):
-        return {k: _plain(items[0][0]) if len(items) == 1 else [_plain(i) for i, _ in items]
-                for k, (_knode, items) in value.items()}
+        return {
+            k: _plain(items[0][0]) if len(items) == 1 else [_plain(i) for i, _ in items]
+            for k, (_knode, items) in value.items()
+        }
     if isinstance(value, list):
         return [_plain(item) for item, _node in value]
     return value
@@ -389,14 +486,21 @@ def _subscripts(text: str, where: Location) -> list:
     rest = text.strip()
     while rest:
         if not rest.startswith("["):
-            raise SpecError(f"!include: cannot read subscript {text!r}", where, hint='write file.yaml:["key"]')
+            raise SpecError(
+                f"!include: cannot read subscript {text!r}", where, hint='write file.yaml:["key"]'
+            )
         end = rest.find("]")
         if end < 0:
-            raise SpecError(f"!include: cannot read subscript {text!r}: missing ']'", where,
-                            hint='write file.yaml:["key"]')
+            raise SpecError(
+                f"!include: cannot read subscript {text!r}: missing ']'",
+                where,
+                hint='write file.yaml:["key"]',
+            )
         try:
             keys.append(ast.literal_eval(rest[1:end]))
         except (ValueError, SyntaxError):
-            raise SpecError(f"!include: cannot read subscript {text!r}", where, hint='write file.yaml:["key"]') from None
-        rest = rest[end + 1:].strip()
+            raise SpecError(
+                f"!include: cannot read subscript {text!r}", where, hint='write file.yaml:["key"]'
+            ) from None
+        rest = rest[end + 1 :].strip()
     return keys

@@ -20,33 +20,45 @@ from typing import Any
 
 from caramel.errors import RunError
 
-MAX_BYTES = 64 * 1024 * 1024  # a stored model, a history row, an export line: far below, even for big runs
+MAX_BYTES = (
+    64 * 1024 * 1024
+)  # a stored model, a history row, an export line: far below, even for big runs
 CACHE_BYTES = 512 * 1024 * 1024  # the finished tables of a run of 100,000 workpackages, with room
 MAX_DEPTH = 64  # the benchmark model nests about 8 deep; an export line 3
 
 _ESCAPE = re.compile(rb"\\.", re.S)
 _STRING = re.compile(rb'"[^"]*"')
 _KEEP = bytes(range(256)).translate(None, b'"[]{}')  # every byte but quotes and brackets: dropped
-_SQUARE = bytes.maketrans(b"{}", b"[]")  # one kind of bracket: a pair is then one `[]` (mismatches: the parser's)
+_SQUARE = bytes.maketrans(
+    b"{}", b"[]"
+)  # one kind of bracket: a pair is then one `[]` (mismatches: the parser's)
 
 
 class OverLimit(RunError, ValueError):
     """A text too large or nested too deeply to be read back."""
 
 
-def check(text: str | bytes, where: str, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> bytes:
+def check(
+    text: str | bytes, where: str, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
+) -> bytes:
     """`text` as UTF-8 bytes, once it is known to be at most `max_bytes` long and `max_depth` deep."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > max_bytes:
-        raise OverLimit(f"{where}: {size_text(len(data))} of JSON, over the {size_text(max_bytes)} bench reads back",
-                        hint="the file was not written by this caramel, or was changed by hand")
+        raise OverLimit(
+            f"{where}: {size_text(len(data))} of JSON, over the {size_text(max_bytes)} bench reads back",
+            hint="the file was not written by this caramel, or was changed by hand",
+        )
     if data.count(b"[") + data.count(b"{") > max_depth and depth(data, max_depth) > max_depth:
-        raise OverLimit(f"{where}: JSON nested more than {max_depth} deep, deeper than bench writes",
-                        hint="the file was not written by this caramel, or was changed by hand")
+        raise OverLimit(
+            f"{where}: JSON nested more than {max_depth} deep, deeper than bench writes",
+            hint="the file was not written by this caramel, or was changed by hand",
+        )
     return data
 
 
-def loads(text: str | bytes, where: str, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH) -> Any:
+def loads(
+    text: str | bytes, where: str, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
+) -> Any:
     """`json.loads` of a bounded text; OverLimit when over a limit, ValueError when not JSON."""
     data = check(text, where, max_bytes, max_depth)
     try:

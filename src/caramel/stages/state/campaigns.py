@@ -40,31 +40,43 @@ def new_campaign(cwd: str, suite: list[str], tags: list[str]) -> str:
     """A new campaign's id: its date and a short random part (`20261123-0107-3f9a`)."""
     campaign = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:4]
     with _connect() as db:
-        db.execute("INSERT INTO campaigns VALUES (?,?,?,?,?)",
-                   (campaign, os.path.abspath(cwd), " ".join(suite), " ".join(tags), time.time()))
+        db.execute(
+            "INSERT INTO campaigns VALUES (?,?,?,?,?)",
+            (campaign, os.path.abspath(cwd), " ".join(suite), " ".join(tags), time.time()),
+        )
     db.close()
     return campaign
 
 
 def add_run(campaign: str, run_dir: str, benchmark: str) -> None:
     with _connect() as db:
-        (count,) = db.execute("SELECT COUNT(*) FROM campaign_runs WHERE campaign=?", (campaign,)).fetchone()
-        db.execute("INSERT INTO campaign_runs VALUES (?,?,?,?)", (campaign, count, os.path.abspath(run_dir), benchmark))
+        (count,) = db.execute(
+            "SELECT COUNT(*) FROM campaign_runs WHERE campaign=?", (campaign,)
+        ).fetchone()
+        db.execute(
+            "INSERT INTO campaign_runs VALUES (?,?,?,?)",
+            (campaign, count, os.path.abspath(run_dir), benchmark),
+        )
     db.close()
 
 
 def add_failure(campaign: str, benchmark: str, file: str, error: str) -> None:
     """A member of the campaign that has no run: its file could not be read (or its run not made)."""
     with _connect() as db:
-        db.execute("INSERT INTO campaign_failures VALUES (?,?,?,?)", (campaign, benchmark, os.path.abspath(file), error))
+        db.execute(
+            "INSERT INTO campaign_failures VALUES (?,?,?,?)",
+            (campaign, benchmark, os.path.abspath(file), error),
+        )
     db.close()
 
 
 def failures(campaign: str) -> list[tuple[str, str, str]]:
     """(benchmark, file, error) of each member that has no run, in the order they were recorded."""
     with _connect() as db:
-        rows = db.execute("SELECT benchmark, file, error FROM campaign_failures WHERE campaign=? ORDER BY rowid",
-                          (campaign,)).fetchall()
+        rows = db.execute(
+            "SELECT benchmark, file, error FROM campaign_failures WHERE campaign=? ORDER BY rowid",
+            (campaign,),
+        ).fetchall()
     db.close()
     return [tuple(r) for r in rows]
 
@@ -74,17 +86,32 @@ def resolve_campaign(name: str, cwd: str | None = None) -> tuple[str, list[str]]
     cwd = os.path.abspath(cwd or os.getcwd())
     with _connect() as db:
         if name == "last":
-            row = db.execute("SELECT id FROM campaigns WHERE cwd=? ORDER BY created DESC LIMIT 1", (cwd,)).fetchone()
+            row = db.execute(
+                "SELECT id FROM campaigns WHERE cwd=? ORDER BY created DESC LIMIT 1", (cwd,)
+            ).fetchone()
             if row is None:
-                raise RunError(f"no campaign was started from {cwd}",
-                               hint="bench run --suite TAG --tag SYSTEM starts one; or give its id: -c ID")
+                raise RunError(
+                    f"no campaign was started from {cwd}",
+                    hint="bench run --suite TAG --tag SYSTEM starts one; or give its id: -c ID",
+                )
         else:
-            row = db.execute("SELECT id FROM campaigns WHERE id=? OR id LIKE ?", (name, f"%{name}")).fetchone()
+            row = db.execute(
+                "SELECT id FROM campaigns WHERE id=? OR id LIKE ?", (name, f"%{name}")
+            ).fetchone()
             if row is None:
-                known = [r[0] for r in db.execute("SELECT id FROM campaigns ORDER BY created DESC LIMIT 5")]
-                raise RunError(f"no campaign '{name}'",
-                               hint="recent campaigns: " + (", ".join(known) if known else "none"))
-        runs = [r[0] for r in db.execute("SELECT run_dir FROM campaign_runs WHERE campaign=? ORDER BY position",
-                                         (row[0],))]
+                known = [
+                    r[0]
+                    for r in db.execute("SELECT id FROM campaigns ORDER BY created DESC LIMIT 5")
+                ]
+                raise RunError(
+                    f"no campaign '{name}'",
+                    hint="recent campaigns: " + (", ".join(known) if known else "none"),
+                )
+        runs = [
+            r[0]
+            for r in db.execute(
+                "SELECT run_dir FROM campaign_runs WHERE campaign=? ORDER BY position", (row[0],)
+            )
+        ]
     db.close()
     return row[0], [r for r in runs if os.path.isdir(r)]

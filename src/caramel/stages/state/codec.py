@@ -32,9 +32,12 @@ T = TypeVar("T")
 
 # Fields renamed or dropped since runs were stored: {class: {stored name: field, or None}} (a run made
 # before still continues).
-_RENAMED: dict[str, dict[str, str | None]] = {"FileEntry": {"kind": "action"}, "Table": {"kind": "output"},
-                                              "Use": {"from_file": None},
-                                              "System": {"extra_sbatch": "scheduler_options"}}
+_RENAMED: dict[str, dict[str, str | None]] = {
+    "FileEntry": {"kind": "action"},
+    "Table": {"kind": "output"},
+    "Use": {"from_file": None},
+    "System": {"extra_sbatch": "scheduler_options"},
+}
 
 # Classes a field typed `SystemFacts` (a protocol: Benchmark.system) may hold, by name.
 _OPEN_FIELDS = {"System": System}
@@ -119,13 +122,16 @@ def _make_reader(hint: Any) -> Decoder:  # noqa: C901 - one case per kind of typ
         return _mapping_reader((typing.get_args(hint) or (str, Any))[1])
     if dataclasses.is_dataclass(hint):
         return _DataclassReader(hint)
-    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # a vocabulary's word, stored as its text
+    if isinstance(hint, type) and issubclass(
+        hint, enum.Enum
+    ):  # a vocabulary's word, stored as its text
         return _enum_reader(hint)
     if hint in (str, int, float, bool):
         return _plain_reader(hint)
 
     def unreadable(data: Any, where: str) -> Any:
         raise CodecError(f"{where}: cannot read a {hint}")
+
     return unreadable
 
 
@@ -143,6 +149,7 @@ def _union_reader(options: tuple[Any, ...]) -> Decoder:
             except CodecError as exc:
                 errors.append(str(exc))
         raise CodecError("; ".join(errors))
+
     return read
 
 
@@ -161,6 +168,7 @@ def _sequence_reader(origin: Any, item: Any) -> Decoder:
             raise CodecError(f"{where}: a list was expected")
         read_item = _reader_of(item)
         return origin([read_item(v, f"{where}[{i}]") for i, v in enumerate(data)])
+
     return read
 
 
@@ -170,6 +178,7 @@ def _mapping_reader(value: Any) -> Decoder:
             raise CodecError(f"{where}: a mapping was expected")
         read_value = _reader_of(value)
         return {k: read_value(v, f"{where}.{k}") for k, v in data.items()}
+
     return read
 
 
@@ -178,17 +187,24 @@ def _enum_reader(hint: type[enum.Enum]) -> Decoder:
         try:
             return hint(data)
         except ValueError:
-            raise CodecError(f"{where}: {data!r} is not one of {', '.join(repr(w.value) for w in hint)}") from None
+            raise CodecError(
+                f"{where}: {data!r} is not one of {', '.join(repr(w.value) for w in hint)}"
+            ) from None
+
     return read
 
 
 def _plain_reader(hint: type) -> Decoder:
     def read(data: Any, where: str) -> Any:
-        ok = isinstance(data, hint) and (hint is bool or not isinstance(data, bool)) or (
-            hint is float and isinstance(data, int) and not isinstance(data, bool))
+        ok = (
+            isinstance(data, hint)
+            and (hint is bool or not isinstance(data, bool))
+            or (hint is float and isinstance(data, int) and not isinstance(data, bool))
+        )
         if not ok:
             raise CodecError(f"{where}: a {hint.__name__} was expected, not {type(data).__name__}")
         return data
+
     return read
 
 
@@ -215,7 +231,11 @@ class _DataclassReader:
             raise CodecError(f"{where}: a {cls.__name__} was expected")
         renamed = self.renamed
         if renamed:
-            data = {renamed.get(key, key): value for key, value in data.items() if renamed.get(key, key) is not None}
+            data = {
+                renamed.get(key, key): value
+                for key, value in data.items()
+                if renamed.get(key, key) is not None
+            }
         unknown = data.keys() - self.names
         if unknown:
             raise CodecError(f"{where}: unknown fields {sorted(unknown)}")

@@ -25,9 +25,21 @@ def busy_timeout() -> float:
 
     return current().db_timeout
 
+
 # OSErrors a disk or a user causes (never a bug): the CLI reports them as errors naming the file.
-STORAGE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO, errno.EFBIG,
-                  errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP, errno.EISDIR}
+STORAGE_ERRNOS = {
+    errno.ENOSPC,
+    errno.EDQUOT,
+    errno.EROFS,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EIO,
+    errno.EFBIG,
+    errno.ENOTDIR,
+    errno.ENAMETOOLONG,
+    errno.ELOOP,
+    errno.EISDIR,
+}
 
 
 class StorageError(RunError):
@@ -42,8 +54,13 @@ def problem(exc: BaseException) -> str:
         return "full"
     if "locked" in text or "busy" in text:
         return "locked"
-    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in text or "read-only" in text \
-            or "unable to open" in text or "permission" in text:
+    if (
+        code in (errno.EROFS, errno.EACCES, errno.EPERM)
+        or "readonly" in text
+        or "read-only" in text
+        or "unable to open" in text
+        or "permission" in text
+    ):
         return "readonly"
     if "no such table" in text or "no such column" in text or "has no column" in text:
         return "foreign"
@@ -59,39 +76,54 @@ def storage_error(path: str, exc: BaseException, what: str, after: str = "") -> 
     then = f"; {after}" if after else ""
     folder = os.path.dirname(os.path.abspath(path)) or "."
     if kind == "full":
-        return StorageError(f"cannot write the {what} {path}: the disk is full",
-                            hint=f"free space on the file system holding {folder} (df -h {folder}); nothing "
-                                 f"recorded before was lost{then}")
+        return StorageError(
+            f"cannot write the {what} {path}: the disk is full",
+            hint=f"free space on the file system holding {folder} (df -h {folder}); nothing "
+            f"recorded before was lost{then}",
+        )
     if kind == "locked":
-        return StorageError(f"the {what} {path} is locked by another process",
-                            hint=f"wait until it ends (fuser {path} shows which){then}")
+        return StorageError(
+            f"the {what} {path} is locked by another process",
+            hint=f"wait until it ends (fuser {path} shows which){then}",
+        )
     if kind == "readonly":
-        return StorageError(f"cannot write the {what} {path}: the file or its folder is read-only",
-                            hint=f"make them writable (chmod u+w {path} {folder}){then}")
+        return StorageError(
+            f"cannot write the {what} {path}: the file or its folder is read-only",
+            hint=f"make them writable (chmod u+w {path} {folder}){then}",
+        )
     if kind == "foreign":
-        return StorageError(f"{path} is not a caramel {what} ({exc})",
-                            hint="it was written by another program or another caramel version; "
-                                 "move it away or give the right file")
+        return StorageError(
+            f"{path} is not a caramel {what} ({exc})",
+            hint="it was written by another program or another caramel version; "
+            "move it away or give the right file",
+        )
     if kind == "damaged":
-        return StorageError(f"the {what} {path} is damaged: {exc}",
-                            hint=_damaged_hint(what, path))
-    return StorageError(f"cannot use the {what} {path}: {exc}", hint=f"check the file and its folder{then}")
+        return StorageError(f"the {what} {path} is damaged: {exc}", hint=_damaged_hint(what, path))
+    return StorageError(
+        f"cannot use the {what} {path}: {exc}", hint=f"check the file and its folder{then}"
+    )
 
 
 def _damaged_hint(what: str, path: str) -> str:
     if what == "analysis cache":
         return f"delete it (rm {path}): it is only a cache, bench result makes it again"
     if what == "history":
-        return (f"move it away (mv {path} {path}.damaged): bench starts a new history; sqlite3 {path} .recover "
-                "may save the runs it held")
-    return ("the run's work folders are intact, but bench cannot read its state: start the run again "
-            "(sqlite3 .recover may save the state)")
+        return (
+            f"move it away (mv {path} {path}.damaged): bench starts a new history; sqlite3 {path} .recover "
+            "may save the runs it held"
+        )
+    return (
+        "the run's work folders are intact, but bench cannot read its state: start the run again "
+        "(sqlite3 .recover may save the state)"
+    )
 
 
 class Guarded:
     """A sqlite3 connection whose errors are `StorageError`s naming its file."""
 
-    def __init__(self, connection: sqlite3.Connection, path: str, what: str, after: str = "") -> None:
+    def __init__(
+        self, connection: sqlite3.Connection, path: str, what: str, after: str = ""
+    ) -> None:
         self.connection = connection
         self.path = path
         self.what = what
@@ -147,7 +179,9 @@ class Guarded:
     def __enter__(self) -> Guarded:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         """`with db:` commits on success, rolls back on an error (as sqlite3.Connection does)."""
         if kind is None:
             self.commit()

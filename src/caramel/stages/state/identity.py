@@ -33,20 +33,26 @@ def proven(run_dir: str) -> Identity:
         finally:
             store.close()
     except CaramelError as exc:
-        raise RunError(f"{refuse}: its caramel.db is not a run record ({exc.message})",
-                       hint="nothing was removed; delete the folder yourself if you are sure") from None
+        raise RunError(
+            f"{refuse}: its caramel.db is not a run record ({exc.message})",
+            hint="nothing was removed; delete the folder yourself if you are sure",
+        ) from None
     recorded = Identity(info.run_id, info.benchmark, info.created)
     name = os.path.basename(os.path.normpath(run_dir))
     if name != f"{info.run_id:06d}":
-        raise RunError(f"{refuse}: its caramel.db is the record of run {info.run_id:06d} ({info.benchmark}), "
-                       f"not of a folder named {name!r} (a copied caramel.db?)",
-                       hint="nothing was removed; give the run folder itself, or the outpath with -i ID")
+        raise RunError(
+            f"{refuse}: its caramel.db is the record of run {info.run_id:06d} ({info.benchmark}), "
+            f"not of a folder named {name!r} (a copied caramel.db?)",
+            hint="nothing was removed; give the run folder itself, or the outpath with -i ID",
+        )
     found = read(run_dir)
     if found is not None and found != recorded:
-        raise RunError(f"{refuse}: its identity ({layout.IDENTITY_FILE}: run {found.run_id}, {found.benchmark!r}, "
-                       f"created {found.created}) does not match its caramel.db (run {recorded.run_id}, "
-                       f"{recorded.benchmark!r}, created {recorded.created})",
-                       hint="nothing was removed; one of the two was copied from another run")
+        raise RunError(
+            f"{refuse}: its identity ({layout.IDENTITY_FILE}: run {found.run_id}, {found.benchmark!r}, "
+            f"created {found.created}) does not match its caramel.db (run {recorded.run_id}, "
+            f"{recorded.benchmark!r}, created {recorded.created})",
+            hint="nothing was removed; one of the two was copied from another run",
+        )
     return recorded
 
 

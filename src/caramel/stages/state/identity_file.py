@@ -24,7 +24,12 @@ class Identity:
     created: float
 
     def to_text(self) -> str:
-        return json.dumps({"run_id": self.run_id, "benchmark": self.benchmark, "created": self.created}) + "\n"
+        return (
+            json.dumps(
+                {"run_id": self.run_id, "benchmark": self.benchmark, "created": self.created}
+            )
+            + "\n"
+        )
 
 
 def write(run_dir: str, identity: Identity) -> None:

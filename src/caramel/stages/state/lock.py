@@ -32,7 +32,9 @@ from caramel.errors import RunError
 LOCK_NAME = "caramel.lock"
 # errnos of a filesystem that has no locks (as opposed to a lock held by someone)
 NO_LOCKS = {errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP, errno.EINVAL}
-_HELD: dict[tuple[int, int], str] = {}  # (device, inode) of run folders this process holds -> holder line
+_HELD: dict[
+    tuple[int, int], str
+] = {}  # (device, inode) of run folders this process holds -> holder line
 
 
 def _hostname() -> str:
@@ -91,10 +93,14 @@ class RunLock:
         here = _hostname()
         hint = "wait until it ends, or see its progress with bench status"
         if holder.startswith("host ") and holder.split()[1] != here:
-            hint = (f"it runs on another host ({holder.split()[1]}), where caramel cannot see whether it is "
-                    "alive, so the lock is never broken from here: wait for it, or end it on that host; "
-                    "the file server frees the lock of a bench that died")
-        return RunError(f"run {self.run_dir} is busy: another bench ({holder}) works on it", hint=hint)
+            hint = (
+                f"it runs on another host ({holder.split()[1]}), where caramel cannot see whether it is "
+                "alive, so the lock is never broken from here: wait for it, or end it on that host; "
+                "the file server frees the lock of a bench that died"
+            )
+        return RunError(
+            f"run {self.run_dir} is busy: another bench ({holder}) works on it", hint=hint
+        )
 
     def release(self) -> None:
         if self.dir_fd is not None:
@@ -141,7 +147,12 @@ def _folder_lock_pid(stat: os.stat_result) -> int | None:
         with open("/proc/locks", encoding="ascii", errors="replace") as lines:
             for line in lines:
                 fields = line.split()
-                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == want and fields[4].isdigit():
+                if (
+                    len(fields) >= 6
+                    and fields[1] == "FLOCK"
+                    and fields[5] == want
+                    and fields[4].isdigit()
+                ):
                     return int(fields[4])
     except OSError:
         return None
@@ -173,6 +184,9 @@ def _try(lock: Callable[[int], None], fd: int) -> bool:
             return False
         if exc.errno not in NO_LOCKS:
             raise
-    print("note: this filesystem gives no file locks: bench cannot keep a second bench off this run "
-          "(Lustre: mount with -o flock)", file=sys.stderr)
+    print(
+        "note: this filesystem gives no file locks: bench cannot keep a second bench off this run "
+        "(Lustre: mount with -o flock)",
+        file=sys.stderr,
+    )
     return True

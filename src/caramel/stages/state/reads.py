@@ -29,11 +29,16 @@ def _types(text: str) -> dict[str, str]:
 
 def _params(texts: str, types: str, cycles: str) -> Params:
     try:
-        return Params(bounded.loads(texts, "the parameters of a workpackage"), _types(types),
-                      tuple(bounded.loads(cycles, "the later cycles of a workpackage")) if cycles else ())
+        return Params(
+            bounded.loads(texts, "the parameters of a workpackage"),
+            _types(types),
+            tuple(bounded.loads(cycles, "the later cycles of a workpackage")) if cycles else (),
+        )
     except (TypeError, ValueError) as exc:
-        raise RunError(f"the parameters stored in the run state are damaged: {exc}",
-                       hint="the run state was not written by this caramel, or was changed by hand") from None
+        raise RunError(
+            f"the parameters stored in the run state are damaged: {exc}",
+            hint="the run state was not written by this caramel, or was changed by hand",
+        ) from None
 
 
 class RunReads:
@@ -48,29 +53,51 @@ class RunReads:
     # --- the run -----------------------------------------------------------------------------
     def info(self) -> RunInfo:
         try:
-            found = self.db.execute("SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
-                                    "version, schema FROM runs")
+            found = self.db.execute(
+                "SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
+                "version, schema FROM runs"
+            )
             found.row_factory = sqlite3.Row  # read by column name
             row = found.fetchone()
         except StorageError as exc:
             if dbfile.problem(exc) != "foreign":
                 raise
-            raise StorageError(f"{self.path} is not a caramel run state",
-                               hint="another program wrote it, or it is not what bench expects there") from None
+            raise StorageError(
+                f"{self.path} is not a caramel run state",
+                hint="another program wrote it, or it is not what bench expects there",
+            ) from None
         if row is None:
             raise RunError(f"{self.path} holds no run")
         if row["schema"] != SCHEMA_VERSION:
             made = f"caramel {row['version']}" if row["version"] else "another caramel"
-            raise RunError(f"{self.path} was written by {made} (run state version {row['schema']}); this caramel "
-                           f"reads version {SCHEMA_VERSION} only",
-                           hint=f"finish or read that run with {made}, or start it again with this one")
+            raise RunError(
+                f"{self.path} was written by {made} (run state version {row['schema']}); this caramel "
+                f"reads version {SCHEMA_VERSION} only",
+                hint=f"finish or read that run with {made}, or start it again with this one",
+            )
         try:
-            tags, settings = bounded.loads(row["tags"], "the run's tags"), bounded.loads(row["settings"],
-                                                                                     "the run's settings")
-            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags) or not isinstance(settings, dict):
+            tags, settings = (
+                bounded.loads(row["tags"], "the run's tags"),
+                bounded.loads(row["settings"], "the run's settings"),
+            )
+            if (
+                not isinstance(tags, list)
+                or not all(isinstance(t, str) for t in tags)
+                or not isinstance(settings, dict)
+            ):
                 raise ValueError("its tags are not a list of texts, or its settings not a mapping")
-            return RunInfo(row["id"], row["benchmark"], row["file"], row["home"], row["run_dir"], tags, row["cwd"],
-                           row["created"], settings, row["version"])
+            return RunInfo(
+                row["id"],
+                row["benchmark"],
+                row["file"],
+                row["home"],
+                row["run_dir"],
+                tags,
+                row["cwd"],
+                row["created"],
+                settings,
+                row["version"],
+            )
         except (TypeError, ValueError) as exc:
             raise RunError(f"the run state {self.path} is damaged: {exc}") from None
 
@@ -81,37 +108,57 @@ class RunReads:
             text = self.db.execute("SELECT model FROM runs").fetchone()[0]
             return decode_model(text, "the stored model")  # the error below names the file
         except (CodecError, TypeError) as exc:
-            raise RunError(f"the benchmark stored in {self.path} cannot be read: {exc}",
-                           hint="the run state is damaged or was not written by caramel; start the run again") from None
+            raise RunError(
+                f"the benchmark stored in {self.path} cannot be read: {exc}",
+                hint="the run state is damaged or was not written by caramel; start the run again",
+            ) from None
 
     # --- workpackages -------------------------------------------------------------------------
     def workpackages(self) -> list[WpRow]:
         self._write_gathered()
         out = []
         for row in self.db.execute(f"SELECT {WP_COLUMNS} FROM workpackages ORDER BY id"):
-            wp = WpRow(*row)  # WP_COLUMNS names WpRow's fields in order (a dict per row costs 2x here)
-            parents, wait_files = cast(str, wp.parents), cast(str, wp.wait_files)  # as stored: texts
+            wp = WpRow(
+                *row
+            )  # WP_COLUMNS names WpRow's fields in order (a dict per row costs 2x here)
+            parents, wait_files = (
+                cast(str, wp.parents),
+                cast(str, wp.wait_files),
+            )  # as stored: texts
             wp.parents = tuple(int(p) for p in parents.split(",")) if parents else ()
-            wp.wait_files = self._json(wait_files, f"workpackage {wp.id}'s wait files") if wait_files else {}
+            wp.wait_files = (
+                self._json(wait_files, f"workpackage {wp.id}'s wait files") if wait_files else {}
+            )
             out.append(wp)
         return out
 
     def params(self, wp_id: int) -> Params:
         """The workpackage's params as the plan recorded them (texts, declared types, later cycles)."""
-        row = self.db.execute("SELECT params, types, cycles FROM workpackages WHERE id=?", (wp_id,)).fetchone()
+        row = self.db.execute(
+            "SELECT params, types, cycles FROM workpackages WHERE id=?", (wp_id,)
+        ).fetchone()
         return _params(*row) if row else Params()
 
     def jobs_and_end(self) -> tuple[list[str], float | None]:
         """The run's scheduler job ids (each once) and when its last workpackage ended: what a run's
         provenance needs, without reading every workpackage."""
         self._write_gathered()
-        ids = [row[0] for row in self.db.execute("SELECT DISTINCT job_id FROM workpackages WHERE job_id != ''")]
+        ids = [
+            row[0]
+            for row in self.db.execute(
+                "SELECT DISTINCT job_id FROM workpackages WHERE job_id != ''"
+            )
+        ]
         return ids, self.db.execute("SELECT MAX(ended) FROM workpackages").fetchone()[0]
 
     def first_params(self, count: int) -> list[Params]:
         """The params of the first `count` workpackages, in id order, in one query."""
-        return [_params(*row) for row in self.db.execute(
-            "SELECT params, types, cycles FROM workpackages ORDER BY id LIMIT ?", (count,))]
+        return [
+            _params(*row)
+            for row in self.db.execute(
+                "SELECT params, types, cycles FROM workpackages ORDER BY id LIMIT ?", (count,)
+            )
+        ]
 
     def all_params(self) -> dict[int, Params]:
         """Every workpackage's params, in one query. The texts are decoded as one JSON array: one
@@ -120,15 +167,20 @@ class RunReads:
         try:
             if any(len(row[1]) > bounded.MAX_BYTES for row in rows):
                 raise ValueError("a workpackage's parameters are over the limit")
-            texts = bounded.loads("[" + ",".join(row[1] for row in rows) + "]", "the parameters",
-                                  max_bytes=bounded.MAX_BYTES * max(1, len(rows)))
+            texts = bounded.loads(
+                "[" + ",".join(row[1] for row in rows) + "]",
+                "the parameters",
+                max_bytes=bounded.MAX_BYTES * max(1, len(rows)),
+            )
         except (ValueError, TypeError):
             texts = None
         if texts is None or len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
             return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
         try:
-            return {row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
-                    for row, found in zip(rows, texts, strict=True)}
+            return {
+                row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
+                for row, found in zip(rows, texts, strict=True)
+            }
         except (TypeError, ValueError, RecursionError):
             return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
 
@@ -136,9 +188,20 @@ class RunReads:
         """What the analysis needs of each workpackage besides its params, in id order:
         (id, step, iteration, parents, dirname, state, reason)."""
         self._write_gathered()
-        return [(wp_id, step, it, tuple(int(p) for p in parents.split(",")) if parents else (), dirname, state, reason)
-                for wp_id, step, it, parents, dirname, state, reason in self.db.execute(
-                    "SELECT id, step, iteration, parents, dirname, state, reason FROM workpackages ORDER BY id")]
+        return [
+            (
+                wp_id,
+                step,
+                it,
+                tuple(int(p) for p in parents.split(",")) if parents else (),
+                dirname,
+                state,
+                reason,
+            )
+            for wp_id, step, it, parents, dirname, state, reason in self.db.execute(
+                "SELECT id, step, iteration, parents, dirname, state, reason FROM workpackages ORDER BY id"
+            )
+        ]
 
     def env(self, wp_id: int) -> dict[str, str] | None:
         self._write_gathered()
@@ -152,7 +215,9 @@ class RunReads:
         except bounded.OverLimit:
             raise
         except (TypeError, ValueError) as exc:
-            raise RunError(f"{self.path}: {what} stored in the run state is damaged: {exc}") from None
+            raise RunError(
+                f"{self.path}: {what} stored in the run state is damaged: {exc}"
+            ) from None
 
     def commands(self, wp_id: int | None = None) -> list[CommandRow]:
         self._write_gathered()
@@ -172,8 +237,9 @@ class RunReads:
 
     # --- shared operations ----------------------------------------------------------------------
     def shared_state(self, step: str, cycle: int, op: int) -> str:
-        row = self.db.execute("SELECT state FROM shared_ops WHERE step=? AND cycle=? AND op=?",
-                              (step, cycle, op)).fetchone()
+        row = self.db.execute(
+            "SELECT state FROM shared_ops WHERE step=? AND cycle=? AND op=?", (step, cycle, op)
+        ).fetchone()
         return row[0] if row else ""
 
     def counts(self) -> dict[str, dict[str, int]]:
@@ -181,6 +247,7 @@ class RunReads:
         self._write_gathered()
         out: dict[str, dict[str, int]] = {}
         for step, state, n in self.db.execute(
-                "SELECT step, state, count(*) FROM workpackages GROUP BY step, state ORDER BY min(id)"):
+            "SELECT step, state, count(*) FROM workpackages GROUP BY step, state ORDER BY min(id)"
+        ):
             out.setdefault(step, {})[state] = n
         return out

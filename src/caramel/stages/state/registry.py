@@ -29,8 +29,10 @@ def _connect() -> sqlite3.Connection:
     folder = data_dir()
     os.makedirs(folder, exist_ok=True)
     db = sqlitefiles.open_connection(os.path.join(folder, "runs.db"), RUN_REGISTRY)
-    db.execute("CREATE TABLE IF NOT EXISTS runs (run_dir TEXT PRIMARY KEY, cwd TEXT, benchmark TEXT, "
-               "run_id INTEGER, created REAL)")
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS runs (run_dir TEXT PRIMARY KEY, cwd TEXT, benchmark TEXT, "
+        "run_id INTEGER, created REAL)"
+    )
     return db
 
 
@@ -38,10 +40,15 @@ def remember(run_dir: str, cwd: str, benchmark: str, run_id: int) -> None:
     """Best effort: a read-only home folder must not stop a run."""
     try:
         with _connect() as db:
-            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?)",
-                       (os.path.abspath(run_dir), os.path.abspath(cwd), benchmark, run_id, time.time()))
-            db.execute("DELETE FROM runs WHERE cwd=? AND run_dir NOT IN (SELECT run_dir FROM runs WHERE cwd=? "
-                       "ORDER BY created DESC LIMIT ?)", (os.path.abspath(cwd), os.path.abspath(cwd), KEEP))
+            db.execute(
+                "INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?)",
+                (os.path.abspath(run_dir), os.path.abspath(cwd), benchmark, run_id, time.time()),
+            )
+            db.execute(
+                "DELETE FROM runs WHERE cwd=? AND run_dir NOT IN (SELECT run_dir FROM runs WHERE cwd=? "
+                "ORDER BY created DESC LIMIT ?)",
+                (os.path.abspath(cwd), os.path.abspath(cwd), KEEP),
+            )
         db.close()
     except (OSError, sqlite3.Error):
         pass
@@ -60,8 +67,10 @@ def recent(cwd: str) -> list[tuple[str, int]]:
     """(run dir, run id) of runs started from `cwd`, newest first (those still on disk)."""
     try:
         db = _connect()
-        rows = db.execute("SELECT run_dir, run_id FROM runs WHERE cwd=? ORDER BY created DESC",
-                          (os.path.abspath(cwd),)).fetchall()
+        rows = db.execute(
+            "SELECT run_dir, run_id FROM runs WHERE cwd=? ORDER BY created DESC",
+            (os.path.abspath(cwd),),
+        ).fetchall()
         db.close()
     except (OSError, sqlite3.Error):
         return []
@@ -89,7 +98,9 @@ def parse_id(text: str | None) -> int | None:
     try:
         return int(text)
     except ValueError:
-        raise RunError(f"-i {text!r} is not a run id", hint="give a number (as shown by bench run) or last") from None
+        raise RunError(
+            f"-i {text!r} is not a run id", hint="give a number (as shown by bench run) or last"
+        ) from None
 
 
 def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -> str:
@@ -108,10 +119,15 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
                 raise RunError(f"{directory} is run {os.path.basename(directory)}, not {wanted}")
             return directory
         if not os.path.isdir(directory):
-            raise RunError(f"{directory} does not exist", hint="give a run folder or the outpath holding runs")
+            raise RunError(
+                f"{directory} does not exist", hint="give a run folder or the outpath holding runs"
+            )
         found = runs_in(directory)
         if not found:
-            raise RunError(f"{directory} holds no caramel run", hint="give a run folder or the outpath holding runs")
+            raise RunError(
+                f"{directory} holds no caramel run",
+                hint="give a run folder or the outpath holding runs",
+            )
         return _pick(found[::-1], wanted, directory)
     found = recent(cwd)
     if not found:
@@ -120,8 +136,10 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
             found += runs_in(os.path.join(cwd, name))
         found.sort(key=lambda item: (identity.created(item[0]) or 0.0, item[1]), reverse=True)
     if not found:
-        raise RunError(f"no run was started from {cwd}",
-                       hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last")
+        raise RunError(
+            f"no run was started from {cwd}",
+            hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last",
+        )
     return _pick(found, wanted, cwd)
 
 
@@ -131,5 +149,7 @@ def _pick(found: list[tuple[str, int]], wanted: int | None, where: str) -> str:
     for path, run_id in found:
         if run_id == wanted:
             return path
-    raise RunError(f"no run {wanted} in {where}",
-                   hint="runs there: " + ", ".join(str(i) for _p, i in found[:10]))
+    raise RunError(
+        f"no run {wanted} in {where}",
+        hint="runs there: " + ", ".join(str(i) for _p, i in found[:10]),
+    )

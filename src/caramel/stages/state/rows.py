@@ -80,7 +80,9 @@ class WpRow:
         try:  # a dict lookup: WpState(text) costs microseconds, and a run reads thousands of rows
             self.state, self.wait_kind = _STATES[self.state], _WAIT_KINDS[self.wait_kind]
         except KeyError as exc:
-            raise ValueError(f"workpackage {self.id}: {exc.args[0]!r} is not a state or wait kind") from None
+            raise ValueError(
+                f"workpackage {self.id}: {exc.args[0]!r} is not a state or wait kind"
+            ) from None
 
 
 @dataclass
@@ -93,6 +95,7 @@ class CommandRow:
 
     def __post_init__(self) -> None:
         self.role = _ROLES.get(self.role) or Role(self.role)
+
     command: str
     cwd: str
     exit_code: int | None
@@ -104,5 +107,17 @@ class CommandRow:
 # is a WpRow's arguments (the table's own column order does not matter).
 WP_COLUMNS = ", ".join(f.name for f in fields(WpRow))
 # A workpackage's state changes only through `Store.move` (state.transitions), never `Store.update`.
-UPDATABLE = {"reason", "exit_code", "job_id", "attempt", "started", "ended", "cycle", "wait_op",
-             "wait_kind", "wait_files", "wait_since", "env"}
+UPDATABLE = {
+    "reason",
+    "exit_code",
+    "job_id",
+    "attempt",
+    "started",
+    "ended",
+    "cycle",
+    "wait_op",
+    "wait_kind",
+    "wait_files",
+    "wait_since",
+    "env",
+}

@@ -32,7 +32,12 @@ from caramel.errors import RunError
 from caramel.settings import current
 
 JOURNAL_ENV = "CARAMEL_SQLITE_JOURNAL"
-JOURNALS = ("wal", "delete", "truncate", "persist")  # `memory`/`off` lose a run on a crash: not offered
+JOURNALS = (
+    "wal",
+    "delete",
+    "truncate",
+    "persist",
+)  # `memory`/`off` lose a run on a crash: not offered
 
 # statfs f_type of filesystems shared between hosts (linux/magic.h and the vendors' headers).
 SHARED_MAGIC: dict[int, str] = {
@@ -55,10 +60,37 @@ SHARED_MAGIC: dict[int, str] = {
 }
 FUSE_MAGIC = 0x65735546
 # FUSE filesystems whose files live on another host (the `fuse.<name>` of /proc/self/mountinfo).
-REMOTE_FUSE = frozenset({"sshfs", "s3fs", "gcsfuse", "rclone", "glusterfs", "ceph", "ceph-fuse", "beegfs",
-                         "lustre", "juicefs", "davfs", "davfs2", "goofys", "blobfuse", "blobfuse2", "cvmfs",
-                         "mountpoint-s3", "geesefs", "seaweedfs", "moosefs", "mfs", "lizardfs", "nfs",
-                         "curlftpfs", "smbnetfs", "weka", "objectivefs"})
+REMOTE_FUSE = frozenset(
+    {
+        "sshfs",
+        "s3fs",
+        "gcsfuse",
+        "rclone",
+        "glusterfs",
+        "ceph",
+        "ceph-fuse",
+        "beegfs",
+        "lustre",
+        "juicefs",
+        "davfs",
+        "davfs2",
+        "goofys",
+        "blobfuse",
+        "blobfuse2",
+        "cvmfs",
+        "mountpoint-s3",
+        "geesefs",
+        "seaweedfs",
+        "moosefs",
+        "mfs",
+        "lizardfs",
+        "nfs",
+        "curlftpfs",
+        "smbnetfs",
+        "weka",
+        "objectivefs",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -112,7 +144,14 @@ def filesystem(folder: str) -> Filesystem:
     if magic == FUSE_MAGIC or mount.startswith("fuse"):
         kind = mount.partition(".")[2]
         return Filesystem(mount or "fuse", kind.lower() in REMOTE_FUSE)
-    if mount in SHARED_MAGIC.values() or mount in ("nfs4", "lustre", "gpfs", "beegfs", "ceph", "cifs"):
+    if mount in SHARED_MAGIC.values() or mount in (
+        "nfs4",
+        "lustre",
+        "gpfs",
+        "beegfs",
+        "ceph",
+        "cifs",
+    ):
         return Filesystem(mount, True)  # no statfs (another libc): the mount table tells
     return Filesystem(mount or (f"0x{magic:x}" if magic is not None else "unknown"), False)
 
@@ -123,9 +162,11 @@ def requested_journal() -> str | None:
     if not text:
         return None
     if text not in JOURNALS:
-        raise RunError(f"{JOURNAL_ENV}={text!r} is not a journal caramel uses",
-                       hint=f"give one of {', '.join(JOURNALS)}, or unset it to let caramel choose from the "
-                            "filesystem")
+        raise RunError(
+            f"{JOURNAL_ENV}={text!r} is not a journal caramel uses",
+            hint=f"give one of {', '.join(JOURNALS)}, or unset it to let caramel choose from the "
+            "filesystem",
+        )
     return text
 
 

@@ -78,15 +78,25 @@ def uri(path: str, readonly: bool = False, immutable: bool = False) -> str:
     return f"file:{quoted}?mode=rwc"
 
 
-def _sqlite(path: str, timeout_s: float, readonly: bool = False, autocommit: bool = True,
-            any_thread: bool = False, immutable: bool = False) -> sqlite3.Connection:
+def _sqlite(
+    path: str,
+    timeout_s: float,
+    readonly: bool = False,
+    autocommit: bool = True,
+    any_thread: bool = False,
+    immutable: bool = False,
+) -> sqlite3.Connection:
     """The only `sqlite3.connect` of caramel; a file it makes is its owner's alone
     (create_private)."""
     if not readonly:
         create_private(path)
-    return sqlite3.connect(uri(path, readonly, immutable), uri=True, timeout=timeout_s,
-                           isolation_level=None if autocommit else "DEFERRED",
-                           check_same_thread=not any_thread)
+    return sqlite3.connect(
+        uri(path, readonly, immutable),
+        uri=True,
+        timeout=timeout_s,
+        isolation_level=None if autocommit else "DEFERRED",
+        check_same_thread=not any_thread,
+    )
 
 
 def _open_readonly(path: str, timeout_s: float, kind: FileKind) -> sqlite3.Connection:
@@ -139,8 +149,9 @@ def leave_wal(db: sqlite3.Connection) -> bool:
         return False
 
 
-def open_connection(path: str, kind: FileKind, readonly: bool = False,
-                    timeout_s: float | None = None) -> sqlite3.Connection:
+def open_connection(
+    path: str, kind: FileKind, readonly: bool = False, timeout_s: float | None = None
+) -> sqlite3.Connection:
     """The sqlite3 connection to `path`, a file of `kind` (`timeout_s`: this call's lock wait
     instead of the kind's). Its errors are SQLite's (sqlite3.Error): `connect` turns them into
     errors naming the file. A file whose journal is chosen by its filesystem gets it first; in WAL,
@@ -165,8 +176,13 @@ def open_connection(path: str, kind: FileKind, readonly: bool = False,
     return db
 
 
-def connect(path: str, kind: FileKind, after: str = "", readonly: bool = False,
-            timeout_s: float | None = None) -> Guarded:
+def connect(
+    path: str,
+    kind: FileKind,
+    after: str = "",
+    readonly: bool = False,
+    timeout_s: float | None = None,
+) -> Guarded:
     """`open_connection`, with every SQLite error (opening included) a `StorageError` naming the
     file and, `after`, how to go on once its cause is gone."""
     try:
@@ -185,8 +201,9 @@ def set_journal(path: str, what: str = "run state", timeout: float = 10.0) -> st
     (`open_connection` does)."""
     mode, _why = sharedfs.chosen_journal(path)
     folder = os.path.dirname(os.path.abspath(path)) or "."
-    refused = (mode == "wal" and sharedfs.requested_journal() is None
-               and not sharedfs.maps_shared(folder))
+    refused = (
+        mode == "wal" and sharedfs.requested_journal() is None and not sharedfs.maps_shared(folder)
+    )
     if refused or mode != "wal":
         _leave_wal(path, "delete" if refused else mode, timeout)
     elif _try_wal(path, timeout):
@@ -200,9 +217,12 @@ def set_journal(path: str, what: str = "run state", timeout: float = 10.0) -> st
                     os.unlink(leftover)  # the index nobody could map; an empty log
     if refused and path not in _NOTED:
         _NOTED.add(path)
-        print(f"note: the {what} {path} uses a rollback journal: its filesystem "
-              f"({sharedfs.filesystem(folder).name}) refuses the shared memory map SQLite's WAL "
-              "needs", file=sys.stderr)
+        print(
+            f"note: the {what} {path} uses a rollback journal: its filesystem "
+            f"({sharedfs.filesystem(folder).name}) refuses the shared memory map SQLite's WAL "
+            "needs",
+            file=sys.stderr,
+        )
     return "delete" if refused else mode
 
 

@@ -82,9 +82,11 @@ class Store(RunReads):
         except OSError:
             empty = False
         if empty:
-            raise StorageError(f"the run state {path} is empty (0 bytes): it was cut short",
-                               hint="a full disk or a copy that failed? the work folders are intact, but the "
-                                    "run's state is lost: start the run again")
+            raise StorageError(
+                f"the run state {path} is empty (0 bytes): it was cut short",
+                hint="a full disk or a copy that failed? the work folders are intact, but the "
+                "run's state is lost: start the run again",
+            )
         # WAL runs synchronous=NORMAL (sqlitefiles); the rollback journal of a shared filesystem
         # keeps synchronous=FULL: its commits are durable only so.
         self.db = sqlitefiles.connect(path, RUN_STATE, after, readonly)
@@ -113,17 +115,42 @@ class Store(RunReads):
                     db.execute(statement)
             db.execute(
                 "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (info.run_id, info.benchmark, info.file, info.home, info.run_dir, json.dumps(info.tags),
-                 info.cwd, info.created, json.dumps(info.settings), info.version, SCHEMA_VERSION,
-                 encode_model(model)))
+                (
+                    info.run_id,
+                    info.benchmark,
+                    info.file,
+                    info.home,
+                    info.run_dir,
+                    json.dumps(info.tags),
+                    info.cwd,
+                    info.created,
+                    json.dumps(info.settings),
+                    info.version,
+                    SCHEMA_VERSION,
+                    encode_model(model),
+                ),
+            )
             db.executemany(
                 "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, cycles) "
                 "VALUES (?,?,?,?,?,?,?,?)",
-                ((wp_id, step, it, ",".join(map(str, parents)), dirname, json.dumps(params),
-                  json.dumps(params.types, sort_keys=True), json.dumps(params.cycles) if params.cycles else "")
-                 for wp_id, step, it, parents, dirname, params in rows))
-            db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
-                       (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"))
+                (
+                    (
+                        wp_id,
+                        step,
+                        it,
+                        ",".join(map(str, parents)),
+                        dirname,
+                        json.dumps(params),
+                        json.dumps(params.types, sort_keys=True),
+                        json.dumps(params.cycles) if params.cycles else "",
+                    )
+                    for wp_id, step, it, parents, dirname, params in rows
+                ),
+            )
+            db.execute(
+                "INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
+                (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"),
+            )
             db.execute("COMMIT")
         except BaseException:
             db.close()
@@ -133,7 +160,9 @@ class Store(RunReads):
             raise
         db.close()
         # The identity `bench remove` checks, before the record takes its name (state.identity)
-        identity_file.write(run_dir, identity_file.Identity(info.run_id, info.benchmark, info.created))
+        identity_file.write(
+            run_dir, identity_file.Identity(info.run_id, info.benchmark, info.created)
+        )
         os.rename(tmp, path)
         return cls(path)
 
@@ -152,8 +181,9 @@ class Store(RunReads):
         # called as bench closes the run, perhaps after an error: that error is the one to tell
         try:
             self._write_gathered()
-            if self.db.execute(f"SELECT 1 FROM workpackages WHERE state IN ({marks}) LIMIT 1",
-                               active).fetchone():
+            if self.db.execute(
+                f"SELECT 1 FROM workpackages WHERE state IN ({marks}) LIMIT 1", active
+            ).fetchone():
                 return
         except StorageError:
             return
@@ -220,8 +250,13 @@ class Store(RunReads):
         for wp_id, changes in gathered.columns.items():
             by_columns.setdefault(tuple(changes), []).append((*changes.values(), wp_id))
         for names, rows in by_columns.items():
-            self.db.executemany(f"UPDATE workpackages SET {', '.join(f'{name}=?' for name in names)} WHERE id=?", rows)
-        self.db.executemany("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)", gathered.events)
+            self.db.executemany(
+                f"UPDATE workpackages SET {', '.join(f'{name}=?' for name in names)} WHERE id=?",
+                rows,
+            )
+        self.db.executemany(
+            "INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)", gathered.events
+        )
         self._insert_commands(gathered.commands)
 
     def abandon_transaction(self) -> None:
@@ -253,7 +288,8 @@ class Store(RunReads):
         self._write_gathered()
         gone = self.db.executemany(
             "DELETE FROM workpackages WHERE id=? AND state='open' AND attempt=0",
-            ((wp_id,) for wp_id in wp_ids)).rowcount
+            ((wp_id,) for wp_id in wp_ids),
+        ).rowcount
         self.event(None, "repeat", f"{why}: {gone} workpackages of later repeats taken out")
         return gone
 
@@ -268,8 +304,13 @@ class Store(RunReads):
         from `wp`'s state raises TransitionError, and nothing changes."""
         self._make(wp, transitions.check(name, wp.id, wp.state), message, fields)
 
-    def move_many(self, wps: Sequence[WpRow], name: str, fields_of: Callable[[WpRow], dict[str, object]],
-                  message: str | None = None) -> None:
+    def move_many(
+        self,
+        wps: Sequence[WpRow],
+        name: str,
+        fields_of: Callable[[WpRow], dict[str, object]],
+        message: str | None = None,
+    ) -> None:
         """The state move `name` for every workpackage of `wps`, each with its own `fields_of(wp)`, as
         one batch of writes (one statement for all of them; call inside a transaction). Every one is
         checked before any changes: one that may not make the move raises TransitionError, and no
@@ -279,13 +320,21 @@ class Store(RunReads):
             for wp, move in zip(wps, moves, strict=True):
                 self._make(wp, move, message, fields_of(wp))
 
-    def _make(self, wp: WpRow, move: transitions.Move, message: str | None, fields: dict[str, object]) -> None:
+    def _make(
+        self, wp: WpRow, move: transitions.Move, message: str | None, fields: dict[str, object]
+    ) -> None:
         """The checked move `move` for `wp`: its state and fields in the database and in `wp`, its event."""
-        changes = {key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
-                   for key, value in {**move.resets, **fields}.items()}
+        changes = {
+            key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
+            for key, value in {**move.resets, **fields}.items()
+        }
         self._write(wp.id, changes, state=move.target)
         if move.always_record or wp.state != move.target:
-            self.event(wp.id, move.event_kind, str(fields.get("reason", "")) if message is None else message)
+            self.event(
+                wp.id,
+                move.event_kind,
+                str(fields.get("reason", "")) if message is None else message,
+            )
         wp.state = move.target
         for field_name, value in changes.items():
             if hasattr(wp, field_name):
@@ -298,15 +347,20 @@ class Store(RunReads):
         self._write_gathered()
         for wp_id in recorded:
             self.event(wp_id, move.event_kind, reason)
-        self.db.execute(f"UPDATE workpackages SET state=?, reason=? WHERE state IN "
-                        f"({','.join('?' * len(move.sources))})", (move.target, reason, *sorted(move.sources)))
+        self.db.execute(
+            f"UPDATE workpackages SET state=?, reason=? WHERE state IN "
+            f"({','.join('?' * len(move.sources))})",
+            (move.target, reason, *sorted(move.sources)),
+        )
 
     def _write(self, wp_id: int, fields: dict, state: str | None = None) -> None:
         """Columns of one workpackage; its `state` only from `move`."""
         bad = set(fields) - UPDATABLE
         if bad:
-            raise ValueError(f"not updatable: {bad}" + (" (a state changes through Store.move)"
-                                                         if "state" in bad else ""))
+            raise ValueError(
+                f"not updatable: {bad}"
+                + (" (a state changes through Store.move)" if "state" in bad else "")
+            )
         if state is not None:
             fields = {"state": state, **fields}
         values = []
@@ -316,7 +370,9 @@ class Store(RunReads):
             elif name == "wait_files":
                 value = json.dumps(value) if value else ""
             values.append(value)
-        if self._gathered is not None:  # inside a batch: written at its end, each column's last value
+        if (
+            self._gathered is not None
+        ):  # inside a batch: written at its end, each column's last value
             self._gathered.columns.setdefault(wp_id, {}).update(zip(fields, values, strict=True))
             return
         sets = ", ".join(f"{name}=?" for name in fields)
@@ -339,8 +395,21 @@ class Store(RunReads):
             self.db.execute("INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)", row)
 
     def add_commands(self, rows: Iterable[CommandRow]) -> None:
-        values = [(r.wp, r.attempt, r.cycle, r.op, r.role, r.command, r.cwd, r.exit_code, r.started, r.ended)
-                  for r in rows]
+        values = [
+            (
+                r.wp,
+                r.attempt,
+                r.cycle,
+                r.op,
+                r.role,
+                r.command,
+                r.cwd,
+                r.exit_code,
+                r.started,
+                r.ended,
+            )
+            for r in rows
+        ]
         if self._gathered is not None:
             self._gathered.commands += values
         else:
@@ -350,18 +419,27 @@ class Store(RunReads):
         if values:
             self.db.executemany(
                 "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)", values)
+                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                values,
+            )
 
     # --- shared operations ----------------------------------------------------------------------
     def set_shared_state(self, step: str, cycle: int, op: int, state: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO shared_ops VALUES (?,?,?,?,?)", (step, cycle, op, state, time.time()))
+        self.db.execute(
+            "INSERT OR REPLACE INTO shared_ops VALUES (?,?,?,?,?)",
+            (step, cycle, op, state, time.time()),
+        )
 
     def take_running_shared(self) -> set[tuple[str, int, int]]:
         """The shared do's (step, cycle, op) a bench was running when it died, forgotten here: the engine
         reads from their shells' records whether they ended (call inside a transaction)."""
         self._write_gathered()
-        running = {(step, cycle, op) for step, cycle, op in self.db.execute(
-            "SELECT step, cycle, op FROM shared_ops WHERE state='running'")}
+        running = {
+            (step, cycle, op)
+            for step, cycle, op in self.db.execute(
+                "SELECT step, cycle, op FROM shared_ops WHERE state='running'"
+            )
+        }
         self.db.execute("DELETE FROM shared_ops WHERE state='running'")
         return running
 

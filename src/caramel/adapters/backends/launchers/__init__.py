@@ -56,7 +56,9 @@ def get(name: str = "local", **options: str) -> Launcher:
     return REGISTRY.get(name, **options)
 
 
-def wrapped_command(parser: argparse.ArgumentParser, argv: list[str] | None) -> tuple[argparse.Namespace, list[str]]:
+def wrapped_command(
+    parser: argparse.ArgumentParser, argv: list[str] | None
+) -> tuple[argparse.Namespace, list[str]]:
     """Parse the arguments of a command wrapper (`... -- CMD ARGS`): its options, and the command it
     wraps (what follows `--`); no command is the parser's usage error. The container runner and the
     energy meter are such wrappers."""

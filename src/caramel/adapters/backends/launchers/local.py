@@ -46,9 +46,16 @@ class LocalShell:
         self._alive_r = alive_r  # its number in the shell too (pass_fds keeps it)
         self._complaints = tempfile.TemporaryFile()
         self._complaints_seen = 0
-        self.process = subprocess.Popen([program, "-s"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                        stderr=self._complaints, start_new_session=True, pass_fds=(alive_r,),
-                                        bufsize=0)
+        self.process = subprocess.Popen(
+            [program, "-s"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._complaints,
+            start_new_session=True,
+            pass_fds=(alive_r,),
+            bufsize=0,
+        )
         os.close(alive_r)
         self.pid = self.process.pid
 
@@ -62,12 +69,16 @@ class LocalShell:
         end = f"__caramel_script_{secret}"
         # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
         looks = max(0, int(grace / STOP_LOOK))
-        watcher = (f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; kill -TERM 0; __caramel_i=0; "
-                   f"while [ $__caramel_i -lt {looks} ]; do sleep {STOP_LOOK}; kill -TERM 0; "
-                   f"__caramel_i=$((__caramel_i + 1)); done; kill -KILL 0; }} </dev/null >/dev/null 2>&1 "
-                   f"{CHANNEL_FD}>&- &\n__caramel_watcher=$!\n")
+        watcher = (
+            f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; kill -TERM 0; __caramel_i=0; "
+            f"while [ $__caramel_i -lt {looks} ]; do sleep {STOP_LOOK}; kill -TERM 0; "
+            f"__caramel_i=$((__caramel_i + 1)); done; kill -KILL 0; }} </dev/null >/dev/null 2>&1 "
+            f"{CHANNEL_FD}>&- &\n__caramel_watcher=$!\n"
+        )
         session = f"{shlex.quote(self._setsid)} " if self._setsid else ""
-        self.send(f"{session}{shlex.quote(self.program)} -s {CHANNEL_FD}>&1 >&2 <<'{end}'\n{watcher}{script}{end}\n")
+        self.send(
+            f"{session}{shlex.quote(self.program)} -s {CHANNEL_FD}>&1 >&2 <<'{end}'\n{watcher}{script}{end}\n"
+        )
 
     def fileno(self) -> int:
         assert self.process.stdout is not None
@@ -101,7 +112,11 @@ class LocalShell:
             self.send("exit 0\n")
             assert self.process.stdin is not None
             self.process.stdin.close()
-        except (BrokenPipeError, OSError, ValueError):  # ValueError: it was killed and released already
+        except (
+            BrokenPipeError,
+            OSError,
+            ValueError,
+        ):  # ValueError: it was killed and released already
             pass
         self._release()
 

@@ -65,8 +65,12 @@ class Scheduler(abc.ABC):
     """A batch system as the engine, `bench cancel`, provenance and `bench run` see it."""
 
     name = ""
-    commands: tuple[str, ...] = ()  # what a run on this scheduler needs on PATH (bench run checks it)
-    site_commands: tuple[str, ...] = ()  # what `bench system detect`/`check` ask besides (SLURM's sinfo)
+    commands: tuple[
+        str, ...
+    ] = ()  # what a run on this scheduler needs on PATH (bench run checks it)
+    site_commands: tuple[
+        str, ...
+    ] = ()  # what `bench system detect`/`check` ask besides (SLURM's sinfo)
     template = ""  # the folder of templates/ holding its job.sh.j2 (steps with `submit: true`)
     # job script templates carried in the scheduler's module ({"job.sh.j2": text}), found before the
     # template folder's: a scheduler that is one module needs no file in templates/
@@ -101,13 +105,21 @@ class Scheduler(abc.ABC):
 
     cancel_command = ""  # the command `cancel` runs, as bench cancel's events name it
 
-    def submit(self, job_file: str, cwd: str, array: str = "", after: Sequence[str] = (),
-               corresponding: bool = False) -> str:
+    def submit(
+        self,
+        job_file: str,
+        cwd: str,
+        array: str = "",
+        after: Sequence[str] = (),
+        corresponding: bool = False,
+    ) -> str:
         """Submit `job_file` (in `cwd`) as caramel queues it itself: a job array when `array` is given
         ("0-39%4", "3,7,9"), held until the jobs `after` ended well (`corresponding`: each task after
         the task of the same index of the arrays `after`). The job's id; a RunError with the
         scheduler's words when it refuses."""
-        raise RunError(f"scheduler {self.name!r} cannot queue jobs itself (job arrays, dependencies)")
+        raise RunError(
+            f"scheduler {self.name!r} cannot queue jobs itself (job arrays, dependencies)"
+        )
 
     def max_array_size(self) -> int:
         """The most tasks one job array may have here, its indices 0..N-1 (0: it has no arrays)."""
@@ -195,9 +207,15 @@ def _templates(folders: tuple[str, ...], texts: tuple[tuple[str, str], ...] = ()
 
     import jinja2
 
-    loader = jinja2.ChoiceLoader([jinja2.DictLoader(dict(texts)), jinja2.FileSystemLoader(list(folders))])
-    env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
-                             keep_trailing_newline=True, auto_reload=False)
+    loader = jinja2.ChoiceLoader(
+        [jinja2.DictLoader(dict(texts)), jinja2.FileSystemLoader(list(folders))]
+    )
+    env = jinja2.Environment(
+        loader=loader,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        auto_reload=False,
+    )
     env.filters["shquote"] = lambda value: shlex.quote(str(value))
     return env
 

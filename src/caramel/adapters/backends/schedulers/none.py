@@ -15,9 +15,11 @@ class NoScheduler(Scheduler):
     name = "none"
 
     def submit_line(self, job_file: str) -> str:
-        raise RunError("a step with submit: true needs a batch scheduler, and this run has none",
-                       hint="pick a system whose scheduler submits jobs (scheduler: slurm), or run on a login "
-                            "node of one (its scheduler is found there), or remove submit: true")
+        raise RunError(
+            "a step with submit: true needs a batch scheduler, and this run has none",
+            hint="pick a system whose scheduler submits jobs (scheduler: slurm), or run on a login "
+            "node of one (its scheduler is found there), or remove submit: true",
+        )
 
     def job_id_in(self, path: str) -> str:
         return ""

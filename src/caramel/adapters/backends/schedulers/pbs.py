@@ -29,10 +29,33 @@ _JOB_ID = re.compile(r"^(\d+(?:\[\d*\])?\.[\w.-]+)\s*$", re.M)  # what qsub prin
 
 # PBS's job_state letters, as caramel sees them; F (finished) is done or failed by its Exit_status.
 _P, _R = JobStatus.PENDING, JobStatus.RUNNING
-STATE_KIND = {"Q": _P, "H": _P, "W": _P, "T": _P, "M": _P, "R": _R, "E": _R, "S": _R, "U": _R, "B": _R,
-              "X": JobStatus.FAILED}
-STATE_NAME = {"Q": "QUEUED", "H": "HELD", "W": "WAITING", "T": "TRANSITING", "M": "MOVED", "R": "RUNNING",
-              "E": "EXITING", "S": "SUSPENDED", "U": "SUSPENDED", "B": "RUNNING", "X": "EXPIRED", "F": "FINISHED"}
+STATE_KIND = {
+    "Q": _P,
+    "H": _P,
+    "W": _P,
+    "T": _P,
+    "M": _P,
+    "R": _R,
+    "E": _R,
+    "S": _R,
+    "U": _R,
+    "B": _R,
+    "X": JobStatus.FAILED,
+}
+STATE_NAME = {
+    "Q": "QUEUED",
+    "H": "HELD",
+    "W": "WAITING",
+    "T": "TRANSITING",
+    "M": "MOVED",
+    "R": "RUNNING",
+    "E": "EXITING",
+    "S": "SUSPENDED",
+    "U": "SUSPENDED",
+    "B": "RUNNING",
+    "X": "EXPIRED",
+    "F": "FINISHED",
+}
 
 JOB_SCRIPT = """\
 #!/bin/bash
@@ -96,20 +119,31 @@ def _ended(text: str) -> float | None:
 def job_state(fields: dict[str, Any]) -> JobState:
     """One job of `qstat -x -f -F json` as caramel sees it."""
     letter = str(fields.get("job_state", ""))
-    nodes = ",".join(dict.fromkeys(part.split("/")[0] for part in str(fields.get("exec_host", "")).split("+") if part))
+    nodes = ",".join(
+        dict.fromkeys(
+            part.split("/")[0] for part in str(fields.get("exec_host", "")).split("+") if part
+        )
+    )
     ended = _ended(str(fields.get("mtime", ""))) if letter in ("F", "X") else None
     if letter != "F":
         comment = str(fields.get("comment", ""))
-        reason = STATE_NAME.get(letter, letter) + (f": {comment}" if comment and letter in "QHW" else "")
+        reason = STATE_NAME.get(letter, letter) + (
+            f": {comment}" if comment and letter in "QHW" else ""
+        )
         return JobState(STATE_KIND.get(letter, JobStatus.RUNNING), reason, nodes=nodes, ended=ended)
     code = fields.get("Exit_status")
     if not isinstance(code, int):
-        return JobState(JobStatus.FAILED, "FINISHED without an exit status", nodes=nodes, ended=ended)
+        return JobState(
+            JobStatus.FAILED, "FINISHED without an exit status", nodes=nodes, ended=ended
+        )
     if code == 0:
         return JobState(JobStatus.DONE, "FINISHED", exit_code=0, nodes=nodes, ended=ended)
     # PBS: above 256 the job was killed by signal N-256 (qdel, walltime); below 0 it never ran
-    reason = f"KILLED (signal {code - 256})" if code > 256 else (
-        f"NOT RUN (Exit_status {code})" if code < 0 else f"FAILED (exit {code})")
+    reason = (
+        f"KILLED (signal {code - 256})"
+        if code > 256
+        else (f"NOT RUN (Exit_status {code})" if code < 0 else f"FAILED (exit {code})")
+    )
     return JobState(JobStatus.FAILED, reason, exit_code=code, nodes=nodes, ended=ended)
 
 
@@ -129,7 +163,9 @@ def states_from_json(text: str, job_ids: list[str]) -> dict[str, JobState]:
     return out
 
 
-def call(argv: list[str], timeout: float = QUERY_TIMEOUT, cwd: str | None = None) -> subprocess.CompletedProcess | None:
+def call(
+    argv: list[str], timeout: float = QUERY_TIMEOUT, cwd: str | None = None
+) -> subprocess.CompletedProcess | None:
     """Run a PBS command; None when it could not run or did not answer in time."""
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
@@ -159,8 +195,8 @@ def _megabytes(value: Any) -> int:
     match = re.match(r"(\d+)\s*([kmgt]?)b?$", str(value or "").strip().lower())
     if not match:
         return 0
-    factor = {"": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3, "t": 1024 ** 4}[match.group(2)]
-    return int(match.group(1)) * factor // 1024 ** 2
+    factor = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}[match.group(2)]
+    return int(match.group(1)) * factor // 1024**2
 
 
 def queues() -> list[Partition]:
@@ -170,16 +206,26 @@ def queues() -> list[Partition]:
         server = json.loads(ask("qstat", "-B", "-f", "-F", "json") or "{}").get("Server", {})
     except (ValueError, AttributeError):
         return []
-    default = next((str(s.get("default_queue", "")) for s in server.values() if isinstance(s, dict)), "")
+    default = next(
+        (str(s.get("default_queue", "")) for s in server.values() if isinstance(s, dict)), ""
+    )
     out = []
     for name, queue in listed.items():
         if not isinstance(queue, dict) or queue.get("queue_type", "Execution") != "Execution":
             continue
         limits = _resources(queue)
         ngpus = _int(limits.get("ngpus"))
-        out.append(Partition(name, name == default, _int(limits.get("ncpus")), _megabytes(limits.get("mem")),
-                             f"gpu:{ngpus}" if ngpus else "", str(limits.get("walltime", "")),
-                             _int(limits.get("nodect"))))
+        out.append(
+            Partition(
+                name,
+                name == default,
+                _int(limits.get("ncpus")),
+                _megabytes(limits.get("mem")),
+                f"gpu:{ngpus}" if ngpus else "",
+                str(limits.get("walltime", "")),
+                _int(limits.get("nodect")),
+            )
+        )
     return out
 
 
@@ -203,13 +249,23 @@ class Pbs(Scheduler):
     def job_script(self, values: dict[str, Any], template: str = "job.sh.j2") -> str:
         gpus = re.search(r"gpu(?::[\w.-]+)?:(\d+)", str(values.get("gres", "")))
         ncpus = _int(values.get("tasks_per_node")) * _int(values.get("cpus_per_task")) or 1
-        return super().job_script({**values, "ngpus": int(gpus.group(1)) if gpus else 0, "ncpus": ncpus}, template)
+        return super().job_script(
+            {**values, "ngpus": int(gpus.group(1)) if gpus else 0, "ncpus": ncpus}, template
+        )
 
-    def submit(self, job_file: str, cwd: str, array: str = "", after: Sequence[str] = (),
-               corresponding: bool = False) -> str:
+    def submit(
+        self,
+        job_file: str,
+        cwd: str,
+        array: str = "",
+        after: Sequence[str] = (),
+        corresponding: bool = False,
+    ) -> str:
         if array or corresponding:
-            raise RunError("PBS job arrays (qsub -J) are not supported by caramel's pbs scheduler",
-                           hint="remove array: from the step (or job_array: from the system file)")
+            raise RunError(
+                "PBS job arrays (qsub -J) are not supported by caramel's pbs scheduler",
+                hint="remove array: from the step (or job_array: from the system file)",
+            )
         argv = ["qsub", *(["-W", "depend=afterok:" + ":".join(after)] if after else []), job_file]
         done = call(argv, SUBMIT_TIMEOUT, cwd=cwd)
         if done is None:
@@ -217,8 +273,10 @@ class Pbs(Scheduler):
         found = _JOB_ID.findall(done.stdout)
         if done.returncode or not found:
             words = (done.stderr or done.stdout).strip().splitlines()
-            raise RunError(f"qsub refused {os.path.join(cwd, job_file)}: " + (words[-1] if words else
-                           f"exit {done.returncode}"))
+            raise RunError(
+                f"qsub refused {os.path.join(cwd, job_file)}: "
+                + (words[-1] if words else f"exit {done.returncode}")
+            )
         return found[-1]
 
     def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
@@ -227,7 +285,9 @@ class Pbs(Scheduler):
         if not ids:
             return {}
         done = call(["qstat", "-x", "-f", "-F", "json", *ids])
-        return states_from_json(done.stdout, ids) if done is not None and done.stdout.strip() else {}
+        return (
+            states_from_json(done.stdout, ids) if done is not None and done.stdout.strip() else {}
+        )
 
     def cancel(self, job_ids: list[str]) -> tuple[bool, str]:
         ids = sorted({j for j in job_ids if j})
@@ -251,5 +311,8 @@ class Pbs(Scheduler):
 
     def check_partition(self, partition: str) -> tuple[bool, str] | None:
         known = [q.name for q in queues()]
-        return (True, "listed by qstat -Q") if partition in known else \
-            (False, "qstat -Q lists: " + (", ".join(known) or "nothing"))
+        return (
+            (True, "listed by qstat -Q")
+            if partition in known
+            else (False, "qstat -Q lists: " + (", ".join(known) or "nothing"))
+        )

@@ -37,13 +37,30 @@ _ARRAY_ID = re.compile(r"^(\d+)_(\d+|\[[^\]]*\])$")  # sacct/squeue: "123_4", "1
 
 # SLURM's job states, as caramel sees them: still to come, running, finished well, finished badly.
 STATE_KIND = {
-    "PENDING": "pending", "CONFIGURING": "pending", "REQUEUED": "pending", "REQUEUE_HOLD": "pending",
-    "REQUEUE_FED": "pending", "RESV_DEL_HOLD": "pending", "SUSPENDED": "running", "STOPPED": "running",
-    "RUNNING": "running", "COMPLETING": "running", "STAGE_OUT": "running", "SIGNALING": "running",
-    "RESIZING": "running", "COMPLETED": "done",
-    "FAILED": "failed", "TIMEOUT": "failed", "CANCELLED": "failed", "OUT_OF_MEMORY": "failed",
-    "NODE_FAIL": "failed", "PREEMPTED": "failed", "BOOT_FAIL": "failed", "DEADLINE": "failed",
-    "REVOKED": "failed", "SPECIAL_EXIT": "failed",
+    "PENDING": "pending",
+    "CONFIGURING": "pending",
+    "REQUEUED": "pending",
+    "REQUEUE_HOLD": "pending",
+    "REQUEUE_FED": "pending",
+    "RESV_DEL_HOLD": "pending",
+    "SUSPENDED": "running",
+    "STOPPED": "running",
+    "RUNNING": "running",
+    "COMPLETING": "running",
+    "STAGE_OUT": "running",
+    "SIGNALING": "running",
+    "RESIZING": "running",
+    "COMPLETED": "done",
+    "FAILED": "failed",
+    "TIMEOUT": "failed",
+    "CANCELLED": "failed",
+    "OUT_OF_MEMORY": "failed",
+    "NODE_FAIL": "failed",
+    "PREEMPTED": "failed",
+    "BOOT_FAIL": "failed",
+    "DEADLINE": "failed",
+    "REVOKED": "failed",
+    "SPECIAL_EXIT": "failed",
 }
 QUERY_TIMEOUT = 30.0  # seconds for one sacct/squeue call
 SUBMIT_TIMEOUT = 120.0  # seconds for one sbatch of caramel's own (a busy controller answers slowly)
@@ -86,8 +103,6 @@ def task_ids(text: str) -> list[str]:
     return out
 
 
-
-
 def call(argv: list[str], timeout: float = QUERY_TIMEOUT) -> subprocess.CompletedProcess | None:
     """Run a scheduler command; None when it could not run or did not answer in time."""
     _log_call(argv)
@@ -114,7 +129,11 @@ def _job_state(name: str, exit_text: str, reason: str, nodes: str, end: str) -> 
     code = _exit_code(exit_text)
     detail = name
     if name == "FAILED" and code is not None:
-        detail += f" (signal {code - 128})" if exit_text.startswith("0:") and code > 128 else f" (exit {code})"
+        detail += (
+            f" (signal {code - 128})"
+            if exit_text.startswith("0:") and code > 128
+            else f" (exit {code})"
+        )
     if reason and reason not in ("None", "(null)"):
         detail += f": {reason}"
     ended = None
@@ -128,8 +147,18 @@ def _job_state(name: str, exit_text: str, reason: str, nodes: str, end: str) -> 
 
 def query_sacct(job_ids: list[str]) -> dict[str, JobState] | None:
     """States of `job_ids` from accounting; None when sacct cannot answer (then try squeue)."""
-    argv = ["sacct", "-X", "-n", "-P", "-S", "1970-01-01", "-o",
-            "JobIDRaw,State,ExitCode,Reason,NodeList,End,JobID", "-j", ",".join(query_ids(job_ids))]
+    argv = [
+        "sacct",
+        "-X",
+        "-n",
+        "-P",
+        "-S",
+        "1970-01-01",
+        "-o",
+        "JobIDRaw,State,ExitCode,Reason,NodeList,End,JobID",
+        "-j",
+        ",".join(query_ids(job_ids)),
+    ]
     for attempt in range(2):
         done = call(argv)
         if done is not None and done.returncode == 0:
@@ -137,7 +166,9 @@ def query_sacct(job_ids: list[str]) -> dict[str, JobState] | None:
             for line in done.stdout.splitlines():
                 parts = line.split("|")
                 if len(parts) >= 6:
-                    state = _job_state(_state_name(parts[1]), parts[2], parts[3], parts[4], parts[5])
+                    state = _job_state(
+                        _state_name(parts[1]), parts[2], parts[3], parts[4], parts[5]
+                    )
                     for job in task_ids(parts[6] if len(parts) > 6 else "") or [parts[0]]:
                         out[job] = state
             return out
@@ -162,7 +193,9 @@ def query_squeue(job_ids: list[str]) -> dict[str, JobState]:
                     for job in task_ids(parts[0]) or [parts[0]]:
                         out[job] = _job_state(_state_name(parts[1]), "", parts[2], parts[3], "")
             for job in job_ids:
-                out.setdefault(job, JobState(JobStatus.GONE, "no longer in the queue (accounting is off)"))
+                out.setdefault(
+                    job, JobState(JobStatus.GONE, "no longer in the queue (accounting is off)")
+                )
             return out
         if attempt == 0:
             time.sleep(1.0)
@@ -188,8 +221,15 @@ def partitions() -> list[Partition]:
         default = name.endswith("*")
         name = name.rstrip("*")
         if name not in found:
-            found[name] = Partition(name, default, _int(cpus), _int(mem), "" if gres == "(null)" else gres, limit,
-                                    _int(nodes))
+            found[name] = Partition(
+                name,
+                default,
+                _int(cpus),
+                _int(mem),
+                "" if gres == "(null)" else gres,
+                limit,
+                _int(nodes),
+            )
     return list(found.values())
 
 
@@ -220,19 +260,26 @@ class Slurm(Scheduler):
 
     def job_script(self, values: dict[str, Any], template: str = "job.sh.j2") -> str:
         # `extra_sbatch`: the name templates written before `scheduler_options` use
-        return super().job_script({**values, "extra_sbatch": values.get("scheduler_options", [])}, template)
+        return super().job_script(
+            {**values, "extra_sbatch": values.get("scheduler_options", [])}, template
+        )
 
     def partitions(self) -> list[Partition]:
         return partitions()
 
     def user_accounts(self) -> list[str]:
-        out = ask("sacctmgr", "-n", "-P", "show", "assoc", f"user={getpass.getuser()}", "format=account")
+        out = ask(
+            "sacctmgr", "-n", "-P", "show", "assoc", f"user={getpass.getuser()}", "format=account"
+        )
         return [a.strip() for a in (out or "").splitlines() if a.strip()]
 
     def check_partition(self, partition: str) -> tuple[bool, str] | None:
         known = [p.name for p in partitions()]
-        return (True, "listed by sinfo") if partition in known else \
-            (False, "sinfo lists: " + (", ".join(known) or "nothing"))
+        return (
+            (True, "listed by sinfo")
+            if partition in known
+            else (False, "sinfo lists: " + (", ".join(known) or "nothing"))
+        )
 
     def check_account(self, account: str) -> tuple[bool, str] | None:
         listed = ask("sacctmgr", "-n", "-P", "show", "account", account, "format=account")
@@ -242,28 +289,44 @@ class Slurm(Scheduler):
     def job_id_in(self, path: str) -> str:
         return job_id_in(path)
 
-    def submit(self, job_file: str, cwd: str, array: str = "", after: Sequence[str] = (),
-               corresponding: bool = False) -> str:
+    def submit(
+        self,
+        job_file: str,
+        cwd: str,
+        array: str = "",
+        after: Sequence[str] = (),
+        corresponding: bool = False,
+    ) -> str:
         argv = ["sbatch", "--parsable"] + ([f"--array={array}"] if array else [])
         if after:
-            argv.append(f"--dependency={'aftercorr' if corresponding else 'afterok'}:" + ":".join(after))
+            argv.append(
+                f"--dependency={'aftercorr' if corresponding else 'afterok'}:" + ":".join(after)
+            )
         _log_call(argv)
         try:
-            done = subprocess.run([*argv, job_file], cwd=cwd, capture_output=True, text=True, timeout=SUBMIT_TIMEOUT)
+            done = subprocess.run(
+                [*argv, job_file], cwd=cwd, capture_output=True, text=True, timeout=SUBMIT_TIMEOUT
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunError(f"sbatch did not answer: {exc}") from None
         found = _PARSABLE.findall(done.stdout.encode())
         if done.returncode or not found:
             words = (done.stderr or done.stdout).strip().splitlines()
-            raise RunError(f"sbatch refused {os.path.join(cwd, job_file)}: " + (words[-1] if words else
-                           f"exit {done.returncode}"))
+            raise RunError(
+                f"sbatch refused {os.path.join(cwd, job_file)}: "
+                + (words[-1] if words else f"exit {done.returncode}")
+            )
         return found[-1].decode()
 
     def max_array_size(self) -> int:
         """SLURM's MaxArraySize (`scontrol show config`; 1001 when it cannot say, SLURM's default)."""
         if self._max_array_size is None:
             done = call(["scontrol", "show", "config"]) if shutil.which("scontrol") else None
-            found = re.search(r"^MaxArraySize\s*=\s*(\d+)", done.stdout if done and not done.returncode else "", re.M)
+            found = re.search(
+                r"^MaxArraySize\s*=\s*(\d+)",
+                done.stdout if done and not done.returncode else "",
+                re.M,
+            )
             self._max_array_size = int(found.group(1)) if found else 1001
         return self._max_array_size
 
@@ -271,8 +334,11 @@ class Slurm(Scheduler):
         """The job script's `#SBATCH` lines but those that are each job's own (name, output, error)."""
         own = ("--job-name", "-J", "--output", "-o", "--error", "-e")
         lines = [line.strip() for line in script.splitlines() if line.startswith("#SBATCH")]
-        return tuple(line for line in lines if not line.split()[1:2] or
-                     line.split()[1].split("=")[0] not in own)
+        return tuple(
+            line
+            for line in lines
+            if not line.split()[1:2] or line.split()[1].split("=")[0] not in own
+        )
 
     def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
         """One scheduler query for all `job_ids` (two when accounting is off: sacct says so, squeue answers)."""
@@ -302,8 +368,12 @@ class Slurm(Scheduler):
         if not job_ids:
             return ""
         try:
-            done = subprocess.run(["sacct", "-X", "-n", "-P", "-o", "Cluster", "-j", job_ids[0]],
-                                  capture_output=True, text=True, timeout=15)
+            done = subprocess.run(
+                ["sacct", "-X", "-n", "-P", "-o", "Cluster", "-j", job_ids[0]],
+                capture_output=True,
+                text=True,
+                timeout=15,
+            )
         except (OSError, subprocess.TimeoutExpired):
             return ""
         return done.stdout.strip().splitlines()[0].strip() if done.stdout.strip() else ""
