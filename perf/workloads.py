@@ -300,6 +300,12 @@ def main() -> None:
         "run its winner: what a user gets after measuring the node",
     )
     parser.add_argument(
+        "--stored",
+        action="store_true",
+        help="the trainer on caramel's choice from your data folder as it is now; default: a fresh "
+        "node's (an empty data folder: the first bench run measures the layout and keeps it)",
+    )
+    parser.add_argument(
         "--layouts",
         default="",
         metavar="PxT,...",
@@ -315,9 +321,11 @@ def main() -> None:
         layout, why = probe()
     elif args.layout:
         layout, why = parse_layout(args.layout), "given"
-    else:
+    elif args.stored:
         choice = layout_choice()
         layout, why = choice.layout, choice.why
+    else:
+        layout, why = first_use()
     rule = (layout.processes, layout.threads)
     cores = len(usable_cpus())
     print(
@@ -358,6 +366,22 @@ def main() -> None:
         results = rounds(variants, args.rounds)
     report(results, rule, cores)
     print(f"{load()} at end")
+
+
+def first_use():
+    """caramel's layout on a fresh node, as the first `bench run llm --tag 117M local` takes it: an
+    empty data folder, CARAMEL_LAYOUT_MEASURE=auto, the CLI's first-use measurement (stored in that
+    temporary folder only)."""
+    from caramel.cli.layout import measure_first_use
+    from caramel.payloads.workloads import layout
+
+    with tempfile.TemporaryDirectory() as data:
+        os.environ.update(CARAMEL_DATA_DIR=data, CARAMEL_LAYOUT_MEASURE="auto")
+        os.environ.pop("CARAMEL_CPU_LAYOUT", None)
+        layout.measure_on_first_use(measure_first_use)
+        choice = layout.layout_choice("gpt", runs_here=True)
+    print(f"fresh node: {choice.describe()} ({load()})", flush=True)
+    return choice.layout, f"fresh node: {choice.why}"
 
 
 def probe():

@@ -1,4 +1,5 @@
-"""Every test keeps caramel's user data (the run registry, campaigns, the history) in a folder of its own.
+"""Every test keeps caramel's user data (the run registry, campaigns, the history) in a folder of its own,
+and never measures the CPU layout on a first run (CARAMEL_LAYOUT_MEASURE=never).
 
 Without this, a test that calls bench in-process, or a subprocess that inherits this environment, would
 add runs to the user's ~/.local/share/caramel: tests are hermetic. A test that sets its own values
@@ -22,6 +23,9 @@ def _own_data_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     folder = tmp_path_factory.mktemp("caramel-data")
     monkeypatch.setenv("CARAMEL_DATA_DIR", str(folder))
     monkeypatch.setenv("CARAMEL_HISTORY", str(folder / "history.db"))
+    # a fresh data folder holds no CPU layout, and a bench run would measure one (a minute): tests
+    # take the rule unless they test the measurement (tests/payloads/workloads/test_layout_first_use.py)
+    monkeypatch.setenv("CARAMEL_LAYOUT_MEASURE", "never")
 
 
 # The tiers (docs/development.md): the markers are registered in setup.cfg. A folder that holds

@@ -223,6 +223,15 @@ SETTINGS: tuple[Setting, ...] = (
         "",
         "PROCESSESxTHREADS for the shipped workloads instead of the one they choose",
     ),
+    Setting(
+        "layout_measure",
+        "CARAMEL_LAYOUT_MEASURE",
+        Kind.CHOICE,
+        "auto",
+        "auto: the first bench run of a shipped CPU trainer on a node measures its layout and "
+        "keeps it (bench layout --measure); never: the rule until measured by hand",
+        choices=("auto", "never"),
+    ),
 )
 BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
 
@@ -254,6 +263,7 @@ class Settings:
     scheduler_log: str
     hwmon_base: str
     cpu_layout: str
+    layout_measure: str
     sink_entries: tuple[
         object, ...
     ] = ()  # the settings file's `sinks:` as written (history.settings checks them)

@@ -216,6 +216,23 @@ def measure(options: LayoutOptions, workload: str, out: TextIO) -> None:
     )
 
 
+def measure_first_use(workload: str) -> None:
+    """What `bench run` does where a shipped CPU trainer has no layout stored for this node: measure
+    it once, as `bench layout --measure` does, and keep it; a probe that fails leaves the rule."""
+    from caramel.payloads.workloads import layout
+
+    print(
+        f"caramel: measuring the CPU layout of its {workload} trainer on this node once (about a "
+        f"minute; kept in {layout.store_file()}; CARAMEL_LAYOUT_MEASURE=never skips it)",
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        measure(LayoutOptions(measure=True, workloads=(workload,)), workload, sys.stderr)
+    except CaramelError as exc:
+        print(f"caramel: {exc}; the rule decides the layout", file=sys.stderr)
+
+
 def show(workloads: tuple[str, ...], out: TextIO) -> None:
     """Each trainer's layout now and why, the rule's, and what is stored."""
     from caramel.payloads.workloads import layout, layout_store

@@ -233,6 +233,11 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
     from caramel.stages.engine.session import dry_run, scheduler_for, start_run
     from caramel.stages.engine.settings import Settings
 
+    if not options.dry_run:  # a run of a shipped CPU trainer measures its layout once per node
+        from caramel.cli.layout import measure_first_use
+        from caramel.payloads.workloads.layout import measure_on_first_use
+
+        measure_on_first_use(measure_first_use)
     loaded = load_named(options.source)
     code = 0
     for bench in loaded.benchmarks:

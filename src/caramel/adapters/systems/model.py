@@ -110,7 +110,8 @@ class System:
         the layout module's choice ($CARAMEL_CPU_LAYOUT, a stored measurement, else the rule)."""
         from caramel.payloads.workloads.layout import layout_choice
 
-        choice = layout_choice(trainer)
+        runs_here = self.scheduler == "local" and not self.gpus_per_node and not self.accelerator
+        choice = layout_choice(trainer, runs_here)
         return CpuLayout(choice.layout.processes, choice.layout.threads, choice.describe())
 
     def container_prefix(self) -> str:

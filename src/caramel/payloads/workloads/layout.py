@@ -30,6 +30,7 @@ import functools
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -184,15 +185,32 @@ def measured_choice(workload: str, cpus: set[int], free: int, path: str) -> Layo
     return LayoutChoice(layout, LayoutSource.MEASURED, why)
 
 
-def layout_choice(workload: str = "gpt") -> LayoutChoice:
+# What measures a trainer's layout on its first use where none is stored (the CLI's `bench layout
+# --measure`, installed by `bench run`: measure_on_first_use); None: planning never measures.
+FirstUseMeasurer = Callable[[str], None]
+_first_use: list[FirstUseMeasurer] = []
+
+
+def measure_on_first_use(measurer: FirstUseMeasurer | None) -> None:
+    """Let a plan of a system that runs here measure a trainer's layout where this node has none
+    stored ($CARAMEL_LAYOUT_MEASURE=auto): `bench run` does, `bench plan` does not (a plan is quick).
+    The rule cannot know what a node favours; a measurement kept per node can."""
+    _first_use.clear()
+    if measurer is not None:
+        _first_use.append(measurer)
+    forget_choice()
+
+
+def layout_choice(workload: str = "gpt", runs_here: bool = False) -> LayoutChoice:
     """The layout of `workload`'s trainer on this node now, and why, decided once per process and
     workload: a plan asks for it once per parameter (processes, threads, what chose them), and the
     answers must agree however the node's load moves in between (a call with the default and one
     naming "gpt" are one decision: lru_cache alone keys them apart). $CARAMEL_CPU_LAYOUT=PxT where
     set (to compare layouts, or pin one); else the measurement `bench layout --measure` stored for
     this node (layout_store), cut to the free cores; else the rule (its usable cores, the NUMA nodes
-    that hold them, the tasks running elsewhere)."""
-    return _decided(workload)
+    that hold them, the tasks running elsewhere). `runs_here`: the plan's system is this node (local,
+    no accelerator), so where nothing is stored a first-use measurer may measure it now."""
+    return _decided(workload, runs_here)
 
 
 def forget_choice() -> None:
@@ -200,8 +218,8 @@ def forget_choice() -> None:
     _decided.cache_clear()
 
 
-@functools.lru_cache(maxsize=4)
-def _decided(workload: str) -> LayoutChoice:
+@functools.lru_cache(maxsize=8)
+def _decided(workload: str, runs_here: bool = False) -> LayoutChoice:
     if current().cpu_layout:
         return LayoutChoice(
             parse_layout(current().cpu_layout), LayoutSource.ENVIRONMENT, LAYOUT_VARIABLE
@@ -210,6 +228,10 @@ def _decided(workload: str) -> LayoutChoice:
     busy = running_elsewhere()
     rule = cpu_layout(len(cpus), numa_nodes_holding(cpus), busy, RULE_RANKS.get(workload, 1))
     measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
+    quiet = busy < 0.5  # a measurement on a loaded node measures the load: the rule until quiet
+    if measured is None and runs_here and quiet and _first_use and current().layout_measure == "auto":
+        _first_use[0](workload)  # none stored, or stale (another torch, CPU set, too old)
+        measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
     if measured is not None:
         return measured
     return LayoutChoice(
