@@ -93,7 +93,7 @@ def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
 def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | None:
     """The entry `find_benchmarks` would list under `name`, found reading only the files that can carry
     it (`NAME.yaml|yml|xml`, a models.json), in its order: `bench run llm` reads one benchmark file, not
-    every shipped one (reading them all cost the README's job 45 ms of CPU and an lxml import)."""
+    every shipped one (reading them all would parse every file and import lxml for the XML ones)."""
     for folder, origin in search_folders(extra_dirs):
         if not folder.is_dir():
             continue

@@ -5,12 +5,11 @@ processes keep busy right now; the processes are the trainer's data-parallel ran
 per NUMA node that holds usable cores and at most one per free core, and the free cores are split
 among them as PyTorch intra-op threads. How many ranks a trainer wants is its own
 (`RULE_RANKS`): caramel's GPT takes as many as its shipped global batch has micro-batches (8
-sequences of 2: 4 ranks), because on its small shape one rank per core beats threads (measured on
-a quiet 2-core node: 2x1 19.1k tokens/s against 17.9k for 1x2; docs/benchmarks.md); the ResNet
+sequences of 2: 4 ranks), because on its small shape one rank per core beats threads; the ResNet
 takes one per NUMA node, because its convolutions thread well and a second model copy costs more
-than it saves (1x2 310 images/s against 233 for 2x1). Busy cores are left out because an OpenMP
-thread that has to wait for a core stalls every parallel region of its process (measured: 2 threads
-on 2 cores with another busy process train 10 to 15 times slower than 1 thread). Across NUMA nodes,
+than it saves (docs/benchmarks.md has both measurements). Busy cores are left out because an OpenMP
+thread that has to wait for a core stalls every parallel region of its process (two threads on two
+cores beside another busy process train many times slower than one thread). Across NUMA nodes,
 threads would read weights from the other socket's memory, so there one rank per NUMA node at
 least is the usual advice.
 

@@ -94,7 +94,7 @@ Decoder = Callable[[Any, str], Any]
 def decode(hint: Any, data: Any, where: str) -> Any:
     """`data` read as `hint` (checked on the way); a CodecError names `where` and what was expected.
     Each hint's reader is made once a process (_reader): a run's engine decodes the stored model
-    (about 1,900 values) as it starts, and looking the hints up again for each value cost it 10 ms."""
+    (about 1,900 values) as it starts, and a lookup per value would repeat the same work."""
     try:
         read = _reader(hint)
     except TypeError:  # an unhashable hint: made for this value alone

@@ -162,7 +162,7 @@ class RunReads:
 
     def all_params(self) -> dict[int, Params]:
         """Every workpackage's params, in one query. The texts are decoded as one JSON array: one
-        decoder call instead of one per workpackage is a third of `bench info` on a large run."""
+        decoder call instead of one per workpackage, whose fixed cost adds up on a large run."""
         rows = self.db.execute("SELECT id, params, types, cycles FROM workpackages").fetchall()
         try:
             if any(len(row[1]) > bounded.MAX_BYTES for row in rows):

@@ -194,8 +194,9 @@ def log_call(argv: Sequence[str]) -> None:
 
 @functools.lru_cache(maxsize=16)
 def _template(root: str, folder: str, texts: tuple[tuple[str, str], ...], name: str) -> Any:
-    """The template `name` of a scheduler whose templates are in `root`/`folder` (and `texts`), found once:
-    a thousand job scripts look it up once (its folders' paths made each time were a third of a render)."""
+    """The template `name` of a scheduler whose templates are in `root`/`folder` (and `texts`),
+    found once: a thousand job scripts look it up once (making its folders' paths is a large part
+    of a render)."""
     folders = tuple(os.path.join(root, each) for each in (folder, NODE_PROBE_FOLDER) if each)
     return _templates(folders, texts).get_template(name)
 
