@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from caramel.stages.analyse.intervals import ratio_interval
 from caramel.vocabulary import Direction
@@ -263,3 +264,34 @@ def group_events(
         causes_here = tuple(sorted(shared)) or group[0].causes
         events.append(Event(group[0].time_after, group[0].run_after, tuple(group), causes_here))
     return events
+
+
+SERIES_COLUMNS = ("benchmark", "system", "configuration", "figure")
+
+
+def frame_changes(
+    frame: pd.DataFrame,
+    provenance: Mapping[str, Mapping[str, object]] | None = None,
+    alpha: float = ALPHA,
+) -> tuple[list[ChangePoint], list[tuple[str, ...]]]:
+    """Change points of every series of a long frame (one row per run and figure: the
+    SERIES_COLUMNS, `unit`, `direction`, `run`, `time`, `estimate`), with their causes where the
+    runs' provenance is given; and the series with too few runs to judge (fewer than MIN_RUNS)."""
+    found: list[ChangePoint] = []
+    short: list[tuple[str, ...]] = []
+    ordered = frame.sort_values(["time", "run"], kind="stable")
+    for key, group in ordered.groupby(list(SERIES_COLUMNS), sort=True, dropna=False):
+        series = tuple(str(k) for k in key)
+        if len(group) < MIN_RUNS:
+            short.append(series)
+            continue
+        points = [
+            Point(str(t), str(r), float(v))
+            for t, r, v in zip(group["time"], group["run"], group["estimate"], strict=True)
+        ]
+        direction = Direction(str(group["direction"].iloc[-1]) or "unknown")
+        found += series_changes(series, points, str(group["unit"].iloc[-1]), direction, alpha)
+    if provenance:
+        runs = list(dict.fromkeys(ordered["run"].astype(str)))
+        found = with_causes(found, provenance, runs)
+    return found, short

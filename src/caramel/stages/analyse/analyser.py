@@ -27,7 +27,7 @@ from caramel.stages.analyse import scan as scanning
 from caramel.stages.analyse.cache import AnalysisCache, Damaged, decode_group, encode_group
 from caramel.stages.analyse.derived import Problem, evaluate_derived
 from caramel.stages.analyse.inputs import AnalyseError, AnalysisInput, WPRecord
-from caramel.stages.analyse.patterns import Compiler, combine, is_derived, kind
+from caramel.stages.analyse.patterns import Compiler, Probe, combine, is_derived, kind
 from caramel.stages.analyse.stats import Accumulator, default_values
 from caramel.stages.expand import layout
 from caramel.stages.expand.substitute import substitute
@@ -298,13 +298,7 @@ def _analyse_group(
         return group  # never ran: empty metrics (JUBE would show defaults and nan here)
     accs: dict[str, Accumulator] = {}
     active = dict(base)  # JUBE's "global patternset": grows with the use= of files actually read
-
-    def sink(name: str, texts: list[str]) -> None:
-        accs[name].add(texts)
-
-    bound = current().pattern_timeout
     overrun: dict[str, str] = {}  # pattern stopped at its time bound -> why its value is missing
-
     for wp, spec, paths in reads:
         if spec.sanity_only:
             continue
@@ -312,28 +306,61 @@ def _analyse_group(
             if spec.file.path not in group.missing:
                 group.missing.append(spec.file.path)
             continue
+        _refuse_parameter_names(wp, spec, base)
         probes = spec.compiler.probes(wp.params)
-        if not spec.names.isdisjoint(wp.params):
-            name = sorted(spec.names & wp.params.keys())[0]
-            pattern = next(p for p in list(base.values()) + spec.extra if p.name == name)
-            raise AnalyseError(
-                f"pattern '{name}' has the name of a parameter of workpackage {wp.id}",
-                pattern.where,
-                hint="rename the pattern: JUBE does not allow a pattern and a parameter of one name",
-            )
         for probe in probes:
-            if probe.name not in accs:
-                accs[probe.name] = Accumulator(probe.kind)
-        for p in spec.extra:
-            active[p.name] = p
-        for path in paths:
-            try:
-                stopped = scanning.scan_file(path, probes, sink, bound=bound)
-            except OSError as exc:  # vanished or unreadable since the signature was taken
-                group.missing.append(f"{os.path.relpath(path, wp.work_dir)} ({exc.strerror})")
-                continue
-            for name in stopped:
-                overrun[name] = _overrun(wp, path, name, bound, active, group)
+            accs.setdefault(probe.name, Accumulator(probe.kind))
+        active.update((p.name, p) for p in spec.extra)
+        _scan(wp, paths, probes, accs, active, group, overrun)
+    values = _values(accs, active, overrun, group)
+    derived = [p for p in active.values() if is_derived(p)]
+    values.update(evaluate_derived(derived, root.params, values, root.id, group.problems))
+    group.values = values
+    return group
+
+
+def _refuse_parameter_names(wp: WPRecord, spec: _Spec, base: dict[str, Pattern]) -> None:
+    """JUBE does not allow a pattern and a parameter of one name."""
+    if spec.names.isdisjoint(wp.params):
+        return
+    name = sorted(spec.names & wp.params.keys())[0]
+    pattern = next(p for p in list(base.values()) + spec.extra if p.name == name)
+    raise AnalyseError(
+        f"pattern '{name}' has the name of a parameter of workpackage {wp.id}",
+        pattern.where,
+        hint="rename the pattern: JUBE does not allow a pattern and a parameter of one name",
+    )
+
+
+def _scan(
+    wp: WPRecord,
+    paths: list[str],
+    probes: list[Probe],
+    accs: dict[str, Accumulator],
+    active: dict[str, Pattern],
+    group: Group,
+    overrun: dict[str, str],
+) -> None:
+    """Each file through the probes into their accumulators, under the pattern time bound."""
+    bound = current().pattern_timeout
+
+    def sink(name: str, texts: list[str]) -> None:
+        accs[name].add(texts)
+
+    for path in paths:
+        try:
+            stopped = scanning.scan_file(path, probes, sink, bound=bound)
+        except OSError as exc:  # vanished or unreadable since the signature was taken
+            group.missing.append(f"{os.path.relpath(path, wp.work_dir)} ({exc.strerror})")
+            continue
+        for name in stopped:
+            overrun[name] = _overrun(wp, path, name, bound, active, group)
+
+
+def _values(
+    accs: dict[str, Accumulator], active: dict[str, Pattern], overrun: dict[str, str], group: Group
+) -> dict[str, object]:
+    """The accumulated values, then the defaults of patterns that matched nothing."""
     values: dict[str, object] = {}
     for name, acc in accs.items():
         if name in overrun:
@@ -342,14 +369,7 @@ def _analyse_group(
         if acc.dropped:
             group.dropped[name] = (acc.dropped, acc.bad)
     for p in active.values():
-        if (
-            not is_derived(p)
-            and p.default is not None
-            and p.name not in values
-            and p.name not in overrun
-        ):
+        missing = p.name not in values and p.name not in overrun
+        if not is_derived(p) and p.default is not None and missing:
             values.update(default_values(p.name, kind(p), p.default, p.where))
-    derived = [p for p in active.values() if is_derived(p)]
-    values.update(evaluate_derived(derived, root.params, values, root.id, group.problems))
-    group.values = values
-    return group
+    return values

@@ -92,25 +92,10 @@ def evaluate_derived(
             for name in order:
                 if name in done or (waits_for[name] and not waits_for[name] <= done.keys()):
                     continue  # done, or waits for another derived pattern
-                p = by_name[name]
-                text = substitute(p.regex, consts)
-                if p.mode not in SCRIPTS:
-                    done[name] = text
+                result = _evaluate(by_name[name], consts, force, wp_id, problems)
+                if result is not None:
+                    done[name] = result
                     progress = True
-                    continue
-                unresolved = has_placeholder(text)
-                if unresolved and not force:
-                    continue
-                code = substitute(text, _NOTHING, final=True)
-                try:
-                    done[name] = _run(p, code)
-                except CaramelError as exc:
-                    if unresolved and p.default is None:
-                        continue  # JUBE ignores a failed forced evaluation; the final pass decides
-                    done[name] = _fallback(p)
-                    if not unresolved and problems is not None:
-                        problems.append(Problem(p, code, wp_id, _reason(exc)))
-                progress = True
             if progress or len(done) == len(order):
                 break
         if not progress or len(done) == len(order):
@@ -124,6 +109,28 @@ def evaluate_derived(
         except CaramelError:
             done[name] = _fallback(p)
     return {p.name: to_type(done[p.name], kind(p)) for p in patterns}
+
+
+def _evaluate(
+    p: Pattern, consts: _Lookup, force: bool, wp_id: int, problems: list[Problem] | None
+) -> str | None:
+    """One derived pattern's text in this pass; None when it must wait (a `$` left and not
+    forced, or a forced evaluation that failed without a default: the final pass decides)."""
+    text = substitute(p.regex, consts)
+    if p.mode not in SCRIPTS:
+        return text
+    unresolved = has_placeholder(text)
+    if unresolved and not force:
+        return None
+    code = substitute(text, _NOTHING, final=True)
+    try:
+        return _run(p, code)
+    except CaramelError as exc:
+        if unresolved and p.default is None:
+            return None  # JUBE ignores a failed forced evaluation; the final pass decides
+        if not unresolved and problems is not None:
+            problems.append(Problem(p, code, wp_id, _reason(exc)))
+        return _fallback(p)
 
 
 @lru_cache(maxsize=256)

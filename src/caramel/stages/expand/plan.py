@@ -297,28 +297,14 @@ class Planner:
         excludes: list[Exclude] = []
         if new:
             used = used | set(new)
-            local = dict(local or {})
-            for set_name in new:
-                pset = sets[set_name]
-                zips += pset.zips
-                excludes += pset.excludes
-                for param in pset.parameters:
-                    value = from_definition(param)
-                    if param.name in local and not local[param.name].equivalent(value):
-                        raise SpecError(
-                            f"step '{step.name}' cannot use parameterset '{set_name}': parameter "
-                            f"'{param.name}' is already defined by another set it uses",
-                            param.where,
-                            hint="rename one of them, or give them tags that exclude each other",
-                        )
-                    local[param.name] = value
-            for name, value in local.items():
-                if (
-                    name in glob
-                    and value.update_mode not in USE_UPDATABLE
-                    and not value.equivalent(glob[name])
-                ):
-                    return []  # the parents chose another value: no workpackage for this combination
+            local, zips, excludes = self._take_sets(step, new, dict(local or {}))
+            if any(
+                name in glob
+                and value.update_mode not in USE_UPDATABLE
+                and not value.equivalent(glob[name])
+                for name, value in local.items()
+            ):
+                return []  # the parents chose another value: no workpackage for this combination
             for name, value in local.items():
                 if value.update_mode in USE_UPDATABLE:
                     updates[name] = value
@@ -348,6 +334,29 @@ class Planner:
                 if wp is not None:
                     out.append(wp)
         return out
+
+    def _take_sets(
+        self, step: Step, new: list[str], local: dict[str, Value]
+    ) -> tuple[dict[str, Value], list[Zip], list[Exclude]]:
+        """The parameters of the sets `step` uses for the first time added to `local` (one name
+        defined twice is an error), with the sets' zips and excludes."""
+        zips: list[Zip] = []
+        excludes: list[Exclude] = []
+        for set_name in new:
+            pset = self.bench.parametersets[set_name]
+            zips += pset.zips
+            excludes += pset.excludes
+            for param in pset.parameters:
+                value = from_definition(param)
+                if param.name in local and not local[param.name].equivalent(value):
+                    raise SpecError(
+                        f"step '{step.name}' cannot use parameterset '{set_name}': parameter "
+                        f"'{param.name}' is already defined by another set it uses",
+                        param.where,
+                        hint="rename one of them, or give them tags that exclude each other",
+                    )
+                local[param.name] = value
+        return local, zips, excludes
 
     def _workpackage(
         self,

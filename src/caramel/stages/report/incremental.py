@@ -288,37 +288,46 @@ def _decode(
             or set(kept.notes) - set(digests)
         ):
             return None
-        for p in prepared:
-            old = kept.digests[p.name]
-            if len(old) != len(p.plans):
-                return None
-            for (members, _s, _r), before, now in zip(p.plans, old, digests[p.name], strict=True):
-                if before != now:
-                    kept.changed.update(m.id for m in members)
-            for name, _expression, _wp, _message in (
-                x for entry in kept.notes[p.name].values() for x in entry[0]
-            ):
-                if name not in p.every:
-                    return None
+        if not _mark_changed(kept, prepared, digests):
+            return None
         for wp, state_before, state_now in zip(inp.workpackages, kept.states, states, strict=True):
             if state_before != state_now:
                 kept.changed.add(wp.id)
-        t = 0
-        for r, (_result, tables) in enumerate(results):
-            count = len(kept.leaves[r])
-            if len(kept.deps[r]) != count or any(
-                name not in digests for name, _root in kept.leaves[r]
-            ):
-                return None
-            for table in tables:
-                if not _fits(kept.entries[t], count, len(table.columns), len(table.sort)):
-                    return None
-                t += 1
-        if t != len(kept.entries):
-            return None
-        return kept
+        return kept if _tables_fit(kept, results, digests) else None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
+
+
+def _mark_changed(kept: _Kept, prepared: list[Prepared], digests) -> bool:
+    """The members whose files changed since the rows were kept, marked; False where the kept
+    digests or notes do not fit the analysers of today."""
+    for p in prepared:
+        old = kept.digests[p.name]
+        if len(old) != len(p.plans):
+            return False
+        for (members, _s, _r), before, now in zip(p.plans, old, digests[p.name], strict=True):
+            if before != now:
+                kept.changed.update(m.id for m in members)
+        for name, _expression, _wp, _message in (
+            x for entry in kept.notes[p.name].values() for x in entry[0]
+        ):
+            if name not in p.every:
+                return False
+    return True
+
+
+def _tables_fit(kept: _Kept, results, digests) -> bool:
+    """Whether the kept entries have the shape of today's results and tables."""
+    t = 0
+    for r, (_result, tables) in enumerate(results):
+        count = len(kept.leaves[r])
+        if len(kept.deps[r]) != count or any(name not in digests for name, _root in kept.leaves[r]):
+            return False
+        for table in tables:
+            if not _fits(kept.entries[t], count, len(table.columns), len(table.sort)):
+                return False
+            t += 1
+    return t == len(kept.entries)
 
 
 def _fits(entries: list, count: int, width: int, sorts: int) -> bool:
