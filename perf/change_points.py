@@ -57,7 +57,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.scale:
         hits, steps, flagged, clean, seconds, word = evaluate(1, 1000, 1000)
-        print(f"10^6 figures: {seconds:.2f} s; recall {hits}/{steps}, clean flagged {flagged}/{clean}")
+        print(
+            f"10^6 figures: {seconds:.2f} s; recall {hits}/{steps}, clean flagged {flagged}/{clean}"
+        )
         return
     total = [0, 0, 0, 0]
     for seed in args.seeds:

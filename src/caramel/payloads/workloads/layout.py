@@ -228,7 +228,13 @@ def _decided(workload: str, runs_here: bool = False) -> LayoutChoice:
     rule = cpu_layout(len(cpus), numa_nodes_holding(cpus), busy, RULE_RANKS.get(workload, 1))
     measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
     quiet = busy < 0.5  # a measurement on a loaded node measures the load: the rule until quiet
-    if measured is None and runs_here and quiet and _first_use and current().layout_measure == "auto":
+    if (
+        measured is None
+        and runs_here
+        and quiet
+        and _first_use
+        and current().layout_measure == "auto"
+    ):
         _first_use[0](workload)  # none stored, or stale (another torch, CPU set, too old)
         measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
     if measured is not None:
