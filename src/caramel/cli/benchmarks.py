@@ -44,7 +44,7 @@ class ListOptions:
 COMMAND = "benchmarks"  # `bench benchmarks` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "benchmarks", help="list the shipped and user benchmarks (run them by name)"
     )

@@ -273,7 +273,10 @@ def analysis_input_of(options: UpdateOptions, run_dir: str):
 
 
 def add_run_reader(
-    sub: argparse._SubParsersAction, name: str, help: str, formats: tuple[str, ...]
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    formats: tuple[str, ...],
 ) -> argparse.ArgumentParser:
     """A subcommand that reads one run: DIR, -i, -c and `--format` (the first of `formats` by default)."""
     parser = sub.add_parser(name, help=help)

@@ -24,7 +24,7 @@ from caramel.vocabulary import VerdictWord
 COMMAND = "compare"  # `bench compare` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "compare", help="compare a run with a baseline run, a named baseline or targets"
     )

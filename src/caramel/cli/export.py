@@ -17,7 +17,7 @@ from caramel.errors import RunError
 COMMAND = "export"  # `bench export` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     out = sub.add_parser("export", help="write the history (or some runs) as JSON lines")
     out.add_argument(
         "-o", "--output", metavar="FILE", help="file to write (default: standard output)"

@@ -15,7 +15,7 @@ from caramel.errors import RunError, did_you_mean
 COMMAND = "history"  # `bench history` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "history", help="list the runs in the history, remove one, copy it, push kept runs"
     )

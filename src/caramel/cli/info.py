@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 COMMAND = "info"  # `bench info` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = add_run_reader(
         sub, "info", "a run's benchmark, settings, parameters and workpackages", ("text", "json")
     )

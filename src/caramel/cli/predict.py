@@ -17,7 +17,7 @@ from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict
 COMMAND = "predict"  # `bench predict` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "predict", help="predict the metrics of a benchmark's workpackages from the history"
     )

@@ -13,7 +13,7 @@ from caramel.cli.common import add_no_eval, add_run_args
 COMMAND = "report"  # `bench report` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "report", help="write a self-contained HTML report (tables, plots, history)"
     )
