@@ -69,9 +69,9 @@ def list_benchmarks(options: ListOptions, out: TextIO) -> int:
     return 0
 
 
-def entry_json(entry: BenchmarkEntry) -> dict:
+def entry_json(entry: BenchmarkEntry) -> dict[str, object]:
     meta = entry.meta
-    doc = {
+    doc: dict[str, object] = {
         "name": entry.name,
         "path": entry.path,
         "origin": entry.origin,

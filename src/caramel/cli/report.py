@@ -6,9 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_no_eval, add_run_args
+
+if TYPE_CHECKING:  # the pages' modules: imported by the command, not by `bench --help`
+    from caramel.consumers.pages.sources import Collection
 
 COMMAND = "report"  # `bench report` (cli/main.py finds this module by it)
 
@@ -94,7 +97,7 @@ def report(options: ReportOptions, out: TextIO) -> int:
     return 0
 
 
-def _keep_benchmarks(collection, benchmarks: set[str]) -> None:
+def _keep_benchmarks(collection: Collection, benchmarks: set[str]) -> None:
     """Only the chosen runs' benchmarks (their history stays, for the plots over time)."""
     from caramel.consumers.pages.sources import keep_runs
 
