@@ -18,7 +18,7 @@ import functools
 import math
 import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import regex as re  # `re`'s syntax, and a time bound on each match (analyse.scan)
@@ -184,7 +184,7 @@ def row_failure(
     inp: AnalysisInput,
     analyser: str,
     chain: list[WPRecord],
-    groups: dict[int, Group],
+    groups: Mapping[int, Group],
     lookup: Callable[[str], object],
 ) -> str:
     """The first sanity check of the row that fails ('' when all hold): the checks of each step along
@@ -226,7 +226,7 @@ def workpackage_failure(inp: AnalysisInput, wp: WPRecord, values: dict[str, obje
     return ""
 
 
-def _members(inp: AnalysisInput, wp: WPRecord, groups: dict[int, Group]) -> list[WPRecord]:
+def _members(inp: AnalysisInput, wp: WPRecord, groups: Mapping[int, Group]) -> list[WPRecord]:
     group = groups.get(wp.id)
     if group is None:
         return [wp]
