@@ -79,9 +79,8 @@ def export(options: ExportOptions, stdout: TextIO) -> int:
     with History.open(options.history) as history:
         imported = history.imported() if options.site else set()
 
-        def site_of(
-            run: RunRecord,
-        ) -> str:  # imported runs keep their site, whatever host they name
+        # imported runs keep their site, whatever host they name
+        def site_of(run: RunRecord) -> str:
             return site if run.host in ("", here) and run.run_key not in imported else run.site
 
         with replacing(options.output) if options.output else contextlib.nullcontext(stdout) as out:
