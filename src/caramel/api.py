@@ -14,17 +14,24 @@ run never looks like a success in a plot.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING
 
-from caramel.stages.analyse.inputs import AnalysisInput, from_run
+from caramel.stages.analyse.inputs import AnalysisInput, WPRecord, from_run
 from caramel.stages.analyse.patterns import kind as pattern_type
 from caramel.stages.report.dataset import STATUS, Row, build_rows, units
 from caramel.stages.report.results import analyse_for, produce
+from caramel.stages.spec.model import Pattern
 from caramel.vocabulary import FLOAT_STATISTICS, SAME_TYPE_STATISTICS
+
+if TYPE_CHECKING:  # pandas is imported when a frame is asked for, not with caramel
+    from pandas import DataFrame
 
 
 def results(
     run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False
-):
+) -> DataFrame:
     """The results of the run in `run_dir` (a run folder, or an outpath with `run_id`, default the last).
 
     With `table`, the columns of that `<table>` (or `<database>`) in its order, named by their
@@ -46,7 +53,7 @@ def results(
     if not uses:
         uses = list(analysed)
     rows: list[Row] = build_rows(inp, analysed, uses)
-    records = []
+    records: list[dict[str, object]] = []
     columns: list[str] = []
     seen: set[str] = set()
     for row in rows:
@@ -67,13 +74,13 @@ def results(
     return frame
 
 
-def _table_frame(pd, inp: AnalysisInput, table: str, reanalyse: bool):
+def _table_frame(pd: ModuleType, inp: AnalysisInput, table: str, reanalyse: bool) -> DataFrame:
     """One table's columns (named by their titles; caramel's status column left to `status`)."""
     (made,) = produce(inp, [table], use_cache=not reanalyse).made
     data = made.data
     shown = [i for i, k in enumerate(data.keys) if k.name != STATUS]
     columns = [data.keys[i].title or data.keys[i].name for i in shown]
-    records = []
+    records: list[dict[str, object]] = []
     for vals, status, leaf in zip(data.values, data.statuses, data.leaves, strict=True):
         record = {column: vals[i] for column, i in zip(columns, shown, strict=True)}
         record[STATUS] = status
@@ -95,9 +102,9 @@ def _table_frame(pd, inp: AnalysisInput, table: str, reanalyse: bool):
     return frame
 
 
-def _patterns(inp: AnalysisInput, uses: list[str]) -> dict:
+def _patterns(inp: AnalysisInput, uses: list[str]) -> dict[str, Pattern]:
     bench = inp.benchmark
-    out = {}
+    out: dict[str, Pattern] = {}
     for name in uses:
         analyser = bench.analysers.get(name)
         if analyser is None:
@@ -109,7 +116,7 @@ def _patterns(inp: AnalysisInput, uses: list[str]) -> dict:
     return out
 
 
-def _param_kinds(inp: AnalysisInput, wps: list) -> dict[str, str]:
+def _param_kinds(inp: AnalysisInput, wps: list[WPRecord]) -> dict[str, str]:
     """Each parameter column's type as the workpackages' records declare it (`name` and `name_<step>`);
     "auto" where workpackages declare a name with different types (a column has one dtype)."""
     out: dict[str, str] = {}
@@ -127,7 +134,7 @@ def _param_kinds(inp: AnalysisInput, wps: list) -> dict[str, str]:
     return out
 
 
-def _kind(name: str, patterns: dict, params: dict[str, str]) -> str:
+def _kind(name: str, patterns: dict[str, Pattern], params: dict[str, str]) -> str:
     """The declared type behind a column: a pattern's type (and its statistics'), else a parameter's."""
     if name in (STATUS, "jube_res_analyser"):
         return "string"
@@ -144,7 +151,9 @@ def _kind(name: str, patterns: dict, params: dict[str, str]) -> str:
     return params.get(name, "auto")
 
 
-def _frame(pd, records: list[dict], columns: list[str], kinds: dict[str, str]):
+def _frame(
+    pd: ModuleType, records: list[dict[str, object]], columns: list[str], kinds: dict[str, str]
+) -> DataFrame:
     frame = (
         pd.DataFrame.from_records(records, columns=columns)
         if records
@@ -164,7 +173,7 @@ def _frame(pd, records: list[dict], columns: list[str], kinds: dict[str, str]):
     return frame
 
 
-def _int_or_na(value):
+def _int_or_na(value: object) -> int | None:
     import math
 
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -177,16 +186,16 @@ def _int_or_na(value):
 
 
 def sweep(
-    function,
-    space,
+    function: Callable[..., object] | str,
+    space: Mapping[str, object],
     system: str | None = "local",
-    figures=None,
+    figures: Mapping[str, object] | None = None,
     name: str | None = None,
     outpath: str = "sweep_run",
     systems: list[str] | None = None,
     history: str | None = None,
     record: bool = True,
-):
+) -> DataFrame:
     """Call `function` (importable by name, or "package.module:function") once per point of `space`
     (parameter -> list of values, or one value) through submitit on `system`, as a `call:` step does
     (docs/functions.md); its figures (`figures`, else the function's `caramel_figures`) are added to

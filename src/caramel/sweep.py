@@ -28,7 +28,7 @@ TYPES = {bool: "string", int: "int", float: "float", str: "string"}
 
 
 def run_sweep(
-    function: Callable | str,
+    function: Callable[..., object] | str,
     space: Mapping[str, object],
     system: str | None = "local",
     figures: Mapping[str, object] | None = None,
@@ -64,7 +64,7 @@ def run_sweep(
 
 def benchmark_text(
     name: str, target: str, space: Mapping[str, object], figures: Mapping[str, object] | None
-) -> dict:
+) -> dict[str, object]:
     """The benchmark file (as YAML's data) of a sweep."""
     parameters = [_parameter(key, values) for key, values in space.items()]
     step: dict[str, object] = {"name": name, "use": "space", "call": target}
@@ -78,7 +78,7 @@ def benchmark_text(
     }
 
 
-def _target(function: Callable | str) -> str:
+def _target(function: Callable[..., object] | str) -> str:
     if isinstance(function, str):
         return function
     module, qualname = getattr(function, "__module__", ""), getattr(function, "__qualname__", "")
@@ -92,7 +92,7 @@ def _target(function: Callable | str) -> str:
 
 
 @contextlib.contextmanager
-def _importable(function: Callable | str) -> Iterator[None]:
+def _importable(function: Callable[..., object] | str) -> Iterator[None]:
     """The folder the function's module is imported from on the jobs' PYTHONPATH while the run starts:
     this process found it on its own sys.path (a notebook's folder), the job's Python must too."""
     module = sys.modules.get(getattr(function, "__module__", "") or "")
@@ -114,7 +114,7 @@ def _importable(function: Callable | str) -> Iterator[None]:
             os.environ["PYTHONPATH"] = before
 
 
-def _parameter(key: str, values: object) -> dict:
+def _parameter(key: str, values: object) -> dict[str, str]:
     listed = list(values) if isinstance(values, (list, tuple, range)) else [values]
     if not listed:
         raise SpecError(f"caramel.sweep: parameter {key!r} has no value")
@@ -128,7 +128,7 @@ def _parameter(key: str, values: object) -> dict:
     return out
 
 
-def _figure(key: str, spec: object) -> dict:
+def _figure(key: str, spec: object) -> dict[str, str]:
     unit, direction = (
         (spec, "")
         if isinstance(spec, str)

@@ -22,7 +22,7 @@ from caramel.cli.common import (
 COMMAND = "analyse"  # `bench analyse` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "analyse", aliases=["analyze"], help="analyse the run's logs (bench result does it too)"
     )

@@ -41,7 +41,9 @@ def _choices(parser: argparse.ArgumentParser) -> list[str]:
     ]
 
 
-def _subcommands(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
+def _subcommands(
+    parser: argparse.ArgumentParser,
+) -> argparse._SubParsersAction[argparse.ArgumentParser] | None:
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 

@@ -12,7 +12,7 @@ from caramel.cli.common import add_run_args
 COMMAND = "baseline"  # `bench baseline` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "baseline", help="name a run as a baseline (bench compare --baseline NAME)"
     )

@@ -44,7 +44,7 @@ class ListOptions:
 COMMAND = "benchmarks"  # `bench benchmarks` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "benchmarks", help="list the shipped and user benchmarks (run them by name)"
     )
@@ -69,9 +69,9 @@ def list_benchmarks(options: ListOptions, out: TextIO) -> int:
     return 0
 
 
-def entry_json(entry: BenchmarkEntry) -> dict:
+def entry_json(entry: BenchmarkEntry) -> dict[str, object]:
     meta = entry.meta
-    doc = {
+    doc: dict[str, object] = {
         "name": entry.name,
         "path": entry.path,
         "origin": entry.origin,

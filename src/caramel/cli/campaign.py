@@ -25,6 +25,11 @@ from caramel.vocabulary import WpState
 
 if TYPE_CHECKING:
     from caramel.cli.result import ResultOptions
+    from caramel.consumers.history.store import RunRecord
+    from caramel.consumers.history.suite_score import MemberScore
+    from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
+
+PerfRow = dict[str, object]  # a perf.csv row: column -> its cell (text or number)
 
 # madengine's perf.csv columns, in its order (deployment/base.py); a value caramel does not know is empty
 MADENGINE_COLUMNS = [
@@ -123,7 +128,7 @@ def campaign_result(
     from caramel.cli.result import result
     from caramel.stages.state.campaigns import failures
 
-    rows: list[dict] = []
+    rows: list[PerfRow] = []
     for run_dir in runs:
         rows += _perf_rows(run_dir, options.history)
     for benchmark, file, error in failures(campaign):
@@ -138,9 +143,9 @@ def campaign_result(
                 reason="cannot read: " + " ".join(error.split()),
             )
         )
-    kinds: dict[str, list[dict]] = {}
+    kinds: dict[str, list[PerfRow]] = {}
     for row in rows:
-        kinds.setdefault(row["metric"] or "(no figure)", []).append(row)
+        kinds.setdefault(str(row["metric"] or "(no figure)"), []).append(row)
     out.write(f"campaign {campaign}: {len(runs)} run(s)\n")
     for kind, members in kinds.items():
         out.write(f"\n{kind}:\n")
@@ -186,7 +191,7 @@ def _print_score(runs: list[str], out: TextIO) -> None:
     )
 
 
-def member_scores(run_dir: str) -> list:
+def member_scores(run_dir: str) -> list[MemberScore]:
     """A run's figures whose larger values are better, each with its score's parts (the run's
     weight, workpackages and failures); one figure NaN (scoring 0) when it has none."""
     from caramel.cli.methodology import with_copies
@@ -224,7 +229,7 @@ def member_scores(run_dir: str) -> list:
     return made or [MemberScore(name, math.nan, weight, len(ran), failed)]
 
 
-def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
+def _perf_rows(run_dir: str, history_path: str | None) -> list[PerfRow]:
     """One perf.csv row per figure of the run (mean over repeats), one per failed workpackage and one per
     finished workpackage without a figure (MAD's FAILURE row)."""
     from caramel.consumers.history.metrics import collect
@@ -243,7 +248,7 @@ def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
     by_wp = {wp.id: wp for wp in inp.workpackages}
     prov = _provenance(inp, record, run_dir)
     previous = _previous_figures(record, history_path)
-    out = []
+    out: list[PerfRow] = []
     for metric in collect(inp, history_tables(inp, produce(inp).made)):
         config = {k: v for k, v in metric.row.items() if k not in ("model", "metric", MODEL_ROW)}
         model = metric.row.get("model") or inp.benchmark.name
@@ -316,7 +321,7 @@ def _perf_rows(run_dir: str, history_path: str | None) -> list[dict]:
     return out
 
 
-def _provenance(inp, record, run_dir: str) -> dict:
+def _provenance(inp: AnalysisInput, record: RunRecord, run_dir: str) -> PerfRow:
     """The columns every row of a run shares: madengine's where caramel knows them, and caramel's own."""
     meta = inp.benchmark.meta
     system = inp.benchmark.system
@@ -352,7 +357,9 @@ def _provenance(inp, record, run_dir: str) -> dict:
     }
 
 
-def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
+def _add_workpackage_facts(
+    rows: list[PerfRow], by_wp: dict[int, WPRecord], inp: AnalysisInput
+) -> None:
     """A models.json entry's own facts (args, dockerfile, data, the GPUs and architecture its script was
     given), from its one workpackage."""
     from caramel.stages.analyse.performance import mad_environment
@@ -374,7 +381,9 @@ def _add_workpackage_facts(rows: list[dict], by_wp: dict, inp) -> None:
         row.update(facts)
 
 
-def _previous_figures(record, history_path: str | None) -> dict[tuple, float]:
+def _previous_figures(
+    record: RunRecord, history_path: str | None
+) -> dict[tuple[str, str, str], float]:
     """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the history:
     what relative_change compares with (percent)."""
     from caramel.consumers.history.engine import is_url
@@ -389,7 +398,7 @@ def _previous_figures(record, history_path: str | None) -> dict[tuple, float]:
             for r in history.runs(record.benchmark)
             if r.run_key != record.run_key and (r.started or 0) < (record.started or math.inf)
         ]
-        out: dict[tuple, float] = {}
+        out: dict[tuple[str, str, str], float] = {}
         for run in earlier:  # oldest first: the newest run's figure stays
             out.update(
                 {

@@ -12,7 +12,7 @@ from caramel.cli.common import add_run_args
 COMMAND = "cancel"  # `bench cancel` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "cancel",
         help="cancel the jobs a run waits on (through its scheduler) and mark them cancelled",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from caramel.errors import RunError
 
 if TYPE_CHECKING:
+    from caramel.stages.analyse.inputs import AnalysisInput
     from caramel.stages.spec.model import Benchmark
     from caramel.stages.state.store import Store
 
@@ -251,14 +252,14 @@ class UpdateOptions:
         )
 
 
-def analysis_input_of(options: UpdateOptions, run_dir: str):
+def analysis_input_of(options: UpdateOptions, run_dir: str) -> AnalysisInput:
     """The run's analysis input, with the edited definitions of `options.update` taken first."""
     from caramel.stages.analyse import from_run
 
     if options.update:
         from caramel.stages.analyse.update import update_run
 
-        def no_eval(model) -> None:
+        def no_eval(model: Benchmark) -> None:
             if options.no_eval:
                 from caramel.stages.spec.evaluation import refuse_evaluation
 
@@ -273,7 +274,10 @@ def analysis_input_of(options: UpdateOptions, run_dir: str):
 
 
 def add_run_reader(
-    sub: argparse._SubParsersAction, name: str, help: str, formats: tuple[str, ...]
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help: str,
+    formats: tuple[str, ...],
 ) -> argparse.ArgumentParser:
     """A subcommand that reads one run: DIR, -i, -c and `--format` (the first of `formats` by default)."""
     parser = sub.add_parser(name, help=help)

@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_args
 from caramel.cli.methodology import Format, MethodologyOptions
@@ -21,10 +21,15 @@ from caramel.errors import CaramelError, RunError
 from caramel.stages.state import bounded
 from caramel.vocabulary import VerdictWord
 
+if TYPE_CHECKING:  # the history's modules: imported by the command, not by `bench --help`
+    from caramel.consumers.history.compare import Verdict
+    from caramel.consumers.history.metrics import Metric
+    from caramel.consumers.history.store import History
+
 COMMAND = "compare"  # `bench compare` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "compare", help="compare a run with a baseline run, a named baseline or targets"
     )
@@ -72,7 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def imported(history, run_dir: str) -> str:
+def imported(history: History, run_dir: str) -> str:
     """The run's key in the history, adding the run first when it is not there."""
     from caramel.consumers.history.record import add_run
     from caramel.stages.analyse import from_run
@@ -150,7 +155,7 @@ def compare(options: CompareOptions, out: TextIO) -> int:
     return 1 if regressed else 0
 
 
-def _counts(verdicts: list, out: TextIO) -> None:
+def _counts(verdicts: list[Verdict[Metric]], out: TextIO) -> None:
     """Below the table: why the figures that cannot be judged cannot, and what would decide them."""
     from caramel.consumers.history.compare import CANNOT_JUDGE, UNKNOWN_DIRECTION
 
@@ -183,8 +188,13 @@ NO_FIGURE_HINT = (
 
 
 def _verdicts(
-    baseline: str, threshold: float | None, history, key: str, run_dir: str, current: list
-) -> list:
+    baseline: str,
+    threshold: float | None,
+    history: History,
+    key: str,
+    run_dir: str,
+    current: list[Metric],
+) -> list[Verdict[Metric]]:
     """The verdicts against the baseline `baseline` names: a targets file, a baseline name or a
     run id of the run's own outpath. Comparing nothing, or another benchmark's run, is an error."""
     from caramel.consumers.history.compare import compare_runs, compare_targets
@@ -252,7 +262,9 @@ def _baseline_run(baseline: str, run_dir: str) -> str:
         ) from None
 
 
-def _show(options: CompareOptions, run_dir: str, verdicts: list, out: TextIO) -> None:
+def _show(
+    options: CompareOptions, run_dir: str, verdicts: list[Verdict[Metric]], out: TextIO
+) -> None:
     if options.format == "json":
         out.write(json.dumps([_record(v) for v in verdicts], indent=1) + "\n")
         return
@@ -295,7 +307,7 @@ def _show(options: CompareOptions, run_dir: str, verdicts: list, out: TextIO) ->
         )
 
 
-def _record(v) -> dict:
+def _record(v: Verdict[Metric]) -> dict[str, object]:
     """One verdict as JSON: the figures with their intervals, the ratio with its interval, the
     verdict."""
     from caramel.stages.analyse.intervals import mean_interval
@@ -331,7 +343,7 @@ def _record(v) -> dict:
     }
 
 
-def _ratio(v) -> str:
+def _ratio(v: Verdict[Metric]) -> str:
     """`1.056 [1.031, 1.082]`; the ratio alone where a side has one sample (no interval)."""
     if math.isnan(v.ratio):
         return "-"

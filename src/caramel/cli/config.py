@@ -26,7 +26,7 @@ class ConfigOptions:
 COMMAND = "config"  # `bench config` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("config", help="show every setting, its value and where it came from")
     parser.add_argument("--json", action="store_true", help="one JSON object per setting")
     parser.set_defaults(func=lambda args: config(ConfigOptions.from_args(args), sys.stdout))

@@ -12,7 +12,7 @@ from typing import Literal, TextIO
 COMMAND = "container"  # `bench container` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "container", help="build or pull the Apptainer images the benchmarks use"
     )

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 COMMAND = "dashboard"  # `bench dashboard` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "dashboard", help="write one self-contained HTML dashboard over the whole history"
     )

@@ -8,16 +8,21 @@ import argparse
 import contextlib
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.errors import RunError
+
+if TYPE_CHECKING:  # the history's modules: imported by the command, not by `bench --help`
+    from caramel.consumers.history.metrics import Metric
+    from caramel.consumers.history.store import RunRecord
+    from caramel.errors import Location
 
 COMMAND = "export"  # `bench export` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     out = sub.add_parser("export", help="write the history (or some runs) as JSON lines")
     out.add_argument(
         "-o", "--output", metavar="FILE", help="file to write (default: standard output)"
@@ -74,7 +79,8 @@ def export(options: ExportOptions, stdout: TextIO) -> int:
     with History.open(options.history) as history:
         imported = history.imported() if options.site else set()
 
-        def site_of(run) -> str:  # imported runs keep their site, whatever host they name
+        # imported runs keep their site, whatever host they name
+        def site_of(run: RunRecord) -> str:
             return site if run.host in ("", here) and run.run_key not in imported else run.site
 
         with replacing(options.output) if options.output else contextlib.nullcontext(stdout) as out:
@@ -106,7 +112,7 @@ def import_command(options: ImportOptions, out: TextIO) -> int:
     return 0
 
 
-def _records(path: str) -> Iterator[tuple]:
+def _records(path: str) -> Iterator[tuple[RunRecord, Sequence[Metric], Location]]:
     """The file's runs, one line at a time: (run, metrics, where)."""
     from caramel.consumers.history.validate import parse_line
     from caramel.errors import Location

@@ -8,14 +8,17 @@ import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from caramel.errors import RunError, did_you_mean
+
+if TYPE_CHECKING:  # the history's modules: imported by the command, not by `bench --help`
+    from caramel.consumers.history.store import History
 
 COMMAND = "history"  # `bench history` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "history", help="list the runs in the history, remove one, copy it, push kept runs"
     )
@@ -111,7 +114,7 @@ def history_command(options: HistoryOptions, out: TextIO) -> int:
     return 0
 
 
-def _remove(history, run_key: str, out: TextIO) -> int:
+def _remove(history: History, run_key: str, out: TextIO) -> int:
     if history.run(run_key) is None:
         keys = [r.run_key for r in history.runs()]
         raise RunError(

@@ -11,7 +11,7 @@ from caramel.cli.export import ImportOptions, import_command
 COMMAND = "import"  # `bench import` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     into = sub.add_parser("import", help="add runs exported by bench export to the history")
     into.add_argument("file", metavar="FILE")
     into.add_argument(

@@ -14,6 +14,7 @@ from caramel.cli.tables import table_lines
 from caramel.errors import RunError
 
 if TYPE_CHECKING:
+    from caramel.stages.expand.params import Params
     from caramel.stages.state.rows import WpRow
     from caramel.stages.state.store import Store
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 COMMAND = "info"  # `bench info` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = add_run_reader(
         sub, "info", "a run's benchmark, settings, parameters and workpackages", ("text", "json")
     )
@@ -114,7 +115,9 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
     return 0
 
 
-def _step_lines(step: str, group: list[WpRow], names: list[str], params: dict) -> list[str]:
+def _step_lines(
+    step: str, group: list[WpRow], names: list[str], params: dict[int, Params]
+) -> list[str]:
     """A step's fixed parameters, then one aligned row per workpackage with the varying ones."""
     fixed = {
         k: v for k, v in params[group[0].id].items() if not k.startswith("jube_") and k not in names

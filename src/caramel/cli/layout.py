@@ -18,7 +18,7 @@ WORKLOADS = ("gpt", "resnet")
 COMMAND = "layout"  # `bench layout` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "layout",
         help="the CPU layout (processes x threads) of caramel's trainers here, and "

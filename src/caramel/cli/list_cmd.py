@@ -11,7 +11,7 @@ from caramel.cli.benchmarks import ListOptions, list_benchmarks
 COMMAND = "list"  # `bench list` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "list", help="list benchmarks, selected by tags (any tag matches; a name is a tag)"
     )

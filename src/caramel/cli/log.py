@@ -14,7 +14,7 @@ from caramel.cli.common import add_run_args, read_run
 COMMAND = "log"  # `bench log` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("log", help="the commands run: workpackage, exit code, start, duration")
     add_run_args(parser)
     parser.add_argument(

@@ -10,7 +10,7 @@ import pkgutil
 import signal
 import sqlite3
 import sys
-from types import ModuleType
+from types import FrameType, ModuleType
 
 from caramel import __version__
 from caramel.cli.arguments import BenchParser, refuse_unknown
@@ -68,7 +68,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _terminated(signum, frame) -> None:
+def _terminated(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 

@@ -10,13 +10,19 @@ import json
 import math
 import os
 from dataclasses import dataclass
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
 
 from caramel.cli.tables import RIGHT, Column, print_table
 from caramel.errors import CaramelError
 
+if TYPE_CHECKING:  # the history's modules: imported by the command, not by `bench --help`
+    from caramel.consumers.history.methodology import Line, Methodology
+    from caramel.consumers.history.metrics import Metric
+    from caramel.consumers.history.targets import Targets
+    from caramel.stages.analyse.inputs import AnalysisInput
 
-def load_targets(path: str):
+
+def load_targets(path: str) -> Targets:
     from caramel.consumers.history.targets import read_targets
 
     return read_targets(path)
@@ -92,7 +98,7 @@ def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> in
     return 0 if result.passed else 1
 
 
-def with_copies(inp, metrics: list) -> list:
+def with_copies(inp: AnalysisInput, metrics: list[Metric]) -> list[Metric]:
     """`metrics` with each copies aggregate's lines per copy (Metric.copies), from the run's
     `performance:` lines (report/performance.py copies_lines): the history, below the report stage,
     never reads them itself."""
@@ -113,8 +119,8 @@ def with_copies(inp, metrics: list) -> list:
     return metrics
 
 
-def _json(result) -> str:
-    def clean(value):
+def _json(result: Methodology) -> str:
+    def clean(value: object) -> object:
         if isinstance(value, float) and not math.isfinite(value):
             return None
         return value
@@ -165,7 +171,7 @@ def _number(value: float, spec: str) -> str:
     return "-" if math.isnan(value) else format(value, spec)
 
 
-def _print(result, markdown: bool, out: TextIO) -> None:
+def _print(result: Methodology, markdown: bool, out: TextIO) -> None:
     from caramel.stages.analyse.intervals import LEVEL  # the analyse stage: not at `bench --help`
 
     head = [
@@ -226,7 +232,7 @@ def _print(result, markdown: bool, out: TextIO) -> None:
         out.write("\n")
 
 
-def _interval(line) -> str:
+def _interval(line: Line) -> str:
     """The result's interval, `[low, high]` (`-`: one sample, no spread)."""
     if math.isnan(line.ci_low):
         return "-"
@@ -237,7 +243,7 @@ def _pct(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2f}%"
 
 
-def _bounds(line) -> str:
+def _bounds(line: Line) -> str:
     if math.isnan(line.target) or math.isnan(line.result):  # no reference, or no figure to bound
         return "-"
     low = "-inf" if math.isinf(line.low) else f"{line.low:.6g}"

@@ -14,7 +14,7 @@ from caramel.cli.predict import ForecastOptions
 COMMAND = "plan"  # `bench plan` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("plan", help="list the workpackages a run would create")
     add_benchmark_args(parser)
     parser.add_argument("--format", choices=["table", "json"], default="table")

@@ -4,12 +4,26 @@
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO, TypedDict
 
 from caramel.cli.tables import print_table
 
+if TYPE_CHECKING:
+    from caramel.stages.expand.plan import Plan, Workpackage
 
-def plan_json(plan) -> dict:
+
+class _PlanCost(TypedDict, total=False):
+    cost: object  # `bench plan --predict --format json`: the campaign's predicted cost
+
+
+class PlanJSON(_PlanCost):
+    """A plan as `bench plan --format json` writes it."""
+
+    benchmark: str
+    workpackages: list[dict[str, object]]
+
+
+def plan_json(plan: Plan) -> PlanJSON:
     return {
         "benchmark": plan.benchmark.name,
         "workpackages": [
@@ -25,7 +39,7 @@ def plan_json(plan) -> dict:
     }
 
 
-def write_json(doc, out) -> None:
+def write_json(doc: PlanJSON | list[PlanJSON], out: TextIO) -> None:
     """One workpackage per line: readable, and fast (the C encoder, not the indenting one)."""
     if isinstance(doc, list):
         out.write("[\n")
@@ -41,12 +55,12 @@ def write_json(doc, out) -> None:
     out.write("]}\n")
 
 
-def print_plan(plan, out: TextIO) -> None:
+def print_plan(plan: Plan, out: TextIO) -> None:
     """One line per workpackage: id, step, iteration, parents and the values that vary."""
     wps = plan.workpackages
     print(f"benchmark {plan.benchmark.name}: {len(wps)} workpackages", file=out)
     varying: list[str] = []
-    by_step: dict[str, list] = {}
+    by_step: dict[str, list[Workpackage]] = {}
     for wp in wps:
         by_step.setdefault(wp.step.name, []).append(wp)
     for group in by_step.values():

@@ -10,14 +10,21 @@ import json
 import math
 import sys
 from dataclasses import dataclass, field
-from typing import Literal, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO, TypedDict
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
+
+if (
+    TYPE_CHECKING
+):  # the models import numpy and scikit-learn: imported by the command, not by --help
+    from caramel.consumers.predict.service import Forecast
+    from caramel.stages.expand.plan import Plan
+    from caramel.stages.spec.model import Benchmark
 
 COMMAND = "predict"  # `bench predict` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "predict", help="predict the metrics of a benchmark's workpackages from the history"
     )
@@ -90,8 +97,8 @@ class PredictOptions:
 
 
 def predicted_time(
-    bench, history: str | None, learn_from: str | None, systems: list[str], margin: float
-):
+    bench: Benchmark, history: str | None, learn_from: str | None, systems: list[str], margin: float
+) -> Benchmark:
     """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
     whose scheduler writes job scripts)."""
     from caramel.adapters.backends import schedulers
@@ -162,7 +169,8 @@ def predict(options: PredictOptions, out: TextIO) -> int:
     return 0
 
 
-def _finite(doc):
+def _finite(doc: object) -> object:
+    """`doc` (JSON's data) with each infinite or NaN float as None (null)."""
     if isinstance(doc, dict):
         return {k: _finite(v) for k, v in doc.items()}
     if isinstance(doc, list):
@@ -181,7 +189,7 @@ def print_rows(rows: list[list[str]], out: TextIO) -> None:
     print_table(out, rows[0], rows[1:], indent=2)
 
 
-def learned_line(forecast) -> str:
+def learned_line(forecast: Forecast) -> str:
     if not forecast.learned_from:
         return ""
     return (
@@ -190,7 +198,7 @@ def learned_line(forecast) -> str:
     )
 
 
-def print_predictions(forecast, out: TextIO) -> None:
+def print_predictions(forecast: Forecast, out: TextIO) -> None:
     print(
         f"benchmark {forecast.benchmark} on {forecast.system or '(no system)'}: "
         f"{len({p.id for p in forecast.predictions})} workpackages predicted",
@@ -229,8 +237,21 @@ def print_predictions(forecast, out: TextIO) -> None:
         )
 
 
-def print_validation(forecast, fmt: str, out: TextIO) -> None:
-    entries = []
+class _Validation(TypedDict):
+    """One model's leave-one-out validation of one metric (`bench predict --validate`)."""
+
+    metric: str
+    model: str
+    configurations: int
+    predicted: int
+    median_ape: float | None
+    p90_ape: float | None
+    used: bool
+    used_outside_range: bool
+
+
+def print_validation(forecast: Forecast, fmt: str, out: TextIO) -> None:
+    entries: list[_Validation] = []
     for choice in forecast.choices:
         for v in choice.validations:
             entries.append(
@@ -299,7 +320,7 @@ def print_validation(forecast, fmt: str, out: TextIO) -> None:
     print_rows(rows, out)
 
 
-def print_suggestions(bench, options: PredictOptions, out: TextIO) -> None:
+def print_suggestions(bench: Benchmark, options: PredictOptions, out: TextIO) -> None:
     from caramel.consumers.predict.points import PredictError, load_points, targets_of
     from caramel.consumers.predict.service import pick_metrics, record_command
     from caramel.consumers.predict.suggest import suggest
@@ -377,7 +398,12 @@ def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
 
 
 def print_cost(
-    bench, plan, options: ForecastOptions, systems: list[str], as_json: bool, out: TextIO
+    bench: Benchmark,
+    plan: Plan,
+    options: ForecastOptions,
+    systems: list[str],
+    as_json: bool,
+    out: TextIO,
 ) -> None:
     """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
     from caramel.cli.plan_output import plan_json, print_plan
@@ -467,8 +493,8 @@ def print_cost(
     )
 
 
-def method_json(forecast) -> dict:
-    doc = {"method": forecast.method, "why": forecast.why}
+def method_json(forecast: Forecast) -> dict[str, object]:
+    doc: dict[str, object] = {"method": forecast.method, "why": forecast.why}
     found = forecast.kernels
     if found is not None:
         doc["microbenchmark_runs"] = found.models.runs
@@ -483,7 +509,7 @@ def method_json(forecast) -> dict:
     return doc
 
 
-def method_line(forecast) -> str:
+def method_line(forecast: Forecast) -> str:
     why = f" ({forecast.why})" if forecast.why else ""
     if forecast.kernels is None:
         return f"method: history: the models of bench predict over this benchmark's runs{why}"
@@ -503,9 +529,21 @@ def method_line(forecast) -> str:
     )
 
 
-def print_kernel_forecast(forecast, fmt: str, validate: bool, out: TextIO) -> None:
+class _KernelValidation(TypedDict):
+    """One kernel's leave-one-out validation (`bench predict --method kernels --validate`)."""
+
+    kind: str
+    dtype: str
+    cases: int
+    median_ape: float | None
+    max_ape: float | None
+    model: str
+
+
+def print_kernel_forecast(forecast: Forecast, fmt: str, validate: bool, out: TextIO) -> None:
     found = forecast.kernels
-    kinds = (
+    assert found is not None, "the kernels method's forecast holds its kernel models"
+    kinds: list[_KernelValidation] = (
         [
             {
                 "kind": kind,
@@ -521,7 +559,7 @@ def print_kernel_forecast(forecast, fmt: str, validate: bool, out: TextIO) -> No
         else []
     )
     if fmt == "json":
-        doc = {
+        doc: dict[str, object] = {
             "benchmark": forecast.benchmark,
             "system": forecast.system,
             **method_json(forecast),

@@ -18,7 +18,7 @@ from caramel.errors import RunError
 COMMAND = "remove"  # `bench remove` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "remove", help="delete a run, or single workpackages (and what depends on them)"
     )

@@ -6,14 +6,17 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_no_eval, add_run_args
+
+if TYPE_CHECKING:  # the pages' modules: imported by the command, not by `bench --help`
+    from caramel.consumers.pages.sources import Collection
 
 COMMAND = "report"  # `bench report` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "report", help="write a self-contained HTML report (tables, plots, history)"
     )
@@ -94,7 +97,7 @@ def report(options: ReportOptions, out: TextIO) -> int:
     return 0
 
 
-def _keep_benchmarks(collection, benchmarks: set[str]) -> None:
+def _keep_benchmarks(collection: Collection, benchmarks: set[str]) -> None:
     """Only the chosen runs' benchmarks (their history stays, for the plots over time)."""
     from caramel.consumers.pages.sources import keep_runs
 

@@ -19,7 +19,7 @@ from caramel.errors import CaramelError, did_you_mean
 COMMAND = "system"  # `bench system` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "system", help="system files: list, show, check on this machine, detect a draft"
     )

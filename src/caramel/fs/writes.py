@@ -28,8 +28,9 @@ import stat
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from enum import Enum
-from typing import IO
+from typing import IO, Any, Literal, overload
 
 from caramel.fs.oserrors import FileError, file_error
 from caramel.fs.paths import PathError, is_within
@@ -121,14 +122,35 @@ def target_of(path: str, root: str | None = None) -> Target:
     )
 
 
-@contextlib.contextmanager
+@overload
+def replacing(
+    path: str,
+    root: str | None = None,
+    binary: Literal[False] = False,
+    encoding: str = "utf-8",
+    newline: str | None = None,
+) -> AbstractContextManager[IO[str]]: ...
+
+
+@overload
+def replacing(
+    path: str,
+    root: str | None = None,
+    *,
+    binary: Literal[True],
+    encoding: str = "utf-8",
+    newline: str | None = None,
+) -> AbstractContextManager[IO[bytes]]: ...
+
+
+@contextlib.contextmanager  # text or bytes as `binary` says (the overloads above)
 def replacing(
     path: str,
     root: str | None = None,
     binary: bool = False,
     encoding: str = "utf-8",
     newline: str | None = None,
-) -> Iterator[IO]:
+) -> Iterator[IO[Any]]:
     """`with replacing(path) as handle:` writes `path` whole or not at all, a device or FIFO
     through, `-` to standard output (see the module)."""
     kind = target_of(path, root)
@@ -146,7 +168,7 @@ def replacing(
 
 
 @contextlib.contextmanager
-def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Iterator[IO]:
+def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Iterator[IO[Any]]:
     """A character device or FIFO, opened for writing as it is (a FIFO waits for its reader)."""
     try:
         fd = os.open(path, STREAM_FLAGS)
@@ -165,7 +187,7 @@ def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Ite
 @contextlib.contextmanager
 def _replaced(
     path: str, root: str | None, binary: bool, encoding: str, newline: str | None
-) -> Iterator[IO]:
+) -> Iterator[IO[Any]]:
     """A new file beside `path`, renamed over it once whole."""
     path = os.path.abspath(path)
     folder, base = os.path.split(path)

@@ -145,7 +145,7 @@ class CallPayload:
         _touch(self.done_file)
         return 0
 
-    def _write(self, record: dict) -> None:
+    def _write(self, record: dict[str, object]) -> None:
         path = os.path.join(self.work, "figures.json")
         with open(path + ".part", "w") as handle:
             json.dump(record, handle, indent=1, default=str)

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Protocol
 
 METHODS = ("pynvml", "rocm", "gh", "gc")  # jpwr's meters: the energy_method values of system files
 NO_METHOD = "none"  # a system that declares no meter
@@ -43,7 +44,16 @@ def absent_meter(name: str, hwmon_base: str | None = None) -> str | None:
     return None
 
 
-def load_method(name: str, hwmon_base: str | None = None):
+class PowerMeter(Protocol):
+    """What caramel calls of jpwr's power classes (which ship no type information): `init` adds a
+    series per device to `values`, `measure` appends one sample to each."""
+
+    def init(self, values: dict[str, list[float]]) -> None: ...
+
+    def measure(self, values: dict[str, list[float]]) -> None: ...
+
+
+def load_method(name: str, hwmon_base: str | None = None) -> PowerMeter:
     """An instance of jpwr's power class for `name`; raises with the reason when it cannot load."""
     if name == NO_METHOD:  # systems/*.yaml `energy_method: none`
         raise RuntimeError("this system has no energy method")
@@ -65,18 +75,19 @@ def load_method(name: str, hwmon_base: str | None = None):
         raise RuntimeError(
             f"jpwr method {name} cannot be loaded: {type(error).__name__}: {error}"
         ) from error
-    meter = power()
+    found = power()
     if hwmon_base is not None:
-        meter.hwmon_base = (
+        found.hwmon_base = (
             hwmon_base  # a fake sysfs tree for tests; jpwr reads it as a class attribute
         )
+    meter: PowerMeter = found
     return meter
 
 
 class Sampler:
     """Samples a jpwr meter in a daemon thread; any meter error stops sampling and becomes `status`."""
 
-    def __init__(self, meter, interval_s: float) -> None:
+    def __init__(self, meter: PowerMeter | None, interval_s: float) -> None:  # None: none loaded
         self.meter, self.interval_s = meter, interval_s
         self.values: dict[str, list[float]] = {"timestamps": []}
         self.status = "ok"
@@ -85,6 +96,8 @@ class Sampler:
 
     def start(self) -> None:
         try:
+            if self.meter is None:
+                raise RuntimeError("no meter")
             self.meter.init(self.values)
             if len(self.values) == 1:
                 raise RuntimeError("the meter found no device")
@@ -98,6 +111,7 @@ class Sampler:
         self._thread.start()
 
     def sample(self) -> None:
+        assert self.meter is not None, "sampled only after start found the meter"
         self.meter.measure(self.values)
         self.values["timestamps"].append(time.time())
 

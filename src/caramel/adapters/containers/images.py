@@ -4,12 +4,21 @@ Apptainer installs it as a link to itself)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol
 
 from caramel.errors import CaramelError, did_you_mean
 from caramel.resources import shipped
 
 
-def _client():
+class _Spython(Protocol):
+    """What caramel calls of spython's client (which ships no type information)."""
+
+    def build(self, **options: object) -> object: ...
+
+    def pull(self, uri: str, **options: object) -> object: ...
+
+
+def _client() -> _Spython:
     try:
         from spython.main import Client
         from spython.utils import check_install
@@ -22,7 +31,8 @@ def _client():
             "neither apptainer nor singularity is installed here (spython runs `singularity`)",
             hint="run this on a system with Apptainer, or use --dry-run to see the command",
         )
-    return Client
+    client: _Spython = Client
+    return client
 
 
 def find_definition(definition: Path) -> tuple[Path, bool]:

@@ -36,10 +36,11 @@ class Charliecloud:
         return [*line, image, "--", *command]
 
 
-RUNTIMES = {"apptainer": Apptainer, "charliecloud": Charliecloud}
+Runtime = Apptainer | Charliecloud
+RUNTIMES: dict[str, type[Runtime]] = {"apptainer": Apptainer, "charliecloud": Charliecloud}
 
 
-def runtime(name: str, **options: str):
+def runtime(name: str, **options: str) -> Runtime:
     """The runtime called `name`; a ValueError names the known ones."""
     if name not in RUNTIMES:
         raise ValueError(

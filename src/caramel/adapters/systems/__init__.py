@@ -11,6 +11,15 @@ override a shipped system by adding its own folder.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what __getattr__ below returns, for the type checker
+    from caramel.adapters.systems.apply import with_system as with_system
+    from caramel.adapters.systems.loader import find_system as find_system
+    from caramel.adapters.systems.loader import load_system as load_system
+    from caramel.adapters.systems.loader import search_path as search_path
+    from caramel.adapters.systems.loader import system_names as system_names
+    from caramel.adapters.systems.model import System as System
 
 # Imported when first asked for: reading a stored run needs systems.model only, and the loader
 # (YAML, the backends' registries, energy methods) costs every `bench result` a share of its budget.
@@ -26,7 +35,7 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name in _WHERE:
         return getattr(importlib.import_module(f"caramel.adapters.systems.{_WHERE[name]}"), name)
     raise AttributeError(f"module 'caramel.adapters.systems' has no attribute {name!r}")

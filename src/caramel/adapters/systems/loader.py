@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -70,7 +71,8 @@ def _line(node: yaml.Node | None, key: str) -> int:
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             if k.value == key:
-                return v.start_mark.line + 1
+                line: int = v.start_mark.line  # PyYAML ships no type information
+                return line + 1
     return node.start_mark.line + 1 if node is not None else 0
 
 
@@ -105,7 +107,7 @@ def load_system(path: Path | str) -> System:
             hint="for example: scheduler: slurm, partition: gpu, account: myproject",
         )
     where = Location(str(path), 1)
-    values: dict = {"name": path.stem}
+    values: dict[str, Any] = {"name": path.stem}  # each setting of its kind (_check)
     for key, value in data.items():
         at = Location(str(path), _line(node, str(key)))
         name = ALIASES.get(str(key), str(key))

@@ -13,8 +13,15 @@ iteration), `bykernels` (their sum, with communication and the per-launch overhe
 """
 
 from caramel.consumers.predict.declaration import Declaration, declaration
-from caramel.consumers.predict.points import MetricData, Point, Target, load_points, targets_of
-from caramel.consumers.predict.service import Prediction, predict, validate
+from caramel.consumers.predict.points import (
+    MetricData,
+    Point,
+    Prediction,
+    Target,
+    load_points,
+    targets_of,
+)
+from caramel.consumers.predict.service import predict, validate
 
 __all__ = [
     "Declaration",

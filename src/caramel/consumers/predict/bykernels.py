@@ -16,11 +16,15 @@ import math
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from caramel.consumers.predict.declaration import METRIC
 from caramel.consumers.predict.kernels import ATTENTION, MICROBENCH, Z90, KernelModels
 from caramel.consumers.predict.points import PredictError, Prediction, Target, load_points
 from caramel.consumers.predict.profile import PROFILE, Profile, parse_profile
+
+if TYPE_CHECKING:
+    from caramel.stages.spec.model import Benchmark
 
 
 @dataclass
@@ -49,14 +53,14 @@ class Overhead:
     residuals: list[float] = field(default_factory=list)
 
 
-def profile_of(params: dict | None, folder: Path | None = None) -> Profile | None:
+def profile_of(params: dict[str, object] | None, folder: Path | None = None) -> Profile | None:
     """The declared profile; `folder`: the benchmark file's (its profile files, its captured profiles)."""
     if not params or PROFILE not in params or METRIC not in params:
         return None
     return parse_profile(str(params[PROFILE]), folder)
 
 
-def benchmark_folder(bench) -> Path:
+def benchmark_folder(bench: Benchmark) -> Path:
     return Path(bench.file).resolve().parent if bench.file else Path.cwd()
 
 
@@ -144,7 +148,7 @@ def metric_of(targets: dict[str, list[Target]]) -> str:
     return ""
 
 
-def check_declared(bench, targets: dict[str, list[Target]]) -> None:
+def check_declared(bench: Benchmark, targets: dict[str, list[Target]]) -> None:
     if not metric_of(targets):
         raise PredictError(
             f"benchmark '{bench.name}' declares no execution profile: --method kernels needs one",
@@ -218,7 +222,7 @@ class KernelForecast:
 
 
 def kernel_forecast(
-    bench, history: str, system: str, targets: dict[str, list[Target]]
+    bench: Benchmark, history: str, system: str, targets: dict[str, list[Target]]
 ) -> KernelForecast:
     check_declared(bench, targets)
     models = KernelModels.from_history(history, system)

@@ -13,7 +13,8 @@ import math
 from dataclasses import dataclass
 
 from caramel.consumers.predict.declaration import declaration
-from caramel.consumers.predict.service import Forecast, Prediction
+from caramel.consumers.predict.points import Prediction
+from caramel.consumers.predict.service import Forecast
 from caramel.stages.spec.units import is_time_unit
 
 

@@ -9,6 +9,7 @@ per level, scikit-learn's OneHotEncoder), never dropped.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -60,7 +61,7 @@ class Encoder:
 
     def frame(self, configs: list[dict[str, str]]) -> pd.DataFrame:
         """Numeric columns (log where all > 0) and category columns, one row per configuration."""
-        data: dict[str, list] = {}
+        data: dict[str, Sequence[float | None] | Sequence[str]] = {}
         for name in self.logs:
             data[name] = [
                 math.log(max(_number(c.get(name, "")) or math.nan, 1e-300)) for c in configs

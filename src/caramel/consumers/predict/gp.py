@@ -9,6 +9,7 @@ Hyperparameters by maximum likelihood, from a fixed seed: the same history gives
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,17 +24,18 @@ from caramel.consumers.predict.regression import Z90, Prediction, per_target, ro
 
 if TYPE_CHECKING:
     import pandas as pd
+    from sklearn.gaussian_process.kernels import Kernel
 
 
 class GaussianProcess:
     name = "gaussian-process"
 
-    def __init__(self, kernel=None) -> None:
+    def __init__(self, kernel: Kernel | None = None) -> None:
         self.encoder = Encoder()
         self.pipeline: Pipeline | None = None
         self.kernel = kernel  # given: fixed hyperparameters (leave-one-out after the full fit)
 
-    def validation_maker(self):
+    def validation_maker(self) -> Callable[[], GaussianProcess]:
         """Leave-one-out keeps the hyperparameters of the fit on all points (Rasmussen & Williams,
         5.4.2): twelve optimisations would cost minutes and change little."""
         kernel = self.pipeline[-1].kernel_ if self.pipeline is not None else None

@@ -27,6 +27,7 @@ from scipy.special import ndtri
 from caramel.consumers.predict.points import PredictError
 
 if TYPE_CHECKING:
+    from sklearn.gaussian_process.kernels import Kernel
     from sklearn.pipeline import Pipeline
 
 MICROBENCH = "microbench"
@@ -127,7 +128,7 @@ class KindModel:
             return "gaussian-process"
         return "power law" if self.power else "constant rate"
 
-    def fit(self, kernel=None) -> KindModel:
+    def fit(self, kernel: Kernel | None = None) -> KindModel:
         logs = [math.log(c.work() / s) for c, s in zip(self.calls, self.seconds, strict=True)]
         self.log_rate = statistics.fmean(logs)
         self.spread = statistics.stdev(logs) if len(logs) > 1 else 0.25
@@ -170,7 +171,9 @@ class KindModel:
         return errors
 
 
-def _regressor(calls: list[KernelCall], seconds: list[float], kernel=None):
+def _regressor(
+    calls: list[KernelCall], seconds: list[float], kernel: Kernel | None = None
+) -> Pipeline:
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.gaussian_process import GaussianProcessRegressor
     from sklearn.gaussian_process.kernels import RBF, ConstantKernel, DotProduct, WhiteKernel
@@ -210,7 +213,7 @@ class KernelModels:
     @classmethod
     def from_rows(
         cls, system: str, rows: list[tuple[str, int, list[float]]], runs: list[str] | None = None
-    ):
+    ) -> KernelModels:
         """From (case, ranks, samples) rows: the best sample of each case counts."""
         models = cls(system, runs=list(runs or []))
         for case, ranks, samples in rows:

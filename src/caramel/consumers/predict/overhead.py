@@ -17,16 +17,17 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats
 from scipy.optimize import OptimizeWarning, curve_fit
+from sklearn.compose import ColumnTransformer
 
 from caramel.consumers.predict.analytic import Analytic
 from caramel.consumers.predict.features import Encoder
 from caramel.consumers.predict.points import Point, Target
-from caramel.consumers.predict.regression import ColumnTransformer, Prediction, transformer
+from caramel.consumers.predict.regression import Prediction, transformer
 
 
 class AnalyticOverhead(Analytic):
@@ -50,12 +51,13 @@ class AnalyticOverhead(Analytic):
         work = np.array([[math.log(d.work / d.devices)] for d in decls])
         return np.hstack([u, z, work])
 
-    def _model(self, width_u: int):
+    def _model(self, width_u: int) -> Callable[..., np.ndarray]:
         def log_time(x: np.ndarray, *parameters: float) -> np.ndarray:
             theta = np.asarray(parameters)
             fixed = theta[0] + x[:, :width_u] @ theta[2 : 2 + width_u]
             scaled = theta[1] + x[:, -1] - x[:, width_u:-1] @ theta[2 + width_u :]
-            return np.logaddexp(fixed, scaled)
+            log_seconds: np.ndarray = np.logaddexp(fixed, scaled)
+            return log_seconds
 
         return log_time
 

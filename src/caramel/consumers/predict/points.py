@@ -14,9 +14,20 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from caramel.errors import CaramelError
 from caramel.stages.spec.quantities import UnitMismatch, conversion
+
+if TYPE_CHECKING:  # the history's modules are imported when the history is read
+    from caramel.consumers.history.metrics import Metric
+    from caramel.consumers.history.store import History, RunRecord
+    from caramel.stages.expand.plan import Plan
+    from caramel.stages.spec.model import Benchmark
+
+# per benchmark file, tags and benchmark: per table and configuration key, a workpackage's parameters
+Expanded = dict[str, dict[str, dict[str, object] | None]]
+ExpandedCache = dict[tuple[str, tuple[str, ...], str], Expanded]
 
 
 class PredictError(CaramelError):
@@ -53,7 +64,7 @@ class MetricData:
     points: list[Point] = field(default_factory=list)
 
 
-def table_columns(bench) -> dict[str, list[tuple[str, str]]]:
+def table_columns(bench: Benchmark) -> dict[str, list[tuple[str, str]]]:
     """Per table: (title, name) of every column (which of them are parameters, the plan says)."""
     out: dict[str, list[tuple[str, str]]] = {}
     for result in bench.results:
@@ -63,11 +74,11 @@ def table_columns(bench) -> dict[str, list[tuple[str, str]]]:
     return out
 
 
-def _analysed_steps(bench) -> set[str]:
+def _analysed_steps(bench: Benchmark) -> set[str]:
     return {a.step for analyser in bench.analysers.values() for a in analyser.analyses}
 
 
-def targets_of(bench, plan) -> dict[str, list[Target]]:
+def targets_of(bench: Benchmark, plan: Plan) -> dict[str, list[Target]]:
     """Per table, one target per workpackage of the analysed steps (first iteration)."""
     steps = _analysed_steps(bench)
     out: dict[str, list[Target]] = {}
@@ -81,7 +92,7 @@ def targets_of(bench, plan) -> dict[str, list[Target]]:
     return out
 
 
-def _expanded(run, cache: dict) -> dict[str, dict[str, dict]]:
+def _expanded(run: RunRecord, cache: ExpandedCache) -> Expanded:
     """Per table and configuration key: the parameters of that run's workpackage (re-expanded)."""
     ident = (run.file, tuple(run.tags), run.benchmark)
     if ident not in cache:
@@ -141,7 +152,7 @@ def load_points(
         return _gather(history, here)
 
 
-def _factor(metric, data: MetricData, run) -> float:
+def _factor(metric: Metric, data: MetricData, run: RunRecord) -> float:
     """The factor taking `metric` (of `run`) into the unit of the metric's first run (`data`): one
     model learns from one unit (spec.quantities.conversion; PredictError across dimensions)."""
     try:
@@ -155,8 +166,8 @@ def _factor(metric, data: MetricData, run) -> float:
         ) from None
 
 
-def _gather(history, runs) -> list[MetricData]:
-    cache: dict = {}
+def _gather(history: History, runs: list[RunRecord]) -> list[MetricData]:
+    cache: ExpandedCache = {}
     metrics: dict[tuple[str, str], MetricData] = {}
     points: dict[tuple[str, str, str], Point] = {}
     figures = history.metrics_by_run(runs[0].benchmark) if runs else {}  # one query for every run
@@ -205,7 +216,7 @@ class Prediction:
     model: str
     outside: list[str] = field(default_factory=list)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, object]:
         return {
             "id": self.id,
             "parameters": self.parameters,

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,15 +22,23 @@ from sklearn.linear_model import BayesianRidge
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import OneHotEncoder, PolynomialFeatures, StandardScaler
 
+if TYPE_CHECKING:
+    from caramel.consumers.predict.features import Encoder
+    from caramel.consumers.predict.points import Point, Target
+
 Z90 = stats.norm.ppf(0.95)  # a 90 % interval is mean ± Z90 sd
 Prediction = (
     tuple[float, float] | None
 )  # (log value, half width of the 90 % interval in log), None: declines
 
 
-def rows(points, values) -> tuple[list, np.ndarray]:
+Row = TypeVar("Row")
+
+
+def rows(points: Sequence[Point], values: Callable[[Point], Row]) -> tuple[list[Row], np.ndarray]:
     """One row per sample: the point's `values(point)` repeated, and the samples' logarithms."""
-    xs, ys = [], []
+    xs: list[Row] = []
+    ys: list[float] = []
     for point in points:
         for sample in point.samples:
             if sample > 0:
@@ -37,7 +47,11 @@ def rows(points, values) -> tuple[list, np.ndarray]:
     return xs, np.asarray(ys)
 
 
-def per_target(encoder, targets: list, predict_frame) -> list[Prediction]:
+def per_target(
+    encoder: Encoder,
+    targets: Sequence[Target],
+    predict_frame: Callable[[pd.DataFrame], Sequence[Prediction]],
+) -> list[Prediction]:
     """Each target's prediction (None where the encoder declines its configuration): the ones it
     takes are predicted in one call of `predict_frame(frame)`, which returns a Prediction per row."""
     out: list[Prediction] = [None] * len(targets)
@@ -97,4 +111,5 @@ class LogLinear:
         """The regression's inputs for `frame` (what its coefficients multiply), for `suggest`."""
         if self.pipeline is None:
             return None
-        return self.pipeline[:-1].transform(frame)
+        inputs: np.ndarray = self.pipeline[:-1].transform(frame)
+        return inputs

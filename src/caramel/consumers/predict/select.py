@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +23,9 @@ from caramel.consumers.predict.gp import GaussianProcess
 from caramel.consumers.predict.overhead import AnalyticOverhead
 from caramel.consumers.predict.points import MetricData, Point
 from caramel.consumers.predict.powerlaw import PowerLaw
+
+# the models bench predict fits (`candidates`)
+Model = PowerLaw | GaussianProcess | Analytic | AnalyticOverhead
 
 COVERAGE = 0.8
 UNVALIDATED_ORDER = (
@@ -37,7 +41,7 @@ def is_time(data: MetricData) -> bool:
     return data.direction == "lower"
 
 
-def candidates(data: MetricData) -> list:
+def candidates(data: MetricData) -> list[Model]:
     return [
         PowerLaw(False),
         PowerLaw(True),
@@ -71,7 +75,7 @@ class Validation:
         return (self.median + self.p90) / 2 if self.ranked else math.inf
 
 
-def leave_one_out(make, points: list[Point]) -> Validation:
+def leave_one_out(make: Callable[[], Model], points: list[Point]) -> Validation:
     validation = Validation(make().name, held_out=len(points))
     for i, held in enumerate(points):
         model = make()
@@ -107,9 +111,11 @@ class Choice:
     """The models of one metric, fitted on all its points, best first, and how they validated."""
 
     data: MetricData
-    models: list = field(default_factory=list)
+    models: list[Model] = field(default_factory=list)
     validations: list[Validation] = field(default_factory=list)
-    outward: list = field(default_factory=list)  # the order for targets outside the measured range
+    outward: list[Model] = field(
+        default_factory=list
+    )  # the order for targets outside the measured range
 
     @property
     def chosen(self) -> str:
@@ -123,7 +129,7 @@ class Choice:
 def choose(data: MetricData, validate: bool = True) -> Choice:
     """Fit every candidate on all points; validate those that fit (with at least 3 configurations)."""
     points = [p for p in data.points if p.samples and min(p.samples) > 0]
-    makers = {m.name: (lambda m=m: type(m)(*_args(m))) for m in candidates(data)}
+    makers = {m.name: _maker(m) for m in candidates(data)}
     fitted = {}
     for name, make in makers.items():
         model = make()
@@ -156,9 +162,12 @@ def choose(data: MetricData, validate: bool = True) -> Choice:
     )
 
 
-def _args(model) -> tuple:
+def _maker(model: Model) -> Callable[[], Model]:
+    """A maker of fresh models like `model`: its class, unfitted, made with its arguments."""
     if isinstance(model, PowerLaw):
-        return (model.products,)
+        return lambda: PowerLaw(model.products)
+    if isinstance(model, AnalyticOverhead):
+        return lambda: AnalyticOverhead(model.metric, model.is_time)
     if isinstance(model, Analytic):
-        return (model.metric, model.is_time)
-    return ()
+        return lambda: Analytic(model.metric, model.is_time)
+    return GaussianProcess

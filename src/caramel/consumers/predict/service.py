@@ -26,6 +26,7 @@ from caramel.errors import did_you_mean
 
 if TYPE_CHECKING:
     from caramel.consumers.predict.bykernels import KernelForecast
+    from caramel.stages.spec.model import Benchmark
 
 
 @dataclass
@@ -82,7 +83,7 @@ def predict(
     found = {id(model): model.predict(targets) for model in choice.models}
     for i, target in enumerate(targets):
         order = choice.outward if choice.outward and _outside(choice, target) else choice.models
-        best = next(((m, found[id(m)][i]) for m in order if found[id(m)][i] is not None), None)
+        best = next(((m, p) for m in order if (p := found[id(m)][i]) is not None), None)
         if best is None:
             why = (
                 choice.models[0].encoder.declines(target.config)
@@ -129,7 +130,7 @@ METHODS = ("auto", "history", "kernels")
 
 
 def make_forecast(
-    bench,
+    bench: Benchmark,
     history: str,
     metrics: list[str] | None = None,
     learn_from: str | None = None,
@@ -148,7 +149,7 @@ def make_forecast(
     return history_method(bench, history, metrics, learn_from, systems, validate, system)
 
 
-def kernel_method(bench, history: str, system: str, why: str = "") -> Forecast:
+def kernel_method(bench: Benchmark, history: str, system: str, why: str = "") -> Forecast:
     from caramel.consumers.predict.bykernels import kernel_forecast
     from caramel.stages.expand.plan import make_plan
 
@@ -161,7 +162,14 @@ def kernel_method(bench, history: str, system: str, why: str = "") -> Forecast:
     return forecast
 
 
-def auto_method(bench, history: str, metrics, systems, validate: bool, system: str) -> Forecast:
+def auto_method(
+    bench: Benchmark,
+    history: str,
+    metrics: list[str] | None,
+    systems: list[str] | None,
+    validate: bool,
+    system: str,
+) -> Forecast:
     """History where it validates better or no microbenchmarks exist; kernels where the system never ran it."""
     try:
         by_history = history_method(bench, history, metrics, None, systems, validate, system)
@@ -197,7 +205,13 @@ def auto_method(bench, history: str, metrics, systems, validate: bool, system: s
 
 
 def history_method(
-    bench, history: str, metrics, learn_from, systems, validate: bool, system: str
+    bench: Benchmark,
+    history: str,
+    metrics: list[str] | None,
+    learn_from: str | None,
+    systems: list[str] | None,
+    validate: bool,
+    system: str,
 ) -> Forecast:
     from caramel.stages.expand.plan import make_plan
 
@@ -221,7 +235,7 @@ def history_method(
     return forecast
 
 
-def record_command(bench) -> str:
+def record_command(bench: Benchmark) -> str:
     """`bench run FILE --tag ...`: how to record what the history lacks for this benchmark."""
     tags = " ".join(sorted(bench.tags))
     return f"bench run {bench.file or 'FILE'}" + (f" --tag {tags}" if tags else "")

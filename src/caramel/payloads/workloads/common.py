@@ -4,6 +4,7 @@ the node's GEMM rate and the model FLOP utilisation (MFU) against it, and a clea
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import os
@@ -75,7 +76,7 @@ def wrap(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.M
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=ids)
 
 
-def accumulating(model: torch.nn.Module, last: bool):
+def accumulating(model: torch.nn.Module, last: bool) -> contextlib.AbstractContextManager[object]:
     """The context of one micro-batch's backward: DDP exchanges gradients only on the last micro-batch
     of an iteration (`no_sync` on the others); a single process has nothing to exchange."""
     if last or not isinstance(model, torch.nn.parallel.DistributedDataParallel):
@@ -172,7 +173,7 @@ def layout_line(world: int, device: torch.device, choice: str = "") -> str:
     return f"> layout: {world} process(es) x {torch.get_num_threads()} thread(s){chosen}"
 
 
-def add_layout_choice(parser) -> None:
+def add_layout_choice(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--layout-choice",
         default="",

@@ -88,7 +88,10 @@ def attention(
         torch.randn(1, heads, seq, width, device=device).to(kind).requires_grad_() for _ in range(3)
     )
     mask = torch.triu(torch.full((seq, seq), float("-inf"), device=device), 1).to(kind)
-    forward = lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # noqa: E731
+
+    def forward() -> torch.Tensor:
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
     flops = 4.0 * heads * seq * seq * width  # Q·Kᵀ and P·V
     if not backward:
         return forward, flops / 1e9, "GFLOP/s"

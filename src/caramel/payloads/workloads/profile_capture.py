@@ -421,7 +421,8 @@ def capture_resnet(
 
     def step() -> None:
         optimiser.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(model(images), labels).backward()
+        loss = torch.nn.functional.cross_entropy(model(images), labels)
+        loss.backward()  # type: ignore[no-untyped-call]  # torch's backward is not annotated
         optimiser.step()
 
     return capture(step, iterations)

@@ -66,7 +66,8 @@ class ResNet(nn.Module):
         self.head = nn.Linear(channels, classes)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.stages(self.stem(x)).mean(dim=(2, 3)))
+        logits: torch.Tensor = self.head(self.stages(self.stem(x)).mean(dim=(2, 3)))
+        return logits
 
 
 def training_flops(model: nn.Module, images: torch.Tensor) -> float:
@@ -154,7 +155,7 @@ def train(
     def step() -> torch.Tensor:
         optimiser.zero_grad(set_to_none=True)
         loss = nn.functional.cross_entropy(model(images), labels)
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch's backward is not annotated
         optimiser.step()
         return loss.detach()
 

@@ -76,7 +76,7 @@ class Probe:
     """A compiled pattern ready to scan with."""
 
     name: str
-    regex: regex.Pattern
+    regex: regex.Pattern[str]
     kind: str  # int | float | string
 
 
@@ -91,7 +91,7 @@ class Compiler:
             refs |= references(p.regex)
         # Parameter names a regex may depend on (pattern names too: a parameter of the same name wins).
         self.param_refs = tuple(sorted(refs - set(BUILTIN_PATTERNS)))
-        self._cache: dict[tuple, list[Probe]] = {}
+        self._cache: dict[tuple[str | None, ...], list[Probe]] = {}
 
     def probes(self, params: dict[str, str]) -> list[Probe]:
         key = tuple(params.get(name) for name in self.param_refs)
@@ -128,7 +128,7 @@ class Compiler:
         return out
 
 
-def compile_pattern(text: str, dotall: bool, what: str, where: Location) -> regex.Pattern:
+def compile_pattern(text: str, dotall: bool, what: str, where: Location) -> regex.Pattern[str]:
     """`text` compiled for scanning by the regex module (MULTILINE, DOTALL when asked). It is first
     compiled by `re`, as JUBE compiles it, so that a pattern JUBE refuses is refused with `re`'s own
     words; one `re` takes and regex does not is refused with regex's."""

@@ -18,7 +18,8 @@ import functools
 import math
 import operator
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import regex as re  # `re`'s syntax, and a time bound on each match (analyse.scan)
 
@@ -30,10 +31,14 @@ from caramel.stages.expand.substitute import substitute
 from caramel.stages.spec.model import Sanity
 from caramel.stages.spec.sanity import expression_names, plain_names
 
+if TYPE_CHECKING:  # the analyser imports this module
+    from caramel.stages.analyse.analyser import Group
+
 MAX_POWER = 1024  # a larger integer exponent is taken as a float (no 9**9**9 of memory)
 MISSING = object()
 
-_BINARY: dict[type, Callable] = {
+# operator's functions take operands of any type (a TypeError is caught where they are called)
+_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
     ast.Sub: operator.sub,
     ast.Mult: operator.mul,
@@ -41,7 +46,7 @@ _BINARY: dict[type, Callable] = {
     ast.FloorDiv: operator.floordiv,
     ast.Mod: operator.mod,
 }
-_COMPARE: dict[type, Callable] = {
+_COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq,
     ast.NotEq: operator.ne,
     ast.Lt: operator.lt,
@@ -179,7 +184,7 @@ def row_failure(
     inp: AnalysisInput,
     analyser: str,
     chain: list[WPRecord],
-    groups: dict,
+    groups: Mapping[int, Group],
     lookup: Callable[[str], object],
 ) -> str:
     """The first sanity check of the row that fails ('' when all hold): the checks of each step along
@@ -221,7 +226,7 @@ def workpackage_failure(inp: AnalysisInput, wp: WPRecord, values: dict[str, obje
     return ""
 
 
-def _members(inp: AnalysisInput, wp: WPRecord, groups: dict) -> list[WPRecord]:
+def _members(inp: AnalysisInput, wp: WPRecord, groups: Mapping[int, Group]) -> list[WPRecord]:
     group = groups.get(wp.id)
     if group is None:
         return [wp]

@@ -41,7 +41,9 @@ CONTEXT = 4096  # characters kept before resume points for lookbehinds and ^
 BOUND_SCALE = 64 * 1024 * 1024  # bytes of a file each `bound` second covers
 
 
-def matches(regex: re.Pattern, text: str, pos: int = 0, timeout: float | None = None) -> list[str]:
+def matches(
+    regex: re.Pattern[str], text: str, pos: int = 0, timeout: float | None = None
+) -> list[str]:
     """`re.findall` flattened as JUBE flattens it: one entry per group of each match (TimeoutError
     after `timeout` seconds)."""
     found = regex.findall(text, pos, timeout=timeout)
@@ -50,7 +52,7 @@ def matches(regex: re.Pattern, text: str, pos: int = 0, timeout: float | None = 
     return found
 
 
-def _texts(regex: re.Pattern, match: re.Match) -> list[str]:
+def _texts(regex: re.Pattern[str], match: re.Match[str]) -> list[str]:
     if regex.groups == 0:
         return [match.group(0)]
     return list(match.groups(""))

@@ -78,14 +78,15 @@ class Accumulator:
         self.last = values[-1]
         self.cnt += len(values)
 
-    def _convert(self, matches: list[str]) -> list:
+    # numbers of `kind`: Any, as the fields above
+    def _convert(self, matches: list[str]) -> list[Any]:
         try:  # the usual case: every match converts
             if self.kind == "int":
                 return [math.nan if m == "nan" else int(float(m)) for m in matches if m]
             return [float(m) for m in matches if m]
         except (ValueError, OverflowError):
             pass
-        values = []
+        values: list[Any] = []
         for text in matches:
             if not text:
                 continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from caramel.errors import ExpandError, Location
 
 
-def eval_bool(text: str, what: str, where: Location) -> bool:
+def eval_bool(text: str, what: str, where: Location | None) -> bool:
     """`true`/`false` or a Python condition (JUBE's active= and caramel's exclude); empty is true."""
     stripped = text.strip()
     if stripped.lower() in ("true", ""):

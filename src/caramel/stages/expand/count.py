@@ -17,6 +17,7 @@ is sized first from the file alone, in microseconds and without evaluating anyth
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence, Sized
 from dataclasses import dataclass
 
 from caramel.errors import ExpandError, Location
@@ -150,7 +151,7 @@ def _excluded(condition: str, name: str, value: str) -> bool:
 
 
 def check_product(
-    groups: list[tuple[list[str], list]], limit: int, where: Location | None = None
+    groups: Sequence[tuple[list[str], Sized]], limit: int, where: Location | None = None
 ) -> None:
     """While expanding: refuse a product of template groups larger than `limit` before building it."""
     total = math.prod(len(choices) for _, choices in groups)

@@ -29,7 +29,7 @@ def substitute(text: str, values: Lookup, final: bool = False) -> str:
     if "$" not in text:
         return text
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         if match.group(1):
             return "$" if final else "$$"
         name = match.group(2) or match.group(3)

@@ -26,6 +26,7 @@ figures above SPREAD_LIMIT % of their mean (the copies disagree).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from caramel.stages.analyse.estimators import Summary, estimator_of, pool, summarise
@@ -58,18 +59,24 @@ class _Copy:
     counted: bool  # its row is done: a copy that failed (or failed its sanity checks) is no part of the result
 
 
-def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of) -> list[Row]:
+# a copy's status text from its workpackage, its figure and its metric (report.performance)
+StatusOf = Callable[[WPRecord, float | None, str], str]
+# the lines of one copy: model, metric, step, iteration, copy index
+CopyKey = tuple[str, str, str, int, int]
+
+
+def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of: StatusOf) -> list[Row]:
     """The rows of the figures of copies: one per copy (and repeat), then per model, metric and repeat
     the declared aggregate and the spread. `status_of(wp, figure, metric)`: a copy's status text, given its
     own figure (what its sanity expression sees)."""
     loads = load_flags(inp)
-    lines: dict[tuple, list[Figure]] = defaultdict(list)
+    lines: dict[CopyKey, list[Figure]] = defaultdict(list)
     for fig in figures:
         lines[
             (fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))
         ].append(fig)
     rows: list[Row] = []
-    groups: dict[tuple, list[_Copy]] = defaultdict(list)
+    groups: dict[tuple[str, str, str, int], list[_Copy]] = defaultdict(list)
     for (model, metric, step_name, iteration, index), found in lines.items():
         step = inp.benchmark.steps[step_name]
         wp = found[-1].wp
@@ -165,11 +172,11 @@ def _pooled_note(spread: Summary, count: int) -> str:
 
 
 def pooled_lines(
-    inp: AnalysisInput, figures: list[Figure], status_of
+    inp: AnalysisInput, figures: list[Figure], status_of: StatusOf
 ) -> dict[tuple[str, str], list[list[float]]]:
     """Per (model, metric): each counted copy's lines over every repeat, by copy index (what
     milabench pools per GPU over its runs); `status_of` as for copy_rows."""
-    lines: dict[tuple, list[Figure]] = defaultdict(list)
+    lines: dict[CopyKey, list[Figure]] = defaultdict(list)
     for fig in figures:
         lines[
             (fig.model, fig.metric, fig.wp.step, fig.wp.iteration, int(fig.wp.params[COPY_PARAM]))

@@ -32,7 +32,7 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _sql_type(value) -> str:
+def _sql_type(value: object) -> str:
     """JUBE names the column type after the Python type of the first row's value."""
     return type(value).__name__.replace("str", "text")
 
@@ -193,7 +193,7 @@ def write_database(
     return path
 
 
-def _stored(fmt: str, value, cell: str):
+def _stored(fmt: str, value: object, cell: str) -> object:
     """A database keeps the typed value; a key with format= keeps the formatted text (as JUBE)."""
     if value is None:
         return None

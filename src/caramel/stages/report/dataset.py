@@ -12,9 +12,11 @@ workpackage.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
-from caramel.stages.analyse.analyser import AnalyserResult
+from caramel.errors import Location
+from caramel.stages.analyse.analyser import AnalyserResult, Group
 from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
 from caramel.stages.analyse.sanity import MISSING as SANITY_MISSING
 from caramel.stages.analyse.sanity import row_failure
@@ -44,7 +46,7 @@ class Row:
     def leaf(self) -> WPRecord:
         return self.chain[-1]
 
-    def get(self, name: str, default=MISSING):
+    def get(self, name: str, default: object = MISSING) -> object:
         if name == "jube_res_analyser":
             return self.analyser
         chain = self.chain
@@ -86,7 +88,7 @@ def build_rows(
     analysed: dict[str, AnalyserResult],
     uses: list[str],
     row_filter: str = "",
-    where=None,
+    where: Location | None = None,
 ) -> list[Row]:
     """The rows of a result that uses the analysers `uses` (in that order), leaves in id order."""
     roots = {name: analysed[name].groups.keys() for name in uses}
@@ -99,7 +101,9 @@ def build_rows(
     return rows
 
 
-def row_leaves(inp: AnalysisInput, roots: dict, uses: list[str]) -> list[tuple[str, int]]:
+def row_leaves(
+    inp: AnalysisInput, roots: Mapping[str, Collection[int]], uses: list[str]
+) -> list[tuple[str, int]]:
     """(analyser, leaf root) of each row of a result, in row order: per analyser of `uses`, its result
     groups (`roots[name]`: their root ids) that have no analysed descendant, in id order."""
     children: dict[int, list[int]] = {}
@@ -118,7 +122,7 @@ def row_leaves(inp: AnalysisInput, roots: dict, uses: list[str]) -> list[tuple[s
     return out
 
 
-def make_row(inp: AnalysisInput, groups: dict, name: str, root: int) -> Row:
+def make_row(inp: AnalysisInput, groups: Mapping[int, Group], name: str, root: int) -> Row:
     """The row ending in result group `root` of analyser `name` (`groups`: at least the groups of
     its chain)."""
     chain = _chain(inp, root)
@@ -155,7 +159,7 @@ def row_depends(row: Row, roots: dict[int, list[int]]) -> list[int]:
 
 
 def _has_analysed_descendant(
-    wp_id: int, children: dict[int, list[int]], groups, below: dict[int, bool]
+    wp_id: int, children: dict[int, list[int]], groups: Collection[int], below: dict[int, bool]
 ) -> bool:
     """Whether a descendant of `wp_id` has analysed values (memoised in `below`; iterative, as chains
     of dependent steps can be long)."""
@@ -190,7 +194,7 @@ def _chain(inp: AnalysisInput, leaf_id: int) -> list[WPRecord]:
 
 
 def _status(
-    inp: AnalysisInput, chain: list[WPRecord], groups, missing: list[str]
+    inp: AnalysisInput, chain: list[WPRecord], groups: Mapping[int, Group], missing: list[str]
 ) -> tuple[str, str]:
     members = list(chain)
     for wp in chain:
@@ -213,7 +217,7 @@ def cell_text(reason: str) -> str:
     return reason.strip().splitlines()[0].replace(",", ";") if reason.strip() else ""
 
 
-def keep(row: Row, condition: str, where=None) -> bool:
+def keep(row: Row, condition: str, where: Location | None = None) -> bool:
     """A table's filter= for one row: `$name` substituted with the row's values, then evaluated."""
     from caramel.stages.analyse.inputs import AnalyseError
     from caramel.stages.expand.conditions import eval_bool
@@ -234,7 +238,7 @@ def keep(row: Row, condition: str, where=None) -> bool:
         ) from None
 
 
-def text_of(value) -> str:
+def text_of(value: object) -> str:
     """How JUBE turns a value into text (str(); None is empty)."""
     if value is None:
         return ""

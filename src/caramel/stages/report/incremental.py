@@ -28,7 +28,14 @@ from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalysisInput
 from caramel.stages.report.dataset import STATUS, keep, make_row, row_depends, row_leaves, units
-from caramel.stages.report.table import TableData, assemble, entry_formats, row_entry, table_keys
+from caramel.stages.report.table import (
+    Entry,
+    TableData,
+    assemble,
+    entry_formats,
+    row_entry,
+    table_keys,
+)
 from caramel.stages.spec.model import Result, Table
 from caramel.stages.state import bounded
 
@@ -38,7 +45,7 @@ class Delta:
     """How one table changed since the kept one: the rows made again, before (typed values and
     status of those that were in the table) and after (their places in the new table)."""
 
-    before: list[tuple[list, str]]
+    before: list[tuple[list[object], str]]
     after: list[int]
 
 
@@ -55,15 +62,20 @@ class Built:
     reused: int
 
 
+# per analyser, per result group's root: its warnings, [problems, dropped] as JSON keeps them
+Notes = dict[str, dict[str, list[Any]]]
+TableRows = list[tuple[Result, Table, TableData]]
+
+
 @dataclass
 class _Kept:
     key: str
     digests: dict[str, list[str]]
     states: list[list[str]]
-    notes: dict[str, dict[str, list]]
+    notes: Notes
     leaves: list[list[list[Any]]]  # per result: [analyser, root] of each row (JSON: a list)
     deps: list[list[list[int]]]  # per result, per row
-    entries: list[list[list | None]]  # per table, per row of its result; None: filtered out
+    entries: list[list[Entry | None]]  # per table, per row of its result; None: filtered out
     changed: set[int] = field(default_factory=set)  # workpackages whose group or state changed
 
 
@@ -137,7 +149,7 @@ def build(
         ]
         todo = [list(range(len(rows))) for rows in leaves]
         analysed = {p.name: run(p, cache) for p in prepared}
-        notes: dict[str, dict[str, list]] = {}
+        notes: Notes = {}
     else:
         leaves = kept.leaves
         todo = [
@@ -180,16 +192,16 @@ def build(
 
 def _tables(
     inp: AnalysisInput,
-    results,
+    results: list[tuple[Result, list[Table]]],
     analysed: dict[str, AnalyserResult],
-    members,
-    leaves,
-    todo,
+    members: dict[str, dict[int, list[int]]],
+    leaves: list[list[list[Any]]],
+    todo: list[list[int]],
     kept: _Kept | None,
-):
-    tables: list[tuple[Result, Table, TableData]] = []
-    all_entries: list[list] = []
-    all_deps: list[list] = []
+) -> tuple[TableRows, list[list[Entry | None]], list[list[list[int]]], list[Delta | None]]:
+    tables: TableRows = []
+    all_entries: list[list[Entry | None]] = []
+    all_deps: list[list[list[int]]] = []
     deltas: list[Delta | None] = []
     for r, (result, selected_tables) in enumerate(results):
         positions = todo[r]
@@ -204,11 +216,13 @@ def _tables(
             names = [c.name for c in table.columns]
             keys = table_keys(table, units(inp, analysed, result.uses, names))
             formats = entry_formats(keys)
-            entries = list(kept.entries[len(all_entries)]) if kept else [None] * len(leaves[r])
+            entries: list[Entry | None] = (
+                list(kept.entries[len(all_entries)]) if kept else [None] * len(leaves[r])
+            )
             before = [
-                (entries[i][1], entries[i][3])
-                for i in positions
-                if entries[i] is not None and entries[i][5]
+                (entry[1], entry[3])
+                for entry in (entries[i] for i in positions)
+                if entry is not None and entry[5]
             ]
             for i in positions:
                 if table.filter:  # a filtered table reads rows of its own, as build_rows makes them
@@ -237,16 +251,14 @@ def _digest(signature: str) -> str:
     return hashlib.blake2b(signature.encode(), digest_size=12).hexdigest()
 
 
-def _encode_notes(group: Group) -> list:
+def _encode_notes(group: Group) -> list[object]:
     return [
         [[p.pattern.name, p.expression, p.wp_id, p.message] for p in group.problems],
         {name: list(entry) for name, entry in group.dropped.items()},
     ]
 
 
-def _note_results(
-    prepared: list[Prepared], notes: dict[str, dict[str, list]]
-) -> dict[str, AnalyserResult]:
+def _note_results(prepared: list[Prepared], notes: Notes) -> dict[str, AnalyserResult]:
     """Results holding only the groups with warnings (in group order): what report.results.warnings reads."""
     out = {}
     for p in prepared:
@@ -270,7 +282,12 @@ def _note_results(
 
 
 def _decode(
-    text: str | None, inp: AnalysisInput, prepared: list[Prepared], results, digests, states
+    text: str | None,
+    inp: AnalysisInput,
+    prepared: list[Prepared],
+    results: list[tuple[Result, list[Table]]],
+    digests: dict[str, list[str]],
+    states: list[list[str]],
 ) -> _Kept | None:
     """The kept rows, checked against the run's shape; None (a miss) when they do not fit."""
     if text is None:
@@ -298,7 +315,7 @@ def _decode(
         return None
 
 
-def _mark_changed(kept: _Kept, prepared: list[Prepared], digests) -> bool:
+def _mark_changed(kept: _Kept, prepared: list[Prepared], digests: dict[str, list[str]]) -> bool:
     """The members whose files changed since the rows were kept, marked; False where the kept
     digests or notes do not fit the analysers of today."""
     for p in prepared:
@@ -316,7 +333,9 @@ def _mark_changed(kept: _Kept, prepared: list[Prepared], digests) -> bool:
     return True
 
 
-def _tables_fit(kept: _Kept, results, digests) -> bool:
+def _tables_fit(
+    kept: _Kept, results: list[tuple[Result, list[Table]]], digests: dict[str, list[str]]
+) -> bool:
     """Whether the kept entries have the shape of today's results and tables."""
     t = 0
     for r, (_result, tables) in enumerate(results):
@@ -330,7 +349,7 @@ def _tables_fit(kept: _Kept, results, digests) -> bool:
     return t == len(kept.entries)
 
 
-def _fits(entries: list, count: int, width: int, sorts: int) -> bool:
+def _fits(entries: list[Entry | None], count: int, width: int, sorts: int) -> bool:
     if len(entries) != count:
         return False
     for entry in entries:

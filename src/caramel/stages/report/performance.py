@@ -14,7 +14,7 @@ figures; it is there only when a run has such rows.
 
 from __future__ import annotations
 
-from caramel.stages.analyse.inputs import AnalysisInput
+from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
 from caramel.stages.analyse.performance import collect, model_name, varying_parameters
 from caramel.stages.analyse.sanity import workpackage_failure
 from caramel.stages.report.copies import copies_caption, copy_rows, pooled_lines
@@ -31,7 +31,9 @@ def _status(state: str, reason: str) -> str:
     return "done" if state == "done" else f"{state}: {reason}" if reason else state
 
 
-def _checked_status(inp: AnalysisInput, wp, performance: float | None, metric: str) -> str:
+def _checked_status(
+    inp: AnalysisInput, wp: WPRecord, performance: float | None, metric: str
+) -> str:
     """A workpackage's status, a failed row when a declared sanity check of its step fails
     (analyse/sanity.py; its figure is then kept out of the history)."""
     status = _status(wp.state, wp.reason)

@@ -38,10 +38,10 @@ def repeat_count(inp: AnalysisInput) -> int:
     return max((step.repeats for step in inp.benchmark.steps.values()), default=1)
 
 
-def repeat_means(inp: AnalysisInput, made: list, unreduced: list) -> list:
+def repeat_means(inp: AnalysisInput, made: list[Made], unreduced: list[Made]) -> list[Made]:
     """`made` with each table replaced by the means over the repeats of its `unreduced` rows."""
     raw = {item.table.name: item for item in unreduced}
-    out = []
+    out: list[Made] = []
     for item in made:
         source = raw.get(item.table.name)
         if item.table.output != "table" or source is None:
@@ -61,7 +61,7 @@ def _means(inp: AnalysisInput, data: TableData, repeats: int) -> TableData:
     status_at = [i for i, k in enumerate(keys) if k.name == STATUS]
     by_config = [i for i, k in enumerate(keys) if k.name in config or k.name.startswith("jube_")]
     figures = [i for i in range(len(keys)) if i not in by_config and i not in status_at]
-    groups: dict[tuple, list[int]] = defaultdict(list)
+    groups: dict[tuple[str, ...], list[int]] = defaultdict(list)
     for row, values in enumerate(data.values):
         groups[tuple(text_of(values[i]) for i in by_config)].append(row)
     numeric = [i for i in figures if any(_is_number(v[i]) for v in data.values)]
@@ -117,7 +117,7 @@ def _group_row(
     numeric: list[int],
     status_at: list[int],
     loads: dict[int, str],
-) -> tuple[list, str, int]:
+) -> tuple[list[object], str, int]:
     """One configuration's row: its values (means, sds, n), its status and its last workpackage."""
     first = data.values[rows[0]]
     values: list[object] = []

@@ -16,8 +16,10 @@ import os
 from dataclasses import dataclass
 
 from caramel.errors import did_you_mean
-from caramel.stages.analyse import AnalyserResult, AnalysisCache, AnalysisInput, analyse_all
+from caramel.stages.analyse import AnalyserResult, AnalysisInput, analyse_all
 from caramel.stages.analyse.analyser import Prepared, prepare
+from caramel.stages.analyse.cache import AnalysisCache
+from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.analyse.performance import uses_performance_lines
 from caramel.stages.report.incremental import Built, Delta, build, definitions, shape_key
@@ -148,7 +150,9 @@ def _repeats(inp: AnalysisInput) -> bool:
     return any(step.iterations > 1 for step in inp.benchmark.steps.values())
 
 
-def history_change(inp: AnalysisInput, produced: Produced) -> tuple[str, str | None, list | None]:
+def history_change(
+    inp: AnalysisInput, produced: Produced
+) -> tuple[str, str | None, list[Delta | None] | None]:
     """What the history needs to update only the figures of the rows made again: (the tables' key,
     the key they were made again from, the deltas). No deltas when the history's tables are not
     these (a step repeats: history_tables makes them without reduce)."""
@@ -267,15 +271,14 @@ def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
     inputs present, and matches that are not of the pattern's type."""
     out: list[str] = []
     for result in analysed.values():
-        failed: dict[str, list] = {}
-        dropped: dict[str, list] = {}
+        failed: dict[str, list[Problem]] = {}
+        dropped: dict[str, tuple[int, str, int]] = {}  # matches, the first, workpackages
         for group in result.groups.values():
             for problem in group.problems:
                 failed.setdefault(problem.pattern.name, []).append(problem)
             for name, (count, first) in group.dropped.items():
-                entry = dropped.setdefault(name, [0, first, 0])
-                entry[0] += count
-                entry[2] += 1
+                matches, first_seen, groups = dropped.get(name, (0, first, 0))
+                dropped[name] = (matches + count, first_seen, groups + 1)
         for name, problems in list(failed.items())[:limit]:
             p = problems[0]
             more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""

@@ -18,6 +18,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from caramel.stages.report.dataset import MISSING, STATUS, Row, text_of
 from caramel.stages.report.styles import STYLES as STYLES  # noqa: PLC0414 - kept here for the table's readers
@@ -76,22 +77,22 @@ class _Ordered:
 
     __slots__ = ("value",)
 
-    def __init__(self, value) -> None:
+    def __init__(self, value: Any) -> None:  # any value a row holds: compared as Python compares
         self.value = value
 
     def __lt__(self, other: _Ordered) -> bool:
         if self.value is None or other.value is None:
             return False
         try:
-            return self.value < other.value
+            return bool(self.value < other.value)
         except TypeError:
             return False
 
-    def __eq__(self, other) -> bool:
-        if self.value is None or other.value is None:
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Ordered) or self.value is None or other.value is None:
             return False
         try:
-            return self.value == other.value
+            return bool(self.value == other.value)
         except TypeError:
             return False
 
@@ -125,8 +126,9 @@ def entry_formats(keys: list[Key]) -> list[tuple[str, str, tuple[bool, bool]]]:
 
 
 # What one row gives a table, decided by the row alone (so a kept table can take it again, JSON):
-# [sort values, typed values, cells, status, leaf id, whether any column exists].
-Entry = list
+# [sort values, typed values, cells, status, leaf id, whether any column exists]; a list of mixed
+# positions because the analysis cache keeps it as JSON.
+Entry = list[Any]
 
 
 def row_entry(table: Table, formats: list[tuple[str, str, tuple[bool, bool]]], row: Row) -> Entry:
@@ -237,7 +239,8 @@ def _format_kind(spec: str) -> tuple[bool, bool]:
     return any(c in spec for c in "dbcoxX"), any(c in spec for c in "eEfFgG")
 
 
-def format_value(spec: str, value, kind: tuple[bool, bool] | None = None) -> str:
+# `value`: a row's typed value, converted as the spec's codes say where it can be (TypeError caught)
+def format_value(spec: str, value: Any, kind: tuple[bool, bool] | None = None) -> str:
     """JUBE's format_value: integer codes convert to int, float codes to float; a value that does not
     convert is shown as it is (JUBE stops with a traceback). `kind`: `_format_kind(spec)`, if known."""
     int_codes, float_codes = kind or _format_kind(spec)
@@ -356,7 +359,7 @@ def _markdown(data: TableData) -> str:
     return "\n".join(lines) + "\n"
 
 
-def json_value(value):
+def json_value(value: object) -> object:
     if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
         return None
     return value
@@ -366,7 +369,7 @@ def to_json(data: TableData) -> str:
     return json.dumps(table_dict(data), indent=1)
 
 
-def table_dict(data: TableData) -> dict:
+def table_dict(data: TableData) -> dict[str, object]:
     """A table as plain data: typed values (nan/inf as null), units and each row's provenance."""
     names = data.headings
     rows = []
@@ -375,7 +378,7 @@ def table_dict(data: TableData) -> dict:
         item.setdefault(STATUS, status)
         item["_workpackage"] = leaf
         rows.append(item)
-    out = {
+    out: dict[str, object] = {
         "name": data.name,
         "columns": names,
         "units": {k.heading: k.unit for k in data.keys if k.unit},
@@ -386,7 +389,7 @@ def table_dict(data: TableData) -> dict:
     return out
 
 
-def table_data_record(data: TableData) -> list:
+def table_data_record(data: TableData) -> list[object]:
     """A filled table as plain JSON data (the analysis cache keeps finished tables this way)."""
     return [
         data.name,
@@ -404,7 +407,7 @@ def table_data_record(data: TableData) -> list:
     ]
 
 
-def table_data_from_record(record: list) -> TableData:
+def table_data_from_record(record: list[Any]) -> TableData:  # JSON's data, checked below
     """The table `table_data_record` wrote; ValueError (or TypeError) when it is anything else."""
     (
         name,

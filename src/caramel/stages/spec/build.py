@@ -29,7 +29,7 @@ from caramel.stages.spec.limits import (
 )
 from caramel.stages.spec.meta import find_meta_node, read_meta
 from caramel.stages.spec.sanity import from_comment, read_sanity
-from caramel.stages.spec.sets import SetBuilder
+from caramel.stages.spec.sets import AnySet, SetBuilder
 from caramel.stages.spec.tree import Node
 
 
@@ -38,7 +38,9 @@ class Builder(SetBuilder):
 
     imports = True  # False (--no-eval): a call: step's function is found by name, never imported
 
-    def benchmark(self, node: Node, global_sets: dict[str, dict], path: str) -> m.Benchmark:
+    def benchmark(
+        self, node: Node, global_sets: dict[str, dict[str, AnySet]], path: str
+    ) -> m.Benchmark:
         only_children(node, children_of("benchmark"))
         name = name_of(node, "benchmark")
         outpath = node.attrs.get("outpath", "").strip()

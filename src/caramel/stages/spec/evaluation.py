@@ -9,6 +9,8 @@ with its file and line, in the order caramel would evaluate them.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from caramel.errors import Location, SpecError
 from caramel.stages.spec.model import Benchmark
 
@@ -19,7 +21,10 @@ def _plain(condition: str) -> bool:
     return condition.strip().lower() in ("true", "false", "")
 
 
-def _used(names: list[str], pool: dict) -> list:
+_Set = TypeVar("_Set")
+
+
+def _used(names: list[str], pool: dict[str, _Set]) -> list[_Set]:
     """The sets a list of `<use>` names takes; a name built from a parameter (`set$i`) may take any."""
     if any("$" in n for n in names):
         return list(pool.values())

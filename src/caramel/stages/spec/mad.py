@@ -324,7 +324,7 @@ def _error(
 Fail = Callable[..., SpecError]
 
 
-def _n_gpus(item: dict, fail: Fail) -> str:
+def _n_gpus(item: dict[str, object], fail: Fail) -> str:
     value = item.get("n_gpus", "1")
     text = (
         str(value).strip() if isinstance(value, (str, int)) and not isinstance(value, bool) else ""
@@ -338,7 +338,7 @@ def _n_gpus(item: dict, fail: Fail) -> str:
     return text
 
 
-def _timeout(item: dict, fail: Fail) -> float:
+def _timeout(item: dict[str, object], fail: Fail) -> float:
     """Seconds; 0 or less (MAD's `-1`) is madengine's default, as `resolve_run_timeout` reads it."""
     value = item.get("timeout", DEFAULT_TIMEOUT)
     if value is None:

@@ -14,6 +14,7 @@ without knowing which tags a run needs.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec.model import BenchmarkMeta
@@ -79,7 +80,8 @@ def read_meta(node: Node | None) -> BenchmarkMeta:
                 hint="write each meta key as a single value (tags and systems: a list)",
             )
         values.setdefault(child.tag, []).append((child.text, child.where))
-    fields: dict = {"where": node.where}
+    # each key's value is of its field's type (_value and LIST_KEYS make it so)
+    fields: dict[str, Any] = {"where": node.where}
     for key, items in values.items():
         where = items[0][1]
         if key not in KEYS:

@@ -217,7 +217,7 @@ def _word(match: re.Match[str]) -> str:
 
 
 def _canonical(
-    registry: pint.UnitRegistry, quantity: pint.Quantity
+    registry: pint.UnitRegistry[float], quantity: pint.Quantity[float]
 ) -> Any:  # a pint unit (typed loosely by pint)
     """The preferred unit of the quantity's dimension, else one of them per second (not a ratio per
     second: 1/s stays 1/s), else its base units."""
@@ -236,7 +236,7 @@ def _canonical(
 
 
 @functools.lru_cache(maxsize=1)
-def _registry() -> pint.UnitRegistry:
+def _registry() -> pint.UnitRegistry[float]:
     """pint's registry with a byte a dimension of its own (pint counts bits as dimensionless, which
     would let MB/s meet Hz) and a dimension per count word and for FLOP. Loaded on first use (half
     a second): most commands never compare two different unit texts."""
@@ -254,7 +254,7 @@ def _registry() -> pint.UnitRegistry:
     text = text.replace("\nbit = []\n", "\nbit = [information]\n").replace(
         "@import constants_en.txt", constants
     )
-    registry: pint.UnitRegistry = pint.UnitRegistry(None, cache_folder=None)
+    registry: pint.UnitRegistry[float] = pint.UnitRegistry(None, cache_folder=None)
     registry.load_definitions(text.splitlines())
     registry.load_definitions(["FLOP = [flop]", *(f"{unit} = [{unit}]" for unit in COUNTS)])
     registry._build_cache()

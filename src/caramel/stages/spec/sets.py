@@ -88,8 +88,8 @@ class SetBuilder:
         self.home = home
         self._trees: dict[str, Node] = {}
 
-    def sets(self, parent: Node, base_dir: str | None = None) -> dict[str, dict]:
-        out: dict[str, dict] = {kind: {} for kind in SET_KINDS}
+    def sets(self, parent: Node, base_dir: str | None = None) -> dict[str, dict[str, AnySet]]:
+        out: dict[str, dict[str, AnySet]] = {kind: {} for kind in SET_KINDS}
         for child in parent.children:
             if child.tag in SET_KINDS:
                 built = self.set(child, base_dir or self.home)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Sequence
+from typing import Protocol
 
 from caramel.vocabulary import STATISTICS, Direction
 
@@ -305,7 +307,14 @@ def direction(name: str, unit: str = "", declared: str = "") -> Direction:
     return name_direction(name)
 
 
-def unreadable_units(figures: list) -> list[str]:
+class UnitSource(Protocol):
+    """What `unreadable_units` reads of a figure (analyse.performance.Figure)."""
+
+    metric: str  # the unit text as the log wrote it (emptied when it cannot be read)
+    source: str  # file:line
+
+
+def unreadable_units(figures: Sequence[UnitSource]) -> list[str]:
     """The `performance:` figures (analyse.performance.Figure: `.metric` their unit text, `.source` the
     file:line they came from) whose unit cannot be read lose it, so their direction is unknown rather
     than guessed from markup; one note each, naming the file and line and what was expected."""

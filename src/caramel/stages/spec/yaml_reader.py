@@ -43,7 +43,7 @@ TEXT_TAGS: dict[str, set[str]] = {
 }
 
 
-class _Loader(yaml.SafeLoader):
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no type information
     """SafeLoader that leaves `!include` nodes for caramel to resolve."""
 
 
@@ -151,7 +151,7 @@ class _YamlReader:
                     root.attrs[key] = _text(items[0][0]) if items else ""
                     root.attr_lines[key] = knode.start_mark.line + 1
         else:
-            bench_items: dict = {}
+            bench_items: dict[str, YamlData] = {}
             for key, entry in value.items():
                 if key in ROOT_ONLY:
                     for item, inode in entry[1]:
@@ -231,7 +231,7 @@ class _YamlReader:
                     self._where(node),
                     hint="'<<' takes an alias of a mapping (<<: *name) or a list of them",
                 ) from None
-            out: dict = {}
+            out: dict[str, YamlData] = {}
             for knode, vnode in node.value:
                 key = str(self._construct(knode))
                 val = self._value(vnode)
@@ -480,9 +480,9 @@ def _plain(value: YamlData) -> object:
     return value
 
 
-def _subscripts(text: str, where: Location) -> list:
+def _subscripts(text: str, where: Location) -> list[object]:
     """Parse `["a"][0]` into ["a", 0] with literal_eval only."""
-    keys = []
+    keys: list[object] = []
     rest = text.strip()
     while rest:
         if not rest.startswith("["):

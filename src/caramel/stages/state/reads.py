@@ -17,7 +17,14 @@ from caramel.stages.spec.model import Benchmark
 from caramel.stages.state import bounded, dbfile
 from caramel.stages.state.codec import CodecError, decode_model
 from caramel.stages.state.dbfile import StorageError
-from caramel.stages.state.rows import SCHEMA_VERSION, WP_COLUMNS, CommandRow, RunInfo, WpRow
+from caramel.stages.state.rows import (
+    SCHEMA_VERSION,
+    WP_COLUMNS,
+    CommandRow,
+    EventRow,
+    RunInfo,
+    WpRow,
+)
 
 
 @functools.lru_cache(maxsize=64)
@@ -222,13 +229,13 @@ class RunReads:
     def commands(self, wp_id: int | None = None) -> list[CommandRow]:
         self._write_gathered()
         query = "SELECT wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended FROM commands"
-        args: tuple = ()
+        args: tuple[int, ...] = ()
         if wp_id is not None:
             query += " WHERE wp=?"
             args = (wp_id,)
         return [CommandRow(*r) for r in self.db.execute(query + " ORDER BY id", args)]
 
-    def events(self, wp_id: int | None = None) -> list[tuple]:
+    def events(self, wp_id: int | None = None) -> list[EventRow]:
         self._write_gathered()
         query = "SELECT time, wp, kind, message FROM events"
         if wp_id is not None:

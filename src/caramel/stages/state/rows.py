@@ -6,6 +6,7 @@ state.store reads and writes these; everything else that needs a run's rows impo
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from caramel.vocabulary import Role, WaitKind, WpState
 
@@ -50,7 +51,7 @@ class RunInfo:
     tags: list[str] = field(default_factory=list)
     cwd: str = ""
     created: float = 0.0
-    settings: dict = field(default_factory=dict)
+    settings: dict[str, Any] = field(default_factory=dict)  # the run's settings, as JSON read them
     version: str = ""
 
 
@@ -83,6 +84,10 @@ class WpRow:
             raise ValueError(
                 f"workpackage {self.id}: {exc.args[0]!r} is not a state or wait kind"
             ) from None
+
+
+# an event of the run record: (time, workpackage or None for the run's own, kind, message)
+EventRow = tuple[float, int | None, str, str]
 
 
 @dataclass

@@ -17,10 +17,12 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from caramel import redact
 from caramel.settings import current
 from caramel.stages.expand import layout
+from caramel.stages.expand.params import Params
 from caramel.stages.spec.model import Benchmark
 from caramel.stages.state import identity_file, sqlitefiles, transitions
 from caramel.stages.state.codec import encode_model
@@ -36,6 +38,10 @@ from caramel.stages.state.rows import (
 )
 from caramel.stages.state.sqlitefiles import FileKind, Journal
 from caramel.vocabulary import ACTIVE_STATES
+
+# a planned workpackage as Store.create takes it: id, step, iteration, parents' ids, dirname, params
+PlannedRow = tuple[int, str, int, list[int], str, Params]
+SqlValues = tuple[object, ...]  # one row's values for an INSERT or UPDATE
 
 DB_NAME = layout.RUN_DB
 WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
@@ -57,7 +63,7 @@ class _Gathered:
 
     columns: dict[int, dict[str, object]] = field(default_factory=dict)
     events: list[tuple[float, int | None, str, str]] = field(default_factory=list)
-    commands: list[tuple] = field(default_factory=list)
+    commands: list[SqlValues] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.columns or self.events or self.commands)
@@ -93,11 +99,16 @@ class Store(RunReads):
         self.journal = "" if readonly else str(self.db.execute("PRAGMA journal_mode").fetchone()[0])
         self._depth = 0
         self._gathered: _Gathered | None = None  # inside a `batch`: its writes, not yet made
-        self._last_env: tuple[dict, str] = ({}, "{}")  # the last environment written, and its JSON
+        self._last_env: tuple[dict[str, str], str] = (
+            {},
+            "{}",
+        )  # the last environment written, and its JSON
 
     # --- creation ---------------------------------------------------------------------------
     @classmethod
-    def create(cls, run_dir: str, info: RunInfo, model: Benchmark, rows: Iterable[tuple]) -> Store:
+    def create(
+        cls, run_dir: str, info: RunInfo, model: Benchmark, rows: Iterable[PlannedRow]
+    ) -> Store:
         """A new database holding the run, its model and its workpackages (id, step, iteration,
         parents, dirname, Params). Written under a temporary name and renamed when complete:
         `caramel.db` exists only once the whole plan is in it."""
@@ -246,7 +257,7 @@ class Store(RunReads):
         if not gathered:
             return
         self._gathered = _Gathered()
-        by_columns: dict[tuple[str, ...], list[tuple]] = {}
+        by_columns: dict[tuple[str, ...], list[SqlValues]] = {}
         for wp_id, changes in gathered.columns.items():
             by_columns.setdefault(tuple(changes), []).append((*changes.values(), wp_id))
         for names, rows in by_columns.items():
@@ -277,7 +288,7 @@ class Store(RunReads):
         with self.transaction():
             self.db.execute("UPDATE runs SET model=?", (encode_model(model),))
 
-    def update_settings(self, settings: dict) -> None:
+    def update_settings(self, settings: dict[str, object]) -> None:
         with self.transaction():
             self.db.execute("UPDATE runs SET settings=?", (json.dumps(settings),))
 
@@ -353,7 +364,8 @@ class Store(RunReads):
             (move.target, reason, *sorted(move.sources)),
         )
 
-    def _write(self, wp_id: int, fields: dict, state: str | None = None) -> None:
+    # `fields`: column -> its Python value (env a mapping of text, wait_files a list), encoded below
+    def _write(self, wp_id: int, fields: dict[str, Any], state: str | None = None) -> None:
         """Columns of one workpackage; its `state` only from `move`."""
         bad = set(fields) - UPDATABLE
         if bad:
@@ -378,7 +390,7 @@ class Store(RunReads):
         sets = ", ".join(f"{name}=?" for name in fields)
         self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
 
-    def _env_text(self, env: dict) -> str:
+    def _env_text(self, env: dict[str, str]) -> str:
         """`env` as JSON, without its secrets (caramel.redact.environment: a run folder is shared
         and copied). The workpackages of a step carry the same environment (bench's own, a few
         parameters): one written just before is not encoded again (a thousand times 3 kB of JSON)."""
@@ -415,7 +427,7 @@ class Store(RunReads):
         else:
             self._insert_commands(values)
 
-    def _insert_commands(self, values: list[tuple]) -> None:
+    def _insert_commands(self, values: Sequence[SqlValues]) -> None:
         if values:
             self.db.executemany(
                 "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "

@@ -21,12 +21,15 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caramel.adapters.backends.registry import Registry
 from caramel.errors import RunError
 from caramel.stages.spec.system import SystemFacts
 from caramel.vocabulary import JobStatus
+
+if TYPE_CHECKING:  # jinja2 is imported when a job script is first written
+    import jinja2
 
 NO_SCHEDULER = ("local", "none")  # system values meaning "no scheduler of caramel's own" (none.py)
 
@@ -193,7 +196,9 @@ def log_call(argv: Sequence[str]) -> None:
 
 
 @functools.lru_cache(maxsize=16)
-def _template(root: str, folder: str, texts: tuple[tuple[str, str], ...], name: str) -> Any:
+def _template(
+    root: str, folder: str, texts: tuple[tuple[str, str], ...], name: str
+) -> jinja2.Template:
     """The template `name` of a scheduler whose templates are in `root`/`folder` (and `texts`),
     found once: a thousand job scripts look it up once (making its folders' paths is a large part
     of a render)."""
@@ -202,7 +207,9 @@ def _template(root: str, folder: str, texts: tuple[tuple[str, str], ...], name: 
 
 
 @functools.lru_cache(maxsize=8)
-def _templates(folders: tuple[str, ...], texts: tuple[tuple[str, str], ...] = ()) -> Any:
+def _templates(
+    folders: tuple[str, ...], texts: tuple[tuple[str, str], ...] = ()
+) -> jinja2.Environment:
     """The jinja2 environment of template texts and folders, made once: a thousand job scripts compile it once."""
     import shlex
 

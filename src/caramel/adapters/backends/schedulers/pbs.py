@@ -165,7 +165,7 @@ def states_from_json(text: str, job_ids: list[str]) -> dict[str, JobState]:
 
 def call(
     argv: list[str], timeout: float = QUERY_TIMEOUT, cwd: str | None = None
-) -> subprocess.CompletedProcess | None:
+) -> subprocess.CompletedProcess[str] | None:
     """Run a PBS command; None when it could not run or did not answer in time."""
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, cwd=cwd)
@@ -270,7 +270,7 @@ class Pbs(Scheduler):
         done = call(argv, SUBMIT_TIMEOUT, cwd=cwd)
         if done is None:
             raise RunError(f"qsub did not answer for {os.path.join(cwd, job_file)}")
-        found = _JOB_ID.findall(done.stdout)
+        found: list[str] = _JOB_ID.findall(done.stdout)
         if done.returncode or not found:
             words = (done.stderr or done.stdout).strip().splitlines()
             raise RunError(

@@ -103,7 +103,9 @@ def task_ids(text: str) -> list[str]:
     return out
 
 
-def call(argv: list[str], timeout: float = QUERY_TIMEOUT) -> subprocess.CompletedProcess | None:
+def call(
+    argv: list[str], timeout: float = QUERY_TIMEOUT
+) -> subprocess.CompletedProcess[str] | None:
     """Run a scheduler command; None when it could not run or did not answer in time."""
     _log_call(argv)
     try:
@@ -309,7 +311,7 @@ class Slurm(Scheduler):
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise RunError(f"sbatch did not answer: {exc}") from None
-        found = _PARSABLE.findall(done.stdout.encode())
+        found: list[bytes] = _PARSABLE.findall(done.stdout.encode())
         if done.returncode or not found:
             words = (done.stderr or done.stdout).strip().splitlines()
             raise RunError(
