@@ -202,6 +202,8 @@ def bisect(job: Bisection, out: TextIO) -> int:
         "figure": job.figure,
         "threshold": job.threshold,
     }
+    if "--outpath" not in job.arguments:  # the file's, as found from here (--continue elsewhere)
+        job.arguments += ["--outpath", outpath]
     path = state_path(outpath, bench.name, identity)
     state = State.load(path) if os.path.isfile(path) else State(path, job.arguments)
     state.arguments = job.arguments
@@ -266,7 +268,7 @@ def _run_environment(job: Bisection, outpath: str, index: int, reference: Metric
 
     value = job.over.values[index]
     out = job.out
-    out.write(f"step [{index}] {job.over.describe(value)}: running\n")
+    out.write(f"running [{index}] {job.over.describe(value)}, a repeat at a time\n")
     out.flush()
     with environment(job.over, value):
         bench = substitute(_one_benchmark(job), job.over, value)

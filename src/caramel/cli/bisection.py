@@ -3,10 +3,8 @@ and which environment to try next.
 
 The search is git bisect's over an ordered list: the first environment is known good, the last is
 tried first (a last one that did not regress ends the search at once), then the environment
-halfway between the last good and the first bad one, until they are neighbours. Halfway is git's:
-`find_bisection` (git's bisect.c) takes, of the `nr` candidates after the last good one (the first
-bad one among them), the first from the oldest whose count `w` of candidates up to it has
-`2w - nr` in {-1, 0, 1} (`approx_halfway`), which on a straight line is `good + nr // 2`.
+halfway between the last good and the first bad one, until they are neighbours. Halfway is git's
+(`halfway`): the environments tried are those `git bisect` tries on a line of commits.
 """
 
 from __future__ import annotations
@@ -306,7 +304,20 @@ def next_step(steps: dict[int, Step], count: int) -> Bounds:
     )
     if bad - good <= 1:
         return Bounds(good, bad, None)
-    return Bounds(good, bad, good + (bad - good) // 2)
+    return Bounds(good, bad, good + halfway(bad - good))
+
+
+def halfway(candidates: int) -> int:
+    """Which of `candidates` environments on a line (the first bad one last) git tries, counted
+    from 1: `do_find_bisection` (git's bisect.c) weighs each candidate by the candidates up to it
+    and, oldest first, returns the first whose weight `w` is halfway (`approx_halfway`: 2w - nr
+    in {-1, 0, 1}, or within nr/1024 of it); the oldest (weight 1, set before the loop) is never
+    tested so. None halfway: `best_bisection`, the first of the largest min(w, nr - w)."""
+    for weight in range(2, candidates + 1):
+        off = 2 * weight - candidates
+        if off in (-1, 0, 1) or abs(off) < candidates // 1024:
+            return weight
+    return max(range(1, candidates + 1), key=lambda w: (min(w, candidates - w), -w))
 
 
 def estimate_steps(candidates: int) -> int:
