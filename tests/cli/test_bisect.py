@@ -57,7 +57,9 @@ result: {{use: a, table: {{name: t, style: csv, column: [value]}}}}
 SIXTEEN = [str(i) for i in range(16)]
 # a 5 % band: 1 % noise decides a 30 % step and a no-change in 3 or 4 repeats
 BISECT = ["bisect", "b.yaml", "--over", "env:SLOWDOWN_AT", *SIXTEEN, "--threshold", "5"]
-STEP_LINE = re.compile(r"^step \[(\d+)\] SLOWDOWN_AT=\d+: n (\d+), .*: (reference|regressed|not regressed)")
+STEP_LINE = re.compile(
+    r"^step \[(\d+)\] SLOWDOWN_AT=\d+: n (\d+), .*: (reference|regressed|not regressed)"
+)
 
 
 @pytest.fixture
@@ -72,9 +74,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 def steps_of(stdout: str) -> list[tuple[int, str]]:
     """(environment, verdict) of each step line, in the order printed (kept ones included)."""
-    return [
-        (int(m[1]), m[3]) for line in stdout.splitlines() if (m := STEP_LINE.match(line))
-    ]
+    return [(int(m[1]), m[3]) for line in stdout.splitlines() if (m := STEP_LINE.match(line))]
 
 
 def calls(tmp_path: Path) -> list[int]:
@@ -128,14 +128,18 @@ def test_a_failed_step_runs_again_and_the_steps_done_are_kept(tmp_path: Path, en
         (15, "regressed"),
     ]
     # --continue, from another folder: the state names the file and the outpath
-    resumed = bench("bisect", "--continue", "-o", str(tmp_path / "runs"), cwd=tmp_path / "runs", env=env)
+    resumed = bench(
+        "bisect", "--continue", "-o", str(tmp_path / "runs"), cwd=tmp_path / "runs", env=env
+    )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert re.search(r"step \[0\] SLOWDOWN_AT=0: n \d+, .*reference \(kept from an earlier call\)",
-                     resumed.stdout)
+    assert re.search(
+        r"step \[0\] SLOWDOWN_AT=0: n \d+, .*reference \(kept from an earlier call\)",
+        resumed.stdout,
+    )
     assert "running [0]" not in resumed.stdout
     assert "running [15]" not in resumed.stdout
     assert "first bad: [11] SLOWDOWN_AT=11" in resumed.stdout
-    after = calls(tmp_path)[len(before):]
+    after = calls(tmp_path)[len(before) :]
     assert sorted(set(after)) == [7, 9, 10, 11]  # 0 and 15 not run again
 
 
@@ -144,15 +148,35 @@ def test_an_undecided_step_says_what_would_decide(tmp_path: Path, env: dict) -> 
     # 30 % noise, 3 repeats at most: no interval of the ratio fits inside or outside a 2 % band
     env = dict(env, NOISE="0.3")
     done = bench(
-        "bisect", "b.yaml", "--over", "env:SLOWDOWN_AT", "0", "3", "--repeat-max", "3",
-        "--repeat-target", "50", cwd=tmp_path, env=env,
+        "bisect",
+        "b.yaml",
+        "--over",
+        "env:SLOWDOWN_AT",
+        "0",
+        "3",
+        "--repeat-max",
+        "3",
+        "--repeat-target",
+        "50",
+        cwd=tmp_path,
+        env=env,
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "step [1] SLOWDOWN_AT=3: n 3," in done.stdout and ": undecided" in done.stdout
     assert "undecided after 3 repeats (at most 3); --repeat-max " in done.stdout
     again = bench(
-        "bisect", "b.yaml", "--over", "env:SLOWDOWN_AT", "0", "3", "--repeat-max", "3",
-        "--repeat-target", "50", cwd=tmp_path, env=env,
+        "bisect",
+        "b.yaml",
+        "--over",
+        "env:SLOWDOWN_AT",
+        "0",
+        "3",
+        "--repeat-max",
+        "3",
+        "--repeat-target",
+        "50",
+        cwd=tmp_path,
+        env=env,
     )
     assert again.returncode == 1 and "running" not in again.stdout  # nothing more to learn
 
@@ -160,22 +184,34 @@ def test_an_undecided_step_says_what_would_decide(tmp_path: Path, env: dict) -> 
 def bisected(count: int, bad_from: int) -> list[tuple[int, int, int]]:
     """(environment tried, left after it, roughly steps) of each bisection step after the last
     was found bad, as `bench bisect` goes."""
-    steps = {0: Step(0, "0", verdict=Verdict.GOOD), count - 1: Step(count - 1, "", verdict=Verdict.REGRESSED)}
+    steps = {
+        0: Step(0, "0", verdict=Verdict.GOOD),
+        count - 1: Step(count - 1, "", verdict=Verdict.REGRESSED),
+    }
     tried = []
     while (bounds := next_step(steps, count)).next is not None:
         index = bounds.next
         assert bounds.bad is not None
         tried.append((index, bounds.bad - index - 1, estimate_steps(bounds.bad - bounds.good)))
-        steps[index] = Step(index, "", verdict=Verdict.REGRESSED if index >= bad_from else Verdict.NOT_REGRESSED)
+        steps[index] = Step(
+            index, "", verdict=Verdict.REGRESSED if index >= bad_from else Verdict.NOT_REGRESSED
+        )
     assert next_step(steps, count).bad == bad_from
     return tried
 
 
 def git(repo: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t", LC_ALL="C")
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-                          env=env).stdout
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+        LC_ALL="C",
+    )
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True, env=env
+    ).stdout
 
 
 def line_of_commits(repo: Path, count: int) -> list[str]:
@@ -194,9 +230,13 @@ def test_the_environments_tried_are_git_bisects(tmp_path: Path, count: int) -> N
         if bad_from > 1:
             git(repo, "bisect", "reset")
         started = git(repo, "bisect", "start", commits[-1], commits[0])
-        ran = git(repo, "bisect", "run", "sh", "-c", f'test "$(git log -1 --format=%s)" -lt {bad_from}')
-        said = re.findall(r"(\d+) revisions? left to test after this \(roughly (\d+) steps?\)\n\[\w+\] (\d+)",
-                          started + ran)
+        ran = git(
+            repo, "bisect", "run", "sh", "-c", f'test "$(git log -1 --format=%s)" -lt {bad_from}'
+        )
+        said = re.findall(
+            r"(\d+) revisions? left to test after this \(roughly (\d+) steps?\)\n\[\w+\] (\d+)",
+            started + ran,
+        )
         by_git = [(int(subject), int(left), int(steps)) for left, steps, subject in said]
         assert bisected(count, bad_from) == by_git, bad_from
         assert f"{commits[bad_from]} is the first bad commit" in ran
