@@ -181,6 +181,40 @@ def test_an_undecided_step_says_what_would_decide(tmp_path: Path, env: dict) -> 
     assert again.returncode == 1 and "running" not in again.stdout  # nothing more to learn
 
 
+# a container image per environment, as charliecloud names them; the do reads the image parameter
+IMAGES_YAML = """name: images
+outpath: runs
+parameterset: {{name: p, parameter: {{name: container_image, _: none}}}}
+step:
+  name: work
+  use: p
+  do: python3 -c "import random, sys; i = sys.argv[1]; random.seed(i + '$jube_wp_iteration'); print('value', (130 if i >= 'img-03' else 100) * (1 + 0.01 * random.gauss(0, 1)))" ${{container_image}}
+patternset: {{name: q, pattern: {{name: value, type: float, unit: s, _: "value $jube_pat_fp"}}}}
+analyser: {{name: a, use: q, analyse: {{step: work, file: stdout}}}}
+result: {{use: a, table: {{name: t, style: csv, column: [value]}}}}
+"""
+
+
+@pytest.mark.slow
+def test_images_are_bisected_through_the_image_parameter(tmp_path: Path, env: dict) -> None:
+    (tmp_path / "images.yaml").write_text(IMAGES_YAML.format())
+    images = [f"img-{i:02d}" for i in range(5)]
+    done = bench(
+        "bisect",
+        "images.yaml",
+        "--over",
+        "image",
+        *images,
+        "--threshold",
+        "5",
+        cwd=tmp_path,
+        env=env,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "first bad: [3] container_image=img-03" in done.stdout
+    assert "last good: [2] container_image=img-02" in done.stdout
+
+
 def bisected(count: int, bad_from: int) -> list[tuple[int, int, int]]:
     """(environment tried, left after it, roughly steps) of each bisection step after the last
     was found bad, as `bench bisect` goes."""
