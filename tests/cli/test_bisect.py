@@ -255,6 +255,7 @@ def line_of_commits(repo: Path, count: int) -> list[str]:
     return git(repo, "rev-list", "--reverse", "HEAD").split()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("count", [16, 9])
 def test_the_environments_tried_are_git_bisects(tmp_path: Path, count: int) -> None:
     repo = tmp_path / "repo"
@@ -280,6 +281,11 @@ def test_over_parses_each_kind_and_refuses_bad_lists(tmp_path: Path) -> None:
     assert parse_over(["env:X", "a", "b"]) == Over(Kind.ENV, "X", ("a", "b"))
     assert parse_over(["image", "a.sif", "b.sif"]).name == "container_image"
     assert parse_over(["module", "cuda/12.1", "cuda/12.4"]).name == "system_modules"
+    # the state keeps --over as it spells it: read again, the same list
+    for words in (["image", "a"], ["image:own", "a"], ["module", "m/1"], ["param:p", "1"]):
+        over = parse_over([*words, "z"])
+        assert over.spelled() == words[0]
+        assert parse_over([over.spelled(), *over.values]) == over
     for words, said in (
         (["env:X", "a"], "1 value(s)"),
         (["env", "a", "b"], "expected env:NAME"),

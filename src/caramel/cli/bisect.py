@@ -120,7 +120,7 @@ class Bisection:
     outpath: str
     history: str | None
     arguments: list[str]  # the command's own arguments, kept with its state (--continue)
-    out: TextIO = field(default=sys.stdout)
+    out: TextIO = field(default_factory=lambda: sys.stdout)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -152,7 +152,7 @@ def _bisection(args: argparse.Namespace) -> Bisection:
     source = BenchmarkOptions.from_args(args)
     outpath = args.outpath or current().jube_outpath or ""
     file = os.path.abspath(args.file) if os.path.exists(args.file) else args.file  # else a name
-    arguments = [file, *_listed("--tag", args.tag), "--over", _kind(over), *over.values]
+    arguments = [file, *_listed("--tag", args.tag), "--over", over.spelled(), *over.values]
     for flag, value in (
         ("--figure", args.figure),
         ("--threshold", args.threshold),
@@ -180,14 +180,6 @@ def _listed(flag: str, values: list[str]) -> list[str]:
     return [flag, *values] if values else []
 
 
-def _kind(over: Over) -> str:
-    default = over.kind.value in ("image", "module") and over.name in (
-        "container_image",
-        "system_modules",
-    )
-    return over.kind.value if default else f"{over.kind.value}:{over.name}"
-
-
 def bisect(job: Bisection, out: TextIO) -> int:
     """The bisection: its steps run (or taken from its state), each printed, then its answer;
     0 when it found the first bad one or none regressed, 1 when a step failed or is undecided."""
@@ -208,7 +200,7 @@ def bisect(job: Bisection, out: TextIO) -> int:
     state = State.load(path) if os.path.isfile(path) else State(path, job.arguments)
     state.arguments = job.arguments
     out.write(
-        f"bisecting {bench.name} over {_kind(job.over)} ({len(values)} environments, the first "
+        f"bisecting {bench.name} over {job.over.spelled()} ({len(values)} environments, the first "
         f"good); state in {path}\n"
     )
     job.out = out

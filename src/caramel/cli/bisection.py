@@ -51,6 +51,9 @@ class Verdict(Word):
     FAILED = "failed"
 
 
+_DEFAULT_NAMES = {Kind.IMAGE: IMAGE_PARAMETER, Kind.MODULE: MODULES_PARAMETER}
+
+
 @dataclass(frozen=True)
 class Over:
     """`--over KIND[:NAME] VALUE...`: the ordered environments, the first one good."""
@@ -58,6 +61,11 @@ class Over:
     kind: Kind
     name: str  # the variable or parameter set to each value; the repository of commits
     values: tuple[str, ...]
+
+    def spelled(self) -> str:
+        """`--over`'s first word for this: `env:NAME`, `image` (its default parameter)."""
+        default = _DEFAULT_NAMES.get(self.kind)
+        return self.kind.value if self.name == default else f"{self.kind.value}:{self.name}"
 
     def describe(self, value: str) -> str:
         """How the environment is made: `SLOWDOWN_AT=3`, `container_image=x.sif`."""
@@ -82,10 +90,7 @@ def parse_over(words: list[str]) -> Over:
         ) from None
     if kind in (Kind.ENV, Kind.PARAM, Kind.COMMIT) and not name:
         raise RunError(f"--over {head}: expected {kind}:NAME", hint=OVER_HINT)
-    if kind is Kind.IMAGE:
-        name = name or IMAGE_PARAMETER
-    if kind is Kind.MODULE:
-        name = name or MODULES_PARAMETER
+    name = name or _DEFAULT_NAMES.get(kind, "")
     if kind is Kind.COMMIT:
         name = os.path.abspath(name)
         values = resolve_commits(name, values)
