@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -141,6 +144,31 @@ def test_a_failed_step_runs_again_and_the_steps_done_are_kept(tmp_path: Path, en
     assert "first bad: [11] SLOWDOWN_AT=11" in resumed.stdout
     after = calls(tmp_path)[len(before) :]
     assert sorted(set(after)) == [7, 9, 10, 11]  # 0 and 15 not run again
+
+
+@pytest.mark.slow
+def test_a_bisection_stopped_by_sigterm_goes_on_without_redoing_steps(
+    tmp_path: Path, env: dict
+) -> None:
+    command = [sys.executable, "-m", "caramel", *BISECT]
+    with subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, text=True
+    ) as proc:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            kept = list((tmp_path / "runs" / "bisect").glob("b-*.json"))
+            if kept and len(json.loads(kept[0].read_text() or "{}").get("steps", [])) >= 2:
+                break
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)  # after 2 steps, in the third
+        stopped, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, stopped
+    before = calls(tmp_path)
+    resumed = bench(*BISECT, cwd=tmp_path, env=env)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "running [0]" not in resumed.stdout and "running [15]" not in resumed.stdout
+    assert "first bad: [11] SLOWDOWN_AT=11" in resumed.stdout
+    assert {0, 15}.isdisjoint(calls(tmp_path)[len(before) :])
 
 
 @pytest.mark.slow
