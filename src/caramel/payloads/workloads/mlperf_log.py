@@ -1,5 +1,5 @@
-"""MLPerf training logs: the `:::MLLOG` lines of a run to a target quality, written through MLCommons'
-own logger (mlperf_logging.mllog), so that its compliance checker reads them.
+"""MLPerf training logs: the `:::MLLOG` lines of a run to a target quality, written through
+MLCommons' own logger (mlperf_logging.mllog), so that its compliance checker reads them.
 
 A run is what MLPerf times: init_start .. init_stop (model built, data made), run_start, epochs or
 blocks of training each followed by an evaluation, run_stop with status `success` once the evaluated
@@ -73,6 +73,7 @@ class TrainingLog:
         sink.propagate = False
         sink.setLevel(logging.INFO)
         sink.handlers.clear()
+        path.parent.mkdir(parents=True, exist_ok=True)
         sink.addHandler(logging.FileHandler(path, mode="w"))
         mllog.config(logger=sink)
         self.logger = mllog.get_mllogger()
