@@ -235,3 +235,37 @@ def test_submit_refuses_a_name_that_is_no_folder_name() -> None:
 
     with pytest.raises(RunError, match="one folder name expected"):
         checked_name("../elsewhere", "--submitter")
+
+
+def test_a_broken_detail_log_in_a_run_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "work" / "x").mkdir(parents=True)
+    (tmp_path / "work" / "x" / "mlperf_log_detail.txt").write_text(':::MLLOG {"key": "a"}\n:::MLLOG {oops\n')
+    with pytest.raises(LogError, match=r"mlperf_log_detail.txt:2: not a JSON object after :::MLLOG"):
+        gather([(tmp_path / "work", {}, "b")])
+
+
+def test_an_unwritable_mllog_file_is_a_clear_error(tmp_path: Path) -> None:
+    from caramel.payloads.workloads.mlperf_log import Submission, TrainingLog
+
+    (tmp_path / "file").write_text("")
+    with pytest.raises(SystemExit, match=r"--mllog-file .*file/log.txt: cannot be written"):
+        TrainingLog(tmp_path / "file" / "log.txt", 0, Submission("resnet"))
+
+
+@pytest.mark.slow
+def test_a_tree_with_problems_is_not_pushed(tmp_path: Path) -> None:
+    # a run whose accuracy test wrote no accuracy.txt: the tree lacks it, the check says so, no push
+    (tmp_path / "tiny.yaml").write_text(BENCHMARK.replace("Offline,SingleStream", "Offline"))
+    env = isolated_env(tmp_path, CARAMEL_SITE="testsite")
+    assert bench("run", "tiny.yaml", cwd=tmp_path, env=env).returncode == 0
+    for text in tmp_path.glob("runs/*/*/work/loadgen/Offline/AccuracyOnly/accuracy.txt"):
+        text.unlink()
+    remote = tmp_path / "results.git"
+    git("init", "--bare", "--quiet", str(remote), cwd=tmp_path)
+    done = bench("mlperf", "submit", "--submitter", "caramel", "--division", "open", "-o", "tree",
+                 "--push", str(remote), "--no-history", cwd=tmp_path, env=env)
+    assert done.returncode == 1
+    missing = tmp_path / "tree/open/caramel/results/testsite/tiny-bert/Offline/accuracy/accuracy.txt"
+    assert f"{missing.relative_to(tmp_path)}: missing" in done.stdout
+    assert "the tree was not pushed" in done.stdout
+    assert git("--git-dir", str(remote), "branch", "--list", cwd=tmp_path) == ""

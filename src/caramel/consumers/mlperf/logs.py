@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from caramel.errors import RunError
+
 MARKER = ":::MLLOG"
 SUMMARY, DETAIL, ACCURACY_JSON = (
     "mlperf_log_summary.txt",
@@ -22,7 +24,7 @@ SUMMARY, DETAIL, ACCURACY_JSON = (
 TRAINING_LOG = "mlperf_log.txt"  # what the trainers' --mllog-file is given by the shipped files
 
 
-class LogError(ValueError):
+class LogError(RunError):
     """A log line that is not MLPerf's: the message names the file and line."""
 
 

@@ -73,8 +73,11 @@ class TrainingLog:
         sink.propagate = False
         sink.setLevel(logging.INFO)
         sink.handlers.clear()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        sink.addHandler(logging.FileHandler(path, mode="w"))
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            sink.addHandler(logging.FileHandler(path, mode="w"))
+        except OSError as exc:
+            raise SystemExit(f"--mllog-file {path}: cannot be written ({exc.strerror})") from None
         mllog.config(logger=sink)
         self.logger = mllog.get_mllogger()
         self.event(constants.CACHE_CLEAR, True)
