@@ -18,11 +18,12 @@ from hypothesis import strategies as st
 
 pytest.importorskip("mlperf_loadgen")
 
+from tests.run_bench import bench, isolated_env  # noqa: E402
+
 from caramel.consumers.mlperf.check import check_tree  # noqa: E402
 from caramel.consumers.mlperf.logs import LogError, loadgen_outputs, read_log  # noqa: E402
 from caramel.consumers.mlperf.system import REQUIRED_FIELDS, describe  # noqa: E402
 from caramel.consumers.mlperf.tree import Destination, Gathered, gather, write_tree  # noqa: E402
-from tests.run_bench import bench, isolated_env  # noqa: E402
 
 SUT = Path(__file__).resolve().parents[1] / "data" / "mlperf" / "loadgen_sut.py"
 SCENARIOS = ("Offline", "SingleStream")  # the two the trivial SUT meets in a short test (VALID)
@@ -40,7 +41,18 @@ parameterset:
 step:
   - name: infer
     use: test
-    do: $python {SUT} $scenario $mode loadgen/$scenario/$mode
+    do: $python {SUT} $scenario $mode loadgen/$scenario/$mode && cat loadgen/$scenario/$mode/mlperf_log_summary.txt
+patternset:
+  - name: loadgen
+    pattern:
+      - {{name: validity, type: str, _: 'Result is : (\\w+)'}}
+analyser:
+  - name: analyse
+    use: loadgen
+    analyse: {{step: infer, file: stdout}}
+result:
+  use: analyse
+  table: {{name: result, style: csv, column: [scenario, mode, validity]}}
 """
 
 
@@ -193,14 +205,14 @@ def test_submit_writes_the_tree_of_a_run_and_pushes_one_commit_per_submission(tm
     git("init", "--bare", "--quiet", str(remote), cwd=tmp_path)
     args = ["mlperf", "submit", "-i", "last", "--submitter", "caramel", "--division", "open",
             "--push", str(remote), "--branch", "submissions"]
-    first = bench(*args, "-o", "tree", cwd=tmp_path, env=env)
+    first = bench(*args, "-o", "tree", "--history", str(tmp_path / "team.db"), cwd=tmp_path, env=env)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "pushed " in first.stdout
     files = set(git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "submissions", cwd=tmp_path).split())
     base = "open/caramel/results/testsite/tiny-bert"
     assert {f"{base}/{s}/performance/run_1/mlperf_log_detail.txt" for s in SCENARIOS} <= files
     assert {f"{base}/{s}/accuracy/accuracy.txt" for s in SCENARIOS} <= files
-    pushed = git("--git-dir", str(remote), "show", f"submissions:open/caramel/systems/testsite.json", cwd=tmp_path)
+    pushed = git("--git-dir", str(remote), "show", "submissions:open/caramel/systems/testsite.json", cwd=tmp_path)
     assert pushed == (tmp_path / "tree" / "open" / "caramel" / "systems" / "testsite.json").read_text()
     # a second submission (another submitter) is one more commit on top: nothing forced, nothing lost
     second = bench(*args[:5], "other", *args[6:], "-o", "tree2", cwd=tmp_path, env=env)
@@ -209,11 +221,12 @@ def test_submit_writes_the_tree_of_a_run_and_pushes_one_commit_per_submission(tm
     assert len(log) == 2 and "open/other" in log[0] and "open/caramel" in log[1]
     tree_now = git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "submissions", cwd=tmp_path)
     assert f"{base}/Offline/accuracy/accuracy.txt" in tree_now and "open/other/systems/testsite.json" in tree_now
-    # the runs' figures went to the history, as bench result adds them
-    import sqlite3
+    # the run went to the history, as bench result adds it: with its site and fingerprint
+    from caramel.consumers.history.store import History
 
-    with sqlite3.connect(tmp_path / "history.db") as db:
-        assert db.execute("SELECT count(*) FROM runs").fetchone()[0] >= 1
+    with History.open(str(tmp_path / "team.db")) as history:
+        [recorded] = history.runs("tiny_inference")
+    assert recorded.site == "testsite" and recorded.fingerprint.get("cpu_count")
 
 
 @pytest.mark.slow
