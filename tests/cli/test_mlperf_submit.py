@@ -282,3 +282,17 @@ def test_a_tree_with_problems_is_not_pushed(tmp_path: Path) -> None:
     assert f"{missing.relative_to(tmp_path)}: missing" in done.stdout
     assert "the tree was not pushed" in done.stdout
     assert git("--git-dir", str(remote), "branch", "--list", cwd=tmp_path) == ""
+
+
+def test_a_long_accuracy_log_is_cut_as_truncate_accuracy_log_cuts_it(tmp_path: Path) -> None:
+    from caramel.consumers.mlperf.tree import keep_accuracy_log
+
+    # tools/submission/truncate_accuracy_log.py, truncate_file: over VIEWABLE_SIZE (4096), the first
+    # and last 4096 characters joined by "\n\n...\n\n"; get_hash: the SHA-256 of the whole file
+    source = tmp_path / "mlperf_log_accuracy.json"
+    text = "[" + ",\n".join(json.dumps({"seq_id": i, "qsl_idx": i, "data": "00" * 8}) for i in range(400)) + "]"
+    source.write_text(text)
+    (tmp_path / "kept").mkdir()
+    digest = keep_accuracy_log(source, tmp_path / "kept")
+    assert digest == hashlib.sha256(text.encode()).hexdigest()
+    assert (tmp_path / "kept" / "mlperf_log_accuracy.json").read_text() == text[:4096] + "\n\n...\n\n" + text[-4096:]

@@ -146,14 +146,14 @@ def write_accuracy(test: LoadGenOutput, folder: Path) -> None:
     copy_into(
         folder, [test.folder / name for name in (SUMMARY, DETAIL) if (test.folder / name).is_file()]
     )
-    scored = test.folder / ACCURACY_TEXT
-    if not (test.folder / ACCURACY_JSON).is_file() or not scored.is_file():
-        if (test.folder / ACCURACY_JSON).is_file():
-            keep_accuracy_log(test.folder / ACCURACY_JSON, folder)
+    log = test.folder / ACCURACY_JSON
+    if not log.is_file():
         return
-    digest = keep_accuracy_log(test.folder / ACCURACY_JSON, folder)
-    text = scored.read_text(encoding="utf-8", errors="replace").rstrip("\n")
-    (folder / ACCURACY_TEXT).write_text(f"{text}\nhash={digest}\n", encoding="utf-8")
+    digest = keep_accuracy_log(log, folder)
+    scored = test.folder / ACCURACY_TEXT
+    if scored.is_file():
+        text = scored.read_text(encoding="utf-8", errors="replace").rstrip("\n")
+        (folder / ACCURACY_TEXT).write_text(f"{text}\nhash={digest}\n", encoding="utf-8")
 
 
 def user_conf(entry: Scenario, test: LoadGenOutput) -> str:
