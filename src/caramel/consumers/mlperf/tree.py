@@ -14,7 +14,8 @@ SYSTEM_PATH, SRC_PATH for "v5.1"):
     DIVISION/SUBMITTER/results/SYSTEM/BENCHMARK/result_N.txt      (a training run's MLPerf log)
 
 The accuracy log is kept as MLCommons' truncate_accuracy_log.py keeps it: its SHA-256 appended to
-accuracy.txt as `hash=...`, and a log over 4 KiB cut to its first and last 4096 characters.
+accuracy.txt as `hash=...`, and a log of 4096 bytes or more cut to its first and last 4096
+characters.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def keep_accuracy_log(source: Path, folder: Path) -> str:
     raw = source.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
     text = raw.decode("utf-8", errors="replace")
-    if len(raw) > VIEWABLE_SIZE:
+    if len(raw) >= VIEWABLE_SIZE:  # truncate_file keeps only a log under 4096 bytes whole
         text = text[:VIEWABLE_SIZE] + "\n\n...\n\n" + text[-VIEWABLE_SIZE:]
     (folder / ACCURACY_JSON).write_text(text, encoding="utf-8")
     return digest
