@@ -31,7 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("analyse",),
     ("history",),  # what runs measured, kept across runs (docs/architecture.md: why below report)
     ("report",),
-    ("pages", "predict", "catalog"),
+    ("pages", "predict", "catalog", "mlperf"),
     ("api", "sweep", "cli", "__main__", "__init__"),
 )
 RANK = {name: rank for rank, names in enumerate(LAYERS) for name in names}
@@ -281,7 +281,7 @@ KINDS: dict[str, tuple[str, ...]] = {
     "base": ("errors", "vocabulary", "resources", "__version__", "fs", "redact", "settings"),
     "stage": ("spec", "expand", "engine", "state", "analyse", "report"),
     "adapter": ("backends", "systems", "containers", "energy"),
-    "consumer": ("history", "pages", "predict", "catalog"),
+    "consumer": ("history", "pages", "predict", "catalog", "mlperf"),
     "payload": ("payloads",),
     "entry": ("api", "sweep", "cli", "__main__", "__init__"),
 }

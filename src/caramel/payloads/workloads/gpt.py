@@ -37,6 +37,8 @@ from caramel.payloads.workloads.common import (
     utilisation,
     wrap,
 )
+from caramel.payloads.workloads.mlperf_log import TrainingLog, submission, time_to_train_line
+from caramel.payloads.workloads.mlperf_log import add_arguments as add_mlperf_arguments
 
 
 class Block(nn.Module):
@@ -94,6 +96,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ]:
         p.add_argument(f"--{name}", type=int, default=default)
     p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument(
+        "--target-loss",
+        type=float,
+        default=0.0,
+        help="train until the eval loss is at most this (--train-iters the limit); 0: time iterations",
+    )
+    p.add_argument("--eval-interval", type=int, default=10, help="iterations between evaluations")
+    p.add_argument("--eval-iters", type=int, default=4, help="micro-batches of one evaluation")
+    add_mlperf_arguments(p, "caramel_gpt")  # not MLPerf's GPT-3: its own name
     p.add_argument("--device", default="cpu", help="auto, cpu or cuda (one GPU per process, NCCL)")
     p.add_argument(
         "--threads",
@@ -206,6 +217,10 @@ def main(argv: list[str] | None = None) -> None:
             f"--global-batch-size {args.global_batch_size} is not a multiple of "
             f"micro batch {args.micro_batch_size} x data parallel {world}"
         )
+    if args.target_loss > 0:
+        train_to_target(args, rank, world, device)
+        finish()
+        return
     times, gemm = train(args, rank, world, device)
     finish()  # after train() returned: its DDP model, which holds the process group, is gone
     if rank == 0:
@@ -301,6 +316,81 @@ def timed_iterations(
                 flush=True,
             )
     return times
+
+
+def eval_loss(model: nn.Module, data, device: torch.device, micro_batches: int) -> float:
+    """Mean loss over `micro_batches` held-out micro-batches (the eval stream has its own seed)."""
+    model.eval()
+    total = 0.0
+    with torch.no_grad():
+        for _ in range(micro_batches):
+            inputs, targets = (t.to(device) for t in next(data))
+            logits = model(inputs).flatten(0, 1)
+            total += float(nn.functional.cross_entropy(logits.float(), targets.flatten()))
+    model.train()
+    return total / micro_batches
+
+
+def train_to_target(args: argparse.Namespace, rank: int, world: int, device: torch.device) -> None:
+    """MLPerf's run: blocks of --eval-interval iterations, an evaluation after each, until the eval
+    loss is at most --target-loss (or --train-iters ran); prints throughput and time to train."""
+    log = TrainingLog(args.mllog_file, rank, submission(args))
+    accumulation = args.global_batch_size // (args.micro_batch_size * world)
+    torch.manual_seed(args.seed)
+    model = wrap(
+        GPT(
+            args.vocab_size,
+            args.seq_length,
+            args.hidden_size,
+            args.num_layers,
+            args.num_attention_heads,
+            args.ffn_hidden_size or 4 * args.hidden_size,
+        ),
+        device,
+        world,
+    )
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    data = batches(args, rank, args.micro_batch_size)
+    held_out = batches(argparse.Namespace(**{**vars(args), "seed": args.seed + 10_000}), 0, 1)
+    log.hyperparameters(
+        {
+            "seed": args.seed,
+            "global_batch_size": args.global_batch_size,
+            "micro_batch_size": args.micro_batch_size,
+            "gradient_accumulation_steps": accumulation,
+            "max_sequence_length": args.seq_length,
+            "train_samples": args.train_iters * args.global_batch_size,
+            "eval_samples": args.eval_iters,
+            "opt_name": "adamw",
+            "opt_base_learning_rate": args.lr,
+        }
+    )
+    barrier()
+    log.start_run()
+    quality, done = float("inf"), 0
+    while quality > args.target_loss and done < args.train_iters:
+        block = min(args.eval_interval, args.train_iters - done)
+        log.start("block_start", {"samples_count": done * args.global_batch_size})
+        for _ in range(block):
+            train_step(model, optimiser, data, device, accumulation)
+        done += block
+        samples = {"samples_count": done * args.global_batch_size}
+        log.end("block_stop", samples)
+        quality = eval_loss(model, held_out, device, args.eval_iters)
+        log.evaluation(quality, samples)
+        if rank == 0:
+            print(
+                f" iteration {done:8d}/{args.train_iters:8d} | eval loss: {quality:.6E}", flush=True
+            )
+    reached = quality <= args.target_loss
+    seconds = log.stop_run(reached)
+    if rank == 0:
+        tokens = done * args.global_batch_size * args.seq_length
+        print(
+            f"> tokens/s: {tokens / seconds:.1f}\n"
+            + time_to_train_line(seconds, reached, quality, f"eval loss {args.target_loss}"),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
