@@ -36,6 +36,7 @@ from caramel.cli.bisection import (
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
 from caramel.errors import RunError
 from caramel.settings import current
+from caramel.stages.spec.model import Benchmark
 
 if TYPE_CHECKING:
     from caramel.consumers.history.metrics import Metric
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 COMMAND = "bisect"  # `bench bisect` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "bisect",
         help="find the first environment of an ordered list (images, commits, modules, "
@@ -239,7 +240,7 @@ def _final(step: Step, rule: AutoRepeat) -> bool:
     return step.verdict is Verdict.UNDECIDED and step.repeat_max >= rule.maximum
 
 
-def _one_benchmark(job: Bisection):
+def _one_benchmark(job: Bisection) -> Benchmark:
     loaded = load_named(job.source)
     if len(loaded.benchmarks) != 1:
         names = ", ".join(b.name for b in loaded.benchmarks)

@@ -16,8 +16,10 @@ import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from caramel.errors import RunError
+from caramel.stages.spec.model import Benchmark
 from caramel.vocabulary import Word
 
 STATE_FOLDER = "bisect"  # under the outpath: one JSON file per bisection
@@ -156,7 +158,7 @@ def environment(over: Over, value: str) -> Iterator[None]:
                 os.environ[name] = old
 
 
-def substitute(bench, over: Over, value: str):
+def substitute(bench: Benchmark, over: Over, value: str) -> Benchmark:
     """`bench` with the parameter `over` names set to `value` in every parameter set that holds it
     (a module replaces the one of its name in the list, or joins it); env and commit: as it is."""
     import dataclasses
@@ -210,7 +212,7 @@ class Step:
     repeat_max: int = 0  # the most repeats it was allowed (an undecided step runs again with more)
 
     @classmethod
-    def from_dict(cls, data: dict) -> Step:
+    def from_dict(cls, data: dict[str, Any]) -> Step:
         """A step as `State.save` wrote it (None: a figure not known)."""
         step = cls(int(data["index"]), str(data["value"]))
         for item in fields(cls):
@@ -255,12 +257,12 @@ class State:
             ) from None
 
 
-def _plain(data: dict) -> dict:
+def _plain(data: dict[str, Any]) -> dict[str, Any]:
     """JSON has no NaN: None stands for a figure not known."""
     return {k: (None if isinstance(v, float) and v != v else v) for k, v in data.items()}
 
 
-def state_path(outpath: str, benchmark: str, identity: dict) -> str:
+def state_path(outpath: str, benchmark: str, identity: dict[str, Any]) -> str:
     """The state file of the bisection `identity` (file, tags, --over, figure...) describes: the
     same command finds the same file."""
     digest = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:10]

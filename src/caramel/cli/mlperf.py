@@ -10,18 +10,22 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from caramel.errors import RunError
+
+if TYPE_CHECKING:
+    from caramel.consumers.mlperf.tree import Destination
 
 COMMAND = "mlperf"  # `bench mlperf` (cli/main.py finds this module by it)
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # one folder name of the tree
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("mlperf", help="MLPerf submission tree of runs; check one")
     actions = parser.add_subparsers(dest="action", required=True, metavar="submit|check")
     submit = actions.add_parser("submit", help="write (and push) the submission tree of runs")
@@ -153,7 +157,7 @@ def submit(options: SubmitOptions, out: TextIO) -> int:
     return 0
 
 
-def work_folders(run_dir: str):
+def work_folders(run_dir: str) -> Iterator[tuple[Path, dict[str, str], str]]:
     """(work folder, params, caramel benchmark) of every workpackage of a run."""
     from caramel.stages.analyse.inputs import from_run
 
@@ -162,7 +166,7 @@ def work_folders(run_dir: str):
         yield Path(record.work_dir), dict(record.params), inp.benchmark.name
 
 
-def run_fingerprint(run_dir: str) -> tuple[dict, str]:
+def run_fingerprint(run_dir: str) -> tuple[dict[str, Any], str]:
     """The nodes' fingerprint and the site of a run, as the history records them."""
     from caramel.consumers.history.fingerprint import from_run, site_name
     from caramel.stages.state.store import Store, db_path
@@ -175,7 +179,7 @@ def run_fingerprint(run_dir: str) -> tuple[dict, str]:
     return from_run(run_dir, jobs), site_name(jobs)
 
 
-def system_description(fingerprint: dict, where) -> dict:
+def system_description(fingerprint: dict[str, Any], where: Destination) -> dict[str, Any]:
     from caramel.consumers.mlperf.system import describe, framework_versions, gpu_libraries
 
     software = framework_versions() | gpu_libraries()
@@ -203,7 +207,7 @@ def record_runs(runs: list[str], history: str | None) -> None:
             )
 
 
-def push(options: SubmitOptions, where, runs: int, out: TextIO) -> None:
+def push(options: SubmitOptions, where: Destination, runs: int, out: TextIO) -> None:
     from caramel.consumers.mlperf.push import push_tree
 
     assert options.push is not None

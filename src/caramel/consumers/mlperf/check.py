@@ -20,6 +20,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from caramel.consumers.mlperf.logs import (
     ACCURACY_JSON,
@@ -172,7 +173,9 @@ def missing_files(folder: Path, names: tuple[str, ...]) -> list[Problem]:
     ]
 
 
-def loadgen_log(path: Path, scenario: str, mode: str) -> tuple[dict | None, list[Problem]]:
+def loadgen_log(
+    path: Path, scenario: str, mode: str
+) -> tuple[dict[str, Any] | None, list[Problem]]:
     """The detail log's keys, with a problem where it is unreadable or ran another test."""
     try:
         log = read_log(path)

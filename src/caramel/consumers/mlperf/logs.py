@@ -12,6 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from caramel.errors import RunError
 
@@ -28,10 +29,10 @@ class LogError(RunError):
     """A log line that is not MLPerf's: the message names the file and line."""
 
 
-def read_log(path: Path) -> dict[str, list]:
+def read_log(path: Path) -> dict[str, list[Any]]:
     """Every `:::MLLOG` line's value by its key, in the order written; other lines are skipped (a
     trainer's log may hold both), a marked line that is no JSON object with a key is an error."""
-    found: dict[str, list] = {}
+    found: dict[str, list[Any]] = {}
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -52,7 +53,7 @@ def read_log(path: Path) -> dict[str, list]:
     return found
 
 
-def first(log: dict[str, list], key: str, default=None):
+def first(log: dict[str, list[Any]], key: str, default: Any = None) -> Any:
     """The value of the first line with `key` (LoadGen writes most keys once)."""
     values = log.get(key)
     return values[0] if values else default
@@ -65,11 +66,11 @@ class LoadGenOutput:
     folder: Path
     scenario: str
     mode: str  # PerformanceOnly or AccuracyOnly
-    log: dict[str, list]
+    log: dict[str, list[Any]]
 
     @property
     def valid(self) -> bool:
-        return first(self.log, "result_validity") == "VALID"
+        return bool(first(self.log, "result_validity") == "VALID")
 
 
 def loadgen_outputs(work: Path) -> list[LoadGenOutput]:

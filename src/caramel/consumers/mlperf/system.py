@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+from typing import Any
 
 UNKNOWN = "unknown (not detected by caramel)"
 FRAMEWORKS = ("torch", "onnxruntime", "onnxruntime-gpu", "mlcommons-loadgen")
@@ -78,14 +79,20 @@ def gpu_libraries() -> dict[str, str]:
     hip = getattr(torch.version, "hip", None)
     if hip:
         found["hip"] = str(hip)
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    # torch's cudnn helpers are not annotated
+    available = torch.backends.cudnn.is_available()  # type: ignore[no-untyped-call]
+    cudnn = torch.backends.cudnn.version() if available else None  # type: ignore[no-untyped-call]
     if cudnn:
         found["cudnn"] = str(cudnn)
     return found
 
 
 def describe(
-    fingerprint: dict, division: str, submitter: str, system_name: str, software: dict[str, str]
+    fingerprint: dict[str, Any],
+    division: str,
+    submitter: str,
+    system_name: str,
+    software: dict[str, str],
 ) -> dict[str, object]:
     """The description: fingerprint keys (cpu_model, cpu_count, memory_gb, gpu_model, gpu_count,
     driver, cuda, rocm) where the probe found them, the frameworks and GPU libraries in

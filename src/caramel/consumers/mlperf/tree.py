@@ -26,6 +26,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from caramel.consumers.mlperf.logs import (
     ACCURACY_JSON,
@@ -177,7 +178,7 @@ def user_conf(entry: Scenario, test: LoadGenOutput) -> str:
     )
 
 
-def _ms(nanoseconds) -> int | None:
+def _ms(nanoseconds: Any) -> int | None:
     return None if nanoseconds is None else int(nanoseconds) // 1_000_000
 
 
@@ -245,7 +246,9 @@ def write_code(sources: dict[str, str], where: Destination) -> None:
         )
 
 
-def write_tree(gathered: Gathered, where: Destination, system_description: dict) -> list[Path]:
+def write_tree(
+    gathered: Gathered, where: Destination, system_description: dict[str, Any]
+) -> list[Path]:
     """Write the submission; returns the files written (relative to the tree's root)."""
     systems = where.base / "systems"
     systems.mkdir(parents=True, exist_ok=True)

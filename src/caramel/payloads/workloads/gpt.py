@@ -19,6 +19,7 @@ import argparse
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -318,7 +319,7 @@ def timed_iterations(
     return times
 
 
-def eval_loss(model: nn.Module, data, device: torch.device, micro_batches: int) -> float:
+def eval_loss(model: nn.Module, data: Any, device: torch.device, micro_batches: int) -> float:
     """Mean loss over `micro_batches` held-out micro-batches (the eval stream has its own seed)."""
     model.eval()
     total = 0.0

@@ -10,10 +10,12 @@ timestamp minus run_start's, as mlperf_logging's result summarizer computes its 
 
 from __future__ import annotations
 
+import argparse
 import logging
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mlperf_logging import mllog
 from mlperf_logging.mllog import constants
@@ -35,7 +37,7 @@ class Submission:
             raise SystemExit(f"--mlperf-division {self.division}: expected closed or open")
 
 
-def add_arguments(parser, benchmark: str) -> None:
+def add_arguments(parser: argparse.ArgumentParser, benchmark: str) -> None:
     """The trainers' flags for an MLPerf log (the benchmark name defaults to the MLPerf one the
     trainer stands in for)."""
     parser.add_argument(
@@ -50,7 +52,7 @@ def add_arguments(parser, benchmark: str) -> None:
     parser.add_argument("--mlperf-platform", default="local", help="submission_platform")
 
 
-def submission(args) -> Submission:
+def submission(args: argparse.Namespace) -> Submission:
     return Submission(
         args.mlperf_benchmark, args.mlperf_division, args.mlperf_org, args.mlperf_platform
     )
@@ -88,11 +90,11 @@ class TrainingLog:
         self.event(constants.SUBMISSION_PLATFORM, entry.platform)
         self.event(constants.SUBMISSION_STATUS, "onprem")
 
-    def event(self, key: str, value, metadata: dict | None = None) -> None:
+    def event(self, key: str, value: Any, metadata: dict[str, Any] | None = None) -> None:
         if self.logger is not None:
             self.logger.event(key=key, value=value, metadata=metadata)
 
-    def hyperparameters(self, values: dict) -> None:
+    def hyperparameters(self, values: dict[str, Any]) -> None:
         """One event per hyperparameter (global_batch_size, opt_base_learning_rate, ...)."""
         for key, value in values.items():
             self.event(key, value)
@@ -104,15 +106,15 @@ class TrainingLog:
             self.logger.end(key=constants.INIT_STOP, value=None, time_ms=self.run_start_ms)
             self.logger.start(key=constants.RUN_START, value=None, time_ms=self.run_start_ms)
 
-    def start(self, key: str, metadata: dict) -> None:
+    def start(self, key: str, metadata: dict[str, Any]) -> None:
         if self.logger is not None:
             self.logger.start(key=key, value=None, metadata=metadata)
 
-    def end(self, key: str, metadata: dict) -> None:
+    def end(self, key: str, metadata: dict[str, Any]) -> None:
         if self.logger is not None:
             self.logger.end(key=key, value=None, metadata=metadata)
 
-    def evaluation(self, quality: float, metadata: dict) -> None:
+    def evaluation(self, quality: float, metadata: dict[str, Any]) -> None:
         """eval_start, the evaluated quality (eval_accuracy: accuracy, or a loss where the benchmark
         targets one, as MLPerf's GPT-3 does), eval_stop."""
         self.start(constants.EVAL_START, metadata)
