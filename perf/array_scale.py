@@ -3,8 +3,8 @@
 workpackages of one submit step as one job each vs as a job array; and a chain of three dependent
 submit steps, all queued by one `bench run` without a scheduler poll in between.
 
-    bash tests/cluster/localcluster.sh start        # the test cluster (as root), then its environment:
-    eval "$(tests/cluster/localcluster.sh env --dir /tmp/caramel-slurm)"
+    bash tests/cluster/localcluster.sh start        # the test cluster (as root), then its
+    environment: eval "$(tests/cluster/localcluster.sh env --dir /tmp/caramel-slurm)"
     python perf/array_scale.py --workpackages 1000 --repeats 3    # or --quick: one pair
 
 Every sbatch goes through a shim on PATH that logs when it returns and whether it succeeded, so the
@@ -62,8 +62,8 @@ START_CLUSTER = (
 
 def check_cluster() -> dict[str, str]:
     """The SLURM commands this harness calls (name -> path); it stops with what to do when the test
-    cluster's environment is missing or the cluster does not answer (else every sbatch would fail and
-    it would measure nothing)."""
+    cluster's environment is missing or the cluster does not answer (else every sbatch would fail
+    and it would measure nothing)."""
     if not os.environ.get("SLURM_CONF"):
         sys.exit(
             f"array_scale: SLURM_CONF is not set: this shell lacks the test cluster's environment; {START_CLUSTER}"
@@ -158,8 +158,9 @@ def scheduled(slurm: dict[str, str], job_ids: list[str]) -> int:
 
 
 def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> tuple[int, str]:
-    """`bench run` of `work`'s benchmark, stopped as soon as sbatch fails again and again (the cluster
-    went away meanwhile: a thousand sbatch each waiting for its time-out would take hours)."""
+    """`bench run` of `work`'s benchmark, stopped as soon as sbatch fails again and again (the
+    cluster went away meanwhile: a thousand sbatch each waiting for its time-out would take
+    hours)."""
     with subprocess.Popen(
         [
             sys.executable,
@@ -193,9 +194,9 @@ def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> 
 
 
 def settle(slurm: dict[str, str], job_ids: list[str]) -> None:
-    """Wait until the scheduler has let go of the cancelled jobs, and its accounting a little more: a
-    thousand cancelled jobs keep slurmctld and its database busy for seconds, which the next measure
-    (the array right after one job each) would pay for."""
+    """Wait until the scheduler has let go of the cancelled jobs, and its accounting a little more:
+    a thousand cancelled jobs keep slurmctld and its database busy for seconds, which the next
+    measure (the array right after one job each) would pay for."""
     deadline = time.time() + SETTLE_S
     while time.time() < deadline and scheduled(slurm, job_ids):
         time.sleep(0.5)
@@ -210,8 +211,9 @@ def one_step(
     array: bool,
     repeat: int | str = 0,
 ) -> dict[str, float]:
-    """N workpackages of one submit step: the sbatch calls that succeeded (and failed), the seconds from
-    `bench run` to the last one's return, the jobs caramel recorded and those the scheduler has."""
+    """N workpackages of one submit step: the sbatch calls that succeeded (and failed), the seconds
+    from `bench run` to the last one's return, the jobs caramel recorded and those the scheduler
+    has."""
     work = folder / (("array" if array else "single") + str(repeat))
     work.mkdir()
     (work / "b.yaml").write_text(f"""name: scale

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""bench's and the energy wrapper's own CPU for the README's main job, as a share of the job's wall time
-(issue 21: bench + energy wrapper <= 1 % of the job's wall time and of the trainer's throughput).
+"""bench's and the energy wrapper's own CPU for the README's main job, as a share of the job's wall
+time (issue 21: bench + energy wrapper <= 1 % of the job's wall time and of the trainer's
+throughput).
 
-    python perf/bench_cpu.py --quick                          # 3 rounds of this checkout (< 3 min quiet)
-    python perf/bench_cpu.py                                  # 5 rounds
+    python perf/bench_cpu.py --quick                          # 3 rounds of this checkout (< 3 min
+    quiet) python perf/bench_cpu.py                                  # 5 rounds
     python perf/bench_cpu.py --rounds 5 --src before=/tmp/old/src --src after=src
-    python perf/bench_cpu.py --rounds 5 --iters 20 --src ...  # a 20-iteration job: bench's CPU, fast
+    python perf/bench_cpu.py --rounds 5 --iters 20 --src ...  # a 20-iteration job: bench's CPU,
+    fast
 
 Each round runs, for every source tree given (interleaved, starting at a different one each round),
 in a fresh folder: the README's line as a user types it, `bench run llm --tag 117M local` (the
@@ -40,9 +42,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_PERCENT = 1.0  # issue 21: bench + energy wrapper <= 1 % of the job's wall time and of the trainer's throughput
-# the README job's wall time on a quiet 2-core node with 1500 iterations, measured 2026-11-25 (43.8..51.0 s,
-# median 45.3 s; docs/benchmarks.md): pass --quiet-wall with the one measured on another node (the first
-# share, of the wall time measured here, needs none)
+# the README job's wall time on a quiet 2-core node with 1500 iterations, measured 2026-11-25
+# (43.8..51.0 s, median 45.3 s; docs/benchmarks.md): pass --quiet-wall with the one measured on
+# another node (the first share, of the wall time measured here, needs none)
 QUIET_WALL = 45.0
 # bench in-process, its own CPU printed as it exits (after everything it runs has been waited for)
 WATCHED = """
@@ -60,8 +62,8 @@ sys.exit(main())
 def own_cpu(
     src: Path, argv: list[str], cwd: Path, env: dict[str, str]
 ) -> tuple[float, float, float]:
-    """(bench's own CPU seconds, wall seconds, its children's CPU seconds) of `bench ARGV` with caramel
-    from `src`."""
+    """(bench's own CPU seconds, wall seconds, its children's CPU seconds) of `bench ARGV` with
+    caramel from `src`."""
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-c", WATCHED, *argv],
@@ -81,8 +83,8 @@ def own_cpu(
 
 
 def tree_env(src: Path, folder: Path) -> dict[str, str]:
-    """The environment a round runs in: a fresh data folder and history; a tree without caramel's shipped
-    folders beside its src (e.g. `git archive HEAD src`) reads this checkout's."""
+    """The environment a round runs in: a fresh data folder and history; a tree without caramel's
+    shipped folders beside its src (e.g. `git archive HEAD src`) reads this checkout's."""
     env = {
         **os.environ,
         "CARAMEL_DATA_DIR": str(folder / "data"),
@@ -100,7 +102,8 @@ def tree_env(src: Path, folder: Path) -> dict[str, str]:
 def one_round(src: Path, work: Path, iters: int | None) -> dict[str, float]:
     folder = Path(tempfile.mkdtemp(dir=work))
     env = tree_env(src, folder)
-    # the README's line as a user types it: the shipped benchmark by name, its runs under this folder
+    # the README's line as a user types it: the shipped benchmark by name, its runs under this
+    # folder
     argv = ["run", "llm", "--tag", "117M", "local", "-q"]
     if (
         iters
@@ -111,7 +114,8 @@ def one_round(src: Path, work: Path, iters: int | None) -> dict[str, float]:
             else ROOT / "benchmarks"
         )
         text = (shipped / "llm.yaml").read_text()
-        # the CPU count of the train_iters line a run without the `smoke` tag takes (600, or 1000 since issue 21)
+        # the CPU count of the train_iters line a run without the `smoke` tag takes (600, or 1000
+        # since issue 21)
         changed = re.sub(
             r"(\{name: train_iters, (?:(?!tag: smoke)[^\n])*else )\d+(\"\})",
             rf"\g<1>{iters}\g<2>",
@@ -159,8 +163,9 @@ def one_round(src: Path, work: Path, iters: int | None) -> dict[str, float]:
 
 
 def energy_wrapper_cpu(src: Path, cwd: Path, env: dict[str, str]) -> float:
-    """The energy wrapper's own CPU seconds (RUSAGE_SELF less RUSAGE_CHILDREN: the command it wraps left
-    out) around `python -c pass`, with the `local` system's method (gh) and no meter on this node."""
+    """The energy wrapper's own CPU seconds (RUSAGE_SELF less RUSAGE_CHILDREN: the command it wraps
+    left out) around `python -c pass`, with the `local` system's method (gh) and no meter on this
+    node."""
     # a tree from before the layout of issue 25 has the wrapper at caramel/energy/measure.py
     module = (
         "caramel.payloads.measure"

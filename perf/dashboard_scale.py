@@ -8,8 +8,9 @@ The history is written directly (no benchmark runs): two benchmarks, two systems
 two batch sizes) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 % (regressions to
 mark). Then `bench dashboard` runs as a separate process (interpreter start included) over both
 files, and headless Chromium (Debian's, driven by playwright) opens the page: first contentful
-paint, the time until the script has drawn the plots in view and until it has drawn every\nplot (in idle time), and the page's size. Targets (issue
-15): build under 10 s, first paint under 3 s, page under 10 MB, for 1,000 runs and 100,000 figures.
+paint, the time until the script has drawn the plots in view and until it has drawn every\nplot (in
+idle time), and the page's size. Targets (issue 15): build under 10 s, first paint under 3 s, page
+under 10 MB, for 1,000 runs and 100,000 figures.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@
 fraction of a millisecond, a benchmark file tens); every reader must answer with a result or a
 caramel error. Printed per target: examples run, findings (internal errors: distinct by exception
 type and the place it was raised, with the first input that raised it), seconds. Exit 1 when there
-is a finding. The same targets run briefly in the suite (tests/fuzz/test_fuzz_inputs.py). `--minutes`
-bounds the run (each target gets its share of it); a progress line after every 500 examples of a target
-tells what ran even when the run is cut short.
+is a finding. The same targets run briefly in the suite (tests/fuzz/test_fuzz_inputs.py).
+`--minutes` bounds the run (each target gets its share of it); a progress line after every 500
+examples of a target tells what ran even when the run is cut short.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ WEIGHTS = {
 def run_target(
     job: tuple[str, int, int, str, float],
 ) -> tuple[str, int, dict[str, tuple[int, str]], float]:
-    """(name, examples run, {finding: (count, first input)}, seconds) of one target: Hypothesis runs of
-    CHUNK examples (each its own seed) until `examples` ran or `budget` seconds passed; a progress line
-    after each, so a run cut short still tells what it did."""
+    """(name, examples run, {finding: (count, first input)}, seconds) of one target: Hypothesis runs
+    of CHUNK examples (each its own seed) until `examples` ran or `budget` seconds passed; a
+    progress line after each, so a run cut short still tells what it did."""
     name, examples, seed, scratch, budget = job
     deadline = time.time() + budget
     from fuzz_targets import is_finding, make_targets
@@ -97,7 +97,8 @@ def run_target(
 
 
 def merged(results: list) -> list:
-    """One line per target: the shards of a target added up (examples, findings; seconds: the longest)."""
+    """One line per target: the shards of a target added up (examples, findings; seconds: the
+    longest)."""
     out: dict[str, tuple[str, int, dict, float]] = {}
     for name, count, findings, seconds in results:
         _n, total, known, longest = out.get(name, (name, 0, {}, 0.0))

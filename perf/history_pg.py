@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """A PostgreSQL history against an SQLite one: `bench result` of a big run, and the dashboard.
 
-    python perf/history_pg.py [--workpackages 10000] [--runs 1000] [--rounds 2] [--url postgresql://...]
+    python perf/history_pg.py [--workpackages 10000] [--runs 1000] [--rounds 2] [--url
+    postgresql://...]
 
-Without --url a server of its own is started (tests/consumers/history/pgserver.py: Debian's postgresql 15 in
-a temporary folder, as the test suite does), on this machine, over TCP with a password.
-1. `bench result` on a run of N finished workpackages (perf/result_scale.py's run), first call,
+Without --url a server of its own is started (tests/consumers/history/pgserver.py: Debian's
+postgresql 15 in a temporary folder, as the test suite does), on this machine, over TCP with a
+password. 1. `bench result` on a run of N finished workpackages (perf/result_scale.py's run), first
+call,
    into an SQLite file and into PostgreSQL: two copies of the run, so each is a first call.
 2. `bench dashboard` over a history of R runs × 100 figures (perf/dashboard_scale.py's), written
    to SQLite, copied to PostgreSQL with `bench history copy` (timed too).

@@ -3,23 +3,23 @@
 and `bench dashboard` on it, each timed as a separate process with its peak memory.
 
     python perf/history_scale.py [--quick] [--runs 1000] [--figures-per-run 1000] [--rounds 2]
-                                 [--keep DIR] [--steps export,import,list,dashboard] [--url postgresql://...]
-                                 [--compare-with OLD/src]
+                                 [--keep DIR] [--steps export,import,list,dashboard] [--url
+                                 postgresql://...] [--compare-with OLD/src]
 
 The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
 two benchmarks, two systems at two sites, each run with 100 configurations (nodes 1..16 × two batch
-sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 % (regressions
-to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that file into a new
-history, list the history, build the dashboard. Each command runs as `python -m caramel` in a child
-process (interpreter start included); its peak memory is the child's own (os.wait4's rusage).
-`--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a PostgreSQL history
-(the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
-each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
-CPU seconds of each: the ratios hold on a loaded machine, where the times do not (SQLite only: the
-other caramel reads a copy of the history marked schema 2, which a caramel of schema 2 opens). Every
-tree is compiled first and its commands read the compiled modules, as an installed caramel does.
-Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
-≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
+sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 %
+(regressions to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that
+file into a new history, list the history, build the dashboard. Each command runs as `python -m
+caramel` in a child process (interpreter start included); its peak memory is the child's own
+(os.wait4's rusage). `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a
+PostgreSQL history (the import goes into a fresh SQLite file there too, the export reads the
+server). `--compare-with`: each step also run by another caramel (`git archive REV src | tar -x -C
+DIR`), interleaved, with the CPU seconds of each: the ratios hold on a loaded machine, where the
+times do not (SQLite only: the other caramel reads a copy of the history marked schema 2, which a
+caramel of schema 2 opens). Every tree is compiled first and its commands read the compiled modules,
+as an installed caramel does. Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤
+200 MB each, history list ≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ def configurations(per_run: int) -> list[dict[str, str]]:
 
 
 def make_history(target: str, runs: int, per_run: int) -> int:
-    """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the figures written."""
+    """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the
+    figures written."""
     rng = random.Random(24)
     configs = configurations(per_run)
     metrics = METRICS[: max(1, min(len(METRICS), per_run // len(configs)))]

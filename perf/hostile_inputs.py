@@ -10,7 +10,8 @@ process (MB) and the first line of its error. Target: each refused within 1 s an
 
 Issue 36 adds: one python and one shell parameter of 10^7 values (`bench plan`), and `bench
 result --no-eval` of a run whose 41-character log line meets `(a+)+$` and `(a|aa)+$` (the
-default pattern bound: 1 s per 64 MiB of log, CARAMEL_PATTERN_TIMEOUT). Target: each answered within 2 s and 100 MB.
+default pattern bound: 1 s per 64 MiB of log, CARAMEL_PATTERN_TIMEOUT). Target: each answered within
+2 s and 100 MB.
 """
 
 from __future__ import annotations

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""A minimal plain-PyTorch training loop of caramel's GPT shape: the reference perf/workloads.py holds
-caramel's trainer against. No logging, no per-iteration timing, synthetic tokens made up front.
+"""A minimal plain-PyTorch training loop of caramel's GPT shape: the reference perf/workloads.py
+holds caramel's trainer against. No logging, no per-iteration timing, synthetic tokens made up
+front.
 
     python perf/plain_gpt.py --threads 2 --iters 200                    # one process
-    torchrun --standalone --nproc_per_node 2 perf/plain_gpt.py --threads 1   # DDP over gloo, no_sync
+    torchrun --standalone --nproc_per_node 2 perf/plain_gpt.py --threads 1   # DDP over gloo,
+    no_sync
 
-It uses caramel's model class (caramel.payloads.workloads.gpt.GPT), so a difference is the loop's, not the
-model's. Prints `plain tokens/s: N` (all ranks), the wall seconds of the timed loop and rank 0's CPU
-seconds over it (`plain cpu seconds:`, as the trainer's `> timed:` line gives its own).
+It uses caramel's model class (caramel.payloads.workloads.gpt.GPT), so a difference is the loop's,
+not the model's. Prints `plain tokens/s: N` (all ranks), the wall seconds of the timed loop and rank
+0's CPU seconds over it (`plain cpu seconds:`, as the trainer's `> timed:` line gives its own).
 
     python perf/plain_gpt.py --ab 15 --threads 1
 

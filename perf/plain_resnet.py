@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""A minimal plain-PyTorch training loop of caramel's small ResNet: the reference perf/resnet_workloads.py
-holds caramel's ResNet trainer (caramel.payloads.workloads.resnet) against. No logging, no per-batch
-timing, synthetic images made up front, caramel's model class (so a difference is the loop's).
+"""A minimal plain-PyTorch training loop of caramel's small ResNet: the reference
+perf/resnet_workloads.py holds caramel's ResNet trainer (caramel.payloads.workloads.resnet) against.
+No logging, no per-batch timing, synthetic images made up front, caramel's model class (so a
+difference is the loop's).
 
     python perf/plain_resnet.py --threads 2 --batch 8 --batches 100
-    torchrun --standalone --nproc_per_node 2 perf/plain_resnet.py --threads 1 --batch 4   # DDP over gloo
+    torchrun --standalone --nproc_per_node 2 perf/plain_resnet.py --threads 1 --batch 4   # DDP over
+    gloo
 
 Prints `plain images/s: N` (all ranks) over the counted batches.
 """

@@ -1,24 +1,26 @@
 #!/usr/bin/env python3
 """bench predict's accuracy, measured (issue 16): prints the figures, not a test.
 
-    python perf/predict_accuracy.py law    # the sleep law: predictions at 4 untested points vs the law and a later run
-    python perf/predict_accuracy.py gpt    # caramel's GPT, 12 configurations x 3: leave-one-out, then hidden x2
-    python perf/predict_accuracy.py kernels [--quick]  # issue 18: a system never run on, from its microbenchmarks
+    python perf/predict_accuracy.py law    # the sleep law: predictions at 4 untested points vs the
+    law and a later run python perf/predict_accuracy.py gpt    # caramel's GPT, 12 configurations x
+    3: leave-one-out, then hidden x2 python perf/predict_accuracy.py kernels [--quick]  # issue 18:
+    a system never run on, from its microbenchmarks
 
-kernels: two "systems" of this machine (tests/consumers/predict/data/systems: onecore = core 0, one thread,
-float32; bf16core = the same in bfloat16), each with benchmarks/microbench.yaml run, and the GPT
-trainer (tests/consumers/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; four larger sizes
-predicted on bf16core by --method kernels over the trainer's captured profiles (torch.profiler,
-tests/consumers/predict/data/profiles) and by --from onecore (peak-rate scaling), then run there: per-size,
-median and worst error of both, the kernel models' leave-one-out errors, and the 800M plan.
+kernels: two "systems" of this machine (tests/consumers/predict/data/systems: onecore = core 0, one
+thread, float32; bf16core = the same in bfloat16), each with benchmarks/microbench.yaml run, and the
+GPT trainer (tests/consumers/predict/data/gpt_kernels.yaml) run at small sizes on onecore only; four
+larger sizes predicted on bf16core by --method kernels over the trainer's captured profiles
+(torch.profiler, tests/consumers/predict/data/profiles) and by --from onecore (peak-rate scaling),
+then run there: per-size, median and worst error of both, the kernel models' leave-one-out errors,
+and the 800M plan.
 --quick: the suite's GEMM, copy, element-wise and attention cases only (the GPT's profile has no
 convolution or collective), 0.1 s a case, and one repeat of 6 iterations per GPT size. Its time is
 mostly starting torch once per case (62 cases over both systems): 2 min 43 s at load 1 to 5 before
 the 24 attention cases were in it, ~1.45x that since at the same load (7 min 18 s against 5 min 4 s
 at load 5 to 7), so an estimated ~4 min on a quiet machine.
 
-Each in a temporary folder with its own history (tests/consumers/predict/data/*.yaml). The GPT sweep takes a
-few minutes on 2 busy cores (mostly starting torch 42 times).
+Each in a temporary folder with its own history (tests/consumers/predict/data/*.yaml). The GPT sweep
+takes a few minutes on 2 busy cores (mostly starting torch 42 times).
 """
 
 from __future__ import annotations
@@ -143,8 +145,9 @@ def _systems_measured(history: Path) -> set[str]:
 
 
 def stand_in(history: Path) -> None:
-    """localcluster's microbenchmarks: onecore's figures under its name (its nodes are this machine's
-    cores, one CPU per task); the suite is not submitted to the cluster here (another part owns it)."""
+    """localcluster's microbenchmarks: onecore's figures under its name (its nodes are this
+    machine's cores, one CPU per task); the suite is not submitted to the cluster here (another part
+    owns it)."""
     from caramel.consumers.history.store import History, RunRecord
 
     with History.open(str(history)) as store:
@@ -165,8 +168,8 @@ def stand_in(history: Path) -> None:
 def _copy_yaml(
     source: Path, target: Path, values: dict[str, object], keep_cases: tuple[str, ...] = ()
 ) -> None:
-    """A copy of a benchmark file with some parameters' values replaced (and, for the suite, only the
-    cases of some kinds kept): --quick's smaller campaign."""
+    """A copy of a benchmark file with some parameters' values replaced (and, for the suite, only
+    the cases of some kinds kept): --quick's smaller campaign."""
     import yaml
 
     doc = yaml.safe_load(source.read_text())
@@ -180,7 +183,8 @@ def _copy_yaml(
 
 
 def _prepare(folder: Path, root: Path, quick: bool) -> tuple[str, str]:
-    """The GPT file, its captured profiles (shipped beside it) and the suite in `folder`; the repeats."""
+    """The GPT file, its captured profiles (shipped beside it) and the suite in `folder`; the
+    repeats."""
     shutil.copytree(DATA / "profiles", folder / "profiles", dirs_exist_ok=True)
     if quick:
         _copy_yaml(DATA / "gpt_kernels.yaml", folder / "gpt_kernels.yaml", {"iters": 6})

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Does the shipped `resnet50` job on `local` measure the machine or caramel? Interleaved rounds of separate
-processes: caramel's ResNet trainer (`python -m caramel.payloads.workloads.resnet`, the local shape:
-global batch 8, 100 counted batches after 5 warm-up) on the layout caramel chooses for it
-(caramel.payloads.workloads.layout.layout_choice("resnet"): $CARAMEL_CPU_LAYOUT, a stored
-`bench layout --measure --workload resnet`, else the rule), against a minimal plain-PyTorch loop of the
-same model class and batch (perf/plain_resnet.py) on every candidate layout: 1x1, one process with every
-core (1xN), one gloo DDP rank per core (Nx1), and caramel's. Issue 21's target: the trainer within 5 %
-of the best plain loop (images/s).
+"""Does the shipped `resnet50` job on `local` measure the machine or caramel? Interleaved rounds of
+separate processes: caramel's ResNet trainer (`python -m caramel.payloads.workloads.resnet`, the
+local shape: global batch 8, 100 counted batches after 5 warm-up) on the layout caramel chooses for
+it (caramel.payloads.workloads.layout.layout_choice("resnet"): $CARAMEL_CPU_LAYOUT, a stored
+`bench layout --measure --workload resnet`, else the rule), against a minimal plain-PyTorch loop of
+the same model class and batch (perf/plain_resnet.py) on every candidate layout: 1x1, one process
+with every core (1xN), one gloo DDP rank per core (Nx1), and caramel's. Issue 21's target: the
+trainer within 5 % of the best plain loop (images/s).
 
-    python perf/resnet_workloads.py [--rounds 9] [--batches 200]      # about 6.5 minutes on a quiet 2-core node
+    python perf/resnet_workloads.py [--rounds 9] [--batches 200]      # about 6.5 minutes on a quiet
+    2-core node
 
 Each round runs every variant once, starting at a different one (rotation), with the load average
 beside it. Prints per variant the median and spread of images/s, the trainer against the plain loop

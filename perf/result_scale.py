@@ -8,7 +8,8 @@ job.out per workpackage, patterns with statistics and python-mode derived values
 with formats) is stored as `bench run` stores it, every workpackage is marked done and its log
 written. Then `bench result` runs twice as a separate process (interpreter start included): the
 first call analyses every log, the second finds nothing changed. Targets (the issue): first call
-at most 3 s, second at most 0.3 s, one log changed 0.6 s, status and info 0.3 s, for 10,000 workpackages on the 2-core machine.
+at most 3 s, second at most 0.3 s, one log changed 0.6 s, status and info 0.3 s, for 10,000
+workpackages on the 2-core machine.
 
 With --big-log-mb, one log of that size is scanned with the same patterns (line-local) and with a
 DOTALL pattern, printing the time and the peak memory of the process doing it.
@@ -149,7 +150,8 @@ def timed(cmd: list[str]) -> tuple[float, str]:
 
 
 def big_log(folder: str, megabytes: int) -> None:
-    """Write one Megatron-shaped log of `megabytes` and scan it in a fresh process (clean peak RSS)."""
+    """Write one Megatron-shaped log of `megabytes` and scan it in a fresh process (clean peak
+    RSS)."""
     path = os.path.join(folder, "big.out")
     line = megatron_log(1, 1).splitlines()[1] + "\n"
     with open(path, "w") as handle:

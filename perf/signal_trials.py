@@ -1,4 +1,5 @@
-"""Seeded trials of SIGHUP, SIGKILL (then `bench continue`) and SIGTERM during a 100-workpackage run.
+"""Seeded trials of SIGHUP, SIGKILL (then `bench continue`) and SIGTERM during a 100-workpackage
+run.
 
     PYTHONPATH=src python3 perf/signal_trials.py                 # 50 trials per signal, seed 22
     PYTHONPATH=src python3 perf/signal_trials.py --trials 3 --json

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""What a table costs to print: cli/tables.py's plain text (piped) against rich (a terminal), and what
-caramel.settings costs a command (read once at its start) and a call outside one.
+"""What a table costs to print: cli/tables.py's plain text (piped) against rich (a terminal), and
+what caramel.settings costs a command (read once at its start) and a call outside one.
 
     python3 perf/tables.py           # 100, 500 and 2,000 rows, 5 interleaved repeats
     python3 perf/tables.py --quick   # 100 and 500 rows, 3 repeats (seconds)

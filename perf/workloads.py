@@ -1,34 +1,37 @@
 #!/usr/bin/env python3
-"""Does the shipped `llm` job on `local` measure the machine or caramel? Interleaved rounds of separate
-processes, as a user runs them:
+"""Does the shipped `llm` job on `local` measure the machine or caramel? Interleaved rounds of
+separate processes, as a user runs them:
 
-  trainer    caramel's GPT trainer alone (`python -m caramel.payloads.workloads.gpt`), the local shape, on the
-             layout caramel chooses (caramel.payloads.workloads.layout: $CARAMEL_CPU_LAYOUT, a stored
-             measurement of the node, the rule), the probe's winner (--probe) or --layout
+  trainer    caramel's GPT trainer alone (`python -m caramel.payloads.workloads.gpt`), the local
+  shape, on the
+             layout caramel chooses (caramel.payloads.workloads.layout: $CARAMEL_CPU_LAYOUT, a
+             stored measurement of the node, the rule), the probe's winner (--probe) or --layout
   plain-PxT  a minimal plain-PyTorch loop of the same shape and model class (perf/plain_gpt.py) in
              P processes x T threads, for every candidate layout of this node: the rule's, 1x1, one
-             process with all cores (1xN) and one gloo DDP rank per core (Nx1): which one the node favours
+             process with all cores (1xN) and one gloo DDP rank per core (Nx1): which one the node
+             favours
   wrapped    the trainer under the energy wrapper (caramel.payloads.measure)           } not with
-  job        the job's three commands run bare: corpus, wrapped trainer, energy combination } --quick
-  bench      `bench run llm --tag 117M local` (the same commands, through bench)     }
+  job        the job's three commands run bare: corpus, wrapped trainer, energy combination }
+  --quick bench      `bench run llm --tag 117M local` (the same commands, through bench)     }
   fixed      the energy wrapper around `python -c pass`, against `python -c pass` alone }
 
 Without --quick, first, in one process, caramel's timed loop against the plain loop in alternating
 blocks (perf/plain_gpt.py --ab): the loops' difference without the noise of separate processes.
 
-    python perf/workloads.py --quick           # 5 rounds, trainer and plain layouts, 60 iterations (< 3 min quiet)
-    python perf/workloads.py                   # 5 rounds, everything, the shipped iteration count
-    python perf/workloads.py --rounds 7 --layout 1x2
-    python perf/workloads.py --quick --probe   # the layout probe first (bench layout --measure), its winner
+    python perf/workloads.py --quick           # 5 rounds, trainer and plain layouts, 60 iterations
+    (< 3 min quiet) python perf/workloads.py                   # 5 rounds, everything, the shipped
+    iteration count python perf/workloads.py --rounds 7 --layout 1x2
+    python perf/workloads.py --quick --probe   # the layout probe first (bench layout --measure),
+    its winner
 
-Each round runs every variant once, starting at a different one (rotation), so drift and other users'
-load fall on all of them alike; every round line shows the load average beside it. Prints per variant
-the median and the spread (min..max) of wall time, tokens/s and tokens per CPU second (rank 0's CPU
-over the timed loop, times the ranks: on a shared machine the figure other users' load moves least), the trainer
-against the plain loop of its layout three ways (ratio of the medians, median of the rounds' paired
-ratios, ratio of tokens per CPU second), the layout the node favours, and the targets of issue 21:
-trainer within 5 % of the best plain loop, timed training most of the trainer's wall time, bench +
-energy wrapper within 1 % of the job's wall time and of the trainer's throughput.
+Each round runs every variant once, starting at a different one (rotation), so drift and other
+users' load fall on all of them alike; every round line shows the load average beside it. Prints per
+variant the median and the spread (min..max) of wall time, tokens/s and tokens per CPU second (rank
+0's CPU over the timed loop, times the ranks: on a shared machine the figure other users' load moves
+least), the trainer against the plain loop of its layout three ways (ratio of the medians, median of
+the rounds' paired ratios, ratio of tokens per CPU second), the layout the node favours, and the
+targets of issue 21: trainer within 5 % of the best plain loop, timed training most of the trainer's
+wall time, bench + energy wrapper within 1 % of the job's wall time and of the trainer's throughput.
 Not a test: it prints figures (docs/benchmarks.md quotes them).
 """
 
@@ -86,9 +89,9 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]
 
 
 def run_watched(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str, float]:
-    """Like run(), plus the CPU seconds the process itself used (utime + stime of /proc/PID/stat, its
-    children not included), read every 20 ms until it ends: what bench or the energy wrapper costs
-    beside the commands it runs."""
+    """Like run(), plus the CPU seconds the process itself used (utime + stime of /proc/PID/stat,
+    its children not included), read every 20 ms until it ends: what bench or the energy wrapper
+    costs beside the commands it runs."""
     with tempfile.TemporaryFile("w+") as out:
         start = time.perf_counter()
         proc = subprocess.Popen(
@@ -112,8 +115,8 @@ def run_watched(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[flo
 
 def trainer_figures(log: str, processes: int = 1) -> Row:
     """From a trainer's log: tokens/s as the table computes it (from the iteration lines), the timed
-    seconds, and tokens per CPU second over the timed loop (rank 0's CPU from its `> timed:` line, times
-    the ranks: they do the same work)."""
+    seconds, and tokens per CPU second over the timed loop (rank 0's CPU from its `> timed:` line,
+    times the ranks: they do the same work)."""
     seconds = [float(t) for t in ITERATION.findall(log)]
     row = {"tokens": TOKENS_PER_ITERATION * len(seconds) / sum(seconds), "timed_s": sum(seconds)}
     timed = TIMED.search(log)
@@ -260,7 +263,8 @@ class Harness:
 
 
 def candidate_layouts(rule: tuple[int, int], cores: int) -> list[tuple[int, int]]:
-    """The rule's layout, one single-threaded process, one process with every core, one rank per core."""
+    """The rule's layout, one single-threaded process, one process with every core, one rank per
+    core."""
     return list(dict.fromkeys([rule, (1, 1), (1, cores), (cores, 1)]))
 
 
@@ -385,8 +389,9 @@ def first_use():
 
 
 def probe():
-    """The layout probe of `bench layout --measure` (its defaults: the shipped shape, 30 iterations x 3
-    runs of each candidate), not stored: its winner and what it rests on; prints its rounds and cost."""
+    """The layout probe of `bench layout --measure` (its defaults: the shipped shape, 30 iterations
+    x 3 runs of each candidate), not stored: its winner and what it rests on; prints its rounds and
+    cost."""
     from caramel.payloads.workloads import layout_probe
     from caramel.payloads.workloads.layout import parse_layout
 

@@ -2,13 +2,13 @@
 
     import caramel
     df = caramel.results("bench_run/000003")            # every value of every row
-    df = caramel.results("bench_run", table="result")   # one <table>: its columns, titles, sort, filter
-    df.attrs["units"]                                     # {"runtime": "s", ...}
+    df = caramel.results("bench_run", table="result")   # one <table>: its columns, titles, sort,
+    filter df.attrs["units"]                                     # {"runtime": "s", ...}
 
 Columns are typed: int parameters and patterns become nullable Int64, floats float64, the rest
 strings (object); missing values are NA/NaN, never "". Every row has `status` (done, failed,
-open, ... as in `bench result`) and `workpackage` (the id of the row's last workpackage), so a failed
-run never looks like a success in a plot.
+open, ... as in `bench result`) and `workpackage` (the id of the row's last workpackage), so a
+failed run never looks like a success in a plot.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ if TYPE_CHECKING:  # pandas is imported when a frame is asked for, not with cara
 def results(
     run_dir: str, table: str | None = None, run_id: int | str | None = None, reanalyse: bool = False
 ) -> DataFrame:
-    """The results of the run in `run_dir` (a run folder, or an outpath with `run_id`, default the last).
+    """The results of the run in `run_dir` (a run folder, or an outpath with `run_id`, default the
+    last).
 
     With `table`, the columns of that `<table>` (or `<database>`) in its order, named by their
     titles, sorted and filtered as the table is; values keep their type (no `format=`). Without it,
@@ -117,8 +118,9 @@ def _patterns(inp: AnalysisInput, uses: list[str]) -> dict[str, Pattern]:
 
 
 def _param_kinds(inp: AnalysisInput, wps: list[WPRecord]) -> dict[str, str]:
-    """Each parameter column's type as the workpackages' records declare it (`name` and `name_<step>`);
-    "auto" where workpackages declare a name with different types (a column has one dtype)."""
+    """Each parameter column's type as the workpackages' records declare it (`name` and
+    `name_<step>`); "auto" where workpackages declare a name with different types (a column has one
+    dtype)."""
     out: dict[str, str] = {}
     seen: set[tuple[str, int]] = set()
     for wp in wps:
@@ -135,7 +137,8 @@ def _param_kinds(inp: AnalysisInput, wps: list[WPRecord]) -> dict[str, str]:
 
 
 def _kind(name: str, patterns: dict[str, Pattern], params: dict[str, str]) -> str:
-    """The declared type behind a column: a pattern's type (and its statistics'), else a parameter's."""
+    """The declared type behind a column: a pattern's type (and its statistics'), else a
+    parameter's."""
     if name in (STATUS, "jube_res_analyser"):
         return "string"
     if name == "workpackage":

@@ -71,7 +71,8 @@ class InternalError(CaramelError):
 
 
 class Interrupted(KeyboardInterrupt):
-    """bench was stopped by a signal (one of STOP_SIGNALS); `run_dir` is the run it stopped, if any."""
+    """bench was stopped by a signal (one of STOP_SIGNALS); `run_dir` is the run it stopped, if
+    any."""
 
     def __init__(self, signum: int = signal.SIGINT, run_dir: str = "") -> None:
         super().__init__(signum)
@@ -94,8 +95,9 @@ class Interrupted(KeyboardInterrupt):
 
 
 # Every signal that ends a login or a job stops bench the same recorded way (exit 128 + its number):
-# Ctrl-C, `timeout` and batch systems (INT, TERM), a closed ssh connection (HUP), Ctrl-\\ (QUIT), a CPU
-# time limit (XCPU), and the warnings SLURM can send before a time limit (USR1, USR2: `--signal`).
+# Ctrl-C, `timeout` and batch systems (INT, TERM), a closed ssh connection (HUP), Ctrl-\\ (QUIT), a
+# CPU time limit (XCPU), and the warnings SLURM can send before a time limit (USR1, USR2:
+# `--signal`).
 STOP_SIGNALS = tuple(
     getattr(signal, name)
     for name in ("SIGHUP", "SIGINT", "SIGQUIT", "SIGTERM", "SIGXCPU", "SIGUSR1", "SIGUSR2")
@@ -104,8 +106,9 @@ STOP_SIGNALS = tuple(
 
 
 def did_you_mean(name: str, candidates: Iterable[str], cutoff: float = 0.6) -> str:
-    """A 'did you mean' hint for a misspelt name, or '' when nothing is close (similarity below `cutoff`).
-    The name itself is never suggested: when it is among the candidates it was not misspelt."""
+    """A 'did you mean' hint for a misspelt name, or '' when nothing is close (similarity below
+    `cutoff`). The name itself is never suggested: when it is among the candidates it was not
+    misspelt."""
     import difflib  # only where a name is wrong: every command imports this module
 
     close = difflib.get_close_matches(name, sorted(set(candidates) - {name}), n=1, cutoff=cutoff)

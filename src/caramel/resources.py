@@ -15,7 +15,8 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def shipped(folder: str) -> Path:
-    """The shipped folder `folder` (one of SHIPPED_FOLDERS); `$CARAMEL_TEMPLATES` overrides templates/."""
+    """The shipped folder `folder` (one of SHIPPED_FOLDERS); `$CARAMEL_TEMPLATES` overrides
+    templates/."""
     if folder not in SHIPPED_FOLDERS:
         raise ValueError(f"not a shipped folder: {folder!r}")
     if folder == "templates":

@@ -426,7 +426,8 @@ def names() -> list[str]:
 
 
 def markdown_table() -> str:
-    """docs/settings.md's table of every setting (tests/test_settings.py checks the page holds it)."""
+    """docs/settings.md's table of every setting (tests/test_settings.py checks the page holds
+    it)."""
     lines = ["| setting | variable | kind | default | what it does |", "|---|---|---|---|---|"]
     lines += [
         f"| `{s.name}` | `{s.env}` | {s.kind.value} | {f'`{s.default}`' if s.default else '-'} | {s.doc}"

@@ -1,4 +1,5 @@
-"""`caramel.sweep(function, space, system=...)` (api.py): a `call:` benchmark written from Python and run.
+"""`caramel.sweep(function, space, system=...)` (api.py): a `call:` benchmark written from Python
+and run.
 
     def train(hidden_size: int, lr: float) -> dict: ...
     train.caramel_figures = {"tokens_per_s": "tokens/s", "loss": ("", "lower")}
@@ -8,9 +9,9 @@ The sweep is an ordinary benchmark file (`<outpath>/<name>.yaml`, kept beside th
 continue`, `status`, `result` and `remove` work on it) with one parameter set (the space: a list is
 the values of a parameter, anything else one value) and one step that calls the function. It is
 read, checked and run as `bench run FILE --tag SYSTEM` would; the run's figures are added to the
-history as `bench result` adds them; api.sweep returns `caramel.results(run, table=NAME)`: one row per
-point, its parameters, figures and status (on a batch system, the rows of jobs still queued have their
-state as status: `bench continue --wait OUTPATH`, then `caramel.results`).
+history as `bench result` adds them; api.sweep returns `caramel.results(run, table=NAME)`: one row
+per point, its parameters, figures and status (on a batch system, the rows of jobs still queued have
+their state as status: `bench continue --wait OUTPATH`, then `caramel.results`).
 """
 
 from __future__ import annotations
@@ -93,8 +94,9 @@ def _target(function: Callable[..., object] | str) -> str:
 
 @contextlib.contextmanager
 def _importable(function: Callable[..., object] | str) -> Iterator[None]:
-    """The folder the function's module is imported from on the jobs' PYTHONPATH while the run starts:
-    this process found it on its own sys.path (a notebook's folder), the job's Python must too."""
+    """The folder the function's module is imported from on the jobs' PYTHONPATH while the run
+    starts: this process found it on its own sys.path (a notebook's folder), the job's Python must
+    too."""
     module = sys.modules.get(getattr(function, "__module__", "") or "")
     path = getattr(module, "__file__", None)
     if module is None or not path:

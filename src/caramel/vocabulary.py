@@ -12,7 +12,8 @@ from enum import Enum
 
 
 class Word(str, Enum):
-    """A member of a closed vocabulary, which is its text wherever a string goes (f-strings and repr included)."""
+    """A member of a closed vocabulary, which is its text wherever a string goes (f-strings and repr
+    included)."""
 
     def __repr__(self) -> str:  # as the text it was before it was a word: messages quote it so
         return str.__repr__(self)
@@ -25,7 +26,8 @@ class Word(str, Enum):
 
 
 class WpState(Word):
-    """A workpackage's state in the run record (state.store); moves between them: state/transitions.py."""
+    """A workpackage's state in the run record (state.store); moves between them:
+    state/transitions.py."""
 
     OPEN = "open"
     RUNNING = "running"
@@ -49,7 +51,8 @@ class WaitKind(Word):
 
 
 class Role(Word):
-    """What a command of a workpackage is (`Command.role`; the run record's `commands.kind` column)."""
+    """What a command of a workpackage is (`Command.role`; the run record's `commands.kind`
+    column)."""
 
     DO = "do"
     PREPARE = "prepare"  # a fileset's <prepare>
@@ -57,7 +60,8 @@ class Role(Word):
 
 
 class JobStatus(Word):
-    """A batch job's state as caramel follows it (`backends.JobState.state`), whatever the scheduler's words."""
+    """A batch job's state as caramel follows it (`backends.JobState.state`), whatever the
+    scheduler's words."""
 
     PENDING = "pending"
     RUNNING = "running"
@@ -98,17 +102,17 @@ def plain_bool(text: str) -> bool | None:
 
 
 class Direction(Word):
-    """Which way a figure is better. UNKNOWN: neither its declaration, its unit nor its name decides,
-    so a verdict on it says it cannot judge instead of guessing (docs/history.md)."""
+    """Which way a figure is better. UNKNOWN: neither its declaration, its unit nor its name
+    decides, so a verdict on it says it cannot judge instead of guessing (docs/history.md)."""
 
     HIGHER = "higher"
     LOWER = "lower"
     UNKNOWN = "unknown"
 
 
-# The rows of a table of copies (`caramel_copy` column) that are not one copy's figure: the aggregate
-# a benchmark declares (its result) and the spread over the copies (never judged as a benchmark):
-# the pooled lines' sd and sem, and the bounds of the aggregate's confidence interval.
+# The rows of a table of copies (`caramel_copy` column) that are not one copy's figure: the
+# aggregate a benchmark declares (its result) and the spread over the copies (never judged as a
+# benchmark): the pooled lines' sd and sem, and the bounds of the aggregate's confidence interval.
 COPY_AGGREGATES = ("sum", "mean")
 COPY_DEVIATIONS = ("sd", "sem")
 COPY_INTERVAL = ("ci_low", "ci_high")

@@ -1,1 +1,2 @@
-"""The `bench` command: one module per subcommand, each only parsing arguments and calling the stages."""
+"""The `bench` command: one module per subcommand, each only parsing arguments and calling the
+stages."""

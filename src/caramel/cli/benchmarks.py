@@ -1,4 +1,5 @@
-"""`bench benchmarks` and `bench list`: the benchmarks one can run by name (caramel.consumers.catalog).
+"""`bench benchmarks` and `bench list`: the benchmarks one can run by name
+(caramel.consumers.catalog).
 
 A folder's MAD models.json lists one row per model. `bench list --tags` also shows the files that
 could not be read and that the tags may mean (a suite with those tags reports them as failed).
@@ -21,7 +22,8 @@ if TYPE_CHECKING:  # the catalog reads XML and YAML: imported by the commands, n
 
 @dataclass(frozen=True)
 class ListOptions:
-    """`bench benchmarks` and `bench list`: the folders searched first, the tags selecting (none: all)."""
+    """`bench benchmarks` and `bench list`: the folders searched first, the tags selecting (none:
+    all)."""
 
     dirs: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()

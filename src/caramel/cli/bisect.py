@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from caramel.consumers.history.metrics import Metric
     from caramel.stages.engine.rounds import AutoRepeat
     from caramel.stages.engine.settings import Summary
+    from caramel.stages.spec.model import Benchmark
 
 COMMAND = "bisect"  # `bench bisect` (cli/main.py finds this module by it)
 

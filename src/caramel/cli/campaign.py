@@ -3,10 +3,10 @@
 `bench status/continue/cancel/... -c ID` runs the command on each run of the campaign in turn;
 `bench result -c ID` prints one combined table per metric kind, then each benchmark's own tables,
 and writes `perf.csv`: madengine's 29 columns in its order (model, n_gpus, ..., performance,
-metric, relative_change, status, ..., test_duration, ...), each filled where caramel knows the value,
-then caramel's own (system, provenance, sd, n, reason), then the further columns of MAD results
-CSVs. A finished workpackage without a figure, a failed one and a member whose file could not be
-read are FAILURE rows with their reason. docs/mad.md lists where each value comes from.
+metric, relative_change, status, ..., test_duration, ...), each filled where caramel knows the
+value, then caramel's own (system, provenance, sd, n, reason), then the further columns of MAD
+results CSVs. A finished workpackage without a figure, a failed one and a member whose file could
+not be read are FAILURE rows with their reason. docs/mad.md lists where each value comes from.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 PerfRow = dict[str, object]  # a perf.csv row: column -> its cell (text or number)
 
-# madengine's perf.csv columns, in its order (deployment/base.py); a value caramel does not know is empty
+# madengine's perf.csv columns, in its order (deployment/base.py); a value caramel does not know is
+# empty
 MADENGINE_COLUMNS = [
     "model",
     "n_gpus",
@@ -84,9 +85,9 @@ PERF_COLUMNS = MADENGINE_COLUMNS + CARAMEL_COLUMNS
 
 
 def for_campaign(args: argparse.Namespace) -> int:
-    """The command of `args` on every run of the campaign `args.campaign`: `bench result -c` makes the
-    campaign's tables, `bench compare -c --targets` judges it as a whole, any other command runs on
-    each member in turn (as if `DIR` named it)."""
+    """The command of `args` on every run of the campaign `args.campaign`: `bench result -c` makes
+    the campaign's tables, `bench compare -c --targets` judges it as a whole, any other command runs
+    on each member in turn (as if `DIR` named it)."""
     from caramel.stages.state.campaigns import resolve_campaign
 
     if args.id:  # add_run_args gives every command with -c an -i too
@@ -124,7 +125,8 @@ def for_campaign(args: argparse.Namespace) -> int:
 def campaign_result(
     options: ResultOptions, perf_csv: str | None, campaign: str, runs: list[str], out: TextIO
 ) -> int:
-    """Combined tables per metric kind, each benchmark's tables (`result` on each run), and perf.csv."""
+    """Combined tables per metric kind, each benchmark's tables (`result` on each run), and
+    perf.csv."""
     from caramel.cli.result import result
     from caramel.stages.state.campaigns import failures
 
@@ -230,8 +232,8 @@ def member_scores(run_dir: str) -> list[MemberScore]:
 
 
 def _perf_rows(run_dir: str, history_path: str | None) -> list[PerfRow]:
-    """One perf.csv row per figure of the run (mean over repeats), one per failed workpackage and one per
-    finished workpackage without a figure (MAD's FAILURE row)."""
+    """One perf.csv row per figure of the run (mean over repeats), one per failed workpackage and
+    one per finished workpackage without a figure (MAD's FAILURE row)."""
     from caramel.consumers.history.metrics import collect
     from caramel.consumers.history.provenance import run_record
     from caramel.stages.analyse import from_run
@@ -322,7 +324,8 @@ def _perf_rows(run_dir: str, history_path: str | None) -> list[PerfRow]:
 
 
 def _provenance(inp: AnalysisInput, record: RunRecord, run_dir: str) -> PerfRow:
-    """The columns every row of a run shares: madengine's where caramel knows them, and caramel's own."""
+    """The columns every row of a run shares: madengine's where caramel knows them, and caramel's
+    own."""
     meta = inp.benchmark.meta
     system = inp.benchmark.system
     tags = [*meta.tags, *record.tags]
@@ -360,8 +363,8 @@ def _provenance(inp: AnalysisInput, record: RunRecord, run_dir: str) -> PerfRow:
 def _add_workpackage_facts(
     rows: list[PerfRow], by_wp: dict[int, WPRecord], inp: AnalysisInput
 ) -> None:
-    """A models.json entry's own facts (args, dockerfile, data, the GPUs and architecture its script was
-    given), from its one workpackage."""
+    """A models.json entry's own facts (args, dockerfile, data, the GPUs and architecture its script
+    was given), from its one workpackage."""
     from caramel.stages.analyse.performance import mad_environment
 
     mad = [wp for wp in by_wp.values() if "mad_model_dir" in wp.params]
@@ -384,8 +387,8 @@ def _add_workpackage_facts(
 def _previous_figures(
     record: RunRecord, history_path: str | None
 ) -> dict[tuple[str, str, str], float]:
-    """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the history:
-    what relative_change compares with (percent)."""
+    """(table, configuration, name) -> mean of the newest earlier run of the same benchmark in the
+    history: what relative_change compares with (percent)."""
     from caramel.consumers.history.engine import is_url
     from caramel.consumers.history.store import History, default_path
 

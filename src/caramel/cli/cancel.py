@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def cancel(options: CancelOptions, out: TextIO) -> int:
-    """`bench cancel`: the run's jobs cancelled through its scheduler; what was cancelled on `out`."""
+    """`bench cancel`: the run's jobs cancelled through its scheduler; what was cancelled on
+    `out`."""
     from caramel.stages.engine.session import cancel_run
     from caramel.stages.state.registry import resolve
 

@@ -79,7 +79,8 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
 
 
 def add_predict_args(parser: argparse.ArgumentParser) -> None:
-    """--history, --from and --method: where predictions learn from (`bench predict`, `bench plan`, `bench run`:
+    """--history, --from and --method: where predictions learn from (`bench predict`, `bench plan`,
+    `bench run`:
     here, not in cli.predict, so that `bench run` parses them without importing it)."""
     parser.add_argument(
         "--history",
@@ -214,7 +215,8 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
 
 
 def add_update(parser: argparse.ArgumentParser) -> None:
-    """-u FILE (JUBE's update): the run's patterns, analysers, results and sanity checks from FILE."""
+    """-u FILE (JUBE's update): the run's patterns, analysers, results and sanity checks from
+    FILE."""
     parser.add_argument(
         "-u",
         "--update",
@@ -244,7 +246,8 @@ class UpdateOptions:
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> UpdateOptions:
-        # no command that takes -u has --strict (add_update adds none): `strict` stays False from the command line
+        # no command that takes -u has --strict (add_update adds none): `strict` stays False from
+        # the command line
         return cls(
             update=args.update,
             include_path=None if args.include_path is None else tuple(args.include_path),
@@ -279,7 +282,8 @@ def add_run_reader(
     help: str,
     formats: tuple[str, ...],
 ) -> argparse.ArgumentParser:
-    """A subcommand that reads one run: DIR, -i, -c and `--format` (the first of `formats` by default)."""
+    """A subcommand that reads one run: DIR, -i, -c and `--format` (the first of `formats` by
+    default)."""
     parser = sub.add_parser(name, help=help)
     add_run_args(parser)
     parser.add_argument("--format", choices=list(formats), default=formats[0])
@@ -288,7 +292,8 @@ def add_run_reader(
 
 @contextlib.contextmanager
 def read_run(folder: str | None, run_id: str | None) -> Iterator[tuple[str, Store]]:
-    """The run folder DIR and -i name (state.registry.resolve), and its store read-only (closed afterwards)."""
+    """The run folder DIR and -i name (state.registry.resolve), and its store read-only (closed
+    afterwards)."""
     from caramel.stages.state.registry import resolve
     from caramel.stages.state.store import Store, db_path
 

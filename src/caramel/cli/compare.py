@@ -249,7 +249,8 @@ def _verdicts(
 
 
 def _baseline_run(baseline: str, run_dir: str) -> str:
-    """The run folder a run id names, looked up in the run's own outpath (never another benchmark's)."""
+    """The run folder a run id names, looked up in the run's own outpath (never another
+    benchmark's)."""
     from caramel.stages.state.registry import resolve
 
     try:

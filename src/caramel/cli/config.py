@@ -1,4 +1,5 @@
-"""`bench config [--json]`: every setting (caramel.settings), its value and where the value came from."""
+"""`bench config [--json]`: every setting (caramel.settings), its value and where the value came
+from."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""`bench container build DEF [-o IMAGE]` and `bench container pull URI -o IMAGE`: Apptainer images via spython."""
+"""`bench container build DEF [-o IMAGE]` and `bench container pull URI -o IMAGE`: Apptainer images
+via spython."""
 
 from __future__ import annotations
 
@@ -64,13 +65,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def container(options: ContainerOptions, out: TextIO) -> int:
-    """`bench container build|pull`: the image made (or, with dry_run, the command that would make it)."""
+    """`bench container build|pull`: the image made (or, with dry_run, the command that would make
+    it)."""
     from caramel.adapters.containers import images
 
     if options.action == "build":
         assert options.definition is not None
         definition, from_caramel = images.find_definition(options.definition)
-        # the image of a shipped definition goes into this folder, never beside caramel's installed files
+        # the image of a shipped definition goes into this folder, never beside caramel's installed
+        # files
         image = options.output or (
             Path(definition.stem + ".sif") if from_caramel else definition.with_suffix(".sif")
         )

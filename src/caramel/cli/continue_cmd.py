@@ -80,7 +80,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def continue_command(options: ContinueOptions, out: TextIO) -> int:
-    """`bench continue`: the run goes on (and, with wait, is followed to its end); its summary on `out`."""
+    """`bench continue`: the run goes on (and, with wait, is followed to its end); its summary on
+    `out`."""
     # the engine, imported here: `bench --help` lists this command without it
     from caramel.stages.engine.follow import Pace, follow
     from caramel.stages.engine.session import continue_run

@@ -1,5 +1,6 @@
 """`bench dashboard [--history FILE ...] [--benchmark B] [--system S] -o FILE.html`: one page over
-every run of one or more histories (one per site), drawn with plotly.js inlined (docs/dashboard.md)."""
+every run of one or more histories (one per site), drawn with plotly.js inlined
+(docs/dashboard.md)."""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def dashboard(options: DashboardOptions) -> int:
-    """`bench dashboard`: the page (and the CSV of every figure when it thins); one line on stderr."""
+    """`bench dashboard`: the page (and the CSV of every figure when it thins); one line on
+    stderr."""
     from caramel.cli.outputs import refuse_inputs
     from caramel.consumers.history.store import default_path
     from caramel.consumers.pages.render import page

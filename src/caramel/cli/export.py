@@ -67,7 +67,8 @@ class ImportOptions:
 
 
 def export(options: ExportOptions, stdout: TextIO) -> int:
-    """Stream the history, one run a line, into the file (written whole or not at all) or `stdout`."""
+    """Stream the history, one run a line, into the file (written whole or not at all) or
+    `stdout`."""
     from caramel.cli.outputs import refuse_inputs
     from caramel.consumers.history.store import History
     from caramel.fs.writes import replacing
@@ -122,7 +123,8 @@ def _records(path: str) -> Iterator[tuple[RunRecord, Sequence[Metric], Location]
         with open(
             path, "rb", buffering=1 << 20
         ) as handle:  # lines of 200 kB: read in a few large reads
-            # a line is read up to the bound, never whole: a file of one endless line cannot fill the memory
+            # a line is read up to the bound, never whole: a file of one endless line cannot fill
+            # the memory
             for number, raw in enumerate(
                 iter(lambda: handle.readline(bounded.MAX_BYTES + 1), b""), 1
             ):

@@ -1,4 +1,5 @@
-"""`bench layout [--measure]`: the CPU layout caramel's trainers take on this node, and why; measure it."""
+"""`bench layout [--measure]`: the CPU layout caramel's trainers take on this node, and why; measure
+it."""
 
 from __future__ import annotations
 
@@ -124,7 +125,8 @@ def layout_command(options: LayoutOptions, out: TextIO) -> int:
 
 
 TRAINER = re.compile(r"-m caramel\.payloads\.workloads\.(gpt|resnet) (.*)")
-# what the probe sets itself (iterations, batch, layout, device, data): never taken from the benchmark
+# what the probe sets itself (iterations, batch, layout, device, data): never taken from the
+# benchmark
 PROBE_OPTIONS = {
     "--train-iters",
     "--warmup-iters",
@@ -142,8 +144,8 @@ PROBE_OPTIONS = {
 
 
 def trainer_of(source: BenchmarkOptions) -> tuple[str, str]:
-    """(workload, shape arguments) of the first workpackage of the benchmark, planned for its tags, that
-    starts one of caramel's trainers; an error where none does."""
+    """(workload, shape arguments) of the first workpackage of the benchmark, planned for its tags,
+    that starts one of caramel's trainers; an error where none does."""
     from caramel.cli.common import load_named
     from caramel.stages.expand.plan import make_plan
 

@@ -78,15 +78,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(argv)
     finally:
-        # bench's answer is decided: a signal arriving while Python shuts down must not turn it into a
-        # death by signal (exit -15). Blocked signals are dropped when the process exits.
+        # bench's answer is decided: a signal arriving while Python shuts down must not turn it into
+        # a death by signal (exit -15). Blocked signals are dropped when the process exits.
         with contextlib.suppress(ValueError, OSError):
             signal.pthread_sigmask(signal.SIG_BLOCK, set(STOP_SIGNALS))
 
 
 def _main(argv: list[str] | None) -> int:
-    # Each stop signal (SIGTERM, SIGHUP, ...) ends any command as Ctrl-C does: one line, exit 128 + its
-    # number (a run's engine refines this: it records what it stopped).
+    # Each stop signal (SIGTERM, SIGHUP, ...) ends any command as Ctrl-C does: one line, exit 128 +
+    # its number (a run's engine refines this: it records what it stopped).
     with contextlib.suppress(ValueError):  # not the main thread
         for signum in STOP_SIGNALS:
             if signum != signal.SIGINT:

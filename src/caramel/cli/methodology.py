@@ -1,5 +1,6 @@
 """`bench compare [-i ID | -c ID] --targets FILE [--estimator E]`: the Mila methodology table
-(history/methodology.py) against a targets file (history/targets.py), for the system the runs ran on.
+(history/methodology.py) against a targets file (history/targets.py), for the system the runs ran
+on.
 
 Exit 1 when a criterion fails or cannot be judged; `--format table|json|markdown`."""
 
@@ -33,7 +34,8 @@ Format = Literal["table", "json", "markdown"]
 
 @dataclass(frozen=True)
 class MethodologyOptions:
-    """What `bench compare --targets` reads: the targets file and how the runs are judged against it."""
+    """What `bench compare --targets` reads: the targets file and how the runs are judged against
+    it."""
 
     targets: str
     estimator: str | None = None  # all|trimmed|milabench[ ddof=N]; None: the benchmark's own
@@ -146,8 +148,8 @@ def _json(result: Methodology) -> str:
 
 
 def _catalogue(folders: list[str]) -> set[str]:
-    """The benchmark names caramel knows besides the runs' (a targets file may cover a whole suite): the
-    catalogue's, and the benchmark files beside the runs' files and in the current folder."""
+    """The benchmark names caramel knows besides the runs' (a targets file may cover a whole suite):
+    the catalogue's, and the benchmark files beside the runs' files and in the current folder."""
     from caramel.consumers.catalog import find_benchmarks
 
     try:

@@ -1,5 +1,5 @@
-"""An output is never one of the command's inputs: `-o` naming the history a command reads (or the run
-state it analyses) is refused before anything is read or written, exit 2.
+"""An output is never one of the command's inputs: `-o` naming the history a command reads (or the
+run state it analyses) is refused before anything is read or written, exit 2.
 
 `bench dashboard --history A.db -o A.db` or `bench export -o $CARAMEL_HISTORY` would replace the
 database they just read with a page or a JSON file; the check compares files (the same inode when
@@ -22,8 +22,8 @@ def refuse_inputs(
     option: str = "-o",
     files: list[tuple[str, str]] | None = None,
 ) -> None:
-    """Raise RunError when `output` is the history (the given one(s), else the default), the run state
-    of `run_dir`, or one of `files` ((path, what it is))."""
+    """Raise RunError when `output` is the history (the given one(s), else the default), the run
+    state of `run_dir`, or one of `files` ((path, what it is))."""
     from caramel.consumers.history.store import default_path
     from caramel.fs.writes import target_of
     from caramel.stages.expand import layout

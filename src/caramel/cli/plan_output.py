@@ -1,5 +1,5 @@
-"""A plan as `bench plan` prints it: a table of the workpackages, or JSON. Apart from cli.plan because
-`bench plan --predict` (cli.predict, which cli.plan imports) prints the same table."""
+"""A plan as `bench plan` prints it: a table of the workpackages, or JSON. Apart from cli.plan
+because `bench plan --predict` (cli.predict, which cli.plan imports) prints the same table."""
 
 from __future__ import annotations
 

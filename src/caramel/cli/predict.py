@@ -99,8 +99,8 @@ class PredictOptions:
 def predicted_time(
     bench: Benchmark, history: str | None, learn_from: str | None, systems: list[str], margin: float
 ) -> Benchmark:
-    """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a system
-    whose scheduler writes job scripts)."""
+    """`bench run --time-from-prediction`: the benchmark with its jobs' time limit predicted (a
+    system whose scheduler writes job scripts)."""
     from caramel.adapters.backends import schedulers
     from caramel.consumers.history.store import default_path
     from caramel.consumers.predict.cost import job_costs
@@ -405,7 +405,8 @@ def print_cost(
     as_json: bool,
     out: TextIO,
 ) -> None:
-    """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's cost."""
+    """`bench plan --predict`: the plan with each workpackage's predicted job and the campaign's
+    cost."""
     from caramel.cli.plan_output import plan_json, print_plan
     from caramel.consumers.predict.cost import job_costs, total
     from caramel.consumers.predict.service import make_forecast

@@ -1,4 +1,5 @@
-"""`bench remove [DIR] [-i ID|last] [-w WP ...] [-f]`: delete a run, or workpackages so continue redoes them.
+"""`bench remove [DIR] [-i ID|last] [-w WP ...] [-f]`: delete a run, or workpackages so continue
+redoes them.
 
 Nothing is deleted without a yes at the terminal, or `-f`: with standard input not a terminal (a
 script, a pipe, cron) and no `-f`, remove refuses, deleting nothing. What it deletes is proven a

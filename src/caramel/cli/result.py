@@ -122,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def result(options: ResultOptions, out: TextIO) -> int:
-    """The run's tables on `out` (or -o FILE), its databases written, the run added to the history."""
+    """The run's tables on `out` (or -o FILE), its databases written, the run added to the
+    history."""
     from caramel.consumers.history.record import run_snapshot
     from caramel.stages.report.results import produce
     from caramel.stages.state.registry import resolve
@@ -235,7 +236,8 @@ def _database(item, dat: str, run_dir: str, foreign: bool, history: str) -> None
 
 
 def _foreign(no_eval: bool, run_dir: str) -> bool:
-    """A run read as someone else's: `--no-eval`, or a run folder another user owns (docs/security.md)."""
+    """A run read as someone else's: `--no-eval`, or a run folder another user owns
+    (docs/security.md)."""
     try:
         owner = os.stat(run_dir).st_uid
     except OSError:
@@ -244,8 +246,9 @@ def _foreign(no_eval: bool, run_dir: str) -> bool:
 
 
 def _write_quietly(path: str, text: str, run_dir: str) -> None:
-    """Result files are a convenience (JUBE writes them too): a read-only run folder is no error, any
-    other failure a warning. Inside the run folder no link is followed (the run may be someone else's)."""
+    """Result files are a convenience (JUBE writes them too): a read-only run folder is no error,
+    any other failure a warning. Inside the run folder no link is followed (the run may be someone
+    else's)."""
     import errno
 
     from caramel.fs.oserrors import FileError

@@ -218,7 +218,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_benchmarks(options: RunOptions, out: TextIO) -> int:
-    """`bench run`: each benchmark of the file (or, with --suite, each the tags select) run; the exit code."""
+    """`bench run`: each benchmark of the file (or, with --suite, each the tags select) run; the
+    exit code."""
     if options.suite:
         from caramel.cli.suite import run_suite
 
@@ -228,7 +229,8 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
             "bench run needs a benchmark file or name, or --suite TAG",
             hint="bench run FILE --tag ..., or bench run --suite cpu-smoke --tag local",
         )
-    # the engine and the model, imported here: `bench --help` and `bench run --help` list this command without them
+    # the engine and the model, imported here: `bench --help` and `bench run --help` list this
+    # command without them
     from caramel.stages.engine.copies import apply_copies
     from caramel.stages.engine.session import dry_run, scheduler_for, start_run
     from caramel.stages.engine.settings import Settings

@@ -1,4 +1,5 @@
-"""`bench status [DIR] [-i ID|last]`: workpackages per step and state, and why some failed or wait."""
+"""`bench status [DIR] [-i ID|last]`: workpackages per step and state, and why some failed or
+wait."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def status(options: StatusOptions, out: TextIO) -> int:
-    """`bench status`: the run's workpackages counted per step and state, and why any failed or waits."""
+    """`bench status`: the run's workpackages counted per step and state, and why any failed or
+    waits."""
     with read_run(options.dir, options.id) as (run_dir, store):
         info = store.info()
         counts = store.counts()

@@ -1,4 +1,5 @@
-"""`bench run --suite TAG [TAG ...] --tag SYSTEM ...`: every benchmark a tag selects, as one campaign.
+"""`bench run --suite TAG [TAG ...] --tag SYSTEM ...`: every benchmark a tag selects, as one
+campaign.
 
 The benchmarks come from the catalog (caramel's shipped folder, `$CARAMEL_BENCHMARKS_PATH`,
 `--benchmarks DIR`), selected with MAD's rule (any of the tags; a benchmark's name is a tag of
@@ -32,8 +33,9 @@ if TYPE_CHECKING:
 def run_suite(
     options: RunOptions, out: TextIO, run_benchmarks: Callable[[RunOptions, TextIO], int]
 ) -> int:
-    """Run the benchmarks `options.suite` selects as one campaign, each with the other options, through
-    `run_benchmarks` (cli.run's, passed in: the campaign wraps the command, it does not import it)."""
+    """Run the benchmarks `options.suite` selects as one campaign, each with the other options,
+    through `run_benchmarks` (cli.run's, passed in: the campaign wraps the command, it does not
+    import it)."""
     from caramel.consumers.catalog import find_benchmarks, select_by_tags, unreadable_members
     from caramel.stages.state.campaigns import add_failure, new_campaign
 
@@ -111,7 +113,8 @@ def _check_tags(source: BenchmarkOptions, paths: list[str]) -> None:
 
 
 def _recorder(campaign: str, name: str) -> Callable[[str], None]:
-    """What a member's run tells the campaign once its folder exists: the run, under the member's name."""
+    """What a member's run tells the campaign once its folder exists: the run, under the member's
+    name."""
     from caramel.stages.state.campaigns import add_run
 
     return lambda run_dir: add_run(campaign, run_dir, name)

@@ -85,7 +85,8 @@ def print_table(
     indent: int = 0,
     header: bool = True,
 ) -> None:
-    """`rows` under `columns` on `out`: rich on a terminal, plain text otherwise (see the module's text)."""
+    """`rows` under `columns` on `out`: rich on a terminal, plain text otherwise (see the module's
+    text)."""
     if header and 0 < len(rows) <= RICH_ROWS and _is_terminal(out):
         _print_rich(out, _columns(columns), rows, indent)
         return

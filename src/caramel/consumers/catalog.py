@@ -1,4 +1,5 @@
-"""The benchmarks a user can run by name: shipped ones, `$CARAMEL_BENCHMARKS_PATH` and given folders.
+"""The benchmarks a user can run by name: shipped ones, `$CARAMEL_BENCHMARKS_PATH` and given
+folders.
 
     entries = find_benchmarks(["my_benchmarks/"])
     chosen = select_by_tags(entries, ["llm", "resnet50"])      # MAD's rule: any tag matches
@@ -16,7 +17,8 @@ A folder's `models.json` (MAD's model zoo, caramel.stages.spec.mad), with each
 `scripts/DIR/models.json` beside it as madengine finds them (named `DIR/NAME`), gives one entry per
 model, named as the model, with its path the JSON file and `benchmark` the model's name (run with
 `--only-bench NAME`). A file or model that cannot be read is an entry with its `error`: listed,
-and reported as a failed member by a suite whose tags it carries (its tags, if readable, or its name).
+and reported as a failed member by a suite whose tags it carries (its tags, if readable, or its
+name).
 """
 
 from __future__ import annotations
@@ -91,9 +93,10 @@ def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
 
 
 def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | None:
-    """The entry `find_benchmarks` would list under `name`, found reading only the files that can carry
-    it (`NAME.yaml|yml|xml`, a models.json), in its order: `bench run llm` reads one benchmark file, not
-    every shipped one (reading them all would parse every file and import lxml for the XML ones)."""
+    """The entry `find_benchmarks` would list under `name`, found reading only the files that can
+    carry it (`NAME.yaml|yml|xml`, a models.json), in its order: `bench run llm` reads one benchmark
+    file, not every shipped one (reading them all would parse every file and import lxml for the XML
+    ones)."""
     for folder, origin in search_folders(extra_dirs):
         if not folder.is_dir():
             continue
@@ -111,7 +114,8 @@ def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | 
 
 
 def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
-    """The entry of one file, or None when it is no benchmark file (no <jube>, no benchmark in it)."""
+    """The entry of one file, or None when it is no benchmark file (no <jube>, no benchmark in
+    it)."""
     try:
         tree = read_tree(str(path))
     except CaramelError as exc:
@@ -139,7 +143,8 @@ def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
 
 
 def _raw_tags(benchmark: Node) -> tuple[str, ...] | None:
-    """The tags a meta block names, read even when another of its keys is wrong; None when unknowable."""
+    """The tags a meta block names, read even when another of its keys is wrong; None when
+    unknowable."""
     try:
         node = find_meta_node(benchmark)
     except CaramelError:
@@ -204,8 +209,9 @@ def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
 
 
 def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> list[BenchmarkEntry]:
-    """The readable entries carrying any of `tags` (names count as tags). Nothing readable selected is an
-    error that says so plainly: which unreadable files carry the tag (or might), else the tags that exist."""
+    """The readable entries carrying any of `tags` (names count as tags). Nothing readable selected
+    is an error that says so plainly: which unreadable files carry the tag (or might), else the tags
+    that exist."""
     wanted = [t for t in tags if t]
     chosen = [e for e in entries if not e.error and any(carries(e, t) for t in wanted)]
     if chosen:
@@ -235,8 +241,9 @@ def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> li
 def unreadable_members(
     entries: Sequence[BenchmarkEntry], tags: Iterable[str]
 ) -> list[BenchmarkEntry]:
-    """The entries that could not be read and that a selection by `tags` may have meant: those whose tags
-    (or name) match, and those whose tags cannot be known. A suite reports each as a failed member."""
+    """The entries that could not be read and that a selection by `tags` may have meant: those whose
+    tags (or name) match, and those whose tags cannot be known. A suite reports each as a failed
+    member."""
     wanted = [t for t in tags if t]
     return [
         e for e in entries if e.error and (not e.tags_known or any(carries(e, t) for t in wanted))
@@ -259,8 +266,8 @@ def _files(entries: Sequence[BenchmarkEntry]) -> str:
 
 
 def resolve_benchmark(name_or_path: str, extra_dirs: Iterable[str] = ()) -> str:
-    """A file that exists is that file; a name is looked up in the search folders (an unknown name lists
-    the known ones); a path that does not exist is returned for the loader to say so."""
+    """A file that exists is that file; a name is looked up in the search folders (an unknown name
+    lists the known ones); a path that does not exist is returned for the loader to say so."""
     if os.path.isfile(name_or_path):
         return name_or_path
     found = _first_named(name_or_path, extra_dirs)

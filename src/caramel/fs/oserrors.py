@@ -1,8 +1,9 @@
-"""An OSError in words: the path it concerns and its real cause, never "?" and never the current folder.
+"""An OSError in words: the path it concerns and its real cause, never "?" and never the current
+folder.
 
-`FileError` is what every write of caramel raises (exit 2): `file_error(exc, path, "write")` names the
-path (the one given, else the error's own, else "a file") and the cause in plain words, with a hint
-that fits the cause.
+`FileError` is what every write of caramel raises (exit 2): `file_error(exc, path, "write")` names
+the path (the one given, else the error's own, else "a file") and the cause in plain words, with a
+hint that fits the cause.
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def path_of(exc: BaseException, path: str | None = None) -> str:
 
 
 def file_error(exc: BaseException, path: str | None = None, action: str = "write") -> FileError:
-    """The error to show for `exc` (an OSError) on `path` while doing `action` (write, read, remove...)."""
+    """The error to show for `exc` (an OSError) on `path` while doing `action` (write, read,
+    remove...)."""
     target = path_of(exc, path)
     code = getattr(exc, "errno", None)
     named = target or "a file (the system did not say which)"

@@ -1,4 +1,5 @@
-"""One checked way from text to a path: the path stays inside its root, or it is refused naming the text's source.
+"""One checked way from text to a path: the path stays inside its root, or it is refused naming the
+text's source.
 
 Every path caramel makes from text someone wrote (a step's `shared=` name, a workpackage folder name
 read from a run record, a tag that names a system file, a `<database file=>` of a stored model, a
@@ -29,7 +30,8 @@ def _source(source: Location | str | None) -> tuple[Location | None, str]:
 
 
 def name(text: str, what: str, folder: str, source: Location | str | None = None) -> str:
-    """`text` as one file or folder name inside `folder` (words for the message): no separator, not `.`/`..`."""
+    """`text` as one file or folder name inside `folder` (words for the message): no separator, not
+    `.`/`..`."""
     bad = next((part for part in BAD_PARTS if part in text), None)
     if bad is None and text not in ("", ".", ".."):
         return text
@@ -53,11 +55,12 @@ def name(text: str, what: str, folder: str, source: Location | str | None = None
 def inside(
     root: str, text: str, what: str, source: Location | str | None = None, absolute_ok: bool = False
 ) -> str:
-    """The absolute, normalised path `text` names below `root` (relative texts are taken from `root`).
+    """The absolute, normalised path `text` names below `root` (relative texts are taken from
+    `root`).
 
     Refused (PathError naming `what` and its source) when it leaves `root` by `..`, is absolute and
-    `absolute_ok` is false, is empty or holds a NUL. `absolute_ok`: an absolute text is allowed if it
-    is below `root` all the same."""
+    `absolute_ok` is false, is empty or holds a NUL. `absolute_ok`: an absolute text is allowed if
+    it is below `root` all the same."""
     where, said = _source(source)
     if not text or "\0" in text:
         raise PathError(f"{what} {text!r}{said} is not a path", where, hint="give a file name")

@@ -2,11 +2,11 @@
 
 `replacing(path)` writes a new file beside the old one (a temporary name in the same folder, opened
 with `O_EXCL | O_NOFOLLOW` through the folder's descriptor) and renames it over the old one when the
-whole text is written: a reader sees the old file or the new one, a failed write (a full disk) leaves
-the old one intact, and a link at `path` is replaced by the new file, never written through. With
-`root` (a run folder), every folder between `root` and the file is opened with `O_NOFOLLOW` too, so a
-link planted in a run folder someone else made (`result -> ~/`) cannot lead a write out of it.
-Every OSError becomes a `FileError` naming the path and its cause (fs.oserrors).
+whole text is written: a reader sees the old file or the new one, a failed write (a full disk)
+leaves the old one intact, and a link at `path` is replaced by the new file, never written through.
+With `root` (a run folder), every folder between `root` and the file is opened with `O_NOFOLLOW`
+too, so a link planted in a run folder someone else made (`result -> ~/`) cannot lead a write out of
+it. Every OSError becomes a `FileError` naming the path and its cause (fs.oserrors).
 
 An output is written where the user pointed (`Target`): a regular file or a new path by the replace
 above; a character device (`/dev/null`, a terminal) or a FIFO written through, never replaced (a
@@ -266,7 +266,8 @@ def _alive(pid: int) -> bool:
 
 
 def _mode_of(base: str, dir_fd: int) -> int | None:
-    """The mode of the file being replaced (a regular one), so a rewrite keeps it; None for a new file."""
+    """The mode of the file being replaced (a regular one), so a rewrite keeps it; None for a new
+    file."""
     try:
         st = os.stat(base, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:

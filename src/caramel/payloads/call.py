@@ -1,4 +1,5 @@
-"""What runs inside the job of a `call:` step: the function, and its figures written as JSON and lines.
+"""What runs inside the job of a `call:` step: the function, and its figures written as JSON and
+lines.
 
 submitit runs a `CallPayload` in its job (its local subprocess or a SLURM job): the payload imports
 the function, calls it with the keyword arguments it accepts, and writes `figures.json` (status,
@@ -39,7 +40,8 @@ class BadReturn(Exception):
 
 
 def resolve(target: str, home: str) -> Any:
-    """The object `module:attr` names (a user's function, or a class with `checkpoint`: its type is the user's)."""
+    """The object `module:attr` names (a user's function, or a class with `checkpoint`: its type is
+    the user's)."""
     module_name, _, attr = target.partition(":")
     if home and home not in sys.path:
         sys.path.insert(0, home)
@@ -153,9 +155,10 @@ class CallPayload:
 
 
 class Energy:
-    """The function's energy, measured as the energy wrapper measures a command (caramel.payloads.measure):
-    jpwr's meter of the system's method sampled while the function runs, the files in `energy/`, and
-    two figures: `energy_wh` (all devices) and `energy_status` (`ok`, or why there is no figure)."""
+    """The function's energy, measured as the energy wrapper measures a command
+    (caramel.payloads.measure): jpwr's meter of the system's method sampled while the function runs,
+    the files in `energy/`, and two figures: `energy_wh` (all devices) and `energy_status` (`ok`, or
+    why there is no figure)."""
 
     def __init__(self, method: str, work: str, system: str) -> None:
         self.method, self.work, self.system = method, work, system
@@ -169,7 +172,8 @@ class Energy:
         from caramel.payloads.measure import Sampler, load_method
 
         try:
-            # $CARAMEL_HWMON_BASE: a fake sysfs tree for the gh method (tests), as the wrapper's --hwmon-base
+            # $CARAMEL_HWMON_BASE: a fake sysfs tree for the gh method (tests), as the wrapper's
+            # --hwmon-base
             self.sampler = Sampler(load_method(self.method, current().hwmon_base or None), 0.1)
             self.sampler.start()
         except Exception as error:
@@ -194,7 +198,8 @@ class Energy:
 
 
 class CheckpointedCallPayload(CallPayload):
-    """A call whose function can save its state: submitit requeues it on a timeout or a preemption."""
+    """A call whose function can save its state: submitit requeues it on a timeout or a
+    preemption."""
 
     def checkpoint(self) -> object:
         import submitit

@@ -1,6 +1,7 @@
 """Run a command in a container through a named runtime: the job wrapper's entry point.
 
-    python -m caramel.payloads.container --runtime charliecloud --image ROOTFS --bind HOST:/mnt -- CMD ...
+    python -m caramel.payloads.container --runtime charliecloud --image ROOTFS --bind HOST:/mnt --
+    CMD ...
 
 Replaces itself with the runtime's command line (so signals and the exit code are the command's).
 Standard library only (and caramel's own): it runs on the host, outside any image.

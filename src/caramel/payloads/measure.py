@@ -1,6 +1,7 @@
 """Run a command while sampling power with a jpwr method; write jpwr-style power and energy files.
 
-    python -m caramel.payloads.measure --method gh --interval 100 --out-dir DIR --suffix SYSTEM.0 -- CMD ...
+    python -m caramel.payloads.measure --method gh --interval 100 --out-dir DIR --suffix SYSTEM.0 --
+    CMD ...
 
 Why not jpwr's own sampler: when its sampling child fails (no NVML, no /sys/class/hwmon) the parent
 waits on its queue forever. Here the meter is jpwr's method class (init/measure) driven by a thread
@@ -85,7 +86,8 @@ def load_method(name: str, hwmon_base: str | None = None) -> PowerMeter:
 
 
 class Sampler:
-    """Samples a jpwr meter in a daemon thread; any meter error stops sampling and becomes `status`."""
+    """Samples a jpwr meter in a daemon thread; any meter error stops sampling and becomes
+    `status`."""
 
     def __init__(self, meter: PowerMeter | None, interval_s: float) -> None:  # None: none loaded
         self.meter, self.interval_s = meter, interval_s
@@ -191,8 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         "--hwmon-base", default=None, help="root of a (fake) hwmon tree for the gh method"
     )
     parser.add_argument("--meter-timeout", type=float, default=10.0)
-    # what follows `--` is the command, as caramel.adapters.backends.launchers.wrapped_command parses it; not imported
-    # from there: the backends package costs this wrapper about 20 ms of CPU, a third of its own
+    # what follows `--` is the command, as caramel.adapters.backends.launchers.wrapped_command
+    # parses it; not imported from there: the backends package costs this wrapper about 20 ms of
+    # CPU, a third of its own
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command

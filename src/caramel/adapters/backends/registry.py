@@ -1,6 +1,7 @@
 """A registry of classes by name, filled by the modules of one package (ReFrame's registry idea):
 `@REGISTRY.register("slurm")` on a class in a module of the package makes it known; `names()` and
-`get()` import the package's modules once, so a new module is all a new scheduler or launcher needs."""
+`get()` import the package's modules once, so a new module is all a new scheduler or launcher
+needs."""
 
 from __future__ import annotations
 

@@ -1,1 +1,2 @@
-"""Energy measurement around a workload with jpwr's power methods, bounded in time, and its combination."""
+"""Energy measurement around a workload with jpwr's power methods, bounded in time, and its
+combination."""

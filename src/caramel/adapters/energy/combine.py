@@ -1,13 +1,14 @@
-"""Combine the per-rank energy files of one workpackage into one table, as CARAML does, and sum them.
+"""Combine the per-rank energy files of one workpackage into one table, as CARAML does, and sum
+them.
 
     python -m caramel.adapters.energy.combine DIR --output DIR/SYSTEM_energy.csv
 
 Each `energy.<suffix>.csv` (a column: `<method>:<device>` rows in Wh, plus nodename, rank, status,
 seconds) becomes one row `nodename,rank,<method>:<device>...`. Prints `Writing combined energy
 DataFrame to PATH` (CARAML's line, the result table's EnergyFile) and the figures the benchmark
-files analyse: `Energy status:`, and only when every rank measured, `Energy(Wh):`, `Energy devices:`,
-`Average power(W):`. A rank without a working meter makes the whole workpackage's energy unavailable:
-a partial sum would be a made-up number.
+files analyse: `Energy status:`, and only when every rank measured, `Energy(Wh):`, `Energy
+devices:`, `Average power(W):`. A rank without a working meter makes the whole workpackage's energy
+unavailable: a partial sum would be a made-up number.
 """
 
 from __future__ import annotations

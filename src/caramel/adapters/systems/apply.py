@@ -32,8 +32,8 @@ def with_system(bench: m.Benchmark, system: System | None) -> m.Benchmark:
 
 
 def _needs_no_system(bench: m.Benchmark) -> None:
-    """A benchmark whose steps use the `system` parameterset (and that has none of its own) takes its
-    per-system facts from a system file: without a system tag it cannot plan."""
+    """A benchmark whose steps use the `system` parameterset (and that has none of its own) takes
+    its per-system facts from a system file: without a system tag it cannot plan."""
     if "system" in bench.parametersets:
         return
     for step in bench.steps.values():

@@ -80,9 +80,10 @@ class System:
     where: Location = NOWHERE
 
     def parameters(self) -> dict[str, str]:
-        """The system as parameters (`system_partition`, ...): what `use: system` brings into a step.
-        A setting the file does not state is left out unless it has a meaningful default (ALWAYS),
-        so a benchmark that needs it keeps `$system_account` unresolved and the plan names it."""
+        """The system as parameters (`system_partition`, ...): what `use: system` brings into a
+        step. A setting the file does not state is left out unless it has a meaningful default
+        (ALWAYS), so a benchmark that needs it keeps `$system_account` unresolved and the plan names
+        it."""
         out = {}
         given = self.given if self.given is not None else frozenset(f.name for f in fields(self))
         for f in fields(self):
@@ -116,7 +117,8 @@ class System:
 
     def container_prefix(self) -> str:
         """The container command line up to the command, from this system's runtime: the image is
-        the benchmark's `${container_image}`, the bound folders its `${container_binds}` (comma-separated)."""
+        the benchmark's `${container_image}`, the bound folders its `${container_binds}`
+        (comma-separated)."""
         flag = "--nv" if self.accelerator == "nvidia" else ""
         line = container_prefix(self.container_runtime, "CARAMEL_IMAGE", "CARAMEL_BIND", flag)
         return line.replace("CARAMEL_IMAGE", "${container_image}").replace(

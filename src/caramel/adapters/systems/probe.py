@@ -1,4 +1,5 @@
-"""Asking the machine: `bench system detect` (a draft system file) and `bench system check` (does it hold).
+"""Asking the machine: `bench system detect` (a draft system file) and `bench system check` (does it
+hold).
 
 Every command is run with a time bound; a command that is missing or fails is an answer too (a
 guess with a comment in the draft, a failed check in the report), never a traceback.
@@ -148,8 +149,9 @@ class Finding:
 
 
 def check(system: System, load_energy: Callable[[str], object] | None = None) -> list[Finding]:
-    """What holds of `system` on this machine: scheduler, partition, account, launcher, runtime, images,
-    and (with `load_energy`, caramel.payloads.measure.load_method) whether the energy method loads."""
+    """What holds of `system` on this machine: scheduler, partition, account, launcher, runtime,
+    images, and (with `load_energy`, caramel.payloads.measure.load_method) whether the energy method
+    loads."""
     out: list[Finding] = []
     scheduler = (
         None if system.scheduler in schedulers.NO_SCHEDULER else schedulers.get(system.scheduler)

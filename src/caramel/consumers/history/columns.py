@@ -1,6 +1,6 @@
-"""A history's figures as numpy columns (a million figures in 30 MB, no object per figure): the model
-history.reader's two reads of an SQLite history (the plain scan, history.grouped's grouped read) and
-its read of a PostgreSQL history fill, and the pages draw from."""
+"""A history's figures as numpy columns (a million figures in 30 MB, no object per figure): the
+model history.reader's two reads of an SQLite history (the plain scan, history.grouped's grouped
+read) and its read of a PostgreSQL history fill, and the pages draw from."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ CHUNK_ROWS = 20_000  # rows fetched at a time: a few MB of Python objects at onc
 
 @dataclass
 class FigureColumns:
-    """Every figure of a history as columns: the run (index into HistoryContents.runs), the key (index
-    into `keys`, in the order first recorded), and the n, mean and sd of its repeats (NaN where none
-    is stored). In the order the figures were recorded."""
+    """Every figure of a history as columns: the run (index into HistoryContents.runs), the key
+    (index into `keys`, in the order first recorded), and the n, mean and sd of its repeats (NaN
+    where none is stored). In the order the figures were recorded."""
 
     keys: list[FigureKey] = field(default_factory=list)
     run: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int32))
@@ -40,8 +40,8 @@ def chunks(cursor: Any) -> Iterator[list[tuple]]:
 
 
 def numbering() -> defaultdict:
-    """A dict numbering what it is asked for, new keys in the order they come (0, 1, ...): looked up by
-    `map` over its __getitem__, a C loop where a Python step per figure would not be."""
+    """A dict numbering what it is asked for, new keys in the order they come (0, 1, ...): looked up
+    by `map` over its __getitem__, a C loop where a Python step per figure would not be."""
     numbers: defaultdict = defaultdict()
     numbers.default_factory = numbers.__len__
     return numbers
@@ -51,8 +51,8 @@ def in_run_order(
     keys: list[tuple[str, ...]], run: np.ndarray, key: np.ndarray, values: np.ndarray
 ) -> FigureColumns:
     """Figures read in the order written (run and key indices, values as rows n, mean and sd) put in
-    the order of the runs (by start time; within a run, as written), rows of no run left out, and the
-    keys numbered in the order they first appear there."""
+    the order of the runs (by start time; within a run, as written), rows of no run left out, and
+    the keys numbered in the order they first appear there."""
     if run.min() < 0 or np.any(run[1:] < run[:-1]):  # rows of no run, or written out of start order
         keep = np.flatnonzero(run >= 0)
         order = keep[np.argsort(run[keep], kind="stable")]

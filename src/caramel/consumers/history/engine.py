@@ -1,11 +1,11 @@
 """The two engines a history lives in, behind one small connection interface.
 
 SQLite (a file: the embedded default) and PostgreSQL (a URL, `postgresql://user:pass@host/db`, for a
-team). Both take the same SQL, written once in history.store: `?` placeholders (turned into psycopg's
-`%s`) and `INSERT ... ON CONFLICT`, which both engines understand; the few words that differ (a
-double-precision float, the insertion order of rows) are the `Dialect`'s. A server that cannot be
-reached, refuses the password or fails mid-transaction is a `HistoryUnavailable` naming the URL
-without its password: `bench result` keeps the run in its spool then (history.spool).
+team). Both take the same SQL, written once in history.store: `?` placeholders (turned into
+psycopg's `%s`) and `INSERT ... ON CONFLICT`, which both engines understand; the few words that
+differ (a double-precision float, the insertion order of rows) are the `Dialect`'s. A server that
+cannot be reached, refuses the password or fails mid-transaction is a `HistoryUnavailable` naming
+the URL without its password: `bench result` keeps the run in its spool then (history.spool).
 """
 
 from __future__ import annotations

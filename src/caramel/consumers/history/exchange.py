@@ -1,6 +1,6 @@
-"""`bench export` and `bench import` on a history: one JSON line per run, written and read one run at
-a time, so a history of a million figures moves in the memory of one run (History.export_lines and
-History.import_records call these).
+"""`bench export` and `bench import` on a history: one JSON line per run, written and read one run
+at a time, so a history of a million figures moves in the memory of one run (History.export_lines
+and History.import_records call these).
 """
 
 from __future__ import annotations
@@ -116,7 +116,8 @@ def import_records(
     figures adds nothing; one with other figures is refused (CaramelError naming `where`, the
     file and line) and nothing of the file is added (an error raised by `records` itself, a bad
     line further on, rolls the transaction back too). A run met twice in the file is checked
-    against what its first line added, read back from the transaction. Returns (new runs, new figures)."""
+    against what its first line added, read back from the transaction. Returns (new runs, new
+    figures)."""
     runs = added = 0
     first_line: dict[str, int] = {}  # runs new to the history: the line that brought them
     with history.writing():

@@ -73,8 +73,9 @@ def read_numbers(db: sqlite3.Connection) -> tuple[list[tuple], np.ndarray, np.nd
 def _name_columns(
     runs: list[RunRecord], groups: Iterable[tuple[str, ...]]
 ) -> tuple[np.ndarray, np.ndarray, dict]:
-    """Each row's run and (table, configuration, name) number, in rowid order, and the names numbered.
-    A run's three texts are most often those of a run before: one dict lookup finds its numbers."""
+    """Each row's run and (table, configuration, name) number, in rowid order, and the names
+    numbered. A run's three texts are most often those of a run before: one dict lookup finds its
+    numbers."""
     run_index = {run.run_key: index for index, run in enumerate(runs)}
     names = numbering()  # (table, configuration, name): its number
     sequences: dict[
@@ -98,7 +99,8 @@ def _name_columns(
 
 
 def _name_numbers(texts: tuple[str, str, str], rows: int, names: defaultdict) -> np.ndarray:
-    """The numbers of a run's (table, configuration, name) triples, new ones numbered as they come."""
+    """The numbers of a run's (table, configuration, name) triples, new ones numbered as they
+    come."""
     fields = [text.split(FIELD) for text in texts]
     if any(
         len(values) != rows for values in fields
@@ -110,9 +112,10 @@ def _name_numbers(texts: tuple[str, str, str], rows: int, names: defaultdict) ->
 
 
 def _numbers(stored: np.ndarray) -> np.ndarray:
-    """n, mean and sd as rows of floats from their stored values (an object array, a row per figure):
-    as the plain scan's SQL takes them (n an integer above 0, else 1; mean a number, else infinite,
-    left out by the pages; sd a number, else 0), by numpy at once where every value is a number."""
+    """n, mean and sd as rows of floats from their stored values (an object array, a row per
+    figure): as the plain scan's SQL takes them (n an integer above 0, else 1; mean a number, else
+    infinite, left out by the pages; sd a number, else 0), by numpy at once where every value is a
+    number."""
     counts, numbers = stored[:, 0].tolist(), stored[:, 1:].ravel().tolist()
     if set(map(type, counts)) == {int} and set(map(type, numbers)) <= {int, float}:
         values = stored.astype(float).T

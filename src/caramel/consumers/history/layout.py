@@ -14,11 +14,13 @@ from caramel.errors import CaramelError
 
 # the history's layout; 2 added runs.site, runs.fingerprint and the meta table (additive: a history
 # of schema 1 gains the columns on open, and older caramels ignore them); 3 added runs.figures and
-# runs.nonfinite, each run's figure counts kept by every write (History._recount), so `bench history list`
-# reads a thousand rows instead of counting a million: a history of schema 2 or 1 is counted once
-# when it is opened (`migrate`), and a caramel of schema 2, which would write without counting, refuses it
+# runs.nonfinite, each run's figure counts kept by every write (History._recount), so `bench history
+# list` reads a thousand rows instead of counting a million: a history of schema 2 or 1 is counted
+# once when it is opened (`migrate`), and a caramel of schema 2, which would write without counting,
+# refuses it
 SCHEMA_VERSION = 3
-# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
+# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema"
+# key)
 EXPORT_SCHEMA = 2
 # columns added after schema 1: added to an older history when it is opened
 ADDED_COLUMNS = {
@@ -66,8 +68,8 @@ SCHEMA_LOCK = (
     7_261_001  # PostgreSQL: writers creating the tables at once take turns (an advisory lock)
 )
 
-# a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a text
-# where a number belongs: SQLite orders texts after numbers)
+# a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a
+# text where a number belongs: SQLite orders texts after numbers)
 FINITE = (
     "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
 )
@@ -121,7 +123,8 @@ def schema(dialect: Dialect) -> list[str]:
 
 
 def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: bool) -> str:
-    """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines' SQL."""
+    """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines'
+    SQL."""
     action = (
         ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key))
         if replace
@@ -134,8 +137,8 @@ def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: 
 
 
 def prepare(db: Connection) -> None:
-    """Make the tables (a new history), refuse another layout, bring an older one to this (`migrate`).
-    A history of this layout is only read here: a user who may only read it can."""
+    """Make the tables (a new history), refuse another layout, bring an older one to this
+    (`migrate`). A history of this layout is only read here: a user who may only read it can."""
     dialect = db.dialect
     if not TABLES <= {row[0] for row in db.execute(dialect.tables)}:
         with db:

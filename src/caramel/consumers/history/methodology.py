@@ -1,4 +1,5 @@
-"""The Mila methodology table: each benchmark against its reference on this system, then three criteria.
+"""The Mila methodology table: each benchmark against its reference on this system, then three
+criteria.
 
 Per reference (history/targets.py): target, the interval the result must lie in, result (the mean
 of its samples under the benchmark's estimator, analyse/estimators.py) with its 99 % confidence

@@ -7,11 +7,12 @@ only reads them), and the rows are grouped by the table's parameter columns: eac
 configuration, each of its rows one repeat.
 
 Figures are declared, not guessed (docs/history.md): a column enters the history only when it is a
-pattern with a unit or a declared direction (or one of its statistics `_first/_last/_min/_max/_avg/_sum`;
-`_cnt` is a count and `_std` a spread, never a figure), or the `performance` column of the table of
-`performance:` lines, whose `metric` column is the figure's unit. Job ids, iteration counts,
-parameters and patterns without unit or direction stay out. Each figure carries its unit and its
-direction (spec.units), decided here once and stored; compare, pages and predict read it.
+pattern with a unit or a declared direction (or one of its statistics
+`_first/_last/_min/_max/_avg/_sum`; `_cnt` is a count and `_std` a spread, never a figure), or the
+`performance` column of the table of `performance:` lines, whose `metric` column is the figure's
+unit. Job ids, iteration counts, parameters and patterns without unit or direction stay out. Each
+figure carries its unit and its direction (spec.units), decided here once and stored; compare, pages
+and predict read it.
 """
 
 from __future__ import annotations
@@ -132,8 +133,9 @@ class MetricColumns(Sequence[Metric]):
     ) -> None:
         self.tables, self.rows, self.names = tables, rows, names
         self.units, self.directions, self.samples = units, directions, samples
-        # as history.validate checks a line: every table, name, unit and direction a text ("higher", "lower"
-        # or "unknown"), every row a dict of texts, every sample a float (none a subclass of either)
+        # as history.validate checks a line: every table, name, unit and direction a text ("higher",
+        # "lower" or "unknown"), every row a dict of texts, every sample a float (none a subclass of
+        # either)
         self.checked = checked
         self.configs_json = (
             configs_json  # the rows' text by history.rows.texts_json, where the checks made it
@@ -205,8 +207,8 @@ def _label(key) -> str:
 def collect(
     inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None
 ) -> list[Metric]:
-    """Every figure column of every table (the module's doc says which are figures), per configuration,
-    with one sample per repeat. `made`: the run's tables, one row per repeat
+    """Every figure column of every table (the module's doc says which are figures), per
+    configuration, with one sample per repeat. `made`: the run's tables, one row per repeat
     (report.results.history_tables). `configs`: only these tables (by index) and configurations."""
     params = inp.param_names()
     patterns = _patterns(inp)
@@ -250,7 +252,8 @@ def collect(
 
 @dataclass
 class _Layout:
-    """Which columns of a table name its configuration and which are figures, with their unit and direction."""
+    """Which columns of a table name its configuration and which are figures, with their unit and
+    direction."""
 
     labels: list[str]
     param_cols: list[int]
@@ -274,8 +277,8 @@ def _patterns(inp: AnalysisInput) -> dict[str, Pattern]:
 
 
 def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
-    """The pattern a column shows when it is a figure: declared (unit or direction), itself or one of
-    its statistics that are figures."""
+    """The pattern a column shows when it is a figure: declared (unit or direction), itself or one
+    of its statistics that are figures."""
     pattern = patterns.get(name)
     if pattern is None:
         stat = next(
@@ -289,7 +292,8 @@ def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
 
 
 def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -> _Layout:
-    """A table's labels, the columns that name its configuration and its figures (unit, direction)."""
+    """A table's labels, the columns that name its configuration and its figures (unit,
+    direction)."""
     keys = item.data.keys
     columns = item.table.columns
     labels = [_label(keys[i]) for i in range(len(columns))]

@@ -56,7 +56,8 @@ def _nodes(scheduler: Scheduler, job_ids: list[str]) -> str:
 
 
 def key(run_dir: str, created: float) -> str:
-    """A run's key in the history: host, folder and start time (a folder reused later is another run)."""
+    """A run's key in the history: host, folder and start time (a folder reused later is another
+    run)."""
     return f"{os.uname().nodename}:{os.path.abspath(run_dir)}:{created:.3f}"
 
 

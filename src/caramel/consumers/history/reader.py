@@ -66,22 +66,23 @@ class HistoryContents:
 
 
 def _columns(runs: list[RunRecord], fetched: Iterable[list[tuple]]) -> FigureColumns:
-    """The figures of `runs` as columns, from ONE scan of the metrics table in the order the rows were
-    written (`_SCAN`: each row's run key, its key as one text, n, mean and sd), read a few thousand
-    rows at a time: a sequential read of the table, where a query per run (as before) looked every
-    row up through the key index, three times as long. A key text is looked up in a dict (the same
-    few thousand recur in every run); the numbers go to numpy by the chunk. The figures are then put
-    in the order of `runs` (by start time; within a run, as written) and the keys numbered in the
-    order they first appear there: the columns a query per run gave. Rows of no run in `runs` are
-    left out. A million figures in a second or two and 30 MB, without an object per figure."""
+    """The figures of `runs` as columns, from ONE scan of the metrics table in the order the rows
+    were written (`_SCAN`: each row's run key, its key as one text, n, mean and sd), read a few
+    thousand rows at a time: a sequential read of the table, where a query per run (as before)
+    looked every row up through the key index, three times as long. A key text is looked up in a
+    dict (the same few thousand recur in every run); the numbers go to numpy by the chunk. The
+    figures are then put in the order of `runs` (by start time; within a run, as written) and the
+    keys numbered in the order they first appear there: the columns a query per run gave. Rows of no
+    run in `runs` are left out. A million figures in a second or two and 30 MB, without an object
+    per figure."""
     run_index = {run.run_key: index for index, run in enumerate(runs)}
     key_ids: dict[str, int] = {}
     run_parts: list[np.ndarray] = []
     key_parts: list[np.ndarray] = []
     value_parts: list[np.ndarray] = []
     for chunk in fetched:
-        # the chunk as one object array (a C loop; transposing its tuples with zip took twice as long),
-        # its texts looked up by map over a dict's get: never a Python step per figure
+        # the chunk as one object array (a C loop; transposing its tuples with zip took twice as
+        # long), its texts looked up by map over a dict's get: never a Python step per figure
         rows = np.array(chunk, dtype=object)
         ids = np.fromiter(map(key_ids.get, rows[:, 1], repeat(-1)), dtype=np.int32, count=len(rows))
         if ids.min() < 0:  # keys not seen before: numbered in the order they come
@@ -108,7 +109,8 @@ def _columns(runs: list[RunRecord], fetched: Iterable[list[tuple]]) -> FigureCol
 
 
 def _check_keys(new: list[str], texts: list[str], run_keys: list[str]) -> None:
-    """A key text of other than five fields: a control character in a name, which caramel never writes."""
+    """A key text of other than five fields: a control character in a name, which caramel never
+    writes."""
     for text in new:
         if text.count(FIELD) != 4:
             run_key = run_keys[texts.index(text)]
@@ -123,8 +125,9 @@ _KEY_TEXT = (
     "coalesce(tbl, '') || char(31) || coalesce(config, '') || char(31) || coalesce(name, '') || char(31) || "
     "coalesce(unit, '') || char(31) || coalesce(direction, '')"
 )
-# per dialect, every figure in the order written: its run, its key as one text, its numbers (a missing
-# mean: not finite, left out by the pages; a text where a number belongs, from a damaged row: likewise)
+# per dialect, every figure in the order written: its run, its key as one text, its numbers (a
+# missing mean: not finite, left out by the pages; a text where a number belongs, from a damaged
+# row: likewise)
 _SCAN = {
     "sqlite": f"SELECT run_key, {_KEY_TEXT}, CASE WHEN typeof(n) = 'integer' AND n > 0 THEN n ELSE 1 END, "
     "CASE WHEN typeof(mean) IN ('real', 'integer') THEN mean ELSE 1e999 END, "

@@ -138,9 +138,9 @@ def _to_sinks(written: list) -> None:
 
 
 def run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
-    """What must still be there once the run is read: its run record (the same file) and every folder of
-    the run folder (the workpackages' and shared folders; files such as the WAL of a cache or the spare
-    file of a bench still running come and go on their own)."""
+    """What must still be there once the run is read: its run record (the same file) and every
+    folder of the run folder (the workpackages' and shared folders; files such as the WAL of a cache
+    or the spare file of a bench still running come and go on their own)."""
     try:
         found = os.stat(db_path(run_dir))
         with os.scandir(run_dir) as entries:
@@ -151,9 +151,9 @@ def run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
 
 
 def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | None) -> None:
-    """A run removed (bench remove, rm -r) or replaced while it was read gave figures of a half-read run:
-    they must not go to the history, where they would stay for ever. A folder the run made meanwhile is
-    no change; one that went (a workpackage removed) is."""
+    """A run removed (bench remove, rm -r) or replaced while it was read gave figures of a half-read
+    run: they must not go to the history, where they would stay for ever. A folder the run made
+    meanwhile is no change; one that went (a workpackage removed) is."""
     after = run_snapshot(run_dir)
     gone = sorted(before[1] - after[1]) if before and after else []
     if before is None or after is None or after[0] != before[0] or gone:

@@ -47,8 +47,8 @@ def settings_path() -> str:
 
 
 def load_settings() -> Settings:
-    """The settings file's history and sinks (none: the defaults) with $CARAMEL_SINKS added; the file is
-    read by caramel.settings, once a command."""
+    """The settings file's history and sinks (none: the defaults) with $CARAMEL_SINKS added; the
+    file is read by caramel.settings, once a command."""
     settings = current()
     where = Location(settings.settings_file)
     out = Settings(

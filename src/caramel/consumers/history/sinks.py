@@ -123,7 +123,8 @@ def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
 
 
 def _gelf(doc: dict) -> dict:
-    """A GELF 1.1 message: additional fields are `_name`, strings or numbers (nested ones as JSON)."""
+    """A GELF 1.1 message: additional fields are `_name`, strings or numbers (nested ones as
+    JSON)."""
     message = {
         "version": "1.1",
         "host": doc["provenance"]["host"] or doc["site"] or "caramel",
@@ -144,7 +145,8 @@ def _gelf(doc: dict) -> dict:
 
 
 def _post(sink: Sink, body: bytes, kind: str) -> None:
-    """POST one body; any answer but 2xx (or an Elasticsearch bulk answer with errors) raises OSError."""
+    """POST one body; any answer but 2xx (or an Elasticsearch bulk answer with errors) raises
+    OSError."""
     # urllib.request (http.client, ssl, email): 20 ms of CPU, imported only where a sink is set, not by
     # every `bench result` that records to the history
     import urllib.error

@@ -60,7 +60,8 @@ def pending() -> list[Pending]:
 
 
 def push(target: str) -> Copied | None:
-    """Deliver the runs spooled for `target` (None when there are none); the spool file goes when empty."""
+    """Deliver the runs spooled for `target` (None when there are none); the spool file goes when
+    empty."""
     path = spool_path(target)
     if not os.path.isfile(path):
         return None

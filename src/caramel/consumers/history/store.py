@@ -87,7 +87,8 @@ class History:
             raise
 
     def _prepare(self) -> None:
-        """Make the tables of a new history, refuse another layout, bring an older one to this one."""
+        """Make the tables of a new history, refuse another layout, bring an older one to this
+        one."""
         layout.prepare(self.db)
 
     @classmethod
@@ -102,8 +103,9 @@ class History:
 
     def add(self, run: RunRecord, metrics: Iterable[Metric], replace: bool = False) -> int:
         """Add a run and its metrics (returns the metrics added or changed). An import keeps what is
-        there (`replace` false: the same run twice adds nothing); `bench result` on a run that changed
-        since (more workpackages finished) replaces the run's figures that changed, and only those."""
+        there (`replace` false: the same run twice adds nothing); `bench result` on a run that
+        changed since (more workpackages finished) replaces the run's figures that changed, and only
+        those."""
         with self.writing():
             return self._insert(run, metrics, replace)
 
@@ -112,8 +114,9 @@ class History:
         """One write transaction that holds the history's write lock from its first statement (BEGIN
         IMMEDIATE): what it reads to decide (is the run there, with which figures?) cannot change
         before its own insert, so two benches adding one run key never both pass the check and one
-        set of figures is never dropped silently. A second writer waits (timeout 30 s). On PostgreSQL the
-        same by a lock on the runs table that only one writer holds at a time (readers go on)."""
+        set of figures is never dropped silently. A second writer waits (timeout 30 s). On
+        PostgreSQL the same by a lock on the runs table that only one writer holds at a time
+        (readers go on)."""
         with self.db:  # commits, or rolls back on an error
             if self.db.dialect.name == "postgresql":
                 self.db.execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
@@ -129,8 +132,8 @@ class History:
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        # a new run starts with no figures counted (a run already there keeps its counts, or has them
-        # counted again below when replaced)
+        # a new run starts with no figures counted (a run already there keeps its counts, or has
+        # them counted again below when replaced)
         self.db.execute(
             upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
             [*(row[c] for c in RUN_COLUMNS), 0, 0],
@@ -154,14 +157,15 @@ class History:
         return removed + added
 
     def _recount(self, run_key: str) -> None:
-        """Store the run's figure counts (runs.figures, runs.nonfinite), inside the writer's transaction:
-        counted by the database from the rows as they now stand, whatever this write added, replaced or
-        removed (a few milliseconds for a thousand figures: their stored mean, min and max are read,
-        so an import, whose rows are all new, adds what it wrote instead)."""
+        """Store the run's figure counts (runs.figures, runs.nonfinite), inside the writer's
+        transaction: counted by the database from the rows as they now stand, whatever this write
+        added, replaced or removed (a few milliseconds for a thousand figures: their stored mean,
+        min and max are read, so an import, whose rows are all new, adds what it wrote instead)."""
         self.db.execute(f"UPDATE runs SET {COUNTS} WHERE run_key = ?", (run_key,))
 
     def recount(self) -> None:
-        """Count the figures of every run again (what layout.migrate does; for a writer of raw rows)."""
+        """Count the figures of every run again (what layout.migrate does; for a writer of raw
+        rows)."""
         with self.writing():
             self.db.execute(f"UPDATE runs SET {COUNTS}")
 
@@ -190,8 +194,8 @@ class History:
     def replace_configurations(
         self, run: RunRecord, configs: Iterable[tuple[str, str]], metrics: Iterable[Metric]
     ) -> int:
-        """Replace the figures of some configurations of a run: (table, configuration JSON) pairs, and
-        the metrics they have now; the run's other figures stay as they are."""
+        """Replace the figures of some configurations of a run: (table, configuration JSON) pairs,
+        and the metrics they have now; the run's other figures stay as they are."""
         with self.writing():
             self.db.executemany(
                 "DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ?",
@@ -241,11 +245,11 @@ class History:
 
     def listing(self, benchmark: str | None = None) -> list[tuple[RunRecord, int, bool]]:
         """Each run (by start time) with its number of figures and whether any of them holds a value
-        that is not a finite number, from the counts stored with the run (`_recount`): `bench history
-        list` of a thousand runs and a million figures reads a thousand rows. A run whose stored mean,
-        min or max is not a finite number (an older caramel wrote infinity there) is read figure by
-        figure, so its count leaves out what `metrics` leaves out; a run without stored counts (a
-        history of an older layout that this user may only read) is counted."""
+        that is not a finite number, from the counts stored with the run (`_recount`): `bench
+        history list` of a thousand runs and a million figures reads a thousand rows. A run whose
+        stored mean, min or max is not a finite number (an older caramel wrote infinity there) is
+        read figure by figure, so its count leaves out what `metrics` leaves out; a run without
+        stored counts (a history of an older layout that this user may only read) is counted."""
         out = []
         for run, figures, nonfinite in self._counted(benchmark):
             flagged = False
@@ -262,7 +266,8 @@ class History:
         return out
 
     def _counted(self, benchmark: str | None) -> Iterator[tuple[RunRecord, int | None, int | None]]:
-        """The runs (of `benchmark`) by start time, each with its stored counts (None: not stored)."""
+        """The runs (of `benchmark`) by start time, each with its stored counts (None: not
+        stored)."""
         cur = self.db.execute(
             "SELECT * FROM runs"
             + (" WHERE benchmark = ?" if benchmark else "")
@@ -283,7 +288,8 @@ class History:
 
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
-        import) is left out and noted in `self.skipped`, so one bad figure never hides the history."""
+        import) is left out and noted in `self.skipped`, so one bad figure never hides the
+        history."""
         configs: dict[str, dict] = {}
         return [
             Metric(tbl, config, name, unit, direction, values)
@@ -291,8 +297,8 @@ class History:
         ]
 
     def _figure_rows(self, run_key: str, configs: dict[str, dict]) -> Iterator[tuple]:
-        """The run's figures as (table, configuration dict, name, unit, direction, finite samples), in
-        the order they were recorded (`_rows` of one run)."""
+        """The run's figures as (table, configuration dict, name, unit, direction, finite samples),
+        in the order they were recorded (`_rows` of one run)."""
         for _, *figure in self._rows("WHERE run_key = ?", (run_key,), configs):
             yield tuple(figure)
 
@@ -310,10 +316,11 @@ class History:
         return out
 
     def _rows(self, where: str, params: tuple, configs: dict[str, dict]) -> Iterator[tuple]:
-        """Figures as (run key, table, configuration dict, name, unit, direction, finite samples), in the
-        order they were recorded. `configs` caches the parsed configurations (the same few hundred texts
-        recur in every run of a benchmark); the samples, as caramel writes them (a JSON list of finite
-        floats), are read by json.loads alone, anything else by the careful `rows.finite_samples`."""
+        """Figures as (run key, table, configuration dict, name, unit, direction, finite samples),
+        in the order they were recorded. `configs` caches the parsed configurations (the same few
+        hundred texts recur in every run of a benchmark); the samples, as caramel writes them (a
+        JSON list of finite floats), are read by json.loads alone, anything else by the careful
+        `rows.finite_samples`."""
         for run_key, tbl, config, name, unit, direction, samples in self.db.execute(
             f"SELECT run_key, tbl, config, name, unit, direction, samples FROM metrics {where} "
             f"ORDER BY {self.db.dialect.order}",

@@ -1,11 +1,12 @@
-"""A targets file: references per system with tolerances (ReFrame's idea), and the Mila suite's sd targets.
+"""A targets file: references per system with tolerances (ReFrame's idea), and the Mila suite's sd
+targets.
 
     systems:
       jureca:                                    # a system tag: the run's system or one of its tags
         gpt_smoke: {value: 1200, lower: -5%, upper: +20%, max_sd: 5%}
         matmul_users:                            # a benchmark or a model (gpt:size=117M) ...
-          GFLOP/s: [2.5, -0.05, 0.2]             # ... with one reference per figure (name, unit, table/name)
-          max_sd: 3%
+          GFLOP/s: [2.5, -0.05, 0.2]             # ... with one reference per figure (name, unit,
+          table/name) max_sd: 3%
       local:
         matmul_users: 2.0
 

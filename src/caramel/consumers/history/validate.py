@@ -1,13 +1,13 @@
 """The schema of `bench export` lines, checked line by line before `bench import` adds anything.
 
 One line is one run: `{"schema": 2, "run": {...}, "metrics": [{...}, ...]}`. Every key, type and
-number is checked (numbers finite and representable as a float; `true` is not a number), and the line
-is size- and depth-bounded before it is parsed (state.bounded), so a hostile or damaged file is
+number is checked (numbers finite and representable as a float; `true` is not a number), and the
+line is size- and depth-bounded before it is parsed (state.bounded), so a hostile or damaged file is
 refused with its file and line and nothing of it is imported.
 
 `schema` is the export's layout: 1 (no key: exports of caramels before it was written) and 2 (the
-key itself; otherwise as 1) are read; a larger one is refused before anything else is checked, since a
-newer caramel may have added keys this one does not know.
+key itself; otherwise as 1) are read; a larger one is refused before anything else is checked, since
+a newer caramel may have added keys this one does not know.
 """
 
 from __future__ import annotations
@@ -67,10 +67,11 @@ class _Bad(Exception):
 
 
 def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, Sequence[Metric]] | None:
-    """One line of an export as a run and its metrics; None for a blank line; RunError when malformed."""
-    # a line as bench export writes it, read by orjson (which takes only UTF-8, as the decoding below):
-    # never deeper than `bounded.check` lets through, so that check's count of the depth (a fifth of a
-    # millisecond a line) is left out for it
+    """One line of an export as a run and its metrics; None for a blank line; RunError when
+    malformed."""
+    # a line as bench export writes it, read by orjson (which takes only UTF-8, as the decoding
+    # below): never deeper than `bounded.check` lets through, so that check's count of the depth (a
+    # fifth of a millisecond a line) is left out for it
     fast = _fast_line(raw) if len(raw) <= bounded.MAX_BYTES else None
     if fast is not None:
         return _parsed(*fast, where)
@@ -104,7 +105,8 @@ def _parsed(
 
 
 def _careful_json(raw: bytes, where: Location):
-    """A line json reads, once bounded (size and depth): any other line's error names what is wrong."""
+    """A line json reads, once bounded (size and depth): any other line's error names what is
+    wrong."""
     try:  # bounded.loads of the line's own bytes (what the text, valid UTF-8, encodes back to: one copy fewer)
         data = bounded.check(raw, "the line")
         try:
@@ -134,7 +136,8 @@ def _careful_json(raw: bytes, where: Location):
 
 
 def _check_schema(doc, where: Location) -> None:
-    """Refuse a line of a newer export (or a schema that is no whole number) before its keys are read."""
+    """Refuse a line of a newer export (or a schema that is no whole number) before its keys are
+    read."""
     if not isinstance(doc, dict) or "schema" not in doc:
         return
     schema = doc["schema"]
@@ -156,11 +159,12 @@ def _check_schema(doc, where: Location) -> None:
 def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
     """A line as bench export writes it, parsed by orjson (half of json's time) and its metrics
     told a column at a time (`_plain_metrics`); None for anything else, which json then reads as
-    before (its errors, and what orjson refuses or reads otherwise: NaN, `1e999`, a lone surrogate, a
-    byte order mark). orjson reads a whole number beyond 64 bits as a float where json keeps it whole:
-    a line with a float of that size outside the samples is read by json too (a sample is stored as
-    a float either way), and a configuration value that is a number is never a plain metric's. The
-    line is at most `_SHALLOW` + 1 deep (plain metrics: 4), so far within the depth json is allowed."""
+    before (its errors, and what orjson refuses or reads otherwise: NaN, `1e999`, a lone surrogate,
+    a byte order mark). orjson reads a whole number beyond 64 bits as a float where json keeps it
+    whole: a line with a float of that size outside the samples is read by json too (a sample is
+    stored as a float either way), and a configuration value that is a number is never a plain
+    metric's. The line is at most `_SHALLOW` + 1 deep (plain metrics: 4), so far within the depth
+    json is allowed."""
     if b"\\u0000" in data:  # a NUL (or the text `\u0000`): json's reading checks each text
         return None
     try:
@@ -353,7 +357,8 @@ def _object(value, what: str, keys: dict[str, str], required: tuple[str, ...]) -
 
 
 def _check(value, expected: str, path: str) -> None:
-    """Raise _Bad naming the innermost wrong value (`metrics[0].samples[1]`) and what was expected."""
+    """Raise _Bad naming the innermost wrong value (`metrics[0].samples[1]`) and what was
+    expected."""
     if expected == _TEXT and not isinstance(value, str):
         raise _Bad(f"{path} holds {_kind(value)}, expected a text")
     if expected == _TIME and value is not None and not _finite(value, path):

@@ -11,7 +11,8 @@ _SCALING = ("node", "gpu", "device", "rank", "world", "ntask", "tasks", "procs",
 
 
 def axis_value(text: str) -> float | None:
-    """A number, or a size such as a model's `117M`, `13B` (so throughput plots against model size)."""
+    """A number, or a size such as a model's `117M`, `13B` (so throughput plots against model
+    size)."""
     try:
         value = float(text)
     except (TypeError, ValueError):
@@ -66,7 +67,8 @@ def y_axis(name: str, unit: str, integers: bool = False) -> dict:
 
 
 def date_axis() -> dict:
-    """Run dates in ISO 8601 (UTC: the script hands plotly UTC texts), never plotly's `Nov 24, 2026`."""
+    """Run dates in ISO 8601 (UTC: the script hands plotly UTC texts), never plotly's `Nov 24,
+    2026`."""
     minute, day = 60_000, 86_400_000
     return {
         "title": {"text": "run started (UTC)"},

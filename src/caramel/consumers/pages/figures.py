@@ -212,8 +212,9 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
 
 def regressions(items: list[Figure]) -> list[int]:
     """The indices of the figures (in date order, one configuration) that regressed against the one
-    before, by pages.judging.judged's rule, for a whole series at once (numpy: pages.thinning). Equal to
-    `[i for i in range(1, len(items)) if judged(items[i], items[i - 1])[0] == "regressed"]`."""
+    before, by pages.judging.judged's rule, for a whole series at once (numpy: pages.thinning).
+    Equal to `[i for i in range(1, len(items)) if judged(items[i], items[i - 1])[0] ==
+    "regressed"]`."""
     way = items[0].direction if items else ""
     if len(items) < 2 or way not in ("higher", "lower"):
         return []
@@ -271,7 +272,8 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
 
 
 def _named(f: Figure) -> str:
-    """The metric's name on an axis (the unit is added by axes.titled; the plot's title says the rest)."""
+    """The metric's name on an axis (the unit is added by axes.titled; the plot's title says the
+    rest)."""
     return f.name
 
 
@@ -314,7 +316,8 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
 def benchmark_plots(
     coll: Collection, figures: list[Figure], focus: set[int] | None = None
 ) -> list[dict]:
-    """Every plot of one benchmark's figures; `focus` (bench report): the runs the sweeps are drawn from."""
+    """Every plot of one benchmark's figures; `focus` (bench report): the runs the sweeps are drawn
+    from."""
     latest = current(coll, [f for f in figures if focus is None or f.run in focus])
     plots = sweep_plots(coll, latest) + energy_plot(coll, latest) + history_plots(coll, figures)
     shown = {tuple(p["metric"]) for p in plots if p["kind"] != "energy"}

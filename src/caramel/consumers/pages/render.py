@@ -152,7 +152,8 @@ def page(
 ) -> str:
     """The page over `coll`; `runs` (bench report): the chosen runs' indices with their tables
     (name, headings, rows), shown with their provenance, and the sweeps drawn from them alone.
-    `all_points`: the CSV file beside the page holding every figure, named where a plot is thinned."""
+    `all_points`: the CSV file beside the page holding every figure, named where a plot is
+    thinned."""
     focus = {index for index, _ in runs} if runs else None
     plots, benchmarks = _plots(coll, focus)
     rows = summary.rows(coll, baseline)

@@ -1,12 +1,13 @@
-"""The analytic model, where the benchmark file declares the work (caramel.consumers.predict.declaration):
+"""The analytic model, where the benchmark file declares the work
+(caramel.consumers.predict.declaration):
 
     time per unit   = work / (devices × rate)          (a metric that is a time)
     units per second = devices × rate / work           (a metric that is a throughput)
 
 The sustained rate per device is learned from the history: log rate = a + b log devices + Σ c_i
-log p_i over the declared parallelism parameters p_i (BayesianRidge, caramel.consumers.predict.regression);
-what the history never varied is left out, so with one device count the rate is a constant and
-time falls as 1/devices. The interval is the rate's.
+log p_i over the declared parallelism parameters p_i (BayesianRidge,
+caramel.consumers.predict.regression); what the history never varied is left out, so with one device
+count the rate is a constant and time falls as 1/devices. The interval is the rate's.
 """
 
 from __future__ import annotations

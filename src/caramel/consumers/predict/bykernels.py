@@ -1,7 +1,8 @@
-"""`--method kernels`: a benchmark predicted on a system from that system's kernel models summed over
-each workpackage's execution profile (ml_perf_model's method; docs/microbench.md).
+"""`--method kernels`: a benchmark predicted on a system from that system's kernel models summed
+over each workpackage's execution profile (ml_perf_model's method; docs/microbench.md).
 
-    time per iteration = bubble x (sum over the profile of count x kernel time + launches x overhead)
+    time per iteration = bubble x (sum over the profile of count x kernel time + launches x
+    overhead)
 
 The overhead per kernel launch (the interpreter, the framework's dispatch: what no microbenchmark
 times) is learned from runs of the benchmark: on the system itself where it has any, else on another
@@ -54,7 +55,8 @@ class Overhead:
 
 
 def profile_of(params: dict[str, object] | None, folder: Path | None = None) -> Profile | None:
-    """The declared profile; `folder`: the benchmark file's (its profile files, its captured profiles)."""
+    """The declared profile; `folder`: the benchmark file's (its profile files, its captured
+    profiles)."""
     if not params or PROFILE not in params or METRIC not in params:
         return None
     return parse_profile(str(params[PROFILE]), folder)
@@ -67,7 +69,8 @@ def benchmark_folder(bench: Benchmark) -> Path:
 def measured(
     history: str, benchmark: str, system: str, metric: str, folder: Path | None = None
 ) -> list[tuple[Profile, float, str]]:
-    """(profile, measured mean, configuration key) of every configuration of `benchmark` measured on `system`."""
+    """(profile, measured mean, configuration key) of every configuration of `benchmark` measured on
+    `system`."""
     try:
         data = load_points(history, benchmark, system)
     except PredictError:
@@ -116,7 +119,8 @@ def overhead_for(
     models: KernelModels,
     folder: Path | None = None,
 ) -> Overhead:
-    """From the system's own runs of the benchmark, else from another system with runs and microbenchmarks."""
+    """From the system's own runs of the benchmark, else from another system with runs and
+    microbenchmarks."""
     rows = measured(history, bench_name, system, metric, folder)
     if rows:
         return learn_overhead(models, rows, system)

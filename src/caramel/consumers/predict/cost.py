@@ -1,8 +1,8 @@
 """What a campaign costs before it runs: each workpackage's predicted job time, the campaign's
 node-hours (nodes × job time) and energy, each with its 90 % interval.
 
-Job time: the declared work metric (caramel.consumers.predict.declaration) times the units of one job
-(`predict_job_units`; a throughput divides them), capped at `predict_job_limit`; without a
+Job time: the declared work metric (caramel.consumers.predict.declaration) times the units of one
+job (`predict_job_units`; a throughput divides them), capped at `predict_job_limit`; without a
 declaration, the first time metric as it is. The campaign's interval adds the workpackages' lows
 and highs: one model's errors move together, so they are not taken as independent.
 """
@@ -47,7 +47,8 @@ def _hours(nodes: int, seconds: tuple[float, float, float]) -> tuple[float, floa
 def _time_metric(forecast: Forecast) -> str:
     for choice in forecast.choices:
         name = choice.data.name.lower()
-        # the stored direction and unit decide; the name only for a history whose units were not kept
+        # the stored direction and unit decide; the name only for a history whose units were not
+        # kept
         if choice.data.direction == "lower" and (
             is_time_unit(choice.data.unit) or "time" in name or "elapsed" in name or "(s)" in name
         ):

@@ -4,9 +4,10 @@
     predict_work_metric  the metric (a table column title) the work governs: a time per unit
                          (`Time/iteration(s)`) or units per second (`Images/second`)
     predict_devices      devices the work is spread over (default: total_devices, else 1)
-    predict_parallel     optional: names of parameters the sustained rate may depend on (tp_size pp_size)
-    predict_job_units    optional: units in one job (iterations, images): job time = units x time per unit
-    predict_job_limit    optional: seconds after which the job stops by itself (Megatron's exit duration)
+    predict_parallel     optional: names of parameters the sustained rate may depend on (tp_size
+    pp_size) predict_job_units    optional: units in one job (iterations, images): job time = units
+    x time per unit predict_job_limit    optional: seconds after which the job stops by itself
+    (Megatron's exit duration)
 
 Being parameters, they expand as any other (tags, python mode) and JUBE ignores them.
 """

@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # the history's modules are imported when the history is read
     from caramel.stages.expand.plan import Plan
     from caramel.stages.spec.model import Benchmark
 
-# per benchmark file, tags and benchmark: per table and configuration key, a workpackage's parameters
+# per benchmark file, tags and benchmark: per table and configuration key, a workpackage's
+# parameters
 Expanded = dict[str, dict[str, dict[str, object] | None]]
 ExpandedCache = dict[tuple[str, tuple[str, ...], str], Expanded]
 

@@ -18,9 +18,9 @@ class PowerLaw:
         self.regression: LogLinear | None = None
 
     def minimum_points(self, encoder: Encoder) -> int:
-        """The products need more configurations than terms; the plain law, with BayesianRidge's prior
-        holding the exponents near zero, fits any two (unvalidated until there are three); with nothing
-        varying it is the mean of the repeats."""
+        """The products need more configurations than terms; the plain law, with BayesianRidge's
+        prior holding the exponents near zero, fits any two (unvalidated until there are three);
+        with nothing varying it is the mean of the repeats."""
         k = len(encoder.numeric)
         if self.products:
             return encoder.width + k * (k - 1) // 2 + 2

@@ -14,8 +14,8 @@ Declared by a workpackage's parameter `predict_profile` (docs/microbench.md):
     captured:gpt:hidden=H layers=L heads=A seq=S batch=B vocab=V [ffn=F dp=D dtype=D]
     captured:resnet:batch=B [image=I width=W blocks=N classes=C]
         the profile captured with torch.profiler from caramel's trainer itself
-        (caramel.payloads.workloads.profile_capture) the first time it is needed, and kept beside the
-        benchmark file in profiles/WORKLOAD-HASH.json, where later predictions (and other sites,
+        (caramel.payloads.workloads.profile_capture) the first time it is needed, and kept beside
+        the benchmark file in profiles/WORKLOAD-HASH.json, where later predictions (and other sites,
         with the file) read it instead of capturing again.
     FILE.json
         a profile file (relative to the benchmark file's folder), as the capture writes it:
@@ -136,7 +136,8 @@ def gpt_fields(text: str) -> dict[str, Any]:
 
 
 def captured_profile(spec: str, folder: Path) -> Profile:
-    """The profile of caramel's own trainer captured with torch.profiler, kept in folder/profiles/."""
+    """The profile of caramel's own trainer captured with torch.profiler, kept in
+    folder/profiles/."""
     workload, _, text = spec.partition(":")
     if workload == "gpt":
         fields = gpt_fields(text)

@@ -127,7 +127,8 @@ class Choice:
 
 
 def choose(data: MetricData, validate: bool = True) -> Choice:
-    """Fit every candidate on all points; validate those that fit (with at least 3 configurations)."""
+    """Fit every candidate on all points; validate those that fit (with at least 3
+    configurations)."""
     points = [p for p in data.points if p.samples and min(p.samples) > 0]
     makers = {m.name: _maker(m) for m in candidates(data)}
     fitted = {}

@@ -1,4 +1,5 @@
-"""From a benchmark and the history to predictions: what `bench predict` and `bench plan --predict` do.
+"""From a benchmark and the history to predictions: what `bench predict` and `bench plan --predict`
+do.
 
 forecast = make_forecast(bench, history_path, metrics=None, learn_from=None)
 forecast.predictions                     # one per workpackage and metric, best model first
@@ -139,8 +140,9 @@ def make_forecast(
     method: str = "history",
 ) -> Forecast:
     """`method`: history (the benchmark's own runs), kernels (the system's microbenchmarks over the
-    declared profile) or auto (history where the system has runs of the benchmark or --from is given,
-    kernels where it has none but has microbenchmarks; with both, the one that validates better)."""
+    declared profile) or auto (history where the system has runs of the benchmark or --from is
+    given, kernels where it has none but has microbenchmarks; with both, the one that validates
+    better)."""
     system = bench.system.name if bench.system is not None else ""
     if method == "kernels":
         return kernel_method(bench, history, system)
@@ -170,7 +172,8 @@ def auto_method(
     validate: bool,
     system: str,
 ) -> Forecast:
-    """History where it validates better or no microbenchmarks exist; kernels where the system never ran it."""
+    """History where it validates better or no microbenchmarks exist; kernels where the system never
+    ran it."""
     try:
         by_history = history_method(bench, history, metrics, None, systems, validate, system)
     except PredictError as missing:

@@ -1,4 +1,5 @@
-"""`bench run --time-from-prediction`: a job's time limit (SLURM's `--time`) from the predicted job time.
+"""`bench run --time-from-prediction`: a job's time limit (SLURM's `--time`) from the predicted job
+time.
 
 Used only where the file sets no `timelimit` (JUBE's platform name for it; a system file's
 `time_limit` is a default the prediction replaces). The limit is the high end of the 90 % interval

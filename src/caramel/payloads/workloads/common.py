@@ -20,7 +20,8 @@ GEMM_SECONDS = 0.2  # the whole measurement, all ranks at once (cheap beside the
 
 def device_plan(requested: str, cuda_devices: int, local_rank: int) -> tuple[str, str]:
     """(device, process-group backend) for `--device auto|cpu|cuda`: one GPU per process (the
-    process's LOCAL_RANK), NCCL between GPUs, gloo on the CPU. Asking for CUDA without it is an error."""
+    process's LOCAL_RANK), NCCL between GPUs, gloo on the CPU. Asking for CUDA without it is an
+    error."""
     if requested not in ("auto", "cpu", "cuda"):
         raise SystemExit(f"--device {requested}: expected auto, cpu or cuda")
     if requested == "cpu" or (requested == "auto" and cuda_devices == 0):
@@ -39,8 +40,9 @@ def device_plan(requested: str, cuda_devices: int, local_rank: int) -> tuple[str
 
 
 def thread_count(requested: int, under_torchrun: bool) -> int:
-    """Intra-op threads of this process: `--threads` when given (the layout the benchmark file chose,
-    caramel.payloads.workloads.layout), else torchrun's OMP_NUM_THREADS (1 unless set), else the layout rule's."""
+    """Intra-op threads of this process: `--threads` when given (the layout the benchmark file
+    chose, caramel.payloads.workloads.layout), else torchrun's OMP_NUM_THREADS (1 unless set), else
+    the layout rule's."""
     if requested > 0:
         return requested
     if under_torchrun:
@@ -77,8 +79,9 @@ def wrap(model: torch.nn.Module, device: torch.device, world: int) -> torch.nn.M
 
 
 def accumulating(model: torch.nn.Module, last: bool) -> contextlib.AbstractContextManager[object]:
-    """The context of one micro-batch's backward: DDP exchanges gradients only on the last micro-batch
-    of an iteration (`no_sync` on the others); a single process has nothing to exchange."""
+    """The context of one micro-batch's backward: DDP exchanges gradients only on the last
+    micro-batch of an iteration (`no_sync` on the others); a single process has nothing to
+    exchange."""
     if last or not isinstance(model, torch.nn.parallel.DistributedDataParallel):
         return contextlib.nullcontext()
     return model.no_sync()
@@ -100,8 +103,8 @@ def barrier() -> None:
 def gemm_rate(
     device: torch.device, seconds: float = GEMM_SECONDS, dtype: torch.dtype = torch.float32
 ) -> float:
-    """The node's GEMM rate in FLOP/s, in the precision the model computes in, as this layout runs it:
-    every rank multiplies square matrices at the same time for about `seconds` (the best repeat
+    """The node's GEMM rate in FLOP/s, in the precision the model computes in, as this layout runs
+    it: every rank multiplies square matrices at the same time for about `seconds` (the best repeat
     counts), and the ranks' rates add up."""
     n = GEMM_SIZE["cuda" if device.type == "cuda" else "cpu"]
     a, b = (
@@ -155,8 +158,8 @@ class Utilisation:
 def utilisation(
     flops_per_iteration: float, iteration_seconds: list[float], gemm_flops_per_s: float
 ) -> Utilisation:
-    """MFU over the timed iterations: all their model FLOPs over all their time (the mean rate, as the
-    table's throughput is), against the GEMM rate of the same processes and threads."""
+    """MFU over the timed iterations: all their model FLOPs over all their time (the mean rate, as
+    the table's throughput is), against the GEMM rate of the same processes and threads."""
     total = sum(iteration_seconds)
     return Utilisation(
         flops_per_iteration * len(iteration_seconds) / total if total > 0 else 0.0, gemm_flops_per_s
@@ -164,9 +167,9 @@ def utilisation(
 
 
 def layout_line(world: int, device: torch.device, choice: str = "") -> str:
-    """What the log shows of the layout: processes and threads per process (or GPUs), and on a CPU what
-    chose it (`--layout-choice`, as the benchmark file planned it: `2x1 (measured 2026-11-25: ...)`,
-    `1x2 (rule)`, `1x1 (CARAMEL_CPU_LAYOUT)`)."""
+    """What the log shows of the layout: processes and threads per process (or GPUs), and on a CPU
+    what chose it (`--layout-choice`, as the benchmark file planned it: `2x1 (measured 2026-11-25:
+    ...)`, `1x2 (rule)`, `1x1 (CARAMEL_CPU_LAYOUT)`)."""
     if device.type == "cuda":
         return f"> layout: {world} process(es), one GPU each"
     chosen = f", chosen: {choice}" if choice else ""
@@ -183,11 +186,11 @@ def add_layout_choice(parser: argparse.ArgumentParser) -> None:
 
 
 def finish() -> None:
-    """End the run so no thread outlives it. Call it once the DDP model is gone (its reducer holds the
-    process group and gloo's pending work): what is left of it is collected now, every rank reaches
-    the same point, then the process group (gloo's or NCCL's worker threads, the store's connection)
-    is torn down while the interpreter is whole. A group left to interpreter shutdown can abort
-    there (`terminate called without an active exception`) after the result was printed."""
+    """End the run so no thread outlives it. Call it once the DDP model is gone (its reducer holds
+    the process group and gloo's pending work): what is left of it is collected now, every rank
+    reaches the same point, then the process group (gloo's or NCCL's worker threads, the store's
+    connection) is torn down while the interpreter is whole. A group left to interpreter shutdown
+    can abort there (`terminate called without an active exception`) after the result was printed."""
     gc.collect()
     if dist.is_initialized():
         dist.barrier()

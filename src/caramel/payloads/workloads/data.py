@@ -1,4 +1,5 @@
-"""A small tokenized corpus in Megatron's indexed-dataset format (.bin/.idx, "MMIDIDX"), no download.
+"""A small tokenized corpus in Megatron's indexed-dataset format (.bin/.idx, "MMIDIDX"), no
+download.
 
 The .idx file is Megatron's: magic, version, dtype code, sequence and document counts, then the
 int32 sequence lengths, int64 byte offsets and int64 document index. Tokens come from a seeded

@@ -9,8 +9,8 @@ the CPU, NCCL on GPUs; gradients exchanged once per iteration, not per micro-bat
 pipeline parallel sizes are accepted for compatibility and must be 1. Warm-up iterations
 (--warmup-iters) run first and print no iteration line, so the analysed figures exclude them; every
 line covers one iteration, timed from the end of the one before (no barrier). Then `> MFU:` (model
-FLOPs against the GEMM rate the same processes measured, `> GEMM rate:`), after `> timed:` (the counted
-iterations' wall and CPU seconds: how much of its cores the process had while it was timed).
+FLOPs against the GEMM rate the same processes measured, `> GEMM rate:`), after `> timed:` (the
+counted iterations' wall and CPU seconds: how much of its cores the process had while it was timed).
 """
 
 from __future__ import annotations
@@ -136,9 +136,10 @@ Batches = Iterator[tuple[torch.Tensor, torch.Tensor]]  # (input, target) micro-b
 
 
 def batches(args: argparse.Namespace, rank: int, micro: int, block: int = 256) -> Batches:
-    """Endless (input, target) micro-batches for this rank, from the corpus or synthetic tokens. They are
-    cut `block` micro-batches at a time (one random draw, one gather): one by one, drawing and stacking
-    cost 45 us a micro-batch, 0.6 % of a timed iteration of the local shape; cut so, 12 us."""
+    """Endless (input, target) micro-batches for this rank, from the corpus or synthetic tokens.
+    They are cut `block` micro-batches at a time (one random draw, one gather): one by one, drawing
+    and stacking cost 45 us a micro-batch, 0.6 % of a timed iteration of the local shape; cut so, 12
+    us."""
     rng = np.random.default_rng(args.seed + rank)
     if args.data_path is not None:
         from caramel.payloads.workloads.data import read_tokens
@@ -156,7 +157,8 @@ def batches(args: argparse.Namespace, rank: int, micro: int, block: int = 256) -
 
 
 def flops_per_iteration(args: argparse.Namespace) -> float:
-    """Megatron's model-FLOPs estimate (forward + backward, no recomputation) for one global batch."""
+    """Megatron's model-FLOPs estimate (forward + backward, no recomputation) for one global
+    batch."""
     b, s, layers, h, v = (
         args.global_batch_size,
         args.seq_length,
@@ -190,7 +192,8 @@ def train_step(
     accumulation: int,
     precision: Precision | None = None,
 ) -> torch.Tensor:
-    """One iteration: `accumulation` micro-batches, gradients exchanged once (on the last), one step."""
+    """One iteration: `accumulation` micro-batches, gradients exchanged once (on the last), one
+    step."""
     precision = precision or Precision(device, torch.float32)
     optimiser.zero_grad(set_to_none=True)
     for micro in range(accumulation):
@@ -278,8 +281,9 @@ def train(
 
 
 def timed_line(times: list[float], cpu_s: float, threads: int) -> str:
-    """`> timed:` the counted iterations' wall seconds and this process's CPU seconds over them (all its
-    threads): a CPU share well under the threads means other work took the cores while it was timed."""
+    """`> timed:` the counted iterations' wall seconds and this process's CPU seconds over them (all
+    its threads): a CPU share well under the threads means other work took the cores while it was
+    timed."""
     wall = sum(times)
     share = cpu_s / wall / threads if wall > 0 and threads > 0 else 0.0
     return (
@@ -299,7 +303,8 @@ def timed_iterations(
     world: int,
     precision: Precision | None = None,
 ) -> list[float]:
-    """The counted iterations, each timed from the end of the one before; rank 0 prints Megatron's line."""
+    """The counted iterations, each timed from the end of the one before; rank 0 prints Megatron's
+    line."""
     barrier()
     times, last = [], device_time(device)
     for done in range(1, args.train_iters + 1):

@@ -2,9 +2,9 @@
 
     call: caramel.payloads.workloads.gpt_function:train
 
-The same model, data and timing as `python -m caramel.payloads.workloads.gpt` (one process here: submitit
-runs one task per workpackage), returning its figures instead of printing Megatron's lines for a
-patternset: tokens/s and seconds per iteration over the counted iterations, the last loss, the
+The same model, data and timing as `python -m caramel.payloads.workloads.gpt` (one process here:
+submitit runs one task per workpackage), returning its figures instead of printing Megatron's lines
+for a patternset: tokens/s and seconds per iteration over the counted iterations, the last loss, the
 GEMM rate the process measured and the model FLOP utilisation against it. torch is imported when
 the function runs, so reading the benchmark file (which imports this module) stays quick.
 """

@@ -14,10 +14,13 @@ threads would read weights from the other socket's memory, so there one rank per
 least is the usual advice.
 
 The rule cannot know what a node favours (on a quiet 2-core node two gloo ranks beat two threads in
-one run and lost in the next), so a measurement comes first where there is one: `layout_choice()` takes
-$CARAMEL_CPU_LAYOUT where set, else what `bench layout --measure` (layout_probe) stored for this node
-(layout_store: same host, usable CPUs and torch, not stale), cut to the cores free now (`fit_to_free`),
-else the rule; its `describe()` says which (`2x1 (measured 2026-11-25: ...)`, `1x2 (rule)`).
+one run and lost in the next), so a measurement comes first where there is one: `layout_choice()`
+takes
+$CARAMEL_CPU_LAYOUT where set, else what `bench layout --measure` (layout_probe) stored for this
+node
+(layout_store: same host, usable CPUs and torch, not stale), cut to the cores free now
+(`fit_to_free`), else the rule; its `describe()` says which (`2x1 (measured 2026-11-25: ...)`, `1x2
+(rule)`).
 
 Torch-free: benchmark files call it when they are planned (`python` mode parameters).
 """
@@ -57,9 +60,9 @@ class Layout:
 
 
 def cpu_layout(cores: int, numa_nodes: int = 1, busy: float = 0.0, ranks: int = 1) -> Layout:
-    """The rule: `busy` cores (rounded, at most all but one) are left to the processes that use them;
-    `ranks` processes (the trainer's wish, RULE_RANKS), at least one per NUMA node holding usable
-    cores, at most one per free core; the free cores split evenly among them."""
+    """The rule: `busy` cores (rounded, at most all but one) are left to the processes that use
+    them; `ranks` processes (the trainer's wish, RULE_RANKS), at least one per NUMA node holding
+    usable cores, at most one per free core; the free cores split evenly among them."""
     if cores < 1:
         raise ValueError(f"a node with {cores} usable cores")
     free = free_cores(cores, busy)
@@ -76,9 +79,10 @@ def running_elsewhere(
     samples: int = 10, interval_s: float = 0.01, loadavg: Path = LOADAVG
 ) -> float:
     """How many other tasks are running or runnable now: the kernel's count (the fourth field of
-    /proc/loadavg, `running/total`) less this process, the median of a few samples (the upper one of an
-    even count; 0 where unreadable). Not `statistics.median`: `bench run` plans llm.yaml through this,
-    and importing `statistics` (fractions, decimal, random) costs it about 10 ms (perf/bench_cpu.py)."""
+    /proc/loadavg, `running/total`) less this process, the median of a few samples (the upper one of
+    an even count; 0 where unreadable). Not `statistics.median`: `bench run` plans llm.yaml through
+    this, and importing `statistics` (fractions, decimal, random) costs it about 10 ms
+    (perf/bench_cpu.py)."""
     counts = []
     for i in range(samples):
         try:
@@ -152,16 +156,17 @@ class LayoutChoice:
 
 
 def fit_to_free(favourite: Layout, free: int) -> Layout:
-    """A measured favourite on a node with `free` cores now: its processes and threads cut so they use
-    no more than the free cores (threads first: an OpenMP thread waiting for a busy core stalls its
-    whole process; then processes). A quiet node's favourite is the upper bound, the load the limit."""
+    """A measured favourite on a node with `free` cores now: its processes and threads cut so they
+    use no more than the free cores (threads first: an OpenMP thread waiting for a busy core stalls
+    its whole process; then processes). A quiet node's favourite is the upper bound, the load the
+    limit."""
     processes = max(1, min(favourite.processes, free))
     return Layout(processes, max(1, min(favourite.threads, free // processes)))
 
 
 def measured_choice(workload: str, cpus: set[int], free: int, path: str) -> LayoutChoice | None:
-    """The stored measurement of `workload` that holds for this node (host, usable CPUs, torch, age),
-    fitted to the free cores; None where there is none (or the file is damaged: a warning)."""
+    """The stored measurement of `workload` that holds for this node (host, usable CPUs, torch,
+    age), fitted to the free cores; None where there is none (or the file is damaged: a warning)."""
     if not os.path.exists(path):  # the common case: no torch metadata lookup, no import
         return None
     from caramel.payloads.workloads import layout_store
@@ -192,8 +197,8 @@ _first_use: list[FirstUseMeasurer] = []
 
 def measure_on_first_use(measurer: FirstUseMeasurer | None) -> None:
     """Let a plan of a system that runs here measure a trainer's layout where this node has none
-    stored ($CARAMEL_LAYOUT_MEASURE=auto): `bench run` does, `bench plan` does not (a plan is quick).
-    The rule cannot know what a node favours; a measurement kept per node can."""
+    stored ($CARAMEL_LAYOUT_MEASURE=auto): `bench run` does, `bench plan` does not (a plan is
+    quick). The rule cannot know what a node favours; a measurement kept per node can."""
     _first_use.clear()
     if measurer is not None:
         _first_use.append(measurer)
@@ -207,8 +212,8 @@ def layout_choice(workload: str = "gpt", runs_here: bool = False) -> LayoutChoic
     naming "gpt" are one decision: lru_cache alone keys them apart). $CARAMEL_CPU_LAYOUT=PxT where
     set (to compare layouts, or pin one); else the measurement `bench layout --measure` stored for
     this node (layout_store), cut to the free cores; else the rule (its usable cores, the NUMA nodes
-    that hold them, the tasks running elsewhere). `runs_here`: the plan's system is this node (local,
-    no accelerator), so where nothing is stored a first-use measurer may measure it now."""
+    that hold them, the tasks running elsewhere). `runs_here`: the plan's system is this node
+    (local, no accelerator), so where nothing is stored a first-use measurer may measure it now."""
     return _decided(workload, runs_here)
 
 

@@ -1,14 +1,14 @@
 """Which CPU layout this node favours, measured: `bench layout --measure`.
 
 Every candidate layout (one single-threaded process, one process with every usable core, one gloo
-rank per core, and the rule's) runs caramel's own trainer as a job runs it: a separate process, started
-directly or through `torchrun --standalone`, with the shipped benchmark file's CPU shape (global batch
-8; `--shape` replaces it) and `--threads T`. Only the trainer's timed loop counts (its iteration lines:
-tokens/s for GPT, `total images/sec` for ResNet), not its start-up. The candidates run in interleaved
-rounds, each round starting at another one, so drift and other users' load fall on all alike; the
-winner is the best median. A run that takes longer than `timeout_s` drops its candidate (on a node
-where other work keeps a core busy, two threads crawl: docs/benchmarks.md), and a candidate under a
-quarter of the best median so far runs no more rounds (its figures are kept).
+rank per core, and the rule's) runs caramel's own trainer as a job runs it: a separate process,
+started directly or through `torchrun --standalone`, with the shipped benchmark file's CPU shape
+(global batch 8; `--shape` replaces it) and `--threads T`. Only the trainer's timed loop counts (its
+iteration lines: tokens/s for GPT, `total images/sec` for ResNet), not its start-up. The candidates
+run in interleaved rounds, each round starting at another one, so drift and other users' load fall
+on all alike; the winner is the best median. A run that takes longer than `timeout_s` drops its
+candidate (on a node where other work keeps a core busy, two threads crawl: docs/benchmarks.md), and
+a candidate under a quarter of the best median so far runs no more rounds (its figures are kept).
 
 Cost: each run is a trainer start (importing torch, about 4 s of CPU) plus warm-up and the timed
 iterations, so candidates x repeats starts: 3 x 3 on a 2-core node, about 50 s when it is quiet.
@@ -155,7 +155,8 @@ def throughput(plan: ProbePlan, layout: Layout, log: str) -> float:
 
 
 def child_environment(layout: Layout) -> dict[str, str]:
-    """The environment of a candidate's trainer: this caramel first on the path, the layout pinned."""
+    """The environment of a candidate's trainer: this caramel first on the path, the layout
+    pinned."""
     package_root = str(Path(__file__).resolve().parents[3])  # the folder holding caramel/
     path = os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH", "")]))
     return {
@@ -167,7 +168,8 @@ def child_environment(layout: Layout) -> dict[str, str]:
 
 
 def run_candidate(plan: ProbePlan, layout: Layout) -> float:
-    """One run of the trainer in `layout`: its throughput. ProbeError when it fails or runs too long."""
+    """One run of the trainer in `layout`: its throughput. ProbeError when it fails or runs too
+    long."""
     try:
         done = subprocess.run(
             trainer_command(plan, layout),
@@ -234,8 +236,9 @@ def measure(
 
 
 def hopeless(alive: list[Layout], figures: dict[str, list[float]]) -> list[Layout]:
-    """The candidates whose median is under 1/HOPELESS of the best one's: more runs cannot make them win,
-    and on a loaded node they are the slow ones (two threads with a busy core: 20 to 40 times slower)."""
+    """The candidates whose median is under 1/HOPELESS of the best one's: more runs cannot make them
+    win, and on a loaded node they are the slow ones (two threads with a busy core: 20 to 40 times
+    slower)."""
     medians = {c: median(figures[name_of(c)]) for c in alive if figures.get(name_of(c))}
     best = max(medians.values(), default=0.0)
     return [c for c, value in medians.items() if value * HOPELESS < best]

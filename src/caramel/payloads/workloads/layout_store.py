@@ -1,7 +1,8 @@
-"""The CPU layout a node was measured to favour (`bench layout --measure`), kept in caramel's data folder.
+"""The CPU layout a node was measured to favour (`bench layout --measure`), kept in caramel's data
+folder.
 
-One JSON file, `cpu-layout.json` in the per-user data folder (`caramel.settings`: $CARAMEL_DATA_DIR),
-one measurement per trainer ("gpt", "resnet"):
+One JSON file, `cpu-layout.json` in the per-user data folder (`caramel.settings`:
+$CARAMEL_DATA_DIR), one measurement per trainer ("gpt", "resnet"):
 
     {"format": "caramel cpu layout", "version": 1, "measurements": [
       {"workload": "gpt", "layout": "2x1", "unit": "tokens/s", "date": "2026-11-25T05:40:00+00:00",
@@ -9,12 +10,14 @@ one measurement per trainer ("gpt", "resnet"):
        "iterations": 20, "repeats": 3, "seconds": 41.2,
        "figures": {"1x1": [19010.0, ...], "1x2": [...], "2x1": [...]}}]}
 
-`figures` holds every timed repeat of every candidate (throughput, `unit`); `layout` is the one with the
-best median. A measurement holds for the node it was taken on: the same host name, the same usable
-CPUs, the same torch version, and at most `MAX_AGE_DAYS` old (`matches`); any other is ignored and the
-rule decides. A file that cannot be read or decoded is a warning naming it, never a traceback.
+`figures` holds every timed repeat of every candidate (throughput, `unit`); `layout` is the one with
+the best median. A measurement holds for the node it was taken on: the same host name, the same
+usable CPUs, the same torch version, and at most `MAX_AGE_DAYS` old (`matches`); any other is
+ignored and the rule decides. A file that cannot be read or decoded is a warning naming it, never a
+traceback.
 
-Torch-free, and cheap when no file exists: `bench run` plans llm.yaml through `layout.node_layout()`.
+Torch-free, and cheap when no file exists: `bench run` plans llm.yaml through
+`layout.node_layout()`.
 """
 
 from __future__ import annotations
@@ -31,8 +34,8 @@ FILE_NAME = "cpu-layout.json"
 FORMAT = "caramel cpu layout"
 VERSION = 1
 # The unit is shown in the layout's summary, which a benchmark passes to its trainer on a shell
-# command line (llm.yaml `--layout-choice '...'`): a stored file is data, so its unit may hold no quote,
-# `$` or other shell syntax, only what a throughput unit is written with.
+# command line (llm.yaml `--layout-choice '...'`): a stored file is data, so its unit may hold no
+# quote, `$` or other shell syntax, only what a throughput unit is written with.
 UNIT_PATTERN = re.compile(r"[A-Za-z][A-Za-z0-9/ ._-]{0,31}")
 MAX_AGE_DAYS = (
     90  # a node's kernel, BLAS or caramel's trainers change: measure again after a season
@@ -45,7 +48,8 @@ class StoredLayoutError(ValueError):
 
 @dataclass(frozen=True)
 class NodeIdentity:
-    """What a measurement holds for: the host, its usable CPUs (a cpulist: `0-3,8`), torch's version."""
+    """What a measurement holds for: the host, its usable CPUs (a cpulist: `0-3,8`), torch's
+    version."""
 
     host: str
     cpus: str
@@ -80,7 +84,8 @@ class Measurement:
         return max(others, key=self.median) if others else None
 
     def summary(self) -> str:
-        """`measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`: the winner's median against the next best."""
+        """`measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`: the winner's median against the
+        next best."""
         text = f"measured {self.date.date().isoformat()}: {self.layout} {kilo(self.median(self.layout))}"
         second = self.runner_up()
         if second is not None:
@@ -103,7 +108,8 @@ class Measurement:
 
 
 def median(values: list[float]) -> float:
-    """The median (not `statistics.median`: its import costs a plan about 10 ms, perf/bench_cpu.py)."""
+    """The median (not `statistics.median`: its import costs a plan about 10 ms,
+    perf/bench_cpu.py)."""
     ordered = sorted(values)
     middle = len(ordered) // 2
     return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
@@ -125,7 +131,8 @@ def cpulist(cpus: set[int]) -> str:
 
 
 def torch_version() -> str:
-    """torch's installed version from its metadata (never importing torch); "" where it is not installed."""
+    """torch's installed version from its metadata (never importing torch); "" where it is not
+    installed."""
     from importlib import metadata
 
     try:
@@ -278,7 +285,8 @@ def note(text: str) -> None:
 
 def read(path: str) -> list[Measurement]:
     """The measurements stored at `path`; none where there is no file. A file that cannot be read or
-    decoded: a warning naming it, and none (the rule decides; `bench layout --measure` writes it anew)."""
+    decoded: a warning naming it, and none (the rule decides; `bench layout --measure` writes it
+    anew)."""
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
@@ -300,8 +308,8 @@ def read(path: str) -> list[Measurement]:
 
 
 def save(path: str, measurement: Measurement) -> str:
-    """Store `measurement`, replacing the one of its workload (the file written whole, never through a
-    link: caramel.fs.writes). A damaged file is replaced."""
+    """Store `measurement`, replacing the one of its workload (the file written whole, never through
+    a link: caramel.fs.writes). A damaged file is replaced."""
     from caramel.fs.writes import write_text
 
     kept = [m for m in read(path) if m.workload != measurement.workload]

@@ -1,21 +1,22 @@
 """Microbenchmarks of the kernels a training iteration is made of, one case per process.
 
-    python -m caramel.payloads.workloads.microbench gemm:512x256x1024:float32 [--threads N] [--seconds S]
-    python -m caramel.payloads.workloads.microbench copy:4194304
+    python -m caramel.payloads.workloads.microbench gemm:512x256x1024:float32 [--threads N]
+    [--seconds S] python -m caramel.payloads.workloads.microbench copy:4194304
     python -m caramel.payloads.workloads.microbench eltwise:4194304:bfloat16
     python -m caramel.payloads.workloads.microbench conv:8x64x32:3
-    python -m caramel.payloads.workloads.microbench attention:32x64x64:bfloat16   (and attention_backward:...)
-    python -m torch.distributed.run --standalone --nproc_per_node 2 -m caramel.payloads.workloads.microbench allreduce:1048576
+    python -m caramel.payloads.workloads.microbench attention:32x64x64:bfloat16   (and
+    attention_backward:...) python -m torch.distributed.run --standalone --nproc_per_node 2 -m
+    caramel.payloads.workloads.microbench allreduce:1048576
 
 A case is `KIND:SHAPE[:EXTRA]` (docs/microbench.md): gemm `MxNxK:DTYPE` (an (M,K) by (K,N)
 product), copy `BYTES` (read + write of a float32 buffer), eltwise `BYTES:DTYPE` (a + b of
 tensors of BYTES in the dtype), conv `BATCHxCHANNELSxSIZE:KERNEL` (a
 same-padded 2-D convolution, forward), attention / attention_backward `BHxSxD:DTYPE` (the fused
 scaled-dot-product attention of BH heads x sequences, S tokens, head width D, under an additive
-causal mask as nn.MultiheadAttention passes it: forward, or the backward of all three inputs), allreduce / allgather `BYTES` over the torchrun ranks (gloo
-on the CPU, NCCL on GPUs). The case runs repeatedly for about `--seconds`; the best repeat counts
-(on a shared machine the others measure the neighbours). It prints `> microbench KIND: seconds T`
-and the rate (`GFLOP/s` or `GB/s`).
+causal mask as nn.MultiheadAttention passes it: forward, or the backward of all three inputs),
+allreduce / allgather `BYTES` over the torchrun ranks (gloo on the CPU, NCCL on GPUs). The case runs
+repeatedly for about `--seconds`; the best repeat counts (on a shared machine the others measure the
+neighbours). It prints `> microbench KIND: seconds T` and the rate (`GFLOP/s` or `GB/s`).
 """
 
 from __future__ import annotations
@@ -53,9 +54,9 @@ def copy(size: str, *, device: str = "cpu") -> tuple[Callable[[], object], float
 def eltwise(
     size: str, dtype: str = "float32", *, device: str = "cpu"
 ) -> tuple[Callable[[], object], float, str]:
-    """An element-wise arithmetic pass (a + b into c) over tensors of BYTES in the dtype: what a layer
-    norm, GELU or Adam step costs per byte, which a plain copy does not show where the CPU has no units
-    for the dtype (bfloat16 converted to float32 and back)."""
+    """An element-wise arithmetic pass (a + b into c) over tensors of BYTES in the dtype: what a
+    layer norm, GELU or Adam step costs per byte, which a plain copy does not show where the CPU has
+    no units for the dtype (bfloat16 converted to float32 and back)."""
     count = max(1, int(size) // DTYPES[dtype].itemsize)
     a, b = (
         torch.randn(count, device=device).to(DTYPES[dtype]),
@@ -79,9 +80,10 @@ def conv(
 def attention(
     shape: str, dtype: str = "float32", backward: bool = False, *, device: str = "cpu"
 ) -> tuple[Callable[[], object], float, str]:
-    """The fused attention a transformer layer calls (torch's scaled_dot_product_attention): its cost
-    is not that of its products (the softmax between them, blocking; on a CPU without bfloat16 units
-    the backward in bfloat16 takes ~9x its products' time), so the suite times it as a kernel."""
+    """The fused attention a transformer layer calls (torch's scaled_dot_product_attention): its
+    cost is not that of its products (the softmax between them, blocking; on a CPU without bfloat16
+    units the backward in bfloat16 takes ~9x its products' time), so the suite times it as a
+    kernel."""
     heads, seq, width = dims(shape)
     kind = DTYPES[dtype]
     q, k, v = (
@@ -120,7 +122,8 @@ def collective(
 def _fields(
     text: str, args: list[str], names: tuple[str, ...], defaults: tuple[str, ...] = ()
 ) -> list[str]:
-    """The fields of a kernel after its kind (`gemm:SHAPE[:DTYPE]`); the last `len(defaults)` may be left out."""
+    """The fields of a kernel after its kind (`gemm:SHAPE[:DTYPE]`); the last `len(defaults)` may be
+    left out."""
     required = len(names) - len(defaults)
     if not required <= len(args) <= len(names):
         kind = text.partition(":")[0]
@@ -161,9 +164,9 @@ def best_time(
     device: str,
     clock: Callable[[], float] = time.perf_counter,
 ) -> float:
-    """The fastest of the repeats that fit in about `seconds` (at least 3). Under torchrun every rank
-    runs the same number of repeats (the smallest any rank asks for: a collective must be called by
-    all), and the slowest rank's best counts."""
+    """The fastest of the repeats that fit in about `seconds` (at least 3). Under torchrun every
+    rank runs the same number of repeats (the smallest any rank asks for: a collective must be
+    called by all), and the slowest rank's best counts."""
 
     def sync() -> None:
         if device.startswith("cuda"):

@@ -2,10 +2,12 @@
 iteration, with their shapes and counts, mapped onto the kernel kinds the microbenchmarks time
 (docs/microbench.md; `bench predict --method kernels` sums the system's kernel models over it).
 
-    python -m caramel.payloads.workloads.profile_capture gpt hidden=64 layers=2 heads=4 seq=64 batch=8 vocab=512 \
+    python -m caramel.payloads.workloads.profile_capture gpt hidden=64 layers=2 heads=4 seq=64
+    batch=8 vocab=512 \
         [ffn=F dp=D dtype=bfloat16] --out profile.json
-    python -m caramel.payloads.workloads.profile_capture resnet batch=8 image=32 width=16 [blocks=1 classes=100]
-    python -m caramel.payloads.workloads.profile_capture step package.module:factory --out profile.json
+    python -m caramel.payloads.workloads.profile_capture resnet batch=8 image=32 width=16 [blocks=1
+    classes=100] python -m caramel.payloads.workloads.profile_capture step package.module:factory
+    --out profile.json
 
 `capture(step)` profiles any PyTorch callable (one training iteration): one call unprofiled (lazy
 state such as Adam's moments is made then), then `iterations` calls under the profiler with
@@ -114,8 +116,8 @@ DTYPE_NAMES = {
 
 @dataclass(frozen=True)
 class Kernel:
-    """One kernel as the microbenchmarks name it: gemm (M, N, K), conv (batch, channels, size, kernel),
-    copy and collectives (bytes)."""
+    """One kernel as the microbenchmarks name it: gemm (M, N, K), conv (batch, channels, size,
+    kernel), copy and collectives (bytes)."""
 
     kind: str
     shape: tuple[int, ...]
@@ -125,7 +127,8 @@ class Kernel:
 
 @dataclass
 class Operator:
-    """What the walk needs of one profiler event (torch's FunctionEvent), so it can be tested without one."""
+    """What the walk needs of one profiler event (torch's FunctionEvent), so it can be tested
+    without one."""
 
     name: str
     shapes: list[list[int]]
@@ -266,9 +269,10 @@ def _looked_into(
     op: Operator, ranks: int, unmapped: Counter[str] | None
 ) -> tuple[list[Kernel], int]:
     """An operator that calls others: their kernels; and its own pass where it does one, i.e. where
-    its largest tensor is larger than any its callees touch, conversions of its operands aside (add_,
-    mul_ and div of Adam over the weights call only a scalar's conversion, layer norms and sums only
-    allocations: their work is done in the operator itself, so counting the callees alone drops it)."""
+    its largest tensor is larger than any its callees touch, conversions of its operands aside
+    (add_, mul_ and div of Adam over the weights call only a scalar's conversion, layer norms and
+    sums only allocations: their work is done in the operator itself, so counting the callees alone
+    drops it)."""
     found: list[Kernel] = []
     launches, touched = 0, 0
     for child in op.children:
@@ -291,8 +295,8 @@ def _looked_into(
 
 
 def profile_document(roots: list[Operator], iterations: int = 1, ranks: int = 1) -> dict[str, Any]:
-    """The profile file's content (caramel.consumers.predict.profile reads it): kernels merged with their counts
-    per iteration, and the launches per iteration."""
+    """The profile file's content (caramel.consumers.predict.profile reads it): kernels merged with
+    their counts per iteration, and the launches per iteration."""
     counts: Counter[Kernel] = Counter()
     unmapped: Counter[str] = Counter()
     launches = 0

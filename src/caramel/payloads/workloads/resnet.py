@@ -3,9 +3,10 @@
     torchrun --nproc_per_node 2 -m caramel.payloads.workloads.resnet --batch_size 4 --num_batches 10
 
 Synthetic images and labels (as CARAML's `synthetic` runs), one process with `--threads` threads or
-data parallel over torchrun ranks (DDP, gloo). `--batch_size` is per device, as in tf_cnn_benchmarks.
-Warm-up batches (--num_warmup_batches) are excluded; the figure is `total images/sec` over the
-counted batches, all devices, then `> MFU:` against the measured `> GEMM rate:`.
+data parallel over torchrun ranks (DDP, gloo). `--batch_size` is per device, as in
+tf_cnn_benchmarks. Warm-up batches (--num_warmup_batches) are excluded; the figure is `total
+images/sec` over the counted batches, all devices, then `> MFU:` against the measured `> GEMM
+rate:`.
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ class ResNet(nn.Module):
 
 def training_flops(model: nn.Module, images: torch.Tensor) -> float:
     """FLOPs of one training step on `images`: the forward pass's convolutions and linear layers
-    (2 x multiply-adds) counted with hooks, times 3 (the backward pass costs about twice the forward)."""
+    (2 x multiply-adds) counted with hooks, times 3 (the backward pass costs about twice the
+    forward)."""
     counted = [0.0]
 
     def count(module: nn.Module, inputs: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
@@ -157,7 +159,8 @@ def main(argv: list[str] | None = None) -> None:
 def train(
     args: argparse.Namespace, rank: int, world: int, device: torch.device
 ) -> tuple[list[float], float, float]:
-    """Model, warm-up, the node's GEMM rate, the timed batches: (their seconds, GEMM rate, FLOPs a batch)."""
+    """Model, warm-up, the node's GEMM rate, the timed batches: (their seconds, GEMM rate, FLOPs a
+    batch)."""
     torch.manual_seed(1234 + rank)
     model: torch.nn.Module = ResNet(width=args.width)
     images = torch.randn(args.batch_size, 3, args.image_size, args.image_size)

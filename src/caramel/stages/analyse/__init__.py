@@ -1,7 +1,7 @@
 """The `analyse` stage: log files of a run → analysed values per workpackage (statistics, derived).
 
-    inp = from_run(run_dir)                    # or from_plan(plan) for work folders laid out by a plan
-    results = analyse_all(inp, ["analyse"])    # analyser name -> AnalyserResult
+    inp = from_run(run_dir)                    # or from_plan(plan) for work folders laid out by a
+    plan results = analyse_all(inp, ["analyse"])    # analyser name -> AnalyserResult
 
 Modules: `inputs` (what the stage reads of a run), `patterns` (built-ins, substitution, compiling),
 `scan` (one pass per file, bounded memory), `stats` (running statistics), `derived` (python-mode
@@ -30,7 +30,8 @@ __all__ = [
 def analyse_all(
     inp: AnalysisInput, names: list[str] | None = None, use_cache: bool = True
 ) -> dict[str, AnalyserResult]:
-    """Run the analysers `names` (default: all of the benchmark), reusing cached values when allowed."""
+    """Run the analysers `names` (default: all of the benchmark), reusing cached values when
+    allowed."""
     from caramel.errors import did_you_mean
 
     bench = inp.benchmark

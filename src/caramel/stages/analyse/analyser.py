@@ -1,4 +1,5 @@
-"""Running one `<analyser>` over a run: files per step, patterns, statistics, defaults, derived values.
+"""Running one `<analyser>` over a run: files per step, patterns, statistics, defaults, derived
+values.
 
     result = analyse(inp, bench.analysers["analyse"])
     result.groups[root_id].values   # {"number_pat": 4, "number_pat_avg": 4.0, ...}
@@ -83,7 +84,8 @@ class _Spec:
 @dataclass
 class Prepared:
     """An analyser ready to run: its file specs, its definition's hash, and for every result group
-    the files it would read now (taken without reading them, so an unchanged run costs only stats)."""
+    the files it would read now (taken without reading them, so an unchanged run costs only
+    stats)."""
 
     name: str
     base: dict[str, Pattern]
@@ -136,8 +138,8 @@ def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
 def run(
     prepared: Prepared, cache: AnalysisCache | None = None, roots: set[int] | None = None
 ) -> AnalyserResult:
-    """Analyse the groups whose files changed since they were cached; take the others from the cache.
-    `roots`: only these result groups (the others are not read at all)."""
+    """Analyse the groups whose files changed since they were cached; take the others from the
+    cache. `roots`: only these result groups (the others are not read at all)."""
     cached = cache.load(prepared.name, prepared.config, roots) if cache else {}
     result = AnalyserResult(prepared.name, [], {}, prepared.every)
     fresh: list[tuple[int, str, str]] = []
@@ -204,7 +206,8 @@ def _config(analyser: Analyser, patterns: dict[str, Pattern], steps: dict[str, S
 
 
 def _groups(wps: list[WPRecord], iterations: int, reduce: bool) -> list[list[WPRecord]]:
-    """Iteration siblings are created together: consecutive ids, same parents, iterations counting up."""
+    """Iteration siblings are created together: consecutive ids, same parents, iterations counting
+    up."""
     if not reduce or iterations <= 1:
         return [[wp] for wp in wps]
     out: list[list[WPRecord]] = []
@@ -237,7 +240,8 @@ Read = tuple[WPRecord, _Spec, list[str]]  # a member, a file spec, the paths fou
 def _signature(
     inp: AnalysisInput, members: list[WPRecord], specs: list[_Spec], work_dir: str
 ) -> tuple[str, list[Read]]:
-    """The files each member would read now, with size, mtime, inode and ctime (in JUBE's reading order)."""
+    """The files each member would read now, with size, mtime, inode and ctime (in JUBE's reading
+    order)."""
     parts: list[str] = []
     reads: list[Read] = []
     for wp in members:
@@ -266,7 +270,8 @@ def _signature(
                 if stat.S_ISREG(st.st_mode):  # JUBE reads regular files only (os.path.isfile)
                     found.append(p)
                     # inode and ctime too: a copy that keeps size and mtime (cp -p, rsync -t) still
-                    # changes the ctime, which no tool sets back, and a file renamed over has a new inode
+                    # changes the ctime, which no tool sets back, and a file renamed over has a new
+                    # inode
                     parts.append(
                         f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {p}"
                     )

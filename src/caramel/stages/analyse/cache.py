@@ -2,9 +2,10 @@
 
 Table `analysis`: one row per analyser and result group (root workpackage): the signature of the
 files read (path, size, modification time in ns, inode, change time in ns, in reading order) and the
-values computed from them, as JSON. A group is analysed again when its signature changes (a log grew, a
-job finished, a file appeared, a file was replaced by one of the same size and mtime: `cp -p` rewrites
-it, `rsync -t` renames a new one over it, and both change the ctime, which no tool sets back) or when
+values computed from them, as JSON. A group is analysed again when its signature changes (a log
+grew, a job finished, a file appeared, a file was replaced by one of the same size and mtime: `cp
+-p` rewrites it, `rsync -t` renames a new one over it, and both change the ctime, which no tool sets
+back) or when
 the analyser's definition (`config`) differs. Every JSON read back is bounded (state.bounded).
 
 Table `tables`: the finished tables of the last calls (JSON made by report.results), keyed by
@@ -88,8 +89,8 @@ class AnalysisCache:
     def load(
         self, analyser: str, config: str, roots: set[int] | None = None
     ) -> dict[int, tuple[str, str]]:
-        """root -> (signature, data) of the groups cached for this analyser definition (`roots`: only
-        these groups)."""
+        """root -> (signature, data) of the groups cached for this analyser definition (`roots`:
+        only these groups)."""
         if self.db is None:
             return {}
         query = "SELECT root, signature, data FROM analysis WHERE analyser=? AND config=?"

@@ -1,4 +1,5 @@
-"""A figure's mean, sd and sem under the estimator its step declares (spec/estimator.py), with numpy.
+"""A figure's mean, sd and sem under the estimator its step declares (spec/estimator.py), with
+numpy.
 
     summary = summarise([207.1, 199.4, 231.0], Estimator())   # mean, sd (ddof=1), sem, sd%, sem%
 

@@ -3,8 +3,8 @@
     inp = from_plan(plan)          # a plan and work folders (tests, JUBE run folders)
     inp = from_run(run_dir)        # a run made by `bench run` (its caramel.db)
 
-Each workpackage is a `WPRecord`: id, step, iteration, parents, params (the run's record), work folder
-and state. The analysis reads files below `work_dir` and nothing else of the run.
+Each workpackage is a `WPRecord`: id, step, iteration, parents, params (the run's record), work
+folder and state. The analysis reads files below `work_dir` and nothing else of the run.
 """
 
 from __future__ import annotations
@@ -67,7 +67,8 @@ class WPRecord:
 
     @property
     def params(self) -> Params:
-        """The workpackage's params as the analysis sees them (Params.stripped), jube_* built-ins included."""
+        """The workpackage's params as the analysis sees them (Params.stripped), jube_* built-ins
+        included."""
         if self._params is None:
             self._params = self._source.get(self.id) if self._source is not None else Params()
         return self._params
@@ -176,8 +177,9 @@ CACHE_NAME = layout.ANALYSIS_CACHE
 
 
 def from_run(run_dir: str, benchmark: Benchmark | None = None) -> AnalysisInput:
-    """An input from a run folder made by `bench run` (its state database is the truth); `benchmark`:
-    the model to analyse with instead of the stored one (an update that could not be stored)."""
+    """An input from a run folder made by `bench run` (its state database is the truth);
+    `benchmark`: the model to analyse with instead of the stored one (an update that could not be
+    stored)."""
     from caramel.stages.state.store import Store, db_path, is_run_dir
 
     if not is_run_dir(run_dir):

@@ -1,9 +1,10 @@
 """Patterns: JUBE's built-in regex pieces, patternset merging, substitution and compilation.
 
-A pattern's text is substituted like a parameter (JUBE's `$` rules, `caramel.stages.expand.substitute`):
-`$jube_pat_*` built-ins win over the workpackage's parameters, which win over other patterns of the
-same set. Most patterns only use built-ins, so their regex is compiled once for the whole run;
-patterns naming parameters are compiled once per distinct combination of those parameter values.
+A pattern's text is substituted like a parameter (JUBE's `$` rules,
+`caramel.stages.expand.substitute`): `$jube_pat_*` built-ins win over the workpackage's parameters,
+which win over other patterns of the same set. Most patterns only use built-ins, so their regex is
+compiled once for the whole run; patterns naming parameters are compiled once per distinct
+combination of those parameter values.
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ class Compiler:
         refs: set[str] = set()
         for p in self.patterns:
             refs |= references(p.regex)
-        # Parameter names a regex may depend on (pattern names too: a parameter of the same name wins).
+        # Parameter names a regex may depend on (pattern names too: a parameter of the same name
+        # wins).
         self.param_refs = tuple(sorted(refs - set(BUILTIN_PATTERNS)))
         self._cache: dict[tuple[str | None, ...], list[Probe]] = {}
 

@@ -178,7 +178,8 @@ def results_csv_path(wp: WPRecord, csv_name: str) -> str:
 
 
 def mad_environment(wp: WPRecord) -> dict[str, str]:
-    """The MAD_* variables a models.json entry's script was given (its work folder's mad.env), or {}."""
+    """The MAD_* variables a models.json entry's script was given (its work folder's mad.env), or
+    {}."""
     try:
         with open(os.path.join(wp.work_dir, MAD_ENV_FILE), errors="replace") as handle:
             lines = handle.read().splitlines()

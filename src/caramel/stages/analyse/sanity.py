@@ -187,8 +187,9 @@ def row_failure(
     groups: Mapping[int, Group],
     lookup: Callable[[str], object],
 ) -> str:
-    """The first sanity check of the row that fails ('' when all hold): the checks of each step along
-    the chain (on each workpackage of its result group), then those of the analyser (on the leaf's)."""
+    """The first sanity check of the row that fails ('' when all hold): the checks of each step
+    along the chain (on each workpackage of its result group), then those of the analyser (on the
+    leaf's)."""
     bench = inp.benchmark
     owners: list[tuple[str, list[Sanity], list[WPRecord]]] = []
     for wp in chain:

@@ -31,8 +31,8 @@ class Accumulator:
     def __init__(self, kind: str) -> None:
         self.kind = kind
         self.cnt = 0
-        # a match as its kind (int | float, str for a string pattern); None until the first one. Any: the
-        # kind is known at run time only, and the hot loop below is kept free of checks
+        # a match as its kind (int | float, str for a string pattern); None until the first one.
+        # Any: the kind is known at run time only, and the hot loop below is kept free of checks
         self.first: Any = None
         self.last: Any = None
         self.min: Any = None

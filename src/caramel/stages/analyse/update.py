@@ -1,13 +1,15 @@
-"""`bench result -u FILE` / `bench analyse -u FILE`: a run's analysis definitions from an edited file.
+"""`bench result -u FILE` / `bench analyse -u FILE`: a run's analysis definitions from an edited
+file.
 
 JUBE 2.7.1's `-u` takes the pattern sets, analysers and results of the benchmark of the same name in
 FILE (read with the run's tags), keeps the rest of the run's configuration, and writes the result
 back into the run folder (`configuration.xml`), so later calls without `-u` use it too. caramel does
-the same with its run record: the updated model replaces the stored one in `caramel.db` (spec/update.py
-refuses an edit of what made the run). The analysis cache needs no clearing: what it keeps is keyed
-by the definitions (analyse/analyser.py `_config`, report/incremental.py `definitions`), so nothing
-analysed with the old ones is served again. A run folder that cannot be written is updated for this
-call only, with a warning, as JUBE does (it writes the configuration only when it can).
+the same with its run record: the updated model replaces the stored one in `caramel.db`
+(spec/update.py refuses an edit of what made the run). The analysis cache needs no clearing: what it
+keeps is keyed by the definitions (analyse/analyser.py `_config`, report/incremental.py
+`definitions`), so nothing analysed with the old ones is served again. A run folder that cannot be
+written is updated for this call only, with a warning, as JUBE does (it writes the configuration
+only when it can).
 """
 
 from __future__ import annotations

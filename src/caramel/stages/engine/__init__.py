@@ -1,7 +1,7 @@
 """Running a plan: work folders, do's, waiting, recovery.
 
-session.py     start_run / continue_run / dry_run: the entry points (a run = store the plan, then continue)
-engine.py      the Engine: dependency order, procs, max_async, state moves, failures
+session.py     start_run / continue_run / dry_run: the entry points (a run = store the plan, then
+continue) engine.py      the Engine: dependency order, procs, max_async, state moves, failures
 settings.py    what a run is told (Settings) and tells at its end (Summary)
 restart.py     what a stopped bench left: recovery from the shells' records, the interruption
 shared.py      shared do's (once per step, when all its workpackages reached them)

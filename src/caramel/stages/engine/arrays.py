@@ -5,24 +5,27 @@ A submit step's workpackage whose job caramel queues itself (`queues_later`: its
 or a parent's job is still queued) runs one command that only writes its job script, and waits. Once
 nothing else can start, `submit_waiting` queues every such script:
 
-- an array step: the scripts with the same resources (their `#SBATCH` lines) form one job array of at
-  most the site's MaxArraySize tasks (a larger one is split); its script (`<run>/.caramel_arrays/<step>.<n>/`)
-  finds task i's work folder through the map beside it and runs that folder's own job script, its
-  output into that folder's job.out and job.err (what SLURM itself says about task i, a time limit's
-  cancellation, is in `<i>.out`/`<i>.err` beside the map);
+- an array step: the scripts with the same resources (their `#SBATCH` lines) form one job array of
+at
+  most the site's MaxArraySize tasks (a larger one is split); its script
+  (`<run>/.caramel_arrays/<step>.<n>/`) finds task i's work folder through the map beside it and
+  runs that folder's own job script, its output into that folder's job.out and job.err (what SLURM
+  itself says about task i, a time limit's cancellation, is in `<i>.out`/`<i>.err` beside the map);
 - a workpackage whose parents' jobs are still queued is held with `afterok:` on their ids; an
   array whose tasks each follow one task of a parent array takes that task's index and
-  `aftercorr:` (task i starts after the parent's task i ended well, not after the whole parent array);
-- each queued job's id is kept at once where a bench stopped right after sbatch finds it, so it never
-  queues a job twice: a single job's id ("123") appended to the workpackage's stdout, an array's id in
-  `job_id` beside its task map, whose lines name each task's workpackage and attempt (task 4 of
+  `aftercorr:` (task i starts after the parent's task i ended well, not after the whole parent
+  array);
+- each queued job's id is kept at once where a bench stopped right after sbatch finds it, so it
+never
+  queues a job twice: a single job's id ("123") appended to the workpackage's stdout, an array's id
+  in `job_id` beside its task map, whose lines name each task's workpackage and attempt (task 4 of
   array 123 is "123_4").
 
 Starting a thousand such workpackages costs per workpackage its two folders (two mkdir, no look
 first), its job script (rendered, written in three system calls) and its state moves, checked one by
-one and written together (a batch of the store, engine.Engine._fill: one UPDATE, one INSERT of events
-and one of commands for all of them); the array costs one folder, one map and one sbatch, and its
-tasks' job ids one move for all of them (Store.move_many). perf/array_scale.py measures it.
+one and written together (a batch of the store, engine.Engine._fill: one UPDATE, one INSERT of
+events and one of commands for all of them); the array costs one folder, one map and one sbatch, and
+its tasks' job ids one move for all of them (Store.move_many). perf/array_scale.py measures it.
 """
 
 from __future__ import annotations
@@ -83,8 +86,9 @@ def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
 
 
 def _write_new(path: str, text: str) -> None:
-    """`text` as the file `path` (made or emptied first, never through a link), in three system calls:
-    a thousand job scripts are written without a file object each (its fstat, ioctl and seeks)."""
+    """`text` as the file `path` (made or emptied first, never through a link), in three system
+    calls: a thousand job scripts are written without a file object each (its fstat, ioctl and
+    seeks)."""
     data = text.encode(_ENCODING)
     handle = os.open(
         path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666
@@ -133,8 +137,8 @@ def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Schedule
 
 
 def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
-    """Whether caramel queues `wp`'s job itself: its step is an array (a submit step's, or a call step's
-    batch), or a parent's job is still queued."""
+    """Whether caramel queues `wp`'s job itself: its step is an array (a submit step's, or a call
+    step's batch), or a parent's job is still queued."""
     if not (step.submit or step.call):
         return False
     return array_of(engine.bench, step) != "false" or (
@@ -143,8 +147,8 @@ def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
 
 
 def may_start(engine: Engine, wp: WpRow) -> bool:
-    """Whether `wp` may start: its parents are done, or (a submit step) each parent is done or a submit
-    step's job in the queue, which `wp`'s job will wait for."""
+    """Whether `wp` may start: its parents are done, or (a submit step) each parent is done or a
+    submit step's job in the queue, which `wp`'s job will wait for."""
     step = engine.bench.steps[wp.step]
     for parent in (engine.wps[p] for p in wp.parents):
         if parent.state == WpState.DONE:
@@ -201,8 +205,8 @@ def submit_waiting(engine: Engine) -> bool:
 
 
 def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batch]:
-    """How `wps` are queued: arrays of one step with the same resources and parents' jobs, split where
-    the site's arrays are smaller; one job each for steps that are no arrays."""
+    """How `wps` are queued: arrays of one step with the same resources and parents' jobs, split
+    where the site's arrays are smaller; one job each for steps that are no arrays."""
     system = engine.bench.system
     limit = (system.max_array_size if system is not None else 0) or scheduler.max_array_size() or 1
     groups: dict[tuple, list[tuple[int, WpRow]]] = defaultdict(list)
@@ -242,7 +246,8 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
 
 
 def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
-    """One sbatch for `batch`; its job ids recorded, or every workpackage of it failed with sbatch's words."""
+    """One sbatch for `batch`; its job ids recorded, or every workpackage of it failed with sbatch's
+    words."""
     try:
         if engine.bench.steps[batch.step].call:
             folder = _write_map(engine, batch)
@@ -343,13 +348,14 @@ def _write_map(engine: Engine, batch: Batch) -> str:
 
 
 def _queued_here(engine: Engine, step: Step) -> bool:
-    """Whether the jobs of `step`'s waiting workpackages are queued by caramel (here), not by their do."""
+    """Whether the jobs of `step`'s waiting workpackages are queued by caramel (here), not by their
+    do."""
     return step.submit or (bool(step.call) and array_of(engine.bench, step) != "false")
 
 
 def queued_tasks(run_dir: str) -> dict[tuple[int, int], str]:
-    """(workpackage, attempt) -> the array task id ("123_4") of every array queued in this run (those
-    whose sbatch answered: their `job_id` was written)."""
+    """(workpackage, attempt) -> the array task id ("123_4") of every array queued in this run
+    (those whose sbatch answered: their `job_id` was written)."""
     parent = os.path.join(run_dir, ".caramel_arrays")
     out: dict[tuple[int, int], str] = {}
     for name in sorted(os.listdir(parent)) if os.path.isdir(parent) else []:

@@ -1,7 +1,7 @@
 """The one do of a `call:` step (spec/call.py): hand the function and its arguments to submitit.
 
-A call step's workpackage runs one command, `python -m caramel.stages.engine.call_job '<call>'`, whose
-argument is the call as JSON: the target, the workpackage's typed parameters (the keyword
+A call step's workpackage runs one command, `python -m caramel.stages.engine.call_job '<call>'`,
+whose argument is the call as JSON: the target, the workpackage's typed parameters (the keyword
 arguments), the scheduler and the executor's parameters the system file gives. So a call step is
 recorded, logged, timed, wrapped and cancelled like any do. On a system without a scheduler that
 command waits for submitit's local job and ends with it; on SLURM it submits the job, prints its id
@@ -71,7 +71,8 @@ def call_command(
 
 
 def call_in(command: Command) -> dict:
-    """The call a `call_command` carries (its last word, JSON): what engine.call_batch writes and submits."""
+    """The call a `call_command` carries (its last word, JSON): what engine.call_batch writes and
+    submits."""
     call = json.loads(shlex.split(command.text)[-1])
     if not isinstance(call, dict):
         raise ValueError(f"not a call command: {command.text[:80]}")
@@ -101,7 +102,8 @@ def call_failure(outcome: Outcome, commands: list[Command]) -> str:
 def executor_parameters(
     system: SystemFacts | None, time_limit: float, job_name: str = "caramel"
 ) -> dict[str, object]:
-    """submitit's parameters from the system file: partition, account, GPUs, tasks, time limit (minutes)."""
+    """submitit's parameters from the system file: partition, account, GPUs, tasks, time limit
+    (minutes)."""
     minutes = (
         time_limit / 60.0
         if time_limit > 0

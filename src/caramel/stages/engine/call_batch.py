@@ -44,8 +44,9 @@ def on_slurm(bench: Benchmark) -> bool:
 
 
 def write_call(command: Command) -> Outcome:
-    """What the call step's command does before it submits, here rather than in a process of its own:
-    the last attempt's figures removed, the call written (`call.json`); then it waits for its batch."""
+    """What the call step's command does before it submits, here rather than in a process of its
+    own: the last attempt's figures removed, the call written (`call.json`); then it waits for its
+    batch."""
     from caramel.stages.engine.call_job import FIGURE_FILES
 
     started = time.time()
@@ -67,8 +68,8 @@ def write_call(command: Command) -> Outcome:
 
 
 def submit(engine: Engine, wps: list[WpRow], folder: str, most: int) -> list[str]:
-    """Queue the calls of `wps` (their work folders' call.json) as one batch of submitit whose files are
-    in `folder`; the job id of each, in order ("123_4"; "123" for a batch of one)."""
+    """Queue the calls of `wps` (their work folders' call.json) as one batch of submitit whose files
+    are in `folder`; the job id of each, in order ("123_4"; "123" for a batch of one)."""
     from caramel.adapters.backends import schedulers
     from caramel.stages.engine.call_job import submit_batch
 

@@ -1,4 +1,5 @@
-"""`python -m caramel.stages.engine.call_job '<call as JSON>'`: the do of a `call:` step (engine/call.py).
+"""`python -m caramel.stages.engine.call_job '<call as JSON>'`: the do of a `call:` step
+(engine/call.py).
 
 It runs in the workpackage's work folder, records the call (`call.json`), and submits a
 `CallPayload` through submitit: its LocalExecutor where the system has no scheduler (then it
@@ -64,8 +65,9 @@ def submit(call: dict, work: str) -> tuple[Job, bool]:
 
 
 def submit_batch(calls: list[tuple[dict, str]], folder: str, most: int = 0) -> list[str]:
-    """Submit (call, work folder) pairs of one step as one batch of submitit's SlurmExecutor: one sbatch,
-    a job array of len(calls) tasks with at most `most` at once (0: all); each task's job id."""
+    """Submit (call, work folder) pairs of one step as one batch of submitit's SlurmExecutor: one
+    sbatch, a job array of len(calls) tasks with at most `most` at once (0: all); each task's job
+    id."""
     import submitit
 
     executor = submitit.SlurmExecutor(
@@ -102,7 +104,8 @@ def wait_local(job: Job, work: str, poll: float = 0.1) -> int:
 
 
 def _tail(job: Job) -> str:
-    """The last line of the job's stderr (submitit's log), for a job that died before writing its figures."""
+    """The last line of the job's stderr (submitit's log), for a job that died before writing its
+    figures."""
     try:
         with open(job.paths.stderr, errors="replace") as handle:
             lines = [line.strip() for line in handle if line.strip()]

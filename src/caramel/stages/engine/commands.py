@@ -26,7 +26,8 @@ def final_text(text: str, params: dict[str, str]) -> str:
 
 
 def path_text(text: str, params: dict[str, str]) -> str:
-    """A file or folder name: substituted, then `~` and environment variables expanded (as JUBE does)."""
+    """A file or folder name: substituted, then `~` and environment variables expanded (as JUBE
+    does)."""
     return layout.resolve_path_text(final_text(text, params))
 
 
@@ -46,7 +47,8 @@ def command_for(
     do: Do, op: int, cycle: int, params: dict[str, str], work: str, role: Role = Role.DO
 ) -> Command:
     """One do as a Command. stdout/stderr files live in the step's work folder (JUBE names them
-    before it changes to the do's own `work_dir`); done/error/break files are relative to that one."""
+    before it changes to the do's own `work_dir`); done/error/break files are relative to that
+    one."""
     text = final_text(do.command, params).strip(";").strip()
     stdout = os.path.join(work, path_text(do.stdout, params) if do.stdout else "stdout")
     stderr = os.path.join(work, path_text(do.stderr, params) if do.stderr else "stderr")
@@ -86,8 +88,8 @@ def segment(
     time_limit: float = 0.0,
     queue_later: bool = False,
 ) -> Segment:
-    """The do's from (cycle, op) on, up to the first active shared do (not included). `queue_later`: a
-    submit step's command writes its job script, and the engine queues it (engine.arrays)."""
+    """The do's from (cycle, op) on, up to the first active shared do (not included). `queue_later`:
+    a submit step's command writes its job script, and the engine queues it (engine.arrays)."""
     if step.submit:
         return _job_segment(bench, step, params, work, cycle, op, time_limit, queue_later)
     if step.call:  # one command hands the function to submitit (engine/call.py); nothing after it

@@ -107,7 +107,8 @@ class Placement:
 
 
 def placement(step: m.Step, params: dict[str, str], devices: int) -> Placement | None:
-    """Where copy k of a workpackage runs: its cores, its devices and CARAMEL_COPY (None: no copies)."""
+    """Where copy k of a workpackage runs: its cores, its devices and CARAMEL_COPY (None: no
+    copies)."""
     if not step.copies or step.copies in ("1", "all") or COPY_PARAM not in params:
         return None
     count, k = int(step.copies), int(params[COPY_PARAM])

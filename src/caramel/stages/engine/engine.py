@@ -166,8 +166,8 @@ class Engine:
         return self.summary()
 
     def _fill(self) -> None:
-        """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages that
-        only write their job script (engine.arrays) start in one batch of the store, up to
+        """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages
+        that only write their job script (engine.arrays) start in one batch of the store, up to
         BATCH_STARTS of them (a thousand workpackages' state changes in one commit of three
         statements, not five statements each: Store.batch)."""
         with contextlib.ExitStack() as batch:
@@ -201,7 +201,8 @@ class Engine:
 
     def _only_writes(self, wp: WpRow, step: Step) -> bool:
         """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues
-        (no prepare of a fileset runs a shell meanwhile; a stop before the commit starts it again)."""
+        (no prepare of a fileset runs a shell meanwhile; a stop before the commit starts it
+        again)."""
         return (
             wp.state == WpState.OPEN
             and (step.submit or bool(step.call))
@@ -283,8 +284,8 @@ class Engine:
         self._launch(started, cycle, op)
 
     def _prepare(self, started: Started, command: Command, env: dict[str, str]) -> Outcome:
-        """Run one prepare; its shell records its end (exactly once, as a do: engine.recovery), and so
-        does the run's store, at once."""
+        """Run one prepare; its shell records its end (exactly once, as a do: engine.recovery), and
+        so does the run's store, at once."""
         wp = started.wp
         outcome = self.runner.run(
             [command],
@@ -417,8 +418,8 @@ class Engine:
             else:
                 reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
                 self.fail(wp, reason, outcome.exit_code, rows)
-        # The environment does not stay on disk; only once the end is in the store: a stop before that
-        # recovers from the shells' records, which need these files.
+        # The environment does not stay on disk; only once the end is in the store: a stop before
+        # that recovers from the shells' records, which need these files.
         carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []
         if shell or self._has_prepares:
             carried += glob.glob(glob.escape(started.paths.carry_file) + ".prepare.*")
@@ -449,8 +450,8 @@ class Engine:
         ]
 
     def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
-        """Make the state move `name` (state.transitions) for `wp`, in the store (inside a transaction) and
-        in memory, and keep the engine's counts."""
+        """Make the state move `name` (state.transitions) for `wp`, in the store (inside a
+        transaction) and in memory, and keep the engine's counts."""
         before, was_settled = wp.state, _settled(wp)
         self.store.move(wp, name, message, **fields)
         self._count(wp, before, was_settled)
@@ -458,8 +459,8 @@ class Engine:
     def move_many(
         self, wps: Sequence[WpRow], name: str, fields_of: Callable[[WpRow], dict[str, object]]
     ) -> None:
-        """The state move `name` for every workpackage of `wps` at once (Store.move_many: all checked
-        first, one statement), and the engine's counts kept (inside a transaction)."""
+        """The state move `name` for every workpackage of `wps` at once (Store.move_many: all
+        checked first, one statement), and the engine's counts kept (inside a transaction)."""
         before = [(wp.state, _settled(wp)) for wp in wps]
         self.store.move_many(wps, name, fields_of)
         for wp, (state, was_settled) in zip(wps, before, strict=True):
@@ -477,8 +478,8 @@ class Engine:
 
     # --- what engine.shared and engine.waiting use ------------------------------------------------
     def waiting_at(self, wait_kind: WaitKind, step: str | None = None) -> list[WpRow]:
-        """Workpackages waiting for a done file (WaitKind.FILE) or their step's shared do (SHARED), of `step`
-        or of all steps, that are not already going on."""
+        """Workpackages waiting for a done file (WaitKind.FILE) or their step's shared do (SHARED),
+        of `step` or of all steps, that are not already going on."""
         ids = self.by_step.get(step, []) if step is not None else self.wps
         return [
             self.wps[i]
@@ -494,12 +495,13 @@ class Engine:
         heapq.heappush(self._heap, wp.id)
 
     def after_prepares(self, wp: WpRow, count: int) -> None:
-        """`wp`'s next start goes on after its first `count` prepares: they ended in an attempt bench
-        was stopped in (their shells recorded it) and are not run again."""
+        """`wp`'s next start goes on after its first `count` prepares: they ended in an attempt
+        bench was stopped in (their shells recorded it) and are not run again."""
         self.prepared[wp.id] = count
 
     def changed_since_last_poll(self) -> bool:
-        """True once after every batch of state changes: a poll with nothing new since the last is skipped."""
+        """True once after every batch of state changes: a poll with nothing new since the last is
+        skipped."""
         if self._checked_version == self._version:
             return False
         self._checked_version = self._version
@@ -514,7 +516,8 @@ class Engine:
             self.job_resources[wp.id] = resources
 
     def note(self, wp: WpRow, reason: str) -> None:
-        """What a waiting workpackage waits on, in words (not a state move; call inside a transaction)."""
+        """What a waiting workpackage waits on, in words (not a state move; call inside a
+        transaction)."""
         if reason != wp.reason:
             self.store.update(wp.id, reason=reason)
             wp.reason = reason
@@ -538,14 +541,15 @@ class Engine:
         self._release(wp.step)
 
     def queue_children(self, wp: WpRow) -> None:
-        """`wp` is done, or its job is queued: its children that may start now (engine.arrays.may_start) go
-        into the queue."""
+        """`wp` is done, or its job is queued: its children that may start now
+        (engine.arrays.may_start) go into the queue."""
         for child in self.children[wp.id]:
             if self.wps[child].state == WpState.OPEN and arrays.may_start(self, self.wps[child]):
                 heapq.heappush(self._heap, child)
 
     def _record_load(self, wp: WpRow, when: str) -> None:
-        """The node's load at `wp`'s start or end (engine.loadavg), where its do's run on this node."""
+        """The node's load at `wp`'s start or end (engine.loadavg), where its do's run on this
+        node."""
         step = self.bench.steps.get(wp.step)
         if step is not None and not step.submit:
             loadavg.record(self.store, wp.id, when)
@@ -553,7 +557,8 @@ class Engine:
     def fail(
         self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()
     ) -> None:
-        """Mark `wp` failed and cancel the workpackages that depend on it (call inside a transaction)."""
+        """Mark `wp` failed and cancel the workpackages that depend on it (call inside a
+        transaction)."""
         self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
         self._record_load(wp, "end")
         self.store.add_commands(rows)

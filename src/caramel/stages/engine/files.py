@@ -125,7 +125,8 @@ def _put(entry: FileEntry, path: str, target: str) -> None:
 
 
 def _why(text: str) -> str:
-    """copytree's reason text ("[Errno 28] No space left on device: '...'") without the errno noise."""
+    """copytree's reason text ("[Errno 28] No space left on device: '...'") without the errno
+    noise."""
     return re.sub(r"^\[Errno \d+\] ", "", str(text)).split(": '")[0].lower() or "unknown cause"
 
 

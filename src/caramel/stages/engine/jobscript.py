@@ -119,7 +119,8 @@ def submit_command(
 ) -> Command:
     """One command that writes the job script and submits it; the workpackage then waits for the
     done file while its job is followed through the scheduler. `queue_later`: the command only
-    writes the script, and the engine queues it (engine.arrays: a job array, or after its parents' jobs)."""
+    writes the script, and the engine queues it (engine.arrays: a job array, or after its parents'
+    jobs)."""
     scheduler = schedulers.for_system(bench.system)
     submit = scheduler.submit_line(JOB_FILE)  # first: a run without a batch scheduler says so here
     script = render(bench, step, params, body, work, time_limit, scheduler)

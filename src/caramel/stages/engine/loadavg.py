@@ -37,7 +37,8 @@ def record(store: Store, wp_id: int, when: str) -> None:
 
 def overloaded(events: list[tuple]) -> dict[int, str]:
     """Per workpackage whose load average exceeded its usable cores at its start or end, why
-    (`load 3.20 > 2 cores at the end`); `events`: (time, wp, kind, message) rows of the run record."""
+    (`load 3.20 > 2 cores at the end`); `events`: (time, wp, kind, message) rows of the run
+    record."""
     out: dict[int, str] = {}
     for _time, wp, kind, message in events:
         if kind != EVENT or wp is None:

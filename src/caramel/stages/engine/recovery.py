@@ -3,11 +3,12 @@
 The script running a workpackage's do's appends `E <wp>.<attempt> <cycle> <op> <status>` to
 `<run folder>/.caramel_ended` when a do ends (engine.script), itself, in the shell that ran it (one
 file for the run: appending to it costs no file creation per workpackage; a shared do's line,
-`E shared ...`, goes to its shared folder's `.caramel_ended`): that line survives bench being stopped or killed at any moment, when the run's database has not
-heard of that end. When bench starts again, a workpackage that was `running` (bench died) or was
-stopped by an interruption goes on from these lines: after the last do that finished, with the
-environment that do exported (its carry file), or failed when that do failed. With no line it
-starts again from scratch (nothing of it finished).
+`E shared ...`, goes to its shared folder's `.caramel_ended`): that line survives bench being
+stopped or killed at any moment, when the run's database has not heard of that end. When bench
+starts again, a workpackage that was `running` (bench died) or was stopped by an interruption goes
+on from these lines: after the last do that finished, with the environment that do exported (its
+carry file), or failed when that do failed. With no line it starts again from scratch (nothing of it
+finished).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def wp_tag(wp_id: int, attempt: int) -> str:
 
 
 def prepare_tag(wp_id: int, attempt: int) -> str:
-    """How the prepares of a workpackage's attempt are named in the run's record file (`op`: which one)."""
+    """How the prepares of a workpackage's attempt are named in the run's record file (`op`: which
+    one)."""
     return "P" + wp_tag(wp_id, attempt)
 
 

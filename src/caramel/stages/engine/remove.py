@@ -62,7 +62,8 @@ def _remove(store: Store, run_dir: str, ids: list[int]) -> list[int]:
         if wp_id not in chosen:
             chosen.add(wp_id)
             todo += children.get(wp_id, [])
-    # State first: if bench dies in between, an open workpackage's leftover folder is cleaned at its start.
+    # State first: if bench dies in between, an open workpackage's leftover folder is cleaned at its
+    # start.
     with store.transaction():
         for wp_id in sorted(chosen):
             store.move(wps[wp_id], "remove", message="", reason="removed: will run again")

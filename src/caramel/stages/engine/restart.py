@@ -1,5 +1,6 @@
-"""What a bench that stopped left behind: workpackages it was running go on from their shells' records
-(engine.recovery), dependants of failures are cancelled, and a bench being stopped leaves none running.
+"""What a bench that stopped left behind: workpackages it was running go on from their shells'
+records (engine.recovery), dependants of failures are cancelled, and a bench being stopped leaves
+none running.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ if TYPE_CHECKING:
 
 def recover(engine: Engine) -> set[tuple[str, int, int]]:
     """Workpackages left `running` by a bench that died, or stopped by an interruption, go on after
-    the last do their shell recorded as ended; from scratch when none had ended. Returns the shared do's
-    (step, cycle, op) a bench was running: their shells' records tell whether they ended."""
+    the last do their shell recorded as ended; from scratch when none had ended. Returns the shared
+    do's (step, cycle, op) a bench was running: their shells' records tell whether they ended."""
     stale = [
         wp
         for wp in engine.wps.values()
@@ -119,8 +120,9 @@ def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> Non
 
 
 def _after_prepares(engine: Engine, wp: WpRow, ended: recovery.Ended) -> None:
-    """No do of the attempt ended, but prepares did (their shells recorded it): they are not run again.
-    A failed one fails the workpackage; else it goes on after the last that ended, in its folder."""
+    """No do of the attempt ended, but prepares did (their shells recorded it): they are not run
+    again. A failed one fails the workpackage; else it goes on after the last that ended, in its
+    folder."""
     if ended.status != 0:
         engine.fail(
             wp,
@@ -140,7 +142,8 @@ def _after_prepares(engine: Engine, wp: WpRow, ended: recovery.Ended) -> None:
 def _recorded_command(
     engine: Engine, step: Step, params: Params, paths: WpPaths, ended: recovery.Ended
 ) -> Command:
-    """The do whose end was recorded, as its script ran it (a submit step's is its job's submission)."""
+    """The do whose end was recorded, as its script ran it (a submit step's is its job's
+    submission)."""
     if step.submit:
         return segment(engine.bench, step, params, paths.base, 0, 0).commands[0]
     cycle_params = params.at_cycle(ended.cycle)
@@ -162,7 +165,8 @@ def settle_cancelled(engine: Engine) -> None:
                     wp, "cancel", reason=f"not run: workpackage {bad[0]} failed or was not run"
                 )
             elif not bad and wp.state == WpState.CANCELLED and wp.reason.startswith("not run"):
-                # cancelled for a parent's failure that was since removed; not one cancelled by the user
+                # cancelled for a parent's failure that was since removed; not one cancelled by the
+                # user
                 engine.move(wp, "reopen")
 
 

@@ -105,7 +105,8 @@ class GroupStop:
             pass
 
     def nudge(self) -> bool:
-        """Signal the groups' processes started since; whether any process of the groups still runs."""
+        """Signal the groups' processes started since; whether any process of the groups still
+        runs."""
         alive = False
         for pgid, pids in group_members(self.pgids).items():
             alive = alive or bool(pids)
@@ -137,8 +138,8 @@ def kill_process_group(pgid: int, grace: float | None = None) -> None:
 
 
 def group_members(pgids: list[int]) -> dict[int, dict[int, int]]:
-    """The processes (not zombies) of each of these process groups with their parents' ids, from /proc
-    (none without it)."""
+    """The processes (not zombies) of each of these process groups with their parents' ids, from
+    /proc (none without it)."""
     members: dict[int, dict[int, int]] = {pgid: {} for pgid in pgids}
     if not pgids or not os.path.isdir("/proc"):
         return members
@@ -157,7 +158,8 @@ def group_members(pgids: list[int]) -> dict[int, dict[int, int]]:
 
 
 def _bind(shell: Shell, cpus: set[int] | None) -> None:
-    """Bind the shell (so the script it forks next) to `cpus`, or to every core this process may use."""
+    """Bind the shell (so the script it forks next) to `cpus`, or to every core this process may
+    use."""
     try:
         os.sched_setaffinity(shell.pid, cpus or os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -253,7 +255,8 @@ class Runner:
         return entry
 
     def wait(self, timeout: float | None = None) -> list[tuple[Active, Outcome]]:
-        """Read markers until at least one script ended (or `timeout` passed); return the ended ones."""
+        """Read markers until at least one script ended (or `timeout` passed); return the ended
+        ones."""
         done: list[tuple[Active, Outcome]] = []
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.active and not done:
@@ -285,7 +288,8 @@ class Runner:
         return done
 
     def _discount(self, overshoot: float) -> None:
-        """A wait that came back `overshoot` seconds late: bench was paused; that time does not count."""
+        """A wait that came back `overshoot` seconds late: bench was paused; that time does not
+        count."""
         if overshoot > UNSEEN_SLACK:
             for entry in self.active.values():
                 entry.unseen += overshoot
@@ -310,7 +314,8 @@ class Runner:
         return out
 
     def _await_pid(self, entry: Active, wait: float = 1.0) -> None:
-        """Read the script's first markers if its process group is not known yet (it says it first)."""
+        """Read the script's first markers if its process group is not known yet (it says it
+        first)."""
         end = time.monotonic() + wait
         while entry.transcript.pid is None and time.monotonic() < end:
             with selectors.DefaultSelector() as selector:
@@ -362,8 +367,8 @@ class Runner:
     ) -> list[tuple[Active, Outcome]]:
         """End these scripts with their whole process groups: SIGTERM first (a do ends, its
         script records what finished and exits), SIGKILL for what is left after `grace` seconds.
-        Their markers are read to the end, so each outcome tells which do's finished. Entries already
-        stopped are left out (stopping twice is harmless)."""
+        Their markers are read to the end, so each outcome tells which do's finished. Entries
+        already stopped are left out (stopping twice is harmless)."""
         if grace is None:
             grace = kill_grace()
         entries = [entry for entry in entries if not entry.stopped]
@@ -396,8 +401,8 @@ class Runner:
                 self.selector.unregister(entry.fd)
 
     def kill_all(self, grace: float | None = None) -> list[tuple[Active, Outcome]]:
-        """Stop every running script (bench is interrupted); see `stop`. A blocking `run()` in progress
-        (a prepare or a shared do) is stopped the same way."""
+        """Stop every running script (bench is interrupted); see `stop`. A blocking `run()` in
+        progress (a prepare or a shared do) is stopped the same way."""
         if grace is None:
             grace = kill_grace()
         stopped = self.stop(list(self.active.values()), grace)

@@ -1,9 +1,9 @@
 """One script per workpackage run: all its `do`s in sequence, reporting through markers.
 
 JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
-next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local), which
-runs it as a shell of its own (`sh -s`, in a session of its own where `setsid` exists), and keeps
-JUBE's semantics where they matter:
+next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local),
+which runs it as a shell of its own (`sh -s`, in a session of its own where `setsid` exists), and
+keeps JUBE's semantics where they matter:
 
 - the workpackage's environment is set at the top of the script (only what differs from the
   shell's own, so a plain workpackage costs nothing there);
@@ -48,7 +48,8 @@ CLOSE_CHANNEL = f"{CHANNEL_FD}>&-"
 
 
 def env_file_of(carry_file: str) -> str:
-    """Where a script writes the environment it ends with (`ENV` marker): a file, never the channel."""
+    """Where a script writes the environment it ends with (`ENV` marker): a file, never the
+    channel."""
     return f"{carry_file}.env"
 
 
@@ -181,7 +182,8 @@ def _do(cmd: Command, carry_file: str | None, recorded: bool) -> str:
 
 
 def _file_checks(i: int, cmd: Command, dump_env: bool, carry_file: str) -> str:
-    """JUBE's order: note the break file, fail on the error file, wait for the done file, then break."""
+    """JUBE's order: note the break file, fail on the error file, wait for the done file, then
+    break."""
     q = shlex.quote
     out = []
     if cmd.break_file:

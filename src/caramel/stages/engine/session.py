@@ -66,9 +66,10 @@ def start_run(
     max_workpackages: int | None = None,
     go_on: rounds.GoOn | None = None,
 ) -> Summary:
-    """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it exists).
-    `scheduler`: the name of the run's scheduler (default: its system's, backends.for_system).
-    `go_on`: run a repeat at a time while it says so (`--repeat auto`, engine.rounds)."""
+    """Create `<outpath>/<run id>/`, store the plan and run it (`on_created(run_dir)` once it
+    exists). `scheduler`: the name of the run's scheduler (default: its system's,
+    backends.for_system). `go_on`: run a repeat at a time while it says so (`--repeat auto`,
+    engine.rounds)."""
     settings = settings or Settings()
     cwd = cwd or os.getcwd()
     for step in bench.steps.values():
@@ -184,9 +185,10 @@ def continue_run(
 
 @contextlib.contextmanager
 def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
-    """Every signal of STOP_SIGNALS (Ctrl-C, `timeout`, a batch system ending bench or warning of its
-    time limit, a closed login) stops the run: the first raises `Interrupted` (the engine ends the running do's and records their state); any further
-    one while bench stops is ignored, so a second Ctrl-C cannot cut that short."""
+    """Every signal of STOP_SIGNALS (Ctrl-C, `timeout`, a batch system ending bench or warning of
+    its time limit, a closed login) stops the run: the first raises `Interrupted` (the engine ends
+    the running do's and records their state); any further one while bench stops is ignored, so a
+    second Ctrl-C cannot cut that short."""
     stopping = False
 
     def handler(signum: int, frame: FrameType | None) -> None:
@@ -211,8 +213,8 @@ def _signals_as_interrupt(run_dir: str = "") -> Iterator[None]:
 
 
 def dry_run(bench: Benchmark, max_workpackages: int | None = None) -> Iterator[str]:
-    """What a run would do, without creating anything: each workpackage, its filesets' prepares and its
-    do's (first cycle)."""
+    """What a run would do, without creating anything: each workpackage, its filesets' prepares and
+    its do's (first cycle)."""
     for step in bench.steps.values():
         check_step(step)
     plan = make_plan(bench, max_workpackages=max_workpackages)

@@ -33,12 +33,14 @@ class Settings:
         return out
 
     def limit_for(self, bench: Benchmark, step: Step) -> float:
-        """The time limit of `step`'s do's: --time-limit, else the step's, else the benchmark's metadata."""
+        """The time limit of `step`'s do's: --time-limit, else the step's, else the benchmark's
+        metadata."""
         return time_limit(bench, step, self.time_limit)
 
 
 def time_limit(bench: Benchmark, step: Step, override: float | None = None) -> float:
-    """Seconds `step`'s do's may run (0: no limit): the override, the step's `timeout`, the metadata's."""
+    """Seconds `step`'s do's may run (0: no limit): the override, the step's `timeout`, the
+    metadata's."""
     for value in (override, step.timeout, bench.meta.time_limit):
         if value is not None:
             return float(value)

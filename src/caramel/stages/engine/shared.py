@@ -1,4 +1,5 @@
-"""Shared do's: run once per step, in the step's shared folder, when all its workpackages reached it.
+"""Shared do's: run once per step, in the step's shared folder, when all its workpackages reached
+it.
 
 As JUBE does it: every workpackage of the step runs up to the shared do and waits; when all of
 them are there (and every workpackage of the steps it depends on is done), the shared do runs
@@ -134,7 +135,8 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
 
 
 def _recorded(engine: Engine, step_name: str, command: Command, folder: str) -> Outcome | None:
-    """The outcome of a shared do that ended while bench was stopped (its shell recorded it), or None."""
+    """The outcome of a shared do that ended while bench was stopped (its shell recorded it), or
+    None."""
     if not engine.was_running_shared(step_name, command.cycle, command.op):
         return None
     ended = recovery.last_ended(recovery.record_file(folder), "shared")

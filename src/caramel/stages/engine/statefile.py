@@ -1,4 +1,5 @@
-"""A run state deleted while the run ran (a do's `rm -f caramel.db*`, a cleanup script) is written again.
+"""A run state deleted while the run ran (a do's `rm -f caramel.db*`, a cleanup script) is written
+again.
 
 SQLite keeps writing to the file it opened, even once its name is gone: bench still holds the whole
 run, only the folder has lost it, and the run would end "holding no caramel run". So when bench
@@ -34,7 +35,8 @@ def identity(path: str) -> tuple[int, int] | None:
 def close_keeping(
     store: Store, run_dir: str, opened: tuple[int, int] | None, quiet: bool = False
 ) -> None:
-    """Close `store`; if its file is no longer at `<run_dir>/caramel.db`, write it there again first."""
+    """Close `store`; if its file is no longer at `<run_dir>/caramel.db`, write it there again
+    first."""
     path = db_path(run_dir)
     if opened is None or identity(path) == opened:
         store.settle_journal()

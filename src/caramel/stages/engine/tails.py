@@ -39,7 +39,8 @@ def redirect_targets(text: str) -> list[str]:
 
 
 def inside(path: str, folder: str) -> str | None:
-    """`path` (relative to `folder`) resolved, when it is a regular file inside `folder`; else None."""
+    """`path` (relative to `folder`) resolved, when it is a regular file inside `folder`; else
+    None."""
     real_folder = os.path.realpath(folder)
     real = os.path.realpath(os.path.join(folder, path))
     if os.path.commonpath([real, real_folder]) != real_folder or not os.path.isfile(real):

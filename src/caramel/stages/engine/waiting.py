@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 
 
 # Two graces (caramel.settings): a job that ended without its done file fails only once it has been
-# over `done_file_grace` (the file may reach a login node's view of a shared file system a little after
-# the job's end); a job queued after a parent that failed is cancelled by SLURM (or shown
+# over `done_file_grace` (the file may reach a login node's view of a shared file system a little
+# after the job's end); a job queued after a parent that failed is cancelled by SLURM (or shown
 # DependencyNeverSatisfied), and caramel cancels it itself only when SLURM said nothing
 # `dependency_grace` after the parent's failure.
 
@@ -70,7 +70,8 @@ def check(engine: Engine) -> bool:
 
 
 def _said(path: str) -> str:
-    """The last line an error file holds (a call: step's payload writes the exception there), if any."""
+    """The last line an error file holds (a call: step's payload writes the exception there), if
+    any."""
     try:
         with open(path, errors="replace") as handle:
             lines = [line.strip() for line in handle.read(65536).splitlines() if line.strip()]
@@ -93,13 +94,14 @@ def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) ->
         bad = [
             p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)
         ] or job_failed
-        # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
-        # caramel failed whose job did not fail: a timeout, an error file)
+        # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a
+        # parent caramel failed whose job did not fail: a timeout, an error file)
         overdue = [
             p for p in bad if (engine.wps[p].ended or 0) < time.time() - current().dependency_grace
         ]
-        # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its parent
-        # failed), it was cancelled for its parent, whatever words a busy slurmctld put in its reason
+        # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its
+        # parent failed), it was cancelled for its parent, whatever words a busy slurmctld put in
+        # its reason
         never_ran = (
             job is not None
             and job.state in (JobStatus.FAILED, JobStatus.GONE)
@@ -132,7 +134,8 @@ def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) ->
 
 def _dependency_failed(reason: str) -> bool:
     """Whether SLURM's words say a job waited for a job that failed: pending with
-    DependencyNeverSatisfied, or cancelled for it (SLURM 22's kill_invalid_depend: "CANCELLED", reason "Dependency")."""
+    DependencyNeverSatisfied, or cancelled for it (SLURM 22's kill_invalid_depend: "CANCELLED",
+    reason "Dependency")."""
     return "DependencyNeverSatisfied" in reason or reason.startswith("CANCELLED: Dependency")
 
 
@@ -148,7 +151,8 @@ def _job_note(wp: WpRow) -> str:
 
 def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
     """One scheduler query for every job still without its done file: fail the ones whose job ended,
-    cancel the ones queued after a parent that failed, and show the others' scheduler state in their reason."""
+    cancel the ones queued after a parent that failed, and show the others' scheduler state in their
+    reason."""
     scheduler = engine.backend.scheduler
     states = scheduler.job_states([wp.job_id for wp in waits])
     changed = False

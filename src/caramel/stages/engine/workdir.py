@@ -62,8 +62,8 @@ def clean(wp_dir: str) -> None:
 
 
 def create(paths: WpPaths, parents: list[tuple[str, str]], shared: tuple[str, str] | None) -> None:
-    """Make the folders and links, the workpackage's folder a new one: what an interrupted attempt left
-    there is removed first (`clean`). `parents`: (parent step name, parent work folder)."""
+    """Make the folders and links, the workpackage's folder a new one: what an interrupted attempt
+    left there is removed first (`clean`). `parents`: (parent step name, parent work folder)."""
     if "$" in os.path.basename(paths.wp_dir):
         raise RunError(
             f"'{paths.wp_dir}' cannot be a workpackage folder name",

@@ -1,8 +1,10 @@
-"""Conditions a file declares: `active=` of a step, a do or a file entry, `<exclude>`, a table's `filter=`.
+"""Conditions a file declares: `active=` of a step, a do or a file entry, `<exclude>`, a table's
+`filter=`.
 
 One evaluator for all of them, used by expansion, the engine and the tables. JUBE's rule: `true` and
 `false` (any case) are words, anything else is a Python expression. `yes`/`no` are not words here
-(JUBE evaluates them as Python, where they are unknown names), so this is not `vocabulary.plain_bool`.
+(JUBE evaluates them as Python, where they are unknown names), so this is not
+`vocabulary.plain_bool`.
 """
 
 from __future__ import annotations

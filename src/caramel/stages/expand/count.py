@@ -153,7 +153,8 @@ def _excluded(condition: str, name: str, value: str) -> bool:
 def check_product(
     groups: Sequence[tuple[list[str], Sized]], limit: int, where: Location | None = None
 ) -> None:
-    """While expanding: refuse a product of template groups larger than `limit` before building it."""
+    """While expanding: refuse a product of template groups larger than `limit` before building
+    it."""
     total = math.prod(len(choices) for _, choices in groups)
     if total > limit:
         detail = " x ".join(

@@ -2,7 +2,8 @@
 
 - a system setting an active command needs but the system file does not state (`$system_account`
   left unresolved): names the system file, the missing key and the benchmark line that uses it;
-- more devices than the job gets (`devices_needed` > `nodes` x the system's `gpus_per_node`), or more
+- more devices than the job gets (`devices_needed` > `nodes` x the system's `gpus_per_node`), or
+more
   nodes than the system allows (`max_nodes`): names the system file and the benchmark line.
 
 The system is read from `bench.system` by its attributes only (this stage imports no systems code).

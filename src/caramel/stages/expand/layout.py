@@ -5,11 +5,12 @@ A run folder (JUBE's layout, so JUBE users find their files where they expect th
     <run dir>/caramel.db                    the run's state (state.store)
     <run dir>/analyse.db                    analysed values kept between `bench result` calls
     <run dir>/.caramel_ended                each do's end, appended by the shell that ran it
-    <run dir>/.caramel_identity             the run's identity (id, benchmark, creation time): what `remove` checks
-    <run dir>/<6-digit id>_<step>[_suffix]/         a workpackage's folder (bench's own files)
-    <run dir>/<6-digit id>_<step>[_suffix]/work/    its work folder (the do's run here)
-    <run dir>/<step>_<name>/                a step's `shared=` folder, linked as <name> from each work folder
-    <run dir>/.caramel_arrays/<step>.<n>/   a job array's script, its task map and its tasks' output links
+    <run dir>/.caramel_identity             the run's identity (id, benchmark, creation time): what
+    `remove` checks <run dir>/<6-digit id>_<step>[_suffix]/         a workpackage's folder (bench's
+    own files) <run dir>/<6-digit id>_<step>[_suffix]/work/    its work folder (the do's run here)
+    <run dir>/<step>_<name>/                a step's `shared=` folder, linked as <name> from each
+    work folder <run dir>/.caramel_arrays/<step>.<n>/   a job array's script, its task map and its
+    tasks' output links
 
 A step with `work_dir=` runs its do's in that folder, relative to the benchmark file's folder.
 Every stage that needs one of these paths asks this module; nothing else joins them.
@@ -32,12 +33,14 @@ WORK = "work"
 
 
 def wp_dirname(wp_id: int, step: str, suffix: str = "") -> str:
-    """The workpackage folder's name: `000042_train` or `000042_train_<suffix>` (suffix with its `_`)."""
+    """The workpackage folder's name: `000042_train` or `000042_train_<suffix>` (suffix with its
+    `_`)."""
     return f"{wp_id:06d}_{step}{suffix}"
 
 
 def array_folder(run_dir: str, step: str) -> str:
-    """A new folder for one job array of `step`: `<run dir>/.caramel_arrays/<step>.<n>`, n counting up."""
+    """A new folder for one job array of `step`: `<run dir>/.caramel_arrays/<step>.<n>`, n counting
+    up."""
     parent = os.path.join(run_dir, ".caramel_arrays")
     os.makedirs(parent, exist_ok=True)
     n = len(os.listdir(parent))
@@ -72,8 +75,8 @@ def shared_folder(run_dir: str, step: str, name: str, source: Location | str | N
 
 
 def step_work_dir(home: str, resolved: str) -> str:
-    """The folder a step's `work_dir=` names, given its text already substituted (relative to `home`,
-    the benchmark file's folder; an absolute text stays)."""
+    """The folder a step's `work_dir=` names, given its text already substituted (relative to
+    `home`, the benchmark file's folder; an absolute text stays)."""
     return os.path.normpath(os.path.join(home, resolved))
 
 

@@ -1,10 +1,12 @@
-"""A workpackage's parameter values ("params"), typed once: what the plan records and every later stage reads.
+"""A workpackage's parameter values ("params"), typed once: what the plan records and every later
+stage reads.
 
     params = wp.params()               # the plan's record of one workpackage
     params["nodes"]                    # "4": the final text, as substitution uses it
     params.type_of("nodes")            # "int": its declared type (the one place types are decided)
     params.typed("nodes")              # 4
-    params.at_cycle(2)                 # the texts of cycle 2 (`update_mode="cycle"`/`always` values)
+    params.at_cycle(2)                 # the texts of cycle 2 (`update_mode="cycle"`/`always`
+    values)
 
 The run stores them (state.store) when it starts; the engine, the analysis, the tables, the history
 and the notebook API read them from there and never evaluate a definition again nor guess a type

@@ -102,7 +102,8 @@ def _builtin(name: str, value: str, ptype: str = "string") -> Value:
 
 
 def is_builtin(value: Value) -> bool:
-    """A value caramel made (jube_*), not one of the file: a child never inherits it from a parent."""
+    """A value caramel made (jube_*), not one of the file: a child never inherits it from a
+    parent."""
     return _BUILTIN_DEFS.get((value.name, value.definition.type)) is value.definition
 
 
@@ -436,7 +437,8 @@ class Planner:
 
     def _cycles(self, step: Step, values: dict[str, Value]) -> tuple[dict[str, str], ...]:
         """The texts of the `update_mode="cycle"`/`"always"` values in each cycle after the first,
-        evaluated here once, so the engine only reads them (JUBE evaluates them as each cycle starts)."""
+        evaluated here once, so the engine only reads them (JUBE evaluates them as each cycle
+        starts)."""
         updated = [v.definition for v in values.values() if v.update_mode in CYCLE_UPDATABLE]
         if step.cycles <= 1 or not updated:
             return ()

@@ -25,7 +25,8 @@ from caramel.stages.spec.model import SCRIPT_MODES, Parameter
 
 MAX_PASSES = 5  # JUBE's MAX_RECURSIVE_SUB
 SHELL_TIMEOUT = 600
-# `jube_wp_envstr`'s definition: once its `export NAME=$NAME` lines are substituted, the values are quoted
+# `jube_wp_envstr`'s definition: once its `export NAME=$NAME` lines are substituted, the values are
+# quoted
 ENVSTR = Parameter("jube_wp_envstr", "", separator="")
 READ_BLOCK = 1 << 16  # bytes of a shell parameter's output read at a time
 
@@ -132,7 +133,8 @@ def constants(values: dict[str, Value]) -> dict[str, str]:
 
 
 def _order(values: dict[str, Value]) -> list[str]:
-    """Names still to resolve, in dependency order (after what they refer to); cycles left out as JUBE does.
+    """Names still to resolve, in dependency order (after what they refer to); cycles left out as
+    JUBE does.
 
     Only texts holding a `$` or a script can change, so only those are ordered.
     """
@@ -218,7 +220,8 @@ def _pass(
 
 
 def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
-    """The last pass when a workpackage is created: unescape `$$`, evaluate what is left, fix values."""
+    """The last pass when a workpackage is created: unescape `$$`, evaluate what is left, fix
+    values."""
     settle(values, tags)
     for name, v in list(values.items()):
         if v.fixed:
@@ -247,7 +250,8 @@ def _evaluate_in(
     tags: Collection[str],
     most: int | None = None,
 ) -> str:
-    """`evaluate` for one value of `values`; when it fails, hint a misspelt `$name` (did you mean)."""
+    """`evaluate` for one value of `values`; when it fails, hint a misspelt `$name` (did you
+    mean)."""
     try:
         return evaluate(code, mode, v.definition, tags, most)
     except ExpandError as exc:
@@ -259,7 +263,8 @@ def _evaluate_in(
 
 def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> str:
     """Why a script may have failed: a `$name` in `text` that is not a parameter, or (python) a bare
-    name that looks like a parameter without its `$`. Shell variables pass through unless close to one."""
+    name that looks like a parameter without its `$`. Shell variables pass through unless close to
+    one."""
     names = set(known)
     for ref in sorted(references(text) - names):
         close = did_you_mean("$" + ref, ("$" + n for n in names), cutoff=0.75)

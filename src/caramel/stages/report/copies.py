@@ -1,4 +1,5 @@
-"""The copies part of the `performance` table: one figure per copy, the declared aggregate, the spread.
+"""The copies part of the `performance` table: one figure per copy, the declared aggregate, the
+spread.
 
 With `copies: N` a benchmark's result is made as milabench's report makes it from its GPUs
 (milabench/summary.py, report `_make_row`; analyse/estimators.py `pool`). Each copy's own figure is
@@ -66,9 +67,9 @@ CopyKey = tuple[str, str, str, int, int]
 
 
 def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of: StatusOf) -> list[Row]:
-    """The rows of the figures of copies: one per copy (and repeat), then per model, metric and repeat
-    the declared aggregate and the spread. `status_of(wp, figure, metric)`: a copy's status text, given its
-    own figure (what its sanity expression sees)."""
+    """The rows of the figures of copies: one per copy (and repeat), then per model, metric and
+    repeat the declared aggregate and the spread. `status_of(wp, figure, metric)`: a copy's status
+    text, given its own figure (what its sanity expression sees)."""
     loads = load_flags(inp)
     lines: dict[CopyKey, list[Figure]] = defaultdict(list)
     for fig in figures:
@@ -95,7 +96,8 @@ def copy_rows(inp: AnalysisInput, figures: list[Figure], status_of: StatusOf) ->
 
 
 def copies_caption(inp: AnalysisInput, figures: list[Figure]) -> str:
-    """The estimator(s) the copies' figures were taken with, for the table's caption ('' without copies)."""
+    """The estimator(s) the copies' figures were taken with, for the table's caption ('' without
+    copies)."""
     steps = dict.fromkeys(fig.wp.step for fig in figures)
     captions = dict.fromkeys(estimator_of(inp.benchmark.steps[s].estimator).caption for s in steps)
     if captions:
@@ -204,7 +206,8 @@ def _with_notes(status: str, notes: list[str]) -> str:
 
 
 def load_flags(inp: AnalysisInput) -> dict[int, str]:
-    """Why a workpackage ran on a node too loaded to measure (engine/loadavg.py), per workpackage id."""
+    """Why a workpackage ran on a node too loaded to measure (engine/loadavg.py), per workpackage
+    id."""
     from caramel.errors import CaramelError
     from caramel.stages.state.store import Store, db_path, is_run_dir
 

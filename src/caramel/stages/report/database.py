@@ -51,8 +51,9 @@ HISTORY_TABLES = {
 def database_file(
     table: Table, default_path: str, run_dir: str, foreign: bool, history: str
 ) -> str:
-    """The file the rows of `table` go to (see the module), made ready: its folder exists, its `.dat`
-    (which then names the file, as in JUBE) is written. Refused with the table's file and line."""
+    """The file the rows of `table` go to (see the module), made ready: its folder exists, its
+    `.dat` (which then names the file, as in JUBE) is written. Refused with the table's file and
+    line."""
     if not table.db_file:
         path = default_path
     elif foreign:

@@ -1,12 +1,13 @@
-"""Result rows: one per chain of dependent workpackages ending in an analysed leaf, as JUBE makes them.
+"""Result rows: one per chain of dependent workpackages ending in an analysed leaf, as JUBE makes
+them.
 
 For each analyser a result uses: the analysed workpackages (result groups) without an analysed
 descendant are the leaves; a row is the leaf with all its ancestors. Its values are the analysed
 values merged along the chain, every parameter of every workpackage of the chain as
 `<name>_<step>`, the leaf's parameters under their own names (typed by the type each workpackage's
-record declares, as JUBE's convert_type does) and `jube_res_analyser`. caramel adds the row's status: the worst state
-along the chain, with the reason of a failed one, plus the files that were missing in a finished
-workpackage.
+record declares, as JUBE's convert_type does) and `jube_res_analyser`. caramel adds the row's
+status: the worst state along the chain, with the reason of a failed one, plus the files that were
+missing in a finished workpackage.
 """
 
 from __future__ import annotations
@@ -104,8 +105,8 @@ def build_rows(
 def row_leaves(
     inp: AnalysisInput, roots: Mapping[str, Collection[int]], uses: list[str]
 ) -> list[tuple[str, int]]:
-    """(analyser, leaf root) of each row of a result, in row order: per analyser of `uses`, its result
-    groups (`roots[name]`: their root ids) that have no analysed descendant, in id order."""
+    """(analyser, leaf root) of each row of a result, in row order: per analyser of `uses`, its
+    result groups (`roots[name]`: their root ids) that have no analysed descendant, in id order."""
     children: dict[int, list[int]] = {}
     for wp in inp.workpackages:
         for parent in wp.parents:
@@ -161,8 +162,8 @@ def row_depends(row: Row, roots: dict[int, list[int]]) -> list[int]:
 def _has_analysed_descendant(
     wp_id: int, children: dict[int, list[int]], groups: Collection[int], below: dict[int, bool]
 ) -> bool:
-    """Whether a descendant of `wp_id` has analysed values (memoised in `below`; iterative, as chains
-    of dependent steps can be long)."""
+    """Whether a descendant of `wp_id` has analysed values (memoised in `below`; iterative, as
+    chains of dependent steps can be long)."""
     stack: list[tuple[int, bool]] = [(wp_id, False)]
     while stack:  # post-order: a node is decided after all its children
         node, children_done = stack.pop()
@@ -177,7 +178,8 @@ def _has_analysed_descendant(
 
 
 def _chain(inp: AnalysisInput, leaf_id: int) -> list[WPRecord]:
-    """JUBE's parent history (parents' histories first, then the parents), without repeats, then the leaf."""
+    """JUBE's parent history (parents' histories first, then the parents), without repeats, then the
+    leaf."""
     order: list[int] = []
 
     def history(wp_id: int) -> list[int]:

@@ -7,8 +7,8 @@ group's file signature and every workpackage's state. The next call compares: a 
 when one of the workpackages it depends on changed state or belongs to a result group whose files
 changed; only the result groups of those rows are read from the analysis cache (or analysed); the
 other rows keep their entries. Each table is then sorted and assembled from all entries exactly as
-a full call assembles them, so the output is the same byte for byte (tests/stages/report/test_incremental.py
-compares with --reanalyse).
+a full call assembles them, so the output is the same byte for byte
+(tests/stages/report/test_incremental.py compares with --reanalyse).
 
 The record is JSON (`rows` of analyse.db), keyed by the shape of the run (definitions, workpackages
 and result groups, `--only`); one that does not decode or does not fit is a miss: a full call.
@@ -259,7 +259,8 @@ def _encode_notes(group: Group) -> list[object]:
 
 
 def _note_results(prepared: list[Prepared], notes: Notes) -> dict[str, AnalyserResult]:
-    """Results holding only the groups with warnings (in group order): what report.results.warnings reads."""
+    """Results holding only the groups with warnings (in group order): what report.results.warnings
+    reads."""
     out = {}
     for p in prepared:
         per = notes.get(p.name, {})

@@ -1,10 +1,11 @@
 """The `performance` table of a benchmark without patterns (MAD's `performance:` lines).
 
 One row per figure: model, performance, metric; when the step ran copies, one row per copy, its
-declared aggregate and the spread over the copies (report/copies.py). A workpackage that failed or gave
-no figure keeps a row with its status, so a failure never looks like a missing benchmark: a finished
-workpackage without a figure is `failed: no figure: ...` (MAD's FAILURE row), and so is a results
-CSV row without a number. The further columns of a `multiple_results` CSV follow the status column.
+declared aggregate and the spread over the copies (report/copies.py). A workpackage that failed or
+gave no figure keeps a row with its status, so a failure never looks like a missing benchmark: a
+finished workpackage without a figure is `failed: no figure: ...` (MAD's FAILURE row), and so is a
+results CSV row without a number. The further columns of a `multiple_results` CSV follow the status
+column.
 
 Every CSV row is a row of its own: where a model gives one metric in two rows (MAD's Megatron report
 writes BF16 and FP8 rows alike), the column `model_row` (1, 2, ...: the how-manieth row of that
@@ -44,7 +45,8 @@ def _checked_status(
 
 
 def performance_table(inp: AnalysisInput) -> tuple[Result, Table, TableData]:
-    """The table (as a <result><table>) and its data; `data.notes`: the lines that could not be read."""
+    """The table (as a <result><table>) and its data; `data.notes`: the lines that could not be
+    read."""
     found = collect(inp)
     figures, problems = found.figures, found.problems
     with_copies = any(COPY in wp.params for wp in inp.workpackages)

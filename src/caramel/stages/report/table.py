@@ -163,9 +163,9 @@ def assemble(
     rebuilt: set[int] | None = None,
     placed: list[int] | None = None,
 ) -> TableData:
-    """The table from its rows' entries (in row order): sorted, the status column added when some row
-    is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives the
-    table rows they became."""
+    """The table from its rows' entries (in row order): sorted, the status column added when some
+    row is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives
+    the table rows they became."""
     order: Sequence[int] = range(len(entries))
     if table.sort:
         if _plainly_ordered(entries, len(table.sort)):
@@ -241,8 +241,9 @@ def _format_kind(spec: str) -> tuple[bool, bool]:
 
 # `value`: a row's typed value, converted as the spec's codes say where it can be (TypeError caught)
 def format_value(spec: str, value: Any, kind: tuple[bool, bool] | None = None) -> str:
-    """JUBE's format_value: integer codes convert to int, float codes to float; a value that does not
-    convert is shown as it is (JUBE stops with a traceback). `kind`: `_format_kind(spec)`, if known."""
+    """JUBE's format_value: integer codes convert to int, float codes to float; a value that does
+    not convert is shown as it is (JUBE stops with a traceback). `kind`: `_format_kind(spec)`, if
+    known."""
     int_codes, float_codes = kind or _format_kind(spec)
     try:
         if int_codes and not isinstance(value, int):

@@ -1,7 +1,7 @@
 """Reading attributes and children of a benchmark file's elements, with errors that name the place.
 
-Unknown attributes are ignored, as JUBE ignores them (CARAML writes `seperator`); unknown elements and
-bad values are errors naming file, line and what was expected.
+Unknown attributes are ignored, as JUBE ignores them (CARAML writes `seperator`); unknown elements
+and bad values are errors naming file, line and what was expected.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def name_of(node: Node, what: str | None = None) -> str:
 
 
 def type_of(node: Node, what: str, name: str) -> str:
-    """The type= of a parameter or pattern; any other name is a string, as JUBE treats it (with a warning)."""
+    """The type= of a parameter or pattern; any other name is a string, as JUBE treats it (with a
+    warning)."""
     ptype = node.attrs.get("type", "string").strip()
     if ptype in m.PARAMETER_TYPES:
         return ptype

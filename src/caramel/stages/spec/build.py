@@ -1,5 +1,5 @@
-"""Build a benchmark (its steps, analysers and results) from a (tag-filtered, include-expanded) Node tree;
-its sets are built by spec.sets, its attributes read by spec.attributes.
+"""Build a benchmark (its steps, analysers and results) from a (tag-filtered, include-expanded) Node
+tree; its sets are built by spec.sets, its attributes read by spec.attributes.
 """
 
 from __future__ import annotations
@@ -110,7 +110,8 @@ class Builder(SetBuilder):
 
     @staticmethod
     def comment_sanity(node: Node, bench: m.Benchmark) -> None:
-        """`<sanity step=... | analyser=...>` inside `<comment>` (spec/sanity.py): added to its owner."""
+        """`<sanity step=... | analyser=...>` inside `<comment>` (spec/sanity.py): added to its
+        owner."""
         for owner, name, child in from_comment(node):
             pool = bench.steps if owner == "step" else bench.analysers
             if name not in pool:
@@ -150,8 +151,8 @@ class Builder(SetBuilder):
 
     @staticmethod
     def shared_name(node: Node, step: str) -> str:
-        """A step's shared= names a folder in the run folder: no separator, no `..` (after substitution too:
-        engine.workdir checks the final name)."""
+        """A step's shared= names a folder in the run folder: no separator, no `..` (after
+        substitution too: engine.workdir checks the final name)."""
         shared = node.attrs.get("shared", "").strip()
         return (
             file_name(shared, f"shared (of step '{step}')", "the run folder", node.where)
@@ -189,7 +190,8 @@ class Builder(SetBuilder):
                 node.attrs["copies_aggregate"], node.where
             )
         if "array" in node.attrs:
-            # a call: step on SLURM is one batch of submitit: array: N caps its tasks at once (engine.call_batch)
+            # a call: step on SLURM is one batch of submitit: array: N caps its tasks at once
+            # (engine.call_batch)
             batched = step.submit or any(child.tag == "call" for child in node.children)
             step.array = parse_array(node.attrs["array"], batched, node.where)
         if "estimator" in node.attrs:

@@ -165,8 +165,8 @@ _NOT_READ = object()  # --no-eval: a caramel_figures that is not a literal in th
 
 
 def check_target(target: str, where: Location, home: str = ".") -> object:
-    """Import `module:function` (the benchmark's folder first on the path); the function, or an error
-    naming the file and line with a did-you-mean."""
+    """Import `module:function` (the benchmark's folder first on the path); the function, or an
+    error naming the file and line with a did-you-mean."""
     module_name, _, attr = target.partition(":")
     with search_path(home):
         try:
@@ -234,7 +234,8 @@ def _check_return(function: object, target: str, where: Location) -> None:
 
 @contextlib.contextmanager
 def search_path(home: str) -> Iterator[None]:
-    """The benchmark's folder first on the import path (a module beside the file is found), for a while."""
+    """The benchmark's folder first on the import path (a module beside the file is found), for a
+    while."""
     home = os.path.abspath(home)
     added = home not in sys.path
     if added:
@@ -269,7 +270,8 @@ def _last_line(exc: BaseException) -> str:
 
 
 def _declared_by(declared: object, step: m.Step) -> list[m.Pattern]:
-    """The figures a function declares itself (`caramel_figures`): name -> unit, or (unit, direction)."""
+    """The figures a function declares itself (`caramel_figures`): name -> unit, or (unit,
+    direction)."""
     from caramel.stages.spec.units import unit_problem
 
     if declared is _NOT_READ:
@@ -321,7 +323,8 @@ def _declared_by(declared: object, step: m.Step) -> list[m.Pattern]:
 
 
 def _energy_figures(step: m.Step) -> list[m.Pattern]:
-    """What the payload measures besides the function's figures: its energy (engine/call_payload.Energy)."""
+    """What the payload measures besides the function's figures: its energy
+    (engine/call_payload.Energy)."""
     return [
         m.Pattern(
             "energy_wh",
@@ -340,7 +343,8 @@ def _regex(name: str) -> str:
 
 
 def _step_parameters(bench: m.Benchmark, step: m.Step) -> list[str]:
-    """The parameters of the sets a step uses (by plain name), in their order: a call table's configuration."""
+    """The parameters of the sets a step uses (by plain name), in their order: a call table's
+    configuration."""
     names: list[str] = []
     for use in step.uses:
         for set_name in use.names:

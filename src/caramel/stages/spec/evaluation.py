@@ -25,7 +25,8 @@ _Set = TypeVar("_Set")
 
 
 def _used(names: list[str], pool: dict[str, _Set]) -> list[_Set]:
-    """The sets a list of `<use>` names takes; a name built from a parameter (`set$i`) may take any."""
+    """The sets a list of `<use>` names takes; a name built from a parameter (`set$i`) may take
+    any."""
     if any("$" in n for n in names):
         return list(pool.values())
     return [pool[n] for n in dict.fromkeys(names) if n in pool]
@@ -33,7 +34,8 @@ def _used(names: list[str], pool: dict[str, _Set]) -> list[_Set]:
 
 def evaluated(bench: Benchmark, analysis_only: bool = False) -> list[tuple[Location, str]]:
     """Everything of `bench` that would be evaluated: (where, what), in evaluation order;
-    `analysis_only`: what `bench result`/`analyse` evaluate (patterns and filters; the plan was made)."""
+    `analysis_only`: what `bench result`/`analyse` evaluate (patterns and filters; the plan was
+    made)."""
     found: list[tuple[Location, str]] = []
     if not analysis_only:
         _planning(bench, found)

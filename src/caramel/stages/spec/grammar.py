@@ -3,13 +3,14 @@ reference tables of docs/file-format.md are generated from, and the JSON Schemas
 
     grammar.ELEMENTS["step"].attr_names()     # what a <step> (YAML: a step mapping) may carry
     grammar.SYSTEM_KEYS                       # the settings of a system file
-    grammar.TARGET_KEYS, grammar.MAD_KEYS     # a targets file's reference keys, a models.json entry's keys
+    grammar.TARGET_KEYS, grammar.MAD_KEYS     # a targets file's reference keys, a models.json
+    entry's keys
 
 Benchmark files (XML and YAML) share one tree (spec/tree.py): an element has attributes, a text and
 child elements; in YAML a key naming a child element opens children, `_` is the text, every other
-key an attribute. JUBE 2.7's DTD (contrib/schema/jube.dtd) fixes its elements and attributes; caramel's
-additions are marked `caramel=True`. Rendering (markdown, JSON Schema) is spec/grammar_out.py's; the
-check of a read tree against this grammar is spec/keycheck.py's.
+key an attribute. JUBE 2.7's DTD (contrib/schema/jube.dtd) fixes its elements and attributes;
+caramel's additions are marked `caramel=True`. Rendering (markdown, JSON Schema) is
+spec/grammar_out.py's; the check of a read tree against this grammar is spec/keycheck.py's.
 """
 
 from __future__ import annotations
@@ -593,8 +594,8 @@ ELEMENTS: dict[str, Element] = {
     )
 }
 
-# YAML: elements written as mappings (a name and settings), where a plain text is a mistake; the others
-# may be a plain text (`do: echo hi`) or a mapping with `_` for the text
+# YAML: elements written as mappings (a name and settings), where a plain text is a mistake; the
+# others may be a plain text (`do: echo hi`) or a mapping with `_` for the text
 YAML_MAPPINGS = frozenset(
     {
         "benchmark",
@@ -620,9 +621,9 @@ YAML_MAPPINGS = frozenset(
 # YAML: the top-level keys that stay beside the benchmark when a file has no `benchmark:` key
 YAML_ROOT_ONLY = frozenset({"selection", "include-path", "check_tags", "tags"})
 
-# Names real JUBE files write that JUBE 2.7 reads nowhere (CARAML's three files carry both): known, so
-# an editor's schema accepts them and --strict does not refuse a file JUBE runs, yet every load warns
-# that they do nothing, since their authors meant something by them
+# Names real JUBE files write that JUBE 2.7 reads nowhere (CARAML's three files carry both): known,
+# so an editor's schema accepts them and --strict does not refuse a file JUBE runs, yet every load
+# warns that they do nothing, since their authors meant something by them
 IGNORED_KEYS: dict[str, dict[str, str]] = {
     "parameter": {
         "seperator": "a misspelling of 'separator' that JUBE ignores: the text is split at ','"
@@ -647,7 +648,8 @@ def children_of(tag: str, fmt: Format = "both") -> set[str]:
     return set(ELEMENTS[tag].child_tags(fmt))
 
 
-# --- system files (systems/loader.py) --------------------------------------------------------------
+# --- system files (systems/loader.py)
+# --------------------------------------------------------------
 SYSTEM_KEYS: tuple[Key, ...] = (
     _k("name", "the system's name; it must equal the file's name (the tag that selects it)"),
     _k(
@@ -698,7 +700,8 @@ TARGET_KEYS: tuple[Key, ...] = (
     _k("max_sd", "the most a benchmark's sd% may be ('5%')"),
 )
 
-# --- MAD's models.json entries (spec/mad.py) -------------------------------------------------------
+# --- MAD's models.json entries (spec/mad.py)
+# -------------------------------------------------------
 MAD_KEYS: tuple[Key, ...] = (
     _k("name", "framework_project_workload: letters, digits, _ . + -", required=True),
     _k("url", "the repository cloned into the work folder"),

@@ -1,9 +1,10 @@
-"""The grammar (spec/grammar.py) rendered: docs/file-format.md's reference tables and the JSON Schemas
-caramel ships for editors (`src/caramel/schemas/*.schema.json`).
+"""The grammar (spec/grammar.py) rendered: docs/file-format.md's reference tables and the JSON
+Schemas caramel ships for editors (`src/caramel/schemas/*.schema.json`).
 
-    python -m caramel.stages.spec.grammar_out --markdown         # the tables, as docs/file-format.md holds them
-    python -m caramel.stages.spec.grammar_out --write-docs FILE  # replace the tables between their markers
-    python -m caramel.stages.spec.grammar_out --schemas DIR      # write the four JSON Schemas
+    python -m caramel.stages.spec.grammar_out --markdown         # the tables, as
+    docs/file-format.md holds them python -m caramel.stages.spec.grammar_out --write-docs FILE  #
+    replace the tables between their markers python -m caramel.stages.spec.grammar_out --schemas DIR
+         # write the four JSON Schemas
 
 The schemas are JSON Schema draft-07 (what the YAML language server reads). A key the grammar does
 not know is refused (`additionalProperties: false`), the same key the loader warns about, or refuses
@@ -98,8 +99,8 @@ def _one_or_many(tag: str) -> Schema:
 
 
 def _element(element: Element) -> Schema:
-    """An element as YAML writes it: a mapping of its attributes, children and text (`_`), or a plain
-    text where the element is only a text."""
+    """An element as YAML writes it: a mapping of its attributes, children and text (`_`), or a
+    plain text where the element is only a text."""
     if element.tag == "meta":
         return _mapping(element.attrs, title=element.doc)
     children = {tag: _one_or_many(tag) for tag in element.child_tags("yaml")}
@@ -118,8 +119,8 @@ def _element(element: Element) -> Schema:
 
 
 def benchmark_schema() -> Schema:
-    """A YAML benchmark file: one benchmark (the file is its mapping), a list of them, or `benchmark:`
-    with global sets beside it."""
+    """A YAML benchmark file: one benchmark (the file is its mapping), a list of them, or
+    `benchmark:` with global sets beside it."""
     definitions = {tag: _element(e) for tag, e in ELEMENTS.items() if tag not in ("jube", "value")}
     single = _element(ELEMENTS["benchmark"])
     single["properties"].update({tag: _one_or_many(tag) for tag in sorted(YAML_ROOT_ONLY)})
@@ -149,7 +150,8 @@ def system_schema() -> Schema:
 
 
 def targets_schema() -> Schema:
-    """A targets file: `systems: {SYSTEM: {BENCHMARK: reference}}`, or the flat `{BENCHMARK: reference}`."""
+    """A targets file: `systems: {SYSTEM: {BENCHMARK: reference}}`, or the flat `{BENCHMARK:
+    reference}`."""
     number = {"type": "number"}
     mapping = _mapping(TARGET_KEYS)
     reference = {"anyOf": [number, {"type": "array", "minItems": 1, "maxItems": 4}, mapping]}
@@ -273,7 +275,8 @@ _BLOCK = re.compile(r"(<!-- grammar:(\w+) -->\n).*?(<!-- /grammar:\2 -->)", re.S
 
 
 def with_tables(doc: str) -> str:
-    """`doc` with every block between `<!-- grammar:NAME -->` and `<!-- /grammar:NAME -->` regenerated."""
+    """`doc` with every block between `<!-- grammar:NAME -->` and `<!-- /grammar:NAME -->`
+    regenerated."""
 
     def regenerated(match: re.Match[str]) -> str:
         return match.group(1) + TABLES[match.group(2)]() + match.group(3)

@@ -1,7 +1,8 @@
-"""A read benchmark tree checked against the grammar (spec/grammar.py): unknown attributes (YAML: keys).
+"""A read benchmark tree checked against the grammar (spec/grammar.py): unknown attributes (YAML:
+keys).
 
-JUBE ignores an attribute it does not know, so a file JUBE runs keeps running here: an unknown one is
-a warning naming the file, the line and the closest allowed name (`timout` → `timeout`), and an
+JUBE ignores an attribute it does not know, so a file JUBE runs keeps running here: an unknown one
+is a warning naming the file, the line and the closest allowed name (`timout` → `timeout`), and an
 error under `--strict`. Unknown *elements* are errors where the builder meets them (spec/build.py),
 as JUBE's XML reader refuses them too. `<meta>` and `<sanity>` are caramel's own and their readers
 refuse an unknown key outright.

@@ -1,5 +1,5 @@
-"""caramel additions on a step: a time limit (`timeout`), parallel copies (`copies`) and their result
-(`copies_aggregate`); on a benchmark, how often `bench run` repeats it (`repeat`).
+"""caramel additions on a step: a time limit (`timeout`), parallel copies (`copies`) and their
+result (`copies_aggregate`); on a benchmark, how often `bench run` repeats it (`repeat`).
 
 A time limit is seconds (`90`, `1.5`), `MM:SS`, `HH:MM:SS` or `D-HH:MM:SS`; `0` means none. `copies`
 is a count of at least 1 or `all` (one copy per device of the system).
@@ -57,8 +57,8 @@ def parse_repeat(text: str, where: Location | None = None, what: str = "repeat")
 
 
 def parse_copies_aggregate(text: str, where: Location | None = None) -> str:
-    """`copies_aggregate`: what a benchmark's result over its copies is (`sum`: the node's throughput,
-    `mean`: per device, as the Mila suite reports)."""
+    """`copies_aggregate`: what a benchmark's result over its copies is (`sum`: the node's
+    throughput, `mean`: per device, as the Mila suite reports)."""
     value = text.strip().lower()
     if value in COPY_AGGREGATES:
         return value
@@ -71,7 +71,8 @@ def parse_copies_aggregate(text: str, where: Location | None = None) -> str:
 
 
 def array_setting(text: str) -> str | None:
-    """`array` as caramel keeps it: "false", "true" or "N" (at most N tasks at once); None when malformed."""
+    """`array` as caramel keeps it: "false", "true" or "N" (at most N tasks at once); None when
+    malformed."""
     value = str(text).strip().lower()
     if value.isdecimal() and int(value) >= 1:
         return str(int(value))
@@ -80,9 +81,9 @@ def array_setting(text: str) -> str | None:
 
 
 def parse_array(text: str, submitted: bool, where: Location | None = None) -> str:
-    """`array` of a step: its workpackages become one job array (`true`), at most N of them running at
-    once (`N`), or one job each (`false`). Only a step whose do's form a job (`submit: true`) or that
-    calls a function (`call:`, one batch of submitit on SLURM) has one."""
+    """`array` of a step: its workpackages become one job array (`true`), at most N of them running
+    at once (`N`), or one job each (`false`). Only a step whose do's form a job (`submit: true`) or
+    that calls a function (`call:`, one batch of submitit on SLURM) has one."""
     value = array_setting(text)
     if value is None:
         raise SpecError(

@@ -42,11 +42,11 @@ def load(
     no_eval: bool = False,
     system_tags: Collection[str] | None = None,
 ) -> list[Benchmark]:
-    """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An attribute
-    the grammar does not know is a warning (JUBE ignores it), an error when `strict`. `no_eval`: no
-    module a `call:` names is imported (spec.call_static). `system_tags`: the names of the system
-    files; given, a tag of `tags` that neither they nor the file know is an error (spec.tagscan),
-    before `<check_tags>` is (its "needs tags" hides the typo)."""
+    """All benchmarks of `path` selected by `<selection>` (and `only`), built for `tags`. An
+    attribute the grammar does not know is a warning (JUBE ignores it), an error when `strict`.
+    `no_eval`: no module a `call:` names is imported (spec.call_static). `system_tags`: the names of
+    the system files; given, a tag of `tags` that neither they nor the file know is an error
+    (spec.tagscan), before `<check_tags>` is (its "needs tags" hides the typo)."""
     path = os.path.abspath(path)
     if not os.path.isfile(path):
         raise SpecError(
@@ -155,8 +155,8 @@ def load_one(
 
 
 def _selection(raw: Node, tags: set[str]) -> tuple[set[str], set[str]]:
-    """The benchmark names `<selection>` keeps (`<only>`) and drops (`<not>`); its `<tag>`s are added to
-    `tags` before anything is filtered (JUBE does the same)."""
+    """The benchmark names `<selection>` keeps (`<only>`) and drops (`<not>`); its `<tag>`s are
+    added to `tags` before anything is filtered (JUBE does the same)."""
     only_names: set[str] = set()
     not_names: set[str] = set()
     for selection in raw.findall("selection"):

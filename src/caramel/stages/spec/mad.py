@@ -1,7 +1,8 @@
 """MAD's `models.json` read natively: each entry one benchmark, built like a YAML file's.
 
     tree = read_models_json("zoo/models.json", only=["pyt_huggingface_gpt2"])   # a <jube> tree
-    entries = read_entries("zoo/models.json")    # per entry: a MadEntry, or the SpecError that entry gives
+    entries = read_entries("zoo/models.json")    # per entry: a MadEntry, or the SpecError that
+    entry gives
 
 An entry becomes a benchmark named after it, with one step `run` whose do, run in the
 workpackage's work folder, clones `url` into the folder MAD names (the URL's last part), copies
@@ -12,8 +13,9 @@ uses the system's settings (`gpus_per_node`, `accelerator`), so a run names a sy
 
 Every text of an entry is data: it reaches the shell only through `shlex.quote` (with `$` doubled,
 so JUBE's substitution leaves it alone), `args` is split into words by `shlex.split` and joined
-back quoted, the results CSV's name passes `spec.attributes.file_name` (no separator, no `..`), and a
-model's name and its clone's folder hold only letters, digits and `_ . + -` (madengine refuses others too).
+back quoted, the results CSV's name passes `spec.attributes.file_name` (no separator, no `..`), and
+a model's name and its clone's folder hold only letters, digits and `_ . + -` (madengine refuses
+others too).
 
 As madengine's `DiscoverModels.discover_models` (utils/discover_models.py): a folder's `models.json`
 comes with each `scripts/DIR/models.json` beside it (`models_json_files`); such an entry is named
@@ -45,7 +47,8 @@ from caramel.stages.spec.tree import Node
 FILE_NAME = "models.json"
 DEFAULT_TIMEOUT = 7200  # madengine's two hours, also what a timeout of 0 or less means
 SCRIPTS_FOLDER = "scripts"  # madengine reads scripts/DIR/models.json beside the top models.json
-# the keys MAD's README and madengine's models know (spec/grammar.py); those caramel does not use are kept as data
+# the keys MAD's README and madengine's models know (spec/grammar.py); those caramel does not use
+# are kept as data
 KNOWN_KEYS = grammar.names(grammar.MAD_KEYS)
 MODEL_DIR_PARAMETER = "mad_model_dir"
 CONTAINER_PARAMETER = "mad_container"  # the container command line before the script; empty: bare
@@ -154,7 +157,8 @@ def _scoped(entry: MadEntry, scope: str) -> MadEntry:
 
 
 def read_models_json(path: str, only: list[str] | None = None) -> Node:
-    """The `<jube>` tree of the entries (those named in `only`, when given); a bad selected entry raises."""
+    """The `<jube>` tree of the entries (those named in `only`, when given); a bad selected entry
+    raises."""
     root = Node("jube", where=Location(path, 1))
     home = os.path.dirname(os.path.abspath(path))
     for found in read_entries(path):
@@ -303,8 +307,9 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
 
 
 class EntryError(SpecError):
-    """A models.json entry that cannot be read, with what is still known of it: its name (so a selection
-    by name finds the entry's own error) and its tags (None: unknown), which a suite selecting by tag can use."""
+    """A models.json entry that cannot be read, with what is still known of it: its name (so a
+    selection by name finds the entry's own error) and its tags (None: unknown), which a suite
+    selecting by tag can use."""
 
     def __init__(
         self, message: str, where: Location, hint: str, name: str = "", tags: tuple[str, ...] = ()
@@ -356,7 +361,8 @@ def _timeout(item: dict[str, object], fail: Fail) -> float:
 
 
 def _check_paths(entry: MadEntry, fail: Fail) -> None:
-    """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are names."""
+    """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are
+    names."""
     if not entry.scripts:
         raise fail(
             "scripts",
@@ -408,7 +414,8 @@ def _quote(text: str) -> str:
 
 
 def run_command(entry: MadEntry, home: str) -> str:
-    """The do: clone, copy the scripts in, run the script with MAD's variables. Entry text is quoted."""
+    """The do: clone, copy the scripts in, run the script with MAD's variables. Entry text is
+    quoted."""
     folder, script = script_parts(entry, home)
     url = entry.url
     if (
@@ -496,8 +503,8 @@ def benchmark_node(entry: MadEntry, home: str) -> Node:
 
 
 def in_container(bench: Benchmark, system: SystemFacts | None) -> Benchmark:
-    """A models.json benchmark on a system whose `container_runtime` and `images` name an image for the
-    entry's dockerfile (the stack is the dockerfile's file name: `docker/pyt_huggingface` is
+    """A models.json benchmark on a system whose `container_runtime` and `images` name an image for
+    the entry's dockerfile (the stack is the dockerfile's file name: `docker/pyt_huggingface` is
     `pyt_huggingface`) runs its script in that image, through `caramel.payloads.container`, with the
     workpackage's folder bound. Any other benchmark, or no such image, is returned as it is: bare.
     The system is read through its protocol (this stage imports no systems code)."""

@@ -1,10 +1,12 @@
-"""A benchmark's `meta` block (caramel addition): description, tags, owner, limits, supported systems.
+"""A benchmark's `meta` block (caramel addition): description, tags, owner, limits, supported
+systems.
 
 YAML writes it as a `meta:` mapping at the benchmark level (JUBE 2.7.1 keeps an unknown key as an
 attribute it never reads). JUBE's XML reader refuses unknown elements in `<benchmark>`, but it reads
 only the text of `<comment>`, so in XML the block is a `<meta>` element inside `<comment>`:
 
-    <comment>GPT training<meta><tags>llm,gpt</tags><time_limit>01:00:00</time_limit></meta></comment>
+    <comment>GPT
+    training<meta><tags>llm,gpt</tags><time_limit>01:00:00</time_limit></meta></comment>
 
 Each key is a child element (or an attribute) of `<meta>`; list keys take several values, written
 as a YAML list or comma-separated. The block is read without tags, so a catalog can list a file

@@ -180,7 +180,8 @@ class Do:
 
 
 class SanityKind(Word):
-    """What a <sanity> checks: a regex that must match (EXPECT) or must not (REJECT), or an expression."""
+    """What a <sanity> checks: a regex that must match (EXPECT) or must not (REJECT), or an
+    expression."""
 
     EXPECT = "expect"
     REJECT = "reject"
@@ -195,7 +196,8 @@ class Sanity:
     """caramel addition: a check a workpackage must pass for its row to count (spec/sanity.py).
 
     `expect`: the regex must match somewhere in `file`; `reject`: it must match nowhere; `expr`: the
-    expression over the row's figures and parameters must hold. `file` is relative to the work folder."""
+    expression over the row's figures and parameters must hold. `file` is relative to the work
+    folder."""
 
     kind: SanityKind
     text: str  # the regex, or the expression
@@ -205,7 +207,8 @@ class Sanity:
 
 @dataclass
 class Use:
-    """A `<use>` entry: set names; a set from another file (`from=FILE[:NAME]`) is named `NAME@FILE`."""
+    """A `<use>` entry: set names; a set from another file (`from=FILE[:NAME]`) is named
+    `NAME@FILE`."""
 
     names: list[str]
     where: Location = NOWHERE
@@ -332,9 +335,11 @@ class Result:
 
 @dataclass(frozen=True)
 class BenchmarkMeta:
-    """What a benchmark says about itself for catalogs and campaigns (caramel addition, docs/file-format.md).
+    """What a benchmark says about itself for catalogs and campaigns (caramel addition,
+    docs/file-format.md).
 
-    None means "not declared"; `time_limit` is in seconds (0: no limit); empty `systems`: any system.
+    None means "not declared"; `time_limit` is in seconds (0: no limit); empty `systems`: any
+    system.
     """
 
     description: str = ""

@@ -113,7 +113,8 @@ def read_sanity(node: Node) -> Sanity:
 
 
 def parse_expression(text: str, node: Node) -> ast.Expression:
-    """The expression's tree, refused (naming file and line) when it is not valid or leaves the grammar."""
+    """The expression's tree, refused (naming file and line) when it is not valid or leaves the
+    grammar."""
     try:
         tree = ast.parse(plain_names(text), mode="eval")
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL character
@@ -163,8 +164,8 @@ def describe(part: ast.AST) -> str:
 
 
 def from_comment(bench_node: Node) -> list[tuple[str, str, Node]]:
-    """The `<sanity>` elements inside the benchmark's `<comment>` (XML a JUBE can still read): each as
-    (step or analyser, its name, the element)."""
+    """The `<sanity>` elements inside the benchmark's `<comment>` (XML a JUBE can still read): each
+    as (step or analyser, its name, the element)."""
     out = []
     for comment in bench_node.findall("comment"):
         for child in comment.findall("sanity"):

@@ -1,4 +1,5 @@
-"""Building sets (parameter, substitute, file and pattern sets) from a Node tree, `init_with` included."""
+"""Building sets (parameter, substitute, file and pattern sets) from a Node tree, `init_with`
+included."""
 
 from __future__ import annotations
 

@@ -18,12 +18,14 @@ from caramel.stages.spec.tree import Node
 
 
 def templates_dir() -> Path:
-    """caramel's `templates/` folder (a checkout's, the wheel's, or the one named by CARAMEL_TEMPLATES)."""
+    """caramel's `templates/` folder (a checkout's, the wheel's, or the one named by
+    CARAMEL_TEMPLATES)."""
     return shipped("templates")
 
 
 def read_xml(path: str) -> Node:
-    """An XML file's tree; lxml is imported only where a file is XML (it costs a YAML run 25 ms of CPU)."""
+    """An XML file's tree; lxml is imported only where a file is XML (it costs a YAML run 25 ms of
+    CPU)."""
     from caramel.stages.spec.xml_reader import read_xml as read
 
     return read(path)

@@ -1,10 +1,11 @@
 """What every stage may read of the system a benchmark is planned for: `Benchmark.system`'s type.
 
-The system file's class (`caramel.adapters.systems.model.System`) sits above the model among the layers (it
-knows the container runtimes and the backends), so the model cannot import it. This protocol is the
-part of it the lower stages read (spec, expand, engine, history): a `System` satisfies it as it is,
-and the type checker holds every read to these names and types (no `getattr(system, "x", default)`).
-A field a stage starts to read is added here, with the same type as in `systems/model.py`.
+The system file's class (`caramel.adapters.systems.model.System`) sits above the model among the
+layers (it knows the container runtimes and the backends), so the model cannot import it. This
+protocol is the part of it the lower stages read (spec, expand, engine, history): a `System`
+satisfies it as it is, and the type checker holds every read to these names and types (no
+`getattr(system, "x", default)`). A field a stage starts to read is added here, with the same type
+as in `systems/model.py`.
 """
 
 from __future__ import annotations

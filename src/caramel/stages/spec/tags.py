@@ -1,4 +1,5 @@
-"""Tag expressions: `!` not, `+` and, `|` or, parentheses; names are the tags given on the command line.
+"""Tag expressions: `!` not, `+` and, `|` or, parentheses; names are the tags given on the command
+line.
 
 Parsed by a small recursive-descent parser (never `eval`), so a malformed expression is an error
 that says where it broke.

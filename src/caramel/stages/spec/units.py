@@ -86,7 +86,8 @@ MEMORY = frozenset(
     }
 )
 LOWER_UNITS = TIME | ENERGY | POWER | MEMORY
-# one word that is a rate by itself (frames, queries, transactions, requests, I/O operations per second)
+# one word that is a rate by itself (frames, queries, transactions, requests, I/O operations per
+# second)
 RATE_WORDS = frozenset({"fps", "qps", "tps", "rps", "iops", "hz", "khz", "mhz", "ghz"})
 _FLOPS = re.compile(r"^[kmgtpe]?(flops|flop/s)$")  # FLOP/s; a bare FLOP count says nothing
 _PER_TIME = re.compile(r"^([a-zµμ]+)\^-1$")  # s^-1
@@ -132,7 +133,8 @@ HIGHER_WORDS = frozenset(
         "iops",
     }
 )
-# things counted per unit of time in a rate's name: `images_sec`, `tokens_s` (not `compile_sec`, a time)
+# things counted per unit of time in a rate's name: `images_sec`, `tokens_s` (not `compile_sec`, a
+# time)
 COUNT_WORDS = frozenset(
     {
         "images",
@@ -205,8 +207,8 @@ def _words(text: str) -> list[str]:
 
 
 def _ratio(text: str, camel: bool = False) -> list[list[str]]:
-    """The parts of a ratio (`tokens/s/GPU`, `samples per second`, `images_per_joule`), each as words;
-    `camel`: a name's camelCase splits words too (`AvgPower`; a unit's `kWh` stays one)."""
+    """The parts of a ratio (`tokens/s/GPU`, `samples per second`, `images_per_joule`), each as
+    words; `camel`: a name's camelCase splits words too (`AvgPower`; a unit's `kWh` stays one)."""
     spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text) if camel else text
     slashed = re.sub(
         r"(?i)(^|[\s_\-.])per(?=[\s_\-.]|$)", "/", spaced
@@ -216,7 +218,8 @@ def _ratio(text: str, camel: bool = False) -> list[list[str]]:
 
 
 def unit_direction(unit: str) -> Direction:
-    """Which way a figure of this unit is better; UNKNOWN when the unit does not say (or is unreadable)."""
+    """Which way a figure of this unit is better; UNKNOWN when the unit does not say (or is
+    unreadable)."""
     if unit_problem(unit) is not None or not unit.strip():
         return Direction.UNKNOWN
     text = unit.strip()
@@ -288,7 +291,8 @@ def _ratio_direction(parts: list[list[str]]) -> Direction:
 
 
 def as_direction(declared: str | None) -> Direction:
-    """A declared direction (`lower`, `higher`, also a stored `unknown`); UNKNOWN for anything else."""
+    """A declared direction (`lower`, `higher`, also a stored `unknown`); UNKNOWN for anything
+    else."""
     try:
         return Direction(str(declared or "").strip().lower())
     except ValueError:
@@ -315,9 +319,10 @@ class UnitSource(Protocol):
 
 
 def unreadable_units(figures: Sequence[UnitSource]) -> list[str]:
-    """The `performance:` figures (analyse.performance.Figure: `.metric` their unit text, `.source` the
-    file:line they came from) whose unit cannot be read lose it, so their direction is unknown rather
-    than guessed from markup; one note each, naming the file and line and what was expected."""
+    """The `performance:` figures (analyse.performance.Figure: `.metric` their unit text, `.source`
+    the file:line they came from) whose unit cannot be read lose it, so their direction is unknown
+    rather than guessed from markup; one note each, naming the file and line and what was
+    expected."""
     notes = []
     for figure in figures:
         problem = unit_problem(figure.metric)

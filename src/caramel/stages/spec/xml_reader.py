@@ -119,7 +119,8 @@ def _convert(element: etree._Element, path: str) -> Node:
         if not isinstance(child.tag, str):  # comments and processing instructions
             continue
         if child.tail and child.tail.strip():
-            # JUBE ignores such text too; real files may carry it, so it stays a warning, never silent
+            # JUBE ignores such text too; real files may carry it, so it stays a warning, never
+            # silent
             print(
                 f"warning: {Location(path, child.sourceline or 0)}: text {child.tail.strip()[:40]!r} after "
                 f"<{child.tag}> inside <{element.tag}> is ignored, as JUBE ignores it; move it into an element",

@@ -22,21 +22,24 @@ from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec.grammar import ELEMENTS, YAML_MAPPINGS, YAML_ROOT_ONLY, children_of
 from caramel.stages.spec.tree import Node
 
-# Which keys open child elements, per parent element (everything else is an attribute): the grammar's
+# Which keys open child elements, per parent element (everything else is an attribute): the
+# grammar's
 CHILD_TAGS: dict[str, set[str]] = {
     tag: children_of(tag, "yaml") for tag in ELEMENTS if children_of(tag, "yaml")
 }
 # How many YAML values (scalars, lists, mappings) a file may hold once its aliases are expanded.
 MAX_EXPANDED_NODES = 100_000
 
-# What `_YamlReader._value` makes of a YAML node (a mapping of (key node, items), a list of (value, node)
-# pairs, or a scalar): its shape is the file's, known only at run time.
+# What `_YamlReader._value` makes of a YAML node (a mapping of (key node, items), a list of (value,
+# node) pairs, or a scalar): its shape is the file's, known only at run time.
 YamlData = Any
-# Keys that stay at the top when a file has no `benchmark:` key; elements written as mappings (the grammar's)
+# Keys that stay at the top when a file has no `benchmark:` key; elements written as mappings (the
+# grammar's)
 ROOT_ONLY = YAML_ROOT_ONLY
 MAPPING_TAGS = YAML_MAPPINGS
-# Elements whose value is a text (a command, a file name): the attributes each may have in a mapping.
-# A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in the text.
+# Elements whose value is a text (a command, a file name): the attributes each may have in a
+# mapping. A mapping with no text (`_`) and another key is what YAML makes of an unquoted ': ' in
+# the text.
 TEXT_TAGS: dict[str, set[str]] = {
     tag: set(ELEMENTS[tag].attr_names())
     for tag in ("do", "prepare", "copy", "link", "column", "call")
@@ -72,7 +75,8 @@ def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
 
 
 def read_text(path: str) -> str:
-    """A YAML file's text (of a benchmark or a system): not readable or not UTF-8 is a SpecError naming it."""
+    """A YAML file's text (of a benchmark or a system): not readable or not UTF-8 is a SpecError
+    naming it."""
     return _read_text(path, Location(path))
 
 
@@ -95,7 +99,8 @@ def _read_text(path: str, where: Location) -> str:
 
 
 def _new_loader(text: str, path: str) -> _Loader:
-    """A loader of `text`; a character YAML does not allow (a control character) is a SpecError at its line."""
+    """A loader of `text`; a character YAML does not allow (a control character) is a SpecError at
+    its line."""
     try:
         return _Loader(text)
     except yaml.reader.ReaderError as exc:
@@ -205,9 +210,11 @@ class _YamlReader:
             ) from None
 
     def _value(self, node: yaml.Node) -> YamlData:
-        """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar → str.
+        """Mapping → {key: (key node, [(item, item node)...])}; sequence → [(item, node)]; scalar →
+        str.
 
-        The value of a node reached again through an alias is the same object (never changed later)."""
+        The value of a node reached again through an alias is the same object (never changed
+        later)."""
         key = id(node)
         if key not in self._values:
             self._values[key] = self._read_value(node)
@@ -341,8 +348,8 @@ class _YamlReader:
                             hint='expected a single text value, e.g. _: "1,2,4"',
                         )
                     elif isinstance(item, (dict, list)) and did_you_mean(key, children or ()):
-                        # a misspelt child element (other unknown keys are ignored as JUBE ignores them,
-                        # e.g. a key that only holds a `&anchor`)
+                        # a misspelt child element (other unknown keys are ignored as JUBE ignores
+                        # them, e.g. a key that only holds a `&anchor`)
                         raise SpecError(
                             f"unknown key '{key}' in {tag}",
                             self._where(knode),
@@ -357,8 +364,8 @@ class _YamlReader:
             node.text = _text(data)
 
     def _check_text_element(self, tag: str, data: YamlData, ynode: yaml.Node) -> None:
-        """A command or file name that YAML did not read as text is an error, never an empty element:
-        `- echo 'sanity: failed'` is the mapping {"echo 'sanity": "failed'"} to YAML."""
+        """A command or file name that YAML did not read as text is an error, never an empty
+        element: `- echo 'sanity: failed'` is the mapping {"echo 'sanity": "failed'"} to YAML."""
         if data is None:
             raise SpecError(
                 f"{tag}: found an empty value where a text was expected",
@@ -432,8 +439,8 @@ def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
 
 
 def _check_expanded_size(document: yaml.Node | None, path: str) -> None:
-    """Refuse a document whose aliases expand it beyond MAX_EXPANDED_NODES values, naming the line of
-    the innermost list or mapping that crosses the limit; counted once per node, so it is fast."""
+    """Refuse a document whose aliases expand it beyond MAX_EXPANDED_NODES values, naming the line
+    of the innermost list or mapping that crosses the limit; counted once per node, so it is fast."""
     sizes: dict[int, int] = {}
     culprit: list[yaml.Node] = []
 

@@ -41,7 +41,8 @@ class OverLimit(RunError, ValueError):
 def check(
     text: str | bytes, where: str, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
 ) -> bytes:
-    """`text` as UTF-8 bytes, once it is known to be at most `max_bytes` long and `max_depth` deep."""
+    """`text` as UTF-8 bytes, once it is known to be at most `max_bytes` long and `max_depth`
+    deep."""
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > max_bytes:
         raise OverLimit(
@@ -72,8 +73,8 @@ def depth(data: bytes, stop: int) -> int:
     C-speed passes over the text, linear in its length (an export line of a thousand figures: half a
     millisecond). The escapes go first, then every byte but quotes and brackets. Then the strings:
     two quotes side by side are removed in one pass (`bytes.replace`); that never changes which
-    brackets stand outside strings, even where the pair is the end of one string and the start of the
-    next (the two merge into one string holding both contents), so the strings left (few: those
+    brackets stand outside strings, even where the pair is the end of one string and the start of
+    the next (the two merge into one string holding both contents), so the strings left (few: those
     holding brackets) are then removed by the regular expression on a text a tenth as long."""
     if b"\\" in data:
         data = _ESCAPE.sub(b"", data)

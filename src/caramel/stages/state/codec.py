@@ -30,8 +30,8 @@ class CodecError(ValueError):
 
 T = TypeVar("T")
 
-# Fields renamed or dropped since runs were stored: {class: {stored name: field, or None}} (a run made
-# before still continues).
+# Fields renamed or dropped since runs were stored: {class: {stored name: field, or None}} (a run
+# made before still continues).
 _RENAMED: dict[str, dict[str, str | None]] = {
     "FileEntry": {"kind": "action"},
     "Table": {"kind": "output"},
@@ -216,8 +216,8 @@ def _reader_of(hint: Any) -> Decoder:
 
 
 class _DataclassReader:
-    """A dataclass from its stored fields; its hints and field readers looked up on first use (a class
-    may hold itself, and a hint nothing reads must not fail the others)."""
+    """A dataclass from its stored fields; its hints and field readers looked up on first use (a
+    class may hold itself, and a hint nothing reads must not fail the others)."""
 
     def __init__(self, cls: Any) -> None:
         self.cls = cls

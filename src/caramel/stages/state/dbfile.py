@@ -47,7 +47,8 @@ class StorageError(RunError):
 
 
 def problem(exc: BaseException) -> str:
-    """What an SQLite or OS error says about the file, in a word: full, locked, readonly, damaged, foreign."""
+    """What an SQLite or OS error says about the file, in a word: full, locked, readonly, damaged,
+    foreign."""
     text = str(exc).lower()
     code = getattr(exc, "errno", None)
     if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or "full" in text:
@@ -70,8 +71,8 @@ def problem(exc: BaseException) -> str:
 
 
 def storage_error(path: str, exc: BaseException, what: str, after: str = "") -> StorageError:
-    """The error for `exc` on file `path` (`what` it is: "run state", "history"...); `after` says how
-    to go on once the cause is gone (e.g. "then `bench continue RUN` finishes the run")."""
+    """The error for `exc` on file `path` (`what` it is: "run state", "history"...); `after` says
+    how to go on once the cause is gone (e.g. "then `bench continue RUN` finishes the run")."""
     kind = problem(exc)
     then = f"; {after}" if after else ""
     folder = os.path.dirname(os.path.abspath(path)) or "."

@@ -1,12 +1,13 @@
-"""A run folder's identity: what proves that a folder is a run caramel made, before anything deletes it.
+"""A run folder's identity: what proves that a folder is a run caramel made, before anything deletes
+it.
 
-When a run is made, `.caramel_identity` is written beside its `caramel.db` (before the database takes
-its name): the run id, the benchmark and the creation time, the same three the run record holds.
-`proven(run_dir)` is the check `bench remove` makes: the folder's name is the run id, the identity
-file is a regular file (no link) and agrees with the run record. A folder that merely holds a file
-named `caramel.db` (empty, copied from another run, or copied into an outpath) is no run: it is
-refused, naming what does not match. A run made by a caramel before identities (no file) is proven
-by its folder name and its record alone.
+When a run is made, `.caramel_identity` is written beside its `caramel.db` (before the database
+takes its name): the run id, the benchmark and the creation time, the same three the run record
+holds. `proven(run_dir)` is the check `bench remove` makes: the folder's name is the run id, the
+identity file is a regular file (no link) and agrees with the run record. A folder that merely holds
+a file named `caramel.db` (empty, copied from another run, or copied into an outpath) is no run: it
+is refused, naming what does not match. A run made by a caramel before identities (no file) is
+proven by its folder name and its record alone.
 """
 
 from __future__ import annotations

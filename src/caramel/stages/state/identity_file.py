@@ -1,7 +1,7 @@
-"""The identity file of a run folder (`.caramel_identity`): the run id, the benchmark and the creation
-time, as JSON. Written by `Store.create` before the record takes its name; `state.identity` proves a
-run with it (apart from the proof, which opens the record, so the store and the proof do not import
-each other).
+"""The identity file of a run folder (`.caramel_identity`): the run id, the benchmark and the
+creation time, as JSON. Written by `Store.create` before the record takes its name; `state.identity`
+proves a run with it (apart from the proof, which opens the record, so the store and the proof do
+not import each other).
 """
 
 from __future__ import annotations

@@ -3,10 +3,12 @@
 Two locks, both dropped by the kernel when their holder dies (even by SIGKILL), so a crashed bench
 never leaves a stale lock behind:
 
-- an exclusive `flock` on the run folder itself (a directory file descriptor). It cannot be lost to an
+- an exclusive `flock` on the run folder itself (a directory file descriptor). It cannot be lost to
+an
   unlink: `rm -f *.lock` removes a name, never the folder, so a second bench on the host still finds
   the run held. Lustre (mounted with `flock`), GPFS, BeeGFS and CephFS carry it between hosts too.
-- an exclusive byte-range lock (`fcntl`: open-file-description locks where the kernel has them, POSIX
+- an exclusive byte-range lock (`fcntl`: open-file-description locks where the kernel has them,
+POSIX
   locks otherwise) on `<run dir>/caramel.lock`: NFS carries these between hosts (NLM, NFSv4), where
   it keeps a directory's flock local. After taking it the file's inode is checked against the name,
   so a lock taken on a file another process just removed or replaced is taken again on the new one.
@@ -38,13 +40,14 @@ _HELD: dict[
 
 
 def _hostname() -> str:
-    """This host's name, as socket.gethostname() gives it (uname's nodename), without importing socket:
-    every `bench run` takes this lock, and socket costs it about 2 ms of CPU."""
+    """This host's name, as socket.gethostname() gives it (uname's nodename), without importing
+    socket: every `bench run` takes this lock, and socket costs it about 2 ms of CPU."""
     return os.uname().nodename
 
 
 class RunLock:
-    """`with RunLock(run_dir):` holds the run; a second holder waits `wait` seconds, then gets RunError."""
+    """`with RunLock(run_dir):` holds the run; a second holder waits `wait` seconds, then gets
+    RunError."""
 
     def __init__(self, run_dir: str, wait: float = 0.0) -> None:
         self.run_dir = run_dir
@@ -73,8 +76,8 @@ class RunLock:
         _HELD[(stat.st_dev, stat.st_ino)] = line
 
     def _lock_file(self) -> int | None:
-        """The lock file's descriptor, locked; None when another bench holds it. Taken again when the
-        name points to another inode once locked (removed or replaced in between)."""
+        """The lock file's descriptor, locked; None when another bench holds it. Taken again when
+        the name points to another inode once locked (removed or replaced in between)."""
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
             if not _try(_range_lock, fd):
@@ -165,7 +168,8 @@ def _flock(fd: int) -> None:
 
 def _range_lock(fd: int) -> None:
     """An exclusive lock on the whole file: per open file description where the kernel has them (so
-    closing another descriptor of the file in this process cannot drop it), a POSIX lock otherwise."""
+    closing another descriptor of the file in this process cannot drop it), a POSIX lock
+    otherwise."""
     ofd = getattr(fcntl, "F_OFD_SETLK", None)
     if ofd is not None and struct.calcsize("l") == 8:
         # struct flock on 64-bit Linux: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks).
@@ -175,7 +179,8 @@ def _range_lock(fd: int) -> None:
 
 
 def _try(lock: Callable[[int], None], fd: int) -> bool:
-    """True when `lock(fd)` took the lock or the filesystem has no locks (told once); False when held."""
+    """True when `lock(fd)` took the lock or the filesystem has no locks (told once); False when
+    held."""
     try:
         lock(fd)
         return True

@@ -140,7 +140,8 @@ class RunReads:
         return out
 
     def params(self, wp_id: int) -> Params:
-        """The workpackage's params as the plan recorded them (texts, declared types, later cycles)."""
+        """The workpackage's params as the plan recorded them (texts, declared types, later
+        cycles)."""
         row = self.db.execute(
             "SELECT params, types, cycles FROM workpackages WHERE id=?", (wp_id,)
         ).fetchone()
@@ -216,7 +217,8 @@ class RunReads:
         return self._json(row[0], f"workpackage {wp_id}'s environment") if row and row[0] else None
 
     def _json(self, text: str, what: str) -> Any:
-        """A JSON value of the run record, bounded (state.bounded); damaged is a RunError naming the file."""
+        """A JSON value of the run record, bounded (state.bounded); damaged is a RunError naming the
+        file."""
         try:
             return bounded.loads(text, f"{self.path}: {what}")
         except bounded.OverLimit:

@@ -106,10 +106,10 @@ def parse_id(text: str | None) -> int | None:
 def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -> str:
     """The run directory meant by a DIR argument (run or outpath folder) and `-i ID|last`.
 
-    `last` is the run made last: the highest id in an outpath, the newest entry of the registry, else
-    the newest creation time the runs below `cwd` recorded (never a folder's mtime, which a `bench
-    result` or a `cp -p` changes). A folder holding a caramel.db that is no proven run (state.identity)
-    but holding runs is taken as their outpath."""
+    `last` is the run made last: the highest id in an outpath, the newest entry of the registry,
+    else the newest creation time the runs below `cwd` recorded (never a folder's mtime, which a
+    `bench result` or a `cp -p` changes). A folder holding a caramel.db that is no proven run
+    (state.identity) but holding runs is taken as their outpath."""
     wanted = parse_id(run_id)
     cwd = cwd or os.getcwd()
     if directory:

@@ -15,7 +15,8 @@ _WAIT_KINDS = {kind.value: kind for kind in WaitKind}
 _ROLES = {role.value: role for role in Role}
 
 # 3: each workpackage's params carry their declared types and per-cycle texts (expand.params);
-# 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never read.
+# 2: the model is typed JSON (state.codec); 1 (caramel before 0.x hardening) held a pickle, never
+# read.
 SCHEMA_VERSION = 3
 
 SCHEMA = """
@@ -108,8 +109,8 @@ class CommandRow:
     ended: float | None
 
 
-# The workpackages columns `Store.workpackages` reads: WpRow's fields by name, in their order, so a row
-# is a WpRow's arguments (the table's own column order does not matter).
+# The workpackages columns `Store.workpackages` reads: WpRow's fields by name, in their order, so a
+# row is a WpRow's arguments (the table's own column order does not matter).
 WP_COLUMNS = ", ".join(f.name for f in fields(WpRow))
 # A workpackage's state changes only through `Store.move` (state.transitions), never `Store.update`.
 UPDATABLE = {

@@ -1,9 +1,11 @@
 """Which SQLite journal a file gets, from the filesystem that holds it.
 
-SQLite's write-ahead log (WAL) keeps its index in a `-shm` file that every connection maps into memory
-with a shared writable mapping; that works only among processes of one host, and some filesystems
-(FUSE with direct I/O, some network mounts) refuse the mapping outright. A run folder in $HOME,
-$PROJECT or $SCRATCH is on NFS, Lustre, GPFS, BeeGFS or CephFS and read from a dozen login and compute
+SQLite's write-ahead log (WAL) keeps its index in a `-shm` file that every connection maps into
+memory with a shared writable mapping; that works only among processes of one host, and some
+filesystems (FUSE with direct I/O, some network mounts) refuse the mapping outright. A run folder in
+$HOME,
+$PROJECT or $SCRATCH is on NFS, Lustre, GPFS, BeeGFS or CephFS and read from a dozen login and
+compute
 nodes: there a bench on another node would read a stale index. So:
 
 - on a networked or parallel filesystem the journal is the rollback journal (`delete`), whose
@@ -15,8 +17,8 @@ nodes: there a bench on another node would read a stale index. So:
 The filesystem is told by `statfs(2)`'s `f_type` (asked through ctypes) rather than by matching the
 path against /proc/self/mountinfo: statfs asks the kernel about the very folder (bind mounts,
 automounts, symlinks and mount namespaces included) in one call, with no prefix matching of escaped
-mount points. FUSE filesystems all share one magic number, so for them the mount's `fuse.<kind>` type
-is read from mountinfo, found by the folder's device number (exact, again no prefix matching).
+mount points. FUSE filesystems all share one magic number, so for them the mount's `fuse.<kind>`
+type is read from mountinfo, found by the folder's device number (exact, again no prefix matching).
 """
 
 from __future__ import annotations
@@ -95,7 +97,8 @@ REMOTE_FUSE = frozenset(
 
 @dataclass(frozen=True)
 class Filesystem:
-    """What holds a folder: its type name (`nfs`, `fuse.sshfs`, `ext4`...) and whether several hosts share it."""
+    """What holds a folder: its type name (`nfs`, `fuse.sshfs`, `ext4`...) and whether several hosts
+    share it."""
 
     name: str
     shared: bool
@@ -119,7 +122,8 @@ def _statfs_type(folder: str) -> int | None:
 
 
 def _mount_type(folder: str) -> str | None:
-    """The fstype column of /proc/self/mountinfo for the mount holding `folder` (by device number)."""
+    """The fstype column of /proc/self/mountinfo for the mount holding `folder` (by device
+    number)."""
     try:
         dev = os.stat(folder).st_dev
         with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as lines:
@@ -157,7 +161,8 @@ def filesystem(folder: str) -> Filesystem:
 
 
 def requested_journal() -> str | None:
-    """The journal `CARAMEL_SQLITE_JOURNAL` asks for, or None; anything else is an error naming it."""
+    """The journal `CARAMEL_SQLITE_JOURNAL` asks for, or None; anything else is an error naming
+    it."""
     text = current().sqlite_journal.lower()
     if not text:
         return None

@@ -58,8 +58,9 @@ WHOLE_RUN_STATE = FileKind("run state", autocommit=True)
 
 @dataclass
 class _Gathered:
-    """The writes of a `Store.batch`, in the order they were made: each workpackage's changed columns
-    (later changes of a column win, as the UPDATEs one by one would leave it), events, command rows."""
+    """The writes of a `Store.batch`, in the order they were made: each workpackage's changed
+    columns (later changes of a column win, as the UPDATEs one by one would leave it), events,
+    command rows."""
 
     columns: dict[int, dict[str, object]] = field(default_factory=dict)
     events: list[tuple[float, int | None, str, str]] = field(default_factory=list)
@@ -217,8 +218,9 @@ class Store(RunReads):
             yield
             self.db.execute("COMMIT")
         except BaseException:
-            # SQLite may have rolled back already (a full disk ends the transaction): a ROLLBACK then
-            # fails with "no transaction is active", which must not hide the error that got here.
+            # SQLite may have rolled back already (a full disk ends the transaction): a ROLLBACK
+            # then fails with "no transaction is active", which must not hide the error that got
+            # here.
             if self.db.in_transaction:
                 with contextlib.suppress(StorageError):
                     self.db.execute("ROLLBACK")
@@ -230,9 +232,10 @@ class Store(RunReads):
     def batch(self) -> Iterator[None]:
         """One transaction (as `transaction`) whose workpackage changes, events and command rows are
         gathered and written at its end, one statement for each kind of change (a thousand
-        workpackages' starts: three executemany, not five thousand statements). Every move is checked
-        when it is made, as outside a batch; a read of the run state inside the batch first writes
-        what was gathered, so it reads what it would read without one. An error discards it all."""
+        workpackages' starts: three executemany, not five thousand statements). Every move is
+        checked when it is made, as outside a batch; a read of the run state inside the batch first
+        writes what was gathered, so it reads what it would read without one. An error discards it
+        all."""
         if self._gathered is not None:  # nested: joins the outer batch
             yield
             return
@@ -271,7 +274,8 @@ class Store(RunReads):
         self._insert_commands(gathered.commands)
 
     def abandon_transaction(self) -> None:
-        """Roll back a transaction an interruption left open (its change did not happen), and forget it."""
+        """Roll back a transaction an interruption left open (its change did not happen), and forget
+        it."""
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
         self._depth = 0
@@ -309,10 +313,10 @@ class Store(RunReads):
         self._write(wp_id, fields)
 
     def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
-        """Make the state move `name` of state.transitions for `wp` (call inside a transaction): its new
-        state and the fields the move resets (`fields` given here win) go to the database and to `wp`,
-        and the move's event is recorded (`message`: the reason unless given). A move that does not start
-        from `wp`'s state raises TransitionError, and nothing changes."""
+        """Make the state move `name` of state.transitions for `wp` (call inside a transaction): its
+        new state and the fields the move resets (`fields` given here win) go to the database and to
+        `wp`, and the move's event is recorded (`message`: the reason unless given). A move that
+        does not start from `wp`'s state raises TransitionError, and nothing changes."""
         self._make(wp, transitions.check(name, wp.id, wp.state), message, fields)
 
     def move_many(
@@ -322,9 +326,9 @@ class Store(RunReads):
         fields_of: Callable[[WpRow], dict[str, object]],
         message: str | None = None,
     ) -> None:
-        """The state move `name` for every workpackage of `wps`, each with its own `fields_of(wp)`, as
-        one batch of writes (one statement for all of them; call inside a transaction). Every one is
-        checked before any changes: one that may not make the move raises TransitionError, and no
+        """The state move `name` for every workpackage of `wps`, each with its own `fields_of(wp)`,
+        as one batch of writes (one statement for all of them; call inside a transaction). Every one
+        is checked before any changes: one that may not make the move raises TransitionError, and no
         workpackage changes, in the database or in memory."""
         moves = [transitions.check(name, wp.id, wp.state) for wp in wps]
         with self.batch():
@@ -334,7 +338,8 @@ class Store(RunReads):
     def _make(
         self, wp: WpRow, move: transitions.Move, message: str | None, fields: dict[str, object]
     ) -> None:
-        """The checked move `move` for `wp`: its state and fields in the database and in `wp`, its event."""
+        """The checked move `move` for `wp`: its state and fields in the database and in `wp`, its
+        event."""
         changes = {
             key: dict(value) if isinstance(value, dict) else value  # no dict shared between rows
             for key, value in {**move.resets, **fields}.items()
@@ -353,7 +358,8 @@ class Store(RunReads):
 
     def interrupt_running(self, reason: str, recorded: Iterable[int] = ()) -> None:
         """Move every running workpackage to open (the move "interrupt": bench is stopping), in one
-        statement that needs nothing read first; events for the ids `recorded` (whose scripts bench ended)."""
+        statement that needs nothing read first; events for the ids `recorded` (whose scripts bench
+        ended)."""
         move = transitions.MOVES["interrupt"]
         self._write_gathered()
         for wp_id in recorded:
@@ -443,8 +449,8 @@ class Store(RunReads):
         )
 
     def take_running_shared(self) -> set[tuple[str, int, int]]:
-        """The shared do's (step, cycle, op) a bench was running when it died, forgotten here: the engine
-        reads from their shells' records whether they ended (call inside a transaction)."""
+        """The shared do's (step, cycle, op) a bench was running when it died, forgotten here: the
+        engine reads from their shells' records whether they ended (call inside a transaction)."""
         self._write_gathered()
         running = {
             (step, cycle, op)

@@ -1,8 +1,9 @@
-"""The moves a workpackage's state may make: from which states, to which, what each resets, what it records.
+"""The moves a workpackage's state may make: from which states, to which, what each resets, what it
+records.
 
 The one owner of state changes: the engine, `bench remove` and `bench cancel` all name a move here
-(`Store.move`), never write a state themselves. A move from a state it does not start from is a bug in
-caramel, not in the user's file: it raises `TransitionError` and the change does not happen.
+(`Store.move`), never write a state themselves. A move from a state it does not start from is a bug
+in caramel, not in the user's file: it raises `TransitionError` and the change does not happen.
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ class TransitionError(RuntimeError):
 
 @dataclass(frozen=True)
 class Move:
-    """One allowed change: from any of `sources` to `target`, setting `resets` (the caller's fields win)
-    and recording an event of kind `event` (the target state when empty) when the state changes or the
-    move always records one."""
+    """One allowed change: from any of `sources` to `target`, setting `resets` (the caller's fields
+    win) and recording an event of kind `event` (the target state when empty) when the state changes
+    or the move always records one."""
 
     name: str
     sources: frozenset[WpState]

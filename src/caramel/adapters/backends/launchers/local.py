@@ -9,9 +9,9 @@ complaints (stderr, and the script's stdout) go to a file bench reads when a scr
 
 Each script starts a watcher in its session, reading a pipe only bench holds: if bench dies, even
 by SIGKILL, the watcher sees end of file and stops the script's group as bench would (SIGTERM again
-and again for CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the script
-records what finished; then SIGKILL), so no do of a dead bench runs on unrecorded. A script that
-ended ends its watcher: what it left in the background is no longer watched.
+and again for CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the
+script records what finished; then SIGKILL), so no do of a dead bench runs on unrecorded. A script
+that ended ends its watcher: what it left in the background is no longer watched.
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ class LocalShell:
         self._setsid = shutil.which("setsid", path=env.get("PATH") or os.defpath)
         low_r, alive_w = os.pipe()
         self._alive_w: int | None = alive_w
-        # Above every descriptor a script redirects (its channel is CHANNEL_FD): a pipe that landed on 9
-        # (bench holding a few more files open) would be the channel in the shell, and every watcher
-        # would read end of file at once and stop its script.
+        # Above every descriptor a script redirects (its channel is CHANNEL_FD): a pipe that landed
+        # on 9 (bench holding a few more files open) would be the channel in the shell, and every
+        # watcher would read end of file at once and stop its script.
         alive_r = fcntl.fcntl(low_r, fcntl.F_DUPFD, CHANNEL_FD + 1)
         os.close(low_r)
         self._alive_r = alive_r  # its number in the shell too (pass_fds keeps it)
@@ -64,8 +64,9 @@ class LocalShell:
         self.process.stdin.write(script.encode())
 
     def start(self, script: str, secret: str, grace: float) -> None:
-        """Run `script` (a program for `sh -s` writing its markers to descriptor 9) in a session of its
-        own, with its watcher. The here-document's end carries the secret: no do's text can end it."""
+        """Run `script` (a program for `sh -s` writing its markers to descriptor 9) in a session of
+        its own, with its watcher. The here-document's end carries the secret: no do's text can end
+        it."""
         end = f"__caramel_script_{secret}"
         # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
         looks = max(0, int(grace / STOP_LOOK))
@@ -107,7 +108,8 @@ class LocalShell:
         self._release()
 
     def close(self) -> None:
-        """End the shell; what its do's left running in the background is left alone (as JUBE does)."""
+        """End the shell; what its do's left running in the background is left alone (as JUBE
+        does)."""
         try:
             self.send("exit 0\n")
             assert self.process.stdin is not None

@@ -36,7 +36,8 @@ NO_SCHEDULER = ("local", "none")  # system values meaning "no scheduler of caram
 
 @dataclass
 class Partition:
-    """A partition (queue) of the site, as its scheduler lists it: what `bench system detect` drafts from."""
+    """A partition (queue) of the site, as its scheduler lists it: what `bench system detect` drafts
+    from."""
 
     name: str
     default: bool
@@ -99,8 +100,8 @@ class Scheduler(abc.ABC):
 
     @abc.abstractmethod
     def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
-        """The states of `job_ids` in ONE query, however many. A job it cannot answer for is left out
-        (nothing known: the workpackage waits), never reported failed."""
+        """The states of `job_ids` in ONE query, however many. A job it cannot answer for is left
+        out (nothing known: the workpackage waits), never reported failed."""
 
     @abc.abstractmethod
     def cancel(self, job_ids: list[str]) -> tuple[bool, str]:
@@ -116,10 +117,10 @@ class Scheduler(abc.ABC):
         after: Sequence[str] = (),
         corresponding: bool = False,
     ) -> str:
-        """Submit `job_file` (in `cwd`) as caramel queues it itself: a job array when `array` is given
-        ("0-39%4", "3,7,9"), held until the jobs `after` ended well (`corresponding`: each task after
-        the task of the same index of the arrays `after`). The job's id; a RunError with the
-        scheduler's words when it refuses."""
+        """Submit `job_file` (in `cwd`) as caramel queues it itself: a job array when `array` is
+        given ("0-39%4", "3,7,9"), held until the jobs `after` ended well (`corresponding`: each
+        task after the task of the same index of the arrays `after`). The job's id; a RunError with
+        the scheduler's words when it refuses."""
         raise RunError(
             f"scheduler {self.name!r} cannot queue jobs itself (job arrays, dependencies)"
         )
@@ -134,8 +135,8 @@ class Scheduler(abc.ABC):
         return ()
 
     def array_script(self, values: dict[str, Any]) -> str:
-        """The script of a job array whose task i runs the job script of the work folder the map names
-        for i: `templates/<template>/array.sh.j2` rendered with `values`."""
+        """The script of a job array whose task i runs the job script of the work folder the map
+        names for i: `templates/<template>/array.sh.j2` rendered with `values`."""
         return self.job_script(values, "array.sh.j2")
 
     def site(self, job_ids: list[str]) -> str:
@@ -144,34 +145,40 @@ class Scheduler(abc.ABC):
 
     def time_text(self, seconds: float) -> str:
         """A job time limit as its script's directive takes it: HH:MM:SS here (hours past 24 as they
-        are, as PBS's walltime takes them), whole seconds rounded up; a scheduler may write its own."""
+        are, as PBS's walltime takes them), whole seconds rounded up; a scheduler may write its
+        own."""
         whole = max(1, int(-(-seconds // 1)))
         return f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
     def partitions(self) -> list[Partition]:
-        """The site's partitions (queues), the default first among equals (`[]`: it cannot list them)."""
+        """The site's partitions (queues), the default first among equals (`[]`: it cannot list
+        them)."""
         return []
 
     def user_accounts(self) -> list[str]:
-        """The accounts (projects) this user may charge here, first the one to draft ([]: unknown)."""
+        """The accounts (projects) this user may charge here, first the one to draft ([]:
+        unknown)."""
         return []
 
     def check_partition(self, partition: str) -> tuple[bool, str] | None:
-        """Whether the site has `partition`: (ok, what the scheduler said); None when it cannot say."""
+        """Whether the site has `partition`: (ok, what the scheduler said); None when it cannot
+        say."""
         return None
 
     def check_account(self, account: str) -> tuple[bool, str] | None:
-        """Whether the site knows `account`: (ok, what the scheduler said); None when it cannot say."""
+        """Whether the site knows `account`: (ok, what the scheduler said); None when it cannot
+        say."""
         return None
 
     def writes_job_scripts(self) -> bool:
-        """Whether it has a job script template (steps with `submit: true`, a predicted time limit)."""
+        """Whether it has a job script template (steps with `submit: true`, a predicted time
+        limit)."""
         return bool(self.template or self.script_templates)
 
     def job_script(self, values: dict[str, Any], template: str = "job.sh.j2") -> str:
         """The job script: the template `template` (the module's own text, else the one in
-        `templates/<template folder>/`) rendered with `values` (engine.jobscript names them: resources,
-        modules, environment, scheduler_options, body, done file)."""
+        `templates/<template folder>/`) rendered with `values` (engine.jobscript names them:
+        resources, modules, environment, scheduler_options, body, done file)."""
         if not self.writes_job_scripts():
             raise RunError(f"scheduler {self.name!r} has no job script template")
         from caramel.stages.spec.sources import templates_dir
@@ -184,8 +191,9 @@ NODE_PROBE_FOLDER = "slurm"  # the folder of templates/ holding fingerprint.sh, 
 
 
 def log_call(argv: Sequence[str]) -> None:
-    """A scheduler command about to run (its name and argument count), appended to $CARAMEL_SCHEDULER_LOG
-    when it is set: the tests and perf/ count sbatch and sacct calls so (engine.call_batch logs the sbatch
+    """A scheduler command about to run (its name and argument count), appended to
+    $CARAMEL_SCHEDULER_LOG when it is set: the tests and perf/ count sbatch and sacct calls so
+    (engine.call_batch logs the sbatch
     submitit runs for it)."""
     from caramel.settings import current
 
@@ -210,7 +218,8 @@ def _template(
 def _templates(
     folders: tuple[str, ...], texts: tuple[tuple[str, str], ...] = ()
 ) -> jinja2.Environment:
-    """The jinja2 environment of template texts and folders, made once: a thousand job scripts compile it once."""
+    """The jinja2 environment of template texts and folders, made once: a thousand job scripts
+    compile it once."""
     import shlex
 
     import jinja2
@@ -229,8 +238,8 @@ def _templates(
 
 
 def ask(*command: str, timeout: float = 30) -> str | None:
-    """A site query's stdout (`sinfo`, `qstat -Q`), or None when the command is missing, fails or hangs:
-    what `bench system detect`/`check` ask is answered or not, never a traceback."""
+    """A site query's stdout (`sinfo`, `qstat -Q`), or None when the command is missing, fails or
+    hangs: what `bench system detect`/`check` ask is answered or not, never a traceback."""
     if shutil.which(command[0]) is None:
         return None
     try:

@@ -4,7 +4,8 @@ waiting job from one `qstat -x -f -F json` per poll, `qdel`; the site's queues f
 This module is the whole of PBS in caramel (docs/backends.md walks through it): registered as `pbs`,
 a system file saying `scheduler: pbs` runs its `submit: true` steps through it. Its job script
 template is the text below (no file in templates/ needed). What it leaves to SLURM's module: job
-arrays (`qsub -J`) are refused with a clear error; accounts are not listed (PBS keeps none of its own).
+arrays (`qsub -J`) are refused with a clear error; accounts are not listed (PBS keeps none of its
+own).
 """
 
 from __future__ import annotations
@@ -175,8 +176,8 @@ def call(
 
 @functools.cache
 def _is_pbs(qstat: str | None) -> bool:
-    """Whether the qstat at that path is PBS's (SLURM sites may carry Torque-style qsub/qstat wrappers):
-    asked once a process for each qstat."""
+    """Whether the qstat at that path is PBS's (SLURM sites may carry Torque-style qsub/qstat
+    wrappers): asked once a process for each qstat."""
     return qstat is not None and "pbs_version" in (ask(qstat, "--version", timeout=10) or "")
 
 
@@ -280,7 +281,8 @@ class Pbs(Scheduler):
         return found[-1]
 
     def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
-        """One `qstat -x -f -F json` for all `job_ids` (-x: finished jobs too, while the server keeps them)."""
+        """One `qstat -x -f -F json` for all `job_ids` (-x: finished jobs too, while the server
+        keeps them)."""
         ids = sorted({j for j in job_ids if j})
         if not ids:
             return {}

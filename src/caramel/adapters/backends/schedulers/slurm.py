@@ -87,8 +87,9 @@ def query_ids(job_ids: list[str]) -> list[str]:
 
 
 def task_ids(text: str) -> list[str]:
-    """The array tasks a sacct/squeue JobID names: "123_4" -> ["123_4"]; "123_[0-2,7%4]" (tasks not yet
-    started, listed together) -> ["123_0", "123_1", "123_2", "123_7"]; [] for a job that is no array task."""
+    """The array tasks a sacct/squeue JobID names: "123_4" -> ["123_4"]; "123_[0-2,7%4]" (tasks not
+    yet started, listed together) -> ["123_0", "123_1", "123_2", "123_7"]; [] for a job that is no
+    array task."""
     found = _ARRAY_ID.match(text.strip())
     if not found:
         return []
@@ -321,7 +322,8 @@ class Slurm(Scheduler):
         return found[-1].decode()
 
     def max_array_size(self) -> int:
-        """SLURM's MaxArraySize (`scontrol show config`; 1001 when it cannot say, SLURM's default)."""
+        """SLURM's MaxArraySize (`scontrol show config`; 1001 when it cannot say, SLURM's
+        default)."""
         if self._max_array_size is None:
             done = call(["scontrol", "show", "config"]) if shutil.which("scontrol") else None
             found = re.search(
@@ -333,7 +335,8 @@ class Slurm(Scheduler):
         return self._max_array_size
 
     def array_directives(self, script: str) -> tuple[str, ...]:
-        """The job script's `#SBATCH` lines but those that are each job's own (name, output, error)."""
+        """The job script's `#SBATCH` lines but those that are each job's own (name, output,
+        error)."""
         own = ("--job-name", "-J", "--output", "-o", "--error", "-e")
         lines = [line.strip() for line in script.splitlines() if line.startswith("#SBATCH")]
         return tuple(
@@ -343,7 +346,8 @@ class Slurm(Scheduler):
         )
 
     def job_states(self, job_ids: list[str]) -> dict[str, JobState]:
-        """One scheduler query for all `job_ids` (two when accounting is off: sacct says so, squeue answers)."""
+        """One scheduler query for all `job_ids` (two when accounting is off: sacct says so, squeue
+        answers)."""
         ids = sorted({j for j in job_ids if j})
         if not ids or shutil.which("sacct") is None and shutil.which("squeue") is None:
             return {}
