@@ -198,10 +198,21 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     DIR is a run folder or the outpath holding runs; without DIR, the runs started from the current
     folder (remembered by bench run) are meant."""
     parser.add_argument(
-        "dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs"
+        "dir",
+        nargs="?",
+        action=_RunFolder,
+        metavar="DIR",
+        help="run folder, or the outpath holding runs",
     )
     parser.add_argument(
-        "-i", "--id", default=None, metavar="ID|last", help="run id (default: last)"
+        "-i",
+        "--id",
+        nargs="+",
+        action=RunIds,
+        default=None,
+        metavar="ID",
+        help="run ids, last (the default), all, or a negative position (-1 the last run, -2 the "
+        "one before); several ids run the command on each run in turn",
     )
     parser.add_argument(
         "-c",
@@ -210,6 +221,48 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         metavar="ID|last",
         help="every run of a campaign (bench run --suite): its id, or last",
     )
+
+
+class _RunFolder(argparse._StoreAction):
+    """DIR, unless absent where RunIds took it from the end of `-i` (argparse sets an absent
+    optional positional to its default after the flags, which would drop it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        if values is not None or getattr(namespace, self.dest, None) is None:
+            setattr(namespace, self.dest, values)
+
+
+class RunIds(argparse.Action):
+    """JUBE's `-i ID ...`: one run id or `last` is kept as its text (what every command reads);
+    several ids, `all` or a negative position as the list cli/main.py visits run by run."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        ids = [str(value) for value in values]
+        if len(ids) > 1 and not _is_run_id(ids[-1]) and getattr(namespace, "dir", None) is None:
+            # `-i last DIR` (caramel's order before -i took several ids): DIR is no id
+            namespace.dir = ids.pop()
+        one = len(ids) == 1 and ids[0] != "all" and not ids[0].startswith("-")
+        setattr(namespace, self.dest, ids[0] if one else ids)
+
+
+def _is_run_id(text: str) -> bool:
+    return text in ("all", "last") or text.lstrip("-").isdigit()
+
+
+def runs_to_visit(
+    directory: str | None, ids: str | list[str] | None, num: int | None = None
+) -> list[str] | None:
+    """The run folders of several `-i` ids (`-i all`, `-i -1`, `-i 0 1`, see RunIds) or of
+    `result -n N` (the N most recent of them), visited one after another as JUBE loops over its
+    benchmarks (jube/main.py, search_for_benchmarks); None where `-i` names one run."""
+    from caramel.stages.state.registry import resolve_all
+
+    if not isinstance(ids, list) and num is None:
+        return None
+    runs = resolve_all(directory, ids if isinstance(ids, list) else [ids or "last"])
+    if num is not None:  # JUBE's result -n: the N most recent of those chosen
+        runs = runs[-num:] if num > 0 else []
+    return runs
 
 
 def add_update(parser: argparse.ArgumentParser) -> None:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_args
+from caramel.cli.spellings import add_old_spelling
 from caramel.cli.status import print_summary
 from caramel.errors import RunError
 
@@ -23,11 +24,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("continue", help="check waiting workpackages and run what is left")
     add_run_args(parser)
     parser.add_argument(
-        "--timeout",
+        "--wait-limit",
+        dest="timeout",
         type=float,
         metavar="SECONDS",
         help="fail workpackages waiting longer than this for their done file (kept for the run)",
     )
+    add_old_spelling(parser, "--timeout", "--wait-limit")
     parser.add_argument(
         "--wait",
         action="store_true",

@@ -13,7 +13,8 @@ import sys
 from types import ModuleType
 
 from caramel import __version__
-from caramel.cli.arguments import BenchParser, refuse_unknown
+from caramel.cli.arguments import BenchParser, command_parsers, refuse_unknown
+from caramel.cli.spellings import check_required
 from caramel.errors import STOP_SIGNALS, CaramelError, InternalError, Interrupted
 from caramel.settings import command_scope
 
@@ -68,6 +69,25 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def _each_run(args: argparse.Namespace) -> int:
+    """The command, once; or, for JUBE's `-i all`, `-i -1`, `-i 0 1` and `result -n N`, once per
+    run chosen (as if DIR named it), the worst exit code kept; `bench report` takes them at once."""
+    from caramel.cli.common import runs_to_visit
+
+    runs = None
+    if not getattr(args, "runs_at_once", False):
+        runs = runs_to_visit(
+            getattr(args, "dir", None), getattr(args, "id", None), getattr(args, "num", None)
+        )
+    if runs is None:
+        return int(args.func(args) or 0)
+    worst = 0
+    for run_dir in runs:
+        args.dir, args.id = run_dir, None
+        worst = max(worst, int(args.func(args) or 0))
+    return worst
+
+
 def _terminated(signum, frame) -> None:
     raise Interrupted(signum)
 
@@ -95,13 +115,14 @@ def _main(argv: list[str] | None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # argparse would show bench's usage: the command's, and the flag meant
         refuse_unknown(parser, args, extra, build_parser)
+    check_required(command_parsers(parser, args)[0][-1], args)
     try:
         with command_scope():  # every setting read once, as the command starts
             if getattr(args, "campaign", None):
                 from caramel.cli.campaign import for_campaign
 
                 return for_campaign(args)
-            return int(args.func(args) or 0)
+            return _each_run(args)
     except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, signal)
         stop = exc if isinstance(exc, Interrupted) else Interrupted()
         with contextlib.suppress(

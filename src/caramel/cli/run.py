@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
+from caramel.cli.spellings import add_old_spelling
 from caramel.cli.status import print_summary
 from caramel.errors import CaramelError, RunError
 from caramel.settings import current
@@ -47,11 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="show the workpackages and their do's; create nothing",
     )
     parser.add_argument(
-        "--timeout",
+        "--wait-limit",
+        dest="timeout",
         type=float,
         metavar="SECONDS",
         help="fail a workpackage that waits longer than this for its done file",
     )
+    add_old_spelling(parser, "--timeout", "--wait-limit")
     parser.add_argument(
         "--repeat",
         default=None,

@@ -1,0 +1,117 @@
+"""JUBE's command line where a JUBE user reaches for it (issue 37), by the real `bench`.
+
+Every expected value comes from JUBE 2.7's own parser and its functions (jube/main.py of
+FZJ-JSC/JUBE): `-i` takes several ids, `all`, `last` and negative positions
+(`search_for_benchmarks`: `all_benchmarks[benchmark_id]` for a negative id, every folder for
+`all`, sorted); `result -o` is `--only` (result names, `gen_subparser_conf`), `-n` the N most
+recent (`benchmarks_results`), `--select/--exclude` columns by name, in the table's order, a
+name in both an error (jube/result_types/genericresult.py, `create_result_data`).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.e2e.tiny import TINY
+from tests.run_bench import bench, isolated_env
+
+
+@pytest.fixture(scope="module")
+def three_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """Runs 0, 1 and 2 of the tiny benchmark in `runs/`."""
+    here = tmp_path_factory.mktemp("jube_cli")
+    env = isolated_env(here, CARAMEL_HISTORY=str(here / "history.db"))
+    (here / "tiny.xml").write_text(TINY)
+    for _ in range(3):
+        ran = bench("run", "tiny.xml", "-q", cwd=here, env=env)
+        assert ran.returncode == 0, ran.stderr
+    return here, env
+
+
+def run_ids(here: Path, env: dict[str, str], *ids: str) -> list[int]:
+    """The runs `bench status runs -i IDS` visits, in order."""
+    shown = bench("status", "runs", "--format", "json", "-i", *ids, cwd=here, env=env)
+    assert shown.returncode == 0, shown.stderr
+    return [json.loads(line)["run"] for line in shown.stdout.splitlines()]
+
+
+def test_i_takes_all_negative_positions_and_several_ids_as_jube(three_runs) -> None:
+    here, env = three_runs
+    assert run_ids(here, env, "all") == [0, 1, 2]
+    assert run_ids(here, env, "-1") == [2]  # all_benchmarks[-1]: the highest id
+    assert run_ids(here, env, "-3") == [0]
+    assert run_ids(here, env, "2", "0") == [0, 2]  # found_benchmarks.sort()
+    assert run_ids(here, env, "last", "-1", "1") == [1, 2]  # each once
+    assert run_ids(here, env, "1") == [1]
+
+
+def test_i_names_a_run_folder_after_the_ids_and_refuses_a_position_too_far(three_runs) -> None:
+    here, env = three_runs
+    shown = bench("status", "--format", "json", "-i", "0", "1", "runs", cwd=here, env=env)
+    assert [json.loads(line)["run"] for line in shown.stdout.splitlines()] == [0, 1]
+    refused = bench("status", "runs", "-i", "-4", cwd=here, env=env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "runs holds only 3 runs" in refused.stderr and "-3 the first" in refused.stderr
+
+
+def test_result_n_shows_the_most_recent_runs(three_runs) -> None:
+    here, env = three_runs
+    shown = bench("result", "runs", "-i", "all", "-n", "2", "-o", "t", "--no-history", cwd=here, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.count("n,rate[items/s]") == 2
+
+
+def test_result_o_is_jubes_only_and_a_file_name_there_gets_a_hint(three_runs, tmp_path) -> None:
+    here, env = three_runs
+    only = bench("result", "runs", "-o", "t", "--no-history", "--no-files", cwd=here, env=env)
+    assert only.returncode == 0, only.stderr
+    assert only.stdout == "n,rate[items/s]\n1,1.0\n2,2.0\n\n"
+    assert "database d" not in only.stderr  # the database is another result: not made
+    refused = bench("result", "runs", "-o", "result.csv", "--no-history", cwd=here, env=env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert "-o NAME is JUBE's --only" in refused.stderr and "--output FILE" in refused.stderr
+    assert not (here / "result.csv").exists()
+    target = tmp_path / "tables.csv"
+    wrote = bench("result", "runs", "-o", "t", "--output", str(target), "--no-history", cwd=here, env=env)
+    assert wrote.returncode == 0 and target.read_text() == "n,rate[items/s]\n1,1.0\n2,2.0\n\n"
+
+
+def test_result_select_and_exclude_take_columns_by_name(three_runs) -> None:
+    here, env = three_runs
+
+    def table(*flags: str) -> subprocess.CompletedProcess:
+        return bench("result", "runs", "-o", "t", "--no-history", "--no-files", *flags, cwd=here, env=env)
+
+    assert table("--select", "rate").stdout == "rate[items/s]\n1.0\n2.0\n\n"
+    assert table("--select", "rate", "n").stdout.startswith("n,rate[items/s]\n")  # the table's order
+    assert table("--exclude", "rate").stdout == "n\n1\n2\n\n"
+    unknown = table("--exclude", "rte")
+    assert unknown.returncode == 0 and "table 't' has no column 'rte'; ignored" in unknown.stderr
+    assert "did you mean 'rate'?" in unknown.stderr
+    both = table("--select", "n", "--exclude", "n")
+    assert both.returncode == 2 and "n both selected and excluded" in both.stderr
+
+
+
+def test_old_spellings_work_hidden_with_a_note(three_runs, tmp_path) -> None:
+    here, env = three_runs
+    listed = bench("list", "--tags", "quickstart", "--format", "json", cwd=here, env=env)
+    assert listed.returncode == 0 and "note: --tags is now spelt --tag" in listed.stderr
+    assert [b["name"] for b in json.loads(listed.stdout)] == ["quickstart"]
+    helped = bench("list", "--help", cwd=here, env=env).stdout
+    assert "--tag" in helped and "--tags" not in helped
+    styled = bench("result", "runs", "-o", "t", "--style", "json", "--no-history", cwd=here, env=env)
+    assert styled.returncode == 0 and "note: --style is now spelt --format" in styled.stderr
+    assert json.loads(styled.stdout)["name"] == "t"
+    page = tmp_path / "r.html"
+    reported = bench("report", "runs", "--html", str(page), cwd=here, env=env)
+    assert reported.returncode == 0 and "note: --html is now spelt --output" in reported.stderr
+    assert "<html" in page.read_text()[:500].lower()
+    missing = bench("report", "runs", cwd=here, env=env)
+    assert missing.returncode == 2 and "required: -o/--output" in missing.stderr
+    dry = bench("run", "tiny.xml", "--timeout", "5", "--dry-run", cwd=here, env=env)
+    assert dry.returncode == 0 and "note: --timeout is now spelt --wait-limit" in dry.stderr
+    assert "--timeout" not in bench("run", "--help", cwd=here, env=env).stdout
