@@ -17,14 +17,15 @@ if TYPE_CHECKING:
 
 def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
     """FILE, --tag and --include-path, as `jube run` takes them."""
-    parser.add_argument(
+    file = parser.add_argument(
         "file",
         metavar="FILE|NAME",
         nargs="?" if file_optional else None,
         help="benchmark file (JUBE XML or YAML), or the name of a shipped or user benchmark "
         "(bench benchmarks lists them)",
     )
-    parser.add_argument(
+    file.completer = _complete_names  # type: ignore[attr-defined]  # argcomplete reads it
+    tag = parser.add_argument(
         "--tag",
         "-t",
         nargs="+",
@@ -33,6 +34,7 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
         metavar="TAG",
         help="tags selecting parameters, steps and the system",
     )
+    tag.completer = _complete_tags  # type: ignore[attr-defined]
     parser.add_argument(
         "--include-path",
         action="append",
@@ -75,6 +77,18 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
         "as JUBE ignores it)",
     )
     add_no_eval(parser)
+
+
+def _complete_names(prefix: str, **kwargs) -> list[str]:
+    from caramel.cli.completion import benchmark_names  # only while completing (a TAB)
+
+    return benchmark_names(prefix, **kwargs)
+
+
+def _complete_tags(prefix: str, **kwargs) -> list[str]:
+    from caramel.cli.completion import benchmark_tags
+
+    return benchmark_tags(prefix, **kwargs)
 
 
 def add_predict_args(parser: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import errno
 import importlib
+import os
 import pkgutil
 import signal
 import sqlite3
@@ -111,6 +112,10 @@ def _main(argv: list[str] | None) -> int:
         for signum in STOP_SIGNALS:
             if signum != signal.SIGINT:
                 signal.signal(signum, _terminated)
+    if argv is None and "_ARGCOMPLETE" in os.environ:  # the shell asks for completions
+        from caramel.cli.completion import complete_and_exit
+
+        complete_and_exit(build_parser)
     parser = build_parser(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # argparse would show bench's usage: the command's, and the flag meant
