@@ -99,19 +99,81 @@ def test_result_select_and_exclude_take_columns_by_name(three_runs) -> None:
 def test_old_spellings_work_hidden_with_a_note(three_runs, tmp_path) -> None:
     here, env = three_runs
     listed = bench("list", "--tags", "quickstart", "--format", "json", cwd=here, env=env)
-    assert listed.returncode == 0 and "note: --tags is now spelt --tag" in listed.stderr
+    assert listed.returncode == 0 and "note: --tags is spelt --tag in bench" in listed.stderr
     assert [b["name"] for b in json.loads(listed.stdout)] == ["quickstart"]
     helped = bench("list", "--help", cwd=here, env=env).stdout
     assert "--tag" in helped and "--tags" not in helped
     styled = bench("result", "runs", "-o", "t", "--style", "json", "--no-history", cwd=here, env=env)
-    assert styled.returncode == 0 and "note: --style is now spelt --format" in styled.stderr
+    assert styled.returncode == 0 and "note: --style is spelt --format in bench" in styled.stderr
     assert json.loads(styled.stdout)["name"] == "t"
     page = tmp_path / "r.html"
     reported = bench("report", "runs", "--html", str(page), cwd=here, env=env)
-    assert reported.returncode == 0 and "note: --html is now spelt --output" in reported.stderr
+    assert reported.returncode == 0 and "note: --html is spelt --output in bench" in reported.stderr
     assert "<html" in page.read_text()[:500].lower()
     missing = bench("report", "runs", cwd=here, env=env)
     assert missing.returncode == 2 and "required: -o/--output" in missing.stderr
     dry = bench("run", "tiny.xml", "--timeout", "5", "--dry-run", cwd=here, env=env)
-    assert dry.returncode == 0 and "note: --timeout is now spelt --wait-limit" in dry.stderr
+    assert dry.returncode == 0 and "note: --timeout is spelt --wait-limit in bench" in dry.stderr
     assert "--timeout" not in bench("run", "--help", cwd=here, env=env).stdout
+
+
+def test_output_lists_the_do_files_sorted_and_d_shows_them(three_runs) -> None:
+    """jube/main.py, `output`: every do's stdout and stderr file of the chosen workpackages (-s
+    steps, -w ids), each once, sorted; -o stdout|stderr one kind; -d each file's content after it."""
+    here, env = three_runs
+    run = here / "runs" / "000001"
+    listed = bench("output", "runs", "-i", "1", cwd=here, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == [
+        str(run / f"00000{wp}_work" / "work" / stream) for wp in (0, 1) for stream in ("stderr", "stdout")
+    ]
+    shown = bench("output", "runs", "-i", "1", "-w", "1", "-o", "stdout", "-d", cwd=here, env=env)
+    assert shown.stdout == f"{run / '000001_work' / 'work' / 'stdout'}\nrate 2\n\n"
+    by_step = bench("output", "runs", "-i", "1", "-s", "work", "-o", "stderr", cwd=here, env=env)
+    assert len(by_step.stdout.splitlines()) == 2
+    wrong = bench("output", "runs", "-s", "wrk", cwd=here, env=env)
+    assert wrong.returncode == 2 and "did you mean 'work'?" in wrong.stderr
+    missing = bench("output", "runs", "-w", "7", cwd=here, env=env)
+    assert missing.returncode == 2 and "no workpackage 7" in missing.stderr
+
+
+def test_comment_sets_and_appends_as_jube(three_runs) -> None:
+    """jube/main.py, `_manipulate_comment`: -a appends the text as it is; whitespace runs become one
+    space (re.sub(r"\\s+", " ", ...))."""
+    here, env = three_runs
+    assert bench("comment", "first\n  try", "runs", "-i", "0", cwd=here, env=env).returncode == 0
+    assert bench("comment", " and more", "runs", "-i", "0", "-a", cwd=here, env=env).returncode == 0
+    info = json.loads(bench("info", "runs", "-i", "0", "--format", "json", cwd=here, env=env).stdout)
+    assert info["comment"] == "first try and more"
+    assert "comment    first try and more" in bench("info", "runs", "-i", "0", cwd=here, env=env).stdout
+
+
+def test_help_version_and_verbose(three_runs) -> None:
+    here, env = three_runs
+    helped = bench("help", "result", cwd=here, env=env)
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: bench result ")
+    assert bench("help", "history", "list", cwd=here, env=env).stdout.startswith("usage: bench history list")
+    assert "COMMAND" in bench("help", cwd=here, env=env).stdout
+    typo = bench("help", "reslt", cwd=here, env=env)
+    assert typo.returncode == 2 and "did you mean 'result'?" in typo.stderr
+    version = bench("-V", cwd=here, env=env)
+    assert version.returncode == 0 and version.stdout.startswith("caramel ")
+    verbose = bench("-v", "status", "nowhere", cwd=here, env=env)
+    assert verbose.returncode != 0 and "Traceback" in verbose.stderr
+
+
+def test_run_takes_jubes_m_r_a_e_and_not_bench(three_runs, tmp_path) -> None:
+    here, env = three_runs
+    env = {**env, "CARAMEL_DATA_DIR": str(tmp_path / "data")}
+    (tmp_path / "tiny.xml").write_text(TINY)
+    ran = bench("run", "tiny.xml", "-q", "-r", "-e", "-m", "a  note", cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert "n,rate[items/s]\n1,1.0\n2,2.0\n" in ran.stdout  # -r: the tables once it stops
+    assert "note: -e: bench never runs what depends on a failed workpackage" in ran.stderr
+    info = json.loads(bench("info", "runs", "--format", "json", cwd=tmp_path, env=env).stdout)
+    assert info["comment"] == "a note"
+    went_on = bench("continue", "runs", "-a", "--hide-animation", cwd=tmp_path, env=env)
+    assert went_on.returncode == 0 and "analyser a: 2 results" in went_on.stdout
+    assert "--hide-animation is spelt --quiet in bench" in went_on.stderr
+    skipped = bench("run", "tiny.xml", "--not-bench", "tiny", "--dry-run", cwd=tmp_path, env=env)
+    assert skipped.returncode == 0 and skipped.stdout == ""

@@ -50,6 +50,14 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
         help="only the benchmark of this name (a file may hold several)",
     )
     parser.add_argument(
+        "--not-bench",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="NAME",
+        help="not the benchmarks of these names (JUBE's --not-bench)",
+    )
+    parser.add_argument(
         "--systems",
         action="append",
         default=[],
@@ -142,6 +150,7 @@ class BenchmarkOptions:
     tags: tuple[str, ...] = ()
     include_path: tuple[str, ...] = ()
     only_bench: tuple[str, ...] = ()
+    not_bench: tuple[str, ...] = ()  # JUBE's --not-bench: benchmarks of the file left out
     systems: tuple[str, ...] = ()
     benchmarks: tuple[str, ...] = ()
     max_workpackages: int | None = None
@@ -157,6 +166,7 @@ class BenchmarkOptions:
             tags=tuple(args.tag),
             include_path=tuple(args.include_path),
             only_bench=tuple(args.only_bench),
+            not_bench=tuple(args.not_bench),
             systems=tuple(args.systems),
             benchmarks=tuple(args.benchmarks),
             max_workpackages=args.max_workpackages,
@@ -197,7 +207,11 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
         no_eval=options.no_eval,
         system_tags=(system_names(list(options.systems)) if options.check_tags else None),
     )
-    benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
+    benchmarks = [
+        in_container(with_system(bench, system), system)
+        for bench in benchmarks
+        if bench.name not in options.not_bench
+    ]
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation
 

@@ -21,10 +21,14 @@ SHELLS = ("bash", "zsh", "fish")
 
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
-        "completion", help="print the shell completion script (bash, zsh or fish) for bench"
+        "completion",
+        aliases=["complete"],  # JUBE's `jube complete` (bash only)
+        help="print the shell completion script (bash, zsh or fish) for bench",
     )
     parser.add_argument(
         "shell",
+        nargs="?",
+        default="bash",
         choices=SHELLS,
         help="bash: source <(bench completion bash); zsh: the same in ~/.zshrc; "
         "fish: bench completion fish > ~/.config/fish/completions/bench.fish",

@@ -57,6 +57,7 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
         if options.workpackage is not None:
             return _one(store, run_dir, rows, options.workpackage, options.json, out)
         params = store.all_params()
+        note = store.model().comment  # bench comment, bench run -m
     varying: dict[str, list[str]] = {}
     firsts: dict[str, dict[str, str]] = {}
     for wp in rows:
@@ -81,6 +82,7 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
                     "created": info.created,
                     "cwd": info.cwd,
                     "settings": info.settings,
+                    "comment": note,
                     "workpackages": [
                         {
                             "id": wp.id,
@@ -108,6 +110,8 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
         f"created    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} (from {info.cwd})",
         f"settings   {', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}",
     ]
+    if note:
+        lines.append(f"comment    {note}")
     for step in dict.fromkeys(wp.step for wp in rows):
         lines += _step_lines(step, [wp for wp in rows if wp.step == step], varying[step], params)
     out.write("\n".join(lines) + "\n")  # one write: 10,000 print calls cost more than the table

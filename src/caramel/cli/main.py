@@ -15,7 +15,7 @@ from types import ModuleType
 
 from caramel import __version__
 from caramel.cli.arguments import BenchParser, command_parsers, refuse_unknown
-from caramel.cli.spellings import check_required
+from caramel.cli.spellings import add_old_spelling, check_required
 from caramel.errors import STOP_SIGNALS, CaramelError, InternalError, Interrupted
 from caramel.settings import command_scope
 
@@ -58,8 +58,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = BenchParser(
         prog="bench", description="caramel: JUBE-compatible benchmarks for ML on HPC"
     )
-    parser.add_argument("--version", action="version", version=f"caramel {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"caramel {__version__}")
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="JUBE's verbosity: in bench, a traceback on errors as --debug (bench log and bench "
+        "output show the commands run and what they wrote)",
+    )
+    add_old_spelling(parser, "--devel", "--debug")  # JUBE's --devel: its traceback
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     modules = module_names()
@@ -138,7 +147,7 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:  # the output's reader went away (`bench result | head`): nothing to say
         return 0
     except Exception as exc:
-        if args.debug:
+        if args.debug or args.verbose:
             raise
         error = user_error(exc)
         print(f"{error.label}: {error}", file=sys.stderr)

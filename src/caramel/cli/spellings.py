@@ -49,7 +49,7 @@ def _noting(action_class: type[argparse.Action], new: str) -> type[argparse.Acti
     class Renamed(action_class):  # type: ignore[valid-type, misc]
         def __call__(self, parser, namespace, values, option_string=None):
             print(
-                f"note: {option_string} is now spelt {new} (the old spelling still works)",
+                f"note: {option_string} is spelt {new} in bench (this spelling still works)",
                 file=sys.stderr,
             )
             super().__call__(parser, namespace, values, option_string)
