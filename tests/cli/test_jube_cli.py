@@ -15,6 +15,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.e2e.tiny import TINY
 from tests.run_bench import bench, isolated_env
 
@@ -177,3 +179,41 @@ def test_run_takes_jubes_m_r_a_e_and_not_bench(three_runs, tmp_path) -> None:
     assert "--hide-animation is spelt --quiet in bench" in went_on.stderr
     skipped = bench("run", "tiny.xml", "--not-bench", "tiny", "--dry-run", cwd=tmp_path, env=env)
     assert skipped.returncode == 0 and skipped.stdout == ""
+
+
+ID_WORDS = st.sampled_from(["all", "last", "0", "1", "2", "-1", "-2", "-3", "7", "-4", "x"])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(ID_WORDS, min_size=1, max_size=5))
+def test_any_ids_choose_runs_as_jube_or_are_refused_naming_them(three_runs, ids) -> None:
+    """registry.resolve_all against jube/main.py's `search_for_benchmarks` on runs 0, 1, 2: `all`
+    every run, `last` and -1 the highest id, a negative -k the k-th from the end, an id itself;
+    each run once, in id order; an id or position there is no run for, or a word that is none, is
+    a RunError naming it (JUBE raises OSError "Benchmark directory not found")."""
+    from caramel.errors import RunError
+    from caramel.stages.state.registry import resolve_all
+
+    here, _ = three_runs
+    outpath = str(here / "runs")
+    runs = [0, 1, 2]
+    expected: set[int] = set()
+    bad = None
+    for word in ids:
+        if word == "all":
+            expected |= set(runs)
+        elif word == "last":
+            expected.add(runs[-1])
+        elif word.lstrip("-").isdigit() and int(word) < 0 and -int(word) <= len(runs):
+            expected.add(runs[int(word)])
+        elif word.isdigit() and int(word) in runs:
+            expected.add(int(word))
+        else:
+            bad = bad or word
+    if bad is not None:
+        with pytest.raises(RunError) as refused:
+            resolve_all(outpath, ids)
+        assert bad.lstrip("-") in str(refused.value)
+        return
+    chosen = resolve_all(outpath, ids)
+    assert [int(Path(path).name) for path in chosen] == sorted(expected)
