@@ -66,6 +66,15 @@ def test_result_n_shows_the_most_recent_runs(three_runs) -> None:
     assert shown.stdout.count("n,rate[items/s]") == 2
 
 
+def test_result_r_shows_the_newest_run_first(three_runs) -> None:
+    """jube/result_types/keyvaluesresult.py, `add_id_information`: -r sorts by run id, highest first."""
+    here, env = three_runs
+    shown = bench("result", "runs", "-i", "all", "-r", "--no-history", cwd=here, env=env)
+    assert shown.returncode == 0, shown.stderr
+    written = [line.split()[4] for line in shown.stderr.splitlines() if line.startswith("database d of run")]
+    assert written == ["000002:", "000001:", "000000:"]
+
+
 def test_result_o_is_jubes_only_and_a_file_name_there_gets_a_hint(three_runs, tmp_path) -> None:
     here, env = three_runs
     only = bench("result", "runs", "-o", "t", "--no-history", "--no-files", cwd=here, env=env)

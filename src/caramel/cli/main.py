@@ -91,6 +91,8 @@ def _each_run(args: argparse.Namespace) -> int:
         )
     if runs is None:
         return int(args.func(args) or 0)
+    if getattr(args, "reverse", False):  # JUBE's result -r: the newest run first
+        runs.reverse()
     worst = 0
     for run_dir in runs:
         args.dir, args.id = run_dir, None

@@ -119,6 +119,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only the N most recent of the runs -i names (JUBE's -n; -i all -n 3: the last 3)",
     )
     parser.add_argument(
+        "-r",
+        "--reverse",
+        action="store_true",
+        help="with several runs: the newest first (JUBE's -r)",
+    )
+    parser.add_argument(
         "-a",
         "--analyse",
         action="store_true",
