@@ -75,6 +75,21 @@ def test_result_r_shows_the_newest_run_first(three_runs) -> None:
     assert written == ["000002:", "000001:", "000000:"]
 
 
+def test_result_t_keeps_the_runs_made_with_any_of_the_tags(tmp_path) -> None:
+    """jube/main.py, `_benchmark_result`: a run whose tags share none with -t is left out, silently."""
+    env = isolated_env(tmp_path, CARAMEL_HISTORY=str(tmp_path / "history.db"))
+    (tmp_path / "t.xml").write_text(TINY.replace('<step name="work">', '<step name="work" tag="x|y">'))
+    for tag in ("x", "y"):
+        assert bench("run", "t.xml", "-q", "-t", tag, cwd=tmp_path, env=env).returncode == 0
+
+    def tables(*tags: str) -> int:
+        shown = bench("result", "runs", "-i", "all", "-o", "t", "--no-history", "-t", *tags, cwd=tmp_path, env=env)
+        assert shown.returncode == 0, shown.stderr
+        return shown.stdout.count("n,rate[items/s]")
+
+    assert (tables("y"), tables("x", "y"), tables("z")) == (1, 2, 0)
+
+
 def test_result_o_is_jubes_only_and_a_file_name_there_gets_a_hint(three_runs, tmp_path) -> None:
     here, env = three_runs
     only = bench("result", "runs", "-o", "t", "--no-history", "--no-files", cwd=here, env=env)

@@ -36,6 +36,7 @@ class ResultOptions:
     style: Style | None = None
     output: str | None = None
     only: tuple[str, ...] | None = None
+    tags: tuple[str, ...] = ()  # JUBE's -t: only a run made with any of these tags
     select: tuple[str, ...] | None = None  # JUBE's --select: only these columns
     exclude: tuple[str, ...] | None = None  # JUBE's --exclude: all columns but these
     reanalyse: bool = False
@@ -52,6 +53,7 @@ class ResultOptions:
             style=args.style,
             output=args.output,
             only=tuple(args.only) if args.only else None,
+            tags=tuple(args.tag),
             select=tuple(args.select) if args.select else None,
             exclude=tuple(args.exclude) if args.exclude else None,
             reanalyse=args.reanalyse,
@@ -119,6 +121,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only the N most recent of the runs -i names (JUBE's -n; -i all -n 3: the last 3)",
     )
     parser.add_argument(
+        "-t",
+        "--tag",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TAG",
+        help="only runs made with any of these tags (JUBE's -t; with -i all: a selection)",
+    )
+    parser.add_argument(
         "-r",
         "--reverse",
         action="store_true",
@@ -163,6 +174,8 @@ def result(options: ResultOptions, out: TextIO) -> int:
     from caramel.stages.state.registry import resolve
 
     run_dir = resolve(options.dir, options.id)
+    if options.tags and not _has_any_tag(run_dir, options.tags):
+        return 0  # JUBE's -t leaves such a run out without a word (jube/main.py, _benchmark_result)
     if options.output:
         from caramel.cli.outputs import refuse_inputs
 
@@ -199,6 +212,13 @@ def result(options: ResultOptions, out: TextIO) -> int:
             history_change(inp, produced),
         )
     return 0
+
+
+def _has_any_tag(run_dir: str, tags: tuple[str, ...]) -> bool:
+    from caramel.cli.common import read_run
+
+    with read_run(run_dir, None) as (_run_dir, store):
+        return bool(set(store.info().tags) & set(tags))
 
 
 def _produce(inp, options: ResultOptions):
