@@ -241,3 +241,12 @@ def test_any_ids_choose_runs_as_jube_or_are_refused_naming_them(three_runs, ids)
         return
     chosen = resolve_all(outpath, ids)
     assert [int(Path(path).name) for path in chosen] == sorted(expected)
+
+
+def test_layout_takes_time_limit_and_its_old_timeout(capsys: pytest.CaptureFixture[str]) -> None:
+    from caramel.cli.main import build_parser
+
+    parser = build_parser(["layout"])
+    assert parser.parse_args(["layout", "--time-limit", "9"]).timeout == 9.0
+    assert parser.parse_args(["layout", "--timeout", "7"]).timeout == 7.0
+    assert "note: --timeout is spelt --time-limit in bench" in capsys.readouterr().err
