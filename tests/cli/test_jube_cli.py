@@ -174,6 +174,16 @@ def test_comment_sets_and_appends_as_jube(three_runs) -> None:
     assert "comment    first try and more" in bench("info", "runs", "-i", "0", cwd=here, env=env).stdout
 
 
+def test_info_s_shows_the_steps_only(three_runs) -> None:
+    """jube/main.py, `info` with -s: print_step_info for each step named, not the benchmark's."""
+    here, env = three_runs
+    shown = bench("info", "runs", "-i", "2", "-s", "work", cwd=here, env=env)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[1] == "step work: 2 workpackages" and "benchmark" not in shown.stdout
+    wrong = bench("info", "runs", "-s", "wrk", cwd=here, env=env)
+    assert wrong.returncode == 2 and "did you mean 'work'?" in wrong.stderr
+
+
 def test_help_version_and_verbose(three_runs) -> None:
     here, env = three_runs
     helped = bench("help", "result", cwd=here, env=env)
