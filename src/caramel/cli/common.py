@@ -73,7 +73,7 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
     )
     parser.add_argument(
         "--max-workpackages",
-        type=_positive,
+        type=positive_int,
         default=None,
         metavar="N",
         help="refuse a plan of more than N workpackages before making them (default 1,000,000)",
@@ -132,7 +132,7 @@ def add_no_eval(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text.replace(",", "").replace("_", ""))
     except ValueError:
@@ -289,7 +289,7 @@ def runs_to_visit(
         return None
     runs = resolve_all(directory, ids if isinstance(ids, list) else [ids or "last"])
     if num is not None:  # JUBE's result -n: the N most recent of those chosen
-        runs = runs[-num:] if num > 0 else []
+        runs = runs[-num:]
     return runs
 
 

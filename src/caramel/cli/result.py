@@ -21,6 +21,7 @@ from caramel.cli.common import (
     add_run_args,
     add_update,
     analysis_input_of,
+    positive_int,
 )
 from caramel.cli.spellings import add_old_spelling
 from caramel.stages.report.styles import STYLES, Style
@@ -115,7 +116,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-n",
         "--num",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="only the N most recent of the runs -i names (JUBE's -n; -i all -n 3: the last 3)",
