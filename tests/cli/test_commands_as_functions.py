@@ -115,7 +115,7 @@ def test_jube_outpath_is_a_setting_read_when_the_options_are_made(small: Path, m
 def test_list_takes_a_folder_given_among_the_tags_without_changing_the_arguments(small: Path) -> None:
     (small / "mine").mkdir()
     (small / "mine" / "small.yaml").write_text(SMALL)
-    args = build_parser(["list"]).parse_args(["list", "--tags", "small", "mine"])
+    args = build_parser(["list"]).parse_args(["list", "--tag", "small", "mine"])
     options = ListOptions.from_list_args(args)
     assert (options.dirs, options.tags) == (("mine",), ("small",)) and args.tags == ["small", "mine"]
     out = io.StringIO()

@@ -88,7 +88,7 @@ def test_a_quiet_figure_converges_at_the_minimum(tmp_path: Path, env: dict[str, 
     )
     shown = bench("status", "-i", "last", cwd=tmp_path, env=env).stdout
     assert "repeats: 3 repeats (--repeat auto): converged" in shown
-    table = bench("result", "-i", "last", "--style", "json", cwd=tmp_path, env=env)
+    table = bench("result", "-i", "last", "--format", "json", cwd=tmp_path, env=env)
     doc = json.loads(table.stdout)
     assert doc["caption"].startswith("mean of 3 repeats (bench run --repeat auto)")
 

@@ -67,7 +67,7 @@ def test_done_file_then_continue_from_the_same_folder(tmp_path: Path, env: dict[
 
 def test_timeout_fails_a_workpackage_without_done_file(tmp_path: Path, env: dict[str, str]) -> None:
     (tmp_path / "async.xml").write_text(ASYNC)
-    bench("run", "async.xml", "--timeout", "0.5", cwd=tmp_path, env=env)
+    bench("run", "async.xml", "--wait-limit", "0.5", cwd=tmp_path, env=env)
     time.sleep(0.6)
     proc = bench("continue", cwd=tmp_path, env=env)
     assert proc.returncode == 1

@@ -59,7 +59,7 @@ def write(tmp_path: Path, sizes: str = "1,2,3", target: str = "functions:rate") 
 
 
 def table(tmp_path: Path, env: dict[str, str]) -> list[dict[str, str]]:
-    shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
+    shown = bench("result", "runs", "--format", "csv", cwd=tmp_path, env=env)
     assert shown.returncode == 0, shown.stderr
     return list(csv.DictReader(io.StringIO(shown.stdout.strip())))
 
@@ -94,7 +94,7 @@ def test_a_function_that_raises_is_a_failed_row_with_the_exceptions_last_line(tm
     assert [r["status"] for r in rows] == [failed, failed, "done", "done"]
     status = bench("status", "runs", cwd=tmp_path, env=env)
     assert "ValueError: size 0 makes no sense" in status.stdout
-    shown = bench("result", "runs", "--style", "json", cwd=tmp_path, env=env)
+    shown = bench("result", "runs", "--format", "json", cwd=tmp_path, env=env)
     assert [r["status"] for r in json.loads(shown.stdout)["rows"]][:2] == [failed, failed]
 
 
@@ -148,7 +148,7 @@ def test_the_shipped_gpt_function_benchmark_runs_on_local(tmp_path, env):
     shipped.write_text(text.replace('_: "32,64,96"', '_: "32"'))  # one size keeps the test short
     ran = bench("run", "benchmarks/gpt_function.yaml", "--tag", "local", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    shown = bench("result", "benchmarks/gpt_function_run", "--style", "csv", cwd=tmp_path, env=env)
+    shown = bench("result", "benchmarks/gpt_function_run", "--format", "csv", cwd=tmp_path, env=env)
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert [row["hidden_size"] for row in rows] == ["32"]
     for row in rows:

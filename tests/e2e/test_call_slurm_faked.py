@@ -95,7 +95,7 @@ def test_a_call_step_goes_to_slurm_through_submitit_and_is_followed_like_a_job(t
     assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr + task_logs(tmp_path)
     status = bench("status", "runs", cwd=tmp_path, env=env).stdout
     assert "call.error appeared (job 4244): RuntimeError: size 3 does not fit" in status, status
-    shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
+    shown = bench("result", "runs", "--format", "csv", cwd=tmp_path, env=env)
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert [(r["size"], r["rate[items/s]"], r["status"]) for r in rows[:2]] == [
         ("1", "1.5", "done"), ("2", "3.0", "done")]
@@ -120,7 +120,7 @@ def test_a_call_step_is_one_array_through_submitits_batch_submission(tmp_path):
     assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout + done.stderr + task_logs(tmp_path)
     status = bench("status", "runs", cwd=tmp_path, env=env).stdout
     assert "call.error appeared (job 4242_2): RuntimeError: size 3 does not fit" in status, status
-    shown = bench("result", "runs", "--style", "csv", cwd=tmp_path, env=env)
+    shown = bench("result", "runs", "--format", "csv", cwd=tmp_path, env=env)
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert [(r["size"], r["rate[items/s]"], r["status"]) for r in rows[:2]] == [
         ("1", "1.5", "done"), ("2", "3.0", "done")]

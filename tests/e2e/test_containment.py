@@ -251,6 +251,6 @@ def test_result_output_naming_the_runs_own_state_is_refused(tmp_path: Path) -> N
     assert bench("run", "b.xml", cwd=tmp_path, env=env).returncode == 0
     state = tmp_path / "runs" / "000000" / "caramel.db"
     before = state.read_bytes()
-    out = bench("result", "--no-history", "runs", "-o", str(state), cwd=tmp_path, env=env)
+    out = bench("result", "--no-history", "runs", "--output", str(state), cwd=tmp_path, env=env)
     assert out.returncode == 2 and "the run's state" in out.stderr, out.stderr
     assert state.read_bytes() == before

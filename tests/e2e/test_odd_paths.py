@@ -131,7 +131,7 @@ def test_compare_and_baseline(site: Site) -> None:
 @pytest.mark.slow
 def test_report(site: Site) -> None:
     page = "r#%41?.html"
-    site.ok("report", "-i", "last", "--html", str(site.odd / page), wrote=(page,))
+    site.ok("report", "-i", "last", "-o", str(site.odd / page), wrote=(page,))
     assert (site.odd / page).stat().st_size > 1000
 
 

@@ -93,7 +93,7 @@ def test_sanity_of_performance_lines(tmp_path: Path, env: dict[str, str]) -> Non
     (tmp_path / "b.yaml").write_text(PERF)
     assert bench("run", "b.yaml", "-q", cwd=tmp_path, env=env).returncode == 0
     history = tmp_path / "history.db"
-    proc = bench("result", "--style", "csv", "--history", str(history), cwd=tmp_path, env=env)
+    proc = bench("result", "--format", "csv", "--history", str(history), cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[1].endswith("50.0,samples_per_second,failed (sanity of step 'run': expr 'performance > 60' is "
@@ -103,7 +103,7 @@ def test_sanity_of_performance_lines(tmp_path: Path, env: dict[str, str]) -> Non
     assert history_rows(history) == set()
     # the table kept in analyse.db is not served after the checks changed
     (tmp_path / "b.yaml").write_text(PERF.replace("performance > 60", "performance > 10"))
-    proc = bench("result", "-u", "b.yaml", "--style", "csv", "--history", str(history), cwd=tmp_path, env=env)
+    proc = bench("result", "-u", "b.yaml", "--format", "csv", "--history", str(history), cwd=tmp_path, env=env)
     assert proc.stdout.splitlines()[1].endswith("50.0,samples_per_second,done"), proc.stdout
     assert len(history_rows(history)) == 1
 
@@ -126,7 +126,7 @@ def test_a_copy_that_fails_its_sanity_leaves_the_aggregate_incomplete(tmp_path: 
     (tmp_path / "b.yaml").write_text(COPIES)
     assert bench("run", "b.yaml", "--tag", "local", "-q", cwd=tmp_path, env=env).returncode == 0
     history = tmp_path / "history.db"
-    proc = bench("result", "--style", "csv", "--history", str(history), cwd=tmp_path, env=env)
+    proc = bench("result", "--format", "csv", "--history", str(history), cwd=tmp_path, env=env)
     rows = {line.split(",")[1]: line for line in proc.stdout.splitlines()[1:] if line}
     assert "failed (sanity of step 'run': expr 'performance > 15' is false (performance=10" in rows["0"], proc.stdout
     assert rows["1"].startswith("users,1,20.0,img/s,done"), proc.stdout

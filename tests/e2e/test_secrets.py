@@ -82,10 +82,10 @@ def test_no_secret_in_any_file_a_run_export_dashboard_and_report_write(tmp_path:
     env = _env(tmp_path)
     for args in (
         ["run", "leak.yaml"],
-        ["result", "runs", "-i", "last", "-o", "table.csv"],
+        ["result", "runs", "-i", "last", "--output", "table.csv"],
         ["export", "-o", "export.jsonl"],
         ["dashboard", "-o", "page.html"],
-        ["report", "runs", "-i", "last", "--html", "report.html"],
+        ["report", "runs", "-i", "last", "-o", "report.html"],
     ):
         done = bench(*args, cwd=tmp_path, env=env)
         assert done.returncode == 0, (args, done.stderr)

@@ -148,7 +148,7 @@ def test_a_damaged_history_is_an_error_naming_it(done_run: Path, env: dict[str, 
     result = bench("result", "--history", str(history), str(done_run), cwd=done_run.parent.parent, env=env)
     assert result.returncode == 0 and "i,v" in result.stdout  # the table; the history is best effort here
     assert result.stderr.startswith("warning: ") and str(history) in result.stderr and "damaged" in result.stderr
-    for command in (["compare", "-b", "x", str(done_run)], ["export"], ["report", "--html", "r.html", str(done_run)]):
+    for command in (["compare", "-b", "x", str(done_run)], ["export"], ["report", "-o", "r.html", str(done_run)]):
         user_error(bench(*command, "--history", str(history), cwd=done_run.parent.parent, env=env),
                    str(history), "history")
 

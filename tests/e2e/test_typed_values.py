@@ -76,7 +76,7 @@ def test_each_workpackage_keeps_its_own_declared_type(tmp_path: Path, env: dict[
     ("10" < "9"); guessing the type by name (the last definition wins) sorted both as text."""
     (tmp_path / "types.xml").write_text(TYPES)
     assert bench("run", "types.xml", cwd=tmp_path, env=env).returncode == 0
-    proc = bench("result", "runs", "--no-history", "--style", "json", cwd=tmp_path, env=env)
+    proc = bench("result", "runs", "--no-history", "--format", "json", cwd=tmp_path, env=env)
     assert proc.returncode == 0, proc.stderr
     import json
 

@@ -48,7 +48,7 @@ def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, 
     (zoo / "devices.yaml").write_text(LINES.format(name="devices", extra="  copies_aggregate: mean\n"))
     ran = bench("run", "--suite", "copies", "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr
-    result = bench("result", "-i", "last", "users_runs", "--style", "csv", cwd=tmp_path, env=env)
+    result = bench("result", "-i", "last", "users_runs", "--format", "csv", cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     rows = rows_of(result.stdout)
     assert float(rows["0"]["performance"]) == 12.0 and float(rows["1"]["performance"]) == 13.0
@@ -66,7 +66,7 @@ def test_copies_give_one_figure_each_and_the_declared_aggregate(tmp_path: Path, 
     if os.path.exists("/proc/loadavg"):  # the engine kept the node's load at each copy's start and end
         events = bench("log", "-i", "last", "users_runs", "--events", cwd=tmp_path, env=env).stdout
         assert events.count("loadavg: start") == 2 and events.count("loadavg: end") == 2, events
-    mean = rows_of(bench("result", "-i", "last", "devices_runs", "--style", "csv", cwd=tmp_path, env=env).stdout)
+    mean = rows_of(bench("result", "-i", "last", "devices_runs", "--format", "csv", cwd=tmp_path, env=env).stdout)
     assert float(mean["mean"]["performance"]) == 12.5 and "sum" not in mean
 
     # this system's (local) references, asymmetric; sd/sem rows and single copies are never judged
@@ -115,7 +115,7 @@ def test_a_failed_copy_leaves_the_aggregate_incomplete(tmp_path: Path, env: dict
         "name: half\noutpath: runs\nstep:\n  name: run\n  copies: 2\n"
         "  do: 'echo \"performance: 5 img/s\"; test $CARAMEL_COPY = 0'\n")
     assert bench("run", "half.yaml", "-q", cwd=tmp_path, env=env).returncode == 1
-    rows = rows_of(bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env).stdout)
+    rows = rows_of(bench("result", "-i", "last", "--format", "csv", cwd=tmp_path, env=env).stdout)
     assert rows["sum"]["status"] == "incomplete: sum of 1 of 2 copies" and rows["sum"]["performance"] == ""
     assert rows["1"]["status"].startswith("failed") and "sd" not in rows  # no spread of an incomplete set
 

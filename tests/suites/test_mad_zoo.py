@@ -67,7 +67,7 @@ def perf_rows(path: Path) -> list[dict[str, str]]:
 @pytest.mark.slow
 def test_models_json_zoo_runs_as_a_suite_and_perf_csv_has_madengine_columns(tmp_path: Path, env) -> None:
     write_zoo(tmp_path)
-    listed = bench("list", "zoo", "--tags", "pyt", "--format", "json", cwd=tmp_path, env=env)
+    listed = bench("list", "zoo", "--tag", "pyt", "--format", "json", cwd=tmp_path, env=env)
     assert listed.returncode == 0, listed.stderr
     by_name = {e["name"]: e for e in json.loads(listed.stdout)}
     assert sorted(by_name) == ["pyt_multi", "pyt_nofig", "pyt_one"]
@@ -131,7 +131,7 @@ def write_suite_with_broken_files(folder: Path) -> None:
 @pytest.mark.slow
 def test_suite_with_unreadable_files_lists_them_as_failed_and_exits_non_zero(tmp_path: Path, env) -> None:
     write_suite_with_broken_files(tmp_path / "zoo")
-    listed = bench("list", "zoo", "--tags", "smoke", cwd=tmp_path, env=env)
+    listed = bench("list", "zoo", "--tag", "smoke", cwd=tmp_path, env=env)
     assert "misspelt" in listed.stdout and "cannot read" in listed.stdout
     ran = bench("run", "--suite", "smoke", "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
     assert ran.returncode == 2, ran.stdout + ran.stderr
@@ -276,7 +276,7 @@ def test_a_scripts_folder_entry_runs_by_its_madengine_name(tmp_path: Path, env) 
     scripts/pytorch_train/../../docker/pytorch_train); its script: scripts/pytorch_train/run.sh."""
     mad_folder(tmp_path)
     name = "pytorch_train/pyt_train_flux"
-    listed = bench("list", "zoo", "--tags", "training", "--format", "json", cwd=tmp_path, env=env)
+    listed = bench("list", "zoo", "--tag", "training", "--format", "json", cwd=tmp_path, env=env)
     assert [e["name"] for e in json.loads(listed.stdout) if e["origin"] == "zoo"] == [name]
     ran = bench("run", name, "--benchmarks", "zoo", "--tag", "local", "-q", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr

@@ -168,7 +168,7 @@ def test_a_recorded_run_as_two_copies_end_to_end(tmp_path: Path) -> None:
     ran = bench("run", "--suite", "mila", "--benchmarks", str(tmp_path), "--tag", "local", "-q", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     perf, score, std, sem, _n = EXPECTED[("bert-fp16", 2)]
-    table = bench("result", "-i", "last", "runs", "--style", "csv", cwd=tmp_path, env=env)
+    table = bench("result", "-i", "last", "runs", "--format", "csv", cwd=tmp_path, env=env)
     rows = {row["caramel_copy"]: row for row in csv.DictReader(table.stdout.splitlines())}
     assert float(rows["mean"]["performance"]) == pytest.approx(perf, rel=1e-9)
     assert "62 lines pooled without the min and max" in rows["mean"]["status"]
@@ -179,7 +179,7 @@ def test_a_recorded_run_as_two_copies_end_to_end(tmp_path: Path) -> None:
         assert float(rows[bound]["performance"]) == pytest.approx(value, rel=1e-9)
         assert rows[bound]["status"] == (f"spread: {bound} of the mean (99 % BCa bootstrap over the"
                                          " samples (trimmed mean) over 62 lines of 2 copies)")
-    shown = bench("result", "-i", "last", "runs", "--style", "json", cwd=tmp_path, env=env)
+    shown = bench("result", "-i", "last", "runs", "--format", "json", cwd=tmp_path, env=env)
     assert "ci_low and ci_high: the aggregate's 99 % confidence interval" in shown.stdout
     for max_sd, verdict in (("3%", "pass"), ("2%", "fail")):  # milabench's std% 2.44
         (tmp_path / "targets.yaml").write_text(f"systems:\n  local:\n    bert: {{value: 150, max_sd: {max_sd}}}\n")

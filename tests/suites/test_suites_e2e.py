@@ -46,9 +46,9 @@ def processes_with(marker: str) -> list[str]:
 def test_suite_campaign_time_limit_result_and_perf_csv(tmp_path: Path, env: dict[str, str]) -> None:
     marker = f"sleep {300000 + uuid.uuid4().int % 99999}"  # a duration no other process uses
     write_zoo(tmp_path / "zoo", marker)
-    listed = bench("list", "--tags", "smoke", "--benchmarks", "zoo", "--format", "json", cwd=tmp_path, env=env)
+    listed = bench("list", "--tag", "smoke", "--benchmarks", "zoo", "--format", "json", cwd=tmp_path, env=env)
     if listed.returncode != 0:  # bench list takes folders as arguments
-        listed = bench("list", "--tags", "smoke", "zoo", "--format", "json", cwd=tmp_path, env=env)
+        listed = bench("list", "--tag", "smoke", "zoo", "--format", "json", cwd=tmp_path, env=env)
     assert listed.returncode == 0, listed.stderr
     assert sorted(e["name"] for e in json.loads(listed.stdout)) == ["hang", "mad"]
 
@@ -114,7 +114,7 @@ def test_two_copies_run_at_once_each_on_its_core(tmp_path: Path, env: dict[str, 
         cores.append(start.group(2))
     assert spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]  # they overlapped
     assert len(set(cores)) == 2 and all(len(eval(c)) == 1 for c in cores)  # noqa: S307 - a set literal we printed
-    result = bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env)
+    result = bench("result", "-i", "last", "--format", "csv", cwd=tmp_path, env=env)
     lines = result.stdout.splitlines()
     # "done", with a flag when the node was loaded (the load average above the cores) at a copy's start or end
     assert any(line.startswith("copies,0,10.0,img/s,done") for line in lines)
@@ -160,7 +160,7 @@ def test_time_limit_option_overrides_and_zero_means_none(tmp_path: Path, env: di
 @pytest.mark.slow
 def test_shipped_cpu_smoke_suite_runs_here(tmp_path: Path, env: dict[str, str]) -> None:
     """The shipped `cpu-smoke` suite: GPT and ResNet trainers in two sizes and two users at once."""
-    listed = bench("list", "--tags", "cpu-smoke", "--format", "json", cwd=tmp_path, env=env)
+    listed = bench("list", "--tag", "cpu-smoke", "--format", "json", cwd=tmp_path, env=env)
     assert listed.returncode == 0, listed.stderr
     names = {entry["name"] for entry in json.loads(listed.stdout)}
     assert names == {"gpt_smoke", "resnet_smoke", "matmul_users"}

@@ -64,7 +64,13 @@ def command_parsers(
 
 
 def flags_of(parser: argparse.ArgumentParser) -> list[str]:
-    return [flag for action in parser._actions for flag in action.option_strings]
+    """The flags `--help` shows (an old spelling, hidden, is never suggested: cli.spellings)."""
+    return [
+        flag
+        for action in parser._actions
+        if action.help != argparse.SUPPRESS
+        for flag in action.option_strings
+    ]
 
 
 def refuse_unknown(

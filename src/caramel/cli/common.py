@@ -6,7 +6,7 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caramel.errors import RunError
 
@@ -18,14 +18,15 @@ if TYPE_CHECKING:
 
 def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = False) -> None:
     """FILE, --tag and --include-path, as `jube run` takes them."""
-    parser.add_argument(
+    file = parser.add_argument(
         "file",
         metavar="FILE|NAME",
         nargs="?" if file_optional else None,
         help="benchmark file (JUBE XML or YAML), or the name of a shipped or user benchmark "
         "(bench benchmarks lists them)",
     )
-    parser.add_argument(
+    file.completer = _complete_names  # type: ignore[attr-defined]  # argcomplete reads it
+    tag = parser.add_argument(
         "--tag",
         "-t",
         nargs="+",
@@ -34,6 +35,7 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
         metavar="TAG",
         help="tags selecting parameters, steps and the system",
     )
+    tag.completer = _complete_tags  # type: ignore[attr-defined]
     parser.add_argument(
         "--include-path",
         action="append",
@@ -47,6 +49,14 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
         default=[],
         metavar="NAME",
         help="only the benchmark of this name (a file may hold several)",
+    )
+    parser.add_argument(
+        "--not-bench",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="NAME",
+        help="not the benchmarks of these names (JUBE's --not-bench)",
     )
     parser.add_argument(
         "--systems",
@@ -64,7 +74,7 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
     )
     parser.add_argument(
         "--max-workpackages",
-        type=_positive,
+        type=positive_int,
         default=None,
         metavar="N",
         help="refuse a plan of more than N workpackages before making them (default 1,000,000)",
@@ -76,6 +86,18 @@ def add_benchmark_args(parser: argparse.ArgumentParser, file_optional: bool = Fa
         "as JUBE ignores it)",
     )
     add_no_eval(parser)
+
+
+def _complete_names(prefix: str, **kwargs: Any) -> list[str]:
+    from caramel.cli.completion import benchmark_names  # only while completing (a TAB)
+
+    return benchmark_names(prefix, **kwargs)
+
+
+def _complete_tags(prefix: str, **kwargs: Any) -> list[str]:
+    from caramel.cli.completion import benchmark_tags
+
+    return benchmark_tags(prefix, **kwargs)
 
 
 def add_predict_args(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +134,7 @@ def add_no_eval(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         value = int(text.replace(",", "").replace("_", ""))
     except ValueError:
@@ -130,6 +152,7 @@ class BenchmarkOptions:
     tags: tuple[str, ...] = ()
     include_path: tuple[str, ...] = ()
     only_bench: tuple[str, ...] = ()
+    not_bench: tuple[str, ...] = ()  # JUBE's --not-bench: benchmarks of the file left out
     systems: tuple[str, ...] = ()
     benchmarks: tuple[str, ...] = ()
     max_workpackages: int | None = None
@@ -145,6 +168,7 @@ class BenchmarkOptions:
             tags=tuple(args.tag),
             include_path=tuple(args.include_path),
             only_bench=tuple(args.only_bench),
+            not_bench=tuple(args.not_bench),
             systems=tuple(args.systems),
             benchmarks=tuple(args.benchmarks),
             max_workpackages=args.max_workpackages,
@@ -185,7 +209,11 @@ def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
         no_eval=options.no_eval,
         system_tags=(system_names(list(options.systems)) if options.check_tags else None),
     )
-    benchmarks = [in_container(with_system(bench, system), system) for bench in benchmarks]
+    benchmarks = [
+        in_container(with_system(bench, system), system)
+        for bench in benchmarks
+        if bench.name not in options.not_bench
+    ]
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation
 
@@ -200,10 +228,21 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
     DIR is a run folder or the outpath holding runs; without DIR, the runs started from the current
     folder (remembered by bench run) are meant."""
     parser.add_argument(
-        "dir", nargs="?", metavar="DIR", help="run folder, or the outpath holding runs"
+        "dir",
+        nargs="?",
+        action=_RunFolder,
+        metavar="DIR",
+        help="run folder, or the outpath holding runs",
     )
     parser.add_argument(
-        "-i", "--id", default=None, metavar="ID|last", help="run id (default: last)"
+        "-i",
+        "--id",
+        nargs="+",
+        action=RunIds,
+        default=None,
+        metavar="ID",
+        help="run ids, last (the default), all, or a negative position (-1 the last run, -2 the "
+        "one before); several ids run the command on each run in turn",
     )
     parser.add_argument(
         "-c",
@@ -212,6 +251,60 @@ def add_run_args(parser: argparse.ArgumentParser) -> None:
         metavar="ID|last",
         help="every run of a campaign (bench run --suite): its id, or last",
     )
+
+
+class _RunFolder(argparse._StoreAction):
+    """DIR, unless absent where RunIds took it from the end of `-i` (argparse sets an absent
+    optional positional to its default after the flags, which would drop it)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values is not None or getattr(namespace, self.dest, None) is None:
+            setattr(namespace, self.dest, values)
+
+
+class RunIds(argparse.Action):
+    """JUBE's `-i ID ...`: one run id or `last` is kept as its text (what every command reads);
+    several ids, `all` or a negative position as the list cli/main.py visits run by run."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        ids = [str(value) for value in values]
+        if len(ids) > 1 and not _is_run_id(ids[-1]) and getattr(namespace, "dir", None) is None:
+            # `-i last DIR` (caramel's order before -i took several ids): DIR is no id
+            namespace.dir = ids.pop()
+        one = len(ids) == 1 and ids[0] != "all" and not ids[0].startswith("-")
+        setattr(namespace, self.dest, ids[0] if one else ids)
+
+
+def _is_run_id(text: str) -> bool:
+    return text in ("all", "last") or text.lstrip("-").isdigit()
+
+
+def runs_to_visit(
+    directory: str | None, ids: str | list[str] | None, num: int | None = None
+) -> list[str] | None:
+    """The run folders of several `-i` ids (`-i all`, `-i -1`, `-i 0 1`, see RunIds) or of
+    `result -n N` (the N most recent of them), visited one after another as JUBE loops over its
+    benchmarks (jube/main.py, search_for_benchmarks); None where `-i` names one run."""
+    from caramel.stages.state.registry import resolve_all
+
+    if not isinstance(ids, list) and num is None:
+        return None
+    runs = resolve_all(directory, ids if isinstance(ids, list) else [ids or "last"])
+    if num is not None:  # JUBE's result -n: the N most recent of those chosen
+        runs = runs[-num:]
+    return runs
 
 
 def add_update(parser: argparse.ArgumentParser) -> None:

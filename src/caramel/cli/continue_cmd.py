@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_args
+from caramel.cli.jube_flags import AfterRun, add_after_args
+from caramel.cli.spellings import add_old_spelling
 from caramel.cli.status import print_summary
 from caramel.errors import RunError
 
@@ -23,11 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("continue", help="check waiting workpackages and run what is left")
     add_run_args(parser)
     parser.add_argument(
-        "--timeout",
+        "--wait-limit",
+        dest="timeout",
         type=float,
         metavar="SECONDS",
         help="fail workpackages waiting longer than this for their done file (kept for the run)",
     )
+    add_old_spelling(parser, "--timeout", "--wait-limit")
     parser.add_argument(
         "--wait",
         action="store_true",
@@ -47,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="if another bench works on the run, wait this long for it (default: say it is busy)",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    add_after_args(parser)
     parser.set_defaults(func=run)
 
 
@@ -59,6 +64,7 @@ class ContinueOptions:
     interval: float | None = None  # with wait: a fixed pace instead of the adaptive one
     lock_wait: float = 0.0
     quiet: bool = False
+    after: AfterRun = AfterRun()  # JUBE's -a/-r: analyse, or print the tables, when it stops
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ContinueOptions:
@@ -72,6 +78,7 @@ class ContinueOptions:
             interval=args.interval,
             lock_wait=args.lock_wait,
             quiet=args.quiet,
+            after=AfterRun.from_args(args),
         )
 
 
@@ -103,7 +110,7 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
         follow(poll, Pace(fixed=options.interval), quiet=options.quiet) if options.wait else poll()
     )
     print_summary(summary, out)
-    return summary.exit_code
+    return max(summary.exit_code, options.after(run_dir, out))
 
 
 def auto_judge(run_dir: str, out: TextIO | None) -> GoOn | None:

@@ -1,4 +1,4 @@
-"""`bench info [DIR] [-i ID|last] [-w WP]`: a run's settings, parameters and workpackages."""
+"""`bench info [DIR] [-i ID ...] [-w WP] [-s STEP ...]`: a run's settings, parameters and workpackages."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_reader, read_run
 from caramel.cli.tables import table_lines
-from caramel.errors import RunError
+from caramel.errors import RunError, did_you_mean
 
 if TYPE_CHECKING:
     from caramel.stages.expand.params import Params
@@ -29,6 +29,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser.add_argument(
         "-w", "--workpackage", type=int, metavar="WP", help="every parameter of one workpackage"
     )
+    parser.add_argument(
+        "-s",
+        "--step",
+        nargs="+",
+        default=None,
+        metavar="STEP",
+        help="only these steps' parameters and workpackages (JUBE's -s)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -38,11 +46,16 @@ class InfoOptions:
     id: str | None = None
     workpackage: int | None = None  # -w: every parameter of this one
     json: bool = False
+    steps: tuple[str, ...] | None = None  # -s: only these steps' sections (text)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> InfoOptions:
         return cls(
-            dir=args.dir, id=args.id, workpackage=args.workpackage, json=args.format == "json"
+            dir=args.dir,
+            id=args.id,
+            workpackage=args.workpackage,
+            json=args.format == "json",
+            steps=tuple(args.step) if args.step else None,
         )
 
 
@@ -58,6 +71,7 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
         if options.workpackage is not None:
             return _one(store, run_dir, rows, options.workpackage, options.json, out)
         params = store.all_params()
+        note = store.model().comment  # bench comment, bench run -m
     varying: dict[str, list[str]] = {}
     firsts: dict[str, dict[str, str]] = {}
     for wp in rows:
@@ -82,6 +96,7 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
                     "created": info.created,
                     "cwd": info.cwd,
                     "settings": info.settings,
+                    "comment": note,
                     "workpackages": [
                         {
                             "id": wp.id,
@@ -109,7 +124,13 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
         f"created    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} (from {info.cwd})",
         f"settings   {', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}",
     ]
-    for step in dict.fromkeys(wp.step for wp in rows):
+    if note:
+        lines.append(f"comment    {note}")
+    steps = list(dict.fromkeys(wp.step for wp in rows))
+    if options.steps:  # JUBE's info -s: those steps only, without the run's facts
+        lines = []
+        steps = _known_steps(options.steps, steps)
+    for step in steps:
         lines += _step_lines(step, [wp for wp in rows if wp.step == step], varying[step], params)
     out.write("\n".join(lines) + "\n")  # one write: 10,000 print calls cost more than the table
     return 0
@@ -132,6 +153,16 @@ def _step_lines(
         for wp in group
     ]
     return lines + table_lines(header, table, indent=2)
+
+
+def _known_steps(wanted: tuple[str, ...], steps: list[str]) -> list[str]:
+    unknown = [step for step in wanted if step not in steps]
+    if unknown:
+        raise RunError(
+            f"no step '{unknown[0]}' in this run",
+            hint=did_you_mean(unknown[0], steps) or f"steps: {', '.join(steps)}",
+        )
+    return list(dict.fromkeys(wanted))
 
 
 def _short(value: str, width: int = 40) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from typing import TextIO
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args
+from caramel.cli.spellings import add_old_spelling
 from caramel.errors import CaramelError
 
 WORKLOADS = ("gpt", "resnet")
@@ -56,12 +57,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="the trainer's shape arguments (--measure; default: the shipped benchmark file's)",
     )
     parser.add_argument(
-        "--timeout",
+        "--time-limit",
+        dest="timeout",
         type=float,
         default=300.0,
         metavar="S",
         help="a run longer than this drops its candidate (--measure)",
     )
+    add_old_spelling(parser, "--timeout", "--time-limit")
     add_benchmark_args(
         parser, file_optional=True
     )  # --measure FILE|NAME --tag ...: that benchmark's trainer shape

@@ -1,4 +1,4 @@
-"""`bench list [--tags T ...] [DIR ...]`: the benchmarks on offer, selected by tags
+"""`bench list [--tag T ...] [DIR ...]`: the benchmarks on offer, selected by tags
 (cli/benchmarks.py lists them)."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import argparse
 import sys
 
 from caramel.cli.benchmarks import ListOptions, list_benchmarks
+from caramel.cli.spellings import add_old_spelling
 
 COMMAND = "list"  # `bench list` (cli/main.py finds this module by it)
 
@@ -19,13 +20,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "dirs", nargs="*", metavar="DIR", help="folders of benchmark files searched first"
     )
     parser.add_argument(
-        "--tags",
+        "--tag",
+        "-t",
+        dest="tags",
         nargs="+",
         action="extend",
         default=[],
         metavar="TAG",
         help="only benchmarks with any of these tags (a benchmark's name is one of its tags)",
     )
+    add_old_spelling(parser, "--tags", "--tag")
     parser.add_argument("--format", choices=["table", "json"], default="table")
     parser.set_defaults(
         func=lambda args: list_benchmarks(ListOptions.from_list_args(args), sys.stdout)

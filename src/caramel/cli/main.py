@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import errno
 import importlib
+import os
 import pkgutil
 import signal
 import sqlite3
@@ -13,7 +14,8 @@ import sys
 from types import FrameType, ModuleType
 
 from caramel import __version__
-from caramel.cli.arguments import BenchParser, refuse_unknown
+from caramel.cli.arguments import BenchParser, command_parsers, refuse_unknown
+from caramel.cli.spellings import add_old_spelling, check_required
 from caramel.errors import STOP_SIGNALS, CaramelError, InternalError, Interrupted
 from caramel.settings import command_scope
 
@@ -56,8 +58,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     parser = BenchParser(
         prog="bench", description="caramel: JUBE-compatible benchmarks for ML on HPC"
     )
-    parser.add_argument("--version", action="version", version=f"caramel {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"caramel {__version__}")
     parser.add_argument("--debug", action="store_true", help="show a traceback on errors")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="JUBE's verbosity: in bench, a traceback on errors as --debug (bench log and bench "
+        "output show the commands run and what they wrote)",
+    )
+    add_old_spelling(parser, "--devel", "--debug")  # JUBE's --devel: its traceback
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     modules = module_names()
@@ -66,6 +77,27 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     for found in [module] if module is not None else command_modules(modules):
         found.register(sub)
     return parser
+
+
+def _each_run(args: argparse.Namespace) -> int:
+    """The command, once; or, for JUBE's `-i all`, `-i -1`, `-i 0 1` and `result -n N`, once per
+    run chosen (as if DIR named it), the worst exit code kept; `bench report` takes them at once."""
+    from caramel.cli.common import runs_to_visit
+
+    runs = None
+    if not getattr(args, "runs_at_once", False):
+        runs = runs_to_visit(
+            getattr(args, "dir", None), getattr(args, "id", None), getattr(args, "num", None)
+        )
+    if runs is None:
+        return int(args.func(args) or 0)
+    if getattr(args, "reverse", False):  # JUBE's result -r: the newest run first
+        runs.reverse()
+    worst = 0
+    for run_dir in runs:
+        args.dir, args.id = run_dir, None
+        worst = max(worst, int(args.func(args) or 0))
+    return worst
 
 
 def _terminated(signum: int, frame: FrameType | None) -> None:
@@ -91,17 +123,22 @@ def _main(argv: list[str] | None) -> int:
         for signum in STOP_SIGNALS:
             if signum != signal.SIGINT:
                 signal.signal(signum, _terminated)
+    if argv is None and "_ARGCOMPLETE" in os.environ:  # the shell asks for completions
+        from caramel.cli.completion import complete_and_exit
+
+        complete_and_exit(build_parser)
     parser = build_parser(sys.argv[1:] if argv is None else argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # argparse would show bench's usage: the command's, and the flag meant
         refuse_unknown(parser, args, extra, build_parser)
+    check_required(command_parsers(parser, args)[0][-1], args)
     try:
         with command_scope():  # every setting read once, as the command starts
             if getattr(args, "campaign", None):
                 from caramel.cli.campaign import for_campaign
 
                 return for_campaign(args)
-            return int(args.func(args) or 0)
+            return _each_run(args)
     except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, signal)
         stop = exc if isinstance(exc, Interrupted) else Interrupted()
         with contextlib.suppress(
@@ -112,7 +149,7 @@ def _main(argv: list[str] | None) -> int:
     except BrokenPipeError:  # the output's reader went away (`bench result | head`): nothing to say
         return 0
     except Exception as exc:
-        if args.debug:
+        if args.debug or args.verbose:
             raise
         error = user_error(exc)
         print(f"{error.label}: {error}", file=sys.stderr)

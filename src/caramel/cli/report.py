@@ -1,4 +1,4 @@
-"""`bench report [DIR] [-i ID ...] --html FILE`: a self-contained HTML report of a few runs, drawn
+"""`bench report [DIR] [-i ID ...] -o FILE`: a self-contained HTML report of a few runs, drawn
 as the dashboard is (plotly.js inlined), with each run's provenance and tables."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from caramel.cli.common import add_no_eval, add_run_args
+from caramel.cli.common import add_no_eval, add_run_args, runs_to_visit
+from caramel.cli.spellings import add_old_spelling
 
 if TYPE_CHECKING:  # the pages' modules: imported by the command, not by `bench --help`
     from caramel.consumers.pages.sources import Collection
@@ -22,11 +23,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_run_args(parser)
     add_no_eval(parser)
-    parser.add_argument("--html", required=True, metavar="FILE", help="the page to write")
+    parser.add_argument(
+        "-o", "--output", dest="html", required=True, metavar="FILE", help="the page to write"
+    )
+    add_old_spelling(parser, "--html", "--output")
     parser.add_argument(
         "--history", metavar="FILE", help="history database (default $CARAMEL_HISTORY)"
     )
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, runs_at_once=True)  # one page of every -i run (cli/main.py)
 
 
 @dataclass(frozen=True)
@@ -36,11 +40,18 @@ class ReportOptions:
     id: str | None = None  # one run id, or several joined by commas
     history: str | None = None
     no_eval: bool = False
+    runs: tuple[str, ...] = ()  # run folders of `-i all`, `-i -1`, `-i 0 1` (dir and id unused)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReportOptions:
+        runs = runs_to_visit(args.dir, args.id)
         return cls(
-            html=args.html, dir=args.dir, id=args.id, history=args.history, no_eval=args.no_eval
+            html=args.html,
+            dir=args.dir,
+            id=None if runs else args.id,
+            history=args.history,
+            no_eval=args.no_eval,
+            runs=tuple(runs or ()),
         )
 
 
@@ -60,13 +71,13 @@ def report(options: ReportOptions, out: TextIO) -> int:
     from caramel.stages.report.results import produce
     from caramel.stages.state.registry import resolve
 
-    refuse_inputs(options.html, history=options.history, option="--html")
-    ids = options.id.split(",") if options.id else [None]
+    refuse_inputs(options.html, history=options.history, option="-o")
+    ids = options.id.split(",") if options.id and not options.runs else [None]
+    run_dirs = list(options.runs) or [resolve(options.dir, run_id) for run_id in ids]
     chosen = []
     with History.open(options.history) as history:
-        for run_id in ids:
-            run_dir = resolve(options.dir, run_id)
-            refuse_inputs(options.html, run_dir=run_dir, history=options.history, option="--html")
+        for run_dir in run_dirs:
+            refuse_inputs(options.html, run_dir=run_dir, history=options.history, option="-o")
             inp = from_run(run_dir)
             if options.no_eval:
                 from caramel.stages.spec.evaluation import refuse_evaluation

@@ -1,4 +1,4 @@
-"""`bench result [DIR] [-i ID|last] [--style S] [-o FILE] [--only NAME]`: the run's result tables.
+"""`bench result [DIR] [-i ID ...] [--format S] [--output FILE] [-o NAME]`: the run's result tables.
 
 Analyses what changed since the last call (analysed values are kept per workpackage in the run's
 analyse.db), then prints every `<table>` of the benchmark and writes every `<database>`, as
@@ -21,7 +21,9 @@ from caramel.cli.common import (
     add_run_args,
     add_update,
     analysis_input_of,
+    positive_int,
 )
+from caramel.cli.spellings import add_old_spelling
 from caramel.stages.report.styles import STYLES, Style
 
 
@@ -35,6 +37,9 @@ class ResultOptions:
     style: Style | None = None
     output: str | None = None
     only: tuple[str, ...] | None = None
+    tags: tuple[str, ...] = ()  # JUBE's -t: only a run made with any of these tags
+    select: tuple[str, ...] | None = None  # JUBE's --select: only these columns
+    exclude: tuple[str, ...] | None = None  # JUBE's --exclude: all columns but these
     reanalyse: bool = False
     no_files: bool = False
     history: str | None = None
@@ -49,6 +54,9 @@ class ResultOptions:
             style=args.style,
             output=args.output,
             only=tuple(args.only) if args.only else None,
+            tags=tuple(args.tag),
+            select=tuple(args.select) if args.select else None,
+            exclude=tuple(args.exclude) if args.exclude else None,
             reanalyse=args.reanalyse,
             no_files=args.no_files,
             history=args.history,
@@ -70,23 +78,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_no_eval(parser)
     add_update(parser)
     parser.add_argument(
-        "--style",
-        "-s",
+        "--format",
+        dest="style",
         choices=STYLES,
         default=None,
-        help="output style for every table (default: each table's own style)",
+        help="output format of every table (default: each table's own style)",
     )
+    add_old_spelling(parser, "--style", "--format")
+    add_old_spelling(parser, "-s", "--format")  # JUBE's -s/--style
+    parser.add_argument("--output", metavar="FILE", default=None, help="write the tables to FILE")
     parser.add_argument(
-        "-o", "--output", metavar="FILE", default=None, help="write the tables to FILE"
-    )
-    parser.add_argument(
+        "-o",
         "--only",
         "--table",
         nargs="+",
         action="extend",
         default=None,
         metavar="NAME",
-        help="only these tables or databases",
+        help="only these tables or databases (JUBE's -o)",
+    )
+    parser.add_argument(
+        "--select",
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="COLUMN",
+        help="only these columns (parameter or pattern names) of each table, as JUBE's --select",
+    )
+    parser.add_argument(
+        "--exclude",
+        nargs="+",
+        action="extend",
+        default=None,
+        metavar="COLUMN",
+        help="every column but these, as JUBE's --exclude",
+    )
+    parser.add_argument(
+        "-n",
+        "--num",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="only the N most recent of the runs -i names (JUBE's -n; -i all -n 3: the last 3)",
+    )
+    parser.add_argument(
+        "-t",
+        "--tag",
+        nargs="+",
+        action="extend",
+        default=[],
+        metavar="TAG",
+        help="only runs made with any of these tags (JUBE's -t; with -i all: a selection)",
+    )
+    parser.add_argument(
+        "-r",
+        "--reverse",
+        action="store_true",
+        help="with several runs: the newest first (JUBE's -r)",
     )
     parser.add_argument(
         "-a",
@@ -125,10 +173,11 @@ def result(options: ResultOptions, out: TextIO) -> int:
     """The run's tables on `out` (or -o FILE), its databases written, the run added to the
     history."""
     from caramel.consumers.history.record import run_snapshot
-    from caramel.stages.report.results import produce
     from caramel.stages.state.registry import resolve
 
     run_dir = resolve(options.dir, options.id)
+    if options.tags and not _has_any_tag(run_dir, options.tags):
+        return 0  # JUBE's -t leaves such a run out without a word (jube/main.py, _benchmark_result)
     if options.output:
         from caramel.cli.outputs import refuse_inputs
 
@@ -139,9 +188,7 @@ def result(options: ResultOptions, out: TextIO) -> int:
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
     before = run_snapshot(run_dir)
-    produced = produce(
-        inp, list(options.only) if options.only else None, use_cache=not options.reanalyse
-    )
+    produced = _produce(inp, options)
     for line in produced.warnings:
         print(f"warning: {line}", file=sys.stderr)
     if not produced.made:
@@ -169,6 +216,51 @@ def result(options: ResultOptions, out: TextIO) -> int:
     return 0
 
 
+def _has_any_tag(run_dir: str, tags: tuple[str, ...]) -> bool:
+    from caramel.cli.common import read_run
+
+    with read_run(run_dir, None) as (_run_dir, store):
+        return bool(set(store.info().tags) & set(tags))
+
+
+def _produce(inp, options: ResultOptions):
+    """The run's tables (report.results.produce); a table name `-o` does not know may be a file
+    a user of caramel's former `-o FILE` meant: the hint says how to write one."""
+    from caramel.stages.analyse.inputs import AnalyseError
+    from caramel.stages.report.results import produce
+
+    try:
+        return produce(
+            inp, list(options.only) if options.only else None, use_cache=not options.reanalyse
+        )
+    except AnalyseError as exc:
+        if options.only and exc.message.startswith("no table or database named"):
+            exc.hint = (
+                f"{exc.hint}; -o NAME is JUBE's --only (tables by name): "
+                "to write the tables to a file, --output FILE"
+            )
+        raise
+
+
+def _columns(options: ResultOptions, item):
+    """`item` with the columns --select and --exclude keep (JUBE's, in the printed table and its
+    result file; the history keeps every column)."""
+    import dataclasses
+
+    from caramel.stages.report.columns import select_columns
+
+    if options.select is None and options.exclude is None:
+        return item
+    data, warnings = select_columns(
+        item.data,
+        list(options.select) if options.select else None,
+        list(options.exclude) if options.exclude else None,
+    )
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    return dataclasses.replace(item, data=data)
+
+
 def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
     """The text of every table (each also written to its result file) and every database written."""
     from caramel.consumers.history.store import default_path
@@ -179,7 +271,7 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
     chunks: list[str] = []
     documents: list[dict] = []
     foreign = _foreign(options.source.no_eval, run_dir)
-    for item in made:
+    for item in map(lambda each: _columns(options, each), made):
         folder = result_dir(inp, item.result)
         if foreign and not is_within(
             run_dir, folder

@@ -10,7 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
+from caramel.cli.comment import one_line
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
+from caramel.cli.jube_flags import AfterRun, add_after_args
+from caramel.cli.spellings import add_old_spelling
 from caramel.cli.status import print_summary
 from caramel.errors import CaramelError, RunError
 from caramel.settings import current
@@ -47,11 +50,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="show the workpackages and their do's; create nothing",
     )
     parser.add_argument(
-        "--timeout",
+        "--wait-limit",
+        dest="timeout",
         type=float,
         metavar="SECONDS",
         help="fail a workpackage that waits longer than this for its done file",
     )
+    add_old_spelling(parser, "--timeout", "--wait-limit")
     parser.add_argument(
         "--repeat",
         default=None,
@@ -103,6 +108,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="run N copies of each workpackage at once, each on its share of cores and devices",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress display")
+    add_after_args(parser)
+    parser.add_argument(
+        "-m", "--comment", default="", metavar="TEXT", help="the run's comment (bench comment)"
+    )
     parser.add_argument(
         "--time-from-prediction",
         action="store_true",
@@ -163,6 +172,8 @@ class RunOptions:
     time_limit: float | None = None  # --time-limit in seconds
     copies: str | None = None  # --copies, checked
     quiet: bool = False
+    comment: str = ""  # -m: the run's comment, one line (cli.comment)
+    after: AfterRun = AfterRun()  # JUBE's -a/-r: analyse, or print the tables, when it stops
     time_from_prediction: bool = False
     time_margin: float = 25.0
     history: str | None = None
@@ -192,6 +203,8 @@ class RunOptions:
             else parse_duration(args.time_limit, "--time-limit"),
             copies=None if args.copies is None else parse_copies(args.copies),
             quiet=args.quiet,
+            comment=args.comment,
+            after=AfterRun.from_args(args),
             time_from_prediction=args.time_from_prediction,
             time_margin=args.time_margin,
             history=args.history,
@@ -259,6 +272,8 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
             bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(options.outpath)))
         elif loaded.by_name or options.under_cwd:  # never beside an installed file
             bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
+        if options.comment:
+            bench.comment = one_line(options.comment)
         if options.dry_run:
             out.writelines(
                 line + "\n"
@@ -280,5 +295,5 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
             go_on=None if rule is None else judge(rule, options.quiet, out),
         )
         print_summary(summary, out)
-        code = max(code, summary.exit_code)
+        code = max(code, summary.exit_code, options.after(summary.run_dir, out))
     return code

@@ -55,7 +55,7 @@ def test_a_call_sweep_of_six_configurations_runs_as_one_array_on_the_test_cluste
     assert final_states(jobs, env) == {"COMPLETED"}
     assert len(slurm(env, "sacct", "-X", "-n", "-P", "-o", "JobID", "-j", array).split()) == 6  # six tasks
     assert list((tmp_path / "runs" / "000000" / ".caramel_arrays").iterdir())[0].name == "measure.0"
-    shown = bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env)
+    shown = bench("result", "-i", "last", "--format", "csv", cwd=tmp_path, env=env)
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert [float(r["rate[items/s]"]) for r in rows] == [1.0, 2.0, 2.0, 4.0, 3.0, 6.0]
     exported = bench("export", "--benchmark", "sweep", cwd=tmp_path, env=env)
@@ -82,7 +82,7 @@ def test_the_gpt_function_benchmark_runs_on_the_test_cluster(env, tmp_path):
     assert started.returncode == 0, started.stdout + started.stderr
     done = bench("continue", "-i", "last", "--wait", "--interval", "2", cwd=tmp_path, env=env, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
-    shown = bench("result", "-i", "last", "--style", "csv", cwd=tmp_path, env=env)
+    shown = bench("result", "-i", "last", "--format", "csv", cwd=tmp_path, env=env)
     rows = list(csv.DictReader(io.StringIO(shown.stdout.strip())))
     assert len(rows) == 3 and all(float(r["tokens_per_s[tokens/s]"]) > 0 for r in rows)
 

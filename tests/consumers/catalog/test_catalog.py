@@ -100,10 +100,10 @@ def test_cli_benchmarks_and_list(folder: Path, tmp_path: Path) -> None:
     alpha = next(line for line in lines if line.startswith("alpha"))
     assert "first" in alpha and "alpha,nlp,small" in alpha and "local" in alpha and str(folder) in alpha
     assert any(line.startswith("llm") and line.rstrip().endswith("shipped") for line in lines)
-    out = bench("list", "--tags", "nlp", "beta", str(folder), "--format", "json", cwd=tmp_path)
+    out = bench("list", "--tag", "nlp", "beta", str(folder), "--format", "json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert [d["name"] for d in json.loads(out.stdout)] == ["alpha", "beta"]
-    out = bench("list", "--tags", "nope", cwd=tmp_path)
+    out = bench("list", "--tag", "nope", cwd=tmp_path)
     assert out.returncode == 2 and "no benchmark has the tag nope" in out.stderr and "Traceback" not in out.stderr
 
 

@@ -160,7 +160,7 @@ def test_no_secret_reaches_any_file_with_a_postgresql_history(tmp_path, pg_url):
     said = []
     for args in (("run", "steady.yaml", "--tag", "local", "--repeat", "2", "-q"),
                  ("result", "-i", "last"), ("export", "-o", "all.jsonl"),
-                 ("dashboard", "-o", "page.html"), ("report", "-i", "last", "--html", "report.html"),
+                 ("dashboard", "-o", "page.html"), ("report", "-i", "last", "-o", "report.html"),
                  ("config",), ("config", "--json")):
         done = bench(*args, cwd=folder, env=env)
         said.append(done.stdout + done.stderr)

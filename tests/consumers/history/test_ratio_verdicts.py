@@ -195,7 +195,7 @@ def test_bench_compare_prints_the_ratio_interval_and_the_repetitions_needed(tmp_
     assert "ci: 99 % t interval of the mean" in table.stderr
     cells = table.stdout.splitlines()[1].split(",")
     assert [float(c) for c in cells[2:4]] == [pytest.approx(low), pytest.approx(high)]
-    as_json = json.loads(bench("result", "-i", "last", "-s", "json", cwd=tmp_path, env=env).stdout)
+    as_json = json.loads(bench("result", "-i", "last", "--format", "json", cwd=tmp_path, env=env).stdout)
     [row_json] = as_json["rows"]
     assert row_json["elapsed_ci_low[s]"] == pytest.approx(low) and "99 % t interval" in as_json["caption"]
 

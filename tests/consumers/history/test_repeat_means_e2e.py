@@ -43,7 +43,7 @@ def test_repeat_tables_show_the_mean_n_and_sd(tmp_path: Path, env: dict[str, str
     [row] = table(tmp_path, env)
     assert float(row["value"]) == 2.0 and row["n"] == "3" and float(row["value_sd"]) == pytest.approx(1.0)
     assert "flag: sd 50.0% of value > 5% over the repeats" in row["status"]
-    doc = json.loads(bench("result", "-i", "last", "--style", "json", cwd=tmp_path, env=env).stdout)
+    doc = json.loads(bench("result", "-i", "last", "--format", "json", cwd=tmp_path, env=env).stdout)
     assert doc["caption"].startswith("mean of 3 repeats (bench run --repeat 3); estimator: mean of all samples")
     # a repeat that ran on a node loaded above its cores (engine/loadavg.py's events) is flagged
     store = Store(db_path(str(tmp_path / "runs" / "000000")))

@@ -14,7 +14,7 @@ def test_report_renders_plots_and_escapes_log_text(steady, env, tmp_path, browse
         assert done.returncode == 0
         assert bench("result", "-i", "last", cwd=steady, env=env).returncode == 0
     page = tmp_path / "report.html"
-    made = bench("report", "-i", "0,1,2", "--html", str(page), cwd=steady, env=env)
+    made = bench("report", "-i", "0,1,2", "-o", str(page), cwd=steady, env=env)
     assert made.returncode == 0, made.stderr
     text = page.read_text()
     assert "<script src" not in text and text.count("Plotly.register") <= 1  # self-contained, plotly once

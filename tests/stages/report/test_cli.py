@@ -10,10 +10,10 @@ def test_options(run_example, capsys, tmp_path):
     out = capsys.readouterr().out
     assert "analyser both: 6 results (6 analysed now, 0 unchanged)" in out
     assert "analyser each: 8 results" in out
-    assert main(["result", run_dir, "--only", "prepared", "--style", "markdown"]) == 0
+    assert main(["result", run_dir, "--only", "prepared", "--format", "markdown"]) == 0
     assert capsys.readouterr().out == ("**prepared**\n\n| dataset | samples |\n|---|---:|\n| small | 1000 |\n"
                                        "| large | 1100 |\n\n")
-    assert main(["result", run_dir, "--table", "reduced", "-s", "pretty", "-o", str(tmp_path / "r.txt")]) == 0
+    assert main(["result", run_dir, "--table", "reduced", "--format", "pretty", "--output", str(tmp_path / "r.txt")]) == 0
     assert capsys.readouterr().out == ""
     assert (tmp_path / "r.txt").read_text().startswith("reduced:\n| dataset |   lr |")
     assert main(["analyze", run_dir]) == 0

@@ -21,7 +21,7 @@ def result(capsys, run_dir, *args):
 def test_tables_are_jubes(run_example, capsys, name):
     run_dir = run_example(name)
     assert result(capsys, run_dir) == golden(f"{name}.txt")
-    assert result(capsys, run_dir, "--style", "csv") == golden(f"{name}.csv.txt")
+    assert result(capsys, run_dir, "--format", "csv") == golden(f"{name}.csv.txt")
     with open(os.path.join(run_dir, "result", os.listdir(os.path.join(run_dir, "result"))[0])) as handle:
         assert handle.read()  # result/<table>.dat written as JUBE writes it
 

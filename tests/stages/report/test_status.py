@@ -76,7 +76,7 @@ def test_notebook_api_is_typed_with_units(run_dir):
 
 def test_json_style_and_output_file(run_dir, tmp_path, capsys):
     target = tmp_path / "out.json"
-    assert main(["result", run_dir, "--style", "json", "-o", str(target), "-a"]) == 0
+    assert main(["result", run_dir, "--format", "json", "--output", str(target), "-a"]) == 0
     doc = json.loads(target.read_text())
     assert doc["name"] == "t" and doc["units"] == {"rate[img/s]": "img/s"}
     assert doc["rows"][1]["status"] == "failed (do 2 exited with 1: test 2 != 2)"

@@ -135,7 +135,7 @@ def test_no_eval_passes_a_plain_file_and_refuses_result_of_a_python_pattern(tmp_
     refused = bench("result", "-i", "last", "--no-eval", "--no-history", cwd=tmp_path)
     assert refused.returncode == 2 and refused.stdout == ""
     assert "--no-eval: pattern 't2' is mode=\"python\"" in refused.stderr
-    report = bench("report", "-i", "last", "--no-eval", "--html", "r.html", "--history", "h.db", cwd=tmp_path)
+    report = bench("report", "-i", "last", "--no-eval", "-o", "r.html", "--history", "h.db", cwd=tmp_path)
     assert report.returncode == 2 and "--no-eval: pattern 't2'" in report.stderr
     assert not (tmp_path / "r.html").exists()
     (tmp_path / "plain.yaml").write_text((tmp_path / "plain.yaml").read_text().replace(

@@ -112,12 +112,47 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
     (state.identity) but holding runs is taken as their outpath."""
     wanted = parse_id(run_id)
     cwd = cwd or os.getcwd()
+    found, where = _candidates(directory, cwd)
+    if len(found) == 1 and found[0][1] < 0:  # DIR is a run folder
+        if wanted is not None and os.path.basename(found[0][0]) != f"{wanted:06d}":
+            raise RunError(f"{found[0][0]} is run {os.path.basename(found[0][0])}, not {wanted}")
+        return found[0][0]
+    return _pick(found[::-1], wanted, where)
+
+
+def resolve_all(directory: str | None, run_ids: list[str], cwd: str | None = None) -> list[str]:
+    """The run directories of JUBE's `-i ID ...` (jube/main.py, search_for_benchmarks): each ID a
+    run id, `last`, `all` (every run there) or a negative position (-1 the last run, -2 the one
+    before); in the order the runs were made, each once."""
+    cwd = cwd or os.getcwd()
+    found, where = _candidates(directory, cwd)
+    if len(found) == 1 and found[0][1] < 0:  # DIR is a run folder: every ID must name it
+        return [resolve(directory, text, cwd) for text in dict.fromkeys(run_ids)][:1]
+    chosen: list[str] = []
+    for text in run_ids:
+        number = None if text in ("all", "last") else parse_id(text)
+        if text == "all":
+            chosen += [path for path, _id in found]
+        elif number is not None and number < 0:
+            if -number > len(found):
+                raise RunError(
+                    f"-i {text}: {where} holds only {len(found)} runs",
+                    hint=f"-1 is the last run, -{len(found)} the first",
+                )
+            chosen.append(found[number][0])
+        else:
+            chosen.append(_pick(found[::-1], number, where))
+    order = {path: place for place, (path, _id) in enumerate(found)}
+    return sorted(dict.fromkeys(chosen), key=lambda path: order.get(path, -1))
+
+
+def _candidates(directory: str | None, cwd: str) -> tuple[list[tuple[str, int]], str]:
+    """(run dir, id) of the runs DIR or `cwd` means, oldest first, and where they were looked for;
+    a DIR that is a run folder itself is the one run, with id -1."""
     if directory:
         directory = os.path.abspath(directory)
         if is_run_dir(directory) and (identity.is_proven(directory) or not runs_in(directory)):
-            if wanted is not None and os.path.basename(directory) != f"{wanted:06d}":
-                raise RunError(f"{directory} is run {os.path.basename(directory)}, not {wanted}")
-            return directory
+            return [(directory, -1)], directory
         if not os.path.isdir(directory):
             raise RunError(
                 f"{directory} does not exist", hint="give a run folder or the outpath holding runs"
@@ -128,7 +163,7 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
                 f"{directory} holds no caramel run",
                 hint="give a run folder or the outpath holding runs",
             )
-        return _pick(found[::-1], wanted, directory)
+        return found, directory
     found = recent(cwd)
     if not found:
         # No registry entry (another machine, another data folder): outpaths right below cwd.
@@ -140,7 +175,7 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
             f"no run was started from {cwd}",
             hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last",
         )
-    return _pick(found, wanted, cwd)
+    return found[::-1], cwd
 
 
 def _pick(found: list[tuple[str, int]], wanted: int | None, where: str) -> str:

@@ -2,7 +2,7 @@
 # caraml_parity.sh FILE KIND [TAG...]
 #   Runs JUBE 2.7.1 and bench on one of CARAML's benchmark files with faked site commands, writes the
 #   same CARAML-shaped logs (fake_logs.py KIND: megatron | ipu | resnet) into both runs, lets the
-#   asynchronous steps finish, and compares `jube result -s csv` with `bench result --style csv`
+#   asynchronous steps finish, and compares `jube result -s csv` with `bench result --format csv`
 #   (tables as multisets of rows, /work/shared/tools/compare.py). Exit 0 when they agree.
 # Scratch under ${PARITY_TMP:-/tmp/jp-result}/caraml; JUBE from ${JUBE:-/tmp/jube-parity/jube-venv/bin/jube}.
 set -u
@@ -41,7 +41,7 @@ export PATH=$T/fake:$PATH
   python3 "$here/fake_logs.py" "$out" "$kind"
   for _ in 1 2 3; do for wd in "$out"/*/work; do touch "$wd/ready"; done
     "$BENCH" continue "$out" >>run.out 2>&1; done
-  "$BENCH" result "$out" --style csv >"$T/bench.txt" 2>"$T/bench.err" ) || { echo "bench failed: $T/bench.err"; }
+  "$BENCH" result "$out" --format csv >"$T/bench.txt" 2>"$T/bench.err" ) || { echo "bench failed: $T/bench.err"; }
 echo "--- jube";  cat "$T/jube.txt"; echo "--- bench"; cat "$T/bench.txt"
 python3 /work/shared/tools/compare.py tables "$T/jube.txt" "$T/bench.txt" "$T/jube" "$T/bench"
 rc=$?; [ $rc = 0 ] && echo "same as JUBE 2.7.1 ($base ${*:-})"; echo "scratch: $T"; exit $rc
