@@ -16,11 +16,13 @@ import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from caramel.errors import RunError
-from caramel.stages.spec.model import Benchmark
 from caramel.vocabulary import Word
+
+if TYPE_CHECKING:
+    from caramel.stages.spec.model import Benchmark
 
 STATE_FOLDER = "bisect"  # under the outpath: one JSON file per bisection
 IMAGE_PARAMETER = "container_image"  # the system's image parameter (adapters/systems/model.py)
