@@ -36,7 +36,6 @@ from caramel.cli.bisection import (
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, load_named
 from caramel.errors import RunError
 from caramel.settings import current
-from caramel.stages.spec.model import Benchmark
 
 if TYPE_CHECKING:
     from caramel.consumers.history.metrics import Metric
