@@ -192,3 +192,10 @@ def test_remove(site: Site) -> None:
     assert not site.run_dir.exists()
     site.made.discard("000000")
     assert set(os.listdir(site.odd)) == site.made
+
+
+def test_output_and_comment(site: Site) -> None:
+    assert "stdout" in site.ok("output", "-i", "last")
+    site.ok("comment", "a comment #%41?", "-i", "last")
+    assert "a comment #%41?" in site.ok("info", "-i", "last")
+
