@@ -101,8 +101,16 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
     summary = (
         follow(poll, Pace(fixed=options.interval), quiet=options.quiet) if options.wait else poll()
     )
-    print_summary(summary, out)
+    print_summary(summary, out, again=_again(options))
     return summary.exit_code
+
+
+def _again(options: ContinueOptions) -> str:
+    """The words that name this run again, as the user named it (DIR and -i, else -i last)."""
+    import shlex
+
+    words = [shlex.quote(options.dir)] if options.dir else []
+    return " ".join([*words, "-i", shlex.quote(options.id or "last")])
 
 
 def auto_judge(run_dir: str, out: TextIO | None) -> GoOn | None:

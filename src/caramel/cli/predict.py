@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Literal, TextIO
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
+from caramel.cli.tables import CELL_WIDTH, clip, plural
 
 COMMAND = "predict"  # `bench predict` (cli/main.py finds this module by it)
 
@@ -193,7 +194,7 @@ def learned_line(forecast) -> str:
 def print_predictions(forecast, out: TextIO) -> None:
     print(
         f"benchmark {forecast.benchmark} on {forecast.system or '(no system)'}: "
-        f"{len({p.id for p in forecast.predictions})} workpackages predicted",
+        f"{plural(len({p.id for p in forecast.predictions}), 'workpackage')} predicted",
         file=out,
     )
     if forecast.learned_from:
@@ -209,7 +210,7 @@ def print_predictions(forecast, out: TextIO) -> None:
         rows.append(
             [
                 str(p.id),
-                ",".join(f"{k}={v}" for k, v in p.parameters.items())[:60],
+                clip(",".join(f"{k}={v}" for k, v in p.parameters.items()), CELL_WIDTH),
                 p.metric + (f"[{p.unit}]" if p.unit else ""),
                 _g(p.value),
                 f"{_g(p.low)} .. {_g(p.high)}",

@@ -138,7 +138,8 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
     if not found:
         raise RunError(
             f"no run was started from {cwd}",
-            hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last",
+            hint="start one here (bench run quickstart --tag local; bench benchmarks lists "
+            "the others), or name the run folder or its outpath as DIR",
         )
     return _pick(found, wanted, cwd)
 
