@@ -72,9 +72,7 @@ def test_predict_without_history_suggests_the_name_and_keeps_the_tags(tmp_path, 
     assert "site-packages" not in planned.stderr and ".yaml" not in planned.stderr
 
 
-def test_system_detect_prints_a_check_command_that_works_where_the_file_is(
-    tmp_path, monkeypatch
-):
+def test_system_detect_prints_a_check_command_that_works_where_the_file_is(tmp_path, monkeypatch):
     draft = "description: drafted\nscheduler: local\n"
     monkeypatch.setattr(
         "caramel.adapters.systems.probe.detect", lambda name, partition, folder: draft
