@@ -172,7 +172,9 @@ def _finite(doc):
 
 
 def _g(value: float | None) -> str:
-    return "?" if value is None or not math.isfinite(value) else f"{value:.4g}"
+    from caramel.stages.report.readable import number
+
+    return "?" if value is None or not math.isfinite(value) else number(value)
 
 
 def print_rows(rows: list[list[str]], out: TextIO) -> None:
