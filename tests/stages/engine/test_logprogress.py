@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from caramel.consumers.catalog import read_entry
 from caramel.errors import SpecError
+from caramel.resources import shipped
 from caramel.stages.engine.logprogress import LogProgress
 from caramel.stages.spec.loader import load_one
 from caramel.stages.spec.model import BenchmarkMeta
-from caramel.consumers.catalog import read_entry
-from caramel.resources import shipped
 
 
 # caramel's trainer prints Megatron-LM's iteration line (payloads/workloads/gpt.py, train: the
