@@ -16,6 +16,7 @@ import datetime
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import regex  # a time bound on each match: a declared pattern never stalls the display
@@ -53,7 +54,7 @@ class LogProgress:
     """The progress of the workpackages that run now, one short text for the progress line."""
 
     meta: BenchmarkMeta
-    clock: object = time.monotonic  # tests give their own
+    clock: Callable[[], float] = time.monotonic  # tests give their own
     _watched: dict[str, _Watched] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -76,7 +77,7 @@ class LogProgress:
         return [f"{name}: {self._describe(w)}" for name, w in watched]
 
     def _now(self) -> float:
-        return self.clock()  # type: ignore[operator]
+        return self.clock()
 
     def _describe(self, watched: _Watched) -> str:
         now = self._now()
