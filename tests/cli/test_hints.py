@@ -102,3 +102,19 @@ def test_a_long_cell_is_cut_with_an_ellipsis_and_counts_agree():
     assert clip("short", 60) == "short"
     assert plural(1, "workpackage") == "1 workpackage"
     assert plural(2, "workpackage") == "2 workpackages"
+
+
+@pytest.mark.parametrize("name, tags", [("llm", ["117M", "local"]), ("resnet50", ["local"])])
+def test_a_local_plan_leaves_no_system_reference_unsubstituted(tmp_path, env, name, tags):
+    # the history's `container` of a local run read "$system_image_dir/$system_image_pytorch"
+    import json
+    import re
+
+    planned = bench("plan", name, "--tag", *tags, "--format", "json", cwd=tmp_path, env=env)
+    assert planned.returncode == 0, planned.stderr
+    left = {
+        key
+        for key, value in re.findall(r'"(\w+)": "((?:[^"\\]|\\.)*)"', planned.stdout)
+        if "$system_" in value and key != "job_script"  # the job script of a GPU system, unused
+    }
+    assert left == set(), json.dumps(sorted(left))
