@@ -118,3 +118,22 @@ def test_a_local_plan_leaves_no_system_reference_unsubstituted(tmp_path, env, na
         if "$system_" in value and key != "job_script"  # the job script of a GPU system, unused
     }
     assert left == set(), json.dumps(sorted(left))
+
+
+def test_the_reports_footer_points_where_a_wheel_user_can_read_and_explains_what_is_drawn(
+    tmp_path, env
+):
+    assert bench("run", "quickstart", "--tag", "local", cwd=tmp_path, env=env).returncode == 0
+    assert bench("result", "-i", "last", cwd=tmp_path, env=env).returncode == 0
+    made = bench("report", "-i", "last", "--html", "r.html", cwd=tmp_path, env=env)
+    assert made.returncode == 0, made.stderr
+    page = (tmp_path / "r.html").read_text()
+    footer = page.split("<footer>", 1)[1].split("</footer>", 1)[0]
+    assert "docs/history.md" not in page  # a wheel holds no docs/
+    assert "bench compare --help" in footer
+    assert "Dashed" not in footer  # quickstart's sizes are no hardware: no ideal-scaling line
+    # the run's table rounded as on a terminal: no float written whole
+    import re
+
+    cells = re.findall(r"<td>(-?\d+\.\d+)</td>", page)
+    assert cells and all(len(c.replace(".", "").lstrip("-0")) <= 4 for c in cells), cells

@@ -183,6 +183,12 @@ def page(
             thinned=coll.thinned,
             all_points=all_points,
             per_series=points_per_series(_series_count(plots)),
+            # the footer explains the dashed line only where one is drawn (page.js: a series of
+            # at least two sizes on a scaling axis)
+            ideal_drawn=any(
+                plot.get("ideal") and any(len(s.get("x", ())) > 1 for s in plot.get("series", ()))
+                for plot in plots
+            ),
             page_js=(HERE / "page.js").read_text(),
             page_css=(HERE / "page.css").read_text(),
         )
