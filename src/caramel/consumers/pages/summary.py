@@ -1,7 +1,12 @@
 """The summary at the top of the dashboard: per benchmark, system and metric the latest figure,
 its change against the run before and against the named baseline, and a verdict.
 
-The latest figure is the best configuration of the latest run (the headline a reader looks for);
+The latest figure is the best configuration of the latest run (the headline a reader looks for),
+best among comparable configurations only: those of the same problem. A parameter that varies
+among the run's configurations and names no hardware (`size`, `model_size`; not `nodes`, `gpus`:
+pages.axes.is_scaling) makes a different problem, whose elapsed time says nothing of the one
+before; the headline is the best configuration of the largest problem (never the smallest
+problem's short time).
 the verdict covers every configuration: "regressed" when any regressed against the run before,
 else "unstable" when the headline's spread is above 5 % of its mean, else "improved" when any
 improved, else "within noise" ("first run" without a run before).
@@ -22,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from caramel.consumers.history.compare import Verdict
+from caramel.consumers.pages.axes import axis_value, is_scaling, titled
 from caramel.consumers.pages.figures import plotted
 from caramel.consumers.pages.judging import judged, judgement
 from caramel.consumers.pages.sources import Collection, Figure
@@ -53,11 +59,45 @@ class Row:
 
 def _best(figures: list[Figure]) -> Figure:
     """The configuration the row shows: the best by the stored direction (the first when it is
-    unknown)."""
+    unknown) among the configurations of the largest problem (`comparable`)."""
+    figures = comparable(figures)
     way = figures[0].direction
     if way not in ("higher", "lower"):
         return figures[0]
     return max(figures, key=lambda f: f.mean if way == "higher" else -f.mean)
+
+
+def comparable(figures: list[Figure]) -> list[Figure]:
+    """The figures of the largest problem: those that agree, with the largest values, on every
+    parameter that varies among them and names no hardware (pages.axes.is_scaling)."""
+    varying = sorted(
+        {
+            key
+            for key in figures[0].row
+            if not is_scaling(key) and len({f.row.get(key) for f in figures}) > 1
+        }
+    )
+    if not varying:
+        return figures
+    largest = max(_problem(f, varying) for f in figures)
+    return [f for f in figures if _problem(f, varying) == largest]
+
+
+def _problem(figure: Figure, keys: list[str]) -> tuple:
+    """A configuration's problem, ordered by size: numbers (and sizes such as 117M) by value, a
+    text after every number."""
+    out: list[tuple] = []
+    for key in keys:
+        text = figure.row.get(key, "")
+        value = axis_value(text)
+        out.append((0, value, "") if value is not None else (1, 0.0, text))
+    return tuple(out)
+
+
+def metric_title(figure: Figure) -> str:
+    """The metric with its unit once: `GEMM(GFLOP/s)`, never `GEMM(GFLOP/s) [GFLOP/s]`."""
+    copies = f" · {figure.aggregate} of copies" if figure.aggregate else ""
+    return titled(figure.name, figure.unit) + copies
 
 
 def _verdict(
@@ -133,7 +173,7 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
                 bench,
                 label,
                 table,
-                headline.title,
+                metric_title(headline),
                 headline.unit,
                 headline.run,
                 runs,

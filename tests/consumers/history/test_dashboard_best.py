@@ -1,0 +1,68 @@
+"""The dashboard's headline is the best of comparable configurations (issue 37): never the smallest
+problem's short time; the unit named once; metrics of one configuration in one compact table."""
+
+from __future__ import annotations
+
+from caramel.consumers.pages.render import _compact
+from caramel.consumers.pages.sources import Figure
+from caramel.consumers.pages.summary import _best, comparable, metric_title
+
+
+def _figure(row: dict[str, str], name: str, direction: str, mean: float, unit: str = "s") -> Figure:
+    config = ",".join(f"{k}={v}" for k, v in row.items())
+    return Figure(0, "result", config, row, name, unit, direction, 1, mean, 0.0)
+
+
+def test_elapsed_time_is_best_among_the_largest_problem_not_the_smallest() -> None:
+    # quickstart: size 32, 64, 96; the smallest size has the shortest time
+    times = [
+        _figure({"size": s}, "elapsed", "lower", t)
+        for s, t in (("32", 0.004), ("64", 0.03), ("96", 0.08))
+    ]
+    assert _best(times).row == {"size": "96"}
+
+
+def test_hardware_parameters_stay_comparable() -> None:
+    # nodes name hardware: the same problem on 1, 2, 4 nodes; the best is the fastest
+    times = [
+        _figure({"model": "800M", "nodes": n}, "elapsed", "lower", t)
+        for n, t in (("1", 8.0), ("2", 4.5), ("4", 2.6))
+    ]
+    assert _best(times).row["nodes"] == "4"
+    sizes = [
+        _figure({"model": m, "nodes": "1"}, "tokens", "higher", r)
+        for m, r in (("117M", 900.0), ("13B", 40.0), ("800M", 300.0))
+    ]
+    assert comparable(sizes) == [sizes[1]]  # 13B is the largest model (sizes read as numbers)
+
+
+def test_the_unit_is_named_once() -> None:
+    gemm = _figure({}, "GEMM(GFLOP/s)", "higher", 106.3, unit="GFLOP/s")
+    assert metric_title(gemm) == "GEMM(GFLOP/s)"
+    assert metric_title(_figure({}, "elapsed", "lower", 1.0)) == "elapsed [s]"
+
+
+def test_metrics_of_one_configuration_share_one_table() -> None:
+    def plot(kind: str, xs: list[str]) -> dict:
+        series = {
+            "name": "local",
+            "x": xs,
+            "y": [1.5] * len(xs),
+            "sd": [0.0] * len(xs),
+            "ci": [0.0] * len(xs),
+        }
+        return {
+            "kind": kind,
+            "bench": "llm",
+            "yaxis": {"title": {"text": "MFU [%]"}},
+            "series": [series],
+        }
+
+    one = plot("latest", ["(one configuration)"])
+    several = plot("latest", ["size=32", "size=64"])
+    sweep = plot("sweep", ["1"])
+    drawn, compact = _compact([one, several, sweep])
+    assert drawn == [several, sweep]
+    assert [(r.metric, r.system, r.mean, r.sd) for r in compact["llm"]] == [
+        ("MFU [%]", "local", 1.5, None)
+    ]
