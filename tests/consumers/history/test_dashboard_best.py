@@ -66,3 +66,20 @@ def test_metrics_of_one_configuration_share_one_table() -> None:
     assert [(r.metric, r.system, r.mean, r.sd) for r in compact["llm"]] == [
         ("MFU [%]", "local", 1.5, None)
     ]
+
+
+def test_the_summary_shows_the_largest_problem_and_says_so(tmp_path) -> None:
+    from tests.consumers.history.test_dashboard_fixes import STARTED, _add, _summary_cells
+
+    from caramel.consumers.history.metrics import Metric
+    from caramel.consumers.pages.render import page
+    from caramel.consumers.pages.sources import load
+
+    times = [
+        Metric("result", {"size": s}, "elapsed", "s", "lower", [t])
+        for s, t in (("32", 0.004), ("64", 0.03), ("96", 0.08))
+    ]
+    _add(tmp_path / "h.db", [("r0", "quickstart", STARTED, times)])
+    html = page(load([str(tmp_path / "h.db")]), "t")
+    (row,) = _summary_cells(html)
+    assert "0.08" in row and "size=96 (the largest problem of 3)" in row

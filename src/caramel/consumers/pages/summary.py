@@ -55,6 +55,7 @@ class Row:
     # the headline's judgements against the run before and the baseline: their ratio's interval
     previous: Verdict[Figure] | None = None
     against_baseline: Verdict[Figure] | None = None
+    compared: int = 1  # the configurations the headline is the best of (of the largest problem)
 
 
 def _best(figures: list[Figure]) -> Figure:
@@ -188,6 +189,7 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
                 mean_interval(headline.mean, headline.sd, headline.n),
                 previous,
                 against,
+                len(comparable(latest)),
             )
         )
     return out
