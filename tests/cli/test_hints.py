@@ -132,6 +132,7 @@ def test_the_reports_footer_points_where_a_wheel_user_can_read_and_explains_what
     assert "docs/history.md" not in page  # a wheel holds no docs/
     assert "bench compare --help" in footer
     assert "Dashed" not in footer  # quickstart's sizes are no hardware: no ideal-scaling line
+    assert "1 run of 1 benchmark" in page  # not "1 runs"
     # the run's table rounded as on a terminal: no float written whole
     import re
 
