@@ -40,6 +40,16 @@ def test_the_unit_is_named_once() -> None:
     gemm = _figure({}, "GEMM(GFLOP/s)", "higher", 106.3, unit="GFLOP/s")
     assert metric_title(gemm) == "GEMM(GFLOP/s)"
     assert metric_title(_figure({}, "elapsed", "lower", 1.0)) == "elapsed [s]"
+    from caramel.consumers.pages.figures import latest_plots
+
+    class Run:
+        label = "local"
+
+    class Collected:
+        runs = [Run()]
+
+    (plot,) = latest_plots(Collected(), [gemm], set())  # type: ignore[arg-type]
+    assert plot["title"] == "latest GEMM(GFLOP/s)"
 
 
 def test_metrics_of_one_configuration_share_one_table() -> None:

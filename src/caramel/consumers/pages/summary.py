@@ -27,7 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from caramel.consumers.history.compare import Verdict
-from caramel.consumers.pages.axes import axis_value, is_scaling, titled
+from caramel.consumers.pages.axes import axis_value, is_scaling, titled_metric
 from caramel.consumers.pages.figures import plotted
 from caramel.consumers.pages.judging import judged, judgement
 from caramel.consumers.pages.sources import Collection, Figure
@@ -97,8 +97,7 @@ def _problem(figure: Figure, keys: list[str]) -> tuple:
 
 def metric_title(figure: Figure) -> str:
     """The metric with its unit once: `GEMM(GFLOP/s)`, never `GEMM(GFLOP/s) [GFLOP/s]`."""
-    copies = f" · {figure.aggregate} of copies" if figure.aggregate else ""
-    return titled(figure.name, figure.unit) + copies
+    return titled_metric(figure.name, figure.unit, figure.aggregate)
 
 
 def _verdict(
