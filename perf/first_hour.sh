@@ -4,7 +4,8 @@
 #
 #   perf/first_hour.sh                  # the README job with the `smoke` tag (60 iterations)
 #   FULL=1 perf/first_hour.sh           # the README job itself (1500 iterations, minutes)
-#   KEEP=1 perf/first_hour.sh           # keep the temp folder (report.html, dashboard.html)
+#   KEEP=1 perf/first_hour.sh           # keep the temp folder (report.html, dashboard.html,
+#                                       # run.typescript: the README job's terminal, every frame)
 #
 # Runs the `bench` of this interpreter (python3 -m caramel; set PYTHONPATH=src for a checkout).
 # Terminal output (the progress line, the table for people) is captured under `script`, at 100
@@ -36,8 +37,9 @@ on_terminal() {
     quoted=$(printf ' %q' "$@")
     script -q -e -c "stty cols 100 rows 50; $PY -m caramel$quoted" "$WORK/typescript" > /dev/null
     RC=$?
-    ANSWER=$(sed -e 's/\r$//' "$WORK/typescript" | tr '\r' '\n' | sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' \
-        -e '/^Script /d')
+    cp "$WORK/typescript" "$WORK/$1.typescript"  # the raw terminal, frames and all (KEEP=1)
+    ANSWER=$(sed -e 's/\r$//' "$WORK/typescript" | tr '\r' '\n' \
+        | sed -e 's/\x1b\[[0-9;?]*[a-zA-Z]//g' -e '/^Script /d')
 }
 
 check() {  # check "what" CONDITION...
@@ -75,7 +77,7 @@ paste_hint() {  # paste_hint LABEL: run what the hint says; its answer replaces 
 
 echo "first hour in $WORK ($("$PY" -c 'import caramel; print(caramel.__file__)'))"
 
-# --- typos: each gets a suggestion, and no run is made ---------------------------------------------
+# --- typos: each gets a suggestion, and no run is made -----------------------------------------
 typed run quickstart --tag lokal
 check "a misspelt tag is refused with a suggestion" failed
 check "  'did you mean local'" says "did you mean 'local'"
@@ -109,7 +111,8 @@ check "system check local: no '0 of 0 checks hold'" silent_on "0 of 0"
 
 # --- predict without a history: the hint names the benchmark and keeps the tags ----------------
 typed plan llm --tag 800M A100 --predict
-check "the hint names llm, not a site-packages path" says "record some: bench run llm --tag 800M A100"
+check "the hint names llm, not a site-packages path" \
+    says "record some: bench run llm --tag 800M A100"
 check "  and no path of the installed file" silent_on "site-packages"
 # pasting it would submit to A100's SLURM: its plan (the same words) must work instead
 words=$(hinted "record some:" | sed -e 's/ --repeat 3.*//' -e 's/^run /plan /')
@@ -128,13 +131,15 @@ else
 fi
 
 # --- the README job: its progress line mid-run, then its table ------------------------------------
-if [ "${FULL:-0}" = 1 ]; then job=(run llm --tag 117M local); else job=(run llm --tag 117M local smoke); fi
+job=(run llm --tag 117M local)
+[ "${FULL:-0}" = 1 ] || job+=(smoke)
 on_terminal "${job[@]}"
 echo "  progress lines seen (one per second at most; the first, a middle and the last):"
 frames=$(grep -E "_benchmark: [0-9]+/[0-9]+ iterations" <<< "$ANSWER" | uniq)
-{ head -1 <<< "$frames"; sed -n "$(( ($(wc -l <<< "$frames") + 1) / 2 ))p" <<< "$frames"; tail -1 <<< "$frames"; } \
-    | sed 's/^/    /'
-check "the README job shows its iterations, rate and ETA" grep -qE "iterations, [0-9.]+ s/iteration, ETA" <<< "$frames"
+middle=$(( ($(wc -l <<< "$frames") + 1) / 2 ))
+{ head -1 <<< "$frames"; sed -n "${middle}p" <<< "$frames"; tail -1 <<< "$frames"; } | sed 's/^/    /'
+eta() { grep -qE "iterations, [0-9.]+ s/iteration, ETA" <<< "$frames"; }
+check "the README job shows its iterations, rate and ETA" eta
 check "  and ends with the next command" says "its table: bench result -i last"
 on_terminal result -i last
 printf '%s\n' "$ANSWER"

@@ -200,7 +200,8 @@ def system_detect(options: SystemOptions, stdout: TextIO) -> int:
         raise
     stdout.write(text)
     stdout.write(
-        f"# written to {out}; check it: bench system check {out.stem} --systems {shlex.quote(folder)}"
+        f"# written to {out}; check it: bench system check {out.stem} --systems "
+        f"{shlex.quote(folder)}"
         f"; use it: bench run BENCHMARK --systems {shlex.quote(folder)} --tag {out.stem}\n"
     )
     return 0

@@ -17,7 +17,9 @@ from caramel.errors import Location
 from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.expand.substitute import references, substitute
 from caramel.stages.spec.model import Benchmark, Pattern
-from caramel.stages.spec.regexes import BUILTIN_PATTERNS as BUILTIN_PATTERNS  # noqa: PLC0414 - its readers import it here
+
+# defined in spec (the engine's progress reads logs too); its readers here import it from here
+from caramel.stages.spec.regexes import BUILTIN_PATTERNS as BUILTIN_PATTERNS  # noqa: PLC0414
 
 
 def is_derived(pattern: Pattern) -> bool:
