@@ -154,3 +154,40 @@ def test_quiet_or_a_pipe_shows_no_progress(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
     assert isinstance(make_progress(), RichProgress)
     assert type(make_progress(quiet=True)) is Progress
+
+
+def test_a_waiting_job_shows_its_progress_once_its_log_has_some(tmp_path: Path) -> None:
+    # `bench continue --wait`: a SLURM job writes job.out in its work folder while bench polls
+    clock = Clock()
+    logs = LogProgress(shipped_meta("llm"), clock=clock)
+    folders = {"000000_benchmark": str(tmp_path)}
+    assert logs.follow(folders) == []  # pending in the queue: no line, no made-up time
+    _log(tmp_path, GPT_LINE.format(i=10, n=110, s=80, t="0.2"))
+    clock.now += 60
+    assert logs.follow(folders) == ["000000_benchmark: 10/110 iterations, 0.2 s/iteration"]
+    _log(tmp_path, GPT_LINE.format(i=60, n=110, s=480, t="0.2"))
+    clock.now += 10  # 50 iterations in 10 s: 50 left take 10 s
+    assert logs.follow(folders) == [
+        "000000_benchmark: 60/110 iterations, 0.2 s/iteration, ETA 0:00:10"
+    ]
+    assert logs.follow({}) == [] and logs.lines() == []  # ended: forgotten
+
+
+def test_continue_wait_prints_the_jobs_progress_under_each_poll(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from caramel.stages.engine.follow import Pace, follow
+    from caramel.stages.engine.settings import Summary
+
+    waiting = Summary("r", 0, "llm", {"benchmark": {"wait": 1}}, waiting=[(0, "benchmark", "x")])
+    done = Summary("r", 0, "llm", {"benchmark": {"done": 1}})
+    polls = iter([waiting, done])
+    seen: list[Summary] = []
+
+    def logs(summary: Summary) -> list[str]:
+        seen.append(summary)
+        return ["000000_benchmark: 5/10 iterations"]
+
+    follow(lambda: next(polls), Pace(fixed=1), sleep=lambda _s: None, logs=logs)
+    assert "\n  000000_benchmark: 5/10 iterations\n" in capsys.readouterr().err
+    assert seen == [waiting]

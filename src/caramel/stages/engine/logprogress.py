@@ -76,6 +76,21 @@ class LogProgress:
             watched = list(self._watched.items())
         return [f"{name}: {self._describe(w)}" for name, w in watched]
 
+    def follow(self, folders: dict[str, str]) -> list[str]:
+        """The lines of the workpackages in `folders` (name -> work folder) whose log shows
+        progress: a job that waits in the queue, or wrote no progress line yet, shows none (its
+        time in bench's sight is not its running time). The others are forgotten."""
+        for name in set(self._watched) - set(folders):
+            self.forget(name)
+        for name, folder in folders.items():
+            if name not in self._watched:
+                self.watch(name, folder)
+        return [
+            line
+            for line, (name, watched) in zip(self.lines(), list(self._watched.items()), strict=True)
+            if watched.first is not None and name in folders
+        ]
+
     def _now(self) -> float:
         return self.clock()
 
