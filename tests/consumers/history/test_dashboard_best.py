@@ -93,3 +93,13 @@ def test_the_summary_shows_the_largest_problem_and_says_so(tmp_path) -> None:
     html = page(load([str(tmp_path / "h.db")]), "t")
     (row,) = _summary_cells(html)
     assert "0.08" in row and "size=96 (the largest problem of 3)" in row
+
+
+def test_the_pages_round_as_the_terminal_does() -> None:
+    from caramel.consumers.pages.render import _fmt
+    from caramel.stages.report.readable import number
+
+    for value in (0.025733333333333334, 19.200000000000003, 0.0412345, 3.0):
+        assert _fmt(value) == number(value)
+    assert _fmt(11499.87) == "11,500"  # the terminal's 11500, with separators; never 1.15e+04
+    assert _fmt(float("nan")) == ""

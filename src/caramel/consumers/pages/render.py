@@ -22,6 +22,7 @@ from caramel.consumers.pages.figures import benchmark_plots
 from caramel.consumers.pages.sources import Collection
 from caramel.consumers.pages.thinning import points_per_series
 from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD
+from caramel.stages.report.readable import number
 
 HERE = Path(__file__).parent / "templates"
 # what the summary's changes show beneath them: the interval of the ratio the verdict is made on
@@ -53,9 +54,13 @@ def _environment() -> jinja2.Environment:
 
 
 def _fmt(value: float) -> str:
+    """As a terminal's table rounds (report.readable: 4 significant digits, no exponent between
+    1e-4 and 1e15), with thousands separators: `17,460`, `0.02573`."""
     if value is None or not math.isfinite(value):
         return ""
-    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    text = number(value)
+    whole = abs(value) >= 1e3 and "." not in text and "e" not in text
+    return f"{float(text):,.0f}" if whole else text
 
 
 def _ratio(verdict) -> str:
