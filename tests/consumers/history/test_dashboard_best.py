@@ -103,3 +103,12 @@ def test_the_pages_round_as_the_terminal_does() -> None:
         assert _fmt(value) == number(value)
     assert _fmt(11499.87) == "11,500"  # the terminal's 11500, with separators; never 1.15e+04
     assert _fmt(float("nan")) == ""
+
+
+def test_alternatives_in_words_compete_for_the_same_problem() -> None:
+    # a layout or a precision is another way to the same problem, not another problem
+    layouts = [
+        _figure({"size": "64", "layout": lay}, "elapsed", "lower", t)
+        for lay, t in (("1x2", 0.05), ("2x1", 0.04))
+    ] + [_figure({"size": "32", "layout": "2x1"}, "elapsed", "lower", 0.01)]
+    assert _best(layouts).row == {"size": "64", "layout": "2x1"}

@@ -2,11 +2,12 @@
 its change against the run before and against the named baseline, and a verdict.
 
 The latest figure is the best configuration of the latest run (the headline a reader looks for),
-best among comparable configurations only: those of the same problem. A parameter that varies
-among the run's configurations and names no hardware (`size`, `model_size`; not `nodes`, `gpus`:
-pages.axes.is_scaling) makes a different problem, whose elapsed time says nothing of the one
-before; the headline is the best configuration of the largest problem (never the smallest
-problem's short time).
+best among comparable configurations only: those of the same problem size. A parameter that varies
+among the run's configurations, holds sizes (numbers, or `117M`, `13B`) and names no hardware
+(`size`, `model_size`; not `nodes`, `gpus`: pages.axes.is_scaling) makes a different problem, whose
+elapsed time says nothing of the other; the headline is the best configuration of the largest
+problem (never the smallest problem's short time). A parameter of words (a layout, a precision) is
+an alternative way to the same problem: its configurations compete.
 the verdict covers every configuration: "regressed" when any regressed against the run before,
 else "unstable" when the headline's spread is above 5 % of its mean, else "improved" when any
 improved, else "within noise" ("first run" without a run before).
@@ -70,29 +71,23 @@ def _best(figures: list[Figure]) -> Figure:
 
 def comparable(figures: list[Figure]) -> list[Figure]:
     """The figures of the largest problem: those that agree, with the largest values, on every
-    parameter that varies among them and names no hardware (pages.axes.is_scaling)."""
-    varying = sorted(
-        {
-            key
-            for key in figures[0].row
-            if not is_scaling(key) and len({f.row.get(key) for f in figures}) > 1
-        }
+    parameter that varies among them, holds sizes and names no hardware (pages.axes.is_scaling)."""
+    sizes = sorted(
+        key
+        for key in figures[0].row
+        if not is_scaling(key)
+        and len({f.row.get(key) for f in figures}) > 1
+        and all(axis_value(f.row.get(key, "")) is not None for f in figures)
     )
-    if not varying:
+    if not sizes:
         return figures
-    largest = max(_problem(f, varying) for f in figures)
-    return [f for f in figures if _problem(f, varying) == largest]
+    largest = max(_problem(f, sizes) for f in figures)
+    return [f for f in figures if _problem(f, sizes) == largest]
 
 
-def _problem(figure: Figure, keys: list[str]) -> tuple:
-    """A configuration's problem, ordered by size: numbers (and sizes such as 117M) by value, a
-    text after every number."""
-    out: list[tuple] = []
-    for key in keys:
-        text = figure.row.get(key, "")
-        value = axis_value(text)
-        out.append((0, value, "") if value is not None else (1, 0.0, text))
-    return tuple(out)
+def _problem(figure: Figure, keys: list[str]) -> tuple[float, ...]:
+    """A configuration's problem size: its size parameters' values (117M, 13B read as numbers)."""
+    return tuple(axis_value(figure.row.get(key, "")) or 0.0 for key in keys)
 
 
 def metric_title(figure: Figure) -> str:
