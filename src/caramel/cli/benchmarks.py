@@ -14,7 +14,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
-from caramel.cli.tables import print_table
+from caramel.cli.tables import CELL_WIDTH, clip, print_table
 
 if TYPE_CHECKING:  # the catalog reads XML and YAML: imported by the commands, not by `bench --help`
     from caramel.consumers.catalog import BenchmarkEntry
@@ -103,7 +103,10 @@ def show(entries: list[BenchmarkEntry], style: str, out: TextIO) -> None:
     rows = [
         [
             e.name,
-            (f"cannot read: {e.error.splitlines()[0]}" if e.error else e.meta.description)[:60],
+            clip(
+                f"cannot read: {e.error.splitlines()[0]}" if e.error else e.meta.description,
+                CELL_WIDTH,
+            ),
             ",".join(e.tags),
             ",".join(e.meta.systems) or "any",
             e.origin,

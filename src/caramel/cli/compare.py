@@ -362,5 +362,10 @@ def _fmt(mean: float, sd: float, n: int) -> str:
     """mean ± sd (n=N); with one sample the sd is unknown: '-' (cannot judge spread), never 0."""
     if not n or math.isnan(mean):
         return "-"
-    spread = "-" if n < 2 or math.isnan(sd) else f"{sd:.2g}"
-    return f"{mean:.4g} ± {spread} (n={n})"
+    from caramel.stages.report.readable import number, spread_decimals
+
+    # rounded as a table for people is (report.readable): to the spread, else 4 digits, never
+    # in exponent form (`11500 ± 120`, not `1.15e+04 ± 1.2e+02`)
+    decimals = None if n < 2 or math.isnan(sd) else spread_decimals(sd)
+    spread = "-" if n < 2 or math.isnan(sd) else number(sd, decimals)
+    return f"{number(mean, decimals)} ± {spread} (n={n})"

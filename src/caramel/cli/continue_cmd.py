@@ -90,7 +90,7 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
     """`bench continue`: the run goes on (and, with wait, is followed to its end); its summary on
     `out`."""
     # the engine, imported here: `bench --help` lists this command without it
-    from caramel.stages.engine.follow import Pace, follow
+    from caramel.stages.engine.follow import Pace, follow, job_logs
     from caramel.stages.engine.session import continue_run
     from caramel.stages.state.registry import resolve
 
@@ -107,10 +107,28 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
         )
 
     summary = (
-        follow(poll, Pace(fixed=options.interval), quiet=options.quiet) if options.wait else poll()
+        follow(poll, Pace(fixed=options.interval), options.quiet, logs=_logs(run_dir, job_logs))
+        if options.wait
+        else poll()
     )
-    print_summary(summary, out)
+    print_summary(summary, out, again=_again(options))
     return max(summary.exit_code, options.after(run_dir, out))
+
+
+def _logs(run_dir: str, job_logs):
+    """The waiting jobs' progress for --wait's poll lines; None where the run cannot be read (the
+    poll says what is wrong)."""
+    from caramel.stages.state.store import is_run_dir
+
+    return job_logs(run_dir) if is_run_dir(run_dir) else None
+
+
+def _again(options: ContinueOptions) -> str:
+    """The words that name this run again, as the user named it (DIR and -i, else -i last)."""
+    import shlex
+
+    words = [shlex.quote(options.dir)] if options.dir else []
+    return " ".join([*words, "-i", shlex.quote(options.id or "last")])
 
 
 def auto_judge(run_dir: str, out: TextIO | None) -> GoOn | None:

@@ -32,11 +32,7 @@ def show(parser: argparse.ArgumentParser, words: list[str]) -> None:
     """The help of the (sub)command `words` names on stdout; a word no command has is an error."""
     for depth, word in enumerate(words):
         action = next(
-            (
-                a
-                for a in parser._actions
-                if isinstance(a, argparse._SubParsersAction)
-            ),
+            (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
             None,
         )
         choices = dict(action.choices) if action is not None else {}

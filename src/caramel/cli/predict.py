@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO, TypedDict
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args, add_predict_args, load_named
+from caramel.cli.tables import CELL_WIDTH, clip, plural
 
 if (
     TYPE_CHECKING
@@ -179,7 +180,9 @@ def _finite(doc: object) -> object:
 
 
 def _g(value: float | None) -> str:
-    return "?" if value is None or not math.isfinite(value) else f"{value:.4g}"
+    from caramel.stages.report.readable import number
+
+    return "?" if value is None or not math.isfinite(value) else number(value)
 
 
 def print_rows(rows: list[list[str]], out: TextIO) -> None:
@@ -201,7 +204,7 @@ def learned_line(forecast: Forecast) -> str:
 def print_predictions(forecast: Forecast, out: TextIO) -> None:
     print(
         f"benchmark {forecast.benchmark} on {forecast.system or '(no system)'}: "
-        f"{len({p.id for p in forecast.predictions})} workpackages predicted",
+        f"{plural(len({p.id for p in forecast.predictions}), 'workpackage')} predicted",
         file=out,
     )
     if forecast.learned_from:
@@ -217,7 +220,7 @@ def print_predictions(forecast: Forecast, out: TextIO) -> None:
         rows.append(
             [
                 str(p.id),
-                ",".join(f"{k}={v}" for k, v in p.parameters.items())[:60],
+                clip(",".join(f"{k}={v}" for k, v in p.parameters.items()), CELL_WIDTH),
                 p.metric + (f"[{p.unit}]" if p.unit else ""),
                 _g(p.value),
                 f"{_g(p.low)} .. {_g(p.high)}",

@@ -68,6 +68,7 @@ def report(options: ReportOptions, out: TextIO) -> int:
     from caramel.consumers.pages.sources import load
     from caramel.fs.writes import write_text
     from caramel.stages.analyse import from_run
+    from caramel.stages.report.readable import for_people
     from caramel.stages.report.results import produce
     from caramel.stages.state.registry import resolve
 
@@ -84,10 +85,14 @@ def report(options: ReportOptions, out: TextIO) -> int:
 
                 refuse_evaluation(inp.benchmark, analysis_only=True)
             key = imported(history, run_dir)
+            # rounded as the terminal shows them (report.readable), empty columns left out
             tables = [
-                (item.table.name, item.data.headings, item.data.cells)
-                for item in produce(inp).made
-                if item.table.output == "table"
+                (shown.name, shown.headings, shown.cells)
+                for shown in (
+                    for_people(item.data)
+                    for item in produce(inp).made
+                    if item.table.output == "table"
+                )
             ]
             record = history.run(key)
             assert record is not None  # imported just above

@@ -194,7 +194,8 @@ def result(options: ResultOptions, out: TextIO) -> int:
     if not produced.made:
         print(f"benchmark '{inp.benchmark.name}' defines no result table", file=sys.stderr)
         return 0
-    output = _tables(options, inp, produced.made, run_dir)
+    people = options.style is None and not options.output and _is_terminal(out)
+    output = _tables(options, inp, produced.made, run_dir, people)
     if options.output:
         from caramel.fs.writes import write_text
 
@@ -261,8 +262,17 @@ def _columns(options: ResultOptions, item):
     return dataclasses.replace(item, data=data)
 
 
-def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
-    """The text of every table (each also written to its result file) and every database written."""
+def _is_terminal(out: TextIO) -> bool:
+    try:
+        return out.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _tables(options: ResultOptions, inp, made: list, run_dir: str, people: bool = False) -> str:
+    """The text of every table (each also written to its result file) and every database written.
+    `people`: what is shown is each table for a person (report.readable: rounded, empty columns
+    left out, folded to the terminal's width); the result files keep the table's own style."""
     from caramel.consumers.history.store import default_path
     from caramel.fs.paths import is_within
     from caramel.stages.report.results import result_dir
@@ -292,8 +302,8 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
             text = json.dumps(table_dict(item.data), indent=1) + "\n"
         else:
             text = render(item.data, style)
-            chunks.append(text)
-            if item.data.caption and style in ("csv", "aligned"):
+            chunks.append(_for_people(item.data) if people else text)
+            if item.data.caption and style in ("csv", "aligned") and not people:
                 print(f"note: table '{item.table.name}': {item.data.caption}", file=sys.stderr)
             bad = clashes(item.data) if style in ("csv", "aligned") else []
             if bad:
@@ -308,6 +318,14 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str) -> str:
     if documents:
         return json.dumps(documents if len(documents) > 1 else documents[0], indent=1) + "\n"
     return "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
+
+
+def _for_people(data) -> str:
+    import shutil
+
+    from caramel.stages.report.readable import folded, for_people
+
+    return folded(for_people(data), shutil.get_terminal_size().columns)
 
 
 def _database(item, dat: str, run_dir: str, foreign: bool, history: str) -> None:

@@ -212,6 +212,14 @@ class RunOptions:
         )
 
 
+def _again(run_dir: str, last: bool) -> str:
+    """How the user names this run from here: `-i last` for the last run a call made, else its
+    folder (a file with several benchmarks makes several runs)."""
+    import shlex
+
+    return "-i last" if last else shlex.quote(os.path.relpath(run_dir))
+
+
 def _repeat_arg(text: str | None) -> Repeat | None:
     from caramel.stages.spec.limits import parse_repeat
 
@@ -255,7 +263,7 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
         measure_on_first_use(measure_first_use)
     loaded = load_named(options.source)
     code = 0
-    for bench in loaded.benchmarks:
+    for index, bench in enumerate(loaded.benchmarks):
         bench = apply_copies(bench, options.copies)
         rule = planned_repeats(bench, options)
         if options.time_from_prediction:
@@ -294,6 +302,12 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
             max_workpackages=options.source.max_workpackages,
             go_on=None if rule is None else judge(rule, options.quiet, out),
         )
-        print_summary(summary, out)
+        # a campaign's member: the campaign's own last line names `bench result -c last`
+        again = (
+            None
+            if options.on_created
+            else _again(summary.run_dir, index == len(loaded.benchmarks) - 1)
+        )
+        print_summary(summary, out, again=again)
         code = max(code, summary.exit_code, options.after(summary.run_dir, out))
     return code

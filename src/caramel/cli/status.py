@@ -116,8 +116,10 @@ def print_reasons(
             )
 
 
-def print_summary(summary: Summary, out: TextIO | None = None) -> None:
-    """What `bench run` / `bench continue` print at the end."""
+def print_summary(summary: Summary, out: TextIO | None = None, again: str | None = None) -> None:
+    """What `bench run` / `bench continue` print at the end. `again` names the run from where the
+    user is (`-i last`, or the DIR and -i they gave): then the next commands follow, as JUBE ends
+    a run with its `jube continue` / `jube result` lines (jube/benchmark.py, Benchmark.run)."""
     out = out or sys.stdout
     total = {s: sum(c.get(s, 0) for c in summary.counts.values()) for s in STATES}
     parts = ", ".join(f"{n} {s}" for s, n in total.items() if n)
@@ -128,6 +130,13 @@ def print_summary(summary: Summary, out: TextIO | None = None) -> None:
     if summary.failed or summary.waiting or total["cancelled"] or total["open"]:
         print_counts(summary.counts, out)
         print_reasons(summary.failed, summary.waiting, out)
-    if summary.waiting:
-        out.write(f"  go on with: bench continue {summary.run_dir}\n")
+    if again is None:
+        if summary.waiting:
+            out.write(f"  go on with: bench continue {summary.run_dir}\n")
+    else:
+        # JUBE names `continue` while a workpackage is not done; caramel's continue only goes on
+        # with open and waiting ones (a failed one stays failed), so only then
+        if summary.waiting or total["open"]:
+            out.write(f"  go on with: bench continue {again}\n")
+        out.write(f"  its table: bench result {again}\n")
     out.flush()

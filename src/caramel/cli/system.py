@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import TextIO
 from caramel.adapters import (
     systems,  # its loader (YAML) only when a command reads a system: not for `bench --help`
 )
-from caramel.cli.tables import print_table
+from caramel.cli.tables import CELL_WIDTH, clip, print_table
 from caramel.errors import CaramelError, did_you_mean
 
 COMMAND = "system"  # `bench system` (cli/main.py finds this module by it)
@@ -137,7 +138,7 @@ def system_list(options: SystemOptions, out: TextIO) -> int:
         out.write(json.dumps(rows, indent=1) + "\n")
         return 0
     header = ["name", "scheduler", "description", "origin"]
-    print_table(out, header, [[r[h][:60] for h in header] for r in rows])
+    print_table(out, header, [[clip(r[h], CELL_WIDTH) for h in header] for r in rows])
     return 0
 
 
@@ -162,11 +163,14 @@ def system_check(options: SystemOptions, out: TextIO) -> int:
     for f in findings:
         out.write(f"  {'ok  ' if f.ok else 'FAIL'}  {f.what}: {f.detail}\n")
     failed = sum(not f.ok for f in findings)
-    out.write(
-        f"{len(findings) - failed} of {len(findings)} checks hold"
-        + (f", {failed} failed" if failed else "")
-        + "\n"
-    )
+    if not findings:
+        out.write("nothing to check: the file names no command, module, folder or method\n")
+    else:
+        out.write(
+            f"{len(findings) - failed} of {len(findings)} checks hold"
+            + (f", {failed} failed" if failed else "")
+            + "\n"
+        )
     return 1 if failed else 0
 
 
@@ -184,7 +188,9 @@ def system_detect(options: SystemOptions, stdout: TextIO) -> int:
         raise CaramelError(
             f"{out}: a system file ends in .yaml (its stem is the tag that selects it)"
         )
-    text = detect(out.stem, options.partition)
+    # the folder as the user named it (`.` for a file here): the printed commands paste as they are
+    folder = os.path.relpath(out.parent) if not out.is_absolute() else str(out.parent)
+    text = detect(out.stem, options.partition, folder)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text)
     try:
@@ -194,6 +200,8 @@ def system_detect(options: SystemOptions, stdout: TextIO) -> int:
         raise
     stdout.write(text)
     stdout.write(
-        f"# written to {out}; use it with --systems {os.path.dirname(os.path.abspath(out))} --tag {out.stem}\n"
+        f"# written to {out}; check it: bench system check {out.stem} --systems "
+        f"{shlex.quote(folder)}"
+        f"; use it: bench run BENCHMARK --systems {shlex.quote(folder)} --tag {out.stem}\n"
     )
     return 0

@@ -39,6 +39,19 @@ def printable(text: str) -> str:
     )
 
 
+CELL_WIDTH = 60  # the longest free text (a description, a parameter list) a listing shows whole
+
+
+def clip(text: str, width: int) -> str:
+    """`text` cut to `width` characters, the cut shown by "…" (never a word cut silently)."""
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 workpackage`, `2 workpackages`."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 @dataclass(frozen=True)
 class Column:
     title: str

@@ -265,6 +265,18 @@ def _files(entries: Sequence[BenchmarkEntry]) -> str:
     return ", ".join(f"{e.name} ({e.path})" for e in entries)
 
 
+def name_for(path: str, extra_dirs: Iterable[str] = ()) -> str:
+    """How a user names the benchmark file `path` in a command: its name where `bench run NAME`
+    finds this very file (a shipped one, wherever the wheel put it), else the path, relative to
+    the current folder when below it."""
+    stem = Path(path).stem
+    found = _first_named(stem, extra_dirs)
+    if found is not None and os.path.realpath(found.path) == os.path.realpath(path):
+        return stem
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative
+
+
 def resolve_benchmark(name_or_path: str, extra_dirs: Iterable[str] = ()) -> str:
     """A file that exists is that file; a name is looked up in the search folders (an unknown name
     lists the known ones); a path that does not exist is returned for the loader to say so."""

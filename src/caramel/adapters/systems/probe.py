@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,8 +62,9 @@ def site_scheduler() -> schedulers.Scheduler:
     )
 
 
-def detect(name: str, partition: str | None = None) -> str:
-    """A draft system file (YAML text with comments where it guessed) from what this machine says."""
+def detect(name: str, partition: str | None = None, folder: str = ".") -> str:
+    """A draft system file (YAML text with comments where it guessed) from what this machine says;
+    `folder`: where it is written, as the `--systems` of the check command it names."""
     scheduler = site_scheduler()
     found = scheduler.partitions()
     asked = ", ".join(scheduler.site_commands) or scheduler.name
@@ -90,7 +92,7 @@ def detect(name: str, partition: str | None = None) -> str:
     time_limit = chosen.time_limit if re.match(r"^[\d:-]+$", chosen.time_limit) else "01:00:00"
     lines = [
         f"# Drafted by `bench system detect` from {asked}{', ' + vendor + '-smi' if vendor else ''} and lscpu.",
-        "# Read it through, then: bench system check " + name,
+        f"# Read it through, then: bench system check {name} --systems {shlex.quote(folder)}",
         f"description: {_q(f'{chosen.name} partition, {chosen.cpus} cores' + (f', {chosen.gpus} x {model}' if model else (f', {chosen.gpus} GPUs' if chosen.gpus else '')) + (f' ({cpu})' if cpu else ''))}",
         f"scheduler: {scheduler.name}",
         f"partition: {chosen.name}"

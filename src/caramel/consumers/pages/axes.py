@@ -30,6 +30,12 @@ def is_scaling(param: str) -> bool:
     return any(word in lowered for word in _SCALING)
 
 
+def titled_metric(name: str, unit: str, aggregate: str = "") -> str:
+    """A metric as a title: its unit once (`GEMM(GFLOP/s)`, `elapsed [s]`), a copies aggregate
+    named (`performance [GFLOP/s] · sum of copies`)."""
+    return titled(name, unit) + (f" · {aggregate} of copies" if aggregate else "")
+
+
 def titled(name: str, unit: str) -> str:
     return (
         f"{name} [{unit}]" if unit and f"[{unit}]" not in name and f"({unit})" not in name else name

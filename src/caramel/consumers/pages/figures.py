@@ -20,7 +20,15 @@ from collections import defaultdict
 
 import numpy as np
 
-from caramel.consumers.pages.axes import axis_value, date_axis, is_scaling, titled, x_axis, y_axis
+from caramel.consumers.pages.axes import (
+    axis_value,
+    date_axis,
+    is_scaling,
+    titled,
+    titled_metric,
+    x_axis,
+    y_axis,
+)
 from caramel.consumers.pages.sources import COPY, Collection, Figure
 from caramel.consumers.pages.thinning import regressed_pairs
 from caramel.stages.analyse.intervals import LEVEL, t_quantile
@@ -123,7 +131,7 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
             plots.append(
                 {
                     "kind": "sweep",
-                    "title": f"{group[0].title} against {param}",
+                    "title": f"{_title(group[0])} against {param}",
                     "param": param,
                     "metric": list(metric),
                     "xaxis": x_axis(param, {x: texts[x] for x in used}),
@@ -259,7 +267,7 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
         plots.append(
             {
                 "kind": "history",
-                "title": f"history of {group[0].title}",
+                "title": f"history of {_title(group[0])}",
                 "metric": list(metric),
                 "xaxis": date_axis(),
                 "yaxis": y_axis(_named(group[0]), group[0].unit),
@@ -269,6 +277,11 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
             }
         )
     return plots
+
+
+def _title(f: Figure) -> str:
+    """The metric in a plot's title, its unit once (`GEMM(GFLOP/s)`, not `... [GFLOP/s]`)."""
+    return titled_metric(f.name, f.unit, f.aggregate)
 
 
 def _named(f: Figure) -> str:
@@ -296,7 +309,7 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
         plots.append(
             {
                 "kind": "latest",
-                "title": f"latest {group[0].title}",
+                "title": f"latest {_title(group[0])}",
                 "metric": list(metric),
                 "xaxis": {
                     "title": {"text": "configuration"},

@@ -9,6 +9,7 @@ import functools
 import math
 import time
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import jinja2
@@ -21,6 +22,7 @@ from caramel.consumers.pages.figures import benchmark_plots
 from caramel.consumers.pages.sources import Collection
 from caramel.consumers.pages.thinning import points_per_series
 from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD
+from caramel.stages.report.readable import number
 
 HERE = Path(__file__).parent / "templates"
 # what the summary's changes show beneath them: the interval of the ratio the verdict is made on
@@ -52,9 +54,13 @@ def _environment() -> jinja2.Environment:
 
 
 def _fmt(value: float) -> str:
+    """As a terminal's table rounds (report.readable: 4 significant digits, no exponent between
+    1e-4 and 1e15), with thousands separators: `17,460`, `0.02573`."""
     if value is None or not math.isfinite(value):
         return ""
-    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+    text = number(value)
+    whole = abs(value) >= 1e3 and "." not in text and "e" not in text
+    return f"{float(text):,.0f}" if whole else text
 
 
 def _ratio(verdict) -> str:
@@ -133,6 +139,37 @@ def _plots(coll: Collection, focus: set[int] | None) -> tuple[list[dict], list[s
     return plots, benchmarks
 
 
+@dataclass(frozen=True)
+class CompactRow:
+    """A metric of one configuration per system: a row of its benchmark's compact table, not a
+    card with one point."""
+
+    metric: str  # with its unit once (pages.axes.titled)
+    system: str
+    config: str
+    mean: float
+    sd: float | None  # None: one sample, no spread
+
+
+def _compact(plots: list[dict]) -> tuple[list[dict], dict[str, list[CompactRow]]]:
+    """The plots to draw, and per benchmark the rows of the `latest` plots that would draw a single
+    point per system (a metric of one configuration): one compact table instead of a card each."""
+    drawn: list[dict] = []
+    compact: dict[str, list[CompactRow]] = defaultdict(list)
+    for plot in plots:
+        series = plot["series"]
+        if plot["kind"] != "latest" or any(len(s["x"]) != 1 for s in series):
+            drawn.append(plot)
+            continue
+        metric = plot["yaxis"]["title"]["text"]
+        for s in series:
+            spread = s["sd"][0] if s["ci"][0] else None  # ci 0: fewer than 2 samples
+            compact[plot["bench"]].append(
+                CompactRow(metric, s["name"], str(s["x"][0]), s["y"][0], spread)
+            )
+    return drawn, dict(compact)
+
+
 def _series_count(plots: list[dict]) -> int:
     return sum(len(p["series"]) for p in plots if p["kind"] == "history")
 
@@ -156,6 +193,7 @@ def page(
     thinned."""
     focus = {index for index, _ in runs} if runs else None
     plots, benchmarks = _plots(coll, focus)
+    plots, compact = _compact(plots)
     rows = summary.rows(coll, baseline)
     tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
     started = [r.record.started for r in coll.runs if r.record.started]
@@ -184,6 +222,13 @@ def page(
             thinned=coll.thinned,
             all_points=all_points,
             per_series=points_per_series(_series_count(plots)),
+            # the footer explains the dashed line only where one is drawn (page.js: a series of
+            # at least two sizes on a scaling axis)
+            compact=compact,
+            ideal_drawn=any(
+                plot.get("ideal") and any(len(s.get("x", ())) > 1 for s in plot.get("series", ()))
+                for plot in plots
+            ),
             page_js=(HERE / "page.js").read_text(),
             page_css=(HERE / "page.css").read_text(),
         )

@@ -1,7 +1,13 @@
 """The summary at the top of the dashboard: per benchmark, system and metric the latest figure,
 its change against the run before and against the named baseline, and a verdict.
 
-The latest figure is the best configuration of the latest run (the headline a reader looks for);
+The latest figure is the best configuration of the latest run (the headline a reader looks for),
+best among comparable configurations only: those of the same problem size. A parameter that varies
+among the run's configurations, holds sizes (numbers, or `117M`, `13B`) and names no hardware
+(`size`, `model_size`; not `nodes`, `gpus`: pages.axes.is_scaling) makes a different problem, whose
+elapsed time says nothing of the other; the headline is the best configuration of the largest
+problem (never the smallest problem's short time). A parameter of words (a layout, a precision) is
+an alternative way to the same problem: its configurations compete.
 the verdict covers every configuration: "regressed" when any regressed against the run before,
 else "unstable" when the headline's spread is above 5 % of its mean, else "improved" when any
 improved, else "within noise" ("first run" without a run before).
@@ -22,6 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from caramel.consumers.history.compare import Verdict
+from caramel.consumers.pages.axes import axis_value, is_scaling, titled_metric
 from caramel.consumers.pages.figures import plotted
 from caramel.consumers.pages.judging import judged, judgement
 from caramel.consumers.pages.sources import Collection, Figure
@@ -49,15 +56,43 @@ class Row:
     # the headline's judgements against the run before and the baseline: their ratio's interval
     previous: Verdict[Figure] | None = None
     against_baseline: Verdict[Figure] | None = None
+    compared: int = 1  # the configurations the headline is the best of (of the largest problem)
 
 
 def _best(figures: list[Figure]) -> Figure:
     """The configuration the row shows: the best by the stored direction (the first when it is
-    unknown)."""
+    unknown) among the configurations of the largest problem (`comparable`)."""
+    figures = comparable(figures)
     way = figures[0].direction
     if way not in ("higher", "lower"):
         return figures[0]
     return max(figures, key=lambda f: f.mean if way == "higher" else -f.mean)
+
+
+def comparable(figures: list[Figure]) -> list[Figure]:
+    """The figures of the largest problem: those that agree, with the largest values, on every
+    parameter that varies among them, holds sizes and names no hardware (pages.axes.is_scaling)."""
+    sizes = sorted(
+        key
+        for key in figures[0].row
+        if not is_scaling(key)
+        and len({f.row.get(key) for f in figures}) > 1
+        and all(axis_value(f.row.get(key, "")) is not None for f in figures)
+    )
+    if not sizes:
+        return figures
+    largest = max(_problem(f, sizes) for f in figures)
+    return [f for f in figures if _problem(f, sizes) == largest]
+
+
+def _problem(figure: Figure, keys: list[str]) -> tuple[float, ...]:
+    """A configuration's problem size: its size parameters' values (117M, 13B read as numbers)."""
+    return tuple(axis_value(figure.row.get(key, "")) or 0.0 for key in keys)
+
+
+def metric_title(figure: Figure) -> str:
+    """The metric with its unit once: `GEMM(GFLOP/s)`, never `GEMM(GFLOP/s) [GFLOP/s]`."""
+    return titled_metric(figure.name, figure.unit, figure.aggregate)
 
 
 def _verdict(
@@ -133,7 +168,7 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
                 bench,
                 label,
                 table,
-                headline.title,
+                metric_title(headline),
                 headline.unit,
                 headline.run,
                 runs,
@@ -148,6 +183,7 @@ def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
                 mean_interval(headline.mean, headline.sd, headline.n),
                 previous,
                 against,
+                len(comparable(latest)),
             )
         )
     return out

@@ -235,14 +235,14 @@ class KernelModels:
         from caramel.consumers.history.store import History
         from caramel.consumers.predict.points import load_points
 
-        record = f"bench run benchmarks/microbench.yaml --tag {system or 'SYSTEM'}"
+        record = f"bench run microbench --tag {system or 'SYSTEM'}"
         try:
             data = load_points(path, MICROBENCH, system, record=record)
         except PredictError as exc:
             raise PredictError(
                 f"no microbenchmarks of system '{system or '(none)'}' in the history ({path}): "
                 "--method kernels needs them",
-                hint=f"run the suite once: {record} && bench result",
+                hint=f"run the suite once: {record} && bench result -i last",
             ) from exc
         seconds = next((d for d in data if d.name == SECONDS), None)
         if seconds is None:

@@ -131,7 +131,7 @@ def load_points(
     source = learn_from if learn_from is not None else system
     record = (
         record or f"bench run FILE --tag ... {source or 'SYSTEM'}"
-    ) + " --repeat 3 && bench result"
+    ) + " --repeat 3 && bench result -i last"
     if not is_url(path) and not os.path.isfile(path):
         raise _missing(
             path, benchmark, source, "(the history file does not exist) ", f"record some: {record}"

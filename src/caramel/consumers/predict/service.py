@@ -8,6 +8,7 @@ forecast.predictions                     # one per workpackage and metric, best 
 from __future__ import annotations
 
 import math
+import shlex
 import statistics
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -184,7 +185,7 @@ def auto_method(
         except PredictError:
             missing.hint += (
                 f"; or run the microbenchmark suite on {system or 'the system'} (bench run "
-                "benchmarks/microbench.yaml --tag SYSTEM) and predict from it: --method kernels"
+                f"microbench --tag {system or 'SYSTEM'}) and predict from it: --method kernels"
             )
             raise missing from None
     try:
@@ -241,7 +242,10 @@ def history_method(
 def record_command(bench: Benchmark) -> str:
     """`bench run FILE --tag ...`: how to record what the history lacks for this benchmark."""
     tags = " ".join(sorted(bench.tags))
-    return f"bench run {bench.file or 'FILE'}" + (f" --tag {tags}" if tags else "")
+    from caramel.consumers.catalog import name_for
+
+    named = shlex.quote(name_for(bench.file)) if bench.file else "FILE"
+    return f"bench run {named}" + (f" --tag {tags}" if tags else "")
 
 
 def validate(data: list[MetricData]) -> list[Choice]:

@@ -19,15 +19,8 @@ from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.expand.substitute import references, substitute
 from caramel.stages.spec.model import Benchmark, Pattern
 
-BUILTIN_PATTERNS: dict[str, str] = {
-    "jube_pat_int": r"([+-]?\d+)",
-    "jube_pat_nint": r"(?:[+-]?\d+)",
-    "jube_pat_fp": r"([+-]?(?:\d*\.?\d+(?:[eE][-+]?\d+)?|\d+\.))",
-    "jube_pat_nfp": r"(?:[+-]?(?:\d*\.?\d+(?:[eE][-+]?\d+)?|\d+\.))",
-    "jube_pat_wrd": r"(\S+)",
-    "jube_pat_nwrd": r"(?:\S+)",
-    "jube_pat_bl": r"(?:\s+)",
-}
+# defined in spec (the engine's progress reads logs too); its readers here import it from here
+from caramel.stages.spec.regexes import BUILTIN_PATTERNS as BUILTIN_PATTERNS  # noqa: PLC0414
 
 
 def is_derived(pattern: Pattern) -> bool:

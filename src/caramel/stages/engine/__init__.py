@@ -12,4 +12,5 @@ commands.py    a step's do's for one workpackage, substituted (cycles, active=, 
 script.py      the shell script running them, its markers and outcomes
 runner.py      long-lived shells of a launcher running those scripts
 remove.py      `bench remove`;  progress.py  the progress display
+logprogress.py a running workpackage's progress read from its log (the meta block's progress)
 """

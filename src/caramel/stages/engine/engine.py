@@ -143,7 +143,9 @@ class Engine:
         ]
         heapq.heapify(self._heap)
         waiting.check(self)
-        self.progress.start(f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts))
+        self.progress.start(
+            f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts), self.bench.meta
+        )
         spare = recovery.reserve(self.info.run_dir)
         try:
             while True:
@@ -338,7 +340,8 @@ class Engine:
             record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)),
         )
         self.running_step = wp.step
-        self.progress.update(dict(self.counts), current=f"{wp.dirname}")
+        self.progress.watch(wp.dirname, started.paths.base)
+        self.progress.update(dict(self.counts))
 
     # --- ending ------------------------------------------------------------------------------
     def _finish(
@@ -348,6 +351,7 @@ class Engine:
         no job id nor carried environment can be in its files)."""
         barrier = False
         started = self.started.pop(wp_id)
+        self.progress.forget(started.wp.dirname)
         wp, step = started.wp, started.step
         rows = started.rows + self.command_rows(wp, commands, outcome)
         materialise.write_do_log(

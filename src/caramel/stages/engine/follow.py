@@ -14,7 +14,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from caramel.stages.engine.logprogress import LogProgress
 from caramel.stages.engine.settings import Summary
+from caramel.stages.expand import layout
 from caramel.vocabulary import STATES
 
 
@@ -49,14 +51,39 @@ def progress_line(summary: Summary, polls: int, wait: float) -> str:
     return f"{time.strftime('%H:%M:%S')} poll {polls}: {parts}{queue}; next in {wait:.0f} s"
 
 
+def job_logs(run_dir: str) -> Callable[[Summary], list[str]]:
+    """For each poll, the progress the waiting workpackages' logs show (a SLURM job writing its
+    iteration lines into its work folder), where the benchmark declares a progress pattern
+    (engine.logprogress); read in the workpackage's work folder (not a step's own work_dir)."""
+    from caramel.stages.state.store import Store, db_path
+
+    store = Store(db_path(run_dir), readonly=True)
+    try:
+        meta = store.model().meta
+        names = {wp.id: wp.dirname for wp in store.workpackages()}
+    finally:
+        store.close()
+    logs = LogProgress(meta)
+
+    def lines(summary: Summary) -> list[str]:
+        if not meta.progress:
+            return []
+        waiting = [names[wp_id] for wp_id, _step, _reason in summary.waiting if wp_id in names]
+        return logs.follow({name: layout.work_folder(run_dir, name) for name in waiting})
+
+    return lines
+
+
 def follow(
     poll: Callable[[], Summary],
     pace: Pace,
     quiet: bool = False,
     limit: float | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    logs: Callable[[Summary], list[str]] | None = None,
 ) -> Summary:
-    """Poll until nothing waits (or `limit` seconds have passed); returns the last summary."""
+    """Poll until nothing waits (or `limit` seconds have passed); returns the last summary.
+    `logs`: the waiting workpackages' progress, a line each under each poll's line (job_logs)."""
     start = time.monotonic()
     summary = poll()
     polls = 1
@@ -68,7 +95,9 @@ def follow(
         wait = pace.next(now != seen or polls == 1)
         seen = now
         if not quiet:
-            print(progress_line(summary, polls, wait), file=sys.stderr, flush=True)
+            shown = [progress_line(summary, polls, wait)]
+            shown += [f"  {line}" for line in (logs(summary) if logs else [])]
+            print("\n".join(shown), file=sys.stderr, flush=True)
         sleep(wait)
         summary = poll()
         polls += 1

@@ -172,6 +172,14 @@ META_KEYS = (
         "1",
         caramel=True,
     ),
+    _k(
+        "progress",
+        "a running workpackage's progress: a pattern, groups iteration and iteration count",
+        caramel=True,
+    ),
+    _k("progress_file", "the work folder's file progress reads", default="stdout", caramel=True),
+    _k("progress_rate", "a pattern whose group is the rate shown beside it", caramel=True),
+    _k("progress_unit", "the rate's unit as shown (s/iteration)", caramel=True),
 )
 STEP_KEYS = (
     NAME,

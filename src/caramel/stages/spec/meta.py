@@ -20,11 +20,14 @@ from typing import Any
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec.model import BenchmarkMeta
+from caramel.stages.spec.regexes import with_builtins
 from caramel.stages.spec.tree import Node
 
 TEXT_KEYS = ("description", "owner", "precision", "url", "multiple_results")
 LIST_KEYS = ("tags", "systems")
-KEYS = TEXT_KEYS + LIST_KEYS + ("devices", "time_limit", "weight")
+# what a running workpackage shows of its log (engine.logprogress, docs/file-format.md "progress")
+PROGRESS_KEYS = ("progress", "progress_file", "progress_rate", "progress_unit")
+KEYS = TEXT_KEYS + LIST_KEYS + PROGRESS_KEYS + ("devices", "time_limit", "weight")
 _CLOCK = re.compile(r"^(?:(\d+)-)?(\d+):([0-5]?\d)(?::([0-5]?\d(?:\.\d+)?))?$")
 
 
@@ -127,6 +130,29 @@ def _value(key: str, text: str, where: Location) -> int | float | str | None:
         return text or None
     if key == "weight":
         return _weight(text, where)
+    if key in ("progress", "progress_rate"):
+        return _progress_pattern(key, text, where)
+    return text
+
+
+def _progress_pattern(key: str, text: str, where: Location) -> str:
+    """A progress pattern as written, once it compiles with the groups it needs: `progress` the
+    iteration (and the iteration count), `progress_rate` the rate."""
+    try:
+        groups = re.compile(with_builtins(text)).groups
+    except re.error as exc:
+        raise SpecError(
+            f"meta: {key}: {text!r} is no regular expression ({exc})",
+            where,
+            hint="write a pattern as for a patternset, e.g. iteration $jube_pat_int/$jube_pat_int",
+        ) from None
+    if not groups:
+        wanted = "the iteration, then the iteration count" if key == "progress" else "the rate"
+        raise SpecError(
+            f"meta: {key}: {text!r} captures nothing; expected a group for {wanted}",
+            where,
+            hint="$jube_pat_int and $jube_pat_fp capture a number, $jube_pat_nint does not",
+        )
     return text
 
 

@@ -353,6 +353,13 @@ class BenchmarkMeta:
     multiple_results: str | None = None  # MAD's multiple-results CSV file name
     # its weight in a campaign's score (consumers/history/suite_score.py); None: 1
     weight: float | None = None
+    # what a running workpackage shows (engine.logprogress): the last match of `progress` (groups:
+    # iteration, iteration count) and of `progress_rate` (group: a rate in `progress_unit`) in
+    # `progress_file` of its work folder; "" where the file declares none
+    progress: str = ""
+    progress_file: str = "stdout"
+    progress_rate: str = ""
+    progress_unit: str = ""
     where: Location = NOWHERE
 
 

@@ -173,7 +173,8 @@ def _candidates(directory: str | None, cwd: str) -> tuple[list[tuple[str, int]],
     if not found:
         raise RunError(
             f"no run was started from {cwd}",
-            hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last",
+            hint="start one here (bench run quickstart --tag local; bench benchmarks lists "
+            "the others), or name the run folder or its outpath as DIR",
         )
     return found[::-1], cwd
 
