@@ -152,7 +152,9 @@ def detail_errors(path: Path) -> list[str]:
         try:
             record = json.loads(line[len(":::MLLOG ") :])
         except json.JSONDecodeError as error:
-            raise LogError(f"{path}:{number}: not a JSON record after ':::MLLOG' ({error.msg})")
+            raise LogError(
+                f"{path}:{number}: not a JSON record after ':::MLLOG' ({error.msg})"
+            ) from None
         if record.get("metadata", {}).get("is_error"):
             errors.append(f"{record.get('key')}: {record.get('value')}")
     return errors
