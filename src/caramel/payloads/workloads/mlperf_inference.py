@@ -201,18 +201,18 @@ def find_performance(
     offline = loadgen_log.read_summary(work / "Offline" / "mlperf_log_summary.txt")
     single = loadgen_log.read_summary(work / "SingleStream" / "mlperf_log_summary.txt")
     found = {
-        "target_qps": offline.figures["samples_per_s"],
-        "target_latency_ms": single.figures["latency_p90_ms"],
-        "reference_f1": reference,
+        "found_qps": offline.figures["samples_per_s"],
+        "found_latency_ms": single.figures["latency_p90_ms"],
+        "fp32_f1": reference,
     }
     (work / PERFORMANCE_FILE).write_text(json.dumps(found, indent=1) + "\n")
     return found
 
 
 find_performance.caramel_figures = {  # type: ignore[attr-defined]
-    "target_qps": ("samples/s", "higher"),
-    "target_latency_ms": ("ms", "lower"),
-    "reference_f1": ("%", "higher"),
+    "found_qps": ("samples/s", "higher"),
+    "found_latency_ms": ("ms", "lower"),
+    "fp32_f1": ("%", "higher"),
 }
 
 
@@ -239,8 +239,8 @@ def targets(
     (1 / SingleStream's latency), where its latency bound holds."""
     found_file = work / "find_performance" / PERFORMANCE_FILE
     found = json.loads(found_file.read_text()) if found_file.exists() else {}
-    qps = target_qps or float(found.get("target_qps", 0.0))
-    latency = target_latency_ms or float(found.get("target_latency_ms", 0.0))
+    qps = target_qps or float(found.get("found_qps", 0.0))
+    latency = target_latency_ms or float(found.get("found_latency_ms", 0.0))
     if not qps or not latency:
         raise InvalidResult(
             f"no target_qps/target_latency_ms: give them, or run the find_performance step "
@@ -327,7 +327,7 @@ def run(
     batch_size: int = 32,
     target_qps: float = 0.0,
     target_latency_ms: float = 0.0,
-    server_fraction: float = 0.5,
+    server_fraction: float = 0.25,
     server_latency_ms: float = 0.0,
     seed: int = 0,
     threads: int = 1,
