@@ -71,6 +71,9 @@ def _torch(module: object, device: str, precision: Precision) -> Predictor:
         raise BackendError("device cuda: torch sees no CUDA device (torch.cuda.is_available())")
     if precision is Precision.INT8:
         model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, torch.qint8)
+        # the encoder layer's fused fast path reads `linear1.weight.device`, which a quantized
+        # linear layer does not have: the plain path runs the quantized layers
+        torch.backends.mha.set_fastpath_enabled(False)
     elif precision is not Precision.FP32:
         model = model.to(torch.bfloat16 if precision is Precision.BF16 else torch.float16)
     model = model.to(device).eval()
