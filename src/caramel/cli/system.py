@@ -13,6 +13,7 @@ from typing import TextIO
 from caramel.adapters import (
     systems,  # its loader (YAML) only when a command reads a system: not for `bench --help`
 )
+from caramel.adapters.systems.stack import NEEDS
 from caramel.cli.tables import print_table
 from caramel.errors import CaramelError, did_you_mean
 
@@ -50,6 +51,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                 help="the partition to describe (default: SLURM's default)",
             )
             action.add_argument(
+                "--backend",
+                choices=sorted(NEEDS),
+                help="say which of the driver, CUDA, cuDNN, TensorRT and ROCm it needs are missing",
+            )
+            action.add_argument(
                 "-o",
                 "--output",
                 required=True,
@@ -67,6 +73,7 @@ class SystemOptions:
     json: bool = False  # list --format json
     partition: str | None = None  # detect
     output: str | None = None  # detect
+    backend: str | None = None  # detect: the inference backend whose stack to check
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SystemOptions:
@@ -74,7 +81,9 @@ class SystemOptions:
         if action == "list":
             return cls(action, extra, json=args.format == "json")
         if action == "detect":
-            return cls(action, extra, partition=args.partition, output=args.output)
+            return cls(
+                action, extra, partition=args.partition, output=args.output, backend=args.backend
+            )
         return cls(action, extra, name=args.name)
 
 
@@ -184,7 +193,7 @@ def system_detect(options: SystemOptions, stdout: TextIO) -> int:
         raise CaramelError(
             f"{out}: a system file ends in .yaml (its stem is the tag that selects it)"
         )
-    text = detect(out.stem, options.partition)
+    text = detect(out.stem, options.partition, options.backend)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text)
     try:

@@ -282,6 +282,7 @@ def _run(tmp_path: Path, delay: float, **kwargs: object) -> dict:
     return json.loads(done.stdout.splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_loadgen_offline_run_reads_user_conf(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -295,12 +296,14 @@ def test_loadgen_offline_run_reads_user_conf(
     )
 
 
+@pytest.mark.slow
 def test_loadgen_accuracy_run_scores_f1(tmp_path: Path) -> None:
     figures = _run(tmp_path, 0.0, scenario="SingleStream", mode="accuracy")["figures"]
     assert figures["f1"] == 100.0
     assert figures["f1_of_reference"] == 100.0
 
 
+@pytest.mark.slow
 def test_latency_bound_missed_is_invalid_with_reason(tmp_path: Path) -> None:
     # 2 ms a sample against a 50 us bound: results.cc's PerfConstraintsMet fails the Server
     reason = _run(tmp_path, 0.002, scenario="Server", mode="performance", server_latency_ms=0.05)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from caramel.adapters.backends import schedulers
 from caramel.adapters.containers.runtime import RUNTIMES
+from caramel.adapters.systems import stack
 from caramel.adapters.systems.model import System
 from caramel.errors import CaramelError, did_you_mean
 from caramel.payloads.measure import NO_METHOD
@@ -60,8 +61,9 @@ def site_scheduler() -> schedulers.Scheduler:
     )
 
 
-def detect(name: str, partition: str | None = None) -> str:
-    """A draft system file (YAML text with comments where it guessed) from what this machine says."""
+def detect(name: str, partition: str | None = None, backend: str | None = None) -> str:
+    """A draft system file (YAML text with comments where it guessed) from what this machine says,
+    with its accelerator software stack and what `backend` (stack.NEEDS) would miss as comments."""
     scheduler = site_scheduler()
     found = scheduler.partitions()
     asked = ", ".join(scheduler.site_commands) or scheduler.name
@@ -125,6 +127,7 @@ def detect(name: str, partition: str | None = None) -> str:
     ]
     if model:
         lines.insert(3, f"# GPU: {model}")
+    lines += stack.comment_lines(stack.software_stack(), backend)
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,79 @@
+"""`bench system detect`'s software stack: versions from nvidia-smi, nvcc, headers and wheels, and
+what a backend misses (the crowd-benchmarking's detect CUDA / cuDNN / TensorRT steps)."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from caramel.adapters.systems import stack
+from caramel.adapters.systems.stack import Component
+
+
+@pytest.fixture
+def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A machine with nothing: no commands, headers, wheels, CUDA or ROCm folders."""
+    monkeypatch.setattr(stack.schedulers, "ask", lambda *command, timeout=30: None)
+    monkeypatch.setattr(stack, "INCLUDES", (tmp_path / "include",))
+    monkeypatch.setattr(stack, "CUDA_HOME", tmp_path / "cuda")
+    monkeypatch.setattr(stack, "ROCM_HOME", tmp_path / "rocm")
+
+    def no_wheel(name: str) -> str:
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(stack.metadata, "version", no_wheel)
+    return tmp_path
+
+
+def versions() -> dict[Component, str]:
+    return {found.component: found.version for found in stack.software_stack()}
+
+
+def test_nothing_found_and_cuda_backend_misses_all(machine: Path) -> None:
+    assert set(versions().values()) == {""}
+    lines = stack.comment_lines(stack.software_stack(), "onnxruntime-cuda")
+    assert lines[-1] == "# onnxruntime-cuda needs driver, CUDA, cuDNN: MISSING driver, CUDA, cuDNN"
+    assert stack.missing_for("pytorch-cpu", stack.software_stack()) == []
+
+
+def test_versions_from_smi_nvcc_headers_and_rocm(
+    machine: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    answers = {
+        "nvidia-smi": "550.54.15\n",
+        "nvcc": "Cuda compilation tools, release 12.4, V12.4.131\n",
+    }
+    monkeypatch.setattr(stack.schedulers, "ask", lambda *c, timeout=30: answers.get(c[0]))
+    (machine / "include").mkdir()
+    (machine / "include" / "cudnn_version.h").write_text(
+        "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n"
+    )
+    (machine / "rocm" / ".info").mkdir(parents=True)
+    (machine / "rocm" / ".info" / "version").write_text("6.1.2-100\n")
+    found = versions()
+    assert found[Component.DRIVER] == "550.54.15"
+    assert found[Component.CUDA] == "12.4"
+    assert found[Component.CUDNN] == "9.1.0"
+    assert found[Component.ROCM] == "6.1.2-100"
+    assert found[Component.TENSORRT] == ""
+    assert stack.missing_for("tensorrt", stack.software_stack()) == [Component.TENSORRT]
+    assert stack.comment_lines(stack.software_stack(), "onnxruntime-cuda")[-1].endswith("all found")
+
+
+def test_cuda_and_tensorrt_from_wheels(machine: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    wheels = {"nvidia-cuda-runtime-cu12": "12.8.90", "tensorrt": "10.3.0"}
+
+    def version(name: str) -> str:
+        if name in wheels:
+            return wheels[name]
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(stack.metadata, "version", version)
+    found = {f.component: f for f in stack.software_stack()}
+    assert (found[Component.CUDA].version, found[Component.CUDA].source) == (
+        "12.8.90",
+        "pip nvidia-cuda-runtime-cu12",
+    )
+    assert found[Component.TENSORRT].version == "10.3.0"
