@@ -367,3 +367,39 @@ def test_find_performance_then_run(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     figures = mlperf_inference.run("Offline", "accuracy", samples=64)
     assert figures["reference_f1"] == pytest.approx(found["fp32_f1"])
     assert figures["f1"] == pytest.approx(found["fp32_f1"], rel=1e-6)  # fp32: the reference itself
+
+
+# -- the reference BERT's files (a site with MLCommons' downloads), up to the feature tooling -------
+
+
+def _squad(path: Path) -> Path:
+    # SQuAD v1.1's layout (dev-v1.1.json: data / paragraphs / qas), two questions
+    qas = [{"id": "q1", "question": "?", "answers": [{"text": "a", "answer_start": 0}]}] * 2
+    path.write_text(json.dumps({"data": [{"paragraphs": [{"context": "a b", "qas": qas}]}]}))
+    return path
+
+
+def test_reference_files_are_checked(tmp_path: Path) -> None:
+    from caramel.payloads.workloads import mlperf_reference as ref
+
+    with pytest.raises(ref.ReferenceError, match="model_path .*model.onnx: expected"):
+        ref.check_files(str(tmp_path / "model.onnx"), str(tmp_path / "dev.json"))
+    (tmp_path / "model.onnx").write_bytes(b"")
+    with pytest.raises(ref.ReferenceError, match="vocab.txt: the model's vocabulary"):
+        ref.check_files(str(tmp_path / "model.onnx"), str(tmp_path / "dev.json"))
+    (tmp_path / "vocab.txt").write_text("[PAD]\n")
+    (tmp_path / "dev.json").write_text('{"data": [\n}')
+    with pytest.raises(ref.ReferenceError, match=r"dev.json:2: not JSON"):
+        ref.check_files(str(tmp_path / "model.onnx"), str(tmp_path / "dev.json"))
+    files = ref.check_files(str(tmp_path / "model.onnx"), str(_squad(tmp_path / "dev.json")))
+    assert files.questions == 2
+
+
+def test_reference_run_stops_at_the_feature_tooling(tmp_path: Path) -> None:
+    from caramel.payloads.workloads import mlperf_reference as ref
+
+    (tmp_path / "model.onnx").write_bytes(b"")
+    (tmp_path / "vocab.txt").write_text("[PAD]\n")
+    dataset = _squad(tmp_path / "dev.json")
+    with pytest.raises(ref.ReferenceError, match="create_squad_data|features"):
+        mlperf_inference.run(model_path=str(tmp_path / "model.onnx"), dataset_path=str(dataset))

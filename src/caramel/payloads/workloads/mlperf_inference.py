@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from caramel.payloads.workloads import loadgen_log, mlperf_squad
+from caramel.payloads.workloads import loadgen_log, mlperf_reference, mlperf_squad
 from caramel.payloads.workloads.mlperf_backends import Backend, Precision, Predictor, predictor
 
 PERFORMANCE_FILE = "performance.json"
@@ -183,9 +183,13 @@ def find_performance(
     batch_size: int = 32,
     seed: int = 0,
     threads: int = 1,
+    model_path: str = "",
+    dataset_path: str = "",
 ) -> dict[str, float]:
     """A short Offline test (QPS) and SingleStream test (90th percentile latency), written to
     performance.json for the runs' user.conf, as the crowd-benchmarking's test run does."""
+    if model_path:
+        mlperf_reference.load(model_path, dataset_path)
     _threads(threads)
     work = Path.cwd()
     model, reference = _train(samples, train_steps, seed, work)
@@ -331,8 +335,12 @@ def run(
     server_latency_ms: float = 0.0,
     seed: int = 0,
     threads: int = 1,
+    model_path: str = "",
+    dataset_path: str = "",
 ) -> dict[str, float]:
     """One LoadGen test of `scenario` in `mode`; its files in `<scenario>_<mode>/`."""
+    if model_path:
+        mlperf_reference.load(model_path, dataset_path)
     _threads(threads)
     here, which, how = Path.cwd(), Scenario(scenario), Mode(mode)
     goal = targets(here, target_qps, target_latency_ms, server_fraction, server_latency_ms)
