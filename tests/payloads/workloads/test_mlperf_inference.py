@@ -204,7 +204,7 @@ def test_targets_from_find_performance_in_user_conf(tmp_path: Path) -> None:
     text = mlperf_inference.user_conf(
         mlperf_inference.Scenario.OFFLINE, mlperf_inference.Rules.LOCAL, goal, 64
     )
-    assert "bert.Offline.target_qps = 1500.000" in text  # found x HEADROOM 1.5
+    assert "bert.Offline.target_qps = 3000.000" in text  # found x HEADROOM 3
     assert "bert.Server.target_qps = 125.000" in text  # 0.25 x min(1000, 1000 / 2 ms)
     assert "bert.Offline.min_duration = 1000" in text
     valid = mlperf_inference.user_conf(
@@ -264,7 +264,7 @@ def _run(tmp_path: Path, delay: float, **kwargs: object) -> dict:
 
     root = Path(__file__).parents[3]
     path = os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])
-    kwargs = {"target_qps": 2000.0, "target_latency_ms": 0.5, **kwargs}
+    kwargs = {"target_qps": 1000.0, "target_latency_ms": 0.5, **kwargs}
     code = (
         "from tests.payloads.workloads.test_mlperf_inference import child; "
         f"child({delay!r}, {kwargs!r})"
@@ -286,9 +286,9 @@ def _run(tmp_path: Path, delay: float, **kwargs: object) -> dict:
 def test_loadgen_offline_run_reads_user_conf(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # 16 ms a batch of 32: 2000 samples/s, the target, so LoadGen's 1 s minimum holds
+    # 16 ms a batch of 32: 2000 samples/s, so the 3300 samples LoadGen sends last over 1 s
     figures = _run(tmp_path, 0.016, scenario="Offline", mode="performance")["figures"]
-    assert figures["target_qps"] == 3000.0  # user.conf's 2000 x 1.5, in LoadGen's own summary
+    assert figures["target_qps"] == 3000.0  # user.conf's 1000 x 3, in LoadGen's own summary
     assert figures["samples_per_s"] > 0
     assert (
         "bert.Offline.target_qps = 3000.000"

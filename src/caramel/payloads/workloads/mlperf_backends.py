@@ -98,7 +98,7 @@ def _onnxruntime(module: object, device: str, precision: Precision, work: Path) 
     path = work / "model.onnx"
     example = torch.zeros((1, module.position.shape[0]), dtype=torch.int64)  # type: ignore[attr-defined]
     torch.onnx.export(
-        module,
+        module,  # type: ignore[arg-type]
         (example,),
         str(path),
         input_names=["tokens"],

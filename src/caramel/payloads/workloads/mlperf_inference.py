@@ -36,7 +36,7 @@ SEQ_LEN = 24
 # The Offline QPS and the latencies LoadGen is told are the found ones with this headroom (QPS
 # times it, latencies over it), so that it pre-generates enough queries for min_duration when the
 # run goes faster than the short test did (a busy machine's figures vary run to run).
-HEADROOM = 1.5
+HEADROOM = 3.0
 
 
 class Scenario(Enum):

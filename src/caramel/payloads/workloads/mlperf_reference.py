@@ -13,6 +13,7 @@ error that says so, before LoadGen starts.
 
 from __future__ import annotations
 
+import importlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,9 +71,9 @@ def load(model_path: str, dataset_path: str) -> ReferenceFiles:
     """The checked files, once the feature tooling is there (else a ReferenceError saying what
     is missing)."""
     files = check_files(model_path, dataset_path)
-    try:
-        import create_squad_data  # noqa: F401  (MLCommons' language/bert, on PYTHONPATH)
-        import transformers  # noqa: F401
+    try:  # MLCommons' language/bert script (on PYTHONPATH) and the tokenizer it uses
+        for module in ("transformers", "create_squad_data"):
+            importlib.import_module(module)
     except ImportError as error:
         raise ReferenceError(
             f"the reference BERT's features need transformers and MLCommons' "

@@ -104,7 +104,7 @@ def score(task: Task, logits: dict[int, np.ndarray]) -> float:
     return 100.0 * total / len(task.tokens)
 
 
-def build_model(vocab: int, seq_len: int, hidden: int, layers: int, heads: int):  # type: ignore[no-untyped-def]
+def build_model(vocab: int, seq_len: int, hidden: int, layers: int, heads: int):
     """The encoder: token and position embeddings, `layers` transformer encoder layers, and a
     linear head giving start and end logits: BERT for question answering in miniature."""
     import torch
