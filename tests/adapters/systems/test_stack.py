@@ -15,7 +15,7 @@ from caramel.adapters.systems.stack import Component
 @pytest.fixture
 def machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A machine with nothing: no commands, headers, wheels, CUDA or ROCm folders."""
-    monkeypatch.setattr(stack.schedulers, "ask", lambda *command, timeout=30: None)
+    monkeypatch.setattr(stack, "ask", lambda *command: None)
     monkeypatch.setattr(stack, "INCLUDES", (tmp_path / "include",))
     monkeypatch.setattr(stack, "CUDA_HOME", tmp_path / "cuda")
     monkeypatch.setattr(stack, "ROCM_HOME", tmp_path / "rocm")
@@ -45,7 +45,7 @@ def test_versions_from_smi_nvcc_headers_and_rocm(
         "nvidia-smi": "550.54.15\n",
         "nvcc": "Cuda compilation tools, release 12.4, V12.4.131\n",
     }
-    monkeypatch.setattr(stack.schedulers, "ask", lambda *c, timeout=30: answers.get(c[0]))
+    monkeypatch.setattr(stack, "ask", lambda *c: answers.get(c[0]))
     (machine / "include").mkdir()
     (machine / "include" / "cudnn_version.h").write_text(
         "#define CUDNN_MAJOR 9\n#define CUDNN_MINOR 1\n#define CUDNN_PATCHLEVEL 0\n"

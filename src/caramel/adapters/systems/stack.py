@@ -17,8 +17,6 @@ from enum import Enum
 from importlib import metadata
 from pathlib import Path
 
-from caramel.adapters.backends import schedulers
-
 
 class Component(Enum):
     DRIVER = "driver"
@@ -55,6 +53,14 @@ HEADERS = {  # the header and its version macros (major, minor, patch)
 }
 
 
+def ask(*command: str) -> str | None:
+    """The command's stdout, or None when it is missing, fails or hangs (the schedulers' ask,
+    imported here: `bench --help` imports this module for --backend's choices)."""
+    from caramel.adapters.backends import schedulers
+
+    return schedulers.ask(*command)
+
+
 @dataclass(frozen=True)
 class Found:
     component: Component
@@ -85,7 +91,7 @@ def _header(component: Component) -> Found | None:
 
 
 def _driver() -> Found | None:
-    out = schedulers.ask("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader")
+    out = ask("nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader")
     if out and out.strip():
         return Found(Component.DRIVER, out.strip().splitlines()[0], "nvidia-smi")
     amdgpu = Path("/sys/module/amdgpu/version")
@@ -95,7 +101,7 @@ def _driver() -> Found | None:
 
 
 def _cuda() -> Found | None:
-    out = schedulers.ask("nvcc", "--version")
+    out = ask("nvcc", "--version")
     match = re.search(r"release (\d+\.\d+)", out or "")
     if match:
         return Found(Component.CUDA, match.group(1), "nvcc")
