@@ -403,3 +403,15 @@ def test_reference_run_stops_at_the_feature_tooling(tmp_path: Path) -> None:
     dataset = _squad(tmp_path / "dev.json")
     with pytest.raises(ref.ReferenceError, match="create_squad_data|features"):
         mlperf_inference.run(model_path=str(tmp_path / "model.onnx"), dataset_path=str(dataset))
+
+
+def test_detail_errors_listed_and_bad_line_named(tmp_path: Path) -> None:
+    # the detail log's `:::MLLOG {json}` records (loadgen/logging.cc); metadata.is_error marks errors
+    record = {"key": "error_runtime", "value": "Ending early", "metadata": {"is_error": True}}
+    fine = {"key": "loadgen_version", "value": "6.0.17", "metadata": {"is_error": False}}
+    path = tmp_path / "mlperf_log_detail.txt"
+    path.write_text(f":::MLLOG {json.dumps(fine)}\n:::MLLOG {json.dumps(record)}\n")
+    assert loadgen_log.detail_errors(path) == ["error_runtime: Ending early"]
+    path.write_text(":::MLLOG {oops\n")
+    with pytest.raises(loadgen_log.LogError, match="mlperf_log_detail.txt:1: not a JSON record"):
+        loadgen_log.detail_errors(path)
