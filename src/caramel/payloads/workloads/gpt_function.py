@@ -70,10 +70,5 @@ def train(
 
 
 # The figures train returns, with their units (a benchmark's `figure:` entries may say otherwise).
-FIGURE_UNITS = {
-    "tokens_per_s": "tokens/s",
-    "iteration_s": "s",
-    "gemm_gflops": "GFLOP/s",
-    "mfu": "%",
-}
+FIGURE_UNITS = {"tokens_per_s": "tokens/s", "iteration_s": "s", "gemm_gflops": "GFLOP/s", "mfu": "%"}
 train.caramel_figures = FIGURE_UNITS  # type: ignore[attr-defined]

@@ -96,7 +96,8 @@ def _onnxruntime(module: object, device: str, precision: Precision, work: Path) 
     import torch
 
     path = work / "model.onnx"
-    example = torch.zeros((1, module.position.shape[0]), dtype=torch.int64)  # type: ignore[attr-defined]
+    length = module.position.shape[0]  # type: ignore[attr-defined]
+    example = torch.zeros((1, length), dtype=torch.int64)
     torch.onnx.export(
         module,  # type: ignore[arg-type]
         (example,),

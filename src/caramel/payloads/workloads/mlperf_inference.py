@@ -93,7 +93,8 @@ def _train(samples: int, train_steps: int, seed: int, work: Path) -> tuple[objec
     task = mlperf_squad.make_task(8 * samples, SEQ_LEN, seed=seed + 1)
     evaluation = mlperf_squad.make_task(samples, SEQ_LEN, seed=seed + 2)
     trained = mlperf_squad.train(task, evaluation, train_steps, layers=2, seed=seed)
-    state = {k: v.numpy() for k, v in trained.model.state_dict().items()}  # type: ignore[attr-defined]
+    module = trained.model
+    state = {k: v.numpy() for k, v in module.state_dict().items()}  # type: ignore[attr-defined]
     np.savez(work / MODEL_FILE, reference_f1=np.float64(trained.reference_f1), **state)
     return trained.model, trained.reference_f1
 
