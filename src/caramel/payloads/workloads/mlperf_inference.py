@@ -343,7 +343,7 @@ def run(
     threads: int = 1,
     model_path: str = "",
     dataset_path: str = "",
-) -> dict[str, float]:
+) -> dict[str, float | str]:
     """One LoadGen test of `scenario` in `mode`; its files in `<scenario>_<mode>/`."""
     if model_path:
         mlperf_reference.load(model_path, dataset_path)
