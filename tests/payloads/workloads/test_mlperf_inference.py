@@ -10,6 +10,7 @@ LoadGen run (tests/data/mlperf_loadgen/README.md).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -22,7 +23,10 @@ from caramel.payloads.workloads import loadgen_log, mlperf_inference, mlperf_squ
 from caramel.payloads.workloads.mlperf_backends import Backend, BackendError, Precision, check
 
 DATA = Path(__file__).parents[2] / "data" / "mlperf_loadgen"
-lg = pytest.importorskip("mlperf_loadgen", reason="mlcommons-loadgen is not installed")
+needs_loadgen = pytest.mark.skipif(
+    importlib.util.find_spec("mlperf_loadgen") is None,
+    reason="mlcommons-loadgen is not installed (pip install 'caramel[mlperf]')",
+)
 
 
 # -- the summary, from a real LoadGen run's files -------------------------------------------------
@@ -283,6 +287,7 @@ def _run(tmp_path: Path, delay: float, **kwargs: object) -> dict:
 
 
 @pytest.mark.slow
+@needs_loadgen
 def test_loadgen_offline_run_reads_user_conf(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -297,6 +302,7 @@ def test_loadgen_offline_run_reads_user_conf(
 
 
 @pytest.mark.slow
+@needs_loadgen
 def test_loadgen_accuracy_run_scores_f1(tmp_path: Path) -> None:
     figures = _run(tmp_path, 0.0, scenario="SingleStream", mode="accuracy")["figures"]
     assert figures["f1"] == 100.0
@@ -304,6 +310,7 @@ def test_loadgen_accuracy_run_scores_f1(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@needs_loadgen
 def test_latency_bound_missed_is_invalid_with_reason(tmp_path: Path) -> None:
     # 2 ms a sample against a 50 us bound: results.cc's PerfConstraintsMet fails the Server
     reason = _run(tmp_path, 0.002, scenario="Server", mode="performance", server_latency_ms=0.05)
@@ -355,6 +362,7 @@ def test_backends_agree_with_fp32(tmp_path: Path, backend: str, precision: str) 
 
 
 @pytest.mark.slow
+@needs_loadgen
 def test_find_performance_then_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The trained encoder end to end: find_performance's model and targets feed a run."""
     (tmp_path / "find").mkdir()
