@@ -7,6 +7,8 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from caramel.adapters.systems import stack
 from caramel.adapters.systems.stack import Component
@@ -77,3 +79,23 @@ def test_cuda_and_tensorrt_from_wheels(machine: Path, monkeypatch: pytest.Monkey
         "pip nvidia-cuda-runtime-cu12",
     )
     assert found[Component.TENSORRT].version == "10.3.0"
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 999), min_size=3, max_size=3), st.text(max_size=40))
+def test_header_version_property(
+    tmp_path_factory: pytest.TempPathFactory, parts: list[int], noise: str
+) -> None:
+    # TensorRT's NvInferVersion.h: NV_TENSORRT_MAJOR / MINOR / PATCH, whatever else the file holds
+    folder = tmp_path_factory.mktemp("inc")
+    macros = ("NV_TENSORRT_MAJOR", "NV_TENSORRT_MINOR", "NV_TENSORRT_PATCH")
+    text = (
+        noise.replace("#", "")
+        + "\n"
+        + "".join(f"#define {m} {p} // {m}\n" for m, p in zip(macros, parts, strict=True))
+    )
+    (folder / "NvInferVersion.h").write_text(text)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stack, "INCLUDES", (folder,))
+        found = stack._header(Component.TENSORRT)
+    assert found is not None and found.version == ".".join(map(str, parts))

@@ -423,3 +423,30 @@ def test_detail_errors_listed_and_bad_line_named(tmp_path: Path) -> None:
     path.write_text(":::MLLOG {oops\n")
     with pytest.raises(loadgen_log.LogError, match="mlperf_log_detail.txt:1: not a JSON record"):
         loadgen_log.detail_errors(path)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.dictionaries(
+        st.integers(0, 10_000),
+        st.lists(st.floats(width=32, allow_nan=False), min_size=2, max_size=40).filter(
+            lambda v: len(v) % 2 == 0
+        ),
+        max_size=5,
+    )
+)
+def test_accuracy_log_property_round_trip(
+    tmp_path_factory: pytest.TempPathFactory, outputs: dict[int, list[float]]
+) -> None:
+    # LoadGen writes each response's bytes as upper-case hex (accuracy-squad.py reads them back)
+    records = [
+        {"seq_id": n, "qsl_idx": index, "data": np.array(v, np.float32).tobytes().hex().upper()}
+        for n, (index, v) in enumerate(outputs.items())
+    ]
+    path = tmp_path_factory.mktemp("a") / "mlperf_log_accuracy.json"
+    path.write_text(json.dumps(records))
+    read = loadgen_log.read_accuracy(path)
+    assert set(read) == set(outputs)
+    for index, values in outputs.items():
+        assert read[index].shape == (len(values) // 2, 2)
+        assert read[index].ravel().tolist() == np.array(values, np.float32).tolist()
