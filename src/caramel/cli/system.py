@@ -14,6 +14,7 @@ from typing import TextIO
 from caramel.adapters import (
     systems,  # its loader (YAML) only when a command reads a system: not for `bench --help`
 )
+from caramel.adapters.systems.stack import NEEDS
 from caramel.cli.tables import CELL_WIDTH, clip, print_table
 from caramel.errors import CaramelError, did_you_mean
 
@@ -51,6 +52,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 help="the partition to describe (default: SLURM's default)",
             )
             action.add_argument(
+                "--backend",
+                choices=sorted(NEEDS),
+                help="say which of the driver, CUDA, cuDNN, TensorRT and ROCm it needs are missing",
+            )
+            action.add_argument(
                 "-o",
                 "--output",
                 required=True,
@@ -68,6 +74,7 @@ class SystemOptions:
     json: bool = False  # list --format json
     partition: str | None = None  # detect
     output: str | None = None  # detect
+    backend: str | None = None  # detect: the inference backend whose stack to check
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> SystemOptions:
@@ -75,7 +82,9 @@ class SystemOptions:
         if action == "list":
             return cls(action, extra, json=args.format == "json")
         if action == "detect":
-            return cls(action, extra, partition=args.partition, output=args.output)
+            return cls(
+                action, extra, partition=args.partition, output=args.output, backend=args.backend
+            )
         return cls(action, extra, name=args.name)
 
 
@@ -190,7 +199,7 @@ def system_detect(options: SystemOptions, stdout: TextIO) -> int:
         )
     # the folder as the user named it (`.` for a file here): the printed commands paste as they are
     folder = os.path.relpath(out.parent) if not out.is_absolute() else str(out.parent)
-    text = detect(out.stem, options.partition, folder)
+    text = detect(out.stem, options.partition, folder, options.backend)
     tmp = out.with_name(f".{out.name}.tmp")
     tmp.write_text(text)
     try:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from caramel.adapters.backends import schedulers
 from caramel.adapters.containers.runtime import RUNTIMES
+from caramel.adapters.systems import stack
 from caramel.adapters.systems.model import System
 from caramel.errors import CaramelError, did_you_mean
 from caramel.payloads.measure import NO_METHOD
@@ -62,8 +63,11 @@ def site_scheduler() -> schedulers.Scheduler:
     )
 
 
-def detect(name: str, partition: str | None = None, folder: str = ".") -> str:
-    """A draft system file (YAML text with comments where it guessed) from what this machine says;
+def detect(
+    name: str, partition: str | None = None, folder: str = ".", backend: str | None = None
+) -> str:
+    """A draft system file (YAML text with comments where it guessed) from what this machine says,
+    with its accelerator software stack and what `backend` (stack.NEEDS) would miss as comments;
     `folder`: where it is written, as the `--systems` of the check command it names."""
     scheduler = site_scheduler()
     found = scheduler.partitions()
@@ -128,6 +132,7 @@ def detect(name: str, partition: str | None = None, folder: str = ".") -> str:
     ]
     if model:
         lines.insert(3, f"# GPU: {model}")
+    lines += stack.comment_lines(stack.software_stack(), backend)
     return "\n".join(lines) + "\n"
 
 
