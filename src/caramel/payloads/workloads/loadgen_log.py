@@ -54,7 +54,9 @@ class Summary:
     settings: dict[str, str] = field(default_factory=dict)  # "Test Parameters Used"
 
 
-def _pairs(path: Path, text: str) -> tuple[dict[str, tuple[int, str]], list[str], dict[str, list]]:
+def _pairs(
+    path: Path, text: str
+) -> tuple[dict[str, tuple[int, str]], list[str], dict[str, list[str]]]:
     """Each `key : value` line's value and line number (the first of a key), the constraint lines,
     and the ` * ` lines of the "Recommendations:" and "Early Stopping Result:" blocks."""
     pairs: dict[str, tuple[int, str]] = {}

@@ -70,7 +70,10 @@ def _torch(module: object, device: str, precision: Precision) -> Predictor:
     if device == "cuda" and not torch.cuda.is_available():
         raise BackendError("device cuda: torch sees no CUDA device (torch.cuda.is_available())")
     if precision is Precision.INT8:
-        model = torch.ao.quantization.quantize_dynamic(model, {torch.nn.Linear}, torch.qint8)
+        # torch's quantize_dynamic is not annotated
+        model = torch.ao.quantization.quantize_dynamic(  # type: ignore[no-untyped-call]
+            model, {torch.nn.Linear}, torch.qint8
+        )
         # the encoder layer's fused fast path reads `linear1.weight.device`, which a quantized
         # linear layer does not have: the plain path runs the quantized layers
         torch.backends.mha.set_fastpath_enabled(False)
@@ -81,7 +84,8 @@ def _torch(module: object, device: str, precision: Precision) -> Predictor:
     def run(tokens: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
             logits = model(torch.from_numpy(tokens).to(device))
-        return logits.float().cpu().numpy()
+        array: np.ndarray = logits.float().cpu().numpy()
+        return array
 
     return run
 

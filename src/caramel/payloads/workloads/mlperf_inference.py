@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -143,7 +144,7 @@ class SystemUnderTest:
         self.sut = lg.ConstructSUT(self.issue, lambda: None)
         self.qsl = lg.ConstructQSL(count, count, lambda _: None, lambda _: None)
 
-    def issue(self, queries: list) -> None:
+    def issue(self, queries: list[Any]) -> None:
         for begin in range(0, len(queries), self.batch_size):
             batch = queries[begin : begin + self.batch_size]
             outputs = self.work.predict(self.work.dataset.tokens[[q.index for q in batch]])

@@ -16,8 +16,12 @@ import re
 import string
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:  # torch is imported where a model is built
+    import torch
 
 # accuracy-squad.py's defaults (its --max_answer_length 30 and write_predictions' n_best_size 20)
 N_BEST = 20
@@ -104,7 +108,7 @@ def score(task: Task, logits: dict[int, np.ndarray]) -> float:
     return 100.0 * total / len(task.tokens)
 
 
-def build_model(vocab: int, seq_len: int, hidden: int, layers: int, heads: int):
+def build_model(vocab: int, seq_len: int, hidden: int, layers: int, heads: int) -> torch.nn.Module:
     """The encoder: token and position embeddings, `layers` transformer encoder layers, and a
     linear head giving start and end logits: BERT for question answering in miniature."""
     import torch
@@ -121,7 +125,8 @@ def build_model(vocab: int, seq_len: int, hidden: int, layers: int, heads: int):
             self.head = torch.nn.Linear(hidden, 2)
 
         def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-            return self.head(self.encoder(self.token(tokens) + self.position))
+            out: torch.Tensor = self.head(self.encoder(self.token(tokens) + self.position))
+            return out
 
     return Encoder()
 
@@ -152,7 +157,7 @@ def train(
             logits[..., 0], starts[batch]
         ) + torch.nn.functional.cross_entropy(logits[..., 1], ends[batch])
         optimiser.zero_grad()
-        loss.backward()
+        loss.backward()  # type: ignore[no-untyped-call]  # torch's backward is not annotated
         optimiser.step()
     model.eval()
     with torch.no_grad():
