@@ -291,7 +291,9 @@ def decode_run(path: str, data: dict) -> RunRecord:
     ):
         data[name] = "" if data.get(name) is None else str(data[name])
     for name in ("started", "ended"):
-        if not isinstance(data.get(name), (int, float)) or isinstance(data.get(name), bool):
+        value = data.get(name)
+        # no number, or NaN (how a DataFrame of runs holds a missing time)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
             data[name] = None
     return RunRecord(**data)
 

@@ -153,12 +153,13 @@ def _add(
         seen.add(record.run_key)
         position[i] = len(out.runs)
         out.runs.append(Run(len(out.runs), record, record.site or default_site, path))
-    c = contents.columns
-    used = np.unique(c.key[position[c.run] >= 0]) if len(c.key) else np.zeros(0, dtype=np.int64)
-    number = np.full(len(c.keys) + 1, -1, dtype=np.int64)
-    scale = np.ones(len(c.keys) + 1)
+    keys, numbers = contents.keys, contents.numbers
+    run_of, key_of = numbers["run"].to_numpy(np.int64), numbers["key"].to_numpy(np.int64)
+    used = np.unique(key_of[position[run_of] >= 0]) if len(key_of) else np.zeros(0, dtype=np.int64)
+    number = np.full(len(keys) + 1, -1, dtype=np.int64)
+    scale = np.ones(len(keys) + 1)
     for k in used.tolist():
-        tbl, config, name, unit, direction = c.keys[k]
+        tbl, config, name, unit, direction = keys[k]
         unit, scale[k] = shown_unit(out.shown_units.setdefault((tbl, name), []), unit or "")
         key = (tbl, config, name, unit, direction or "unknown")
         found = key_index.get(key)
@@ -170,15 +171,16 @@ def _add(
             out.columns.keys.append(key)
             out.columns.parsed.append((",".join(f"{k}={v}" for k, v in row.items()), row))
         number[k] = found
-    run, key = position[c.run], number[c.key]
-    rows = (run >= 0) & (key >= 0) & np.isfinite(c.mean)
+    run, key = position[run_of], number[key_of]
+    figure_mean, figure_sd, figure_n = (numbers[c].to_numpy(float) for c in ("mean", "sd", "n"))
+    rows = (run >= 0) & (key >= 0) & np.isfinite(figure_mean)
     for name, key_run in contents.baselines:
         out.baselines.setdefault(name, key_run)
-    mean, sd = c.mean[rows], np.nan_to_num(c.sd[rows], nan=0.0)
+    mean, sd = figure_mean[rows], np.nan_to_num(figure_sd[rows], nan=0.0)
     if (scale != 1.0).any():  # a figure printed in several units of one dimension: in the first one
-        factor = scale[c.key[rows]]
+        factor = scale[key_of[rows]]
         mean, sd = mean * factor, sd * factor
-    n = np.where((c.n[rows] > 0) & np.isfinite(c.n[rows]), c.n[rows], 1)
+    n = np.where((figure_n[rows] > 0) & np.isfinite(figure_n[rows]), figure_n[rows], 1)
     return run[rows], key[rows], n, mean, sd
 
 
