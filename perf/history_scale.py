@@ -34,7 +34,13 @@ import sys
 import tempfile
 import time
 
-from caramel.consumers.history.store import METRIC_COLUMNS, METRIC_KEY, RUN_COLUMNS, History, upsert
+from caramel.consumers.history.store import (
+    FIGURE_COLUMNS,
+    RUN_COLUMNS,
+    History,
+    RunRecord,
+    upsert,
+)
 
 METRICS = [
     ("Tokens/second", "", "higher"),
@@ -126,9 +132,16 @@ def make_history(target: str, runs: int, per_run: int) -> int:
                         )
             with history.writing():
                 history.db.executemany(upsert("runs", RUN_COLUMNS, ("run_key",), False), run_rows)
-                history.db.executemany(
-                    upsert("metrics", METRIC_COLUMNS, METRIC_KEY, False), metric_rows
-                )
+                ids = dict(history.db.execute("SELECT run_key, id FROM runs").fetchall())
+                per_run: dict[str, list[tuple]] = {}
+                for row in metric_rows:
+                    per_run.setdefault(row[0], []).append(row)
+                for run in run_rows:  # each run's series numbered, as History.add does
+                    record = RunRecord(run[0], run[1], system=run[5])
+                    history.db.executemany(
+                        upsert("figures", FIGURE_COLUMNS[:-1], FIGURE_COLUMNS[:2], False),
+                        history.figure_rows(record, ids[run[0]], per_run.get(run[0], [])),
+                    )
             figures += len(metric_rows)
         history.recount()  # the rows were written raw: store each run's counts as every writer does
     return figures

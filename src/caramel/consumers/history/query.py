@@ -11,10 +11,10 @@ a few thousand, once.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-import pandas as pd
+if TYPE_CHECKING:  # imported where a frame is made: `bench history list` reads rows, never pandas
+    import pandas as pd
 
 CHUNK_ROWS = 50_000  # rows fetched into one DataFrame at a time: the Python tuples held at once
 
@@ -23,9 +23,7 @@ FIGURE_FIELDS = (
     "runs.run_key, series.tbl, series.config, series.name, series.unit, series.direction, "
     "figures.n, figures.mean, figures.sd, figures.samples, figures.reason"
 )
-JOINED = (
-    "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series"
-)
+JOINED = "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series"
 NUMBERS = ("n", "mean", "sd")
 
 
@@ -38,6 +36,8 @@ class Database(Protocol):
 def frame(db: Database, sql: str, params: Sequence = ()) -> pd.DataFrame:
     """The rows of `sql` as a DataFrame (its columns named as the query names them), fetched a
     chunk at a time so that a million rows never stand as Python tuples at once."""
+    import pandas as pd
+
     cursor = db.execute(sql, params)
     names = [d[0] for d in cursor.description]
     parts = []
@@ -63,15 +63,23 @@ def benchmark_figures(db: Database, order: str, benchmark: str | None) -> pd.Dat
     return frame(db, f"SELECT {FIGURE_FIELDS} {JOINED} {where} ORDER BY figures.{order}", params)
 
 
-def runs(db: Database, benchmark: str | None = None) -> pd.DataFrame:
+def records(db: Database, sql: str, params: Sequence = ()) -> list[dict[str, Any]]:
+    """The rows of `sql` as dicts (column: value): a few thousand rows at most (runs), where a
+    DataFrame would cost more to make, and pandas to import, than the rows to read."""
+    cursor = db.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def runs(db: Database, benchmark: str | None = None) -> list[dict[str, Any]]:
     """The runs (of `benchmark`) by start time, every column."""
     where, params = ("", ()) if benchmark is None else (" WHERE benchmark = ?", (benchmark,))
-    return frame(db, f"SELECT * FROM runs{where} ORDER BY started, id", params)
+    return records(db, f"SELECT * FROM runs{where} ORDER BY started, id", params)
 
 
-def run(db: Database, run_key: str) -> pd.DataFrame:
-    """The run of `run_key` (no row: none), every column."""
-    return frame(db, "SELECT * FROM runs WHERE run_key = ?", (run_key,))
+def run(db: Database, run_key: str) -> list[dict[str, Any]]:
+    """The run of `run_key` (none: an empty list), every column."""
+    return records(db, "SELECT * FROM runs WHERE run_key = ?", (run_key,))
 
 
 def series(db: Database) -> pd.DataFrame:
@@ -83,9 +91,7 @@ def numbers(db: Database, order: str) -> pd.DataFrame:
     """Every figure as numbers: its run's id, its series' id, n, mean and sd, as recorded. A value
     that is no number (a damaged row of an older history) is NaN: the pages leave such a figure out
     (mean) or read it as no spread (sd) and one sample (n)."""
-    found = frame(
-        db, f"SELECT run, series, n, mean, sd FROM figures ORDER BY {order}"
-    )
+    found = frame(db, f"SELECT run, series, n, mean, sd FROM figures ORDER BY {order}")
     for name in NUMBERS:
         found[name] = plain_numbers(found[name])
     return found
@@ -98,4 +104,4 @@ def plain_numbers(column: pd.Series) -> pd.Series:
     if column.dtype != object:
         return column.astype(float)
     is_number = column.map(lambda value: type(value) in (int, float)).astype(bool)
-    return column.where(is_number, np.nan).astype(float)
+    return column.where(is_number, float("nan")).astype(float)

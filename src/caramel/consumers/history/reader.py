@@ -16,6 +16,7 @@ import pandas as pd
 
 from caramel.consumers.history import query
 from caramel.consumers.history.engine import SQLITE, is_url
+from caramel.consumers.history.layout import ADDED_COLUMNS, METRIC_COLUMNS, RUN_COLUMNS
 from caramel.consumers.history.store import SCHEMA_VERSION, History, RunRecord, decode_run
 from caramel.errors import RunError
 from caramel.stages.state import sqlitefiles
@@ -46,7 +47,9 @@ class HistoryContents:
         c = self.numbers
         return [
             (self.runs[r].run_key, *self.keys[k], int(n), float(mean), float(sd))
-            for r, k, n, mean, sd in zip(*(c[name].tolist() for name in FIGURE_NUMBERS), strict=True)
+            for r, k, n, mean, sd in zip(
+                *(c[name].tolist() for name in FIGURE_NUMBERS), strict=True
+            )
         ]
 
 
@@ -86,9 +89,10 @@ def _contents(db: query.Database, shown: str, order: str) -> HistoryContents:
     figures are put in the order of the runs (within a run, as written), figures of no run left
     out, and the series numbered in the order they first appear there."""
     runs = query.runs(db)
-    records = [decode_run(shown, data) for data in runs.to_dict("records")]
+    records = [decode_run(shown, data) for data in runs]
     numbers = query.numbers(db, order)
-    position = pd.Series(range(len(runs)), index=runs["id"].astype("int64"), dtype="int64")
+    ids = [data["id"] for data in runs]
+    position = pd.Series(range(len(runs)), index=pd.Index(ids, dtype="int64"), dtype="int64")
     numbers["run"] = numbers["run"].map(position)
     numbers = numbers.dropna(subset=["run"])
     numbers["run"] = numbers["run"].astype("int64")
@@ -133,7 +137,11 @@ def _check_layout(path: str, db: sqlite3.Connection) -> int:
         raise RunError(
             f"{path}: an SQLite database, but not a caramel history (no runs and figures tables)"
         )
-    found = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone() if "meta" in tables else None
+    found = (
+        db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if "meta" in tables
+        else None
+    )
     version = int(found[0]) if found and str(found[0]).isdigit() else 1
     if version > SCHEMA_VERSION or (found and not str(found[0]).isdigit()):
         raise RunError(
@@ -141,4 +149,18 @@ def _check_layout(path: str, db: sqlite3.Connection) -> int:
             f"caramel reads up to {SCHEMA_VERSION})",
             hint="build the page with the caramel that wrote the history",
         )
+    if "figures" not in tables:  # an older layout, migrated if it holds what migrating copies
+        missing = sorted(
+            set(RUN_COLUMNS) - set(ADDED_COLUMNS) - _table_columns(db, "runs")
+        ) + sorted(set(METRIC_COLUMNS) - _table_columns(db, "metrics"))
+        if missing:
+            raise RunError(
+                f"{path}: a history of another caramel version (missing columns "
+                f"{', '.join(missing)})",
+                hint="export it with that caramel (bench export) and import it here",
+            )
     return version
+
+
+def _table_columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}

@@ -15,8 +15,7 @@ import contextlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from caramel.consumers.history import engine, exchange, layout, query
 from caramel.consumers.history.layout import (
@@ -24,7 +23,6 @@ from caramel.consumers.history.layout import (
     COUNTS,
     EXPORT_SCHEMA,
     FIGURE_COLUMNS,
-    FINITE,
     METRIC_COLUMNS,
     RUN_COLUMNS,
     SCHEMA_LOCK,
@@ -44,9 +42,13 @@ from caramel.consumers.history.rows import (
 )
 from caramel.errors import Location
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 __all__ = [
     "ADDED_COLUMNS",
     "EXPORT_SCHEMA",
+    "FIGURE_COLUMNS",
     "METRIC_COLUMNS",
     "RUN_COLUMNS",
     "SCHEMA_LOCK",
@@ -137,14 +139,16 @@ class History:
             upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
             [*(row[c] for c in RUN_COLUMNS), 0, 0],
         )
-        run_id = self.db.execute("SELECT id FROM runs WHERE run_key = ?", (run.run_key,)).fetchone()[0]
+        run_id = self.db.execute(
+            "SELECT id FROM runs WHERE run_key = ?", (run.run_key,)
+        ).fetchone()[0]
         rows, nonfinite = counted_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
             rows, removed = self._changed(run_id, rows)
         added = self.db.executemany(
             upsert("figures", FIGURE_COLUMNS[:-1], FIGURE_COLUMNS[:2], replace),
-            self._figure_rows(run, run_id, rows),
+            self.figure_rows(run, run_id, rows),
         )
         if added:
             self.written.append((run, rows))
@@ -157,7 +161,7 @@ class History:
             self.db.execute(f"UPDATE runs SET {COUNTS} WHERE id = ?", (run_id,))
         return removed + added
 
-    def _figure_rows(self, run: RunRecord, run_id: int, rows: list[tuple]) -> list[tuple]:
+    def figure_rows(self, run: RunRecord, run_id: int, rows: list[tuple]) -> list[tuple]:
         """The figures table's rows of metrics rows (history.rows): each row's series numbered, a
         series not stored yet added (the run's benchmark and system, the figure's table,
         configuration, name, unit and direction: `series` is unique on them)."""
@@ -266,10 +270,8 @@ class History:
         is read figure by figure, so its count leaves out what `metrics` leaves out."""
         found = query.runs(self.db, benchmark)
         out = []
-        for run, figures, nonfinite in zip(
-            self._records(found), found["figures"].tolist(), found["nonfinite"].tolist(), strict=True
-        ):
-            flagged = False
+        for run, data in zip(self._records(found), found, strict=True):
+            figures, nonfinite, flagged = data["figures"], data["nonfinite"], False
             if nonfinite:
                 before = len(self.skipped)
                 figures = len(self.metrics(run.run_key))
@@ -277,8 +279,8 @@ class History:
             out.append((run, int(figures or 0), flagged))
         return out
 
-    def _records(self, found: pd.DataFrame) -> list[RunRecord]:
-        return [decode_run(self.path, data) for data in found.to_dict("records")]
+    def _records(self, found: list[dict[str, Any]]) -> list[RunRecord]:
+        return [decode_run(self.path, data) for data in found]
 
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
@@ -325,7 +327,8 @@ class History:
         """Remove a run, its figures and the baselines that name it; returns the figures removed."""
         with self.db:
             removed = self.db.execute(
-                "DELETE FROM figures WHERE run = (SELECT id FROM runs WHERE run_key = ?)", (run_key,)
+                "DELETE FROM figures WHERE run = (SELECT id FROM runs WHERE run_key = ?)",
+                (run_key,),
             ).rowcount
             self.db.execute("DELETE FROM baselines WHERE run_key = ?", (run_key,))
             self.db.execute("DELETE FROM runs WHERE run_key = ?", (run_key,))
