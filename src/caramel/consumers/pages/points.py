@@ -39,7 +39,7 @@ def _taken(texts: list[str], index: np.ndarray) -> pd.Categorical:
 def write_points(coll: Collection, handle: IO[str]) -> int:
     """Write every figure of `coll` (its columns: the history as read, the spreads of copies left
     out) as CSV to `handle`; returns the lines written."""
-    c, runs = coll.columns, coll.runs
+    numbers, runs = coll.numbers, coll.runs
     if not runs:  # no figures either
         pd.DataFrame(columns=HEADER).to_csv(handle, index=False, lineterminator="\n")
         return 0
@@ -52,24 +52,26 @@ def write_points(coll: Collection, handle: IO[str]) -> int:
     metrics = [
         f"{tbl}/{name}" + (f" · {row[COPY]} of copies" if row.get(COPY) in ("sum", "mean") else "")
         for (tbl, _config, name, _unit, _direction), (_label, row) in zip(
-            c.keys, c.parsed, strict=True
+            coll.keys, coll.parsed, strict=True
         )
     ]
     regressed = (
-        coll.regressed if len(coll.regressed) == len(c.run) else np.zeros(len(c.run), dtype=bool)
+        coll.regressed
+        if len(coll.regressed) == len(numbers)
+        else np.zeros(len(numbers), dtype=bool)
     )
-    run, key = c.run, c.key
+    run, key = numbers["run"].to_numpy(), numbers["key"].to_numpy()
     table = pd.DataFrame(
         {
             "benchmark": _taken([r.record.benchmark for r in runs], run),
             "system": _taken([r.label for r in runs], run),
             "metric": _taken(metrics, key),
-            "unit": _taken([k[3] for k in c.keys], key),
-            "configuration": _taken([label for label, _row in c.parsed], key),
+            "unit": _taken([k[3] for k in coll.keys], key),
+            "configuration": _taken([label for label, _row in coll.parsed], key),
             "run started (UTC)": _taken(started, run),
-            "mean": c.mean,
-            "sd": c.sd,
-            "n": c.n.astype(np.int64),
+            "mean": numbers["mean"].to_numpy(),
+            "sd": numbers["sd"].to_numpy(),
+            "n": numbers["n"].to_numpy().astype(np.int64),
             "regressed": np.where(regressed, "yes", ""),
             "site": _taken([r.site for r in runs], run),
             "run": _taken([r.record.run_key for r in runs], run),
