@@ -61,13 +61,13 @@ def read_history(path: str) -> HistoryContents:
             return _contents(history.db, history.db.shown, history.db.dialect.order)
     _check_file(path)
     try:
-        history = sqlitefiles.FileKind("history", timeout_s=LOCK_WAIT_S)
-        db = sqlitefiles.open_connection(path, history, readonly=True)
+        kind = sqlitefiles.FileKind("history", timeout_s=LOCK_WAIT_S)
+        db = sqlitefiles.open_connection(path, kind, readonly=True)
         try:
             if _check_layout(path, db) < SCHEMA_VERSION:
                 db.close()
                 History(path).db.close()  # migrated once (history.layout.migrate)
-                db = sqlitefiles.open_connection(path, history, readonly=True)
+                db = sqlitefiles.open_connection(path, kind, readonly=True)
             db.execute("BEGIN")  # one snapshot for the reads below: a writer waits or is not seen
             return _contents(db, path, SQLITE.order)
         finally:
