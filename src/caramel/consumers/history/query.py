@@ -101,7 +101,9 @@ def plain_numbers(column: pd.Series) -> pd.Series:
     """A column as floats: numbers as they are, anything else (a text, a blob, NULL) NaN. A column
     the database gave as numbers alone is converted at once; only a mixed one is looked at value by
     value (a text "1.5" where a number belongs stays no number)."""
-    if column.dtype != object:
+    from pandas.api.types import is_numeric_dtype
+
+    if is_numeric_dtype(column.dtype) and column.dtype != bool:
         return column.astype(float)
     is_number = column.map(lambda value: type(value) in (int, float)).astype(bool)
     return column.where(is_number, float("nan")).astype(float)

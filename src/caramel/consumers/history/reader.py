@@ -46,7 +46,7 @@ class HistoryContents:
         """The figures as rows (a small history's view; pages read `numbers`)."""
         c = self.numbers
         return [
-            (self.runs[r].run_key, *self.keys[k], int(n), float(mean), float(sd))
+            (self.runs[r].run_key, *self.keys[k], int(n) if n > 0 else 1, float(mean), float(sd))
             for r, k, n, mean, sd in zip(
                 *(c[name].tolist() for name in FIGURE_NUMBERS), strict=True
             )
