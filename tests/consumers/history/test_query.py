@@ -36,7 +36,7 @@ def test_a_figure_whose_mean_is_a_text_is_left_out_of_the_pages(tmp_path) -> Non
         history.add(RunRecord("k", "b", started=1.0), [Metric("t", {"n": "1"}, "rate", "", "higher", [1.0]),
                                                        Metric("t", {"n": "2"}, "rate", "", "higher", [2.0])])
         with history.db:
-            history.db.execute("UPDATE figures SET mean = '1.5', n = 'two' WHERE rowid = 1")
+            history.db.execute("UPDATE figures SET mean = 'fast', n = 'two' WHERE rowid = 1")
     figures = read_history(path).figures
     assert math.isnan(figures[0][7]) and figures[0][6] == 1  # no mean; n no number: one sample
     assert [f[7] for f in figures if not math.isnan(f[7])] == [2.0]
