@@ -71,11 +71,9 @@ def export_lines(
 def _figure_texts(history: Store, run_key: str, texts: dict) -> Iterator[str]:
     """The run's figures as the JSON objects of an export line (see export_lines)."""
     dumps = json.dumps
-    figures = query.run_figures(history.db, history.db.dialect.order, run_key)
-    columns = ("tbl", "config", "name", "unit", "direction", "samples")
-    for tbl, config, name, unit, direction, samples in zip(
-        *(figures[c].tolist() for c in columns), strict=True
-    ):
+    for figure in query.run_figures(history.db, history.db.dialect.order, run_key):
+        tbl, config, name, unit, direction = figure[1:6]
+        samples = figure[query.SAMPLES]
         if not (
             isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples)
         ):

@@ -1,7 +1,9 @@
 """The history's one read path: each thing a reader needs is one SQL query, the same text on SQLite
 and PostgreSQL (history.engine turns its `?` placeholders into psycopg's), its rows read into a
-pandas DataFrame. Every reader goes through here: the store's runs and figures (compare, targets,
-methodology, predict, `bench history`, export), and the pages' numbers (history.reader).
+pandas DataFrame where the reader works on columns (the pages' numbers and series, a benchmark's
+figures), or taken as rows where it makes an object of each (the runs; one run's figures, which
+`bench export` streams). Every reader goes through here: the store's runs and figures (compare,
+targets, methodology, predict, `bench history`, export), and the pages (history.reader).
 
 The figures are stored normalised (history.layout): a run's figure is a row of numbers naming its
 run and its series by id, so the pages read a million figures as five numbers each and the series,
@@ -23,6 +25,7 @@ FIGURE_FIELDS = (
     "runs.run_key, series.tbl, series.config, series.name, series.unit, series.direction, "
     "figures.n, figures.mean, figures.sd, figures.samples, figures.reason"
 )
+SAMPLES = 9  # the samples' place in a row of FIGURE_FIELDS
 JOINED = "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series"
 NUMBERS = ("n", "mean", "sd")
 
@@ -48,13 +51,15 @@ def frame(db: Database, sql: str, params: Sequence = ()) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
-def run_figures(db: Database, order: str, run_key: str) -> pd.DataFrame:
-    """One run's figures, with their series and samples, in the order they were recorded."""
-    return frame(
-        db,
+def run_figures(db: Database, order: str, run_key: str) -> list[tuple]:
+    """One run's figures (the columns of FIGURE_FIELDS, with their series and samples) in the order
+    they were recorded, as rows: what `bench export` streams a run at a time and History.metrics
+    makes a Metric of, row by row (a DataFrame of a thousand rows per run would cost as much again
+    as reading them)."""
+    return db.execute(
         f"SELECT {FIGURE_FIELDS} {JOINED} WHERE runs.run_key = ? ORDER BY figures.{order}",
         (run_key,),
-    )
+    ).fetchall()
 
 
 def benchmark_figures(db: Database, order: str, benchmark: str | None) -> pd.DataFrame:

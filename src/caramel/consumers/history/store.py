@@ -15,7 +15,7 @@ import contextlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from caramel.consumers.history import engine, exchange, layout, query
 from caramel.consumers.history.layout import (
@@ -41,9 +41,6 @@ from caramel.consumers.history.rows import (
     row_field,
 )
 from caramel.errors import Location
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 __all__ = [
     "ADDED_COLUMNS",
@@ -291,22 +288,23 @@ class History:
     def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
         """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
         what reading the figures of many runs (`bench predict`) asks instead of `metrics` per run."""
-        figures = query.benchmark_figures(self.db, self.db.dialect.order, benchmark)
+        found = query.benchmark_figures(self.db, self.db.dialect.order, benchmark)
+        figures = zip(*(found[c].tolist() for c in found.columns), strict=True)
         out: dict[str, list[Metric]] = {}
         for run_key, *figure in self._rows(figures):
             out.setdefault(run_key, []).append(Metric(*figure))
         return out
 
-    def _rows(self, figures: pd.DataFrame) -> Iterator[tuple]:
-        """Figures as (run key, table, configuration dict, name, unit, direction, finite samples), in
-        the order they were recorded. A configuration text is parsed once (the same few hundred recur
-        in every run of a benchmark); the samples, as caramel writes them (a JSON list of finite
-        floats), are read by json.loads alone, anything else by the careful `rows.finite_samples`."""
+    def _rows(self, figures: Iterable[Sequence]) -> Iterator[tuple]:
+        """Figures (rows of query.FIGURE_FIELDS) as (run key, table, configuration dict, name, unit,
+        direction, finite samples), in the order they were recorded. A configuration text is parsed
+        once (the same few hundred recur in every run of a benchmark); the samples, as caramel writes
+        them (a JSON list of finite floats), are read by json.loads alone, anything else by the
+        careful `rows.finite_samples`."""
         configs: dict[str, dict] = {}
-        columns = ("run_key", "tbl", "config", "name", "unit", "direction", "samples")
-        for run_key, tbl, config, name, unit, direction, samples in zip(
-            *(figures[c].tolist() for c in columns), strict=True
-        ):
+        for figure in figures:
+            run_key, tbl, config, name, unit, direction = figure[:6]
+            samples = figure[query.SAMPLES]
             values = plain_samples(samples)
             if values is None:
                 values = finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
