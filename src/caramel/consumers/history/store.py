@@ -161,16 +161,24 @@ class History:
     def figure_rows(self, run: RunRecord, run_id: int, rows: list[tuple]) -> list[tuple]:
         """The figures table's rows of metrics rows (history.rows): each row's series numbered, a
         series not stored yet added (the run's benchmark and system, the figure's table,
-        configuration, name, unit and direction: `series` is unique on them)."""
+        configuration, name, unit and direction: `series` is unique on them). The runs of one
+        benchmark and system share their series: most runs add none."""
         if not rows:
             return []
         owner = (run.benchmark or "", run.system or "")
-        wanted = dict.fromkeys(tuple(row[1:6]) for row in rows)
-        self.db.executemany(
-            upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
-            [(*owner, *names) for names in wanted],
-        )
-        ids = {
+        ids = self._series_ids(owner)
+        missing = dict.fromkeys(tuple(row[1:6]) for row in rows if tuple(row[1:6]) not in ids)
+        if missing:
+            self.db.executemany(
+                upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
+                [(*owner, *names) for names in missing],
+            )
+            ids = self._series_ids(owner)
+        return [(run_id, ids[tuple(row[1:6])], *row[6:]) for row in rows]
+
+    def _series_ids(self, owner: tuple[str, str]) -> dict[tuple, int]:
+        """The ids of the series of a (benchmark, system), by their other five columns."""
+        return {
             tuple(names): series_id
             for series_id, *names in self.db.execute(
                 "SELECT id, tbl, config, name, unit, direction FROM series "
@@ -178,7 +186,6 @@ class History:
                 owner,
             )
         }
-        return [(run_id, ids[tuple(row[1:6])], *row[6:]) for row in rows]
 
     def recount(self) -> None:
         """Count the figures of every run again (what layout.migrate does; for a writer of raw rows)."""
