@@ -16,7 +16,8 @@ process (interpreter start included); its peak memory is the child's own (os.wai
 (the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
 each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
 CPU seconds of each: the ratios hold on a loaded machine, where the times do not (SQLite only: the
-other caramel reads a copy of the history marked schema 2, which a caramel of schema 2 opens). Every
+other caramel reads a copy of the history, so it must read layout 4; to compare with a caramel of an
+older layout, run this harness from each tree, interleaved). Every
 tree is compiled first and its commands read the compiled modules, as an installed caramel does.
 Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
 ≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
@@ -145,20 +146,6 @@ def make_history(target: str, runs: int, per_run: int) -> int:
             figures += len(metric_rows)
         history.recount()  # the rows were written raw: store each run's counts as every writer does
     return figures
-
-
-def older_copy(history: str, folder: str) -> str:
-    """A copy of the history that a caramel of schema 2 opens (--compare-with an older tree): the
-    columns it does not know it ignores, the meta says 2 (a newer caramel would count it again)."""
-    import sqlite3
-
-    copy = os.path.join(folder, "history-schema2.db")
-    if not os.path.exists(copy):
-        shutil.copy(history, copy)
-        with sqlite3.connect(copy) as db:
-            db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
-        db.close()
-    return copy
 
 
 def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
@@ -319,7 +306,7 @@ def main() -> int:
             )
         histories = {tree: history for tree in trees}
         if "base" in trees and not args.url:
-            histories["base"] = older_copy(history, folder)
+            histories["base"] = shutil.copy(history, os.path.join(folder, "history-base.db"))
         print(
             f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
         )
