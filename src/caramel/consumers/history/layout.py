@@ -157,10 +157,11 @@ def prepare(db: Connection) -> None:
                 for statement in schema(dialect):
                     db.execute(statement)
         return
-    version = stored_version(db) if "meta" in tables else 1
+    stored = stored_version(db) if "meta" in tables else "1"
+    version = int(stored) if stored.isdigit() else SCHEMA_VERSION + 1  # a text: no caramel's
     if version > SCHEMA_VERSION:
         raise engine.HistoryUnavailable(
-            f"{db.shown}: a history of another caramel (schema {version}; this caramel reads and "
+            f"{db.shown}: a history of another caramel (schema {stored}; this caramel reads and "
             f"writes schema {SCHEMA_VERSION})",
             hint="use the caramel that made it, or another history "
             "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile",
@@ -169,15 +170,13 @@ def prepare(db: Connection) -> None:
         migrate(db)
 
 
-def stored_version(db: Connection) -> int:
-    """The layout the history says it has (1: no meta table, or no number there)."""
+def stored_version(db: Connection) -> str:
+    """The layout the history's meta table says it has, as stored ("1": none stored)."""
     found = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    if found and not str(found[0]).isdigit():
-        return SCHEMA_VERSION + 1  # no caramel writes that: another program's
-    return int(found[0]) if found else 1
+    return str(found[0]) if found else "1"
 
 
-def run_columns(db: Connection, table: str) -> set[str]:
+def table_columns(db: Connection, table: str) -> set[str]:
     """The columns of `table`."""
     if db.dialect is engine.POSTGRESQL:
         return {
@@ -221,7 +220,7 @@ def migrate(db: Connection) -> None:
 
 def _migrate_tables(db: Connection) -> None:
     """`migrate`'s statements, inside its transaction."""
-    have = run_columns(db, "runs")
+    have = table_columns(db, "runs")
     for name, kind in ADDED_COLUMNS.items():
         if name not in have:
             db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
