@@ -1,5 +1,6 @@
-"""The history's rows as Python values and back: a run's metrics as rows of the metrics table (made a
-million at a time by an import, so made in one loop with as little work per figure as may be), and
+"""The history's rows as Python values and back: a run's metrics as rows of the metrics view (its
+run key, series and numbers, which History.add splits into series and figures; made a million at a
+time by an import, so made in one loop with as little work per figure as may be), and
 the stored texts read back with care (a row written by an older caramel, damaged, or hostile).
 """
 
@@ -77,7 +78,7 @@ def samples_texts(columns: Sequence[list[float]]) -> list[str]:
 
 
 def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
-    """The metrics table's rows of a run's metrics: the direction as its plain text, the mean and sd
+    """The metrics view's rows of a run's metrics: the direction as its plain text, the mean and sd
     of the samples (`mean_sd`'s, to the bit), their extremes (`min`, `max`) and their text
     (`samples_texts`). Made a column at a time (an import's line comes as MetricColumns; bench
     result's Metric objects are taken apart once), each value by the very operation `mean_sd`, min
