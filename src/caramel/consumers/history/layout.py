@@ -16,9 +16,9 @@ from caramel.errors import CaramelError
 # and runs.nonfinite (each run's figure counts, kept by every write, so `bench history list` reads a
 # thousand rows instead of counting a million); 4 normalised the figures: a run's id, each series
 # (benchmark, system, table, configuration, figure, unit, direction) stored once, and per run and
-# series one row of numbers (`figures`), with the reason of a failed row. An older history is brought
-# to this layout in one transaction when it is opened (`migrate`); `metrics` is now a view of the
-# figures with their run key and series, the columns the metrics table had.
+# series one row of numbers (`figures`), with the reason of a failed row. An older history is
+# brought to this layout in one transaction when it is opened (`migrate`); `metrics` is now a view
+# of the figures with their run key and series, the columns the metrics table had.
 SCHEMA_VERSION = 4
 # the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
 EXPORT_SCHEMA = 2
@@ -48,7 +48,7 @@ RUN_COLUMNS = (
     "site",
     "fingerprint",
 )
-# a figure as the `metrics` view shows it (and history.rows makes it): its run key and series, its numbers
+# a figure as the `metrics` view shows it (and history.rows makes it): run key, series, numbers
 METRIC_COLUMNS = (
     "run_key",
     "tbl",

@@ -304,10 +304,10 @@ class History:
 
     def _rows(self, figures: Iterable[Sequence]) -> Iterator[tuple]:
         """Figures (rows of query.FIGURE_FIELDS) as (run key, table, configuration dict, name, unit,
-        direction, finite samples), in the order they were recorded. A configuration text is parsed
-        once (the same few hundred recur in every run of a benchmark); the samples, as caramel writes
-        them (a JSON list of finite floats), are read by json.loads alone, anything else by the
-        careful `rows.finite_samples`."""
+        direction, finite samples), in the order they were recorded. A configuration text is
+        parsed once (the same few hundred recur in every run of a benchmark); the samples, as
+        caramel writes them (a JSON list of finite floats), are read by json.loads alone, anything
+        else by the careful `rows.finite_samples`."""
         configs: dict[str, dict] = {}
         for figure in figures:
             run_key, tbl, config, name, unit, direction = figure[:6]
