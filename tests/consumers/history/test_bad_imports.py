@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from tests.consumers.history import rawrows
 
 from caramel.consumers.history.layout import COUNTS

@@ -20,6 +20,7 @@ import pytest
 
 from caramel.consumers.history.store import EXPORT_SCHEMA, History, RunRecord
 from caramel.errors import RunError
+
 from . import rawrows
 
 # `bench import` with History.run (the "is the run there?" check) slowed by 1.5 s once it has answered
