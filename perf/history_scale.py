@@ -3,23 +3,24 @@
 and `bench dashboard` on it, each timed as a separate process with its peak memory.
 
     python perf/history_scale.py [--quick] [--runs 1000] [--figures-per-run 1000] [--rounds 2]
-                                 [--keep DIR] [--steps export,import,list,dashboard] [--url
-                                 postgresql://...] [--compare-with OLD/src]
+                                 [--keep DIR] [--steps export,import,list,dashboard] [--url postgresql://...]
+                                 [--compare-with OLD/src]
 
 The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
 two benchmarks, two systems at two sites, each run with 100 configurations (nodes 1..16 × two batch
-sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 %
-(regressions to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that
-file into a new history, list the history, build the dashboard. Each command runs as `python -m
-caramel` in a child process (interpreter start included); its peak memory is the child's own
-(os.wait4's rusage). `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a
-PostgreSQL history (the import goes into a fresh SQLite file there too, the export reads the
-server). `--compare-with`: each step also run by another caramel (`git archive REV src | tar -x -C
-DIR`), interleaved, with the CPU seconds of each: the ratios hold on a loaded machine, where the
-times do not (SQLite only: the other caramel reads a copy of the history marked schema 2, which a
-caramel of schema 2 opens). Every tree is compiled first and its commands read the compiled modules,
-as an installed caramel does. Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤
-200 MB each, history list ≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
+sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 % (regressions
+to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that file into a new
+history, list the history, build the dashboard. Each command runs as `python -m caramel` in a child
+process (interpreter start included); its peak memory is the child's own (os.wait4's rusage).
+`--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a PostgreSQL history
+(the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
+each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
+CPU seconds of each: the ratios hold on a loaded machine, where the times do not (SQLite only: the
+other caramel reads a copy of the history, so it must read layout 4; to compare with a caramel of an
+older layout, run this harness from each tree, interleaved). Every
+tree is compiled first and its commands read the compiled modules, as an installed caramel does.
+Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
+≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
 """
 
 from __future__ import annotations
@@ -34,7 +35,13 @@ import sys
 import tempfile
 import time
 
-from caramel.consumers.history.store import METRIC_COLUMNS, METRIC_KEY, RUN_COLUMNS, History, upsert
+from caramel.consumers.history.store import (
+    FIGURE_COLUMNS,
+    RUN_COLUMNS,
+    History,
+    RunRecord,
+    upsert,
+)
 
 METRICS = [
     ("Tokens/second", "", "higher"),
@@ -67,8 +74,7 @@ def configurations(per_run: int) -> list[dict[str, str]]:
 
 
 def make_history(target: str, runs: int, per_run: int) -> int:
-    """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the
-    figures written."""
+    """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the figures written."""
     rng = random.Random(24)
     configs = configurations(per_run)
     metrics = METRICS[: max(1, min(len(METRICS), per_run // len(configs)))]
@@ -127,26 +133,19 @@ def make_history(target: str, runs: int, per_run: int) -> int:
                         )
             with history.writing():
                 history.db.executemany(upsert("runs", RUN_COLUMNS, ("run_key",), False), run_rows)
-                history.db.executemany(
-                    upsert("metrics", METRIC_COLUMNS, METRIC_KEY, False), metric_rows
-                )
+                ids = dict(history.db.execute("SELECT run_key, id FROM runs").fetchall())
+                per_run: dict[str, list[tuple]] = {}
+                for row in metric_rows:
+                    per_run.setdefault(row[0], []).append(row)
+                for run in run_rows:  # each run's series numbered, as History.add does
+                    record = RunRecord(run[0], run[1], system=run[5])
+                    history.db.executemany(
+                        upsert("figures", FIGURE_COLUMNS[:-1], FIGURE_COLUMNS[:2], False),
+                        history.figure_rows(record, ids[run[0]], per_run.get(run[0], [])),
+                    )
             figures += len(metric_rows)
         history.recount()  # the rows were written raw: store each run's counts as every writer does
     return figures
-
-
-def older_copy(history: str, folder: str) -> str:
-    """A copy of the history that a caramel of schema 2 opens (--compare-with an older tree): the
-    columns it does not know it ignores, the meta says 2 (a newer caramel would count it again)."""
-    import sqlite3
-
-    copy = os.path.join(folder, "history-schema2.db")
-    if not os.path.exists(copy):
-        shutil.copy(history, copy)
-        with sqlite3.connect(copy) as db:
-            db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")
-        db.close()
-    return copy
 
 
 def run_measured(args: list[str], env: dict) -> tuple[float, float, float, str]:
@@ -307,7 +306,7 @@ def main() -> int:
             )
         histories = {tree: history for tree in trees}
         if "base" in trees and not args.url:
-            histories["base"] = older_copy(history, folder)
+            histories["base"] = shutil.copy(history, os.path.join(folder, "history-base.db"))
         print(
             f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
         )

@@ -28,8 +28,10 @@ BENCH = """<?xml version="1.0" encoding="UTF-8"?>
 def figures(history: Path) -> dict[tuple, tuple]:
     db = sqlite3.connect(history)
     try:
+        # the figures table's rowid: a figure not written again keeps it (layout 4: docs/history.md)
         return {(tbl, config, name): (rowid, samples) for rowid, tbl, config, name, samples in
-                db.execute("SELECT rowid, tbl, config, name, samples FROM metrics")}
+                db.execute("SELECT figures.rowid, tbl, config, name, samples FROM figures "
+                           "JOIN series ON series.id = figures.series")}
     finally:
         db.close()
 
@@ -43,8 +45,9 @@ def test_one_log_changed_changes_only_its_figures(tmp_path: Path, env: dict[str,
     before = figures(history)
     assert len(before) == 6  # time and rate of three workpackages
     db = sqlite3.connect(history)  # note every figure written from now on
-    db.executescript("CREATE TABLE written (name TEXT); CREATE TRIGGER note AFTER INSERT ON metrics "
-                     "BEGIN INSERT INTO written VALUES (NEW.config || ' ' || NEW.name); END;")
+    db.executescript("CREATE TABLE written (name TEXT); CREATE TRIGGER note AFTER INSERT ON figures "
+                     "BEGIN INSERT INTO written SELECT config || ' ' || name FROM series WHERE id = NEW.series; "
+                     "END;")
     db.close()
     with open(tmp_path / "runs" / "000000" / "000001_s" / "work" / "stdout", "a") as handle:
         handle.write("time 4.5\n")

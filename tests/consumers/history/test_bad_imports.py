@@ -18,6 +18,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.consumers.history import rawrows
+
+from caramel.consumers.history.layout import COUNTS
 
 CORPUS = Path(__file__).resolve().parent / "bad_imports"
 
@@ -87,10 +90,10 @@ def test_a_non_finite_value_already_in_a_history_is_flagged_not_fatal(tmp_path: 
     assert bench("import", "ok_01_empty_lines.jsonl", history=history).returncode == 0
     db = sqlite3.connect(history)
     with db:
-        db.execute("UPDATE metrics SET samples = '[inf,1.6]', mean = 'inf'")
-        db.execute("INSERT INTO metrics SELECT run_key, tbl, config, 'bad', unit, direction, 1, 0, 0, 0, 0, '[nan]' "
-                   "FROM metrics")
-        db.execute("UPDATE meta SET value = '2' WHERE key = 'schema'")  # as the older caramel left it
+        db.execute("UPDATE figures SET samples = '[inf,1.6]', mean = 'inf'")
+        rawrows.add_metric_rows(db, db.execute("SELECT run_key, tbl, config, 'bad', unit, direction, 1, 0, 0, 0, 0, "
+                                               "'[nan]' FROM metrics").fetchall())
+        db.execute(f"UPDATE runs SET {COUNTS}")  # the counts every writer keeps (history/layout.py)
     db.close()
     exported = bench("export", history=history)
     assert exported.returncode == 0
@@ -108,8 +111,8 @@ def test_the_dashboard_renders_a_history_holding_a_non_finite_value(tmp_path: Pa
     assert bench("import", "ok_01_empty_lines.jsonl", history=history_path).returncode == 0
     db = sqlite3.connect(history_path)
     with db:
-        db.execute("INSERT INTO metrics SELECT run_key, tbl, config, 'bad', unit, direction, 1, 0, 0, 0, 0, "
-                   "'[1e999]' FROM metrics")
+        rawrows.add_metric_rows(db, db.execute("SELECT run_key, tbl, config, 'bad', unit, direction, 1, 0, 0, 0, 0, "
+                                               "'[1e999]' FROM metrics").fetchall())
     db.close()
     page = tmp_path / "dash.html"
     done = subprocess.run([sys.executable, "-m", "caramel", "dashboard", "--history", str(history_path),

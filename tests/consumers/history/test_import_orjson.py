@@ -99,7 +99,7 @@ def test_samples_texts_of_values_that_are_no_floats_fall_back_to_repr() -> None:
 def _stored(path: Path) -> list:
     with sqlite3.connect(path) as db:
         figures = [tuple(v.hex() if isinstance(v, float) else v for v in row)
-                   for row in db.execute("SELECT rowid, * FROM metrics ORDER BY rowid")]
+                   for row in db.execute("SELECT rowid, * FROM figures ORDER BY rowid")]
         return [figures, db.execute("SELECT * FROM runs ORDER BY rowid").fetchall()]
 
 
@@ -130,7 +130,7 @@ def test_an_import_stores_what_the_careful_paths_store(tmp_path: Path, monkeypat
     with History(str(tmp_path / "careful.db")) as history:
         assert history.import_records(_records(str(export))) == (4, 16)
     assert _stored(tmp_path / "fast.db") == _stored(tmp_path / "careful.db")
-    assert {row[-1] for row in _stored(tmp_path / "fast.db")[0]} >= {"[5e-05,1.5,-0.0]", "[5e-05,1.5]"}
+    assert {row[-2] for row in _stored(tmp_path / "fast.db")[0]} >= {"[5e-05,1.5,-0.0]", "[5e-05,1.5]"}
 
 
 def test_an_import_into_postgresql_stores_the_texts_sqlite_stores(tmp_path: Path, pg_url: str) -> None:

@@ -21,6 +21,8 @@ import pytest
 from caramel.consumers.history.store import EXPORT_SCHEMA, History, RunRecord
 from caramel.errors import RunError
 
+from . import rawrows
+
 # `bench import` with History.run (the "is the run there?" check) slowed by 1.5 s once it has answered
 SLOW_CHECK = """
 import runpy, sys, time
@@ -148,8 +150,8 @@ def test_a_stored_sample_that_no_float_can_hold_is_left_out_not_an_internal_erro
     with History(str(path)) as history:
         history.add(RunRecord("k", "b"), [])
         with history.db:
-            history.db.execute("INSERT INTO metrics VALUES ('k','t','{}','rate','','higher',2,1,0,1,1,?)",
-                               ("[1.5, " + "9" * 400 + ", true]",))
+            rawrows.add_metric_rows(history.db, [("k", "t", "{}", "rate", "", "higher", 2, 1, 0, 1, 1,
+                                                  "[1.5, " + "9" * 400 + ", true]")])
         (metric,) = history.metrics("k")
         assert metric.samples == [1.5]
         assert history.skipped == ["run k: t/rate holds a value that is not a finite number; that sample is left out"]

@@ -23,7 +23,7 @@ def test_the_figures_of_many_runs_are_one_query(tmp_path: Path) -> None:
         history.db.db.connection.set_trace_callback(asked.append)
         found = history.metrics_by_run("b")
         history.db.db.connection.set_trace_callback(None)
-        assert [sql for sql in asked if "FROM metrics" in sql] == [asked[0]]  # one, not one per run
+        assert [sql for sql in asked if "FROM figures" in sql] == [asked[0]]  # one, not one per run
         assert found == {key: history.metrics(key) for key in ("b0", "b1", "b2")}
         assert [m.name for m in found["b1"]] == ["rate", "time"]  # in the order they were stored
         assert set(history.metrics_by_run()) == {"b0", "b1", "b2", "c0"}

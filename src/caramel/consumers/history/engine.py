@@ -32,20 +32,28 @@ class HistoryUnavailable(RunError):
 class Dialect:
     name: str
     real: str  # a double-precision float (PostgreSQL's REAL is single precision)
-    order: str  # the column giving the metrics' insertion order
+    order: str  # the column giving the figures' insertion order
     order_column: str  # how that column is declared ("" where it is implicit)
     tables: str  # the names of the tables there are
+    key: str  # an id column numbered by the database
 
 
 SQLITE = Dialect(
-    "sqlite", "REAL", "rowid", "", "SELECT name FROM sqlite_master WHERE type = 'table'"
+    "sqlite",
+    "REAL",
+    "rowid",
+    "",
+    "SELECT name FROM sqlite_master WHERE type = 'table'",
+    "INTEGER PRIMARY KEY",
 )
 POSTGRESQL = Dialect(
     "postgresql",
     "DOUBLE PRECISION",
     "seq",
     ", seq BIGSERIAL",
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()",
+    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+    "AND table_type = 'BASE TABLE'",
+    "BIGSERIAL PRIMARY KEY",
 )
 
 

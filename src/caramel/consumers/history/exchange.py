@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict
 from typing import Protocol
 
+from caramel.consumers.history import query
 from caramel.consumers.history.engine import Connection
 from caramel.consumers.history.layout import EXPORT_SCHEMA, RunRecord
 from caramel.consumers.history.metrics import Metric
@@ -70,11 +71,9 @@ def export_lines(
 def _figure_texts(history: Store, run_key: str, texts: dict) -> Iterator[str]:
     """The run's figures as the JSON objects of an export line (see export_lines)."""
     dumps = json.dumps
-    for tbl, config, name, unit, direction, samples in history.db.execute(
-        "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ? "
-        f"ORDER BY {history.db.dialect.order}",
-        (run_key,),
-    ):
+    for figure in query.run_figures(history.db, history.db.dialect.order, run_key):
+        tbl, config, name, unit, direction = figure[1:6]
+        samples = figure[query.SAMPLES]
         if not (
             isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples)
         ):

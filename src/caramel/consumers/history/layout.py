@@ -12,17 +12,17 @@ from caramel.consumers.history import engine
 from caramel.consumers.history.engine import Connection, Dialect
 from caramel.errors import CaramelError
 
-# the history's layout; 2 added runs.site, runs.fingerprint and the meta table (additive: a history
-# of schema 1 gains the columns on open, and older caramels ignore them); 3 added runs.figures and
-# runs.nonfinite, each run's figure counts kept by every write (History._recount), so `bench history
-# list` reads a thousand rows instead of counting a million: a history of schema 2 or 1 is counted
-# once when it is opened (`migrate`), and a caramel of schema 2, which would write without counting,
-# refuses it
-SCHEMA_VERSION = 3
-# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema"
-# key)
+# the history's layout; 2 added runs.site, runs.fingerprint and the meta table; 3 added runs.figures
+# and runs.nonfinite (each run's figure counts, kept by every write, so `bench history list` reads a
+# thousand rows instead of counting a million); 4 normalised the figures: a run's id, each series
+# (benchmark, system, table, configuration, figure, unit, direction) stored once, and per run and
+# series one row of numbers (`figures`), with the reason of a failed row. An older history is
+# brought to this layout in one transaction when it is opened (`migrate`); `metrics` is now a view
+# of the figures with their run key and series, the columns the metrics table had.
+SCHEMA_VERSION = 4
+# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
 EXPORT_SCHEMA = 2
-# columns added after schema 1: added to an older history when it is opened
+# columns added to runs after schema 1 (a history of schema 1 or 2 gains them when it is migrated)
 ADDED_COLUMNS = {
     "site": "TEXT",
     "fingerprint": "TEXT",
@@ -48,6 +48,7 @@ RUN_COLUMNS = (
     "site",
     "fingerprint",
 )
+# a figure as the `metrics` view shows it (and history.rows makes it): run key, series, numbers
 METRIC_COLUMNS = (
     "run_key",
     "tbl",
@@ -62,23 +63,27 @@ METRIC_COLUMNS = (
     "max",
     "samples",
 )
-METRIC_KEY = ("run_key", "tbl", "config", "name")
-TABLES = frozenset(("runs", "metrics", "baselines", "meta"))
-SCHEMA_LOCK = (
-    7_261_001  # PostgreSQL: writers creating the tables at once take turns (an advisory lock)
-)
+SERIES_COLUMNS = ("benchmark", "system", "tbl", "config", "name", "unit", "direction")
+FIGURE_COLUMNS = ("run", "series", "n", "mean", "sd", "min", "max", "samples", "reason")
+TABLES = frozenset(("runs", "series", "figures", "baselines", "meta"))
+SCHEMA_LOCK = 7_261_001  # PostgreSQL: writers creating or migrating the tables take turns
 
-# a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a
-# text where a number belongs: SQLite orders texts after numbers)
+# a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a text
+# where a number belongs: SQLite orders texts after numbers)
 FINITE = (
     "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
 )
 # a run's figure counts, from its rows (an UPDATE of runs: `runs.run_key` is the run's)
 COUNTS = (
-    "figures = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key), "
-    "nonfinite = (SELECT COUNT(*) FROM metrics WHERE metrics.run_key = runs.run_key AND NOT "
-    + FINITE
-    + ")"
+    "figures = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id), "
+    "nonfinite = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id AND NOT " + FINITE + ")"
+)
+# every figure with its run key and its series, as the metrics table of schema 3 held them
+METRICS_VIEW = (
+    "CREATE VIEW metrics AS SELECT runs.run_key, series.tbl, series.config, series.name, "
+    "series.unit, series.direction, figures.n, figures.mean, figures.sd, figures.min, figures.max, "
+    "figures.samples, figures.reason FROM figures JOIN runs ON runs.id = figures.run "
+    "JOIN series ON series.id = figures.series"
 )
 
 
@@ -107,15 +112,19 @@ class RunRecord:
 
 def schema(dialect: Dialect) -> list[str]:
     """The history's tables, in the words of `dialect` (the same layout on both engines)."""
-    real = dialect.real
+    real, key = dialect.real, dialect.key
     return [
-        "CREATE TABLE IF NOT EXISTS runs (run_key TEXT PRIMARY KEY, benchmark TEXT, file TEXT, run_dir TEXT, "
-        "tags TEXT, system TEXT, caramel_version TEXT, git_commit TEXT, host TEXT, nodes TEXT, job_ids TEXT, "
-        f"container TEXT, energy_method TEXT, started {real}, ended {real}, site TEXT, fingerprint TEXT, "
-        "figures INTEGER, nonfinite INTEGER)",
-        "CREATE TABLE IF NOT EXISTS metrics (run_key TEXT, tbl TEXT, config TEXT, name TEXT, unit TEXT, "
-        f"direction TEXT, n INTEGER, mean {real}, sd {real}, min {real}, max {real}, samples TEXT"
-        f"{dialect.order_column}, PRIMARY KEY (run_key, tbl, config, name))",
+        f"CREATE TABLE runs (id {key}, run_key TEXT NOT NULL UNIQUE, benchmark TEXT, file TEXT, "
+        "run_dir TEXT, tags TEXT, system TEXT, caramel_version TEXT, git_commit TEXT, host TEXT, "
+        f"nodes TEXT, job_ids TEXT, container TEXT, energy_method TEXT, started {real}, "
+        f"ended {real}, site TEXT, fingerprint TEXT, figures INTEGER, nonfinite INTEGER)",
+        f"CREATE TABLE series (id {key}, benchmark TEXT NOT NULL, system TEXT NOT NULL, "
+        "tbl TEXT NOT NULL, config TEXT NOT NULL, name TEXT NOT NULL, unit TEXT NOT NULL, "
+        "direction TEXT NOT NULL, UNIQUE (benchmark, system, tbl, config, name, unit, direction))",
+        f"CREATE TABLE figures (run INTEGER NOT NULL, series INTEGER NOT NULL, n INTEGER, "
+        f"mean {real}, sd {real}, min {real}, max {real}, samples TEXT, reason TEXT"
+        f"{dialect.order_column}, PRIMARY KEY (run, series))",
+        METRICS_VIEW,
         "CREATE TABLE IF NOT EXISTS baselines (name TEXT PRIMARY KEY, run_key TEXT)",
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
         f"INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING",
@@ -123,8 +132,7 @@ def schema(dialect: Dialect) -> list[str]:
 
 
 def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: bool) -> str:
-    """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines'
-    SQL."""
+    """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines' SQL."""
     action = (
         ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key))
         if replace
@@ -137,71 +145,115 @@ def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: 
 
 
 def prepare(db: Connection) -> None:
-    """Make the tables (a new history), refuse another layout, bring an older one to this
-    (`migrate`). A history of this layout is only read here: a user who may only read it can."""
+    """Make the tables (a new history), refuse another layout, bring an older one to this (`migrate`).
+    A history of this layout is only read here: a user who may only read it can."""
     dialect = db.dialect
-    if not TABLES <= {row[0] for row in db.execute(dialect.tables)}:
+    tables = {row[0] for row in db.execute(dialect.tables)}
+    if "runs" not in tables:
         with db:
             if dialect is engine.POSTGRESQL:
                 db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
-            for statement in schema(dialect):
-                db.execute(statement)
-    found = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    if found and not (str(found[0]).isdigit() and int(found[0]) <= SCHEMA_VERSION):
+            if "runs" not in {row[0] for row in db.execute(dialect.tables)}:
+                for statement in schema(dialect):
+                    db.execute(statement)
+        return
+    stored = stored_version(db) if "meta" in tables else "1"
+    version = int(stored) if stored.isdigit() else SCHEMA_VERSION + 1  # a text: no caramel's
+    if version > SCHEMA_VERSION:
         raise engine.HistoryUnavailable(
-            f"{db.shown}: a history of another caramel (schema {found[0]}; this caramel reads and writes "
-            f"schema {SCHEMA_VERSION})",
+            f"{db.shown}: a history of another caramel (schema {stored}; this caramel reads and "
+            f"writes schema {SCHEMA_VERSION})",
             hint="use the caramel that made it, or another history "
             "(--history, $CARAMEL_HISTORY); bench result keeps runs locally meanwhile",
         )
-    # a history of schema 1 is marked as of this layout when its meta table is made: its columns
-    # tell (SQLite only: a PostgreSQL history was made at schema 2 or later)
-    if (
-        not found
-        or int(found[0]) < SCHEMA_VERSION
-        or (dialect is engine.SQLITE and missing_columns(db))
-    ):
+    if version < SCHEMA_VERSION or not TABLES <= tables:
         migrate(db)
 
 
-def missing_columns(db: Connection) -> list[str]:
-    """The columns added since schema 1 that the runs table lacks."""
+def stored_version(db: Connection) -> str:
+    """The layout the history's meta table says it has, as stored ("1": none stored)."""
+    found = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    return str(found[0]) if found else "1"
+
+
+def table_columns(db: Connection, table: str) -> set[str]:
+    """The columns of `table`."""
     if db.dialect is engine.POSTGRESQL:
-        have = {
+        return {
             row[0]
             for row in db.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-                "AND table_name = 'runs'"
+                "SELECT column_name FROM information_schema.columns WHERE table_schema = "
+                "current_schema() AND table_name = ?",
+                (table,),
             )
         }
-    else:
-        have = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
-    return [name for name in ADDED_COLUMNS if name not in have]
+    return {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
 
 
 def migrate(db: Connection) -> None:
-    """Bring a history of an older layout to this one: the columns added since, and each run's
-    figure counts, in one transaction (writers of PostgreSQL take turns by the schema lock). A
-    history this user may only read is read as it is: the counts missing, History.listing counts."""
+    """Bring a history of an older layout (schema 1 to 3: runs keyed by their text, a metrics table
+    repeating each figure's names) to this one in one transaction: the runs copied with an id, each
+    distinct series once, each metrics row as a figure of its run and series (in the order written),
+    the counts made, the old tables dropped. Writers of PostgreSQL take turns by the schema lock.
+    Rows of the metrics table whose run is not in the runs table are left out (no page or command
+    could show them). A history this user may only read cannot be migrated: said so."""
     try:
         with db:
             if db.dialect is engine.POSTGRESQL:
                 db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
             else:
                 db.execute("BEGIN IMMEDIATE")
-            missing = missing_columns(
-                db
-            )  # read under the lock: another process may have migrated it
-            for name in missing:
-                db.execute(f"ALTER TABLE runs ADD COLUMN {name} {ADDED_COLUMNS[name]}")
-            found = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-            if missing or not found or int(found[0]) < SCHEMA_VERSION:
-                db.execute(f"UPDATE runs SET {COUNTS}")
-            db.execute(
-                upsert("meta", ("key", "value"), ("key",), True), ("schema", str(SCHEMA_VERSION))
-            )
+            tables = {row[0] for row in db.execute(db.dialect.tables)}
+            if "figures" in tables:  # another process migrated it meanwhile
+                return
+            _migrate_tables(db)
     except CaramelError as exc:
-        if "readonly" not in str(exc).replace(" ", "").replace(
-            "-", ""
-        ) and "permission denied" not in str(exc):
-            raise
+        words = str(exc).replace(" ", "").replace("-", "").lower()
+        if "readonly" in words or "permissiondenied" in words:
+            raise engine.HistoryUnavailable(
+                f"{db.shown}: a history of an older layout (schema 3 or before), which this user "
+                "may only read: it is migrated to schema 4 when first opened with write access",
+                hint="open it once as a user who may write it (bench history list), or copy it",
+            ) from None
+        raise
+
+
+def _migrate_tables(db: Connection) -> None:
+    """`migrate`'s statements, inside its transaction."""
+    have = table_columns(db, "runs")
+    for name, kind in ADDED_COLUMNS.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
+    db.execute("ALTER TABLE runs RENAME TO old_runs")
+    if db.dialect is engine.POSTGRESQL:  # the old primary key's index keeps its name otherwise
+        db.execute("ALTER INDEX IF EXISTS runs_pkey RENAME TO old_runs_pkey")
+    for statement in schema(db.dialect):
+        if statement != METRICS_VIEW:  # made once the metrics table is gone
+            db.execute(statement)
+    names = ", ".join(RUN_COLUMNS)
+    db.execute(f"INSERT INTO runs ({names}) SELECT {names} FROM old_runs ORDER BY started")
+    text = {c: f"coalesce(m.{c}, '')" for c in ("tbl", "config", "name", "unit", "direction")}
+    db.execute(
+        "INSERT INTO series (benchmark, system, tbl, config, name, unit, direction) "
+        "SELECT DISTINCT coalesce(r.benchmark, ''), coalesce(r.system, ''), "
+        + ", ".join(text.values())
+        + " FROM metrics m JOIN runs r ON r.run_key = m.run_key"
+    )
+    same = " AND ".join(
+        [
+            "s.benchmark = coalesce(r.benchmark, '')",
+            "s.system = coalesce(r.system, '')",
+            *(f"s.{c} = {expression}" for c, expression in text.items()),
+        ]
+    )
+    db.execute(
+        "INSERT INTO figures (run, series, n, mean, sd, min, max, samples) "
+        "SELECT r.id, s.id, m.n, m.mean, m.sd, m.min, m.max, m.samples FROM metrics m "
+        f"JOIN runs r ON r.run_key = m.run_key JOIN series s ON {same} "
+        f"ORDER BY m.{db.dialect.order}"
+    )
+    db.execute("DROP TABLE metrics")
+    db.execute("DROP TABLE old_runs")
+    db.execute(METRICS_VIEW)
+    db.execute(f"UPDATE runs SET {COUNTS}")
+    db.execute(upsert("meta", ("key", "value"), ("key",), True), ("schema", str(SCHEMA_VERSION)))

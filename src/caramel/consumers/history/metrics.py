@@ -105,7 +105,7 @@ class Metric:
 
 class MetricColumns(Sequence[Metric]):
     """A run's metrics held a column at a time: what an import's line of a thousand figures is once
-    checked (history.validate), from which history.rows makes the metrics table's rows in a few
+    checked (history.validate), from which history.rows makes the metrics view's rows in a few
     passes in C, with no Metric made only to be taken apart. Read as a sequence (a repeated run's
     figures compared, a test), it gives each figure as a Metric, equal to the one made directly."""
 

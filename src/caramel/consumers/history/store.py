@@ -15,18 +15,19 @@ import contextlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict
+from typing import Any
 
-from caramel.consumers.history import engine, exchange, layout
+from caramel.consumers.history import engine, exchange, layout, query
 from caramel.consumers.history.layout import (
     ADDED_COLUMNS,
     COUNTS,
     EXPORT_SCHEMA,
-    FINITE,
+    FIGURE_COLUMNS,
     METRIC_COLUMNS,
-    METRIC_KEY,
     RUN_COLUMNS,
     SCHEMA_LOCK,
     SCHEMA_VERSION,
+    SERIES_COLUMNS,
     RunRecord,
     schema,
     upsert,
@@ -44,8 +45,8 @@ from caramel.errors import Location
 __all__ = [
     "ADDED_COLUMNS",
     "EXPORT_SCHEMA",
+    "FIGURE_COLUMNS",
     "METRIC_COLUMNS",
-    "METRIC_KEY",
     "RUN_COLUMNS",
     "SCHEMA_LOCK",
     "SCHEMA_VERSION",
@@ -87,8 +88,7 @@ class History:
             raise
 
     def _prepare(self) -> None:
-        """Make the tables of a new history, refuse another layout, bring an older one to this
-        one."""
+        """Make the tables of a new history, refuse another layout, bring an older one to this one."""
         layout.prepare(self.db)
 
     @classmethod
@@ -103,9 +103,8 @@ class History:
 
     def add(self, run: RunRecord, metrics: Iterable[Metric], replace: bool = False) -> int:
         """Add a run and its metrics (returns the metrics added or changed). An import keeps what is
-        there (`replace` false: the same run twice adds nothing); `bench result` on a run that
-        changed since (more workpackages finished) replaces the run's figures that changed, and only
-        those."""
+        there (`replace` false: the same run twice adds nothing); `bench result` on a run that changed
+        since (more workpackages finished) replaces the run's figures that changed, and only those."""
         with self.writing():
             return self._insert(run, metrics, replace)
 
@@ -114,9 +113,8 @@ class History:
         """One write transaction that holds the history's write lock from its first statement (BEGIN
         IMMEDIATE): what it reads to decide (is the run there, with which figures?) cannot change
         before its own insert, so two benches adding one run key never both pass the check and one
-        set of figures is never dropped silently. A second writer waits (timeout 30 s). On
-        PostgreSQL the same by a lock on the runs table that only one writer holds at a time
-        (readers go on)."""
+        set of figures is never dropped silently. A second writer waits (timeout 30 s). On PostgreSQL the
+        same by a lock on the runs table that only one writer holds at a time (readers go on)."""
         with self.db:  # commits, or rolls back on an error
             if self.db.dialect.name == "postgresql":
                 self.db.execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
@@ -132,73 +130,103 @@ class History:
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        # a new run starts with no figures counted (a run already there keeps its counts, or has
-        # them counted again below when replaced)
+        # a new run starts with no figures counted (a run already there keeps its counts, or has them
+        # counted again below when replaced)
         self.db.execute(
             upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
             [*(row[c] for c in RUN_COLUMNS), 0, 0],
         )
+        run_id = self.db.execute(
+            "SELECT id FROM runs WHERE run_key = ?", (run.run_key,)
+        ).fetchone()[0]
         rows, nonfinite = counted_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
-            rows, removed = self._changed(run.run_key, rows)
-        added = self.db.executemany(upsert("metrics", METRIC_COLUMNS, METRIC_KEY, replace), rows)
+            rows, removed = self._changed(run_id, rows)
+        added = self.db.executemany(
+            upsert("figures", FIGURE_COLUMNS[:-1], FIGURE_COLUMNS[:2], replace),
+            self.figure_rows(run, run_id, rows),
+        )
         if added:
             self.written.append((run, rows))
         if not replace and added == len(rows):  # every row new (an import): counted as written
             self.db.execute(
-                "UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE run_key = ?",
-                (added, nonfinite, run.run_key),
+                "UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE id = ?",
+                (added, nonfinite, run_id),
             )
-        elif (
-            replace or added
-        ):  # rows replaced or removed, or some already there: counted by the database
-            self._recount(run.run_key)
+        elif replace or added:  # rows replaced or removed, or some there: counted by the database
+            self.db.execute(f"UPDATE runs SET {COUNTS} WHERE id = ?", (run_id,))
         return removed + added
 
-    def _recount(self, run_key: str) -> None:
-        """Store the run's figure counts (runs.figures, runs.nonfinite), inside the writer's
-        transaction: counted by the database from the rows as they now stand, whatever this write
-        added, replaced or removed (a few milliseconds for a thousand figures: their stored mean,
-        min and max are read, so an import, whose rows are all new, adds what it wrote instead)."""
-        self.db.execute(f"UPDATE runs SET {COUNTS} WHERE run_key = ?", (run_key,))
+    def figure_rows(self, run: RunRecord, run_id: int, rows: list[tuple]) -> list[tuple]:
+        """The figures table's rows of metrics rows (history.rows): each row's series numbered, a
+        series not stored yet added (the run's benchmark and system, the figure's table,
+        configuration, name, unit and direction: `series` is unique on them). The runs of one
+        benchmark and system share their series: most runs add none."""
+        if not rows:
+            return []
+        owner = (run.benchmark or "", run.system or "")
+        ids = self._series_ids(owner)
+        missing = dict.fromkeys(tuple(row[1:6]) for row in rows if tuple(row[1:6]) not in ids)
+        if missing:
+            self.db.executemany(
+                upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
+                [(*owner, *names) for names in missing],
+            )
+            ids = self._series_ids(owner)
+        return [(run_id, ids[tuple(row[1:6])], *row[6:]) for row in rows]
+
+    def _series_ids(self, owner: tuple[str, str]) -> dict[tuple, int]:
+        """The ids of the series of a (benchmark, system), by their other five columns."""
+        return {
+            tuple(names): series_id
+            for series_id, *names in self.db.execute(
+                "SELECT id, tbl, config, name, unit, direction FROM series "
+                "WHERE benchmark = ? AND system = ?",
+                owner,
+            )
+        }
 
     def recount(self) -> None:
-        """Count the figures of every run again (what layout.migrate does; for a writer of raw
-        rows)."""
+        """Count the figures of every run again (what layout.migrate does; for a writer of raw rows)."""
         with self.writing():
             self.db.execute(f"UPDATE runs SET {COUNTS}")
 
-    def _changed(self, run_key: str, rows: list[tuple]) -> tuple[list[tuple], int]:
-        """The rows that differ from the run's figures stored now, and how many figures no longer
-        made were removed."""
+    def _changed(self, run_id: int, rows: list[tuple]) -> tuple[list[tuple], int]:
+        """The rows that differ from the run's figures stored now (a figure is its table,
+        configuration and name), and how many figures no longer made were removed. A figure whose
+        unit or direction changed is another series: its old row goes."""
         stored = {
-            (tbl, config, name): (unit, direction, samples)
-            for tbl, config, name, unit, direction, samples in self.db.execute(
-                "SELECT tbl, config, name, unit, direction, samples FROM metrics WHERE run_key = ?",
-                (run_key,),
+            (tbl, config, name): (unit, direction, samples, series)
+            for series, tbl, config, name, unit, direction, samples in self.db.execute(
+                "SELECT figures.series, tbl, config, name, unit, direction, samples FROM figures "
+                "JOIN series ON series.id = figures.series WHERE figures.run = ?",
+                (run_id,),
             )
         }
-        changed = []
+        changed, gone = [], []
         for row in rows:
-            named = dict(zip(METRIC_COLUMNS, row, strict=True))
-            key = (named["tbl"], named["config"], named["name"])
-            if stored.pop(key, None) != (named["unit"], named["direction"], named["samples"]):
+            before = stored.pop(tuple(row[1:4]), None)
+            if before is None or before[:3] != (row[4], row[5], row[11]):
                 changed.append(row)
-        removed = self.db.executemany(
-            "DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ? AND name = ?",
-            [(run_key, *key) for key in stored],
+                if before is not None and before[:2] != (row[4], row[5]):
+                    gone.append(before[3])
+        removed = len(stored)
+        self.db.executemany(
+            "DELETE FROM figures WHERE run = ? AND series = ?",
+            [(run_id, series) for series in gone + [v[3] for v in stored.values()]],
         )
         return changed, removed
 
     def replace_configurations(
         self, run: RunRecord, configs: Iterable[tuple[str, str]], metrics: Iterable[Metric]
     ) -> int:
-        """Replace the figures of some configurations of a run: (table, configuration JSON) pairs,
-        and the metrics they have now; the run's other figures stay as they are."""
+        """Replace the figures of some configurations of a run: (table, configuration JSON) pairs, and
+        the metrics they have now; the run's other figures stay as they are."""
         with self.writing():
             self.db.executemany(
-                "DELETE FROM metrics WHERE run_key = ? AND tbl = ? AND config = ?",
+                "DELETE FROM figures WHERE run = (SELECT id FROM runs WHERE run_key = ?) AND "
+                "series IN (SELECT id FROM series WHERE tbl = ? AND config = ?)",
                 ((run.run_key, tbl, config) for tbl, config in configs),
             )
             return self._insert(run, metrics, replace=True, compare=False)
@@ -232,122 +260,81 @@ class History:
         return {key[len("imported:") :] for (key,) in rows}
 
     def run(self, run_key: str) -> RunRecord | None:
-        found = self._records("SELECT * FROM runs WHERE run_key = ?", (run_key,))
+        found = self._records(query.run(self.db, run_key))
         return found[0] if found else None
 
     def runs(self, benchmark: str | None = None) -> list[RunRecord]:
-        return self._records(
-            "SELECT * FROM runs"
-            + (" WHERE benchmark = ?" if benchmark else "")
-            + " ORDER BY started",
-            (benchmark,) if benchmark else (),
-        )
+        return self._records(query.runs(self.db, benchmark))
 
     def listing(self, benchmark: str | None = None) -> list[tuple[RunRecord, int, bool]]:
         """Each run (by start time) with its number of figures and whether any of them holds a value
-        that is not a finite number, from the counts stored with the run (`_recount`): `bench
-        history list` of a thousand runs and a million figures reads a thousand rows. A run whose
-        stored mean, min or max is not a finite number (an older caramel wrote infinity there) is
-        read figure by figure, so its count leaves out what `metrics` leaves out; a run without
-        stored counts (a history of an older layout that this user may only read) is counted."""
+        that is not a finite number, from the counts stored with the run (kept by every write):
+        `bench history list` of a thousand runs and a million figures reads a thousand rows. A run
+        whose stored mean, min or max is not a finite number (an older caramel wrote infinity there)
+        is read figure by figure, so its count leaves out what `metrics` leaves out."""
+        found = query.runs(self.db, benchmark)
         out = []
-        for run, figures, nonfinite in self._counted(benchmark):
-            flagged = False
-            if figures is None:
-                figures, nonfinite = self.db.execute(
-                    f"SELECT COUNT(*), SUM(CASE WHEN {FINITE} THEN 0 ELSE 1 END) FROM metrics WHERE run_key = ?",
-                    (run.run_key,),
-                ).fetchone()
+        for run, data in zip(self._records(found), found, strict=True):
+            figures, nonfinite, flagged = data["figures"], data["nonfinite"], False
             if nonfinite:
                 before = len(self.skipped)
                 figures = len(self.metrics(run.run_key))
                 flagged = len(self.skipped) > before
-            out.append((run, figures, flagged))
+            out.append((run, int(figures or 0), flagged))
         return out
 
-    def _counted(self, benchmark: str | None) -> Iterator[tuple[RunRecord, int | None, int | None]]:
-        """The runs (of `benchmark`) by start time, each with its stored counts (None: not
-        stored)."""
-        cur = self.db.execute(
-            "SELECT * FROM runs"
-            + (" WHERE benchmark = ?" if benchmark else "")
-            + " ORDER BY started",
-            (benchmark,) if benchmark else (),
-        )
-        names = [d[0] for d in cur.description]
-        for found in cur.fetchall():
-            data = dict(zip(names, found, strict=True))
-            yield decode_run(self.path, data), data.get("figures"), data.get("nonfinite")
-
-    def _records(self, sql: str, params: tuple) -> list[RunRecord]:
-        cur = self.db.execute(sql, params)
-        names = [d[0] for d in cur.description]
-        return [
-            decode_run(self.path, dict(zip(names, found, strict=True))) for found in cur.fetchall()
-        ]
+    def _records(self, found: list[dict[str, Any]]) -> list[RunRecord]:
+        return [decode_run(self.path, data) for data in found]
 
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
-        import) is left out and noted in `self.skipped`, so one bad figure never hides the
-        history."""
-        configs: dict[str, dict] = {}
-        return [
-            Metric(tbl, config, name, unit, direction, values)
-            for tbl, config, name, unit, direction, values in self._figure_rows(run_key, configs)
-        ]
-
-    def _figure_rows(self, run_key: str, configs: dict[str, dict]) -> Iterator[tuple]:
-        """The run's figures as (table, configuration dict, name, unit, direction, finite samples),
-        in the order they were recorded (`_rows` of one run)."""
-        for _, *figure in self._rows("WHERE run_key = ?", (run_key,), configs):
-            yield tuple(figure)
+        import) is left out and noted in `self.skipped`, so one bad figure never hides the history."""
+        figures = query.run_figures(self.db, self.db.dialect.order, run_key)
+        return [Metric(*figure) for _, *figure in self._rows(figures)]
 
     def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
         """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
         what reading the figures of many runs (`bench predict`) asks instead of `metrics` per run."""
-        where, params = (
-            ("", ())
-            if benchmark is None
-            else ("WHERE run_key IN (SELECT run_key FROM runs WHERE benchmark = ?)", (benchmark,))
-        )
+        found = query.benchmark_figures(self.db, self.db.dialect.order, benchmark)
+        figures = zip(*(found[c].tolist() for c in found.columns), strict=True)
         out: dict[str, list[Metric]] = {}
-        for run_key, *figure in self._rows(where, params, {}):
+        for run_key, *figure in self._rows(figures):
             out.setdefault(run_key, []).append(Metric(*figure))
         return out
 
-    def _rows(self, where: str, params: tuple, configs: dict[str, dict]) -> Iterator[tuple]:
-        """Figures as (run key, table, configuration dict, name, unit, direction, finite samples),
-        in the order they were recorded. `configs` caches the parsed configurations (the same few
-        hundred texts recur in every run of a benchmark); the samples, as caramel writes them (a
-        JSON list of finite floats), are read by json.loads alone, anything else by the careful
-        `rows.finite_samples`."""
-        for run_key, tbl, config, name, unit, direction, samples in self.db.execute(
-            f"SELECT run_key, tbl, config, name, unit, direction, samples FROM metrics {where} "
-            f"ORDER BY {self.db.dialect.order}",
-            params,
-        ):
+    def _rows(self, figures: Iterable[Sequence]) -> Iterator[tuple]:
+        """Figures (rows of query.FIGURE_FIELDS) as (run key, table, configuration dict, name, unit,
+        direction, finite samples), in the order they were recorded. A configuration text is
+        parsed once (the same few hundred recur in every run of a benchmark); the samples, as
+        caramel writes them (a JSON list of finite floats), are read by json.loads alone, anything
+        else by the careful `rows.finite_samples`."""
+        configs: dict[str, dict] = {}
+        for figure in figures:
+            run_key, tbl, config, name, unit, direction = figure[:6]
+            samples = figure[query.SAMPLES]
             values = plain_samples(samples)
             if values is None:
                 values = finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
-                if values is None or len(values) < samples.count(",") + 1:
+                if values is None or len(values) < str(samples).count(",") + 1:
                     self.skipped.append(
                         f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
                         + ("; left out" if not values else "; that sample is left out")
                     )
             if values:
-                row = configs.get(config) if isinstance(config, str) else None
+                row = configs.get(config)
                 if row is None:
-                    row = row_field(
+                    row = configs[config] = row_field(
                         self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict
                     )
-                    if isinstance(config, str):
-                        configs[config] = row
                 yield run_key, tbl, row, name, unit, direction, values
 
     def remove(self, run_key: str) -> int:
-        """Remove a run, its metrics and the baselines that name it; returns the metrics removed."""
+        """Remove a run, its figures and the baselines that name it; returns the figures removed."""
         with self.db:
-            removed = self.db.execute("DELETE FROM metrics WHERE run_key = ?", (run_key,)).rowcount
+            removed = self.db.execute(
+                "DELETE FROM figures WHERE run = (SELECT id FROM runs WHERE run_key = ?)",
+                (run_key,),
+            ).rowcount
             self.db.execute("DELETE FROM baselines WHERE run_key = ?", (run_key,))
             self.db.execute("DELETE FROM runs WHERE run_key = ?", (run_key,))
             self.db.execute(

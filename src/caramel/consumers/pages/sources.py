@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 
 from caramel import redact
 from caramel.consumers.history.reader import HistoryContents, read_history
@@ -85,33 +86,14 @@ def _metric(table: str, name: str, unit: str, aggregate: str) -> tuple[str, str,
     return table, name, unit, aggregate  # one tuple per metric, shared by its figures
 
 
-@dataclass
-class Columns:
-    """Every figure of the histories read, as numpy columns (history.reader.FigureColumns, merged):
-    run index, key index (into `keys`, each with its configuration parsed), n, mean, sd."""
+NUMBERS = ("run", "key", "n", "mean", "sd")  # a figure on the page: run and key indices, numbers
 
-    keys: list[tuple[str, str, str, str, str]] = field(
-        default_factory=list
-    )  # tbl, config JSON, name, unit, direction
-    parsed: list[tuple[str, dict]] = field(
-        default_factory=list
-    )  # per key: its "k=v,k=v" and its row
-    run: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    key: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    n: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    mean: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    sd: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
-    def keep(self, rows: np.ndarray, run: np.ndarray | None = None) -> None:
-        """Only the figures `rows` selects (a boolean or index array); `run`: their new run
-        indices."""
-        self.key, self.n, self.mean, self.sd = (
-            self.key[rows],
-            self.n[rows],
-            self.mean[rows],
-            self.sd[rows],
-        )
-        self.run = self.run[rows] if run is None else run
+def numbers_frame(*columns: np.ndarray) -> pd.DataFrame:
+    """The figures' numbers as a DataFrame of the NUMBERS columns (none: an empty one)."""
+    if not columns:
+        columns = (np.zeros(0, np.int64), np.zeros(0, np.int64), *(np.zeros(0) for _ in range(3)))
+    return pd.DataFrame(dict(zip(NUMBERS, columns, strict=True)))
 
 
 @dataclass
@@ -119,17 +101,20 @@ class Collection:
     sources: list[str]
     runs: list[Run] = field(default_factory=list)
     # the figures the page is built from: every one of a small history; of a big one those the page
-    # draws (pages.thinning) and every figure of the two latest runs and of named runs (the
-    # summary's)
+    # draws (pages.thinning) and every figure of the two latest runs and of named runs (the summary's)
     figures: list[Figure] = field(default_factory=list)
     baselines: dict[str, str] = field(default_factory=dict)  # name -> run key
-    columns: Columns = field(default_factory=Columns)  # every figure, as numbers (the CSV's)
+    # every figure, as numbers (the CSV's): run (index into `runs`), key (into `keys`), n, mean, sd
+    numbers: pd.DataFrame = field(default_factory=numbers_frame)
+    keys: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # tbl, config, name,
+    # unit, direction of each key; and its configuration as "k=v,k=v" and as a row
+    parsed: list[tuple[str, dict]] = field(default_factory=list)
     thinned: bool = False  # whether the page draws fewer history points than the history holds
     # (benchmark, system label, metric) -> how many runs have it (the figures may hold fewer)
     run_counts: dict[tuple, int] = field(default_factory=dict)
     regressed: np.ndarray = field(
         default_factory=lambda: np.zeros(0, dtype=bool)
-    )  # per figure of `columns`
+    )  # per figure of `numbers`
     # per (table, figure name): the units the page shows it in, one per dimension, the first read
     shown_units: dict[tuple[str, str], list[str]] = field(default_factory=dict)
 
@@ -147,8 +132,7 @@ def _add(
     key_index: dict[tuple, int],
 ) -> tuple[np.ndarray, ...]:
     """The runs of one history added to `out` (a run already read from another file: left out), and
-    its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left
-    out."""
+    its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left out."""
     position = np.full(len(contents.runs) + 1, -1, dtype=np.int64)
     for i, record in enumerate(contents.runs):
         if record.run_key in seen:  # the same run imported into two histories: shown once
@@ -156,12 +140,13 @@ def _add(
         seen.add(record.run_key)
         position[i] = len(out.runs)
         out.runs.append(Run(len(out.runs), record, record.site or default_site, path))
-    c = contents.columns
-    used = np.unique(c.key[position[c.run] >= 0]) if len(c.key) else np.zeros(0, dtype=np.int64)
-    number = np.full(len(c.keys) + 1, -1, dtype=np.int64)
-    scale = np.ones(len(c.keys) + 1)
+    keys, numbers = contents.keys, contents.numbers
+    run_of, key_of = numbers["run"].to_numpy(np.int64), numbers["key"].to_numpy(np.int64)
+    used = np.unique(key_of[position[run_of] >= 0]) if len(key_of) else np.zeros(0, dtype=np.int64)
+    number = np.full(len(keys) + 1, -1, dtype=np.int64)
+    scale = np.ones(len(keys) + 1)
     for k in used.tolist():
-        tbl, config, name, unit, direction = c.keys[k]
+        tbl, config, name, unit, direction = keys[k]
         unit, scale[k] = shown_unit(out.shown_units.setdefault((tbl, name), []), unit or "")
         key = (tbl, config, name, unit, direction or "unknown")
         found = key_index.get(key)
@@ -169,19 +154,20 @@ def _add(
             row = row_field(path, config, f"the configuration of {tbl}/{name}", dict)
             if row.get(COPY) in COPY_SPREADS:
                 continue  # the spread over the copies (sd, sem): no figure of its own, never a headline
-            found = key_index[key] = len(out.columns.keys)
-            out.columns.keys.append(key)
-            out.columns.parsed.append((",".join(f"{k}={v}" for k, v in row.items()), row))
+            found = key_index[key] = len(out.keys)
+            out.keys.append(key)
+            out.parsed.append((",".join(f"{k}={v}" for k, v in row.items()), row))
         number[k] = found
-    run, key = position[c.run], number[c.key]
-    rows = (run >= 0) & (key >= 0) & np.isfinite(c.mean)
+    run, key = position[run_of], number[key_of]
+    figure_mean, figure_sd, figure_n = (numbers[c].to_numpy(float) for c in ("mean", "sd", "n"))
+    rows = (run >= 0) & (key >= 0) & np.isfinite(figure_mean)
     for name, key_run in contents.baselines:
         out.baselines.setdefault(name, key_run)
-    mean, sd = c.mean[rows], np.nan_to_num(c.sd[rows], nan=0.0)
+    mean, sd = figure_mean[rows], np.nan_to_num(figure_sd[rows], nan=0.0)
     if (scale != 1.0).any():  # a figure printed in several units of one dimension: in the first one
-        factor = scale[c.key[rows]]
+        factor = scale[key_of[rows]]
         mean, sd = mean * factor, sd * factor
-    n = np.where((c.n[rows] > 0) & np.isfinite(c.n[rows]), c.n[rows], 1)
+    n = np.where((figure_n[rows] > 0) & np.isfinite(figure_n[rows]), figure_n[rows], 1)
     return run[rows], key[rows], n, mean, sd
 
 
@@ -227,8 +213,7 @@ def load(
                 key_index,
             )
         )
-    c = out.columns
-    c.run, c.key, c.n, c.mean, c.sd = (np.concatenate([p[i] for p in parts]) for i in range(5))
+    out.numbers = numbers_frame(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
     _filter(out, paths, benchmark, system)
     select(out, whole or set())
     _label_configs(out)
@@ -271,9 +256,8 @@ def select(out: Collection, whole: set[str]) -> None:
     one of a small history; of a big one a bounded number per series, every series kept), every
     figure of each metric's two latest runs per benchmark and system (the summary's latest and run
     before), of the runs a baseline names and of the runs in `whole`. Regressions are judged on the
-    whole history and carried by the figures drawn; `out.run_counts` says how many runs have a
-    metric."""
-    c, runs = out.columns, out.runs
+    whole history and carried by the figures drawn; `out.run_counts` says how many runs have a metric."""
+    c, runs = _Figures.of(out), out.runs
     if not len(c.run):
         out.figures = []
         return
@@ -284,9 +268,9 @@ def select(out: Collection, whole: set[str]) -> None:
     )
     metrics: dict[tuple, int] = {}
     series_ids: dict[tuple, int] = {}
-    key_metric, key_series, key_way = (np.zeros(len(c.keys), dtype=np.int64) for _ in range(3))
-    for k, (tbl, _config, name, unit, direction) in enumerate(c.keys):
-        label, row = c.parsed[k]
+    key_metric, key_series, key_way = (np.zeros(len(out.keys), dtype=np.int64) for _ in range(3))
+    for k, (tbl, _config, name, unit, direction) in enumerate(out.keys):
+        label, row = out.parsed[k]
         metric = _metric(
             tbl, name, unit, row.get(COPY, "") if row.get(COPY) in COPY_AGGREGATES else ""
         )
@@ -318,7 +302,7 @@ def select(out: Collection, whole: set[str]) -> None:
     }
     if named:
         keep |= np.isin(c.run, np.array(sorted(named)))
-    out.figures = _figures(c, np.flatnonzero(keep), regressed if out.thinned else None)
+    out.figures = _figures(out, c, np.flatnonzero(keep), regressed if out.thinned else None)
 
 
 def _by_series_and_date(series: np.ndarray, dates: np.ndarray) -> np.ndarray:
@@ -354,9 +338,26 @@ def _two_latest(
     return np.isin(pair, unique[latest_first[rank < 2]])
 
 
-def _figures(c: Columns, rows: np.ndarray, regressed: np.ndarray | None) -> list[Figure]:
+@dataclass
+class _Figures:
+    """The columns of Collection.numbers as numpy arrays, for the selection's numpy work."""
+
+    run: np.ndarray
+    key: np.ndarray
+    n: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+
+    @classmethod
+    def of(cls, out: Collection) -> _Figures:
+        return cls(*(out.numbers[name].to_numpy() for name in NUMBERS))
+
+
+def _figures(
+    out: Collection, c: _Figures, rows: np.ndarray, regressed: np.ndarray | None
+) -> list[Figure]:
     """Figure objects of the chosen rows, in the order they were recorded."""
-    out = []
+    made = []
     bad = regressed[rows].tolist() if regressed is not None else [None] * len(rows)
     for r, k, n, mean, sd, flag in zip(
         c.run[rows].tolist(),
@@ -367,10 +368,10 @@ def _figures(c: Columns, rows: np.ndarray, regressed: np.ndarray | None) -> list
         bad,
         strict=True,
     ):
-        tbl, _config, name, unit, direction = c.keys[k]
-        label, row = c.parsed[k]
-        out.append(Figure(r, tbl, label, row, name, unit, direction, int(n), mean, sd, "", flag))
-    return out
+        tbl, _config, name, unit, direction = out.keys[k]
+        label, row = out.parsed[k]
+        made.append(Figure(r, tbl, label, row, name, unit, direction, int(n), mean, sd, "", flag))
+    return made
 
 
 def _label_configs(out: Collection) -> None:
@@ -403,10 +404,12 @@ def keep_runs(collection: Collection, keep: list[Run]) -> None:
     number = np.full(len(collection.runs) + 1, -1, dtype=np.int64)
     for run in keep:
         number[run.index] = remap[run.index]
-    new = number[collection.columns.run]
+    new = number[collection.numbers["run"].to_numpy()]
     if len(collection.regressed) == len(new):
         collection.regressed = collection.regressed[new >= 0]
-    collection.columns.keep(new >= 0, new[new >= 0])
+    kept = collection.numbers[new >= 0].reset_index(drop=True)
+    kept["run"] = new[new >= 0]
+    collection.numbers = kept
     for i, run in enumerate(keep):
         run.index = i
     collection.runs = keep
