@@ -192,3 +192,8 @@ def test_remove(site: Site) -> None:
     assert not site.run_dir.exists()
     site.made.discard("000000")
     assert set(os.listdir(site.odd)) == site.made
+
+
+def test_history_changes(site: Site) -> None:
+    out = site.ok("history", "changes")
+    assert "no change point" in out and "too few runs" in out
