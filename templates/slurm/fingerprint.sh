@@ -15,3 +15,7 @@ elif command -v rocm-smi >/dev/null 2>&1; then
   echo "driver=$(cat /sys/module/amdgpu/version 2>/dev/null)"
 fi
 if [ -r /opt/rocm/.info/version ]; then echo "rocm=$(cat /opt/rocm/.info/version)"; fi
+echo "kernel=$(uname -r 2>/dev/null)"
+echo "modules=${LOADEDMODULES:-}"
+echo "container_image=${APPTAINER_CONTAINER:-${SINGULARITY_CONTAINER:-}}"
+echo "python=$(python3 -c 'import platform; print(platform.python_version())' 2>/dev/null)"

@@ -186,16 +186,21 @@ def test_a_campaign(site: Site) -> None:
     assert "3.5" in site.ok("result", "-c", "last", wrote=("perf.csv",))  # perf.csv: MAD's, in cwd
 
 
+def test_output_and_comment(site: Site) -> None:
+    assert "stdout" in site.ok("output", "-i", "last")
+    site.ok("comment", "a comment #%41?", "-i", "last")
+    assert "a comment #%41?" in site.ok("info", "-i", "last")
+
+
+def test_history_changes(site: Site) -> None:
+    out = site.ok("history", "changes")
+    assert "no change point" in out and "too few runs" in out
+
+
 def test_remove(site: Site) -> None:
     """Last: the run goes, and nothing else."""
     site.ok("remove", "-f", str(site.run_dir))
     assert not site.run_dir.exists()
     site.made.discard("000000")
     assert set(os.listdir(site.odd)) == site.made
-
-
-def test_output_and_comment(site: Site) -> None:
-    assert "stdout" in site.ok("output", "-i", "last")
-    site.ok("comment", "a comment #%41?", "-i", "last")
-    assert "a comment #%41?" in site.ok("info", "-i", "last")
 

@@ -22,7 +22,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "history", help="list the runs in the history, remove one, copy it, push kept runs"
     )
-    actions = parser.add_subparsers(dest="action", required=True, metavar="list|remove|copy|push")
+    actions = parser.add_subparsers(
+        dest="action", required=True, metavar="list|changes|remove|copy|push"
+    )
     lister = actions.add_parser("list", help="one line per run: key, benchmark, start, figures")
     lister.add_argument("--benchmark", metavar="NAME", help="only runs of this benchmark")
     lister.add_argument(
@@ -30,6 +32,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="FILE|URL",
         help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)",
     )
+    from caramel.cli.history_changes import add_parser as add_changes
+
+    add_changes(actions)
     remover = actions.add_parser(
         "remove", help="remove a run (its figures and the baselines naming it)"
     )
@@ -80,6 +85,10 @@ class HistoryOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.action == "changes":
+        from caramel.cli import history_changes
+
+        return history_changes.run(args)
     return history_command(HistoryOptions.from_args(args), sys.stdout)
 
 

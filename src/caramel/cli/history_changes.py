@@ -1,0 +1,128 @@
+"""`bench history changes`: change points in every series of the history, their likely causes and
+the events they make (consumers/history/changes.py; docs/history.md, "Change points")."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, TextIO
+
+from caramel.errors import RunError
+
+if TYPE_CHECKING:
+    from caramel.consumers.history.changes import ChangePoint, Event
+    from caramel.consumers.history.changes_read import Found
+
+
+def add_parser(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    changes = actions.add_parser(
+        "changes",
+        help="change points in every series (benchmark x system x configuration x figure), "
+        "their size, significance and likely causes; events across series",
+    )
+    changes.add_argument("--benchmark", metavar="NAME", default="", help="only this benchmark")
+    changes.add_argument("--system", metavar="NAME", default="", help="only this system")
+    changes.add_argument("--figure", metavar="NAME", default="", help="only figures of this name")
+    changes.add_argument(
+        "--since",
+        metavar="last|RUN|DATE",
+        default="",
+        help="only changes whose first run after started then or later (last: the newest run)",
+    )
+    changes.add_argument(
+        "--fail-on",
+        choices=("regression", "any"),
+        default=None,
+        help="exit 1 when a regression (or any change) is among those shown (for CI)",
+    )
+    changes.add_argument("--format", choices=("text", "json"), default="text")
+    changes.add_argument(
+        "--history",
+        metavar="FILE|URL",
+        help="history: a file or a postgresql:// URL (default $CARAMEL_HISTORY)",
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    from caramel.consumers.history import changes_read
+    from caramel.consumers.history.store import History
+
+    with History.open(args.history) as history:
+        found = changes_read.read(history.db, args.benchmark, args.system, args.figure)
+    try:
+        since = changes_read.since_run(found, args.since)
+    except ValueError as exc:
+        raise RunError(str(exc), hint="bench history list shows the run keys") from None
+    shown = [c for c in found.changes if found.started.get(c.run_after, 0) >= since]
+    events = [e for e in found.events if found.started.get(e.run_after, 0) >= since]
+    _to_sinks(found)
+    if args.format == "json":
+        document = {
+            "changes": [changes_read.as_json(c) for c in shown],
+            "events": [d for d in changes_read.documents(found) if d["run_after"] in
+                       {e.run_after for e in events}],
+            "too_few_runs": [list(s) for s in found.short],
+        }  # fmt: skip
+        out.write(json.dumps(document, indent=1) + "\n")
+    else:
+        _print_text(found, shown, events, out)
+    failing = changes_read.failing(found, since, args.fail_on) if args.fail_on else []
+    return 1 if failing else 0
+
+
+def _when(found: Found, run_key: str) -> str:
+    started = found.started.get(run_key, 0.0)
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(started)) if started else run_key
+
+
+def _print_text(found: Found, shown: list[ChangePoint], events: list[Event], out: TextIO) -> None:
+    from caramel.consumers.history.changes_read import series_label
+
+    if not shown:
+        out.write("no change point")
+    for event in events:
+        if len(event.changes) > 1:
+            why = f" after {'; '.join(event.causes)}" if event.causes else ""
+            sizes = [abs(c.ratio - 1) * 100 for c in event.changes]
+            out.write(
+                f"event {_when(found, event.run_after)}{why}: {len(event.changes)} series of "
+                f"{len({c.series[0] for c in event.changes})} benchmark(s) "
+                f"{'/'.join(sorted({c.kind.value for c in event.changes}))} "
+                f"{min(sizes):.0f}-{max(sizes):.0f} %\n"
+            )
+    for change in shown:
+        pct, low, high = ((x - 1) * 100 for x in (change.ratio, change.low, change.high))
+        out.write(
+            f"{_when(found, change.run_after)} {change.kind.value} {pct:+.1f} % "
+            f"[{low:+.1f} %, {high:+.1f} %] p={change.p_value:.1g} "
+            f"{series_label(change.series)} [{change.unit or 'no unit'}] "
+            f"({change.run_before} -> {change.run_after})\n"
+        )
+        for cause in change.causes:
+            out.write(f"    likely cause: {cause}\n")
+    if not shown:
+        out.write(f" in {len(found.runs)} run(s)\n")
+    if found.short:
+        out.write(
+            f"{len(found.short)} series with too few runs to judge (fewer than 8): run them "
+            "again to find their changes\n"
+        )
+
+
+def _to_sinks(found: Found) -> None:
+    """The events to every configured sink (a sink down: a warning, never a failure)."""
+    if not found.events:
+        return
+    try:
+        from caramel.consumers.history.changes_read import documents
+        from caramel.consumers.history.settings import load_settings
+        from caramel.consumers.history.sinks import enqueue, flush
+
+        sinks = load_settings().sinks
+        if sinks:
+            enqueue(sinks, documents(found))
+            flush(sinks)
+    except Exception as exc:  # noqa: BLE001 - a sink is a copy: never fail the command
+        print(f"warning: the change events were not sent to the sinks: {exc}", file=sys.stderr)
