@@ -3,7 +3,7 @@
 and `bench dashboard` on it, each timed as a separate process with its peak memory.
 
     python perf/history_scale.py [--quick] [--runs 1000] [--figures-per-run 1000] [--rounds 2]
-                                 [--keep DIR] [--steps export,import,list,dashboard] [--url postgresql://...]
+                                 [--keep DIR] [--steps export,import,list,dashboard,changes] [--url postgresql://...]
                                  [--compare-with OLD/src]
 
 The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
@@ -60,6 +60,7 @@ TARGETS = {
     "import": (15.0, 200.0),
     "list": (0.5, None),
     "dashboard": (5.0, 300.0),
+    "changes": (10.0, None),
 }
 
 
@@ -202,7 +203,7 @@ def tree_pss_kb(pid: int) -> int:
     return total + sum(tree_pss_kb(child) for child in children)
 
 
-STEPS = ("export", "import", "list", "dashboard")
+STEPS = ("export", "import", "list", "dashboard", "changes")
 
 
 def one_round(
@@ -219,6 +220,7 @@ def one_round(
                 "import": ["import", export, "--history", os.path.join(folder, "imported.db")],
                 "list": ["history", "list", "--history", history],
                 "dashboard": ["dashboard", "--history", history, "-o", page],
+                "changes": ["history", "changes", "--history", history],
             }[name]
             if name == "import" and os.path.exists(args[3]):
                 os.unlink(args[3])
@@ -231,7 +233,7 @@ def one_round(
                     f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), processes together "
                     f"{RUN_PSS_MB[0]:.0f} MB"
                 )
-            elif name == "list":
+            elif name in ("list", "changes"):
                 extra = f", {len(text.splitlines())} lines"
             seconds, memory = TARGETS[name]
             print(
@@ -257,7 +259,7 @@ def main() -> int:
     parser.add_argument(
         "--steps",
         default=",".join(STEPS),
-        help="the steps to time, in order (default all: export,import,list,dashboard; the "
+        help="the steps to time, in order (default all: export,import,list,dashboard,changes; the "
         "import reads the export of a round before, or of an earlier call with --keep)",
     )
     parser.add_argument(
