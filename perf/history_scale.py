@@ -229,14 +229,16 @@ def one_round(
                 extra = f", {os.path.getsize(export) / 1e6:.0f} MB written"
             elif name == "dashboard":
                 extra = (
-                    f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), processes together "
+                    f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), "
+                    "processes together "
                     f"{RUN_PSS_MB[0]:.0f} MB"
                 )
             elif name == "list":
                 extra = f", {len(text.splitlines())} lines"
             seconds, memory = TARGETS[name]
             print(
-                f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
+                f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; "
+                f"cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
                 + (f" (target {memory:g} MB)" if memory else "")
                 + extra
                 + f"  [load {os.getloadavg()[0]:.1f}]",
@@ -303,13 +305,15 @@ def main() -> int:
         if args.url or not os.path.exists(history):
             figures = make_history(history, runs, args.figures_per_run)
             print(
-                f"history: {runs} runs, {figures:,} figures written in {time.perf_counter() - t:.1f} s"
+                f"history: {runs} runs, {figures:,} figures written in "
+                f"{time.perf_counter() - t:.1f} s"
             )
         histories = {tree: history for tree in trees}
         if "base" in trees and not args.url:
             histories["base"] = older_copy(history, folder)
         print(
-            f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+            f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
+            f"{os.getloadavg()[2]:.2f}"
         )
         for number in range(args.rounds):
             print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)

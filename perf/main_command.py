@@ -58,7 +58,8 @@ def main() -> None:
     print(table)
     print(
         f"install: {install:.1f} s   bench run: {run:.1f} s   bench result: {result:.1f} s   "
-        f"benchmark total: {run + result:.1f} s (target 120)   whole line: {install + run + result:.1f} s "
+        f"benchmark total: {run + result:.1f} s (target 120)   whole line: "
+        f"{install + run + result:.1f} s "
         "(target 300)"
     )
 
