@@ -92,9 +92,8 @@ def check_cluster() -> dict[str, str]:
             else "no answer in 30 s"
         )
         sys.exit(
-            f"array_scale: the cluster of SLURM_CONF={os.environ['SLURM_CONF']} does not "
-            f"answer ({said}); "
-            f"{START_CLUSTER}"
+            f"array_scale: the cluster of SLURM_CONF={os.environ['SLURM_CONF']} does not answer "
+            f"({said}); {START_CLUSTER}"
         )
     return {name: str(path) for name, path in found.items()}
 
@@ -195,9 +194,8 @@ def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> 
                     running.kill()
                     sys.exit(
                         f"array_scale: {failed} sbatch failed during one bench run: "
-                        "the test cluster stopped "
-                        "or does not take jobs (`sinfo`, tests/cluster/localcluster.sh "
-                        f"status); {START_CLUSTER}"
+                        "the test cluster stopped or does not take jobs (`sinfo`, "
+                        f"tests/cluster/localcluster.sh status); {START_CLUSTER}"
                     )
 
 
@@ -387,9 +385,8 @@ def main() -> int:
         failed = f" ({got['sbatch_failed']:.0f} failed)" if got["sbatch_failed"] else ""
         print(
             f"  {name:13s} sbatch calls {got['sbatch']:5.0f}{failed}  queued after "
-            f"{got['queued_s']:7.2f} s  "
-            f"(bench run {got['bench_run_s']:6.2f} s, CPU {got['cpu_s']:6.2f} s; jobs: "
-            f"{got['jobs']:.0f} recorded, "
+            f"{got['queued_s']:7.2f} s  (bench run {got['bench_run_s']:6.2f} s, "
+            f"CPU {got['cpu_s']:6.2f} s; jobs: {got['jobs']:.0f} recorded, "
             f"{got['in_queue']:.0f} in the scheduler's queue)"
         )
     short = [
@@ -400,9 +397,8 @@ def main() -> int:
     for name, got in short:
         print(
             f"  NOT VALID ({name}): the scheduler has {got['in_queue']:.0f} of "
-            f"{args.workpackages} jobs "
-            f"({got['sbatch']:.0f} sbatch succeeded, {got['sbatch_failed']:.0f} failed); "
-            "bench status shows why"
+            f"{args.workpackages} jobs ({got['sbatch']:.0f} sbatch succeeded, "
+            f"{got['sbatch_failed']:.0f} failed); bench status shows why"
         )
     ratio = single["queued_s"] / array["queued_s"] if array["queued_s"] else float("inf")
     each = ", ".join(f"{s['queued_s'] / a['queued_s']:.1f}x" for s, a in pairs if a["queued_s"])
@@ -415,20 +411,17 @@ def main() -> int:
         print(
             f"  baseline ({args.baseline}): its array queued after {base['queued_s']:.2f} s, "
             f"{single['queued_s'] / base['queued_s']:.1f}x less than one job each; "
-            "this checkout's array "
-            f"{base['queued_s'] / array['queued_s']:.2f}x faster (CPU {base['cpu_s']:.2f} "
-            f"s -> {array['cpu_s']:.2f} s)"
+            f"this checkout's array {base['queued_s'] / array['queued_s']:.2f}x faster (CPU "
+            f"{base['cpu_s']:.2f} s -> {array['cpu_s']:.2f} s)"
         )
     print(
         f"  CPU: {single['cpu_s'] / array['cpu_s']:.1f}x less with the array; "
-        f"load {_load()} on {os.cpu_count()} "
-        "cores (the time to queued depends on it)"
+        f"load {_load()} on {os.cpu_count()} cores (the time to queued depends on it)"
     )
     print(
         f"chain of 3 dependent submit steps: {linked['sbatch']} sbatch, "
-        "all queued in one bench run: "
-        f"{linked['queued_in_one_run']}, scheduler polls before the last sbatch: "
-        f"{linked['polls_before_last_sbatch']}"
+        f"all queued in one bench run: {linked['queued_in_one_run']}, "
+        f"scheduler polls before the last sbatch: {linked['polls_before_last_sbatch']}"
     )
     return 1 if short else 0
 

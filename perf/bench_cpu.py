@@ -236,9 +236,8 @@ def main() -> None:
                 row = results[name][-1]
                 print(
                     f"round {r + 1} {name}: run {row['run']:.3f} s, "
-                    f"result {row['result']:.3f} s, wrapper "
-                    f"{row['wrapper']:.3f} s, job wall {row['wall']:.1f} s (timed "
-                    f"{row['timed']:.1f} s); "
+                    f"result {row['result']:.3f} s, wrapper {row['wrapper']:.3f} s, "
+                    f"job wall {row['wall']:.1f} s (timed {row['timed']:.1f} s); "
                     f"load {os.getloadavg()}",
                     flush=True,
                 )
@@ -281,19 +280,16 @@ def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> Non
         )
         print(
             f"{name}: bench run {_median(rows, 'run'):.3f} s + energy wrapper "
-            f"{_median(rows, 'wrapper'):.3f} s "
-            f"= {both:.3f} s of CPU, of which {2 * python:.3f} s is two interpreters "
-            "starting (`python -c pass`)"
+            f"{_median(rows, 'wrapper'):.3f} s = {both:.3f} s of CPU, "
+            f"of which {2 * python:.3f} s is two interpreters starting (`python -c pass`)"
         )
         print(
-            f"{name}:   {here:5.2f} % of the job's wall time here ({wall:.1f} s)          "
-            f"target <= {TARGET_PERCENT:g} %: "
-            f"{_verdict(here)}"
+            f"{name}:   {here:5.2f} % of the job's wall time here ({wall:.1f} s)          target "
+            f"<= {TARGET_PERCENT:g} %: {_verdict(here)}"
         )
         print(
-            f"{name}:   {quiet:5.2f} % of the quiet node's wall time ({quiet_wall:g} s)   "
-            f"target <= {TARGET_PERCENT:g} %: "
-            f"{_verdict(quiet)}"
+            f"{name}:   {quiet:5.2f} % of the quiet node's wall time ({quiet_wall:g} s)   target "
+            f"<= {TARGET_PERCENT:g} %: {_verdict(quiet)}"
         )
         print(
             f"{name}:   {100 * trainer:5.2f} % of the CPU the job's processes used (the "

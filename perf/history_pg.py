@@ -65,8 +65,7 @@ def dashboard(folder: str, runs: int, url: str, base_env: dict, rounds: int) -> 
         pg = timed(["dashboard", "--history", url, "-o", "pg.html"], env, folder)
         print(
             f"bench dashboard over {runs} runs, round {i + 1}: SQLite {lite:.2f} s, "
-            f"PostgreSQL {pg:.2f} s "
-            f"(ratio {pg / lite:.2f}, target <= 1.5)"
+            f"PostgreSQL {pg:.2f} s (ratio {pg / lite:.2f}, target <= 1.5)"
         )
 
 

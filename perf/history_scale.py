@@ -230,8 +230,7 @@ def one_round(
             elif name == "dashboard":
                 extra = (
                     f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), "
-                    "processes together "
-                    f"{RUN_PSS_MB[0]:.0f} MB"
+                    f"processes together {RUN_PSS_MB[0]:.0f} MB"
                 )
             elif name == "list":
                 extra = f", {len(text.splitlines())} lines"

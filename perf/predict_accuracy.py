@@ -127,9 +127,8 @@ def _errors(doc: dict, found: dict) -> list[float]:
         out.append(100 * (p["value"] / seconds - 1))
         print(
             f"  {','.join(f'{k}={v}' for k, v in p['parameters'].items()):20} predicted "
-            f"{p['value']:9.4g} s "
-            f"({p['low']:.4g} .. {p['high']:.4g})  measured {seconds:9.4g} s  error "
-            f"{out[-1]:+6.1f}%"
+            f"{p['value']:9.4g} s ({p['low']:.4g} .. {p['high']:.4g})  measured {seconds:9.4g} s "
+            f" error {out[-1]:+6.1f}%"
         )
     return out
 
@@ -203,8 +202,7 @@ def _prepare(folder: Path, root: Path, quick: bool) -> tuple[str, str]:
         )
         return "1", (
             "quick: GEMM, copy, element-wise and attention cases, 0.1 s each; "
-            "1 repeat of 6 iterations "
-            "per GPT size"
+            "1 repeat of 6 iterations per GPT size"
         )
     shutil.copy(DATA / "gpt_kernels.yaml", folder)
     shutil.copy(root / "benchmarks" / "microbench.yaml", folder)

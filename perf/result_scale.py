@@ -82,10 +82,9 @@ def megatron_log(wp_id: int, iterations: int = 10) -> str:
     for it in range(1, iterations + 1):
         lines.append(
             f" iteration       {it * 5}/ 9375000 | consumed samples: "
-            f"{it * 160} | elapsed time per iteration "
-            f"(s): {0.9 + (wp_id % 7) * 0.01:.4f} | learning rate: "
-            "1.5E-04 | global batch size: 32 | "
-            f"lm loss: 9.1E+00 | TFLOPs: {60 + wp_id % 5:.2f} |"
+            f"{it * 160} | elapsed time per iteration (s): {0.9 + (wp_id % 7) * 0.01:.4f} | "
+            "learning rate: 1.5E-04 | global batch size: 32 | lm loss: 9.1E+00 | TFLOPs: "
+            f"{60 + wp_id % 5:.2f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -202,9 +201,8 @@ def scan_one(path: str, case: str) -> None:
     size = os.path.getsize(path) / 2**20
     counts = ", ".join(f"{n}: {a.cnt} matches" for n, a in accs.items())
     print(
-        f"  {size:.0f} MB log, "
-        f"{'3 line patterns' if case == 'lines' else '1 DOTALL pattern'}: {took:.1f} s "
-        f"({size / took:.0f} MB/s), peak RSS {peak / 1024:.0f} MB (before the scan "
+        f"  {size:.0f} MB log, {'3 line patterns' if case == 'lines' else '1 DOTALL pattern'}: "
+        f"{took:.1f} s ({size / took:.0f} MB/s), peak RSS {peak / 1024:.0f} MB (before the scan "
         f"{before / 1024:.0f} MB); {counts}"
     )
 

@@ -180,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(
             f"{'signal':8} {'trials':>6} {'once':>5} {'internal':>8} {'running':>7} "
-            f"{'running*':>8} {'restarted':>9}"
-            "  exit codes"
+            f"{'running*':>8} {'restarted':>9}  exit codes"
         )
         for name, s in summary.items():
             print(

@@ -294,8 +294,7 @@ def main() -> None:
         type=int,
         default=0,
         help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, "
-        "so `bench` is comparable;"
-        " 60 with --quick)",
+        "so `bench` is comparable; 60 with --quick)",
     )
     parser.add_argument(
         "--layout",
@@ -406,8 +405,7 @@ def probe():
     measurement = layout_probe.measure(plan, lambda line: print(f"probe {line}", flush=True))
     print(
         f"probe: {measurement.layout} wins ({measurement.summary()}); "
-        f"it took {measurement.seconds:.1f} s "
-        f"({load()})",
+        f"it took {measurement.seconds:.1f} s ({load()})",
         flush=True,
     )
     return parse_layout(measurement.layout), f"probed now: {measurement.summary()}"
