@@ -62,7 +62,8 @@ def site_scheduler() -> schedulers.Scheduler:
 
 
 def detect(name: str, partition: str | None = None) -> str:
-    """A draft system file (YAML text with comments where it guessed) from what this machine says."""
+    """A draft system file (YAML text with comments where it guessed) from what this machine
+    says."""
     scheduler = site_scheduler()
     found = scheduler.partitions()
     asked = ", ".join(scheduler.site_commands) or scheduler.name
@@ -88,10 +89,17 @@ def detect(name: str, partition: str | None = None) -> str:
     energy = {"nvidia": "pynvml", "amd": "rocm"}.get(vendor, NO_METHOD)
     cpu = cpu_model()
     time_limit = chosen.time_limit if re.match(r"^[\d:-]+$", chosen.time_limit) else "01:00:00"
+    gpu_part = (
+        f", {chosen.gpus} x {model}" if model else (f", {chosen.gpus} GPUs" if chosen.gpus else "")
+    )
+    description = f"{chosen.name} partition, {chosen.cpus} cores{gpu_part}" + (
+        f" ({cpu})" if cpu else ""
+    )
     lines = [
-        f"# Drafted by `bench system detect` from {asked}{', ' + vendor + '-smi' if vendor else ''} and lscpu.",
+        "# Drafted by `bench system detect` from "
+        f"{asked}{', ' + vendor + '-smi' if vendor else ''} and lscpu.",
         "# Read it through, then: bench system check " + name,
-        f"description: {_q(f'{chosen.name} partition, {chosen.cpus} cores' + (f', {chosen.gpus} x {model}' if model else (f', {chosen.gpus} GPUs' if chosen.gpus else '')) + (f' ({cpu})' if cpu else ''))}",
+        f"description: {_q(description)}",
         f"scheduler: {scheduler.name}",
         f"partition: {chosen.name}"
         + (
