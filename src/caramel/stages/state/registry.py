@@ -45,8 +45,8 @@ def remember(run_dir: str, cwd: str, benchmark: str, run_id: int) -> None:
                 (os.path.abspath(run_dir), os.path.abspath(cwd), benchmark, run_id, time.time()),
             )
             db.execute(
-                "DELETE FROM runs WHERE cwd=? AND run_dir NOT IN (SELECT run_dir FROM runs WHERE cwd=? "
-                "ORDER BY created DESC LIMIT ?)",
+                "DELETE FROM runs WHERE cwd=? AND run_dir NOT IN (SELECT run_dir FROM runs WHERE "
+                "cwd=? ORDER BY created DESC LIMIT ?)",
                 (os.path.abspath(cwd), os.path.abspath(cwd), KEEP),
             )
         db.close()
@@ -138,7 +138,8 @@ def resolve(directory: str | None, run_id: str | None, cwd: str | None = None) -
     if not found:
         raise RunError(
             f"no run was started from {cwd}",
-            hint="give the run folder (or its outpath) as argument, e.g. bench continue bench_run -i last",
+            hint="give the run folder (or its outpath) as argument, e.g. "
+            "bench continue bench_run -i last",
         )
     return _pick(found, wanted, cwd)
 
