@@ -38,7 +38,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SYSTEM = "scheduler: slurm\npartition: debug\naccount: caramel\ntime_limit: '00:05:00'\nextra_sbatch: ['--hold']\n"
+SYSTEM = (
+    "scheduler: slurm\npartition: debug\naccount: caramel\ntime_limit: '00:05:00'\n"
+    "extra_sbatch: ['--hold']\n"
+)
 SHIM = """#!/bin/bash
 "{real}" "$@"; rc=$?
 echo "$(date +%s.%N) sbatch $rc" >> "{log}"
@@ -56,7 +59,8 @@ FAILED_SBATCH_STOP = 3  # a measure stops once this many sbatch failed: the clus
 START_CLUSTER = (
     "start the test cluster and take its environment:\n"
     "    bash tests/cluster/localcluster.sh start\n"
-    '    eval "$(tests/cluster/localcluster.sh env --dir DIR)"    # DIR: /tmp/caramel-slurm unless started with --dir'
+    '    eval "$(tests/cluster/localcluster.sh env --dir DIR)"    # DIR: '
+    "/tmp/caramel-slurm unless started with --dir"
 )
 
 
@@ -66,7 +70,8 @@ def check_cluster() -> dict[str, str]:
     and it would measure nothing)."""
     if not os.environ.get("SLURM_CONF"):
         sys.exit(
-            f"array_scale: SLURM_CONF is not set: this shell lacks the test cluster's environment; {START_CLUSTER}"
+            "array_scale: SLURM_CONF is not set: this shell lacks the test cluster's "
+            f"environment; {START_CLUSTER}"
         )
     found = {name: shutil.which(name) for name in ("sbatch", "sacct", "squeue", "scancel", "sinfo")}
     missing = [name for name, path in found.items() if path is None]
@@ -87,8 +92,8 @@ def check_cluster() -> dict[str, str]:
             else "no answer in 30 s"
         )
         sys.exit(
-            f"array_scale: the cluster of SLURM_CONF={os.environ['SLURM_CONF']} does not answer ({said}); "
-            f"{START_CLUSTER}"
+            f"array_scale: the cluster of SLURM_CONF={os.environ['SLURM_CONF']} does not answer "
+            f"({said}); {START_CLUSTER}"
         )
     return {name: str(path) for name, path in found.items()}
 
@@ -188,8 +193,9 @@ def run_watched(folder: Path, work: Path, env: dict[str, str], start: float) -> 
                 if failed >= FAILED_SBATCH_STOP:
                     running.kill()
                     sys.exit(
-                        f"array_scale: {failed} sbatch failed during one bench run: the test cluster stopped "
-                        f"or does not take jobs (`sinfo`, tests/cluster/localcluster.sh status); {START_CLUSTER}"
+                        f"array_scale: {failed} sbatch failed during one bench run: "
+                        "the test cluster stopped or does not take jobs (`sinfo`, "
+                        f"tests/cluster/localcluster.sh status); {START_CLUSTER}"
                     )
 
 
@@ -279,7 +285,8 @@ step:
     sbatch = [t for t, name, rc in made if name == "sbatch" and rc == 0]
     if not sbatch:
         sys.exit(
-            "array_scale: no sbatch of the chain succeeded (is the test cluster up? bench status shows why)"
+            "array_scale: no sbatch of the chain succeeded (is the test cluster up? bench "
+            "status shows why)"
         )
     polls_before = sum(1 for t, name, _ in made if name != "sbatch" and t < max(sbatch))
     return {
@@ -306,7 +313,8 @@ def main() -> int:
         "--baseline",
         type=Path,
         metavar="DIR",
-        help="another checkout (its src/): its array path timed in the same pairs, for a before/after",
+        help="another checkout (its src/): its array path timed in the same pairs, "
+        "for a before/after",
     )
     args = parser.parse_args()
     repeats = 1 if args.quick else max(1, args.repeats)
@@ -355,7 +363,8 @@ def main() -> int:
                 )
             pairs.append((single, array))
             print(
-                f"  pair {k + 1}: one job each {single['queued_s']:.2f} s, array {array['queued_s']:.2f} s"
+                f"  pair {k + 1}: one job each {single['queued_s']:.2f} s, "
+                f"array {array['queued_s']:.2f} s"
                 + (f" (baseline's array {before[-1]['queued_s']:.2f} s)" if before else "")
                 + f"; load {_load()}",
                 flush=True,
@@ -364,7 +373,8 @@ def main() -> int:
     single = {key: statistics.median(p[0][key] for p in pairs) for key in pairs[0][0]}
     array = {key: statistics.median(p[1][key] for p in pairs) for key in pairs[0][1]}
     print(
-        f"{args.workpackages} workpackages of one submit step (jobs held, then cancelled), median of {repeats}:"
+        f"{args.workpackages} workpackages of one submit step (jobs held, then cancelled), "
+        f"median of {repeats}:"
     )
     rows = [("one job each", single), ("job array", array)]
     if before:
@@ -374,8 +384,9 @@ def main() -> int:
     for name, got in rows:
         failed = f" ({got['sbatch_failed']:.0f} failed)" if got["sbatch_failed"] else ""
         print(
-            f"  {name:13s} sbatch calls {got['sbatch']:5.0f}{failed}  queued after {got['queued_s']:7.2f} s  "
-            f"(bench run {got['bench_run_s']:6.2f} s, CPU {got['cpu_s']:6.2f} s; jobs: {got['jobs']:.0f} recorded, "
+            f"  {name:13s} sbatch calls {got['sbatch']:5.0f}{failed}  queued after "
+            f"{got['queued_s']:7.2f} s  (bench run {got['bench_run_s']:6.2f} s, "
+            f"CPU {got['cpu_s']:6.2f} s; jobs: {got['jobs']:.0f} recorded, "
             f"{got['in_queue']:.0f} in the scheduler's queue)"
         )
     short = [
@@ -385,8 +396,9 @@ def main() -> int:
     ]
     for name, got in short:
         print(
-            f"  NOT VALID ({name}): the scheduler has {got['in_queue']:.0f} of {args.workpackages} jobs "
-            f"({got['sbatch']:.0f} sbatch succeeded, {got['sbatch_failed']:.0f} failed); bench status shows why"
+            f"  NOT VALID ({name}): the scheduler has {got['in_queue']:.0f} of "
+            f"{args.workpackages} jobs ({got['sbatch']:.0f} sbatch succeeded, "
+            f"{got['sbatch_failed']:.0f} failed); bench status shows why"
         )
     ratio = single["queued_s"] / array["queued_s"] if array["queued_s"] else float("inf")
     each = ", ".join(f"{s['queued_s'] / a['queued_s']:.1f}x" for s, a in pairs if a["queued_s"])
@@ -398,16 +410,18 @@ def main() -> int:
         base = rows[2][1]
         print(
             f"  baseline ({args.baseline}): its array queued after {base['queued_s']:.2f} s, "
-            f"{single['queued_s'] / base['queued_s']:.1f}x less than one job each; this checkout's array "
-            f"{base['queued_s'] / array['queued_s']:.2f}x faster (CPU {base['cpu_s']:.2f} s -> {array['cpu_s']:.2f} s)"
+            f"{single['queued_s'] / base['queued_s']:.1f}x less than one job each; "
+            f"this checkout's array {base['queued_s'] / array['queued_s']:.2f}x faster (CPU "
+            f"{base['cpu_s']:.2f} s -> {array['cpu_s']:.2f} s)"
         )
     print(
-        f"  CPU: {single['cpu_s'] / array['cpu_s']:.1f}x less with the array; load {_load()} on {os.cpu_count()} "
-        "cores (the time to queued depends on it)"
+        f"  CPU: {single['cpu_s'] / array['cpu_s']:.1f}x less with the array; "
+        f"load {_load()} on {os.cpu_count()} cores (the time to queued depends on it)"
     )
     print(
-        f"chain of 3 dependent submit steps: {linked['sbatch']} sbatch, all queued in one bench run: "
-        f"{linked['queued_in_one_run']}, scheduler polls before the last sbatch: {linked['polls_before_last_sbatch']}"
+        f"chain of 3 dependent submit steps: {linked['sbatch']} sbatch, "
+        f"all queued in one bench run: {linked['queued_in_one_run']}, "
+        f"scheduler polls before the last sbatch: {linked['polls_before_last_sbatch']}"
     )
     return 1 if short else 0
 

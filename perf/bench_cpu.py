@@ -41,7 +41,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-TARGET_PERCENT = 1.0  # issue 21: bench + energy wrapper <= 1 % of the job's wall time and of the trainer's throughput
+# issue 21: bench + energy wrapper <= 1 % of the job's wall time and of the trainer's throughput
+TARGET_PERCENT = 1.0
 # the README job's wall time on a quiet 2-core node with 1500 iterations, measured 2026-11-25
 # (43.8..51.0 s, median 45.3 s; docs/benchmarks.md): pass --quiet-wall with the one measured on
 # another node (the first share, of the wall time measured here, needs none)
@@ -51,7 +52,8 @@ WATCHED = """
 import atexit, resource, sys
 def _own():
     r, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    print(f"BENCH_OWN_CPU {r.ru_utime + r.ru_stime:.4f} {c.ru_utime + c.ru_stime:.4f}", file=sys.__stderr__)
+    print(f"BENCH_OWN_CPU {r.ru_utime + r.ru_stime:.4f} {c.ru_utime + c.ru_stime:.4f}",\
+ file=sys.__stderr__)
 atexit.register(_own)
 sys.argv = ["bench", *sys.argv[1:]]
 from caramel.cli.main import main
@@ -75,7 +77,8 @@ def own_cpu(
     wall = time.perf_counter() - start
     if done.returncode not in (0,) and "--help" not in argv:
         sys.exit(
-            f"bench {' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            f"bench {' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n"
+            f"{done.stderr[-2000:]}"
         )
     line = next(x for x in reversed(done.stderr.splitlines()) if x.startswith("BENCH_OWN_CPU"))
     own, children = map(float, line.split()[1:3])
@@ -175,7 +178,8 @@ def energy_wrapper_cpu(src: Path, cwd: Path, env: dict[str, str]) -> float:
     code = (
         "import resource, sys\n"
         f"from {module} import main\n"
-        "code = main(['--method', 'gh', '--interval', '100', '--out-dir', 'energy-probe', '--suffix', 'x.0', "
+        "code = main(['--method', 'gh', '--interval', '100', '--out-dir', 'energy-probe', "
+        "'--suffix', 'x.0', "
         "'--', sys.executable, '-c', 'pass'])\nr = resource.getrusage(resource.RUSAGE_SELF)\n"
         "print(f'WRAPPER_OWN_CPU {r.ru_utime + r.ru_stime:.4f}', file=sys.__stderr__)\n"
     )
@@ -231,8 +235,9 @@ def main() -> None:
                 results[name].append(one_round(Path(trees[name]).resolve(), Path(tmp), args.iters))
                 row = results[name][-1]
                 print(
-                    f"round {r + 1} {name}: run {row['run']:.3f} s, result {row['result']:.3f} s, wrapper "
-                    f"{row['wrapper']:.3f} s, job wall {row['wall']:.1f} s (timed {row['timed']:.1f} s); "
+                    f"round {r + 1} {name}: run {row['run']:.3f} s, "
+                    f"result {row['result']:.3f} s, wrapper {row['wrapper']:.3f} s, "
+                    f"job wall {row['wall']:.1f} s (timed {row['timed']:.1f} s); "
                     f"load {os.getloadavg()}",
                     flush=True,
                 )
@@ -251,7 +256,8 @@ def _verdict(share: float) -> str:
 def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> None:
     keys = ["python", "help", "run --help", "run", "result", "continue", "wrapper"]
     print(
-        "\nown CPU, s: median (min..max); 'python' is `python -c` alone (this environment's interpreter and site)"
+        "\nown CPU, s: median (min..max); 'python' is `python -c` alone (this "
+        "environment's interpreter and site)"
     )
     print(f"{'tree':8} " + " ".join(f"{k:>20}" for k in keys))
     for name, rows in results.items():
@@ -268,32 +274,37 @@ def report(results: dict[str, list[dict[str, float]]], quiet_wall: float) -> Non
         )
         here, quiet = 100 * both / wall, 100 * both / quiet_wall
         print(
-            f"\n{name}: the job `bench run llm --tag 117M local`: {wall:.1f} s of wall time here, the trainer's "
+            f"\n{name}: the job `bench run llm --tag 117M local`: "
+            f"{wall:.1f} s of wall time here, the trainer's "
             f"timed iterations {100 * _median(rows, 'timed') / wall:.0f} % of it"
         )
         print(
-            f"{name}: bench run {_median(rows, 'run'):.3f} s + energy wrapper {_median(rows, 'wrapper'):.3f} s "
-            f"= {both:.3f} s of CPU, of which {2 * python:.3f} s is two interpreters starting (`python -c pass`)"
+            f"{name}: bench run {_median(rows, 'run'):.3f} s + energy wrapper "
+            f"{_median(rows, 'wrapper'):.3f} s = {both:.3f} s of CPU, "
+            f"of which {2 * python:.3f} s is two interpreters starting (`python -c pass`)"
         )
         print(
-            f"{name}:   {here:5.2f} % of the job's wall time here ({wall:.1f} s)          target <= {TARGET_PERCENT:g} %: "
-            f"{_verdict(here)}"
+            f"{name}:   {here:5.2f} % of the job's wall time here ({wall:.1f} s)          target "
+            f"<= {TARGET_PERCENT:g} %: {_verdict(here)}"
         )
         print(
-            f"{name}:   {quiet:5.2f} % of the quiet node's wall time ({quiet_wall:g} s)   target <= {TARGET_PERCENT:g} %: "
-            f"{_verdict(quiet)}"
+            f"{name}:   {quiet:5.2f} % of the quiet node's wall time ({quiet_wall:g} s)   target "
+            f"<= {TARGET_PERCENT:g} %: {_verdict(quiet)}"
         )
         print(
-            f"{name}:   {100 * trainer:5.2f} % of the CPU the job's processes used (the trainer's throughput at "
+            f"{name}:   {100 * trainer:5.2f} % of the CPU the job's processes used (the "
+            "trainer's throughput at "
             f"stake)   target <= {TARGET_PERCENT:g} %: {_verdict(100 * trainer)}"
         )
         own = both - 2 * python
         print(
-            f"{name}:   ({100 * own / wall:.2f} % here and {100 * own / quiet_wall:.2f} % of {quiet_wall:g} s without the two "
+            f"{name}:   ({100 * own / wall:.2f} % here and {100 * own / quiet_wall:.2f} % "
+            f"of {quiet_wall:g} s without the two "
             f"interpreters' start-up, {own:.3f} s: what caramel's code itself costs)"
         )
         print(
-            f"{name}: bench result {_median(rows, 'result'):.3f} s, bench continue {_median(rows, 'continue'):.3f} s "
+            f"{name}: bench result {_median(rows, 'result'):.3f} s, "
+            f"bench continue {_median(rows, 'continue'):.3f} s "
             f"(commands of their own, after the job)"
         )
 

@@ -159,16 +159,16 @@ def main() -> int:
             return 1
         peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # kB on Linux
         print(
-            f"bench dashboard: {build:.2f} s, peak memory {peak:.0f} MB (targets: 5 s and 300 MB at "
-            f"1,000,000 figures); {done.stderr.strip()}"
+            f"bench dashboard: {build:.2f} s, peak memory {peak:.0f} MB (targets: "
+            f"5 s and 300 MB at 1,000,000 figures); {done.stderr.strip()}"
         )
         print(f"page size: {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB)")
         if args.no_browser:
             return 0
         fcp, ready, everything = paint(page)
         print(
-            f"chromium: first contentful paint {fcp:.2f} s (target 3 s), plots in view drawn after {ready:.2f} s, "
-            f"every plot after {everything:.2f} s"
+            f"chromium: first contentful paint {fcp:.2f} s (target 3 s), "
+            f"plots in view drawn after {ready:.2f} s, every plot after {everything:.2f} s"
         )
     finally:
         if not args.keep:

@@ -69,7 +69,10 @@ def run_target(
         except Exception as exc:  # noqa: BLE001 - what is not a caramel error is counted, not raised
             if is_finding(exc):
                 frame = traceback.extract_tb(exc.__traceback__)[-1]
-                key = f"{type(exc).__name__} at {Path(frame.filename).name}:{frame.lineno}: {str(exc)[:120]}"
+                key = (
+                    f"{type(exc).__name__} at {Path(frame.filename).name}:{frame.lineno}: "
+                    f"{str(exc)[:120]}"
+                )
                 seen, first = findings.get(key, (0, repr(data)[:300]))
                 findings[key] = (seen + 1, first)
 
@@ -125,7 +128,8 @@ def main() -> int:
         "--minutes",
         type=float,
         default=0,
-        help="the whole run's time, shared by the targets: each stops after its share (0: no limit)",
+        help="the whole run's time, shared by the targets: each stops after its share (0: "
+        "no limit)",
     )
     args = parser.parse_args()
     names = args.target or list(WEIGHTS)
@@ -157,7 +161,8 @@ def main() -> int:
         print(f"{name:<15} {count:>9} {sum(c for c, _ in findings.values()):>9} {seconds:>8.1f}")
     print(
         f"{'total':<15} {sum(r[1] for r in results):>9} "
-        f"{sum(c for r in results for c, _ in r[2].values()):>9} {wall:>8.1f}  (wall, {args.jobs} job(s))"
+        f"{sum(c for r in results for c, _ in r[2].values()):>9} {wall:>8.1f}  (wall, "
+        f"{args.jobs} job(s))"
     )
     for name, _count, findings, _seconds in results:
         for key, (count, first) in findings.items():

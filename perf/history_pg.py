@@ -64,8 +64,8 @@ def dashboard(folder: str, runs: int, url: str, base_env: dict, rounds: int) -> 
         lite = timed(["dashboard", "--history", merged, "-o", "lite.html"], env, folder)
         pg = timed(["dashboard", "--history", url, "-o", "pg.html"], env, folder)
         print(
-            f"bench dashboard over {runs} runs, round {i + 1}: SQLite {lite:.2f} s, PostgreSQL {pg:.2f} s "
-            f"(ratio {pg / lite:.2f}, target <= 1.5)"
+            f"bench dashboard over {runs} runs, round {i + 1}: SQLite {lite:.2f} s, "
+            f"PostgreSQL {pg:.2f} s (ratio {pg / lite:.2f}, target <= 1.5)"
         )
 
 
@@ -98,7 +98,8 @@ def main() -> int:
         for i in range(args.rounds):
             lite, pg = result_round(os.path.join(folder, f"r{i}"), args.workpackages, url, base_env)
             print(
-                f"bench result of {args.workpackages} workpackages (first call), round {i + 1}: SQLite {lite:.2f} s, "
+                f"bench result of {args.workpackages} workpackages (first call), "
+                f"round {i + 1}: SQLite {lite:.2f} s, "
                 f"PostgreSQL {pg:.2f} s (ratio {pg / lite:.2f}, target <= 1.5)"
             )
             shutil.rmtree(os.path.join(folder, f"r{i}"), ignore_errors=True)

@@ -3,21 +3,21 @@
 and `bench dashboard` on it, each timed as a separate process with its peak memory.
 
     python perf/history_scale.py [--quick] [--runs 1000] [--figures-per-run 1000] [--rounds 2]
-                                 [--keep DIR] [--steps export,import,list,dashboard,changes] [--url postgresql://...]
-                                 [--compare-with OLD/src]
+                                 [--keep DIR] [--steps export,import,list,dashboard,changes] [--url
+                                 postgresql://...] [--compare-with OLD/src]
 
 The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
 two benchmarks, two systems at two sites, each run with 100 configurations (nodes 1..16 × two batch
-sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 % (regressions
-to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that file into a new
-history, list the history, build the dashboard. Each command runs as `python -m caramel` in a child
-process (interpreter start included); its peak memory is the child's own (os.wait4's rusage).
-`--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a PostgreSQL history
-(the import goes into a fresh SQLite file there too, the export reads the server). `--compare-with`:
-each step also run by another caramel (`git archive REV src | tar -x -C DIR`), interleaved, with the
-CPU seconds of each: the ratios hold on a loaded machine, where the times do not (SQLite only: the
-other caramel reads a copy of the history, so it must read layout 4; to compare with a caramel of an
-older layout, run this harness from each tree, interleaved). Every
+sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 %
+(regressions to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that
+file into a new history, list the history, build the dashboard. Each command runs as `python -m
+caramel` in a child process (interpreter start included); its peak memory is the child's own
+(os.wait4's rusage). `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a
+PostgreSQL history (the import goes into a fresh SQLite file there too, the export reads the
+server). `--compare-with`: each step also run by another caramel (`git archive REV src | tar -x -C
+DIR`), interleaved, with the CPU seconds of each: the ratios hold on a loaded machine, where the
+times do not (SQLite only: the other caramel reads a copy of the history, so it must read layout 4;
+to compare with a caramel of an older layout, run this harness from each tree, interleaved). Every
 tree is compiled first and its commands read the compiled modules, as an installed caramel does.
 Targets (issue 24, 1,000,000 figures): import and export ≤ 15 s and ≤ 200 MB each, history list
 ≤ 0.5 s, the dashboard ≤ 5 s and ≤ 300 MB with a page of at most 8 MB.
@@ -75,7 +75,8 @@ def configurations(per_run: int) -> list[dict[str, str]]:
 
 
 def make_history(target: str, runs: int, per_run: int) -> int:
-    """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the figures written."""
+    """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the
+    figures written."""
     rng = random.Random(24)
     configs = configurations(per_run)
     metrics = METRICS[: max(1, min(len(METRICS), per_run // len(configs)))]
@@ -230,14 +231,15 @@ def one_round(
                 extra = f", {os.path.getsize(export) / 1e6:.0f} MB written"
             elif name == "dashboard":
                 extra = (
-                    f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), processes together "
-                    f"{RUN_PSS_MB[0]:.0f} MB"
+                    f", page {os.path.getsize(page) / 1e6:.2f} MB (target 8 MB), "
+                    f"processes together {RUN_PSS_MB[0]:.0f} MB"
                 )
             elif name in ("list", "changes"):
                 extra = f", {len(text.splitlines())} lines"
             seconds, memory = TARGETS[name]
             print(
-                f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
+                f"  {name:9s} {tree:5s} {took:6.2f} s (target {seconds:g} s; "
+                f"cpu {cpu:5.2f} s), peak {peak:5.0f} MB"
                 + (f" (target {memory:g} MB)" if memory else "")
                 + extra
                 + f"  [load {os.getloadavg()[0]:.1f}]",
@@ -304,13 +306,15 @@ def main() -> int:
         if args.url or not os.path.exists(history):
             figures = make_history(history, runs, args.figures_per_run)
             print(
-                f"history: {runs} runs, {figures:,} figures written in {time.perf_counter() - t:.1f} s"
+                f"history: {runs} runs, {figures:,} figures written in "
+                f"{time.perf_counter() - t:.1f} s"
             )
         histories = {tree: history for tree in trees}
         if "base" in trees and not args.url:
             histories["base"] = shutil.copy(history, os.path.join(folder, "history-base.db"))
         print(
-            f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}"
+            f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} "
+            f"{os.getloadavg()[2]:.2f}"
         )
         for number in range(args.rounds):
             print(f"round {number + 1} (load {os.getloadavg()[0]:.2f}):", flush=True)

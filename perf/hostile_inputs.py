@@ -65,7 +65,8 @@ def entity_bomb(folder: str) -> str:
     with open(path, "w") as handle:
         handle.write(
             '<?xml version="1.0"?>\n<!DOCTYPE jube [\n' + "\n".join(decls) + "\n]>\n"
-            '<jube><benchmark name="b" outpath="run"><step name="s"><do>&l9;</do></step></benchmark></jube>\n'
+            '<jube><benchmark name="b" outpath="run"><step '
+            'name="s"><do>&l9;</do></step></benchmark></jube>\n'
         )
     return path
 
@@ -111,7 +112,8 @@ result: {use: a, table: {name: t, column: [nested, alt]}}
 
 
 def measure(label: str, args: list[str], cwd: str) -> None:
-    """Run bench in a child that reports its own peak RSS (RUSAGE_CHILDREN would add up all runs)."""
+    """Run bench in a child that reports its own peak RSS (RUSAGE_CHILDREN would add up all
+    runs)."""
     code = (
         "import resource, subprocess, sys, time; t = time.perf_counter(); "
         "p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
@@ -140,7 +142,8 @@ def main() -> None:
     parser.add_argument("--parameters", type=int, default=6)
     args = parser.parse_args()
     print(
-        f"peak RSS of this harness before: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
+        "peak RSS of this harness before: "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB"
     )
     with tempfile.TemporaryDirectory() as folder:
         env_note = f"{args.parameters} parameters x {args.values} values"

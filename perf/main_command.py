@@ -57,9 +57,9 @@ def main() -> None:
         result, table = timed(f"{bench} result -i last", clone, env)
     print(table)
     print(
-        f"install: {install:.1f} s   bench run: {run:.1f} s   bench result: {result:.1f} s   "
-        f"benchmark total: {run + result:.1f} s (target 120)   whole line: {install + run + result:.1f} s "
-        "(target 300)"
+        f"install: {install:.1f} s   bench run: {run:.1f} s   bench result: "
+        f"{result:.1f} s   benchmark total: {run + result:.1f} s (target 120)   whole line: "
+        f"{install + run + result:.1f} s (target 300)"
     )
 
 

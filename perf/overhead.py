@@ -35,16 +35,19 @@ def write_benchmark(folder: str, n: int) -> str:
   <benchmark name="overhead" outpath="runs">
     <parameterset name="space">
       <parameter name="nodes" type="int">{",".join(str(i) for i in range(1, a + 1))}</parameter>
-      <parameter name="batch" type="int">{",".join(str(16 * i) for i in range(1, b + 1))}</parameter>
+      <parameter name="batch"\
+ type="int">{",".join(str(16 * i) for i in range(1, b + 1))}</parameter>
       <parameter name="model">{",".join(f"m{i}" for i in range(c))}</parameter>
     </parameterset>
-    <patternset name="pat"><pattern name="value" type="int">value=$jube_pat_int</pattern></patternset>
+    <patternset name="pat"><pattern name="value" type="int">value=$jube_pat_int</pattern>\
+</patternset>
     <step name="run">
       <use>space</use>
       <do>echo value=$nodes $batch $model</do>
     </step>
     <analyser name="ana"><use>pat</use><analyse step="run"><file>stdout</file></analyse></analyser>
-    <result><use>ana</use><table name="t" style="csv"><column>nodes</column><column>value</column></table></result>
+    <result><use>ana</use><table name="t" style="csv"><column>nodes</column>\
+<column>value</column></table></result>
   </benchmark>
 </jube>
 """)
@@ -134,7 +137,8 @@ def main() -> int:
     data_dir = tempfile.mkdtemp(prefix="overhead_data_")
     try:
         print(
-            f"{'workpackages':>12} {'run':>8} {'per wp':>8} {'peak RSS':>9} {'continue':>9} {'result':>8}"
+            f"{'workpackages':>12} {'run':>8} {'per wp':>8} {'peak RSS':>9} "
+            f"{'continue':>9} {'result':>8}"
         )
         for n in args.workpackages:
             m = min(
@@ -152,7 +156,8 @@ def main() -> int:
             )
         if "result" not in m:
             print(
-                "result: n/a (bench result comes with a later issue; this harness times it once it exists)"
+                "result: n/a (bench result comes with a later issue; "
+                "this harness times it once it exists)"
             )
         if args.jube_at:
             if not os.access(JUBE, os.X_OK):

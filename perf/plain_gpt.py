@@ -90,7 +90,8 @@ def main() -> None:
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     if world == 1 or dist.get_rank() == 0:
         print(
-            f"plain tokens/s: {args.iters * args.global_batch * args.seq / seconds:.1f}\nplain seconds: {seconds:.3f}"
+            f"plain tokens/s: {args.iters * args.global_batch * args.seq / seconds:.1f}\n"
+            f"plain seconds: {seconds:.3f}"
             f"\nplain cpu seconds: {cpu:.3f}",
             flush=True,
         )

@@ -69,7 +69,8 @@ def main() -> int:
     print(f"workpackages      {len(plan.workpackages)}")
     print(f"bench plan (json) {wall:.2f} s   (target < 2 s for 10,000)")
     print(
-        f"expansion alone   {expand:.2f} s   ({expand / len(plan.workpackages) * 1e6:.0f} us per workpackage)"
+        f"expansion alone   {expand:.2f} s   ({expand / len(plan.workpackages) * 1e6:.0f} "
+        "us per workpackage)"
     )
     print(f"peak memory       {rss:.0f} MB")
     return 0

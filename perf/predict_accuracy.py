@@ -106,14 +106,16 @@ def main() -> None:
         bench("result", cwd=folder, env=later)
         found = measured(folder / "later.db", metric)
         print(
-            f"{'configuration':28} {'predicted':>10} {'90 % interval':>22} {'measured':>10} {'error':>8}  model"
+            f"{'configuration':28} {'predicted':>10} {'90 % interval':>22} "
+            f"{'measured':>10} {'error':>8}  model"
         )
         for p in doc["predictions"]:
             key = tuple(p["parameters"].values())
             seconds = found[key]
             interval = f"{p['low']:.4g} .. {p['high']:.4g}"
             print(
-                f"{','.join(f'{k}={v}' for k, v in p['parameters'].items()):28} {p['value']:10.4g} {interval:>22} "
+                f"{','.join(f'{k}={v}' for k, v in p['parameters'].items()):28} "
+                f"{p['value']:10.4g} {interval:>22} "
                 f"{seconds:10.4g} {100 * (p['value'] / seconds - 1):+7.1f}%  {p['model']}"
             )
 
@@ -124,15 +126,19 @@ def _errors(doc: dict, found: dict) -> list[float]:
         seconds = found[tuple(p["parameters"].values())]
         out.append(100 * (p["value"] / seconds - 1))
         print(
-            f"  {','.join(f'{k}={v}' for k, v in p['parameters'].items()):20} predicted {p['value']:9.4g} s "
-            f"({p['low']:.4g} .. {p['high']:.4g})  measured {seconds:9.4g} s  error {out[-1]:+6.1f}%"
+            f"  {','.join(f'{k}={v}' for k, v in p['parameters'].items()):20} predicted "
+            f"{p['value']:9.4g} s ({p['low']:.4g} .. {p['high']:.4g})  measured {seconds:9.4g} s "
+            f" error {out[-1]:+6.1f}%"
         )
     return out
 
 
 def _summary(name: str, errors: list[float]) -> str:
     absolute = [abs(e) for e in errors]
-    return f"{name}: median {statistics.median(absolute):.1f} %, worst {max(absolute):.1f} % ({len(errors)} sizes)"
+    return (
+        f"{name}: median {statistics.median(absolute):.1f} %, "
+        f"worst {max(absolute):.1f} % ({len(errors)} sizes)"
+    )
 
 
 def _systems_measured(history: Path) -> set[str]:
@@ -195,8 +201,8 @@ def _prepare(folder: Path, root: Path, quick: bool) -> tuple[str, str]:
             keep_cases=("gemm", "copy", "eltwise", "attention", "attention_backward"),
         )
         return "1", (
-            "quick: GEMM, copy, element-wise and attention cases, 0.1 s each; 1 repeat of 6 iterations "
-            "per GPT size"
+            "quick: GEMM, copy, element-wise and attention cases, 0.1 s each; "
+            "1 repeat of 6 iterations per GPT size"
         )
     shutil.copy(DATA / "gpt_kernels.yaml", folder)
     shutil.copy(root / "benchmarks" / "microbench.yaml", folder)
@@ -215,7 +221,10 @@ def _verdict(kernel_errors: list[float], peak_errors: list[float]) -> str:
         and statistics.median(peak) > statistics.median(absolute)
         and len(absolute) >= 4
     )
-    return f"targets (median <= 15 %, worst <= 30 %, >= 4 sizes, --from worse): {'met' if met else 'NOT met'}"
+    return (
+        "targets (median <= 15 %, worst <= 30 %, >= 4 sizes, --from worse): "
+        f"{'met' if met else 'NOT met'}"
+    )
 
 
 def kernels(quick: bool = False) -> None:

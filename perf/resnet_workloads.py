@@ -84,7 +84,8 @@ def images_per_second(argv: list[str]) -> float:
     found = FIGURE.findall(done.stdout)
     if done.returncode != 0 or not found:
         sys.exit(
-            f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
+            f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-1500:]}\n"
+            f"{done.stderr[-1500:]}"
         )
     return float(found[-1])
 

@@ -42,9 +42,11 @@ patternset:
     pattern:
       - {{name: jobid, type: int, _: "Submitted batch job $jube_pat_int"}}
       - {{name: iter_pat, type: int, _: "iteration\\\\s+$jube_pat_int/\\\\s*$jube_pat_nint"}}
-      - {{name: elp_pat, type: float, unit: s, _: "elapsed time per iteration \\\\(s\\\\):\\\\s+$jube_pat_fp"}}
+      - {{name: elp_pat, type: float, unit: s, _: "elapsed time per iteration\
+ \\\\(s\\\\):\\\\s+$jube_pat_fp"}}
       - {{name: tflops_pat, type: float, _: "TFLOPs:\\\\s+$jube_pat_fp"}}
-      - {{name: tokens_per_second, type: float, mode: python, _: "(1.0/$elp_pat_avg)*$global_batch_size*$sequence_length"}}
+      - {{name: tokens_per_second, type: float, mode: python, _:\
+ "(1.0/$elp_pat_avg)*$global_batch_size*$sequence_length"}}
       - {{name: iterations, type: int, mode: python, _: "$iter_pat_max"}}
 step:
   - name: benchmark
@@ -79,9 +81,10 @@ def megatron_log(wp_id: int, iterations: int = 10) -> str:
     lines = [f"[rank 0] starting run {wp_id}"]
     for it in range(1, iterations + 1):
         lines.append(
-            f" iteration       {it * 5}/ 9375000 | consumed samples: {it * 160} | elapsed time per iteration "
-            f"(s): {0.9 + (wp_id % 7) * 0.01:.4f} | learning rate: 1.5E-04 | global batch size: 32 | "
-            f"lm loss: 9.1E+00 | TFLOPs: {60 + wp_id % 5:.2f} |"
+            f" iteration       {it * 5}/ 9375000 | consumed samples: "
+            f"{it * 160} | elapsed time per iteration (s): {0.9 + (wp_id % 7) * 0.01:.4f} | "
+            "learning rate: 1.5E-04 | global batch size: 32 | lm loss: 9.1E+00 | TFLOPs: "
+            f"{60 + wp_id % 5:.2f} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -198,8 +201,9 @@ def scan_one(path: str, case: str) -> None:
     size = os.path.getsize(path) / 2**20
     counts = ", ".join(f"{n}: {a.cnt} matches" for n, a in accs.items())
     print(
-        f"  {size:.0f} MB log, {'3 line patterns' if case == 'lines' else '1 DOTALL pattern'}: {took:.1f} s "
-        f"({size / took:.0f} MB/s), peak RSS {peak / 1024:.0f} MB (before the scan {before / 1024:.0f} MB); {counts}"
+        f"  {size:.0f} MB log, {'3 line patterns' if case == 'lines' else '1 DOTALL pattern'}: "
+        f"{took:.1f} s ({size / took:.0f} MB/s), peak RSS {peak / 1024:.0f} MB (before the scan "
+        f"{before / 1024:.0f} MB); {counts}"
     )
 
 
@@ -220,7 +224,8 @@ def main() -> None:
     start = time.perf_counter()
     run_dir = make_run(folder, args.workpackages)
     print(
-        f"run of {args.workpackages} done workpackages made in {time.perf_counter() - start:.1f} s: {run_dir}"
+        f"run of {args.workpackages} done workpackages made in "
+        f"{time.perf_counter() - start:.1f} s: {run_dir}"
     )
     timed(bench + ["--version"])  # compiles caramel's bytecode once, as an installation has it
     first, out = timed(bench + ["result", run_dir, "--no-files"])

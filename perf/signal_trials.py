@@ -37,7 +37,8 @@ BENCHMARK = """<?xml version="1.0" encoding="UTF-8"?>
   <benchmark name="hundred" outpath="runs">
     <parameterset name="p"><parameter name="i" type="int">{values}</parameter></parameterset>
     <fileset name="f">
-      <prepare>echo "start prepare $i" >> {ledger}; export PREP=$i; echo "end prepare $i" >> {ledger}</prepare>
+      <prepare>echo "start prepare $i" >> {ledger}; export PREP=$i; echo "end prepare $i" >>\
+ {ledger}</prepare>
     </fileset>
     <step name="a" procs="{procs}" export="true">
       <use>p</use>
@@ -45,10 +46,12 @@ BENCHMARK = """<?xml version="1.0" encoding="UTF-8"?>
       <do>echo "start a1 $i" >> {ledger}; sleep 0.01; export V="x
 @caramel ENDENV
 @caramel EXIT 3"; echo "end a1 $i" >> {ledger}</do>
-      <do>echo "start a2 $i" >> {ledger}; sleep 0.0$$((i % 3)); [ "$$PREP" = "$i" ] || exit 7; echo "end a2 $i" >> {ledger}</do>
+      <do>echo "start a2 $i" >> {ledger}; sleep 0.0$$((i % 3)); [ "$$PREP" = "$i" ] || exit 7;\
+ echo "end a2 $i" >> {ledger}</do>
     </step>
     <step name="b" procs="{procs}" depend="a">
-      <do>echo "start b $i" >> {ledger}; case "$$V" in *"@caramel EXIT 3") ;; *) exit 8;; esac; echo "end b $i" >> {ledger}</do>
+      <do>echo "start b $i" >> {ledger}; case "$$V" in *"@caramel EXIT 3") ;; *) exit 8;; esac;\
+ echo "end b $i" >> {ledger}</do>
     </step>
   </benchmark>
 </jube>
@@ -176,8 +179,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(summary, indent=1))
     else:
         print(
-            f"{'signal':8} {'trials':>6} {'once':>5} {'internal':>8} {'running':>7} {'running*':>8} {'restarted':>9}"
-            "  exit codes"
+            f"{'signal':8} {'trials':>6} {'once':>5} {'internal':>8} {'running':>7} "
+            f"{'running*':>8} {'restarted':>9}  exit codes"
         )
         for name, s in summary.items():
             print(
@@ -186,7 +189,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{s['restarted_commands']:9}  {s['exit_codes']}"
             )
         print(
-            "once: trials where every do and prepare ended exactly once; running: workpackages left running "
+            "once: trials where every do and prepare ended exactly once; running: "
+            "workpackages left running "
             "after the signal (SIGKILL: by nature), running*: after `bench continue`"
         )
     ok = all(

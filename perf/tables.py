@@ -51,7 +51,8 @@ def main() -> None:
             rich.append(once(rows, Terminal()))
         p, r = statistics.median(plain), statistics.median(rich)
         print(
-            f"{n:>6} rows  plain {p * 1e3:8.2f} ms  rich {r * 1e3:8.2f} ms  rich/plain {r / p:7.1f}x"
+            f"{n:>6} rows  plain {p * 1e3:8.2f} ms  rich {r * 1e3:8.2f} ms  rich/plain "
+            f"{r / p:7.1f}x"
         )
     calls = 2000
     start = time.perf_counter()
@@ -64,7 +65,8 @@ def main() -> None:
             settings.current()
     pinned = (time.perf_counter() - start) / calls
     print(
-        f"settings: load (a command's start) {loaded * 1e6:.0f} us; current() in a command {pinned * 1e6:.2f} us"
+        f"settings: load (a command's start) {loaded * 1e6:.0f} us; "
+        f"current() in a command {pinned * 1e6:.2f} us"
     )
     print(f"load average {os.getloadavg()[0]:.2f}")
 

@@ -83,7 +83,8 @@ def run(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]
     wall = time.perf_counter() - start
     if done.returncode:
         sys.exit(
-            f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            f"failed ({done.returncode}): {' '.join(command)}\n{done.stdout[-2000:]}\n"
+            f"{done.stderr[-2000:]}"
         )
     return wall, done.stdout + done.stderr
 
@@ -273,7 +274,10 @@ def name_of(layout: tuple[int, int]) -> str:
 
 
 def summary(samples: list[float], digits: int = 3) -> str:
-    return f"{statistics.median(samples):.{digits}f} ({min(samples):.{digits}f}..{max(samples):.{digits}f})"
+    return (
+        f"{statistics.median(samples):.{digits}f} "
+        f"({min(samples):.{digits}f}..{max(samples):.{digits}f})"
+    )
 
 
 def main() -> None:
@@ -281,15 +285,16 @@ def main() -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="trainer and plain layouts only, 60 iterations, no in-process comparison (< 3 min quiet)",
+        help="trainer and plain layouts only, 60 iterations, no in-process comparison (< 3 "
+        "min quiet)",
     )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(
         "--iters",
         type=int,
         default=0,
-        help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, so `bench` is comparable;"
-        " 60 with --quick)",
+        help=f"timed iterations (default: {SHIPPED_ITERS}, the shipped file's, "
+        "so `bench` is comparable; 60 with --quick)",
     )
     parser.add_argument(
         "--layout",
@@ -300,7 +305,8 @@ def main() -> None:
     parser.add_argument(
         "--probe",
         action="store_true",
-        help="first run the layout probe (`bench layout --measure`, not stored) and let the trainer "
+        help="first run the layout probe (`bench layout --measure`, "
+        "not stored) and let the trainer "
         "run its winner: what a user gets after measuring the node",
     )
     parser.add_argument(
@@ -398,8 +404,8 @@ def probe():
     plan = layout_probe.ProbePlan("gpt", layout_probe.candidate_layouts())
     measurement = layout_probe.measure(plan, lambda line: print(f"probe {line}", flush=True))
     print(
-        f"probe: {measurement.layout} wins ({measurement.summary()}); it took {measurement.seconds:.1f} s "
-        f"({load()})",
+        f"probe: {measurement.layout} wins ({measurement.summary()}); "
+        f"it took {measurement.seconds:.1f} s ({load()})",
         flush=True,
     )
     return parse_layout(measurement.layout), f"probed now: {measurement.summary()}"
@@ -438,11 +444,13 @@ def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> 
     ]
     print(f"\ntrainer / {same} (same layout, separate processes; target >= 0.95):")
     print(
-        f"  ratio of the medians (tokens/s):        {med('trainer', 'tokens') / med(same, 'tokens'):.3f}"
+        "  ratio of the medians (tokens/s):        "
+        f"{med('trainer', 'tokens') / med(same, 'tokens'):.3f}"
     )
     print(f"  median of the rounds' paired ratios:    {summary(paired)}")
     print(
-        f"  ratio of tokens per CPU second:         {med('trainer', 'tokens_cpu') / med(same, 'tokens_cpu'):.3f}"
+        "  ratio of tokens per CPU second:         "
+        f"{med('trainer', 'tokens_cpu') / med(same, 'tokens_cpu'):.3f}"
     )
     plains = [n for n in results if n.startswith("plain-")]
     best = max(plains, key=lambda n: med(n, "tokens"))
@@ -458,20 +466,24 @@ def report(results: dict[str, list[Row]], rule: tuple[int, int], cores: int) -> 
     )
     thrifty = max(plains, key=lambda n: med(n, "tokens_cpu"))
     print(
-        f"layout that needs the least CPU per token: {thrifty} (under load the wall-time winner can be the one "
+        f"layout that needs the least CPU per token: {thrifty} (under load the wall-time "
+        "winner can be the one "
         f"that takes the most of the shared cores: several processes get several shares)"
     )
     print(
-        f"trainer / best plain ({best}):        {med('trainer', 'tokens') / med(best, 'tokens'):.3f}"
+        f"trainer / best plain ({best}):        "
+        f"{med('trainer', 'tokens') / med(best, 'tokens'):.3f}"
     )
     print(
-        f"timed iterations / trainer wall time:  {med('trainer', 'timed'):.2f}   (target: most of it)"
+        f"timed iterations / trainer wall time:  {med('trainer', 'timed'):.2f}   (target: "
+        "most of it)"
     )
     print(f"trainer MFU (% of the measured GEMM rate): {med('trainer', 'mfu'):.2f}")
     if "job" in results:
         report_overheads(results, med)
     print(
-        f"(measured with {cores} usable cores shared with other users: see the spreads and the load averages)"
+        f"(measured with {cores} usable cores shared with other users: "
+        "see the spreads and the load averages)"
     )
 
 
@@ -482,23 +494,28 @@ def report_overheads(results: dict[str, list[Row]], med: Callable[[str, str], fl
         f"{100 * med('fixed', 'wall') / job:.2f} % of the job's wall time"
     )
     print(
-        f"energy wrapper, wall (wrapped - bare): {med('wrapped', 'wall') - med('trainer', 'wall'):+.3f} s = "
-        f"{100 * (med('wrapped', 'wall') - med('trainer', 'wall')) / job:+.2f} % of the job's wall time"
+        "energy wrapper, wall (wrapped - bare): "
+        f"{med('wrapped', 'wall') - med('trainer', 'wall'):+.3f} s = "
+        f"{100 * (med('wrapped', 'wall') - med('trainer', 'wall')) / job:+.2f} % of the "
+        "job's wall time"
     )
     print(
-        f"energy wrapper, throughput:            {100 * (med('wrapped', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %"
+        "energy wrapper, throughput:            "
+        f"{100 * (med('wrapped', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %"
     )
     print(
         f"bench, wall (bench run - bare job):    {med('bench', 'wall') - job:+.3f} s = "
         f"{100 * (med('bench', 'wall') - job) / med('bench', 'wall'):+.2f} % of its wall time"
     )
     print(
-        f"bench, throughput (vs bare trainer):   {100 * (med('bench', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %"
+        "bench, throughput (vs bare trainer):   "
+        f"{100 * (med('bench', 'tokens') / med('trainer', 'tokens') - 1):+.2f} %"
     )
     for name, what in (("wrapped", "energy wrapper"), ("bench", "bench")):
         own, wall = med(name, "own_cpu"), med(name, "wall")
         print(
-            f"{what}'s own CPU (not its children): {own:.3f} s over {wall:.1f} s = {100 * own / wall:.2f} % of one core"
+            f"{what}'s own CPU (not its children): {own:.3f} s over {wall:.1f} s = "
+            f"{100 * own / wall:.2f} % of one core"
             f" = {100 * own / job:.2f} % of the job's wall time"
         )
 

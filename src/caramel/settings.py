@@ -82,7 +82,8 @@ SETTINGS: tuple[Setting, ...] = (
         "CARAMEL_SINKS",
         Kind.TEXT,
         "",
-        "more places history rows are sent, `SHAPE=URL` separated by spaces (added to the file's sinks:)",
+        "more places history rows are sent, `SHAPE=URL` separated by spaces (added to the "
+        "file's sinks:)",
     ),
     Setting(
         "site",
@@ -238,7 +239,8 @@ BY_NAME: Mapping[str, Setting] = {s.name: s for s in SETTINGS}
 
 @dataclass(frozen=True)
 class Settings:
-    """The values of every setting, read once (see `current`); `origin` says where each came from."""
+    """The values of every setting, read once (see `current`); `origin` says where each came
+    from."""
 
     data_dir: str
     settings_file: str
@@ -430,8 +432,8 @@ def markdown_table() -> str:
     it)."""
     lines = ["| setting | variable | kind | default | what it does |", "|---|---|---|---|---|"]
     lines += [
-        f"| `{s.name}` | `{s.env}` | {s.kind.value} | {f'`{s.default}`' if s.default else '-'} | {s.doc}"
-        f"{'' if s.in_file else ' (environment only)'} |"
+        f"| `{s.name}` | `{s.env}` | {s.kind.value} | {f'`{s.default}`' if s.default else '-'} | "
+        f"{s.doc}{'' if s.in_file else ' (environment only)'} |"
         for s in SETTINGS
     ]
     return "\n".join(lines) + "\n"

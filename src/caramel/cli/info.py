@@ -1,4 +1,5 @@
-"""`bench info [DIR] [-i ID ...] [-w WP] [-s STEP ...]`: a run's settings, parameters and workpackages."""
+"""`bench info [DIR] [-i ID ...] [-w WP] [-s STEP ...]`: a run's settings, parameters and
+workpackages."""
 
 from __future__ import annotations
 

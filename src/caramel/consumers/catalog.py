@@ -163,7 +163,8 @@ def mad_folder_entries(folder: Path, origin: str) -> list[BenchmarkEntry]:
 
 
 def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
-    """One entry per model of a MAD models.json; a bad model (or file) is an entry with its error."""
+    """One entry per model of a MAD models.json; a bad model (or file) is an entry with its
+    error."""
     try:
         found = read_entries(str(path))
     except CaramelError as exc:
@@ -224,7 +225,8 @@ def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> li
     if carriers:
         raise CatalogError(
             f"no readable benchmark has the tag{plural} {shown}: "
-            f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could not be read",
+            f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could "
+            "not be read",
             hint=" | ".join(f"{e.name}: {e.error.splitlines()[0]}" for e in carriers),
         )
     known = sorted({t for e in entries if not e.error for t in e.tags})

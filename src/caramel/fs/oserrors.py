@@ -37,7 +37,8 @@ CAUSES = {
 }
 
 HINTS = {
-    errno.ENOSPC: "free space on the file system holding {folder} (df -h {folder}); the previous file is intact",
+    errno.ENOSPC: "free space on the file system holding {folder} (df -h {folder}); "
+    "the previous file is intact",
     errno.EDQUOT: "free space within your quota (quota -s); the previous file is intact",
     errno.ENOENT: "check that the folder {folder} exists",
     errno.EMFILE: "raise the limit (ulimit -n) or run fewer things at once",

@@ -53,7 +53,8 @@ class Target(str, Enum):
 
 def open_folder(folder: str, root: str | None = None, create: bool = True) -> int:
     """A descriptor of `folder`; below `root` each component is opened without following a link
-    (and made when missing, if `create`). Without `root` the folder is taken as the user named it."""
+    (and made when missing, if `create`). Without `root` the folder is taken as the user named
+    it."""
     folder = os.path.abspath(folder)
     if root is None:
         if create:

@@ -105,7 +105,10 @@ class Sampler:
                 raise RuntimeError("the meter found no device")
             self.sample()
         except OSError as error:  # the usual case: the meter's files or device are not there
-            self.status = f"unavailable: cannot read {error.filename or 'the meter'} ({error.strerror or error})"
+            self.status = (
+                f"unavailable: cannot read {error.filename or 'the meter'} "
+                f"({error.strerror or error})"
+            )
             return
         except Exception as error:
             self.status = f"unavailable: {type(error).__name__}: {error}".replace("\n", " ")

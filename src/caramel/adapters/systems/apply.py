@@ -40,7 +40,8 @@ def _needs_no_system(bench: m.Benchmark) -> None:
         for use in step.uses:
             if "system" in (n.strip() for raw in use.names for n in raw.split(",")):
                 raise SpecError(
-                    f"step '{step.name}' uses the system's settings, but no tag names a system file",
+                    f"step '{step.name}' uses the system's settings, "
+                    "but no tag names a system file",
                     use.where,
                     hint="add a system tag, one of: "
                     + ", ".join(system_names())

@@ -90,7 +90,8 @@ def load_system(path: Path | str) -> System:
     path = Path(path)
     text = read_text(str(path))
     try:
-        try:  # libyaml's parser where PyYAML has it; a refused file again in Python, for its message
+        # libyaml's parser where PyYAML has it; a refused file again in Python, for its message
+        try:
             node, data = _parse(text, getattr(yaml, "CSafeLoader", yaml.SafeLoader))
         except yaml.YAMLError:
             node, data = _parse(text, yaml.SafeLoader)

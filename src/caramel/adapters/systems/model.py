@@ -1,4 +1,5 @@
-"""A system: scheduler, partition, account, devices, launcher, modules, container runtime, energy."""
+"""A system: scheduler, partition, account, devices, launcher, modules, container runtime,
+energy."""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ class System:
     image_dir: str = (
         ""  # the site's folder of images: absolute, or relative to the folder bench runs in
     )
-    data_dir: str = "data"  # the site's folder of data sets and corpora: absolute, or relative to the folder bench runs in
+    # the site's folder of data sets and corpora: absolute, or relative to the folder bench runs in
+    data_dir: str = "data"
     images: dict[str, str] = field(
         default_factory=dict
     )  # image file per software stack: {pytorch: x.sif}

@@ -94,10 +94,17 @@ def detect(
     energy = {"nvidia": "pynvml", "amd": "rocm"}.get(vendor, NO_METHOD)
     cpu = cpu_model()
     time_limit = chosen.time_limit if re.match(r"^[\d:-]+$", chosen.time_limit) else "01:00:00"
+    gpu_part = (
+        f", {chosen.gpus} x {model}" if model else (f", {chosen.gpus} GPUs" if chosen.gpus else "")
+    )
+    description = f"{chosen.name} partition, {chosen.cpus} cores{gpu_part}" + (
+        f" ({cpu})" if cpu else ""
+    )
     lines = [
-        f"# Drafted by `bench system detect` from {asked}{', ' + vendor + '-smi' if vendor else ''} and lscpu.",
+        "# Drafted by `bench system detect` from "
+        f"{asked}{', ' + vendor + '-smi' if vendor else ''} and lscpu.",
         f"# Read it through, then: bench system check {name} --systems {shlex.quote(folder)}",
-        f"description: {_q(f'{chosen.name} partition, {chosen.cpus} cores' + (f', {chosen.gpus} x {model}' if model else (f', {chosen.gpus} GPUs' if chosen.gpus else '')) + (f' ({cpu})' if cpu else ''))}",
+        f"description: {_q(description)}",
         f"scheduler: {scheduler.name}",
         f"partition: {chosen.name}"
         + (

@@ -20,7 +20,8 @@ from caramel.errors import CaramelError
 # brought to this layout in one transaction when it is opened (`migrate`); `metrics` is now a view
 # of the figures with their run key and series, the columns the metrics table had.
 SCHEMA_VERSION = 4
-# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
+# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema"
+# key)
 EXPORT_SCHEMA = 2
 # columns added to runs after schema 1 (a history of schema 1 or 2 gains them when it is migrated)
 ADDED_COLUMNS = {
@@ -68,8 +69,8 @@ FIGURE_COLUMNS = ("run", "series", "n", "mean", "sd", "min", "max", "samples", "
 TABLES = frozenset(("runs", "series", "figures", "baselines", "meta"))
 SCHEMA_LOCK = 7_261_001  # PostgreSQL: writers creating or migrating the tables take turns
 
-# a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a text
-# where a number belongs: SQLite orders texts after numbers)
+# a figure whose stored mean, min and max are finite numbers (not NULL: NaN, not infinite, not a
+# text where a number belongs: SQLite orders texts after numbers)
 FINITE = (
     "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
 )
@@ -132,7 +133,8 @@ def schema(dialect: Dialect) -> list[str]:
 
 
 def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: bool) -> str:
-    """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines' SQL."""
+    """INSERT that keeps (`replace` false) or updates (true) a row whose key is there: both engines'
+    SQL."""
     action = (
         ("DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key))
         if replace
@@ -145,8 +147,8 @@ def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: 
 
 
 def prepare(db: Connection) -> None:
-    """Make the tables (a new history), refuse another layout, bring an older one to this (`migrate`).
-    A history of this layout is only read here: a user who may only read it can."""
+    """Make the tables (a new history), refuse another layout, bring an older one to this
+    (`migrate`). A history of this layout is only read here: a user who may only read it can."""
     dialect = db.dialect
     tables = {row[0] for row in db.execute(dialect.tables)}
     if "runs" not in tables:

@@ -30,7 +30,8 @@ _BOUND = 1.7e308  # layout.FINITE's: a value beyond it is stored as no finite nu
 def mean_sd(values: list[float]) -> tuple[float, float | None]:
     """The mean (statistics.fmean's) and sample standard deviation (ddof 1; None with one sample: no
     spread known, not 0) of a figure's repeats, by math.fsum: the same to the last digit or so as
-    statistics.stdev, which takes ten times as long (its exact fractions), a million times per import."""
+    statistics.stdev, which takes ten times as long (its exact fractions), a million times per
+    import."""
     n = len(values)
     mean = fmean(values)
     if n < 2:
@@ -58,12 +59,13 @@ def samples_text(values: list[float]) -> str:
 
 
 def samples_texts(columns: Sequence[list[float]]) -> list[str]:
-    """`samples_text` of each list, made by one orjson.dumps of them all and cut apart (a tenth of the
-    time of a repr per float). orjson writes a float as repr does but for its exponents (`1e16`, `1e-7`
-    where repr writes `1e+16`, `1e-07`) and the values under 1e-4 (`0.00005`, repr `5e-05`), and a
-    NaN or infinity as `null`: when the text holds an `e`, an `n` or `0.0000` (or a quote: a sample
-    that is a text), when orjson refuses a value (a subclass of float, an integer beyond 64 bits), or
-    when the lists do not cut apart as given (one holding lists), each is written by `samples_text`."""
+    """`samples_text` of each list, made by one orjson.dumps of them all and cut apart (a tenth of
+    the time of a repr per float). orjson writes a float as repr does but for its exponents (`1e16`,
+    `1e-7` where repr writes `1e+16`, `1e-07`) and the values under 1e-4 (`0.00005`, repr `5e-05`),
+    and a NaN or infinity as `null`: when the text holds an `e`, an `n` or `0.0000` (or a quote: a
+    sample that is a text), when orjson refuses a value (a subclass of float, an integer beyond 64
+    bits), or when the lists do not cut apart as given (one holding lists), each is written by
+    `samples_text`."""
     import orjson  # here: 20 ms to import, which the history's readers (bench history list) never need
 
     try:
@@ -87,7 +89,8 @@ def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
 
 
 def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], int]:
-    """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite` count)."""
+    """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite`
+    count)."""
     columns = MetricColumns.of(metrics)
     if not len(columns):
         return [], 0
@@ -129,10 +132,11 @@ def _config_texts(
 ) -> list[str]:
     """Each configuration's JSON text (json.dumps's), dumped once per distinct configuration (an
     import's figures each have their own dict, a hundred of them equal, and so do its runs). Where
-    every value is a text and no text holds an escape or a brace (the usual case), the configurations
-    are told apart by their texts in one orjson.dumps of them all (`texts_json`; `text`, when the
-    caller has it), cut apart at the braces: for dicts of texts, the same text exactly when the same
-    items in the same order, as `tuple(items)` keys tell them. `dicts`: every row is known to be a dict."""
+    every value is a text and no text holds an escape or a brace (the usual case), the
+    configurations are told apart by their texts in one orjson.dumps of them all (`texts_json`;
+    `text`, when the caller has it), cut apart at the braces: for dicts of texts, the same text
+    exactly when the same items in the same order, as `tuple(items)` keys tell them. `dicts`: every
+    row is known to be a dict."""
     if text is None:
         try:
             if not dicts and set(map(type, rows)) != _DICT:
@@ -157,10 +161,10 @@ _CONFIG_TEXTS: dict[bytes, str] = {}  # json.dumps of the configuration whose or
 
 
 def texts_json(rows: Sequence[dict]) -> bytes | None:
-    """orjson's text of dicts whose every value is a text, none holding an escape (a quote, a backslash,
-    a control character); None for any other dicts. With no escape, a quote before a colon ends a key:
-    each followed by a quote, every value is a text (no number, list or object). TypeError
-    (orjson.JSONEncodeError) for what orjson does not write (an integer beyond 64 bits)."""
+    """orjson's text of dicts whose every value is a text, none holding an escape (a quote, a
+    backslash, a control character); None for any other dicts. With no escape, a quote before a
+    colon ends a key: each followed by a quote, every value is a text (no number, list or object).
+    TypeError (orjson.JSONEncodeError) for what orjson does not write (an integer beyond 64 bits)."""
     import orjson  # here: see samples_texts
 
     text = orjson.dumps(rows)
@@ -168,8 +172,8 @@ def texts_json(rows: Sequence[dict]) -> bytes | None:
 
 
 def _config_texts_one_by_one(rows: Sequence[dict]) -> list[str]:
-    """`_config_texts` of any configurations: each told apart by its items in order, and one whose items
-    cannot be (a list among the values) dumped each time."""
+    """`_config_texts` of any configurations: each told apart by its items in order, and one whose
+    items cannot be (a list among the values) dumped each time."""
     configs: dict = {}
     texts = []
     for row in rows:
@@ -201,11 +205,11 @@ def _statistics(
     squared: Callable[[float, float], float] = pow,
 ) -> tuple:
     """The means, sds (`mean_sd`), minimums and maximums of the figures' samples, to the bit what
-    `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the same
-    squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit, so
-    never numpy's square), and `min`'s first smallest value (of 0.0 and -0.0, the first); and how many
-    figures are no `finite_row` where that is told on the way (else None). `floats`: every sample is
-    known to be a float."""
+    `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the
+    same squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit,
+    so never numpy's square), and `min`'s first smallest value (of 0.0 and -0.0, the first); and how
+    many figures are no `finite_row` where that is told on the way (else None). `floats`: every
+    sample is known to be a float."""
     n = lengths[0]
     if (
         n > 1
@@ -233,8 +237,9 @@ def _uniform_statistics(
     samples: Sequence[list[float]], n: int, squared: Callable[[float, float], float] = pow
 ) -> tuple:
     """`_statistics` of figures of n float samples each (an import's usual line), the deviations and
-    extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same in
-    numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min compares)."""
+    extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same
+    in numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min
+    compares)."""
     import numpy as np  # here: `bench history list` never needs it
 
     count = len(samples)
@@ -260,14 +265,16 @@ def _uniform_statistics(
 
 
 def finite_row(row: tuple) -> bool:
-    """Whether a metrics row's mean, min and max are finite numbers: layout.FINITE in Python (NaN fails)."""
+    """Whether a metrics row's mean, min and max are finite numbers: layout.FINITE in Python (NaN
+    fails)."""
     mean, low, high = row[_MEAN], row[_MIN], row[_MAX]
     return -_BOUND <= mean <= _BOUND and -_BOUND <= low and high <= _BOUND
 
 
 def decode_run(path: str, data: dict) -> RunRecord:
-    """A `runs` row (column: value; columns this caramel does not know left out) as a RunRecord, each JSON
-    field bounded and typed (state.bounded): a damaged or hostile row is a RunError naming the file."""
+    """A `runs` row (column: value; columns this caramel does not know left out) as a RunRecord,
+    each JSON field bounded and typed (state.bounded): a damaged or hostile row is a RunError naming
+    the file."""
     data = {k: v for k, v in data.items() if k in RunRecord.__dataclass_fields__}
     what = f"run {data.get('run_key')}"
     for name, kind, empty in (
@@ -347,7 +354,8 @@ def plain_samples(text) -> list[float] | None:
 
 
 def finite_samples(text: str, where: str = "samples") -> list[float] | None:
-    """The finite numbers of a stored samples list (`[1.0,inf]` is not JSON: read it by hand then)."""
+    """The finite numbers of a stored samples list (`[1.0,inf]` is not JSON: read it by hand
+    then)."""
     if not isinstance(text, str):
         return None
     try:

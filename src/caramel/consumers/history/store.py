@@ -88,7 +88,8 @@ class History:
             raise
 
     def _prepare(self) -> None:
-        """Make the tables of a new history, refuse another layout, bring an older one to this one."""
+        """Make the tables of a new history, refuse another layout, bring an older one to this
+        one."""
         layout.prepare(self.db)
 
     @classmethod
@@ -103,8 +104,9 @@ class History:
 
     def add(self, run: RunRecord, metrics: Iterable[Metric], replace: bool = False) -> int:
         """Add a run and its metrics (returns the metrics added or changed). An import keeps what is
-        there (`replace` false: the same run twice adds nothing); `bench result` on a run that changed
-        since (more workpackages finished) replaces the run's figures that changed, and only those."""
+        there (`replace` false: the same run twice adds nothing); `bench result` on a run that
+        changed since (more workpackages finished) replaces the run's figures that changed, and only
+        those."""
         with self.writing():
             return self._insert(run, metrics, replace)
 
@@ -113,8 +115,9 @@ class History:
         """One write transaction that holds the history's write lock from its first statement (BEGIN
         IMMEDIATE): what it reads to decide (is the run there, with which figures?) cannot change
         before its own insert, so two benches adding one run key never both pass the check and one
-        set of figures is never dropped silently. A second writer waits (timeout 30 s). On PostgreSQL the
-        same by a lock on the runs table that only one writer holds at a time (readers go on)."""
+        set of figures is never dropped silently. A second writer waits (timeout 30 s). On
+        PostgreSQL the same by a lock on the runs table that only one writer holds at a time
+        (readers go on)."""
         with self.db:  # commits, or rolls back on an error
             if self.db.dialect.name == "postgresql":
                 self.db.execute("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
@@ -130,8 +133,8 @@ class History:
         row["tags"] = json.dumps(run.tags)
         row["job_ids"] = json.dumps(run.job_ids)
         row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        # a new run starts with no figures counted (a run already there keeps its counts, or has them
-        # counted again below when replaced)
+        # a new run starts with no figures counted (a run already there keeps its counts, or has
+        # them counted again below when replaced)
         self.db.execute(
             upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
             [*(row[c] for c in RUN_COLUMNS), 0, 0],
@@ -188,7 +191,8 @@ class History:
         }
 
     def recount(self) -> None:
-        """Count the figures of every run again (what layout.migrate does; for a writer of raw rows)."""
+        """Count the figures of every run again (what layout.migrate does; for a writer of raw
+        rows)."""
         with self.writing():
             self.db.execute(f"UPDATE runs SET {COUNTS}")
 
@@ -221,8 +225,8 @@ class History:
     def replace_configurations(
         self, run: RunRecord, configs: Iterable[tuple[str, str]], metrics: Iterable[Metric]
     ) -> int:
-        """Replace the figures of some configurations of a run: (table, configuration JSON) pairs, and
-        the metrics they have now; the run's other figures stay as they are."""
+        """Replace the figures of some configurations of a run: (table, configuration JSON) pairs,
+        and the metrics they have now; the run's other figures stay as they are."""
         with self.writing():
             self.db.executemany(
                 "DELETE FROM figures WHERE run = (SELECT id FROM runs WHERE run_key = ?) AND "
@@ -288,7 +292,8 @@ class History:
 
     def metrics(self, run_key: str) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
-        import) is left out and noted in `self.skipped`, so one bad figure never hides the history."""
+        import) is left out and noted in `self.skipped`, so one bad figure never hides the
+        history."""
         figures = query.run_figures(self.db, self.db.dialect.order, run_key)
         return [Metric(*figure) for _, *figure in self._rows(figures)]
 

@@ -101,7 +101,8 @@ class Collection:
     sources: list[str]
     runs: list[Run] = field(default_factory=list)
     # the figures the page is built from: every one of a small history; of a big one those the page
-    # draws (pages.thinning) and every figure of the two latest runs and of named runs (the summary's)
+    # draws (pages.thinning) and every figure of the two latest runs and of named runs (the
+    # summary's)
     figures: list[Figure] = field(default_factory=list)
     baselines: dict[str, str] = field(default_factory=dict)  # name -> run key
     # every figure, as numbers (the CSV's): run (index into `runs`), key (into `keys`), n, mean, sd
@@ -132,7 +133,8 @@ def _add(
     key_index: dict[tuple, int],
 ) -> tuple[np.ndarray, ...]:
     """The runs of one history added to `out` (a run already read from another file: left out), and
-    its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left out."""
+    its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left
+    out."""
     position = np.full(len(contents.runs) + 1, -1, dtype=np.int64)
     for i, record in enumerate(contents.runs):
         if record.run_key in seen:  # the same run imported into two histories: shown once
@@ -256,7 +258,8 @@ def select(out: Collection, whole: set[str]) -> None:
     one of a small history; of a big one a bounded number per series, every series kept), every
     figure of each metric's two latest runs per benchmark and system (the summary's latest and run
     before), of the runs a baseline names and of the runs in `whole`. Regressions are judged on the
-    whole history and carried by the figures drawn; `out.run_counts` says how many runs have a metric."""
+    whole history and carried by the figures drawn; `out.run_counts` says how many runs have a
+    metric."""
     c, runs = _Figures.of(out), out.runs
     if not len(c.run):
         out.figures = []

@@ -204,7 +204,8 @@ class KernelForecast:
             )
         if self.approximated:
             parts.append(
-                f"no microbenchmark of {', '.join(self.approximated)} (run the suite again to add them)"
+                f"no microbenchmark of {', '.join(self.approximated)} (run the suite again "
+                "to add them)"
             )
         return "; ".join(parts)
 

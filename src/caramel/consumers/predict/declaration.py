@@ -46,7 +46,8 @@ def _positive(value: object) -> float | None:
 
 
 def declaration(params: dict[str, object] | None) -> Declaration | None:
-    """The declaration in a workpackage's parameters, or None (no work declared, or not a number)."""
+    """The declaration in a workpackage's parameters, or None (no work declared, or not a
+    number)."""
     if not params or WORK not in params or METRIC not in params:
         return None
     work = _positive(params[WORK])

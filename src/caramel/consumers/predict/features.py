@@ -79,7 +79,10 @@ class Encoder:
                 return f"{name} was always {value} in the history"
         for name, levels in self.categories.items():
             if config.get(name) not in levels:
-                return f"{name} '{config.get(name)}' was never measured (measured: {', '.join(levels)})"
+                return (
+                    f"{name} '{config.get(name)}' was never measured (measured: "
+                    f"{', '.join(levels)})"
+                )
         for name in self.numeric:
             if _number(config.get(name, "")) is None:
                 return f"{name} '{config.get(name)}' is not a number"

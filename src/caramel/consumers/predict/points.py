@@ -146,8 +146,8 @@ def load_points(
         if not here:
             systems = sorted({r.system or "(none)" for r in runs})
             hint = (
-                f"it has runs on {', '.join(systems)}; learn across systems with --from {systems[0]} "
-                f"(scaled by the systems' peak rates), or record some: {record}"
+                f"it has runs on {', '.join(systems)}; learn across systems with --from "
+                f"{systems[0]} (scaled by the systems' peak rates), or record some: {record}"
             )
             raise _missing(path, benchmark, source, f"on system '{source or '(none)'}' ", hint)
         return _gather(history, here)

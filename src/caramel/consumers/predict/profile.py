@@ -40,7 +40,9 @@ from caramel.consumers.predict.points import PredictError
 PROFILE = "predict_profile"
 CAPTURED = "captured:"
 PROFILES = "profiles"  # beside the benchmark file: the captured profiles of its configurations
-CAPTURE_FORMAT = 2  # caramel.payloads.workloads.profile_capture.FORMAT (kept equal by a test; importing it imports torch)
+# caramel.payloads.workloads.profile_capture.FORMAT (kept equal by a test; importing it imports
+# torch)
+CAPTURE_FORMAT = 2
 GPT_KEYS = ("hidden", "layers", "heads", "seq", "batch", "vocab")
 GPT_OPTIONAL = ("ffn", "dp", "tp", "pp", "micro", "dtype")
 

@@ -53,7 +53,8 @@ def per_target(
     predict_frame: Callable[[pd.DataFrame], Sequence[Prediction]],
 ) -> list[Prediction]:
     """Each target's prediction (None where the encoder declines its configuration): the ones it
-    takes are predicted in one call of `predict_frame(frame)`, which returns a Prediction per row."""
+    takes are predicted in one call of `predict_frame(frame)`, which returns a Prediction per
+    row."""
     out: list[Prediction] = [None] * len(targets)
     usable = [i for i, t in enumerate(targets) if not encoder.declines(t.config)]
     if usable:

@@ -190,7 +190,8 @@ def finish() -> None:
     the process group and gloo's pending work): what is left of it is collected now, every rank
     reaches the same point, then the process group (gloo's or NCCL's worker threads, the store's
     connection) is torn down while the interpreter is whole. A group left to interpreter shutdown
-    can abort there (`terminate called without an active exception`) after the result was printed."""
+    can abort there (`terminate called without an active exception`) after the result was
+    printed."""
     gc.collect()
     if dist.is_initialized():
         dist.barrier()

@@ -101,7 +101,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--target-loss",
         type=float,
         default=0.0,
-        help="train until the eval loss is at most this (--train-iters the limit); 0: time iterations",
+        help="train until the eval loss is at most this (--train-iters the limit); 0: "
+        "time iterations",
     )
     p.add_argument("--eval-interval", type=int, default=10, help="iterations between evaluations")
     p.add_argument("--eval-iters", type=int, default=4, help="micro-batches of one evaluation")
@@ -234,7 +235,8 @@ def main(argv: list[str] | None = None) -> None:
 def train(
     args: argparse.Namespace, rank: int, world: int, device: torch.device
 ) -> tuple[list[float], float]:
-    """Model, warm-up, the node's GEMM rate, the timed iterations: (their seconds, the GEMM rate)."""
+    """Model, warm-up, the node's GEMM rate, the timed iterations: (their seconds, the GEMM
+    rate)."""
     accumulation = args.global_batch_size // (args.micro_batch_size * world)
     torch.manual_seed(args.seed)
     model: nn.Module = GPT(
@@ -252,7 +254,8 @@ def train(
     precision = Precision(device, compute_dtype(device, args.fp16, args.bf16))
     if rank == 0:
         print(
-            f"> GPT: {parameters} parameters, data parallel {world}, gradient accumulation {accumulation}\n"
+            f"> GPT: {parameters} parameters, data parallel {world}, "
+            f"gradient accumulation {accumulation}\n"
             f"{layout_line(world, device, args.layout_choice)}",
             flush=True,
         )
@@ -261,7 +264,8 @@ def train(
         train_step(model, optimiser, data, device, accumulation, precision)
         if rank == 0:
             print(
-                f" warm-up {step + 1} of {args.warmup_iters} (not counted): {device_time(device) - start:.3f} s",
+                f" warm-up {step + 1} of {args.warmup_iters} (not counted): "
+                f"{device_time(device) - start:.3f} s",
                 flush=True,
             )
     gemm = gemm_rate(device, dtype=precision.dtype)
@@ -315,7 +319,8 @@ def timed_iterations(
         if rank == 0:
             tflops = flops_per_iteration(args) / elapsed / world / 1e12
             print(
-                f" iteration {done:8d}/{args.train_iters:8d} | consumed samples: {done * args.global_batch_size:12d}"
+                f" iteration {done:8d}/{args.train_iters:8d} | consumed samples: "
+                f"{done * args.global_batch_size:12d}"
                 f" | elapsed time per iteration (s): {elapsed:.4f} | learning rate: {args.lr:.3E}"
                 f" | global batch size: {args.global_batch_size:5d} | lm loss: {loss.item():.6E}"
                 f" | TFLOPs: {tflops:.6f} |",

@@ -148,7 +148,8 @@ class LayoutSource(str, enum.Enum):
 class LayoutChoice:
     layout: Layout
     source: LayoutSource
-    why: str  # what the choice rests on, for people: `measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`
+    # what the choice rests on, for people: `measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`
+    why: str
 
     def describe(self) -> str:
         """`2x1 (measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s)`, `1x2 (rule)`."""

@@ -37,9 +37,11 @@ from caramel.payloads.workloads.layout import (
 )
 from caramel.payloads.workloads.layout_store import Measurement, NodeIdentity, median
 
-GLOBAL_BATCH = 8  # sequences (GPT) or images (ResNet) an iteration, whatever the layout, as the shipped files run
+# sequences (GPT) or images (ResNet) an iteration, whatever the layout, as the shipped files run
+GLOBAL_BATCH = 8
 SHAPES = {  # the shipped benchmark files' CPU shapes (benchmarks/llm.yaml, benchmarks/resnet50.xml)
-    "gpt": "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --micro-batch-size 2",
+    "gpt": "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 "
+    "--micro-batch-size 2",
     "resnet": "--model resnet_small",
 }
 UNITS = {"gpt": "tokens/s", "resnet": "images/s"}

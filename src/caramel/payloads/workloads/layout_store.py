@@ -86,7 +86,10 @@ class Measurement:
     def summary(self) -> str:
         """`measured 2026-11-25: 2x1 19.5k vs 1x2 17.2k tokens/s`: the winner's median against the
         next best."""
-        text = f"measured {self.date.date().isoformat()}: {self.layout} {kilo(self.median(self.layout))}"
+        text = (
+            f"measured {self.date.date().isoformat()}: {self.layout} "
+            f"{kilo(self.median(self.layout))}"
+        )
         second = self.runner_up()
         if second is not None:
             text += f" vs {second} {kilo(self.median(second))}"
@@ -227,7 +230,8 @@ def _measurement(entry: object, index: int) -> Measurement:
     unit = text("unit")
     if not UNIT_PATTERN.fullmatch(unit):
         raise StoredLayoutError(
-            f"{where}: 'unit' {unit[:40]!r} is not a unit (letters, digits, '/', ' ', '.', '_', '-')"
+            f"{where}: 'unit' {unit[:40]!r} is not a unit (letters, digits, '/', ' ', '.', "
+            "'_', '-')"
         )
     return Measurement(
         text("workload"),
@@ -301,8 +305,8 @@ def read(path: str) -> list[Measurement]:
         return decode(text)
     except StoredLayoutError as exc:
         note(
-            f"warning: the stored CPU layout {path} is damaged ({exc}); ignored, the layout rule decides "
-            "(`bench layout --measure` writes it anew)"
+            f"warning: the stored CPU layout {path} is damaged ({exc}); ignored, "
+            "the layout rule decides (`bench layout --measure` writes it anew)"
         )
         return []
 

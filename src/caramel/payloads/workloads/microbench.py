@@ -154,7 +154,8 @@ def case(text: str, device: str) -> tuple[Callable[[], object], float, str]:
         (size,) = _fields(text, args, ("BYTES",))
         return collective(kind, size, device=device)
     raise SystemExit(
-        f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, attention, attention_backward, allreduce, allgather)"
+        f"microbench: unknown kernel kind '{kind}' in '{text}' (gemm, copy, eltwise, conv, "
+        "attention, attention_backward, allreduce, allgather)"
     )
 
 

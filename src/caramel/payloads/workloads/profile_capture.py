@@ -86,6 +86,7 @@ NO_DATA = frozenset(
         "result_type",
     )
 )
+# data moved, no arithmetic: the suite's copy case
 COPIES = frozenset({"aten::copy_"})
 CONVERSIONS = frozenset(
     {"aten::to", "aten::_to_copy"}
@@ -93,7 +94,8 @@ CONVERSIONS = frozenset(
 AUTOGRAD_NODE = re.compile(
     r"(Backward\d*|^detach_?)$"
 )  # leaves that hand gradients on or detach: no data
-FORMAT = 2  # 2: attention as its own kernel, operators' own passes, unmapped operators listed  # data moved, no arithmetic: the suite's copy case
+# 2: attention as its own kernel, operators' own passes, unmapped operators listed
+FORMAT = 2
 BYTES = {
     "float": 4,
     "c10::BFloat16": 2,

@@ -172,7 +172,8 @@ def train(
     if rank == 0:
         print(
             f"Model:       {args.model}\nBatch size:  {args.batch_size * world} global\n"
-            f"             {args.batch_size} per device\nNum devices: {world}\n{layout_line(world, device, args.layout_choice)}",
+            f"             {args.batch_size} per device\nNum devices: {world}\n"
+            f"{layout_line(world, device, args.layout_choice)}",
             flush=True,
         )
 
@@ -201,8 +202,8 @@ def train(
         times.append(elapsed)
         if rank == 0 and done % args.display_every == 0:
             print(
-                f"{done}\timages/sec: {args.batch_size * world / elapsed:.1f} +/- 0.0 (jitter = 0.0)\t"
-                f"{loss.item():.3f}",
+                f"{done}\timages/sec: {args.batch_size * world / elapsed:.1f} +/- 0.0 (jitter = "
+                f"0.0)\t{loss.item():.3f}",
                 flush=True,
             )
     return times, gemm, flops

@@ -48,7 +48,8 @@ G = TypeVar("G")  # the Group class decode_group makes
 SCHEMA_VERSION = 3
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
-    "CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, config TEXT NOT NULL, "
+    "CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, "
+    "config TEXT NOT NULL, "
     "signature TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (analyser, root));"
     "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT);"
     "CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, created REAL, data TEXT)"
@@ -154,8 +155,8 @@ class AnalysisCache:
                 f"INSERT OR REPLACE INTO {table} VALUES (?,?,?)", (key, time.time(), data)
             )
             self.db.execute(
-                f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM {table} ORDER BY created DESC "
-                "LIMIT ?)",
+                f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM {table} ORDER BY created "
+                "DESC LIMIT ?)",
                 (KEEP_TABLES,),
             )
         except sqlite3.Error:
@@ -208,7 +209,8 @@ def encode_group(group: Group) -> str:
 
 
 def decode_group(text: str, make: Callable[..., G], patterns: dict[str, Pattern]) -> G:
-    """The group `encode_group` wrote (`make`: the Group class); Damaged when it is anything else."""
+    """The group `encode_group` wrote (`make`: the Group class); Damaged when it is anything
+    else."""
     try:
         root, members, values, missing, started, problems, dropped = bounded.loads(
             text, "a cached result group"

@@ -322,7 +322,8 @@ def _from_csv(
         if missing or not model_column:
             missing = (["model"] if not model_column else []) + missing
             text = (
-                f"{path}: no column {', '.join(missing)} (header: {','.join(reader.fieldnames) or 'none'}); "
+                f"{path}: no column {', '.join(missing)} (header: "
+                f"{','.join(reader.fieldnames) or 'none'}); "
                 "expected the columns model,performance,metric"
                 + ("" if prefix else " (or models,performance,metric)")
             )

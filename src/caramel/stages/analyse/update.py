@@ -55,8 +55,8 @@ def update_run(
             store.close()
     except (CaramelError, OSError, sqlite3.Error) as exc:
         print(
-            f"warning: the run record of {run_dir} cannot be written ({exc}); the edited definitions are used "
-            "for this call only",
+            f"warning: the run record of {run_dir} cannot be written ({exc}); "
+            "the edited definitions are used for this call only",
             file=sys.stderr,
         )
     return model

@@ -13,7 +13,8 @@ from caramel.errors import ExpandError, Location
 
 
 def eval_bool(text: str, what: str, where: Location | None) -> bool:
-    """`true`/`false` or a Python condition (JUBE's active= and caramel's exclude); empty is true."""
+    """`true`/`false` or a Python condition (JUBE's active= and caramel's exclude); empty is
+    true."""
     stripped = text.strip()
     if stripped.lower() in ("true", ""):
         return True

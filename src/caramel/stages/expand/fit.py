@@ -80,7 +80,8 @@ def _check_devices(system: SystemFacts, wp: Workpackage, texts: dict[str, str]) 
             f"this plan needs {needed} devices, but {nodes} node(s) of system '{system.name}' hold "
             f"{nodes * gpus} ({gpus} per node, {system.file})",
             where,
-            hint="choose a smaller model or parallelism, or a system with more GPUs per node or nodes",
+            hint="choose a smaller model or parallelism, or a system with more GPUs per node "
+            "or nodes",
         )
     most = system.max_nodes
     if most and nodes > most:

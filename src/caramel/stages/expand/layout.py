@@ -62,7 +62,8 @@ def wp_folder(run_dir: str, dirname: str) -> str:
 
 
 def work_folder(run_dir: str, dirname: str) -> str:
-    """`<run dir>/<dirname>/work`: where a workpackage's do's run unless its step has `work_dir=`."""
+    """`<run dir>/<dirname>/work`: where a workpackage's do's run unless its step has
+    `work_dir=`."""
     return os.path.join(wp_folder(run_dir, dirname), WORK)
 
 

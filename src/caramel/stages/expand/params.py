@@ -87,5 +87,6 @@ class Params(dict[str, str]):
 
     def stripped(self) -> Params:
         """The texts as JUBE's analysis sees them: `jube result` reloads the workpackages from
-        workpackages.xml, which strips every value (a shell parameter's trailing newline is gone)."""
+        workpackages.xml, which strips every value (a shell parameter's trailing newline is
+        gone)."""
         return Params({name: text.strip() for name, text in self.items()}, self.types, self.cycles)

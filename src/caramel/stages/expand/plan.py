@@ -406,8 +406,8 @@ class Planner:
                     (int if v.definition.type == "int" else float)(v.text.strip())
                 except ValueError:
                     raise ExpandError(
-                        f"parameter '{name}' is declared type=\"{v.definition.type}\" but its value "
-                        f"is {v.text!r}",
+                        f"parameter '{name}' is declared type=\"{v.definition.type}\" but its "
+                        f"value is {v.text!r}",
                         v.definition.where,
                         hint="fix the value or drop the type",
                     ) from None

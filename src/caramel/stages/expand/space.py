@@ -71,7 +71,8 @@ def _too_many(exc: TooManyValues, limit: int, where: Location | None) -> ExpandE
 def _groups(
     values: dict[str, Value], zips: list[Zip]
 ) -> list[tuple[list[str], list[tuple[Value, ...]]]]:
-    """Template groups in parameter order: single templates, or zipped templates expanded jointly."""
+    """Template groups in parameter order: single templates, or zipped templates expanded
+    jointly."""
     templates = [name for name, v in values.items() if v.choices is not None]
     if not templates:
         return []

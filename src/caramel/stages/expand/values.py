@@ -88,7 +88,8 @@ class Value:
         return d.separator.join(p.strip() for p in parts) if len(parts) > 1 else d.value
 
     def equivalent(self, other: Value) -> bool:
-        """JUBE's notion: same definition, and when both were resolved, the same value and choice."""
+        """JUBE's notion: same definition, and when both were resolved, the same value and
+        choice."""
         if self.root_text() != other.root_text():
             return False
         if self.derived and other.derived:
@@ -271,7 +272,10 @@ def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> 
         if close:
             return f"'${ref}' is not a parameter; {close}"
         if mode == "python":
-            return f"'${ref}' is not a parameter here (not defined, or its tag does not hold), so it stays as written"
+            return (
+                f"'${ref}' is not a parameter here (not defined, or its tag does not hold), "
+                "so it stays as written"
+            )
     match = (
         re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
     )
@@ -340,7 +344,8 @@ def run_script(
                 f"{what}: shell command {cmd!r} exited {proc.returncode}"
                 + (f": {err}" if err else ""),
                 where,
-                hint=f'a mode="{mode}" {what.split(" ")[0]}\'s command must exit 0; its output is the value',
+                hint=f'a mode="{mode}" {what.split(" ")[0]}\'s command must exit 0; '
+                "its output is the value",
             )
         return proc.stdout.decode(errors="ignore")
     if mode == "env":

@@ -57,7 +57,8 @@ class _Copy:
     wp: WPRecord
     summary: Summary
     lines: list[float]
-    counted: bool  # its row is done: a copy that failed (or failed its sanity checks) is no part of the result
+    # its row is done: a copy that failed (or failed its sanity checks) is no part of the result
+    counted: bool
 
 
 # a copy's status text from its workpackage, its figure and its metric (report.performance)

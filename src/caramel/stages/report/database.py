@@ -71,7 +71,8 @@ def database_file(
             f"database '{table.name}': file {path} is a caramel history; a result table never "
             "writes into a history",
             table.where,
-            hint="give the <database> another file=; bench result adds the run to the history itself",
+            hint="give the <database> another file=; bench result adds the run to the "
+            "history itself",
         )
     for target in (default_path, path):
         if is_within(run_dir, target):

@@ -111,7 +111,8 @@ def shape_key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | No
 
 
 def selected(inp: AnalysisInput, only: list[str] | None) -> list[tuple[Result, list[Table]]]:
-    """The results and their tables made, in file order (syslog tables are skipped by the caller)."""
+    """The results and their tables made, in file order (syslog tables are skipped by the
+    caller)."""
     out = []
     for result in inp.benchmark.results:
         tables = [t for t in result.tables if only is None or t.name in only]

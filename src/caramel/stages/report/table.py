@@ -326,7 +326,8 @@ def _quote(cell: str, sep: str) -> str:
 
 
 def clashes(data: TableData) -> list[str]:
-    """Headings of the columns whose csv cells hold the separator (such rows cannot be read back)."""
+    """Headings of the columns whose csv cells hold the separator (such rows cannot be read
+    back)."""
     sep = data.separator or ","
     bad = {i for i, heading in enumerate(data.headings) if sep in heading}
     for row in data.cells:

@@ -80,15 +80,16 @@ def type_of(node: Node, what: str, name: str) -> str:
         return ptype
     hint = did_you_mean(ptype, m.PARAMETER_TYPES)
     print(
-        f"warning: {node.where}: type={ptype!r} of {what} '{name}' is not int, float or string; treated as a "
-        f"string, as JUBE does" + (f" ({hint})" if hint else ""),
+        f"warning: {node.where}: type={ptype!r} of {what} '{name}' is not int, float or string; "
+        "treated as a string, as JUBE does" + (f" ({hint})" if hint else ""),
         file=sys.stderr,
     )
     return "string"
 
 
 def file_name(name: str, what: str, folder: str, where: Location) -> str:
-    """A name that becomes a file or folder name must stay inside `folder`: no separator, no `..`."""
+    """A name that becomes a file or folder name must stay inside `folder`: no separator, no
+    `..`."""
     bad = next((part for part in ("/", "\\", "..", "\0") if part in name), None)
     if bad is not None or name == ".":
         shown = "the NUL character" if bad == "\0" else repr(bad or name)

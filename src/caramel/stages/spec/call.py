@@ -52,7 +52,8 @@ def figures_set(step: str) -> str:
 
 
 def read_call(node: Node, step: m.Step) -> None:
-    """A `<call>` element of a step: its target, checked for form (importability: `check_target`)."""
+    """A `<call>` element of a step: its target, checked for form (importability:
+    `check_target`)."""
     if step.call:
         raise SpecError(
             f"step '{step.name}' has two <call> elements",

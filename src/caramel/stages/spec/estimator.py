@@ -58,7 +58,10 @@ NAMES = {
 def parse_estimator(text: str, where: Location | None = None) -> Estimator:
     """`all`, `trimmed` or `milabench`, optionally followed by `ddof=0` or `ddof=1`."""
     words = text.split()
-    hint = "expected all, trimmed or milabench, optionally with ddof=0 or ddof=1 (estimator: milabench)"
+    hint = (
+        "expected all, trimmed or milabench, optionally with ddof=0 or ddof=1 (estimator: "
+        "milabench)"
+    )
     if not words or words[0].lower() not in NAMES or len(words) > 2:
         raise SpecError(f"estimator {text!r} is not an estimator", where, hint=hint)
     chosen = NAMES[words[0].lower()]

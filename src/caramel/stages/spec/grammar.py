@@ -287,7 +287,8 @@ ELEMENTS: dict[str, Element] = {
         ),
         Element(
             "meta",
-            "what a benchmark says about itself (the meta block, below); XML: each key also a child element",
+            "what a benchmark says about itself (the meta block, below); XML: "
+            "each key also a child element",
             META_KEYS,
             caramel=True,
         ),  # XML: each key a child element (or an attribute) of <meta>

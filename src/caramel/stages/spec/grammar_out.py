@@ -248,7 +248,8 @@ def keys_table(keys: tuple[Key, ...]) -> str:
     for key in keys:
         kind = " / ".join(key.choices) if key.choices else key.kind
         rows.append(
-            f"| `{key.name}` | {kind} | {key.default or ''} | {key.doc}{' (required)' if key.required else ''} |"
+            f"| `{key.name}` | {kind} | {key.default or ''} | "
+            f"{key.doc}{' (required)' if key.required else ''} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -82,6 +82,7 @@ def check_keys(trees: list[Node], strict: bool) -> None:
             if strict and not unknown.ignored:  # a file JUBE runs as it stands is not refused
                 raise SpecError(unknown.message, unknown.where, hint=unknown.hint)
             print(
-                f"warning: {unknown.where}: {unknown.message}, ignored as JUBE ignores it ({unknown.hint})",
+                f"warning: {unknown.where}: {unknown.message}, "
+                f"ignored as JUBE ignores it ({unknown.hint})",
                 file=sys.stderr,
             )

@@ -36,7 +36,8 @@ def parse_copies(text: str, where: Location | None = None) -> str:
     raise SpecError(
         f"copies={text!r} is neither a whole number of at least 1 nor 'all'",
         where,
-        hint="expected copies: 2 (two copies of each workpackage at once) or copies: all (one per device)",
+        hint="expected copies: 2 (two copies of each workpackage at once) or copies: "
+        "all (one per device)",
     )
 
 

@@ -200,7 +200,8 @@ def _check_required_tags(tree: Node, tags: set[str]) -> None:
             raise SpecError(f"cannot read <check_tags> {expr!r}: {exc}", check.where) from None
         if not ok:
             raise SpecError(
-                f"this benchmark needs tags matching {expr!r}, given: {', '.join(sorted(tags)) or 'none'}",
+                f"this benchmark needs tags matching {expr!r}, given: "
+                f"{', '.join(sorted(tags)) or 'none'}",
                 check.where,
                 hint=f"add them with --tag, e.g. --tag {expr.split('|')[0].strip('!()+ ')}",
             )

@@ -56,7 +56,8 @@ def parse_duration(text: str) -> float:
 
 
 def find_meta_node(benchmark: Node) -> Node | None:
-    """The `<meta>` of a benchmark node: its own child (YAML) or the one inside `<comment>` (XML)."""
+    """The `<meta>` of a benchmark node: its own child (YAML) or the one inside `<comment>`
+    (XML)."""
     found = benchmark.findall("meta")
     comment = benchmark.find("comment")
     if comment is not None:

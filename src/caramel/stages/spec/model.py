@@ -235,7 +235,8 @@ class Step:
     timeout: float | None = (
         None  # caramel: time limit of the step's do's in seconds (None: not set; 0: none)
     )
-    copies: str = ""  # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
+    # caramel: "" (one), "N" or "all": copies of each workpackage run at once (spec/limits.py)
+    copies: str = ""
     copies_aggregate: str = (
         ""  # caramel: the result over the copies: "sum" (default) or "mean" (vocabulary)
     )
@@ -248,7 +249,9 @@ class Step:
         ""  # caramel: `package.module:function` run through submitit instead of do's (spec/call.py)
     )
     call_where: Location = NOWHERE  # where the call is written
-    array: str = ""  # caramel: "" (the system's default), "false", "true" or "N" (at most N tasks at once): spec/limits.py
+    # caramel: "" (the system's default), "false", "true" or "N" (at most N tasks at once):
+    # spec/limits.py
+    array: str = ""
 
 
 @dataclass

@@ -59,7 +59,10 @@ ALLOWED_NODES = (
     ast.Constant,
 )
 _DOLLAR = re.compile(r"\$\{(\w+)\}|\$(\w+)")
-EXAMPLE = 'write <sanity expect="regex"/>, reject="regex" or expr="loss < 10" (YAML: sanity: [{expect: "..."}])'
+EXAMPLE = (
+    'write <sanity expect="regex"/>, reject="regex" or expr="loss < 10" (YAML: sanity: '
+    '[{expect: "..."}])'
+)
 
 
 def read_sanity(node: Node) -> Sanity:
@@ -174,7 +177,8 @@ def from_comment(bench_node: Node) -> list[tuple[str, str, Node]]:
                 raise SpecError(
                     "<sanity> inside <comment> needs step= or analyser= (one of them)",
                     child.where,
-                    hint='write <sanity step="run" expect="..."/> to check the workpackages of step run',
+                    hint='write <sanity step="run" expect="..."/> to check the workpackages of '
+                    "step run",
                 )
             owner = "analyser" if owners[0] == "analyzer" else owners[0]
             out.append((owner, child.attrs[owners[0]].strip(), child))

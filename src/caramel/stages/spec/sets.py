@@ -270,7 +270,8 @@ class SetBuilder:
                     raise SpecError(
                         f"<iofile> has no {missing}",
                         child.where,
-                        hint='write <iofile in="job.in" out="job.sh"/> (YAML: iofile: {in: job.in, out: job.sh})',
+                        hint='write <iofile in="job.in" out="job.sh"/> (YAML: iofile: {in: '
+                        "job.in, out: job.sh})",
                     )
                 sset.iofiles = [f for f in sset.iofiles if f.dest != dest]
                 sset.iofiles.append(

@@ -39,7 +39,8 @@ def read_yaml(path: str, include_path: list[str] | None = None) -> Node:
 
 
 def read_tree(path: str, include_path: list[str] | None = None) -> Node:
-    """Read an XML or YAML benchmark file into a Node tree (format by extension, then by content)."""
+    """Read an XML or YAML benchmark file into a Node tree (format by extension, then by
+    content)."""
     if path.endswith(".xml"):
         return read_xml(path)
     if path.endswith((".yaml", ".yml")):

@@ -328,7 +328,8 @@ def unreadable_units(figures: Sequence[UnitSource]) -> list[str]:
         problem = unit_problem(figure.metric)
         if problem is not None:
             notes.append(
-                f"{figure.source}: the unit {figure.metric[: MAX_UNIT_CHARS + 10]!r} cannot be read "
+                f"{figure.source}: the unit {figure.metric[: MAX_UNIT_CHARS + 10]!r} "
+                "cannot be read "
                 f"({problem}); the figure is kept without a unit, so no verdict can judge it; "
                 "expected 'performance: NUMBER UNIT' with a unit such as ms or samples/s"
             )

@@ -122,8 +122,9 @@ def _convert(element: etree._Element, path: str) -> Node:
             # JUBE ignores such text too; real files may carry it, so it stays a warning, never
             # silent
             print(
-                f"warning: {Location(path, child.sourceline or 0)}: text {child.tail.strip()[:40]!r} after "
-                f"<{child.tag}> inside <{element.tag}> is ignored, as JUBE ignores it; move it into an element",
+                f"warning: {Location(path, child.sourceline or 0)}: "
+                f"text {child.tail.strip()[:40]!r} after <{child.tag}> inside <{element.tag}> is "
+                "ignored, as JUBE ignores it; move it into an element",
                 file=sys.stderr,
             )
         node.children.append(_convert(child, path))

@@ -343,7 +343,8 @@ class _YamlReader:
                         self._make(key, item, inode, node)
                     elif isinstance(item, (dict, list)) and key == "_":
                         raise SpecError(
-                            f"{tag}: the text (_) holds a {'mapping' if isinstance(item, dict) else 'list'}",
+                            f"{tag}: the text (_) holds a "
+                            f"{'mapping' if isinstance(item, dict) else 'list'}",
                             self._where(knode),
                             hint='expected a single text value, e.g. _: "1,2,4"',
                         )
@@ -416,7 +417,8 @@ class _YamlReader:
             for item, inode in items:
                 if isinstance(item, (dict, list)):
                     raise SpecError(
-                        f"meta: '{key}' holds a {'mapping' if isinstance(item, dict) else 'nested list'}",
+                        f"meta: '{key}' holds a "
+                        f"{'mapping' if isinstance(item, dict) else 'nested list'}",
                         self._where(inode),
                         hint="expected a text, a number or a list of texts",
                     )
@@ -440,7 +442,8 @@ def _compose(text: str, path: str) -> tuple[yaml.SafeLoader, yaml.Node | None]:
 
 def _check_expanded_size(document: yaml.Node | None, path: str) -> None:
     """Refuse a document whose aliases expand it beyond MAX_EXPANDED_NODES values, naming the line
-    of the innermost list or mapping that crosses the limit; counted once per node, so it is fast."""
+    of the innermost list or mapping that crosses the limit; counted once per node, so it is
+    fast."""
     sizes: dict[int, int] = {}
     culprit: list[yaml.Node] = []
 

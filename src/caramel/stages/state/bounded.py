@@ -46,7 +46,8 @@ def check(
     data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
     if len(data) > max_bytes:
         raise OverLimit(
-            f"{where}: {size_text(len(data))} of JSON, over the {size_text(max_bytes)} bench reads back",
+            f"{where}: {size_text(len(data))} of JSON, over the {size_text(max_bytes)} "
+            "bench reads back",
             hint="the file was not written by this caramel, or was changed by hand",
         )
     if data.count(b"[") + data.count(b"{") > max_depth and depth(data, max_depth) > max_depth:

@@ -17,8 +17,10 @@ from caramel.stages.state.dbfile import Guarded
 from caramel.stages.state.registry import data_dir
 
 SCHEMA = """
-CREATE TABLE IF NOT EXISTS campaigns (id TEXT PRIMARY KEY, cwd TEXT, suite TEXT, tags TEXT, created REAL);
-CREATE TABLE IF NOT EXISTS campaign_runs (campaign TEXT, position INTEGER, run_dir TEXT, benchmark TEXT,
+CREATE TABLE IF NOT EXISTS campaigns (id TEXT PRIMARY KEY, cwd TEXT, suite TEXT, tags TEXT,\
+ created REAL);
+CREATE TABLE IF NOT EXISTS campaign_runs (campaign TEXT, position INTEGER, run_dir TEXT,\
+ benchmark TEXT,
                                           PRIMARY KEY (campaign, position));
 CREATE TABLE IF NOT EXISTS campaign_failures (campaign TEXT, benchmark TEXT, file TEXT, error TEXT);
 """
@@ -61,7 +63,8 @@ def add_run(campaign: str, run_dir: str, benchmark: str) -> None:
 
 
 def add_failure(campaign: str, benchmark: str, file: str, error: str) -> None:
-    """A member of the campaign that has no run: its file could not be read (or its run not made)."""
+    """A member of the campaign that has no run: its file could not be read (or its run not
+    made)."""
     with _connect() as db:
         db.execute(
             "INSERT INTO campaign_failures VALUES (?,?,?,?)",

@@ -110,8 +110,8 @@ def _damaged_hint(what: str, path: str) -> str:
         return f"delete it (rm {path}): it is only a cache, bench result makes it again"
     if what == "history":
         return (
-            f"move it away (mv {path} {path}.damaged): bench starts a new history; sqlite3 {path} .recover "
-            "may save the runs it held"
+            f"move it away (mv {path} {path}.damaged): bench starts a new history; "
+            f"sqlite3 {path} .recover may save the runs it held"
         )
     return (
         "the run's work folders are intact, but bench cannot read its state: start the run again "

@@ -49,9 +49,9 @@ def proven(run_dir: str) -> Identity:
     found = read(run_dir)
     if found is not None and found != recorded:
         raise RunError(
-            f"{refuse}: its identity ({layout.IDENTITY_FILE}: run {found.run_id}, {found.benchmark!r}, "
-            f"created {found.created}) does not match its caramel.db (run {recorded.run_id}, "
-            f"{recorded.benchmark!r}, created {recorded.created})",
+            f"{refuse}: its identity ({layout.IDENTITY_FILE}: run {found.run_id}, "
+            f"{found.benchmark!r}, created {found.created}) does not match its caramel.db (run "
+            f"{recorded.run_id}, {recorded.benchmark!r}, created {recorded.created})",
             hint="nothing was removed; one of the two was copied from another run",
         )
     return recorded

@@ -97,9 +97,10 @@ class RunLock:
         hint = "wait until it ends, or see its progress with bench status"
         if holder.startswith("host ") and holder.split()[1] != here:
             hint = (
-                f"it runs on another host ({holder.split()[1]}), where caramel cannot see whether it is "
-                "alive, so the lock is never broken from here: wait for it, or end it on that host; "
-                "the file server frees the lock of a bench that died"
+                f"it runs on another host ({holder.split()[1]}), "
+                "where caramel cannot see whether it is alive, so the lock is never broken from "
+                "here: wait for it, or end it on that host; the file server frees the lock of a "
+                "bench that died"
             )
         return RunError(
             f"run {self.run_dir} is busy: another bench ({holder}) works on it", hint=hint

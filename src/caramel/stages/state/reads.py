@@ -78,8 +78,8 @@ class RunReads:
         if row["schema"] != SCHEMA_VERSION:
             made = f"caramel {row['version']}" if row["version"] else "another caramel"
             raise RunError(
-                f"{self.path} was written by {made} (run state version {row['schema']}); this caramel "
-                f"reads version {SCHEMA_VERSION} only",
+                f"{self.path} was written by {made} (run state version {row['schema']}); "
+                f"this caramel reads version {SCHEMA_VERSION} only",
                 hint=f"finish or read that run with {made}, or start it again with this one",
             )
         try:
@@ -207,7 +207,8 @@ class RunReads:
                 reason,
             )
             for wp_id, step, it, parents, dirname, state, reason in self.db.execute(
-                "SELECT id, step, iteration, parents, dirname, state, reason FROM workpackages ORDER BY id"
+                "SELECT id, step, iteration, parents, dirname, state, "
+                "reason FROM workpackages ORDER BY id"
             )
         ]
 
@@ -230,7 +231,10 @@ class RunReads:
 
     def commands(self, wp_id: int | None = None) -> list[CommandRow]:
         self._write_gathered()
-        query = "SELECT wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended FROM commands"
+        query = (
+            "SELECT wp, attempt, cycle, op, kind, command, cwd, exit_code, started, "
+            "ended FROM commands"
+        )
         args: tuple[int, ...] = ()
         if wp_id is not None:
             query += " WHERE wp=?"

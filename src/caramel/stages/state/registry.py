@@ -45,8 +45,8 @@ def remember(run_dir: str, cwd: str, benchmark: str, run_id: int) -> None:
                 (os.path.abspath(run_dir), os.path.abspath(cwd), benchmark, run_id, time.time()),
             )
             db.execute(
-                "DELETE FROM runs WHERE cwd=? AND run_dir NOT IN (SELECT run_dir FROM runs WHERE cwd=? "
-                "ORDER BY created DESC LIMIT ?)",
+                "DELETE FROM runs WHERE cwd=? AND run_dir NOT IN (SELECT run_dir FROM runs WHERE "
+                "cwd=? ORDER BY created DESC LIMIT ?)",
                 (os.path.abspath(cwd), os.path.abspath(cwd), KEEP),
             )
         db.close()

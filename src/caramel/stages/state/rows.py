@@ -25,10 +25,12 @@ CREATE TABLE runs (
     cwd TEXT, created REAL, settings TEXT, version TEXT, schema INTEGER, model TEXT);
 CREATE TABLE workpackages (
     id INTEGER PRIMARY KEY, step TEXT NOT NULL, iteration INTEGER NOT NULL, parents TEXT NOT NULL,
-    dirname TEXT NOT NULL, params TEXT NOT NULL, types TEXT NOT NULL DEFAULT '{}', cycles TEXT NOT NULL DEFAULT '',
+    dirname TEXT NOT NULL, params TEXT NOT NULL, types TEXT NOT NULL DEFAULT '{}',\
+ cycles TEXT NOT NULL DEFAULT '',
     state TEXT NOT NULL DEFAULT 'open', reason TEXT NOT NULL DEFAULT '', exit_code INTEGER,
     job_id TEXT NOT NULL DEFAULT '', attempt INTEGER NOT NULL DEFAULT 0, started REAL, ended REAL,
-    cycle INTEGER NOT NULL DEFAULT 0, wait_op INTEGER NOT NULL DEFAULT -1, wait_kind TEXT NOT NULL DEFAULT '',
+    cycle INTEGER NOT NULL DEFAULT 0, wait_op INTEGER NOT NULL DEFAULT -1,\
+ wait_kind TEXT NOT NULL DEFAULT '',
     wait_files TEXT NOT NULL DEFAULT '', wait_since REAL, env TEXT);
 CREATE TABLE commands (
     id INTEGER PRIMARY KEY, wp INTEGER, attempt INTEGER, cycle INTEGER, op INTEGER, kind TEXT,

@@ -44,7 +44,8 @@ PlannedRow = tuple[int, str, int, list[int], str, Params]
 SqlValues = tuple[object, ...]  # one row's values for an INSERT or UPDATE
 
 DB_NAME = layout.RUN_DB
-WAL_CHECKPOINT_PAGES = 1000  # SQLite's default: the log is copied into the database at the commit that makes it this long
+# SQLite's default: the log is copied into the database at the commit that makes it this long
+WAL_CHECKPOINT_PAGES = 1000
 
 
 # The run state: WAL on a local disk, the rollback journal on a filesystem shared between hosts
@@ -143,8 +144,8 @@ class Store(RunReads):
                 ),
             )
             db.executemany(
-                "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, cycles) "
-                "VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, "
+                "cycles) VALUES (?,?,?,?,?,?,?,?)",
                 (
                     (
                         wp_id,
@@ -399,7 +400,8 @@ class Store(RunReads):
     def _env_text(self, env: dict[str, str]) -> str:
         """`env` as JSON, without its secrets (caramel.redact.environment: a run folder is shared
         and copied). The workpackages of a step carry the same environment (bench's own, a few
-        parameters): one written just before is not encoded again (a thousand times 3 kB of JSON)."""
+        parameters): one written just before is not encoded again (a thousand times 3 kB of
+        JSON)."""
         if env != self._last_env[0]:
             kept = redact.environment(env, current().secret_patterns)
             self._last_env = (dict(env), json.dumps(kept))
@@ -436,8 +438,8 @@ class Store(RunReads):
     def _insert_commands(self, values: Sequence[SqlValues]) -> None:
         if values:
             self.db.executemany(
-                "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, started, ended) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO commands (wp, attempt, cycle, op, kind, command, cwd, exit_code, "
+                "started, ended) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
 

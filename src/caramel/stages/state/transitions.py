@@ -38,7 +38,8 @@ NOT_WAITING: Mapping[str, object] = {"reason": "", "wait_kind": WaitKind.NONE, "
 
 
 class TransitionError(RuntimeError):
-    """A state change the state machine does not allow (a bug in caramel, never the user's input)."""
+    """A state change the state machine does not allow (a bug in caramel, never the user's
+    input)."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +105,7 @@ def check(name: str, wp_id: int, state: str) -> Move:
         raise TransitionError(f"no state move named {name!r} (moves: {', '.join(MOVES)})")
     if state not in move.sources:
         raise TransitionError(
-            f"workpackage {wp_id} is {state}: the move {name!r} ({' or '.join(sorted(move.sources))}"
-            f" to {move.target}) does not start there"
+            f"workpackage {wp_id} is {state}: the move {name!r} "
+            f"({' or '.join(sorted(move.sources))} to {move.target}) does not start there"
         )
     return move

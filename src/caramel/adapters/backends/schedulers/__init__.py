@@ -187,7 +187,8 @@ class Scheduler(abc.ABC):
         return _template(str(templates_dir()), self.template, texts, template).render(**values)
 
 
-NODE_PROBE_FOLDER = "slurm"  # the folder of templates/ holding fingerprint.sh, the node probe every job script includes
+# the folder of templates/ holding fingerprint.sh, the node probe every job script includes
+NODE_PROBE_FOLDER = "slurm"
 
 
 def log_call(argv: Sequence[str]) -> None:

@@ -60,9 +60,11 @@ STATE_NAME = {
 
 JOB_SCRIPT = """\
 #!/bin/bash
-# Job script of workpackage {{ wp_id }} (step {{ step }}) of benchmark {{ benchmark }}, written by caramel.
+# Job script of workpackage {{ wp_id }} (step {{ step }}) of benchmark {{ benchmark }}, written\
+ by caramel.
 #PBS -N {{ job_name }}
-#PBS -l select={{ nodes }}:ncpus={{ ncpus }}:mpiprocs={{ tasks_per_node }}{% if ngpus %}:ngpus={{ ngpus }}{% endif %}
+#PBS -l select={{ nodes }}:ncpus={{ ncpus }}:mpiprocs={{ tasks_per_node }}\
+{% if ngpus %}:ngpus={{ ngpus }}{% endif %}
 {% if time_limit %}#PBS -l walltime={{ time_limit }}
 {% endif %}{% if partition %}#PBS -q {{ partition }}
 {% endif %}{% if account %}#PBS -A {{ account }}
@@ -74,7 +76,8 @@ JOB_SCRIPT = """\
 cd "${PBS_O_WORKDIR:-.}" || exit 1
 {% for module in modules %}module load {{ module }}
 {% endfor %}{% for name, value in env.items() %}export {{ name }}={{ value | shquote }}
-{% endfor %}# the launcher and flags of system {{ system }}: `$CARAMEL_LAUNCHER cmd` starts a task per rank
+{% endfor %}# the launcher and flags of system {{ system }}: `$CARAMEL_LAUNCHER cmd` starts a\
+ task per rank
 export CARAMEL_LAUNCHER={{ launcher | shquote }}
 
 # What the job's node is made of: bench result reads it into the history.
@@ -82,7 +85,8 @@ export CARAMEL_LAUNCHER={{ launcher | shquote }}
 {% include "fingerprint.sh" %}
 ) > {{ fingerprint_file | shquote }} 2>/dev/null || true
 
-# The step's do's, in order; the first that fails ends the job with its exit code (qstat's Exit_status).
+# The step's do's, in order; the first that fails ends the job with its exit code (qstat's\
+ Exit_status).
 (
 set -e
 {{ body }}
