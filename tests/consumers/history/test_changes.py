@@ -9,6 +9,8 @@ seeds 1-12, perf/change_points.py prints it); the detector is held to 85 % here.
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.consumers.history.synthetic_changes import generate
 
 from caramel.consumers.history import changes as ch
@@ -80,3 +82,20 @@ def test_causes_list_what_differs():
     assert ch.causes({"driver": "550", "python": "3.11"}, {"driver": "560", "python": "3.11",
                                                             "module": "x"}) == (
         "driver: 550 -> 560", "module: (none) -> x")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(min_value=0, max_value=10_000), st.integers(min_value=12, max_value=200))
+def test_the_boundaries_p_values_are_scipys_welch_test(seed, n):
+    """welch_p_values (all boundaries at once, from cumulative sums) gives scipy.stats.ttest_ind's
+    p-value (equal_var=False) of each boundary between its neighbouring segments."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    logs = np.log(rng.uniform(50, 150, n)) + np.where(np.arange(n) > n // 2, 0.05, 0.0)
+    cuts = sorted({int(c) for c in rng.integers(3, n - 3, size=3)})
+    cuts = [c for i, c in enumerate(cuts) if i == 0 or c - cuts[i - 1] >= 3]
+    edges = [0, *cuts, n]
+    want = [stats.ttest_ind(logs[edges[k]:edges[k + 1]], logs[edges[k - 1]:edges[k]],
+                            equal_var=False).pvalue for k in range(1, len(edges) - 1)]
+    assert np.allclose(ch.welch_p_values(logs, cuts), want, rtol=1e-6, atol=1e-12)
