@@ -232,7 +232,10 @@ def _verdicts(
         raise RunError(
             f"baseline '{baseline}' is a run of benchmark '{theirs.benchmark}' ({theirs.run_dir}), "
             f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
-            hint="compare runs of one benchmark: bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK",
+            hint=(
+                "compare runs of one benchmark: "
+                "bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK"
+            ),
         )
     theirs_named = f"baseline '{baseline}'" + (f" ({theirs.run_dir})" if theirs is not None else "")
     sides = (f"the run {run_dir}", theirs_named)
@@ -257,8 +260,8 @@ def _baseline_run(baseline: str, run_dir: str) -> str:
         return resolve(os.path.dirname(run_dir), baseline)
     except CaramelError as exc:
         raise RunError(
-            f"baseline '{baseline}' is no run id, baseline name or file ({exc.message}; a run id is "
-            f"looked up in the run's own outpath {os.path.dirname(run_dir)})",
+            f"baseline '{baseline}' is no run id, baseline name or file ({exc.message}; "
+            f"a run id is looked up in the run's own outpath {os.path.dirname(run_dir)})",
             hint="bench baseline set NAME -i ID names one",
         ) from None
 

@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     actions.required = True
     build = actions.add_parser(
         "build",
-        help="build an image from a definition file (a path, or the name of one of caramel's: pytorch.def)",
+        help=(
+            "build an image from a definition file "
+            "(a path, or the name of one of caramel's: pytorch.def)"
+        ),
     )
     build.add_argument("definition", type=Path)
     build.add_argument(

@@ -1,4 +1,5 @@
-"""`bench continue [DIR] [-i ID|last]`: go on with a run (after async steps, a crash or a remove)."""
+"""`bench continue [DIR] [-i ID|last]`: go on with a run (after async steps, a crash or a
+remove)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--wait",
         action="store_true",
-        help="follow the run to its end: poll the scheduler (adaptive pace) and run what becomes ready",
+        help=(
+            "follow the run to its end: "
+            "poll the scheduler (adaptive pace) and run what becomes ready"
+        ),
     )
     parser.add_argument(
         "--interval",

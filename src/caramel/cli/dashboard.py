@@ -97,7 +97,8 @@ def dashboard(options: DashboardOptions) -> int:
     )
     write_text(options.output, text)
     print(
-        f"dashboard of {len(collection.runs)} run(s), {len(collection.figures)} figure(s): {options.output}",
+        f"dashboard of {len(collection.runs)} run(s), "
+        f"{len(collection.figures)} figure(s): {options.output}",
         file=sys.stderr,
     )
     return 0

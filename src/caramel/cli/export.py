@@ -130,7 +130,8 @@ def _records(path: str) -> Iterator[tuple[RunRecord, Sequence[Metric], Location]
             ):
                 if len(raw) > bounded.MAX_BYTES:
                     raise RunError(
-                        f"not a bench export: a line of more than {bounded.size_text(bounded.MAX_BYTES)}",
+                        "not a bench export: a line of more than "
+                        f"{bounded.size_text(bounded.MAX_BYTES)}",
                         Location(path, number),
                         hint="bench export writes one run per line",
                     )

@@ -149,7 +149,8 @@ def copy(source: str, destination: str, out: TextIO) -> int:
             raise RunError(f"{src.path} is both the source and the destination")
         done = copy_runs(src, dst)
         out.write(
-            f"{done.runs} new run(s), {done.figures} new figure(s), {done.baselines} baseline(s) copied from "
+            f"{done.runs} new run(s), {done.figures} new figure(s), "
+            f"{done.baselines} baseline(s) copied from "
             f"{src.path} to {dst.path}\n"
         )
     for why in done.skipped:

@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def info_command(options: InfoOptions, out: TextIO) -> int:
-    """`bench info`: the run's facts, then each step's fixed parameters and a row per workpackage."""
+    """`bench info`: the run's facts, then each step's fixed parameters and a row per
+    workpackage."""
     with read_run(options.dir, options.id) as (run_dir, store):
         info = store.info()
         rows = store.workpackages()
@@ -122,8 +123,10 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
         f"file       {info.file}",
         f"dir        {run_dir}",
         f"tags       {', '.join(info.tags) or '-'}",
-        f"created    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} (from {info.cwd})",
-        f"settings   {', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}",
+        f"created    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} "
+        f"(from {info.cwd})",
+        "settings   "
+        f"{', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}",
     ]
     if note:
         lines.append(f"comment    {note}")

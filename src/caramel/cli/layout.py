@@ -198,15 +198,16 @@ def measure(options: LayoutOptions, workload: str, out: TextIO) -> None:
     )
     busy = layout.running_elsewhere()
     print(
-        f"measuring {workload}: {', '.join(map(layout_probe.name_of, candidates))}, {options.repeats} run(s) "
+        f"measuring {workload}: {', '.join(map(layout_probe.name_of, candidates))}, "
+        f"{options.repeats} run(s) "
         f"each of {options.iterations} timed iterations ({layout_probe.load()})",
         file=out,
         flush=True,
     )
     if busy >= 0.5:
         print(
-            f"warning: {busy:.0f} other task(s) running now: the figures measure this load too; measure on a "
-            "quiet node",
+            f"warning: {busy:.0f} other task(s) running now: "
+            "the figures measure this load too; measure on a quiet node",
             file=out,
         )
     try:
@@ -215,8 +216,8 @@ def measure(options: LayoutOptions, workload: str, out: TextIO) -> None:
         raise CaramelError(f"the layout probe failed: {exc}") from None
     path = layout_store.save(layout.store_file(), measurement)
     print(
-        f"{workload}: {measurement.layout} wins ({measurement.summary()}); {measurement.seconds:.0f} s; "
-        f"stored in {path}",
+        f"{workload}: {measurement.layout} wins ({measurement.summary()}); "
+        f"{measurement.seconds:.0f} s; stored in {path}",
         file=out,
     )
 
@@ -267,8 +268,10 @@ def show(workloads: tuple[str, ...], out: TextIO) -> None:
         stale = m.matches(here)
         figures = ", ".join(f"{name} {m.median(name):.0f}" for name in m.figures)
         print(
-            f"measured {m.workload}: {m.layout} on {m.date.isoformat()}, host {m.node.host}, CPUs {m.node.cpus}, "
-            f"torch {m.node.torch or '-'}; shape {m.shape}; {m.iterations} iterations x {m.repeats} runs, "
+            f"measured {m.workload}: {m.layout} on {m.date.isoformat()}, "
+            f"host {m.node.host}, CPUs {m.node.cpus}, "
+            f"torch {m.node.torch or '-'}; shape {m.shape}; "
+            f"{m.iterations} iterations x {m.repeats} runs, "
             f"{m.seconds:.0f} s; medians {figures} {m.unit} ({path})"
             + (f"; not used: {stale}" if stale else ""),
             file=out,

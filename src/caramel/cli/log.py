@@ -1,4 +1,5 @@
-"""`bench log [DIR] [-i ID|last] [-w WP ...]`: the commands a run ran, their exit codes and times."""
+"""`bench log [DIR] [-i ID|last] [-w WP ...]`: the commands a run ran, their exit codes and
+times."""
 
 from __future__ import annotations
 

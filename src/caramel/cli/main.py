@@ -54,7 +54,8 @@ def command_modules(modules: list[str]) -> list[ModuleType]:
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given the arguments, only their command's module is imported when it is known
-    (importing all twenty costs every call 0.1 s), else every command (`bench --help` lists them)."""
+    (importing all twenty costs every call 0.1 s), else every command (`bench --help` lists
+    them)."""
     parser = BenchParser(
         prog="bench", description="caramel: JUBE-compatible benchmarks for ML on HPC"
     )

@@ -41,7 +41,7 @@ def refuse_inputs(
     for path, what in inputs:
         if path and (os.path.exists(path) or os.path.lexists(output)) and same_file(output, path):
             raise RunError(
-                f"{option} {output} is {what} ({path}): an output may never be one of the command's "
-                "inputs; nothing was written",
+                f"{option} {output} is {what} ({path}): "
+                "an output may never be one of the command's inputs; nothing was written",
                 hint=f"give {option} another file",
             )

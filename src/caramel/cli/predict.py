@@ -112,7 +112,8 @@ def predicted_time(
     scheduler = schedulers.get(system.scheduler) if system is not None else None
     if scheduler is None or not scheduler.writes_job_scripts():
         print(
-            "note: --time-from-prediction: the system's scheduler takes no job scripts, nothing to set",
+            "note: --time-from-prediction: "
+            "the system's scheduler takes no job scripts, nothing to set",
             file=sys.stderr,
         )
         return bench
@@ -196,8 +197,10 @@ def learned_line(forecast: Forecast) -> str:
     if not forecast.learned_from:
         return ""
     return (
-        f"learned across systems: from the history of {forecast.learned_from}, times and rates scaled by the "
-        f"peak rates {forecast.system}/{forecast.learned_from} = {forecast.ratio:.4g} (docs/predict.md: limits)"
+        f"learned across systems: from the history of {forecast.learned_from}, "
+        "times and rates scaled by the peak rates "
+        f"{forecast.system}/{forecast.learned_from} = {forecast.ratio:.4g} "
+        "(docs/predict.md: limits)"
     )
 
 
@@ -234,7 +237,8 @@ def print_predictions(forecast: Forecast, out: TextIO) -> None:
     thin = [c for c in forecast.choices if c.models and not c.validated]
     if thin:
         print(
-            f"note: too few measured configurations to validate a model for {', '.join(c.data.name for c in thin)}; "
+            "note: too few measured configurations to validate a model for "
+            f"{', '.join(c.data.name for c in thin)}; "
             "bench predict ... --suggest 3 says what to measure next",
             file=out,
         )
@@ -299,7 +303,8 @@ def print_validation(forecast: Forecast, fmt: str, out: TextIO) -> None:
         )
         return
     print(
-        f"leave-one-out over the history of {forecast.benchmark} on {forecast.system or '(no system)'} "
+        f"leave-one-out over the history of {forecast.benchmark} "
+        f"on {forecast.system or '(no system)'} "
         "(absolute percentage error of each held-out configuration's mean):",
         file=out,
     )
@@ -389,7 +394,8 @@ def print_suggestions(bench: Benchmark, options: PredictOptions, out: TextIO) ->
     print_rows(rows, out)
     if not chosen:
         print(
-            "  nothing: every configuration of the plan was measured (other tags give other candidates)",
+            "  nothing: every configuration of the plan was measured "
+            "(other tags give other candidates)",
             file=out,
         )
 
@@ -528,7 +534,8 @@ def method_line(forecast: Forecast) -> str:
     )
     gaps = f"; {found.gaps()}" if found.gaps() else ""
     return (
-        f"method: kernels: {forecast.system}'s kernel models (microbenchmark run {runs}) summed over each "
+        f"method: kernels: {forecast.system}'s kernel models (microbenchmark run {runs}) "
+        "summed over each "
         f"workpackage's execution profile ({found.profile_summary()}){why}; {learned}{gaps}"
     )
 
@@ -577,7 +584,8 @@ def print_kernel_forecast(forecast: Forecast, fmt: str, validate: bool, out: Tex
     print(method_line(forecast), file=out)
     if validate:
         print(
-            f"leave-one-out of {forecast.system}'s kernel models (each microbenchmark case predicted from the others):",
+            f"leave-one-out of {forecast.system}'s kernel models "
+            "(each microbenchmark case predicted from the others):",
             file=out,
         )
         rows = [["kernel", "dtype", "cases", "median %", "worst %", "model"]]
@@ -595,8 +603,9 @@ def print_kernel_forecast(forecast: Forecast, fmt: str, validate: bool, out: Tex
         print_rows(rows, out)
         if found.end_to_end:
             print(
-                f"end to end on {forecast.system}'s own runs of {forecast.benchmark} (overhead learned from the "
-                f"others): median {_g(_median(found.end_to_end))} %, worst {_g(max(found.end_to_end))} %",
+                f"end to end on {forecast.system}'s own runs of {forecast.benchmark} "
+                "(overhead learned from the others): "
+                f"median {_g(_median(found.end_to_end))} %, worst {_g(max(found.end_to_end))} %",
                 file=out,
             )
         return

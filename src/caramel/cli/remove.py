@@ -75,7 +75,8 @@ def remove(options: RemoveOptions, out: TextIO) -> int:
     if chosen:
         ids = remove_workpackages(run_dir, list(chosen))
         out.write(
-            f"removed workpackage{'s' if len(ids) > 1 else ''} {', '.join(map(str, ids))} of {run_dir}; "
+            f"removed workpackage{'s' if len(ids) > 1 else ''} "
+            f"{', '.join(map(str, ids))} of {run_dir}; "
             f"bench continue runs {'them' if len(ids) > 1 else 'it'} again\n"
         )
         return 0
@@ -88,8 +89,8 @@ def _confirmed(what: str) -> bool:
     """A yes at the terminal; no terminal to ask at is an error (nothing is deleted unasked)."""
     if not sys.stdin.isatty():
         raise RunError(
-            f"bench remove would delete {what}, and cannot ask: its standard input is not a terminal; "
-            "nothing removed",
+            f"bench remove would delete {what}, and cannot ask: "
+            "its standard input is not a terminal; nothing removed",
             hint="give -f to remove without asking",
         )
     answer = input(f"remove {what}? [y/N] ")

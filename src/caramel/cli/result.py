@@ -308,9 +308,10 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str, people: bool 
             bad = clashes(item.data) if style in ("csv", "aligned") else []
             if bad:
                 print(
-                    f"warning: table '{item.table.name}': cells of {', '.join(bad)} contain the separator "
-                    f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; read the table "
-                    "with --style json, or give the table another separator=",
+                    f"warning: table '{item.table.name}': cells of {', '.join(bad)} "
+                    "contain the separator "
+                    f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; "
+                    "read the table with --style json, or give the table another separator=",
                     file=sys.stderr,
                 )
         if not options.no_files:

@@ -42,7 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "-o",
         "--outpath",
         metavar="OUTPATH",
-        help="folder for the run folders instead of the file's outpath (relative to the current folder)",
+        help=(
+            "folder for the run folders instead of the file's outpath "
+            "(relative to the current folder)"
+        ),
     )
     parser.add_argument(
         "--dry-run",
@@ -115,8 +118,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--time-from-prediction",
         action="store_true",
-        help="on a SLURM system, a job's --time from bench predict (+ --time-margin) where the file "
-        "sets no timelimit",
+        help=(
+            "on a SLURM system, a job's --time from bench predict (+ --time-margin) "
+            "where the file sets no timelimit"
+        ),
     )
     parser.add_argument(
         "--time-margin",

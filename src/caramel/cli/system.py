@@ -1,4 +1,5 @@
-"""`bench system list|show|check|detect`: the system files, and what this machine says about them."""
+"""`bench system list|show|check|detect`: the system files, and what this machine says about
+them."""
 
 from __future__ import annotations
 

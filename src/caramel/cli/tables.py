@@ -24,7 +24,9 @@ from typing import Literal, TextIO
 Align = Literal["left", "right"]
 LEFT: Align = "left"
 RIGHT: Align = "right"
-RICH_ROWS = 200  # above this many rows a terminal gets the plain table too: rich takes about 1 ms a row (perf/tables.py)
+# above this many rows a terminal gets the plain table too: rich takes about 1 ms a row
+# (perf/tables.py)
+RICH_ROWS = 200
 
 
 # C0 controls (tab and newline too: a row is one line), DEL, C1 controls (ESC's 8-bit forms), and
