@@ -75,7 +75,7 @@ def test_predict_without_history_suggests_the_name_and_keeps_the_tags(tmp_path, 
 def test_system_detect_prints_a_check_command_that_works_where_the_file_is(tmp_path, monkeypatch):
     draft = "description: drafted\nscheduler: local\n"
     monkeypatch.setattr(
-        "caramel.adapters.systems.probe.detect", lambda name, partition, folder: draft
+        "caramel.adapters.systems.probe.detect", lambda name, partition, folder, backend=None: draft
     )
     monkeypatch.chdir(tmp_path)
     out = io.StringIO()
