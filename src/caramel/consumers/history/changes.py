@@ -25,7 +25,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from caramel.stages.analyse.intervals import ratio_interval
 from caramel.vocabulary import Direction
@@ -173,6 +172,22 @@ def series_changes(
 ) -> list[ChangePoint]:
     """The tested change points of one series (points in time order, values positive)."""
     values = np.asarray([p.value for p in points], dtype=float)
+    runs = [p.run for p in points]
+    times = [p.time for p in points]
+    return array_changes(series, values, runs, times, unit, direction, alpha, penalty)
+
+
+def array_changes(
+    series: tuple[str, ...],
+    values: np.ndarray,
+    runs: Sequence[str],
+    times: Sequence[str],
+    unit: str = "",
+    direction: Direction = Direction.UNKNOWN,
+    alpha: float = ALPHA,
+    penalty: float = PENALTY,
+) -> list[ChangePoint]:
+    """series_changes on columns: the figures in time order, their runs' keys and times."""
     if len(values) < MIN_RUNS or not np.all(values > 0):
         return []
     cuts, p_values = significant(values, boundaries(values, penalty), alpha)
@@ -181,18 +196,14 @@ def series_changes(
     for k, (cut, p_value) in enumerate(zip(cuts, p_values, strict=True), start=1):
         before, after = values[edges[k - 1] : cut], values[cut : edges[k + 1]]
         r = ratio_interval(
-            after.mean(),
-            after.std(ddof=1),
-            len(after),
-            before.mean(),
-            before.std(ddof=1),
-            len(before),
-        )
+            after.mean(), after.std(ddof=1), len(after),
+            before.mean(), before.std(ddof=1), len(before),
+        )  # fmt: skip
         ratio = float(r.ratio)
         out.append(
             ChangePoint(
-                series, unit, direction, cut, points[cut - 1].run, points[cut].run,
-                points[cut].time, ratio, float(r.low), float(r.high), p_value,
+                series, unit, direction, cut, str(runs[cut - 1]), str(runs[cut]),
+                str(times[cut]), ratio, float(r.low), float(r.high), p_value,
                 _kind(ratio, direction),
             )
         )  # fmt: skip
@@ -279,34 +290,3 @@ def group_events(
         causes_here = tuple(sorted(shared)) or group[0].causes
         events.append(Event(group[0].time_after, group[0].run_after, tuple(group), causes_here))
     return events
-
-
-SERIES_COLUMNS = ("benchmark", "system", "configuration", "figure")
-
-
-def frame_changes(
-    frame: pd.DataFrame,
-    provenance: Mapping[str, Mapping[str, object]] | None = None,
-    alpha: float = ALPHA,
-) -> tuple[list[ChangePoint], list[tuple[str, ...]]]:
-    """Change points of every series of a long frame (one row per run and figure: the
-    SERIES_COLUMNS, `unit`, `direction`, `run`, `time`, `estimate`), with their causes where the
-    runs' provenance is given; and the series with too few runs to judge (fewer than MIN_RUNS)."""
-    found: list[ChangePoint] = []
-    short: list[tuple[str, ...]] = []
-    ordered = frame.sort_values(["time", "run"], kind="stable")
-    for key, group in ordered.groupby(list(SERIES_COLUMNS), sort=True, dropna=False):
-        series = tuple(str(k) for k in key)
-        if len(group) < MIN_RUNS:
-            short.append(series)
-            continue
-        points = [
-            Point(str(t), str(r), float(v))
-            for t, r, v in zip(group["time"], group["run"], group["estimate"], strict=True)
-        ]
-        direction = Direction(str(group["direction"].iloc[-1]) or "unknown")
-        found += series_changes(series, points, str(group["unit"].iloc[-1]), direction, alpha)
-    if provenance:
-        runs = list(dict.fromkeys(ordered["run"].astype(str)))
-        found = with_causes(found, provenance, runs)
-    return found, short

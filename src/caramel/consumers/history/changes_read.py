@@ -10,17 +10,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from caramel.consumers.history.changes import ChangeKind, ChangePoint, Event
+import numpy as np
+
+from caramel.consumers.history.changes import MIN_RUNS, ChangeKind, ChangePoint, Event
+from caramel.vocabulary import Direction
 
 # the run's own items that can explain a change (besides its fingerprint's): who ran what where
 PROVENANCE_COLUMNS = ("caramel_version", "git_commit", "container", "system", "nodes", "host")
-FIGURES_SQL = (
-    "SELECT runs.run_key AS run, runs.started AS time, series.benchmark AS benchmark, "
-    "series.system AS system, series.config AS configuration, series.tbl AS tbl, "
-    "series.name AS name, series.unit AS unit, series.direction AS direction, "
-    "figures.mean AS estimate "
-    "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series"
-)
 
 
 @dataclass(frozen=True)
@@ -57,33 +53,63 @@ def provenance(run: Mapping[str, Any]) -> dict[str, object]:
     return out
 
 
+SERIES_SQL = "SELECT id, benchmark, system, tbl, config, name, unit, direction FROM series"
+NUMBERS_SQL = "SELECT run, series, mean FROM figures"
+
+
 def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Found:
     """The change points and events of every series of the history (narrowed by benchmark,
-    system, figure name), in one query of its figures and one of its runs."""
+    system, figure name): the series (a few thousand rows) and every figure as three numbers (its
+    run's id, its series' id, its mean) in two queries, grouped by numpy; the runs as rows."""
     from caramel.consumers.history import query as query  # noqa: PLC0414
-    from caramel.consumers.history.changes import frame_changes, group_events
+    from caramel.consumers.history.changes import array_changes, group_events, with_causes
 
-    where, params = [], []
-    for column, value in (("series.benchmark", benchmark), ("series.system", system)):
-        if value:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if figure:
-        where.append("series.name = ?")
-        params.append(figure)
-    sql = FIGURES_SQL + (" WHERE " + " AND ".join(where) if where else "")
-    figures = query.frame(db, sql, params)
-    runs = query.runs(db)
+    runs = sorted(query.runs(db), key=lambda r: (float(r.get("started") or 0.0), int(r["id"])))
     order = [str(r["run_key"]) for r in runs]
     started = {str(r["run_key"]): float(r.get("started") or 0.0) for r in runs}
-    if figures.empty:
+    series = query.frame(db, SERIES_SQL)
+    for column, value in (("benchmark", benchmark), ("system", system), ("name", figure)):
+        if value:
+            series = series[series[column] == value]
+    numbers = query.frame(db, NUMBERS_SQL)
+    if series.empty or numbers.empty or not runs:
         return Found([], [], [], order, started)
-    figures["figure"] = figures["tbl"].astype(str) + "/" + figures["name"].astype(str)
-    figures = figures[query.plain_numbers(figures["estimate"]).gt(0)]
-    figures["estimate"] = query.plain_numbers(figures["estimate"])
-    changes, short = frame_changes(figures, {str(r["run_key"]): provenance(r) for r in runs})
+    position = np.full(max(int(r["id"]) for r in runs) + 1, -1)
+    position[[int(r["id"]) for r in runs]] = np.arange(len(runs))
+    run_ids = numbers["run"].to_numpy(dtype=np.int64)
+    series_ids = numbers["series"].to_numpy(dtype=np.int64)
+    values = query.plain_numbers(numbers["mean"]).to_numpy(dtype=float)
+    known = (run_ids < len(position)) & np.isin(series_ids, series["id"].to_numpy())
+    at = np.where(known, position[np.minimum(run_ids, len(position) - 1)], -1)
+    keep = known & (at >= 0) & (values > 0)
+    at, series_ids, values = at[keep], series_ids[keep], values[keep]
+    ranked = np.lexsort((at, series_ids))
+    at, series_ids, values = at[ranked], series_ids[ranked], values[ranked]
+    starts = np.flatnonzero(np.diff(series_ids, prepend=-1))
+    keys = np.asarray(order, dtype=object)
+    times = np.asarray([_iso(started[k]) for k in order], dtype=object)
+    by_id = series.set_index("id")
+    changes: list[ChangePoint] = []
+    short: list[tuple[str, ...]] = []
+    for first, last in zip(starts, [*starts[1:], len(series_ids)], strict=True):
+        row = by_id.loc[int(series_ids[first])]
+        label = (str(row["benchmark"]), str(row["system"]), str(row["config"]),
+                 f"{row['tbl']}/{row['name']}")  # fmt: skip
+        if last - first < MIN_RUNS:
+            short.append(label)
+            continue
+        where = at[first:last]
+        direction = Direction(str(row["direction"]) or "unknown")
+        changes += array_changes(label, values[first:last], keys[where], times[where],
+                                 str(row["unit"]), direction)  # fmt: skip
+    changes = with_causes(changes, {str(r["run_key"]): provenance(r) for r in runs}, order)
     events = group_events(changes, {key: i for i, key in enumerate(order)})
     return Found(changes, events, short, order, started)
+
+
+def _iso(epoch: float) -> str:
+    """A run's start as ISO 8601 in UTC (its time in the JSON and the sinks' documents)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="seconds")
 
 
 def since_run(found: Found, since: str) -> float:
