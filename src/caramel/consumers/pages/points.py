@@ -35,7 +35,7 @@ HEADER = [
     "site",
     "run",
 ]
-CHUNK_LINES = 100_000  # lines made at once: their Python strings are what the writing holds
+CHUNK_LINES = 20_000  # lines made at once: their Python strings (some 4 MB) are what writing holds
 
 
 def _csv_fields(fields: Iterable[str]) -> str:
