@@ -34,6 +34,17 @@ def test_noise_too_wide_for_the_band_cannot_judge_and_says_how_many_repetitions_
     assert "repetitions per side would decide" in verdict.why
 
 
+def test_a_verdict_without_advice_is_the_same_verdict_without_the_repetitions_search():
+    """The page's verdicts (pages.judging) leave out what they never show: the repetitions that
+    would decide an undecided one (a search of ratio intervals, a thousand judgements a page)."""
+    for current, base in ((metric([100, 104, 96, 101, 99]), (101.0, 3.0, 5)), (metric([96]), (100.0, 0.0, 1))):
+        advised, plain = judge(current, *base, None), judge(current, *base, None, advise=False)
+        assert advised.verdict == plain.verdict == "cannot judge" and advised.needed and plain.needed is None
+        assert (plain.ratio, plain.diff_pct) == (advised.ratio, advised.diff_pct)
+        assert plain.ratio_low == advised.ratio_low or math.isnan(plain.ratio_low) == math.isnan(advised.ratio_low)
+        assert "repetitions" not in plain.why and advised.why.startswith(plain.why)
+
+
 def test_clear_drop_in_throughput_is_a_regression_and_a_rise_an_improvement():
     assert judge(metric([80, 81, 79, 80, 80]), 100.0, 1.0, 5, None).verdict == "regressed"
     assert judge(metric([120, 121, 119, 120, 120]), 100.0, 1.0, 5, None).verdict == "improved"

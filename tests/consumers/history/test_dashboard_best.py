@@ -55,7 +55,7 @@ def test_the_unit_is_named_once() -> None:
 def test_metrics_of_one_configuration_share_one_table() -> None:
     def plot(kind: str, xs: list[str]) -> dict:
         series = {
-            "name": "local",
+            "group": "local",  # the series' system (page.js names it with its configuration)
             "x": xs,
             "y": [1.5] * len(xs),
             "sd": [0.0] * len(xs),

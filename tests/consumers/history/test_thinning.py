@@ -3,6 +3,8 @@ exactly the figures that sorting every figure by slice and value kept (the way i
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -50,3 +52,29 @@ def test_a_long_series_keeps_its_first_last_and_each_slices_extremes():
     mean = np.array([5.0, 1.0, 9.0, 9.0, 4.0, 4.0, 1.0, 6.0, 2.0, 8.0])
     kept = thin(np.zeros(10, dtype=np.int64), mean, np.zeros(10, dtype=bool), 4)  # two slices of five
     assert np.flatnonzero(kept).tolist() == [0, 1, 3, 6, 9]  # first; low 1.0 and the later 9.0; low 1.0, high 8.0
+
+
+# means near the band's edges (2 % apart), of either sign and 0, with spreads from none to wide
+pairs = st.lists(
+    st.tuples(st.sampled_from([100.0, 98.0, 102.0, 98.0392156862745, 102.00000001, 0.0, -50.0, 1e-300]),
+              st.sampled_from([0.0, 0.0, 0.01, 0.5, 40.0]), st.integers(1, 4)),
+    min_size=2, max_size=40)
+
+
+@settings(max_examples=500, deadline=None)
+@given(pairs, st.booleans())
+def test_regressed_pairs_is_the_pages_verdict_pair_by_pair(figures, higher):
+    """regressed_pairs judges by interval only the pairs whose ratio lies beyond the band on the
+    worse side; it finds exactly the pairs pages.judging.judged calls regressed."""
+    from caramel.consumers.pages.judging import judged
+    from caramel.consumers.pages.thinning import regressed_pairs
+
+    mean, sd, n = (np.array(column, dtype=float) for column in zip(*figures, strict=True))
+    found = regressed_pairs(mean, sd, n, np.full(len(figures) - 1, higher))
+
+    def figure(i):  # what judged reads of a page's figure (history.compare.Measured)
+        return SimpleNamespace(mean=float(mean[i]), sd=float(sd[i]), n=int(n[i]),
+                               direction="higher" if higher else "lower")
+
+    expected = [judged(figure(i), figure(i - 1))[0] == "regressed" for i in range(1, len(figures))]
+    assert found.tolist() == expected

@@ -123,9 +123,12 @@ def judge(
     base_n: int,
     threshold: float | None,
     target: bool = False,
+    advise: bool = True,
 ) -> Verdict[M]:
     """The verdict on `current` against a baseline's mean, sd and n (`target`: a target value,
-    exact, judged against `threshold` or TARGET_THRESHOLD)."""
+    exact, judged against `threshold` or TARGET_THRESHOLD). `advise`: an undecided verdict says
+    how many repetitions would decide (`needed`, in `why`): a search of a few ratio intervals,
+    which a page judging thousands of figures and showing none of it goes without."""
     mean = current.mean
     out: Verdict[M] = Verdict(
         current, base_mean, base_sd, base_n, math.nan, VerdictWord.NO_BASELINE
@@ -162,7 +165,8 @@ def judge(
         if not explicit:
             out.verdict = CANNOT_JUDGE
             out.why = why + "; judged only against an explicit --threshold"
-            out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
+            if advise:
+                out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
             return out
         call = Call(int(decide(ratio.ratio, ratio.ratio, out.threshold, way)))
     else:
@@ -170,7 +174,7 @@ def judge(
     out.verdict, out.why = _WORDS[call], why
     if call is Call.CHANGED:
         out.why = f"{UNKNOWN_DIRECTION}; {why}"
-    elif call is Call.UNDECIDED:
+    elif call is Call.UNDECIDED and advise:
         out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
         out.why = why + "; " + _needed_text(out.needed)
     return out

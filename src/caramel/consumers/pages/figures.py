@@ -39,6 +39,13 @@ def _num(value: float) -> float:
     return float(f"{value:.6g}")
 
 
+def _spread(value: float) -> float:
+    """A spread (sd, an interval's half-width) to five significant digits, as the page shows it
+    (page.js `fmt`): an sd of a few repeats is itself uncertain by tens of percent, and the digits
+    past that are a tenth of a big history's page."""
+    return float(f"{value:.5g}")
+
+
 def current(coll: Collection, figures: list[Figure]) -> list[Figure]:
     """Per system, table, configuration and metric: the figure of the latest run that has it."""
     latest: dict[tuple, Figure] = {}
@@ -90,20 +97,21 @@ def ci_half(sd: list[float], n: list[int]) -> list[float]:
     sds, counts = np.asarray(sd, dtype=float), np.asarray(n, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore"):
         half = t_quantile(LEVEL, counts - 1) * sds / np.sqrt(counts)
-    return [_num(h) for h in np.where((counts > 1) & np.isfinite(half), half, 0.0).tolist()]
+    return [_spread(h) for h in np.where((counts > 1) & np.isfinite(half), half, 0.0).tolist()]
 
 
-def _series(name: str, group: str, config: str, points: list[tuple], params: str = "") -> dict:
-    """A series of points (x, mean, sd, run, n), in the order of x."""
+def _series(group: str, config: str, points: list[tuple], params: str = "") -> dict:
+    """A series of points (x, mean, sd, run, n), in the order of x. Its name is the system `group`
+    and its `config` (`A100 · Nodes=4`): page.js joins them (a big history's page would otherwise
+    carry each series' name twice)."""
     points.sort(key=lambda p: p[0])
     return {
-        "name": name,
         "group": group,
         "config": config,
         "params": params,
         "x": [p[0] for p in points],
         "y": [_num(p[1]) for p in points],
-        "sd": [_num(p[2]) for p in points],
+        "sd": [_spread(p[2]) for p in points],
         "ci": ci_half([p[2] for p in points], [p[4] for p in points]),
         "run": [p[3] for p in points],
         "bad": [],
@@ -139,13 +147,7 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
                     "ideal": is_scaling(param) and group[0].direction in ("higher", "lower"),
                     "higher": group[0].direction == "higher",
                     "series": [
-                        _series(
-                            label + (f" · {rest}" if rest else ""),
-                            label,
-                            rest,
-                            pts,
-                            params[(label, rest)],
-                        )
+                        _series(label, rest, pts, params[(label, rest)])
                         for (label, rest), pts in sorted(series.items())
                     ],
                 }
@@ -200,7 +202,7 @@ def energy_plot(coll: Collection, figures: list[Figure]) -> list[dict]:
     out = []
     for label, pts in sorted(series.items()):
         order = sorted(range(len(pts)), key=lambda i: pts[i][0])
-        s = _series(label, label, "", [pts[i] for i in order], constant[label])
+        s = _series(label, "", [pts[i] for i in order], constant[label])
         s["configs"] = [configs[label][i] for i in order]  # each point is another configuration
         out.append(s)
     return [
@@ -253,12 +255,11 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
             shown = items[0].label
             out.append(
                 {
-                    "name": label + (f" · {shown}" if shown else ""),
                     "group": label,
                     "config": shown,
                     "params": _constant(items[0]),
                     "y": [_num(f.mean) for f in items],
-                    "sd": [_num(f.sd) for f in items],
+                    "sd": [_spread(f.sd) for f in items],
                     "ci": ci_half([f.sd for f in items], [f.n for f in items]),
                     "run": [f.run for f in items],
                     "bad": bad,
@@ -303,7 +304,7 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
             series[coll.runs[f.run].label].append((config, f.mean, f.sd, f.run, f.n, f))
         out = []
         for label, points in sorted(series.items()):
-            s = _series(label, label, "", [p[:5] for p in points], _constant(points[0][5]))
+            s = _series(label, "", [p[:5] for p in points], _constant(points[0][5]))
             s["configs"] = s["x"]
             out.append(s)
         plots.append(

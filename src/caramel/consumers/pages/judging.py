@@ -11,8 +11,9 @@ from caramel.consumers.pages.sources import Figure
 
 
 def judgement(current: Figure, before: Figure) -> Verdict[Figure]:
-    """The whole verdict on `current` against `before`: the change, the ratio and its interval."""
-    return judge(current, before.mean, before.sd, before.n, None)
+    """The whole verdict on `current` against `before`: the change, the ratio and its interval
+    (not the repetitions that would decide an undecided one: the page shows no such advice)."""
+    return judge(current, before.mean, before.sd, before.n, None, advise=False)
 
 
 def judged(current: Figure, before: Figure) -> tuple[str, float]:

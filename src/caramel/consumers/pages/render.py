@@ -165,7 +165,7 @@ def _compact(plots: list[dict]) -> tuple[list[dict], dict[str, list[CompactRow]]
         for s in series:
             spread = s["sd"][0] if s["ci"][0] else None  # ci 0: fewer than 2 samples
             compact[plot["bench"]].append(
-                CompactRow(metric, s["name"], str(s["x"][0]), s["y"][0], spread)
+                CompactRow(metric, s["group"], str(s["x"][0]), s["y"][0], spread)
             )
     return drawn, dict(compact)
 

@@ -32,8 +32,6 @@ def regressed_pairs(
     pair, whether more is better), both sides with repeats. Returns len(mean) - 1 booleans."""
     mean, sd, n = mean.astype(float), sd.astype(float), n.astype(float)
     cur_mean, cur_n, base_mean, base_n = mean[1:], n[1:], mean[:-1], n[:-1]
-    ratio = ratio_interval(cur_mean, sd[1:], cur_n, base_mean, sd[:-1], base_n)
-    calls = decide(ratio.low, ratio.high, DEFAULT_THRESHOLD, np.where(higher, 1, -1))
     judged = (
         (cur_n > 1)
         & (base_n > 1)
@@ -42,7 +40,22 @@ def regressed_pairs(
         & (cur_mean != base_mean)
         & (base_mean != 0)
     )
-    return judged & (calls == Call.REGRESSED)
+    # The interval holds the ratio (1 + change/|before|, as ratio_interval's): only a pair whose
+    # ratio is itself beyond the band on the worse side can lie wholly beyond it. Those few are
+    # judged: the rest need no t quantile at Welch's degrees of freedom, the costly part. (The
+    # slack keeps a ratio a rounding away from the band's edge among them.)
+    band = 1 + DEFAULT_THRESHOLD / 100
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = 1 + (cur_mean - base_mean) / np.abs(base_mean)
+    worse = np.where(higher, ratio < (1 + 1e-9) / band, ratio > (1 - 1e-9) * band)
+    pick = np.flatnonzero(judged & worse)
+    interval = ratio_interval(
+        cur_mean[pick], sd[1:][pick], cur_n[pick], base_mean[pick], sd[:-1][pick], base_n[pick]
+    )
+    calls = decide(interval.low, interval.high, DEFAULT_THRESHOLD, np.where(higher[pick], 1, -1))
+    out = np.zeros(len(cur_mean), dtype=bool)
+    out[pick] = calls == Call.REGRESSED
+    return out
 
 
 def series_regressions(

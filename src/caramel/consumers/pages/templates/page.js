@@ -6,6 +6,8 @@
   var D = JSON.parse(document.getElementById("caramel-data").textContent);
   var runs = D.runs, plots = {}, drawn = {};
   var CI = D.level + " % CI";  // each point's interval of its mean: Student's t (pages/figures.py)
+  // a series' name: its system and its configuration (the data carries them apart, once each)
+  function seriesName(s) { return s.config ? s.group + " · " + s.config : s.group; }
   function ciLow(s, k) { return s.ci && s.ci[k] ? s.y[k] - s.ci[k] : null; }
   function ciHigh(s, k) { return s.ci && s.ci[k] ? s.y[k] + s.ci[k] : null; }
   D.plots.forEach(function (p) { plots[p.id] = p; });
@@ -69,7 +71,7 @@
       lines.push(CI + ": " + fmt(ciLow(s, k)) + " … " + fmt(ciHigh(s, k)) +
                  " (Student's t of the mean)");
     }
-    lines.unshift("<b>" + esc(s.name) + "</b>");
+    lines.unshift("<b>" + esc(seriesName(s)) + "</b>");
     if (p.kind !== "history" && p.kind !== "latest") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
     lines.push("run " + day(r.t) + (r.site ? " at site " + esc(r.site) : ""));
     [["job", r.job], ["nodes", r.nodes], ["hardware", r.fp], ["container", r.ctr], ["git commit", r.git],
@@ -79,7 +81,7 @@
   }
   function traces(p) {
     var out = [], bad = {x: [], y: [], text: []}, ideal = [], rests = [];
-    var legendNames = shortNames(p.series.map(function (s) { return s.name; }));
+    var legendNames = shortNames(p.series.map(seriesName));
     // a plot of one system's configurations alone: each configuration its own colour (twenty lines in
     // one colour, told apart by marker and dash only, cannot be read)
     var oneGroup = p.series.every(function (s) { return s.group === p.series[0].group; });
@@ -240,7 +242,7 @@
         s.run.forEach(function (i, k) {
           if (!allowed(i)) { return; }
           var r = runs[i];
-          lines.push([s.name, s.group, s.configs ? s.configs[k] : s.config, p.kind === "history" ? day(r.t) : s.x[k], s.y[k],
+          lines.push([seriesName(s), s.group, s.configs ? s.configs[k] : s.config, p.kind === "history" ? day(r.t) : s.x[k], s.y[k],
                       s.sd[k], ciLow(s, k), ciHigh(s, k), day(r.t), r.site, r.job, r.nodes, r.git,
                       r.ctr, s.bad.indexOf(k) >= 0 ? "yes" : ""].map(csvCell).join(","));
         });
