@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from caramel.consumers.history.changes import ChangeKind, ChangePoint, Event
+from caramel.consumers.history.layout import A_FIGURE
 
 # the run's own items that can explain a change (besides its fingerprint's): who ran what where
 PROVENANCE_COLUMNS = ("caramel_version", "git_commit", "container", "system", "nodes", "host")
@@ -19,7 +20,8 @@ FIGURES_SQL = (
     "series.system AS system, series.config AS configuration, series.tbl AS tbl, "
     "series.name AS name, series.unit AS unit, series.direction AS direction, "
     "figures.mean AS estimate "
-    "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series"
+    "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series "
+    "WHERE " + A_FIGURE  # a failed row's reason is no figure
 )
 
 
@@ -71,7 +73,7 @@ def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Fo
     if figure:
         where.append("series.name = ?")
         params.append(figure)
-    sql = FIGURES_SQL + (" WHERE " + " AND ".join(where) if where else "")
+    sql = FIGURES_SQL + (" AND " + " AND ".join(where) if where else "")
     figures = query.frame(db, sql, params)
     runs = query.runs(db)
     order = [str(r["run_key"]) for r in runs]

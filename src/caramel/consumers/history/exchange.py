@@ -73,8 +73,12 @@ def _figure_texts(history: Store, run_key: str, texts: dict) -> Iterator[str]:
     dumps = json.dumps
     for figure in query.run_figures(history.db, history.db.dialect.order, run_key):
         tbl, config, name, unit, direction = figure[1:6]
-        samples = figure[query.SAMPLES]
-        if not (
+        samples, reason = figure[query.SAMPLES], figure[query.REASON]
+        # a failed row's reason: its figure has no samples; a reason is an optional key (schema 3)
+        ending = "" if reason is None else ', "reason": ' + dumps(as_text(reason))
+        if figure[query.MEAN] is None and reason is not None:
+            samples = "[]"
+        elif not (
             isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples)
         ):
             values = finite_samples(samples, f"{history.path}: run {run_key}: {tbl}/{name}")
@@ -103,7 +107,7 @@ def _figure_texts(history: Store, run_key: str, texts: dict) -> Iterator[str]:
             )
         yield (
             f'{{"table": {words[0]}, "row": {row}, "name": {words[1]}, "unit": {words[2]}, '
-            f'"direction": {words[3]}, "samples": {samples}}}'
+            f'"direction": {words[3]}, "samples": {samples}{ending}}}'
         )
 
 

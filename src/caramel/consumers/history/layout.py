@@ -20,8 +20,9 @@ from caramel.errors import CaramelError
 # brought to this layout in one transaction when it is opened (`migrate`); `metrics` is now a view
 # of the figures with their run key and series, the columns the metrics table had.
 SCHEMA_VERSION = 4
-# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key)
-EXPORT_SCHEMA = 2
+# the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key;
+# 3: a figure may hold a "reason", a failed row's with no samples)
+EXPORT_SCHEMA = 3
 # columns added to runs after schema 1 (a history of schema 1 or 2 gains them when it is migrated)
 ADDED_COLUMNS = {
     "site": "TEXT",
@@ -62,6 +63,7 @@ METRIC_COLUMNS = (
     "min",
     "max",
     "samples",
+    "reason",
 )
 SERIES_COLUMNS = ("benchmark", "system", "tbl", "config", "name", "unit", "direction")
 FIGURE_COLUMNS = ("run", "series", "n", "mean", "sd", "min", "max", "samples", "reason")
@@ -73,10 +75,18 @@ SCHEMA_LOCK = 7_261_001  # PostgreSQL: writers creating or migrating the tables 
 FINITE = (
     "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
 )
+# a row of the figures table that is a figure: not a failed row's reason (no mean, a reason; one
+# per table and configuration of a failed row, history.metrics.FAILED_ROW), which no reader takes
+# for a number and no count counts
+A_FIGURE = "(figures.mean IS NOT NULL OR figures.reason IS NULL)"
 # a run's figure counts, from its rows (an UPDATE of runs: `runs.run_key` is the run's)
 COUNTS = (
-    "figures = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id), "
-    "nonfinite = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id AND NOT " + FINITE + ")"
+    "figures = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id AND " + A_FIGURE + "), "
+    "nonfinite = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id AND "
+    + A_FIGURE
+    + " AND NOT "
+    + FINITE
+    + ")"
 )
 # every figure with its run key and its series, as the metrics table of schema 3 held them
 METRICS_VIEW = (

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from caramel.consumers.history.layout import A_FIGURE
+
 if TYPE_CHECKING:  # imported where a frame is made: `bench history list` reads rows, never pandas
     import pandas as pd
 
@@ -25,7 +27,7 @@ FIGURE_FIELDS = (
     "runs.run_key, series.tbl, series.config, series.name, series.unit, series.direction, "
     "figures.n, figures.mean, figures.sd, figures.samples, figures.reason"
 )
-SAMPLES = 9  # the samples' place in a row of FIGURE_FIELDS
+MEAN, SAMPLES, REASON = 7, 9, 10  # places in a row of FIGURE_FIELDS
 JOINED = "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series"
 NUMBERS = ("n", "mean", "sd")
 
@@ -95,8 +97,11 @@ def series(db: Database) -> pd.DataFrame:
 def numbers(db: Database, order: str) -> pd.DataFrame:
     """Every figure as numbers: its run's id, its series' id, n, mean and sd, as recorded. A value
     that is no number (a damaged row of an older history) is NaN: the pages leave such a figure out
-    (mean) or read it as no spread (sd) and one sample (n)."""
-    found = frame(db, f"SELECT run, series, n, mean, sd FROM figures ORDER BY {order}")
+    (mean) or read it as no spread (sd) and one sample (n). A failed row's reason is no figure:
+    left out."""
+    found = frame(
+        db, f"SELECT run, series, n, mean, sd FROM figures WHERE {A_FIGURE} ORDER BY {order}"
+    )
     for name in NUMBERS:
         found[name] = plain_numbers(found[name])
     return found

@@ -152,7 +152,7 @@ def _check_layout(path: str, db: sqlite3.Connection) -> int:
     if "figures" not in tables:  # an older layout, migrated if it holds what migrating copies
         missing = sorted(
             set(RUN_COLUMNS) - set(ADDED_COLUMNS) - _table_columns(db, "runs")
-        ) + sorted(set(METRIC_COLUMNS) - _table_columns(db, "metrics"))
+        ) + sorted(set(METRIC_COLUMNS) - {"reason"} - _table_columns(db, "metrics"))
         if missing:
             raise RunError(
                 f"{path}: a history of another caramel version (missing columns "
