@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from caramel.consumers.history.layout import A_FIGURE
+from caramel.consumers.history.layout import A_FIGURE, FAILED
 
 if TYPE_CHECKING:  # imported where a frame is made: `bench history list` reads rows, never pandas
     import pandas as pd
@@ -68,6 +68,22 @@ def benchmark_figures(db: Database, order: str, benchmark: str | None) -> pd.Dat
     """The figures of every run (of `benchmark`), with their series and samples, as recorded."""
     where, params = ("", ()) if benchmark is None else ("WHERE runs.benchmark = ?", (benchmark,))
     return frame(db, f"SELECT {FIGURE_FIELDS} {JOINED} {where} ORDER BY figures.{order}", params)
+
+
+def failures(db: Database, order: str) -> list[tuple]:
+    """Every failed row's reason, as recorded: (run key, table, configuration text, reason)."""
+    return db.execute(
+        f"SELECT runs.run_key, series.tbl, series.config, figures.reason {JOINED} "
+        f"WHERE {FAILED} ORDER BY figures.{order}"
+    ).fetchall()
+
+
+def failures_by_run(db: Database, order: str) -> dict[str, list[tuple[str, str, str]]]:
+    """`failures` by run key: (table, configuration text, reason) of each of the run's."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for run_key, tbl, config, reason in failures(db, order):
+        out.setdefault(run_key, []).append((tbl, config, reason))
+    return out
 
 
 def records(db: Database, sql: str, params: Sequence = ()) -> list[dict[str, Any]]:

@@ -300,13 +300,7 @@ class History:
     def failures(self) -> dict[str, list[tuple[str, str, str]]]:
         """The failed rows of every run, by run key: (table, configuration text, reason), as
         recorded (what `bench history list` counts and the dashboard's run details show)."""
-        out: dict[str, list[tuple[str, str, str]]] = {}
-        for run_key, tbl, config, reason in self.db.execute(
-            "SELECT runs.run_key, series.tbl, series.config, figures.reason "
-            f"{query.JOINED} WHERE NOT {layout.A_FIGURE} ORDER BY figures.{self.db.dialect.order}"
-        ):
-            out.setdefault(run_key, []).append((tbl, config, reason))
-        return out
+        return query.failures_by_run(self.db, self.db.dialect.order)
 
     def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
         """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
