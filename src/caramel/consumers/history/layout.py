@@ -23,6 +23,7 @@ SCHEMA_VERSION = 4
 # the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema" key;
 # 3: a figure may hold a "reason", a failed row's with no samples)
 EXPORT_SCHEMA = 3
+REASONLESS_SCHEMA = 2  # a line none of whose figures holds a reason: what older caramels read
 # columns added to runs after schema 1 (a history of schema 1 or 2 gains them when it is migrated)
 ADDED_COLUMNS = {
     "site": "TEXT",
