@@ -50,8 +50,7 @@ def reasons(history: Path) -> list[tuple]:
     db = sqlite3.connect(history)
     try:
         return db.execute(
-            "SELECT config, name, n, mean, samples, reason FROM metrics WHERE reason IS NOT NULL "
-            "ORDER BY config"
+            "SELECT config, name, n, mean, samples, reason FROM metrics WHERE reason IS NOT NULL ORDER BY config"
         ).fetchall()
     finally:
         db.close()

@@ -322,7 +322,8 @@ class History:
         for figure in figures:
             run_key, tbl, config, name, unit, direction = figure[:6]
             samples, reason = figure[query.SAMPLES], figure[query.REASON]
-            if figure[query.MEAN] is None and reason is not None:  # a failed row's reason
+            mean = figure[query.MEAN]  # None, or NaN in a DataFrame's column of floats
+            if reason is not None and (mean is None or mean != mean):  # a failed row's reason
                 if failed:
                     row = row_field(
                         self.path, config, f"run {run_key}: a failed row of {tbl}", dict
