@@ -138,10 +138,18 @@ def _with_failed_rows(
     (n 0, no numbers, the reason), in their place among the others; those without are left out."""
     reasons = columns.reasons or [""] * len(lengths)
     kept = [i for i, n in enumerate(lengths) if n]
+    tables, configs, names, units, directions, samples = (
+        [part[i] for i in kept] for part in _PARTS(columns)
+    )
     figures, nonfinite = counted_rows(
         run_key,
         MetricColumns(
-            *([part[i] for i in kept] for part in _PARTS(columns)),
+            tables,
+            configs,
+            names,
+            units,
+            directions,
+            samples,
             checked=columns.checked,
             reasons=[reasons[i] for i in kept],
         ),
