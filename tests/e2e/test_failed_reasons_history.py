@@ -13,6 +13,10 @@ import pytest
 from tests.e2e.test_call import FUNCTIONS, SWEEP
 from tests.run_bench import bench, isolated_env
 
+from caramel.consumers.history.metrics import collect
+from caramel.stages.analyse import from_run
+from caramel.stages.report.results import history_tables
+
 pytestmark = pytest.mark.slow  # each over 2 s (docs/development.md: the tiers)
 
 # n=2 prints two lines and exits 3: its reason holds the exit code and those lines (engine/script.py
@@ -77,6 +81,14 @@ def test_the_reasons_of_a_failed_do_and_a_raising_call_reach_the_history_and_bac
     call = [row for row in found if '"size": "0"' in row[0]]
     assert len(call) == 2 and all(row[1:5] == ("", 0, None, None) for row in call)
     assert all("ValueError: size 0 makes no sense" in row[5] for row in call), call
+
+    # what else reads a run's figures (autorepeat's widest interval) gets no failed row
+    inp = from_run(str(tmp_path / "runs_exits" / "000000"))
+    assert [(m.name, m.samples) for m in collect(inp, history_tables(inp))] == [("rate", [10.0])]
+    assert [(m.name, m.samples) for m in collect(inp, history_tables(inp), failed=True)] == [
+        ("rate", [10.0]),
+        ("", []),
+    ]
 
     listed = bench("history", "list", cwd=tmp_path, env=env)
     assert listed.returncode == 0, listed.stderr

@@ -232,11 +232,17 @@ def _label(key) -> str:
 
 
 def collect(
-    inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None
+    inp: AnalysisInput,
+    made: list,
+    configs: dict[int, set[tuple]] | None = None,
+    failed: bool = False,
 ) -> list[Metric]:
     """Every figure column of every table (the module's doc says which are figures), per
     configuration, with one sample per repeat. `made`: the run's tables, one row per repeat
-    (report.results.history_tables). `configs`: only these tables (by index) and configurations."""
+    (report.results.history_tables). `configs`: only these tables (by index) and configurations.
+    `failed`: with one Metric of no samples per table and configuration of a failed row, named
+    FAILED_ROW, holding the row's reason (what the history records; no figure)."""
+    kinds = ("done", FAILED) if failed else ("done",)
     params = inp.param_names()
     patterns = _patterns(inp)
     from caramel.stages.analyse.performance import uses_performance_lines
@@ -252,7 +258,7 @@ def collect(
         table = item.table.name
         leaves = item.data.leaves or [None] * len(item.data.values)
         for values, status, leaf in zip(item.data.values, item.data.statuses, leaves, strict=True):
-            if not status.startswith(("done", FAILED)) or layout.spread_row(values):
+            if not status.startswith(kinds) or layout.spread_row(values):
                 continue
             config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
             if wanted is not None and tuple(dict(config).items()) not in wanted:
