@@ -122,3 +122,18 @@ def test_an_import_refuses_a_figure_of_no_samples_without_a_reason(figure, messa
     with pytest.raises(RunError, match="not a bench export") as raised:
         validate.parse_line(line.encode(), Location("e.jsonl", 4))
     assert message in str(raised.value)
+
+
+@pytest.mark.xdist_group("postgres")
+def test_a_failed_row_on_postgresql_reads_as_on_sqlite(tmp_path: Path, pg_url: str) -> None:
+    """The same rows, counts, partial index and readers on the team's engine."""
+    with History(pg_url) as server:
+        server.add(run(), figures(), replace=True)
+        assert [m.name for m in server.metrics_by_run("b")["r1"]] == ["rate"]
+        assert server.failures() == {"r1": [("t", '{"n": "2"}', REASON)]}
+        assert [n for _, n, _ in server.listing()] == [1]
+        assert json.loads(next(server.export_lines()))["metrics"][1]["reason"] == REASON
+    contents = read_history(pg_url)
+    assert [key[2] for key in contents.keys] == ["rate"] and contents.failures == {
+        "r1": [("t", '{"n": "2"}', REASON)]
+    }

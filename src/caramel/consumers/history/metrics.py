@@ -37,7 +37,7 @@ if (
 # the name of a failed row's figure: one per (table, configuration) with no samples, a NULL mean and
 # the row's reason (no figure of a table is named "": a column always has a name)
 FAILED_ROW = ""
-FAILED = "failed ("  # how a failed row's status starts (report.dataset: `failed (its reason)`)
+FAILED = "failed"  # how a failed row's status starts (report.dataset: `failed (its reason)`)
 UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
 PERFORMANCE_TABLE = "performance"  # the table of `performance:` lines (report.performance.TABLE)
 PERFORMANCE_COLUMN, UNIT_COLUMN = "performance", "metric"  # its figure and that figure's unit
@@ -268,7 +268,7 @@ def collect(
                 row = shared[config] = dict(
                     config
                 )  # one dict per configuration, shared by its metrics
-            if status.startswith(FAILED):  # its figures never count (docs/file-format.md): why
+            if status.startswith(FAILED):  # no figure (docs/file-format.md): its reason, once
                 if (table, config, None, "") not in out:
                     out[(table, config, None, "")] = Metric(
                         table,
@@ -300,7 +300,10 @@ def row_reason(inp: AnalysisInput, leaf: int | None, status: str) -> str:
     """Why a failed row failed, whole: the reason of the failed workpackage of its chain whose
     first line the status shows (`do 1 exited with 3: ...` with the last lines of its output, a
     `call:`'s exception), else what the status says (a sanity check's verdict)."""
-    shown = status[len(FAILED) : -1] if status.endswith(")") else status
+    opened = FAILED + " ("
+    shown = (
+        status[len(opened) : -1] if status.startswith(opened) and status.endswith(")") else status
+    )
     seen: set[int] = set()
     todo = [] if leaf is None else [leaf]
     while todo:
