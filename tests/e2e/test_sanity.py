@@ -39,10 +39,14 @@ result:
 """
 
 
-def history_rows(history: Path) -> set[tuple]:
+def history_rows(history: Path, failed: bool = False) -> set[tuple]:
+    """The history's figures (config, name); `failed`: its failed rows' (config, reason) instead, which
+    hold no number (issue 37)."""
     db = sqlite3.connect(history)
     try:
-        return {(config, name) for config, name in db.execute("SELECT config, name FROM metrics")}
+        if failed:
+            return set(db.execute("SELECT config, reason FROM metrics WHERE mean IS NULL AND reason IS NOT NULL"))
+        return {(config, name) for config, name in db.execute("SELECT config, name FROM metrics WHERE mean IS NOT NULL")}
     finally:
         db.close()
 
@@ -64,6 +68,11 @@ def test_failed_sanity_is_a_failed_row_outside_the_history(tmp_path: Path, env: 
         "",
     ]
     assert {config for config, _name in history_rows(history)} == {'{"n": "1"}'}
+    # the failed rows are in the history with their reasons, as numbers never (issue 37)
+    assert history_rows(history, failed=True) == {
+        ('{"n": "2"}', "sanity of step 'train': reject /NaN|Traceback/ found in job.out of 1_train: 'Traceback'"),
+        ('{"n": "3"}', "sanity of analyser 'a': expr 'tokens_per_s > 0 and loss < 12' is false "
+                       "(tokens_per_s=300; loss=15)")}
 
     # the check was too strict: fixed in the file, the run's rows are judged again (bench result -u)
     (tmp_path / "b.yaml").write_text(SANE.replace("loss < 12", "loss < 20"))
@@ -71,6 +80,7 @@ def test_failed_sanity_is_a_failed_row_outside_the_history(tmp_path: Path, env: 
     assert proc.returncode == 0, proc.stderr
     assert "3,300.0,15.0,done" in proc.stdout and "2,200.0,10.0,failed (sanity of step" in proc.stdout
     assert {config for config, _name in history_rows(history)} == {'{"n": "1"}', '{"n": "3"}'}
+    assert {config for config, _reason in history_rows(history, failed=True)} == {'{"n": "2"}'}
 
 
 PERF = """name: perf

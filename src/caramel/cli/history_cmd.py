@@ -106,8 +106,11 @@ def history_command(options: HistoryOptions, out: TextIO) -> int:
             assert options.run_key is not None
             return _remove(history, options.run_key, out)
         rows = []
+        failures = history.failures()
         for record, figures, flagged in history.listing(options.benchmark):
             flag = "  (has values that are not finite numbers)" if flagged else ""
+            failed = len(failures.get(record.run_key, ()))  # its rows' reasons are no figures
+            flag = (f", {failed} failed row(s)" if failed else "") + flag
             started = (
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started))
                 if record.started

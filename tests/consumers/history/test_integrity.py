@@ -118,7 +118,7 @@ def test_export_writes_its_schema_and_reimports(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-m", "caramel", "export"], env=_env(history), capture_output=True,
                          text=True, timeout=60)
     line = json.loads(out.stdout)
-    assert line["schema"] == EXPORT_SCHEMA
+    assert line["schema"] == 2  # no figure holds a reason (issue 37): the schema older caramels read
     (tmp_path / "again.jsonl").write_text(out.stdout)
     again = _import(tmp_path / "again.jsonl", tmp_path / "other.db")
     assert again.returncode == 0, again.stderr

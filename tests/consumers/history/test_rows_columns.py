@@ -35,7 +35,8 @@ def _rows_one_by_one(run_key: str, metrics: list[Metric]) -> list[tuple]:
                 configs[key] = config
         mean, sd = rows.mean_sd(m.samples)
         made.append((run_key, m.table, config, m.name, m.unit, str(m.direction), len(m.samples), mean, sd,
-                     min(m.samples), max(m.samples), rows.samples_text(m.samples)))
+                     min(m.samples), max(m.samples), rows.samples_text(m.samples),
+                     m.reason or None))  # the reason: a failed row's (issue 37), else NULL
     return made
 
 

@@ -116,9 +116,9 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
 
 def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
     """Welch's two-sided p-value of each boundary in `cuts` between the runs before it and after it
-    (up to the neighbouring boundaries), on the log figures: all boundaries in a few numpy calls over
-    cumulative sums, the t distribution's tail by scipy's ufunc (scipy.stats.ttest_ind's answer,
-    without its per-call cost: a history has thousands of series)."""
+    (up to the neighbouring boundaries), on the log figures: all boundaries in a few numpy calls
+    over cumulative sums, the t distribution's tail by scipy's ufunc (scipy.stats.ttest_ind's
+    answer, without its per-call cost: a history has thousands of series)."""
     from scipy.special import stdtr
 
     logs = logs - np.median(logs)  # the sums of squares near 0: no cancellation (p is shift-free)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from caramel.consumers.history.changes import MIN_RUNS, ChangeKind, ChangePoint, Event
+from caramel.consumers.history.layout import A_FIGURE
 from caramel.vocabulary import Direction
 
 # the run's own items that can explain a change (besides its fingerprint's): who ran what where
@@ -54,7 +55,7 @@ def provenance(run: Mapping[str, Any]) -> dict[str, object]:
 
 
 SERIES_SQL = "SELECT id, benchmark, system, tbl, config, name, unit, direction FROM series"
-NUMBERS_SQL = "SELECT run, series, mean FROM figures"
+NUMBERS_SQL = "SELECT run, series, mean FROM figures WHERE " + A_FIGURE  # a reason is no figure
 
 
 def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Found:

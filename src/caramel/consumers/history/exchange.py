@@ -13,7 +13,7 @@ from typing import Protocol
 
 from caramel.consumers.history import query
 from caramel.consumers.history.engine import Connection
-from caramel.consumers.history.layout import EXPORT_SCHEMA, RunRecord
+from caramel.consumers.history.layout import EXPORT_SCHEMA, REASONLESS_SCHEMA, RunRecord
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.rows import PLAIN_SAMPLES, as_text, finite_samples, row_field
 from caramel.errors import Location, RunError
@@ -53,28 +53,38 @@ def export_lines(
     caramel writes (a JSON list of finite floats, checked by one regular expression), else read
     with care (`finite_samples`: values that are not finite numbers are left out and noted in
     `history.skipped`); the configuration and the names parsed and written once per distinct text.
-    The line is JSON as `json.dumps` writes it, but for the samples' separators."""
+    The line is JSON as `json.dumps` writes it, but for the samples' separators. A line is of schema
+    2 unless a figure of it holds a reason (schema 3), so that older caramels read what they can."""
     texts: dict = {}  # a table, name, unit or direction, and a configuration's stored text: its JSON
     for run in history.runs(benchmark):
         record = asdict(run)
         site, fingerprint = record.pop("site"), record.pop("fingerprint")
         if site_of is not None:
             site = site_of(run)
-        figures = ", ".join(_figure_texts(history, run.run_key, texts))
+        reasons: list[str] = []  # the line's figures that hold a reason
+        figures = ", ".join(_figure_texts(history, run.run_key, texts, reasons))
+        schema = EXPORT_SCHEMA if reasons else REASONLESS_SCHEMA
         # site and fingerprint are optional keys beside "run", so older caramels read the export
         yield (
-            f'{{"schema": {EXPORT_SCHEMA}, "run": {json.dumps(record)}, "metrics": [{figures}], '
+            f'{{"schema": {schema}, "run": {json.dumps(record)}, "metrics": [{figures}], '
             f'"site": {json.dumps(site)}, "fingerprint": {json.dumps(fingerprint)}}}'
         )
 
 
-def _figure_texts(history: Store, run_key: str, texts: dict) -> Iterator[str]:
-    """The run's figures as the JSON objects of an export line (see export_lines)."""
+def _figure_texts(history: Store, run_key: str, texts: dict, reasons: list[str]) -> Iterator[str]:
+    """The run's figures as the JSON objects of an export line (see export_lines); each reason
+    written is added to `reasons`."""
     dumps = json.dumps
     for figure in query.run_figures(history.db, history.db.dialect.order, run_key):
         tbl, config, name, unit, direction = figure[1:6]
-        samples = figure[query.SAMPLES]
-        if not (
+        samples, reason = figure[query.SAMPLES], figure[query.REASON]
+        # a failed row's reason: its figure has no samples; a reason is an optional key (schema 3)
+        ending = "" if reason is None else ', "reason": ' + dumps(as_text(reason))
+        if reason is not None:
+            reasons.append(as_text(reason))
+        if figure[query.MEAN] is None and reason is not None:
+            samples = "[]"
+        elif not (
             isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples)
         ):
             values = finite_samples(samples, f"{history.path}: run {run_key}: {tbl}/{name}")
@@ -103,7 +113,7 @@ def _figure_texts(history: Store, run_key: str, texts: dict) -> Iterator[str]:
             )
         yield (
             f'{{"table": {words[0]}, "row": {row}, "name": {words[1]}, "unit": {words[2]}, '
-            f'"direction": {words[3]}, "samples": {samples}}}'
+            f'"direction": {words[3]}, "samples": {samples}{ending}}}'
         )
 
 

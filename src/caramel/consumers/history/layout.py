@@ -21,8 +21,9 @@ from caramel.errors import CaramelError
 # of the figures with their run key and series, the columns the metrics table had.
 SCHEMA_VERSION = 4
 # the layout of a `bench export` line (history.validate reads every one up to it; 1: no "schema"
-# key)
-EXPORT_SCHEMA = 2
+# key; 3: a figure may hold a "reason", a failed row's with no samples)
+EXPORT_SCHEMA = 3
+REASONLESS_SCHEMA = 2  # a line none of whose figures holds a reason: what older caramels read
 # columns added to runs after schema 1 (a history of schema 1 or 2 gains them when it is migrated)
 ADDED_COLUMNS = {
     "site": "TEXT",
@@ -63,6 +64,7 @@ METRIC_COLUMNS = (
     "min",
     "max",
     "samples",
+    "reason",
 )
 SERIES_COLUMNS = ("benchmark", "system", "tbl", "config", "name", "unit", "direction")
 FIGURE_COLUMNS = ("run", "series", "n", "mean", "sd", "min", "max", "samples", "reason")
@@ -74,11 +76,23 @@ SCHEMA_LOCK = 7_261_001  # PostgreSQL: writers creating or migrating the tables 
 FINITE = (
     "coalesce(mean >= -1.7e308 AND mean <= 1.7e308 AND min >= -1.7e308 AND max <= 1.7e308, FALSE)"
 )
+# a row of the figures table that is a figure: not a failed row's reason (no mean, a reason; one
+# per table and configuration of a failed row, history.metrics.FAILED_ROW), which no reader takes
+# for a number and no count counts
+A_FIGURE = "(figures.mean IS NOT NULL OR figures.reason IS NULL)"
 # a run's figure counts, from its rows (an UPDATE of runs: `runs.run_key` is the run's)
 COUNTS = (
-    "figures = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id), "
-    "nonfinite = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id AND NOT " + FINITE + ")"
+    "figures = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id AND " + A_FIGURE + "), "
+    "nonfinite = (SELECT COUNT(*) FROM figures WHERE figures.run = runs.id AND "
+    + A_FIGURE
+    + " AND NOT "
+    + FINITE
+    + ")"
 )
+# the failed rows' reasons, few among a million figures: `bench history list` counts them per run
+# without reading the figures (a history of schema 4 made before it reads them all, as slowly)
+FAILED_INDEX = "CREATE INDEX IF NOT EXISTS failed_rows ON figures (run) WHERE reason IS NOT NULL"
+FAILED = "figures.reason IS NOT NULL AND figures.mean IS NULL"  # NOT A_FIGURE, as the index reads
 # every figure with its run key and its series, as the metrics table of schema 3 held them
 METRICS_VIEW = (
     "CREATE VIEW metrics AS SELECT runs.run_key, series.tbl, series.config, series.name, "
@@ -126,6 +140,7 @@ def schema(dialect: Dialect) -> list[str]:
         f"mean {real}, sd {real}, min {real}, max {real}, samples TEXT, reason TEXT"
         f"{dialect.order_column}, PRIMARY KEY (run, series))",
         METRICS_VIEW,
+        FAILED_INDEX,
         "CREATE TABLE IF NOT EXISTS baselines (name TEXT PRIMARY KEY, run_key TEXT)",
         "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)",
         f"INSERT INTO meta VALUES ('schema', '{SCHEMA_VERSION}') ON CONFLICT (key) DO NOTHING",

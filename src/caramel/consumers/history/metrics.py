@@ -22,6 +22,7 @@ import operator
 import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import TYPE_CHECKING, overload
 
 from caramel.stages.spec.model import Pattern
@@ -33,6 +34,10 @@ if (
 ):  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
     from caramel.stages.analyse.inputs import AnalysisInput
 
+# the name of a failed row's figure: one per (table, configuration) with no samples, a NULL mean and
+# the row's reason (no figure of a table is named "": a column always has a name)
+FAILED_ROW = ""
+FAILED = "failed"  # how a failed row's status starts (report.dataset: `failed (its reason)`)
 UNSTABLE_CV = 0.05  # a spread above 5 % of the mean marks a figure unstable
 PERFORMANCE_TABLE = "performance"  # the table of `performance:` lines (report.performance.TABLE)
 PERFORMANCE_COLUMN, UNIT_COLUMN = "performance", "metric"  # its figure and that figure's unit
@@ -71,6 +76,8 @@ class Metric:
         Direction.UNKNOWN.value
     )  # a Direction's value (a history of an older caramel: as it was stored)
     samples: list[float] = field(default_factory=list)
+    # why the row failed (a failed row's figure: no samples, name "", FAILED_ROW), else ""
+    reason: str = ""
     # a copies aggregate's lines, per copy over every repeat (report/copies.py pooled_lines): what
     # `bench compare --targets` and the suite's score pool as milabench does; never stored
     copies: list[list[float]] = field(default_factory=list, compare=False, repr=False)
@@ -118,6 +125,7 @@ class MetricColumns(Sequence[Metric]):
         "samples",
         "checked",
         "configs_json",
+        "reasons",
     )
 
     def __init__(
@@ -130,6 +138,7 @@ class MetricColumns(Sequence[Metric]):
         samples: Sequence[list[float]],
         checked: bool = False,
         configs_json: bytes | None = None,
+        reasons: Sequence[str] | None = None,
     ) -> None:
         self.tables, self.rows, self.names = tables, rows, names
         self.units, self.directions, self.samples = units, directions, samples
@@ -140,6 +149,7 @@ class MetricColumns(Sequence[Metric]):
         self.configs_json = (
             configs_json  # the rows' text by history.rows.texts_json, where the checks made it
         )
+        self.reasons = reasons  # each figure's reason (Metric.reason); None: every one ""
 
     @classmethod
     def of(cls, metrics: Iterable[Metric]) -> MetricColumns:
@@ -149,8 +159,16 @@ class MetricColumns(Sequence[Metric]):
         columns = tuple(zip(*map(_FIELDS, metrics), strict=True))
         if not columns:
             return cls((), (), (), (), (), ())
-        tables, rows, names, units, directions, samples = columns
-        return cls(tables, rows, names, units, directions, samples)
+        tables, rows, names, units, directions, samples, reasons = columns
+        return cls(
+            tables,
+            rows,
+            names,
+            units,
+            directions,
+            samples,
+            reasons=reasons if any(reasons) else None,
+        )
 
     def __len__(self) -> int:
         return len(self.tables)
@@ -171,11 +189,20 @@ class MetricColumns(Sequence[Metric]):
             self.units[index],
             self.directions[index],
             self.samples[index],
+            self.reasons[index] if self.reasons else "",
         )
 
     def __iter__(self) -> Iterator[Metric]:
+        reasons = self.reasons if self.reasons else repeat("")
         return map(
-            Metric, self.tables, self.rows, self.names, self.units, self.directions, self.samples
+            Metric,
+            self.tables,
+            self.rows,
+            self.names,
+            self.units,
+            self.directions,
+            self.samples,
+            reasons,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -189,7 +216,7 @@ class MetricColumns(Sequence[Metric]):
         return repr(list(self))
 
 
-_FIELDS = operator.attrgetter("table", "row", "name", "unit", "direction", "samples")
+_FIELDS = operator.attrgetter("table", "row", "name", "unit", "direction", "samples", "reason")
 
 
 def _number(value) -> float | None:
@@ -205,11 +232,17 @@ def _label(key) -> str:
 
 
 def collect(
-    inp: AnalysisInput, made: list, configs: dict[int, set[tuple]] | None = None
+    inp: AnalysisInput,
+    made: list,
+    configs: dict[int, set[tuple]] | None = None,
+    failed: bool = False,
 ) -> list[Metric]:
     """Every figure column of every table (the module's doc says which are figures), per
     configuration, with one sample per repeat. `made`: the run's tables, one row per repeat
-    (report.results.history_tables). `configs`: only these tables (by index) and configurations."""
+    (report.results.history_tables). `configs`: only these tables (by index) and configurations.
+    `failed`: with one Metric of no samples per table and configuration of a failed row, named
+    FAILED_ROW, holding the row's reason (what the history records; no figure)."""
+    kinds = ("done", FAILED) if failed else ("done",)
     params = inp.param_names()
     patterns = _patterns(inp)
     from caramel.stages.analyse.performance import uses_performance_lines
@@ -223,8 +256,9 @@ def collect(
         wanted = None if configs is None else configs[index]
         layout = _layout(item, params, patterns, lines)
         table = item.table.name
-        for values, status in zip(item.data.values, item.data.statuses, strict=True):
-            if not status.startswith("done") or layout.spread_row(values):
+        leaves = item.data.leaves or [None] * len(item.data.values)
+        for values, status, leaf in zip(item.data.values, item.data.statuses, leaves, strict=True):
+            if not status.startswith(kinds) or layout.spread_row(values):
                 continue
             config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
             if wanted is not None and tuple(dict(config).items()) not in wanted:
@@ -234,6 +268,18 @@ def collect(
                 row = shared[config] = dict(
                     config
                 )  # one dict per configuration, shared by its metrics
+            if status.startswith(FAILED):  # no figure (docs/file-format.md): its reason, once
+                if (table, config, None, "") not in out:
+                    out[(table, config, None, "")] = Metric(
+                        table,
+                        row,
+                        FAILED_ROW,
+                        "",
+                        Direction.UNKNOWN.value,
+                        [],
+                        row_reason(inp, leaf, status),
+                    )
+                continue
             for i, (unit, way) in layout.figures.items():
                 number = _number(values[i])
                 if number is None:
@@ -248,6 +294,30 @@ def collect(
                     )
                 entry.samples.append(number)
     return _distinct_names(list(out.values()))
+
+
+def row_reason(inp: AnalysisInput, leaf: int | None, status: str) -> str:
+    """Why a failed row failed, whole: the reason of the failed workpackage of its chain whose
+    first line the status shows (`do 1 exited with 3: ...` with the last lines of its output, a
+    `call:`'s exception), else what the status says (a sanity check's verdict)."""
+    opened = FAILED + " ("
+    shown = (
+        status[len(opened) : -1] if status.startswith(opened) and status.endswith(")") else status
+    )
+    seen: set[int] = set()
+    todo = [] if leaf is None else [leaf]
+    while todo:
+        wp_id = todo.pop()
+        if wp_id in seen:
+            continue
+        seen.add(wp_id)
+        wp = inp.wp(wp_id)
+        reason = (wp.reason or "").strip()
+        # the status shows the first line, commas as semicolons (csv cells are not quoted)
+        if reason and reason.splitlines()[0].replace(",", ";") == shown:
+            return reason
+        todo.extend(wp.parents)
+    return shown
 
 
 @dataclass

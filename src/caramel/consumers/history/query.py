@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from caramel.consumers.history.layout import A_FIGURE, FAILED
+
 if TYPE_CHECKING:  # imported where a frame is made: `bench history list` reads rows, never pandas
     import pandas as pd
 
@@ -25,7 +27,7 @@ FIGURE_FIELDS = (
     "runs.run_key, series.tbl, series.config, series.name, series.unit, series.direction, "
     "figures.n, figures.mean, figures.sd, figures.samples, figures.reason"
 )
-SAMPLES = 9  # the samples' place in a row of FIGURE_FIELDS
+MEAN, SAMPLES, REASON = 7, 9, 10  # places in a row of FIGURE_FIELDS
 JOINED = "FROM figures JOIN runs ON runs.id = figures.run JOIN series ON series.id = figures.series"
 NUMBERS = ("n", "mean", "sd")
 
@@ -68,6 +70,22 @@ def benchmark_figures(db: Database, order: str, benchmark: str | None) -> pd.Dat
     return frame(db, f"SELECT {FIGURE_FIELDS} {JOINED} {where} ORDER BY figures.{order}", params)
 
 
+def failures(db: Database, order: str) -> list[tuple]:
+    """Every failed row's reason, as recorded: (run key, table, configuration text, reason)."""
+    return db.execute(
+        f"SELECT runs.run_key, series.tbl, series.config, figures.reason {JOINED} "
+        f"WHERE {FAILED} ORDER BY figures.{order}"
+    ).fetchall()
+
+
+def failures_by_run(db: Database, order: str) -> dict[str, list[tuple[str, str, str]]]:
+    """`failures` by run key: (table, configuration text, reason) of each of the run's."""
+    out: dict[str, list[tuple[str, str, str]]] = {}
+    for run_key, tbl, config, reason in failures(db, order):
+        out.setdefault(run_key, []).append((tbl, config, reason))
+    return out
+
+
 def records(db: Database, sql: str, params: Sequence = ()) -> list[dict[str, Any]]:
     """The rows of `sql` as dicts (column: value): a few thousand rows at most (runs), where a
     DataFrame would cost more to make, and pandas to import, than the rows to read."""
@@ -95,8 +113,11 @@ def series(db: Database) -> pd.DataFrame:
 def numbers(db: Database, order: str) -> pd.DataFrame:
     """Every figure as numbers: its run's id, its series' id, n, mean and sd, as recorded. A value
     that is no number (a damaged row of an older history) is NaN: the pages leave such a figure out
-    (mean) or read it as no spread (sd) and one sample (n)."""
-    found = frame(db, f"SELECT run, series, n, mean, sd FROM figures ORDER BY {order}")
+    (mean) or read it as no spread (sd) and one sample (n). A failed row's reason is no figure:
+    left out."""
+    found = frame(
+        db, f"SELECT run, series, n, mean, sd FROM figures WHERE {A_FIGURE} ORDER BY {order}"
+    )
     for name in NUMBERS:
         found[name] = plain_numbers(found[name])
     return found

@@ -40,6 +40,8 @@ class HistoryContents:
     keys: list[FigureKey] = field(default_factory=list)
     numbers: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=FIGURE_NUMBERS))
     baselines: list[tuple[str, str]] = field(default_factory=list)  # (name, run key)
+    # each run's failed rows (table, configuration text, reason) by run key: no figures
+    failures: dict[str, list[tuple[str, str, str]]] = field(default_factory=dict)
 
     @property
     def figures(self) -> list[FigureRow]:
@@ -107,7 +109,8 @@ def _contents(db: query.Database, shown: str, order: str) -> HistoryContents:
         {"run": numbers["run"].to_numpy(), "key": codes, **{c: numbers[c] for c in query.NUMBERS}}
     ).reset_index(drop=True)
     baselines = [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()]
-    return HistoryContents(records, keys, numbers, baselines)
+    failures = query.failures_by_run(db, order)
+    return HistoryContents(records, keys, numbers, baselines, failures)
 
 
 def _check_file(path: str) -> None:
@@ -152,7 +155,7 @@ def _check_layout(path: str, db: sqlite3.Connection) -> int:
     if "figures" not in tables:  # an older layout, migrated if it holds what migrating copies
         missing = sorted(
             set(RUN_COLUMNS) - set(ADDED_COLUMNS) - _table_columns(db, "runs")
-        ) + sorted(set(METRIC_COLUMNS) - _table_columns(db, "metrics"))
+        ) + sorted(set(METRIC_COLUMNS) - {"reason"} - _table_columns(db, "metrics"))
         if missing:
             raise RunError(
                 f"{path}: a history of another caramel version (missing columns "

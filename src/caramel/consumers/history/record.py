@@ -49,14 +49,14 @@ def add_run(
     ):
         configs = changed_configurations(inp, made, deltas)
     if configs is None:
-        history.add(record, collect(inp, made), replace=True)
+        history.add(record, collect(inp, made, failed=True), replace=True)
     else:
         pairs = {
             (made[i].table.name, json.dumps(dict(config)))
             for i, found in configs.items()
             for config in found
         }
-        history.replace_configurations(record, pairs, collect(inp, made, configs))
+        history.replace_configurations(record, pairs, collect(inp, made, configs, failed=True))
     history.set_made_from(record.run_key, key or None)
     return record.run_key
 

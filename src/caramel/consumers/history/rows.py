@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice, repeat
@@ -22,7 +23,9 @@ from caramel.stages.state import bounded
 # short enough that no value overflows a float: copied into an export as it is
 _NUMBER = r"-?\d+(?:\.\d+)?(?:e-\d{1,3}|e\+?\d{1,2})?"
 PLAIN_SAMPLES = re.compile(rf"\[{_NUMBER}(?:, ?{_NUMBER})*\]")
-_MEAN, _MIN, _MAX = (METRIC_COLUMNS.index(name) for name in ("mean", "min", "max"))
+_MEAN, _MIN, _MAX, _REASON = (
+    METRIC_COLUMNS.index(name) for name in ("mean", "min", "max", "reason")
+)
 _DICT, _FLOAT = {dict}, {float}
 _BOUND = 1.7e308  # layout.FINITE's: a value beyond it is stored as no finite number
 
@@ -89,12 +92,14 @@ def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
 
 
 def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], int]:
-    """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite`
-    count)."""
+    """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite` count).
+    A figure with no samples is a failed row's reason (`failed_row`); with no reason either, none."""
     columns = MetricColumns.of(metrics)
     if not len(columns):
         return [], 0
     lengths = list(map(len, columns.samples))
+    if 0 in lengths:
+        return _with_failed_rows(run_key, columns, lengths)
     try:
         means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
     except (
@@ -121,10 +126,55 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], 
             lows,
             highs,
             samples_texts(columns.samples),
+            [reason or None for reason in columns.reasons] if columns.reasons else repeat(None),
             strict=False,
         )
     )  # repeat(run_key) never ends
     return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
+
+
+def _with_failed_rows(
+    run_key: str, columns: MetricColumns, lengths: list[int]
+) -> tuple[list[tuple], int]:
+    """`counted_rows` of figures some of which have no samples: those with a reason are failed rows
+    (n 0, no numbers, the reason), in their place among the others; those without are left out."""
+    reasons = columns.reasons or [""] * len(lengths)
+    kept = [i for i, n in enumerate(lengths) if n]
+    tables, configs, names, units, directions, samples = (
+        [part[i] for i in kept] for part in _PARTS(columns)
+    )
+    figures, nonfinite = counted_rows(
+        run_key,
+        MetricColumns(
+            tables,
+            configs,
+            names,
+            units,
+            directions,
+            samples,
+            checked=columns.checked,
+            reasons=[reasons[i] for i in kept],
+        ),
+    )
+    made = iter(figures)
+    rows = []
+    for i, n in enumerate(lengths):
+        if n:
+            rows.append(next(made))
+        elif reasons[i]:
+            table, row, name, unit, direction = (part[i] for part in _PARTS(columns)[:5])
+            config = json.dumps(row)
+            numbers = (0, None, None, None, None, None)  # n, mean, sd, min, max, samples
+            rows.append((run_key, table, config, name, unit, str(direction), *numbers, reasons[i]))
+    return rows, nonfinite
+
+
+_PARTS = operator.attrgetter("tables", "rows", "names", "units", "directions", "samples")
+
+
+def failed_row(row: Sequence) -> bool:
+    """Whether a metrics row is a failed row's reason (no mean, a reason): no figure."""
+    return row[_MEAN] is None and row[_REASON] is not None
 
 
 def _config_texts(

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from urllib.parse import urlsplit, urlunsplit
 
 from caramel import redact
+from caramel.consumers.history.rows import failed_row
 from caramel.consumers.history.settings import Sink, SinkShape
 from caramel.consumers.history.store import RunRecord
 from caramel.stages.state import sqlitefiles
@@ -59,7 +60,10 @@ def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
                 "ended",
             )
         }
-        for run_key, tbl, config, name, unit, direction, n, mean, sd, low, high, samples in rows:
+        for row in rows:
+            if failed_row(row):  # a failed row's reason: no figure to send
+                continue
+            run_key, tbl, config, name, unit, direction, n, mean, sd, low, high, samples = row[:12]
             out.append(
                 {
                     "id": hashlib.sha1(

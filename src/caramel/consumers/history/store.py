@@ -36,6 +36,7 @@ from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.rows import (
     counted_rows,
     decode_run,
+    failed_row,
     finite_samples,
     plain_samples,
     row_field,
@@ -147,15 +148,16 @@ class History:
         if replace and compare:
             rows, removed = self._changed(run_id, rows)
         added = self.db.executemany(
-            upsert("figures", FIGURE_COLUMNS[:-1], FIGURE_COLUMNS[:2], replace),
+            upsert("figures", FIGURE_COLUMNS, FIGURE_COLUMNS[:2], replace),
             self.figure_rows(run, run_id, rows),
         )
         if added:
             self.written.append((run, rows))
         if not replace and added == len(rows):  # every row new (an import): counted as written
+            failed = sum(map(failed_row, rows))  # a failed row's reason is no figure (layout)
             self.db.execute(
                 "UPDATE runs SET figures = figures + ?, nonfinite = nonfinite + ? WHERE id = ?",
-                (added, nonfinite, run_id),
+                (added - failed, nonfinite, run_id),
             )
         elif replace or added:  # rows replaced or removed, or some there: counted by the database
             self.db.execute(f"UPDATE runs SET {COUNTS} WHERE id = ?", (run_id,))
@@ -199,26 +201,27 @@ class History:
     def _changed(self, run_id: int, rows: list[tuple]) -> tuple[list[tuple], int]:
         """The rows that differ from the run's figures stored now (a figure is its table,
         configuration and name), and how many figures no longer made were removed. A figure whose
-        unit or direction changed is another series: its old row goes."""
+        unit or direction changed is another series: its old row goes. A failed row's reason that
+        changed is a changed row too."""
         stored = {
-            (tbl, config, name): (unit, direction, samples, series)
-            for series, tbl, config, name, unit, direction, samples in self.db.execute(
-                "SELECT figures.series, tbl, config, name, unit, direction, samples FROM figures "
-                "JOIN series ON series.id = figures.series WHERE figures.run = ?",
+            (tbl, config, name): (unit, direction, samples, reason, series)
+            for series, tbl, config, name, unit, direction, samples, reason in self.db.execute(
+                "SELECT figures.series, tbl, config, name, unit, direction, samples, reason "
+                "FROM figures JOIN series ON series.id = figures.series WHERE figures.run = ?",
                 (run_id,),
             )
         }
         changed, gone = [], []
         for row in rows:
             before = stored.pop(tuple(row[1:4]), None)
-            if before is None or before[:3] != (row[4], row[5], row[11]):
+            if before is None or before[:4] != (row[4], row[5], row[11], row[12]):
                 changed.append(row)
                 if before is not None and before[:2] != (row[4], row[5]):
-                    gone.append(before[3])
+                    gone.append(before[4])
         removed = len(stored)
         self.db.executemany(
             "DELETE FROM figures WHERE run = ? AND series = ?",
-            [(run_id, series) for series in gone + [v[3] for v in stored.values()]],
+            [(run_id, series) for series in gone + [v[4] for v in stored.values()]],
         )
         return changed, removed
 
@@ -290,12 +293,18 @@ class History:
     def _records(self, found: list[dict[str, Any]]) -> list[RunRecord]:
         return [decode_run(self.path, data) for data in found]
 
-    def metrics(self, run_key: str) -> list[Metric]:
+    def metrics(self, run_key: str, failed: bool = False) -> list[Metric]:
         """The run's metrics; a sample that is not a finite number (written by an older caramel's
-        import) is left out and noted in `self.skipped`, so one bad figure never hides the
-        history."""
+        import) is left out and noted in `self.skipped`, so one bad figure never hides the history.
+        `failed`: with its failed rows' reasons too (Metric of no samples: a copy of the run's
+        rows), which no reader of figures wants."""
         figures = query.run_figures(self.db, self.db.dialect.order, run_key)
-        return [Metric(*figure) for _, *figure in self._rows(figures)]
+        return [Metric(*figure) for _, *figure in self._rows(figures, failed)]
+
+    def failures(self) -> dict[str, list[tuple[str, str, str]]]:
+        """The failed rows of every run, by run key: (table, configuration text, reason), as
+        recorded (what `bench history list` counts and the dashboard's run details show)."""
+        return query.failures_by_run(self.db, self.db.dialect.order)
 
     def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
         """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
@@ -307,7 +316,7 @@ class History:
             out.setdefault(run_key, []).append(Metric(*figure))
         return out
 
-    def _rows(self, figures: Iterable[Sequence]) -> Iterator[tuple]:
+    def _rows(self, figures: Iterable[Sequence], failed: bool = False) -> Iterator[tuple]:
         """Figures (rows of query.FIGURE_FIELDS) as (run key, table, configuration dict, name, unit,
         direction, finite samples), in the order they were recorded. A configuration text is
         parsed once (the same few hundred recur in every run of a benchmark); the samples, as
@@ -316,7 +325,15 @@ class History:
         configs: dict[str, dict] = {}
         for figure in figures:
             run_key, tbl, config, name, unit, direction = figure[:6]
-            samples = figure[query.SAMPLES]
+            samples, reason = figure[query.SAMPLES], figure[query.REASON]
+            mean = figure[query.MEAN]  # None, or NaN in a DataFrame's column of floats
+            if reason is not None and (mean is None or mean != mean):  # a failed row's reason
+                if failed:
+                    row = row_field(
+                        self.path, config, f"run {run_key}: a failed row of {tbl}", dict
+                    )
+                    yield run_key, tbl, row, name, unit, direction, [], reason
+                continue
             values = plain_samples(samples)
             if values is None:
                 values = finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
@@ -331,7 +348,7 @@ class History:
                     row = configs[config] = row_field(
                         self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict
                     )
-                yield run_key, tbl, row, name, unit, direction, values
+                yield run_key, tbl, row, name, unit, direction, values, reason or ""
 
     def remove(self, run_key: str) -> int:
         """Remove a run, its figures and the baselines that name it; returns the figures removed."""

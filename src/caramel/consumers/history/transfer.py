@@ -37,7 +37,7 @@ def copy_runs(
     out = Copied()
     imported = source.imported()
     for run in source.runs():
-        metrics = source.metrics(run.run_key)
+        metrics = source.metrics(run.run_key, failed=True)  # the failed rows' reasons too
         problem = uncopyable(run, metrics)
         if problem:
             out.skipped.append(f"run {run.run_key!r}: {problem}")

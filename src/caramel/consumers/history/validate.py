@@ -5,9 +5,10 @@ number is checked (numbers finite and representable as a float; `true` is not a 
 line is size- and depth-bounded before it is parsed (state.bounded), so a hostile or damaged file is
 refused with its file and line and nothing of it is imported.
 
-`schema` is the export's layout: 1 (no key: exports of caramels before it was written) and 2 (the
-key itself; otherwise as 1) are read; a larger one is refused before anything else is checked, since
-a newer caramel may have added keys this one does not know.
+`schema` is the export's layout: 1 (no key: exports of caramels before it was written), 2 (the
+key itself; otherwise as 1) and 3 (a figure may hold a `reason`: a failed row's, whose samples are
+then empty) are read; a larger one is refused before anything else is checked, since a newer
+caramel may have added keys this one does not know.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ METRIC_KEYS = {
     "unit": _TEXT,
     "direction": "higher, lower or unknown",
     "samples": "non-empty list of numbers",
+    "reason": _TEXT,  # optional (schema 3): a failed row's reason, its samples then empty
 }
 METRIC_REQUIRED = ("table", "row", "name", "samples")
 
@@ -239,7 +241,8 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
         else:  # the careful check, naming what is wrong where
             _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
             for key, value in metric.items():
-                _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
+                if not (key == "samples" and value == [] and _failed(metric, i)):
+                    _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
             samples = [float(v) for v in metric["samples"]]
         metrics.append(
             Metric(
@@ -249,16 +252,31 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
                 metric.get("unit", ""),
                 metric.get("direction", "unknown"),
                 samples,
+                metric.get("reason", ""),
             )
         )
     return record, metrics
 
 
-_METRIC_KEY_SET = frozenset(METRIC_KEYS)
+def _failed(metric: dict, i: int) -> bool:
+    """Whether a figure of no samples is a failed row's: it holds a reason (a text, not empty)."""
+    if "reason" not in metric:
+        return False
+    reason = metric["reason"]
+    _check(reason, _TEXT, f"metrics[{i}].reason")
+    if not reason.strip():
+        raise _Bad(
+            f"metrics[{i}].samples is empty and its reason too, expected at least one number"
+        )
+    return True
+
+
+_PLAIN_KEYS = ("table", "row", "name", "unit", "direction", "samples")  # no reason: a figure's
+_METRIC_KEY_SET = frozenset(_PLAIN_KEYS)
 _EXPORTED = tuple(
-    map(operator.itemgetter, METRIC_KEYS)
+    map(operator.itemgetter, _PLAIN_KEYS)
 )  # a metric's six values, in the order export writes them
-_METRIC_KEY_COUNT = {len(METRIC_KEYS)}
+_METRIC_KEY_COUNT = {len(_PLAIN_KEYS)}
 _DICT = {dict}
 _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
 _FLOAT, _TEXT_TYPE = {float}, {str}

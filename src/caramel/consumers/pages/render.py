@@ -6,6 +6,7 @@ and the script escapes what it hands to plotly."""
 from __future__ import annotations
 
 import functools
+import json
 import math
 import time
 from collections import defaultdict
@@ -114,9 +115,24 @@ def _runs_json(coll: Collection) -> list[dict]:
                 "ver": r.caramel_version,
                 "fp": _fingerprint(r),
                 "dir": r.run_dir,
+                "fail": _failed_rows(run.failed),
             }
         )
     return out
+
+
+def _failed_rows(failed: list[tuple[str, str, str]]) -> str:
+    """A run's failed rows as its details show them: how many, and the first one's reason's first
+    line (with its table and configuration); the rest is in `bench result` and the history."""
+    if not failed:
+        return ""
+    tbl, config, reason = failed[0]
+    try:
+        where = ",".join(f"{k}={v}" for k, v in json.loads(config).items())
+    except (ValueError, AttributeError):  # a damaged configuration: shown as stored
+        where = str(config)
+    first = (str(reason).strip().splitlines() or [""])[0]
+    return f"{len(failed)} ({tbl} {where}: {first}{' ...' if len(failed) > 1 else ''})"
 
 
 def _data_json(data: dict) -> str:

@@ -34,6 +34,7 @@ class Run:
     label: str = (
         ""  # what the page calls its system: "system", or "system @ site" with several sites
     )
+    failed: list[tuple[str, str, str]] = field(default_factory=list)  # (table, config, reason)
 
 
 @dataclass(slots=True)
@@ -141,7 +142,8 @@ def _add(
             continue
         seen.add(record.run_key)
         position[i] = len(out.runs)
-        out.runs.append(Run(len(out.runs), record, record.site or default_site, path))
+        failed = contents.failures.get(record.run_key, [])
+        out.runs.append(Run(len(out.runs), record, record.site or default_site, path, "", failed))
     keys, numbers = contents.keys, contents.numbers
     run_of, key_of = numbers["run"].to_numpy(np.int64), numbers["key"].to_numpy(np.int64)
     used = np.unique(key_of[position[run_of] >= 0]) if len(key_of) else np.zeros(0, dtype=np.int64)

@@ -75,7 +75,7 @@
     if (p.kind !== "history" && p.kind !== "latest") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
     lines.push("run " + day(r.t) + (r.site ? " at site " + esc(r.site) : ""));
     [["job", r.job], ["nodes", r.nodes], ["hardware", r.fp], ["container", r.ctr], ["git commit", r.git],
-     ["caramel", r.ver]].forEach(function (kv) { if (kv[1]) { lines.push(kv[0] + ": " + esc(kv[1])); } });
+     ["caramel", r.ver], ["failed rows", r.fail]].forEach(function (kv) { if (kv[1]) { lines.push(kv[0] + ": " + esc(kv[1])); } });
     if (s.bad.indexOf(k) >= 0) { lines.push('<span style="color:#c4320a">regressed against the run before</span>'); }
     return lines.join("<br>");
   }
