@@ -7,11 +7,14 @@ workpackage left running in the background (which lives on, as under JUBE). The 
 go to descriptor 9 (engine.marker), the shell's stdout, which only bench reads; the shells' own
 complaints (stderr, and the script's stdout) go to a file bench reads when a script fails.
 
-Each script starts a watcher in its session, reading a pipe only bench holds: if bench dies, even
-by SIGKILL, the watcher sees end of file and stops the script's group as bench would (SIGTERM again
-and again for CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the script
-records what finished; then SIGKILL), so no do of a dead bench runs on unrecorded. A script that
-ended ends its watcher: what it left in the background is no longer watched.
+Each shell has one watcher, started with its first script, reading a pipe only bench holds; each
+script writes its process group's id to a file the watcher reads (and empties it when it ends). If
+bench dies, even by SIGKILL, the watcher sees end of file and stops the script running then as
+bench would (SIGTERM to its group again and again for CARAMEL_KILL_GRACE seconds, so a do between
+two commands ends at the next and the script records what finished; then SIGKILL), and ends its
+shell, so no do of a dead bench runs on unrecorded. What an ended script left in the background is
+not watched. A shell that bench closes ends its watcher first. One watcher per shell, not one per
+script: a workpackage costs the processes of its script and its do's only.
 """
 
 from __future__ import annotations
@@ -45,6 +48,12 @@ class LocalShell:
         os.close(low_r)
         self._alive_r = alive_r  # its number in the shell too (pass_fds keeps it)
         self._complaints = tempfile.TemporaryFile()
+        # The running script's process group, for the watcher: a file no one else sees, at a
+        # descriptor above the channel too (written through /dev/fd/N, which reopens it).
+        self._current = tempfile.TemporaryFile()
+        current_fd = fcntl.fcntl(self._current.fileno(), fcntl.F_DUPFD, CHANNEL_FD + 1)
+        self._current_fd = current_fd
+        self._watched = False  # the watcher starts with the first script
         self._complaints_seen = 0
         self.process = subprocess.Popen(
             [program, "-s"],
@@ -53,10 +62,11 @@ class LocalShell:
             stdout=subprocess.PIPE,
             stderr=self._complaints,
             start_new_session=True,
-            pass_fds=(alive_r,),
+            pass_fds=(alive_r, current_fd),
             bufsize=0,
         )
         os.close(alive_r)
+        os.close(current_fd)
         self.pid = self.process.pid
 
     def send(self, script: str) -> None:
@@ -65,19 +75,37 @@ class LocalShell:
 
     def start(self, script: str, secret: str, grace: float) -> None:
         """Run `script` (a program for `sh -s` writing its markers to descriptor 9) in a session of its
-        own, with its watcher. The here-document's end carries the secret: no do's text can end it."""
+        own; the shell's watcher starts with the first. The here-document's end carries the secret: no
+        do's text can end it."""
         end = f"__caramel_script_{secret}"
+        watcher = "" if self._watched else self._watcher(grace)
+        self._watched = True
+        session = f"{shlex.quote(self._setsid)} " if self._setsid else ""
+        # The script tells the watcher its group first thing; engine.script's end empties the file
+        # ($__caramel_watched) before its last marker, so bench never sees a script end that the
+        # watcher could still stop.
+        current = f"/dev/fd/{self._current_fd}"
+        self.send(
+            f"{watcher}{session}{shlex.quote(self.program)} -s {CHANNEL_FD}>&1 >&2 <<'{end}'\n"
+            f"echo $$ >{current}; __caramel_watched={current}\n{script}{end}\n"
+        )
+
+    def _watcher(self, grace: float) -> str:
+        """The shell's watcher: once bench's pipe ends, SIGTERM to the running script's group (read
+        again at each look: a script may start meanwhile) every STOP_LOOK seconds for `grace`
+        seconds, then SIGKILL to it, then the shell itself (it starts no further script)."""
         # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
         looks = max(0, int(grace / STOP_LOOK))
-        watcher = (
-            f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; kill -TERM 0; __caramel_i=0; "
-            f"while [ $__caramel_i -lt {looks} ]; do sleep {STOP_LOOK}; kill -TERM 0; "
-            f"__caramel_i=$((__caramel_i + 1)); done; kill -KILL 0; }} </dev/null >/dev/null 2>&1 "
-            f"{CHANNEL_FD}>&- &\n__caramel_watcher=$!\n"
-        )
-        session = f"{shlex.quote(self._setsid)} " if self._setsid else ""
-        self.send(
-            f"{session}{shlex.quote(self.program)} -s {CHANNEL_FD}>&1 >&2 <<'{end}'\n{watcher}{script}{end}\n"
+        # With setsid a script's group is its own pid; without, it shares the shell's group (0).
+        target = '-"$__caramel_g"' if self._setsid else "0"
+        return (
+            f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; __caramel_g=; "
+            f"__caramel_i=0; while [ $__caramel_i -le {looks} ]; do "
+            f"read __caramel_p </dev/fd/{self._current_fd} && __caramel_g=$__caramel_p; "
+            f'[ -z "$__caramel_g" ] || kill -TERM {target}; sleep {STOP_LOOK}; '
+            f"__caramel_i=$((__caramel_i + 1)); done; "
+            f'[ -z "$__caramel_g" ] || kill -KILL {target}; kill -KILL $$; }} '
+            f"</dev/null >/dev/null 2>&1 {CHANNEL_FD}>&- &\n__caramel_watcher=$!\n"
         )
 
     def fileno(self) -> int:
@@ -109,7 +137,8 @@ class LocalShell:
     def close(self) -> None:
         """End the shell; what its do's left running in the background is left alone (as JUBE does)."""
         try:
-            self.send("exit 0\n")
+            # its watcher first: the end of bench's pipe is then no reason to stop anything
+            self.send('[ -z "$__caramel_watcher" ] || kill -KILL "$__caramel_watcher"; exit 0\n')
             assert self.process.stdin is not None
             self.process.stdin.close()
         except (
@@ -133,6 +162,7 @@ class LocalShell:
             os.close(self._alive_w)
             self._alive_w = None
         self._complaints.close()
+        self._current.close()
 
 
 @register("local")
