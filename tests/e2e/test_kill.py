@@ -102,7 +102,9 @@ def test_a_killed_bench_leaves_no_do_running(tmp_path: Path, env: dict[str, str]
         assert time.monotonic() < deadline, "the do outlived bench"
         time.sleep(0.05)
     doc = json.loads(bench("status", "--format", "json", cwd=tmp_path, env=env).stdout)
-    assert [wp["state"] for wp in doc["workpackages"]] == ["running"]  # until a continue recovers it
+    # running, or still open: its start was in a batch the killed bench had not committed
+    # (engine.batches); either way a continue recovers it from its shell's records
+    assert [wp["state"] for wp in doc["workpackages"]] in (["running"], ["open"])
     assert not (tmp_path / "late").exists()
 
 
