@@ -7,7 +7,8 @@ a wait for a job) and before the engine returns. So a batch never holds the run 
 while nothing ends, and `bench status` sees a change at most BATCH_SECONDS late.
 
 Crash safety does not rest on the batch: each do's end is recorded by its shell before bench hears
-of it (engine.recovery). A bench killed before a commit leaves the batch's workpackages as the last
+of it (engine.recovery), and the files recovery reads (each do's carry file: what it exported) are
+removed only once the batch that records the end is committed. A bench killed before a commit leaves the batch's workpackages as the last
 commit did (`open`, or `running`), and the next run goes on from those records: a workpackage
 whose start was not committed has records under its next attempt (engine.restart.recover).
 """
@@ -15,7 +16,9 @@ whose start was not committed has records under its next attempt (engine.restart
 from __future__ import annotations
 
 import contextlib
+import os
 import time
+from collections.abc import Iterable
 
 from caramel.stages.state.store import Store
 
@@ -31,6 +34,7 @@ class Batches:
         self._stack: contextlib.ExitStack | None = None
         self._since = 0.0
         self._ends = 0
+        self._leftovers: list[str] = []  # files to remove once the open batch is committed
 
     def open(self) -> None:
         """Gather the writes that follow in a batch (one already open goes on)."""
@@ -45,11 +49,28 @@ class Batches:
         stack, self._stack = self._stack, None
         if stack is not None:
             stack.close()
+        self._remove(self._leftovers)
+        self._leftovers = []
+
+    def remove_after_commit(self, paths: Iterable[str]) -> None:
+        """Remove these files once what the open batch gathered is committed (at once without one):
+        a bench that dies before recovers from them (engine.recovery)."""
+        if self._stack is None:
+            self._remove(paths)
+        else:
+            self._leftovers.extend(paths)
+
+    @staticmethod
+    def _remove(paths: Iterable[str]) -> None:
+        for path in paths:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     def abandon(self) -> None:
         """Forget the open batch without writing it: an interruption came inside a change (the
         records tell what ended, engine.recovery); the store's transaction is rolled back apart."""
         stack, self._stack = self._stack, None
+        self._leftovers = []  # kept: the next run recovers from them
         if stack is not None:
             with contextlib.suppress(BaseException):
                 stack.__exit__(KeyboardInterrupt, KeyboardInterrupt(), None)

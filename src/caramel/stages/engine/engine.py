@@ -432,14 +432,12 @@ class Engine:
             else:
                 reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
                 self.fail(wp, reason, outcome.exit_code, rows)
-        # The environment does not stay on disk; only once the end is in the store: a stop before that
-        # recovers from the shells' records, which need these files.
+        # The environment does not stay on disk; only once the end is committed (engine.batches): a
+        # stop before that recovers from the shells' records, which need these files.
         carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []
-        if shell or self._has_prepares:
+        if self._has_prepares:
             carried += glob.glob(glob.escape(started.paths.carry_file) + ".prepare.*")
-        for path in carried:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        self.batches.remove_after_commit(carried)
         self.progress.update(dict(self.counts))
         if barrier:
             self.batches.commit()  # the shared do runs now, and may take long
