@@ -4,14 +4,19 @@
     git worktree add /tmp/caramel-week1 cb46364     # the first week's engine (or `git archive`)
     python perf/engine_floor.py -n 1000 --rounds 5 --old /tmp/caramel-week1/src
     python perf/engine_floor.py -n 10000 --rounds 1 --old /tmp/caramel-week1/src
+    python perf/engine_floor.py --old /tmp/caramel-week1/src --also before=/tmp/caramel-main/src
 
-Three contenders, interleaved round by round (floor, old, new, floor, old, new, ...), so a load
-that comes and goes on a shared machine falls on all three alike:
+The contenders run interleaved round by round (floor, old, new, floor, old, new, ...), so a load
+that comes and goes on a shared machine falls on all of them alike:
 - floor: one `sh` running the same N do's (perf/overhead.py's benchmark: `echo value=...`), each in
   a subshell of its own in its own work folder, its stdout and stderr to files there; the folders
   made by one `mkdir`. What any engine that runs do's in a shell must at least spend;
+- session: the same, each workpackage's subshell inside a shell started through `setsid` (a
+  session, so a process group, of its own: what caramel's containment needs, docs/reliability.md).
+  What an engine that can stop exactly one workpackage's processes must at least spend;
 - old: `bench run` of the caramel under `--old` (PYTHONPATH), the first week's engine;
-- new: `bench run` of the caramel this script is run with.
+- new: `bench run` of the caramel this script is run with (`--new`, else $PYTHONPATH);
+- `--also NAME=SRC`: more caramels to compare (another commit's engine).
 CPU is user + system time of the process and every child it waited for (wait4's rusage); wall is
 the elapsed time. Prints the median of each and the ratios new/floor and new/old. Not a test.
 """
@@ -42,8 +47,9 @@ def timed(cmd: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, wall
 
 
-def floor_script(folder: str, n: int) -> str:
-    """The floor's shell program: the benchmark's do in a subshell per workpackage."""
+def floor_script(folder: str, n: int, session: bool = False) -> str:
+    """The floor's shell program: the benchmark's do in a subshell per workpackage (`session`: that
+    subshell in a shell of its own started through `setsid`, the script on its stdin)."""
     a, b, c = factors(n)
     names = [f"{i:06d}" for i in range(n)]
     lines = ["mkdir " + " ".join(names)]
@@ -51,10 +57,11 @@ def floor_script(folder: str, n: int) -> str:
     for nodes in range(1, a + 1):
         for batch in range(1, b + 1):
             for model in range(c):
-                lines.append(
+                do = (
                     f"(cd {names[i]} && echo value={nodes} {16 * batch} m{model}) "
                     f">{names[i]}/stdout 2>{names[i]}/stderr"
                 )
+                lines.append(f"setsid /bin/sh -s <<'END'\n{do}\nEND" if session else do)
                 i += 1
     path = os.path.join(folder, "floor.sh")
     with open(path, "w") as handle:
@@ -66,8 +73,8 @@ def measure(kind: str, n: int, pythonpath: str) -> tuple[float, float]:
     folder = tempfile.mkdtemp(prefix=f"engine_{kind}_{n}_")
     try:
         env = dict(os.environ, CARAMEL_DATA_DIR=os.path.join(folder, "data"))
-        if kind == "floor":
-            return timed(["/bin/sh", floor_script(folder, n)], folder, env)
+        if kind in ("floor", "session"):
+            return timed(["/bin/sh", floor_script(folder, n, kind == "session")], folder, env)
         write_benchmark(folder, n)
         env["PYTHONPATH"] = pythonpath
         return timed(
@@ -85,9 +92,16 @@ def main() -> int:
     parser.add_argument(
         "--new", default=os.environ.get("PYTHONPATH", ""), help="src folder of the caramel to test"
     )
+    parser.add_argument(
+        "--also", action="append", default=[], help="NAME=SRC: one more caramel to compare"
+    )
     args = parser.parse_args()
-    kinds = ["floor", "old", "new"] if args.old else ["floor", "new"]
-    paths = {"floor": "", "old": args.old, "new": args.new}
+    paths = {"floor": "", "session": ""}
+    if args.old:
+        paths["old"] = args.old
+    paths.update(item.split("=", 1) for item in args.also)
+    paths["new"] = args.new
+    kinds = list(paths)
     runs: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
     for _round in range(args.rounds):
         for kind in kinds:

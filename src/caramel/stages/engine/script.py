@@ -150,8 +150,6 @@ def build_script(
         out.append(_dump_env(carry_file) + "\n")
     out.append(
         "__caramel_mark END\n}\n__caramel_body\n__caramel_rc=$?\n"
-        # the launcher's watcher (backends.launchers.local) no longer stops this script's group
-        '[ -z "$__caramel_watched" ] || command : 2>/dev/null >"$__caramel_watched"\n'
         "__caramel_mark EXIT $__caramel_rc\n"
     )
     return "".join(out)

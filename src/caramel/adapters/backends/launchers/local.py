@@ -7,12 +7,11 @@ workpackage left running in the background (which lives on, as under JUBE). The 
 go to descriptor 9 (engine.marker), the shell's stdout, which only bench reads; the shells' own
 complaints (stderr, and the script's stdout) go to a file bench reads when a script fails.
 
-Each shell has one watcher, started with its first script, reading a pipe only bench holds; each
-script writes its process group's id to a file the watcher reads (and empties it when it ends). If
-bench dies, even by SIGKILL, the watcher sees end of file and stops the script running then as
-bench would (SIGTERM to its group again and again for CARAMEL_KILL_GRACE seconds, so a do between
-two commands ends at the next and the script records what finished; then SIGKILL), and ends its
-shell, so no do of a dead bench runs on unrecorded. What an ended script left in the background is
+Each shell has one watcher, started with its first script, reading a pipe only bench holds. If
+bench dies, even by SIGKILL, the watcher sees end of file and stops the script running then (its
+shell's child: /proc lists it) as bench would (SIGTERM to its group again and again for
+CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the script records
+what finished; then SIGKILL), and ends its shell, so no do of a dead bench runs on unrecorded. What an ended script left in the background is
 not watched. A shell that bench closes ends its watcher first. One watcher per shell, not one per
 script: a workpackage costs the processes of its script and its do's only.
 """
@@ -48,11 +47,6 @@ class LocalShell:
         os.close(low_r)
         self._alive_r = alive_r  # its number in the shell too (pass_fds keeps it)
         self._complaints = tempfile.TemporaryFile()
-        # The running script's process group, for the watcher: a file no one else sees, at a
-        # descriptor above the channel too (written through /dev/fd/N, which reopens it).
-        self._current = tempfile.TemporaryFile()
-        current_fd = fcntl.fcntl(self._current.fileno(), fcntl.F_DUPFD, CHANNEL_FD + 1)
-        self._current_fd = current_fd
         self._watched = False  # the watcher starts with the first script
         self._complaints_seen = 0
         self.process = subprocess.Popen(
@@ -62,11 +56,10 @@ class LocalShell:
             stdout=subprocess.PIPE,
             stderr=self._complaints,
             start_new_session=True,
-            pass_fds=(alive_r, current_fd),
+            pass_fds=(alive_r,),
             bufsize=0,
         )
         os.close(alive_r)
-        os.close(current_fd)
         self.pid = self.process.pid
 
     def send(self, script: str) -> None:
@@ -81,30 +74,34 @@ class LocalShell:
         watcher = "" if self._watched else self._watcher(grace)
         self._watched = True
         session = f"{shlex.quote(self._setsid)} " if self._setsid else ""
-        # The script tells the watcher its group first thing; engine.script's end empties the file
-        # ($__caramel_watched) before its last marker, so bench never sees a script end that the
-        # watcher could still stop.
-        current = f"/dev/fd/{self._current_fd}"
         self.send(
             f"{watcher}{session}{shlex.quote(self.program)} -s {CHANNEL_FD}>&1 >&2 <<'{end}'\n"
-            f"echo $$ >{current}; __caramel_watched={current}\n{script}{end}\n"
+            f"{script}{end}\n"
         )
 
     def _watcher(self, grace: float) -> str:
-        """The shell's watcher: once bench's pipe ends, SIGTERM to the running script's group (read
-        again at each look: a script may start meanwhile) every STOP_LOOK seconds for `grace`
-        seconds, then SIGKILL to it, then the shell itself (it starts no further script)."""
+        """The shell's watcher: once bench's pipe ends, SIGTERM every STOP_LOOK seconds for `grace`
+        seconds to the group of each script its shell runs (its children but itself: each a session
+        leader, looked up again at each look, as a script may start meanwhile), then SIGKILL to them,
+        then the shell itself (it starts no further script)."""
         # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
         looks = max(0, int(grace / STOP_LOOK))
-        # With setsid a script's group is its own pid; without, it shares the shell's group (0).
-        target = '-"$__caramel_g"' if self._setsid else "0"
+        if self._setsid:
+            # Linux lists a process's children in /proc; pgrep elsewhere. The watcher is a child
+            # too: it leads no group, so the signal to "its group" finds none.
+            children = (
+                "for __caramel_k in $(cat /proc/$$/task/$$/children 2>/dev/null || pgrep -P $$); "
+                'do case " $__caramel_g " in *" $__caramel_k "*) ;; '
+                '*) __caramel_g="$__caramel_g $__caramel_k";; esac; done; '
+            )
+            signal_all = "for __caramel_p in $__caramel_g; do kill -{} -$__caramel_p; done; "
+        else:  # the scripts share the shell's process group, the watcher's too
+            children, signal_all = "", "kill -{} 0; "
         return (
             f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; __caramel_g=; "
-            f"__caramel_i=0; while [ $__caramel_i -le {looks} ]; do "
-            f"read __caramel_p </dev/fd/{self._current_fd} && __caramel_g=$__caramel_p; "
-            f'[ -z "$__caramel_g" ] || kill -TERM {target}; sleep {STOP_LOOK}; '
-            f"__caramel_i=$((__caramel_i + 1)); done; "
-            f'[ -z "$__caramel_g" ] || kill -KILL {target}; kill -KILL $$; }} '
+            f"__caramel_i=0; while [ $__caramel_i -le {looks} ]; do {children}"
+            f"{signal_all.format('TERM')}sleep {STOP_LOOK}; "
+            f"__caramel_i=$((__caramel_i + 1)); done; {signal_all.format('KILL')}kill -KILL $$; }} "
             f"</dev/null >/dev/null 2>&1 {CHANNEL_FD}>&- &\n__caramel_watcher=$!\n"
         )
 
@@ -162,7 +159,6 @@ class LocalShell:
             os.close(self._alive_w)
             self._alive_w = None
         self._complaints.close()
-        self._current.close()
 
 
 @register("local")
