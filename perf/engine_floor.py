@@ -116,7 +116,8 @@ def main() -> int:
         print(f"{kind:>6}: CPU {cpu[kind]:6.2f} s  wall {wall[kind]:6.2f} s")
     for other in kinds[:-1]:
         print(
-            f"new/{other}: CPU {cpu['new'] / cpu[other]:.2f}x  wall {wall['new'] / wall[other]:.2f}x"
+            f"new/{other}: CPU {cpu['new'] / cpu[other]:.2f}x  "
+            f"wall {wall['new'] / wall[other]:.2f}x"
         )
     return 0
 

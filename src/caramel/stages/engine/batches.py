@@ -8,9 +8,10 @@ while nothing ends, and `bench status` sees a change at most BATCH_SECONDS late.
 
 Crash safety does not rest on the batch: each do's end is recorded by its shell before bench hears
 of it (engine.recovery), and the files recovery reads (each do's carry file: what it exported) are
-removed only once the batch that records the end is committed. A bench killed before a commit leaves the batch's workpackages as the last
-commit did (`open`, or `running`), and the next run goes on from those records: a workpackage
-whose start was not committed has records under its next attempt (engine.restart.recover).
+removed only once the batch that records the end is committed. A bench killed before a commit
+leaves the batch's workpackages as the last commit did (`open`, or `running`), and the next run
+goes on from those records: a workpackage whose start was not committed has records under its next
+attempt (engine.restart.recover).
 """
 
 from __future__ import annotations

@@ -11,9 +11,10 @@ Each shell has one watcher, started with its first script, reading a pipe only b
 bench dies, even by SIGKILL, the watcher sees end of file and stops the script running then (its
 shell's child: /proc lists it) as bench would (SIGTERM to its group again and again for
 CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the script records
-what finished; then SIGKILL), and ends its shell, so no do of a dead bench runs on unrecorded. What an ended script left in the background is
-not watched. A shell that bench closes ends its watcher first. One watcher per shell, not one per
-script: a workpackage costs the processes of its script and its do's only.
+what finished; then SIGKILL), and ends its shell, so no do of a dead bench runs on unrecorded.
+What an ended script left in the background is not watched. A shell that bench closes ends its
+watcher first. One watcher per shell, not one per script: a workpackage costs the processes of its
+script and its do's only.
 """
 
 from __future__ import annotations
@@ -67,9 +68,9 @@ class LocalShell:
         self.process.stdin.write(script.encode())
 
     def start(self, script: str, secret: str, grace: float) -> None:
-        """Run `script` (a program for `sh -s` writing its markers to descriptor 9) in a session of its
-        own; the shell's watcher starts with the first. The here-document's end carries the secret: no
-        do's text can end it."""
+        """Run `script` (a program for `sh -s` writing its markers to descriptor 9) in a session of
+        its own; the shell's watcher starts with the first. The here-document's end carries the
+        secret: no do's text can end it."""
         end = f"__caramel_script_{secret}"
         watcher = "" if self._watched else self._watcher(grace)
         self._watched = True
@@ -81,9 +82,9 @@ class LocalShell:
 
     def _watcher(self, grace: float) -> str:
         """The shell's watcher: once bench's pipe ends, SIGTERM every STOP_LOOK seconds for `grace`
-        seconds to the group of each script its shell runs (its children but itself: each a session
-        leader, looked up again at each look, as a script may start meanwhile), then SIGKILL to them,
-        then the shell itself (it starts no further script)."""
+        seconds to the group of each script its shell runs (its children but itself: each a
+        session leader, looked up again at each look, as a script may start meanwhile), then
+        SIGKILL to them, then the shell itself (it starts no further script)."""
         # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
         looks = max(0, int(grace / STOP_LOOK))
         if self._setsid:
