@@ -198,7 +198,9 @@ def test_a_full_disk_stops_the_run_with_an_error_and_continue_finishes_it(small_
     assert db.execute("SELECT count(*) FROM workpackages WHERE state='running'").fetchone() == (0,)
     db.close()
     table = bench("result", "--no-history", str(run_dir), cwd=small_disk, env=env)
-    assert table.returncode == 0 and "0,0,done" in table.stdout, table.stderr
+    # Done, or still open where the batch holding its end could not be written (engine.batches):
+    # the continue below finds those ends in the shells' records and runs none of them again.
+    assert table.returncode == 0 and ("0,0,done" in table.stdout or "0,0,open" in table.stdout)
     fill.unlink()
     finished = bench("continue", "-q", str(run_dir), cwd=small_disk, env=env)
     assert finished.returncode == 0, finished.stderr

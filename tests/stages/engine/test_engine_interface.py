@@ -1,45 +1,52 @@
-"""engine.shared, engine.waiting and engine.restart reach the engine through its methods: they read its public
-attributes and call its methods, never assign to them or touch its queue (heap, resume) themselves."""
+"""The engine's helpers reach it through `EngineInterface` (engine.interface), a Protocol: mypy then
+checks every use (a member it lacks, an assignment to a read-only one, the engine's queue) and that
+engine.Engine satisfies it. These tests check that the helpers are typed so, and that the Engine
+has every member the Protocol declares, without running mypy."""
 
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 
 import pytest
 
 import caramel.stages.engine
+from caramel.stages.engine.engine import Engine
+from caramel.stages.engine.interface import EngineInterface
 
 ENGINE_DIR = Path(caramel.stages.engine.__file__).parent
+HELPERS = ["arrays.py", "call_batch.py", "restart.py", "rounds.py", "shared.py", "waiting.py"]
 
 
-def engine_uses(path: Path) -> tuple[set[str], list[str]]:
-    """Attributes of the name `engine` a module reads, and the places that change one."""
-    tree = ast.parse(path.read_text())
-    read, changed = set(), []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "engine":
-            read.add(node.attr)
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
-        for target in targets:
-            while isinstance(target, ast.Subscript | ast.Attribute) and not (
-                    isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
-                target = target.value
-            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
-                    and target.value.id == "engine":
-                changed.append(f"{path.name}:{node.lineno} engine.{target.attr}")
-        if isinstance(node, ast.Call) and any(isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name)
-                                              and a.value.id == "engine" for a in node.args) \
-                and isinstance(node.func, ast.Attribute) and getattr(node.func.value, "id", "") == "heapq":
-            changed.append(f"{path.name}:{node.lineno} heapq on the engine's queue")
-    return read, changed
+@pytest.mark.parametrize("module", HELPERS)
+def test_helpers_take_the_engine_as_its_interface(module: str) -> None:
+    tree = ast.parse((ENGINE_DIR / module).read_text())
+    untyped = [
+        f"{module}:{node.lineno} {node.name}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef)
+        for arg in node.args.args
+        if arg.arg == "engine"
+        and ast.unparse(arg.annotation or ast.Constant(None)) != "EngineInterface"
+    ]
+    assert not untyped, untyped
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    assert "caramel.stages.engine.engine" not in imported
 
 
-@pytest.mark.parametrize("module", ["shared.py", "waiting.py", "restart.py", "arrays.py"])
-def test_helpers_use_the_engine_through_its_interface(module: str) -> None:
-    read, changed = engine_uses(ENGINE_DIR / module)
-    assert not changed, changed
-    private = sorted(name for name in read if name.startswith("_") or name in ("heap", "resume", "version",
-                                                                                  "checked_version"))
-    assert not private, f"{module} reads the engine's internals: {private}"
+def test_the_engine_has_every_member_of_its_interface() -> None:
+    declared = {name for name in vars(EngineInterface) if not name.startswith("_")}
+    declared |= set(EngineInterface.__annotations__)
+    init = ast.parse(inspect.getsource(Engine.__init__).strip().replace("\n    ", "\n"))
+    assigned = {
+        node.attr
+        for node in ast.walk(init)
+        if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "self"
+    }
+    missing = sorted(
+        name for name in declared if not hasattr(Engine, name) and name not in assigned
+    )
+    assert not missing, missing

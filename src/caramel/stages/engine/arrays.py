@@ -47,7 +47,7 @@ from caramel.vocabulary import WaitKind, WpState
 
 if TYPE_CHECKING:
     from caramel.adapters.backends import Scheduler
-    from caramel.stages.engine.engine import Engine
+    from caramel.stages.engine.interface import EngineInterface
     from caramel.stages.state.rows import WpRow
 
 STDOUT = (
@@ -63,7 +63,7 @@ _ENCODING = locale.getpreferredencoding(
 )  # what open() writes a text file in, as the shell's `cat >` did
 
 
-def write_job(engine: Engine, wp: WpRow, command: Command) -> Outcome:
+def write_job(engine: EngineInterface, wp: WpRow, command: Command) -> Outcome:
     """Do what a `queue_later` submit command does, here rather than in a shell (a thousand
     workpackages write their scripts in a second): its job script written into its work folder,
     its stdout emptied (a job id left there by an earlier attempt is not this one's); it then waits.
@@ -136,7 +136,7 @@ def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Schedule
             )
 
 
-def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
+def queues_later(engine: EngineInterface, wp: WpRow, step: Step) -> bool:
     """Whether caramel queues `wp`'s job itself: its step is an array (a submit step's, or a call
     step's batch), or a parent's job is still queued."""
     if not (step.submit or step.call):
@@ -146,7 +146,7 @@ def queues_later(engine: Engine, wp: WpRow, step: Step) -> bool:
     )
 
 
-def may_start(engine: Engine, wp: WpRow) -> bool:
+def may_start(engine: EngineInterface, wp: WpRow) -> bool:
     """Whether `wp` may start: its parents are done, or (a submit step) each parent is done or a
     submit step's job in the queue, which `wp`'s job will wait for."""
     step = engine.bench.steps[wp.step]
@@ -174,7 +174,7 @@ class Batch:
     corresponding: bool = False
 
 
-def submit_waiting(engine: Engine) -> bool:
+def submit_waiting(engine: EngineInterface) -> bool:
     """Queue every job script written and not yet queued (see the module); True when some were."""
     todo = [
         wp
@@ -204,7 +204,7 @@ def submit_waiting(engine: Engine) -> bool:
     return True
 
 
-def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batch]:
+def batches(engine: EngineInterface, wps: list[WpRow], scheduler: Scheduler) -> list[Batch]:
     """How `wps` are queued: arrays of one step with the same resources and parents' jobs, split
     where the site's arrays are smaller; one job each for steps that are no arrays."""
     system = engine.bench.system
@@ -245,7 +245,7 @@ def batches(engine: Engine, wps: list[WpRow], scheduler: Scheduler) -> list[Batc
     return out
 
 
-def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
+def _submit(engine: EngineInterface, batch: Batch, scheduler: Scheduler) -> None:
     """One sbatch for `batch`; its job ids recorded, or every workpackage of it failed with sbatch's
     words."""
     try:
@@ -287,7 +287,7 @@ def _submit(engine: Engine, batch: Batch, scheduler: Scheduler) -> None:
             engine.queue_children(wp)
 
 
-def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[str, str]:
+def _write_array(engine: EngineInterface, batch: Batch, scheduler: Scheduler) -> tuple[str, str]:
     """The array's folder (script, task map: "index, work folder, workpackage, attempt" a line) and
     its --array text."""
     folder = _write_map(engine, batch)
@@ -313,7 +313,7 @@ def _write_array(engine: Engine, batch: Batch, scheduler: Scheduler) -> tuple[st
     return folder, spec + (f"%{most}" if most else "")
 
 
-def _record(engine: Engine, wp: WpRow, job: str) -> None:
+def _record(engine: EngineInterface, wp: WpRow, job: str) -> None:
     """`wp` waits for its done file, its job `job` followed through the scheduler."""
     engine.move(wp, "wait", job_id=job, reason=_waits_for(wp, job))
     engine.queue_children(wp)
@@ -334,7 +334,7 @@ def _waits_for(wp: WpRow, job: str, after: tuple[str, ...] = ()) -> str:
     return f"waits for {done} (job {job}" + (f", after {', '.join(after)})" if after else ")")
 
 
-def _write_map(engine: Engine, batch: Batch) -> str:
+def _write_map(engine: EngineInterface, batch: Batch) -> str:
     """A new folder for the array, and its task map in it."""
     folder = layout.array_folder(engine.info.run_dir, batch.step)
     with open(os.path.join(folder, TASK_MAP), "w") as handle:
@@ -347,7 +347,7 @@ def _write_map(engine: Engine, batch: Batch) -> str:
     return folder
 
 
-def _queued_here(engine: Engine, step: Step) -> bool:
+def _queued_here(engine: EngineInterface, step: Step) -> bool:
     """Whether the jobs of `step`'s waiting workpackages are queued by caramel (here), not by their
     do."""
     return step.submit or (bool(step.call) and array_of(engine.bench, step) != "false")
@@ -374,7 +374,7 @@ def queued_tasks(run_dir: str) -> dict[tuple[int, int], str]:
     return out
 
 
-def _resources_of(engine: Engine, wp: WpRow) -> tuple[str, ...]:
+def _resources_of(engine: EngineInterface, wp: WpRow) -> tuple[str, ...]:
     """The resource lines of `wp`'s job script: kept when this bench wrote it, else read."""
     found = engine.job_resources.get(wp.id)
     if found is None:

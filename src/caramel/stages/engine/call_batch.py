@@ -29,7 +29,7 @@ from caramel.stages.spec.call import CALL_FILE
 from caramel.stages.spec.model import Benchmark
 
 if TYPE_CHECKING:
-    from caramel.stages.engine.engine import Engine
+    from caramel.stages.engine.interface import EngineInterface
     from caramel.stages.state.rows import WpRow
 
 
@@ -67,7 +67,7 @@ def write_call(command: Command) -> Outcome:
     return Outcome(Status.WAITING, index=0, exit_code=0, ran=[Ran(0, started, time.time(), 0)])
 
 
-def submit(engine: Engine, wps: list[WpRow], folder: str, most: int) -> list[str]:
+def submit(engine: EngineInterface, wps: list[WpRow], folder: str, most: int) -> list[str]:
     """Queue the calls of `wps` (their work folders' call.json) as one batch of submitit whose files
     are in `folder`; the job id of each, in order ("123_4"; "123" for a batch of one)."""
     from caramel.adapters.backends import schedulers

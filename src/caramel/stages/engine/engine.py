@@ -5,9 +5,11 @@ workpackages in JUBE's queue order). One workpackage at a time, unless its step 
 then up to N of that step's workpackages run together. `max_async=N` holds back new workpackages
 of a step while N of them are started and not done (running, or waiting for a done file).
 
-Every state change is one transaction of the run's store; a workpackage found `running` when the
-engine starts (bench was killed), or stopped by an interruption, goes on after the last do its
-shell recorded as ended (engine.recovery), or starts again from scratch when none had ended.
+The state changes of workpackages whose scripts end one after another are committed in batches
+(engine.batches), other changes one transaction each; a workpackage found `running` when the
+engine starts (bench was killed), or stopped by an interruption, or whose start a killed bench
+had not committed, goes on after the last do its shell recorded as ended (engine.recovery), or
+starts again from scratch when none had ended.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from caramel.adapters.backends import Backend
 from caramel.errors import CaramelError
 from caramel.stages.engine import (
     arrays,
+    batches,
     call_batch,
     copies,
     loadavg,
@@ -89,6 +92,7 @@ class Engine:
         # them out (caramel.redact), its children of this bench still get them (few: most are empty)
         self.exported_secrets: dict[int, dict[str, str]] = {}
         self.runner = Runner(backend.launcher, self.base_env)
+        self.batches = batches.Batches(store)
         self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
         self.children: dict[int, list[int]] = defaultdict(list)
         self.by_step: dict[str, list[int]] = defaultdict(list)
@@ -151,14 +155,22 @@ class Engine:
             while True:
                 self._fill()
                 if self.runner:
-                    for active, outcome in self.runner.wait():
+                    ended = self.runner.wait(self.batches.left())
+                    if not ended:  # nothing ended for a while: what did is committed meanwhile
+                        self.batches.commit()
+                    else:
+                        self.batches.open()
+                    for active, outcome in ended:
                         self._finish(active.key, outcome, active.commands)
+                    self.batches.ended(len(ended))
                     continue
+                self.batches.commit()
                 self.running_step = None
                 if arrays.submit_waiting(self) or shared.run_barriers(self) or waiting.check(self):
                     continue
                 break
         except BaseException:
+            self.batches.abandon()
             restart.stop(self, spare)
             raise
         finally:
@@ -199,6 +211,8 @@ class Engine:
                     if not batched:
                         batch.enter_context(self.store.batch())
                     batched += 1
+                else:
+                    self.batches.open()
                 self._start(wp, step)
 
     def _only_writes(self, wp: WpRow, step: Step) -> bool:
@@ -289,6 +303,7 @@ class Engine:
         """Run one prepare; its shell records its end (exactly once, as a do: engine.recovery), and
         so does the run's store, at once."""
         wp = started.wp
+        self.batches.commit()  # its start is in the run state before it runs (engine.restart)
         outcome = self.runner.run(
             [command],
             env,
@@ -422,16 +437,15 @@ class Engine:
             else:
                 reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
                 self.fail(wp, reason, outcome.exit_code, rows)
-        # The environment does not stay on disk; only once the end is in the store: a stop before
-        # that recovers from the shells' records, which need these files.
+        # The environment does not stay on disk; only once the end is committed (engine.batches): a
+        # stop before that recovers from the shells' records, which need these files.
         carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []
-        if shell or self._has_prepares:
+        if self._has_prepares:
             carried += glob.glob(glob.escape(started.paths.carry_file) + ".prepare.*")
-        for path in carried:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
+        self.batches.remove_after_commit(carried)
         self.progress.update(dict(self.counts))
         if barrier:
+            self.batches.commit()  # the shared do runs now, and may take long
             shared.run_barriers(self, only=step.name)
 
     def command_rows(

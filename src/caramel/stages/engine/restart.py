@@ -21,26 +21,25 @@ from caramel.stages.state.rows import CommandRow, WpRow
 from caramel.vocabulary import WaitKind, WpState
 
 if TYPE_CHECKING:
-    from caramel.stages.engine.engine import Engine
+    from caramel.stages.engine.interface import EngineInterface
 
 
-def recover(engine: Engine) -> set[tuple[str, int, int]]:
+def recover(engine: EngineInterface) -> set[tuple[str, int, int]]:
     """Workpackages left `running` by a bench that died, or stopped by an interruption, go on after
-    the last do their shell recorded as ended; from scratch when none had ended. Returns the shared
-    do's (step, cycle, op) a bench was running: their shells' records tell whether they ended."""
-    stale = [
-        wp
-        for wp in engine.wps.values()
-        if wp.state == WpState.RUNNING
-        or (
-            wp.state == WpState.OPEN
-            and wp.attempt > 0
-            and wp.reason.startswith(recovery.INTERRUPTED)
-        )
-    ]
-    ended = recovery.read_ended(engine.record_file) if stale else {}
+    the last do their shell recorded as ended; from scratch when none had ended. So does an `open`
+    one whose shell recorded do's of its next attempt: a bench that died before committing the
+    batch that started it (engine.batches). Returns the shared do's (step, cycle, op) a bench was
+    running: their shells' records tell whether they ended."""
+    ended = recovery.read_ended(engine.record_file) if _may_have_records(engine) else {}
     with engine.store.transaction():
-        for wp in stale:
+        for wp in list(engine.wps.values()):
+            following = ended.get(recovery.wp_tag(wp.id, wp.attempt + 1))
+            if wp.state == WpState.OPEN and following is not None:
+                # a start in a batch a dead bench never committed (engine.batches): nothing else
+                # runs an attempt the store has not counted; it is the attempt the records name
+                engine.move(wp, "start", attempt=wp.attempt + 1, started=following.when)
+            elif not _stale(wp):
+                continue
             tag = recovery.wp_tag(wp.id, wp.attempt)
             if tag not in ended and recovery.prepare_tag(wp.id, wp.attempt) in ended:
                 _after_prepares(engine, wp, ended[recovery.prepare_tag(wp.id, wp.attempt)])
@@ -50,7 +49,23 @@ def recover(engine: Engine) -> set[tuple[str, int, int]]:
         return engine.store.take_running_shared()
 
 
-def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> None:
+def _stale(wp: WpRow) -> bool:
+    """`running` (bench died), or stopped by an interruption."""
+    return wp.state == WpState.RUNNING or (
+        wp.state == WpState.OPEN and wp.attempt > 0 and wp.reason.startswith(recovery.INTERRUPTED)
+    )
+
+
+def _may_have_records(engine: EngineInterface) -> bool:
+    """Whether the run's record file may tell anything (it is read only then): a workpackage is
+    `running`, or `open` after a start of its own or of a parent that a bench may not have
+    committed."""
+    return engine.counts[WpState.RUNNING] + engine.counts[WpState.OPEN] > 0 and os.path.exists(
+        engine.record_file
+    )
+
+
+def _recover_one(engine: EngineInterface, wp: WpRow, ended: recovery.Ended | None) -> None:
     step = engine.bench.steps[wp.step]
     params = engine.store.params(wp.id)
     params.setdefault("jube_wp_status", "RUNNING")
@@ -119,7 +134,7 @@ def _recover_one(engine: Engine, wp: WpRow, ended: recovery.Ended | None) -> Non
         engine.ready(wp, cmd.cycle, cmd.op + 1)
 
 
-def _after_prepares(engine: Engine, wp: WpRow, ended: recovery.Ended) -> None:
+def _after_prepares(engine: EngineInterface, wp: WpRow, ended: recovery.Ended) -> None:
     """No do of the attempt ended, but prepares did (their shells recorded it): they are not run
     again. A failed one fails the workpackage; else it goes on after the last that ended, in its
     folder."""
@@ -140,7 +155,7 @@ def _after_prepares(engine: Engine, wp: WpRow, ended: recovery.Ended) -> None:
 
 
 def _recorded_command(
-    engine: Engine, step: Step, params: Params, paths: WpPaths, ended: recovery.Ended
+    engine: EngineInterface, step: Step, params: Params, paths: WpPaths, ended: recovery.Ended
 ) -> Command:
     """The do whose end was recorded, as its script ran it (a submit step's is its job's
     submission)."""
@@ -150,7 +165,7 @@ def _recorded_command(
     return command_for(step.dos[ended.op], ended.op, ended.cycle, cycle_params, paths.base)
 
 
-def settle_cancelled(engine: Engine) -> None:
+def settle_cancelled(engine: EngineInterface) -> None:
     """Cancel what depends on a failure; reopen what was cancelled for a failure since removed."""
     with engine.store.transaction():
         for wp_id in sorted(engine.wps):
@@ -170,7 +185,7 @@ def settle_cancelled(engine: Engine) -> None:
                 engine.move(wp, "reopen")
 
 
-def stop(engine: Engine, spare: str = "") -> None:
+def stop(engine: EngineInterface, spare: str = "") -> None:
     """bench is stopping (Ctrl-C, SIGTERM): end running scripts (their shells record the do's that
     finished), and leave no workpackage `running`: the next continue goes on from the records."""
     try:

@@ -24,7 +24,7 @@ from caramel.stages.spec.model import Step
 from caramel.vocabulary import WpState
 
 if TYPE_CHECKING:
-    from caramel.stages.engine.engine import Engine
+    from caramel.stages.engine.interface import EngineInterface
     from caramel.stages.state.rows import WpRow
 
 # after `done` repeats: None for one more, else why the run stops there (recorded with the run)
@@ -90,7 +90,7 @@ def repeat_of(wps: Mapping[int, WpRow], steps: Mapping[str, Step]) -> dict[int, 
     return out
 
 
-def run_repeats(engine: Engine, go_on: GoOn) -> Summary:
+def run_repeats(engine: EngineInterface, go_on: GoOn) -> Summary:
     """Run `engine` a repeat at a time until `go_on` says stop, or the planned repeats are
     done. A run left with workpackages waiting (a job in a queue) stops here as it is: `bench
     continue` goes on."""
@@ -123,7 +123,9 @@ def run_repeats(engine: Engine, go_on: GoOn) -> Summary:
     return summary
 
 
-def _drop_later(engine: Engine, repeat: dict[int, int], made: int, planned: int, why: str) -> None:
+def _drop_later(
+    engine: EngineInterface, repeat: dict[int, int], made: int, planned: int, why: str
+) -> None:
     """The run after `made` of `planned` repeats: the later ones' workpackages out, the
     model's steps with the iterations and repeats that ran (call inside a transaction)."""
     if made >= planned:

@@ -151,7 +151,6 @@ def build_script(
         out.append(_dump_env(carry_file) + "\n")
     out.append(
         "__caramel_mark END\n}\n__caramel_body\n__caramel_rc=$?\n"
-        '[ -z "$__caramel_watcher" ] || kill -KILL "$__caramel_watcher" 2>/dev/null\n'
         "__caramel_mark EXIT $__caramel_rc\n"
     )
     return "".join(out)

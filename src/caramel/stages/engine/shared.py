@@ -24,10 +24,10 @@ from caramel.stages.state.rows import WpRow
 from caramel.vocabulary import Role, WaitKind, WpState
 
 if TYPE_CHECKING:
-    from caramel.stages.engine.engine import Engine
+    from caramel.stages.engine.interface import EngineInterface
 
 
-def depend_history(engine: Engine, step_name: str) -> set[str]:
+def depend_history(engine: EngineInterface, step_name: str) -> set[str]:
     seen: set[str] = set()
     todo = list(engine.bench.steps[step_name].depend)
     while todo:
@@ -38,7 +38,7 @@ def depend_history(engine: Engine, step_name: str) -> set[str]:
     return seen
 
 
-def run_barriers(engine: Engine, only: str | None = None) -> bool:
+def run_barriers(engine: EngineInterface, only: str | None = None) -> bool:
     """Run the shared do's whose workpackages all arrived (of step `only`, or of all steps);
     True when something moved."""
     moved = False
@@ -64,7 +64,7 @@ def run_barriers(engine: Engine, only: str | None = None) -> bool:
     return moved
 
 
-def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int) -> None:
+def _run(engine: EngineInterface, step_name: str, group: list[WpRow], cycle: int, op: int) -> None:
     step = engine.bench.steps[step_name]
     store = engine.store
     outcome = None
@@ -134,7 +134,9 @@ def _run(engine: Engine, step_name: str, group: list[WpRow], cycle: int, op: int
     engine.show_progress()
 
 
-def _recorded(engine: Engine, step_name: str, command: Command, folder: str) -> Outcome | None:
+def _recorded(
+    engine: EngineInterface, step_name: str, command: Command, folder: str
+) -> Outcome | None:
     """The outcome of a shared do that ended while bench was stopped (its shell recorded it), or
     None."""
     if not engine.was_running_shared(step_name, command.cycle, command.op):

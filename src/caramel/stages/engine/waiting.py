@@ -16,7 +16,7 @@ from caramel.vocabulary import JobStatus, WaitKind, WpState
 
 if TYPE_CHECKING:
     from caramel.adapters.backends import JobState
-    from caramel.stages.engine.engine import Engine
+    from caramel.stages.engine.interface import EngineInterface
     from caramel.stages.state.rows import WpRow
 
 
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 # `dependency_grace` after the parent's failure.
 
 
-def check(engine: Engine) -> bool:
+def check(engine: EngineInterface) -> bool:
     """Move on what can move; True when some workpackage changed (or may start now)."""
     now = time.time()
     waits = engine.waiting_at(WaitKind.FILE)
@@ -80,7 +80,9 @@ def _said(path: str) -> str:
     return f": {lines[-1]}" if lines else ""
 
 
-def _orphans(engine: Engine, waits: list[WpRow], states: dict[str, JobState]) -> dict[int, str]:
+def _orphans(
+    engine: EngineInterface, waits: list[WpRow], states: dict[str, JobState]
+) -> dict[int, str]:
     """The waiting workpackages whose job waits for a parent job that failed (queued after it,
     engine.arrays), each with its reason: SLURM's where it gave one (DependencyNeverSatisfied), else
     the parent's failure."""
@@ -149,7 +151,7 @@ def _job_note(wp: WpRow) -> str:
     return f" (job {wp.job_id})" if wp.job_id else ""
 
 
-def _follow_jobs(engine: Engine, waits: list, now: float) -> bool:
+def _follow_jobs(engine: EngineInterface, waits: list, now: float) -> bool:
     """One scheduler query for every job still without its done file: fail the ones whose job ended,
     cancel the ones queued after a parent that failed, and show the others' scheduler state in their
     reason."""

@@ -7,11 +7,14 @@ workpackage left running in the background (which lives on, as under JUBE). The 
 go to descriptor 9 (engine.marker), the shell's stdout, which only bench reads; the shells' own
 complaints (stderr, and the script's stdout) go to a file bench reads when a script fails.
 
-Each script starts a watcher in its session, reading a pipe only bench holds: if bench dies, even
-by SIGKILL, the watcher sees end of file and stops the script's group as bench would (SIGTERM again
-and again for CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the
-script records what finished; then SIGKILL), so no do of a dead bench runs on unrecorded. A script
-that ended ends its watcher: what it left in the background is no longer watched.
+Each shell has one watcher, started with its first script, reading a pipe only bench holds. If
+bench dies, even by SIGKILL, the watcher sees end of file and stops the script running then (its
+shell's child: /proc lists it) as bench would (SIGTERM to its group again and again for
+CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the script records
+what finished; then SIGKILL), and ends its shell, so no do of a dead bench runs on unrecorded.
+What an ended script left in the background is not watched. A shell that bench closes ends its
+watcher first. One watcher per shell, not one per script: a workpackage costs the processes of its
+script and its do's only.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ class LocalShell:
         os.close(low_r)
         self._alive_r = alive_r  # its number in the shell too (pass_fds keeps it)
         self._complaints = tempfile.TemporaryFile()
+        self._watched = False  # the watcher starts with the first script
         self._complaints_seen = 0
         self.process = subprocess.Popen(
             [program, "-s"],
@@ -65,20 +69,41 @@ class LocalShell:
 
     def start(self, script: str, secret: str, grace: float) -> None:
         """Run `script` (a program for `sh -s` writing its markers to descriptor 9) in a session of
-        its own, with its watcher. The here-document's end carries the secret: no do's text can end
-        it."""
+        its own; the shell's watcher starts with the first. The here-document's end carries the
+        secret: no do's text can end it."""
         end = f"__caramel_script_{secret}"
-        # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
-        looks = max(0, int(grace / STOP_LOOK))
-        watcher = (
-            f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; kill -TERM 0; __caramel_i=0; "
-            f"while [ $__caramel_i -lt {looks} ]; do sleep {STOP_LOOK}; kill -TERM 0; "
-            f"__caramel_i=$((__caramel_i + 1)); done; kill -KILL 0; }} </dev/null >/dev/null 2>&1 "
-            f"{CHANNEL_FD}>&- &\n__caramel_watcher=$!\n"
-        )
+        watcher = "" if self._watched else self._watcher(grace)
+        self._watched = True
         session = f"{shlex.quote(self._setsid)} " if self._setsid else ""
         self.send(
-            f"{session}{shlex.quote(self.program)} -s {CHANNEL_FD}>&1 >&2 <<'{end}'\n{watcher}{script}{end}\n"
+            f"{watcher}{session}{shlex.quote(self.program)} -s {CHANNEL_FD}>&1 >&2 <<'{end}'\n"
+            f"{script}{end}\n"
+        )
+
+    def _watcher(self, grace: float) -> str:
+        """The shell's watcher: once bench's pipe ends, SIGTERM every STOP_LOOK seconds for `grace`
+        seconds to the group of each script its shell runs (its children but itself: each a
+        session leader, looked up again at each look, as a script may start meanwhile), then
+        SIGKILL to them, then the shell itself (it starts no further script)."""
+        # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
+        looks = max(0, int(grace / STOP_LOOK))
+        if self._setsid:
+            # Linux lists a process's children in /proc; pgrep elsewhere. The watcher is a child
+            # too: it leads no group, so the signal to "its group" finds none.
+            children = (
+                "for __caramel_k in $(cat /proc/$$/task/$$/children 2>/dev/null || pgrep -P $$); "
+                'do case " $__caramel_g " in *" $__caramel_k "*) ;; '
+                '*) __caramel_g="$__caramel_g $__caramel_k";; esac; done; '
+            )
+            signal_all = "for __caramel_p in $__caramel_g; do kill -{} -$__caramel_p; done; "
+        else:  # the scripts share the shell's process group, the watcher's too
+            children, signal_all = "", "kill -{} 0; "
+        return (
+            f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; __caramel_g=; "
+            f"__caramel_i=0; while [ $__caramel_i -le {looks} ]; do {children}"
+            f"{signal_all.format('TERM')}sleep {STOP_LOOK}; "
+            f"__caramel_i=$((__caramel_i + 1)); done; {signal_all.format('KILL')}kill -KILL $$; }} "
+            f"</dev/null >/dev/null 2>&1 {CHANNEL_FD}>&- &\n__caramel_watcher=$!\n"
         )
 
     def fileno(self) -> int:
@@ -111,7 +136,8 @@ class LocalShell:
         """End the shell; what its do's left running in the background is left alone (as JUBE
         does)."""
         try:
-            self.send("exit 0\n")
+            # its watcher first: the end of bench's pipe is then no reason to stop anything
+            self.send('[ -z "$__caramel_watcher" ] || kill -KILL "$__caramel_watcher"; exit 0\n')
             assert self.process.stdin is not None
             self.process.stdin.close()
         except (
