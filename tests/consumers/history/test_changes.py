@@ -80,3 +80,15 @@ def test_causes_list_what_differs():
     assert ch.causes({"driver": "550", "python": "3.11"}, {"driver": "560", "python": "3.11",
                                                             "module": "x"}) == (
         "driver: 550 -> 560", "module: (none) -> x")
+
+
+def test_welch_is_scipys_ttest_ind():
+    # changes._welch computes Welch's test directly (speed); scipy.stats.ttest_ind is the oracle
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    for n_before, n_after in ((3, 3), (4, 9), (30, 5), (200, 40)):
+        before = rng.lognormal(0, 0.05, n_before)
+        after = rng.lognormal(0.02, 0.1, n_after)
+        expected = stats.ttest_ind(np.log(after), np.log(before), equal_var=False).pvalue
+        assert abs(ch._welch(before, after) - expected) <= 1e-12 * max(expected, 1e-300)

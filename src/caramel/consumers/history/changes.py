@@ -116,11 +116,22 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
 
 
 def _welch(before: np.ndarray, after: np.ndarray) -> float:
-    from scipy import stats
+    """Welch's two-sided t-test of the logs, as scipy.stats.ttest_ind(equal_var=False) computes it
+    (the same p), through scipy.special.stdtr: ttest_ind's checks cost 0.4 ms a call, and a series
+    with many short segments (outliers) is tested a few hundred times (a dashboard of 4,000 series:
+    minutes)."""
+    from scipy import special
 
     if before.std() == 0 and after.std() == 0:
         return 0.0 if before.mean() != after.mean() else 1.0
-    return float(stats.ttest_ind(np.log(after), np.log(before), equal_var=False).pvalue)
+    log_before, log_after = np.log(before), np.log(after)
+    var_before = log_before.var(ddof=1) / len(log_before)
+    var_after = log_after.var(ddof=1) / len(log_after)
+    t = (log_after.mean() - log_before.mean()) / math.sqrt(var_before + var_after)
+    df = (var_before + var_after) ** 2 / (
+        var_before**2 / (len(log_before) - 1) + var_after**2 / (len(log_after) - 1)
+    )
+    return float(2 * special.stdtr(df, -abs(t)))
 
 
 def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list[int], list[float]]:
