@@ -52,7 +52,7 @@ def _run_provenance(coll: Collection) -> dict[str, dict[str, object]]:
 
 
 def _key_series(coll: Collection) -> tuple[list[tuple], list[str]]:
-    """Per key of coll.keys: the plot line it belongs to (metric, configuration) and its direction."""
+    """Per key of coll.keys: the plot line it is on (metric, configuration) and its direction."""
     lines, ways = [], []
     for k, (tbl, _config, name, unit, direction) in enumerate(coll.keys):
         label, row = coll.parsed[k]
