@@ -83,12 +83,18 @@ def test_causes_list_what_differs():
 
 
 def test_welch_is_scipys_ttest_ind():
-    # changes._welch computes Welch's test directly (speed); scipy.stats.ttest_ind is the oracle
+    # changes._welch tests all neighbouring segments at once (speed); scipy.stats.ttest_ind is the
+    # oracle, pair by pair; two constant segments: 0 when they differ, else 1
     from scipy import stats
 
     rng = np.random.default_rng(7)
-    for n_before, n_after in ((3, 3), (4, 9), (30, 5), (200, 40)):
-        before = rng.lognormal(0, 0.05, n_before)
-        after = rng.lognormal(0.02, 0.1, n_after)
-        expected = stats.ttest_ind(np.log(after), np.log(before), equal_var=False).pvalue
-        assert abs(ch._welch(before, after) - expected) <= 1e-12 * max(expected, 1e-300)
+    for lengths in ((3, 3), (4, 9, 3), (30, 5, 12, 200), (200, 40)):
+        segments = [rng.lognormal(rng.uniform(0, 0.1), 0.08, n) for n in lengths]
+        edges = np.cumsum([0, *lengths]).tolist()
+        found = ch._welch(np.concatenate(segments), edges)
+        for k, p in enumerate(found):
+            before, after = np.log(segments[k]), np.log(segments[k + 1])
+            expected = stats.ttest_ind(after, before, equal_var=False).pvalue
+            assert abs(p - expected) <= 1e-9 * expected, (lengths, k)
+    flat = np.array([2.0] * 3 + [2.0] * 4 + [3.0] * 3)
+    assert ch._welch(flat, [0, 3, 7, 10]) == [1.0, 0.0]

@@ -115,23 +115,29 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
     return [int(b) for b in found[:-1]]  # the last one is the series' end
 
 
-def _welch(before: np.ndarray, after: np.ndarray) -> float:
-    """Welch's two-sided t-test of the logs, as scipy.stats.ttest_ind(equal_var=False) computes it
-    (the same p), through scipy.special.stdtr: ttest_ind's checks cost 0.4 ms a call, and a series
-    with many short segments (outliers) is tested a few hundred times (a dashboard of 4,000 series:
-    minutes)."""
+def _welch(values: np.ndarray, edges: list[int]) -> list[float]:
+    """Welch's two-sided t-test of the logs between each pair of neighbouring segments (`edges`:
+    0, the segments' starts, len(values)), all at once: the p of scipy.stats.ttest_ind(after,
+    before, equal_var=False) of each pair (its formula, scipy.special.stdtr for the tail), where
+    ttest_ind's checks cost 0.4 ms a call and a series with many short segments (outliers) is
+    tested a few hundred times (a dashboard of 4,000 series: minutes). Two constant segments:
+    p 0 when they differ, else 1."""
     from scipy import special
 
-    if before.std() == 0 and after.std() == 0:
-        return 0.0 if before.mean() != after.mean() else 1.0
-    log_before, log_after = np.log(before), np.log(after)
-    var_before = log_before.var(ddof=1) / len(log_before)
-    var_after = log_after.var(ddof=1) / len(log_after)
-    t = (log_after.mean() - log_before.mean()) / math.sqrt(var_before + var_after)
-    df = (var_before + var_after) ** 2 / (
-        var_before**2 / (len(log_before) - 1) + var_after**2 / (len(log_after) - 1)
-    )
-    return float(2 * special.stdtr(df, -abs(t)))
+    starts, lengths = np.asarray(edges[:-1]), np.diff(edges)
+    logs = np.log(values)
+    means = np.add.reduceat(logs, starts) / lengths
+    squares = np.add.reduceat((logs - np.repeat(means, lengths)) ** 2, starts)
+    spread = squares / (lengths - 1) / lengths  # the variance of each segment's mean
+    constant = np.maximum.reduceat(values, starts) == np.minimum.reduceat(values, starts)
+    before, after = spread[:-1], spread[1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (means[1:] - means[:-1]) / np.sqrt(before + after)
+        df = (before + after) ** 2 / (before**2 / (lengths[:-1] - 1) + after**2 / (lengths[1:] - 1))
+        p = 2 * special.stdtr(df, -np.abs(t))
+    both = constant[:-1] & constant[1:]
+    differ = values[starts[:-1]] != values[starts[1:]]
+    return np.where(both, np.where(differ, 0.0, 1.0), p).tolist()
 
 
 def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list[int], list[float]]:
@@ -140,11 +146,7 @@ def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list
     between two long segments has the power a short one lacks)."""
     cuts = list(cuts)
     while cuts:
-        edges = [0, *cuts, len(values)]
-        p_values = [
-            _welch(values[edges[k - 1] : edges[k]], values[edges[k] : edges[k + 1]])
-            for k in range(1, len(edges) - 1)
-        ]
+        p_values = _welch(values, [0, *cuts, len(values)])
         weakest = int(np.argmax(p_values))
         if p_values[weakest] < alpha:
             return cuts, p_values
