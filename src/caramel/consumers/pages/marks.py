@@ -94,8 +94,9 @@ def find(coll: Collection) -> Marks:
             continue
         out.judged += 1
         values = mean[rows[part]]
-        if not changes.boundaries(values):
-            continue  # series_changes would find none: its points are not made (speed)
+        cuts = changes.boundaries(values)
+        if not cuts or not changes.significant(values, cuts, changes.ALPHA)[0]:
+            continue  # series_changes would find none (its two steps): no points made (speed)
         first = part[0]
         bench, label = names[run_group[run[first]]]
         metric, config = lines[key[first]]
