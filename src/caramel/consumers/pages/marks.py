@@ -82,13 +82,13 @@ def find(coll: Collection) -> Marks:
     series = run_group[run] * max(1, len(line_ids)) + key_line[key]
     order = np.lexsort((np.arange(len(rows)), started[run], series))
     ordered = series[order]
-    cuts = np.flatnonzero(np.diff(ordered)) + 1
+    splits = np.flatnonzero(np.diff(ordered)) + 1
     found: list[ChangePoint] = []
     owner: dict[tuple[str, ...], SeriesKey] = {}
     names = list(groups)
     keys = [r.record.run_key for r in coll.runs]
     whens = [_when(r.record.started) for r in coll.runs]
-    for part in np.split(order, cuts):
+    for part in np.split(order, splits):
         if len(part) < changes.MIN_RUNS:
             out.short += 1
             continue
