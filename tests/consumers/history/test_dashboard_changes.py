@@ -64,6 +64,7 @@ def test_the_step_is_marked_on_its_series_with_its_cause(tmp_path):
     assert change["causes"] == ["driver: 550.54 -> 560.28"]  # the host changes every run: no cause
     panel = re.search(r'<section id="events">.*?</section>', html, re.S).group(0)
     assert "driver: 550.54 -&gt; 560.28" in panel and "1 series of 1 benchmark" in panel
+    assert '<tr data-bench="gemm" data-group="lab">' in panel  # the filters hide it with gemm
     assert "regression" in panel and re.search(r"-1[45]\.\d %", panel) and "no-events" not in panel
 
 

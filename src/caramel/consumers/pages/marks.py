@@ -169,6 +169,8 @@ class EventRow:
     kinds: str
     low: float  # the smallest and largest change in %, signed
     high: float
+    bench: str = ""  # its one benchmark, for the page's filter ("" when several)
+    group: str = ""  # its one system label ("" when several)
 
 
 def event_rows(marks: Marks) -> list[EventRow]:
@@ -186,6 +188,11 @@ def event_rows(marks: Marks) -> list[EventRow]:
                 "/".join(sorted({c.kind.value for c in e.changes})),
                 sizes[0],
                 sizes[-1],
+                *(_one({c.series[k] for c in e.changes}) for k in (0, 1)),
             )
         )
     return sorted(rows, key=lambda r: (r.when, max(abs(r.low), abs(r.high))), reverse=True)
+
+
+def _one(names: set[str]) -> str:
+    return next(iter(names)) if len(names) == 1 else ""
