@@ -99,3 +99,21 @@ def test_the_boundaries_p_values_are_scipys_welch_test(seed, n):
     want = [stats.ttest_ind(logs[edges[k]:edges[k + 1]], logs[edges[k - 1]:edges[k]],
                             equal_var=False).pvalue for k in range(1, len(edges) - 1)]
     assert np.allclose(ch.welch_p_values(logs, cuts), want, rtol=1e-6, atol=1e-12)
+
+
+def test_welch_is_scipys_ttest_ind():
+    # changes.welch_p_values tests all neighbouring segments at once (speed); scipy's ttest_ind is the
+    # oracle, pair by pair; two constant segments: 0 when they differ, else 1
+    from scipy import stats
+
+    rng = np.random.default_rng(7)
+    for lengths in ((3, 3), (4, 9, 3), (30, 5, 12, 200), (200, 40)):
+        segments = [rng.lognormal(rng.uniform(0, 0.1), 0.08, n) for n in lengths]
+        edges = np.cumsum([0, *lengths]).tolist()
+        found = ch.welch_p_values(np.log(np.concatenate(segments)), edges[1:-1])
+        for k, p in enumerate(found):
+            before, after = np.log(segments[k]), np.log(segments[k + 1])
+            expected = stats.ttest_ind(after, before, equal_var=False).pvalue
+            assert abs(p - expected) <= 1e-6 * expected + 1e-12, (lengths, k)
+    flat = np.array([2.0] * 3 + [2.0] * 4 + [3.0] * 3)
+    assert np.allclose(ch.welch_p_values(np.log(flat), [3, 7]), [1.0, 0.0])

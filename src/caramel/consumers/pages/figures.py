@@ -29,6 +29,7 @@ from caramel.consumers.pages.axes import (
     x_axis,
     y_axis,
 )
+from caramel.consumers.pages.marks import Marks, drawn
 from caramel.consumers.pages.sources import COPY, Collection, Figure
 from caramel.consumers.pages.thinning import regressed_pairs
 from caramel.stages.analyse.intervals import LEVEL, t_quantile
@@ -235,7 +236,11 @@ def regressions(items: list[Figure]) -> list[int]:
     return [int(i) + 1 for i in np.flatnonzero(pairs)]
 
 
-def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
+def history_plots(
+    coll: Collection, figures: list[Figure], marks: Marks | None = None
+) -> list[dict]:
+    """Each metric's history, a line per system and configuration, its regressions and (`marks`)
+    its change points, found on the whole series (pages.marks)."""
     plots = []
     for metric, group in _metrics(figures).items():
         series: dict[tuple[str, str], list[Figure]] = defaultdict(list)
@@ -244,6 +249,7 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
         if max(len(v) for v in series.values()) < 2:
             continue  # one run each: nothing over time
         out = []
+        bench = coll.runs[group[0].run].record.benchmark
         for (label, _config), items in sorted(series.items()):
             items.sort(key=lambda f: coll.runs[f.run].record.started or 0)
             # judged on the whole series where the page draws a thinned one (pages.thinning)
@@ -263,6 +269,9 @@ def history_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
                     "ci": ci_half([f.sd for f in items], [f.n for f in items]),
                     "run": [f.run for f in items],
                     "bad": bad,
+                    "changes": drawn(marks, (bench, label, metric, items[0].config))
+                    if marks
+                    else [],
                 }
             )
         plots.append(
@@ -328,11 +337,15 @@ def latest_plots(coll: Collection, figures: list[Figure], shown: set[tuple]) -> 
 
 
 def benchmark_plots(
-    coll: Collection, figures: list[Figure], focus: set[int] | None = None
+    coll: Collection,
+    figures: list[Figure],
+    focus: set[int] | None = None,
+    marks: Marks | None = None,
 ) -> list[dict]:
     """Every plot of one benchmark's figures; `focus` (bench report): the runs the sweeps are drawn
-    from."""
+    from; `marks`: the change points the history plots mark."""
     latest = current(coll, [f for f in figures if focus is None or f.run in focus])
-    plots = sweep_plots(coll, latest) + energy_plot(coll, latest) + history_plots(coll, figures)
+    history = history_plots(coll, figures, marks)
+    plots = sweep_plots(coll, latest) + energy_plot(coll, latest) + history
     shown = {tuple(p["metric"]) for p in plots if p["kind"] != "energy"}
     return plots + latest_plots(coll, latest, shown)

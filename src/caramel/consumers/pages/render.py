@@ -17,7 +17,9 @@ import jinja2
 import orjson
 
 from caramel import __version__, redact
+from caramel.consumers.history.changes import MIN_RUNS
 from caramel.consumers.history.store import RunRecord
+from caramel.consumers.pages import marks as change_marks
 from caramel.consumers.pages import summary
 from caramel.consumers.pages.figures import benchmark_plots
 from caramel.consumers.pages.sources import Collection
@@ -142,14 +144,16 @@ def _data_json(data: dict) -> str:
     return orjson.dumps(data).decode("utf-8").replace("<", "\\u003c")
 
 
-def _plots(coll: Collection, focus: set[int] | None) -> tuple[list[dict], list[str]]:
+def _plots(
+    coll: Collection, focus: set[int] | None, marks: change_marks.Marks | None = None
+) -> tuple[list[dict], list[str]]:
     by_bench = defaultdict(list)
     for f in coll.figures:
         by_bench[coll.runs[f.run].record.benchmark].append(f)
     benchmarks = sorted({r.record.benchmark for r in coll.runs})
     plots: list[dict] = []
     for bench in benchmarks:
-        for plot in benchmark_plots(coll, by_bench.get(bench, []), focus):
+        for plot in benchmark_plots(coll, by_bench.get(bench, []), focus, marks):
             plot["id"], plot["bench"] = f"plot-{len(plots)}", bench
             plots.append(plot)
     return plots, benchmarks
@@ -208,7 +212,8 @@ def page(
     `all_points`: the CSV file beside the page holding every figure, named where a plot is
     thinned."""
     focus = {index for index, _ in runs} if runs else None
-    plots, benchmarks = _plots(coll, focus)
+    marks = change_marks.find(coll)
+    plots, benchmarks = _plots(coll, focus, marks)
     plots, compact = _compact(plots)
     rows = summary.rows(coll, baseline)
     tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
@@ -241,6 +246,10 @@ def page(
             # the footer explains the dashed line only where one is drawn (page.js: a series of
             # at least two sizes on a scaling axis)
             compact=compact,
+            events=change_marks.event_rows(marks),
+            judged=marks.judged,
+            short=marks.short,
+            min_runs=MIN_RUNS,
             ideal_drawn=any(
                 plot.get("ideal") and any(len(s.get("x", ())) > 1 for s in plot.get("series", ()))
                 for plot in plots

@@ -77,7 +77,40 @@
     [["job", r.job], ["nodes", r.nodes], ["hardware", r.fp], ["container", r.ctr], ["git commit", r.git],
      ["caramel", r.ver], ["failed rows", r.fail]].forEach(function (kv) { if (kv[1]) { lines.push(kv[0] + ": " + esc(kv[1])); } });
     if (s.bad.indexOf(k) >= 0) { lines.push('<span style="color:#c4320a">regressed against the run before</span>'); }
+    // the first run after a change point: the change on the point's own hover too (the marker
+    // drawn on it would hide its own)
+    (s.changes || []).forEach(function (c) { if (c.run === s.run[k]) { lines = lines.concat(changeLines(c)); } });
     return lines.join("<br>");
+  }
+  // a change point of the whole series (pages/marks.py): kind, size with its interval, p-value,
+  // the runs either side and the likely causes
+  var KIND_COLOURS = {regression: "#b42318", improvement: "#067647", changed: "#475467"};
+  function pct(v) { return (v >= 1 ? "+" : "") + ((v - 1) * 100).toFixed(1) + " %"; }
+  function changeHover(s, c) { return ["<b>" + esc(s.name) + "</b>"].concat(changeLines(c)).join("<br>"); }
+  function changeLines(c) {
+    var lines = ['<b style="color:' + KIND_COLOURS[c.kind] + '">change point: ' + esc(c.kind) + " " + pct(c.ratio) + "</b>",
+      "interval " + pct(c.low) + " … " + pct(c.high) + " (mean after / before), p = " + fmt(c.p),
+      "last run before: " + day(runs[c.before].t) + ", first after: " + day(runs[c.run].t)];
+    if (c.causes.length) {
+      lines.push("likely causes:");
+      c.causes.slice(0, 8).forEach(function (x) { lines.push("&nbsp;&nbsp;" + esc(x)); });
+      if (c.causes.length > 8) { lines.push("&nbsp;&nbsp;… " + (c.causes.length - 8) + " more"); }
+    } else { lines.push("nothing in the runs' provenance changed"); }
+    return lines;
+  }
+  function changeTrace(p) {
+    var marks = {x: [], y: [], text: [], colour: []};
+    p.series.forEach(function (s) {
+      (s.changes || []).forEach(function (c) {
+        if (!allowed(c.run)) { return; }
+        marks.x.push(instant(runs[c.run].t)); marks.y.push(c.y); marks.text.push(changeHover(s, c));
+        marks.colour.push(KIND_COLOURS[c.kind]);
+      });
+    });
+    if (!marks.x.length) { return []; }
+    return [{type: "scatter", mode: "markers", name: "change point", x: marks.x, y: marks.y, text: marks.text,
+      hovertemplate: "%{text}<extra></extra>", marker: {symbol: "diamond-open", size: 17, color: marks.colour,
+      line: {width: 3, color: marks.colour}}}];
   }
   function traces(p) {
     var out = [], bad = {x: [], y: [], text: []}, ideal = [], rests = [];
@@ -116,7 +149,7 @@
       out.push({type: "scatter", mode: "markers", name: "regressed", x: bad.x, y: bad.y, text: bad.text,
         hovertemplate: "%{text}<extra></extra>", marker: {symbol: "x-thin-open", size: 15, color: "#c4320a", line: {width: 3}}});
     }
-    return out.concat(ideal);
+    return out.concat(ideal, p.kind === "history" ? changeTrace(p) : []);
   }
   // Rows a horizontal legend of these names takes in `width` pixels (plotly wraps its entries: a
   // symbol of about 40 px and the text at 11 px, about 6.4 px a character).

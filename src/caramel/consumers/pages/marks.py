@@ -1,0 +1,198 @@
+"""Change points on the dashboard: every history plot's series judged by consumers/history/changes
+on all its figures in date order (Collection.numbers, never the thinned points a plot draws), the
+first run after each change marked, with its likely causes from the runs' provenance and fingerprint
+(changes_read.provenance, changes.with_causes), and the change points of several series at one
+moment grouped into events (changes.group_events) for the page's panel.
+
+A series here is what a history plot draws as one line: a benchmark's metric (pages.sources.Figure.
+metric) of one configuration on one system label; its figures in the order of their runs' start.
+Figures that are not positive are left out, as `bench history changes` leaves them out."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from caramel.consumers.history import changes
+from caramel.consumers.history.changes import ChangePoint, Event, Point
+from caramel.consumers.history.changes_read import PROVENANCE_COLUMNS, provenance
+from caramel.consumers.pages.sources import COPY, Collection, _metric
+from caramel.vocabulary import COPY_AGGREGATES, Direction
+
+SeriesKey = tuple[str, str, tuple[str, str, str, str], str]  # benchmark, label, metric, config
+
+
+@dataclass
+class Marks:
+    by_series: dict[SeriesKey, list[ChangePoint]] = field(default_factory=dict)
+    events: list[Event] = field(default_factory=list)
+    run_index: dict[str, int] = field(default_factory=dict)  # run key -> index into coll.runs
+    judged: int = 0  # series with at least changes.MIN_RUNS runs
+    short: int = 0  # series with fewer
+    # (a change point's series, its index) -> the figure of its first run after: where it is drawn
+    at: dict[tuple[tuple[str, ...], int], float] = field(default_factory=dict)
+
+
+def _when(started: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.gmtime(started or 0))
+
+
+def _run_provenance(coll: Collection) -> dict[str, dict[str, object]]:
+    """Each run's items that can explain a change (changes_read.provenance of its record)."""
+    out = {}
+    for run in coll.runs:
+        fields: dict[str, object] = {c: getattr(run.record, c, "") for c in PROVENANCE_COLUMNS}
+        fields["fingerprint"] = json.dumps(run.record.fingerprint or {})
+        out[run.record.run_key] = provenance(fields)
+    return out
+
+
+def _key_series(coll: Collection) -> tuple[list[tuple], list[str]]:
+    """Per key of coll.keys: the plot line it is on (metric, configuration) and its direction."""
+    lines, ways = [], []
+    for k, (tbl, _config, name, unit, direction) in enumerate(coll.keys):
+        label, row = coll.parsed[k]
+        aggregate = row.get(COPY, "") if row.get(COPY) in COPY_AGGREGATES else ""
+        lines.append((_metric(tbl, name, unit, aggregate), label))
+        ways.append(direction or "unknown")
+    return lines, ways
+
+
+def find(coll: Collection) -> Marks:
+    """The change points of every series of `coll` (all its figures) and their events."""
+    out = Marks(run_index={r.record.run_key: r.index for r in coll.runs})
+    numbers = coll.numbers
+    mean = numbers["mean"].to_numpy(float)
+    rows = np.flatnonzero(mean > 0)
+    if not len(rows):
+        return out
+    lines, ways = _key_series(coll)
+    line_ids: dict[tuple, int] = {}
+    key_line = np.array([line_ids.setdefault(line, len(line_ids)) for line in lines], np.int64)
+    groups: dict[tuple[str, str], int] = {}
+    run_group = np.array(
+        [groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in coll.runs]
+    )
+    started = np.array([r.record.started or 0 for r in coll.runs], dtype=float)
+    run, key = numbers["run"].to_numpy(np.int64)[rows], numbers["key"].to_numpy(np.int64)[rows]
+    series = run_group[run] * max(1, len(line_ids)) + key_line[key]
+    order = np.lexsort((np.arange(len(rows)), started[run], series))
+    ordered = series[order]
+    splits = np.flatnonzero(np.diff(ordered)) + 1
+    found: list[ChangePoint] = []
+    owner: dict[tuple[str, ...], SeriesKey] = {}
+    names = list(groups)
+    keys = [r.record.run_key for r in coll.runs]
+    whens = [_when(r.record.started) for r in coll.runs]
+    for part in np.split(order, splits):
+        if len(part) < changes.MIN_RUNS:
+            out.short += 1
+            continue
+        out.judged += 1
+        values = mean[rows[part]]
+        cuts = changes.boundaries(values)
+        if not cuts or not changes.significant(values, cuts, changes.ALPHA)[0]:
+            continue  # series_changes would find none (its two steps): no points made (speed)
+        first = part[0]
+        bench, label = names[run_group[run[first]]]
+        metric, config = lines[key[first]]
+        name = (bench, label, config, _figure(metric))
+        owner[name] = (bench, label, metric, config)
+        points = [
+            Point(whens[r], keys[r], float(v)) for r, v in zip(run[part], values, strict=True)
+        ]
+        direction = Direction(ways[key[first]])
+        here = changes.series_changes(name, points, metric[2], direction)
+        out.at.update({(name, c.index): float(values[c.index]) for c in here})
+        found += here
+    return _with_causes(coll, out, found, owner)
+
+
+def _figure(metric: tuple[str, str, str, str]) -> str:
+    """A metric as `bench history changes` names a figure (table/name), its unit and aggregate."""
+    tbl, name, unit, aggregate = metric
+    return (
+        f"{tbl}/{name}" + (f" [{unit}]" if unit else "") + (f" · {aggregate}" if aggregate else "")
+    )
+
+
+def _with_causes(
+    coll: Collection,
+    out: Marks,
+    found: list[ChangePoint],
+    owner: dict[tuple[str, ...], SeriesKey],
+) -> Marks:
+    """The change points with their causes (the runs in start order: the history's), by series;
+    and their events."""
+    order = [r.record.run_key for r in sorted(coll.runs, key=lambda r: r.record.started or 0)]
+    found = changes.with_causes(found, _run_provenance(coll), order)
+    by_series: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
+    for change in found:
+        by_series[owner[change.series]].append(change)
+    out.by_series = dict(by_series)
+    out.events = changes.group_events(found, {key: i for i, key in enumerate(order)})
+    return out
+
+
+def drawn(marks: Marks, key: SeriesKey) -> list[dict]:
+    """A plot line's change points as the page's script draws them: at the first run after (index
+    into the page's runs) and its figure, with what the hover says."""
+    return [
+        {
+            "run": marks.run_index[c.run_after],
+            "before": marks.run_index[c.run_before],
+            "y": float(f"{marks.at[(c.series, c.index)]:.6g}"),
+            "kind": c.kind.value,
+            "ratio": round(c.ratio, 6),
+            "low": round(c.low, 6),
+            "high": round(c.high, 6),
+            "p": float(f"{c.p_value:.2g}"),
+            "causes": list(c.causes),
+        }
+        for c in marks.by_series.get(key, [])
+    ]
+
+
+@dataclass(frozen=True)
+class EventRow:
+    """An event as the page's panel lists it."""
+
+    when: str  # the first run after's start, UTC
+    run: str
+    causes: tuple[str, ...]
+    series: int
+    benchmarks: int
+    kinds: str
+    low: float  # the smallest and largest change in %, signed
+    high: float
+    bench: str = ""  # its one benchmark, for the page's filter ("" when several)
+    group: str = ""  # its one system label ("" when several)
+
+
+def event_rows(marks: Marks) -> list[EventRow]:
+    """The events newest first, and at one moment the largest first."""
+    rows = []
+    for e in marks.events:
+        sizes = sorted((c.ratio - 1) * 100 for c in e.changes)
+        rows.append(
+            EventRow(
+                e.time_after,
+                e.run_after,
+                e.causes,
+                len(e.changes),
+                len({c.series[0] for c in e.changes}),
+                "/".join(sorted({c.kind.value for c in e.changes})),
+                sizes[0],
+                sizes[-1],
+                *(_one({c.series[k] for c in e.changes}) for k in (0, 1)),
+            )
+        )
+    return sorted(rows, key=lambda r: (r.when, max(abs(r.low), abs(r.high))), reverse=True)
+
+
+def _one(names: set[str]) -> str:
+    return next(iter(names)) if len(names) == 1 else ""
