@@ -114,44 +114,66 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
     return [int(b) for b in found[:-1]]  # the last one is the series' end
 
 
-def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
-    """Welch's two-sided p-value of each boundary in `cuts` between the runs before it and after it
-    (up to the neighbouring boundaries), on the log figures: all boundaries in a few numpy calls
-    over cumulative sums, the t distribution's tail by scipy's ufunc (scipy.stats.ttest_ind's
-    answer, without its per-call cost: a history has thousands of series)."""
+def _sums(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative sums of the log figures and of their squares, from 0 (the figures centred on
+    their median: the sums of squares near 0 lose no digits; p is shift-free)."""
+    centred = logs - np.median(logs)
+    return (
+        np.concatenate(([0.0], np.cumsum(centred))),
+        np.concatenate(([0.0], np.cumsum(centred * centred))),
+    )
+
+
+def _welch_from_sums(
+    s1: np.ndarray, s2: np.ndarray, first: np.ndarray, cut: np.ndarray, last: np.ndarray
+) -> np.ndarray:
+    """Welch's two-sided p-value between the runs [first, cut) and [cut, last), for arrays of
+    boundaries at once (scipy.stats.ttest_ind's formula; scipy.special.stdtr for the t tail, without
+    ttest_ind's per-call cost). No spread on either side: 0 where the means differ, else 1."""
     from scipy.special import stdtr
 
-    logs = logs - np.median(logs)  # the sums of squares near 0: no cancellation (p is shift-free)
-    edges = np.asarray([0, *cuts, len(logs)])
-    s1 = np.concatenate(([0.0], np.cumsum(logs)))
-    s2 = np.concatenate(([0.0], np.cumsum(logs * logs)))
-    n = np.diff(edges).astype(float)
-    mean = (s1[edges[1:]] - s1[edges[:-1]]) / n
-    var = np.maximum((s2[edges[1:]] - s2[edges[:-1]]) - n * mean * mean, 0.0) / (n - 1)
-    se2 = var / n
-    a, b = slice(1, None), slice(None, -1)  # each boundary: the segment after it, the one before
-    spread = se2[a] + se2[b]
+    nb, na = (cut - first).astype(float), (last - cut).astype(float)
+    mb, ma = (s1[cut] - s1[first]) / nb, (s1[last] - s1[cut]) / na
+    vb = np.maximum((s2[cut] - s2[first]) - nb * mb * mb, 0.0) / (nb - 1) / nb
+    va = np.maximum((s2[last] - s2[cut]) - na * ma * ma, 0.0) / (na - 1) / na
+    spread = va + vb
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = (mean[a] - mean[b]) / np.sqrt(spread)
-        df = spread**2 / (se2[a] ** 2 / (n[a] - 1) + se2[b] ** 2 / (n[b] - 1))
+        t = (ma - mb) / np.sqrt(spread)
+        df = spread**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
         p = 2 * stdtr(df, -np.abs(t))
-    # no spread on either side: the means differ or they do not
-    p = np.where(spread > 0, p, np.where(mean[a] != mean[b], 0.0, 1.0))
+    p = np.where(spread > 0, p, np.where(ma != mb, 0.0, 1.0))
     return np.asarray(np.nan_to_num(p, nan=1.0), dtype=float)
+
+
+def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
+    """Welch's two-sided p-value of each boundary in `cuts` between the runs before it and after it
+    (up to the neighbouring boundaries), on the log figures, all at once."""
+    s1, s2 = _sums(logs)
+    edges = np.asarray([0, *cuts, len(logs)])
+    return _welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:])
 
 
 def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list[int], list[float]]:
     """The boundaries that hold: each tested between its neighbouring segments, the weakest one
-    (highest p) merged away while it is not significant, then the rest tested again (a boundary
-    between two long segments has the power a short one lacks)."""
-    logs = np.log(values)
+    (highest p) merged away while it is not significant, then its two neighbours tested again (a
+    boundary between two long segments has the power a short one lacks; the others' segments did
+    not change, nor their p)."""
+    s1, s2 = _sums(np.log(values))
     cuts = list(cuts)
+    edges = np.asarray([0, *cuts, len(values)])
+    p_values = list(_welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:]))
     while cuts:
-        p_values = welch_p_values(logs, cuts)
         weakest = int(np.argmax(p_values))
         if p_values[weakest] < alpha:
             return cuts, [float(p) for p in p_values]
-        del cuts[weakest]
+        del cuts[weakest], p_values[weakest]
+        edges = np.asarray([0, *cuts, len(values)])
+        again = [k for k in (weakest - 1, weakest) if 0 <= k < len(cuts)]
+        if again:
+            k = np.asarray(again)
+            for at, p in zip(again, _welch_from_sums(s1, s2, edges[k], edges[k + 1], edges[k + 2]),
+                             strict=True):  # fmt: skip
+                p_values[at] = float(p)
     return [], []
 
 
