@@ -72,7 +72,8 @@ class ChangePoint:
         pct = (self.ratio - 1) * 100
         span = f"[{(self.low - 1) * 100:+.1f} %, {(self.high - 1) * 100:+.1f} %]"
         return (
-            f"{'/'.join(self.series)}: {self.kind.value} {pct:+.1f} % {span} ({self.unit or 'no unit'}"
+            f"{'/'.join(self.series)}: {self.kind.value} {pct:+.1f} % {span} "
+            f"({self.unit or 'no unit'}"
             f", p = {self.p_value:.1g}) between {self.run_before} and {self.run_after}"
         )
 

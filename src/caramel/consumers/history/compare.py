@@ -33,7 +33,10 @@ from caramel.stages.spec.quantities import UnitMismatch, conversion, describe
 from caramel.vocabulary import Direction, VerdictWord
 
 CANNOT_JUDGE = VerdictWord.CANNOT_JUDGE
-UNKNOWN_DIRECTION = "direction unknown; declare direction: lower|higher on the pattern (or a unit such as s or items/s)"
+UNKNOWN_DIRECTION = (
+    "direction unknown; declare direction: lower|higher on the pattern "
+    "(or a unit such as s or items/s)"
+)
 DEFAULT_THRESHOLD = 2.0  # percent: the band of no change, where no threshold is given
 TARGET_THRESHOLD = 5.0  # percent: a target's tolerance where neither it nor --threshold gives one
 # past this, "repetitions needed" says none would do (a ratio on the band's very edge)

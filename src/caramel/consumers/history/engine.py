@@ -101,7 +101,10 @@ def unavailable(target: str, exc: BaseException, doing: str = "") -> HistoryUnav
     elif "does not exist" in low and "database" in low:
         hint = "create the database (createdb), or name one that exists in the URL"
     else:
-        hint = "is the server running and reachable (host, port, firewall)? meanwhile bench result keeps runs locally"
+        hint = (
+            "is the server running and reachable (host, port, firewall)? "
+            "meanwhile bench result keeps runs locally"
+        )
     what = f"the history server {redact.url(target)}" + (f" ({doing})" if doing else "")
     return HistoryUnavailable(f"{what}: {first}", hint=hint)
 

@@ -55,7 +55,8 @@ def export_lines(
     `history.skipped`); the configuration and the names parsed and written once per distinct text.
     The line is JSON as `json.dumps` writes it, but for the samples' separators. A line is of schema
     2 unless a figure of it holds a reason (schema 3), so that older caramels read what they can."""
-    texts: dict = {}  # a table, name, unit or direction, and a configuration's stored text: its JSON
+    # a table, name, unit or direction, and a configuration's stored text: its JSON
+    texts: dict = {}
     for run in history.runs(benchmark):
         record = asdict(run)
         site, fingerprint = record.pop("site"), record.pop("fingerprint")

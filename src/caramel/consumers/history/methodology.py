@@ -143,7 +143,8 @@ def _figure_names(metric: Metric) -> set[str]:
 
 
 def is_result(metric: Metric) -> bool:
-    """A benchmark's result: not one copy's figure, not the spread over copies (report/copies.py)."""
+    """A benchmark's result: not one copy's figure, not the spread over copies
+    (report/copies.py)."""
     return COPY not in metric.row or metric.row[COPY] in COPY_AGGREGATES
 
 

@@ -128,7 +128,10 @@ def _check_file(path: str) -> None:
     if head != b"SQLite format 3\x00":
         raise RunError(
             f"{path}: not a caramel history (not an SQLite database)",
-            hint="a history is made by bench result (or bench import); an export is read by bench import",
+            hint=(
+                "a history is made by bench result (or bench import); "
+                "an export is read by bench import"
+            ),
         )
 
 

@@ -95,7 +95,8 @@ def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exc
         where, spooled = keep(target, lambda h: add_run(h, inp, tables))
     except Exception as exc:  # noqa: BLE001 - nowhere to keep it: say so, the run folder still has it all
         print(
-            f"warning: the run was not added to the history: {why}\nand could not be kept locally either: {exc}; "
+            f"warning: the run was not added to the history: {why}\n"
+            f"and could not be kept locally either: {exc}; "
             f"bench result {inp.run_dir} adds it later",
             file=sys.stderr,
         )
@@ -165,5 +166,8 @@ def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | N
         raise RunError(
             f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
             "half-read run, so nothing was added to the history",
-            hint="was it removed (bench remove) meanwhile? run bench result again on a run that stays",
+            hint=(
+                "was it removed (bench remove) meanwhile? "
+                "run bench result again on a run that stays"
+            ),
         )

@@ -69,7 +69,8 @@ def samples_texts(columns: Sequence[list[float]]) -> list[str]:
     sample that is a text), when orjson refuses a value (a subclass of float, an integer beyond 64
     bits), or when the lists do not cut apart as given (one holding lists), each is written by
     `samples_text`."""
-    import orjson  # here: 20 ms to import, which the history's readers (bench history list) never need
+    # here: 20 ms to import, which the history's readers (bench history list) never need
+    import orjson
 
     try:
         text = orjson.dumps(columns)
@@ -93,7 +94,8 @@ def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
 
 def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], int]:
     """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite` count).
-    A figure with no samples is a failed row's reason (`failed_row`); with no reason either, none."""
+    A figure with no samples is a failed row's reason (`failed_row`); with no reason either,
+    none."""
     columns = MetricColumns.of(metrics)
     if not len(columns):
         return [], 0
@@ -214,7 +216,8 @@ def texts_json(rows: Sequence[dict]) -> bytes | None:
     """orjson's text of dicts whose every value is a text, none holding an escape (a quote, a
     backslash, a control character); None for any other dicts. With no escape, a quote before a
     colon ends a key: each followed by a quote, every value is a text (no number, list or object).
-    TypeError (orjson.JSONEncodeError) for what orjson does not write (an integer beyond 64 bits)."""
+    TypeError (orjson.JSONEncodeError) for what orjson does not write (an integer beyond 64
+    bits)."""
     import orjson  # here: see samples_texts
 
     text = orjson.dumps(rows)

@@ -132,7 +132,9 @@ def _gelf(doc: dict) -> dict:
     message = {
         "version": "1.1",
         "host": doc["provenance"]["host"] or doc["site"] or "caramel",
-        "short_message": f"{doc['benchmark']} {doc['figure']} = {doc['value']:g} {doc['unit'] or ''}".strip(),
+        "short_message": (
+            f"{doc['benchmark']} {doc['figure']} = {doc['value']:g} {doc['unit'] or ''}"
+        ).strip(),
         "timestamp": doc["timestamp"],
         "level": 6,
     }
@@ -151,8 +153,8 @@ def _gelf(doc: dict) -> dict:
 def _post(sink: Sink, body: bytes, kind: str) -> None:
     """POST one body; any answer but 2xx (or an Elasticsearch bulk answer with errors) raises
     OSError."""
-    # urllib.request (http.client, ssl, email): 20 ms of CPU, imported only where a sink is set, not by
-    # every `bench result` that records to the history
+    # urllib.request (http.client, ssl, email): 20 ms of CPU, imported only where a sink is set,
+    # not by every `bench result` that records to the history
     import urllib.error
     import urllib.request
 
@@ -253,7 +255,8 @@ def _send(sink: Sink, docs: list[dict]) -> int:
         print(
             f"warning: the {sink.shape.value} sink {redact.url(sink.url)} did not take the "
             f"results ({exc}); "
-            f"they wait in {queue_path()} and are sent by the next bench result or bench history push",
+            f"they wait in {queue_path()} and are sent by the next bench result "
+            "or bench history push",
             file=sys.stderr,
         )
     return done

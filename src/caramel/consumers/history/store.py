@@ -239,7 +239,8 @@ class History:
             return self._insert(run, metrics, replace=True, compare=False)
 
     def made_from(self, run_key: str) -> str | None:
-        """The key of the tables the run's figures were last made from (report.results), if known."""
+        """The key of the tables the run's figures were last made from (report.results), if
+        known."""
         found = self.db.execute(
             "SELECT value FROM meta WHERE key = ?", ("tables:" + run_key,)
         ).fetchone()
@@ -308,7 +309,8 @@ class History:
 
     def metrics_by_run(self, benchmark: str | None = None) -> dict[str, list[Metric]]:
         """The metrics of every run (of `benchmark`), by run key, in ONE query however many runs:
-        what reading the figures of many runs (`bench predict`) asks instead of `metrics` per run."""
+        what reading the figures of many runs (`bench predict`) asks instead of `metrics` per
+        run."""
         found = query.benchmark_figures(self.db, self.db.dialect.order, benchmark)
         figures = zip(*(found[c].tolist() for c in found.columns), strict=True)
         out: dict[str, list[Metric]] = {}

@@ -270,7 +270,10 @@ def entry_from(path: str, name: str, spec, system: str, line: int) -> Entry:
 
 
 def _reference(spec, where: Location, what: str) -> Reference:
-    hint = "expected a number, [value, lower, upper] (-0.05 or '-5%') or {value: N, lower: -5%, upper: +20%}"
+    hint = (
+        "expected a number, [value, lower, upper] (-0.05 or '-5%') "
+        "or {value: N, lower: -5%, upper: +20%}"
+    )
     if _is_number(spec):
         return Reference(float(spec))
     if isinstance(spec, list):

@@ -81,8 +81,8 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, Sequence[Metric]
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RunError(
-            f"not a bench export: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} is not UTF-8 "
-            "text",
+            f"not a bench export: byte 0x{raw[exc.start]:02x} at column {exc.start + 1} "
+            "is not UTF-8 text",
             where,
             hint="bench export writes UTF-8 JSON, one run per line",
         ) from None
@@ -109,7 +109,9 @@ def _parsed(
 def _careful_json(raw: bytes, where: Location):
     """A line json reads, once bounded (size and depth): any other line's error names what is
     wrong."""
-    try:  # bounded.loads of the line's own bytes (what the text, valid UTF-8, encodes back to: one copy fewer)
+    # bounded.loads of the line's own bytes (what the text, valid UTF-8, encodes back to: one
+    # copy fewer)
+    try:
         data = bounded.check(raw, "the line")
         try:
             return json.loads(data)
@@ -153,8 +155,8 @@ def _check_schema(doc, where: Location) -> None:
         raise RunError(
             f"made by a newer caramel (schema {schema}): upgrade",
             where,
-            hint=f"this caramel reads exports of schema 1 to {EXPORT_SCHEMA}; upgrade caramel to import "
-            "it, or export again with an older caramel",
+            hint=f"this caramel reads exports of schema 1 to {EXPORT_SCHEMA}; "
+            "upgrade caramel to import it, or export again with an older caramel",
         )
 
 
@@ -311,7 +313,8 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
             return None
     except (KeyError, TypeError):
         return None
-    try:  # the finite floats of the whole line sum to a finite number (else each figure is looked at)
+    # the finite floats of the whole line sum to a finite number (else each figure is looked at)
+    try:
         if not math.isfinite(math.fsum(chain.from_iterable(samples))):
             return None
     except (OverflowError, ValueError):
@@ -325,7 +328,8 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
 def _plain_metric(metric) -> bool:
     """A metric as bench export writes it, told in a few type tests (a million figures are imported
     in seconds); False for anything else, which `_object` and `_check` then examine one by one and
-    refuse with the key and what it should hold, or accept (an integer sample, a number in a row)."""
+    refuse with the key and what it should hold, or accept (an integer sample, a number in a
+    row)."""
     if type(metric) is not dict or not _METRIC_KEY_SET.issuperset(metric):
         return False
     table, row, name, samples = (

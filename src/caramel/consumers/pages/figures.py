@@ -157,7 +157,8 @@ def sweep_plots(coll: Collection, figures: list[Figure]) -> list[dict]:
 
 
 def _constant(f: Figure, param: str = "") -> str:
-    """The parameters of a configuration that its label leaves out (they are the same throughout)."""
+    """The parameters of a configuration that its label leaves out (they are the same
+    throughout)."""
     shown = {kv.split("=", 1)[0] for kv in f.label.split(",") if kv}
     return ",".join(f"{k}={v}" for k, v in f.row.items() if k not in shown and k != param)
 

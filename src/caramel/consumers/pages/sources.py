@@ -157,7 +157,8 @@ def _add(
         if found is None:
             row = row_field(path, config, f"the configuration of {tbl}/{name}", dict)
             if row.get(COPY) in COPY_SPREADS:
-                continue  # the spread over the copies (sd, sem): no figure of its own, never a headline
+                # the spread over the copies (sd, sem): no figure of its own, never a headline
+                continue
             found = key_index[key] = len(out.keys)
             out.keys.append(key)
             out.parsed.append((",".join(f"{k}={v}" for k, v in row.items()), row))

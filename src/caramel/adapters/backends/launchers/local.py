@@ -125,7 +125,8 @@ class LocalShell:
         return self.process.wait()
 
     def kill(self) -> None:
-        """The shell (its process group: the shell alone, its scripts have sessions of their own)."""
+        """The shell (its process group: the shell alone, its scripts have sessions of their
+        own)."""
         try:
             os.killpg(self.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
