@@ -450,3 +450,12 @@ def test_accuracy_log_property_round_trip(
     for index, values in outputs.items():
         assert read[index].shape == (len(values) // 2, 2)
         assert read[index].ravel().tolist() == np.array(values, np.float32).tolist()
+
+
+def test_the_runs_figure_literal_agrees_with_the_summary_parsers_units():
+    """mlperf_inference.run.caramel_figures is a literal (so that --no-eval reads it without running
+    the module); it must say what loadgen_log.FIGURE_UNITS says for every figure both name."""
+    from caramel.payloads.workloads import loadgen_log, mlperf_inference
+
+    declared = mlperf_inference.run.caramel_figures
+    assert {k: declared[k] for k in loadgen_log.FIGURE_UNITS} == loadgen_log.FIGURE_UNITS
