@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 COMMAND = "continue"  # `bench continue` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("continue", help="check waiting workpackages and run what is left")
     add_run_args(parser)
     parser.add_argument(
@@ -119,7 +120,9 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
     return max(summary.exit_code, options.after(run_dir, out))
 
 
-def _logs(run_dir: str, job_logs):
+def _logs(
+    run_dir: str, job_logs: Callable[[str], Callable[[Summary], list[str]]]
+) -> Callable[[Summary], list[str]] | None:
     """The waiting jobs' progress for --wait's poll lines; None where the run cannot be read (the
     poll says what is wrong)."""
     from caramel.stages.state.store import is_run_dir

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import (
     UpdateOptions,
@@ -25,6 +25,11 @@ from caramel.cli.common import (
 )
 from caramel.cli.spellings import add_old_spelling
 from caramel.stages.report.styles import STYLES, Style
+
+if TYPE_CHECKING:  # the tables' modules are imported by the command, not by `bench --help`
+    from caramel.stages.analyse.inputs import AnalysisInput
+    from caramel.stages.report.results import Produced
+    from caramel.stages.report.table import Made, TableData
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,7 @@ class ResultOptions:
 COMMAND = "result"  # `bench result` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("result", help="analyse the run's logs and print its result tables")
     add_arguments(parser)
     parser.set_defaults(func=run)
@@ -224,7 +229,7 @@ def _has_any_tag(run_dir: str, tags: tuple[str, ...]) -> bool:
         return bool(set(store.info().tags) & set(tags))
 
 
-def _produce(inp, options: ResultOptions):
+def _produce(inp: AnalysisInput, options: ResultOptions) -> Produced:
     """The run's tables (report.results.produce); a table name `-o` does not know may be a file
     a user of caramel's former `-o FILE` meant: the hint says how to write one."""
     from caramel.stages.analyse.inputs import AnalyseError
@@ -243,7 +248,7 @@ def _produce(inp, options: ResultOptions):
         raise
 
 
-def _columns(options: ResultOptions, item):
+def _columns(options: ResultOptions, item: Made) -> Made:
     """`item` with the columns --select and --exclude keep (JUBE's, in the printed table and its
     result file; the history keeps every column)."""
     import dataclasses
@@ -269,7 +274,9 @@ def _is_terminal(out: TextIO) -> bool:
         return False
 
 
-def _tables(options: ResultOptions, inp, made: list, run_dir: str, people: bool = False) -> str:
+def _tables(
+    options: ResultOptions, inp: AnalysisInput, made: list[Made], run_dir: str, people: bool = False
+) -> str:
     """The text of every table (each also written to its result file) and every database written.
     `people`: what is shown is each table for a person (report.readable: rounded, empty columns
     left out, folded to the terminal's width); the result files keep the table's own style."""
@@ -279,7 +286,7 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str, people: bool 
     from caramel.stages.report.table import clashes, render, table_dict
 
     chunks: list[str] = []
-    documents: list[dict] = []
+    documents: list[dict[str, object]] = []
     foreign = _foreign(options.source.no_eval, run_dir)
     for item in map(lambda each: _columns(options, each), made):
         folder = result_dir(inp, item.result)
@@ -321,7 +328,7 @@ def _tables(options: ResultOptions, inp, made: list, run_dir: str, people: bool 
     return "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
 
 
-def _for_people(data) -> str:
+def _for_people(data: TableData) -> str:
     import shutil
 
     from caramel.stages.report.readable import folded, for_people
@@ -329,7 +336,7 @@ def _for_people(data) -> str:
     return folded(for_people(data), shutil.get_terminal_size().columns)
 
 
-def _database(item, dat: str, run_dir: str, foreign: bool, history: str) -> None:
+def _database(item: Made, dat: str, run_dir: str, foreign: bool, history: str) -> None:
     """Write the rows of a `<database>` table (report.database), or say in a note why not: a run
     folder the reader may not write (another user's, a read-only mount) keeps the owner's file."""
     from caramel.fs.paths import may_write

@@ -23,10 +23,11 @@ COMMAND = "run"  # `bench run` (cli/main.py finds this module by it)
 # the engine and the model are imported where a run starts (tests/cli/test_startup_imports.py)
 if TYPE_CHECKING:
     from caramel.stages.engine.rounds import AutoRepeat
-    from caramel.stages.spec.model import Repeat
+    from caramel.stages.report.autorepeat import Judge
+    from caramel.stages.spec.model import Benchmark, Repeat
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "run", help="run a benchmark: create its run folder and run every workpackage"
     )
@@ -134,7 +135,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=run)
 
 
-def repeat(bench, times: int) -> None:
+def repeat(bench: Benchmark, times: int) -> None:
     """Each step `times` as many iterations (JUBE's way of running a workpackage again)."""
     bench.steps = {
         name: dataclasses.replace(step, iterations=step.iterations * times, repeats=times)
@@ -142,7 +143,7 @@ def repeat(bench, times: int) -> None:
     }
 
 
-def planned_repeats(bench, options: RunOptions) -> AutoRepeat | None:
+def planned_repeats(bench: Benchmark, options: RunOptions) -> AutoRepeat | None:
     """`bench` with the repeats of --repeat, else of the file's `repeat`: N times its iterations, or
     with --repeat auto its most repeats (then the rule that stops it, else None)."""
     from caramel.stages.engine.rounds import AutoRepeat
@@ -155,7 +156,7 @@ def planned_repeats(bench, options: RunOptions) -> AutoRepeat | None:
     return rule
 
 
-def judge(rule: AutoRepeat, quiet: bool, out: TextIO):
+def judge(rule: AutoRepeat, quiet: bool, out: TextIO) -> Judge:
     """The judge of a `--repeat auto` run (report.autorepeat), telling `out` of each repeat
     unless quiet."""
     from caramel.stages.report.autorepeat import Judge

@@ -22,7 +22,7 @@ MAX_LISTED = 20  # failed / waiting workpackages listed by reason before "... an
 COMMAND = "status"  # `bench status` (cli/main.py finds this module by it)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = add_run_reader(
         sub, "status", "count workpackages per step and state; show failures", ("table", "json")
     )

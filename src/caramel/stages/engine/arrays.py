@@ -204,12 +204,16 @@ def submit_waiting(engine: EngineInterface) -> bool:
     return True
 
 
+# a batch's group: (step, its resource lines, the jobs it waits for, one parent task's children)
+_GroupKey = tuple[str, tuple[str, ...], tuple[str, ...], bool]
+
+
 def batches(engine: EngineInterface, wps: list[WpRow], scheduler: Scheduler) -> list[Batch]:
     """How `wps` are queued: arrays of one step with the same resources and parents' jobs, split
     where the site's arrays are smaller; one job each for steps that are no arrays."""
     system = engine.bench.system
     limit = (system.max_array_size if system is not None else 0) or scheduler.max_array_size() or 1
-    groups: dict[tuple, list[tuple[int, WpRow]]] = defaultdict(list)
+    groups: dict[_GroupKey, list[tuple[int, WpRow]]] = defaultdict(list)
     out: list[Batch] = []
     for wp in wps:
         step = engine.bench.steps[wp.step]
@@ -225,14 +229,14 @@ def batches(engine: EngineInterface, wps: list[WpRow], scheduler: Scheduler) -> 
             groups[(wp.step, resources, (parent_task[0],), True)].append((int(parent_task[2]), wp))
         else:
             groups[(wp.step, resources, after, False)].append((-1, wp))
-    for (step, _resources, after, corresponding), members in groups.items():
+    for (step_name, _resources, after, corresponding), members in groups.items():
         if corresponding:  # several children of one parent task: one array for each of them
             rounds: list[Batch] = []
             taken: list[set[int]] = []
             for index, wp in members:
                 k = next((k for k, used in enumerate(taken) if index not in used), len(rounds))
                 if k == len(rounds):
-                    rounds.append(Batch(step, after=after, corresponding=True))
+                    rounds.append(Batch(step_name, after=after, corresponding=True))
                     taken.append(set())
                 rounds[k].wps.append(wp)
                 rounds[k].indices.append(index)
@@ -241,7 +245,7 @@ def batches(engine: EngineInterface, wps: list[WpRow], scheduler: Scheduler) -> 
             continue
         for start in range(0, len(members), limit):
             chunk = [wp for _, wp in members[start : start + limit]]
-            out.append(Batch(step, chunk, list(range(len(chunk))), after))
+            out.append(Batch(step_name, chunk, list(range(len(chunk))), after))
     return out
 
 

@@ -16,6 +16,7 @@ import os
 import shlex
 import sys
 from collections.abc import Callable
+from typing import Any  # a call is JSON: its kwargs are the function's
 
 from caramel.stages.engine.script import Command, Outcome, Status
 from caramel.stages.engine.tails import tail
@@ -70,7 +71,7 @@ def call_command(
     )
 
 
-def call_in(command: Command) -> dict:
+def call_in(command: Command) -> dict[str, Any]:
     """The call a `call_command` carries (its last word, JSON): what engine.call_batch writes and
     submits."""
     call = json.loads(shlex.split(command.text)[-1])

@@ -15,7 +15,8 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any  # a call is JSON (engine.call.call_in)
 
 if TYPE_CHECKING:
     from submitit import Job
@@ -26,7 +27,7 @@ SUBMITIT_FOLDER = "submitit"
 FIGURE_FILES = ("figures.json", "figures.txt", "call.done", "call.error")
 
 
-def payload_of(call: dict, work: str) -> CallPayload:
+def payload_of(call: Mapping[str, Any], work: str) -> CallPayload:
     """The payload that runs the call in its job (one that checkpoints where the function can)."""
     function = resolve(call["target"], call.get("home", ""))
     scheduled = call["scheduler"] != "local"
@@ -46,7 +47,7 @@ def payload_of(call: dict, work: str) -> CallPayload:
     )
 
 
-def submit(call: dict, work: str) -> tuple[Job, bool]:
+def submit(call: Mapping[str, Any], work: str) -> tuple[Job[int], bool]:
     """Submit the call's payload; (the submitit job, whether it is a local job to wait for)."""
     import submitit
 
@@ -64,7 +65,9 @@ def submit(call: dict, work: str) -> tuple[Job, bool]:
     return executor.submit(payload), call["scheduler"] == "local"
 
 
-def submit_batch(calls: list[tuple[dict, str]], folder: str, most: int = 0) -> list[str]:
+def submit_batch(
+    calls: list[tuple[Mapping[str, Any], str]], folder: str, most: int = 0
+) -> list[str]:
     """Submit (call, work folder) pairs of one step as one batch of submitit's SlurmExecutor: one
     sbatch, a job array of len(calls) tasks with at most `most` at once (0: all); each task's job
     id."""
@@ -81,7 +84,7 @@ def submit_batch(calls: list[tuple[dict, str]], folder: str, most: int = 0) -> l
     return [str(job.job_id) for job in jobs]
 
 
-def wait_local(job: Job, work: str, poll: float = 0.1) -> int:
+def wait_local(job: Job[int], work: str, poll: float = 0.1) -> int:
     """Wait for a local job; its exit status as the function's outcome (from figures.json only)."""
     while not job.done():
         time.sleep(poll)
@@ -103,7 +106,7 @@ def wait_local(job: Job, work: str, poll: float = 0.1) -> int:
     return 1
 
 
-def _tail(job: Job) -> str:
+def _tail(job: Job[int]) -> str:
     """The last line of the job's stderr (submitit's log), for a job that died before writing its
     figures."""
     try:

@@ -8,6 +8,7 @@ missing done file, at a break file or at a failure; it is resumed later from the
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from caramel.errors import RunError
@@ -135,7 +136,7 @@ def check_step(step: Step) -> None:
             )
 
 
-def used_sets(step: Step, params: dict[str, str], available: dict) -> list[str]:
+def used_sets(step: Step, params: dict[str, str], available: Mapping[str, object]) -> list[str]:
     """Names of `available` sets the step uses, in use order (names may hold `$parameters`)."""
     names: list[str] = []
     for use in step.uses:

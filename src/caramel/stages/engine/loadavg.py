@@ -35,7 +35,7 @@ def record(store: Store, wp_id: int, when: str) -> None:
         store.event(wp_id, EVENT, f"{when} {load:.2f} cores={len(usable_cores())}")
 
 
-def overloaded(events: list[tuple]) -> dict[int, str]:
+def overloaded(events: list[tuple[float, int | None, str, str]]) -> dict[int, str]:
     """Per workpackage whose load average exceeded its usable cores at its start or end, why
     (`load 3.20 > 2 cores at the end`); `events`: (time, wp, kind, message) rows of the run
     record."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any  # the rule's JSON form (engine.settings)
 
 from caramel.errors import RunError
 from caramel.stages.engine.settings import Summary
@@ -56,11 +56,11 @@ class AutoRepeat:
         if self.seconds is not None and not self.seconds > 0:
             raise RunError(f"--repeat-time {self.seconds:g}: expected seconds above 0")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> AutoRepeat:
+    def from_dict(cls, data: Mapping[str, Any]) -> AutoRepeat:
         return cls(*(data.get(f.name, f.default) for f in dataclasses.fields(cls)))
 
 

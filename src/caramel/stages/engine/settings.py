@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any  # the settings' JSON form (stored with the run)
 
 from caramel.stages.spec.model import Benchmark, Step
 
@@ -16,18 +18,18 @@ class Settings:
         None  # `--time-limit`: seconds a step's do's may run, over the file's (0: none)
     )
     # `--repeat auto`: its rule (engine.rounds.AutoRepeat), then the repeats made and why no more
-    repeat_auto: dict | None = None
+    repeat_auto: dict[str, Any] | None = None
 
     @classmethod
-    def from_dict(cls, data: dict) -> Settings:
+    def from_dict(cls, data: Mapping[str, Any]) -> Settings:
         return cls(
             timeout=data.get("timeout"),
             time_limit=data.get("time_limit"),
             repeat_auto=data.get("repeat_auto"),
         )
 
-    def to_dict(self) -> dict:
-        out: dict = {"timeout": self.timeout, "time_limit": self.time_limit}
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"timeout": self.timeout, "time_limit": self.time_limit}
         if self.repeat_auto is not None:
             out["repeat_auto"] = self.repeat_auto
         return out

@@ -151,7 +151,7 @@ def _job_note(wp: WpRow) -> str:
     return f" (job {wp.job_id})" if wp.job_id else ""
 
 
-def _follow_jobs(engine: EngineInterface, waits: list, now: float) -> bool:
+def _follow_jobs(engine: EngineInterface, waits: list[WpRow], now: float) -> bool:
     """One scheduler query for every job still without its done file: fail the ones whose job ended,
     cancel the ones queued after a parent that failed, and show the others' scheduler state in their
     reason."""
