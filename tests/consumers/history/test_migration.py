@@ -30,7 +30,7 @@ def _read_metrics(history: History) -> dict[str, list]:
 
 def test_a_history_of_schema_3_migrates_and_reads_the_same_figures(tmp_path: Path) -> None:
     path = tmp_path / "history.db"
-    shutil.copy(V3 / "history.db", path)
+    shutil.copy(V3 / "history_v3.sqlite", path)
     with History(str(path)) as history:
         assert _read_metrics(history) == EXPECTED["metrics"]
         assert [(run.run_key, n) for run, n, _ in history.listing()] == [
@@ -46,7 +46,7 @@ def test_a_history_of_schema_3_migrates_and_reads_the_same_figures(tmp_path: Pat
 
 def test_the_pages_migrate_a_history_of_schema_3_they_are_given(tmp_path: Path) -> None:
     path = tmp_path / "history.db"
-    shutil.copy(V3 / "history.db", path)
+    shutil.copy(V3 / "history_v3.sqlite", path)
     assert [list(figure) for figure in read_history(str(path)).figures] == EXPECTED["figures"]
 
 
