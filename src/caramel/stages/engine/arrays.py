@@ -128,7 +128,8 @@ def check_plan(bench: Benchmark, step_sizes: dict[str, int], scheduler: Schedule
         ) or scheduler.max_array_size()
         if limit and count > limit:
             raise RunError(
-                f"step '{name}': {count} workpackages in one job array with at most {setting} at once, "
+                f"step '{name}': {count} workpackages in one job array with at most {setting} at "
+                "once, "
                 f"but this site's arrays hold at most {limit} tasks (MaxArraySize)",
                 step.where,
                 hint=f"write array: true (caramel splits it into arrays of {limit}), or fewer "

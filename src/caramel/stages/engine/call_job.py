@@ -93,7 +93,8 @@ def wait_local(job: Job[int], work: str, poll: float = 0.1) -> int:
             record = json.load(handle)
     except (OSError, ValueError):
         print(
-            f"the job ended without writing figures.json (see {SUBMITIT_FOLDER}/{job.job_id}/ for its output): "
+            f"the job ended without writing figures.json (see {SUBMITIT_FOLDER}/{job.job_id}/ for "
+            "its output): "
             f"{_tail(job)}",
             file=sys.stderr,
         )

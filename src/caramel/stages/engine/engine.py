@@ -390,7 +390,10 @@ class Engine:
                         wait_files={},
                         wait_since=time.time(),
                         env=env,
-                        reason=f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})",
+                        reason=(
+                            f"waits for the other workpackages of step '{step.name}' (shared "
+                            f"do {op + 1})"
+                        ),
                     )
                     self.store.add_commands(rows)
                     # The last one to arrive runs the shared do at once, as in JUBE (not after

@@ -25,7 +25,8 @@ def _text(text: str, params: dict[str, str], env: dict[str, str]) -> str:
 
 
 def split_entry(entry: FileEntry) -> list[tuple[str, str]]:
-    """(path, name) pairs of one <copy>/<link>: several paths split by `separator=`, names by `,`."""
+    """(path, name) pairs of one <copy>/<link>: several paths split by `separator=`, names by
+    `,`."""
     paths = [
         p.strip() for p in (entry.path.split(entry.separator) if entry.separator else [entry.path])
     ]
@@ -94,7 +95,10 @@ def _put(entry: FileEntry, path: str, target: str) -> None:
             f"<copy> {path} -> {target}: the target is inside the folder it copies (it would copy "
             "itself for ever)",
             entry.where,
-            hint="copy only the files the step needs, or put the outpath outside the benchmark's folder",
+            hint=(
+                "copy only the files the step needs, or put the outpath outside the benchmark's "
+                "folder"
+            ),
         )
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)

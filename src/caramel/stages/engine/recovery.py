@@ -57,7 +57,8 @@ class Ended:
     cycle: int
     op: int
     status: int
-    when: float  # the record file's time: about when that line was written (bench did not see the end)
+    # the record file's time: about when that line was written (bench did not see the end)
+    when: float
 
 
 def read_ended(path: str) -> dict[str, Ended]:

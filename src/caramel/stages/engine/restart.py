@@ -196,7 +196,8 @@ def stop(engine: EngineInterface, spare: str = "") -> None:
     problem: Exception | None = None
     for _attempt in range(2):
         try:
-            engine.store.abandon_transaction()  # the interruption came inside a change: it did not happen
+            # the interruption came inside a change: it did not happen
+            engine.store.abandon_transaction()
             with engine.store.transaction():
                 engine.store.interrupt_running(reason, [entry.key for entry, _outcome in stopped])
             return
@@ -210,7 +211,8 @@ def stop(engine: EngineInterface, spare: str = "") -> None:
     # Said, not hidden: the run state still shows `running`, and the next continue recovers those
     # workpackages from their shells' records as after a bench that died.
     print(
-        f"warning: bench could not record that it stopped ({problem}); `bench continue` recovers the "
+        f"warning: bench could not record that it stopped ({problem}); `bench continue` recovers "
+        "the "
         "workpackages it was running from their shells' records",
         file=sys.stderr,
     )

@@ -39,7 +39,8 @@ from caramel.stages.engine.script import (
 
 @dataclass
 class Active:
-    key: int  # what the engine wants back (a workpackage id; -1: a script `Runner.run` runs on its own)
+    # what the engine wants back (a workpackage id; -1: a script `Runner.run` runs on its own)
+    key: int
     commands: list[Command]
     shell: Shell
     transcript: Transcript
@@ -120,7 +121,8 @@ class GroupStop:
 
 
 def kill_process_group(pgid: int, grace: float | None = None) -> None:
-    """End a do's process group: SIGTERM, then SIGKILL for whatever is left after `grace` seconds."""
+    """End a do's process group: SIGTERM, then SIGKILL for whatever is left after `grace`
+    seconds."""
     if grace is None:
         grace = kill_grace()
     stopping = GroupStop([pgid])

@@ -386,7 +386,8 @@ def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
         return f"timed out after {outcome.timed_out:g} s{where}"
     if outcome.channel_error:
         return (
-            f"the engine's channel of this workpackage carried what is not a marker, so nothing it said is "
+            "the engine's channel of this workpackage carried what is not a marker, so nothing "
+            "it said is "
             f"believed: {outcome.channel_error}"
         )
     if outcome.index is None:

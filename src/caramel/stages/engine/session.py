@@ -113,7 +113,8 @@ def start_run(
                 db_path(run_dir)
             ):  # no run was made (a full disk?): its id is free again
                 shutil.rmtree(run_dir, ignore_errors=True)
-            else:  # stopped just after the run was made (Ctrl-C): it stays, `bench continue` runs it
+            else:
+                # stopped just after the run was made (Ctrl-C): it stays, `bench continue` runs it
                 with contextlib.suppress(Exception):
                     registry.remember(run_dir, cwd, bench.name, info.run_id)
             raise

@@ -66,12 +66,14 @@ def close_keeping(
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise RunError(
-            f"the run state {path} was deleted while the run ran and could not be written again: {exc}",
+            f"the run state {path} was deleted while the run ran and could not be written again: "
+            f"{exc}",
             hint="a do (or a cleanup) removed it; start the run again",
         ) from None
     if not quiet:
         print(
-            f"warning: the run state {path} was deleted while the run ran (by a do?); bench wrote it again "
+            f"warning: the run state {path} was deleted while the run ran (by a do?); bench wrote "
+            "it again "
             "from what it held",
             file=sys.stderr,
         )

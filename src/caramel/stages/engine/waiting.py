@@ -32,7 +32,8 @@ def check(engine: EngineInterface) -> bool:
     now = time.time()
     waits = engine.waiting_at(WaitKind.FILE)
     if not waits or not engine.changed_since_last_poll():
-        return False  # nothing changed since the last poll of this continue: one scheduler query is enough
+        # nothing changed since the last poll of this continue: one scheduler query is enough
+        return False
     timeout = engine.settings.timeout
     changed = False
     pending_jobs = []
@@ -56,7 +57,8 @@ def check(engine: EngineInterface) -> bool:
                 engine.fail(
                     wp,
                     f"timed out: no done file {files.get('done')} after {timeout:g} s "
-                    f"(waiting since {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
+                    "(waiting since "
+                    f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
                     + _job_note(wp),
                 )
             else:
@@ -181,7 +183,9 @@ def _follow_jobs(engine: EngineInterface, waits: list[WpRow], now: float) -> boo
                 and done
                 and os.path.exists(done)
             ):
-                continue  # written between this poll's look at the files and the scheduler's answer: the next poll moves it on
+                # written between this poll's look at the files and the scheduler's answer: the next
+                # poll moves it on
+                continue
             if job.state in (JobStatus.FAILED, JobStatus.GONE) or (
                 job.state == JobStatus.DONE
                 and (job.ended is None or now - job.ended > current().done_file_grace)
