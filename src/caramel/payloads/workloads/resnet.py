@@ -303,7 +303,8 @@ def train_epoch(
     for first in range(0, len(labels) - batch + 1, batch):
         chosen = order[first : first + batch]
         optimiser.zero_grad(set_to_none=True)
-        nn.functional.cross_entropy(model(images[chosen]), labels[chosen]).backward()  # type: ignore[no-untyped-call]
+        loss = nn.functional.cross_entropy(model(images[chosen]), labels[chosen])
+        loss.backward()  # type: ignore[no-untyped-call]  # torch's backward is not annotated
         optimiser.step()
     return len(labels) // batch * batch
 

@@ -75,20 +75,27 @@
     if (p.kind !== "history" && p.kind !== "latest") { lines.push(esc(p.xaxis.title.text) + ": " + fmt(s.x[k])); }
     lines.push("run " + day(r.t) + (r.site ? " at site " + esc(r.site) : ""));
     [["job", r.job], ["nodes", r.nodes], ["hardware", r.fp], ["container", r.ctr], ["git commit", r.git],
-     ["caramel", r.ver], ["failed rows", r.fail]].forEach(function (kv) { if (kv[1]) { lines.push(kv[0] + ": " + esc(kv[1])); } });
+     ["caramel", r.ver], ["failed rows", r.fail]].forEach(function (kv) {
+      if (kv[1]) { lines.push(kv[0] + ": " + esc(kv[1])); }
+    });
     if (s.bad.indexOf(k) >= 0) { lines.push('<span style="color:#c4320a">regressed against the run before</span>'); }
     // the first run after a change point: the change on the point's own hover too (the marker
     // drawn on it would hide its own)
-    (s.changes || []).forEach(function (c) { if (c.run === s.run[k]) { lines = lines.concat(changeLines(c)); } });
+    (s.changes || []).forEach(function (c) {
+      if (c.run === s.run[k]) { lines = lines.concat(changeLines(c)); }
+    });
     return lines.join("<br>");
   }
   // a change point of the whole series (pages/marks.py): kind, size with its interval, p-value,
   // the runs either side and the likely causes
   var KIND_COLOURS = {regression: "#b42318", improvement: "#067647", changed: "#475467"};
   function pct(v) { return (v >= 1 ? "+" : "") + ((v - 1) * 100).toFixed(1) + " %"; }
-  function changeHover(s, c) { return ["<b>" + esc(s.name) + "</b>"].concat(changeLines(c)).join("<br>"); }
+  function changeHover(s, c) {
+    return ["<b>" + esc(s.name) + "</b>"].concat(changeLines(c)).join("<br>");
+  }
   function changeLines(c) {
-    var lines = ['<b style="color:' + KIND_COLOURS[c.kind] + '">change point: ' + esc(c.kind) + " " + pct(c.ratio) + "</b>",
+    var lines = ['<b style="color:' + KIND_COLOURS[c.kind] + '">change point: ' + esc(c.kind) + " " +
+      pct(c.ratio) + "</b>",
       "interval " + pct(c.low) + " … " + pct(c.high) + " (mean after / before), p = " + fmt(c.p),
       "last run before: " + day(runs[c.before].t) + ", first after: " + day(runs[c.run].t)];
     if (c.causes.length) {
@@ -108,9 +115,10 @@
       });
     });
     if (!marks.x.length) { return []; }
-    return [{type: "scatter", mode: "markers", name: "change point", x: marks.x, y: marks.y, text: marks.text,
-      hovertemplate: "%{text}<extra></extra>", marker: {symbol: "diamond-open", size: 17, color: marks.colour,
-      line: {width: 3, color: marks.colour}}}];
+    return [{type: "scatter", mode: "markers", name: "change point", x: marks.x, y: marks.y,
+      text: marks.text, hovertemplate: "%{text}<extra></extra>",
+      marker: {symbol: "diamond-open", size: 17, color: marks.colour,
+               line: {width: 3, color: marks.colour}}}];
   }
   function traces(p) {
     var out = [], bad = {x: [], y: [], text: []}, ideal = [], rests = [];
@@ -275,7 +283,8 @@
         s.run.forEach(function (i, k) {
           if (!allowed(i)) { return; }
           var r = runs[i];
-          lines.push([seriesName(s), s.group, s.configs ? s.configs[k] : s.config, p.kind === "history" ? day(r.t) : s.x[k], s.y[k],
+          lines.push([seriesName(s), s.group, s.configs ? s.configs[k] : s.config,
+                      p.kind === "history" ? day(r.t) : s.x[k], s.y[k],
                       s.sd[k], ciLow(s, k), ciHigh(s, k), day(r.t), r.site, r.job, r.nodes, r.git,
                       r.ctr, s.bad.indexOf(k) >= 0 ? "yes" : ""].map(csvCell).join(","));
         });
