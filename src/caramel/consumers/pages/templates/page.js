@@ -94,8 +94,8 @@
     return ["<b>" + esc(s.name) + "</b>"].concat(changeLines(c)).join("<br>");
   }
   function changeLines(c) {
-    var lines = ['<b style="color:' + KIND_COLOURS[c.kind] + '">change point: ' + esc(c.kind) + " " +
-      pct(c.ratio) + "</b>",
+    var lines = ['<b style="color:' + KIND_COLOURS[c.kind] + '">change point: ' +
+      esc(c.kind) + " " + pct(c.ratio) + "</b>",
       "interval " + pct(c.low) + " … " + pct(c.high) + " (mean after / before), p = " + fmt(c.p),
       "last run before: " + day(runs[c.before].t) + ", first after: " + day(runs[c.run].t)];
     if (c.causes.length) {
