@@ -174,7 +174,7 @@ META_KEYS = (
     ),
     _k(
         "progress",
-        "a running workpackage's progress: a pattern, groups iteration and iteration count",
+        "a running workpackage's progress: a pattern, groups iteration and total",
         caramel=True,
     ),
     _k("progress_file", "the work folder's file progress reads", default="stdout", caramel=True),
