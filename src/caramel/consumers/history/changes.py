@@ -20,19 +20,18 @@ nodes...). Change points of several series whose first run after is the same run
 from __future__ import annotations
 
 import enum
-import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from caramel.consumers.history import changes_search as search
 from caramel.stages.analyse.intervals import ratio_interval
 from caramel.vocabulary import Direction
 
 MIN_RUNS = 8  # fewer runs than this: too few to find a change (says so)
-MIN_SEGMENT = 3  # runs on each side of a change at least
-PENALTY = 2.0  # per change, times log(n), on the noise-scaled log figures (perf/change_points.py)
-ALPHA = 0.001  # Welch's test per boundary
+# a series' false flags from the tests at the moments its system changed, at most (find)
+MOMENT_ALPHA = 0.02
 
 
 class ChangeKind(str, enum.Enum):
@@ -98,101 +97,26 @@ class Event:
         )
 
 
-def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -> list[int]:
-    """The indices where a new segment starts in `values` (positive figures), before testing."""
-    import ruptures
-
-    x = np.log(np.asarray(values, dtype=float))
-    n = len(x)
-    if n < 2 * MIN_SEGMENT:
-        return []
-    noise = np.median(np.abs(np.diff(x))) / (0.6745 * math.sqrt(2))  # sd of one run, robust
-    if not noise > 0:
-        noise = float(np.std(x)) or 1.0
-    scaled = ((x - np.median(x)) / noise).reshape(-1, 1)
-    search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1).fit(scaled)
-    found = search.predict(pen=penalty * math.log(n))
-    return [int(b) for b in found[:-1]]  # the last one is the series' end
-
-
-def _sums(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Cumulative sums of the log figures and of their squares, from 0 (the figures centred on
-    their median: the sums of squares near 0 lose no digits; p is shift-free)."""
-    centred = logs - np.median(logs)
-    return (
-        np.concatenate(([0.0], np.cumsum(centred))),
-        np.concatenate(([0.0], np.cumsum(centred * centred))),
-    )
-
-
-def _welch_from_sums(
-    s1: np.ndarray, s2: np.ndarray, first: np.ndarray, cut: np.ndarray, last: np.ndarray
+def system_moments(
+    provenance: Mapping[str, Mapping[str, object]], runs: Sequence[str]
 ) -> np.ndarray:
-    """Welch's two-sided p-value between the runs [first, cut) and [cut, last), for arrays of
-    boundaries at once (scipy.stats.ttest_ind's formula; scipy.special.stdtr for the t tail, without
-    ttest_ind's per-call cost). No spread on either side: 0 where the means differ, else 1."""
-    from scipy.special import stdtr
-
-    nb, na = (cut - first).astype(float), (last - cut).astype(float)
-    mb, ma = (s1[cut] - s1[first]) / nb, (s1[last] - s1[cut]) / na
-    vb = np.maximum((s2[cut] - s2[first]) - nb * mb * mb, 0.0) / (nb - 1) / nb
-    va = np.maximum((s2[last] - s2[cut]) - na * ma * ma, 0.0) / (na - 1) / na
-    spread = va + vb
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = (ma - mb) / np.sqrt(spread)
-        df = spread**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
-        p = 2 * stdtr(df, -np.abs(t))
-    p = np.where(spread > 0, p, np.where(ma != mb, 0.0, 1.0))
-    return np.asarray(np.nan_to_num(p, nan=1.0), dtype=float)
+    """Per run of the history (`runs` in order): whether an item of its system, other than the
+    volatile ones, differs from the run before (a driver, an image, a module changed there)."""
+    noisy = volatile_items(provenance, runs)
+    out = np.zeros(len(runs), dtype=bool)
+    for i in range(1, len(runs)):
+        a, b = provenance.get(runs[i - 1], {}), provenance.get(runs[i], {})
+        out[i] = any(a.get(key) != b.get(key) for key in set(a) | set(b) if key not in noisy)
+    return out
 
 
-def _welch_one(s1: np.ndarray, s2: np.ndarray, first: int, cut: int, last: int) -> float:
-    """_welch_from_sums for one boundary, in Python floats (a numpy call on arrays of one costs
-    tens of microseconds, and merging boundaries asks for two at a time, thousands of times)."""
-    from scipy.special import stdtr
-
-    nb, na = float(cut - first), float(last - cut)
-    mb, ma = float(s1[cut] - s1[first]) / nb, float(s1[last] - s1[cut]) / na
-    vb = max(float(s2[cut] - s2[first]) - nb * mb * mb, 0.0) / (nb - 1) / nb
-    va = max(float(s2[last] - s2[cut]) - na * ma * ma, 0.0) / (na - 1) / na
-    spread = va + vb
-    if not spread > 0:
-        return 0.0 if ma != mb else 1.0
-    t = (ma - mb) / math.sqrt(spread)
-    df = spread**2 / (va**2 / (na - 1) + vb**2 / (nb - 1)) if va or vb else math.inf
-    p = 2 * float(stdtr(df, -abs(t)))
-    return p if math.isfinite(p) else 1.0
-
-
-def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
-    """Welch's two-sided p-value of each boundary in `cuts` between the runs before it and after it
-    (up to the neighbouring boundaries), on the log figures, all at once."""
-    s1, s2 = _sums(logs)
-    edges = np.asarray([0, *cuts, len(logs)])
-    return _welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:])
-
-
-def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list[int], list[float]]:
-    """The boundaries that hold: each tested between its neighbouring segments, the weakest one
-    (highest p) merged away while it is not significant, then its two neighbours tested again (a
-    boundary between two long segments has the power a short one lacks; the others' segments did
-    not change, nor their p)."""
-    s1, s2 = _sums(np.log(values))
-    cuts = list(cuts)
-    edges = np.asarray([0, *cuts, len(values)])
-    p_values = list(_welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:]))
-    while cuts:
-        weakest = int(np.argmax(p_values))
-        if p_values[weakest] < alpha:
-            return cuts, [float(p) for p in p_values]
-        del cuts[weakest], p_values[weakest]
-        edges = np.asarray([0, *cuts, len(values)])
-        for k in (weakest - 1, weakest):
-            if 0 <= k < len(cuts):
-                p_values[k] = _welch_one(
-                    s1, s2, int(edges[k]), int(edges[k + 1]), int(edges[k + 2])
-                )
-    return [], []
+def series_moments(history_moments: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """The system's changes as a series sees them: point j's run follows a change if the system
+    changed at any run after point j-1's run and up to point j's (`positions`: the points' indices
+    in the history's runs, increasing)."""
+    counts = np.cumsum(history_moments)
+    at = counts[positions]
+    return np.concatenate(([False], np.diff(at) > 0))
 
 
 def _kind(ratio: float, direction: Direction) -> ChangeKind:
@@ -207,8 +131,8 @@ def series_changes(
     points: Sequence[Point],
     unit: str = "",
     direction: Direction = Direction.UNKNOWN,
-    alpha: float = ALPHA,
-    penalty: float = PENALTY,
+    alpha: float = search.ALPHA,
+    penalty: float = search.PENALTY,
 ) -> list[ChangePoint]:
     """The tested change points of one series (points in time order, values positive)."""
     values = np.asarray([p.value for p in points], dtype=float)
@@ -224,13 +148,28 @@ def array_changes(
     times: Sequence[str],
     unit: str = "",
     direction: Direction = Direction.UNKNOWN,
-    alpha: float = ALPHA,
-    penalty: float = PENALTY,
+    alpha: float = search.ALPHA,
+    penalty: float = search.PENALTY,
+    moments: np.ndarray | None = None,
 ) -> list[ChangePoint]:
-    """series_changes on columns: the figures in time order, their runs' keys and times."""
+    """series_changes on columns: the figures in time order, their runs' keys and times; where
+    the system changed (`moments`, series_moments), a boundary the data cannot place more
+    precisely goes there."""
     if len(values) < MIN_RUNS or not np.all(values > 0):
         return []
-    cuts, p_values = significant(values, boundaries(values, penalty), alpha)
+    cuts = search.settled(values, search.found(values, alpha, penalty), moments, alpha=alpha)
+    p_values = search.welch_p_values(np.log(values), cuts)
+    return _change_points(Series(series, values, np.arange(len(values)), unit, direction),
+                          cuts, p_values, runs, times)  # fmt: skip
+
+
+def _change_points(
+    series: Series, cuts: Sequence[int], p_values: Sequence[float], runs: Sequence[str],
+    times: Sequence[str],
+) -> list[ChangePoint]:  # fmt: skip
+    """The boundaries `cuts` of a series as change points: the ratio of the means after and before
+    (up to the neighbouring boundaries) with its interval, the runs either side, the kind."""
+    values, at = series.values, series.positions
     edges = [0, *cuts, len(values)]
     out = []
     for k, (cut, p_value) in enumerate(zip(cuts, p_values, strict=True), start=1):
@@ -242,12 +181,55 @@ def array_changes(
         ratio = float(r.ratio)
         out.append(
             ChangePoint(
-                series, unit, direction, cut, str(runs[cut - 1]), str(runs[cut]),
-                str(times[cut]), ratio, float(r.low), float(r.high), p_value,
-                _kind(ratio, direction),
+                series.label, series.unit, series.direction, cut, str(runs[at[cut - 1]]),
+                str(runs[at[cut]]), str(times[at[cut]]), ratio, float(r.low), float(r.high),
+                float(p_value), _kind(ratio, series.direction),
             )
         )  # fmt: skip
     return out
+
+
+@dataclass(frozen=True)
+class Series:
+    """One series as find() takes it: its figures in time order and each one's run."""
+
+    label: tuple[str, ...]  # benchmark, system, configuration, figure
+    values: np.ndarray  # the figures (positive), in time order
+    positions: np.ndarray  # each figure's run: its index in the history's runs, increasing
+    unit: str = ""
+    direction: Direction = Direction.UNKNOWN
+
+
+def find(
+    series: Iterable[Series],
+    runs: Sequence[str],
+    times: Sequence[str],
+    provenance: Mapping[str, Mapping[str, object]],
+    moment_alpha: float = MOMENT_ALPHA,
+) -> tuple[list[ChangePoint], list[Event]]:
+    """The change points of every series of a history and their events. `runs` are the history's
+    run keys in time order, `times` their ISO times, `provenance` their items by run key.
+
+    Each series is searched on its own (search.found: ruptures' least-squares search, Welch's
+    test; search.settled: a boundary placed at a system change the data cannot tell from it).
+    Then the moments the system changed that its boundaries do not explain are tested in it
+    (search.with_moments: hypotheses named before looking, so without the search's penalty, at
+    `moment_alpha` shared among them),
+    so a driver update that moved a series by less than the search could see is found where it
+    happened."""
+    history_moments = system_moments(provenance, runs)
+    changes: list[ChangePoint] = []
+    for one in series:
+        if len(one.values) < MIN_RUNS or not np.all(one.values > 0):
+            continue
+        moments = series_moments(history_moments, one.positions)
+        logs = np.log(one.values)
+        cuts = search.settled(one.values, search.found(one.values), moments)
+        cuts = search.with_moments(logs, cuts, moments, moment_alpha)
+        changes += _change_points(one, cuts, search.welch_p_values(logs, cuts), runs, times)
+    changes = with_causes(changes, provenance, runs)
+    order = {key: i for i, key in enumerate(runs)}
+    return changes, group_events(changes, order, moments=np.flatnonzero(history_moments).tolist())
 
 
 def causes(before: Mapping[str, object], after: Mapping[str, object]) -> tuple[str, ...]:
@@ -290,43 +272,71 @@ def with_causes(
     runs: Sequence[str],
     window: int = 2,
 ) -> list[ChangePoint]:
-    """Each change point with what changed in the system near it: the provenance items (by run key;
-    `runs` in the history's order) that differ between neighbouring runs within `window` runs of
-    its first run after (a change's place is known to a run or two), less the volatile ones."""
+    """Each change point with what changed in the system at it: the provenance items (by run key;
+    `runs` in the history's order) that differ between its last run before and its first run
+    after, or where none did, between neighbouring runs within `window` runs of its first run after
+    (a change's place is known to a run or two); the volatile items left out."""
     from dataclasses import replace
 
     position = {run: i for i, run in enumerate(runs)}
     noisy = volatile_items(provenance, runs)
+
+    def between(i: int) -> list[str]:
+        before, after = provenance.get(runs[i - 1], {}), provenance.get(runs[i], {})
+        return [c for c in causes(before, after) if c.split(":")[0] not in noisy]
+
     out = []
     for change in changes:
         at = position.get(change.run_after)
         found: list[str] = []
-        if at is not None:
-            for i in range(max(1, at - window), min(len(runs), at + window + 1)):
-                before, after = provenance.get(runs[i - 1], {}), provenance.get(runs[i], {})
-                found += [c for c in causes(before, after) if c.split(":")[0] not in noisy]
+        if at is not None and at > 0:
+            near = range(max(1, at - window), min(len(runs), at + window + 1))
+            found = between(at) or [c for i in near for c in between(i)]
         out.append(replace(change, causes=tuple(dict.fromkeys(found))))
     return out
 
 
 def group_events(
-    changes: Iterable[ChangePoint], run_order: Mapping[str, int], window: int = 2
+    changes: Iterable[ChangePoint],
+    run_order: Mapping[str, int],
+    window: int = 2,
+    moments: Sequence[int] = (),
 ) -> list[Event]:
     """Change points whose first run after lies within `window` runs of each other (in the history's
-    order of runs, `run_order`) are one event; events ordered by time, then size."""
-    ordered = sorted(changes, key=lambda c: (run_order.get(c.run_after, 0), c.series))
-    groups: list[list[ChangePoint]] = []
-    for change in ordered:
+    order of runs, `run_order`) are one event; where the system changed (`moments`, positions in
+    that order), the changes at or near each such moment are its event, so two updates a few runs
+    apart stay two events. Events in time order."""
+    anchors = sorted(moments)
+    groups: dict[int, list[ChangePoint]] = {}
+    loose: list[tuple[int, ChangePoint]] = []
+    for change in changes:
         position = run_order.get(change.run_after, 0)
-        if groups and position - run_order.get(groups[-1][0].run_after, 0) <= window:
-            groups[-1].append(change)
+        nearest = min(anchors, key=lambda m: (abs(m - position), m), default=None)
+        if nearest is not None and abs(nearest - position) <= window:
+            groups.setdefault(nearest, []).append(change)
         else:
-            groups.append([change])
-    events = []
-    for group in groups:
-        shared = set(group[0].causes)
-        for change in group[1:]:
-            shared &= set(change.causes)
-        causes_here = tuple(sorted(shared)) or group[0].causes
-        events.append(Event(group[0].time_after, group[0].run_after, tuple(group), causes_here))
-    return events
+            loose.append((position, change))
+    start = None
+    for position, change in sorted(loose, key=lambda item: (item[0], item[1].series)):
+        if start is None or position - start > window:
+            start = position
+        groups.setdefault(start, []).append(change)
+    return [
+        _event(sorted(groups[k], key=_in_time(run_order)), run_order, k) for k in sorted(groups)
+    ]
+
+
+def _in_time(run_order: Mapping[str, int]) -> Callable[[ChangePoint], tuple[int, tuple[str, ...]]]:
+    return lambda c: (run_order.get(c.run_after, 0), c.series)
+
+
+def _event(group: list[ChangePoint], run_order: Mapping[str, int], at: int) -> Event:
+    """One event of its changes (in time order), at the moment `at` (a position in `run_order`)
+    where one of them lies there, else at the first; its causes: those they share, else the
+    first one's."""
+    shared = set(group[0].causes)
+    for change in group[1:]:
+        shared &= set(change.causes)
+    causes_here = tuple(sorted(shared)) or group[0].causes
+    there = next((c for c in group if run_order.get(c.run_after) == at), group[0])
+    return Event(there.time_after, there.run_after, tuple(group), causes_here)

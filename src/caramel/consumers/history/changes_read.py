@@ -61,9 +61,10 @@ NUMBERS_SQL = "SELECT run, series, mean FROM figures WHERE " + A_FIGURE  # a rea
 def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Found:
     """The change points and events of every series of the history (narrowed by benchmark,
     system, figure name): the series (a few thousand rows) and every figure as three numbers (its
-    run's id, its series' id, its mean) in two queries, grouped by numpy; the runs as rows."""
+    run's id, its series' id, its mean) in two queries, grouped by numpy; the runs as rows; the
+    change points by changes.find."""
     from caramel.consumers.history import query as query  # noqa: PLC0414
-    from caramel.consumers.history.changes import array_changes, group_events, with_causes
+    from caramel.consumers.history.changes import Series, find
 
     runs = sorted(query.runs(db), key=lambda r: (float(r.get("started") or 0.0), int(r["id"])))
     order = [str(r["run_key"]) for r in runs]
@@ -87,10 +88,8 @@ def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Fo
     ranked = np.lexsort((at, series_ids))
     at, series_ids, values = at[ranked], series_ids[ranked], values[ranked]
     starts = np.flatnonzero(np.diff(series_ids, prepend=-1))
-    keys = np.asarray(order, dtype=object)
-    times = np.asarray([_iso(started[k]) for k in order], dtype=object)
     by_id = series.set_index("id")
-    changes: list[ChangePoint] = []
+    judged: list[Series] = []
     short: list[tuple[str, ...]] = []
     for first, last in zip(starts, [*starts[1:], len(series_ids)], strict=True):
         row = by_id.loc[int(series_ids[first])]
@@ -99,12 +98,13 @@ def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Fo
         if last - first < MIN_RUNS:
             short.append(label)
             continue
-        where = at[first:last]
         direction = Direction(str(row["direction"]) or "unknown")
-        changes += array_changes(label, values[first:last], keys[where], times[where],
-                                 str(row["unit"]), direction)  # fmt: skip
-    changes = with_causes(changes, {str(r["run_key"]): provenance(r) for r in runs}, order)
-    events = group_events(changes, {key: i for i, key in enumerate(order)})
+        judged.append(
+            Series(label, values[first:last], at[first:last], str(row["unit"]), direction)
+        )
+    times = [_iso(started[k]) for k in order]
+    items = {str(r["run_key"]): provenance(r) for r in runs}
+    changes, events = find(judged, order, times, items)
     return Found(changes, events, short, order, started)
 
 

@@ -1,8 +1,8 @@
 """Change points on the dashboard: every history plot's series judged by consumers/history/changes
 on all its figures in date order (Collection.numbers, never the thinned points a plot draws), the
 first run after each change marked, with its likely causes from the runs' provenance and fingerprint
-(changes_read.provenance, changes.with_causes), and the change points of several series at one
-moment grouped into events (changes.group_events) for the page's panel.
+(changes_read.provenance), and the change points of several series at one moment grouped into
+events for the page's panel: changes.find, as `bench history changes` finds them.
 
 A series here is what a history plot draws as one line: a benchmark's metric (pages.sources.Figure.
 metric) of one configuration on one system label; its figures in the order of their runs' start.
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from caramel.consumers.history import changes
-from caramel.consumers.history.changes import ChangePoint, Event, Point
+from caramel.consumers.history.changes import ChangePoint, Event
 from caramel.consumers.history.changes_read import PROVENANCE_COLUMNS, provenance
 from caramel.consumers.pages.sources import COPY, Collection, _metric
 from caramel.vocabulary import COPY_AGGREGATES, Direction
@@ -63,7 +63,8 @@ def _key_series(coll: Collection) -> tuple[list[tuple], list[str]]:
 
 
 def find(coll: Collection) -> Marks:
-    """The change points of every series of `coll` (all its figures) and their events."""
+    """The change points of every series of `coll` (all its figures) and their events
+    (changes.find over the runs in start order: the history's)."""
     out = Marks(run_index={r.record.run_key: r.index for r in coll.runs})
     numbers = coll.numbers
     mean = numbers["mean"].to_numpy(float)
@@ -78,38 +79,41 @@ def find(coll: Collection) -> Marks:
         [groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in coll.runs]
     )
     started = np.array([r.record.started or 0 for r in coll.runs], dtype=float)
+    in_time = np.argsort(started, kind="stable")  # the runs in start order: the history's
+    position = np.empty(len(in_time), dtype=np.int64)
+    position[in_time] = np.arange(len(in_time))
     run, key = numbers["run"].to_numpy(np.int64)[rows], numbers["key"].to_numpy(np.int64)[rows]
     series = run_group[run] * max(1, len(line_ids)) + key_line[key]
-    order = np.lexsort((np.arange(len(rows)), started[run], series))
-    ordered = series[order]
-    splits = np.flatnonzero(np.diff(ordered)) + 1
-    found: list[ChangePoint] = []
+    order = np.lexsort((np.arange(len(rows)), position[run], series))
+    splits = np.flatnonzero(np.diff(series[order])) + 1
+    judged: list[changes.Series] = []
     owner: dict[tuple[str, ...], SeriesKey] = {}
     names = list(groups)
-    keys = [r.record.run_key for r in coll.runs]
-    whens = [_when(r.record.started) for r in coll.runs]
     for part in np.split(order, splits):
         if len(part) < changes.MIN_RUNS:
             out.short += 1
             continue
         out.judged += 1
-        values = mean[rows[part]]
-        cuts = changes.boundaries(values)
-        if not cuts or not changes.significant(values, cuts, changes.ALPHA)[0]:
-            continue  # series_changes would find none (its two steps): no points made (speed)
         first = part[0]
         bench, label = names[run_group[run[first]]]
         metric, config = lines[key[first]]
         name = (bench, label, config, _figure(metric))
         owner[name] = (bench, label, metric, config)
-        points = [
-            Point(whens[r], keys[r], float(v)) for r, v in zip(run[part], values, strict=True)
-        ]
         direction = Direction(ways[key[first]])
-        here = changes.series_changes(name, points, metric[2], direction)
-        out.at.update({(name, c.index): float(values[c.index]) for c in here})
-        found += here
-    return _with_causes(coll, out, found, owner)
+        judged.append(
+            changes.Series(name, mean[rows[part]], position[run[part]], metric[2], direction)
+        )
+    runs = [coll.runs[i].record for i in in_time]
+    found, out.events = changes.find(
+        judged, [r.run_key for r in runs], [_when(r.started) for r in runs], _run_provenance(coll)
+    )
+    values = {one.label: one.values for one in judged}
+    by_series: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
+    for change in found:
+        by_series[owner[change.series]].append(change)
+        out.at[(change.series, change.index)] = float(values[change.series][change.index])
+    out.by_series = dict(by_series)
+    return out
 
 
 def _figure(metric: tuple[str, str, str, str]) -> str:
@@ -118,24 +122,6 @@ def _figure(metric: tuple[str, str, str, str]) -> str:
     return (
         f"{tbl}/{name}" + (f" [{unit}]" if unit else "") + (f" · {aggregate}" if aggregate else "")
     )
-
-
-def _with_causes(
-    coll: Collection,
-    out: Marks,
-    found: list[ChangePoint],
-    owner: dict[tuple[str, ...], SeriesKey],
-) -> Marks:
-    """The change points with their causes (the runs in start order: the history's), by series;
-    and their events."""
-    order = [r.record.run_key for r in sorted(coll.runs, key=lambda r: r.record.started or 0)]
-    found = changes.with_causes(found, _run_provenance(coll), order)
-    by_series: dict[SeriesKey, list[ChangePoint]] = defaultdict(list)
-    for change in found:
-        by_series[owner[change.series]].append(change)
-    out.by_series = dict(by_series)
-    out.events = changes.group_events(found, {key: i for i, key in enumerate(order)})
-    return out
 
 
 def drawn(marks: Marks, key: SeriesKey) -> list[dict]:

@@ -1,0 +1,211 @@
+"""The statistics of change-point detection (consumers/history/changes uses them): the search for
+segment boundaries in one series (ruptures' exact least-squares search), Welch's test of each
+boundary between its neighbours, the boundaries' places (least squares, or a moment the system
+changed that the data cannot tell from it), and the tests at the system's moments.
+
+Everything works on the log of the figures, so a 5 % step means the same on any figure, and on
+cumulative sums, so a test or a cost at every candidate run is one vectorised expression."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+MIN_SEGMENT = 3  # runs on each side of a change at least
+PENALTY = 2.0  # per change, times log(n), on the noise-scaled log figures (perf/change_points.py)
+ALPHA = 0.001  # Welch's test per boundary
+# where a change may lie: the runs whose two-segment least-squares cost is within this many noise
+# variances of the best (the likelihood-ratio set of Hinkley 1970; 10.6 bounds the limit law
+# (1 - exp(-x/2))^2 of a step's location at 0.99)
+LOCATION_LEVEL = 10.6
+
+
+def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -> list[int]:
+    """The indices where a new segment starts in `values` (positive figures), before testing."""
+    import ruptures
+
+    x = np.log(np.asarray(values, dtype=float))
+    n = len(x)
+    if n < 2 * MIN_SEGMENT:
+        return []
+    noise = np.median(np.abs(np.diff(x))) / (0.6745 * math.sqrt(2))  # sd of one run, robust
+    if not noise > 0:
+        noise = float(np.std(x)) or 1.0
+    scaled = ((x - np.median(x)) / noise).reshape(-1, 1)
+    search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1).fit(scaled)
+    found = search.predict(pen=penalty * math.log(n))
+    return [int(b) for b in found[:-1]]  # the last one is the series' end
+
+
+def _sums(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative sums of the log figures and of their squares, from 0 (the figures centred on
+    their median: the sums of squares near 0 lose no digits; p is shift-free)."""
+    centred = logs - np.median(logs)
+    return (
+        np.concatenate(([0.0], np.cumsum(centred))),
+        np.concatenate(([0.0], np.cumsum(centred * centred))),
+    )
+
+
+def _welch_from_sums(
+    s1: np.ndarray, s2: np.ndarray, first: np.ndarray, cut: np.ndarray, last: np.ndarray
+) -> np.ndarray:
+    """Welch's two-sided p-value between the runs [first, cut) and [cut, last), for arrays of
+    boundaries at once (scipy.stats.ttest_ind's formula; scipy.special.stdtr for the t tail, without
+    ttest_ind's per-call cost). No spread on either side: 0 where the means differ, else 1."""
+    from scipy.special import stdtr
+
+    nb, na = (cut - first).astype(float), (last - cut).astype(float)
+    mb, ma = (s1[cut] - s1[first]) / nb, (s1[last] - s1[cut]) / na
+    vb = np.maximum((s2[cut] - s2[first]) - nb * mb * mb, 0.0) / (nb - 1) / nb
+    va = np.maximum((s2[last] - s2[cut]) - na * ma * ma, 0.0) / (na - 1) / na
+    spread = va + vb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = (ma - mb) / np.sqrt(spread)
+        df = spread**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
+        p = 2 * stdtr(df, -np.abs(t))
+    p = np.where(spread > 0, p, np.where(ma != mb, 0.0, 1.0))
+    return np.asarray(np.nan_to_num(p, nan=1.0), dtype=float)
+
+
+def _welch_one(s1: np.ndarray, s2: np.ndarray, first: int, cut: int, last: int) -> float:
+    """_welch_from_sums for one boundary, in Python floats (a numpy call on arrays of one costs
+    tens of microseconds, and merging boundaries asks for two at a time, thousands of times)."""
+    from scipy.special import stdtr
+
+    nb, na = float(cut - first), float(last - cut)
+    mb, ma = float(s1[cut] - s1[first]) / nb, float(s1[last] - s1[cut]) / na
+    vb = max(float(s2[cut] - s2[first]) - nb * mb * mb, 0.0) / (nb - 1) / nb
+    va = max(float(s2[last] - s2[cut]) - na * ma * ma, 0.0) / (na - 1) / na
+    spread = va + vb
+    if not spread > 0:
+        return 0.0 if ma != mb else 1.0
+    t = (ma - mb) / math.sqrt(spread)
+    df = spread**2 / (va**2 / (na - 1) + vb**2 / (nb - 1)) if va or vb else math.inf
+    p = 2 * float(stdtr(df, -abs(t)))
+    return p if math.isfinite(p) else 1.0
+
+
+def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
+    """Welch's two-sided p-value of each boundary in `cuts` between the runs before it and after it
+    (up to the neighbouring boundaries), on the log figures, all at once."""
+    s1, s2 = _sums(logs)
+    edges = np.asarray([0, *cuts, len(logs)])
+    return _welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:])
+
+
+def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list[int], list[float]]:
+    """The boundaries that hold: each tested between its neighbouring segments, the weakest one
+    (highest p) merged away while it is not significant, then its two neighbours tested again (a
+    boundary between two long segments has the power a short one lacks; the others' segments did
+    not change, nor their p)."""
+    s1, s2 = _sums(np.log(values))
+    cuts = list(cuts)
+    edges = np.asarray([0, *cuts, len(values)])
+    p_values = list(_welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:]))
+    while cuts:
+        weakest = int(np.argmax(p_values))
+        if p_values[weakest] < alpha:
+            return cuts, [float(p) for p in p_values]
+        del cuts[weakest], p_values[weakest]
+        edges = np.asarray([0, *cuts, len(values)])
+        for k in (weakest - 1, weakest):
+            if 0 <= k < len(cuts):
+                p_values[k] = _welch_one(
+                    s1, s2, int(edges[k]), int(edges[k + 1]), int(edges[k + 2])
+                )
+    return [], []
+
+
+def _split_costs(logs: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
+    """The candidate cuts between `first` and `last` (MIN_SEGMENT runs from either end) and the
+    least-squares cost of the runs [first, last) as two segments split at each."""
+    s1, s2 = _sums(logs[first:last])
+    n = last - first
+    k = np.arange(MIN_SEGMENT, n - MIN_SEGMENT + 1)
+    cost = s2[n] - s1[k] ** 2 / k - (s1[n] - s1[k]) ** 2 / (n - k)
+    return k + first, cost
+
+
+def _admissible(
+    logs: np.ndarray, first: int, last: int, moments: np.ndarray | None
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """A boundary between `first` and `last`: its least-squares place, and the moments the system
+    changed that the data cannot tell from it (their cost within LOCATION_LEVEL noise variances of
+    the best) with their costs."""
+    k, cost = _split_costs(logs, first, last)
+    best = int(np.argmin(cost))
+    if moments is None:
+        return int(k[best]), k[:0], cost[:0]
+    variance = max(float(cost[best]) / max(last - first - 2, 1), 1e-12)
+    excess = (cost - cost[best]) / variance
+    near = (excess <= LOCATION_LEVEL) & moments[k]
+    return int(k[best]), k[near], excess[near]
+
+
+def placed(
+    logs: np.ndarray,
+    cuts: Sequence[int],
+    moments: np.ndarray | None,
+) -> list[int]:
+    """Each boundary moved to its least-squares place between its neighbours, or to a moment the
+    system changed (`moments[i]`: between runs i-1 and i) that the data cannot tell from that
+    place (a driver update two runs before the fitted step is the step's place, not a
+    coincidence); among several such moments, the likeliest."""
+    out: list[int] = []
+    ends = [*cuts[1:], len(logs)]
+    for cut, last in zip(cuts, ends, strict=True):
+        first = out[-1] if out else 0
+        if last - first < 2 * MIN_SEGMENT:
+            out.append(cut)
+            continue
+        best, options, excess = _admissible(logs, first, last, moments)
+        if len(options):
+            best = int(options[np.argmin(excess)])
+        out.append(best)
+    return out
+
+
+def found(values: np.ndarray, alpha: float = ALPHA, penalty: float = PENALTY) -> list[int]:
+    """The boundaries of one series (positive figures in time order) the search finds and
+    Welch's test keeps, at their search places."""
+    return significant(values, boundaries(values, penalty), alpha)[0]
+
+
+def settled(
+    values: np.ndarray,
+    cuts: Sequence[int],
+    moments: np.ndarray | None = None,
+    alpha: float = ALPHA,
+) -> list[int]:
+    """The boundaries `cuts` (found) placed (placed) and tested again."""
+    if not cuts:
+        return []
+    return significant(values, sorted(set(placed(np.log(values), cuts, moments))), alpha)[0]
+
+
+def with_moments(
+    logs: np.ndarray, cuts: Sequence[int], moments: np.ndarray, alpha: float
+) -> list[int]:
+    """The boundaries with the moments the system changed (`moments`) that they do not explain
+    and the figures say moved: a moment is a hypothesis named before looking, so it is tested
+    without the search's penalty, by Welch between the boundaries around it, at `alpha` shared
+    (Bonferroni) among the series' moments; the strongest first, then the rest again between the
+    new boundaries, while one holds."""
+    kept = sorted(cuts)
+    level = alpha / max(int(np.count_nonzero(moments)), 1)
+    s1, s2 = _sums(logs)
+    while True:
+        edges = np.asarray([0, *kept, len(logs)])
+        where = np.flatnonzero(moments)
+        room = np.min(np.abs(where[:, None] - edges[None, :]), axis=1) >= MIN_SEGMENT
+        where = where[room]
+        if not len(where):
+            return kept
+        side = np.searchsorted(edges, where)
+        p = _welch_from_sums(s1, s2, edges[side - 1], where, edges[side])
+        if p.min() >= level:
+            return kept
+        kept = sorted([*kept, int(where[np.argmin(p)])])
