@@ -4,6 +4,7 @@
     python perf/change_points.py                 # seeds 1-12 of 200 series x 60 runs: recall, false
                                                  # flags, the best possible recall, causes, events
     python perf/change_points.py --seeds 4242    # a seed kept out of the test suite
+    python perf/change_points.py --without-fingerprints   # each series judged alone
     python perf/change_points.py --scale         # 1,000 series x 1,000 runs (10^6 figures), timed
 
 Prints, per seed: the injected steps found within +-2 runs (recall), the clean series flagged, the
@@ -27,10 +28,12 @@ from tests.consumers.history.synthetic_changes import generate  # noqa: E402
 from tests.consumers.history.test_changes import best_possible, detect  # noqa: E402
 
 
-def evaluate(seed: int, series: int, runs: int) -> tuple[int, int, int, int, float, str]:
+def evaluate(
+    seed: int, series: int, runs: int, fingerprints: bool = True
+) -> tuple[int, int, int, int, float, str]:
     truth = generate(seed, series=series, runs=runs)
     started, cpu = time.perf_counter(), time.process_time()
-    found, events = detect(truth)
+    found, events = detect(truth, fingerprints)
     seconds = time.perf_counter() - started
     cpu = time.process_time() - cpu
     hits = sum(any(abs(c.index - s) <= 2 for c in found[n]) for n, s in truth.steps.items())
@@ -48,6 +51,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="*", default=list(range(1, 13)))
     parser.add_argument("--scale", action="store_true", help="1,000 series x 1,000 runs, timed")
+    parser.add_argument(
+        "--without-fingerprints",
+        action="store_true",
+        help="the runs record no fingerprint: each series judged alone",
+    )
     args = parser.parse_args()
     if args.scale:
         hits, steps, flagged, clean, seconds, word = evaluate(1, 1000, 1000)
@@ -58,7 +66,9 @@ def main() -> None:
         return
     total, low = [0, 0, 0, 0], 0
     for seed in args.seeds:
-        hits, steps, flagged, clean, seconds, word = evaluate(seed, 200, 60)
+        hits, steps, flagged, clean, seconds, word = evaluate(
+            seed, 200, 60, not args.without_fingerprints
+        )
         bound = best_possible(generate(seed))
         total = [total[0] + hits, total[1] + steps, total[2] + flagged, total[3] + clean]
         low += hits / steps < 0.9

@@ -19,14 +19,16 @@ from caramel.consumers.history import changes_search as search
 from caramel.vocabulary import Direction
 
 
-def detect(truth: Truth) -> tuple[dict[tuple[str, ...], list[ch.ChangePoint]], list[ch.Event]]:
-    """changes.find over the synthetic history, with its runs' fingerprints: per series, its
-    change points; and the events."""
+def detect(
+    truth: Truth, fingerprints: bool = True
+) -> tuple[dict[tuple[str, ...], list[ch.ChangePoint]], list[ch.Event]]:
+    """changes.find over the synthetic history, with its runs' fingerprints (or none recorded):
+    per series, its change points; and the events."""
     at = np.arange(len(truth.runs))
     series = [ch.Series(name, np.asarray(v), at, "items/s", Direction.HIGHER)
               for name, v in truth.values.items()]  # fmt: skip
     times = [f"t{i:04d}" for i in at]
-    found, events = ch.find(series, truth.runs, times, truth.provenance)
+    found, events = ch.find(series, truth.runs, times, truth.provenance if fingerprints else {})
     by_series: dict[tuple[str, ...], list[ch.ChangePoint]] = {name: [] for name in truth.values}
     for change in found:
         by_series[change.series].append(change)
