@@ -8,14 +8,15 @@ and `bench dashboard` on it, each timed as a separate process with its peak memo
 
 The history is written directly through the store's batch insert (no benchmark runs, a few seconds):
 two benchmarks, two systems at two sites, each run with 100 configurations (nodes 1..16 × two batch
-sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 %
-(regressions to mark). Then, `--rounds` times, interleaved: export it to JSON lines, import that
-file into a new history, list the history, build the dashboard. Each command runs as `python -m
-caramel` in a child process (interpreter start included); its peak memory is the child's own
-(os.wait4's rusage). `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the same on a
-PostgreSQL history (the import goes into a fresh SQLite file there too, the export reads the
-server). `--compare-with`: each step also run by another caramel (`git archive REV src | tar -x -C
-DIR`), interleaved, with the CPU seconds of each: the ratios hold on a loaded machine, where the
+sizes × ten sequence lengths) × 10 metrics, 3 repeats each, one run in 50 slowed by 20 % (outliers,
+no change), and a driver update at 60 % of the runs that slows the first site by 6 % (a change
+point in each of its series, one event). Then, `--rounds` times, interleaved: export it to JSON
+lines, import that file into a new history, list the history, build the dashboard. Each command runs
+as `python -m caramel` in a child process (interpreter start included); its peak memory is the
+child's own (os.wait4's rusage). `--quick`: 100 runs (100,000 figures), under a minute. `--url`: the
+same on a PostgreSQL history (the import goes into a fresh SQLite file there too, the export reads
+the server). `--compare-with`: each step also run by another caramel (`git archive REV src | tar -x
+-C DIR`), interleaved, with the CPU seconds of each: the ratios hold on a loaded machine, where the
 times do not (SQLite only: the other caramel reads a copy of the history, so it must read layout 4;
 to compare with a caramel of an older layout, run this harness from each tree, interleaved). Every
 tree is compiled first and its commands read the compiled modules, as an installed caramel does.
@@ -74,6 +75,11 @@ def configurations(per_run: int) -> list[dict[str, str]]:
     ]
 
 
+def driver(run: int, runs: int) -> str:
+    """The accelerator driver of run `run` of `runs`: updated at 60 % of the history."""
+    return "550" if run < 0.6 * runs else "560"
+
+
 def make_history(target: str, runs: int, per_run: int) -> int:
     """Write the history at `target` (a file or a URL) in one transaction a hundred runs; the
     figures written."""
@@ -106,10 +112,12 @@ def make_history(target: str, runs: int, per_run: int) -> int:
                         started,
                         started + 600,
                         ("jureca", "lumi")[site],
-                        '{"cpu_count": 128}',
+                        json.dumps({"cpu_count": 128, "gpu": {"driver": driver(i, runs)}}),
                     )
                 )
                 slow = 0.8 if i % 50 == 49 else 1.0
+                if site == 0 and driver(i, runs) == "560":
+                    slow *= 0.94  # the driver update slows the first site by 6 %
                 for row, text in zip(configs, config_texts, strict=True):
                     scale = int(row["Nodes"]) * (1 + 0.1 * (row["GlobalBatch"] == "512"))
                     for name, unit, direction in metrics:

@@ -20,18 +20,21 @@ nodes...). Change points of several series whose first run after is the same run
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from caramel.consumers.history import changes_search as search
+from caramel.consumers.history.compare import DEFAULT_THRESHOLD
 from caramel.stages.analyse.intervals import ratio_interval
 from caramel.vocabulary import Direction
 
 MIN_RUNS = 8  # fewer runs than this: too few to find a change (says so)
 # a series' false flags from the tests at the moments its system changed, at most (find)
 MOMENT_ALPHA = 0.02
+THRESHOLD = DEFAULT_THRESHOLD  # percent: the band of no change, as bench compare's
 
 
 class ChangeKind(str, enum.Enum):
@@ -157,19 +160,54 @@ def array_changes(
     precisely goes there."""
     if len(values) < MIN_RUNS or not np.all(values > 0):
         return []
-    cuts = search.settled(values, search.found(values, alpha, penalty), moments, alpha=alpha)
-    p_values = search.welch_p_values(np.log(values), cuts)
-    return _change_points(Series(series, values, np.arange(len(values)), unit, direction),
-                          cuts, p_values, runs, times)  # fmt: skip
+    one = Series(series, values, np.arange(len(values)), unit, direction)
+    return _judged(one, moments, runs, times, alpha, penalty)
+
+
+def _judged(
+    one: Series,
+    moments: np.ndarray | None,
+    runs: Sequence[str],
+    times: Sequence[str],
+    alpha: float = search.ALPHA,
+    penalty: float = search.PENALTY,
+    moment_alpha: float = MOMENT_ALPHA,
+    threshold: float = THRESHOLD,
+) -> list[ChangePoint]:
+    """One series' change points: its outliers set aside (search.without_outliers), the search's
+    boundaries (search.found) placed (search.settled), the system's moments tested where given
+    (search.with_moments), each boundary's p-value between its neighbours; a change whose interval
+    lies within the band of no change (`threshold` %) is none."""
+    kept = search.without_outliers(one.values)
+    logs = np.log(kept)
+    cuts = search.settled(kept, search.found(kept, alpha, penalty), moments, alpha=alpha)
+    if moments is not None:
+        cuts = search.with_moments(logs, cuts, moments, moment_alpha)
+    while True:
+        found = _change_points(one, kept, cuts, search.welch_p_values(logs, cuts), runs, times)
+        small = [c for c in found if _no_change(c, threshold)]
+        if not small:
+            return found
+        # the smallest goes, and its neighbours are measured again between the boundaries left
+        cuts.remove(min(small, key=lambda c: abs(math.log(c.ratio))).index)
+
+
+def _no_change(change: ChangePoint, threshold: float) -> bool:
+    """Whether a change's interval lies within the band of no change, 1/(1 + threshold %) to
+    1 + threshold % (bench compare's rule, consumers/history/compare.decide): real, but too small
+    to matter (a 0.3 % shift that hundreds of quiet runs make significant)."""
+    band = 1 + threshold / 100
+    return 1 / band <= change.low and change.high <= band
 
 
 def _change_points(
-    series: Series, cuts: Sequence[int], p_values: Sequence[float], runs: Sequence[str],
-    times: Sequence[str],
+    series: Series, values: np.ndarray, cuts: Sequence[int], p_values: Sequence[float],
+    runs: Sequence[str], times: Sequence[str],
 ) -> list[ChangePoint]:  # fmt: skip
-    """The boundaries `cuts` of a series as change points: the ratio of the means after and before
-    (up to the neighbouring boundaries) with its interval, the runs either side, the kind."""
-    values, at = series.values, series.positions
+    """The boundaries `cuts` of a series (its figures `values`, outliers set aside) as change
+    points: the ratio of the means after and before (up to the neighbouring boundaries) with its
+    interval, the runs either side, the kind."""
+    at = series.positions
     edges = [0, *cuts, len(values)]
     out = []
     for k, (cut, p_value) in enumerate(zip(cuts, p_values, strict=True), start=1):
@@ -206,27 +244,27 @@ def find(
     times: Sequence[str],
     provenance: Mapping[str, Mapping[str, object]],
     moment_alpha: float = MOMENT_ALPHA,
+    threshold: float = THRESHOLD,
 ) -> tuple[list[ChangePoint], list[Event]]:
     """The change points of every series of a history and their events. `runs` are the history's
     run keys in time order, `times` their ISO times, `provenance` their items by run key.
 
-    Each series is searched on its own (search.found: ruptures' least-squares search, Welch's
-    test; search.settled: a boundary placed at a system change the data cannot tell from it).
-    Then the moments the system changed that its boundaries do not explain are tested in it
-    (search.with_moments: hypotheses named before looking, so without the search's penalty, at
-    `moment_alpha` shared among them),
-    so a driver update that moved a series by less than the search could see is found where it
-    happened."""
+    Each series is judged on its own (_judged): its isolated outliers set aside, ruptures'
+    least-squares search and Welch's test, each boundary placed at a system change the data cannot
+    tell from it; then the moments the system changed that its boundaries do not explain are
+    tested in it (hypotheses named before looking, so without the search's penalty, at
+    `moment_alpha` shared among them), so a driver update that moved a series by less than the
+    search could see is found where it happened. A change whose interval lies within the band of
+    no change (`threshold` %, bench compare's default) is none."""
     history_moments = system_moments(provenance, runs)
     changes: list[ChangePoint] = []
     for one in series:
         if len(one.values) < MIN_RUNS or not np.all(one.values > 0):
             continue
         moments = series_moments(history_moments, one.positions)
-        logs = np.log(one.values)
-        cuts = search.settled(one.values, search.found(one.values), moments)
-        cuts = search.with_moments(logs, cuts, moments, moment_alpha)
-        changes += _change_points(one, cuts, search.welch_p_values(logs, cuts), runs, times)
+        changes += _judged(
+            one, moments, runs, times, moment_alpha=moment_alpha, threshold=threshold
+        )
     changes = with_causes(changes, provenance, runs)
     order = {key: i for i, key in enumerate(runs)}
     return changes, group_events(changes, order, moments=np.flatnonzero(history_moments).tolist())

@@ -20,6 +20,30 @@ ALPHA = 0.001  # Welch's test per boundary
 # variances of the best (the likelihood-ratio set of Hinkley 1970; 10.6 bounds the limit law
 # (1 - exp(-x/2))^2 of a step's location at 0.99)
 LOCATION_LEVEL = 10.6
+OUTLIER_SDS = 5.0  # a run this many noise sds from the runs around it is an outlier (no change)
+
+
+def _noise(logs: np.ndarray) -> float:
+    """The sd of one run's log figure, robust to steps and outliers: the median absolute
+    difference of neighbouring runs (scaled to an sd for normal noise); else the plain sd."""
+    noise = float(np.median(np.abs(np.diff(logs)))) / (0.6745 * math.sqrt(2))
+    return noise if noise > 0 else float(np.std(logs)) or 1.0
+
+
+def without_outliers(values: np.ndarray) -> np.ndarray:
+    """The figures with each outlier replaced by the median of the runs around it: a run further
+    than OUTLIER_SDS noise sds (in log) from the median of the 2 * MIN_SEGMENT + 1 runs around it.
+    One slow run (a busy node, a bad day) is not a change; it would drag the mean of every segment
+    it falls in. A median keeps a step's edge, so a step of MIN_SEGMENT runs or more stays whole,
+    at the end of the series too (the window's edge repeats the last run)."""
+    from scipy.ndimage import median_filter
+
+    logs = np.log(values)
+    if len(logs) < 2 * MIN_SEGMENT + 1:
+        return values
+    around = median_filter(logs, size=2 * MIN_SEGMENT + 1, mode="nearest")
+    far = np.abs(logs - around) > OUTLIER_SDS * _noise(logs)
+    return np.where(far, np.exp(around), values) if far.any() else values
 
 
 def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -> list[int]:
@@ -30,9 +54,7 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
     n = len(x)
     if n < 2 * MIN_SEGMENT:
         return []
-    noise = np.median(np.abs(np.diff(x))) / (0.6745 * math.sqrt(2))  # sd of one run, robust
-    if not noise > 0:
-        noise = float(np.std(x)) or 1.0
+    noise = _noise(x)
     scaled = ((x - np.median(x)) / noise).reshape(-1, 1)
     search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1).fit(scaled)
     found = search.predict(pen=penalty * math.log(n))
@@ -41,8 +63,8 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
 
 def _sums(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative sums of the log figures and of their squares, from 0 (the figures centred on
-    their median: the sums of squares near 0 lose no digits; p is shift-free)."""
-    centred = logs - np.median(logs)
+    their mean: the sums of squares near 0 lose no digits; p is shift-free)."""
+    centred = logs - logs.mean()
     return (
         np.concatenate(([0.0], np.cumsum(centred))),
         np.concatenate(([0.0], np.cumsum(centred * centred))),
