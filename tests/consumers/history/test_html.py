@@ -12,7 +12,7 @@ import pytest
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.history.store import History, RunRecord
 from caramel.consumers.pages import axes, summary
-from caramel.consumers.pages.figures import benchmark_plots
+from caramel.consumers.pages.figures import benchmark_plots, ci_half, interval_fields, intervals
 from caramel.consumers.pages.render import page
 from caramel.consumers.pages.sources import load
 
@@ -121,7 +121,7 @@ def test_every_point_of_n_2_or_more_carries_its_interval(tmp_path):
     for series in history["series"]:
         assert series["ci"][:-1] == [float(f"{high:.5g}")] * 3 and series["ci"][-1] == 0
     sweep = next(p for p in plots if p["title"] == "Tokens/second against Nodes")
-    assert sweep["series"][0]["ci"] == [0, 0, 0]  # the latest run: one sample each
+    assert intervals(sweep["series"][0]) == [0, 0, 0]  # the latest run: one sample each
     assert np.isclose(high, -low)
     text = page(coll, "t")
     data = re.search(r'id="caramel-data">(.*?)</script>', text, re.S).group(1)
@@ -158,3 +158,18 @@ def test_the_summarys_changes_show_their_ratios_interval(tmp_path):
     shown = f"{low:+.1f} % … {high:+.1f} %"
     assert text.count(shown) >= 2  # vs previous and vs baseline
     assert "99 % CI" in text and "delta method on log(ratio of means), Welch df" in text
+
+
+def test_a_series_of_equal_repeats_carries_one_interval_factor_not_each_half_width():
+    """Where every figure of a series has n samples (n >= 2), the page carries one factor
+    t(0.99, n - 1)/sqrt(n) instead of each half-width (a third of a big history's page), and the
+    half-widths page.js computes from it are ci_half's; mixed counts keep each half-width."""
+    sds = [5.0, 2.5, 0.0, 1.25]
+    same = interval_fields(sds, [3, 3, 3, 3])
+    assert set(same) == {"cf"}
+    want = ci_half(sds, [3, 3, 3, 3])
+    got = intervals({"sd": sds, **same})
+    assert all(abs(g - w) <= 1e-4 * max(w, 1e-9) for g, w in zip(got, want, strict=True))
+    mixed = interval_fields(sds, [3, 3, 1, 3])
+    assert mixed == {"ci": ci_half(sds, [3, 3, 1, 3])}
+    assert intervals({"sd": sds, **interval_fields(sds, [1, 1, 1, 1])}) == ci_half(sds, [1] * 4)

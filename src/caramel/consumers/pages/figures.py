@@ -101,6 +101,25 @@ def ci_half(sd: list[float], n: list[int]) -> list[float]:
     return [_spread(h) for h in np.where((counts > 1) & np.isfinite(half), half, 0.0).tolist()]
 
 
+def interval_fields(sd: list[float], n: list[int]) -> dict[str, object]:
+    """A series' intervals as the page carries them: where every figure has the same number of
+    samples (2 or more), one factor `cf` that page.js multiplies each sd by, t(0.99, n - 1)/√n (a
+    third of a big history's page is these half-widths); else each half-width, `ci` (ci_half)."""
+    counts = set(n)
+    if len(counts) == 1 and min(counts) > 1:
+        (count,) = counts
+        return {"cf": float(f"{t_quantile(LEVEL, count - 1) / count**0.5:.6g}")}
+    return {"ci": ci_half(sd, n)}
+
+
+def intervals(series: dict) -> list[float]:
+    """The half-widths of a series' intervals as page.js reads them (interval_fields): each
+    figure's `ci`, or its sd times the series' factor `cf`."""
+    if "ci" in series:
+        return list(series["ci"])
+    return [sd * series.get("cf", 0.0) for sd in series["sd"]]
+
+
 def _series(group: str, config: str, points: list[tuple], params: str = "") -> dict:
     """A series of points (x, mean, sd, run, n), in the order of x. Its name is the system `group`
     and its `config` (`A100 · Nodes=4`): page.js joins them (a big history's page would otherwise
@@ -113,7 +132,7 @@ def _series(group: str, config: str, points: list[tuple], params: str = "") -> d
         "x": [p[0] for p in points],
         "y": [_num(p[1]) for p in points],
         "sd": [_spread(p[2]) for p in points],
-        "ci": ci_half([p[2] for p in points], [p[4] for p in points]),
+        **interval_fields([p[2] for p in points], [p[4] for p in points]),
         "run": [p[3] for p in points],
         "bad": [],
     }
@@ -267,7 +286,7 @@ def history_plots(
                     "params": _constant(items[0]),
                     "y": [_num(f.mean) for f in items],
                     "sd": [_spread(f.sd) for f in items],
-                    "ci": ci_half([f.sd for f in items], [f.n for f in items]),
+                    **interval_fields([f.sd for f in items], [f.n for f in items]),
                     "run": [f.run for f in items],
                     "bad": bad,
                     "changes": drawn(marks, (bench, label, metric, items[0].config))

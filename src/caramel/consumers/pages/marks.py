@@ -35,6 +35,9 @@ class Marks:
     short: int = 0  # series with fewer
     # (a change point's series, its index) -> the figure of its first run after: where it is drawn
     at: dict[tuple[tuple[str, ...], int], float] = field(default_factory=dict)
+    # each list of causes drawn, once: its index in the page's `causes` (an update moves thousands
+    # of series, each change point naming the same causes)
+    cause_lists: dict[tuple[str, ...], int] = field(default_factory=dict)
 
 
 def _when(started: float | None) -> str:
@@ -126,7 +129,8 @@ def _figure(metric: tuple[str, str, str, str]) -> str:
 
 def drawn(marks: Marks, key: SeriesKey) -> list[dict]:
     """A plot line's change points as the page's script draws them: at the first run after (index
-    into the page's runs) and its figure, with what the hover says."""
+    into the page's runs) and its figure, with what the hover says (its causes: an index into
+    the page's `causes`, causes_json)."""
     return [
         {
             "run": marks.run_index[c.run_after],
@@ -137,10 +141,15 @@ def drawn(marks: Marks, key: SeriesKey) -> list[dict]:
             "low": round(c.low, 6),
             "high": round(c.high, 6),
             "p": float(f"{c.p_value:.2g}"),
-            "causes": list(c.causes),
+            "causes": marks.cause_lists.setdefault(c.causes, len(marks.cause_lists)),
         }
         for c in marks.by_series.get(key, [])
     ]
+
+
+def causes_json(marks: Marks) -> list[list[str]]:
+    """The lists of causes the drawn change points name (drawn), in the order of their index."""
+    return [list(causes) for causes in marks.cause_lists]
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from caramel.consumers.history.changes import MIN_RUNS
 from caramel.consumers.history.store import RunRecord
 from caramel.consumers.pages import marks as change_marks
 from caramel.consumers.pages import summary
-from caramel.consumers.pages.figures import benchmark_plots
+from caramel.consumers.pages.figures import benchmark_plots, intervals
 from caramel.consumers.pages.sources import Collection
 from caramel.consumers.pages.thinning import points_per_series
 from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD
@@ -183,7 +183,7 @@ def _compact(plots: list[dict]) -> tuple[list[dict], dict[str, list[CompactRow]]
             continue
         metric = plot["yaxis"]["title"]["text"]
         for s in series:
-            spread = s["sd"][0] if s["ci"][0] else None  # ci 0: fewer than 2 samples
+            spread = s["sd"][0] if intervals(s)[0] else None  # 0: fewer than 2 samples
             compact[plot["bench"]].append(
                 CompactRow(metric, s["group"], str(s["x"][0]), s["y"][0], spread)
             )
@@ -218,7 +218,12 @@ def page(
     rows = summary.rows(coll, baseline)
     tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
     started = [r.record.started for r in coll.runs if r.record.started]
-    data = {"runs": _runs_json(coll), "plots": plots, "level": round(100 * LEVEL, 6)}
+    data = {
+        "runs": _runs_json(coll),
+        "plots": plots,
+        "level": round(100 * LEVEL, 6),
+        "causes": change_marks.causes_json(marks),
+    }
     return (
         _environment()
         .get_template("page.html.j2")

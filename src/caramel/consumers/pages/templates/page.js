@@ -8,8 +8,10 @@
   var CI = D.level + " % CI";  // each point's interval of its mean: Student's t (pages/figures.py)
   // a series' name: its system and its configuration (the data carries them apart, once each)
   function seriesName(s) { return s.config ? s.group + " · " + s.config : s.group; }
-  function ciLow(s, k) { return s.ci && s.ci[k] ? s.y[k] - s.ci[k] : null; }
-  function ciHigh(s, k) { return s.ci && s.ci[k] ? s.y[k] + s.ci[k] : null; }
+  // a series' half-widths: each one (ci), or its sd times one factor (cf: every figure n samples)
+  function ci(s, k) { return s.ci ? s.ci[k] : (s.cf && s.sd[k] ? s.sd[k] * s.cf : 0); }
+  function ciLow(s, k) { return ci(s, k) ? s.y[k] - ci(s, k) : null; }
+  function ciHigh(s, k) { return ci(s, k) ? s.y[k] + ci(s, k) : null; }
   D.plots.forEach(function (p) { plots[p.id] = p; });
   var COLOURS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#aec7e8"];
   var SYMBOLS = ["circle", "square", "diamond", "triangle-up", "cross", "star", "hexagon", "triangle-down"];
@@ -98,10 +100,11 @@
       esc(c.kind) + " " + pct(c.ratio) + "</b>",
       "interval " + pct(c.low) + " … " + pct(c.high) + " (mean after / before), p = " + fmt(c.p),
       "last run before: " + day(runs[c.before].t) + ", first after: " + day(runs[c.run].t)];
-    if (c.causes.length) {
+    var causes = D.causes[c.causes] || [];  // the lists of causes, once each (pages/marks.py)
+    if (causes.length) {
       lines.push("likely causes:");
-      c.causes.slice(0, 8).forEach(function (x) { lines.push("&nbsp;&nbsp;" + esc(x)); });
-      if (c.causes.length > 8) { lines.push("&nbsp;&nbsp;… " + (c.causes.length - 8) + " more"); }
+      causes.slice(0, 8).forEach(function (x) { lines.push("&nbsp;&nbsp;" + esc(x)); });
+      if (causes.length > 8) { lines.push("&nbsp;&nbsp;… " + (causes.length - 8) + " more"); }
     } else { lines.push("nothing in the runs' provenance changed"); }
     return lines;
   }
