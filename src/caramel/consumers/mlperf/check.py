@@ -255,12 +255,17 @@ def check_measurements(folder: Path) -> list[Problem]:
         return problems + [
             Problem(folder, f"no {folder.parent.parent.name}_*.json measurements file")
         ]
+    return problems + _measurement_fields(described[0])
+
+
+def _measurement_fields(path: Path) -> list[Problem]:
+    """The measurements JSON: readable JSON with every required key set."""
     try:
-        fields = json.loads(described[0].read_text(encoding="utf-8"))
+        fields = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return problems + [Problem(described[0], f"not JSON ({exc})")]
-    return problems + [
-        Problem(described[0], f"field {key} is missing or empty")
+        return [Problem(path, f"not JSON ({exc})")]
+    return [
+        Problem(path, f"field {key} is missing or empty")
         for key in MEASUREMENT_KEYS
         if not isinstance(fields, dict) or not fields.get(key)
     ]
