@@ -41,15 +41,20 @@ def axis_value(text: str) -> float | None:
     """A number, or a size such as a model's `117M`, `13B` (so throughput plots against model
     size)."""
     try:
-        value = float(text)
+        value: float | None = float(text)
     except (TypeError, ValueError):
-        value = None
-        if isinstance(text, str) and len(text) > 1 and text[-1] in _SCALE:
-            try:
-                value = float(text[:-1]) * _SCALE[text[-1]]
-            except ValueError:
-                return None
+        value = _size(text)
     return value if value is not None and math.isfinite(value) else None
+
+
+def _size(text: str) -> float | None:
+    """A number with a scale suffix (`117M`, `13B`) as its value; None for any other text."""
+    if not isinstance(text, str) or len(text) < 2 or text[-1] not in _SCALE:
+        return None
+    try:
+        return float(text[:-1]) * _SCALE[text[-1]]
+    except ValueError:
+        return None
 
 
 def is_scaling(param: str) -> bool:

@@ -209,17 +209,28 @@ def _compact(plots: list[Plot]) -> tuple[list[Plot], dict[str, list[CompactRow]]
     drawn: list[Plot] = []
     compact: dict[str, list[CompactRow]] = defaultdict(list)
     for plot in plots:
-        series = plot["series"]
-        if plot["kind"] != "latest" or any(len(s["x"]) != 1 for s in series):
+        if _one_point_each(plot):
+            compact[plot["bench"]] += _compact_rows(plot)
+        else:
             drawn.append(plot)
-            continue
-        metric = plot["yaxis"]["title"]["text"]
-        for s in series:
-            spread = s["sd"][0] if s["ci"][0] else None  # ci 0: fewer than 2 samples
-            compact[plot["bench"]].append(
-                CompactRow(metric, s["group"], str(s["x"][0]), s["y"][0], spread)
-            )
     return drawn, dict(compact)
+
+
+def _one_point_each(plot: Plot) -> bool:
+    """Whether `plot` is a `latest` plot whose every series is a single point."""
+    return plot["kind"] == "latest" and all(len(s["x"]) == 1 for s in plot["series"])
+
+
+def _compact_rows(plot: Plot) -> list[CompactRow]:
+    """A one-point-each `latest` plot's rows of the compact table: a series each."""
+    metric = plot["yaxis"]["title"]["text"]
+    return [
+        # ci 0: fewer than 2 samples, no spread
+        CompactRow(
+            metric, s["group"], str(s["x"][0]), s["y"][0], s["sd"][0] if s["ci"][0] else None
+        )
+        for s in plot["series"]
+    ]
 
 
 def _series_count(plots: list[Plot]) -> int:

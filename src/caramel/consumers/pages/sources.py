@@ -476,11 +476,16 @@ def _label_configs(out: Collection) -> None:
     distinct = {(systems[f.run], f.config): f.row for f in out.figures}
     varying = _varying(_values(distinct))
     labels = {
-        (bench, config): ",".join(f"{k}={row[k]}" for k in row if k in varying[bench])
+        (bench, config): _by_varying(row, varying[bench])
         for ((bench, _label), config), row in distinct.items()
     }
     for f in out.figures:
         f.label = labels[(systems[f.run][0], f.config)]
+
+
+def _by_varying(row: dict[str, str], varying: list[str]) -> str:
+    """A configuration by the parameters that vary: `k=v,k=v` in the row's order."""
+    return ",".join(f"{k}={row[k]}" for k in row if k in varying)
 
 
 System = tuple[str, str]  # a benchmark and a system label
@@ -510,18 +515,24 @@ def _varying(values: dict[System, Parameters]) -> dict[str, list[str]]:
 def keep_runs(collection: Collection, keep: list[Run]) -> None:
     """Only the runs in `keep` (and their figures), renumbered in order."""
     remap = {r.index: i for i, r in enumerate(keep)}
-    number = np.full(len(collection.runs) + 1, -1, dtype=np.int64)
-    for run in keep:
-        number[run.index] = remap[run.index]
-    new = number[collection.numbers["run"].to_numpy()]
-    if len(collection.regressed) == len(new):
-        collection.regressed = collection.regressed[new >= 0]
-    kept = collection.numbers[new >= 0].reset_index(drop=True)
-    kept["run"] = new[new >= 0]
-    collection.numbers = kept
+    _keep_numbers(collection, remap)
     for i, run in enumerate(keep):
         run.index = i
     collection.runs = keep
     collection.figures = [f for f in collection.figures if f.run in remap]
     for f in collection.figures:
         f.run = remap[f.run]
+
+
+def _keep_numbers(collection: Collection, remap: dict[int, int]) -> None:
+    """Only the numbers (and regression flags) of the runs in `remap`, their runs renumbered by
+    it."""
+    number = np.full(len(collection.runs) + 1, -1, dtype=np.int64)
+    for old, new_index in remap.items():
+        number[old] = new_index
+    new = number[collection.numbers["run"].to_numpy()]
+    if len(collection.regressed) == len(new):
+        collection.regressed = collection.regressed[new >= 0]
+    kept = collection.numbers[new >= 0].reset_index(drop=True)
+    kept["run"] = new[new >= 0]
+    collection.numbers = kept
