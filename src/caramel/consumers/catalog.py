@@ -135,20 +135,34 @@ def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
     try:
         meta = read_meta(find_meta_node(benchmarks[0]))
     except CaramelError as exc:
-        tags = _raw_tags(benchmarks[0])
-        return BenchmarkEntry(
-            path.stem,
-            str(path),
-            origin,
-            BenchmarkMeta(tags=tags or ()),
-            error=str(exc),
-            tags_known=tags is not None,
-        )
-    if not meta.description:
-        comment = benchmarks[0].find("comment")
-        text = " ".join((comment.text if comment is not None else "").split())
-        meta = dataclasses.replace(meta, description=text)
-    return BenchmarkEntry(path.stem, str(path), origin, meta)
+        return _unreadable_meta(path, origin, benchmarks[0], exc)
+    return BenchmarkEntry(path.stem, str(path), origin, _described(meta, benchmarks[0]))
+
+
+def _unreadable_meta(
+    path: Path, origin: str, benchmark: Node, error: CaramelError
+) -> BenchmarkEntry:
+    """The entry of a file whose meta block is wrong: its error, and its tags where they can still
+    be read."""
+    tags = _raw_tags(benchmark)
+    return BenchmarkEntry(
+        path.stem,
+        str(path),
+        origin,
+        BenchmarkMeta(tags=tags or ()),
+        error=str(error),
+        tags_known=tags is not None,
+    )
+
+
+def _described(meta: BenchmarkMeta, benchmark: Node) -> BenchmarkMeta:
+    """`meta`, described by the benchmark's comment (its whitespace collapsed) when it has no
+    description of its own."""
+    if meta.description:
+        return meta
+    comment = benchmark.find("comment")
+    text = " ".join((comment.text if comment is not None else "").split())
+    return dataclasses.replace(meta, description=text)
 
 
 def _raw_tags(benchmark: Node) -> tuple[str, ...] | None:
