@@ -339,19 +339,25 @@ def select(out: Collection, whole: set[str]) -> None:
         out.figures = []
         return
     started = np.array([r.record.started or 0 for r in runs], dtype=float)
-    groups: dict[tuple[str, str], int] = {}
-    run_group = np.array(
-        [groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in runs]
-    )
+    run_group, groups = _run_groups(runs)
     keys = _KeyGroups.of(out)
     series = run_group[c.run] * keys.lines + keys.line[c.key]
     keep = _drawn(out, c, series, started[c.run], keys.way[c.key])
     group = run_group[c.run] * len(keys.metrics) + keys.metric[c.key]
-    keep |= _two_latest(group, c.run, started, out, list(groups), keys.metrics)
+    keep |= _two_latest(group, c.run, started, out, groups, keys.metrics)
     named = _named_runs(out, whole)
     if len(named):
         keep |= np.isin(c.run, named)
     out.figures = _figures(out, c, np.flatnonzero(keep), out.regressed if out.thinned else None)
+
+
+def _run_groups(runs: list[Run]) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """Per run the number of its (benchmark, system label), and those pairs in number order."""
+    groups: dict[tuple[str, str], int] = {}
+    run_group = np.array(
+        [groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in runs]
+    )
+    return run_group, list(groups)
 
 
 @dataclass
