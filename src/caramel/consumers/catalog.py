@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from caramel.errors import CaramelError, did_you_mean
+from caramel.errors import CaramelError, SpecError, did_you_mean
 from caramel.resources import shipped
 from caramel.settings import current
 from caramel.stages.spec.mad import FILE_NAME as MODELS_JSON
@@ -76,19 +76,10 @@ def search_folders(extra_dirs: Iterable[str] = ()) -> list[tuple[Path, str]]:
 def find_benchmarks(extra_dirs: Iterable[str] = ()) -> list[BenchmarkEntry]:
     """Every benchmark file of the search folders (the first of each name), sorted by name."""
     entries: dict[str, BenchmarkEntry] = {}
-    for folder, origin in search_folders(extra_dirs):
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.iterdir()):
-            if path.name == MODELS_JSON and path.is_file():
-                for entry in mad_folder_entries(folder, origin):
-                    entries.setdefault(entry.name, entry)
-                continue
-            if path.suffix not in SUFFIXES or not path.is_file() or path.stem in entries:
-                continue
-            read = read_entry(path, origin)
-            if read is not None:
-                entries[path.stem] = read
+    for folder, path, origin in _search_files(extra_dirs):
+        # a benchmark file of a name already found is not read
+        for entry in _file_entries(folder, path, origin, lambda stem: stem not in entries):
+            entries.setdefault(entry.name, entry)
     return sorted(entries.values(), key=lambda e: e.name)
 
 
@@ -97,20 +88,38 @@ def _first_named(name: str, extra_dirs: Iterable[str] = ()) -> BenchmarkEntry | 
     carry it (`NAME.yaml|yml|xml`, a models.json), in its order: `bench run llm` reads one benchmark
     file, not every shipped one (reading them all would parse every file and import lxml for the XML
     ones)."""
-    for folder, origin in search_folders(extra_dirs):
-        if not folder.is_dir():
-            continue
-        for path in sorted(folder.iterdir()):
-            if path.name == MODELS_JSON and path.is_file():
-                entries = mad_folder_entries(folder, origin)
-                entry = next((e for e in entries if e.name == name), None)
-                if entry is not None:
-                    return entry
-            elif path.stem == name and path.suffix in SUFFIXES and path.is_file():
-                read = read_entry(path, origin)
-                if read is not None:
-                    return read
+    for folder, path, origin in _search_files(extra_dirs):
+        entries = _file_entries(folder, path, origin, lambda stem: stem == name)
+        found = next((e for e in entries if e.name == name), None)
+        if found is not None:
+            return found
     return None
+
+
+def _search_files(extra_dirs: Iterable[str]) -> Iterator[tuple[Path, Path, str]]:
+    """(folder, file, origin) of each file of the search folders that exist, in search order; a
+    folder is listed only when the search reaches it."""
+    for folder, origin in search_folders(extra_dirs):
+        if folder.is_dir():
+            yield from ((folder, path, origin) for path in sorted(folder.iterdir()))
+
+
+def _file_entries(
+    folder: Path, path: Path, origin: str, wanted: Callable[[str], bool]
+) -> list[BenchmarkEntry]:
+    """The entries a file of a search folder gives: a models.json its folder's models (and those of
+    scripts/DIR/models.json); a benchmark file whose name is `wanted` its own; any other none."""
+    if path.name == MODELS_JSON and path.is_file():
+        return mad_folder_entries(folder, origin)
+    if not _is_benchmark_file(path, wanted):
+        return []
+    read = read_entry(path, origin)
+    return [read] if read is not None else []
+
+
+def _is_benchmark_file(path: Path, wanted: Callable[[str], bool]) -> bool:
+    """Whether `path` is a file with a benchmark file's suffix whose name (stem) is `wanted`."""
+    return path.suffix in SUFFIXES and wanted(path.stem) and path.is_file()
 
 
 def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
@@ -126,20 +135,34 @@ def read_entry(path: Path, origin: str) -> BenchmarkEntry | None:
     try:
         meta = read_meta(find_meta_node(benchmarks[0]))
     except CaramelError as exc:
-        tags = _raw_tags(benchmarks[0])
-        return BenchmarkEntry(
-            path.stem,
-            str(path),
-            origin,
-            BenchmarkMeta(tags=tags or ()),
-            error=str(exc),
-            tags_known=tags is not None,
-        )
-    if not meta.description:
-        comment = benchmarks[0].find("comment")
-        text = " ".join((comment.text if comment is not None else "").split())
-        meta = dataclasses.replace(meta, description=text)
-    return BenchmarkEntry(path.stem, str(path), origin, meta)
+        return _unreadable_meta(path, origin, benchmarks[0], exc)
+    return BenchmarkEntry(path.stem, str(path), origin, _described(meta, benchmarks[0]))
+
+
+def _unreadable_meta(
+    path: Path, origin: str, benchmark: Node, error: CaramelError
+) -> BenchmarkEntry:
+    """The entry of a file whose meta block is wrong: its error, and its tags where they can still
+    be read."""
+    tags = _raw_tags(benchmark)
+    return BenchmarkEntry(
+        path.stem,
+        str(path),
+        origin,
+        BenchmarkMeta(tags=tags or ()),
+        error=str(error),
+        tags_known=tags is not None,
+    )
+
+
+def _described(meta: BenchmarkMeta, benchmark: Node) -> BenchmarkMeta:
+    """`meta`, described by the benchmark's comment (its whitespace collapsed) when it has no
+    description of its own."""
+    if meta.description:
+        return meta
+    comment = benchmark.find("comment")
+    text = " ".join((comment.text if comment is not None else "").split())
+    return dataclasses.replace(meta, description=text)
 
 
 def _raw_tags(benchmark: Node) -> tuple[str, ...] | None:
@@ -177,67 +200,108 @@ def models_json_entries(path: Path, origin: str) -> list[BenchmarkEntry]:
                 tags_known=False,
             )
         ]
-    out = []
-    for index, item in enumerate(found):
-        if isinstance(item, MadEntry):
-            meta = BenchmarkMeta(
-                description=f"MAD model ({MODELS_JSON} entry {index})",
-                tags=item.tags,
-                owner=item.owner,
-                precision=item.training_precision,
-                url=item.url,
-                time_limit=item.timeout,
-                multiple_results=item.multiple_results or None,
-                devices=int(item.n_gpus) if item.n_gpus not in ("-1", "0") else None,
-            )
-            out.append(BenchmarkEntry(item.name, str(path), origin, meta, benchmark=item.name))
-        else:
-            known = item if isinstance(item, EntryError) else None
-            name = (known.entry_name if known else "") or f"{MODELS_JSON}[{index}]"
-            tags = known.entry_tags if known else None
-            out.append(
-                BenchmarkEntry(
-                    name,
-                    str(path),
-                    origin,
-                    BenchmarkMeta(tags=tags or ()),
-                    error=str(item),
-                    benchmark=name,
-                    tags_known=tags is not None,
-                )
-            )
-    return out
+    return [
+        _model_entry(path, origin, index, item)
+        if isinstance(item, MadEntry)
+        else _unreadable_model(path, origin, index, item)
+        for index, item in enumerate(found)
+    ]
+
+
+def _model_entry(path: Path, origin: str, index: int, model: MadEntry) -> BenchmarkEntry:
+    """The entry of the `index`th model of a models.json, run as `--only-bench NAME`."""
+    meta = BenchmarkMeta(
+        description=f"MAD model ({MODELS_JSON} entry {index})",
+        tags=model.tags,
+        owner=model.owner,
+        precision=model.training_precision,
+        url=model.url,
+        time_limit=model.timeout,
+        multiple_results=model.multiple_results or None,
+        devices=int(model.n_gpus) if model.n_gpus not in ("-1", "0") else None,
+    )
+    return BenchmarkEntry(model.name, str(path), origin, meta, benchmark=model.name)
+
+
+def _unreadable_model(path: Path, origin: str, index: int, error: SpecError) -> BenchmarkEntry:
+    """The entry of a model that cannot be read: its error, and its name and tags where the error
+    knows them (spec.mad.EntryError), else named by its place in the file."""
+    name, tags = (
+        (error.entry_name, error.entry_tags) if isinstance(error, EntryError) else ("", None)
+    )
+    name = name or f"{MODELS_JSON}[{index}]"
+    return BenchmarkEntry(
+        name,
+        str(path),
+        origin,
+        BenchmarkMeta(tags=tags or ()),
+        error=str(error),
+        benchmark=name,
+        tags_known=tags is not None,
+    )
 
 
 def select_by_tags(entries: Sequence[BenchmarkEntry], tags: Iterable[str]) -> list[BenchmarkEntry]:
     """The readable entries carrying any of `tags` (names count as tags). Nothing readable selected
     is an error that says so plainly: which unreadable files carry the tag (or might), else the tags
     that exist."""
-    wanted = [t for t in tags if t]
-    chosen = [e for e in entries if not e.error and any(carries(e, t) for t in wanted)]
+    wanted = list(filter(None, tags))
+    chosen = [e for e in entries if not e.error and _carries_any(e, wanted)]
     if chosen:
         return chosen
-    shown = ", ".join(wanted) or "(none)"
-    plural = "s" if len(wanted) > 1 else ""
-    carriers = [
-        e for e in entries if e.error and e.tags_known and any(carries(e, t) for t in wanted)
-    ]
+    raise _nothing_selected(entries, wanted)
+
+
+def _nothing_selected(entries: Sequence[BenchmarkEntry], wanted: list[str]) -> CatalogError:
+    """No readable entry has the tags asked for: the error says which unreadable entries carry
+    them, else which tags exist."""
+    carriers = [e for e in unreadable_members(entries, wanted) if e.tags_known]
     if carriers:
-        raise CatalogError(
-            f"no readable benchmark has the tag{plural} {shown}: "
-            f"{_files(carriers)} carr{'ies' if len(carriers) == 1 else 'y'} it and could "
-            "not be read",
-            hint=" | ".join(f"{e.name}: {e.error.splitlines()[0]}" for e in carriers),
-        )
-    known = sorted({t for e in entries if not e.error for t in e.tags})
-    hints = [h for h in (did_you_mean(t, known) for t in wanted) if h]
-    unknown = [e for e in entries if e.error and not e.tags_known]
-    if unknown:
-        hints.append(f"{_files(unknown)} could not be read (their tags are unknown)")
-    raise CatalogError(
-        f"no benchmark has the tag{plural} {shown}",
+        return _unreadable_carriers(carriers, _asked(wanted))
+    return _no_such_tag(entries, wanted)
+
+
+def _carries_any(entry: BenchmarkEntry, wanted: list[str]) -> bool:
+    return any(carries(entry, t) for t in wanted)
+
+
+def _asked(wanted: list[str]) -> str:
+    """The tags asked for as the errors name them: `tag llm`, `tags llm, gpt`, `tag (none)`."""
+    plural = "s" if len(wanted) > 1 else ""
+    return f"tag{plural} {', '.join(wanted) or '(none)'}"
+
+
+def _unreadable_carriers(carriers: list[BenchmarkEntry], asked: str) -> CatalogError:
+    """Nothing readable has the tags asked for, and `carriers`, which cannot be read, have them."""
+    verb = "carries" if len(carriers) == 1 else "carry"
+    return CatalogError(
+        f"no readable benchmark has the {asked}: {_files(carriers)} {verb} it and could "
+        "not be read",
+        hint=" | ".join(f"{e.name}: {e.error.splitlines()[0]}" for e in carriers),
+    )
+
+
+def _no_such_tag(entries: Sequence[BenchmarkEntry], wanted: list[str]) -> CatalogError:
+    """No entry has the tags asked for: the tags close to them, the files whose tags are unknown,
+    and the tags that exist."""
+    known = _readable_tags(entries)
+    hints = [*filter(None, (did_you_mean(t, known) for t in wanted)), *_unknown_tags(entries)]
+    return CatalogError(
+        f"no benchmark has the {_asked(wanted)}",
         hint="; ".join(hints + ["existing tags: " + (", ".join(known) or "none")]),
     )
+
+
+def _readable_tags(entries: Sequence[BenchmarkEntry]) -> list[str]:
+    """The tags (names included) of the entries that could be read, sorted."""
+    return sorted({t for e in entries if not e.error for t in e.tags})
+
+
+def _unknown_tags(entries: Sequence[BenchmarkEntry]) -> list[str]:
+    """A hint naming the entries that could not be read far enough to know their tags (none: no
+    hint)."""
+    unknown = [e for e in entries if e.error and not e.tags_known]
+    return [f"{_files(unknown)} could not be read (their tags are unknown)"] if unknown else []
 
 
 def unreadable_members(
@@ -247,9 +311,7 @@ def unreadable_members(
     tags (or name) match, and those whose tags cannot be known. A suite reports each as a failed
     member."""
     wanted = [t for t in tags if t]
-    return [
-        e for e in entries if e.error and (not e.tags_known or any(carries(e, t) for t in wanted))
-    ]
+    return [e for e in entries if e.error and (not e.tags_known or _carries_any(e, wanted))]
 
 
 def carries(entry: BenchmarkEntry, tag: str) -> bool:
@@ -290,15 +352,13 @@ def resolve_benchmark(name_or_path: str, extra_dirs: Iterable[str] = ()) -> str:
     entries = find_benchmarks(extra_dirs)
     if os.sep in name_or_path or name_or_path.endswith(SUFFIXES):
         return name_or_path  # meant as a path: the loader says it is not there
+    raise _unknown_benchmark(name_or_path, entries)
+
+
+def _unknown_benchmark(name: str, entries: list[BenchmarkEntry]) -> CatalogError:
+    """`name` names no benchmark: the close names, and every known one."""
     names = [e.name for e in entries]
-    raise CatalogError(
-        f"no benchmark file or benchmark named '{name_or_path}'",
-        hint="; ".join(
-            h
-            for h in (
-                did_you_mean(name_or_path, names),
-                "known benchmarks: " + (", ".join(names) or "none"),
-            )
-            if h
-        ),
+    hints = (did_you_mean(name, names), "known benchmarks: " + (", ".join(names) or "none"))
+    return CatalogError(
+        f"no benchmark file or benchmark named '{name}'", hint="; ".join(h for h in hints if h)
     )

@@ -201,7 +201,7 @@ def _no_change(change: ChangePoint, threshold: float) -> bool:
 
 
 def _change_points(
-    series: Series, values: np.ndarray, cuts: Sequence[int], p_values: Sequence[float],
+    series: Series, values: np.ndarray, cuts: Sequence[int], p_values: Sequence[float] | np.ndarray,
     runs: Sequence[str], times: Sequence[str],
 ) -> list[ChangePoint]:  # fmt: skip
     """The boundaries `cuts` of a series (its figures `values`, outliers set aside) as change

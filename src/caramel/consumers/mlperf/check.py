@@ -112,44 +112,70 @@ def check_submitter(base: Path) -> list[Problem]:
 
 def check_system(path: Path, base: Path) -> list[Problem]:
     """The system description: present, JSON, every required field, sound values."""
+    described = _system_description(path)
+    if isinstance(described, Problem):
+        return [described]
+    return (
+        _missing_fields(path, described)
+        + _empty_fields(path, described)
+        + _unexpected_values(path, described, base)
+        + _network_in_closed(path, described, base)
+    )
+
+
+def _system_description(path: Path) -> dict[str, Any] | Problem:
+    """The system description as read, or why it cannot be: missing, no JSON, no JSON object."""
     try:
         described = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return [Problem(path, "missing system description")]
+        return Problem(path, "missing system description")
     except (OSError, ValueError) as exc:
-        return [Problem(path, f"not a JSON system description ({exc})")]
+        return Problem(path, f"not a JSON system description ({exc})")
     if not isinstance(described, dict):
-        return [Problem(path, "expected a JSON object")]
-    problems = [
+        return Problem(path, "expected a JSON object")
+    return described
+
+
+def _missing_fields(path: Path, described: dict[str, Any]) -> list[Problem]:
+    return [
         Problem(path, f"field {key} is missing") for key in REQUIRED_FIELDS if key not in described
     ]
-    problems += [
+
+
+def _empty_fields(path: Path, described: dict[str, Any]) -> list[Problem]:
+    """The fields the checker wants a meaningful answer for that are present and empty."""
+    return [
         Problem(path, f"field {key} has no meaningful value")
         for key in MEANINGFUL_FIELDS
         if key in described and described[key] in ("", None)
     ]
+
+
+def _unexpected_values(path: Path, described: dict[str, Any], base: Path) -> list[Problem]:
+    """A status or system type the checker does not know, a division or submitter other than the
+    tree's path says (each where present)."""
+    division, submitter = base.parent.name, base.name
     expected = {
         "status": (described.get("status") in STATUSES, f"one of {', '.join(STATUSES)}"),
         "system_type": (
             described.get("system_type") in SYSTEM_TYPES,
             f"one of {', '.join(SYSTEM_TYPES)}",
         ),
-        "division": (
-            str(described.get("division", "")).lower() == base.parent.name,
-            base.parent.name,
-        ),
-        "submitter": (str(described.get("submitter", "")).lower() == base.name.lower(), base.name),
+        "division": (str(described.get("division", "")).lower() == division, division),
+        "submitter": (str(described.get("submitter", "")).lower() == submitter.lower(), submitter),
     }
-    problems += [
+    return [
         Problem(path, f"field {key} is {described.get(key)!r}, expected {what}")
         for key, (good, what) in expected.items()
         if key in described and not good
     ]
+
+
+def _network_in_closed(path: Path, described: dict[str, Any], base: Path) -> list[Problem]:
+    """The closed division has no network mode."""
     if base.parent.name == "closed" and described.get("is_network"):
-        problems.append(
-            Problem(path, "is_network is true: the closed division has no network mode")
-        )
-    return problems
+        return [Problem(path, "is_network is true: the closed division has no network mode")]
+    return []
 
 
 def check_benchmark(folder: Path, base: Path) -> list[Problem]:
@@ -229,12 +255,17 @@ def check_measurements(folder: Path) -> list[Problem]:
         return problems + [
             Problem(folder, f"no {folder.parent.parent.name}_*.json measurements file")
         ]
+    return problems + _measurement_fields(described[0])
+
+
+def _measurement_fields(path: Path) -> list[Problem]:
+    """The measurements JSON: readable JSON with every required key set."""
     try:
-        fields = json.loads(described[0].read_text(encoding="utf-8"))
+        fields = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return problems + [Problem(described[0], f"not JSON ({exc})")]
-    return problems + [
-        Problem(described[0], f"field {key} is missing or empty")
+        return [Problem(path, f"not JSON ({exc})")]
+    return [
+        Problem(path, f"field {key} is missing or empty")
         for key in MEASUREMENT_KEYS
         if not isinstance(fields, dict) or not fields.get(key)
     ]

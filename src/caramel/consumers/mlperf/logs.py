@@ -32,25 +32,31 @@ class LogError(RunError):
 def read_log(path: Path) -> dict[str, list[Any]]:
     """Every `:::MLLOG` line's value by its key, in the order written; other lines are skipped (a
     trainer's log may hold both), a marked line that is no JSON object with a key is an error."""
-    found: dict[str, list[Any]] = {}
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise LogError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    found: dict[str, list[Any]] = {}
     for number, line in enumerate(text.splitlines(), 1):
-        start = line.find(MARKER)
-        if start < 0:
-            continue
-        try:
-            record = json.loads(line[start + len(MARKER) :])
-        except json.JSONDecodeError as exc:
-            raise LogError(
-                f"{path}:{number}: not a JSON object after {MARKER} ({exc.msg})"
-            ) from None
-        if not isinstance(record, dict) or not isinstance(record.get("key"), str):
-            raise LogError(f'{path}:{number}: expected a JSON object with a "key" after {MARKER}')
-        found.setdefault(record["key"], []).append(record.get("value"))
+        record = _record(path, number, line)
+        if record is not None:
+            found.setdefault(record["key"], []).append(record.get("value"))
     return found
+
+
+def _record(path: Path, number: int, line: str) -> dict[str, Any] | None:
+    """The JSON object after line `number`'s marker (None: a line without one); a marked line that
+    is no JSON object with a string "key" is an error naming the file and line."""
+    start = line.find(MARKER)
+    if start < 0:
+        return None
+    try:
+        record = json.loads(line[start + len(MARKER) :])
+    except json.JSONDecodeError as exc:
+        raise LogError(f"{path}:{number}: not a JSON object after {MARKER} ({exc.msg})") from None
+    if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+        raise LogError(f'{path}:{number}: expected a JSON object with a "key" after {MARKER}')
+    return record
 
 
 def first(log: dict[str, list[Any]], key: str, default: Any = None) -> Any:

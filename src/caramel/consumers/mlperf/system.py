@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import platform
+from collections.abc import Mapping
 from typing import Any
 
 UNKNOWN = "unknown (not detected by caramel)"
@@ -87,6 +88,17 @@ def gpu_libraries() -> dict[str, str]:
     return found
 
 
+NO_ACCELERATOR = "N/A (no accelerator)"
+# the accelerator fields a system without one answers with NO_ACCELERATOR
+ACCELERATOR_FIELDS = (
+    "accelerator_memory_capacity",
+    "accelerator_host_interconnect",
+    "accelerator_memory_configuration",
+    "accelerator_interconnect",
+)
+GPU_STACK = ("driver", "cuda", "rocm")  # the fingerprint's keys the software stack names
+
+
 def describe(
     fingerprint: dict[str, Any],
     division: str,
@@ -97,12 +109,6 @@ def describe(
     """The description: fingerprint keys (cpu_model, cpu_count, memory_gb, gpu_model, gpu_count,
     driver, cuda, rocm) where the probe found them, the frameworks and GPU libraries in
     `software`, every other required field UNKNOWN."""
-    gpus = int(fingerprint.get("gpu_count") or 0)
-    stack = {
-        key: fingerprint[key] for key in ("driver", "cuda", "rocm") if fingerprint.get(key)
-    } | {key: value for key, value in software.items() if key not in FRAMEWORKS}
-    frameworks = {key: value for key, value in software.items() if key in FRAMEWORKS}
-    memory = fingerprint.get("memory_gb")
     described: dict[str, object] = {key: UNKNOWN for key in REQUIRED_FIELDS}
     described |= {
         "division": division,
@@ -111,23 +117,61 @@ def describe(
         "system_name": system_name,
         "is_network": False,
         "number_of_nodes": 1,
+    }
+    return (
+        described
+        | _host(fingerprint)
+        | _accelerators(fingerprint)
+        | _software(fingerprint, software)
+    )
+
+
+def _host(fingerprint: dict[str, Any]) -> dict[str, object]:
+    """The host's fields: one processor per node, its model, cores and memory where probed."""
+    memory = fingerprint.get("memory_gb")
+    return {
         "host_processor_model_name": fingerprint.get("cpu_model") or UNKNOWN,
         "host_processors_per_node": 1,
         "host_processor_core_count": fingerprint.get("cpu_count") or UNKNOWN,
         "host_memory_capacity": f"{memory} GB" if memory else UNKNOWN,
+    }
+
+
+def _accelerators(fingerprint: dict[str, Any]) -> dict[str, object]:
+    """The accelerators' fields: their count and model; none at all: NO_ACCELERATOR for the
+    fields about them."""
+    gpus = int(fingerprint.get("gpu_count") or 0)
+    described: dict[str, object] = {
         "accelerators_per_node": gpus,
-        "accelerator_model_name": fingerprint.get("gpu_model") or "N/A (no accelerator)",
-        "framework": ", ".join(f"{k} {v}" for k, v in frameworks.items()) or UNKNOWN,
+        "accelerator_model_name": fingerprint.get("gpu_model") or NO_ACCELERATOR,
+    }
+    if not gpus:
+        described |= dict.fromkeys(ACCELERATOR_FIELDS, NO_ACCELERATOR)
+    return described
+
+
+def _software(fingerprint: dict[str, Any], software: dict[str, str]) -> dict[str, object]:
+    """The software's fields: the frameworks of `software`, and the rest of the stack (driver,
+    CUDA, ROCm, GPU libraries; none known: the Python version)."""
+    frameworks = {key: value for key, value in software.items() if key in FRAMEWORKS}
+    return {
+        "framework": _versions(frameworks) or UNKNOWN,
         "operating_system": f"{platform.system()} {platform.release()}",
         "system_type": "datacenter",
-        "other_software_stack": ", ".join(f"{k} {v}" for k, v in stack.items())
+        "other_software_stack": _versions(_stack(fingerprint, software))
         or f"Python {platform.python_version()}",
         "sw_notes": "run by caramel; fingerprint detected on "
         + str(fingerprint.get("detected_on", "?")),
     }
-    if not gpus:
-        for key in ("accelerator_memory_capacity", "accelerator_host_interconnect"):
-            described[key] = "N/A (no accelerator)"
-        described["accelerator_memory_configuration"] = "N/A (no accelerator)"
-        described["accelerator_interconnect"] = "N/A (no accelerator)"
-    return described
+
+
+def _stack(fingerprint: dict[str, Any], software: dict[str, str]) -> dict[str, object]:
+    """The software below the frameworks: the fingerprint's driver, CUDA and ROCm, and whatever of
+    `software` is no framework (the GPU libraries)."""
+    probed = {key: fingerprint[key] for key in GPU_STACK if fingerprint.get(key)}
+    return probed | {key: value for key, value in software.items() if key not in FRAMEWORKS}
+
+
+def _versions(named: Mapping[str, object]) -> str:
+    """`name version, name version` ('' for none)."""
+    return ", ".join(f"{name} {version}" for name, version in named.items())

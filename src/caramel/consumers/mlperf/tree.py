@@ -187,8 +187,21 @@ def write_measurements(entry: Scenario, where: Destination) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     test = entry.performance or entry.accuracy
     assert test is not None  # a scenario is made by its first test
+    name = f"{where.system}_caramel_{entry.scenario}.json"
+    (folder / name).write_text(json.dumps(_measurements(entry), indent=2) + "\n", encoding="utf-8")
+    (folder / USER_CONF).write_text(user_conf(entry, test), encoding="utf-8")
+    _copy_mlperf_conf(test, folder)
+    (folder / "README.md").write_text(
+        f"# {entry.benchmark}, {entry.scenario}\n\nRun by caramel's benchmark "
+        f"`{entry.source}` (bench run {entry.source}); LoadGen's logs in results/.\n",
+        encoding="utf-8",
+    )
+
+
+def _measurements(entry: Scenario) -> dict[str, str]:
+    """The measurements JSON: the data and weight types (the run's precision) and the weights."""
     precision = entry.params.get("precision") or "fp32"
-    described = {
+    return {
         "input_data_types": precision,
         "retraining": "no",
         "starting_weights_filename": entry.params.get("model_path")
@@ -196,18 +209,14 @@ def write_measurements(entry: Scenario, where: Destination) -> None:
         "weight_data_types": precision,
         "weight_transformations": "none",
     }
-    name = f"{where.system}_caramel_{entry.scenario}.json"
-    (folder / name).write_text(json.dumps(described, indent=2) + "\n", encoding="utf-8")
-    (folder / USER_CONF).write_text(user_conf(entry, test), encoding="utf-8")
+
+
+def _copy_mlperf_conf(test: LoadGenOutput, folder: Path) -> None:
+    """The mlperf.conf the test ran with (in its output folder or the one above), if any."""
     for candidate in (test.folder / MLPERF_CONF, test.folder.parent / MLPERF_CONF):
         if candidate.is_file():
             shutil.copyfile(candidate, folder / MLPERF_CONF)
-            break
-    (folder / "README.md").write_text(
-        f"# {entry.benchmark}, {entry.scenario}\n\nRun by caramel's benchmark "
-        f"`{entry.source}` (bench run {entry.source}); LoadGen's logs in results/.\n",
-        encoding="utf-8",
-    )
+            return
 
 
 def write_scenario(entry: Scenario, where: Destination) -> None:

@@ -4,25 +4,57 @@ that double (nodes 1, 2, 4, 8) or span decades (model sizes 117M … 175B)."""
 from __future__ import annotations
 
 import math
+from typing import TypedDict
 
 _SCALE = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "B": 1e9, "T": 1e12}
 # parameters where more means more hardware: plots against them get an ideal-scaling line
 _SCALING = ("node", "gpu", "device", "rank", "world", "ntask", "tasks", "procs", "accelerator")
 
 
+class AxisTitle(TypedDict):
+    text: str
+
+
+class TickFormatStop(TypedDict):
+    """A date format for ticks spaced within `dtickrange` (milliseconds; None: unbounded)."""
+
+    dtickrange: list[int | None]
+    value: str
+
+
+class Axis(TypedDict, total=False):
+    """A plotly layout axis: the keys the page's plots set (plotly.js reads them as given)."""
+
+    title: AxisTitle
+    type: str  # "log", "date", "category"; absent: linear
+    zeroline: bool
+    rangemode: str
+    automargin: bool
+    tickvals: list[float]
+    ticktext: list[str]
+    tickformat: str
+    hoverformat: str
+    tickformatstops: list[TickFormatStop]
+
+
 def axis_value(text: str) -> float | None:
     """A number, or a size such as a model's `117M`, `13B` (so throughput plots against model
     size)."""
     try:
-        value = float(text)
+        value: float | None = float(text)
     except (TypeError, ValueError):
-        value = None
-        if isinstance(text, str) and len(text) > 1 and text[-1] in _SCALE:
-            try:
-                value = float(text[:-1]) * _SCALE[text[-1]]
-            except ValueError:
-                return None
+        value = _size(text)
     return value if value is not None and math.isfinite(value) else None
+
+
+def _size(text: str) -> float | None:
+    """A number with a scale suffix (`117M`, `13B`) as its value; None for any other text."""
+    if not isinstance(text, str) or len(text) < 2 or text[-1] not in _SCALE:
+        return None
+    try:
+        return float(text[:-1]) * _SCALE[text[-1]]
+    except ValueError:
+        return None
 
 
 def is_scaling(param: str) -> bool:
@@ -49,30 +81,42 @@ def _doubling(values: list[float]) -> bool:
     return all(abs(math.log2(r) - round(math.log2(r))) < 1e-9 and r >= 2 for r in ratios)
 
 
-def x_axis(param: str, texts: dict[float, str], unit: str = "") -> dict:
+def _logarithmic(values: list[float]) -> bool:
+    """Whether sorted `values` are drawn on a log axis: positive sizes that double or span two
+    decades."""
+    if not values or values[0] <= 0:
+        return False
+    return _doubling(values) or values[-1] / values[0] >= 100
+
+
+def x_axis(param: str, texts: dict[float, str], unit: str = "") -> Axis:
     """The axis of a swept parameter: `texts` maps each plotted value to how the table wrote it."""
     values = sorted(texts)
-    axis: dict = {"title": {"text": titled(param, unit)}, "zeroline": False}
-    positive = values and values[0] > 0
-    if positive and (_doubling(values) or values[-1] / values[0] >= 100):
+    axis: Axis = {"title": {"text": titled(param, unit)}, "zeroline": False}
+    logarithmic = _logarithmic(values)
+    if logarithmic:
         axis["type"] = "log"
     integers = all(v == int(v) for v in values)
-    if len(values) <= 16 and (integers or axis.get("type") == "log"):
-        axis["tickvals"] = values
-        axis["ticktext"] = [texts[v] for v in values]
-    elif integers:
-        axis["tickformat"] = ",d"
+    axis.update(_ticks(values, texts, integers, logarithmic))
     return axis
 
 
-def y_axis(name: str, unit: str, integers: bool = False) -> dict:
-    axis: dict = {"title": {"text": titled(name, unit)}, "rangemode": "tozero"}
+def _ticks(values: list[float], texts: dict[float, str], integers: bool, logarithmic: bool) -> Axis:
+    """A few integer values, or any on a log axis: a tick at each, written as the table wrote it;
+    more integers: integer tick labels; else plotly's own ticks."""
+    if len(values) <= 16 and (integers or logarithmic):
+        return {"tickvals": values, "ticktext": [texts[v] for v in values]}
+    return {"tickformat": ",d"} if integers else {}
+
+
+def y_axis(name: str, unit: str, integers: bool = False) -> Axis:
+    axis: Axis = {"title": {"text": titled(name, unit)}, "rangemode": "tozero"}
     if integers:
         axis["tickformat"] = ",d"
     return axis
 
 
-def date_axis() -> dict:
+def date_axis() -> Axis:
     """Run dates in ISO 8601 (UTC: the script hands plotly UTC texts), never plotly's `Nov 24,
     2026`."""
     minute, day = 60_000, 86_400_000

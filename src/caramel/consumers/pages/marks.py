@@ -54,7 +54,9 @@ def _run_provenance(coll: Collection) -> dict[str, dict[str, object]]:
     return out
 
 
-def _key_series(coll: Collection) -> tuple[list[tuple], list[str]]:
+def _key_series(
+    coll: Collection,
+) -> tuple[list[tuple[tuple[str, str, str, str], str]], list[str]]:
     """Per key of coll.keys: the plot line it is on (metric, configuration) and its direction."""
     lines, ways = [], []
     for k, (tbl, _config, name, unit, direction) in enumerate(coll.keys):
@@ -75,7 +77,7 @@ def find(coll: Collection) -> Marks:
     if not len(rows):
         return out
     lines, ways = _key_series(coll)
-    line_ids: dict[tuple, int] = {}
+    line_ids: dict[tuple[tuple[str, str, str, str], str], int] = {}
     key_line = np.array([line_ids.setdefault(line, len(line_ids)) for line in lines], np.int64)
     groups: dict[tuple[str, str], int] = {}
     run_group = np.array(
@@ -127,7 +129,7 @@ def _figure(metric: tuple[str, str, str, str]) -> str:
     )
 
 
-def drawn(marks: Marks, key: SeriesKey) -> list[dict]:
+def drawn(marks: Marks, key: SeriesKey) -> list[dict[str, object]]:
     """A plot line's change points as the page's script draws them: at the first run after (index
     into the page's runs) and its figure, with what the hover says (its causes: an index into
     the page's `causes`, causes_json)."""

@@ -15,6 +15,7 @@ import csv
 import io
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import IO
 
 import numpy as np
@@ -49,28 +50,52 @@ def write_points(coll: Collection, handle: IO[str]) -> int:
     """Write every figure of `coll` (its columns: the history as read, the spreads of copies left
     out) as CSV to `handle`; returns the lines written."""
     handle.write(_csv_fields(HEADER) + "\n")
-    numbers, runs = coll.numbers, coll.runs
-    if not runs or not len(numbers):
+    if not coll.runs or not len(coll.numbers):
         return 0
-    # a line: run texts, key texts, run start, the numbers, regressed, run texts (HEADER's order)
-    before = [_csv_fields([r.record.benchmark, r.label]) + "," for r in runs]
-    started = [  # after an empty field: a row of one empty field would be written `""`
-        _csv_fields(["", _day(r.record.started)])[1:] + "," for r in runs
-    ]
-    after = [_csv_fields(["", r.site, r.record.run_key]) + "\n" for r in runs]
-    keys = [
-        _csv_fields([_metric(tbl, name, row), unit, label, ""])
-        for (tbl, _config, name, unit, _direction), (label, row) in zip(
-            coll.keys, coll.parsed, strict=True
+    texts = _LineTexts.of(coll)
+    columns = _line_numbers(coll)
+    for first in range(0, len(coll.numbers), CHUNK_LINES):
+        handle.write(_lines(texts, columns, first))
+    return len(coll.numbers)
+
+
+@dataclass
+class _LineTexts:
+    """The texts of a line (HEADER's order: run texts, key texts, run start, the numbers,
+    regressed, run texts) that come from its run or its figure key, each quoted by the csv module
+    once, with the commas between them."""
+
+    before: list[str]  # per run: benchmark, system label
+    keys: list[str]  # per key: metric, unit, configuration
+    started: list[str]  # per run: its start
+    after: list[str]  # per run: site, run key and the line's end
+
+    @classmethod
+    def of(cls, coll: Collection) -> _LineTexts:
+        return cls(
+            [_csv_fields([r.record.benchmark, r.label]) + "," for r in coll.runs],
+            [
+                _csv_fields([_metric(tbl, name, row), unit, label, ""])
+                for (tbl, _config, name, unit, _direction), (label, row) in zip(
+                    coll.keys, coll.parsed, strict=True
+                )
+            ],
+            # after an empty field: a row of one empty field would be written `""`
+            [_csv_fields(["", _day(r.record.started)])[1:] + "," for r in coll.runs],
+            [_csv_fields(["", r.site, r.record.run_key]) + "\n" for r in coll.runs],
         )
-    ]
+
+
+def _line_numbers(coll: Collection) -> tuple[np.ndarray, ...]:
+    """The columns a line takes its numbers from: run, key, mean, sd, n and whether it regressed
+    (none judged: none regressed)."""
+    numbers = coll.numbers
     regressed = (
         coll.regressed
         if len(coll.regressed) == len(numbers)
         else np.zeros(len(numbers), dtype=bool)
     )
-    flags = ("", "yes")
-    columns = (
+    return (
         numbers["run"].to_numpy(),
         numbers["key"].to_numpy(),
         numbers["mean"].to_numpy(float),
@@ -78,24 +103,29 @@ def write_points(coll: Collection, handle: IO[str]) -> int:
         numbers["n"].to_numpy().astype(np.int64),
         regressed.astype(np.int64),
     )
-    for first in range(0, len(numbers), CHUNK_LINES):
-        chunk = (column[first : first + CHUNK_LINES].tolist() for column in columns)
-        handle.write(
-            "".join(
-                [
-                    f"{before[r]}{keys[k]}{started[r]}{mean!r},{sd!r},{n},{flags[bad]}{after[r]}"
-                    for r, k, mean, sd, n, bad in zip(*chunk, strict=True)
-                ]
-            )
-        )
-    return len(numbers)
+
+
+_FLAGS = ("", "yes")  # the regressed field
+
+
+def _lines(texts: _LineTexts, columns: tuple[np.ndarray, ...], first: int) -> str:
+    """The lines of the CHUNK_LINES figures from `first` on, each number as csv.writer writes it
+    (`repr`)."""
+    chunk = (column[first : first + CHUNK_LINES].tolist() for column in columns)
+    before, keys, started, after = texts.before, texts.keys, texts.started, texts.after
+    return "".join(
+        [
+            f"{before[r]}{keys[k]}{started[r]}{mean!r},{sd!r},{n},{_FLAGS[bad]}{after[r]}"
+            for r, k, mean, sd, n, bad in zip(*chunk, strict=True)
+        ]
+    )
 
 
 def _day(started: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(started)) if started else ""
 
 
-def _metric(table: str, name: str, row: dict) -> str:
+def _metric(table: str, name: str, row: dict[str, str]) -> str:
     """The metric as the CSV names it: `table/name`, `· sum of copies` for a copies aggregate."""
     copy = row.get(COPY)
     return f"{table}/{name}" + (f" · {copy} of copies" if copy in ("sum", "mean") else "")

@@ -12,17 +12,19 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict
 
 import jinja2
 import orjson
 
 from caramel import __version__, redact
 from caramel.consumers.history.changes import MIN_RUNS
+from caramel.consumers.history.compare import Verdict
 from caramel.consumers.history.store import RunRecord
 from caramel.consumers.pages import marks as change_marks
 from caramel.consumers.pages import summary
-from caramel.consumers.pages.figures import benchmark_plots, intervals
-from caramel.consumers.pages.sources import Collection
+from caramel.consumers.pages.figures import Plot, benchmark_plots, intervals
+from caramel.consumers.pages.sources import Collection, Figure
 from caramel.consumers.pages.thinning import points_per_series
 from caramel.stages.analyse.intervals import LEVEL, RATIO_METHOD
 from caramel.stages.report.readable import number
@@ -33,13 +35,37 @@ CHANGE_TITLE = (
     f"change of the mean in %; beneath it the {100 * LEVEL:g} % confidence interval of"
     f" the change ({RATIO_METHOD}; none with one sample), the ratio on hover"
 )
+# a run's fingerprint items its details name by version: (the fingerprint's key, the name shown)
+VERSIONS = (("driver", "driver"), ("cuda", "CUDA"), ("rocm", "ROCm"))
+Table = tuple[str, list[str], list[list[str]]]  # bench report's table: name, headings, rows
+
+
+class RunJson(TypedDict):
+    """A run as the page's script reads it (short keys: a big history's page lists a thousand)."""
+
+    b: str  # benchmark
+    g: str  # the system label (pages.sources.Run.label)
+    site: str
+    sys: str
+    tags: list[str]
+    t: int  # start, ms since the epoch
+    job: str
+    nodes: str
+    host: str
+    ctr: str
+    git: str
+    ver: str
+    fp: str  # the fingerprint as the run's details show it
+    dir: str
+    fail: str  # its failed rows (_failed_rows)
 
 
 @functools.lru_cache(maxsize=1)
 def _plotly_js() -> str:
     from plotly.offline import get_plotlyjs
 
-    return get_plotlyjs()
+    script: str = get_plotlyjs()
+    return script
 
 
 def _environment() -> jinja2.Environment:
@@ -56,7 +82,7 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def _fmt(value: float) -> str:
+def _fmt(value: float | None) -> str:
     """As a terminal's table rounds (report.readable: 4 significant digits, no exponent between
     1e-4 and 1e15), with thousands separators: `17,460`, `0.02573`."""
     if value is None or not math.isfinite(value):
@@ -66,7 +92,7 @@ def _fmt(value: float) -> str:
     return f"{float(text):,.0f}" if whole else text
 
 
-def _ratio(verdict) -> str:
+def _ratio(verdict: Verdict[Figure] | None) -> str:
     """A change's ratio with its interval, as the summary's CI column writes an interval (`num`):
     `ratio 0.7 · 99 % CI 0.6851 … 0.7153 (delta method ...)`; '' with no interval (one sample)."""
     if verdict is None or not math.isfinite(verdict.ratio_low):
@@ -77,7 +103,7 @@ def _ratio(verdict) -> str:
     )
 
 
-def _change_ci(verdict) -> str:
+def _change_ci(verdict: Verdict[Figure] | None) -> str:
     """The interval of a change in % (the ratio's, less 1), as the pct filter writes a change."""
     if verdict is None or not math.isfinite(verdict.ratio_low):
         return ""
@@ -86,19 +112,25 @@ def _change_ci(verdict) -> str:
 
 
 def _fingerprint(record: RunRecord) -> str:
-    fp = record.fingerprint or {}
+    """A run's machine as its details name it: `128× EPYC 7763, 4× A100, driver 550, CUDA 12.4`."""
+    fp: dict[str, object] = record.fingerprint or {}
     parts = [
-        f"{fp.get('cpu_count', '?')}× {fp['cpu_model']}" if fp.get("cpu_model") else "",
-        f"{fp.get('gpu_count', '?')}× {fp['gpu_model']}" if fp.get("gpu_model") else "",
-        f"driver {fp['driver']}" if fp.get("driver") else "",
-        f"CUDA {fp['cuda']}" if fp.get("cuda") else "",
-        f"ROCm {fp['rocm']}" if fp.get("rocm") else "",
+        _devices(fp, "cpu"),
+        _devices(fp, "gpu"),
+        *(f"{name} {fp[key]}" for key, name in VERSIONS if fp.get(key)),
     ]
-    return ", ".join(p for p in parts if p)
+    return ", ".join(filter(None, parts))
 
 
-def _runs_json(coll: Collection) -> list[dict]:
-    out = []
+def _devices(fp: dict[str, object], kind: str) -> str:
+    """A fingerprint's `cpu` or `gpu` model with its count (`?` when not recorded); '' without a
+    model."""
+    model = fp.get(f"{kind}_model")
+    return f"{fp.get(f'{kind}_count', '?')}× {model}" if model else ""
+
+
+def _runs_json(coll: Collection) -> list[RunJson]:
+    out: list[RunJson] = []
     for run in coll.runs:
         r = run.record
         out.append(
@@ -137,7 +169,7 @@ def _failed_rows(failed: list[tuple[str, str, str]]) -> str:
     return f"{len(failed)} ({tbl} {where}: {first}{' ...' if len(failed) > 1 else ''})"
 
 
-def _data_json(data: dict) -> str:
+def _data_json(data: dict[str, object]) -> str:
     """JSON safe inside <script>: no `<` can close the element or open a comment. Written by orjson
     (a big history's plots hold tens of thousands of numbers: a fifth of json's time); a number
     that is not finite is null (json would have stopped the page)."""
@@ -146,12 +178,12 @@ def _data_json(data: dict) -> str:
 
 def _plots(
     coll: Collection, focus: set[int] | None, marks: change_marks.Marks | None = None
-) -> tuple[list[dict], list[str]]:
-    by_bench = defaultdict(list)
+) -> tuple[list[Plot], list[str]]:
+    by_bench: dict[str, list[Figure]] = defaultdict(list)
     for f in coll.figures:
         by_bench[coll.runs[f.run].record.benchmark].append(f)
     benchmarks = sorted({r.record.benchmark for r in coll.runs})
-    plots: list[dict] = []
+    plots: list[Plot] = []
     for bench in benchmarks:
         for plot in benchmark_plots(coll, by_bench.get(bench, []), focus, marks):
             plot["id"], plot["bench"] = f"plot-{len(plots)}", bench
@@ -171,26 +203,37 @@ class CompactRow:
     sd: float | None  # None: one sample, no spread
 
 
-def _compact(plots: list[dict]) -> tuple[list[dict], dict[str, list[CompactRow]]]:
+def _compact(plots: list[Plot]) -> tuple[list[Plot], dict[str, list[CompactRow]]]:
     """The plots to draw, and per benchmark the rows of the `latest` plots that would draw a single
     point per system (a metric of one configuration): one compact table instead of a card each."""
-    drawn: list[dict] = []
+    drawn: list[Plot] = []
     compact: dict[str, list[CompactRow]] = defaultdict(list)
     for plot in plots:
-        series = plot["series"]
-        if plot["kind"] != "latest" or any(len(s["x"]) != 1 for s in series):
+        if _one_point_each(plot):
+            compact[plot["bench"]] += _compact_rows(plot)
+        else:
             drawn.append(plot)
-            continue
-        metric = plot["yaxis"]["title"]["text"]
-        for s in series:
-            spread = s["sd"][0] if intervals(s)[0] else None  # 0: fewer than 2 samples
-            compact[plot["bench"]].append(
-                CompactRow(metric, s["group"], str(s["x"][0]), s["y"][0], spread)
-            )
     return drawn, dict(compact)
 
 
-def _series_count(plots: list[dict]) -> int:
+def _one_point_each(plot: Plot) -> bool:
+    """Whether `plot` is a `latest` plot whose every series is a single point."""
+    return plot["kind"] == "latest" and all(len(s["x"]) == 1 for s in plot["series"])
+
+
+def _compact_rows(plot: Plot) -> list[CompactRow]:
+    """A one-point-each `latest` plot's rows of the compact table: a series each."""
+    metric = plot["yaxis"]["title"]["text"]
+    return [
+        # no interval: fewer than 2 samples, no spread
+        CompactRow(
+            metric, s["group"], str(s["x"][0]), s["y"][0], s["sd"][0] if intervals(s)[0] else None
+        )
+        for s in plot["series"]
+    ]
+
+
+def _series_count(plots: list[Plot]) -> int:
     return sum(len(p["series"]) for p in plots if p["kind"] == "history")
 
 
@@ -200,10 +243,30 @@ def header_sources(coll: Collection) -> str:
     return ", ".join(redact.place(source) for source in coll.sources)
 
 
+def _ideal_drawn(plots: list[Plot]) -> bool:
+    """Whether a plot draws an ideal-scaling line (page.js: a series of at least two sizes on a
+    scaling axis): the footer explains the dashed line only then."""
+    return any(
+        plot.get("ideal") and any(len(s.get("x", ())) > 1 for s in plot.get("series", ()))
+        for plot in plots
+    )
+
+
+def _tags(coll: Collection) -> list[str]:
+    """The runs' tags, `(none)` for a run without."""
+    return sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
+
+
+def _span(coll: Collection) -> tuple[float, float]:
+    """The first and the last run's start (0: none recorded)."""
+    started = [r.record.started for r in coll.runs if r.record.started]
+    return min(started, default=0), max(started, default=0)
+
+
 def page(
     coll: Collection,
     title: str,
-    runs: list[tuple[int, list]] | None = None,
+    runs: list[tuple[int, list[Table]]] | None = None,
     baseline: str | None = None,
     all_points: str | None = None,
 ) -> str:
@@ -211,13 +274,11 @@ def page(
     (name, headings, rows), shown with their provenance, and the sweeps drawn from them alone.
     `all_points`: the CSV file beside the page holding every figure, named where a plot is
     thinned."""
-    focus = {index for index, _ in runs} if runs else None
+    chosen = runs or []
     marks = change_marks.find(coll)
-    plots, benchmarks = _plots(coll, focus, marks)
+    plots, benchmarks = _plots(coll, {index for index, _ in chosen} if runs else None, marks)
     plots, compact = _compact(plots)
-    rows = summary.rows(coll, baseline)
-    tags = sorted({t for r in coll.runs for t in (r.record.tags or ["(none)"])})
-    started = [r.record.started for r in coll.runs if r.record.started]
+    first, last = _span(coll)
     data = {
         "runs": _runs_json(coll),
         "plots": plots,
@@ -233,12 +294,12 @@ def page(
             sources=header_sources(coll),
             benchmarks=benchmarks,
             groups=sorted({r.label for r in coll.runs}),
-            tags=tags,
-            rows=rows,
+            tags=_tags(coll),
+            rows=summary.rows(coll, baseline),
             plots=plots,
-            report_runs=[(coll.runs[i], tables) for i, tables in runs or []],
-            first=min(started, default=0),
-            last=max(started, default=0),
+            report_runs=[(coll.runs[i], tables) for i, tables in chosen],
+            first=first,
+            last=last,
             built=time.time(),
             version=__version__,
             fingerprint=_fingerprint,
@@ -248,17 +309,12 @@ def page(
             thinned=coll.thinned,
             all_points=all_points,
             per_series=points_per_series(_series_count(plots)),
-            # the footer explains the dashed line only where one is drawn (page.js: a series of
-            # at least two sizes on a scaling axis)
             compact=compact,
             events=change_marks.event_rows(marks),
             judged=marks.judged,
             short=marks.short,
             min_runs=MIN_RUNS,
-            ideal_drawn=any(
-                plot.get("ideal") and any(len(s.get("x", ())) > 1 for s in plot.get("series", ()))
-                for plot in plots
-            ),
+            ideal_drawn=_ideal_drawn(plots),
             page_js=(HERE / "page.js").read_text(),
             page_css=(HERE / "page.css").read_text(),
         )

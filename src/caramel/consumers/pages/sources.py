@@ -15,14 +15,17 @@ import numpy as np
 import pandas as pd
 
 from caramel import redact
-from caramel.consumers.history.reader import HistoryContents, read_history
+from caramel.consumers.history.reader import FigureKey, HistoryContents, read_history
 from caramel.consumers.history.store import RunRecord, row_field
 from caramel.consumers.pages.thinning import points_per_series, series_regressions, thin
 from caramel.errors import RunError
 from caramel.stages.spec.quantities import UnitMismatch, conversion
-from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS
+from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS, Direction
 
 COPY = "caramel_copy"  # the copy column of a copies table (engine.copies)
+MetricKey = tuple[str, str, str, str]  # table, name, unit, copy aggregate: Figure.metric
+# a metric's direction as a sign: 1 more is better, -1 less is better, 0 unknown (pages.thinning)
+_WAYS = {Direction.HIGHER.value: 1, Direction.LOWER.value: -1}
 
 
 @dataclass
@@ -68,7 +71,7 @@ class Figure:
     # `performance` table holds a unit per row) and the aggregate, never compared with one copy's
     # figure). Set once when made: the page asks each figure for them a few times.
     aggregate: str = field(init=False, default="")
-    metric: tuple[str, str, str, str] = field(init=False, default=("", "", "", ""))
+    metric: MetricKey = field(init=False, default=("", "", "", ""))
 
     def __post_init__(self) -> None:
         copy = self.row.get(COPY, "")
@@ -83,7 +86,7 @@ class Figure:
 
 
 @functools.lru_cache(maxsize=4096)
-def _metric(table: str, name: str, unit: str, aggregate: str) -> tuple[str, str, str, str]:
+def _metric(table: str, name: str, unit: str, aggregate: str) -> MetricKey:
     return table, name, unit, aggregate  # one tuple per metric, shared by its figures
 
 
@@ -108,12 +111,12 @@ class Collection:
     baselines: dict[str, str] = field(default_factory=dict)  # name -> run key
     # every figure, as numbers (the CSV's): run (index into `runs`), key (into `keys`), n, mean, sd
     numbers: pd.DataFrame = field(default_factory=numbers_frame)
-    keys: list[tuple[str, str, str, str, str]] = field(default_factory=list)  # tbl, config, name,
-    # unit, direction of each key; and its configuration as "k=v,k=v" and as a row
-    parsed: list[tuple[str, dict]] = field(default_factory=list)
+    keys: list[FigureKey] = field(default_factory=list)  # tbl, config, name, unit, direction of
+    # each key; and its configuration as "k=v,k=v" and as a row
+    parsed: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     thinned: bool = False  # whether the page draws fewer history points than the history holds
     # (benchmark, system label, metric) -> how many runs have it (the figures may hold fewer)
-    run_counts: dict[tuple, int] = field(default_factory=dict)
+    run_counts: dict[tuple[str, str, MetricKey], int] = field(default_factory=dict)
     regressed: np.ndarray = field(
         default_factory=lambda: np.zeros(0, dtype=bool)
     )  # per figure of `numbers`
@@ -125,17 +128,47 @@ class Collection:
         return sorted({r.site for r in self.runs})
 
 
+@dataclass
+class _Figures:
+    """The columns of Collection.numbers as numpy arrays, for the selection's numpy work."""
+
+    run: np.ndarray
+    key: np.ndarray
+    n: np.ndarray
+    mean: np.ndarray
+    sd: np.ndarray
+
+    @classmethod
+    def of(cls, out: Collection) -> _Figures:
+        return cls(*(out.numbers[name].to_numpy() for name in NUMBERS))
+
+
 def _add(
     contents: HistoryContents,
     out: Collection,
     seen: set[str],
     default_site: str,
     path: str,
-    key_index: dict[tuple, int],
-) -> tuple[np.ndarray, ...]:
+    key_index: dict[FigureKey, int],
+) -> _Figures:
     """The runs of one history added to `out` (a run already read from another file: left out), and
     its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left
     out."""
+    position = _add_runs(contents, out, seen, default_site, path)
+    run_of = contents.numbers["run"].to_numpy(np.int64)
+    key_of = contents.numbers["key"].to_numpy(np.int64)
+    used = np.unique(key_of[position[run_of] >= 0]) if len(key_of) else np.zeros(0, dtype=np.int64)
+    number, scale = _add_keys(contents.keys, used, out, path, key_index)
+    for name, key_run in contents.baselines:
+        out.baselines.setdefault(name, key_run)
+    return _shown_figures(contents.numbers, position[run_of], number[key_of], scale[key_of])
+
+
+def _add_runs(
+    contents: HistoryContents, out: Collection, seen: set[str], default_site: str, path: str
+) -> np.ndarray:
+    """The runs of one history not read before added to `out`; per run of the history its index in
+    `out.runs` (-1: left out)."""
     position = np.full(len(contents.runs) + 1, -1, dtype=np.int64)
     for i, record in enumerate(contents.runs):
         if record.run_key in seen:  # the same run imported into two histories: shown once
@@ -144,36 +177,58 @@ def _add(
         position[i] = len(out.runs)
         failed = contents.failures.get(record.run_key, [])
         out.runs.append(Run(len(out.runs), record, record.site or default_site, path, "", failed))
-    keys, numbers = contents.keys, contents.numbers
-    run_of, key_of = numbers["run"].to_numpy(np.int64), numbers["key"].to_numpy(np.int64)
-    used = np.unique(key_of[position[run_of] >= 0]) if len(key_of) else np.zeros(0, dtype=np.int64)
+    return position
+
+
+def _add_keys(
+    keys: list[FigureKey],
+    used: np.ndarray,
+    out: Collection,
+    path: str,
+    key_index: dict[FigureKey, int],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per key of one history (those `used` by the runs kept): its index in `out.keys` (-1: none, a
+    copies table's spread), and the factor from its unit into the unit the page shows."""
     number = np.full(len(keys) + 1, -1, dtype=np.int64)
     scale = np.ones(len(keys) + 1)
     for k in used.tolist():
         tbl, config, name, unit, direction = keys[k]
         unit, scale[k] = shown_unit(out.shown_units.setdefault((tbl, name), []), unit or "")
         key = (tbl, config, name, unit, direction or "unknown")
-        found = key_index.get(key)
-        if found is None:
-            row = row_field(path, config, f"the configuration of {tbl}/{name}", dict)
-            if row.get(COPY) in COPY_SPREADS:
-                # the spread over the copies (sd, sem): no figure of its own, never a headline
-                continue
-            found = key_index[key] = len(out.keys)
-            out.keys.append(key)
-            out.parsed.append((",".join(f"{k}={v}" for k, v in row.items()), row))
-        number[k] = found
-    run, key = position[run_of], number[key_of]
+        number[k] = _key_number(key, out, path, key_index)
+    return number, scale
+
+
+def _key_number(key: FigureKey, out: Collection, path: str, key_index: dict[FigureKey, int]) -> int:
+    """The index of `key` in `out.keys`, added with its parsed configuration when new; -1 for a
+    copies table's spread over the copies (sd, sem): no figure of its own, never a headline."""
+    found = key_index.get(key)
+    if found is not None:
+        return found
+    tbl, config, name = key[:3]
+    row = row_field(path, config, f"the configuration of {tbl}/{name}", dict)
+    if row.get(COPY) in COPY_SPREADS:
+        return -1
+    found = key_index[key] = len(out.keys)
+    out.keys.append(key)
+    out.parsed.append((",".join(f"{k}={v}" for k, v in row.items()), row))
+    return found
+
+
+def _shown_figures(
+    numbers: pd.DataFrame, run: np.ndarray, key: np.ndarray, scale: np.ndarray
+) -> _Figures:
+    """The figures of a run and key the page keeps (index >= 0) with a finite mean, in the units
+    the page shows (`scale`: per figure the factor into it); a missing sd read as 0, an n missing
+    or not positive as 1."""
     figure_mean, figure_sd, figure_n = (numbers[c].to_numpy(float) for c in ("mean", "sd", "n"))
     rows = (run >= 0) & (key >= 0) & np.isfinite(figure_mean)
-    for name, key_run in contents.baselines:
-        out.baselines.setdefault(name, key_run)
     mean, sd = figure_mean[rows], np.nan_to_num(figure_sd[rows], nan=0.0)
     if (scale != 1.0).any():  # a figure printed in several units of one dimension: in the first one
-        factor = scale[key_of[rows]]
+        factor = scale[rows]
         mean, sd = mean * factor, sd * factor
     n = np.where((figure_n[rows] > 0) & np.isfinite(figure_n[rows]), figure_n[rows], 1)
-    return run[rows], key[rows], n, mean, sd
+    return _Figures(run[rows], key[rows], n, mean, sd)
 
 
 def shown_unit(units: list[str], unit: str) -> tuple[str, float]:
@@ -204,7 +259,7 @@ def load(
     kept whole (bench report's chosen runs)."""
     out = Collection(list(paths))
     seen: set[str] = set()
-    key_index: dict[tuple, int] = {}
+    key_index: dict[FigureKey, int] = {}
     parts = []
     for path in paths:
         # a run without a recorded site (older histories) belongs to the file it was read from
@@ -218,7 +273,9 @@ def load(
                 key_index,
             )
         )
-    out.numbers = numbers_frame(*(np.concatenate([p[i] for p in parts]) for i in range(5)))
+    out.numbers = numbers_frame(
+        *(np.concatenate([getattr(p, name) for p in parts]) for name in NUMBERS)
+    )
     _filter(out, paths, benchmark, system)
     select(out, whole or set())
     _label_configs(out)
@@ -226,30 +283,44 @@ def load(
 
 
 def _filter(out: Collection, paths: list[str], benchmark: str | None, system: str | None) -> None:
+    """Only the runs of `benchmark` and `system` (None: any); a user error when there are none."""
     where = ", ".join(map(redact.url, paths))  # a PostgreSQL URL without its credentials
     if not out.runs:
         raise RunError(
             f"no runs in {where}: the history is empty",
             hint="bench result adds a run to the history; bench import adds another site's export",
         )
-    for wanted, attr, what in ((benchmark, "benchmark", "benchmark"), (system, "system", "system")):
-        if not wanted:
-            continue
-        present = sorted({getattr(r.record, attr) for r in out.runs})
-        if wanted not in present:
-            raise RunError(
-                f"no runs of {what} '{wanted}' in {where}",
-                hint=f"{what}s there: {', '.join(present)}",
-            )
-    keep = [
-        r
-        for r in out.runs
-        if (not benchmark or r.record.benchmark == benchmark)
-        and (not system or r.record.system == system)
-    ]
+    _require(out, where, "benchmark", benchmark)
+    _require(out, where, "system", system)
+    keep = [r for r in out.runs if _wanted(r.record, benchmark, system)]
     if not keep:
         raise RunError(f"no runs of benchmark '{benchmark}' on system '{system}' in {where}")
     keep_runs(out, keep)
+    _label_systems(out)
+
+
+def _require(out: Collection, where: str, what: str, wanted: str | None) -> None:
+    """A user error naming the runs' `what`s (the RunRecord field, `benchmark` or `system`) unless
+    `wanted` (None: any) is one of them."""
+    if not wanted:
+        return
+    present = sorted({getattr(r.record, what) for r in out.runs})
+    if wanted not in present:
+        raise RunError(
+            f"no runs of {what} '{wanted}' in {where}", hint=f"{what}s there: {', '.join(present)}"
+        )
+
+
+def _wanted(record: RunRecord, benchmark: str | None, system: str | None) -> bool:
+    """Whether a run is of `benchmark` and `system` (None: any)."""
+    return (not benchmark or record.benchmark == benchmark) and (
+        not system or record.system == system
+    )
+
+
+def _label_systems(out: Collection) -> None:
+    """Each run's label as the page names its system: `system`, or `system @ site` with several
+    sites."""
     several = len(out.sites) > 1
     for run in out.runs:
         name = run.record.system or "no system"
@@ -268,47 +339,84 @@ def select(out: Collection, whole: set[str]) -> None:
         out.figures = []
         return
     started = np.array([r.record.started or 0 for r in runs], dtype=float)
+    run_group, groups = _run_groups(runs)
+    keys = _KeyGroups.of(out)
+    series = run_group[c.run] * keys.lines + keys.line[c.key]
+    keep = _drawn(out, c, series, started[c.run], keys.way[c.key])
+    group = run_group[c.run] * len(keys.metrics) + keys.metric[c.key]
+    keep |= _two_latest(group, c.run, started, out, groups, keys.metrics)
+    named = _named_runs(out, whole)
+    if len(named):
+        keep |= np.isin(c.run, named)
+    out.figures = _figures(out, c, np.flatnonzero(keep), out.regressed if out.thinned else None)
+
+
+def _run_groups(runs: list[Run]) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    """Per run the number of its (benchmark, system label), and those pairs in number order."""
     groups: dict[tuple[str, str], int] = {}
     run_group = np.array(
         [groups.setdefault((r.record.benchmark, r.label), len(groups)) for r in runs]
     )
-    metrics: dict[tuple, int] = {}
-    series_ids: dict[tuple, int] = {}
-    key_metric, key_series, key_way = (np.zeros(len(out.keys), dtype=np.int64) for _ in range(3))
-    for k, (tbl, _config, name, unit, direction) in enumerate(out.keys):
-        label, row = out.parsed[k]
-        metric = _metric(
-            tbl, name, unit, row.get(COPY, "") if row.get(COPY) in COPY_AGGREGATES else ""
-        )
-        key_metric[k] = metrics.setdefault(metric, len(metrics))
-        key_series[k] = series_ids.setdefault(
-            (metric, label), len(series_ids)
-        )  # a trace: pages.figures
-        key_way[k] = 1 if direction == "higher" else -1 if direction == "lower" else 0
-    count = len(c.run)
-    series = run_group[c.run] * len(series_ids) + key_series[c.key]
-    order = _by_series_and_date(series, started[c.run])
+    return run_group, list(groups)
+
+
+@dataclass
+class _KeyGroups:
+    """Per key of Collection.keys: the number of its metric (`metrics` in order) and of its plot
+    line (metric and configuration: pages.figures draws one trace each; `lines` in all), and its
+    direction as a sign (_WAYS)."""
+
+    metric: np.ndarray
+    line: np.ndarray
+    way: np.ndarray
+    metrics: list[MetricKey]
+    lines: int
+
+    @classmethod
+    def of(cls, out: Collection) -> _KeyGroups:
+        metrics: dict[MetricKey, int] = {}
+        lines: dict[tuple[MetricKey, str], int] = {}
+        metric, line, way = (np.zeros(len(out.keys), dtype=np.int64) for _ in range(3))
+        for k, ((tbl, _config, name, unit, direction), (label, row)) in enumerate(
+            zip(out.keys, out.parsed, strict=True)
+        ):
+            key_metric = _metric(tbl, name, unit, _aggregate(row))
+            metric[k] = metrics.setdefault(key_metric, len(metrics))
+            line[k] = lines.setdefault((key_metric, label), len(lines))
+            way[k] = _WAYS.get(direction, 0)
+        return cls(metric, line, way, list(metrics), len(lines))
+
+
+def _aggregate(row: dict[str, str]) -> str:
+    """A copies table's aggregate (`sum`, `mean`) of a configuration's row, else ""."""
+    copy = row.get(COPY, "")
+    return copy if copy in COPY_AGGREGATES else ""
+
+
+def _drawn(
+    out: Collection, c: _Figures, series: np.ndarray, dates: np.ndarray, ways: np.ndarray
+) -> np.ndarray:
+    """Which figures the history plots draw (pages.thinning), per figure its series, run date and
+    direction; sets `out.regressed`, judged on the whole series, and `out.thinned`."""
+    order = _by_series_and_date(series, dates)
     ordered = series[order]
-    del series
     regressed_sorted = series_regressions(
-        ordered, c.mean[order], c.sd[order], c.n[order], key_way[c.key[order]]
+        ordered, c.mean[order], c.sd[order], c.n[order], ways[order]
     )
     per_series = points_per_series(len(np.unique(ordered)))
-    keep = np.zeros(count, dtype=bool)
+    keep = np.zeros(len(series), dtype=bool)
     keep[order] = thin(ordered, c.mean[order], regressed_sorted, per_series)
     out.thinned = not keep.all()
-    regressed = out.regressed = np.zeros(count, dtype=bool)
-    regressed[order] = regressed_sorted
-    group = run_group[c.run] * len(metrics) + key_metric[c.key]
-    keep |= _two_latest(group, c.run, started, out, list(groups), list(metrics))
-    named = {
-        r.index
-        for r in runs
-        if r.record.run_key in whole or r.record.run_key in set(out.baselines.values())
-    }
-    if named:
-        keep |= np.isin(c.run, np.array(sorted(named)))
-    out.figures = _figures(out, c, np.flatnonzero(keep), regressed if out.thinned else None)
+    out.regressed = np.zeros(len(series), dtype=bool)
+    out.regressed[order] = regressed_sorted
+    return keep
+
+
+def _named_runs(out: Collection, whole: set[str]) -> np.ndarray:
+    """The indices of the runs whose figures are all kept: those in `whole` and those a baseline
+    names, in order."""
+    named = whole | set(out.baselines.values())
+    return np.array([r.index for r in out.runs if r.record.run_key in named], dtype=np.int64)
 
 
 def _by_series_and_date(series: np.ndarray, dates: np.ndarray) -> np.ndarray:
@@ -326,7 +434,7 @@ def _two_latest(
     started: np.ndarray,
     out: Collection,
     groups: list[tuple[str, str]],
-    metrics: list[tuple],
+    metrics: list[MetricKey],
 ) -> np.ndarray:
     """Which figures belong to one of the two latest runs of their (benchmark, system, metric)
     `group`; sets out.run_counts, the runs of each group."""
@@ -342,21 +450,6 @@ def _two_latest(
         bench, label = groups[g // len(metrics)]
         out.run_counts[(bench, label, metrics[g % len(metrics)])] = runs_in
     return np.isin(pair, unique[latest_first[rank < 2]])
-
-
-@dataclass
-class _Figures:
-    """The columns of Collection.numbers as numpy arrays, for the selection's numpy work."""
-
-    run: np.ndarray
-    key: np.ndarray
-    n: np.ndarray
-    mean: np.ndarray
-    sd: np.ndarray
-
-    @classmethod
-    def of(cls, out: Collection) -> _Figures:
-        return cls(*(out.numbers[name].to_numpy() for name in NUMBERS))
 
 
 def _figures(
@@ -387,38 +480,65 @@ def _label_configs(out: Collection) -> None:
     benchmark and system (a big history's page has fifty thousand figures of a few hundred)."""
     systems = [(r.record.benchmark, r.label) for r in out.runs]
     distinct = {(systems[f.run], f.config): f.row for f in out.figures}
-    values: dict[tuple[str, str], dict[str, set[str]]] = {}
-    for (system, _config), row in distinct.items():
-        per = values.setdefault(system, {})
-        for k, v in row.items():
-            per.setdefault(k, set()).add(v)
-    varying: dict[str, list[str]] = {}
-    for (bench, _label), per in values.items():
-        names = varying.setdefault(bench, [])
-        names.extend(k for k, v in per.items() if len(v) > 1 and k not in names)
+    varying = _varying(_values(distinct))
     labels = {
-        (bench, config): ",".join(f"{k}={row[k]}" for k in row if k in varying[bench])
+        (bench, config): _by_varying(row, varying[bench])
         for ((bench, _label), config), row in distinct.items()
     }
     for f in out.figures:
         f.label = labels[(systems[f.run][0], f.config)]
 
 
+def _by_varying(row: dict[str, str], varying: list[str]) -> str:
+    """A configuration by the parameters that vary: `k=v,k=v` in the row's order."""
+    return ",".join(f"{k}={row[k]}" for k in row if k in varying)
+
+
+System = tuple[str, str]  # a benchmark and a system label
+Parameters = dict[str, set[str]]  # a parameter's values
+
+
+def _values(distinct: dict[tuple[System, str], dict[str, str]]) -> dict[System, Parameters]:
+    """Per benchmark and system the values each parameter takes in its configurations."""
+    values: dict[System, Parameters] = {}
+    for (system, _config), row in distinct.items():
+        per = values.setdefault(system, {})
+        for k, v in row.items():
+            per.setdefault(k, set()).add(v)
+    return values
+
+
+def _varying(values: dict[System, Parameters]) -> dict[str, list[str]]:
+    """Per benchmark the parameters that vary among one of its systems' configurations, in the
+    order first seen."""
+    varying: dict[str, list[str]] = {}
+    for (bench, _label), per in values.items():
+        names = varying.setdefault(bench, [])
+        names.extend(k for k, v in per.items() if len(v) > 1 and k not in names)
+    return varying
+
+
 def keep_runs(collection: Collection, keep: list[Run]) -> None:
     """Only the runs in `keep` (and their figures), renumbered in order."""
     remap = {r.index: i for i, r in enumerate(keep)}
-    number = np.full(len(collection.runs) + 1, -1, dtype=np.int64)
-    for run in keep:
-        number[run.index] = remap[run.index]
-    new = number[collection.numbers["run"].to_numpy()]
-    if len(collection.regressed) == len(new):
-        collection.regressed = collection.regressed[new >= 0]
-    kept = collection.numbers[new >= 0].reset_index(drop=True)
-    kept["run"] = new[new >= 0]
-    collection.numbers = kept
+    _keep_numbers(collection, remap)
     for i, run in enumerate(keep):
         run.index = i
     collection.runs = keep
     collection.figures = [f for f in collection.figures if f.run in remap]
     for f in collection.figures:
         f.run = remap[f.run]
+
+
+def _keep_numbers(collection: Collection, remap: dict[int, int]) -> None:
+    """Only the numbers (and regression flags) of the runs in `remap`, their runs renumbered by
+    it."""
+    number = np.full(len(collection.runs) + 1, -1, dtype=np.int64)
+    for old, new_index in remap.items():
+        number[old] = new_index
+    new = number[collection.numbers["run"].to_numpy()]
+    if len(collection.regressed) == len(new):
+        collection.regressed = collection.regressed[new >= 0]
+    kept = collection.numbers[new >= 0].reset_index(drop=True)
+    kept["run"] = new[new >= 0]
+    collection.numbers = kept

@@ -31,7 +31,7 @@ from caramel.consumers.history.compare import Verdict
 from caramel.consumers.pages.axes import axis_value, is_scaling, titled_metric
 from caramel.consumers.pages.figures import plotted
 from caramel.consumers.pages.judging import judged, judgement
-from caramel.consumers.pages.sources import Collection, Figure
+from caramel.consumers.pages.sources import Collection, Figure, MetricKey
 from caramel.stages.analyse.intervals import Interval, mean_interval
 
 
@@ -72,15 +72,21 @@ def _best(figures: list[Figure]) -> Figure:
 def comparable(figures: list[Figure]) -> list[Figure]:
     """The figures of the largest problem: those that agree, with the largest values, on every
     parameter that varies among them, holds sizes and names no hardware (pages.axes.is_scaling)."""
-    sizes = sorted(
-        key
-        for key in figures[0].row
-        if not is_scaling(key)
-        and len({f.row.get(key) for f in figures}) > 1
-        and all(axis_value(f.row.get(key, "")) is not None for f in figures)
-    )
-    if not sizes:
-        return figures
+    sizes = sorted(key for key in figures[0].row if _is_size(key, figures))
+    return _of_largest_problem(figures, sizes) if sizes else figures
+
+
+def _is_size(key: str, figures: list[Figure]) -> bool:
+    """Whether parameter `key` makes different problems among `figures`: it names no hardware,
+    varies, and every value is a size (a number, or `117M`, `13B`)."""
+    if is_scaling(key):
+        return False
+    values = [f.row.get(key, "") for f in figures]
+    return len(set(values)) > 1 and all(axis_value(v) is not None for v in values)
+
+
+def _of_largest_problem(figures: list[Figure], sizes: list[str]) -> list[Figure]:
+    """The figures with the largest values of the `sizes` parameters, compared in order."""
     largest = max(_problem(f, sizes) for f in figures)
     return [f for f in figures if _problem(f, sizes) == largest]
 
@@ -98,29 +104,33 @@ def metric_title(figure: Figure) -> str:
 def _verdict(
     latest: list[Figure], before: dict[str, Figure], headline: Figure
 ) -> tuple[str, int, float]:
-    verdicts = []
-    for f in latest:
-        b = before.get(f.config)
-        if b is not None:
-            verdicts.append(judged(f, b)[0])
-    b = before.get(headline.config)
-    change = (
-        100.0 * (headline.mean - b.mean) / abs(b.mean) if b is not None and b.mean else math.nan
-    )
-    regressed = verdicts.count("regressed")
+    """The row's verdict over every configuration of the latest run against the run before (by
+    configuration), how many regressed, and the headline's change in %."""
+    verdicts = [judged(f, before[f.config])[0] for f in latest if f.config in before]
+    word = _verdict_word(verdicts, headline.unstable)
+    return word, verdicts.count("regressed"), _change(headline, before.get(headline.config))
+
+
+def _verdict_word(verdicts: list[str], unstable: bool) -> str:
+    """The first that holds: "first run" (no run before), "regressed" (any), "unstable" (the
+    headline), "improved" (any), "cannot judge" (any: undecided, one sample, a direction unknown:
+    history.compare), else "within noise"."""
     if not verdicts:
-        word = "first run"
-    elif regressed:
-        word = "regressed"
-    elif headline.unstable:
-        word = "unstable"
-    elif "improved" in verdicts:
-        word = "improved"
-    elif "cannot judge" in verdicts:  # undecided, one sample, a direction unknown (history.compare)
-        word = "cannot judge"
-    else:
-        word = "within noise"
-    return word, regressed, change
+        return "first run"
+    rules = (
+        ("regressed" in verdicts, "regressed"),
+        (unstable, "unstable"),
+        ("improved" in verdicts, "improved"),
+        ("cannot judge" in verdicts, "cannot judge"),
+    )
+    return next((word for holds, word in rules if holds), "within noise")
+
+
+def _change(headline: Figure, before: Figure | None) -> float:
+    """The headline's change in % against the run before's figure (NaN: none, or a zero mean)."""
+    if before is None or not before.mean:
+        return math.nan
+    return 100.0 * (headline.mean - before.mean) / abs(before.mean)
 
 
 def _baseline(
@@ -136,54 +146,91 @@ def _baseline(
     return None
 
 
+@dataclass
+class _Group:
+    """The figures of one summary row: a benchmark's metric on one system label, per run index."""
+
+    bench: str
+    label: str
+    metric: MetricKey
+    per_run: dict[int, list[Figure]]
+
+
+@dataclass(frozen=True)
+class _AgainstBaseline:
+    """A headline against the named baseline's figure of its configuration."""
+
+    name: str = ""  # the baseline's ("": none of this benchmark and system)
+    pct: float = math.nan  # the change in % (NaN: the baseline's run lacks the configuration)
+    verdict: str = "no baseline"
+    judged: Verdict[Figure] | None = None
+
+
 def rows(coll: Collection, baseline: str | None = None) -> list[Row]:
-    grouped: dict[tuple, dict[int, list[Figure]]] = defaultdict(lambda: defaultdict(list))
+    """The summary's rows, by benchmark, system label and metric; `baseline`: the baseline's name
+    the rows compare with (None: the first by name of each benchmark and system)."""
+    return [_row(coll, group, baseline) for group in _groups(coll)]
+
+
+def _groups(coll: Collection) -> list[_Group]:
+    """The plotted figures by benchmark, system label and metric (sorted), each by run."""
+    grouped: dict[tuple[str, str, MetricKey], dict[int, list[Figure]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for f in coll.figures:
         if not plotted(f.name):
             continue
         run = coll.runs[f.run]
         grouped[(run.record.benchmark, run.label, f.metric)][f.run].append(f)
-    out = []
-    for (bench, label, (table, _name, _unit, _aggregate)), per_run in sorted(grouped.items()):
-        order = sorted(per_run, key=lambda i: coll.runs[i].record.started or 0)
-        latest = per_run[order[-1]]
-        headline = _best(latest)
-        before = {f.config: f for f in per_run[order[-2]]} if len(order) > 1 else {}
-        verdict, regressed, change = _verdict(latest, before, headline)
-        last = before.get(headline.config)
-        previous = None if last is None else judgement(headline, last)
-        against = None
-        base_name, base_pct, base_verdict = "", math.nan, "no baseline"
-        found = _baseline(coll, label, bench, baseline)
-        if found is not None:
-            base_name = found[0]
-            b = next((f for f in per_run.get(found[1], []) if f.config == headline.config), None)
-            if b is not None:
-                against = judgement(headline, b)
-                base_verdict, base_pct = against.verdict, against.diff_pct
-        # the figures may be thinned: the runs counted before
-        runs = coll.run_counts.get((bench, label, headline.metric), len(order))
-        out.append(
-            Row(
-                bench,
-                label,
-                table,
-                metric_title(headline),
-                headline.unit,
-                headline.run,
-                runs,
-                headline,
-                len(latest),
-                regressed,
-                change,
-                verdict,
-                base_name,
-                base_pct,
-                base_verdict,
-                mean_interval(headline.mean, headline.sd, headline.n),
-                previous,
-                against,
-                len(comparable(latest)),
-            )
-        )
-    return out
+    return [_Group(*key, per_run) for key, per_run in sorted(grouped.items())]
+
+
+def _row(coll: Collection, group: _Group, baseline: str | None) -> Row:
+    """One row: the latest run's headline against the run before and the baseline."""
+    per_run = group.per_run
+    order = sorted(per_run, key=lambda i: coll.runs[i].record.started or 0)
+    latest = per_run[order[-1]]
+    headline = _best(latest)
+    before = {f.config: f for f in per_run[order[-2]]} if len(order) > 1 else {}
+    verdict, regressed, change = _verdict(latest, before, headline)
+    last = before.get(headline.config)
+    against = _against_baseline(coll, group, headline, baseline)
+    # the figures may be thinned: the runs counted before
+    runs = coll.run_counts.get((group.bench, group.label, headline.metric), len(order))
+    return Row(
+        group.bench,
+        group.label,
+        group.metric[0],
+        metric_title(headline),
+        headline.unit,
+        headline.run,
+        runs,
+        headline,
+        len(latest),
+        regressed,
+        change,
+        verdict,
+        against.name,
+        against.pct,
+        against.verdict,
+        mean_interval(headline.mean, headline.sd, headline.n),
+        None if last is None else judgement(headline, last),
+        against.judged,
+        len(comparable(latest)),
+    )
+
+
+def _against_baseline(
+    coll: Collection, group: _Group, headline: Figure, wanted: str | None
+) -> _AgainstBaseline:
+    """`headline` judged against the baseline (`wanted`, or the first by name) of its benchmark
+    and system."""
+    found = _baseline(coll, group.label, group.bench, wanted)
+    if found is None:
+        return _AgainstBaseline()
+    name, index = found
+    base = next((f for f in group.per_run.get(index, []) if f.config == headline.config), None)
+    if base is None:
+        return _AgainstBaseline(name)
+    judged = judgement(headline, base)
+    return _AgainstBaseline(name, judged.diff_pct, judged.verdict, judged)

@@ -121,7 +121,7 @@ FILE_ENTRY = (
     ACTIVE,
     _k(
         "rel_path_ref",
-        "external: relative to the benchmark file; internal: to the work folder",
+        "external: benchmark file's folder; internal: work folder",
         "choice",
         "external",
         ("external", "internal"),
@@ -287,8 +287,7 @@ ELEMENTS: dict[str, Element] = {
         ),
         Element(
             "meta",
-            "what a benchmark says about itself (the meta block, below); XML: "
-            "each key also a child element",
+            "what a benchmark says about itself (below); XML: each key also a child element",
             META_KEYS,
             caramel=True,
         ),  # XML: each key a child element (or an attribute) of <meta>
@@ -634,10 +633,8 @@ YAML_ROOT_ONLY = frozenset({"selection", "include-path", "check_tags", "tags"})
 # so an editor's schema accepts them and --strict does not refuse a file JUBE runs, yet every load
 # warns that they do nothing, since their authors meant something by them
 IGNORED_KEYS: dict[str, dict[str, str]] = {
-    "parameter": {
-        "seperator": "a misspelling of 'separator' that JUBE ignores: the text is split at ','"
-    },
-    "do": {"mode": "JUBE reads no mode on a do: the command runs in the shell as written"},
+    "parameter": {"seperator": "a misspelling of 'separator': the text is split at ','"},
+    "do": {"mode": "JUBE reads no mode on a do: the command runs in the shell as given"},
 }
 
 # A system file's other names for a setting: files written for SLURM say `extra_sbatch`
@@ -688,8 +685,7 @@ SYSTEM_KEYS: tuple[Key, ...] = (
     _k("peak_tflops", "peak rate per device in TFLOP/s (bench predict --from)", "number", "0"),
     _k(
         "scheduler_options",
-        "further directive lines of the job script (#SBATCH, #PBS), as written; "
-        "`extra_sbatch` is another name for it",
+        "more directive lines of the job script (#SBATCH, #PBS); alias `extra_sbatch`",
         "list",
     ),
     _k("job_array", "a submit step's default array: (true, false or N)"),
