@@ -12,6 +12,7 @@ import os
 import sqlite3
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from caramel.consumers.history import query
@@ -93,21 +94,26 @@ def _contents(db: query.Database, shown: str, order: str) -> HistoryContents:
     runs = query.runs(db)
     records = [decode_run(shown, data) for data in runs]
     numbers = query.numbers(db, order)
-    ids = [data["id"] for data in runs]
-    position = pd.Series(range(len(runs)), index=pd.Index(ids, dtype="int64"), dtype="int64")
-    numbers["run"] = numbers["run"].map(position)
-    numbers = numbers.dropna(subset=["run"])
-    numbers["run"] = numbers["run"].astype("int64")
-    if not numbers["run"].is_monotonic_increasing:
-        numbers = numbers.sort_values("run", kind="stable")
+    # the figures' runs as positions in `runs`, and their series numbered as they first appear,
+    # set in place: a million figures are 40 MB, and every copy of them a peak the process keeps
+    ids = np.asarray([data["id"] for data in runs], dtype=np.int64)
+    position = np.full(int(ids.max(initial=0)) + 2, -1, dtype=np.int64)
+    position[ids] = np.arange(len(ids))
+    run_ids = numbers["run"].to_numpy(np.int64)
+    at = position[np.clip(run_ids, 0, len(position) - 1)]
+    if (at < 0).any():
+        numbers = numbers[at >= 0]
+        at = at[at >= 0]
+    if (np.diff(at) < 0).any():
+        ranked = np.argsort(at, kind="stable")
+        numbers, at = numbers.iloc[ranked], at[ranked]
     codes, used = pd.factorize(numbers["series"])
+    numbers = numbers.rename(columns={"series": "key"}).reset_index(drop=True)
+    numbers["run"], numbers["key"] = at, codes
     series = query.series(db).set_index("id").loc[used]
     keys = list(
         zip(*(series[c].fillna("").astype(str).tolist() for c in series.columns), strict=True)
     )
-    numbers = pd.DataFrame(
-        {"run": numbers["run"].to_numpy(), "key": codes, **{c: numbers[c] for c in query.NUMBERS}}
-    ).reset_index(drop=True)
     baselines = [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()]
     failures = query.failures_by_run(db, order)
     return HistoryContents(records, keys, numbers, baselines, failures)

@@ -94,10 +94,11 @@ NUMBERS = ("run", "key", "n", "mean", "sd")  # a figure on the page: run and key
 
 
 def numbers_frame(*columns: np.ndarray) -> pd.DataFrame:
-    """The figures' numbers as a DataFrame of the NUMBERS columns (none: an empty one)."""
+    """The figures' numbers as a DataFrame of the NUMBERS columns (none: an empty one), holding
+    the arrays themselves (a million figures are 40 MB: a copy is a peak the process keeps)."""
     if not columns:
         columns = (np.zeros(0, np.int64), np.zeros(0, np.int64), *(np.zeros(0) for _ in range(3)))
-    return pd.DataFrame(dict(zip(NUMBERS, columns, strict=True)))
+    return pd.DataFrame(dict(zip(NUMBERS, columns, strict=True)), copy=False)
 
 
 @dataclass
@@ -223,12 +224,16 @@ def _shown_figures(
     or not positive as 1."""
     figure_mean, figure_sd, figure_n = (numbers[c].to_numpy(float) for c in ("mean", "sd", "n"))
     rows = (run >= 0) & (key >= 0) & np.isfinite(figure_mean)
-    mean, sd = figure_mean[rows], np.nan_to_num(figure_sd[rows], nan=0.0)
+    if not rows.all():  # a copy only where a figure is left out
+        run, key = run[rows], key[rows]
+        figure_mean, figure_sd, figure_n = figure_mean[rows], figure_sd[rows], figure_n[rows]
+    no_sd = np.isnan(figure_sd)
+    mean, sd = figure_mean, np.where(no_sd, 0.0, figure_sd) if no_sd.any() else figure_sd
     if (scale != 1.0).any():  # a figure printed in several units of one dimension: in the first one
         factor = scale[rows]
         mean, sd = mean * factor, sd * factor
-    n = np.where((figure_n[rows] > 0) & np.isfinite(figure_n[rows]), figure_n[rows], 1)
-    return _Figures(run[rows], key[rows], n, mean, sd)
+    n = np.where((figure_n > 0) & np.isfinite(figure_n), figure_n, 1)
+    return _Figures(run, key, n, mean, sd)
 
 
 def shown_unit(units: list[str], unit: str) -> tuple[str, float]:
@@ -274,7 +279,12 @@ def load(
             )
         )
     out.numbers = numbers_frame(
-        *(np.concatenate([getattr(p, name) for p in parts]) for name in NUMBERS)
+        *(
+            np.concatenate([getattr(p, name) for p in parts])
+            if len(parts) > 1
+            else getattr(parts[0], name)
+            for name in NUMBERS
+        )
     )
     _filter(out, paths, benchmark, system)
     select(out, whole or set())

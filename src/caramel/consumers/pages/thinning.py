@@ -93,16 +93,24 @@ def thin(
     keep = np.zeros(count, dtype=bool)
     if not count:
         return keep
-    starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]])
-    lengths = np.diff(np.r_[starts, count])
+    # positions and slice numbers as int32 (a million figures: each temporary 4 MB, not 8)
+    starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]]).astype(np.int32)
+    lengths = np.diff(np.r_[starts, count]).astype(np.int32)
     length = np.repeat(lengths, lengths)
-    position = np.arange(count) - np.repeat(starts, lengths)
+    position = np.arange(count, dtype=np.int32) - np.repeat(starts, lengths)
     short = length <= per_series
     keep |= short | (position == 0) | (position == length - 1) | regressed
     slices = max(1, per_series // 2)
-    piece = np.repeat(np.arange(len(starts)), lengths) * slices + position * slices // length
+    piece = (
+        np.repeat(np.arange(len(starts), dtype=np.int32), lengths) * slices
+        + position.astype(np.int64) * slices // length
+    ).astype(np.int32)
+    del length, position, short
     piece_starts = np.flatnonzero(np.r_[True, piece[1:] != piece[:-1]])
-    piece_of = np.repeat(np.arange(len(piece_starts)), np.diff(np.r_[piece_starts, count]))
+    del piece
+    piece_of = np.repeat(
+        np.arange(len(piece_starts), dtype=np.int32), np.diff(np.r_[piece_starts, count])
+    )
     lowest = np.flatnonzero(mean == np.minimum.reduceat(mean, piece_starts)[piece_of])
     # the first of a slice's lows
     keep[lowest[np.r_[True, piece_of[lowest][1:] != piece_of[lowest][:-1]]]] = True
