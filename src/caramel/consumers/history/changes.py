@@ -208,20 +208,23 @@ def _change_points(
     points: the ratio of the means after and before (up to the neighbouring boundaries) with its
     interval, the runs either side, the kind."""
     at = series.positions
-    edges = [0, *cuts, len(values)]
+    if not len(cuts):
+        return []
+    edges = np.asarray([0, *cuts, len(values)])
+    counts = np.diff(edges)
+    means = np.add.reduceat(values, edges[:-1]) / counts
+    spread = np.add.reduceat((values - np.repeat(means, counts)) ** 2, edges[:-1])
+    sds = np.sqrt(spread / np.maximum(counts - 1, 1))
+    # every boundary at once: after (segment k) over before (segment k - 1)
+    r = ratio_interval(means[1:], sds[1:], counts[1:], means[:-1], sds[:-1], counts[:-1])
     out = []
-    for k, (cut, p_value) in enumerate(zip(cuts, p_values, strict=True), start=1):
-        before, after = values[edges[k - 1] : cut], values[cut : edges[k + 1]]
-        r = ratio_interval(
-            after.mean(), after.std(ddof=1), len(after),
-            before.mean(), before.std(ddof=1), len(before),
-        )  # fmt: skip
-        ratio = float(r.ratio)
+    for k, cut in enumerate(cuts):
+        ratio = float(r.ratio[k])
         out.append(
             ChangePoint(
-                series.label, series.unit, series.direction, cut, str(runs[at[cut - 1]]),
-                str(runs[at[cut]]), str(times[at[cut]]), ratio, float(r.low), float(r.high),
-                float(p_value), _kind(ratio, series.direction),
+                series.label, series.unit, series.direction, int(cut), str(runs[at[cut - 1]]),
+                str(runs[at[cut]]), str(times[at[cut]]), ratio, float(r.low[k]),
+                float(r.high[k]), float(p_values[k]), _kind(ratio, series.direction),
             )
         )  # fmt: skip
     return out
