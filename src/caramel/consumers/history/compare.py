@@ -22,6 +22,7 @@ has no ratio (diff_pct is NaN): "cannot judge", and `why` says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any, Generic, Protocol, TypeVar
@@ -183,7 +184,7 @@ def judge(
     return out
 
 
-def _change(v: Verdict) -> str:
+def _change(v: Verdict[M]) -> str:
     """`ratio 1.056 [1.031, 1.082] (99 %) vs ±2 %`: the ratio, its interval where there is one."""
     shown = f"ratio {v.ratio:.4g}"
     if not math.isnan(v.ratio_low):
@@ -266,7 +267,7 @@ def compare_runs(
     baseline: list[Metric],
     threshold: float | None,
     sides: tuple[str, str] = ("the run", "the baseline"),
-) -> list[Verdict]:
+) -> list[Verdict[Metric]]:
     """Each figure of `current` against the baseline's of the same table, configuration and name,
     the baseline's converted into the current figure's unit first; `sides` names the run and the
     baseline in the error when a figure's units cannot meet."""
@@ -290,8 +291,11 @@ def compare_runs(
 
 
 def compare_targets(
-    current: list[Metric], targets: dict, threshold: float | None, source: str = "the targets"
-) -> list[Verdict]:
+    current: list[Metric],
+    targets: Mapping[str, object],
+    threshold: float | None,
+    source: str = "the targets",
+) -> list[Verdict[Metric]]:
     """Targets from a file (`{"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}`), as the
     Mila training benchmarks' baselines.json: every row of a metric against its target value, a
     target with a `unit` (`{"value": 900, "unit": "ms"}`) converted into the figure's unit first."""

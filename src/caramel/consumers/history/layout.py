@@ -66,6 +66,23 @@ METRIC_COLUMNS = (
     "samples",
     "reason",
 )
+# a row of the metrics view, in METRIC_COLUMNS' order: n 0 and no numbers nor samples in a failed
+# row's (its reason given)
+MetricRow = tuple[
+    str,  # run_key
+    str,  # tbl
+    str,  # config: the configuration's JSON text
+    str,  # name
+    str,  # unit
+    str,  # direction: a Direction's value
+    int,  # n
+    float | None,  # mean
+    float | None,  # sd
+    float | None,  # min
+    float | None,  # max
+    str | None,  # samples: their JSON text
+    str | None,  # reason
+]
 SERIES_COLUMNS = ("benchmark", "system", "tbl", "config", "name", "unit", "direction")
 FIGURE_COLUMNS = ("run", "series", "n", "mean", "sd", "min", "max", "samples", "reason")
 TABLES = frozenset(("runs", "series", "figures", "baselines", "meta"))
@@ -122,7 +139,9 @@ class RunRecord:
     site: str = (
         ""  # where the run ran (docs/dashboard.md): $CARAMEL_SITE, the SLURM cluster or the host
     )
-    fingerprint: dict = field(default_factory=dict)  # CPU/GPU models and counts, driver, CUDA/ROCm
+    fingerprint: dict[str, object] = field(
+        default_factory=dict
+    )  # CPU/GPU models and counts, driver, CUDA/ROCm
 
 
 def schema(dialect: Dialect) -> list[str]:

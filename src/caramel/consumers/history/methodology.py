@@ -150,7 +150,7 @@ def is_result(metric: Metric) -> bool:
 
 def judge(
     figures: list[tuple[str, Metric]],
-    targets: Targets | dict,
+    targets: Targets | dict[str, object],
     threshold: float | None = None,
     max_sd: float | None = None,
     system_names: list[str] | None = None,

@@ -23,9 +23,9 @@ import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Protocol, overload
 
-from caramel.stages.spec.model import Pattern
+from caramel.stages.spec.model import Pattern, Table
 from caramel.stages.spec.units import direction, readable_unit, unit_in_name
 from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
 
@@ -33,6 +33,67 @@ if (
     TYPE_CHECKING
 ):  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
     from caramel.stages.analyse.inputs import AnalysisInput
+
+
+# The report stage's tables as the history reads them (report.table's Made, TableData and Key;
+# report.incremental's Delta): the report stage sits above the history, so they are described here,
+# not imported.
+class ColumnKey(Protocol):
+    """A column's name, title and unit (report.table.Key)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def unit(self) -> str: ...
+
+
+class TableRows(Protocol):
+    """A filled table's rows (report.table.TableData): typed values, each row's status and last
+    workpackage, and the columns naming a configuration that are no parameters."""
+
+    @property
+    def keys(self) -> Sequence[ColumnKey]: ...
+
+    @property
+    def values(self) -> Sequence[Sequence[object]]: ...
+
+    @property
+    def statuses(self) -> Sequence[str]: ...
+
+    @property
+    def leaves(self) -> Sequence[int]: ...
+
+    @property
+    def config_columns(self) -> Sequence[str]: ...
+
+
+class MadeTable(Protocol):
+    """A table `bench result` made (report.table.Made): its declaration and its rows."""
+
+    @property
+    def table(self) -> Table: ...
+
+    @property
+    def data(self) -> TableRows: ...
+
+
+class RowsMadeAgain(Protocol):
+    """How a table changed since the kept one (report.incremental.Delta): the rows made again,
+    before (typed values and status) and after (their places in the new table)."""
+
+    @property
+    def before(self) -> Sequence[tuple[Sequence[object], str]]: ...
+
+    @property
+    def after(self) -> Sequence[int]: ...
+
+
+# a configuration as `collect` names it: its (column label, value text) pairs in column order
+Configuration = tuple[tuple[str, str], ...]
 
 # the name of a failed row's figure: one per (table, configuration) with no samples, a NULL mean and
 # the row's reason (no figure of a table is named "": a column always has a name)
@@ -219,7 +280,7 @@ class MetricColumns(Sequence[Metric]):
 _FIELDS = operator.attrgetter("table", "row", "name", "unit", "direction", "samples", "reason")
 
 
-def _number(value) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -227,14 +288,14 @@ def _number(value) -> float | None:
     return None
 
 
-def _label(key) -> str:
+def _label(key: ColumnKey) -> str:
     return key.title if key.title is not None else key.name
 
 
 def collect(
     inp: AnalysisInput,
-    made: list,
-    configs: dict[int, set[tuple]] | None = None,
+    made: Sequence[MadeTable],
+    configs: dict[int, set[Configuration]] | None = None,
     failed: bool = False,
 ) -> list[Metric]:
     """Every figure column of every table (the module's doc says which are figures), per
@@ -248,15 +309,15 @@ def collect(
     from caramel.stages.analyse.performance import uses_performance_lines
 
     lines = uses_performance_lines(inp)
-    out: dict[tuple, Metric] = {}
-    shared: dict[tuple, dict[str, str]] = {}
+    out: dict[tuple[str, Configuration, int | None, str], Metric] = {}
+    shared: dict[Configuration, dict[str, str]] = {}
     for index, item in enumerate(made):
         if item.table.output != "table" or (configs is not None and index not in configs):
             continue
         wanted = None if configs is None else configs[index]
         layout = _layout(item, params, patterns, lines)
         table = item.table.name
-        leaves = item.data.leaves or [None] * len(item.data.values)
+        leaves: Sequence[int | None] = item.data.leaves or [None] * len(item.data.values)
         for values, status, leaf in zip(item.data.values, item.data.statuses, leaves, strict=True):
             if not status.startswith(kinds) or layout.spread_row(values):
                 continue
@@ -331,7 +392,7 @@ class _Layout:
     unit_col: int | None = None  # the table of `performance:` lines: the column of each row's unit
     copy_col: int | None = None  # a copies table: the column naming the copy (or the aggregate)
 
-    def spread_row(self, values: list) -> bool:
+    def spread_row(self, values: Sequence[object]) -> bool:
         """A row of the spread over copies (sd, sem): never a figure."""
         return self.copy_col is not None and str(values[self.copy_col]) in COPY_SPREADS
 
@@ -361,7 +422,9 @@ def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
     return pattern if pattern.unit or pattern.direction else None
 
 
-def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -> _Layout:
+def _layout(
+    item: MadeTable, params: set[str], patterns: dict[str, Pattern], lines: bool
+) -> _Layout:
     """A table's labels, the columns that name its configuration and its figures (unit,
     direction)."""
     keys = item.data.keys
@@ -398,7 +461,7 @@ def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -
     )
 
 
-def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
+def non_figures(inp: AnalysisInput, made: Sequence[MadeTable]) -> dict[str, str]:
     """Each column of the run's tables that is not a figure (by its title and its name, also as
     TABLE/NAME), with why not and how to make it one: what a targets file naming it is told."""
     params = inp.param_names()
@@ -457,7 +520,7 @@ def _not_a_figure(
 def _distinct_names(metrics: list[Metric]) -> list[Metric]:
     """One name per figure of a configuration: a model printing lines in two units keeps both, as
     `performance[ms]` and `performance[samples/s]` (the history keys a figure by its name)."""
-    units: dict[tuple, set[str]] = {}
+    units: dict[tuple[str, int, str], set[str]] = {}
     for m in metrics:
         units.setdefault((m.table, id(m.row), m.name), set()).add(m.unit)
     for m in metrics:
@@ -467,15 +530,15 @@ def _distinct_names(metrics: list[Metric]) -> list[Metric]:
 
 
 def changed_configurations(
-    inp: AnalysisInput, made: list, deltas: list
-) -> dict[int, set[tuple]] | None:
+    inp: AnalysisInput, made: Sequence[MadeTable], deltas: Sequence[RowsMadeAgain | None]
+) -> dict[int, set[Configuration]] | None:
     """The configurations (as `collect` names them, per table index) of the rows made again, before
     and after (report.incremental.Delta); None when a table's change is not known row by row."""
     params = inp.param_names()
     from caramel.stages.analyse.performance import uses_performance_lines
 
     lines = uses_performance_lines(inp)
-    out: dict[int, set[tuple]] = {}
+    out: dict[int, set[Configuration]] = {}
     names = [item.table.name for item in made if item.table.output == "table"]
     if len(set(names)) != len(names) or len(deltas) != len(made):
         return None

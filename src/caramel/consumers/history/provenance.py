@@ -111,5 +111,5 @@ def run_record(run_dir: str) -> RunRecord:
         started=info.created,
         ended=ended,
         site=fingerprint.site_name(job_ids, scheduler.site),
-        fingerprint=fingerprint.from_run(run_dir, job_ids),
+        fingerprint=dict(fingerprint.from_run(run_dir, job_ids)),  # as JSON values
     )

@@ -5,24 +5,34 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from caramel import redact
 from caramel.consumers.history.engine import HistoryUnavailable
-from caramel.consumers.history.metrics import changed_configurations, collect
+from caramel.consumers.history.layout import MetricRow, RunRecord
+from caramel.consumers.history.metrics import (
+    MadeTable,
+    RowsMadeAgain,
+    changed_configurations,
+    collect,
+)
 from caramel.consumers.history.provenance import run_key, run_record
 from caramel.consumers.history.store import History, default_path
 from caramel.errors import RunError
 from caramel.stages.analyse.inputs import AnalysisInput
 from caramel.stages.state.store import db_path
 
+# how the run's tables changed (report.results.history_change): the tables' key, the key of the
+# tables they were made again from, and per table the rows made again (None: not known)
+TablesChange = tuple[str, str | None, Sequence[RowsMadeAgain | None] | None]
+
 
 def add_run(
     history: History,
     inp: AnalysisInput,
-    tables: Callable[[], list],
+    tables: Callable[[], Sequence[MadeTable]],
     quiet_if_known: bool = False,
-    change: tuple[str, str | None, list | None] | None = None,
+    change: TablesChange | None = None,
 ) -> str:
     """Add the run of `inp` (its provenance and metrics) unless it is there; returns its key.
     `tables`: makes the tables the figures come from (report.results.history_tables), called only
@@ -64,15 +74,15 @@ def add_run(
 def add_quietly(
     path: str | None,
     inp: AnalysisInput,
-    tables: Callable[[], list],
+    tables: Callable[[], Sequence[MadeTable]],
     unchanged: bool,
-    change: tuple[str, str | None, list | None] | None = None,
+    change: TablesChange | None = None,
 ) -> None:
     """`bench result`'s part: a history that cannot be written is a warning, never a failed result.
     A history server that cannot be reached (or refuses) gets the run kept in the spool
     (history.spool) for `bench history push`; the rows written go to the sinks (history.sinks)."""
     target = path or default_path()
-    written: list = []
+    written: list[tuple[RunRecord, list[MetricRow]]] = []
     try:
         with History.open(target) as history:
             add_run(history, inp, tables, quiet_if_known=unchanged, change=change)
@@ -88,7 +98,9 @@ def add_quietly(
     _to_sinks(written)
 
 
-def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exception) -> list:
+def _spool(
+    target: str, inp: AnalysisInput, tables: Callable[[], Sequence[MadeTable]], why: Exception
+) -> list[tuple[RunRecord, list[MetricRow]]]:
     from caramel.consumers.history.spool import keep
 
     try:
@@ -124,7 +136,7 @@ def _remind(target: str) -> None:
         )
 
 
-def _to_sinks(written: list) -> None:
+def _to_sinks(written: list[tuple[RunRecord, list[MetricRow]]]) -> None:
     """Queue the rows for every configured sink and send what is queued (a sink down: a warning)."""
     try:
         from caramel.consumers.history.settings import load_settings

@@ -19,15 +19,19 @@ import sys
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from caramel import redact
+from caramel.consumers.history.layout import MetricRow
 from caramel.consumers.history.rows import failed_row
 from caramel.consumers.history.settings import Sink, SinkShape
 from caramel.consumers.history.store import RunRecord
 from caramel.stages.state import sqlitefiles
 
 BATCH = 500  # rows per request (Elasticsearch and JSON); GELF takes one message per request
+# a figure as a sink takes it: a JSON object (history, provenance and site fields)
+Document = dict[str, Any]
 QUEUE_SCHEMA = "CREATE TABLE IF NOT EXISTS queue (id INTEGER PRIMARY KEY, sink TEXT, body TEXT)"
 
 
@@ -37,7 +41,7 @@ def queue_path() -> str:
     return os.path.join(data_dir(), "sink-queue.db")
 
 
-def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
+def documents(written: Iterable[tuple[RunRecord, list[MetricRow]]]) -> list[Document]:
     """One document per figure row (history.store's metric rows), with the history's fields."""
     out = []
     for run, rows in written:
@@ -61,9 +65,9 @@ def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
             )
         }
         for row in rows:
-            if failed_row(row):  # a failed row's reason: no figure to send
-                continue
             run_key, tbl, config, name, unit, direction, n, mean, sd, low, high, samples = row[:12]
+            if failed_row(row) or samples is None:  # a failed row's reason: no figure to send
+                continue
             out.append(
                 {
                     "id": hashlib.sha1(
@@ -110,7 +114,7 @@ def request_url(url: str) -> str:
     )
 
 
-def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
+def _bodies(sink: Sink, docs: list[Document]) -> list[tuple[bytes, str]]:
     """The requests that carry `docs` to `sink`: (body, content type)."""
     if sink.shape is SinkShape.JSON:
         return [(json.dumps(docs).encode(), "application/json")]
@@ -126,7 +130,7 @@ def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
     return [(json.dumps(_gelf(doc)).encode(), "application/json") for doc in docs]
 
 
-def _gelf(doc: dict) -> dict:
+def _gelf(doc: Document) -> Document:
     """A GELF 1.1 message: additional fields are `_name`, strings or numbers (nested ones as
     JSON)."""
     message = {
@@ -194,7 +198,7 @@ def _key(sink: Sink) -> str:
     return f"{sink.shape.value} {sink.url}"
 
 
-def enqueue(sinks: list[Sink], docs: list[dict]) -> None:
+def enqueue(sinks: list[Sink], docs: list[Document]) -> None:
     if not sinks or not docs:
         return
     db = _queue()
@@ -243,7 +247,7 @@ def _flush_one(db: sqlite3.Connection, sink: Sink) -> int:
             db.execute("COMMIT")
 
 
-def _send(sink: Sink, docs: list[dict]) -> int:
+def _send(sink: Sink, docs: list[Document]) -> int:
     """How many of `docs` (from the first) `sink` took; a failure is a warning."""
     bodies = _bodies(sink, docs)
     done = 0

@@ -8,7 +8,7 @@ whatever its destination: it is named with the field and the copy goes on with t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 
 from caramel.consumers.history.metrics import Metric
@@ -94,7 +94,7 @@ def _texts(run: RunRecord, metrics: list[Metric]) -> Iterator[tuple[str, str]]:
         yield from _pairs(f"metrics[{n}].row", metric.row)
 
 
-def _pairs(name: str, mapping: dict) -> Iterator[tuple[str, str]]:
+def _pairs(name: str, mapping: Mapping[str, object]) -> Iterator[tuple[str, str]]:
     for key, item in mapping.items():
         yield f"{name}.{key}", str(key)
         if isinstance(item, str):

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from itertools import chain
+from typing import Any
 
 import orjson
 
@@ -31,6 +32,9 @@ from caramel.stages.state import bounded
 _TEXT = "text"
 _TEXTS = "list of texts"
 _TIME = "number or null"
+_DIRECTION = "higher, lower or unknown"
+_NUMBERS = "non-empty list of numbers"
+_TEXTS_AND_NUMBERS = "object of texts and numbers"
 # The run's keys and what each holds; run_key and benchmark are required.
 RUN_KEYS: dict[str, str] = {
     "run_key": _TEXT,
@@ -49,19 +53,23 @@ RUN_KEYS: dict[str, str] = {
     "started": _TIME,
     "ended": _TIME,
     "site": _TEXT,
-    "fingerprint": "object of texts and numbers",  # optional, written by newer exports
+    "fingerprint": _TEXTS_AND_NUMBERS,  # optional, written by newer exports
 }
 RUN_REQUIRED = ("run_key", "benchmark")
 METRIC_KEYS = {
     "table": _TEXT,
-    "row": "object of texts and numbers",
+    "row": _TEXTS_AND_NUMBERS,
     "name": _TEXT,
     "unit": _TEXT,
-    "direction": "higher, lower or unknown",
-    "samples": "non-empty list of numbers",
+    "direction": _DIRECTION,
+    "samples": _NUMBERS,
     "reason": _TEXT,  # optional (schema 3): a failed row's reason, its samples then empty
 }
 METRIC_REQUIRED = ("table", "row", "name", "samples")
+
+
+# a value json or orjson read from a line, before it is checked: any JSON type
+_Json = Any
 
 
 class _Bad(Exception):
@@ -92,7 +100,7 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, Sequence[Metric]
 
 
 def _parsed(
-    doc, plain: MetricColumns | None, where: Location
+    doc: object, plain: MetricColumns | None, where: Location
 ) -> tuple[RunRecord, Sequence[Metric]]:
     """The run and metrics of a line's JSON (`plain`: its metrics, told by `_plain_metrics`)."""
     _check_schema(doc, where)
@@ -106,7 +114,7 @@ def _parsed(
         ) from None
 
 
-def _careful_json(raw: bytes, where: Location):
+def _careful_json(raw: bytes, where: Location) -> object:
     """A line json reads, once bounded (size and depth): any other line's error names what is
     wrong."""
     # bounded.loads of the line's own bytes (what the text, valid UTF-8, encodes back to: one
@@ -139,7 +147,7 @@ def _careful_json(raw: bytes, where: Location):
         ) from None
 
 
-def _check_schema(doc, where: Location) -> None:
+def _check_schema(doc: object, where: Location) -> None:
     """Refuse a line of a newer export (or a schema that is no whole number) before its keys are
     read."""
     if not isinstance(doc, dict) or "schema" not in doc:
@@ -160,7 +168,7 @@ def _check_schema(doc, where: Location) -> None:
         )
 
 
-def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
+def _fast_line(data: bytes) -> tuple[_Json, MetricColumns] | None:
     """A line as bench export writes it, parsed by orjson (half of json's time) and its metrics
     told a column at a time (`_plain_metrics`); None for anything else, which json then reads as
     before (its errors, and what orjson refuses or reads otherwise: NaN, `1e999`, a lone surrogate,
@@ -187,7 +195,7 @@ def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
     return None if metrics is None else (doc, metrics)
 
 
-def _small_numbers(value, depth: int) -> bool:
+def _small_numbers(value: object, depth: int) -> bool:
     """No float of 2**63 or more in `value` (orjson's reading of a whole number json keeps whole),
     nor a list or object nested more than `depth` deep."""
     if type(value) is float:
@@ -204,7 +212,7 @@ _WHOLE_LIMIT = float(2**63)
 _SHALLOW = 8  # an export's run nests 2 deep (run, tags); bounded.MAX_DEPTH (64) is far above
 
 
-def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequence[Metric]]:
+def _record(doc: _Json, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequence[Metric]]:
     # site and fingerprint stand beside "run" (bench export writes them there) or inside it
     _object(
         doc,
@@ -260,7 +268,7 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
     return record, metrics
 
 
-def _failed(metric: dict, i: int) -> bool:
+def _failed(metric: _Json, i: int) -> bool:
     """Whether a figure of no samples is a failed row's: it holds a reason (a text, not empty)."""
     if "reason" not in metric:
         return False
@@ -284,7 +292,7 @@ _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
 _FLOAT, _TEXT_TYPE = {float}, {str}
 
 
-def _plain_metrics(metrics: list) -> MetricColumns | None:
+def _plain_metrics(metrics: list[_Json]) -> MetricColumns | None:
     """A line's metrics as bench export writes them (every key there, every sample a float, every
     value of a row a text) told a column at a time: a few passes in C over the line's figures
     instead of a dozen type tests per figure in Python (a million figures an import). None when any
@@ -325,7 +333,7 @@ def _plain_metrics(metrics: list) -> MetricColumns | None:
     )
 
 
-def _plain_metric(metric) -> bool:
+def _plain_metric(metric: _Json) -> bool:
     """A metric as bench export writes it, told in a few type tests (a million figures are imported
     in seconds); False for anything else, which `_object` and `_check` then examine one by one and
     refuse with the key and what it should hold, or accept (an integer sample, a number in a
@@ -360,7 +368,7 @@ def _plain_metric(metric) -> bool:
         return False
 
 
-def _object(value, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
+def _object(value: object, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
     if not isinstance(value, dict):
         raise _Bad(
             f"{what} holds {_kind(value)}, expected an object with "
@@ -378,39 +386,73 @@ def _object(value, what: str, keys: dict[str, str], required: tuple[str, ...]) -
         )
 
 
-def _check(value, expected: str, path: str) -> None:
+def _check(value: object, expected: str, path: str) -> None:
     """Raise _Bad naming the innermost wrong value (`metrics[0].samples[1]`) and what was
-    expected."""
-    if expected == _TEXT and not isinstance(value, str):
+    expected (an expectation with no check of its own, such as an object's: none here)."""
+    check = _CHECKS.get(expected)
+    if check is not None:
+        check(value, path)
+
+
+def _check_text(value: object, path: str) -> None:
+    if not isinstance(value, str):
         raise _Bad(f"{path} holds {_kind(value)}, expected a text")
-    if expected == _TIME and value is not None and not _finite(value, path):
+
+
+def _check_time(value: object, path: str) -> None:
+    """A number or null; a whole number within 64 bits (seconds since 1970)."""
+    if value is not None and not _finite(value, path):
         raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
-    if expected == _TIME and isinstance(value, int) and not -(2**63) <= value < 2**63:
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
         raise _Bad(
             f"{path} holds the number {str(value)[:20]}..., beyond a 64-bit integer "
             "(seconds since 1970)"
         )
-    if expected == "higher, lower or unknown" and value not in ("higher", "lower", "unknown"):
+
+
+def _check_direction(value: object, path: str) -> None:
+    if value not in ("higher", "lower", "unknown"):
         raise _Bad(f'{path} holds {_kind(value)}, expected "higher", "lower" or "unknown"')
-    if expected in (_TEXTS, "non-empty list of numbers"):
-        if not isinstance(value, list):
-            raise _Bad(f"{path} holds {_kind(value)}, expected a {expected}")
-        if expected != _TEXTS and not value:
-            raise _Bad(f"{path} is empty, expected at least one number")
-        for n, item in enumerate(value):
-            if expected == _TEXTS and not isinstance(item, str):
-                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a text")
-            if expected != _TEXTS and not _finite(item, f"{path}[{n}]"):
-                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a finite number")
-    if expected == "object of texts and numbers":
-        if not isinstance(value, dict):
-            raise _Bad(f"{path} holds {_kind(value)}, expected an object of texts and numbers")
-        for key, item in value.items():
-            if not isinstance(item, str) and not _finite(item, f"{path}.{key}"):
-                raise _Bad(f"{path}.{key} holds {_kind(item)}, expected a text or a number")
 
 
-def _storable_texts(value, path: str) -> None:
+def _check_texts(value: object, path: str) -> None:
+    if not isinstance(value, list):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a {_TEXTS}")
+    for n, item in enumerate(value):
+        if not isinstance(item, str):
+            raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a text")
+
+
+def _check_numbers(value: object, path: str) -> None:
+    if not isinstance(value, list):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a {_NUMBERS}")
+    if not value:
+        raise _Bad(f"{path} is empty, expected at least one number")
+    for n, item in enumerate(value):
+        if not _finite(item, f"{path}[{n}]"):
+            raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a finite number")
+
+
+def _check_texts_and_numbers(value: object, path: str) -> None:
+    if not isinstance(value, dict):
+        raise _Bad(f"{path} holds {_kind(value)}, expected an {_TEXTS_AND_NUMBERS}")
+    for key, item in value.items():
+        if not isinstance(item, str) and not _finite(item, f"{path}.{key}"):
+            raise _Bad(f"{path}.{key} holds {_kind(item)}, expected a text or a number")
+
+
+# each expectation of RUN_KEYS and METRIC_KEYS with a check of its own
+_CHECKS: dict[str, Callable[[object, str], None]] = {
+    _TEXT: _check_text,
+    _TIME: _check_time,
+    _DIRECTION: _check_direction,
+    _TEXTS: _check_texts,
+    _NUMBERS: _check_numbers,
+    _TEXTS_AND_NUMBERS: _check_texts_and_numbers,
+}
+
+
+def _storable_texts(value: object, path: str) -> None:
     """Refuse a text (key or value) that some history engine cannot store: a lone surrogate (no
     UTF-8 encodes it) or a NUL (PostgreSQL's text refuses it), naming its JSON path."""
     if isinstance(value, dict):
@@ -432,7 +474,7 @@ def _storable_texts(value, path: str) -> None:
             ) from None
 
 
-def _finite(value, path: str) -> bool:
+def _finite(value: object, path: str) -> bool:
     """A JSON number that is a finite float; NaN, Infinity, 1e999 and 10**400 are errors here."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
@@ -445,7 +487,7 @@ def _finite(value, path: str) -> bool:
     return True
 
 
-def _kind(value) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
