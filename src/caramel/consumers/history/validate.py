@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from itertools import chain
 from typing import Any
@@ -213,7 +213,20 @@ _SHALLOW = 8  # an export's run nests 2 deep (run, tags); bounded.MAX_DEPTH (64)
 
 
 def _record(doc: _Json, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequence[Metric]]:
-    # site and fingerprint stand beside "run" (bench export writes them there) or inside it
+    """A line's run and metrics, checked (`plain`: its metrics, told by `_plain_metrics`)."""
+    _check_line(doc)
+    record = _run_record(doc)
+    if not isinstance(doc["metrics"], list):
+        raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
+    columns = plain if plain is not None else _plain_metrics(doc["metrics"])
+    if columns is not None:
+        return record, columns
+    return record, [_metric(metric, i) for i, metric in enumerate(doc["metrics"])]
+
+
+def _check_line(doc: _Json) -> None:
+    """The line's keys: site and fingerprint stand beside "run" (bench export writes them there)
+    or inside it."""
     _object(
         doc,
         "the line",
@@ -229,43 +242,55 @@ def _record(doc: _Json, plain: MetricColumns | None = None) -> tuple[RunRecord, 
     for key in ("site", "fingerprint"):
         if doc.get(key) is not None:
             _check(doc[key], RUN_KEYS[key], key)
-    run = dict(doc["run"]) if isinstance(doc["run"], dict) else doc["run"]
-    _object(run, "run", RUN_KEYS, RUN_REQUIRED)
-    for key, value in run.items():
-        _check(value, RUN_KEYS[key], f"run.{key}")
-    if not run["run_key"].strip():
-        raise _Bad("run.run_key is empty")
+
+
+def _run_record(doc: _Json) -> RunRecord:
+    """The line's run, each key checked, with the site and fingerprint beside it."""
+    run = _checked_run(doc["run"])
     known = {f.name for f in fields(RunRecord)}
     record = RunRecord(**{k: v for k, v in run.items() if k in known})
     record.site = str(doc.get("site") or record.site or "")
     record.fingerprint = dict(doc.get("fingerprint") or record.fingerprint or {})
-    if not isinstance(doc["metrics"], list):
-        raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
-    columns = plain if plain is not None else _plain_metrics(doc["metrics"])
-    if columns is not None:
-        return record, columns
-    metrics: list[Metric] = []
-    for i, metric in enumerate(doc["metrics"]):
-        if _plain_metric(metric):
-            samples: list[float] = metric["samples"]
-        else:  # the careful check, naming what is wrong where
-            _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
-            for key, value in metric.items():
-                if not (key == "samples" and value == [] and _failed(metric, i)):
-                    _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
-            samples = [float(v) for v in metric["samples"]]
-        metrics.append(
-            Metric(
-                metric["table"],
-                metric["row"],
-                metric["name"],
-                metric.get("unit", ""),
-                metric.get("direction", "unknown"),
-                samples,
-                metric.get("reason", ""),
-            )
-        )
-    return record, metrics
+    return record
+
+
+def _checked_run(value: _Json) -> dict[str, Any]:
+    """The line's "run": an object of RUN_KEYS, each holding what it should, a run key not empty."""
+    run = dict(value) if isinstance(value, dict) else value
+    _object(run, "run", RUN_KEYS, RUN_REQUIRED)
+    for key, item in run.items():
+        _check(item, RUN_KEYS[key], f"run.{key}")
+    if not run["run_key"].strip():
+        raise _Bad("run.run_key is empty")
+    return run
+
+
+def _metric(metric: _Json, i: int) -> Metric:
+    """Figure `i` of the line: told plain in a few type tests, else checked key by key (naming what
+    is wrong where)."""
+    if _plain_metric(metric):
+        samples: list[float] = metric["samples"]
+    else:
+        samples = _checked_samples(metric, i)
+    return Metric(
+        metric["table"],
+        metric["row"],
+        metric["name"],
+        metric.get("unit", ""),
+        metric.get("direction", "unknown"),
+        samples,
+        metric.get("reason", ""),
+    )
+
+
+def _checked_samples(metric: _Json, i: int) -> list[float]:
+    """The careful check of figure `i`, each key against what it holds; its samples as floats (a
+    failed row's: none)."""
+    _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
+    for key, value in metric.items():
+        if not (key == "samples" and value == [] and _failed(metric, i)):
+            _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
+    return [float(v) for v in metric["samples"]]
 
 
 def _failed(metric: _Json, i: int) -> bool:
@@ -298,39 +323,55 @@ def _plain_metrics(metrics: list[_Json]) -> MetricColumns | None:
     instead of a dozen type tests per figure in Python (a million figures an import). None when any
     figure is not so: `_plain_metric` and the careful checks then look at each one."""
     try:  # what is not so raises a KeyError (a key missing or another in its place) or a TypeError
-        if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
-            return None
-        tables, rows, names, units, directions, samples = (
-            tuple(map(value, metrics)) for value in _EXPORTED
-        )
-        # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
-        "".join(chain(tables, names, units, directions))
-        if set(map(type, rows)) != _DICT:
-            return None
-        configs_json = texts_json(
-            rows
-        )  # every row a dict of texts (None: an escape, or a value no text)
-        if configs_json is None:
-            "".join(chain.from_iterable(map(dict.values, rows)))
-        # every sample list non-empty and holding floats alone (a text or an object holds no float)
-        if (
-            not all(samples)
-            or not _DIRECTIONS.issuperset(directions)
-            or set(map(type, chain.from_iterable(samples))) != _FLOAT
-        ):
-            return None
+        columns = _plain_columns(metrics)
     except (KeyError, TypeError):
         return None
     # the finite floats of the whole line sum to a finite number (else each figure is looked at)
-    try:
-        if not math.isfinite(math.fsum(chain.from_iterable(samples))):
-            return None
-    except (OverflowError, ValueError):
+    if columns is None or not _finite_sum(chain.from_iterable(columns.samples)):
         return None
-    # Metrics when read (history.rows never reads them so)
+    return columns
+
+
+def _plain_columns(metrics: list[_Json]) -> MetricColumns | None:
+    """`_plain_metrics`' columns, their types told; None, a KeyError or a TypeError for metrics
+    that are not plain. Metrics when read (history.rows never reads them so)."""
+    if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
+        return None
+    tables, rows, names, units, directions, samples = (
+        tuple(map(value, metrics)) for value in _EXPORTED
+    )
+    # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
+    "".join(chain(tables, names, units, directions))
+    if set(map(type, rows)) != _DICT:
+        return None
+    configs_json = _rows_json(rows)
+    # every sample list non-empty and holding floats alone (a text or an object holds no float)
+    if (
+        not all(samples)
+        or not _DIRECTIONS.issuperset(directions)
+        or set(map(type, chain.from_iterable(samples))) != _FLOAT
+    ):
+        return None
     return MetricColumns(
         tables, rows, names, units, directions, samples, checked=True, configs_json=configs_json
     )
+
+
+def _rows_json(rows: Sequence[dict[str, str]]) -> bytes | None:
+    """The rows' text (history.rows.texts_json) where every value is a text with no escape; None
+    where not, every value then told a text (TypeError for one that is not)."""
+    configs_json = texts_json(rows)
+    if configs_json is None:
+        "".join(chain.from_iterable(map(dict.values, rows)))
+    return configs_json
+
+
+def _finite_sum(samples: Iterable[float]) -> bool:
+    """Whether the samples' sum (math.fsum) is a finite number."""
+    try:
+        return math.isfinite(math.fsum(samples))
+    except (OverflowError, ValueError):
+        return False
 
 
 def _plain_metric(metric: _Json) -> bool:
@@ -340,50 +381,46 @@ def _plain_metric(metric: _Json) -> bool:
     row)."""
     if type(metric) is not dict or not _METRIC_KEY_SET.issuperset(metric):
         return False
-    table, row, name, samples = (
-        metric.get("table"),
-        metric.get("row"),
-        metric.get("name"),
-        metric.get("samples"),
-    )
-    if (
-        type(table) is not str
-        or type(name) is not str
-        or type(row) is not dict
-        or type(samples) is not list
-    ):
-        return False
+    return _plain_names(metric) and _plain_values(metric.get("row"), metric.get("samples"))
+
+
+def _plain_names(metric: dict[str, object]) -> bool:
+    """A figure's table, name and unit are texts, its direction one of the three."""
     direction = metric.get("direction", "unknown")
-    if (
-        type(metric.get("unit", "")) is not str
-        or type(direction) is not str
-        or direction not in _DIRECTIONS
-    ):
+    texts = (metric.get("table"), metric.get("name"), metric.get("unit", ""), direction)
+    return all(type(text) is str for text in texts) and direction in _DIRECTIONS
+
+
+def _plain_values(row: object, samples: object) -> bool:
+    """A figure's row holds texts alone, its samples floats alone of a finite sum."""
+    if type(row) is not dict or type(samples) is not list:
         return False
     if set(map(type, samples)) != _FLOAT or (row and set(map(type, row.values())) != _TEXT_TYPE):
         return False
-    try:
-        return math.isfinite(math.fsum(samples))
-    except (OverflowError, ValueError):
-        return False
+    return _finite_sum(samples)
 
 
 def _object(value: object, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
+    """`value` is an object of `keys` alone, with every `required` one."""
     if not isinstance(value, dict):
-        raise _Bad(
-            f"{what} holds {_kind(value)}, expected an object with "
-            + ", ".join(repr(k) for k in required)
-        )
-    for key in value:
-        if key not in keys:
-            hint = did_you_mean(key, keys)
-            raise _Bad(f"{what} has the unknown key {key!r}" + (f" ({hint})" if hint else ""))
+        raise _Bad(f"{what} holds {_kind(value)}, expected an object with {_names(required)}")
+    _no_unknown_key(value, what, keys)
     missing = [k for k in required if k not in value]
     if missing:
-        raise _Bad(
-            f"{what} lacks the key{'s' if len(missing) > 1 else ''} "
-            + ", ".join(repr(k) for k in missing)
-        )
+        raise _Bad(f"{what} lacks the key{'s' if len(missing) > 1 else ''} {_names(missing)}")
+
+
+def _no_unknown_key(value: dict[str, object], what: str, keys: dict[str, str]) -> None:
+    """The first key of `value` not among `keys` named, with did-you-mean."""
+    unknown = next((key for key in value if key not in keys), None)
+    if unknown is not None:
+        hint = did_you_mean(unknown, keys)
+        raise _Bad(f"{what} has the unknown key {unknown!r}" + (f" ({hint})" if hint else ""))
+
+
+def _names(keys: Sequence[str]) -> str:
+    """Keys as an error names them: `'run', 'metrics'`."""
+    return ", ".join(repr(k) for k in keys)
 
 
 def _check(value: object, expected: str, path: str) -> None:
@@ -463,15 +500,20 @@ def _storable_texts(value: object, path: str) -> None:
         for n, item in enumerate(value):
             _storable_texts(item, f"{path}[{n}]")
     elif isinstance(value, str):
-        if "\0" in value:
-            raise _Bad(f"{path} holds a NUL character (U+0000), which a history cannot store")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise _Bad(
-                f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), "
-                "which is no character and cannot be stored"
-            ) from None
+        _storable_text(value, path)
+
+
+def _storable_text(value: str, path: str) -> None:
+    """`_storable_texts` of one text."""
+    if "\0" in value:
+        raise _Bad(f"{path} holds a NUL character (U+0000), which a history cannot store")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _Bad(
+            f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), "
+            "which is no character and cannot be stored"
+        ) from None
 
 
 def _finite(value: object, path: str) -> bool:
