@@ -303,58 +303,98 @@ def collect(
     (report.results.history_tables). `configs`: only these tables (by index) and configurations.
     `failed`: with one Metric of no samples per table and configuration of a failed row, named
     FAILED_ROW, holding the row's reason (what the history records; no figure)."""
-    kinds = ("done", FAILED) if failed else ("done",)
-    params = inp.param_names()
-    patterns = _patterns(inp)
     from caramel.stages.analyse.performance import uses_performance_lines
 
-    lines = uses_performance_lines(inp)
-    out: dict[tuple[str, Configuration, int | None, str], Metric] = {}
-    shared: dict[Configuration, dict[str, str]] = {}
+    kinds = ("done", FAILED) if failed else ("done",)
+    collecting = _Collecting(
+        inp, inp.param_names(), _patterns(inp), uses_performance_lines(inp), kinds
+    )
     for index, item in enumerate(made):
         if item.table.output != "table" or (configs is not None and index not in configs):
             continue
-        wanted = None if configs is None else configs[index]
-        layout = _layout(item, params, patterns, lines)
+        collecting.add_table(item, None if configs is None else configs[index])
+    return _distinct_names(list(collecting.metrics.values()))
+
+
+@dataclass
+class _Collecting:
+    """`collect`'s metrics as the tables' rows are read: what every table shares (the run, its
+    parameters and patterns, whether it prints `performance:` lines, the row statuses taken), the
+    metrics by (table, configuration, column, unit), and one row dict per configuration, shared by
+    its metrics."""
+
+    inp: AnalysisInput
+    params: set[str]
+    patterns: dict[str, Pattern]
+    lines: bool
+    kinds: tuple[str, ...]
+    metrics: dict[tuple[str, Configuration, int | None, str], Metric] = field(default_factory=dict)
+    shared: dict[Configuration, dict[str, str]] = field(default_factory=dict)
+
+    def add_table(self, item: MadeTable, wanted: set[Configuration] | None) -> None:
+        """The figures of a table's rows (`wanted`: of these configurations only)."""
+        layout = _layout(item, self.params, self.patterns, self.lines)
         table = item.table.name
         leaves: Sequence[int | None] = item.data.leaves or [None] * len(item.data.values)
         for values, status, leaf in zip(item.data.values, item.data.statuses, leaves, strict=True):
-            if not status.startswith(kinds) or layout.spread_row(values):
+            config = self._config(layout, values, status, wanted)
+            if config is None:
                 continue
-            config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
-            if wanted is not None and tuple(dict(config).items()) not in wanted:
-                continue
-            row = shared.get(config)
+            row = self.shared.get(config)
             if row is None:
-                row = shared[config] = dict(
-                    config
-                )  # one dict per configuration, shared by its metrics
+                row = self.shared[config] = dict(config)
             if status.startswith(FAILED):  # no figure (docs/file-format.md): its reason, once
-                if (table, config, None, "") not in out:
-                    out[(table, config, None, "")] = Metric(
-                        table,
-                        row,
-                        FAILED_ROW,
-                        "",
-                        Direction.UNKNOWN.value,
-                        [],
-                        row_reason(inp, leaf, status),
-                    )
+                self._add_failed(table, config, row, leaf, status)
+            else:
+                self._add_figures(table, config, row, layout, values)
+
+    def _config(
+        self,
+        layout: _Layout,
+        values: Sequence[object],
+        status: str,
+        wanted: set[Configuration] | None,
+    ) -> Configuration | None:
+        """A row's configuration; None for a row not taken (its status, a spread over copies, a
+        configuration not wanted)."""
+        if not status.startswith(self.kinds) or layout.spread_row(values):
+            return None
+        config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
+        if wanted is not None and tuple(dict(config).items()) not in wanted:
+            return None
+        return config
+
+    def _add_failed(
+        self, table: str, config: Configuration, row: dict[str, str], leaf: int | None, status: str
+    ) -> None:
+        """A failed row's Metric (no samples, FAILED_ROW, its reason), once per configuration."""
+        key = (table, config, None, "")
+        if key not in self.metrics:
+            reason = row_reason(self.inp, leaf, status)
+            self.metrics[key] = Metric(
+                table, row, FAILED_ROW, "", Direction.UNKNOWN.value, [], reason
+            )
+
+    def _add_figures(
+        self,
+        table: str,
+        config: Configuration,
+        row: dict[str, str],
+        layout: _Layout,
+        values: Sequence[object],
+    ) -> None:
+        """A row's numbers, each a sample of its figure."""
+        for i in layout.figures:
+            number = _number(values[i])
+            if number is None:
                 continue
-            for i, (unit, way) in layout.figures.items():
-                number = _number(values[i])
-                if number is None:
-                    continue
-                if layout.unit_col is not None:  # the `performance:` line's own unit
-                    unit = readable_unit(str(values[layout.unit_col] or ""))
-                    way = direction(layout.labels[i], unit)
-                entry = out.get((table, config, i, unit))
-                if entry is None:
-                    entry = out[(table, config, i, unit)] = Metric(
-                        table, row, layout.labels[i], unit, way.value
-                    )
-                entry.samples.append(number)
-    return _distinct_names(list(out.values()))
+            unit, way = layout.unit_of(i, values)
+            entry = self.metrics.get((table, config, i, unit))
+            if entry is None:
+                entry = self.metrics[(table, config, i, unit)] = Metric(
+                    table, row, layout.labels[i], unit, way.value
+                )
+            entry.samples.append(number)
 
 
 def row_reason(inp: AnalysisInput, leaf: int | None, status: str) -> str:
@@ -391,6 +431,14 @@ class _Layout:
     figures: dict[int, tuple[str, Direction]]
     unit_col: int | None = None  # the table of `performance:` lines: the column of each row's unit
     copy_col: int | None = None  # a copies table: the column naming the copy (or the aggregate)
+
+    def unit_of(self, i: int, values: Sequence[object]) -> tuple[str, Direction]:
+        """Column `i`'s unit and direction in a row: the layout's, or in the table of
+        `performance:` lines, the row's own unit."""
+        if self.unit_col is None:
+            return self.figures[i]
+        unit = readable_unit(str(values[self.unit_col] or ""))
+        return unit, direction(self.labels[i], unit)
 
     def spread_row(self, values: Sequence[object]) -> bool:
         """A row of the spread over copies (sd, sem): never a figure."""
@@ -431,26 +479,8 @@ def _layout(
     columns = item.table.columns
     labels = [_label(keys[i]) for i in range(len(columns))]
     performance = lines and item.table.name == PERFORMANCE_TABLE
-    config = (params | set(item.data.config_columns)) - ({UNIT_COLUMN} if performance else set())
-    param_cols = [
-        i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")
-    ]
-    figures: dict[int, tuple[str, Direction]] = {}
-    for i, column in enumerate(columns):
-        if i in param_cols:
-            continue
-        if performance:
-            if column.name == PERFORMANCE_COLUMN:
-                figures[i] = ("", Direction.UNKNOWN)  # unit and direction: each row's own
-            continue
-        pattern = _figure_pattern(column.name, patterns)
-        if pattern is None:
-            continue
-        unit = readable_unit(keys[i].unit or "") or unit_in_name(labels[i])
-        way = direction(labels[i], unit, pattern.direction)
-        if way is Direction.UNKNOWN:  # the title says nothing: maybe the pattern's own name does
-            way = direction(column.name, unit, pattern.direction)
-        figures[i] = (unit, way)
+    param_cols = _config_columns(item, params, performance)
+    figures = _figure_columns(item, labels, param_cols, patterns, performance)
     names = [c.name for c in columns]
     return _Layout(
         labels,
@@ -459,6 +489,55 @@ def _layout(
         names.index(UNIT_COLUMN) if performance and UNIT_COLUMN in names else None,
         names.index(COPY_COLUMN) if COPY_COLUMN in names else None,
     )
+
+
+def _config_columns(item: MadeTable, params: set[str], performance: bool) -> list[int]:
+    """The columns naming a table's configuration: the benchmark's parameters (JUBE's own too) and
+    the columns the table says name it; in the table of `performance:` lines, not its unit column
+    (each row's figure's unit)."""
+    config = (params | set(item.data.config_columns)) - ({UNIT_COLUMN} if performance else set())
+    return [
+        i
+        for i, column in enumerate(item.table.columns)
+        if column.name in config or column.name.startswith("jube_")
+    ]
+
+
+def _figure_columns(
+    item: MadeTable,
+    labels: list[str],
+    param_cols: list[int],
+    patterns: dict[str, Pattern],
+    performance: bool,
+) -> dict[int, tuple[str, Direction]]:
+    """A table's figure columns (none of its configuration's), with their unit and direction: a
+    declared pattern's (the module's doc), or in the table of `performance:` lines, its
+    `performance` column (unit and direction: each row's own)."""
+    columns = item.table.columns
+    if performance:
+        return {
+            i: ("", Direction.UNKNOWN)
+            for i, column in enumerate(columns)
+            if i not in param_cols and column.name == PERFORMANCE_COLUMN
+        }
+    figures: dict[int, tuple[str, Direction]] = {}
+    for i, column in enumerate(columns):
+        pattern = None if i in param_cols else _figure_pattern(column.name, patterns)
+        if pattern is not None:
+            figures[i] = _unit_and_direction(column.name, item.data.keys[i], labels[i], pattern)
+    return figures
+
+
+def _unit_and_direction(
+    name: str, key: ColumnKey, label: str, pattern: Pattern
+) -> tuple[str, Direction]:
+    """A figure column's unit (its key's, else one its title names) and direction (by its title,
+    else by its pattern's own name)."""
+    unit = readable_unit(key.unit or "") or unit_in_name(label)
+    way = direction(label, unit, pattern.direction)
+    if way is Direction.UNKNOWN:  # the title says nothing: maybe the pattern's own name does
+        way = direction(name, unit, pattern.direction)
+    return unit, way
 
 
 def non_figures(inp: AnalysisInput, made: Sequence[MadeTable]) -> dict[str, str]:
@@ -504,8 +583,21 @@ def _not_a_figure(
         )
     if i in layout.param_cols:
         return f"column '{name}' is a parameter: it names the configuration, it is never a figure"
+    return _undeclared(name, patterns)
+
+
+def _pattern_base(name: str, patterns: dict[str, Pattern]) -> str:
+    """The pattern a column shows: itself, or the one it is a statistic of ("": none)."""
+    if name in patterns:
+        return name
     stripped = (name[: -len(s) - 1] for s in STATISTICS if name.endswith("_" + s))
-    base = name if name in patterns else next((b for b in stripped if b in patterns), "")
+    return next((base for base in stripped if base in patterns), "")
+
+
+def _undeclared(name: str, patterns: dict[str, Pattern]) -> str:
+    """Why a column that is no parameter is no figure (no pattern, a count or a spread, or a
+    pattern of no unit and no direction), with the fix."""
+    base = _pattern_base(name, patterns)
     if not base:
         return f"column '{name}' is not a pattern of the benchmark; only patterns are figures"
     if base != name and name[len(base) + 1 :] not in FIGURE_STATISTICS:
@@ -547,14 +639,16 @@ def changed_configurations(
             continue
         if delta is None:
             return None
-        layout = _layout(item, params, {}, lines)
-        labels, param_cols = layout.labels, layout.param_cols
-        rows = [values for values, _status in delta.before] + [
-            item.data.values[k] for k in delta.after
-        ]
-        found = {
-            tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows
-        }
+        found = _configurations_made_again(item, delta, _layout(item, params, {}, lines))
         if found:
             out[index] = found
     return out
+
+
+def _configurations_made_again(
+    item: MadeTable, delta: RowsMadeAgain, layout: _Layout
+) -> set[Configuration]:
+    """The configurations of a table's rows made again, before and after."""
+    rows = [values for values, _status in delta.before] + [item.data.values[k] for k in delta.after]
+    labels, param_cols = layout.labels, layout.param_cols
+    return {tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows}
