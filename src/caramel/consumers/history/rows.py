@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice, repeat
 from operator import sub
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeGuard, TypeVar
 
 from caramel.consumers.history.layout import MetricRow, RunRecord
 from caramel.consumers.history.metrics import Metric, MetricColumns, fmean, fsum_or_inf
@@ -112,14 +112,7 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[MetricRo
     lengths = list(map(len, columns.samples))
     if 0 in lengths:
         return _with_failed_rows(run_key, columns, lengths)
-    try:
-        means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
-    except (
-        OverflowError
-    ):  # a square beyond a double: this run's figures again, such sds infinite (`square`)
-        means, sds, lows, highs, nonfinite = _statistics(
-            columns.samples, lengths, columns.checked, square
-        )
+    means, sds, lows, highs, nonfinite = _figure_statistics(columns, lengths)
     directions = (
         columns.directions if columns.checked else _direction_texts(columns.directions)
     )  # plain texts
@@ -138,11 +131,27 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[MetricRo
             lows,
             highs,
             samples_texts(columns.samples),
-            [reason or None for reason in columns.reasons] if columns.reasons else repeat(None),
+            _reason_column(columns),
             strict=False,
         )
     )  # repeat(run_key) never ends
     return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
+
+
+def _figure_statistics(columns: MetricColumns, lengths: list[int]) -> _Statistics:
+    """`_statistics` of figures with samples; where a square is beyond a double, the run's figures
+    again, such sds infinite (`square`)."""
+    try:
+        return _statistics(columns.samples, lengths, columns.checked)
+    except OverflowError:
+        return _statistics(columns.samples, lengths, columns.checked, square)
+
+
+def _reason_column(columns: MetricColumns) -> Iterable[str | None]:
+    """Each figure's reason as stored: None for none."""
+    if not columns.reasons:
+        return repeat(None)
+    return [reason or None for reason in columns.reasons]
 
 
 def _with_failed_rows(
@@ -152,33 +161,39 @@ def _with_failed_rows(
     (n 0, no numbers, the reason), in their place among the others; those without are left out."""
     reasons = columns.reasons or [""] * len(lengths)
     kept = [i for i, n in enumerate(lengths) if n]
-    tables, configs, names, units, directions, samples = (
-        [part[i] for i in kept] for part in _PARTS(columns)
-    )
-    figures, nonfinite = counted_rows(
-        run_key,
-        MetricColumns(
-            tables,
-            configs,
-            names,
-            units,
-            directions,
-            samples,
-            checked=columns.checked,
-            reasons=[reasons[i] for i in kept],
-        ),
-    )
+    figures, nonfinite = counted_rows(run_key, _figures_of(columns, kept, reasons))
     made = iter(figures)
     rows: list[MetricRow] = []
     for i, n in enumerate(lengths):
         if n:
             rows.append(next(made))
         elif reasons[i]:
-            table, row, name, unit, direction = (part[i] for part in _PARTS(columns)[:5])
-            config = json.dumps(row)
-            numbers = (0, None, None, None, None, None)  # n, mean, sd, min, max, samples
-            rows.append((run_key, table, config, name, unit, str(direction), *numbers, reasons[i]))
+            rows.append(_failed_row_of(run_key, columns, i, reasons[i]))
     return rows, nonfinite
+
+
+def _figures_of(columns: MetricColumns, kept: list[int], reasons: Sequence[str]) -> MetricColumns:
+    """The figures `kept` (by place) of the columns."""
+    tables, configs, names, units, directions, samples = (
+        [part[i] for i in kept] for part in _PARTS(columns)
+    )
+    return MetricColumns(
+        tables,
+        configs,
+        names,
+        units,
+        directions,
+        samples,
+        checked=columns.checked,
+        reasons=[reasons[i] for i in kept],
+    )
+
+
+def _failed_row_of(run_key: str, columns: MetricColumns, i: int, reason: str) -> MetricRow:
+    """Figure `i`'s failed row: n 0, no numbers, no samples, its reason."""
+    table, row, name, unit, direction = (part[i] for part in _PARTS(columns)[:5])
+    numbers = (0, None, None, None, None, None)  # n, mean, sd, min, max, samples
+    return (run_key, table, json.dumps(row), name, unit, str(direction), *numbers, reason)
 
 
 _PARTS = operator.attrgetter("tables", "rows", "names", "units", "directions", "samples")
@@ -421,19 +436,27 @@ def plain_samples(text: object) -> list[float] | None:
     anything else (a long, damaged or non-finite text: `finite_samples` reads it with care)."""
     if not isinstance(text, str) or len(text) > 4096:
         return None
+    values = _json_or_none(text)
+    return values if _finite_floats(values) else None
+
+
+def _json_or_none(text: str) -> object:
+    """The value of a JSON text; None where it is no JSON."""
     try:
-        values = json.loads(text)
+        return json.loads(text)
     except ValueError:
         return None
+
+
+def _finite_floats(values: object) -> TypeGuard[list[float]]:
+    """A list of floats alone, not empty, whose sum is finite (not inf - inf, nor finite values
+    whose sum overflows: those are read with care)."""
     if type(values) is not list or not values or not all(type(v) is float for v in values):
-        return None
+        return False
     try:
-        return values if math.isfinite(math.fsum(values)) else None
-    except (
-        OverflowError,
-        ValueError,
-    ):  # inf - inf, or finite values whose sum overflows: read with care
-        return None
+        return math.isfinite(math.fsum(values))
+    except (OverflowError, ValueError):
+        return False
 
 
 def finite_samples(text: str, where: str = "samples") -> list[float] | None:
@@ -441,21 +464,32 @@ def finite_samples(text: str, where: str = "samples") -> list[float] | None:
     then)."""
     if not isinstance(text, str):
         return None
+    values = _stored_values(text, where)
+    return None if values is None else [float(v) for v in values if _finite_number(v)]
+
+
+def _stored_values(text: str, where: str) -> list[object] | None:
+    """The values of a stored samples list: JSON's (bounded), else split by hand; None for a text
+    that is no list, or over the bounds (left out, noted by the caller, as any other value that is
+    not a number)."""
     try:
         values = bounded.loads(text, where)
-        if not isinstance(values, list):
-            return None
     except bounded.OverLimit:
-        return None  # left out, noted by the caller, as any other value that is not a number
+        return None
     except ValueError:
-        try:
-            values = [float(v) for v in text.strip("[]").split(",") if v.strip()]
-        except ValueError:
-            return None
-    return [float(v) for v in values if _finite_number(v)]
+        return _split_values(text)
+    return values if isinstance(values, list) else None
 
 
-def _finite_number(value: object) -> bool:
+def _split_values(text: str) -> list[object] | None:
+    """The numbers of `[1.0,inf,nan]` (no JSON) by hand; None where one is no number."""
+    try:
+        return [float(v) for v in text.strip("[]").split(",") if v.strip()]
+    except ValueError:
+        return None
+
+
+def _finite_number(value: object) -> TypeGuard[int | float]:
     """A number that is a finite float (an integer of 400 digits is none: float() overflows)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
