@@ -21,7 +21,13 @@ from caramel.consumers.history.layout import (
     RunRecord,
 )
 from caramel.consumers.history.metrics import Metric
-from caramel.consumers.history.rows import PLAIN_SAMPLES, as_text, finite_samples, row_field
+from caramel.consumers.history.rows import (
+    PLAIN_SAMPLES,
+    as_text,
+    finite_samples,
+    left_out,
+    row_field,
+)
 from caramel.errors import Location, RunError
 
 
@@ -110,11 +116,9 @@ def _samples_text(history: Store, run_key: str, figure: Row) -> str | None:
     if isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples):
         return samples
     values = finite_samples(samples, f"{history.path}: run {run_key}: {tbl}/{name}")
-    if values is None or len(values) < samples.count(",") + 1:
-        history.skipped.append(
-            f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
-            + ("; left out" if not values else "; that sample is left out")
-        )
+    note = left_out(samples, values, f"run {run_key}: {tbl}/{name}")
+    if note is not None:
+        history.skipped.append(note)
     return json.dumps(values) if values else None
 
 

@@ -468,6 +468,15 @@ def finite_samples(text: str, where: str = "samples") -> list[float] | None:
     return None if values is None else [float(v) for v in values if _finite_number(v)]
 
 
+def left_out(samples: object, values: list[float] | None, what: str) -> str | None:
+    """The note on a stored samples text (`finite_samples` read `values` of it) some of whose values
+    are no finite number, naming `what` (`run KEY: TABLE/NAME`); None where none was left out."""
+    if values is not None and len(values) >= str(samples).count(",") + 1:
+        return None
+    left = "; left out" if not values else "; that sample is left out"
+    return f"{what} holds a value that is not a finite number{left}"
+
+
 def _stored_values(text: str, where: str) -> list[object] | None:
     """The values of a stored samples list: JSON's (bounded), else split by hand; None for a text
     that is no list, or over the bounds (left out, noted by the caller, as any other value that is

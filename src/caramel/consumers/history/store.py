@@ -40,6 +40,7 @@ from caramel.consumers.history.rows import (
     decode_run,
     failed_row,
     finite_samples,
+    left_out,
     plain_samples,
     row_field,
 )
@@ -151,20 +152,7 @@ class History:
         self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True
     ) -> int:
         """`add` inside the caller's transaction."""
-        row = asdict(run)
-        row["tags"] = json.dumps(run.tags)
-        row["job_ids"] = json.dumps(run.job_ids)
-        row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        # a new run starts with no figures counted (a run already there keeps its counts, or has
-        # them counted again below when replaced)
-        self.db.execute(
-            upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
-            [*(row[c] for c in RUN_COLUMNS), 0, 0],
-        )
-        # upserted just above, in this transaction: there
-        run_id = self.db.execute(
-            "SELECT id FROM runs WHERE run_key = ?", (run.run_key,)
-        ).fetchall()[0][0]
+        run_id = self._upsert_run(run, replace)
         rows, nonfinite = counted_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
@@ -175,6 +163,30 @@ class History:
         )
         if added:
             self.written.append((run, rows))
+        self._count(run_id, rows, added, nonfinite, replace)
+        return removed + added
+
+    def _upsert_run(self, run: RunRecord, replace: bool) -> int:
+        """The run's row written (`replace`: over the one there), its id. A new run starts with no
+        figures counted (a run already there keeps its counts, or has them counted again when
+        replaced)."""
+        row = asdict(run)
+        row["tags"] = json.dumps(run.tags)
+        row["job_ids"] = json.dumps(run.job_ids)
+        row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
+        self.db.execute(
+            upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
+            [*(row[c] for c in RUN_COLUMNS), 0, 0],
+        )
+        # upserted just above, in this transaction: there
+        found = self.db.execute("SELECT id FROM runs WHERE run_key = ?", (run.run_key,))
+        run_id: int = found.fetchall()[0][0]
+        return run_id
+
+    def _count(
+        self, run_id: int, rows: list[MetricRow], added: int, nonfinite: int, replace: bool
+    ) -> None:
+        """The run's figure counts once `added` of its `rows` were written."""
         if not replace and added == len(rows):  # every row new (an import): counted as written
             failed = sum(map(failed_row, rows))  # a failed row's reason is no figure (layout)
             self.db.execute(
@@ -183,7 +195,6 @@ class History:
             )
         elif replace or added:  # rows replaced or removed, or some there: counted by the database
             self.db.execute(f"UPDATE runs SET {COUNTS} WHERE id = ?", (run_id,))
-        return removed + added
 
     def figure_rows(self, run: RunRecord, run_id: int, rows: list[MetricRow]) -> list[FigureRow]:
         """The figures table's rows of metrics rows (history.rows): each row's series numbered, a
@@ -225,14 +236,7 @@ class History:
         configuration and name), and how many figures no longer made were removed. A figure whose
         unit or direction changed is another series: its old row goes. A failed row's reason that
         changed is a changed row too."""
-        stored = {
-            (tbl, config, name): (unit, direction, samples, reason, series)
-            for series, tbl, config, name, unit, direction, samples, reason in self.db.execute(
-                "SELECT figures.series, tbl, config, name, unit, direction, samples, reason "
-                "FROM figures JOIN series ON series.id = figures.series WHERE figures.run = ?",
-                (run_id,),
-            )
-        }
+        stored = self._stored_figures(run_id)
         changed, gone = [], []
         for row in rows:
             before = stored.pop(row[1:4], None)
@@ -246,6 +250,18 @@ class History:
             [(run_id, series) for series in gone + [v[4] for v in stored.values()]],
         )
         return changed, removed
+
+    def _stored_figures(self, run_id: int) -> dict[tuple[str, str, str], Row]:
+        """The run's figures stored now, by (table, configuration, name): their unit, direction,
+        samples, reason and series."""
+        return {
+            (tbl, config, name): (unit, direction, samples, reason, series)
+            for series, tbl, config, name, unit, direction, samples, reason in self.db.execute(
+                "SELECT figures.series, tbl, config, name, unit, direction, samples, reason "
+                "FROM figures JOIN series ON series.id = figures.series WHERE figures.run = ?",
+                (run_id,),
+            )
+        }
 
     def replace_configurations(
         self, run: RunRecord, configs: Iterable[tuple[str, str]], metrics: Iterable[Metric]
@@ -363,11 +379,9 @@ class History:
         if values is not None:
             return values
         values = finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
-        if values is None or len(values) < str(samples).count(",") + 1:
-            self.skipped.append(
-                f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
-                + ("; left out" if not values else "; that sample is left out")
-            )
+        note = left_out(samples, values, f"run {run_key}: {tbl}/{name}")
+        if note is not None:
+            self.skipped.append(note)
         return values
 
     def _read_figure(

@@ -197,11 +197,19 @@ def read_targets(path: str) -> Targets:
     if path.endswith(".json"):
         _check_json(path, text)
     doc = _parse_yaml(path, text)
-    if SYSTEMS_KEY not in doc:
-        entries = [
-            entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name)) for name, spec in doc.items()
-        ]
-        return Targets(path, entries, {})
+    return _per_system(path, doc) if SYSTEMS_KEY in doc else _flat(path, doc)
+
+
+def _flat(path: str, doc: _Lined) -> Targets:
+    """The flat form: `BENCHMARK: reference`, for any system."""
+    entries = [
+        entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name)) for name, spec in doc.items()
+    ]
+    return Targets(path, entries, {})
+
+
+def _per_system(path: str, doc: _Lined) -> Targets:
+    """The per-system form: `systems: {SYSTEM: {BENCHMARK: reference}}`, nothing beside it."""
     systems = doc[SYSTEMS_KEY]
     if len(doc) > 1 or not isinstance(systems, _Lined):
         raise RunError(
