@@ -2,7 +2,7 @@
 reports no error. The package is checked with every flag of `mypy --strict` (setup.cfg's
 `[mypy-caramel.*]`: every function annotated, generics with their parameters, no untyped call, no Any
 returned where a type is declared, only explicit re-exports), except the modules rewritten in parallel
-(the history and the dashboard's pages), which setup.cfg names in its section after it until they land.
+(the dashboard's pages), which setup.cfg names in its section after it until they land.
 
 A new error fails this test with mypy's own lines (file:line: message [code]). Fix the code; a
 `# type: ignore[code]` is for a third-party library without type information only (and then prefer
