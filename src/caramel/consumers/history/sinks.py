@@ -143,15 +143,15 @@ def _gelf(doc: Document) -> Document:
         "level": 6,
     }
     for key, value in doc.items():
-        if key in ("timestamp",):
-            continue
-        name = "_row_id" if key == "id" else f"_{key}"  # GELF reserves _id
-        message[name] = (
-            value
-            if isinstance(value, (int, float, str)) and value is not None
-            else json.dumps(value)
-        )
+        if key != "timestamp":
+            name = "_row_id" if key == "id" else f"_{key}"  # GELF reserves _id
+            message[name] = _gelf_value(value)
     return message
+
+
+def _gelf_value(value: object) -> object:
+    """A GELF additional field's value: a string or a number as it is, anything else as JSON."""
+    return value if isinstance(value, (int, float, str)) else json.dumps(value)
 
 
 def _post(sink: Sink, body: bytes, kind: str) -> None:
@@ -162,13 +162,8 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
     import urllib.error
     import urllib.request
 
-    parts = urlsplit(sink.url)
-    headers = {"Content-Type": kind}
-    if parts.username:
-        token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
     request = urllib.request.Request(
-        request_url(sink.url), data=body, headers=headers, method="POST"
+        request_url(sink.url), data=body, headers=_headers(sink.url, kind), method="POST"
     )
     try:
         with urllib.request.urlopen(request, timeout=sink.timeout) as answer:
@@ -178,11 +173,27 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
         raise OSError(f"no answer: {getattr(exc, 'reason', exc)}") from None
     if sink.shape is SinkShape.ELASTICSEARCH:
-        try:
-            if json.loads(text or b"{}").get("errors"):
-                raise OSError("the bulk answer reports errors")
-        except ValueError:
-            raise OSError("the bulk answer is not JSON") from None
+        _check_bulk_answer(text)
+
+
+def _headers(url: str, kind: str) -> dict[str, str]:
+    """A request's headers: its content type, and the URL's user and password as Basic
+    authorization."""
+    parts = urlsplit(url)
+    headers = {"Content-Type": kind}
+    if parts.username:
+        token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    return headers
+
+
+def _check_bulk_answer(text: bytes) -> None:
+    """Elasticsearch answers a bulk request 200 even where items failed: OSError then."""
+    try:
+        if json.loads(text or b"{}").get("errors"):
+            raise OSError("the bulk answer reports errors")
+    except ValueError:
+        raise OSError("the bulk answer is not JSON") from None
 
 
 def _queue() -> sqlite3.Connection:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, NoReturn, TypeGuard
 
@@ -119,13 +120,30 @@ def threshold_problem(value: float, side: str, fraction: float) -> str | None:
     """Why ReFrame refuses `fraction` as the `side` ('lower'/'upper') bound of `value`, or None: a
     lower bound is at most 0 (at least -1 above zero), an upper one at least 0 (at most 1 below
     zero). ReFrame's reference_bounds raises ValueError('invalid low/high threshold value')."""
-    if math.isinf(fraction):
+    problem = _SIDE_PROBLEMS.get(side)
+    if math.isinf(fraction) or problem is None:
         return None
-    if side == "lower" and not (-1 if value > 0 else -math.inf) <= fraction <= 0:
-        return "in [-1, 0] for a reference above zero" if value > 0 else "at most 0"
-    if side == "upper" and not 0 <= fraction <= (1 if value < 0 else math.inf):
-        return "in [0, 1] for a reference below zero" if value < 0 else "at least 0"
-    return None
+    return problem(value, fraction)
+
+
+def _lower_problem(value: float, fraction: float) -> str | None:
+    """A lower bound is at most 0, and at least -1 above zero."""
+    if (-1 if value > 0 else -math.inf) <= fraction <= 0:
+        return None
+    return "in [-1, 0] for a reference above zero" if value > 0 else "at most 0"
+
+
+def _upper_problem(value: float, fraction: float) -> str | None:
+    """An upper bound is at least 0, and at most 1 below zero."""
+    if 0 <= fraction <= (1 if value < 0 else math.inf):
+        return None
+    return "in [0, 1] for a reference below zero" if value < 0 else "at least 0"
+
+
+_SIDE_PROBLEMS: dict[str, Callable[[float, float], str | None]] = {
+    "lower": _lower_problem,
+    "upper": _upper_problem,
+}
 
 
 @dataclass
