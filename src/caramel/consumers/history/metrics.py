@@ -32,7 +32,7 @@ from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, D
 if (
     TYPE_CHECKING
 ):  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
-    from caramel.stages.analyse.inputs import AnalysisInput
+    from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
 
 
 # The report stage's tables as the history reads them (report.table's Made, TableData and Key;
@@ -405,20 +405,26 @@ def row_reason(inp: AnalysisInput, leaf: int | None, status: str) -> str:
     shown = (
         status[len(opened) : -1] if status.startswith(opened) and status.endswith(")") else status
     )
-    seen: set[int] = set()
-    todo = [] if leaf is None else [leaf]
-    while todo:
-        wp_id = todo.pop()
-        if wp_id in seen:
-            continue
-        seen.add(wp_id)
-        wp = inp.wp(wp_id)
+    for wp in _chain(inp, leaf):
         reason = (wp.reason or "").strip()
         # the status shows the first line, commas as semicolons (csv cells are not quoted)
         if reason and reason.splitlines()[0].replace(",", ";") == shown:
             return reason
-        todo.extend(wp.parents)
     return shown
+
+
+def _chain(inp: AnalysisInput, leaf: int | None) -> Iterator[WPRecord]:
+    """The workpackages of a row's chain: its last one (`leaf`), then up through their parents,
+    each once."""
+    seen: set[int] = set()
+    todo = [] if leaf is None else [leaf]
+    while todo:
+        wp_id = todo.pop()
+        if wp_id not in seen:
+            seen.add(wp_id)
+            wp = inp.wp(wp_id)
+            yield wp
+            todo.extend(wp.parents)
 
 
 @dataclass
@@ -458,15 +464,10 @@ def _patterns(inp: AnalysisInput) -> dict[str, Pattern]:
 def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
     """The pattern a column shows when it is a figure: declared (unit or direction), itself or one
     of its statistics that are figures."""
-    pattern = patterns.get(name)
-    if pattern is None:
-        stat = next(
-            (s for s in STATISTICS if name.endswith("_" + s) and name[: -len(s) - 1] in patterns),
-            None,
-        )
-        if stat is None or stat not in FIGURE_STATISTICS:
-            return None
-        pattern = patterns[name[: -len(stat) - 1]]
+    base = _pattern_base(name, patterns)
+    if not base or (base != name and name[len(base) + 1 :] not in FIGURE_STATISTICS):
+        return None
+    pattern = patterns[base]
     return pattern if pattern.unit or pattern.direction else None
 
 
@@ -550,22 +551,24 @@ def non_figures(inp: AnalysisInput, made: Sequence[MadeTable]) -> dict[str, str]
     lines = uses_performance_lines(inp)
     out: dict[str, str] = {}
     for item in made:
-        if item.table.output != "table":
-            continue
-        layout = _layout(item, params, patterns, lines)
-        numeric = {
-            i
-            for values in item.data.values
-            for i in layout.figures
-            if _number(values[i]) is not None
-        }
-        for i, column in enumerate(item.table.columns):
-            why = _not_a_figure(column.name, i, layout, numeric, patterns)
-            if why:
-                for name in dict.fromkeys((layout.labels[i], column.name)):
-                    out.setdefault(name, why)
-                    out.setdefault(f"{item.table.name}/{name}", why)
+        if item.table.output == "table":
+            _add_non_figures(out, item, _layout(item, params, patterns, lines), patterns)
     return out
+
+
+def _add_non_figures(
+    out: dict[str, str], item: MadeTable, layout: _Layout, patterns: dict[str, Pattern]
+) -> None:
+    """Each column of a table that is no figure, with why, into `out` (the first reason given for a
+    name holds)."""
+    numeric = {
+        i for values in item.data.values for i in layout.figures if _number(values[i]) is not None
+    }
+    for i, column in enumerate(item.table.columns):
+        why = _not_a_figure(column.name, i, layout, numeric, patterns)
+        for name in dict.fromkeys((layout.labels[i], column.name)) if why else ():
+            out.setdefault(name, why)
+            out.setdefault(f"{item.table.name}/{name}", why)
 
 
 def _not_a_figure(
@@ -630,15 +633,13 @@ def changed_configurations(
     from caramel.stages.analyse.performance import uses_performance_lines
 
     lines = uses_performance_lines(inp)
-    out: dict[int, set[Configuration]] = {}
-    names = [item.table.name for item in made if item.table.output == "table"]
-    if len(set(names)) != len(names) or len(deltas) != len(made):
+    if not _known_row_by_row(made, deltas):
         return None
+    out: dict[int, set[Configuration]] = {}
     for index, (item, delta) in enumerate(zip(made, deltas, strict=True)):
-        if item.table.output != "table":
+        # a database or syslog output is no table (every table's delta is there: checked above)
+        if item.table.output != "table" or delta is None:
             continue
-        if delta is None:
-            return None
         found = _configurations_made_again(item, delta, _layout(item, params, {}, lines))
         if found:
             out[index] = found
@@ -652,3 +653,16 @@ def _configurations_made_again(
     rows = [values for values, _status in delta.before] + [item.data.values[k] for k in delta.after]
     labels, param_cols = layout.labels, layout.param_cols
     return {tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows}
+
+
+def _known_row_by_row(made: Sequence[MadeTable], deltas: Sequence[RowsMadeAgain | None]) -> bool:
+    """Whether each table's change is known row by row: a change per table made, every table named
+    once, none of them made again whole (no Delta)."""
+    names = [item.table.name for item in made if item.table.output == "table"]
+    return (
+        len(set(names)) == len(names)
+        and len(deltas) == len(made)
+        and all(
+            d is not None for m, d in zip(made, deltas, strict=True) if m.table.output == "table"
+        )
+    )
