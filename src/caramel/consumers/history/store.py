@@ -203,16 +203,22 @@ class History:
         benchmark and system share their series: most runs add none."""
         if not rows:
             return []
+        ids = self._with_series(run, rows)
+        return [(run_id, ids[row[1:6]], *row[6:]) for row in rows]
+
+    def _with_series(self, run: RunRecord, rows: list[MetricRow]) -> dict[SeriesNames, int]:
+        """The ids of the series of the run's benchmark and system, those of `rows` not stored yet
+        added."""
         owner = (run.benchmark or "", run.system or "")
         ids = self._series_ids(owner)
         missing = dict.fromkeys(row[1:6] for row in rows if row[1:6] not in ids)
-        if missing:
-            self.db.executemany(
-                upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
-                [(*owner, *names) for names in missing],
-            )
-            ids = self._series_ids(owner)
-        return [(run_id, ids[row[1:6]], *row[6:]) for row in rows]
+        if not missing:
+            return ids
+        self.db.executemany(
+            upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
+            [(*owner, *names) for names in missing],
+        )
+        return self._series_ids(owner)
 
     def _series_ids(self, owner: tuple[str, str]) -> dict[SeriesNames, int]:
         """The ids of the series of a (benchmark, system), by their other five columns."""

@@ -230,10 +230,11 @@ def _per_system(path: str, doc: _Lined) -> Targets:
     """The per-system form: `systems: {SYSTEM: {BENCHMARK: reference}}`, nothing beside it."""
     systems = doc[SYSTEMS_KEY]
     if len(doc) > 1 or not isinstance(systems, _Lined):
+        beside = ", ".join(k for k in doc if k != SYSTEMS_KEY)
         raise RunError(
             "with `systems:`, a targets file holds only `systems: {SYSTEM: {BENCHMARK: ...}}`",
             Location(path, doc.line),
-            hint=f"move {', '.join(k for k in doc if k != SYSTEMS_KEY) or 'it'} under a system",
+            hint=f"move {beside or 'it'} under a system",
         )
     entries = [entry for system in systems for entry in _system_entries(path, systems, system)]
     return Targets(path, entries, {str(s): Location(path, _line(systems, s)) for s in systems})
@@ -352,14 +353,7 @@ def _listed_reference(spec: list[object], where: Location, what: str) -> Referen
 
 def _mapped_reference(spec: dict[Any, Any], where: Location, what: str) -> Reference:
     """`{value: N, lower: -5%, upper: +20%, min: .., max: .., threshold: .., unit: ..}`."""
-    unknown = [k for k in spec if k not in _REFERENCE_KEYS]
-    if unknown:
-        raise RunError(
-            f"target {what}: unknown key '{unknown[0]}'",
-            where,
-            hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS)
-            or "keys: " + ", ".join(_REFERENCE_KEYS),
-        )
+    _check_reference_keys(spec, where, what)
     value = spec.get("value")
     if not _is_number(value):
         raise RunError(f"target {what}: 'value' must be a number", where, hint=_REFERENCE_HINT)
@@ -373,6 +367,18 @@ def _mapped_reference(spec: dict[Any, Any], where: Location, what: str) -> Refer
         None if threshold is None else _percent(threshold, where, "threshold"),
         _unit(spec.get("unit"), where, what),
     )
+
+
+def _check_reference_keys(spec: dict[Any, Any], where: Location, what: str) -> None:
+    """A reference's mapping holds only the keys a reference has (the first other one named)."""
+    unknown = [k for k in spec if k not in _REFERENCE_KEYS]
+    if unknown:
+        raise RunError(
+            f"target {what}: unknown key '{unknown[0]}'",
+            where,
+            hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS)
+            or "keys: " + ", ".join(_REFERENCE_KEYS),
+        )
 
 
 def _absolute(value: object, what: str, key: str, where: Location) -> float:
