@@ -108,8 +108,12 @@ def import_command(options: ImportOptions, out: TextIO) -> int:
     from caramel.consumers.history.store import History
 
     with History.open(options.history) as history:
-        runs, metrics = history.import_records(_records(options.file))
-    out.write(f"{runs} new run(s), {metrics} new figure(s) from {options.file}\n")
+        added = history.import_records(_records(options.file))
+    # a failed row's reason is no figure: counted apart, and only when the file holds any
+    failed = f" and {added.failed} failed row(s)" if added.failed else ""
+    out.write(
+        f"{added.runs} new run(s), {added.figures} new figure(s){failed} from {options.file}\n"
+    )
     return 0
 
 

@@ -5,6 +5,7 @@ for a number (the run's metrics, a benchmark's, the pages, `bench history change
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -99,12 +100,44 @@ def test_export_import_and_copy_carry_the_reason(history, tmp_path):
     parsed = validate.parse_line(lines[0].encode(), Location("e.jsonl", 1))
     assert parsed is not None and list(parsed[1]) == figures()
     with History(str(tmp_path / "imported.db")) as other:
-        assert other.import_records([(*parsed, Location("e.jsonl", 1))]) == (1, 2)
+        # one run, one figure and one failed row's reason, counted apart (no figure)
+        assert other.import_records([(*parsed, Location("e.jsonl", 1))]) == (1, 1, 1)
         assert list(other.export_lines()) == lines
     with History(str(tmp_path / "copy.db")) as other:
         copy_runs(history, other)
         assert other.failures() == history.failures()
         assert [n for _, n, _ in other.listing()] == [1]
+
+
+def test_bench_import_counts_failed_rows_apart_from_figures(history, tmp_path):
+    """`bench import` says how many figures it added and, apart, how many failed rows' reasons:
+    a failed row is no figure (it was counted as one)."""
+    from caramel.cli.export import ImportOptions, import_command
+
+    export = tmp_path / "e.jsonl"
+    export.write_text("".join(line + "\n" for line in history.export_lines()))
+    target = str(tmp_path / "imported.db")
+    said = io.StringIO()
+    assert import_command(ImportOptions(file=str(export), history=target), said) == 0
+    assert said.getvalue() == f"1 new run(s), 1 new figure(s) and 1 failed row(s) from {export}\n"
+    again = io.StringIO()  # nothing new: no failed row named
+    assert import_command(ImportOptions(file=str(export), history=target), again) == 0
+    assert again.getvalue() == f"0 new run(s), 0 new figure(s) from {export}\n"
+
+
+def test_an_import_adding_figures_to_a_run_there_counts_only_its_new_failed_rows(tmp_path):
+    """A run already in the history gains what the file adds; the failed rows counted are those
+    added, not those it had."""
+    with History(str(tmp_path / "h.db")) as source:
+        source.add(run(), figures(), replace=True)
+        line = next(source.export_lines())
+    parsed = validate.parse_line(line.encode(), Location("e.jsonl", 1))
+    assert parsed is not None
+    with History(str(tmp_path / "other.db")) as other:
+        other.add(run(), figures()[:1], replace=True)  # the figure, not the failed row
+        assert other.import_records([(*parsed, Location("e.jsonl", 1))]) == (0, 0, 1)
+        other.add(run("r2"), figures(), replace=True)
+        assert other.import_records([(*parsed, Location("e.jsonl", 1))]) == (0, 0, 0)
 
 
 @pytest.mark.parametrize(

@@ -124,11 +124,11 @@ def test_an_import_stores_what_the_careful_paths_store(tmp_path: Path, monkeypat
 
     export = _odd_export(tmp_path / "export.jsonl")
     with History(str(tmp_path / "fast.db")) as history:
-        assert history.import_records(_records(str(export))) == (4, 16)
+        assert history.import_records(_records(str(export))) == (4, 16, 0)
     monkeypatch.setattr(validate, "_fast_line", lambda data: None)
     monkeypatch.setattr(rows, "samples_texts", lambda columns: [rows.samples_text(v) for v in columns])
     with History(str(tmp_path / "careful.db")) as history:
-        assert history.import_records(_records(str(export))) == (4, 16)
+        assert history.import_records(_records(str(export))) == (4, 16, 0)
     assert _stored(tmp_path / "fast.db") == _stored(tmp_path / "careful.db")
     assert {row[-2] for row in _stored(tmp_path / "fast.db")[0]} >= {"[5e-05,1.5,-0.0]", "[5e-05,1.5]"}
 
@@ -141,7 +141,7 @@ def test_an_import_into_postgresql_stores_the_texts_sqlite_stores(tmp_path: Path
     found = []
     for target in (pg_url, str(tmp_path / "local.db")):
         with History(target) as history:
-            assert history.import_records(_records(str(export))) == (4, 16)
-            assert history.import_records(_records(str(export))) == (0, 0)  # again: nothing new
+            assert history.import_records(_records(str(export))) == (4, 16, 0)
+            assert history.import_records(_records(str(export))) == (0, 0, 0)  # again: nothing new
             found.append([tuple(row) for row in history.db.execute(texts)])
     assert found[0] == found[1] and len(found[0]) == 16

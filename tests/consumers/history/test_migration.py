@@ -52,7 +52,7 @@ def test_the_pages_migrate_a_history_of_schema_3_they_are_given(tmp_path: Path) 
 
 def test_an_export_of_schema_3s_caramel_imports_unchanged(tmp_path: Path) -> None:
     with History(str(tmp_path / "new.db")) as history:
-        assert history.import_records(_records(str(V3 / "export.jsonl"))) == (2, 8)
+        assert history.import_records(_records(str(V3 / "export.jsonl"))) == (2, 8, 0)
         assert _read_metrics(history) == EXPECTED["metrics"]
         exported = list(history.export_lines())
     assert exported == (V3 / "export.jsonl").read_text().splitlines()

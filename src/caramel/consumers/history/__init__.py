@@ -5,7 +5,8 @@
     (report.results) with History.open(path) as h: h.add(run, samples)
 """
 
-from caramel.consumers.history.metrics import Metric, collect, direction
+from caramel.consumers.history.metrics import Metric, collect
 from caramel.consumers.history.store import History, default_path
+from caramel.stages.spec.units import direction
 
 __all__ = ["History", "Metric", "collect", "default_path", "direction"]

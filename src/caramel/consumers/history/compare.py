@@ -22,6 +22,7 @@ has no ratio (diff_pct is NaN): "cannot judge", and `why` says so.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import Any, Generic, Protocol, TypeVar
@@ -132,58 +133,86 @@ def judge(
     exact, judged against `threshold` or TARGET_THRESHOLD). `advise`: an undecided verdict says
     how many repetitions would decide (`needed`, in `why`): a search of a few ratio intervals,
     which a page judging thousands of figures and showing none of it goes without."""
-    mean = current.mean
     out: Verdict[M] = Verdict(
         current, base_mean, base_sd, base_n, math.nan, VerdictWord.NO_BASELINE
     )
-    if not base_n or not math.isfinite(base_mean) or not math.isfinite(mean):
+    if _judged_without_ratio(out):
         return out
+    default = TARGET_THRESHOLD if target else DEFAULT_THRESHOLD
+    out.threshold = default if threshold is None else threshold
+    base = (base_mean, 0.0, math.inf) if target else (base_mean, base_sd, base_n)
+    ratio = ratio_interval(current.mean, current.sd, current.n, *base)
+    out.ratio, out.ratio_low, out.ratio_high = ratio.ratio, ratio.low, ratio.high
+    _judge_ratio(out, target, threshold is not None or target, advise)
+    return out
+
+
+def _judged_without_ratio(out: Verdict[M]) -> bool:
+    """Whether the verdict is told without a ratio (and tell it): no baseline (none, or a mean that
+    is no finite number: `out` as made), the same value on both sides, a baseline of 0."""
+    mean, base_mean = out.metric.mean, out.baseline_mean
+    if not out.baseline_n or not math.isfinite(base_mean) or not math.isfinite(mean):
+        return True
     out.diff_pct = 100.0 * (mean - base_mean) / abs(base_mean) if base_mean else math.nan
     if mean == base_mean:
         out.diff_pct, out.verdict = 0.0, VerdictWord.WITHIN_NOISE
         out.why = "the same value on both sides"
-        return out
+        return True
     if not base_mean:
         out.verdict = CANNOT_JUDGE
         out.why = f"the baseline is 0 (now {mean:g}): no ratio to judge a change by"
-        return out
-    explicit = threshold is not None or target
-    default = TARGET_THRESHOLD if target else DEFAULT_THRESHOLD
-    out.threshold = default if threshold is None else threshold
-    base = (base_mean, 0.0, math.inf) if target else (base_mean, base_sd, base_n)
-    ratio = ratio_interval(mean, current.sd, current.n, *base)
-    out.ratio, out.ratio_low, out.ratio_high = ratio.ratio, ratio.low, ratio.high
-    way = way_of(current.direction)
-    why = ("against a target: " if target else "") + _change(out)
-    if math.isnan(ratio.low):  # a side of one sample: the ratio itself, only against a threshold
-        side = (
-            "the run"
-            if current.n < 2 and (target or base_n > 1)
-            else "the baseline"
-            if current.n > 1
-            else "both sides"
-        )
-        lead = "against a target: " if target else f"single sample ({side}): no spread, "
-        why = lead + _change(out)
-        if not explicit:
-            out.verdict = CANNOT_JUDGE
-            out.why = why + "; judged only against an explicit --threshold"
-            if advise:
-                out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
-            return out
-        call = Call(int(decide(ratio.ratio, ratio.ratio, out.threshold, way)))
+        return True
+    return False
+
+
+def _judge_ratio(out: Verdict[M], target: bool, explicit: bool, advise: bool) -> None:
+    """The verdict of the ratio's interval against the band of no change; where a side has one
+    sample (no spread, no interval), of the ratio itself, and only against an `explicit` threshold
+    (--threshold, or a target's)."""
+    one_sample = math.isnan(out.ratio_low)
+    if one_sample and not explicit:
+        out.verdict = CANNOT_JUDGE
+        out.why = _one_sample_why(out, target) + "; judged only against an explicit --threshold"
+        if advise:
+            out.needed = _needed(out, target)
+        return
+    if one_sample:
+        why, low, high = _one_sample_why(out, target), out.ratio, out.ratio
     else:
-        call = Call(int(decide(ratio.low, ratio.high, out.threshold, way)))
+        why = ("against a target: " if target else "") + _change(out)
+        low, high = out.ratio_low, out.ratio_high
+    call = Call(int(decide(low, high, out.threshold, way_of(out.metric.direction))))
+    _called(out, call, why, target, advise)
+
+
+def _one_sample_why(out: Verdict[M], target: bool) -> str:
+    """Why a verdict of a side of one sample is what it is: which side has one, and the ratio."""
+    if target:
+        return "against a target: " + _change(out)
+    if out.metric.n < 2 and out.baseline_n > 1:
+        side = "the run"
+    else:
+        side = "the baseline" if out.metric.n > 1 else "both sides"
+    return f"single sample ({side}): no spread, " + _change(out)
+
+
+def _called(out: Verdict[M], call: Call, why: str, target: bool, advise: bool) -> None:
+    """The verdict of a call, with why: a change of no known direction says so, an undecided one
+    how many repetitions would decide (`advise`)."""
     out.verdict, out.why = _WORDS[call], why
     if call is Call.CHANGED:
         out.why = f"{UNKNOWN_DIRECTION}; {why}"
     elif call is Call.UNDECIDED and advise:
-        out.needed = repetitions_needed(current, base_mean, base_sd, out.threshold, target)
+        out.needed = _needed(out, target)
         out.why = why + "; " + _needed_text(out.needed)
-    return out
 
 
-def _change(v: Verdict) -> str:
+def _needed(out: Verdict[M], target: bool) -> int | None:
+    """repetitions_needed for the verdict's figure against its baseline (or target)."""
+    return repetitions_needed(out.metric, out.baseline_mean, out.baseline_sd, out.threshold, target)
+
+
+def _change(v: Verdict[M]) -> str:
     """`ratio 1.056 [1.031, 1.082] (99 %) vs ±2 %`: the ratio, its interval where there is one."""
     shown = f"ratio {v.ratio:.4g}"
     if not math.isnan(v.ratio_low):
@@ -204,13 +233,10 @@ def repetitions_needed(
     interval of the ratio, at the measured means and spread, decides against the band; None where
     there is no spread to go by or even MOST_REPETITIONS would not (a ratio on the band's edge).
     A side of one sample is taken to spread as the other (its relative sd)."""
-    cur_cv = current.sd / abs(current.mean) if current.n > 1 and current.mean else math.nan
-    known = not target and base_mean and math.isfinite(base_sd)
-    base_cv = base_sd / abs(base_mean) if known else math.nan
-    if math.isnan(cur_cv) and math.isnan(base_cv):
+    spreads = _spreads_to_go_by(current, base_mean, base_sd, target)
+    if spreads is None:
         return None
-    cur_sd = abs(current.mean) * (base_cv if math.isnan(cur_cv) else cur_cv)
-    base_sd = 0.0 if target else abs(base_mean) * (cur_cv if math.isnan(base_cv) else base_cv)
+    cur_sd, base_sd = spreads
     import numpy as np
 
     way = way_of(current.direction)
@@ -221,23 +247,63 @@ def repetitions_needed(
         r = ratio_interval(mean, cur_sd, n, base_mean, base_sd, math.inf if target else n)
         return decide(r.low, r.high, threshold, way) != Call.UNDECIDED
 
-    # the powers of two up to MOST_REPETITIONS' first above it, all at once: the first that decides
+    return _fewest_deciding(decides)
+
+
+def _spreads_to_go_by(
+    current: Measured, base_mean: float, base_sd: float, target: bool
+) -> tuple[float, float] | None:
+    """The sds of the run and of the baseline to go by: each side's own, a side of one sample
+    taken to spread as the other (its relative sd), a target none; None where neither side has a
+    spread."""
+    cur_cv = _relative_sd(current.sd, current.mean) if current.n > 1 else math.nan
+    known = not target and math.isfinite(base_sd)
+    base_cv = _relative_sd(base_sd, base_mean) if known else math.nan
+    if math.isnan(cur_cv) and math.isnan(base_cv):
+        return None
+    cur_sd = abs(current.mean) * _first_number(cur_cv, base_cv)
+    return cur_sd, 0.0 if target else abs(base_mean) * _first_number(base_cv, cur_cv)
+
+
+def _relative_sd(sd: float, mean: float) -> float:
+    """sd / |mean|; NaN for a mean of 0."""
+    return sd / abs(mean) if mean else math.nan
+
+
+def _first_number(value: float, instead: float) -> float:
+    """`value`, or `instead` where it is NaN."""
+    return instead if math.isnan(value) else value
+
+
+def _fewest_deciding(decides: Callable[[Any], Any]) -> int | None:
+    """The fewest repetitions (at least 2) that `decides`: the first power of two that does, up to
+    MOST_REPETITIONS' first above it, all at once; then below it TRIED_AT_ONCE evenly spaced
+    counts at a time. None where none does."""
+    import numpy as np
+
     powers = 2 ** np.arange(1, math.ceil(math.log2(MOST_REPETITIONS)) + 1)
     deciding = np.flatnonzero(decides(powers))
     if not len(deciding):
         return None
     high = int(powers[deciding[0]])
     low = high // 2  # undecided at `low` (or low < 2): the answer is in (low, high]
-    while high - low > 1:  # up to TRIED_AT_ONCE evenly spaced counts below `high` at a time
-        step = -(-(high - low) // TRIED_AT_ONCE)
-        tried = np.arange(low + step, high, step)
-        deciding = np.flatnonzero(decides(tried))
-        if len(deciding):  # the interval only narrows as n grows: below the first, none decides
-            first = int(deciding[0])
-            low, high = (int(tried[first - 1]) if first else low), int(tried[first])
-        else:
-            low = int(tried[-1])
+    while high - low > 1:
+        low, high = _narrowed(decides, low, high)
     return max(high, 2)
+
+
+def _narrowed(decides: Callable[[Any], Any], low: int, high: int) -> tuple[int, int]:
+    """(low, high] narrowed by up to TRIED_AT_ONCE evenly spaced counts below `high`: the interval
+    only narrows as n grows, so below the first that decides, none does."""
+    import numpy as np
+
+    step = -(-(high - low) // TRIED_AT_ONCE)
+    tried = np.arange(low + step, high, step)
+    deciding = np.flatnonzero(decides(tried))
+    if not len(deciding):
+        return int(tried[-1]), high
+    first = int(deciding[0])
+    return (int(tried[first - 1]) if first else low), int(tried[first])
 
 
 def in_unit(figure: Metric, unit: str) -> Metric:
@@ -266,32 +332,39 @@ def compare_runs(
     baseline: list[Metric],
     threshold: float | None,
     sides: tuple[str, str] = ("the run", "the baseline"),
-) -> list[Verdict]:
+) -> list[Verdict[Metric]]:
     """Each figure of `current` against the baseline's of the same table, configuration and name,
     the baseline's converted into the current figure's unit first; `sides` names the run and the
     baseline in the error when a figure's units cannot meet."""
     base = {(m.table, m.key, m.name): m for m in baseline}
-    out = []
-    for metric in current:
-        b = base.get((metric.table, metric.key, metric.name))
-        printed = b.unit if b is not None else ""
-        if b is not None:
-            try:
-                b = in_unit(b, metric.unit)
-            except UnitMismatch:
-                raise unit_mismatch(metric.name, printed, sides[1], metric.unit, sides[0]) from None
-        verdict = judge(
-            metric, b.mean if b else math.nan, b.sd if b else math.nan, b.n if b else 0, threshold
-        )
-        if b is not None and b.unit != printed:
-            verdict.why = f"baseline converted from {printed} to {metric.unit}; " + verdict.why
-        out.append(verdict)
-    return out
+    return [
+        _against_baseline(m, base.get((m.table, m.key, m.name)), threshold, sides) for m in current
+    ]
+
+
+def _against_baseline(
+    metric: Metric, baseline: Metric | None, threshold: float | None, sides: tuple[str, str]
+) -> Verdict[Metric]:
+    """One figure against the baseline's (None: the baseline has none), converted into the
+    figure's unit first."""
+    if baseline is None:
+        return judge(metric, math.nan, math.nan, 0, threshold)
+    try:
+        converted = in_unit(baseline, metric.unit)
+    except UnitMismatch:
+        raise unit_mismatch(metric.name, baseline.unit, sides[1], metric.unit, sides[0]) from None
+    verdict = judge(metric, converted.mean, converted.sd, converted.n, threshold)
+    if converted.unit != baseline.unit:
+        verdict.why = f"baseline converted from {baseline.unit} to {metric.unit}; " + verdict.why
+    return verdict
 
 
 def compare_targets(
-    current: list[Metric], targets: dict, threshold: float | None, source: str = "the targets"
-) -> list[Verdict]:
+    current: list[Metric],
+    targets: Mapping[str, object],
+    threshold: float | None,
+    source: str = "the targets",
+) -> list[Verdict[Metric]]:
     """Targets from a file (`{"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}`), as the
     Mila training benchmarks' baselines.json: every row of a metric against its target value, a
     target with a `unit` (`{"value": 900, "unit": "ms"}`) converted into the figure's unit first."""
@@ -300,9 +373,7 @@ def compare_targets(
         target = targets.get(f"{metric.table}/{metric.name}", targets.get(metric.name))
         if target is None:
             continue
-        value = _number(target.get("value") if isinstance(target, dict) else target, metric.name)
-        limit = target.get("threshold", threshold) if isinstance(target, dict) else threshold
-        unit = str(target.get("unit") or "") if isinstance(target, dict) else ""
+        value, limit, unit = _target_parts(target, threshold, metric.name)
         try:
             value *= conversion(unit, metric.unit)
         except UnitMismatch:
@@ -310,6 +381,15 @@ def compare_targets(
         limit = None if limit is None else _number(limit, metric.name)
         out.append(judge(metric, value, math.nan, 1, limit, target=True))
     return out
+
+
+def _target_parts(target: object, threshold: float | None, name: str) -> tuple[float, object, str]:
+    """A target's value, threshold (`threshold` where it gives none) and unit: a number alone, or
+    `{"value": .., "threshold": .., "unit": ..}`."""
+    if not isinstance(target, dict):
+        return _number(target, name), threshold, ""
+    unit = str(target.get("unit") or "")
+    return _number(target.get("value"), name), target.get("threshold", threshold), unit
 
 
 def _number(value: object, name: str) -> float:

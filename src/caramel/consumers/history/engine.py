@@ -13,15 +13,40 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from caramel import redact
 from caramel.errors import RunError
 
 CONNECT_TIMEOUT_S = 5  # a server that does not answer is told within seconds, not minutes
 URL_SCHEMES = ("postgresql://", "postgres://")
+
+
+# a row as the database driver gives it: its values of the types stored (a history written by an
+# older or a hostile caramel may hold any), so each reader checks what it takes
+Row = tuple[Any, ...]
+# the parameters of one statement (the values of its `?` placeholders)
+Params = Sequence[object]
+
+
+class Cursor(Protocol):
+    """What the history reads of a DB-API cursor (sqlite3's or psycopg's)."""
+
+    @property
+    def description(self) -> Sequence[Sequence[Any]] | None: ...
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Row | None: ...
+
+    def fetchmany(self, size: int = ...) -> list[Row]: ...
+
+    def fetchall(self) -> list[Row]: ...
+
+    def __iter__(self) -> Iterator[Row]: ...
 
 
 class HistoryUnavailable(RunError):
@@ -121,13 +146,13 @@ class Connection:
     def shown(self) -> str:
         return redact.url(self.target)
 
-    def execute(self, sql: str, params: Sequence = ()) -> Any:
+    def execute(self, sql: str, params: Params = ()) -> Cursor:
         raise NotImplementedError
 
-    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
+    def executemany(self, sql: str, rows: Iterable[Params]) -> int:
         raise NotImplementedError
 
-    def transaction(self) -> Any:
+    def transaction(self) -> AbstractContextManager[None]:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -159,14 +184,14 @@ class SqliteConnection(Connection):
         history = sqlitefiles.FileKind("history", timeout_s=30)
         self.db = sqlitefiles.connect(path, history, readonly=readonly)
 
-    def execute(self, sql: str, params: Sequence = ()) -> Any:
+    def execute(self, sql: str, params: Params = ()) -> Cursor:
         return self.db.execute(sql, params)
 
     @property
     def in_transaction(self) -> bool:
         return self.db.in_transaction
 
-    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
+    def executemany(self, sql: str, rows: Iterable[Params]) -> int:
         before = self.db.total_changes
         self.db.executemany(sql, rows)
         return self.db.total_changes - before
@@ -216,11 +241,11 @@ class PostgresConnection(Connection):
                 f"the history {self.shown}: {redact.scrub(str(exc).strip(), self.target)}"
             ) from None
 
-    def execute(self, sql: str, params: Sequence = ()) -> Any:
+    def execute(self, sql: str, params: Params = ()) -> Cursor:
         with self._guard():
             return self.db.execute(_PLACEHOLDER.sub("%s", sql), params or None)
 
-    def executemany(self, sql: str, rows: Iterable[Sequence]) -> int:
+    def executemany(self, sql: str, rows: Iterable[Params]) -> int:
         rows = list(rows)
         if not rows:
             return 0

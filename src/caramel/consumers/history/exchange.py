@@ -8,14 +8,26 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import asdict
-from typing import Protocol
+from dataclasses import asdict, dataclass, field
+from typing import NamedTuple, Protocol
 
 from caramel.consumers.history import query
-from caramel.consumers.history.engine import Connection
-from caramel.consumers.history.layout import EXPORT_SCHEMA, REASONLESS_SCHEMA, RunRecord
+from caramel.consumers.history.engine import Connection, Row
+from caramel.consumers.history.layout import (
+    EXPORT_SCHEMA,
+    FAILED,
+    REASONLESS_SCHEMA,
+    MetricRow,
+    RunRecord,
+)
 from caramel.consumers.history.metrics import Metric
-from caramel.consumers.history.rows import PLAIN_SAMPLES, as_text, finite_samples, row_field
+from caramel.consumers.history.rows import (
+    PLAIN_SAMPLES,
+    as_text,
+    finite_samples,
+    left_out,
+    row_field,
+)
 from caramel.errors import Location, RunError
 
 
@@ -25,7 +37,7 @@ class Store(Protocol):
     db: Connection
     path: str
     skipped: list[str]
-    written: list
+    written: list[tuple[RunRecord, list[MetricRow]]]
 
     def run(self, run_key: str) -> RunRecord | None: ...
 
@@ -56,7 +68,7 @@ def export_lines(
     The line is JSON as `json.dumps` writes it, but for the samples' separators. A line is of schema
     2 unless a figure of it holds a reason (schema 3), so that older caramels read what they can."""
     # a table, name, unit or direction, and a configuration's stored text: its JSON
-    texts: dict = {}
+    texts = _ExportTexts()
     for run in history.runs(benchmark):
         record = asdict(run)
         site, fingerprint = record.pop("site"), record.pop("fingerprint")
@@ -72,65 +84,88 @@ def export_lines(
         )
 
 
-def _figure_texts(history: Store, run_key: str, texts: dict, reasons: list[str]) -> Iterator[str]:
+def _figure_texts(
+    history: Store, run_key: str, texts: _ExportTexts, reasons: list[str]
+) -> Iterator[str]:
     """The run's figures as the JSON objects of an export line (see export_lines); each reason
     written is added to `reasons`."""
-    dumps = json.dumps
     for figure in query.run_figures(history.db, history.db.dialect.order, run_key):
-        tbl, config, name, unit, direction = figure[1:6]
-        samples, reason = figure[query.SAMPLES], figure[query.REASON]
-        # a failed row's reason: its figure has no samples; a reason is an optional key (schema 3)
-        ending = "" if reason is None else ', "reason": ' + dumps(as_text(reason))
-        if reason is not None:
+        reason = figure[query.REASON]
+        if reason is not None:  # an optional key (schema 3)
             reasons.append(as_text(reason))
-        if figure[query.MEAN] is None and reason is not None:
-            samples = "[]"
-        elif not (
-            isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples)
-        ):
-            values = finite_samples(samples, f"{history.path}: run {run_key}: {tbl}/{name}")
-            if values is None or len(values) < samples.count(",") + 1:
-                history.skipped.append(
-                    f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
-                    + ("; left out" if not values else "; that sample is left out")
-                )
-            if not values:
-                continue
-            samples = dumps(values)
-        row = texts.get(("config", config))
-        if row is None:
-            parsed = row_field(
-                history.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict
-            )
-            row = dumps(parsed)
-            if isinstance(config, str):
-                texts[("config", config)] = row
-        words = texts.get((tbl, name, unit, direction))
-        if (
-            words is None
-        ):  # a damaged row's value that is no text (a number, a blob) written as text
-            words = texts[(tbl, name, unit, direction)] = tuple(
-                dumps(as_text(v)) for v in (tbl, name, unit, direction)
-            )
+        samples = _samples_text(history, run_key, figure)
+        if samples is None:
+            continue
+        row = texts.config(history.path, run_key, figure)
+        table, name, unit, direction = texts.words(figure)
+        ending = "" if reason is None else ', "reason": ' + json.dumps(as_text(reason))
         yield (
-            f'{{"table": {words[0]}, "row": {row}, "name": {words[1]}, "unit": {words[2]}, '
-            f'"direction": {words[3]}, "samples": {samples}{ending}}}'
+            f'{{"table": {table}, "row": {row}, "name": {name}, "unit": {unit}, '
+            f'"direction": {direction}, "samples": {samples}{ending}}}'
         )
+
+
+def _samples_text(history: Store, run_key: str, figure: Row) -> str | None:
+    """A figure's samples as an export writes them: as stored when caramel wrote them (a JSON list
+    of finite floats, checked by one regular expression), else read with care (`finite_samples`:
+    values that are no finite numbers left out and noted in `history.skipped`; None when none is
+    left). A failed row's reason has none: `[]`."""
+    tbl, name, samples = figure[1], figure[3], figure[query.SAMPLES]
+    if figure[query.MEAN] is None and figure[query.REASON] is not None:
+        return "[]"
+    if isinstance(samples, str) and len(samples) < 4096 and PLAIN_SAMPLES.fullmatch(samples):
+        return samples
+    values = finite_samples(samples, f"{history.path}: run {run_key}: {tbl}/{name}")
+    note = left_out(samples, values, f"run {run_key}: {tbl}/{name}")
+    if note is not None:
+        history.skipped.append(note)
+    return json.dumps(values) if values else None
+
+
+@dataclass
+class _ExportTexts:
+    """The JSON texts of an export's stored texts, each made once per distinct text: the
+    configurations (by their stored text) and a figure's table, name, unit and direction."""
+
+    configs: dict[str, str] = field(default_factory=dict)
+    names: dict[tuple[object, ...], tuple[str, str, str, str]] = field(default_factory=dict)
+
+    def config(self, path: str, run_key: str, figure: Row) -> str:
+        """The figure's configuration, parsed with care (`row_field`) and written as JSON."""
+        tbl, config, name = figure[1:4]
+        text = self.configs.get(config)
+        if text is None:
+            where = f"run {run_key}: the configuration of {tbl}/{name}"
+            text = json.dumps(row_field(path, config, where, dict))
+            if isinstance(config, str):
+                self.configs[config] = text
+        return text
+
+    def words(self, figure: Row) -> tuple[str, str, str, str]:
+        """The figure's table, name, unit and direction as JSON texts (a damaged row's value that
+        is no text, a number or a blob, written as text)."""
+        key = figure[1], figure[3], figure[4], figure[5]
+        found = self.names.get(key)
+        if found is None:
+            table, name, unit, direction = (json.dumps(as_text(value)) for value in key)
+            found = self.names[key] = (table, name, unit, direction)
+        return found
 
 
 def import_records(
     history: Store, records: Iterable[tuple[RunRecord, Sequence[Metric], Location]]
-) -> tuple[int, int]:
+) -> Imported:
     """Add validated (run, metrics, where) records, read one at a time (a file of a million
     figures in the memory of one run), all in one transaction: a run already here with the same
     figures adds nothing; one with other figures is refused (CaramelError naming `where`, the
     file and line) and nothing of the file is added (an error raised by `records` itself, a bad
     line further on, rolls the transaction back too). A run met twice in the file is checked
-    against what its first line added, read back from the transaction. Returns (new runs, new
-    figures)."""
+    against what its first line added, read back from the transaction. Returns the new runs,
+    figures and failed rows."""
     runs = added = 0
     first_line: dict[str, int] = {}  # runs new to the history: the line that brought them
     with history.writing():
+        failed_before = _failed_rows(history.db)
         for run, metrics, where in records:
             if history.run(run.run_key) is not None:
                 known = _figures(history.metrics(run.run_key))
@@ -150,14 +185,36 @@ def import_records(
                 history.mark_imported(run.run_key)
             added += history._insert(run, metrics, replace=False)
             history.written.clear()  # an import goes to no sink: keep no copy of its rows
-    return runs, added
+        failed = _failed_rows(history.db) - failed_before  # an import adds rows, removes none
+    return Imported(runs, added - failed, failed)
 
 
-def _figures(metrics: Iterable[Metric]) -> dict:
+class Imported(NamedTuple):
+    """What an import added: runs new to the history, figures, and failed rows' reasons (rows of
+    no figure: history.layout.A_FIGURE)."""
+
+    runs: int
+    figures: int
+    failed: int
+
+
+def _failed_rows(db: Connection) -> int:
+    """How many failed rows' reasons the history holds (its partial index counts them)."""
+    count: int = db.execute(f"SELECT COUNT(*) FROM figures WHERE {FAILED}").fetchall()[0][0]
+    return count
+
+
+# a run's figures by (table, configuration text, name): their samples
+_Figures = dict[tuple[str, str, str], list[float]]
+
+
+def _figures(metrics: Iterable[Metric]) -> _Figures:
     return {(m.table, json.dumps(m.row, sort_keys=True), m.name): m.samples for m in metrics}
 
 
-def _same_figures(run_key: str, known: dict, new: dict, where: Location, first: str) -> None:
+def _same_figures(
+    run_key: str, known: _Figures, new: _Figures, where: Location, first: str
+) -> None:
     for key, samples in new.items():
         if key in known and known[key] != samples:
             raise RunError(

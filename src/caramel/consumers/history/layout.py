@@ -66,6 +66,23 @@ METRIC_COLUMNS = (
     "samples",
     "reason",
 )
+# a row of the metrics view, in METRIC_COLUMNS' order: n 0 and no numbers nor samples in a failed
+# row's (its reason given)
+MetricRow = tuple[
+    str,  # run_key
+    str,  # tbl
+    str,  # config: the configuration's JSON text
+    str,  # name
+    str,  # unit
+    str,  # direction: a Direction's value
+    int,  # n
+    float | None,  # mean
+    float | None,  # sd
+    float | None,  # min
+    float | None,  # max
+    str | None,  # samples: their JSON text
+    str | None,  # reason
+]
 SERIES_COLUMNS = ("benchmark", "system", "tbl", "config", "name", "unit", "direction")
 FIGURE_COLUMNS = ("run", "series", "n", "mean", "sd", "min", "max", "samples", "reason")
 TABLES = frozenset(("runs", "series", "figures", "baselines", "meta"))
@@ -122,7 +139,9 @@ class RunRecord:
     site: str = (
         ""  # where the run ran (docs/dashboard.md): $CARAMEL_SITE, the SLURM cluster or the host
     )
-    fingerprint: dict = field(default_factory=dict)  # CPU/GPU models and counts, driver, CUDA/ROCm
+    fingerprint: dict[str, object] = field(
+        default_factory=dict
+    )  # CPU/GPU models and counts, driver, CUDA/ROCm
 
 
 def schema(dialect: Dialect) -> list[str]:
@@ -164,15 +183,9 @@ def upsert(table: str, columns: tuple[str, ...], key: tuple[str, ...], replace: 
 def prepare(db: Connection) -> None:
     """Make the tables (a new history), refuse another layout, bring an older one to this
     (`migrate`). A history of this layout is only read here: a user who may only read it can."""
-    dialect = db.dialect
-    tables = {row[0] for row in db.execute(dialect.tables)}
+    tables = {row[0] for row in db.execute(db.dialect.tables)}
     if "runs" not in tables:
-        with db:
-            if dialect is engine.POSTGRESQL:
-                db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
-            if "runs" not in {row[0] for row in db.execute(dialect.tables)}:
-                for statement in schema(dialect):
-                    db.execute(statement)
+        _create(db)
         return
     stored = stored_version(db) if "meta" in tables else "1"
     version = int(stored) if stored.isdigit() else SCHEMA_VERSION + 1  # a text: no caramel's
@@ -185,6 +198,17 @@ def prepare(db: Connection) -> None:
         )
     if version < SCHEMA_VERSION or not TABLES <= tables:
         migrate(db)
+
+
+def _create(db: Connection) -> None:
+    """Make the tables of a new history, unless another writer made them meanwhile (PostgreSQL's
+    writers take turns by the schema lock)."""
+    with db:
+        if db.dialect is engine.POSTGRESQL:
+            db.execute("SELECT pg_advisory_xact_lock(?)", (SCHEMA_LOCK,))
+        if "runs" not in {row[0] for row in db.execute(db.dialect.tables)}:
+            for statement in schema(db.dialect):
+                db.execute(statement)
 
 
 def stored_version(db: Connection) -> str:

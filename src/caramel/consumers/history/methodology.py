@@ -150,7 +150,7 @@ def is_result(metric: Metric) -> bool:
 
 def judge(
     figures: list[tuple[str, Metric]],
-    targets: Targets | dict,
+    targets: Targets | dict[str, object],
     threshold: float | None = None,
     max_sd: float | None = None,
     system_names: list[str] | None = None,
@@ -163,83 +163,128 @@ def judge(
     `estimators`: per benchmark; `known`: the benchmark names besides the runs' (the catalogue);
     `benchmarks`: the runs' benchmarks, those without a figure too (default: the figures');
     `columns`: the runs' columns that are not figures, with why (history.metrics.non_figures)."""
-    if isinstance(targets, dict):  # the flat form, as a mapping (tests and the API)
-        from caramel.consumers.history.targets import entry_from
-
-        targets = Targets("", [entry_from("", k, v, ANY_SYSTEM, 0) for k, v in targets.items()], {})
+    targets = _as_targets(targets)
     threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    figures = [(bench, m) for bench, m in figures if is_result(m)]
-    system, entries = targets.for_system(system_names or [])
-    benchmarks = list(dict.fromkeys([*(benchmarks or []), *(b for b, _m in figures)]))
-    _check(targets, figures, system_names or [], (known or set()) | set(benchmarks), columns or {})
+    system_names = system_names or []
+    figures, benchmarks = _results(figures, benchmarks or [])
+    system, entries = targets.for_system(system_names)
+    _check(targets, figures, system_names, (known or set()) | set(benchmarks), columns or {})
     out = Methodology(
         [], max_sd=DEFAULT_MAX_SD if max_sd is None else max_sd, threshold=threshold, system=system
     )
-    estimators = estimators or {}
-    referenced = {entry.name for entry in entries}
+    judging = _Judging(
+        targets, figures, threshold, estimators or {}, out, {e.name for e in entries}
+    )
     for entry in entries:
-        for key, reference in entry.figures.items():
-            found = [
-                (b, m)
-                for b, m in figures
-                if entry.name in _names(b, m) and m.samples and (not key or key in _figure_names(m))
-            ]
-            label = entry.name + (f" {key}" if key else "")
-            if not found:
-                out.missing.append(label)
-                out.lines.append(
-                    Line(
-                        label,
-                        reference.value,
-                        math.nan,
-                        math.nan,
-                        math.nan,
-                        math.nan,
-                        threshold,
-                        0,
-                        verdict=Verdict.NO_FIGURE,
-                        why="no figure of the runs matches",
-                    )
-                )
-                continue
-            for bench, metric in found:
-                referenced.add(bench)
-                estimator = estimators.get(bench, DEFAULT)
-                out.captions.append(estimator.caption)
-                name = label + (f" [{metric.key}]" if len(found) > 1 else "")
-                try:
-                    converted = reference.in_unit(metric.unit)
-                except UnitMismatch:
-                    raise _unit_mismatch(targets, entry, key, reference, bench, metric) from None
-                result, spread = result_of(metric, estimator)
-                line = _line(name, converted, entry, metric, result, spread, threshold)
-                found_interval = interval_of(metric, estimator)
-                if found_interval.known:
-                    line.ci_low, line.ci_high = found_interval.low, found_interval.high
-                    line.ci_method, line.level = found_interval.method, found_interval.level
-                    out.intervals.append(found_interval.label)
-                out.lines.append(line)
+        judging.add_entry(entry)
     if targets.systems:  # the per-system form: every benchmark of the runs needs a reference there
-        for bench in benchmarks:
-            if bench not in referenced:
-                out.lines.append(
-                    Line(
-                        bench,
-                        math.nan,
-                        math.nan,
-                        math.nan,
-                        math.nan,
-                        math.nan,
-                        threshold,
-                        0,
-                        verdict=Verdict.NO_REFERENCE,
-                        why=f"no reference for system {system or (system_names or ['?'])[0]}",
-                    )
-                )
+        judging.add_unreferenced(benchmarks, system, system_names)
     _statistics(out)
-    out.captions = list(dict.fromkeys(out.captions))
-    out.intervals = list(dict.fromkeys(out.intervals))
     return out
+
+
+def _results(
+    figures: list[tuple[str, Metric]], benchmarks: list[str]
+) -> tuple[list[tuple[str, Metric]], list[str]]:
+    """The runs' results (no copy's own figure, no spread: `is_result`) and their benchmarks after
+    `benchmarks` (those with no figure)."""
+    results = [(bench, m) for bench, m in figures if is_result(m)]
+    return results, list(dict.fromkeys([*benchmarks, *(bench for bench, _m in results)]))
+
+
+def _as_targets(targets: Targets | dict[str, object]) -> Targets:
+    """Targets as read from a file; the flat form given as a mapping (tests and the API) too."""
+    if not isinstance(targets, dict):
+        return targets
+    from caramel.consumers.history.targets import entry_from
+
+    return Targets("", [entry_from("", k, v, ANY_SYSTEM, 0) for k, v in targets.items()], {})
+
+
+def _unjudged(name: str, target: float, threshold: float, verdict: Verdict, why: str) -> Line:
+    """A line of no result: a reference no figure matches, a benchmark with no reference."""
+    nan = math.nan
+    return Line(name, target, nan, nan, nan, nan, threshold, 0, verdict=verdict, why=why)
+
+
+@dataclass
+class _Judging:
+    """What judging the references shares: the targets, the runs' results, the threshold, the
+    estimators by benchmark, the Methodology filled, and the benchmarks that have a reference."""
+
+    targets: Targets
+    figures: list[tuple[str, Metric]]
+    threshold: float
+    estimators: dict[str, Estimator]
+    out: Methodology
+    referenced: set[str]
+
+    def add_entry(self, entry: Entry) -> None:
+        """The lines of an entry's references."""
+        for key, reference in entry.figures.items():
+            self.add_reference(entry, key, reference)
+
+    def add_unreferenced(
+        self, benchmarks: list[str], system: str | None, system_names: list[str]
+    ) -> None:
+        """A `no reference` line for each of the runs' benchmarks the system has no reference of
+        (`system`: the file's system the run ran on, None when none: the run's own named)."""
+        why = f"no reference for system {system or (system_names or ['?'])[0]}"
+        self.out.lines += [
+            _unjudged(bench, math.nan, self.threshold, Verdict.NO_REFERENCE, why)
+            for bench in benchmarks
+            if bench not in self.referenced
+        ]
+
+    def add_reference(self, entry: Entry, key: str, reference: Reference) -> None:
+        """The lines of one reference (`key`: its figure, "" for the benchmark's only one): one per
+        figure it matches; none matching, a `no figure` line."""
+        found = [(b, m) for b, m in self.figures if _matches(entry.name, key, b, m)]
+        label = entry.name + (f" {key}" if key else "")
+        if not found:
+            self.out.missing.append(label)
+            self.out.lines.append(
+                _unjudged(
+                    label,
+                    reference.value,
+                    self.threshold,
+                    Verdict.NO_FIGURE,
+                    "no figure of the runs matches",
+                )
+            )
+        for bench, metric in found:
+            name = label + (f" [{metric.key}]" if len(found) > 1 else "")
+            self.out.lines.append(self._judged(entry, key, reference, bench, metric, name))
+
+    def _judged(
+        self, entry: Entry, key: str, reference: Reference, bench: str, metric: Metric, name: str
+    ) -> Line:
+        """One figure's line against its reference (converted into the figure's unit), with the
+        result's interval where it has one."""
+        self.referenced.add(bench)
+        estimator = self.estimators.get(bench, DEFAULT)
+        self.out.captions.append(estimator.caption)
+        try:
+            converted = reference.in_unit(metric.unit)
+        except UnitMismatch:
+            raise _unit_mismatch(self.targets, entry, key, reference, bench, metric) from None
+        result, spread = result_of(metric, estimator)
+        line = _line(name, converted, entry, metric, result, spread, self.threshold)
+        found_interval = interval_of(metric, estimator)
+        if found_interval.known:
+            line.ci_low, line.ci_high = found_interval.low, found_interval.high
+            line.ci_method, line.level = found_interval.method, found_interval.level
+            self.out.intervals.append(found_interval.label)
+        return line
+
+
+def _matches(name: str, key: str, bench: str, metric: Metric) -> bool:
+    """Whether a reference (an entry's `name`, its figure `key`) names a figure with samples."""
+    return (
+        name in _names(bench, metric)
+        and bool(metric.samples)
+        and (not key or key in _figure_names(metric))
+    )
 
 
 def result_of(metric: Metric, estimator: Estimator) -> tuple[float, Summary]:
@@ -292,28 +337,38 @@ def _line(
         low,
         high,
     )
-    if metric.direction not in (Direction.HIGHER, Direction.LOWER):
-        line.verdict, line.why = Verdict.CANNOT_JUDGE, f"the direction of {metric.name} is unknown"
-    elif not low <= result <= high:
-        line.verdict, line.why = Verdict.FAIL, f"{result:.6g} outside [{low:.6g}, {high:.6g}]"
-    elif entry.max_sd is not None and not summary.has_spread:
-        line.verdict, line.why = (
-            Verdict.CANNOT_JUDGE,
-            f"max_sd {entry.max_sd:g}% asked, n = {summary.n}: no spread",
-        )
-    elif entry.max_sd is not None and summary.sd_pct > entry.max_sd:
-        line.verdict, line.why = (
-            Verdict.FAIL,
-            f"sd {summary.sd_pct:.2f}% above max_sd {entry.max_sd:g}%",
-        )
-    else:
-        line.verdict = Verdict.PASS
+    line.verdict, line.why = _verdict(metric, entry.max_sd, summary, result, (low, high))
     return line
 
 
+def _verdict(
+    metric: Metric,
+    max_sd: float | None,
+    summary: Summary,
+    result: float,
+    bounds: tuple[float, float],
+) -> tuple[Verdict, str]:
+    """A result's verdict, with why: within its bounds, and of a spread within `max_sd` (percent)
+    where the entry asks one; a figure of no known direction cannot be judged."""
+    low, high = bounds
+    if metric.direction not in (Direction.HIGHER, Direction.LOWER):
+        return Verdict.CANNOT_JUDGE, f"the direction of {metric.name} is unknown"
+    if not low <= result <= high:
+        return Verdict.FAIL, f"{result:.6g} outside [{low:.6g}, {high:.6g}]"
+    if max_sd is not None and not summary.has_spread:
+        return Verdict.CANNOT_JUDGE, f"max_sd {max_sd:g}% asked, n = {summary.n}: no spread"
+    if max_sd is not None and summary.sd_pct > max_sd:
+        return Verdict.FAIL, f"sd {summary.sd_pct:.2f}% above max_sd {max_sd:g}%"
+    return Verdict.PASS, ""
+
+
 def _statistics(out: Methodology) -> None:
+    """The spreads' 80 % quantile and the mean diff of the judged lines; each estimator's caption
+    and interval method once."""
     import numpy as np
 
+    out.captions = list(dict.fromkeys(out.captions))
+    out.intervals = list(dict.fromkeys(out.intervals))
     spreads = [x.sd_pct for x in out.lines if not math.isnan(x.sd_pct)]
     diffs = [
         x.diff_pct
@@ -352,44 +407,59 @@ def _check(
 ) -> None:
     """An entry for an unknown system, benchmark or figure is an error with did-you-mean; one naming
     a column that is not a figure says which and how to declare it."""
-    from caramel.adapters.systems.loader import system_names as shipped_systems
-
     if targets.systems:
-        systems = set(shipped_systems()) | set(system_names)
-        for system, where in targets.systems.items():
-            if system not in systems:
-                raise RunError(
-                    f"targets for an unknown system '{system}'",
-                    where,
-                    hint=did_you_mean(system, sorted(systems))
-                    or "systems: " + ", ".join(sorted(systems)),
-                )
-    names = set(known)
-    for bench, metric in figures:
-        names |= _names(bench, metric)
+        _check_systems(targets, system_names)
+    names = set(known).union(*(_names(bench, metric) for bench, metric in figures))
     for entry in targets.entries:
-        if entry.name not in names and entry.name in columns:
-            raise RunError(
-                f"target '{entry.name}': {columns[entry.name]}", entry.where, hint=NOT_A_FIGURE_HINT
-            )
-        if entry.name not in names:
-            raise RunError(
-                f"targets for an unknown benchmark '{entry.name}'",
-                entry.where,
-                hint=did_you_mean(entry.name, sorted(names))
-                or "benchmarks: " + ", ".join(sorted(known)),
-            )
+        _check_benchmark(entry, names, known, columns)
         own = set().union(*[_figure_names(m) for b, m in figures if entry.name in _names(b, m)])
         for key, where in entry.figure_lines.items():
-            if key not in own and key in columns:
-                raise RunError(
-                    f"target '{entry.name}' figure '{key}': {columns[key]}",
-                    where,
-                    hint=NOT_A_FIGURE_HINT,
-                )
-            if own and key not in own:
-                raise RunError(
-                    f"targets for an unknown figure '{key}' of '{entry.name}'",
-                    where,
-                    hint=did_you_mean(key, sorted(own)) or "figures: " + ", ".join(sorted(own)),
-                )
+            _check_figure(entry.name, key, where, own, columns)
+
+
+def _check_systems(targets: Targets, system_names: list[str]) -> None:
+    """Every system the file names is shipped, or the run's (its system, its tags)."""
+    from caramel.adapters.systems.loader import system_names as shipped_systems
+
+    systems = set(shipped_systems()) | set(system_names)
+    for system, where in targets.systems.items():
+        if system not in systems:
+            raise RunError(
+                f"targets for an unknown system '{system}'",
+                where,
+                hint=did_you_mean(system, sorted(systems))
+                or "systems: " + ", ".join(sorted(systems)),
+            )
+
+
+def _check_benchmark(
+    entry: Entry, names: set[str], known: set[str], columns: dict[str, str]
+) -> None:
+    """An entry names a benchmark (or a model, a figure) of the runs or the catalogue."""
+    if entry.name in names:
+        return
+    if entry.name in columns:
+        raise RunError(
+            f"target '{entry.name}': {columns[entry.name]}", entry.where, hint=NOT_A_FIGURE_HINT
+        )
+    raise RunError(
+        f"targets for an unknown benchmark '{entry.name}'",
+        entry.where,
+        hint=did_you_mean(entry.name, sorted(names)) or "benchmarks: " + ", ".join(sorted(known)),
+    )
+
+
+def _check_figure(
+    name: str, key: str, where: Location, own: set[str], columns: dict[str, str]
+) -> None:
+    """An entry's figure `key` is one of its benchmark's figures (`own`; none known: any)."""
+    if key not in own and key in columns:
+        raise RunError(
+            f"target '{name}' figure '{key}': {columns[key]}", where, hint=NOT_A_FIGURE_HINT
+        )
+    if own and key not in own:
+        raise RunError(
+            f"targets for an unknown figure '{key}' of '{name}'",
+            where,
+            hint=did_you_mean(key, sorted(own)) or "figures: " + ", ".join(sorted(own)),
+        )

@@ -23,16 +23,77 @@ import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Protocol, overload
 
-from caramel.stages.spec.model import Pattern
+from caramel.stages.spec.model import Pattern, Table
 from caramel.stages.spec.units import direction, readable_unit, unit_in_name
 from caramel.vocabulary import COPY_SPREADS, SAME_TYPE_STATISTICS, STATISTICS, Direction
 
 if (
     TYPE_CHECKING
 ):  # caramel.stages.analyse takes 0.4 s to import: `bench history list` and the pages never need it
-    from caramel.stages.analyse.inputs import AnalysisInput
+    from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
+
+
+# The report stage's tables as the history reads them (report.table's Made, TableData and Key;
+# report.incremental's Delta): the report stage sits above the history, so they are described here,
+# not imported.
+class ColumnKey(Protocol):
+    """A column's name, title and unit (report.table.Key)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def title(self) -> str | None: ...
+
+    @property
+    def unit(self) -> str: ...
+
+
+class TableRows(Protocol):
+    """A filled table's rows (report.table.TableData): typed values, each row's status and last
+    workpackage, and the columns naming a configuration that are no parameters."""
+
+    @property
+    def keys(self) -> Sequence[ColumnKey]: ...
+
+    @property
+    def values(self) -> Sequence[Sequence[object]]: ...
+
+    @property
+    def statuses(self) -> Sequence[str]: ...
+
+    @property
+    def leaves(self) -> Sequence[int]: ...
+
+    @property
+    def config_columns(self) -> Sequence[str]: ...
+
+
+class MadeTable(Protocol):
+    """A table `bench result` made (report.table.Made): its declaration and its rows."""
+
+    @property
+    def table(self) -> Table: ...
+
+    @property
+    def data(self) -> TableRows: ...
+
+
+class RowsMadeAgain(Protocol):
+    """How a table changed since the kept one (report.incremental.Delta): the rows made again,
+    before (typed values and status) and after (their places in the new table)."""
+
+    @property
+    def before(self) -> Sequence[tuple[Sequence[object], str]]: ...
+
+    @property
+    def after(self) -> Sequence[int]: ...
+
+
+# a configuration as `collect` names it: its (column label, value text) pairs in column order
+Configuration = tuple[tuple[str, str], ...]
 
 # the name of a failed row's figure: one per (table, configuration) with no samples, a NULL mean and
 # the row's reason (no figure of a table is named "": a column always has a name)
@@ -219,7 +280,7 @@ class MetricColumns(Sequence[Metric]):
 _FIELDS = operator.attrgetter("table", "row", "name", "unit", "direction", "samples", "reason")
 
 
-def _number(value) -> float | None:
+def _number(value: object) -> float | None:
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, (int, float)):
@@ -227,14 +288,14 @@ def _number(value) -> float | None:
     return None
 
 
-def _label(key) -> str:
+def _label(key: ColumnKey) -> str:
     return key.title if key.title is not None else key.name
 
 
 def collect(
     inp: AnalysisInput,
-    made: list,
-    configs: dict[int, set[tuple]] | None = None,
+    made: Sequence[MadeTable],
+    configs: dict[int, set[Configuration]] | None = None,
     failed: bool = False,
 ) -> list[Metric]:
     """Every figure column of every table (the module's doc says which are figures), per
@@ -242,58 +303,98 @@ def collect(
     (report.results.history_tables). `configs`: only these tables (by index) and configurations.
     `failed`: with one Metric of no samples per table and configuration of a failed row, named
     FAILED_ROW, holding the row's reason (what the history records; no figure)."""
-    kinds = ("done", FAILED) if failed else ("done",)
-    params = inp.param_names()
-    patterns = _patterns(inp)
     from caramel.stages.analyse.performance import uses_performance_lines
 
-    lines = uses_performance_lines(inp)
-    out: dict[tuple, Metric] = {}
-    shared: dict[tuple, dict[str, str]] = {}
+    kinds = ("done", FAILED) if failed else ("done",)
+    collecting = _Collecting(
+        inp, inp.param_names(), _patterns(inp), uses_performance_lines(inp), kinds
+    )
     for index, item in enumerate(made):
         if item.table.output != "table" or (configs is not None and index not in configs):
             continue
-        wanted = None if configs is None else configs[index]
-        layout = _layout(item, params, patterns, lines)
+        collecting.add_table(item, None if configs is None else configs[index])
+    return _distinct_names(list(collecting.metrics.values()))
+
+
+@dataclass
+class _Collecting:
+    """`collect`'s metrics as the tables' rows are read: what every table shares (the run, its
+    parameters and patterns, whether it prints `performance:` lines, the row statuses taken), the
+    metrics by (table, configuration, column, unit), and one row dict per configuration, shared by
+    its metrics."""
+
+    inp: AnalysisInput
+    params: set[str]
+    patterns: dict[str, Pattern]
+    lines: bool
+    kinds: tuple[str, ...]
+    metrics: dict[tuple[str, Configuration, int | None, str], Metric] = field(default_factory=dict)
+    shared: dict[Configuration, dict[str, str]] = field(default_factory=dict)
+
+    def add_table(self, item: MadeTable, wanted: set[Configuration] | None) -> None:
+        """The figures of a table's rows (`wanted`: of these configurations only)."""
+        layout = _layout(item, self.params, self.patterns, self.lines)
         table = item.table.name
-        leaves = item.data.leaves or [None] * len(item.data.values)
+        leaves: Sequence[int | None] = item.data.leaves or [None] * len(item.data.values)
         for values, status, leaf in zip(item.data.values, item.data.statuses, leaves, strict=True):
-            if not status.startswith(kinds) or layout.spread_row(values):
+            config = self._config(layout, values, status, wanted)
+            if config is None:
                 continue
-            config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
-            if wanted is not None and tuple(dict(config).items()) not in wanted:
-                continue
-            row = shared.get(config)
+            row = self.shared.get(config)
             if row is None:
-                row = shared[config] = dict(
-                    config
-                )  # one dict per configuration, shared by its metrics
+                row = self.shared[config] = dict(config)
             if status.startswith(FAILED):  # no figure (docs/file-format.md): its reason, once
-                if (table, config, None, "") not in out:
-                    out[(table, config, None, "")] = Metric(
-                        table,
-                        row,
-                        FAILED_ROW,
-                        "",
-                        Direction.UNKNOWN.value,
-                        [],
-                        row_reason(inp, leaf, status),
-                    )
+                self._add_failed(table, config, row, leaf, status)
+            else:
+                self._add_figures(table, config, row, layout, values)
+
+    def _config(
+        self,
+        layout: _Layout,
+        values: Sequence[object],
+        status: str,
+        wanted: set[Configuration] | None,
+    ) -> Configuration | None:
+        """A row's configuration; None for a row not taken (its status, a spread over copies, a
+        configuration not wanted)."""
+        if not status.startswith(self.kinds) or layout.spread_row(values):
+            return None
+        config = tuple((layout.labels[i], str(values[i])) for i in layout.param_cols)
+        if wanted is not None and tuple(dict(config).items()) not in wanted:
+            return None
+        return config
+
+    def _add_failed(
+        self, table: str, config: Configuration, row: dict[str, str], leaf: int | None, status: str
+    ) -> None:
+        """A failed row's Metric (no samples, FAILED_ROW, its reason), once per configuration."""
+        key = (table, config, None, "")
+        if key not in self.metrics:
+            reason = row_reason(self.inp, leaf, status)
+            self.metrics[key] = Metric(
+                table, row, FAILED_ROW, "", Direction.UNKNOWN.value, [], reason
+            )
+
+    def _add_figures(
+        self,
+        table: str,
+        config: Configuration,
+        row: dict[str, str],
+        layout: _Layout,
+        values: Sequence[object],
+    ) -> None:
+        """A row's numbers, each a sample of its figure."""
+        for i in layout.figures:
+            number = _number(values[i])
+            if number is None:
                 continue
-            for i, (unit, way) in layout.figures.items():
-                number = _number(values[i])
-                if number is None:
-                    continue
-                if layout.unit_col is not None:  # the `performance:` line's own unit
-                    unit = readable_unit(str(values[layout.unit_col] or ""))
-                    way = direction(layout.labels[i], unit)
-                entry = out.get((table, config, i, unit))
-                if entry is None:
-                    entry = out[(table, config, i, unit)] = Metric(
-                        table, row, layout.labels[i], unit, way.value
-                    )
-                entry.samples.append(number)
-    return _distinct_names(list(out.values()))
+            unit, way = layout.unit_of(i, values)
+            entry = self.metrics.get((table, config, i, unit))
+            if entry is None:
+                entry = self.metrics[(table, config, i, unit)] = Metric(
+                    table, row, layout.labels[i], unit, way.value
+                )
+            entry.samples.append(number)
 
 
 def row_reason(inp: AnalysisInput, leaf: int | None, status: str) -> str:
@@ -304,20 +405,26 @@ def row_reason(inp: AnalysisInput, leaf: int | None, status: str) -> str:
     shown = (
         status[len(opened) : -1] if status.startswith(opened) and status.endswith(")") else status
     )
-    seen: set[int] = set()
-    todo = [] if leaf is None else [leaf]
-    while todo:
-        wp_id = todo.pop()
-        if wp_id in seen:
-            continue
-        seen.add(wp_id)
-        wp = inp.wp(wp_id)
+    for wp in _chain(inp, leaf):
         reason = (wp.reason or "").strip()
         # the status shows the first line, commas as semicolons (csv cells are not quoted)
         if reason and reason.splitlines()[0].replace(",", ";") == shown:
             return reason
-        todo.extend(wp.parents)
     return shown
+
+
+def _chain(inp: AnalysisInput, leaf: int | None) -> Iterator[WPRecord]:
+    """The workpackages of a row's chain: its last one (`leaf`), then up through their parents,
+    each once."""
+    seen: set[int] = set()
+    todo = [] if leaf is None else [leaf]
+    while todo:
+        wp_id = todo.pop()
+        if wp_id not in seen:
+            seen.add(wp_id)
+            wp = inp.wp(wp_id)
+            yield wp
+            todo.extend(wp.parents)
 
 
 @dataclass
@@ -331,7 +438,15 @@ class _Layout:
     unit_col: int | None = None  # the table of `performance:` lines: the column of each row's unit
     copy_col: int | None = None  # a copies table: the column naming the copy (or the aggregate)
 
-    def spread_row(self, values: list) -> bool:
+    def unit_of(self, i: int, values: Sequence[object]) -> tuple[str, Direction]:
+        """Column `i`'s unit and direction in a row: the layout's, or in the table of
+        `performance:` lines, the row's own unit."""
+        if self.unit_col is None:
+            return self.figures[i]
+        unit = readable_unit(str(values[self.unit_col] or ""))
+        return unit, direction(self.labels[i], unit)
+
+    def spread_row(self, values: Sequence[object]) -> bool:
         """A row of the spread over copies (sd, sem): never a figure."""
         return self.copy_col is not None and str(values[self.copy_col]) in COPY_SPREADS
 
@@ -349,45 +464,24 @@ def _patterns(inp: AnalysisInput) -> dict[str, Pattern]:
 def _figure_pattern(name: str, patterns: dict[str, Pattern]) -> Pattern | None:
     """The pattern a column shows when it is a figure: declared (unit or direction), itself or one
     of its statistics that are figures."""
-    pattern = patterns.get(name)
-    if pattern is None:
-        stat = next(
-            (s for s in STATISTICS if name.endswith("_" + s) and name[: -len(s) - 1] in patterns),
-            None,
-        )
-        if stat is None or stat not in FIGURE_STATISTICS:
-            return None
-        pattern = patterns[name[: -len(stat) - 1]]
+    base = _pattern_base(name, patterns)
+    if not base or (base != name and name[len(base) + 1 :] not in FIGURE_STATISTICS):
+        return None
+    pattern = patterns[base]
     return pattern if pattern.unit or pattern.direction else None
 
 
-def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -> _Layout:
+def _layout(
+    item: MadeTable, params: set[str], patterns: dict[str, Pattern], lines: bool
+) -> _Layout:
     """A table's labels, the columns that name its configuration and its figures (unit,
     direction)."""
     keys = item.data.keys
     columns = item.table.columns
     labels = [_label(keys[i]) for i in range(len(columns))]
     performance = lines and item.table.name == PERFORMANCE_TABLE
-    config = (params | set(item.data.config_columns)) - ({UNIT_COLUMN} if performance else set())
-    param_cols = [
-        i for i, c in enumerate(columns) if c.name in config or c.name.startswith("jube_")
-    ]
-    figures: dict[int, tuple[str, Direction]] = {}
-    for i, column in enumerate(columns):
-        if i in param_cols:
-            continue
-        if performance:
-            if column.name == PERFORMANCE_COLUMN:
-                figures[i] = ("", Direction.UNKNOWN)  # unit and direction: each row's own
-            continue
-        pattern = _figure_pattern(column.name, patterns)
-        if pattern is None:
-            continue
-        unit = readable_unit(keys[i].unit or "") or unit_in_name(labels[i])
-        way = direction(labels[i], unit, pattern.direction)
-        if way is Direction.UNKNOWN:  # the title says nothing: maybe the pattern's own name does
-            way = direction(column.name, unit, pattern.direction)
-        figures[i] = (unit, way)
+    param_cols = _config_columns(item, params, performance)
+    figures = _figure_columns(item, labels, param_cols, patterns, performance)
     names = [c.name for c in columns]
     return _Layout(
         labels,
@@ -398,7 +492,56 @@ def _layout(item, params: set[str], patterns: dict[str, Pattern], lines: bool) -
     )
 
 
-def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
+def _config_columns(item: MadeTable, params: set[str], performance: bool) -> list[int]:
+    """The columns naming a table's configuration: the benchmark's parameters (JUBE's own too) and
+    the columns the table says name it; in the table of `performance:` lines, not its unit column
+    (each row's figure's unit)."""
+    config = (params | set(item.data.config_columns)) - ({UNIT_COLUMN} if performance else set())
+    return [
+        i
+        for i, column in enumerate(item.table.columns)
+        if column.name in config or column.name.startswith("jube_")
+    ]
+
+
+def _figure_columns(
+    item: MadeTable,
+    labels: list[str],
+    param_cols: list[int],
+    patterns: dict[str, Pattern],
+    performance: bool,
+) -> dict[int, tuple[str, Direction]]:
+    """A table's figure columns (none of its configuration's), with their unit and direction: a
+    declared pattern's (the module's doc), or in the table of `performance:` lines, its
+    `performance` column (unit and direction: each row's own)."""
+    columns = item.table.columns
+    if performance:
+        return {
+            i: ("", Direction.UNKNOWN)
+            for i, column in enumerate(columns)
+            if i not in param_cols and column.name == PERFORMANCE_COLUMN
+        }
+    figures: dict[int, tuple[str, Direction]] = {}
+    for i, column in enumerate(columns):
+        pattern = None if i in param_cols else _figure_pattern(column.name, patterns)
+        if pattern is not None:
+            figures[i] = _unit_and_direction(column.name, item.data.keys[i], labels[i], pattern)
+    return figures
+
+
+def _unit_and_direction(
+    name: str, key: ColumnKey, label: str, pattern: Pattern
+) -> tuple[str, Direction]:
+    """A figure column's unit (its key's, else one its title names) and direction (by its title,
+    else by its pattern's own name)."""
+    unit = readable_unit(key.unit or "") or unit_in_name(label)
+    way = direction(label, unit, pattern.direction)
+    if way is Direction.UNKNOWN:  # the title says nothing: maybe the pattern's own name does
+        way = direction(name, unit, pattern.direction)
+    return unit, way
+
+
+def non_figures(inp: AnalysisInput, made: Sequence[MadeTable]) -> dict[str, str]:
     """Each column of the run's tables that is not a figure (by its title and its name, also as
     TABLE/NAME), with why not and how to make it one: what a targets file naming it is told."""
     params = inp.param_names()
@@ -408,22 +551,24 @@ def non_figures(inp: AnalysisInput, made: list) -> dict[str, str]:
     lines = uses_performance_lines(inp)
     out: dict[str, str] = {}
     for item in made:
-        if item.table.output != "table":
-            continue
-        layout = _layout(item, params, patterns, lines)
-        numeric = {
-            i
-            for values in item.data.values
-            for i in layout.figures
-            if _number(values[i]) is not None
-        }
-        for i, column in enumerate(item.table.columns):
-            why = _not_a_figure(column.name, i, layout, numeric, patterns)
-            if why:
-                for name in dict.fromkeys((layout.labels[i], column.name)):
-                    out.setdefault(name, why)
-                    out.setdefault(f"{item.table.name}/{name}", why)
+        if item.table.output == "table":
+            _add_non_figures(out, item, _layout(item, params, patterns, lines), patterns)
     return out
+
+
+def _add_non_figures(
+    out: dict[str, str], item: MadeTable, layout: _Layout, patterns: dict[str, Pattern]
+) -> None:
+    """Each column of a table that is no figure, with why, into `out` (the first reason given for a
+    name holds)."""
+    numeric = {
+        i for values in item.data.values for i in layout.figures if _number(values[i]) is not None
+    }
+    for i, column in enumerate(item.table.columns):
+        why = _not_a_figure(column.name, i, layout, numeric, patterns)
+        for name in dict.fromkeys((layout.labels[i], column.name)) if why else ():
+            out.setdefault(name, why)
+            out.setdefault(f"{item.table.name}/{name}", why)
 
 
 def _not_a_figure(
@@ -441,8 +586,21 @@ def _not_a_figure(
         )
     if i in layout.param_cols:
         return f"column '{name}' is a parameter: it names the configuration, it is never a figure"
+    return _undeclared(name, patterns)
+
+
+def _pattern_base(name: str, patterns: dict[str, Pattern]) -> str:
+    """The pattern a column shows: itself, or the one it is a statistic of ("": none)."""
+    if name in patterns:
+        return name
     stripped = (name[: -len(s) - 1] for s in STATISTICS if name.endswith("_" + s))
-    base = name if name in patterns else next((b for b in stripped if b in patterns), "")
+    return next((base for base in stripped if base in patterns), "")
+
+
+def _undeclared(name: str, patterns: dict[str, Pattern]) -> str:
+    """Why a column that is no parameter is no figure (no pattern, a count or a spread, or a
+    pattern of no unit and no direction), with the fix."""
+    base = _pattern_base(name, patterns)
     if not base:
         return f"column '{name}' is not a pattern of the benchmark; only patterns are figures"
     if base != name and name[len(base) + 1 :] not in FIGURE_STATISTICS:
@@ -457,7 +615,7 @@ def _not_a_figure(
 def _distinct_names(metrics: list[Metric]) -> list[Metric]:
     """One name per figure of a configuration: a model printing lines in two units keeps both, as
     `performance[ms]` and `performance[samples/s]` (the history keys a figure by its name)."""
-    units: dict[tuple, set[str]] = {}
+    units: dict[tuple[str, int, str], set[str]] = {}
     for m in metrics:
         units.setdefault((m.table, id(m.row), m.name), set()).add(m.unit)
     for m in metrics:
@@ -467,31 +625,44 @@ def _distinct_names(metrics: list[Metric]) -> list[Metric]:
 
 
 def changed_configurations(
-    inp: AnalysisInput, made: list, deltas: list
-) -> dict[int, set[tuple]] | None:
+    inp: AnalysisInput, made: Sequence[MadeTable], deltas: Sequence[RowsMadeAgain | None]
+) -> dict[int, set[Configuration]] | None:
     """The configurations (as `collect` names them, per table index) of the rows made again, before
     and after (report.incremental.Delta); None when a table's change is not known row by row."""
     params = inp.param_names()
     from caramel.stages.analyse.performance import uses_performance_lines
 
     lines = uses_performance_lines(inp)
-    out: dict[int, set[tuple]] = {}
-    names = [item.table.name for item in made if item.table.output == "table"]
-    if len(set(names)) != len(names) or len(deltas) != len(made):
+    if not _known_row_by_row(made, deltas):
         return None
+    out: dict[int, set[Configuration]] = {}
     for index, (item, delta) in enumerate(zip(made, deltas, strict=True)):
-        if item.table.output != "table":
+        # a database or syslog output is no table (every table's delta is there: checked above)
+        if item.table.output != "table" or delta is None:
             continue
-        if delta is None:
-            return None
-        layout = _layout(item, params, {}, lines)
-        labels, param_cols = layout.labels, layout.param_cols
-        rows = [values for values, _status in delta.before] + [
-            item.data.values[k] for k in delta.after
-        ]
-        found = {
-            tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows
-        }
+        found = _configurations_made_again(item, delta, _layout(item, params, {}, lines))
         if found:
             out[index] = found
     return out
+
+
+def _configurations_made_again(
+    item: MadeTable, delta: RowsMadeAgain, layout: _Layout
+) -> set[Configuration]:
+    """The configurations of a table's rows made again, before and after."""
+    rows = [values for values, _status in delta.before] + [item.data.values[k] for k in delta.after]
+    labels, param_cols = layout.labels, layout.param_cols
+    return {tuple(dict((labels[i], str(values[i])) for i in param_cols).items()) for values in rows}
+
+
+def _known_row_by_row(made: Sequence[MadeTable], deltas: Sequence[RowsMadeAgain | None]) -> bool:
+    """Whether each table's change is known row by row: a change per table made, every table named
+    once, none of them made again whole (no Delta)."""
+    names = [item.table.name for item in made if item.table.output == "table"]
+    return (
+        len(set(names)) == len(names)
+        and len(deltas) == len(made)
+        and all(
+            d is not None for m, d in zip(made, deltas, strict=True) if m.table.output == "table"
+        )
+    )

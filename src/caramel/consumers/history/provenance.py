@@ -69,29 +69,34 @@ def run_key(run_dir: str) -> str:
         store.close()
 
 
+def _image(store: Store) -> str:
+    """The container image of the run ("": none): every workpackage of a containerised step names
+    it, so a few suffice."""
+    return next(
+        (params[p] for params in store.first_params(100) for p in IMAGE_PARAMS if params.get(p)),
+        "",
+    )
+
+
+def _container(image: str) -> str:
+    """The run's container: its image, with its digest where the image is a file."""
+    if not image:
+        return ""
+    return image + (f"@{_digest(image)}" if os.path.isfile(image) else "")
+
+
 def run_record(run_dir: str) -> RunRecord:
     store = Store(db_path(run_dir), readonly=True)
     try:
         info = store.info()
         bench = store.model()
         found_ids, ended = store.jobs_and_end()
-        # every workpackage of a containerised step names the image: a few suffice
-        image = next(
-            (
-                params[p]
-                for params in store.first_params(100)
-                for p in IMAGE_PARAMS
-                if params.get(p)
-            ),
-            "",
-        )
+        image = _image(store)
     finally:
         store.close()
     job_ids = sorted(found_ids, key=lambda j: (len(j), j))
     scheduler = backends.for_run(info.settings).scheduler
-    container = ""
-    if image:
-        container = image + (f"@{_digest(image)}" if os.path.isfile(image) else "")
+    container = _container(image)
     system = bench.system
     host = os.uname().nodename
     return RunRecord(
@@ -111,5 +116,5 @@ def run_record(run_dir: str) -> RunRecord:
         started=info.created,
         ended=ended,
         site=fingerprint.site_name(job_ids, scheduler.site),
-        fingerprint=fingerprint.from_run(run_dir, job_ids),
+        fingerprint=dict(fingerprint.from_run(run_dir, job_ids)),  # as JSON values
     )

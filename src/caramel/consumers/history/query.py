@@ -12,9 +12,9 @@ a few thousand, once.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from caramel.consumers.history.engine import Cursor, Params, Row
 from caramel.consumers.history.layout import A_FIGURE, FAILED
 
 if TYPE_CHECKING:  # imported where a frame is made: `bench history list` reads rows, never pandas
@@ -35,16 +35,16 @@ NUMBERS = ("n", "mean", "sd")
 class Database(Protocol):
     """What a query needs of a connection: history.engine's, or sqlite3's own (history.reader)."""
 
-    def execute(self, sql: str, params: Sequence = ...) -> Any: ...
+    def execute(self, sql: str, params: Params = ...) -> Cursor: ...
 
 
-def frame(db: Database, sql: str, params: Sequence = ()) -> pd.DataFrame:
+def frame(db: Database, sql: str, params: Params = ()) -> pd.DataFrame:
     """The rows of `sql` as a DataFrame (its columns named as the query names them), fetched a
     chunk at a time so that a million rows never stand as Python tuples at once."""
     import pandas as pd
 
     cursor = db.execute(sql, params)
-    names = [d[0] for d in cursor.description]
+    names = [d[0] for d in cursor.description or ()]  # none: no SELECT, never asked here
     parts = []
     while rows := cursor.fetchmany(CHUNK_ROWS):
         parts.append(pd.DataFrame.from_records(rows, columns=names))
@@ -53,7 +53,7 @@ def frame(db: Database, sql: str, params: Sequence = ()) -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
 
 
-def run_figures(db: Database, order: str, run_key: str) -> list[tuple]:
+def run_figures(db: Database, order: str, run_key: str) -> list[Row]:
     """One run's figures (the columns of FIGURE_FIELDS, with their series and samples) in the order
     they were recorded, as rows: what `bench export` streams a run at a time and History.metrics
     makes a Metric of, row by row (a DataFrame of a thousand rows per run would cost as much again
@@ -70,7 +70,7 @@ def benchmark_figures(db: Database, order: str, benchmark: str | None) -> pd.Dat
     return frame(db, f"SELECT {FIGURE_FIELDS} {JOINED} {where} ORDER BY figures.{order}", params)
 
 
-def failures(db: Database, order: str) -> list[tuple]:
+def failures(db: Database, order: str) -> list[Row]:
     """Every failed row's reason, as recorded: (run key, table, configuration text, reason)."""
     return db.execute(
         f"SELECT runs.run_key, series.tbl, series.config, figures.reason {JOINED} "
@@ -86,11 +86,11 @@ def failures_by_run(db: Database, order: str) -> dict[str, list[tuple[str, str, 
     return out
 
 
-def records(db: Database, sql: str, params: Sequence = ()) -> list[dict[str, Any]]:
+def records(db: Database, sql: str, params: Params = ()) -> list[dict[str, Any]]:
     """The rows of `sql` as dicts (column: value): a few thousand rows at most (runs), where a
     DataFrame would cost more to make, and pandas to import, than the rows to read."""
     cursor = db.execute(sql, params)
-    names = [d[0] for d in cursor.description]
+    names = [d[0] for d in cursor.description or ()]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 

@@ -149,29 +149,37 @@ def _check_layout(path: str, db: sqlite3.Connection) -> int:
         raise RunError(
             f"{path}: an SQLite database, but not a caramel history (no runs and figures tables)"
         )
-    found = (
-        db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if "meta" in tables
-        else None
-    )
-    version = int(found[0]) if found and str(found[0]).isdigit() else 1
-    if version > SCHEMA_VERSION or (found and not str(found[0]).isdigit()):
-        raise RunError(
-            f"{path}: a history of a newer caramel (layout {found[0] if found else '?'}; this "
-            f"caramel reads up to {SCHEMA_VERSION})",
-            hint="build the page with the caramel that wrote the history",
-        )
+    version = _schema_version(path, db) if "meta" in tables else 1
     if "figures" not in tables:  # an older layout, migrated if it holds what migrating copies
-        missing = sorted(
-            set(RUN_COLUMNS) - set(ADDED_COLUMNS) - _table_columns(db, "runs")
-        ) + sorted(set(METRIC_COLUMNS) - {"reason"} - _table_columns(db, "metrics"))
-        if missing:
-            raise RunError(
-                f"{path}: a history of another caramel version (missing columns "
-                f"{', '.join(missing)})",
-                hint="export it with that caramel (bench export) and import it here",
-            )
+        _check_migratable(path, db)
     return version
+
+
+def _schema_version(path: str, db: sqlite3.Connection) -> int:
+    """The schema number the meta table holds (none: 1), refusing a newer caramel's (or one that
+    is no whole number)."""
+    found = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+    if found is None:
+        return 1
+    if str(found[0]).isdigit() and int(found[0]) <= SCHEMA_VERSION:
+        return int(found[0])
+    raise RunError(
+        f"{path}: a history of a newer caramel (layout {found[0]}; this "
+        f"caramel reads up to {SCHEMA_VERSION})",
+        hint="build the page with the caramel that wrote the history",
+    )
+
+
+def _check_migratable(path: str, db: sqlite3.Connection) -> None:
+    """A history of an older layout holds the columns migrating copies."""
+    missing = sorted(set(RUN_COLUMNS) - set(ADDED_COLUMNS) - _table_columns(db, "runs")) + sorted(
+        set(METRIC_COLUMNS) - {"reason"} - _table_columns(db, "metrics")
+    )
+    if missing:
+        raise RunError(
+            f"{path}: a history of another caramel version (missing columns {', '.join(missing)})",
+            hint="export it with that caramel (bench export) and import it here",
+        )
 
 
 def _table_columns(db: sqlite3.Connection, table: str) -> set[str]:

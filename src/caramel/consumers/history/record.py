@@ -5,24 +5,37 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from caramel import redact
 from caramel.consumers.history.engine import HistoryUnavailable
-from caramel.consumers.history.metrics import changed_configurations, collect
+from caramel.consumers.history.layout import MetricRow, RunRecord
+from caramel.consumers.history.metrics import (
+    Configuration,
+    MadeTable,
+    RowsMadeAgain,
+    changed_configurations,
+    collect,
+)
 from caramel.consumers.history.provenance import run_key, run_record
 from caramel.consumers.history.store import History, default_path
 from caramel.errors import RunError
 from caramel.stages.analyse.inputs import AnalysisInput
 from caramel.stages.state.store import db_path
 
+# a run as run_snapshot sees it: its run record's (device, inode) and its folders
+RunSnapshot = tuple[tuple[int, int], set[str]]
+# how the run's tables changed (report.results.history_change): the tables' key, the key of the
+# tables they were made again from, and per table the rows made again (None: not known)
+TablesChange = tuple[str, str | None, Sequence[RowsMadeAgain | None] | None]
+
 
 def add_run(
     history: History,
     inp: AnalysisInput,
-    tables: Callable[[], list],
+    tables: Callable[[], Sequence[MadeTable]],
     quiet_if_known: bool = False,
-    change: tuple[str, str | None, list | None] | None = None,
+    change: TablesChange | None = None,
 ) -> str:
     """Add the run of `inp` (its provenance and metrics) unless it is there; returns its key.
     `tables`: makes the tables the figures come from (report.results.history_tables), called only
@@ -32,47 +45,62 @@ def add_run(
     report.results.history_change): when the history's figures were made from that earlier table,
     only the configurations of those rows are made again."""
     key, base, deltas = change or ("", None, None)
-    if quiet_if_known:
-        known = run_key(inp.run_dir)
-        if history.run(known) is not None and (change is None or history.made_from(known) == key):
-            return known
+    if quiet_if_known and _known_unchanged(history, inp.run_dir, change):
+        return run_key(inp.run_dir)
     before = run_snapshot(inp.run_dir)
     record = run_record(inp.run_dir)
     made = tables()
     check_still_there(inp.run_dir, before)
     configs = None
-    if (
-        deltas is not None
-        and base is not None
-        and history.run(record.run_key) is not None
-        and history.made_from(record.run_key) == base
-    ):
+    if deltas is not None and base is not None and _made_from(history, record.run_key, base):
         configs = changed_configurations(inp, made, deltas)
     if configs is None:
         history.add(record, collect(inp, made, failed=True), replace=True)
     else:
-        pairs = {
-            (made[i].table.name, json.dumps(dict(config)))
-            for i, found in configs.items()
-            for config in found
-        }
-        history.replace_configurations(record, pairs, collect(inp, made, configs, failed=True))
+        history.replace_configurations(
+            record, _configuration_texts(made, configs), collect(inp, made, configs, failed=True)
+        )
     history.set_made_from(record.run_key, key or None)
     return record.run_key
+
+
+def _known_unchanged(history: History, run_dir: str, change: TablesChange | None) -> bool:
+    """Whether the run is in the history with its figures made from the tables of now (`change`:
+    their key; None, not told: any)."""
+    known = run_key(run_dir)
+    return history.run(known) is not None and (
+        change is None or history.made_from(known) == change[0]
+    )
+
+
+def _made_from(history: History, key: str, tables: str) -> bool:
+    """Whether the run `key` is in the history with its figures made from the tables `tables`."""
+    return history.run(key) is not None and history.made_from(key) == tables
+
+
+def _configuration_texts(
+    made: Sequence[MadeTable], configs: dict[int, set[Configuration]]
+) -> set[tuple[str, str]]:
+    """(table, configuration JSON) of each configuration of `configs` (per table index)."""
+    return {
+        (made[i].table.name, json.dumps(dict(config)))
+        for i, found in configs.items()
+        for config in found
+    }
 
 
 def add_quietly(
     path: str | None,
     inp: AnalysisInput,
-    tables: Callable[[], list],
+    tables: Callable[[], Sequence[MadeTable]],
     unchanged: bool,
-    change: tuple[str, str | None, list | None] | None = None,
+    change: TablesChange | None = None,
 ) -> None:
     """`bench result`'s part: a history that cannot be written is a warning, never a failed result.
     A history server that cannot be reached (or refuses) gets the run kept in the spool
     (history.spool) for `bench history push`; the rows written go to the sinks (history.sinks)."""
     target = path or default_path()
-    written: list = []
+    written: list[tuple[RunRecord, list[MetricRow]]] = []
     try:
         with History.open(target) as history:
             add_run(history, inp, tables, quiet_if_known=unchanged, change=change)
@@ -88,7 +116,9 @@ def add_quietly(
     _to_sinks(written)
 
 
-def _spool(target: str, inp: AnalysisInput, tables: Callable[[], list], why: Exception) -> list:
+def _spool(
+    target: str, inp: AnalysisInput, tables: Callable[[], Sequence[MadeTable]], why: Exception
+) -> list[tuple[RunRecord, list[MetricRow]]]:
     from caramel.consumers.history.spool import keep
 
     try:
@@ -124,7 +154,7 @@ def _remind(target: str) -> None:
         )
 
 
-def _to_sinks(written: list) -> None:
+def _to_sinks(written: list[tuple[RunRecord, list[MetricRow]]]) -> None:
     """Queue the rows for every configured sink and send what is queued (a sink down: a warning)."""
     try:
         from caramel.consumers.history.settings import load_settings
@@ -138,7 +168,7 @@ def _to_sinks(written: list) -> None:
         print(f"warning: the results were not sent to the sinks: {exc}", file=sys.stderr)
 
 
-def run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
+def run_snapshot(run_dir: str) -> RunSnapshot | None:
     """What must still be there once the run is read: its run record (the same file) and every
     folder of the run folder (the workpackages' and shared folders; files such as the WAL of a cache
     or the spare file of a bench still running come and go on their own)."""
@@ -151,18 +181,12 @@ def run_snapshot(run_dir: str) -> tuple[tuple[int, int], set[str]] | None:
         return None
 
 
-def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | None) -> None:
+def check_still_there(run_dir: str, before: RunSnapshot | None) -> None:
     """A run removed (bench remove, rm -r) or replaced while it was read gave figures of a half-read
     run: they must not go to the history, where they would stay for ever. A folder the run made
     meanwhile is no change; one that went (a workpackage removed) is."""
-    after = run_snapshot(run_dir)
-    gone = sorted(before[1] - after[1]) if before and after else []
-    if before is None or after is None or after[0] != before[0] or gone:
-        what = (
-            f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went"
-            if gone and after and before and after[0] == before[0]
-            else "its run record went or was replaced"
-        )
+    what = _what_changed(before, run_snapshot(run_dir))
+    if what:
         raise RunError(
             f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
             "half-read run, so nothing was added to the history",
@@ -171,3 +195,14 @@ def check_still_there(run_dir: str, before: tuple[tuple[int, int], set[str]] | N
                 "run bench result again on a run that stays"
             ),
         )
+
+
+def _what_changed(before: RunSnapshot | None, after: RunSnapshot | None) -> str:
+    """What of the run changed while it was read ("": nothing): its run record, else the folders
+    that went."""
+    if before is None or after is None or after[0] != before[0]:
+        return "its run record went or was replaced"
+    gone = sorted(before[1] - after[1])
+    if not gone:
+        return ""
+    return f"{', '.join(gone[:3])}{' ...' if len(gone) > 3 else ''} went"

@@ -13,8 +13,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from itertools import chain, islice, repeat
 from operator import sub
+from typing import Any, Final, TypeGuard, TypeVar
 
-from caramel.consumers.history.layout import METRIC_COLUMNS, RunRecord
+from caramel.consumers.history.layout import MetricRow, RunRecord
 from caramel.consumers.history.metrics import Metric, MetricColumns, fmean, fsum_or_inf
 from caramel.errors import RunError
 from caramel.stages.state import bounded
@@ -23,9 +24,17 @@ from caramel.stages.state import bounded
 # short enough that no value overflows a float: copied into an export as it is
 _NUMBER = r"-?\d+(?:\.\d+)?(?:e-\d{1,3}|e\+?\d{1,2})?"
 PLAIN_SAMPLES = re.compile(rf"\[{_NUMBER}(?:, ?{_NUMBER})*\]")
-_MEAN, _MIN, _MAX, _REASON = (
-    METRIC_COLUMNS.index(name) for name in ("mean", "min", "max", "reason")
-)
+# places of METRIC_COLUMNS' mean, min, max and reason in a MetricRow (literals, not looked up: the
+# checker reads the type of a literal place; tests/consumers/history/test_rows_typed.py checks them)
+_MEAN: Final = 7
+_MIN: Final = 9
+_MAX: Final = 10
+_REASON: Final = 12
+# a history row's JSON field: a list (tags, job ids) or an object (a fingerprint, a configuration)
+_JsonKind = TypeVar("_JsonKind", list[Any], dict[str, Any])
+# a run's figures' statistics (`_statistics`): means, sds, minimums, maximums, and how many are no
+# `finite_row` where that is told on the way (else None)
+_Statistics = tuple[list[float], list[float | None], list[float], list[float], int | None]
 _DICT, _FLOAT = {dict}, {float}
 _BOUND = 1.7e308  # layout.FINITE's: a value beyond it is stored as no finite number
 
@@ -51,7 +60,8 @@ def square(value: float, power: float = 2.0) -> float:
     """`value ** 2` (libm's pow), infinite where the square is beyond a double (where `**` raises
     OverflowError: a figure's spread of 1e300 is stored as an infinite sd, never a traceback)."""
     try:
-        return pow(value, power)
+        squared: float = pow(value, power)  # a float's pow: no complex for a power of 2
+        return squared
     except OverflowError:
         return math.inf
 
@@ -83,7 +93,7 @@ def samples_texts(columns: Sequence[list[float]]) -> list[str]:
     return [samples_text(values) for values in columns]
 
 
-def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
+def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[MetricRow]:
     """The metrics view's rows of a run's metrics: the direction as its plain text, the mean and sd
     of the samples (`mean_sd`'s, to the bit), their extremes (`min`, `max`) and their text
     (`samples_texts`). Made a column at a time (an import's line comes as MetricColumns; bench
@@ -92,7 +102,7 @@ def metric_rows(run_key: str, metrics: Iterable[Metric]) -> list[tuple]:
     return counted_rows(run_key, metrics)[0]
 
 
-def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], int]:
+def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[MetricRow], int]:
     """`metric_rows`, and how many of them are no `finite_row` (the run's stored `nonfinite` count).
     A figure with no samples is a failed row's reason (`failed_row`); with no reason either,
     none."""
@@ -102,14 +112,7 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], 
     lengths = list(map(len, columns.samples))
     if 0 in lengths:
         return _with_failed_rows(run_key, columns, lengths)
-    try:
-        means, sds, lows, highs, nonfinite = _statistics(columns.samples, lengths, columns.checked)
-    except (
-        OverflowError
-    ):  # a square beyond a double: this run's figures again, such sds infinite (`square`)
-        means, sds, lows, highs, nonfinite = _statistics(
-            columns.samples, lengths, columns.checked, square
-        )
+    means, sds, lows, highs, nonfinite = _figure_statistics(columns, lengths)
     directions = (
         columns.directions if columns.checked else _direction_texts(columns.directions)
     )  # plain texts
@@ -128,59 +131,81 @@ def counted_rows(run_key: str, metrics: Iterable[Metric]) -> tuple[list[tuple], 
             lows,
             highs,
             samples_texts(columns.samples),
-            [reason or None for reason in columns.reasons] if columns.reasons else repeat(None),
+            _reason_column(columns),
             strict=False,
         )
     )  # repeat(run_key) never ends
     return rows, sum(not finite_row(row) for row in rows) if nonfinite is None else nonfinite
 
 
+def _figure_statistics(columns: MetricColumns, lengths: list[int]) -> _Statistics:
+    """`_statistics` of figures with samples; where a square is beyond a double, the run's figures
+    again, such sds infinite (`square`)."""
+    try:
+        return _statistics(columns.samples, lengths, columns.checked)
+    except OverflowError:
+        return _statistics(columns.samples, lengths, columns.checked, square)
+
+
+def _reason_column(columns: MetricColumns) -> Iterable[str | None]:
+    """Each figure's reason as stored: None for none."""
+    if not columns.reasons:
+        return repeat(None)
+    return [reason or None for reason in columns.reasons]
+
+
 def _with_failed_rows(
     run_key: str, columns: MetricColumns, lengths: list[int]
-) -> tuple[list[tuple], int]:
+) -> tuple[list[MetricRow], int]:
     """`counted_rows` of figures some of which have no samples: those with a reason are failed rows
     (n 0, no numbers, the reason), in their place among the others; those without are left out."""
     reasons = columns.reasons or [""] * len(lengths)
     kept = [i for i, n in enumerate(lengths) if n]
-    tables, configs, names, units, directions, samples = (
-        [part[i] for i in kept] for part in _PARTS(columns)
-    )
-    figures, nonfinite = counted_rows(
-        run_key,
-        MetricColumns(
-            tables,
-            configs,
-            names,
-            units,
-            directions,
-            samples,
-            checked=columns.checked,
-            reasons=[reasons[i] for i in kept],
-        ),
-    )
+    figures, nonfinite = counted_rows(run_key, _figures_of(columns, kept, reasons))
     made = iter(figures)
-    rows = []
+    rows: list[MetricRow] = []
     for i, n in enumerate(lengths):
         if n:
             rows.append(next(made))
         elif reasons[i]:
-            table, row, name, unit, direction = (part[i] for part in _PARTS(columns)[:5])
-            config = json.dumps(row)
-            numbers = (0, None, None, None, None, None)  # n, mean, sd, min, max, samples
-            rows.append((run_key, table, config, name, unit, str(direction), *numbers, reasons[i]))
+            rows.append(_failed_row_of(run_key, columns, i, reasons[i]))
     return rows, nonfinite
+
+
+def _figures_of(columns: MetricColumns, kept: list[int], reasons: Sequence[str]) -> MetricColumns:
+    """The figures `kept` (by place) of the columns."""
+    tables, configs, names, units, directions, samples = (
+        [part[i] for i in kept] for part in _PARTS(columns)
+    )
+    return MetricColumns(
+        tables,
+        configs,
+        names,
+        units,
+        directions,
+        samples,
+        checked=columns.checked,
+        reasons=[reasons[i] for i in kept],
+    )
+
+
+def _failed_row_of(run_key: str, columns: MetricColumns, i: int, reason: str) -> MetricRow:
+    """Figure `i`'s failed row: n 0, no numbers, no samples, its reason."""
+    table, row, name, unit, direction = (part[i] for part in _PARTS(columns)[:5])
+    numbers = (0, None, None, None, None, None)  # n, mean, sd, min, max, samples
+    return (run_key, table, json.dumps(row), name, unit, str(direction), *numbers, reason)
 
 
 _PARTS = operator.attrgetter("tables", "rows", "names", "units", "directions", "samples")
 
 
-def failed_row(row: Sequence) -> bool:
+def failed_row(row: MetricRow) -> bool:
     """Whether a metrics row is a failed row's reason (no mean, a reason): no figure."""
     return row[_MEAN] is None and row[_REASON] is not None
 
 
 def _config_texts(
-    rows: Sequence[dict], text: bytes | None = None, dicts: bool = False
+    rows: Sequence[dict[str, str]], text: bytes | None = None, dicts: bool = False
 ) -> list[str]:
     """Each configuration's JSON text (json.dumps's), dumped once per distinct configuration (an
     import's figures each have their own dict, a hundred of them equal, and so do its runs). Where
@@ -212,7 +237,7 @@ def _config_texts(
 _CONFIG_TEXTS: dict[bytes, str] = {}  # json.dumps of the configuration whose orjson text is {key}
 
 
-def texts_json(rows: Sequence[dict]) -> bytes | None:
+def texts_json(rows: Sequence[dict[str, str]]) -> bytes | None:
     """orjson's text of dicts whose every value is a text, none holding an escape (a quote, a
     backslash, a control character); None for any other dicts. With no escape, a quote before a
     colon ends a key: each followed by a quote, every value is a text (no number, list or object).
@@ -224,10 +249,10 @@ def texts_json(rows: Sequence[dict]) -> bytes | None:
     return None if b"\\" in text or text.count(b'":') != text.count(b'":"') else text
 
 
-def _config_texts_one_by_one(rows: Sequence[dict]) -> list[str]:
+def _config_texts_one_by_one(rows: Sequence[dict[str, str]]) -> list[str]:
     """`_config_texts` of any configurations: each told apart by its items in order, and one whose
     items cannot be (a list among the values) dumped each time."""
-    configs: dict = {}
+    configs: dict[object, str] = {}
     texts = []
     for row in rows:
         try:
@@ -256,7 +281,7 @@ def _statistics(
     lengths: list[int],
     floats: bool,
     squared: Callable[[float, float], float] = pow,
-) -> tuple:
+) -> _Statistics:
     """The means, sds (`mean_sd`), minimums and maximums of the figures' samples, to the bit what
     `mean_sd`, `min` and `max` give for each: the same sums (math.fsum), the same divisions, the
     same squares (`pow`, the `**` of `mean_sd`: libm's pow, which is not always x*x to the last bit,
@@ -288,7 +313,7 @@ def _statistics(
 
 def _uniform_statistics(
     samples: Sequence[list[float]], n: int, squared: Callable[[float, float], float] = pow
-) -> tuple:
+) -> _Statistics:
     """`_statistics` of figures of n float samples each (an import's usual line), the deviations and
     extremes by numpy: a difference, a division, a square root and a comparison are IEEE's, the same
     in numpy as in Python; the minimum is the first smallest value, as `min`'s (`<`, as min
@@ -317,49 +342,69 @@ def _uniform_statistics(
     )
 
 
-def finite_row(row: tuple) -> bool:
+def finite_row(row: MetricRow) -> bool:
     """Whether a metrics row's mean, min and max are finite numbers: layout.FINITE in Python (NaN
     fails)."""
     mean, low, high = row[_MEAN], row[_MIN], row[_MAX]
+    if mean is None or low is None or high is None:  # a failed row's: no number
+        return False
     return -_BOUND <= mean <= _BOUND and -_BOUND <= low and high <= _BOUND
 
 
-def decode_run(path: str, data: dict) -> RunRecord:
+# a run's columns of text (NULL: ""), and of times (no number: None)
+_RUN_TEXTS = (
+    "run_key",
+    "benchmark",
+    "file",
+    "run_dir",
+    "system",
+    "caramel_version",
+    "git_commit",
+    "host",
+    "nodes",
+    "container",
+    "energy_method",
+    "site",
+)
+_RUN_TIMES = ("started", "ended")
+
+
+def decode_run(path: str, data: dict[str, Any]) -> RunRecord:
     """A `runs` row (column: value; columns this caramel does not know left out) as a RunRecord,
     each JSON field bounded and typed (state.bounded): a damaged or hostile row is a RunError naming
     the file."""
     data = {k: v for k, v in data.items() if k in RunRecord.__dataclass_fields__}
-    what = f"run {data.get('run_key')}"
-    for name, kind, empty in (
-        ("tags", list, "[]"),
-        ("job_ids", list, "[]"),
-        ("fingerprint", dict, "{}"),
-    ):
-        data[name] = row_field(path, data.get(name) or empty, f"{what}: {name}", kind)
-    for name in (
-        "run_key",
-        "benchmark",
-        "file",
-        "run_dir",
-        "system",
-        "caramel_version",
-        "git_commit",
-        "host",
-        "nodes",
-        "container",
-        "energy_method",
-        "site",
-    ):
-        data[name] = "" if data.get(name) is None else str(data[name])
-    for name in ("started", "ended"):
-        value = data.get(name)
-        # no number, or NaN (how a DataFrame of runs holds a missing time)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
-            data[name] = None
+    data.update(_run_json_fields(path, data))
+    data.update((name, _text(data.get(name))) for name in _RUN_TEXTS)
+    data.update((name, _time(data.get(name))) for name in _RUN_TIMES)
     return RunRecord(**data)
 
 
-def row_field(path: str, text, what: str, kind: type):
+def _run_json_fields(path: str, data: dict[str, Any]) -> dict[str, Any]:
+    """A `runs` row's JSON fields read (`row_field`): its tags and job ids, its fingerprint."""
+    what = f"run {data.get('run_key')}"
+    fields = {
+        name: row_field(path, data.get(name) or "[]", f"{what}: {name}", list)
+        for name in ("tags", "job_ids")
+    }
+    fingerprint = data.get("fingerprint") or "{}"
+    return {**fields, "fingerprint": row_field(path, fingerprint, f"{what}: fingerprint", dict)}
+
+
+def _text(value: object) -> str:
+    """A stored text as text; NULL as ""."""
+    return "" if value is None else str(value)
+
+
+def _time(value: object) -> float | None:
+    """A stored time as it is; None for no number, or NaN (how a DataFrame of runs holds a missing
+    time)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
+        return None
+    return value
+
+
+def row_field(path: str, text: object, what: str, kind: type[_JsonKind]) -> _JsonKind:
     """One JSON field of a history row, bounded, of the type `kind` (list or dict)."""
     try:
         value = bounded.loads(text, f"{path}: {what}") if isinstance(text, (str, bytes)) else None
@@ -386,24 +431,32 @@ def as_text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def plain_samples(text) -> list[float] | None:
+def plain_samples(text: object) -> list[float] | None:
     """The samples as caramel writes them, a short JSON list of finite floats, read fast; None for
     anything else (a long, damaged or non-finite text: `finite_samples` reads it with care)."""
     if not isinstance(text, str) or len(text) > 4096:
         return None
+    values = _json_or_none(text)
+    return values if _finite_floats(values) else None
+
+
+def _json_or_none(text: str) -> object:
+    """The value of a JSON text; None where it is no JSON."""
     try:
-        values = json.loads(text)
+        return json.loads(text)
     except ValueError:
         return None
+
+
+def _finite_floats(values: object) -> TypeGuard[list[float]]:
+    """A list of floats alone, not empty, whose sum is finite (not inf - inf, nor finite values
+    whose sum overflows: those are read with care)."""
     if type(values) is not list or not values or not all(type(v) is float for v in values):
-        return None
+        return False
     try:
-        return values if math.isfinite(math.fsum(values)) else None
-    except (
-        OverflowError,
-        ValueError,
-    ):  # inf - inf, or finite values whose sum overflows: read with care
-        return None
+        return math.isfinite(math.fsum(values))
+    except (OverflowError, ValueError):
+        return False
 
 
 def finite_samples(text: str, where: str = "samples") -> list[float] | None:
@@ -411,21 +464,41 @@ def finite_samples(text: str, where: str = "samples") -> list[float] | None:
     then)."""
     if not isinstance(text, str):
         return None
+    values = _stored_values(text, where)
+    return None if values is None else [float(v) for v in values if _finite_number(v)]
+
+
+def left_out(samples: object, values: list[float] | None, what: str) -> str | None:
+    """The note on a stored samples text (`finite_samples` read `values` of it) some of whose values
+    are no finite number, naming `what` (`run KEY: TABLE/NAME`); None where none was left out."""
+    if values is not None and len(values) >= str(samples).count(",") + 1:
+        return None
+    left = "; left out" if not values else "; that sample is left out"
+    return f"{what} holds a value that is not a finite number{left}"
+
+
+def _stored_values(text: str, where: str) -> list[object] | None:
+    """The values of a stored samples list: JSON's (bounded), else split by hand; None for a text
+    that is no list, or over the bounds (left out, noted by the caller, as any other value that is
+    not a number)."""
     try:
         values = bounded.loads(text, where)
-        if not isinstance(values, list):
-            return None
     except bounded.OverLimit:
-        return None  # left out, noted by the caller, as any other value that is not a number
+        return None
     except ValueError:
-        try:
-            values = [float(v) for v in text.strip("[]").split(",") if v.strip()]
-        except ValueError:
-            return None
-    return [float(v) for v in values if _finite_number(v)]
+        return _split_values(text)
+    return values if isinstance(values, list) else None
 
 
-def _finite_number(value) -> bool:
+def _split_values(text: str) -> list[object] | None:
+    """The numbers of `[1.0,inf,nan]` (no JSON) by hand; None where one is no number."""
+    try:
+        return [float(v) for v in text.strip("[]").split(",") if v.strip()]
+    except ValueError:
+        return None
+
+
+def _finite_number(value: object) -> TypeGuard[int | float]:
     """A number that is a finite float (an integer of 400 digits is none: float() overflows)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False

@@ -62,6 +62,7 @@ def load_settings() -> Settings:
 
 
 def _sink(item: object, where: Location) -> Sink:
+    """A sink of the settings file: `{url:, shape:, index:, timeout:}`."""
     shapes = ", ".join(s.value for s in SinkShape)
     if not isinstance(item, dict) or not item.get("url"):
         raise SpecError(
@@ -74,7 +75,13 @@ def _sink(item: object, where: Location) -> Sink:
         raise SpecError(
             f"unknown sink shape {item.get('shape')!r}", where, hint=f"one of {shapes}"
         ) from None
-    url = str(item["url"])
+    url = _sink_url(str(item["url"]), where)
+    timeout = _sink_timeout(item.get("timeout", 5.0), where)
+    return Sink(shape, url, str(item.get("index") or "caramel"), timeout)
+
+
+def _sink_url(url: str, where: Location) -> str:
+    """A sink's URL: http:// or https://, of a port that is a number where it names one."""
     if not url.startswith(("http://", "https://")):
         raise SpecError(f"a sink's URL is http:// or https://, not {redact.url(url)!r}", where)
     try:
@@ -85,10 +92,14 @@ def _sink(item: object, where: Location) -> Sink:
             where,
             hint="write the port as digits (https://host:9200/...), or leave it out",
         ) from None
+    return url
+
+
+def _sink_timeout(value: object, where: Location) -> float:
+    """A sink's timeout, in seconds: a number, or a text of one."""
     try:
-        timeout = float(item.get("timeout", 5.0))
-    except (TypeError, ValueError):
-        raise SpecError(
-            f"a sink's timeout is seconds, not {item.get('timeout')!r}", where
-        ) from None
-    return Sink(shape, url, str(item.get("index") or "caramel"), timeout)
+        if isinstance(value, (str, bytes, int, float)):
+            return float(value)
+    except ValueError:
+        pass
+    raise SpecError(f"a sink's timeout is seconds, not {value!r}", where)

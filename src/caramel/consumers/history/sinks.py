@@ -19,15 +19,19 @@ import sys
 import time
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from caramel import redact
+from caramel.consumers.history.layout import MetricRow
 from caramel.consumers.history.rows import failed_row
 from caramel.consumers.history.settings import Sink, SinkShape
 from caramel.consumers.history.store import RunRecord
 from caramel.stages.state import sqlitefiles
 
 BATCH = 500  # rows per request (Elasticsearch and JSON); GELF takes one message per request
+# a figure as a sink takes it: a JSON object (history, provenance and site fields)
+Document = dict[str, Any]
 QUEUE_SCHEMA = "CREATE TABLE IF NOT EXISTS queue (id INTEGER PRIMARY KEY, sink TEXT, body TEXT)"
 
 
@@ -37,7 +41,7 @@ def queue_path() -> str:
     return os.path.join(data_dir(), "sink-queue.db")
 
 
-def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
+def documents(written: Iterable[tuple[RunRecord, list[MetricRow]]]) -> list[Document]:
     """One document per figure row (history.store's metric rows), with the history's fields."""
     out = []
     for run, rows in written:
@@ -61,9 +65,9 @@ def documents(written: Iterable[tuple[RunRecord, list[tuple]]]) -> list[dict]:
             )
         }
         for row in rows:
-            if failed_row(row):  # a failed row's reason: no figure to send
-                continue
             run_key, tbl, config, name, unit, direction, n, mean, sd, low, high, samples = row[:12]
+            if failed_row(row) or samples is None:  # a failed row's reason: no figure to send
+                continue
             out.append(
                 {
                     "id": hashlib.sha1(
@@ -110,7 +114,7 @@ def request_url(url: str) -> str:
     )
 
 
-def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
+def _bodies(sink: Sink, docs: list[Document]) -> list[tuple[bytes, str]]:
     """The requests that carry `docs` to `sink`: (body, content type)."""
     if sink.shape is SinkShape.JSON:
         return [(json.dumps(docs).encode(), "application/json")]
@@ -126,7 +130,7 @@ def _bodies(sink: Sink, docs: list[dict]) -> list[tuple[bytes, str]]:
     return [(json.dumps(_gelf(doc)).encode(), "application/json") for doc in docs]
 
 
-def _gelf(doc: dict) -> dict:
+def _gelf(doc: Document) -> Document:
     """A GELF 1.1 message: additional fields are `_name`, strings or numbers (nested ones as
     JSON)."""
     message = {
@@ -139,15 +143,15 @@ def _gelf(doc: dict) -> dict:
         "level": 6,
     }
     for key, value in doc.items():
-        if key in ("timestamp",):
-            continue
-        name = "_row_id" if key == "id" else f"_{key}"  # GELF reserves _id
-        message[name] = (
-            value
-            if isinstance(value, (int, float, str)) and value is not None
-            else json.dumps(value)
-        )
+        if key != "timestamp":
+            name = "_row_id" if key == "id" else f"_{key}"  # GELF reserves _id
+            message[name] = _gelf_value(value)
     return message
+
+
+def _gelf_value(value: object) -> object:
+    """A GELF additional field's value: a string or a number as it is, anything else as JSON."""
+    return value if isinstance(value, (int, float, str)) else json.dumps(value)
 
 
 def _post(sink: Sink, body: bytes, kind: str) -> None:
@@ -158,13 +162,8 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
     import urllib.error
     import urllib.request
 
-    parts = urlsplit(sink.url)
-    headers = {"Content-Type": kind}
-    if parts.username:
-        token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
     request = urllib.request.Request(
-        request_url(sink.url), data=body, headers=headers, method="POST"
+        request_url(sink.url), data=body, headers=_headers(sink.url, kind), method="POST"
     )
     try:
         with urllib.request.urlopen(request, timeout=sink.timeout) as answer:
@@ -174,11 +173,27 @@ def _post(sink: Sink, body: bytes, kind: str) -> None:
     except (urllib.error.URLError, TimeoutError, ConnectionError) as exc:
         raise OSError(f"no answer: {getattr(exc, 'reason', exc)}") from None
     if sink.shape is SinkShape.ELASTICSEARCH:
-        try:
-            if json.loads(text or b"{}").get("errors"):
-                raise OSError("the bulk answer reports errors")
-        except ValueError:
-            raise OSError("the bulk answer is not JSON") from None
+        _check_bulk_answer(text)
+
+
+def _headers(url: str, kind: str) -> dict[str, str]:
+    """A request's headers: its content type, and the URL's user and password as Basic
+    authorization."""
+    parts = urlsplit(url)
+    headers = {"Content-Type": kind}
+    if parts.username:
+        token = base64.b64encode(f"{parts.username}:{parts.password or ''}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    return headers
+
+
+def _check_bulk_answer(text: bytes) -> None:
+    """Elasticsearch answers a bulk request 200 even where items failed: OSError then."""
+    try:
+        if json.loads(text or b"{}").get("errors"):
+            raise OSError("the bulk answer reports errors")
+    except ValueError:
+        raise OSError("the bulk answer is not JSON") from None
 
 
 def _queue() -> sqlite3.Connection:
@@ -194,7 +209,7 @@ def _key(sink: Sink) -> str:
     return f"{sink.shape.value} {sink.url}"
 
 
-def enqueue(sinks: list[Sink], docs: list[dict]) -> None:
+def enqueue(sinks: list[Sink], docs: list[Document]) -> None:
     if not sinks or not docs:
         return
     db = _queue()
@@ -243,7 +258,7 @@ def _flush_one(db: sqlite3.Connection, sink: Sink) -> int:
             db.execute("COMMIT")
 
 
-def _send(sink: Sink, docs: list[dict]) -> int:
+def _send(sink: Sink, docs: list[Document]) -> int:
     """How many of `docs` (from the first) `sink` took; a failure is a warning."""
     bodies = _bodies(sink, docs)
     done = 0

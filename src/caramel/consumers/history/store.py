@@ -18,6 +18,7 @@ from dataclasses import asdict
 from typing import Any
 
 from caramel.consumers.history import engine, exchange, layout, query
+from caramel.consumers.history.engine import Row
 from caramel.consumers.history.layout import (
     ADDED_COLUMNS,
     COUNTS,
@@ -28,6 +29,7 @@ from caramel.consumers.history.layout import (
     SCHEMA_LOCK,
     SCHEMA_VERSION,
     SERIES_COLUMNS,
+    MetricRow,
     RunRecord,
     schema,
     upsert,
@@ -38,6 +40,7 @@ from caramel.consumers.history.rows import (
     decode_run,
     failed_row,
     finite_samples,
+    left_out,
     plain_samples,
     row_field,
 )
@@ -61,6 +64,26 @@ __all__ = [
 ]
 
 
+# a series by its table, configuration text, figure name, unit and direction (of one benchmark
+# and system)
+SeriesNames = tuple[str, str, str, str, str]
+# a row of the figures table (FIGURE_COLUMNS): run id, series id, n, mean, sd, min, max, samples
+# text, reason
+FigureRow = tuple[
+    int, int, int, float | None, float | None, float | None, float | None, str | None, str | None
+]
+# a figure read back (`History._rows`): run key, table, configuration, name, unit, direction, its
+# finite samples (none: a failed row's) and its reason ("": none)
+ReadFigure = tuple[str, str, dict[str, str], str, str, str, list[float], str]
+
+
+def _a_failed_row(figure: Row) -> bool:
+    """Whether a row of query.FIGURE_FIELDS is a failed row's reason: a reason and no mean (None,
+    or NaN in a DataFrame's column of floats)."""
+    mean = figure[query.MEAN]
+    return figure[query.REASON] is not None and (mean is None or mean != mean)
+
+
 def default_path() -> str:
     """$CARAMEL_HISTORY, else the settings file's `history:` (a file or a postgresql:// URL), else
     history.db in the user's data folder (where the run registry is)."""
@@ -79,9 +102,8 @@ class History:
         )  # its errors name the file, or the URL without its password
         self.path = self.db.shown
         self.skipped: list[str] = []  # figures left out while reading (not finite numbers)
-        self.written: list[
-            tuple[RunRecord, list[tuple]]
-        ] = []  # metric rows added or changed (the sinks')
+        # metric rows added or changed (the sinks')
+        self.written: list[tuple[RunRecord, list[MetricRow]]] = []
         try:
             self._prepare()
         except BaseException:
@@ -100,7 +122,7 @@ class History:
     def __enter__(self) -> History:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.db.close()
 
     def add(self, run: RunRecord, metrics: Iterable[Metric], replace: bool = False) -> int:
@@ -130,19 +152,7 @@ class History:
         self, run: RunRecord, metrics: Iterable[Metric], replace: bool, compare: bool = True
     ) -> int:
         """`add` inside the caller's transaction."""
-        row = asdict(run)
-        row["tags"] = json.dumps(run.tags)
-        row["job_ids"] = json.dumps(run.job_ids)
-        row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
-        # a new run starts with no figures counted (a run already there keeps its counts, or has
-        # them counted again below when replaced)
-        self.db.execute(
-            upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
-            [*(row[c] for c in RUN_COLUMNS), 0, 0],
-        )
-        run_id = self.db.execute(
-            "SELECT id FROM runs WHERE run_key = ?", (run.run_key,)
-        ).fetchone()[0]
+        run_id = self._upsert_run(run, replace)
         rows, nonfinite = counted_rows(run.run_key, metrics)
         removed = 0
         if replace and compare:
@@ -153,6 +163,30 @@ class History:
         )
         if added:
             self.written.append((run, rows))
+        self._count(run_id, rows, added, nonfinite, replace)
+        return removed + added
+
+    def _upsert_run(self, run: RunRecord, replace: bool) -> int:
+        """The run's row written (`replace`: over the one there), its id. A new run starts with no
+        figures counted (a run already there keeps its counts, or has them counted again when
+        replaced)."""
+        row = asdict(run)
+        row["tags"] = json.dumps(run.tags)
+        row["job_ids"] = json.dumps(run.job_ids)
+        row["fingerprint"] = json.dumps(run.fingerprint, sort_keys=True)
+        self.db.execute(
+            upsert("runs", (*RUN_COLUMNS, "figures", "nonfinite"), ("run_key",), replace),
+            [*(row[c] for c in RUN_COLUMNS), 0, 0],
+        )
+        # upserted just above, in this transaction: there
+        found = self.db.execute("SELECT id FROM runs WHERE run_key = ?", (run.run_key,))
+        run_id: int = found.fetchall()[0][0]
+        return run_id
+
+    def _count(
+        self, run_id: int, rows: list[MetricRow], added: int, nonfinite: int, replace: bool
+    ) -> None:
+        """The run's figure counts once `added` of its `rows` were written."""
         if not replace and added == len(rows):  # every row new (an import): counted as written
             failed = sum(map(failed_row, rows))  # a failed row's reason is no figure (layout)
             self.db.execute(
@@ -161,27 +195,32 @@ class History:
             )
         elif replace or added:  # rows replaced or removed, or some there: counted by the database
             self.db.execute(f"UPDATE runs SET {COUNTS} WHERE id = ?", (run_id,))
-        return removed + added
 
-    def figure_rows(self, run: RunRecord, run_id: int, rows: list[tuple]) -> list[tuple]:
+    def figure_rows(self, run: RunRecord, run_id: int, rows: list[MetricRow]) -> list[FigureRow]:
         """The figures table's rows of metrics rows (history.rows): each row's series numbered, a
         series not stored yet added (the run's benchmark and system, the figure's table,
         configuration, name, unit and direction: `series` is unique on them). The runs of one
         benchmark and system share their series: most runs add none."""
         if not rows:
             return []
+        ids = self._with_series(run, rows)
+        return [(run_id, ids[row[1:6]], *row[6:]) for row in rows]
+
+    def _with_series(self, run: RunRecord, rows: list[MetricRow]) -> dict[SeriesNames, int]:
+        """The ids of the series of the run's benchmark and system, those of `rows` not stored yet
+        added."""
         owner = (run.benchmark or "", run.system or "")
         ids = self._series_ids(owner)
-        missing = dict.fromkeys(tuple(row[1:6]) for row in rows if tuple(row[1:6]) not in ids)
-        if missing:
-            self.db.executemany(
-                upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
-                [(*owner, *names) for names in missing],
-            )
-            ids = self._series_ids(owner)
-        return [(run_id, ids[tuple(row[1:6])], *row[6:]) for row in rows]
+        missing = dict.fromkeys(row[1:6] for row in rows if row[1:6] not in ids)
+        if not missing:
+            return ids
+        self.db.executemany(
+            upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
+            [(*owner, *names) for names in missing],
+        )
+        return self._series_ids(owner)
 
-    def _series_ids(self, owner: tuple[str, str]) -> dict[tuple, int]:
+    def _series_ids(self, owner: tuple[str, str]) -> dict[SeriesNames, int]:
         """The ids of the series of a (benchmark, system), by their other five columns."""
         return {
             tuple(names): series_id
@@ -198,22 +237,15 @@ class History:
         with self.writing():
             self.db.execute(f"UPDATE runs SET {COUNTS}")
 
-    def _changed(self, run_id: int, rows: list[tuple]) -> tuple[list[tuple], int]:
+    def _changed(self, run_id: int, rows: list[MetricRow]) -> tuple[list[MetricRow], int]:
         """The rows that differ from the run's figures stored now (a figure is its table,
         configuration and name), and how many figures no longer made were removed. A figure whose
         unit or direction changed is another series: its old row goes. A failed row's reason that
         changed is a changed row too."""
-        stored = {
-            (tbl, config, name): (unit, direction, samples, reason, series)
-            for series, tbl, config, name, unit, direction, samples, reason in self.db.execute(
-                "SELECT figures.series, tbl, config, name, unit, direction, samples, reason "
-                "FROM figures JOIN series ON series.id = figures.series WHERE figures.run = ?",
-                (run_id,),
-            )
-        }
+        stored = self._stored_figures(run_id)
         changed, gone = [], []
         for row in rows:
-            before = stored.pop(tuple(row[1:4]), None)
+            before = stored.pop(row[1:4], None)
             if before is None or before[:4] != (row[4], row[5], row[11], row[12]):
                 changed.append(row)
                 if before is not None and before[:2] != (row[4], row[5]):
@@ -224,6 +256,18 @@ class History:
             [(run_id, series) for series in gone + [v[4] for v in stored.values()]],
         )
         return changed, removed
+
+    def _stored_figures(self, run_id: int) -> dict[tuple[str, str, str], Row]:
+        """The run's figures stored now, by (table, configuration, name): their unit, direction,
+        samples, reason and series."""
+        return {
+            (tbl, config, name): (unit, direction, samples, reason, series)
+            for series, tbl, config, name, unit, direction, samples, reason in self.db.execute(
+                "SELECT figures.series, tbl, config, name, unit, direction, samples, reason "
+                "FROM figures JOIN series ON series.id = figures.series WHERE figures.run = ?",
+                (run_id,),
+            )
+        }
 
     def replace_configurations(
         self, run: RunRecord, configs: Iterable[tuple[str, str]], metrics: Iterable[Metric]
@@ -300,7 +344,7 @@ class History:
         `failed`: with its failed rows' reasons too (Metric of no samples: a copy of the run's
         rows), which no reader of figures wants."""
         figures = query.run_figures(self.db, self.db.dialect.order, run_key)
-        return [Metric(*figure) for _, *figure in self._rows(figures, failed)]
+        return [Metric(*figure[1:]) for figure in self._rows(figures, failed)]
 
     def failures(self) -> dict[str, list[tuple[str, str, str]]]:
         """The failed rows of every run, by run key: (table, configuration text, reason), as
@@ -314,43 +358,55 @@ class History:
         found = query.benchmark_figures(self.db, self.db.dialect.order, benchmark)
         figures = zip(*(found[c].tolist() for c in found.columns), strict=True)
         out: dict[str, list[Metric]] = {}
-        for run_key, *figure in self._rows(figures):
-            out.setdefault(run_key, []).append(Metric(*figure))
+        for figure in self._rows(figures):
+            out.setdefault(figure[0], []).append(Metric(*figure[1:]))
         return out
 
-    def _rows(self, figures: Iterable[Sequence], failed: bool = False) -> Iterator[tuple]:
+    def _rows(self, figures: Iterable[Row], failed: bool = False) -> Iterator[ReadFigure]:
         """Figures (rows of query.FIGURE_FIELDS) as (run key, table, configuration dict, name, unit,
-        direction, finite samples), in the order they were recorded. A configuration text is
-        parsed once (the same few hundred recur in every run of a benchmark); the samples, as
-        caramel writes them (a JSON list of finite floats), are read by json.loads alone, anything
-        else by the careful `rows.finite_samples`."""
-        configs: dict[str, dict] = {}
+        direction, finite samples, reason), in the order they were recorded; `failed`: with the
+        failed rows' reasons (no samples). A configuration text is parsed once (the same few hundred
+        recur in every run of a benchmark)."""
+        configs: dict[str, dict[str, str]] = {}
         for figure in figures:
-            run_key, tbl, config, name, unit, direction = figure[:6]
-            samples, reason = figure[query.SAMPLES], figure[query.REASON]
-            mean = figure[query.MEAN]  # None, or NaN in a DataFrame's column of floats
-            if reason is not None and (mean is None or mean != mean):  # a failed row's reason
-                if failed:
-                    row = row_field(
-                        self.path, config, f"run {run_key}: a failed row of {tbl}", dict
-                    )
-                    yield run_key, tbl, row, name, unit, direction, [], reason
-                continue
-            values = plain_samples(samples)
-            if values is None:
-                values = finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
-                if values is None or len(values) < str(samples).count(",") + 1:
-                    self.skipped.append(
-                        f"run {run_key}: {tbl}/{name} holds a value that is not a finite number"
-                        + ("; left out" if not values else "; that sample is left out")
-                    )
-            if values:
-                row = configs.get(config)
-                if row is None:
-                    row = configs[config] = row_field(
-                        self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict
-                    )
-                yield run_key, tbl, row, name, unit, direction, values, reason or ""
+            if not _a_failed_row(figure):
+                values = self._finite_samples(figure)
+                if values:
+                    yield self._read_figure(figure, values, configs)
+            elif failed:
+                yield self._read_failed_row(figure)
+
+    def _finite_samples(self, figure: Row) -> list[float] | None:
+        """A figure's samples: as caramel writes them (a JSON list of finite floats) read by
+        json.loads alone, anything else by the careful `rows.finite_samples`, each value that is no
+        finite number left out and noted in `self.skipped`."""
+        run_key, tbl, name, samples = figure[0], figure[1], figure[3], figure[query.SAMPLES]
+        values = plain_samples(samples)
+        if values is not None:
+            return values
+        values = finite_samples(samples, f"{self.path}: run {run_key}: {tbl}/{name}")
+        note = left_out(samples, values, f"run {run_key}: {tbl}/{name}")
+        if note is not None:
+            self.skipped.append(note)
+        return values
+
+    def _read_figure(
+        self, figure: Row, values: list[float], configs: dict[str, dict[str, str]]
+    ) -> ReadFigure:
+        """A figure with its samples, its configuration parsed once per text (`configs`)."""
+        run_key, tbl, config, name, unit, direction = figure[:6]
+        row = configs.get(config)
+        if row is None:
+            row = configs[config] = row_field(
+                self.path, config, f"run {run_key}: the configuration of {tbl}/{name}", dict
+            )
+        return run_key, tbl, row, name, unit, direction, values, figure[query.REASON] or ""
+
+    def _read_failed_row(self, figure: Row) -> ReadFigure:
+        """A failed row's reason, as a figure of no samples."""
+        run_key, tbl, config, name, unit, direction = figure[:6]
+        row = row_field(self.path, config, f"run {run_key}: a failed row of {tbl}", dict)
+        return run_key, tbl, row, name, unit, direction, [], figure[query.REASON]
 
     def remove(self, run_key: str) -> int:
         """Remove a run, its figures and the baselines that name it; returns the figures removed."""
@@ -376,7 +432,7 @@ class History:
         found = self.db.execute("SELECT run_key FROM baselines WHERE name = ?", (name,)).fetchone()
         return found[0] if found else None
 
-    def export(self, benchmark: str | None = None) -> Iterator[dict]:
+    def export(self, benchmark: str | None = None) -> Iterator[dict[str, Any]]:
         """The records of `export_lines`, parsed (one run at a time)."""
         for line in self.export_lines(benchmark):
             yield json.loads(line)
@@ -390,7 +446,8 @@ class History:
 
     def import_records(
         self, records: Iterable[tuple[RunRecord, Sequence[Metric], Location]]
-    ) -> tuple[int, int]:
-        """Add validated (run, metrics, where) records in one transaction: (new runs, new figures)
-        (history.exchange.import_records: a run here with other figures refuses the whole file)."""
+    ) -> exchange.Imported:
+        """Add validated (run, metrics, where) records in one transaction: the new runs, figures
+        and failed rows (history.exchange.import_records: a run here with other figures refuses the
+        whole file)."""
         return exchange.import_records(self, records)

@@ -31,7 +31,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any, NoReturn, TypeGuard
 
 import yaml
 
@@ -118,13 +120,30 @@ def threshold_problem(value: float, side: str, fraction: float) -> str | None:
     """Why ReFrame refuses `fraction` as the `side` ('lower'/'upper') bound of `value`, or None: a
     lower bound is at most 0 (at least -1 above zero), an upper one at least 0 (at most 1 below
     zero). ReFrame's reference_bounds raises ValueError('invalid low/high threshold value')."""
-    if math.isinf(fraction):
+    problem = _SIDE_PROBLEMS.get(side)
+    if math.isinf(fraction) or problem is None:
         return None
-    if side == "lower" and not (-1 if value > 0 else -math.inf) <= fraction <= 0:
-        return "in [-1, 0] for a reference above zero" if value > 0 else "at most 0"
-    if side == "upper" and not 0 <= fraction <= (1 if value < 0 else math.inf):
-        return "in [0, 1] for a reference below zero" if value < 0 else "at least 0"
-    return None
+    return problem(value, fraction)
+
+
+def _lower_problem(value: float, fraction: float) -> str | None:
+    """A lower bound is at most 0, and at least -1 above zero."""
+    if (-1 if value > 0 else -math.inf) <= fraction <= 0:
+        return None
+    return "in [-1, 0] for a reference above zero" if value > 0 else "at most 0"
+
+
+def _upper_problem(value: float, fraction: float) -> str | None:
+    """An upper bound is at least 0, and at most 1 below zero."""
+    if 0 <= fraction <= (1 if value < 0 else math.inf):
+        return None
+    return "in [0, 1] for a reference below zero" if value < 0 else "at least 0"
+
+
+_SIDE_PROBLEMS: dict[str, Callable[[float, float], str | None]] = {
+    "lower": _lower_problem,
+    "upper": _upper_problem,
+}
 
 
 @dataclass
@@ -154,11 +173,14 @@ class Targets:
         return chosen, [e for e in self.entries if e.system == chosen] if chosen else []
 
 
-class _Loader(yaml.SafeLoader):
+# yaml ships no types (setup.cfg: ignore_missing_imports): its SafeLoader is Any to the checker
+class _Loader(yaml.SafeLoader):  # type: ignore[misc]
     """yaml's safe loader, keeping each mapping key's line (for errors that name it)."""
 
 
-class _Lined(dict):
+class _Lined(dict[Any, Any]):
+    """A YAML mapping (keys and values of any YAML type) with the line of each key."""
+
     lines: dict[str, int]
     line: int
 
@@ -172,7 +194,7 @@ def _mapping(loader: _Loader, node: yaml.MappingNode) -> _Lined:
     return out
 
 
-def _line(mapping: _Lined, key) -> int:
+def _line(mapping: _Lined, key: object) -> int:
     return mapping.lines.get(str(key), mapping.line)
 
 
@@ -187,6 +209,40 @@ _Loader.add_implicit_resolver(
 
 
 def read_targets(path: str) -> Targets:
+    """A targets file (YAML, or JSON), flat (`BENCHMARK: reference`) or per system (`systems:
+    {SYSTEM: {BENCHMARK: reference}}`); a bad one is a RunError naming its line."""
+    text = _read_text(path)
+    if path.endswith(".json"):
+        _check_json(path, text)
+    doc = _parse_yaml(path, text)
+    return _per_system(path, doc) if SYSTEMS_KEY in doc else _flat(path, doc)
+
+
+def _flat(path: str, doc: _Lined) -> Targets:
+    """The flat form: `BENCHMARK: reference`, for any system."""
+    entries = [
+        entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name)) for name, spec in doc.items()
+    ]
+    return Targets(path, entries, {})
+
+
+def _per_system(path: str, doc: _Lined) -> Targets:
+    """The per-system form: `systems: {SYSTEM: {BENCHMARK: reference}}`, nothing beside it."""
+    systems = doc[SYSTEMS_KEY]
+    if len(doc) > 1 or not isinstance(systems, _Lined):
+        beside = ", ".join(k for k in doc if k != SYSTEMS_KEY)
+        raise RunError(
+            "with `systems:`, a targets file holds only `systems: {SYSTEM: {BENCHMARK: ...}}`",
+            Location(path, doc.line),
+            hint=f"move {beside or 'it'} under a system",
+        )
+    entries = [entry for system in systems for entry in _system_entries(path, systems, system)]
+    return Targets(path, entries, {str(s): Location(path, _line(systems, s)) for s in systems})
+
+
+def _read_text(path: str) -> str:
+    """The file's text, within state.bounded's bounds (a targets file is small: one over 64 MiB
+    or 64 levels is refused, named)."""
     try:
         with open(path) as handle:
             text = handle.read(bounded.MAX_BYTES + 1)  # never more than the bound checks
@@ -194,19 +250,24 @@ def read_targets(path: str) -> Targets:
         raise RunError(
             f"{path}: cannot read the targets file: {getattr(exc, 'strerror', None) or exc}"
         ) from None
-    bounded.check(
-        text, path
-    )  # a targets file is small: one over 64 MiB or 64 levels is refused, named
-    if path.endswith(".json"):
-        try:
-            json.loads(text)
-        except ValueError as exc:
-            line = getattr(exc, "lineno", 0)
-            raise RunError(
-                f"not a JSON file of targets: {getattr(exc, 'msg', exc)}",
-                Location(path, line),
-                hint='expected {"systems": {"local": {"gemm": {"value": 1200, "lower": "-5%"}}}}',
-            ) from None
+    bounded.check(text, path)
+    return text
+
+
+def _check_json(path: str, text: str) -> None:
+    """A .json file is JSON: its error named as JSON's, at its line."""
+    try:
+        json.loads(text)
+    except ValueError as exc:
+        raise RunError(
+            f"not a JSON file of targets: {getattr(exc, 'msg', exc)}",
+            Location(path, getattr(exc, "lineno", 0)),
+            hint='expected {"systems": {"local": {"gemm": {"value": 1200, "lower": "-5%"}}}}',
+        ) from None
+
+
+def _parse_yaml(path: str, text: str) -> _Lined:
+    """The file's mapping, each key with its line."""
     try:
         doc = yaml.load(text, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:
@@ -221,37 +282,24 @@ def read_targets(path: str) -> Targets:
             Location(path, 1),
             hint="systems: {SYSTEM: {BENCHMARK: {value: N, lower: -5%, upper: +20%}}}",
         )
-    if SYSTEMS_KEY not in doc:
-        return Targets(
-            path,
-            [
-                entry_from(path, name, spec, ANY_SYSTEM, _line(doc, name))
-                for name, spec in doc.items()
-            ],
-            {},
-        )
-    systems = doc[SYSTEMS_KEY]
-    if len(doc) > 1 or not isinstance(systems, _Lined):
+    return doc
+
+
+def _system_entries(path: str, systems: _Lined, system: object) -> list[Entry]:
+    """The entries of one system of the per-system form."""
+    benchmarks = systems[system]
+    if not isinstance(benchmarks, _Lined):
         raise RunError(
-            "with `systems:`, a targets file holds only `systems: {SYSTEM: {BENCHMARK: ...}}`",
-            Location(path, doc.line),
-            hint=f"move {', '.join(k for k in doc if k != SYSTEMS_KEY) or 'it'} under a system",
+            f"system '{system}': expected a mapping of benchmarks to references",
+            Location(path, _line(systems, system)),
         )
-    entries = []
-    for system, benchmarks in systems.items():
-        if not isinstance(benchmarks, _Lined):
-            raise RunError(
-                f"system '{system}': expected a mapping of benchmarks to references",
-                Location(path, _line(systems, system)),
-            )
-        entries += [
-            entry_from(path, name, spec, str(system), _line(benchmarks, name))
-            for name, spec in benchmarks.items()
-        ]
-    return Targets(path, entries, {str(s): Location(path, _line(systems, s)) for s in systems})
+    return [
+        entry_from(path, name, spec, str(system), _line(benchmarks, name))
+        for name, spec in benchmarks.items()
+    ]
 
 
-def entry_from(path: str, name: str, spec, system: str, line: int) -> Entry:
+def entry_from(path: str, name: str, spec: object, system: str, line: int) -> Entry:
     at = Location(path, line)
     entry = Entry(str(name), system, where=at)
     if isinstance(spec, _Lined) and "value" not in spec:  # one reference per figure
@@ -269,58 +317,77 @@ def entry_from(path: str, name: str, spec, system: str, line: int) -> Entry:
     return entry
 
 
-def _reference(spec, where: Location, what: str) -> Reference:
-    hint = (
-        "expected a number, [value, lower, upper] (-0.05 or '-5%') "
-        "or {value: N, lower: -5%, upper: +20%}"
-    )
+_REFERENCE_HINT = (
+    "expected a number, [value, lower, upper] (-0.05 or '-5%') "
+    "or {value: N, lower: -5%, upper: +20%}"
+)
+
+
+def _reference(spec: object, where: Location, what: str) -> Reference:
+    """A figure's reference: a number, a list as ReFrame's tuple, or a mapping."""
     if _is_number(spec):
         return Reference(float(spec))
     if isinstance(spec, list):
-        if not 1 <= len(spec) <= 4 or not _is_number(spec[0]):
-            raise RunError(
-                f"target {what}: {spec!r} is not [value, lower, upper, unit]", where, hint=hint
-            )
-        value = float(spec[0])
-        # ReFrame's (ref, lower, upper, unit) tuple; the sides left out take the default
-        given = dict(zip(("lower", "upper"), spec[1:3], strict=False))
-        return Reference(
-            value,
-            *_relatives(given, value, where, what),
-            unit=_unit(spec[3] if len(spec) == 4 else None, where, what),
-        )
+        return _listed_reference(spec, where, what)
     if isinstance(spec, dict):
-        unknown = [k for k in spec if k not in _REFERENCE_KEYS]
-        if unknown:
-            raise RunError(
-                f"target {what}: unknown key '{unknown[0]}'",
-                where,
-                hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS)
-                or "keys: " + ", ".join(_REFERENCE_KEYS),
-            )
-        if not _is_number(spec.get("value")):
-            raise RunError(f"target {what}: 'value' must be a number", where, hint=hint)
-        value = float(spec["value"])
-        absolute = {
-            k: float(spec[k]) if _is_number(spec[k]) else _bad(what, k, spec[k], where)
-            for k in ("min", "max")
-            if k in spec
-        }
-        return Reference(
-            value,
-            *_relatives(spec, value, where, what),
-            absolute.get("min"),
-            absolute.get("max"),
-            None
-            if spec.get("threshold") is None
-            else _percent(spec["threshold"], where, "threshold"),
-            _unit(spec.get("unit"), where, what),
+        return _mapped_reference(spec, where, what)
+    raise RunError(f"target {what}: {spec!r} is not a reference", where, hint=_REFERENCE_HINT)
+
+
+def _listed_reference(spec: list[object], where: Location, what: str) -> Reference:
+    """ReFrame's (ref, lower, upper, unit) tuple; the sides left out take the default."""
+    value = spec[0] if spec else None
+    if not 1 <= len(spec) <= 4 or not _is_number(value):
+        raise RunError(
+            f"target {what}: {spec!r} is not [value, lower, upper, unit]",
+            where,
+            hint=_REFERENCE_HINT,
         )
-    raise RunError(f"target {what}: {spec!r} is not a reference", where, hint=hint)
+    given = dict(zip(("lower", "upper"), spec[1:3], strict=False))
+    return Reference(
+        float(value),
+        *_relatives(given, float(value), where, what),
+        unit=_unit(spec[3] if len(spec) == 4 else None, where, what),
+    )
+
+
+def _mapped_reference(spec: dict[Any, Any], where: Location, what: str) -> Reference:
+    """`{value: N, lower: -5%, upper: +20%, min: .., max: .., threshold: .., unit: ..}`."""
+    _check_reference_keys(spec, where, what)
+    value = spec.get("value")
+    if not _is_number(value):
+        raise RunError(f"target {what}: 'value' must be a number", where, hint=_REFERENCE_HINT)
+    absolute = {k: _absolute(spec[k], what, k, where) for k in ("min", "max") if k in spec}
+    threshold = spec.get("threshold")
+    return Reference(
+        float(value),
+        *_relatives(spec, float(value), where, what),
+        absolute.get("min"),
+        absolute.get("max"),
+        None if threshold is None else _percent(threshold, where, "threshold"),
+        _unit(spec.get("unit"), where, what),
+    )
+
+
+def _check_reference_keys(spec: dict[Any, Any], where: Location, what: str) -> None:
+    """A reference's mapping holds only the keys a reference has (the first other one named)."""
+    unknown = [k for k in spec if k not in _REFERENCE_KEYS]
+    if unknown:
+        raise RunError(
+            f"target {what}: unknown key '{unknown[0]}'",
+            where,
+            hint=did_you_mean(str(unknown[0]), _REFERENCE_KEYS)
+            or "keys: " + ", ".join(_REFERENCE_KEYS),
+        )
+
+
+def _absolute(value: object, what: str, key: str, where: Location) -> float:
+    """An absolute bound (`min`, `max`): a number."""
+    return float(value) if _is_number(value) else _bad(what, key, value, where)
 
 
 def _relatives(
-    spec: dict, value: float, where: Location, what: str
+    spec: dict[Any, Any], value: float, where: Location, what: str
 ) -> tuple[float | None, float | None]:
     """The `lower` and `upper` relative bounds of a reference: None where not given, -inf / +inf
     where given as null (no bound, ReFrame's None); one ReFrame refuses for this value is an
@@ -342,21 +409,21 @@ def _relatives(
     return out[0], out[1]
 
 
-def _unit(value, where: Location, what: str) -> str:
+def _unit(value: object, where: Location, what: str) -> str:
     """A reference's unit: a text a unit can be (spec.units.unit_problem), '' when none is given."""
     if value is None:
         return ""
     problem = unit_problem(value) if isinstance(value, str) else "not a text"
-    if problem is not None:
-        raise RunError(
-            f"target {what}: unit {value!r} cannot be read ({problem})",
-            where,
-            hint="a unit such as ms, s, tokens/s, GB/s, TFLOP/s",
-        )
-    return value.strip()
+    if isinstance(value, str) and problem is None:
+        return value.strip()
+    raise RunError(
+        f"target {what}: unit {value!r} cannot be read ({problem})",
+        where,
+        hint="a unit such as ms, s, tokens/s, GB/s, TFLOP/s",
+    )
 
 
-def _relative(value, where: Location, what: str) -> float | None:
+def _relative(value: object, where: Location, what: str) -> float | None:
     """A relative bound: a fraction (-0.05) or a percentage ('-5%', '+20 %')."""
     if value is None:
         return None
@@ -372,19 +439,19 @@ def _relative(value, where: Location, what: str) -> float | None:
     return _bad(what, "bound", value, where)
 
 
-def _percent(value, where: Location, key: str) -> float:
+def _percent(value: object, where: Location, key: str) -> float:
     """A percentage: 5, '5%' or '5 %'."""
     text = value.strip().removesuffix("%") if isinstance(value, str) else value
-    try:
-        number = float(text)
-    except (TypeError, ValueError):
+    try:  # what float() takes of a YAML value (a !!binary's bytes too); anything else: no number
+        number = float(text) if isinstance(text, (str, bytes, int, float)) else math.nan
+    except ValueError:
         number = math.nan
     if not math.isfinite(number) or number < 0 or isinstance(value, bool):
         raise RunError(f"{key} {value!r} is not a percentage", where, hint=f"expected {key}: 5%")
     return number
 
 
-def _bad(what: str, key: str, value, where: Location):
+def _bad(what: str, key: str, value: object, where: Location) -> NoReturn:
     raise RunError(
         f"target {what}: {key} {value!r} is not a number or a percentage",
         where,
@@ -392,7 +459,7 @@ def _bad(what: str, key: str, value, where: Location):
     )
 
 
-def _is_number(value) -> bool:
+def _is_number(value: object) -> TypeGuard[int | float]:
     return (
         isinstance(value, (int, float))
         and not isinstance(value, bool)

@@ -8,7 +8,7 @@ whatever its destination: it is named with the field and the copy goes on with t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 
 from caramel.consumers.history.metrics import Metric
@@ -47,18 +47,30 @@ def copy_runs(
             out.figures += destination._insert(run, metrics, replace=replace)
             if run.run_key in imported and not known:
                 destination.mark_imported(run.run_key)
-            made_from = source.made_from(run.run_key)
-            if made_from and (replace or destination.made_from(run.run_key) is None):
-                destination.set_made_from(run.run_key, made_from)
+            _copy_made_from(source, destination, run.run_key, replace)
         out.runs += not known
         if after_each is not None:
             after_each(run.run_key)
-    names = source.db.execute("SELECT name, run_key FROM baselines").fetchall()
-    for name, run_key in names:
+    out.baselines = _copy_baselines(source, destination)
+    return out
+
+
+def _copy_made_from(source: History, destination: History, run_key: str, replace: bool) -> None:
+    """The key of the tables the run's figures were made from (History.made_from), where the source
+    knows it and the destination does not (`replace`: whatever it knows)."""
+    made_from = source.made_from(run_key)
+    if made_from and (replace or destination.made_from(run_key) is None):
+        destination.set_made_from(run_key, made_from)
+
+
+def _copy_baselines(source: History, destination: History) -> int:
+    """The source's baselines the destination has no baseline of that name of; how many."""
+    copied = 0
+    for name, run_key in source.db.execute("SELECT name, run_key FROM baselines").fetchall():
         if destination.baseline(name) is None:
             destination.set_baseline(name, run_key)
-            out.baselines += 1
-    return out
+            copied += 1
+    return copied
 
 
 def uncopyable(run: RunRecord, metrics: list[Metric]) -> str:
@@ -80,21 +92,25 @@ def uncopyable(run: RunRecord, metrics: list[Metric]) -> str:
 def _texts(run: RunRecord, metrics: list[Metric]) -> Iterator[tuple[str, str]]:
     """Every text of a run and its figures, with the name of its field."""
     for name, value in asdict(run).items():
-        if isinstance(value, str):
-            yield name, value
-        elif isinstance(value, list):  # tags, job_ids
-            yield from (
-                (f"{name}[{i}]", item) for i, item in enumerate(value) if isinstance(item, str)
-            )
-        elif isinstance(value, dict):  # the fingerprint
-            yield from _pairs(name, value)
+        yield from _field_texts(name, value)
     for n, metric in enumerate(metrics):
         for name in ("table", "name", "unit", "direction"):
             yield f"metrics[{n}].{name}", getattr(metric, name)
         yield from _pairs(f"metrics[{n}].row", metric.row)
 
 
-def _pairs(name: str, mapping: dict) -> Iterator[tuple[str, str]]:
+def _field_texts(name: str, value: object) -> Iterator[tuple[str, str]]:
+    """The texts of a run's field: itself, the items of a list (tags, job_ids), the keys and values
+    of a mapping (the fingerprint)."""
+    if isinstance(value, str):
+        yield name, value
+    elif isinstance(value, list):
+        yield from ((f"{name}[{i}]", item) for i, item in enumerate(value) if isinstance(item, str))
+    elif isinstance(value, dict):
+        yield from _pairs(name, value)
+
+
+def _pairs(name: str, mapping: Mapping[str, object]) -> Iterator[tuple[str, str]]:
     for key, item in mapping.items():
         yield f"{name}.{key}", str(key)
         if isinstance(item, str):

@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import fields
 from itertools import chain
+from typing import Any
 
 import orjson
 
@@ -31,6 +32,9 @@ from caramel.stages.state import bounded
 _TEXT = "text"
 _TEXTS = "list of texts"
 _TIME = "number or null"
+_DIRECTION = "higher, lower or unknown"
+_NUMBERS = "non-empty list of numbers"
+_TEXTS_AND_NUMBERS = "object of texts and numbers"
 # The run's keys and what each holds; run_key and benchmark are required.
 RUN_KEYS: dict[str, str] = {
     "run_key": _TEXT,
@@ -49,19 +53,23 @@ RUN_KEYS: dict[str, str] = {
     "started": _TIME,
     "ended": _TIME,
     "site": _TEXT,
-    "fingerprint": "object of texts and numbers",  # optional, written by newer exports
+    "fingerprint": _TEXTS_AND_NUMBERS,  # optional, written by newer exports
 }
 RUN_REQUIRED = ("run_key", "benchmark")
 METRIC_KEYS = {
     "table": _TEXT,
-    "row": "object of texts and numbers",
+    "row": _TEXTS_AND_NUMBERS,
     "name": _TEXT,
     "unit": _TEXT,
-    "direction": "higher, lower or unknown",
-    "samples": "non-empty list of numbers",
+    "direction": _DIRECTION,
+    "samples": _NUMBERS,
     "reason": _TEXT,  # optional (schema 3): a failed row's reason, its samples then empty
 }
 METRIC_REQUIRED = ("table", "row", "name", "samples")
+
+
+# a value json or orjson read from a line, before it is checked: any JSON type
+_Json = Any
 
 
 class _Bad(Exception):
@@ -92,7 +100,7 @@ def parse_line(raw: bytes, where: Location) -> tuple[RunRecord, Sequence[Metric]
 
 
 def _parsed(
-    doc, plain: MetricColumns | None, where: Location
+    doc: object, plain: MetricColumns | None, where: Location
 ) -> tuple[RunRecord, Sequence[Metric]]:
     """The run and metrics of a line's JSON (`plain`: its metrics, told by `_plain_metrics`)."""
     _check_schema(doc, where)
@@ -106,7 +114,7 @@ def _parsed(
         ) from None
 
 
-def _careful_json(raw: bytes, where: Location):
+def _careful_json(raw: bytes, where: Location) -> object:
     """A line json reads, once bounded (size and depth): any other line's error names what is
     wrong."""
     # bounded.loads of the line's own bytes (what the text, valid UTF-8, encodes back to: one
@@ -139,7 +147,7 @@ def _careful_json(raw: bytes, where: Location):
         ) from None
 
 
-def _check_schema(doc, where: Location) -> None:
+def _check_schema(doc: object, where: Location) -> None:
     """Refuse a line of a newer export (or a schema that is no whole number) before its keys are
     read."""
     if not isinstance(doc, dict) or "schema" not in doc:
@@ -160,7 +168,7 @@ def _check_schema(doc, where: Location) -> None:
         )
 
 
-def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
+def _fast_line(data: bytes) -> tuple[_Json, MetricColumns] | None:
     """A line as bench export writes it, parsed by orjson (half of json's time) and its metrics
     told a column at a time (`_plain_metrics`); None for anything else, which json then reads as
     before (its errors, and what orjson refuses or reads otherwise: NaN, `1e999`, a lone surrogate,
@@ -187,7 +195,7 @@ def _fast_line(data: bytes) -> tuple[dict, MetricColumns] | None:
     return None if metrics is None else (doc, metrics)
 
 
-def _small_numbers(value, depth: int) -> bool:
+def _small_numbers(value: object, depth: int) -> bool:
     """No float of 2**63 or more in `value` (orjson's reading of a whole number json keeps whole),
     nor a list or object nested more than `depth` deep."""
     if type(value) is float:
@@ -204,8 +212,21 @@ _WHOLE_LIMIT = float(2**63)
 _SHALLOW = 8  # an export's run nests 2 deep (run, tags); bounded.MAX_DEPTH (64) is far above
 
 
-def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequence[Metric]]:
-    # site and fingerprint stand beside "run" (bench export writes them there) or inside it
+def _record(doc: _Json, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequence[Metric]]:
+    """A line's run and metrics, checked (`plain`: its metrics, told by `_plain_metrics`)."""
+    _check_line(doc)
+    record = _run_record(doc)
+    if not isinstance(doc["metrics"], list):
+        raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
+    columns = plain if plain is not None else _plain_metrics(doc["metrics"])
+    if columns is not None:
+        return record, columns
+    return record, [_metric(metric, i) for i, metric in enumerate(doc["metrics"])]
+
+
+def _check_line(doc: _Json) -> None:
+    """The line's keys: site and fingerprint stand beside "run" (bench export writes them there)
+    or inside it."""
     _object(
         doc,
         "the line",
@@ -221,46 +242,58 @@ def _record(doc, plain: MetricColumns | None = None) -> tuple[RunRecord, Sequenc
     for key in ("site", "fingerprint"):
         if doc.get(key) is not None:
             _check(doc[key], RUN_KEYS[key], key)
-    run = dict(doc["run"]) if isinstance(doc["run"], dict) else doc["run"]
-    _object(run, "run", RUN_KEYS, RUN_REQUIRED)
-    for key, value in run.items():
-        _check(value, RUN_KEYS[key], f"run.{key}")
-    if not run["run_key"].strip():
-        raise _Bad("run.run_key is empty")
+
+
+def _run_record(doc: _Json) -> RunRecord:
+    """The line's run, each key checked, with the site and fingerprint beside it."""
+    run = _checked_run(doc["run"])
     known = {f.name for f in fields(RunRecord)}
     record = RunRecord(**{k: v for k, v in run.items() if k in known})
     record.site = str(doc.get("site") or record.site or "")
     record.fingerprint = dict(doc.get("fingerprint") or record.fingerprint or {})
-    if not isinstance(doc["metrics"], list):
-        raise _Bad(f"metrics holds {_kind(doc['metrics'])}, expected a list")
-    columns = plain if plain is not None else _plain_metrics(doc["metrics"])
-    if columns is not None:
-        return record, columns
-    metrics: list[Metric] = []
-    for i, metric in enumerate(doc["metrics"]):
-        if _plain_metric(metric):
-            samples: list[float] = metric["samples"]
-        else:  # the careful check, naming what is wrong where
-            _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
-            for key, value in metric.items():
-                if not (key == "samples" and value == [] and _failed(metric, i)):
-                    _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
-            samples = [float(v) for v in metric["samples"]]
-        metrics.append(
-            Metric(
-                metric["table"],
-                metric["row"],
-                metric["name"],
-                metric.get("unit", ""),
-                metric.get("direction", "unknown"),
-                samples,
-                metric.get("reason", ""),
-            )
-        )
-    return record, metrics
+    return record
 
 
-def _failed(metric: dict, i: int) -> bool:
+def _checked_run(value: _Json) -> dict[str, Any]:
+    """The line's "run": an object of RUN_KEYS, each holding what it should, a run key not empty."""
+    run = dict(value) if isinstance(value, dict) else value
+    _object(run, "run", RUN_KEYS, RUN_REQUIRED)
+    for key, item in run.items():
+        _check(item, RUN_KEYS[key], f"run.{key}")
+    if not run["run_key"].strip():
+        raise _Bad("run.run_key is empty")
+    return run
+
+
+def _metric(metric: _Json, i: int) -> Metric:
+    """Figure `i` of the line: told plain in a few type tests, else checked key by key (naming what
+    is wrong where)."""
+    if _plain_metric(metric):
+        samples: list[float] = metric["samples"]
+    else:
+        samples = _checked_samples(metric, i)
+    return Metric(
+        metric["table"],
+        metric["row"],
+        metric["name"],
+        metric.get("unit", ""),
+        metric.get("direction", "unknown"),
+        samples,
+        metric.get("reason", ""),
+    )
+
+
+def _checked_samples(metric: _Json, i: int) -> list[float]:
+    """The careful check of figure `i`, each key against what it holds; its samples as floats (a
+    failed row's: none)."""
+    _object(metric, f"metrics[{i}]", METRIC_KEYS, METRIC_REQUIRED)
+    for key, value in metric.items():
+        if not (key == "samples" and value == [] and _failed(metric, i)):
+            _check(value, METRIC_KEYS[key], f"metrics[{i}].{key}")
+    return [float(v) for v in metric["samples"]]
+
+
+def _failed(metric: _Json, i: int) -> bool:
     """Whether a figure of no samples is a failed row's: it holds a reason (a text, not empty)."""
     if "reason" not in metric:
         return False
@@ -284,133 +317,179 @@ _DIRECTIONS = frozenset(("higher", "lower", "unknown"))
 _FLOAT, _TEXT_TYPE = {float}, {str}
 
 
-def _plain_metrics(metrics: list) -> MetricColumns | None:
+def _plain_metrics(metrics: list[_Json]) -> MetricColumns | None:
     """A line's metrics as bench export writes them (every key there, every sample a float, every
     value of a row a text) told a column at a time: a few passes in C over the line's figures
     instead of a dozen type tests per figure in Python (a million figures an import). None when any
     figure is not so: `_plain_metric` and the careful checks then look at each one."""
     try:  # what is not so raises a KeyError (a key missing or another in its place) or a TypeError
-        if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
-            return None
-        tables, rows, names, units, directions, samples = (
-            tuple(map(value, metrics)) for value in _EXPORTED
-        )
-        # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
-        "".join(chain(tables, names, units, directions))
-        if set(map(type, rows)) != _DICT:
-            return None
-        configs_json = texts_json(
-            rows
-        )  # every row a dict of texts (None: an escape, or a value no text)
-        if configs_json is None:
-            "".join(chain.from_iterable(map(dict.values, rows)))
-        # every sample list non-empty and holding floats alone (a text or an object holds no float)
-        if (
-            not all(samples)
-            or not _DIRECTIONS.issuperset(directions)
-            or set(map(type, chain.from_iterable(samples))) != _FLOAT
-        ):
-            return None
+        columns = _plain_columns(metrics)
     except (KeyError, TypeError):
         return None
     # the finite floats of the whole line sum to a finite number (else each figure is looked at)
-    try:
-        if not math.isfinite(math.fsum(chain.from_iterable(samples))):
-            return None
-    except (OverflowError, ValueError):
+    if columns is None or not _finite_sum(chain.from_iterable(columns.samples)):
         return None
-    # Metrics when read (history.rows never reads them so)
+    return columns
+
+
+def _plain_columns(metrics: list[_Json]) -> MetricColumns | None:
+    """`_plain_metrics`' columns, their types told; None, a KeyError or a TypeError for metrics
+    that are not plain. Metrics when read (history.rows never reads them so)."""
+    if not metrics or set(map(len, metrics)) != _METRIC_KEY_COUNT:
+        return None
+    tables, rows, names, units, directions, samples = (
+        tuple(map(value, metrics)) for value in _EXPORTED
+    )
+    # texts: str.join takes nothing else (and neither json nor orjson makes a subclass of str)
+    "".join(chain(tables, names, units, directions))
+    if set(map(type, rows)) != _DICT:
+        return None
+    configs_json = _rows_json(rows)
+    # every sample list non-empty and holding floats alone (a text or an object holds no float)
+    if (
+        not all(samples)
+        or not _DIRECTIONS.issuperset(directions)
+        or set(map(type, chain.from_iterable(samples))) != _FLOAT
+    ):
+        return None
     return MetricColumns(
         tables, rows, names, units, directions, samples, checked=True, configs_json=configs_json
     )
 
 
-def _plain_metric(metric) -> bool:
-    """A metric as bench export writes it, told in a few type tests (a million figures are imported
-    in seconds); False for anything else, which `_object` and `_check` then examine one by one and
-    refuse with the key and what it should hold, or accept (an integer sample, a number in a
-    row)."""
-    if type(metric) is not dict or not _METRIC_KEY_SET.issuperset(metric):
-        return False
-    table, row, name, samples = (
-        metric.get("table"),
-        metric.get("row"),
-        metric.get("name"),
-        metric.get("samples"),
-    )
-    if (
-        type(table) is not str
-        or type(name) is not str
-        or type(row) is not dict
-        or type(samples) is not list
-    ):
-        return False
-    direction = metric.get("direction", "unknown")
-    if (
-        type(metric.get("unit", "")) is not str
-        or type(direction) is not str
-        or direction not in _DIRECTIONS
-    ):
-        return False
-    if set(map(type, samples)) != _FLOAT or (row and set(map(type, row.values())) != _TEXT_TYPE):
-        return False
+def _rows_json(rows: Sequence[dict[str, str]]) -> bytes | None:
+    """The rows' text (history.rows.texts_json) where every value is a text with no escape; None
+    where not, every value then told a text (TypeError for one that is not)."""
+    configs_json = texts_json(rows)
+    if configs_json is None:
+        "".join(chain.from_iterable(map(dict.values, rows)))
+    return configs_json
+
+
+def _finite_sum(samples: Iterable[float]) -> bool:
+    """Whether the samples' sum (math.fsum) is a finite number."""
     try:
         return math.isfinite(math.fsum(samples))
     except (OverflowError, ValueError):
         return False
 
 
-def _object(value, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
+def _plain_metric(metric: _Json) -> bool:
+    """A metric as bench export writes it, told in a few type tests (a million figures are imported
+    in seconds); False for anything else, which `_object` and `_check` then examine one by one and
+    refuse with the key and what it should hold, or accept (an integer sample, a number in a
+    row)."""
+    if type(metric) is not dict or not _METRIC_KEY_SET.issuperset(metric):
+        return False
+    return _plain_names(metric) and _plain_values(metric.get("row"), metric.get("samples"))
+
+
+def _plain_names(metric: dict[str, object]) -> bool:
+    """A figure's table, name and unit are texts, its direction one of the three."""
+    direction = metric.get("direction", "unknown")
+    texts = (metric.get("table"), metric.get("name"), metric.get("unit", ""), direction)
+    return all(type(text) is str for text in texts) and direction in _DIRECTIONS
+
+
+def _plain_values(row: object, samples: object) -> bool:
+    """A figure's row holds texts alone, its samples floats alone of a finite sum."""
+    if type(row) is not dict or type(samples) is not list:
+        return False
+    if set(map(type, samples)) != _FLOAT or (row and set(map(type, row.values())) != _TEXT_TYPE):
+        return False
+    return _finite_sum(samples)
+
+
+def _object(value: object, what: str, keys: dict[str, str], required: tuple[str, ...]) -> None:
+    """`value` is an object of `keys` alone, with every `required` one."""
     if not isinstance(value, dict):
-        raise _Bad(
-            f"{what} holds {_kind(value)}, expected an object with "
-            + ", ".join(repr(k) for k in required)
-        )
-    for key in value:
-        if key not in keys:
-            hint = did_you_mean(key, keys)
-            raise _Bad(f"{what} has the unknown key {key!r}" + (f" ({hint})" if hint else ""))
+        raise _Bad(f"{what} holds {_kind(value)}, expected an object with {_names(required)}")
+    _no_unknown_key(value, what, keys)
     missing = [k for k in required if k not in value]
     if missing:
-        raise _Bad(
-            f"{what} lacks the key{'s' if len(missing) > 1 else ''} "
-            + ", ".join(repr(k) for k in missing)
-        )
+        raise _Bad(f"{what} lacks the key{'s' if len(missing) > 1 else ''} {_names(missing)}")
 
 
-def _check(value, expected: str, path: str) -> None:
+def _no_unknown_key(value: dict[str, object], what: str, keys: dict[str, str]) -> None:
+    """The first key of `value` not among `keys` named, with did-you-mean."""
+    unknown = next((key for key in value if key not in keys), None)
+    if unknown is not None:
+        hint = did_you_mean(unknown, keys)
+        raise _Bad(f"{what} has the unknown key {unknown!r}" + (f" ({hint})" if hint else ""))
+
+
+def _names(keys: Sequence[str]) -> str:
+    """Keys as an error names them: `'run', 'metrics'`."""
+    return ", ".join(repr(k) for k in keys)
+
+
+def _check(value: object, expected: str, path: str) -> None:
     """Raise _Bad naming the innermost wrong value (`metrics[0].samples[1]`) and what was
-    expected."""
-    if expected == _TEXT and not isinstance(value, str):
+    expected (an expectation with no check of its own, such as an object's: none here)."""
+    check = _CHECKS.get(expected)
+    if check is not None:
+        check(value, path)
+
+
+def _check_text(value: object, path: str) -> None:
+    if not isinstance(value, str):
         raise _Bad(f"{path} holds {_kind(value)}, expected a text")
-    if expected == _TIME and value is not None and not _finite(value, path):
+
+
+def _check_time(value: object, path: str) -> None:
+    """A number or null; a whole number within 64 bits (seconds since 1970)."""
+    if value is not None and not _finite(value, path):
         raise _Bad(f"{path} holds {_kind(value)}, expected a number or null")
-    if expected == _TIME and isinstance(value, int) and not -(2**63) <= value < 2**63:
+    if isinstance(value, int) and not -(2**63) <= value < 2**63:
         raise _Bad(
             f"{path} holds the number {str(value)[:20]}..., beyond a 64-bit integer "
             "(seconds since 1970)"
         )
-    if expected == "higher, lower or unknown" and value not in ("higher", "lower", "unknown"):
+
+
+def _check_direction(value: object, path: str) -> None:
+    if value not in ("higher", "lower", "unknown"):
         raise _Bad(f'{path} holds {_kind(value)}, expected "higher", "lower" or "unknown"')
-    if expected in (_TEXTS, "non-empty list of numbers"):
-        if not isinstance(value, list):
-            raise _Bad(f"{path} holds {_kind(value)}, expected a {expected}")
-        if expected != _TEXTS and not value:
-            raise _Bad(f"{path} is empty, expected at least one number")
-        for n, item in enumerate(value):
-            if expected == _TEXTS and not isinstance(item, str):
-                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a text")
-            if expected != _TEXTS and not _finite(item, f"{path}[{n}]"):
-                raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a finite number")
-    if expected == "object of texts and numbers":
-        if not isinstance(value, dict):
-            raise _Bad(f"{path} holds {_kind(value)}, expected an object of texts and numbers")
-        for key, item in value.items():
-            if not isinstance(item, str) and not _finite(item, f"{path}.{key}"):
-                raise _Bad(f"{path}.{key} holds {_kind(item)}, expected a text or a number")
 
 
-def _storable_texts(value, path: str) -> None:
+def _check_texts(value: object, path: str) -> None:
+    if not isinstance(value, list):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a {_TEXTS}")
+    for n, item in enumerate(value):
+        if not isinstance(item, str):
+            raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a text")
+
+
+def _check_numbers(value: object, path: str) -> None:
+    if not isinstance(value, list):
+        raise _Bad(f"{path} holds {_kind(value)}, expected a {_NUMBERS}")
+    if not value:
+        raise _Bad(f"{path} is empty, expected at least one number")
+    for n, item in enumerate(value):
+        if not _finite(item, f"{path}[{n}]"):
+            raise _Bad(f"{path}[{n}] holds {_kind(item)}, expected a finite number")
+
+
+def _check_texts_and_numbers(value: object, path: str) -> None:
+    if not isinstance(value, dict):
+        raise _Bad(f"{path} holds {_kind(value)}, expected an {_TEXTS_AND_NUMBERS}")
+    for key, item in value.items():
+        if not isinstance(item, str) and not _finite(item, f"{path}.{key}"):
+            raise _Bad(f"{path}.{key} holds {_kind(item)}, expected a text or a number")
+
+
+# each expectation of RUN_KEYS and METRIC_KEYS with a check of its own
+_CHECKS: dict[str, Callable[[object, str], None]] = {
+    _TEXT: _check_text,
+    _TIME: _check_time,
+    _DIRECTION: _check_direction,
+    _TEXTS: _check_texts,
+    _NUMBERS: _check_numbers,
+    _TEXTS_AND_NUMBERS: _check_texts_and_numbers,
+}
+
+
+def _storable_texts(value: object, path: str) -> None:
     """Refuse a text (key or value) that some history engine cannot store: a lone surrogate (no
     UTF-8 encodes it) or a NUL (PostgreSQL's text refuses it), naming its JSON path."""
     if isinstance(value, dict):
@@ -421,18 +500,23 @@ def _storable_texts(value, path: str) -> None:
         for n, item in enumerate(value):
             _storable_texts(item, f"{path}[{n}]")
     elif isinstance(value, str):
-        if "\0" in value:
-            raise _Bad(f"{path} holds a NUL character (U+0000), which a history cannot store")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise _Bad(
-                f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), "
-                "which is no character and cannot be stored"
-            ) from None
+        _storable_text(value, path)
 
 
-def _finite(value, path: str) -> bool:
+def _storable_text(value: str, path: str) -> None:
+    """`_storable_texts` of one text."""
+    if "\0" in value:
+        raise _Bad(f"{path} holds a NUL character (U+0000), which a history cannot store")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _Bad(
+            f"{path} holds a lone surrogate (U+{ord(value[exc.start]):04X}), "
+            "which is no character and cannot be stored"
+        ) from None
+
+
+def _finite(value: object, path: str) -> bool:
     """A JSON number that is a finite float; NaN, Infinity, 1e999 and 10**400 are errors here."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
@@ -445,7 +529,7 @@ def _finite(value, path: str) -> bool:
     return True
 
 
-def _kind(value) -> str:
+def _kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
