@@ -102,16 +102,26 @@ def remove_inactive(node: Node, tags: set[str]) -> None:
 def find_path(root: Node, path: str) -> list[Node]:
     """The small XPath subset JUBE files use in `<include path=...>`: '.', 'a/b', './a', '//a'."""
     path = path.strip() or "."
-    if path == ".":
-        return [root]
     if path.startswith("//"):
-        return [n for n in root.iter(path[2:]) if n is not root]
+        return _descendants(root, path[2:])
     nodes = [root]
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        nodes = [c for n in nodes for c in n.children if part == "*" or c.tag == part]
+    for part in _path_steps(path):
+        nodes = _children_named(nodes, part)
     return nodes
+
+
+def _descendants(root: Node, tag: str) -> list[Node]:
+    """`//tag`: the elements below `root` named `tag`, depth first."""
+    return [n for n in root.iter(tag) if n is not root]
+
+
+def _path_steps(path: str) -> list[str]:
+    """The element names of a path (`*`: any), without its `.` steps."""
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def _children_named(nodes: list[Node], part: str) -> list[Node]:
+    return [c for n in nodes for c in n.children if part == "*" or c.tag == part]
 
 
 def expand_includes(node: Node, include: IncludePath, tags: set[str], depth: int = 0) -> None:
