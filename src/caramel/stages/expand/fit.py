@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from caramel.errors import Location, SpecError
 from caramel.stages.expand.conditions import eval_bool
 from caramel.stages.expand.substitute import substitute
+from caramel.stages.spec.model import Do
 from caramel.stages.spec.system import SystemFacts
 
 if TYPE_CHECKING:  # a plan is checked, never made here: expand.plan calls check_system
@@ -33,14 +34,22 @@ def check_system(plan: Plan) -> None:
         texts = wp.params()
         _check_devices(system, wp, texts)
         for do in wp.step.dos:
-            if not eval_bool(
-                substitute(do.active, texts, final=True), "active= of a <do>", do.where
-            ):
-                continue
-            for found in _UNRESOLVED.finditer(substitute(do.command, texts, final=True)):
-                key = found.group(1)[len("system_") :]
-                if hasattr(system, key) or key.startswith("image_") or key == "container_prefix":
-                    _missing(system, found.group(1), plan, do.where)
+            _check_do(system, do, texts, plan)
+
+
+def _check_do(system: SystemFacts, do: Do, texts: dict[str, str], plan: Plan) -> None:
+    """An active do's command names no system setting the system file leaves out."""
+    if not eval_bool(substitute(do.active, texts, final=True), "active= of a <do>", do.where):
+        return
+    for found in _UNRESOLVED.finditer(substitute(do.command, texts, final=True)):
+        if _is_system_key(system, found.group(1)[len("system_") :]):
+            _missing(system, found.group(1), plan, do.where)
+
+
+def _is_system_key(system: SystemFacts, key: str) -> bool:
+    """A setting a system file may state (an unresolved `$system_x` of another name is the
+    file's own text)."""
+    return hasattr(system, key) or key.startswith("image_") or key == "container_prefix"
 
 
 def _missing(system: SystemFacts, name: str, plan: Plan, fallback: Location) -> None:
