@@ -37,13 +37,20 @@ def tags_in(root: Node) -> set[str]:
     for node in root.iter():
         if "tag" in node.attrs:
             found |= tag_names(node.attrs["tag"])
-        if node.tag == "check_tags":
-            found |= tag_names(node.text)
-        elif node.tag == "tag" and node.attrs.get("name", "").strip():  # <tags><tag name="x">
-            found.add(node.attrs["name"].strip())
-        elif node.tag == "tag":  # <selection><tag>a,b</tag>
-            found |= {word.strip() for word in node.text.split(",") if word.strip()}
+        found |= _element_tags(node)
     return found
+
+
+def _element_tags(node: Node) -> set[str]:
+    """The tag names a `<check_tags>` expression or a `<tag>` names."""
+    if node.tag == "check_tags":
+        return tag_names(node.text)
+    if node.tag != "tag":
+        return set()
+    name = node.attrs.get("name", "").strip()
+    if name:  # <tags><tag name="x">
+        return {name}
+    return {word.strip() for word in node.text.split(",") if word.strip()}  # <selection><tag>a,b
 
 
 def _files_read(root: Node) -> Iterable[str]:
@@ -90,15 +97,21 @@ def check_given_tags(
     if not unknown:
         return
     hints = [f"'{tag}': {_meant(tag, everything)}" for tag in unknown]
-    words = ", ".join(f"'{tag}'" for tag in unknown)
-    one = len(unknown) == 1
     raise SpecError(
-        f"tag{'' if one else 's'} {words} select{'s' if one else ''} nothing: "
-        f"no system file is named so and no tag expression of {what} uses "
-        + ("it" if one else "them"),
+        _selects_nothing(unknown, what),
         where,
         hint="; ".join(hints) + "; a tag the file reads no other way is declared in <tags> "
         "(docs/file-format.md, Tags)",
+    )
+
+
+def _selects_nothing(unknown: list[str], what: str) -> str:
+    words = ", ".join(f"'{tag}'" for tag in unknown)
+    one = len(unknown) == 1
+    return (
+        f"tag{'' if one else 's'} {words} select{'s' if one else ''} nothing: "
+        f"no system file is named so and no tag expression of {what} uses "
+        + ("it" if one else "them")
     )
 
 

@@ -109,23 +109,31 @@ def _check_entities(tree: etree._ElementTree, path: str) -> None:
 
 
 def _convert(element: etree._Element, path: str) -> Node:
-    node = Node(
+    node = _bare_node(element, path)
+    for child in element:
+        if isinstance(child.tag, str):  # not a comment or processing instruction
+            _warn_of_tail(child, element, path)
+            node.children.append(_convert(child, path))
+    return node
+
+
+def _bare_node(element: etree._Element, path: str) -> Node:
+    """The element's tag, attributes, text and line, without its children."""
+    return Node(
         tag=str(element.tag),
         attrs={str(k): str(v) for k, v in element.attrib.items()},
         text=element.text or "",
         where=Location(path, element.sourceline or 0),
     )
-    for child in element:
-        if not isinstance(child.tag, str):  # comments and processing instructions
-            continue
-        if child.tail and child.tail.strip():
-            # JUBE ignores such text too; real files may carry it, so it stays a warning, never
-            # silent
-            print(
-                f"warning: {Location(path, child.sourceline or 0)}: "
-                f"text {child.tail.strip()[:40]!r} after <{child.tag}> inside <{element.tag}> is "
-                "ignored, as JUBE ignores it; move it into an element",
-                file=sys.stderr,
-            )
-        node.children.append(_convert(child, path))
-    return node
+
+
+def _warn_of_tail(child: etree._Element, element: etree._Element, path: str) -> None:
+    """Text after a child element: JUBE ignores it too; real files may carry it, so it stays a
+    warning, never silent."""
+    if child.tail and child.tail.strip():
+        print(
+            f"warning: {Location(path, child.sourceline or 0)}: "
+            f"text {child.tail.strip()[:40]!r} after <{child.tag}> inside <{element.tag}> is "
+            "ignored, as JUBE ignores it; move it into an element",
+            file=sys.stderr,
+        )
