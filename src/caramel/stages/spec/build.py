@@ -241,46 +241,8 @@ class Builder(SetBuilder):
         for child in node.children:
             if child.tag == "use":
                 result.uses += split_list(child.text)
-                continue
-            name = file_name(name_of(child, child.tag), child.tag, "the result folder", child.where)
-            table = m.Table(
-                name,
-                output=m.TableOutput(child.tag),
-                where=child.where,
-                style=child.attrs.get("style", "csv").strip(),
-                sort=split_list(child.attrs.get("sort", "")),
-                separator=child.attrs.get("separator", ","),
-                transpose=boolean(child, "transpose", False),
-                filter=child.attrs.get("filter", "").strip(),
-                primekeys=split_list(child.attrs.get("primekeys", "")),
-                db_file=child.attrs.get("file", "").strip(),
-            )
-            styles = choices("table", "style")
-            if table.output == "table" and table.style not in styles:
-                raise SpecError(
-                    f"style={table.style!r} is not a table style",
-                    child.where,
-                    hint=did_you_mean(table.style, styles)
-                    or f"expected {', '.join(styles[:-1])} or {styles[-1]}",
-                )
-            for col in child.children:
-                if col.tag not in ("column", "key"):
-                    raise SpecError(
-                        f"unknown element <{col.tag}> in <{child.tag}>",
-                        col.where,
-                        hint="expected <column> (or <key> in a database)",
-                    )
-                table.columns.append(
-                    m.Column(
-                        col.text.strip(),
-                        col.attrs.get("title", "").strip(),
-                        col.attrs.get("format", "").strip(),
-                        col.attrs.get("colw", "").strip(),
-                        col.where,
-                        primekey=boolean(col, "primekey", False),
-                    )
-                )
-            result.tables.append(table)
+            else:
+                result.tables.append(_table(child))
         return result
 
 
@@ -378,3 +340,52 @@ def _check_figures(step: m.Step, figures: dict[str, list[m.Pattern]]) -> None:
             figures[step.name][0].where,
             hint="<figure> belongs to a step with call: package.module:function",
         )
+
+
+def _table(child: Node) -> m.Table:
+    """A `<table>` or `<database>` of a result, with its columns."""
+    name = file_name(name_of(child, child.tag), child.tag, "the result folder", child.where)
+    table = m.Table(
+        name,
+        output=m.TableOutput(child.tag),
+        where=child.where,
+        style=child.attrs.get("style", "csv").strip(),
+        sort=split_list(child.attrs.get("sort", "")),
+        separator=child.attrs.get("separator", ","),
+        transpose=boolean(child, "transpose", False),
+        filter=child.attrs.get("filter", "").strip(),
+        primekeys=split_list(child.attrs.get("primekeys", "")),
+        db_file=child.attrs.get("file", "").strip(),
+    )
+    _check_style(table, child)
+    table.columns += [_column(col, child) for col in child.children]
+    return table
+
+
+def _check_style(table: m.Table, child: Node) -> None:
+    styles = choices("table", "style")
+    if table.output == "table" and table.style not in styles:
+        raise SpecError(
+            f"style={table.style!r} is not a table style",
+            child.where,
+            hint=did_you_mean(table.style, styles)
+            or f"expected {', '.join(styles[:-1])} or {styles[-1]}",
+        )
+
+
+def _column(col: Node, child: Node) -> m.Column:
+    """A `<column>` (or a database's `<key>`)."""
+    if col.tag not in ("column", "key"):
+        raise SpecError(
+            f"unknown element <{col.tag}> in <{child.tag}>",
+            col.where,
+            hint="expected <column> (or <key> in a database)",
+        )
+    return m.Column(
+        col.text.strip(),
+        col.attrs.get("title", "").strip(),
+        col.attrs.get("format", "").strip(),
+        col.attrs.get("colw", "").strip(),
+        col.where,
+        primekey=boolean(col, "primekey", False),
+    )

@@ -75,20 +75,26 @@ def _find_module(name: str, path: list[str], target: str, where: Location) -> Mo
     search: list[str] | None = path
     for depth, part in enumerate(name.split(".")):
         found = PathFinder.find_spec(part, search)
-        if found is None and depth == 0 and part in sys.builtin_module_names:
-            return ModuleSpec(part, None, origin="built-in")
         if found is None:
-            missing = ".".join(name.split(".")[: depth + 1])
-            raise SpecError(
-                f"call {target!r}: no module named {missing!r}",
-                where,
-                hint="is the package installed, or the module beside the benchmark file? "
-                "(--no-eval: found by name, nothing imported)",
-            )
+            return _not_found(name, depth, target, where)
         spec = found
         search = list(found.submodule_search_locations or [])
     assert spec is not None  # a name has at least one part
     return spec
+
+
+def _not_found(name: str, depth: int, target: str, where: Location) -> ModuleSpec:
+    """A built-in top-level module's spec; any other module not found is an error."""
+    parts = name.split(".")
+    if depth == 0 and parts[0] in sys.builtin_module_names:
+        return ModuleSpec(parts[0], None, origin="built-in")
+    missing = ".".join(parts[: depth + 1])
+    raise SpecError(
+        f"call {target!r}: no module named {missing!r}",
+        where,
+        hint="is the package installed, or the module beside the benchmark file? "
+        "(--no-eval: found by name, nothing imported)",
+    )
 
 
 def _top_level_names(tree: ast.Module) -> list[str]:

@@ -431,6 +431,20 @@ def _is_finite(number: float | None) -> TypeGuard[float]:
 def _check_paths(entry: MadEntry, fail: Fail) -> None:
     """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are
     names."""
+    _check_scripts(entry, fail)
+    if entry.multiple_results:
+        _check_results_name(entry, fail)
+    if not SAFE_NAME.fullmatch(entry.model_dir):
+        # a folder name in shell lines and parameters (madengine's rule too)
+        raise fail(
+            "url",
+            f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
+            "than letters, digits, _ . + -",
+            "name the repository plainly, e.g. https://host/org/model.git",
+        )
+
+
+def _check_scripts(entry: MadEntry, fail: Fail) -> None:
     if not entry.scripts:
         raise fail(
             "scripts",
@@ -444,25 +458,18 @@ def _check_paths(entry: MadEntry, fail: Fail) -> None:
             f"{entry.scripts!r} leaves the folder of models.json",
             "write a path relative to models.json's folder, without ..",
         )
-    if entry.multiple_results:
-        try:
-            file_name(entry.multiple_results, "multiple_results", "the work folder", entry.where)
-        except SpecError as exc:
-            raise fail(
-                "multiple_results",
-                exc.message,
-                "a CSV file name; MAD's scripts write ../NAME.csv "
-                "from the clone, which is the work folder",
-            ) from None
-    if not SAFE_NAME.fullmatch(
-        entry.model_dir
-    ):  # a folder name in shell lines and parameters (madengine's rule too)
+
+
+def _check_results_name(entry: MadEntry, fail: Fail) -> None:
+    try:
+        file_name(entry.multiple_results, "multiple_results", "the work folder", entry.where)
+    except SpecError as exc:
         raise fail(
-            "url",
-            f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
-            "than letters, digits, _ . + -",
-            "name the repository plainly, e.g. https://host/org/model.git",
-        )
+            "multiple_results",
+            exc.message,
+            "a CSV file name; MAD's scripts write ../NAME.csv "
+            "from the clone, which is the work folder",
+        ) from None
 
 
 def script_parts(entry: MadEntry, home: str) -> tuple[str, list[str]]:

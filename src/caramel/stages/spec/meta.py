@@ -41,20 +41,25 @@ def parse_duration(text: str) -> float:
     try:
         seconds = float(text)
     except ValueError:
-        match = _CLOCK.match(text)
-        if not match:
-            raise ValueError(
-                f"{text!r} is not a duration; expected seconds, MM:SS or HH:MM:SS"
-            ) from None
-        days, first, second, third = match.groups()
-        if third is None:  # MM:SS
-            seconds = int(first) * 60 + float(second)
-        else:
-            seconds = int(first) * 3600 + int(second) * 60 + float(third)
-        seconds += int(days or 0) * 86400
+        seconds = _clock_seconds(text)
     if seconds < 0 or seconds != seconds or seconds == float("inf"):
         raise ValueError(f"{text!r} is not a duration; expected a number of seconds of at least 0")
     return seconds
+
+
+def _clock_seconds(text: str) -> float:
+    """Seconds from `MM:SS`, `HH:MM:SS` or `D-HH:MM:SS`."""
+    match = _CLOCK.match(text)
+    if not match:
+        raise ValueError(
+            f"{text!r} is not a duration; expected seconds, MM:SS or HH:MM:SS"
+        ) from None
+    days, first, second, third = match.groups()
+    if third is None:  # MM:SS
+        seconds = int(first) * 60 + float(second)
+    else:
+        seconds = int(first) * 3600 + int(second) * 60 + float(third)
+    return seconds + int(days or 0) * 86400
 
 
 def find_meta_node(benchmark: Node) -> Node | None:

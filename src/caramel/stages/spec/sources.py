@@ -128,18 +128,18 @@ def expand_includes(node: Node, include: IncludePath, tags: set[str], depth: int
     """Replace `<include from="file" path="xpath"/>` elements by the elements they name."""
     if depth > 20:
         raise SpecError("<include> nested more than 20 deep (a file including itself?)", node.where)
-    new_children: list[Node] = []
-    for child in node.children:
-        if child.tag == "include" and check_tag(child, tags):
-            source = child.attrs.get("from", "")
-            if not source:
-                raise SpecError('<include> needs a from="FILE" attribute', child.where)
-            tree = read_tree(include.find(source, child.where), include.folders)
-            remove_inactive(tree, tags)
-            found = find_path(tree, child.attrs.get("path", "."))
-            new_children += [n.copy() for n in found]
-        else:
-            new_children.append(child)
-    node.children = new_children
+    node.children = [n for child in node.children for n in _included(child, include, tags)]
     for child in node.children:
         expand_includes(child, include, tags, depth + 1)
+
+
+def _included(child: Node, include: IncludePath, tags: set[str]) -> list[Node]:
+    """An active `<include>`: the elements it names (copies); any other element: itself."""
+    if child.tag != "include" or not check_tag(child, tags):
+        return [child]
+    source = child.attrs.get("from", "")
+    if not source:
+        raise SpecError('<include> needs a from="FILE" attribute', child.where)
+    tree = read_tree(include.find(source, child.where), include.folders)
+    remove_inactive(tree, tags)
+    return [n.copy() for n in find_path(tree, child.attrs.get("path", "."))]
