@@ -76,12 +76,10 @@ def _missing(system: SystemFacts, name: str, plan: Plan, fallback: Location) -> 
 
 
 def _check_devices(system: SystemFacts, wp: Workpackage, texts: dict[str, str]) -> None:
-    if "devices_needed" not in texts or "nodes" not in texts:
+    counts = _devices_and_nodes(texts)
+    if counts is None:
         return
-    try:
-        needed, nodes = int(texts["devices_needed"]), int(texts["nodes"])
-    except ValueError:
-        return
+    needed, nodes = counts
     where = wp.values["devices_needed"].definition.where
     gpus = system.gpus_per_node
     if gpus and needed > nodes * gpus:
@@ -92,6 +90,20 @@ def _check_devices(system: SystemFacts, wp: Workpackage, texts: dict[str, str]) 
             hint="choose a smaller model or parallelism, or a system with more GPUs per node "
             "or nodes",
         )
+    _check_nodes(system, nodes, where)
+
+
+def _devices_and_nodes(texts: dict[str, str]) -> tuple[int, int] | None:
+    """The workpackage's `devices_needed` and `nodes`, where it has both as whole numbers."""
+    if "devices_needed" not in texts or "nodes" not in texts:
+        return None
+    try:
+        return int(texts["devices_needed"]), int(texts["nodes"])
+    except ValueError:
+        return None
+
+
+def _check_nodes(system: SystemFacts, nodes: int, where: Location) -> None:
     most = system.max_nodes
     if most and nodes > most:
         raise SpecError(

@@ -38,15 +38,21 @@ def expand_space(
             done.append(current)
             continue
         check_product(groups, max(1, limit - len(done) - len(work)), where)
-        expanded = []
-        for combo in itertools.product(*(choices for _, choices in groups)):
-            new = dict(current)
-            for (names, _), picked in zip(groups, combo, strict=False):
-                for name, value in zip(names, picked, strict=False):
-                    new[name] = value
-            expanded.append(new)
-        work.extend(reversed(expanded))
+        work.extend(reversed(_points(current, groups)))
     return done
+
+
+def _points(
+    current: dict[str, Value], groups: list[tuple[list[str], list[tuple[Value, ...]]]]
+) -> list[dict[str, Value]]:
+    """`current` with each combination of the groups' values, the first group slowest."""
+    expanded = []
+    for combo in itertools.product(*(choices for _, choices in groups)):
+        new = dict(current)
+        for (names, _), picked in zip(groups, combo, strict=False):
+            new.update(zip(names, picked, strict=False))
+        expanded.append(new)
+    return expanded
 
 
 def _too_many(exc: TooManyValues, limit: int, where: Location | None) -> ExpandError:

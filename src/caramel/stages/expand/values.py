@@ -108,13 +108,19 @@ def _make(
     param: Parameter, text: str, mode: str, derived: bool, idx: int = -1, most: int | None = None
 ) -> Value:
     if mode not in SCRIPT_MODES and param.separator and param.separator in text:
-        count = text.count(param.separator) + 1  # counted before the split makes each value
-        if most is not None and count > most:
-            raise TooManyValues(count, name=param.name)
-        parts = tuple(p.strip() for p in text.split(param.separator))
+        parts = _split(param, text, most)
         if len(parts) > 1:
             return Value(param, param.separator.join(parts), mode, parts, idx, derived)
     return Value(param, text, mode, None, idx, derived)
+
+
+def _split(param: Parameter, text: str, most: int | None) -> tuple[str, ...]:
+    """A text's values at the parameter's separator, stripped; more than `most` is refused,
+    counted before the split makes each value (TooManyValues)."""
+    count = text.count(param.separator) + 1
+    if most is not None and count > most:
+        raise TooManyValues(count, name=param.name)
+    return tuple(p.strip() for p in text.split(param.separator))
 
 
 def expand_template(value: Value) -> list[Value]:
@@ -487,14 +493,15 @@ def _separators(block: bytes, cap: Cap | None) -> int:
 
 def export_string(text: str) -> str:
     """Quote the values of `export NAME=value` lines as JUBE quotes them in `jube_wp_envstr`."""
-    lines = []
-    for name, value in re.findall(r"^export (.+?)\s*=\s*?(.+?)?\s*?$", text, re.MULTILINE):
-        value = (value or "").strip()
-        if not value:
-            lines.append(f'export {name}=""')
-        elif value[0] == value[-1] and value[0] in "'\"" and len(value) > 1:
-            lines.append(f"export {name}={value}")
-        else:
-            escaped = value.replace('"', '\\"')
-            lines.append(f'export {name}="{escaped}"')
-    return "".join(line + "\n" for line in lines)
+    found = re.findall(r"^export (.+?)\s*=\s*?(.+?)?\s*?$", text, re.MULTILINE)
+    return "".join(_export_line(name, (value or "").strip()) + "\n" for name, value in found)
+
+
+def _export_line(name: str, value: str) -> str:
+    """`export NAME="value"`: empty, already quoted, or quoted with its `"` escaped."""
+    if not value:
+        return f'export {name}=""'
+    if value[0] == value[-1] and value[0] in "'\"" and len(value) > 1:
+        return f"export {name}={value}"
+    escaped = value.replace('"', '\\"')
+    return f'export {name}="{escaped}"'
