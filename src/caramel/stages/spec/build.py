@@ -217,22 +217,10 @@ class Builder(SetBuilder):
         for child in node.children:
             if child.tag == "use":
                 analyser.uses += self.use(child, bench).names
-                continue
-            if child.tag == "sanity":
+            elif child.tag == "sanity":
                 analyser.sanity.append(read_sanity(child))
-                continue
-            only_children(child, children_of("analyse"))
-            step = child.attrs.get("step", "").strip()
-            if not step:
-                raise SpecError(
-                    "<analyse> needs step=", child.where, hint='write <analyse step="run">'
-                )
-            analyse = m.Analyse(step, where=child.where)
-            for file_node in child.children:
-                uses = split_list(file_node.attrs.get("use", ""))
-                for path in split_list(file_node.text):
-                    analyse.files.append(m.AnalyseFile(path, uses, file_node.where))
-            analyser.analyses.append(analyse)
+            else:
+                analyser.analyses.append(_analyse(child))
         return analyser
 
     def result(self, node: Node, bench: m.Benchmark) -> m.Result:
@@ -389,3 +377,19 @@ def _column(col: Node, child: Node) -> m.Column:
         col.where,
         primekey=boolean(col, "primekey", False),
     )
+
+
+def _analyse(child: Node) -> m.Analyse:
+    """An `<analyse step=...>`: the files of the step's workpackages it reads, each with the
+    pattern sets it uses."""
+    only_children(child, children_of("analyse"))
+    step = child.attrs.get("step", "").strip()
+    if not step:
+        raise SpecError("<analyse> needs step=", child.where, hint='write <analyse step="run">')
+    analyse = m.Analyse(step, where=child.where)
+    for file_node in child.children:
+        uses = split_list(file_node.attrs.get("use", ""))
+        analyse.files += [
+            m.AnalyseFile(path, uses, file_node.where) for path in split_list(file_node.text)
+        ]
+    return analyse

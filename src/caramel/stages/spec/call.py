@@ -290,18 +290,22 @@ def search_path(home: str) -> Iterator[None]:
 
 def _module_hint(missing: str, wanted: str) -> str:
     parent, _, leaf = missing.rpartition(".")
-    if parent:
-        try:
-            package = importlib.import_module(parent)
-            names = [info.name for info in pkgutil.iter_modules(getattr(package, "__path__", []))]
-        except Exception:
-            names = []
-    else:
-        names = [info.name for info in pkgutil.iter_modules()] + list(sys.builtin_module_names)
-    close = did_you_mean(leaf, names)
+    close = did_you_mean(leaf, _sibling_modules(parent))
     if close:
         return close.replace("'", f"'{parent}." if parent else "'", 1)
     return "is the package installed, or the module beside the benchmark file?"
+
+
+def _sibling_modules(parent: str) -> list[str]:
+    """The modules of package `parent` (none where it does not import); top-level: every module
+    on the path, and the built-in ones."""
+    if not parent:
+        return [info.name for info in pkgutil.iter_modules()] + list(sys.builtin_module_names)
+    try:
+        package = importlib.import_module(parent)
+        return [info.name for info in pkgutil.iter_modules(getattr(package, "__path__", []))]
+    except Exception:
+        return []
 
 
 def _last_line(exc: BaseException) -> str:

@@ -196,17 +196,21 @@ def describe(part: ast.AST) -> str:
 def from_comment(bench_node: Node) -> list[tuple[str, str, Node]]:
     """The `<sanity>` elements inside the benchmark's `<comment>` (XML a JUBE can still read): each
     as (step or analyser, its name, the element)."""
-    out = []
-    for comment in bench_node.findall("comment"):
-        for child in comment.findall("sanity"):
-            owners = [k for k in ("step", "analyser", "analyzer") if child.attrs.get(k, "").strip()]
-            if len(owners) != 1:
-                raise SpecError(
-                    "<sanity> inside <comment> needs step= or analyser= (one of them)",
-                    child.where,
-                    hint='write <sanity step="run" expect="..."/> to check the workpackages of '
-                    "step run",
-                )
-            owner = "analyser" if owners[0] == "analyzer" else owners[0]
-            out.append((owner, child.attrs[owners[0]].strip(), child))
-    return out
+    return [
+        _owned_sanity(child)
+        for comment in bench_node.findall("comment")
+        for child in comment.findall("sanity")
+    ]
+
+
+def _owned_sanity(child: Node) -> tuple[str, str, Node]:
+    """(step or analyser, its name, the element) of a `<sanity>` inside `<comment>`."""
+    owners = [k for k in ("step", "analyser", "analyzer") if child.attrs.get(k, "").strip()]
+    if len(owners) != 1:
+        raise SpecError(
+            "<sanity> inside <comment> needs step= or analyser= (one of them)",
+            child.where,
+            hint='write <sanity step="run" expect="..."/> to check the workpackages of step run',
+        )
+    owner = "analyser" if owners[0] == "analyzer" else owners[0]
+    return owner, child.attrs[owners[0]].strip(), child

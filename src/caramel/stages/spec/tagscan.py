@@ -57,10 +57,15 @@ def _files_read(root: Node) -> Iterable[str]:
     """The file names `root` reads elements or sets from (no `$` names: they depend on
     parameters)."""
     for node in root.iter():
-        names = [node.attrs.get("init_with", "").partition(":")[0]]
-        if node.tag in ("include", "use"):
-            names += [part.partition(":")[0] for part in node.attrs.get("from", "").split(",")]
+        names = [node.attrs.get("init_with", "").partition(":")[0], *_from_files(node)]
         yield from (name.strip() for name in names if name.strip() and "$" not in name)
+
+
+def _from_files(node: Node) -> list[str]:
+    """The files an `<include>` or `<use>` names in from=."""
+    if node.tag not in ("include", "use"):
+        return []
+    return [part.partition(":")[0] for part in node.attrs.get("from", "").split(",")]
 
 
 def file_tags(root: Node, include: IncludePath) -> set[str]:
