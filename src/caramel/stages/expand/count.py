@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from caramel.errors import ExpandError, Location
 from caramel.stages.expand.substitute import references, substitute
-from caramel.stages.spec.model import SCRIPT_MODES, Benchmark, Parameter, Step
+from caramel.stages.spec.model import SCRIPT_MODES, Benchmark, Parameter, Parameterset, Step
 
 DEFAULT_MAX_WORKPACKAGES = 1_000_000
 
@@ -156,17 +156,23 @@ def _step_parameters(
     owners: dict[str, str] = {}
     zips: list[list[str]] = []
     excludes: list[str] = []
-    for use in step.uses:
-        for name in use.names:
-            pset = bench.parametersets.get(name)
-            if pset is None:  # `set$i`, a fileset, ...: nothing to count
-                continue
-            for param in pset.parameters:
-                params[param.name] = param
-                owners[param.name] = f"parameterset '{pset.name}'"
-            zips += [list(z.names) for z in pset.zips]
-            excludes += [e.condition for e in pset.excludes]
+    for pset in _used_parametersets(bench, step):
+        for param in pset.parameters:
+            params[param.name] = param
+            owners[param.name] = f"parameterset '{pset.name}'"
+        zips += [list(z.names) for z in pset.zips]
+        excludes += [e.condition for e in pset.excludes]
     return params, owners, zips, excludes
+
+
+def _used_parametersets(bench: Benchmark, step: Step) -> list[Parameterset]:
+    """The parametersets a step's uses name (`set$i`, a fileset, ...: nothing to count)."""
+    return [
+        bench.parametersets[name]
+        for use in step.uses
+        for name in use.names
+        if name in bench.parametersets
+    ]
 
 
 def _size_after_excludes(param: Parameter, excludes: list[str]) -> int:

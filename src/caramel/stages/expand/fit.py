@@ -53,13 +53,29 @@ def _is_system_key(system: SystemFacts, key: str) -> bool:
 
 
 def _missing(system: SystemFacts, name: str, plan: Plan, fallback: Location) -> None:
+    key = _system_key(name)
+    where = _first_use(plan, name, fallback)
+    raise SpecError(
+        f"the system file {system.file} has no '{key}', which this benchmark needs ({name})",
+        where,
+        hint=f"add '{key if ':' in key else key + ': ...'}' to {system.file} (see docs/systems.md)",
+    )
+
+
+def _system_key(name: str) -> str:
+    """What a system file writes for `$system_x`."""
     key = name[len("system_") :]
     if key.startswith("image_"):  # one stack of `images:`
         key = f"images: {{{key[len('image_') :]}: FILE}}"
     if key == "container_prefix":  # built from the runtime
         key = "container_runtime"
+    return key
+
+
+def _first_use(plan: Plan, name: str, fallback: Location) -> Location:
+    """The line of the first parameter that names `$name`, else `fallback`."""
     used = re.compile(r"\$\{?" + name + r"\b")
-    where = next(
+    return next(
         (
             param.where
             for pset in plan.benchmark.parametersets.values()
@@ -67,11 +83,6 @@ def _missing(system: SystemFacts, name: str, plan: Plan, fallback: Location) -> 
             if used.search(str(param.value))
         ),
         fallback,
-    )
-    raise SpecError(
-        f"the system file {system.file} has no '{key}', which this benchmark needs ({name})",
-        where,
-        hint=f"add '{key if ':' in key else key + ': ...'}' to {system.file} (see docs/systems.md)",
     )
 
 

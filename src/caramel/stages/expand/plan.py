@@ -150,16 +150,22 @@ def check_steps(bench: Benchmark) -> list[Step]:
         | set(bench.patternsets)
     )
     for step in bench.steps.values():
-        for use in step.uses:
-            for name in use.names:
-                if "$" not in name and name not in all_sets:
-                    raise SpecError(
-                        f"step '{step.name}' uses unknown set '{name}'",
-                        use.where,
-                        hint=did_you_mean(name, all_sets) or _known_sets(all_sets),
-                    )
+        _check_uses(step, all_sets)
         visit(step, [])
     return order
+
+
+def _check_uses(step: Step, all_sets: set[str]) -> None:
+    """Each set a step uses is defined (a name built from a parameter, `set$i`, is checked when it
+    is known)."""
+    for use in step.uses:
+        for name in use.names:
+            if "$" not in name and name not in all_sets:
+                raise SpecError(
+                    f"step '{step.name}' uses unknown set '{name}'",
+                    use.where,
+                    hint=did_you_mean(name, all_sets) or _known_sets(all_sets),
+                )
 
 
 def _known_sets(names: set[str]) -> str:

@@ -92,11 +92,9 @@ class Value:
         choice."""
         if self.root_text() != other.root_text():
             return False
-        if self.derived and other.derived:
-            return self.text == other.text and self.idx == other.idx
-        if not self.derived and not other.derived:
-            return self.text == other.text
-        return True
+        if self.derived != other.derived:  # one resolved, the other not
+            return True
+        return self.text == other.text and (not self.derived or self.idx == other.idx)
 
 
 def from_definition(param: Parameter) -> Value:
@@ -277,19 +275,30 @@ def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
     values."""
     settle(values, tags)
     for name, v in list(values.items()):
-        if v.fixed:
-            continue
-        if v.choices is not None:
-            values[name] = replace(v, fixed=True)
-            continue
-        text = substitute(v.text, {}, final=True)
-        mode = v.mode
-        if mode in SCRIPT_MODES:
-            text = _evaluate_in(values, v, text, mode, tags)
-            mode = "text"
-        if text == v.text and mode == v.mode:
-            continue  # JUBE fixes only what the final pass changed; the rest stays substitutable
-        values[name] = Value(v.definition, text, mode, None, v.idx, True, True)
+        final = _final(values, v, tags)
+        if final is not None:
+            values[name] = final
+
+
+def _final(values: dict[str, Value], v: Value, tags: Collection[str]) -> Value | None:
+    """`v` fixed: a template as it is, a text unescaped, a script evaluated; None where the final
+    pass leaves it as it is (JUBE fixes only what the final pass changed; the rest stays
+    substitutable)."""
+    if v.fixed:
+        return None
+    if v.choices is not None:
+        return replace(v, fixed=True)
+    text, mode = _final_text(values, v, tags)
+    if text == v.text and mode == v.mode:
+        return None
+    return Value(v.definition, text, mode, None, v.idx, True, True)
+
+
+def _final_text(values: dict[str, Value], v: Value, tags: Collection[str]) -> tuple[str, str]:
+    text = substitute(v.text, {}, final=True)
+    if v.mode in SCRIPT_MODES:
+        return _evaluate_in(values, v, text, v.mode, tags), "text"
+    return text, v.mode
 
 
 _PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
