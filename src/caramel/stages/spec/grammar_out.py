@@ -314,17 +314,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schemas", metavar="DIR", help="write the JSON Schemas into DIR")
     args = parser.parse_args(argv)
     if args.markdown:
-        for name, table in TABLES.items():
-            sys.stdout.write(f"<!-- grammar:{name} -->\n{table()}<!-- /grammar:{name} -->\n\n")
+        _print_tables()
     if args.write_docs:
         path = Path(args.write_docs)
         path.write_text(with_tables(path.read_text(encoding="utf-8")), encoding="utf-8")
     if args.schemas:
-        folder = Path(args.schemas)
-        folder.mkdir(parents=True, exist_ok=True)
-        for kind in SCHEMA_KINDS:
-            (folder / f"{kind}.schema.json").write_text(schema_text(kind), encoding="utf-8")
+        _write_schemas(Path(args.schemas))
     return 0
+
+
+def _print_tables() -> None:
+    for name, table in TABLES.items():
+        sys.stdout.write(f"<!-- grammar:{name} -->\n{table()}<!-- /grammar:{name} -->\n\n")
+
+
+def _write_schemas(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind in SCHEMA_KINDS:
+        (folder / f"{kind}.schema.json").write_text(schema_text(kind), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -128,13 +128,19 @@ def read_entries(path: str) -> list[MadEntry | SpecError]:
         try:
             out.append(_scoped(_entry(item, index, path, text, start, end), scope))
         except EntryError as exc:
-            if scope and exc.entry_name:  # its name as madengine gives it, also one of its tags
-                exc.entry_name = f"{scope}/{exc.entry_name}"
-                exc.entry_tags = (exc.entry_name, *(exc.entry_tags or ())[1:])
-            out.append(exc)
+            out.append(_scoped_error(exc, scope))
         except SpecError as exc:
             out.append(exc)
     return out
+
+
+def _scoped_error(exc: EntryError, scope: str) -> EntryError:
+    """An entry's error with the entry's name as madengine gives it (DIR/NAME), also one of its
+    tags."""
+    if scope and exc.entry_name:
+        exc.entry_name = f"{scope}/{exc.entry_name}"
+        exc.entry_tags = (exc.entry_name, *(exc.entry_tags or ())[1:])
+    return exc
 
 
 def _scoped(entry: MadEntry, scope: str) -> MadEntry:
@@ -163,19 +169,19 @@ def read_models_json(path: str, only: list[str] | None = None) -> Node:
     root = Node("jube", where=Location(path, 1))
     home = os.path.dirname(os.path.abspath(path))
     for found in read_entries(path):
-        name = (
-            found.name
-            if isinstance(found, MadEntry)
-            else found.entry_name
-            if isinstance(found, EntryError)
-            else ""
-        )
-        if only and name not in only:
+        if only and _entry_name(found) not in only:
             continue
         if isinstance(found, SpecError):
             raise found
         root.children.append(benchmark_node(found, home))
     return root
+
+
+def _entry_name(found: MadEntry | SpecError) -> str:
+    """An entry's name, or what its error knows of it ('' where nothing)."""
+    if isinstance(found, MadEntry):
+        return found.name
+    return found.entry_name if isinstance(found, EntryError) else ""
 
 
 def _read(path: str) -> str:
