@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeGuard
 
 from caramel.errors import ExpandError, Location
 from caramel.stages.expand.substitute import references
 from caramel.stages.spec.model import NOWHERE, Benchmark
 from caramel.stages.spec.system import CpuLayout
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 # caramel's trainers that have a CPU layout (payloads/workloads/layout_probe.py, SHAPES)
 TRAINERS = ("gpt", "resnet")
@@ -84,15 +88,14 @@ def builtin_values(bench: Benchmark) -> list[tuple[str, str, str]]:
     file's own parameter of a built-in's name is refused (the built-in would hide it in every
     step)."""
     named = named_builtins(bench)
-    for pset in bench.parametersets.values():
-        for param in pset.parameters:
-            if param.name in BUILTINS:
-                raise ExpandError(
-                    f"parameter '{param.name}' has the name of a caramel built-in",
-                    param.where,
-                    hint=f"rename it, or use ${param.name} as it is (docs/file-format.md)",
-                )
+    _check_no_parameter_named_so(bench)
     wanted = [b for b in BUILTINS.values() if b.name in named]
+    _check_site_facts(wanted, named, bench)
+    return [(b.name, b.value(bench), b.type) for b in wanted]
+
+
+def _check_site_facts(wanted: list[Builtin], named: dict[str, Location], bench: Benchmark) -> None:
+    """A built-in that is a fact of the site needs a system to read it from."""
     for builtin in wanted:
         if builtin.site_fact and bench.system is None:
             raise ExpandError(
@@ -101,7 +104,18 @@ def builtin_values(bench: Benchmark) -> list[tuple[str, str, str]]:
                 named[builtin.name],
                 hint="add a system tag (local: this machine); docs/file-format.md",
             )
-    return [(b.name, b.value(bench), b.type) for b in wanted]
+
+
+def _check_no_parameter_named_so(bench: Benchmark) -> None:
+    """No parameter of the file has a built-in's name."""
+    for pset in bench.parametersets.values():
+        for param in pset.parameters:
+            if param.name in BUILTINS:
+                raise ExpandError(
+                    f"parameter '{param.name}' has the name of a caramel built-in",
+                    param.where,
+                    hint=f"rename it, or use ${param.name} as it is (docs/file-format.md)",
+                )
 
 
 def named_builtins(bench: Benchmark) -> dict[str, Location]:
@@ -116,18 +130,34 @@ def named_builtins(bench: Benchmark) -> dict[str, Location]:
 def _texts(node: object, where: Location) -> Iterator[tuple[str, Location]]:
     """Every text of the model below `node` holding a `$`, with the place of its nearest definition.
     The system is left out: its texts are the site's, not the file's."""
-    if isinstance(node, str):
-        if "$" in node:
-            yield node, where
-    elif isinstance(node, dict):
-        for value in node.values():
-            yield from _texts(value, where)
-    elif isinstance(node, (list, tuple, set, frozenset)):
-        for item in node:
+    if isinstance(node, str) and "$" in node:
+        yield node, where
+    elif _is_model(node):
+        yield from _field_texts(node, where)
+    else:
+        for item in _items(node):
             yield from _texts(item, where)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        own = getattr(node, "where", NOWHERE)
-        here = own if isinstance(own, Location) and own != NOWHERE else where
-        for field in dataclasses.fields(node):
-            if field.name != "system":
-                yield from _texts(getattr(node, field.name), here)
+
+
+def _is_model(node: object) -> TypeGuard[DataclassInstance]:
+    """An object of the model (a dataclass instance)."""
+    return dataclasses.is_dataclass(node) and not isinstance(node, type)
+
+
+def _items(node: object) -> Iterable[object]:
+    """A mapping's values, or a collection's items; nothing of anything else."""
+    if isinstance(node, dict):
+        return node.values()
+    if isinstance(node, (list, tuple, set, frozenset)):
+        return node
+    return ()
+
+
+def _field_texts(node: DataclassInstance, where: Location) -> Iterator[tuple[str, Location]]:
+    """The texts of a model object's fields (not its system), placed at its own definition where
+    it has one."""
+    own = getattr(node, "where", NOWHERE)
+    here = own if isinstance(own, Location) and own != NOWHERE else where
+    for field in dataclasses.fields(node):
+        if field.name != "system":
+            yield from _texts(getattr(node, field.name), here)

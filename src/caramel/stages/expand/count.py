@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from caramel.errors import ExpandError, Location
 from caramel.stages.expand.substitute import references, substitute
-from caramel.stages.spec.model import SCRIPT_MODES, Benchmark, Parameter, Step
+from caramel.stages.spec.model import SCRIPT_MODES, Benchmark, Parameter, Parameterset, Step
 
 DEFAULT_MAX_WORKPACKAGES = 1_000_000
 
@@ -48,36 +48,83 @@ def parameter_size(param: Parameter) -> int:
 def count_workpackages(bench: Benchmark, order: list[Step]) -> list[StepCount]:
     """The counts of every step of `bench`; `order` lists steps with parents first."""
     counts: dict[str, StepCount] = {}
-    defined_by: dict[
-        str, set[str]
-    ] = {}  # step -> parameter names its ancestors (and itself) expand
+    # step -> parameter names its ancestors (and itself) expand
+    defined_by: dict[str, set[str]] = {}
     for step in order:
-        inherited: set[str] = set()
-        parent_total = 1
-        for dep in step.depend:
-            inherited |= defined_by.get(dep, set())
-            parent_total *= counts[dep].total if dep in counts else 1
-        params, owners, zips, excludes = _step_parameters(bench, step)
-        new = {name: p for name, p in params.items() if name not in inherited}
-        sizes = {name: _size_after_excludes(p, excludes) for name, p in new.items()}
-        factors: list[tuple[str, str, int]] = []
-        seen: set[str] = set()
-        for name in new:
-            if name in seen:
-                continue
-            members = next(([n for n in z if n in new] for z in zips if name in z), [name])
-            seen.update(members)
-            size = max(sizes[n] for n in members)
-            if size > 1:
-                label = f"zip({', '.join(members)})" if len(members) > 1 else name
-                factors.append((owners[name], label, size))
-        if step.iterations > 1:
-            factors.append(("", "iterations", step.iterations))
-        if parent_total > 1:
-            factors.insert(0, ("", "workpackages of " + ", ".join(step.depend), parent_total))
-        counts[step.name] = StepCount(step.name, math.prod(size for _, _, size in factors), factors)
-        defined_by[step.name] = inherited | set(new)
+        _count_step(bench, step, counts, defined_by)
     return [counts[s.name] for s in order]
+
+
+def _count_step(
+    bench: Benchmark, step: Step, counts: dict[str, StepCount], defined_by: dict[str, set[str]]
+) -> None:
+    """A step's count (its parents counted already), and the parameter names it expands."""
+    inherited, parent_total = _from_parents(step, counts, defined_by)
+    params, owners, zips, excludes = _step_parameters(bench, step)
+    new = {name: p for name, p in params.items() if name not in inherited}
+    factors = _with_step_factors(
+        _parameter_factors(new, owners, zips, excludes), step, parent_total
+    )
+    counts[step.name] = StepCount(step.name, math.prod(size for _, _, size in factors), factors)
+    defined_by[step.name] = inherited | set(new)
+
+
+def _with_step_factors(
+    factors: list[tuple[str, str, int]], step: Step, parent_total: int
+) -> list[tuple[str, str, int]]:
+    """The parameter factors with the parents' count first and the step's iterations last."""
+    if step.iterations > 1:
+        factors.append(("", "iterations", step.iterations))
+    if parent_total > 1:
+        factors.insert(0, ("", "workpackages of " + ", ".join(step.depend), parent_total))
+    return factors
+
+
+def _from_parents(
+    step: Step, counts: dict[str, StepCount], defined_by: dict[str, set[str]]
+) -> tuple[set[str], int]:
+    """The parameter names the step's parents expand, and the product of their counts."""
+    inherited: set[str] = set()
+    parent_total = 1
+    for dep in step.depend:
+        inherited |= defined_by.get(dep, set())
+        parent_total *= counts[dep].total if dep in counts else 1
+    return inherited, parent_total
+
+
+def _parameter_factors(
+    new: dict[str, Parameter], owners: dict[str, str], zips: list[list[str]], excludes: list[str]
+) -> list[tuple[str, str, int]]:
+    """(owner, what, size) of each parameter, or zip of them, the step expands with more than one
+    value."""
+    sizes = {name: _size_after_excludes(p, excludes) for name, p in new.items()}
+    factors: list[tuple[str, str, int]] = []
+    seen: set[str] = set()
+    for name in new:
+        if name in seen:
+            continue
+        members = _zip_members(name, zips, new)
+        seen.update(members)
+        factor = _factor(members, sizes, owners)
+        if factor is not None:
+            factors.append(factor)
+    return factors
+
+
+def _zip_members(name: str, zips: list[list[str]], new: dict[str, Parameter]) -> list[str]:
+    """The parameters expanded with `name`: those of the first zip naming it, else itself."""
+    return next(([n for n in z if n in new] for z in zips if name in z), [name])
+
+
+def _factor(
+    members: list[str], sizes: dict[str, int], owners: dict[str, str]
+) -> tuple[str, str, int] | None:
+    """A parameter's, or a zip's, factor: the size of its largest member; None: a single value."""
+    size = max(sizes[n] for n in members)
+    if size <= 1:
+        return None
+    label = f"zip({', '.join(members)})" if len(members) > 1 else members[0]
+    return owners[members[0]], label, size
 
 
 def check_limit(bench: Benchmark, order: list[Step], limit: int) -> None:
@@ -109,17 +156,23 @@ def _step_parameters(
     owners: dict[str, str] = {}
     zips: list[list[str]] = []
     excludes: list[str] = []
-    for use in step.uses:
-        for name in use.names:
-            pset = bench.parametersets.get(name)
-            if pset is None:  # `set$i`, a fileset, ...: nothing to count
-                continue
-            for param in pset.parameters:
-                params[param.name] = param
-                owners[param.name] = f"parameterset '{pset.name}'"
-            zips += [list(z.names) for z in pset.zips]
-            excludes += [e.condition for e in pset.excludes]
+    for pset in _used_parametersets(bench, step):
+        for param in pset.parameters:
+            params[param.name] = param
+            owners[param.name] = f"parameterset '{pset.name}'"
+        zips += [list(z.names) for z in pset.zips]
+        excludes += [e.condition for e in pset.excludes]
     return params, owners, zips, excludes
+
+
+def _used_parametersets(bench: Benchmark, step: Step) -> list[Parameterset]:
+    """The parametersets a step's uses name (`set$i`, a fileset, ...: nothing to count)."""
+    return [
+        bench.parametersets[name]
+        for use in step.uses
+        for name in use.names
+        if name in bench.parametersets
+    ]
 
 
 def _size_after_excludes(param: Parameter, excludes: list[str]) -> int:
@@ -127,12 +180,27 @@ def _size_after_excludes(param: Parameter, excludes: list[str]) -> int:
     size = parameter_size(param)
     if size == 1:
         return size
-    own = [c for c in excludes if references(c) == frozenset({param.name})]
-    values = [v.strip() for v in param.value.split(param.separator)]
-    if not own or any("$" in v for v in values):
+    own = _own_excludes(excludes, param.name)
+    values = _plain_values(param)
+    if not own or values is None:
         return size
-    kept = [v for v in values if not any(_excluded(c, param.name, v) for c in own)]
-    return max(1, len(kept))
+    return max(1, len(_kept_values(values, own, param.name)))
+
+
+def _own_excludes(excludes: list[str], name: str) -> list[str]:
+    """The exclude conditions that refer to parameter `name` alone."""
+    return [c for c in excludes if references(c) == frozenset({name})]
+
+
+def _plain_values(param: Parameter) -> list[str] | None:
+    """The parameter's values; None where one refers to another value (`$`)."""
+    values = [v.strip() for v in param.value.split(param.separator)]
+    return None if any("$" in v for v in values) else values
+
+
+def _kept_values(values: list[str], own: list[str], name: str) -> list[str]:
+    """The values of parameter `name` that none of its own excludes drops."""
+    return [v for v in values if not any(_excluded(c, name, v) for c in own)]
 
 
 def _excluded(condition: str, name: str, value: str) -> bool:

@@ -15,7 +15,7 @@ import itertools
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from caramel.errors import ExpandError, SpecError, did_you_mean
 from caramel.stages.expand import layout
@@ -150,16 +150,22 @@ def check_steps(bench: Benchmark) -> list[Step]:
         | set(bench.patternsets)
     )
     for step in bench.steps.values():
-        for use in step.uses:
-            for name in use.names:
-                if "$" not in name and name not in all_sets:
-                    raise SpecError(
-                        f"step '{step.name}' uses unknown set '{name}'",
-                        use.where,
-                        hint=did_you_mean(name, all_sets) or _known_sets(all_sets),
-                    )
+        _check_uses(step, all_sets)
         visit(step, [])
     return order
+
+
+def _check_uses(step: Step, all_sets: set[str]) -> None:
+    """Each set a step uses is defined (a name built from a parameter, `set$i`, is checked when it
+    is known)."""
+    for use in step.uses:
+        for name in use.names:
+            if "$" not in name and name not in all_sets:
+                raise SpecError(
+                    f"step '{step.name}' uses unknown set '{name}'",
+                    use.where,
+                    hint=did_you_mean(name, all_sets) or _known_sets(all_sets),
+                )
 
 
 def _known_sets(names: set[str]) -> str:
@@ -200,74 +206,52 @@ class Planner:
 
     def plan(self) -> Plan:
         check_limit(self.bench, check_steps(self.bench), self.limit)
-        by_step: dict[str, list[Workpackage]] = {name: [] for name in self.bench.steps}
-        done: set[int] = set()
-        queued: set[int] = set()
-        queue: collections.deque[Workpackage] = collections.deque()
-        ordered: list[Workpackage] = []
+        order = _QueueOrder({name: [] for name in self.bench.steps})
         for step in self.bench.steps.values():
             if not step.depend:
-                for wp in self.create(step, ()):
-                    by_step[step.name].append(wp)
-                    ordered.append(wp)
-                    queue.append(wp)
-                    queued.add(wp.id)
-        while queue:
-            wp = queue.popleft()
-            done.add(wp.id)
-            for child_step in self.bench.steps.values():
-                if wp.step.name not in child_step.depend:
-                    continue
-                others = [
-                    [p for p in by_step[name] if p.id in done]
-                    for name in child_step.depend
-                    if name != wp.step.name
-                ]
-                for combo in itertools.product(*others, [wp]):
-                    for child in self.create(child_step, combo):
-                        by_step[child_step.name].append(child)
-                        ordered.append(child)
-                        for parent in combo:
-                            parent.children.append(child)
-            for child in wp.children:
-                if child.id not in queued and all(p.id in done for p in child.parents):
-                    queued.add(child.id)
-                    queue.append(child)
-        return Plan(self.bench, self.run_id, self.run_dir, ordered)
+                self._make_roots(step, order)
+        while order.queue:
+            wp = order.queue.popleft()
+            order.done.add(wp.id)
+            self._make_children(wp, order)
+            order.enqueue_ready_children(wp)
+        return Plan(self.bench, self.run_id, self.run_dir, order.ordered)
+
+    def _make_roots(self, step: Step, order: _QueueOrder) -> None:
+        """The workpackages of a step without depend=, each queued."""
+        for wp in self.create(step, ()):
+            order.add(wp, ())
+            order.enqueue(wp)
+
+    def _make_children(self, wp: Workpackage, order: _QueueOrder) -> None:
+        """The workpackages of each step that depends on `wp`'s step, `wp` done."""
+        for child_step in self.bench.steps.values():
+            if wp.step.name in child_step.depend:
+                self._make_children_of(child_step, wp, order)
+
+    def _make_children_of(self, child_step: Step, wp: Workpackage, order: _QueueOrder) -> None:
+        """`child_step`'s workpackages for `wp` with each combination of the done workpackages of
+        the child's other parent steps."""
+        others = [order.done_of(name) for name in child_step.depend if name != wp.step.name]
+        for combo in itertools.product(*others, [wp]):
+            for child in self.create(child_step, combo):
+                order.add(child, combo)
 
     # --- one step, one parent combination -------------------------------------------------------
     def create(self, step: Step, parents: tuple[Workpackage, ...]) -> list[Workpackage]:
-        glob: dict[str, Value] = {}
-        incompatible: set[str] = set()
-        for parent in parents:
-            for name, v in parent.values.items():
-                if is_builtin(v):
-                    continue
-                if name in glob and not glob[name].equivalent(v):
-                    incompatible.add(name)
-                glob[name] = v
-        ordered = sorted(parents, key=lambda p: (p.step.iterations, p.step.name))
-        base = 0
-        for i, parent in enumerate(ordered):
-            base = parent.iteration if i == 0 else parent.step.iterations * base + parent.iteration
+        glob, incompatible = _inherited(parents)
         glob.update(self.bench_values)
-        glob.update(
-            {
-                "jube_step_name": _builtin("jube_step_name", step.name),
-                "jube_step_iterations": _builtin(
-                    "jube_step_iterations", str(step.iterations), "int"
-                ),
-                "jube_step_cycles": _builtin("jube_step_cycles", str(step.cycles), "int"),
-                "jube_wp_cycle": _builtin("jube_wp_cycle", "0", "int"),
-            }
-        )
+        glob.update(_step_builtins(step))
         updates = {
             n: from_definition(v.definition)
             for n, v in glob.items()
             if v.update_mode in JUBE_UPDATABLE
         }
         incompatible -= set(updates)
-        return self._expand(step, glob, None, frozenset(), updates, incompatible, parents, base)
+        expansion = _Expansion(
+            step, parents, _parent_iteration(parents), glob, {}, frozenset(), updates, incompatible
+        )
+        return self._expand(expansion)
 
     def _use_names(self, step: Step, values: dict[str, Value]) -> list[str]:
         names: list[str] = []
@@ -280,61 +264,71 @@ class Planner:
                         names.append(name)
         return names
 
-    def _expand(
-        self,
-        step: Step,
-        glob: dict[str, Value],
-        local: dict[str, Value] | None,
-        used: frozenset[str],
-        updates: dict[str, Value],
-        incompatible: set[str],
-        parents: Sequence[Workpackage],
-        base: int,
-    ) -> list[Workpackage]:
-        sets = self.bench.parametersets
-        names = [n for n in self._use_names(step, glob) if n in sets]
-        new = [n for n in names if n not in used]
-        zips: list[Zip] = []
-        excludes: list[Exclude] = []
+    def _expand(self, expansion: _Expansion) -> list[Workpackage]:
+        """The workpackages of one step for one combination of parents: the sets the step uses
+        for the first time are taken, their values expanded, and the step's uses read again with
+        each point (a use may name a set through a parameter); then the workpackages."""
+        names = self._used_sets(expansion.step, expansion.glob)
+        new = [n for n in names if n not in expansion.used]
         if new:
-            used = used | set(new)
-            local, zips, excludes = self._take_sets(step, new, dict(local or {}))
-            if any(
-                name in glob
-                and value.update_mode not in USE_UPDATABLE
-                and not value.equivalent(glob[name])
-                for name, value in local.items()
-            ):
-                return []  # the parents chose another value: no workpackage for this combination
-            for name, value in local.items():
-                if value.update_mode in USE_UPDATABLE:
-                    updates[name] = value
-                    incompatible.discard(name)
-            merged = dict(local)
-            merged.update(glob)
-            glob = merged
-        else:
-            for set_name in names:
-                zips += sets[set_name].zips
-                excludes += sets[set_name].excludes
-        for name, value in updates.items():
-            if name in glob:
-                glob[name] = value
+            return self._take_new_sets(expansion, new)
+        return self._workpackages(expansion, names)
+
+    def _used_sets(self, step: Step, values: dict[str, Value]) -> list[str]:
+        """The parametersets the step's uses name with these values."""
+        return [n for n in self._use_names(step, values) if n in self.bench.parametersets]
+
+    def _take_new_sets(self, expansion: _Expansion, new: list[str]) -> list[Workpackage]:
+        """Expansion goes on at each point of the new sets' values; none where a parent chose
+        another value for one of them."""
+        local, zips, _excludes = self._take_sets(expansion.step, new, dict(expansion.local))
+        if _parents_disagree(local, expansion.glob):
+            return []  # the parents chose another value: no workpackage for this combination
+        _take_use_updates(local, expansion.updates, expansion.incompatible)
+        glob = {**local, **expansion.glob}
+        _apply_updates(glob, expansion.updates)
+        used = expansion.used | set(new)
         out: list[Workpackage] = []
-        for space in expand_space(glob, zips, self.tags, self.limit - self.next_id, step.where):
-            wp_local = {n: space.get(n, v) for n, v in (local or {}).items()}
-            if new:
-                out += self._expand(
-                    step, space, wp_local, used, {}, set(incompatible), parents, base
-                )
-                continue
-            if incompatible:
+        for space in expand_space(
+            glob, zips, self.tags, self.limit - self.next_id, expansion.step.where
+        ):
+            point = replace(
+                expansion,
+                glob=space,
+                local={n: space.get(n, v) for n, v in local.items()},
+                used=used,
+                updates={},
+                incompatible=set(expansion.incompatible),
+            )
+            out += self._expand(point)
+        return out
+
+    def _workpackages(self, expansion: _Expansion, names: list[str]) -> list[Workpackage]:
+        """Every set taken: a workpackage per point of the values and iteration (none where the
+        parents disagree on a value no update settles)."""
+        zips, excludes = self._zips_and_excludes(names)
+        _apply_updates(expansion.glob, expansion.updates)
+        step = expansion.step
+        out: list[Workpackage] = []
+        for space in expand_space(
+            expansion.glob, zips, self.tags, self.limit - self.next_id, step.where
+        ):
+            if expansion.incompatible:
                 return out
             for i in range(step.iterations):
-                wp = self._workpackage(step, space, parents, base * step.iterations + i, excludes)
+                iteration = expansion.base * step.iterations + i
+                wp = self._workpackage(step, space, expansion.parents, iteration, excludes)
                 if wp is not None:
                     out.append(wp)
         return out
+
+    def _zips_and_excludes(self, names: list[str]) -> tuple[list[Zip], list[Exclude]]:
+        zips: list[Zip] = []
+        excludes: list[Exclude] = []
+        for set_name in names:
+            zips += self.bench.parametersets[set_name].zips
+            excludes += self.bench.parametersets[set_name].excludes
+        return zips, excludes
 
     def _take_sets(
         self, step: Step, new: list[str], local: dict[str, Value]
@@ -369,91 +363,65 @@ class Planner:
     ) -> Workpackage | None:
         wp_id = self.next_id
         values = dict(space)
-        consts = constants(values)
-        suffix = ""
-        if step.suffix:
-            suffix = "_" + os.path.expandvars(
-                os.path.expanduser(substitute(step.suffix, consts, final=True))
-            )
+        suffix = _suffix(step, constants(values))
+        values.update(self._wp_builtins(step, wp_id, iteration, suffix))
+        values.update(_parent_ids(parents))
+        _add_environment(values)
+        finalise(values, self.tags)
+        _check_types(values)
+        if not _active(step, _texts(values), excludes):
+            return None
+        self._count(step)
+        return Workpackage(
+            wp_id, step, iteration, list(parents), values, self._cycles(step, values)
+        )
+
+    def _wp_builtins(self, step: Step, wp_id: int, iteration: int, suffix: str) -> dict[str, Value]:
+        """The workpackage's jube_wp_* values: id, iteration, folders, suffix."""
         work = layout.work_folder(self.run_dir, layout.wp_dirname(wp_id, step.name, suffix))
         if step.work_dir:  # its text as written: the plan's values are not final yet
             work = os.path.join(self.bench.home, step.work_dir)
-        values.update(
-            {
-                "jube_wp_id": _builtin("jube_wp_id", str(wp_id), "int"),
-                "jube_wp_padid": _builtin("jube_wp_padid", f"{wp_id:06d}"),
-                "jube_wp_iteration": _builtin("jube_wp_iteration", str(iteration), "int"),
-                "jube_wp_relpath": _builtin(
-                    "jube_wp_relpath", os.path.relpath(work, self.bench.home)
-                ),
-                "jube_wp_abspath": _builtin("jube_wp_abspath", os.path.abspath(work)),
-                "jube_wp_suffix": _builtin("jube_wp_suffix", suffix),
-            }
-        )
-        for parent in parents:
-            values[f"jube_wp_parent_{parent.step.name}_id"] = _builtin(
-                f"jube_wp_parent_{parent.step.name}_id", str(parent.id), "int"
-            )
-        exported = sorted((n for n, v in values.items() if v.definition.export), key=str.lower)
-        values["jube_wp_envlist"] = _builtin("jube_wp_envlist", ",".join(exported))
-        values["jube_wp_envstr"] = _builtin(
-            "jube_wp_envstr", "".join(f"export {n}=${n}\n" for n in exported)
-        )
-        finalise(values, self.tags)
-        for name, v in values.items():
-            if v.definition.type in ("int", "float") and not name.startswith("jube_"):
-                try:
-                    (int if v.definition.type == "int" else float)(v.text.strip())
-                except ValueError:
-                    raise ExpandError(
-                        f"parameter '{name}' is declared type=\"{v.definition.type}\" but its "
-                        f"value is {v.text!r}",
-                        v.definition.where,
-                        hint="fix the value or drop the type",
-                    ) from None
-        texts = {n: v.text for n, v in values.items()}
-        if not eval_bool(
-            substitute(step.active, texts, final=True), f"active= of step '{step.name}'", step.where
-        ):
-            return None
-        for exclude in excludes:
-            if eval_bool(
-                substitute(exclude.condition, texts, final=True), "<exclude>", exclude.where
-            ):
-                return None
+        return {
+            "jube_wp_id": _builtin("jube_wp_id", str(wp_id), "int"),
+            "jube_wp_padid": _builtin("jube_wp_padid", f"{wp_id:06d}"),
+            "jube_wp_iteration": _builtin("jube_wp_iteration", str(iteration), "int"),
+            "jube_wp_relpath": _builtin("jube_wp_relpath", os.path.relpath(work, self.bench.home)),
+            "jube_wp_abspath": _builtin("jube_wp_abspath", os.path.abspath(work)),
+            "jube_wp_suffix": _builtin("jube_wp_suffix", suffix),
+        }
+
+    def _count(self, step: Step) -> None:
+        """One more workpackage; beyond the limit is an error (python values that became lists:
+        sizes the count could not see)."""
         self.next_id += 1
-        if (
-            self.next_id > self.limit
-        ):  # python values that became lists: sizes the count could not see
+        if self.next_id > self.limit:
             raise ExpandError(
                 f"benchmark '{self.bench.name}' makes more than {self.limit:,} workpackages "
                 f"(step '{step.name}' is at {self.next_id:,})",
                 step.where,
                 hint="use fewer values, or raise the limit with --max-workpackages N",
             )
-        return Workpackage(
-            wp_id, step, iteration, list(parents), values, self._cycles(step, values)
-        )
 
     def _cycles(self, step: Step, values: dict[str, Value]) -> tuple[dict[str, str], ...]:
         """The texts of the `update_mode="cycle"`/`"always"` values in each cycle after the first,
         evaluated here once, so the engine only reads them (JUBE evaluates them as each cycle
         starts)."""
-        updated = [v.definition for v in values.values() if v.update_mode in CYCLE_UPDATABLE]
+        updated = _cycle_updated(values)
         if step.cycles <= 1 or not updated:
             return ()
-        base = {n: v.text for n, v in values.items()}
-        out = []
-        for cycle in range(1, step.cycles):
-            texts = dict(base, jube_wp_cycle=str(cycle))
-            changed = {"jube_wp_cycle": str(cycle)}
-            for param in updated:
-                text = substitute(param.value, texts, final=True)
-                if param.is_script:
-                    text = evaluate(text, param.mode, param, self.tags)
-                texts[param.name] = changed[param.name] = text
-            out.append(changed)
-        return tuple(out)
+        base = _texts(values)
+        return tuple(self._cycle(cycle, base, updated) for cycle in range(1, step.cycles))
+
+    def _cycle(self, cycle: int, base: dict[str, str], updated: list[Parameter]) -> dict[str, str]:
+        """The texts that change in one cycle."""
+        texts = dict(base, jube_wp_cycle=str(cycle))
+        changed = {"jube_wp_cycle": str(cycle)}
+        for param in updated:
+            text = substitute(param.value, texts, final=True)
+            if param.is_script:
+                text = evaluate(text, param.mode, param, self.tags)
+            texts[param.name] = changed[param.name] = text
+        return changed
 
 
 def make_plan(
@@ -468,3 +436,177 @@ def make_plan(
     ).plan()
     check_system(plan)
     return plan
+
+
+@dataclass
+class _QueueOrder:
+    """JUBE's queue: the workpackages made (per step and in order), those done (a child may be made
+    with them), and those queued."""
+
+    by_step: dict[str, list[Workpackage]]
+    ordered: list[Workpackage] = field(default_factory=list)
+    done: set[int] = field(default_factory=set)
+    queued: set[int] = field(default_factory=set)
+    queue: collections.deque[Workpackage] = field(default_factory=collections.deque)
+
+    def add(self, wp: Workpackage, parents: Sequence[Workpackage]) -> None:
+        """A workpackage made, the child of each of `parents`."""
+        self.by_step[wp.step.name].append(wp)
+        self.ordered.append(wp)
+        for parent in parents:
+            parent.children.append(wp)
+
+    def enqueue(self, wp: Workpackage) -> None:
+        self.queued.add(wp.id)
+        self.queue.append(wp)
+
+    def done_of(self, step_name: str) -> list[Workpackage]:
+        return [p for p in self.by_step[step_name] if p.id in self.done]
+
+    def enqueue_ready_children(self, wp: Workpackage) -> None:
+        """The children of `wp` whose parents are all done, queued once."""
+        for child in wp.children:
+            if child.id not in self.queued and all(p.id in self.done for p in child.parents):
+                self.enqueue(child)
+
+
+@dataclass
+class _Expansion:
+    """One step for one combination of parents, part way expanded: the values so far (`glob`),
+    those of the sets the step uses (`local`), the sets taken, the values a use updates, and the
+    names whose values the parents disagree on."""
+
+    step: Step
+    parents: Sequence[Workpackage]
+    base: int  # the parents' iteration, which the step's iterations multiply
+    glob: dict[str, Value]
+    local: dict[str, Value]
+    used: frozenset[str]
+    updates: dict[str, Value]
+    incompatible: set[str]
+
+
+def _inherited(parents: Sequence[Workpackage]) -> tuple[dict[str, Value], set[str]]:
+    """The parents' values (not their built-ins), and the names whose values differ between
+    parents."""
+    glob: dict[str, Value] = {}
+    incompatible: set[str] = set()
+    for parent in parents:
+        for name, v in _own_values(parent).items():
+            if name in glob and not glob[name].equivalent(v):
+                incompatible.add(name)
+            glob[name] = v
+    return glob, incompatible
+
+
+def _own_values(wp: Workpackage) -> dict[str, Value]:
+    """A workpackage's values but those caramel made: a child never inherits them."""
+    return {name: v for name, v in wp.values.items() if not is_builtin(v)}
+
+
+def _parent_iteration(parents: Sequence[Workpackage]) -> int:
+    """The parents' iterations as one number, fewest iterations first: what a child's iteration
+    builds on."""
+    base = 0
+    ordered = sorted(parents, key=lambda p: (p.step.iterations, p.step.name))
+    for i, parent in enumerate(ordered):
+        base = parent.iteration if i == 0 else parent.step.iterations * base + parent.iteration
+    return base
+
+
+def _step_builtins(step: Step) -> dict[str, Value]:
+    return {
+        "jube_step_name": _builtin("jube_step_name", step.name),
+        "jube_step_iterations": _builtin("jube_step_iterations", str(step.iterations), "int"),
+        "jube_step_cycles": _builtin("jube_step_cycles", str(step.cycles), "int"),
+        "jube_wp_cycle": _builtin("jube_wp_cycle", "0", "int"),
+    }
+
+
+def _parents_disagree(local: dict[str, Value], glob: dict[str, Value]) -> bool:
+    """A value of the new sets that a parent set otherwise, and no use may update."""
+    return any(
+        name in glob and value.update_mode not in USE_UPDATABLE and not value.equivalent(glob[name])
+        for name, value in local.items()
+    )
+
+
+def _take_use_updates(
+    local: dict[str, Value], updates: dict[str, Value], incompatible: set[str]
+) -> None:
+    """The new sets' values updated on use (`update_mode="use"`...) replace the parents'."""
+    for name, value in local.items():
+        if value.update_mode in USE_UPDATABLE:
+            updates[name] = value
+            incompatible.discard(name)
+
+
+def _apply_updates(glob: dict[str, Value], updates: dict[str, Value]) -> None:
+    for name, value in updates.items():
+        if name in glob:
+            glob[name] = value
+
+
+def _texts(values: dict[str, Value]) -> dict[str, str]:
+    return {n: v.text for n, v in values.items()}
+
+
+def _suffix(step: Step, consts: dict[str, str]) -> str:
+    """The workpackage folder's suffix: `_` and the step's suffix= substituted."""
+    if not step.suffix:
+        return ""
+    return "_" + os.path.expandvars(os.path.expanduser(substitute(step.suffix, consts, final=True)))
+
+
+def _parent_ids(parents: Sequence[Workpackage]) -> dict[str, Value]:
+    """jube_wp_parent_STEP_id: each parent's id."""
+    ids = {}
+    for parent in parents:
+        name = f"jube_wp_parent_{parent.step.name}_id"
+        ids[name] = _builtin(name, str(parent.id), "int")
+    return ids
+
+
+def _add_environment(values: dict[str, Value]) -> None:
+    """jube_wp_envlist and jube_wp_envstr: the exported values' names and export lines."""
+    exported = sorted((n for n, v in values.items() if v.definition.export), key=str.lower)
+    values["jube_wp_envlist"] = _builtin("jube_wp_envlist", ",".join(exported))
+    values["jube_wp_envstr"] = _builtin(
+        "jube_wp_envstr", "".join(f"export {n}=${n}\n" for n in exported)
+    )
+
+
+def _check_types(values: dict[str, Value]) -> None:
+    """A file's value declared int or float reads as one."""
+    for name, v in values.items():
+        if v.definition.type in ("int", "float") and not name.startswith("jube_"):
+            _check_number(name, v)
+
+
+def _check_number(name: str, v: Value) -> None:
+    try:
+        (int if v.definition.type == "int" else float)(v.text.strip())
+    except ValueError:
+        raise ExpandError(
+            f"parameter '{name}' is declared type=\"{v.definition.type}\" but its "
+            f"value is {v.text!r}",
+            v.definition.where,
+            hint="fix the value or drop the type",
+        ) from None
+
+
+def _active(step: Step, texts: dict[str, str], excludes: list[Exclude]) -> bool:
+    """The step's active= holds for these values, and none of its sets' excludes does."""
+    if not eval_bool(
+        substitute(step.active, texts, final=True), f"active= of step '{step.name}'", step.where
+    ):
+        return False
+    return not any(
+        eval_bool(substitute(exclude.condition, texts, final=True), "<exclude>", exclude.where)
+        for exclude in excludes
+    )
+
+
+def _cycle_updated(values: dict[str, Value]) -> list[Parameter]:
+    """The definitions of the values a cycle updates."""
+    return [v.definition for v in values.values() if v.update_mode in CYCLE_UPDATABLE]

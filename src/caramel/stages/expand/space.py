@@ -38,15 +38,21 @@ def expand_space(
             done.append(current)
             continue
         check_product(groups, max(1, limit - len(done) - len(work)), where)
-        expanded = []
-        for combo in itertools.product(*(choices for _, choices in groups)):
-            new = dict(current)
-            for (names, _), picked in zip(groups, combo, strict=False):
-                for name, value in zip(names, picked, strict=False):
-                    new[name] = value
-            expanded.append(new)
-        work.extend(reversed(expanded))
+        work.extend(reversed(_points(current, groups)))
     return done
+
+
+def _points(
+    current: dict[str, Value], groups: list[tuple[list[str], list[tuple[Value, ...]]]]
+) -> list[dict[str, Value]]:
+    """`current` with each combination of the groups' values, the first group slowest."""
+    expanded = []
+    for combo in itertools.product(*(choices for _, choices in groups)):
+        new = dict(current)
+        for (names, _), picked in zip(groups, combo, strict=False):
+            new.update(zip(names, picked, strict=False))
+        expanded.append(new)
+    return expanded
 
 
 def _too_many(exc: TooManyValues, limit: int, where: Location | None) -> ExpandError:
@@ -74,34 +80,44 @@ def _groups(
     """Template groups in parameter order: single templates, or zipped templates expanded
     jointly."""
     templates = [name for name, v in values.items() if v.choices is not None]
-    if not templates:
-        return []
+    zipped = _zip_of(zips)
+    groups = []
+    seen: set[str] = set()
+    for name in templates:
+        if name not in seen:
+            members = _members(name, zipped.get(name), values)
+            seen.update(members)
+            groups.append((members, _joint_values(members, values, zips)))
+    return groups
+
+
+def _zip_of(zips: list[Zip]) -> dict[str, Zip]:
+    """Each zipped parameter's zip (the last that names it)."""
     zipped: dict[str, Zip] = {}
     for z in zips:
         for name in z.names:
             zipped[name] = z
-    groups = []
-    seen: set[str] = set()
-    for name in templates:
-        if name in seen:
-            continue
-        in_zip = zipped.get(name)
-        members = (
-            [n for n in in_zip.names if n in values and values[n].choices is not None]
-            if in_zip
-            else [name]
+    return zipped
+
+
+def _members(name: str, in_zip: Zip | None, values: dict[str, Value]) -> list[str]:
+    """The templates expanded jointly with `name`: those of its zip, else itself."""
+    if in_zip is None:
+        return [name]
+    return [n for n in in_zip.names if n in values and values[n].choices is not None]
+
+
+def _joint_values(
+    members: list[str], values: dict[str, Value], zips: list[Zip]
+) -> list[tuple[Value, ...]]:
+    """The members' values taken together, one tuple per position; zipped templates must have as
+    many values each."""
+    expansions = [expand_template(values[n]) for n in members]
+    if len({len(e) for e in expansions}) > 1:
+        sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False))
+        raise ExpandError(
+            f"zipped parameters must have as many values each: {sizes}",
+            zips[-1].where,  # the last <zip>'s line, which is this group's only when it is the last
+            hint="give every parameter named in the <zip> the same number of values",
         )
-        seen.update(members)
-        expansions = [expand_template(values[n]) for n in members]
-        lengths = {len(e) for e in expansions}
-        if len(lengths) > 1:
-            sizes = ", ".join(
-                f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False)
-            )
-            raise ExpandError(
-                f"zipped parameters must have as many values each: {sizes}",
-                z.where if z else None,
-                hint="give every parameter named in the <zip> the same number of values",
-            )
-        groups.append((members, list(zip(*expansions, strict=False))))
-    return groups
+    return list(zip(*expansions, strict=False))

@@ -92,11 +92,9 @@ class Value:
         choice."""
         if self.root_text() != other.root_text():
             return False
-        if self.derived and other.derived:
-            return self.text == other.text and self.idx == other.idx
-        if not self.derived and not other.derived:
-            return self.text == other.text
-        return True
+        if self.derived != other.derived:  # one resolved, the other not
+            return True
+        return self.text == other.text and (not self.derived or self.idx == other.idx)
 
 
 def from_definition(param: Parameter) -> Value:
@@ -108,13 +106,19 @@ def _make(
     param: Parameter, text: str, mode: str, derived: bool, idx: int = -1, most: int | None = None
 ) -> Value:
     if mode not in SCRIPT_MODES and param.separator and param.separator in text:
-        count = text.count(param.separator) + 1  # counted before the split makes each value
-        if most is not None and count > most:
-            raise TooManyValues(count, name=param.name)
-        parts = tuple(p.strip() for p in text.split(param.separator))
+        parts = _split(param, text, most)
         if len(parts) > 1:
             return Value(param, param.separator.join(parts), mode, parts, idx, derived)
     return Value(param, text, mode, None, idx, derived)
+
+
+def _split(param: Parameter, text: str, most: int | None) -> tuple[str, ...]:
+    """A text's values at the parameter's separator, stripped; more than `most` is refused,
+    counted before the split makes each value (TooManyValues)."""
+    count = text.count(param.separator) + 1
+    if most is not None and count > most:
+        raise TooManyValues(count, name=param.name)
+    return tuple(p.strip() for p in text.split(param.separator))
 
 
 def expand_template(value: Value) -> list[Value]:
@@ -133,24 +137,33 @@ def constants(values: dict[str, Value]) -> dict[str, str]:
     return out
 
 
+def _may_change(v: Value) -> bool:
+    """A value a pass may change: not fixed, not a template, and holding a `$` or a script."""
+    return v.choices is None and not v.fixed and ("$" in v.text or v.mode in SCRIPT_MODES)
+
+
 def _order(values: dict[str, Value]) -> list[str]:
     """Names still to resolve, in dependency order (after what they refer to); cycles left out as
     JUBE does.
 
     Only texts holding a `$` or a script can change, so only those are ordered.
     """
-    deps = {
-        name: references(v.text)
-        for name, v in values.items()
-        if v.choices is None and not v.fixed and ("$" in v.text or v.mode in SCRIPT_MODES)
-    }
+    deps = {name: references(v.text) for name, v in values.items() if _may_change(v)}
+    remaining = {name: _among(refs, deps, name) for name, refs in deps.items()}
+    return _in_dependency_order(remaining)
+
+
+def _among(refs: frozenset[str], deps: dict[str, frozenset[str]], name: str) -> set[str]:
+    """The references to the other values being ordered."""
+    return {r for r in refs if r in deps and r != name}
+
+
+def _in_dependency_order(remaining: dict[str, set[str]]) -> list[str]:
+    """In rounds, the names whose dependencies are all placed (in the given order); names in a
+    cycle, or depending on one, are left out."""
     order: list[str] = []
-    remaining = {name: {r for r in refs if r in deps and r != name} for name, refs in deps.items()}
     done: set[str] = set()
-    while remaining:
-        ready = [n for n, d in remaining.items() if d <= done]
-        if not ready:
-            break
+    while ready := [n for n, d in remaining.items() if d <= done]:
         for n in ready:
             del remaining[n]
         order += ready
@@ -167,57 +180,94 @@ def settle(
         if any(v.choices is not None for v in values.values()):
             return
         order = _order(values)
-        changed = _pass(values, order, tags, False, most)
+        changed = _Pass(values, tags, False, most).run(order)
         if not changed:
-            changed = _pass(values, order, tags, True, most)
+            changed = _Pass(values, tags, True, most).run(order)
         if not changed:
             return
 
 
-def _pass(
-    values: dict[str, Value], order: list[str], tags: Collection[str], force: bool, most: int | None
-) -> bool:
-    changed = False
+@dataclass
+class _Pass:
+    """One pass of substitution and evaluation over the values, in dependency order."""
+
+    values: dict[str, Value]
+    tags: Collection[str]
+    force: bool  # evaluate scripts with placeholders left, and leave as they are those that fail
+    most: int | None
     consts: dict[str, str] | None = None  # built once per pass, kept current as values change
-    for name in order:
-        v = values[name]
-        if v.fixed or v.choices is not None:
-            continue
-        if "$" not in v.text and v.mode not in SCRIPT_MODES:
-            continue  # nothing to substitute or evaluate
+
+    def run(self, order: list[str]) -> bool:
+        """Whether any value changed."""
+        changed = False
+        for name in order:
+            new = self._resolved(self.values[name])
+            if new is not None:
+                self.values[name] = new
+                self._track(name, new)
+                changed = True
+        return changed
+
+    def _constants(self) -> dict[str, str]:
+        if self.consts is None:
+            self.consts = constants(self.values)
+        return self.consts
+
+    def _resolved(self, v: Value) -> Value | None:
+        """`v` substituted (and evaluated); None where it cannot change now."""
+        if not _may_change(v):
+            return None  # nothing to substitute or evaluate
         refs = references(v.text)
-        if any(
-            r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES)
-            for r in refs
-        ):
-            continue
-        if consts is None:
-            consts = constants(values)
-        text = substitute(v.text, consts)
+        if _refers_to_unsettled(refs, self.values):
+            return None
+        text, mode = self._substituted(v, refs)
+        if text == v.text and mode == v.mode:
+            return None
+        return _make(v.definition, text, mode, True, v.idx, self.most)
+
+    def _substituted(self, v: Value, refs: frozenset[str]) -> tuple[str, str]:
+        """`v`'s text substituted, and evaluated where it is a script that can run now."""
+        text = substitute(v.text, self._constants())
         if v.definition is ENVSTR:  # quote the exported values once they are known
             text = export_string(text)
-        mode = v.mode
-        if (
-            mode in SCRIPT_MODES
-            and (force or not has_placeholder(text))
-            and not any(r.startswith("jube_wp_") for r in refs)
-        ):
-            try:
-                text = escape(
-                    _evaluate_in(values, v, substitute(text, {}, final=True), mode, tags, most)
-                )
-                mode = "text"
-            except ExpandError:
-                if not force:
-                    raise
-        if text != v.text or mode != v.mode:
-            new = values[name] = _make(v.definition, text, mode, True, v.idx, most)
-            if new.choices is None and new.mode not in SCRIPT_MODES:
-                consts[name] = new.text
-            else:
-                consts.pop(name, None)
-            changed = True
-    return changed
+        if _can_run(v.mode, text, refs, self.force):
+            return self._evaluated(v, text)
+        return text, v.mode
+
+    def _evaluated(self, v: Value, text: str) -> tuple[str, str]:
+        """A script's result as a text; one that fails in a forced pass stays as it is."""
+        try:
+            code = substitute(text, {}, final=True)
+            return escape(_evaluate_in(self.values, v, code, v.mode, self.tags, self.most)), "text"
+        except ExpandError:
+            if not self.force:
+                raise
+            return text, v.mode
+
+    def _track(self, name: str, new: Value) -> None:
+        """The constants follow a changed value: a plain text is one, a template or script not."""
+        if new.choices is None and new.mode not in SCRIPT_MODES:
+            self._constants()[name] = new.text
+        else:
+            self._constants().pop(name, None)
+
+
+def _refers_to_unsettled(refs: frozenset[str], values: dict[str, Value]) -> bool:
+    """A reference to a value that is still a template or a script."""
+    return any(
+        r in values and (values[r].choices is not None or values[r].mode in SCRIPT_MODES)
+        for r in refs
+    )
+
+
+def _can_run(mode: str, text: str, refs: frozenset[str], force: bool) -> bool:
+    """A script runs once its placeholders are filled (or in a forced pass), never before its
+    workpackage exists (jube_wp_*)."""
+    return (
+        mode in SCRIPT_MODES
+        and (force or not has_placeholder(text))
+        and not any(r.startswith("jube_wp_") for r in refs)
+    )
 
 
 def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
@@ -225,19 +275,30 @@ def finalise(values: dict[str, Value], tags: Collection[str]) -> None:
     values."""
     settle(values, tags)
     for name, v in list(values.items()):
-        if v.fixed:
-            continue
-        if v.choices is not None:
-            values[name] = replace(v, fixed=True)
-            continue
-        text = substitute(v.text, {}, final=True)
-        mode = v.mode
-        if mode in SCRIPT_MODES:
-            text = _evaluate_in(values, v, text, mode, tags)
-            mode = "text"
-        if text == v.text and mode == v.mode:
-            continue  # JUBE fixes only what the final pass changed; the rest stays substitutable
-        values[name] = Value(v.definition, text, mode, None, v.idx, True, True)
+        final = _final(values, v, tags)
+        if final is not None:
+            values[name] = final
+
+
+def _final(values: dict[str, Value], v: Value, tags: Collection[str]) -> Value | None:
+    """`v` fixed: a template as it is, a text unescaped, a script evaluated; None where the final
+    pass leaves it as it is (JUBE fixes only what the final pass changed; the rest stays
+    substitutable)."""
+    if v.fixed:
+        return None
+    if v.choices is not None:
+        return replace(v, fixed=True)
+    text, mode = _final_text(values, v, tags)
+    if text == v.text and mode == v.mode:
+        return None
+    return Value(v.definition, text, mode, None, v.idx, True, True)
+
+
+def _final_text(values: dict[str, Value], v: Value, tags: Collection[str]) -> tuple[str, str]:
+    text = substitute(v.text, {}, final=True)
+    if v.mode in SCRIPT_MODES:
+        return _evaluate_in(values, v, text, v.mode, tags), "text"
+    return text, v.mode
 
 
 _PY_GLOBALS = {"__builtins__": builtins, "os": os, "re": re, "math": math}
@@ -267,6 +328,11 @@ def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> 
     name that looks like a parameter without its `$`. Shell variables pass through unless close to
     one."""
     names = set(known)
+    return _unknown_reference(text, mode, names) or _bare_name(mode, message, names)
+
+
+def _unknown_reference(text: str, mode: str, names: set[str]) -> str:
+    """A `$name` of the script that is close to a parameter, or (python) any that is none."""
     for ref in sorted(references(text) - names):
         close = did_you_mean("$" + ref, ("$" + n for n in names), cutoff=0.75)
         if close:
@@ -276,19 +342,18 @@ def reference_hint(text: str, mode: str, message: str, known: Iterable[str]) -> 
                 f"'${ref}' is not a parameter here (not defined, or its tag does not hold), "
                 "so it stays as written"
             )
+    return ""
+
+
+def _bare_name(mode: str, message: str, names: set[str]) -> str:
+    """A python NameError for a name that is (close to) a parameter written without its `$`."""
     match = (
         re.search(r"NameError: name '(\w+)' is not defined", message) if mode == "python" else None
     )
-    if match:
-        bare = match.group(1)
-        close = (
-            f"did you mean '${bare}'?"
-            if bare in names
-            else did_you_mean("$" + bare, ("$" + n for n in names), cutoff=0.75)
-        )
-        if close:
-            return f"'{match.group(1)}' is not a Python name; {close}"
-    return ""
+    if not match:
+        return ""
+    close = _close_parameter(match.group(1), names)
+    return f"'{match.group(1)}' is not a Python name; {close}" if close else ""
 
 
 def evaluate(
@@ -317,37 +382,62 @@ def run_script(
     itself). `what` names its definition in errors ("parameter 'x'", "pattern 'y'"), `where` its
     line. TooManyValues when the result holds more values than `cap` allows."""
     if mode == "python":
-        try:
-            # S307: the file declared mode="python"
-            result = str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307
-        except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
-            raise ExpandError(
-                f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}",
-                where,
-                hint="check the expression after substitution of its $ references",
-            ) from None
-        if cap is not None and cap.over(result.count(cap.separator) + 1):
-            raise TooManyValues(result.count(cap.separator) + 1)
-        return result
+        return _run_python(code, what, where, cap)
     if mode in ("shell", "perl"):
-        shell = current().shell.strip() or "/bin/sh"
-        cmd = code if mode == "shell" else f'perl -e "print {code}"'
-        try:
-            proc = _shell([shell, "-c", cmd], cap)
-        except subprocess.TimeoutExpired:
-            raise ExpandError(
-                f"{what}: shell command {cmd!r} did not end within {SHELL_TIMEOUT} s", where
-            ) from None
-        if proc.returncode != 0:
-            err = proc.stderr.decode(errors="replace").strip()
-            raise ExpandError(
-                f"{what}: shell command {cmd!r} exited {proc.returncode}"
-                + (f": {err}" if err else ""),
-                where,
-                hint=f'a mode="{mode}" {what.split(" ")[0]}\'s command must exit 0; '
-                "its output is the value",
-            )
-        return proc.stdout.decode(errors="ignore")
+        return _run_shell(code, mode, what, where, cap)
+    return _looked_up(code, mode, what, where, tags)
+
+
+def _run_python(code: str, what: str, where: Location, cap: Cap | None) -> str:
+    try:
+        # S307: the file declared mode="python"
+        result = str(eval(code, dict(_PY_GLOBALS)))  # noqa: S307
+    except (Exception, SystemExit) as exc:  # any error in user code (even exit()) is reported
+        raise ExpandError(
+            f"{what}: python expression {code!r} failed: {type(exc).__name__}: {exc}",
+            where,
+            hint="check the expression after substitution of its $ references",
+        ) from None
+    if cap is not None and cap.over(result.count(cap.separator) + 1):
+        raise TooManyValues(result.count(cap.separator) + 1)
+    return result
+
+
+def _run_shell(code: str, mode: str, what: str, where: Location, cap: Cap | None) -> str:
+    """A shell command's output (perl: `perl -e "print CODE"`); it must exit 0."""
+    shell = current().shell.strip() or "/bin/sh"
+    cmd = code if mode == "shell" else f'perl -e "print {code}"'
+    try:
+        proc = _shell([shell, "-c", cmd], cap)
+    except subprocess.TimeoutExpired:
+        raise ExpandError(
+            f"{what}: shell command {cmd!r} did not end within {SHELL_TIMEOUT} s", where
+        ) from None
+    if proc.returncode != 0:
+        raise ExpandError(
+            f"{what}: shell command {cmd!r} exited {proc.returncode}" + _error_output(proc),
+            where,
+            hint=f'a mode="{mode}" {what.split(" ")[0]}\'s command must exit 0; '
+            "its output is the value",
+        )
+    return proc.stdout.decode(errors="ignore")
+
+
+def _error_output(proc: subprocess.CompletedProcess[bytes]) -> str:
+    err = proc.stderr.decode(errors="replace").strip()
+    return f": {err}" if err else ""
+
+
+def _close_parameter(bare: str, names: set[str]) -> str:
+    """A parameter that a bare python name is, or is close to."""
+    if bare in names:
+        return f"did you mean '${bare}'?"
+    return did_you_mean("$" + bare, ("$" + n for n in names), cutoff=0.75)
+
+
+def _looked_up(code: str, mode: str, what: str, where: Location, tags: Collection[str]) -> str:
+    """The modes that look a value up rather than run code: env (an environment variable), tag
+    (the code where it names a tag given, else ''); any other mode is the code itself."""
     if mode == "env":
         if code not in os.environ:
             raise ExpandError(
@@ -365,7 +455,6 @@ def _shell(argv: list[str], cap: Cap | None) -> subprocess.CompletedProcess[byte
     """Run a shell parameter's command, reading its output as it comes: past `cap`'s values it is
     killed (TooManyValues), past SHELL_TIMEOUT too (TimeoutExpired). Its error output goes to a
     file, so that a command writing much of it never blocks."""
-    sep = cap.separator.encode() if cap is not None else b""
     with (
         tempfile.TemporaryFile() as errors,
         subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=errors) as proc,
@@ -373,36 +462,55 @@ def _shell(argv: list[str], cap: Cap | None) -> subprocess.CompletedProcess[byte
     ):
         assert proc.stdout is not None
         ready.register(proc.stdout, selectors.EVENT_READ)
-        deadline = time.monotonic() + SHELL_TIMEOUT
-        blocks: list[bytes] = []
-        count = 1
-        while True:
-            if not ready.select(max(deadline - time.monotonic(), 0)):
-                proc.kill()
-                raise subprocess.TimeoutExpired(argv, SHELL_TIMEOUT)
-            block = os.read(proc.stdout.fileno(), READ_BLOCK)
-            if not block:
-                break
-            blocks.append(block)
-            count += block.count(sep) if sep else 0  # (one split across blocks is counted by _make)
-            if cap is not None and cap.over(count):
-                proc.kill()
-                raise TooManyValues(count, stopped=True)
+        output = _read_output(proc, proc.stdout.fileno(), ready, cap)
         returncode = proc.wait()
         errors.seek(0)
-        return subprocess.CompletedProcess(argv, returncode, b"".join(blocks), errors.read())
+        return subprocess.CompletedProcess(argv, returncode, output, errors.read())
+
+
+def _read_output(
+    proc: subprocess.Popen[bytes], fd: int, ready: selectors.BaseSelector, cap: Cap | None
+) -> bytes:
+    """The command's whole output; the command killed past `cap`'s values (TooManyValues)."""
+    deadline = time.monotonic() + SHELL_TIMEOUT
+    blocks: list[bytes] = []
+    count = 1
+    while block := _next_block(proc, fd, ready, deadline):
+        blocks.append(block)
+        count += _separators(block, cap)  # (one split across blocks is counted by _make)
+        if cap is not None and cap.over(count):
+            proc.kill()
+            raise TooManyValues(count, stopped=True)
+    return b"".join(blocks)
+
+
+def _next_block(
+    proc: subprocess.Popen[bytes], fd: int, ready: selectors.BaseSelector, deadline: float
+) -> bytes:
+    """The next block of output (b"": its end); the command killed past the deadline
+    (TimeoutExpired)."""
+    if not ready.select(max(deadline - time.monotonic(), 0)):
+        proc.kill()
+        raise subprocess.TimeoutExpired(proc.args, SHELL_TIMEOUT)
+    return os.read(fd, READ_BLOCK)
+
+
+def _separators(block: bytes, cap: Cap | None) -> int:
+    """How many of the cap's separators a block of output holds (none without a cap)."""
+    return block.count(cap.separator.encode()) if cap is not None and cap.separator else 0
 
 
 def export_string(text: str) -> str:
     """Quote the values of `export NAME=value` lines as JUBE quotes them in `jube_wp_envstr`."""
-    lines = []
-    for name, value in re.findall(r"^export (.+?)\s*=\s*?(.+?)?\s*?$", text, re.MULTILINE):
-        value = (value or "").strip()
-        if not value:
-            lines.append(f'export {name}=""')
-        elif value[0] == value[-1] and value[0] in "'\"" and len(value) > 1:
-            lines.append(f"export {name}={value}")
-        else:
-            escaped = value.replace('"', '\\"')
-            lines.append(f'export {name}="{escaped}"')
-    return "".join(line + "\n" for line in lines)
+    found = re.findall(r"^export (.+?)\s*=\s*?(.+?)?\s*?$", text, re.MULTILINE)
+    return "".join(_export_line(name, (value or "").strip()) + "\n" for name, value in found)
+
+
+def _export_line(name: str, value: str) -> str:
+    """`export NAME="value"`: empty, already quoted, or quoted with its `"` escaped."""
+    if not value:
+        return f'export {name}=""'
+    if value[0] == value[-1] and value[0] in "'\"" and len(value) > 1:
+        return f"export {name}={value}"
+    escaped = value.replace('"', '\\"')
+    return f'export {name}="{escaped}"'

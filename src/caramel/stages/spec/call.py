@@ -122,34 +122,47 @@ def finish(bench: m.Benchmark, declared: dict[str, list[m.Pattern]], imports: bo
     (--no-eval) the function is found by name and never imported (spec.call_static)."""
     tables = []
     for step in bench.steps.values():
-        if not step.call:
-            continue
-        check_step(step)
-        own = _own_figures(step, bench.home, imports)  # the function checked, figures or not
-        patterns = declared.get(step.name) or _declared_by(own, step)
-        patterns = patterns + [
-            p for p in _energy_figures(step) if p.name not in {q.name for q in patterns}
-        ]
-        name = figures_set(step.name)
-        if name in bench.patternsets or name in bench.analysers:
-            raise SpecError(
-                f"'{name}' is the name caramel gives the figures of call step '{step.name}'",
-                step.where,
-                hint=f"rename the pattern set or analyser called {name}",
-            )
-        bench.patternsets[name] = m.Patternset(name, patterns, where=step.where)
-        bench.analysers[name] = m.Analyser(
-            name,
-            [],
-            [m.Analyse(step.name, [m.AnalyseFile(FIGURE_LINES, [name], step.where)], step.where)],
-            where=step.where,
-        )
-        columns = [m.Column(p) for p in _step_parameters(bench, step)] + [
-            m.Column(p.name) for p in patterns
-        ]
-        tables.append(m.Table(step.name, style="pretty", columns=columns, where=step.where))
+        if step.call:
+            tables.append(_add_call_step(bench, step, declared.get(step.name), imports))
     if tables and not bench.results:
         bench.results.append(m.Result(list(bench.analysers), tables, where=bench.where))
+
+
+def _add_call_step(
+    bench: m.Benchmark, step: m.Step, declared: list[m.Pattern] | None, imports: bool
+) -> m.Table:
+    """A call step's figures as its own pattern set and analyser; returns its table."""
+    check_step(step)
+    patterns = _call_patterns(step, declared, bench.home, imports)
+    name = figures_set(step.name)
+    if name in bench.patternsets or name in bench.analysers:
+        raise SpecError(
+            f"'{name}' is the name caramel gives the figures of call step '{step.name}'",
+            step.where,
+            hint=f"rename the pattern set or analyser called {name}",
+        )
+    bench.patternsets[name] = m.Patternset(name, patterns, where=step.where)
+    bench.analysers[name] = m.Analyser(
+        name,
+        [],
+        [m.Analyse(step.name, [m.AnalyseFile(FIGURE_LINES, [name], step.where)], step.where)],
+        where=step.where,
+    )
+    columns = [m.Column(p) for p in _step_parameters(bench, step)] + [
+        m.Column(p.name) for p in patterns
+    ]
+    return m.Table(step.name, style="pretty", columns=columns, where=step.where)
+
+
+def _call_patterns(
+    step: m.Step, declared: list[m.Pattern] | None, home: str, imports: bool
+) -> list[m.Pattern]:
+    """The step's figures: those its file declares, else those its function does; then the
+    payload's energy figures the step does not declare."""
+    own = _own_figures(step, home, imports)  # the function checked, figures or not
+    patterns = declared or _declared_by(own, step)
+    names = {q.name for q in patterns}
+    return patterns + [p for p in _energy_figures(step) if p.name not in names]
 
 
 def _own_figures(step: m.Step, home: str, imports: bool) -> object:
@@ -169,9 +182,28 @@ def check_target(target: str, where: Location, home: str = ".") -> object:
     """Import `module:function` (the benchmark's folder first on the path); the function, or an
     error naming the file and line with a did-you-mean."""
     module_name, _, attr = target.partition(":")
+    found: object = _import(target, module_name, where, home)
+    for part in attr.split("."):
+        if not hasattr(found, part):
+            raise SpecError(
+                f"call {target!r}: {getattr(found, '__name__', module_name)} has no {part!r}",
+                where,
+                hint=_attribute_hint(found, part),
+            ) from None
+        found = getattr(found, part)
+    if not callable(found):
+        raise SpecError(
+            f"call {target!r}: {attr} is a {type(found).__name__}, not a function", where
+        )
+    _check_return(found, target, where)
+    return found
+
+
+def _import(target: str, module_name: str, where: Location, home: str) -> object:
+    """The module a call names; one that is missing or fails to import is a SpecError."""
     with search_path(home):
         try:
-            module = importlib.import_module(module_name)
+            return importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
             missing = exc.name or module_name
             raise SpecError(
@@ -187,24 +219,20 @@ def check_target(target: str, where: Location, home: str = ".") -> object:
                 + module_name
                 + "'` to see the traceback",
             ) from None
-    found: object = module
-    for part in attr.split("."):
-        if not hasattr(found, part):
-            names = [n for n in dir(found) if not n.startswith("_")]
-            raise SpecError(
-                f"call {target!r}: {getattr(found, '__name__', module_name)} has no {part!r}",
-                where,
-                hint=did_you_mean(part, names)
-                or "callables there: "
-                + ", ".join(n for n in names if callable(getattr(found, n, None)))[:300],
-            ) from None
-        found = getattr(found, part)
-    if not callable(found):
-        raise SpecError(
-            f"call {target!r}: {attr} is a {type(found).__name__}, not a function", where
-        )
-    _check_return(found, target, where)
-    return found
+
+
+def _public_names(found: object) -> list[str]:
+    return [n for n in dir(found) if not n.startswith("_")]
+
+
+def _attribute_hint(found: object, part: str) -> str:
+    """A close name of what `found` holds, else its callables."""
+    names = _public_names(found)
+    return (
+        did_you_mean(part, names)
+        or "callables there: "
+        + ", ".join(n for n in names if callable(getattr(found, n, None)))[:300]
+    )
 
 
 NOT_MAPPINGS = (list, tuple, set, frozenset, int, float, complex, str, bytes, bool, type(None))
@@ -212,25 +240,36 @@ NOT_MAPPINGS = (list, tuple, set, frozenset, int, float, complex, str, bytes, bo
 
 def _check_return(function: object, target: str, where: Location) -> None:
     """A function annotated to return something that is not a mapping is refused before it runs."""
+    returns = _declared_return(function)
+    if returns is _UNDECLARED or not _is_not_mapping(returns):
+        return
+    shown = "None" if returns in (None, type(None)) else getattr(returns, "__name__", str(returns))
+    raise SpecError(
+        f"call {target!r} is declared to return {shown}, not a mapping of figure names to "
+        "numbers or texts",
+        where,
+        hint='return a dict such as {"tokens_per_s": 1234.5}',
+    )
+
+
+_UNDECLARED = object()  # a function without a return annotation (or one not readable here)
+
+
+def _declared_return(function: object) -> object:
+    """The function's return annotation; _UNDECLARED where it has none, or where its hints name
+    what is not importable here (checked when it returns)."""
     try:
         returns = typing.get_type_hints(function).get("return", None)
-    except (
-        Exception
-    ):  # no hints, or hints that name what is not importable here: checked when it returns
-        return
+    except Exception:
+        return _UNDECLARED
     if returns is None and "return" not in getattr(function, "__annotations__", {}):
-        return
+        return _UNDECLARED
+    return returns
+
+
+def _is_not_mapping(returns: object) -> bool:
     origin = typing.get_origin(returns) or returns
-    if returns is None or returns is type(None) or origin in NOT_MAPPINGS:
-        shown = (
-            "None" if returns in (None, type(None)) else getattr(returns, "__name__", str(returns))
-        )
-        raise SpecError(
-            f"call {target!r} is declared to return {shown}, not a mapping of figure names to "
-            "numbers or texts",
-            where,
-            hint='return a dict such as {"tokens_per_s": 1234.5}',
-        )
+    return returns is None or returns is type(None) or origin in NOT_MAPPINGS
 
 
 @contextlib.contextmanager
@@ -251,18 +290,22 @@ def search_path(home: str) -> Iterator[None]:
 
 def _module_hint(missing: str, wanted: str) -> str:
     parent, _, leaf = missing.rpartition(".")
-    if parent:
-        try:
-            package = importlib.import_module(parent)
-            names = [info.name for info in pkgutil.iter_modules(getattr(package, "__path__", []))]
-        except Exception:
-            names = []
-    else:
-        names = [info.name for info in pkgutil.iter_modules()] + list(sys.builtin_module_names)
-    close = did_you_mean(leaf, names)
+    close = did_you_mean(leaf, _sibling_modules(parent))
     if close:
         return close.replace("'", f"'{parent}." if parent else "'", 1)
     return "is the package installed, or the module beside the benchmark file?"
+
+
+def _sibling_modules(parent: str) -> list[str]:
+    """The modules of package `parent` (none where it does not import); top-level: every module
+    on the path, and the built-in ones."""
+    if not parent:
+        return [info.name for info in pkgutil.iter_modules()] + list(sys.builtin_module_names)
+    try:
+        package = importlib.import_module(parent)
+        return [info.name for info in pkgutil.iter_modules(getattr(package, "__path__", []))]
+    except Exception:
+        return []
 
 
 def _last_line(exc: BaseException) -> str:
@@ -273,8 +316,13 @@ def _last_line(exc: BaseException) -> str:
 def _declared_by(declared: object, step: m.Step) -> list[m.Pattern]:
     """The figures a function declares itself (`caramel_figures`): name -> unit, or (unit,
     direction)."""
-    from caramel.stages.spec.units import unit_problem
+    figures = _declared_mapping(declared, step)
+    return [_declared_figure(name, spec, step) for name, spec in figures.items()]
 
+
+def _declared_mapping(declared: object, step: m.Step) -> dict[object, object]:
+    """The function's `caramel_figures`, a mapping; not read, missing or not a mapping is an
+    error."""
     if declared is _NOT_READ:
         raise SpecError(
             f"--no-eval: step '{step.name}' declares no figure, and the figures of "
@@ -294,33 +342,38 @@ def _declared_by(declared: object, step: m.Step) -> list[m.Pattern]:
         raise SpecError(
             f"{step.call}.{ATTRIBUTE} is not a mapping of figure names to units", step.call_where
         )
-    out = []
-    for name, spec in declared.items():
-        unit, direction = (
-            (spec, "") if isinstance(spec, str) else tuple(spec) + ("",) * (2 - len(tuple(spec)))
+    return declared
+
+
+def _declared_figure(name: object, spec: typing.Any, step: m.Step) -> m.Pattern:
+    """One `name: unit` or `name: (unit, direction)` of `caramel_figures`."""
+    unit, direction = (
+        (spec, "") if isinstance(spec, str) else tuple(spec) + ("",) * (2 - len(tuple(spec)))
+    )
+    if not isinstance(name, str) or _bad_figure(name, unit, direction):
+        raise SpecError(
+            f"{step.call}.{ATTRIBUTE}: {name!r}: {spec!r} is not a unit or (unit, direction)",
+            step.call_where,
+            hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}',
         )
-        if (
-            not isinstance(name, str)
-            or not _NAME.match(name)
-            or direction not in ("", "lower", "higher")
-            or (unit and unit_problem(unit))
-        ):
-            raise SpecError(
-                f"{step.call}.{ATTRIBUTE}: {name!r}: {spec!r} is not a unit or (unit, direction)",
-                step.call_where,
-                hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}',
-            )
-        out.append(
-            m.Pattern(
-                name,
-                _regex(name),
-                type="float",
-                unit=unit,
-                direction=direction,
-                where=step.call_where,
-            )
-        )
-    return out
+    return m.Pattern(
+        name,
+        _regex(name),
+        type="float",
+        unit=unit,
+        direction=direction,
+        where=step.call_where,
+    )
+
+
+def _bad_figure(name: str, unit: str, direction: str) -> bool:
+    from caramel.stages.spec.units import unit_problem
+
+    return (
+        not _NAME.match(name)
+        or direction not in ("", "lower", "higher")
+        or bool(unit and unit_problem(unit))
+    )
 
 
 def _energy_figures(step: m.Step) -> list[m.Pattern]:

@@ -41,24 +41,32 @@ def find_target(target: str, where: Location, home: str) -> StaticTarget:
     spec = _find_module(module_name, [os.path.abspath(home), *sys.path], target, where)
     origin = spec.origin or ""
     if not origin.endswith(".py") or not os.path.isfile(origin):
-        return StaticTarget(
-            target, "", (), None
-        )  # nothing to read: the name is checked when the step runs
-    try:
-        with open(origin, encoding="utf-8") as handle:
-            tree = ast.parse(handle.read(), origin)
-    except (OSError, SyntaxError, ValueError) as exc:
-        raise SpecError(f"call {target!r}: cannot read {origin}: {exc}", where) from None
+        # nothing to read: the name is checked when the step runs
+        return StaticTarget(target, "", (), None)
+    tree = _parse_source(origin, target, where)
     names = _top_level_names(tree)
     first = attr.split(".")[0]
     if first not in names:
-        public = [n for n in names if not n.startswith("_")]
         raise SpecError(
             f"call {target!r}: {module_name} has no {first!r}",
             where,
-            hint=did_you_mean(first, public) or "names there: " + ", ".join(public)[:300],
+            hint=_names_hint(first, names),
         )
     return StaticTarget(target, origin, tuple(names), _literal_figures(tree, first))
+
+
+def _parse_source(origin: str, target: str, where: Location) -> ast.Module:
+    try:
+        with open(origin, encoding="utf-8") as handle:
+            return ast.parse(handle.read(), origin)
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise SpecError(f"call {target!r}: cannot read {origin}: {exc}", where) from None
+
+
+def _names_hint(first: str, names: list[str]) -> str:
+    """A close public name of the module, else its public names."""
+    public = [n for n in names if not n.startswith("_")]
+    return did_you_mean(first, public) or "names there: " + ", ".join(public)[:300]
 
 
 def _find_module(name: str, path: list[str], target: str, where: Location) -> ModuleSpec:
@@ -67,53 +75,78 @@ def _find_module(name: str, path: list[str], target: str, where: Location) -> Mo
     search: list[str] | None = path
     for depth, part in enumerate(name.split(".")):
         found = PathFinder.find_spec(part, search)
-        if found is None and depth == 0 and part in sys.builtin_module_names:
-            return ModuleSpec(part, None, origin="built-in")
         if found is None:
-            missing = ".".join(name.split(".")[: depth + 1])
-            raise SpecError(
-                f"call {target!r}: no module named {missing!r}",
-                where,
-                hint="is the package installed, or the module beside the benchmark file? "
-                "(--no-eval: found by name, nothing imported)",
-            )
+            return _not_found(name, depth, target, where)
         spec = found
         search = list(found.submodule_search_locations or [])
     assert spec is not None  # a name has at least one part
     return spec
 
 
+def _not_found(name: str, depth: int, target: str, where: Location) -> ModuleSpec:
+    """A built-in top-level module's spec; any other module not found is an error."""
+    parts = name.split(".")
+    if depth == 0 and parts[0] in sys.builtin_module_names:
+        return ModuleSpec(parts[0], None, origin="built-in")
+    missing = ".".join(parts[: depth + 1])
+    raise SpecError(
+        f"call {target!r}: no module named {missing!r}",
+        where,
+        hint="is the package installed, or the module beside the benchmark file? "
+        "(--no-eval: found by name, nothing imported)",
+    )
+
+
 def _top_level_names(tree: ast.Module) -> list[str]:
     """The names a module's top level binds: functions, classes, assignments and imports."""
-    names: list[str] = []
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.append(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [
-                t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)
-            ]
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names += [(alias.asname or alias.name).split(".")[0] for alias in node.names]
-    return names
+    return [name for node in tree.body for name in _bound_names(node)]
+
+
+def _bound_names(node: ast.stmt) -> list[str]:
+    """The names one top-level statement binds."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Assign):
+        return _assigned(node.targets)
+    if isinstance(node, ast.AnnAssign):
+        return _assigned([node.target])
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return _imported(node)
+    return []
+
+
+def _assigned(targets: list[ast.expr]) -> list[str]:
+    return [t.id for target in targets for t in ast.walk(target) if isinstance(t, ast.Name)]
+
+
+def _imported(node: ast.Import | ast.ImportFrom) -> list[str]:
+    """`import a.b as c` binds c, `import a.b` binds a."""
+    return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
 
 
 def _literal_figures(tree: ast.Module, function: str) -> dict[str, object] | None:
     """`function.caramel_figures = {...}` at the top level, when its value is a literal."""
     for node in tree.body:
-        if not isinstance(node, ast.Assign):
-            continue
-        for target in node.targets:
-            if (
-                isinstance(target, ast.Attribute)
-                and target.attr == ATTRIBUTE
-                and isinstance(target.value, ast.Name)
-                and target.value.id == function
-            ):
-                try:
-                    value = ast.literal_eval(node.value)
-                except ValueError:
-                    return None
-                return value if isinstance(value, dict) else None
+        if isinstance(node, ast.Assign) and any(
+            _is_figures_of(target, function) for target in node.targets
+        ):
+            return _literal_mapping(node.value)
     return None
+
+
+def _is_figures_of(target: ast.expr, function: str) -> bool:
+    """`function.caramel_figures`."""
+    return (
+        isinstance(target, ast.Attribute)
+        and target.attr == ATTRIBUTE
+        and isinstance(target.value, ast.Name)
+        and target.value.id == function
+    )
+
+
+def _literal_mapping(value: ast.expr) -> dict[str, object] | None:
+    try:
+        literal = ast.literal_eval(value)
+    except ValueError:
+        return None
+    return literal if isinstance(literal, dict) else None

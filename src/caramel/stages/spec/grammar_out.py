@@ -103,19 +103,24 @@ def _element(element: Element) -> Schema:
     plain text where the element is only a text."""
     if element.tag == "meta":
         return _mapping(element.attrs, title=element.doc)
+    mapping = _element_mapping(element)
+    if element.tag in YAML_MAPPINGS or element.text == "none":
+        return mapping
+    return {"anyOf": [SCALAR, mapping], "description": element.doc}
+
+
+def _element_mapping(element: Element) -> Schema:
+    """The mapping form of an element: its attributes, children and text (`_`), and the keys real
+    files write that JUBE ignores."""
     children = {tag: _one_or_many(tag) for tag in element.child_tags("yaml")}
     if element.text != "none":
         children[TEXT_KEY] = {**SCALAR, "description": "the element's text"}
     mapping = _mapping(element.attrs + (TAG,), children, element.doc)
-    for key, why in IGNORED_KEYS.get(
-        element.tag, {}
-    ).items():  # real files write them; JUBE ignores them
+    for key, why in IGNORED_KEYS.get(element.tag, {}).items():
         mapping["properties"][key] = {"deprecated": True, "description": f"ignored: {why}"}
     if element.text == "required":
         mapping["required"] = sorted(set(mapping.get("required", [])) | {TEXT_KEY})
-    if element.tag in YAML_MAPPINGS or element.tag == "meta" or element.text == "none":
-        return mapping
-    return {"anyOf": [SCALAR, mapping], "description": element.doc}
+    return mapping
 
 
 def benchmark_schema() -> Schema:
@@ -210,18 +215,33 @@ def schema_text(kind: str) -> str:
 # --- markdown -------------------------------------------------------------------------------------
 def _cell(key: Key, in_caramel: bool) -> str:
     """`name` (the default; a choice's other values, required, *caramel*)."""
-    values = ", ".join(c for c in key.choices if c != key.default) if key.kind == "choice" else ""
-    default = f"{key.default}; {values}" if key.default and values else key.default or values
-    notes = [
-        n
-        for n in (
-            default,
-            "required" if key.required else "",
-            "*caramel*" if key.caramel and not in_caramel else "",
-        )
-        if n
-    ]
+    notes = _notes(key, in_caramel)
     return f"`{key.name}`" + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _notes(key: Key, in_caramel: bool) -> list[str]:
+    default = _default_note(key)
+    notes = [default] if default else []
+    if key.required:
+        notes.append("required")
+    if key.caramel and not in_caramel:
+        notes.append("*caramel*")
+    return notes
+
+
+def _other_choices(key: Key) -> str:
+    """A choice's values other than its default."""
+    if key.kind != "choice":
+        return ""
+    return ", ".join(c for c in key.choices if c != key.default)
+
+
+def _default_note(key: Key) -> str:
+    """The default, then a choice's other values."""
+    values = _other_choices(key)
+    if key.default and values:
+        return f"{key.default}; {values}"
+    return key.default or values
 
 
 def elements_table() -> str:
@@ -294,17 +314,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--schemas", metavar="DIR", help="write the JSON Schemas into DIR")
     args = parser.parse_args(argv)
     if args.markdown:
-        for name, table in TABLES.items():
-            sys.stdout.write(f"<!-- grammar:{name} -->\n{table()}<!-- /grammar:{name} -->\n\n")
+        _print_tables()
     if args.write_docs:
         path = Path(args.write_docs)
         path.write_text(with_tables(path.read_text(encoding="utf-8")), encoding="utf-8")
     if args.schemas:
-        folder = Path(args.schemas)
-        folder.mkdir(parents=True, exist_ok=True)
-        for kind in SCHEMA_KINDS:
-            (folder / f"{kind}.schema.json").write_text(schema_text(kind), encoding="utf-8")
+        _write_schemas(Path(args.schemas))
     return 0
+
+
+def _print_tables() -> None:
+    for name, table in TABLES.items():
+        sys.stdout.write(f"<!-- grammar:{name} -->\n{table()}<!-- /grammar:{name} -->\n\n")
+
+
+def _write_schemas(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for kind in SCHEMA_KINDS:
+        (folder / f"{kind}.schema.json").write_text(schema_text(kind), encoding="utf-8")
 
 
 if __name__ == "__main__":

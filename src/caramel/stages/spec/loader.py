@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from dataclasses import dataclass, field
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec import build
@@ -48,26 +49,12 @@ def load(
     the system files; given, a tag of `tags` that neither they nor the file know is an error
     (spec.tagscan), before `<check_tags>` is (its "needs tags" hides the typo)."""
     path = os.path.abspath(path)
-    if not os.path.isfile(path):
-        raise SpecError(
-            "benchmark file not found", Location(path), hint="check the path given to bench"
-        )
     tags = set(tags or ())
     given = sorted(tags)  # before <selection> adds its own
     home = os.path.dirname(path)
-    cli_paths = [os.path.abspath(p) for p in include_path or []]
-    if is_models_json(path):  # MAD's model zoo: its entries (those `only` names) as benchmarks
-        raw = read_models_json(path, only)
-    else:
-        raw = read_tree(path, cli_paths + env_include_path() + [home])
-    if raw.tag != "jube":
-        raise SpecError(
-            f"the root element must be <jube>, found <{raw.tag}>",
-            raw.where,
-            hint="put the benchmark inside <jube> ... </jube>",
-        )
-
-    only_names, not_names = _selection(raw, tags)
+    cli_paths = _cli_paths(include_path)
+    raw = _read_raw(path, only, cli_paths)
+    selection = _selection(raw, tags, only)
     tree = raw.copy()
     remove_inactive(tree, tags)
     include = _include_path(tree, cli_paths, home)
@@ -79,7 +66,38 @@ def load(
     if system_tags is not None:
         check_given_tags(given, file_tags(raw, include), system_tags, Location(path))
     _check_required_tags(tree, tags)
+    _check_top_level(tree)
+    builder = build.Builder(include, tags, home)
+    builder.imports = not no_eval
+    return _built(builder, tree, path, selection)
 
+
+def _cli_paths(include_path: list[str] | None) -> list[str]:
+    """The folders --include-path names, absolute."""
+    return [os.path.abspath(p) for p in include_path or []]
+
+
+def _read_raw(path: str, only: list[str] | None, cli_paths: list[str]) -> Node:
+    """The file's tree as written: a benchmark file's, or MAD's model zoo's (its entries that
+    `only` names, as benchmarks)."""
+    if not os.path.isfile(path):
+        raise SpecError(
+            "benchmark file not found", Location(path), hint="check the path given to bench"
+        )
+    if is_models_json(path):
+        raw = read_models_json(path, only)
+    else:
+        raw = read_tree(path, cli_paths + env_include_path() + [os.path.dirname(path)])
+    if raw.tag != "jube":
+        raise SpecError(
+            f"the root element must be <jube>, found <{raw.tag}>",
+            raw.where,
+            hint="put the benchmark inside <jube> ... </jube>",
+        )
+    return raw
+
+
+def _check_top_level(tree: Node) -> None:
     for child in tree.children:
         if child.tag not in TOP_LEVEL:
             hint = did_you_mean(child.tag, TOP_LEVEL) or "expected one of: " + ", ".join(
@@ -89,10 +107,10 @@ def load(
                 f"unknown element <{child.tag}> at the top level", child.where, hint=hint
             )
 
-    builder = build.Builder(include, tags, home)
-    builder.imports = not no_eval
+
+def _built(builder: build.Builder, tree: Node, path: str, selection: _Selection) -> list[Benchmark]:
+    """The benchmarks of the tree that the selection keeps, built with the global sets."""
     global_sets = builder.sets(tree)
-    benchmarks = []
     nodes = tree.findall("benchmark")
     if not nodes:
         raise SpecError(
@@ -100,16 +118,8 @@ def load(
             tree.where,
             hint="a file needs <benchmark name=... outpath=...> (YAML: name:, outpath:, step:)",
         )
-    for node in nodes:
-        benchmark = builder.benchmark(node, global_sets, path)
-        if only_names and benchmark.name not in only_names:
-            continue
-        if benchmark.name in not_names:
-            continue
-        if only and benchmark.name not in only:
-            continue
-        benchmarks.append(benchmark)
-    return benchmarks
+    benchmarks = [builder.benchmark(node, global_sets, path) for node in nodes]
+    return [benchmark for benchmark in benchmarks if selection.keeps(benchmark.name)]
 
 
 def _include_path(tree: Node, cli_paths: list[str], home: str) -> IncludePath:
@@ -133,7 +143,7 @@ def known_tags(path: str, include_path: list[str] | None = None) -> set[str]:
     path = os.path.abspath(path)
     if is_models_json(path):
         return set()
-    cli_paths = [os.path.abspath(p) for p in include_path or []]
+    cli_paths = _cli_paths(include_path)
     raw = read_tree(path, cli_paths + env_include_path() + [os.path.dirname(path)])
     return file_tags(raw, _include_path(raw, cli_paths, os.path.dirname(path)))
 
@@ -154,30 +164,45 @@ def load_one(
     return benchmarks[0]
 
 
-def _selection(raw: Node, tags: set[str]) -> tuple[set[str], set[str]]:
-    """The benchmark names `<selection>` keeps (`<only>`) and drops (`<not>`); its `<tag>`s are
-    added to `tags` before anything is filtered (JUBE does the same)."""
-    only_names: set[str] = set()
-    not_names: set[str] = set()
-    for selection in raw.findall("selection"):
-        if not _holds(selection, tags):
-            continue
-        for item in selection.children:
-            values = [v.strip() for v in item.text.split(",") if v.strip()]
-            if item.tag == "tag":
-                tags.update(values)
-            elif item.tag == "only":
-                only_names.update(values)
-            elif item.tag == "not":
-                not_names.update(values)
-            else:
-                raise SpecError(
-                    f"unknown element <{item.tag}> in <selection>",
-                    item.where,
-                    hint=did_you_mean(item.tag, children_of("selection"))
-                    or "expected <only>, <not> or <tag>",
-                )
-    return only_names, not_names
+@dataclass
+class _Selection:
+    """The benchmark names `<selection>` keeps (`<only>`) and drops (`<not>`), and those `load`'s
+    `only` keeps (None: all)."""
+
+    only: list[str] | None
+    only_names: set[str] = field(default_factory=set)
+    not_names: set[str] = field(default_factory=set)
+
+    def keeps(self, name: str) -> bool:
+        return (
+            (not self.only_names or name in self.only_names)
+            and name not in self.not_names
+            and (not self.only or name in self.only)
+        )
+
+
+def _selection(raw: Node, tags: set[str], only: list[str] | None) -> _Selection:
+    """The benchmark names `<selection>` keeps and drops; its `<tag>`s are added to `tags` before
+    anything is filtered (JUBE does the same)."""
+    selection = _Selection(only)
+    for node in raw.findall("selection"):
+        if _holds(node, tags):
+            for item in node.children:
+                _select(item, tags, selection)
+    return selection
+
+
+def _select(item: Node, tags: set[str], selection: _Selection) -> None:
+    """One `<tag>`, `<only>` or `<not>` of a `<selection>`: its comma-separated names added."""
+    names = {"tag": tags, "only": selection.only_names, "not": selection.not_names}
+    if item.tag not in names:
+        raise SpecError(
+            f"unknown element <{item.tag}> in <selection>",
+            item.where,
+            hint=did_you_mean(item.tag, children_of("selection"))
+            or "expected <only>, <not> or <tag>",
+        )
+    names[item.tag].update(v.strip() for v in item.text.split(",") if v.strip())
 
 
 def _holds(node: Node, tags: set[str]) -> bool:

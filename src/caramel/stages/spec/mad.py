@@ -36,11 +36,12 @@ import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec import grammar
 from caramel.stages.spec.attributes import file_name
-from caramel.stages.spec.model import Benchmark
+from caramel.stages.spec.model import Benchmark, Parameterset
 from caramel.stages.spec.system import SystemFacts
 from caramel.stages.spec.tree import Node
 
@@ -127,13 +128,19 @@ def read_entries(path: str) -> list[MadEntry | SpecError]:
         try:
             out.append(_scoped(_entry(item, index, path, text, start, end), scope))
         except EntryError as exc:
-            if scope and exc.entry_name:  # its name as madengine gives it, also one of its tags
-                exc.entry_name = f"{scope}/{exc.entry_name}"
-                exc.entry_tags = (exc.entry_name, *(exc.entry_tags or ())[1:])
-            out.append(exc)
+            out.append(_scoped_error(exc, scope))
         except SpecError as exc:
             out.append(exc)
     return out
+
+
+def _scoped_error(exc: EntryError, scope: str) -> EntryError:
+    """An entry's error with the entry's name as madengine gives it (DIR/NAME), also one of its
+    tags."""
+    if scope and exc.entry_name:
+        exc.entry_name = f"{scope}/{exc.entry_name}"
+        exc.entry_tags = (exc.entry_name, *(exc.entry_tags or ())[1:])
+    return exc
 
 
 def _scoped(entry: MadEntry, scope: str) -> MadEntry:
@@ -162,19 +169,19 @@ def read_models_json(path: str, only: list[str] | None = None) -> Node:
     root = Node("jube", where=Location(path, 1))
     home = os.path.dirname(os.path.abspath(path))
     for found in read_entries(path):
-        name = (
-            found.name
-            if isinstance(found, MadEntry)
-            else found.entry_name
-            if isinstance(found, EntryError)
-            else ""
-        )
-        if only and name not in only:
+        if only and _entry_name(found) not in only:
             continue
         if isinstance(found, SpecError):
             raise found
         root.children.append(benchmark_node(found, home))
     return root
+
+
+def _entry_name(found: MadEntry | SpecError) -> str:
+    """An entry's name, or what its error knows of it ('' where nothing)."""
+    if isinstance(found, MadEntry):
+        return found.name
+    return found.entry_name if isinstance(found, EntryError) else ""
 
 
 def _read(path: str) -> str:
@@ -224,6 +231,48 @@ def _line(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+# the entry keys whose values are texts
+TEXT_KEYS = (
+    "url",
+    "dockerfile",
+    "scripts",
+    "owner",
+    "training_precision",
+    "multiple_results",
+    "args",
+    "data",
+)
+
+
+@dataclass(frozen=True)
+class _EntryText:
+    """Where one entry is written in models.json, and what its errors say of it."""
+
+    path: str
+    text: str
+    start: int
+    end: int
+    where: Location  # the entry's first line
+    label: str  # "entry 3 (NAME)"
+    name: str
+    known_tags: tuple[str, ...]
+
+    def field_where(self, key: str) -> Location:
+        """The line of the entry's `"key":`, else the entry's."""
+        found = re.compile(r'"' + re.escape(key) + r'"\s*:').search(self.text, self.start, self.end)
+        return Location(self.path, _line(self.text, found.start())) if found else self.where
+
+    def fail(self, key: str, message: str, hint: str = "") -> SpecError:
+        """The error of the entry's field `key`."""
+        return _error(
+            f"{self.label}: '{key}': {message}",
+            self.field_where(key),
+            hint,
+            self.name,
+            self.known_tags,
+        )
+
+
 def _entry(item: object, index: int, path: str, text: str, start: int, end: int) -> MadEntry:
     where = Location(path, _line(text, start))
     if not isinstance(item, dict):
@@ -232,21 +281,40 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
             where,
             "",
         )
-    raw_name = item.get("name")
-    name = raw_name.strip() if isinstance(raw_name, str) else ""
+    name = _name_of(item)
     label = f"entry {index} ({name})" if name else f"entry {index}"
-    raw_tags = item.get("tags", [])
-    known_tags = (
-        tuple(t for t in raw_tags if isinstance(t, str)) if isinstance(raw_tags, list) else ()
+    fail = _EntryText(path, text, start, end, where, label, name, _known_tags(item)).fail
+    _check_keys(item, fail)
+    _check_name(name, label, where, fail)
+    texts = _texts(item, fail)
+    tags = _tags(item, fail)
+    entry = MadEntry(
+        name,
+        index,
+        where,
+        n_gpus=_n_gpus(item, fail),
+        timeout=_timeout(item, fail),
+        tags=tags,
+        **texts,
     )
+    _check_paths(entry, fail)
+    return entry
 
-    def field_where(key: str) -> Location:
-        found = re.compile(r'"' + re.escape(key) + r'"\s*:').search(text, start, end)
-        return Location(path, _line(text, found.start())) if found else where
 
-    def fail(key: str, message: str, hint: str = "") -> SpecError:
-        return _error(f"{label}: '{key}': {message}", field_where(key), hint, name, known_tags)
+def _name_of(item: dict[str, object]) -> str:
+    raw_name = item.get("name")
+    return raw_name.strip() if isinstance(raw_name, str) else ""
 
+
+def _known_tags(item: dict[str, object]) -> tuple[str, ...]:
+    """The entry's tags that are texts, for an error of another field."""
+    raw_tags = item.get("tags", [])
+    if not isinstance(raw_tags, list):
+        return ()
+    return tuple(t for t in raw_tags if isinstance(t, str))
+
+
+def _check_keys(item: dict[str, object], fail: Fail) -> None:
     for key in item:
         if key not in KNOWN_KEYS:
             raise fail(
@@ -254,6 +322,10 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
                 "unknown key",
                 did_you_mean(key, KNOWN_KEYS) or "keys: " + ", ".join(KNOWN_KEYS),
             )
+
+
+def _check_name(name: str, label: str, where: Location, fail: Fail) -> None:
+    """A name is there, and holds only what a folder and parameter name may."""
     if not name:
         raise _error(
             f"{label}: no 'name'",
@@ -267,43 +339,34 @@ def _entry(item: object, index: int, path: str, text: str, start: int, end: int)
             f"{name!r} holds characters other than letters, digits, _ . + -",
             "MAD's names are framework_project_workload, e.g. pyt_huggingface_gpt2",
         )
+
+
+def _texts(item: dict[str, object], fail: Fail) -> dict[str, str]:
+    """The entry's text fields, stripped; a missing or null one is empty."""
     texts = {}
-    for key in (
-        "url",
-        "dockerfile",
-        "scripts",
-        "owner",
-        "training_precision",
-        "multiple_results",
-        "args",
-        "data",
-    ):
+    for key in TEXT_KEYS:
         value = item.get(key, "")
-        if value is None:
-            value = ""
+        value = "" if value is None else value
         if not isinstance(value, str):
             raise fail(key, f"expected a text, found {json.dumps(value)}")
         texts[key] = value.strip()
+    return texts
+
+
+def _tags(item: dict[str, object], fail: Fail) -> tuple[str, ...]:
     tags = item.get("tags", [])
-    if not isinstance(tags, list) or not all(
-        isinstance(t, str) and t.strip() and "," not in t for t in tags
-    ):
+    if not isinstance(tags, list) or not all(_is_tag(t) for t in tags):
         raise fail(
             "tags",
             f"expected a list of words, found {json.dumps(tags)}",
             'e.g. "tags": ["pyt", "fp16"]',
         )
-    entry = MadEntry(
-        name,
-        index,
-        where,
-        n_gpus=_n_gpus(item, fail),
-        timeout=_timeout(item, fail),
-        tags=tuple(t.strip() for t in tags),
-        **texts,
-    )
-    _check_paths(entry, fail)
-    return entry
+    return tuple(t.strip() for t in tags)
+
+
+def _is_tag(tag: object) -> bool:
+    """A tag is a word: a non-blank text without a comma."""
+    return isinstance(tag, str) and bool(tag.strip()) and "," not in tag
 
 
 class EntryError(SpecError):
@@ -348,10 +411,8 @@ def _timeout(item: dict[str, object], fail: Fail) -> float:
     value = item.get("timeout", DEFAULT_TIMEOUT)
     if value is None:
         return float(DEFAULT_TIMEOUT)
-    number = value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
-        number = float(value)
-    if number is None or number != number or abs(number) == float("inf"):
+    number = _number(value)
+    if not _is_finite(number):
         raise fail(
             "timeout",
             f"{json.dumps(value)} is not a number of seconds",
@@ -360,9 +421,36 @@ def _timeout(item: dict[str, object], fail: Fail) -> float:
     return float(number) if number > 0 else float(DEFAULT_TIMEOUT)
 
 
+def _number(value: object) -> float | None:
+    """A JSON number, or a text that reads as one; a boolean is neither."""
+    if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
+        return float(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return None
+
+
+def _is_finite(number: float | None) -> TypeGuard[float]:
+    return number is not None and number == number and abs(number) != float("inf")
+
+
 def _check_paths(entry: MadEntry, fail: Fail) -> None:
     """`scripts` stays inside the models.json folder; the results CSV and the clone's folder are
     names."""
+    _check_scripts(entry, fail)
+    if entry.multiple_results:
+        _check_results_name(entry, fail)
+    if not SAFE_NAME.fullmatch(entry.model_dir):
+        # a folder name in shell lines and parameters (madengine's rule too)
+        raise fail(
+            "url",
+            f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
+            "than letters, digits, _ . + -",
+            "name the repository plainly, e.g. https://host/org/model.git",
+        )
+
+
+def _check_scripts(entry: MadEntry, fail: Fail) -> None:
     if not entry.scripts:
         raise fail(
             "scripts",
@@ -376,25 +464,18 @@ def _check_paths(entry: MadEntry, fail: Fail) -> None:
             f"{entry.scripts!r} leaves the folder of models.json",
             "write a path relative to models.json's folder, without ..",
         )
-    if entry.multiple_results:
-        try:
-            file_name(entry.multiple_results, "multiple_results", "the work folder", entry.where)
-        except SpecError as exc:
-            raise fail(
-                "multiple_results",
-                exc.message,
-                "a CSV file name; MAD's scripts write ../NAME.csv "
-                "from the clone, which is the work folder",
-            ) from None
-    if not SAFE_NAME.fullmatch(
-        entry.model_dir
-    ):  # a folder name in shell lines and parameters (madengine's rule too)
+
+
+def _check_results_name(entry: MadEntry, fail: Fail) -> None:
+    try:
+        file_name(entry.multiple_results, "multiple_results", "the work folder", entry.where)
+    except SpecError as exc:
         raise fail(
-            "url",
-            f"the clone's folder {entry.model_dir!r} (the URL's last part) holds characters other "
-            "than letters, digits, _ . + -",
-            "name the repository plainly, e.g. https://host/org/model.git",
-        )
+            "multiple_results",
+            exc.message,
+            "a CSV file name; MAD's scripts write ../NAME.csv "
+            "from the clone, which is the work folder",
+        ) from None
 
 
 def script_parts(entry: MadEntry, home: str) -> tuple[str, list[str]]:
@@ -417,14 +498,7 @@ def run_command(entry: MadEntry, home: str) -> str:
     """The do: clone, copy the scripts in, run the script with MAD's variables. Entry text is
     quoted."""
     folder, script = script_parts(entry, home)
-    url = entry.url
-    if (
-        url
-        and not re.match(r"^[a-z][a-z0-9+.-]*://", url)
-        and not url.startswith("/")
-        and ":" not in url
-    ):
-        url = os.path.normpath(os.path.join(home, url))  # a local path relative to models.json
+    url = _clone_url(entry, home)
     model_dir = _quote(entry.model_dir)
     lines = ["set -e", f"rm -rf {model_dir}"]
     if url:
@@ -432,15 +506,7 @@ def run_command(entry: MadEntry, home: str) -> str:
     else:
         lines.append(f"mkdir -p {model_dir}")
     lines.append(f"cp -R {_quote(folder)}/. {model_dir}/")
-    ngpus = "$system_gpus_per_node" if entry.n_gpus == "-1" else entry.n_gpus
-    env = {
-        "MAD_MODEL_NAME": _quote(entry.name),
-        "MAD_SYSTEM_NGPUS": "$system_gpus_per_node",
-        "MAD_RUNTIME_NGPUS": ngpus,
-        "MAD_GPU_VENDOR": "$$(echo $system_accelerator | tr a-z A-Z)",
-    }
-    if entry.multiple_results:
-        env["MAD_OUTPUT_CSV"] = _quote(entry.multiple_results)
+    env = _mad_variables(entry)
     lines.append("export " + " ".join(f"{k}={v}" for k, v in env.items()))
     lines.append(
         'if [ -z "$${MAD_SYSTEM_GPU_ARCHITECTURE:-}" ]; then MAD_SYSTEM_GPU_ARCHITECTURE=$$( '
@@ -452,6 +518,32 @@ def run_command(entry: MadEntry, home: str) -> str:
     words = [_quote(w) for w in script + shlex.split(entry.args)]
     lines.append(f"cd {model_dir} && ${CONTAINER_PARAMETER} {' '.join(words)}")
     return "\n".join(lines)
+
+
+def _clone_url(entry: MadEntry, home: str) -> str:
+    """The entry's URL; a local path relative to models.json made absolute."""
+    url = entry.url
+    if (
+        url
+        and not re.match(r"^[a-z][a-z0-9+.-]*://", url)
+        and not url.startswith("/")
+        and ":" not in url
+    ):
+        return os.path.normpath(os.path.join(home, url))
+    return url
+
+
+def _mad_variables(entry: MadEntry) -> dict[str, str]:
+    """MAD's variables as the script's shell line sets them (values quoted or JUBE parameters)."""
+    env = {
+        "MAD_MODEL_NAME": _quote(entry.name),
+        "MAD_SYSTEM_NGPUS": "$system_gpus_per_node",
+        "MAD_RUNTIME_NGPUS": "$system_gpus_per_node" if entry.n_gpus == "-1" else entry.n_gpus,
+        "MAD_GPU_VENDOR": "$$(echo $system_accelerator | tr a-z A-Z)",
+    }
+    if entry.multiple_results:
+        env["MAD_OUTPUT_CSV"] = _quote(entry.multiple_results)
+    return env
 
 
 def benchmark_node(entry: MadEntry, home: str) -> Node:
@@ -511,18 +603,47 @@ def in_container(bench: Benchmark, system: SystemFacts | None) -> Benchmark:
     pset = bench.parametersets.get("mad")
     if pset is None or system is None or not system.container_runtime:
         return bench
-    dockerfile = next((p.value for p in pset.parameters if p.name == "mad_dockerfile"), "").replace(
-        "$$", "$"
-    )
-    runtime_name = system.container_runtime
+    dockerfile = _parameter_value(pset, "mad_dockerfile").replace("$$", "$")
+    path = _image_path(system, dockerfile)
+    if path is None:
+        return bench
+    values = {
+        CONTAINER_PARAMETER: _container_line(system, path),
+        "container_image": path.replace("$", "$$"),
+    }
+    bench = copy.copy(bench)
+    bench.parametersets = dict(bench.parametersets, mad=_with_values(pset, values))
+    return bench
+
+
+def _with_values(pset: Parameterset, values: dict[str, str]) -> Parameterset:
+    """The parameterset with the parameters `values` names given those values."""
+    params = [
+        dataclasses.replace(p, value=values[p.name]) if p.name in values else p
+        for p in pset.parameters
+    ]
+    return dataclasses.replace(pset, parameters=params)
+
+
+def _parameter_value(pset: Parameterset, name: str) -> str:
+    return next((p.value for p in pset.parameters if p.name == name), "")
+
+
+def _image_path(system: SystemFacts, dockerfile: str) -> str | None:
+    """The absolute path of the system's image for the dockerfile's stack; None: no such image."""
     image = system.images.get(os.path.basename(dockerfile.rstrip("/")))
     if not image:
-        return bench
+        return None
     image = os.path.expandvars(os.path.expanduser(image))
     folder = os.path.expandvars(os.path.expanduser(system.image_dir))
-    path = os.path.abspath(
+    return os.path.abspath(
         image if os.path.isabs(image) or not folder else os.path.join(folder, image)
     )
+
+
+def _container_line(system: SystemFacts, path: str) -> str:
+    """The command line that runs the script in the image at `path` (before the script's words)."""
+    runtime_name = system.container_runtime
     words = [
         sys.executable,
         "-m",
@@ -535,14 +656,4 @@ def in_container(bench: Benchmark, system: SystemFacts | None) -> Benchmark:
     accelerator = system.accelerator
     if runtime_name == "apptainer" and accelerator in ("nvidia", "amd"):
         words += ["--gpu-flag", "--nv" if accelerator == "nvidia" else "--rocm"]
-    line = " ".join(_quote(w) for w in words) + " --bind $jube_wp_abspath --"
-    bench = copy.copy(bench)
-    values = {CONTAINER_PARAMETER: line, "container_image": path.replace("$", "$$")}
-    params = [
-        dataclasses.replace(p, value=values[p.name]) if p.name in values else p
-        for p in pset.parameters
-    ]
-    bench.parametersets = dict(
-        bench.parametersets, mad=dataclasses.replace(pset, parameters=params)
-    )
-    return bench
+    return " ".join(_quote(w) for w in words) + " --bind $jube_wp_abspath --"

@@ -15,7 +15,9 @@ without knowing which tags a run needs.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 from caramel.errors import Location, SpecError, did_you_mean
@@ -39,20 +41,25 @@ def parse_duration(text: str) -> float:
     try:
         seconds = float(text)
     except ValueError:
-        match = _CLOCK.match(text)
-        if not match:
-            raise ValueError(
-                f"{text!r} is not a duration; expected seconds, MM:SS or HH:MM:SS"
-            ) from None
-        days, first, second, third = match.groups()
-        if third is None:  # MM:SS
-            seconds = int(first) * 60 + float(second)
-        else:
-            seconds = int(first) * 3600 + int(second) * 60 + float(third)
-        seconds += int(days or 0) * 86400
+        seconds = _clock_seconds(text)
     if seconds < 0 or seconds != seconds or seconds == float("inf"):
         raise ValueError(f"{text!r} is not a duration; expected a number of seconds of at least 0")
     return seconds
+
+
+def _clock_seconds(text: str) -> float:
+    """Seconds from `MM:SS`, `HH:MM:SS` or `D-HH:MM:SS`."""
+    match = _CLOCK.match(text)
+    if not match:
+        raise ValueError(
+            f"{text!r} is not a duration; expected seconds, MM:SS or HH:MM:SS"
+        ) from None
+    days, first, second, third = match.groups()
+    if third is None:  # MM:SS
+        seconds = int(first) * 60 + float(second)
+    else:
+        seconds = int(first) * 3600 + int(second) * 60 + float(third)
+    return seconds + int(days or 0) * 86400
 
 
 def find_meta_node(benchmark: Node) -> Node | None:
@@ -75,6 +82,15 @@ def read_meta(node: Node | None) -> BenchmarkMeta:
     """The typed block; a wrong key, type or duration names the file and line."""
     if node is None:
         return BenchmarkMeta()
+    # each key's value is of its field's type (_value and LIST_KEYS make it so)
+    fields: dict[str, Any] = {"where": node.where}
+    for key, items in _written(node).items():
+        fields[key] = _field(key, items)
+    return BenchmarkMeta(**fields)
+
+
+def _written(node: Node) -> dict[str, list[tuple[str, Location]]]:
+    """Each key's texts as written (XML: attributes and child elements), with their lines."""
     values: dict[str, list[tuple[str, Location]]] = {}
     for key, text in node.attrs.items():
         values.setdefault(key, []).append((text, node.where))
@@ -86,54 +102,51 @@ def read_meta(node: Node | None) -> BenchmarkMeta:
                 hint="write each meta key as a single value (tags and systems: a list)",
             )
         values.setdefault(child.tag, []).append((child.text, child.where))
-    # each key's value is of its field's type (_value and LIST_KEYS make it so)
-    fields: dict[str, Any] = {"where": node.where}
-    for key, items in values.items():
-        where = items[0][1]
-        if key not in KEYS:
-            raise SpecError(
-                f"unknown key '{key}' in meta",
-                where,
-                hint=did_you_mean(key, KEYS) or "meta keys: " + ", ".join(KEYS),
-            )
-        if key in LIST_KEYS:
-            fields[key] = tuple(
-                v.strip() for text, _ in items for v in text.split(",") if v.strip()
-            )
-            continue
-        if len(items) > 1:
-            raise SpecError(
-                f"meta: '{key}' is given {len(items)} times, expected one value", items[1][1]
-            )
-        fields[key] = _value(key, items[0][0].strip(), where)
-    return BenchmarkMeta(**fields)
+    return values
 
 
-def _value(key: str, text: str, where: Location) -> int | float | str | None:
-    if key == "devices":
-        if not text.isdigit() or int(text) < 1:
-            raise SpecError(
-                f"meta: devices={text!r} is not a number of devices",
-                where,
-                hint="expected a whole number of at least 1, e.g. devices: 4",
-            )
-        return int(text)
-    if key == "time_limit":
-        try:
-            return parse_duration(text)
-        except ValueError as exc:
-            raise SpecError(
-                f"meta: time_limit: {exc}",
-                where,
-                hint='e.g. time_limit: "01:30:00" or time_limit: 5400 (0: no limit)',
-            ) from None
-    if key == "multiple_results":
-        return text or None
-    if key == "weight":
-        return _weight(text, where)
-    if key in ("progress", "progress_rate"):
-        return _progress_pattern(key, text, where)
-    return text
+def _field(key: str, items: list[tuple[str, Location]]) -> Any:
+    """One key's value: a list key's words, else its one value read."""
+    where = items[0][1]
+    if key not in KEYS:
+        raise SpecError(
+            f"unknown key '{key}' in meta",
+            where,
+            hint=did_you_mean(key, KEYS) or "meta keys: " + ", ".join(KEYS),
+        )
+    if key in LIST_KEYS:
+        return _words(items)
+    if len(items) > 1:
+        raise SpecError(
+            f"meta: '{key}' is given {len(items)} times, expected one value", items[1][1]
+        )
+    return _value(key, items[0][0].strip(), where)
+
+
+def _words(items: list[tuple[str, Location]]) -> tuple[str, ...]:
+    """A list key's comma-separated words, over all its texts."""
+    return tuple(v.strip() for text, _ in items for v in text.split(",") if v.strip())
+
+
+def _devices(text: str, where: Location) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise SpecError(
+            f"meta: devices={text!r} is not a number of devices",
+            where,
+            hint="expected a whole number of at least 1, e.g. devices: 4",
+        )
+    return int(text)
+
+
+def _time_limit(text: str, where: Location) -> float:
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise SpecError(
+            f"meta: time_limit: {exc}",
+            where,
+            hint='e.g. time_limit: "01:30:00" or time_limit: 5400 (0: no limit)',
+        ) from None
 
 
 def _progress_pattern(key: str, text: str, where: Location) -> str:
@@ -169,3 +182,23 @@ def _weight(text: str, where: Location) -> float:
             hint="expected a number of at least 0, e.g. weight: 2 (its share of the suite's score)",
         )
     return weight
+
+
+def _multiple_results(text: str, where: Location) -> str | None:
+    return text or None
+
+
+# how a meta key that is not a plain text is read from its text (`where`: the line, for errors)
+_READERS: dict[str, Callable[[str, Location], int | float | str | None]] = {
+    "devices": _devices,
+    "time_limit": _time_limit,
+    "multiple_results": _multiple_results,
+    "weight": _weight,
+    "progress": functools.partial(_progress_pattern, "progress"),
+    "progress_rate": functools.partial(_progress_pattern, "progress_rate"),
+}
+
+
+def _value(key: str, text: str, where: Location) -> int | float | str | None:
+    reader = _READERS.get(key)
+    return reader(text, where) if reader else text

@@ -159,26 +159,44 @@ def same_quantity(have: str, want: str) -> bool:
 def parse_unit(text: str) -> ParsedUnit:
     """`text` read as a unit: its dimension and the scale to its canonical unit; never raises."""
     unit = text.strip() if isinstance(text, str) else ""
-    unknown = ParsedUnit(unit, "", 1.0, unit)
+    read = _read_by_pint(unit)
+    if read is None:
+        return ParsedUnit(unit, "", 1.0, unit)
+    canonical, scale, dimension = read
+    return ParsedUnit(unit, dimension, scale, str(format(canonical, "~")).replace(" ", "") or unit)
+
+
+def _read_by_pint(unit: str) -> tuple[Any, float, str] | None:
+    """(canonical unit, scale to it, dimension) of a unit pint reads after caramel's rules; None:
+    an unknown unit."""
     expression = pint_expression(unit)
     if not expression:
-        return unknown
+        return None
     try:
-        registry = _registry()
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            units = registry.parse_units(expression)
-            quantity = registry.Quantity(1.0, units)
-            if not quantity._is_multiplicative or quantity.dimensionless and not units:
-                return unknown  # °C (an offset: no scale), or nothing at all
-            canonical = _canonical(registry, quantity)
-            scale = float(quantity.to(canonical).magnitude)
-            dimension = str(quantity.dimensionality)
+        read = _pint_scale(expression)
     except Exception:  # noqa: BLE001 - pint raises a dozen kinds on text it cannot read: unknown
-        return unknown
-    if not math.isfinite(scale) or scale <= 0:
-        return unknown
-    return ParsedUnit(unit, dimension, scale, str(format(canonical, "~")).replace(" ", "") or unit)
+        return None
+    if read is None or not _usable_scale(read[1]):
+        return None
+    return read
+
+
+def _pint_scale(expression: str) -> tuple[Any, float, str] | None:
+    """(canonical unit, scale to it, dimension) of a pint expression; None for an offset (°C: no
+    scale) or nothing at all."""
+    registry = _registry()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        units = registry.parse_units(expression)
+        quantity = registry.Quantity(1.0, units)
+        if not quantity._is_multiplicative or quantity.dimensionless and not units:
+            return None
+        canonical = _canonical(registry, quantity)
+        return canonical, float(quantity.to(canonical).magnitude), str(quantity.dimensionality)
+
+
+def _usable_scale(scale: float) -> bool:
+    return math.isfinite(scale) and scale > 0
 
 
 def pint_expression(unit: str) -> str:
@@ -199,21 +217,36 @@ def pint_expression(unit: str) -> str:
 
 def _word(match: re.Match[str]) -> str:
     word = match.group(0)
-    lowered = word.lower()
-    tables: tuple[dict[str, str], ...] = (_COUNT_OF, _TIME_OF, RATE_WORDS, ENERGY_WORDS)
-    for table in tables:
-        if lowered in table:
-            return table[lowered]
+    return _table_word(word.lower()) or _flops_word(word) or _size_word(word) or word
+
+
+# the words caramel names for pint, by kind
+_WORD_TABLES: tuple[dict[str, str], ...] = (_COUNT_OF, _TIME_OF, RATE_WORDS, ENERGY_WORDS)
+
+
+def _table_word(lowered: str) -> str | None:
+    """What a count, time, rate or energy word is to pint."""
+    table = next((table for table in _WORD_TABLES if lowered in table), None)
+    return table[lowered] if table is not None else None
+
+
+def _flops_word(word: str) -> str | None:
+    """`TFLOPS` is (TFLOP/s), `GFLOP` is GFLOP."""
     flops = _FLOPS.match(word)
-    if flops:
-        prefix = _PREFIX.get(flops.group(1).lower(), "")
-        return f"({prefix}FLOP/s)" if flops.group(2) else f"{prefix}FLOP"
+    if not flops:
+        return None
+    prefix = _PREFIX.get(flops.group(1).lower(), "")
+    return f"({prefix}FLOP/s)" if flops.group(2) else f"{prefix}FLOP"
+
+
+def _size_word(word: str) -> str | None:
+    """`GB` is GB, `GiB` is GiB, `bytes` is B."""
     size = _BYTES.match(word)
-    if size:
-        prefix = _PREFIX.get((size.group(1) or "").lower(), "")
-        binary = size.group(2) and prefix
-        return (prefix.upper() + "i" if binary else prefix) + "B"
-    return word
+    if not size:
+        return None
+    prefix = _PREFIX.get((size.group(1) or "").lower(), "")
+    binary = size.group(2) and prefix
+    return (prefix.upper() + "i" if binary else prefix) + "B"
 
 
 def _canonical(

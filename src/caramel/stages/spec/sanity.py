@@ -68,6 +68,32 @@ EXAMPLE = (
 def read_sanity(node: Node) -> Sanity:
     """One `<sanity>` element (YAML: one item of `sanity:`), checked: one kind, a valid regex or
     expression, a file inside the work folder."""
+    _check_attributes(node)
+    kind = _kind(node)
+    text = node.attrs[kind].strip()
+    if not text:
+        raise SpecError(f"<sanity {kind}=...> is empty", node.where, hint=EXAMPLE)
+    file = node.attrs.get("file", "").strip()
+    if kind == "expr":
+        return _expr_sanity(kind, text, file, node)
+    _check_regex(kind, text, node)
+    return Sanity(kind, text, _work_file(file, node), node.where)
+
+
+def _work_file(file: str, node: Node) -> str:
+    """The file an expect= or reject= check reads: stdout by default, else a path inside the work
+    folder."""
+    file = file or DEFAULT_FILE
+    if os.path.isabs(file) or ".." in file.replace("\\", "/").split("/"):
+        raise SpecError(
+            f"<sanity file={file!r}> is not a file of the work folder",
+            node.where,
+            hint="give a path relative to the work folder, without .. (default: stdout)",
+        )
+    return file
+
+
+def _check_attributes(node: Node) -> None:
     for attr in node.attrs:
         if attr not in ATTRIBUTES:
             raise SpecError(
@@ -75,28 +101,37 @@ def read_sanity(node: Node) -> Sanity:
                 node.where,
                 hint=did_you_mean(attr, ATTRIBUTES) or EXAMPLE,
             )
+
+
+def _kind(node: Node) -> SanityKind:
+    """The one check the element makes: expect=, reject= or expr=."""
     kinds = [k for k in SANITY_KINDS if k in node.attrs]
     if len(kinds) != 1:
-        found = (
-            "none of expect=, reject=, expr=" if not kinds else " and ".join(f"{k}=" for k in kinds)
-        )
         raise SpecError(
-            f"<sanity> needs exactly one of expect=, reject= or expr=; it has {found}",
+            f"<sanity> needs exactly one of expect=, reject= or expr=; it has {_listed(kinds)}",
             node.where,
             hint="write one check per <sanity> (YAML: one mapping per list item)",
         )
-    kind = SanityKind(kinds[0])
-    text = node.attrs[kind].strip()
-    if not text:
-        raise SpecError(f"<sanity {kind}=...> is empty", node.where, hint=EXAMPLE)
-    file = node.attrs.get("file", "").strip()
-    if kind == "expr":
-        if file:
-            raise SpecError(
-                "<sanity expr=...> reads no file; file= is for expect= and reject=", node.where
-            )
-        parse_expression(text, node)
-        return Sanity(kind, text, "", node.where)
+    return SanityKind(kinds[0])
+
+
+def _listed(kinds: list[str]) -> str:
+    if not kinds:
+        return "none of expect=, reject=, expr="
+    return " and ".join(f"{k}=" for k in kinds)
+
+
+def _expr_sanity(kind: SanityKind, text: str, file: str, node: Node) -> Sanity:
+    """An expr= check: a valid expression, reading no file."""
+    if file:
+        raise SpecError(
+            "<sanity expr=...> reads no file; file= is for expect= and reject=", node.where
+        )
+    parse_expression(text, node)
+    return Sanity(kind, text, "", node.where)
+
+
+def _check_regex(kind: SanityKind, text: str, node: Node) -> None:
     try:
         re.compile(text, re.MULTILINE)
     except re.error as exc:
@@ -105,14 +140,6 @@ def read_sanity(node: Node) -> Sanity:
             node.where,
             hint="Python's re syntax; escape ( ) [ ] . * + ? with a backslash to match them",
         ) from None
-    file = file or DEFAULT_FILE
-    if os.path.isabs(file) or ".." in file.replace("\\", "/").split("/"):
-        raise SpecError(
-            f"<sanity file={file!r}> is not a file of the work folder",
-            node.where,
-            hint="give a path relative to the work folder, without .. (default: stdout)",
-        )
-    return Sanity(kind, text, file, node.where)
 
 
 def parse_expression(text: str, node: Node) -> ast.Expression:
@@ -169,17 +196,21 @@ def describe(part: ast.AST) -> str:
 def from_comment(bench_node: Node) -> list[tuple[str, str, Node]]:
     """The `<sanity>` elements inside the benchmark's `<comment>` (XML a JUBE can still read): each
     as (step or analyser, its name, the element)."""
-    out = []
-    for comment in bench_node.findall("comment"):
-        for child in comment.findall("sanity"):
-            owners = [k for k in ("step", "analyser", "analyzer") if child.attrs.get(k, "").strip()]
-            if len(owners) != 1:
-                raise SpecError(
-                    "<sanity> inside <comment> needs step= or analyser= (one of them)",
-                    child.where,
-                    hint='write <sanity step="run" expect="..."/> to check the workpackages of '
-                    "step run",
-                )
-            owner = "analyser" if owners[0] == "analyzer" else owners[0]
-            out.append((owner, child.attrs[owners[0]].strip(), child))
-    return out
+    return [
+        _owned_sanity(child)
+        for comment in bench_node.findall("comment")
+        for child in comment.findall("sanity")
+    ]
+
+
+def _owned_sanity(child: Node) -> tuple[str, str, Node]:
+    """(step or analyser, its name, the element) of a `<sanity>` inside `<comment>`."""
+    owners = [k for k in ("step", "analyser", "analyzer") if child.attrs.get(k, "").strip()]
+    if len(owners) != 1:
+        raise SpecError(
+            "<sanity> inside <comment> needs step= or analyser= (one of them)",
+            child.where,
+            hint='write <sanity step="run" expect="..."/> to check the workpackages of step run',
+        )
+    owner = "analyser" if owners[0] == "analyzer" else owners[0]
+    return owner, child.attrs[owners[0]].strip(), child

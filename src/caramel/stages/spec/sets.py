@@ -4,6 +4,8 @@ included."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import TypeVar
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec import model as m
@@ -31,7 +33,11 @@ def add_parameter(pset: m.Parameterset, param: m.Parameter) -> None:
     if existing is None:
         pset.parameters.append(param)
         return
-    old = pset.parameters[existing]
+    pset.parameters[existing] = _duplicate(pset, pset.parameters[existing], param)
+
+
+def _duplicate(pset: m.Parameterset, old: m.Parameter, param: m.Parameter) -> m.Parameter:
+    """What takes the place of `old` when `param` of the same name is added."""
     if old.duplicate != param.duplicate:
         raise SpecError(
             f"parameter '{param.name}' is defined twice with different duplicate= options",
@@ -46,34 +52,134 @@ def add_parameter(pset: m.Parameterset, param: m.Parameter) -> None:
             hint=f'first definition at {old.where}; duplicate="error" forbids this',
         )
     if mode == m.DuplicateMode.CONCAT:
-        if (old.separator, old.type, old.update_mode) != (
-            param.separator,
-            param.type,
-            param.update_mode,
-        ):
-            raise SpecError(
-                f"parameter '{param.name}' is concatenated with different separator, type or "
-                "update_mode",
-                param.where,
-                hint=f"first definition at {old.where}",
-            )
-        if old.value != param.value:
-            values = sorted(
-                {
-                    v.strip()
-                    for v in (old.value.split(old.separator) if old.separator else [old.value])
-                }
-                | {
-                    v.strip()
-                    for v in (
-                        param.value.split(param.separator) if param.separator else [param.value]
-                    )
-                }
-            )
-            param = m.Parameter(**{**param.__dict__, "value": param.separator.join(values)})
-        pset.parameters[existing] = param
-        return
-    pset.parameters[existing] = param
+        return _concatenated(old, param)
+    return param
+
+
+def _concatenated(old: m.Parameter, param: m.Parameter) -> m.Parameter:
+    """`param` holding the union of both parameters' values, sorted."""
+    if (old.separator, old.type, old.update_mode) != (
+        param.separator,
+        param.type,
+        param.update_mode,
+    ):
+        raise SpecError(
+            f"parameter '{param.name}' is concatenated with different separator, type or "
+            "update_mode",
+            param.where,
+            hint=f"first definition at {old.where}",
+        )
+    if old.value == param.value:
+        return param
+    values = sorted(_value_set(old) | _value_set(param))
+    return m.Parameter(**{**param.__dict__, "value": param.separator.join(values)})
+
+
+def _value_set(param: m.Parameter) -> set[str]:
+    """A parameter's values, split at its separator and stripped."""
+    return {
+        v.strip()
+        for v in (param.value.split(param.separator) if param.separator else [param.value])
+    }
+
+
+_Item = TypeVar("_Item")
+_Set = TypeVar("_Set")
+
+
+def _replacing(items: list[_Item], new: _Item, key: Callable[[_Item], object]) -> list[_Item]:
+    """`items` without those of `new`'s key, and `new` last."""
+    return [item for item in items if key(item) != key(new)] + [new]
+
+
+def _as_kind(base: AnySet | None, kind: type[_Set]) -> _Set | None:
+    """The init_with set `base` where it is of `kind`."""
+    return base if isinstance(base, kind) else None
+
+
+def _sets_named(tree: Node, kinds: tuple[str, ...], name: str) -> list[Node]:
+    """The sets of `kinds` in `tree` named `name`, in document order."""
+    return [n for n in tree.iter() if n.tag in kinds and n.attrs.get("name", "").strip() == name]
+
+
+def _not_found_hint(name: str, tree: Node, kinds: tuple[str, ...], listed: str, none: str) -> str:
+    """A close name of the sets of `kinds` in `tree`, else their names (`listed` first), else
+    `none`."""
+    names = [n.attrs.get("name", "") for n in tree.iter() if n.tag in kinds]
+    listing = listed + ", ".join(sorted(set(names))) if names else none
+    return did_you_mean(name, names) or listing
+
+
+def _initialised_with_itself(node: Node, filename: str, search: str) -> bool:
+    """The set `search` of file `filename` whose init_with names itself."""
+    return (
+        node.attrs.get("init_with", "").strip().partition(":")[0].strip() == filename
+        and (node.attrs.get("init_with", "").partition(":")[2].strip() or search) == search
+    )
+
+
+def _zip(child: Node) -> m.Zip:
+    names = split_list(child.attrs.get("names", "") or child.text) + [
+        p.text.strip() for p in child.findall("param")
+    ]
+    if len(names) < 2:
+        raise SpecError(
+            "<zip> needs at least two parameter names",
+            child.where,
+            hint='write <zip names="a,b"/> (YAML: zip: {names: "a,b"})',
+        )
+    return m.Zip(names, child.where)
+
+
+def _exclude(child: Node) -> m.Exclude:
+    condition = (child.attrs.get("if") or child.text).strip()
+    if not condition:
+        raise SpecError(
+            "<exclude> needs a condition",
+            child.where,
+            hint="write <exclude>$nodes > 4 and $batch < 64</exclude>",
+        )
+    return m.Exclude(condition, child.where)
+
+
+def _new_parameterset(node: Node, name: str, base: m.Parameterset | None) -> m.Parameterset:
+    """An empty parameterset, or one with `base`'s (init_with) parameters, zips and excludes."""
+    duplicate = m.DuplicateMode(
+        choice(
+            node,
+            "duplicate",
+            base.duplicate if base else "replace",
+            ("replace", "concat", "error"),
+        )
+    )
+    if base is None:
+        return m.Parameterset(name, [], duplicate, [], [], node.where)
+    return m.Parameterset(
+        name, list(base.parameters), duplicate, list(base.zips), list(base.excludes), node.where
+    )
+
+
+def _iofile(child: Node) -> m.IOFile:
+    src = child.attrs.get("in", "").strip()
+    dest = child.attrs.get("out", "").strip()
+    if not src or not dest:
+        missing = " and ".join(a + "=" for a, v in (("in", src), ("out", dest)) if not v)
+        raise SpecError(
+            f"<iofile> has no {missing}",
+            child.where,
+            hint='write <iofile in="job.in" out="job.sh"/> (YAML: iofile: {in: '
+            "job.in, out: job.sh})",
+        )
+    return m.IOFile(src, dest, child.attrs.get("out_mode", "w").strip(), child.where)
+
+
+def _sub(child: Node) -> m.Sub:
+    source = child.attrs.get("source")
+    if source is None:
+        raise SpecError("<sub> needs source=", child.where, hint='<sub source="#X#" dest="$x"/>')
+    dest_attr = child.attrs.get("dest")
+    dest = child.text.strip() if dest_attr is None else dest_attr
+    return m.Sub(source, dest, child.attrs.get("mode", "text").strip(), child.where)
 
 
 # A set of any kind, as `SetBuilder.set` builds one
@@ -105,23 +211,23 @@ class SetBuilder:
 
     def set(self, node: Node, base_dir: str, name: str | None = None) -> AnySet:
         name = name or name_of(node)
-        init = node.attrs.get("init_with", "").strip()
-        base = None
-        if init:
-            filename, _, search = init.partition(":")
-            base = self.extern_set(
-                node.tag, filename.strip(), search.strip() or name, node.where, name
-            )
+        base = self._init_with(node, name)
         kind = node.tag  # extern_set finds a set of the same kind: `base` is one
         if kind == "parameterset":
-            return self.parameterset(node, name, base if isinstance(base, m.Parameterset) else None)
+            return self.parameterset(node, name, _as_kind(base, m.Parameterset))
         if kind == "substituteset":
-            return self.substituteset(
-                node, name, base if isinstance(base, m.Substituteset) else None
-            )
+            return self.substituteset(node, name, _as_kind(base, m.Substituteset))
         if kind == "fileset":
-            return self.fileset(node, name, base if isinstance(base, m.Fileset) else None, base_dir)
-        return self.patternset(node, name, base if isinstance(base, m.Patternset) else None)
+            return self.fileset(node, name, _as_kind(base, m.Fileset), base_dir)
+        return self.patternset(node, name, _as_kind(base, m.Patternset))
+
+    def _init_with(self, node: Node, name: str) -> AnySet | None:
+        """The set `init_with="file:name"` names (its name defaults to the set's own)."""
+        init = node.attrs.get("init_with", "").strip()
+        if not init:
+            return None
+        filename, _, search = init.partition(":")
+        return self.extern_set(node.tag, filename.strip(), search.strip() or name, node.where, name)
 
     def extern_set(
         self, kind: str, filename: str, search: str, where: Location, name: str | None = None
@@ -129,48 +235,31 @@ class SetBuilder:
         """The set `search` of kind `kind` from another file, found through the include path."""
         path = self.include.find(filename, where)
         tree = self._tree(path)
-        found = [n for n in tree.iter(kind) if n.attrs.get("name", "").strip() == search]
+        found = _sets_named(tree, (kind,), search)
         if not found:
-            names = [n.attrs.get("name", "") for n in tree.iter(kind)]
             raise SpecError(
                 f"{kind} '{search}' not found in {path}",
                 where,
-                hint=did_you_mean(search, names)
-                or (
-                    f"its {kind}s: " + ", ".join(sorted(set(names)))
-                    if names
-                    else f"that file has no {kind}"
+                hint=_not_found_hint(
+                    search, tree, (kind,), f"its {kind}s: ", f"that file has no {kind}"
                 ),
             )
         if len(found) > 1:
             raise SpecError(f"{kind} '{search}' is defined {len(found)} times in {path}", where)
         node = found[0]
-        if (
-            node.attrs.get("init_with", "").strip().partition(":")[0].strip() == filename
-            and (node.attrs.get("init_with", "").partition(":")[2].strip() or search) == search
-        ):
+        if _initialised_with_itself(node, filename, search):
             raise SpecError(f"{kind} '{search}' is initialised with itself", node.where)
         return self.set(node, os.path.dirname(path), name or search)
 
     def find_set_kind(self, filename: str, name: str, where: Location) -> str:
         path = self.include.find(filename, where)
         tree = self._tree(path)
-        kinds = {
-            n.tag
-            for n in tree.iter()
-            if n.tag in SET_KINDS and n.attrs.get("name", "").strip() == name
-        }
+        kinds = {n.tag for n in _sets_named(tree, SET_KINDS, name)}
         if not kinds:
-            names = [n.attrs.get("name", "") for n in tree.iter() if n.tag in SET_KINDS]
             raise SpecError(
                 f"no set named '{name}' in {path}",
                 where,
-                hint=did_you_mean(name, names)
-                or (
-                    "its sets: " + ", ".join(sorted(set(names)))
-                    if names
-                    else "that file has no sets"
-                ),
+                hint=_not_found_hint(name, tree, SET_KINDS, "its sets: ", "that file has no sets"),
             )
         if len(kinds) > 1:
             raise SpecError(
@@ -189,45 +278,14 @@ class SetBuilder:
 
     def parameterset(self, node: Node, name: str, base: m.Parameterset | None) -> m.Parameterset:
         only_children(node, children_of("parameterset"))
-        duplicate = m.DuplicateMode(
-            choice(
-                node,
-                "duplicate",
-                base.duplicate if base else "replace",
-                ("replace", "concat", "error"),
-            )
-        )
-        pset = m.Parameterset(
-            name,
-            list(base.parameters) if base else [],
-            duplicate,
-            list(base.zips) if base else [],
-            list(base.excludes) if base else [],
-            node.where,
-        )
+        pset = _new_parameterset(node, name, base)
         for child in node.children:
             if child.tag == "parameter":
                 add_parameter(pset, self.parameter(child))
             elif child.tag == "zip":
-                names = split_list(child.attrs.get("names", "") or child.text) + [
-                    p.text.strip() for p in child.findall("param")
-                ]
-                if len(names) < 2:
-                    raise SpecError(
-                        "<zip> needs at least two parameter names",
-                        child.where,
-                        hint='write <zip names="a,b"/> (YAML: zip: {names: "a,b"})',
-                    )
-                pset.zips.append(m.Zip(names, child.where))
+                pset.zips.append(_zip(child))
             else:
-                condition = (child.attrs.get("if") or child.text).strip()
-                if not condition:
-                    raise SpecError(
-                        "<exclude> needs a condition",
-                        child.where,
-                        hint="write <exclude>$nodes > 4 and $batch < 64</exclude>",
-                    )
-                pset.excludes.append(m.Exclude(condition, child.where))
+                pset.excludes.append(_exclude(child))
         return pset
 
     def parameter(self, node: Node) -> m.Parameter:
@@ -261,34 +319,9 @@ class SetBuilder:
         )
         for child in node.children:
             if child.tag == "iofile":
-                src = child.attrs.get("in", "").strip()
-                dest = child.attrs.get("out", "").strip()
-                if not src or not dest:
-                    missing = " and ".join(
-                        a + "=" for a, v in (("in", src), ("out", dest)) if not v
-                    )
-                    raise SpecError(
-                        f"<iofile> has no {missing}",
-                        child.where,
-                        hint='write <iofile in="job.in" out="job.sh"/> (YAML: iofile: {in: '
-                        "job.in, out: job.sh})",
-                    )
-                sset.iofiles = [f for f in sset.iofiles if f.dest != dest]
-                sset.iofiles.append(
-                    m.IOFile(src, dest, child.attrs.get("out_mode", "w").strip(), child.where)
-                )
+                sset.iofiles = _replacing(sset.iofiles, _iofile(child), lambda f: f.dest)
             else:
-                source = child.attrs.get("source")
-                if source is None:
-                    raise SpecError(
-                        "<sub> needs source=", child.where, hint='<sub source="#X#" dest="$x"/>'
-                    )
-                dest_attr = child.attrs.get("dest")
-                dest = child.text.strip() if dest_attr is None else dest_attr
-                sset.subs = [s for s in sset.subs if s.source != source]
-                sset.subs.append(
-                    m.Sub(source, dest, child.attrs.get("mode", "text").strip(), child.where)
-                )
+                sset.subs = _replacing(sset.subs, _sub(child), lambda s: s.source)
         return sset
 
     def fileset(self, node: Node, name: str, base: m.Fileset | None, base_dir: str) -> m.Fileset:
@@ -353,5 +386,5 @@ class SetBuilder:
                 child.where,
                 pattern_direction(child, pname),
             )
-            pset.patterns = [p for p in pset.patterns if p.name != pname] + [pattern]
+            pset.patterns = _replacing(pset.patterns, pattern, lambda p: p.name)
         return pset

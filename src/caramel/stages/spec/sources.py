@@ -102,34 +102,44 @@ def remove_inactive(node: Node, tags: set[str]) -> None:
 def find_path(root: Node, path: str) -> list[Node]:
     """The small XPath subset JUBE files use in `<include path=...>`: '.', 'a/b', './a', '//a'."""
     path = path.strip() or "."
-    if path == ".":
-        return [root]
     if path.startswith("//"):
-        return [n for n in root.iter(path[2:]) if n is not root]
+        return _descendants(root, path[2:])
     nodes = [root]
-    for part in path.split("/"):
-        if part in ("", "."):
-            continue
-        nodes = [c for n in nodes for c in n.children if part == "*" or c.tag == part]
+    for part in _path_steps(path):
+        nodes = _children_named(nodes, part)
     return nodes
+
+
+def _descendants(root: Node, tag: str) -> list[Node]:
+    """`//tag`: the elements below `root` named `tag`, depth first."""
+    return [n for n in root.iter(tag) if n is not root]
+
+
+def _path_steps(path: str) -> list[str]:
+    """The element names of a path (`*`: any), without its `.` steps."""
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def _children_named(nodes: list[Node], part: str) -> list[Node]:
+    return [c for n in nodes for c in n.children if part == "*" or c.tag == part]
 
 
 def expand_includes(node: Node, include: IncludePath, tags: set[str], depth: int = 0) -> None:
     """Replace `<include from="file" path="xpath"/>` elements by the elements they name."""
     if depth > 20:
         raise SpecError("<include> nested more than 20 deep (a file including itself?)", node.where)
-    new_children: list[Node] = []
-    for child in node.children:
-        if child.tag == "include" and check_tag(child, tags):
-            source = child.attrs.get("from", "")
-            if not source:
-                raise SpecError('<include> needs a from="FILE" attribute', child.where)
-            tree = read_tree(include.find(source, child.where), include.folders)
-            remove_inactive(tree, tags)
-            found = find_path(tree, child.attrs.get("path", "."))
-            new_children += [n.copy() for n in found]
-        else:
-            new_children.append(child)
-    node.children = new_children
+    node.children = [n for child in node.children for n in _included(child, include, tags)]
     for child in node.children:
         expand_includes(child, include, tags, depth + 1)
+
+
+def _included(child: Node, include: IncludePath, tags: set[str]) -> list[Node]:
+    """An active `<include>`: the elements it names (copies); any other element: itself."""
+    if child.tag != "include" or not check_tag(child, tags):
+        return [child]
+    source = child.attrs.get("from", "")
+    if not source:
+        raise SpecError('<include> needs a from="FILE" attribute', child.where)
+    tree = read_tree(include.find(source, child.where), include.folders)
+    remove_inactive(tree, tags)
+    return [n.copy() for n in find_path(tree, child.attrs.get("path", "."))]

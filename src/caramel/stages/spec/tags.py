@@ -43,23 +43,26 @@ class TagSyntaxError(ValueError):
 
 @lru_cache(maxsize=4096)
 def _parse(expr: str) -> Tree:
-    tokens: list[str] = []
-    pos = 0
-    text = expr.strip()
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if not match or match.end() == pos:
-            raise TagSyntaxError(f"unexpected character at {text[pos:]!r}")
-        tokens.append(match.group("op") or "tag:" + match.group("name"))
-        pos = match.end()
-        while pos < len(text) and text[pos].isspace():
-            pos += 1
+    tokens = _tokens(expr.strip())
     if any(t.startswith("tag:") and "," in t for t in tokens):
         raise TagSyntaxError("',' is not a tag operator; use '|' for or, '+' for and")
     tree, rest = _or(tokens)
     if rest:
         raise TagSyntaxError(f"unexpected {rest[0].removeprefix('tag:')!r}")
     return tree
+
+
+def _tokens(text: str) -> list[str]:
+    """The operators and `tag:NAME` words of a stripped expression."""
+    tokens: list[str] = []
+    pos = 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if not match:
+            raise TagSyntaxError(f"unexpected character at {text[pos:].lstrip()!r}")
+        tokens.append(match.group("op") or "tag:" + match.group("name"))
+        pos = match.end()
+    return tokens
 
 
 def _or(tokens: list[str]) -> Parsed:
@@ -85,19 +88,25 @@ def _chain(
 
 
 def _not(tokens: list[str]) -> Parsed:
-    if tokens and tokens[0] in ("!", "^"):
+    if not tokens:
+        raise TagSyntaxError("expected a tag name, '!' or '(' at the end")
+    head = tokens[0]
+    if head in ("!", "^"):
         inner, rest = _not(tokens[1:])
         return _Not(inner), rest
-    if tokens and tokens[0] == "(":
-        inner, rest = _or(tokens[1:])
-        if not rest or rest[0] != ")":
-            raise TagSyntaxError("missing ')'")
-        return inner, rest[1:]
-    if tokens and tokens[0].startswith("tag:"):
-        return _Tag(tokens[0][4:]), tokens[1:]
-    raise TagSyntaxError(
-        "expected a tag name, '!' or '('" + (f", found {tokens[0]!r}" if tokens else " at the end")
-    )
+    if head == "(":
+        return _group(tokens[1:])
+    if head.startswith("tag:"):
+        return _Tag(head[4:]), tokens[1:]
+    raise TagSyntaxError(f"expected a tag name, '!' or '(', found {head!r}")
+
+
+def _group(tokens: list[str]) -> Parsed:
+    """`( expression )`, the tokens after the `(`."""
+    inner, rest = _or(tokens)
+    if not rest or rest[0] != ")":
+        raise TagSyntaxError("missing ')'")
+    return inner, rest[1:]
 
 
 def _holds(tree: Tree, tags: Collection[str]) -> bool:

@@ -37,23 +37,35 @@ def tags_in(root: Node) -> set[str]:
     for node in root.iter():
         if "tag" in node.attrs:
             found |= tag_names(node.attrs["tag"])
-        if node.tag == "check_tags":
-            found |= tag_names(node.text)
-        elif node.tag == "tag" and node.attrs.get("name", "").strip():  # <tags><tag name="x">
-            found.add(node.attrs["name"].strip())
-        elif node.tag == "tag":  # <selection><tag>a,b</tag>
-            found |= {word.strip() for word in node.text.split(",") if word.strip()}
+        found |= _element_tags(node)
     return found
+
+
+def _element_tags(node: Node) -> set[str]:
+    """The tag names a `<check_tags>` expression or a `<tag>` names."""
+    if node.tag == "check_tags":
+        return tag_names(node.text)
+    if node.tag != "tag":
+        return set()
+    name = node.attrs.get("name", "").strip()
+    if name:  # <tags><tag name="x">
+        return {name}
+    return {word.strip() for word in node.text.split(",") if word.strip()}  # <selection><tag>a,b
 
 
 def _files_read(root: Node) -> Iterable[str]:
     """The file names `root` reads elements or sets from (no `$` names: they depend on
     parameters)."""
     for node in root.iter():
-        names = [node.attrs.get("init_with", "").partition(":")[0]]
-        if node.tag in ("include", "use"):
-            names += [part.partition(":")[0] for part in node.attrs.get("from", "").split(",")]
+        names = [node.attrs.get("init_with", "").partition(":")[0], *_from_files(node)]
         yield from (name.strip() for name in names if name.strip() and "$" not in name)
+
+
+def _from_files(node: Node) -> list[str]:
+    """The files an `<include>` or `<use>` names in from=."""
+    if node.tag not in ("include", "use"):
+        return []
+    return [part.partition(":")[0] for part in node.attrs.get("from", "").split(",")]
 
 
 def file_tags(root: Node, include: IncludePath) -> set[str]:
@@ -90,15 +102,21 @@ def check_given_tags(
     if not unknown:
         return
     hints = [f"'{tag}': {_meant(tag, everything)}" for tag in unknown]
-    words = ", ".join(f"'{tag}'" for tag in unknown)
-    one = len(unknown) == 1
     raise SpecError(
-        f"tag{'' if one else 's'} {words} select{'s' if one else ''} nothing: "
-        f"no system file is named so and no tag expression of {what} uses "
-        + ("it" if one else "them"),
+        _selects_nothing(unknown, what),
         where,
         hint="; ".join(hints) + "; a tag the file reads no other way is declared in <tags> "
         "(docs/file-format.md, Tags)",
+    )
+
+
+def _selects_nothing(unknown: list[str], what: str) -> str:
+    words = ", ".join(f"'{tag}'" for tag in unknown)
+    one = len(unknown) == 1
+    return (
+        f"tag{'' if one else 's'} {words} select{'s' if one else ''} nothing: "
+        f"no system file is named so and no tag expression of {what} uses "
+        + ("it" if one else "them")
     )
 
 

@@ -188,12 +188,19 @@ def unit_problem(text: str) -> str | None:
         return None
     if len(unit) > MAX_UNIT_CHARS:
         return f"longer than {MAX_UNIT_CHARS} characters"
+    return _character_problem(unit) or _word_count_problem(unit)
+
+
+def _character_problem(unit: str) -> str | None:
+    """The first character a unit may not hold, said."""
     bad = next((c for c in unit if not (c.isalnum() or c in "/%()_-.*^° ")), None)
-    if bad is not None:
-        return f"it holds {bad!r}; a unit is letters, digits and / % ( ) _ - . * ^"
-    if len(unit.split()) > MAX_UNIT_WORDS:
-        return f"more than {MAX_UNIT_WORDS} words"
-    return None
+    if bad is None:
+        return None
+    return f"it holds {bad!r}; a unit is letters, digits and / % ( ) _ - . * ^"
+
+
+def _word_count_problem(unit: str) -> str | None:
+    return f"more than {MAX_UNIT_WORDS} words" if len(unit.split()) > MAX_UNIT_WORDS else None
 
 
 def readable_unit(text: str) -> str:
@@ -223,19 +230,48 @@ def unit_direction(unit: str) -> Direction:
     if unit_problem(unit) is not None or not unit.strip():
         return Direction.UNKNOWN
     text = unit.strip()
-    lowered = text.lower().replace(" ", "")
-    per_time = _PER_TIME.match(lowered)
-    if _FLOPS.match(lowered) or lowered in RATE_WORDS or (per_time and per_time.group(1) in TIME):
+    if _is_rate(text.lower().replace(" ", "")):
         return Direction.HIGHER
-    parts = _ratio(text)
-    head, below = parts[0], [w for part in parts[1:] for w in part]
-    if any(w in TIME or w in ENERGY or w in POWER for w in below):
-        return Direction.HIGHER  # per second, per joule, per watt
-    if any(_FLOPS.match(w) or w in RATE_WORDS for w in head):
-        return Direction.HIGHER
+    return _unit_ratio_direction(_ratio(text))
+
+
+def _unit_ratio_direction(parts: list[list[str]]) -> Direction:
+    """Which way a unit's ratio parts say a figure is better."""
+    head = parts[0]
+    if _any_time_energy_power(_flat(parts[1:])) or _any_rate(head):
+        return Direction.HIGHER  # per second, per joule, per watt; a rate
     if head and head[0] in LOWER_UNITS:
         return Direction.LOWER  # a time, energy, power or size (per item: still a time)
     return Direction.UNKNOWN
+
+
+def _is_rate(lowered: str) -> bool:
+    """FLOP/s, a rate word, or anything per time (`1/s`, `hz`), as one lower-case word."""
+    per_time = _PER_TIME.match(lowered)
+    return bool(
+        _FLOPS.match(lowered) or lowered in RATE_WORDS or (per_time and per_time.group(1) in TIME)
+    )
+
+
+def _flat(parts: list[list[str]]) -> list[str]:
+    """The words of ratio parts, in order."""
+    return [w for part in parts for w in part]
+
+
+def _any_time_energy_power(words: list[str]) -> bool:
+    return any(w in TIME or w in ENERGY or w in POWER for w in words)
+
+
+def _any_rate(words: list[str]) -> bool:
+    return any(_FLOPS.match(w) or w in RATE_WORDS for w in words)
+
+
+def _any_lower(words: list[str]) -> bool:
+    return any(w in LOWER_WORDS or w in LOWER_UNITS for w in words)
+
+
+def _any_higher(words: list[str]) -> bool:
+    return any(w in HIGHER_WORDS or _FLOPS.match(w) for w in words)
 
 
 def strip_statistic(name: str) -> str:
@@ -258,34 +294,45 @@ def unit_in_name(name: str) -> str:
 def name_direction(name: str) -> Direction:
     """Which way a figure is better by its name alone; UNKNOWN when the name does not say."""
     base = strip_statistic(name.strip())
-    stated = unit_in_name(base)
-    if stated and unit_direction(stated) is not Direction.UNKNOWN:
-        return unit_direction(stated)
+    stated = unit_direction(unit_in_name(base))
+    if stated is not Direction.UNKNOWN:
+        return stated
     base = _BRACKETED.sub("", base) or base
     parts = _ratio(base, camel=True)
-    if len(parts) > 1:  # a ratio: `Tokens/second`, `time_per_step`, `Images/J`
-        by_ratio = _ratio_direction(parts)
-        if by_ratio is not Direction.UNKNOWN:
-            return by_ratio
-    words = [w for part in parts for w in part]
-    if len(words) > 1 and words[-1] in TIME and any(w in COUNT_WORDS for w in words[:-1]):
-        return Direction.HIGHER  # images_sec, tokens_s: a count per second
-    if any(w in HIGHER_WORDS or _FLOPS.match(w) for w in words):
+    # a ratio: `Tokens/second`, `time_per_step`, `Images/J`
+    by_ratio = _ratio_direction(parts) if len(parts) > 1 else Direction.UNKNOWN
+    if by_ratio is not Direction.UNKNOWN:
+        return by_ratio
+    return _words_direction(_flat(parts))
+
+
+def _words_direction(words: list[str]) -> Direction:
+    """Which way a figure is better by the words of its name."""
+    if _is_count_per_time(words) or _any_higher(words):
         return Direction.HIGHER
-    if any(w in LOWER_WORDS for w in words):
+    if _says_lower(words):
         return Direction.LOWER
-    if words and words[-1] in LOWER_UNITS:
-        return Direction.LOWER  # compile_ms, memory_gb, energy_j
     return Direction.UNKNOWN
 
 
+def _is_count_per_time(words: list[str]) -> bool:
+    """images_sec, tokens_s: a count per second."""
+    return len(words) > 1 and words[-1] in TIME and any(w in COUNT_WORDS for w in words[:-1])
+
+
+def _says_lower(words: list[str]) -> bool:
+    """A word that is better lower (`latency`), or a name that ends in such a unit (compile_ms,
+    memory_gb, energy_j)."""
+    return any(w in LOWER_WORDS for w in words) or (bool(words) and words[-1] in LOWER_UNITS)
+
+
 def _ratio_direction(parts: list[list[str]]) -> Direction:
-    head, below = parts[0], [w for part in parts[1:] for w in part]
-    if any(w in TIME or w in ENERGY or w in POWER for w in below):
+    head, below = parts[0], _flat(parts[1:])
+    if _any_time_energy_power(below):
         return Direction.HIGHER
-    if any(w in LOWER_WORDS or w in LOWER_UNITS for w in head):
+    if _any_lower(head):
         return Direction.LOWER
-    if any(w in HIGHER_WORDS or _FLOPS.match(w) for w in head):
+    if _any_higher(head):
         return Direction.HIGHER
     return Direction.UNKNOWN
 

@@ -13,6 +13,7 @@ folder the edited file sits in do not count as differences.
 from __future__ import annotations
 
 import copy
+import itertools
 import os
 from dataclasses import asdict
 from typing import Any
@@ -54,37 +55,64 @@ def run_change(stored: Benchmark, edited: Benchmark) -> tuple[str, Location]:
     """The first difference between the two in what made the run ('' when there is none), and where
     the edited file writes it."""
     for attr, what in RUN_PARTS:
-        old, new = getattr(stored, attr), getattr(edited, attr)
-        for name in list(old) + [n for n in new if n not in old]:
-            if name not in new:
-                return f"{what} '{name}' is gone", edited.where
-            if name not in old:
-                return f"{what} '{name}' is new", new[name].where
-            before, after = _plain(asdict(old[name])), _plain(asdict(new[name]))
-            if before != after:
-                field = next(k for k in after if before.get(k) != after.get(k))
-                return f"{what} '{name}' differs in its {field}" + _which(
-                    before[field], after[field], getattr(new[name], field)
-                ), new[name].where
+        change = _part_change(what, getattr(stored, attr), getattr(edited, attr), edited.where)
+        if change is not None:
+            return change
     return "", edited.where
 
 
-def _which(before: object, after: object, items: object) -> str:
+def _part_change(
+    what: str, old: dict[str, Any], new: dict[str, Any], gone_where: Location
+) -> tuple[str, Location] | None:
+    """The first of one kind of parts (parametersets, steps...) that is gone, new or differs."""
+    for name in _names(old, new):
+        if name not in new:
+            return f"{what} '{name}' is gone", gone_where
+        if name not in old:
+            return f"{what} '{name}' is new", new[name].where
+        difference = _difference(asdict(old[name]), asdict(new[name]))
+        if difference:
+            return f"{what} '{name}' differs in its {difference}", new[name].where
+    return None
+
+
+def _names(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """The parts' names: the stored ones, then the new ones."""
+    return list(old) + [n for n in new if n not in old]
+
+
+def _difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """The first field in which a part differs, and how ('' when it does not)."""
+    before, after = _plain(old), _plain(new)
+    if before == after:
+        return ""
+    field: str = next(k for k in after if before.get(k) != after.get(k))
+    return field + _which(before[field], after[field])
+
+
+def _which(before: object, after: object) -> str:
     """For a list of named parts (parameters, dos), which one differs and in what."""
     if not (isinstance(before, list) and isinstance(after, list)):
         return f": {before!r} became {after!r}" if len(repr(before) + repr(after)) < 120 else ""
-    for index, item in enumerate(after):
-        old = before[index] if index < len(before) else None
+    return _which_part(before, after)
+
+
+def _which_part(before: list[Any], after: list[Any]) -> str:
+    """The first part of the edited list that differs from the stored one's at its place."""
+    pairs = itertools.zip_longest(after, before[: len(after)])
+    for index, (item, old) in enumerate(pairs):
         if old != item and isinstance(item, dict):
             label = f"'{item['name']}'" if item.get("name") else f"{index + 1}"
-            field = next((k for k in item if old is None or old.get(k) != item.get(k)), "")
-            detail = (
-                f" ({field}: {old.get(field)!r} became {item.get(field)!r})"
-                if old and field
-                else " (new)"
-            )
-            return f": {label}{detail}"
+            return f": {label}{_detail(old, item)}"
     return f": {len(before)} became {len(after)}"
+
+
+def _detail(old: Any, item: dict[str, Any]) -> str:
+    """What differs in a part: its first changed field, or (new)."""
+    if not old:
+        return " (new)"
+    field = next((k for k in item if old.get(k) != item.get(k)), "")
+    return f" ({field}: {old.get(field)!r} became {item.get(field)!r})" if field else " (new)"
 
 
 def _plain(data: Any) -> Any:

@@ -37,27 +37,31 @@ def _parse(path: str, resolve: bool | str) -> etree._ElementTree:
     try:
         return etree.parse(path, parser)
     except etree.XMLSyntaxError as exc:
-        line = exc.lineno or 0
-        msg = re.sub(
-            r", line \d+, column (\d+)$", r" (column \1)", exc.msg
-        )  # the line is in the location
-        undefined = re.match(r"Entity '([^']*)' not defined", msg)
-        if undefined:
-            raise SpecError(
-                f"undefined entity &{undefined.group(1)};",
-                Location(path, line),
-                hint=f'declare it: <!DOCTYPE jube [<!ENTITY {undefined.group(1)} "...">]>, '
-                "or write & as &amp;",
-            ) from None
-        if "amplification" in msg:
-            raise SpecError(
-                "the entities expand too much (an entity expansion bomb?)",
-                Location(path, line),
-                hint="expand the entities by hand or use parameters",
-            ) from None
-        raise SpecError(f"not well-formed XML: {msg}", Location(path, line)) from None
+        raise _syntax_error(exc, path) from None
     except OSError as exc:
         raise SpecError(f"cannot read the file: {exc.strerror or exc}", Location(path)) from None
+
+
+def _syntax_error(exc: etree.XMLSyntaxError, path: str) -> SpecError:
+    """lxml's error as caramel words it: an undefined entity, an entity bomb, or not well-formed."""
+    where = Location(path, exc.lineno or 0)
+    # the line is in the location
+    msg = re.sub(r", line \d+, column (\d+)$", r" (column \1)", exc.msg)
+    undefined = re.match(r"Entity '([^']*)' not defined", msg)
+    if undefined:
+        return SpecError(
+            f"undefined entity &{undefined.group(1)};",
+            where,
+            hint=f'declare it: <!DOCTYPE jube [<!ENTITY {undefined.group(1)} "...">]>, '
+            "or write & as &amp;",
+        )
+    if "amplification" in msg:
+        return SpecError(
+            "the entities expand too much (an entity expansion bomb?)",
+            where,
+            hint="expand the entities by hand or use parameters",
+        )
+    return SpecError(f"not well-formed XML: {msg}", where)
 
 
 def _declaration_line(path: str, pattern: str) -> int:
@@ -81,7 +85,12 @@ def _check_external(tree: etree._ElementTree, path: str) -> None:
             'it: <!DOCTYPE jube [<!ENTITY name "text">]>',
         )
     dtd = info.internalDTD
-    for entity in dtd.iterentities() if dtd is not None else ():
+    if dtd is not None:
+        _check_external_entities(dtd, path)
+
+
+def _check_external_entities(dtd: etree.DTD, path: str) -> None:
+    for entity in dtd.iterentities():
         if entity.content is None:
             line = _declaration_line(path, rf"<!ENTITY\s+(?:%\s+)?{re.escape(entity.name)}\s")
             raise SpecError(
@@ -109,23 +118,31 @@ def _check_entities(tree: etree._ElementTree, path: str) -> None:
 
 
 def _convert(element: etree._Element, path: str) -> Node:
-    node = Node(
+    node = _bare_node(element, path)
+    for child in element:
+        if isinstance(child.tag, str):  # not a comment or processing instruction
+            _warn_of_tail(child, element, path)
+            node.children.append(_convert(child, path))
+    return node
+
+
+def _bare_node(element: etree._Element, path: str) -> Node:
+    """The element's tag, attributes, text and line, without its children."""
+    return Node(
         tag=str(element.tag),
         attrs={str(k): str(v) for k, v in element.attrib.items()},
         text=element.text or "",
         where=Location(path, element.sourceline or 0),
     )
-    for child in element:
-        if not isinstance(child.tag, str):  # comments and processing instructions
-            continue
-        if child.tail and child.tail.strip():
-            # JUBE ignores such text too; real files may carry it, so it stays a warning, never
-            # silent
-            print(
-                f"warning: {Location(path, child.sourceline or 0)}: "
-                f"text {child.tail.strip()[:40]!r} after <{child.tag}> inside <{element.tag}> is "
-                "ignored, as JUBE ignores it; move it into an element",
-                file=sys.stderr,
-            )
-        node.children.append(_convert(child, path))
-    return node
+
+
+def _warn_of_tail(child: etree._Element, element: etree._Element, path: str) -> None:
+    """Text after a child element: JUBE ignores it too; real files may carry it, so it stays a
+    warning, never silent."""
+    if child.tail and child.tail.strip():
+        print(
+            f"warning: {Location(path, child.sourceline or 0)}: "
+            f"text {child.tail.strip()[:40]!r} after <{child.tag}> inside <{element.tag}> is "
+            "ignored, as JUBE ignores it; move it into an element",
+            file=sys.stderr,
+        )

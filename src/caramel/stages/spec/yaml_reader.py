@@ -141,30 +141,33 @@ class _YamlReader:
             )
         if "benchmark" in value:
             for key, (knode, items) in value.items():
-                if key in CHILD_TAGS["jube"]:
-                    for item, inode in items:
-                        self._make(key, item, inode, root)
-                elif any(isinstance(item, (dict, list)) for item, _ in items) and did_you_mean(
-                    key, CHILD_TAGS["jube"]
-                ):
-                    raise SpecError(
-                        f"unknown key '{key}' at the top level",
-                        self._where(knode),
-                        hint=did_you_mean(key, CHILD_TAGS["jube"]),
-                    )
-                else:  # kept as an attribute of the root, which the grammar check reports
-                    root.attrs[key] = _text(items[0][0]) if items else ""
-                    root.attr_lines[key] = knode.start_mark.line + 1
+                self._make_top_level(key, knode, items, root)
         else:
-            bench_items: dict[str, YamlData] = {}
-            for key, entry in value.items():
-                if key in ROOT_ONLY:
-                    for item, inode in entry[1]:
-                        self._make(key, item, inode, root)
-                else:
-                    bench_items[key] = entry
-            self._make("benchmark", bench_items, document, root)
+            self._make_bare_benchmark(value, document, root)
         return root
+
+    def _make_top_level(self, key: str, knode: yaml.Node, items: YamlData, root: Node) -> None:
+        """One top-level key of a file with `benchmark:` keys: child elements, or an attribute of
+        the root (which the grammar check reports)."""
+        children = CHILD_TAGS["jube"]
+        if key in children:
+            self._make(key, items, knode, root)
+            return
+        if any(isinstance(item, (dict, list)) for item, _ in items):
+            self._refuse_misspelt_child(key, knode, children, "at the top level")
+        root.attrs[key] = _text(items[0][0]) if items else ""
+        root.attr_lines[key] = knode.start_mark.line + 1
+
+    def _make_bare_benchmark(self, value: YamlData, document: yaml.Node, root: Node) -> None:
+        """A file without `benchmark:` is itself the benchmark: its root-only keys stay at the top,
+        all others make the benchmark."""
+        bench_items: dict[str, YamlData] = {}
+        for key, entry in value.items():
+            if key in ROOT_ONLY:
+                self._make(key, entry[1], entry[0], root)
+            else:
+                bench_items[key] = entry
+        self._make("benchmark", bench_items, document, root)
 
     @staticmethod
     def _parse(loader: yaml.SafeLoader, path: str) -> yaml.Node | None:
@@ -174,16 +177,10 @@ class _YamlReader:
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             line = mark.line + 1 if mark else 0
-            hint = ""
-            if (
-                exc.problem
-                and exc.context
-                and exc.context_mark
-                and exc.context_mark.line + 1 != line
-            ):
-                hint = f"{exc.context} that starts at line {exc.context_mark.line + 1}"
             raise SpecError(
-                f"not valid YAML: {exc.problem or exc.context}", Location(path, line), hint=hint
+                f"not valid YAML: {exc.problem or exc.context}",
+                Location(path, line),
+                hint=_context_hint(exc, line),
             ) from None
         finally:
             loader.dispose()
@@ -230,33 +227,40 @@ class _YamlReader:
                 hint="caramel reads plain YAML (safe_load) plus !include",
             )
         if isinstance(node, yaml.MappingNode):
-            try:
-                self.loader.flatten_mapping(node)  # type: ignore[union-attr]  # `<<: *anchor` merge keys
-            except yaml.constructor.ConstructorError as exc:
-                raise SpecError(
-                    f"cannot merge with '<<': {exc.problem}",
-                    self._where(node),
-                    hint="'<<' takes an alias of a mapping (<<: *name) or a list of them",
-                ) from None
-            out: dict[str, YamlData] = {}
-            for knode, vnode in node.value:
-                key = str(self._construct(knode))
-                val = self._value(vnode)
-                items = [(v, n) for v, n in val] if isinstance(val, list) else [(val, vnode)]
-                if key == "<<":
-                    continue
-                out[key] = (knode, items)
-            return out
+            return self._mapping_value(node)
         if isinstance(node, yaml.SequenceNode):
-            out_list = []
-            for item in node.value:
-                val = self._value(item)
-                if isinstance(val, list) and item.tag == "!include":
-                    out_list.extend(val)
-                else:
-                    out_list.append((val, item))
-            return out_list
+            return self._sequence_value(node)
         return self._construct(node)
+
+    def _mapping_value(self, node: yaml.MappingNode) -> YamlData:
+        """{key: (key node, [(item, item node)...])}, merge keys (`<<: *anchor`) applied."""
+        try:
+            self.loader.flatten_mapping(node)  # type: ignore[union-attr]
+        except yaml.constructor.ConstructorError as exc:
+            raise SpecError(
+                f"cannot merge with '<<': {exc.problem}",
+                self._where(node),
+                hint="'<<' takes an alias of a mapping (<<: *name) or a list of them",
+            ) from None
+        out: dict[str, YamlData] = {}
+        for knode, vnode in node.value:
+            key = str(self._construct(knode))
+            val = self._value(vnode)
+            items = [(v, n) for v, n in val] if isinstance(val, list) else [(val, vnode)]
+            if key != "<<":
+                out[key] = (knode, items)
+        return out
+
+    def _sequence_value(self, node: yaml.SequenceNode) -> YamlData:
+        """[(item, item node)...]; an `!include` that gave a list adds its items in place."""
+        out_list = []
+        for item in node.value:
+            val = self._value(item)
+            if isinstance(val, list) and item.tag == "!include":
+                out_list.extend(val)
+            else:
+                out_list.append((val, item))
+        return out_list
 
     def _include(self, node: yaml.Node) -> YamlData:
         """`!include file.yaml:["key"][0]`: data from another file, subscripts applied."""
@@ -268,17 +272,26 @@ class _YamlReader:
             )
         spec = str(node.value)
         filename, _, subscript = spec.partition(":")
+        found = self._find_include(filename.strip(), node)
+        data = self._read_included(found, node)
+        for key in _subscripts(subscript, self._where(node)):
+            data = self._subscripted(data, key, spec, node)
+        return data
+
+    def _find_include(self, filename: str, node: yaml.Node) -> str:
+        """The included file's path: the first folder of the include path that holds it; not
+        found, or already being read (a loop), is an error."""
         found = next(
             (
-                os.path.join(p, filename.strip())
+                os.path.join(p, filename)
                 for p in self.include_path
-                if os.path.isfile(os.path.join(p, filename.strip()))
+                if os.path.isfile(os.path.join(p, filename))
             ),
             None,
         )
         if found is None:
             raise SpecError(
-                f"!include: '{filename.strip()}' not found in the include path",
+                f"!include: '{filename}' not found in the include path",
                 self._where(node),
                 hint="searched: "
                 + ", ".join(dict.fromkeys(self.include_path))
@@ -286,44 +299,58 @@ class _YamlReader:
             )
         if os.path.abspath(found) in self.chain:
             raise SpecError(
-                f"!include: '{filename.strip()}' is already being read (an include loop)",
+                f"!include: '{filename}' is already being read (an include loop)",
                 self._where(node),
                 hint="include chain: " + " -> ".join(self.chain + (os.path.abspath(found),)),
             )
+        return found
+
+    def _read_included(self, found: str, node: yaml.Node) -> YamlData:
+        """The included file's value; its errors say where it was included from."""
         sub = _YamlReader(found, self.include_path, self.chain)
         included = _read_text(found, self._where(node))
         try:
             sub.loader, document = _compose(included, found)
             _check_expanded_size(document, found)
-            data: YamlData = sub._value(document) if document is not None else None
+            return sub._value(document) if document is not None else None
         except SpecError as exc:
             hint = "; ".join(h for h in (exc.hint, f"included from {self._where(node)}") if h)
             raise SpecError(exc.message, exc.where, hint=hint) from None
-        for key in _subscripts(subscript, self._where(node)):
-            try:
-                data = data[key][1] if isinstance(data, dict) else data[key][0]
-            except (KeyError, IndexError, TypeError):
-                raise SpecError(
-                    f"!include: {spec!r} has no entry {key!r}", self._where(node)
-                ) from None
-            if (
-                isinstance(data, list)
-                and len(data) == 1
-                and isinstance(data[0], tuple)
-                and isinstance(key, str)
-            ):
-                data = data[0][0]
-        return data
+
+    def _subscripted(self, data: YamlData, key: object, spec: str, node: yaml.Node) -> YamlData:
+        """`data[key]` of an included value; a mapping's single item is the item itself."""
+        try:
+            data = data[key][1] if isinstance(data, dict) else data[key][0]
+        except (KeyError, IndexError, TypeError):
+            raise SpecError(f"!include: {spec!r} has no entry {key!r}", self._where(node)) from None
+        return _single_item(data) if isinstance(key, str) else data
 
     # --- building nodes ---------------------------------------------------------------------
     def _make(self, tag: str, data: YamlData, ynode: yaml.Node, parent: Node) -> None:
-        if isinstance(data, list):  # e.g. an !include that gave several values
+        """The elements `tag` of `data`: one per item where it is a list of (item, node) pairs (a
+        key's items, or an !include that gave several values)."""
+        if isinstance(data, list):
             for item, inode in data:
                 self._make(tag, item, inode, parent)
-            return
-        if tag == "meta":
+        elif tag == "meta":
             self._make_meta(data, ynode, parent)
+        else:
+            self._make_element(tag, data, ynode, parent)
+
+    def _make_element(self, tag: str, data: YamlData, ynode: yaml.Node, parent: Node) -> None:
+        """One element: its text, or its mapping's children, text and attributes."""
+        self._check_element_value(tag, data, ynode)
+        node = Node(tag, where=self._where(ynode))
+        parent.children.append(node)
+        if not isinstance(data, dict):
+            node.text = _text(data)
             return
+        for key, (knode, items) in data.items():
+            for item, inode in items:
+                self._make_entry(node, key, knode, item, inode)
+
+    def _check_element_value(self, tag: str, data: YamlData, ynode: yaml.Node) -> None:
+        """An element written as a mapping needs a mapping; a text element needs a text."""
         if tag in MAPPING_TAGS and not isinstance(data, dict):
             found = "an empty value" if data is None else f"{_text(data)!r}"
             raise SpecError(
@@ -333,36 +360,43 @@ class _YamlReader:
             )
         if tag in TEXT_TAGS:
             self._check_text_element(tag, data, ynode)
-        node = Node(tag, where=self._where(ynode))
-        parent.children.append(node)
-        children = CHILD_TAGS.get(tag)
-        if isinstance(data, dict):
-            for key, (knode, items) in data.items():
-                for item, inode in items:
-                    if children is not None and key in children:
-                        self._make(key, item, inode, node)
-                    elif isinstance(item, (dict, list)) and key == "_":
-                        raise SpecError(
-                            f"{tag}: the text (_) holds a "
-                            f"{'mapping' if isinstance(item, dict) else 'list'}",
-                            self._where(knode),
-                            hint='expected a single text value, e.g. _: "1,2,4"',
-                        )
-                    elif isinstance(item, (dict, list)) and did_you_mean(key, children or ()):
-                        # a misspelt child element (other unknown keys are ignored as JUBE ignores
-                        # them, e.g. a key that only holds a `&anchor`)
-                        raise SpecError(
-                            f"unknown key '{key}' in {tag}",
-                            self._where(knode),
-                            hint=did_you_mean(key, children or ()),
-                        )
-                    elif key == "_" and children is None:
-                        node.text = _text(item)
-                    else:
-                        node.attrs[key] = _text(item)
-                        node.attr_lines[key] = knode.start_mark.line + 1
+
+    def _make_entry(
+        self, node: Node, key: str, knode: yaml.Node, item: YamlData, inode: yaml.Node
+    ) -> None:
+        """One item of an element's key: a child element, the element's text (_) or an
+        attribute."""
+        children = CHILD_TAGS.get(node.tag, set())
+        if key in children:
+            self._make(key, item, inode, node)
+            return
+        if isinstance(item, (dict, list)):
+            self._refuse_nested(node.tag, key, knode, item)
+        if key == "_" and not children:
+            node.text = _text(item)
         else:
-            node.text = _text(data)
+            node.attrs[key] = _text(item)
+            node.attr_lines[key] = knode.start_mark.line + 1
+
+    def _refuse_nested(self, tag: str, key: str, knode: yaml.Node, item: YamlData) -> None:
+        """A mapping or list as the text (_) or under a misspelt child element's key is an error;
+        under other unknown keys it is ignored as JUBE ignores them (e.g. a key that only holds a
+        `&anchor`)."""
+        if key == "_":
+            raise SpecError(
+                f"{tag}: the text (_) holds a {'mapping' if isinstance(item, dict) else 'list'}",
+                self._where(knode),
+                hint='expected a single text value, e.g. _: "1,2,4"',
+            )
+        self._refuse_misspelt_child(key, knode, CHILD_TAGS.get(tag, set()), f"in {tag}")
+
+    def _refuse_misspelt_child(
+        self, key: str, knode: yaml.Node, children: set[str], place: str
+    ) -> None:
+        """An unknown key close to a child element's name is a misspelt child: an error."""
+        misspelt = did_you_mean(key, children)
+        if misspelt:
+            raise SpecError(f"unknown key '{key}' {place}", self._where(knode), hint=misspelt)
 
     def _check_text_element(self, tag: str, data: YamlData, ynode: yaml.Node) -> None:
         """A command or file name that YAML did not read as text is an error, never an empty
@@ -373,30 +407,31 @@ class _YamlReader:
                 self._where(ynode),
                 hint=f"write the {tag}'s text, or remove the empty entry",
             )
-        if not isinstance(data, dict) or "_" in data:
-            return
-        stray = [key for key in data if key not in TEXT_TAGS[tag]]
-        if not stray:
-            return
-        key = stray[0]
-        item = data[key][1][0][0]
+        stray = _stray_key(tag, data)
+        if stray is not None:
+            self._refuse_text_mapping(tag, stray, data[stray])
+
+    def _refuse_text_mapping(self, tag: str, key: str, entry: YamlData) -> None:
+        """The error for a text element YAML read as a mapping because of `key`: a misspelt
+        attribute, or an unquoted ': ' in the text."""
+        knode, items = entry
+        item = items[0][0]
         value = _text(item)
         misspelt = did_you_mean(key, TEXT_TAGS[tag])
         if misspelt:
             raise SpecError(
-                f"{tag}: unknown key '{key}' and no text (_)",
-                self._where(data[key][0]),
-                hint=misspelt,
+                f"{tag}: unknown key '{key}' and no text (_)", self._where(knode), hint=misspelt
             )
         if isinstance(item, (dict, list)):
             cause = f"its key {key!r} holds a {'mapping' if isinstance(item, dict) else 'list'}"
         else:
             cause = f"of ': ' (it read {key!r} as a key and {value!r} as its value)"
+        quoted = f': "{key}: {value}"' if '"' not in key + value else ""
         raise SpecError(
             f"{tag}: YAML read this {tag} as a mapping, not as a text, because {cause}",
-            self._where(data[key][0]),
+            self._where(knode),
             hint=f"quote the {tag}'s whole text"
-            + (f': "{key}: {value}"' if '"' not in key + value else "")
+            + quoted
             + f", or write it as a block (| and the text on the next lines); a {tag} mapping takes "
             "only " + ", ".join(sorted(TEXT_TAGS[tag] | {"_"})),
         )
@@ -514,3 +549,25 @@ def _subscripts(text: str, where: Location) -> list[object]:
             ) from None
         rest = rest[end + 1 :].strip()
     return keys
+
+
+def _context_hint(exc: yaml.MarkedYAMLError, line: int) -> str:
+    """Where the construct YAML was reading began, when that is not the error's line."""
+    if exc.problem and exc.context and exc.context_mark and exc.context_mark.line + 1 != line:
+        return f"{exc.context} that starts at line {exc.context_mark.line + 1}"
+    return ""
+
+
+def _stray_key(tag: str, data: YamlData) -> str | None:
+    """The first key of a text element's mapping that is not one of its attributes, where the
+    mapping has no text (_): YAML read the text as a mapping."""
+    if not isinstance(data, dict) or "_" in data:
+        return None
+    return next((key for key in data if key not in TEXT_TAGS[tag]), None)
+
+
+def _single_item(data: YamlData) -> YamlData:
+    """A mapping key's value: its one item where it has one, else its (item, node) pairs."""
+    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], tuple):
+        return data[0][0]
+    return data
