@@ -14,6 +14,7 @@ covers the command's whole wall time.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import subprocess
 import sys
@@ -31,18 +32,30 @@ def absent_meter(name: str, hwmon_base: str | None = None) -> str | None:
     """Why the meter of `name` cannot be on this node, found without importing jpwr (whose `gh` and
     `rocm` methods import pandas: most of the wrapper's start-up), or None where it may be."""
     if name == "gh":
-        base = Path(hwmon_base or HWMON_BASE)
-        try:
-            hwmons = list(base.iterdir())
-        except OSError as error:
-            return f"cannot read {base} ({error.strerror or error})"
-        if not any((h / "device" / "power1_oem_info").is_file() for h in hwmons):
-            return f"no power meter under {base} (no hwmon*/device/power1_oem_info)"
+        return _absent_hwmon(Path(hwmon_base or HWMON_BASE))
     if name == "rocm":
         rocm = Path(os.environ.get("ROCM_PATH") or "/opt/rocm")
-        if not rocm.is_dir():
-            return f"no ROCm at {rocm} (ROCM_PATH)"
+        return None if rocm.is_dir() else f"no ROCm at {rocm} (ROCM_PATH)"
     return None
+
+
+def _absent_hwmon(base: Path) -> str | None:
+
+    try:
+        hwmons = list(base.iterdir())
+    except OSError as error:
+        return f"cannot read {base} ({error.strerror or error})"
+    if not any((h / "device" / "power1_oem_info").is_file() for h in hwmons):
+        return f"no power meter under {base} (no hwmon*/device/power1_oem_info)"
+    return None
+
+
+_POWER_MODULES = {
+    "pynvml": "jpwr.gpu.pynvml",
+    "rocm": "jpwr.gpu.rocm",
+    "gh": "jpwr.sys.gh",
+    "gc": "jpwr.ipu.gc",
+}  # the jpwr module of each method, imported only when its meter is loaded
 
 
 class PowerMeter(Protocol):
@@ -64,14 +77,7 @@ def load_method(name: str, hwmon_base: str | None = None) -> PowerMeter:
     if absent:
         raise RuntimeError(absent)
     try:
-        if name == "pynvml":
-            from jpwr.gpu.pynvml import power
-        elif name == "rocm":
-            from jpwr.gpu.rocm import power
-        elif name == "gh":
-            from jpwr.sys.gh import power
-        else:
-            from jpwr.ipu.gc import power
+        power = importlib.import_module(_POWER_MODULES[name]).power
     except Exception as error:  # jpwr missing, or its library (pynvml, rsmi, gcipuinfo) missing
         raise RuntimeError(
             f"jpwr method {name} cannot be loaded: {type(error).__name__}: {error}"
