@@ -97,8 +97,14 @@ class AnalyticOverhead(Analytic):
     def _observed(self, usable: list[Point]) -> tuple[list[Point], np.ndarray]:
         """Each positive sample's point, and the sample's log time (a throughput's negated log)."""
         observed = [(p, s) for p in usable for s in p.samples if s > 0]
-        sign = 1.0 if self.is_time else -1.0
+        sign = self._sign
         return [p for p, _ in observed], np.array([sign * math.log(s) for _, s in observed])
+
+    @property
+    def _sign(self) -> float:
+        """What the log of the metric is multiplied by to give the log time: 1 for a time, -1 for
+        a throughput."""
+        return 1.0 if self.is_time else -1.0
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
         out: list[Prediction] = [None] * len(targets)
@@ -108,7 +114,7 @@ class AnalyticOverhead(Analytic):
         x = self._inputs([targets[i] for i in usable])
         value, half = self._interval(x, self.theta, self.cov)
         for i, v, h in zip(usable, value, half, strict=True):
-            out[i] = (float(v) if self.is_time else -float(v), float(h))
+            out[i] = (self._sign * float(v), float(h))
         return out
 
     def _interval(
