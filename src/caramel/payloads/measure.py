@@ -14,14 +14,13 @@ covers the command's whole wall time.
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 METHODS = ("pynvml", "rocm", "gh", "gc")  # jpwr's meters: the energy_method values of system files
 NO_METHOD = "none"  # a system that declares no meter
@@ -40,7 +39,7 @@ def absent_meter(name: str, hwmon_base: str | None = None) -> str | None:
 
 
 def _absent_hwmon(base: Path) -> str | None:
-
+    """Why no Grace Hopper power meter is under `base` (where jpwr's gh reads), or None."""
     try:
         hwmons = list(base.iterdir())
     except OSError as error:
@@ -48,14 +47,6 @@ def _absent_hwmon(base: Path) -> str | None:
     if not any((h / "device" / "power1_oem_info").is_file() for h in hwmons):
         return f"no power meter under {base} (no hwmon*/device/power1_oem_info)"
     return None
-
-
-_POWER_MODULES = {
-    "pynvml": "jpwr.gpu.pynvml",
-    "rocm": "jpwr.gpu.rocm",
-    "gh": "jpwr.sys.gh",
-    "gc": "jpwr.ipu.gc",
-}  # the jpwr module of each method, imported only when its meter is loaded
 
 
 class PowerMeter(Protocol):
@@ -77,7 +68,7 @@ def load_method(name: str, hwmon_base: str | None = None) -> PowerMeter:
     if absent:
         raise RuntimeError(absent)
     try:
-        power = importlib.import_module(_POWER_MODULES[name]).power
+        power = _power_class(name)
     except Exception as error:  # jpwr missing, or its library (pynvml, rsmi, gcipuinfo) missing
         raise RuntimeError(
             f"jpwr method {name} cannot be loaded: {type(error).__name__}: {error}"
@@ -89,6 +80,20 @@ def load_method(name: str, hwmon_base: str | None = None) -> PowerMeter:
         )
     meter: PowerMeter = found
     return meter
+
+
+def _power_class(name: str) -> Any:
+    """jpwr's power class of the method `name` (its module imported only when its meter is
+    loaded)."""
+    if name == "pynvml":
+        from jpwr.gpu.pynvml import power
+    elif name == "rocm":
+        from jpwr.gpu.rocm import power
+    elif name == "gh":
+        from jpwr.sys.gh import power
+    else:
+        from jpwr.ipu.gc import power
+    return power
 
 
 class Sampler:
