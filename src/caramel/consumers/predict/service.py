@@ -51,17 +51,29 @@ class Forecast:
 def scale(data: MetricData, ratio: float) -> float:
     """A figure measured on another system, carried over by the ratio of peak rates: times shrink
     with a faster system, throughputs grow; other figures (energy, counts) are left as measured."""
-    name = data.name.lower()
-    if is_time(data) and (
-        data.unit.strip().lower() in ("s", "ms", "min", "h")
-        or any(w in name for w in ("time", "elapsed", "(s)", "duration", "runtime"))
-    ):
+    if _is_duration(data):
         return 1.0 / ratio
-    if not is_time(data) and any(
-        w in name for w in ("/s", "per second", "persec", "tflops", "flops")
-    ):
+    if _is_rate(data):
         return ratio
     return 1.0
+
+
+_TIME_UNITS = ("s", "ms", "min", "h")
+_TIME_WORDS = ("time", "elapsed", "(s)", "duration", "runtime")  # a time's name without its unit
+_RATE_WORDS = ("/s", "per second", "persec", "tflops", "flops")
+
+
+def _is_duration(data: MetricData) -> bool:
+    """Whether the metric is a time: lower is better, and its unit or name says time."""
+    name = data.name.lower()
+    by_unit = data.unit.strip().lower() in _TIME_UNITS
+    return is_time(data) and (by_unit or any(w in name for w in _TIME_WORDS))
+
+
+def _is_rate(data: MetricData) -> bool:
+    """Whether the metric is a rate: higher is better, and its name says per second or FLOPS."""
+    name = data.name.lower()
+    return not is_time(data) and any(w in name for w in _RATE_WORDS)
 
 
 def pick_metrics(data: list[MetricData], wanted: list[str] | None) -> list[MetricData]:
@@ -70,11 +82,13 @@ def pick_metrics(data: list[MetricData], wanted: list[str] | None) -> list[Metri
     names = [d.name for d in data]
     for name in wanted:
         if name not in names:
-            hint = did_you_mean(name, names) or "metrics in the history: " + ", ".join(
-                sorted(set(names))
-            )
-            raise PredictError(f"no metric '{name}' in the history of this benchmark", hint=hint)
+            raise _no_metric(name, names)
     return [d for d in data if d.name in wanted]
+
+
+def _no_metric(name: str, names: list[str]) -> PredictError:
+    hint = did_you_mean(name, names) or "metrics in the history: " + ", ".join(sorted(set(names)))
+    return PredictError(f"no metric '{name}' in the history of this benchmark", hint=hint)
 
 
 def predict(
