@@ -22,11 +22,13 @@ from caramel.stages.analyse.inputs import AnalysisInput, WPRecord, from_run
 from caramel.stages.analyse.patterns import kind as pattern_type
 from caramel.stages.report.dataset import STATUS, Row, build_rows, units
 from caramel.stages.report.results import analyse_for, produce
-from caramel.stages.spec.model import Pattern
+from caramel.stages.spec.model import Analyser, Pattern
 from caramel.vocabulary import FLOAT_STATISTICS, SAME_TYPE_STATISTICS
 
 if TYPE_CHECKING:  # pandas is imported when a frame is asked for, not with caramel
     from pandas import DataFrame
+
+    from caramel.stages.report.table import TableData
 
 
 def results(
@@ -47,25 +49,16 @@ def results(
     inp = from_run(run)
     if table is not None:
         return _table_frame(pd, inp, table, reanalyse)
+    return _rows_frame(pd, inp, reanalyse)
+
+
+def _rows_frame(pd: ModuleType, inp: AnalysisInput, reanalyse: bool) -> DataFrame:
+    """Every value of every row, each column named as the row names it."""
     analysed = analyse_for(inp, use_cache=not reanalyse)
-    uses: list[str] = []
-    for result in inp.benchmark.results:
-        uses += [u for u in result.uses if u not in uses]
-    if not uses:
-        uses = list(analysed)
+    uses = _results_uses(inp) or list(analysed)
     rows: list[Row] = build_rows(inp, analysed, uses)
-    records: list[dict[str, object]] = []
-    columns: list[str] = []
-    seen: set[str] = set()
-    for row in rows:
-        record = row.as_dict()
-        record[STATUS] = row.status
-        record["workpackage"] = row.leaf.id
-        for name in record:
-            if name not in seen:
-                seen.add(name)
-                columns.append(name)
-        records.append(record)
+    records = [_record(row.as_dict(), row.status, row.leaf.id) for row in rows]
+    columns = _names(records)
     patterns = _patterns(inp, uses)
     params = _param_kinds(inp, [wp for row in rows for wp in row.chain])
     kinds = {c: _kind(c, patterns, params) for c in columns}
@@ -75,46 +68,66 @@ def results(
     return frame
 
 
+def _results_uses(inp: AnalysisInput) -> list[str]:
+    """The analysers the benchmark's results use, each once, in order."""
+    uses: list[str] = []
+    for result in inp.benchmark.results:
+        uses += [u for u in result.uses if u not in uses]
+    return uses
+
+
+def _names(records: list[dict[str, object]]) -> list[str]:
+    """Every name of the records, in the order first seen."""
+    return list(dict.fromkeys(name for record in records for name in record))
+
+
+def _record(values: dict[str, object], status: str, workpackage: int) -> dict[str, object]:
+    """A row's values, with its status and its last workpackage's id."""
+    values[STATUS] = status
+    values["workpackage"] = workpackage
+    return values
+
+
 def _table_frame(pd: ModuleType, inp: AnalysisInput, table: str, reanalyse: bool) -> DataFrame:
     """One table's columns (named by their titles; caramel's status column left to `status`)."""
     (made,) = produce(inp, [table], use_cache=not reanalyse).made
     data = made.data
-    shown = [i for i, k in enumerate(data.keys) if k.name != STATUS]
-    columns = [data.keys[i].title or data.keys[i].name for i in shown]
-    records: list[dict[str, object]] = []
-    for vals, status, leaf in zip(data.values, data.statuses, data.leaves, strict=True):
-        record = {column: vals[i] for column, i in zip(columns, shown, strict=True)}
-        record[STATUS] = status
-        record["workpackage"] = leaf
-        records.append(record)
+    pairs = _shown(data)
+    columns = [column for column, _ in pairs]
+    records = [
+        _record({column: vals[i] for column, i in pairs}, status, leaf)
+        for vals, status, leaf in zip(data.values, data.statuses, data.leaves, strict=True)
+    ]
     patterns = _patterns(inp, made.result.uses)
     params = _param_kinds(inp, inp.workpackages)
-    kinds = {
-        column: _kind(data.keys[i].name, patterns, params)
-        for column, i in zip(columns, shown, strict=True)
-    }
+    kinds = {column: _kind(data.keys[i].name, patterns, params) for column, i in pairs}
     frame = _frame(pd, records, columns + [STATUS, "workpackage"], kinds)
-    frame.attrs["units"] = {
-        column: data.keys[i].unit
-        for column, i in zip(columns, shown, strict=True)
-        if data.keys[i].unit
-    }
+    frame.attrs["units"] = {column: data.keys[i].unit for column, i in pairs if data.keys[i].unit}
     frame.attrs["run_dir"] = inp.run_dir
     return frame
 
 
+def _shown(data: TableData) -> list[tuple[str, int]]:
+    """Each column the table shows (caramel's status column aside): its title (else its name) and
+    its index."""
+    shown = [i for i, k in enumerate(data.keys) if k.name != STATUS]
+    return [(data.keys[i].title or data.keys[i].name, i) for i in shown]
+
+
 def _patterns(inp: AnalysisInput, uses: list[str]) -> dict[str, Pattern]:
+    """The patterns of the analysers `uses` names, by name."""
     bench = inp.benchmark
     out: dict[str, Pattern] = {}
-    for name in uses:
-        analyser = bench.analysers.get(name)
-        if analyser is None:
-            continue
-        sets = list(analyser.uses) + [u for a in analyser.analyses for f in a.files for u in f.uses]
-        for set_name in sets:
-            for p in bench.patternsets[set_name].patterns if set_name in bench.patternsets else []:
-                out[p.name] = p
+    analysers = (bench.analysers[name] for name in uses if name in bench.analysers)
+    for set_name in (s for analyser in analysers for s in _pattern_sets(analyser)):
+        for p in bench.patternsets[set_name].patterns if set_name in bench.patternsets else []:
+            out[p.name] = p
     return out
+
+
+def _pattern_sets(analyser: Analyser) -> list[str]:
+    """The pattern sets an analyser uses: its own, then its files'."""
+    return list(analyser.uses) + [u for a in analyser.analyses for f in a.files for u in f.uses]
 
 
 def _param_kinds(inp: AnalysisInput, wps: list[WPRecord]) -> dict[str, str]:
@@ -145,13 +158,19 @@ def _kind(name: str, patterns: dict[str, Pattern], params: dict[str, str]) -> st
         return "int"
     if name in patterns:
         return pattern_type(patterns[name])
+    statistic = _statistic_kind(name, patterns)
+    return statistic if statistic is not None else params.get(name, "auto")
+
+
+def _statistic_kind(name: str, patterns: dict[str, Pattern]) -> str | None:
+    """The type of a pattern's statistic column (`<pattern>_<statistic>`); None for another."""
     for stat in FLOAT_STATISTICS + SAME_TYPE_STATISTICS + ("cnt", "sum2"):
         if name.endswith("_" + stat) and name[: -len(stat) - 1] in patterns:
             base = pattern_type(patterns[name[: -len(stat) - 1]])
             if stat == "cnt":
                 return "int"
             return "float" if stat in FLOAT_STATISTICS and base != "string" else base
-    return params.get(name, "auto")
+    return None
 
 
 def _frame(

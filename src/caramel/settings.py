@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
 
@@ -300,45 +300,59 @@ def _default_data_dir(environ: Mapping[str, str]) -> str:
 
 def _value(setting: Setting, text: str, where: str) -> object:
     """The typed value of `text`; a bad one is an error naming the variable (or the file)."""
-    if setting.kind is Kind.PATHS:
-        return tuple(p for p in text.split(os.pathsep) if p)
-    if setting.kind is Kind.SECONDS:
-        try:
-            seconds = float(text)
-        except ValueError:
-            seconds = -1.0
-        if not seconds >= 0:
-            raise RunError(
-                f"{where}={text!r}: expected a number of seconds (at least 0)",
-                hint=f"{setting.doc}; default {setting.default}",
-            )
-        return seconds
-    if setting.kind is Kind.CHOICE:
-        choice = text.strip().lower()
-        if choice not in setting.choices:
-            allowed = ", ".join(c for c in setting.choices if c)
-            raise RunError(
-                f"{where}={text!r}: expected one of {allowed}"
-                f"{' (or unset)' if '' in setting.choices else ''}; nothing was made",
-                hint=f"{setting.doc}",
-            )
-        return choice
-    return text
+    parse = _PARSERS.get(setting.kind)
+    return parse(setting, text, where) if parse else text
+
+
+def _paths(setting: Setting, text: str, where: str) -> object:
+    return tuple(p for p in text.split(os.pathsep) if p)
+
+
+def _seconds(setting: Setting, text: str, where: str) -> object:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:  # NaN too
+        raise RunError(
+            f"{where}={text!r}: expected a number of seconds (at least 0)",
+            hint=f"{setting.doc}; default {setting.default}",
+        )
+    return seconds
+
+
+def _choice(setting: Setting, text: str, where: str) -> object:
+    choice = text.strip().lower()
+    if choice not in setting.choices:
+        allowed = ", ".join(c for c in setting.choices if c)
+        raise RunError(
+            f"{where}={text!r}: expected one of {allowed}"
+            f"{' (or unset)' if '' in setting.choices else ''}; nothing was made",
+            hint=f"{setting.doc}",
+        )
+    return choice
+
+
+_PARSERS: dict[Kind, Callable[[Setting, str, str], object]] = {
+    Kind.PATHS: _paths,
+    Kind.SECONDS: _seconds,
+    Kind.CHOICE: _choice,
+}  # the kinds of setting that are not text
 
 
 def read_file(path: str) -> dict[str, object]:
     """The settings file as a mapping ({} when there is none)."""
     if not os.path.isfile(path):
         return {}
-    import yaml  # only when there is a file: most commands start without one
-
-    try:
-        with open(path) as handle:
-            data = yaml.safe_load(handle) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise SpecError(f"cannot read the settings: {exc}", Location(path)) from None
+    data = _parsed(path)
     if not isinstance(data, dict):
         raise SpecError("the settings are a mapping (history:, sinks:, ...)", Location(path))
+    _check_known(data, path)
+    return {str(k): v for k, v in data.items()}
+
+
+def _check_known(data: dict[object, object], path: str) -> None:
+    """A SpecError naming the entries of the settings file that are no setting it takes."""
     known = [s.name for s in SETTINGS if s.in_file] + ["sinks"]
     unknown = [str(k) for k in data if k not in known]
     if unknown:
@@ -347,7 +361,17 @@ def read_file(path: str) -> dict[str, object]:
             Location(path),
             hint=f"the settings file takes {', '.join(known)} (docs/settings.md)",
         )
-    return {str(k): v for k, v in data.items()}
+
+
+def _parsed(path: str) -> object:
+    """The settings file's YAML ({} for an empty one)."""
+    import yaml  # only when there is a file: most commands start without one
+
+    try:
+        with open(path) as handle:
+            return yaml.safe_load(handle) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise SpecError(f"cannot read the settings: {exc}", Location(path)) from None
 
 
 def load(environ: Mapping[str, str] | None = None) -> Settings:
@@ -357,24 +381,43 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     settings_file = env.get("CARAMEL_SETTINGS") or os.path.join(data_dir, "settings.yaml")
     in_file = read_file(settings_file)
     values: dict[str, object] = {"data_dir": data_dir, "settings_file": settings_file}
-    origin = {
-        "data_dir": Source.ENVIRONMENT if env.get("CARAMEL_DATA_DIR") else Source.DEFAULT,
-        "settings_file": Source.ENVIRONMENT if env.get("CARAMEL_SETTINGS") else Source.DEFAULT,
-    }
+    origin = _folder_origins(env)
     for setting in SETTINGS[2:]:
-        if env.get(setting.env):
-            text, origin[setting.name], where = env[setting.env], Source.ENVIRONMENT, setting.env
-        elif setting.name != "sinks" and in_file.get(setting.name) not in (None, ""):
-            text, origin[setting.name] = str(in_file[setting.name]), Source.FILE
-            where = f"{settings_file}: {setting.name}"
-        else:
-            text, origin[setting.name], where = setting.default, Source.DEFAULT, setting.env
+        text, origin[setting.name], where = _given(setting, env, in_file, settings_file)
         if setting.name == "history" and origin[setting.name] is Source.DEFAULT:
             text = os.path.join(data_dir, "history.db")
         values[setting.name] = _value(setting, text, where)
+    return Settings(
+        **values,  # type: ignore[arg-type]
+        sink_entries=_sink_entries(in_file),
+        origin=origin,
+    )
+
+
+def _folder_origins(env: Mapping[str, str]) -> dict[str, Source]:
+    """Where the data folder and the settings file were named: the environment, else defaults."""
+    return {
+        "data_dir": Source.ENVIRONMENT if env.get("CARAMEL_DATA_DIR") else Source.DEFAULT,
+        "settings_file": Source.ENVIRONMENT if env.get("CARAMEL_SETTINGS") else Source.DEFAULT,
+    }
+
+
+def _sink_entries(in_file: dict[str, object]) -> tuple[object, ...]:
+    """The settings file's sinks: a list of entries, or one."""
     entries = in_file.get("sinks") or []
-    sinks = tuple(entries) if isinstance(entries, list) else (entries,)
-    return Settings(**values, sink_entries=sinks, origin=origin)  # type: ignore[arg-type]
+    return tuple(entries) if isinstance(entries, list) else (entries,)
+
+
+def _given(
+    setting: Setting, env: Mapping[str, str], in_file: dict[str, object], settings_file: str
+) -> tuple[str, Source, str]:
+    """A setting's text, where it came from, and how an error names it: the environment's
+    variable, else the settings file's entry, else the default."""
+    if env.get(setting.env):
+        return env[setting.env], Source.ENVIRONMENT, setting.env
+    if setting.name != "sinks" and in_file.get(setting.name) not in (None, ""):
+        return str(in_file[setting.name]), Source.FILE, f"{settings_file}: {setting.name}"
+    return setting.default, Source.DEFAULT, setting.env
 
 
 _pinned: list[

@@ -120,14 +120,23 @@ def _parameter(key: str, values: object) -> dict[str, str]:
     listed = list(values) if isinstance(values, (list, tuple, range)) else [values]
     if not listed:
         raise SpecError(f"caramel.sweep: parameter {key!r} has no value")
-    kinds = {TYPES.get(type(v), "string") for v in listed}
-    kind = kinds.pop() if len(kinds) == 1 else "string"
     texts = [str(v) for v in listed]
-    separator = next((s for s in (",", ";", "|", "\x1f") if not any(s in t for t in texts)), ",")
-    out = {"name": key, "type": kind, "_": separator.join(texts)}
+    separator = _separator(texts)
+    out = {"name": key, "type": _shared_type(listed), "_": separator.join(texts)}
     if separator != ",":
         out["separator"] = separator
     return out
+
+
+def _shared_type(values: list[object]) -> str:
+    """The parameter type of the values where they share one; else string."""
+    kinds = {TYPES.get(type(v), "string") for v in values}
+    return kinds.pop() if len(kinds) == 1 else "string"
+
+
+def _separator(texts: list[str]) -> str:
+    """The first of `,`, `;`, `|` and the unit separator that no value holds (else `,`)."""
+    return next((s for s in (",", ";", "|", "\x1f") if not any(s in t for t in texts)), ",")
 
 
 def _figure(key: str, spec: object) -> dict[str, str]:

@@ -65,29 +65,40 @@ def open_folder(folder: str, root: str | None = None, create: bool = True) -> in
         raise PathError(
             f"{folder} is outside {root}", hint="caramel writes a run's files inside its run folder"
         )
+    return _walk_down(root, folder, create)
+
+
+def _walk_down(root: str, folder: str, create: bool) -> int:
+    """A descriptor of `folder`, opened a component at a time from `root`."""
     fd = os.open(root, DIR_FLAGS)
     current = root
     try:
         for part in os.path.relpath(folder, root).split(os.sep):
             if part in ("", "."):
                 continue
-            if create:
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o777, dir_fd=fd)
             current = os.path.join(current, part)
-            try:
-                child = os.open(part, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno == errno.ENOTDIR and os.path.islink(current):
-                    raise OSError(errno.ELOOP, "a symbolic link", current) from None
-                exc.filename = current
-                raise
+            child = _child_folder(fd, part, current, create)
             os.close(fd)
             fd = child
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _child_folder(fd: int, part: str, path: str, create: bool) -> int:
+    """A descriptor of the folder `part` in the folder open at `fd` (made when missing, if
+    `create`), a link not followed; an error names its `path`."""
+    if create:
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(part, 0o777, dir_fd=fd)
+    try:
+        return os.open(part, DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno == errno.ENOTDIR and os.path.islink(path):
+            raise OSError(errno.ELOOP, "a symbolic link", path) from None
+        exc.filename = path
+        raise
 
 
 def target_of(path: str, root: str | None = None) -> Target:
@@ -102,25 +113,34 @@ def target_of(path: str, root: str | None = None) -> Target:
         if exc.errno in (errno.ENOTDIR, errno.ELOOP):
             return Target.FILE  # the writer names the folder on the way
         raise file_error(exc, path, "write") from None
-    if stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode):
+    return _target_by_mode(path, st.st_mode)
+
+
+def _target_by_mode(path: str, mode: int) -> Target:
+    """A regular file or a link: replaced; a character device or FIFO: written through; else a
+    FileError saying what it is."""
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
         return Target.FILE
-    if stat.S_ISCHR(st.st_mode) or stat.S_ISFIFO(st.st_mode):
+    if stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
         return Target.STREAM
-    what = (
-        "a folder"
-        if stat.S_ISDIR(st.st_mode)
-        else "a socket"
-        if stat.S_ISSOCK(st.st_mode)
-        else "a block device"
-        if stat.S_ISBLK(st.st_mode)
-        else "not a regular file"
-    )
     raise FileError(
-        f"cannot write {path}: it is {what}; nothing was written",
+        f"cannot write {path}: it is {_unwritable(mode)}; nothing was written",
         hint="name a file (it is replaced whole), a character device or FIFO (written "
         "through), or - for standard output",
-        errno_=errno.EISDIR if stat.S_ISDIR(st.st_mode) else None,
+        errno_=errno.EISDIR if stat.S_ISDIR(mode) else None,
     )
+
+
+def _unwritable(mode: int) -> str:
+    """What a file of `mode` is that caramel does not write: a folder, a socket, ..."""
+    return next((what for test, what in _UNWRITABLE if test(mode)), "not a regular file")
+
+
+_UNWRITABLE = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISBLK, "a block device"),
+)
 
 
 @overload
@@ -173,16 +193,17 @@ def _through(path: str, binary: bool, encoding: str, newline: str | None) -> Ite
     """A character device or FIFO, opened for writing as it is (a FIFO waits for its reader)."""
     try:
         fd = os.open(path, STREAM_FLAGS)
-        handle = os.fdopen(
-            fd,
-            "wb" if binary else "w",
-            encoding=None if binary else encoding,
-            newline=None if binary else newline,
-        )
-        with handle:
+        with _file(fd, binary, encoding, newline) as handle:
             yield handle
     except OSError as exc:
         raise file_error(exc, path, "write") from None
+
+
+def _file(fd: int, binary: bool, encoding: str, newline: str | None) -> IO[Any]:
+    """The descriptor as a file object, bytes or text as `binary` says."""
+    if binary:
+        return os.fdopen(fd, "wb")
+    return os.fdopen(fd, "w", encoding=encoding, newline=newline)
 
 
 @contextlib.contextmanager
@@ -203,29 +224,29 @@ def _replaced(
         created = True
         if mode is not None:
             os.fchmod(fd, mode)
-        handle = os.fdopen(
-            fd,
-            "wb" if binary else "w",
-            encoding=None if binary else encoding,
-            newline=None if binary else newline,
-        )
-        with handle:
+        with _file(fd, binary, encoding, newline) as handle:
             yield handle
         os.replace(tmp, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
         created = False
     except OSError as exc:
-        named = getattr(
-            exc, "filename", None
-        )  # a folder on the way (absolute), else the file itself
-        raise file_error(
-            exc, str(named) if named and os.path.isabs(str(named)) else path, "write"
-        ) from None
+        raise file_error(exc, _named(exc, path), "write") from None
     finally:
         if dir_fd is not None:
-            if created:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=dir_fd)
-            os.close(dir_fd)
+            _close_folder(dir_fd, tmp if created else None)
+
+
+def _named(exc: OSError, path: str) -> str:
+    """What a write's error names: a folder on the way (absolute), else the file itself."""
+    named = getattr(exc, "filename", None)
+    return str(named) if named and os.path.isabs(str(named)) else path
+
+
+def _close_folder(dir_fd: int, leftover: str | None) -> None:
+    """Close the folder, removing a temporary file a failed write left in it."""
+    if leftover is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(leftover, dir_fd=dir_fd)
+    os.close(dir_fd)
 
 
 def _host() -> str:

@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 METHODS = ("pynvml", "rocm", "gh", "gc")  # jpwr's meters: the energy_method values of system files
 NO_METHOD = "none"  # a system that declares no meter
@@ -31,17 +31,21 @@ def absent_meter(name: str, hwmon_base: str | None = None) -> str | None:
     """Why the meter of `name` cannot be on this node, found without importing jpwr (whose `gh` and
     `rocm` methods import pandas: most of the wrapper's start-up), or None where it may be."""
     if name == "gh":
-        base = Path(hwmon_base or HWMON_BASE)
-        try:
-            hwmons = list(base.iterdir())
-        except OSError as error:
-            return f"cannot read {base} ({error.strerror or error})"
-        if not any((h / "device" / "power1_oem_info").is_file() for h in hwmons):
-            return f"no power meter under {base} (no hwmon*/device/power1_oem_info)"
+        return _absent_hwmon(Path(hwmon_base or HWMON_BASE))
     if name == "rocm":
         rocm = Path(os.environ.get("ROCM_PATH") or "/opt/rocm")
-        if not rocm.is_dir():
-            return f"no ROCm at {rocm} (ROCM_PATH)"
+        return None if rocm.is_dir() else f"no ROCm at {rocm} (ROCM_PATH)"
+    return None
+
+
+def _absent_hwmon(base: Path) -> str | None:
+    """Why no Grace Hopper power meter is under `base` (where jpwr's gh reads), or None."""
+    try:
+        hwmons = list(base.iterdir())
+    except OSError as error:
+        return f"cannot read {base} ({error.strerror or error})"
+    if not any((h / "device" / "power1_oem_info").is_file() for h in hwmons):
+        return f"no power meter under {base} (no hwmon*/device/power1_oem_info)"
     return None
 
 
@@ -64,14 +68,7 @@ def load_method(name: str, hwmon_base: str | None = None) -> PowerMeter:
     if absent:
         raise RuntimeError(absent)
     try:
-        if name == "pynvml":
-            from jpwr.gpu.pynvml import power
-        elif name == "rocm":
-            from jpwr.gpu.rocm import power
-        elif name == "gh":
-            from jpwr.sys.gh import power
-        else:
-            from jpwr.ipu.gc import power
+        power = _power_class(name)
     except Exception as error:  # jpwr missing, or its library (pynvml, rsmi, gcipuinfo) missing
         raise RuntimeError(
             f"jpwr method {name} cannot be loaded: {type(error).__name__}: {error}"
@@ -83,6 +80,20 @@ def load_method(name: str, hwmon_base: str | None = None) -> PowerMeter:
         )
     meter: PowerMeter = found
     return meter
+
+
+def _power_class(name: str) -> Any:
+    """jpwr's power class of the method `name` (its module imported only when its meter is
+    loaded)."""
+    if name == "pynvml":
+        from jpwr.gpu.pynvml import power
+    elif name == "rocm":
+        from jpwr.gpu.rocm import power
+    elif name == "gh":
+        from jpwr.sys.gh import power
+    else:
+        from jpwr.ipu.gc import power
+    return power
 
 
 class Sampler:

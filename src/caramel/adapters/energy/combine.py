@@ -24,33 +24,57 @@ def read_energy_file(path: Path) -> dict[str, str]:
         return {row[0]: row[1] for row in csv.reader(handle) if len(row) >= 2 and row[0]}
 
 
+def _is_device(key: str) -> bool:
+    """Whether a row of an energy file is a device's figure (`<method>:<device>`)."""
+    return ":" in key
+
+
 def combine(folder: Path, output: Path) -> list[str]:
     """Write the combined file; returns the summary lines to print."""
     ranks = [read_energy_file(p) for p in sorted(folder.glob("energy.*.csv"))]
     if not ranks:
         return ["Energy status: unavailable: no energy file was written"]
-    devices = sorted({k for r in ranks for k in r if ":" in k})
+    devices = sorted({k for r in ranks for k in filter(_is_device, r)})
+    _write_table(output, ranks, devices)
+    lines = [f"Writing combined energy DataFrame to {output}"]
+    failed = _failed_status(ranks, devices)
+    if failed is not None:
+        return [*lines, f"Energy status: {failed}"]
+    return lines + _sum_lines(ranks)
+
+
+def _write_table(output: Path, ranks: list[dict[str, str]], devices: list[str]) -> None:
+    """One row per rank: nodename, rank, its figure of each device ("" for none), status."""
     output.parent.mkdir(parents=True, exist_ok=True)
     with open(output, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["nodename", "rank", *devices, "status"])
-        for r in ranks:
-            writer.writerow(
-                [
-                    r.get("nodename", ""),
-                    r.get("rank", ""),
-                    *(r.get(d, "") for d in devices),
-                    r.get("status", ""),
-                ]
-            )
-    lines = [f"Writing combined energy DataFrame to {output}"]
+        writer.writerows(
+            [
+                r.get("nodename", ""),
+                r.get("rank", ""),
+                *(r.get(d, "") for d in devices),
+                r.get("status", ""),
+            ]
+            for r in ranks
+        )
+
+
+def _failed_status(ranks: list[dict[str, str]], devices: list[str]) -> str | None:
+    """The first rank's status that is not ok, or that no device was measured; None when all
+    measured."""
     bad = [r.get("status", "missing") for r in ranks if r.get("status") != "ok"]
-    if bad or not devices:
-        return [*lines, f"Energy status: {bad[0] if bad else 'unavailable: no device measured'}"]
-    total = sum(float(v) for r in ranks for k, v in r.items() if ":" in k)
-    count = sum(1 for r in ranks for k in r if ":" in k)
+    if bad:
+        return bad[0]
+    return None if devices else "unavailable: no device measured"
+
+
+def _sum_lines(ranks: list[dict[str, str]]) -> list[str]:
+    """The energy of all ranks' devices, their count and (over the longest rank) the power."""
+    figures = [float(v) for r in ranks for k, v in r.items() if _is_device(k)]
+    total, count = sum(figures), len(figures)
     seconds = max(float(r.get("seconds", 0)) for r in ranks)
-    lines += ["Energy status: ok", f"Energy(Wh): {total:.6f}", f"Energy devices: {count}"]
+    lines = ["Energy status: ok", f"Energy(Wh): {total:.6f}", f"Energy devices: {count}"]
     if seconds > 0:
         lines.append(f"Average power(W): {total * 3600 / seconds:.3f}")
     return lines

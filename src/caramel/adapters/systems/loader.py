@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -50,21 +51,25 @@ def is_name(tag: str) -> bool:
 
 def find_system(tags: set[str], extra: list[str] | None = None) -> System | None:
     """The system named by one of `tags` (a tag naming two systems is an error), or None."""
-    found: list[Path] = []
-    for tag in sorted(tags):
-        if not is_name(tag):  # a tag holding / or .. names no file of a systems folder (fs.paths)
-            continue
-        for folder in search_path(extra):
-            path = folder / f"{tag}.yaml"
-            if path.is_file():
-                found.append(path)
-                break
+    found = [path for path in (_system_file(tag, extra) for tag in sorted(tags)) if path]
     if len(found) > 1:
-        raise SpecError(
-            f"the tags name {len(found)} systems: {', '.join(p.stem for p in found)}",
-            hint="give one system tag per run (" + ", ".join(str(p) for p in found) + ")",
-        )
+        raise _two_systems(found)
     return load_system(found[0]) if found else None
+
+
+def _two_systems(found: list[Path]) -> SpecError:
+    return SpecError(
+        f"the tags name {len(found)} systems: {', '.join(p.stem for p in found)}",
+        hint="give one system tag per run (" + ", ".join(str(p) for p in found) + ")",
+    )
+
+
+def _system_file(tag: str, extra: list[str] | None) -> Path | None:
+    """The first system file named `tag` on the search path, or None."""
+    if not is_name(tag):  # a tag holding / or .. names no file of a systems folder (fs.paths)
+        return None
+    files = (folder / f"{tag}.yaml" for folder in search_path(extra))
+    return next((path for path in files if path.is_file()), None)
 
 
 def _line(node: yaml.Node | None, key: str) -> int:
@@ -88,6 +93,30 @@ def _parse(text: str, loader_class: type) -> tuple[yaml.Node | None, object]:
 
 def load_system(path: Path | str) -> System:
     path = Path(path)
+    node, data = _read_yaml(path)
+    values: dict[str, Any] = {"name": path.stem}  # each setting of its kind (_check)
+    for key, value in data.items():
+        at = Location(str(path), _line(node, str(key)))
+        name = _setting_name(str(key), data, at)
+        values[name] = _check(str(key), value, _KEYS[name].kind, at)
+    if values["name"] != path.stem:
+        raise SpecError(
+            f"name '{values['name']}' differs from the file name '{path.stem}'",
+            Location(str(path), _line(node, "name")),
+            hint="the tag that selects a system is its file name",
+        )
+    if "job_array" in values:
+        values["job_array"] = _job_array(
+            values["job_array"], Location(str(path), _line(node, "job_array"))
+        )
+    _check_known(values, path, node)
+    where = Location(str(path), 1)
+    return System(**values, given=frozenset(values) | ALWAYS, file=str(path), where=where)
+
+
+def _read_yaml(path: Path) -> tuple[yaml.Node | None, dict[Any, Any]]:
+    """The system file's node tree and its mapping; a SpecError at the line where it is no YAML
+    mapping."""
     text = read_text(str(path))
     try:
         # libyaml's parser where PyYAML has it; a refused file again in Python, for its message
@@ -107,46 +136,52 @@ def load_system(path: Path | str) -> System:
             Location(str(path), 1),
             hint="for example: scheduler: slurm, partition: gpu, account: myproject",
         )
-    where = Location(str(path), 1)
-    values: dict[str, Any] = {"name": path.stem}  # each setting of its kind (_check)
-    for key, value in data.items():
-        at = Location(str(path), _line(node, str(key)))
-        name = ALIASES.get(str(key), str(key))
-        spec = _KEYS.get(name)
-        if spec is None:
-            raise SpecError(
-                f"unknown setting '{key}' in system file",
-                at,
-                hint=did_you_mean(str(key), _KEYS) or "settings: " + ", ".join(_KEYS),
-            )
-        if name != key and name in data:
-            raise SpecError(f"'{key}' and '{name}' are one setting: give one of them", at)
-        values[name] = _check(str(key), value, spec.kind, at)
-    if values["name"] != path.stem:
+    return node, data
+
+
+def _setting_name(key: str, data: dict[Any, Any], at: Location) -> str:
+    """The setting `key` names (an alias gives its setting's name); a SpecError for an unknown one
+    or one given under two names."""
+    name = ALIASES.get(key, key)
+    if name not in _KEYS:
         raise SpecError(
-            f"name '{values['name']}' differs from the file name '{path.stem}'",
-            Location(str(path), _line(node, "name")),
-            hint="the tag that selects a system is its file name",
+            f"unknown setting '{key}' in system file",
+            at,
+            hint=did_you_mean(key, _KEYS) or "settings: " + ", ".join(_KEYS),
         )
-    if "job_array" in values:
-        setting = array_setting(values["job_array"])
-        if setting is None:
-            raise SpecError(
-                f"job_array: '{values['job_array']}' is neither true, false nor a whole number",
-                Location(str(path), _line(node, "job_array")),
-                hint="job_array: true makes every submit step one job array; job_array: 8 runs "
-                "at most 8 of its tasks at once",
-            )
-        values["job_array"] = setting
+    if name != key and name in data:
+        raise SpecError(f"'{key}' and '{name}' are one setting: give one of them", at)
+    return name
+
+
+def _job_array(value: str, at: Location) -> str:
+    """The job_array setting as caramel keeps it: "true", "false" or a whole number of tasks at
+    once (limits.array_setting)."""
+    setting = array_setting(value)
+    if setting is None:
+        raise SpecError(
+            f"job_array: '{value}' is neither true, false nor a whole number",
+            at,
+            hint="job_array: true makes every submit step one job array; job_array: 8 runs "
+            "at most 8 of its tasks at once",
+        )
+    return setting
+
+
+def _check_known(values: dict[str, Any], path: Path, node: yaml.Node | None) -> None:
+    """A SpecError for a setting naming a scheduler, runtime or energy method that is not known."""
     for key, allowed in known_values().items():
         if key in values and values[key] not in allowed:
-            raise SpecError(
-                f"{key}: '{values[key]}' is not known",
-                Location(str(path), _line(node, key)),
-                hint=did_you_mean(values[key], allowed)
-                or "expected one of " + ", ".join(a or "''" for a in allowed),
-            )
-    return System(**values, given=frozenset(values) | ALWAYS, file=str(path), where=where)
+            raise _unknown_value(key, values[key], allowed, Location(str(path), _line(node, key)))
+
+
+def _unknown_value(key: str, value: str, allowed: list[str], at: Location) -> SpecError:
+    return SpecError(
+        f"{key}: '{value}' is not known",
+        at,
+        hint=did_you_mean(value, allowed)
+        or "expected one of " + ", ".join(a or "''" for a in allowed),
+    )
 
 
 def known_values() -> dict[str, list[str]]:
@@ -160,26 +195,46 @@ def known_values() -> dict[str, list[str]]:
 
 
 def _check(key: str, value: object, kind: Kind, at: Location) -> object:
-    if kind == "int":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise SpecError(f"{key}: expected a whole number, got {value!r}", at)
-        return value
-    if kind == "number":
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise SpecError(f"{key}: expected a number, got {value!r}", at)
-        return float(value)
-    if kind == "list":
-        if isinstance(value, str):
-            return [value]
-        if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
-            raise SpecError(f"{key}: expected a list of texts", at)
-        return [str(v) for v in value]
-    if kind == "mapping":
-        if not isinstance(value, dict):
-            raise SpecError(f"{key}: expected a mapping NAME: VALUE", at)
-        return {str(k): str(v) for k, v in value.items()}
+    """The setting's value as its kind wants it; a SpecError saying what was expected."""
+    return _CHECKS.get(kind, _text)(key, value, at)
+
+
+def _whole_number(key: str, value: object, at: Location) -> object:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise SpecError(f"{key}: expected a whole number, got {value!r}", at)
+    return value
+
+
+def _number(key: str, value: object, at: Location) -> object:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise SpecError(f"{key}: expected a number, got {value!r}", at)
+    return float(value)
+
+
+def _texts(key: str, value: object, at: Location) -> object:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+        raise SpecError(f"{key}: expected a list of texts", at)
+    return [str(v) for v in value]
+
+
+def _mapping(key: str, value: object, at: Location) -> object:
+    if not isinstance(value, dict):
+        raise SpecError(f"{key}: expected a mapping NAME: VALUE", at)
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _text(key: str, value: object, at: Location) -> object:
     if isinstance(value, (dict, list)):
-        raise SpecError(
-            f"{key}: expected a text, got a {'mapping' if isinstance(value, dict) else 'list'}", at
-        )
+        kind = "mapping" if isinstance(value, dict) else "list"
+        raise SpecError(f"{key}: expected a text, got a {kind}", at)
     return "" if value is None else str(value)
+
+
+_CHECKS: dict[str, Callable[[str, object, Location], object]] = {
+    "int": _whole_number,
+    "number": _number,
+    "list": _texts,
+    "mapping": _mapping,
+}  # the kinds of setting a system file gives other than text

@@ -86,26 +86,22 @@ class System:
         step. A setting the file does not state is left out unless it has a meaningful default
         (ALWAYS), so a benchmark that needs it keeps `$system_account` unresolved and the plan names
         it."""
-        out = {}
-        given = self.given if self.given is not None else frozenset(f.name for f in fields(self))
-        for f in fields(self):
-            if f.name in ("file", "where", "given", "images") or f.name not in given | ALWAYS:
-                continue
-            value = getattr(self, f.name)
-            if f.name in ("image_dir", "data_dir") and value:
-                value = os.path.abspath(
-                    os.path.expanduser(value)
-                )  # a job runs elsewhere: never a relative path
-            if isinstance(value, list):
-                value = " ".join(value) if f.name != "modules" else ",".join(value)
-            elif isinstance(value, dict):
-                value = " ".join(f"{k}={v}" for k, v in value.items())
-            out["system_name" if f.name == "name" else f"system_{f.name}"] = str(value)
+        out = {
+            _parameter_name(setting): _parameter_text(setting, getattr(self, setting))
+            for setting in self._stated()
+        }
         out["system_images"] = " ".join(self.images)
         out.update({f"system_image_{stack}": image for stack, image in self.images.items()})
         if self.container_runtime:
             out["system_container_prefix"] = self.container_prefix()
         return out
+
+    def _stated(self) -> list[str]:
+        """The settings that become parameters, in field order: those the file states (all of
+        them without `given`) and those with a meaningful default (ALWAYS)."""
+        names = [f.name for f in fields(self)]
+        wanted = (frozenset(names) if self.given is None else self.given) | ALWAYS
+        return [name for name in names if name in wanted and name not in _NOT_PARAMETERS]
 
     def cpu_layout(self, trainer: str) -> CpuLayout:
         """The layout caramel's `trainer` takes on the node that plans, decided once per process
@@ -126,3 +122,24 @@ class System:
         return line.replace("CARAMEL_IMAGE", "${container_image}").replace(
             "CARAMEL_BIND", "${container_binds}"
         )
+
+
+_NOT_PARAMETERS = ("file", "where", "given", "images")  # images: one parameter per stack instead
+_FOLDERS = ("image_dir", "data_dir")
+_SEPARATORS = {"modules": ","}  # how a list setting's items are joined; " " unless named here
+
+
+def _parameter_name(setting: str) -> str:
+    return "system_name" if setting == "name" else f"system_{setting}"
+
+
+def _parameter_text(setting: str, value: object) -> str:
+    """A setting's value as a parameter's text: folders absolute (a job runs elsewhere: never a
+    relative path), modules comma-separated, other lists space-separated, mappings as K=V."""
+    if setting in _FOLDERS and value:
+        return os.path.abspath(os.path.expanduser(str(value)))
+    if isinstance(value, list):
+        return _SEPARATORS.get(setting, " ").join(value)
+    if isinstance(value, dict):
+        return " ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)

@@ -42,42 +42,41 @@ class Analytic:
         return pd.DataFrame(data, index=range(len(decls)))[self.inputs]
 
     def fit(self, points: list[Point]) -> bool:
-        decls, ys = [], []
-        for point in points:
-            decl = self._declared(point)
-            if decl is None:
-                continue
-            for sample in point.samples:
-                if sample > 0:
-                    log_rate = (
-                        math.log(decl.work) - math.log(decl.devices) - math.log(sample)
-                        if self.is_time
-                        else math.log(sample) + math.log(decl.work) - math.log(decl.devices)
-                    )
-                    decls.append(decl)
-                    ys.append(log_rate)
+        decls, ys = self._observations(points)
         if not ys:
             return False
-        for name, values in (
-            ("work", [d.work for d in decls]),
-            ("devices", [d.devices for d in decls]),
-        ):
-            self.ranges[name] = (min(values), max(values))
-        for name in {n for d in decls for n in d.parallel}:
-            values = [d.parallel.get(name, 1.0) for d in decls]
-            self.ranges[name] = (min(values), max(values))
-        names = ["devices"] + sorted({n for d in decls for n in d.parallel})
-        full = pd.DataFrame(
-            {
-                "devices": [math.log(d.devices) for d in decls],
-                **{n: [math.log(d.parallel.get(n, 1.0)) for d in decls] for n in names[1:]},
-            }
-        )
+        self._learn_ranges(decls)
+        names, full = _log_parameters(decls)
         self.inputs = [n for n in names if full[n].nunique() > 1]
         self.regression = LogLinear(self.inputs, []).fit(
             full[self.inputs], pd.Series(ys).to_numpy()
         )
         return True
+
+    def _observations(self, points: list[Point]) -> tuple[list[Declaration], list[float]]:
+        """Each positive sample of a point declaring this metric's work: its declaration and the
+        log of the rate per device it shows."""
+        decls: list[Declaration] = []
+        ys: list[float] = []
+        for point in points:
+            decl = self._declared(point)
+            if decl is None:
+                continue
+            samples = [sample for sample in point.samples if sample > 0]
+            decls += [decl] * len(samples)
+            ys += [self._log_rate(decl, sample) for sample in samples]
+        return decls, ys
+
+    def _log_rate(self, decl: Declaration, sample: float) -> float:
+        """The log rate per device a sample shows: work over devices and time, or a throughput's
+        units times the work per unit over devices."""
+        if self.is_time:
+            return math.log(decl.work) - math.log(decl.devices) - math.log(sample)
+        return math.log(sample) + math.log(decl.work) - math.log(decl.devices)
+
+    def _learn_ranges(self, decls: list[Declaration]) -> None:
+        """The range of work, devices and each parallelism parameter the history measured."""
+        self.ranges.update({name: (min(v), max(v)) for name, v in _measured(decls).items()})
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
         out: list[Prediction] = [None] * len(targets)
@@ -102,3 +101,26 @@ class Analytic:
             if n in self.ranges
             and not self.ranges[n][0] * (1 - 1e-9) <= v <= self.ranges[n][1] * (1 + 1e-9)
         ]
+
+
+def _measured(decls: list[Declaration]) -> dict[str, list[float]]:
+    """The values work, devices and each parallelism parameter took (1 where not declared)."""
+    parallel = {n for d in decls for n in d.parallel}
+    return {
+        "work": [d.work for d in decls],
+        "devices": [d.devices for d in decls],
+        **{name: [d.parallel.get(name, 1.0) for d in decls] for name in parallel},
+    }
+
+
+def _log_parameters(decls: list[Declaration]) -> tuple[list[str], pd.DataFrame]:
+    """The log of devices and of each parallelism parameter (1 where a declaration lacks it), one
+    row per declaration, and the columns' names: devices first."""
+    names = ["devices"] + sorted({n for d in decls for n in d.parallel})
+    full = pd.DataFrame(
+        {
+            "devices": [math.log(d.devices) for d in decls],
+            **{n: [math.log(d.parallel.get(n, 1.0)) for d in decls] for n in names[1:]},
+        }
+    )
+    return names, full

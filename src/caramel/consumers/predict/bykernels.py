@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from caramel.consumers.predict.declaration import METRIC
 from caramel.consumers.predict.kernels import ATTENTION, MICROBENCH, Z90, KernelModels
-from caramel.consumers.predict.points import PredictError, Prediction, Target, load_points
+from caramel.consumers.predict.points import Point, PredictError, Prediction, Target, load_points
 from caramel.consumers.predict.profile import PROFILE, Profile, parse_profile
 
 if TYPE_CHECKING:
@@ -75,14 +75,19 @@ def measured(
         data = load_points(history, benchmark, system)
     except PredictError:
         return []
-    out = []
-    for d in data:
-        for point in d.points:
-            profile = profile_of(point.params, folder) if d.name == metric else None
-            good = [s for s in point.samples if s > 0]
-            if profile is not None and good:
-                out.append((profile, statistics.fmean(good), point.key))
-    return out
+    return [row for d in data if d.name == metric for row in _profiled(d.points, folder)]
+
+
+def _profiled(points: list[Point], folder: Path | None) -> list[tuple[Profile, float, str]]:
+    """(profile, mean of the positive samples, configuration key) of each point that declares a
+    profile and has such samples."""
+    rows = []
+    for point in points:
+        profile = profile_of(point.params, folder)
+        good = [s for s in point.samples if s > 0]
+        if profile is not None and good:
+            rows.append((profile, statistics.fmean(good), point.key))
+    return rows
 
 
 def learn_overhead(

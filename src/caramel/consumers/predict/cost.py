@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from caramel.consumers.predict.declaration import declaration
+from caramel.consumers.predict.declaration import Declaration, declaration
 from caramel.consumers.predict.points import Prediction
 from caramel.consumers.predict.service import Forecast
 from caramel.stages.spec.units import is_time_unit
@@ -62,59 +62,104 @@ def _bounds(p: Prediction) -> tuple[float, float, float]:
     return p.value, low, high
 
 
+Seconds = tuple[float, float, float]  # value, low, high
+
+
+@dataclass(frozen=True)
+class _Metrics:
+    """The forecast's metrics a job's cost is read from."""
+
+    time: str  # the first time metric: the job time where no declaration names a metric
+    energy: str  # the first energy metric ("" for none)
+    rates: frozenset[str]  # the metrics where higher is better: a job's units divide by them
+
+    @classmethod
+    def of(cls, forecast: Forecast) -> _Metrics:
+        return cls(
+            _time_metric(forecast),
+            _energy_metric(forecast),
+            frozenset(c.data.name for c in forecast.choices if c.data.direction == "higher"),
+        )
+
+
+def _energy_metric(forecast: Forecast) -> str:
+    """The first metric named for energy that is not a rate of it ("" for none)."""
+    names = (c.data.name for c in forecast.choices)
+    return next((n for n in names if "energy" in n.lower() and "/" not in n), "")
+
+
 def job_costs(forecast: Forecast) -> list[JobCost]:
+    """The cost of each workpackage with a predicted job time, by workpackage id."""
     by_id: dict[int, dict[str, Prediction]] = {}
     for p in forecast.predictions:
         by_id.setdefault(p.id, {})[p.metric] = p
-    params = {t.id: t.params or {} for targets in forecast.targets.values() for t in targets}
-    fallback = _time_metric(forecast)
-    energy = next(
-        (
-            c.data.name
-            for c in forecast.choices
-            if "energy" in c.data.name.lower() and "/" not in c.data.name
-        ),
-        "",
+    params = _parameters(forecast)
+    metrics = _Metrics.of(forecast)
+    costs = (_job_cost(metrics, i, found, params.get(i)) for i, found in sorted(by_id.items()))
+    return [cost for cost in costs if cost is not None]
+
+
+def _parameters(forecast: Forecast) -> dict[int, dict[str, object]]:
+    """Each target workpackage's parameters, by id ({} where unknown)."""
+    return {t.id: t.params or {} for targets in forecast.targets.values() for t in targets}
+
+
+def _job_cost(
+    metrics: _Metrics, wp_id: int, found: dict[str, Prediction], params: dict[str, object] | None
+) -> JobCost | None:
+    """The workpackage's cost from its predictions `found` (by metric) and its parameters; None
+    without a prediction of its job time."""
+    decl = declaration(params)
+    metric = decl.metric if decl is not None and decl.metric in found else metrics.time
+    if metric not in found:
+        return None
+    uncapped = _job_seconds(found[metric], decl, metric in metrics.rates)
+    seconds, capped = _limited(uncapped, decl)
+    energy = _bounds(found[metrics.energy]) if metrics.energy in found else None
+    return JobCost(
+        wp_id,
+        _nodes(params or {}),
+        seconds,
+        capped,
+        energy,
+        found[metric].model,
+        found[metric].extrapolated,
+        uncapped,
     )
-    out = []
-    for wp_id, found in sorted(by_id.items()):
-        decl = declaration(params.get(wp_id))
-        metric = decl.metric if decl is not None and decl.metric in found else fallback
-        if metric not in found:
-            continue
-        value, low, high = _bounds(found[metric])
-        units = (
-            decl.job_units if decl is not None and decl.metric == metric and decl.job_units else 1.0
-        )
-        if found[metric].unit.strip().lower() != "s" and _is_rate(forecast, metric):
-            seconds = (units / value, units / high, units / low)
-        else:
-            seconds = (units * value, units * low, units * high)
-        uncapped = seconds
-        capped = decl is not None and decl.job_limit is not None and seconds[2] > decl.job_limit
-        if decl is not None and decl.job_limit is not None:
-            limit = decl.job_limit
-            seconds = (min(seconds[0], limit), min(seconds[1], limit), min(seconds[2], limit))
-        try:
-            nodes = int(str(params.get(wp_id, {}).get("nodes", 1)))
-        except ValueError:
-            nodes = 1
-        cost = JobCost(
-            wp_id,
-            nodes,
-            seconds,
-            capped,
-            _bounds(found[energy]) if energy in found else None,
-            found[metric].model,
-            found[metric].extrapolated,
-            uncapped,
-        )
-        out.append(cost)
-    return out
 
 
-def _is_rate(forecast: Forecast, metric: str) -> bool:
-    return any(c.data.name == metric and c.data.direction == "higher" for c in forecast.choices)
+def _job_seconds(prediction: Prediction, decl: Declaration | None, is_rate: bool) -> Seconds:
+    """The job time from the prediction of its metric: the units of one job times a time per unit,
+    or divided by a rate."""
+    value, low, high = _bounds(prediction)
+    units = _job_units(decl, prediction.metric)
+    if prediction.unit.strip().lower() != "s" and is_rate:
+        return (units / value, units / high, units / low)
+    return (units * value, units * low, units * high)
+
+
+def _job_units(decl: Declaration | None, metric: str) -> float:
+    """The units of one job the declaration gives for `metric`; else 1."""
+    if decl is None or decl.metric != metric or not decl.job_units:
+        return 1.0
+    return decl.job_units
+
+
+def _limited(seconds: Seconds, decl: Declaration | None) -> tuple[Seconds, bool]:
+    """The job time capped at the declared job limit, and whether its high end was above it."""
+    if decl is None or decl.job_limit is None:
+        return seconds, False
+    limit = decl.job_limit
+    within = (min(seconds[0], limit), min(seconds[1], limit), min(seconds[2], limit))
+    return within, seconds[2] > limit
+
+
+def _nodes(params: dict[str, object]) -> int:
+    """The workpackage's `nodes` parameter; 1 when it has none or it is no whole number."""
+    try:
+        return int(str(params.get("nodes", 1)))
+    except ValueError:
+        return 1
 
 
 def total(costs: list[JobCost], part: str) -> tuple[float, float, float] | None:

@@ -54,11 +54,14 @@ def declaration(params: dict[str, object] | None) -> Declaration | None:
     devices = _positive(params.get(DEVICES, params.get("total_devices", 1)))
     if work is None or devices is None:
         return None
-    parallel = {}
-    for name in str(params.get(PARALLEL, "")).replace(",", " ").split():
-        value = _positive(params.get(name))
-        if value is not None:
-            parallel[name] = value
-    units = _positive(params.get(JOB_UNITS)) if JOB_UNITS in params else None
-    limit = _positive(params.get(JOB_LIMIT)) if JOB_LIMIT in params else None
-    return Declaration(str(params[METRIC]).strip(), work, devices, parallel, units, limit)
+    # _positive reads an absent job setting (None) as none too
+    units, limit = _positive(params.get(JOB_UNITS)), _positive(params.get(JOB_LIMIT))
+    metric = str(params[METRIC]).strip()
+    return Declaration(metric, work, devices, _parallel(params), units, limit)
+
+
+def _parallel(params: dict[str, object]) -> dict[str, float]:
+    """The declared parallelism: each parameter `predict_parallel` names that is above 0."""
+    named = str(params.get(PARALLEL, "")).replace(",", " ").split()
+    values = {name: _positive(params.get(name)) for name in named}
+    return {name: value for name, value in values.items() if value is not None}

@@ -37,19 +37,22 @@ class Encoder:
     @classmethod
     def fit(cls, configs: list[dict[str, str]]) -> Encoder:
         enc = cls()
-        names = sorted({n for c in configs for n in c})
-        for name in names:
-            values = [c.get(name, "") for c in configs]
-            if len(set(values)) == 1:
-                enc.constants[name] = values[0]
-                continue
-            numbers = [n for n in map(_number, values) if n is not None]
-            if len(numbers) == len(values):
-                span = (min(numbers), max(numbers))
-                (enc.logs if span[0] > 0 else enc.linears)[name] = span
-            else:
-                enc.categories[name] = sorted(set(values))
+        for name in sorted({n for c in configs for n in c}):
+            enc._learn(name, [c.get(name, "") for c in configs])
         return enc
+
+    def _learn(self, name: str, values: list[str]) -> None:
+        """A parameter as the configurations gave it: a constant, a number (its measured span; in
+        logs where all are above 0) or a category (its levels)."""
+        if len(set(values)) == 1:
+            self.constants[name] = values[0]
+            return
+        numbers = [n for n in map(_number, values) if n is not None]
+        if len(numbers) < len(values):
+            self.categories[name] = sorted(set(values))
+            return
+        span = (min(numbers), max(numbers))
+        (self.logs if span[0] > 0 else self.linears)[name] = span
 
     @property
     def numeric(self) -> list[str]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy.special import ndtri
 
-from caramel.consumers.predict.points import PredictError
+from caramel.consumers.predict.points import MetricData, PredictError
 
 if TYPE_CHECKING:
     from sklearn.gaussian_process.kernels import Kernel
@@ -90,23 +90,40 @@ def parse_case(case: str, ranks: int = 1) -> KernelCall:
     parts = rest.split(":")
     try:
         shape = tuple(int(x) for x in parts[0].split("x"))
-        if kind == "gemm" and len(shape) == 3:
-            return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
-        if kind == "conv" and len(shape) == 3:
-            return KernelCall(kind, (*shape, int(parts[1]) if len(parts) > 1 else 3))
-        if kind in ATTENTION and len(shape) == 3:
-            return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
-        if kind == "eltwise" and len(shape) == 1:
-            return KernelCall(kind, shape, parts[1] if len(parts) > 1 else "float32")
-        if kind in ("copy", *COLLECTIVES) and len(shape) == 1:
-            return KernelCall(kind, shape, ranks=ranks if kind in COLLECTIVES else 1)
+        call = _case_call(kind, shape, parts[1:], ranks)
     except (ValueError, IndexError):
-        pass
-    raise PredictError(
-        f"not a microbenchmark case: '{case}'",
-        hint="KIND:SHAPE as benchmarks/microbench.yaml writes them"
-        " (gemm:MxNxK:DTYPE, copy:BYTES, ...)",
-    )
+        call = None
+    if call is None:
+        raise PredictError(
+            f"not a microbenchmark case: '{case}'",
+            hint="KIND:SHAPE as benchmarks/microbench.yaml writes them"
+            " (gemm:MxNxK:DTYPE, copy:BYTES, ...)",
+        )
+    return call
+
+
+# the dimensions of each kind's shape in a case; a conv's kernel size follows its shape
+_DIMENSIONS = {
+    "gemm": 3,
+    "conv": 3,
+    **dict.fromkeys(ATTENTION, 3),
+    "eltwise": 1,
+    "copy": 1,
+    **dict.fromkeys(COLLECTIVES, 1),
+}
+_TYPED = ("gemm", *ATTENTION, "eltwise")  # the kinds whose case may name a dtype
+
+
+def _case_call(kind: str, shape: tuple[int, ...], more: list[str], ranks: int) -> KernelCall | None:
+    """The call a case's kind, shape and further fields (dtype; a conv's kernel size) make; None
+    for an unknown kind or a shape of other dimensions."""
+    if len(shape) != _DIMENSIONS.get(kind):
+        return None
+    if kind == "conv":
+        return KernelCall(kind, (*shape, int(more[0]) if more else 3))
+    if kind in _TYPED:
+        return KernelCall(kind, shape, more[0] if more else "float32")
+    return KernelCall(kind, shape, ranks=ranks if kind in COLLECTIVES else 1)
 
 
 @dataclass
@@ -132,16 +149,25 @@ class KindModel:
         logs = [math.log(c.work() / s) for c, s in zip(self.calls, self.seconds, strict=True)]
         self.log_rate = statistics.fmean(logs)
         self.spread = statistics.stdev(logs) if len(logs) > 1 else 0.25
-        if len(self.calls) >= GP_CASES or (kernel is not None and len(self.calls) >= 2):
-            # given a kernel: leave-one-out's refit
+        if self._takes_gp(kernel):
             self.regressor = _regressor(self.calls, self.seconds, kernel)
-        elif len(self.calls) >= 2 and len({c.work() for c in self.calls}) >= 2:
-            x, y = np.log([c.work() for c in self.calls]), np.log(self.seconds)
-            slope, intercept = np.polyfit(x, y, 1)
-            self.power = (float(intercept), float(slope))
-            residuals = y - (intercept + slope * x)
-            self.spread = float(np.sqrt(np.sum(residuals**2) / max(len(x) - 2, 1))) or self.spread
+        elif len({c.work() for c in self.calls}) >= 2:
+            self._fit_power_law()
         return self
+
+    def _takes_gp(self, kernel: Kernel | None) -> bool:
+        """Whether the cases are enough for a Gaussian process: GP_CASES of them, or two given a
+        kernel (leave-one-out's refit)."""
+        return len(self.calls) >= GP_CASES or (kernel is not None and len(self.calls) >= 2)
+
+    def _fit_power_law(self) -> None:
+        """log seconds = a + b log work by least squares; the spread from its residuals (the
+        constant rate's where they are all 0)."""
+        x, y = np.log([c.work() for c in self.calls]), np.log(self.seconds)
+        slope, intercept = np.polyfit(x, y, 1)
+        self.power = (float(intercept), float(slope))
+        residuals = y - (intercept + slope * x)
+        self.spread = float(np.sqrt(np.sum(residuals**2) / max(len(x) - 2, 1))) or self.spread
 
     def predict(self, call: KernelCall) -> tuple[float, float]:
         """Seconds of one call, and the standard deviation of its log."""
@@ -244,16 +270,7 @@ class KernelModels:
                 "--method kernels needs them",
                 hint=f"run the suite once: {record} && bench result -i last",
             ) from exc
-        seconds = next((d for d in data if d.name == SECONDS), None)
-        if seconds is None:
-            raise PredictError(
-                f"the microbenchmark runs of '{system}' hold no '{SECONDS}' column",
-                hint="run the shipped suite: benchmarks/microbench.yaml",
-            )
-        rows = [
-            (p.config.get("Kernel", ""), int(float(p.config.get("Ranks", 1) or 1)), p.samples)
-            for p in seconds.points
-        ]
+        rows = _case_rows(data, system)
         with History.open(path) as history:
             runs = [r.run_key for r in history.runs(MICROBENCH) if r.system == system]
         return cls.from_rows(system, rows, runs)
@@ -289,3 +306,17 @@ class KernelModels:
             (m.kind, m.dtype, len(m.calls), m.leave_one_out(), m.method)
             for m in self.kinds.values()
         ]
+
+
+def _case_rows(data: list[MetricData], system: str) -> list[tuple[str, int, list[float]]]:
+    """(case, ranks, samples) of each configuration of the microbenchmark's Seconds column."""
+    seconds = next((d for d in data if d.name == SECONDS), None)
+    if seconds is None:
+        raise PredictError(
+            f"the microbenchmark runs of '{system}' hold no '{SECONDS}' column",
+            hint="run the shipped suite: benchmarks/microbench.yaml",
+        )
+    return [
+        (p.config.get("Kernel", ""), int(float(p.config.get("Ranks", 1) or 1)), p.samples)
+        for p in seconds.points
+    ]

@@ -62,66 +62,101 @@ class AnalyticOverhead(Analytic):
         return log_time
 
     def fit(self, points: list[Point]) -> bool:
-        usable = [p for p in points if self._declared(p) is not None and p.samples]
+        usable = [p for p in points if self._measured_work(p)]
         if not super().fit(usable):
             return False
         self.encoder = Encoder.fit([p.config for p in usable])
-        targets = [p for p in usable for s in p.samples if s > 0]
-        y = np.array(
-            [
-                math.log(s) if self.is_time else -math.log(s)
-                for p in usable
-                for s in p.samples
-                if s > 0
-            ]
-        )
+        targets, y = self._observed(usable)
         self.columns = transformer(self.encoder.numeric, list(self.encoder.categories)).fit(
             self.encoder.frame([t.config for t in targets])
         )
         x = self._inputs(targets)
+        if not _identifiable(usable, x):
+            return False
+        return self._fit_curve(x, y)
+
+    def _measured_work(self, point: Point) -> bool:
+        """Whether the point declares this metric's work and has samples."""
+        return self._declared(point) is not None and bool(point.samples)
+
+    def _fit_curve(self, x: np.ndarray, y: np.ndarray) -> bool:
+        """The overhead's and the rate's parameters by curve_fit, and what the intervals need:
+        their covariance, the degrees of freedom and the residual variance."""
         width_u = x.shape[1] - 1 - len(self.inputs)
         n_params = 2 + x.shape[1] - 1
-        if len({p.key for p in usable}) <= n_params or np.ptp(x[:, -1]) == 0:
-            return False
-        start = [float(np.min(y)) + math.log(0.5), float(np.median(y - x[:, -1]))] + [0.0] * (
-            x.shape[1] - 1
-        )
         try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", OptimizeWarning)
-                self.theta, self.cov = curve_fit(self._model(width_u), x, y, p0=start, maxfev=20000)
+            self.theta, self.cov = _curve_fit(self._model(width_u), x, y)
         except (RuntimeError, ValueError):
             return False
-        theta, cov = self.theta, self.cov
-        residuals = y - self._model(width_u)(x, *theta)
+        residuals = y - self._model(width_u)(x, *self.theta)
         self.dof = len(y) - n_params
         self.s2 = float(residuals @ residuals / self.dof) if self.dof > 0 else math.nan
         self.width_u = width_u
-        return bool(np.all(np.isfinite(cov)))
+        return bool(np.all(np.isfinite(self.cov)))
+
+    def _observed(self, usable: list[Point]) -> tuple[list[Point], np.ndarray]:
+        """Each positive sample's point, and the sample's log time (a throughput's negated log)."""
+        observed = [(p, s) for p in usable for s in p.samples if s > 0]
+        sign = self._sign
+        return [p for p, _ in observed], np.array([sign * math.log(s) for _, s in observed])
+
+    @property
+    def _sign(self) -> float:
+        """What the log of the metric is multiplied by to give the log time: 1 for a time, -1 for
+        a throughput."""
+        return 1.0 if self.is_time else -1.0
 
     def predict(self, targets: list[Target]) -> list[Prediction]:
         out: list[Prediction] = [None] * len(targets)
-        usable = [
-            i
-            for i, t in enumerate(targets)
-            if self._declared(t) is not None and not self.encoder.declines(t.config)
-        ]
+        usable = [i for i, t in enumerate(targets) if self._knows(t)]
         if not usable or self.theta is None or self.cov is None:
             return out
         x = self._inputs([targets[i] for i in usable])
-        log_time = self._model(self.width_u)
-        value = log_time(x, *self.theta)
-        grad = np.empty((len(usable), len(self.theta)))
-        for j in range(
-            len(self.theta)
-        ):  # the gradient by central differences (the model is smooth)
-            step = np.zeros(len(self.theta))
-            step[j] = 1e-6
-            grad[:, j] = (
-                log_time(x, *(self.theta + step)) - log_time(x, *(self.theta - step))
-            ) / 2e-6
-        var = np.einsum("ij,jk,ik->i", grad, self.cov, grad) + self.s2
-        half = stats.t.ppf(0.95, self.dof) * np.sqrt(var)
+        value, half = self._interval(x, self.theta, self.cov)
         for i, v, h in zip(usable, value, half, strict=True):
-            out[i] = (float(v) if self.is_time else -float(v), float(h))
+            out[i] = (self._sign * float(v), float(h))
         return out
+
+    def _interval(
+        self, x: np.ndarray, theta: np.ndarray, cov: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The log time at each row of `x` and its 90 % interval's half width."""
+        log_time = self._model(self.width_u)
+        grad = _gradient(log_time, x, theta)
+        var = np.einsum("ij,jk,ik->i", grad, cov, grad) + self.s2
+        return log_time(x, *theta), stats.t.ppf(0.95, self.dof) * np.sqrt(var)
+
+    def _knows(self, target: Target) -> bool:
+        """Whether the target declares the work and brings no value the fit never saw."""
+        return self._declared(target) is not None and not self.encoder.declines(target.config)
+
+
+def _identifiable(usable: list[Point], x: np.ndarray) -> bool:
+    """Whether there are more configurations than parameters (two offsets, a coefficient per
+    input but the work) and the work varied."""
+    return len({p.key for p in usable}) > x.shape[1] + 1 and bool(np.ptp(x[:, -1]) != 0)
+
+
+def _curve_fit(
+    log_time: Callable[..., np.ndarray], x: np.ndarray, y: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """curve_fit's parameters and covariance, from an overhead of half the fastest sample and the
+    median rate, no parameter having an effect."""
+    start = [float(np.min(y)) + math.log(0.5), float(np.median(y - x[:, -1]))] + [0.0] * (
+        x.shape[1] - 1
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OptimizeWarning)
+        theta, cov = curve_fit(log_time, x, y, p0=start, maxfev=20000)
+    return theta, cov
+
+
+def _gradient(log_time: Callable[..., np.ndarray], x: np.ndarray, theta: np.ndarray) -> np.ndarray:
+    """The model's gradient in its parameters at each row of `x`, by central differences (the
+    model is smooth)."""
+    grad = np.empty((len(x), len(theta)))
+    for j in range(len(theta)):
+        step = np.zeros(len(theta))
+        step[j] = 1e-6
+        grad[:, j] = (log_time(x, *(theta + step)) - log_time(x, *(theta - step))) / 2e-6
+    return grad

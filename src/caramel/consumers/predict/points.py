@@ -137,20 +137,38 @@ def load_points(
             path, benchmark, source, "(the history file does not exist) ", f"record some: {record}"
         )
     with History.open(path) as history:
-        runs = history.runs(benchmark)
-        if not runs:
-            known = sorted({r.benchmark for r in history.runs()})
-            held = "it holds: " + ", ".join(known) + "; " if known else ""
-            raise _missing(path, benchmark, source, "", f"{held}record some: {record}")
-        here = [r for r in runs if r.system == source]
-        if not here:
-            systems = sorted({r.system or "(none)" for r in runs})
-            hint = (
-                f"it has runs on {', '.join(systems)}; learn across systems with --from "
-                f"{systems[0]} (scaled by the systems' peak rates), or record some: {record}"
-            )
-            raise _missing(path, benchmark, source, f"on system '{source or '(none)'}' ", hint)
-        return _gather(history, here)
+        return _gather(history, _runs_on(history, benchmark, source, path, record))
+
+
+def _runs_on(
+    history: History, benchmark: str, source: str, path: str, record: str
+) -> list[RunRecord]:
+    """The runs of `benchmark` on system `source`; a PredictError saying what the history holds
+    instead, and how to record some (`record`)."""
+    runs = history.runs(benchmark)
+    if not runs:
+        raise _missing(path, benchmark, source, "", _held(history) + f"record some: {record}")
+    here = [r for r in runs if r.system == source]
+    if not here:
+        raise _missing(
+            path, benchmark, source, f"on system '{source or '(none)'}' ", _elsewhere(runs, record)
+        )
+    return here
+
+
+def _held(history: History) -> str:
+    """The benchmarks the history holds, as the start of a hint ("" for none)."""
+    known = sorted({r.benchmark for r in history.runs()})
+    return "it holds: " + ", ".join(known) + "; " if known else ""
+
+
+def _elsewhere(runs: list[RunRecord], record: str) -> str:
+    """The hint for a benchmark measured on other systems only: learn across them, or record."""
+    systems = sorted({r.system or "(none)" for r in runs})
+    return (
+        f"it has runs on {', '.join(systems)}; learn across systems with --from "
+        f"{systems[0]} (scaled by the systems' peak rates), or record some: {record}"
+    )
 
 
 def _factor(metric: Metric, data: MetricData, run: RunRecord) -> float:
@@ -169,29 +187,51 @@ def _factor(metric: Metric, data: MetricData, run: RunRecord) -> float:
 
 def _gather(history: History, runs: list[RunRecord]) -> list[MetricData]:
     cache: ExpandedCache = {}
-    metrics: dict[tuple[str, str], MetricData] = {}
-    points: dict[tuple[str, str, str], Point] = {}
+    gathered = _Gathered()
     figures = history.metrics_by_run(runs[0].benchmark) if runs else {}  # one query for every run
     for run in runs:
         expanded = _expanded(run, cache)
         for m in figures.get(run.run_key, []):
-            if "jobid" in m.name.lower().replace(" ", "").replace("_", ""):
-                continue  # a number, not a measure
-            data = metrics.get((m.table, m.name))
-            if data is None:
-                data = metrics[(m.table, m.name)] = MetricData(m.table, m.name, m.unit, m.direction)
-            factor = _factor(m, data, run)
-            config = {k: str(v) for k, v in m.row.items()}
-            key = json.dumps(config, sort_keys=True)
-            point = points.get((m.table, m.name, key))
-            if point is None:
-                params = expanded.get(m.table, {}).get(key)
-                point = points[(m.table, m.name, key)] = Point(
-                    config, params, samples=[], system=run.system
-                )
-                data.points.append(point)
-            point.samples.extend(s * factor for s in m.samples if s == s)
-    return [d for d in metrics.values() if d.points]
+            if not _is_job_id(m.name):  # a number, not a measure
+                gathered.add(m, run, expanded)
+    return [d for d in gathered.metrics.values() if d.points]
+
+
+def _is_job_id(name: str) -> bool:
+    return "jobid" in name.lower().replace(" ", "").replace("_", "")
+
+
+@dataclass
+class _Gathered:
+    """The metrics and their points (one per configuration) as the runs' figures are read."""
+
+    metrics: dict[tuple[str, str], MetricData] = field(default_factory=dict)
+    points: dict[tuple[str, str, str], Point] = field(default_factory=dict)
+
+    def add(self, m: Metric, run: RunRecord, expanded: Expanded) -> None:
+        """The figure's samples, in its metric's first unit, to its configuration's point."""
+        data = self.metrics.get((m.table, m.name))
+        if data is None:
+            data = self.metrics[(m.table, m.name)] = MetricData(
+                m.table, m.name, m.unit, m.direction
+            )
+        factor = _factor(m, data, run)
+        point = self._point(data, m, expanded, run.system)
+        point.samples.extend(s * factor for s in m.samples if s == s)
+
+    def _point(self, data: MetricData, m: Metric, expanded: Expanded, system: str) -> Point:
+        """The point of the figure's configuration, new (with the workpackage's parameters from
+        `expanded`) the first time."""
+        config = {k: str(v) for k, v in m.row.items()}
+        key = json.dumps(config, sort_keys=True)
+        point = self.points.get((m.table, m.name, key))
+        if point is None:
+            params = expanded.get(m.table, {}).get(key)
+            point = self.points[(m.table, m.name, key)] = Point(
+                config, params, samples=[], system=system
+            )
+            data.points.append(point)
+        return point
 
 
 PREDICTION_LEVEL = 0.9  # every model's interval is a 90 % one (regression.Z90, kernels.Z90)

@@ -66,15 +66,20 @@ def parse_profile(text: str, folder: Path | None = None) -> Profile:
         return gpt_profile(**gpt_fields(text[4:]))
     if text.startswith(CAPTURED):
         return captured_profile(text[len(CAPTURED) :], folder or Path.cwd())
-    path = Path(text)
-    if folder is not None and not path.is_absolute() and (folder / path).is_file():
-        path = folder / path
+    path = _in_folder(Path(text), folder)
     if path.suffix == ".json" and path.is_file():
         return read_profile(path)
     raise PredictError(
         f"predict_profile: '{text}' is neither gpt:..., captured:... nor a .json profile file",
         hint="docs/microbench.md: the execution profile",
     )
+
+
+def _in_folder(path: Path, folder: Path | None) -> Path:
+    """A relative path in `folder` where the file is there; else as it is."""
+    if folder is not None and not path.is_absolute() and (folder / path).is_file():
+        return folder / path
+    return path
 
 
 def read_profile(path: Path) -> Profile:
@@ -104,24 +109,31 @@ def read_profile(path: Path) -> Profile:
 def _fields(
     text: str, keys: tuple[str, ...], optional: tuple[str, ...], example: str
 ) -> dict[str, Any]:
-    fields: dict[str, Any] = {}
-    for item in text.replace(",", " ").split():
-        key, _, value = item.partition("=")
-        if key == "dtype":
-            fields["dtype"] = value.strip()
-            continue
-        try:
-            fields[key.strip()] = int(float(value))
-        except ValueError:
-            raise PredictError(
-                f"predict_profile: '{item}' is not KEY=NUMBER", hint=example
-            ) from None
+    """The KEY=NUMBER fields of a profile spec (and its dtype=NAME), each of `keys` given."""
+    fields: dict[str, Any] = dict(_field(item, example) for item in text.replace(",", " ").split())
     missing = [k for k in keys if k not in fields]
     if missing:
         raise PredictError(
             f"predict_profile: {example.partition(':')[0]} needs {', '.join(missing)}", hint=example
         )
-    unknown = sorted(set(fields) - set(keys) - set(optional))
+    _check_known(fields, keys + optional)
+    return fields
+
+
+def _field(item: str, example: str) -> tuple[str, Any]:
+    """One KEY=NUMBER (or dtype=NAME) field as (key, whole number or dtype)."""
+    key, _, value = item.partition("=")
+    if key == "dtype":
+        return "dtype", value.strip()
+    try:
+        return key.strip(), int(float(value))
+    except ValueError:
+        raise PredictError(f"predict_profile: '{item}' is not KEY=NUMBER", hint=example) from None
+
+
+def _check_known(fields: dict[str, Any], keys: tuple[str, ...]) -> None:
+    """A PredictError for a key not among `keys`, else for a number below 1."""
+    unknown = sorted(set(fields) - set(keys))
     small = sorted(k for k, v in fields.items() if k != "dtype" and v < 1)
     if unknown or small:
         what = (
@@ -129,8 +141,7 @@ def _fields(
             if unknown
             else f"{', '.join(small)} must be at least 1"
         )
-        raise PredictError(f"predict_profile: {what}", hint="keys: " + " ".join(keys + optional))
-    return fields
+        raise PredictError(f"predict_profile: {what}", hint="keys: " + " ".join(keys))
 
 
 def gpt_fields(text: str) -> dict[str, Any]:
@@ -141,6 +152,25 @@ def captured_profile(spec: str, folder: Path) -> Profile:
     """The profile of caramel's own trainer captured with torch.profiler, kept in
     folder/profiles/."""
     workload, _, text = spec.partition(":")
+    fields = _captured_fields(workload, text)
+    key = f"{workload}:" + " ".join(f"{k}={fields[k]}" for k in sorted(fields))
+    path = folder / PROFILES / f"{workload}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
+    if not path.is_file() or _stale(path, key):
+        try:
+            from caramel.payloads.workloads import profile_capture
+        except ImportError:  # no torch here to capture with: the GPT's analytic profile stands in
+            return _analytic_instead(workload, spec, path, fields)
+        capture = (
+            profile_capture.capture_gpt if workload == "gpt" else profile_capture.capture_resnet
+        )
+        _keep(path, capture(**fields), key)
+    profile = read_profile(path)
+    profile.source = f"captured ({path})"
+    return profile
+
+
+def _captured_fields(workload: str, text: str) -> dict[str, Any]:
+    """The fields of a captured:WORKLOAD:... spec: caramel's gpt (data parallel) or resnet."""
     if workload == "gpt":
         fields = gpt_fields(text)
         layout = sorted(k for k in ("tp", "pp", "micro") if k in fields)
@@ -150,41 +180,34 @@ def captured_profile(spec: str, folder: Path) -> Profile:
                 f"({', '.join(layout)} given)",
                 hint="Megatron-LM layouts: the analytic gpt:... profile",
             )
-    elif workload == "resnet":
-        fields = _fields(
-            text, ("batch",), ("image", "width", "blocks", "classes"), "resnet:batch=N"
-        )
-    else:
+        return fields
+    if workload == "resnet":
+        return _fields(text, ("batch",), ("image", "width", "blocks", "classes"), "resnet:batch=N")
+    raise PredictError(
+        f"predict_profile: captured:{workload}: caramel captures its gpt and resnet trainers",
+        hint="captured:gpt:hidden=... or captured:resnet:batch=...; another workload: capture "
+        "it with caramel.payloads.workloads.profile_capture and name the .json file",
+    )
+
+
+def _analytic_instead(workload: str, spec: str, path: Path, fields: dict[str, Any]) -> Profile:
+    """Where torch is absent: a GPT's analytic profile; a PredictError for another workload."""
+    if workload != "gpt":
         raise PredictError(
-            f"predict_profile: captured:{workload}: caramel captures its gpt and resnet trainers",
-            hint="captured:gpt:hidden=... or captured:resnet:batch=...; another workload: capture "
-            "it with caramel.payloads.workloads.profile_capture and name the .json file",
-        )
-    key = f"{workload}:" + " ".join(f"{k}={fields[k]}" for k in sorted(fields))
-    path = folder / PROFILES / f"{workload}-{hashlib.sha1(key.encode()).hexdigest()[:12]}.json"
-    if not path.is_file() or _stale(path, key):
-        try:
-            from caramel.payloads.workloads import profile_capture
-        except ImportError:  # no torch here to capture with: the GPT's analytic profile stands in
-            if workload != "gpt":
-                raise PredictError(
-                    f"predict_profile: captured:{spec}: no profile kept in {path.parent} and no "
-                    "torch here to capture it",
-                    hint="pip install torch, or copy the profiles/ "
-                    "folder from where it was captured",
-                ) from None
-            fallback = gpt_profile(**fields)
-            fallback.source = "gpt (analytic: torch absent, not captured)"
-            return fallback
-        document = (
-            profile_capture.capture_gpt if workload == "gpt" else profile_capture.capture_resnet
-        )(**fields)
-        document["spec"] = key
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(document, indent=1) + "\n")
-    profile = read_profile(path)
-    profile.source = f"captured ({path})"
-    return profile
+            f"predict_profile: captured:{spec}: no profile kept in {path.parent} and no "
+            "torch here to capture it",
+            hint="pip install torch, or copy the profiles/ folder from where it was captured",
+        ) from None
+    fallback = gpt_profile(**fields)
+    fallback.source = "gpt (analytic: torch absent, not captured)"
+    return fallback
+
+
+def _keep(path: Path, document: dict[str, Any], key: str) -> None:
+    """Write a captured profile, with the spec it was captured for."""
+    document["spec"] = key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=1) + "\n")
 
 
 def _stale(path: Path, key: str) -> bool:

@@ -129,38 +129,73 @@ class Choice:
 def choose(data: MetricData, validate: bool = True) -> Choice:
     """Fit every candidate on all points; validate those that fit (with at least 3
     configurations)."""
-    points = [p for p in data.points if p.samples and min(p.samples) > 0]
+    points = list(filter(_positive, data.points))
     makers = {m.name: _maker(m) for m in candidates(data)}
+    fitted = _fitted(makers, points)
+    validations = _validations(fitted, makers, points) if validate else []
+    order = _ranked(list(fitted), validations)
+    outward = _outward(order, validations)
+    return Choice(
+        data, [fitted[name] for name in order], validations, [fitted[name] for name in outward]
+    )
+
+
+def _fitted(makers: dict[str, Callable[[], Model]], points: list[Point]) -> dict[str, Model]:
+    """The candidates that fit all points, by name."""
     fitted = {}
     for name, make in makers.items():
         model = make()
         if model.fit(points):
             fitted[name] = model
-    validations = []
-    if validate and len(points) >= 3:
-        for name, model in fitted.items():
-            make = model.validation_maker() if hasattr(model, "validation_maker") else makers[name]
-            validations.append(leave_one_out(make, points))
+    return fitted
+
+
+def _positive(point: Point) -> bool:
+    """Whether the point has samples, all above 0 (the models fit their logarithms)."""
+    return bool(point.samples) and min(point.samples) > 0
+
+
+def _validations(
+    fitted: dict[str, Model], makers: dict[str, Callable[[], Model]], points: list[Point]
+) -> list[Validation]:
+    """Each fitted model's leave-one-out validation; none with fewer than 3 configurations."""
+    if len(points) < 3:
+        return []
+    return [
+        leave_one_out(_validation_maker(model, makers[name]), points)
+        for name, model in fitted.items()
+    ]
+
+
+def _validation_maker(model: Model, make: Callable[[], Model]) -> Callable[[], Model]:
+    """What leave-one-out fits: the model's own maker for validation where it has one (it may
+    keep what it learned of all points), else fresh models like it."""
+    return model.validation_maker() if hasattr(model, "validation_maker") else make
+
+
+def _ranked(names: list[str], validations: list[Validation]) -> list[str]:
+    """The models by validated score, ties and unvalidated ones in UNVALIDATED_ORDER."""
     scores = {v.model: v.score for v in validations}
-    order = sorted(
-        fitted, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name))
+    return sorted(
+        names, key=lambda name: (scores.get(name, math.inf), UNVALIDATED_ORDER.index(name))
     )
+
+
+def _outward(order: list[str], validations: list[Validation]) -> list[str]:
+    """The order for targets outside the measured range. There a model whose form comes from the
+    declared work goes first when leave-one-out cannot tell it from the best one: a data-driven
+    model knows only the range."""
     by_name = {v.model: v for v in validations}
     best = by_name.get(order[0]) if order else None
-    # Outside the measured range, a model whose form comes from the declared work goes first when
-    # leave-one-out cannot tell it from the best one: a data-driven model knows only the range.
-    outward = [
-        n
-        for n in order
-        if n.startswith("analytic")
-        and best is not None
-        and n in by_name
-        and (n == best.model or tied(best, by_name[n]))
-    ]
-    outward += [n for n in order if n not in outward]
-    return Choice(
-        data, [fitted[name] for name in order], validations, [fitted[name] for name in outward]
-    )
+    first = {n for n in order if n.startswith("analytic") and _as_good(best, by_name.get(n))}
+    return sorted(order, key=lambda name: name not in first)  # stable: each part keeps its order
+
+
+def _as_good(best: Validation | None, other: Validation | None) -> bool:
+    """Whether `other` validated as well as `best`: it is best, or tied with it."""
+    if best is None or other is None:
+        return False
+    return other.model == best.model or tied(best, other)
 
 
 def _maker(model: Model) -> Callable[[], Model]:

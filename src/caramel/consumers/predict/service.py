@@ -23,7 +23,7 @@ from caramel.consumers.predict.points import (
     load_points,
     targets_of,
 )
-from caramel.consumers.predict.select import Choice, choose, is_time
+from caramel.consumers.predict.select import Choice, Model, choose, is_time
 from caramel.errors import did_you_mean
 
 if TYPE_CHECKING:
@@ -51,17 +51,29 @@ class Forecast:
 def scale(data: MetricData, ratio: float) -> float:
     """A figure measured on another system, carried over by the ratio of peak rates: times shrink
     with a faster system, throughputs grow; other figures (energy, counts) are left as measured."""
-    name = data.name.lower()
-    if is_time(data) and (
-        data.unit.strip().lower() in ("s", "ms", "min", "h")
-        or any(w in name for w in ("time", "elapsed", "(s)", "duration", "runtime"))
-    ):
+    if _is_duration(data):
         return 1.0 / ratio
-    if not is_time(data) and any(
-        w in name for w in ("/s", "per second", "persec", "tflops", "flops")
-    ):
+    if _is_rate(data):
         return ratio
     return 1.0
+
+
+_TIME_UNITS = ("s", "ms", "min", "h")
+_TIME_WORDS = ("time", "elapsed", "(s)", "duration", "runtime")  # a time's name without its unit
+_RATE_WORDS = ("/s", "per second", "persec", "tflops", "flops")
+
+
+def _is_duration(data: MetricData) -> bool:
+    """Whether the metric is a time: lower is better, and its unit or name says time."""
+    name = data.name.lower()
+    by_unit = data.unit.strip().lower() in _TIME_UNITS
+    return is_time(data) and (by_unit or any(w in name for w in _TIME_WORDS))
+
+
+def _is_rate(data: MetricData) -> bool:
+    """Whether the metric is a rate: higher is better, and its name says per second or FLOPS."""
+    name = data.name.lower()
+    return not is_time(data) and any(w in name for w in _RATE_WORDS)
 
 
 def pick_metrics(data: list[MetricData], wanted: list[str] | None) -> list[MetricData]:
@@ -70,11 +82,13 @@ def pick_metrics(data: list[MetricData], wanted: list[str] | None) -> list[Metri
     names = [d.name for d in data]
     for name in wanted:
         if name not in names:
-            hint = did_you_mean(name, names) or "metrics in the history: " + ", ".join(
-                sorted(set(names))
-            )
-            raise PredictError(f"no metric '{name}' in the history of this benchmark", hint=hint)
+            raise _no_metric(name, names)
     return [d for d in data if d.name in wanted]
+
+
+def _no_metric(name: str, names: list[str]) -> PredictError:
+    hint = did_you_mean(name, names) or "metrics in the history: " + ", ".join(sorted(set(names)))
+    return PredictError(f"no metric '{name}' in the history of this benchmark", hint=hint)
 
 
 def predict(
@@ -84,42 +98,53 @@ def predict(
     out, declined = [], []
     found = {id(model): model.predict(targets) for model in choice.models}
     for i, target in enumerate(targets):
-        order = choice.outward if choice.outward and _outside(choice, target) else choice.models
+        order = _models_for(choice, target)
         best = next(((m, p) for m in order if (p := found[id(m)][i]) is not None), None)
         if best is None:
-            why = (
-                choice.models[0].encoder.declines(target.config)
-                if choice.models and hasattr(choice.models[0], "encoder")
-                else "no model could be fitted"
-            )
             declined.append(
-                f"workpackage {target.id}, {choice.data.name}: {why or 'no model can predict it'}"
+                f"workpackage {target.id}, {choice.data.name}: {_why_not(choice, target)}"
             )
-            continue
-        model, (log_value, half) = best
-        outside = sorted(
-            set(
-                _outside(choice, target)
-                + (model.outside(target) if hasattr(model, "outside") else [])
-            )
-        )
-        known = math.isfinite(half)
-        out.append(
-            Prediction(
-                target.id,
-                target.config,
-                choice.data.name,
-                choice.data.unit,
-                math.exp(log_value) * factor,
-                math.exp(log_value - half) * factor if known else None,
-                math.exp(log_value + half) * factor if known else None,
-                len(choice.data.points),
-                bool(outside),
-                model.name,
-                outside,
-            )
-        )
+        else:
+            out.append(_prediction(choice, target, best, factor))
     return out, declined
+
+
+def _models_for(choice: Choice, target: Target) -> list[Model]:
+    """The models best first for this target: in the outward order where it lies outside the
+    measured range."""
+    return choice.outward if choice.outward and _outside(choice, target) else choice.models
+
+
+def _why_not(choice: Choice, target: Target) -> str:
+    """Why no model predicts the target: a value the models never saw, or no model at all."""
+    if not choice.models or not hasattr(choice.models[0], "encoder"):
+        return "no model could be fitted"
+    return choice.models[0].encoder.declines(target.config) or "no model can predict it"
+
+
+def _prediction(
+    choice: Choice, target: Target, best: tuple[Model, tuple[float, float]], factor: float
+) -> Prediction:
+    """The prediction of `best` (a model and its log value and interval half width), times
+    `factor`, with what of the target lies outside the measured range."""
+    model, (log_value, half) = best
+    outside = sorted(
+        set(_outside(choice, target) + (model.outside(target) if hasattr(model, "outside") else []))
+    )
+    known = math.isfinite(half)
+    return Prediction(
+        target.id,
+        target.config,
+        choice.data.name,
+        choice.data.unit,
+        math.exp(log_value) * factor,
+        math.exp(log_value - half) * factor if known else None,
+        math.exp(log_value + half) * factor if known else None,
+        len(choice.data.points),
+        bool(outside),
+        model.name,
+        outside,
+    )
 
 
 def _outside(choice: Choice, target: Target) -> list[str]:
@@ -178,25 +203,35 @@ def auto_method(
     try:
         by_history = history_method(bench, history, metrics, None, systems, validate, system)
     except PredictError as missing:
-        try:
-            return kernel_method(
-                bench, history, system, why="the system has no runs of this benchmark"
-            )
-        except PredictError:
-            missing.hint += (
-                f"; or run the microbenchmark suite on {system or 'the system'} (bench run "
-                f"microbench --tag {system or 'SYSTEM'}) and predict from it: --method kernels"
-            )
-            raise missing from None
+        return _kernels_without_runs(bench, history, system, missing)
     try:
         by_kernels = kernel_method(bench, history, system)
     except PredictError:
         return by_history
+    return _better_validated(by_history, by_kernels)
+
+
+def _kernels_without_runs(
+    bench: Benchmark, history: str, system: str, missing: PredictError
+) -> Forecast:
+    """The kernel method where the system never ran the benchmark; else `missing` (the history
+    method's error), its hint naming the microbenchmark suite."""
+    try:
+        return kernel_method(bench, history, system, why="the system has no runs of this benchmark")
+    except PredictError:
+        missing.hint += (
+            f"; or run the microbenchmark suite on {system or 'the system'} (bench run "
+            f"microbench --tag {system or 'SYSTEM'}) and predict from it: --method kernels"
+        )
+        raise missing from None
+
+
+def _better_validated(by_history: Forecast, by_kernels: Forecast) -> Forecast:
+    """The kernel forecast where its end-to-end errors (3 at least) score better than the
+    history's best model of its metric; else the history's."""
     assert by_kernels.kernels is not None  # kernel_method's forecast carries its kernel models
     errors = by_kernels.kernels.end_to_end
-    metric = by_kernels.kernels.metric
-    choice = next((c for c in by_history.choices if c.data.name == metric), None)
-    best = min((v.score for v in choice.validations), default=math.inf) if choice else math.inf
+    best = _history_score(by_history, by_kernels.kernels.metric)
     if errors and len(errors) >= 3:
         score = (statistics.median(errors) + float(np.percentile(errors, 90))) / 2
         if score < best:
@@ -206,6 +241,12 @@ def auto_method(
         " and the history's models validate better" if errors else ""
     )
     return by_history
+
+
+def _history_score(forecast: Forecast, metric: str) -> float:
+    """The best validation score of the history's models of `metric` (inf: none validated)."""
+    choice = next((c for c in forecast.choices if c.data.name == metric), None)
+    return min((v.score for v in choice.validations), default=math.inf) if choice else math.inf
 
 
 def history_method(

@@ -233,14 +233,7 @@ def _decided(workload: str, runs_here: bool = False) -> LayoutChoice:
     busy = running_elsewhere()
     rule = cpu_layout(len(cpus), numa_nodes_holding(cpus), busy, RULE_RANKS.get(workload, 1))
     measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
-    quiet = busy < 0.5  # a measurement on a loaded node measures the load: the rule until quiet
-    if (
-        measured is None
-        and runs_here
-        and quiet
-        and _first_use
-        and current().layout_measure == "auto"
-    ):
+    if measured is None and _measures_first_use(runs_here, busy):
         _first_use[0](workload)  # none stored, or stale (another torch, CPU set, too old)
         measured = measured_choice(workload, cpus, free_cores(len(cpus), busy), store_file())
     if measured is not None:
@@ -248,6 +241,14 @@ def _decided(workload: str, runs_here: bool = False) -> LayoutChoice:
     return LayoutChoice(
         rule, LayoutSource.RULE, "rule" if busy < 0.5 else f"rule; {round(busy)} core(s) busy"
     )
+
+
+def _measures_first_use(runs_here: bool, busy: float) -> bool:
+    """Whether the first-use measurer measures now: the plan runs here, a measurer is registered
+    and allowed (layout_measure auto), and the node is quiet (a measurement on a loaded node
+    measures the load: the rule until quiet)."""
+    quiet = busy < 0.5
+    return runs_here and quiet and bool(_first_use) and current().layout_measure == "auto"
 
 
 def store_file() -> str:

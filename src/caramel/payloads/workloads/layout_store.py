@@ -253,20 +253,22 @@ def _figures(value: object, where: str) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {}
     for name, samples in value.items():
         layout = _layout_name(name, f"{where}: figures")
-        if (
-            not isinstance(samples, list)
-            or not samples
-            or not all(
-                isinstance(s, (int, float))
-                and not isinstance(s, bool)
-                and math.isfinite(s)
-                and s > 0
-                for s in samples
-            )
-        ):
+        if not _positive_numbers(samples):
             raise StoredLayoutError(f"{where}: figures of {name}: not a list of positive numbers")
         figures[layout] = [float(s) for s in samples]
     return figures
+
+
+def _positive_numbers(samples: object) -> bool:
+    """Whether stored samples are a non-empty list of finite numbers above 0."""
+    return isinstance(samples, list) and bool(samples) and all(map(_positive, samples))
+
+
+def _positive(sample: object) -> bool:
+    """Whether a stored sample is a finite number above 0 (JSON's true and false are not)."""
+    if isinstance(sample, bool) or not isinstance(sample, (int, float)):
+        return False
+    return math.isfinite(sample) and sample > 0
 
 
 def _layout_name(text: str, where: str) -> str:

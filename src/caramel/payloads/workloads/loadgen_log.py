@@ -68,18 +68,32 @@ def _pairs(
         if stripped in blocks:
             block = stripped
             continue
-        if block and (stripped.startswith("*") or line.startswith(" ") and stripped):
+        if block and _block_line(line):
             blocks[block].append(stripped.lstrip("* "))
             continue
         block = ""
-        match = _LINE.match(line)
-        if not match or not match["key"]:
+        pair = _pair(line)
+        if pair is None:
             continue
-        key, value = match["key"], match["value"]
+        key, value = pair
         if key.endswith("satisfied"):
             constraints.append(f"{key}: {value}")
         pairs.setdefault(key, (number, value))
     return pairs, constraints, blocks
+
+
+def _block_line(line: str) -> bool:
+    """Whether a line continues a block: a ` * ` item, or an indented line."""
+    stripped = line.strip()
+    return stripped.startswith("*") or line.startswith(" ") and bool(stripped)
+
+
+def _pair(line: str) -> tuple[str, str] | None:
+    """A `key : value` line's key and value; None for another line."""
+    match = _LINE.match(line)
+    if not match or not match["key"]:
+        return None
+    return match["key"], match["value"]
 
 
 def _number(path: Path, pairs: dict[str, tuple[int, str]], key: str) -> float:
@@ -92,15 +106,22 @@ def _number(path: Path, pairs: dict[str, tuple[int, str]], key: str) -> float:
 
 def _figures(path: Path, pairs: dict[str, tuple[int, str]]) -> dict[str, float]:
     figures: dict[str, float] = {}
-    for key in _THROUGHPUT:
-        if key in pairs:
-            figures["samples_per_s"] = _number(path, pairs, key)
-            break
+    throughput = next((key for key in _THROUGHPUT if key in pairs), None)
+    if throughput is not None:
+        figures["samples_per_s"] = _number(path, pairs, throughput)
     if "Scheduled samples per second" in pairs:
         figures["scheduled_queries_per_s"] = _number(path, pairs, "Scheduled samples per second")
-    for key, name in _LATENCIES.items():
-        if key in pairs:
-            figures[f"latency_{name}_ms"] = _number(path, pairs, key) / 1e6
+    figures.update(_latencies(path, pairs))
+    return figures
+
+
+def _latencies(path: Path, pairs: dict[str, tuple[int, str]]) -> dict[str, float]:
+    """The minimum, mean and maximum latency and its 50th, 90th and 99th percentiles, in ms."""
+    figures = {
+        f"latency_{name}_ms": _number(path, pairs, key) / 1e6
+        for key, name in _LATENCIES.items()
+        if key in pairs
+    }
     for key in pairs:
         match = _PERCENTILE.match(key)
         if match and float(match["p"]) in (50.0, 90.0, 99.0):
@@ -120,28 +141,42 @@ def read_summary(path: Path) -> Summary:
             raise LogError(
                 f"{path}:1: no '{key} : ...' line: expected LoadGen's mlperf_log_summary.txt"
             )
-    verdict = pairs.get("Result is", (0, ""))[1]
-    if verdict not in ("", "VALID", "INVALID"):
-        number = pairs["Result is"][0]
-        raise LogError(f"{path}:{number}: 'Result is : {verdict}', expected VALID or INVALID")
-    reasons = [line for line in constraints if line.endswith(": NO")] + blocks["Recommendations:"]
-    if "Early stopping satisfied: NO" in reasons:
-        reasons += blocks["Early Stopping Result:"]
-    settings_start = text.find("Test Parameters Used")
-    settings = {}
-    if settings_start >= 0:
-        for line in text[settings_start:].splitlines()[2:]:
-            match = _LINE.match(line)
-            if match and match["key"]:
-                settings[match["key"]] = match["value"]
+    verdict = _verdict(path, pairs)
     return Summary(
         scenario=pairs["Scenario"][1],
         mode=pairs["Mode"][1],
         valid=None if not verdict else verdict == "VALID",
         figures=_figures(path, pairs),
-        reasons=reasons,
-        settings=settings,
+        reasons=_reasons(constraints, blocks),
+        settings=_settings(text),
     )
+
+
+def _verdict(path: Path, pairs: dict[str, tuple[int, str]]) -> str:
+    """The "Result is" line's VALID or INVALID; "" where there is none."""
+    verdict = pairs.get("Result is", (0, ""))[1]
+    if verdict not in ("", "VALID", "INVALID"):
+        number = pairs["Result is"][0]
+        raise LogError(f"{path}:{number}: 'Result is : {verdict}', expected VALID or INVALID")
+    return verdict
+
+
+def _reasons(constraints: list[str], blocks: dict[str, list[str]]) -> list[str]:
+    """Why the run is invalid: its unmet constraints, LoadGen's recommendations, and where early
+    stopping was not satisfied, what it says of that."""
+    reasons = [line for line in constraints if line.endswith(": NO")] + blocks["Recommendations:"]
+    if "Early stopping satisfied: NO" in reasons:
+        reasons += blocks["Early Stopping Result:"]
+    return reasons
+
+
+def _settings(text: str) -> dict[str, str]:
+    """The `key : value` lines under "Test Parameters Used" (its heading and rule skipped)."""
+    start = text.find("Test Parameters Used")
+    if start < 0:
+        return {}
+    pairs = (_pair(line) for line in text[start:].splitlines()[2:])
+    return dict(pair for pair in pairs if pair is not None)
 
 
 def detail_errors(path: Path) -> list[str]:

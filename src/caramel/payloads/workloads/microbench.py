@@ -196,6 +196,24 @@ def best_time(
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = _rank_device(args.device)
+    op, work, unit = case(args.case, device)
+    clock = time.process_time if args.clock == "process" else time.perf_counter
+    seconds = best_time(op, args.seconds, device, clock)
+    if not dist.is_initialized() or dist.get_rank() == 0:
+        print(
+            f"> microbench {args.case} ({torch.get_num_threads()} threads): seconds {seconds:.6e} "
+            f"rate {work / seconds:.4f} {unit}",
+            flush=True,
+        )
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("case", help="KIND:SHAPE[:EXTRA], e.g. gemm:512x256x1024:float32")
     parser.add_argument(
@@ -210,30 +228,19 @@ def main(argv: list[str] | None = None) -> None:
         help="process: this process's CPU time (one thread on a shared machine: the neighbours' "
         "load is not measured)",
     )
-    args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-    device = args.device
-    if "LOCAL_RANK" in os.environ:
-        if device.startswith("cuda"):
-            device = f"cuda:{int(os.environ['LOCAL_RANK'])}"
-            torch.cuda.set_device(device)
-        dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
-    op, work, unit = case(args.case, device)
-    seconds = best_time(
-        op,
-        args.seconds,
-        device,
-        time.process_time if args.clock == "process" else time.perf_counter,
-    )
-    if not dist.is_initialized() or dist.get_rank() == 0:
-        print(
-            f"> microbench {args.case} ({torch.get_num_threads()} threads): seconds {seconds:.6e} "
-            f"rate {work / seconds:.4f} {unit}",
-            flush=True,
-        )
-    if dist.is_initialized():
-        dist.destroy_process_group()
+    return parser
+
+
+def _rank_device(device: str) -> str:
+    """This rank's device; where torchrun started the process (LOCAL_RANK), having joined the
+    process group (NCCL on GPUs, else Gloo)."""
+    if "LOCAL_RANK" not in os.environ:
+        return device
+    if device.startswith("cuda"):
+        device = f"cuda:{int(os.environ['LOCAL_RANK'])}"
+        torch.cuda.set_device(device)
+    dist.init_process_group("nccl" if device.startswith("cuda") else "gloo")
+    return device
 
 
 if __name__ == "__main__":

@@ -197,24 +197,31 @@ def _convolution(op: Operator) -> list[Kernel]:
     size √(H'·W') of the output."""
     backward = op.name == CONVOLUTION_BACKWARD
     images, weight = (op.shapes[1], op.shapes[2]) if backward else (op.shapes[0], op.shapes[1])
-    if backward:
-        output = op.shapes[0][2:]
-    else:
-        given = len(op.values) > 4
-        stride = op.values[3] if given and op.values[3] else [1, 1]
-        padding = op.values[4] if given and op.values[4] else [0, 0]
-        output = [
-            (size + 2 * pad - k) // step + 1
-            for size, pad, k, step in zip(images[2:], padding, weight[2:], stride, strict=False)
-        ]
+    output = op.shapes[0][2:] if backward else _output_size(op, images, weight)
     channels = round(math.sqrt(weight[0] * weight[1]))
     call = Kernel(
         "conv", (images[0], channels, round(math.sqrt(math.prod(output))), weight[2]), _dtype(op, 0)
     )
-    if not backward:
-        return [call]
+    return [call] * _gradients(op) if backward else [call]
+
+
+def _output_size(op: Operator, images: list[int], weight: list[int]) -> list[int]:
+    """A forward convolution's output size, from its stride and padding (1 and 0 where the
+    profiler kept none)."""
+    given = len(op.values) > 4
+    stride = op.values[3] if given and op.values[3] else [1, 1]
+    padding = op.values[4] if given and op.values[4] else [0, 0]
+    return [
+        (size + 2 * pad - k) // step + 1
+        for size, pad, k, step in zip(images[2:], padding, weight[2:], stride, strict=False)
+    ]
+
+
+def _gradients(op: Operator) -> int:
+    """How many of the input's and the weight's gradients a backward convolution computes (its
+    output mask; both where the profiler kept none)."""
     mask = op.values[-1] if op.values and isinstance(op.values[-1], list) else [True, True]
-    return [call] * sum(1 for wanted in mask[:2] if wanted)
+    return sum(1 for wanted in mask[:2] if wanted)
 
 
 ITEMSIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float64": 8}
@@ -234,9 +241,11 @@ def _moved(kernel: Kernel) -> int:
     return kernel.shape[0]
 
 
-def _unmapped(name: str, unmapped: Counter[str] | None) -> None:
-    if unmapped is not None:
-        unmapped[name] += 1
+def _unmapped(op: Operator, unmapped: Counter[str] | None) -> None:
+    """Count an operator outside aten that moves data but maps onto no kernel (autograd's nodes
+    aside)."""
+    if unmapped is not None and _bytes(op) and not AUTOGRAD_NODE.search(op.name):
+        unmapped[op.name] += 1
 
 
 def kernels_of(
@@ -244,27 +253,45 @@ def kernels_of(
 ) -> tuple[list[Kernel], int]:
     """The kernels under one operator, and its launches; `unmapped` counts the operators whose work
     maps onto no kernel (by name)."""
-    if op.name in GEMMS:
-        a, b = (op.shapes[i] for i in GEMMS[op.name])
-        batch = a[0] if len(a) == 3 else 1
-        return [Kernel("gemm", (batch * a[-2], b[-1], a[-1]), _dtype(op, GEMMS[op.name][0]))], 1
-    if op.name.startswith("aten::_scaled_dot_product_") and "math" not in op.name:
-        return _attention(op), 1
-    if op.name in (CONVOLUTION, CONVOLUTION_BACKWARD):
-        return _convolution(op), 1
-    if op.name in COLLECTIVES:
-        return [Kernel(COLLECTIVES[op.name], (_bytes(op),), ranks=ranks)], 1
+    mapped = _mapped(op, ranks)
+    if mapped is not None:
+        return mapped, 1
     if op.children:
         return _looked_into(op, ranks, unmapped)
     if not op.name.startswith("aten::"):
-        if _bytes(op) and not AUTOGRAD_NODE.search(op.name):
-            _unmapped(op.name, unmapped)
+        _unmapped(op, unmapped)
         return [], 0
     if op.name in NO_DATA or not _bytes(op):
         return [], 1
+    return [_own_pass(op, _bytes(op))], 1
+
+
+def _mapped(op: Operator, ranks: int) -> list[Kernel] | None:
+    """The kernels of an operator that is a microbenchmark kind itself (a product, a fused
+    attention, a convolution, a collective); None for another."""
+    if op.name in GEMMS:
+        return [_gemm(op)]
+    if op.name.startswith("aten::_scaled_dot_product_") and "math" not in op.name:
+        return _attention(op)
+    if op.name in (CONVOLUTION, CONVOLUTION_BACKWARD):
+        return _convolution(op)
+    if op.name in COLLECTIVES:
+        return [Kernel(COLLECTIVES[op.name], (_bytes(op),), ranks=ranks)]
+    return None
+
+
+def _gemm(op: Operator) -> Kernel:
+    """A (batched) matrix product as one product, the batch folded into its rows."""
+    a, b = (op.shapes[i] for i in GEMMS[op.name])
+    batch = a[0] if len(a) == 3 else 1
+    return Kernel("gemm", (batch * a[-2], b[-1], a[-1]), _dtype(op, GEMMS[op.name][0]))
+
+
+def _own_pass(op: Operator, size: int) -> Kernel:
+    """An operator's own pass over its largest tensor (`size` bytes): a copy, else element-wise."""
     if op.name in COPIES:
-        return [Kernel("copy", (_bytes(op),))], 1
-    return [Kernel("eltwise", (_bytes(op),), _largest_dtype(op))], 1
+        return Kernel("copy", (size,))
+    return Kernel("eltwise", (size,), _largest_dtype(op))
 
 
 def _looked_into(
@@ -287,11 +314,7 @@ def _looked_into(
             touched = max([touched, *map(_moved, more)])
     own = _bytes(op)
     if op.name.startswith("aten::") and op.name not in NO_DATA and own > touched:
-        found.append(
-            Kernel("copy", (own,))
-            if op.name in COPIES
-            else Kernel("eltwise", (own,), _largest_dtype(op))
-        )
+        found.append(_own_pass(op, own))
         launches += 1
     return found, launches
 
