@@ -114,6 +114,18 @@ def uses_performance_lines(inp: AnalysisInput) -> bool:
     return not any(pset.patterns for pset in inp.benchmark.patternsets.values())
 
 
+def follows_mad_convention(inp: AnalysisInput, found: Collected) -> bool:
+    """Whether a benchmark without patterns is MAD-style, so that `bench result` makes its
+    `performance` table: a models.json entry or a declared results CSV (`meta: multiple_results`)
+    says so, and so does a `performance:` line in its output (a figure, or a line that does not
+    read). A file with neither (JUBE's examples/tagging/tagging.xml) has no table, as `jube result`
+    shows none for a file without <result> (JUBE's benchmark.py, `Benchmark.create_result`)."""
+    declared = bool(results_csv_name(inp)) or any(
+        MODEL_DIR_PARAMETER in wp.params for wp in inp.workpackages
+    )
+    return declared or bool(found.figures or found.failed or found.problems)
+
+
 def collect_figures(inp: AnalysisInput) -> tuple[list[Figure], list[str]]:
     """Every figure of every started workpackage, and what could not be read (one line each)."""
     found = collect(inp)

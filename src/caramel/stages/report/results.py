@@ -140,7 +140,9 @@ def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -
 def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) -> list[Made]:
     made = [Made(*table) for table in built.tables]
     if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
-        made.append(Made(*performance_table(inp)))
+        table = performance_table(inp)
+        if table is not None:  # a benchmark of no MAD style has none (JUBE: no <result>, no table)
+            made.append(Made(*table))
     return made
 
 
