@@ -267,56 +267,72 @@ def render(data: TableData, style: str | None = None) -> str:
 
 
 def text_table(data: TableData, style: str) -> str:
-    separator = data.separator if style != "pretty" else None
-    entries = [data.headings] + [list(r) for r in data.cells]
-    widths_min = [k.colw for k in data.keys]
-    header_line = style == "pretty"
-    if data.transpose:
-        entries = (
-            [list(col) for col in zip(*entries, strict=True)] if entries and entries[0] else entries
-        )
-        header_line = False
-        widths_min = []
+    entries, widths_min = _grid(data)
+    # `pretty` joins with " | "; csv and aligned with the table's separator, "," when it has none
+    separator = data.separator if data.separator is not None else ","
     if style == "csv":
-        sep = separator if separator is not None else ","
-        if "\n" in sep:
-            lines = [sep.join(_quote(cell, sep) for cell in entry) for entry in entries]
-        else:
-            lines = [
-                line.replace("\n", " ") if "\n" in line else line for line in map(sep.join, entries)
-            ]
-        return "\n".join(lines) + "\n"
-    ncols = max((len(e) for e in entries), default=0)
-    widths = [0] * ncols
+        return _csv_text(entries, separator)
+    widths = _column_widths(entries, widths_min)
+    rows = [_entry_lines(entry, widths, style, separator) for entry in entries]
+    if style != "pretty":
+        return _joined(rows)  # aligned keeps JUBE's shape; the caption goes to stderr
+    if not data.transpose:  # the rule below the headings
+        rows.insert(1, ["|-" + "-|-".join("-" * w for w in widths) + "-|"])
+    return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + _joined(rows)
+
+
+def _joined(rows: list[list[str]]) -> str:
+    return "\n".join(line for row in rows for line in row) + "\n"
+
+
+def _grid(data: TableData) -> tuple[list[list[str]], list[int]]:
+    """The headings and cells as rows of text (columns when the table is transposed), and each
+    column's least width (`colw`; none when transposed)."""
+    entries = [data.headings] + [list(r) for r in data.cells]
+    if not data.transpose:
+        return entries, [k.colw for k in data.keys]
+    if entries[0]:
+        entries = [list(col) for col in zip(*entries, strict=True)]
+    return entries, []
+
+
+def _csv_text(entries: list[list[str]], sep: str) -> str:
+    """JUBE's csv: cells joined as they are, a newline in a cell written as a blank."""
+    if "\n" in sep:
+        lines = [sep.join(_quote(cell, sep) for cell in entry) for entry in entries]
+    else:
+        lines = [line.replace("\n", " ") for line in map(sep.join, entries)]
+    return "\n".join(lines) + "\n"
+
+
+def _column_widths(entries: list[list[str]], widths_min: list[int]) -> list[int]:
+    """Each column's width: its longest line of text, at least its declared `colw`."""
+    widths = [0] * max((len(e) for e in entries), default=0)
     for entry in entries:
         for i, cell in enumerate(entry):
-            for line in cell.splitlines() or [""]:
-                widths[i] = max(widths[i], len(line))
-    for i, w in enumerate(widths_min[:ncols]):
+            widths[i] = max(widths[i], *(len(line) for line in cell.splitlines() or [""]))
+    for i, w in enumerate(widths_min[: len(widths)]):
         widths[i] = max(widths[i], w)
+    return widths
+
+
+def _entry_lines(entry: list[str], widths: list[int], style: str, separator: str) -> list[str]:
+    """One row's lines: `pretty` shows a cell's lines one below the other (the first right-aligned,
+    the others left), `aligned` a cell on one line."""
+    pretty = style == "pretty"
+    wrapped = [cell.splitlines() if pretty else [cell.replace("\n", " ")] for cell in entry]
+    height = max((len(w) for w in wrapped), default=1) or 1
     out = []
-    for n, entry in enumerate(entries):
-        wrapped = [
-            cell.splitlines() if style == "pretty" else [cell.replace("\n", " ")] for cell in entry
-        ]
-        height = max((len(w) for w in wrapped), default=1) or 1
-        for h in range(height):
-            parts = []
-            for i, lines in enumerate(wrapped):
-                text = lines[h] if h < len(lines) else ""
-                parts.append(text.rjust(widths[i]) if h == 0 else text.ljust(widths[i]))
-            if style == "pretty":
-                out.append("| " + " | ".join(parts) + " |")
-            else:
-                out.append((separator if separator is not None else ",").join(parts))
-        if n == 0 and header_line:
-            out.append("|-" + "-|-".join("-" * w for w in widths) + "-|")
-    text = "\n".join(out) + "\n"
-    if style != "pretty":
-        return (
-            text  # csv and aligned keep JUBE's shape; `bench result` prints the caption on stderr
-        )
-    return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + text
+    for h in range(height):
+        parts = [_padded(lines, h, width) for lines, width in zip(wrapped, widths, strict=False)]
+        out.append("| " + " | ".join(parts) + " |" if pretty else separator.join(parts))
+    return out
+
+
+def _padded(lines: list[str], h: int, width: int) -> str:
+    """The h-th line of a cell padded to its column's width."""
+    text = lines[h] if h < len(lines) else ""
+    return text.rjust(width) if h == 0 else text.ljust(width)
 
 
 def _quote(cell: str, sep: str) -> str:
