@@ -124,17 +124,25 @@ def selected(inp: AnalysisInput, only: list[str] | None) -> list[tuple[Result, l
     caller)."""
     out = []
     for result in inp.benchmark.results:
-        tables = [t for t in result.tables if only is None or t.name in only]
+        tables = _chosen(result, only)
         if only is not None and not tables:
             continue  # its analysers are not run (report.results.analyser_names)
-        for table in tables:
-            if table.output == "syslog":
-                print(
-                    f'warning: <syslog name="{table.name}"> is not supported by caramel; skipped',
-                    file=sys.stderr,
-                )
+        _warn_of_syslogs(tables)
         out.append((result, [t for t in tables if t.output != "syslog"]))
     return out
+
+
+def _chosen(result: Result, only: list[str] | None) -> list[Table]:
+    return [t for t in result.tables if only is None or t.name in only]
+
+
+def _warn_of_syslogs(tables: list[Table]) -> None:
+    for table in tables:
+        if table.output == "syslog":
+            print(
+                f'warning: <syslog name="{table.name}"> is not supported by caramel; skipped',
+                file=sys.stderr,
+            )
 
 
 @dataclass
@@ -207,14 +215,17 @@ def _needed_groups(
 ) -> dict[str, set[int]]:
     """Per analyser, the roots of the result groups to read: those the rows made again depend on,
     and those whose files or states changed."""
-    needed: dict[str, set[int]] = {p.name: set() for p in prepared}
+    needed = {p.name: _changed_roots(p, kept.changed) for p in prepared}
     for r, positions in enumerate(todo):
         for i in positions:
             name = kept.leaves[r][i][0]
-            needed[name].update(d for d in kept.deps[r][i] if d in members[name])
-    for p in prepared:
-        needed[p.name].update(m[0].id for m, _s, _r in p.plans if m[0].id in kept.changed)
+            needed[name].update(members[name].keys() & kept.deps[r][i])
     return needed
+
+
+def _changed_roots(prepared: Prepared, changed: set[int]) -> set[int]:
+    """The roots of the analyser's result groups whose root changed."""
+    return {members[0].id for members, _s, _r in prepared.plans if members[0].id in changed}
 
 
 def _update_notes(notes: Notes, analysed: dict[str, AnalyserResult]) -> None:
@@ -240,7 +251,7 @@ def build(
     the key of the tables made now, kept with the rows."""
     now = _now(inp, prepared)
     results = selected(inp, only)
-    kept = _decode(kept_text, inp, prepared, results, now.digests, now.states)
+    kept = _decode(kept_text, inp, prepared, results, now)
     work = (
         _everything(inp, prepared, cache, results, now.members)
         if kept is None
@@ -419,8 +430,7 @@ def _decode(
     inp: AnalysisInput,
     prepared: list[Prepared],
     results: list[tuple[Result, list[Table]]],
-    digests: dict[str, list[str]],
-    states: list[list[str]],
+    now: _Now,
 ) -> _Kept | None:
     """The kept rows, checked against the run's shape; None (a miss) when they do not fit."""
     if text is None:
@@ -430,40 +440,66 @@ def _decode(
         kept = _Kept(
             str(data["k"]), data["d"], data["s"], data["n"], data["l"], data["p"], data["t"]
         )
-        if (
-            set(kept.digests) != set(digests)
-            or len(kept.states) != len(states)
-            or len(kept.leaves) != len(results)
-            or len(kept.deps) != len(results)
-            or set(kept.notes) - set(digests)
-        ):
-            return None
-        if not _mark_changed(kept, prepared, digests):
-            return None
-        for wp, state_before, state_now in zip(inp.workpackages, kept.states, states, strict=True):
-            if state_before != state_now:
-                kept.changed.add(wp.id)
-        return kept if _tables_fit(kept, results, digests) else None
+        return kept if _fits_today(kept, inp, prepared, results, now) else None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
+
+
+def _fits_today(
+    kept: _Kept,
+    inp: AnalysisInput,
+    prepared: list[Prepared],
+    results: list[tuple[Result, list[Table]]],
+    now: _Now,
+) -> bool:
+    """Whether the kept rows fit the run as it is now, the workpackages that changed since marked
+    (their result group's files or their state)."""
+    if not _shape_fits(kept, results, now.digests, now.states):
+        return False
+    if not _mark_changed(kept, prepared, now.digests):
+        return False
+    changed = zip(inp.workpackages, kept.states, now.states, strict=True)
+    kept.changed.update(wp.id for wp, before, state in changed if before != state)
+    return _tables_fit(kept, results, now.digests)
+
+
+def _shape_fits(
+    kept: _Kept,
+    results: list[tuple[Result, list[Table]]],
+    digests: dict[str, list[str]],
+    states: list[list[str]],
+) -> bool:
+    """Whether the kept rows are of today's analysers, workpackages and results."""
+    return (
+        set(kept.digests) == set(digests)
+        and len(kept.states) == len(states)
+        and len(kept.leaves) == len(results)
+        and len(kept.deps) == len(results)
+        and not set(kept.notes) - set(digests)
+    )
 
 
 def _mark_changed(kept: _Kept, prepared: list[Prepared], digests: dict[str, list[str]]) -> bool:
     """The members whose files changed since the rows were kept, marked; False where the kept
     digests or notes do not fit the analysers of today."""
     for p in prepared:
-        old = kept.digests[p.name]
-        if len(old) != len(p.plans):
+        if len(kept.digests[p.name]) != len(p.plans) or not _notes_known(kept.notes[p.name], p):
             return False
-        for (members, _s, _r), before, now in zip(p.plans, old, digests[p.name], strict=True):
-            if before != now:
-                kept.changed.update(m.id for m in members)
-        for name, _expression, _wp, _message in (
-            x for entry in kept.notes[p.name].values() for x in entry[0]
-        ):
-            if name not in p.every:
-                return False
+    for p in prepared:
+        kept.changed.update(_changed_members(p, kept.digests[p.name], digests[p.name]))
     return True
+
+
+def _notes_known(notes: dict[str, list[Any]], prepared: Prepared) -> bool:
+    """Whether every pattern the kept warnings name is one of the analyser's."""
+    problems = (problem for entry in notes.values() for problem in entry[0])
+    return all(name in prepared.every for name, _expression, _wp, _message in problems)
+
+
+def _changed_members(prepared: Prepared, before: list[str], now: list[str]) -> set[int]:
+    """The members of the result groups whose file digests differ."""
+    plans = zip(prepared.plans, before, now, strict=True)
+    return {m.id for (members, _s, _r), old, new in plans if old != new for m in members}
 
 
 def _tables_fit(
@@ -483,18 +519,18 @@ def _tables_fit(
 
 
 def _fits(entries: list[Entry | None], count: int, width: int, sorts: int) -> bool:
-    if len(entries) != count:
-        return False
-    for entry in entries:
-        if entry is None:
-            continue
-        sort, vals, texts, status, _leaf, _present = entry
-        if (
-            len(sort) != sorts
-            or len(vals) != width
-            or len(texts) != width
-            or type(status) is not str
-            or not all(type(text) is str for text in texts)
-        ):
-            return False
-    return True
+    """Whether a table's kept entries are one per row, each as wide as the table."""
+    return len(entries) == count and all(
+        entry is None or _entry_fits(entry, width, sorts) for entry in entries
+    )
+
+
+def _entry_fits(entry: Entry, width: int, sorts: int) -> bool:
+    sort, vals, texts, status, _leaf, _present = entry
+    return (
+        len(sort) == sorts
+        and len(vals) == width
+        and len(texts) == width
+        and type(status) is str
+        and all(type(text) is str for text in texts)
+    )
