@@ -186,14 +186,18 @@ def _group_row(
     flags: list[str] = []
     for i, key in enumerate(data.keys):
         if i in columns.numeric:
-            samples = [value for r in rows if _is_number(value := data.values[r][i])]
-            summary = summarise(samples, DEFAULT)
+            summary = summarise(_samples(data, rows, i), DEFAULT)
             values += _figure_values(summary)
             flags += _spread_flag(summary, key)
         elif i not in columns.status_at:
             values.append(first[i])
     values.append(len(rows))
     return values, _group_status(data, rows, flags, loads), max(data.leaves[r] for r in rows)
+
+
+def _samples(data: TableData, rows: list[int], column: int) -> list[float]:
+    """The column's finite numbers over the configuration's repeats."""
+    return [value for r in rows if _is_number(value := data.values[r][column])]
 
 
 def _spread_flag(summary: Summary, key: Key) -> list[str]:
