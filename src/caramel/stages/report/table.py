@@ -166,53 +166,68 @@ def assemble(
     """The table from its rows' entries (in row order): sorted, the status column added when some
     row is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives
     the table rows they became."""
-    order: Sequence[int] = range(len(entries))
-    if table.sort:
-        if _plainly_ordered(entries, len(table.sort)):
-            order = sorted(order, key=lambda i: entries[i][0])
-        else:
-            order = sorted(order, key=lambda i: [_Ordered(v) for v in entries[i][0]])
+    present = [i for i in _sorted_order(table, entries) if entries[i][5]]
     if status is None:
         status = table.output == "table" and any(e[3] != "done" for e in entries)
-    keys = list(keys)
-    named = [i for i, key in enumerate(keys) if key.name == STATUS]
-    add = status and not named
-    if add:
-        keys.append(Key(STATUS, None, "", 0))
-    values: list[list[object]] = []
-    cells: list[list[str]] = []
-    statuses: list[str] = []
-    leaves: list[int] = []
-    for i in order:
-        _sort, vals, texts, row_status, leaf, present = entries[i]
-        if not present:
-            continue
-        if add:
-            vals = [*vals, row_status]
-            texts = [*texts, row_status]
-        elif status:  # a column of the table is named status: it shows the row's status
-            vals, texts = list(vals), list(texts)
-            for n in named:
-                vals[n] = row_status
-                spec = keys[n].format
-                texts[n] = format_value(spec, row_status) if spec else text_of(row_status)
-        if rebuilt is not None and placed is not None and i in rebuilt:
-            placed.append(len(values))
-        values.append(vals)
-        cells.append(texts)
-        statuses.append(row_status)
-        leaves.append(leaf)
-    return TableData(
-        table.name,
-        table.style,
-        table.separator,
-        table.transpose,
-        keys,
-        values,
-        cells,
-        statuses,
-        leaves,
+    keys, named = _with_status_key(keys, status)
+    _note_places(present, rebuilt, placed)
+    data = TableData(
+        table.name, table.style, table.separator, table.transpose, keys, [], [], [], []
     )
+    for i in present:
+        _append_row(data, entries[i], named, status)
+    return data
+
+
+def _sorted_order(table: Table, entries: list[Entry]) -> Sequence[int]:
+    """The entries' positions in the table's sort order (stable: row order among equals)."""
+    order: Sequence[int] = range(len(entries))
+    if not table.sort:
+        return order
+    if _plainly_ordered(entries, len(table.sort)):
+        return sorted(order, key=lambda i: entries[i][0])
+    return sorted(order, key=lambda i: [_Ordered(v) for v in entries[i][0]])
+
+
+def _with_status_key(keys: list[Key], status: bool) -> tuple[list[Key], list[int]]:
+    """The keys, a status column added when the rows show their status and no key is named so;
+    and the places of the keys named so."""
+    named = [i for i, key in enumerate(keys) if key.name == STATUS]
+    if status and not named:
+        return [*keys, Key(STATUS, None, "", 0)], named
+    return list(keys), named
+
+
+def _note_places(present: list[int], rebuilt: set[int] | None, placed: list[int] | None) -> None:
+    """`placed` receives the table rows the `rebuilt` entries became."""
+    if placed is not None and rebuilt is not None:
+        placed += [place for place, i in enumerate(present) if i in rebuilt]
+
+
+def _append_row(data: TableData, entry: Entry, named: list[int], status: bool) -> None:
+    vals, texts = _status_shown(entry, data.keys, named, status)
+    data.values.append(vals)
+    data.cells.append(texts)
+    data.statuses.append(entry[3])
+    data.leaves.append(entry[4])
+
+
+def _status_shown(
+    entry: Entry, keys: list[Key], named: list[int], status: bool
+) -> tuple[list[object], list[str]]:
+    """A row's values and cells, showing its status where the table shows one: in the columns
+    named status, else in the column added."""
+    _sort, vals, texts, row_status, _leaf, _present = entry
+    if not status:
+        return vals, texts
+    if not named:
+        return [*vals, row_status], [*texts, row_status]
+    vals, texts = list(vals), list(texts)
+    for n in named:  # a column of the table is named status: it shows the row's status
+        vals[n] = row_status
+        spec = keys[n].format
+        texts[n] = format_value(spec, row_status) if spec else text_of(row_status)
+    return vals, texts
 
 
 def _plainly_ordered(entries: list[Entry], width: int) -> bool:
