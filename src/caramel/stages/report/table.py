@@ -134,25 +134,32 @@ Entry = list[Any]
 def row_entry(table: Table, formats: list[tuple[str, str, tuple[bool, bool]]], row: Row) -> Entry:
     """One row's part of the table. A sort key the row lacks becomes None in it (JUBE adds it), also
     for the later tables that share the row."""
+    sort = _sort_values(table, row)
+    values = [row.get(name) for name, _spec, _kind in formats]
+    vals = [None if value is MISSING else value for value in values]
+    cells = zip(values, formats, strict=True)
+    texts = [_entry_text(value, spec, kind) for value, (_name, spec, kind) in cells]
+    return [sort, vals, texts, row.status, row.leaf.id, _any_column(formats, values)]
+
+
+def _sort_values(table: Table, row: Row) -> list[object]:
+    """The row's values of the sort keys, a key it lacks added to it as None first."""
     for name in table.sort:
         if not row.has(name):
             row.extra[name] = None
-    vals: list[object] = []
-    texts: list[str] = []
-    present = False
-    for name, spec, kind in formats:
-        value = row.get(name)
-        if value is MISSING:
-            vals.append(None)
-            texts.append("")
-            continue
-        if name != STATUS:
-            present = True
-        vals.append(value)
-        texts.append(
-            "" if value is None else format_value(spec, value, kind) if spec else text_of(value)
-        )
-    return [[row.get(n, None) for n in table.sort], vals, texts, row.status, row.leaf.id, present]
+    return [row.get(n, None) for n in table.sort]
+
+
+def _entry_text(value: object, spec: str, kind: tuple[bool, bool]) -> str:
+    if value is MISSING or value is None:
+        return ""
+    return format_value(spec, value, kind) if spec else text_of(value)
+
+
+def _any_column(formats: list[tuple[str, str, tuple[bool, bool]]], values: list[object]) -> bool:
+    """Whether the row has any column of the table but the status (else it is left out)."""
+    named = zip(formats, values, strict=True)
+    return any(value is not MISSING and name != STATUS for (name, _s, _k), value in named)
 
 
 def assemble(
@@ -233,20 +240,22 @@ def _status_shown(
 def _plainly_ordered(entries: list[Entry], width: int) -> bool:
     """Whether the sort values compare as they are exactly as `_Ordered` compares them: each sort
     column all numbers without nan, or all texts (no None, no mixed types)."""
-    for column in range(width):
-        texts = numbers = False
-        for entry in entries:
-            value = entry[0][column]
-            kind = type(value)
-            if kind is str:
-                texts = True
-            elif kind is int or kind is bool or (kind is float and value == value):
-                numbers = True
-            else:
-                return False
-            if texts and numbers:
-                return False
-    return True
+    return all(_plain_column([entry[0][column] for entry in entries]) for column in range(width))
+
+
+def _plain_column(values: list[object]) -> bool:
+    kinds = {_plain_kind(value) for value in values}
+    return None not in kinds and len(kinds) <= 1
+
+
+def _plain_kind(value: object) -> str | None:
+    """ "text" for a str, "number" for an int, a bool or a float but nan; None for anything else."""
+    kind = type(value)
+    if kind is str:
+        return "text"
+    if kind is int or kind is bool or (kind is float and value == value):
+        return "number"
+    return None
 
 
 def _format_kind(spec: str) -> tuple[bool, bool]:
@@ -360,36 +369,50 @@ def clashes(data: TableData) -> list[str]:
     """Headings of the columns whose csv cells hold the separator (such rows cannot be read
     back)."""
     sep = data.separator or ","
-    bad = {i for i, heading in enumerate(data.headings) if sep in heading}
+    bad = _holding(data.headings, sep)
     for row in data.cells:
         if sep in "\0".join(row):  # the rare row with a clash: find its columns
-            bad.update(i for i, cell in enumerate(row) if sep in cell)
+            bad |= _holding(row, sep)
     return [h for i, h in enumerate(data.headings) if i in bad]
 
 
-def _markdown(data: TableData) -> str:
-    def esc(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", "<br>")
+def _holding(texts: list[str], sep: str) -> set[int]:
+    """The places of the texts that hold the separator."""
+    return {i for i, text in enumerate(texts) if sep in text}
 
-    numeric = (
-        [
-            all(isinstance(v, (int, float)) or v is None for v in col)
-            and any(v is not None for v in col)
-            for col in zip(*data.values, strict=True)
-        ]
-        if data.values
-        else [False] * len(data.keys)
-    )
-    lines = (
-        [f"**{data.name}**", ""]
-        + ([f"*{esc(data.caption)}*", ""] if data.caption else [])
-        + [
-            "| " + " | ".join(esc(h) for h in data.headings) + " |",
-            "|" + "|".join("---:" if num else "---" for num in numeric) + "|",
-        ]
-    )
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in data.cells]
+
+def _markdown(data: TableData) -> str:
+    caption = [f"*{_markdown_text(data.caption)}*", ""] if data.caption else []
+    lines = [
+        f"**{data.name}**",
+        "",
+        *caption,
+        _markdown_row(data.headings),
+        "|" + "|".join("---:" if num else "---" for num in _numeric_columns(data)) + "|",
+    ]
+    lines += [_markdown_row(row) for row in data.cells]
     return "\n".join(lines) + "\n"
+
+
+def _markdown_text(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def _markdown_row(cells: list[str]) -> str:
+    return "| " + " | ".join(_markdown_text(c) for c in cells) + " |"
+
+
+def _numeric_columns(data: TableData) -> list[bool]:
+    """Per column, whether it holds numbers (and no other value): markdown aligns it right."""
+    if not data.values:
+        return [False] * len(data.keys)
+    return [_all_numbers(column) for column in zip(*data.values, strict=True)]
+
+
+def _all_numbers(values: tuple[object, ...]) -> bool:
+    return all(isinstance(v, (int, float)) or v is None for v in values) and any(
+        v is not None for v in values
+    )
 
 
 def json_value(value: object) -> object:
