@@ -201,15 +201,9 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
     path = os.path.realpath(os.path.join(wp.work_dir, name))
     if os.path.commonpath([path, folder]) != folder:
         return f"{name} is outside the work folder of {wp.id}_{wp.step}"
-    found = []
     bound = current().pattern_timeout
     try:
-        stopped = scan_file(
-            path,
-            [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
-            lambda _name, texts: found.extend(texts[:1]),
-            bound=bound,
-        )
+        stopped, found = _first_match(check, path, bound)
     except OSError:
         return f"expect /{check.text}/: {label} is missing" if check.kind == "expect" else ""
     if stopped:
@@ -217,6 +211,24 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
             f"{check.kind} /{check.text}/ did not finish within {bound:g} s on {label} "
             "(pattern_timeout)"
         )
+    return _file_verdict(check, label, found)
+
+
+def _first_match(check: Sanity, path: str, bound: float) -> tuple[list[str], list[str]]:
+    """The probe stopped at its time bound (if it was), and the check's first match in the file
+    (OSError where it cannot be read)."""
+    found: list[str] = []
+    stopped = scan_file(
+        path,
+        [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
+        lambda _name, texts: found.extend(texts[:1]),
+        bound=bound,
+    )
+    return stopped, found
+
+
+def _file_verdict(check: Sanity, label: str, found: list[str]) -> str:
+    """`expect` fails without a match, `reject` with one."""
     if check.kind == "expect" and not found:
         return f"expect /{check.text}/ not found in {label}"
     if check.kind == "reject" and found:
@@ -234,6 +246,19 @@ def row_failure(
     """The first sanity check of the row that fails ('' when all hold): the checks of each step
     along the chain (on each workpackage of its result group), then those of the analyser (on the
     leaf's)."""
+    for owner, sanity, members in _owners(inp, analyser, chain, groups):
+        for check in sanity:
+            why = _check_fails(check, lookup, members)
+            if why:
+                return f"sanity of {owner}: {why}"
+    return ""
+
+
+def _owners(
+    inp: AnalysisInput, analyser: str, chain: list[WPRecord], groups: Mapping[int, Group]
+) -> list[tuple[str, list[Sanity], list[WPRecord]]]:
+    """Who declares checks along the row, with the checks and the workpackages they read: each step
+    of the chain (its result group), then the analyser (the leaf's group)."""
     bench = inp.benchmark
     owners: list[tuple[str, list[Sanity], list[WPRecord]]] = []
     for wp in chain:
@@ -243,15 +268,15 @@ def row_failure(
     checks = bench.analysers[analyser].sanity if analyser in bench.analysers else []
     if checks:
         owners.append((f"analyser '{analyser}'", checks, _members(inp, chain[-1], groups)))
-    for owner, sanity, members in owners:
-        for check in sanity:
-            if check.kind == "expr":
-                why = check_expression(check, lookup)
-            else:
-                why = next((w for w in (check_file(check, m) for m in members) if w), "")
-            if why:
-                return f"sanity of {owner}: {why}"
-    return ""
+    return owners
+
+
+def _check_fails(check: Sanity, lookup: Callable[[str], object], members: list[WPRecord]) -> str:
+    """Why a check fails for the row: an expression on its values, a log check on the first
+    member's file that fails it; '' when it holds."""
+    if check.kind == "expr":
+        return check_expression(check, lookup)
+    return next((why for why in (check_file(check, m) for m in members) if why), "")
 
 
 def workpackage_failure(inp: AnalysisInput, wp: WPRecord, values: dict[str, object]) -> str:
