@@ -300,7 +300,12 @@ def text_table(data: TableData, style: str) -> str:
     rows = [_entry_lines(entry, widths, style, separator) for entry in entries]
     if style != "pretty":
         return _joined(rows)  # aligned keeps JUBE's shape; the caption goes to stderr
-    if not data.transpose:  # the rule below the headings
+    return _pretty(data, rows, widths)
+
+
+def _pretty(data: TableData, rows: list[list[str]], widths: list[int]) -> str:
+    """`pretty`: the table's name and caption above, a rule below the headings (not transposed)."""
+    if not data.transpose:
         rows.insert(1, ["|-" + "-|-".join("-" * w for w in widths) + "-|"])
     return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + _joined(rows)
 
@@ -344,13 +349,17 @@ def _entry_lines(entry: list[str], widths: list[int], style: str, separator: str
     """One row's lines: `pretty` shows a cell's lines one below the other (the first right-aligned,
     the others left), `aligned` a cell on one line."""
     pretty = style == "pretty"
-    wrapped = [cell.splitlines() if pretty else [cell.replace("\n", " ")] for cell in entry]
-    height = max((len(w) for w in wrapped), default=1) or 1
+    wrapped = [_cell_lines(cell, pretty) for cell in entry]
+    height = max((len(w) for w in wrapped), default=1) or 1  # an empty cell: one line
     out = []
     for h in range(height):
         parts = [_padded(lines, h, width) for lines, width in zip(wrapped, widths, strict=False)]
         out.append("| " + " | ".join(parts) + " |" if pretty else separator.join(parts))
     return out
+
+
+def _cell_lines(cell: str, pretty: bool) -> list[str]:
+    return cell.splitlines() if pretty else [cell.replace("\n", " ")]
 
 
 def _padded(lines: list[str], h: int, width: int) -> str:
