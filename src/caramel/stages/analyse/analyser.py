@@ -32,7 +32,7 @@ from caramel.stages.analyse.patterns import Compiler, Probe, combine, is_derived
 from caramel.stages.analyse.stats import Accumulator, default_values
 from caramel.stages.expand import layout
 from caramel.stages.expand.substitute import substitute
-from caramel.stages.spec.model import AnalyseFile, Analyser, Benchmark, Pattern, Step
+from caramel.stages.spec.model import Analyse, AnalyseFile, Analyser, Benchmark, Pattern, Step
 
 
 @dataclass
@@ -101,38 +101,59 @@ def prepare(inp: AnalysisInput, analyser: Analyser) -> Prepared:
     every = dict(base)
     specs: dict[str, list[_Spec]] = {}
     for entry in analyser.analyses:
-        if entry.step not in bench.steps:
-            raise AnalyseError(
-                f"analyser '{analyser.name}' analyses step '{entry.step}', which is not defined "
-                "(or its tag does not hold)",
-                entry.where,
-                hint=did_you_mean(entry.step, bench.steps) or "steps: " + ", ".join(bench.steps),
-            )
+        _check_step(analyser, entry, bench)
         files = specs.setdefault(entry.step, [])
         for file in entry.files:
             if any(s.file.path == file.path and s.file.uses == file.uses for s in files):
-                continue
-            local = dict(base)
-            combine(
-                bench, file.uses, local, f"<file use=...> of analyser '{analyser.name}'", file.where
-            )
-            extra = [p for n, p in local.items() if n not in base]
-            for p in extra:
-                every[p.name] = p
-            files.append(_Spec(file, Compiler(list(local.values())), extra, set(local)))
+                continue  # the same file with the same pattern sets, read once
+            spec = _file_spec(bench, analyser, base, file)
+            every.update((p.name, p) for p in spec.extra)
+            files.append(spec)
     _add_sanity_files(specs, analyser, bench)
     config = _config(analyser, every, bench.steps)
-    by_step: dict[str, list[WPRecord]] = {name: [] for name in specs}
-    for wp in inp.workpackages:
-        if wp.step in by_step:
-            by_step[wp.step].append(wp)
+    return Prepared(analyser.name, base, every, config, _plans(inp, analyser, specs))
+
+
+def _check_step(analyser: Analyser, entry: Analyse, bench: Benchmark) -> None:
+    if entry.step not in bench.steps:
+        raise AnalyseError(
+            f"analyser '{analyser.name}' analyses step '{entry.step}', which is not defined "
+            "(or its tag does not hold)",
+            entry.where,
+            hint=did_you_mean(entry.step, bench.steps) or "steps: " + ", ".join(bench.steps),
+        )
+
+
+def _file_spec(
+    bench: Benchmark, analyser: Analyser, base: dict[str, Pattern], file: AnalyseFile
+) -> _Spec:
+    """A `<file>`'s spec: the analyser's patterns and those its use= adds."""
+    local = dict(base)
+    combine(bench, file.uses, local, f"<file use=...> of analyser '{analyser.name}'", file.where)
+    extra = [p for n, p in local.items() if n not in base]
+    return _Spec(file, Compiler(list(local.values())), extra, set(local))
+
+
+def _plans(
+    inp: AnalysisInput, analyser: Analyser, specs: dict[str, list[_Spec]]
+) -> list[tuple[list[WPRecord], str, list[Read]]]:
+    """Per result group of each analysed step: its members, its files' signature and reads."""
     plans = []
-    for step_name, wps in by_step.items():
-        step = bench.steps[step_name]
+    for step_name, wps in _by_step(inp, specs).items():
+        step = inp.benchmark.steps[step_name]
         for members in _groups(wps, step.iterations, analyser.reduce):
             signature, reads = _signature(inp, members, specs[step_name], step.work_dir)
             plans.append((members, signature, reads))
-    return Prepared(analyser.name, base, every, config, plans)
+    return plans
+
+
+def _by_step(inp: AnalysisInput, steps: Iterable[str]) -> dict[str, list[WPRecord]]:
+    """The workpackages of each step, in order."""
+    by_step: dict[str, list[WPRecord]] = {name: [] for name in steps}
+    for wp in inp.workpackages:
+        if wp.step in by_step:
+            by_step[wp.step].append(wp)
+    return by_step
 
 
 def run(
@@ -143,19 +164,12 @@ def run(
     cached = cache.load(prepared.name, prepared.config, roots) if cache else {}
     result = AnalyserResult(prepared.name, [], {}, prepared.every)
     fresh: list[tuple[int, str, str]] = []
-    for members, signature, reads in prepared.plans:
+    for members, signature, reads in _selected(prepared, roots):
         root = members[0]
-        if roots is not None and root.id not in roots:
-            continue
-        hit = cached.get(root.id)
-        group = None
-        if hit is not None and hit[0] == signature:
-            try:
-                group = decode_group(hit[1], Group, prepared.every)
-                result.reused += 1
-            except Damaged:  # written by something else, or damaged: analysed again
-                group = None
-        if group is None:
+        group = _cached_group(cached.get(root.id), signature, prepared.every)
+        if group is not None:
+            result.reused += 1
+        else:
             group = _analyse_group(root, members, prepared.base, reads)
             fresh.append((root.id, signature, encode_group(group)))
             result.scanned += 1
@@ -163,6 +177,26 @@ def run(
     if cache and fresh:
         cache.store(prepared.name, prepared.config, fresh)
     return result
+
+
+def _selected(
+    prepared: Prepared, roots: set[int] | None
+) -> list[tuple[list[WPRecord], str, list[Read]]]:
+    if roots is None:
+        return prepared.plans
+    return [plan for plan in prepared.plans if plan[0][0].id in roots]
+
+
+def _cached_group(
+    hit: tuple[str, str] | None, signature: str, every: dict[str, Pattern]
+) -> Group | None:
+    """The cached group where its files' signature is today's; None where it must be analysed."""
+    if hit is None or hit[0] != signature:
+        return None
+    try:
+        return decode_group(hit[1], Group, every)
+    except Damaged:  # written by something else, or damaged: analysed again
+        return None
 
 
 def analyse(
@@ -212,18 +246,21 @@ def _groups(wps: list[WPRecord], iterations: int, reduce: bool) -> list[list[WPR
         return [[wp] for wp in wps]
     out: list[list[WPRecord]] = []
     for wp in wps:
-        if out:
-            prev = out[-1][-1]
-            if (
-                wp.id == prev.id + 1
-                and wp.parents == prev.parents
-                and wp.iteration == prev.iteration + 1
-                and wp.iteration % iterations != 0
-            ):
-                out[-1].append(wp)
-                continue
-        out.append([wp])
+        if out and _next_sibling(out[-1][-1], wp, iterations):
+            out[-1].append(wp)
+        else:
+            out.append([wp])
     return out
+
+
+def _next_sibling(prev: WPRecord, wp: WPRecord, iterations: int) -> bool:
+    """Whether `wp` is the next iteration of `prev`'s group."""
+    return (
+        wp.id == prev.id + 1
+        and wp.parents == prev.parents
+        and wp.iteration == prev.iteration + 1
+        and wp.iteration % iterations != 0
+    )
 
 
 def _base_dir(inp: AnalysisInput, wp: WPRecord, work_dir: str) -> str:
@@ -250,35 +287,46 @@ def _signature(
             continue
         base = _base_dir(inp, wp, work_dir) + os.sep
         for spec in specs:
-            if (
-                spec.literal
-            ):  # the common case, kept cheap: 10,000 workpackages are stat-ed on every call
-                paths: Iterable[str] = (spec.file.path if spec.absolute else base + spec.file.path,)
-            else:
-                name = spec.file.path
-                if "$" in name:
-                    name = substitute(name, wp.params, final=True)
-                name = os.path.expandvars(os.path.expanduser(name))
-                path = os.path.join(base, name)
-                paths = glob.glob(path) if glob.has_magic(path) else (path,)
-            found = []
-            for p in paths:
-                try:
-                    st = os.stat(p)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):  # JUBE reads regular files only (os.path.isfile)
-                    found.append(p)
-                    # inode and ctime too: a copy that keeps size and mtime (cp -p, rsync -t) still
-                    # changes the ctime, which no tool sets back, and a file renamed over has a new
-                    # inode
-                    parts.append(
-                        f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {p}"
-                    )
+            found = _regular_files(_candidates(spec, wp, base), wp.id, parts)
             if not found:
                 parts.append(f"{wp.id} -1 {spec.file.path}")
             reads.append((wp, spec, found))
     return "\n".join(parts), reads
+
+
+def _candidates(spec: _Spec, wp: WPRecord, base: str) -> Iterable[str]:
+    """The paths a file spec names in a workpackage's folder (`base`): `$` substituted, `~` and
+    `$VAR` expanded, a glob's matches."""
+    if spec.literal:  # the common case, kept cheap: 10,000 workpackages are stat-ed on every call
+        return (spec.file.path if spec.absolute else base + spec.file.path,)
+    name = spec.file.path
+    if "$" in name:
+        name = substitute(name, wp.params, final=True)
+    path = os.path.join(base, os.path.expandvars(os.path.expanduser(name)))
+    return glob.glob(path) if glob.has_magic(path) else (path,)
+
+
+def _regular_files(paths: Iterable[str], wp_id: int, parts: list[str]) -> list[str]:
+    """The paths that are regular files (JUBE reads only those, os.path.isfile), each added to the
+    signature's `parts` with its size, mtime, inode and ctime."""
+    found = []
+    for path in paths:
+        st = _stat(path)
+        if st is not None and stat.S_ISREG(st.st_mode):
+            found.append(path)
+            # inode and ctime too: a copy that keeps size and mtime (cp -p, rsync -t) still
+            # changes the ctime, which no tool sets back, and a file renamed over has a new inode
+            parts.append(
+                f"{wp_id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {path}"
+            )
+    return found
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
 
 
 def _overrun(
@@ -301,27 +349,77 @@ def _analyse_group(
     group = Group(root.id, [m.id for m in members], started=any(m.started for m in members))
     if not group.started:
         return group  # never ran: empty metrics (JUBE would show defaults and nan here)
-    accs: dict[str, Accumulator] = {}
-    active = dict(base)  # JUBE's "global patternset": grows with the use= of files actually read
-    overrun: dict[str, str] = {}  # pattern stopped at its time bound -> why its value is missing
+    reading = _GroupReading(group, base, {}, dict(base), {})
     for wp, spec, paths in reads:
-        if spec.sanity_only:
-            continue
-        if not paths:
-            if spec.file.path not in group.missing:
-                group.missing.append(spec.file.path)
-            continue
-        _refuse_parameter_names(wp, spec, base)
-        probes = spec.compiler.probes(wp.params)
-        for probe in probes:
-            accs.setdefault(probe.name, Accumulator(probe.kind))
-        active.update((p.name, p) for p in spec.extra)
-        _scan(wp, paths, probes, accs, active, group, overrun)
-    values = _values(accs, active, overrun, group)
-    derived = [p for p in active.values() if is_derived(p)]
-    values.update(evaluate_derived(derived, root.params, values, root.id, group.problems))
+        if not spec.sanity_only:
+            reading.read(wp, spec, paths)
+    values = reading.values()
+    values.update(evaluate_derived(reading.derived(), root.params, values, root.id, group.problems))
     group.values = values
     return group
+
+
+@dataclass
+class _GroupReading:
+    """A result group's files being read into accumulators, one per pattern."""
+
+    group: Group
+    base: dict[str, Pattern]
+    accs: dict[str, Accumulator]
+    # JUBE's "global patternset": grows with the use= of files actually read
+    active: dict[str, Pattern]
+    overrun: dict[str, str]  # pattern stopped at its time bound -> why its value is missing
+
+    def read(self, wp: WPRecord, spec: _Spec, paths: list[str]) -> None:
+        """The files a spec found for a member; a file that is not there is recorded missing."""
+        if not paths:
+            if spec.file.path not in self.group.missing:
+                self.group.missing.append(spec.file.path)
+            return
+        _refuse_parameter_names(wp, spec, self.base)
+        probes = spec.compiler.probes(wp.params)
+        for probe in probes:
+            self.accs.setdefault(probe.name, Accumulator(probe.kind))
+        self.active.update((p.name, p) for p in spec.extra)
+        self._scan(wp, paths, probes)
+
+    def _scan(self, wp: WPRecord, paths: list[str], probes: list[Probe]) -> None:
+        """Each file through the probes into their accumulators, under the pattern time bound."""
+        bound = current().pattern_timeout
+
+        def sink(name: str, texts: list[str]) -> None:
+            self.accs[name].add(texts)
+
+        for path in paths:
+            try:
+                stopped = scanning.scan_file(path, probes, sink, bound=bound)
+            except OSError as exc:  # vanished or unreadable since the signature was taken
+                self.group.missing.append(f"{os.path.relpath(path, wp.work_dir)} ({exc.strerror})")
+                continue
+            for name in stopped:
+                self.overrun[name] = _overrun(wp, path, name, bound, self.active, self.group)
+
+    def values(self) -> dict[str, object]:
+        """The accumulated values, then the defaults of patterns that matched nothing."""
+        values: dict[str, object] = {}
+        for name, acc in self.accs.items():
+            if name in self.overrun:
+                continue  # what it matched before it was stopped is not its value
+            values.update(acc.values(name))
+            if acc.dropped:
+                self.group.dropped[name] = (acc.dropped, acc.bad)
+        for p in self.active.values():
+            if p.default is not None and self._unmatched(p, values):
+                values.update(default_values(p.name, kind(p), p.default, p.where))
+        return values
+
+    def _unmatched(self, p: Pattern, values: dict[str, object]) -> bool:
+        """A scanned pattern that matched nothing (and was not stopped): its default applies."""
+        return not is_derived(p) and p.name not in values and p.name not in self.overrun
+
+    def derived(self) -> list[Pattern]:
+        """The derived patterns of the files read, computed last."""
+        return [p for p in self.active.values() if is_derived(p)]
 
 
 def _refuse_parameter_names(wp: WPRecord, spec: _Spec, base: dict[str, Pattern]) -> None:
@@ -335,46 +433,3 @@ def _refuse_parameter_names(wp: WPRecord, spec: _Spec, base: dict[str, Pattern])
         pattern.where,
         hint="rename the pattern: JUBE does not allow a pattern and a parameter of one name",
     )
-
-
-def _scan(
-    wp: WPRecord,
-    paths: list[str],
-    probes: list[Probe],
-    accs: dict[str, Accumulator],
-    active: dict[str, Pattern],
-    group: Group,
-    overrun: dict[str, str],
-) -> None:
-    """Each file through the probes into their accumulators, under the pattern time bound."""
-    bound = current().pattern_timeout
-
-    def sink(name: str, texts: list[str]) -> None:
-        accs[name].add(texts)
-
-    for path in paths:
-        try:
-            stopped = scanning.scan_file(path, probes, sink, bound=bound)
-        except OSError as exc:  # vanished or unreadable since the signature was taken
-            group.missing.append(f"{os.path.relpath(path, wp.work_dir)} ({exc.strerror})")
-            continue
-        for name in stopped:
-            overrun[name] = _overrun(wp, path, name, bound, active, group)
-
-
-def _values(
-    accs: dict[str, Accumulator], active: dict[str, Pattern], overrun: dict[str, str], group: Group
-) -> dict[str, object]:
-    """The accumulated values, then the defaults of patterns that matched nothing."""
-    values: dict[str, object] = {}
-    for name, acc in accs.items():
-        if name in overrun:
-            continue  # what it matched before it was stopped is not its value
-        values.update(acc.values(name))
-        if acc.dropped:
-            group.dropped[name] = (acc.dropped, acc.bad)
-    for p in active.values():
-        missing = p.name not in values and p.name not in overrun
-        if not is_derived(p) and p.default is not None and missing:
-            values.update(default_values(p.name, kind(p), p.default, p.where))
-    return values

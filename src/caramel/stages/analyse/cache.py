@@ -32,7 +32,7 @@ import sqlite3
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.spec.model import Pattern
@@ -62,30 +62,46 @@ _NOTED: set[str] = set()  # caches said to be read-only (once a process)
 KEEP_TABLES = 4  # finished tables kept (one per combination of options used lately)
 
 
+def _usable_place(path: str) -> bool:
+    """A cache file in an existing folder, not a link. A link in a run folder someone else made
+    could point the cache at the reader's history (another SQLite file whose `meta` table it would
+    write): a linked cache is not used."""
+    if any(os.path.islink(name) for name in (path, path + "-wal", path + "-shm")):
+        return False
+    return os.path.isdir(os.path.dirname(path) or ".")
+
+
+def _removed_as_damaged(path: str, exc: sqlite3.Error) -> bool:
+    """After a failure: a damaged cache is removed, to be made again (it is only a cache); a
+    read-only one is noted."""
+    if problem(exc) == "readonly":
+        _note_readonly(path)
+    if problem(exc) != "damaged":
+        return False
+    _remove(path)
+    return True
+
+
 class AnalysisCache:
     """Best effort: a cache that cannot be read or written is simply not used."""
 
     def __init__(self, path: str | None) -> None:
         self.path = path
         self.db: sqlite3.Connection | None = None
-        # A link in a run folder someone else made could point the cache at the reader's history
-        # (another SQLite file whose `meta` table it would write): a linked cache is not used.
-        if path and any(os.path.islink(name) for name in (path, path + "-wal", path + "-shm")):
-            return
-        if path and os.path.isdir(os.path.dirname(path) or "."):
-            for _attempt in range(2):
-                try:
-                    db = self.db = sqlitefiles.open_connection(path, ANALYSIS_CACHE)
-                    if not _current(db):
-                        _make(db)
-                    break
-                except sqlite3.Error as exc:
-                    self.close()
-                    if problem(exc) == "readonly":
-                        _note_readonly(path)
-                    if problem(exc) != "damaged":
-                        break  # full, read-only, locked: not used this time
-                    _remove(path)  # damaged (it is only a cache): made again
+        if path and _usable_place(path):
+            self._open(path)
+
+    def _open(self, path: str) -> None:
+        for _attempt in range(2):
+            try:
+                db = self.db = sqlitefiles.open_connection(path, ANALYSIS_CACHE)
+                if not _current(db):
+                    _make(db)
+                return
+            except sqlite3.Error as exc:
+                self.close()
+                if not _removed_as_damaged(path, exc):
+                    return  # full, read-only, locked: not used this time
 
     def load(
         self, analyser: str, config: str, roots: set[int] | None = None
@@ -215,24 +231,14 @@ def decode_group(text: str, make: Callable[..., G], patterns: dict[str, Pattern]
         root, members, values, missing, started, problems, dropped = bounded.loads(
             text, "a cached result group"
         )
-        ok = (
-            type(root) is int
-            and all(type(m) is int for m in members)
-            and isinstance(values, dict)
-            and all(v is None or type(v) in _SCALARS or type(v) is bool for v in values.values())
-            and all(type(m) is str for m in missing)
-            and type(started) is bool
-        )
+        ok = _well_typed(root, members, values, missing, started)
         group = make(
             root,
             members,
             values,
             missing,
             started,
-            [
-                Problem(patterns[name], str(expression), int(wp_id), str(message))
-                for name, expression, wp_id, message in problems
-            ],
+            _problems(problems, patterns),
             {str(name): (int(count), str(first)) for name, (count, first) in dropped.items()},
         )
     except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -240,6 +246,36 @@ def decode_group(text: str, make: Callable[..., G], patterns: dict[str, Pattern]
     if not ok:
         raise Damaged("unexpected values")
     return group
+
+
+def _well_typed(root: Any, members: Any, values: Any, missing: Any, started: Any) -> bool:
+    """Whether the decoded fields have a group's types (JSON's data: anything until checked)."""
+    return (
+        type(root) is int
+        and _all_of(int, members)
+        and _scalar_values(values)
+        and _all_of(str, missing)
+        and type(started) is bool
+    )
+
+
+def _all_of(kind: type, items: Any) -> bool:
+    return all(type(item) is kind for item in items)
+
+
+def _scalar_values(values: Any) -> bool:
+    """A mapping of values a table cell may hold: None, a bool or one of _SCALARS."""
+    return isinstance(values, dict) and all(
+        v is None or type(v) in _SCALARS or type(v) is bool for v in values.values()
+    )
+
+
+def _problems(problems: Any, patterns: dict[str, Pattern]) -> list[Problem]:
+    """The cached problems, each naming its pattern (KeyError for one the analyser lacks)."""
+    return [
+        Problem(patterns[name], str(expression), int(wp_id), str(message))
+        for name, expression, wp_id, message in problems
+    ]
 
 
 def _current(db: sqlite3.Connection) -> bool:

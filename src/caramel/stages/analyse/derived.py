@@ -83,53 +83,103 @@ def evaluate_derived(
     if not patterns:
         return {}
     order, waits_for = _plan(tuple((p.name, p.regex, p.mode) for p in patterns))
-    by_name = {p.name: p for p in patterns}
     done: dict[str, str] = {}
-    consts = _Lookup(params, values, done)
-    for _ in range(MAX_PASSES):
-        progress = False
-        for force in (False, True):  # forced: evaluate even with $ left (a shell's own variables)
-            for name in order:
-                if name in done or (waits_for[name] and not waits_for[name] <= done.keys()):
-                    continue  # done, or waits for another derived pattern
-                result = _evaluate(by_name[name], consts, force, wp_id, problems)
-                if result is not None:
-                    done[name] = result
-                    progress = True
-            if progress or len(done) == len(order):
-                break
-        if not progress or len(done) == len(order):
-            break
-    for name, p in by_name.items():  # JUBE's final pass: what is left gets its fallback on failure
-        if name in done:
-            continue
-        code = substitute(substitute(p.regex, consts), _NOTHING, final=True)
-        try:
-            done[name] = _run(p, code) if p.mode in SCRIPTS else code
-        except CaramelError:
-            done[name] = _fallback(p)
+    derivation = _Derivation(
+        {p.name: p for p in patterns},
+        order,
+        waits_for,
+        _Lookup(params, values, done),
+        done,
+        wp_id,
+        problems,
+    )
+    derivation.run_passes()
+    derivation.finish()
     return {p.name: to_type(done[p.name], kind(p)) for p in patterns}
 
 
-def _evaluate(
-    p: Pattern, consts: _Lookup, force: bool, wp_id: int, problems: list[Problem] | None
-) -> str | None:
-    """One derived pattern's text in this pass; None when it must wait (a `$` left and not
-    forced, or a forced evaluation that failed without a default: the final pass decides)."""
-    text = substitute(p.regex, consts)
-    if p.mode not in SCRIPTS:
-        return text
-    unresolved = has_placeholder(text)
-    if unresolved and not force:
-        return None
-    code = substitute(text, _NOTHING, final=True)
-    try:
-        return _run(p, code)
-    except CaramelError as exc:
+@dataclass
+class _Derivation:
+    """One result's derived patterns being computed, as JUBE's passes compute them: in dependency
+    order, each once the script patterns it waits for are done; `done` is what `consts` reads."""
+
+    by_name: dict[str, Pattern]
+    order: list[str]
+    waits_for: dict[str, frozenset[str]]
+    consts: _Lookup
+    done: dict[str, str]
+    wp_id: int
+    problems: list[Problem] | None
+
+    def complete(self) -> bool:
+        return len(self.done) == len(self.order)
+
+    def run_passes(self) -> None:
+        for _ in range(MAX_PASSES):
+            if not self._round() or self.complete():
+                return
+
+    def _round(self) -> bool:
+        """A pass, then, where nothing moved, a forced one (evaluated even with `$` left: a
+        shell's own variables); whether the last pass computed anything."""
+        for force in (False, True):
+            progress = self._pass(force)
+            if progress or self.complete():
+                return progress
+        return False
+
+    def _pass(self, force: bool) -> bool:
+        progress = False
+        for name in self.order:
+            if self._waiting(name):
+                continue
+            result = self._value(self.by_name[name], force)
+            if result is not None:
+                self.done[name] = result
+                progress = True
+        return progress
+
+    def _waiting(self, name: str) -> bool:
+        """Done, or waits for another derived pattern."""
+        waits = self.waits_for[name]
+        return name in self.done or (bool(waits) and not waits <= self.done.keys())
+
+    def _value(self, p: Pattern, force: bool) -> str | None:
+        """One derived pattern's text in this pass; None when it must wait (a `$` left and not
+        forced, or a forced evaluation that failed without a default: the final pass decides)."""
+        text = substitute(p.regex, self.consts)
+        if p.mode not in SCRIPTS:
+            return text
+        unresolved = has_placeholder(text)
+        if unresolved and not force:
+            return None
+        code = substitute(text, _NOTHING, final=True)
+        try:
+            return _run(p, code)
+        except CaramelError as exc:
+            return self._failed(p, code, exc, unresolved)
+
+    def _failed(self, p: Pattern, code: str, exc: CaramelError, unresolved: bool) -> str | None:
+        """A failed evaluation: JUBE ignores a forced one (the final pass decides, None) unless
+        the pattern has a default; one with all its inputs is a Problem and its fallback."""
         if unresolved and p.default is None:
-            return None  # JUBE ignores a failed forced evaluation; the final pass decides
-        if not unresolved and problems is not None:
-            problems.append(Problem(p, code, wp_id, _reason(exc)))
+            return None
+        if not unresolved and self.problems is not None:
+            self.problems.append(Problem(p, code, self.wp_id, _reason(exc)))
+        return _fallback(p)
+
+    def finish(self) -> None:
+        """JUBE's final pass: what is left gets its fallback on failure."""
+        for name, p in self.by_name.items():
+            if name not in self.done:
+                self.done[name] = _last_try(p, self.consts)
+
+
+def _last_try(p: Pattern, consts: _Lookup) -> str:
+    code = substitute(substitute(p.regex, consts), _NOTHING, final=True)
+    try:
+        return _run(p, code) if p.mode in SCRIPTS else code
+    except CaramelError:
         return _fallback(p)
 
 
@@ -141,23 +191,30 @@ def _plan(
     script patterns it must wait for."""
     names = {name for name, _, _ in patterns}
     scripts = {name for name, _, mode in patterns if mode in SCRIPTS}
-    deps = {
-        name: {r for r in references(text) if r in names and r != name}
-        for name, text, _ in patterns
-    }
+    deps = {name: _references(name, text, names) for name, text, _ in patterns}
     waits_for = {name: frozenset(d & scripts) for name, d in deps.items()}
+    return _dependency_order(deps), waits_for
+
+
+def _references(name: str, text: str, names: set[str]) -> set[str]:
+    """The other derived patterns a pattern's text names."""
+    return {r for r in references(text) if r in names and r != name}
+
+
+def _dependency_order(deps: dict[str, set[str]]) -> list[str]:
+    """The names, each after those it depends on; a cycle's names left in their order, last."""
+    deps = dict(deps)
     order: list[str] = []
     placed: set[str] = set()
     while deps:
         ready = [n for n, d in deps.items() if d <= placed]
         if not ready:
-            order += list(deps)
-            break
+            return order + list(deps)
         for n in ready:
             del deps[n]
         order += ready
         placed.update(ready)
-    return order, waits_for
+    return order
 
 
 def _reason(exc: CaramelError) -> str:

@@ -79,18 +79,26 @@ def mean_sd(samples: np.ndarray, ddof: int = 1) -> tuple[float, float]:
     import numpy as np
 
     with np.errstate(over="ignore", invalid="ignore"):
-        mean = float(samples.mean()) if samples.size else math.nan
-        sd = float(samples.std(ddof=ddof)) if samples.size > ddof else math.nan
-        if (
-            samples.size
-            and not (math.isfinite(mean) and (math.isfinite(sd) or samples.size <= ddof))
-            and bool(np.isfinite(samples).all())
-        ):
+        mean, sd = _plain_mean_sd(samples, ddof)
+        if samples.size and _overflowed(mean, sd, samples.size <= ddof, samples):
             scale = float(np.abs(samples).max())
-            scaled = samples / scale
-            mean = float(scaled.mean()) * scale
-            sd = float(scaled.std(ddof=ddof)) * scale if samples.size > ddof else math.nan
+            mean, sd = _plain_mean_sd(samples / scale, ddof)
+            mean, sd = mean * scale, sd * scale
     return mean, sd
+
+
+def _plain_mean_sd(samples: np.ndarray, ddof: int) -> tuple[float, float]:
+    mean = float(samples.mean()) if samples.size else math.nan
+    sd = float(samples.std(ddof=ddof)) if samples.size > ddof else math.nan
+    return mean, sd
+
+
+def _overflowed(mean: float, sd: float, no_sd: bool, samples: np.ndarray) -> bool:
+    """Whether the mean or sd is not finite though every sample is."""
+    import numpy as np
+
+    finite = math.isfinite(mean) and (math.isfinite(sd) or no_sd)
+    return not finite and bool(np.isfinite(samples).all())
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import regex  # `re`'s syntax, and a time bound on each match (analyse.scan)
 from caramel.errors import Location
 from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.expand.substitute import references, substitute
-from caramel.stages.spec.model import Benchmark, Pattern
+from caramel.stages.spec.model import Benchmark, Pattern, Patternset
 
 # defined in spec (the engine's progress reads logs too); its readers here import it from here
 from caramel.stages.spec.regexes import BUILTIN_PATTERNS as BUILTIN_PATTERNS  # noqa: PLC0414
@@ -39,23 +39,9 @@ def combine(
     """Add the patterns of the sets `names` to `into` (name -> pattern), as JUBE combines them:
     a name defined twice must have the same text, otherwise the sets cannot be used together."""
     for set_name in names:
-        pset = bench.patternsets.get(set_name)
-        if pset is None:
-            from caramel.errors import did_you_mean
-
-            raise AnalyseError(
-                f"{owner} uses patternset '{set_name}', which is not defined",
-                where,
-                hint=did_you_mean(set_name, bench.patternsets)
-                or "patternsets: " + (", ".join(bench.patternsets) or "none"),
-            )
-        for pattern in pset.patterns:
+        for pattern in _patternset(bench, set_name, owner, where).patterns:
             known = into.get(pattern.name)
-            if (
-                known is not None
-                and known is not pattern
-                and (known.regex, known.mode) != (pattern.regex, pattern.mode)
-            ):
+            if known is not None and _differ(known, pattern):
                 raise AnalyseError(
                     f"{owner} cannot use patternset '{set_name}': pattern '{pattern.name}' is "
                     f"already defined differently at {known.where}",
@@ -63,6 +49,25 @@ def combine(
                     hint="rename one of the patterns",
                 )
             into[pattern.name] = pattern
+
+
+def _patternset(bench: Benchmark, name: str, owner: str, where: Location) -> Patternset:
+    pset = bench.patternsets.get(name)
+    if pset is None:
+        from caramel.errors import did_you_mean
+
+        raise AnalyseError(
+            f"{owner} uses patternset '{name}', which is not defined",
+            where,
+            hint=did_you_mean(name, bench.patternsets)
+            or "patternsets: " + (", ".join(bench.patternsets) or "none"),
+        )
+    return pset
+
+
+def _differ(known: Pattern, pattern: Pattern) -> bool:
+    """Two patterns of one name with different texts (the same pattern twice is fine)."""
+    return known is not pattern and (known.regex, known.mode) != (pattern.regex, pattern.mode)
 
 
 @dataclass

@@ -28,7 +28,9 @@ import csv
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
 from caramel.stages.spec.mad import ENV_FILE as MAD_ENV_FILE
@@ -114,6 +116,18 @@ def uses_performance_lines(inp: AnalysisInput) -> bool:
     return not any(pset.patterns for pset in inp.benchmark.patternsets.values())
 
 
+def follows_mad_convention(inp: AnalysisInput, found: Collected) -> bool:
+    """Whether a benchmark without patterns is MAD-style, so that `bench result` makes its
+    `performance` table: a models.json entry or a declared results CSV (`meta: multiple_results`)
+    says so, and so does a `performance:` line in its output (a figure, or a line that does not
+    read). A file with neither (JUBE's examples/tagging/tagging.xml) has no table, as `jube result`
+    shows none for a file without <result> (JUBE's benchmark.py, `Benchmark.create_result`)."""
+    declared = bool(results_csv_name(inp)) or any(
+        MODEL_DIR_PARAMETER in wp.params for wp in inp.workpackages
+    )
+    return declared or bool(found.figures or found.failed or found.problems)
+
+
 def collect_figures(inp: AnalysisInput) -> tuple[list[Figure], list[str]]:
     """Every figure of every started workpackage, and what could not be read (one line each)."""
     found = collect(inp)
@@ -127,34 +141,60 @@ def results_csv_name(inp: AnalysisInput) -> str:
 NO_LINE = "the script printed no 'performance: NUMBER UNIT' line"
 
 
+@dataclass
+class _Reading:
+    """What reading one workpackage's output found besides its figures."""
+
+    wp: WPRecord
+    problems: list[str]  # the run's, one line each naming the workpackage (Collected.problems)
+    notes: list[str] = field(default_factory=list)  # why it has no figure
+    failed: list[FailedRow] = field(default_factory=list)  # its CSV rows without a number
+
+    def problem(self, text: str) -> None:
+        self.problems.append(f"workpackage {self.wp.id} ({self.wp.step}): {text}")
+
+
 def collect(inp: AnalysisInput) -> Collected:
     """The figures, the problems, and why each finished workpackage of a last step has no figure."""
     found = Collected([], [], {})
     csv_name = results_csv_name(inp)
-    varying = {step: varying_parameters(inp, step) for step in {wp.step for wp in inp.workpackages}}
+    varying = _varying_by_step(inp)
     last = last_steps(inp)
     for wp in inp.workpackages:
         if not wp.started:
             continue
         model = model_name(inp.benchmark.name, wp, varying[wp.step])
-        mad = MODEL_DIR_PARAMETER in wp.params  # a models.json entry: read as madengine reads it
-        figures: list[Figure] = []
-        failed: list[FailedRow] = []
-        notes: list[str] = []
-        if not (mad and csv_name):  # madengine reads a model's log only without a results CSV
-            figures += _from_log(inp, wp, model, mad, found.problems, notes)
-        if csv_name:
-            prefix = model if mad else ""
-            figures += _csv_figures(wp, csv_name, prefix, found.problems, notes, failed)
-        found.figures += figures
-        if figures:  # madengine writes the rows without a number only beside rows with one
-            found.failed += failed
-        elif wp.state == WpState.DONE and wp.step in last:
-            found.missing[wp.id] = "no figure: " + "; ".join(notes)
+        reading = _Reading(wp, found.problems)
+        _keep(found, _figures_of(inp, model, csv_name, reading), reading, wp.step in last)
     found.problems += unreadable_units(
         found.figures
     )  # a unit that cannot be read names its file:line
     return found
+
+
+def _varying_by_step(inp: AnalysisInput) -> dict[str, list[str]]:
+    steps = {wp.step for wp in inp.workpackages}
+    return {step: varying_parameters(inp, step) for step in steps}
+
+
+def _figures_of(inp: AnalysisInput, model: str, csv_name: str, reading: _Reading) -> list[Figure]:
+    """A workpackage's figures: of its stdout files, of its results CSV, or both (module doc)."""
+    mad = MODEL_DIR_PARAMETER in reading.wp.params  # a models.json entry: read as madengine does
+    figures: list[Figure] = []
+    if not (mad and csv_name):  # madengine reads a model's log only without a results CSV
+        figures += _from_log(inp, model, mad, reading)
+    if csv_name:
+        figures += _csv_figures(csv_name, model if mad else "", reading)
+    return figures
+
+
+def _keep(found: Collected, figures: list[Figure], reading: _Reading, last_step: bool) -> None:
+    """A workpackage's figures kept; without any, why, for a finished one of a last step."""
+    found.figures += figures
+    if figures:  # madengine writes the rows without a number only beside rows with one
+        found.failed += reading.failed
+    elif reading.wp.state == WpState.DONE and last_step:
+        found.missing[reading.wp.id] = "no figure: " + "; ".join(reading.notes)
 
 
 def last_steps(inp: AnalysisInput) -> set[str]:
@@ -234,134 +274,189 @@ def _line_figures(text: str) -> list[LineFigure]:
     return out
 
 
-def _from_log(
-    inp: AnalysisInput,
-    wp: WPRecord,
-    model: str,
-    first_only: bool,
-    problems: list[str],
-    notes: list[str],
-) -> list[Figure]:
+@dataclass(frozen=True)
+class _Log:
+    """A stdout file of a workpackage: its name (as the step names it), its path, its text."""
+
+    name: str
+    path: str
+    text: str
+
+
+def _logs(inp: AnalysisInput, wp: WPRecord) -> list[_Log]:
+    """The workpackage's stdout files that can be read, in order."""
+    out = []
+    for name in _stdout_files(inp, wp):
+        path = os.path.join(wp.work_dir, name)
+        text = _read_text(path)
+        if text is not None:
+            out.append(_Log(name, path, text))
+    return out
+
+
+def _from_log(inp: AnalysisInput, model: str, first_only: bool, reading: _Reading) -> list[Figure]:
     """The figures of the workpackage's stdout files: a models.json entry's first match over its
     whole stdout (madengine's one figure per run), every matching line for caramel's own files."""
     unread: list[tuple[str, int, str]] = []  # `performance:` lines without a figure: where, what
     out: list[Figure] = []
-    for name in _stdout_files(inp, wp):
-        path = os.path.join(wp.work_dir, name)
-        text = _read_text(path)
-        if text is None:
-            continue
-        hit = first_performance(text)
-        for found in ([hit] if hit else []) if first_only else _line_figures(text):
-            line = text.count("\n", 0, found.offset) + 1
-            value = _number(found.number)
-            if value is None:  # madengine's number, past a double (1e999)
-                problems.append(
-                    f"workpackage {wp.id} ({wp.step}): {path}:{line}: "
-                    f"{found.number!r} is not a finite number"
-                )
-                notes.append(f"{found.number!r} ({name}:{line}) is not a finite number")
-            else:
-                out.append(Figure(wp, model, value, found.metric, f"{path}:{line}"))
-        unread += [
-            (path, n, t.strip())
-            for n, t in enumerate(text.splitlines(), 1)
-            if "performance:" in t and not PERFORMANCE_LINE.search(t)
-        ]
-        if first_only and hit:
+    for log in _logs(inp, reading.wp):
+        hits = _hits(log.text, first_only)
+        out += _log_figures(log, hits, model, reading)
+        unread += _unread_lines(log)
+        if first_only and hits:
             return out  # madengine's one log: the first match ends the reading
-    for path, line, text in unread:
-        problems.append(
-            f"workpackage {wp.id} ({wp.step}): {path}:{line}: {text!r} does not read "
-            "as madengine's 'performance: NUMBER METRIC'"
-        )
-    if not out:
-        notes += [
-            f"{text!r} ({os.path.basename(path)}:{line}) has no number and metric as "
-            "madengine reads them"
-            for path, line, text in unread
-        ] or [NO_LINE]
+    _report_unread(unread, reading, bool(out))
     return out
 
 
-def _csv_figures(
-    wp: WPRecord,
-    csv_name: str,
-    prefix: str,
-    problems: list[str],
-    notes: list[str],
-    failed: list[FailedRow],
-) -> list[Figure]:
-    path = results_csv_path(wp, csv_name)
+def _log_figures(log: _Log, hits: list[LineFigure], model: str, reading: _Reading) -> list[Figure]:
+    figures = (_line_figure(log, hit, model, reading) for hit in hits)
+    return [figure for figure in figures if figure is not None]
+
+
+def _report_unread(unread: list[tuple[str, int, str]], reading: _Reading, figures: bool) -> None:
+    """Each `performance:` line that does not read is a problem; without figures, the reason."""
+    for path, line, text in unread:
+        reading.problem(
+            f"{path}:{line}: {text!r} does not read as madengine's 'performance: NUMBER METRIC'"
+        )
+    if not figures:
+        reading.notes += _unread_notes(unread) or [NO_LINE]
+
+
+def _hits(text: str, first_only: bool) -> list[LineFigure]:
+    """A models.json entry's first match in the whole text, else every line's first match."""
+    if not first_only:
+        return _line_figures(text)
+    hit = first_performance(text)
+    return [hit] if hit else []
+
+
+def _line_figure(log: _Log, hit: LineFigure, model: str, reading: _Reading) -> Figure | None:
+    """The figure of a match; None (a problem) where its number is past a double (1e999)."""
+    line = log.text.count("\n", 0, hit.offset) + 1
+    value = _number(hit.number)
+    if value is None:
+        reading.problem(f"{log.path}:{line}: {hit.number!r} is not a finite number")
+        reading.notes.append(f"{hit.number!r} ({log.name}:{line}) is not a finite number")
+        return None
+    return Figure(reading.wp, model, value, hit.metric, f"{log.path}:{line}")
+
+
+def _unread_lines(log: _Log) -> list[tuple[str, int, str]]:
+    """The lines holding `performance:` that do not read as madengine's line: where, what."""
+    return [
+        (log.path, n, t.strip())
+        for n, t in enumerate(log.text.splitlines(), 1)
+        if "performance:" in t and not PERFORMANCE_LINE.search(t)
+    ]
+
+
+def _unread_notes(unread: list[tuple[str, int, str]]) -> list[str]:
+    return [
+        f"{text!r} ({os.path.basename(path)}:{line}) has no number and metric as "
+        "madengine reads them"
+        for path, line, text in unread
+    ]
+
+
+def _csv_figures(csv_name: str, prefix: str, reading: _Reading) -> list[Figure]:
+    path = results_csv_path(reading.wp, csv_name)
     if not path:
-        model_dir = wp.params.get(MODEL_DIR_PARAMETER)
+        model_dir = reading.wp.params.get(MODEL_DIR_PARAMETER)
         nor = f" nor in {model_dir}/" if model_dir else ""
-        notes.append(f"no {csv_name} in the work folder{nor}")
+        reading.notes.append(f"no {csv_name} in the work folder{nor}")
         return []
-    return _from_csv(wp, path, prefix, problems, notes, failed)
+    return _from_csv(path, prefix, reading)
 
 
-def _from_csv(
-    wp: WPRecord,
-    path: str,
-    prefix: str,
-    problems: list[str],
-    notes: list[str],
-    failed: list[FailedRow],
-) -> list[Figure]:
+@dataclass(frozen=True)
+class _CsvRow:
+    """A results CSV row as written: model (after a models.json entry's name), metric,
+    performance, the further columns and its line."""
+
+    model: str
+    metric: str
+    performance: str
+    extra: dict[str, str]
+    line: int
+
+
+def _from_csv(path: str, prefix: str, reading: _Reading) -> list[Figure]:
     """The rows of a results CSV. `prefix`: a models.json entry's name, which madengine puts before
     each row's model (`ENTRY_MODEL`, update_perf_csv.py `handle_multiple_results`), and then only
     the column `model` names the model, as there."""
-    out: list[Figure] = []
     with open(path, newline="", errors="replace") as handle:
         reader = csv.DictReader(handle)
         reader.fieldnames = [name.strip() for name in reader.fieldnames or []]
-        accepted = (MAD_MODEL_COLUMN,) if prefix else MODEL_COLUMNS
-        model_column = next((c for c in accepted if c in reader.fieldnames), "")
-        missing = [c for c in ("performance", "metric") if c not in reader.fieldnames]
-        if missing or not model_column:
-            missing = (["model"] if not model_column else []) + missing
-            text = (
-                f"{path}: no column {', '.join(missing)} (header: "
-                f"{','.join(reader.fieldnames) or 'none'}); "
-                "expected the columns model,performance,metric"
-                + ("" if prefix else " (or models,performance,metric)")
-            )
-            problems.append(f"workpackage {wp.id} ({wp.step}): {text}")
-            notes.append(text)
-            return out
-        known = {model_column, "performance", "metric"}
-        seen: dict[tuple[str, str], int] = {}
-        for row in reader:
-            model = (row[model_column] or "").strip()
-            model = f"{prefix}_{model}" if prefix else model
-            metric = (row["metric"] or "").strip()
-            extra = {
-                k: (v or "").strip() for k, v in row.items() if k is not None and k not in known
-            }
-            text = (row.get("performance") or "").strip()
-            value = _number(text)
-            if value is None:
-                where = f"{os.path.basename(path)}:{reader.line_num}"
-                why = "empty performance" if not text else f"{text!r} is not a number"
-                reason = f"{where}: {why}"
-                problems.append(f"workpackage {wp.id} ({wp.step}): {path}:{reader.line_num}: {why}")
-                notes.append(reason)
-                failed.append(FailedRow(wp, model, metric, reason, extra))
-                continue
-            seen[(model, metric)] = seen.get((model, metric), 0) + 1
-            out.append(
-                Figure(
-                    wp,
-                    model,
-                    value,
-                    metric,
-                    f"{path}:{reader.line_num}",
-                    extra,
-                    seen[(model, metric)],
-                )
-            )
+        model_column = _model_column(reader.fieldnames, prefix)
+        problem = _header_problem(reader.fieldnames, model_column, path, prefix)
+        if problem:
+            reading.problem(problem)
+            reading.notes.append(problem)
+            return []
+        rows = (_csv_row(row, model_column, prefix, reader.line_num) for row in reader)
+        return _csv_figures_of(rows, path, reading)
+
+
+def _model_column(fieldnames: list[str], prefix: str) -> str:
+    """The column naming the model: a models.json entry's CSV only `model`, as madengine reads it;
+    '' where there is none."""
+    accepted = (MAD_MODEL_COLUMN,) if prefix else MODEL_COLUMNS
+    return next((c for c in accepted if c in fieldnames), "")
+
+
+def _header_problem(fieldnames: list[str], model_column: str, path: str, prefix: str) -> str:
+    """What the header lacks, naming the file; '' where it has every column."""
+    missing = ["model"] * (not model_column) + [
+        c for c in ("performance", "metric") if c not in fieldnames
+    ]
+    if not missing:
+        return ""
+    return (
+        f"{path}: no column {', '.join(missing)} (header: {','.join(fieldnames) or 'none'}); "
+        "expected the columns model,performance,metric"
+        + ("" if prefix else " (or models,performance,metric)")
+    )
+
+
+def _csv_row(row: dict[str, Any], model_column: str, prefix: str, line: int) -> _CsvRow:
+    known = {model_column, "performance", "metric"}
+    extra = {k: _field(row, k) for k in row if k is not None and k not in known}
+    model = _field(row, model_column)
+    model = f"{prefix}_{model}" if prefix else model
+    return _CsvRow(model, _field(row, "metric"), _field(row, "performance"), extra, line)
+
+
+def _field(row: dict[str, Any], column: str) -> str:
+    return (row.get(column) or "").strip()
+
+
+def _csv_figures_of(rows: Iterator[_CsvRow], path: str, reading: _Reading) -> list[Figure]:
+    """Every row with a number is a figure, the how-manieth of its model and metric
+    (`Figure.model_row`); a row without one is a FailedRow (madengine's FAILURE row)."""
+    out: list[Figure] = []
+    seen: dict[tuple[str, str], int] = {}
+    for row in rows:
+        value = _number(row.performance)
+        if value is None:
+            _fail(row, path, reading)
+            continue
+        seen[(row.model, row.metric)] = seen.get((row.model, row.metric), 0) + 1
+        where = f"{path}:{row.line}"
+        count = seen[(row.model, row.metric)]
+        out.append(Figure(reading.wp, row.model, value, row.metric, where, row.extra, count))
     return out
+
+
+def _fail(row: _CsvRow, path: str, reading: _Reading) -> None:
+    """A row whose performance is empty or not a number: a problem and a FAILURE row."""
+    text = row.performance
+    why = "empty performance" if not text else f"{text!r} is not a number"
+    reason = f"{os.path.basename(path)}:{row.line}: {why}"
+    reading.problem(f"{path}:{row.line}: {why}")
+    reading.notes.append(reason)
+    reading.failed.append(FailedRow(reading.wp, row.model, row.metric, reason, row.extra))
 
 
 def _number(text: str) -> float | None:

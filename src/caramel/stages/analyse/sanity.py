@@ -60,53 +60,92 @@ class NotEvaluable(ValueError):
     """An expression that cannot be evaluated for these values (the message says why)."""
 
 
-def evaluate(tree: ast.AST, values: dict[str, object]) -> object:  # noqa: C901 - one case per node kind
+def evaluate(tree: ast.AST, values: dict[str, object]) -> object:
     """The value of an expression tree of spec/sanity.py's grammar, names taken from `values`."""
-    if isinstance(tree, ast.Expression):
-        return evaluate(tree.body, values)
-    if isinstance(tree, ast.Constant):
-        return tree.value
-    if isinstance(tree, ast.Name):
-        if tree.id not in values:
-            raise NotEvaluable(f"'{tree.id}' has no value")
-        return values[tree.id]
-    if isinstance(tree, ast.BoolOp):
-        result: object = isinstance(tree.op, ast.And)
-        for part in tree.values:
-            result = evaluate(part, values)
-            if bool(result) != isinstance(tree.op, ast.And):
-                return result
-        return result
-    if isinstance(tree, ast.UnaryOp):
-        operand = evaluate(tree.operand, values)
-        if isinstance(tree.op, ast.Not):
-            return not operand
-        number = _number(operand)
-        return -number if isinstance(tree.op, ast.USub) else +number
-    if isinstance(tree, ast.BinOp):
-        base, power = _number(evaluate(tree.left, values)), _number(evaluate(tree.right, values))
-        try:
-            if isinstance(tree.op, ast.Pow):
-                if isinstance(power, int) and abs(power) > MAX_POWER:
-                    return float(base) ** float(power)
-                return base**power
-            return _BINARY[type(tree.op)](base, power)
-        except (ZeroDivisionError, OverflowError) as exc:
-            raise NotEvaluable(str(exc)) from None
-    if isinstance(tree, ast.Compare):
-        left = evaluate(tree.left, values)
-        for op, right_tree in zip(tree.ops, tree.comparators, strict=True):
-            right = evaluate(right_tree, values)
-            try:
-                if not _COMPARE[type(op)](left, right):
-                    return False
-            except TypeError:
-                raise NotEvaluable(f"cannot compare {left!r} with {right!r}") from None
-            left = right
-        return True
-    raise NotEvaluable(
-        f"'{type(tree).__name__}' is not allowed"
-    )  # spec/sanity.py refuses it earlier
+    node = _NODES.get(type(tree))
+    if node is None:  # spec/sanity.py refuses it earlier
+        raise NotEvaluable(f"'{type(tree).__name__}' is not allowed")
+    return node(tree, values)
+
+
+def _expression(tree: ast.Expression, values: dict[str, object]) -> object:
+    return evaluate(tree.body, values)
+
+
+def _constant(tree: ast.Constant, _values: dict[str, object]) -> object:
+    return tree.value
+
+
+def _name(tree: ast.Name, values: dict[str, object]) -> object:
+    if tree.id not in values:
+        raise NotEvaluable(f"'{tree.id}' has no value")
+    return values[tree.id]
+
+
+def _bool_op(tree: ast.BoolOp, values: dict[str, object]) -> object:
+    """`and`/`or` as Python: the first part that decides, else the last."""
+    conjunction = isinstance(tree.op, ast.And)
+    result: object = conjunction
+    for part in tree.values:
+        result = evaluate(part, values)
+        if bool(result) != conjunction:
+            return result
+    return result
+
+
+def _unary_op(tree: ast.UnaryOp, values: dict[str, object]) -> object:
+    operand = evaluate(tree.operand, values)
+    if isinstance(tree.op, ast.Not):
+        return not operand
+    number = _number(operand)
+    return -number if isinstance(tree.op, ast.USub) else +number
+
+
+def _bin_op(tree: ast.BinOp, values: dict[str, object]) -> object:
+    base, power = _number(evaluate(tree.left, values)), _number(evaluate(tree.right, values))
+    try:
+        if isinstance(tree.op, ast.Pow):
+            return _power(base, power)
+        return _BINARY[type(tree.op)](base, power)
+    except (ZeroDivisionError, OverflowError) as exc:
+        raise NotEvaluable(str(exc)) from None
+
+
+def _power(base: int | float, power: int | float) -> object:
+    if isinstance(power, int) and abs(power) > MAX_POWER:
+        return float(base) ** float(power)
+    return base**power
+
+
+def _compare(tree: ast.Compare, values: dict[str, object]) -> object:
+    """A chain of comparisons (`0 < x <= 1`), each operand evaluated once; the first false ends
+    it."""
+    left = evaluate(tree.left, values)
+    for op, right_tree in zip(tree.ops, tree.comparators, strict=True):
+        right = evaluate(right_tree, values)
+        if not _compared(op, left, right):
+            return False
+        left = right
+    return True
+
+
+def _compared(op: ast.cmpop, left: object, right: object) -> bool:
+    try:
+        return bool(_COMPARE[type(op)](left, right))
+    except TypeError:
+        raise NotEvaluable(f"cannot compare {left!r} with {right!r}") from None
+
+
+# one evaluation per node kind of the grammar (spec/sanity.py)
+_NODES: dict[type[ast.AST], Callable[[Any, dict[str, object]], object]] = {
+    ast.Expression: _expression,
+    ast.Constant: _constant,
+    ast.Name: _name,
+    ast.BoolOp: _bool_op,
+    ast.UnaryOp: _unary_op,
+    ast.BinOp: _bin_op,
+    ast.Compare: _compare,
+}
 
 
 def _number(value: object) -> int | float:
@@ -119,19 +158,24 @@ def check_expression(check: Sanity, lookup: Callable[[str], object]) -> str:
     """'' when the expression holds for the row's values (`lookup(name)`: MISSING when it has none),
     else why not."""
     tree = _tree(check.text)
-    values = {}
-    for name in expression_names(tree):
-        value = lookup(name)
-        if value is not MISSING and value is not None:
-            values[name] = value
+    values = _known_values(tree, lookup)
     shown = ", ".join(f"{k}={_short(v)}" for k, v in values.items())
+    with_values = f" ({shown})" if shown else ""
     try:
         result = evaluate(tree, values)
     except NotEvaluable as exc:
-        return f"expr {check.text!r} cannot be evaluated: {exc}" + (f" ({shown})" if shown else "")
+        return f"expr {check.text!r} cannot be evaluated: {exc}{with_values}"
     if isinstance(result, float) and math.isnan(result) or not result:
-        return f"expr {check.text!r} is false" + (f" ({shown})" if shown else "")
+        return f"expr {check.text!r} is false{with_values}"
     return ""
+
+
+def _known_values(tree: ast.Expression, lookup: Callable[[str], object]) -> dict[str, object]:
+    """The values of the names the expression reads, those the row has (not MISSING, not None)."""
+    values = {name: lookup(name) for name in expression_names(tree)}
+    return {
+        name: value for name, value in values.items() if value is not MISSING and value is not None
+    }
 
 
 @functools.lru_cache(maxsize=256)
@@ -157,15 +201,9 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
     path = os.path.realpath(os.path.join(wp.work_dir, name))
     if os.path.commonpath([path, folder]) != folder:
         return f"{name} is outside the work folder of {wp.id}_{wp.step}"
-    found = []
     bound = current().pattern_timeout
     try:
-        stopped = scan_file(
-            path,
-            [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
-            lambda _name, texts: found.extend(texts[:1]),
-            bound=bound,
-        )
+        stopped, found = _first_match(check, path, bound)
     except OSError:
         return f"expect /{check.text}/: {label} is missing" if check.kind == "expect" else ""
     if stopped:
@@ -173,6 +211,24 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
             f"{check.kind} /{check.text}/ did not finish within {bound:g} s on {label} "
             "(pattern_timeout)"
         )
+    return _file_verdict(check, label, found)
+
+
+def _first_match(check: Sanity, path: str, bound: float) -> tuple[list[str], list[str]]:
+    """The probe stopped at its time bound (if it was), and the check's first match in the file
+    (OSError where it cannot be read)."""
+    found: list[str] = []
+    stopped = scan_file(
+        path,
+        [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
+        lambda _name, texts: found.extend(texts[:1]),
+        bound=bound,
+    )
+    return stopped, found
+
+
+def _file_verdict(check: Sanity, label: str, found: list[str]) -> str:
+    """`expect` fails without a match, `reject` with one."""
     if check.kind == "expect" and not found:
         return f"expect /{check.text}/ not found in {label}"
     if check.kind == "reject" and found:
@@ -190,6 +246,19 @@ def row_failure(
     """The first sanity check of the row that fails ('' when all hold): the checks of each step
     along the chain (on each workpackage of its result group), then those of the analyser (on the
     leaf's)."""
+    for owner, sanity, members in _owners(inp, analyser, chain, groups):
+        for check in sanity:
+            why = _check_fails(check, lookup, members)
+            if why:
+                return f"sanity of {owner}: {why}"
+    return ""
+
+
+def _owners(
+    inp: AnalysisInput, analyser: str, chain: list[WPRecord], groups: Mapping[int, Group]
+) -> list[tuple[str, list[Sanity], list[WPRecord]]]:
+    """Who declares checks along the row, with the checks and the workpackages they read: each step
+    of the chain (its result group), then the analyser (the leaf's group)."""
     bench = inp.benchmark
     owners: list[tuple[str, list[Sanity], list[WPRecord]]] = []
     for wp in chain:
@@ -199,15 +268,15 @@ def row_failure(
     checks = bench.analysers[analyser].sanity if analyser in bench.analysers else []
     if checks:
         owners.append((f"analyser '{analyser}'", checks, _members(inp, chain[-1], groups)))
-    for owner, sanity, members in owners:
-        for check in sanity:
-            if check.kind == "expr":
-                why = check_expression(check, lookup)
-            else:
-                why = next((w for w in (check_file(check, m) for m in members) if w), "")
-            if why:
-                return f"sanity of {owner}: {why}"
-    return ""
+    return owners
+
+
+def _check_fails(check: Sanity, lookup: Callable[[str], object], members: list[WPRecord]) -> str:
+    """Why a check fails for the row: an expression on its values, a log check on the first
+    member's file that fails it; '' when it holds."""
+    if check.kind == "expr":
+        return check_expression(check, lookup)
+    return next((why for why in (check_file(check, m) for m in members) if why), "")
 
 
 def workpackage_failure(inp: AnalysisInput, wp: WPRecord, values: dict[str, object]) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TextIO
 
 import regex as re
@@ -97,21 +98,30 @@ def scan_file(
             raw.read(size + 1) if size <= chunk else b""
         )  # (read(n) would allocate n bytes first)
     if size <= chunk and len(data) <= chunk:
-        text = data.decode("utf-8", errors="replace")
-        if "\r" in text:  # universal newlines, as a text-mode read gives JUBE
-            text = text.replace("\r\n", "\n").replace("\r", "\n")
-        for probe in probes:  # the whole file: JUBE's own search
-            try:
-                found = matches(probe.regex, text, timeout=limits.left(probe.name))
-            except TimeoutError:
-                limits.overrun.append(probe.name)
-                continue
-            if found:
-                sink(probe.name, found)
+        _scan_text(_decoded(data), probes, sink, limits)
         return limits.overrun
     with open(path, encoding="utf-8", errors="replace") as handle:
         _scan_blocks(handle, handle.read(chunk), probes, sink, chunk, overlap, limits)
     return limits.overrun
+
+
+def _decoded(data: bytes) -> str:
+    text = data.decode("utf-8", errors="replace")
+    if "\r" in text:  # universal newlines, as a text-mode read gives JUBE
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _scan_text(text: str, probes: list[Probe], sink: Sink, limits: Bound) -> None:
+    """The whole file at once: JUBE's own search, each probe under its bound."""
+    for probe in probes:
+        try:
+            found = matches(probe.regex, text, timeout=limits.left(probe.name))
+        except TimeoutError:
+            limits.overrun.append(probe.name)
+            continue
+        if found:
+            sink(probe.name, found)
 
 
 def _block_matches(
@@ -146,35 +156,56 @@ def _scan_blocks(
     resume = [0] * len(probes)  # file offset where each probe continues
     while True:
         more = handle.read(chunk)
-        eof = not more
-        if eof:
-            boundary = base + len(text) + 1  # everything is final
-        else:
-            text += more
-            # Leave the last `overlap` characters (from a line start) for the next block.
-            cut = len(text) - overlap
-            line = text.rfind("\n", 0, cut)
-            boundary = base + (line + 1 if line > 0 else cut)
-        for i, probe in enumerate(probes):
-            if probe.name in limits.overrun:
-                resume[i] = boundary  # stopped: it holds no text back
-                continue
-            try:
-                found, end, pending = _block_matches(
-                    probe, text, resume[i] - base, boundary - base, limits
-                )
-            except TimeoutError:
-                limits.overrun.append(probe.name)
-                resume[i] = boundary
-                continue
-            resume[i] = max(resume[i], base + end)
-            if not pending:
-                resume[i] = max(resume[i], boundary)
-            found = [f for f in found if f]
-            if found:
-                sink(probe.name, found)
-        if eof:
+        text += more
+        block = _Block(text, base, _boundary(text, base, overlap, eof=not more))
+        resume = [
+            _scan_block(probe, block, at, sink, limits)
+            for probe, at in zip(probes, resume, strict=True)
+        ]
+        if not more:
             return
-        keep_from = max(min(min(resume), boundary) - CONTEXT, base)
+        keep_from = max(min(min(resume), block.boundary) - CONTEXT, base)
         text = text[keep_from - base :]
         base = keep_from
+
+
+@dataclass(frozen=True)
+class _Block:
+    """The text held of a large file: from file offset `base`, final up to `boundary`."""
+
+    text: str
+    base: int
+    boundary: int
+
+
+def _boundary(text: str, base: int, overlap: int, eof: bool) -> int:
+    """Where the matches of this block end (a file offset): everything at the end of the file, else
+    before the last `overlap` characters (from a line start), left for the next block."""
+    if eof:
+        return base + len(text) + 1
+    cut = len(text) - overlap
+    line = text.rfind("\n", 0, cut)
+    return base + (line + 1 if line > 0 else cut)
+
+
+def _scan_block(probe: Probe, block: _Block, resume: int, sink: Sink, limits: Bound) -> int:
+    """A probe's matches in the block from `resume` given to the sink; where it continues."""
+    if probe.name in limits.overrun:
+        return block.boundary  # stopped: it holds no text back
+    try:
+        found, end, pending = _block_matches(
+            probe, block.text, resume - block.base, block.boundary - block.base, limits
+        )
+    except TimeoutError:
+        limits.overrun.append(probe.name)
+        return block.boundary
+    _give(sink, probe.name, found)
+    resume = max(resume, block.base + end)
+    return resume if pending else max(resume, block.boundary)
+
+
+def _give(sink: Sink, name: str, found: list[str]) -> None:
+    """The non-empty match texts, if any, to the sink."""
+    found = [text for text in found if text]
+    if found:
+        sink(name, found)

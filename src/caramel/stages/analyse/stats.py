@@ -23,6 +23,31 @@ def convert(text: str, kind: str) -> int | float | str:
     return text
 
 
+def _numbers(matches: list[str], kind: str) -> list[Any]:
+    """Every non-empty match as an int (`nan` stays nan) or a float; ValueError or OverflowError
+    where one does not convert."""
+    if kind == "int":
+        return [math.nan if m == "nan" else int(float(m)) for m in matches if m]
+    return [float(m) for m in matches if m]
+
+
+def _running(
+    values: list[Any], low: Any, high: Any, total: Any, total2: Any
+) -> tuple[Any, Any, Any, Any]:
+    """The min, max, sum and sum of squares after adding `values` in order."""
+    for value in values:
+        if value < low:
+            low = value
+        if value > high:
+            high = value
+        total += value
+        try:
+            total2 += value**2
+        except OverflowError:
+            total2 = math.nan
+    return low, high, total, total2
+
+
 class Accumulator:
     """Running statistics of the matches of one pattern (across the files of a workpackage)."""
 
@@ -44,52 +69,45 @@ class Accumulator:
 
     def add(self, matches: list[str]) -> None:
         if self.kind == "string":
-            found = [
-                m for m in matches if m
-            ]  # JUBE removes empty matches (groups that did not take part)
-            if found:
-                if self.cnt == 0:
-                    self.first = found[0]
-                self.last = found[-1]
-                self.cnt += len(found)
+            self._add_texts(matches)
             return
         values = self._convert(matches)
-        if not values:
+        if values:
+            self._add_numbers(values)
+
+    def _add_texts(self, matches: list[str]) -> None:
+        found = [m for m in matches if m]  # JUBE removes empty matches (groups that took no part)
+        if not found:
             return
+        if self.cnt == 0:
+            self.first = found[0]
+        self.last = found[-1]
+        self.cnt += len(found)
+
+    def _add_numbers(self, values: list[Any]) -> None:
         # Running sums in match order, as JUBE adds them (builtin sum() may round differently).
+        rest = values
         if self.cnt == 0:
             self.first = self.min = self.max = self.sum = values[0]
             self.sum2 = _square(values[0])
             rest = values[1:]
-        else:
-            rest = values
-        low, high, total, total2 = self.min, self.max, self.sum, self.sum2
-        for value in rest:
-            if value < low:
-                low = value
-            if value > high:
-                high = value
-            total += value
-            try:
-                total2 += value**2
-            except OverflowError:
-                total2 = math.nan
-        self.min, self.max, self.sum, self.sum2 = low, high, total, total2
+        self.min, self.max, self.sum, self.sum2 = _running(
+            rest, self.min, self.max, self.sum, self.sum2
+        )
         self.last = values[-1]
         self.cnt += len(values)
 
     # numbers of `kind`: Any, as the fields above
     def _convert(self, matches: list[str]) -> list[Any]:
         try:  # the usual case: every match converts
-            if self.kind == "int":
-                return [math.nan if m == "nan" else int(float(m)) for m in matches if m]
-            return [float(m) for m in matches if m]
+            return _numbers(matches, self.kind)
         except (ValueError, OverflowError):
-            pass
+            return self._convert_each(matches)
+
+    def _convert_each(self, matches: list[str]) -> list[Any]:
+        """The matches that convert; the others counted as dropped, the first kept."""
         values: list[Any] = []
-        for text in matches:
-            if not text:
-                continue
+        for text in (m for m in matches if m):
             try:
                 values.append(convert(text, self.kind))
             except (ValueError, OverflowError):

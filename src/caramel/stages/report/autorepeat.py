@@ -62,19 +62,29 @@ def verdict(
     rule: AutoRepeat, done: int, elapsed: float, summary: Summary, widest: Widest | None
 ) -> str | None:
     """After `done` repeats, `elapsed` seconds: None to run one more, else why the run stops
-    (a `Stop` and its detail)."""
+    (a `Stop` and its detail): a failure, enough repeats judged, the count, the time."""
     if summary.failed:
         wp_id, step, reason = summary.failed[0]
         return f"{Stop.FAILED}: workpackage {wp_id} ({step}) failed in repeat {done}: {reason}"
     width = "" if widest is None else f"{widest.half_width_pct:.2f} % ({widest.figure})"
-    if done >= rule.minimum:
-        if widest is None:
-            return (
-                f"{Stop.NO_FIGURES}: the run declares no figure (a pattern with a unit or "
-                "direction) to judge"
-            )
-        if widest.half_width_pct <= rule.target_pct:
-            return f"{Stop.CONVERGED}: widest 95 % half-width {width} <= {rule.target_pct:g} %"
+    judged = _judged(rule, widest, width) if done >= rule.minimum else None
+    return judged or _limit_reached(rule, done, elapsed, width)
+
+
+def _judged(rule: AutoRepeat, widest: Widest | None, width: str) -> str | None:
+    """Once the minimum count ran: stop when no figure can be judged or the widest converged."""
+    if widest is None:
+        return (
+            f"{Stop.NO_FIGURES}: the run declares no figure (a pattern with a unit or "
+            "direction) to judge"
+        )
+    if widest.half_width_pct <= rule.target_pct:
+        return f"{Stop.CONVERGED}: widest 95 % half-width {width} <= {rule.target_pct:g} %"
+    return None
+
+
+def _limit_reached(rule: AutoRepeat, done: int, elapsed: float, width: str) -> str | None:
+    """Stop at the most repeats, or past the time the rule allows."""
     if done >= rule.maximum:
         return f"{Stop.MAX_COUNT}: {done} repeats" + (
             f", widest 95 % half-width {width}" if width else ""

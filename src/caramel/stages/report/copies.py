@@ -109,38 +109,59 @@ def copies_caption(inp: AnalysisInput, figures: list[Figure]) -> str:
 def _aggregate_rows(
     step: Step, model: str, metric: str, copies: list[_Copy], loads: dict[int, str]
 ) -> list[Row]:
+    """Per model, metric and repeat: the declared aggregate's row, the spread rows, the interval
+    rows; one `incomplete` row when a copy is missing or failed."""
     aggregate = aggregate_of(step)
     estimator = estimator_of(step.estimator)
     counted = [c for c in copies if c.counted]
-    # the copies' figures: do they agree?
-    over = summarise([c.summary.mean for c in counted], estimator)
-    pooled = pool([c.lines for c in counted], estimator)
-    count, expected = len(copies), copy_count(step) or len(copies)
+    expected = copy_count(step) or len(copies)
     leaf = max(c.wp.id for c in copies)
     # no result: a sum or mean of the copies that ran would not be the node's
     if len(counted) < expected:
         status = f"incomplete: {aggregate} of {len(counted)} of {expected} copies"
         return [([model, aggregate, None, metric, status], status, leaf)]
-    flags = []
-    loaded = [str(c.index) for c in copies if c.wp.id in loads]
-    if loaded:
-        flags.append(f"node loaded at cop{'ies' if len(loaded) > 1 else 'y'} {' '.join(loaded)}")
-    if over.has_spread and over.sd_pct > SPREAD_LIMIT:
-        flags.append(f"sd {over.sd_pct:.1f}% over the copies > {SPREAD_LIMIT:g}%")
-    notes = [f"{aggregate} of {count} copies", _pooled_note(pooled.spread, count)]
-    status = _with_notes("done", notes + (["flag: " + " and ".join(flags)] if flags else []))
-    rows = [([model, aggregate, pooled.value(aggregate), metric, status], status, leaf)]
-    if pooled.spread.has_spread:
-        of = (
-            f"{pooled.spread.n} lines of {count} copies"
-            if pooled.spread.n != count
-            else f"{count} copies"
-        )
-        for name, value in zip(COPY_DEVIATIONS, (pooled.spread.sd, pooled.spread.sem), strict=True):
-            text = f"spread: {name} of {of}"
-            rows.append(([model, name, value, metric, text], text, leaf))
     lines = [c.lines for c in counted]
+    pooled = pool(lines, estimator)
+    flags = _load_flags(copies, loads) + _disagree_flags(counted, estimator)
+    status = _aggregate_status(aggregate, len(copies), pooled.spread, flags)
+    rows = [([model, aggregate, pooled.value(aggregate), metric, status], status, leaf)]
+    rows += _spread_rows(model, metric, pooled.spread, len(copies), leaf)
     return rows + _interval_rows(model, metric, aggregate, lines, estimator, leaf)
+
+
+def _aggregate_status(aggregate: str, count: int, spread: Summary, flags: list[str]) -> str:
+    """The aggregate row's status: done, what it is made of, and the flags."""
+    notes = [f"{aggregate} of {count} copies", _pooled_note(spread, count)]
+    return _with_notes("done", notes + (["flag: " + " and ".join(flags)] if flags else []))
+
+
+def _load_flags(copies: list[_Copy], loads: dict[int, str]) -> list[str]:
+    """The copies that ran on a node loaded above its cores, as a flag; [] where none."""
+    loaded = [str(c.index) for c in copies if c.wp.id in loads]
+    if not loaded:
+        return []
+    return [f"node loaded at cop{'ies' if len(loaded) > 1 else 'y'} {' '.join(loaded)}"]
+
+
+def _disagree_flags(counted: list[_Copy], estimator: Estimator) -> list[str]:
+    """A flag when the copies' figures disagree: their sd above SPREAD_LIMIT % of their mean."""
+    over = summarise([c.summary.mean for c in counted], estimator)
+    if over.has_spread and over.sd_pct > SPREAD_LIMIT:
+        return [f"sd {over.sd_pct:.1f}% over the copies > {SPREAD_LIMIT:g}%"]
+    return []
+
+
+def _spread_rows(model: str, metric: str, spread: Summary, count: int, leaf: int) -> list[Row]:
+    """The pooled lines' sd and sem in rows of their own; none without a spread (one line)."""
+    if not spread.has_spread:
+        return []
+    of = f"{spread.n} lines of {count} copies" if spread.n != count else f"{count} copies"
+    texts = [f"spread: {name} of {of}" for name in COPY_DEVIATIONS]
+    values = (spread.sd, spread.sem)
+    return [
+        ([model, name, value, metric, text], text, leaf)
+        for name, value, text in zip(COPY_DEVIATIONS, values, texts, strict=True)
+    ]
 
 
 def _interval_rows(

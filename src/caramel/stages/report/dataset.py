@@ -23,6 +23,7 @@ from caramel.stages.analyse.sanity import MISSING as SANITY_MISSING
 from caramel.stages.analyse.sanity import row_failure
 from caramel.stages.expand.params import Params
 from caramel.stages.expand.substitute import references, substitute
+from caramel.stages.spec.model import Pattern
 from caramel.vocabulary import UNIT_STATISTICS, WpState
 
 # Worst first: a chain is as good as its worst workpackage.
@@ -50,22 +51,28 @@ class Row:
     def get(self, name: str, default: object = MISSING) -> object:
         if name == "jube_res_analyser":
             return self.analyser
-        chain = self.chain
-        if self._params is None:
-            self._params = [wp.params for wp in chain]
-        params = self._params[-1]
-        if name in params:
-            return params.typed(name)
-        for wp, wp_params in zip(reversed(chain), reversed(self._params), strict=True):
-            step = wp.step
-            if name.endswith(step) and name[-len(step) - 1 : -len(step)] == "_":
-                base = name[: -len(step) - 1]
-                if base in wp_params:
-                    return wp_params.typed(base)
+        params = self._chain_params()
+        if name in params[-1]:
+            return params[-1].typed(name)
+        found = self._step_param(name, params)
+        if found is not MISSING:
+            return found
         value = self.values.get(name, MISSING)
-        if value is not MISSING:
-            return value
-        return self.extra.get(name, default)
+        return value if value is not MISSING else self.extra.get(name, default)
+
+    def _chain_params(self) -> list[Params]:
+        if self._params is None:
+            self._params = [wp.params for wp in self.chain]
+        return self._params
+
+    def _step_param(self, name: str, params: list[Params]) -> object:
+        """`NAME_STEP`: the parameter NAME of the chain's workpackage of step STEP, the nearest to
+        the leaf first; MISSING where none has it."""
+        for wp, wp_params in zip(reversed(self.chain), reversed(params), strict=True):
+            base = _without_step(name, wp.step)
+            if base is not None and base in wp_params:
+                return wp_params.typed(base)
+        return MISSING
 
     def has(self, name: str) -> bool:
         return self.get(name) is not MISSING
@@ -82,6 +89,13 @@ class Row:
             out[name] = leaf.typed(name)
         out["jube_res_analyser"] = self.analyser
         return out
+
+
+def _without_step(name: str, step: str) -> str | None:
+    """NAME of `NAME_STEP`; None where the name does not end in `_STEP`."""
+    if name.endswith(step) and name[-len(step) - 1 : -len(step)] == "_":
+        return name[: -len(step) - 1]
+    return None
 
 
 def build_rows(
@@ -129,22 +143,39 @@ def make_row(inp: AnalysisInput, groups: Mapping[int, Group], name: str, root: i
     chain = _chain(inp, root)
     values: dict[str, object] = {}
     missing: list[str] = []
-    for wp in chain:
-        group = groups.get(wp.id)
-        if group is not None:
-            values.update(group.values)
-            if wp.state == WpState.DONE or all(inp.wp(m).state == "done" for m in group.members):
-                missing += [m for m in group.missing if m not in missing]
+    for wp, group in _groups_along(chain, groups):
+        values.update(group.values)
+        if _finished(inp, wp, group):
+            missing += [m for m in group.missing if m not in missing]
     status, reason = _status(inp, chain, groups, missing)
     row = Row(name, chain, values, status, reason)
     if status.startswith("done"):
-        failure = row_failure(inp, name, chain, groups, lambda key: row.get(key, SANITY_MISSING))
-        if (
-            failure
-        ):  # a failed row: its figures never enter the history (history.metrics takes done rows)
-            row.reason = f"{chain[-1].id}_{chain[-1].step}: {failure}"
-            row.status = f"failed ({cell_text(failure)})"
+        _check_sanity(inp, row, groups)
     return row
+
+
+def _groups_along(
+    chain: list[WPRecord], groups: Mapping[int, Group]
+) -> list[tuple[WPRecord, Group]]:
+    """The chain's workpackages that are roots of result groups, with their groups."""
+    return [(wp, groups[wp.id]) for wp in chain if wp.id in groups]
+
+
+def _finished(inp: AnalysisInput, wp: WPRecord, group: Group) -> bool:
+    """Whether the group's workpackage, or every member, is done: its missing files count."""
+    return wp.state == WpState.DONE or all(inp.wp(m).state == "done" for m in group.members)
+
+
+def _check_sanity(inp: AnalysisInput, row: Row, groups: Mapping[int, Group]) -> None:
+    """A done row that fails a sanity check of its step becomes a failed row: its figures never
+    enter the history (history.metrics takes done rows)."""
+    chain = row.chain
+    failure = row_failure(
+        inp, row.analyser, chain, groups, lambda key: row.get(key, SANITY_MISSING)
+    )
+    if failure:
+        row.reason = f"{chain[-1].id}_{chain[-1].step}: {failure}"
+        row.status = f"failed ({cell_text(failure)})"
 
 
 def row_depends(row: Row, roots: dict[int, list[int]]) -> list[int]:
@@ -199,18 +230,27 @@ def _status(
     inp: AnalysisInput, chain: list[WPRecord], groups: Mapping[int, Group], missing: list[str]
 ) -> tuple[str, str]:
     members = list(chain)
-    for wp in chain:
-        group = groups.get(wp.id)
-        if group is not None:
-            members += [inp.wp(m) for m in group.members if m != wp.id]
+    for wp, group in _groups_along(chain, groups):
+        members += [inp.wp(m) for m in group.members if m != wp.id]
     worst = min(members, key=lambda wp: STATE_RANK.get(wp.state, 0))
-    status = worst.state
-    reason = f"{worst.id}_{worst.step}: {worst.reason}" if worst.reason and status != "done" else ""
-    if status == WpState.FAILED and worst.reason:  # why, in every table, JSON and CSV (issue 37)
-        status = f"failed ({cell_text(worst.reason)})"
-    if missing and status == "done":
-        status = "done (missing " + " ".join(missing) + ")"  # no comma: csv cells are not quoted
-    return status, reason
+    return _status_text(worst, missing), _reason(worst)
+
+
+def _reason(worst: WPRecord) -> str:
+    """Why the chain is not done: its worst workpackage's reason, named by it."""
+    if worst.reason and worst.state != "done":
+        return f"{worst.id}_{worst.step}: {worst.reason}"
+    return ""
+
+
+def _status_text(worst: WPRecord, missing: list[str]) -> str:
+    """The worst state along the chain, a failure's reason (issue 37: in every table, JSON and
+    CSV) or a done row's missing files with it; no comma: csv cells are not quoted."""
+    if worst.state == WpState.FAILED and worst.reason:
+        return f"failed ({cell_text(worst.reason)})"
+    if missing and worst.state == "done":
+        return "done (missing " + " ".join(missing) + ")"
+    return worst.state
 
 
 def cell_text(reason: str) -> str:
@@ -254,21 +294,33 @@ def units(
 ) -> dict[str, str]:
     """Units of the columns `names`: a pattern's unit for it and its statistics, a parameter's unit
     (parameters win, as in JUBE)."""
-    patterns = {}
-    for name in uses:
-        if name in analysed:
-            patterns.update(analysed[name].patterns)
+    patterns = _patterns_used(analysed, uses)
     param_units = inp.param_units()
     out: dict[str, str] = {}
     for name in names:
-        base = name
-        for stat in UNIT_STATISTICS:
-            if name.endswith("_" + stat) and name not in patterns:
-                base = name[: -len(stat) - 1]
-                break
-        pattern = patterns.get(name) or patterns.get(base)
+        pattern = patterns.get(name) or patterns.get(_statistic_of(name, patterns))
         if pattern is not None and pattern.unit:
             out[name] = pattern.unit
         if name in param_units:
             out[name] = param_units[name]
     return out
+
+
+def _patterns_used(analysed: dict[str, AnalyserResult], uses: list[str]) -> dict[str, Pattern]:
+    """The patterns of the analysers used, a later analyser's winning."""
+    patterns: dict[str, Pattern] = {}
+    for name in uses:
+        if name in analysed:
+            patterns.update(analysed[name].patterns)
+    return patterns
+
+
+def _statistic_of(name: str, patterns: Mapping[str, object]) -> str:
+    """The pattern NAME a column `NAME_STAT` is a statistic of (`time_avg`: `time`), unless the
+    column is a pattern itself; else the column's name."""
+    if name in patterns:
+        return name
+    for stat in UNIT_STATISTICS:
+        if name.endswith("_" + stat):
+            return name[: -len(stat) - 1]
+    return name

@@ -27,9 +27,18 @@ from caramel.stages.analyse.analyser import AnalyserResult, Group, Prepared, run
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalysisInput
-from caramel.stages.report.dataset import STATUS, keep, make_row, row_depends, row_leaves, units
+from caramel.stages.report.dataset import (
+    STATUS,
+    Row,
+    keep,
+    make_row,
+    row_depends,
+    row_leaves,
+    units,
+)
 from caramel.stages.report.table import (
     Entry,
+    Key,
     TableData,
     assemble,
     entry_formats,
@@ -115,17 +124,119 @@ def selected(inp: AnalysisInput, only: list[str] | None) -> list[tuple[Result, l
     caller)."""
     out = []
     for result in inp.benchmark.results:
-        tables = [t for t in result.tables if only is None or t.name in only]
+        tables = _chosen(result, only)
         if only is not None and not tables:
             continue  # its analysers are not run (report.results.analyser_names)
-        for table in tables:
-            if table.output == "syslog":
-                print(
-                    f'warning: <syslog name="{table.name}"> is not supported by caramel; skipped',
-                    file=sys.stderr,
-                )
+        _warn_of_syslogs(tables)
         out.append((result, [t for t in tables if t.output != "syslog"]))
     return out
+
+
+def _chosen(result: Result, only: list[str] | None) -> list[Table]:
+    return [t for t in result.tables if only is None or t.name in only]
+
+
+def _warn_of_syslogs(tables: list[Table]) -> None:
+    for table in tables:
+        if table.output == "syslog":
+            print(
+                f'warning: <syslog name="{table.name}"> is not supported by caramel; skipped',
+                file=sys.stderr,
+            )
+
+
+@dataclass
+class _Now:
+    """The run as it is now: each result group's file digest (per analyser, in plan order), each
+    workpackage's state and reason, and each result group's members (per analyser, by root)."""
+
+    digests: dict[str, list[str]]
+    states: list[list[str]]
+    members: dict[str, dict[int, list[int]]]
+
+
+def _now(inp: AnalysisInput, prepared: list[Prepared]) -> _Now:
+    return _Now(
+        {p.name: [_digest(signature) for _m, signature, _r in p.plans] for p in prepared},
+        [[wp.state, wp.reason] for wp in inp.workpackages],
+        {p.name: {m[0].id: [w.id for w in m] for m, _s, _r in p.plans} for p in prepared},
+    )
+
+
+@dataclass
+class _Work:
+    """What this call makes: every row's leaf ([analyser, root]) per result, the positions of the
+    rows made again per result, the analysers' results and the warnings kept per result group."""
+
+    leaves: list[list[list[Any]]]
+    todo: list[list[int]]
+    analysed: dict[str, AnalyserResult]
+    notes: Notes
+
+
+def _everything(
+    inp: AnalysisInput,
+    prepared: list[Prepared],
+    cache: AnalysisCache | None,
+    results: list[tuple[Result, list[Table]]],
+    members: dict[str, dict[int, list[int]]],
+) -> _Work:
+    """No kept rows: every row of every result made, every analyser run."""
+    leaves = [
+        [[name, root] for name, root in row_leaves(inp, members, result.uses)]
+        for result, _t in results
+    ]
+    todo = [list(range(len(rows))) for rows in leaves]
+    return _Work(leaves, todo, {p.name: run(p, cache) for p in prepared}, {})
+
+
+def _changed_rows(
+    prepared: list[Prepared],
+    cache: AnalysisCache | None,
+    kept: _Kept,
+    members: dict[str, dict[int, list[int]]],
+) -> _Work:
+    """Kept rows that fit: only the rows depending on a changed workpackage made again, only the
+    result groups they read analysed (or taken from the cache)."""
+    todo = [
+        [i for i, deps in enumerate(per) if not kept.changed.isdisjoint(deps)] for per in kept.deps
+    ]
+    needed = _needed_groups(prepared, kept, todo, members)
+    analysed = {p.name: run(p, cache, needed[p.name]) for p in prepared}
+    notes = {name: dict(per) for name, per in kept.notes.items()}
+    return _Work(kept.leaves, todo, analysed, notes)
+
+
+def _needed_groups(
+    prepared: list[Prepared],
+    kept: _Kept,
+    todo: list[list[int]],
+    members: dict[str, dict[int, list[int]]],
+) -> dict[str, set[int]]:
+    """Per analyser, the roots of the result groups to read: those the rows made again depend on,
+    and those whose files or states changed."""
+    needed = {p.name: _changed_roots(p, kept.changed) for p in prepared}
+    for r, positions in enumerate(todo):
+        for i in positions:
+            name = kept.leaves[r][i][0]
+            needed[name].update(members[name].keys() & kept.deps[r][i])
+    return needed
+
+
+def _changed_roots(prepared: Prepared, changed: set[int]) -> set[int]:
+    """The roots of the analyser's result groups whose root changed."""
+    return {members[0].id for members, _s, _r in prepared.plans if members[0].id in changed}
+
+
+def _update_notes(notes: Notes, analysed: dict[str, AnalyserResult]) -> None:
+    """The warnings of each result group read now replace the kept ones (none: dropped)."""
+    for name, result in analysed.items():
+        per = notes.setdefault(name, {})
+        for root, group in result.groups.items():
+            if group.problems or group.dropped:
+                per[str(root)] = _encode_notes(group)
+            else:
+                per.pop(str(root), None)
 
 
 def build(
@@ -138,114 +249,145 @@ def build(
 ) -> Built:
     """The selected tables: from the kept rows where they fit (`kept_text`), else all made. `key`:
     the key of the tables made now, kept with the rows."""
-    digests = {p.name: [_digest(signature) for _m, signature, _r in p.plans] for p in prepared}
-    states = [[wp.state, wp.reason] for wp in inp.workpackages]
-    members = {p.name: {m[0].id: [w.id for w in m] for m, _s, _r in p.plans} for p in prepared}
+    now = _now(inp, prepared)
     results = selected(inp, only)
-    kept = _decode(kept_text, inp, prepared, results, digests, states)
-    if kept is None:
-        leaves: list[list[list[Any]]] = [
-            [[name, root] for name, root in row_leaves(inp, members, result.uses)]
-            for result, _t in results
-        ]
-        todo = [list(range(len(rows))) for rows in leaves]
-        analysed = {p.name: run(p, cache) for p in prepared}
-        notes: Notes = {}
-    else:
-        leaves = kept.leaves
-        todo = [
-            [i for i, deps in enumerate(per) if not kept.changed.isdisjoint(deps)]
-            for per in kept.deps
-        ]
-        needed: dict[str, set[int]] = {p.name: set() for p in prepared}
-        for r, positions in enumerate(todo):
-            for i in positions:
-                name = leaves[r][i][0]
-                needed[name].update(d for d in kept.deps[r][i] if d in members[name])
-        for p in prepared:
-            needed[p.name].update(m[0].id for m, _s, _r in p.plans if m[0].id in kept.changed)
-        analysed = {p.name: run(p, cache, needed[p.name]) for p in prepared}
-        notes = {name: dict(per) for name, per in kept.notes.items()}
-    for name, result in analysed.items():
-        per = notes.setdefault(name, {})
-        for root, group in result.groups.items():
-            if group.problems or group.dropped:
-                per[str(root)] = _encode_notes(group)
-            else:
-                per.pop(str(root), None)
-    tables, entries, deps, deltas = _tables(inp, results, analysed, members, leaves, todo, kept)
+    kept = _decode(kept_text, inp, prepared, results, now)
+    work = (
+        _everything(inp, prepared, cache, results, now.members)
+        if kept is None
+        else _changed_rows(prepared, cache, kept, now.members)
+    )
+    _update_notes(work.notes, work.analysed)
+    tables, entries, deps, deltas = _tables(inp, results, work, now.members, kept)
     record = json.dumps(
-        {"k": key, "d": digests, "s": states, "n": notes, "l": leaves, "p": deps, "t": entries},
+        {
+            "k": key,
+            "d": now.digests,
+            "s": now.states,
+            "n": work.notes,
+            "l": work.leaves,
+            "p": deps,
+            "t": entries,
+        },
         separators=(",", ":"),
     )
-    scanned = sum(a.scanned for a in analysed.values())
-    reused = sum(len(p.plans) for p in prepared) - scanned
+    scanned = sum(a.scanned for a in work.analysed.values())
     return Built(
         tables,
-        _note_results(prepared, notes),
+        _note_results(prepared, work.notes),
         record,
         None if kept is None else deltas,
         None if kept is None else kept.key,
         scanned,
-        reused,
+        sum(len(p.plans) for p in prepared) - scanned,
     )
+
+
+@dataclass
+class _Remade:
+    """The rows of one result made again: every row's leaf ([analyser, root]), the positions made
+    again and their rows."""
+
+    leaves: list[list[Any]]
+    positions: list[int]
+    rows: dict[int, Row]
+
+
+def _remade(inp: AnalysisInput, work: _Work, r: int) -> _Remade:
+    leaves, positions = work.leaves[r], work.todo[r]
+    rows = {i: make_row(inp, work.analysed[leaves[i][0]].groups, *leaves[i]) for i in positions}
+    return _Remade(leaves, positions, rows)
+
+
+def _row_deps(
+    kept: _Kept | None, r: int, remade: _Remade, members: dict[str, dict[int, list[int]]]
+) -> list[list[int]]:
+    """Per row of result r, the workpackages it depends on: the kept ones, the remade rows' anew."""
+    deps = list(kept.deps[r]) if kept else [[] for _ in remade.leaves]
+    for i, row in remade.rows.items():
+        deps[i] = row_depends(row, members[row.analyser])
+    return deps
 
 
 def _tables(
     inp: AnalysisInput,
     results: list[tuple[Result, list[Table]]],
-    analysed: dict[str, AnalyserResult],
+    work: _Work,
     members: dict[str, dict[int, list[int]]],
-    leaves: list[list[list[Any]]],
-    todo: list[list[int]],
     kept: _Kept | None,
 ) -> tuple[TableRows, list[list[Entry | None]], list[list[list[int]]], list[Delta | None]]:
+    """Every selected table, each row's entry per table, each row's dependencies per result, and
+    how each table changed."""
     tables: TableRows = []
     all_entries: list[list[Entry | None]] = []
     all_deps: list[list[list[int]]] = []
     deltas: list[Delta | None] = []
     for r, (result, selected_tables) in enumerate(results):
-        positions = todo[r]
-        rows = {
-            i: make_row(inp, analysed[leaves[r][i][0]].groups, *leaves[r][i]) for i in positions
-        }
-        deps = list(kept.deps[r]) if kept else [[] for _ in leaves[r]]
-        for i, row in rows.items():
-            deps[i] = row_depends(row, members[row.analyser])
-        all_deps.append(deps)
+        remade = _remade(inp, work, r)
+        all_deps.append(_row_deps(kept, r, remade, members))
         for table in selected_tables:
-            names = [c.name for c in table.columns]
-            keys = table_keys(table, units(inp, analysed, result.uses, names))
-            formats = entry_formats(keys)
             entries: list[Entry | None] = (
-                list(kept.entries[len(all_entries)]) if kept else [None] * len(leaves[r])
+                list(kept.entries[len(all_entries)]) if kept else [None] * len(remade.leaves)
             )
-            before = [
-                (entry[1], entry[3])
-                for entry in (entries[i] for i in positions)
-                if entry is not None and entry[5]
-            ]
-            for i in positions:
-                if table.filter:  # a filtered table reads rows of its own, as build_rows makes them
-                    fresh = make_row(inp, analysed[leaves[r][i][0]].groups, *leaves[r][i])
-                    entries[i] = (
-                        row_entry(table, formats, fresh)
-                        if keep(fresh, table.filter, table.where)
-                        else None
-                    )
-                else:
-                    entries[i] = row_entry(table, formats, rows[i])
+            made, delta = _table(inp, result, table, work.analysed, remade, entries)
             all_entries.append(entries)
-            places = [i for i, entry in enumerate(entries) if entry is not None]
-            remade = set(positions)
-            rebuilt = {k for k, i in enumerate(places) if i in remade}
-            after: list[int] = []
-            data = assemble(
-                table, keys, [entry for entry in entries if entry is not None], None, rebuilt, after
-            )
-            tables.append((result, table, data))
-            deltas.append(None if STATUS in names else Delta(before, after))
+            tables.append(made)
+            deltas.append(delta)
     return tables, all_entries, all_deps, deltas
+
+
+def _table(
+    inp: AnalysisInput,
+    result: Result,
+    table: Table,
+    analysed: dict[str, AnalyserResult],
+    remade: _Remade,
+    entries: list[Entry | None],
+) -> tuple[tuple[Result, Table, TableData], Delta | None]:
+    """One table with the remade rows' entries put in `entries`, and how it changed (None: a table
+    with a status column, whose change is not known row by row)."""
+    names = [c.name for c in table.columns]
+    keys = table_keys(table, units(inp, analysed, result.uses, names))
+    formats = entry_formats(keys)
+    before = _before(entries, remade.positions)
+    for i in remade.positions:
+        entries[i] = _entry(inp, table, formats, analysed, remade, i)
+    data, after = _assembled(table, keys, entries, remade.positions)
+    return (result, table, data), None if STATUS in names else Delta(before, after)
+
+
+def _before(entries: list[Entry | None], positions: list[int]) -> list[tuple[list[object], str]]:
+    """The typed values and status of the rows to be made again that were in the table."""
+    kept = (entries[i] for i in positions)
+    return [(entry[1], entry[3]) for entry in kept if entry is not None and entry[5]]
+
+
+def _assembled(
+    table: Table, keys: list[Key], entries: list[Entry | None], positions: list[int]
+) -> tuple[TableData, list[int]]:
+    """The table from its rows' entries, and the places in it of the rows made again."""
+    remade_at = set(positions)
+    places = [i for i, entry in enumerate(entries) if entry is not None]
+    rebuilt = {k for k, i in enumerate(places) if i in remade_at}
+    after: list[int] = []
+    present = [entry for entry in entries if entry is not None]
+    return assemble(table, keys, present, None, rebuilt, after), after
+
+
+def _entry(
+    inp: AnalysisInput,
+    table: Table,
+    formats: list[tuple[str, str, tuple[bool, bool]]],
+    analysed: dict[str, AnalyserResult],
+    remade: _Remade,
+    i: int,
+) -> Entry | None:
+    """Row i's entry in the table; None where the table's filter leaves it out."""
+    if not table.filter:
+        return row_entry(table, formats, remade.rows[i])
+    # a filtered table reads rows of its own, as build_rows makes them
+    fresh = make_row(inp, analysed[remade.leaves[i][0]].groups, *remade.leaves[i])
+    return row_entry(table, formats, fresh) if keep(fresh, table.filter, table.where) else None
 
 
 def _digest(signature: str) -> str:
@@ -288,8 +430,7 @@ def _decode(
     inp: AnalysisInput,
     prepared: list[Prepared],
     results: list[tuple[Result, list[Table]]],
-    digests: dict[str, list[str]],
-    states: list[list[str]],
+    now: _Now,
 ) -> _Kept | None:
     """The kept rows, checked against the run's shape; None (a miss) when they do not fit."""
     if text is None:
@@ -299,40 +440,66 @@ def _decode(
         kept = _Kept(
             str(data["k"]), data["d"], data["s"], data["n"], data["l"], data["p"], data["t"]
         )
-        if (
-            set(kept.digests) != set(digests)
-            or len(kept.states) != len(states)
-            or len(kept.leaves) != len(results)
-            or len(kept.deps) != len(results)
-            or set(kept.notes) - set(digests)
-        ):
-            return None
-        if not _mark_changed(kept, prepared, digests):
-            return None
-        for wp, state_before, state_now in zip(inp.workpackages, kept.states, states, strict=True):
-            if state_before != state_now:
-                kept.changed.add(wp.id)
-        return kept if _tables_fit(kept, results, digests) else None
+        return kept if _fits_today(kept, inp, prepared, results, now) else None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
+
+
+def _fits_today(
+    kept: _Kept,
+    inp: AnalysisInput,
+    prepared: list[Prepared],
+    results: list[tuple[Result, list[Table]]],
+    now: _Now,
+) -> bool:
+    """Whether the kept rows fit the run as it is now, the workpackages that changed since marked
+    (their result group's files or their state)."""
+    if not _shape_fits(kept, results, now.digests, now.states):
+        return False
+    if not _mark_changed(kept, prepared, now.digests):
+        return False
+    changed = zip(inp.workpackages, kept.states, now.states, strict=True)
+    kept.changed.update(wp.id for wp, before, state in changed if before != state)
+    return _tables_fit(kept, results, now.digests)
+
+
+def _shape_fits(
+    kept: _Kept,
+    results: list[tuple[Result, list[Table]]],
+    digests: dict[str, list[str]],
+    states: list[list[str]],
+) -> bool:
+    """Whether the kept rows are of today's analysers, workpackages and results."""
+    return (
+        set(kept.digests) == set(digests)
+        and len(kept.states) == len(states)
+        and len(kept.leaves) == len(results)
+        and len(kept.deps) == len(results)
+        and not set(kept.notes) - set(digests)
+    )
 
 
 def _mark_changed(kept: _Kept, prepared: list[Prepared], digests: dict[str, list[str]]) -> bool:
     """The members whose files changed since the rows were kept, marked; False where the kept
     digests or notes do not fit the analysers of today."""
     for p in prepared:
-        old = kept.digests[p.name]
-        if len(old) != len(p.plans):
+        if len(kept.digests[p.name]) != len(p.plans) or not _notes_known(kept.notes[p.name], p):
             return False
-        for (members, _s, _r), before, now in zip(p.plans, old, digests[p.name], strict=True):
-            if before != now:
-                kept.changed.update(m.id for m in members)
-        for name, _expression, _wp, _message in (
-            x for entry in kept.notes[p.name].values() for x in entry[0]
-        ):
-            if name not in p.every:
-                return False
+    for p in prepared:
+        kept.changed.update(_changed_members(p, kept.digests[p.name], digests[p.name]))
     return True
+
+
+def _notes_known(notes: dict[str, list[Any]], prepared: Prepared) -> bool:
+    """Whether every pattern the kept warnings name is one of the analyser's."""
+    problems = (problem for entry in notes.values() for problem in entry[0])
+    return all(name in prepared.every for name, _expression, _wp, _message in problems)
+
+
+def _changed_members(prepared: Prepared, before: list[str], now: list[str]) -> set[int]:
+    """The members of the result groups whose file digests differ."""
+    plans = zip(prepared.plans, before, now, strict=True)
+    return {m.id for (members, _s, _r), old, new in plans if old != new for m in members}
 
 
 def _tables_fit(
@@ -352,18 +519,18 @@ def _tables_fit(
 
 
 def _fits(entries: list[Entry | None], count: int, width: int, sorts: int) -> bool:
-    if len(entries) != count:
-        return False
-    for entry in entries:
-        if entry is None:
-            continue
-        sort, vals, texts, status, _leaf, _present = entry
-        if (
-            len(sort) != sorts
-            or len(vals) != width
-            or len(texts) != width
-            or type(status) is not str
-            or not all(type(text) is str for text in texts)
-        ):
-            return False
-    return True
+    """Whether a table's kept entries are one per row, each as wide as the table."""
+    return len(entries) == count and all(
+        entry is None or _entry_fits(entry, width, sorts) for entry in entries
+    )
+
+
+def _entry_fits(entry: Entry, width: int, sorts: int) -> bool:
+    sort, vals, texts, status, _leaf, _present = entry
+    return (
+        len(sort) == sorts
+        and len(vals) == width
+        and len(texts) == width
+        and type(status) is str
+        and all(type(text) is str for text in texts)
+    )

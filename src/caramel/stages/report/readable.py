@@ -64,28 +64,34 @@ def cell(value: object, formatted: str, decimals: int | None = None, declared: b
 
 def for_people(data: TableData) -> TableData:
     """`data` with rounded cells and without the columns empty in every row."""
-    names = [key.name for key in data.keys]
-    keep = [
-        i
-        for i in range(len(names))
-        if any(row[i] not in (None, "") for row in data.values) or not data.values
-    ]
-    spreads = _spread_columns(names)
-    cells = []
-    for values, texts in zip(data.values, data.cells, strict=True):
-        row = []
-        for i in keep:
-            source = spreads.get(i)
-            spread = values[source] if source is not None else None
-            decimals = spread_decimals(spread) if isinstance(spread, float) else None
-            row.append(cell(values[i], texts[i], decimals, bool(data.keys[i].format)))
-        cells.append(row)
+    keep = _filled_columns(data)
+    spreads = _spread_columns([key.name for key in data.keys])
     return dataclasses.replace(
-        data,
-        keys=[data.keys[i] for i in keep],
-        values=[[values[i] for i in keep] for values in data.values],
-        cells=cells,
+        _columns(data, keep),
+        cells=[
+            [_rounded(data, spreads, values, texts, i) for i in keep]
+            for values, texts in zip(data.values, data.cells, strict=True)
+        ],
     )
+
+
+def _filled_columns(data: TableData) -> list[int]:
+    """The columns with a value in some row (every column of a table without rows)."""
+    if not data.values:
+        return list(range(len(data.keys)))
+    return [
+        i for i in range(len(data.keys)) if any(row[i] not in (None, "") for row in data.values)
+    ]
+
+
+def _rounded(
+    data: TableData, spreads: dict[int, int], values: list[object], texts: list[str], i: int
+) -> str:
+    """Column i's cell of a row, rounded to the spread of its figure in the row, if it has one."""
+    source = spreads.get(i)
+    spread = values[source] if source is not None else None
+    decimals = spread_decimals(spread) if isinstance(spread, float) else None
+    return cell(values[i], texts[i], decimals, bool(data.keys[i].format))
 
 
 def _spread_columns(names: list[str]) -> dict[int, int]:
@@ -106,25 +112,35 @@ def folded(data: TableData, width: int) -> str:
     in each group), the groups one under the other; a transposed table is not folded."""
     if data.transpose or not data.keys:
         return text_table(data, "pretty")
-    widths = [
-        max([len(key.heading), *(len(row[i]) for row in data.cells)]) + 3
-        for i, key in enumerate(data.keys)
-    ]
-    groups: list[list[int]] = [[0]]
-    used = 1 + widths[0]
-    for i in range(1, len(data.keys)):
-        if used + widths[i] > width and len(groups[-1]) > 1:
-            groups.append([0])
-            used = 1 + widths[0]
-        groups[-1].append(i)
-        used += widths[i]
     parts = []
-    for n, group in enumerate(groups):
+    for n, group in enumerate(_groups(_widths(data), width)):
         text = text_table(_columns(data, group), "pretty")
         if n:  # the table's name and caption once, above the first group
             text = text.split("\n", 2 if data.caption else 1)[-1]
         parts.append(text)
     return "\n".join(parts)
+
+
+def _widths(data: TableData) -> list[int]:
+    """Each column's width in `pretty` text, with its separator."""
+    return [
+        max([len(key.heading), *(len(row[i]) for row in data.cells)]) + 3
+        for i, key in enumerate(data.keys)
+    ]
+
+
+def _groups(widths: list[int], width: int) -> list[list[int]]:
+    """The columns in groups no wider than `width`, each starting with the first column (a group
+    takes at least one more column, however wide)."""
+    groups: list[list[int]] = [[0]]
+    used = 1 + widths[0]
+    for i in range(1, len(widths)):
+        if used + widths[i] > width and len(groups[-1]) > 1:
+            groups.append([0])
+            used = 1 + widths[0]
+        groups[-1].append(i)
+        used += widths[i]
+    return groups
 
 
 def _columns(data: TableData, group: list[int]) -> TableData:

@@ -27,7 +27,7 @@ from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.stages.report.performance import performance_table
 from caramel.stages.report.repeats import repeat_count, repeat_means
 from caramel.stages.report.table import Made, table_data_from_record, table_data_record
-from caramel.stages.spec.model import Result, Table
+from caramel.stages.spec.model import Column, Pattern, Result, Table
 from caramel.stages.state import bounded
 from caramel.stages.state.codec import CodecError, decode, encode
 from caramel.vocabulary import STATISTICS
@@ -69,9 +69,13 @@ def analyse_for(
     return analyse_all(inp, analyser_names(inp, only), use_cache)
 
 
-# bumped when caramel changes what a table holds (the intervals of repeats and copies): tables
+# bumped when caramel changes what a table holds (the intervals of repeats and copies) or which
+# tables a run has (the performance table of MAD-style benchmarks only): tables
 # kept by an older caramel are made again, never shown in their old shape
-TABLES_SHAPE = "repeats with ci_low, ci_high; copies with ci_low, ci_high rows"
+TABLES_SHAPE = (
+    "repeats with ci_low, ci_high; copies with ci_low, ci_high rows; "
+    "performance only when MAD-style"
+)
 
 
 @dataclass
@@ -99,30 +103,44 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
         if kept is not None:
             made, notes = kept
             return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True, key)
-        shape = shape_key(inp, prepared, only)
-        built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
-        made = _with_performance(inp, only, built)
-        repeated = repeat_count(inp) > 1
-        # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
-        if repeated:
-            made = repeat_means(inp, made, history_tables(inp))
-        notes = (
-            warnings(built.for_notes)
-            + unknown_columns(inp, built.for_notes, made)
-            + [note for item in made for note in item.data.notes]
-        )
-        cache.store_tables(key, _tables_json(made, notes))
-        cache.store_rows(shape, built.record)
-        deltas = (
-            None
-            if built.deltas is None or repeated
-            else built.deltas + [None] * (len(made) - len(built.deltas))
-        )
-        return Produced(
-            made, notes, built.scanned, built.reused, False, key, built.base_key, deltas
-        )
+        return _made_now(inp, only, prepared, cache, key)
     finally:
         cache.close()
+
+
+def _made_now(
+    inp: AnalysisInput,
+    only: list[str] | None,
+    prepared: list[Prepared],
+    cache: AnalysisCache,
+    key: str,
+) -> Produced:
+    """The tables made from the rows kept by the last call where they fit, else all made; kept in
+    the cache, tables and rows, for the next call."""
+    shape = shape_key(inp, prepared, only)
+    built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
+    made = _with_performance(inp, only, built)
+    repeated = repeat_count(inp) > 1
+    # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
+    if repeated:
+        made = repeat_means(inp, made, history_tables(inp))
+    notes = (
+        warnings(built.for_notes)
+        + unknown_columns(inp, built.for_notes, made)
+        + [note for item in made for note in item.data.notes]
+    )
+    cache.store_tables(key, _tables_json(made, notes))
+    cache.store_rows(shape, built.record)
+    deltas = None if repeated else _deltas(built, len(made))
+    return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
+
+
+def _deltas(built: Built, tables: int) -> list[Delta | None] | None:
+    """The rows made again per table; the tables made after the built ones (performance) as
+    wholly made."""
+    if built.deltas is None:
+        return None
+    return built.deltas + [None] * (tables - len(built.deltas))
 
 
 def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
@@ -140,7 +158,9 @@ def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -
 def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) -> list[Made]:
     made = [Made(*table) for table in built.tables]
     if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
-        made.append(Made(*performance_table(inp)))
+        table = performance_table(inp)
+        if table is not None:  # a benchmark of no MAD style has none (JUBE: no <result>, no table)
+            made.append(Made(*table))
     return made
 
 
@@ -232,29 +252,39 @@ def unknown_columns(
 ) -> list[str]:
     """Columns that name no parameter or pattern: JUBE prints them empty without a word, which
     hides a typo; the table stays as JUBE makes it, the warning says why the column is empty."""
-    known = inp.param_names()
-    for result in analysed.values():
-        for name in result.patterns:
-            known.add(name)
-            known.update(f"{name}_{stat}" for stat in STATISTICS)
+    known = _known_names(inp, analysed)
     out = []
     for item in made:
         if item.data.config_columns:  # a table caramel made (performance lines), not the file's
             continue
         for index, column in enumerate(item.table.columns):
-            name = column.name
-            if (
-                name in known
-                or name.startswith("jube_")
-                or any(index < len(row) and row[index] is not None for row in item.data.values)
-            ):
-                continue
-            hint = did_you_mean(name, sorted(known))
-            out.append(
-                f"{column.where}: column '{name}' of '{item.table.name}' names no parameter"
-                " or pattern; it stays empty" + (f" ({hint})" if hint else "")
-            )
+            if not _explained(column.name, known, item.data.values, index):
+                out.append(_empty_column(item.table.name, column, known))
     return out
+
+
+def _known_names(inp: AnalysisInput, analysed: dict[str, AnalyserResult]) -> set[str]:
+    """The parameters, the patterns and their statistics (`NAME_avg`, ...)."""
+    known = inp.param_names()
+    for name in (name for result in analysed.values() for name in result.patterns):
+        known.add(name)
+        known.update(f"{name}_{stat}" for stat in STATISTICS)
+    return known
+
+
+def _explained(name: str, known: set[str], rows: list[list[object]], index: int) -> bool:
+    """Whether a column is known, one of JUBE's own, or has a value in some row."""
+    if name in known or name.startswith("jube_"):
+        return True
+    return any(index < len(row) and row[index] is not None for row in rows)
+
+
+def _empty_column(table: str, column: Column, known: set[str]) -> str:
+    hint = did_you_mean(column.name, sorted(known))
+    return (
+        f"{column.where}: column '{column.name}' of '{table}' names no parameter"
+        " or pattern; it stays empty" + (f" ({hint})" if hint else "")
+    )
 
 
 def result_dir(inp: AnalysisInput, result: Result) -> str:
@@ -271,34 +301,52 @@ def warnings(analysed: dict[str, AnalyserResult], limit: int = 5) -> list[str]:
     inputs present, and matches that are not of the pattern's type."""
     out: list[str] = []
     for result in analysed.values():
-        failed: dict[str, list[Problem]] = {}
-        dropped: dict[str, tuple[int, str, int]] = {}  # matches, the first, workpackages
-        for group in result.groups.values():
-            for problem in group.problems:
-                failed.setdefault(problem.pattern.name, []).append(problem)
-            for name, (count, first) in group.dropped.items():
-                matches, first_seen, groups = dropped.get(name, (0, first, 0))
-                dropped[name] = (matches + count, first_seen, groups + 1)
-        for name, problems in list(failed.items())[:limit]:
-            p = problems[0]
-            more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
-            if p.pattern.mode == "pattern":  # a regex stopped at its time bound
-                out.append(
-                    f"{p.pattern.where}: pattern '{name}' /{p.expression}/ {p.message} in "
-                    f"workpackage {p.wp_id}{more}; its value is missing"
-                )
-                continue
-            out.append(
-                f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression"
-                f" {p.expression!r} failed for workpackage {p.wp_id}: {p.message}{more};"
-                " its value is nan"
-            )
-        for name, (count, first, groups) in list(dropped.items())[:limit]:
-            pattern = result.patterns.get(name)
-            where = f"{pattern.where}: " if pattern is not None else ""
-            kind = pattern.type if pattern is not None else "?"
-            out.append(
-                f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are"
-                f" not a {kind} (first: {first!r}) and were left out"
-            )
+        failed, dropped = _failed_and_dropped(result)
+        out += [_failed_warning(name, problems) for name, problems in list(failed.items())[:limit]]
+        out += [
+            _dropped_warning(result.patterns.get(name), name, *counts)
+            for name, counts in list(dropped.items())[:limit]
+        ]
     return out
+
+
+def _failed_and_dropped(
+    result: AnalyserResult,
+) -> tuple[dict[str, list[Problem]], dict[str, tuple[int, str, int]]]:
+    """Per pattern, over the result groups: its problems, and its matches left out (how many, the
+    first, in how many workpackages)."""
+    failed: dict[str, list[Problem]] = {}
+    dropped: dict[str, tuple[int, str, int]] = {}
+    for group in result.groups.values():
+        for problem in group.problems:
+            failed.setdefault(problem.pattern.name, []).append(problem)
+        for name, (count, first) in group.dropped.items():
+            matches, first_seen, groups = dropped.get(name, (0, first, 0))
+            dropped[name] = (matches + count, first_seen, groups + 1)
+    return failed, dropped
+
+
+def _failed_warning(name: str, problems: list[Problem]) -> str:
+    p = problems[0]
+    more = f" (and {len(problems) - 1} more workpackages)" if len(problems) > 1 else ""
+    if p.pattern.mode == "pattern":  # a regex stopped at its time bound
+        return (
+            f"{p.pattern.where}: pattern '{name}' /{p.expression}/ {p.message} in "
+            f"workpackage {p.wp_id}{more}; its value is missing"
+        )
+    return (
+        f"{p.pattern.where}: pattern '{name}': {p.pattern.mode} expression"
+        f" {p.expression!r} failed for workpackage {p.wp_id}: {p.message}{more};"
+        " its value is nan"
+    )
+
+
+def _dropped_warning(
+    pattern: Pattern | None, name: str, count: int, first: str, groups: int
+) -> str:
+    where = f"{pattern.where}: " if pattern is not None else ""
+    kind = pattern.type if pattern is not None else "?"
+    return (
+        f"{where}pattern '{name}': {count} match(es) in {groups} workpackage(s) are"
+        f" not a {kind} (first: {first!r}) and were left out"
+    )

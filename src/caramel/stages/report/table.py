@@ -134,25 +134,32 @@ Entry = list[Any]
 def row_entry(table: Table, formats: list[tuple[str, str, tuple[bool, bool]]], row: Row) -> Entry:
     """One row's part of the table. A sort key the row lacks becomes None in it (JUBE adds it), also
     for the later tables that share the row."""
+    sort = _sort_values(table, row)
+    values = [row.get(name) for name, _spec, _kind in formats]
+    vals = [None if value is MISSING else value for value in values]
+    cells = zip(values, formats, strict=True)
+    texts = [_entry_text(value, spec, kind) for value, (_name, spec, kind) in cells]
+    return [sort, vals, texts, row.status, row.leaf.id, _any_column(formats, values)]
+
+
+def _sort_values(table: Table, row: Row) -> list[object]:
+    """The row's values of the sort keys, a key it lacks added to it as None first."""
     for name in table.sort:
         if not row.has(name):
             row.extra[name] = None
-    vals: list[object] = []
-    texts: list[str] = []
-    present = False
-    for name, spec, kind in formats:
-        value = row.get(name)
-        if value is MISSING:
-            vals.append(None)
-            texts.append("")
-            continue
-        if name != STATUS:
-            present = True
-        vals.append(value)
-        texts.append(
-            "" if value is None else format_value(spec, value, kind) if spec else text_of(value)
-        )
-    return [[row.get(n, None) for n in table.sort], vals, texts, row.status, row.leaf.id, present]
+    return [row.get(n, None) for n in table.sort]
+
+
+def _entry_text(value: object, spec: str, kind: tuple[bool, bool]) -> str:
+    if value is MISSING or value is None:
+        return ""
+    return format_value(spec, value, kind) if spec else text_of(value)
+
+
+def _any_column(formats: list[tuple[str, str, tuple[bool, bool]]], values: list[object]) -> bool:
+    """Whether the row has any column of the table but the status (else it is left out)."""
+    named = zip(formats, values, strict=True)
+    return any(value is not MISSING and name != STATUS for (name, _s, _k), value in named)
 
 
 def assemble(
@@ -166,72 +173,89 @@ def assemble(
     """The table from its rows' entries (in row order): sorted, the status column added when some
     row is not done, rows without any column left out. `rebuilt`: entry positions; `placed` receives
     the table rows they became."""
-    order: Sequence[int] = range(len(entries))
-    if table.sort:
-        if _plainly_ordered(entries, len(table.sort)):
-            order = sorted(order, key=lambda i: entries[i][0])
-        else:
-            order = sorted(order, key=lambda i: [_Ordered(v) for v in entries[i][0]])
+    present = [i for i in _sorted_order(table, entries) if entries[i][5]]
     if status is None:
         status = table.output == "table" and any(e[3] != "done" for e in entries)
-    keys = list(keys)
-    named = [i for i, key in enumerate(keys) if key.name == STATUS]
-    add = status and not named
-    if add:
-        keys.append(Key(STATUS, None, "", 0))
-    values: list[list[object]] = []
-    cells: list[list[str]] = []
-    statuses: list[str] = []
-    leaves: list[int] = []
-    for i in order:
-        _sort, vals, texts, row_status, leaf, present = entries[i]
-        if not present:
-            continue
-        if add:
-            vals = [*vals, row_status]
-            texts = [*texts, row_status]
-        elif status:  # a column of the table is named status: it shows the row's status
-            vals, texts = list(vals), list(texts)
-            for n in named:
-                vals[n] = row_status
-                spec = keys[n].format
-                texts[n] = format_value(spec, row_status) if spec else text_of(row_status)
-        if rebuilt is not None and placed is not None and i in rebuilt:
-            placed.append(len(values))
-        values.append(vals)
-        cells.append(texts)
-        statuses.append(row_status)
-        leaves.append(leaf)
-    return TableData(
-        table.name,
-        table.style,
-        table.separator,
-        table.transpose,
-        keys,
-        values,
-        cells,
-        statuses,
-        leaves,
+    keys, named = _with_status_key(keys, status)
+    _note_places(present, rebuilt, placed)
+    data = TableData(
+        table.name, table.style, table.separator, table.transpose, keys, [], [], [], []
     )
+    for i in present:
+        _append_row(data, entries[i], named, status)
+    return data
+
+
+def _sorted_order(table: Table, entries: list[Entry]) -> Sequence[int]:
+    """The entries' positions in the table's sort order (stable: row order among equals)."""
+    order: Sequence[int] = range(len(entries))
+    if not table.sort:
+        return order
+    if _plainly_ordered(entries, len(table.sort)):
+        return sorted(order, key=lambda i: entries[i][0])
+    return sorted(order, key=lambda i: [_Ordered(v) for v in entries[i][0]])
+
+
+def _with_status_key(keys: list[Key], status: bool) -> tuple[list[Key], list[int]]:
+    """The keys, a status column added when the rows show their status and no key is named so;
+    and the places of the keys named so."""
+    named = [i for i, key in enumerate(keys) if key.name == STATUS]
+    if status and not named:
+        return [*keys, Key(STATUS, None, "", 0)], named
+    return list(keys), named
+
+
+def _note_places(present: list[int], rebuilt: set[int] | None, placed: list[int] | None) -> None:
+    """`placed` receives the table rows the `rebuilt` entries became."""
+    if placed is not None and rebuilt is not None:
+        placed += [place for place, i in enumerate(present) if i in rebuilt]
+
+
+def _append_row(data: TableData, entry: Entry, named: list[int], status: bool) -> None:
+    vals, texts = _status_shown(entry, data.keys, named, status)
+    data.values.append(vals)
+    data.cells.append(texts)
+    data.statuses.append(entry[3])
+    data.leaves.append(entry[4])
+
+
+def _status_shown(
+    entry: Entry, keys: list[Key], named: list[int], status: bool
+) -> tuple[list[object], list[str]]:
+    """A row's values and cells, showing its status where the table shows one: in the columns
+    named status, else in the column added."""
+    _sort, vals, texts, row_status, _leaf, _present = entry
+    if not status:
+        return vals, texts
+    if not named:
+        return [*vals, row_status], [*texts, row_status]
+    vals, texts = list(vals), list(texts)
+    for n in named:  # a column of the table is named status: it shows the row's status
+        vals[n] = row_status
+        spec = keys[n].format
+        texts[n] = format_value(spec, row_status) if spec else text_of(row_status)
+    return vals, texts
 
 
 def _plainly_ordered(entries: list[Entry], width: int) -> bool:
     """Whether the sort values compare as they are exactly as `_Ordered` compares them: each sort
     column all numbers without nan, or all texts (no None, no mixed types)."""
-    for column in range(width):
-        texts = numbers = False
-        for entry in entries:
-            value = entry[0][column]
-            kind = type(value)
-            if kind is str:
-                texts = True
-            elif kind is int or kind is bool or (kind is float and value == value):
-                numbers = True
-            else:
-                return False
-            if texts and numbers:
-                return False
-    return True
+    return all(_plain_column([entry[0][column] for entry in entries]) for column in range(width))
+
+
+def _plain_column(values: list[object]) -> bool:
+    kinds = {_plain_kind(value) for value in values}
+    return None not in kinds and len(kinds) <= 1
+
+
+def _plain_kind(value: object) -> str | None:
+    """ "text" for a str, "number" for an int, a bool or a float but nan; None for anything else."""
+    kind = type(value)
+    if kind is str:
+        return "text"
+    if kind is int or kind is bool or (kind is float and value == value):
+        return "number"
+    return None
 
 
 def _format_kind(spec: str) -> tuple[bool, bool]:
@@ -267,56 +291,81 @@ def render(data: TableData, style: str | None = None) -> str:
 
 
 def text_table(data: TableData, style: str) -> str:
-    separator = data.separator if style != "pretty" else None
-    entries = [data.headings] + [list(r) for r in data.cells]
-    widths_min = [k.colw for k in data.keys]
-    header_line = style == "pretty"
-    if data.transpose:
-        entries = (
-            [list(col) for col in zip(*entries, strict=True)] if entries and entries[0] else entries
-        )
-        header_line = False
-        widths_min = []
+    entries, widths_min = _grid(data)
+    # `pretty` joins with " | "; csv and aligned with the table's separator, "," when it has none
+    separator = data.separator if data.separator is not None else ","
     if style == "csv":
-        sep = separator if separator is not None else ","
-        if "\n" in sep:
-            lines = [sep.join(_quote(cell, sep) for cell in entry) for entry in entries]
-        else:
-            lines = [
-                line.replace("\n", " ") if "\n" in line else line for line in map(sep.join, entries)
-            ]
-        return "\n".join(lines) + "\n"
-    ncols = max((len(e) for e in entries), default=0)
-    widths = [0] * ncols
+        return _csv_text(entries, separator)
+    widths = _column_widths(entries, widths_min)
+    rows = [_entry_lines(entry, widths, style, separator) for entry in entries]
+    if style != "pretty":
+        return _joined(rows)  # aligned keeps JUBE's shape; the caption goes to stderr
+    return _pretty(data, rows, widths)
+
+
+def _pretty(data: TableData, rows: list[list[str]], widths: list[int]) -> str:
+    """`pretty`: the table's name and caption above, a rule below the headings (not transposed)."""
+    if not data.transpose:
+        rows.insert(1, ["|-" + "-|-".join("-" * w for w in widths) + "-|"])
+    return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + _joined(rows)
+
+
+def _joined(rows: list[list[str]]) -> str:
+    return "\n".join(line for row in rows for line in row) + "\n"
+
+
+def _grid(data: TableData) -> tuple[list[list[str]], list[int]]:
+    """The headings and cells as rows of text (columns when the table is transposed), and each
+    column's least width (`colw`; none when transposed)."""
+    entries = [data.headings] + [list(r) for r in data.cells]
+    if not data.transpose:
+        return entries, [k.colw for k in data.keys]
+    if entries[0]:
+        entries = [list(col) for col in zip(*entries, strict=True)]
+    return entries, []
+
+
+def _csv_text(entries: list[list[str]], sep: str) -> str:
+    """JUBE's csv: cells joined as they are, a newline in a cell written as a blank."""
+    if "\n" in sep:
+        lines = [sep.join(_quote(cell, sep) for cell in entry) for entry in entries]
+    else:
+        lines = [line.replace("\n", " ") for line in map(sep.join, entries)]
+    return "\n".join(lines) + "\n"
+
+
+def _column_widths(entries: list[list[str]], widths_min: list[int]) -> list[int]:
+    """Each column's width: its longest line of text, at least its declared `colw`."""
+    widths = [0] * max((len(e) for e in entries), default=0)
     for entry in entries:
         for i, cell in enumerate(entry):
-            for line in cell.splitlines() or [""]:
-                widths[i] = max(widths[i], len(line))
-    for i, w in enumerate(widths_min[:ncols]):
+            widths[i] = max(widths[i], *(len(line) for line in cell.splitlines() or [""]))
+    for i, w in enumerate(widths_min[: len(widths)]):
         widths[i] = max(widths[i], w)
+    return widths
+
+
+def _entry_lines(entry: list[str], widths: list[int], style: str, separator: str) -> list[str]:
+    """One row's lines: `pretty` shows a cell's lines one below the other (the first right-aligned,
+    the others left), `aligned` a cell on one line."""
+    pretty = style == "pretty"
+    wrapped = [_cell_lines(cell, pretty) for cell in entry]
+    height = max((len(w) for w in wrapped), default=1) or 1  # an empty cell: one line
     out = []
-    for n, entry in enumerate(entries):
-        wrapped = [
-            cell.splitlines() if style == "pretty" else [cell.replace("\n", " ")] for cell in entry
-        ]
-        height = max((len(w) for w in wrapped), default=1) or 1
-        for h in range(height):
-            parts = []
-            for i, lines in enumerate(wrapped):
-                text = lines[h] if h < len(lines) else ""
-                parts.append(text.rjust(widths[i]) if h == 0 else text.ljust(widths[i]))
-            if style == "pretty":
-                out.append("| " + " | ".join(parts) + " |")
-            else:
-                out.append((separator if separator is not None else ",").join(parts))
-        if n == 0 and header_line:
-            out.append("|-" + "-|-".join("-" * w for w in widths) + "-|")
-    text = "\n".join(out) + "\n"
-    if style != "pretty":
-        return (
-            text  # csv and aligned keep JUBE's shape; `bench result` prints the caption on stderr
-        )
-    return f"{data.name}:\n" + (f"{data.caption}\n" if data.caption else "") + text
+    for h in range(height):
+        parts = [_padded(lines, h, width) for lines, width in zip(wrapped, widths, strict=False)]
+        out.append("| " + " | ".join(parts) + " |" if pretty else separator.join(parts))
+    return out
+
+
+def _cell_lines(cell: str, pretty: bool) -> list[str]:
+    return cell.splitlines() if pretty else [cell.replace("\n", " ")]
+
+
+def _padded(lines: list[str], h: int, width: int) -> str:
+    """The h-th line of a cell padded to its column's width."""
+    text = lines[h] if h < len(lines) else ""
+    return text.rjust(width) if h == 0 else text.ljust(width)
 
 
 def _quote(cell: str, sep: str) -> str:
@@ -329,36 +378,50 @@ def clashes(data: TableData) -> list[str]:
     """Headings of the columns whose csv cells hold the separator (such rows cannot be read
     back)."""
     sep = data.separator or ","
-    bad = {i for i, heading in enumerate(data.headings) if sep in heading}
+    bad = _holding(data.headings, sep)
     for row in data.cells:
         if sep in "\0".join(row):  # the rare row with a clash: find its columns
-            bad.update(i for i, cell in enumerate(row) if sep in cell)
+            bad |= _holding(row, sep)
     return [h for i, h in enumerate(data.headings) if i in bad]
 
 
-def _markdown(data: TableData) -> str:
-    def esc(text: str) -> str:
-        return text.replace("|", "\\|").replace("\n", "<br>")
+def _holding(texts: list[str], sep: str) -> set[int]:
+    """The places of the texts that hold the separator."""
+    return {i for i, text in enumerate(texts) if sep in text}
 
-    numeric = (
-        [
-            all(isinstance(v, (int, float)) or v is None for v in col)
-            and any(v is not None for v in col)
-            for col in zip(*data.values, strict=True)
-        ]
-        if data.values
-        else [False] * len(data.keys)
-    )
-    lines = (
-        [f"**{data.name}**", ""]
-        + ([f"*{esc(data.caption)}*", ""] if data.caption else [])
-        + [
-            "| " + " | ".join(esc(h) for h in data.headings) + " |",
-            "|" + "|".join("---:" if num else "---" for num in numeric) + "|",
-        ]
-    )
-    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in data.cells]
+
+def _markdown(data: TableData) -> str:
+    caption = [f"*{_markdown_text(data.caption)}*", ""] if data.caption else []
+    lines = [
+        f"**{data.name}**",
+        "",
+        *caption,
+        _markdown_row(data.headings),
+        "|" + "|".join("---:" if num else "---" for num in _numeric_columns(data)) + "|",
+    ]
+    lines += [_markdown_row(row) for row in data.cells]
     return "\n".join(lines) + "\n"
+
+
+def _markdown_text(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", "<br>")
+
+
+def _markdown_row(cells: list[str]) -> str:
+    return "| " + " | ".join(_markdown_text(c) for c in cells) + " |"
+
+
+def _numeric_columns(data: TableData) -> list[bool]:
+    """Per column, whether it holds numbers (and no other value): markdown aligns it right."""
+    if not data.values:
+        return [False] * len(data.keys)
+    return [_all_numbers(column) for column in zip(*data.values, strict=True)]
+
+
+def _all_numbers(values: tuple[object, ...]) -> bool:
+    return all(isinstance(v, (int, float)) or v is None for v in values) and any(
+        v is not None for v in values
+    )
 
 
 def json_value(value: object) -> object:

@@ -88,33 +88,38 @@ def resolve_campaign(name: str, cwd: str | None = None) -> tuple[str, list[str]]
     """(campaign id, its run folders) for `ID` or `last` (the newest started from `cwd`)."""
     cwd = os.path.abspath(cwd or os.getcwd())
     with _connect() as db:
-        if name == "last":
-            row = db.execute(
-                "SELECT id FROM campaigns WHERE cwd=? ORDER BY created DESC LIMIT 1", (cwd,)
-            ).fetchone()
-            if row is None:
-                raise RunError(
-                    f"no campaign was started from {cwd}",
-                    hint="bench run --suite TAG --tag SYSTEM starts one; or give its id: -c ID",
-                )
-        else:
-            row = db.execute(
-                "SELECT id FROM campaigns WHERE id=? OR id LIKE ?", (name, f"%{name}")
-            ).fetchone()
-            if row is None:
-                known = [
-                    r[0]
-                    for r in db.execute("SELECT id FROM campaigns ORDER BY created DESC LIMIT 5")
-                ]
-                raise RunError(
-                    f"no campaign '{name}'",
-                    hint="recent campaigns: " + (", ".join(known) if known else "none"),
-                )
+        campaign = _last_campaign(db, cwd) if name == "last" else _named_campaign(db, name)
         runs = [
             r[0]
             for r in db.execute(
-                "SELECT run_dir FROM campaign_runs WHERE campaign=? ORDER BY position", (row[0],)
+                "SELECT run_dir FROM campaign_runs WHERE campaign=? ORDER BY position", (campaign,)
             )
         ]
     db.close()
-    return row[0], [r for r in runs if os.path.isdir(r)]
+    return campaign, [r for r in runs if os.path.isdir(r)]
+
+
+def _last_campaign(db: Guarded, cwd: str) -> str:
+    row = db.execute(
+        "SELECT id FROM campaigns WHERE cwd=? ORDER BY created DESC LIMIT 1", (cwd,)
+    ).fetchone()
+    if row is None:
+        raise RunError(
+            f"no campaign was started from {cwd}",
+            hint="bench run --suite TAG --tag SYSTEM starts one; or give its id: -c ID",
+        )
+    return str(row[0])
+
+
+def _named_campaign(db: Guarded, name: str) -> str:
+    """The campaign whose id is `name` or ends in it."""
+    row = db.execute(
+        "SELECT id FROM campaigns WHERE id=? OR id LIKE ?", (name, f"%{name}")
+    ).fetchone()
+    if row is None:
+        known = [r[0] for r in db.execute("SELECT id FROM campaigns ORDER BY created DESC LIMIT 5")]
+        raise RunError(
+            f"no campaign '{name}'",
+            hint="recent campaigns: " + (", ".join(known) if known else "none"),
+        )
+    return str(row[0])

@@ -60,22 +60,38 @@ def loads(text: str | bytes, cls: type[T], where: str = "the stored model") -> T
     return out
 
 
-_PLAIN = (str, int, float, bool, type(None))
-
-
+@functools.singledispatch
 def encode(obj: object) -> Any:
-    if type(obj) in _PLAIN:  # most of a model's values: what the checks below would return as it is
-        return obj
+    """`obj` as JSON's data: a dataclass as a mapping of its fields, a set sorted; one case per
+    kind of value (registered below)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {name: encode(getattr(obj, name)) for name in _field_names(type(obj))}
-    if isinstance(obj, dict):
-        return {str(k): encode(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple, set, frozenset)):
-        items = sorted(obj) if isinstance(obj, (set, frozenset)) else obj
-        return [encode(v) for v in items]
-    if obj is None or isinstance(obj, (str, int, float, bool)):
-        return obj
     raise CodecError(f"cannot store a {type(obj).__name__}")
+
+
+@encode.register(str)
+@encode.register(int)  # and bool
+@encode.register(float)
+@encode.register(type(None))
+def _encode_plain(obj: object) -> Any:
+    return obj
+
+
+@encode.register(dict)
+def _encode_mapping(obj: dict[Any, Any]) -> Any:
+    return {str(k): encode(v) for k, v in obj.items()}
+
+
+@encode.register(list)
+@encode.register(tuple)
+def _encode_sequence(obj: list[Any] | tuple[Any, ...]) -> Any:
+    return [encode(v) for v in obj]
+
+
+@encode.register(set)
+@encode.register(frozenset)
+def _encode_set(obj: set[Any] | frozenset[Any]) -> Any:
+    return [encode(v) for v in sorted(obj)]
 
 
 @functools.cache
@@ -107,32 +123,45 @@ def _reader(hint: Any) -> Decoder:
     return _make_reader(hint)
 
 
-def _make_reader(hint: Any) -> Decoder:  # noqa: C901 - one case per kind of type
-    origin = typing.get_origin(hint)
-    if hint is Any:
-        return lambda data, where: data
-    if origin in (typing.Union, types.UnionType):
-        return _union_reader(typing.get_args(hint))
-    if hint is SystemFacts:
-        return _open_reader
-    if origin in (list, set, frozenset, tuple):
-        args = typing.get_args(hint)
-        return _sequence_reader(origin, args[0] if args else Any)
-    if origin is dict:
-        return _mapping_reader((typing.get_args(hint) or (str, Any))[1])
-    if dataclasses.is_dataclass(hint):
-        return _DataclassReader(hint)
-    if isinstance(hint, type) and issubclass(
-        hint, enum.Enum
-    ):  # a vocabulary's word, stored as its text
-        return _enum_reader(hint)
-    if hint in (str, int, float, bool):
-        return _plain_reader(hint)
+def _make_reader(hint: Any) -> Decoder:
+    """The reader of one kind of type: a generic alias's (a union, a sequence, a mapping), else a
+    class's."""
+    reader = _generic_reader(hint) or _class_reader(hint)
+    if reader is not None:
+        return reader
 
     def unreadable(data: Any, where: str) -> Any:
         raise CodecError(f"{where}: cannot read a {hint}")
 
     return unreadable
+
+
+def _generic_reader(hint: Any) -> Decoder | None:
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return _union_reader(args)
+    if origin in (list, set, frozenset, tuple):
+        return _sequence_reader(origin, args[0] if args else Any)
+    if origin is dict:
+        return _mapping_reader((args or (str, Any))[1])
+    return None
+
+
+def _class_reader(hint: Any) -> Decoder | None:
+    if hint is Any:
+        return _as_it_is
+    if hint is SystemFacts:
+        return _open_reader
+    if dataclasses.is_dataclass(hint):
+        return _DataclassReader(hint)
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):  # a word, stored as its text
+        return _enum_reader(hint)
+    return _plain_reader(hint) if hint in (str, int, float, bool) else None
+
+
+def _as_it_is(data: Any, where: str) -> Any:
+    return data
 
 
 def _union_reader(options: tuple[Any, ...]) -> Decoder:

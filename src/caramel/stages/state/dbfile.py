@@ -13,6 +13,7 @@ import contextlib
 import errno
 import os
 import sqlite3
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
@@ -46,28 +47,38 @@ class StorageError(RunError):
     """A file caramel keeps its state in cannot be used."""
 
 
+@dataclass(frozen=True)
+class _Problem:
+    """A problem an error names: by its errno, or by words of its message."""
+
+    word: str
+    codes: frozenset[int]
+    fragments: tuple[str, ...]
+
+    def named_by(self, code: object, text: str) -> bool:
+        return code in self.codes or any(fragment in text for fragment in self.fragments)
+
+
+# the first that an error names is its problem
+_PROBLEMS = (
+    _Problem("full", frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG}), ("full",)),
+    _Problem("locked", frozenset(), ("locked", "busy")),
+    _Problem(
+        "readonly",
+        frozenset({errno.EROFS, errno.EACCES, errno.EPERM}),
+        ("readonly", "read-only", "unable to open", "permission"),
+    ),
+    _Problem("foreign", frozenset(), ("no such table", "no such column", "has no column")),
+    _Problem("damaged", frozenset({errno.EIO}), ("not a database", "malformed", "disk i/o")),
+)
+
+
 def problem(exc: BaseException) -> str:
     """What an SQLite or OS error says about the file, in a word: full, locked, readonly, damaged,
     foreign."""
     text = str(exc).lower()
     code = getattr(exc, "errno", None)
-    if code in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) or "full" in text:
-        return "full"
-    if "locked" in text or "busy" in text:
-        return "locked"
-    if (
-        code in (errno.EROFS, errno.EACCES, errno.EPERM)
-        or "readonly" in text
-        or "read-only" in text
-        or "unable to open" in text
-        or "permission" in text
-    ):
-        return "readonly"
-    if "no such table" in text or "no such column" in text or "has no column" in text:
-        return "foreign"
-    if "not a database" in text or "malformed" in text or "disk i/o" in text or code == errno.EIO:
-        return "damaged"
-    return "other"
+    return next((p.word for p in _PROBLEMS if p.named_by(code, text)), "other")
 
 
 def storage_error(path: str, exc: BaseException, what: str, after: str = "") -> StorageError:

@@ -6,6 +6,7 @@ reads what it would read without the batch.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import sqlite3
@@ -59,40 +60,16 @@ class RunReads:
 
     # --- the run -----------------------------------------------------------------------------
     def info(self) -> RunInfo:
-        try:
-            found = self.db.execute(
-                "SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
-                "version, schema FROM runs"
-            )
-            found.row_factory = sqlite3.Row  # read by column name
-            row = found.fetchone()
-        except StorageError as exc:
-            if dbfile.problem(exc) != "foreign":
-                raise
-            raise StorageError(
-                f"{self.path} is not a caramel run state",
-                hint="another program wrote it, or it is not what bench expects there",
-            ) from None
+        row = self._run_row()
         if row is None:
             raise RunError(f"{self.path} holds no run")
-        if row["schema"] != SCHEMA_VERSION:
-            made = f"caramel {row['version']}" if row["version"] else "another caramel"
-            raise RunError(
-                f"{self.path} was written by {made} (run state version {row['schema']}); "
-                f"this caramel reads version {SCHEMA_VERSION} only",
-                hint=f"finish or read that run with {made}, or start it again with this one",
-            )
+        self._check_version(row)
         try:
             tags, settings = (
                 bounded.loads(row["tags"], "the run's tags"),
                 bounded.loads(row["settings"], "the run's settings"),
             )
-            if (
-                not isinstance(tags, list)
-                or not all(isinstance(t, str) for t in tags)
-                or not isinstance(settings, dict)
-            ):
-                raise ValueError("its tags are not a list of texts, or its settings not a mapping")
+            _check_tags_and_settings(tags, settings)
             return RunInfo(
                 row["id"],
                 row["benchmark"],
@@ -107,6 +84,34 @@ class RunReads:
             )
         except (TypeError, ValueError) as exc:
             raise RunError(f"the run state {self.path} is damaged: {exc}") from None
+
+    def _run_row(self) -> sqlite3.Row | None:
+        """The run's row, read by column name; a file of another program is refused."""
+        try:
+            found = self.db.execute(
+                "SELECT id, benchmark, file, home, run_dir, tags, cwd, created, settings, "
+                "version, schema FROM runs"
+            )
+            found.row_factory = sqlite3.Row
+            return cast("sqlite3.Row | None", found.fetchone())
+        except StorageError as exc:
+            if dbfile.problem(exc) != "foreign":
+                raise
+            raise StorageError(
+                f"{self.path} is not a caramel run state",
+                hint="another program wrote it, or it is not what bench expects there",
+            ) from None
+
+    def _check_version(self, row: sqlite3.Row) -> None:
+        """A run state of another version is read by the caramel that wrote it."""
+        if row["schema"] == SCHEMA_VERSION:
+            return
+        made = f"caramel {row['version']}" if row["version"] else "another caramel"
+        raise RunError(
+            f"{self.path} was written by {made} (run state version {row['schema']}); "
+            f"this caramel reads version {SCHEMA_VERSION} only",
+            hint=f"finish or read that run with {made}, or start it again with this one",
+        )
 
     def model(self) -> Benchmark:
         """The benchmark model stored at run start (never re-read from the file)."""
@@ -172,25 +177,14 @@ class RunReads:
         """Every workpackage's params, in one query. The texts are decoded as one JSON array: one
         decoder call instead of one per workpackage, whose fixed cost adds up on a large run."""
         rows = self.db.execute("SELECT id, params, types, cycles FROM workpackages").fetchall()
-        try:
-            if any(len(row[1]) > bounded.MAX_BYTES for row in rows):
-                raise ValueError("a workpackage's parameters are over the limit")
-            texts = bounded.loads(
-                "[" + ",".join(row[1] for row in rows) + "]",
-                "the parameters",
-                max_bytes=bounded.MAX_BYTES * max(1, len(rows)),
-            )
-        except (ValueError, TypeError):
-            texts = None
-        if texts is None or len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
-            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
-        try:
-            return {
-                row[0]: Params(found, _types(row[2]), tuple(json.loads(row[3])) if row[3] else ())
-                for row, found in zip(rows, texts, strict=True)
-            }
-        except (TypeError, ValueError, RecursionError):
-            return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
+        texts = _params_at_once(rows)
+        if texts is not None:
+            with contextlib.suppress(TypeError, ValueError, RecursionError):
+                return {
+                    row[0]: Params(found, _types(row[2]), _cycles(row[3]))
+                    for row, found in zip(rows, texts, strict=True)
+                }
+        return {row[0]: _params(*row[1:]) for row in rows}  # one by one: names what is damaged
 
     def analysis_rows(self) -> list[tuple[int, str, int, tuple[int, ...], str, str, str]]:
         """What the analysis needs of each workpackage besides its params, in id order:
@@ -264,3 +258,34 @@ class RunReads:
         ):
             out.setdefault(step, {})[state] = n
         return out
+
+
+def _check_tags_and_settings(tags: object, settings: object) -> None:
+    if (
+        not isinstance(tags, list)
+        or not all(isinstance(t, str) for t in tags)
+        or not isinstance(settings, dict)
+    ):
+        raise ValueError("its tags are not a list of texts, or its settings not a mapping")
+
+
+def _params_at_once(rows: list[Any]) -> list[dict[str, Any]] | None:
+    """The params texts of the rows as one JSON array; None where that does not decode into one
+    mapping per row (then they are read one by one)."""
+    try:
+        if any(len(row[1]) > bounded.MAX_BYTES for row in rows):
+            raise ValueError("a workpackage's parameters are over the limit")
+        texts = bounded.loads(
+            "[" + ",".join(row[1] for row in rows) + "]",
+            "the parameters",
+            max_bytes=bounded.MAX_BYTES * max(1, len(rows)),
+        )
+    except (ValueError, TypeError):
+        return None
+    if len(texts) != len(rows) or not all(isinstance(t, dict) for t in texts):
+        return None
+    return cast("list[dict[str, Any]]", texts)
+
+
+def _cycles(text: str) -> tuple[Any, ...]:
+    return tuple(json.loads(text)) if text else ()

@@ -128,48 +128,33 @@ def resolve_all(directory: str | None, run_ids: list[str], cwd: str | None = Non
     found, where = _candidates(directory, cwd)
     if len(found) == 1 and found[0][1] < 0:  # DIR is a run folder: every ID must name it
         return [resolve(directory, text, cwd) for text in dict.fromkeys(run_ids)][:1]
-    chosen: list[str] = []
-    for text in run_ids:
-        number = None if text in ("all", "last") else parse_id(text)
-        if text == "all":
-            chosen += [path for path, _id in found]
-        elif number is not None and number < 0:
-            if -number > len(found):
-                raise RunError(
-                    f"-i {text}: {where} holds only {len(found)} runs",
-                    hint=f"-1 is the last run, -{len(found)} the first",
-                )
-            chosen.append(found[number][0])
-        else:
-            chosen.append(_pick(found[::-1], number, where))
+    chosen = [path for text in run_ids for path in _named_by(text, found, where)]
     order = {path: place for place, (path, _id) in enumerate(found)}
     return sorted(dict.fromkeys(chosen), key=lambda path: order.get(path, -1))
+
+
+def _named_by(text: str, found: list[tuple[str, int]], where: str) -> list[str]:
+    """The runs one `-i` word names among `found` (oldest first): `all` every one, a negative
+    position one from the end, an id or `last` the one."""
+    if text == "all":
+        return [path for path, _id in found]
+    number = None if text == "last" else parse_id(text)
+    if number is None or number >= 0:
+        return [_pick(found[::-1], number, where)]
+    if -number > len(found):
+        raise RunError(
+            f"-i {text}: {where} holds only {len(found)} runs",
+            hint=f"-1 is the last run, -{len(found)} the first",
+        )
+    return [found[number][0]]
 
 
 def _candidates(directory: str | None, cwd: str) -> tuple[list[tuple[str, int]], str]:
     """(run dir, id) of the runs DIR or `cwd` means, oldest first, and where they were looked for;
     a DIR that is a run folder itself is the one run, with id -1."""
     if directory:
-        directory = os.path.abspath(directory)
-        if is_run_dir(directory) and (identity.is_proven(directory) or not runs_in(directory)):
-            return [(directory, -1)], directory
-        if not os.path.isdir(directory):
-            raise RunError(
-                f"{directory} does not exist", hint="give a run folder or the outpath holding runs"
-            )
-        found = runs_in(directory)
-        if not found:
-            raise RunError(
-                f"{directory} holds no caramel run",
-                hint="give a run folder or the outpath holding runs",
-            )
-        return found, directory
-    found = recent(cwd)
-    if not found:
-        # No registry entry (another machine, another data folder): outpaths right below cwd.
-        for name in sorted(os.listdir(cwd)):
-            found += runs_in(os.path.join(cwd, name))
-        found.sort(key=lambda item: (identity.created(item[0]) or 0.0, item[1]), reverse=True)
+        return _runs_of_folder(os.path.abspath(directory))
+    found = recent(cwd) or _runs_below(cwd)
     if not found:
         raise RunError(
             f"no run was started from {cwd}",
@@ -177,6 +162,33 @@ def _candidates(directory: str | None, cwd: str) -> tuple[list[tuple[str, int]],
             "the others), or name the run folder or its outpath as DIR",
         )
     return found[::-1], cwd
+
+
+def _runs_of_folder(directory: str) -> tuple[list[tuple[str, int]], str]:
+    """A DIR argument's runs: itself (id -1) where it is a run folder, else those of the outpath."""
+    if is_run_dir(directory) and (identity.is_proven(directory) or not runs_in(directory)):
+        return [(directory, -1)], directory
+    if not os.path.isdir(directory):
+        raise RunError(
+            f"{directory} does not exist", hint="give a run folder or the outpath holding runs"
+        )
+    found = runs_in(directory)
+    if not found:
+        raise RunError(
+            f"{directory} holds no caramel run",
+            hint="give a run folder or the outpath holding runs",
+        )
+    return found, directory
+
+
+def _runs_below(cwd: str) -> list[tuple[str, int]]:
+    """Without a registry entry (another machine, another data folder): the runs of the outpaths
+    right below `cwd`, newest first by the creation time they recorded."""
+    found: list[tuple[str, int]] = []
+    for name in sorted(os.listdir(cwd)):
+        found += runs_in(os.path.join(cwd, name))
+    found.sort(key=lambda item: (identity.created(item[0]) or 0.0, item[1]), reverse=True)
+    return found
 
 
 def _pick(found: list[tuple[str, int]], wanted: int | None, where: str) -> str:

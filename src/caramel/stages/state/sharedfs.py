@@ -139,6 +139,12 @@ def _mount_type(folder: str) -> str | None:
     return None
 
 
+# shared filesystems named by the mount table where statfs gives no magic number (another libc)
+_SHARED_MOUNTS = frozenset(
+    {*SHARED_MAGIC.values(), "nfs4", "lustre", "gpfs", "beegfs", "ceph", "cifs"}
+)
+
+
 def filesystem(folder: str) -> Filesystem:
     """The filesystem holding `folder` (an existing folder; a file's folder for a file)."""
     magic = _statfs_type(folder)
@@ -146,18 +152,20 @@ def filesystem(folder: str) -> Filesystem:
         return Filesystem(SHARED_MAGIC[magic], True)
     mount = _mount_type(folder) or ""
     if magic == FUSE_MAGIC or mount.startswith("fuse"):
-        kind = mount.partition(".")[2]
-        return Filesystem(mount or "fuse", kind.lower() in REMOTE_FUSE)
-    if mount in SHARED_MAGIC.values() or mount in (
-        "nfs4",
-        "lustre",
-        "gpfs",
-        "beegfs",
-        "ceph",
-        "cifs",
-    ):
+        return _fuse(mount)
+    if mount in _SHARED_MOUNTS:
         return Filesystem(mount, True)  # no statfs (another libc): the mount table tells
-    return Filesystem(mount or (f"0x{magic:x}" if magic is not None else "unknown"), False)
+    return Filesystem(mount or _magic_name(magic), False)
+
+
+def _fuse(mount: str) -> Filesystem:
+    """A FUSE filesystem, shared where its kind (`fuse.KIND`) is a remote one."""
+    kind = mount.partition(".")[2]
+    return Filesystem(mount or "fuse", kind.lower() in REMOTE_FUSE)
+
+
+def _magic_name(magic: int | None) -> str:
+    return f"0x{magic:x}" if magic is not None else "unknown"
 
 
 def requested_journal() -> str | None:

@@ -157,23 +157,34 @@ def open_connection(
     errors naming the file. A file whose journal is chosen by its filesystem gets it first; in WAL,
     synchronous=NORMAL (a commit survives the crash of bench itself, not a power loss, without an
     fsync per change)."""
-    if timeout_s is None:
-        timeout_s = kind.timeout_s if kind.timeout_s is not None else busy_timeout()
-    journal = ""
-    if kind.journal is Journal.BY_FILESYSTEM and not readonly:
-        journal = set_journal(path, kind.what, timeout_s)
+    timeout_s = _lock_wait(kind, timeout_s)
     if readonly:
         return _open_readonly(path, timeout_s, kind)
-    db = _sqlite(path, timeout_s, readonly, kind.autocommit, kind.any_thread)
+    by_filesystem = kind.journal is Journal.BY_FILESYSTEM
+    journal = set_journal(path, kind.what, timeout_s) if by_filesystem else ""
+    db = _sqlite(path, timeout_s, False, kind.autocommit, kind.any_thread)
     try:
-        if journal:
-            db.execute(f"PRAGMA journal_mode={journal}").fetchall()
-            if journal == "wal":
-                db.execute("PRAGMA synchronous=NORMAL")
+        _apply_journal(db, journal)
     except BaseException:
         db.close()
         raise
     return db
+
+
+def _lock_wait(kind: FileKind, timeout_s: float | None) -> float:
+    """The call's lock wait, else the kind's, else the settings' busy timeout."""
+    if timeout_s is not None:
+        return timeout_s
+    return kind.timeout_s if kind.timeout_s is not None else busy_timeout()
+
+
+def _apply_journal(db: sqlite3.Connection, journal: str) -> None:
+    """The journal mode on the connection ('' : SQLite's own); in WAL, synchronous=NORMAL."""
+    if not journal:
+        return
+    db.execute(f"PRAGMA journal_mode={journal}").fetchall()
+    if journal == "wal":
+        db.execute("PRAGMA synchronous=NORMAL")
 
 
 def connect(
@@ -201,29 +212,44 @@ def set_journal(path: str, what: str = "run state", timeout: float = 10.0) -> st
     (`open_connection` does)."""
     mode, _why = sharedfs.chosen_journal(path)
     folder = os.path.dirname(os.path.abspath(path)) or "."
-    refused = (
-        mode == "wal" and sharedfs.requested_journal() is None and not sharedfs.maps_shared(folder)
-    )
-    if refused or mode != "wal":
-        _leave_wal(path, "delete" if refused else mode, timeout)
+    if mode != "wal":
+        _leave_wal(path, mode, timeout)
+        return mode
+    if _map_refused(folder):
+        _leave_wal(path, "delete", timeout)
     elif _try_wal(path, timeout):
         return "wal"
     else:
-        refused = True
         _leave_wal(path, "delete", timeout)
-        for leftover in (path + "-shm", path + "-wal"):
-            with contextlib.suppress(OSError):
-                if leftover.endswith("-shm") or os.path.getsize(leftover) == 0:
-                    os.unlink(leftover)  # the index nobody could map; an empty log
-    if refused and path not in _NOTED:
-        _NOTED.add(path)
-        print(
-            f"note: the {what} {path} uses a rollback journal: its filesystem "
-            f"({sharedfs.filesystem(folder).name}) refuses the shared memory map SQLite's WAL "
-            "needs",
-            file=sys.stderr,
-        )
-    return "delete" if refused else mode
+        _remove_wal_leftovers(path)
+    _note_rollback(path, what, folder)
+    return "delete"
+
+
+def _map_refused(folder: str) -> bool:
+    """WAL by default (not asked for) where the filesystem refuses the shared memory map."""
+    return sharedfs.requested_journal() is None and not sharedfs.maps_shared(folder)
+
+
+def _remove_wal_leftovers(path: str) -> None:
+    """After a WAL attempt that failed: the index nobody could map, and an empty log."""
+    for leftover in (path + "-shm", path + "-wal"):
+        with contextlib.suppress(OSError):
+            if leftover.endswith("-shm") or os.path.getsize(leftover) == 0:
+                os.unlink(leftover)
+
+
+def _note_rollback(path: str, what: str, folder: str) -> None:
+    """The one-line notice (once a process per file) that a file uses a rollback journal."""
+    if path in _NOTED:
+        return
+    _NOTED.add(path)
+    print(
+        f"note: the {what} {path} uses a rollback journal: its filesystem "
+        f"({sharedfs.filesystem(folder).name}) refuses the shared memory map SQLite's WAL "
+        "needs",
+        file=sys.stderr,
+    )
 
 
 def _try_wal(path: str, timeout: float) -> bool:

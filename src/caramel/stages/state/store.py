@@ -26,7 +26,7 @@ from caramel.stages.expand.params import Params
 from caramel.stages.spec.model import Benchmark
 from caramel.stages.state import identity_file, sqlitefiles, transitions
 from caramel.stages.state.codec import encode_model
-from caramel.stages.state.dbfile import StorageError
+from caramel.stages.state.dbfile import Guarded, StorageError
 from caramel.stages.state.reads import RunReads
 from caramel.stages.state.rows import (
     SCHEMA,
@@ -122,49 +122,7 @@ class Store(RunReads):
                 os.unlink(leftover)
         db = sqlitefiles.connect(tmp, WHOLE_RUN_STATE, "then run again")
         try:
-            db.execute("BEGIN")
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    db.execute(statement)
-            db.execute(
-                "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    info.run_id,
-                    info.benchmark,
-                    info.file,
-                    info.home,
-                    info.run_dir,
-                    json.dumps(info.tags),
-                    info.cwd,
-                    info.created,
-                    json.dumps(info.settings),
-                    info.version,
-                    SCHEMA_VERSION,
-                    encode_model(model),
-                ),
-            )
-            db.executemany(
-                "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, "
-                "cycles) VALUES (?,?,?,?,?,?,?,?)",
-                (
-                    (
-                        wp_id,
-                        step,
-                        it,
-                        ",".join(map(str, parents)),
-                        dirname,
-                        json.dumps(params),
-                        json.dumps(params.types, sort_keys=True),
-                        json.dumps(params.cycles) if params.cycles else "",
-                    )
-                    for wp_id, step, it, parents, dirname, params in rows
-                ),
-            )
-            db.execute(
-                "INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
-                (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"),
-            )
-            db.execute("COMMIT")
+            _write_plan(db, info, model, rows)
         except BaseException:
             db.close()
             for leftover in (tmp, tmp + "-journal"):
@@ -374,21 +332,10 @@ class Store(RunReads):
     # `fields`: column -> its Python value (env a mapping of text, wait_files a list), encoded below
     def _write(self, wp_id: int, fields: dict[str, Any], state: str | None = None) -> None:
         """Columns of one workpackage; its `state` only from `move`."""
-        bad = set(fields) - UPDATABLE
-        if bad:
-            raise ValueError(
-                f"not updatable: {bad}"
-                + (" (a state changes through Store.move)" if "state" in bad else "")
-            )
+        _refuse_not_updatable(fields)
         if state is not None:
             fields = {"state": state, **fields}
-        values = []
-        for name, value in fields.items():
-            if name == "env":
-                value = self._env_text(value) if value is not None else None
-            elif name == "wait_files":
-                value = json.dumps(value) if value else ""
-            values.append(value)
+        values = [self._column_value(name, value) for name, value in fields.items()]
         if (
             self._gathered is not None
         ):  # inside a batch: written at its end, each column's last value
@@ -396,6 +343,14 @@ class Store(RunReads):
             return
         sets = ", ".join(f"{name}=?" for name in fields)
         self.db.execute(f"UPDATE workpackages SET {sets} WHERE id=?", (*values, wp_id))
+
+    def _column_value(self, name: str, value: Any) -> Any:
+        """A column's value as stored: the environment and the wait files as JSON."""
+        if name == "env":
+            return self._env_text(value) if value is not None else None
+        if name == "wait_files":
+            return json.dumps(value) if value else ""
+        return value
 
     def _env_text(self, env: dict[str, str]) -> str:
         """`env` as JSON, without its secrets (caramel.redact.environment: a run folder is shared
@@ -465,3 +420,61 @@ class Store(RunReads):
 
     def clear_shared(self, step: str) -> None:
         self.db.execute("DELETE FROM shared_ops WHERE step=?", (step,))
+
+
+def _refuse_not_updatable(fields: dict[str, Any]) -> None:
+    bad = set(fields) - UPDATABLE
+    if bad:
+        raise ValueError(
+            f"not updatable: {bad}"
+            + (" (a state changes through Store.move)" if "state" in bad else "")
+        )
+
+
+def _planned_values(row: PlannedRow) -> tuple[object, ...]:
+    """A planned workpackage's columns as stored: parents as a list of ids, params as JSON."""
+    wp_id, step, it, parents, dirname, params = row
+    return (
+        wp_id,
+        step,
+        it,
+        ",".join(map(str, parents)),
+        dirname,
+        json.dumps(params),
+        json.dumps(params.types, sort_keys=True),
+        json.dumps(params.cycles) if params.cycles else "",
+    )
+
+
+def _write_plan(db: Guarded, info: RunInfo, model: Benchmark, rows: Iterable[PlannedRow]) -> None:
+    """The schema, the run, its model and its workpackages, in one transaction."""
+    db.execute("BEGIN")
+    for statement in (text for text in SCHEMA.split(";") if text.strip()):
+        db.execute(statement)
+    db.execute(
+        "INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            info.run_id,
+            info.benchmark,
+            info.file,
+            info.home,
+            info.run_dir,
+            json.dumps(info.tags),
+            info.cwd,
+            info.created,
+            json.dumps(info.settings),
+            info.version,
+            SCHEMA_VERSION,
+            encode_model(model),
+        ),
+    )
+    db.executemany(
+        "INSERT INTO workpackages (id, step, iteration, parents, dirname, params, types, "
+        "cycles) VALUES (?,?,?,?,?,?,?,?)",
+        (_planned_values(row) for row in rows),
+    )
+    db.execute(
+        "INSERT INTO events (time, wp, kind, message) VALUES (?,?,?,?)",
+        (time.time(), None, "run", f"run {info.run_id:06d} of {info.benchmark} created"),
+    )
+    db.execute("COMMIT")
