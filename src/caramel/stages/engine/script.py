@@ -108,7 +108,9 @@ def build_script(
     # its status. Its body is a function: `return` ends the script without a process of its own.
     out = [
         f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
-        "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_body() {\n",
+        # The script's own process (its group's id): a subshell of a bash with job control
+        # (launchers.local) knows its own as BASHPID, a shell of its own as $$.
+        "trap '__caramel_stop=1' TERM\n__caramel_mark P ${BASHPID:-$$}\n__caramel_body() {\n",
     ]
     if env is not None and base_env is not None:
         out += [
