@@ -129,6 +129,9 @@ class Engine:
         # engine.rounds (`--repeat auto`): the open workpackages it holds back stay open for a
         # later run()
         self.hold: Callable[[WpRow], bool] | None = None
+        self._failed_before = (
+            0  # failed workpackages when run() began (settings.stop_after_failure)
+        )
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
@@ -146,6 +149,7 @@ class Engine:
             if wp.state == WpState.OPEN and arrays.may_start(self, wp)
         ]
         heapq.heapify(self._heap)
+        self._failed_before = self.counts[WpState.FAILED]
         waiting.check(self)
         self.progress.start(
             f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts), self.bench.meta
@@ -193,7 +197,7 @@ class Engine:
                 ):
                     heapq.heappop(self._heap)  # stale entry
                     continue
-                if wp.state == WpState.OPEN and self.hold is not None and self.hold(wp):
+                if wp.state == WpState.OPEN and self._held(wp):
                     heapq.heappop(self._heap)
                     continue
                 step = self.bench.steps[wp.step]
@@ -214,6 +218,13 @@ class Engine:
                 else:
                     self.batches.open()
                 self._start(wp, step)
+
+    def _held(self, wp: WpRow) -> bool:
+        """Whether the open `wp` stays open in this run(): one failed since it began and `-e` asks
+        to stop after a failure (JUBE's exit on error), or engine.rounds holds it back."""
+        if self.settings.stop_after_failure and self.counts[WpState.FAILED] > self._failed_before:
+            return True
+        return self.hold is not None and self.hold(wp)
 
     def _only_writes(self, wp: WpRow, step: Step) -> bool:
         """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues

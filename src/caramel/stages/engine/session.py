@@ -163,9 +163,11 @@ def continue_run(
     quiet: bool = False,
     wait_lock: float = 0.0,
     go_on: rounds.GoOn | None = None,
+    stop_after_failure: bool = False,
 ) -> Summary:
     """Go on with a run: recover interrupted workpackages, check waiting ones, run what can run
-    (`go_on`: a repeat at a time while it says so, as start_run)."""
+    (`go_on`: a repeat at a time while it says so, as start_run; `stop_after_failure`: `-e`,
+    Settings)."""
     if not is_run_dir(run_dir):
         raise RunError(f"{run_dir} is not a caramel run folder (no caramel.db)")
     with RunLock(run_dir, wait=wait_lock):
@@ -177,6 +179,7 @@ def continue_run(
             if timeout is not None:
                 settings.timeout = timeout
                 store.update_settings(dict(info.settings, **settings.to_dict()))
+            settings.stop_after_failure = stop_after_failure
             engine = Engine(store, backends.for_run(info.settings), settings, make_progress(quiet))
             with _signals_as_interrupt(run_dir):
                 return engine.run() if go_on is None else rounds.run_repeats(engine, go_on)
