@@ -2,7 +2,8 @@
 
 JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
 next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local),
-which runs it as a shell of its own (`sh -s`, in a session of its own where `setsid` exists), and
+which runs it in a process group of its own (a job-control subshell where the shell keeps job
+control without a terminal, as bash; else a shell of its own, `sh -s` through `setsid`), and
 keeps JUBE's semantics where they matter:
 
 - the workpackage's environment is set at the top of the script (only what differs from the
