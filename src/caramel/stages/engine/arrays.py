@@ -224,29 +224,54 @@ def batches(engine: EngineInterface, wps: list[WpRow], scheduler: Scheduler) -> 
         if array_of(engine.bench, step) == "false":
             out.append(Batch(wp.step, [wp], [], after))
             continue
-        resources = () if step.call else _resources_of(engine, wp)
-        parent_task = after[0].partition("_") if len(after) == 1 else ("", "", "")
-        if parent_task[2].isdigit():  # one parent, a task of an array: this task follows it alone
-            groups[(wp.step, resources, (parent_task[0],), True)].append((int(parent_task[2]), wp))
-        else:
-            groups[(wp.step, resources, after, False)].append((-1, wp))
+        key, index = _group_of(engine, wp, step, after)
+        groups[key].append((index, wp))
     for (step_name, _resources, after, corresponding), members in groups.items():
         if corresponding:  # several children of one parent task: one array for each of them
-            rounds: list[Batch] = []
-            taken: list[set[int]] = []
-            for index, wp in members:
-                k = next((k for k, used in enumerate(taken) if index not in used), len(rounds))
-                if k == len(rounds):
-                    rounds.append(Batch(step_name, after=after, corresponding=True))
-                    taken.append(set())
-                rounds[k].wps.append(wp)
-                rounds[k].indices.append(index)
-                taken[k].add(index)
-            out += rounds
-            continue
-        for start in range(0, len(members), limit):
-            chunk = [wp for _, wp in members[start : start + limit]]
-            out.append(Batch(step_name, chunk, list(range(len(chunk))), after))
+            out += _corresponding_arrays(step_name, after, members)
+        else:
+            out += _arrays(step_name, after, members, limit)
+    return out
+
+
+def _group_of(
+    engine: EngineInterface, wp: WpRow, step: Step, after: tuple[str, ...]
+) -> tuple[_GroupKey, int]:
+    """The group `wp` is queued with, and its task index there: the task of its one parent's
+    array it follows alone (aftercorr), or -1 in an array of the jobs waiting for `after`."""
+    resources = () if step.call else _resources_of(engine, wp)
+    parent_task = after[0].partition("_") if len(after) == 1 else ("", "", "")
+    if parent_task[2].isdigit():  # one parent, a task of an array: this task follows it alone
+        return (wp.step, resources, (parent_task[0],), True), int(parent_task[2])
+    return (wp.step, resources, after, False), -1
+
+
+def _corresponding_arrays(
+    step_name: str, after: tuple[str, ...], members: list[tuple[int, WpRow]]
+) -> list[Batch]:
+    """Arrays whose task i follows task i of the parent array: several children of one parent
+    task go to as many arrays (the first array without that task takes it)."""
+    rounds: list[Batch] = []
+    taken: list[set[int]] = []
+    for index, wp in members:
+        k = next((k for k, used in enumerate(taken) if index not in used), len(rounds))
+        if k == len(rounds):
+            rounds.append(Batch(step_name, after=after, corresponding=True))
+            taken.append(set())
+        rounds[k].wps.append(wp)
+        rounds[k].indices.append(index)
+        taken[k].add(index)
+    return rounds
+
+
+def _arrays(
+    step_name: str, after: tuple[str, ...], members: list[tuple[int, WpRow]], limit: int
+) -> list[Batch]:
+    """The members in arrays of at most `limit` tasks, numbered from 0."""
+    out = []
+    for start in range(0, len(members), limit):
+        chunk = [wp for _, wp in members[start : start + limit]]
+        out.append(Batch(step_name, chunk, list(range(len(chunk))), after))
     return out
 
 

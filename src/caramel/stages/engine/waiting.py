@@ -34,41 +34,53 @@ def check(engine: EngineInterface) -> bool:
     if not waits or not engine.changed_since_last_poll():
         # nothing changed since the last poll of this continue: one scheduler query is enough
         return False
-    timeout = engine.settings.timeout
-    changed = False
-    pending_jobs = []
     with engine.store.transaction():
-        for wp in waits:
-            files = wp.wait_files
-            step = engine.bench.steps[wp.step]
-            if files.get("error") and os.path.exists(files["error"]):
-                engine.fail(
-                    wp,
-                    f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"]),
-                )
-            elif files.get("done") and os.path.exists(files["done"]):
-                if files.get("break") and os.path.exists(files["break"]):
-                    engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
-                else:
-                    engine.ready(wp, wp.cycle, wp.wait_op + 1)
-            elif (
-                timeout is not None and wp.wait_since is not None and now - wp.wait_since > timeout
-            ):
-                engine.fail(
-                    wp,
-                    f"timed out: no done file {files.get('done')} after {timeout:g} s "
-                    "(waiting since "
-                    f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
-                    + _job_note(wp),
-                )
-            else:
-                if wp.job_id:
-                    pending_jobs.append(wp)
-                continue
-            changed = True
+        moved = {wp.id: _look(engine, wp, now) for wp in waits}
+    pending_jobs = [wp for wp in waits if not moved[wp.id] and wp.job_id]
+    changed = any(moved.values())
     if pending_jobs:
         changed |= _follow_jobs(engine, pending_jobs, now)
     return changed
+
+
+def _exists(files: dict[str, str], kind: str) -> bool:
+    """Whether the wait's `kind` file (done, error, break) is named and there."""
+    path = files.get(kind)
+    return bool(path) and os.path.exists(path or "")
+
+
+def _look(engine: EngineInterface, wp: WpRow, now: float) -> bool:
+    """Move `wp` on by its files: failed at its error file, done at its done and break files, on
+    to its next do at its done file, failed past the run's wait limit. True when it moved."""
+    files = wp.wait_files
+    if _exists(files, "error"):
+        why = f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"])
+        engine.fail(wp, why)
+    elif _exists(files, "done"):
+        if _exists(files, "break"):
+            step = engine.bench.steps[wp.step]
+            engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
+        else:
+            engine.ready(wp, wp.cycle, wp.wait_op + 1)
+    elif _waited_too_long(engine, wp, now):
+        engine.fail(wp, _wait_limit_reason(engine, wp))
+    else:
+        return False
+    return True
+
+
+def _waited_too_long(engine: EngineInterface, wp: WpRow, now: float) -> bool:
+    limit = engine.settings.timeout
+    return limit is not None and wp.wait_since is not None and now - wp.wait_since > limit
+
+
+def _wait_limit_reason(engine: EngineInterface, wp: WpRow) -> str:
+    assert wp.wait_since is not None and engine.settings.timeout is not None
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(wp.wait_since))
+    return (
+        f"timed out: no done file {wp.wait_files.get('done')} after "
+        f"{engine.settings.timeout:g} s (waiting since {since})" + _job_note(wp)
+    )
 
 
 def _said(path: str) -> str:
