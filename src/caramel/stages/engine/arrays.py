@@ -185,24 +185,30 @@ def submit_waiting(engine: EngineInterface) -> bool:
     if not todo:
         return False
     scheduler = engine.backend.scheduler
-    unqueued = []
-    in_arrays: dict[tuple[int, int], str] | None = None
     with engine.store.batch():
-        for wp in todo:
-            if wp.id in engine.job_resources:  # written by this bench, never queued
-                unqueued.append(wp)
-                continue
-            if in_arrays is None:
-                in_arrays = queued_tasks(engine.info.run_dir)
-            # queued by a bench that stopped before recording it
-            found = scheduler.job_id_in(_stdout(wp)) or in_arrays.get((wp.id, wp.attempt), "")
-            if found:
-                _record(engine, wp, found)
-            else:
-                unqueued.append(wp)
+        unqueued = _unqueued(engine, todo, scheduler)
     for batch in batches(engine, unqueued, scheduler):
         _submit(engine, batch, scheduler)
     return True
+
+
+def _unqueued(engine: EngineInterface, todo: list[WpRow], scheduler: Scheduler) -> list[WpRow]:
+    """The workpackages of `todo` whose job is not queued; one that a bench which stopped before
+    recording it had queued gets its job id recorded (call inside the store's batch)."""
+    unqueued = []
+    in_arrays: dict[tuple[int, int], str] | None = None  # read once, when first needed
+    for wp in todo:
+        if wp.id in engine.job_resources:  # written by this bench, never queued
+            unqueued.append(wp)
+            continue
+        if in_arrays is None:
+            in_arrays = queued_tasks(engine.info.run_dir)
+        found = scheduler.job_id_in(_stdout(wp)) or in_arrays.get((wp.id, wp.attempt), "")
+        if found:
+            _record(engine, wp, found)
+        else:
+            unqueued.append(wp)
+    return unqueued
 
 
 # a batch's group: (step, its resource lines, the jobs it waits for, one parent task's children)
