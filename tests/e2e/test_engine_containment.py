@@ -4,8 +4,8 @@ the monotonic clock and a deleted run state, each against the real `bench`."""
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
