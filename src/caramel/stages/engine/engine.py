@@ -20,7 +20,7 @@ import heapq
 import os
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from caramel.adapters.backends import Backend
@@ -46,7 +46,7 @@ from caramel.stages.engine.settings import Settings, Summary
 from caramel.stages.engine.workdir import WpPaths, wp_paths
 from caramel.stages.expand import layout
 from caramel.stages.expand.params import Params
-from caramel.stages.spec.model import Step
+from caramel.stages.spec.model import Benchmark, Step
 from caramel.stages.state.rows import CommandRow, WpRow
 from caramel.stages.state.store import Store
 from caramel.vocabulary import ACTIVE_STATES, WaitKind, WpState
@@ -134,12 +134,7 @@ class Engine:
         self.runner = Runner(backend.launcher, self.base_env)
         self.batches = batches.Batches(store)
         self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
-        self.children: dict[int, list[int]] = defaultdict(list)
-        self.by_step: dict[str, list[int]] = defaultdict(list)
-        for wp in self.wps.values():
-            self.by_step[wp.step].append(wp.id)
-            for parent in wp.parents:
-                self.children[parent].append(wp.id)
+        self.children, self.by_step = _graph(self.wps.values())
         self.counts: Counter[str] = Counter(wp.state for wp in self.wps.values())
         self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE_STATES)
         # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
@@ -161,11 +156,7 @@ class Engine:
         self.job_resources: dict[
             int, tuple[str, ...]
         ] = {}  # engine.arrays: the scripts written, not queued
-        self._has_prepares = any(
-            entry.action == "prepare"
-            for fileset in self.bench.filesets.values()
-            for entry in fileset.entries
-        )
+        self._has_prepares = _has_prepares(self.bench)
         # engine.rounds (`--repeat auto`): the open workpackages it holds back stay open for a
         # later run()
         self.hold: Callable[[WpRow], bool] | None = None
@@ -713,6 +704,26 @@ class Engine:
         return Summary(
             self.info.run_dir, self.info.run_id, self.info.benchmark, counts, failed, waits
         )
+
+
+def _graph(wps: Iterable[WpRow]) -> tuple[dict[int, list[int]], dict[str, list[int]]]:
+    """Each workpackage's children, and each step's workpackages (in the order of `wps`)."""
+    children: dict[int, list[int]] = defaultdict(list)
+    by_step: dict[str, list[int]] = defaultdict(list)
+    for wp in wps:
+        by_step[wp.step].append(wp.id)
+        for parent in wp.parents:
+            children[parent].append(wp.id)
+    return children, by_step
+
+
+def _has_prepares(bench: Benchmark) -> bool:
+    """Whether a fileset of the benchmark has a `prepare` (a command its workpackages run)."""
+    return any(
+        entry.action == "prepare"
+        for fileset in bench.filesets.values()
+        for entry in fileset.entries
+    )
 
 
 def _settled(wp: WpRow) -> bool:
