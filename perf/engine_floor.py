@@ -16,7 +16,9 @@ that comes and goes on a shared machine falls on all of them alike:
   What an engine that can stop exactly one workpackage's processes must at least spend;
 - old: `bench run` of the caramel under `--old` (PYTHONPATH), the first week's engine;
 - new: `bench run` of the caramel this script is run with (`--new`, else $PYTHONPATH);
-- `--also NAME=SRC`: more caramels to compare (another commit's engine).
+- `--also NAME=SRC`: more caramels to compare (another commit's engine);
+- `--bash`: the new caramel once more with bash as its shell (`JUBE_EXEC_SHELL`), where each script
+  is a job-control subshell of the long-lived shell instead of a `setsid` shell (new+bash).
 CPU is user + system time of the process and every child it waited for (wait4's rusage); wall is
 the elapsed time. Prints the median of each and the ratios new/floor and new/old. Not a test.
 """
@@ -73,6 +75,8 @@ def measure(kind: str, n: int, pythonpath: str) -> tuple[float, float]:
     folder = tempfile.mkdtemp(prefix=f"engine_{kind}_{n}_")
     try:
         env = dict(os.environ, CARAMEL_DATA_DIR=os.path.join(folder, "data"))
+        if kind.endswith("+bash"):
+            env["JUBE_EXEC_SHELL"] = shutil.which("bash") or "bash"
         if kind in ("floor", "session"):
             return timed(["/bin/sh", floor_script(folder, n, kind == "session")], folder, env)
         write_benchmark(folder, n)
@@ -95,11 +99,14 @@ def main() -> int:
     parser.add_argument(
         "--also", action="append", default=[], help="NAME=SRC: one more caramel to compare"
     )
+    parser.add_argument("--bash", action="store_true", help="also the new caramel with bash")
     args = parser.parse_args()
     paths = {"floor": "", "session": ""}
     if args.old:
         paths["old"] = args.old
     paths.update(item.split("=", 1) for item in args.also)
+    if args.bash:
+        paths["new+bash"] = args.new
     paths["new"] = args.new
     kinds = list(paths)
     runs: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
@@ -113,12 +120,15 @@ def main() -> int:
     cpu = {kind: statistics.median(c for c, _w in runs[kind]) for kind in kinds}
     wall = {kind: statistics.median(w for _c, w in runs[kind]) for kind in kinds}
     for kind in kinds:
-        print(f"{kind:>6}: CPU {cpu[kind]:6.2f} s  wall {wall[kind]:6.2f} s")
-    for other in kinds[:-1]:
-        print(
-            f"new/{other}: CPU {cpu['new'] / cpu[other]:.2f}x  "
-            f"wall {wall['new'] / wall[other]:.2f}x"
-        )
+        print(f"{kind:>8}: CPU {cpu[kind]:6.2f} s  wall {wall[kind]:6.2f} s")
+    mine = [kind for kind in kinds if kind.startswith("new")]
+    for new in mine:
+        for other in kinds:
+            if other not in mine:
+                print(
+                    f"{new}/{other}: CPU {cpu[new] / cpu[other]:.2f}x  "
+                    f"wall {wall[new] / wall[other]:.2f}x"
+                )
     return 0
 
 

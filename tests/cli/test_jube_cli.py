@@ -205,7 +205,7 @@ def test_run_takes_jubes_m_r_a_e_and_not_bench(three_runs, tmp_path) -> None:
     ran = bench("run", "tiny.xml", "-q", "-r", "-e", "-m", "a  note", cwd=tmp_path, env=env)
     assert ran.returncode == 0, ran.stderr
     assert "n,rate[items/s]\n1,1.0\n2,2.0\n" in ran.stdout  # -r: the tables once it stops
-    assert "note: -e: bench never runs what depends on a failed workpackage" in ran.stderr
+    assert "note: -e" not in ran.stderr  # -e now does what JUBE's does (the test below)
     info = json.loads(bench("info", "runs", "--format", "json", cwd=tmp_path, env=env).stdout)
     assert info["comment"] == "a note"
     went_on = bench("continue", "runs", "-a", "--hide-animation", cwd=tmp_path, env=env)
@@ -213,6 +213,61 @@ def test_run_takes_jubes_m_r_a_e_and_not_bench(three_runs, tmp_path) -> None:
     assert "--hide-animation is spelt --quiet in bench" in went_on.stderr
     skipped = bench("run", "tiny.xml", "--not-bench", "tiny", "--dry-run", cwd=tmp_path, env=env)
     assert skipped.returncode == 0 and skipped.stdout == ""
+
+
+FAILING = """<jube><benchmark name="e" outpath="runs">
+  <parameterset name="p"><parameter name="n" type="int">0,1,2,3</parameter></parameterset>
+  <step name="s" {procs}><use>p</use>
+    <do>[ $n != 0 ] || sleep 0.5; echo $n >> $jube_benchmark_home/ledger; [ $n != 1 ] &amp;&amp; [ $n != 2 ]</do>
+  </step>
+</benchmark></jube>"""
+
+
+def run_e(tmp_path: Path, procs: str = "") -> tuple[dict[str, str], subprocess.CompletedProcess]:
+    """`bench run -e` of FAILING (workpackages 1 and 2 of 0..3 fail)."""
+    env = isolated_env(tmp_path)
+    (tmp_path / "e.xml").write_text(FAILING.format(procs=procs))
+    return env, bench("run", "e.xml", "-q", "-e", cwd=tmp_path, env=env)
+
+
+def wp_states(tmp_path: Path, env: dict[str, str]) -> list[str]:
+    doc = json.loads(bench("status", "runs", "--format", "json", cwd=tmp_path, env=env).stdout)
+    return [wp["state"] for wp in doc["workpackages"]]
+
+
+def test_e_starts_no_workpackage_after_the_first_failed_one(tmp_path: Path) -> None:
+    """JUBE's -e (jube/main.py `run_new_benchmark`/`continue_benchmarks` set conf.EXIT_ON_ERROR;
+    jube/workpackage.py `Workpackage.run` marks the workpackage's error, then raises, which ends
+    jube/benchmark.py `Benchmark.run`'s loop over its queue: no further workpackage starts, the run
+    stays continuable). Workpackage 1 fails: 2 and 3 stay open and bench exits 1; `continue -e`
+    runs 2, which fails (a failure before it does not count), and stops; `continue` runs 3."""
+    env, ran = run_e(tmp_path)
+    ledger = tmp_path / "ledger"
+    assert ran.returncode == 1, ran.stderr
+    assert ledger.read_text().split() == ["0", "1"]
+    assert wp_states(tmp_path, env) == ["done", "failed", "open", "open"]
+    again = bench("continue", "runs", "-q", "-e", cwd=tmp_path, env=env)
+    assert again.returncode == 1 and ledger.read_text().split() == ["0", "1", "2"], again.stderr
+    assert wp_states(tmp_path, env) == ["done", "failed", "failed", "open"]
+    went_on = bench("continue", "runs", "-q", cwd=tmp_path, env=env)
+    assert went_on.returncode == 1 and ledger.read_text().split() == ["0", "1", "2", "3"]
+    assert wp_states(tmp_path, env) == ["done", "failed", "failed", "done"]
+
+
+def test_without_e_bench_goes_on_after_a_failed_workpackage(tmp_path: Path) -> None:
+    env = isolated_env(tmp_path)
+    (tmp_path / "e.xml").write_text(FAILING.format(procs=""))
+    ran = bench("run", "e.xml", "-q", cwd=tmp_path, env=env)
+    assert ran.returncode == 1 and (tmp_path / "ledger").read_text().split() == ["0", "1", "2", "3"]
+
+
+def test_e_lets_the_workpackages_running_with_the_failed_one_finish(tmp_path: Path) -> None:
+    """As JUBE's `procs`: a failure in its pool is printed and the pool's other workpackages finish
+    (jube/benchmark.py `Benchmark.run`, its error_callback); what comes after starts no more. 0
+    (half a second) and 1 (fails at once) start together: 0 finishes, 2 and 3 stay open."""
+    env, ran = run_e(tmp_path, procs='procs="2"')
+    assert ran.returncode == 1, ran.stderr
+    assert wp_states(tmp_path, env) == ["done", "failed", "open", "open"]
 
 
 ID_WORDS = st.sampled_from(["all", "last", "0", "1", "2", "-1", "-2", "-3", "7", "-4", "x"])

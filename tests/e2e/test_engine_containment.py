@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -206,3 +207,45 @@ def test_a_do_deleting_the_run_state_is_caught(tmp_path: Path, env: dict[str, st
     assert [wp["state"] for wp in json.loads(status.stdout)["workpackages"]] == ["done", "done"]
     cont = bench("continue", str(run_dir_of(tmp_path)), cwd=tmp_path, env=env)
     assert cont.returncode == 0, cont.stderr
+
+
+# --- job control: a bash as the shell gives each script its group without a program ---------------
+BASH = shutil.which("bash") or "bash"
+
+
+def test_a_bash_shell_stops_the_recorded_way_too(tmp_path: Path, env: dict[str, str]) -> None:
+    """With bash each script is a background subshell of the long-lived shell (job control), not a
+    `setsid` shell: bench's stop reaches its group (backends.launchers.local, Grouping.JOBS)."""
+    env["JUBE_EXEC_SHELL"] = BASH
+    test_every_signal_that_ends_a_login_or_a_job_stops_bench_the_recorded_way("SIGTERM", tmp_path, env)
+
+
+def test_a_bash_shell_leaves_what_a_do_starts_in_the_background(tmp_path: Path, env: dict[str, str]) -> None:
+    env["JUBE_EXEC_SHELL"] = BASH
+    test_what_a_do_starts_in_the_background_lives_on("(sleep 1; touch ready) &amp;", tmp_path, env)
+
+
+@pytest.mark.slow
+def test_a_bash_shells_time_limit_ends_only_its_own_workpackages_processes(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    env["JUBE_EXEC_SHELL"] = BASH
+    test_a_time_limit_ends_only_its_own_workpackages_processes(tmp_path, env)
+
+
+def test_with_bash_each_script_is_a_process_group_of_its_own(tmp_path: Path, env: dict[str, str]) -> None:
+    """The do's process group is its script's (the `P` marker's), neither bench's nor the long-lived
+    shell's, made by job control: in the long-lived shell's session, not a `setsid` one of its own;
+    the do runs in bash, the configured shell."""
+    env["JUBE_EXEC_SHELL"] = BASH
+    # /proc/PID/stat: field 4 the parent, 5 the group, 6 the session ($PPID: the shell's parent)
+    write(tmp_path, '<do>me=$BASHPID; echo "$(cut -d" " -f4-6 /proc/$me/stat) ${BASH_VERSION:+bash}"'
+                    '</do>', values="0,1")
+    proc = bench("run", "-q", "c.xml", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    seen = [(run_dir_of(tmp_path) / f"00000{i}_s" / "work" / "stdout").read_text().split()
+            for i in (0, 1)]
+    (parent0, group0, session0, shell0), (parent1, group1, session1, _shell1) = seen
+    assert shell0 == "bash" and group0 != group1, seen  # a group per script
+    # the do's parent is its script's subshell, which leads the group: not the long-lived shell
+    assert group0 == parent0 and group1 == parent1, seen
+    assert session0 == session1 != group0, seen  # the long-lived shell's session: no `setsid`

@@ -161,3 +161,13 @@ def sleeping(duration: str) -> bool:
         except OSError:
             continue
     return False
+
+
+def test_a_killed_bench_with_a_bash_shell_stops_the_running_do_not_what_a_finished_one_left(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    """With bash the scripts are job-control subshells of the long-lived shell (each its group), the
+    watcher started before job control went on (it stays in the shell's group, which it ends last)."""
+    import shutil
+
+    env["JUBE_EXEC_SHELL"] = shutil.which("bash") or "bash"
+    test_a_killed_bench_stops_the_running_do_not_what_a_finished_one_left(tmp_path, env)

@@ -70,6 +70,7 @@ class ContinueOptions:
     lock_wait: float = 0.0
     quiet: bool = False
     after: AfterRun = AfterRun()  # JUBE's -a/-r: analyse, or print the tables, when it stops
+    exit_on_error: bool = False  # JUBE's -e: no workpackage starts after one failed
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ContinueOptions:
@@ -84,6 +85,7 @@ class ContinueOptions:
             lock_wait=args.lock_wait,
             quiet=args.quiet,
             after=AfterRun.from_args(args),
+            exit_on_error=args.exit_on_error,
         )
 
 
@@ -109,6 +111,7 @@ def continue_command(options: ContinueOptions, out: TextIO) -> int:
             quiet=options.quiet or options.wait,
             wait_lock=options.lock_wait,
             go_on=go_on,
+            stop_after_failure=options.exit_on_error,
         )
 
     summary = (

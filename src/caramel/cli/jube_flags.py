@@ -1,34 +1,15 @@
 """The flags JUBE's `run` and `continue` take that caramel answers in its own way (jube/main.py,
 `gen_subparser_conf`): `-a` analyse and `-r` show the results once the run stops, `-e` exit on
-error, `--hide-animation` (caramel's `-q`); `bench run` adds `-m` (the run's comment) and
-`--not-bench` itself (docs/coming-from-jube.md)."""
+error (the engine's Settings.stop_after_failure), `--hide-animation` (caramel's `-q`); `bench run`
+adds `-m` (the run's comment) and `--not-bench` itself (docs/coming-from-jube.md)."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
 from caramel.cli.spellings import add_old_spelling
-
-
-class _GoesOn(argparse._StoreTrueAction):
-    """JUBE's -e, accepted with a note on what caramel does instead."""
-
-    def __call__(
-        self,
-        parser: argparse.ArgumentParser,
-        namespace: argparse.Namespace,
-        values: Any,
-        option_string: str | None = None,
-    ) -> None:
-        print(
-            f"note: {option_string}: bench never runs what depends on a failed workpackage, goes "
-            "on with the others and exits 1 when one failed (JUBE's -e stops at once)",
-            file=sys.stderr,
-        )
-        super().__call__(parser, namespace, values, option_string)
 
 
 def add_after_args(parser: argparse.ArgumentParser) -> None:
@@ -43,7 +24,10 @@ def add_after_args(parser: argparse.ArgumentParser) -> None:
         help="print the run's result tables when it stops (JUBE's -r)",
     )
     parser.add_argument(
-        "-e", "--exit-on-error", action=_GoesOn, help="accepted for JUBE users (see the note)"
+        "-e",
+        "--exit-on-error",
+        action="store_true",
+        help="start no further workpackage once one failed; the running ones finish (JUBE's -e)",
     )
     add_old_spelling(parser, "--hide-animation", "--quiet")
 

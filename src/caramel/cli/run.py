@@ -180,6 +180,7 @@ class RunOptions:
     quiet: bool = False
     comment: str = ""  # -m: the run's comment, one line (cli.comment)
     after: AfterRun = AfterRun()  # JUBE's -a/-r: analyse, or print the tables, when it stops
+    exit_on_error: bool = False  # JUBE's -e: no workpackage starts after one failed
     time_from_prediction: bool = False
     time_margin: float = 25.0
     history: str | None = None
@@ -211,6 +212,7 @@ class RunOptions:
             quiet=args.quiet,
             comment=args.comment,
             after=AfterRun.from_args(args),
+            exit_on_error=args.exit_on_error,
             time_from_prediction=args.time_from_prediction,
             time_margin=args.time_margin,
             history=args.history,
@@ -298,6 +300,7 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
             timeout=options.timeout,
             time_limit=options.time_limit,
             repeat_auto=None if rule is None else rule.to_dict(),
+            stop_after_failure=options.exit_on_error,
         )
         summary = start_run(
             bench,

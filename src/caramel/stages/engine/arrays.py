@@ -185,24 +185,30 @@ def submit_waiting(engine: EngineInterface) -> bool:
     if not todo:
         return False
     scheduler = engine.backend.scheduler
-    unqueued = []
-    in_arrays: dict[tuple[int, int], str] | None = None
     with engine.store.batch():
-        for wp in todo:
-            if wp.id in engine.job_resources:  # written by this bench, never queued
-                unqueued.append(wp)
-                continue
-            if in_arrays is None:
-                in_arrays = queued_tasks(engine.info.run_dir)
-            # queued by a bench that stopped before recording it
-            found = scheduler.job_id_in(_stdout(wp)) or in_arrays.get((wp.id, wp.attempt), "")
-            if found:
-                _record(engine, wp, found)
-            else:
-                unqueued.append(wp)
+        unqueued = _unqueued(engine, todo, scheduler)
     for batch in batches(engine, unqueued, scheduler):
         _submit(engine, batch, scheduler)
     return True
+
+
+def _unqueued(engine: EngineInterface, todo: list[WpRow], scheduler: Scheduler) -> list[WpRow]:
+    """The workpackages of `todo` whose job is not queued; one that a bench which stopped before
+    recording it had queued gets its job id recorded (call inside the store's batch)."""
+    unqueued = []
+    in_arrays: dict[tuple[int, int], str] | None = None  # read once, when first needed
+    for wp in todo:
+        if wp.id in engine.job_resources:  # written by this bench, never queued
+            unqueued.append(wp)
+            continue
+        if in_arrays is None:
+            in_arrays = queued_tasks(engine.info.run_dir)
+        found = scheduler.job_id_in(_stdout(wp)) or in_arrays.get((wp.id, wp.attempt), "")
+        if found:
+            _record(engine, wp, found)
+        else:
+            unqueued.append(wp)
+    return unqueued
 
 
 # a batch's group: (step, its resource lines, the jobs it waits for, one parent task's children)
@@ -224,29 +230,54 @@ def batches(engine: EngineInterface, wps: list[WpRow], scheduler: Scheduler) -> 
         if array_of(engine.bench, step) == "false":
             out.append(Batch(wp.step, [wp], [], after))
             continue
-        resources = () if step.call else _resources_of(engine, wp)
-        parent_task = after[0].partition("_") if len(after) == 1 else ("", "", "")
-        if parent_task[2].isdigit():  # one parent, a task of an array: this task follows it alone
-            groups[(wp.step, resources, (parent_task[0],), True)].append((int(parent_task[2]), wp))
-        else:
-            groups[(wp.step, resources, after, False)].append((-1, wp))
+        key, index = _group_of(engine, wp, step, after)
+        groups[key].append((index, wp))
     for (step_name, _resources, after, corresponding), members in groups.items():
         if corresponding:  # several children of one parent task: one array for each of them
-            rounds: list[Batch] = []
-            taken: list[set[int]] = []
-            for index, wp in members:
-                k = next((k for k, used in enumerate(taken) if index not in used), len(rounds))
-                if k == len(rounds):
-                    rounds.append(Batch(step_name, after=after, corresponding=True))
-                    taken.append(set())
-                rounds[k].wps.append(wp)
-                rounds[k].indices.append(index)
-                taken[k].add(index)
-            out += rounds
-            continue
-        for start in range(0, len(members), limit):
-            chunk = [wp for _, wp in members[start : start + limit]]
-            out.append(Batch(step_name, chunk, list(range(len(chunk))), after))
+            out += _corresponding_arrays(step_name, after, members)
+        else:
+            out += _arrays(step_name, after, members, limit)
+    return out
+
+
+def _group_of(
+    engine: EngineInterface, wp: WpRow, step: Step, after: tuple[str, ...]
+) -> tuple[_GroupKey, int]:
+    """The group `wp` is queued with, and its task index there: the task of its one parent's
+    array it follows alone (aftercorr), or -1 in an array of the jobs waiting for `after`."""
+    resources = () if step.call else _resources_of(engine, wp)
+    parent_task = after[0].partition("_") if len(after) == 1 else ("", "", "")
+    if parent_task[2].isdigit():  # one parent, a task of an array: this task follows it alone
+        return (wp.step, resources, (parent_task[0],), True), int(parent_task[2])
+    return (wp.step, resources, after, False), -1
+
+
+def _corresponding_arrays(
+    step_name: str, after: tuple[str, ...], members: list[tuple[int, WpRow]]
+) -> list[Batch]:
+    """Arrays whose task i follows task i of the parent array: several children of one parent
+    task go to as many arrays (the first array without that task takes it)."""
+    rounds: list[Batch] = []
+    taken: list[set[int]] = []
+    for index, wp in members:
+        k = next((k for k, used in enumerate(taken) if index not in used), len(rounds))
+        if k == len(rounds):
+            rounds.append(Batch(step_name, after=after, corresponding=True))
+            taken.append(set())
+        rounds[k].wps.append(wp)
+        rounds[k].indices.append(index)
+        taken[k].add(index)
+    return rounds
+
+
+def _arrays(
+    step_name: str, after: tuple[str, ...], members: list[tuple[int, WpRow]], limit: int
+) -> list[Batch]:
+    """The members in arrays of at most `limit` tasks, numbered from 0."""
+    out = []
+    for start in range(0, len(members), limit):
+        chunk = [wp for _, wp in members[start : start + limit]]
+        out.append(Batch(step_name, chunk, list(range(len(chunk))), after))
     return out
 
 

@@ -20,7 +20,7 @@ import heapq
 import os
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from caramel.adapters.backends import Backend
@@ -46,7 +46,7 @@ from caramel.stages.engine.settings import Settings, Summary
 from caramel.stages.engine.workdir import WpPaths, wp_paths
 from caramel.stages.expand import layout
 from caramel.stages.expand.params import Params
-from caramel.stages.spec.model import Step
+from caramel.stages.spec.model import Benchmark, Step
 from caramel.stages.state.rows import CommandRow, WpRow
 from caramel.stages.state.store import Store
 from caramel.vocabulary import ACTIVE_STATES, WaitKind, WpState
@@ -67,6 +67,46 @@ class Started:
     rows: list[CommandRow] = field(
         default_factory=list
     )  # prepare commands, recorded with the end state
+
+
+@dataclass
+class _StartBatch:
+    """Workpackages that only write their job script, started in one batch of the store (up to
+    BATCH_STARTS of them, then the next batch)."""
+
+    store: Store
+    stack: contextlib.ExitStack  # holds the open batch
+    count: int = 0
+
+    def add(self) -> None:
+        if self.count >= BATCH_STARTS:
+            self.close()
+        if not self.count:
+            self.stack.enter_context(self.store.batch())
+        self.count += 1
+
+    def close(self) -> None:
+        """Commit the batch's changes (nothing when none is open)."""
+        self.stack.close()
+        self.count = 0
+
+
+@dataclass
+class Ended:
+    """A workpackage whose script ended, as Engine._finish records it."""
+
+    started: Started
+    outcome: Outcome
+    commands: list[Command]
+    rows: list[CommandRow]  # its commands' records (its prepares' too)
+    env: dict[str, str]  # the environment it ended with
+    shell: bool  # its commands ran in a shell (not a job script written for engine.arrays)
+
+    def named_command(self) -> Command:
+        """The command the outcome names (the do whose done file is missing, or whose error file
+        was found)."""
+        assert self.outcome.index is not None  # the script names it
+        return self.commands[self.outcome.index]
 
 
 class Engine:
@@ -94,12 +134,7 @@ class Engine:
         self.runner = Runner(backend.launcher, self.base_env)
         self.batches = batches.Batches(store)
         self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
-        self.children: dict[int, list[int]] = defaultdict(list)
-        self.by_step: dict[str, list[int]] = defaultdict(list)
-        for wp in self.wps.values():
-            self.by_step[wp.step].append(wp.id)
-            for parent in wp.parents:
-                self.children[parent].append(wp.id)
+        self.children, self.by_step = _graph(self.wps.values())
         self.counts: Counter[str] = Counter(wp.state for wp in self.wps.values())
         self.inflight = Counter(wp.step for wp in self.wps.values() if wp.state in ACTIVE_STATES)
         # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
@@ -121,19 +156,36 @@ class Engine:
         self.job_resources: dict[
             int, tuple[str, ...]
         ] = {}  # engine.arrays: the scripts written, not queued
-        self._has_prepares = any(
-            entry.action == "prepare"
-            for fileset in self.bench.filesets.values()
-            for entry in fileset.entries
-        )
+        self._has_prepares = _has_prepares(self.bench)
         # engine.rounds (`--repeat auto`): the open workpackages it holds back stay open for a
         # later run()
         self.hold: Callable[[WpRow], bool] | None = None
+        self._failed_before = (
+            0  # failed workpackages when run() began (settings.stop_after_failure)
+        )
 
     # --- the loop ---------------------------------------------------------------------------
     def run(self) -> Summary:
         """Run what can run, then close the shells; a further call (engine.rounds: the next repeat)
         opens new ones."""
+        self._begin()
+        spare = recovery.reserve(self.info.run_dir)
+        try:
+            while self._advance():
+                pass
+        except BaseException:
+            self.batches.abandon()
+            restart.stop(self, spare)
+            raise
+        finally:
+            self.progress.stop()
+            self.runner.close()
+            recovery.release(spare)
+        return self.summary()
+
+    def _begin(self) -> None:
+        """Before the loop: shells, the steps checked, what a stopped bench left recovered, the
+        open workpackages that may start queued, the waiting ones checked, the progress shown."""
         if self.runner.closed:
             self.runner = Runner(self.backend.launcher, self.base_env)
         for step in self.bench.steps.values():
@@ -146,74 +198,80 @@ class Engine:
             if wp.state == WpState.OPEN and arrays.may_start(self, wp)
         ]
         heapq.heapify(self._heap)
+        self._failed_before = self.counts[WpState.FAILED]
         waiting.check(self)
         self.progress.start(
             f"{self.info.benchmark} {self.info.run_id:06d}", dict(self.counts), self.bench.meta
         )
-        spare = recovery.reserve(self.info.run_dir)
-        try:
-            while True:
-                self._fill()
-                if self.runner:
-                    ended = self.runner.wait(self.batches.left())
-                    if not ended:  # nothing ended for a while: what did is committed meanwhile
-                        self.batches.commit()
-                    else:
-                        self.batches.open()
-                    for active, outcome in ended:
-                        self._finish(active.key, outcome, active.commands)
-                    self.batches.ended(len(ended))
-                    continue
-                self.batches.commit()
-                self.running_step = None
-                if arrays.submit_waiting(self) or shared.run_barriers(self) or waiting.check(self):
-                    continue
-                break
-        except BaseException:
-            self.batches.abandon()
-            restart.stop(self, spare)
-            raise
-        finally:
-            self.progress.stop()
-            self.runner.close()
-            recovery.release(spare)
-        return self.summary()
+
+    def _advance(self) -> bool:
+        """One turn of the loop: start what may start, then record what ended; with nothing
+        running, submit the queued jobs, run the shared do's, check the waiting workpackages.
+        False when none of that moved anything: the run is as far as it can get."""
+        self._fill()
+        if self.runner:
+            self._record_ended()
+            return True
+        self.batches.commit()
+        self.running_step = None
+        return arrays.submit_waiting(self) or shared.run_barriers(self) or waiting.check(self)
+
+    def _record_ended(self) -> None:
+        """Wait for scripts to end (no longer than the open batch may stay open) and record them."""
+        ended = self.runner.wait(self.batches.left())
+        if not ended:  # nothing ended for a while: what did is committed meanwhile
+            self.batches.commit()
+        else:
+            self.batches.open()
+        for active, outcome in ended:
+            self._finish(active.key, outcome, active.commands)
+        self.batches.ended(len(ended))
 
     def _fill(self) -> None:
         """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages
         that only write their job script (engine.arrays) start in one batch of the store, up to
         BATCH_STARTS of them (a thousand workpackages' state changes in one commit of three
         statements, not five statements each: Store.batch)."""
-        with contextlib.ExitStack() as batch:
-            batched = 0
+        with contextlib.ExitStack() as stack:
+            starts = _StartBatch(self.store, stack)
             while self._heap:
                 wp = self.wps[self._heap[0]]
-                if wp.state not in (WpState.OPEN, WpState.WAITING) or (
-                    wp.state == WpState.WAITING and wp.id not in self._resume
-                ):
-                    heapq.heappop(self._heap)  # stale entry
-                    continue
-                if wp.state == WpState.OPEN and self.hold is not None and self.hold(wp):
-                    heapq.heappop(self._heap)
+                if not self._may_start(wp):
+                    heapq.heappop(self._heap)  # a stale entry, or held back
                     continue
                 step = self.bench.steps[wp.step]
-                if self.runner and (wp.step != self.running_step or len(self.runner) >= step.procs):
+                if self._runner_busy(wp, step):
                     return
                 heapq.heappop(self._heap)
                 if wp.state == WpState.OPEN and not self._async_slot(wp, step):
                     self.deferred[wp.step].append(wp.id)
                     continue
-                writes_only = self._only_writes(wp, step)
-                if not writes_only or batched >= BATCH_STARTS:
-                    batch.close()  # commits what the batch changed
-                    batched = 0
-                if writes_only:
-                    if not batched:
-                        batch.enter_context(self.store.batch())
-                    batched += 1
+                if self._only_writes(wp, step):
+                    starts.add()
                 else:
+                    starts.close()  # commits what the batch changed
                     self.batches.open()
                 self._start(wp, step)
+
+    def _may_start(self, wp: WpRow) -> bool:
+        """Whether the heap's `wp` is one to start: open and not held back, or waiting with a
+        place to go on from (any other entry is stale)."""
+        if wp.state == WpState.WAITING:
+            return wp.id in self._resume
+        return wp.state == WpState.OPEN and not self._held(wp)
+
+    def _runner_busy(self, wp: WpRow, step: Step) -> bool:
+        """Whether scripts run that `wp` may not join: another step's, or `procs` of its own."""
+        return bool(self.runner) and (
+            wp.step != self.running_step or len(self.runner) >= step.procs
+        )
+
+    def _held(self, wp: WpRow) -> bool:
+        """Whether the open `wp` stays open in this run(): one failed since it began and `-e` asks
+        to stop after a failure (JUBE's exit on error), or engine.rounds holds it back."""
+        if self.settings.stop_after_failure and self.counts[WpState.FAILED] > self._failed_before:
+            return True
+        return self.hold is not None and self.hold(wp)
 
     def _only_writes(self, wp: WpRow, step: Step) -> bool:
         """Whether starting `wp` runs nothing: it writes its job script, which engine.arrays queues
@@ -316,6 +374,8 @@ class Engine:
         return outcome
 
     def _launch(self, started: Started, cycle: int, op: int) -> None:
+        """Run `started`'s commands from do `op` of `cycle` on: in a shell, or written for the
+        step's queued jobs or batch of calls (engine.arrays, engine.call_batch)."""
         wp, step = started.wp, started.step
         try:
             limit = self.settings.limit_for(self.bench, step)
@@ -331,25 +391,31 @@ class Engine:
         self.started[wp.id] = started
         if not seg.commands:
             self._finish(wp.id, Outcome(Status.DONE), [])
-            return
-        if queue_later and step.submit:  # its job script is written here, engine.arrays queues it
+        elif queue_later and (step.submit or step.call):
             self._finish(
-                wp.id, arrays.write_job(self, wp, seg.commands[0]), seg.commands, shell=False
+                wp.id, self._write_for_later(started, seg.commands[0]), seg.commands, False
             )
-            return
-        if (
-            queue_later and step.call
-        ):  # its call is written here, engine.call_batch submits the step's batch
-            self._finish(wp.id, call_batch.write_call(seg.commands[0]), seg.commands, shell=False)
-            return
+        else:
+            self._run_in_shell(started, seg.commands, limit)
+
+    def _write_for_later(self, started: Started, first: Command) -> Outcome:
+        """A submit step's job script (engine.arrays queues it) or a call step's call (engine.
+        call_batch submits the step's batch), written here."""
+        if started.step.submit:
+            return arrays.write_job(self, started.wp, first)
+        return call_batch.write_call(first)
+
+    def _run_in_shell(self, started: Started, commands: list[Command], limit: float) -> None:
+        """Hand `commands` to a shell (placed on its cores and devices where the step asks)."""
+        wp, step = started.wp, started.step
         place = copies.placement(step, started.params, copies.device_count(self.bench))
         env = dict(started.env, **place.env) if place else started.env
         self.runner.start(
             wp.id,
-            seg.commands,
+            commands,
             env,
             started.paths.carry_file,
-            dump_env=step.export or seg.shared_stop is not None,
+            dump_env=step.export or started.shared_stop is not None,
             limit=0.0 if step.submit else limit,
             cpus=place.cpus if place else None,
             record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)),
@@ -364,82 +430,20 @@ class Engine:
     ) -> None:
         """`shell`: the commands ran in a shell (False: engine.arrays wrote the job script here, and
         no job id nor carried environment can be in its files)."""
-        barrier = False
         started = self.started.pop(wp_id)
         self.progress.forget(started.wp.dirname)
-        wp, step = started.wp, started.step
-        rows = started.rows + self.command_rows(wp, commands, outcome)
+        rows = started.rows + self.command_rows(started.wp, commands, outcome)
         materialise.write_do_log(
-            step,
+            started.step,
             started.paths,
             started.params,
             started.env,
             [commands[r.index] for r in outcome.ran],
         )
         env = outcome.env if outcome.env is not None else started.env
+        ended = Ended(started, outcome, commands, rows, env, shell)
         with self.store.transaction():
-            if outcome.status in (Status.DONE, Status.BREAK):
-                if outcome.status == Status.DONE and started.shared_stop is not None:
-                    cycle, op = started.shared_stop
-                    self.move(
-                        wp,
-                        "wait",
-                        cycle=cycle,
-                        wait_op=op,
-                        wait_kind=WaitKind.SHARED,
-                        wait_files={},
-                        wait_since=time.time(),
-                        env=env,
-                        reason=(
-                            f"waits for the other workpackages of step '{step.name}' (shared "
-                            f"do {op + 1})"
-                        ),
-                    )
-                    self.store.add_commands(rows)
-                    # The last one to arrive runs the shared do at once, as in JUBE (not after
-                    # whatever else could start meanwhile).
-                    barrier = self.settled[step.name] == len(self.by_step[step.name])
-                else:
-                    self.mark_done(wp, rows, env if step.export else None)
-            elif outcome.status == Status.WAITING:
-                assert outcome.index is not None  # the script names the do that waits
-                cmd = commands[outcome.index]
-                # the job it submitted: followed through the scheduler
-                job = self.backend.scheduler.job_id_in(cmd.stdout) if shell else ""
-                self.move(
-                    wp,
-                    "wait",
-                    cycle=cmd.cycle,
-                    wait_op=cmd.op,
-                    wait_kind=WaitKind.FILE,
-                    wait_since=time.time(),
-                    wait_files={
-                        "done": cmd.done_file,
-                        "error": cmd.error_file,
-                        "break": cmd.break_file,
-                    },
-                    env=env,
-                    job_id=job,
-                    reason=f"waits for {os.path.relpath(cmd.done_file, started.paths.base)}"
-                    + (f" (job {job})" if job else ""),
-                )
-                self.store.add_commands(rows)
-                if job and step.submit:
-                    self.queue_children(wp)  # a submit step after this one queues its job at once
-            elif outcome.status == Status.ERROR_FILE:
-                assert (
-                    outcome.index is not None
-                )  # the script names the do whose error file it found
-                cmd = commands[outcome.index]
-                self.fail(
-                    wp,
-                    f"error file {os.path.relpath(cmd.error_file, started.paths.base)} found after "
-                    f"do {cmd.op + 1}: {cmd.text}",
-                    rows=rows,
-                )
-            else:
-                reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
-                self.fail(wp, reason, outcome.exit_code, rows)
+            barrier = self._ENDINGS.get(outcome.status, Engine._failed)(self, ended)
         # The environment does not stay on disk; only once the end is committed (engine.batches): a
         # stop before that recovers from the shells' records, which need these files.
         carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []
@@ -449,7 +453,84 @@ class Engine:
         self.progress.update(dict(self.counts))
         if barrier:
             self.batches.commit()  # the shared do runs now, and may take long
-            shared.run_barriers(self, only=step.name)
+            shared.run_barriers(self, only=started.step.name)
+
+    # Each `_ENDINGS` entry records how a script ended (inside the store's transaction) and says
+    # whether the step's shared do may run now.
+    def _done(self, ended: Ended) -> bool:
+        """Every do ran, or a break file ended the workpackage: done, unless it stopped before
+        its step's shared do."""
+        wp, step = ended.started.wp, ended.started.step
+        if ended.outcome.status == Status.DONE and ended.started.shared_stop is not None:
+            return self._at_shared_do(ended, ended.started.shared_stop)
+        self.mark_done(wp, ended.rows, ended.env if step.export else None)
+        return False
+
+    def _at_shared_do(self, ended: Ended, shared_stop: tuple[int, int]) -> bool:
+        """`ended` waits for the other workpackages of its step at the shared do `shared_stop`."""
+        wp, step = ended.started.wp, ended.started.step
+        cycle, op = shared_stop
+        self.move(
+            wp,
+            "wait",
+            cycle=cycle,
+            wait_op=op,
+            wait_kind=WaitKind.SHARED,
+            wait_files={},
+            wait_since=time.time(),
+            env=ended.env,
+            reason=(f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})"),
+        )
+        self.store.add_commands(ended.rows)
+        # The last one to arrive runs the shared do at once, as in JUBE (not after whatever else
+        # could start meanwhile).
+        return self.settled[step.name] == len(self.by_step[step.name])
+
+    def _waits(self, ended: Ended) -> bool:
+        """A done file is missing: the workpackage waits for it (and for the job its do submitted,
+        followed through the scheduler)."""
+        wp, step, cmd = ended.started.wp, ended.started.step, ended.named_command()
+        job = self.backend.scheduler.job_id_in(cmd.stdout) if ended.shell else ""
+        self.move(
+            wp,
+            "wait",
+            cycle=cmd.cycle,
+            wait_op=cmd.op,
+            wait_kind=WaitKind.FILE,
+            wait_since=time.time(),
+            wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
+            env=ended.env,
+            job_id=job,
+            reason=f"waits for {os.path.relpath(cmd.done_file, ended.started.paths.base)}"
+            + (f" (job {job})" if job else ""),
+        )
+        self.store.add_commands(ended.rows)
+        if job and step.submit:
+            self.queue_children(wp)  # a submit step after this one queues its job at once
+        return False
+
+    def _error_file(self, ended: Ended) -> bool:
+        cmd = ended.named_command()
+        where = os.path.relpath(cmd.error_file, ended.started.paths.base)
+        self.fail(
+            ended.started.wp,
+            f"error file {where} found after do {cmd.op + 1}: {cmd.text}",
+            rows=ended.rows,
+        )
+        return False
+
+    def _failed(self, ended: Ended) -> bool:
+        outcome, commands = ended.outcome, ended.commands
+        reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
+        self.fail(ended.started.wp, reason, outcome.exit_code, ended.rows)
+        return False
+
+    _ENDINGS: dict[Status, Callable[[Engine, Ended], bool]] = {
+        Status.DONE: _done,
+        Status.BREAK: _done,
+        Status.WAITING: _waits,
+        Status.ERROR_FILE: _error_file,
+    }
 
     def command_rows(
         self, wp: WpRow, commands: list[Command], outcome: Outcome
@@ -623,6 +704,26 @@ class Engine:
         return Summary(
             self.info.run_dir, self.info.run_id, self.info.benchmark, counts, failed, waits
         )
+
+
+def _graph(wps: Iterable[WpRow]) -> tuple[dict[int, list[int]], dict[str, list[int]]]:
+    """Each workpackage's children, and each step's workpackages (in the order of `wps`)."""
+    children: dict[int, list[int]] = defaultdict(list)
+    by_step: dict[str, list[int]] = defaultdict(list)
+    for wp in wps:
+        by_step[wp.step].append(wp.id)
+        for parent in wp.parents:
+            children[parent].append(wp.id)
+    return children, by_step
+
+
+def _has_prepares(bench: Benchmark) -> bool:
+    """Whether a fileset of the benchmark has a `prepare` (a command its workpackages run)."""
+    return any(
+        entry.action == "prepare"
+        for fileset in bench.filesets.values()
+        for entry in fileset.entries
+    )
 
 
 def _settled(wp: WpRow) -> bool:

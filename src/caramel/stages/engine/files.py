@@ -86,31 +86,10 @@ def _put(entry: FileEntry, path: str, target: str) -> None:
     """Copy or link one file or folder; every failure names both paths and the real cause."""
     if os.path.lexists(target):
         return
-    if (
-        entry.action == "copy"
-        and os.path.isdir(path)
-        and is_within(os.path.realpath(path), os.path.realpath(target))
-    ):
-        raise RunError(
-            f"<copy> {path} -> {target}: the target is inside the folder it copies (it would copy "
-            "itself for ever)",
-            entry.where,
-            hint=(
-                "copy only the files the step needs, or put the outpath outside the benchmark's "
-                "folder"
-            ),
-        )
+    _refuse_copy_into_itself(entry, path, target)
     try:
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        if entry.action == "link":
-            os.symlink(
-                path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)),
-                target,
-            )
-        elif os.path.isdir(path):
-            shutil.copytree(path, target, symlinks=True)
-        else:
-            shutil.copy2(path, target)
+        _copy_or_link(entry.action, path, target)
     except shutil.Error as exc:  # copytree gathers its failures: (source, target, why) each
         failures = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
         first = failures[0] if failures else (path, target, str(exc))
@@ -126,6 +105,35 @@ def _put(entry: FileEntry, path: str, target: str) -> None:
             entry.where,
             hint=_hint(exc),
         ) from None
+
+
+def _refuse_copy_into_itself(entry: FileEntry, path: str, target: str) -> None:
+    """A RunError for a folder copied to a target inside itself (it would copy itself for ever)."""
+    if entry.action != "copy" or not os.path.isdir(path):
+        return
+    if is_within(os.path.realpath(path), os.path.realpath(target)):
+        raise RunError(
+            f"<copy> {path} -> {target}: the target is inside the folder it copies (it would copy "
+            "itself for ever)",
+            entry.where,
+            hint=(
+                "copy only the files the step needs, or put the outpath outside the benchmark's "
+                "folder"
+            ),
+        )
+
+
+def _copy_or_link(action: str, path: str, target: str) -> None:
+    """A link to `path` (relative where `path` is), or a copy of the file or the folder (its links
+    kept as links)."""
+    if action == "link":
+        os.symlink(
+            path if os.path.isabs(path) else os.path.relpath(path, os.path.dirname(target)), target
+        )
+    elif os.path.isdir(path):
+        shutil.copytree(path, target, symlinks=True)
+    else:
+        shutil.copy2(path, target)
 
 
 def _why(text: str) -> str:

@@ -58,31 +58,43 @@ def parse_marker(line: str, secret: str) -> Marker:
     secret exactly, a known kind, exactly its count of unsigned decimal numbers."""
     if not secret:
         raise ValueError("a channel needs a secret")
+    words = _marker_words(line, secret)
+    kind = _kind(words[2])
+    numbers = words[3:]
+    if len(numbers) != kind.arity:
+        raise ChannelError(f"marker {kind.value} takes {kind.arity} number(s), not {len(numbers)}")
+    return Marker(kind, tuple(_number(kind, text) for text in numbers))
+
+
+def _marker_words(line: str, secret: str) -> list[str]:
+    """The words of a line that is short, starts with PREFIX and carries this bench's secret."""
     if len(line) > MAX_LINE:
         raise ChannelError(
             f"a line of {len(line)} characters on the engine's channel: not a marker"
         )
-    parts = line.split(" ")
-    if len(parts) < 3 or parts[0] != PREFIX:
+    words = line.split(" ")
+    if len(words) < 3 or words[0] != PREFIX:
         raise ChannelError(f"not a marker on the engine's channel: {line[:80]!r}")
-    if parts[1] != secret:
+    if words[1] != secret:
         raise ChannelError(
             "a marker without this bench's secret on the engine's channel (written by a do?)"
         )
+    return words
+
+
+def _kind(word: str) -> MarkerKind:
     try:
-        kind = MarkerKind(parts[2])
+        return MarkerKind(word)
     except ValueError:
-        raise ChannelError(
-            f"an unknown marker on the engine's channel: {parts[2][:20]!r}"
-        ) from None
-    numbers = parts[3:]
-    if len(numbers) != kind.arity:
-        raise ChannelError(f"marker {kind.value} takes {kind.arity} number(s), not {len(numbers)}")
-    for text in numbers:
-        # str.isdigit takes other scripts' digits ('²', '٣'): only ASCII 0-9 here
-        if not (0 < len(text) <= MAX_NUMBER and text.isascii() and text.isdigit()):
-            raise ChannelError(f"marker {kind.value}: {text[:20]!r} is not a number")
-    return Marker(kind, tuple(int(text) for text in numbers))
+        raise ChannelError(f"an unknown marker on the engine's channel: {word[:20]!r}") from None
+
+
+def _number(kind: MarkerKind, text: str) -> int:
+    """One of a marker's numbers: 1 to MAX_NUMBER ASCII digits (str.isdigit alone takes other
+    scripts' digits, '²', '٣')."""
+    if not (0 < len(text) <= MAX_NUMBER and text.isascii() and text.isdigit()):
+        raise ChannelError(f"marker {kind.value}: {text[:20]!r} is not a number")
+    return int(text)
 
 
 def marker_line(secret: str, kind: MarkerKind, *numbers: int) -> str:

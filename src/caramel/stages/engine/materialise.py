@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable
+from dataclasses import dataclass
 
-from caramel.errors import RunError
+from caramel.errors import Location, RunError
 from caramel.stages.engine import files, workdir
 from caramel.stages.engine.commands import command_for, do_active, path_text, used_sets
 from caramel.stages.engine.script import Command, Outcome, Status, carry_path, parse_exports
@@ -96,35 +97,70 @@ def materialise(
     as it is, and the environment the last of them exported is taken from its carry file."""
     if not prepared:
         workdir.create(paths, parent_links, workdir.shared_folder(run_dir, step, params))
-    index = 0
+    preparer = _Preparer(paths.carry_file, run_prepare, prepared)
     for name in used_sets(step, params, bench.filesets):
         for entry in bench.filesets[name].entries:
             if entry.action != "prepare":
                 files.place(
                     entry, params, env, paths.work, paths.base
                 )  # an existing target is kept
-                continue
-            if not do_active(Do(entry.path, active=entry.active, where=entry.where), params):
-                continue
-            command = prepare_command(entry, params, paths.base, index)
-            if not command.text:
-                continue
-            index += 1
-            if command.op < prepared:
-                env = _exported(carry_path(paths.carry_file, command)) or env
-                continue
-            outcome = run_prepare(command, env)
-            if outcome.status != Status.DONE:
-                raise RunError(
-                    f"<prepare> {command.text!r} exited with {outcome.exit_code}"
-                    + (f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""),
-                    entry.where,
-                )
-            if outcome.env is not None:
-                env = outcome.env
+            elif do_active(Do(entry.path, active=entry.active, where=entry.where), params):
+                command = prepare_command(entry, params, paths.base, preparer.count)
+                if command.text:
+                    env = preparer.run(command, entry.where, env)
     for name in used_sets(step, params, bench.substitutesets):
         files.apply_substituteset(bench.substitutesets[name], params, paths.base)
     return env
+
+
+@dataclass
+class _Preparer:
+    """Runs a workpackage's prepares in order (`count` so far), or takes the environment of those
+    that ended in a stopped attempt (the first `prepared`) from their carry files."""
+
+    carry_file: str
+    run_prepare: Callable[[Command, dict[str, str]], Outcome]
+    prepared: int
+    count: int = 0
+
+    def run(self, command: Command, where: Location, env: dict[str, str]) -> dict[str, str]:
+        """The environment after `command`; a RunError where it fails."""
+        self.count += 1
+        if command.op < self.prepared:
+            return _exported(carry_path(self.carry_file, command)) or env
+        outcome = self.run_prepare(command, env)
+        if outcome.status != Status.DONE:
+            raise RunError(
+                f"<prepare> {command.text!r} exited with {outcome.exit_code}"
+                + (f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""),
+                where,
+            )
+        return outcome.env if outcome.env is not None else env
+
+
+def _do_log_path(step: Step, paths: workdir.WpPaths, params: dict[str, str]) -> str:
+    """Where `do_log_file=` goes: an absolute path as it is, a bare name in the workpackage's
+    folder, a relative path under the current folder (JUBE's); a folder's name is refused."""
+    name = path_text(step.do_log_file, params)
+    if name.endswith("/"):
+        raise RunError(f"do_log_file {name!r} of step '{step.name}' names a folder", step.where)
+    if os.path.isabs(name):
+        return name
+    if "/" not in name:
+        return os.path.join(paths.wp_dir, name)
+    return os.path.join(os.getcwd(), name)
+
+
+def _replayed(commands: list[Command], note: str) -> list[str]:
+    """The commands' lines, each with `note`, a `cd` before each that runs elsewhere."""
+    lines = []
+    cwd = None
+    for command in commands:
+        if command.cwd != cwd:
+            lines.append(f"cd {command.cwd}\n")
+            cwd = command.cwd
+        lines.append(command.text + note + "\n")
+    return lines
 
 
 def _exported(path: str) -> dict[str, str]:
@@ -146,26 +182,13 @@ def write_do_log(
     """`do_log_file=`: a shell script replaying what ran (environment first), like JUBE's do log."""
     if not step.do_log_file or not commands:
         return
-    name = path_text(step.do_log_file, params)
-    if name.endswith("/"):
-        raise RunError(f"do_log_file {name!r} of step '{step.name}' names a folder", step.where)
-    if os.path.isabs(name):
-        path = name
-    elif "/" not in name:
-        path = os.path.join(paths.wp_dir, name)
-    else:
-        path = os.path.join(os.getcwd(), name)
+    path = _do_log_path(step, paths, params)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     lines: list[str] = []
     if not os.path.exists(path):
         lines.append("#!/bin/sh\n\n")
         lines += [f"export {k}={shlex.quote(v)}\n" for k, v in env.items() if k.isidentifier()]
         lines.append("\n")
-    cwd = None
-    for command in commands:
-        if command.cwd != cwd:
-            lines.append(f"cd {command.cwd}\n")
-            cwd = command.cwd
-        lines.append(command.text + (" # shared execution" if shared else "") + "\n")
+    lines += _replayed(commands, " # shared execution" if shared else "")
     with open(path, "a") as handle:
         handle.write("".join(lines))

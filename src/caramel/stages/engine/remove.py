@@ -18,8 +18,10 @@ import shutil
 from caramel.errors import RunError
 from caramel.stages.engine.workdir import clean, shared_folder
 from caramel.stages.expand import layout
+from caramel.stages.spec.model import Step
 from caramel.stages.state import identity, registry
 from caramel.stages.state.lock import RunLock
+from caramel.stages.state.rows import WpRow
 from caramel.stages.state.store import Store, db_path
 from caramel.vocabulary import WpState
 
@@ -46,22 +48,8 @@ def remove_workpackages(run_dir: str, ids: list[int]) -> list[int]:
 
 def _remove(store: Store, run_dir: str, ids: list[int]) -> list[int]:
     wps = {wp.id: wp for wp in store.workpackages()}
-    unknown = [i for i in ids if i not in wps]
-    if unknown:
-        raise RunError(
-            f"run {run_dir} has no workpackage {', '.join(map(str, unknown))}",
-            hint=f"its workpackages are 0 to {max(wps) if wps else 0} (bench info lists them)",
-        )
-    children: dict[int, list[int]] = {}
-    for wp in wps.values():
-        for parent in wp.parents:
-            children.setdefault(parent, []).append(wp.id)
-    todo, chosen = list(ids), set()
-    while todo:
-        wp_id = todo.pop()
-        if wp_id not in chosen:
-            chosen.add(wp_id)
-            todo += children.get(wp_id, [])
+    _check_known(run_dir, ids, wps)
+    chosen = _with_dependants(ids, wps)
     # State first: if bench dies in between, an open workpackage's leftover folder is cleaned at its
     # start.
     with store.transaction():
@@ -72,18 +60,49 @@ def _remove(store: Store, run_dir: str, ids: list[int]) -> list[int]:
         clean(layout.wp_folder(run_dir, wps[wp_id].dirname))
     for step_name in {wps[i].step for i in chosen}:
         step = model.steps.get(step_name)
-        if step is None or not step.shared:
-            continue
-        still = [
-            wp
-            for wp in wps.values()
-            if wp.step == step_name and wp.id not in chosen and wp.state != WpState.OPEN
-        ]
-        if not still:
-            member = min(i for i in chosen if wps[i].step == step_name)
-            located = shared_folder(run_dir, step, store.params(member))
-            if located and os.path.isdir(located[1]):
-                shutil.rmtree(located[1])
-            with store.transaction():
-                store.clear_shared(step_name)
+        if step is not None and step.shared and not _any_started(wps, step_name, chosen):
+            _remove_shared(store, run_dir, step, min(i for i in chosen if wps[i].step == step_name))
     return sorted(chosen)
+
+
+def _check_known(run_dir: str, ids: list[int], wps: dict[int, WpRow]) -> None:
+    """A RunError naming the ids the run does not have, with the range it has."""
+    unknown = [i for i in ids if i not in wps]
+    if unknown:
+        raise RunError(
+            f"run {run_dir} has no workpackage {', '.join(map(str, unknown))}",
+            hint=f"its workpackages are 0 to {max(wps) if wps else 0} (bench info lists them)",
+        )
+
+
+def _with_dependants(ids: list[int], wps: dict[int, WpRow]) -> set[int]:
+    """`ids` and every workpackage that depends on one of them, however far down."""
+    children: dict[int, list[int]] = {}
+    for wp in wps.values():
+        for parent in wp.parents:
+            children.setdefault(parent, []).append(wp.id)
+    todo, chosen = list(ids), set()
+    while todo:
+        wp_id = todo.pop()
+        if wp_id not in chosen:
+            chosen.add(wp_id)
+            todo += children.get(wp_id, [])
+    return chosen
+
+
+def _any_started(wps: dict[int, WpRow], step_name: str, chosen: set[int]) -> bool:
+    """Whether a workpackage of `step_name` that is not being removed has started (is not open)."""
+    return any(
+        wp.step == step_name and wp.id not in chosen and wp.state != WpState.OPEN
+        for wp in wps.values()
+    )
+
+
+def _remove_shared(store: Store, run_dir: str, step: Step, member: int) -> None:
+    """The shared folder of `step` (found through its workpackage `member`'s parameters) goes and
+    its shared do's will run again."""
+    located = shared_folder(run_dir, step, store.params(member))
+    if located and os.path.isdir(located[1]):
+        shutil.rmtree(located[1])
+    with store.transaction():
+        store.clear_shared(step.name)

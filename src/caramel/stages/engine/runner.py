@@ -262,31 +262,48 @@ class Runner:
         done: list[tuple[Active, Outcome]] = []
         deadline = None if timeout is None else time.monotonic() + timeout
         while self.active and not done:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            limits = [e.deadline for e in self.active.values() if e.deadline is not None]
-            if limits:
-                to_limit = max(0.0, min(limits) - time.monotonic())
-                left = to_limit if left is None else min(left, to_limit)
-            asked = time.monotonic()
-            events = self.selector.select(left)
-            if left is not None:
-                self._discount(time.monotonic() - asked - left)
-            if (
-                not events
-            ):  # a wait cut short by a signal (SIGCONT) past its end reports nothing: look again
-                events = self.selector.select(0)
-            for key, _mask in events:  # what the scripts said comes before any deadline
-                entry = self.active.get(key.fd)
-                if entry is None:
-                    continue
-                ended = self._read(entry)
-                if ended is not None:
-                    self.selector.unregister(key.fd)
-                    del self.active[key.fd]
-                    done.append((entry, ended))
+            events = self._select(self._time_left(deadline))
+            done += self._take(events)  # what the scripts said comes before any deadline
             done += self._expire()
             if not events and deadline is not None and time.monotonic() >= deadline:
                 break
+        return done
+
+    def _time_left(self, deadline: float | None) -> float | None:
+        """Seconds to wait for markers: until `deadline` or the nearest time limit of a running
+        script (None: no end)."""
+        left = None if deadline is None else max(0.0, deadline - time.monotonic())
+        limits = [e.deadline for e in self.active.values() if e.deadline is not None]
+        if limits:
+            to_limit = max(0.0, min(limits) - time.monotonic())
+            left = to_limit if left is None else min(left, to_limit)
+        return left
+
+    def _select(self, left: float | None) -> list[tuple[selectors.SelectorKey, int]]:
+        """The shells that wrote, waiting at most `left` seconds (a wait that came back late: bench
+        was paused, see _discount)."""
+        asked = time.monotonic()
+        events = self.selector.select(left)
+        if left is not None:
+            self._discount(time.monotonic() - asked - left)
+        if not events:  # a wait cut short by a signal (SIGCONT) past its end reports nothing
+            events = self.selector.select(0)  # so look again
+        return events
+
+    def _take(
+        self, events: list[tuple[selectors.SelectorKey, int]]
+    ) -> list[tuple[Active, Outcome]]:
+        """Read the shells that wrote; the scripts that ended, with their outcomes."""
+        done = []
+        for key, _mask in events:
+            entry = self.active.get(key.fd)
+            if entry is None:
+                continue
+            ended = self._read(entry)
+            if ended is not None:
+                self.selector.unregister(key.fd)
+                del self.active[key.fd]
+                done.append((entry, ended))
         return done
 
     def _discount(self, overshoot: float) -> None:

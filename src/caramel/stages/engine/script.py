@@ -2,7 +2,8 @@
 
 JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
 next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local),
-which runs it as a shell of its own (`sh -s`, in a session of its own where `setsid` exists), and
+which runs it in a process group of its own (a job-control subshell where the shell keeps job
+control without a terminal, as bash; else a shell of its own, `sh -s` through `setsid`), and
 keeps JUBE's semantics where they matter:
 
 - the workpackage's environment is set at the top of the script (only what differs from the
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from caramel.stages.engine.marker import (
@@ -101,51 +103,13 @@ def build_script(
     run) ends the running do (see ON_TERM); the script's shell notes it, records what finished and
     starts no further do. A `prepare` is recorded the same way and always keeps its exports in its
     carry file (a run that goes on after it needs them)."""
-    q = shlex.quote
-    # The script's shell outlives a stop signal (it notes it, records what finished and starts no
-    # further do) and always says EXIT: it runs no do's text, and `command` keeps a special builtin
-    # that fails (`.` of a carry file a do removed) from ending the shell: it ends the script, with
-    # its status. Its body is a function: `return` ends the script without a process of its own.
-    out = [
-        f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n",
-        "trap '__caramel_stop=1' TERM\n__caramel_mark P $$\n__caramel_body() {\n",
-    ]
+    out = [_header(secret)]
     if env is not None and base_env is not None:
-        out += [
-            f"command unset {name}\n"
-            for name in base_env
-            if name not in env and name.isidentifier()
-        ]
-        out += [
-            f"command export {name}={q(value)}\n"
-            for name, value in env.items()
-            if base_env.get(name) != value and name.isidentifier()
-        ]
+        out.append(_env_changes(env, base_env))
     for i, cmd in enumerate(commands):
-        last = i == len(commands) - 1 and cmd.role != Role.PREPARE
         if cmd.text:
-            if cmd.make_cwd:
-                out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
-            out.append('[ -z "$__caramel_stop" ] || return 143\n')
-            out.append(f"__caramel_mark B {i}\n")
-            carried = not last or dump_env or bool(cmd.done_file)  # its environment read after it
-            out.append(_do(cmd, carry_file if carried else None, record is not None))
-            if record is not None:
-                # A do ended by bench's SIGTERM did not finish: it is not recorded (it runs again).
-                line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
-                out.append(
-                    f'[ -n "$__caramel_stop" ] && [ $__caramel_rc -ne 0 ] || '
-                    f"printf {line} $__caramel_rc >>{q(record[0])}\n"
-                )
-            if carried:
-                out.append(
-                    f"[ $__caramel_rc -ne 0 ] || command . {q(carry_path(carry_file, cmd))} "
-                    "|| return\n"
-                )
-            out.append(
-                f"__caramel_mark E {i} $__caramel_rc\n"
-                "[ $__caramel_rc -eq 0 ] || return $__caramel_rc\n"
-            )
+            carried = _env_read_after(i, commands, dump_env)
+            out.append(_run_do(i, cmd, carry_file if carried else None, record))
         out.append(_file_checks(i, cmd, dump_env, carry_file))
     if dump_env:
         out.append(_dump_env(carry_file) + "\n")
@@ -154,6 +118,76 @@ def build_script(
         "__caramel_mark EXIT $__caramel_rc\n"
     )
     return "".join(out)
+
+
+def _env_read_after(i: int, commands: list[Command], dump_env: bool) -> bool:
+    """Whether the environment do `i` exports is read after it: by the next do, the final dump
+    or its done-file wait; not after the last do (a prepare's always: a run going on needs it)."""
+    cmd = commands[i]
+    last = i == len(commands) - 1 and cmd.role != Role.PREPARE
+    return not last or dump_env or bool(cmd.done_file)
+
+
+def _header(secret: str) -> str:
+    """The script's marker function, its stop trap, its `P` marker and the start of its body."""
+    # The script's shell outlives a stop signal (it notes it, records what finished and starts no
+    # further do) and always says EXIT: it runs no do's text, and `command` keeps a special builtin
+    # that fails (`.` of a carry file a do removed) from ending the shell: it ends the script, with
+    # its status. Its body is a function: `return` ends the script without a process of its own.
+    return (
+        f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n"
+        # The script's own process (its group's id): a subshell of a bash with job control
+        # (launchers.local) knows its own as BASHPID, a shell of its own as $$.
+        "trap '__caramel_stop=1' TERM\n__caramel_mark P ${BASHPID:-$$}\n__caramel_body() {\n"
+    )
+
+
+def _env_changes(env: dict[str, str], base_env: dict[str, str]) -> str:
+    """The lines that turn the shell's environment `base_env` into `env` (names a shell takes)."""
+    q = shlex.quote
+    unset = [
+        f"command unset {name}\n" for name in base_env if name not in env and name.isidentifier()
+    ]
+    export = [
+        f"command export {name}={q(value)}\n"
+        for name, value in env.items()
+        if base_env.get(name) != value and name.isidentifier()
+    ]
+    return "".join(unset + export)
+
+
+def _run_do(i: int, cmd: Command, carry_file: str | None, record: tuple[str, str] | None) -> str:
+    """Do `i` of the script between its markers: its folder made where asked, its end recorded
+    (`record`), the environment it exported read back where a carry file is kept (`carry_file`),
+    and the script ended with its status when it failed."""
+    q = shlex.quote
+    out = []
+    if cmd.make_cwd:
+        out.append(f"[ -d {q(cmd.cwd)} ] || mkdir -p {q(cmd.cwd)}\n")
+    out.append('[ -z "$__caramel_stop" ] || return 143\n')
+    out.append(f"__caramel_mark B {i}\n")
+    out.append(_do(cmd, carry_file, record is not None))
+    if record is not None:
+        out.append(_record_end(cmd, record))
+    if carry_file is not None:
+        out.append(
+            f"[ $__caramel_rc -ne 0 ] || command . {q(carry_path(carry_file, cmd))} || return\n"
+        )
+    out.append(
+        f"__caramel_mark E {i} $__caramel_rc\n[ $__caramel_rc -eq 0 ] || return $__caramel_rc\n"
+    )
+    return "".join(out)
+
+
+def _record_end(cmd: Command, record: tuple[str, str]) -> str:
+    """The script's shell appends `E tag cycle op status` to the record file after the do: a do
+    ended by bench's SIGTERM did not finish, it is not recorded (it runs again)."""
+    q = shlex.quote
+    line = q(f"E {record[1]} {cmd.cycle} {cmd.op} %d\\n")
+    return (
+        f'[ -n "$__caramel_stop" ] && [ $__caramel_rc -ne 0 ] || '
+        f"printf {line} $__caramel_rc >>{q(record[0])}\n"
+    )
 
 
 def _do(cmd: Command, carry_file: str | None, recorded: bool) -> str:
@@ -278,24 +312,33 @@ class Transcript:
         except ChannelError as exc:
             self.channel_error = self.channel_error or exc.message
             return
-        kind, numbers = marker.kind, marker.numbers
-        if kind is MarkerKind.PID:
-            self.pid = numbers[0]
-        elif kind is MarkerKind.BEGIN and numbers[0] < len(self.commands):
+        _ON_MARKER[marker.kind](self, marker.numbers, now)
+
+    def _pid(self, numbers: tuple[int, ...], now: float) -> None:
+        self.pid = numbers[0]
+
+    def _begin(self, numbers: tuple[int, ...], now: float) -> None:
+        if numbers[0] < len(self.commands):
             self.ran.append(Ran(numbers[0], now))
-        elif kind is MarkerKind.ENDED and self.ran:
+
+    def _ended(self, numbers: tuple[int, ...], now: float) -> None:
+        if self.ran:
             self.ran[-1].ended = now
             self.ran[-1].exit_code = numbers[1]
-        elif kind in (MarkerKind.WAITING, MarkerKind.BREAK, MarkerKind.ERROR_FILE) and numbers[
-            0
-        ] < len(self.commands):
+
+    def _file_found(self, kind: MarkerKind, numbers: tuple[int, ...]) -> None:
+        """A done file missing (W), a break file (K) or an error file (X) found after do N."""
+        if numbers[0] < len(self.commands):
             self.terminal = (kind.value, numbers[0])
-        elif kind is MarkerKind.ENV:
-            self.env = self._read_env()
-        elif kind is MarkerKind.END:
-            self.finished = True
-        elif kind is MarkerKind.EXIT:
-            self.exit_status = numbers[0]
+
+    def _env_written(self, numbers: tuple[int, ...], now: float) -> None:
+        self.env = self._read_env()
+
+    def _finished(self, numbers: tuple[int, ...], now: float) -> None:
+        self.finished = True
+
+    def _exited(self, numbers: tuple[int, ...], now: float) -> None:
+        self.exit_status = numbers[0]
 
     def _read_env(self) -> dict[str, str] | None:
         """The environment the script wrote to its file (then removed: it does not stay on disk)."""
@@ -311,42 +354,56 @@ class Transcript:
 
     def close(self, returncode: int, now: float) -> Outcome:
         """The outcome; `returncode` is the shell's if it died before the script's EXIT marker."""
+        returncode = self._last_words(returncode, now)
+        out = Outcome(Status.DONE, ran=self.ran, env=self.env, diagnostics=self.diagnostics)
+        if self.channel_error:
+            out.status, out.exit_code = Status.FAILED, returncode or 1
+            out.channel_error = self.channel_error
+        elif self.terminal:
+            marker, out.index = self.terminal
+            out.status = {"W": Status.WAITING, "K": Status.BREAK, "X": Status.ERROR_FILE}[marker]
+        elif not self.finished or self._last_do_failed():
+            self._failure(out, returncode, now)
+        return out
+
+    def _last_words(self, returncode: int, now: float) -> int:
+        """Read what is left of a last line without its newline (unless the script said EXIT);
+        the script's status where it said EXIT, else the shell's `returncode`."""
         if self._rest and self.exit_status is None:
             self._line(self._rest.decode(errors="replace"), now)
         self._rest = b""
-        if self.exit_status is not None:
-            returncode = self.exit_status
-        out = Outcome(Status.DONE, ran=self.ran, env=self.env, diagnostics=self.diagnostics)
-        if self.channel_error:
-            out.status, out.exit_code, out.channel_error = (
-                Status.FAILED,
-                returncode or 1,
-                self.channel_error,
-            )
-            return out
-        if self.terminal:
-            marker, index = self.terminal
-            out.status = {"W": Status.WAITING, "K": Status.BREAK, "X": Status.ERROR_FILE}[marker]
-            out.index = index
-            return out
-        if self.ran and self.ran[-1].exit_code not in (None, 0):
-            out.status, out.index, out.exit_code = (
-                Status.FAILED,
-                self.ran[-1].index,
-                self.ran[-1].exit_code,
-            )
-            return out
-        if self.finished:
-            return out
-        # The script ended without END while a do ran: its shell was killed, or what it does after
-        # the do failed (reading its carry file). A do's `exit` ends that do, never the script.
-        if self.ran and self.ran[-1].exit_code is None:
-            last = self.ran[-1]
+        return returncode if self.exit_status is None else self.exit_status
+
+    def _last_do_failed(self) -> bool:
+        return bool(self.ran) and self.ran[-1].exit_code not in (None, 0)
+
+    def _failure(self, out: Outcome, returncode: int, now: float) -> None:
+        """`out` failed: at the last do that ran, with its status where it failed or where the
+        script ended without END while it ran (its shell was killed, or what it does after the do
+        failed: reading its carry file; a do's `exit` ends that do, never the script); else (no
+        do, or the last one succeeded) with the shell's status."""
+        out.status = Status.FAILED
+        last = self.ran[-1] if self.ran else None
+        if last is None or last.exit_code == 0:
+            out.exit_code = returncode if returncode else 1
+            return
+        if last.exit_code is None:
             last.ended, last.exit_code = now, returncode
-            out.status, out.index, out.exit_code = Status.FAILED, last.index, returncode
-            return out
-        out.status, out.exit_code = Status.FAILED, returncode if returncode else 1
-        return out
+        out.index, out.exit_code = last.index, last.exit_code
+
+
+# What each marker does to the transcript (Transcript._line).
+_ON_MARKER: dict[MarkerKind, Callable[[Transcript, tuple[int, ...], float], None]] = {
+    MarkerKind.PID: Transcript._pid,
+    MarkerKind.BEGIN: Transcript._begin,
+    MarkerKind.ENDED: Transcript._ended,
+    MarkerKind.WAITING: lambda t, numbers, now: t._file_found(MarkerKind.WAITING, numbers),
+    MarkerKind.BREAK: lambda t, numbers, now: t._file_found(MarkerKind.BREAK, numbers),
+    MarkerKind.ERROR_FILE: lambda t, numbers, now: t._file_found(MarkerKind.ERROR_FILE, numbers),
+    MarkerKind.ENV: Transcript._env_written,
+    MarkerKind.END: Transcript._finished,
+    MarkerKind.EXIT: Transcript._exited,
+}
 
 
 def check_files(cmd: Command, index: int, out: Outcome) -> Outcome:
@@ -378,33 +435,40 @@ def parse_exports(text: str) -> dict[str, str]:
 
 
 def failure_reason(outcome: Outcome, commands: list[Command]) -> str:
+    """Why a script failed, in one line (a failed do's with the ends of its output below)."""
     if outcome.status == Status.TIMED_OUT:
-        last = commands[outcome.ran[-1].index] if outcome.ran else None
-        where = (
-            f" (do {last.op + 1}: {last.text})" if last is not None and last.role == Role.DO else ""
-        )
-        return f"timed out after {outcome.timed_out:g} s{where}"
+        return _timed_out(outcome, commands)
     if outcome.channel_error:
         return (
             "the engine's channel of this workpackage carried what is not a marker, so nothing "
-            "it said is "
-            f"believed: {outcome.channel_error}"
+            f"it said is believed: {outcome.channel_error}"
         )
     if outcome.index is None:
         detail = f": {outcome.diagnostics[-1]}" if outcome.diagnostics else ""
         return f"the shell ended unexpectedly (exit code {outcome.exit_code}){detail}"
     cmd = commands[outcome.index]
-    code = outcome.exit_code
+    tails = output_tails(cmd.text, cmd.cwd, cmd.stdout, cmd.stderr)
+    return _failed_command(cmd, outcome.exit_code) + "".join(
+        f"\n    {label}: {text}" for label, text in tails
+    )
+
+
+def _timed_out(outcome: Outcome, commands: list[Command]) -> str:
+    """`timed out after N s`, naming the do that ran then (not a prepare's or a shared do's)."""
+    last = commands[outcome.ran[-1].index] if outcome.ran else None
+    where = f" (do {last.op + 1}: {last.text})" if last is not None and last.role == Role.DO else ""
+    return f"timed out after {outcome.timed_out:g} s{where}"
+
+
+def _failed_command(cmd: Command, code: int | None) -> str:
+    """`do 2 exited with 1: TEXT` (a prepare: `prepare exited ...`; a shared do: `shared do ...`;
+    a negative code: `was killed by signal N`)."""
     how = (
         f"was killed by signal {-code}" if code is not None and code < 0 else f"exited with {code}"
     )
+    if cmd.role == Role.PREPARE:
+        return f"prepare {how}: {cmd.text}"
     what = (
-        "do" if cmd.role == Role.DO else f"{cmd.role} do" if cmd.role == Role.SHARED else cmd.role
+        f"{cmd.role} do" if cmd.role == Role.SHARED else "do" if cmd.role == Role.DO else cmd.role
     )
-    reason = (
-        f"{what} {cmd.op + 1} {how}: {cmd.text}"
-        if cmd.role != Role.PREPARE
-        else f"prepare {how}: {cmd.text}"
-    )
-    tails = output_tails(cmd.text, cmd.cwd, cmd.stdout, cmd.stderr)
-    return reason + "".join(f"\n    {label}: {text}" for label, text in tails)
+    return f"{what} {cmd.op + 1} {how}: {cmd.text}"

@@ -15,11 +15,12 @@ import shutil
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 
 from caramel import __version__
 from caramel.adapters import backends
+from caramel.adapters.backends import Backend
 from caramel.errors import STOP_SIGNALS, Interrupted, RunError
 from caramel.stages.engine import arrays, rounds, statefile
 from caramel.stages.engine.commands import check_step, segment
@@ -28,12 +29,12 @@ from caramel.stages.engine.materialise import prepares
 from caramel.stages.engine.progress import make_progress
 from caramel.stages.engine.settings import Settings, Summary
 from caramel.stages.engine.workdir import wp_paths
-from caramel.stages.expand.plan import make_plan, next_run_id
+from caramel.stages.expand.plan import Plan, make_plan, next_run_id
 from caramel.stages.spec.model import Benchmark
 from caramel.stages.state import registry
 from caramel.stages.state.lock import RunLock
 from caramel.stages.state.rows import RunInfo
-from caramel.stages.state.store import Store, db_path, is_run_dir
+from caramel.stages.state.store import PlannedRow, Store, db_path, is_run_dir
 from caramel.vocabulary import WpState
 
 
@@ -79,16 +80,7 @@ def start_run(
     backend = backends.for_system(
         bench.system, scheduler
     )  # an unknown one fails before anything is created
-    run_id, run_dir = reserve_run_dir(bench.outpath)
-    try:
-        plan = make_plan(bench, run_id, max_workpackages=max_workpackages)
-        arrays.check_plan(
-            bench, Counter(wp.step.name for wp in plan.workpackages), backend.scheduler
-        )
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.rmdir(run_dir)  # the id is free again
-        raise
+    plan, run_dir = _planned(bench, backend, max_workpackages)
     with RunLock(run_dir):
         rows = (
             (wp.id, wp.step.name, wp.iteration, [p.id for p in wp.parents], wp.dirname, wp.params())
@@ -106,18 +98,7 @@ def start_run(
             dict(settings.to_dict(), **backend.settings()),
             __version__,
         )
-        try:
-            store = Store.create(run_dir, info, bench, rows)
-        except BaseException:
-            if not os.path.exists(
-                db_path(run_dir)
-            ):  # no run was made (a full disk?): its id is free again
-                shutil.rmtree(run_dir, ignore_errors=True)
-            else:
-                # stopped just after the run was made (Ctrl-C): it stays, `bench continue` runs it
-                with contextlib.suppress(Exception):
-                    registry.remember(run_dir, cwd, bench.name, info.run_id)
-            raise
+        store = _create_store(info, bench, rows)
         del plan, rows  # from here on the store is the plan
         opened = statefile.identity(db_path(run_dir))
         registry.remember(run_dir, cwd, bench.name, info.run_id)
@@ -129,6 +110,37 @@ def start_run(
                 return engine.run() if go_on is None else rounds.run_repeats(engine, go_on)
         finally:
             statefile.close_keeping(store, run_dir, opened, quiet)
+
+
+def _planned(bench: Benchmark, backend: Backend, max_workpackages: int | None) -> tuple[Plan, str]:
+    """The run's plan, checked against its scheduler, and its new folder; the folder goes again
+    (its id free) when the plan fails."""
+    run_id, run_dir = reserve_run_dir(bench.outpath)
+    try:
+        plan = make_plan(bench, run_id, max_workpackages=max_workpackages)
+        arrays.check_plan(
+            bench, Counter(wp.step.name for wp in plan.workpackages), backend.scheduler
+        )
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.rmdir(run_dir)  # the id is free again
+        raise
+    return plan, run_dir
+
+
+def _create_store(info: RunInfo, bench: Benchmark, rows: Iterable[PlannedRow]) -> Store:
+    """The run's state, made in its folder. Where that fails and no run was made (a full disk?)
+    the folder goes, its id free again; stopped just after the run was made (Ctrl-C), the run
+    stays and `bench continue` runs it."""
+    try:
+        return Store.create(info.run_dir, info, bench, rows)
+    except BaseException:
+        if not os.path.exists(db_path(info.run_dir)):
+            shutil.rmtree(info.run_dir, ignore_errors=True)
+        else:
+            with contextlib.suppress(Exception):
+                registry.remember(info.run_dir, info.cwd, bench.name, info.run_id)
+        raise
 
 
 def reserve_run_dir(outpath: str) -> tuple[int, str]:
@@ -163,9 +175,11 @@ def continue_run(
     quiet: bool = False,
     wait_lock: float = 0.0,
     go_on: rounds.GoOn | None = None,
+    stop_after_failure: bool = False,
 ) -> Summary:
     """Go on with a run: recover interrupted workpackages, check waiting ones, run what can run
-    (`go_on`: a repeat at a time while it says so, as start_run)."""
+    (`go_on`: a repeat at a time while it says so, as start_run; `stop_after_failure`: `-e`,
+    Settings)."""
     if not is_run_dir(run_dir):
         raise RunError(f"{run_dir} is not a caramel run folder (no caramel.db)")
     with RunLock(run_dir, wait=wait_lock):
@@ -177,6 +191,7 @@ def continue_run(
             if timeout is not None:
                 settings.timeout = timeout
                 store.update_settings(dict(info.settings, **settings.to_dict()))
+            settings.stop_after_failure = stop_after_failure
             engine = Engine(store, backends.for_run(info.settings), settings, make_progress(quiet))
             with _signals_as_interrupt(run_dir):
                 return engine.run() if go_on is None else rounds.run_repeats(engine, go_on)

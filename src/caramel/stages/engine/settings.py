@@ -19,6 +19,9 @@ class Settings:
     )
     # `--repeat auto`: its rule (engine.rounds.AutoRepeat), then the repeats made and why no more
     repeat_auto: dict[str, Any] | None = None
+    # `-e` (JUBE's exit on error): after a workpackage fails, no open one starts in this bench
+    # (the running ones finish). An option of the command, as in JUBE: never stored with the run.
+    stop_after_failure: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Settings:

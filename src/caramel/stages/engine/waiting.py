@@ -34,41 +34,53 @@ def check(engine: EngineInterface) -> bool:
     if not waits or not engine.changed_since_last_poll():
         # nothing changed since the last poll of this continue: one scheduler query is enough
         return False
-    timeout = engine.settings.timeout
-    changed = False
-    pending_jobs = []
     with engine.store.transaction():
-        for wp in waits:
-            files = wp.wait_files
-            step = engine.bench.steps[wp.step]
-            if files.get("error") and os.path.exists(files["error"]):
-                engine.fail(
-                    wp,
-                    f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"]),
-                )
-            elif files.get("done") and os.path.exists(files["done"]):
-                if files.get("break") and os.path.exists(files["break"]):
-                    engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
-                else:
-                    engine.ready(wp, wp.cycle, wp.wait_op + 1)
-            elif (
-                timeout is not None and wp.wait_since is not None and now - wp.wait_since > timeout
-            ):
-                engine.fail(
-                    wp,
-                    f"timed out: no done file {files.get('done')} after {timeout:g} s "
-                    "(waiting since "
-                    f"{time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(wp.wait_since))})"
-                    + _job_note(wp),
-                )
-            else:
-                if wp.job_id:
-                    pending_jobs.append(wp)
-                continue
-            changed = True
+        moved = {wp.id: _look(engine, wp, now) for wp in waits}
+    pending_jobs = [wp for wp in waits if not moved[wp.id] and wp.job_id]
+    changed = any(moved.values())
     if pending_jobs:
         changed |= _follow_jobs(engine, pending_jobs, now)
     return changed
+
+
+def _exists(files: dict[str, str], kind: str) -> bool:
+    """Whether the wait's `kind` file (done, error, break) is named and there."""
+    path = files.get(kind)
+    return bool(path) and os.path.exists(path or "")
+
+
+def _look(engine: EngineInterface, wp: WpRow, now: float) -> bool:
+    """Move `wp` on by its files: failed at its error file, done at its done and break files, on
+    to its next do at its done file, failed past the run's wait limit. True when it moved."""
+    files = wp.wait_files
+    if _exists(files, "error"):
+        why = f"error file {files['error']} appeared" + _job_note(wp) + _said(files["error"])
+        engine.fail(wp, why)
+    elif _exists(files, "done"):
+        if _exists(files, "break"):
+            step = engine.bench.steps[wp.step]
+            engine.mark_done(wp, [], engine.store.env(wp.id) if step.export else None)
+        else:
+            engine.ready(wp, wp.cycle, wp.wait_op + 1)
+    elif _waited_too_long(engine, wp, now):
+        engine.fail(wp, _wait_limit_reason(engine, wp))
+    else:
+        return False
+    return True
+
+
+def _waited_too_long(engine: EngineInterface, wp: WpRow, now: float) -> bool:
+    limit = engine.settings.timeout
+    return limit is not None and wp.wait_since is not None and now - wp.wait_since > limit
+
+
+def _wait_limit_reason(engine: EngineInterface, wp: WpRow) -> str:
+    assert wp.wait_since is not None and engine.settings.timeout is not None
+    since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(wp.wait_since))
+    return (
+        f"timed out: no done file {wp.wait_files.get('done')} after "
+        f"{engine.settings.timeout:g} s (waiting since {since})" + _job_note(wp)
+    )
 
 
 def _said(path: str) -> str:
@@ -88,52 +100,51 @@ def _orphans(
     """The waiting workpackages whose job waits for a parent job that failed (queued after it,
     engine.arrays), each with its reason: SLURM's where it gave one (DependencyNeverSatisfied), else
     the parent's failure."""
-    out = {}
-    for wp in waits:
-        job = states.get(wp.job_id)
-        said = job.reason if job is not None and _dependency_failed(job.reason) else ""
-        job_failed = [
-            p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED
-        ]
-        bad = [
-            p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)
-        ] or job_failed
-        # SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a
-        # parent caramel failed whose job did not fail: a timeout, an error file)
-        overdue = [
-            p for p in bad if (engine.wps[p].ended or 0) < time.time() - current().dependency_grace
-        ]
-        # a job queued afterok a parent whose job failed never ran: ended (or cancelled, once its
-        # parent failed), it was cancelled for its parent, whatever words a busy slurmctld put in
-        # its reason
-        never_ran = (
-            job is not None
-            and job.state in (JobStatus.FAILED, JobStatus.GONE)
-            and bool(job_failed or (bad and "CANCELLED" in job.reason))
-        )
-        if (
-            said
-            or never_ran
-            or (
-                overdue
-                and job is not None
-                and job.state in (JobStatus.PENDING, JobStatus.FAILED, JobStatus.GONE)
-            )
-        ):
-            named = bad or [
-                p
-                for p in wp.parents
-                if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED
-            ]
-            parent = (
-                f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed"
-                if named
-                else "its parent job failed"
-            )
-            out[wp.id] = f"not run: job {wp.job_id} " + (
-                f"{said} ({parent})" if said else f"cancelled: {parent}"
-            )
-    return out
+    return {wp.id: why for wp in waits if (why := _orphaned(engine, wp, states))}
+
+
+def _orphaned(engine: EngineInterface, wp: WpRow, states: dict[str, JobState]) -> str:
+    """Why the job of waiting `wp` will never run for a parent that failed ("": it may run)."""
+    job = states.get(wp.job_id)
+    said = job.reason if job is not None and _dependency_failed(job.reason) else ""
+    job_failed = [
+        p for p in wp.parents if _job_state(states, engine.wps[p].job_id) == JobStatus.FAILED
+    ]
+    bad = _failed_parents(engine, wp) or job_failed
+    if not (said or _never_ran(job, job_failed, bad) or _overdue(engine, bad, job)):
+        return ""
+    parent = _parent_failure(engine, bad)
+    return f"not run: job {wp.job_id} " + (f"{said} ({parent})" if said else f"cancelled: {parent}")
+
+
+def _failed_parents(engine: EngineInterface, wp: WpRow) -> list[int]:
+    """The parents of `wp` that caramel failed or cancelled."""
+    return [p for p in wp.parents if engine.wps[p].state in (WpState.FAILED, WpState.CANCELLED)]
+
+
+def _parent_failure(engine: EngineInterface, named: list[int]) -> str:
+    """`workpackage 3 (train) failed`, the first of `named`; none named: the parent job failed."""
+    if not named:
+        return "its parent job failed"
+    return f"workpackage {named[0]} ({engine.wps[named[0]].step}) failed"
+
+
+def _never_ran(job: JobState | None, job_failed: list[int], bad: list[int]) -> bool:
+    """A job queued afterok a parent whose job failed never ran: ended (or cancelled, once its
+    parent failed), it was cancelled for its parent, whatever words a busy slurmctld put in its
+    reason."""
+    if job is None or job.state not in (JobStatus.FAILED, JobStatus.GONE):
+        return False
+    return bool(job_failed or (bad and "CANCELLED" in job.reason))
+
+
+def _overdue(engine: EngineInterface, bad: list[int], job: JobState | None) -> bool:
+    """SLURM's verdict first; caramel cancels on its own once SLURM had time to give one (a parent
+    caramel failed whose job did not fail: a timeout, an error file), a job not yet running."""
+    if job is None or job.state not in (JobStatus.PENDING, JobStatus.FAILED, JobStatus.GONE):
+        return False
+    since = time.time() - current().dependency_grace
+    return any((engine.wps[p].ended or 0) < since for p in bad)
 
 
 def _dependency_failed(reason: str) -> bool:
@@ -159,7 +170,6 @@ def _follow_jobs(engine: EngineInterface, waits: list[WpRow], now: float) -> boo
     reason."""
     scheduler = engine.backend.scheduler
     states = scheduler.job_states([wp.job_id for wp in waits])
-    changed = False
     orphans = _orphans(engine, waits, states)
     left = [
         wp.job_id
@@ -169,40 +179,52 @@ def _follow_jobs(engine: EngineInterface, waits: list[WpRow], now: float) -> boo
     if left:
         scheduler.cancel(left)  # what SLURM left pending: no job of a failed chain runs later
     with engine.store.transaction():
-        for wp in waits:
-            job = states.get(wp.job_id)
-            if wp.id in orphans:
-                engine.cancel(wp, orphans[wp.id])
-                changed = True
-                continue
-            if job is None:
-                continue
-            done = wp.wait_files.get("done")
-            if (
-                job.state in (JobStatus.DONE, JobStatus.FAILED, JobStatus.GONE)
-                and done
-                and os.path.exists(done)
-            ):
-                # written between this poll's look at the files and the scheduler's answer: the next
-                # poll moves it on
-                continue
-            if job.state in (JobStatus.FAILED, JobStatus.GONE) or (
-                job.state == JobStatus.DONE
-                and (job.ended is None or now - job.ended > current().done_file_grace)
-            ):
-                ended = "ended" if job.state != JobStatus.GONE else "left the queue"
-                engine.fail(
-                    wp,
-                    f"job {wp.job_id} {ended} without writing {os.path.basename(done or '')}: "
-                    f"{job.reason or job.state}",
-                    job.exit_code,
-                )
-                changed = True
-            elif job.state in (JobStatus.PENDING, JobStatus.RUNNING):
-                reason = (
-                    f"waits for {os.path.basename(done or '')} (job {wp.job_id} {job.reason}"
-                    + (f" on {job.nodes}" if job.nodes and job.state == JobStatus.RUNNING else "")
-                    + ")"
-                )
-                engine.note(wp, reason)
-    return changed
+        moved = [
+            _follow(engine, wp, states.get(wp.job_id), orphans.get(wp.id, ""), now) for wp in waits
+        ]
+    return any(moved)
+
+
+def _follow(
+    engine: EngineInterface, wp: WpRow, job: JobState | None, orphaned: str, now: float
+) -> bool:
+    """Move waiting `wp` on by its job's state: cancelled (`orphaned`: why), failed once its job
+    ended without the done file, or its reason showing the job queued or running. True when it
+    moved."""
+    if orphaned:
+        engine.cancel(wp, orphaned)
+        return True
+    if job is None:
+        return False
+    done = wp.wait_files.get("done") or ""
+    if job.state in (JobStatus.DONE, JobStatus.FAILED, JobStatus.GONE) and os.path.exists(done):
+        # written between this poll's look at the files and the scheduler's answer: the next poll
+        # moves it on
+        return False
+    if _ended_without_done_file(job, now):
+        ended = "ended" if job.state != JobStatus.GONE else "left the queue"
+        engine.fail(
+            wp,
+            f"job {wp.job_id} {ended} without writing {os.path.basename(done)}: "
+            f"{job.reason or job.state}",
+            job.exit_code,
+        )
+        return True
+    if job.state in (JobStatus.PENDING, JobStatus.RUNNING):
+        engine.note(wp, _queued_reason(wp, job, done))
+    return False
+
+
+def _queued_reason(wp: WpRow, job: JobState, done: str) -> str:
+    """`waits for caramel.done (job 12 Priority)`; a running job's nodes too."""
+    on = f" on {job.nodes}" if job.nodes and job.state == JobStatus.RUNNING else ""
+    return f"waits for {os.path.basename(done)} (job {wp.job_id} {job.reason}{on})"
+
+
+def _ended_without_done_file(job: JobState, now: float) -> bool:
+    """The job failed or left the queue, or ended well enough and longer ago than a shared file
+    system takes to show its done file."""
+    if job.state in (JobStatus.FAILED, JobStatus.GONE):
+        return True
+    grace = current().done_file_grace
+    return job.state == JobStatus.DONE and (job.ended is None or now - job.ended > grace)

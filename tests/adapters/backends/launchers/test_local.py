@@ -49,3 +49,16 @@ def test_the_watchers_pipe_is_never_the_scripts_channel_descriptor() -> None:
 
     done = subprocess.run([sys.executable, "-c", PIPE_ON_NINE], capture_output=True, text=True, check=True)
     assert int(done.stdout) > CHANNEL_FD
+
+
+def test_a_group_per_script_from_bash_job_control_else_from_setsid() -> None:
+    """bash keeps job control without a terminal (each background job a group); dash turns it off,
+    so a dash shell starts each script through `setsid` (backends.launchers.local._grouping)."""
+    import shutil
+
+    from caramel.adapters.backends.launchers.local import Grouping, _grouping
+
+    path = os.environ.get("PATH", os.defpath)
+    assert _grouping(shutil.which("bash"), path) == (Grouping.JOBS, "")
+    assert _grouping(shutil.which("dash"), path) == (Grouping.SETSID, shutil.which("setsid", path=path))
+    assert _grouping(shutil.which("dash"), "/nonexistent") == (Grouping.NONE, "")

@@ -124,11 +124,7 @@ def _ended(text: str) -> float | None:
 def job_state(fields: dict[str, Any]) -> JobState:
     """One job of `qstat -x -f -F json` as caramel sees it."""
     letter = str(fields.get("job_state", ""))
-    nodes = ",".join(
-        dict.fromkeys(
-            part.split("/")[0] for part in str(fields.get("exec_host", "")).split("+") if part
-        )
-    )
+    nodes = _nodes(str(fields.get("exec_host", "")))
     ended = _ended(str(fields.get("mtime", ""))) if letter in ("F", "X") else None
     if letter != "F":
         comment = str(fields.get("comment", ""))
@@ -143,13 +139,20 @@ def job_state(fields: dict[str, Any]) -> JobState:
         )
     if code == 0:
         return JobState(JobStatus.DONE, "FINISHED", exit_code=0, nodes=nodes, ended=ended)
-    # PBS: above 256 the job was killed by signal N-256 (qdel, walltime); below 0 it never ran
-    reason = (
-        f"KILLED (signal {code - 256})"
-        if code > 256
-        else (f"NOT RUN (Exit_status {code})" if code < 0 else f"FAILED (exit {code})")
-    )
-    return JobState(JobStatus.FAILED, reason, exit_code=code, nodes=nodes, ended=ended)
+    return JobState(JobStatus.FAILED, _failure(code), exit_code=code, nodes=nodes, ended=ended)
+
+
+def _nodes(exec_host: str) -> str:
+    """The hosts of `exec_host` (`n1/0*2+n2/0`), each once, in order: `n1,n2`."""
+    return ",".join(dict.fromkeys(part.split("/")[0] for part in exec_host.split("+") if part))
+
+
+def _failure(code: int) -> str:
+    """A finished job's nonzero Exit_status in words: above 256 the job was killed by signal
+    N-256 (qdel, walltime); below 0 it never ran."""
+    if code > 256:
+        return f"KILLED (signal {code - 256})"
+    return f"NOT RUN (Exit_status {code})" if code < 0 else f"FAILED (exit {code})"
 
 
 def states_from_json(text: str, job_ids: list[str]) -> dict[str, JobState]:

@@ -165,21 +165,25 @@ def query_sacct(job_ids: list[str]) -> dict[str, JobState] | None:
     for attempt in range(2):
         done = call(argv)
         if done is not None and done.returncode == 0:
-            out: dict[str, JobState] = {}
-            for line in done.stdout.splitlines():
-                parts = line.split("|")
-                if len(parts) >= 6:
-                    state = _job_state(
-                        _state_name(parts[1]), parts[2], parts[3], parts[4], parts[5]
-                    )
-                    for job in task_ids(parts[6] if len(parts) > 6 else "") or [parts[0]]:
-                        out[job] = state
-            return out
+            return _sacct_states(done.stdout)
         if done is not None and "accounting storage is disabled" in (done.stderr or "").lower():
             return None
         if attempt == 0:
             time.sleep(1.0)
     return {}  # failed twice: nothing known this poll, never a job failure
+
+
+def _sacct_states(text: str) -> dict[str, JobState]:
+    """The states in sacct's `JobIDRaw|State|ExitCode|Reason|NodeList|End|JobID` lines, each under
+    its job id, or under each task id of an array's line."""
+    out: dict[str, JobState] = {}
+    for line in text.splitlines():
+        parts = line.split("|")
+        if len(parts) >= 6:
+            state = _job_state(_state_name(parts[1]), parts[2], parts[3], parts[4], parts[5])
+            for job in task_ids(parts[6] if len(parts) > 6 else "") or [parts[0]]:
+                out[job] = state
+    return out
 
 
 def query_squeue(job_ids: list[str]) -> dict[str, JobState]:
