@@ -222,11 +222,12 @@ def _print_score(runs: list[str], out: TextIO) -> None:
 def member_scores(run_dir: str) -> list[MemberScore]:
     """A run's figures whose larger values are better, each with its score's parts (the run's
     weight, workpackages and failures); one figure NaN (scoring 0) when it has none."""
+    from caramel.cli.methodology import declared_estimator
     from caramel.consumers.history.suite_score import MemberScore
     from caramel.stages.analyse import from_run
 
     inp = from_run(run_dir)
-    estimator = _run_estimator(inp)
+    estimator = declared_estimator(inp)
     weight = inp.benchmark.meta.weight
     weight = 1.0 if weight is None else weight
     ran, failed = _ran_and_failed(inp)
@@ -243,14 +244,6 @@ def _ran_and_failed(inp: AnalysisInput) -> tuple[int, int]:
     or were cancelled: milabench's failure rate's parts."""
     ran = [wp for wp in inp.workpackages if wp.started or wp.state != WpState.OPEN]
     return len(ran), sum(wp.state in (WpState.FAILED, WpState.CANCELLED) for wp in ran)
-
-
-def _run_estimator(inp: AnalysisInput) -> Estimator:
-    """The estimator the run's steps declare when they agree on one; the default otherwise."""
-    from caramel.stages.analyse.estimators import estimator_of
-
-    declared = {s.estimator for s in inp.benchmark.steps.values() if s.estimator}
-    return estimator_of(declared.pop() if len(declared) == 1 else "")
 
 
 def _higher_is_better(inp: AnalysisInput) -> list[Metric]:
