@@ -122,7 +122,7 @@ class _RunView:
         sections alone."""
         steps = list(dict.fromkeys(wp.step for wp in self.rows))
         if only:
-            return self._step_sections(_known_steps(only, steps))
+            return self._step_sections(known_steps(only, steps))
         return self._facts() + self._step_sections(steps)
 
     def _step_sections(self, steps: list[str]) -> list[str]:
@@ -194,7 +194,8 @@ def _step_lines(
     return lines + table_lines(header, table, indent=2)
 
 
-def _known_steps(wanted: tuple[str, ...], steps: list[str]) -> list[str]:
+def known_steps(wanted: tuple[str, ...], steps: list[str]) -> list[str]:
+    """The steps -s names, each once; an error naming the first that is not one of `steps`."""
     unknown = [step for step in wanted if step not in steps]
     if unknown:
         raise RunError(
