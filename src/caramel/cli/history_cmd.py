@@ -189,7 +189,6 @@ def push(history: str | None, out: TextIO) -> int:
     from caramel import redact
     from caramel.consumers.history.settings import load_settings
     from caramel.consumers.history.sinks import flush
-    from caramel.consumers.history.spool import pending
     from caramel.consumers.history.spool import push as deliver
     from caramel.consumers.history.store import default_path
 
@@ -199,13 +198,7 @@ def push(history: str | None, out: TextIO) -> int:
         out.write(
             f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {redact.url(target)}\n"
         )
-    for other in pending():
-        if other.target != redact.url(target) and other.runs:
-            print(
-                f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
-                f"bench history push --history {other.target} (with its password)",
-                file=sys.stderr,
-            )
+    _note_other_spools(redact.url(target))
     sinks = load_settings().sinks
     sent = flush(sinks)
     if sent:
@@ -213,3 +206,17 @@ def push(history: str | None, out: TextIO) -> int:
     if done is None and not sent:
         print(f"nothing to push for {redact.url(target)}", file=sys.stderr)
     return 0
+
+
+def _note_other_spools(target: str) -> None:
+    """A note per other history with runs waiting in its spool, with the command that delivers
+    them (`target`: this one, its password left out)."""
+    from caramel.consumers.history.spool import pending
+
+    for other in pending():
+        if other.target != target and other.runs:
+            print(
+                f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
+                f"bench history push --history {other.target} (with its password)",
+                file=sys.stderr,
+            )
