@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import (
     UpdateOptions,
@@ -18,6 +18,9 @@ from caramel.cli.common import (
     add_update,
     analysis_input_of,
 )
+
+if TYPE_CHECKING:  # the analyse stage: imported by the command, not by `bench --help`
+    from caramel.stages.analyse.analyser import AnalyserResult
 
 COMMAND = "analyse"  # `bench analyse` (cli/main.py finds this module by it)
 
@@ -69,16 +72,23 @@ def analyse(options: AnalyseOptions, out: TextIO) -> int:
     for line in warnings(analysed):
         print(f"warning: {line}", file=sys.stderr)
     for name, result in analysed.items():
-        missing = sum(1 for g in result.groups.values() if g.missing)
-        unstarted = sum(1 for g in result.groups.values() if not g.started)
-        out.write(
-            f"analyser {name}: {len(result.groups)} results ({result.scanned} analysed now, "
-            f"{result.reused} unchanged)"
-            + (f", {missing} with missing files" if missing else "")
-            + (f", {unstarted} not started" if unstarted else "")
-            + "\n"
-        )
+        out.write(f"analyser {name}: {_analysed_line(result)}\n")
     if not analysed:
         out.write(f"benchmark '{inp.benchmark.name}' defines no analyser\n")
     out.write(f"tables: bench result {run_dir}\n")
     return 0
+
+
+def _analysed_line(result: AnalyserResult) -> str:
+    """An analyser's results: how many, analysed now or unchanged, with missing files and not
+    started."""
+    missing = sum(bool(g.missing) for g in result.groups.values())
+    unstarted = sum(not g.started for g in result.groups.values())
+    line = (
+        f"{len(result.groups)} results ({result.scanned} analysed now, {result.reused} unchanged)"
+    )
+    if missing:
+        line += f", {missing} with missing files"
+    if unstarted:
+        line += f", {unstarted} not started"
+    return line

@@ -82,18 +82,29 @@ def refuse_unknown(
     """End with the command's own usage and a hint for each unknown flag of `extra` (what argparse
     left); `every_command`: a parser of all commands, made only when a flag is no near spelling."""
     chain, words = command_parsers(parser, parsed)
-    command = chain[-1]
+    flags = dict.fromkeys(word.partition("=")[0] for word in extra if word.startswith("-"))
     hints = []
-    for flag in dict.fromkeys(word.partition("=")[0] for word in extra if word.startswith("-")):
-        # bench's own: --debug
-        close = did_you_mean(flag, [f for each in chain for f in flags_of(each)])
-        if not close and words:
-            takers = _commands_taking(flag, every_command())
-            close = f"it is a flag of {', '.join(takers)}, not of bench {words}" if takers else ""
+    for flag in flags:
+        close = _hint(flag, chain, words, every_command)
         if close:
             hints.append(f"'{flag}': {close}")
     message = f"unrecognized arguments: {' '.join(extra)}"
-    command.error(message + (f"\n  hint: {'; '.join(hints)}" if hints else ""))
+    chain[-1].error(message + (f"\n  hint: {'; '.join(hints)}" if hints else ""))
+
+
+def _hint(
+    flag: str,
+    chain: list[argparse.ArgumentParser],
+    words: str,
+    every_command: Callable[[], argparse.ArgumentParser],
+) -> str:
+    """What an unknown flag may have meant: a near spelling of a flag of the command (or of
+    bench's own: --debug), else the commands that take it; empty when neither."""
+    close = did_you_mean(flag, [f for each in chain for f in flags_of(each)])
+    if close or not words:
+        return close
+    takers = _commands_taking(flag, every_command())
+    return f"it is a flag of {', '.join(takers)}, not of bench {words}" if takers else ""
 
 
 def _commands_taking(flag: str, parser: argparse.ArgumentParser) -> list[str]:

@@ -153,7 +153,23 @@ def _bisection(args: argparse.Namespace) -> Bisection:
     source = BenchmarkOptions.from_args(args)
     outpath = args.outpath or current().jube_outpath or ""
     file = os.path.abspath(args.file) if os.path.exists(args.file) else args.file  # else a name
-    arguments = [file, *_listed("--tag", args.tag), "--over", over.spelled(), *over.values]
+    arguments = [
+        file,
+        *_listed("--tag", args.tag),
+        "--over",
+        over.spelled(),
+        *over.values,
+        *_valued_flags(args, outpath),
+        *_repeated_flags(args),
+    ]
+    return Bisection(
+        source, over, rule, args.figure, args.threshold, outpath, args.history, arguments
+    )
+
+
+def _valued_flags(args: argparse.Namespace, outpath: str) -> list[str]:
+    """The options of one value given, as the state keeps them (the outpath absolute)."""
+    arguments: list[str] = []
     for flag, value in (
         ("--figure", args.figure),
         ("--threshold", args.threshold),
@@ -164,6 +180,12 @@ def _bisection(args: argparse.Namespace) -> Bisection:
         ("--history", args.history),
     ):
         arguments += [] if value is None else [flag, str(value)]
+    return arguments
+
+
+def _repeated_flags(args: argparse.Namespace) -> list[str]:
+    """The options given once per value, as the state keeps them (folders absolute)."""
+    arguments: list[str] = []
     for flag, values in (
         ("--systems", args.systems),
         ("--include-path", args.include_path),
@@ -172,9 +194,7 @@ def _bisection(args: argparse.Namespace) -> Bisection:
     ):
         for value in values:
             arguments += [flag, os.path.abspath(value) if flag != "--only-bench" else value]
-    return Bisection(
-        source, over, rule, args.figure, args.threshold, outpath, args.history, arguments
-    )
+    return arguments
 
 
 def _listed(flag: str, values: list[str]) -> list[str]:
@@ -188,16 +208,9 @@ def bisect(job: Bisection, out: TextIO) -> int:
     with environment(job.over, values[0]):
         bench = _one_benchmark(job)
     outpath = os.path.abspath(job.outpath or bench.outpath)
-    identity = {
-        "file": os.path.abspath(bench.file or job.source.file or ""),
-        "tags": sorted(job.source.tags),
-        "over": [job.over.kind.value, job.over.name, *values],
-        "figure": job.figure,
-        "threshold": job.threshold,
-    }
     if "--outpath" not in job.arguments:  # the file's, as found from here (--continue elsewhere)
         job.arguments += ["--outpath", outpath]
-    path = state_path(outpath, bench.name, identity)
+    path = state_path(outpath, bench.name, _identity(job, bench))
     state = State.load(path) if os.path.isfile(path) else State(path, job.arguments)
     state.arguments = job.arguments
     out.write(
@@ -207,21 +220,33 @@ def bisect(job: Bisection, out: TextIO) -> int:
     job.out = out
     for _, kept in sorted(state.steps.items()):
         _show_step(job, kept, out, "(kept from an earlier call)")
+    if not _run_steps(job, state, outpath, out):
+        return 1
+    _answer(job, state, out)
+    return 0
+
+
+def _identity(job: Bisection, bench: Benchmark) -> dict[str, object]:
+    """What makes a bisection the same one: its state is found by it."""
+    return {
+        "file": os.path.abspath(bench.file or job.source.file or ""),
+        "tags": sorted(job.source.tags),
+        "over": [job.over.kind.value, job.over.name, *job.over.values],
+        "figure": job.figure,
+        "threshold": job.threshold,
+    }
+
+
+def _run_steps(job: Bisection, state: State, outpath: str, out: TextIO) -> bool:
+    """The environments the bisection needs run, one at a time, each saved in its state and
+    shown; False when one failed or stays undecided."""
     reference: Metric | None = None
-    while True:
-        bounds = next_step(state.steps, len(values))
+    while (bounds := next_step(state.steps, len(job.over.values))).next is not None:
         index = bounds.next
-        if index is None:
-            break
-        known = state.steps.get(index)
-        if known is not None and _final(known, job.rule):
-            return 1  # shown above, with what would decide it
+        if _final(state.steps.get(index), job.rule):
+            return False  # shown above, with what would decide it
         if bounds.bad is not None:
-            left = bounds.bad - index - 1
-            out.write(
-                f"Bisecting: {left} environment(s) left to test after this (roughly "
-                f"{estimate_steps(bounds.bad - bounds.good)} step(s))\n"
-            )
+            _say_left(bounds.bad - index - 1, bounds.bad - bounds.good, out)
         if index:
             reference = reference or _figure_of(job, state.steps[0].run_dir)
         step = _run_environment(job, outpath, index, reference)
@@ -229,14 +254,24 @@ def bisect(job: Bisection, out: TextIO) -> int:
         state.save()
         _show_step(job, step, out)
         if step.verdict in (Verdict.FAILED, Verdict.UNDECIDED):
-            return 1
-    _answer(job, state, out)
-    return 0
+            return False
+    return True
 
 
-def _final(step: Step, rule: AutoRepeat) -> bool:
-    """An undecided step run with as many repeats as allowed now: running it again decides
+def _say_left(left: int, span: int, out: TextIO) -> None:
+    """How many environments are left after this one, and roughly how many steps, as git
+    bisect says."""
+    out.write(
+        f"Bisecting: {left} environment(s) left to test after this "
+        f"(roughly {estimate_steps(span)} step(s))\n"
+    )
+
+
+def _final(step: Step | None, rule: AutoRepeat) -> bool:
+    """A step already run, undecided with as many repeats as allowed now: running it again decides
     nothing more (a larger --repeat-max does)."""
+    if step is None:
+        return False
     return step.verdict is Verdict.UNDECIDED and step.repeat_max >= rule.maximum
 
 
@@ -299,39 +334,56 @@ def _record(job: Bisection, summary: Summary) -> None:
 def _figure_of(job: Bisection, run_dir: str) -> Metric:
     """The figure that decides, of the run at `run_dir`: --figure's (NAME or TABLE/NAME), else
     the first with a direction; one configuration of it."""
-    from caramel.consumers.history.compare import way_of
     from caramel.consumers.history.metrics import collect
     from caramel.stages.analyse import from_run
     from caramel.stages.report.results import history_tables
 
     inp = from_run(run_dir)
     metrics = collect(inp, history_tables(inp))
-    if job.figure:
-        found = [m for m in metrics if job.figure in (m.name, f"{m.table}/{m.name}")]
-    else:
-        first = next((m for m in metrics if way_of(m.direction)), None)
-        found = [m for m in metrics if first and (m.table, m.name) == (first.table, first.name)]
-    names = ", ".join(sorted({f"{m.table}/{m.name}" for m in metrics})) or "none"
+    found = _named(metrics, job.figure) if job.figure else _first_directed(metrics)
     if not found:
+        names = ", ".join(sorted({f"{m.table}/{m.name}" for m in metrics})) or "none"
         wanted = f"figure '{job.figure}'" if job.figure else "a figure with a direction"
         raise RunError(
             f"{run_dir}: the run has no {wanted}; its figures: {names}",
             hint="--figure TABLE/NAME names one; a figure needs a unit or a direction "
             "(direction: lower|higher) to be judged",
         )
+    _refuse_undecidable(found, run_dir)
+    return found[0]
+
+
+def _named(metrics: list[Metric], figure: str) -> list[Metric]:
+    """--figure's configurations: the figures named NAME or TABLE/NAME."""
+    return [m for m in metrics if figure in (m.name, f"{m.table}/{m.name}")]
+
+
+def _first_directed(metrics: list[Metric]) -> list[Metric]:
+    """The configurations of the first figure with a direction."""
+    from caramel.consumers.history.compare import way_of
+
+    first = next((m for m in metrics if way_of(m.direction)), None)
+    if first is None:
+        return []
+    return [m for m in metrics if (m.table, m.name) == (first.table, first.name)]
+
+
+def _refuse_undecidable(found: list[Metric], run_dir: str) -> None:
+    """An error unless the figure has one configuration and a direction: a bisection judges
+    one figure's change."""
+    from caramel.consumers.history.compare import way_of
+
+    figure = f"{found[0].table}/{found[0].name}"
     if len(found) > 1:
         raise RunError(
-            f"{run_dir}: figure {found[0].table}/{found[0].name} has {len(found)} "
-            "configurations; a bisection judges one",
+            f"{run_dir}: figure {figure} has {len(found)} configurations; a bisection judges one",
             hint="select one configuration with --tag (or a parameter of one value)",
         )
     if not way_of(found[0].direction):
         raise RunError(
-            f"{run_dir}: figure {found[0].table}/{found[0].name} has no direction: whether a "
-            "change regressed is unknown",
+            f"{run_dir}: figure {figure} has no direction: whether a change regressed is unknown",
             hint="declare direction: lower|higher on its pattern (or a unit such as s)",
         )
-    return found[0]
 
 
 def _fill(step: Step, metric: Metric, reference: Metric | None, threshold: float | None) -> None:

@@ -84,20 +84,35 @@ def parse_over(words: list[str]) -> Over:
         raise RunError("--over needs a kind and its values", hint=OVER_HINT)
     head, values = words[0], list(words[1:])
     kind_text, _, name = head.partition(":")
-    try:
-        kind = Kind(kind_text)
-    except ValueError:
-        raise RunError(
-            f"--over {head}: unknown kind '{kind_text}', expected one of "
-            + ", ".join(k.value for k in Kind),
-            hint=OVER_HINT,
-        ) from None
-    if kind in (Kind.ENV, Kind.PARAM, Kind.COMMIT) and not name:
-        raise RunError(f"--over {head}: expected {kind}:NAME", hint=OVER_HINT)
-    name = name or _DEFAULT_NAMES.get(kind, "")
+    kind = _kind(head, kind_text)
+    name = _name(head, kind, name)
     if kind is Kind.COMMIT:
         name = os.path.abspath(name)
         values = resolve_commits(name, values)
+    _check_values(head, values)
+    return Over(kind, name, tuple(values))
+
+
+def _kind(head: str, text: str) -> Kind:
+    try:
+        return Kind(text)
+    except ValueError:
+        raise RunError(
+            f"--over {head}: unknown kind '{text}', expected one of "
+            + ", ".join(k.value for k in Kind),
+            hint=OVER_HINT,
+        ) from None
+
+
+def _name(head: str, kind: Kind, name: str) -> str:
+    """What the kind varies: the NAME env:, param: and commit: need; the others' default."""
+    if kind in (Kind.ENV, Kind.PARAM, Kind.COMMIT) and not name:
+        raise RunError(f"--over {head}: expected {kind}:NAME", hint=OVER_HINT)
+    return name or _DEFAULT_NAMES.get(kind, "")
+
+
+def _check_values(head: str, values: list[str]) -> None:
+    """At least two values (the good one first), none given twice."""
     if len(values) < 2:
         raise RunError(
             f"--over {head}: {len(values)} value(s); a bisection needs the good one first and "
@@ -107,7 +122,6 @@ def parse_over(words: list[str]) -> Over:
     repeated = sorted({v for v in values if values.count(v) > 1})
     if repeated:
         raise RunError(f"--over {head}: values given twice: {', '.join(repeated)}")
-    return Over(kind, name, tuple(values))
 
 
 def _git(repo: str, *args: str) -> list[str]:
@@ -300,20 +314,34 @@ def next_step(steps: dict[int, Step], count: int) -> Bounds:
     """Which environment to try next, from the verdicts so far (`count` environments): the last
     one first, then halfway between the last good and the first bad (git's find_bisection)."""
     last = count - 1
-    if 0 not in steps or steps[0].verdict is not Verdict.GOOD:
+    if not _judged(steps, 0, (Verdict.GOOD,)):
         return Bounds(0, None, 0)
-    if last not in steps or steps[last].verdict not in (Verdict.REGRESSED, Verdict.NOT_REGRESSED):
+    if not _judged(steps, last, (Verdict.REGRESSED, Verdict.NOT_REGRESSED)):
         return Bounds(0, None, last)
-    bad_ones = [i for i, s in steps.items() if s.verdict is Verdict.REGRESSED]
-    if not bad_ones:
+    bad = _first_bad(steps)
+    if bad is None:
         return Bounds(last, None, None)  # the last did not regress: nothing to find
-    bad = min(bad_ones)
-    good = max(
-        [0, *(i for i, s in steps.items() if i < bad and s.verdict is Verdict.NOT_REGRESSED)]
-    )
+    good = _last_good(steps, bad)
     if bad - good <= 1:
         return Bounds(good, bad, None)
     return Bounds(good, bad, good + halfway(bad - good))
+
+
+def _first_bad(steps: dict[int, Step]) -> int | None:
+    """The first environment that regressed; None while none did."""
+    return min((i for i, s in steps.items() if s.verdict is Verdict.REGRESSED), default=None)
+
+
+def _last_good(steps: dict[int, Step], bad: int) -> int:
+    """The last environment before `bad` that did not regress (the first one is good)."""
+    return max(
+        [0, *(i for i, s in steps.items() if i < bad and s.verdict is Verdict.NOT_REGRESSED)]
+    )
+
+
+def _judged(steps: dict[int, Step], index: int, verdicts: tuple[Verdict, ...]) -> bool:
+    """Whether the environment at `index` was run and judged one of `verdicts`."""
+    return index in steps and steps[index].verdict in verdicts
 
 
 def halfway(candidates: int) -> int:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from caramel.errors import RunError
 
 if TYPE_CHECKING:
+    from caramel.adapters.systems.model import System
     from caramel.stages.analyse.inputs import AnalysisInput
     from caramel.stages.spec.model import Benchmark
     from caramel.stages.state.store import Store
@@ -187,39 +188,55 @@ class LoadedBenchmarks:
 
 def load_named(options: BenchmarkOptions) -> LoadedBenchmarks:
     """The benchmarks of FILE for the tags, each knowing the system a tag names (if one does)."""
-    from caramel.adapters.systems import find_system, system_names, with_system
+    from caramel.adapters.systems import find_system, system_names
     from caramel.consumers.catalog import resolve_benchmark
     from caramel.stages.spec.loader import load
-    from caramel.stages.spec.mad import in_container, is_models_json
 
     if options.file is None:
         raise RunError("no benchmark file or name given")
     path = resolve_benchmark(options.file, list(options.benchmarks))
     by_name = path != options.file
-    only = list(options.only_bench)
-    if by_name and is_models_json(path) and not only:
-        only = [options.file]  # a MAD model by name: that entry of its models.json
     system = find_system(set(options.tags), list(options.systems))
     benchmarks = load(
         path,
         set(options.tags),
         list(options.include_path),
-        only=only or None,
+        only=_only(options.only_bench, options.file, path) or None,
         strict=options.strict,
         no_eval=options.no_eval,
         system_tags=(system_names(list(options.systems)) if options.check_tags else None),
     )
-    benchmarks = [
-        in_container(with_system(bench, system), system)
-        for bench in benchmarks
-        if bench.name not in options.not_bench
-    ]
+    benchmarks = _on_system(benchmarks, options.not_bench, system)
     if options.no_eval:
         from caramel.stages.spec.evaluation import refuse_evaluation
 
         for bench in benchmarks:
             refuse_evaluation(bench)
     return LoadedBenchmarks(benchmarks, by_name)
+
+
+def _only(only_bench: tuple[str, ...], file: str, path: str) -> list[str]:
+    """--only-bench's benchmarks; a MAD model given by name (FILE is no path): that entry of its
+    models.json."""
+    from caramel.stages.spec.mad import is_models_json
+
+    if path != file and is_models_json(path) and not only_bench:
+        return [file]
+    return list(only_bench)
+
+
+def _on_system(
+    benchmarks: list[Benchmark], not_bench: tuple[str, ...], system: System | None
+) -> list[Benchmark]:
+    """The benchmarks --not-bench leaves, each knowing its system (and its container there)."""
+    from caramel.adapters.systems import with_system
+    from caramel.stages.spec.mad import in_container
+
+    return [
+        in_container(with_system(bench, system), system)
+        for bench in benchmarks
+        if bench.name not in not_bench
+    ]
 
 
 def add_run_args(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ import math
 import os
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from caramel.cli.common import add_run_args
 from caramel.cli.methodology import Format, MethodologyOptions
@@ -24,7 +24,7 @@ from caramel.vocabulary import VerdictWord
 if TYPE_CHECKING:  # the history's modules: imported by the command, not by `bench --help`
     from caramel.consumers.history.compare import Verdict
     from caramel.consumers.history.metrics import Metric
-    from caramel.consumers.history.store import History
+    from caramel.consumers.history.store import History, RunRecord
 
 COMMAND = "compare"  # `bench compare` (cli/main.py finds this module by it)
 
@@ -126,17 +126,7 @@ def compare(options: CompareOptions, out: TextIO) -> int:
     from caramel.stages.state.registry import resolve
 
     if options.targets:
-        from caramel.cli.methodology import methodology
-
-        judged = MethodologyOptions(
-            targets=options.targets,
-            estimator=options.estimator,
-            threshold=options.threshold,
-            max_sd=options.max_sd,
-            history=options.history,
-            format=options.format,
-        )
-        return methodology(judged, [resolve(options.dir, options.id)], out)
+        return _judge_by_targets(options, options.targets, resolve(options.dir, options.id), out)
     if not options.baseline:
         raise RunError("bench compare needs --baseline ID|NAME|FILE or --targets FILE")
     run_dir = resolve(options.dir, options.id)
@@ -146,31 +136,42 @@ def compare(options: CompareOptions, out: TextIO) -> int:
         if not current:
             raise RunError(f"{run_dir}: the run has no figure to compare", hint=NO_FIGURE_HINT)
         verdicts = _verdicts(options.baseline, options.threshold, history, key, run_dir, current)
-    _show(options, run_dir, verdicts, out)
-    regressed = [v for v in verdicts if v.verdict == VerdictWord.REGRESSED]
-    if options.format != "json":
-        _counts(verdicts, out)
-        if regressed:
-            out.write(f"{len(regressed)} metric(s) regressed\n")
+    regressed = sum(v.verdict == VerdictWord.REGRESSED for v in verdicts)
+    if options.format == "json":
+        out.write(json.dumps([_record(v) for v in verdicts], indent=1) + "\n")
+    else:
+        _show(options.baseline, run_dir, verdicts, out)
+        _counts(verdicts, regressed, out)
     return 1 if regressed else 0
 
 
-def _counts(verdicts: list[Verdict[Metric]], out: TextIO) -> None:
-    """Below the table: why the figures that cannot be judged cannot, and what would decide them."""
-    from caramel.consumers.history.compare import CANNOT_JUDGE, UNKNOWN_DIRECTION
+def _judge_by_targets(options: CompareOptions, targets: str, run_dir: str, out: TextIO) -> int:
+    """`bench compare --targets FILE`: the run judged by the methodology's criteria."""
+    from caramel.cli.methodology import methodology
 
-    unjudged = [v for v in verdicts if v.verdict == CANNOT_JUDGE]
-    unknown = [v for v in unjudged if v.why.startswith(UNKNOWN_DIRECTION)]
-    single = [v for v in unjudged if v.why.startswith("single sample")]
-    undecided = len(unjudged) - len(unknown) - len(single)
+    judged = MethodologyOptions(
+        targets=targets,
+        estimator=options.estimator,
+        threshold=options.threshold,
+        max_sd=options.max_sd,
+        history=options.history,
+        format=options.format,
+    )
+    return methodology(judged, [run_dir], out)
+
+
+def _counts(verdicts: list[Verdict[Metric]], regressed: int, out: TextIO) -> None:
+    """Below the table: why the figures that cannot be judged cannot, and what would decide them;
+    how many regressed."""
+    unknown, single, undecided = _unjudged(verdicts)
     if unknown:
         out.write(
-            f"{len(unknown)} metric(s) changed but cannot be judged: their direction is "
+            f"{unknown} metric(s) changed but cannot be judged: their direction is "
             "unknown (declare direction: lower|higher on the pattern)\n"
         )
     if single:
         out.write(
-            f"{len(single)} metric(s) of a single sample on a side: no spread, judged only "
+            f"{single} metric(s) of a single sample on a side: no spread, judged only "
             "against an explicit --threshold (or run with --repeat N)\n"
         )
     if undecided:
@@ -179,6 +180,19 @@ def _counts(verdicts: list[Verdict[Metric]], out: TextIO) -> None:
             "reaches both inside and outside the threshold; repeat as many times per side "
             "as 'needed' says\n"
         )
+    if regressed:
+        out.write(f"{regressed} metric(s) regressed\n")
+
+
+def _unjudged(verdicts: list[Verdict[Metric]]) -> tuple[int, int, int]:
+    """How many figures cannot be judged: of an unknown direction, of a single sample on a side,
+    and at their spread."""
+    from caramel.consumers.history.compare import CANNOT_JUDGE, UNKNOWN_DIRECTION
+
+    why = [v.why for v in verdicts if v.verdict == CANNOT_JUDGE]
+    unknown = sum(w.startswith(UNKNOWN_DIRECTION) for w in why)
+    single = sum(w.startswith("single sample") for w in why)
+    return unknown, single, len(why) - unknown - single
 
 
 NO_FIGURE_HINT = (
@@ -197,58 +211,105 @@ def _verdicts(
 ) -> list[Verdict[Metric]]:
     """The verdicts against the baseline `baseline` names: a targets file, a baseline name or a
     run id of the run's own outpath. Comparing nothing, or another benchmark's run, is an error."""
-    from caramel.consumers.history.compare import compare_runs, compare_targets
-
     if os.path.isfile(baseline):
-        try:
-            with open(baseline, "rb") as handle:
-                targets = bounded.loads(handle.read(bounded.MAX_BYTES + 1), baseline)
-        except bounded.OverLimit:
-            raise
-        except (OSError, ValueError) as exc:
-            raise RunError(
-                f"{baseline}: not a JSON file of targets: {exc}",
-                hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}',
-            ) from None
-        try:
-            verdicts = compare_targets(
-                current, targets, threshold, source=f"the targets file {baseline}"
-            )
-        except ValueError as exc:
-            raise RunError(
-                f"{baseline}: {exc}",
-                hint='expected {"Tokens/second": 1200, '
-                '"Time/iteration(s)": {"value": 0.9, "threshold": 5}}',
-            ) from None
-        if not verdicts:
-            raise RunError(
-                f"{baseline}: no target names a figure of the run; nothing was compared",
-                hint="the run's figures: " + ", ".join(sorted({m.name for m in current})[:12]),
-            )
-        return verdicts
+        return _against_targets(baseline, threshold, current)
+    return _against_run(baseline, threshold, history, key, run_dir, current)
+
+
+def _against_targets(
+    path: str, threshold: float | None, current: list[Metric]
+) -> list[Verdict[Metric]]:
+    """The verdicts against a JSON file of targets (madengine's and MLPerf's figures by name)."""
+    from caramel.consumers.history.compare import compare_targets
+
+    targets = _read_targets(path)
+    try:
+        verdicts = compare_targets(current, targets, threshold, source=f"the targets file {path}")
+    except ValueError as exc:
+        raise RunError(
+            f"{path}: {exc}",
+            hint='expected {"Tokens/second": 1200, '
+            '"Time/iteration(s)": {"value": 0.9, "threshold": 5}}',
+        ) from None
+    if not verdicts:
+        raise RunError(
+            f"{path}: no target names a figure of the run; nothing was compared",
+            hint="the run's figures: " + _names(current),
+        )
+    return verdicts
+
+
+def _read_targets(path: str) -> Any:
+    """A targets file's JSON (bounded in size: a larger file is an error of its own)."""
+    try:
+        with open(path, "rb") as handle:
+            return bounded.loads(handle.read(bounded.MAX_BYTES + 1), path)
+    except bounded.OverLimit:
+        raise
+    except (OSError, ValueError) as exc:
+        raise RunError(
+            f"{path}: not a JSON file of targets: {exc}",
+            hint='expected {"Tokens/second": 1200, "Time/iteration(s)": {"value": 0.9}}',
+        ) from None
+
+
+def _names(metrics: list[Metric]) -> str:
+    """The first 12 names of the figures, sorted, for a hint."""
+    return ", ".join(sorted({m.name for m in metrics})[:12])
+
+
+def _against_run(
+    baseline: str,
+    threshold: float | None,
+    history: History,
+    key: str,
+    run_dir: str,
+    current: list[Metric],
+) -> list[Verdict[Metric]]:
+    """The verdicts against a run of the same benchmark: a baseline name, or a run id of the
+    run's own outpath (imported into the history first)."""
+    from caramel.consumers.history.compare import compare_runs
+
     base_key = history.baseline(baseline) or imported(history, _baseline_run(baseline, run_dir))
     mine, theirs = history.run(key), history.run(base_key)
-    if mine is not None and theirs is not None and mine.benchmark != theirs.benchmark:
-        raise RunError(
-            f"baseline '{baseline}' is a run of benchmark '{theirs.benchmark}' ({theirs.run_dir}), "
-            f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
-            hint=(
-                "compare runs of one benchmark: "
-                "bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK"
-            ),
-        )
-    theirs_named = f"baseline '{baseline}'" + (f" ({theirs.run_dir})" if theirs is not None else "")
-    sides = (f"the run {run_dir}", theirs_named)
-    verdicts = compare_runs(current, history.metrics(base_key), threshold, sides)
+    if mine is not None and theirs is not None:
+        _refuse_other_benchmark(baseline, mine, theirs, run_dir)
+    sides = (f"the run {run_dir}", _baseline_named(baseline, theirs))
+    base = history.metrics(base_key)
+    verdicts = compare_runs(current, base, threshold, sides)
+    _refuse_nothing_compared(verdicts, baseline, current, base)
+    return verdicts
+
+
+def _refuse_nothing_compared(
+    verdicts: list[Verdict[Metric]], baseline: str, current: list[Metric], base: list[Metric]
+) -> None:
+    """An error when the run and its baseline share no figure."""
     if all(v.verdict == VerdictWord.NO_BASELINE for v in verdicts):
         raise RunError(
             f"the run and baseline '{baseline}' have no figure in common; nothing was compared",
-            hint="the run's figures: "
-            + ", ".join(sorted({m.name for m in current})[:12])
-            + "; the baseline's: "
-            + (", ".join(sorted({m.name for m in history.metrics(base_key)})[:12]) or "none"),
+            hint=f"the run's figures: {_names(current)}; the baseline's: {_names(base) or 'none'}",
         )
-    return verdicts
+
+
+def _baseline_named(baseline: str, theirs: RunRecord | None) -> str:
+    """The baseline as the verdicts name it: as given, with its run folder where known."""
+    return f"baseline '{baseline}'" + (f" ({theirs.run_dir})" if theirs is not None else "")
+
+
+def _refuse_other_benchmark(
+    baseline: str, mine: RunRecord, theirs: RunRecord, run_dir: str
+) -> None:
+    """An error when the baseline is a run of another benchmark: nothing would compare."""
+    if mine.benchmark == theirs.benchmark:
+        return
+    raise RunError(
+        f"baseline '{baseline}' is a run of benchmark '{theirs.benchmark}' ({theirs.run_dir}), "
+        f"this run is of '{mine.benchmark}' ({run_dir}); nothing was compared",
+        hint=(
+            "compare runs of one benchmark: bench compare -i ID --baseline ID_OF_THE_SAME_BENCHMARK"
+        ),
+    )
 
 
 def _baseline_run(baseline: str, run_dir: str) -> str:
@@ -266,28 +327,10 @@ def _baseline_run(baseline: str, run_dir: str) -> str:
         ) from None
 
 
-def _show(
-    options: CompareOptions, run_dir: str, verdicts: list[Verdict[Metric]], out: TextIO
-) -> None:
-    if options.format == "json":
-        out.write(json.dumps([_record(v) for v in verdicts], indent=1) + "\n")
-        return
-    out.write(f"{os.path.basename(run_dir)} against {options.baseline}:\n")
+def _show(baseline: str, run_dir: str, verdicts: list[Verdict[Metric]], out: TextIO) -> None:
+    """The verdicts as a table, the ratio's interval and band of no change below it."""
+    out.write(f"{os.path.basename(run_dir)} against {baseline}:\n")
     level = f"{100 * verdicts[0].level:g} %" if verdicts else ""
-    rows = [
-        [
-            v.metric.name + (f"[{v.metric.unit}]" if v.metric.unit else ""),
-            v.metric.key,
-            _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
-            _fmt(v.metric.mean, v.metric.sd, v.metric.n)
-            + (" unstable" if v.metric.unstable else ""),
-            "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%",
-            _ratio(v),
-            v.verdict,
-            "" if v.needed is None else str(v.needed),
-        ]
-        for v in verdicts
-    ]
     print_table(
         out,
         [
@@ -300,7 +343,7 @@ def _show(
             "verdict",
             "needed",
         ],
-        rows,
+        [_verdict_row(v) for v in verdicts],
         indent=2,
     )
     if verdicts:
@@ -309,6 +352,21 @@ def _show(
             f"band of no change ±{verdicts[0].threshold:g} %; needed: repetitions per side "
             "that would decide\n"
         )
+
+
+def _verdict_row(v: Verdict[Metric]) -> list[str]:
+    unit = f"[{v.metric.unit}]" if v.metric.unit else ""
+    unstable = " unstable" if v.metric.unstable else ""
+    return [
+        v.metric.name + unit,
+        v.metric.key,
+        _fmt(v.baseline_mean, v.baseline_sd, v.baseline_n),
+        _fmt(v.metric.mean, v.metric.sd, v.metric.n) + unstable,
+        "" if math.isnan(v.diff_pct) else f"{v.diff_pct:+.1f}%",
+        _ratio(v),
+        v.verdict,
+        "" if v.needed is None else str(v.needed),
+    ]
 
 
 def _record(v: Verdict[Metric]) -> dict[str, object]:

@@ -70,24 +70,35 @@ def run(args: argparse.Namespace) -> int:
 def container(options: ContainerOptions, out: TextIO) -> int:
     """`bench container build|pull`: the image made (or, with dry_run, the command that would make
     it)."""
-    from caramel.adapters.containers import images
-
-    if options.action == "build":
-        assert options.definition is not None
-        definition, from_caramel = images.find_definition(options.definition)
-        # the image of a shipped definition goes into this folder, never beside caramel's installed
-        # files
-        image = options.output or (
-            Path(definition.stem + ".sif") if from_caramel else definition.with_suffix(".sif")
-        )
-        command = images.build_command(definition, image, options.fakeroot)
-        if not options.dry_run:
-            images.build(definition, image, options.fakeroot)
-    else:
-        assert options.uri is not None and options.output is not None
-        image = options.output
-        command = images.pull_command(options.uri, image)
-        if not options.dry_run:
-            images.pull(options.uri, image)
+    make = _build if options.action == "build" else _pull
+    image, command = make(options)
     out.write((shlex.join(command) if options.dry_run else f"wrote {image}") + "\n")
     return 0
+
+
+def _build(options: ContainerOptions) -> tuple[Path, list[str]]:
+    """The image built from its definition (unless dry_run); the image and the command."""
+    from caramel.adapters.containers import images
+
+    assert options.definition is not None
+    definition, from_caramel = images.find_definition(options.definition)
+    # the image of a shipped definition goes into this folder, never beside caramel's installed
+    # files
+    image = options.output or (
+        Path(definition.stem + ".sif") if from_caramel else definition.with_suffix(".sif")
+    )
+    command = images.build_command(definition, image, options.fakeroot)
+    if not options.dry_run:
+        images.build(definition, image, options.fakeroot)
+    return image, command
+
+
+def _pull(options: ContainerOptions) -> tuple[Path, list[str]]:
+    """The image pulled from its URI (unless dry_run); the image and the command."""
+    from caramel.adapters.containers import images
+
+    assert options.uri is not None and options.output is not None
+    command = images.pull_command(options.uri, options.output)
+    if not options.dry_run:
+        images.pull(options.uri, options.output)
+    return options.output, command

@@ -8,9 +8,9 @@ import argparse
 import contextlib
 import socket
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import IO, TYPE_CHECKING, TextIO
 
 from caramel.errors import RunError
 
@@ -85,21 +85,27 @@ def export(options: ExportOptions, stdout: TextIO) -> int:
             return site if run.host in ("", here) and run.run_key not in imported else run.site
 
         with replacing(options.output) if options.output else contextlib.nullcontext(stdout) as out:
-            written, pending = 0, []
-            for line in history.export_lines(options.benchmark, site_of if options.site else None):
-                pending.append(line + "\n")
-                written += 1
-                if (
-                    len(pending) >= 64
-                ):  # a few runs a write: fewer system calls, memory still bounded
-                    out.write("".join(pending))
-                    pending.clear()
-            out.write("".join(pending))  # the last runs (an empty history: an empty file)
+            lines = history.export_lines(options.benchmark, site_of if options.site else None)
+            written = _write_lines(lines, out)
         for note in history.skipped:
             print(f"warning: {note} (bench history remove RUN drops that run)", file=sys.stderr)
     if options.output:
         print(f"{written} run(s) written to {options.output}", file=sys.stderr)
     return 0
+
+
+def _write_lines(lines: Iterable[str], out: IO[str]) -> int:
+    """Each line on `out`, a few runs a write (fewer system calls, memory still bounded); how many
+    were written. An empty history: an empty file."""
+    written, pending = 0, []
+    for line in lines:
+        pending.append(line + "\n")
+        written += 1
+        if len(pending) >= 64:
+            out.write("".join(pending))
+            pending.clear()
+    out.write("".join(pending))  # the last runs
+    return written
 
 
 def import_command(options: ImportOptions, out: TextIO) -> int:

@@ -7,13 +7,15 @@ import argparse
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 from caramel.errors import RunError
 
 if TYPE_CHECKING:
     from caramel.consumers.history.changes import ChangePoint, Event
     from caramel.consumers.history.changes_read import Found
+
+    Shown = TypeVar("Shown", ChangePoint, Event)
 
 
 def add_parser(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -51,25 +53,42 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
 
     with History.open(args.history) as history:
         found = changes_read.read(history.db, args.benchmark, args.system, args.figure)
-    try:
-        since = changes_read.since_run(found, args.since)
-    except ValueError as exc:
-        raise RunError(str(exc), hint="bench history list shows the run keys") from None
-    shown = [c for c in found.changes if found.started.get(c.run_after, 0) >= since]
-    events = [e for e in found.events if found.started.get(e.run_after, 0) >= since]
+    since = _since(found, args.since)
+    shown = _from(found, found.changes, since)
+    events = _from(found, found.events, since)
     _to_sinks(found)
     if args.format == "json":
-        document = {
-            "changes": [changes_read.as_json(c) for c in shown],
-            "events": [d for d in changes_read.documents(found) if d["run_after"] in
-                       {e.run_after for e in events}],
-            "too_few_runs": [list(s) for s in found.short],
-        }  # fmt: skip
-        out.write(json.dumps(document, indent=1) + "\n")
+        out.write(json.dumps(_changes_json(found, shown, events), indent=1) + "\n")
     else:
         _print_text(found, shown, events, out)
     failing = changes_read.failing(found, since, args.fail_on) if args.fail_on else []
     return 1 if failing else 0
+
+
+def _since(found: Found, since: str) -> float:
+    """When the run --since names started (0: all); an error naming what is wrong with it."""
+    from caramel.consumers.history import changes_read
+
+    try:
+        return changes_read.since_run(found, since)
+    except ValueError as exc:
+        raise RunError(str(exc), hint="bench history list shows the run keys") from None
+
+
+def _from(found: Found, items: list[Shown], since: float) -> list[Shown]:
+    """The change points or events of runs that started at `since` or later."""
+    return [x for x in items if found.started.get(x.run_after, 0) >= since]
+
+
+def _changes_json(found: Found, shown: list[ChangePoint], events: list[Event]) -> dict[str, object]:
+    from caramel.consumers.history import changes_read
+
+    after = {e.run_after for e in events}
+    return {
+        "changes": [changes_read.as_json(c) for c in shown],
+        "events": [d for d in changes_read.documents(found) if d["run_after"] in after],
+        "too_few_runs": [list(s) for s in found.short],
+    }
 
 
 def _when(found: Found, run_key: str) -> str:
@@ -78,30 +97,13 @@ def _when(found: Found, run_key: str) -> str:
 
 
 def _print_text(found: Found, shown: list[ChangePoint], events: list[Event], out: TextIO) -> None:
-    from caramel.consumers.history.changes_read import series_label
-
     if not shown:
         out.write("no change point")
     for event in events:
         if len(event.changes) > 1:
-            why = f" after {'; '.join(event.causes)}" if event.causes else ""
-            sizes = [abs(c.ratio - 1) * 100 for c in event.changes]
-            out.write(
-                f"event {_when(found, event.run_after)}{why}: {len(event.changes)} series of "
-                f"{len({c.series[0] for c in event.changes})} benchmark(s) "
-                f"{'/'.join(sorted({c.kind.value for c in event.changes}))} "
-                f"{min(sizes):.0f}-{max(sizes):.0f} %\n"
-            )
+            _print_event(found, event, out)
     for change in shown:
-        pct, low, high = ((x - 1) * 100 for x in (change.ratio, change.low, change.high))
-        out.write(
-            f"{_when(found, change.run_after)} {change.kind.value} {pct:+.1f} % "
-            f"[{low:+.1f} %, {high:+.1f} %] p={change.p_value:.1g} "
-            f"{series_label(change.series)} [{change.unit or 'no unit'}] "
-            f"({change.run_before} -> {change.run_after})\n"
-        )
-        for cause in change.causes:
-            out.write(f"    likely cause: {cause}\n")
+        _print_change(found, change, out)
     if not shown:
         out.write(f" in {len(found.runs)} run(s)\n")
     if found.short:
@@ -109,6 +111,35 @@ def _print_text(found: Found, shown: list[ChangePoint], events: list[Event], out
             f"{len(found.short)} series with too few runs to judge (fewer than 8): run them "
             "again to find their changes\n"
         )
+
+
+def _print_event(found: Found, event: Event, out: TextIO) -> None:
+    """A change of several series after one run: when, its likely causes, how many series of
+    how many benchmarks, which ways and how large."""
+    why = f" after {'; '.join(event.causes)}" if event.causes else ""
+    sizes = [abs(c.ratio - 1) * 100 for c in event.changes]
+    benchmarks = len({c.series[0] for c in event.changes})
+    kinds = "/".join(sorted({c.kind.value for c in event.changes}))
+    out.write(
+        f"event {_when(found, event.run_after)}{why}: {len(event.changes)} series of "
+        f"{benchmarks} benchmark(s) {kinds} {min(sizes):.0f}-{max(sizes):.0f} %\n"
+    )
+
+
+def _print_change(found: Found, change: ChangePoint, out: TextIO) -> None:
+    """A change point: when, which way, its size with its interval and p-value, the series, the
+    runs either side and its likely causes."""
+    from caramel.consumers.history.changes_read import series_label
+
+    pct, low, high = ((x - 1) * 100 for x in (change.ratio, change.low, change.high))
+    out.write(
+        f"{_when(found, change.run_after)} {change.kind.value} {pct:+.1f} % "
+        f"[{low:+.1f} %, {high:+.1f} %] p={change.p_value:.1g} "
+        f"{series_label(change.series)} [{change.unit or 'no unit'}] "
+        f"({change.run_before} -> {change.run_after})\n"
+    )
+    for cause in change.causes:
+        out.write(f"    likely cause: {cause}\n")
 
 
 def _to_sinks(found: Found) -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Literal, TextIO
 from caramel.errors import RunError, did_you_mean
 
 if TYPE_CHECKING:  # the history's modules: imported by the command, not by `bench --help`
-    from caramel.consumers.history.store import History
+    from caramel.consumers.history.store import History, RunRecord
 
 COMMAND = "history"  # `bench history` (cli/main.py finds this module by it)
 
@@ -105,18 +105,7 @@ def history_command(options: HistoryOptions, out: TextIO) -> int:
         if options.action == "remove":
             assert options.run_key is not None
             return _remove(history, options.run_key, out)
-        rows = []
-        failures = history.failures()
-        for record, figures, flagged in history.listing(options.benchmark):
-            flag = "  (has values that are not finite numbers)" if flagged else ""
-            failed = len(failures.get(record.run_key, ()))  # its rows' reasons are no figures
-            flag = (f", {failed} failed row(s)" if failed else "") + flag
-            started = (
-                time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started))
-                if record.started
-                else "-"
-            )
-            rows.append((record.run_key, record.benchmark, started, f"{figures} figure(s){flag}"))
+        rows = _listing(history, options.benchmark)
     if not rows:
         print(f"no runs in {history.path}", file=sys.stderr)
         return 0
@@ -124,6 +113,32 @@ def history_command(options: HistoryOptions, out: TextIO) -> int:
 
     print_table(out, ["run", "benchmark", "started", "figures"], rows, header=False)
     return 0
+
+
+def _listing(history: History, benchmark: str | None) -> list[tuple[str, str, str, str]]:
+    """`bench history list`: per run, its key, benchmark, start and how many figures (with its
+    failed rows and values that are not finite numbers)."""
+    failures = history.failures()
+    rows = []
+    for record, figures, flagged in history.listing(benchmark):
+        failed = len(failures.get(record.run_key, ()))  # its rows' reasons are no figures
+        rows.append(
+            (record.run_key, record.benchmark, _started(record), _figures(figures, failed, flagged))
+        )
+    return rows
+
+
+def _started(record: RunRecord) -> str:
+    if not record.started:
+        return "-"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(record.started))
+
+
+def _figures(figures: int, failed: int, flagged: bool) -> str:
+    """`4 figure(s), 1 failed row(s)`, and whether some values are not finite numbers."""
+    failed_rows = f", {failed} failed row(s)" if failed else ""
+    flag = "  (has values that are not finite numbers)" if flagged else ""
+    return f"{figures} figure(s){failed_rows}{flag}"
 
 
 def _remove(history: History, run_key: str, out: TextIO) -> int:
@@ -174,7 +189,6 @@ def push(history: str | None, out: TextIO) -> int:
     from caramel import redact
     from caramel.consumers.history.settings import load_settings
     from caramel.consumers.history.sinks import flush
-    from caramel.consumers.history.spool import pending
     from caramel.consumers.history.spool import push as deliver
     from caramel.consumers.history.store import default_path
 
@@ -184,13 +198,7 @@ def push(history: str | None, out: TextIO) -> int:
         out.write(
             f"{done.runs} run(s) ({done.figures} figure(s)) delivered to {redact.url(target)}\n"
         )
-    for other in pending():
-        if other.target != redact.url(target) and other.runs:
-            print(
-                f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
-                f"bench history push --history {other.target} (with its password)",
-                file=sys.stderr,
-            )
+    _note_other_spools(redact.url(target))
     sinks = load_settings().sinks
     sent = flush(sinks)
     if sent:
@@ -198,3 +206,17 @@ def push(history: str | None, out: TextIO) -> int:
     if done is None and not sent:
         print(f"nothing to push for {redact.url(target)}", file=sys.stderr)
     return 0
+
+
+def _note_other_spools(target: str) -> None:
+    """A note per other history with runs waiting in its spool, with the command that delivers
+    them (`target`: this one, its password left out)."""
+    from caramel.consumers.history.spool import pending
+
+    for other in pending():
+        if other.target != target and other.runs:
+            print(
+                f"note: {other.runs} run(s) wait for {other.target} in {other.path}: "
+                f"bench history push --history {other.target} (with its password)",
+                file=sys.stderr,
+            )

@@ -16,7 +16,7 @@ from caramel.errors import RunError, did_you_mean
 
 if TYPE_CHECKING:
     from caramel.stages.expand.params import Params
-    from caramel.stages.state.rows import WpRow
+    from caramel.stages.state.rows import RunInfo, WpRow
     from caramel.stages.state.store import Store
 
 
@@ -72,72 +72,107 @@ def info_command(options: InfoOptions, out: TextIO) -> int:
         rows = store.workpackages()
         if options.workpackage is not None:
             return _one(store, run_dir, rows, options.workpackage, options.json, out)
-        params = store.all_params()
-        note = store.model().comment  # bench comment, bench run -m
+        run = _RunView(info, run_dir, rows, store.all_params(), store.model().comment)
+    if options.json:
+        out.write(json.dumps(run.as_json()) + "\n")
+        return 0
+    # one write: 10,000 print calls cost more than the table
+    out.write("\n".join(run.text_lines(options.steps)) + "\n")
+    return 0
+
+
+@dataclass
+class _RunView:
+    """What `bench info` shows of a run: its facts, workpackages and their parameters, and its
+    comment (bench comment, bench run -m)."""
+
+    info: RunInfo
+    run_dir: str
+    rows: list[WpRow]
+    params: dict[int, Params]
+    note: str
+
+    def as_json(self) -> dict[str, object]:
+        info = self.info
+        return {
+            "run": info.run_id,
+            "benchmark": info.benchmark,
+            "file": info.file,
+            "dir": self.run_dir,
+            "tags": info.tags,
+            "created": info.created,
+            "cwd": info.cwd,
+            "settings": info.settings,
+            "comment": self.note,
+            "workpackages": [self._wp_json(wp) for wp in self.rows],
+        }
+
+    def _wp_json(self, wp: WpRow) -> dict[str, object]:
+        return {
+            "id": wp.id,
+            "step": wp.step,
+            "iteration": wp.iteration,
+            "parents": list(wp.parents),
+            "state": wp.state,
+            "parameters": _without_jube(self.params[wp.id]),
+        }
+
+    def text_lines(self, only: tuple[str, ...] | None) -> list[str]:
+        """The run's facts and every step's section; with `only` (JUBE's info -s), those steps'
+        sections alone."""
+        steps = list(dict.fromkeys(wp.step for wp in self.rows))
+        if only:
+            return self._step_sections(known_steps(only, steps))
+        return self._facts() + self._step_sections(steps)
+
+    def _step_sections(self, steps: list[str]) -> list[str]:
+        varying = _varying(self.rows, self.params)
+        lines: list[str] = []
+        for step in steps:
+            group = [wp for wp in self.rows if wp.step == step]
+            lines += _step_lines(step, group, varying[step], self.params)
+        return lines
+
+    def _facts(self) -> list[str]:
+        info = self.info
+        created = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(info.created))
+        settings = ", ".join(f"{k}={v}" for k, v in info.settings.items() if v is not None)
+        lines = [
+            f"run        {info.run_id:06d}",
+            f"benchmark  {info.benchmark}",
+            f"file       {info.file}",
+            f"dir        {self.run_dir}",
+            f"tags       {', '.join(info.tags) or '-'}",
+            f"created    {created} (from {info.cwd})",
+            f"settings   {settings or '-'}",
+        ]
+        return lines + [f"comment    {self.note}"] * bool(self.note)
+
+
+def _without_jube(params: Params) -> dict[str, str]:
+    """The parameters caramel and JUBE do not set themselves (no jube_ ones)."""
+    return {k: v for k, v in params.items() if not k.startswith("jube_")}
+
+
+def _varying(rows: list[WpRow], params: dict[int, Params]) -> dict[str, list[str]]:
+    """Each step's parameters (jube_ ones aside) whose value differs from the step's first
+    workpackage's, in the order the workpackages first show them."""
     varying: dict[str, list[str]] = {}
-    firsts: dict[str, dict[str, str]] = {}
+    firsts: dict[str, Params] = {}
     for wp in rows:
         names = varying.setdefault(wp.step, [])
         first = firsts.setdefault(wp.step, params[wp.id])
-        changed = {
-            n for n, _ in params[wp.id].items() - first.items() if not n.startswith("jube_")
-        }  # C speed
-        if not changed.issubset(
-            names
-        ):  # new ones, in this workpackage's order (as they were always listed)
-            names += [n for n in params[wp.id] if n in changed and n not in names]
-    if options.json:
-        out.write(
-            json.dumps(
-                {
-                    "run": info.run_id,
-                    "benchmark": info.benchmark,
-                    "file": info.file,
-                    "dir": run_dir,
-                    "tags": info.tags,
-                    "created": info.created,
-                    "cwd": info.cwd,
-                    "settings": info.settings,
-                    "comment": note,
-                    "workpackages": [
-                        {
-                            "id": wp.id,
-                            "step": wp.step,
-                            "iteration": wp.iteration,
-                            "parents": list(wp.parents),
-                            "state": wp.state,
-                            "parameters": {
-                                k: v for k, v in params[wp.id].items() if not k.startswith("jube_")
-                            },
-                        }
-                        for wp in rows
-                    ],
-                }
-            )
-            + "\n"
-        )
-        return 0
-    lines = [
-        f"run        {info.run_id:06d}",
-        f"benchmark  {info.benchmark}",
-        f"file       {info.file}",
-        f"dir        {run_dir}",
-        f"tags       {', '.join(info.tags) or '-'}",
-        f"created    {time.strftime('%Y-%m-%d %H:%M:%S', time.localtime(info.created))} "
-        f"(from {info.cwd})",
-        "settings   "
-        f"{', '.join(f'{k}={v}' for k, v in info.settings.items() if v is not None) or '-'}",
-    ]
-    if note:
-        lines.append(f"comment    {note}")
-    steps = list(dict.fromkeys(wp.step for wp in rows))
-    if options.steps:  # JUBE's info -s: those steps only, without the run's facts
-        lines = []
-        steps = _known_steps(options.steps, steps)
-    for step in steps:
-        lines += _step_lines(step, [wp for wp in rows if wp.step == step], varying[step], params)
-    out.write("\n".join(lines) + "\n")  # one write: 10,000 print calls cost more than the table
-    return 0
+        changed = _changed(params[wp.id], first)
+        if not changed.issubset(names):  # new ones, in this workpackage's order
+            new = changed.difference(names)
+            names += [n for n in params[wp.id] if n in new]
+    return varying
+
+
+def _changed(params: Params, first: Params) -> set[str]:
+    """The parameters (jube_ ones aside) whose value differs from `first`'s."""
+    # a set difference of the items: C speed over 10,000 workpackages
+    return {n for n, _ in params.items() - first.items() if not n.startswith("jube_")}
 
 
 def _step_lines(
@@ -159,7 +194,8 @@ def _step_lines(
     return lines + table_lines(header, table, indent=2)
 
 
-def _known_steps(wanted: tuple[str, ...], steps: list[str]) -> list[str]:
+def known_steps(wanted: tuple[str, ...], steps: list[str]) -> list[str]:
+    """The steps -s names, each once; an error naming the first that is not one of `steps`."""
     unknown = [step for step in wanted if step not in steps]
     if unknown:
         raise RunError(
@@ -177,37 +213,39 @@ def _short(value: str, width: int = 40) -> str:
 def _one(
     store: Store, run_dir: str, rows: list[WpRow], wp_id: int, as_json: bool, out: TextIO
 ) -> int:
+    """`bench info -w WP`: every parameter of one workpackage, with its state and folder."""
     wp = next((w for w in rows if w.id == wp_id), None)
     if wp is None:
         raise RunError(f"run {run_dir} has no workpackage {wp_id}")
-    params = store.params(wp_id)
-    if as_json:
-        out.write(
-            json.dumps(
-                {
-                    "id": wp.id,
-                    "step": wp.step,
-                    "iteration": wp.iteration,
-                    "parents": list(wp.parents),
-                    "state": wp.state,
-                    "reason": wp.reason,
-                    "exit_code": wp.exit_code,
-                    "attempt": wp.attempt,
-                    "dir": f"{run_dir}/{wp.dirname}",
-                    "parameters": params,
-                }
-            )
-            + "\n"
-        )
-        return 0
+    write = _write_one_json if as_json else _write_one_text
+    write(wp, run_dir, store.params(wp_id), out)
+    return 0
+
+
+def _write_one_json(wp: WpRow, run_dir: str, params: Params, out: TextIO) -> None:
+    one = {
+        "id": wp.id,
+        "step": wp.step,
+        "iteration": wp.iteration,
+        "parents": list(wp.parents),
+        "state": wp.state,
+        "reason": wp.reason,
+        "exit_code": wp.exit_code,
+        "attempt": wp.attempt,
+        "dir": f"{run_dir}/{wp.dirname}",
+        "parameters": params,
+    }
+    out.write(json.dumps(one) + "\n")
+
+
+def _write_one_text(wp: WpRow, run_dir: str, params: Params, out: TextIO) -> None:
+    reason = f": {wp.reason}" if wp.reason else ""
     out.write(
         f"workpackage {wp.id} of step {wp.step} (iteration {wp.iteration}, parents "
-        f"{','.join(map(str, wp.parents)) or '-'})\nstate  {wp.state}"
-        + (f": {wp.reason}" if wp.reason else "")
-        + f"\ndir    {run_dir}/{wp.dirname}\nparameters:\n"
+        f"{','.join(map(str, wp.parents)) or '-'})\nstate  {wp.state}{reason}"
+        f"\ndir    {run_dir}/{wp.dirname}\nparameters:\n"
     )
     width = max((len(n) for n in params), default=0)
     out.writelines(
         f"  {name.ljust(width)} = {value.rstrip()}\n" for name, value in sorted(params.items())
     )
-    return 0

@@ -8,11 +8,14 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass, replace
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import BenchmarkOptions, add_benchmark_args
 from caramel.cli.spellings import add_old_spelling
 from caramel.errors import CaramelError
+
+if TYPE_CHECKING:  # the trainers' layout: imported by the command, not by `bench --help`
+    from caramel.payloads.workloads.layout_store import Measurement
 
 WORKLOADS = ("gpt", "resnet")
 
@@ -88,24 +91,27 @@ class LayoutOptions:
             raise CaramelError(
                 f"--iters {args.iters} --repeats {args.repeats}: both must be at least 1"
             )
-        workload = args.workload or ("gpt" if args.measure else "all")
-        workloads = WORKLOADS if workload == "all" else (workload,)
-        benchmark = BenchmarkOptions.from_args(args) if args.file else None
-        if benchmark is not None and not args.measure:
+        if args.file and not args.measure:
             raise CaramelError(
                 f"{args.file}: a benchmark is measured with --measure (bench layout --measure "
                 f"{args.file} --tag ...)"
             )
         return cls(
             args.measure,
-            workloads,
+            _workloads(args.workload, args.measure),
             args.iters,
             args.repeats,
             args.layouts,
             args.shape,
             args.timeout,
-            benchmark,
+            BenchmarkOptions.from_args(args) if args.file else None,
         )
+
+
+def _workloads(workload: str | None, measure: bool) -> tuple[str, ...]:
+    """--workload's trainers: all, or one (by default all, and gpt with --measure)."""
+    chosen = workload or ("gpt" if measure else "all")
+    return WORKLOADS if chosen == "all" else (chosen,)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -248,12 +254,7 @@ def show(workloads: tuple[str, ...], out: TextIO) -> None:
     cpus = layout.usable_cpus()
     busy = layout.running_elsewhere()
     numa = layout.numa_nodes_holding(cpus)
-    rules = ", ".join(
-        f"{w} {r.processes}x{r.threads}"
-        for w, r in (
-            (w, layout.cpu_layout(len(cpus), numa, busy, layout.RULE_RANKS[w])) for w in workloads
-        )
-    )
+    rules = ", ".join(_rule_now(w, len(cpus), numa, busy) for w in workloads)
     print(
         f"the rule now: {rules} ({len(cpus)} usable cores, {numa} NUMA node(s), "
         f"{round(busy)} busy)",
@@ -265,14 +266,29 @@ def show(workloads: tuple[str, ...], out: TextIO) -> None:
         print(f"measured: none ({path}; `bench layout --measure` measures this node)", file=out)
     here = layout_store.NodeIdentity.here(cpus)
     for m in stored:
-        stale = m.matches(here)
-        figures = ", ".join(f"{name} {m.median(name):.0f}" for name in m.figures)
-        print(
-            f"measured {m.workload}: {m.layout} on {m.date.isoformat()}, "
-            f"host {m.node.host}, CPUs {m.node.cpus}, "
-            f"torch {m.node.torch or '-'}; shape {m.shape}; "
-            f"{m.iterations} iterations x {m.repeats} runs, "
-            f"{m.seconds:.0f} s; medians {figures} {m.unit} ({path})"
-            + (f"; not used: {stale}" if stale else ""),
-            file=out,
-        )
+        print(f"{_measured_line(m, path)}{_unused(m.matches(here))}", file=out)
+
+
+def _rule_now(workload: str, cpus: int, numa: int, busy: float) -> str:
+    """The rule's layout of a trainer here now: `gpt 2x4`."""
+    from caramel.payloads.workloads import layout
+
+    rule = layout.cpu_layout(cpus, numa, busy, layout.RULE_RANKS[workload])
+    return f"{workload} {rule.processes}x{rule.threads}"
+
+
+def _measured_line(m: Measurement, path: str) -> str:
+    """A stored measurement: the layout it chose, when, where, on what and its medians."""
+    figures = ", ".join(f"{name} {m.median(name):.0f}" for name in m.figures)
+    return (
+        f"measured {m.workload}: {m.layout} on {m.date.isoformat()}, "
+        f"host {m.node.host}, CPUs {m.node.cpus}, "
+        f"torch {m.node.torch or '-'}; shape {m.shape}; "
+        f"{m.iterations} iterations x {m.repeats} runs, "
+        f"{m.seconds:.0f} s; medians {figures} {m.unit} ({path})"
+    )
+
+
+def _unused(stale: str) -> str:
+    """Why a measurement is not used here (it was made on another node or software)."""
+    return f"; not used: {stale}" if stale else ""

@@ -8,9 +8,14 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import add_run_args, read_run
+
+if TYPE_CHECKING:
+    from caramel.stages.state.rows import CommandRow, EventRow
+    from caramel.stages.state.store import Store
+
 
 COMMAND = "log"  # `bench log` (cli/main.py finds this module by it)
 
@@ -65,52 +70,89 @@ def run(args: argparse.Namespace) -> int:
 
 def log(options: LogOptions, out: TextIO) -> int:
     """`bench log`: each command the run ran (or, with events, each state change) on `out`."""
+    wanted = set(options.workpackages)
     with read_run(options.dir, options.id) as (_run_dir, store):
-        steps: dict[int | None, str] = {wp.id: wp.step for wp in store.workpackages()}
-        wanted = set(options.workpackages)
+        steps = _steps(store)
         if options.events:
-            for t, wp, kind, message in store.events():
-                if wanted and wp not in wanted:
-                    continue
-                who = f"{wp} ({steps.get(wp, '')})" if wp is not None else "run"
-                out.write(f"{_when(t)}  {who}  {kind}" + (f": {message}" if message else "") + "\n")
+            _print_events(store.events(), steps, wanted, out)
             return 0
-        rows = [
-            r
-            for r in store.commands()
-            if (not wanted or r.wp in wanted) and (not options.failed or r.exit_code not in (0,))
-        ]
-    if options.json:
-        out.write(
-            json.dumps(
-                [
-                    {
-                        "wp": r.wp,
-                        "step": steps.get(r.wp),
-                        "attempt": r.attempt,
-                        "cycle": r.cycle,
-                        "do": r.op + 1,
-                        "kind": r.role,
-                        "command": r.command,
-                        "cwd": r.cwd,
-                        "exit_code": r.exit_code,
-                        "started": r.started,
-                        "ended": r.ended,
-                    }
-                    for r in rows
-                ]
-            )
-            + "\n"
-        )
-        return 0
-    for r in rows:
-        took = f"{r.ended - r.started:.3f}s" if r.started and r.ended else "-"
-        code = "?" if r.exit_code is None else str(r.exit_code)
-        where = f"{r.wp} {steps.get(r.wp, '')}"
-        extra = (f" attempt {r.attempt}" if r.attempt > 1 else "") + (
-            f" cycle {r.cycle}" if r.cycle else ""
-        )
-        role = "" if r.role == "do" else f" [{r.role}]"
-        out.write(f"{_when(r.started)}  {where}{extra}  do {r.op + 1}{role}  exit {code}  {took}\n")
-        out.writelines(f"    $ {line}\n" for line in r.command.splitlines() or [""])
+        rows = [r for r in store.commands() if _selected(r, wanted, options.failed)]
+    write = _write_json if options.json else _write_text
+    write(rows, steps, out)
     return 0
+
+
+def _steps(store: Store) -> dict[int | None, str]:
+    """Workpackage id -> the step it is of."""
+    return {wp.id: wp.step for wp in store.workpackages()}
+
+
+def _print_events(
+    events: list[EventRow], steps: dict[int | None, str], wanted: set[int], out: TextIO
+) -> None:
+    """One line per state change (those of -w's workpackages): when, which workpackage (or the
+    run), what, and its message."""
+    for t, wp, kind, message in events:
+        if wanted and wp not in wanted:
+            continue
+        note = f": {message}" if message else ""
+        out.write(f"{_when(t)}  {_who(wp, steps)}  {kind}{note}\n")
+
+
+def _who(wp: int | None, steps: dict[int | None, str]) -> str:
+    """Whom a state change concerns: a workpackage and its step, or the run."""
+    return f"{wp} ({steps.get(wp, '')})" if wp is not None else "run"
+
+
+def _selected(row: CommandRow, wanted: set[int], failed_only: bool) -> bool:
+    """Whether -w and --failed keep the command."""
+    if wanted and row.wp not in wanted:
+        return False
+    return not failed_only or row.exit_code not in (0,)
+
+
+def _write_json(rows: list[CommandRow], steps: dict[int | None, str], out: TextIO) -> None:
+    out.write(json.dumps([_command_json(r, steps) for r in rows]) + "\n")
+
+
+def _write_text(rows: list[CommandRow], steps: dict[int | None, str], out: TextIO) -> None:
+    for r in rows:
+        _print_command(r, steps, out)
+
+
+def _command_json(r: CommandRow, steps: dict[int | None, str]) -> dict[str, object]:
+    """A command as `--format json` gives it."""
+    return {
+        "wp": r.wp,
+        "step": steps.get(r.wp),
+        "attempt": r.attempt,
+        "cycle": r.cycle,
+        "do": r.op + 1,
+        "kind": r.role,
+        "command": r.command,
+        "cwd": r.cwd,
+        "exit_code": r.exit_code,
+        "started": r.started,
+        "ended": r.ended,
+    }
+
+
+def _print_command(r: CommandRow, steps: dict[int | None, str], out: TextIO) -> None:
+    """A command's line (when, workpackage, attempt, cycle, do, exit code, duration), then its
+    lines of shell."""
+    code = "?" if r.exit_code is None else str(r.exit_code)
+    where = f"{r.wp} {steps.get(r.wp, '')}{_repetition(r)}"
+    role = "" if r.role == "do" else f" [{r.role}]"
+    out.write(f"{_when(r.started)}  {where}  do {r.op + 1}{role}  exit {code}  {_took(r)}\n")
+    out.writelines(f"    $ {line}\n" for line in r.command.splitlines() or [""])
+
+
+def _repetition(r: CommandRow) -> str:
+    """Which attempt (after the first) and which cycle (after the first) the command belongs to."""
+    attempt = f" attempt {r.attempt}" if r.attempt > 1 else ""
+    return attempt + (f" cycle {r.cycle}" if r.cycle else "")
+
+
+def _took(r: CommandRow) -> str:
+    """How long the command ran; - while unknown."""
+    return f"{r.ended - r.started:.3f}s" if r.started and r.ended else "-"

@@ -118,12 +118,35 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    # Each stop signal (SIGTERM, SIGHUP, ...) ends any command as Ctrl-C does: one line, exit 128 +
-    # its number (a run's engine refines this: it records what it stopped).
+    _stop_signals_interrupt()
+    args = _parse(argv)
+    try:
+        with command_scope():  # every setting read once, as the command starts
+            return _command(args)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, signal)
+        return _stopped(exc)
+    except BrokenPipeError:  # the output's reader went away (`bench result | head`): nothing to say
+        return 0
+    except Exception as exc:
+        if args.debug or args.verbose:
+            raise
+        error = user_error(exc)
+        print(f"{error.label}: {error}", file=sys.stderr)
+        return error.exit_code
+
+
+def _stop_signals_interrupt() -> None:
+    """Each stop signal (SIGTERM, SIGHUP, ...) ends any command as Ctrl-C does: one line, exit
+    128 + its number (a run's engine refines this: it records what it stopped)."""
     with contextlib.suppress(ValueError):  # not the main thread
         for signum in STOP_SIGNALS:
             if signum != signal.SIGINT:
                 signal.signal(signum, _terminated)
+
+
+def _parse(argv: list[str] | None) -> argparse.Namespace:
+    """The command line parsed; an unknown flag or a missing argument named as the command's (the
+    shell's completion request answered, and the process ended, first)."""
     if argv is None and "_ARGCOMPLETE" in os.environ:  # the shell asks for completions
         from caramel.cli.completion import complete_and_exit
 
@@ -133,28 +156,26 @@ def _main(argv: list[str] | None) -> int:
     if extra:  # argparse would show bench's usage: the command's, and the flag meant
         refuse_unknown(parser, args, extra, build_parser)
     check_required(command_parsers(parser, args)[0][-1], args)
-    try:
-        with command_scope():  # every setting read once, as the command starts
-            if getattr(args, "campaign", None):
-                from caramel.cli.campaign import for_campaign
+    return args
 
-                return for_campaign(args)
-            return _each_run(args)
-    except KeyboardInterrupt as exc:  # Ctrl-C, or a stop signal as `Interrupted` (its run, signal)
-        stop = exc if isinstance(exc, Interrupted) else Interrupted()
-        with contextlib.suppress(
-            OSError
-        ):  # the terminal of a closed login (SIGHUP) takes no more lines
-            print(stop, file=sys.stderr)
-        return stop.exit_code
-    except BrokenPipeError:  # the output's reader went away (`bench result | head`): nothing to say
-        return 0
-    except Exception as exc:
-        if args.debug or args.verbose:
-            raise
-        error = user_error(exc)
-        print(f"{error.label}: {error}", file=sys.stderr)
-        return error.exit_code
+
+def _command(args: argparse.Namespace) -> int:
+    """The command on a campaign's runs (-c), else on each run it names."""
+    if getattr(args, "campaign", None):
+        from caramel.cli.campaign import for_campaign
+
+        return for_campaign(args)
+    return _each_run(args)
+
+
+def _stopped(exc: KeyboardInterrupt) -> int:
+    """Ctrl-C or a stop signal: one line saying so, and its exit code."""
+    stop = exc if isinstance(exc, Interrupted) else Interrupted()
+    with contextlib.suppress(
+        OSError
+    ):  # the terminal of a closed login (SIGHUP) takes no more lines
+        print(stop, file=sys.stderr)
+    return stop.exit_code
 
 
 # OSErrors that mean caramel misused the system (a bug), not that a file or the disk is in the way.

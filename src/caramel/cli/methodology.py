@@ -10,7 +10,7 @@ import argparse
 import json
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
 from caramel.cli.tables import RIGHT, Column, print_table
@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the history's modules: imported by the command, not by `ben
     from caramel.consumers.history.metrics import Metric
     from caramel.consumers.history.targets import Targets
     from caramel.stages.analyse.inputs import AnalysisInput
+    from caramel.stages.spec.estimator import Estimator
 
 
 def load_targets(path: str) -> Targets:
@@ -57,47 +58,75 @@ class MethodologyOptions:
 
 
 def methodology(options: MethodologyOptions, runs: list[str], out: TextIO) -> int:
+    """The runs' figures judged against the targets file; exit 1 when a criterion fails or
+    cannot be judged."""
     from caramel.consumers.history.methodology import judge
-    from caramel.consumers.history.metrics import collect, non_figures
-    from caramel.consumers.history.provenance import run_record
-    from caramel.stages.analyse import from_run
-    from caramel.stages.analyse.estimators import estimator_of
-    from caramel.stages.report.results import history_tables, produce
     from caramel.stages.spec.estimator import parse_estimator
 
     override = parse_estimator(options.estimator) if options.estimator else None
     targets = load_targets(options.targets)
-    figures, estimators, folders = [], {}, [os.getcwd()]
-    systems: list[str] = []
-    columns: dict[str, str] = {}  # the columns that are not figures, and why
+    runs_read = _RunsRead()
     for run_dir in runs:
-        inp = from_run(run_dir)
-        name = inp.benchmark.name
-        tables = history_tables(inp, produce(inp).made)
-        figures += [(name, m) for m in with_copies(inp, collect(inp, tables))]
-        columns = {**non_figures(inp, tables), **columns}
-        declared = {s.estimator for s in inp.benchmark.steps.values() if s.estimator}
-        estimators[name] = override or estimator_of(declared.pop() if len(declared) == 1 else "")
-        record = run_record(run_dir)
-        systems = list(dict.fromkeys([*systems, record.system, *record.tags]))
-        folders.append(os.path.dirname(os.path.abspath(record.file)) if record.file else "")
-    known = _catalogue([f for f in dict.fromkeys(folders) if f]) | _recorded(options.history)
+        runs_read.add(run_dir, override)
     result = judge(
-        figures,
+        runs_read.figures,
         targets,
         options.threshold,
         options.max_sd,
-        [n for n in systems if n],
-        estimators,
-        known,
-        list(estimators),
-        columns,
+        [n for n in runs_read.systems if n],
+        runs_read.estimators,
+        runs_read.known_benchmarks(options.history),
+        list(runs_read.estimators),
+        runs_read.columns,
     )
     if options.format == "json":
         out.write(_json(result) + "\n")
     else:
         _print(result, options.format == "markdown", out)
     return 0 if result.passed else 1
+
+
+@dataclass
+class _RunsRead:
+    """What the judgement draws from the runs: their figures (by benchmark), each benchmark's
+    estimator, the systems and tags they ran with, the columns that are not figures (and why) and
+    the folders of their benchmark files (besides the current one)."""
+
+    figures: list[tuple[str, Metric]] = field(default_factory=list)
+    estimators: dict[str, Estimator] = field(default_factory=dict)
+    systems: list[str] = field(default_factory=list)
+    columns: dict[str, str] = field(default_factory=dict)
+    folders: list[str] = field(default_factory=lambda: [os.getcwd()])
+
+    def add(self, run_dir: str, override: Estimator | None) -> None:
+        from caramel.consumers.history.metrics import collect, non_figures
+        from caramel.consumers.history.provenance import run_record
+        from caramel.stages.analyse import from_run
+        from caramel.stages.report.results import history_tables, produce
+
+        inp = from_run(run_dir)
+        name = inp.benchmark.name
+        tables = history_tables(inp, produce(inp).made)
+        self.figures += [(name, m) for m in with_copies(inp, collect(inp, tables))]
+        self.columns = {**non_figures(inp, tables), **self.columns}
+        self.estimators[name] = override or declared_estimator(inp)
+        record = run_record(run_dir)
+        self.systems = list(dict.fromkeys([*self.systems, record.system, *record.tags]))
+        self.folders.append(os.path.dirname(os.path.abspath(record.file)) if record.file else "")
+
+    def known_benchmarks(self, history: str | None) -> set[str]:
+        """The benchmarks a targets file may name besides the runs': the catalogue's, the files
+        beside the runs' files and in the current folder, and the history's."""
+        folders = [f for f in dict.fromkeys(self.folders) if f]
+        return _catalogue(folders) | _recorded(history)
+
+
+def declared_estimator(inp: AnalysisInput) -> Estimator:
+    """The estimator the run's steps declare when they agree on one; the default otherwise."""
+    from caramel.stages.analyse.estimators import estimator_of
+
+    declared = {s.estimator for s in inp.benchmark.steps.values() if s.estimator}
+    return estimator_of(declared.pop() if len(declared) == 1 else "")
 
 
 def with_copies(inp: AnalysisInput, metrics: list[Metric]) -> list[Metric]:
@@ -174,6 +203,8 @@ def _number(value: float, spec: str) -> str:
 
 
 def _print(result: Methodology, markdown: bool, out: TextIO) -> None:
+    """The system and estimators, then the benchmarks' table and the statistics' table (as
+    Markdown, or aligned)."""
     from caramel.stages.analyse.intervals import LEVEL  # the analyse stage: not at `bench --help`
 
     head = [
@@ -190,31 +221,43 @@ def _print(result: Methodology, markdown: bool, out: TextIO) -> None:
         "pass",
         "why",
     ]
-    rows = [
-        [
-            x.name,
-            _number(x.target, ".6g"),
-            _bounds(x),
-            _number(x.result, ".6g"),
-            _interval(x),
-            str(x.n),
-            _number(x.sd, ".4g"),
-            _pct(x.sd_pct),
-            _pct(x.sem_pct),
-            "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%",
-            x.verdict.value,
-            x.why,
-        ]
-        for x in result.lines
+    rows = [_line_row(x) for x in result.lines]
+    stats = [_criterion_row(*criterion) for criterion in result.criteria]
+    _print_captions(result, out)
+    print_block = _print_markdown if markdown else _print_aligned
+    for block, heading in ((rows, head), (stats, ["statistics", "value", "pass"])):
+        print_block(heading, block, out)
+        out.write("\n")
+
+
+def _line_row(x: Line) -> list[str]:
+    return [
+        x.name,
+        _number(x.target, ".6g"),
+        _bounds(x),
+        _number(x.result, ".6g"),
+        _interval(x),
+        str(x.n),
+        _number(x.sd, ".4g"),
+        _pct(x.sd_pct),
+        _pct(x.sem_pct),
+        "-" if math.isnan(x.diff_pct) else f"{x.diff_pct:+.2f}%",
+        x.verdict.value,
+        x.why,
     ]
-    stats = [
-        [
-            name,
-            "" if value is None or math.isnan(value) else f"{value:+.4f} %",
-            "cannot judge" if ok is None else str(ok),
-        ]
-        for name, value, ok in result.criteria
+
+
+def _criterion_row(name: str, value: float | None, ok: bool | None) -> list[str]:
+    return [
+        name,
+        "" if value is None or math.isnan(value) else f"{value:+.4f} %",
+        "cannot judge" if ok is None else str(ok),
     ]
+
+
+def _print_captions(result: Methodology, out: TextIO) -> None:
+    """Above the tables: the system judged (or that none of the file's was), the estimators and
+    the intervals."""
     if result.system:
         out.write(f"system: {result.system}\n")
     elif result.system is None:
@@ -223,15 +266,17 @@ def _print(result: Methodology, markdown: bool, out: TextIO) -> None:
         out.write(f"{caption}\n")
     if result.intervals:
         out.write(f"CI: {'; '.join(result.intervals)}\n")
-    for block, heading in ((rows, head), (stats, ["statistics", "value", "pass"])):
-        if markdown:
-            out.write("| " + " | ".join(heading) + " |\n")
-            out.write("|" + "|".join("---" for _ in heading) + "|\n")
-            for r in block:
-                out.write("| " + " | ".join(r) + " |\n")
-        else:
-            print_table(out, [heading[0], *(Column(h, RIGHT) for h in heading[1:])], block)
-        out.write("\n")
+
+
+def _print_markdown(heading: list[str], block: list[list[str]], out: TextIO) -> None:
+    out.write("| " + " | ".join(heading) + " |\n")
+    out.write("|" + "|".join("---" for _ in heading) + "|\n")
+    for r in block:
+        out.write("| " + " | ".join(r) + " |\n")
+
+
+def _print_aligned(heading: list[str], block: list[list[str]], out: TextIO) -> None:
+    print_table(out, [heading[0], *(Column(h, RIGHT) for h in heading[1:])], block)
 
 
 def _interval(line: Line) -> str:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from caramel.errors import RunError
 
 if TYPE_CHECKING:
-    from caramel.consumers.mlperf.tree import Destination
+    from caramel.consumers.mlperf.check import Problem
+    from caramel.consumers.mlperf.tree import Destination, Gathered
 
 COMMAND = "mlperf"  # `bench mlperf` (cli/main.py finds this module by it)
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")  # one folder name of the tree
@@ -124,37 +125,59 @@ def checked_name(value: str, what: str) -> str:
 def submit(options: SubmitOptions, out: TextIO) -> int:
     """Gather the runs' MLPerf outputs, write the tree, check it, record the runs, push."""
     from caramel.consumers.mlperf.check import check_tree
-    from caramel.consumers.mlperf.tree import Destination, gather, write_tree
+    from caramel.consumers.mlperf.tree import write_tree
 
     runs = runs_of(options)
+    gathered = _gathered(runs)
+    fingerprint, site = run_fingerprint(runs[-1])
+    where = _destination(options, site)
+    description = system_description(fingerprint, where)
+    written = write_tree(gathered, where, description)
+    out.write(f"{where.base}: {len(written)} file(s) for {len(runs)} run(s)\n")
+    if not options.no_history:
+        record_runs(runs, options.history)
+    if _print_problems(check_tree(Path(options.output)), bool(options.push), out):
+        return 1
+    if options.push:
+        push(options, where, len(runs), out)
+    return 0
+
+
+def _gathered(runs: list[str]) -> Gathered:
+    """The runs' LoadGen outputs and training logs; an error when they hold none."""
+    from caramel.consumers.mlperf.tree import gather
+
     gathered = gather(work for run_dir in runs for work in work_folders(run_dir))
     if gathered.empty():
         raise RunError(
             "the runs hold no LoadGen output (mlperf_log_detail.txt) and no MLPerf training log",
             hint="bench run mlperf_inference or mlperf_training first; " + ", ".join(runs),
         )
-    fingerprint, site = run_fingerprint(runs[-1])
+    return gathered
+
+
+def _destination(options: SubmitOptions, site: str) -> Destination:
+    """Where the tree goes: the output folder, division, submitter and system (--system, else
+    the runs' site), each name checked."""
+    from caramel.consumers.mlperf.tree import Destination
+
     system = checked_name(options.system or site, "--system")
-    where = Destination(
+    return Destination(
         Path(options.output),
         options.division,
         checked_name(options.submitter, "--submitter"),
         system,
     )
-    description = system_description(fingerprint, where)
-    written = write_tree(gathered, where, description)
-    out.write(f"{where.base}: {len(written)} file(s) for {len(runs)} run(s)\n")
-    if not options.no_history:
-        record_runs(runs, options.history)
-    problems = check_tree(Path(options.output))
+
+
+def _print_problems(problems: list[Problem], push: bool, out: TextIO) -> bool:
+    """The checker's problems, one a line (and, with --push, that nothing was pushed); whether
+    there were any."""
     for problem in problems:
         out.write(f"{problem}\n")
-    if problems:
-        out.write(f"{len(problems)} problem(s): the tree was not pushed\n" if options.push else "")
-        return 1
-    if options.push:
-        push(options, where, len(runs), out)
-    return 0
+    if problems and push:
+        out.write(f"{len(problems)} problem(s): the tree was not pushed\n")
+    return bool(problems)
 
 
 def work_folders(run_dir: str) -> Iterator[tuple[Path, dict[str, str], str]]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from caramel.cli.common import add_run_args, read_run
-from caramel.errors import RunError, did_you_mean
+from caramel.errors import RunError
 
 COMMAND = "output"  # `bench output` (cli/main.py finds this module by it)
 STREAMS = ("stdout", "stderr")
@@ -85,24 +85,26 @@ def output(options: OutputOptions, out: TextIO) -> int:
 
 def _chosen(rows: list[Any], options: OutputOptions, steps: list[str]) -> list[Any]:
     """The workpackages of -w (each must exist, as JUBE requires), else of -s, else all."""
+    from caramel.cli.info import known_steps
+
     if options.workpackages:
-        known = {wp.id: wp for wp in rows}
-        missing = [str(wp_id) for wp_id in options.workpackages if wp_id not in known]
-        if missing:
-            raise RunError(
-                f"no workpackage {', '.join(missing)} in this run",
-                hint=f"workpackage ids run from 0 to {len(rows) - 1} (bench info lists them)",
-            )
-        return [known[wp_id] for wp_id in options.workpackages]
+        return _by_id(rows, options.workpackages)
     if options.steps:
-        unknown = [step for step in options.steps if step not in steps]
-        if unknown:
-            raise RunError(
-                f"no step '{unknown[0]}' in this run",
-                hint=did_you_mean(unknown[0], steps) or f"steps: {', '.join(steps)}",
-            )
+        known_steps(options.steps, steps)
         return [wp for wp in rows if wp.step in options.steps]
     return rows
+
+
+def _by_id(rows: list[Any], wp_ids: tuple[int, ...]) -> list[Any]:
+    """The workpackages of these ids, in their order; an error naming the ids the run lacks."""
+    known = {wp.id: wp for wp in rows}
+    missing = [str(wp_id) for wp_id in wp_ids if wp_id not in known]
+    if missing:
+        raise RunError(
+            f"no workpackage {', '.join(missing)} in this run",
+            hint=f"workpackage ids run from 0 to {len(rows) - 1} (bench info lists them)",
+        )
+    return [known[wp_id] for wp_id in wp_ids]
 
 
 def _files(run_dir: str, model: Any, wp: Any, params: Any, only: str | None) -> set[str]:

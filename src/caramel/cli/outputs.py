@@ -24,24 +24,42 @@ def refuse_inputs(
 ) -> None:
     """Raise RunError when `output` is the history (the given one(s), else the default), the run
     state of `run_dir`, or one of `files` ((path, what it is))."""
-    from caramel.consumers.history.store import default_path
     from caramel.fs.writes import target_of
-    from caramel.stages.expand import layout
 
     target_of(output)  # a folder, a socket or a block device: refused before anything is read
-
-    inputs: list[tuple[str, str]] = list(files or [])
-    histories = history if isinstance(history, list) else [history] if history else []
-    inputs += [(path, "the history this command reads") for path in histories or [default_path()]]
-    if run_dir:
-        inputs += [
-            (layout.run_db(run_dir), "the run's state"),
-            (layout.analysis_cache(run_dir), "the run's analysis cache"),
-        ]
+    inputs = [*(files or []), *_histories(history), *_run_inputs(run_dir)]
     for path, what in inputs:
-        if path and (os.path.exists(path) or os.path.lexists(output)) and same_file(output, path):
+        if _is_input(output, path):
             raise RunError(
                 f"{option} {output} is {what} ({path}): "
                 "an output may never be one of the command's inputs; nothing was written",
                 hint=f"give {option} another file",
             )
+
+
+def _histories(history: str | list[str] | None) -> list[tuple[str, str]]:
+    """The histories the command reads: those given, else the default one."""
+    from caramel.consumers.history.store import default_path
+
+    histories = history if isinstance(history, list) else [history] if history else []
+    return [(path, "the history this command reads") for path in histories or [default_path()]]
+
+
+def _run_inputs(run_dir: str | None) -> list[tuple[str, str]]:
+    """The run's state and analysis cache (none without a run)."""
+    from caramel.stages.expand import layout
+
+    if not run_dir:
+        return []
+    return [
+        (layout.run_db(run_dir), "the run's state"),
+        (layout.analysis_cache(run_dir), "the run's analysis cache"),
+    ]
+
+
+def _is_input(output: str, path: str) -> bool:
+    """Whether `output` is the file `path` (the same inode, or the same real path while the
+    output is new)."""
+    if not path:
+        return False
+    return (os.path.exists(path) or os.path.lexists(output)) and same_file(output, path)

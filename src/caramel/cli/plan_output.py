@@ -59,21 +59,30 @@ def print_plan(plan: Plan, out: TextIO) -> None:
     """One line per workpackage: id, step, iteration, parents and the values that vary."""
     wps = plan.workpackages
     print(f"benchmark {plan.benchmark.name}: {len(wps)} workpackages", file=out)
-    varying: list[str] = []
     by_step: dict[str, list[Workpackage]] = {}
     for wp in wps:
         by_step.setdefault(wp.step.name, []).append(wp)
+    varying: list[str] = []
     for group in by_step.values():
-        first = group[0].params().typed_values()
-        for name in first:
-            if name not in varying and any(
-                wp.params().typed_values().get(name) != first[name] for wp in group[1:]
-            ):
-                varying.append(name)
+        varying += [name for name in _varying(group) if name not in varying]
     header = ["id", "step", "iter", "parents"] + varying
-    rows = [
-        [str(wp.id), wp.step.name, str(wp.iteration), ",".join(str(p.id) for p in wp.parents)]
-        + [str(wp.params().typed_values().get(n, "")).strip()[:30] for n in varying]
-        for wp in wps
+    print_table(out, header, [_plan_row(wp, varying) for wp in wps])
+
+
+def _varying(group: list[Workpackage]) -> list[str]:
+    """The parameters whose value differs within a step's workpackages, in the first one's
+    order."""
+    first = group[0].params().typed_values()
+    return [
+        name
+        for name in first
+        if any(wp.params().typed_values().get(name) != first[name] for wp in group[1:])
     ]
-    print_table(out, header, rows)
+
+
+def _plan_row(wp: Workpackage, varying: list[str]) -> list[str]:
+    parents = ",".join(str(p.id) for p in wp.parents)
+    values = wp.params().typed_values()
+    return [str(wp.id), wp.step.name, str(wp.iteration), parents] + [
+        str(values.get(n, "")).strip()[:30] for n in varying
+    ]

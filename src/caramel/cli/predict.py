@@ -18,6 +18,10 @@ from caramel.cli.tables import CELL_WIDTH, clip, plural
 if (
     TYPE_CHECKING
 ):  # the models import numpy and scikit-learn: imported by the command, not by --help
+    from caramel.consumers.predict.bykernels import KernelForecast
+    from caramel.consumers.predict.cost import JobCost
+    from caramel.consumers.predict.points import MetricData, Prediction, Target
+    from caramel.consumers.predict.select import Choice
     from caramel.consumers.predict.service import Forecast
     from caramel.stages.expand.plan import Plan
     from caramel.stages.spec.model import Benchmark
@@ -134,7 +138,6 @@ def predict(options: PredictOptions, out: TextIO) -> int:
     """`bench predict`: each benchmark's predictions, their validation, or what to measure next."""
     from caramel.consumers.predict.service import make_forecast
 
-    fmt = "json" if options.json else "table"
     for bench in load_named(options.source).benchmarks:
         if options.suggest is not None:
             print_suggestions(bench, options, out)
@@ -148,27 +151,34 @@ def predict(options: PredictOptions, out: TextIO) -> int:
             validate=True,
             method=options.forecast.method,
         )
-        if forecast.method == "kernels":
-            print_kernel_forecast(forecast, fmt, options.validate, out)
-        elif options.validate:
-            print_validation(forecast, fmt, out)
-        elif options.json:
-            doc: dict[str, object] = {
-                "benchmark": forecast.benchmark,
-                "system": forecast.system,
-                "predictions": [p.as_json() for p in forecast.predictions],
-            }
-            if forecast.learned_from:
-                doc["learned_from"] = {
-                    "system": forecast.learned_from,
-                    "peak_ratio": forecast.ratio,
-                }
-            print(json.dumps(_finite(doc), indent=1), file=out)
-        else:
-            print_predictions(forecast, out)
+        _print_forecast(forecast, options, out)
         for line in forecast.declined:
             print(f"warning: not predicted: {line}", file=sys.stderr)
     return 0
+
+
+def _print_forecast(forecast: Forecast, options: PredictOptions, out: TextIO) -> None:
+    """The forecast as asked: the kernels method's, its validation, JSON or the table."""
+    fmt = "json" if options.json else "table"
+    if forecast.method == "kernels":
+        print_kernel_forecast(forecast, fmt, options.validate, out)
+    elif options.validate:
+        print_validation(forecast, fmt, out)
+    elif options.json:
+        print(json.dumps(_finite(_predictions_json(forecast)), indent=1), file=out)
+    else:
+        print_predictions(forecast, out)
+
+
+def _predictions_json(forecast: Forecast) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "benchmark": forecast.benchmark,
+        "system": forecast.system,
+        "predictions": [p.as_json() for p in forecast.predictions],
+    }
+    if forecast.learned_from:
+        doc["learned_from"] = {"system": forecast.learned_from, "peak_ratio": forecast.ratio}
+    return doc
 
 
 def _finite(doc: object) -> object:
@@ -205,6 +215,9 @@ def learned_line(forecast: Forecast) -> str:
 
 
 def print_predictions(forecast: Forecast, out: TextIO) -> None:
+    """`bench predict`: one row per workpackage and metric, with its interval and model."""
+    from caramel.consumers.predict.points import PREDICTION_INTERVAL, PREDICTION_LEVEL
+
     print(
         f"benchmark {forecast.benchmark} on {forecast.system or '(no system)'}: "
         f"{plural(len({p.id for p in forecast.predictions}), 'workpackage')} predicted",
@@ -212,28 +225,15 @@ def print_predictions(forecast: Forecast, out: TextIO) -> None:
     )
     if forecast.learned_from:
         print(learned_line(forecast), file=out)
-    from caramel.consumers.predict.points import PREDICTION_INTERVAL, PREDICTION_LEVEL
-
     interval = f"{100 * PREDICTION_LEVEL:g}% interval"
     rows = [["id", "parameters", "metric", "value", interval, "points", "model", "extrapolated"]]
-    for p in forecast.predictions:
-        outside = ",".join(p.outside[:5]) + (
-            f",+{len(p.outside) - 5}" if len(p.outside) > 5 else ""
-        )
-        rows.append(
-            [
-                str(p.id),
-                clip(",".join(f"{k}={v}" for k, v in p.parameters.items()), CELL_WIDTH),
-                p.metric + (f"[{p.unit}]" if p.unit else ""),
-                _g(p.value),
-                f"{_g(p.low)} .. {_g(p.high)}",
-                str(p.points),
-                p.model,
-                ("yes: " + outside) if p.extrapolated else "",
-            ]
-        )
-    print_rows(rows, out)
+    print_rows(rows + [_prediction_row(p) for p in forecast.predictions], out)
     print(f"{interval}: {PREDICTION_INTERVAL} (docs/predict.md)", file=out)
+    _note_unvalidated(forecast, out)
+
+
+def _note_unvalidated(forecast: Forecast, out: TextIO) -> None:
+    """A note naming the metrics whose models could not be validated: too few configurations."""
     thin = [c for c in forecast.choices if c.models and not c.validated]
     if thin:
         print(
@@ -242,6 +242,25 @@ def print_predictions(forecast: Forecast, out: TextIO) -> None:
             "bench predict ... --suggest 3 says what to measure next",
             file=out,
         )
+
+
+def _prediction_row(p: Prediction) -> list[str]:
+    return [
+        str(p.id),
+        clip(_configuration(p.parameters), CELL_WIDTH),
+        p.metric + (f"[{p.unit}]" if p.unit else ""),
+        _g(p.value),
+        f"{_g(p.low)} .. {_g(p.high)}",
+        str(p.points),
+        p.model,
+        ("yes: " + _outside(p)) if p.extrapolated else "",
+    ]
+
+
+def _outside(p: Prediction) -> str:
+    """The parameters outside the measured range: the first five, then how many more."""
+    more = f",+{len(p.outside) - 5}" if len(p.outside) > 5 else ""
+    return ",".join(p.outside[:5]) + more
 
 
 class _Validation(TypedDict):
@@ -258,50 +277,17 @@ class _Validation(TypedDict):
 
 
 def print_validation(forecast: Forecast, fmt: str, out: TextIO) -> None:
-    entries: list[_Validation] = []
-    for choice in forecast.choices:
-        for v in choice.validations:
-            entries.append(
-                {
-                    "metric": choice.data.name,
-                    "model": v.model,
-                    "configurations": v.held_out,
-                    "predicted": len(v.errors),
-                    "median_ape": v.median,
-                    "p90_ape": v.p90,
-                    "used": v.model == choice.chosen,
-                    "used_outside_range": bool(choice.outward)
-                    and v.model == choice.outward[0].name,
-                }
-            )
-        if not choice.validations:
-            entries.append(
-                {
-                    "metric": choice.data.name,
-                    "model": choice.chosen,
-                    "configurations": len(choice.data.points),
-                    "predicted": 0,
-                    "median_ape": None,
-                    "p90_ape": None,
-                    "used": True,
-                    "used_outside_range": True,
-                }
-            )
+    """`bench predict --validate`: each model's leave-one-out error per metric, and which models
+    predict uses."""
+    entries = [entry for choice in forecast.choices for entry in _validations(choice)]
     if fmt == "json":
-        print(
-            json.dumps(
-                _finite(
-                    {
-                        "benchmark": forecast.benchmark,
-                        "system": forecast.system,
-                        "validation": entries,
-                    }
-                ),
-                indent=1,
-            ),
-            file=out,
-        )
+        doc = {"benchmark": forecast.benchmark, "system": forecast.system, "validation": entries}
+        print(json.dumps(_finite(doc), indent=1), file=out)
         return
+    _print_validation_table(forecast, entries, out)
+
+
+def _print_validation_table(forecast: Forecast, entries: list[_Validation], out: TextIO) -> None:
     print(
         f"leave-one-out over the history of {forecast.benchmark} "
         f"on {forecast.system or '(no system)'} "
@@ -311,85 +297,136 @@ def print_validation(forecast: Forecast, fmt: str, out: TextIO) -> None:
     if forecast.learned_from:
         print(learned_line(forecast), file=out)
     rows = [["metric", "model", "held out", "predicted", "median %", "p90 %", "used by predict"]]
-    for e in entries:
-        used = ["inside the measured range"] if e["used"] else []
-        used += ["outside it"] if e["used_outside_range"] else []
-        rows.append(
-            [
-                e["metric"],
-                e["model"],
-                str(e["configurations"]),
-                str(e["predicted"]),
-                _g(e["median_ape"]),
-                _g(e["p90_ape"]),
-                ("<- used " + " and ".join(used)) if used else "",
-            ]
-        )
-    print_rows(rows, out)
+    print_rows(rows + [_validation_row(e) for e in entries], out)
+
+
+def _validations(choice: Choice) -> list[_Validation]:
+    """A metric's validation per model; a metric too thin to validate: its model, unvalidated,
+    used everywhere."""
+    if not choice.validations:
+        return [
+            {
+                "metric": choice.data.name,
+                "model": choice.chosen,
+                "configurations": len(choice.data.points),
+                "predicted": 0,
+                "median_ape": None,
+                "p90_ape": None,
+                "used": True,
+                "used_outside_range": True,
+            }
+        ]
+    outward = choice.outward[0].name if choice.outward else None
+    return [
+        {
+            "metric": choice.data.name,
+            "model": v.model,
+            "configurations": v.held_out,
+            "predicted": len(v.errors),
+            "median_ape": v.median,
+            "p90_ape": v.p90,
+            "used": v.model == choice.chosen,
+            "used_outside_range": v.model == outward,
+        }
+        for v in choice.validations
+    ]
+
+
+def _validation_row(e: _Validation) -> list[str]:
+    used = ["inside the measured range"] if e["used"] else []
+    used += ["outside it"] if e["used_outside_range"] else []
+    return [
+        e["metric"],
+        e["model"],
+        str(e["configurations"]),
+        str(e["predicted"]),
+        _g(e["median_ape"]),
+        _g(e["p90_ape"]),
+        ("<- used " + " and ".join(used)) if used else "",
+    ]
 
 
 def print_suggestions(bench: Benchmark, options: PredictOptions, out: TextIO) -> None:
-    from caramel.consumers.predict.points import PredictError, load_points, targets_of
-    from caramel.consumers.predict.service import pick_metrics, record_command
+    """`bench predict --suggest N`: the configurations of the plan that would most reduce the
+    uncertainty of the first timed metric (else the first metric)."""
+    from caramel.consumers.predict.points import targets_of
     from caramel.consumers.predict.suggest import suggest
     from caramel.stages.expand.plan import make_plan
-    from caramel.stages.spec.units import is_time_unit
 
-    system = bench.system.name if bench.system is not None else ""
+    system = _system_name(bench)
     targets = targets_of(bench, make_plan(bench, run_id=0))
+    metric = _first_timed(_measured(bench, system, options))
+    table = metric.table if metric else next(iter(targets), "")
+    candidates = targets.get(table, [])
+    points = metric.points if metric else []
+    chosen = suggest(points, candidates, candidates, options.suggest or 0)
+    write = _write_suggestions_json if options.json else _write_suggestions_text
+    write(bench.name, system, metric, chosen, out)
+
+
+def _system_name(bench: Benchmark) -> str:
+    return bench.system.name if bench.system is not None else ""
+
+
+def _measured(bench: Benchmark, system: str, options: PredictOptions) -> list[MetricData]:
+    """The history's metrics of the benchmark (those of --metric); none, with a note, when it
+    holds none and no --metric asked for one."""
+    from caramel.consumers.predict.points import PredictError, load_points
+    from caramel.consumers.predict.service import pick_metrics, record_command
+
+    forecast = options.forecast
     try:
-        data = pick_metrics(
-            load_points(
-                options.forecast.history_path(),
-                bench.name,
-                system,
-                options.forecast.learn_from,
-                record_command(bench),
-            ),
-            list(options.metrics),
+        found = load_points(
+            forecast.history_path(), bench.name, system, forecast.learn_from, record_command(bench)
         )
+        return pick_metrics(found, list(options.metrics))
     except PredictError as exc:
         if options.metrics:
             raise
         print(f"note: {exc.message}: any configuration teaches something", file=sys.stderr)
-        data = []
-    timed = [
-        d
-        for d in data
-        if d.direction == "lower" and ("time" in d.name.lower() or is_time_unit(d.unit))
-    ]
-    metric = (timed or data)[0] if timed or data else None
-    table = metric.table if metric else next(iter(targets), "")
-    chosen = suggest(
-        metric.points if metric else [],
-        targets.get(table, []),
-        targets.get(table, []),
-        options.suggest or 0,
-    )
-    if options.json:
-        print(
-            json.dumps(
-                {
-                    "benchmark": bench.name,
-                    "system": system,
-                    "metric": metric.name if metric else None,
-                    "suggestions": [
-                        {"id": t.id, "parameters": t.config, "why": why} for t, why in chosen
-                    ],
-                },
-                indent=1,
-            ),
-            file=out,
-        )
-        return
-    print(
-        f"measure next ({bench.name} on {system or '(no system)'}"
-        + (f", for {metric.name}" if metric else "")
-        + "):",
-        file=out,
-    )
+        return []
+
+
+def _first_timed(data: list[MetricData]) -> MetricData | None:
+    """The metric suggestions serve: the first time (lower is better), else the first metric."""
+    timed = [d for d in data if _is_time(d)]
+    return next(iter(timed or data), None)
+
+
+def _is_time(data: MetricData) -> bool:
+    from caramel.stages.spec.units import is_time_unit
+
+    named_time = "time" in data.name.lower() or is_time_unit(data.unit)
+    return data.direction == "lower" and named_time
+
+
+def _write_suggestions_json(
+    benchmark: str,
+    system: str,
+    metric: MetricData | None,
+    chosen: list[tuple[Target, str]],
+    out: TextIO,
+) -> None:
+    doc = {
+        "benchmark": benchmark,
+        "system": system,
+        "metric": metric.name if metric else None,
+        "suggestions": [{"id": t.id, "parameters": t.config, "why": why} for t, why in chosen],
+    }
+    print(json.dumps(doc, indent=1), file=out)
+
+
+def _write_suggestions_text(
+    benchmark: str,
+    system: str,
+    metric: MetricData | None,
+    chosen: list[tuple[Target, str]],
+    out: TextIO,
+) -> None:
+    aim = f", for {metric.name}" if metric else ""
+    print(f"measure next ({benchmark} on {system or '(no system)'}{aim}):", file=out)
     rows = [["id", "parameters", "why"]] + [
-        [str(t.id), ",".join(f"{k}={v}" for k, v in t.config.items()), why] for t, why in chosen
+        [str(t.id), _configuration(t.config), why] for t, why in chosen
     ]
     print_rows(rows, out)
     if not chosen:
@@ -400,7 +437,15 @@ def print_suggestions(bench: Benchmark, options: PredictOptions, out: TextIO) ->
         )
 
 
-def _span(v: tuple[float, float, float], fmt: str = ".3g") -> str:
+def _configuration(parameters: dict[str, str]) -> str:
+    """A configuration as `k=v,k=v`."""
+    return ",".join(f"{k}={v}" for k, v in parameters.items())
+
+
+Span = tuple[float, float, float]  # a predicted value, its 90 % interval's low and high ends
+
+
+def _span(v: Span, fmt: str = ".3g") -> str:
     if not (math.isfinite(v[1]) and math.isfinite(v[2])):
         return f"{v[0]:{fmt}} (no interval: one sample)"
     return f"{v[0]:{fmt}} (90 %: {v[1]:{fmt}} .. {v[2]:{fmt}})"
@@ -431,32 +476,43 @@ def print_cost(
     }
     if as_json:
         doc = plan_json(plan)
-        doc["cost"] = _finite(
-            {
-                "system": forecast.system,
-                "learned_from": forecast.learned_from,
-                "peak_ratio": forecast.ratio,
-                **campaign,
-                **method_json(forecast),
-                "jobs": [
-                    {
-                        "id": c.id,
-                        "nodes": c.nodes,
-                        "seconds": c.seconds,
-                        "node_hours": c.node_hours,
-                        "seconds_without_limit": c.uncapped or c.seconds,
-                        "energy_wh": c.energy_wh,
-                        "capped": c.capped,
-                        "model": c.model,
-                        "extrapolated": c.extrapolated,
-                    }
-                    for c in costs
-                ],
-            }
-        )
+        doc["cost"] = _finite(_cost_json(forecast, costs, campaign))
         print(json.dumps(doc, indent=1), file=out)
         return
     print_plan(plan, out)
+    _print_job_costs(forecast, costs, out)
+    _print_campaign_cost(campaign, costs, out)
+
+
+def _cost_json(
+    forecast: Forecast, costs: list[JobCost], campaign: dict[str, Span | None]
+) -> dict[str, object]:
+    return {
+        "system": forecast.system,
+        "learned_from": forecast.learned_from,
+        "peak_ratio": forecast.ratio,
+        **campaign,
+        **method_json(forecast),
+        "jobs": [_job_json(c) for c in costs],
+    }
+
+
+def _job_json(c: JobCost) -> dict[str, object]:
+    return {
+        "id": c.id,
+        "nodes": c.nodes,
+        "seconds": c.seconds,
+        "node_hours": c.node_hours,
+        "seconds_without_limit": c.uncapped or c.seconds,
+        "energy_wh": c.energy_wh,
+        "capped": c.capped,
+        "model": c.model,
+        "extrapolated": c.extrapolated,
+    }
+
+
+def _print_job_costs(forecast: Forecast, costs: list[JobCost], out: TextIO) -> None:
+    """How the jobs were predicted, then one row per job: nodes, time, node-hours, model."""
     print(
         f"predicted cost on {forecast.system or '(no system)'} (bench predict; docs/predict.md):",
         file=out,
@@ -465,21 +521,27 @@ def print_cost(
         print("  " + learned_line(forecast), file=out)
     print("  " + method_line(forecast), file=out)
     rows = [["id", "nodes", "job time (s)", "node-hours", "model", "note"]]
-    for c in costs:
-        note = ("capped by predict_job_limit; " if c.capped else "") + (
-            "extrapolated" if c.extrapolated else ""
-        )
-        rows.append(
-            [
-                str(c.id),
-                str(c.nodes),
-                _span(c.seconds),
-                _span(c.node_hours),
-                c.model,
-                note.strip("; "),
-            ]
-        )
-    print_rows(rows, out)
+    print_rows(rows + [_cost_row(c) for c in costs], out)
+
+
+def _cost_row(c: JobCost) -> list[str]:
+    capped = "capped by predict_job_limit; " if c.capped else ""
+    note = capped + ("extrapolated" if c.extrapolated else "")
+    return [
+        str(c.id),
+        str(c.nodes),
+        _span(c.seconds),
+        _span(c.node_hours),
+        c.model,
+        note.strip("; "),
+    ]
+
+
+def _print_campaign_cost(
+    campaign: dict[str, Span | None], costs: list[JobCost], out: TextIO
+) -> None:
+    """The campaign's node-hours (and without predict_job_limit, where it capped a job) and
+    energy."""
     hours = campaign["node_hours"]
     print(
         f"campaign: {_span(hours)} node-hours"
@@ -493,13 +555,14 @@ def print_cost(
             f"  (jobs stop at predict_job_limit; run to their end: {_span(uncapped)} node-hours)",
             file=out,
         )
-    energy = campaign["energy_wh"]
-    print(
-        f"energy: {_span(energy)} Wh"
-        if energy
-        else "energy: not predicted (the history holds no energy figure "
-        "for this benchmark and system)",
-        file=out,
+    print(_energy_line(campaign["energy_wh"]), file=out)
+
+
+def _energy_line(energy: Span | None) -> str:
+    if energy:
+        return f"energy: {_span(energy)} Wh"
+    return (
+        "energy: not predicted (the history holds no energy figure for this benchmark and system)"
     )
 
 
@@ -552,64 +615,72 @@ class _KernelValidation(TypedDict):
 
 
 def print_kernel_forecast(forecast: Forecast, fmt: str, validate: bool, out: TextIO) -> None:
+    """`bench predict --method kernels`: the predictions, or (--validate) the kernel models'
+    leave-one-out errors and the end-to-end error."""
     found = forecast.kernels
     assert found is not None, "the kernels method's forecast holds its kernel models"
-    kinds: list[_KernelValidation] = (
-        [
-            {
-                "kind": kind,
-                "dtype": dtype,
-                "cases": cases,
-                "median_ape": _median(errors),
-                "max_ape": max(errors) if errors else None,
-                "model": model,
-            }
-            for kind, dtype, cases, errors, model in found.models.validation()
-        ]
-        if validate
-        else []
-    )
+    kinds = [_kernel_validation(*v) for v in found.models.validation()] if validate else []
     if fmt == "json":
-        doc: dict[str, object] = {
-            "benchmark": forecast.benchmark,
-            "system": forecast.system,
-            **method_json(forecast),
-            "predictions": [p.as_json() for p in forecast.predictions],
-        }
-        if validate:
-            doc["kernels_validation"] = kinds
-            doc["end_to_end_ape"] = found.end_to_end
-        print(json.dumps(_finite(doc), indent=1), file=out)
+        print(
+            json.dumps(_finite(_kernels_json(forecast, found, kinds, validate)), indent=1), file=out
+        )
         return
     print(method_line(forecast), file=out)
     if validate:
-        print(
-            f"leave-one-out of {forecast.system}'s kernel models "
-            "(each microbenchmark case predicted from the others):",
-            file=out,
-        )
-        rows = [["kernel", "dtype", "cases", "median %", "worst %", "model"]]
-        rows += [
-            [
-                k["kind"],
-                k["dtype"],
-                str(k["cases"]),
-                _g(k["median_ape"]),
-                _g(k["max_ape"]),
-                k["model"],
-            ]
-            for k in kinds
-        ]
-        print_rows(rows, out)
-        if found.end_to_end:
-            print(
-                f"end to end on {forecast.system}'s own runs of {forecast.benchmark} "
-                "(overhead learned from the others): "
-                f"median {_g(_median(found.end_to_end))} %, worst {_g(max(found.end_to_end))} %",
-                file=out,
-            )
+        _print_kernel_validation(forecast, found, kinds, out)
         return
     print_predictions(forecast, out)
+
+
+def _kernel_validation(
+    kind: str, dtype: str, cases: int, errors: list[float], model: str
+) -> _KernelValidation:
+    return {
+        "kind": kind,
+        "dtype": dtype,
+        "cases": cases,
+        "median_ape": _median(errors),
+        "max_ape": max(errors) if errors else None,
+        "model": model,
+    }
+
+
+def _kernels_json(
+    forecast: Forecast, found: KernelForecast, kinds: list[_KernelValidation], validate: bool
+) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "benchmark": forecast.benchmark,
+        "system": forecast.system,
+        **method_json(forecast),
+        "predictions": [p.as_json() for p in forecast.predictions],
+    }
+    if validate:
+        doc["kernels_validation"] = kinds
+        doc["end_to_end_ape"] = found.end_to_end
+    return doc
+
+
+def _print_kernel_validation(
+    forecast: Forecast, found: KernelForecast, kinds: list[_KernelValidation], out: TextIO
+) -> None:
+    print(
+        f"leave-one-out of {forecast.system}'s kernel models "
+        "(each microbenchmark case predicted from the others):",
+        file=out,
+    )
+    rows = [["kernel", "dtype", "cases", "median %", "worst %", "model"]]
+    rows += [
+        [k["kind"], k["dtype"], str(k["cases"]), _g(k["median_ape"]), _g(k["max_ape"]), k["model"]]
+        for k in kinds
+    ]
+    print_rows(rows, out)
+    if found.end_to_end:
+        print(
+            f"end to end on {forecast.system}'s own runs of {forecast.benchmark} "
+            "(overhead learned from the others): "
+            f"median {_g(_median(found.end_to_end))} %, worst {_g(max(found.end_to_end))} %",
+            file=out,
+        )
 
 
 def _median(values: list[float]) -> float | None:

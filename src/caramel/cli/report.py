@@ -12,7 +12,12 @@ from caramel.cli.common import add_no_eval, add_run_args, runs_to_visit
 from caramel.cli.spellings import add_old_spelling
 
 if TYPE_CHECKING:  # the pages' modules: imported by the command, not by `bench --help`
+    from caramel.consumers.history.store import History
     from caramel.consumers.pages.sources import Collection
+    from caramel.stages.analyse.inputs import AnalysisInput
+
+# a table as the page shows it: its name, headings and rows of formatted cells
+ShownTable = tuple[str, list[str], list[list[str]]]
 
 COMMAND = "report"  # `bench report` (cli/main.py finds this module by it)
 
@@ -61,45 +66,16 @@ def run(args: argparse.Namespace) -> int:
 
 def report(options: ReportOptions, out: TextIO) -> int:
     """`bench report`: one HTML page of the chosen runs (imported into the history first)."""
-    from caramel.cli.compare import imported
     from caramel.cli.outputs import refuse_inputs
-    from caramel.consumers.history.store import History, default_path
+    from caramel.consumers.history.store import History
     from caramel.consumers.pages.render import page
-    from caramel.consumers.pages.sources import load
     from caramel.fs.writes import write_text
-    from caramel.stages.analyse import from_run
-    from caramel.stages.report.readable import for_people
-    from caramel.stages.report.results import produce
-    from caramel.stages.state.registry import resolve
 
     refuse_inputs(options.html, history=options.history, option="-o")
-    ids = options.id.split(",") if options.id and not options.runs else [None]
-    run_dirs = list(options.runs) or [resolve(options.dir, run_id) for run_id in ids]
-    chosen = []
     with History.open(options.history) as history:
-        for run_dir in run_dirs:
-            refuse_inputs(options.html, run_dir=run_dir, history=options.history, option="-o")
-            inp = from_run(run_dir)
-            if options.no_eval:
-                from caramel.stages.spec.evaluation import refuse_evaluation
-
-                refuse_evaluation(inp.benchmark, analysis_only=True)
-            key = imported(history, run_dir)
-            # rounded as the terminal shows them (report.readable), empty columns left out
-            tables = [
-                (shown.name, shown.headings, shown.cells)
-                for shown in (
-                    for_people(item.data)
-                    for item in produce(inp).made
-                    if item.table.output == "table"
-                )
-            ]
-            record = history.run(key)
-            assert record is not None  # imported just above
-            chosen.append((key, record.benchmark, tables))
-    collection = load([options.history or default_path()], whole={key for key, _, _ in chosen})
+        chosen = [_chosen_run(history, options, run_dir) for run_dir in _run_dirs(options)]
     benchmarks = {bench for _, bench, _ in chosen}
-    _keep_benchmarks(collection, benchmarks)
+    collection = _history_of(options.history, chosen, benchmarks)
     index = {r.record.run_key: r.index for r in collection.runs}
     text = page(
         collection,
@@ -111,6 +87,57 @@ def report(options: ReportOptions, out: TextIO) -> int:
     note = sys.stderr if options.html == "-" else out
     note.write(f"report of {len(chosen)} run(s): {options.html}\n")
     return 0
+
+
+def _history_of(
+    history: str | None, chosen: list[tuple[str, str, list[ShownTable]]], benchmarks: set[str]
+) -> Collection:
+    """The history of the chosen runs' benchmarks (for the plots over time), the chosen runs
+    whole."""
+    from caramel.consumers.history.store import default_path
+    from caramel.consumers.pages.sources import load
+
+    collection = load([history or default_path()], whole={key for key, _, _ in chosen})
+    _keep_benchmarks(collection, benchmarks)
+    return collection
+
+
+def _run_dirs(options: ReportOptions) -> list[str]:
+    """The run folders -i (one id, several joined by commas, or a selection) or DIR name."""
+    from caramel.stages.state.registry import resolve
+
+    ids = options.id.split(",") if options.id and not options.runs else [None]
+    return list(options.runs) or [resolve(options.dir, run_id) for run_id in ids]
+
+
+def _chosen_run(
+    history: History, options: ReportOptions, run_dir: str
+) -> tuple[str, str, list[ShownTable]]:
+    """A run imported into the history: its key, benchmark and tables as the page shows them."""
+    from caramel.cli.compare import imported
+    from caramel.cli.outputs import refuse_inputs
+    from caramel.stages.analyse import from_run
+
+    refuse_inputs(options.html, run_dir=run_dir, history=options.history, option="-o")
+    inp = from_run(run_dir)
+    if options.no_eval:
+        from caramel.stages.spec.evaluation import refuse_evaluation
+
+        refuse_evaluation(inp.benchmark, analysis_only=True)
+    key = imported(history, run_dir)
+    record = history.run(key)
+    assert record is not None  # imported just above
+    return key, record.benchmark, _shown_tables(inp)
+
+
+def _shown_tables(inp: AnalysisInput) -> list[ShownTable]:
+    """The run's tables (not its databases) rounded as the terminal shows them
+    (report.readable), empty columns left out: (name, headings, cells)."""
+    from caramel.stages.report.readable import for_people
+    from caramel.stages.report.results import produce
+
+    shown = [for_people(item.data) for item in produce(inp).made if item.table.output == "table"]
+    return [(table.name, table.headings, table.cells) for table in shown]
 
 
 def _keep_benchmarks(collection: Collection, benchmarks: set[str]) -> None:

@@ -12,7 +12,7 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
 from caramel.cli.common import (
@@ -183,6 +183,22 @@ def result(options: ResultOptions, out: TextIO) -> int:
     run_dir = resolve(options.dir, options.id)
     if options.tags and not _has_any_tag(run_dir, options.tags):
         return 0  # JUBE's -t leaves such a run out without a word (jube/main.py, _benchmark_result)
+    inp = _analysis_input(options, run_dir)
+    before = run_snapshot(run_dir)
+    produced = _produce(inp, options)
+    for line in produced.warnings:
+        print(f"warning: {line}", file=sys.stderr)
+    if not produced.made:
+        print(f"benchmark '{inp.benchmark.name}' defines no result table", file=sys.stderr)
+        return 0
+    _show(options, _tables(options, inp, produced.made, run_dir, _for_a_person(options, out)), out)
+    _add_to_history(options, inp, produced, run_dir, before)
+    return 0
+
+
+def _analysis_input(options: ResultOptions, run_dir: str) -> AnalysisInput:
+    """What the run's analysis reads, once -o FILE is known to overwrite none of the run's inputs
+    and --no-eval found nothing to evaluate."""
     if options.output:
         from caramel.cli.outputs import refuse_inputs
 
@@ -192,34 +208,46 @@ def result(options: ResultOptions, out: TextIO) -> int:
         from caramel.stages.spec.evaluation import refuse_evaluation
 
         refuse_evaluation(inp.benchmark, analysis_only=True)
-    before = run_snapshot(run_dir)
-    produced = _produce(inp, options)
-    for line in produced.warnings:
-        print(f"warning: {line}", file=sys.stderr)
-    if not produced.made:
-        print(f"benchmark '{inp.benchmark.name}' defines no result table", file=sys.stderr)
-        return 0
-    people = options.style is None and not options.output and _is_terminal(out)
-    output = _tables(options, inp, produced.made, run_dir, people)
+    return inp
+
+
+def _for_a_person(options: ResultOptions, out: TextIO) -> bool:
+    """Whether the tables go to a person: a terminal, without --style or -o FILE."""
+    return options.style is None and not options.output and _is_terminal(out)
+
+
+def _show(options: ResultOptions, output: str, out: TextIO) -> None:
+    """The tables' text to -o FILE, else on `out`."""
     if options.output:
         from caramel.fs.writes import write_text
 
         write_text(options.output, output)
     elif output:
         out.write(output)
-    if not options.no_history and not options.only:
-        from caramel.consumers.history.record import add_quietly, check_still_there
-        from caramel.stages.report.results import history_change, history_tables
 
-        check_still_there(run_dir, before)
-        add_quietly(
-            options.history,
-            inp,
-            lambda: history_tables(inp, produced.made),
-            produced.from_cache,
-            history_change(inp, produced),
-        )
-    return 0
+
+def _add_to_history(
+    options: ResultOptions,
+    inp: AnalysisInput,
+    produced: Produced,
+    run_dir: str,
+    before: tuple[tuple[int, int], set[str]] | None,
+) -> None:
+    """The run added to the history, unless --no-history or -o NAME (some tables only) say not;
+    the run folder must not have changed since its tables were made."""
+    if options.no_history or options.only:
+        return
+    from caramel.consumers.history.record import add_quietly, check_still_there
+    from caramel.stages.report.results import history_change, history_tables
+
+    check_still_there(run_dir, before)
+    add_quietly(
+        options.history,
+        inp,
+        lambda: history_tables(inp, produced.made),
+        produced.from_cache,
+        history_change(inp, produced),
+    )
 
 
 def _has_any_tag(run_dir: str, tags: tuple[str, ...]) -> bool:
@@ -280,52 +308,85 @@ def _tables(
     """The text of every table (each also written to its result file) and every database written.
     `people`: what is shown is each table for a person (report.readable: rounded, empty columns
     left out, folded to the terminal's width); the result files keep the table's own style."""
-    from caramel.consumers.history.store import default_path
-    from caramel.fs.paths import is_within
-    from caramel.stages.report.results import result_dir
-    from caramel.stages.report.table import clashes, render, table_dict
+    tables = _Tables(options, inp, run_dir, people, _foreign(options.source.no_eval, run_dir))
+    for item in made:
+        tables.add(_columns(options, item))
+    return tables.text()
 
-    chunks: list[str] = []
-    documents: list[dict[str, object]] = []
-    foreign = _foreign(options.source.no_eval, run_dir)
-    for item in map(lambda each: _columns(options, each), made):
-        folder = result_dir(inp, item.result)
-        if foreign and not is_within(
-            run_dir, folder
-        ):  # a stored result_dir= never leads a reader's writes out
-            folder = os.path.join(run_dir, "result")
+
+@dataclass
+class _Tables:
+    """The text `bench result` shows, gathered table by table: the JSON documents of json
+    tables, else each table's text."""
+
+    options: ResultOptions
+    inp: AnalysisInput
+    run_dir: str
+    people: bool
+    foreign: bool  # a run read as someone else's (_foreign)
+    chunks: list[str] = field(default_factory=list)
+    documents: list[dict[str, object]] = field(default_factory=list)
+
+    def add(self, item: Made) -> None:
+        """A database table's rows written, or a table shown and written to its result file."""
+        from caramel.consumers.history.store import default_path
+
+        dat = os.path.join(self._folder(item), f"{item.table.name}.dat")
         if item.table.output == "database":
-            _database(
-                item,
-                os.path.join(folder, f"{item.table.name}.dat"),
-                run_dir,
-                foreign,
-                options.history or default_path(),
-            )
-            continue
-        style = options.style or item.data.style
+            history = self.options.history or default_path()
+            _database(item, dat, self.run_dir, self.foreign, history)
+            return
+        text = self._shown(item)
+        if not self.options.no_files:
+            _write_quietly(dat, text, self.run_dir)
+
+    def _folder(self, item: Made) -> str:
+        """The table's result folder; the run's own `result` when a stored result_dir= of a
+        foreign run leads out of it (a reader's writes never do)."""
+        from caramel.fs.paths import is_within
+        from caramel.stages.report.results import result_dir
+
+        folder = result_dir(self.inp, item.result)
+        if self.foreign and not is_within(self.run_dir, folder):
+            return os.path.join(self.run_dir, "result")
+        return folder
+
+    def _shown(self, item: Made) -> str:
+        """The table in its style (its result file's text), kept for what is shown."""
+        from caramel.stages.report.table import render, table_dict
+
+        style = self.options.style or item.data.style
         if style == "json":
-            documents.append(table_dict(item.data))
-            text = json.dumps(table_dict(item.data), indent=1) + "\n"
-        else:
-            text = render(item.data, style)
-            chunks.append(_for_people(item.data) if people else text)
-            if item.data.caption and style in ("csv", "aligned") and not people:
-                print(f"note: table '{item.table.name}': {item.data.caption}", file=sys.stderr)
-            bad = clashes(item.data) if style in ("csv", "aligned") else []
-            if bad:
-                print(
-                    f"warning: table '{item.table.name}': cells of {', '.join(bad)} "
-                    "contain the separator "
-                    f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; "
-                    "read the table with --style json, or give the table another separator=",
-                    file=sys.stderr,
-                )
-        if not options.no_files:
-            _write_quietly(os.path.join(folder, f"{item.table.name}.dat"), text, run_dir)
-    if documents:
-        return json.dumps(documents if len(documents) > 1 else documents[0], indent=1) + "\n"
-    return "".join(text + "\n" for text in chunks)  # a blank line after each table, as JUBE
+            self.documents.append(table_dict(item.data))
+            return json.dumps(table_dict(item.data), indent=1) + "\n"
+        text = render(item.data, style)
+        self.chunks.append(_for_people(item.data) if self.people else text)
+        if style in ("csv", "aligned"):
+            self._note_separated(item)
+        return text
+
+    def _note_separated(self, item: Made) -> None:
+        """A csv or aligned table's caption as a note (a person's table shows it), and a warning
+        for cells holding the separator."""
+        from caramel.stages.report.table import clashes
+
+        if item.data.caption and not self.people:
+            print(f"note: table '{item.table.name}': {item.data.caption}", file=sys.stderr)
+        bad = clashes(item.data)
+        if bad:
+            print(
+                f"warning: table '{item.table.name}': cells of {', '.join(bad)} "
+                "contain the separator "
+                f"{item.data.separator or ','!r} and are written unquoted, as JUBE does; "
+                "read the table with --style json, or give the table another separator=",
+                file=sys.stderr,
+            )
+
+    def text(self) -> str:
+        docs = self.documents
+        if docs:
+            return json.dumps(docs if len(docs) > 1 else docs[0], indent=1) + "\n"
+        return "".join(text + "\n" for text in self.chunks)  # a blank line after each, as JUBE
 
 
 def _for_people(data: TableData) -> str:

@@ -261,8 +261,7 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
     # the engine and the model, imported here: `bench --help` and `bench run --help` list this
     # command without them
     from caramel.stages.engine.copies import apply_copies
-    from caramel.stages.engine.session import dry_run, scheduler_for, start_run
-    from caramel.stages.engine.settings import Settings
+    from caramel.stages.engine.session import dry_run
 
     if not options.dry_run:  # a run of a shipped CPU trainer measures its layout once per node
         from caramel.cli.layout import measure_first_use
@@ -274,49 +273,69 @@ def run_benchmarks(options: RunOptions, out: TextIO) -> int:
     for index, bench in enumerate(loaded.benchmarks):
         bench = apply_copies(bench, options.copies)
         rule = planned_repeats(bench, options)
-        if options.time_from_prediction:
-            from caramel.cli.predict import predicted_time
-
-            bench = predicted_time(
-                bench,
-                options.history,
-                options.learn_from,
-                list(options.source.systems),
-                options.time_margin,
-            )
-        if options.outpath:
-            bench.outpath = os.path.abspath(os.path.expandvars(os.path.expanduser(options.outpath)))
-        elif loaded.by_name or options.under_cwd:  # never beside an installed file
-            bench.outpath = os.path.abspath(os.path.basename(bench.outpath))
-        if options.comment:
-            bench.comment = one_line(options.comment)
+        bench = _as_options_say(bench, options, loaded.by_name)
         if options.dry_run:
-            out.writelines(
-                line + "\n"
-                for line in dry_run(bench, max_workpackages=options.source.max_workpackages)
-            )
+            lines = dry_run(bench, max_workpackages=options.source.max_workpackages)
+            out.writelines(line + "\n" for line in lines)
             continue
-        settings = Settings(
-            timeout=options.timeout,
-            time_limit=options.time_limit,
-            repeat_auto=None if rule is None else rule.to_dict(),
-            stop_after_failure=options.exit_on_error,
-        )
-        summary = start_run(
-            bench,
-            settings,
-            quiet=options.quiet,
-            scheduler=scheduler_for(bench),
-            on_created=options.on_created,
-            max_workpackages=options.source.max_workpackages,
-            go_on=None if rule is None else judge(rule, options.quiet, out),
-        )
-        # a campaign's member: the campaign's own last line names `bench result -c last`
-        again = (
-            None
-            if options.on_created
-            else _again(summary.run_dir, index == len(loaded.benchmarks) - 1)
-        )
-        print_summary(summary, out, again=again)
-        code = max(code, summary.exit_code, options.after(summary.run_dir, out))
+        last = index == len(loaded.benchmarks) - 1
+        code = max(code, _run_one(bench, rule, options, last, out))
     return code
+
+
+def _as_options_say(bench: Benchmark, options: RunOptions, by_name: bool) -> Benchmark:
+    """The benchmark with the job time --time-from-prediction predicts, the outpath -o gives (or
+    the current folder's) and the comment -m gives."""
+    if options.time_from_prediction:
+        from caramel.cli.predict import predicted_time
+
+        bench = predicted_time(
+            bench,
+            options.history,
+            options.learn_from,
+            list(options.source.systems),
+            options.time_margin,
+        )
+    bench.outpath = _outpath(bench.outpath, options, by_name)
+    if options.comment:
+        bench.comment = one_line(options.comment)
+    return bench
+
+
+def _outpath(outpath: str, options: RunOptions, by_name: bool) -> str:
+    """-o OUTPATH; the file's outpath in the current folder for a benchmark given by name (never
+    beside an installed file) or a campaign's member; else the file's own."""
+    if options.outpath:
+        return os.path.abspath(os.path.expandvars(os.path.expanduser(options.outpath)))
+    if by_name or options.under_cwd:
+        return os.path.abspath(os.path.basename(outpath))
+    return outpath
+
+
+def _run_one(
+    bench: Benchmark, rule: AutoRepeat | None, options: RunOptions, last: bool, out: TextIO
+) -> int:
+    """Run one benchmark and print its summary; its exit code (and that of the JUBE flags' -a/-r
+    after it)."""
+    from caramel.stages.engine.session import scheduler_for, start_run
+    from caramel.stages.engine.settings import Settings
+
+    settings = Settings(
+        timeout=options.timeout,
+        time_limit=options.time_limit,
+        repeat_auto=None if rule is None else rule.to_dict(),
+        stop_after_failure=options.exit_on_error,
+    )
+    summary = start_run(
+        bench,
+        settings,
+        quiet=options.quiet,
+        scheduler=scheduler_for(bench),
+        on_created=options.on_created,
+        max_workpackages=options.source.max_workpackages,
+        go_on=None if rule is None else judge(rule, options.quiet, out),
+    )
+    # a campaign's member: the campaign's own last line names `bench result -c last`
+    again = None if options.on_created else _again(summary.run_dir, last)
+    print_summary(summary, out, again=again)
+    return max(summary.exit_code, options.after(summary.run_dir, out))

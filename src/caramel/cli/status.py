@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from caramel.cli.common import add_run_reader, read_run
 from caramel.cli.tables import RIGHT, Column, print_table
@@ -15,6 +15,7 @@ from caramel.vocabulary import STATES, WpState
 
 if TYPE_CHECKING:
     from caramel.stages.engine.settings import Summary
+    from caramel.stages.state.rows import RunInfo, WpRow
 
 MAX_LISTED = 20  # failed / waiting workpackages listed by reason before "... and N more"
 
@@ -51,45 +52,53 @@ def status(options: StatusOptions, out: TextIO) -> int:
         info = store.info()
         counts = store.counts()
         rows = store.workpackages()
-    failed = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.FAILED]
-    waiting = [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == WpState.WAITING]
     if options.json:
-        out.write(
-            json.dumps(
-                {
-                    "run": info.run_id,
-                    "benchmark": info.benchmark,
-                    "dir": run_dir,
-                    "steps": counts,
-                    "repeat_auto": info.settings.get("repeat_auto"),
-                    "workpackages": [
-                        {
-                            "id": wp.id,
-                            "step": wp.step,
-                            "state": wp.state,
-                            "reason": wp.reason,
-                            "exit_code": wp.exit_code,
-                            "attempt": wp.attempt,
-                            "job_id": wp.job_id,
-                        }
-                        for wp in rows
-                    ],
-                }
-            )
-            + "\n"
-        )
+        out.write(json.dumps(_status_json(info, run_dir, counts, rows)) + "\n")
         return 0
     out.write(f"run {info.run_id:06d} of {info.benchmark}: {run_dir}\n")
     auto = info.settings.get("repeat_auto")
     if auto:  # engine.rounds records the repeats a --repeat auto run made, and why no more
-        made = "--repeat auto: not finished (bench continue goes on)"
-        if "stopped" in auto:
-            plural = "s" if auto["repeats"] != 1 else ""
-            made = f"{auto['repeats']} repeat{plural} (--repeat auto): {auto['stopped']}"
-        out.write(f"  repeats: {made}\n")
+        out.write(f"  repeats: {_repeats_made(auto)}\n")
     print_counts(counts, out)
-    print_reasons(failed, waiting, out)
+    print_reasons(_reasons(rows, WpState.FAILED), _reasons(rows, WpState.WAITING), out)
     return 0
+
+
+def _status_json(
+    info: RunInfo, run_dir: str, counts: dict[str, dict[str, int]], rows: list[WpRow]
+) -> dict[str, object]:
+    return {
+        "run": info.run_id,
+        "benchmark": info.benchmark,
+        "dir": run_dir,
+        "steps": counts,
+        "repeat_auto": info.settings.get("repeat_auto"),
+        "workpackages": [
+            {
+                "id": wp.id,
+                "step": wp.step,
+                "state": wp.state,
+                "reason": wp.reason,
+                "exit_code": wp.exit_code,
+                "attempt": wp.attempt,
+                "job_id": wp.job_id,
+            }
+            for wp in rows
+        ],
+    }
+
+
+def _repeats_made(auto: dict[str, Any]) -> str:
+    """The repeats a --repeat auto run made and why it stopped; or that it goes on."""
+    if "stopped" not in auto:
+        return "--repeat auto: not finished (bench continue goes on)"
+    plural = "s" if auto["repeats"] != 1 else ""
+    return f"{auto['repeats']} repeat{plural} (--repeat auto): {auto['stopped']}"
+
+
+def _reasons(rows: list[WpRow], state: WpState) -> list[tuple[int, str, str]]:
+    """(id, step, reason) of the workpackages in `state`."""
+    return [(wp.id, wp.step, wp.reason) for wp in rows if wp.state == state]
 
 
 def print_counts(counts: dict[str, dict[str, int]], out: TextIO | None = None) -> None:
@@ -122,21 +131,39 @@ def print_summary(summary: Summary, out: TextIO | None = None, again: str | None
     a run with its `jube continue` / `jube result` lines (jube/benchmark.py, Benchmark.run)."""
     out = out or sys.stdout
     total = {s: sum(c.get(s, 0) for c in summary.counts.values()) for s in STATES}
-    parts = ", ".join(f"{n} {s}" for s, n in total.items() if n)
-    out.write(f"run {summary.run_id:06d} of {summary.benchmark}: {parts or 'no workpackages'}\n")
+    out.write(f"run {summary.run_id:06d} of {summary.benchmark}: {_state_counts(total)}\n")
     out.write(f"  dir: {summary.run_dir}\n")
     if summary.repeats:
         out.write(f"  repeats: {summary.repeats}\n")
-    if summary.failed or summary.waiting or total["cancelled"] or total["open"]:
+    if _not_all_done(summary, total):
         print_counts(summary.counts, out)
         print_reasons(summary.failed, summary.waiting, out)
+    _print_next_commands(summary, total, again, out)
+    out.flush()
+
+
+def _state_counts(total: dict[str, int]) -> str:
+    """`4 done, 2 failed`: the states that have workpackages."""
+    return ", ".join(f"{n} {s}" for s, n in total.items() if n) or "no workpackages"
+
+
+def _not_all_done(summary: Summary, total: dict[str, int]) -> bool:
+    """Whether a workpackage failed, waits, was cancelled or is still open: then the counts per
+    step and the reasons follow."""
+    return bool(summary.failed or summary.waiting or total["cancelled"] or total["open"])
+
+
+def _print_next_commands(
+    summary: Summary, total: dict[str, int], again: str | None, out: TextIO
+) -> None:
+    """`bench continue` where the run can go on, and `bench result`, naming the run by `again`;
+    without `again`, only `bench continue` of the waiting run's folder."""
     if again is None:
         if summary.waiting:
             out.write(f"  go on with: bench continue {summary.run_dir}\n")
-    else:
-        # JUBE names `continue` while a workpackage is not done; caramel's continue only goes on
-        # with open and waiting ones (a failed one stays failed), so only then
-        if summary.waiting or total["open"]:
-            out.write(f"  go on with: bench continue {again}\n")
-        out.write(f"  its table: bench result {again}\n")
-    out.flush()
+        return
+    # JUBE names `continue` while a workpackage is not done; caramel's continue only goes on
+    # with open and waiting ones (a failed one stays failed), so only then
+    if summary.waiting or total["open"]:
+        out.write(f"  go on with: bench continue {again}\n")
+    out.write(f"  its table: bench result {again}\n")

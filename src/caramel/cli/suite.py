@@ -28,6 +28,7 @@ from caramel.errors import CaramelError, RunError
 if TYPE_CHECKING:
     from caramel.cli.common import BenchmarkOptions
     from caramel.cli.run import RunOptions
+    from caramel.consumers.catalog import BenchmarkEntry
 
 
 def run_suite(
@@ -50,15 +51,7 @@ def run_suite(
     broken = unreadable_members(found, suite)
     _check_tags(source, [entry.path for entry in entries])
     campaign = new_campaign(os.getcwd(), suite, list(source.tags))
-    out.write(
-        f"campaign {campaign}: {len(entries)} benchmark(s): {', '.join(e.name for e in entries)}"
-        + (
-            f"; {len(broken)} could not be read: {', '.join(e.name for e in broken)}"
-            if broken
-            else ""
-        )
-        + "\n"
-    )
+    out.write(f"campaign {campaign}: {_members_line(entries, broken)}\n")
     out.flush()
     code = 0
     for entry in broken:
@@ -70,28 +63,49 @@ def run_suite(
         add_failure(campaign, entry.name, entry.path, entry.error)
         code = 2
     for entry in entries:
-        out.write(f"== {entry.name} ({entry.path})\n")
-        out.flush()
-        member = dataclasses.replace(
-            options,
-            suite=None,
-            under_cwd=True,
-            source=dataclasses.replace(
-                source,
-                file=entry.path,
-                check_tags=False,
-                only_bench=(entry.benchmark,) if entry.benchmark else source.only_bench,
-            ),
-            on_created=_recorder(campaign, entry.name),
-        )
-        try:
-            code = max(code, run_benchmarks(member, out))
-        except CaramelError as exc:
-            print(f"error: {entry.name}: {exc}", file=sys.stderr)
-            code = max(code, 2)
+        code = max(code, _run_member(options, entry, campaign, run_benchmarks, out))
     out.write(f"campaign {campaign} ended (exit {code}); bench result -c last shows its tables\n")
     out.flush()
     return code
+
+
+def _members_line(entries: list[BenchmarkEntry], broken: list[BenchmarkEntry]) -> str:
+    """The members by name, and those that could not be read."""
+    line = f"{len(entries)} benchmark(s): {', '.join(e.name for e in entries)}"
+    if broken:
+        line += f"; {len(broken)} could not be read: {', '.join(e.name for e in broken)}"
+    return line
+
+
+def _run_member(
+    options: RunOptions,
+    entry: BenchmarkEntry,
+    campaign: str,
+    run_benchmarks: Callable[[RunOptions, TextIO], int],
+    out: TextIO,
+) -> int:
+    """One member run with the campaign's options, its folder under the current one and recorded
+    in the campaign; its exit code (2 for an error, which does not stop the campaign)."""
+    out.write(f"== {entry.name} ({entry.path})\n")
+    out.flush()
+    source = options.source
+    member = dataclasses.replace(
+        options,
+        suite=None,
+        under_cwd=True,
+        source=dataclasses.replace(
+            source,
+            file=entry.path,
+            check_tags=False,
+            only_bench=(entry.benchmark,) if entry.benchmark else source.only_bench,
+        ),
+        on_created=_recorder(campaign, entry.name),
+    )
+    try:
+        return run_benchmarks(member, out)
+    except CaramelError as exc:
+        print(f"error: {entry.name}: {exc}", file=sys.stderr)
+        return 2
 
 
 def _check_tags(source: BenchmarkOptions, paths: list[str]) -> None:

@@ -73,23 +73,26 @@ def table_lines(
 ) -> list[str]:
     """The plain table: one line per row (the header first), without trailing blanks."""
     cols = _columns(columns)
-    cells = ([[c.title for c in cols]] if header else []) + [
-        [printable(str(cell)) for cell in row] for row in rows
-    ]
+    cells = _cells(cols, rows, header)
     if not cells:
         return []
     widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
     pad = " " * indent
-    return [
-        (
-            pad
-            + "  ".join(
-                cell.rjust(width) if col.align == RIGHT else cell.ljust(width)
-                for cell, width, col in zip(row, widths, cols, strict=True)
-            )
-        ).rstrip()
-        for row in cells
-    ]
+    return [(pad + _aligned(row, widths, cols)).rstrip() for row in cells]
+
+
+def _cells(cols: list[Column], rows: Sequence[Sequence[object]], header: bool) -> list[list[str]]:
+    """The table's cells as printable text, the titles first (with the header)."""
+    titles = [[c.title for c in cols]] if header else []
+    return titles + [[printable(str(cell)) for cell in row] for row in rows]
+
+
+def _aligned(row: list[str], widths: list[int], cols: list[Column]) -> str:
+    """A row's cells, each padded to its column's width on the column's side, two blanks apart."""
+    return "  ".join(
+        cell.rjust(width) if col.align == RIGHT else cell.ljust(width)
+        for cell, width, col in zip(row, widths, cols, strict=True)
+    )
 
 
 def print_table(
