@@ -34,6 +34,14 @@ def add_parser(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="only changes whose first run after started then or later (last: the newest run)",
     )
     changes.add_argument(
+        "--threshold",
+        type=_percent,
+        default=None,
+        metavar="PCT",
+        help="the band of no change in %% (as bench compare's): a change whose interval lies "
+        "within it is none (default 2)",
+    )
+    changes.add_argument(
         "--fail-on",
         choices=("regression", "any"),
         default=None,
@@ -47,12 +55,27 @@ def add_parser(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     )
 
 
+def _percent(text: str) -> float:
+    """--threshold's value: a percentage of 0 or more."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"expected a percentage of 0 or more (2, 0.5), not {text!r}"
+        )
+    return value
+
+
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     from caramel.consumers.history import changes_read
     from caramel.consumers.history.store import History
 
     with History.open(args.history) as history:
-        found = changes_read.read(history.db, args.benchmark, args.system, args.figure)
+        found = changes_read.read(
+            history.db, args.benchmark, args.system, args.figure, args.threshold
+        )
     since = _since(found, args.since)
     shown = _from(found, found.changes, since)
     events = _from(found, found.events, since)

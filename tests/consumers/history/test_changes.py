@@ -144,3 +144,21 @@ def test_welch_is_scipys_ttest_ind():
             assert abs(p - expected) <= 1e-6 * expected + 1e-12, (lengths, k)
     flat = np.array([2.0] * 3 + [2.0] * 4 + [3.0] * 3)
     assert np.allclose(search.welch_p_values(np.log(flat), [3, 7]), [1.0, 0.0])
+
+
+def test_a_change_within_compares_band_of_no_change_is_none_and_an_outlier_no_change():
+    """A 1 % step in 0.1 % noise is significant, but within bench compare's band of no change
+    (2 %): none; with a band of 0.5 % it is one. A run slowed by 20 % among quiet runs is an
+    outlier, not two changes (changes_search.without_outliers)."""
+    rng = np.random.default_rng(11)
+    n = 60
+    runs = [f"r{i:02d}" for i in range(n)]
+    small = 1000 * (1 + 0.001 * rng.standard_normal(n)) * np.where(np.arange(n) >= 30, 1.01, 1.0)
+    outlier = 1000 * (1 + 0.003 * rng.standard_normal(n))
+    outlier[20] *= 0.8
+    series = [ch.Series(("b", "s", c, "rate"), v, np.arange(n), "1/s", Direction.HIGHER)
+              for c, v in (("small", small), ("outlier", outlier))]  # fmt: skip
+    found, _ = ch.find(series, runs, runs, {})
+    assert found == []
+    narrow, _ = ch.find(series, runs, runs, {}, threshold=0.5)
+    assert [(c.series[2], c.index) for c in narrow] == [("small", 30)]

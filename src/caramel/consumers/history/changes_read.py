@@ -58,11 +58,14 @@ SERIES_SQL = "SELECT id, benchmark, system, tbl, config, name, unit, direction F
 NUMBERS_SQL = "SELECT run, series, mean FROM figures WHERE " + A_FIGURE  # a reason is no figure
 
 
-def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Found:
+def read(
+    db: Any, benchmark: str = "", system: str = "", figure: str = "", threshold: float | None = None
+) -> Found:
     """The change points and events of every series of the history (narrowed by benchmark,
     system, figure name): the series (a few thousand rows) and every figure as three numbers (its
     run's id, its series' id, its mean) in two queries, grouped by numpy; the runs as rows; the
-    change points by changes.find."""
+    change points by changes.find (`threshold`: its band of no change in %, else bench compare's
+    default)."""
     from caramel.consumers.history import query as query  # noqa: PLC0414
     from caramel.consumers.history.changes import Series, find
 
@@ -104,7 +107,8 @@ def read(db: Any, benchmark: str = "", system: str = "", figure: str = "") -> Fo
         )
     times = [_iso(started[k]) for k in order]
     items = {str(r["run_key"]): provenance(r) for r in runs}
-    changes, events = find(judged, order, times, items)
+    band = {} if threshold is None else {"threshold": threshold}
+    changes, events = find(judged, order, times, items, **band)
     return Found(changes, events, short, order, started)
 
 
