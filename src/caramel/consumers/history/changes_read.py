@@ -8,13 +8,16 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from caramel.consumers.history.changes import MIN_RUNS, ChangeKind, ChangePoint, Event
+from caramel.consumers.history.changes import MIN_RUNS, ChangeKind, ChangePoint, Event, Series
 from caramel.consumers.history.layout import A_FIGURE
 from caramel.vocabulary import Direction
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 # the run's own items that can explain a change (besides its fingerprint's): who ran what where
 PROVENANCE_COLUMNS = ("caramel_version", "git_commit", "container", "system", "nodes", "host")
@@ -67,7 +70,7 @@ def read(
     change points by changes.find (`threshold`: its band of no change in %, else bench compare's
     default)."""
     from caramel.consumers.history import query as query  # noqa: PLC0414
-    from caramel.consumers.history.changes import Series, find
+    from caramel.consumers.history.changes import find
 
     runs = sorted(query.runs(db), key=lambda r: (float(r.get("started") or 0.0), int(r["id"])))
     order = [str(r["run_key"]) for r in runs]
@@ -79,25 +82,40 @@ def read(
     numbers = query.frame(db, NUMBERS_SQL)
     if series.empty or numbers.empty or not runs:
         return Found([], [], [], order, started)
-    position = np.full(max(int(r["id"]) for r in runs) + 1, -1)
-    position[[int(r["id"]) for r in runs]] = np.arange(len(runs))
-    run_ids = numbers["run"].to_numpy(dtype=np.int64)
+    judged, short = _series(series, numbers, [int(r["id"]) for r in runs])
+    times = [_iso(started[k]) for k in order]
+    items = {str(r["run_key"]): provenance(r) for r in runs}
+    band = {} if threshold is None else {"threshold": threshold}
+    changes, events = find(judged, order, times, items, **band)
+    return Found(changes, events, short, order, started)
+
+
+def _series(
+    series: pd.DataFrame, numbers: pd.DataFrame, run_ids: list[int]
+) -> tuple[list[Series], list[tuple[str, ...]]]:
+    """The history's figures (`numbers`: run id, series id, mean) as series of `series` (the
+    rows kept), each in the order of its runs (`run_ids` in time order), positive figures only;
+    and the series of fewer than MIN_RUNS runs, too few to judge."""
+    from caramel.consumers.history import query as query  # noqa: PLC0414
+
+    position = np.full(max(run_ids) + 1, -1)
+    position[run_ids] = np.arange(len(run_ids))
+    runs_of = numbers["run"].to_numpy(dtype=np.int64)
     series_ids = numbers["series"].to_numpy(dtype=np.int64)
     values = query.plain_numbers(numbers["mean"]).to_numpy(dtype=float)
-    known = (run_ids < len(position)) & np.isin(series_ids, series["id"].to_numpy())
-    at = np.where(known, position[np.minimum(run_ids, len(position) - 1)], -1)
+    known = (runs_of < len(position)) & np.isin(series_ids, series["id"].to_numpy())
+    at = np.where(known, position[np.minimum(runs_of, len(position) - 1)], -1)
     keep = known & (at >= 0) & (values > 0)
     at, series_ids, values = at[keep], series_ids[keep], values[keep]
     ranked = np.lexsort((at, series_ids))
     at, series_ids, values = at[ranked], series_ids[ranked], values[ranked]
-    starts = np.flatnonzero(np.diff(series_ids, prepend=-1))
+    starts = np.flatnonzero(np.diff(series_ids, prepend=-1)).tolist()
     by_id = series.set_index("id")
     judged: list[Series] = []
     short: list[tuple[str, ...]] = []
     for first, last in zip(starts, [*starts[1:], len(series_ids)], strict=True):
         row = by_id.loc[int(series_ids[first])]
-        label = (str(row["benchmark"]), str(row["system"]), str(row["config"]),
-                 f"{row['tbl']}/{row['name']}")  # fmt: skip
+        label = _label(row)
         if last - first < MIN_RUNS:
             short.append(label)
             continue
@@ -105,11 +123,15 @@ def read(
         judged.append(
             Series(label, values[first:last], at[first:last], str(row["unit"]), direction)
         )
-    times = [_iso(started[k]) for k in order]
-    items = {str(r["run_key"]): provenance(r) for r in runs}
-    band = {} if threshold is None else {"threshold": threshold}
-    changes, events = find(judged, order, times, items, **band)
-    return Found(changes, events, short, order, started)
+    return judged, short
+
+
+def _label(row: pd.Series) -> tuple[str, ...]:
+    """A series' name: benchmark, system, configuration, table/figure."""
+    return (
+        str(row["benchmark"]), str(row["system"]), str(row["config"]),
+        f"{row['tbl']}/{row['name']}",
+    )  # fmt: skip
 
 
 def _iso(epoch: float) -> str:
