@@ -1,3 +1,4 @@
+import os
 import sys
 import threading
 import time
@@ -35,7 +36,12 @@ def test_energy_is_the_integral_of_the_power_served(tmp_path: Path) -> None:
 def test_power_that_changes_is_integrated(tmp_path: Path) -> None:
     hwmon = make_hwmon(tmp_path / "hwmon", {"Module0": 100.0})
     power_file = hwmon / "hwmon0" / "device" / "power1_average"
-    threading.Timer(0.5, lambda: power_file.write_text("300000000\n")).start()
+
+    def change() -> None:  # at once, as sysfs changes a reading: never an empty file to read
+        (power_file.parent / "next").write_text("300000000\n")
+        os.replace(power_file.parent / "next", power_file)
+
+    threading.Timer(0.5, change).start()
     main(["--hwmon-base", str(hwmon), "--interval", "20", "--out-dir", str(tmp_path / "e"), "--",
           sys.executable, "-c", "import time; time.sleep(1.0)"])
     rows = (tmp_path / "e" / "power.0.csv").read_text().splitlines()[1:]
