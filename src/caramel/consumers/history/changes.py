@@ -100,17 +100,18 @@ class Event:
         )
 
 
-def system_moments(
+def system_changes(
     provenance: Mapping[str, Mapping[str, object]], runs: Sequence[str]
-) -> np.ndarray:
-    """Per run of the history (`runs` in order): whether an item of its system, other than the
-    volatile ones, differs from the run before (a driver, an image, a module changed there)."""
+) -> list[tuple[str, ...]]:
+    """Per run of the history (`runs` in order): what of its system differs from the run before
+    (causes: a driver, an image, a module), the volatile items left out; () for the first run.
+    The moments the system changed and the causes of each change point are read from it."""
     noisy = volatile_items(provenance, runs)
-    out = np.zeros(len(runs), dtype=bool)
-    for i in range(1, len(runs)):
-        a, b = provenance.get(runs[i - 1], {}), provenance.get(runs[i], {})
-        out[i] = any(a.get(key) != b.get(key) for key in set(a) | set(b) if key not in noisy)
-    return out
+    changed: list[tuple[str, ...]] = [()]
+    for before, after in zip(runs[:-1], runs[1:], strict=True):
+        found = causes(provenance.get(before, {}), provenance.get(after, {}))
+        changed.append(tuple(c for c in found if c.split(":")[0] not in noisy))
+    return changed
 
 
 def series_moments(history_moments: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -259,7 +260,8 @@ def find(
     `moment_alpha` shared among them), so a driver update that moved a series by less than the
     search could see is found where it happened. A change whose interval lies within the band of
     no change (`threshold` %, bench compare's default) is none."""
-    history_moments = system_moments(provenance, runs)
+    changed = system_changes(provenance, runs)
+    history_moments = np.array([bool(c) for c in changed], dtype=bool)
     changes: list[ChangePoint] = []
     for one in series:
         if len(one.values) < MIN_RUNS or not np.all(one.values > 0):
@@ -268,7 +270,7 @@ def find(
         changes += _judged(
             one, moments, runs, times, moment_alpha=moment_alpha, threshold=threshold
         )
-    changes = with_causes(changes, provenance, runs)
+    changes = with_causes(changes, changed, runs)
     order = {key: i for i, key in enumerate(runs)}
     return changes, group_events(changes, order, moments=np.flatnonzero(history_moments).tolist())
 
@@ -309,30 +311,24 @@ def volatile_items(provenance: Mapping[str, Mapping[str, object]], runs: Sequenc
 
 def with_causes(
     changes: Iterable[ChangePoint],
-    provenance: Mapping[str, Mapping[str, object]],
+    changed: Sequence[tuple[str, ...]],
     runs: Sequence[str],
     window: int = 2,
 ) -> list[ChangePoint]:
-    """Each change point with what changed in the system at it: the provenance items (by run key;
-    `runs` in the history's order) that differ between its last run before and its first run
-    after, or where none did, between neighbouring runs within `window` runs of its first run after
-    (a change's place is known to a run or two); the volatile items left out."""
+    """Each change point with what changed in the system at it (`changed`: system_changes, per run
+    of `runs`, the history's order): what differs between its last run before and its first run
+    after, or where nothing did, between neighbouring runs within `window` runs of its first run
+    after (a change's place is known to a run or two)."""
     from dataclasses import replace
 
     position = {run: i for i, run in enumerate(runs)}
-    noisy = volatile_items(provenance, runs)
-
-    def between(i: int) -> list[str]:
-        before, after = provenance.get(runs[i - 1], {}), provenance.get(runs[i], {})
-        return [c for c in causes(before, after) if c.split(":")[0] not in noisy]
-
     out = []
     for change in changes:
         at = position.get(change.run_after)
         found: list[str] = []
         if at is not None and at > 0:
             near = range(max(1, at - window), min(len(runs), at + window + 1))
-            found = between(at) or [c for i in near for c in between(i)]
+            found = list(changed[at]) or [c for i in near for c in changed[i]]
         out.append(replace(change, causes=tuple(dict.fromkeys(found))))
     return out
 
