@@ -77,6 +77,31 @@ def test_mad_defaults_timeout_and_model_dir(tmp_path: Path) -> None:
     assert third.timeout == 60
 
 
+def test_the_longest_timeout_is_what_madengine_takes(tmp_path: Path) -> None:
+    """madengine's core/timeout.py `Timeout.__enter__` hands the seconds to `signal.alarm`, a C
+    int: 2**31 - 1 s is the longest it runs, a longer one overflows there (and a negative one of
+    any length is the default, `resolve_run_timeout`'s `> 0`)."""
+    path = entries_file(tmp_path, {**GOOD, "timeout": 2**31 - 1}, {**GOOD, "name": "b", "timeout": -10**400})
+    longest, negative = read_entries(str(path))
+    assert longest.timeout == 2**31 - 1 and negative.timeout == 7200
+
+
+@pytest.mark.parametrize(("written", "shown"), [
+    ("1e400", "Infinity"), ("1e300", "1e+300"), ("2147483648", "2147483648"),
+    ("9" * 400, "99999999999999999999... (400 characters)"), ("9" * 5000, "Infinity"),
+    ('"' + "9" * 400 + '"', '"9999999999999999999... (402 characters)'),
+])
+def test_an_overlong_timeout_is_an_error_naming_the_line(tmp_path: Path, written: str, shown: str) -> None:
+    """Each was a traceback (a float of a 400-digit int overflows; Python reads no int of 5000
+    digits) or a timeout madengine's `signal.alarm` refuses."""
+    path = tmp_path / "models.json"
+    path.write_text('[\n  {"name": "m", "scripts": "s",\n   "timeout": ' + written + "}\n]\n")
+    (error,) = read_entries(str(path))
+    assert isinstance(error, SpecError)
+    assert f"models.json:3: entry 0 (m): 'timeout': {shown} seconds is more than madengine takes" in str(error)
+    assert "at most 2147483647 s" in error.hint
+
+
 MAD_DATA = Path(__file__).parents[2] / "data" / "mad"  # MAD's own entries (its README says which)
 
 

@@ -36,7 +36,6 @@ import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeGuard
 
 from caramel.errors import Location, SpecError, did_you_mean
 from caramel.stages.spec import grammar
@@ -47,6 +46,9 @@ from caramel.stages.spec.tree import Node
 
 FILE_NAME = "models.json"
 DEFAULT_TIMEOUT = 7200  # madengine's two hours, also what a timeout of 0 or less means
+# madengine's core/timeout.py `Timeout` hands the seconds to `signal.alarm`, a C int: a longer
+# timeout overflows there
+MAX_TIMEOUT = 2**31 - 1
 SCRIPTS_FOLDER = "scripts"  # madengine reads scripts/DIR/models.json beside the top models.json
 # the keys MAD's README and madengine's models know (spec/grammar.py); those caramel does not use
 # are kept as data
@@ -196,7 +198,7 @@ def _read(path: str) -> str:
 
 def _items(text: str, path: str) -> list[tuple[object, int, int]]:
     """The top-level list's items with their start and end offsets (for the line an entry is on)."""
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(parse_int=_whole_number)
     try:
         whole = decoder.decode(text)
     except json.JSONDecodeError as exc:
@@ -219,6 +221,12 @@ def _items(text: str, path: str) -> list[tuple[object, int, int]]:
         pos = _skip(text, end)
         pos += text[pos] == ","
     return out
+
+
+def _whole_number(digits: str) -> int | float:
+    """A JSON whole number; one longer than Python turns into an int (4300 digits) is a float,
+    infinite: what it means is too long for every field."""
+    return int(digits) if len(digits.lstrip("-")) <= 4300 else float(digits)
 
 
 def _skip(text: str, pos: int) -> int:
@@ -407,31 +415,42 @@ def _n_gpus(item: dict[str, object], fail: Fail) -> str:
 
 
 def _timeout(item: dict[str, object], fail: Fail) -> float:
-    """Seconds; 0 or less (MAD's `-1`) is madengine's default, as `resolve_run_timeout` reads it."""
+    """Seconds; 0 or less (MAD's `-1`) is madengine's default, as `resolve_run_timeout` reads it;
+    more than `MAX_TIMEOUT` is refused, as madengine's `signal.alarm` refuses it."""
     value = item.get("timeout", DEFAULT_TIMEOUT)
     if value is None:
         return float(DEFAULT_TIMEOUT)
     number = _number(value)
-    if not _is_finite(number):
+    if number is None or number != number:  # NaN
         raise fail(
             "timeout",
-            f"{json.dumps(value)} is not a number of seconds",
+            f"{_shown(value)} is not a number of seconds",
             f"expected seconds; 0 or less (MAD's -1) is madengine's default, {DEFAULT_TIMEOUT} s",
+        )
+    if number > MAX_TIMEOUT:
+        raise fail(
+            "timeout",
+            f"{_shown(value)} seconds is more than madengine takes",
+            f"at most {MAX_TIMEOUT} s (madengine's signal.alarm takes a C int); "
+            f"0 or less (MAD's -1) is madengine's default, {DEFAULT_TIMEOUT} s",
         )
     return float(number) if number > 0 else float(DEFAULT_TIMEOUT)
 
 
 def _number(value: object) -> float | None:
-    """A JSON number, or a text that reads as one; a boolean is neither."""
+    """A JSON number, or a text that reads as one; a boolean is neither. A JSON whole number stays
+    an int, however long: a float of it may overflow."""
     if isinstance(value, str) and re.fullmatch(r"-?\d+(\.\d+)?", value.strip()):
-        return float(value)
+        return float(value)  # a text past a double is infinite, past the longest timeout
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return value
     return None
 
 
-def _is_finite(number: float | None) -> TypeGuard[float]:
-    return number is not None and number == number and abs(number) != float("inf")
+def _shown(value: object) -> str:
+    """A value as JSON, cut short: a 400-digit number is shown by its start and its length."""
+    text = json.dumps(value)
+    return text if len(text) <= 40 else f"{text[:20]}... ({len(text)} characters)"
 
 
 def _check_paths(entry: MadEntry, fail: Fail) -> None:
