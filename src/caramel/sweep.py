@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import reprlib
 import sys
 from collections.abc import Callable, Iterator, Mapping
 
@@ -69,6 +70,12 @@ def benchmark_text(
     """The benchmark file (as YAML's data) of a sweep."""
     parameters = [_parameter(key, values) for key, values in space.items()]
     step: dict[str, object] = {"name": name, "use": "space", "call": target}
+    if figures and not isinstance(figures, Mapping):
+        raise SpecError(
+            f"caramel.sweep: figures is a {type(figures).__name__}, not a mapping of figure "
+            "names to units",
+            hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}',
+        )
     if figures:
         step["figure"] = [_figure(key, spec) for key, spec in figures.items()]
     return {
@@ -139,14 +146,19 @@ def _separator(texts: list[str]) -> str:
     return next((s for s in (",", ";", "|", "\x1f") if not any(s in t for t in texts)), ",")
 
 
-def _figure(key: str, spec: object) -> dict[str, str]:
-    unit, direction = (
-        (spec, "")
-        if isinstance(spec, str)
-        else (tuple(spec) + ("", ""))[:2]
-        if isinstance(spec, (tuple, list))
-        else (str(spec), "")
-    )
+def _figure(key: object, spec: object) -> dict[str, str]:
+    """One figure of `figures` as a step's `figure:` entry; a shape `caramel_figures` does not
+    take (a number, a mapping, three items) is an error, as it is there."""
+    from caramel.stages.spec.call import unit_and_direction
+
+    pair = unit_and_direction(spec)
+    if not isinstance(key, str) or pair is None:
+        raise SpecError(
+            f"caramel.sweep: figures: {reprlib.repr(key)}: {reprlib.repr(spec)} is not a unit "
+            "or (unit, direction)",
+            hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}',
+        )
+    unit, direction = pair
     out = {"name": key}
     if unit:
         out["unit"] = unit

@@ -3,6 +3,7 @@ the target's form and a function's return are checked by properties (spec/call.p
 
 from __future__ import annotations
 
+import re
 import string
 from pathlib import Path
 
@@ -116,3 +117,42 @@ def test_a_mapping_of_names_to_numbers_or_texts_is_accepted_as_it_is(figures):
 def test_anything_else_is_a_bad_return_naming_the_function(value):
     with pytest.raises(BadReturn, match="m:f"):
         figures_of(value, "m:f")
+
+
+@pytest.mark.parametrize("no_eval", [False, True])
+@pytest.mark.parametrize(("number", "declared", "shown"), [
+    (1, '{"rate": 5}', "'rate': 5"),
+    (2, '{"rate": None}', "'rate': None"),
+    (3, '{"rate": ("s", "lower", "x")}', "'rate': ('s', 'lower', 'x')"),
+    (4, '{"rate": {"unit": "s"}}', "'rate': {'unit': 's'}"),  # it read as the unit "unit"
+    (5, '{"rate": ()}', "'rate': ()"),
+    (6, '{"rate": 1.5}', "'rate': 1.5"),
+])
+def test_a_caramel_figures_of_a_wrong_shape_is_an_error_naming_file_and_line(tmp_path, no_eval, number,
+                                                                          declared, shown):
+    """Each was a traceback (an int or None is not iterable, three items do not unpack) or read
+    silently as something else; with --no-eval the literal is read from the source, the same error."""
+    module = f"shaped{number}_{int(no_eval)}"  # a name of its own: the import stays in sys.modules
+    (tmp_path / f"{module}.py").write_text(f"def f(size: int):\n    return {{}}\n\n\nf.caramel_figures = {declared}\n")
+    (tmp_path / "bad.yaml").write_text(HEAD + f"    call: {module}:f\n")
+    from caramel.stages.spec.loader import load
+
+    with pytest.raises(SpecError) as caught:
+        load(str(tmp_path / "bad.yaml"), no_eval=no_eval)
+    text = str(caught.value)
+    assert f"bad.yaml:9: {module}:f.caramel_figures: {shown} is not a unit or (unit, direction)" in text
+
+
+@pytest.mark.parametrize(("figures", "message"), [
+    (["rate"], "caramel.sweep: figures is a list, not a mapping of figure names to units"),
+    ({"rate": 5}, "caramel.sweep: figures: 'rate': 5 is not a unit or (unit, direction)"),
+    ({"rate": ("a", "b", "c")}, "caramel.sweep: figures: 'rate': ('a', 'b', 'c') is not a unit"),
+    ({"rate": {"unit": "s"}}, "caramel.sweep: figures: 'rate': {'unit': 's'} is not a unit"),
+])
+def test_a_sweeps_figures_of_a_wrong_shape_is_an_error(figures, message):
+    """caramel.sweep's `figures` take the shapes `caramel_figures` takes: a list was an
+    AttributeError, a number or a mapping became a unit, three items lost the third."""
+    from caramel.sweep import benchmark_text
+
+    with pytest.raises(SpecError, match=re.escape(message)):
+        benchmark_text("f", "m:f", {"n": [1]}, figures)

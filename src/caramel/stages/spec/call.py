@@ -25,6 +25,7 @@ import importlib
 import os
 import pkgutil
 import re
+import reprlib
 import sys
 import typing
 from collections.abc import Iterator
@@ -345,17 +346,17 @@ def _declared_mapping(declared: object, step: m.Step) -> dict[object, object]:
     return declared
 
 
-def _declared_figure(name: object, spec: typing.Any, step: m.Step) -> m.Pattern:
+def _declared_figure(name: object, spec: object, step: m.Step) -> m.Pattern:
     """One `name: unit` or `name: (unit, direction)` of `caramel_figures`."""
-    unit, direction = (
-        (spec, "") if isinstance(spec, str) else tuple(spec) + ("",) * (2 - len(tuple(spec)))
-    )
-    if not isinstance(name, str) or _bad_figure(name, unit, direction):
+    pair = unit_and_direction(spec)
+    if not isinstance(name, str) or pair is None or _bad_figure(name, *pair):
         raise SpecError(
-            f"{step.call}.{ATTRIBUTE}: {name!r}: {spec!r} is not a unit or (unit, direction)",
+            f"{step.call}.{ATTRIBUTE}: {reprlib.repr(name)}: {reprlib.repr(spec)} is not a unit "
+            "or (unit, direction)",
             step.call_where,
             hint='write {"tokens_per_s": "tokens/s", "loss": ("", "lower")}',
         )
+    unit, direction = pair
     return m.Pattern(
         name,
         _regex(name),
@@ -364,6 +365,18 @@ def _declared_figure(name: object, spec: typing.Any, step: m.Step) -> m.Pattern:
         direction=direction,
         where=step.call_where,
     )
+
+
+def unit_and_direction(spec: object) -> tuple[str, str] | None:
+    """A text (the unit), or a tuple or list of the unit and, maybe, the direction; None for any
+    other shape (a number, a mapping, three items, an item that is no text)."""
+    if isinstance(spec, str):
+        return spec, ""
+    if not isinstance(spec, (tuple, list)) or not 1 <= len(spec) <= 2:
+        return None
+    if not all(isinstance(item, str) for item in spec):
+        return None
+    return spec[0], spec[1] if len(spec) == 2 else ""
 
 
 def _bad_figure(name: str, unit: str, direction: str) -> bool:
