@@ -85,9 +85,10 @@ def _groups(
     seen: set[str] = set()
     for name in templates:
         if name not in seen:
-            members = _members(name, zipped.get(name), values)
+            in_zip = zipped.get(name)
+            members = _members(name, in_zip, values)
             seen.update(members)
-            groups.append((members, _joint_values(members, values, zips)))
+            groups.append((members, _joint_values(members, values, in_zip)))
     return groups
 
 
@@ -108,16 +109,16 @@ def _members(name: str, in_zip: Zip | None, values: dict[str, Value]) -> list[st
 
 
 def _joint_values(
-    members: list[str], values: dict[str, Value], zips: list[Zip]
+    members: list[str], values: dict[str, Value], in_zip: Zip | None
 ) -> list[tuple[Value, ...]]:
-    """The members' values taken together, one tuple per position; zipped templates must have as
-    many values each."""
+    """The members' values taken together, one tuple per position; the templates of `in_zip` must
+    have as many values each (an error at its line)."""
     expansions = [expand_template(values[n]) for n in members]
     if len({len(e) for e in expansions}) > 1:
         sizes = ", ".join(f"{n} has {len(e)}" for n, e in zip(members, expansions, strict=False))
         raise ExpandError(
             f"zipped parameters must have as many values each: {sizes}",
-            zips[-1].where,  # the last <zip>'s line, which is this group's only when it is the last
+            in_zip.where if in_zip else None,
             hint="give every parameter named in the <zip> the same number of values",
         )
     return list(zip(*expansions, strict=False))
