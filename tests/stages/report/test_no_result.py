@@ -50,3 +50,25 @@ def test_a_file_printing_performance_lines_keeps_its_table(tmp_path, monkeypatch
     assert main(["result", run_dir, "--format", "csv"]) == 0
     out = capsys.readouterr().out
     assert "tagging,3.5,examples/sec,done" in out, out
+
+
+def test_asking_for_the_performance_table_of_a_run_without_it_is_a_usage_error(tmp_path, monkeypatch,
+                                                                              capsys) -> None:
+    """`-o performance` on the tagging run printed nothing and exited 0: it names a table the run
+    does not make, as `-o NAME` of any table the run lacks, a usage error (exit 2) saying what
+    makes that table and that this run has none of it."""
+    run_dir = _run(tmp_path, monkeypatch, "")
+    capsys.readouterr()
+    assert main(["result", run_dir, "-o", "performance"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "no table or database named 'performance' in benchmark 'tagging'" in captured.err
+    assert "the performance table is MAD's" in captured.err and "this run has none of these" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_the_performance_table_by_name_on_a_run_that_makes_it(tmp_path, monkeypatch, capsys) -> None:
+    run_dir = _run(tmp_path, monkeypatch, "; echo 'performance: 3.5 examples/sec'")
+    capsys.readouterr()
+    assert main(["result", run_dir, "-o", "performance", "--format", "csv"]) == 0
+    assert "tagging,3.5,examples/sec,done" in capsys.readouterr().out

@@ -21,7 +21,11 @@ from caramel.stages.analyse.analyser import Prepared, prepare
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalyseError
-from caramel.stages.analyse.performance import uses_performance_lines
+from caramel.stages.analyse.performance import (
+    collect,
+    follows_mad_convention,
+    uses_performance_lines,
+)
 from caramel.stages.report.incremental import Built, Delta, build, definitions, shape_key
 from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
 from caramel.stages.report.performance import performance_table
@@ -223,15 +227,35 @@ def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
 
 
 def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
+    """Every name of `-o` is a table or database the run makes; the MAD `performance` table only
+    where the benchmark is MAD-style (its logs are read for that only when `-o` is given)."""
     if not only:
         return
-    known = table_names(inp) + ([PERFORMANCE_TABLE] if uses_performance_lines(inp) else [])
+    known = table_names(inp) + ([PERFORMANCE_TABLE] if _makes_performance(inp) else [])
     for name in only:
         if name not in known:
             raise AnalyseError(
                 f"no table or database named '{name}' in benchmark '{inp.benchmark.name}'",
-                hint=did_you_mean(name, known) or "results: " + (", ".join(known) or "none"),
+                hint=_only_hint(inp, name, known),
             )
+
+
+def _makes_performance(inp: AnalysisInput) -> bool:
+    """Whether `bench result` makes the run's MAD `performance` table (report.performance)."""
+    return uses_performance_lines(inp) and follows_mad_convention(inp, collect(inp))
+
+
+def _only_hint(inp: AnalysisInput, name: str, known: list[str]) -> str:
+    """What the run offers instead of `name`; for `performance`, what makes that table."""
+    offered = did_you_mean(name, known) or "results: " + (", ".join(known) or "none")
+    if name != PERFORMANCE_TABLE:
+        return offered
+    has = "patterns of its own" if not uses_performance_lines(inp) else "none of these"
+    return (
+        "the performance table is MAD's, made for a benchmark without patterns that is a "
+        "models.json entry, declares meta multiple_results or prints 'performance: NUMBER UNIT' "
+        f"lines; this run has {has} ({offered})"
+    )
 
 
 def make_results(
