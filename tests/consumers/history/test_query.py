@@ -40,3 +40,16 @@ def test_a_figure_whose_mean_is_a_text_is_left_out_of_the_pages(tmp_path) -> Non
     figures = read_history(path).figures
     assert math.isnan(figures[0][7]) and figures[0][6] == 1  # no mean; n no number: one sample
     assert [f[7] for f in figures if not math.isnan(f[7])] == [2.0]
+
+
+def test_a_series_text_stored_as_a_blob_that_is_no_utf8_reads_replaced(tmp_path) -> None:
+    """perf/fuzz_long.py's history_rows found it: a direction stored as the BLOB b'f\\xf4' (a
+    damaged history) was a UnicodeDecodeError out of pandas' astype(str); it reads as text, the
+    bytes that do not decode replaced, and a BLOB that is UTF-8 reads as its text."""
+    path = str(tmp_path / "h.db")
+    with History(path) as history:
+        history.add(RunRecord("k", "b", started=1.0), [Metric("t", {"n": "1"}, "rate", "GF/s", "higher", [1.0])])
+        with history.db:
+            history.db.execute("UPDATE series SET direction = ?, unit = ?", (b"f\xf4", "GF/s".encode()))
+    (key,) = read_history(path).keys
+    assert key[-2:] == ("GF/s", "f\N{REPLACEMENT CHARACTER}")

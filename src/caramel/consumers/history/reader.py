@@ -111,12 +111,20 @@ def _contents(db: query.Database, shown: str, order: str) -> HistoryContents:
     numbers = numbers.rename(columns={"series": "key"}).reset_index(drop=True)
     numbers["run"], numbers["key"] = at, codes
     series = query.series(db).set_index("id").loc[used]
-    keys = list(
-        zip(*(series[c].fillna("").astype(str).tolist() for c in series.columns), strict=True)
-    )
+    keys = list(zip(*(_texts(series[c]) for c in series.columns), strict=True))
     baselines = [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()]
     failures = query.failures_by_run(db, order)
     return HistoryContents(records, keys, numbers, baselines, failures)
+
+
+def _texts(column: pd.Series) -> list[str]:
+    """A column of the series as texts. A value SQLite holds as a BLOB (a history damaged or
+    written by another program) is decoded as UTF-8, bytes that do not decode replaced: pandas'
+    `astype(str)` raised UnicodeDecodeError on them."""
+    return [
+        value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
+        for value in column.fillna("").tolist()
+    ]
 
 
 def _check_file(path: str) -> None:
