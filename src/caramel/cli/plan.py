@@ -58,7 +58,7 @@ def plan_command(options: PlanOptions, out: TextIO) -> int:
         make_plan(bench, max_workpackages=options.source.max_workpackages) for bench in benchmarks
     ]
     if options.predict:
-        from caramel.cli.predict import print_cost
+        from caramel.cli.predict_cost import print_cost
 
         for bench, plan in zip(benchmarks, plans, strict=True):
             print_cost(

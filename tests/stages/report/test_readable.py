@@ -114,7 +114,7 @@ def test_a_terminal_gets_the_table_for_people_and_a_pipe_the_tables_own(
 
 def test_compare_and_predict_round_as_tables_do() -> None:
     from caramel.cli.compare import _fmt
-    from caramel.cli.predict import _g
+    from caramel.cli.predict_text import number_text as _g
 
     assert _fmt(11499.87, 123.4, 3) == "11500 ± 123 (n=3)"  # not 1.15e+04 ± 1.2e+02
     assert _fmt(0.025733333333333334, 0.0012345, 3) == "0.0257 ± 0.0012 (n=3)"
