@@ -50,6 +50,6 @@ def test_a_series_text_stored_as_a_blob_that_is_no_utf8_reads_replaced(tmp_path)
     with History(path) as history:
         history.add(RunRecord("k", "b", started=1.0), [Metric("t", {"n": "1"}, "rate", "GF/s", "higher", [1.0])])
         with history.db:
-            history.db.execute("UPDATE series SET direction = ?, unit = ?", (b"f\xf4", "GF/s".encode()))
+            history.db.execute("UPDATE series SET direction = ?, unit = ?", (b"f\xf4", b"GF/s"))
     (key,) = read_history(path).keys
     assert key[-2:] == ("GF/s", "f\N{REPLACEMENT CHARACTER}")

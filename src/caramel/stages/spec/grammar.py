@@ -718,7 +718,7 @@ MAD_KEYS: tuple[Key, ...] = (
     ),
     _k("data", "MAD's data name"),
     _k("n_gpus", 'GPUs it takes, a whole number as a text; "-1": every GPU', default="1"),
-    _k("timeout", "seconds; 0 or less: madengine's default, 7200", "number", "7200"),
+    _k("timeout", "seconds, up to 2147483647; 0 or less: madengine's 7200", "number", "7200"),
     _k("owner", "who answers for it"),
     _k("training_precision", "fp16, bf16 ..."),
     _k("tags", "words to select it by", "list"),
