@@ -180,15 +180,29 @@ def _judged(
     (search.with_moments), each boundary's p-value between its neighbours; a change whose interval
     lies within the band of no change (`threshold` %) is none."""
     kept = search.without_outliers(one.values)
+    found = search.found(kept, alpha, penalty)
+    return _judged_found(
+        one, kept, found, moments, runs, times,
+        alpha=alpha, moment_alpha=moment_alpha, threshold=threshold,
+    )  # fmt: skip
+
+
+def _judged_found(
+    one: Series, kept: np.ndarray, found: list[int], moments: np.ndarray | None,
+    runs: Sequence[str], times: Sequence[str], alpha: float = search.ALPHA,
+    moment_alpha: float = MOMENT_ALPHA, threshold: float = THRESHOLD,
+) -> list[ChangePoint]:  # fmt: skip
+    """_judged from the search's boundaries (`found`) of the figures with their outliers set aside
+    (`kept`): find searches every series at once."""
     logs = np.log(kept)
-    cuts = search.settled(kept, search.found(kept, alpha, penalty), moments, alpha=alpha)
+    cuts = search.settled(kept, found, moments, alpha=alpha)
     if moments is not None:
         cuts = search.with_moments(logs, cuts, moments, moment_alpha)
     while True:
-        found = _change_points(one, kept, cuts, search.welch_p_values(logs, cuts), runs, times)
-        small = [c for c in found if _no_change(c, threshold)]
+        points = _change_points(one, kept, cuts, search.welch_p_values(logs, cuts), runs, times)
+        small = [c for c in points if _no_change(c, threshold)]
         if not small:
-            return found
+            return points
         # the smallest goes, and its neighbours are measured again between the boundaries left
         cuts.remove(min(small, key=lambda c: abs(math.log(c.ratio))).index)
 
@@ -262,14 +276,15 @@ def find(
     no change (`threshold` %, bench compare's default) is none."""
     changed = system_changes(provenance, runs)
     history_moments = np.array([bool(c) for c in changed], dtype=bool)
+    judged = [one for one in series if len(one.values) >= MIN_RUNS and np.all(one.values > 0)]
+    kept = [search.without_outliers(one.values) for one in judged]
     changes: list[ChangePoint] = []
-    for one in series:
-        if len(one.values) < MIN_RUNS or not np.all(one.values > 0):
-            continue
+    for one, values, cuts in zip(judged, kept, search.found_of(kept), strict=True):
         moments = series_moments(history_moments, one.positions)
-        changes += _judged(
-            one, moments, runs, times, moment_alpha=moment_alpha, threshold=threshold
-        )
+        changes += _judged_found(
+            one, values, cuts, moments, runs, times,
+            moment_alpha=moment_alpha, threshold=threshold,
+        )  # fmt: skip
     changes = with_causes(changes, changed, runs)
     order = {key: i for i, key in enumerate(runs)}
     return changes, group_events(changes, order, moments=np.flatnonzero(history_moments).tolist())
