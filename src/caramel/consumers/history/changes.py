@@ -198,13 +198,14 @@ def _judged_found(
     cuts = search.settled(kept, found, moments, alpha=alpha)
     if moments is not None:
         cuts = search.with_moments(logs, cuts, moments, moment_alpha)
-    while True:
+    while cuts:
         points = _change_points(one, kept, cuts, search.welch_p_values(logs, cuts), runs, times)
         small = [c for c in points if _no_change(c, threshold)]
         if not small:
             return points
         # the smallest goes, and its neighbours are measured again between the boundaries left
         cuts.remove(min(small, key=lambda c: abs(math.log(c.ratio))).index)
+    return []
 
 
 def _no_change(change: ChangePoint, threshold: float) -> bool:
@@ -277,7 +278,7 @@ def find(
     changed = system_changes(provenance, runs)
     history_moments = np.array([bool(c) for c in changed], dtype=bool)
     judged = [one for one in series if len(one.values) >= MIN_RUNS and np.all(one.values > 0)]
-    kept = [search.without_outliers(one.values) for one in judged]
+    kept = search.without_outliers_of([one.values for one in judged])
     changes: list[ChangePoint] = []
     for one, values, cuts in zip(judged, kept, search.found_of(kept), strict=True):
         moments = series_moments(history_moments, one.positions)

@@ -26,8 +26,22 @@ OUTLIER_SDS = 5.0  # a run this many noise sds from the runs around it is an out
 def _noise(logs: np.ndarray) -> float:
     """The sd of one run's log figure, robust to steps and outliers: the median absolute
     difference of neighbouring runs (scaled to an sd for normal noise); else the plain sd."""
-    noise = float(np.median(np.abs(np.diff(logs)))) / (0.6745 * math.sqrt(2))
-    return noise if noise > 0 else float(np.std(logs)) or 1.0
+    return float(_noise_rows(logs[None, :])[0])
+
+
+def _noise_rows(logs: np.ndarray) -> np.ndarray:
+    """_noise of each row of `logs` (series of one length)."""
+    noise = np.median(np.abs(np.diff(logs, axis=1)), axis=1) / (0.6745 * math.sqrt(2))
+    plain = np.std(logs, axis=1)
+    return np.where(noise > 0, noise, np.where(plain > 0, plain, 1.0))
+
+
+def _by_length(series: Sequence[np.ndarray]) -> dict[int, list[int]]:
+    """The indices of `series` by their length: the series of one length are one 2-d array."""
+    out: dict[int, list[int]] = {}
+    for i, values in enumerate(series):
+        out.setdefault(len(values), []).append(i)
+    return out
 
 
 def without_outliers(values: np.ndarray) -> np.ndarray:
@@ -36,14 +50,25 @@ def without_outliers(values: np.ndarray) -> np.ndarray:
     One slow run (a busy node, a bad day) is not a change; it would drag the mean of every segment
     it falls in. A median keeps a step's edge, so a step of MIN_SEGMENT runs or more stays whole,
     at the end of the series too (the window's edge repeats the last run)."""
+    return without_outliers_of([values])[0]
+
+
+def without_outliers_of(series: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """without_outliers of each of `series`, those of one length at once."""
     from scipy.ndimage import median_filter
 
-    logs = np.log(values)
-    if len(logs) < 2 * MIN_SEGMENT + 1:
-        return values
-    around = median_filter(logs, size=2 * MIN_SEGMENT + 1, mode="nearest")
-    far = np.abs(logs - around) > OUTLIER_SDS * _noise(logs)
-    return np.where(far, np.exp(around), values) if far.any() else values
+    out = list(series)
+    window = 2 * MIN_SEGMENT + 1
+    for n, rows in _by_length(series).items():
+        if n < window:
+            continue
+        values = np.stack([np.asarray(series[i], dtype=float) for i in rows])
+        logs = np.log(values)
+        around = median_filter(logs, size=(1, window), mode="nearest")  # along each series
+        far = np.abs(logs - around) > OUTLIER_SDS * _noise_rows(logs)[:, None]
+        for row in np.flatnonzero(far.any(axis=1)):
+            out[rows[row]] = np.where(far[row], np.exp(around[row]), values[row])
+    return out
 
 
 def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -> list[int]:
@@ -66,11 +91,12 @@ def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> lis
     reads nothing after it); no import of ruptures (0.4 s: it loads scipy.stats)."""
     out: list[list[int]] = [[] for _ in series]
     scaled: list[tuple[int, np.ndarray]] = []
-    for i, values in enumerate(series):
-        x = np.log(np.asarray(values, dtype=float))
-        if len(x) >= 2 * MIN_SEGMENT:
-            scaled.append((i, (x - np.median(x)) / _noise(x)))
-    scaled.sort(key=lambda item: len(item[1]))
+    for n, rows in sorted(_by_length(series).items()):
+        if n < 2 * MIN_SEGMENT:
+            continue
+        x = np.log(np.stack([np.asarray(series[i], dtype=float) for i in rows]))
+        x = (x - np.median(x, axis=1)[:, None]) / _noise_rows(x)[:, None]
+        scaled += zip(rows, x, strict=True)
     for start in range(0, len(scaled), SEARCHED_TOGETHER):
         batch = scaled[start : start + SEARCHED_TOGETHER]
         lengths = np.array([len(x) for _, x in batch])
@@ -187,6 +213,8 @@ def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list
     (highest p) merged away while it is not significant, then its two neighbours tested again (a
     boundary between two long segments has the power a short one lacks; the others' segments did
     not change, nor their p)."""
+    if not cuts:
+        return [], []
     s1, s2 = _sums(np.log(values))
     cuts = list(cuts)
     edges = np.asarray([0, *cuts, len(values)])
