@@ -1,11 +1,12 @@
 """Change points in the history: where a series of runs (a benchmark x system x configuration x
 figure over time) steps up or down, by how much, and what changed in the system at that moment.
 
-Detection is `ruptures` (C. Truong et al., maintained, numpy/scipy only): its kernel change-point
-search with the linear kernel, which is the least-squares segmentation of PELT (Killick et al. 2012)
-solved exactly in C, with a penalty per change. It runs on the log of the figures, scaled by the
-series' own noise (the median absolute difference of neighbours, robust to the steps themselves),
-so one penalty fits every series and a 5 % step means the same on any figure. Each segment boundary
+Detection is the exact least-squares segmentation with a penalty per change (optimal
+partitioning, the segmentation ruptures' kernel search with the linear kernel finds, C. Truong et
+al.; changes_search.boundaries_of, every series at once in numpy). It runs on the log of the
+figures, scaled by the series' own noise (the median absolute difference of neighbours, robust to
+the steps themselves), so one penalty fits every series and a 5 % step means the same on any
+figure. Each segment boundary
 found is then tested: Welch's t-test between the runs before and after it (up to the neighbouring
 boundaries; scipy), kept where p < `alpha`; its size is the ratio of the means with its interval
 (stages/analyse/intervals.ratio_interval). Whether it is a regression follows the figure's
@@ -172,30 +173,38 @@ def _judged(
     times: Sequence[str],
     alpha: float = search.ALPHA,
     penalty: float = search.PENALTY,
-    moment_alpha: float = MOMENT_ALPHA,
-    threshold: float = THRESHOLD,
 ) -> list[ChangePoint]:
-    """One series' change points: its outliers set aside (search.without_outliers), the search's
-    boundaries (search.found) placed (search.settled), the system's moments tested where given
-    (search.with_moments), each boundary's p-value between its neighbours; a change whose interval
-    lies within the band of no change (`threshold` %) is none."""
-    kept = search.without_outliers(one.values)
-    found = search.found(kept, alpha, penalty)
-    return _judged_found(
-        one, kept, found, moments, runs, times,
-        alpha=alpha, moment_alpha=moment_alpha, threshold=threshold,
-    )  # fmt: skip
+    """One series' change points (_judged_all)."""
+    return _judged_all([one], [moments], runs, times, alpha, penalty)
 
 
-def _judged_found(
-    one: Series, kept: np.ndarray, found: list[int], moments: np.ndarray | None,
-    runs: Sequence[str], times: Sequence[str], alpha: float = search.ALPHA,
+def _judged_all(
+    series: Sequence[Series], moments: Sequence[np.ndarray | None],
+    runs: Sequence[str], times: Sequence[str],
+    alpha: float = search.ALPHA, penalty: float = search.PENALTY,
     moment_alpha: float = MOMENT_ALPHA, threshold: float = THRESHOLD,
 ) -> list[ChangePoint]:  # fmt: skip
-    """_judged from the search's boundaries (`found`) of the figures with their outliers set aside
-    (`kept`): find searches every series at once."""
+    """The change points of `series` (each with the moments its system changed, or None): their
+    outliers set aside (search.without_outliers), the search's boundaries (search.found) placed
+    (search.settled), each series' system moments tested where given (search.with_moments), each
+    boundary's p-value between its neighbours; a change whose interval lies within the band of no
+    change (`threshold` %) is none. The search and the tests of its boundaries work on every
+    series at once, the rest series by series."""
+    kept = search.without_outliers_of([one.values for one in series])
+    cuts = search.settled_of(kept, search.found_of(kept, alpha, penalty), moments, alpha)
+    out: list[ChangePoint] = []
+    for one, values, found, at in zip(series, kept, cuts, moments, strict=True):
+        out += _tested(one, values, found, at, runs, times, moment_alpha, threshold)
+    return out
+
+
+def _tested(
+    one: Series, kept: np.ndarray, cuts: list[int], moments: np.ndarray | None,
+    runs: Sequence[str], times: Sequence[str], moment_alpha: float, threshold: float,
+) -> list[ChangePoint]:  # fmt: skip
+    """A series' change points from its settled boundaries `cuts` (search.settled) of its figures
+    with the outliers set aside (`kept`): the moments tested, the changes too small dropped."""
     logs = np.log(kept)
-    cuts = search.settled(kept, found, moments, alpha=alpha)
     if moments is not None:
         cuts = search.with_moments(logs, cuts, moments, moment_alpha)
     while cuts:
@@ -268,9 +277,9 @@ def find(
     """The change points of every series of a history and their events. `runs` are the history's
     run keys in time order, `times` their ISO times, `provenance` their items by run key.
 
-    Each series is judged on its own (_judged): its isolated outliers set aside, ruptures'
-    least-squares search and Welch's test, each boundary placed at a system change the data cannot
-    tell from it; then the moments the system changed that its boundaries do not explain are
+    Each series is judged on its own (_judged_all, the search and tests of every series at once):
+    its isolated outliers set aside, the exact least-squares search and Welch's test, each
+    boundary placed at a system change the data cannot tell from it; then the moments the system changed that its boundaries do not explain are
     tested in it (hypotheses named before looking, so without the search's penalty, at
     `moment_alpha` shared among them), so a driver update that moved a series by less than the
     search could see is found where it happened. A change whose interval lies within the band of
@@ -278,14 +287,10 @@ def find(
     changed = system_changes(provenance, runs)
     history_moments = np.array([bool(c) for c in changed], dtype=bool)
     judged = [one for one in series if len(one.values) >= MIN_RUNS and np.all(one.values > 0)]
-    kept = search.without_outliers_of([one.values for one in judged])
-    changes: list[ChangePoint] = []
-    for one, values, cuts in zip(judged, kept, search.found_of(kept), strict=True):
-        moments = series_moments(history_moments, one.positions)
-        changes += _judged_found(
-            one, values, cuts, moments, runs, times,
-            moment_alpha=moment_alpha, threshold=threshold,
-        )  # fmt: skip
+    moments = [series_moments(history_moments, one.positions) for one in judged]
+    changes = _judged_all(
+        judged, moments, runs, times, moment_alpha=moment_alpha, threshold=threshold
+    )
     changes = with_causes(changes, changed, runs)
     order = {key: i for i, key in enumerate(runs)}
     return changes, group_events(changes, order, moments=np.flatnonzero(history_moments).tolist())

@@ -154,11 +154,18 @@ def _segment_starts(last_start: np.ndarray, n: int) -> list[int]:
 def _sums(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative sums of the log figures and of their squares, from 0 (the figures centred on
     their mean: the sums of squares near 0 lose no digits; p is shift-free)."""
-    centred = logs - logs.mean()
-    return (
-        np.concatenate(([0.0], np.cumsum(centred))),
-        np.concatenate(([0.0], np.cumsum(centred * centred))),
-    )
+    s1, s2 = _sums_rows(logs[None, :])
+    return s1[0], s2[0]
+
+
+def _sums_rows(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """_sums of each row of `logs` (series of one length)."""
+    centred = logs - logs.mean(axis=1)[:, None]
+    s1 = np.zeros((len(logs), logs.shape[1] + 1))
+    s2 = np.zeros_like(s1)
+    np.cumsum(centred, axis=1, out=s1[:, 1:])
+    np.cumsum(centred * centred, axis=1, out=s2[:, 1:])
+    return s1, s2
 
 
 def _welch_from_sums(
@@ -209,29 +216,52 @@ def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
     return _welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:])
 
 
-def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list[int], list[float]]:
+def significant(values: np.ndarray, cuts: list[int], alpha: float) -> list[int]:
     """The boundaries that hold: each tested between its neighbouring segments, the weakest one
     (highest p) merged away while it is not significant, then its two neighbours tested again (a
     boundary between two long segments has the power a short one lacks; the others' segments did
     not change, nor their p)."""
-    if not cuts:
-        return [], []
-    s1, s2 = _sums(np.log(values))
-    cuts = list(cuts)
-    edges = np.asarray([0, *cuts, len(values)])
-    p_values = list(_welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:]))
+    return significant_of([values], [cuts], alpha)[0]
+
+
+def significant_of(
+    series: Sequence[np.ndarray], cuts: Sequence[Sequence[int]], alpha: float
+) -> list[list[int]]:
+    """`significant` of each of `series` with its boundaries `cuts`: the first p-values of the
+    series of one length at once (their sums one 2-d array, a boundary's place in it offset by
+    its row), the merging series by series where one is not significant."""
+    out: list[list[int]] = [[] for _ in series]
+    for n, every in _by_length(series).items():
+        rows = [i for i in every if len(cuts[i])]
+        if not rows:
+            continue
+        s1, s2 = _sums_rows(np.log(np.stack([series[i] for i in rows])))
+        edges = [np.asarray([0, *cuts[i], n]) + row * (n + 1) for row, i in enumerate(rows)]
+        first, cut, last = (
+            np.concatenate([e[k : len(e) - 2 + k] for e in edges]) for k in (0, 1, 2)
+        )
+        p_values = _welch_from_sums(s1.ravel(), s2.ravel(), first, cut, last)
+        ends = np.cumsum([len(cuts[i]) for i in rows])
+        for row, (i, p) in enumerate(zip(rows, np.split(p_values, ends[:-1]), strict=True)):
+            out[i] = _merged(s1[row], s2[row], list(cuts[i]), list(p), alpha)
+    return out
+
+
+def _merged(
+    s1: np.ndarray, s2: np.ndarray, cuts: list[int], p_values: list[float], alpha: float
+) -> list[int]:
+    """significant's merging, from each boundary's p-value (`p_values`) on the sums of a series."""
+    n = len(s1) - 1
     while cuts:
         weakest = int(np.argmax(p_values))
         if p_values[weakest] < alpha:
-            return cuts, [float(p) for p in p_values]
+            return cuts
         del cuts[weakest], p_values[weakest]
-        edges = np.asarray([0, *cuts, len(values)])
+        edges = [0, *cuts, n]
         for k in (weakest - 1, weakest):
             if 0 <= k < len(cuts):
-                p_values[k] = _welch_one(
-                    s1, s2, int(edges[k]), int(edges[k + 1]), int(edges[k + 2])
-                )
-    return [], []
+                p_values[k] = _welch_one(s1, s2, edges[k], edges[k + 1], edges[k + 2])
+    return []
 
 
 def _split_costs(logs: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
@@ -293,8 +323,7 @@ def found_of(
     series: Sequence[np.ndarray], alpha: float = ALPHA, penalty: float = PENALTY
 ) -> list[list[int]]:
     """`found` of each of `series`, searched together (boundaries_of)."""
-    searched = boundaries_of(series, penalty)
-    return [significant(v, cuts, alpha)[0] for v, cuts in zip(series, searched, strict=True)]
+    return significant_of(series, boundaries_of(series, penalty), alpha)
 
 
 def settled(
@@ -304,9 +333,22 @@ def settled(
     alpha: float = ALPHA,
 ) -> list[int]:
     """The boundaries `cuts` (found) placed (placed) and tested again."""
-    if not cuts:
-        return []
-    return significant(values, sorted(set(placed(np.log(values), cuts, moments))), alpha)[0]
+    return settled_of([values], [cuts], [moments], alpha)[0]
+
+
+def settled_of(
+    series: Sequence[np.ndarray],
+    cuts: Sequence[Sequence[int]],
+    moments: Sequence[np.ndarray | None],
+    alpha: float = ALPHA,
+) -> list[list[int]]:
+    """`settled` of each of `series` with its boundaries and the moments its system changed,
+    tested together (significant_of)."""
+    moved = [
+        sorted(set(placed(np.log(v), c, m))) if len(c) else []
+        for v, c, m in zip(series, cuts, moments, strict=True)
+    ]
+    return significant_of(series, moved, alpha)
 
 
 def with_moments(
