@@ -211,9 +211,43 @@ def _welch_one(s1: np.ndarray, s2: np.ndarray, first: int, cut: int, last: int) 
 def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
     """Welch's two-sided p-value of each boundary in `cuts` between the runs before it and after it
     (up to the neighbouring boundaries), on the log figures, all at once."""
-    s1, s2 = _sums(logs)
-    edges = np.asarray([0, *cuts, len(logs)])
-    return _welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:])
+    return welch_p_values_of([logs], [cuts])[0]
+
+
+def welch_p_values_of(
+    logs: Sequence[np.ndarray], cuts: Sequence[Sequence[int]]
+) -> list[np.ndarray]:
+    """welch_p_values of each series (its log figures and boundaries), every boundary at once."""
+    tests = []
+    for x, at in zip(logs, cuts, strict=True):
+        edges = np.asarray([0, *at, len(x)])
+        tests.append((edges[:-2], edges[1:-1], edges[2:]))
+    return _welch_of(logs, tests)
+
+
+Tests = tuple[np.ndarray, np.ndarray, np.ndarray]  # Welch's tests of a series: first, cut, last
+
+
+def _welch_of(logs: Sequence[np.ndarray], tests: Sequence[Tests]) -> list[np.ndarray]:
+    """Welch's p-value between the runs [first, cut) and [cut, last) of each test of each series
+    (`tests`, per series of `logs`), every test at once: the sums of the series of one length are
+    the rows of one array, a test's places in it offset by its row times (length + 1)."""
+    out = [np.zeros(0) for _ in logs]
+    for every in _by_length(logs).values():
+        rows = [i for i in every if len(tests[i][0])]
+        if not rows:
+            continue
+        s1, s2 = _sums_rows(np.stack([logs[i] for i in rows]))
+        width = s1.shape[1]
+        first, cut, last = (
+            np.concatenate([tests[i][k] + row * width for row, i in enumerate(rows)])
+            for k in range(3)
+        )
+        p_values = _welch_from_sums(s1.ravel(), s2.ravel(), first, cut, last)
+        ends = np.cumsum([len(tests[i][0]) for i in rows])
+        for i, p in zip(rows, np.split(p_values, ends[:-1]), strict=True):
+            out[i] = p
+    return out
 
 
 def significant(values: np.ndarray, cuts: list[int], alpha: float) -> list[int]:
@@ -227,23 +261,17 @@ def significant(values: np.ndarray, cuts: list[int], alpha: float) -> list[int]:
 def significant_of(
     series: Sequence[np.ndarray], cuts: Sequence[Sequence[int]], alpha: float
 ) -> list[list[int]]:
-    """`significant` of each of `series` with its boundaries `cuts`: the first p-values of the
-    series of one length at once (their sums one 2-d array, a boundary's place in it offset by
-    its row), the merging series by series where one is not significant."""
+    """`significant` of each of `series` with its boundaries `cuts`: the first p-values of every
+    series at once (welch_p_values_of), the merging series by series where one is not
+    significant."""
+    logs = [np.log(values) for values in series]
+    p_values = welch_p_values_of(logs, cuts)
     out: list[list[int]] = [[] for _ in series]
-    for n, every in _by_length(series).items():
-        rows = [i for i in every if len(cuts[i])]
-        if not rows:
-            continue
-        s1, s2 = _sums_rows(np.log(np.stack([series[i] for i in rows])))
-        edges = [np.asarray([0, *cuts[i], n]) + row * (n + 1) for row, i in enumerate(rows)]
-        first, cut, last = (
-            np.concatenate([e[k : len(e) - 2 + k] for e in edges]) for k in (0, 1, 2)
-        )
-        p_values = _welch_from_sums(s1.ravel(), s2.ravel(), first, cut, last)
-        ends = np.cumsum([len(cuts[i]) for i in rows])
-        for row, (i, p) in enumerate(zip(rows, np.split(p_values, ends[:-1]), strict=True)):
-            out[i] = _merged(s1[row], s2[row], list(cuts[i]), list(p), alpha)
+    for i, (x, p) in enumerate(zip(logs, p_values, strict=True)):
+        if len(p) and p.max() < alpha:
+            out[i] = list(cuts[i])
+        elif len(p):
+            out[i] = _merged(*_sums(x), list(cuts[i]), list(p), alpha)
     return out
 
 
@@ -359,18 +387,39 @@ def with_moments(
     without the search's penalty, by Welch between the boundaries around it, at `alpha` shared
     (Bonferroni) among the series' moments; the strongest first, then the rest again between the
     new boundaries, while one holds."""
-    kept = sorted(cuts)
-    level = alpha / max(int(np.count_nonzero(moments)), 1)
-    s1, s2 = _sums(logs)
-    while True:
-        edges = np.asarray([0, *kept, len(logs)])
-        where = np.flatnonzero(moments)
-        room = np.min(np.abs(where[:, None] - edges[None, :]), axis=1) >= MIN_SEGMENT
-        where = where[room]
-        if not len(where):
-            return kept
-        side = np.searchsorted(edges, where)
-        p = _welch_from_sums(s1, s2, edges[side - 1], where, edges[side])
-        if p.min() >= level:
-            return kept
-        kept = sorted([*kept, int(where[np.argmin(p)])])
+    return with_moments_of([logs], [cuts], [moments], alpha)[0]
+
+
+def with_moments_of(
+    logs: Sequence[np.ndarray],
+    cuts: Sequence[Sequence[int]],
+    moments: Sequence[np.ndarray | None],
+    alpha: float,
+) -> list[list[int]]:
+    """with_moments of each series (no moments: its boundaries as they are), each round's tests
+    of every series still adding a boundary at once."""
+    out = [sorted(at) for at in cuts]
+    level = [alpha / max(int(np.count_nonzero(m)), 1) if m is not None else 0.0 for m in moments]
+    pending = [i for i, m in enumerate(moments) if m is not None]
+    while pending:
+        tests = {i: _testable(len(logs[i]), out[i], moments[i]) for i in pending}
+        pending = [i for i in pending if len(tests[i][1])]
+        p_values = _welch_of([logs[i] for i in pending], [tests[i] for i in pending])
+        moved = []
+        for i, p in zip(pending, p_values, strict=True):
+            if p.min() < level[i]:
+                out[i] = sorted([*out[i], int(tests[i][1][np.argmin(p)])])
+                moved.append(i)
+        pending = moved
+    return out
+
+
+def _testable(n: int, cuts: list[int], moments: np.ndarray | None) -> Tests:
+    """The moments of a series of `n` runs with room for a test (MIN_SEGMENT runs from its
+    boundaries `cuts` and its ends), each with the boundaries around it: Welch's tests."""
+    edges = np.asarray([0, *cuts, n])
+    where = np.flatnonzero(moments) if moments is not None else edges[:0]
+    room = np.min(np.abs(where[:, None] - edges[None, :]), axis=1) >= MIN_SEGMENT
+    where = where[room]
+    side = np.searchsorted(edges, where)
+    return edges[side - 1], where, edges[side]
