@@ -230,24 +230,27 @@ Tests = tuple[np.ndarray, np.ndarray, np.ndarray]  # Welch's tests of a series: 
 
 def _welch_of(logs: Sequence[np.ndarray], tests: Sequence[Tests]) -> list[np.ndarray]:
     """Welch's p-value between the runs [first, cut) and [cut, last) of each test of each series
-    (`tests`, per series of `logs`), every test at once: the sums of the series of one length are
-    the rows of one array, a test's places in it offset by its row times (length + 1)."""
+    (`tests`, per series of `logs`), every test of the series of one length at once."""
     out = [np.zeros(0) for _ in logs]
     for every in _by_length(logs).values():
         rows = [i for i in every if len(tests[i][0])]
-        if not rows:
-            continue
-        s1, s2 = _sums_rows(np.stack([logs[i] for i in rows]))
-        width = s1.shape[1]
-        first, cut, last = (
-            np.concatenate([tests[i][k] + row * width for row, i in enumerate(rows)])
-            for k in range(3)
-        )
-        p_values = _welch_from_sums(s1.ravel(), s2.ravel(), first, cut, last)
-        ends = np.cumsum([len(tests[i][0]) for i in rows])
-        for i, p in zip(rows, np.split(p_values, ends[:-1]), strict=True):
-            out[i] = p
+        if rows:
+            found = _welch_rows(np.stack([logs[i] for i in rows]), [tests[i] for i in rows])
+            for i, p in zip(rows, found, strict=True):
+                out[i] = p
     return out
+
+
+def _welch_rows(logs: np.ndarray, tests: Sequence[Tests]) -> list[np.ndarray]:
+    """_welch_of for the rows of `logs` (series of one length): their sums one array, a test's
+    places in it offset by its row times (length + 1)."""
+    s1, s2 = _sums_rows(logs)
+    width = s1.shape[1]
+    first, cut, last = (
+        np.concatenate([test[k] + row * width for row, test in enumerate(tests)]) for k in range(3)
+    )
+    p_values = _welch_from_sums(s1.ravel(), s2.ravel(), first, cut, last)
+    return np.split(p_values, np.cumsum([len(test[0]) for test in tests])[:-1])
 
 
 def significant(values: np.ndarray, cuts: list[int], alpha: float) -> list[int]:
@@ -399,19 +402,35 @@ def with_moments_of(
     """with_moments of each series (no moments: its boundaries as they are), each round's tests
     of every series still adding a boundary at once."""
     out = [sorted(at) for at in cuts]
-    level = [alpha / max(int(np.count_nonzero(m)), 1) if m is not None else 0.0 for m in moments]
-    pending = [i for i, m in enumerate(moments) if m is not None]
+    # each series' level: alpha shared among its moments
+    levels = {
+        i: alpha / max(int(np.count_nonzero(m)), 1) for i, m in enumerate(moments) if m is not None
+    }
+    pending = list(levels)
     while pending:
-        tests = {i: _testable(len(logs[i]), out[i], moments[i]) for i in pending}
-        pending = [i for i in pending if len(tests[i][1])]
-        p_values = _welch_of([logs[i] for i in pending], [tests[i] for i in pending])
-        moved = []
-        for i, p in zip(pending, p_values, strict=True):
-            if p.min() < level[i]:
-                out[i] = sorted([*out[i], int(tests[i][1][np.argmin(p)])])
-                moved.append(i)
-        pending = moved
+        pending = _moments_round(logs, out, moments, pending, levels)
     return out
+
+
+def _moments_round(
+    logs: Sequence[np.ndarray],
+    out: list[list[int]],
+    moments: Sequence[np.ndarray | None],
+    pending: list[int],
+    levels: dict[int, float],
+) -> list[int]:
+    """A round of with_moments over the series `pending`: each one's moments with room tested,
+    the strongest that holds (p below the series' level) added to its boundaries (`out`); the
+    series that added one."""
+    tests = [(i, _testable(len(logs[i]), out[i], moments[i])) for i in pending]
+    tests = [(i, test) for i, test in tests if len(test[1])]
+    p_values = _welch_of([logs[i] for i, _ in tests], [test for _, test in tests])
+    moved = []
+    for (i, (_, where, _)), p in zip(tests, p_values, strict=True):
+        if p.min() < levels[i]:
+            out[i] = sorted([*out[i], int(where[np.argmin(p)])])
+            moved.append(i)
+    return moved
 
 
 def _testable(n: int, cuts: list[int], moments: np.ndarray | None) -> Tests:
