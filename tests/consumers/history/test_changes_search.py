@@ -15,8 +15,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tests.consumers.history.synthetic_changes import generate
 
+from caramel.consumers.history import changes as ch
 from caramel.consumers.history import changes_search as search
+from caramel.vocabulary import Direction
 
 
 def _scaled(values: np.ndarray) -> np.ndarray:
@@ -93,7 +96,8 @@ def test_the_dashboards_change_points_load_neither_ruptures_nor_scipy_stats():
         "import sys, numpy as np\n"
         "from caramel.consumers.history import changes as ch\n"
         "from caramel.vocabulary import Direction\n"
-        "v = 100 * np.exp(np.random.default_rng(1).normal(0, 0.02, 40) + 0.2 * (np.arange(40) > 20))\n"
+        "noise = np.random.default_rng(1).normal(0, 0.02, 40)\n"
+        "v = 100 * np.exp(noise + 0.2 * (np.arange(40) > 20))\n"
         "runs = [f'r{i}' for i in range(40)]\n"
         "s = ch.Series(('b', 's', 'c', 'f'), v, np.arange(40), 's', Direction.LOWER)\n"
         "found, _ = ch.find([s], runs, runs, {})\n"
@@ -102,3 +106,19 @@ def test_the_dashboards_change_points_load_neither_ruptures_nor_scipy_stats():
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_series_judged_among_many_finds_what_it_finds_alone():
+    """changes.find tests every series' boundaries and moments at once (one array per length):
+    each series' change points are those it has judged alone, series of other lengths beside it."""
+    truth = generate(5, series=60, runs=40)
+    at = np.arange(len(truth.runs))
+    series = [
+        ch.Series(name, np.asarray(v[: 20 + k % 21]), at[: 20 + k % 21], "1/s", Direction.HIGHER)
+        for k, (name, v) in enumerate(truth.values.items())
+    ]
+    times = [f"t{i:04d}" for i in at]
+    together, _ = ch.find(series, truth.runs, times, truth.provenance)
+    alone = [c for one in series for c in ch.find([one], truth.runs, times, truth.provenance)[0]]
+    assert sorted(together, key=repr) == sorted(alone, key=repr)
+    assert len({c.series for c in together}) >= 5
