@@ -77,8 +77,13 @@ def test_the_search_is_ruptures_exact_segmentation(specs):
             assert _penalised_cost(values, ours) < _penalised_cost(values, theirs) - 1e-9
 
 
-def test_a_series_is_searched_alike_alone_and_among_longer_and_shorter_ones():
-    # a batch pads the shorter series: a segmentation up to a series' end reads nothing after it
+@pytest.mark.parametrize("figures_per_batch", [512 * 256, 300])
+def test_a_series_is_searched_alike_alone_and_among_longer_and_shorter_ones(
+    figures_per_batch, monkeypatch
+):
+    # a batch pads the shorter series: a segmentation up to a series' end reads nothing after it;
+    # 300 figures a batch: the long series alone, the short ones several together
+    monkeypatch.setattr(search, "SEARCHED_TOGETHER", figures_per_batch)
     series = [_series(seed, n, 0.2, False) for seed, n in enumerate((7, 250, 40, 6, 5, 100, 99))]
     together = search.boundaries_of(series)
     assert together == [search.boundaries(values) for values in series]

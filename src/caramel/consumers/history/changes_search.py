@@ -9,7 +9,7 @@ cumulative sums, so a test or a cost at every candidate run is one vectorised ex
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -76,7 +76,9 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
     return boundaries_of([np.asarray(values, dtype=float)], penalty)[0]
 
 
-SEARCHED_TOGETHER = 512  # series per batch of the search: its arrays stay within a CPU's cache
+# figures per batch of the search (512 series of 256 runs): each of its arrays (1 MB) stays within
+# a CPU's cache, and long series come a few at a time
+SEARCHED_TOGETHER = 512 * 256
 
 
 def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> list[list[int]]:
@@ -97,8 +99,7 @@ def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> lis
         x = np.log(np.stack([np.asarray(series[i], dtype=float) for i in rows]))
         x = (x - np.median(x, axis=1)[:, None]) / _noise_rows(x)[:, None]
         scaled += zip(rows, x, strict=True)
-    for start in range(0, len(scaled), SEARCHED_TOGETHER):
-        batch = scaled[start : start + SEARCHED_TOGETHER]
+    for batch in _batches(scaled):
         lengths = np.array([len(x) for _, x in batch])
         padded = np.zeros((len(batch), int(lengths.max())))
         for row, (_, x) in enumerate(batch):
@@ -107,6 +108,21 @@ def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> lis
         for row, (i, _) in enumerate(batch):
             out[i] = _segment_starts(last_start[row], int(lengths[row]))
     return out
+
+
+def _batches(
+    scaled: list[tuple[int, np.ndarray]],
+) -> Iterator[list[tuple[int, np.ndarray]]]:
+    """The series (by increasing length) in batches of SEARCHED_TOGETHER figures at most, padded
+    to the longest (one series at least)."""
+    batch: list[tuple[int, np.ndarray]] = []
+    for item in scaled:
+        if batch and (len(batch) + 1) * len(item[1]) > SEARCHED_TOGETHER:
+            yield batch
+            batch = []
+        batch.append(item)
+    if batch:
+        yield batch
 
 
 def _last_segment_starts(x: np.ndarray, penalty: np.ndarray) -> np.ndarray:
