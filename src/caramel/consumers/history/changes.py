@@ -6,11 +6,10 @@ partitioning, the segmentation ruptures' kernel search with the linear kernel fi
 al.; changes_search.boundaries_of, every series at once in numpy). It runs on the log of the
 figures, scaled by the series' own noise (the median absolute difference of neighbours, robust to
 the steps themselves), so one penalty fits every series and a 5 % step means the same on any
-figure. Each segment boundary
-found is then tested: Welch's t-test between the runs before and after it (up to the neighbouring
-boundaries; scipy), kept where p < `alpha`; its size is the ratio of the means with its interval
-(stages/analyse/intervals.ratio_interval). Whether it is a regression follows the figure's
-direction; a figure without one says `changed`.
+figure. Each segment boundary found is then tested: Welch's t-test between the runs before and
+after it (up to the neighbouring boundaries; scipy), kept where p < `alpha`; its size is the ratio
+of the means with its interval (stages/analyse/intervals.ratio_interval). Whether it is a
+regression follows the figure's direction; a figure without one says `changed`.
 
 Causes: the provenance and fingerprint items that differ between the last run before and the
 first run after (driver, CUDA, kernel, image digest, modules, versions, the benchmark's commit, the
