@@ -1,15 +1,15 @@
 """Change points in the history: where a series of runs (a benchmark x system x configuration x
 figure over time) steps up or down, by how much, and what changed in the system at that moment.
 
-Detection is `ruptures` (C. Truong et al., maintained, numpy/scipy only): its kernel change-point
-search with the linear kernel, which is the least-squares segmentation of PELT (Killick et al. 2012)
-solved exactly in C, with a penalty per change. It runs on the log of the figures, scaled by the
-series' own noise (the median absolute difference of neighbours, robust to the steps themselves),
-so one penalty fits every series and a 5 % step means the same on any figure. Each segment boundary
-found is then tested: Welch's t-test between the runs before and after it (up to the neighbouring
-boundaries; scipy), kept where p < `alpha`; its size is the ratio of the means with its interval
-(stages/analyse/intervals.ratio_interval). Whether it is a regression follows the figure's
-direction; a figure without one says `changed`.
+Detection is the exact least-squares segmentation with a penalty per change (optimal
+partitioning, the segmentation ruptures' kernel search with the linear kernel finds, C. Truong et
+al.; changes_search.boundaries_of, every series at once in numpy). It runs on the log of the
+figures, scaled by the series' own noise (the median absolute difference of neighbours, robust to
+the steps themselves), so one penalty fits every series and a 5 % step means the same on any
+figure. Each segment boundary found is then tested: Welch's t-test between the runs before and
+after it (up to the neighbouring boundaries; scipy), kept where p < `alpha`; its size is the ratio
+of the means with its interval (stages/analyse/intervals.ratio_interval). Whether it is a
+regression follows the figure's direction; a figure without one says `changed`.
 
 Causes: the provenance and fingerprint items that differ between the last run before and the
 first run after (driver, CUDA, kernel, image digest, modules, versions, the benchmark's commit, the
@@ -172,25 +172,48 @@ def _judged(
     times: Sequence[str],
     alpha: float = search.ALPHA,
     penalty: float = search.PENALTY,
-    moment_alpha: float = MOMENT_ALPHA,
-    threshold: float = THRESHOLD,
 ) -> list[ChangePoint]:
-    """One series' change points: its outliers set aside (search.without_outliers), the search's
-    boundaries (search.found) placed (search.settled), the system's moments tested where given
-    (search.with_moments), each boundary's p-value between its neighbours; a change whose interval
-    lies within the band of no change (`threshold` %) is none."""
-    kept = search.without_outliers(one.values)
-    logs = np.log(kept)
-    cuts = search.settled(kept, search.found(kept, alpha, penalty), moments, alpha=alpha)
-    if moments is not None:
-        cuts = search.with_moments(logs, cuts, moments, moment_alpha)
-    while True:
-        found = _change_points(one, kept, cuts, search.welch_p_values(logs, cuts), runs, times)
-        small = [c for c in found if _no_change(c, threshold)]
-        if not small:
-            return found
-        # the smallest goes, and its neighbours are measured again between the boundaries left
-        cuts.remove(min(small, key=lambda c: abs(math.log(c.ratio))).index)
+    """One series' change points (_judged_all)."""
+    return _judged_all([one], [moments], runs, times, alpha, penalty)
+
+
+def _judged_all(
+    series: Sequence[Series], moments: Sequence[np.ndarray | None],
+    runs: Sequence[str], times: Sequence[str],
+    alpha: float = search.ALPHA, penalty: float = search.PENALTY,
+    moment_alpha: float = MOMENT_ALPHA, threshold: float = THRESHOLD,
+) -> list[ChangePoint]:  # fmt: skip
+    """The change points of `series` (each with the moments its system changed, or None): their
+    outliers set aside (search.without_outliers), the search's boundaries (search.found) placed
+    (search.settled), each series' system moments tested where given (search.with_moments), each
+    boundary's p-value between its neighbours; a change whose interval lies within the band of no
+    change (`threshold` %) is none. The search and the tests of its boundaries work on every
+    series at once, the rest series by series."""
+    kept = search.without_outliers_of([one.values for one in series])
+    cuts = search.settled_of(kept, search.found_of(kept, alpha, penalty), moments, alpha)
+    logs = [np.log(values) for values in kept]
+    cuts = search.with_moments_of(logs, cuts, moments, moment_alpha)
+    p_values = search.welch_p_values_of(logs, cuts)
+    found = _change_points_of(series, kept, cuts, p_values, runs, times)
+    out: list[ChangePoint] = []
+    for k, one in enumerate(series):
+        out += _without_small(one, kept[k], cuts[k], found[k], runs, times, threshold)
+    return out
+
+
+def _without_small(
+    one: Series, kept: np.ndarray, cuts: list[int], found: list[ChangePoint],
+    runs: Sequence[str], times: Sequence[str], threshold: float,
+) -> list[ChangePoint]:  # fmt: skip
+    """A series' change points `found` at its boundaries `cuts` but those too small to matter
+    (_no_change): the smallest goes, and its neighbours are measured again between the boundaries
+    left, while one is."""
+    while small := [c for c in found if _no_change(c, threshold)]:
+        smallest = min(small, key=lambda c: abs(math.log(c.ratio))).index
+        cuts = [cut for cut in cuts if cut != smallest]
+        p_values = search.welch_p_values(np.log(kept), cuts)
+        found = _change_points_of([one], [kept], [cuts], [p_values], runs, times)[0]
+    return found
 
 
 def _no_change(change: ChangePoint, threshold: float) -> bool:
@@ -201,33 +224,44 @@ def _no_change(change: ChangePoint, threshold: float) -> bool:
     return 1 / band <= change.low and change.high <= band
 
 
-def _change_points(
-    series: Series, values: np.ndarray, cuts: Sequence[int], p_values: Sequence[float] | np.ndarray,
-    runs: Sequence[str], times: Sequence[str],
-) -> list[ChangePoint]:  # fmt: skip
-    """The boundaries `cuts` of a series (its figures `values`, outliers set aside) as change
+def _change_points_of(
+    series: Sequence[Series], kept: Sequence[np.ndarray], cuts: Sequence[Sequence[int]],
+    p_values: Sequence[np.ndarray], runs: Sequence[str], times: Sequence[str],
+) -> list[list[ChangePoint]]:  # fmt: skip
+    """The boundaries `cuts` of each series (its figures `kept`, outliers set aside) as change
     points: the ratio of the means after and before (up to the neighbouring boundaries) with its
-    interval, the runs either side, the kind."""
-    at = series.positions
-    if not len(cuts):
-        return []
-    edges = np.asarray([0, *cuts, len(values)])
-    counts = np.diff(edges)
-    means = np.add.reduceat(values, edges[:-1]) / counts
-    spread = np.add.reduceat((values - np.repeat(means, counts)) ** 2, edges[:-1])
+    interval, the runs either side, the kind. The segments of every series are one array (each
+    series' boundaries offset by the figures before it), their intervals one call."""
+    rows = [i for i, at in enumerate(cuts) if len(at)]
+    out: list[list[ChangePoint]] = [[] for _ in series]
+    if not rows:
+        return out
+    offsets = np.cumsum([0, *(len(kept[i]) for i in rows)])
+    edges = np.concatenate([np.asarray([0, *cuts[i]]) + offsets[k] for k, i in enumerate(rows)])
+    values = np.concatenate([kept[i] for i in rows])
+    counts = np.diff(np.append(edges, len(values)))
+    means = np.add.reduceat(values, edges) / counts
+    spread = np.add.reduceat((values - np.repeat(means, counts)) ** 2, edges)
     sds = np.sqrt(spread / np.maximum(counts - 1, 1))
-    # every boundary at once: after (segment k) over before (segment k - 1)
-    r = ratio_interval(means[1:], sds[1:], counts[1:], means[:-1], sds[:-1], counts[:-1])
-    out = []
-    for k, cut in enumerate(cuts):
-        ratio = float(r.ratio[k])
-        out.append(
-            ChangePoint(
-                series.label, series.unit, series.direction, int(cut), str(runs[at[cut - 1]]),
-                str(runs[at[cut]]), str(times[at[cut]]), ratio, float(r.low[k]),
-                float(r.high[k]), float(p_values[k]), _kind(ratio, series.direction),
-            )
-        )  # fmt: skip
+    # every boundary at once: after (a series' segment k > 0) over before (its segment k - 1)
+    after = np.flatnonzero(~np.isin(edges, offsets[:-1]))
+    r = ratio_interval(
+        means[after], sds[after], counts[after],
+        means[after - 1], sds[after - 1], counts[after - 1],
+    )  # fmt: skip
+    done = 0
+    for i in rows:
+        one, at = series[i], series[i].positions
+        for k, cut in enumerate(cuts[i]):
+            ratio = float(r.ratio[done + k])
+            out[i].append(
+                ChangePoint(
+                    one.label, one.unit, one.direction, int(cut), str(runs[at[cut - 1]]),
+                    str(runs[at[cut]]), str(times[at[cut]]), ratio, float(r.low[done + k]),
+                    float(r.high[done + k]), float(p_values[i][k]), _kind(ratio, one.direction),
+                )
+            )  # fmt: skip
+        done += len(cuts[i])
     return out
 
 
@@ -253,23 +287,21 @@ def find(
     """The change points of every series of a history and their events. `runs` are the history's
     run keys in time order, `times` their ISO times, `provenance` their items by run key.
 
-    Each series is judged on its own (_judged): its isolated outliers set aside, ruptures'
-    least-squares search and Welch's test, each boundary placed at a system change the data cannot
-    tell from it; then the moments the system changed that its boundaries do not explain are
-    tested in it (hypotheses named before looking, so without the search's penalty, at
-    `moment_alpha` shared among them), so a driver update that moved a series by less than the
-    search could see is found where it happened. A change whose interval lies within the band of
-    no change (`threshold` %, bench compare's default) is none."""
+    Each series is judged on its own (_judged_all, the search and tests of every series at once):
+    its isolated outliers set aside, the exact least-squares search and Welch's test, each
+    boundary placed at a system change the data cannot tell from it; then the moments the system
+    changed that its boundaries do not explain are tested in it (hypotheses named before looking,
+    so without the search's penalty, at `moment_alpha` shared among them), so a driver update that
+    moved a series by less than the search could see is found where it happened. A change whose
+    interval lies within the band of no change (`threshold` %, bench compare's default) is
+    none."""
     changed = system_changes(provenance, runs)
     history_moments = np.array([bool(c) for c in changed], dtype=bool)
-    changes: list[ChangePoint] = []
-    for one in series:
-        if len(one.values) < MIN_RUNS or not np.all(one.values > 0):
-            continue
-        moments = series_moments(history_moments, one.positions)
-        changes += _judged(
-            one, moments, runs, times, moment_alpha=moment_alpha, threshold=threshold
-        )
+    judged = [one for one in series if len(one.values) >= MIN_RUNS and np.all(one.values > 0)]
+    moments = [series_moments(history_moments, one.positions) for one in judged]
+    changes = _judged_all(
+        judged, moments, runs, times, moment_alpha=moment_alpha, threshold=threshold
+    )
     changes = with_causes(changes, changed, runs)
     order = {key: i for i, key in enumerate(runs)}
     return changes, group_events(changes, order, moments=np.flatnonzero(history_moments).tolist())

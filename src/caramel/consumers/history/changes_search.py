@@ -1,7 +1,7 @@
 """The statistics of change-point detection (consumers/history/changes uses them): the search for
-segment boundaries in one series (ruptures' exact least-squares search), Welch's test of each
-boundary between its neighbours, the boundaries' places (least squares, or a moment the system
-changed that the data cannot tell from it), and the tests at the system's moments.
+segment boundaries (the exact penalised least-squares segmentation, many series at once), Welch's
+test of each boundary between its neighbours, the boundaries' places (least squares, or a moment
+the system changed that the data cannot tell from it), and the tests at the system's moments.
 
 Everything works on the log of the figures, so a 5 % step means the same on any figure, and on
 cumulative sums, so a test or a cost at every candidate run is one vectorised expression."""
@@ -9,7 +9,7 @@ cumulative sums, so a test or a cost at every candidate run is one vectorised ex
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -26,8 +26,22 @@ OUTLIER_SDS = 5.0  # a run this many noise sds from the runs around it is an out
 def _noise(logs: np.ndarray) -> float:
     """The sd of one run's log figure, robust to steps and outliers: the median absolute
     difference of neighbouring runs (scaled to an sd for normal noise); else the plain sd."""
-    noise = float(np.median(np.abs(np.diff(logs)))) / (0.6745 * math.sqrt(2))
-    return noise if noise > 0 else float(np.std(logs)) or 1.0
+    return float(_noise_rows(logs[None, :])[0])
+
+
+def _noise_rows(logs: np.ndarray) -> np.ndarray:
+    """_noise of each row of `logs` (series of one length)."""
+    noise = np.median(np.abs(np.diff(logs, axis=1)), axis=1) / (0.6745 * math.sqrt(2))
+    plain = np.std(logs, axis=1)
+    return np.where(noise > 0, noise, np.where(plain > 0, plain, 1.0))
+
+
+def _by_length(series: Sequence[np.ndarray]) -> dict[int, list[int]]:
+    """The indices of `series` by their length: the series of one length are one 2-d array."""
+    out: dict[int, list[int]] = {}
+    for i, values in enumerate(series):
+        out.setdefault(len(values), []).append(i)
+    return out
 
 
 def without_outliers(values: np.ndarray) -> np.ndarray:
@@ -36,39 +50,138 @@ def without_outliers(values: np.ndarray) -> np.ndarray:
     One slow run (a busy node, a bad day) is not a change; it would drag the mean of every segment
     it falls in. A median keeps a step's edge, so a step of MIN_SEGMENT runs or more stays whole,
     at the end of the series too (the window's edge repeats the last run)."""
+    return without_outliers_of([values])[0]
+
+
+def without_outliers_of(series: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """without_outliers of each of `series`, those of one length at once."""
     from scipy.ndimage import median_filter
 
-    logs = np.log(values)
-    if len(logs) < 2 * MIN_SEGMENT + 1:
-        return values
-    around = median_filter(logs, size=2 * MIN_SEGMENT + 1, mode="nearest")
-    far = np.abs(logs - around) > OUTLIER_SDS * _noise(logs)
-    return np.where(far, np.exp(around), values) if far.any() else values
+    out = list(series)
+    window = 2 * MIN_SEGMENT + 1
+    for n, rows in _by_length(series).items():
+        if n < window:
+            continue
+        values = np.stack([np.asarray(series[i], dtype=float) for i in rows])
+        logs = np.log(values)
+        around = median_filter(logs, size=(1, window), mode="nearest")  # along each series
+        far = np.abs(logs - around) > OUTLIER_SDS * _noise_rows(logs)[:, None]
+        for row in np.flatnonzero(far.any(axis=1)):
+            out[rows[row]] = np.where(far[row], np.exp(around[row]), values[row])
+    return out
 
 
 def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -> list[int]:
     """The indices where a new segment starts in `values` (positive figures), before testing."""
-    import ruptures
+    return boundaries_of([np.asarray(values, dtype=float)], penalty)[0]
 
-    x = np.log(np.asarray(values, dtype=float))
-    n = len(x)
-    if n < 2 * MIN_SEGMENT:
-        return []
-    noise = _noise(x)
-    scaled = ((x - np.median(x)) / noise).reshape(-1, 1)
-    search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1).fit(scaled)
-    found = search.predict(pen=penalty * math.log(n))
-    return [int(b) for b in found[:-1]]  # the last one is the series' end
+
+# figures per batch of the search (512 series of 256 runs): each of its arrays (1 MB) stays within
+# a CPU's cache, and long series come a few at a time
+SEARCHED_TOGETHER = 512 * 256
+
+
+def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> list[list[int]]:
+    """`boundaries` of each of `series` (positive figures), searched many at once: the least-squares
+    segmentation of the log figures scaled by the series' noise, with `penalty` * log(n) per
+    segment and segments of MIN_SEGMENT runs at least, exactly (optimal partitioning, Jackson et
+    al. 2005). It is the segmentation ruptures.KernelCPD(kernel="linear").predict(pen=...) finds,
+    its C search (ekcpd_pelt_compute) one series per call, but where ruptures' pruning, not exact
+    with a minimum segment length, drops the optimum (rare: rounded figures). Here one step in time
+    advances every series of a batch as one numpy expression, and the series are sorted by length
+    so a batch wastes little on the shorter ones' padding (a series' segmentation up to its own end
+    reads nothing after it); no import of ruptures (0.4 s: it loads scipy.stats)."""
+    out: list[list[int]] = [[] for _ in series]
+    scaled: list[tuple[int, np.ndarray]] = []
+    for n, rows in sorted(_by_length(series).items()):
+        if n < 2 * MIN_SEGMENT:
+            continue
+        x = np.log(np.stack([np.asarray(series[i], dtype=float) for i in rows]))
+        x = (x - np.median(x, axis=1)[:, None]) / _noise_rows(x)[:, None]
+        scaled += zip(rows, x, strict=True)
+    for batch in _batches(scaled):
+        lengths = np.array([len(x) for _, x in batch])
+        padded = np.zeros((len(batch), int(lengths.max())))
+        for row, (_, x) in enumerate(batch):
+            padded[row, : len(x)] = x
+        last_start = _last_segment_starts(padded, penalty * np.log(lengths))
+        for row, (i, _) in enumerate(batch):
+            out[i] = _segment_starts(last_start[row], int(lengths[row]))
+    return out
+
+
+def _batches(
+    scaled: list[tuple[int, np.ndarray]],
+) -> Iterator[list[tuple[int, np.ndarray]]]:
+    """The series (by increasing length) in batches of SEARCHED_TOGETHER figures at most, padded
+    to the longest (one series at least)."""
+    batch: list[tuple[int, np.ndarray]] = []
+    for item in scaled:
+        if batch and (len(batch) + 1) * len(item[1]) > SEARCHED_TOGETHER:
+            yield batch
+            batch = []
+        batch.append(item)
+    if batch:
+        yield batch
+
+
+def _last_segment_starts(x: np.ndarray, penalty: np.ndarray) -> np.ndarray:
+    """For each row of `x` and each end t: where the last segment of the best segmentation of the
+    row's first t values starts. best[t] = min over starts s of best[s] + cost(s, t) + penalty,
+    cost the sum of squares about the mean of x[s:t] (from cumulative sums), s = 0 or
+    MIN_SEGMENT <= s <= t - MIN_SEGMENT; among equal costs the earliest start (as ruptures)."""
+    rows, n = x.shape
+    s1 = np.zeros((rows, n + 1))
+    s2 = np.zeros((rows, n + 1))
+    np.cumsum(x, axis=1, out=s1[:, 1:])
+    np.cumsum(x * x, axis=1, out=s2[:, 1:])
+    best = np.full((rows, n + 1), np.inf)  # no segmentation ends at 1 .. MIN_SEGMENT - 1
+    best[:, 0] = 0.0
+    ends = np.arange(MIN_SEGMENT, 2 * MIN_SEGMENT)  # one segment: the only one before 2 * MIN
+    best[:, ends] = s2[:, ends] - s1[:, ends] ** 2 / ends + penalty[:, None]
+    # offset[s] = best[s] - s2[s], so that best[s] + cost(s, t) is
+    # s2[t] + offset[s] - (s1[t] - s1[s])^2 / (t - s)
+    offset = best - s2
+    starts = np.zeros((rows, n + 1), dtype=np.int64)
+    every = np.arange(rows)
+    for t in range(2 * MIN_SEGMENT, n + 1):
+        last = t - MIN_SEGMENT + 1
+        total = s1[:, t, None] - s1[:, :last]
+        total *= total
+        total *= 1.0 / (t - np.arange(last))
+        np.subtract(offset[:, :last], total, out=total)
+        start = np.argmin(total, axis=1)
+        offset[:, t] = total[every, start] + penalty  # best[t] - s2[t]
+        starts[:, t] = start
+    return starts
+
+
+def _segment_starts(last_start: np.ndarray, n: int) -> list[int]:
+    """The segments' starts (but the first) of the best segmentation of a series of `n` values,
+    from each end's last segment start (_last_segment_starts), in order."""
+    out = []
+    end = int(last_start[n])
+    while end > 0:
+        out.append(end)
+        end = int(last_start[end])
+    return out[::-1]
 
 
 def _sums(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Cumulative sums of the log figures and of their squares, from 0 (the figures centred on
     their mean: the sums of squares near 0 lose no digits; p is shift-free)."""
-    centred = logs - logs.mean()
-    return (
-        np.concatenate(([0.0], np.cumsum(centred))),
-        np.concatenate(([0.0], np.cumsum(centred * centred))),
-    )
+    s1, s2 = _sums_rows(logs[None, :])
+    return s1[0], s2[0]
+
+
+def _sums_rows(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """_sums of each row of `logs` (series of one length)."""
+    centred = logs - logs.mean(axis=1)[:, None]
+    s1 = np.zeros((len(logs), logs.shape[1] + 1))
+    s2 = np.zeros_like(s1)
+    np.cumsum(centred, axis=1, out=s1[:, 1:])
+    np.cumsum(centred * centred, axis=1, out=s2[:, 1:])
+    return s1, s2
 
 
 def _welch_from_sums(
@@ -89,7 +202,8 @@ def _welch_from_sums(
         df = spread**2 / (va**2 / (na - 1) + vb**2 / (nb - 1))
         p = 2 * stdtr(df, -np.abs(t))
     p = np.where(spread > 0, p, np.where(ma != mb, 0.0, 1.0))
-    return np.asarray(np.nan_to_num(p, nan=1.0), dtype=float)
+    p[np.isnan(p)] = 1.0  # as np.nan_to_num(p, nan=1.0), at a tenth of its cost per call
+    return p
 
 
 def _welch_one(s1: np.ndarray, s2: np.ndarray, first: int, cut: int, last: int) -> float:
@@ -113,32 +227,88 @@ def _welch_one(s1: np.ndarray, s2: np.ndarray, first: int, cut: int, last: int) 
 def welch_p_values(logs: np.ndarray, cuts: Sequence[int]) -> np.ndarray:
     """Welch's two-sided p-value of each boundary in `cuts` between the runs before it and after it
     (up to the neighbouring boundaries), on the log figures, all at once."""
-    s1, s2 = _sums(logs)
-    edges = np.asarray([0, *cuts, len(logs)])
-    return _welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:])
+    return welch_p_values_of([logs], [cuts])[0]
 
 
-def significant(values: np.ndarray, cuts: list[int], alpha: float) -> tuple[list[int], list[float]]:
+def welch_p_values_of(
+    logs: Sequence[np.ndarray], cuts: Sequence[Sequence[int]]
+) -> list[np.ndarray]:
+    """welch_p_values of each series (its log figures and boundaries), every boundary at once."""
+    tests = []
+    for x, at in zip(logs, cuts, strict=True):
+        edges = np.asarray([0, *at, len(x)])
+        tests.append((edges[:-2], edges[1:-1], edges[2:]))
+    return _welch_of(logs, tests)
+
+
+Tests = tuple[np.ndarray, np.ndarray, np.ndarray]  # Welch's tests of a series: first, cut, last
+
+
+def _welch_of(logs: Sequence[np.ndarray], tests: Sequence[Tests]) -> list[np.ndarray]:
+    """Welch's p-value between the runs [first, cut) and [cut, last) of each test of each series
+    (`tests`, per series of `logs`), every test of the series of one length at once."""
+    out = [np.zeros(0) for _ in logs]
+    for every in _by_length(logs).values():
+        rows = [i for i in every if len(tests[i][0])]
+        if rows:
+            found = _welch_rows(np.stack([logs[i] for i in rows]), [tests[i] for i in rows])
+            for i, p in zip(rows, found, strict=True):
+                out[i] = p
+    return out
+
+
+def _welch_rows(logs: np.ndarray, tests: Sequence[Tests]) -> list[np.ndarray]:
+    """_welch_of for the rows of `logs` (series of one length): their sums one array, a test's
+    places in it offset by its row times (length + 1)."""
+    s1, s2 = _sums_rows(logs)
+    width = s1.shape[1]
+    first, cut, last = (
+        np.concatenate([test[k] + row * width for row, test in enumerate(tests)]) for k in range(3)
+    )
+    p_values = _welch_from_sums(s1.ravel(), s2.ravel(), first, cut, last)
+    return np.split(p_values, np.cumsum([len(test[0]) for test in tests])[:-1])
+
+
+def significant(values: np.ndarray, cuts: list[int], alpha: float) -> list[int]:
     """The boundaries that hold: each tested between its neighbouring segments, the weakest one
     (highest p) merged away while it is not significant, then its two neighbours tested again (a
     boundary between two long segments has the power a short one lacks; the others' segments did
     not change, nor their p)."""
-    s1, s2 = _sums(np.log(values))
-    cuts = list(cuts)
-    edges = np.asarray([0, *cuts, len(values)])
-    p_values = list(_welch_from_sums(s1, s2, edges[:-2], edges[1:-1], edges[2:]))
+    return significant_of([values], [cuts], alpha)[0]
+
+
+def significant_of(
+    series: Sequence[np.ndarray], cuts: Sequence[Sequence[int]], alpha: float
+) -> list[list[int]]:
+    """`significant` of each of `series` with its boundaries `cuts`: the first p-values of every
+    series at once (welch_p_values_of), the merging series by series where one is not
+    significant."""
+    logs = [np.log(values) for values in series]
+    p_values = welch_p_values_of(logs, cuts)
+    out: list[list[int]] = [[] for _ in series]
+    for i, (x, p) in enumerate(zip(logs, p_values, strict=True)):
+        if len(p) and p.max() < alpha:
+            out[i] = list(cuts[i])
+        elif len(p):
+            out[i] = _merged(*_sums(x), list(cuts[i]), list(p), alpha)
+    return out
+
+
+def _merged(
+    s1: np.ndarray, s2: np.ndarray, cuts: list[int], p_values: list[float], alpha: float
+) -> list[int]:
+    """significant's merging, from each boundary's p-value (`p_values`) on the sums of a series."""
+    n = len(s1) - 1
     while cuts:
         weakest = int(np.argmax(p_values))
         if p_values[weakest] < alpha:
-            return cuts, [float(p) for p in p_values]
+            return cuts
         del cuts[weakest], p_values[weakest]
-        edges = np.asarray([0, *cuts, len(values)])
+        edges = [0, *cuts, n]
         for k in (weakest - 1, weakest):
             if 0 <= k < len(cuts):
-                p_values[k] = _welch_one(
-                    s1, s2, int(edges[k]), int(edges[k + 1]), int(edges[k + 2])
-                )
-    return [], []
+                p_values[k] = _welch_one(s1, s2, edges[k], edges[k + 1], edges[k + 2])
+    return []
 
 
 def _split_costs(logs: np.ndarray, first: int, last: int) -> tuple[np.ndarray, np.ndarray]:
@@ -193,7 +363,14 @@ def placed(
 def found(values: np.ndarray, alpha: float = ALPHA, penalty: float = PENALTY) -> list[int]:
     """The boundaries of one series (positive figures in time order) the search finds and
     Welch's test keeps, at their search places."""
-    return significant(values, boundaries(values, penalty), alpha)[0]
+    return found_of([values], alpha, penalty)[0]
+
+
+def found_of(
+    series: Sequence[np.ndarray], alpha: float = ALPHA, penalty: float = PENALTY
+) -> list[list[int]]:
+    """`found` of each of `series`, searched together (boundaries_of)."""
+    return significant_of(series, boundaries_of(series, penalty), alpha)
 
 
 def settled(
@@ -203,9 +380,22 @@ def settled(
     alpha: float = ALPHA,
 ) -> list[int]:
     """The boundaries `cuts` (found) placed (placed) and tested again."""
-    if not cuts:
-        return []
-    return significant(values, sorted(set(placed(np.log(values), cuts, moments))), alpha)[0]
+    return settled_of([values], [cuts], [moments], alpha)[0]
+
+
+def settled_of(
+    series: Sequence[np.ndarray],
+    cuts: Sequence[Sequence[int]],
+    moments: Sequence[np.ndarray | None],
+    alpha: float = ALPHA,
+) -> list[list[int]]:
+    """`settled` of each of `series` with its boundaries and the moments its system changed,
+    tested together (significant_of)."""
+    moved = [
+        sorted(set(placed(np.log(v), c, m))) if len(c) else []
+        for v, c, m in zip(series, cuts, moments, strict=True)
+    ]
+    return significant_of(series, moved, alpha)
 
 
 def with_moments(
@@ -216,18 +406,55 @@ def with_moments(
     without the search's penalty, by Welch between the boundaries around it, at `alpha` shared
     (Bonferroni) among the series' moments; the strongest first, then the rest again between the
     new boundaries, while one holds."""
-    kept = sorted(cuts)
-    level = alpha / max(int(np.count_nonzero(moments)), 1)
-    s1, s2 = _sums(logs)
-    while True:
-        edges = np.asarray([0, *kept, len(logs)])
-        where = np.flatnonzero(moments)
-        room = np.min(np.abs(where[:, None] - edges[None, :]), axis=1) >= MIN_SEGMENT
-        where = where[room]
-        if not len(where):
-            return kept
-        side = np.searchsorted(edges, where)
-        p = _welch_from_sums(s1, s2, edges[side - 1], where, edges[side])
-        if p.min() >= level:
-            return kept
-        kept = sorted([*kept, int(where[np.argmin(p)])])
+    return with_moments_of([logs], [cuts], [moments], alpha)[0]
+
+
+def with_moments_of(
+    logs: Sequence[np.ndarray],
+    cuts: Sequence[Sequence[int]],
+    moments: Sequence[np.ndarray | None],
+    alpha: float,
+) -> list[list[int]]:
+    """with_moments of each series (no moments: its boundaries as they are), each round's tests
+    of every series still adding a boundary at once."""
+    out = [sorted(at) for at in cuts]
+    # each series' level: alpha shared among its moments
+    levels = {
+        i: alpha / max(int(np.count_nonzero(m)), 1) for i, m in enumerate(moments) if m is not None
+    }
+    pending = list(levels)
+    while pending:
+        pending = _moments_round(logs, out, moments, pending, levels)
+    return out
+
+
+def _moments_round(
+    logs: Sequence[np.ndarray],
+    out: list[list[int]],
+    moments: Sequence[np.ndarray | None],
+    pending: list[int],
+    levels: dict[int, float],
+) -> list[int]:
+    """A round of with_moments over the series `pending`: each one's moments with room tested,
+    the strongest that holds (p below the series' level) added to its boundaries (`out`); the
+    series that added one."""
+    tests = [(i, _testable(len(logs[i]), out[i], moments[i])) for i in pending]
+    tests = [(i, test) for i, test in tests if len(test[1])]
+    p_values = _welch_of([logs[i] for i, _ in tests], [test for _, test in tests])
+    moved = []
+    for (i, (_, where, _)), p in zip(tests, p_values, strict=True):
+        if p.min() < levels[i]:
+            out[i] = sorted([*out[i], int(where[np.argmin(p)])])
+            moved.append(i)
+    return moved
+
+
+def _testable(n: int, cuts: list[int], moments: np.ndarray | None) -> Tests:
+    """The moments of a series of `n` runs with room for a test (MIN_SEGMENT runs from its
+    boundaries `cuts` and its ends), each with the boundaries around it: Welch's tests."""
+    edges = np.asarray([0, *cuts, n])
+    where = np.flatnonzero(moments) if moments is not None else edges[:0]
+    room = np.min(np.abs(where[:, None] - edges[None, :]), axis=1) >= MIN_SEGMENT
+    where = where[room]
+    side = np.searchsorted(edges, where)
+    return edges[side - 1], where, edges[side]

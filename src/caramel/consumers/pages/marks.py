@@ -56,14 +56,14 @@ def _run_provenance(coll: Collection) -> dict[str, dict[str, object]]:
 
 def _key_series(
     coll: Collection,
-) -> tuple[list[tuple[tuple[str, str, str, str], str]], list[str]]:
+) -> tuple[list[tuple[tuple[str, str, str, str], str]], list[Direction]]:
     """Per key of coll.keys: the plot line it is on (metric, configuration) and its direction."""
     lines, ways = [], []
     for k, (tbl, _config, name, unit, direction) in enumerate(coll.keys):
         label, row = coll.parsed[k]
         aggregate = row.get(COPY, "") if row.get(COPY) in COPY_AGGREGATES else ""
         lines.append((_metric(tbl, name, unit, aggregate), label))
-        ways.append(direction or "unknown")
+        ways.append(Direction(direction or "unknown"))  # once per key, not per series
     return lines, ways
 
 
@@ -104,7 +104,7 @@ def find(coll: Collection) -> Marks:
         metric, config = lines[key[first]]
         name = (bench, label, config, _figure(metric))
         owner[name] = (bench, label, metric, config)
-        direction = Direction(ways[key[first]])
+        direction = ways[key[first]]
         judged.append(
             changes.Series(name, mean[rows[part]], position[run[part]], metric[2], direction)
         )
