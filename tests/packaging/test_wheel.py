@@ -82,7 +82,7 @@ def test_wheel_carries_the_shipped_folders_and_no_run_output(installed) -> None:
                 if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert {r.split()[1].split(">")[0].lower() for r in requires} == {
         "pyyaml", "lxml", "jinja2", "pandas", "rich", "plotly", "scikit-learn", "submitit", "orjson",
-        "scipy", "pint", "regex", "argcomplete"}
+        "scipy", "pint", "regex", "ruptures", "argcomplete"}
 
 
 def run_bench(env_dir: Path, *args: str, cwd: Path, env: dict[str, str], timeout: float = 300):

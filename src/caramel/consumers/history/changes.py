@@ -1,12 +1,11 @@
 """Change points in the history: where a series of runs (a benchmark x system x configuration x
 figure over time) steps up or down, by how much, and what changed in the system at that moment.
 
-Detection is the exact least-squares segmentation with a penalty per change (optimal
-partitioning, the segmentation ruptures' kernel search with the linear kernel finds, C. Truong et
-al.; changes_search.boundaries_of, every series at once in numpy). It runs on the log of the
-figures, scaled by the series' own noise (the median absolute difference of neighbours, robust to
-the steps themselves), so one penalty fits every series and a 5 % step means the same on any
-figure. Each segment boundary found is then tested: Welch's t-test between the runs before and
+Detection is the exact least-squares segmentation with a penalty per change (ruptures' kernel
+search with the linear kernel, C. Truong et al.; changes_search.boundaries_of). It runs on the log
+of the figures, scaled by the series' own noise (the median absolute difference of neighbours,
+robust to the steps themselves), so one penalty fits every series and a 5 % step means the same on
+any figure. Each segment boundary found is then tested: Welch's t-test between the runs before and
 after it (up to the neighbouring boundaries; scipy), kept where p < `alpha`; its size is the ratio
 of the means with its interval (stages/analyse/intervals.ratio_interval). Whether it is a
 regression follows the figure's direction; a figure without one says `changed`.

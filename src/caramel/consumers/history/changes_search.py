@@ -1,5 +1,5 @@
 """The statistics of change-point detection (consumers/history/changes uses them): the search for
-segment boundaries (the exact penalised least-squares segmentation, many series at once), Welch's
+segment boundaries (ruptures' exact penalised least-squares search), Welch's
 test of each boundary between its neighbours, the boundaries' places (least squares, or a moment
 the system changed that the data cannot tell from it), and the tests at the system's moments.
 
@@ -9,7 +9,7 @@ cumulative sums, so a test or a cost at every candidate run is one vectorised ex
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -76,95 +76,25 @@ def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -
     return boundaries_of([np.asarray(values, dtype=float)], penalty)[0]
 
 
-# figures per batch of the search (512 series of 256 runs): each of its arrays (1 MB) stays within
-# a CPU's cache, and long series come a few at a time
-SEARCHED_TOGETHER = 512 * 256
-
-
 def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> list[list[int]]:
-    """`boundaries` of each of `series` (positive figures), searched many at once: the least-squares
-    segmentation of the log figures scaled by the series' noise, with `penalty` * log(n) per
-    segment and segments of MIN_SEGMENT runs at least, exactly (optimal partitioning, Jackson et
-    al. 2005). It is the segmentation ruptures.KernelCPD(kernel="linear").predict(pen=...) finds,
-    its C search (ekcpd_pelt_compute) one series per call, but where ruptures' pruning, not exact
-    with a minimum segment length, drops the optimum (rare: rounded figures). Here one step in time
-    advances every series of a batch as one numpy expression, and the series are sorted by length
-    so a batch wastes little on the shorter ones' padding (a series' segmentation up to its own end
-    reads nothing after it); no import of ruptures (0.4 s: it loads scipy.stats)."""
+    """`boundaries` of each of `series` (positive figures): ruptures' exact penalised search
+    (KernelCPD with the linear kernel: least squares about each segment's mean, its C search) on
+    the log figures scaled by the series' noise, with `penalty` * log(n) per segment and segments
+    of MIN_SEGMENT runs at least. The series of one length are scaled as one array; the search
+    takes one series per call."""
+    import ruptures  # 0.4 s (it loads scipy.stats): only where a series is searched
+
     out: list[list[int]] = [[] for _ in series]
-    scaled: list[tuple[int, np.ndarray]] = []
-    for n, rows in sorted(_by_length(series).items()):
+    for n, rows in _by_length(series).items():
         if n < 2 * MIN_SEGMENT:
             continue
         x = np.log(np.stack([np.asarray(series[i], dtype=float) for i in rows]))
         x = (x - np.median(x, axis=1)[:, None]) / _noise_rows(x)[:, None]
-        scaled += zip(rows, x, strict=True)
-    for batch in _batches(scaled):
-        lengths = np.array([len(x) for _, x in batch])
-        padded = np.zeros((len(batch), int(lengths.max())))
-        for row, (_, x) in enumerate(batch):
-            padded[row, : len(x)] = x
-        last_start = _last_segment_starts(padded, penalty * np.log(lengths))
-        for row, (i, _) in enumerate(batch):
-            out[i] = _segment_starts(last_start[row], int(lengths[row]))
+        for i, scaled in zip(rows, x, strict=True):
+            search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1)
+            found = search.fit(scaled.reshape(-1, 1)).predict(pen=penalty * math.log(n))
+            out[i] = [int(b) for b in found[:-1]]  # the last one is the series' end
     return out
-
-
-def _batches(
-    scaled: list[tuple[int, np.ndarray]],
-) -> Iterator[list[tuple[int, np.ndarray]]]:
-    """The series (by increasing length) in batches of SEARCHED_TOGETHER figures at most, padded
-    to the longest (one series at least)."""
-    batch: list[tuple[int, np.ndarray]] = []
-    for item in scaled:
-        if batch and (len(batch) + 1) * len(item[1]) > SEARCHED_TOGETHER:
-            yield batch
-            batch = []
-        batch.append(item)
-    if batch:
-        yield batch
-
-
-def _last_segment_starts(x: np.ndarray, penalty: np.ndarray) -> np.ndarray:
-    """For each row of `x` and each end t: where the last segment of the best segmentation of the
-    row's first t values starts. best[t] = min over starts s of best[s] + cost(s, t) + penalty,
-    cost the sum of squares about the mean of x[s:t] (from cumulative sums), s = 0 or
-    MIN_SEGMENT <= s <= t - MIN_SEGMENT; among equal costs the earliest start (as ruptures)."""
-    rows, n = x.shape
-    s1 = np.zeros((rows, n + 1))
-    s2 = np.zeros((rows, n + 1))
-    np.cumsum(x, axis=1, out=s1[:, 1:])
-    np.cumsum(x * x, axis=1, out=s2[:, 1:])
-    best = np.full((rows, n + 1), np.inf)  # no segmentation ends at 1 .. MIN_SEGMENT - 1
-    best[:, 0] = 0.0
-    ends = np.arange(MIN_SEGMENT, 2 * MIN_SEGMENT)  # one segment: the only one before 2 * MIN
-    best[:, ends] = s2[:, ends] - s1[:, ends] ** 2 / ends + penalty[:, None]
-    # offset[s] = best[s] - s2[s], so that best[s] + cost(s, t) is
-    # s2[t] + offset[s] - (s1[t] - s1[s])^2 / (t - s)
-    offset = best - s2
-    starts = np.zeros((rows, n + 1), dtype=np.int64)
-    every = np.arange(rows)
-    for t in range(2 * MIN_SEGMENT, n + 1):
-        last = t - MIN_SEGMENT + 1
-        total = s1[:, t, None] - s1[:, :last]
-        total *= total
-        total *= 1.0 / (t - np.arange(last))
-        np.subtract(offset[:, :last], total, out=total)
-        start = np.argmin(total, axis=1)
-        offset[:, t] = total[every, start] + penalty  # best[t] - s2[t]
-        starts[:, t] = start
-    return starts
-
-
-def _segment_starts(last_start: np.ndarray, n: int) -> list[int]:
-    """The segments' starts (but the first) of the best segmentation of a series of `n` values,
-    from each end's last segment start (_last_segment_starts), in order."""
-    out = []
-    end = int(last_start[n])
-    while end > 0:
-        out.append(end)
-        end = int(last_start[end])
-    return out[::-1]
 
 
 def _sums(logs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
