@@ -36,11 +36,21 @@ def _noise_rows(logs: np.ndarray) -> np.ndarray:
     return np.where(noise > 0, noise, np.where(plain > 0, plain, 1.0))
 
 
-def _by_length(series: Sequence[np.ndarray]) -> dict[int, list[int]]:
-    """The indices of `series` by their length: the series of one length are one 2-d array."""
-    out: dict[int, list[int]] = {}
+# figures worked on as one 2-d array at most (2 MB a float array): the series of one length go a
+# block at a time, so a history's million figures never stand as several arrays of their own size
+BLOCK_FIGURES = 1 << 18
+
+
+def _by_length(series: Sequence[np.ndarray]) -> list[tuple[int, list[int]]]:
+    """The indices of `series` by their length, in blocks of at most BLOCK_FIGURES figures: the
+    series of one block are one 2-d array."""
+    lengths: dict[int, list[int]] = {}
     for i, values in enumerate(series):
-        out.setdefault(len(values), []).append(i)
+        lengths.setdefault(len(values), []).append(i)
+    out = []
+    for n, rows in lengths.items():
+        step = max(1, BLOCK_FIGURES // max(n, 1))
+        out += [(n, rows[start : start + step]) for start in range(0, len(rows), step)]
     return out
 
 
@@ -59,7 +69,7 @@ def without_outliers_of(series: Sequence[np.ndarray]) -> list[np.ndarray]:
 
     out = list(series)
     window = 2 * MIN_SEGMENT + 1
-    for n, rows in _by_length(series).items():
+    for n, rows in _by_length(series):
         if n < window:
             continue
         values = np.stack([np.asarray(series[i], dtype=float) for i in rows])
@@ -85,7 +95,7 @@ def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> lis
     import ruptures  # 0.4 s (it loads scipy.stats): only where a series is searched
 
     out: list[list[int]] = [[] for _ in series]
-    for n, rows in _by_length(series).items():
+    for n, rows in _by_length(series):
         if n < 2 * MIN_SEGMENT:
             continue
         x = np.log(np.stack([np.asarray(series[i], dtype=float) for i in rows]))
@@ -178,7 +188,7 @@ def _welch_of(logs: Sequence[np.ndarray], tests: Sequence[Tests]) -> list[np.nda
     """Welch's p-value between the runs [first, cut) and [cut, last) of each test of each series
     (`tests`, per series of `logs`), every test of the series of one length at once."""
     out = [np.zeros(0) for _ in logs]
-    for every in _by_length(logs).values():
+    for _n, every in _by_length(logs):
         rows = [i for i in every if len(tests[i][0])]
         if rows:
             found = _welch_rows(np.stack([logs[i] for i in rows]), [tests[i] for i in rows])
