@@ -159,15 +159,6 @@ def group_members(pgids: list[int]) -> dict[int, dict[int, int]]:
     return members
 
 
-def _bind(shell: Shell, cpus: set[int] | None) -> None:
-    """Bind the shell (so the script it forks next) to `cpus`, or to every core this process may
-    use."""
-    try:
-        os.sched_setaffinity(shell.pid, cpus or os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        pass
-
-
 def _drain(pending: dict[int, Active], deadline: float, stopping: GroupStop) -> None:
     """Read these shells' output (markers into their transcripts) until each ends or `deadline`,
     signalling what their groups start meanwhile (`GroupStop.nudge`)."""
@@ -214,9 +205,8 @@ class Runner:
         """An idle shell (or a new one) that took `script` (to run on `cpus`, default all)."""
         for _attempt in range(2):
             shell = self.idle.pop() if self.idle else self.launcher.open_shell(self.base_env)
-            _bind(shell, cpus)
             try:
-                shell.start(script, self.secret, kill_grace())
+                shell.start(script, cpus)
                 return shell
             except (BrokenPipeError, OSError):  # that shell had died meanwhile: take another
                 shell.kill()
@@ -435,6 +425,7 @@ class Runner:
         for shell in self.idle:
             shell.close()
         self.idle.clear()
+        self.launcher.close()
         self.selector.close()
         self.closed = True
 
