@@ -133,6 +133,7 @@ class Engine:
         self.exported_secrets: dict[int, dict[str, str]] = {}
         self.runner = Runner(backend.launcher, self.base_env)
         self.batches = batches.Batches(store)
+        self.load = loadavg.Sampler()  # the node's load, recorded at each start and end
         self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
         self.children, self.by_step = _graph(self.wps.values())
         self.counts: Counter[str] = Counter(wp.state for wp in self.wps.values())
@@ -654,7 +655,7 @@ class Engine:
         node."""
         step = self.bench.steps.get(wp.step)
         if step is not None and not step.submit:
-            loadavg.record(self.store, wp.id, when)
+            self.load.record(self.store, wp.id, when)
 
     def fail(
         self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()
