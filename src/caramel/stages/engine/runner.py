@@ -1,13 +1,14 @@
 """Runs workpackage scripts on the launcher's shells and follows their markers.
 
-The runner keeps a few long-lived shells (one per workpackage running at the same time). The
-engine starts a script with `start()` and collects ended ones with `wait()`; `run()` is the
+The runner keeps a few of the launcher's shells (one per workpackage running at the same time).
+The engine starts a script with `start()` and collects ended ones with `wait()`; `run()` is the
 blocking form used for `prepare` entries and shared do's.
 
 A script may have a time limit: when it passes it, `kill_process_group` ends the script's process
 group (the workpackage's processes, not what earlier ones left in the background: each script runs
-in a session of its own) with SIGTERM, then SIGKILL after a grace period, and the script's outcome
-is `timed_out`. A script may be bound to some cores (copies of a workpackage run side by side).
+in a process group of its own) with SIGTERM, then SIGKILL after a grace period, and the script's
+outcome is `timed_out`. A script may be bound to some cores (copies of a workpackage run side by
+side); one asked to run nowhere in particular costs no affinity call.
 
 Limits count monotonic time (time.monotonic: an NTP step or a clock set by hand changes nothing),
 and only time bench could see: when a wait for markers returns much later than asked (bench was
