@@ -274,3 +274,13 @@ def test_with_dash_bench_starts_each_script_in_a_process_group_of_its_own(
     assert group0 != group1 and (group0, group1) == (parent0, parent1), seen  # a group per script
     assert grand0 == grand1 == str(proc.pid), seen  # each script's shell is bench's own child
     assert session0 == session1 == str(os.getsid(0)), seen  # bench's session: no `setsid`
+
+
+def test_a_shell_program_that_does_not_exist_is_named(tmp_path: Path, env: dict[str, str]) -> None:
+    """bench starts a dash-like shell itself: a JUBE_EXEC_SHELL that is not there is an error naming
+    it, not a shell that "cannot start" (engine.runner Runner._send)."""
+    env["JUBE_EXEC_SHELL"] = str(tmp_path / "no" / "sh")
+    write(tmp_path, "<do>echo hi</do>")
+    proc = bench("run", "-q", "c.xml", cwd=tmp_path, env=env)
+    assert f"cannot use {tmp_path / 'no' / 'sh'}: no such file" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

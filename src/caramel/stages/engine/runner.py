@@ -203,15 +203,18 @@ class Runner:
         return len(self.active)
 
     def _send(self, script: str, cpus: set[int] | None = None) -> Shell:
-        """An idle shell (or a new one) that took `script` (to run on `cpus`, default all)."""
+        """An idle shell (or a new one) that took `script` (to run on `cpus`, default all); the
+        error of the last try where none could (a shell program that does not exist)."""
+        error = OSError("cannot start a shell")
         for _attempt in range(2):
             shell = self.idle.pop() if self.idle else self.launcher.open_shell(self.base_env)
             try:
                 shell.start(script, cpus)
                 return shell
-            except (BrokenPipeError, OSError):  # that shell had died meanwhile: take another
+            except OSError as exc:  # that shell had died meanwhile (a broken pipe): take another
                 shell.kill()
-        raise OSError("cannot start a shell")
+                error = exc
+        raise error
 
     def _entry(
         self,
