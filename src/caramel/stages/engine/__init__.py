@@ -1,7 +1,8 @@
 """Running a plan: work folders, do's, waiting, recovery.
 
 session.py     start_run / continue_run / dry_run: the entry points (a run = store the plan, then
-continue) engine.py      the Engine: dependency order, procs, max_async, state moves, failures
+               continue)
+engine.py      the Engine: dependency order, procs, max_async, state moves, failures
 starting.py    a workpackage's start: environment, prepares, its commands to a shell or a job
 ending.py      how a workpackage ended, recorded (done, waiting, failed) with its commands
 settings.py    what a run is told (Settings) and tells at its end (Summary)
