@@ -102,3 +102,25 @@ def test_the_watcher_is_one_per_launcher_and_ends_with_it() -> None:
     assert launcher._watcher is None
     with pytest.raises(ProcessLookupError):
         os.kill(watcher.pid, 0)
+
+
+@pytest.mark.parametrize("program", SHELLS)
+def test_a_script_gets_the_signals_python_ignores_back_at_their_defaults(program) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an `exec` keeps what is ignored: a started shell gets
+    them back at their defaults, as subprocess's restore_signals does (else `yes | head -1` prints
+    "Broken pipe" and a do's programs ignore what they should die of)."""
+    import signal
+
+    launcher = launchers.get("local", shell=shutil.which(program))
+    shell = launcher.open_shell(dict(os.environ))
+    try:
+        shell.start(
+            f"yes | head -1 >/dev/null 2>&1; grep SigIgn /proc/self/status >&{CHANNEL_FD}; "
+            f"echo end >&{CHANNEL_FD}\n"
+        )
+        ignored = int(_channel(shell).decode().split()[1], 16)
+        for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+            assert not ignored & (1 << (signum - 1)), signal.Signals(signum).name
+    finally:
+        shell.close()
+        launcher.close()

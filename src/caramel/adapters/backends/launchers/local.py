@@ -42,6 +42,11 @@ CHANNEL_FD = 9  # engine.marker.CHANNEL_FD (a backend does not import the engine
 COMPLAINT_BYTES = 2048  # the end of the shell's complaints read for a failed script
 STOP_LOOK = 0.1  # seconds between the watcher's signals to a dead bench's scripts
 TAG = "caramel-watched-"  # + the launcher's own hex: the argument that marks its scripts' shells
+# What Python ignores and an `exec` keeps ignored: back to their defaults in a started shell, as
+# subprocess's restore_signals does (else `yes | head -1` complains of a broken pipe).
+RESTORED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
+)
 
 
 class Grouping(Word):
@@ -130,6 +135,7 @@ class Watcher:
                     (os.POSIX_SPAWN_DUP2, 1, 2),
                 ],
                 setsid=True,  # no terminal's signal reaches it
+                setsigdef=RESTORED_SIGNALS,
             )
         finally:
             os.close(alive_r)
@@ -197,6 +203,7 @@ class SpawnedShell:
                     (os.POSIX_SPAWN_DUP2, channel_w, CHANNEL_FD),
                 ],
                 setpgroup=0,
+                setsigdef=RESTORED_SIGNALS,
             )
         except OSError:
             for fd in (script_r, script_w, channel_r, channel_w):
