@@ -242,10 +242,11 @@ class SpawnedShell:
             self._channel = -1
 
     def kill(self) -> None:
-        """The script's shell (its group, while it is not reaped: only then is the id its own)."""
+        """The script's shell, while it is not reaped (only then is the id its own); its group is
+        the runner's to stop (a time limit, a stop), as with a long-lived shell."""
         if self.pid and self._status is None:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
+                os.kill(self.pid, signal.SIGKILL)
         self.close()
 
     def close(self) -> None:
