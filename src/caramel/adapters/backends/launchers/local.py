@@ -124,6 +124,7 @@ class Watcher:
 
     def __init__(self, tag: str, grace: float) -> None:
         alive_r, self._alive_w = os.pipe()
+        alive_r = _above_channel(alive_r)  # never 0-2: bench's own may be closed
         try:
             self.pid = os.posix_spawn(
                 "/bin/sh",
