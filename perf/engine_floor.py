@@ -18,7 +18,7 @@ that comes and goes on a shared machine falls on all of them alike:
 - new: `bench run` of the caramel this script is run with (`--new`, else $PYTHONPATH);
 - `--also NAME=SRC`: more caramels to compare (another commit's engine);
 - `--bash`: the new caramel once more with bash as its shell (`JUBE_EXEC_SHELL`), where each script
-  is a job-control subshell of the long-lived shell instead of a `setsid` shell (new+bash).
+  is a job-control subshell of a long-lived shell instead of a shell bench starts (new+bash).
 CPU is user + system time of the process and every child it waited for (wait4's rusage); wall is
 the elapsed time. Prints the median of each and the ratios new/floor and new/old. Not a test.
 """

@@ -249,3 +249,38 @@ def test_with_bash_each_script_is_a_process_group_of_its_own(tmp_path: Path, env
     # the do's parent is its script's subshell, which leads the group: not the long-lived shell
     assert group0 == parent0 and group1 == parent1, seen
     assert session0 == session1 != group0, seen  # the long-lived shell's session: no `setsid`
+
+
+DASH = shutil.which("dash") or "/bin/sh"
+
+
+def test_with_dash_bench_starts_each_script_in_a_process_group_of_its_own(
+        tmp_path: Path, env: dict[str, str]) -> None:
+    """dash has no job control without a terminal: bench starts each script's shell itself, a group
+    of its own in bench's session (no `setsid` program, backends.launchers.local Grouping.SPAWN);
+    the do's subshell is its script shell's child, which leads the group and is bench's child."""
+    env["JUBE_EXEC_SHELL"] = DASH
+    # /proc/PID/stat of the do's subshell (`sh -c 'echo $PPID'` is its child): fields 4-6 are its
+    # parent, group and session; then the parent's own parent (/proc/PARENT/stat field 4)
+    write(tmp_path, '<do>me=$(sh -c \'echo $PPID\'); set -- $(cut -d" " -f4-6 /proc/$me/stat); '
+                    'echo "$1 $2 $3 $(cut -d" " -f4 /proc/$1/stat)"</do>', values="0,1")
+    proc = subprocess.Popen([sys.executable, "-m", "caramel", "run", "-q", "c.xml"], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    seen = [(run_dir_of(tmp_path) / f"00000{i}_s" / "work" / "stdout").read_text().split()
+            for i in (0, 1)]
+    (parent0, group0, session0, grand0), (parent1, group1, session1, grand1) = seen
+    assert group0 != group1 and (group0, group1) == (parent0, parent1), seen  # a group per script
+    assert grand0 == grand1 == str(proc.pid), seen  # each script's shell is bench's own child
+    assert session0 == session1 == str(os.getsid(0)), seen  # bench's session: no `setsid`
+
+
+def test_a_shell_program_that_does_not_exist_is_named(tmp_path: Path, env: dict[str, str]) -> None:
+    """bench starts a dash-like shell itself: a JUBE_EXEC_SHELL that is not there is an error naming
+    it, not a shell that "cannot start" (engine.runner Runner._send)."""
+    env["JUBE_EXEC_SHELL"] = str(tmp_path / "no" / "sh")
+    write(tmp_path, "<do>echo hi</do>")
+    proc = bench("run", "-q", "c.xml", cwd=tmp_path, env=env)
+    assert f"cannot use {tmp_path / 'no' / 'sh'}: no such file" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr

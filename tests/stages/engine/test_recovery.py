@@ -130,7 +130,8 @@ def test_a_stop_between_two_commands_ends_the_do_at_its_next_command(tmp_path: P
         runner.close()
 
 
-# A script's shell is a child of the long-lived shell, itself bench's child: bench is its $PPID's parent.
+# With /bin/sh (dash) bench starts each script's shell itself (backends.launchers.local, SPAWN): bench
+# is the $PPID of a do's subshell ($$ is its script shell's id).
 KILLED = """<?xml version="1.0" encoding="UTF-8"?>
 <jube>
   <benchmark name="killed" outpath="runs">
@@ -138,7 +139,7 @@ KILLED = """<?xml version="1.0" encoding="UTF-8"?>
     <step name="s">
       <use>p</use>
       <do>export FOO=bar$n; echo "end 1 $n" >> {ledger}</do>
-      <do>[ "$n" = 1 ] &amp;&amp; [ ! -e {flag} ] &amp;&amp; touch {flag} &amp;&amp; kill -9 $$(cut -d' ' -f4 /proc/$$PPID/stat) &amp;&amp; sleep 10; echo "end 2 $n" >> {ledger}</do>
+      <do>[ "$n" = 1 ] &amp;&amp; [ ! -e {flag} ] &amp;&amp; touch {flag} &amp;&amp; kill -9 $$PPID &amp;&amp; sleep 10; echo "end 2 $n" >> {ledger}</do>
       <do>echo "end 3 $n $$FOO" >> {ledger}</do>
     </step>
   </benchmark>
@@ -179,7 +180,7 @@ SHARED = """<?xml version="1.0" encoding="UTF-8"?>
     <step name="s" shared="shared">
       <use>p</use>
       <do>echo "end 1 $n" >> {ledger}</do>
-      <do shared="true">if [ ! -e {flag} ]; then touch {flag}; setsid {python} {holder} $jube_benchmark_rundir/caramel.db $jube_benchmark_rundir/s_shared/.caramel_ended $$(cut -d' ' -f4 /proc/$$PPID/stat) {ready} >/dev/null 2>&amp;1 &lt;/dev/null &amp; while [ ! -e {ready} ]; do sleep 0.05; done; fi; echo "end shared" >> {ledger}</do>
+      <do shared="true">if [ ! -e {flag} ]; then touch {flag}; setsid {python} {holder} $jube_benchmark_rundir/caramel.db $jube_benchmark_rundir/s_shared/.caramel_ended $$PPID {ready} >/dev/null 2>&amp;1 &lt;/dev/null &amp; while [ ! -e {ready} ]; do sleep 0.05; done; fi; echo "end shared" >> {ledger}</do>
       <do>echo "end 3 $n" >> {ledger}</do>
     </step>
   </benchmark>

@@ -10,103 +10,43 @@ The state changes of workpackages whose scripts end one after another are commit
 engine starts (bench was killed), or stopped by an interruption, or whose start a killed bench
 had not committed, goes on after the last do its shell recorded as ended (engine.recovery), or
 starts again from scratch when none had ended.
+
+This module is the loop and the engine's bookkeeping (its counts, its queue, the state moves);
+starting a workpackage is engine.starting, recording how it ended engine.ending.
 """
 
 from __future__ import annotations
 
 import contextlib
-import glob
 import heapq
 import os
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 
 from caramel.adapters.backends import Backend
-from caramel.errors import CaramelError
 from caramel.stages.engine import (
     arrays,
     batches,
-    call_batch,
-    copies,
+    ending,
     loadavg,
     materialise,
     recovery,
     restart,
     shared,
+    starting,
     waiting,
 )
-from caramel.stages.engine.call import call_failure
-from caramel.stages.engine.commands import check_step, final_text, segment
+from caramel.stages.engine.commands import check_step, final_text
 from caramel.stages.engine.progress import Progress
 from caramel.stages.engine.runner import Runner
-from caramel.stages.engine.script import Command, Outcome, Status, carry_path, failure_reason
+from caramel.stages.engine.script import Command, Outcome
 from caramel.stages.engine.settings import Settings, Summary
-from caramel.stages.engine.workdir import WpPaths, wp_paths
-from caramel.stages.expand import layout
-from caramel.stages.expand.params import Params
+from caramel.stages.engine.starting import Started
 from caramel.stages.spec.model import Benchmark, Step
 from caramel.stages.state.rows import CommandRow, WpRow
 from caramel.stages.state.store import Store
 from caramel.vocabulary import ACTIVE_STATES, WaitKind, WpState
-
-BATCH_STARTS = 1000  # workpackages that only write their job script, started in one transaction
-
-
-@dataclass
-class Started:
-    """What the engine keeps about a workpackage whose script is running."""
-
-    wp: WpRow
-    step: Step
-    params: Params
-    paths: WpPaths
-    env: dict[str, str]
-    shared_stop: tuple[int, int] | None = None
-    rows: list[CommandRow] = field(
-        default_factory=list
-    )  # prepare commands, recorded with the end state
-
-
-@dataclass
-class _StartBatch:
-    """Workpackages that only write their job script, started in one batch of the store (up to
-    BATCH_STARTS of them, then the next batch)."""
-
-    store: Store
-    stack: contextlib.ExitStack  # holds the open batch
-    count: int = 0
-
-    def add(self) -> None:
-        if self.count >= BATCH_STARTS:
-            self.close()
-        if not self.count:
-            self.stack.enter_context(self.store.batch())
-        self.count += 1
-
-    def close(self) -> None:
-        """Commit the batch's changes (nothing when none is open)."""
-        self.stack.close()
-        self.count = 0
-
-
-@dataclass
-class Ended:
-    """A workpackage whose script ended, as Engine._finish records it."""
-
-    started: Started
-    outcome: Outcome
-    commands: list[Command]
-    rows: list[CommandRow]  # its commands' records (its prepares' too)
-    env: dict[str, str]  # the environment it ended with
-    shell: bool  # its commands ran in a shell (not a job script written for engine.arrays)
-
-    def named_command(self) -> Command:
-        """The command the outcome names (the do whose done file is missing, or whose error file
-        was found)."""
-        assert self.outcome.index is not None  # the script names it
-        return self.commands[self.outcome.index]
 
 
 class Engine:
@@ -133,6 +73,7 @@ class Engine:
         self.exported_secrets: dict[int, dict[str, str]] = {}
         self.runner = Runner(backend.launcher, self.base_env)
         self.batches = batches.Batches(store)
+        self.load = loadavg.Sampler()  # the node's load, recorded at each start and end
         self.wps: dict[int, WpRow] = {row.id: row for row in store.workpackages()}
         self.children, self.by_step = _graph(self.wps.values())
         self.counts: Counter[str] = Counter(wp.state for wp in self.wps.values())
@@ -140,7 +81,7 @@ class Engine:
         # per step: workpackages done or waiting at a shared do (all of them: the shared do may run)
         self.settled = Counter(wp.step for wp in self.wps.values() if _settled(wp))
         self._heap: list[int] = []
-        self._resume: dict[
+        self.resume_at: dict[
             int, tuple[int, int]
         ] = {}  # waiting workpackage -> (cycle, op) to go on from
         self.deferred: dict[str, list[int]] = defaultdict(list)  # held back by max_async
@@ -156,7 +97,7 @@ class Engine:
         self.job_resources: dict[
             int, tuple[str, ...]
         ] = {}  # engine.arrays: the scripts written, not queued
-        self._has_prepares = _has_prepares(self.bench)
+        self.has_prepares = _has_prepares(self.bench)
         # engine.rounds (`--repeat auto`): the open workpackages it holds back stay open for a
         # later run()
         self.hold: Callable[[WpRow], bool] | None = None
@@ -224,16 +165,16 @@ class Engine:
         else:
             self.batches.open()
         for active, outcome in ended:
-            self._finish(active.key, outcome, active.commands)
+            ending.finish(self, active.key, outcome, active.commands)
         self.batches.ended(len(ended))
 
     def _fill(self) -> None:
         """Start what may start now: one workpackage, or up to `procs` of one step. Workpackages
         that only write their job script (engine.arrays) start in one batch of the store, up to
-        BATCH_STARTS of them (a thousand workpackages' state changes in one commit of three
+        starting.BATCH_STARTS of them (a thousand workpackages' state changes in one commit of three
         statements, not five statements each: Store.batch)."""
         with contextlib.ExitStack() as stack:
-            starts = _StartBatch(self.store, stack)
+            starts = starting.StartBatch(self.store, stack)
             while self._heap:
                 wp = self.wps[self._heap[0]]
                 if not self._may_start(wp):
@@ -251,13 +192,13 @@ class Engine:
                 else:
                     starts.close()  # commits what the batch changed
                     self.batches.open()
-                self._start(wp, step)
+                starting.start(self, wp, step)
 
     def _may_start(self, wp: WpRow) -> bool:
         """Whether the heap's `wp` is one to start: open and not held back, or waiting with a
         place to go on from (any other entry is stale)."""
         if wp.state == WpState.WAITING:
-            return wp.id in self._resume
+            return wp.id in self.resume_at
         return wp.state == WpState.OPEN and not self._held(wp)
 
     def _runner_busy(self, wp: WpRow, step: Step) -> bool:
@@ -280,7 +221,7 @@ class Engine:
         return (
             wp.state == WpState.OPEN
             and (step.submit or bool(step.call))
-            and not self._has_prepares
+            and not self.has_prepares
             and arrays.queues_later(self, wp, step)
         )
 
@@ -296,260 +237,10 @@ class Engine:
             return True
         return n <= 0 or self.inflight[wp.step] < n
 
-    # --- starting ----------------------------------------------------------------------------
-    def _start(self, wp: WpRow, step: Step) -> None:
-        params = self.store.params(wp.id)
-        params.setdefault("jube_wp_status", "RUNNING")  # JUBE's value while the workpackage runs
-        try:
-            paths = wp_paths(self.info.run_dir, wp.dirname, step, params, self.bench.home)
-        except CaramelError as exc:
-            with self.store.transaction():
-                self.fail(wp, str(exc))
-            return
-        if wp.id in self._resume:
-            cycle, op = self._resume.pop(wp.id)
-            with self.store.transaction():
-                self.move(wp, "resume")
-            stored = self.store.env(wp.id)
-            env = (
-                materialise.with_secrets(stored, self.base_env)
-                if stored
-                else materialise.initial_env(self.base_env, [], params)
-            )
-            started = Started(wp, step, params, paths, env)
-        else:
-            cycle, op = 0, 0
-            prepared = self.prepared.pop(
-                wp.id, 0
-            )  # prepares that ended in the attempt bench was stopped in
-            with self.store.transaction():
-                # going on after recorded prepares is the same attempt: their records stay its own
-                self.move(
-                    wp, "start", attempt=wp.attempt + (0 if prepared else 1), started=time.time()
-                )
-                self._record_load(wp, "start")
-            parent_envs = [
-                {**(self.store.env(p) or {}), **self.exported_secrets.get(p, {})}
-                for p in wp.parents
-                if self.bench.steps[self.wps[p].step].export
-            ]
-            env = materialise.initial_env(self.base_env, parent_envs, params)
-            started = Started(wp, step, params, paths, env)
-            links = [
-                (self.wps[p].step, layout.work_folder(self.info.run_dir, self.wps[p].dirname))
-                for p in wp.parents
-            ]
-            try:
-                started.env = materialise.materialise(
-                    self.bench,
-                    step,
-                    params,
-                    paths,
-                    self.info.run_dir,
-                    links,
-                    env,
-                    lambda cmd, e: self._prepare(started, cmd, e),
-                    prepared,
-                )
-            except (CaramelError, OSError) as exc:
-                with self.store.transaction():
-                    self.fail(wp, f"cannot prepare the work folder: {exc}", rows=started.rows)
-                return
-        self._launch(started, cycle, op)
-
-    def _prepare(self, started: Started, command: Command, env: dict[str, str]) -> Outcome:
-        """Run one prepare; its shell records its end (exactly once, as a do: engine.recovery), and
-        so does the run's store, at once."""
-        wp = started.wp
-        self.batches.commit()  # its start is in the run state before it runs (engine.restart)
-        outcome = self.runner.run(
-            [command],
-            env,
-            started.paths.carry_file,
-            dump_env=True,
-            record=(self.record_file, recovery.prepare_tag(wp.id, wp.attempt)),
-        )
-        with self.store.transaction():
-            self.store.add_commands(self.command_rows(wp, [command], outcome))
-        return outcome
-
-    def _launch(self, started: Started, cycle: int, op: int) -> None:
-        """Run `started`'s commands from do `op` of `cycle` on: in a shell, or written for the
-        step's queued jobs or batch of calls (engine.arrays, engine.call_batch)."""
-        wp, step = started.wp, started.step
-        try:
-            limit = self.settings.limit_for(self.bench, step)
-            queue_later = arrays.queues_later(self, wp, step)
-            seg = segment(
-                self.bench, step, started.params, started.paths.base, cycle, op, limit, queue_later
-            )
-        except CaramelError as exc:
-            with self.store.transaction():
-                self.fail(wp, str(exc), rows=started.rows)
-            return
-        started.shared_stop = seg.shared_stop
-        self.started[wp.id] = started
-        if not seg.commands:
-            self._finish(wp.id, Outcome(Status.DONE), [])
-        elif queue_later and (step.submit or step.call):
-            self._finish(
-                wp.id, self._write_for_later(started, seg.commands[0]), seg.commands, False
-            )
-        else:
-            self._run_in_shell(started, seg.commands, limit)
-
-    def _write_for_later(self, started: Started, first: Command) -> Outcome:
-        """A submit step's job script (engine.arrays queues it) or a call step's call (engine.
-        call_batch submits the step's batch), written here."""
-        if started.step.submit:
-            return arrays.write_job(self, started.wp, first)
-        return call_batch.write_call(first)
-
-    def _run_in_shell(self, started: Started, commands: list[Command], limit: float) -> None:
-        """Hand `commands` to a shell (placed on its cores and devices where the step asks)."""
-        wp, step = started.wp, started.step
-        place = copies.placement(step, started.params, copies.device_count(self.bench))
-        env = dict(started.env, **place.env) if place else started.env
-        self.runner.start(
-            wp.id,
-            commands,
-            env,
-            started.paths.carry_file,
-            dump_env=step.export or started.shared_stop is not None,
-            limit=0.0 if step.submit else limit,
-            cpus=place.cpus if place else None,
-            record=(self.record_file, recovery.wp_tag(wp.id, wp.attempt)),
-        )
-        self.running_step = wp.step
-        self.progress.watch(wp.dirname, started.paths.base)
-        self.progress.update(dict(self.counts))
-
-    # --- ending ------------------------------------------------------------------------------
-    def _finish(
-        self, wp_id: int, outcome: Outcome, commands: list[Command], shell: bool = True
-    ) -> None:
-        """`shell`: the commands ran in a shell (False: engine.arrays wrote the job script here, and
-        no job id nor carried environment can be in its files)."""
-        started = self.started.pop(wp_id)
-        self.progress.forget(started.wp.dirname)
-        rows = started.rows + self.command_rows(started.wp, commands, outcome)
-        materialise.write_do_log(
-            started.step,
-            started.paths,
-            started.params,
-            started.env,
-            [commands[r.index] for r in outcome.ran],
-        )
-        env = outcome.env if outcome.env is not None else started.env
-        ended = Ended(started, outcome, commands, rows, env, shell)
-        with self.store.transaction():
-            barrier = self._ENDINGS.get(outcome.status, Engine._failed)(self, ended)
-        # The environment does not stay on disk; only once the end is committed (engine.batches): a
-        # stop before that recovers from the shells' records, which need these files.
-        carried = [carry_path(started.paths.carry_file, c) for c in commands] if shell else []
-        if self._has_prepares:
-            carried += glob.glob(glob.escape(started.paths.carry_file) + ".prepare.*")
-        self.batches.remove_after_commit(carried)
-        self.progress.update(dict(self.counts))
-        if barrier:
-            self.batches.commit()  # the shared do runs now, and may take long
-            shared.run_barriers(self, only=started.step.name)
-
-    # Each `_ENDINGS` entry records how a script ended (inside the store's transaction) and says
-    # whether the step's shared do may run now.
-    def _done(self, ended: Ended) -> bool:
-        """Every do ran, or a break file ended the workpackage: done, unless it stopped before
-        its step's shared do."""
-        wp, step = ended.started.wp, ended.started.step
-        if ended.outcome.status == Status.DONE and ended.started.shared_stop is not None:
-            return self._at_shared_do(ended, ended.started.shared_stop)
-        self.mark_done(wp, ended.rows, ended.env if step.export else None)
-        return False
-
-    def _at_shared_do(self, ended: Ended, shared_stop: tuple[int, int]) -> bool:
-        """`ended` waits for the other workpackages of its step at the shared do `shared_stop`."""
-        wp, step = ended.started.wp, ended.started.step
-        cycle, op = shared_stop
-        self.move(
-            wp,
-            "wait",
-            cycle=cycle,
-            wait_op=op,
-            wait_kind=WaitKind.SHARED,
-            wait_files={},
-            wait_since=time.time(),
-            env=ended.env,
-            reason=(f"waits for the other workpackages of step '{step.name}' (shared do {op + 1})"),
-        )
-        self.store.add_commands(ended.rows)
-        # The last one to arrive runs the shared do at once, as in JUBE (not after whatever else
-        # could start meanwhile).
-        return self.settled[step.name] == len(self.by_step[step.name])
-
-    def _waits(self, ended: Ended) -> bool:
-        """A done file is missing: the workpackage waits for it (and for the job its do submitted,
-        followed through the scheduler)."""
-        wp, step, cmd = ended.started.wp, ended.started.step, ended.named_command()
-        job = self.backend.scheduler.job_id_in(cmd.stdout) if ended.shell else ""
-        self.move(
-            wp,
-            "wait",
-            cycle=cmd.cycle,
-            wait_op=cmd.op,
-            wait_kind=WaitKind.FILE,
-            wait_since=time.time(),
-            wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
-            env=ended.env,
-            job_id=job,
-            reason=f"waits for {os.path.relpath(cmd.done_file, ended.started.paths.base)}"
-            + (f" (job {job})" if job else ""),
-        )
-        self.store.add_commands(ended.rows)
-        if job and step.submit:
-            self.queue_children(wp)  # a submit step after this one queues its job at once
-        return False
-
-    def _error_file(self, ended: Ended) -> bool:
-        cmd = ended.named_command()
-        where = os.path.relpath(cmd.error_file, ended.started.paths.base)
-        self.fail(
-            ended.started.wp,
-            f"error file {where} found after do {cmd.op + 1}: {cmd.text}",
-            rows=ended.rows,
-        )
-        return False
-
-    def _failed(self, ended: Ended) -> bool:
-        outcome, commands = ended.outcome, ended.commands
-        reason = call_failure(outcome, commands) or failure_reason(outcome, commands)
-        self.fail(ended.started.wp, reason, outcome.exit_code, ended.rows)
-        return False
-
-    _ENDINGS: dict[Status, Callable[[Engine, Ended], bool]] = {
-        Status.DONE: _done,
-        Status.BREAK: _done,
-        Status.WAITING: _waits,
-        Status.ERROR_FILE: _error_file,
-    }
-
     def command_rows(
         self, wp: WpRow, commands: list[Command], outcome: Outcome
     ) -> list[CommandRow]:
-        return [
-            CommandRow(
-                wp.id,
-                wp.attempt,
-                commands[r.index].cycle,
-                commands[r.index].op,
-                commands[r.index].role,
-                commands[r.index].text,
-                commands[r.index].cwd,
-                r.exit_code,
-                r.started,
-                r.ended,
-            )
-            for r in outcome.ran
-        ]
+        return ending.command_rows(wp, commands, outcome)
 
     def move(self, wp: WpRow, name: str, message: str | None = None, **fields: object) -> None:
         """Make the state move `name` (state.transitions) for `wp`, in the store (inside a
@@ -588,12 +279,12 @@ class Engine:
             for i in ids
             if self.wps[i].state == WpState.WAITING
             and self.wps[i].wait_kind == wait_kind
-            and i not in self._resume
+            and i not in self.resume_at
         ]
 
     def ready(self, wp: WpRow, cycle: int, op: int) -> None:
         """`wp` goes on with do `op` of `cycle` when its turn comes (its wait is over)."""
-        self._resume[wp.id] = (cycle, op)
+        self.resume_at[wp.id] = (cycle, op)
         heapq.heappush(self._heap, wp.id)
 
     def after_prepares(self, wp: WpRow, count: int) -> None:
@@ -637,7 +328,7 @@ class Engine:
             secrets = materialise.secrets_of(env, self.base_env)
             if secrets:
                 self.exported_secrets[wp.id] = secrets
-        self._record_load(wp, "end")
+        self.record_load(wp, "end")
         self.store.add_commands(rows)
         self.queue_children(wp)
         self._release(wp.step)
@@ -649,12 +340,12 @@ class Engine:
             if self.wps[child].state == WpState.OPEN and arrays.may_start(self, self.wps[child]):
                 heapq.heappush(self._heap, child)
 
-    def _record_load(self, wp: WpRow, when: str) -> None:
+    def record_load(self, wp: WpRow, when: str) -> None:
         """The node's load at `wp`'s start or end (engine.loadavg), where its do's run on this
         node."""
         step = self.bench.steps.get(wp.step)
         if step is not None and not step.submit:
-            loadavg.record(self.store, wp.id, when)
+            self.load.record(self.store, wp.id, when)
 
     def fail(
         self, wp: WpRow, reason: str, exit_code: int | None = None, rows: Sequence[CommandRow] = ()
@@ -662,7 +353,7 @@ class Engine:
         """Mark `wp` failed and cancel the workpackages that depend on it (call inside a
         transaction)."""
         self.move(wp, "fail", ended=time.time(), exit_code=exit_code, reason=reason)
-        self._record_load(wp, "end")
+        self.record_load(wp, "end")
         self.store.add_commands(rows)
         self._cancel_descendants(wp, "failed")
         self._release(wp.step)

@@ -8,6 +8,9 @@ on other nodes: their load here says nothing, the engine records none for them.
 
 from __future__ import annotations
 
+import os
+import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from caramel.stages.engine.copies import usable_cores
@@ -17,22 +20,47 @@ if TYPE_CHECKING:
 
 EVENT = "loadavg"
 PROC_LOADAVG = "/proc/loadavg"
+# Seconds a reading stands for the node's load: the kernel computes the averages every 5 s, so
+# workpackages starting and ending within one second share one reading (a thousand short ones
+# read the file a few times, not two thousand).
+FRESH = 1.0
 
 
 def read_loadavg(path: str = PROC_LOADAVG) -> float | None:
     """The 1-minute load average, None where the file is absent or unreadable."""
     try:
-        with open(path) as handle:
-            return float(handle.read().split()[0])
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            text = os.read(fd, 256)
+        finally:
+            os.close(fd)
+        return float(text.split()[0])
     except (OSError, ValueError, IndexError):
         return None
 
 
-def record(store: Store, wp_id: int, when: str) -> None:
-    """An event `loadavg` with `start|end LOAD cores=N` (call inside the store's transaction)."""
-    load = read_loadavg()
-    if load is not None:
-        store.event(wp_id, EVENT, f"{when} {load:.2f} cores={len(usable_cores())}")
+@dataclass
+class Sampler:
+    """The engine's readings of the load and of the cores bench may use, each kept FRESH seconds."""
+
+    path: str = PROC_LOADAVG
+    _taken: float = -FRESH  # time.monotonic() of the last reading
+    _text: str | None = None  # `LOAD cores=N`, None where nothing is recorded
+
+    def reading(self) -> str | None:
+        now = time.monotonic()
+        if now - self._taken >= FRESH:
+            load = read_loadavg(self.path)
+            self._text = None if load is None else f"{load:.2f} cores={len(usable_cores())}"
+            self._taken = now
+        return self._text
+
+    def record(self, store: Store, wp_id: int, when: str) -> None:
+        """An event `loadavg` with `start|end LOAD cores=N` (call inside the store's
+        transaction)."""
+        reading = self.reading()
+        if reading is not None:
+            store.event(wp_id, EVENT, f"{when} {reading}")
 
 
 def overloaded(events: list[tuple[float, int | None, str, str]]) -> dict[int, str]:

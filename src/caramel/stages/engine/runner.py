@@ -1,13 +1,14 @@
 """Runs workpackage scripts on the launcher's shells and follows their markers.
 
-The runner keeps a few long-lived shells (one per workpackage running at the same time). The
-engine starts a script with `start()` and collects ended ones with `wait()`; `run()` is the
+The runner keeps a few of the launcher's shells (one per workpackage running at the same time).
+The engine starts a script with `start()` and collects ended ones with `wait()`; `run()` is the
 blocking form used for `prepare` entries and shared do's.
 
 A script may have a time limit: when it passes it, `kill_process_group` ends the script's process
 group (the workpackage's processes, not what earlier ones left in the background: each script runs
-in a session of its own) with SIGTERM, then SIGKILL after a grace period, and the script's outcome
-is `timed_out`. A script may be bound to some cores (copies of a workpackage run side by side).
+in a process group of its own) with SIGTERM, then SIGKILL after a grace period, and the script's
+outcome is `timed_out`. A script may be bound to some cores (copies of a workpackage run side by
+side); one asked to run nowhere in particular costs no affinity call.
 
 Limits count monotonic time (time.monotonic: an NTP step or a clock set by hand changes nothing),
 and only time bench could see: when a wait for markers returns much later than asked (bench was
@@ -159,15 +160,6 @@ def group_members(pgids: list[int]) -> dict[int, dict[int, int]]:
     return members
 
 
-def _bind(shell: Shell, cpus: set[int] | None) -> None:
-    """Bind the shell (so the script it forks next) to `cpus`, or to every core this process may
-    use."""
-    try:
-        os.sched_setaffinity(shell.pid, cpus or os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        pass
-
-
 def _drain(pending: dict[int, Active], deadline: float, stopping: GroupStop) -> None:
     """Read these shells' output (markers into their transcripts) until each ends or `deadline`,
     signalling what their groups start meanwhile (`GroupStop.nudge`)."""
@@ -211,16 +203,18 @@ class Runner:
         return len(self.active)
 
     def _send(self, script: str, cpus: set[int] | None = None) -> Shell:
-        """An idle shell (or a new one) that took `script` (to run on `cpus`, default all)."""
+        """An idle shell (or a new one) that took `script` (to run on `cpus`, default all); the
+        error of the last try where none could (a shell program that does not exist)."""
+        error = OSError("cannot start a shell")
         for _attempt in range(2):
             shell = self.idle.pop() if self.idle else self.launcher.open_shell(self.base_env)
-            _bind(shell, cpus)
             try:
-                shell.start(script, self.secret, kill_grace())
+                shell.start(script, cpus)
                 return shell
-            except (BrokenPipeError, OSError):  # that shell had died meanwhile: take another
+            except OSError as exc:  # that shell had died meanwhile (a broken pipe): take another
                 shell.kill()
-        raise OSError("cannot start a shell")
+                error = exc
+        raise error
 
     def _entry(
         self,
@@ -435,6 +429,7 @@ class Runner:
         for shell in self.idle:
             shell.close()
         self.idle.clear()
+        self.launcher.close()
         self.selector.close()
         self.closed = True
 

@@ -1,10 +1,10 @@
 """One script per workpackage run: all its `do`s in sequence, reporting through markers.
 
 JUBE starts one `sh -c "DO && env > file"` per `do` and carries the environment from one to the
-next. caramel sends each workpackage's script to a long-lived shell (see backends.launchers.local),
-which runs it in a process group of its own (a job-control subshell where the shell keeps job
-control without a terminal, as bash; else a shell of its own, `sh -s` through `setsid`), and
-keeps JUBE's semantics where they matter:
+next. caramel runs each workpackage's script in a process group of its own (see
+backends.launchers.local: a job-control subshell of a long-lived shell where the shell keeps job
+control without a terminal, as bash; else a shell of its own, `sh -s`, that bench starts in a new
+group), and keeps JUBE's semantics where they matter:
 
 - the workpackage's environment is set at the top of the script (only what differs from the
   shell's own, so a plain workpackage costs nothing there);

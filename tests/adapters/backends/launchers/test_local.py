@@ -1,22 +1,50 @@
-"""The local launcher: a long-lived shell on this machine that runs the scripts it is sent."""
+"""The local launcher: each script a process group of its own, started by bench (dash) or by a
+long-lived shell's job control (bash); one watcher per launcher."""
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+
+import pytest
 
 from caramel.adapters.backends import launchers
+from caramel.adapters.backends.launchers.local import CHANNEL_FD, TAG, Grouping, _grouping
+
+SHELLS = [shell for shell in ("dash", "bash") if shutil.which(shell)]
 
 
-def test_a_local_shell_runs_scripts_in_its_environment() -> None:
-    shell = launchers.get("local").open_shell(dict(os.environ, CARAMEL_TEST_WORD="hello"))
+def _channel(shell) -> bytes:
+    out = b""
+    while chunk := os.read(shell.fileno(), 4096):
+        out += chunk
+        if b"end\n" in out:
+            break
+    return out
+
+
+@pytest.mark.parametrize("program", SHELLS)
+def test_a_local_shell_runs_scripts_in_its_environment_each_in_a_group_of_its_own(program) -> None:
+    launcher = launchers.get("local", shell=shutil.which(program))
+    shell = launcher.open_shell(dict(os.environ, CARAMEL_TEST_WORD="hello"))
     try:
-        shell.send('echo "$CARAMEL_TEST_WORD"; exit 3\n')
-        out = b""
-        while chunk := os.read(shell.fileno(), 4096):
-            out += chunk
-        assert out.decode().strip() == "hello" and shell.returncode() == 3
+        groups = []
+        for _script in range(2):
+            # a subshell's own process and group: /proc/self is the `cut` it starts, field 5 its
+            # group (the script's), and $1 is empty (the launcher's tag is no do's parameter)
+            shell.start(
+                f'echo "$CARAMEL_TEST_WORD [$1] $(cut -d" " -f5 /proc/self/stat)" >&{CHANNEL_FD}; '
+                f"echo end >&{CHANNEL_FD}\n"
+            )
+            word, empty, group, _end = _channel(shell).decode().split()
+            assert (word, empty) == ("hello", "[]")
+            groups.append(int(group))
+        assert len(set(groups)) == 2 and os.getpgid(0) not in groups
     finally:
         shell.close()
+        launcher.close()
 
 
 def test_jube_exec_shell_chooses_the_program(monkeypatch) -> None:
@@ -25,40 +53,74 @@ def test_jube_exec_shell_chooses_the_program(monkeypatch) -> None:
     assert launchers.get("local", shell="/bin/dash").shell == "/bin/dash"
 
 
-PIPE_ON_NINE = """
+LOW_DESCRIPTORS = """
 import os
-from caramel.adapters.backends.launchers.local import CHANNEL_FD, LocalShell
-while True:  # hold every descriptor below 9, as bench with its run locks open does
+from caramel.adapters.backends import launchers
+from caramel.adapters.backends.launchers.local import CHANNEL_FD
+while True:  # hold every descriptor below 9 but one, as bench with its run locks open does
     fd = os.open(os.devnull, os.O_RDONLY)
-    if fd >= CHANNEL_FD:
+    if fd >= CHANNEL_FD - 1:
         os.close(fd)
         break
-shell = LocalShell("/bin/sh", dict(os.environ))
-print(shell._alive_r)
+launcher = launchers.get("local", shell="/bin/sh")
+shell = launcher.open_shell(dict(os.environ))
+shell.start(f"echo fine >&{CHANNEL_FD}\\n")
+print(os.read(shell.fileno(), 100).decode().strip(), shell.returncode())
 shell.close()
+launcher.close()
 """
 
 
-def test_the_watchers_pipe_is_never_the_scripts_channel_descriptor() -> None:
-    """bench holding more files open (a run lock on the folder and on its lock file) put the pipe the
-    watchers read on descriptor 9, the scripts' channel: every do was stopped as it started."""
-    import subprocess
-    import sys
-
-    from caramel.adapters.backends.launchers.local import CHANNEL_FD
-
-    done = subprocess.run([sys.executable, "-c", PIPE_ON_NINE], capture_output=True, text=True, check=True)
-    assert int(done.stdout) > CHANNEL_FD
+def test_a_script_gets_its_channel_whatever_descriptors_bench_holds() -> None:
+    """bench holding more files open (a run lock on the folder and on its lock file) made the pipes
+    of a script land on 8 and 9: placing its stdin must not overwrite its channel."""
+    done = subprocess.run(
+        [sys.executable, "-c", LOW_DESCRIPTORS], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["fine", "0"]
 
 
-def test_a_group_per_script_from_bash_job_control_else_from_setsid() -> None:
+def test_a_group_per_script_from_bash_job_control_else_started_by_bench() -> None:
     """bash keeps job control without a terminal (each background job a group); dash turns it off,
-    so a dash shell starts each script through `setsid` (backends.launchers.local._grouping)."""
-    import shutil
+    so bench starts each dash script in a group of its own (backends.launchers.local._grouping)."""
+    assert _grouping(shutil.which("bash")) is Grouping.JOBS
+    assert _grouping(shutil.which("dash")) is Grouping.SPAWN
+    assert _grouping("/nonexistent/sh") is Grouping.SPAWN  # the first script says it cannot start
 
-    from caramel.adapters.backends.launchers.local import Grouping, _grouping
 
-    path = os.environ.get("PATH", os.defpath)
-    assert _grouping(shutil.which("bash"), path) == (Grouping.JOBS, "")
-    assert _grouping(shutil.which("dash"), path) == (Grouping.SETSID, shutil.which("setsid", path=path))
-    assert _grouping(shutil.which("dash"), "/nonexistent") == (Grouping.NONE, "")
+def test_the_watcher_is_one_per_launcher_and_ends_with_it() -> None:
+    """One watcher for every shell of a launcher, started with the first, ended by close() (no
+    stop: its pipe's end is then no reason to stop anything)."""
+    launcher = launchers.get("local", shell="/bin/sh")
+    first = launcher.open_shell(dict(os.environ))
+    watcher = launcher._watcher
+    second = launcher.open_shell(dict(os.environ))
+    assert watcher is not None and launcher._watcher is watcher and launcher.tag.startswith(TAG)
+    for shell in (first, second):
+        shell.close()
+    launcher.close()
+    assert launcher._watcher is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(watcher.pid, 0)
+
+
+@pytest.mark.parametrize("program", SHELLS)
+def test_a_script_gets_the_signals_python_ignores_back_at_their_defaults(program) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an `exec` keeps what is ignored: a started shell gets
+    them back at their defaults, as subprocess's restore_signals does (else `yes | head -1` prints
+    "Broken pipe" and a do's programs ignore what they should die of)."""
+    import signal
+
+    launcher = launchers.get("local", shell=shutil.which(program))
+    shell = launcher.open_shell(dict(os.environ))
+    try:
+        shell.start(
+            f"yes | head -1 >/dev/null 2>&1; grep SigIgn /proc/self/status >&{CHANNEL_FD}; "
+            f"echo end >&{CHANNEL_FD}\n"
+        )
+        ignored = int(_channel(shell).decode().split()[1], 16)
+        for signum in (signal.SIGPIPE, signal.SIGXFSZ):
+            assert not ignored & (1 << (signum - 1)), signal.Signals(signum).name
+    finally:
+        shell.close()
+        launcher.close()

@@ -1,5 +1,5 @@
 """Launchers: how a workpackage's script runs (ReFrame's split of a launcher from a scheduler). The
-`local` launcher runs scripts in long-lived shells on this machine; a do there may submit a job,
+`local` launcher runs scripts in shells on this machine; a do there may submit a job,
 which the run's scheduler (backends.schedulers) then answers for.
 
 One module per launcher in this package, each a subclass of `Launcher` under `@register("name")`;
@@ -17,18 +17,19 @@ from caramel.adapters.backends.registry import Registry
 
 
 class Shell(Protocol):
-    """A shell that runs workpackage scripts one after the other (engine.script writes them).
+    """Runs workpackage scripts one after the other (engine.script writes them), each in a process
+    group of its own.
 
-    `start` hands it a script (engine.script) and the secret its markers carry; the markers are read
-    from `fileno()`; end of file there means the shell and its script died (then `returncode()`
-    tells how). `complaints()`: the last lines the shell wrote outside the do's files. `pid` is also
-    the shell's process group's id; a script tells its own (its `P` marker): bench stops a script by
-    signalling that group (engine.runner)."""
+    `start` hands it a script (to run on some cores, else where bench may); its markers are read
+    from `fileno()`; end of file there means the script's shell died (then `returncode()` tells
+    how). `complaints()`: the last lines the shell wrote outside the do's files. `pid`: the
+    shell's process group's id (a long-lived shell's, or the running script's own); a script also
+    tells its own (its `P` marker): bench stops a script by signalling that group (engine.runner).
+    `kill` ends the shell, `close` releases it and leaves what its do's started alone."""
 
     pid: int
 
-    def send(self, script: str) -> None: ...
-    def start(self, script: str, secret: str, grace: float) -> None: ...
+    def start(self, script: str, cpus: set[int] | None = None) -> None: ...
     def fileno(self) -> int: ...
     def complaints(self) -> list[str]: ...
     def returncode(self) -> int: ...
@@ -43,7 +44,10 @@ class Launcher(abc.ABC):
 
     @abc.abstractmethod
     def open_shell(self, env: dict[str, str]) -> Shell:
-        """A new shell with environment `env`, ready for `send`."""
+        """A new shell with environment `env`, ready for `start`."""
+
+    def close(self) -> None:  # noqa: B027 (a launcher keeping nothing between shells has nothing)
+        """Release what the launcher keeps between its shells (every shell is closed)."""
 
 
 REGISTRY: Registry[Launcher] = Registry("launcher", __name__, __path__)

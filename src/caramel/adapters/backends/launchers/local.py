@@ -1,35 +1,35 @@
-"""Scripts run on this machine by long-lived shells: /bin/sh, or `$JUBE_EXEC_SHELL` as JUBE allows.
+"""Scripts run on this machine by /bin/sh, or `$JUBE_EXEC_SHELL` as JUBE allows.
 
-One shell serves many workpackages: it starts each script as a shell of its own (`sh -s`, the
-script in a here-document) in a process group of its own, so a time limit or a stop ends exactly
-that workpackage's processes, never what an earlier workpackage left running in the background
-(which lives on, as under JUBE). The group comes from the long-lived shell's job control where
-`bash` is installed: bash is then the long-lived shell (it only starts scripts and runs the
-watcher; every script, with its do's, runs in the configured shell), and with `set -m` each
-script it starts in the background is a group of its own, without starting a program for it
-(dash, Debian's /bin/sh, turns job control off without a terminal). Without bash each script is
-started through `setsid` (a session, so a group, of its own: one more `exec`); with neither, the
-scripts share their shell's group. The script's markers go to descriptor 9 (engine.marker), the
-shell's stdout, which only bench reads; the shells' own complaints (stderr, and the script's
-stdout) go to a file bench reads when a script fails.
+Each script runs in a process group of its own, so a time limit or a stop ends exactly that
+workpackage's processes, never what an earlier workpackage left running in the background (which
+lives on, as under JUBE). Two ways to that group, the cheapest the shell allows (`_grouping`):
 
-Each shell has one watcher, started with its first script, reading a pipe only bench holds. If
-bench dies, even by SIGKILL, the watcher sees end of file and stops the script running then (its
-shell's child: /proc lists it) as bench would (SIGTERM to its group again and again for
-CARAMEL_KILL_GRACE seconds, so a do between two commands ends at the next and the script records
-what finished; then SIGKILL), and ends its shell, so no do of a dead bench runs on unrecorded.
-What an ended script left in the background is not watched. A shell that bench closes ends its
-watcher first. One watcher per shell, not one per script: a workpackage costs the processes of its
-script and its do's only.
+- SPAWN (dash, Debian's /bin/sh, which turns job control off without a terminal): bench starts
+  each script's shell itself, `sh -s` in a group of its own (posix_spawn: one `exec`, no `setsid`
+  program), the script on its stdin;
+- JOBS (bash keeps job control without a terminal): one long-lived shell per script running at the
+  same time; with `set -m` each script it starts in the background is a group of its own, without
+  starting a program for it.
+
+The script's markers go to descriptor 9 (engine.marker), a pipe only bench reads; the shells' own
+complaints (stderr, and the script's stdout) go to a file bench reads when a script fails.
+
+One watcher per launcher (per bench), started with the first script, reads a pipe only bench
+holds. If bench dies, even by SIGKILL, the watcher sees end of file and stops every script still
+running as bench would (SIGTERM to its group again and again for CARAMEL_KILL_GRACE seconds, so a
+do between two commands ends at the next and the script records what finished; then SIGKILL), so
+no do of a dead bench runs on unrecorded. It finds them by their command line: every script's
+shell (and the long-lived shell) carries the launcher's tag as its argument, and leads its group;
+a do's processes lead none, and what an ended script left in the background has no leader with
+the tag any more: it is not watched. Nothing is told to the watcher per script.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import os
-import shlex
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -40,15 +40,20 @@ from caramel.vocabulary import Word
 
 CHANNEL_FD = 9  # engine.marker.CHANNEL_FD (a backend does not import the engine)
 COMPLAINT_BYTES = 2048  # the end of the shell's complaints read for a failed script
-STOP_LOOK = 0.1  # seconds between the watcher's signals to a dead bench's script
+STOP_LOOK = 0.1  # seconds between the watcher's signals to a dead bench's scripts
+TAG = "caramel-watched-"  # + the launcher's own hex: the argument that marks its scripts' shells
+# What Python ignores and an `exec` keeps ignored: back to their defaults in a started shell, as
+# subprocess's restore_signals does (else `yes | head -1` complains of a broken pipe).
+RESTORED_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
+)
 
 
 class Grouping(Word):
-    """How the long-lived shell gives each script a process group of its own."""
+    """How each script gets a process group of its own."""
 
-    JOBS = "jobs"  # its job control: the script a background subshell, a group of its own
-    SETSID = "setsid"  # the script a shell of its own started through the `setsid` program
-    NONE = "none"  # no way here: the scripts share their shell's group
+    JOBS = "jobs"  # the long-lived shell's job control: the script a background subshell
+    SPAWN = "spawn"  # bench starts the script's shell in a group of its own
 
 
 # Asked of the shell once per bench: job control without a terminal (`set -m` takes: bash; dash
@@ -57,9 +62,8 @@ JOBS_PROBE = 'set -m 2>/dev/null; case $- in *m*) [ -n "$BASHPID" ];; *) false;;
 
 
 @functools.cache
-def _grouping(program: str, path: str) -> tuple[Grouping, str]:
-    """The cheapest way to a group per script for `program` (its `setsid` program's path with
-    SETSID, else "")."""
+def _grouping(program: str) -> Grouping:
+    """JOBS where `program` keeps job control without a terminal, else SPAWN."""
     try:
         probe = subprocess.run(
             [program, "-c", JOBS_PROBE],
@@ -69,135 +73,252 @@ def _grouping(program: str, path: str) -> tuple[Grouping, str]:
             timeout=10,
         )
         if probe.returncode == 0:
-            return Grouping.JOBS, ""
+            return Grouping.JOBS
     except (OSError, subprocess.TimeoutExpired):
-        pass  # the shell cannot start: the first script says so, as before
-    setsid = shutil.which("setsid", path=path)
-    return (Grouping.SETSID, setsid) if setsid else (Grouping.NONE, "")
+        pass  # the shell cannot start: the first script says so
+    return Grouping.SPAWN
 
 
-class LocalShell:
-    def __init__(self, program: str, env: dict[str, str]) -> None:
+def _above_channel(fd: int) -> int:
+    """`fd`, moved above every descriptor a script's shell is given (0-2 and CHANNEL_FD), so that
+    placing one cannot overwrite another (bench holding few files gets low numbers)."""
+    if fd > CHANNEL_FD:
+        return fd
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, CHANNEL_FD + 1)
+    os.close(fd)
+    return high
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _watcher_program(tag: str, grace: float) -> str:
+    """The watcher's shell program: once its stdin (bench's pipe) ends, SIGTERM every STOP_LOOK
+    seconds for `grace` seconds to each group led by a process carrying `tag` (TAG and a hex;
+    looked up again at each look), then SIGKILL to them."""
+    looks = max(0, int(grace / STOP_LOOK))
+    # The pattern `caramel[-]watched-...` does not match the command line of grep itself. Linux
+    # lists command lines in /proc (field 5 of /proc/PID/stat is the group); pgrep elsewhere.
+    pattern = tag.replace("-", "[-]", 1)
+    return (
+        "trap '' TERM INT HUP; read __caramel_x\n"
+        "__caramel_leaders() { if [ -d /proc ]; then "
+        f"grep -l -a -e '{pattern}' /proc/[0-9]*/cmdline 2>/dev/null | "
+        "while IFS=/ read -r _ _ p _; do { read -r s </proc/$p/stat; } 2>/dev/null || continue; "
+        'set -- ${s##*") "}; [ "$3" != "$p" ] || echo "$p"; done; '
+        f"else for p in $(pgrep -f '{pattern}'); do "
+        '[ "$(ps -o pgid= -p "$p" | tr -d " ")" != "$p" ] || echo "$p"; done; fi; }\n'
+        f"__caramel_i=0; while [ $__caramel_i -le {looks} ]; do "
+        "for g in $(__caramel_leaders); do kill -TERM -$g; done; "
+        f"sleep {STOP_LOOK}; __caramel_i=$((__caramel_i + 1)); done\n"
+        "for g in $(__caramel_leaders); do kill -KILL -$g; done\n"
+    )
+
+
+class Watcher:
+    """The watcher of one launcher's scripts (see the module's docstring): a small shell in a
+    session of its own, its stdin a pipe whose other end only bench holds."""
+
+    def __init__(self, tag: str, grace: float) -> None:
+        alive_r, self._alive_w = os.pipe()
+        alive_r = _above_channel(alive_r)  # never 0-2: bench's own may be closed
+        try:
+            self.pid = os.posix_spawn(
+                "/bin/sh",
+                ["/bin/sh", "-c", _watcher_program(tag, grace)],
+                os.environ,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, alive_r, 0),
+                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, 1, 2),
+                ],
+                setsid=True,  # no terminal's signal reaches it
+                setsigdef=RESTORED_SIGNALS,
+            )
+        finally:
+            os.close(alive_r)
+
+    def close(self) -> None:
+        """End the watcher first: the end of bench's pipe is then no reason to stop anything."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self._alive_w)
+
+
+class _Complaints:
+    """Where a shell writes outside the do's files: its last lines are read when a script fails."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()
+        self.fd = self.file.fileno()
+        self._seen = 0
+
+    def lines(self) -> list[str]:
+        """The last lines written since the last call."""
+        try:
+            size = os.fstat(self.fd).st_size
+            start = max(self._seen, size - COMPLAINT_BYTES)
+            text = os.pread(self.fd, size - start, start).decode(errors="replace")
+        except (OSError, ValueError):
+            return []
+        self._seen = size
+        return [line for line in text.splitlines() if line.strip()][-5:]
+
+
+class SpawnedShell:
+    """Starts each script as a shell of its own (`program -s TAG`), bench's child in a group of its
+    own: `pid` is the running (or last) script's, which is also its group's id."""
+
+    def __init__(self, program: str, env: dict[str, str], tag: str) -> None:
         self.program = program
-        self._grouping, self._setsid = _grouping(program, env.get("PATH") or os.defpath)
-        low_r, alive_w = os.pipe()
-        self._alive_w: int | None = alive_w
-        # Above every descriptor a script redirects (its channel is CHANNEL_FD): a pipe that landed
-        # on 9 (bench holding a few more files open) would be the channel in the shell, and every
-        # watcher would read end of file at once and stop its script.
-        alive_r = fcntl.fcntl(low_r, fcntl.F_DUPFD, CHANNEL_FD + 1)
-        os.close(low_r)
-        self._alive_r = alive_r  # its number in the shell too (pass_fds keeps it)
-        self._complaints = tempfile.TemporaryFile()
-        self._watched = False  # the watcher starts with the first script
-        self._complaints_seen = 0
+        self.env = env
+        self.tag = tag
+        self.pid = 0
+        self._channel = -1
+        self._status: int | None = None  # the last script's exit status, once reaped
+        self._complaints = _Complaints()
+        self._complaints_fd = _above_channel(os.dup(self._complaints.fd))
+
+    def start(self, script: str, cpus: set[int] | None = None) -> None:
+        """Start `script` (a program for `sh -s` writing its markers to descriptor 9), bound to
+        `cpus` if given (else where bench may run). It reads the script from a pipe, so it runs
+        nothing before it is bound; `set --`: the tag is no positional parameter of a do."""
+        self._reap()
+        self._close_channel()
+        script_r, script_w = os.pipe()
+        channel_r, channel_w = os.pipe()
+        script_r, channel_w = _above_channel(script_r), _above_channel(channel_w)
+        try:
+            self.pid = os.posix_spawn(
+                self.program,
+                [self.program, "-s", self.tag],
+                self.env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, script_r, 0),
+                    (os.POSIX_SPAWN_DUP2, self._complaints_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, self._complaints_fd, 2),
+                    (os.POSIX_SPAWN_DUP2, channel_w, CHANNEL_FD),
+                ],
+                setpgroup=0,
+                setsigdef=RESTORED_SIGNALS,
+            )
+        except OSError:
+            for fd in (script_r, script_w, channel_r, channel_w):
+                os.close(fd)
+            raise
+        os.close(script_r)
+        os.close(channel_w)
+        self._channel, self._status = channel_r, None
+        try:
+            if cpus:
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(self.pid, cpus)
+            _write_all(script_w, b"set --\n" + script.encode())
+        finally:
+            os.close(script_w)
+
+    def fileno(self) -> int:
+        if self._channel < 0:
+            raise ValueError("no script's channel is open")  # as a closed file's fileno()
+        return self._channel
+
+    def complaints(self) -> list[str]:
+        return self._complaints.lines()
+
+    def returncode(self) -> int:
+        self._reap()
+        return self._status if self._status is not None else -1
+
+    def _reap(self) -> None:
+        if self.pid and self._status is None:
+            self._status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+
+    def _close_channel(self) -> None:
+        if self._channel >= 0:
+            os.close(self._channel)
+            self._channel = -1
+
+    def kill(self) -> None:
+        """The script's shell, while it is not reaped (only then is the id its own); its group is
+        the runner's to stop (a time limit, a stop), as with a long-lived shell."""
+        if self.pid and self._status is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
+        self.close()
+
+    def close(self) -> None:
+        """Release the last script's process and files; what its do's left running in the
+        background is left alone (as JUBE does)."""
+        self._reap()
+        self._close_channel()
+        if self._complaints_fd >= 0:
+            os.close(self._complaints_fd)
+            self._complaints_fd = -1
+            self._complaints.file.close()
+
+
+class JobsShell:
+    """A long-lived shell with job control (`program -s TAG`) that runs each script it is sent as a
+    background subshell, a group of its own; its stdout is the scripts' channel."""
+
+    def __init__(self, program: str, env: dict[str, str], tag: str) -> None:
+        self.program = program
+        self._complaints = _Complaints()
+        self._bound = False  # bound to some cores for an earlier script
         self.process = subprocess.Popen(
-            [program, "-s"],
+            [program, "-s", tag],
             env=env,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=self._complaints,
+            stderr=self._complaints.file,
             start_new_session=True,
-            pass_fds=(alive_r,),
             bufsize=0,
         )
-        os.close(alive_r)
         self.pid = self.process.pid
+        self._send("set --; set -m\n")
 
-    def send(self, script: str) -> None:
+    def _send(self, text: str) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(script.encode())
+        self.process.stdin.write(text.encode())
 
-    def start(self, script: str, secret: str, grace: float) -> None:
-        """Run `script` (a program for `sh -s` writing its markers to descriptor 9) in a session of
-        its own; the shell's watcher starts with the first. The here-document's end carries the
-        secret: no do's text can end it."""
-        watcher = "" if self._watched else self._watcher(grace)
-        if watcher and self._grouping is Grouping.JOBS:
-            watcher += "set -m\n"  # after the watcher, which stays in the shell's group
-        self._watched = True
-        self.send(watcher + self._launch(script, secret))
-
-    def _launch(self, script: str, secret: str) -> str:
-        """The shell's command that runs `script` in a group of its own and waits for it. With job
-        control a background subshell (no program started; it waits for it all the same, the
-        next script comes after this one's EXIT marker); else a shell of its own (`setsid` where
-        there is one) reading the script from a here-document whose end carries the secret, so
-        no do's text can end it."""
-        channel = f"{CHANNEL_FD}>&1 >&2"
-        if self._grouping is Grouping.JOBS:
-            return f"(\n{script}) {channel} </dev/null &\nwait $!\n"
-        end = f"__caramel_script_{secret}"
-        session = f"{shlex.quote(self._setsid)} " if self._setsid else ""
-        return f"{session}{shlex.quote(self.program)} -s {channel} <<'{end}'\n{script}{end}\n"
-
-    def _watcher(self, grace: float) -> str:
-        """The shell's watcher: once bench's pipe ends, SIGTERM every STOP_LOOK seconds for `grace`
-        seconds to the group of each script its shell runs (its children but itself: each a
-        group leader, looked up again at each look, as a script may start meanwhile), then
-        SIGKILL to them, then the shell itself (it starts no further script)."""
-        # /dev/fd/N, not <&N: POSIX shells (dash) only take one-digit descriptors in redirections.
-        looks = max(0, int(grace / STOP_LOOK))
-        if self._grouping is not Grouping.NONE:
-            # Linux lists a process's children in /proc; pgrep elsewhere. The watcher is a child
-            # too: it leads no group, so the signal to "its group" finds none.
-            children = (
-                "for __caramel_k in $(cat /proc/$$/task/$$/children 2>/dev/null || pgrep -P $$); "
-                'do case " $__caramel_g " in *" $__caramel_k "*) ;; '
-                '*) __caramel_g="$__caramel_g $__caramel_k";; esac; done; '
-            )
-            signal_all = "for __caramel_p in $__caramel_g; do kill -{} -$__caramel_p; done; "
-        else:  # the scripts share the shell's process group, the watcher's too
-            children, signal_all = "", "kill -{} 0; "
-        return (
-            f"{{ trap '' TERM; read __caramel_x </dev/fd/{self._alive_r}; __caramel_g=; "
-            f"__caramel_i=0; while [ $__caramel_i -le {looks} ]; do {children}"
-            f"{signal_all.format('TERM')}sleep {STOP_LOOK}; "
-            f"__caramel_i=$((__caramel_i + 1)); done; {signal_all.format('KILL')}kill -KILL $$; }} "
-            f"</dev/null >/dev/null 2>&1 {CHANNEL_FD}>&- &\n__caramel_watcher=$!\n"
-        )
+    def start(self, script: str, cpus: set[int] | None = None) -> None:
+        """Run `script` in a background subshell (no program started) and wait for it: the next
+        script comes after this one's EXIT marker. Bound to `cpus` (the shell, so the subshell it
+        forks next), or again to every core bench may use after a bound one."""
+        if cpus or self._bound:
+            with contextlib.suppress(OSError):
+                os.sched_setaffinity(self.pid, cpus or os.sched_getaffinity(0))
+            self._bound = bool(cpus)
+        self._send(f"(\n{script}) {CHANNEL_FD}>&1 >&2 </dev/null &\nwait $!\n")
 
     def fileno(self) -> int:
         assert self.process.stdout is not None
         return self.process.stdout.fileno()
 
     def complaints(self) -> list[str]:
-        """The last lines the shell (or a script outside its do's) wrote since the last call."""
-        try:
-            size = os.fstat(self._complaints.fileno()).st_size
-            start = max(self._complaints_seen, size - COMPLAINT_BYTES)
-            text = os.pread(self._complaints.fileno(), size - start, start).decode(errors="replace")
-        except (OSError, ValueError):
-            return []
-        self._complaints_seen = size
-        return [line for line in text.splitlines() if line.strip()][-5:]
+        return self._complaints.lines()
 
     def returncode(self) -> int:
         return self.process.wait()
 
     def kill(self) -> None:
-        """The shell (its process group: the shell and its watcher, its scripts have groups of
-        their own)."""
-        try:
+        """The shell (its process group: its scripts have groups of their own)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self._release()
 
     def close(self) -> None:
         """End the shell; what its do's left running in the background is left alone (as JUBE
         does)."""
-        try:
-            # its watcher first: the end of bench's pipe is then no reason to stop anything
-            self.send('[ -z "$__caramel_watcher" ] || kill -KILL "$__caramel_watcher"; exit 0\n')
+        # ValueError: it was killed and released already
+        with contextlib.suppress(OSError, ValueError):
+            self._send("exit 0\n")
             assert self.process.stdin is not None
             self.process.stdin.close()
-        except (
-            BrokenPipeError,
-            OSError,
-            ValueError,
-        ):  # ValueError: it was killed and released already
-            pass
         self._release()
 
     def _release(self) -> None:
@@ -205,20 +326,27 @@ class LocalShell:
         if self.process.stdout is not None:
             self.process.stdout.close()
         if self.process.stdin is not None and not self.process.stdin.closed:
-            try:
+            with contextlib.suppress(OSError):
                 self.process.stdin.close()
-            except OSError:
-                pass
-        if self._alive_w is not None:
-            os.close(self._alive_w)
-            self._alive_w = None
-        self._complaints.close()
+        self._complaints.file.close()
 
 
 @register("local")
 class LocalLauncher(Launcher):
     def __init__(self, shell: str | None = None) -> None:
         self.shell = shell or current().shell.strip() or "/bin/sh"
+        self.tag = TAG + os.urandom(8).hex()
+        self._watcher: Watcher | None = None
 
     def open_shell(self, env: dict[str, str]) -> Shell:
-        return LocalShell(self.shell, env)
+        if self._watcher is None:
+            self._watcher = Watcher(self.tag, current().kill_grace)
+        if _grouping(self.shell) is Grouping.JOBS:
+            return JobsShell(self.shell, env, self.tag)
+        return SpawnedShell(self.shell, env, self.tag)
+
+    def close(self) -> None:
+        """Stop the watcher (every shell is closed: bench ends, or its run does)."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
