@@ -286,11 +286,7 @@ def _signature(
             parts.append(f"{wp.id} -")
             continue
         base = _base_dir(inp, wp, work_dir) + os.sep
-        for spec in specs:
-            found = _regular_files(_candidates(spec, wp, base), wp.id, parts)
-            if not found:
-                parts.append(f"{wp.id} -1 {spec.file.path}")
-            reads.append((wp, spec, found))
+        reads += [(wp, spec, _regular_files(spec, wp, base, parts)) for spec in specs]
     return "\n".join(parts), reads
 
 
@@ -306,27 +302,27 @@ def _candidates(spec: _Spec, wp: WPRecord, base: str) -> Iterable[str]:
     return glob.glob(path) if glob.has_magic(path) else (path,)
 
 
-def _regular_files(paths: Iterable[str], wp_id: int, parts: list[str]) -> list[str]:
-    """The paths that are regular files (JUBE reads only those, os.path.isfile), each added to the
-    signature's `parts` with its size, mtime, inode and ctime."""
+def _regular_files(spec: _Spec, wp: WPRecord, base: str, parts: list[str]) -> list[str]:
+    """The paths of `spec` that are regular files (JUBE reads only those, os.path.isfile), each
+    added to the signature's `parts` with its size, mtime, inode and ctime; none found: the spec's
+    path marked missing. One stat a file, no helper call between: the stat pass is what an
+    unchanged run of 10,000 workpackages costs."""
     found = []
-    for path in paths:
-        st = _stat(path)
-        if st is not None and stat.S_ISREG(st.st_mode):
+    for path in _candidates(spec, wp, base):
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
             found.append(path)
             # inode and ctime too: a copy that keeps size and mtime (cp -p, rsync -t) still
             # changes the ctime, which no tool sets back, and a file renamed over has a new inode
             parts.append(
-                f"{wp_id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {path}"
+                f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {path}"
             )
+    if not found:
+        parts.append(f"{wp.id} -1 {spec.file.path}")
     return found
-
-
-def _stat(path: str) -> os.stat_result | None:
-    try:
-        return os.stat(path)
-    except OSError:
-        return None
 
 
 def _overrun(
