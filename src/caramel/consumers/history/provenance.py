@@ -6,13 +6,14 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from typing import TYPE_CHECKING
 
 from caramel import __version__
-from caramel.adapters import backends
-from caramel.adapters.backends import Scheduler
-from caramel.consumers.history import fingerprint
 from caramel.consumers.history.store import RunRecord
 from caramel.stages.state.store import Store, db_path
+
+if TYPE_CHECKING:
+    from caramel.adapters.backends import Scheduler
 
 # parameters that name a container image, in CARAML's files and caramel's
 IMAGE_PARAMS = ("singularity_file", "apptainer_image", "container_image", "image")
@@ -90,6 +91,11 @@ def run_record(run_dir: str, known: RunRecord | None = None) -> RunRecord:
     run: what was probed on this host when the run was first added (the benchmark files' git
     commit, a local run's fingerprint) is kept, not probed again days later on a host that may
     have changed since; what a run going on changes (jobs, nodes, end) is read anew."""
+    # the schedulers and the probe are imported here: `bench result` on an unchanged run needs
+    # only run_key
+    from caramel.adapters import backends
+    from caramel.consumers.history import fingerprint
+
     store = Store(db_path(run_dir), readonly=True)
     try:
         info = store.info()
@@ -127,6 +133,8 @@ def run_record(run_dir: str, known: RunRecord | None = None) -> RunRecord:
 def _fingerprint(run_dir: str, job_ids: list[str], known: RunRecord | None) -> dict[str, object]:
     """The nodes' fingerprint (as JSON values): a local run's as the history keeps it (the probe
     ran here when the run was first added), else from the run's probe files or a probe here."""
+    from caramel.consumers.history import fingerprint
+
     if known is not None and known.fingerprint and not job_ids:
         return dict(known.fingerprint)
     return dict(fingerprint.from_run(run_dir, job_ids))

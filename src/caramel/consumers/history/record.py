@@ -152,10 +152,11 @@ def _to_sinks(written: list[tuple[RunRecord, list[MetricRow]]]) -> None:
     """Queue the rows for every configured sink and send what is queued (a sink down: a warning)."""
     try:
         from caramel.consumers.history.settings import load_settings
-        from caramel.consumers.history.sinks import documents, enqueue, flush
 
         sinks = load_settings().sinks
-        if sinks:
+        if sinks:  # the sinks' module only where some are configured
+            from caramel.consumers.history.sinks import documents, enqueue, flush
+
             enqueue(sinks, documents(written))
             flush(sinks)
     except Exception as exc:  # noqa: BLE001 - a sink is a copy of the history: never fail the run
