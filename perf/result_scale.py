@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
 import shutil
 import statistics
@@ -244,6 +243,9 @@ def big_log(folder: str, megabytes: int) -> None:
 
 
 def scan_one(path: str, case: str) -> None:
+    # compiled as analyse.patterns compiles them: by the regex module (a time bound per match)
+    import regex
+
     from caramel.stages.analyse.patterns import BUILTIN_PATTERNS as B
     from caramel.stages.analyse.patterns import Probe
     from caramel.stages.analyse.scan import scan_file
@@ -253,19 +255,23 @@ def scan_one(path: str, case: str) -> None:
         probes = [
             Probe(
                 "elp",
-                re.compile(rf"elapsed time per iteration \(s\):\s+{B['jube_pat_fp']}", re.M),
+                regex.compile(rf"elapsed time per iteration \(s\):\s+{B['jube_pat_fp']}", regex.M),
                 "float",
             ),
             Probe(
                 "it",
-                re.compile(rf"iteration\s+{B['jube_pat_int']}/\s*{B['jube_pat_nint']}", re.M),
+                regex.compile(rf"iteration\s+{B['jube_pat_int']}/\s*{B['jube_pat_nint']}", regex.M),
                 "int",
             ),
-            Probe("tf", re.compile(rf"TFLOPs:\s+{B['jube_pat_fp']}", re.M), "float"),
+            Probe("tf", regex.compile(rf"TFLOPs:\s+{B['jube_pat_fp']}", regex.M), "float"),
         ]
     else:
         probes = [
-            Probe("blk", re.compile(r"consumed samples: (\d+) \|.*?TFLOPs", re.M | re.S), "int")
+            Probe(
+                "blk",
+                regex.compile(r"consumed samples: (\d+) \|.*?TFLOPs", regex.M | regex.S),
+                "int",
+            )
         ]
     accs = {p.name: Accumulator(p.kind) for p in probes}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
