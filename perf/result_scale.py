@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """How long `bench result` takes on a run of N finished workpackages, and how a huge log is scanned.
 
-    python perf/result_scale.py --workpackages 10000 [--big-log-mb 200]
+    python perf/result_scale.py --workpackages 10000 [--rounds 3] [--pythonpath SRC ...]
+                                [--big-log-mb 200]
 
 The run is made without executing anything: the plan of a CARAML-like benchmark (Megatron-shaped
 job.out per workpackage, patterns with statistics and python-mode derived values, a sorted table
 with formats) is stored as `bench run` stores it, every workpackage is marked done and its log
-written. Then `bench result` runs twice as a separate process (interpreter start included): the
-first call analyses every log, the second finds nothing changed. Targets (the issue): first call
-at most 3 s, second at most 0.3 s, one log changed 0.6 s, status and info 0.3 s, for 10,000
-workpackages on the 2-core machine.
+written. Then `bench result --no-files` runs as a separate process (interpreter start included),
+each call with the history and again with `--no-history`, so that the history's share of each is
+the difference: the first call (analyses every log), a call that finds nothing changed, and one
+after one log grew. Each call is timed in wall seconds and in CPU seconds (user and system of the
+process and its children), the latter less disturbed by the other jobs of a shared machine.
+Targets (issue 35): first call at most 2.5 s, nothing changed 0.25 s, one log changed 0.4 s, for
+10,000 workpackages on the 2-core machine; status and info 0.3 s.
+
+`--pythonpath SRC` (repeated): time the caramel of each SRC folder instead of the one installed,
+round by round in turn on copies of one run (before and after a change, interleaved).
 
 With --big-log-mb, one log of that size is scanned with the same patterns (line-local) and with a
 DOTALL pattern, printing the time and the peak memory of the process doing it.
@@ -19,8 +26,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -141,15 +149,81 @@ def make_run(folder: str, n: int) -> str:
 # An installed caramel has its bytecode compiled; this machine sets PYTHONDONTWRITEBYTECODE, which
 # would add the compilation of every module to each call.
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+BENCH_CMD = [sys.executable, "-m", "caramel"]
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
+def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Wall and CPU seconds (the process and its children) of a command, and its output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env or ENV)
     took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode:
         sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr}")
-    return took, proc.stdout
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return took, cpu, proc.stdout
+
+
+CALLS = ("first", "unchanged", "one log changed")
+TARGETS = {"first": 2.5, "unchanged": 0.25, "one log changed": 0.4}
+
+
+def one_round(run_dir: str, history: str, env: dict[str, str]) -> dict[str, tuple[float, float]]:
+    """Each call with the history and without (`<call>` and `<call> -h`): (wall, CPU) seconds."""
+    out: dict[str, tuple[float, float]] = {}
+    result = BENCH_CMD + ["result", run_dir, "--no-files"]
+    bare = result + ["--no-history"]
+    for with_history in (False, True):  # the first call twice, from no analysis cache
+        for name in os.listdir(run_dir):
+            if name.startswith("analyse.db"):
+                os.unlink(os.path.join(run_dir, name))
+        if os.path.exists(history):
+            os.unlink(history)
+        wall, cpu, first = timed(result if with_history else bare, env)
+        out["first" if with_history else "first -h"] = (wall, cpu)
+    wall, cpu, again = timed(result, env)
+    assert again == first, "the second result differs from the first"
+    out["unchanged"] = (wall, cpu)
+    out["unchanged -h"] = timed(bare, env)[:2]
+    for wp, command, name in ((7, result, "one log changed"), (8, bare, "one log changed -h")):
+        touched = os.path.join(run_dir, f"{wp:06d}_benchmark", "work", "job.out")
+        with open(touched, "a") as handle:
+            handle.write(megatron_log(wp, 1).splitlines()[1] + "\n")
+        out[name] = timed(command, env)[:2]
+    out["status"] = timed(BENCH_CMD + ["status", run_dir], env)[:2]
+    out["info"] = timed(BENCH_CMD + ["info", run_dir], env)[:2]
+    out["python start + imports"] = timed([sys.executable, "-c", "import caramel.cli.main"], env)[
+        :2
+    ]
+    return out
+
+
+def spread(values: list[float]) -> str:
+    """The median, and the range where there are several."""
+    if len(values) == 1:
+        return f"{values[0]:.3f}"
+    return f"{statistics.median(values):.3f} ({min(values):.3f}..{max(values):.3f})"
+
+
+def report(label: str, rounds: list[dict[str, tuple[float, float]]]) -> None:
+    """Per call: wall and CPU seconds (median and range over the rounds), the history's share."""
+    print(f"{label}: {len(rounds)} round(s); wall s | CPU s")
+    for call in CALLS:
+        walls = [r[call][0] for r in rounds]
+        cpus = [r[call][1] for r in rounds]
+        share_wall = [r[call][0] - r[call + " -h"][0] for r in rounds]
+        share_cpu = [r[call][1] - r[call + " -h"][1] for r in rounds]
+        print(
+            f"  bench result, {call:16s} {spread(walls)} | {spread(cpus)}   "
+            f"(target {TARGETS[call]} s); the history's share {spread(share_wall)} | "
+            f"{spread(share_cpu)}"
+        )
+    for call in ("status", "info", "python start + imports"):
+        print(
+            f"  {call:30s} {spread([r[call][0] for r in rounds])} | "
+            f"{spread([r[call][1] for r in rounds])}"
+        )
 
 
 def big_log(folder: str, megabytes: int) -> None:
@@ -169,6 +243,9 @@ def big_log(folder: str, megabytes: int) -> None:
 
 
 def scan_one(path: str, case: str) -> None:
+    # compiled as analyse.patterns compiles them: by the regex module (a time bound per match)
+    import regex
+
     from caramel.stages.analyse.patterns import BUILTIN_PATTERNS as B
     from caramel.stages.analyse.patterns import Probe
     from caramel.stages.analyse.scan import scan_file
@@ -178,19 +255,23 @@ def scan_one(path: str, case: str) -> None:
         probes = [
             Probe(
                 "elp",
-                re.compile(rf"elapsed time per iteration \(s\):\s+{B['jube_pat_fp']}", re.M),
+                regex.compile(rf"elapsed time per iteration \(s\):\s+{B['jube_pat_fp']}", regex.M),
                 "float",
             ),
             Probe(
                 "it",
-                re.compile(rf"iteration\s+{B['jube_pat_int']}/\s*{B['jube_pat_nint']}", re.M),
+                regex.compile(rf"iteration\s+{B['jube_pat_int']}/\s*{B['jube_pat_nint']}", regex.M),
                 "int",
             ),
-            Probe("tf", re.compile(rf"TFLOPs:\s+{B['jube_pat_fp']}", re.M), "float"),
+            Probe("tf", regex.compile(rf"TFLOPs:\s+{B['jube_pat_fp']}", regex.M), "float"),
         ]
     else:
         probes = [
-            Probe("blk", re.compile(r"consumed samples: (\d+) \|.*?TFLOPs", re.M | re.S), "int")
+            Probe(
+                "blk",
+                regex.compile(r"consumed samples: (\d+) \|.*?TFLOPs", regex.M | regex.S),
+                "int",
+            )
         ]
     accs = {p.name: Accumulator(p.kind) for p in probes}
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -213,43 +294,41 @@ def main() -> None:
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workpackages", "-n", type=int, default=10000)
+    parser.add_argument("--rounds", type=int, default=1, help="times each call is timed")
+    parser.add_argument(
+        "--pythonpath",
+        action="append",
+        default=[],
+        metavar="SRC",
+        help="a caramel source folder to time (repeated: interleaved round by round)",
+    )
     parser.add_argument("--big-log-mb", type=int, default=0, help="also scan one log of this size")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     args = parser.parse_args()
     folder = tempfile.mkdtemp(prefix="caramel-result-scale-")
-    ENV["CARAMEL_HISTORY"] = os.path.join(
-        folder, "history.db"
-    )  # the figures include adding to the history
-    bench = [sys.executable, "-m", "caramel"]
     start = time.perf_counter()
-    run_dir = make_run(folder, args.workpackages)
+    made = make_run(folder, args.workpackages)
     print(
         f"run of {args.workpackages} done workpackages made in "
-        f"{time.perf_counter() - start:.1f} s: {run_dir}"
+        f"{time.perf_counter() - start:.1f} s: {made}; load {os.getloadavg()}"
     )
-    timed(bench + ["--version"])  # compiles caramel's bytecode once, as an installation has it
-    first, out = timed(bench + ["result", run_dir, "--no-files"])
-    rows = len(out.splitlines()) - 2
-    second, out2 = timed(bench + ["result", run_dir, "--no-files"])
-    assert out == out2, "the second result differs from the first"
-    touched = os.path.join(run_dir, "000007_benchmark", "work", "job.out")
-    with open(touched, "a") as handle:
-        handle.write(megatron_log(7, 1).splitlines()[1] + "\n")
-    third, _ = timed(bench + ["result", run_dir, "--no-files"])
-    status, _ = timed(bench + ["status", run_dir])
-    info, _ = timed(bench + ["info", run_dir])
-    startup, _ = timed([sys.executable, "-c", "import caramel.cli.main"])
-    print(f"bench result, first call (analyse all):  {first:.2f} s   (target 3 s; {rows} rows)")
-    print(f"bench result, nothing changed:           {second:.2f} s   (target 0.3 s)")
-    print(f"bench result, one log changed:           {third:.2f} s   (target 0.6 s)")
-    print(f"bench status:                            {status:.2f} s   (target 0.3 s)")
-    print(f"bench info:                              {info:.2f} s   (target 0.3 s)")
-    print(f"  of which python start + imports:       {startup:.2f} s")
+    trees = args.pythonpath or [""]
+    runs = {}
+    for n, src in enumerate(trees):
+        env = dict(ENV, PYTHONPATH=src) if src else dict(ENV)
+        copy = os.path.join(folder, f"copy{n}", os.path.basename(made))
+        shutil.copytree(made, copy, symlinks=True)  # one run folder each, the same logs
+        timed(BENCH_CMD + ["--version"], env)  # compiles the bytecode once, as an installation has
+        runs[src] = (copy, os.path.join(folder, f"history{n}.db"), env, [])
+    for _round in range(args.rounds):
+        for _src, (run_dir, history, env, rounds) in runs.items():
+            rounds.append(one_round(run_dir, history, dict(env, CARAMEL_HISTORY=history)))
+    for src, (_run_dir, _history, _env, rounds) in runs.items():
+        report(src or "caramel as installed", rounds)
+    print(f"load after: {os.getloadavg()}")
     if args.big_log_mb:
         big_log(folder, args.big_log_mb)
     if not args.keep:
-        import shutil
-
         shutil.rmtree(folder, ignore_errors=True)
     else:
         print(f"kept: {folder}")

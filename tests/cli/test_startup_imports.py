@@ -86,3 +86,34 @@ def test_run_and_result_import_only_what_they_use(tmp_path: Path) -> None:
         code, imported = json.loads(done.stderr.strip().splitlines()[-1])
         assert code == 0, done.stdout + done.stderr
         assert imported == [], f"`bench {' '.join(argv)}` imports {imported}: import them where they are used"
+
+
+# What `bench result` on a run where nothing changed since the last call leaves out: it reads the kept
+# tables (report.results.produce) and scans nothing, so neither the regex module (patterns compile
+# where a file is scanned), the MAD-style and repeat modules (where tables are made), the schedulers
+# and the fingerprint probe (where a run record is made) nor the sinks (none configured).
+NOT_ON_THE_UNCHANGED_PATH = ["regex", "caramel.stages.analyse.performance", "caramel.stages.spec.mad",
+                             "caramel.stages.report.performance", "caramel.stages.report.repeats",
+                             "caramel.adapters.backends", "caramel.consumers.history.fingerprint",
+                             "caramel.consumers.history.sinks"]
+
+
+@pytest.mark.slow
+def test_result_of_an_unchanged_run_imports_only_what_it_uses(tmp_path: Path) -> None:
+    from tests.run_bench import isolated_env
+
+    env = {**isolated_env(tmp_path), "PYTHONPATH": str(SRC)}
+    (tmp_path / "benchmarks").mkdir()
+    quickstart = (SRC.parent / "benchmarks" / "quickstart.yaml").read_text().replace('"32,64,96"', "8")
+    (tmp_path / "benchmarks" / "quick.yaml").write_text(quickstart)
+    probe = f"NOT_ON_THE_RUN_PATH = {NOT_ON_THE_UNCHANGED_PATH!r}\n{COMMAND_PROBE}"
+    found = []
+    for argv in (["run", "quick", "--benchmarks", "benchmarks", "--tag", "local", "-q"],
+                 ["result", "-i", "last", "quickstart_run"], ["result", "-i", "last", "quickstart_run"]):
+        done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+        code, imported = json.loads(done.stderr.strip().splitlines()[-1])
+        assert code == 0, done.stdout + done.stderr
+        found.append(imported)
+    assert "regex" in found[1]  # the first result scans the logs
+    assert found[2] == [], f"`bench result` of an unchanged run imports {found[2]}: import them where used"

@@ -86,3 +86,31 @@ def test_history_after_changes_equals_a_fresh_one(tmp_path: Path, env: dict[str,
         full = bench(*args, str(fresh), "--reanalyse", cwd=tmp_path, env=env)
         assert full.stdout == proc.stdout
         assert contents(history) == contents(fresh)
+
+
+def test_adding_the_run_again_keeps_what_was_probed_here(tmp_path: Path, env: dict[str, str]) -> None:
+    """A local run's fingerprint and the benchmark's git commit are probed on this host when the
+    run is first added (consumers/history/provenance.py, run_record); a later `bench result` that
+    adds the run again (a log changed) keeps them: the run ran then, not on the host of today."""
+    history = tmp_path / "history.db"
+    (tmp_path / "h.xml").write_text(BENCH)
+    assert bench("run", "h.xml", cwd=tmp_path, env=env).returncode == 0
+    args = ["result", "runs", "--history", str(history), "--no-files"]
+    assert bench(*args, cwd=tmp_path, env=env).returncode == 0
+    db = sqlite3.connect(history)
+    ((probed,),) = db.execute("SELECT fingerprint FROM runs").fetchall()
+    assert '"detected_on"' in probed and "(local run)" in probed  # probed here the first time
+    kept = '{"cpu_model": "the host of the run", "detected_on": "h (local run)"}'
+    with db:
+        db.execute("UPDATE runs SET fingerprint = ?, git_commit = 'abc1234'", (kept,))
+    db.close()
+    with open(tmp_path / "runs" / "000000" / "000001_s" / "work" / "stdout", "a") as handle:
+        handle.write("time 4.5\n")
+    proc = bench(*args, cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    db = sqlite3.connect(history)
+    rows = db.execute("SELECT fingerprint, git_commit FROM runs").fetchall()
+    samples = db.execute("SELECT samples FROM figures JOIN series ON series.id = figures.series "
+                         "WHERE name = 'time_avg' AND config = '{\"n\": \"2\"}'").fetchall()
+    db.close()
+    assert rows == [(kept, "abc1234")] and samples == [("[3.5]",)]  # kept; the figure updated

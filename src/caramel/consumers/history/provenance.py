@@ -6,13 +6,14 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from typing import TYPE_CHECKING
 
 from caramel import __version__
-from caramel.adapters import backends
-from caramel.adapters.backends import Scheduler
-from caramel.consumers.history import fingerprint
 from caramel.consumers.history.store import RunRecord
 from caramel.stages.state.store import Store, db_path
+
+if TYPE_CHECKING:
+    from caramel.adapters.backends import Scheduler
 
 # parameters that name a container image, in CARAML's files and caramel's
 IMAGE_PARAMS = ("singularity_file", "apptainer_image", "container_image", "image")
@@ -85,7 +86,16 @@ def _container(image: str) -> str:
     return image + (f"@{_digest(image)}" if os.path.isfile(image) else "")
 
 
-def run_record(run_dir: str) -> RunRecord:
+def run_record(run_dir: str, known: RunRecord | None = None) -> RunRecord:
+    """The run's provenance as its record says now. `known`: the record the history keeps of this
+    run: what was probed on this host when the run was first added (the benchmark files' git
+    commit, a local run's fingerprint) is kept, not probed again days later on a host that may
+    have changed since; what a run going on changes (jobs, nodes, end) is read anew."""
+    # the schedulers and the probe are imported here: `bench result` on an unchanged run needs
+    # only run_key
+    from caramel.adapters import backends
+    from caramel.consumers.history import fingerprint
+
     store = Store(db_path(run_dir), readonly=True)
     try:
         info = store.info()
@@ -107,7 +117,7 @@ def run_record(run_dir: str) -> RunRecord:
         tags=list(info.tags),
         system=system.name if system is not None else "",
         caramel_version=info.version or __version__,
-        git_commit=_git_commit(info.home),
+        git_commit=known.git_commit if known is not None else _git_commit(info.home),
         host=host,
         nodes=_nodes(scheduler, job_ids),
         job_ids=job_ids,
@@ -116,5 +126,15 @@ def run_record(run_dir: str) -> RunRecord:
         started=info.created,
         ended=ended,
         site=fingerprint.site_name(job_ids, scheduler.site),
-        fingerprint=dict(fingerprint.from_run(run_dir, job_ids)),  # as JSON values
+        fingerprint=_fingerprint(run_dir, job_ids, known),
     )
+
+
+def _fingerprint(run_dir: str, job_ids: list[str], known: RunRecord | None) -> dict[str, object]:
+    """The nodes' fingerprint (as JSON values): a local run's as the history keeps it (the probe
+    ran here when the run was first added), else from the run's probe files or a probe here."""
+    from caramel.consumers.history import fingerprint
+
+    if known is not None and known.fingerprint and not job_ids:
+        return dict(known.fingerprint)
+    return dict(fingerprint.from_run(run_dir, job_ids))

@@ -45,15 +45,17 @@ def add_run(
     report.results.history_change): when the history's figures were made from that earlier table,
     only the configurations of those rows are made again."""
     key, base, deltas = change or ("", None, None)
-    if quiet_if_known and _known_unchanged(history, inp.run_dir, change):
-        return run_key(inp.run_dir)
+    known = history.run(run_key(inp.run_dir))
+    if quiet_if_known and known is not None and _made_now(history, known, change):
+        return known.run_key
     before = run_snapshot(inp.run_dir)
-    record = run_record(inp.run_dir)
+    record = run_record(inp.run_dir, known)
     made = tables()
     check_still_there(inp.run_dir, before)
     configs = None
-    if deltas is not None and base is not None and _made_from(history, record.run_key, base):
-        configs = changed_configurations(inp, made, deltas)
+    if deltas is not None and base is not None and known is not None:
+        if history.made_from(known.run_key) == base:
+            configs = changed_configurations(inp, made, deltas)
     if configs is None:
         history.add(record, collect(inp, made, failed=True), replace=True)
     else:
@@ -64,18 +66,10 @@ def add_run(
     return record.run_key
 
 
-def _known_unchanged(history: History, run_dir: str, change: TablesChange | None) -> bool:
-    """Whether the run is in the history with its figures made from the tables of now (`change`:
+def _made_now(history: History, known: RunRecord, change: TablesChange | None) -> bool:
+    """Whether the run the history knows has its figures made from the tables of now (`change`:
     their key; None, not told: any)."""
-    known = run_key(run_dir)
-    return history.run(known) is not None and (
-        change is None or history.made_from(known) == change[0]
-    )
-
-
-def _made_from(history: History, key: str, tables: str) -> bool:
-    """Whether the run `key` is in the history with its figures made from the tables `tables`."""
-    return history.run(key) is not None and history.made_from(key) == tables
+    return change is None or history.made_from(known.run_key) == change[0]
 
 
 def _configuration_texts(
@@ -158,10 +152,11 @@ def _to_sinks(written: list[tuple[RunRecord, list[MetricRow]]]) -> None:
     """Queue the rows for every configured sink and send what is queued (a sink down: a warning)."""
     try:
         from caramel.consumers.history.settings import load_settings
-        from caramel.consumers.history.sinks import documents, enqueue, flush
 
         sinks = load_settings().sinks
-        if sinks:
+        if sinks:  # the sinks' module only where some are configured
+            from caramel.consumers.history.sinks import documents, enqueue, flush
+
             enqueue(sinks, documents(written))
             flush(sinks)
     except Exception as exc:  # noqa: BLE001 - a sink is a copy of the history: never fail the run

@@ -195,11 +195,11 @@ def from_run(run_dir: str, benchmark: Benchmark | None = None) -> AnalysisInput:
         store.close()
     run_dir = os.path.abspath(run_dir)
     source = ParamsSource(db_path(run_dir))
-    work_folder = layout.work_folder
+    folders = layout.work_folders(run_dir, [row[4] for row in rows])
     records = [
-        WPRecord(
-            wp_id, step, it, parents, None, work_folder(run_dir, dirname), state, reason, source
+        WPRecord(wp_id, step, it, parents, None, work, state, reason, source)
+        for (wp_id, step, it, parents, _dirname, state, reason), work in zip(
+            rows, folders, strict=True
         )
-        for wp_id, step, it, parents, dirname, state, reason in rows
     ]
     return AnalysisInput(bench, run_dir, records, os.path.join(run_dir, CACHE_NAME))

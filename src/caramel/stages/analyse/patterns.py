@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-import regex  # `re`'s syntax, and a time bound on each match (analyse.scan)
+from typing import TYPE_CHECKING
 
 from caramel.errors import Location
 from caramel.stages.analyse.inputs import AnalyseError
@@ -21,6 +20,9 @@ from caramel.stages.spec.model import Benchmark, Pattern, Patternset
 
 # defined in spec (the engine's progress reads logs too); its readers here import it from here
 from caramel.stages.spec.regexes import BUILTIN_PATTERNS as BUILTIN_PATTERNS  # noqa: PLC0414
+
+if TYPE_CHECKING:
+    import regex
 
 
 def is_derived(pattern: Pattern) -> bool:
@@ -132,6 +134,10 @@ def compile_pattern(text: str, dotall: bool, what: str, where: Location) -> rege
     """`text` compiled for scanning by the regex module (MULTILINE, DOTALL when asked). It is first
     compiled by `re`, as JUBE compiles it, so that a pattern JUBE refuses is refused with `re`'s own
     words; one `re` takes and regex does not is refused with regex's."""
+    # `re`'s syntax, and a time bound on each match (analyse.scan); imported here, where a pattern
+    # is first compiled: a `bench result` that finds nothing changed scans nothing
+    import regex
+
     flags = re.MULTILINE | (re.DOTALL if dotall else 0)
     try:
         re.compile(text, flags)

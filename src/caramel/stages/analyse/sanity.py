@@ -21,8 +21,6 @@ import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import regex as re  # `re`'s syntax, and a time bound on each match (analyse.scan)
-
 from caramel.settings import current
 from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
 from caramel.stages.analyse.patterns import Probe
@@ -217,10 +215,14 @@ def check_file(check: Sanity, wp: WPRecord) -> str:
 def _first_match(check: Sanity, path: str, bound: float) -> tuple[list[str], list[str]]:
     """The probe stopped at its time bound (if it was), and the check's first match in the file
     (OSError where it cannot be read)."""
+    # `re`'s syntax, and a time bound on each match (analyse.scan); imported where a check reads a
+    # file: a `bench result` that finds nothing changed checks nothing
+    import regex
+
     found: list[str] = []
     stopped = scan_file(
         path,
-        [Probe("sanity", re.compile(check.text, re.MULTILINE), "string")],
+        [Probe("sanity", regex.compile(check.text, regex.MULTILINE), "string")],
         lambda _name, texts: found.extend(texts[:1]),
         bound=bound,
     )

@@ -30,11 +30,12 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TextIO
-
-import regex as re
+from typing import TYPE_CHECKING, TextIO
 
 from caramel.stages.analyse.patterns import Probe
+
+if TYPE_CHECKING:  # the patterns come compiled (analyse.patterns): a call that scans nothing
+    import regex as re  # never imports the regex module
 
 CHUNK = 8 * 1024 * 1024  # characters read per block
 OVERLAP = 1024 * 1024  # a match starting this close to a block end waits for the next block

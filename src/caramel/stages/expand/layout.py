@@ -67,6 +67,17 @@ def work_folder(run_dir: str, dirname: str) -> str:
     return os.path.join(wp_folder(run_dir, dirname), WORK)
 
 
+def work_folders(run_dir: str, dirnames: list[str]) -> list[str]:
+    """`work_folder` of every name at once: each name checked as `wp_folder` checks it, the paths
+    joined by hand (a run of 10,000 workpackages builds them on every `bench result`)."""
+    where = f"the run record of {run_dir}"
+    prefix = os.path.join(run_dir, "")
+    return [
+        f"{prefix}{paths.name(dirname, 'workpackage folder', run_dir, where)}{os.sep}{WORK}"
+        for dirname in dirnames
+    ]
+
+
 def shared_folder(run_dir: str, step: str, name: str, source: Location | str | None = None) -> str:
     """The one folder of a step with `shared="name"`: `name` (substituted) is one name, or refused
     naming `source` (the step's file and line)."""

@@ -10,8 +10,9 @@ other rows keep their entries. Each table is then sorted and assembled from all 
 a full call assembles them, so the output is the same byte for byte
 (tests/stages/report/test_incremental.py compares with --reanalyse).
 
-The record is JSON (`rows` of analyse.db), keyed by the shape of the run (definitions, workpackages
-and result groups, `--only`); one that does not decode or does not fit is a miss: a full call.
+The record is JSON (`rows` of analyse.db), each table's entries as columns (report.entrycolumns),
+keyed by the shape of the run (definitions, workpackages and result groups, `--only`); one that
+does not decode or does not fit is a miss: a full call.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from caramel.stages.report.dataset import (
     row_leaves,
     units,
 )
+from caramel.stages.report.entrycolumns import Columns, from_columns, to_columns
 from caramel.stages.report.table import (
     Entry,
     Key,
@@ -84,7 +86,9 @@ class _Kept:
     notes: Notes
     leaves: list[list[list[Any]]]  # per result: [analyser, root] of each row (JSON: a list)
     deps: list[list[list[int]]]  # per result, per row
-    entries: list[list[Entry | None]]  # per table, per row of its result; None: filtered out
+    columns: list[Columns]  # per table, its entries as the record keeps them (entrycolumns)
+    # per table, per row of its result (None: filtered out): the columns checked by _tables_fit
+    entries: list[list[Entry | None]] = field(default_factory=list)
     changed: set[int] = field(default_factory=set)  # workpackages whose group or state changed
 
 
@@ -267,7 +271,7 @@ def build(
             "n": work.notes,
             "l": work.leaves,
             "p": deps,
-            "t": entries,
+            "t": _as_columns(entries, results),
         },
         separators=(",", ":"),
     )
@@ -512,25 +516,20 @@ def _tables_fit(
         if len(kept.deps[r]) != count or any(name not in digests for name, _root in kept.leaves[r]):
             return False
         for table in tables:
-            if not _fits(kept.entries[t], count, len(table.columns), len(table.sort)):
+            entries = from_columns(kept.columns[t], count, len(table.columns), len(table.sort))
+            if entries is None:
                 return False
+            kept.entries.append(entries)
             t += 1
-    return t == len(kept.entries)
+    return t == len(kept.columns)
 
 
-def _fits(entries: list[Entry | None], count: int, width: int, sorts: int) -> bool:
-    """Whether a table's kept entries are one per row, each as wide as the table."""
-    return len(entries) == count and all(
-        entry is None or _entry_fits(entry, width, sorts) for entry in entries
-    )
-
-
-def _entry_fits(entry: Entry, width: int, sorts: int) -> bool:
-    sort, vals, texts, status, _leaf, _present = entry
-    return (
-        len(sort) == sorts
-        and len(vals) == width
-        and len(texts) == width
-        and type(status) is str
-        and all(type(text) is str for text in texts)
-    )
+def _as_columns(
+    entries: list[list[Entry | None]], results: list[tuple[Result, list[Table]]]
+) -> list[Columns]:
+    """Each table's entries as columns (report.entrycolumns), for the record."""
+    tables = [table for _result, selected_tables in results for table in selected_tables]
+    return [
+        to_columns(rows, len(table.columns), len(table.sort))
+        for rows, table in zip(entries, tables, strict=True)
+    ]

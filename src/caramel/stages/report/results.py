@@ -21,15 +21,7 @@ from caramel.stages.analyse.analyser import Prepared, prepare
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalyseError
-from caramel.stages.analyse.performance import (
-    collect,
-    follows_mad_convention,
-    uses_performance_lines,
-)
 from caramel.stages.report.incremental import Built, Delta, build, definitions, shape_key
-from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
-from caramel.stages.report.performance import performance_table
-from caramel.stages.report.repeats import repeat_count, repeat_means
 from caramel.stages.report.table import Made, table_data_from_record, table_data_record
 from caramel.stages.spec.model import Column, Pattern, Result, Table
 from caramel.stages.state import bounded
@@ -121,6 +113,8 @@ def _made_now(
 ) -> Produced:
     """The tables made from the rows kept by the last call where they fit, else all made; kept in
     the cache, tables and rows, for the next call."""
+    from caramel.stages.report.repeats import repeat_count, repeat_means
+
     shape = shape_key(inp, prepared, only)
     built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
     made = _with_performance(inp, only, built)
@@ -160,6 +154,12 @@ def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -
 
 
 def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) -> list[Made]:
+    # the MAD-style modules are imported where tables are made: a call that finds nothing changed
+    # (kept tables) or a benchmark of another style reads none of them
+    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
+    from caramel.stages.report.performance import performance_table
+
     made = [Made(*table) for table in built.tables]
     if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
         table = performance_table(inp)
@@ -231,6 +231,8 @@ def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
     where the benchmark is MAD-style (its logs are read for that only when `-o` is given)."""
     if not only:
         return
+    from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
+
     known = table_names(inp) + ([PERFORMANCE_TABLE] if _makes_performance(inp) else [])
     for name in only:
         if name not in known:
@@ -242,11 +244,20 @@ def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
 
 def _makes_performance(inp: AnalysisInput) -> bool:
     """Whether `bench result` makes the run's MAD `performance` table (report.performance)."""
+    from caramel.stages.analyse.performance import (
+        collect,
+        follows_mad_convention,
+        uses_performance_lines,
+    )
+
     return uses_performance_lines(inp) and follows_mad_convention(inp, collect(inp))
 
 
 def _only_hint(inp: AnalysisInput, name: str, known: list[str]) -> str:
     """What the run offers instead of `name`; for `performance`, what makes that table."""
+    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
+
     offered = did_you_mean(name, known) or "results: " + (", ".join(known) or "none")
     if name != PERFORMANCE_TABLE:
         return offered
