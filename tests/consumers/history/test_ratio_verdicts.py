@@ -14,10 +14,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 from tests.run_bench import bench
 
-from caramel.consumers.history.compare import judge
+from caramel.consumers.history.compare import judge, judge_pairs
 from caramel.consumers.history.metrics import Metric
 from caramel.consumers.pages.judging import judged
 from caramel.consumers.pages.sources import Figure
@@ -223,3 +225,21 @@ def test_bench_compare_of_single_samples_cannot_judge_without_a_threshold(tmp_pa
     rows = summary.rows(load([env["CARAMEL_HISTORY"]]))
     assert sorted(r.metric for r in rows) == ["elapsed [s]", "rate [items/s]"]
     assert {r.verdict for r in rows} == {"cannot judge"} and all(r.regressed == 0 for r in rows)
+
+
+_SIDE = st.tuples(
+    st.sampled_from([0.0, -3.0, 1e-9, 1.0, 99.5, 100.0, 101.0, 1e12, math.nan, math.inf]),
+    st.sampled_from([0.0, 0.5, 3.0, 40.0, math.nan]),
+    st.integers(0, 12),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_SIDE, _SIDE, st.sampled_from(["lower", "higher", "unknown"]))))
+def test_pairs_judged_together_are_judged_as_one_at_a_time(pairs):
+    """judge_pairs (the page's summary: every configuration's ratio interval in one call) gives
+    each pair judge()'s whole verdict, whatever the sides (zeros, one sample, no spread, NaN)."""
+    currents = [(Measured(m, s, n, way), b) for (m, s, n), b, way in pairs]
+    together = judge_pairs([(c, *base) for c, base in currents])
+    alone = [judge(c, *base, None, advise=False) for c, base in currents]
+    assert [repr(v) for v in together] == [repr(v) for v in alone]

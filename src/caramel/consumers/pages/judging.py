@@ -6,7 +6,7 @@ from run to run."""
 
 from __future__ import annotations
 
-from caramel.consumers.history.compare import Verdict, judge
+from caramel.consumers.history.compare import Verdict, judge, judge_pairs
 from caramel.consumers.pages.sources import Figure
 
 
@@ -20,3 +20,10 @@ def judged(current: Figure, before: Figure) -> tuple[str, float]:
     """The verdict on `current` against `before`, and the change in %."""
     verdict = judgement(current, before)
     return verdict.verdict, verdict.diff_pct
+
+
+def judged_words(pairs: list[tuple[Figure, Figure]]) -> list[str]:
+    """The verdict on each `current` against its `before` (judged(), the pairs' intervals at
+    once)."""
+    verdicts = judge_pairs([(current, b.mean, b.sd, b.n) for current, b in pairs])
+    return [verdict.verdict for verdict in verdicts]

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from caramel.consumers.history.compare import Verdict
 from caramel.consumers.pages.axes import axis_value, is_scaling, titled_metric
 from caramel.consumers.pages.figures import plotted
-from caramel.consumers.pages.judging import judged, judgement
+from caramel.consumers.pages.judging import judged_words, judgement
 from caramel.consumers.pages.sources import Collection, Figure, MetricKey
 from caramel.stages.analyse.intervals import Interval, mean_interval
 
@@ -106,7 +106,7 @@ def _verdict(
 ) -> tuple[str, int, float]:
     """The row's verdict over every configuration of the latest run against the run before (by
     configuration), how many regressed, and the headline's change in %."""
-    verdicts = [judged(f, before[f.config])[0] for f in latest if f.config in before]
+    verdicts = judged_words([(f, before[f.config]) for f in latest if f.config in before])
     word = _verdict_word(verdicts, headline.unstable)
     return word, verdicts.count("regressed"), _change(headline, before.get(headline.config))
 
