@@ -112,7 +112,7 @@ def make_history(target: str, runs: int, per_run: int) -> int:
                         started,
                         started + 600,
                         ("jureca", "lumi")[site],
-                        json.dumps({"cpu_count": 128, "gpu": {"driver": driver(i, runs)}}),
+                        json.dumps({"cpu_count": 128, "driver": driver(i, runs)}),
                     )
                 )
                 slow = 0.8 if i % 50 == 49 else 1.0
