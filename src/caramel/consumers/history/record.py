@@ -117,7 +117,7 @@ def _spool(
 
     try:
         where, spooled = keep(target, lambda h: add_run(h, inp, tables))
-    except Exception as exc:  # noqa: BLE001 - nowhere to keep it: say so, the run folder still has it all
+    except Exception as exc:  # noqa: BLE001 - nowhere to keep it: say so (the run has it all)
         print(
             f"warning: the run was not added to the history: {why}\n"
             f"and could not be kept locally either: {exc}; "

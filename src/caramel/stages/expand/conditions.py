@@ -21,7 +21,8 @@ def eval_bool(text: str, what: str, where: Location | None) -> bool:
     if stripped.lower() == "false":
         return False
     try:
-        return bool(eval(stripped, {"__builtins__": __builtins__}))  # noqa: S307 - a condition the file declares
+        # a condition the file declares as python (JUBE's own rule)
+        return bool(eval(stripped, {"__builtins__": __builtins__}))  # noqa: S307
     except (Exception, SystemExit) as exc:  # exit() in a condition is an error too
         raise ExpandError(
             f"{what}: cannot evaluate {stripped!r}: {type(exc).__name__}: {exc}",

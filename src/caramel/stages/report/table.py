@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caramel.stages.report.dataset import MISSING, STATUS, Row, text_of
-from caramel.stages.report.styles import STYLES as STYLES  # noqa: PLC0414 - kept here for the table's readers
+
+# STYLES re-exported: kept here for the table's readers
+from caramel.stages.report.styles import STYLES as STYLES  # noqa: PLC0414
 from caramel.stages.spec.model import Result, Table
 
 
