@@ -74,9 +74,9 @@ def dashboard(options: DashboardOptions) -> int:
     stderr."""
     from caramel.cli.outputs import refuse_inputs
     from caramel.consumers.history.store import default_path
-    from caramel.consumers.pages.render import page
+    from caramel.consumers.pages.render import page_parts
     from caramel.consumers.pages.sources import load
-    from caramel.fs.writes import Target, target_of, write_text
+    from caramel.fs.writes import Target, replacing, target_of
 
     histories = list(options.history) or [default_path()]
     refuse_inputs(options.output, history=histories)
@@ -89,13 +89,14 @@ def dashboard(options: DashboardOptions) -> int:
     if with_points:
         refuse_inputs(points, history=histories)
         _write_points(points, collection)
-    text = page(
+    parts = page_parts(
         collection,
         options.title,
         baseline=options.baseline,
         all_points=os.path.basename(points) if with_points else None,
     )
-    write_text(options.output, text)
+    with replacing(options.output) as handle:  # the page whole or not at all, as it is rendered
+        handle.writelines(parts)
     print(
         f"dashboard of {len(collection.runs)} run(s), "
         f"{len(collection.figures)} figure(s): {options.output}",

@@ -10,6 +10,7 @@ import json
 import math
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
@@ -270,10 +271,22 @@ def page(
     baseline: str | None = None,
     all_points: str | None = None,
 ) -> str:
-    """The page over `coll`; `runs` (bench report): the chosen runs' indices with their tables
-    (name, headings, rows), shown with their provenance, and the sweeps drawn from them alone.
-    `all_points`: the CSV file beside the page holding every figure, named where a plot is
-    thinned."""
+    """The page over `coll` as one text (page_parts)."""
+    return "".join(page_parts(coll, title, runs, baseline, all_points))
+
+
+def page_parts(
+    coll: Collection,
+    title: str,
+    runs: list[tuple[int, list[Table]]] | None = None,
+    baseline: str | None = None,
+    all_points: str | None = None,
+) -> Iterator[str]:
+    """The page over `coll`, in the parts the template renders (written as they come, a big
+    history's 8 MB page never stands whole in memory); `runs` (bench report): the chosen runs'
+    indices with their tables (name, headings, rows), shown with their provenance, and the sweeps
+    drawn from them alone. `all_points`: the CSV file beside the page holding every figure, named
+    where a plot is thinned."""
     chosen = runs or []
     marks = change_marks.find(coll)
     plots, benchmarks = _plots(coll, {index for index, _ in chosen} if runs else None, marks)
@@ -288,7 +301,7 @@ def page(
     return (
         _environment()
         .get_template("page.html.j2")
-        .render(
+        .generate(
             title=title,
             coll=coll,
             sources=header_sources(coll),
