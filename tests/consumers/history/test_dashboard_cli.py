@@ -98,3 +98,29 @@ def test_export_carries_site_and_fingerprint_and_import_keeps_them(tmp_path):
     assert run.site == "juwels" and run.fingerprint["cpu_count"] == 128
     renamed = bench("export", "--site", "lab", cwd=tmp_path, env=env)  # recorded on this host: renamed
     assert json.loads(renamed.stdout)["site"] == "lab"
+
+
+def test_a_page_that_fails_while_it_is_written_leaves_no_page_and_keeps_the_old_one(
+    tmp_path, monkeypatch
+):
+    """The page is written as the template renders it (render.page_parts); a failure part way
+    leaves the page that was there, never half a page."""
+    from caramel.cli import dashboard
+    from caramel.consumers.pages import render
+    from caramel.fs.oserrors import FileError
+
+    history = tmp_path / "h.db"
+    _one_run(history)
+    out = tmp_path / "page.html"
+    out.write_text("the page before\n")
+
+    def failing(*args, **kwargs):
+        yield "<!doctype html>"
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(render, "page_parts", failing)
+    options = dashboard.DashboardOptions(output=str(out), history=(str(history),))
+    with pytest.raises(FileError, match="cannot write .*page.html: the disk went away"):
+        dashboard.dashboard(options)
+    assert out.read_text() == "the page before\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["h.db", "page.html"]
