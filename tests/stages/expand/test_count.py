@@ -55,3 +55,13 @@ def test_over_the_limit_is_refused_naming_sets_parameters_and_sizes(tmp_path):
         "benchmark 'b' would make 24 workpackages, more than the limit of 20; step 'second' alone makes 16: "
         "workpackages of first (8) x parameterset 'q' e (2)")
     assert len(make_plan(bench, run_id=0, max_workpackages=24).workpackages) == 24
+
+
+def test_a_parameter_zipped_in_two_used_sets_is_counted_as_expand_makes_it():
+    """count.py takes a parameter's zip as expand.space does (the last zip naming it), so a count
+    never disagrees with the plan."""
+    from caramel.stages.expand.count import _zip_members
+    from caramel.stages.spec.model import Parameter
+
+    new = {name: Parameter(name, "1,2") for name in "abc"}
+    assert _zip_members("b", [["a", "b"], ["b", "c"]], new) == ["b", "c"]

@@ -112,8 +112,9 @@ def _parameter_factors(
 
 
 def _zip_members(name: str, zips: list[list[str]], new: dict[str, Parameter]) -> list[str]:
-    """The parameters expanded with `name`: those of the first zip naming it, else itself."""
-    return next(([n for n in z if n in new] for z in zips if name in z), [name])
+    """The parameters expanded with `name`: those of the last zip naming it (as expand.space),
+    else itself."""
+    return next(([n for n in z if n in new] for z in reversed(zips) if name in z), [name])
 
 
 def _factor(

@@ -131,6 +131,25 @@ def _zip(child: Node) -> m.Zip:
     return m.Zip(names, child.where)
 
 
+def _add_zip(pset: m.Parameterset, new: m.Zip) -> None:
+    """`new` among the set's zips: a zip naming the same parameters as one before is that one; a
+    parameter in two different zips is an error (which of its values would go with which?)."""
+    for earlier in pset.zips:
+        if set(earlier.names) == set(new.names):
+            return
+        shared = [name for name in new.names if name in earlier.names]
+        if shared:
+            other = earlier.where
+            at = f"line {other.line}" if other.file == new.where.file else str(other)
+            raise SpecError(
+                f"parameter '{shared[0]}' is in two <zip>s of parameterset '{pset.name}' (the "
+                f"other at {at})",
+                new.where,
+                hint="a parameter varies with one zip: put the parameters that go together in one",
+            )
+    pset.zips.append(new)
+
+
 def _exclude(child: Node) -> m.Exclude:
     condition = (child.attrs.get("if") or child.text).strip()
     if not condition:
@@ -283,7 +302,7 @@ class SetBuilder:
             if child.tag == "parameter":
                 add_parameter(pset, self.parameter(child))
             elif child.tag == "zip":
-                pset.zips.append(_zip(child))
+                _add_zip(pset, _zip(child))
             else:
                 pset.excludes.append(_exclude(child))
         return pset
