@@ -344,7 +344,7 @@ ELEMENTS: dict[str, Element] = {
         Element("value", "XML: the parameter's value as an element", text="optional"),
         Element(
             "zip",
-            "the listed parameters vary together (the i-th values go together), each in one zip",
+            "parameters varying together (the i-th values go together), each in one zip",
             (_k("names", "the parameters (comma-separated)", caramel=True),),
             _c("param"),
             text="optional",
