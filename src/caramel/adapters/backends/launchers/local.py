@@ -45,7 +45,7 @@ TAG = "caramel-watched-"  # + the launcher's own hex: the argument that marks it
 # What Python ignores and an `exec` keeps ignored: back to their defaults in a started shell, as
 # subprocess's restore_signals does (else `yes | head -1` complains of a broken pipe).
 RESTORED_SIGNALS = tuple(
-    getattr(signal, name) for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ") if hasattr(signal, name)
+    getattr(signal, name) for name in ("SIGPIPE", "SIGXFSZ") if hasattr(signal, name)
 )
 
 
