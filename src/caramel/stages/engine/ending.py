@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from caramel.stages.engine import materialise, shared
+from caramel.stages.engine import materialise, shared, waiting
 from caramel.stages.engine.call import call_failure
 from caramel.stages.engine.script import Command, Outcome, Status, carry_path, failure_reason
 from caramel.stages.state.rows import CommandRow, WpRow
@@ -111,18 +111,8 @@ def _waits(engine: Engine, ended: Ended) -> bool:
     followed through the scheduler)."""
     wp, step, cmd = ended.started.wp, ended.started.step, ended.named_command()
     job = engine.backend.scheduler.job_id_in(cmd.stdout) if ended.shell else ""
-    engine.move(
-        wp,
-        "wait",
-        cycle=cmd.cycle,
-        wait_op=cmd.op,
-        wait_kind=WaitKind.FILE,
-        wait_since=time.time(),
-        wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
-        env=ended.env,
-        job_id=job,
-        reason=f"waits for {os.path.relpath(cmd.done_file, ended.started.paths.base)}"
-        + (f" (job {job})" if job else ""),
+    waiting.wait_for_done_file(
+        engine, wp, cmd, ended.started.paths.base, time.time(), ended.env, job
     )
     engine.store.add_commands(ended.rows)
     if job and step.submit:

@@ -11,14 +11,14 @@ import sys
 from typing import TYPE_CHECKING
 
 from caramel.errors import CaramelError
-from caramel.stages.engine import recovery
+from caramel.stages.engine import recovery, waiting
 from caramel.stages.engine.commands import command_for, segment
 from caramel.stages.engine.script import Command, Status
 from caramel.stages.engine.workdir import WpPaths, wp_paths
 from caramel.stages.expand.params import Params
 from caramel.stages.spec.model import Step
 from caramel.stages.state.rows import CommandRow, WpRow
-from caramel.vocabulary import WaitKind, WpState
+from caramel.vocabulary import WpState
 
 if TYPE_CHECKING:
     from caramel.stages.engine.interface import EngineInterface
@@ -107,17 +107,7 @@ def _recover_one(engine: EngineInterface, wp: WpRow, ended: recovery.Ended | Non
             wp, f"error file {cmd.error_file} found after do {cmd.op + 1} {note}", rows=rows
         )
     elif outcome.status == Status.WAITING:
-        engine.move(
-            wp,
-            "wait",
-            cycle=cmd.cycle,
-            wait_op=cmd.op,
-            wait_kind=WaitKind.FILE,
-            wait_since=ended.when,
-            wait_files={"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file},
-            env=env,
-            reason=f"waits for {os.path.relpath(cmd.done_file, paths.base)}",
-        )
+        waiting.wait_for_done_file(engine, wp, cmd, paths.base, ended.when, env)
         engine.store.add_commands(rows)
     elif outcome.status == Status.BREAK:
         engine.mark_done(wp, rows, env if step.export else None)

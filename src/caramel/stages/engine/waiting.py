@@ -17,6 +17,7 @@ from caramel.vocabulary import JobStatus, WaitKind, WpState
 if TYPE_CHECKING:
     from caramel.adapters.backends import JobState
     from caramel.stages.engine.interface import EngineInterface
+    from caramel.stages.engine.script import Command
     from caramel.stages.state.rows import WpRow
 
 
@@ -25,6 +26,34 @@ if TYPE_CHECKING:
 # after the job's end); a job queued after a parent that failed is cancelled by SLURM (or shown
 # DependencyNeverSatisfied), and caramel cancels it itself only when SLURM said nothing
 # `dependency_grace` after the parent's failure.
+
+
+def wait_for_done_file(
+    engine: EngineInterface,
+    wp: WpRow,
+    cmd: Command,
+    base: str,
+    since: float,
+    env: dict[str, str] | None,
+    job: str | None = None,
+) -> None:
+    """`wp` waits for the done file of do `cmd` (and for `job`, the job its do submitted, where
+    one is named: None leaves the workpackage's job as it was), its files checked from here on
+    (`base`: its folder, for the reason's relative path)."""
+    reason = f"waits for {os.path.relpath(cmd.done_file, base)}" + (f" (job {job})" if job else "")
+    files = {"done": cmd.done_file, "error": cmd.error_file, "break": cmd.break_file}
+    engine.move(
+        wp,
+        "wait",
+        cycle=cmd.cycle,
+        wait_op=cmd.op,
+        wait_kind=WaitKind.FILE,
+        wait_since=since,
+        wait_files=files,
+        env=env,
+        reason=reason,
+        **({} if job is None else {"job_id": job}),
+    )
 
 
 def check(engine: EngineInterface) -> bool:
