@@ -149,7 +149,7 @@ def test_welch_is_scipys_ttest_ind():
 def test_a_change_within_compares_band_of_no_change_is_none_and_an_outlier_no_change():
     """A 1 % step in 0.1 % noise is significant, but within bench compare's band of no change
     (2 %): none; with a band of 0.5 % it is one. A run slowed by 20 % among quiet runs is an
-    outlier, not two changes (changes_search.without_outliers)."""
+    outlier, not two changes (changes_search.without_outliers_of)."""
     rng = np.random.default_rng(11)
     n = 60
     runs = [f"r{i:02d}" for i in range(n)]

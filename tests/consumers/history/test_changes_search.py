@@ -23,7 +23,7 @@ from caramel.vocabulary import Direction
 def _scaled(values: np.ndarray) -> np.ndarray:
     """The figures as the search sees them: log, less the median, over the noise."""
     x = np.log(values)
-    return (x - np.median(x)) / search._noise(x)
+    return (x - np.median(x)) / search._noise_rows(x[None, :])[0]
 
 
 def _ruptures(values: np.ndarray) -> list[int]:
@@ -66,13 +66,13 @@ def test_the_search_is_ruptures_segmentation_of_each_series(specs):
 def test_a_series_is_searched_alike_alone_and_among_longer_and_shorter_ones():
     series = [_series(seed, n, 0.2, False) for seed, n in enumerate((7, 250, 40, 6, 5, 100, 99))]
     together = search.boundaries_of(series)
-    assert together == [search.boundaries(values) for values in series]
+    assert together == [search.boundaries_of([values])[0] for values in series]
     assert together[4] == [] and any(together[1])
 
 
 def test_a_steps_boundary_is_where_ruptures_puts_it():
     values = _series(4, 60, 0.3, False)
-    assert search.boundaries(values) == _ruptures(values) != []
+    assert search.boundaries_of([values])[0] == _ruptures(values) != []
 
 
 def test_a_series_judged_among_many_finds_what_it_finds_alone():

@@ -183,8 +183,9 @@ def _judged_all(
     moment_alpha: float = MOMENT_ALPHA, threshold: float = THRESHOLD,
 ) -> list[ChangePoint]:  # fmt: skip
     """The change points of `series` (each with the moments its system changed, or None): their
-    outliers set aside (search.without_outliers), the search's boundaries (search.found) placed
-    (search.settled), each series' system moments tested where given (search.with_moments), each
+    outliers set aside (search.without_outliers_of), the search's boundaries (search.found_of)
+    placed (search.settled_of), each series' system moments tested where given
+    (search.with_moments_of), each
     boundary's p-value between its neighbours; a change whose interval lies within the band of no
     change (`threshold` %) is none. The search and the tests of its boundaries work on every
     series at once, the rest series by series."""

@@ -23,14 +23,10 @@ LOCATION_LEVEL = 10.6
 OUTLIER_SDS = 5.0  # a run this many noise sds from the runs around it is an outlier (no change)
 
 
-def _noise(logs: np.ndarray) -> float:
-    """The sd of one run's log figure, robust to steps and outliers: the median absolute
-    difference of neighbouring runs (scaled to an sd for normal noise); else the plain sd."""
-    return float(_noise_rows(logs[None, :])[0])
-
-
 def _noise_rows(logs: np.ndarray) -> np.ndarray:
-    """_noise of each row of `logs` (series of one length)."""
+    """The sd of one run's log figure in each row of `logs` (series of one length), robust to
+    steps and outliers: the median absolute difference of neighbouring runs (scaled to an sd for
+    normal noise); else the plain sd."""
     noise = np.median(np.abs(np.diff(logs, axis=1)), axis=1) / (0.6745 * math.sqrt(2))
     plain = np.std(logs, axis=1)
     return np.where(noise > 0, noise, np.where(plain > 0, plain, 1.0))
@@ -54,17 +50,13 @@ def _by_length(series: Sequence[np.ndarray]) -> list[tuple[int, list[int]]]:
     return out
 
 
-def without_outliers(values: np.ndarray) -> np.ndarray:
-    """The figures with each outlier replaced by the median of the runs around it: a run further
-    than OUTLIER_SDS noise sds (in log) from the median of the 2 * MIN_SEGMENT + 1 runs around it.
-    One slow run (a busy node, a bad day) is not a change; it would drag the mean of every segment
-    it falls in. A median keeps a step's edge, so a step of MIN_SEGMENT runs or more stays whole,
-    at the end of the series too (the window's edge repeats the last run)."""
-    return without_outliers_of([values])[0]
-
-
 def without_outliers_of(series: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """without_outliers of each of `series`, those of one length at once."""
+    """The figures of each of `series` with each outlier replaced by the median of the runs
+    around it: a run further than OUTLIER_SDS noise sds (in log) from the median of the
+    2 * MIN_SEGMENT + 1 runs around it. One slow run (a busy node, a bad day) is not a change; it
+    would drag the mean of every segment it falls in. A median keeps a step's edge, so a step of
+    MIN_SEGMENT runs or more stays whole, at the end of the series too (the window's edge repeats
+    the last run). The series of one length are one array."""
     from scipy.ndimage import median_filter
 
     out = list(series)
@@ -81,17 +73,12 @@ def without_outliers_of(series: Sequence[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def boundaries(values: Sequence[float] | np.ndarray, penalty: float = PENALTY) -> list[int]:
-    """The indices where a new segment starts in `values` (positive figures), before testing."""
-    return boundaries_of([np.asarray(values, dtype=float)], penalty)[0]
-
-
 def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> list[list[int]]:
-    """`boundaries` of each of `series` (positive figures): ruptures' exact penalised search
-    (KernelCPD with the linear kernel: least squares about each segment's mean, its C search) on
-    the log figures scaled by the series' noise, with `penalty` * log(n) per segment and segments
-    of MIN_SEGMENT runs at least. The series of one length are scaled as one array; the search
-    takes one series per call."""
+    """Where a new segment starts in each of `series` (positive figures), before testing:
+    ruptures' exact penalised search (KernelCPD with the linear kernel: least squares about each
+    segment's mean, its C search) on the log figures scaled by the series' noise, with `penalty` *
+    log(n) per segment and segments of MIN_SEGMENT runs at least. The series of one length are
+    scaled as one array; the search takes one series per call."""
     import ruptures  # 0.4 s (it loads scipy.stats): only where a series is searched
 
     out: list[list[int]] = [[] for _ in series]
@@ -209,20 +196,14 @@ def _welch_rows(logs: np.ndarray, tests: Sequence[Tests]) -> list[np.ndarray]:
     return np.split(p_values, np.cumsum([len(test[0]) for test in tests])[:-1])
 
 
-def significant(values: np.ndarray, cuts: list[int], alpha: float) -> list[int]:
-    """The boundaries that hold: each tested between its neighbouring segments, the weakest one
-    (highest p) merged away while it is not significant, then its two neighbours tested again (a
-    boundary between two long segments has the power a short one lacks; the others' segments did
-    not change, nor their p)."""
-    return significant_of([values], [cuts], alpha)[0]
-
-
 def significant_of(
     series: Sequence[np.ndarray], cuts: Sequence[Sequence[int]], alpha: float
 ) -> list[list[int]]:
-    """`significant` of each of `series` with its boundaries `cuts`: the first p-values of every
-    series at once (welch_p_values_of), the merging series by series where one is not
-    significant."""
+    """The boundaries `cuts` of each of `series` that hold: each tested between its neighbouring
+    segments, the weakest one (highest p) merged away while it is not significant, then its two
+    neighbours tested again (a boundary between two long segments has the power a short one lacks;
+    the others' segments did not change, nor their p). The first p-values of every series at once
+    (welch_p_values_of), the merging series by series where one is not significant."""
     logs = [np.log(values) for values in series]
     p_values = welch_p_values_of(logs, cuts)
     out: list[list[int]] = [[] for _ in series]
@@ -237,7 +218,7 @@ def significant_of(
 def _merged(
     s1: np.ndarray, s2: np.ndarray, cuts: list[int], p_values: list[float], alpha: float
 ) -> list[int]:
-    """significant's merging, from each boundary's p-value (`p_values`) on the sums of a series."""
+    """significant_of's merging, from each boundary's p-value (`p_values`) on a series' sums."""
     n = len(s1) - 1
     while cuts:
         weakest = int(np.argmax(p_values))
@@ -300,27 +281,12 @@ def placed(
     return out
 
 
-def found(values: np.ndarray, alpha: float = ALPHA, penalty: float = PENALTY) -> list[int]:
-    """The boundaries of one series (positive figures in time order) the search finds and
-    Welch's test keeps, at their search places."""
-    return found_of([values], alpha, penalty)[0]
-
-
 def found_of(
     series: Sequence[np.ndarray], alpha: float = ALPHA, penalty: float = PENALTY
 ) -> list[list[int]]:
-    """`found` of each of `series`, searched together (boundaries_of)."""
+    """The boundaries of each of `series` (positive figures in time order) the search finds
+    (boundaries_of) and Welch's test keeps (significant_of), at their search places."""
     return significant_of(series, boundaries_of(series, penalty), alpha)
-
-
-def settled(
-    values: np.ndarray,
-    cuts: Sequence[int],
-    moments: np.ndarray | None = None,
-    alpha: float = ALPHA,
-) -> list[int]:
-    """The boundaries `cuts` (found) placed (placed) and tested again."""
-    return settled_of([values], [cuts], [moments], alpha)[0]
 
 
 def settled_of(
@@ -329,24 +295,13 @@ def settled_of(
     moments: Sequence[np.ndarray | None],
     alpha: float = ALPHA,
 ) -> list[list[int]]:
-    """`settled` of each of `series` with its boundaries and the moments its system changed,
-    tested together (significant_of)."""
+    """The boundaries `cuts` (found_of) of each of `series` placed (`placed`, by the moments its
+    system changed) and tested again (significant_of)."""
     moved = [
         sorted(set(placed(np.log(v), c, m))) if len(c) else []
         for v, c, m in zip(series, cuts, moments, strict=True)
     ]
     return significant_of(series, moved, alpha)
-
-
-def with_moments(
-    logs: np.ndarray, cuts: Sequence[int], moments: np.ndarray, alpha: float
-) -> list[int]:
-    """The boundaries with the moments the system changed (`moments`) that they do not explain
-    and the figures say moved: a moment is a hypothesis named before looking, so it is tested
-    without the search's penalty, by Welch between the boundaries around it, at `alpha` shared
-    (Bonferroni) among the series' moments; the strongest first, then the rest again between the
-    new boundaries, while one holds."""
-    return with_moments_of([logs], [cuts], [moments], alpha)[0]
 
 
 def with_moments_of(
@@ -355,8 +310,12 @@ def with_moments_of(
     moments: Sequence[np.ndarray | None],
     alpha: float,
 ) -> list[list[int]]:
-    """with_moments of each series (no moments: its boundaries as they are), each round's tests
-    of every series still adding a boundary at once."""
+    """The boundaries of each series with the moments the system changed (`moments`; None: its
+    boundaries as they are) that they do not explain and the figures say moved: a moment is a
+    hypothesis named before looking, so it is tested without the search's penalty, by Welch
+    between the boundaries around it, at `alpha` shared (Bonferroni) among the series' moments;
+    the strongest first, then the rest again between the new boundaries, while one holds. Each
+    round's tests of every series still adding a boundary at once."""
     out = [sorted(at) for at in cuts]
     # each series' level: alpha shared among its moments
     levels = {
@@ -375,7 +334,7 @@ def _moments_round(
     pending: list[int],
     levels: dict[int, float],
 ) -> list[int]:
-    """A round of with_moments over the series `pending`: each one's moments with room tested,
+    """A round of with_moments_of over the series `pending`: each one's moments with room tested,
     the strongest that holds (p below the series' level) added to its boundaries (`out`); the
     series that added one."""
     tests = [(i, _testable(len(logs[i]), out[i], moments[i])) for i in pending]
