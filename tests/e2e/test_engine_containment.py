@@ -284,3 +284,13 @@ def test_a_shell_program_that_does_not_exist_is_named(tmp_path: Path, env: dict[
     proc = bench("run", "-q", "c.xml", cwd=tmp_path, env=env)
     assert f"cannot use {tmp_path / 'no' / 'sh'}: no such file" in proc.stderr, proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_shell_named_without_a_folder_is_found_on_path(tmp_path: Path, env: dict[str, str]) -> None:
+    """JUBE_EXEC_SHELL=sh (a name, as JUBE takes it: subprocess finds it on PATH): the do's run in
+    that shell, which bench starts itself."""
+    env["JUBE_EXEC_SHELL"] = "sh"
+    write(tmp_path, "<do>echo hi from $0</do>")
+    proc = bench("run", "-q", "c.xml", cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert states(run_dir_of(tmp_path)) == Counter({"done": 1})

@@ -193,7 +193,9 @@ class SpawnedShell:
         channel_r, channel_w = os.pipe()
         script_r, channel_w = _above_channel(script_r), _above_channel(channel_w)
         try:
-            self.pid = os.posix_spawn(
+            # spawnp: a program named without a folder (JUBE_EXEC_SHELL=bash) is found on PATH,
+            # as subprocess and JUBE find it
+            self.pid = os.posix_spawnp(
                 self.program,
                 [self.program, "-s", self.tag],
                 self.env,
