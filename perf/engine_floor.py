@@ -20,7 +20,9 @@ that comes and goes on a shared machine falls on all of them alike:
 - `--bash`: the new caramel once more with bash as its shell (`JUBE_EXEC_SHELL`), where each script
   is a job-control subshell of a long-lived shell instead of a shell bench starts (new+bash).
 CPU is user + system time of the process and every child it waited for (wait4's rusage); wall is
-the elapsed time. Prints the median of each and the ratios new/floor and new/old. Not a test.
+the elapsed time. Every caramel's tree is byte-compiled first, as an installed package is (with
+PYTHONDONTWRITEBYTECODE set, each bench would otherwise compile its modules: more of them today's).
+Prints the median of each and the ratios new/floor and new/old. Not a test.
 """
 
 from __future__ import annotations
@@ -109,6 +111,8 @@ def main() -> int:
         paths["new+bash"] = args.new
     paths["new"] = args.new
     kinds = list(paths)
+    for src in {path for path in paths.values() if path}:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True)
     runs: dict[str, list[tuple[float, float]]] = {kind: [] for kind in kinds}
     for _round in range(args.rounds):
         for kind in kinds:

@@ -254,26 +254,29 @@ def test_with_bash_each_script_is_a_process_group_of_its_own(tmp_path: Path, env
 DASH = shutil.which("dash") or "/bin/sh"
 
 
-def test_with_dash_bench_starts_each_script_in_a_process_group_of_its_own(
+def test_with_dash_each_script_is_a_process_group_of_its_own(
         tmp_path: Path, env: dict[str, str]) -> None:
-    """dash has no job control without a terminal: bench starts each script's shell itself, a group
-    of its own in bench's session (no `setsid` program, backends.launchers.local Grouping.SPAWN);
-    the do's subshell is its script shell's child, which leads the group and is bench's child."""
+    """dash turns job control on only with a terminal: its long-lived shell gets one, hung up at
+    once (backends.launchers.local Grouping.TERMINAL), and each script is a job of it, a group of
+    its own, without a program started: the do's subshell is its script's child, which leads the
+    group; every script's parent is the same shell, bench's child, in a session of its own; and no
+    do can open /dev/tty."""
     env["JUBE_EXEC_SHELL"] = DASH
     # /proc/PID/stat of the do's subshell (`sh -c 'echo $PPID'` is its child): fields 4-6 are its
-    # parent, group and session; then the parent's own parent (/proc/PARENT/stat field 4)
+    # parent, group and session; then the parent's parent (the shell) and the shell's parent
     write(tmp_path, '<do>me=$(sh -c \'echo $PPID\'); set -- $(cut -d" " -f4-6 /proc/$me/stat); '
-                    'echo "$1 $2 $3 $(cut -d" " -f4 /proc/$1/stat)"</do>', values="0,1")
+                    'g=$(cut -d" " -f4 /proc/$1/stat); sh -c ": &lt;/dev/tty" 2&gt;/dev/null &amp;&amp; t=tty || t=none; '
+                    'echo "$1 $2 $3 $g $(cut -d" " -f4 /proc/$g/stat) $t"</do>', values="0,1")
     proc = subprocess.Popen([sys.executable, "-m", "caramel", "run", "-q", "c.xml"], cwd=tmp_path,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     seen = [(run_dir_of(tmp_path) / f"00000{i}_s" / "work" / "stdout").read_text().split()
             for i in (0, 1)]
-    (parent0, group0, session0, grand0), (parent1, group1, session1, grand1) = seen
+    (parent0, group0, session0, shell0, bench0, tty0), (parent1, group1, session1, shell1, _b, tty1) = seen
     assert group0 != group1 and (group0, group1) == (parent0, parent1), seen  # a group per script
-    assert grand0 == grand1 == str(proc.pid), seen  # each script's shell is bench's own child
-    assert session0 == session1 == str(os.getsid(0)), seen  # bench's session: no `setsid`
+    assert shell0 == shell1 == session0 == session1 and bench0 == str(proc.pid), seen
+    assert session0 != str(os.getsid(0)) and tty0 == tty1 == "none", seen
 
 
 def test_a_shell_program_that_does_not_exist_is_named(tmp_path: Path, env: dict[str, str]) -> None:

@@ -136,9 +136,12 @@ def _header(secret: str) -> str:
     # its status. Its body is a function: `return` ends the script without a process of its own.
     return (
         f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n"
-        # The script's own process (its group's id): a subshell of a bash with job control
-        # (launchers.local) knows its own as BASHPID, a shell of its own as $$.
-        "trap '__caramel_stop=1' TERM\n__caramel_mark P ${BASHPID:-$$}\n__caramel_body() {\n"
+        # The script's own process (its group's id): a job of a long-lived shell (launchers.local)
+        # knows its own as BASHPID (bash) or from /proc/self (`read` runs in its own process:
+        # dash), a shell of its own as $$ too.
+        "trap '__caramel_stop=1' TERM\n__caramel_pid=$$\n"
+        "[ ! -r /proc/self/stat ] || read -r __caramel_pid _ </proc/self/stat\n"
+        "__caramel_mark P ${BASHPID:-$__caramel_pid}\n__caramel_body() {\n"
     )
 
 

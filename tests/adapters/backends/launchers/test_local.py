@@ -1,5 +1,5 @@
-"""The local launcher: each script a process group of its own, started by bench (dash) or by a
-long-lived shell's job control (bash); one watcher per launcher."""
+"""The local launcher: each script a process group of its own, a job of a long-lived shell with job
+control (bash; dash given a terminal) or started by bench; one watcher per launcher."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from caramel.adapters.backends import launchers
+from caramel.adapters.backends.launchers import local
 from caramel.adapters.backends.launchers.local import CHANNEL_FD, TAG, Grouping, _grouping
 
 SHELLS = [shell for shell in ("dash", "bash") if shutil.which(shell)]
@@ -65,7 +66,7 @@ while True:  # hold every descriptor below 9 but one, as bench with its run lock
 launcher = launchers.get("local", shell="/bin/sh")
 shell = launcher.open_shell(dict(os.environ))
 shell.start(f"echo fine >&{CHANNEL_FD}\\n")
-print(os.read(shell.fileno(), 100).decode().strip(), shell.returncode())
+print(os.read(shell.fileno(), 100).decode().strip())
 shell.close()
 launcher.close()
 """
@@ -77,15 +78,42 @@ def test_a_script_gets_its_channel_whatever_descriptors_bench_holds() -> None:
     done = subprocess.run(
         [sys.executable, "-c", LOW_DESCRIPTORS], capture_output=True, text=True, check=True
     )
-    assert done.stdout.split() == ["fine", "0"]
+    assert done.stdout.split() == ["fine"]
 
 
-def test_a_group_per_script_from_bash_job_control_else_started_by_bench() -> None:
-    """bash keeps job control without a terminal (each background job a group); dash turns it off,
-    so bench starts each dash script in a group of its own (backends.launchers.local._grouping)."""
+def test_a_group_per_script_from_job_control_with_a_terminal_if_need_be() -> None:
+    """bash keeps job control without a terminal (each background job a group); dash turns it on
+    only with a terminal, which bench gives it and hangs up; a shell that cannot start gets SPAWN
+    (backends.launchers.local._grouping)."""
     assert _grouping(shutil.which("bash")) is Grouping.JOBS
-    assert _grouping(shutil.which("dash")) is Grouping.SPAWN
+    assert _grouping(shutil.which("dash")) is Grouping.TERMINAL
     assert _grouping("/nonexistent/sh") is Grouping.SPAWN  # the first script says it cannot start
+
+
+@pytest.mark.parametrize("grouping", [Grouping.TERMINAL, Grouping.SPAWN])
+def test_a_dash_script_leads_its_group_and_has_no_terminal(grouping, monkeypatch) -> None:
+    """Given a terminal for job control, dash's jobs lead groups of their own and, the terminal
+    hung up, none can open /dev/tty (as in a batch job); SPAWN (where no terminal can be had) makes
+    the same groups by starting each script's shell. The script names its own process (`P`)."""
+    monkeypatch.setattr(local, "_grouping", lambda _program: grouping)
+    launcher = launchers.get("local", shell=shutil.which("dash"))
+    shell = launcher.open_shell(dict(os.environ))
+    try:
+        seen = []
+        for _script in range(2):
+            shell.start(
+                "read -r me _ </proc/self/stat; set -- $(cut -d' ' -f4-6 /proc/self/stat); "
+                "sh -c ': </dev/tty' 2>/dev/null && tty=yes || tty=no; "
+                f'echo "$me $2 $tty" >&{CHANNEL_FD}; '
+                f"echo end >&{CHANNEL_FD}\n"
+            )
+            me, group, tty, _end = _channel(shell).decode().split()
+            seen.append((me, group, tty))
+        assert all(me == group and tty == "no" for me, group, tty in seen), seen
+        assert seen[0][1] != seen[1][1] and str(os.getpgid(0)) not in (seen[0][1], seen[1][1])
+    finally:
+        shell.close()
+        launcher.close()
 
 
 def test_the_watcher_is_one_per_launcher_and_ends_with_it() -> None:

@@ -2,26 +2,32 @@
 
 Each script runs in a process group of its own, so a time limit or a stop ends exactly that
 workpackage's processes, never what an earlier workpackage left running in the background (which
-lives on, as under JUBE). Two ways to that group, the cheapest the shell allows (`_grouping`):
+lives on, as under JUBE). Three ways to that group, the cheapest the shell allows (`_grouping`):
 
-- SPAWN (dash, Debian's /bin/sh, which turns job control off without a terminal): bench starts
-  each script's shell itself, `sh -s` in a group of its own (posix_spawn: one `exec`, no `setsid`
-  program), the script on its stdin;
 - JOBS (bash keeps job control without a terminal): one long-lived shell per script running at the
   same time; with `set -m` each script it starts in the background is a group of its own, without
-  starting a program for it.
+  starting a program for it;
+- TERMINAL (dash, Debian's /bin/sh, turns job control on only with a controlling terminal): the
+  same long-lived shell, given a terminal for `set -m` and hung up at once (bench closes the
+  terminal's other end), so it keeps job control while no do ever has a terminal: /dev/tty cannot
+  be opened (ENXIO), as in a batch job;
+- SPAWN (a shell without job control, or a system without pseudo-terminals or /proc): bench starts
+  each script's shell itself, `sh -s` in a group of its own (posix_spawn: one `exec`, no `setsid`
+  program), the script on its stdin.
 
 The script's markers go to descriptor 9 (engine.marker), a pipe only bench reads; the shells' own
-complaints (stderr, and the script's stdout) go to a file bench reads when a script fails.
+complaints (stderr, and the script's stdout) go to a file bench reads when a script fails (a
+long-lived shell's own reports of its jobs go nowhere).
 
 One watcher per launcher (per bench), started with the first script, reads a pipe only bench
 holds. If bench dies, even by SIGKILL, the watcher sees end of file and stops every script still
 running as bench would (SIGTERM to its group again and again for CARAMEL_KILL_GRACE seconds, so a
 do between two commands ends at the next and the script records what finished; then SIGKILL), so
 no do of a dead bench runs on unrecorded. It finds them by their command line: every script's
-shell (and the long-lived shell) carries the launcher's tag as its argument, and leads its group;
-a do's processes lead none, and what an ended script left in the background has no leader with
-the tag any more: it is not watched. Nothing is told to the watcher per script.
+shell (and the long-lived shell, whose jobs share its command line) carries the launcher's tag as
+its argument, and leads its group; a do's processes lead none, and what an ended script left in
+the background has no leader with the tag any more: it is not watched. Nothing is told to the
+watcher per script.
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ import contextlib
 import fcntl
 import functools
 import os
+import selectors
 import signal
 import subprocess
 import tempfile
+import time
 
 from caramel.adapters.backends.launchers import Launcher, Shell, register
 from caramel.settings import current
@@ -41,6 +49,8 @@ from caramel.vocabulary import Word
 CHANNEL_FD = 9  # engine.marker.CHANNEL_FD (a backend does not import the engine)
 COMPLAINT_BYTES = 2048  # the end of the shell's complaints read for a failed script
 STOP_LOOK = 0.1  # seconds between the watcher's signals to a dead bench's scripts
+COMPLAINTS_FD = 8  # a long-lived shell's file for its jobs' complaints (its own stderr: nowhere)
+PROBE_SECONDS = 10.0  # the longest a shell may take to answer a probe
 TAG = "caramel-watched-"  # + the launcher's own hex: the argument that marks its scripts' shells
 # What Python ignores and an `exec` keeps ignored: back to their defaults in a started shell, as
 # subprocess's restore_signals does (else `yes | head -1` complains of a broken pipe).
@@ -53,6 +63,7 @@ class Grouping(Word):
     """How each script gets a process group of its own."""
 
     JOBS = "jobs"  # the long-lived shell's job control: the script a background subshell
+    TERMINAL = "terminal"  # the same, job control from a terminal hung up once it is on
     SPAWN = "spawn"  # bench starts the script's shell in a group of its own
 
 
@@ -61,9 +72,26 @@ class Grouping(Word):
 JOBS_PROBE = 'set -m 2>/dev/null; case $- in *m*) [ -n "$BASHPID" ];; *) false;; esac'
 
 
+# Asked of a job of a long-lived shell given a terminal: whether it leads a group of its own (fields
+# 1 and 5 of /proc/self/stat, read by the job itself: `read` runs in its process).
+TERMINAL_PROBE = (
+    f'read -r s </proc/self/stat; set -- $s; [ "$1" = "$5" ] && echo yes >&{CHANNEL_FD} || '
+    f"echo no >&{CHANNEL_FD}\n"
+)
+
+
 @functools.cache
 def _grouping(program: str) -> Grouping:
-    """JOBS where `program` keeps job control without a terminal, else SPAWN."""
+    """JOBS where `program` keeps job control without a terminal, TERMINAL where it needs one,
+    else SPAWN."""
+    if _keeps_job_control(program):
+        return Grouping.JOBS
+    if _jobs_with_a_terminal(program):
+        return Grouping.TERMINAL
+    return Grouping.SPAWN
+
+
+def _keeps_job_control(program: str) -> bool:
     try:
         probe = subprocess.run(
             [program, "-c", JOBS_PROBE],
@@ -72,11 +100,24 @@ def _grouping(program: str) -> Grouping:
             start_new_session=True,  # no terminal, as the long-lived shell
             timeout=10,
         )
-        if probe.returncode == 0:
-            return Grouping.JOBS
+        return probe.returncode == 0
     except (OSError, subprocess.TimeoutExpired):
-        pass  # the shell cannot start: the first script says so
-    return Grouping.SPAWN
+        return False  # the shell cannot start: the first script says so
+
+
+def _jobs_with_a_terminal(program: str) -> bool:
+    """Whether a job of `program` given a terminal (JobsShell) leads a group of its own."""
+    if not os.path.exists("/proc/self/stat"):
+        return False  # a job could not name its own process (script.py's `P` marker)
+    try:
+        shell = JobsShell(program, dict(os.environ), TAG + "probe", terminal=True)
+    except OSError:
+        return False  # no pseudo-terminal, or the shell cannot start
+    try:
+        shell.start(TERMINAL_PROBE)
+        return _read_line(shell.fileno(), PROBE_SECONDS) == b"yes"
+    finally:
+        shell.kill()
 
 
 def _above_channel(fd: int) -> int:
@@ -93,6 +134,20 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def _read_line(fd: int, seconds: float) -> bytes:
+    """The first line read from `fd` (without its newline); b"" at its end or after `seconds`."""
+    data = b""
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        end = time.monotonic() + seconds
+        while b"\n" not in data and selector.select(max(0.0, end - time.monotonic())):
+            chunk = os.read(fd, 256)
+            if not chunk:
+                break
+            data += chunk
+    return data.split(b"\n", 1)[0] if b"\n" in data else b""
 
 
 def _watcher_program(tag: str, grace: float) -> str:
@@ -265,27 +320,67 @@ class SpawnedShell:
 
 class JobsShell:
     """A long-lived shell with job control (`program -s TAG`) that runs each script it is sent as a
-    background subshell, a group of its own; its stdout is the scripts' channel."""
+    background job, a group of its own; the scripts' channel is its descriptor 9 (its stdout and
+    stderr, which a do may reach as /proc/$$/fd/1, go nowhere). `terminal`: the shell
+    turns job control on with a terminal bench gives it (its controlling terminal: opened after the
+    new session), which bench hangs up as soon as `set -m` took (Grouping.TERMINAL)."""
 
-    def __init__(self, program: str, env: dict[str, str], tag: str) -> None:
+    def __init__(self, program: str, env: dict[str, str], tag: str, terminal: bool) -> None:
         self.program = program
         self._complaints = _Complaints()
         self._bound = False  # bound to some cores for an earlier script
-        self.process = subprocess.Popen(
-            [program, "-s", tag],
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self._complaints.file,
-            start_new_session=True,
-            bufsize=0,
-        )
-        self.pid = self.process.pid
+        self._status: int | None = None  # the shell's exit status, once reaped
+        script_r, self._script_w = os.pipe()
+        self._channel, channel_w = os.pipe()
+        script_r, channel_w = _above_channel(script_r), _above_channel(channel_w)
+        complaints = _above_channel(os.dup(self._complaints.fd))
+        child_ends = [script_r, channel_w, complaints]
+        actions: list[tuple[object, ...]] = [
+            (os.POSIX_SPAWN_DUP2, script_r, 0),
+            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+            (os.POSIX_SPAWN_DUP2, complaints, COMPLAINTS_FD),
+            (os.POSIX_SPAWN_DUP2, channel_w, CHANNEL_FD),
+        ]
+        master = -1
+        try:
+            if terminal:
+                master, slave = os.openpty()  # neither is inherited (PEP 446)
+                child_ends.append(slave)
+                actions += [(os.POSIX_SPAWN_OPEN, 3, os.ttyname(slave), os.O_RDWR, 0)]
+                actions += [(os.POSIX_SPAWN_CLOSE, 3)]
+            self.pid = os.posix_spawnp(
+                program,
+                [program, "-s", tag],
+                env,
+                file_actions=actions,
+                setsid=True,  # no terminal's signal reaches it; a terminal opened is its own
+                setsigdef=RESTORED_SIGNALS,
+            )
+        except OSError:
+            for fd in [self._script_w, self._channel, master]:
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in child_ends:
+                os.close(fd)
+        if terminal:
+            self._hang_up(master)
         self._send("set --; set -m\n")
 
+    def _hang_up(self, master: int) -> None:
+        """Job control on with the terminal, then the terminal hung up: its SIGHUP (to the
+        shell, its session's leader) ignored, then back at its default for the jobs."""
+        try:
+            self._send(f"trap '' HUP; set -m; echo >&{CHANNEL_FD}\n")
+            _read_line(self._channel, PROBE_SECONDS)
+        finally:
+            os.close(master)
+        self._send("trap - HUP\n")
+
     def _send(self, text: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(text.encode())
+        _write_all(self._script_w, text.encode())
 
     def start(self, script: str, cpus: set[int] | None = None) -> None:
         """Run `script` in a background subshell (no program started) and wait for it: the next
@@ -295,42 +390,48 @@ class JobsShell:
             with contextlib.suppress(OSError):
                 os.sched_setaffinity(self.pid, cpus or os.sched_getaffinity(0))
             self._bound = bool(cpus)
-        self._send(f"(\n{script}) {CHANNEL_FD}>&1 >&2 </dev/null &\nwait $!\n")
+        self._send(
+            f"(\n{script}) >&{COMPLAINTS_FD} 2>&{COMPLAINTS_FD} {COMPLAINTS_FD}>&- </dev/null &\n"
+            "wait $!\n"
+        )
 
     def fileno(self) -> int:
-        assert self.process.stdout is not None
-        return self.process.stdout.fileno()
+        if self._channel < 0:
+            raise ValueError("the shell is released")  # as a closed file's fileno()
+        return self._channel
 
     def complaints(self) -> list[str]:
         return self._complaints.lines()
 
     def returncode(self) -> int:
-        return self.process.wait()
+        if self._status is None:
+            self._status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self._status
 
     def kill(self) -> None:
         """The shell (its process group: its scripts have groups of their own)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        if self._status is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
         self._release()
 
     def close(self) -> None:
         """End the shell; what its do's left running in the background is left alone (as JUBE
         does)."""
-        # ValueError: it was killed and released already
-        with contextlib.suppress(OSError, ValueError):
-            self._send("exit 0\n")
-            assert self.process.stdin is not None
-            self.process.stdin.close()
+        if self._script_w >= 0:
+            with contextlib.suppress(OSError):
+                self._send("exit 0\n")
         self._release()
 
     def _release(self) -> None:
-        self.process.wait()
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        if self.process.stdin is not None and not self.process.stdin.closed:
-            with contextlib.suppress(OSError):
-                self.process.stdin.close()
-        self._complaints.file.close()
+        if self._script_w >= 0:
+            os.close(self._script_w)
+            self._script_w = -1
+        self.returncode()
+        if self._channel >= 0:
+            os.close(self._channel)
+            self._channel = -1
+            self._complaints.file.close()
 
 
 @register("local")
@@ -343,9 +444,10 @@ class LocalLauncher(Launcher):
     def open_shell(self, env: dict[str, str]) -> Shell:
         if self._watcher is None:
             self._watcher = Watcher(self.tag, current().kill_grace)
-        if _grouping(self.shell) is Grouping.JOBS:
-            return JobsShell(self.shell, env, self.tag)
-        return SpawnedShell(self.shell, env, self.tag)
+        grouping = _grouping(self.shell)
+        if grouping is Grouping.SPAWN:
+            return SpawnedShell(self.shell, env, self.tag)
+        return JobsShell(self.shell, env, self.tag, terminal=grouping is Grouping.TERMINAL)
 
     def close(self) -> None:
         """Stop the watcher (every shell is closed: bench ends, or its run does)."""
