@@ -97,7 +97,7 @@ def _contents(db: query.Database, shown: str, dialect: Dialect) -> HistoryConten
     # the figures' runs as positions in `runs`, and their series numbered as they first appear,
     # set in place: a million figures are 40 MB, and every copy of them a peak the process keeps
     ids = np.asarray([data["id"] for data in runs], dtype=np.int64)
-    position = np.full(int(ids.max(initial=0)) + 2, -1, dtype=np.int64)
+    position = np.full(int(ids.max(initial=0)) + 2, -1, dtype=np.int32)
     position[ids] = np.arange(len(ids))
     run_ids = numbers["run"].to_numpy(np.int64)
     at = position[np.clip(run_ids, 0, len(position) - 1)]

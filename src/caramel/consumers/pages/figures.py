@@ -173,8 +173,16 @@ def interval_fields(sd: list[float], n: list[int]) -> Intervals:
     counts = set(n)
     if len(counts) == 1 and min(counts) > 1:
         (count,) = counts
-        return {"cf": float(f"{t_quantile(LEVEL, count - 1) / count**0.5:.6g}")}
+        return {"cf": interval_factor(count)}
     return {"ci": ci_half(sd, n)}
+
+
+@functools.lru_cache(maxsize=1024)
+def interval_factor(count: int) -> float:
+    """t(0.99, count - 1)/√count to six digits, the factor of interval_fields. Once per count: a
+    page's series share a few counts of samples, and scipy's t quantile costs some 40 µs a call
+    (a big history's page has thousands of series)."""
+    return float(f"{t_quantile(LEVEL, count - 1) / count**0.5:.6g}")
 
 
 def intervals(series: Series) -> list[float]:
