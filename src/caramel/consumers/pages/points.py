@@ -37,8 +37,8 @@ HEADER = [
     "run",
 ]
 # lines made at once: their Python strings (some 300 KB) are what writing holds, and memory the
-# allocator reuses chunk after chunk; a chunk of 20,000 lines (3 MB) took fresh pages from the system
-# each time (40,000 page faults for a million lines, a sixth of the file's CPU time)
+# allocator reuses chunk after chunk; a chunk of 20,000 lines (3 MB) took fresh pages from the
+# system each time (40,000 page faults for a million lines, a sixth of the file's CPU time)
 CHUNK_LINES = 2_000
 
 

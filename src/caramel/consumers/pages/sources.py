@@ -123,10 +123,25 @@ class Collection:
     )  # per figure of `numbers`
     # per (table, figure name): the units the page shows it in, one per dimension, the first read
     shown_units: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    dropped: int = 0  # the rows of `numbers` when they were dropped (drop_numbers)
 
     @property
     def sites(self) -> list[str]:
         return sorted({r.site for r in self.runs})
+
+    @property
+    def figure_count(self) -> int:
+        """How many figures the history holds: the rows of `numbers`, or of those dropped."""
+        return len(self.numbers) or self.dropped
+
+    def drop_numbers(self) -> None:
+        """Empty the columns of every figure (`numbers`, `regressed`) once what needs them all is
+        made (the CSV, the change marks: pages.marks.find): the page is drawn from `figures`, and a
+        big history's columns (32 MB for a million figures) would otherwise be held while it is
+        rendered and written."""
+        self.dropped = len(self.numbers)
+        self.numbers = numbers_frame()
+        self.regressed = np.zeros(0, dtype=bool)
 
 
 @dataclass
