@@ -20,7 +20,7 @@ import numpy as np
 from caramel.consumers.history import changes
 from caramel.consumers.history.changes import ChangePoint, Event
 from caramel.consumers.history.changes_read import PROVENANCE_COLUMNS, provenance
-from caramel.consumers.pages.sources import COPY, Collection, _metric
+from caramel.consumers.pages.sources import COPY, Collection, _metric, series_of
 from caramel.vocabulary import COPY_AGGREGATES, Direction
 
 SeriesKey = tuple[str, str, tuple[str, str, str, str], str]  # benchmark, label, metric, config
@@ -112,7 +112,7 @@ def _judged_series(
     )
     position = np.empty(len(in_time), dtype=np.int32)  # a run's place in time, 4 MB a column
     position[in_time] = np.arange(len(in_time))
-    series = run_group[run] * max(1, len(line_ids)) + key_line[key]
+    series = series_of(run_group, key_line, len(line_ids), run, key)
     when = position[run]
     order = _by_series_and_time(series, when)
     judged: list[changes.Series] = []

@@ -430,18 +430,29 @@ def _drawn(
     series and date once: their series and means in that order (a million figures: 8 MB a column)
     are what thinning needs whole; the regressions take the other columns a slice at a time. The
     figures' series and order are made here, so they go when it returns."""
-    series = run_group[c.run] * keys.lines + keys.line[c.key]
+    series = series_of(run_group, keys.line, keys.lines, c.run, c.key)
     order = _by_series_and_date(series, started, c.run)
     ordered = series[order]
     del series
     regressed_sorted = series_regressions(ordered, order, c.mean, c.sd, c.n, keys.way[c.key])
-    per_series = points_per_series(len(np.unique(ordered)))
+    per_series = points_per_series(int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1)
     keep = np.zeros(len(order), dtype=bool)
     keep[order] = thin(ordered, c.mean[order], regressed_sorted, per_series)
     out.thinned = not keep.all()
     out.regressed = np.zeros(len(order), dtype=bool)
     out.regressed[order] = regressed_sorted
     return keep
+
+
+def series_of(
+    run_group: np.ndarray, line: np.ndarray, lines: int, run: np.ndarray, key: np.ndarray
+) -> np.ndarray:
+    """Per figure (its `run` and `key`) the number of its series: its run's group (`run_group` per
+    run) times `lines`, plus its key's plot line (`line` per key). As 32-bit integers where every
+    number fits: a stable sort of a million of them takes a third of the time of 64-bit ones."""
+    groups = int(run_group.max(initial=0)) + 1
+    kind = np.int32 if groups * max(1, lines) < 2**31 else np.int64
+    return run_group.astype(kind)[run] * kind(max(1, lines)) + line.astype(kind)[key]
 
 
 def _named_runs(out: Collection, whole: set[str]) -> np.ndarray:
