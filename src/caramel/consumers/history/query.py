@@ -119,8 +119,9 @@ def numbers(db: Database, dialect: Dialect) -> pd.DataFrame:
     (sd) and one sample (n). A failed row's reason is no figure: left out.
 
     The rows go straight from the cursor into one numpy record array (five numbers a figure, 40 MB
-    for a million; no Python row is kept), each of its fields copied out as a column of the frame:
-    a reader's column of its own, none holding the record array alive for the others."""
+    for a million; no Python row is kept). Its numbers are copied out as columns of their own; the
+    ids are views of it, which a reader numbers anew (history.reader), so the array goes with
+    them."""
     import numpy as np
     import pandas as pd
 
@@ -129,7 +130,8 @@ def numbers(db: Database, dialect: Dialect) -> pd.DataFrame:
         f"SELECT run, series, {columns} FROM figures WHERE {A_FIGURE} ORDER BY {dialect.order}"
     )
     found = np.fromiter(cursor, dtype=NUMBER_TYPES)
-    return pd.DataFrame({name: found[name].copy() for name in found.dtype.names or ()}, copy=False)
+    ids = {name: found[name] for name in ("run", "series")}
+    return pd.DataFrame({**ids, **{name: found[name].copy() for name in NUMBERS}}, copy=False)
 
 
 def plain_numbers(column: pd.Series) -> pd.Series:

@@ -108,8 +108,9 @@ def _contents(db: query.Database, shown: str, dialect: Dialect) -> HistoryConten
         ranked = np.argsort(at, kind="stable")
         numbers, at = numbers.iloc[ranked], at[ranked]
     codes, used = pd.factorize(numbers["series"])
-    numbers = numbers.rename(columns={"series": "key"}).reset_index(drop=True)
-    numbers["run"], numbers["key"] = at, codes
+    # a frame of the columns as they are (pandas copies a column set into a frame)
+    columns = {name: numbers[name].to_numpy() for name in query.NUMBERS}
+    numbers = pd.DataFrame({"run": at, "key": codes, **columns}, copy=False)
     series = query.series(db).set_index("id").loc[used]
     keys = list(zip(*(_texts(series[c]) for c in series.columns), strict=True))
     baselines = [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()]

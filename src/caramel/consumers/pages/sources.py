@@ -251,7 +251,8 @@ def _shown_figures(
     mean, sd = figure_mean, np.where(no_sd, 0.0, figure_sd) if no_sd.any() else figure_sd
     if factor is not None:  # a figure printed in several units of one dimension: in the first one
         mean, sd = mean * factor, sd * factor
-    n = np.where((figure_n > 0) & np.isfinite(figure_n), figure_n, 1)
+    counted = (figure_n > 0) & np.isfinite(figure_n)
+    n = figure_n if counted.all() else np.where(counted, figure_n, 1)
     return _Figures(run, key, n, mean, sd)
 
 
