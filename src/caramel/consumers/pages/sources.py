@@ -24,6 +24,7 @@ from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS, Direction
 
 COPY = "caramel_copy"  # the copy column of a copies table (engine.copies)
 MetricKey = tuple[str, str, str, str]  # table, name, unit, copy aggregate: Figure.metric
+NO_METRIC: MetricKey = ("", "", "", "")  # a Figure made without its metric: set from its fields
 # a metric's direction as a sign: 1 more is better, -1 less is better, 0 unknown (pages.thinning)
 _WAYS = {Direction.HIGHER.value: 1, Direction.LOWER.value: -1}
 
@@ -69,14 +70,16 @@ class Figure:
     # the copy aggregate, `sum` or `mean` on a copies table's aggregate row, else "" (one copy's
     # figure, or no copies); and the metric: what is one quantity on the page (table, name, unit (a
     # `performance` table holds a unit per row) and the aggregate, never compared with one copy's
-    # figure). Set once when made: the page asks each figure for them a few times.
-    aggregate: str = field(init=False, default="")
-    metric: MetricKey = field(init=False, default=("", "", "", ""))
+    # figure). Given by a maker that has them per key (select: a few thousand keys, fifty thousand
+    # figures), else set when made: the page asks each figure for them a few times.
+    aggregate: str = ""
+    metric: MetricKey = NO_METRIC
 
     def __post_init__(self) -> None:
-        copy = self.row.get(COPY, "")
-        self.aggregate = copy if copy in COPY_AGGREGATES else ""
-        self.metric = _metric(self.table, self.name, self.unit, self.aggregate)
+        if self.metric is NO_METRIC:
+            copy = self.row.get(COPY, "")
+            self.aggregate = copy if copy in COPY_AGGREGATES else ""
+            self.metric = _metric(self.table, self.name, self.unit, self.aggregate)
 
     @property
     def title(self) -> str:
@@ -376,7 +379,8 @@ def select(out: Collection, whole: set[str]) -> None:
     named = _named_runs(out, whole)
     if len(named):
         keep |= np.isin(c.run, named)
-    out.figures = _figures(out, c, np.flatnonzero(keep), out.regressed if out.thinned else None)
+    regressed = out.regressed if out.thinned else None
+    out.figures = _figures(out, c, np.flatnonzero(keep), regressed, keys)
 
 
 def _run_groups(runs: list[Run]) -> tuple[np.ndarray, list[tuple[str, str]]]:
@@ -506,9 +510,15 @@ def _two_latest(
 
 
 def _figures(
-    out: Collection, c: _Figures, rows: np.ndarray, regressed: np.ndarray | None
+    out: Collection,
+    c: _Figures,
+    rows: np.ndarray,
+    regressed: np.ndarray | None,
+    keys: _KeyGroups,
 ) -> list[Figure]:
-    """Figure objects of the chosen rows, in the order they were recorded."""
+    """Figure objects of the chosen rows, in the order they were recorded, each with its key's
+    metric (`keys`)."""
+    metric_of = [keys.metrics[m] for m in keys.metric.tolist()]
     made = []
     bad = regressed[rows].tolist() if regressed is not None else [None] * len(rows)
     for r, k, n, mean, sd, flag in zip(
@@ -522,7 +532,25 @@ def _figures(
     ):
         tbl, _config, name, unit, direction = out.keys[k]
         label, row = out.parsed[k]
-        made.append(Figure(r, tbl, label, row, name, unit, direction, int(n), mean, sd, "", flag))
+        metric = metric_of[k]
+        made.append(
+            Figure(
+                r,
+                tbl,
+                label,
+                row,
+                name,
+                unit,
+                direction,
+                int(n),
+                mean,
+                sd,
+                "",
+                flag,
+                metric[3],
+                metric,
+            )
+        )
     return made
 
 
