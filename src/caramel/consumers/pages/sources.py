@@ -457,7 +457,10 @@ def series_of(
     number fits: a stable sort of a million of them takes a third of the time of 64-bit ones."""
     groups = int(run_group.max(initial=0)) + 1
     kind = np.int32 if groups * max(1, lines) < 2**31 else np.int64
-    return run_group.astype(kind)[run] * kind(max(1, lines)) + line.astype(kind)[key]
+    group_of: np.ndarray = run_group.astype(kind)[run]
+    line_of: np.ndarray = line.astype(kind)[key]
+    series: np.ndarray = group_of * kind(max(1, lines)) + line_of
+    return series
 
 
 def _named_runs(out: Collection, whole: set[str]) -> np.ndarray:
@@ -506,7 +509,8 @@ def _two_latest(
         out.run_counts[(bench, label, metrics[g % len(metrics)])] = runs_in
     chosen = np.zeros(len(unique), dtype=bool)
     chosen[latest_first[rank < 2]] = True
-    return chosen[codes]
+    kept: np.ndarray = chosen[codes]
+    return kept
 
 
 def _figures(
