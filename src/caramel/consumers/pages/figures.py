@@ -269,15 +269,15 @@ def _swept_lines(
     """The points of `group`'s figures that have `param`, per line (system, the configuration
     without `param`), and each line's parameters that are the same throughout."""
     lines: dict[Line, list[Point[float]]] = defaultdict(list)
-    params: dict[Line, str] = {}
+    last: dict[Line, Figure] = {}  # each line's last figure: its constant parameters are the line's
     for f in group:
         x = axis_value(f.row.get(param, ""))
         if x is None:
             continue
         line = (coll.runs[f.run].label, _without(f.label, param))
         lines[line].append(Point(x, f.mean, f.sd, f.run, f.n))
-        params[line] = _constant(f, param)
-    return lines, params
+        last[line] = f
+    return lines, {line: _constant(f, param) for line, f in last.items()}
 
 
 def _without(label: str, param: str) -> str:
