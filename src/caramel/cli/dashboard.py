@@ -74,6 +74,7 @@ def dashboard(options: DashboardOptions) -> int:
     stderr."""
     from caramel.cli.outputs import refuse_inputs
     from caramel.consumers.history.store import default_path
+    from caramel.consumers.pages import marks as change_marks
     from caramel.consumers.pages.render import page_parts
     from caramel.consumers.pages.sources import load
     from caramel.fs.writes import Target, replacing, target_of
@@ -89,11 +90,16 @@ def dashboard(options: DashboardOptions) -> int:
     if with_points:
         refuse_inputs(points, history=histories)
         _write_points(points, collection)
+    # the change points are found on every figure; then the page needs only the figures it draws,
+    # and the columns of every figure go before it is rendered (pages.sources.drop_numbers)
+    marks = change_marks.find(collection)
+    collection.drop_numbers()
     parts = page_parts(
         collection,
         options.title,
         baseline=options.baseline,
         all_points=os.path.basename(points) if with_points else None,
+        marks=marks,
     )
     with replacing(options.output) as handle:  # the page whole or not at all, as it is rendered
         handle.writelines(parts)

@@ -82,13 +82,13 @@ def boundaries_of(series: Sequence[np.ndarray], penalty: float = PENALTY) -> lis
     import ruptures  # 0.4 s (it loads scipy.stats): only where a series is searched
 
     out: list[list[int]] = [[] for _ in series]
+    search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1)  # fit to each
     for n, rows in _by_length(series):
         if n < 2 * MIN_SEGMENT:
             continue
         x = np.log(np.stack([np.asarray(series[i], dtype=float) for i in rows]))
         x = (x - np.median(x, axis=1)[:, None]) / _noise_rows(x)[:, None]
         for i, scaled in zip(rows, x, strict=True):
-            search = ruptures.KernelCPD(kernel="linear", min_size=MIN_SEGMENT, jump=1)
             found = search.fit(scaled.reshape(-1, 1)).predict(pen=penalty * math.log(n))
             out[i] = [int(b) for b in found[:-1]]  # the last one is the series' end
     return out

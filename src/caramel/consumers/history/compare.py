@@ -148,13 +148,16 @@ def judge_pairs(
     pairs: Sequence[tuple[M, float, float, int]], advise: bool = False
 ) -> list[Verdict[M]]:
     """judge() of each (current, baseline mean, sd, n) against the default band, the ratio
-    intervals of all pairs worked out in one call (a page judges thousands of figures)."""
+    intervals of all pairs and their calls worked out in one call each (a page judges thousands of
+    figures; `decide` on one pair costs more than the interval of a thousand)."""
     import numpy as np
 
     columns = np.array(
         [(c.mean, c.sd, c.n, mean, sd, n) for c, mean, sd, n in pairs], dtype=float
     ).reshape(-1, 6)
     ratios = ratio_interval(*columns.T)
+    ways = [way_of(current.direction) for current, *_ in pairs]
+    calls = decide(ratios.low, ratios.high, DEFAULT_THRESHOLD, np.array(ways, dtype=int))
     out = []
     for k, (current, base_mean, base_sd, base_n) in enumerate(pairs):
         verdict: Verdict[M] = Verdict(
@@ -162,7 +165,7 @@ def judge_pairs(
         )
         if not _judged_without_ratio(verdict):
             ratio = (float(ratios.ratio[k]), float(ratios.low[k]), float(ratios.high[k]))
-            _judge_with(verdict, ratio, None, False, advise)
+            _judge_with(verdict, ratio, None, False, advise, Call(int(calls[k])))
         out.append(verdict)
     return out
 
@@ -173,12 +176,14 @@ def _judge_with(
     threshold: float | None,
     target: bool,
     advise: bool,
+    call: Call | None = None,
 ) -> None:
-    """The verdict of `out` by its ratio and interval (`ratio`: ratio, low, high)."""
+    """The verdict of `out` by its ratio and interval (`ratio`: ratio, low, high); `call`: the
+    interval's, decided already (judge_pairs)."""
     default = TARGET_THRESHOLD if target else DEFAULT_THRESHOLD
     out.threshold = default if threshold is None else threshold
     out.ratio, out.ratio_low, out.ratio_high = ratio
-    _judge_ratio(out, target, threshold is not None or target, advise)
+    _judge_ratio(out, target, threshold is not None or target, advise, call)
 
 
 def _judged_without_ratio(out: Verdict[M]) -> bool:
@@ -199,7 +204,9 @@ def _judged_without_ratio(out: Verdict[M]) -> bool:
     return False
 
 
-def _judge_ratio(out: Verdict[M], target: bool, explicit: bool, advise: bool) -> None:
+def _judge_ratio(
+    out: Verdict[M], target: bool, explicit: bool, advise: bool, call: Call | None = None
+) -> None:
     """The verdict of the ratio's interval against the band of no change; where a side has one
     sample (no spread, no interval), of the ratio itself, and only against an `explicit` threshold
     (--threshold, or a target's)."""
@@ -215,7 +222,8 @@ def _judge_ratio(out: Verdict[M], target: bool, explicit: bool, advise: bool) ->
     else:
         why = ("against a target: " if target else "") + _change(out)
         low, high = out.ratio_low, out.ratio_high
-    call = Call(int(decide(low, high, out.threshold, way_of(out.metric.direction))))
+    if call is None or one_sample:
+        call = Call(int(decide(low, high, out.threshold, way_of(out.metric.direction))))
     _called(out, call, why, target, advise)
 
 

@@ -61,6 +61,9 @@ class Dialect:
     order_column: str  # how that column is declared ("" where it is implicit)
     tables: str  # the names of the tables there are
     key: str  # an id column numbered by the database
+    # a numeric column `{0}` as a number, or NULL where it holds anything else: SQLite keeps what a
+    # damaged history stored (a text, a blob) whatever the column's type; PostgreSQL's are typed
+    number: str
 
 
 SQLITE = Dialect(
@@ -70,6 +73,7 @@ SQLITE = Dialect(
     "",
     "SELECT name FROM sqlite_master WHERE type = 'table'",
     "INTEGER PRIMARY KEY",
+    "CASE WHEN typeof({0}) IN ('integer', 'real') THEN {0} END",
 )
 POSTGRESQL = Dialect(
     "postgresql",
@@ -79,6 +83,7 @@ POSTGRESQL = Dialect(
     "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
     "AND table_type = 'BASE TABLE'",
     "BIGSERIAL PRIMARY KEY",
+    "{0}",
 )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from caramel.consumers.history import query
-from caramel.consumers.history.engine import SQLITE, is_url
+from caramel.consumers.history.engine import SQLITE, Dialect, is_url
 from caramel.consumers.history.layout import ADDED_COLUMNS, METRIC_COLUMNS, RUN_COLUMNS
 from caramel.consumers.history.store import SCHEMA_VERSION, History, RunRecord, decode_run
 from caramel.errors import RunError
@@ -61,7 +61,7 @@ def read_history(path: str) -> HistoryContents:
     PostgreSQL history at a URL: history.engine)."""
     if is_url(path):
         with History(path) as history:
-            return _contents(history.db, history.db.shown, history.db.dialect.order)
+            return _contents(history.db, history.db.shown, history.db.dialect)
     _check_file(path)
     try:
         kind = sqlitefiles.FileKind("history", timeout_s=LOCK_WAIT_S)
@@ -72,7 +72,7 @@ def read_history(path: str) -> HistoryContents:
                 History(path).db.close()  # migrated once (history.layout.migrate)
                 db = sqlitefiles.open_connection(path, kind, readonly=True)
             db.execute("BEGIN")  # one snapshot for the reads below: a writer waits or is not seen
-            return _contents(db, path, SQLITE.order)
+            return _contents(db, path, SQLITE)
         finally:
             db.close()
     except sqlite3.OperationalError as exc:
@@ -87,17 +87,17 @@ def read_history(path: str) -> HistoryContents:
         raise RunError(f"{path}: not a caramel history ({exc})") from None
 
 
-def _contents(db: query.Database, shown: str, order: str) -> HistoryContents:
+def _contents(db: query.Database, shown: str, dialect: Dialect) -> HistoryContents:
     """The runs (by start time), the series and the figures of the history open on `db`. The
     figures are put in the order of the runs (within a run, as written), figures of no run left
     out, and the series numbered in the order they first appear there."""
     runs = query.runs(db)
     records = [decode_run(shown, data) for data in runs]
-    numbers = query.numbers(db, order)
+    numbers = query.numbers(db, dialect)
     # the figures' runs as positions in `runs`, and their series numbered as they first appear,
     # set in place: a million figures are 40 MB, and every copy of them a peak the process keeps
     ids = np.asarray([data["id"] for data in runs], dtype=np.int64)
-    position = np.full(int(ids.max(initial=0)) + 2, -1, dtype=np.int64)
+    position = np.full(int(ids.max(initial=0)) + 2, -1, dtype=np.int32)
     position[ids] = np.arange(len(ids))
     run_ids = numbers["run"].to_numpy(np.int64)
     at = position[np.clip(run_ids, 0, len(position) - 1)]
@@ -108,12 +108,13 @@ def _contents(db: query.Database, shown: str, order: str) -> HistoryContents:
         ranked = np.argsort(at, kind="stable")
         numbers, at = numbers.iloc[ranked], at[ranked]
     codes, used = pd.factorize(numbers["series"])
-    numbers = numbers.rename(columns={"series": "key"}).reset_index(drop=True)
-    numbers["run"], numbers["key"] = at, codes
+    # a frame of the columns as they are (pandas copies a column set into a frame)
+    columns = {name: numbers[name].to_numpy() for name in query.NUMBERS}
+    numbers = pd.DataFrame({"run": at, "key": codes, **columns}, copy=False)
     series = query.series(db).set_index("id").loc[used]
     keys = list(zip(*(_texts(series[c]) for c in series.columns), strict=True))
     baselines = [tuple(row) for row in db.execute("SELECT name, run_key FROM baselines").fetchall()]
-    failures = query.failures_by_run(db, order)
+    failures = query.failures_by_run(db, dialect.order)
     return HistoryContents(records, keys, numbers, baselines, failures)
 
 

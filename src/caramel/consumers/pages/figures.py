@@ -173,8 +173,16 @@ def interval_fields(sd: list[float], n: list[int]) -> Intervals:
     counts = set(n)
     if len(counts) == 1 and min(counts) > 1:
         (count,) = counts
-        return {"cf": float(f"{t_quantile(LEVEL, count - 1) / count**0.5:.6g}")}
+        return {"cf": interval_factor(count)}
     return {"ci": ci_half(sd, n)}
+
+
+@functools.lru_cache(maxsize=1024)
+def interval_factor(count: int) -> float:
+    """t(0.99, count - 1)/√count to six digits, the factor of interval_fields. Once per count: a
+    page's series share a few counts of samples, and scipy's t quantile costs some 40 µs a call
+    (a big history's page has thousands of series)."""
+    return float(f"{t_quantile(LEVEL, count - 1) / count**0.5:.6g}")
 
 
 def intervals(series: Series) -> list[float]:
@@ -261,15 +269,15 @@ def _swept_lines(
     """The points of `group`'s figures that have `param`, per line (system, the configuration
     without `param`), and each line's parameters that are the same throughout."""
     lines: dict[Line, list[Point[float]]] = defaultdict(list)
-    params: dict[Line, str] = {}
+    last: dict[Line, Figure] = {}  # each line's last figure: its constant parameters are the line's
     for f in group:
         x = axis_value(f.row.get(param, ""))
         if x is None:
             continue
         line = (coll.runs[f.run].label, _without(f.label, param))
         lines[line].append(Point(x, f.mean, f.sd, f.run, f.n))
-        params[line] = _constant(f, param)
-    return lines, params
+        last[line] = f
+    return lines, {line: _constant(f, param) for line, f in last.items()}
 
 
 def _without(label: str, param: str) -> str:

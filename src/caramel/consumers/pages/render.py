@@ -281,14 +281,17 @@ def page_parts(
     runs: list[tuple[int, list[Table]]] | None = None,
     baseline: str | None = None,
     all_points: str | None = None,
+    marks: change_marks.Marks | None = None,
 ) -> Iterator[str]:
     """The page over `coll`, in the parts the template renders (written as they come, a big
     history's 8 MB page never stands whole in memory); `runs` (bench report): the chosen runs'
     indices with their tables (name, headings, rows), shown with their provenance, and the sweeps
     drawn from them alone. `all_points`: the CSV file beside the page holding every figure, named
-    where a plot is thinned."""
+    where a plot is thinned. `marks`: the change points, found on every figure (pages.marks.find)
+    by a caller that then dropped the columns of every figure (Collection.drop_numbers); None:
+    found here."""
     chosen = runs or []
-    marks = change_marks.find(coll)
+    marks = change_marks.find(coll) if marks is None else marks
     plots, benchmarks = _plots(coll, {index for index, _ in chosen} if runs else None, marks)
     plots, compact = _compact(plots)
     first, last = _span(coll)

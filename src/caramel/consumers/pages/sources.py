@@ -24,6 +24,7 @@ from caramel.vocabulary import COPY_AGGREGATES, COPY_SPREADS, Direction
 
 COPY = "caramel_copy"  # the copy column of a copies table (engine.copies)
 MetricKey = tuple[str, str, str, str]  # table, name, unit, copy aggregate: Figure.metric
+NO_METRIC: MetricKey = ("", "", "", "")  # a Figure made without its metric: set from its fields
 # a metric's direction as a sign: 1 more is better, -1 less is better, 0 unknown (pages.thinning)
 _WAYS = {Direction.HIGHER.value: 1, Direction.LOWER.value: -1}
 
@@ -69,14 +70,16 @@ class Figure:
     # the copy aggregate, `sum` or `mean` on a copies table's aggregate row, else "" (one copy's
     # figure, or no copies); and the metric: what is one quantity on the page (table, name, unit (a
     # `performance` table holds a unit per row) and the aggregate, never compared with one copy's
-    # figure). Set once when made: the page asks each figure for them a few times.
-    aggregate: str = field(init=False, default="")
-    metric: MetricKey = field(init=False, default=("", "", "", ""))
+    # figure). Given by a maker that has them per key (select: a few thousand keys, fifty thousand
+    # figures), else set when made: the page asks each figure for them a few times.
+    aggregate: str = ""
+    metric: MetricKey = NO_METRIC
 
     def __post_init__(self) -> None:
-        copy = self.row.get(COPY, "")
-        self.aggregate = copy if copy in COPY_AGGREGATES else ""
-        self.metric = _metric(self.table, self.name, self.unit, self.aggregate)
+        if self.metric is NO_METRIC:
+            copy = self.row.get(COPY, "")
+            self.aggregate = copy if copy in COPY_AGGREGATES else ""
+            self.metric = _metric(self.table, self.name, self.unit, self.aggregate)
 
     @property
     def title(self) -> str:
@@ -97,7 +100,7 @@ def numbers_frame(*columns: np.ndarray) -> pd.DataFrame:
     """The figures' numbers as a DataFrame of the NUMBERS columns (none: an empty one), holding
     the arrays themselves (a million figures are 40 MB: a copy is a peak the process keeps)."""
     if not columns:
-        columns = (np.zeros(0, np.int64), np.zeros(0, np.int64), *(np.zeros(0) for _ in range(3)))
+        columns = (np.zeros(0, np.int32), np.zeros(0, np.int32), *(np.zeros(0) for _ in range(3)))
     return pd.DataFrame(dict(zip(NUMBERS, columns, strict=True)), copy=False)
 
 
@@ -123,10 +126,25 @@ class Collection:
     )  # per figure of `numbers`
     # per (table, figure name): the units the page shows it in, one per dimension, the first read
     shown_units: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+    dropped: int = 0  # the rows of `numbers` when they were dropped (drop_numbers)
 
     @property
     def sites(self) -> list[str]:
         return sorted({r.site for r in self.runs})
+
+    @property
+    def figure_count(self) -> int:
+        """How many figures the history holds: the rows of `numbers`, or of those dropped."""
+        return len(self.numbers) or self.dropped
+
+    def drop_numbers(self) -> None:
+        """Empty the columns of every figure (`numbers`, `regressed`) once what needs them all is
+        made (the CSV, the change marks: pages.marks.find): the page is drawn from `figures`, and a
+        big history's columns (32 MB for a million figures) would otherwise be held while it is
+        rendered and written."""
+        self.dropped = len(self.numbers)
+        self.numbers = numbers_frame()
+        self.regressed = np.zeros(0, dtype=bool)
 
 
 @dataclass
@@ -156,13 +174,16 @@ def _add(
     its figures' columns with runs and keys numbered as in `out`, a copies table's spreads left
     out."""
     position = _add_runs(contents, out, seen, default_site, path)
-    run_of = contents.numbers["run"].to_numpy(np.int64)
-    key_of = contents.numbers["key"].to_numpy(np.int64)
-    used = np.unique(key_of[position[run_of] >= 0]) if len(key_of) else np.zeros(0, dtype=np.int64)
-    number, scale = _add_keys(contents.keys, used, out, path, key_index)
+    run_of = contents.numbers["run"].to_numpy()
+    key_of = contents.numbers["key"].to_numpy()
+    run = position[run_of]
+    used = np.zeros(len(contents.keys) + 1, dtype=bool)  # the keys of the runs kept: no sort
+    used[key_of if (run >= 0).all() else key_of[run >= 0]] = True
+    number, scale = _add_keys(contents.keys, np.flatnonzero(used), out, path, key_index)
     for name, key_run in contents.baselines:
         out.baselines.setdefault(name, key_run)
-    return _shown_figures(contents.numbers, position[run_of], number[key_of], scale[key_of])
+    factor = scale[key_of] if (scale != 1.0).any() else None
+    return _shown_figures(contents.numbers, run, number[key_of], factor)
 
 
 def _add_runs(
@@ -170,7 +191,7 @@ def _add_runs(
 ) -> np.ndarray:
     """The runs of one history not read before added to `out`; per run of the history its index in
     `out.runs` (-1: left out)."""
-    position = np.full(len(contents.runs) + 1, -1, dtype=np.int64)
+    position = np.full(len(contents.runs) + 1, -1, dtype=np.int32)
     for i, record in enumerate(contents.runs):
         if record.run_key in seen:  # the same run imported into two histories: shown once
             continue
@@ -190,7 +211,7 @@ def _add_keys(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per key of one history (those `used` by the runs kept): its index in `out.keys` (-1: none, a
     copies table's spread), and the factor from its unit into the unit the page shows."""
-    number = np.full(len(keys) + 1, -1, dtype=np.int64)
+    number = np.full(len(keys) + 1, -1, dtype=np.int32)
     scale = np.ones(len(keys) + 1)
     for k in used.tolist():
         tbl, config, name, unit, direction = keys[k]
@@ -217,22 +238,24 @@ def _key_number(key: FigureKey, out: Collection, path: str, key_index: dict[Figu
 
 
 def _shown_figures(
-    numbers: pd.DataFrame, run: np.ndarray, key: np.ndarray, scale: np.ndarray
+    numbers: pd.DataFrame, run: np.ndarray, key: np.ndarray, factor: np.ndarray | None
 ) -> _Figures:
     """The figures of a run and key the page keeps (index >= 0) with a finite mean, in the units
-    the page shows (`scale`: per figure the factor into it); a missing sd read as 0, an n missing
-    or not positive as 1."""
+    the page shows (`factor`: per figure the factor into it; None: all in it already); a missing
+    sd read as 0, an n missing or not positive as 1. Runs and keys are numbered as 32-bit integers
+    (a million figures: 4 MB a column, not 8), enough for the figures of any page."""
     figure_mean, figure_sd, figure_n = (numbers[c].to_numpy(float) for c in ("mean", "sd", "n"))
     rows = (run >= 0) & (key >= 0) & np.isfinite(figure_mean)
     if not rows.all():  # a copy only where a figure is left out
         run, key = run[rows], key[rows]
         figure_mean, figure_sd, figure_n = figure_mean[rows], figure_sd[rows], figure_n[rows]
+        factor = factor[rows] if factor is not None else None
     no_sd = np.isnan(figure_sd)
     mean, sd = figure_mean, np.where(no_sd, 0.0, figure_sd) if no_sd.any() else figure_sd
-    if (scale != 1.0).any():  # a figure printed in several units of one dimension: in the first one
-        factor = scale[rows]
+    if factor is not None:  # a figure printed in several units of one dimension: in the first one
         mean, sd = mean * factor, sd * factor
-    n = np.where((figure_n > 0) & np.isfinite(figure_n), figure_n, 1)
+    counted = (figure_n > 0) & np.isfinite(figure_n)
+    n = figure_n if counted.all() else np.where(counted, figure_n, 1)
     return _Figures(run, key, n, mean, sd)
 
 
@@ -351,14 +374,13 @@ def select(out: Collection, whole: set[str]) -> None:
     started = np.array([r.record.started or 0 for r in runs], dtype=float)
     run_group, groups = _run_groups(runs)
     keys = _KeyGroups.of(out)
-    series = run_group[c.run] * keys.lines + keys.line[c.key]
-    keep = _drawn(out, c, series, _by_series_and_date(series, started, c.run), keys.way[c.key])
-    group = run_group[c.run] * len(keys.metrics) + keys.metric[c.key]
-    keep |= _two_latest(group, c.run, started, out, groups, keys.metrics)
+    keep = _drawn(out, c, run_group, keys, started)
+    keep |= _two_latest(out, c, run_group, keys, started, groups)
     named = _named_runs(out, whole)
     if len(named):
         keep |= np.isin(c.run, named)
-    out.figures = _figures(out, c, np.flatnonzero(keep), out.regressed if out.thinned else None)
+    regressed = out.regressed if out.thinned else None
+    out.figures = _figures(out, c, np.flatnonzero(keep), regressed, keys)
 
 
 def _run_groups(runs: list[Run]) -> tuple[np.ndarray, list[tuple[str, str]]]:
@@ -405,20 +427,40 @@ def _aggregate(row: dict[str, str]) -> str:
 
 
 def _drawn(
-    out: Collection, c: _Figures, series: np.ndarray, order: np.ndarray, ways: np.ndarray
+    out: Collection, c: _Figures, run_group: np.ndarray, keys: _KeyGroups, started: np.ndarray
 ) -> np.ndarray:
-    """Which figures the history plots draw (pages.thinning), per figure its series and direction,
-    `order` the figures by series and date; sets `out.regressed`, judged on the whole series, and
-    `out.thinned`. Each column is put in that order once (a million figures: 8 MB a copy)."""
-    ordered, mean = series[order], c.mean[order]
-    regressed_sorted = series_regressions(ordered, mean, c.sd[order], c.n[order], ways[order])
-    per_series = points_per_series(len(np.unique(ordered)))
-    keep = np.zeros(len(series), dtype=bool)
-    keep[order] = thin(ordered, mean, regressed_sorted, per_series)
+    """Which figures the history plots draw (pages.thinning), each figure's series its run's
+    (benchmark, system) group (`run_group` per run) and its plot line (`keys`); sets
+    `out.regressed`, judged on the whole series, and `out.thinned`. The figures are put in order by
+    series and date once: their series and means in that order (a million figures: 8 MB a column)
+    are what thinning needs whole; the regressions take the other columns a slice at a time. The
+    figures' series and order are made here, so they go when it returns."""
+    series = series_of(run_group, keys.line, keys.lines, c.run, c.key)
+    order = _by_series_and_date(series, started, c.run)
+    ordered = series[order]
+    del series
+    regressed_sorted = series_regressions(ordered, order, c.mean, c.sd, c.n, keys.way[c.key])
+    per_series = points_per_series(int(np.count_nonzero(ordered[1:] != ordered[:-1])) + 1)
+    keep = np.zeros(len(order), dtype=bool)
+    keep[order] = thin(ordered, c.mean[order], regressed_sorted, per_series)
     out.thinned = not keep.all()
-    out.regressed = np.zeros(len(series), dtype=bool)
+    out.regressed = np.zeros(len(order), dtype=bool)
     out.regressed[order] = regressed_sorted
     return keep
+
+
+def series_of(
+    run_group: np.ndarray, line: np.ndarray, lines: int, run: np.ndarray, key: np.ndarray
+) -> np.ndarray:
+    """Per figure (its `run` and `key`) the number of its series: its run's group (`run_group` per
+    run) times `lines`, plus its key's plot line (`line` per key). As 32-bit integers where every
+    number fits: a stable sort of a million of them takes a third of the time of 64-bit ones."""
+    groups = int(run_group.max(initial=0)) + 1
+    kind = np.int32 if groups * max(1, lines) < 2**31 else np.int64
+    group_of: np.ndarray = run_group.astype(kind)[run]
+    line_of: np.ndarray = line.astype(kind)[key]
+    series: np.ndarray = group_of * kind(max(1, lines)) + line_of
+    return series
 
 
 def _named_runs(out: Collection, whole: set[str]) -> np.ndarray:
@@ -439,33 +481,48 @@ def _by_series_and_date(series: np.ndarray, started: np.ndarray, run: np.ndarray
 
 
 def _two_latest(
-    group: np.ndarray,
-    run: np.ndarray,
-    started: np.ndarray,
     out: Collection,
+    c: _Figures,
+    run_group: np.ndarray,
+    keys: _KeyGroups,
+    started: np.ndarray,
     groups: list[tuple[str, str]],
-    metrics: list[MetricKey],
 ) -> np.ndarray:
     """Which figures belong to one of the two latest runs of their (benchmark, system, metric)
-    `group`; sets out.run_counts, the runs of each group."""
-    pair = group * (len(started) + 1) + run
-    unique, first = np.unique(pair, return_index=True)
-    pair_group, pair_run = unique // (len(started) + 1), unique % (len(started) + 1)
-    latest_first = np.lexsort((-first, -started[pair_run], pair_group))
+    group (`run_group` per run, `keys` per key; `started` per run), of equal starts the one whose
+    figures come later; sets out.run_counts, the runs of each group. Each (group, run) pair is
+    numbered by pandas' hash factorize in the order first seen (no sort of the million figures),
+    and a figure kept where its pair is."""
+    width = len(started) + 1
+    pair = (run_group[c.run] * len(keys.metrics) + keys.metric[c.key]) * width + c.run
+    codes, unique = pd.factorize(pair)  # pairs in the order their first figure comes
+    del pair
+    pair_group, pair_run = unique // width, unique % width
+    latest_first = np.lexsort((-np.arange(len(unique)), -started[pair_run], pair_group))
     ordered = pair_group[latest_first]
     starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
     lengths = np.diff(np.r_[starts, len(ordered)])
     rank = np.arange(len(ordered)) - np.repeat(starts, lengths)
+    metrics = keys.metrics
     for g, runs_in in zip(ordered[starts].tolist(), lengths.tolist(), strict=True):
         bench, label = groups[g // len(metrics)]
         out.run_counts[(bench, label, metrics[g % len(metrics)])] = runs_in
-    return np.isin(pair, unique[latest_first[rank < 2]])
+    chosen = np.zeros(len(unique), dtype=bool)
+    chosen[latest_first[rank < 2]] = True
+    kept: np.ndarray = chosen[codes]
+    return kept
 
 
 def _figures(
-    out: Collection, c: _Figures, rows: np.ndarray, regressed: np.ndarray | None
+    out: Collection,
+    c: _Figures,
+    rows: np.ndarray,
+    regressed: np.ndarray | None,
+    keys: _KeyGroups,
 ) -> list[Figure]:
-    """Figure objects of the chosen rows, in the order they were recorded."""
+    """Figure objects of the chosen rows, in the order they were recorded, each with its key's
+    metric (`keys`)."""
+    metric_of = [keys.metrics[m] for m in keys.metric.tolist()]
     made = []
     bad = regressed[rows].tolist() if regressed is not None else [None] * len(rows)
     for r, k, n, mean, sd, flag in zip(
@@ -479,7 +536,25 @@ def _figures(
     ):
         tbl, _config, name, unit, direction = out.keys[k]
         label, row = out.parsed[k]
-        made.append(Figure(r, tbl, label, row, name, unit, direction, int(n), mean, sd, "", flag))
+        metric = metric_of[k]
+        made.append(
+            Figure(
+                r,
+                tbl,
+                label,
+                row,
+                name,
+                unit,
+                direction,
+                int(n),
+                mean,
+                sd,
+                "",
+                flag,
+                metric[3],
+                metric,
+            )
+        )
     return made
 
 
@@ -543,7 +618,7 @@ def keep_runs(collection: Collection, keep: list[Run]) -> None:
 def _keep_numbers(collection: Collection, remap: dict[int, int]) -> None:
     """Only the numbers (and regression flags) of the runs in `remap`, their runs renumbered by
     it."""
-    number = np.full(len(collection.runs) + 1, -1, dtype=np.int64)
+    number = np.full(len(collection.runs) + 1, -1, dtype=np.int32)
     for old, new_index in remap.items():
         number[old] = new_index
     new = number[collection.numbers["run"].to_numpy()]

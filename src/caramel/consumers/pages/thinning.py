@@ -59,23 +59,31 @@ def regressed_pairs(
 
 
 def series_regressions(
-    series: np.ndarray, mean: np.ndarray, sd: np.ndarray, n: np.ndarray, way: np.ndarray
+    ordered: np.ndarray,
+    order: np.ndarray,
+    mean: np.ndarray,
+    sd: np.ndarray,
+    n: np.ndarray,
+    way: np.ndarray,
 ) -> np.ndarray:
-    """Whether each figure regressed against the figure before it in its series, for arrays sorted
-    by series, then date. `way` per figure: 1 more is better, -1 less is better, 0 unknown (the
-    series' first figure's direction counts for the whole series, as in pages.figures)."""
-    out = np.zeros(len(mean), dtype=bool)
-    if len(mean) < 2:
+    """Whether each figure regressed against the figure before it in its series, in the order
+    `order` puts the figures in (by series, then date); `ordered` their series in that order. The
+    figures' `mean`, `sd`, `n` and `way` (1 more is better, -1 less is better, 0 unknown; the
+    series' first figure's direction counts for the whole series, as in pages.figures) are in the
+    order recorded, taken in `order` a slice at a time: a dozen temporaries of a slice's size,
+    never a sorted copy of a whole column."""
+    out = np.zeros(len(order), dtype=bool)
+    if len(order) < 2:
         return out
-    starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]])
-    first_way = np.repeat(way[starts], np.diff(np.r_[starts, len(series)])).astype(np.int8)
-    # a slice at a time: a dozen temporaries of its size, not of all
-    for low in range(0, len(mean) - 1, CHUNK):
-        high = min(len(mean), low + CHUNK + 1)
-        pairs = regressed_pairs(
-            mean[low:high], sd[low:high], n[low:high], first_way[low + 1 : high] > 0
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    first_way = np.repeat(way[order[starts]], np.diff(np.r_[starts, len(ordered)])).astype(np.int8)
+    for low in range(0, len(order) - 1, CHUNK):
+        high = min(len(order), low + CHUNK + 1)
+        rows = order[low:high]
+        pairs = regressed_pairs(mean[rows], sd[rows], n[rows], first_way[low + 1 : high] > 0)
+        same = (ordered[low + 1 : high] == ordered[low : high - 1]) & (
+            first_way[low + 1 : high] != 0
         )
-        same = (series[low + 1 : high] == series[low : high - 1]) & (first_way[low + 1 : high] != 0)
         out[low + 1 : high] = pairs & same
     return out
 
