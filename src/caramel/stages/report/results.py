@@ -21,8 +21,14 @@ from caramel.stages.analyse.analyser import Prepared, prepare
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalyseError
-from caramel.stages.report.incremental import Built, Delta, build, definitions, shape_key
-from caramel.stages.report.table import Made, table_data_from_record, table_data_record
+from caramel.stages.report.incremental import Built, build, definitions, shape_key
+from caramel.stages.report.patch import Delta
+from caramel.stages.report.table import (
+    Made,
+    TableData,
+    table_data_from_record,
+    table_data_record,
+)
 from caramel.stages.spec.model import Column, Pattern, Result, Table
 from caramel.stages.state import bounded
 from caramel.stages.state.codec import CodecError, decode, encode
@@ -116,9 +122,11 @@ def _made_now(
     from caramel.stages.report.repeats import repeat_count, repeat_means
 
     shape = shape_key(inp, prepared, only)
-    built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
-    made = _with_performance(inp, only, built)
     repeated = repeat_count(inp) > 1
+    # the kept tables are the rows' own unless the repeats' means replaced them
+    kept = None if repeated else lambda old: _kept_data(cache.load_tables(old))
+    built = build(inp, only, prepared, cache, cache.load_rows(shape), key, kept)
+    made = _with_performance(inp, only, built)
     # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
     if repeated:
         made = repeat_means(inp, made, history_tables(inp))
@@ -224,6 +232,12 @@ def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
         return made, notes
     except (ValueError, TypeError, CodecError):
         return None
+
+
+def _kept_data(text: str | None) -> list[TableData] | None:
+    """The tables kept under a key (`_kept_tables`), without their notes."""
+    kept = _kept_tables(text)
+    return None if kept is None else [item.data for item in kept[0]]
 
 
 def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:
