@@ -234,19 +234,20 @@ def _add_to_history(
     before: tuple[tuple[int, int], set[str]] | None,
 ) -> None:
     """The run added to the history, unless --no-history or -o NAME (some tables only) say not;
-    the run folder must not have changed since its tables were made."""
+    the run folder must not have changed since `before`, taken before its tables were made
+    (history.record checks it where figures are written)."""
     if options.no_history or options.only:
         return
-    from caramel.consumers.history.record import add_quietly, check_still_there
+    from caramel.consumers.history.record import add_quietly
     from caramel.stages.report.results import history_change, history_tables
 
-    check_still_there(run_dir, before)
     add_quietly(
         options.history,
         inp,
         lambda: history_tables(inp, produced.made),
         produced.from_cache,
         history_change(inp, produced),
+        before,
     )
 
 
