@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import operator
-import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -160,6 +159,8 @@ class Metric:
     @property
     def sd(self) -> float:
         """The sample standard deviation (ddof 1); NaN with one sample: no spread to judge by."""
+        import statistics  # here: most commands read no sd
+
         return statistics.stdev(self.samples) if len(self.samples) > 1 else math.nan
 
     @property

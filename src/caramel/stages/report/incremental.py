@@ -24,7 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from caramel import __version__
 from caramel.stages.analyse.analyser import AnalyserResult, Group, Prepared, run
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
@@ -81,37 +80,6 @@ class _Kept:
     # per table, the table made with these rows (report.results keeps it under `key`), its places
     tables: list[tuple[TableData, Places]] = field(default_factory=list)
     changed: set[int] = field(default_factory=set)  # workpackages whose group or state changed
-
-
-def definitions(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> bytes:
-    """What every kept table or row depends on besides the files and states: caramel's version,
-    the run, the selected results, the analysers' configuration, the parameters' units and the
-    steps' sanity checks (a `performance:` table has no analyser to carry them)."""
-    sanity = [(name, step.sanity) for name, step in inp.benchmark.steps.items() if step.sanity]
-    return repr(
-        (
-            __version__,
-            inp.run_dir,
-            only,
-            inp.benchmark.results,
-            [p.config for p in prepared],
-            sorted(inp.param_units().items()),
-            sanity,
-        )
-    ).encode()
-
-
-def shape_key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
-    """What the kept rows' positions and meaning depend on (not the files nor the states)."""
-    digest = hashlib.sha1(definitions(inp, prepared, only))
-    for p in prepared:
-        digest.update(
-            repr((p.name, [[m.id for m in members] for members, _s, _r in p.plans])).encode()
-        )
-    digest.update(
-        repr([(wp.id, wp.step, wp.iteration, wp.parents) for wp in inp.workpackages]).encode()
-    )
-    return digest.hexdigest()
 
 
 def selected(inp: AnalysisInput, only: list[str] | None) -> list[tuple[Result, list[Table]]]:

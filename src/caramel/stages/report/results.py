@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from caramel.errors import did_you_mean
 from caramel.stages.analyse import AnalyserResult, AnalysisInput, analyse_all
@@ -21,8 +22,7 @@ from caramel.stages.analyse.analyser import Prepared, prepare
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalyseError
-from caramel.stages.report.incremental import Built, build, definitions, shape_key
-from caramel.stages.report.patch import Delta
+from caramel.stages.report.keys import definitions, shape_key
 from caramel.stages.report.table import (
     Made,
     TableData,
@@ -33,6 +33,10 @@ from caramel.stages.spec.model import Column, Pattern, Result, Table
 from caramel.stages.state import bounded
 from caramel.stages.state.codec import CodecError, decode, encode
 from caramel.vocabulary import STATISTICS
+
+if TYPE_CHECKING:  # the row by row modules are imported where tables are made, not when kept
+    from caramel.stages.report.incremental import Built
+    from caramel.stages.report.patch import Delta
 
 
 def table_names(inp: AnalysisInput) -> list[str]:
@@ -119,6 +123,7 @@ def _made_now(
 ) -> Produced:
     """The tables made from the rows kept by the last call where they fit, else all made; kept in
     the cache, tables and rows, for the next call."""
+    from caramel.stages.report.incremental import build
     from caramel.stages.report.repeats import repeat_count, repeat_means
 
     shape = shape_key(inp, prepared, only)
@@ -288,6 +293,8 @@ def make_results(
 ) -> list[Made]:
     """Every selected table made from every row (the analysed values may come from the cache)."""
     _check_only(inp, only)
+    from caramel.stages.report.incremental import build
+
     prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
     cache = AnalysisCache(inp.cache_path if use_cache else None)
     try:
