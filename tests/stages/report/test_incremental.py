@@ -130,3 +130,122 @@ def test_kept_rows_that_do_not_decode_are_a_miss(tmp_path: Path) -> None:
         db.close()
         states[1] = "failed" if states[1] == "done" else "done"
         assert not check(plan, states, cache)
+
+
+PATCHED = """name: patched
+outpath: runs
+parameterset:
+  - name: space
+    parameter:
+      - {name: n, type: int, _: "1,2,3,4,5,6"}
+patternset:
+  - name: p
+    pattern:
+      - {name: rank, type: float, _: "rank $jube_pat_fp"}
+      - {name: extra, type: int, _: "extra $jube_pat_int"}
+step:
+  - {name: bench, use: space, do: "true"}
+analyser:
+  - {name: a, use: p, analyse: [{step: bench, file: [out.txt]}]}
+result:
+  - use: a
+    table:
+      - name: moves
+        style: csv
+        sort: rank_last
+        column: [n, rank_last, extra_last]
+      - name: extras
+        style: csv
+        column: [extra_last]
+"""
+
+
+def _patched_run(tmp_path: Path):
+    (tmp_path / "patched.yaml").write_text(PATCHED)
+    os.chdir(tmp_path)
+    plan = make_plan(load_one(str(tmp_path / "patched.yaml")), run_id=0)
+    logs = {}
+    for wp in plan.workpackages:
+        work = Path(plan.run_dir) / wp.dirname / "work"
+        work.mkdir(parents=True)
+        logs[wp.id] = work / "out.txt"
+        logs[wp.id].write_text(f"rank {wp.id}.5\nextra {10 * wp.id}\n")
+    return plan, logs, {wp.id: "done" for wp in plan.workpackages}
+
+
+def _column(plan, states, cache, table: str, index: int) -> list[object]:
+    made = produce(from_plan(plan, states, cache)).made
+    return [row[index] for row in next(m for m in made if m.table.name == table).data.values]
+
+
+def test_a_patched_table_equals_one_made_from_scratch(tmp_path: Path) -> None:
+    """After a log changed, the kept table is patched (report.patch: `deltas` say so) and equals
+    the table a first call on the same logs makes (make_results without the cache): a row that moves
+    in the sort order, a workpackage's figure that goes (its row leaves the table of that figure
+    only) and comes back, the status column that comes and goes."""
+    plan, logs, states = _patched_run(tmp_path)
+    cache = str(tmp_path / "analyse.db")
+    assert not check(plan, states, cache)  # the first call makes every row
+    assert _column(plan, states, cache, "moves", 0) == [1, 2, 3, 4, 5, 6]
+    logs[1].write_text("rank 9.5\nextra 10\n")  # workpackage 1 (n 2) moves to the end
+    assert check(plan, states, cache)
+    assert _column(plan, states, cache, "moves", 0) == [1, 3, 4, 5, 6, 2]
+    logs[4].write_text("rank 0.25\n")  # n 5 moves to the front and loses its extra figure
+    assert check(plan, states, cache)
+    assert _column(plan, states, cache, "moves", 0) == [5, 1, 3, 4, 6, 2]
+    assert _column(plan, states, cache, "moves", 2)[0] is None
+    assert _column(plan, states, cache, "extras", 0) == [0, 10, 20, 30, 50]  # n 5's row left
+    logs[4].write_text("rank 0.25\nextra 7\n")  # ... and gets it back
+    assert check(plan, states, cache)
+    assert _column(plan, states, cache, "extras", 0) == [0, 10, 20, 30, 7, 50]
+    states[2] = "failed"  # the status column comes
+    assert check(plan, states, cache)
+    states[2] = "done"  # and goes (a log changes too: the tables of this state are not kept)
+    logs[5].write_text("rank 5.75\nextra 50\n")
+    assert check(plan, states, cache)
+    logs[0].write_text("rank 3.5\nextra 0\n")  # a tie with n 4 in the sort: row order decides
+    assert check(plan, states, cache)
+    assert _column(plan, states, cache, "moves", 0) == [5, 3, 1, 4, 6, 2]
+
+
+def test_a_table_sorted_by_a_missing_value_is_made_whole(tmp_path: Path) -> None:
+    """A sort value that is missing (None: JUBE's CompType, no total order) leaves no patch: the
+    table is made whole, and equals one made from scratch."""
+    plan, logs, states = _patched_run(tmp_path)
+    cache = str(tmp_path / "analyse.db")
+    check(plan, states, cache)
+    logs[3].write_text("extra 1\n")  # no rank: a sort value None
+    assert not check(plan, states, cache)
+    logs[2].write_text("rank 1.0\nextra 3\n")
+    assert not check(plan, states, cache)
+    logs[3].write_text("rank 2.0\nextra 3\n")  # plainly ordered again: patched from here on
+    assert not check(plan, states, cache)
+    logs[2].write_text("rank 8.0\nextra 3\n")
+    assert check(plan, states, cache)
+
+
+def test_kept_places_that_do_not_fit_are_a_miss() -> None:
+    """The places of a kept table are JSON from a file anyone may have written: read back as
+    written, anything else (a row more or less, a position twice, a sort value that is no list) is
+    None, never an error."""
+    import json
+
+    from caramel.stages.report.patch import Places
+
+    places = Places([2, 0, 1], [[1, "a"], [2, "b"], [3, "c"]], {3: ([0, "z"], "failed")}, True)
+    record = json.loads(json.dumps(places.record()))
+    assert Places.from_record(record, 3, 2) == places
+    assert Places.from_record(record, 4, 2) is None  # a row more today
+    assert Places.from_record(record, 3, 1) is None  # a sort key less
+    for junk in (
+        None,
+        [],
+        [[0, 0, 1], record[1], [], True],
+        [[0, 1, "2"], record[1], [], True],
+        [record[0], [[1, "a"], [2, "b"], 3], [], True],
+        [record[0], record[1], [[3, [0], "failed"]], True],
+        [record[0], record[1], [["x", [0, "z"], "failed"]], True],
+        {"p": 1},
+    ):
+        assert Places.from_record(junk, 3, 2) is None
+    assert not Places.from_record([*record[:3], "yes"], 3, 2).ordered  # only true is true

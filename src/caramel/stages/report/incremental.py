@@ -307,7 +307,7 @@ def _tables(
             order: list[int] = []
             data = assemble(table, keys, [e for e in entries if e is not None], order=order)
             tables.append((result, table, data))
-            places.append(places_of(entries, order, bool(table.sort)))
+            places.append(places_of(entries, order, len(table.sort)))
     return tables, places, all_deps, [None] * len(tables)
 
 

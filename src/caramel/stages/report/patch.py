@@ -44,22 +44,26 @@ class Places:
     positions: list[int]
     sorts: list[list[object]]
     hidden: dict[int, tuple[list[object], str]]
+    # the rows are in the order of their sort values, then positions: the table was sorted by
+    # plainly ordered values (a sort by CompType over a None leaves the others in no such order)
+    ordered: bool = True
 
     def record(self) -> list[Any]:
         """As JSON keeps it."""
         hidden = [[position, sort, status] for position, (sort, status) in self.hidden.items()]
-        return [self.positions, self.sorts, hidden]
+        return [self.positions, self.sorts, hidden, self.ordered]
 
     @classmethod
     def from_record(cls, record: Any, rows: int, sorts: int) -> Places | None:
         """The places `record` wrote, for a kept table of `rows` rows and `sorts` sort keys; None
         for anything else (JSON's data from a file anyone may have written)."""
         try:
-            positions, sort_values, hidden = record
+            positions, sort_values, hidden, ordered = record
             places = cls(
                 positions,
                 sort_values,
                 {int(p): (list(sort), str(status)) for p, sort, status in hidden},
+                ordered is True,
             )
         except (ValueError, TypeError):
             return None
@@ -82,17 +86,20 @@ def _fits(places: Places, rows: int, sorts: int) -> bool:
     return all(type(sort) is list and len(sort) == sorts for sort in every)
 
 
-def places_of(entries: list[Entry | None], order: list[int], table_sorted: bool) -> Places:
+def places_of(entries: list[Entry | None], order: list[int], sorts: int) -> Places:
     """The places of a table assembled from `entries` (one per row of the result, None: left out
     by the table's filter); `order`: the table's rows as indices into the entries given to the
-    assembly (those not None), in table order (report.table.assemble's `order`)."""
+    assembly (those not None), in table order (report.table.assemble's `order`); `sorts`: the
+    table's sort keys."""
     given = {position: entry for position, entry in enumerate(entries) if entry is not None}
     numbered = list(given)
     positions = [numbered[k] for k in order]
     shown = set(positions)
     hidden = {p: (entry[0], entry[3]) for p, entry in given.items() if p not in shown}
-    sorts = [given[p][0] for p in positions] if table_sorted else []
-    return Places(positions, sorts, hidden)
+    if not sorts:
+        return Places(positions, [], hidden)
+    ordered = plainly_ordered([entry[0] for entry in given.values()], sorts)
+    return Places(positions, [given[p][0] for p in positions], hidden, ordered)
 
 
 # a table row as the patch handles it: position, sort values, typed values, cells, status, leaf
@@ -107,7 +114,7 @@ def patch(
     added = len(kept.keys) == len(keys) + 1  # the status column the kept table showed
     if STATUS in (c.name for c in table.columns) or len(kept.keys) != len(keys) + added:
         return None
-    if len(places.positions) != len(kept.values):
+    if len(places.positions) != len(kept.values) or not places.ordered:
         return None
     lines, removed = _split(_lines(kept, places, table.sort), set(new))
     hidden = {p: found for p, found in places.hidden.items() if p not in new}
