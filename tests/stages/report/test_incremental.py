@@ -249,3 +249,26 @@ def test_kept_places_that_do_not_fit_are_a_miss() -> None:
     ):
         assert Places.from_record(junk, 3, 2) is None
     assert not Places.from_record([*record[:3], "yes"], 3, 2).ordered  # only true is true
+
+
+def test_kept_tables_show_without_their_rows(tmp_path: Path) -> None:
+    """An unchanged run's tables are shown as kept (`shown`: the text of each in its own style)
+    without their rows read; rows kept that do not decode are an error saying how to make them
+    again, read only where they are needed (another style, the history)."""
+    import sqlite3
+
+    from caramel.stages.analyse.inputs import AnalyseError
+
+    plan, logs, states = _patched_run(tmp_path)
+    cache = str(tmp_path / "analyse.db")
+    first = produce(from_plan(plan, states, cache)).made
+    db = sqlite3.connect(cache)
+    db.execute("UPDATE tables SET rows='[[1, 2'")
+    db.commit()
+    db.close()
+    again = produce(from_plan(plan, states, cache))
+    assert again.from_cache
+    assert [m.shown for m in again.made] == [m.shown for m in first]
+    assert again.made[0].shown.text == render(first[0].data)
+    with pytest.raises(AnalyseError, match="--reanalyse"):
+        again.made[0].data

@@ -10,11 +10,13 @@ second call reads only what changed.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from caramel.errors import did_you_mean
 from caramel.stages.analyse import AnalyserResult, AnalysisInput, analyse_all
@@ -25,7 +27,9 @@ from caramel.stages.analyse.inputs import AnalyseError
 from caramel.stages.report.keys import definitions, shape_key
 from caramel.stages.report.table import (
     Made,
+    Shown,
     TableData,
+    shown,
     table_data_from_record,
     table_data_record,
 )
@@ -105,7 +109,7 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
     cache = AnalysisCache(inp.cache_path if use_cache else None)
     try:
         key = _key(inp, prepared, only)
-        kept = _kept_tables(cache.load_tables(key))
+        kept = _kept_tables(cache.load_tables(key), inp.cache_path or "")
         if kept is not None:
             made, notes = kept
             return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True, key)
@@ -135,15 +139,24 @@ def _made_now(
     # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
     if repeated:
         made = repeat_means(inp, made, history_tables(inp))
+    made = [_with_shown(item) for item in made]
     notes = (
         warnings(built.for_notes)
         + unknown_columns(inp, built.for_notes, made)
         + [note for item in made for note in item.data.notes]
     )
-    cache.store_tables(key, _tables_json(made, notes))
+    cache.store_tables(key, *_tables_json(made, notes))
     cache.store_rows(shape, built.record)
     deltas = None if repeated else _deltas(built, len(made))
     return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
+
+
+def _with_shown(item: Made) -> Made:
+    """A table with how it shows in its own style (kept with it: the next call on an unchanged run
+    shows it as kept)."""
+    if item.table.output != "table" or item.data.style == "json":  # json: shown from its rows
+        return item
+    return Made(item.result, item.table, item.data, shown(item.data))
 
 
 def _deltas(built: Built, tables: int) -> list[Delta | None] | None:
@@ -213,24 +226,43 @@ def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[M
     return make_results(unreduced)
 
 
-def _tables_json(made: list[Made], notes: list[str]) -> str:
-    records = [[encode(m.result), encode(m.table), table_data_record(m.data)] for m in made]
-    return json.dumps([records, notes], separators=(",", ":"))
+def _tables_json(made: list[Made], notes: list[str]) -> tuple[str, str]:
+    """The finished tables as JSON, and their rows (read only where they are needed: an unchanged
+    run's tables are shown as kept, `shown`)."""
+    tables = [
+        [
+            encode(m.result),
+            encode(m.table),
+            None if m.shown is None else dataclasses.astuple(m.shown),
+        ]
+        for m in made
+    ]
+    rows = [table_data_record(m.data) for m in made]
+    return (
+        json.dumps([tables, notes], separators=(",", ":")),
+        json.dumps(rows, separators=(",", ":")),
+    )
 
 
-def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
-    """The tables `_tables_json` wrote; None (a miss) for anything else: they are made again."""
-    if text is None:
+def _kept_tables(
+    kept: tuple[str, str] | None, where: str = ""
+) -> tuple[list[Made], list[str]] | None:
+    """The tables `_tables_json` wrote, their rows read when first needed; None (a miss) for
+    anything else: they are made again. `where`: the cache, for the error of rows kept there that
+    do not decode."""
+    if kept is None:
         return None
     try:
-        items, notes = bounded.loads(text, "the kept tables", max_bytes=bounded.CACHE_BYTES)
+        items, notes = bounded.loads(kept[0], "the kept tables", max_bytes=bounded.CACHE_BYTES)
+        rows = _KeptRows(kept[1], where, len(items))
         made = [
             Made(
                 decode(Result, result, "result"),
                 decode(Table, table, "table"),
-                table_data_from_record(data),
+                shown=_kept_shown(kept_shown),
+                kept=functools.partial(rows.table, index),
             )
-            for result, table, data in items
+            for index, (result, table, kept_shown) in enumerate(items)
         ]
         if not all(isinstance(note, str) for note in notes):
             return None
@@ -239,10 +271,50 @@ def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
         return None
 
 
-def _kept_data(text: str | None) -> list[TableData] | None:
-    """The tables kept under a key (`_kept_tables`), without their notes."""
+def _kept_shown(kept: Any) -> Shown | None:
+    """How a kept table shows (`Shown` as JSON); ValueError where it is anything else."""
+    if kept is None:
+        return None
+    style, text, bad, caption = kept
+    if not all(isinstance(item, str) for item in (style, text, caption, *bad)):
+        raise ValueError("a kept table's text of another shape")
+    return Shown(style, text, list(bad), caption)
+
+
+@dataclass
+class _KeptRows:
+    """The rows of the kept tables, read when a table's are first needed: rows that do not decode
+    are an error that says how to make them again (the tables were shown already, or are about to
+    be)."""
+
+    text: str
+    where: str
+    count: int
+    tables: list[TableData] | None = None
+
+    def table(self, index: int) -> TableData:
+        if self.tables is None:
+            try:
+                records = bounded.loads(self.text, "kept rows", max_bytes=bounded.CACHE_BYTES)
+                if len(records) != self.count:
+                    raise ValueError(f"{len(records)} tables' rows for {self.count} tables")
+                self.tables = [table_data_from_record(record) for record in records]
+            except (ValueError, TypeError) as exc:
+                raise AnalyseError(
+                    f"the tables kept in {self.where or 'the analysis cache'} do not decode: {exc}",
+                    hint="bench result --reanalyse makes them again",
+                ) from None
+        return self.tables[index]
+
+
+def _kept_data(text: tuple[str, str] | None) -> list[TableData] | None:
+    """The tables kept under a key (`_kept_tables`), rows and all, without their notes; None
+    where some do not decode."""
     kept = _kept_tables(text)
-    return None if kept is None else [item.data for item in kept[0]]
+    try:
+        return None if kept is None else [item.data for item in kept[0]]
+    except AnalyseError:
+        return None
 
 
 def _check_only(inp: AnalysisInput, only: list[str] | None) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,13 +65,53 @@ class TableData:
         return [k.heading for k in self.keys]
 
 
-@dataclass
-class Made:
-    """A filled table of a result: its `<result>`, its `<table>` declaration and its rows."""
+@dataclass(frozen=True)
+class Shown:
+    """A table as `bench result` shows it in its own style, kept with the table: its text, the
+    columns whose cells hold the separator (`clashes`) and its caption."""
 
-    result: Result
-    table: Table
-    data: TableData
+    style: str
+    text: str
+    clashes: list[str]
+    caption: str
+
+
+def shown(data: TableData) -> Shown:
+    return Shown(data.style, render(data), clashes(data), data.caption)
+
+
+class Made:
+    """A filled table of a result: its `<result>`, its `<table>` declaration and its rows; `shown`:
+    how it shows in its own style, where known. A table kept by an earlier call gives its rows as
+    their record's JSON (`kept`), decoded when first read: an unchanged run's tables are shown
+    from `shown` without their rows made again."""
+
+    __slots__ = ("result", "table", "shown", "_data", "_kept")
+
+    def __init__(
+        self,
+        result: Result,
+        table: Table,
+        data: TableData | None = None,
+        shown: Shown | None = None,
+        kept: Callable[[], TableData] | None = None,
+    ) -> None:
+        self.result, self.table, self.shown = result, table, shown
+        self._data, self._kept = data, kept
+        if data is None and kept is None:
+            raise TypeError("a table's rows, or how to read the kept ones")
+
+    @property
+    def data(self) -> TableData:
+        if self._data is None:
+            assert self._kept is not None  # one of the two: __init__
+            self._data = self._kept()
+        return self._data
+
+    @property
+    def style(self) -> str:
+        """The table's own style (without reading kept rows)."""
+        return self.shown.style if self.shown is not None else self.data.style
 
 
 class _Ordered:
