@@ -272,3 +272,25 @@ def test_kept_tables_show_without_their_rows(tmp_path: Path) -> None:
     assert again.made[0].shown.text == render(first[0].data)
     with pytest.raises(AnalyseError, match="--reanalyse"):
         again.made[0].data
+
+
+def test_kept_rows_read_back_as_written(tmp_path: Path) -> None:
+    """The finished tables' rows as JSON lines (report.keptrows): read back equal, with their lines
+    (what a patch keeps); a text of another shape is a ValueError (the cache's miss or error)."""
+    from caramel.stages.report.keptrows import read_rows, row_lines, rows_text
+
+    plan, _logs, states = _patched_run(tmp_path)
+    tables = [m.data for m in make_results(from_plan(plan, states), use_cache=False)]
+    text = rows_text(tables, [None, row_lines(tables[1])])
+    back = read_rows(text, len(tables))
+    assert [to_json(data) for data, _lines in back] == [to_json(data) for data in tables]
+    assert [lines for _data, lines in back] == [row_lines(data) for data in tables]
+    lines = text.split("\n")
+    for junk in (
+        "\n".join(lines[:-1]),  # a row fewer
+        text + "\n" + lines[-1],  # a row more
+        text.replace('"done"', "7", 1),
+        "\n".join([lines[0].replace(",6]", ",-1]"), *lines[1:]]),
+    ):
+        with pytest.raises((ValueError, TypeError)):
+            read_rows(junk, len(tables))

@@ -61,6 +61,7 @@ class Built:
     base_key: str | None  # the key of the tables the kept rows made (report.results._key)
     scanned: int
     reused: int
+    lines: list[list[str] | None]  # per table, its rows' lines where a patch kept them (keptrows)
 
 
 # per analyser, per result group's root: its warnings, [problems, dropped] as JSON keeps them
@@ -78,7 +79,7 @@ class _Kept:
     deps: list[list[list[int]]]  # per result, per row
     places: list[Any]  # per table, its Places as the record keeps them
     # per table, the table made with these rows (report.results keeps it under `key`), its places
-    tables: list[tuple[TableData, Places]] = field(default_factory=list)
+    tables: list[tuple[TableData, Places, list[str]]] = field(default_factory=list)
     changed: set[int] = field(default_factory=set)  # workpackages whose group or state changed
 
 
@@ -203,7 +204,7 @@ def _update_notes(notes: Notes, analysed: dict[str, AnalyserResult]) -> None:
 
 
 # the tables kept under a key (report.results): the kept rows' tables are read only after a change
-KeptTables = Callable[[str], list[TableData] | None]
+KeptTables = Callable[[str], list[tuple[TableData, list[str]]] | None]
 
 
 def build(
@@ -230,7 +231,6 @@ def build(
         work = _everything(inp, prepared, cache, results, now.members)
         made = _tables(inp, results, work, now.members)
     _update_notes(work.notes, work.analysed)
-    tables, places, deps, deltas = made
     record = json.dumps(
         {
             "k": key,
@@ -238,20 +238,21 @@ def build(
             "s": now.states,
             "n": work.notes,
             "l": work.leaves,
-            "p": deps,
-            "w": [found.record() for found in places],
+            "p": made.deps,
+            "w": [found.record() for found in made.places],
         },
         separators=(",", ":"),
     )
     scanned = sum(a.scanned for a in work.analysed.values())
     return Built(
-        tables,
+        made.tables,
         _note_results(prepared, work.notes),
         record,
-        None if kept is None else deltas,
+        None if kept is None else made.deltas,
         None if kept is None else kept.key,
         scanned,
         sum(len(p.plans) for p in prepared) - scanned,
+        made.lines,
     )
 
 
@@ -281,8 +282,16 @@ def _row_deps(
     return deps
 
 
-# the tables made, their places, each row's dependencies per result, how each table changed
-Assembled = tuple[TableRows, list[Places], list[list[list[int]]], list[Delta | None]]
+@dataclass
+class Assembled:
+    """The tables made, their places, each row's dependencies per result, how each table changed
+    (None: made whole) and its rows' lines where a patch kept them."""
+
+    tables: TableRows = field(default_factory=list)
+    places: list[Places] = field(default_factory=list)
+    deps: list[list[list[int]]] = field(default_factory=list)
+    deltas: list[Delta | None] = field(default_factory=list)
+    lines: list[list[str] | None] = field(default_factory=list)
 
 
 def _tables(
@@ -292,12 +301,10 @@ def _tables(
     members: dict[str, dict[int, list[int]]],
 ) -> Assembled:
     """Every selected table assembled from every row's entry."""
-    tables: TableRows = []
-    places: list[Places] = []
-    all_deps: list[list[list[int]]] = []
+    made = Assembled()
     for r, (result, selected_tables) in enumerate(results):
         remade = _remade(inp, work, r)
-        all_deps.append(_row_deps(None, r, remade, members))
+        made.deps.append(_row_deps(None, r, remade, members))
         for table in selected_tables:
             keys = _keys(inp, result, table, work.analysed)
             formats = entry_formats(keys)
@@ -306,9 +313,11 @@ def _tables(
             ]
             order: list[int] = []
             data = assemble(table, keys, [e for e in entries if e is not None], order=order)
-            tables.append((result, table, data))
-            places.append(places_of(entries, order, len(table.sort)))
-    return tables, places, all_deps, [None] * len(tables)
+            made.tables.append((result, table, data))
+            made.places.append(places_of(entries, order, len(table.sort)))
+            made.deltas.append(None)
+            made.lines.append(None)
+    return made
 
 
 def _patched(
@@ -320,27 +329,25 @@ def _patched(
 ) -> Assembled | None:
     """The kept tables with the rows made again patched in (report.patch); None where a table
     cannot be patched exactly."""
-    tables: TableRows = []
-    places: list[Places] = []
-    all_deps: list[list[list[int]]] = []
-    deltas: list[Delta | None] = []
+    made = Assembled()
     for r, (result, selected_tables) in enumerate(results):
         remade = _remade(inp, work, r)
-        all_deps.append(_row_deps(kept, r, remade, members))
+        made.deps.append(_row_deps(kept, r, remade, members))
         for table in selected_tables:
             keys = _keys(inp, result, table, work.analysed)
             formats = entry_formats(keys)
             new = {
                 i: _entry(inp, table, formats, work.analysed, remade, i) for i in remade.positions
             }
-            patched = patch(table, keys, *kept.tables[len(tables)], new)
+            patched = patch(table, keys, kept.tables[len(made.tables)], new)
             if patched is None:
                 return None
-            data, found, delta = patched
-            tables.append((result, table, data))
-            places.append(found)
-            deltas.append(delta)
-    return tables, places, all_deps, deltas
+            data, places, delta, lines = patched
+            made.tables.append((result, table, data))
+            made.places.append(places)
+            made.deltas.append(delta)
+            made.lines.append(lines)
+    return made
 
 
 def _keys(
@@ -426,17 +433,19 @@ def _decode(
 
 
 def _with_tables(
-    kept: _Kept, results: list[tuple[Result, list[Table]]], tables: list[TableData] | None
+    kept: _Kept,
+    results: list[tuple[Result, list[Table]]],
+    tables: list[tuple[TableData, list[str]]] | None,
 ) -> bool:
     """Whether the tables the kept rows made are there, with their places: then kept with them."""
     chosen = [table for _result, selected_tables in results for table in selected_tables]
     if tables is None or len(tables) < len(chosen) or len(kept.places) != len(chosen):
         return False
-    for table, data, record in zip(chosen, tables, kept.places, strict=False):
+    for table, (data, lines), record in zip(chosen, tables, kept.places, strict=False):
         places = Places.from_record(record, len(data.values), len(table.sort))
         if places is None or data.name != table.name:
             return False
-        kept.tables.append((data, places))
+        kept.tables.append((data, places, lines))
     return True
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from caramel.stages.report.dataset import STATUS
+from caramel.stages.report.keptrows import row_line
 from caramel.stages.report.table import Entry, Key, TableData, plainly_ordered
 from caramel.stages.spec.model import Table
 
@@ -102,21 +103,28 @@ def places_of(entries: list[Entry | None], order: list[int], sorts: int) -> Plac
     return Places(positions, [given[p][0] for p in positions], hidden, ordered)
 
 
-# a table row as the patch handles it: position, sort values, typed values, cells, status, leaf
-_Line = tuple[int, list[object], list[object], list[str], str, int]
+# a table row as the patch handles it: position, sort values, typed values, cells, status, leaf,
+# and its line as kept (report.keptrows; None: a row made again)
+_Line = tuple[int, list[object], list[object], list[str], str, int, str | None]
 
 
 def patch(
-    table: Table, keys: list[Key], kept: TableData, places: Places, new: dict[int, Entry | None]
-) -> tuple[TableData, Places, Delta] | None:
-    """The kept table with the rows at the positions of `new` made again (their new entries; None:
-    left out by the filter), its places and how it changed; None where no patch is exact."""
-    added = len(kept.keys) == len(keys) + 1  # the status column the kept table showed
-    if STATUS in (c.name for c in table.columns) or len(kept.keys) != len(keys) + added:
+    table: Table,
+    keys: list[Key],
+    kept: tuple[TableData, Places, list[str]],
+    new: dict[int, Entry | None],
+) -> tuple[TableData, Places, Delta, list[str]] | None:
+    """The kept table (with its places and its rows' lines: report.keptrows) with the rows at the
+    positions of `new` made again (their new entries; None: left out by the filter): the table, its
+    places, how it changed and its rows' lines; None where no patch is exact."""
+    kept_data, places, kept_lines = kept
+    added = len(kept_data.keys) == len(keys) + 1  # the status column the kept table showed
+    if STATUS in (c.name for c in table.columns) or len(kept_data.keys) != len(keys) + added:
         return None
-    if len(places.positions) != len(kept.values) or not places.ordered:
+    rows = len(kept_data.values)
+    if len(places.positions) != rows or len(kept_lines) != rows or not places.ordered:
         return None
-    lines, removed = _split(_lines(kept, places, table.sort), set(new))
+    lines, removed = _split(_lines(kept_data, places, kept_lines, table.sort), set(new))
     hidden = {p: found for p, found in places.hidden.items() if p not in new}
     fresh = _fresh(new, hidden)
     every_sort = itertools.chain(
@@ -132,16 +140,24 @@ def patch(
     after = [place for place, line in enumerate(lines) if line[0] in made_again]
     before = [(_without_status(line[2], added), line[4]) for line in removed]
     sorts = [line[1] for line in lines] if table.sort else []
-    return data, Places([line[0] for line in lines], sorts, hidden), Delta(before, after)
+    places = Places([line[0] for line in lines], sorts, hidden)
+    return data, places, Delta(before, after), _row_lines(data, lines, added == shown)
 
 
-def _lines(kept: TableData, places: Places, sort: list[str]) -> list[_Line]:
+def _lines(kept: TableData, places: Places, texts: list[str], sort: list[str]) -> list[_Line]:
     positions = places.positions
-    sorts = (
-        places.sorts if sort else [[]] * len(positions)
-    )  # shared: a line's sort is never changed
-    rows = zip(positions, sorts, kept.values, kept.cells, kept.statuses, kept.leaves, strict=True)
-    return list(rows)
+    sorts = places.sorts if sort else [[]] * len(positions)  # shared: a line's sort never changes
+    columns = (kept.values, kept.cells, kept.statuses, kept.leaves, texts)
+    return list(zip(positions, sorts, *columns, strict=True))
+
+
+def _row_lines(data: TableData, lines: list[_Line], same_columns: bool) -> list[str]:
+    """The rows' lines: a kept row's as kept where the table's columns are the same."""
+    rows = zip(lines, data.values, data.cells, data.statuses, data.leaves, strict=True)
+    return [
+        line[6] if same_columns and line[6] is not None else row_line(values, cells, status, leaf)
+        for line, values, cells, status, leaf in rows
+    ]
 
 
 def _split(lines: list[_Line], gone: set[int]) -> tuple[list[_Line], list[_Line]]:
@@ -164,7 +180,7 @@ def _fresh(
             continue
         sort, vals, texts, status, leaf, present = entry
         if present:
-            fresh.append((position, sort, vals, texts, status, leaf))
+            fresh.append((position, sort, vals, texts, status, leaf, None))
         else:
             hidden[position] = (sort, status)
     return fresh
@@ -197,7 +213,7 @@ def _data(table: Table, keys: list[Key], lines: list[_Line], added: bool, shown:
     if shown:
         data.keys.append(Key(STATUS, None, "", 0))
     width = len(keys)
-    for _position, _sort, vals, texts, status, leaf in lines:
+    for _position, _sort, vals, texts, status, leaf, _line in lines:
         if shown and len(vals) == width:  # a kept line of a table without it, or a new one
             vals, texts = [*vals, status], [*texts, status]
         elif not shown and added and len(vals) > width:

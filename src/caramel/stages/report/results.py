@@ -24,15 +24,9 @@ from caramel.stages.analyse.analyser import Prepared, prepare
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalyseError
+from caramel.stages.report.keptrows import read_rows, rows_text
 from caramel.stages.report.keys import definitions, shape_key
-from caramel.stages.report.table import (
-    Made,
-    Shown,
-    TableData,
-    shown,
-    table_data_from_record,
-    table_data_record,
-)
+from caramel.stages.report.table import Made, Shown, TableData, shown
 from caramel.stages.spec.model import Column, Pattern, Result, Table
 from caramel.stages.state import bounded
 from caramel.stages.state.codec import CodecError, decode, encode
@@ -145,7 +139,7 @@ def _made_now(
         + unknown_columns(inp, built.for_notes, made)
         + [note for item in made for note in item.data.notes]
     )
-    cache.store_tables(key, *_tables_json(made, notes))
+    cache.store_tables(key, *_tables_json(made, notes, None if repeated else built.lines))
     cache.store_rows(shape, built.record)
     deltas = None if repeated else _deltas(built, len(made))
     return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
@@ -226,9 +220,12 @@ def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[M
     return make_results(unreduced)
 
 
-def _tables_json(made: list[Made], notes: list[str]) -> tuple[str, str]:
-    """The finished tables as JSON, and their rows (read only where they are needed: an unchanged
-    run's tables are shown as kept, `shown`)."""
+def _tables_json(
+    made: list[Made], notes: list[str], lines: list[list[str] | None] | None = None
+) -> tuple[str, str]:
+    """The finished tables as JSON, and their rows (report.keptrows: read only where they are
+    needed, an unchanged run's tables are shown as kept, `shown`). `lines`: per table, its rows'
+    lines where known (a patched table's)."""
     tables = [
         [
             encode(m.result),
@@ -237,10 +234,10 @@ def _tables_json(made: list[Made], notes: list[str]) -> tuple[str, str]:
         ]
         for m in made
     ]
-    rows = [table_data_record(m.data) for m in made]
+    known = (lines or []) + [None] * (len(made) - len(lines or []))
     return (
         json.dumps([tables, notes], separators=(",", ":")),
-        json.dumps(rows, separators=(",", ":")),
+        rows_text([m.data for m in made], known),
     )
 
 
@@ -290,30 +287,32 @@ class _KeptRows:
     text: str
     where: str
     count: int
-    tables: list[TableData] | None = None
+    tables: list[tuple[TableData, list[str]]] | None = None  # each with its rows' lines
 
     def table(self, index: int) -> TableData:
+        return self.read()[index][0]
+
+    def read(self) -> list[tuple[TableData, list[str]]]:
         if self.tables is None:
             try:
-                records = bounded.loads(self.text, "kept rows", max_bytes=bounded.CACHE_BYTES)
-                if len(records) != self.count:
-                    raise ValueError(f"{len(records)} tables' rows for {self.count} tables")
-                self.tables = [table_data_from_record(record) for record in records]
-            except (ValueError, TypeError) as exc:
+                self.tables = read_rows(self.text, self.count)
+            except (ValueError, TypeError, IndexError) as exc:
                 raise AnalyseError(
                     f"the tables kept in {self.where or 'the analysis cache'} do not decode: {exc}",
                     hint="bench result --reanalyse makes them again",
                 ) from None
-        return self.tables[index]
+        return self.tables
 
 
-def _kept_data(text: tuple[str, str] | None) -> list[TableData] | None:
-    """The tables kept under a key (`_kept_tables`), rows and all, without their notes; None
-    where some do not decode."""
-    kept = _kept_tables(text)
+def _kept_data(kept: tuple[str, str] | None) -> list[tuple[TableData, list[str]]] | None:
+    """The tables kept under a key, rows and all, each with its rows' lines (report.keptrows);
+    None where they do not decode."""
+    if kept is None:
+        return None
     try:
-        return None if kept is None else [item.data for item in kept[0]]
-    except AnalyseError:
+        items, _notes = bounded.loads(kept[0], "the kept tables", max_bytes=bounded.CACHE_BYTES)
+        return _KeptRows(kept[1], "", len(items)).read()
+    except (ValueError, TypeError, AnalyseError):
         return None
 
 
