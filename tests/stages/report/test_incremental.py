@@ -232,8 +232,9 @@ def test_kept_places_that_do_not_fit_are_a_miss() -> None:
 
     from caramel.stages.report.patch import Places
 
-    places = Places([2, 0, 1], [[1, "a"], [2, "b"], [3, "c"]], {3: ([0, "z"], "failed")}, True)
+    places = Places([2, 0, 1], [(1, "a"), (2, "b"), (3, "c")], {3: ((0, "z"), "failed")}, True)
     record = json.loads(json.dumps(places.record()))
+    assert record[1] == [[1, 2, 3], ["a", "b", "c"]]  # one list a sort key
     assert Places.from_record(record, 3, 2) == places
     assert Places.from_record(record, 4, 2) is None  # a row more today
     assert Places.from_record(record, 3, 1) is None  # a sort key less
@@ -242,7 +243,8 @@ def test_kept_places_that_do_not_fit_are_a_miss() -> None:
         [],
         [[0, 0, 1], record[1], [], True],
         [[0, 1, "2"], record[1], [], True],
-        [record[0], [[1, "a"], [2, "b"], 3], [], True],
+        [record[0], [[1, 2, 3], ["a", "b"]], [], True],
+        [record[0], [[1, 2, 3], 7], [], True],
         [record[0], record[1], [[3, [0], "failed"]], True],
         [record[0], record[1], [["x", [0, "z"], "failed"]], True],
         {"p": 1},

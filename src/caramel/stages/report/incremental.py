@@ -73,7 +73,7 @@ TableRows = list[tuple[Result, Table, TableData]]
 class _Kept:
     key: str
     digests: dict[str, list[str]]
-    states: list[list[str]]
+    states: list[str]  # each workpackage's state and reason (_Now.states)
     notes: Notes
     leaves: list[list[list[Any]]]  # per result: [analyser, root] of each row (JSON: a list)
     deps: list[list[list[int]]]  # per result, per row
@@ -115,14 +115,14 @@ class _Now:
     workpackage's state and reason, and each result group's members (per analyser, by root)."""
 
     digests: dict[str, list[str]]
-    states: list[list[str]]
+    states: list[str]  # "STATE REASON" (a state is one word): one text a workpackage, no list
     members: dict[str, dict[int, list[int]]]
 
 
 def _now(inp: AnalysisInput, prepared: list[Prepared]) -> _Now:
     return _Now(
         {p.name: [_digest(signature) for _m, signature, _r in p.plans] for p in prepared},
-        [[wp.state, wp.reason] for wp in inp.workpackages],
+        [f"{wp.state} {wp.reason}" for wp in inp.workpackages],
         {p.name: {m[0].id: [w.id for w in m] for m, _s, _r in p.plans} for p in prepared},
     )
 
@@ -471,7 +471,7 @@ def _shape_fits(
     kept: _Kept,
     results: list[tuple[Result, list[Table]]],
     digests: dict[str, list[str]],
-    states: list[list[str]],
+    states: list[str],
 ) -> bool:
     """Whether the kept rows are of today's analysers, workpackages and results."""
     return (

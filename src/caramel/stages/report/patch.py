@@ -40,11 +40,11 @@ class Delta:
 class Places:
     """Where a table's rows came from: per table row, its position among the result's rows and its
     sort values (none when the table has no sort); and the entries in no table row, by position:
-    their sort values and status."""
+    their sort values and status. The sort values are tuples (kept as one list a sort key)."""
 
     positions: list[int]
-    sorts: list[list[object]]
-    hidden: dict[int, tuple[list[object], str]]
+    sorts: list[tuple[object, ...]]
+    hidden: dict[int, tuple[tuple[object, ...], str]]
     # the rows are in the order of their sort values, then positions: the table was sorted by
     # plainly ordered values (a sort by CompType over a None leaves the others in no such order)
     ordered: bool = True
@@ -52,18 +52,21 @@ class Places:
     def record(self) -> list[Any]:
         """As JSON keeps it."""
         hidden = [[position, sort, status] for position, (sort, status) in self.hidden.items()]
-        return [self.positions, self.sorts, hidden, self.ordered]
+        columns = [list(column) for column in zip(*self.sorts, strict=True)]  # none without rows
+        return [self.positions, columns, hidden, self.ordered]
 
     @classmethod
     def from_record(cls, record: Any, rows: int, sorts: int) -> Places | None:
         """The places `record` wrote, for a kept table of `rows` rows and `sorts` sort keys; None
         for anything else (JSON's data from a file anyone may have written)."""
         try:
-            positions, sort_values, hidden, ordered = record
+            positions, columns, hidden, ordered = record
+            if type(columns) is not list or not _columns_fit(columns, rows, sorts):
+                return None
             places = cls(
                 positions,
-                sort_values,
-                {int(p): (list(sort), str(status)) for p, sort, status in hidden},
+                list(zip(*columns, strict=True)),
+                {int(p): (tuple(sort), str(status)) for p, sort, status in hidden},
                 ordered is True,
             )
         except (ValueError, TypeError):
@@ -71,6 +74,13 @@ class Places:
         if not _fits(places, rows, sorts):
             return None
         return places
+
+
+def _columns_fit(columns: list[Any], rows: int, sorts: int) -> bool:
+    """Whether kept sort values are one list of `rows` values a sort key (none without a sort)."""
+    if not sorts or not rows:
+        return not columns
+    return len(columns) == sorts and all(type(c) is list and len(c) == rows for c in columns)
 
 
 def _fits(places: Places, rows: int, sorts: int) -> bool:
@@ -83,8 +93,7 @@ def _fits(places: Places, rows: int, sorts: int) -> bool:
         return False
     if sorts and len(sort_values) != rows:
         return False
-    every = itertools.chain(sort_values, (sort for sort, _status in places.hidden.values()))
-    return all(type(sort) is list and len(sort) == sorts for sort in every)
+    return all(len(sort) == sorts for sort, _status in places.hidden.values())
 
 
 def places_of(entries: list[Entry | None], order: list[int], sorts: int) -> Places:
@@ -96,16 +105,16 @@ def places_of(entries: list[Entry | None], order: list[int], sorts: int) -> Plac
     numbered = list(given)
     positions = [numbered[k] for k in order]
     shown = set(positions)
-    hidden = {p: (entry[0], entry[3]) for p, entry in given.items() if p not in shown}
+    hidden = {p: (tuple(entry[0]), entry[3]) for p, entry in given.items() if p not in shown}
     if not sorts:
         return Places(positions, [], hidden)
     ordered = plainly_ordered([entry[0] for entry in given.values()], sorts)
-    return Places(positions, [given[p][0] for p in positions], hidden, ordered)
+    return Places(positions, [tuple(given[p][0]) for p in positions], hidden, ordered)
 
 
 # a table row as the patch handles it: position, sort values, typed values, cells, status, leaf,
 # and its line as kept (report.keptrows; None: a row made again)
-_Line = tuple[int, list[object], list[object], list[str], str, int, str | None]
+_Line = tuple[int, tuple[object, ...], list[object], list[str], str, int, str | None]
 
 
 def patch(
@@ -146,7 +155,7 @@ def patch(
 
 def _lines(kept: TableData, places: Places, texts: list[str], sort: list[str]) -> list[_Line]:
     positions = places.positions
-    sorts = places.sorts if sort else [[]] * len(positions)  # shared: a line's sort never changes
+    sorts = places.sorts if sort else [()] * len(positions)
     columns = (kept.values, kept.cells, kept.statuses, kept.leaves, texts)
     return list(zip(positions, sorts, *columns, strict=True))
 
@@ -169,7 +178,7 @@ def _split(lines: list[_Line], gone: set[int]) -> tuple[list[_Line], list[_Line]
 
 
 def _fresh(
-    new: dict[int, Entry | None], hidden: dict[int, tuple[list[object], str]]
+    new: dict[int, Entry | None], hidden: dict[int, tuple[tuple[object, ...], str]]
 ) -> list[_Line]:
     """The lines of the new entries that have some column of the table; the others join
     `hidden`."""
@@ -180,14 +189,14 @@ def _fresh(
             continue
         sort, vals, texts, status, leaf, present = entry
         if present:
-            fresh.append((position, sort, vals, texts, status, leaf, None))
+            fresh.append((position, tuple(sort), vals, texts, status, leaf, None))
         else:
-            hidden[position] = (sort, status)
+            hidden[position] = (tuple(sort), status)
     return fresh
 
 
 def _some_not_done(
-    lines: list[_Line], fresh: list[_Line], hidden: dict[int, tuple[list[object], str]]
+    lines: list[_Line], fresh: list[_Line], hidden: dict[int, tuple[tuple[object, ...], str]]
 ) -> bool:
     """Whether some entry is not done: the table shows a status column (report.table.assemble)."""
     statuses = itertools.chain(
