@@ -128,18 +128,12 @@ def patch(
     places, how it changed and its rows' lines; None where no patch is exact."""
     kept_data, places, kept_lines = kept
     added = len(kept_data.keys) == len(keys) + 1  # the status column the kept table showed
-    if STATUS in (c.name for c in table.columns) or len(kept_data.keys) != len(keys) + added:
-        return None
-    rows = len(kept_data.values)
-    if len(places.positions) != rows or len(kept_lines) != rows or not places.ordered:
+    if not _patchable(table, len(keys), kept):
         return None
     lines, removed = _split(_lines(kept_data, places, kept_lines, table.sort), set(new))
     hidden = {p: found for p, found in places.hidden.items() if p not in new}
     fresh = _fresh(new, hidden)
-    every_sort = itertools.chain(
-        (line[1] for line in itertools.chain(lines, fresh)), (s for s, _st in hidden.values())
-    )
-    if table.sort and not plainly_ordered(list(every_sort), len(table.sort)):
+    if not _plainly_sorted(table, lines, fresh, hidden):
         return None
     shown = table.output == "table" and _some_not_done(lines, fresh, hidden)
     for line in fresh:
@@ -151,6 +145,35 @@ def patch(
     sorts = [line[1] for line in lines] if table.sort else []
     places = Places([line[0] for line in lines], sorts, hidden)
     return data, places, Delta(before, after), _row_lines(data, lines, added == shown)
+
+
+def _patchable(table: Table, width: int, kept: tuple[TableData, Places, list[str]]) -> bool:
+    """Whether the kept table can be patched: no column named status, the kept table of this
+    table's columns (the status column added or not), in sorted order, with its rows' places and
+    lines."""
+    data, places, lines = kept
+    rows = len(data.values)
+    return (
+        STATUS not in (c.name for c in table.columns)
+        and len(data.keys) in (width, width + 1)
+        and len(places.positions) == rows == len(lines)
+        and places.ordered
+    )
+
+
+def _plainly_sorted(
+    table: Table,
+    lines: list[_Line],
+    fresh: list[_Line],
+    hidden: dict[int, tuple[tuple[object, ...], str]],
+) -> bool:
+    """Whether every entry's sort values are plainly ordered (report.table.plainly_ordered)."""
+    if not table.sort:
+        return True
+    every = itertools.chain(
+        (line[1] for line in itertools.chain(lines, fresh)), (s for s, _st in hidden.values())
+    )
+    return plainly_ordered(list(every), len(table.sort))
 
 
 def _lines(kept: TableData, places: Places, texts: list[str], sort: list[str]) -> list[_Line]:
