@@ -305,7 +305,7 @@ def collect(
     (report.results.history_tables). `configs`: only these tables (by index) and configurations.
     `failed`: with one Metric of no samples per table and configuration of a failed row, named
     FAILED_ROW, holding the row's reason (what the history records; no figure)."""
-    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.analyse.inputs import uses_performance_lines
 
     kinds = ("done", FAILED) if failed else ("done",)
     collecting = _Collecting(
@@ -577,7 +577,7 @@ def non_figures(inp: AnalysisInput, made: Sequence[MadeTable]) -> dict[str, str]
     TABLE/NAME), with why not and how to make it one: what a targets file naming it is told."""
     params = inp.param_names()
     patterns = _patterns(inp)
-    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.analyse.inputs import uses_performance_lines
 
     lines = uses_performance_lines(inp)
     out: dict[str, str] = {}
@@ -661,7 +661,7 @@ def changed_configurations(
     """The configurations (as `collect` names them, per table index) of the rows made again, before
     and after (report.incremental.Delta); None when a table's change is not known row by row."""
     params = inp.param_names()
-    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.analyse.inputs import uses_performance_lines
 
     lines = uses_performance_lines(inp)
     if not _known_row_by_row(made, deltas):

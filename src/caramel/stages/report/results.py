@@ -23,7 +23,7 @@ from caramel.stages.analyse import AnalyserResult, AnalysisInput, analyse_all
 from caramel.stages.analyse.analyser import Prepared, prepare
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
-from caramel.stages.analyse.inputs import AnalyseError
+from caramel.stages.analyse.inputs import AnalyseError, repeat_count, uses_performance_lines
 from caramel.stages.report.keptrows import read_rows, rows_text
 from caramel.stages.report.keys import definitions, shape_key
 from caramel.stages.report.table import Made, Shown, TableData, shown
@@ -122,7 +122,6 @@ def _made_now(
     """The tables made from the rows kept by the last call where they fit, else all made; kept in
     the cache, tables and rows, for the next call."""
     from caramel.stages.report.incremental import build
-    from caramel.stages.report.repeats import repeat_count, repeat_means
 
     shape = shape_key(inp, prepared, only)
     repeated = repeat_count(inp) > 1
@@ -132,6 +131,8 @@ def _made_now(
     made = _with_performance(inp, only, built)
     # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
     if repeated:
+        from caramel.stages.report.repeats import repeat_means  # here: most runs have no repeats
+
         made = repeat_means(inp, made, history_tables(inp))
     made = [_with_shown(item) for item in made]
     notes = (
@@ -176,12 +177,13 @@ def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -
 def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) -> list[Made]:
     # the MAD-style modules are imported where tables are made: a call that finds nothing changed
     # (kept tables) or a benchmark of another style reads none of them
-    from caramel.stages.analyse.performance import uses_performance_lines
+    made = [Made(*table) for table in built.tables]
+    if not uses_performance_lines(inp):
+        return made
     from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
     from caramel.stages.report.performance import performance_table
 
-    made = [Made(*table) for table in built.tables]
-    if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
+    if only is None or PERFORMANCE_TABLE in only:
         table = performance_table(inp)
         if table is not None:  # a benchmark of no MAD style has none (JUBE: no <result>, no table)
             made.append(Made(*table))
