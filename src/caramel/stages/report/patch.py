@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +24,9 @@ from caramel.stages.report.dataset import STATUS
 from caramel.stages.report.keptrows import row_line
 from caramel.stages.report.table import Entry, Key, TableData, plainly_ordered
 from caramel.stages.spec.model import Table
+
+# the entries in no table row, by position: their sort values and status
+Hidden = dict[int, tuple[tuple[object, ...], str]]
 
 
 @dataclass
@@ -44,7 +46,7 @@ class Places:
 
     positions: list[int]
     sorts: list[tuple[object, ...]]
-    hidden: dict[int, tuple[tuple[object, ...], str]]
+    hidden: Hidden
     # the rows are in the order of their sort values, then positions: the table was sorted by
     # plainly ordered values (a sort by CompType over a None leaves the others in no such order)
     ordered: bool = True
@@ -112,9 +114,8 @@ def places_of(entries: list[Entry | None], order: list[int], sorts: int) -> Plac
     return Places(positions, [tuple(given[p][0]) for p in positions], hidden, ordered)
 
 
-# a table row as the patch handles it: position, sort values, typed values, cells, status, leaf,
-# and its line as kept (report.keptrows; None: a row made again)
-_Line = tuple[int, tuple[object, ...], list[object], list[str], str, int, str | None]
+# a row made again as the patch puts it in: position, sort values, typed values, cells, status, leaf
+_Line = tuple[int, tuple[object, ...], list[object], list[str], str, int]
 
 
 def patch(
@@ -125,26 +126,36 @@ def patch(
 ) -> tuple[TableData, Places, Delta, list[str]] | None:
     """The kept table (with its places and its rows' lines: report.keptrows) with the rows at the
     positions of `new` made again (their new entries; None: left out by the filter): the table, its
-    places, how it changed and its rows' lines; None where no patch is exact."""
+    places, how it changed and its rows' lines; None where no patch is exact. The kept rows stay
+    where they are in the table's lists: the rows made again are taken out and put in (list
+    operations in C), no kept row is touched unless the status column comes or goes."""
     kept_data, places, kept_lines = kept
-    added = len(kept_data.keys) == len(keys) + 1  # the status column the kept table showed
     if not _patchable(table, len(keys), kept):
         return None
-    lines, removed = _split(_lines(kept_data, places, kept_lines, table.sort), set(new))
+    added = len(kept_data.keys) == len(keys) + 1  # the status column the kept table showed
+    rows = _Rows.of(kept_data, places, kept_lines, bool(table.sort))
+    before = rows.take_out(set(new), len(keys) if added else None)
     hidden = {p: found for p, found in places.hidden.items() if p not in new}
     fresh = _fresh(new, hidden)
-    if not _plainly_sorted(table, lines, fresh, hidden):
+    if table.sort and not _plainly_sorted(len(table.sort), rows.sorts, fresh, hidden):
         return None
-    shown = table.output == "table" and _some_not_done(lines, fresh, hidden)
+    shown = table.output == "table" and _some_not_done(rows.statuses, fresh, hidden)
+    rows.show_status(added, shown, len(keys))
     for line in fresh:
-        bisect.insort(lines, line, key=_place_key(table))
-    data = _data(table, keys, lines, added, shown)
+        rows.put_in(line, shown, bool(table.sort))
+    data = TableData(table.name, table.style, table.separator, table.transpose, list(keys), [], [])
+    data.values, data.cells, data.statuses, data.leaves = (
+        rows.values,
+        rows.cells,
+        rows.statuses,
+        rows.leaves,
+    )
+    if shown:
+        data.keys.append(Key(STATUS, None, "", 0))
     made_again = {line[0] for line in fresh}
-    after = [place for place, line in enumerate(lines) if line[0] in made_again]
-    before = [(_without_status(line[2], added), line[4]) for line in removed]
-    sorts = [line[1] for line in lines] if table.sort else []
-    places = Places([line[0] for line in lines], sorts, hidden)
-    return data, places, Delta(before, after), _row_lines(data, lines, added == shown)
+    after = [place for place, position in enumerate(rows.positions) if position in made_again]
+    places = Places(rows.positions, rows.sorts, hidden)
+    return data, places, Delta(before, after), rows.encoded()
 
 
 def _patchable(table: Table, width: int, kept: tuple[TableData, Places, list[str]]) -> bool:
@@ -161,48 +172,89 @@ def _patchable(table: Table, width: int, kept: tuple[TableData, Places, list[str
     )
 
 
-def _plainly_sorted(
-    table: Table,
-    lines: list[_Line],
-    fresh: list[_Line],
-    hidden: dict[int, tuple[tuple[object, ...], str]],
-) -> bool:
-    """Whether every entry's sort values are plainly ordered (report.table.plainly_ordered)."""
-    if not table.sort:
-        return True
-    every = itertools.chain(
-        (line[1] for line in itertools.chain(lines, fresh)), (s for s, _st in hidden.values())
-    )
-    return plainly_ordered(list(every), len(table.sort))
+@dataclass
+class _Rows:
+    """A table's rows as parallel lists, taken from the kept table and patched in place; a row's
+    line None where it is to be encoded (report.keptrows)."""
+
+    positions: list[int]
+    sorts: list[tuple[object, ...]]  # empty without a sort
+    values: list[list[object]]
+    cells: list[list[str]]
+    statuses: list[str]
+    leaves: list[int]
+    lines: list[str | None]
+
+    @classmethod
+    def of(cls, data: TableData, places: Places, lines: list[str], sorted_: bool) -> _Rows:
+        return cls(
+            list(places.positions),
+            list(places.sorts) if sorted_ else [],
+            list(data.values),
+            list(data.cells),
+            list(data.statuses),
+            list(data.leaves),
+            list(lines),
+        )
+
+    def _columns(self) -> list[list[Any]]:
+        columns: list[list[Any]] = [self.positions, self.values, self.cells, self.statuses]
+        columns += [self.leaves, self.lines]
+        return columns + ([self.sorts] if self.sorts else [])
+
+    def take_out(self, gone: set[int], width: int | None) -> list[tuple[list[object], str]]:
+        """The rows at the positions `gone` taken out: their typed values (without the status
+        column where the table showed one: `width`, its columns) and status, in position order."""
+        found = [k for k, position in enumerate(self.positions) if position in gone]
+        found.sort(key=self.positions.__getitem__)
+        out = [(self.values[k][:width], self.statuses[k]) for k in found]
+        for k in sorted(found, reverse=True):
+            for column in self._columns():
+                del column[k]
+        return out
+
+    def show_status(self, added: bool, shown: bool, width: int) -> None:
+        """The status column put on every row or taken off, where it comes or goes."""
+        if added == shown:
+            return
+        if shown:
+            self.values = [[*v, s] for v, s in zip(self.values, self.statuses, strict=True)]
+            self.cells = [[*c, s] for c, s in zip(self.cells, self.statuses, strict=True)]
+        else:
+            self.values = [v[:width] for v in self.values]
+            self.cells = [c[:width] for c in self.cells]
+        self.lines = [None] * len(self.lines)
+
+    def put_in(self, line: _Line, shown: bool, sorted_: bool) -> None:
+        """A row made again, where its sort values, then its position, put it (the assembly's
+        stable sort of the entries in row order); a table without sort in row order."""
+        position, sort, vals, texts, status, leaf = line
+        if sorted_:
+            key = (sort, position)
+            k = bisect.bisect(
+                range(len(self.positions)), key, key=lambda j: (self.sorts[j], self.positions[j])
+            )
+            self.sorts.insert(k, sort)
+        else:
+            k = bisect.bisect(self.positions, position)
+        self.positions.insert(k, position)
+        self.values.insert(k, [*vals, status] if shown else vals)
+        self.cells.insert(k, [*texts, status] if shown else texts)
+        self.statuses.insert(k, status)
+        self.leaves.insert(k, leaf)
+        self.lines.insert(k, None)
+
+    def encoded(self) -> list[str]:
+        """Every row's line, those of the rows made again (or all, the status column changed)
+        encoded."""
+        rows = zip(self.lines, self.values, self.cells, self.statuses, self.leaves, strict=True)
+        return [
+            line if line is not None else row_line(values, cells, status, leaf)
+            for line, values, cells, status, leaf in rows
+        ]
 
 
-def _lines(kept: TableData, places: Places, texts: list[str], sort: list[str]) -> list[_Line]:
-    positions = places.positions
-    sorts = places.sorts if sort else [()] * len(positions)
-    columns = (kept.values, kept.cells, kept.statuses, kept.leaves, texts)
-    return list(zip(positions, sorts, *columns, strict=True))
-
-
-def _row_lines(data: TableData, lines: list[_Line], same_columns: bool) -> list[str]:
-    """The rows' lines: a kept row's as kept where the table's columns are the same."""
-    rows = zip(lines, data.values, data.cells, data.statuses, data.leaves, strict=True)
-    return [
-        line[6] if same_columns and line[6] is not None else row_line(values, cells, status, leaf)
-        for line, values, cells, status, leaf in rows
-    ]
-
-
-def _split(lines: list[_Line], gone: set[int]) -> tuple[list[_Line], list[_Line]]:
-    """The lines that stay, and those made again (in position order)."""
-    removed = sorted((line for line in lines if line[0] in gone), key=lambda line: line[0])
-    if not removed:
-        return lines, removed
-    return [line for line in lines if line[0] not in gone], removed
-
-
-def _fresh(
-    new: dict[int, Entry | None], hidden: dict[int, tuple[tuple[object, ...], str]]
-) -> list[_Line]:
+def _fresh(new: dict[int, Entry | None], hidden: Hidden) -> list[_Line]:
     """The lines of the new entries that have some column of the table; the others join
     `hidden`."""
     fresh: list[_Line] = []
@@ -212,50 +264,21 @@ def _fresh(
             continue
         sort, vals, texts, status, leaf, present = entry
         if present:
-            fresh.append((position, tuple(sort), vals, texts, status, leaf, None))
+            fresh.append((position, tuple(sort), vals, texts, status, leaf))
         else:
             hidden[position] = (tuple(sort), status)
     return fresh
 
 
-def _some_not_done(
-    lines: list[_Line], fresh: list[_Line], hidden: dict[int, tuple[tuple[object, ...], str]]
+def _plainly_sorted(
+    width: int, sorts: list[tuple[object, ...]], fresh: list[_Line], hidden: Hidden
 ) -> bool:
+    """Whether every entry's sort values are plainly ordered (report.table.plainly_ordered)."""
+    every = itertools.chain(sorts, (line[1] for line in fresh), (s for s, _st in hidden.values()))
+    return plainly_ordered(list(every), width)
+
+
+def _some_not_done(statuses: list[str], fresh: list[_Line], hidden: Hidden) -> bool:
     """Whether some entry is not done: the table shows a status column (report.table.assemble)."""
-    statuses = itertools.chain(
-        (line[4] for line in itertools.chain(lines, fresh)), (st for _s, st in hidden.values())
-    )
-    return bool(set(statuses) - {"done"})
-
-
-def _place_key(table: Table) -> Callable[[_Line], Any]:
-    """Where a line goes: by its sort values, rows of equal ones in row order (the assembly's
-    stable sort of the entries in row order); a table without sort in row order."""
-    if table.sort:
-        return lambda line: (line[1], line[0])
-    return lambda line: line[0]
-
-
-def _data(table: Table, keys: list[Key], lines: list[_Line], added: bool, shown: bool) -> TableData:
-    """The table of the lines, a status column added when `shown` (the kept lines hold one where
-    the kept table showed it: `added`)."""
-    data = TableData(
-        table.name, table.style, table.separator, table.transpose, list(keys), [], [], [], []
-    )
-    if shown:
-        data.keys.append(Key(STATUS, None, "", 0))
-    width = len(keys)
-    for _position, _sort, vals, texts, status, leaf, _line in lines:
-        if shown and len(vals) == width:  # a kept line of a table without it, or a new one
-            vals, texts = [*vals, status], [*texts, status]
-        elif not shown and added and len(vals) > width:
-            vals, texts = vals[:width], texts[:width]
-        data.values.append(vals)
-        data.cells.append(texts)
-        data.statuses.append(status)
-        data.leaves.append(leaf)
-    return data
-
-
-def _without_status(vals: list[object], added: bool) -> list[object]:
-    return vals[:-1] if added else vals
+    others = itertools.chain((line[4] for line in fresh), (st for _s, st in hidden.values()))
+    return bool((set(statuses) | set(others)) - {"done"})
