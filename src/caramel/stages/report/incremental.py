@@ -1,18 +1,19 @@
 """Tables made again row by row: after a few logs changed, only the rows that read them.
 
-`bench result` keeps, besides its finished tables, what each row gave each table (its entry: sort
-values, typed values, cells, status, leaf; report.table.row_entry), the workpackages each row
-depends on (its chain and the members of the result groups along it), a digest of every result
-group's file signature and every workpackage's state. The next call compares: a row is made again
-when one of the workpackages it depends on changed state or belongs to a result group whose files
-changed; only the result groups of those rows are read from the analysis cache (or analysed); the
-other rows keep their entries. Each table is then sorted and assembled from all entries exactly as
-a full call assembles them, so the output is the same byte for byte
-(tests/stages/report/test_incremental.py compares with --reanalyse).
+`bench result` keeps, besides its finished tables (report.results), what their rows were made from:
+each row's leaf (its analyser and result group) and the workpackages it depends on (its chain and
+the members of the result groups along it), a digest of every result group's file signature, every
+workpackage's state and reason, and for each table where its rows came from (report.patch.Places).
+The next call compares: a row is made again when one of the workpackages it depends on changed
+state or belongs to a result group whose files changed; only the result groups of those rows are
+read from the analysis cache (or analysed). The finished tables the kept rows made are then patched
+(report.patch): those rows taken out, their new entries put where a full assembly puts them, so the
+output is the same byte for byte (tests/stages/report/test_incremental.py compares with a full
+call). A table no patch makes exactly is made whole, every row from the cache.
 
-The record is JSON (`rows` of analyse.db), each table's entries as columns (report.entrycolumns),
-keyed by the shape of the run (definitions, workpackages and result groups, `--only`); one that
-does not decode or does not fit is a miss: a full call.
+The record is JSON (`rows` of analyse.db), keyed by the shape of the run (report.keys: definitions,
+workpackages and result groups, `--only`); one that does not decode or does not fit, or whose
+finished tables are no longer kept, is a miss: a full call.
 """
 
 from __future__ import annotations
