@@ -315,7 +315,8 @@ def _tables(
             order: list[int] = []
             data = assemble(table, keys, [e for e in entries if e is not None], order=order)
             made.tables.append((result, table, data))
-            made.places.append(places_of(entries, order, len(table.sort)))
+            given = {position: entry for position, entry in enumerate(entries) if entry is not None}
+            made.places.append(places_of(given, order, len(table.sort)))
             made.deltas.append(None)
             made.lines.append(None)
     return made

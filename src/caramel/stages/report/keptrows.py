@@ -64,7 +64,11 @@ def read_rows(text: str, count: int) -> list[tuple[TableData, list[str]]]:
     out = []
     at = 0
     for _table in range(count):
+        if at >= len(lines):
+            raise ValueError("kept rows of fewer tables")
         header = bounded.loads(lines[at], "a kept table")
+        if type(header) is not list or len(header) != 9:
+            raise ValueError("a kept table's header of another shape")
         rows = int(header[-1])
         mine = lines[at + 1 : at + 1 + rows]
         if rows < 0 or len(mine) != rows:

@@ -22,7 +22,7 @@ from typing import Any
 
 from caramel.stages.report.dataset import STATUS
 from caramel.stages.report.keptrows import row_line
-from caramel.stages.report.table import Entry, Key, TableData, plainly_ordered
+from caramel.stages.report.table import Entry, Key, TableData, assemble, plainly_ordered
 from caramel.stages.spec.model import Table
 
 # the entries in no table row, by position: their sort values and status
@@ -98,12 +98,11 @@ def _fits(places: Places, rows: int, sorts: int) -> bool:
     return all(len(sort) == sorts for sort, _status in places.hidden.values())
 
 
-def places_of(entries: list[Entry | None], order: list[int], sorts: int) -> Places:
-    """The places of a table assembled from `entries` (one per row of the result, None: left out
-    by the table's filter); `order`: the table's rows as indices into the entries given to the
-    assembly (those not None), in table order (report.table.assemble's `order`); `sorts`: the
-    table's sort keys."""
-    given = {position: entry for position, entry in enumerate(entries) if entry is not None}
+def places_of(given: dict[int, Entry], order: list[int], sorts: int) -> Places:
+    """The places of a table assembled from the entries `given` (by their position among the
+    result's rows, in row order; the rows its filter left out not given); `order`: the table's rows
+    as indices into the entries given, in table order (report.table.assemble's `order`); `sorts`:
+    the table's sort keys."""
     numbered = list(given)
     positions = [numbered[k] for k in order]
     shown = set(positions)
@@ -123,22 +122,28 @@ def patch(
     keys: list[Key],
     kept: tuple[TableData, Places, list[str]],
     new: dict[int, Entry | None],
-) -> tuple[TableData, Places, Delta, list[str]] | None:
+) -> tuple[TableData, Places, Delta, list[str] | None] | None:
     """The kept table (with its places and its rows' lines: report.keptrows) with the rows at the
     positions of `new` made again (their new entries; None: left out by the filter): the table, its
-    places, how it changed and its rows' lines; None where no patch is exact. The kept rows stay
-    where they are in the table's lists: the rows made again are taken out and put in (list
-    operations in C), no kept row is touched unless the status column comes or goes."""
+    places, how it changed and its rows' lines (None: to be encoded); None where the kept table
+    cannot give every entry (a column named status shows the status in place of its values). The
+    kept rows stay where they are in the table's lists: the rows made again are taken out and put
+    in (list operations in C), no kept row is touched unless the status column comes or goes. Sort
+    values that are not plainly ordered (no total order: a row's place depends on all the others)
+    have the table assembled again from every entry, as a full call assembles it."""
     kept_data, places, kept_lines = kept
     if not _patchable(table, len(keys), kept):
         return None
     added = len(kept_data.keys) == len(keys) + 1  # the status column the kept table showed
     rows = _Rows.of(kept_data, places, kept_lines, bool(table.sort))
-    before = rows.take_out(set(new), len(keys) if added else None)
+    width = len(keys) if added else None
+    before = rows.take_out(set(new), width)
     hidden = {p: found for p, found in places.hidden.items() if p not in new}
     fresh = _fresh(new, hidden)
-    if table.sort and not _plainly_sorted(len(table.sort), rows.sorts, fresh, hidden):
-        return None
+    if table.sort and not (
+        places.ordered and _plainly_sorted(len(table.sort), rows.sorts, fresh, hidden)
+    ):
+        return _assembled_again(table, keys, rows.entries(width), fresh, hidden, before)
     shown = table.output == "table" and _some_not_done(rows.statuses, fresh, hidden)
     rows.show_status(added, shown, len(keys))
     for line in fresh:
@@ -159,17 +164,39 @@ def patch(
 
 
 def _patchable(table: Table, width: int, kept: tuple[TableData, Places, list[str]]) -> bool:
-    """Whether the kept table can be patched: no column named status, the kept table of this
-    table's columns (the status column added or not), in sorted order, with its rows' places and
-    lines."""
+    """Whether the kept table gives every entry: no column named status, the kept table of this
+    table's columns (the status column added or not), with its rows' places and lines."""
     data, places, lines = kept
     rows = len(data.values)
     return (
         STATUS not in (c.name for c in table.columns)
         and len(data.keys) in (width, width + 1)
         and len(places.positions) == rows == len(lines)
-        and places.ordered
     )
+
+
+def _assembled_again(
+    table: Table,
+    keys: list[Key],
+    given: dict[int, Entry],
+    fresh: list[_Line],
+    hidden: Hidden,
+    before: list[tuple[list[object], str]],
+) -> tuple[TableData, Places, Delta, None]:
+    """The table assembled from every entry: the kept rows' (`given`), the rows made again
+    (`fresh`) and those in no table row (`hidden`: only their sort values and status count), in
+    row order, as a full call assembles them."""
+    for position, (sort, status) in hidden.items():
+        given[position] = [list(sort), [], [], status, 0, False]
+    for position, sort, vals, texts, status, leaf in fresh:
+        given[position] = [list(sort), vals, texts, status, leaf, True]
+    given = dict(sorted(given.items()))
+    made_again = {line[0] for line in fresh}
+    rebuilt = {k for k, position in enumerate(given) if position in made_again}
+    order: list[int] = []
+    after: list[int] = []
+    data = assemble(table, keys, list(given.values()), None, rebuilt, after, order)
+    return data, places_of(given, order, len(table.sort)), Delta(before, after), None
 
 
 @dataclass
@@ -243,6 +270,18 @@ class _Rows:
         self.statuses.insert(k, status)
         self.leaves.insert(k, leaf)
         self.lines.insert(k, None)
+
+    def entries(self, width: int | None) -> dict[int, Entry]:
+        """The rows' entries by position (report.table.row_entry's), the status column the
+        table showed (`width`: its columns) left out."""
+        sorts = self.sorts if self.sorts else [()] * len(self.positions)
+        rows = zip(
+            self.positions, sorts, self.values, self.cells, self.statuses, self.leaves, strict=True
+        )
+        return {
+            position: [list(sort), vals[:width], texts[:width], status, leaf, True]
+            for position, sort, vals, texts, status, leaf in rows
+        }
 
     def encoded(self) -> list[str]:
         """Every row's line, those of the rows made again (or all, the status column changed)

@@ -298,7 +298,7 @@ class _KeptRows:
         if self.tables is None:
             try:
                 self.tables = read_rows(self.text, self.count)
-            except (ValueError, TypeError, IndexError) as exc:
+            except (ValueError, TypeError) as exc:
                 raise AnalyseError(
                     f"the tables kept in {self.where or 'the analysis cache'} do not decode: {exc}",
                     hint="bench result --reanalyse makes them again",
