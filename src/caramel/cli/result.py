@@ -29,7 +29,7 @@ from caramel.stages.report.styles import STYLES, Style
 if TYPE_CHECKING:  # the tables' modules are imported by the command, not by `bench --help`
     from caramel.stages.analyse.inputs import AnalysisInput
     from caramel.stages.report.results import Produced
-    from caramel.stages.report.table import Made, TableData
+    from caramel.stages.report.table import Made, Shown, TableData
 
 
 @dataclass(frozen=True)
@@ -234,19 +234,20 @@ def _add_to_history(
     before: tuple[tuple[int, int], set[str]] | None,
 ) -> None:
     """The run added to the history, unless --no-history or -o NAME (some tables only) say not;
-    the run folder must not have changed since its tables were made."""
+    the run folder must not have changed since `before`, taken before its tables were made
+    (history.record checks it where figures are written)."""
     if options.no_history or options.only:
         return
-    from caramel.consumers.history.record import add_quietly, check_still_there
+    from caramel.consumers.history.record import add_quietly
     from caramel.stages.report.results import history_change, history_tables
 
-    check_still_there(run_dir, before)
     add_quietly(
         options.history,
         inp,
         lambda: history_tables(inp, produced.made),
         produced.from_cache,
         history_change(inp, produced),
+        before,
     )
 
 
@@ -279,9 +280,8 @@ def _produce(inp: AnalysisInput, options: ResultOptions) -> Produced:
 def _columns(options: ResultOptions, item: Made) -> Made:
     """`item` with the columns --select and --exclude keep (JUBE's, in the printed table and its
     result file; the history keeps every column)."""
-    import dataclasses
-
     from caramel.stages.report.columns import select_columns
+    from caramel.stages.report.table import Made
 
     if options.select is None and options.exclude is None:
         return item
@@ -292,7 +292,7 @@ def _columns(options: ResultOptions, item: Made) -> Made:
     )
     for line in warnings:
         print(f"warning: {line}", file=sys.stderr)
-    return dataclasses.replace(item, data=data)
+    return Made(item.result, item.table, data)
 
 
 def _is_terminal(out: TextIO) -> bool:
@@ -355,24 +355,27 @@ class _Tables:
         """The table in its style (its result file's text), kept for what is shown."""
         from caramel.stages.report.table import render, table_dict
 
-        style = self.options.style or item.data.style
+        style = self.options.style or item.style
         if style == "json":
             self.documents.append(table_dict(item.data))
             return json.dumps(table_dict(item.data), indent=1) + "\n"
-        text = render(item.data, style)
+        # a table shown in its own style as it showed when made (an unchanged run's: rows unread)
+        kept = item.shown if item.shown is not None and item.shown.style == style else None
+        text = kept.text if kept is not None else render(item.data, style)
         self.chunks.append(_for_people(item.data) if self.people else text)
         if style in ("csv", "aligned"):
-            self._note_separated(item)
+            self._note_separated(item, kept)
         return text
 
-    def _note_separated(self, item: Made) -> None:
+    def _note_separated(self, item: Made, kept: Shown | None) -> None:
         """A csv or aligned table's caption as a note (a person's table shows it), and a warning
-        for cells holding the separator."""
+        for cells holding the separator (as `kept` says, where the table shows as kept)."""
         from caramel.stages.report.table import clashes
 
-        if item.data.caption and not self.people:
-            print(f"note: table '{item.table.name}': {item.data.caption}", file=sys.stderr)
-        bad = clashes(item.data)
+        caption = kept.caption if kept is not None else item.data.caption
+        if caption and not self.people:
+            print(f"note: table '{item.table.name}': {caption}", file=sys.stderr)
+        bad = kept.clashes if kept is not None else clashes(item.data)
         if bad:
             print(
                 f"warning: table '{item.table.name}': cells of {', '.join(bad)} "

@@ -17,9 +17,9 @@ and predict read it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
-import statistics
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -160,6 +160,8 @@ class Metric:
     @property
     def sd(self) -> float:
         """The sample standard deviation (ddof 1); NaN with one sample: no spread to judge by."""
+        import statistics  # here: most commands read no sd
+
         return statistics.stdev(self.samples) if len(self.samples) > 1 else math.nan
 
     @property
@@ -303,7 +305,7 @@ def collect(
     (report.results.history_tables). `configs`: only these tables (by index) and configurations.
     `failed`: with one Metric of no samples per table and configuration of a failed row, named
     FAILED_ROW, holding the row's reason (what the history records; no figure)."""
-    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.analyse.inputs import uses_performance_lines
 
     kinds = ("done", FAILED) if failed else ("done",)
     collecting = _Collecting(
@@ -336,7 +338,11 @@ class _Collecting:
         layout = _layout(item, self.params, self.patterns, self.lines)
         table = item.table.name
         leaves: Sequence[int | None] = item.data.leaves or [None] * len(item.data.values)
-        for values, status, leaf in zip(item.data.values, item.data.statuses, leaves, strict=True):
+        rows: Iterable[tuple[Sequence[object], str, int | None]]
+        rows = zip(item.data.values, item.data.statuses, leaves, strict=True)
+        if wanted is not None:
+            rows = _maybe_wanted(layout, item.data.values, rows, wanted)
+        for values, status, leaf in rows:
             config = self._config(layout, values, status, wanted)
             if config is None:
                 continue
@@ -395,6 +401,31 @@ class _Collecting:
                     table, row, layout.labels[i], unit, way.value
                 )
             entry.samples.append(number)
+
+
+def _maybe_wanted(
+    layout: _Layout,
+    values: Sequence[Sequence[object]],
+    rows: Iterable[tuple[Sequence[object], str, int | None]],
+    wanted: set[Configuration],
+) -> Iterator[tuple[Sequence[object], str, int | None]]:
+    """The rows whose configuration's texts are those of a wanted configuration (`_config` checks
+    each whole), found a column at a time: after one log of 10,000 changed, a row or two are
+    wanted of 10,000."""
+    shown: dict[str, int] = {}  # as dict(config): labels in first place, a label's last column
+    for i in layout.param_cols:
+        shown[layout.labels[i]] = i
+    if not shown:  # no configuration columns: every row's configuration is the same
+        return iter(rows)
+    labels = tuple(shown)
+    texts = {
+        tuple(text for _label, text in config)
+        for config in wanted
+        if tuple(label for label, _text in config) == labels
+    }
+    columns = [map(str, map(operator.itemgetter(i), values)) for i in shown.values()]
+    found = (text in texts for text in zip(*columns, strict=True))
+    return itertools.compress(rows, found)
 
 
 def row_reason(inp: AnalysisInput, leaf: int | None, status: str) -> str:
@@ -546,7 +577,7 @@ def non_figures(inp: AnalysisInput, made: Sequence[MadeTable]) -> dict[str, str]
     TABLE/NAME), with why not and how to make it one: what a targets file naming it is told."""
     params = inp.param_names()
     patterns = _patterns(inp)
-    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.analyse.inputs import uses_performance_lines
 
     lines = uses_performance_lines(inp)
     out: dict[str, str] = {}
@@ -630,7 +661,7 @@ def changed_configurations(
     """The configurations (as `collect` names them, per table index) of the rows made again, before
     and after (report.incremental.Delta); None when a table's change is not known row by row."""
     params = inp.param_names()
-    from caramel.stages.analyse.performance import uses_performance_lines
+    from caramel.stages.analyse.inputs import uses_performance_lines
 
     lines = uses_performance_lines(inp)
     if not _known_row_by_row(made, deltas):

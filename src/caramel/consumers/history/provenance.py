@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from typing import TYPE_CHECKING
 
 from caramel import __version__
@@ -20,6 +19,8 @@ IMAGE_PARAMS = ("singularity_file", "apptainer_image", "container_image", "image
 
 
 def _git_commit(folder: str) -> str:
+    import subprocess  # here: `bench result` on an unchanged run probes nothing
+
     try:
         done = subprocess.run(
             ["git", "-C", folder, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10

@@ -36,6 +36,7 @@ def add_run(
     tables: Callable[[], Sequence[MadeTable]],
     quiet_if_known: bool = False,
     change: TablesChange | None = None,
+    before: RunSnapshot | None = None,
 ) -> str:
     """Add the run of `inp` (its provenance and metrics) unless it is there; returns its key.
     `tables`: makes the tables the figures come from (report.results.history_tables), called only
@@ -43,12 +44,20 @@ def add_run(
     left as is. A run already there keeps the figures that did not change. `change`: (the tables'
     key, the key of the tables they were made again from, the rows made again:
     report.results.history_change): when the history's figures were made from that earlier table,
-    only the configurations of those rows are made again."""
+    only the configurations of those rows are made again. `before`: the run folder as
+    run_snapshot saw it before the tables were read (taken here when not given): the run must not
+    have changed since when figures are written."""
     key, base, deltas = change or ("", None, None)
-    known = history.run(run_key(inp.run_dir))
+    try:
+        known = history.run(run_key(inp.run_dir))
+    except Exception:
+        if before is not None:  # a run removed while its tables were made: said as such
+            check_still_there(inp.run_dir, before)
+        raise
     if quiet_if_known and known is not None and _made_now(history, known, change):
         return known.run_key
-    before = run_snapshot(inp.run_dir)
+    if before is None:
+        before = run_snapshot(inp.run_dir)
     record = run_record(inp.run_dir, known)
     made = tables()
     check_still_there(inp.run_dir, before)
@@ -89,6 +98,7 @@ def add_quietly(
     tables: Callable[[], Sequence[MadeTable]],
     unchanged: bool,
     change: TablesChange | None = None,
+    before: RunSnapshot | None = None,
 ) -> None:
     """`bench result`'s part: a history that cannot be written is a warning, never a failed result.
     A history server that cannot be reached (or refuses) gets the run kept in the spool
@@ -97,11 +107,13 @@ def add_quietly(
     written: list[tuple[RunRecord, list[MetricRow]]] = []
     try:
         with History.open(target) as history:
-            add_run(history, inp, tables, quiet_if_known=unchanged, change=change)
+            add_run(history, inp, tables, quiet_if_known=unchanged, change=change, before=before)
             written = history.written
         _remind(target)
+    except RunChanged:
+        raise  # the tables shown are of a half-read run: an error, not a history's warning
     except HistoryUnavailable as exc:
-        written = _spool(target, inp, tables, exc)
+        written = _spool(target, inp, tables, exc, before)
     except Exception as exc:  # noqa: BLE001 - the tables were printed; the history is a bonus
         print(
             f"warning: the run was not added to the history ({redact.url(target)}): {exc}",
@@ -111,12 +123,16 @@ def add_quietly(
 
 
 def _spool(
-    target: str, inp: AnalysisInput, tables: Callable[[], Sequence[MadeTable]], why: Exception
+    target: str,
+    inp: AnalysisInput,
+    tables: Callable[[], Sequence[MadeTable]],
+    why: Exception,
+    before: RunSnapshot | None,
 ) -> list[tuple[RunRecord, list[MetricRow]]]:
     from caramel.consumers.history.spool import keep
 
     try:
-        where, spooled = keep(target, lambda h: add_run(h, inp, tables))
+        where, spooled = keep(target, lambda h: add_run(h, inp, tables, before=before))
     except Exception as exc:  # noqa: BLE001 - nowhere to keep it: say so (the run has it all)
         print(
             f"warning: the run was not added to the history: {why}\n"
@@ -176,13 +192,17 @@ def run_snapshot(run_dir: str) -> RunSnapshot | None:
         return None
 
 
+class RunChanged(RunError):
+    """The run was removed or replaced while bench result read it (check_still_there)."""
+
+
 def check_still_there(run_dir: str, before: RunSnapshot | None) -> None:
     """A run removed (bench remove, rm -r) or replaced while it was read gave figures of a half-read
     run: they must not go to the history, where they would stay for ever. A folder the run made
     meanwhile is no change; one that went (a workpackage removed) is."""
     what = _what_changed(before, run_snapshot(run_dir))
     if what:
-        raise RunError(
+        raise RunChanged(
             f"the run {run_dir} changed while bench result read it ({what}): its figures are of a "
             "half-read run, so nothing was added to the history",
             hint=(

@@ -92,6 +92,14 @@ def default_path() -> str:
     return current().history
 
 
+# up to this many series are looked up one by one (History._series_ids)
+FEW_SERIES = 64
+_ONE_SERIES = (
+    "SELECT id FROM series WHERE benchmark = ? AND system = ? AND tbl = ? AND config = ? AND "
+    "name = ? AND unit = ? AND direction = ?"
+)
+
+
 class History:
     """A history on either engine (history.engine): an SQLite file or a PostgreSQL URL."""
 
@@ -210,18 +218,29 @@ class History:
         """The ids of the series of the run's benchmark and system, those of `rows` not stored yet
         added."""
         owner = (run.benchmark or "", run.system or "")
-        ids = self._series_ids(owner)
-        missing = dict.fromkeys(row[1:6] for row in rows if row[1:6] not in ids)
+        wanted: list[SeriesNames] = list(dict.fromkeys(row[1:6] for row in rows))
+        ids = self._series_ids(owner, wanted)
+        missing = [names for names in wanted if names not in ids]
         if not missing:
             return ids
         self.db.executemany(
             upsert("series", SERIES_COLUMNS, SERIES_COLUMNS, False),
             [(*owner, *names) for names in missing],
         )
-        return self._series_ids(owner)
+        return self._series_ids(owner, wanted)
 
-    def _series_ids(self, owner: tuple[str, str]) -> dict[SeriesNames, int]:
-        """The ids of the series of a (benchmark, system), by their other five columns."""
+    def _series_ids(
+        self, owner: tuple[str, str], wanted: list[SeriesNames]
+    ) -> dict[SeriesNames, int]:
+        """The ids of the `wanted` series of a (benchmark, system) that are stored, by their other
+        five columns (more of them may come): a few looked up one by one in the unique index (a
+        run's figures of a changed row), many by reading all the owner's at once."""
+        if len(wanted) <= FEW_SERIES:
+            found = (
+                (names, self.db.execute(_ONE_SERIES, (*owner, *names)).fetchone())
+                for names in wanted
+            )
+            return {names: row[0] for names, row in found if row}
         return {
             tuple(names): series_id
             for series_id, *names in self.db.execute(

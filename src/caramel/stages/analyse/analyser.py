@@ -302,8 +302,8 @@ def _signature(
             parts.append(f"{wp.id} -")
             found.append(None)
             continue
-        base = _base_dir(inp, wp, work_dir) + os.sep
-        found.append(tuple(_regular_files(spec, wp, base, parts) for spec in specs))
+        base = (_base_dir(inp, wp, work_dir) if work_dir else wp.work_dir) + os.sep
+        found.append(tuple([_regular_files(spec, wp, base, parts) for spec in specs]))
     return "\n".join(parts), tuple(found)
 
 
@@ -324,6 +324,19 @@ def _regular_files(spec: _Spec, wp: WPRecord, base: str, parts: list[str]) -> tu
     added to the signature's `parts` with its size, mtime, inode and ctime; none found: the spec's
     path marked missing. One stat a file, no helper call between: the stat pass is what an
     unchanged run of 10,000 workpackages costs."""
+    if spec.literal:  # one path: no list of candidates made
+        path = spec.file.path if spec.absolute else base + spec.file.path
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISREG(st.st_mode):
+            parts.append(
+                f"{wp.id} {st.st_size} {st.st_mtime_ns} {st.st_ino} {st.st_ctime_ns} {path}"
+            )
+            return (path,)
+        parts.append(f"{wp.id} -1 {spec.file.path}")
+        return ()
     found = []
     for path in _candidates(spec, wp, base):
         try:

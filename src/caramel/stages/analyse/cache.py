@@ -10,7 +10,8 @@ the analyser's definition (`config`) differs. Every JSON read back is bounded (s
 
 Table `tables`: the finished tables of the last calls (JSON made by report.results), keyed by
 everything they depend on (definitions, every group's signature, every workpackage's state), so a
-call on an unchanged run costs only the stats of its files.
+call on an unchanged run costs only the stats of its files; their rows in a column of their own
+(`rows`), read only where needed (an unchanged run's tables are shown as they were kept).
 
 Table `rows`: what each row of those tables was made from (report.incremental), keyed by the
 definitions and the run's shape only, so a call after a few logs changed makes again only the rows
@@ -44,14 +45,16 @@ if TYPE_CHECKING:
 
 G = TypeVar("G")  # the Group class decode_group makes
 
-# 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`)
-SCHEMA_VERSION = 3
+# 2: JSON values (1 held sealed pickles: never read again); 3: the rows of the last tables (`rows`);
+# 4: the finished tables' rows apart (`tables.rows`), the rows kept with their tables' places
+SCHEMA_VERSION = 4
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);"
     "CREATE TABLE IF NOT EXISTS analysis (analyser TEXT NOT NULL, root INTEGER NOT NULL, "
     "config TEXT NOT NULL, "
     "signature TEXT NOT NULL, data TEXT NOT NULL, PRIMARY KEY (analyser, root));"
-    "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT);"
+    "CREATE TABLE IF NOT EXISTS tables (key TEXT PRIMARY KEY, created REAL, data TEXT, "
+    "rows TEXT);"
     "CREATE TABLE IF NOT EXISTS rows (key TEXT PRIMARY KEY, created REAL, data TEXT)"
 )
 # WAL only where it is safe (state.sqlitefiles); errors are SQLite's: a cache that fails is not used
@@ -140,12 +143,21 @@ class AnalysisCache:
             with contextlib.suppress(sqlite3.Error):
                 self.db.execute("ROLLBACK")
 
-    def load_tables(self, key: str) -> str | None:
-        """The JSON of the finished tables made from exactly this state of the run, or None."""
-        return self._get("tables", key)
+    def load_tables(self, key: str) -> tuple[str, str] | None:
+        """The JSON of the finished tables made from exactly this state of the run and of their
+        rows, or None."""
+        if self.db is None:
+            return None
+        try:
+            row = self.db.execute("SELECT data, rows FROM tables WHERE key=?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None or not all(isinstance(text, str) for text in row):
+            return None
+        return row[0], row[1]
 
-    def store_tables(self, key: str, data: str) -> None:
-        self._put("tables", key, data)
+    def store_tables(self, key: str, data: str, rows: str) -> None:
+        self._put("tables", key, data, rows)
 
     def load_rows(self, key: str) -> str | None:
         """The JSON of the rows kept for tables of this shape (report.incremental), or None."""
@@ -163,12 +175,13 @@ class AnalysisCache:
             return None
         return row[0] if row and isinstance(row[0], str) else None
 
-    def _put(self, table: str, key: str, data: str) -> None:
+    def _put(self, table: str, key: str, *data: str) -> None:
         if self.db is None:
             return
         try:
             self.db.execute(
-                f"INSERT OR REPLACE INTO {table} VALUES (?,?,?)", (key, time.time(), data)
+                f"INSERT OR REPLACE INTO {table} VALUES (?,?{',?' * len(data)})",
+                (key, time.time(), *data),
             )
             self.db.execute(
                 f"DELETE FROM {table} WHERE key NOT IN (SELECT key FROM {table} ORDER BY created "

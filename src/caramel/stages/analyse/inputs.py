@@ -176,6 +176,17 @@ def from_plan(
 CACHE_NAME = layout.ANALYSIS_CACHE
 
 
+def uses_performance_lines(inp: AnalysisInput) -> bool:
+    """No pattern anywhere in the benchmark: its figures are its `performance:` lines (MAD's,
+    analyse.performance)."""
+    return not any(pset.patterns for pset in inp.benchmark.patternsets.values())
+
+
+def repeat_count(inp: AnalysisInput) -> int:
+    """N of `bench run --repeat N` (1: not repeated)."""
+    return max((step.repeats for step in inp.benchmark.steps.values()), default=1)
+
+
 def from_run(run_dir: str, benchmark: Benchmark | None = None) -> AnalysisInput:
     """An input from a run folder made by `bench run` (its state database is the truth);
     `benchmark`: the model to analyse with instead of the stored one (an update that could not be

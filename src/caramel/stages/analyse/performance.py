@@ -33,6 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from caramel.stages.analyse.inputs import AnalysisInput, WPRecord
+
+# kept here for its readers; it lives in inputs: `bench result` asks it without this module
+from caramel.stages.analyse.inputs import (
+    uses_performance_lines as uses_performance_lines,  # noqa: PLC0414
+)
 from caramel.stages.spec.mad import ENV_FILE as MAD_ENV_FILE
 from caramel.stages.spec.mad import MODEL_DIR_PARAMETER
 from caramel.stages.spec.units import unreadable_units
@@ -109,11 +114,6 @@ class Collected:
     missing: dict[int, str]  # workpackage id -> why it has no figure (MAD's FAILURE)
     # CSV rows without a number, of the workpackages that have figures
     failed: list[FailedRow] = field(default_factory=list)
-
-
-def uses_performance_lines(inp: AnalysisInput) -> bool:
-    """No pattern anywhere in the benchmark: its figures are its `performance:` lines."""
-    return not any(pset.patterns for pset in inp.benchmark.patternsets.values())
 
 
 def follows_mad_convention(inp: AnalysisInput, found: Collected) -> bool:

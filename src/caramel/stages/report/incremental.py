@@ -1,18 +1,19 @@
 """Tables made again row by row: after a few logs changed, only the rows that read them.
 
-`bench result` keeps, besides its finished tables, what each row gave each table (its entry: sort
-values, typed values, cells, status, leaf; report.table.row_entry), the workpackages each row
-depends on (its chain and the members of the result groups along it), a digest of every result
-group's file signature and every workpackage's state. The next call compares: a row is made again
-when one of the workpackages it depends on changed state or belongs to a result group whose files
-changed; only the result groups of those rows are read from the analysis cache (or analysed); the
-other rows keep their entries. Each table is then sorted and assembled from all entries exactly as
-a full call assembles them, so the output is the same byte for byte
-(tests/stages/report/test_incremental.py compares with --reanalyse).
+`bench result` keeps, besides its finished tables (report.results), what their rows were made from:
+each row's leaf (its analyser and result group) and the workpackages it depends on (its chain and
+the members of the result groups along it), a digest of every result group's file signature, every
+workpackage's state and reason, and for each table where its rows came from (report.patch.Places).
+The next call compares: a row is made again when one of the workpackages it depends on changed
+state or belongs to a result group whose files changed; only the result groups of those rows are
+read from the analysis cache (or analysed). The finished tables the kept rows made are then patched
+(report.patch): those rows taken out, their new entries put where a full assembly puts them, so the
+output is the same byte for byte (tests/stages/report/test_incremental.py compares with a full
+call). A table no patch makes exactly is made whole, every row from the cache.
 
-The record is JSON (`rows` of analyse.db), each table's entries as columns (report.entrycolumns),
-keyed by the shape of the run (definitions, workpackages and result groups, `--only`); one that
-does not decode or does not fit is a miss: a full call.
+The record is JSON (`rows` of analyse.db), keyed by the shape of the run (report.keys: definitions,
+workpackages and result groups, `--only`); one that does not decode or does not fit, or whose
+finished tables are no longer kept, is a miss: a full call.
 """
 
 from __future__ import annotations
@@ -20,16 +21,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from caramel import __version__
 from caramel.stages.analyse.analyser import AnalyserResult, Group, Prepared, run
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
 from caramel.stages.analyse.inputs import AnalysisInput
 from caramel.stages.report.dataset import (
-    STATUS,
     Row,
     keep,
     make_row,
@@ -37,7 +37,7 @@ from caramel.stages.report.dataset import (
     row_leaves,
     units,
 )
-from caramel.stages.report.entrycolumns import Columns, from_columns, to_columns
+from caramel.stages.report.patch import Delta, Places, patch, places_of
 from caramel.stages.report.table import (
     Entry,
     Key,
@@ -52,15 +52,6 @@ from caramel.stages.state import bounded
 
 
 @dataclass
-class Delta:
-    """How one table changed since the kept one: the rows made again, before (typed values and
-    status of those that were in the table) and after (their places in the new table)."""
-
-    before: list[tuple[list[object], str]]
-    after: list[int]
-
-
-@dataclass
 class Built:
     tables: list[tuple[Result, Table, TableData]]
     for_notes: dict[
@@ -71,6 +62,7 @@ class Built:
     base_key: str | None  # the key of the tables the kept rows made (report.results._key)
     scanned: int
     reused: int
+    lines: list[list[str] | None]  # per table, its rows' lines where a patch kept them (keptrows)
 
 
 # per analyser, per result group's root: its warnings, [problems, dropped] as JSON keeps them
@@ -82,45 +74,14 @@ TableRows = list[tuple[Result, Table, TableData]]
 class _Kept:
     key: str
     digests: dict[str, list[str]]
-    states: list[list[str]]
+    states: list[str]  # each workpackage's state and reason (_Now.states)
     notes: Notes
     leaves: list[list[list[Any]]]  # per result: [analyser, root] of each row (JSON: a list)
     deps: list[list[list[int]]]  # per result, per row
-    columns: list[Columns]  # per table, its entries as the record keeps them (entrycolumns)
-    # per table, per row of its result (None: filtered out): the columns checked by _tables_fit
-    entries: list[list[Entry | None]] = field(default_factory=list)
+    places: list[Any]  # per table, its Places as the record keeps them
+    # per table, the table made with these rows (report.results keeps it under `key`), its places
+    tables: list[tuple[TableData, Places, list[str]]] = field(default_factory=list)
     changed: set[int] = field(default_factory=set)  # workpackages whose group or state changed
-
-
-def definitions(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> bytes:
-    """What every kept table or row depends on besides the files and states: caramel's version,
-    the run, the selected results, the analysers' configuration, the parameters' units and the
-    steps' sanity checks (a `performance:` table has no analyser to carry them)."""
-    sanity = [(name, step.sanity) for name, step in inp.benchmark.steps.items() if step.sanity]
-    return repr(
-        (
-            __version__,
-            inp.run_dir,
-            only,
-            inp.benchmark.results,
-            [p.config for p in prepared],
-            sorted(inp.param_units().items()),
-            sanity,
-        )
-    ).encode()
-
-
-def shape_key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -> str:
-    """What the kept rows' positions and meaning depend on (not the files nor the states)."""
-    digest = hashlib.sha1(definitions(inp, prepared, only))
-    for p in prepared:
-        digest.update(
-            repr((p.name, [[m.id for m in members] for members, _s, _r in p.plans])).encode()
-        )
-    digest.update(
-        repr([(wp.id, wp.step, wp.iteration, wp.parents) for wp in inp.workpackages]).encode()
-    )
-    return digest.hexdigest()
 
 
 def selected(inp: AnalysisInput, only: list[str] | None) -> list[tuple[Result, list[Table]]]:
@@ -155,14 +116,14 @@ class _Now:
     workpackage's state and reason, and each result group's members (per analyser, by root)."""
 
     digests: dict[str, list[str]]
-    states: list[list[str]]
+    states: list[str]  # "STATE REASON" (a state is one word): one text a workpackage, no list
     members: dict[str, dict[int, list[int]]]
 
 
 def _now(inp: AnalysisInput, prepared: list[Prepared]) -> _Now:
     return _Now(
         {p.name: [_digest(signature) for _m, signature, _r in p.plans] for p in prepared},
-        [[wp.state, wp.reason] for wp in inp.workpackages],
+        [f"{wp.state} {wp.reason}" for wp in inp.workpackages],
         {p.name: {m[0].id: [w.id for w in m] for m, _s, _r in p.plans} for p in prepared},
     )
 
@@ -243,6 +204,10 @@ def _update_notes(notes: Notes, analysed: dict[str, AnalyserResult]) -> None:
                 per.pop(str(root), None)
 
 
+# the tables kept under a key (report.results): the kept rows' tables are read only after a change
+KeptTables = Callable[[str], list[tuple[TableData, list[str]]] | None]
+
+
 def build(
     inp: AnalysisInput,
     only: list[str] | None,
@@ -250,19 +215,23 @@ def build(
     cache: AnalysisCache | None,
     kept_text: str | None,
     key: str = "",
+    kept_tables: KeptTables | None = None,
 ) -> Built:
-    """The selected tables: from the kept rows where they fit (`kept_text`), else all made. `key`:
-    the key of the tables made now, kept with the rows."""
+    """The selected tables: the kept ones patched where the kept rows fit (`kept_text`, and the
+    tables they made: `kept_tables`), else all made. `key`: the key of the tables made now, kept
+    with the rows."""
     now = _now(inp, prepared)
     results = selected(inp, only)
-    kept = _decode(kept_text, inp, prepared, results, now)
-    work = (
-        _everything(inp, prepared, cache, results, now.members)
-        if kept is None
-        else _changed_rows(prepared, cache, kept, now.members)
-    )
+    kept = _decode(kept_text, inp, prepared, results, now, kept_tables)
+    made = None
+    if kept is not None:
+        work = _changed_rows(prepared, cache, kept, now.members)
+        made = _patched(inp, results, work, now.members, kept)
+    if made is None:  # no kept rows, or a table no patch makes exactly: every row made
+        kept = None
+        work = _everything(inp, prepared, cache, results, now.members)
+        made = _tables(inp, results, work, now.members)
     _update_notes(work.notes, work.analysed)
-    tables, entries, deps, deltas = _tables(inp, results, work, now.members, kept)
     record = json.dumps(
         {
             "k": key,
@@ -270,20 +239,21 @@ def build(
             "s": now.states,
             "n": work.notes,
             "l": work.leaves,
-            "p": deps,
-            "t": _as_columns(entries, results),
+            "p": made.deps,
+            "w": [found.record() for found in made.places],
         },
         separators=(",", ":"),
     )
     scanned = sum(a.scanned for a in work.analysed.values())
     return Built(
-        tables,
+        made.tables,
         _note_results(prepared, work.notes),
         record,
-        None if kept is None else deltas,
+        None if kept is None else made.deltas,
         None if kept is None else kept.key,
         scanned,
         sum(len(p.plans) for p in prepared) - scanned,
+        made.lines,
     )
 
 
@@ -313,69 +283,80 @@ def _row_deps(
     return deps
 
 
+@dataclass
+class Assembled:
+    """The tables made, their places, each row's dependencies per result, how each table changed
+    (None: made whole) and its rows' lines where a patch kept them."""
+
+    tables: TableRows = field(default_factory=list)
+    places: list[Places] = field(default_factory=list)
+    deps: list[list[list[int]]] = field(default_factory=list)
+    deltas: list[Delta | None] = field(default_factory=list)
+    lines: list[list[str] | None] = field(default_factory=list)
+
+
 def _tables(
     inp: AnalysisInput,
     results: list[tuple[Result, list[Table]]],
     work: _Work,
     members: dict[str, dict[int, list[int]]],
-    kept: _Kept | None,
-) -> tuple[TableRows, list[list[Entry | None]], list[list[list[int]]], list[Delta | None]]:
-    """Every selected table, each row's entry per table, each row's dependencies per result, and
-    how each table changed."""
-    tables: TableRows = []
-    all_entries: list[list[Entry | None]] = []
-    all_deps: list[list[list[int]]] = []
-    deltas: list[Delta | None] = []
+) -> Assembled:
+    """Every selected table assembled from every row's entry."""
+    made = Assembled()
     for r, (result, selected_tables) in enumerate(results):
         remade = _remade(inp, work, r)
-        all_deps.append(_row_deps(kept, r, remade, members))
+        made.deps.append(_row_deps(None, r, remade, members))
         for table in selected_tables:
-            entries: list[Entry | None] = (
-                list(kept.entries[len(all_entries)]) if kept else [None] * len(remade.leaves)
-            )
-            made, delta = _table(inp, result, table, work.analysed, remade, entries)
-            all_entries.append(entries)
-            tables.append(made)
-            deltas.append(delta)
-    return tables, all_entries, all_deps, deltas
+            keys = _keys(inp, result, table, work.analysed)
+            formats = entry_formats(keys)
+            entries = [
+                _entry(inp, table, formats, work.analysed, remade, i) for i in remade.positions
+            ]
+            order: list[int] = []
+            data = assemble(table, keys, [e for e in entries if e is not None], order=order)
+            made.tables.append((result, table, data))
+            given = {position: entry for position, entry in enumerate(entries) if entry is not None}
+            made.places.append(places_of(given, order, len(table.sort)))
+            made.deltas.append(None)
+            made.lines.append(None)
+    return made
 
 
-def _table(
+def _patched(
     inp: AnalysisInput,
-    result: Result,
-    table: Table,
-    analysed: dict[str, AnalyserResult],
-    remade: _Remade,
-    entries: list[Entry | None],
-) -> tuple[tuple[Result, Table, TableData], Delta | None]:
-    """One table with the remade rows' entries put in `entries`, and how it changed (None: a table
-    with a status column, whose change is not known row by row)."""
+    results: list[tuple[Result, list[Table]]],
+    work: _Work,
+    members: dict[str, dict[int, list[int]]],
+    kept: _Kept,
+) -> Assembled | None:
+    """The kept tables with the rows made again patched in (report.patch); None where a table
+    cannot be patched exactly."""
+    made = Assembled()
+    for r, (result, selected_tables) in enumerate(results):
+        remade = _remade(inp, work, r)
+        made.deps.append(_row_deps(kept, r, remade, members))
+        for table in selected_tables:
+            keys = _keys(inp, result, table, work.analysed)
+            formats = entry_formats(keys)
+            new = {
+                i: _entry(inp, table, formats, work.analysed, remade, i) for i in remade.positions
+            }
+            patched = patch(table, keys, kept.tables[len(made.tables)], new)
+            if patched is None:
+                return None
+            data, places, delta, lines = patched
+            made.tables.append((result, table, data))
+            made.places.append(places)
+            made.deltas.append(delta)
+            made.lines.append(lines)
+    return made
+
+
+def _keys(
+    inp: AnalysisInput, result: Result, table: Table, analysed: dict[str, AnalyserResult]
+) -> list[Key]:
     names = [c.name for c in table.columns]
-    keys = table_keys(table, units(inp, analysed, result.uses, names))
-    formats = entry_formats(keys)
-    before = _before(entries, remade.positions)
-    for i in remade.positions:
-        entries[i] = _entry(inp, table, formats, analysed, remade, i)
-    data, after = _assembled(table, keys, entries, remade.positions)
-    return (result, table, data), None if STATUS in names else Delta(before, after)
-
-
-def _before(entries: list[Entry | None], positions: list[int]) -> list[tuple[list[object], str]]:
-    """The typed values and status of the rows to be made again that were in the table."""
-    kept = (entries[i] for i in positions)
-    return [(entry[1], entry[3]) for entry in kept if entry is not None and entry[5]]
-
-
-def _assembled(
-    table: Table, keys: list[Key], entries: list[Entry | None], positions: list[int]
-) -> tuple[TableData, list[int]]:
-    """The table from its rows' entries, and the places in it of the rows made again."""
-    remade_at = set(positions)
-    places = [i for i, entry in enumerate(entries) if entry is not None]
-    rebuilt = {k for k, i in enumerate(places) if i in remade_at}
-    after: list[int] = []
-    present = [entry for entry in entries if entry is not None]
-    return assemble(table, keys, present, None, rebuilt, after), after
+    return table_keys(table, units(inp, analysed, result.uses, names))
 
 
 def _entry(
@@ -435,18 +416,39 @@ def _decode(
     prepared: list[Prepared],
     results: list[tuple[Result, list[Table]]],
     now: _Now,
+    kept_tables: KeptTables | None,
 ) -> _Kept | None:
-    """The kept rows, checked against the run's shape; None (a miss) when they do not fit."""
-    if text is None:
+    """The kept rows and the tables they made, checked against the run's shape; None (a miss)
+    when they do not fit."""
+    if text is None or kept_tables is None:
         return None
     try:
         data = bounded.loads(text, "the kept rows", max_bytes=bounded.CACHE_BYTES)
         kept = _Kept(
-            str(data["k"]), data["d"], data["s"], data["n"], data["l"], data["p"], data["t"]
+            str(data["k"]), data["d"], data["s"], data["n"], data["l"], data["p"], data["w"]
         )
-        return kept if _fits_today(kept, inp, prepared, results, now) else None
+        if not _fits_today(kept, inp, prepared, results, now):
+            return None
     except (ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
+    return kept if _with_tables(kept, results, kept_tables(kept.key)) else None
+
+
+def _with_tables(
+    kept: _Kept,
+    results: list[tuple[Result, list[Table]]],
+    tables: list[tuple[TableData, list[str]]] | None,
+) -> bool:
+    """Whether the tables the kept rows made are there, with their places: then kept with them."""
+    chosen = [table for _result, selected_tables in results for table in selected_tables]
+    if tables is None or len(tables) < len(chosen) or len(kept.places) != len(chosen):
+        return False
+    for table, (data, lines), record in zip(chosen, tables, kept.places, strict=False):
+        places = Places.from_record(record, len(data.values), len(table.sort))
+        if places is None or data.name != table.name:
+            return False
+        kept.tables.append((data, places, lines))
+    return True
 
 
 def _fits_today(
@@ -464,14 +466,14 @@ def _fits_today(
         return False
     changed = zip(inp.workpackages, kept.states, now.states, strict=True)
     kept.changed.update(wp.id for wp, before, state in changed if before != state)
-    return _tables_fit(kept, results, now.digests)
+    return _rows_fit(kept, results, now.digests)
 
 
 def _shape_fits(
     kept: _Kept,
     results: list[tuple[Result, list[Table]]],
     digests: dict[str, list[str]],
-    states: list[list[str]],
+    states: list[str],
 ) -> bool:
     """Whether the kept rows are of today's analysers, workpackages and results."""
     return (
@@ -506,30 +508,13 @@ def _changed_members(prepared: Prepared, before: list[str], now: list[str]) -> s
     return {m.id for (members, _s, _r), old, new in plans if old != new for m in members}
 
 
-def _tables_fit(
+def _rows_fit(
     kept: _Kept, results: list[tuple[Result, list[Table]]], digests: dict[str, list[str]]
 ) -> bool:
-    """Whether the kept entries have the shape of today's results and tables."""
-    t = 0
-    for r, (_result, tables) in enumerate(results):
+    """Whether the kept rows are those of today's results: one leaf and dependencies a row, each
+    leaf of today's analysers."""
+    for r in range(len(results)):
         count = len(kept.leaves[r])
         if len(kept.deps[r]) != count or any(name not in digests for name, _root in kept.leaves[r]):
             return False
-        for table in tables:
-            entries = from_columns(kept.columns[t], count, len(table.columns), len(table.sort))
-            if entries is None:
-                return False
-            kept.entries.append(entries)
-            t += 1
-    return t == len(kept.columns)
-
-
-def _as_columns(
-    entries: list[list[Entry | None]], results: list[tuple[Result, list[Table]]]
-) -> list[Columns]:
-    """Each table's entries as columns (report.entrycolumns), for the record."""
-    tables = [table for _result, selected_tables in results for table in selected_tables]
-    return [
-        to_columns(rows, len(table.columns), len(table.sort))
-        for rows, table in zip(entries, tables, strict=True)
-    ]
+    return True

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TypeGuard
 
 from caramel.stages.analyse.estimators import Summary, summarise
-from caramel.stages.analyse.inputs import AnalysisInput
+from caramel.stages.analyse.inputs import AnalysisInput, repeat_count
 from caramel.stages.analyse.intervals import LEVEL, T_MEAN, mean_interval
 from caramel.stages.report.copies import SPREAD_LIMIT, load_flags
 from caramel.stages.report.dataset import STATUS, text_of
@@ -32,11 +32,6 @@ from caramel.stages.spec.estimator import DEFAULT
 COUNT = "n"
 CI_BOUNDS = ("ci_low", "ci_high")  # the columns of a figure's interval, after its `_sd`
 CI_CAPTION = f"ci: {100 * LEVEL:g} % {T_MEAN}"
-
-
-def repeat_count(inp: AnalysisInput) -> int:
-    """N of `bench run --repeat N` (1: not repeated)."""
-    return max((step.repeats for step in inp.benchmark.steps.values()), default=1)
 
 
 def repeat_means(inp: AnalysisInput, made: list[Made], unreduced: list[Made]) -> list[Made]:

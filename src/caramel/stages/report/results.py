@@ -10,23 +10,31 @@ second call reads only what changed.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import functools
 import hashlib
 import json
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from caramel.errors import did_you_mean
 from caramel.stages.analyse import AnalyserResult, AnalysisInput, analyse_all
 from caramel.stages.analyse.analyser import Prepared, prepare
 from caramel.stages.analyse.cache import AnalysisCache
 from caramel.stages.analyse.derived import Problem
-from caramel.stages.analyse.inputs import AnalyseError
-from caramel.stages.report.incremental import Built, Delta, build, definitions, shape_key
-from caramel.stages.report.table import Made, table_data_from_record, table_data_record
+from caramel.stages.analyse.inputs import AnalyseError, repeat_count, uses_performance_lines
+from caramel.stages.report.keptrows import read_rows, rows_text
+from caramel.stages.report.keys import definitions, shape_key
+from caramel.stages.report.table import Made, Shown, TableData, shown
 from caramel.stages.spec.model import Column, Pattern, Result, Table
 from caramel.stages.state import bounded
 from caramel.stages.state.codec import CodecError, decode, encode
 from caramel.vocabulary import STATISTICS
+
+if TYPE_CHECKING:  # the row by row modules are imported where tables are made, not when kept
+    from caramel.stages.report.incremental import Built
+    from caramel.stages.report.patch import Delta
 
 
 def table_names(inp: AnalysisInput) -> list[str]:
@@ -95,7 +103,7 @@ def produce(inp: AnalysisInput, only: list[str] | None = None, use_cache: bool =
     cache = AnalysisCache(inp.cache_path if use_cache else None)
     try:
         key = _key(inp, prepared, only)
-        kept = _kept_tables(cache.load_tables(key))
+        kept = _kept_tables(cache.load_tables(key), inp.cache_path or "")
         if kept is not None:
             made, notes = kept
             return Produced(made, notes, 0, sum(len(p.plans) for p in prepared), True, key)
@@ -113,24 +121,37 @@ def _made_now(
 ) -> Produced:
     """The tables made from the rows kept by the last call where they fit, else all made; kept in
     the cache, tables and rows, for the next call."""
-    from caramel.stages.report.repeats import repeat_count, repeat_means
+    from caramel.stages.report.incremental import build
 
     shape = shape_key(inp, prepared, only)
-    built = build(inp, only, prepared, cache, cache.load_rows(shape), key)
-    made = _with_performance(inp, only, built)
     repeated = repeat_count(inp) > 1
+    # the kept tables are the rows' own unless the repeats' means replaced them
+    kept = None if repeated else lambda old: _kept_data(cache.load_tables(old))
+    built = build(inp, only, prepared, cache, cache.load_rows(shape), key, kept)
+    made = _with_performance(inp, only, built)
     # `bench run --repeat N`: the mean of the repeats, not JUBE's first (report/repeats.py)
     if repeated:
+        from caramel.stages.report.repeats import repeat_means  # here: most runs have no repeats
+
         made = repeat_means(inp, made, history_tables(inp))
+    made = [_with_shown(item) for item in made]
     notes = (
         warnings(built.for_notes)
         + unknown_columns(inp, built.for_notes, made)
         + [note for item in made for note in item.data.notes]
     )
-    cache.store_tables(key, _tables_json(made, notes))
+    cache.store_tables(key, *_tables_json(made, notes, None if repeated else built.lines))
     cache.store_rows(shape, built.record)
     deltas = None if repeated else _deltas(built, len(made))
     return Produced(made, notes, built.scanned, built.reused, False, key, built.base_key, deltas)
+
+
+def _with_shown(item: Made) -> Made:
+    """A table with how it shows in its own style (kept with it: the next call on an unchanged run
+    shows it as kept)."""
+    if item.table.output != "table" or item.data.style == "json":  # json: shown from its rows
+        return item
+    return Made(item.result, item.table, item.data, shown(item.data))
 
 
 def _deltas(built: Built, tables: int) -> list[Delta | None] | None:
@@ -156,12 +177,13 @@ def _key(inp: AnalysisInput, prepared: list[Prepared], only: list[str] | None) -
 def _with_performance(inp: AnalysisInput, only: list[str] | None, built: Built) -> list[Made]:
     # the MAD-style modules are imported where tables are made: a call that finds nothing changed
     # (kept tables) or a benchmark of another style reads none of them
-    from caramel.stages.analyse.performance import uses_performance_lines
+    made = [Made(*table) for table in built.tables]
+    if not uses_performance_lines(inp):
+        return made
     from caramel.stages.report.performance import TABLE as PERFORMANCE_TABLE
     from caramel.stages.report.performance import performance_table
 
-    made = [Made(*table) for table in built.tables]
-    if uses_performance_lines(inp) and (only is None or PERFORMANCE_TABLE in only):
+    if only is None or PERFORMANCE_TABLE in only:
         table = performance_table(inp)
         if table is not None:  # a benchmark of no MAD style has none (JUBE: no <result>, no table)
             made.append(Made(*table))
@@ -200,29 +222,99 @@ def history_tables(inp: AnalysisInput, made: list[Made] | None = None) -> list[M
     return make_results(unreduced)
 
 
-def _tables_json(made: list[Made], notes: list[str]) -> str:
-    records = [[encode(m.result), encode(m.table), table_data_record(m.data)] for m in made]
-    return json.dumps([records, notes], separators=(",", ":"))
+def _tables_json(
+    made: list[Made], notes: list[str], lines: list[list[str] | None] | None = None
+) -> tuple[str, str]:
+    """The finished tables as JSON, and their rows (report.keptrows: read only where they are
+    needed, an unchanged run's tables are shown as kept, `shown`). `lines`: per table, its rows'
+    lines where known (a patched table's)."""
+    tables = [
+        [
+            encode(m.result),
+            encode(m.table),
+            None if m.shown is None else dataclasses.astuple(m.shown),
+        ]
+        for m in made
+    ]
+    known = (lines or []) + [None] * (len(made) - len(lines or []))
+    return (
+        json.dumps([tables, notes], separators=(",", ":")),
+        rows_text([m.data for m in made], known),
+    )
 
 
-def _kept_tables(text: str | None) -> tuple[list[Made], list[str]] | None:
-    """The tables `_tables_json` wrote; None (a miss) for anything else: they are made again."""
-    if text is None:
+def _kept_tables(
+    kept: tuple[str, str] | None, where: str = ""
+) -> tuple[list[Made], list[str]] | None:
+    """The tables `_tables_json` wrote, their rows read when first needed; None (a miss) for
+    anything else: they are made again. `where`: the cache, for the error of rows kept there that
+    do not decode."""
+    if kept is None:
         return None
     try:
-        items, notes = bounded.loads(text, "the kept tables", max_bytes=bounded.CACHE_BYTES)
+        items, notes = bounded.loads(kept[0], "the kept tables", max_bytes=bounded.CACHE_BYTES)
+        rows = _KeptRows(kept[1], where, len(items))
         made = [
             Made(
                 decode(Result, result, "result"),
                 decode(Table, table, "table"),
-                table_data_from_record(data),
+                shown=_kept_shown(kept_shown),
+                kept=functools.partial(rows.table, index),
             )
-            for result, table, data in items
+            for index, (result, table, kept_shown) in enumerate(items)
         ]
         if not all(isinstance(note, str) for note in notes):
             return None
         return made, notes
     except (ValueError, TypeError, CodecError):
+        return None
+
+
+def _kept_shown(kept: Any) -> Shown | None:
+    """How a kept table shows (`Shown` as JSON); ValueError where it is anything else."""
+    if kept is None:
+        return None
+    style, text, bad, caption = kept
+    if not all(isinstance(item, str) for item in (style, text, caption, *bad)):
+        raise ValueError("a kept table's text of another shape")
+    return Shown(style, text, list(bad), caption)
+
+
+@dataclass
+class _KeptRows:
+    """The rows of the kept tables, read when a table's are first needed: rows that do not decode
+    are an error that says how to make them again (the tables were shown already, or are about to
+    be)."""
+
+    text: str
+    where: str
+    count: int
+    tables: list[tuple[TableData, list[str]]] | None = None  # each with its rows' lines
+
+    def table(self, index: int) -> TableData:
+        return self.read()[index][0]
+
+    def read(self) -> list[tuple[TableData, list[str]]]:
+        if self.tables is None:
+            try:
+                self.tables = read_rows(self.text, self.count)
+            except (ValueError, TypeError) as exc:
+                raise AnalyseError(
+                    f"the tables kept in {self.where or 'the analysis cache'} do not decode: {exc}",
+                    hint="bench result --reanalyse makes them again",
+                ) from None
+        return self.tables
+
+
+def _kept_data(kept: tuple[str, str] | None) -> list[tuple[TableData, list[str]]] | None:
+    """The tables kept under a key, rows and all, each with its rows' lines (report.keptrows);
+    None where they do not decode."""
+    if kept is None:
+        return None
+    try:
+        items, _notes = bounded.loads(kept[0], "the kept tables", max_bytes=bounded.CACHE_BYTES)
+        return _KeptRows(kept[1], "", len(items)).read()
+    except (ValueError, TypeError, AnalyseError):
         return None
 
 
@@ -274,6 +366,8 @@ def make_results(
 ) -> list[Made]:
     """Every selected table made from every row (the analysed values may come from the cache)."""
     _check_only(inp, only)
+    from caramel.stages.report.incremental import build
+
     prepared = [prepare(inp, inp.benchmark.analysers[n]) for n in analyser_names(inp, only)]
     cache = AnalysisCache(inp.cache_path if use_cache else None)
     try:
