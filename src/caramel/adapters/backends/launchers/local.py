@@ -373,10 +373,13 @@ class JobsShell:
         """Job control on with the terminal, then the terminal hung up: its SIGHUP (to the
         shell, its session's leader) ignored, then back at its default for the jobs."""
         try:
-            self._send(f"trap '' HUP; set -m; echo >&{CHANNEL_FD}\n")
-            _read_line(self._channel, PROBE_SECONDS)
+            self._send(f"trap '' HUP; set -m; echo \"$-\" >&{CHANNEL_FD}\n")
+            flags = _read_line(self._channel, PROBE_SECONDS)
         finally:
             os.close(master)
+        if b"m" not in flags:  # never a shell whose scripts would share its group
+            self.kill()
+            raise OSError(f"{self.program} did not turn job control on")
         self._send("trap - HUP\n")
 
     def _send(self, text: str) -> None:
