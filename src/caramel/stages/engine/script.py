@@ -137,10 +137,12 @@ def _header(secret: str) -> str:
     return (
         f"__caramel_mark() {{ printf '{PREFIX} {secret} %s\\n' \"$*\" >&{CHANNEL_FD}; }}\n"
         # The script's own process (its group's id): a job of a long-lived shell (launchers.local)
-        # knows its own as BASHPID (bash) or from /proc/self (`read` runs in its own process:
-        # dash), a shell of its own as $$ too.
+        # knows its own as BASHPID (bash) or as the folder /proc/self is to it (dash: `cd -P`, a
+        # builtin, resolves the link in the job's own process, and the job goes back at once;
+        # `read` of /proc/self/stat takes a system call per byte), a shell of its own as $$ too.
         "trap '__caramel_stop=1' TERM\n__caramel_pid=$$\n"
-        "[ ! -r /proc/self/stat ] || read -r __caramel_pid _ </proc/self/stat\n"
+        '[ -n "$BASHPID" ] || ! cd -P /proc/self 2>/dev/null || '
+        '{ __caramel_pid=${PWD##*/}; cd "$OLDPWD"; }\n'
         "__caramel_mark P ${BASHPID:-$__caramel_pid}\n__caramel_body() {\n"
     )
 
