@@ -116,6 +116,26 @@ def test_a_dash_script_leads_its_group_and_has_no_terminal(grouping, monkeypatch
         launcher.close()
 
 
+def test_without_a_pseudo_terminal_left_bench_starts_the_dash_script(monkeypatch) -> None:
+    """A long-lived dash needs a pseudo-terminal; where none can be opened (the system's limit
+    reached, a container without /dev/pts) each script's shell is started by bench instead."""
+
+    def no_terminal() -> tuple[int, int]:
+        raise OSError(5, "out of pseudo-terminals")
+
+    monkeypatch.setattr(local, "_grouping", lambda _program: Grouping.TERMINAL)
+    monkeypatch.setattr(local.os, "openpty", no_terminal)
+    launcher = launchers.get("local", shell=shutil.which("dash"))
+    shell = launcher.open_shell(dict(os.environ))
+    try:
+        assert isinstance(shell, local.SpawnedShell)
+        shell.start(f"echo fine >&{CHANNEL_FD}; echo end >&{CHANNEL_FD}\n")
+        assert _channel(shell).split() == [b"fine", b"end"]
+    finally:
+        shell.close()
+        launcher.close()
+
+
 def test_the_watcher_is_one_per_launcher_and_ends_with_it() -> None:
     """One watcher for every shell of a launcher, started with the first, ended by close() (no
     stop: its pipe's end is then no reason to stop anything)."""

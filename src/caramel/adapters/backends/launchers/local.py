@@ -448,9 +448,12 @@ class LocalLauncher(Launcher):
         if self._watcher is None:
             self._watcher = Watcher(self.tag, current().kill_grace)
         grouping = _grouping(self.shell)
-        if grouping is Grouping.SPAWN:
-            return SpawnedShell(self.shell, env, self.tag)
-        return JobsShell(self.shell, env, self.tag, terminal=grouping is Grouping.TERMINAL)
+        if grouping is Grouping.JOBS:
+            return JobsShell(self.shell, env, self.tag, terminal=False)
+        if grouping is Grouping.TERMINAL:
+            with contextlib.suppress(OSError):  # no pseudo-terminal left: bench starts the script
+                return JobsShell(self.shell, env, self.tag, terminal=True)
+        return SpawnedShell(self.shell, env, self.tag)
 
     def close(self) -> None:
         """Stop the watcher (every shell is closed: bench ends, or its run does)."""
