@@ -11,6 +11,9 @@ that comes and goes on a shared machine falls on all of them alike:
 - floor: one `sh` running the same N do's (perf/overhead.py's benchmark: `echo value=...`), each in
   a subshell of its own in its own work folder, its stdout and stderr to files there; the folders
   made by one `mkdir`. What any engine that runs do's in a shell must at least spend;
+- shell: the same, each workpackage's do in a fresh `sh -c` of its own (as JUBE runs each do: a
+  shell started per do), its stdout and stderr to files in its folder. The issue's "bare-shell
+  floor" read as what running each workpackage in a shell of its own costs at least;
 - session: the same, each workpackage's subshell inside a shell started through `setsid` (a
   session, so a process group, of its own: what caramel's containment needs, docs/reliability.md).
   What an engine that can stop exactly one workpackage's processes must at least spend;
@@ -39,6 +42,8 @@ import time
 from overhead import write_benchmark  # perf/overhead.py, beside this file
 from spaces import factors  # perf/spaces.py
 
+FLOORS = ("floor", "shell", "session")
+
 
 def timed(cmd: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
     """(CPU seconds of the process and its waited-for children, wall seconds); exits on failure."""
@@ -51,9 +56,10 @@ def timed(cmd: list[str], cwd: str, env: dict[str, str]) -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, wall
 
 
-def floor_script(folder: str, n: int, session: bool = False) -> str:
-    """The floor's shell program: the benchmark's do in a subshell per workpackage (`session`: that
-    subshell in a shell of its own started through `setsid`, the script on its stdin)."""
+def floor_script(folder: str, n: int, kind: str = "floor") -> str:
+    """The floor's shell program: the benchmark's do in a subshell per workpackage (`shell`: in a
+    `sh -c` of its own; `session`: that subshell in a shell of its own started through `setsid`,
+    the script on its stdin)."""
     a, b, c = factors(n)
     names = [f"{i:06d}" for i in range(n)]
     lines = ["mkdir " + " ".join(names)]
@@ -61,11 +67,11 @@ def floor_script(folder: str, n: int, session: bool = False) -> str:
     for nodes in range(1, a + 1):
         for batch in range(1, b + 1):
             for model in range(c):
-                do = (
-                    f"(cd {names[i]} && echo value={nodes} {16 * batch} m{model}) "
-                    f">{names[i]}/stdout 2>{names[i]}/stderr"
-                )
-                lines.append(f"setsid /bin/sh -s <<'END'\n{do}\nEND" if session else do)
+                text = f"cd {names[i]} && echo value={nodes} {16 * batch} m{model}"
+                do = f"({text}) >{names[i]}/stdout 2>{names[i]}/stderr"
+                if kind == "shell":
+                    do = f"/bin/sh -c '{text}' >{names[i]}/stdout 2>{names[i]}/stderr"
+                lines.append(f"setsid /bin/sh -s <<'END'\n{do}\nEND" if kind == "session" else do)
                 i += 1
     path = os.path.join(folder, "floor.sh")
     with open(path, "w") as handle:
@@ -79,8 +85,8 @@ def measure(kind: str, n: int, pythonpath: str) -> tuple[float, float]:
         env = dict(os.environ, CARAMEL_DATA_DIR=os.path.join(folder, "data"))
         if kind.endswith("+bash"):
             env["JUBE_EXEC_SHELL"] = shutil.which("bash") or "bash"
-        if kind in ("floor", "session"):
-            return timed(["/bin/sh", floor_script(folder, n, kind == "session")], folder, env)
+        if kind in FLOORS:
+            return timed(["/bin/sh", floor_script(folder, n, kind)], folder, env)
         write_benchmark(folder, n)
         env["PYTHONPATH"] = pythonpath
         return timed(
@@ -103,7 +109,7 @@ def main() -> int:
     )
     parser.add_argument("--bash", action="store_true", help="also the new caramel with bash")
     args = parser.parse_args()
-    paths = {"floor": "", "session": ""}
+    paths = {kind: "" for kind in FLOORS}
     if args.old:
         paths["old"] = args.old
     paths.update(item.split("=", 1) for item in args.also)
