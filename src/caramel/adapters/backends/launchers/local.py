@@ -224,18 +224,43 @@ class _Complaints:
         return [line for line in text.splitlines() if line.strip()][-5:]
 
 
-class SpawnedShell:
+class _ChannelShell:
+    """What both kinds of shell share: the process bench started (`pid`, reaped once), the pipe the
+    scripts' markers come from and the file of the shells' complaints."""
+
+    def __init__(self) -> None:
+        self.pid = 0
+        self._status: int | None = None  # the process's exit status, once reaped
+        self._channel = -1
+        self._complaints = _Complaints()
+
+    def fileno(self) -> int:
+        if self._channel < 0:
+            raise ValueError("no script's channel is open")  # as a closed file's fileno()
+        return self._channel
+
+    def complaints(self) -> list[str]:
+        return self._complaints.lines()
+
+    def returncode(self) -> int:
+        """The process's exit status (waited for); -1 where none was started."""
+        self._reap()
+        return self._status if self._status is not None else -1
+
+    def _reap(self) -> None:
+        if self.pid and self._status is None:
+            self._status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+
+
+class SpawnedShell(_ChannelShell):
     """Starts each script as a shell of its own (`program -s TAG`), bench's child in a group of its
     own: `pid` is the running (or last) script's, which is also its group's id."""
 
     def __init__(self, program: str, env: dict[str, str], tag: str) -> None:
+        super().__init__()  # `pid` and `_status`: the running (or last) script's
         self.program = program
         self.env = env
         self.tag = tag
-        self.pid = 0
-        self._channel = -1
-        self._status: int | None = None  # the last script's exit status, once reaped
-        self._complaints = _Complaints()
         self._complaints_fd = _above_channel(os.dup(self._complaints.fd))
 
     def start(self, script: str, cpus: set[int] | None = None) -> None:
@@ -278,22 +303,6 @@ class SpawnedShell:
         finally:
             os.close(script_w)
 
-    def fileno(self) -> int:
-        if self._channel < 0:
-            raise ValueError("no script's channel is open")  # as a closed file's fileno()
-        return self._channel
-
-    def complaints(self) -> list[str]:
-        return self._complaints.lines()
-
-    def returncode(self) -> int:
-        self._reap()
-        return self._status if self._status is not None else -1
-
-    def _reap(self) -> None:
-        if self.pid and self._status is None:
-            self._status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-
     def _close_channel(self) -> None:
         if self._channel >= 0:
             os.close(self._channel)
@@ -318,7 +327,7 @@ class SpawnedShell:
             self._complaints.file.close()
 
 
-class JobsShell:
+class JobsShell(_ChannelShell):
     """A long-lived shell with job control (`program -s TAG`) that runs each script it is sent as a
     background job, a group of its own; the scripts' channel is its descriptor 9 (its stdout and
     stderr, which a do may reach as /proc/$$/fd/1, go nowhere). `terminal`: the shell
@@ -326,10 +335,9 @@ class JobsShell:
     new session), which bench hangs up as soon as `set -m` took (Grouping.TERMINAL)."""
 
     def __init__(self, program: str, env: dict[str, str], tag: str, terminal: bool) -> None:
+        super().__init__()  # `pid` and `_status`: the long-lived shell's
         self.program = program
-        self._complaints = _Complaints()
         self._bound = False  # bound to some cores for an earlier script
-        self._status: int | None = None  # the shell's exit status, once reaped
         script_r, self._script_w = os.pipe()
         self._channel, channel_w = os.pipe()
         script_r, channel_w = _above_channel(script_r), _above_channel(channel_w)
@@ -397,19 +405,6 @@ class JobsShell:
             f"(\n{script}) >&{COMPLAINTS_FD} 2>&{COMPLAINTS_FD} {COMPLAINTS_FD}>&- </dev/null &\n"
             "wait $!\n"
         )
-
-    def fileno(self) -> int:
-        if self._channel < 0:
-            raise ValueError("the shell is released")  # as a closed file's fileno()
-        return self._channel
-
-    def complaints(self) -> list[str]:
-        return self._complaints.lines()
-
-    def returncode(self) -> int:
-        if self._status is None:
-            self._status = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
-        return self._status
 
     def kill(self) -> None:
         """The shell (its process group: its scripts have groups of their own)."""
