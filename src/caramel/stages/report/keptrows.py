@@ -15,7 +15,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from caramel.stages.report.table import TableData, table_data_from_record
+from caramel.stages.report.table import (
+    RECORD_ROWS,
+    TableData,
+    table_data_from_record,
+    table_data_record,
+)
 from caramel.stages.state import bounded
 
 # one encoder for every row (json.dumps with separators= makes one a call: 10,000 rows a table)
@@ -43,18 +48,10 @@ def rows_text(tables: list[TableData], lines: list[list[str] | None]) -> str:
 
 
 def _header(data: TableData) -> list[object]:
-    keys = [[k.name, k.title, k.format, k.colw, k.unit] for k in data.keys]
-    return [
-        data.name,
-        data.style,
-        data.separator,
-        data.transpose,
-        keys,
-        data.config_columns,
-        data.notes,
-        data.caption,
-        len(data.values),
-    ]
+    """The table's record (report.table) without its rows' columns, and its number of rows."""
+    record = table_data_record(data)
+    del record[RECORD_ROWS]
+    return [*record, len(data.values)]
 
 
 def read_rows(text: str, count: int) -> list[tuple[TableData, list[str]]]:
@@ -85,25 +82,11 @@ def read_rows(text: str, count: int) -> list[tuple[TableData, list[str]]]:
 
 def _table_data(header: Any, items: Any) -> TableData:
     """The table of a header and its rows' items (checked as report.table checks a kept table)."""
-    name, style, separator, transpose, keys, config_columns, notes, caption, rows = header
-    if type(items) is not list or len(items) != 4 * rows:
+    if type(items) is not list or len(items) != 4 * header[-1]:
         raise ValueError("kept rows of another shape")
     values, cells, statuses, leaves = items[0::4], items[1::4], items[2::4], items[3::4]
     if set(map(type, statuses)) - {str} or set(map(type, leaves)) - {int}:  # C speed
         raise ValueError("kept rows whose status or leaf is of another type")
-    return table_data_from_record(
-        [
-            name,
-            style,
-            separator,
-            transpose,
-            keys,
-            values,
-            cells,
-            statuses,
-            leaves,
-            config_columns,
-            notes,
-            caption,
-        ]
-    )
+    record = list(header[:-1])
+    record[RECORD_ROWS.start : RECORD_ROWS.start] = [values, cells, statuses, leaves]
+    return table_data_from_record(record)

@@ -499,6 +499,10 @@ def table_dict(data: TableData) -> dict[str, object]:
     return out
 
 
+# where the rows' columns (values, cells, statuses, leaves) are in a table's record
+RECORD_ROWS = slice(5, 9)
+
+
 def table_data_record(data: TableData) -> list[object]:
     """A filled table as plain JSON data (the analysis cache keeps finished tables this way)."""
     return [
